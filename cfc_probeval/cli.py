@@ -24,6 +24,16 @@ import warnings
 from pathlib import Path
 from typing import Optional, Sequence
 
+from protoqa_metric.cli_io import (
+    OneLineParser,
+    check_output_file,
+    finite_json,
+    float_between,
+    int_at_least,
+    run_command,
+    write_output_file,
+)
+
 from .clustering import CLUSTERINGS, HAC_METHODS
 from .defaults import DEFAULTS
 from .errors import DataFormatError
@@ -40,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     >>> build_parser().parse_args(["t.jsonl", "p.json", "--clustering", "human"]).clustering
     'human'
     """
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="probeval",
         description="ProbEval: KL divergence between the human and the model answer distributions "
                     "over answer clusters (lower is better).",
@@ -56,18 +66,20 @@ def build_parser() -> argparse.ArgumentParser:
                         help="minilm (default, offline), st:MODEL_OR_FOLDER, fasttext:FILE.vec|FILE.bin, char-ngrams")
     parser.add_argument("--model-dir", default=None,
                         help="folder of local sentence-transformers models (else $PROBEVAL_MODEL_DIR)")
-    parser.add_argument("--threshold", type=float, default=None,
+    parser.add_argument("--threshold", type=float_between(-1, 1), default=None,
                         help=f"cosine similarity (default {DEFAULTS.cosine_threshold}) or GP probability "
                              f"(default {DEFAULTS.gp_threshold}) a match needs")
     parser.add_argument("--linkage", choices=HAC_METHODS, default=None,
                         help=f"HAC linkage method (default {DEFAULTS.hac_linkage})")
-    parser.add_argument("--distance-threshold", type=float, default=None,
+    parser.add_argument("--distance-threshold", type=float_between(0, 2), default=None,
                         help=f"HAC cut, in cosine distance (default {DEFAULTS.hac_threshold})")
-    parser.add_argument("--k-init", type=int, default=None, help="X-means/G-means initial number of clusters")
-    parser.add_argument("--k-max", type=int, default=None, help=f"X-means/G-means maximum (default {DEFAULTS.k_max})")
-    parser.add_argument("--alpha", type=float, default=None,
+    parser.add_argument("--k-init", type=int_at_least(1, 10_000), default=None,
+                        help="X-means/G-means initial number of clusters")
+    parser.add_argument("--k-max", type=int_at_least(1, 10_000), default=None, help=f"X-means/G-means maximum (default {DEFAULTS.k_max})")
+    parser.add_argument("--alpha", type=float_between(0, 1, low_open=True, high_open=True), default=None,
                         help=f"G-means significance level (default {DEFAULTS.gmeans_alpha})")
-    parser.add_argument("--seed", type=int, default=DEFAULTS.seed, help="seed of K-means and the GP classifiers")
+    parser.add_argument("--seed", type=int_at_least(0, 2**32 - 1), default=DEFAULTS.seed,
+                        help="seed of K-means and the GP classifiers")
     parser.add_argument("--field", choices=SAMPLE_FIELDS, default=None,
                         help="which field of a {\"model_answers\": ...} file to read (default model_answers)")
     parser.add_argument("--ignore-unknown", action="store_true",
@@ -78,26 +90,46 @@ def build_parser() -> argparse.ArgumentParser:
                         help="WordNet: two all-stopword strings do not match (default: they do, as published)")
     parser.add_argument("--json", action="store_true", help="print a JSON object (kl, num_questions, signature, ...)")
     parser.add_argument("--per-question", metavar="FILE", default=None,
-                        help="write every question's clusters, P_G, P_H and matches: .csv/.tsv table or JSONL")
+                        help="write every question's clusters, P_G, P_H and matches: .csv/.tsv table or JSONL "
+                             "(never over an input file)")
+    parser.add_argument("--force", action="store_true", help="let --per-question replace an existing file")
+    parser.add_argument("--allow-empty", action="store_true",
+                        help="exit 0 when no question can be scored (kl is then null); by default that is an error")
     parser.add_argument("--progress", action="store_true", help="show a progress bar on stderr")
     parser.add_argument("--quiet", action="store_true", help="do not print warnings")
     return parser
 
 
 def write_per_question(result: ProbEvalResult, path: Path) -> None:
-    """Write per-question details: a flat table for ``.csv``/``.tsv``, else one JSON object per line."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write per-question details: a flat table for ``.csv``/``.tsv``, else one JSON object per line.
+
+    The file is replaced atomically; NaN or infinite values are written as empty cells / null.
+    """
     if path.suffix.lower() in (".csv", ".tsv"):
-        rows = result.cluster_rows()
-        with open(path, "w", encoding="utf-8", newline="") as fh:
+        rows = [finite_json(row) for row in result.cluster_rows()]
+
+        def write_table(fh) -> None:
             fields = list(rows[0]) if rows else ["question", "kl", "cluster"]
             writer = csv.DictWriter(fh, fieldnames=fields, delimiter="\t" if path.suffix.lower() == ".tsv" else ",")
             writer.writeheader()
             writer.writerows(rows)
+
+        write_output_file(path, write_table, newline="")
         return
-    with open(path, "w", encoding="utf-8") as fh:
+
+    def write_lines(fh) -> None:
         for question in result.questions.values():
-            fh.write(json.dumps(question.as_dict(), ensure_ascii=False) + "\n")
+            fh.write(json.dumps(finite_json(question.as_dict()), ensure_ascii=False, allow_nan=False) + "\n")
+
+    write_output_file(path, write_lines)
+
+
+def _check_options(args: argparse.Namespace) -> None:
+    """Ranges that depend on more than one option, checked before anything is read."""
+    if args.threshold is not None and args.matching == "gp" and not 0 <= args.threshold <= 1:
+        raise ValueError(f"--threshold is a probability for --matching gp: must be in [0, 1], got {args.threshold}")
+    if args.k_init is not None and args.k_max is not None and args.k_init > args.k_max:
+        raise ValueError(f"--k-init ({args.k_init}) must not exceed --k-max ({args.k_max})")
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
@@ -127,7 +159,7 @@ def build_compare_parser() -> argparse.ArgumentParser:
     >>> build_compare_parser().parse_args(["t.jsonl", "a.json", "b.json"]).resamples
     1000
     """
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="probeval compare",
         description="Compare two systems' ProbEval KL on the questions both answered: each mean, the "
                     "difference KL(A) - KL(B) (negative favours A), its 95%% bootstrap confidence "
@@ -142,8 +174,8 @@ def build_compare_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model-dir", default=None)
     parser.add_argument("--field", choices=SAMPLE_FIELDS, default=None)
     parser.add_argument("--ignore-unknown", action="store_true", help="drop sample ids that are not in the targets")
-    parser.add_argument("--resamples", type=int, default=1000)
-    parser.add_argument("--seed", type=int, default=12345, help="bootstrap seed")
+    parser.add_argument("--resamples", type=int_at_least(1, 10**7), default=1000)
+    parser.add_argument("--seed", type=int_at_least(0), default=12345, help="bootstrap seed")
     parser.add_argument("--json", action="store_true")
     return parser
 
@@ -161,17 +193,21 @@ def _compare(argv: Sequence[str]) -> int:
             field = args.field or next(iter(sample_fields(path)), None)
             systems.append(drop_unknown_ids(samples, targets, path=path, field=field,
                                             ignore_unknown=args.ignore_unknown))
+        # Questions without ground truth cannot be scored: compare on the others only.
+        usable = {qid: t for qid, t in targets.items() if t.total > 0 and (t.clusters or args.clustering != "human")}
+        if not any(qid in systems[0] and qid in systems[1] for qid in usable):
+            raise ValueError(f"{args.targets}: no question with ground-truth answers was answered by both systems")
         pe = ProbEval(args.clustering, args.matching, embedder=args.embedder, model_dir=args.model_dir)
-        r = compare_probeval(targets, systems[0], systems[1], pe, resamples=args.resamples, seed=args.seed)
+        r = compare_probeval(usable, systems[0], systems[1], pe, resamples=args.resamples, seed=args.seed)
     except (DataFormatError, FileNotFoundError, ValueError, ImportError) as exc:
-        print(f"probeval: error: {exc}", file=sys.stderr)
+        print(f"probeval compare: error: {exc}", file=sys.stderr)
         return 2
     signature = f"{pe.signature(r.num_questions)}|bootstrap:{args.resamples}|seed:{args.seed}"
     out = {"a": args.predictions_a, "b": args.predictions_b, "kl_a": r.mean_a, "kl_b": r.mean_b,
            "difference": r.difference.mean, "ci_low": r.difference.low, "ci_high": r.difference.high,
            "p_value": r.p_value, "num_questions": r.num_questions, "signature": signature}
     if args.json:
-        print(json.dumps(out))
+        print(json.dumps(finite_json(out), allow_nan=False))
     else:
         print(f"A: {args.predictions_a}\nB: {args.predictions_b}\n")
         print(f"KL(A) {r.mean_a:.4f}   KL(B) {r.mean_b:.4f}   A - B {r.difference.mean:+.4f}   "
@@ -182,7 +218,10 @@ def _compare(argv: Sequence[str]) -> int:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Run the ``probeval`` command; returns the exit status (0, or 2 for bad input).
+    """Run the ``probeval`` command; returns the exit status (0, or 2 for bad input, output or options).
+
+    Every error is one line on stderr naming the file (and line and question where
+    known); a closed standard output ends the command quietly.
 
     >>> main(["../shared/data/cfc/dev.targets.jsonl", "samples.json", "--json"])  # doctest: +SKIP
     """
@@ -191,9 +230,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         with warnings.catch_warnings():
             warnings.simplefilter("always")
             warnings.showwarning = _show_warning
-            return _compare(argv[1:])
-    parser = build_parser()
-    args = parser.parse_args(argv)
+            return run_command("probeval compare", lambda: _compare(argv[1:]))
+    return run_command("probeval", lambda: _main(argv))
+
+
+def _main(argv: Sequence[str]) -> int:
+    args = build_parser().parse_args(argv)
     with warnings.catch_warnings():
         if args.quiet:
             warnings.simplefilter("ignore")
@@ -201,15 +243,25 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             warnings.simplefilter("always")
             warnings.showwarning = _show_warning
         try:
+            _check_options(args)
+            per_question = (check_output_file(args.per_question, [args.targets, args.predictions], args.force)
+                            if args.per_question else None)
             result = _run(args)
         except (DataFormatError, FileNotFoundError, ValueError, ImportError) as exc:
             print(f"probeval: error: {exc}", file=sys.stderr)
             return 2
-    if args.per_question:
-        write_per_question(result, Path(args.per_question))
+    if not result.num_questions and not args.allow_empty:
+        print(f"probeval: error: {args.targets}: nothing to score: no question has ground-truth answers"
+              f"{' and samples' if args.only_sampled else ''} (pass --allow-empty to accept this)", file=sys.stderr)
+        return 2
+    if per_question is not None:
+        write_per_question(result, per_question)
     if args.json:
-        print(json.dumps(result.as_dict(), ensure_ascii=False, indent=2))
-    else:
+        print(json.dumps(finite_json(result.as_dict()), ensure_ascii=False, indent=2, allow_nan=False))
+    elif result.num_questions:
         print(f"ProbEval KL: {result.kl:.4f} (mean over {result.num_questions} questions; lower is better)")
+        print(f"signature: {result.signature}")
+    else:
+        print("ProbEval KL: none (no question was scored)")
         print(f"signature: {result.signature}")
     return 0

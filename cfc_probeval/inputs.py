@@ -30,8 +30,10 @@ from protoqa_metric.readers import (
     Question,
     check_count,
     clusters_from_records,
+    parse_json,
     preview_ids,
     read_prediction_lists,
+    read_text,
 )
 from protoqa_metric.readers import read_targets as _read_targets
 
@@ -185,8 +187,8 @@ def sample_fields(path: PathLike) -> list[str]:
     ['model_answers', 'model_answers_with_count', 'model_ranked_answers']
     """
     try:
-        whole = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError):
+        whole = parse_json(read_text(path), path)
+    except (DataFormatError, OSError):
         return []
     if not isinstance(whole, dict):
         return []
@@ -196,8 +198,8 @@ def sample_fields(path: PathLike) -> list[str]:
 def _id_line(path: PathLike, question_id: str, field_name: Optional[str]) -> Optional[int]:
     """The line of ``path`` where ``question_id`` is given (for error messages)."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        text = read_text(path)
+    except (DataFormatError, OSError):
         return None
     start = 0
     if field_name:

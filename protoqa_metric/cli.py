@@ -21,6 +21,7 @@ import warnings
 from typing import Optional, Sequence
 
 from . import __version__
+from .cli_io import OneLineParser, check_output_file, finite_json, int_at_least, run_command, write_output_file
 from .metrics import EvaluationResult, ProtoQAWarning, evaluate_predictions, metric_specs
 from .readers import DataFormatError, read_predictions, read_targets
 from .similarity import SIMILARITIES
@@ -43,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     >>> build_parser().parse_args(["t.jsonl", "p.json", "--json"]).json
     True
     """
-    p = argparse.ArgumentParser(
+    p = OneLineParser(
         prog="protoqa-eval",
         description="Score ranked answer lists against ProtoQA/CFC answer clusters "
         "(Max Answers@k, Max Incorrect@k, set intersection).",
@@ -55,7 +56,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--metrics", default="standard",
                    help="'standard' (the ten metrics, default), 'paper' (seven) or comma-separated names such as max_answers@10")
     p.add_argument("--json", action="store_true", help="print one JSON object per similarity (scores and signature)")
-    p.add_argument("--per-question", metavar="FILE", help="write per-question scores and cluster assignments as JSONL")
+    p.add_argument("--per-question", metavar="FILE",
+                   help="write per-question scores and cluster assignments as JSONL (never over an input file)")
+    p.add_argument("--force", action="store_true", help="let --per-question replace an existing file")
+    p.add_argument("--allow-empty", action="store_true",
+                   help="exit 0 when no question can be scored (scores 0 over n=0); by default that is an error")
     p.add_argument("--field", help="for {'model_answers': ...} files: which mapping to read (default: model_ranked_answers if present)")
     p.add_argument("--only-predicted", action="store_true",
                    help="average over predicted questions only (reference evaluator behaviour); by default missing ones score 0")
@@ -110,7 +115,7 @@ def build_compare_parser() -> argparse.ArgumentParser:
     >>> build_compare_parser().parse_args(["t", "a", "b"]).resamples
     1000
     """
-    p = argparse.ArgumentParser(
+    p = OneLineParser(
         prog="protoqa-eval compare",
         description="Compare two systems on the same questions: each score, the difference (A - B), "
         "its 95%% bootstrap confidence interval and a paired bootstrap p-value, per metric.",
@@ -120,8 +125,8 @@ def build_compare_parser() -> argparse.ArgumentParser:
     p.add_argument("predictions_b", help="system B's predictions")
     p.add_argument("--similarity", default="wordnet", choices=list(SIMILARITIES))
     p.add_argument("--metrics", default="standard")
-    p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
-    p.add_argument("--seed", type=int, default=12345)
+    p.add_argument("--resamples", type=int_at_least(1, 10**7), default=1000, help="bootstrap resamples (default 1000)")
+    p.add_argument("--seed", type=int_at_least(0), default=12345)
     p.add_argument("--field", help="for {'model_answers': ...} files: which mapping to read")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     return p
@@ -132,16 +137,21 @@ def _compare(argv: Sequence[str]) -> int:
 
     args = build_compare_parser().parse_args(argv)
     try:
+        metric_specs(args.metrics)
         targets = read_targets(args.targets)
         runs = []
         for path in (args.predictions_a, args.predictions_b):
             runs.append(evaluate_predictions(targets, read_predictions(path, args.field), args.similarity,
                                              args.metrics))
     except (DataFormatError, FileNotFoundError, WordNetUnavailableError, ValueError) as exc:
-        print(f"protoqa-eval: error: {exc}", file=sys.stderr)
+        print(f"protoqa-eval compare: error: {exc}", file=sys.stderr)
         return 2
     a, b = runs
     qids = list(a.per_question)
+    if not qids:
+        print(f"protoqa-eval compare: error: {args.targets}: no question to compare on "
+              "(no question has answer clusters with a count above 0)", file=sys.stderr)
+        return 2
     table = {}
     for metric in a.scores:
         r = paired_bootstrap([a.per_question[q][metric].score for q in qids],
@@ -151,7 +161,8 @@ def _compare(argv: Sequence[str]) -> int:
                          "ci_low": r.difference.low, "ci_high": r.difference.high, "p_value": r.p_value}
     signature = f"{a.signature}|bootstrap:{args.resamples}|seed:{args.seed}"
     if args.json:
-        print(json.dumps({"a": args.predictions_a, "b": args.predictions_b, "metrics": table, "signature": signature}))
+        print(json.dumps(finite_json({"a": args.predictions_a, "b": args.predictions_b, "metrics": table,
+                                      "signature": signature}), allow_nan=False))
         return 0
     width = max(len("metric"), *(len(m) for m in table))
     print(f"A: {args.predictions_a}\nB: {args.predictions_b}\n")
@@ -164,24 +175,35 @@ def _compare(argv: Sequence[str]) -> int:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Run the command line; returns the exit status (0 ok, 2 bad input or set-up)."""
+    """Run the command line; returns the exit status (0 ok, 2 bad input, output or set-up).
+
+    Every error is one line on stderr naming the file (and line and question where
+    known); a closed standard output ends the command quietly.
+    """
     args_list = list(sys.argv[1:] if argv is None else argv)
 
     def show_warning(message, category, filename, lineno, file=None, line=None):
         print(f"warning: {message}", file=sys.stderr)
 
-    warnings.showwarning = show_warning
-    warnings.simplefilter("always", ProtoQAWarning)
-    if args_list and args_list[0] == "compare":
-        return _compare(args_list[1:])
-    # The reference evaluator's "evaluate" sub-command: same arguments after it.
-    if args_list and args_list[0] == "evaluate":
-        args_list = args_list[1:]
+    with warnings.catch_warnings():
+        warnings.showwarning = show_warning
+        warnings.simplefilter("always", ProtoQAWarning)
+        if args_list and args_list[0] == "compare":
+            return run_command("protoqa-eval compare", lambda: _compare(args_list[1:]))
+        # The reference evaluator's "evaluate" sub-command: same arguments after it.
+        if args_list and args_list[0] == "evaluate":
+            args_list = args_list[1:]
+        return run_command("protoqa-eval", lambda: _evaluate(args_list))
+
+
+def _evaluate(args_list: Sequence[str]) -> int:
     args = build_parser().parse_args(args_list)
     similarities = [name for group in (args.similarity or [["wordnet"]]) for name in group]
     similarities = list(dict.fromkeys(similarities))
     try:
         metric_specs(args.metrics)  # fail early on an unknown metric name
+        per_question = (check_output_file(args.per_question, [args.targets, args.predictions], args.force)
+                        if args.per_question else None)
         targets = read_targets(args.targets)
         predictions = read_predictions(args.predictions, args.field)
         if any(SIMILARITIES[s].uses_wordnet for s in similarities):
@@ -198,15 +220,23 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except (DataFormatError, FileNotFoundError, WordNetUnavailableError, ValueError) as exc:
         print(f"protoqa-eval: error: {exc}", file=sys.stderr)
         return 2
+    if not args.allow_empty and not next(iter(results.values())).num_questions:
+        why = ("no predicted question has answer clusters with a count above 0" if args.only_predicted
+               else "no question has answer clusters with a count above 0")
+        print(f"protoqa-eval: error: {args.targets}: nothing to score: {why} (pass --allow-empty to accept "
+              "this)", file=sys.stderr)
+        return 2
 
-    if args.per_question:
-        with open(args.per_question, "w", encoding="utf-8") as fh:
+    if per_question is not None:
+        def write(fh) -> None:
             for sim, result in results.items():
                 for record in _per_question_records(sim, result):
-                    fh.write(json.dumps(record) + "\n")
+                    fh.write(json.dumps(finite_json(record), allow_nan=False) + "\n")
+
+        write_output_file(per_question, write)
     if args.json:
         for result in results.values():
-            print(json.dumps(result.as_dict()))
+            print(json.dumps(finite_json(result.as_dict()), allow_nan=False))
     else:
         print(format_table(results))
     return 0

@@ -11,7 +11,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
-from .readers import DataFormatError, Question, preview_ids
+from .readers import DataFormatError, ProtoQAWarning, Question, preview_ids
 from .scoring import QuestionScore, score_matrix, similarity_matrix
 from .signature import make_signature
 from .similarity import Similarity, get_similarity
@@ -26,10 +26,6 @@ __all__ = [
     "evaluate_predictions",
     "metric_specs",
 ]
-
-
-class ProtoQAWarning(UserWarning):
-    """Something in the input was handled in a way the user should know about."""
 
 
 @dataclass(frozen=True)

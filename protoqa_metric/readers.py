@@ -14,18 +14,32 @@ Predictions are ranked answer lists keyed by question id, in any of:
   ``model_ranked_answers`` and ``model_answers_with_count`` (``[[answer, count]]``).
 
 Every error names the file, the line where there is one, and the question id.
+Files are UTF-8 (a byte order mark is allowed) and may be gzip-compressed; a JSON
+object with the same key twice, nesting deeper than Python can parse, a lone
+surrogate escape (``"\\ud800"``, which no UTF-8 file can hold) and counts above
+:data:`MAX_COUNT` are errors.
 """
 
 from __future__ import annotations
 
+import errno
+import gzip
 import json
 import os
+import re
+import reprlib
+import warnings
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Optional, Sequence, Union
 
 __all__ = [
     "DataFormatError",
+    "ProtoQAWarning",
+    "MAX_COUNT",
+    "read_text",
+    "parse_json",
     "Cluster",
     "Question",
     "read_targets",
@@ -38,6 +52,9 @@ __all__ = [
 
 PathLike = Union[str, os.PathLike]
 PREDICTION_FIELDS = ("model_ranked_answers", "model_answers", "model_answers_with_count")
+
+MAX_COUNT = 2**53
+"""Largest count accepted: every count and every sum of a few of them stays exact as a float."""
 
 
 class DataFormatError(ValueError):
@@ -56,6 +73,202 @@ class DataFormatError(ValueError):
         self.path, self.line, self.question_id = path, line, question_id
 
 
+class ProtoQAWarning(UserWarning):
+    """Something in the input was handled in a way the user should know about."""
+
+
+_SHORT = reprlib.Repr()
+_SHORT.maxstring, _SHORT.maxother, _SHORT.maxlist, _SHORT.maxdict, _SHORT.maxlevel = 60, 60, 4, 4, 3
+
+
+def _short(value: Any) -> str:
+    """A bounded repr for messages: a hostile value must not make a megabyte-long error line."""
+    return _SHORT.repr(value)
+
+
+_COMPRESSED = {b"BZh": "bzip2", b"\xfd7zXZ\x00": "xz", b"PK\x03\x04": "zip", b"\x28\xb5\x2f\xfd": "zstd"}
+_WIDE_BOMS = {b"\xff\xfe\x00\x00": "UTF-32", b"\x00\x00\xfe\xff": "UTF-32", b"\xff\xfe": "UTF-16",
+              b"\xfe\xff": "UTF-16"}
+
+
+def _os_error(exc: OSError, path: PathLike) -> Exception:
+    """An input/output error as one message naming the file."""
+    if isinstance(exc, FileNotFoundError):
+        return FileNotFoundError(f"file not found: {path}")
+    reasons = {errno.EACCES: "permission denied", errno.EPERM: "permission denied",
+               errno.EISDIR: "is a directory, not a file", errno.ENAMETOOLONG: "file name too long",
+               errno.ENOTDIR: "a part of the path is not a directory", errno.ELOOP: "too many symbolic links"}
+    reason = reasons.get(exc.errno) or exc.strerror or type(exc).__name__
+    return DataFormatError(f"cannot read the file: {reason}", path)
+
+
+def _check_file(path: Path, what: str) -> None:
+    try:
+        is_dir, exists = path.is_dir(), path.exists()
+    except OSError as exc:  # e.g. a name too long to look up
+        raise _os_error(exc, path) from None
+    if is_dir:
+        raise DataFormatError("cannot read the file: is a directory, not a file", path)
+    if not exists:
+        raise FileNotFoundError(f"{what} file not found: {path}")
+
+
+def _open_binary(path: Path):
+    """``path`` opened for binary reading, decompressed when it is gzip."""
+    fh = open(path, "rb")
+    head = fh.read(6)
+    fh.seek(0)
+    if head[:2] == b"\x1f\x8b":
+        return gzip.GzipFile(fileobj=fh, mode="rb")
+    for magic, name in _COMPRESSED.items():
+        if head.startswith(magic):
+            fh.close()
+            raise DataFormatError(f"the file is {name}-compressed; decompress it first (gzip is read as is)", path)
+    return fh
+
+
+def _decode(data: bytes, path: PathLike, line: Optional[int], first: bool) -> str:
+    if first:
+        for bom, name in _WIDE_BOMS.items():
+            if data.startswith(bom):
+                raise DataFormatError(f"the file is {name}-encoded; save it as UTF-8", path)
+        if data.startswith(b"\xef\xbb\xbf"):
+            data = data[3:]
+        if b"\x00" in data[:4]:
+            raise DataFormatError("the file holds NUL bytes (UTF-16 or UTF-32 without a byte order mark?); "
+                                  "save it as UTF-8", path)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        at = line if line is not None else data.count(b"\n", 0, exc.start) + 1
+        raise DataFormatError(f"not valid UTF-8 (byte {data[exc.start]:#04x})", path, at) from None
+
+
+def read_text(path: PathLike) -> str:
+    """The whole text of a UTF-8 file (gzip read transparently); errors name the file and line.
+
+    >>> import gzip, tempfile, os
+    >>> name = os.path.join(tempfile.mkdtemp(), "p.json.gz")
+    >>> with gzip.open(name, "wt", encoding="utf-8") as fh: _ = fh.write('{"q1": ["dog"]}')
+    >>> read_text(name)
+    '{"q1": ["dog"]}'
+    """
+    path = Path(path)
+    _check_file(path, "input")
+    try:
+        with _open_binary(path) as fh:
+            data = fh.read()
+    except (OSError, EOFError, zlib.error) as exc:
+        if isinstance(exc, (gzip.BadGzipFile, EOFError, zlib.error)):
+            raise DataFormatError(f"damaged gzip data ({exc})", path) from None
+        raise _os_error(exc, path) from None
+    return _decode(data, path, None, first=True)
+
+
+def _iter_text_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` for each line of a UTF-8 (or gzip) file, read as a stream."""
+    try:
+        with _open_binary(path) as fh:
+            for number, raw in enumerate(fh, start=1):
+                yield number, _decode(raw, path, number, first=number == 1)
+    except (OSError, EOFError, zlib.error) as exc:
+        if isinstance(exc, (gzip.BadGzipFile, EOFError, zlib.error)):
+            raise DataFormatError(f"damaged gzip data ({exc})", path) from None
+        raise _os_error(exc, path) from None
+
+
+class _DuplicateKey(Exception):
+    pass
+
+
+class _MalformedJSON(DataFormatError):
+    """Text that is not JSON at all (as opposed to JSON with a value we refuse)."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return out
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+def _first_bad_string(value: Any) -> Optional[str]:
+    """The first string in ``value`` that is not valid Unicode (holds a lone surrogate)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return item
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return None
+
+
+def _line_of(text: str, key: str, occurrence: int = 2) -> Optional[int]:
+    pattern = re.compile(re.escape(json.dumps(key)) + r"\s*:")
+    found = None
+    for found_count, match in enumerate(pattern.finditer(text), start=1):
+        found = match
+        if found_count == occurrence:
+            break
+    return text.count("\n", 0, found.start()) + 1 if found else None
+
+
+def parse_json(text: str, path: Optional[PathLike] = None, line: Optional[int] = None) -> Any:
+    """Parse one JSON document strictly; every problem is a :class:`DataFormatError` naming file and line.
+
+    Duplicate keys, nesting deeper than Python's recursion limit, ``NaN``/``Infinity``,
+    integers with more than 4,300 digits and lone surrogates are refused.
+
+    >>> parse_json('{"q1": ["dog"]}')
+    {'q1': ['dog']}
+    >>> parse_json('{"q1": [], "q1": ["cat"]}', "p.json", 3)
+    Traceback (most recent call last):
+    ...
+    protoqa_metric.readers.DataFormatError: p.json, line 3: duplicate key 'q1' in a JSON object
+    """
+    def where(found: Optional[int] = None) -> Optional[int]:
+        if line is None:
+            return found
+        return line if found is None else line + found - 1
+
+    try:
+        value = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        raise _MalformedJSON(f"malformed JSON ({exc.msg} at column {exc.colno})", path,
+                              where(exc.lineno)) from None
+    except _DuplicateKey as exc:
+        key = exc.args[0]
+        raise DataFormatError(f"duplicate key {_short(key)} in a JSON object", path,
+                              where(_line_of(text, key))) from None
+    except (RecursionError, MemoryError):
+        raise DataFormatError("JSON nested too deeply", path, line) from None
+    except ValueError as exc:  # NaN/Infinity, or an integer too long to convert
+        raise DataFormatError(f"unsupported JSON value ({exc})", path, line) from None
+    if _SURROGATE_ESCAPE.search(text):
+        bad = _first_bad_string(value)
+        if bad is not None:
+            raise DataFormatError(f"string {_short(bad)} holds a lone surrogate escape, which is not valid Unicode",
+                                  path, line)
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
 @dataclass(frozen=True)
 class Cluster:
     """One answer cluster: its id, the answer strings in it and how many people gave them."""
@@ -63,6 +276,11 @@ class Cluster:
     id: str
     answers: tuple[str, ...]
     count: int
+
+    def __post_init__(self) -> None:
+        # A bare string would be scored as a list of its characters.
+        if isinstance(self.answers, (str, bytes)):
+            raise DataFormatError(f"cluster {self.id!r}: answers must be a list of strings, got a string")
 
 
 @dataclass(frozen=True)
@@ -95,7 +313,9 @@ def check_count(value: Any, what: str, path=None, line=None, qid=None) -> int:
     if hasattr(value, "item") and not isinstance(value, (bool, int)):
         value = value.item()
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise DataFormatError(f"{what} must be a non-negative integer, got {value!r}", path, line, qid)
+        raise DataFormatError(f"{what} must be a non-negative integer, got {_short(value)}", path, line, qid)
+    if value > MAX_COUNT:
+        raise DataFormatError(f"{what} is too large ({_short(value)}; at most {MAX_COUNT})", path, line, qid)
     return value
 
 
@@ -114,7 +334,7 @@ def _check_answers(value: Any, what: str, path, line, qid) -> tuple[str, ...]:
         raise DataFormatError(f"{what} must be a list of strings, got {type(value).__name__}", path, line, qid)
     for item in value:
         if not isinstance(item, str):
-            raise DataFormatError(f"{what} must contain only strings, found {item!r}", path, line, qid)
+            raise DataFormatError(f"{what} must contain only strings, found {_short(item)}", path, line, qid)
     return tuple(value)
 
 
@@ -158,10 +378,16 @@ def _question_from_json(obj: Any, path=None, line=None) -> Question:
                 _check_answers(c["answers"], f"cluster {cid!r} answers", path, line, qid),
                 check_count(c["count"], f"cluster {cid!r} count", path, line, qid),
             ))
+    elif "answers-cleaned" in obj and isinstance(obj["answers-cleaned"], dict):
+        # The oldest format: {answer: count}, every answer a cluster of its own.
+        for i, (answer, count) in enumerate(obj["answers-cleaned"].items()):
+            clusters.append(Cluster(f"{qid}.{i}", (answer,), check_count(count, f"answer {_short(answer)} count",
+                                                                       path, line, qid)))
     elif "answers-cleaned" in obj:
         cleaned = obj["answers-cleaned"]
         if not isinstance(cleaned, list):
-            raise DataFormatError("answers-cleaned must be a list of {count, answers}", path, line, qid)
+            raise DataFormatError("answers-cleaned must be a list of {count, answers} or an object "
+                                  "{answer: count}", path, line, qid)
         for i, c in enumerate(cleaned):
             if not isinstance(c, dict) or "count" not in c or "answers" not in c:
                 raise DataFormatError(f"answers-cleaned[{i}] needs 'count' and 'answers'", path, line, qid)
@@ -176,14 +402,9 @@ def _question_from_json(obj: Any, path=None, line=None) -> Question:
 
 
 def _json_lines(path: PathLike) -> Iterator[tuple[int, Any]]:
-    with open(path, encoding="utf-8") as fh:
-        for number, text in enumerate(fh, start=1):
-            if not text.strip():
-                continue
-            try:
-                yield number, json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise DataFormatError(f"malformed JSON ({exc.msg} at column {exc.colno})", path, number) from None
+    for number, text in _iter_text_lines(Path(path)):
+        if text.strip():
+            yield number, parse_json(text, path, number)
 
 
 def read_targets(path: PathLike) -> dict[str, Question]:
@@ -194,8 +415,7 @@ def read_targets(path: PathLike) -> dict[str, Question]:
     35
     """
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"targets file not found: {path}")
+    _check_file(path, "targets")
     questions: dict[str, Question] = {}
     first_line: dict[str, int] = {}
     for number, obj in _json_lines(path):
@@ -234,15 +454,15 @@ def read_prediction_lists(path: PathLike, field: Optional[str] = None) -> dict[s
 
 def _prediction_records(path: PathLike, field: Optional[str]) -> dict[str, tuple[Any, Optional[int]]]:
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"predictions file not found: {path}")
-    text = path.read_text(encoding="utf-8")
+    _check_file(path, "predictions")
+    text = read_text(path)
     try:
-        whole = json.loads(text)
+        whole = parse_json(text, path)
         # A one-line file is also a JSONL file: keep its line number for errors.
         records = [(1 if "\n" not in text.strip() else None, whole)]
-    except json.JSONDecodeError:
-        records = list(_json_lines(path))
+    except _MalformedJSON:
+        records = [(number, parse_json(line_text, path, number))
+                   for number, line_text in enumerate(text.split("\n"), start=1) if line_text.strip()]
 
     out: dict[str, tuple[Any, Optional[int]]] = {}
 
@@ -270,6 +490,9 @@ def _prediction_records(path: PathLike, field: Optional[str]) -> dict[str, tuple
         else:
             for qid, value in obj.items():
                 put(qid, value, line)
+    if not out:
+        warnings.warn(f"{path}: the predictions file holds no predictions; every question will score as "
+                      "unanswered", ProtoQAWarning, stacklevel=4)
     return out
 
 

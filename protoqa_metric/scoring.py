@@ -12,7 +12,7 @@ from typing import Optional, Sequence, Union
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from .readers import Cluster
+from .readers import Cluster, DataFormatError
 from .similarity import Similarity, get_similarity
 from .text import normalize_prediction
 
@@ -24,7 +24,8 @@ class QuestionScore:
     """The score of one question under one metric.
 
     Attributes:
-        score: ``raw_score / oracle_score``, in [0, 1].
+        score: ``raw_score / oracle_score``, in [0, 1]; 0 when the oracle score is 0
+            (no clusters, or clusters whose counts total 0).
         raw_score: total cluster weight the predictions claimed.
         oracle_score: what the clusters' own answers, best first, would get.
         assignment: for each prediction kept after the limits, the id of the
@@ -54,6 +55,7 @@ def similarity_matrix(
     >>> similarity_matrix(["Age"], [Cluster("c0", ("age", "birthday"), 35)], "exact_match")
     array([[1.]])
     """
+    _check_predictions(predictions)
     sim = get_similarity(similarity) if isinstance(similarity, str) else similarity
     preds = [normalize_prediction(p) for p in predictions]
     out = np.zeros((len(preds), len(clusters)))
@@ -61,6 +63,15 @@ def similarity_matrix(
         for j, cluster in enumerate(clusters):
             out[i, j] = sim.best(pred, cluster.answers, **similarity_options)
     return out
+
+
+def _check_predictions(predictions: Sequence[str]) -> None:
+    # A bare string is a Sequence of its characters: scoring it would silently be wrong.
+    if isinstance(predictions, (str, bytes)):
+        raise DataFormatError("predictions must be a list of strings, got a string")
+    for p in predictions:
+        if not isinstance(p, str):
+            raise DataFormatError(f"predictions must contain only strings, found {type(p).__name__}")
 
 
 def _truncate_incorrect(matrix: np.ndarray, max_incorrect: int) -> np.ndarray:
@@ -132,7 +143,8 @@ def score_matrix(
         for r, c in zip(rows, cols):
             if weights[r, c] > 0:
                 assignment[r] = clusters[c].id
-    score = raw / oracle if oracle > 0 else float("nan")
+    # Clusters that total 0 leave nothing to earn: the score is 0, never NaN.
+    score = raw / oracle if oracle > 0 else 0.0
     return QuestionScore(score, raw, oracle, tuple(assignment), kept)
 
 
@@ -153,6 +165,7 @@ def score_question(
     >>> score_question(["name", "age"], clusters, "exact_match", max_answers=1).score
     0.2857142857142857
     """
+    _check_predictions(predictions)
     sim = get_similarity(similarity) if isinstance(similarity, str) else similarity
     options = {} if not sim.uses_wordnet or all_stopword_match else {"all_stopword_match": False}
     matrix = similarity_matrix(predictions, clusters, sim, **options)
