@@ -36,7 +36,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="export the other splits when a source file is missing or cannot be downloaded "
                              "(each is reported and named in the card)")
     export.add_argument("--overwrite", action="store_true",
-                        help="replace a previous export's README.md and Parquet files in OUT_DIR")
+                        help="replace a previous export in OUT_DIR (deletes only files its manifest lists; "
+                             "never a README.md that is not an export's card)")
     export.add_argument("--cache-dir", metavar="DIR", help="datasets cache to build in (default: a temporary one)")
     export.add_argument("--no-verify", dest="verify_sources", action="store_false",
                         help="accept source files whose checksum (or train row count) differs from upstream")
@@ -82,7 +83,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return _export(args) if args.command == "export" else _upload(args)
-    except (SourceError, DataFormatError, FileExistsError, NotADirectoryError, ValueError) as exc:
+    except (SourceError, DataFormatError, OSError, ValueError) as exc:
         message = str(exc).replace("pass skip_unavailable=True", "pass --skip-unavailable")
         message = message.replace("pass verify_sources=False", "pass --no-verify")
         print(f"error: {message}", file=sys.stderr)

@@ -12,6 +12,7 @@ to the Hub.
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from dataclasses import dataclass, field
@@ -22,11 +23,15 @@ import datasets
 
 from .builder import ProtoQA
 from .card import SplitFile, parquet_path, render_card
-from .sources import SOURCES, TRAIN_ROWS
+from .sources import SOURCES, TRAIN_ROWS, data_dir_from_env
 
-__all__ = ["ExportReport", "export_dataset"]
+__all__ = ["ExportReport", "export_dataset", "MANIFEST"]
 
 PathLike = Union[str, os.PathLike]
+
+MANIFEST = ".cache/huggingface/protoqa-export-manifest.json"
+"""Where an export lists the files it wrote, relative to its folder. ``--overwrite``
+deletes only files listed there. The Hub client never uploads ``.cache/huggingface``."""
 
 
 @dataclass
@@ -65,27 +70,73 @@ class ExportReport:
         return "\n".join(lines)
 
 
-def _check_out_dir(out_dir: Path, overwrite: bool) -> None:
+def _check_out_dir(out_dir: Path, overwrite: bool, data_dir: Optional[PathLike]) -> None:
     if out_dir.exists() and not out_dir.is_dir():
         raise NotADirectoryError(f"{out_dir} exists and is not a directory")
+    source = data_dir if data_dir is not None else data_dir_from_env()
+    if source is not None and Path(source).is_dir():
+        source_dir, target = Path(source).resolve(), out_dir.resolve()
+        if target == source_dir or source_dir in target.parents:
+            raise ValueError(f"{out_dir} is inside the data folder {source} that the export reads from; "
+                             "export to another folder")
     if out_dir.is_dir() and any(out_dir.iterdir()) and not overwrite:
         raise FileExistsError(f"{out_dir} is not empty; pass overwrite=True (--overwrite) to replace "
                               f"a previous export in it")
 
 
+def _written_before(out_dir: Path) -> list[Path]:
+    """The files a previous export in ``out_dir`` wrote, from its manifest (none without one)."""
+    manifest = out_dir / MANIFEST
+    if not manifest.is_file():
+        return []
+    try:
+        listed = json.loads(manifest.read_text(encoding="utf-8"))["files"]
+        if not isinstance(listed, list) or not all(isinstance(name, str) for name in listed):
+            raise TypeError
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+        raise ValueError(f"{manifest} is damaged; remove it and the files of the previous export by hand") from None
+    root = out_dir.resolve()
+    files = []
+    for name in listed:
+        path = (out_dir / name).resolve()
+        if root in path.parents and path.is_file():  # never follow a listing outside the folder
+            files.append(out_dir / name)
+    return files
+
+
+def _is_export_card(readme: Path) -> bool:
+    """Whether ``readme`` is a dataset card with ``configs:`` for our configs (an earlier export's)."""
+    try:
+        text = readme.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    header = text.split("\n---", 1)[0] if text.startswith("---") else ""
+    return "configs:" in header and any(f"config_name: {name}" in header for name in SOURCES)
+
+
 def _prepare_out_dir(out_dir: Path) -> None:
     if out_dir.is_dir():
-        # Only what an export writes is removed, so an export can be refreshed inside
-        # a clone of the Hub repository without touching .git or .gitattributes.
-        (out_dir / "README.md").unlink(missing_ok=True)
+        readme = out_dir / "README.md"
+        previous = _written_before(out_dir)
+        if readme.exists() and readme not in previous and not _is_export_card(readme):
+            raise FileExistsError(f"{readme} is not the card of an earlier export; move it away to export here")
+        # Only what an earlier export wrote is removed, so an export can be refreshed
+        # inside a clone of the Hub repository without touching .git, .gitattributes or
+        # anything of the user's.
+        for path in previous:
+            path.unlink()
         for config in SOURCES:
             folder = out_dir / config
-            if folder.is_dir():
-                for parquet in folder.glob("*.parquet"):
-                    parquet.unlink()
-                if not any(folder.iterdir()):
-                    folder.rmdir()
+            if folder.is_dir() and not any(folder.iterdir()):
+                folder.rmdir()
     out_dir.mkdir(parents=True, exist_ok=True)
+
+
+def _write_manifest(out_dir: Path, relative_paths: list[str]) -> None:
+    manifest = out_dir / MANIFEST
+    manifest.parent.mkdir(parents=True, exist_ok=True)
+    manifest.write_text(json.dumps({"written_by": "python -m protoqa_dataset export", "files": relative_paths},
+                                   indent=1) + "\n", encoding="utf-8")
 
 
 def _verification_notes(builder_kwargs: dict) -> list[str]:
@@ -120,11 +171,14 @@ def export_dataset(out_dir: PathLike, *, data_dir: Optional[PathLike] = None,
         skip_unavailable: export the other splits when a source file is missing or
             cannot be downloaded; without it that is an error. Skipped splits are in
             the report and in the card.
-        overwrite: replace a previous export's README.md and Parquet files in ``out_dir``.
+        overwrite: replace a previous export in ``out_dir``: only the files its manifest
+            (:data:`MANIFEST`) lists are deleted, and a README.md that is not an
+            export's dataset card is never replaced.
         cache_dir: ``datasets`` cache to build in; default a temporary directory.
         builder_kwargs: further :class:`~protoqa_dataset.builder.ProtoQAConfig` options.
 
-    Nothing is written unless every requested config builds.
+    Nothing is written unless every requested config builds. ``out_dir`` must not be
+    (inside) the data folder read from.
 
     >>> export_dataset("out", data_dir="../shared/data", configs=["cfc"]).files["cfc"]["test"][1]  # doctest: +SKIP
     46
@@ -134,7 +188,7 @@ def export_dataset(out_dir: PathLike, *, data_dir: Optional[PathLike] = None,
     unknown = [c for c in wanted if c not in SOURCES]
     if unknown or not wanted:
         raise ValueError(f"unknown or no config(s) {unknown}; choose from {', '.join(SOURCES)}")
-    _check_out_dir(out_dir, overwrite)
+    _check_out_dir(out_dir, overwrite, data_dir)
     report = ExportReport(out_dir=out_dir, excluded=[c for c in SOURCES if c not in wanted])
     kwargs = {"skip_unavailable": skip_unavailable, **builder_kwargs}
 
@@ -159,4 +213,6 @@ def export_dataset(out_dir: PathLike, *, data_dir: Optional[PathLike] = None,
                 download_sizes[config] = download_sizes.get(config, 0) + target.stat().st_size
         card = render_card(report.files, download_sizes, _verification_notes(kwargs))
         (out_dir / "README.md").write_text(card, encoding="utf-8")
+        written = ["README.md", *(path for splits in report.files.values() for path, _, _ in splits.values())]
+        _write_manifest(out_dir, [str(p) for p in written])
     return report

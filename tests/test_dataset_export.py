@@ -7,6 +7,7 @@ file (same format) at the train path and the row-count check set to match.
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -282,3 +283,40 @@ def test_upload_refuses_folders_that_would_not_load(full_export, tmp_path):
         plan_upload(broken, "someone/protoqa")
     with pytest.raises(ValueError, match="owner/name"):
         plan_upload(out, "protoqa")
+
+
+def test_overwrite_deletes_only_what_an_export_wrote(full_export, shared, hf_env, tmp_path):
+    from protoqa_dataset.export import MANIFEST
+
+    out = tmp_path / "repo"
+    shutil.copytree(full_export[0], out)
+    mine = out / "protoqa" / "my-own-shard.parquet"
+    mine.write_bytes(b"not from the export")
+    notes = out / "cfc" / "notes.txt"
+    notes.write_text("keep me", encoding="utf-8")
+    export_dataset(out, data_dir=shared, skip_unavailable=True, overwrite=True)
+    assert mine.read_bytes() == b"not from the export" and notes.read_text(encoding="utf-8") == "keep me"
+    assert not (out / "protoqa" / "train-00000-of-00001.parquet").exists()  # listed in the manifest: removed
+    listed = json.loads((out / MANIFEST).read_text(encoding="utf-8"))["files"]
+    assert "README.md" in listed and "protoqa/train-00000-of-00001.parquet" not in listed
+
+
+def test_overwrite_never_replaces_a_readme_that_is_not_an_export_card(shared, hf_env, tmp_path, capsys):
+    out = tmp_path / "project"
+    out.mkdir()
+    (out / "README.md").write_text("# My project\n", encoding="utf-8")
+    assert main(["export", str(out), "--data-dir", str(shared), "--config", "cfc", "--overwrite"]) == 1
+    assert "README.md is not the card of an earlier export" in capsys.readouterr().err
+    assert (out / "README.md").read_text(encoding="utf-8") == "# My project\n"
+    assert sorted(p.name for p in out.iterdir()) == ["README.md"]
+
+
+def test_export_refuses_to_write_into_the_data_folder(hf_env, tmp_path, capsys, shared):
+    data = full_data_dir(shared, tmp_path / "data")
+    readme = data / "README.md"
+    readme.write_text("the data's own README\n", encoding="utf-8")
+    for out in (data, data / "export"):
+        assert main(["export", str(out), "--data-dir", str(data), "--config", "cfc", "--overwrite"]) == 1
+        assert "inside the data folder" in capsys.readouterr().err
+    assert readme.read_text(encoding="utf-8") == "the data's own README\n"
+    assert not (data / "export").exists()

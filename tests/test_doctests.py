@@ -18,6 +18,7 @@ MODULES = [
     "protoqa_metric.metrics",
     "protoqa_metric.signature",
     "protoqa_metric.cli",
+    "protoqa_metric.cli_io",
     "protoqa_metric.significance",
     "protoqa_metric.prompts",
     "protoqa_metric.training",

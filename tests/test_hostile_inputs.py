@@ -440,3 +440,17 @@ def test_a_bare_string_is_not_a_list_of_predictions():
         score_question("dog", clusters, "exact_match")
     with pytest.raises(DataFormatError, match="got a string"):
         Cluster("a", "dog", 3)
+
+
+# ---- the dataset export never destroys what the user has ---------------------------------------
+
+def test_export_into_the_data_folder_it_reads(tmp_path):
+    data = tmp_path / "data"
+    (data / "cfc").mkdir(parents=True)
+    readme = data / "README.md"
+    readme.write_text("the data's own README\n")
+    done = run(["-m", "protoqa_dataset"], "export", data, "--data-dir", data, "--overwrite")
+    assert done.returncode == 1 and "Traceback" not in done.stderr  # this command's documented error status
+    assert len(done.stderr.strip().splitlines()) == 1 and str(data) in done.stderr
+    assert "inside the data folder" in done.stderr
+    assert readme.read_text() == "the data's own README\n"
