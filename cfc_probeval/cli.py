@@ -66,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="minilm (default, offline), st:MODEL_OR_FOLDER, fasttext:FILE.vec|FILE.bin, char-ngrams")
     parser.add_argument("--model-dir", default=None,
                         help="folder of local sentence-transformers models (else $PROBEVAL_MODEL_DIR)")
-    parser.add_argument("--threshold", type=float_between(-1, 1), default=None,
+    parser.add_argument("--threshold", type=float_between(0, 1), default=None,
                         help=f"cosine similarity (default {DEFAULTS.cosine_threshold}) or GP probability "
                              f"(default {DEFAULTS.gp_threshold}) a match needs")
     parser.add_argument("--linkage", choices=HAC_METHODS, default=None,
@@ -126,8 +126,6 @@ def write_per_question(result: ProbEvalResult, path: Path) -> None:
 
 def _check_options(args: argparse.Namespace) -> None:
     """Ranges that depend on more than one option, checked before anything is read."""
-    if args.threshold is not None and args.matching == "gp" and not 0 <= args.threshold <= 1:
-        raise ValueError(f"--threshold is a probability for --matching gp: must be in [0, 1], got {args.threshold}")
     if args.k_init is not None and args.k_max is not None and args.k_init > args.k_max:
         raise ValueError(f"--k-init ({args.k_init}) must not exceed --k-max ({args.k_max})")
 

@@ -173,7 +173,7 @@ def evaluate_predictions(
             raise DataFormatError(f"answers must be a list of strings, got {type(answers).__name__}", question_id=qid)
         for a in answers:
             if not isinstance(a, str):
-                raise DataFormatError(f"answers must be strings, found {a!r}", question_id=qid)
+                raise DataFormatError(f"answers must be strings, found {type(a).__name__}", question_id=qid)
 
     skipped = [qid for qid, q in questions.items() if q.total_count <= 0]
     if skipped:

@@ -373,8 +373,6 @@ def test_probeval_option_ranges(option, tmp_path):
 
 
 def test_probeval_option_combinations(files):
-    line = error_line(run(PROBEVAL, *files, "--matching", "gp", "--threshold", "-0.5"))
-    assert "--threshold" in line
     line = error_line(run(PROBEVAL, *files, "--clustering", "xmeans", "--k-init", "5", "--k-max", "3"))
     assert "--k-init" in line
 
