@@ -115,16 +115,14 @@ def _check_file(path: Path, what: str) -> None:
 
 def _open_binary(path: Path):
     """``path`` opened for binary reading, decompressed when it is gzip."""
-    fh = open(path, "rb")
-    head = fh.read(6)
-    fh.seek(0)
+    with open(path, "rb") as probe:
+        head = probe.read(6)
     if head[:2] == b"\x1f\x8b":
-        return gzip.GzipFile(fileobj=fh, mode="rb")
+        return gzip.open(path, "rb")
     for magic, name in _COMPRESSED.items():
         if head.startswith(magic):
-            fh.close()
             raise DataFormatError(f"the file is {name}-compressed; decompress it first (gzip is read as is)", path)
-    return fh
+    return open(path, "rb")
 
 
 def _decode(data: bytes, path: PathLike, line: Optional[int], first: bool) -> str:
