@@ -454,10 +454,10 @@ def _prediction_records(path: PathLike, field: Optional[str]) -> dict[str, tuple
     path = Path(path)
     _check_file(path, "predictions")
     text = read_text(path)
+    # A one-line file is also a JSONL file: keep its line number for errors.
+    one_line = 1 if "\n" not in text.strip() else None
     try:
-        whole = parse_json(text, path)
-        # A one-line file is also a JSONL file: keep its line number for errors.
-        records = [(1 if "\n" not in text.strip() else None, whole)]
+        records = [(one_line, parse_json(text, path, one_line))]
     except _MalformedJSON:
         records = [(number, parse_json(line_text, path, number))
                    for number, line_text in enumerate(text.split("\n"), start=1) if line_text.strip()]

@@ -189,3 +189,56 @@ def test_results_are_deterministic(shared_data):
     second = evaluate_predictions(dict(reversed(list(targets.items()))), dict(reversed(list(preds.items()))), "wordnet")
     assert first.scores == second.scores
     assert first.signature == second.signature
+
+
+def test_utf8_byte_order_mark_and_gzip_are_read(tmp_path):
+    import gzip
+
+    line = _target_line("q0", {"q0.0": {"count": 2, "answers": ["x"]}})
+    with_bom = tmp_path / "bom.jsonl"
+    with_bom.write_bytes(b"\xef\xbb\xbf" + line.encode() + b"\n")
+    packed = tmp_path / "packed.jsonl.gz"
+    packed.write_bytes(gzip.compress(line.encode() + b"\n"))
+    assert read_targets(with_bom) == read_targets(packed)
+    predictions = tmp_path / "p.json"
+    predictions.write_bytes(b"\xef\xbb\xbf" + b'{"q0": ["x"]}')
+    assert read_predictions(predictions) == {"q0": ["x"]}
+
+
+def test_duplicate_keys_are_errors_with_their_line(tmp_path):
+    jsonl = tmp_path / "p.jsonl"
+    jsonl.write_text('{"q0": ["x"]}\n{"q1": ["a"], "q1": ["b"]}\n')
+    with pytest.raises(DataFormatError, match=r"p.jsonl, line 2: duplicate key 'q1'"):
+        read_predictions(jsonl)
+    nested = tmp_path / "n.json"
+    nested.write_text('{"model_answers": {"q0": ["x"]},\n "model_answers": {"q0": ["y"]}}')
+    with pytest.raises(DataFormatError, match=r"n.json, line 2: duplicate key 'model_answers'"):
+        read_predictions(nested)
+
+
+def test_counts_are_bounded_and_strings_valid(tmp_path):
+    from protoqa_metric.readers import MAX_COUNT
+
+    ok = tmp_path / "ok.jsonl"
+    ok.write_text(_target_line("q0", {"q0.0": {"count": MAX_COUNT, "answers": ["x"]}}) + "\n")
+    assert read_targets(ok)["q0"].total_count == MAX_COUNT
+    big = tmp_path / "big.jsonl"
+    big.write_text(_target_line("q0", {"q0.0": {"count": MAX_COUNT + 1, "answers": ["x"]}}) + "\n")
+    with pytest.raises(DataFormatError, match="line 1, question 'q0': cluster 'q0.0' count is too large"):
+        read_targets(big)
+    pair = tmp_path / "pair.json"
+    pair.write_text('{"q0": ["\\ud83d\\ude00"]}')
+    assert read_predictions(pair) == {"q0": ["\U0001F600"]}
+    lone = tmp_path / "lone.json"
+    lone.write_text('{"q0": ["\\udc00"]}')
+    with pytest.raises(DataFormatError, match="lone.json, line 1: .*lone surrogate"):
+        read_predictions(lone)
+
+
+def test_empty_predictions_file_warns_naming_it(tmp_path):
+    from protoqa_metric.readers import ProtoQAWarning
+
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n")
+    with pytest.warns(ProtoQAWarning, match="empty.jsonl: the predictions file holds no predictions"):
+        assert read_predictions(empty) == {}
