@@ -238,9 +238,8 @@ def parse_json(text: str, path: Optional[PathLike] = None, line: Optional[int] =
     protoqa_metric.readers.DataFormatError: p.json, line 3: duplicate key 'q1' in a JSON object
     """
     def where(found: Optional[int] = None) -> Optional[int]:
-        if line is None:
-            return found
-        return line if found is None else line + found - 1
+        # ``line`` is given for one line of a JSONL file: the error is on that line.
+        return found if line is None else line
 
     try:
         value = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
