@@ -141,3 +141,12 @@ def test_matches_library_on_dev_set(shared_data):
     lib = evaluate_predictions(targets, preds, "wordnet")
     for key, value in lib.scores.items():
         assert out[key] == pytest.approx(value, abs=1e-12)
+
+
+@pytest.mark.parametrize("name", ["protoqa_metric.evaluate_modules", "cfc_probeval.evaluate_modules"])
+def test_docstring_examples_of_the_module_folders(name):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0
