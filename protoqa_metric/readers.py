@@ -299,7 +299,7 @@ REFERENCE_FORMS = ('the `clusters` field of a dataset row, {"id": [str], "answer
 
 
 def _is_list_like(value: Any) -> bool:
-    return isinstance(value, Sequence) and not isinstance(value, (str, bytes)) or hasattr(value, "tolist")
+    return not isinstance(value, (str, bytes)) and (isinstance(value, Sequence) or hasattr(value, "tolist"))
 
 
 def clusters_from_records(reference: Any, question_id: Optional[str] = None) -> tuple[Cluster, ...]:
