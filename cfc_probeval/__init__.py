@@ -66,12 +66,22 @@ __all__ = [
 ]
 
 
-def evaluate_module_path() -> str:
-    """Path of the ``evaluate`` metric module shipped in this package.
+def evaluate_module_path(name: str = "probeval") -> str:
+    """Path of the ``probeval`` ``evaluate`` module script shipped in this package (works from anywhere).
 
-    >>> evaluate_module_path().endswith("cfc_probeval.py")
+    >>> evaluate_module_path().endswith("probeval.py")
     True
     >>> import evaluate  # doctest: +SKIP
-    >>> probeval = evaluate.load(evaluate_module_path())  # doctest: +SKIP
+    >>> probeval = evaluate.load(evaluate_module_path(), "human")  # doctest: +SKIP
     """
-    return str(Path(__file__).resolve().parent / "cfc_probeval.py")
+    import warnings
+
+    from protoqa_metric import evaluate_module_path as module_path
+
+    with warnings.catch_warnings():  # re-issued below, pointing at the caller
+        warnings.simplefilter("ignore", DeprecationWarning)
+        path = module_path(name)
+    if name == "cfc_probeval":
+        warnings.warn('the evaluate module name "cfc_probeval" is deprecated and will be removed in the next '
+                      'release; use evaluate_module_path()', DeprecationWarning, stacklevel=2)
+    return path

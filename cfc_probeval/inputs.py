@@ -17,6 +17,7 @@ object ``{id: [answers]}``, or ``{"model_answers": {id: [answers]}, ...}`` (the
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import warnings
@@ -44,6 +45,9 @@ __all__ = [
     "SampleCounts",
     "ground_truth_from_question",
     "ground_truth_from_reference",
+    "raw_answer_counts",
+    "answer_counts_label",
+    "RAW_ANSWER_FORMS",
     "answer_counts_from_clusters",
     "read_ground_truth",
     "sample_counts",
@@ -57,13 +61,23 @@ SampleCounts = dict[str, int]
 SAMPLE_FIELDS = ("model_answers", "model_answers_with_count", "model_ranked_answers")
 
 
+RAW_ANSWER_FORMS = ('the `raw_answers` field of a dataset row, {"answer": [str], "count": [int]}, '
+                    'a mapping {answer: count}, or a list of {"answer": str, "count": int} records')
+
+
 @dataclass(frozen=True)
 class GroundTruth:
-    """One question's human answers: its clusters and every answer string with its count."""
+    """One question's human answers: its clusters and every answer string with its count.
+
+    ``shared_counts`` is True when no raw answer counts were given, so that each
+    cluster's count was shared evenly by its strings (automatic clustering weighs
+    strings by these counts, so the two give different numbers).
+    """
 
     question_id: str
     clusters: tuple[Cluster, ...]
     answer_counts: Mapping[str, float] = field(default_factory=dict)
+    shared_counts: bool = False
 
     @property
     def total(self) -> float:
@@ -112,19 +126,101 @@ def ground_truth_from_question(question: Question) -> GroundTruth:
         counts = answer_counts_from_clusters(question.clusters, question.raw_answers)
     else:
         counts = {a: float(c) for a, c in question.raw_answers.items()}
-    return GroundTruth(question.id, question.clusters, counts)
+    return GroundTruth(question.id, question.clusters, counts, shared_counts=not question.raw_answers)
 
 
-def ground_truth_from_reference(reference: Any, question_id: str,
-                                raw_answers: Optional[Mapping[str, float]] = None) -> GroundTruth:
+def _real_count(value: Any, what: str, question_id: Optional[str]) -> float:
+    if hasattr(value, "item") and not isinstance(value, (bool, int, float)):
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise DataFormatError(f"{what} must be a non-negative number, got {value!r}", question_id=question_id)
+    return value
+
+
+def _as_list(value: Any) -> Optional[list]:
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
+        return list(value)
+    return None
+
+
+def raw_answer_counts(value: Any, question_id: Optional[str] = None) -> Optional[dict[str, float]]:
+    """``{answer: count}`` from one question's raw answers in any accepted form (None stays None).
+
+    Accepted: the dataset row's ``raw_answers`` field ``{"answer": [...], "count": [...]}``,
+    a mapping ``{answer: count}``, or a list of ``{"answer": ..., "count": ...}`` records.
+    Anything else, and any answer given twice, is an error naming the accepted forms.
+
+    >>> raw_answer_counts({"answer": ["night", "evening"], "count": [7, 41]})
+    {'night': 7, 'evening': 41}
+    >>> raw_answer_counts({"night": 7, "evening": 41})
+    {'night': 7, 'evening': 41}
+    >>> raw_answer_counts([{"answer": "night", "count": 7}])
+    {'night': 7}
+    >>> raw_answer_counts(["night"], "q1")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    protoqa_metric.readers.DataFormatError: question 'q1': raw answers must be ...; got a list of str
+    """
+    if value is None:
+        return None
+    if isinstance(value, Mapping) and set(value) == {"answer", "count"} and _as_list(value["answer"]) is not None:
+        answers, counts = _as_list(value["answer"]), _as_list(value["count"])
+        if counts is None or len(answers) != len(counts):
+            raise DataFormatError("raw answers {'answer': [...], 'count': [...]} need two lists of the same length",
+                                  question_id=question_id)
+        pairs = list(zip(answers, counts))
+    elif isinstance(value, Mapping):
+        pairs = list(value.items())
+    elif (items := _as_list(value)) is not None and all(
+            isinstance(r, Mapping) and set(r) == {"answer", "count"} for r in items):
+        pairs = [(r["answer"], r["count"]) for r in items]
+    else:
+        kind = type(value).__name__
+        if (items := _as_list(value)) is not None and items:
+            kind = f"a list of {type(items[0]).__name__}"
+        raise DataFormatError(f"raw answers must be {RAW_ANSWER_FORMS}; got {kind}", question_id=question_id)
+    out: dict[str, float] = {}
+    for answer, count in pairs:
+        if not isinstance(answer, str):
+            raise DataFormatError(f"raw answers must be strings, found {answer!r}; accepted forms: {RAW_ANSWER_FORMS}",
+                                  question_id=question_id)
+        if answer in out:
+            raise DataFormatError(f"raw answer {answer!r} is given twice", question_id=question_id)
+        out[answer] = _real_count(count, f"count of raw answer {answer!r}", question_id)
+    return out
+
+
+def answer_counts_label(truths: Sequence[GroundTruth]) -> Optional[str]:
+    """The signature part saying that answer counts were shared evenly, or None when raw counts were used.
+
+    >>> shared = GroundTruth("q", (Cluster("q.0", ("dog",), 2),), {"dog": 2.0}, shared_counts=True)
+    >>> answer_counts_label([shared]), answer_counts_label([shared, GroundTruth("r", ())]), answer_counts_label([])
+    ('answers:shared', 'answers:shared(1/2)', None)
+    """
+    shared = sum(1 for t in truths if t.shared_counts)
+    if not shared:
+        return None
+    return "answers:shared" if shared == len(truths) else f"answers:shared({shared}/{len(truths)})"
+
+
+def ground_truth_from_reference(reference: Any, question_id: str, raw_answers: Any = None) -> GroundTruth:
     """Ground truth from a dataset row's ``clusters`` field or a list of ``{"answers", "count"}`` records.
 
-    Cluster ids default to ``"<question_id>.<i>"``.
+    ``raw_answers`` (the row's ``raw_answers`` field, or any form of
+    :func:`raw_answer_counts`) gives each answer string's count, as a targets file
+    does; without it a cluster's count is shared evenly by its strings. Cluster ids
+    default to ``"<question_id>.<i>"``.
 
     >>> gt = ground_truth_from_reference({"answers": [["dog", "puppy"], ["cat"]], "count": [6, 4]}, "q1")
-    >>> [c.id for c in gt.clusters], gt.answer_counts
-    (['q1.0', 'q1.1'], {'dog': 3.0, 'puppy': 3.0, 'cat': 4.0})
+    >>> [c.id for c in gt.clusters], gt.answer_counts, gt.shared_counts
+    (['q1.0', 'q1.1'], {'dog': 3.0, 'puppy': 3.0, 'cat': 4.0}, True)
+    >>> raw = {"answer": ["dog", "puppy", "cat"], "count": [5, 1, 4]}
+    >>> ground_truth_from_reference({"answers": [["dog", "puppy"], ["cat"]], "count": [6, 4]}, "q1", raw).answer_counts
+    {'dog': 5.0, 'puppy': 1.0, 'cat': 4.0}
     """
+    raw = raw_answer_counts(raw_answers, question_id)
     if isinstance(reference, Mapping):
         ids = reference.get("id") or []
     elif isinstance(reference, Sequence) and not isinstance(reference, str):
@@ -135,7 +231,7 @@ def ground_truth_from_reference(reference: Any, question_id: str,
     clusters = clusters_from_records(reference, question_id)
     if not has_ids:
         clusters = tuple(Cluster(f"{question_id}.{i}", c.answers, c.count) for i, c in enumerate(clusters))
-    return GroundTruth(question_id, clusters, answer_counts_from_clusters(clusters, raw_answers))
+    return GroundTruth(question_id, clusters, answer_counts_from_clusters(clusters, raw), shared_counts=not raw)
 
 
 def read_ground_truth(path: PathLike) -> dict[str, GroundTruth]:

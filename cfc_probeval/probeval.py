@@ -27,7 +27,7 @@ from .defaults import DEFAULTS
 from .distributions import WRONG, human_counts, kl_divergence, laplace_smoothed, model_counts
 from .embedders import Embedder, get_embedder
 from .errors import DataFormatError, ProbEvalWarning
-from .inputs import GroundTruth, ground_truth_from_question, sample_counts
+from .inputs import GroundTruth, answer_counts_label, ground_truth_from_question, sample_counts
 from .matching import MATCHINGS, Matcher, WordNetMatcher, make_matcher
 
 __all__ = [
@@ -230,12 +230,17 @@ class ProbEval:
                                      all_stopword_match=all_stopword_match)
                         if isinstance(matching, str) else matching)
 
-    def signature(self, num_questions: int, missing: str = "empty") -> str:
-        """The reproducibility signature of a result over ``num_questions`` questions."""
+    def signature(self, num_questions: int, missing: str = "empty", answer_counts: Optional[str] = None) -> str:
+        """The reproducibility signature of a result over ``num_questions`` questions.
+
+        ``answer_counts`` (from :func:`~cfc_probeval.inputs.answer_counts_label`) is
+        shown with automatic clustering only: human clusters do not use answer counts.
+        """
         from . import __version__
 
         parts = [
             "clustering:" + _describe(self.clustering_name, self.clusterer.params() if self.clusterer else {}),
+            *([answer_counts] if answer_counts and self.clusterer is not None else []),
             f"embedder:{self.embedder.name if self.embedder else 'none'}",
             "matching:" + _describe(self.matcher.name, self.matcher.params()),
             "smoothing:1",
@@ -351,7 +356,8 @@ class ProbEval:
             "ground_truth_answers": sum(len(truths[qid].answer_counts) for qid in questions),
         }
         return ProbEvalResult(mean, per_question, questions, len(questions),
-                              self.signature(len(questions), "skip" if only_sampled else "empty"),
+                              self.signature(len(questions), "skip" if only_sampled else "empty",
+                                             answer_counts_label([truths[qid] for qid in questions])),
                               empty, skipped, unknown if ignore_unknown else [], stats)
 
 

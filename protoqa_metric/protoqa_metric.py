@@ -1,106 +1,25 @@
-"""ProtoQA ranked-list metric as a Hugging Face ``evaluate`` module.
+"""Deprecated: the ``protoqa_metric`` name of the ``protoqa`` evaluate module, kept for one release.
 
-A thin wrapper: parsing the references and all scoring live in the
-``protoqa_metric`` package (``pip install protoqa-eval``), so the numbers are the
-library's and the command line's.
+``evaluate.load("protoqa_metric")`` from a checkout's root and
+``evaluate_module_path("protoqa_metric")`` still load it, with a DeprecationWarning;
+the numbers are the ``protoqa`` module's. Use ``evaluate.load("protoqa")`` or
+``evaluate.load(protoqa_metric.evaluate_module_path("protoqa"))``.
 """
 
-import datasets
+import warnings
+
 import evaluate
 
-from protoqa_metric import SIMILARITIES, __version__, clusters_from_records, evaluate_predictions
-from protoqa_metric.citations import PROTOQA_CITATION
-from protoqa_metric.readers import Question
+from protoqa_metric.evaluate_modules.protoqa import protoqa as _current  # From: protoqa-eval
 
-_CITATION = PROTOQA_CITATION
-
-_DESCRIPTION = """\
-ProtoQA scores a ranked list of answers to an open-ended commonsense question
-("Name something people do before they leave the house for work") against
-clusters of answers collected from about 100 people. Each cluster can be claimed
-once, by the prediction that fits it best (Hungarian assignment), and is worth its
-count; the total is divided by the best score possible. Max Answers@k scores the
-first k answers; Max Incorrect@k stops at the k-th answer that matches no cluster.
-Answers match clusters by exact string match or, the suggested default, by WordNet
-synonymy over token groups.
-"""
-
-_KWARGS_DESCRIPTION = """
-Args:
-    predictions (`list` of `list` of `str`): one ranked answer list per question, best first.
-    references: one value per question: the `clusters` field of a ProtoQA/CFC dataset row
-        (`{"id": [str], "answers": [[str]], "count": [int]}`), or a list of
-        `{"answers": [str], "count": int}` records.
-    similarity (`str`, optional): `wordnet` (default, or the config name), `exact_match`,
-        `wordnet_wup` or `lcs`.
-    metrics (`str` or `list` of `str`, optional): `standard` (all ten, default), `paper`
-        (the seven of the ProtoQA paper) or metric names such as `max_answers@10`.
-    all_stopword_match (`bool`, optional): with WordNet similarity, two strings made only of
-        stopwords ("the" vs "a") score 1 (default, as in the published numbers); False scores 0.
-    question_ids (`list` of `str`, optional): names for the questions in warnings.
-Returns:
-    One float in [0, 1] per metric: `max_answers@1`, `max_answers@3`, `max_answers@5`,
-    `max_answers@10`, `max_answers@all`, `max_incorrect@1`, `max_incorrect@3`,
-    `max_incorrect@5`, `max_incorrect@all`, `set_intersection`; and `signature`, a string
-    naming the settings for reproducibility.
-Examples:
-    >>> import evaluate
-    >>> protoqa = evaluate.load("protoqa_metric", "exact_match")  # doctest: +SKIP
-    >>> refs = [{"id": ["q.0", "q.1"], "answers": [["dog", "puppy"], ["cat"]], "count": [6, 4]}]
-    >>> results = protoqa.compute(predictions=[["cat", "dog"]], references=refs)  # doctest: +SKIP
-    >>> results["max_answers@1"], results["max_answers@all"]  # doctest: +SKIP
-    (0.6666666666666666, 1.0)
-"""
-
-_CLUSTERS_AS_STORED = datasets.Sequence(
-    {"id": datasets.Value("string"), "answers": datasets.Sequence(datasets.Value("string")), "count": datasets.Value("int64")}
-)
-# datasets.List keeps a list of records as records (Sequence turns it into a dict of lists).
-_CLUSTERS_AS_RECORDS = datasets.List(
-    {"answers": datasets.List(datasets.Value("string")), "count": datasets.Value("int64")}
-)
-_PREDICTIONS = datasets.Sequence(datasets.Value("string"))
+_DEPRECATION = ('the evaluate module name "protoqa_metric" is deprecated and will be removed in the next release; '
+                'use evaluate.load("protoqa") or evaluate.load(protoqa_metric.evaluate_module_path("protoqa"))')
 
 
-@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class ProtoqaMetric(evaluate.Metric):
-    """ProtoQA Max Answers@k / Max Incorrect@k under exact-match or WordNet similarity."""
+# A module, not the class: evaluate takes the first metric class it finds in this namespace.
+class ProtoqaMetric(_current.Protoqa):
+    """The ``protoqa`` module under its old name (deprecated)."""
 
     def _info(self) -> evaluate.MetricInfo:
-        if self.config_name not in ("default", *SIMILARITIES):
-            raise ValueError(
-                f"unknown configuration {self.config_name!r}; use one of: {', '.join(SIMILARITIES)}"
-            )
-        return evaluate.MetricInfo(
-            module_type="metric",
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=[
-                datasets.Features({"predictions": _PREDICTIONS, "references": _CLUSTERS_AS_STORED}),
-                datasets.Features({"predictions": _PREDICTIONS, "references": _CLUSTERS_AS_RECORDS}),
-            ],
-            homepage="https://github.com/iesl/protoqa-evaluator",
-            codebase_urls=["https://github.com/iesl/protoqa-evaluator"],
-            reference_urls=["https://aclanthology.org/2020.emnlp-main.85"],
-        )
-
-    def _compute(self, predictions, references, similarity=None, metrics="standard",
-                 all_stopword_match=True, question_ids=None):
-        if similarity is None:
-            similarity = "wordnet" if self.config_name == "default" else self.config_name
-        if question_ids is None:
-            question_ids = [str(i) for i in range(len(references))]
-        elif len(question_ids) != len(references):
-            raise ValueError(f"{len(question_ids)} question_ids for {len(references)} references")
-        questions = [
-            Question(qid, "", clusters_from_records(ref, qid)) for qid, ref in zip(question_ids, references)
-        ]
-        result = evaluate_predictions(
-            questions,
-            dict(zip(question_ids, predictions)),
-            similarity,
-            metrics,
-            all_stopword_match=all_stopword_match,
-        )
-        return result.as_dict()
+        warnings.warn(_DEPRECATION, DeprecationWarning, stacklevel=2)
+        return super()._info()

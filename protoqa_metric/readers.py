@@ -46,6 +46,8 @@ __all__ = [
     "read_predictions",
     "read_prediction_lists",
     "clusters_from_records",
+    "question_ids_for",
+    "REFERENCE_FORMS",
     "check_count",
     "preview_ids",
 ]
@@ -512,41 +514,86 @@ def read_predictions(path: PathLike, field: Optional[str] = None) -> dict[str, l
     return out
 
 
+REFERENCE_FORMS = ('the `clusters` field of a dataset row, {"id": [str], "answers": [[str]], "count": [int]} '
+                   '("id" optional), or a list of {"answers": [str], "count": int} records')
+
+
+def _is_list_like(value: Any) -> bool:
+    return not isinstance(value, (str, bytes)) and (isinstance(value, Sequence) or hasattr(value, "tolist"))
+
+
 def clusters_from_records(reference: Any, question_id: Optional[str] = None) -> tuple[Cluster, ...]:
     """Clusters from the ``clusters`` field of a dataset row, or from a list of records.
 
     Accepts ``{"id": [...], "answers": [[...]], "count": [...]}`` (how ``datasets``
     stores a sequence of records; ``id`` optional) and
-    ``[{"answers": [...], "count": n, "id": ...}, ...]``.
+    ``[{"answers": [...], "count": n, "id": ...}, ...]``. Anything else is an error
+    that names these forms.
 
     >>> clusters_from_records({"answers": [["age", "birthday"]], "count": [35]})[0].count
     35
     >>> clusters_from_records([{"answers": ["age"], "count": 3}])[0].id
     '0'
+    >>> clusters_from_records({"id": "r1q1", "clusters": {}}, "r1q1")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    protoqa_metric.readers.DataFormatError: question 'r1q1': a reference must be ... (this looks like a whole row: pass its 'clusters' field)
     """
     qid = question_id
     if isinstance(reference, Mapping):
         if "answers" not in reference or "count" not in reference:
-            raise DataFormatError("a reference needs 'answers' and 'count'", question_id=qid)
+            hint = " (this looks like a whole row: pass its 'clusters' field)" if "clusters" in reference else ""
+            raise DataFormatError(f"a reference must be {REFERENCE_FORMS}; got an object with keys "
+                                  f"{sorted(map(str, reference))}{hint}", question_id=qid)
         answers, counts = reference["answers"], reference["count"]
-        ids = reference.get("id") or [str(i) for i in range(len(answers))]
-        if not (isinstance(answers, Sequence) and isinstance(counts, Sequence)) or not (
+        ids = reference.get("id")
+        ids = [str(i) for i in range(len(answers) if _is_list_like(answers) else 0)] if ids is None else ids
+        if not (_is_list_like(answers) and _is_list_like(counts) and _is_list_like(ids)) or not (
             len(answers) == len(counts) == len(ids)
         ):
             raise DataFormatError("'id', 'answers' and 'count' must be lists of the same length", question_id=qid)
         records = [{"id": i, "answers": a, "count": c} for i, a, c in zip(ids, answers, counts)]
-    elif isinstance(reference, Sequence) and not isinstance(reference, str):
+    elif _is_list_like(reference):
         records = list(reference)
     else:
-        raise DataFormatError(f"a reference must be a clusters record, got {type(reference).__name__}", question_id=qid)
+        raise DataFormatError(f"a reference must be {REFERENCE_FORMS}; got {type(reference).__name__}",
+                              question_id=qid)
     clusters = []
     for i, rec in enumerate(records):
         if not isinstance(rec, Mapping) or "answers" not in rec or "count" not in rec:
-            raise DataFormatError(f"cluster {i} needs 'answers' and 'count', got {rec!r}", question_id=qid)
+            raise DataFormatError(f"cluster {i} needs 'answers' and 'count', got {rec!r}; a reference must be "
+                                  f"{REFERENCE_FORMS}", question_id=qid)
         answers = rec["answers"]
+        answers = answers.tolist() if hasattr(answers, "tolist") else answers
         clusters.append(Cluster(
             str(rec.get("id", i)),
             _check_answers(list(answers) if isinstance(answers, tuple) else answers, f"cluster {i} answers", None, None, qid),
             check_count(rec["count"], f"cluster {i} count", None, None, qid),
         ))
     return tuple(clusters)
+
+
+def question_ids_for(question_ids: Optional[Sequence[Any]], count: int) -> list[str]:
+    """One id per question: ``question_ids`` checked (one each, all distinct), else ``"0"``, ``"1"``, ...
+
+    Duplicates are an error: two questions under one id would be merged or overwritten.
+
+    >>> question_ids_for(None, 2)
+    ['0', '1']
+    >>> question_ids_for(["q1", "q1"], 2)
+    Traceback (most recent call last):
+    ...
+    protoqa_metric.readers.DataFormatError: duplicate question_ids: q1 (each question needs its own id)
+    """
+    if question_ids is None:
+        return [str(i) for i in range(count)]
+    if not _is_list_like(question_ids):
+        raise DataFormatError(f"question_ids must be a list of strings, got {type(question_ids).__name__}")
+    ids = [str(q) for q in (question_ids.tolist() if hasattr(question_ids, "tolist") else question_ids)]
+    if len(ids) != count:
+        raise DataFormatError(f"{len(ids)} question_ids for {count} questions; give one id per question")
+    seen: set[str] = set()
+    duplicates = list(dict.fromkeys(q for q in ids if q in seen or seen.add(q)))
+    if duplicates:
+        raise DataFormatError(f"duplicate question_ids: {preview_ids(duplicates)} (each question needs its own id)")
+    return ids

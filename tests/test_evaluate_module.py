@@ -1,8 +1,8 @@
-"""The Hugging Face `evaluate` module: loading from the checkout and by path, compute, add_batch."""
+"""The `protoqa` evaluate module: loading by name and by path, the old name, compute, add_batch, bad input."""
 
 from __future__ import annotations
 
-import os
+import warnings
 from pathlib import Path
 
 import pytest
@@ -27,7 +27,7 @@ def offline(monkeypatch, tmp_path):
 
 def test_load_by_helper_path_from_anywhere(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    metric = evaluate.load(protoqa_metric.evaluate_module_path(), "exact_match")
+    metric = evaluate.load(protoqa_metric.evaluate_module_path("protoqa"), "exact_match")
     out = metric.compute(predictions=[["cat", "dog"], ["coffee"]], references=REFS)
     assert out["max_answers@1"] == pytest.approx((4 / 6 + 0) / 2)
     assert out["max_answers@all"] == pytest.approx(0.5)
@@ -36,10 +36,34 @@ def test_load_by_helper_path_from_anywhere(tmp_path, monkeypatch):
 
 def test_load_by_name_from_repository_root(monkeypatch):
     monkeypatch.chdir(REPO)
-    metric = evaluate.load("protoqa_metric", "wordnet")
+    metric = evaluate.load("protoqa", "wordnet")
     out = metric.compute(predictions=[["puppies"]], references=[REFS[0]])
     assert out["max_answers@1"] == 1.0
     assert "sim:wordnet" in out["signature"]
+
+
+def test_old_name_warns_and_gives_the_same_numbers(monkeypatch):
+    monkeypatch.chdir(REPO)
+    with pytest.warns(DeprecationWarning, match='"protoqa_metric" is deprecated'):
+        old = evaluate.load("protoqa_metric", "exact_match")
+    with pytest.warns(DeprecationWarning, match='evaluate_module_path\\("protoqa"\\)'):
+        old_path = protoqa_metric.evaluate_module_path("protoqa_metric")
+    with pytest.warns(DeprecationWarning):
+        by_old_path = evaluate.load(old_path, "exact_match")
+    new = evaluate.load("protoqa", "exact_match")
+    inputs = dict(predictions=[["cat", "dog"], ["coffee"]], references=REFS)
+    assert old.compute(**inputs) == by_old_path.compute(**inputs) == new.compute(**inputs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the new names do not warn
+        evaluate.load(protoqa_metric.evaluate_module_path(), "exact_match")
+
+
+def test_module_path_names():
+    assert Path(protoqa_metric.evaluate_module_path()).name == "protoqa.py"
+    assert Path(protoqa_metric.evaluate_module_path("probeval")).name == "probeval.py"
+    assert all(Path(protoqa_metric.evaluate_module_path(n)).is_file() for n in ("protoqa", "probeval"))
+    with pytest.raises(ValueError, match="unknown evaluate module 'bleu'; choose one of protoqa, probeval"):
+        protoqa_metric.evaluate_module_path("bleu")
 
 
 def test_records_form_and_keyword_arguments():
@@ -65,6 +89,48 @@ def test_unknown_config_is_rejected():
         evaluate.load(protoqa_metric.evaluate_module_path(), "bleu")
 
 
+def test_duplicate_question_ids_are_an_error():
+    metric = evaluate.load(protoqa_metric.evaluate_module_path(), "exact_match")
+    with pytest.raises(ValueError, match="duplicate question_ids: q1"):
+        metric.compute(predictions=[["cat"], ["tea"]], references=REFS, question_ids=["q1", "q1"])
+    with pytest.raises(ValueError, match="1 question_ids for 2 questions"):
+        metric.compute(predictions=[["cat"], ["tea"]], references=REFS, question_ids=["q1"])
+
+
+def test_reference_forms_that_are_not_understood_name_the_accepted_forms():
+    from protoqa_metric import DataFormatError, clusters_from_records
+
+    row = {"id": "r1q1", "question": "name a pet", "clusters": REFS[0]}
+    with pytest.raises(DataFormatError, match="a reference must be the `clusters` field.*pass its 'clusters' field"):
+        clusters_from_records(row, "r1q1")
+    for bad in ("dog", 3, [["dog"]], {"answers": "dog", "count": [1]}):
+        with pytest.raises(DataFormatError, match="clusters|lists of the same length"):
+            clusters_from_records(bad, "q")
+
+
+def test_dataset_rows_work_unchanged(shared_data, tmp_path):
+    """The `clusters` column of `load_dataset` on the Parquet export is a reference as it is."""
+    datasets = pytest.importorskip("datasets")
+    pytest.importorskip("pyarrow")
+    import subprocess
+    import sys
+
+    out = tmp_path / "export"
+    done = subprocess.run([sys.executable, "-m", "protoqa_dataset", "export", str(out), "--data-dir", str(shared_data),
+                           "--config", "protoqa", "--skip-unavailable"], capture_output=True, text=True, cwd=REPO,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr
+    rows = datasets.load_dataset(str(out), "protoqa", split="validation")
+    targets = read_targets(shared_data / "protoqa" / "dev.crowdsourced.jsonl")
+    preds = read_predictions(shared_data / "protoqa" / "dev.predictions.gpt2finetuned.json")
+    metric = evaluate.load(protoqa_metric.evaluate_module_path(), "wordnet")
+    got = metric.compute(predictions=[preds[i] for i in rows["id"]], references=rows["clusters"],
+                         question_ids=rows["id"])
+    lib = evaluate_predictions(targets, preds, "wordnet")
+    assert {k: got[k] for k in lib.scores} == lib.scores
+    assert got["signature"] == lib.signature
+
+
 def test_matches_library_on_dev_set(shared_data):
     targets = read_targets(shared_data / "protoqa" / "dev.crowdsourced.jsonl")
     preds = read_predictions(shared_data / "protoqa" / "dev.predictions.gpt2finetuned.json")
@@ -75,3 +141,12 @@ def test_matches_library_on_dev_set(shared_data):
     lib = evaluate_predictions(targets, preds, "wordnet")
     for key, value in lib.scores.items():
         assert out[key] == pytest.approx(value, abs=1e-12)
+
+
+@pytest.mark.parametrize("name", ["protoqa_metric.evaluate_modules", "cfc_probeval.evaluate_modules"])
+def test_docstring_examples_of_the_module_folders(name):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0

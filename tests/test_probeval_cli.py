@@ -153,7 +153,7 @@ def test_python_m_runs_the_same_command_deterministically_across_hash_seeds(cfc,
 
 
 def test_evaluate_module_path_points_at_the_module():
-    assert Path(evaluate_module_path()).name == "cfc_probeval.py"
+    assert Path(evaluate_module_path()).name == "probeval.py"
     assert Path(evaluate_module_path()).is_file()
 
 

@@ -1,8 +1,10 @@
-"""The ProbEval `evaluate` module: loading by path and by name, configurations, compute and add_batch."""
+"""The `probeval` evaluate module: loading by path and by name, the old name, configurations, compute,
+add_batch, raw answers in every form, bad input."""
 
 from __future__ import annotations
 
 import math
+import warnings
 from pathlib import Path
 
 import pytest
@@ -58,7 +60,7 @@ def test_load_by_helper_path_from_anywhere(tmp_path, monkeypatch):
 
 def test_load_by_name_from_repository_root(monkeypatch):
     monkeypatch.chdir(REPO)
-    module = evaluate.load("cfc_probeval", "human-cosine")
+    module = evaluate.load("probeval", "human-cosine")
     out = module.compute(predictions=PREDICTIONS, references=STORED, embedder="char-ngrams", threshold=0.8)
     assert out["per_question_kl"] == pytest.approx(
         library_kls(STORED, clustering="human", matching="cosine", embedder="char-ngrams", threshold=0.8))
@@ -107,3 +109,78 @@ def test_question_without_answers_is_reported_as_none():
     with pytest.warns(UserWarning, match="without ground-truth answers"):
         out = module.compute(predictions=PREDICTIONS, references=refs)
     assert out["num_questions"] == 1 and out["per_question_kl"][1] is None
+
+
+def test_old_name_warns_and_gives_the_same_numbers(monkeypatch):
+    monkeypatch.chdir(REPO)
+    with pytest.warns(DeprecationWarning, match='"cfc_probeval" is deprecated'):
+        old = evaluate.load("cfc_probeval", "human")
+    with pytest.warns(DeprecationWarning, match="deprecated"):
+        old_path = cfc_probeval.evaluate_module_path("cfc_probeval")
+    assert Path(old_path).name == "cfc_probeval.py"
+    new = evaluate.load("probeval", "human")
+    assert old.compute(predictions=PREDICTIONS, references=STORED) == new.compute(predictions=PREDICTIONS,
+                                                                                  references=STORED)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert Path(cfc_probeval.evaluate_module_path()).name == "probeval.py"
+
+
+RAW = [{"answer": ["dog", "puppy", "cat", "broken socks"], "count": [5, 1, 4, 1]},
+       {"answer": ["tea", "coffee"], "count": [3, 1]}]
+
+
+def test_raw_answers_in_the_dataset_form_equal_every_other_form():
+    module = evaluate.load(cfc_probeval.evaluate_module_path(), "hac")
+    settings = dict(predictions=PREDICTIONS, references=STORED, embedder="char-ngrams", distance_threshold=0.9)
+    dataset_form = module.compute(raw_answers=RAW, **settings)
+    mapping = module.compute(raw_answers=[dict(zip(r["answer"], r["count"])) for r in RAW], **settings)
+    records = module.compute(raw_answers=[[{"answer": a, "count": c} for a, c in zip(r["answer"], r["count"])]
+                                          for r in RAW], **settings)
+    shared = module.compute(**settings)
+    assert dataset_form == mapping == records
+    assert "answers:shared" not in dataset_form["signature"]
+    # Without raw counts dog and puppy weigh 3 and 3 instead of 5 and 1: other numbers, another signature.
+    assert shared["signature"] == dataset_form["signature"].replace("|embedder:", "|answers:shared|embedder:")
+    assert shared["kl"] != pytest.approx(dataset_form["kl"])
+    expected = [ProbEval("hac", embedder="char-ngrams", distance_threshold=0.9).score_question(
+        ground_truth_from_reference(ref, str(i), raw), _counts(p)).kl
+        for i, (ref, raw, p) in enumerate(zip(STORED, RAW, PREDICTIONS))]
+    assert dataset_form["per_question_kl"] == pytest.approx(expected, abs=1e-12)
+
+
+def test_human_clusters_do_not_depend_on_raw_answers():
+    module = evaluate.load(cfc_probeval.evaluate_module_path(), "human")
+    with_raw = module.compute(predictions=PREDICTIONS, references=STORED, raw_answers=RAW)
+    without = module.compute(predictions=PREDICTIONS, references=STORED)
+    assert with_raw == without and "answers:" not in without["signature"]
+
+
+@pytest.mark.parametrize("raw, message", [
+    ([["dog", "cat"], RAW[1]], "raw answers must be the `raw_answers` field of a dataset row"),
+    (["dog", RAW[1]], "raw answers must be .*got str"),
+    ([{"answer": ["dog", "dog"], "count": [1, 2]}, RAW[1]], "raw answer 'dog' is given twice"),
+    ([{"answer": ["dog"], "count": [1, 2]}, RAW[1]], "two lists of the same length"),
+    ([{"dog": -1}, RAW[1]], "must be a non-negative number"),
+    ([{"dog": float("nan")}, RAW[1]], "must be a non-negative number"),
+    ([RAW[0]], "raw_answers has 1 entries for 2 references"),
+])
+def test_raw_answer_forms_that_are_not_understood_are_errors(raw, message):
+    module = evaluate.load(cfc_probeval.evaluate_module_path(), "human")
+    with pytest.raises(ValueError, match=message):
+        module.compute(predictions=PREDICTIONS, references=STORED, raw_answers=raw)
+
+
+def test_reference_forms_that_are_not_understood_are_errors():
+    from cfc_probeval import DataFormatError
+
+    with pytest.raises(DataFormatError, match="a reference must be .*records; got an object with keys"):
+        ground_truth_from_reference({"clusters": STORED[0], "raw_answers": RAW[0]}, "q")
+    with pytest.raises(DataFormatError, match="a reference must be"):
+        ground_truth_from_reference("dog", "q")
+
+
+def test_duplicate_question_ids_are_an_error():
+    module = evaluate.load(cfc_probeval.evaluate_module_path(), "human")
+    with pytest.raises(ValueError, match="duplicate question_ids: a"):
+        module.compute(predictions=PREDICTIONS, references=STORED, question_ids=["a", "a"])

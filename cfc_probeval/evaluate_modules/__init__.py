@@ -1,0 +1,35 @@
+"""The ``probeval`` ``evaluate`` module folder (``probeval/probeval.py``), shipped in the package.
+
+See :mod:`protoqa_metric.evaluate_modules` for why module scripts never carry a
+package's name.
+
+>>> PROBEVAL_CONFIGS[:3]
+('default', 'human', 'hac')
+>>> config_settings("hac-cosine")
+{'clustering': 'hac', 'matching': 'cosine'}
+"""
+
+from __future__ import annotations
+
+from ..clustering import CLUSTERINGS
+from ..matching import MATCHINGS
+
+__all__ = ["PROBEVAL_CONFIGS", "config_settings"]
+
+#: Configuration names of the ``probeval`` module: ``default``, a clustering, or ``<clustering>-<matching>``.
+PROBEVAL_CONFIGS: tuple[str, ...] = ("default", *CLUSTERINGS, *(f"{c}-{m}" for c in CLUSTERINGS for m in MATCHINGS))
+
+
+def config_settings(config_name: str) -> dict[str, str]:
+    """``clustering`` and ``matching`` named by a configuration such as ``gmeans`` or ``hac-cosine``.
+
+    >>> config_settings("default")
+    {}
+    """
+    if config_name not in PROBEVAL_CONFIGS:
+        raise ValueError(f"unknown configuration {config_name!r}; use default, a clustering "
+                         f"({', '.join(CLUSTERINGS)}) or clustering-matching, e.g. hac-cosine")
+    if config_name == "default":
+        return {}
+    clustering, _, matching = config_name.partition("-")
+    return {"clustering": clustering, **({"matching": matching} if matching else {})}

@@ -1,0 +1,152 @@
+"""ProbEval as an `evaluate` metric module (``evaluate.load("probeval")``): KL divergence between answer distributions.
+
+The computation and the parsing of references live in the installed package
+(``cfc_probeval`` of ``protoqa-eval``); this module only wires `evaluate` inputs and
+outputs to it. The ``# From:`` comments tell ``evaluate`` which pip package
+provides an import when it is missing.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+import datasets
+import evaluate
+
+from cfc_probeval.defaults import DEFAULTS  # From: protoqa-eval[probeval]
+from cfc_probeval.evaluate_modules import PROBEVAL_CONFIGS, config_settings  # From: protoqa-eval[probeval]
+from cfc_probeval.inputs import ground_truth_from_reference  # From: protoqa-eval[probeval]
+from cfc_probeval.probeval import evaluate_probeval  # From: protoqa-eval[probeval]
+from protoqa_metric.citations import PROBEVAL_CITATION  # From: protoqa-eval
+from protoqa_metric.readers import question_ids_for  # From: protoqa-eval
+
+_CITATION = PROBEVAL_CITATION
+
+_DESCRIPTION = """\
+ProbEval scores a model on open-ended commonsense questions by comparing the
+distribution of its sampled answers over answer clusters with the distribution of
+human answers: KL(P_G || P_H), natural log, after Laplace smoothing, averaged over
+questions. Lower is better; 0 means the model answers like the crowd.
+
+The human answers are grouped into clusters (the data's human clusters, or automatic
+ones: hierarchical agglomerative clustering, X-means or G-means over sentence
+embeddings); every sample is matched to the clusters (WordNet similarity, cosine
+similarity or a Gaussian-process classifier), and samples matching no cluster go to an
+extra "wrong" cluster. The default is the paper's best fully automatic setting:
+HAC (average linkage, cosine distance 0.5, all-MiniLM-L6-v2 embeddings) with WordNet
+matching.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions (`list` of `list` of `str`): for each question, the model's sampled
+        answers, with repetition (e.g. 100 samples).
+    references: for each question, its human answer clusters: the `clusters` field of a
+        dataset row, `{"id": [...], "answers": [[...], ...], "count": [...]}` (`id`
+        optional), or a list of `{"answers": [...], "count": n}` records.
+    clustering (`str`): `human`, `hac`, `xmeans` or `gmeans`. Defaults to the
+        configuration name (`hac` for `default`).
+    matching (`str`): `wordnet`, `cosine` or `gp`. Defaults to `wordnet`, or the
+        configuration name's second part (`hac-cosine`).
+    embedder (`str`): `minilm` (default, offline), `st:<sentence-transformers model or folder>`,
+        `fasttext:<file.vec or file.bin>`, or `char-ngrams`.
+    model_dir (`str`): folder holding local sentence-transformers models.
+    threshold (`float`): cosine similarity (default 0.4) or GP probability (default 0.5)
+        a match needs.
+    linkage (`str`), distance_threshold (`float`): HAC linkage method and cut (cosine distance).
+    k_init (`int`), k_max (`int`), alpha (`float`): X-means/G-means settings.
+    seed (`int`): random seed of K-means and the GP classifiers (default 0).
+    raw_answers (`list`): optional, per question how many people gave each answer: the
+        `raw_answers` field of a dataset row (`{"answer": [...], "count": [...]}`), a mapping
+        `{answer: count}` or a list of `{"answer", "count"}` records. Automatic clustering
+        weighs strings by these counts, as the command line does with a targets file;
+        without them a cluster's count is shared evenly by its strings, and the signature
+        says `answers:shared`.
+    question_ids (`list` of `str`): optional names of the questions (default "0", "1", ...);
+        one per question, all distinct.
+    all_stopword_match (`bool`): WordNet: two all-stopword strings match (default True).
+
+Returns:
+    kl (`float`): mean KL(P_G || P_H) over the questions with ground truth (lower is better).
+    per_question_kl (`list` of `float` or None): one per question; None for a question
+        left out for lack of ground-truth answers.
+    num_questions (`int`): how many questions the mean is over.
+    signature (`str`): the settings that produced the numbers.
+    details (`list` of `dict`): per question, every cluster with its representative
+        answer, P_G, P_H and the samples matched to it (only with `details=True`).
+
+Examples:
+    >>> probeval = evaluate.load("probeval", "human")  # doctest: +SKIP
+    >>> refs = [{"answers": [["dog", "puppy"], ["cat"]], "count": [6, 4]}]
+    >>> result = probeval.compute(predictions=[["dog"] * 6 + ["cat"] * 4], references=refs)  # doctest: +SKIP
+    >>> round(result["kl"], 4)  # doctest: +SKIP
+    0.0
+"""
+
+_STRING_LIST = datasets.List(datasets.Value("string"))
+_CLUSTERS_RECORD = {  # the ``clusters`` field of a dataset row; "id" may be left out
+    "id": _STRING_LIST,
+    "answers": datasets.List(_STRING_LIST),
+    "count": datasets.List(datasets.Value("int64")),
+}
+_CLUSTER_LIST = datasets.List({"id": datasets.Value("string"), "answers": _STRING_LIST,
+                               "count": datasets.Value("int64")})
+
+CONFIG_NAMES = PROBEVAL_CONFIGS
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class Probeval(evaluate.Metric):
+    """ProbEval (ACL 2024): KL divergence between human and model answer cluster distributions."""
+
+    def _info(self) -> evaluate.MetricInfo:
+        config_settings(self.config_name)  # reject unknown configurations when loading
+        return evaluate.MetricInfo(
+            module_type="metric",
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=[
+                datasets.Features({"predictions": _STRING_LIST, "references": _CLUSTERS_RECORD}),
+                datasets.Features({"predictions": _STRING_LIST, "references": _CLUSTER_LIST}),
+            ],
+            homepage="https://github.com/qxc101/PROBEVAL_CFC",
+            codebase_urls=["https://github.com/qxc101/PROBEVAL_CFC"],
+            reference_urls=["https://arxiv.org/abs/2406.04145"],
+        )
+
+    def _enforce_nested_string_type(self, schema: Any, obj: Any) -> Any:
+        # evaluate's input check needs every key of a dict feature; cluster ids are optional.
+        record = getattr(schema, "feature", schema)
+        if isinstance(record, dict) and "id" in record:
+            if isinstance(obj, dict) and "id" not in obj:
+                obj = {**obj, "id": None}
+            elif isinstance(obj, (list, tuple)) and schema is not record:
+                obj = [{**o, "id": None} if isinstance(o, dict) and "id" not in o else o for o in obj]
+        return super()._enforce_nested_string_type(schema, obj)
+
+    def _compute(self, predictions: Sequence[Sequence[str]], references: Sequence[Any],
+                 clustering: Optional[str] = None, matching: Optional[str] = None,
+                 question_ids: Optional[Sequence[str]] = None,
+                 raw_answers: Optional[Sequence[Any]] = None, details: bool = False,
+                 **settings: Any) -> dict[str, Any]:
+        chosen = config_settings(self.config_name)
+        clustering = clustering or chosen.get("clustering", DEFAULTS.clustering)
+        matching = matching or chosen.get("matching", DEFAULTS.matching)
+        ids = question_ids_for(question_ids, len(predictions))
+        raw = [None] * len(references) if raw_answers is None else list(raw_answers)
+        if len(raw) != len(references):
+            raise ValueError(f"raw_answers has {len(raw)} entries for {len(references)} references; give one "
+                             "per question (a dataset's raw_answers column)")
+        targets = {qid: ground_truth_from_reference(ref, qid, r) for qid, ref, r in zip(ids, references, raw)}
+        result = evaluate_probeval(targets, dict(zip(ids, predictions)), clustering=clustering,
+                                   matching=matching, **settings)
+        out = {
+            "kl": result.kl,
+            "per_question_kl": [result.per_question.get(qid) for qid in ids],
+            "num_questions": result.num_questions,
+            "signature": result.signature,
+        }
+        if details:
+            out["details"] = [result.questions[qid].as_dict() if qid in result.questions else None for qid in ids]
+        return out

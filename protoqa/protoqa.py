@@ -1,0 +1,106 @@
+"""ProtoQA ranked-list metric as a Hugging Face ``evaluate`` module (``evaluate.load("protoqa")``).
+
+A thin wrapper: parsing the references and all scoring live in the
+``protoqa_metric`` package of ``protoqa-eval``, so the numbers are the library's
+and the command line's. The ``# From:`` comments tell ``evaluate`` which pip
+package provides an import when it is missing.
+"""
+
+import datasets
+import evaluate
+
+from protoqa_metric import evaluate_predictions  # From: protoqa-eval
+from protoqa_metric.citations import PROTOQA_CITATION  # From: protoqa-eval
+from protoqa_metric.evaluate_modules import PROTOQA_CONFIGS  # From: protoqa-eval
+from protoqa_metric.readers import Question, clusters_from_records, question_ids_for  # From: protoqa-eval
+
+_CITATION = PROTOQA_CITATION
+
+_DESCRIPTION = """\
+ProtoQA scores a ranked list of answers to an open-ended commonsense question
+("Name something people do before they leave the house for work") against
+clusters of answers collected from about 100 people. Each cluster can be claimed
+once, by the prediction that fits it best (Hungarian assignment), and is worth its
+count; the total is divided by the best score possible. Max Answers@k scores the
+first k answers; Max Incorrect@k stops at the k-th answer that matches no cluster.
+Answers match clusters by exact string match or, the suggested default, by WordNet
+synonymy over token groups.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions (`list` of `list` of `str`): one ranked answer list per question, best first.
+    references: one value per question: the `clusters` field of a ProtoQA/CFC dataset row
+        (`{"id": [str], "answers": [[str]], "count": [int]}`), or a list of
+        `{"answers": [str], "count": int}` records.
+    similarity (`str`, optional): `wordnet` (default, or the config name), `exact_match`,
+        `wordnet_wup` or `lcs`.
+    metrics (`str` or `list` of `str`, optional): `standard` (all ten, default), `paper`
+        (the seven of the ProtoQA paper) or metric names such as `max_answers@10`.
+    all_stopword_match (`bool`, optional): with WordNet similarity, two strings made only of
+        stopwords ("the" vs "a") score 1 (default, as in the published numbers); False scores 0.
+    question_ids (`list` of `str`, optional): names for the questions in warnings; one per
+        question, all distinct (a duplicate is an error).
+Returns:
+    One float in [0, 1] per metric: `max_answers@1`, `max_answers@3`, `max_answers@5`,
+    `max_answers@10`, `max_answers@all`, `max_incorrect@1`, `max_incorrect@3`,
+    `max_incorrect@5`, `max_incorrect@all`, `set_intersection`; and `signature`, a string
+    naming the settings for reproducibility.
+Examples:
+    >>> import evaluate
+    >>> protoqa = evaluate.load("protoqa", "exact_match")  # doctest: +SKIP
+    >>> refs = [{"id": ["q.0", "q.1"], "answers": [["dog", "puppy"], ["cat"]], "count": [6, 4]}]
+    >>> results = protoqa.compute(predictions=[["cat", "dog"]], references=refs)  # doctest: +SKIP
+    >>> results["max_answers@1"], results["max_answers@all"]  # doctest: +SKIP
+    (0.6666666666666666, 1.0)
+"""
+
+_CLUSTERS_AS_STORED = datasets.Sequence(
+    {"id": datasets.Value("string"), "answers": datasets.Sequence(datasets.Value("string")), "count": datasets.Value("int64")}
+)
+# datasets.List keeps a list of records as records (Sequence turns it into a dict of lists).
+_CLUSTERS_AS_RECORDS = datasets.List(
+    {"answers": datasets.List(datasets.Value("string")), "count": datasets.Value("int64")}
+)
+_PREDICTIONS = datasets.Sequence(datasets.Value("string"))
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class Protoqa(evaluate.Metric):
+    """ProtoQA Max Answers@k / Max Incorrect@k under exact-match or WordNet similarity."""
+
+    def _info(self) -> evaluate.MetricInfo:
+        if self.config_name not in PROTOQA_CONFIGS:
+            raise ValueError(
+                f"unknown configuration {self.config_name!r}; use one of: {', '.join(PROTOQA_CONFIGS)}"
+            )
+        return evaluate.MetricInfo(
+            module_type="metric",
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=[
+                datasets.Features({"predictions": _PREDICTIONS, "references": _CLUSTERS_AS_STORED}),
+                datasets.Features({"predictions": _PREDICTIONS, "references": _CLUSTERS_AS_RECORDS}),
+            ],
+            homepage="https://github.com/iesl/protoqa-evaluator",
+            codebase_urls=["https://github.com/iesl/protoqa-evaluator"],
+            reference_urls=["https://aclanthology.org/2020.emnlp-main.85"],
+        )
+
+    def _compute(self, predictions, references, similarity=None, metrics="standard",
+                 all_stopword_match=True, question_ids=None):
+        if similarity is None:
+            similarity = "wordnet" if self.config_name == "default" else self.config_name
+        question_ids = question_ids_for(question_ids, len(references))
+        questions = [
+            Question(qid, "", clusters_from_records(ref, qid)) for qid, ref in zip(question_ids, references)
+        ]
+        result = evaluate_predictions(
+            questions,
+            dict(zip(question_ids, predictions)),
+            similarity,
+            metrics,
+            all_stopword_match=all_stopword_match,
+        )
+        return result.as_dict()
