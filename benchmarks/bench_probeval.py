@@ -99,7 +99,8 @@ def stages(targets_path: Path, samples_path: Path) -> None:
     matching_module.wordnet_similarity = counting_similarity
 
     start = time.perf_counter()
-    pe._embed_in_advance(list(targets.values()), [samples.get(qid, {}) for qid in targets])  # as evaluate() does
+    pe._embed_in_advance(list(targets.values()),  # as evaluate() does
+                         [normalized_sample_counts(samples.get(qid, {})) for qid in targets])
     t_embed = time.perf_counter() - start
 
     start = time.perf_counter()

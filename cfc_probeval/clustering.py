@@ -31,6 +31,7 @@ import numpy as np
 from scipy.cluster.hierarchy import fcluster, linkage
 from scipy.spatial.distance import pdist
 
+from .defaults import check_k_range, check_option
 from .embedders import unit_rows
 
 __all__ = [
@@ -108,14 +109,12 @@ class HACClusterer(Clusterer):
     name = "hac"
 
     def __init__(self, method: str = "average", threshold: float = 0.5, metric: str = "cosine") -> None:
-        if method not in HAC_METHODS:
-            raise ValueError(f"unknown linkage method {method!r}; choose one of {', '.join(HAC_METHODS)}")
+        check_option("linkage", method)
+        threshold = check_option("distance_threshold", threshold)
         if metric not in ("cosine", "euclidean"):
             raise ValueError(f"unknown metric {metric!r}; choose cosine or euclidean")
         if method in _EUCLIDEAN_ONLY and metric != "euclidean":
             raise ValueError(f"linkage {method!r} needs metric='euclidean'")
-        if not threshold >= 0:
-            raise ValueError(f"the distance threshold must be >= 0, got {threshold!r}")
         self.method, self.threshold, self.metric = method, float(threshold), metric
 
     def params(self) -> dict[str, Any]:
@@ -179,9 +178,8 @@ class _SplittingKMeans(Clusterer):
     """K-means from ``k_init`` centers, then split clusters while a test says so, up to ``k_max``."""
 
     def __init__(self, k_init: int = 1, k_max: int = 20, seed: int = 0, n_init: int = 10) -> None:
-        if k_init < 1 or k_max < k_init:
-            raise ValueError(f"need 1 <= k_init <= k_max, got k_init={k_init}, k_max={k_max}")
-        self.k_init, self.k_max, self.seed, self.n_init = int(k_init), int(k_max), int(seed), int(n_init)
+        k_init, k_max = check_k_range(k_init, k_max)
+        self.k_init, self.k_max, self.seed, self.n_init = k_init, k_max, check_option("seed", seed), int(n_init)
 
     def params(self) -> dict[str, Any]:
         return {"k_init": self.k_init, "k_max": self.k_max, "seed": self.seed}
@@ -270,9 +268,7 @@ class GMeansClusterer(_SplittingKMeans):
     def __init__(self, k_init: int = 1, k_max: int = 20, seed: int = 0, alpha: float = 0.0001,
                  min_split_size: int = 8, n_init: int = 10) -> None:
         super().__init__(k_init, k_max, seed, n_init)
-        if alpha not in GMEANS_CRITICAL_VALUES:
-            raise ValueError(f"alpha must be one of {sorted(GMEANS_CRITICAL_VALUES)}, got {alpha!r}")
-        self.alpha, self.min_split_size = alpha, int(min_split_size)
+        self.alpha, self.min_split_size = check_option("alpha", alpha), int(min_split_size)
 
     def params(self) -> dict[str, Any]:
         return {**super().params(), "alpha": self.alpha}
@@ -297,6 +293,12 @@ class GMeansClusterer(_SplittingKMeans):
         return excess if excess > 0 else None
 
 
+def _default_k_init(default: int, k_max: Any) -> Any:
+    if isinstance(k_max, int) and not isinstance(k_max, bool) and 1 <= k_max < default:
+        return k_max
+    return default
+
+
 CLUSTERINGS = ("human", "hac", "xmeans", "gmeans")
 """Ground-truth clusterings: the data's human clusters or one of the automatic ones."""
 
@@ -319,8 +321,13 @@ def make_clusterer(name: str, *, linkage_method: Optional[str] = None, distance_
         return HACClusterer(linkage_method or DEFAULTS.hac_linkage,
                             DEFAULTS.hac_threshold if distance_threshold is None else distance_threshold)
     if name == "xmeans":
-        return XMeansClusterer(k_init or DEFAULTS.xmeans_k_init, k_max or DEFAULTS.k_max, seed)
+        k_max = DEFAULTS.k_max if k_max is None else k_max
+        # An unset k_init never exceeds the k_max the user chose.
+        return XMeansClusterer(_default_k_init(DEFAULTS.xmeans_k_init, k_max) if k_init is None else k_init,
+                               k_max, seed)
     if name == "gmeans":
-        return GMeansClusterer(k_init or DEFAULTS.gmeans_k_init, k_max or DEFAULTS.k_max, seed,
+        k_max = DEFAULTS.k_max if k_max is None else k_max
+        return GMeansClusterer(_default_k_init(DEFAULTS.gmeans_k_init, k_max) if k_init is None else k_init,
+                               k_max, seed,
                                DEFAULTS.gmeans_alpha if alpha is None else alpha)
     raise ValueError(f"unknown clustering {name!r}; choose one of {', '.join(CLUSTERINGS)}")

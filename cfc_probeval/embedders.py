@@ -57,7 +57,11 @@ _WORD = re.compile(r"[\w'-]+")
 class Embedder(ABC):
     """Maps strings to vectors; each distinct string is embedded once per instance.
 
-    Subclasses implement :meth:`_encode` for a list of new strings.
+    Subclasses implement :meth:`_encode` for a list of new strings. Vectors are kept
+    as float32 when that loses nothing (sentence-transformers and FastText give
+    float32), which halves the cache; :meth:`embed` always returns float64. Beyond
+    ``max_cached`` strings the oldest ones not asked for by the current call are
+    forgotten, so memory stays bounded on inputs of any size.
 
     >>> emb = CharNgramEmbedder(dimension=16)
     >>> emb.embed(["dog", "dog", "cat"]).shape, emb.num_embedded
@@ -65,10 +69,12 @@ class Embedder(ABC):
     """
 
     name: str = "embedder"
+    max_cached: int = 200_000
 
     def __init__(self) -> None:
         self._cache: dict[str, np.ndarray] = {}
         self._dimension: Optional[int] = None
+        self._num_embedded = 0
 
     @abstractmethod
     def _encode(self, texts: list[str]) -> np.ndarray:
@@ -76,8 +82,8 @@ class Embedder(ABC):
 
     @property
     def num_embedded(self) -> int:
-        """How many distinct strings this instance has embedded so far."""
-        return len(self._cache)
+        """How many strings this instance has embedded so far (each distinct string once while cached)."""
+        return self._num_embedded
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """A float64 matrix with one row per string of ``texts`` (duplicates allowed).
@@ -87,15 +93,34 @@ class Embedder(ABC):
         """
         new = sorted({t for t in texts if t not in self._cache})
         if new:
-            vectors = np.asarray(self._encode(new), dtype=np.float64)
-            if vectors.shape[0] != len(new):
+            vectors = np.asarray(self._encode(new))
+            if vectors.ndim != 2 or vectors.shape[0] != len(new):
                 raise RuntimeError(f"{self.name}: got {vectors.shape[0]} vectors for {len(new)} strings")
+            vectors = _compact(vectors)
+            self._forget_oldest(len(new), keep=set(texts))
             self._dimension = vectors.shape[1]
             for text, vec in zip(new, vectors):
-                self._cache[text] = vec
+                self._cache[text] = vec.copy()  # a copy, so that forgetting it frees its memory
+            self._num_embedded += len(new)
         if not texts:
             return np.zeros((0, self._dimension or 0))
-        return np.stack([self._cache[t] for t in texts])
+        return np.stack([self._cache[t] for t in texts]).astype(np.float64)
+
+    def _forget_oldest(self, incoming: int, keep: set[str]) -> None:
+        excess = len(self._cache) + incoming - self.max_cached
+        if excess <= 0:
+            return
+        for text in [t for t in self._cache if t not in keep][:excess]:
+            del self._cache[text]
+
+
+def _compact(vectors: np.ndarray) -> np.ndarray:
+    """``vectors`` as float32 when that is exact, else as float64."""
+    if vectors.dtype == np.float32:
+        return vectors
+    as64 = vectors.astype(np.float64)
+    as32 = as64.astype(np.float32)
+    return as32 if np.array_equal(as32.astype(np.float64), as64, equal_nan=True) else as64
 
 
 def unit_rows(vectors: np.ndarray) -> np.ndarray:

@@ -18,14 +18,17 @@ raw rule agrees with the annotators at least as well (numbers in the card, "Defa
 
 from __future__ import annotations
 
+import itertools
 import warnings
 from abc import ABC, abstractmethod
-from typing import Any, Optional, Sequence
+from typing import Any, Iterable, Optional, Sequence
 
 import numpy as np
 
-from protoqa_metric.similarity import wordnet_similarity
+from protoqa_metric.similarity import _span_index, wordnet_similarity
+from protoqa_metric.text import content_tokens
 
+from .defaults import check_option
 from .embedders import Embedder, unit_rows
 
 __all__ = [
@@ -84,12 +87,30 @@ class Matcher(ABC):
         """For each sample, the indices of the clusters it belongs to (empty: "wrong")."""
 
 
+class _BoundedCache(dict):
+    """A dict that forgets its oldest entries beyond ``limit`` (bounded memory on any input)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__()
+        self.limit = limit
+
+    def put(self, key: Any, value: Any) -> None:
+        if len(self) >= self.limit:
+            for old in list(itertools.islice(iter(self), max(1, self.limit // 4))):
+                del self[old]
+        self[key] = value
+
+
 class WordNetMatcher(Matcher):
     """A sample belongs to every cluster holding a string it fully WordNet-matches (similarity 1).
 
-    Uses :func:`protoqa_metric.similarity.wordnet_similarity`. Each (sample, answer)
-    pair is scored at most once per matcher (:attr:`num_pairs_scored`), and a cluster
-    stops being searched at its first matching string.
+    Uses :func:`protoqa_metric.similarity.wordnet_similarity`. Two strings that share
+    no content token and no WordNet synset have similarity 0, so for each question an
+    index from tokens and synsets to answer strings gives every sample its few
+    candidate strings; only those pairs are scored, each at most once per matcher
+    while it is among the last ``cache_size`` pairs (:attr:`num_pairs_scored`), and
+    a cluster stops being searched at its first matching string. The result equals
+    scoring every pair.
 
     >>> WordNetMatcher().match(["chewing gum", "car"], [["gum", "candy"], ["bus"]])
     [(0,), ()]
@@ -97,17 +118,19 @@ class WordNetMatcher(Matcher):
 
     name = "wordnet"
 
-    def __init__(self, all_stopword_match: bool = True) -> None:
+    def __init__(self, all_stopword_match: bool = True, cache_size: int = 200_000) -> None:
         self.all_stopword_match = all_stopword_match
-        self._scores: dict[tuple[str, str], float] = {}
+        self._scores: _BoundedCache = _BoundedCache(cache_size)
+        self._indexes: _BoundedCache = _BoundedCache(cache_size)
+        self._num_scored = 0
 
     def params(self) -> dict[str, Any]:
         return {"stop": "match" if self.all_stopword_match else "zero"}
 
     @property
     def num_pairs_scored(self) -> int:
-        """How many distinct (sample, answer) pairs have been scored."""
-        return len(self._scores)
+        """How many (sample, answer) pairs have had their similarity computed."""
+        return self._num_scored
 
     def similarity(self, sample: str, answer: str) -> float:
         """The WordNet similarity of a normalized sample and an answer string (cached)."""
@@ -115,15 +138,64 @@ class WordNetMatcher(Matcher):
         score = self._scores.get(key)
         if score is None:
             score = wordnet_similarity(sample, answer, all_stopword_match=self.all_stopword_match)
-            self._scores[key] = score
+            self._scores.put(key, score)
+            self._num_scored += 1
         return score
 
+    def _keys(self, text: str) -> Optional[tuple[Iterable[Any], Iterable[str]]]:
+        """The synsets and content tokens of ``text`` (None when it has no content token)."""
+        if text in self._indexes:
+            return self._indexes[text]
+        tokens = content_tokens(text)
+        if tokens:
+            index = _span_index(tokens)
+            keys: Optional[tuple[Iterable[Any], Iterable[str]]] = (tuple(index.by_synset),
+                                                                   tuple(index.token_positions))
+        else:
+            keys = None
+        self._indexes.put(text, keys)
+        return keys
+
     def match(self, samples: Sequence[str], clusters: Sequence[Sequence[str]]) -> list[tuple[int, ...]]:
-        return [
-            tuple(j for j, answers in enumerate(clusters)
-                  if any(wordnet_scores_one(self.similarity(s, a)) for a in answers))
-            for s in samples
-        ]
+        owners: dict[str, list[int]] = {}
+        for j, answers in enumerate(clusters):
+            for answer in answers:
+                holders = owners.setdefault(answer, [])
+                if not holders or holders[-1] != j:
+                    holders.append(j)
+        by_synset: dict[Any, list[str]] = {}
+        by_token: dict[str, list[str]] = {}
+        stopwords_only: list[str] = []  # answers without content tokens match only each other
+        for answer in owners:
+            keys = self._keys(answer)
+            if keys is None:
+                stopwords_only.append(answer)
+                continue
+            for synset in keys[0]:
+                by_synset.setdefault(synset, []).append(answer)
+            for token in keys[1]:
+                by_token.setdefault(token, []).append(answer)
+        out: list[tuple[int, ...]] = []
+        for sample in samples:
+            keys = self._keys(sample)
+            if keys is None:
+                candidates: Iterable[str] = stopwords_only
+            else:
+                found: dict[str, None] = {}
+                for synset in keys[0]:
+                    found.update(dict.fromkeys(by_synset.get(synset, ())))
+                for token in keys[1]:
+                    found.update(dict.fromkeys(by_token.get(token, ())))
+                candidates = found
+            hits: set[int] = set()
+            for answer in candidates:
+                holders = owners[answer]
+                if hits.issuperset(holders):
+                    continue
+                if wordnet_scores_one(self.similarity(sample, answer)):
+                    hits.update(holders)
+            out.append(tuple(sorted(hits)))
+        return out
 
 
 def _cluster_max(similarity: np.ndarray, owners: np.ndarray, num_clusters: int) -> np.ndarray:
@@ -157,7 +229,7 @@ class CosineMatcher(Matcher):
     name = "cosine"
 
     def __init__(self, embedder: Embedder, threshold: float) -> None:
-        self.embedder, self.threshold = embedder, float(threshold)
+        self.embedder, self.threshold = embedder, check_option("threshold", threshold)
 
     def params(self) -> dict[str, Any]:
         return {"threshold": self.threshold}
@@ -194,9 +266,10 @@ class GPMatcher(Matcher):
                  fallback_cosine_threshold: Optional[float] = None) -> None:
         from .defaults import DEFAULTS
 
-        self.embedder, self.threshold, self.seed = embedder, float(threshold), int(seed)
-        self.fallback_cosine_threshold = (DEFAULTS.cosine_threshold if fallback_cosine_threshold is None
-                                          else float(fallback_cosine_threshold))
+        self.embedder, self.threshold = embedder, check_option("threshold", threshold)
+        self.seed = check_option("seed", seed)
+        self.fallback_cosine_threshold = check_option(
+            "threshold", DEFAULTS.cosine_threshold if fallback_cosine_threshold is None else fallback_cosine_threshold)
         self._fitted: dict[tuple[tuple[str, ...], ...], list[Any]] = {}
 
     def params(self) -> dict[str, Any]:
