@@ -160,6 +160,7 @@ def main() -> None:
     parser.add_argument("--baseline-size", type=int, default=500)
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds before a run is killed")
     args = parser.parse_args()
+    sys.stdout.reconfigure(line_buffering=True)  # figures appear as they are measured
     if not (args.data_dir / "cfc" / "dev.targets.jsonl").is_file():
         raise SystemExit(f"CFC dev data not found under {args.data_dir}")
     sizes = [int(s) for s in args.sizes.split(",") if s]

@@ -122,6 +122,7 @@ class WordNetMatcher(Matcher):
         self.all_stopword_match = all_stopword_match
         self._scores: _BoundedCache = _BoundedCache(cache_size)
         self._indexes: _BoundedCache = _BoundedCache(cache_size)
+        self._key_ids: dict[Any, int] = {}
         self._num_scored = 0
 
     def params(self) -> dict[str, Any]:
@@ -142,60 +143,68 @@ class WordNetMatcher(Matcher):
             self._num_scored += 1
         return score
 
-    def _keys(self, text: str) -> Optional[tuple[Iterable[Any], Iterable[str]]]:
-        """The synsets and content tokens of ``text`` (None when it has no content token)."""
-        if text in self._indexes:
-            return self._indexes[text]
-        tokens = content_tokens(text)
-        if tokens:
-            index = _span_index(tokens)
-            keys: Optional[tuple[Iterable[Any], Iterable[str]]] = (tuple(index.by_synset),
-                                                                   tuple(index.token_positions))
-        else:
-            keys = None
-        self._indexes.put(text, keys)
+    def _keys(self, text: str) -> Optional[frozenset]:
+        """The synsets and content tokens of ``text`` in one set (None when it has no content token).
+
+        Synsets are tuples and tokens strings, so the two kinds never collide.
+        """
+        keys = self._indexes.get(text, _MISSING)
+        if keys is _MISSING:
+            tokens = content_tokens(text)
+            if tokens:
+                index = _span_index(tokens)
+                # Small integers hash and compare faster than synset tuples.
+                ids = self._key_ids
+                keys = frozenset(ids.setdefault(k, len(ids)) for k in itertools.chain(index.by_synset,
+                                                                                     index.token_positions))
+            else:
+                keys = None
+            self._indexes.put(text, keys)
         return keys
 
     def match(self, samples: Sequence[str], clusters: Sequence[Sequence[str]]) -> list[tuple[int, ...]]:
-        owners: dict[str, list[int]] = {}
-        for j, answers in enumerate(clusters):
-            for answer in answers:
-                holders = owners.setdefault(answer, [])
-                if not holders or holders[-1] != j:
-                    holders.append(j)
-        by_synset: dict[Any, list[str]] = {}
-        by_token: dict[str, list[str]] = {}
-        stopwords_only: list[str] = []  # answers without content tokens match only each other
-        for answer in owners:
+        if len(self._key_ids) >= 8 * self._indexes.limit:
+            # Key ids are renumbered between questions only, never within one.
+            self._key_ids.clear()
+            self._indexes.clear()
+        answers: list[str] = []
+        owners: list[list[int]] = []
+        position: dict[str, int] = {}
+        for j, cluster in enumerate(clusters):
+            for answer in cluster:
+                i = position.get(answer)
+                if i is None:
+                    position[answer] = len(answers)
+                    answers.append(answer)
+                    owners.append([j])
+                elif owners[i][-1] != j:
+                    owners[i].append(j)
+        index: dict[int, list[int]] = {}
+        stopwords_only: list[int] = []  # answers without content tokens match only each other
+        for i, answer in enumerate(answers):
             keys = self._keys(answer)
             if keys is None:
-                stopwords_only.append(answer)
-                continue
-            for synset in keys[0]:
-                by_synset.setdefault(synset, []).append(answer)
-            for token in keys[1]:
-                by_token.setdefault(token, []).append(answer)
+                stopwords_only.append(i)
+            else:
+                for key in keys:
+                    index.setdefault(key, []).append(i)
+        indexed = frozenset(index)
         out: list[tuple[int, ...]] = []
         for sample in samples:
             keys = self._keys(sample)
-            if keys is None:
-                candidates: Iterable[str] = stopwords_only
-            else:
-                found: dict[str, None] = {}
-                for synset in keys[0]:
-                    found.update(dict.fromkeys(by_synset.get(synset, ())))
-                for token in keys[1]:
-                    found.update(dict.fromkeys(by_token.get(token, ())))
-                candidates = found
+            candidates = (stopwords_only if keys is None
+                          else sorted(set().union(*[index[k] for k in keys & indexed])))
             hits: set[int] = set()
-            for answer in candidates:
-                holders = owners[answer]
-                if hits.issuperset(holders):
+            for i in candidates:
+                if hits.issuperset(owners[i]):
                     continue
-                if wordnet_scores_one(self.similarity(sample, answer)):
-                    hits.update(holders)
+                if wordnet_scores_one(self.similarity(sample, answers[i])):
+                    hits.update(owners[i])
             out.append(tuple(sorted(hits)))
         return out
+
+
+_MISSING = object()
 
 
 def _cluster_max(similarity: np.ndarray, owners: np.ndarray, num_clusters: int) -> np.ndarray:

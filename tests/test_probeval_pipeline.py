@@ -188,3 +188,50 @@ def test_default_setting_with_the_real_minilm_model(cfc_dev, monkeypatch, tmp_pa
         narrow = pe.evaluate(subset, one_cluster_samples(subset))
     assert perfect.signature.startswith(DEFAULT_HAC + "embedder:all-MiniLM-L6-v2@package|matching:wordnet")
     assert perfect.kl < 0.1 < 1.0 < narrow.kl
+
+
+@pytest.mark.parametrize("settings, option, accepted", [
+    ({"clustering": "human", "matching": "cosine", "threshold": math.nan}, "threshold", "[0, 1]"),
+    ({"clustering": "human", "matching": "cosine", "threshold": -5}, "threshold", "[0, 1]"),
+    ({"clustering": "human", "matching": "gp", "threshold": 1.5}, "threshold", "[0, 1]"),
+    ({"clustering": "human", "matching": "cosine", "threshold": "0.4"}, "threshold", "[0, 1]"),
+    ({"clustering": "hac", "distance_threshold": -0.1}, "distance_threshold", "[0, 2]"),
+    ({"clustering": "hac", "distance_threshold": math.inf}, "distance_threshold", "[0, 2]"),
+    ({"clustering": "hac", "linkage": "nearest"}, "linkage", "one of single"),
+    ({"clustering": "xmeans", "k_max": 0}, "k_max", "integer >= 1"),
+    ({"clustering": "gmeans", "k_init": 0}, "k_init", "integer >= 1"),
+    ({"clustering": "xmeans", "k_init": 2.5}, "k_init", "integer >= 1"),
+    ({"clustering": "xmeans", "k_init": 8, "k_max": 4}, "k_init", "<= k_max"),
+    ({"clustering": "gmeans", "alpha": 0.0}, "alpha", "(0, 1)"),
+    ({"clustering": "gmeans", "alpha": 1.5}, "alpha", "(0, 1)"),
+    ({"clustering": "gmeans", "alpha": math.nan}, "alpha", "(0, 1)"),
+    ({"clustering": "xmeans", "seed": -1}, "seed", "[0, 2**32 - 1]"),
+    ({"clustering": "human", "matching": "gp", "seed": True}, "seed", "[0, 2**32 - 1]"),
+])
+def test_options_out_of_range_name_the_option_and_the_range(settings, option, accepted):
+    settings = dict(settings)
+    with pytest.raises(ValueError) as error:
+        ProbEval(settings.pop("clustering"), settings.pop("matching", "wordnet"), embedder=CharNgramEmbedder(),
+                 **settings)
+    assert str(error.value).startswith(f"{option} must be ") and accepted in str(error.value)
+
+
+@pytest.mark.parametrize("clustering, matching, option", [
+    ("human", "wordnet", {"k_max": 10}),
+    ("hac", "wordnet", {"alpha": 0.01}),
+    ("xmeans", "wordnet", {"distance_threshold": 0.3}),
+    ("gmeans", "cosine", {"linkage": "average"}),
+])
+def test_options_the_setting_does_not_read_are_refused(clustering, matching, option):
+    name = next(iter(option))
+    with pytest.raises(ValueError, match=f"^{name} applies to "):
+        ProbEval(clustering, matching, embedder=CharNgramEmbedder(), **option)
+
+
+def test_options_at_the_edges_of_their_ranges_are_accepted():
+    ProbEval("human", "cosine", embedder=CharNgramEmbedder(), threshold=0)
+    ProbEval("human", "gp", embedder=CharNgramEmbedder(), threshold=1.0, seed=2**32 - 1)
+    ProbEval("hac", embedder=CharNgramEmbedder(), distance_threshold=2, linkage="single")
+    sig = ProbEval("xmeans", embedder=CharNgramEmbedder(), k_max=1).signature(1)
+    assert "k_init=1,k_max=1" in sig  # an unset k_init follows a smaller k_max
+    ProbEval("gmeans", embedder=CharNgramEmbedder(), k_init=1, k_max=1, alpha=0.15)
