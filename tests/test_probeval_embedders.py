@@ -40,6 +40,32 @@ def test_each_distinct_string_is_encoded_once_in_sorted_batches():
     assert first.shape == (3, 2) and np.array_equal(first[0], first[2])
 
 
+def test_the_cache_is_bounded_and_keeps_the_strings_of_the_current_call():
+    emb = CountingEmbedder()
+    emb.max_cached = 3
+    emb.embed(["a", "b", "c"])
+    emb.embed(["c", "d"])  # "a" is forgotten; "c", asked for again, is kept
+    assert sorted(emb._cache) == ["b", "c", "d"] and emb.num_embedded == 4
+    emb.embed(["a"])
+    assert emb.requests[-1] == ["a"] and emb.num_embedded == 5
+
+
+def test_vectors_are_kept_compact_only_when_that_is_exact():
+    class Fixed(Embedder):
+        name = "fixed"
+
+        def __init__(self, rows):
+            super().__init__()
+            self.rows = rows
+
+        def _encode(self, texts):
+            return np.array(self.rows[: len(texts)], dtype=np.float64)
+
+    exact, inexact = Fixed([[0.5, 3.0]]), Fixed([[0.1, 3.0]])
+    assert exact.embed(["x"]).dtype == np.float64 and exact._cache["x"].dtype == np.float32
+    assert inexact.embed(["x"]).tolist() == [[0.1, 3.0]] and inexact._cache["x"].dtype == np.float64
+
+
 def test_embedding_nothing_gives_an_empty_matrix():
     assert CharNgramEmbedder(dimension=8).embed([]).shape[0] == 0
 

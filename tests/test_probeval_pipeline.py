@@ -155,6 +155,17 @@ def test_each_string_is_embedded_once_and_each_pair_scored_once(cfc_dev):
     assert again.per_question == result.per_question
 
 
+@pytest.mark.parametrize("clustering", ["human", "hac"])
+def test_questions_in_small_chunks_give_the_same_result(cfc_dev, clustering):
+    subset = {qid: cfc_dev[qid] for qid in list(cfc_dev)[:7]}
+    samples = human_answers_as_samples(subset)
+    whole = ProbEval(clustering, embedder=CharNgramEmbedder()).evaluate(subset, samples)
+    chunked = ProbEval(clustering, embedder=CharNgramEmbedder())
+    chunked.chunk_questions = 2
+    pieces = chunked.evaluate(subset, samples)
+    assert pieces.per_question == whole.per_question and pieces.stats == whole.stats
+
+
 def test_signature_names_every_setting():
     sig = ProbEval("gmeans", "gp", embedder=CharNgramEmbedder(), k_init=2, threshold=0.3, seed=7).signature(5)
     assert sig.startswith("clustering:gmeans(k_init=2,k_max=20,seed=7,alpha=0.0001)|embedder:char-ngrams:3x256|"
