@@ -28,7 +28,7 @@ from abc import ABC, abstractmethod
 from typing import Any, Optional
 
 import numpy as np
-from scipy.cluster.hierarchy import fcluster, linkage
+from scipy.cluster.hierarchy import linkage
 from scipy.spatial.distance import pdist
 
 from .defaults import check_k_range, check_option
@@ -42,6 +42,7 @@ __all__ = [
     "CLUSTERINGS",
     "make_clusterer",
     "canonical_labels",
+    "flat_clusters",
     "spherical_bic",
     "GMEANS_CRITICAL_VALUES",
 ]
@@ -126,7 +127,41 @@ class HACClusterer(Clusterer):
         # unrelated to everything rather than letting NaN poison the linkage.
         distances = np.nan_to_num(distances, nan=1.0)
         tree = linkage(distances, method=self.method)
-        return fcluster(tree, t=self.threshold, criterion="distance")
+        return flat_clusters(tree, self.threshold)
+
+
+def flat_clusters(tree: np.ndarray, threshold: float) -> np.ndarray:
+    """``scipy.cluster.hierarchy.fcluster(tree, threshold, "distance")``, up to label names.
+
+    Two leaves share a cluster when the highest merge on the path between them, and
+    every merge below it, is at most ``threshold``: each merge's height is taken as the
+    largest height in its subtree (as fcluster does, which matters for the
+    non-monotone centroid and median linkages). Written with a union-find because
+    fcluster's input checks cost more than the cut itself on a question's few dozen
+    answers.
+
+    >>> tree = linkage(np.array([0.1, 0.9, 0.8]), method="complete")  # 3 points, condensed distances
+    >>> flat_clusters(tree, 0.5).tolist()
+    [0, 0, 2]
+    """
+    n = len(tree) + 1
+    parent = list(range(n))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    heights = [0.0] * (2 * n - 1)
+    leaf_of = list(range(n)) + [0] * (n - 1)  # a leaf under each node
+    for k, (a, b, height, _) in enumerate(tree):
+        a, b, node = int(a), int(b), n + k
+        heights[node] = max(float(height), heights[a], heights[b])
+        leaf_of[node] = leaf_of[a]
+        if heights[node] <= threshold:
+            parent[find(leaf_of[b])] = find(leaf_of[a])
+    return np.array([find(i) for i in range(n)], dtype=int)
 
 
 def _kmeans(points: np.ndarray, k: int, seed: int, init: Optional[np.ndarray] = None, n_init: int = 10):
