@@ -20,8 +20,9 @@ So every question has its own answer set, counts and samples (its own clusters a
 matches), over the vocabulary of real answers and real GPT-2 samples.
 
 Every run is the whole command ``probeval TARGETS SAMPLES --json --quiet`` in a fresh
-process (imports, model load, embedding, clustering, matching, output); wall time and
-peak resident memory (``ru_maxrss`` of that process) are printed for the human
+process (imports, model load, embedding, clustering, matching, output); wall time, CPU
+time (user + system: less sensitive to other work on a shared machine) and peak resident
+memory (``ru_maxrss`` of that process) are printed for the human
 clusters and for the default setting (HAC complete linkage 0.3 over all-MiniLM-L6-v2,
 WordNet matching), at each size, with seconds per 1,000 questions to show how the cost
 grows. ``--baseline-ref`` also runs the code of a git revision (``git archive`` of it
@@ -93,8 +94,8 @@ def write_inputs(folder: Path, targets: list[dict], samples: dict[str, list[str]
 
 
 def run_probeval(code: Path, targets: Path, samples: Path, extra: list[str],
-                 timeout: float) -> tuple[Optional[dict], float, float]:
-    """(JSON result or None on timeout, wall seconds, peak RSS in MB) of one fresh ``probeval`` process."""
+                 timeout: float) -> tuple[Optional[dict], float, float, float]:
+    """(JSON result or None on timeout, wall seconds, CPU seconds, peak RSS in MB) of one fresh ``probeval``."""
     env = {**os.environ, "PYTHONPATH": str(code), "HF_HUB_OFFLINE": "1"}
     command = [sys.executable, "-m", "cfc_probeval", str(targets), str(samples), "--json", "--quiet", *extra]
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
@@ -108,14 +109,14 @@ def run_probeval(code: Path, targets: Path, samples: Path, extra: list[str],
             if time.perf_counter() > deadline:
                 process.kill()
                 pid, status, usage = os.wait4(process.pid, 0)
-                return None, time.perf_counter() - start, usage.ru_maxrss / 1024
+                return None, time.perf_counter() - start, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
             time.sleep(0.05)
         wall = time.perf_counter() - start
         if os.waitstatus_to_exitcode(status) != 0:
             err.seek(0)
             raise SystemExit(f"probeval failed ({code}):\n{err.read().decode(errors='replace')[-2000:]}")
         out.seek(0)
-        return json.loads(out.read()), wall, usage.ru_maxrss / 1024
+        return json.loads(out.read()), wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 def extract_revision(ref: str, folder: Path) -> Path:
@@ -128,14 +129,15 @@ def extract_revision(ref: str, folder: Path) -> Path:
     return target
 
 
-def figure(label: str, result: Optional[dict], wall: float, rss: float, num_questions: int) -> None:
+def figure(label: str, result: Optional[dict], wall: float, cpu: float, rss: float, num_questions: int) -> None:
     if result is None:
-        print(f"   {label:<34} killed after {wall:7.1f} s   peak RSS {rss:6.0f} MB")
+        print(f"   {label:<34} killed after {wall:7.1f} s (CPU {cpu:6.1f} s)   peak RSS {rss:6.0f} MB")
         return
     stats = result.get("stats", {})
-    print(f"   {label:<34} {wall:7.1f} s   peak RSS {rss:6.0f} MB   "
+    print(f"   {label:<34} {wall:7.1f} s (CPU {cpu:6.1f} s)   peak RSS {rss:6.0f} MB   "
           f"{1000 * wall / num_questions:6.2f} s per 1k questions   KL {result['kl']:.6f}   "
-          f"embedded {stats.get('strings_embedded', 0)}   WordNet pairs {stats.get('wordnet_pairs_scored', 0)}")
+          f"embedded {stats.get('strings_embedded', 0)}   WordNet pairs {stats.get('wordnet_pairs_scored', 0)}   "
+          f"load {os.getloadavg()[0]:.1f}")
 
 
 def compare_real(code: Path, baseline: Path, data_dir: Path, timeout: float) -> None:
@@ -143,8 +145,8 @@ def compare_real(code: Path, baseline: Path, data_dir: Path, timeout: float) -> 
     for samples_name in ("dev.predictions.gpt2-xl.oneshot.json", "dev.predictions.human.json"):
         for name, extra in SETTINGS.items():
             args = ["--ignore-unknown", *extra]
-            new, _, _ = run_probeval(code, targets, data_dir / "cfc" / samples_name, args, timeout)
-            old, _, _ = run_probeval(baseline, targets, data_dir / "cfc" / samples_name, args, timeout)
+            new = run_probeval(code, targets, data_dir / "cfc" / samples_name, args, timeout)[0]
+            old = run_probeval(baseline, targets, data_dir / "cfc" / samples_name, args, timeout)[0]
             worst = max(abs(new["per_question"][q] - old["per_question"][q]) for q in old["per_question"])
             same_ids = new["per_question"].keys() == old["per_question"].keys()
             print(f"   {samples_name:<38} {name:<8} before {old['kl']:.15f}   after {new['kl']:.15f}   "
@@ -167,7 +169,7 @@ def main() -> None:
     settings = [s for s in args.settings.split(",") if s]
     print(f"ProbEval scale benchmark: synthetic questions from CFC dev x 100 samples each")
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} (figures are noisy: "
-          "compare rows of the same run)")
+          "compare rows of the same run; CPU time is the process's own user + system time)")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         baseline = extract_revision(args.baseline_ref, folder) if args.baseline_ref else None
@@ -179,14 +181,12 @@ def main() -> None:
             print(f"2. {n} synthetic questions, both versions")
             for name in settings:
                 for label, code in ((f"{args.baseline_ref} (before)", baseline), ("this code (after)", REPO)):
-                    result, wall, rss = run_probeval(code, t_path, s_path, SETTINGS[name], args.timeout)
-                    figure(f"{name}, {label}", result, wall, rss, n)
+                    figure(f"{name}, {label}", *run_probeval(code, t_path, s_path, SETTINGS[name], args.timeout), n)
         print("3. this code, growing sizes")
         for n in sizes:
             t_path, s_path = write_inputs(folder, *synthetic_cfc(n, args.data_dir))
             for name in settings:
-                result, wall, rss = run_probeval(REPO, t_path, s_path, SETTINGS[name], args.timeout)
-                figure(f"{name}, {n} questions", result, wall, rss, n)
+                figure(f"{name}, {n} questions", *run_probeval(REPO, t_path, s_path, SETTINGS[name], args.timeout), n)
             t_path.unlink()
             s_path.unlink()
 

@@ -237,7 +237,7 @@ def test_the_hub_is_asked_for_the_pinned_minilm_revision(no_model_anywhere, pack
 
     def fake_snapshot_download(repo_id, *, revision=None, cache_dir=None, local_files_only=False, **options):
         if local_files_only:
-            raise huggingface_hub.errors.LocalEntryNotFoundError("not cached")
+            raise FileNotFoundError("not cached")  # what an empty cache raises varies by version
         asked.append((repo_id, revision, Path(cache_dir), options.get("allow_patterns")))
         return str(package_model)  # what a download would have written into the cache
 
@@ -250,7 +250,7 @@ def test_the_hub_is_asked_for_the_pinned_minilm_revision(no_model_anywhere, pack
 
     def unreachable(repo_id, **options):
         if options.get("local_files_only"):
-            raise huggingface_hub.errors.LocalEntryNotFoundError("not cached")
+            raise FileNotFoundError("not cached")  # what an empty cache raises varies by version
         raise OSError("Name or service not known")
 
     monkeypatch.setattr(huggingface_hub, "snapshot_download", unreachable)
