@@ -19,6 +19,9 @@ What is measured:
    string handed to the model and every WordNet similarity computed is counted, to
    show that each distinct string is embedded once and each (sample, answer) pair is
    scored once.
+
+``benchmarks/bench_probeval_scale.py`` measures 10,000 questions (time, CPU time, peak
+memory, growth with the number of questions, and the numbers before/after a change).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ import numbers
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Defaults", "DEFAULTS", "OPTION_RANGES", "check_option", "check_k_range", "check_applicable"]
+__all__ = ["Defaults", "DEFAULTS", "OPTION_RANGES", "check_option", "check_k_range", "check_settings"]
 
 
 @dataclass(frozen=True)
@@ -110,11 +110,15 @@ def check_k_range(k_init: int, k_max: int) -> tuple[int, int]:
     return k_init, k_max
 
 
-def check_applicable(clustering: str, matching: str, options: dict[str, Any]) -> None:
-    """ValueError for an option given (not None) that the clustering and matching do not read.
+def check_settings(clustering: str, matching: str, options: dict[str, Any]) -> None:
+    """ValueError for an option given (not None) out of its range, or not read by the clustering and matching.
 
-    >>> check_applicable("hac", "wordnet", {"distance_threshold": 0.3, "k_max": None})
-    >>> check_applicable("human", "wordnet", {"k_max": 10})
+    >>> check_settings("hac", "wordnet", {"distance_threshold": 0.3, "k_max": None})
+    >>> check_settings("hac", "wordnet", {"threshold": -5})
+    Traceback (most recent call last):
+    ...
+    ValueError: threshold must be a number in [0, 1], got -5
+    >>> check_settings("human", "wordnet", {"k_max": 10})
     Traceback (most recent call last):
     ...
     ValueError: k_max applies to xmeans and gmeans clustering only (got k_max=10 with clustering human, matching wordnet)
@@ -123,6 +127,9 @@ def check_applicable(clustering: str, matching: str, options: dict[str, Any]) ->
         "threshold": {"cosine", "gp"}, "distance_threshold": {"hac"}, "linkage": {"hac"},
         "k_init": {"xmeans", "gmeans"}, "k_max": {"xmeans", "gmeans"}, "alpha": {"gmeans"},
     }
+    for name, value in options.items():
+        if value is not None:
+            check_option(name, value)
     for name, value in options.items():
         if value is not None and not readers[name] & {clustering, matching}:
             raise ValueError(f"{name} applies to {OPTION_RANGES[name][0]} only "

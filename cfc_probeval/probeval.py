@@ -23,7 +23,7 @@ from protoqa_metric.readers import Question, preview_ids
 from protoqa_metric.text import normalize_prediction
 
 from .clustering import CLUSTERINGS, Clusterer, make_clusterer
-from .defaults import DEFAULTS, check_applicable, check_option
+from .defaults import DEFAULTS, check_settings, check_option
 from .distributions import WRONG, human_counts, kl_divergence, laplace_smoothed, model_counts
 from .embedders import Embedder, get_embedder
 from .errors import DataFormatError, ProbEvalWarning
@@ -223,7 +223,7 @@ class ProbEval:
                  all_stopword_match: bool = True) -> None:
         clustering_name = clustering if isinstance(clustering, str) else clustering.name
         matching_name = matching if isinstance(matching, str) else matching.name
-        check_applicable(clustering_name, matching_name, {
+        check_settings(clustering_name, matching_name, {
             "threshold": threshold, "linkage": linkage, "distance_threshold": distance_threshold,
             "k_init": k_init, "k_max": k_max, "alpha": alpha})
         check_option("seed", seed)
