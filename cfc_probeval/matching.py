@@ -21,7 +21,7 @@ from __future__ import annotations
 import itertools
 import warnings
 from abc import ABC, abstractmethod
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
