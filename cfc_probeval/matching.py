@@ -18,14 +18,17 @@ raw rule agrees with the annotators at least as well (numbers in the card, "Defa
 
 from __future__ import annotations
 
+import itertools
 import warnings
 from abc import ABC, abstractmethod
 from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from protoqa_metric.similarity import wordnet_similarity
+from protoqa_metric.similarity import _span_index, wordnet_similarity
+from protoqa_metric.text import content_tokens
 
+from .defaults import check_option
 from .embedders import Embedder, unit_rows
 
 __all__ = [
@@ -84,12 +87,30 @@ class Matcher(ABC):
         """For each sample, the indices of the clusters it belongs to (empty: "wrong")."""
 
 
+class _BoundedCache(dict):
+    """A dict that forgets its oldest entries beyond ``limit`` (bounded memory on any input)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__()
+        self.limit = limit
+
+    def put(self, key: Any, value: Any) -> None:
+        if len(self) >= self.limit:
+            for old in list(itertools.islice(iter(self), max(1, self.limit // 4))):
+                del self[old]
+        self[key] = value
+
+
 class WordNetMatcher(Matcher):
     """A sample belongs to every cluster holding a string it fully WordNet-matches (similarity 1).
 
-    Uses :func:`protoqa_metric.similarity.wordnet_similarity`. Each (sample, answer)
-    pair is scored at most once per matcher (:attr:`num_pairs_scored`), and a cluster
-    stops being searched at its first matching string.
+    Uses :func:`protoqa_metric.similarity.wordnet_similarity`. Two strings that share
+    no content token and no WordNet synset have similarity 0, so for each question an
+    index from tokens and synsets to answer strings gives every sample its few
+    candidate strings; only those pairs are scored, each at most once per matcher
+    while it is among the last ``cache_size`` pairs (:attr:`num_pairs_scored`), and
+    a cluster stops being searched at its first matching string. The result equals
+    scoring every pair.
 
     >>> WordNetMatcher().match(["chewing gum", "car"], [["gum", "candy"], ["bus"]])
     [(0,), ()]
@@ -97,17 +118,20 @@ class WordNetMatcher(Matcher):
 
     name = "wordnet"
 
-    def __init__(self, all_stopword_match: bool = True) -> None:
+    def __init__(self, all_stopword_match: bool = True, cache_size: int = 200_000) -> None:
         self.all_stopword_match = all_stopword_match
-        self._scores: dict[tuple[str, str], float] = {}
+        self._scores: _BoundedCache = _BoundedCache(cache_size)
+        self._indexes: _BoundedCache = _BoundedCache(cache_size)
+        self._key_ids: dict[Any, int] = {}
+        self._num_scored = 0
 
     def params(self) -> dict[str, Any]:
         return {"stop": "match" if self.all_stopword_match else "zero"}
 
     @property
     def num_pairs_scored(self) -> int:
-        """How many distinct (sample, answer) pairs have been scored."""
-        return len(self._scores)
+        """How many (sample, answer) pairs have had their similarity computed."""
+        return self._num_scored
 
     def similarity(self, sample: str, answer: str) -> float:
         """The WordNet similarity of a normalized sample and an answer string (cached)."""
@@ -115,15 +139,72 @@ class WordNetMatcher(Matcher):
         score = self._scores.get(key)
         if score is None:
             score = wordnet_similarity(sample, answer, all_stopword_match=self.all_stopword_match)
-            self._scores[key] = score
+            self._scores.put(key, score)
+            self._num_scored += 1
         return score
 
+    def _keys(self, text: str) -> Optional[frozenset]:
+        """The synsets and content tokens of ``text`` in one set (None when it has no content token).
+
+        Synsets are tuples and tokens strings, so the two kinds never collide.
+        """
+        keys = self._indexes.get(text, _MISSING)
+        if keys is _MISSING:
+            tokens = content_tokens(text)
+            if tokens:
+                index = _span_index(tokens)
+                # Small integers hash and compare faster than synset tuples.
+                ids = self._key_ids
+                keys = frozenset(ids.setdefault(k, len(ids)) for k in itertools.chain(index.by_synset,
+                                                                                     index.token_positions))
+            else:
+                keys = None
+            self._indexes.put(text, keys)
+        return keys
+
     def match(self, samples: Sequence[str], clusters: Sequence[Sequence[str]]) -> list[tuple[int, ...]]:
-        return [
-            tuple(j for j, answers in enumerate(clusters)
-                  if any(wordnet_scores_one(self.similarity(s, a)) for a in answers))
-            for s in samples
-        ]
+        if len(self._key_ids) >= 8 * self._indexes.limit:
+            # Key ids are renumbered between questions only, never within one.
+            self._key_ids.clear()
+            self._indexes.clear()
+        answers: list[str] = []
+        owners: list[list[int]] = []
+        position: dict[str, int] = {}
+        for j, cluster in enumerate(clusters):
+            for answer in cluster:
+                i = position.get(answer)
+                if i is None:
+                    position[answer] = len(answers)
+                    answers.append(answer)
+                    owners.append([j])
+                elif owners[i][-1] != j:
+                    owners[i].append(j)
+        index: dict[int, list[int]] = {}
+        stopwords_only: list[int] = []  # answers without content tokens match only each other
+        for i, answer in enumerate(answers):
+            keys = self._keys(answer)
+            if keys is None:
+                stopwords_only.append(i)
+            else:
+                for key in keys:
+                    index.setdefault(key, []).append(i)
+        indexed = frozenset(index)
+        out: list[tuple[int, ...]] = []
+        for sample in samples:
+            keys = self._keys(sample)
+            candidates = (stopwords_only if keys is None
+                          else sorted(set().union(*[index[k] for k in keys & indexed])))
+            hits: set[int] = set()
+            for i in candidates:
+                if hits.issuperset(owners[i]):
+                    continue
+                if wordnet_scores_one(self.similarity(sample, answers[i])):
+                    hits.update(owners[i])
+            out.append(tuple(sorted(hits)))
+        return out
+
+
+_MISSING = object()
 
 
 def _cluster_max(similarity: np.ndarray, owners: np.ndarray, num_clusters: int) -> np.ndarray:
@@ -157,7 +238,7 @@ class CosineMatcher(Matcher):
     name = "cosine"
 
     def __init__(self, embedder: Embedder, threshold: float) -> None:
-        self.embedder, self.threshold = embedder, float(threshold)
+        self.embedder, self.threshold = embedder, check_option("threshold", threshold)
 
     def params(self) -> dict[str, Any]:
         return {"threshold": self.threshold}
@@ -194,9 +275,10 @@ class GPMatcher(Matcher):
                  fallback_cosine_threshold: Optional[float] = None) -> None:
         from .defaults import DEFAULTS
 
-        self.embedder, self.threshold, self.seed = embedder, float(threshold), int(seed)
-        self.fallback_cosine_threshold = (DEFAULTS.cosine_threshold if fallback_cosine_threshold is None
-                                          else float(fallback_cosine_threshold))
+        self.embedder, self.threshold = embedder, check_option("threshold", threshold)
+        self.seed = check_option("seed", seed)
+        self.fallback_cosine_threshold = check_option(
+            "threshold", DEFAULTS.cosine_threshold if fallback_cosine_threshold is None else fallback_cosine_threshold)
         self._fitted: dict[tuple[tuple[str, ...], ...], list[Any]] = {}
 
     def params(self) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from protoqa_metric.readers import Question, preview_ids
 from protoqa_metric.text import normalize_prediction
 
 from .clustering import CLUSTERINGS, Clusterer, make_clusterer
-from .defaults import DEFAULTS
+from .defaults import DEFAULTS, check_settings, check_option
 from .distributions import WRONG, human_counts, kl_divergence, laplace_smoothed, model_counts
 from .embedders import Embedder, get_embedder
 from .errors import DataFormatError, ProbEvalWarning
@@ -199,10 +199,20 @@ class ProbEval:
         seed: random seed of K-means and the GP classifiers.
         all_stopword_match: WordNet: two all-stopword strings match (the published behaviour).
 
+    Every option is checked against its range (``cfc_probeval.defaults.OPTION_RANGES``);
+    a value out of range, or an option that the chosen clustering and matching do not
+    read, raises ValueError naming the option and what it accepts. :meth:`evaluate`
+    takes the questions ``chunk_questions`` at a time: the chunk's new strings are
+    embedded in one call, then each question is clustered, matched and scored, so time
+    grows linearly with the number of questions and memory holds only the results and
+    bounded caches.
+
     >>> pe = ProbEval("human")
     >>> pe.signature(3)  # doctest: +ELLIPSIS
     'clustering:human|embedder:none|matching:wordnet(stop=match)|smoothing:1|missing:empty|n:3|wordnet:...'
     """
+
+    chunk_questions: int = 2000
 
     def __init__(self, clustering: Union[str, Clusterer] = DEFAULTS.clustering,
                  matching: Union[str, Matcher] = DEFAULTS.matching, *,
@@ -211,6 +221,12 @@ class ProbEval:
                  distance_threshold: Optional[float] = None, k_init: Optional[int] = None,
                  k_max: Optional[int] = None, alpha: Optional[float] = None, seed: int = DEFAULTS.seed,
                  all_stopword_match: bool = True) -> None:
+        clustering_name = clustering if isinstance(clustering, str) else clustering.name
+        matching_name = matching if isinstance(matching, str) else matching.name
+        check_settings(clustering_name, matching_name, {
+            "threshold": threshold, "linkage": linkage, "distance_threshold": distance_threshold,
+            "k_init": k_init, "k_max": k_max, "alpha": alpha})
+        check_option("seed", seed)
         if isinstance(clustering, str):
             if clustering not in CLUSTERINGS:
                 raise ValueError(f"unknown clustering {clustering!r}; choose one of {', '.join(CLUSTERINGS)}")
@@ -219,7 +235,6 @@ class ProbEval:
                                             k_init=k_init, k_max=k_max, alpha=alpha, seed=seed)
         else:
             self.clustering_name, self.clusterer = clustering.name, clustering
-        matching_name = matching if isinstance(matching, str) else matching.name
         if isinstance(matching, str) and matching not in MATCHINGS:
             raise ValueError(f"unknown matching {matching!r}; choose one of {', '.join(MATCHINGS)}")
         needs_embedder = self.clusterer is not None or matching_name in ("cosine", "gp")
@@ -291,8 +306,11 @@ class ProbEval:
         >>> [round(c.p_h, 3) for c in r.clusters]
         [0.846, 0.077, 0.077]
         """
+        return self._score_normalized(truth, normalized_sample_counts(samples), clusters)
+
+    def _score_normalized(self, truth: GroundTruth, normalized: Mapping[str, int],
+                          clusters: Optional[Sequence[AnswerCluster]] = None) -> QuestionResult:
         clusters = tuple(self.clusters_for(truth) if clusters is None else clusters)
-        normalized = normalized_sample_counts(samples)
         distinct = list(normalized)
         matches = self.matcher.match(distinct, [c.answers for c in clusters]) if distinct else []
         counts = [normalized[s] for s in distinct]
@@ -337,14 +355,27 @@ class ProbEval:
 
         embedded_before = self.embedder.num_embedded if self.embedder else 0
         pairs_before = self.matcher.num_pairs_scored if isinstance(self.matcher, WordNetMatcher) else 0
-        self._embed_in_advance([truths[qid] for qid in scored], [parsed.get(qid, {}) for qid in scored])
-        iterator: Iterable[str] = scored
+        bar = None
         if progress:
             from tqdm.auto import tqdm
 
-            iterator = tqdm(scored, desc=f"ProbEval ({self.clustering_name}, {self.matcher.name})", unit="question",
-                            leave=False)
-        questions = {qid: self.score_question(truths[qid], parsed.get(qid, {})) for qid in iterator}
+            bar = tqdm(total=len(scored), desc=f"ProbEval ({self.clustering_name}, {self.matcher.name})",
+                       unit="question", leave=False)
+        questions: dict[str, QuestionResult] = {}
+        distinct_samples = 0
+        # Questions go through in chunks: each chunk's new strings are embedded in one
+        # call, and nothing is held across questions but the results and bounded caches.
+        for start in range(0, len(scored), self.chunk_questions):
+            chunk = scored[start : start + self.chunk_questions]
+            normalized = [normalized_sample_counts(parsed.get(qid, {})) for qid in chunk]
+            self._embed_in_advance([truths[qid] for qid in chunk], normalized)
+            for qid, counts in zip(chunk, normalized):
+                questions[qid] = self._score_normalized(truths[qid], counts)
+                distinct_samples += len(counts)
+            if bar is not None:
+                bar.update(len(chunk))
+        if bar is not None:
+            bar.close()
         per_question = {qid: q.kl for qid, q in questions.items()}
         mean = math.fsum(per_question.values()) / len(per_question) if per_question else math.nan
         stats = {
@@ -352,7 +383,7 @@ class ProbEval:
             "wordnet_pairs_scored": (self.matcher.num_pairs_scored - pairs_before
                                      if isinstance(self.matcher, WordNetMatcher) else 0),
             "samples": sum(q.num_samples for q in questions.values()),
-            "distinct_samples": sum(len(normalized_sample_counts(parsed.get(qid, {}))) for qid in questions),
+            "distinct_samples": distinct_samples,
             "ground_truth_answers": sum(len(truths[qid].answer_counts) for qid in questions),
         }
         return ProbEvalResult(mean, per_question, questions, len(questions),
@@ -362,7 +393,7 @@ class ProbEval:
 
 
     def _embed_in_advance(self, truths: Sequence[GroundTruth], samples: Sequence[Mapping[str, int]]) -> None:
-        """Embed every string the evaluation will need in one call.
+        """Embed every string a chunk of questions will need in one call (``samples`` normalized).
 
         One call lets the model batch strings of similar length together (a third
         faster than question by question), and makes the batches depend only on the
@@ -378,7 +409,7 @@ class ProbEval:
                 needed.update(a for c in truth.clusters for a in c.answers)
         if not isinstance(self.matcher, WordNetMatcher):
             for counts in samples:
-                needed.update(normalized_sample_counts(counts))
+                needed.update(counts)
         self.embedder.embed(sorted(needed))
 
 

