@@ -41,6 +41,7 @@ from .generation import (
     PROTOQA_NUM_SAMPLES,
     GenerationError,
     SamplingConfig,
+    check_tokenizer,
     iter_prompt_samples,
     prompt_function,
 )
@@ -142,6 +143,19 @@ def _download(url: str, target: Path) -> str:
     return str(target)
 
 
+def resolve_device(device: str) -> str:
+    """``auto`` becomes ``cuda`` when a GPU is visible, else ``cpu``; other names are kept.
+
+    >>> resolve_device("cpu")
+    'cpu'
+    """
+    if device != "auto":
+        return device
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
 def load_model(name: str, device: str = "auto", dtype: str = "auto") -> tuple[Any, Any]:
     """``(model, tokenizer)`` of a causal language model (Hub id or local folder), no remote code.
 
@@ -157,8 +171,10 @@ def load_model(name: str, device: str = "auto", dtype: str = "auto") -> tuple[An
         from transformers import AutoModelForCausalLM, AutoTokenizer
     except ImportError as exc:
         raise CommandError(f"generating needs torch and transformers ({exc}); pip install 'protoqa-eval[train]'") from exc
-    if device == "auto":
-        device = "cuda" if torch.cuda.is_available() else "cpu"
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()  # stderr is for our own progress bar and messages
+    device = resolve_device(device)
     dtypes = {"auto": "auto", "float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
     if dtype not in dtypes:
         raise CommandError(f"unknown dtype {dtype!r}; choose one of {', '.join(dtypes)}")
@@ -223,9 +239,12 @@ def _read_journal(path: Path, header: dict[str, Any]) -> tuple[dict[str, list[st
                 break  # the last line was cut short by the interruption; it is sampled again
             raise CommandError(f"{path}, line {number}: not JSON; delete the file to start over")
         if number == 1:
-            if record.get("header") != header:
-                raise CommandError(f"{path} was written by a run with other settings ({record.get('header')}); "
-                                   "use the same settings to resume it, or delete it to start over")
+            found = record.get("header") if isinstance(record.get("header"), dict) else {}
+            if found != header:
+                differ = sorted(k for k in set(found) | set(header) if found.get(k) != header.get(k))
+                raise CommandError(f"{path} was written by a run with other settings (differing: "
+                                   f"{', '.join(differ)}); use the same settings to resume it, or delete it to "
+                                   "start over")
             continue
         if not isinstance(record, dict) or not isinstance(record.get("id"), str):
             raise CommandError(f"{path}, line {number}: not a question record; delete the file to start over")
@@ -340,20 +359,30 @@ def _run_generate(args: argparse.Namespace) -> int:
         raise CommandError(f"--limit must be >= 1, got {args.limit}")
     style, num_samples = default_protocol(args.dataset)
     style = args.prompt or style
-    config = SamplingConfig(num_samples=args.num_samples or num_samples, max_new_tokens=args.max_new_tokens,
+    if args.num_samples is not None:
+        num_samples = args.num_samples
+    config = SamplingConfig(num_samples=num_samples, max_new_tokens=args.max_new_tokens,
                             top_p=args.top_p, temperature=args.temperature, top_k=0, batch_size=args.batch_size,
                             seed=args.seed)
     questions, origin = load_questions(args.dataset, args.split, args.data_dir, verify=not args.no_verify)
     questions = questions[: args.limit] if args.limit else questions
-    model, tokenizer = load_model(args.model, args.device, args.dtype)
+    try:
+        device = resolve_device(args.device)
+    except ImportError as exc:
+        raise CommandError(f"generating needs torch and transformers ({exc}); pip install 'protoqa-eval[train]'")
     header = {"model": args.model, "dataset": args.dataset, "split": args.split, "limit": args.limit,
-              "prompt": style, "sampling": config.signature(), "dtype": args.dtype,
-              "device": str(next(model.parameters()).device), "version": __version__}
+              "prompt": style, "sampling": config.signature(), "dtype": args.dtype, "device": device,
+              "version": __version__, "questions_from": origin}
+    journal = _journal_path(output)
+    if journal.is_file():
+        _read_journal(journal, header)  # settings checked before the model is loaded
+    model, tokenizer = load_model(args.model, device, args.dtype)
+    check_tokenizer(tokenizer, args.model)
     leaderboard = None
     if args.dataset == "protoqa" and args.split == "test":
         leaderboard = Path(args.leaderboard) if args.leaderboard else output.with_suffix(".leaderboard.jsonl")
     document = generate_answers_file(model, tokenizer, questions, output, config=config, prompt_style=style,
-                                     header={**header, "questions_from": origin}, progress=None if not
+                                     header=header, progress=None if not
                                      args.no_progress else False, leaderboard=leaderboard, model_name=args.model)
     info = document["generation"]
     total = sum(len(s) for s in document["model_answers"].values())
