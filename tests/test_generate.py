@@ -383,3 +383,13 @@ def test_lm_eval_hf_backend_runs_the_task_offline_and_prints_scores(tiny_dir, tm
     assert result.returncode == 0, result.stderr[-3000:]
     assert "wordnet_max_answers@10" in result.stdout and "probeval_kl" in result.stdout
     assert "probeval signature: clustering:human" in result.stderr
+
+
+@pytest.mark.parametrize("name", ["protoqa_metric.generation", "protoqa_metric.generate_cli",
+                                  "protoqa_metric.lm_eval_tasks", "protoqa_metric.lm_eval_tasks.harness"])
+def test_docstring_examples(name):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0 and result.attempted > 0
