@@ -87,7 +87,7 @@ def main() -> int:
     parser.add_argument("--batched-samples", type=int, default=100, help="batched samples per question (default 100)")
     parser.add_argument("--baseline-samples", type=int, default=10, help="plain-loop samples per question (default 10)")
     parser.add_argument("--batch-size", type=int, default=100)
-    parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1: steadier on a shared machine)")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1: steadier when shared)")
     parser.add_argument("--rounds", type=int, default=2, help="alternating rounds of both (default 2)")
     args = parser.parse_args()
     if not DEV.is_file():

@@ -170,7 +170,8 @@ def load_model(name: str, device: str = "auto", dtype: str = "auto") -> tuple[An
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
     except ImportError as exc:
-        raise CommandError(f"generating needs torch and transformers ({exc}); pip install 'protoqa-eval[train]'") from exc
+        raise CommandError(f"generating needs torch and transformers ({exc}); "
+                           "pip install 'protoqa-eval[train]'") from exc
     from transformers.utils import logging as transformers_logging
 
     transformers_logging.disable_progress_bar()  # stderr is for our own progress bar and messages
@@ -445,7 +446,8 @@ def score_generated(answers_path: str, targets: Optional[Sequence[Question]] = N
         raise CommandError(f"answers file not found: {path}") from exc
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise CommandError(f"{path}: not a JSON answers file ({exc})") from exc
-    generation = whole.get("generation") if isinstance(whole, dict) and isinstance(whole.get("generation"), dict) else {}
+    generation = whole.get("generation") if isinstance(whole, dict) else None
+    generation = generation if isinstance(generation, dict) else {}
     if targets is None:
         if not generation.get("dataset") or not generation.get("split"):
             raise CommandError(f"{path} does not say which questions it answers; pass --targets FILE")

@@ -224,34 +224,71 @@ def sample_uniforms(seeds: Sequence[int], sample_indices: Sequence[int], step: i
     return (x >> np.uint64(11)).astype(np.float64) * (1.0 / (1 << 53))
 
 
+def _nucleus_threshold(probs: Any, top_p: float) -> Any:
+    """Per row, the smallest probability ``v`` such that the mass of tokens more likely than ``v`` is below ``top_p``.
+
+    A radix select on the bits of the float32 probabilities (non-negative floats order
+    like their bit patterns): three passes over 12, 12 and 8 bits, each summing the mass
+    per bucket, instead of sorting the vocabulary.
+    """
+    import torch
+
+    rows = probs.shape[0]
+    bits = probs.contiguous().view(torch.int32)
+    weights = probs.double()
+    offset = torch.zeros(rows, dtype=torch.float64, device=probs.device)  # mass above the chosen buckets
+    prefix = torch.zeros(rows, dtype=torch.int64, device=probs.device)
+    active = None
+    for shift, width in ((20, 12), (8, 12), (0, 8)):
+        size = 1 << width
+        key = ((bits >> shift) & (size - 1)).long()
+        mass = torch.zeros(rows, size, dtype=torch.float64, device=probs.device)
+        mass.scatter_add_(1, key, weights if active is None else weights * active)
+        descending = mass.flip(-1)
+        above = offset.unsqueeze(-1) + descending.cumsum(-1) - descending
+        # Buckets holding some mass with less than top_p above them; `above` grows downwards,
+        # so the last such bucket holds the threshold.
+        candidates = (above < top_p) & (descending > 0)
+        positions = torch.arange(size, device=probs.device).expand(rows, size)
+        last = torch.where(candidates, positions, torch.full_like(positions, -1)).max(-1).values.clamp(min=0)
+        bucket = size - 1 - last
+        offset = above.gather(1, last.unsqueeze(-1)).squeeze(-1)
+        inside = key == bucket.unsqueeze(-1)
+        active = inside if active is None else active & inside
+        prefix = (prefix << width) | bucket
+    return prefix.to(torch.int32).view(torch.float32)
+
+
 def nucleus_tokens(logits: Any, uniforms: Any, *, top_p: float, temperature: float, top_k: int = 0) -> Any:
     """One token per row of ``logits``, drawn by inverse transform of ``uniforms`` (a 1-D tensor).
 
-    Temperature first, then top-k (0: off), then the nucleus: the most likely tokens
-    whose mass before them is below ``top_p`` (at least one token), renormalized.
+    Temperature first, then top-k (0: off), then the nucleus: the tokens such that the
+    mass of the tokens more likely than them is below ``top_p`` (the most likely token
+    always; tokens tied in probability are kept or dropped together), renormalized. The
+    uniform picks a token by the cumulative probability in vocabulary order.
 
-    >>> import torch  # doctest: +SKIP
-    >>> nucleus_tokens(torch.tensor([[0.0, 5.0, 1.0]]), torch.tensor([0.3]), top_p=0.9, temperature=1.0)  # doctest: +SKIP
-    tensor([1])
+    >>> import torch
+    >>> logits = torch.tensor([[0.0, 5.0, 1.0], [0.0, 0.1, 0.2]])
+    >>> nucleus_tokens(logits, torch.tensor([0.3, 0.99]), top_p=0.9, temperature=1.0)
+    tensor([1, 2])
     """
     import torch
 
     scaled = logits.float() / float(temperature)
-    sorted_logits, order = torch.sort(scaled, dim=-1, descending=True, stable=True)
-    if top_k > 0 and top_k < sorted_logits.shape[-1]:
-        sorted_logits[:, top_k:] = float("-inf")
-    probs = torch.softmax(sorted_logits, dim=-1).double()
-    cumulative = probs.cumsum(dim=-1)
+    if 0 < top_k < scaled.shape[-1]:
+        kth = torch.topk(scaled, top_k, dim=-1).values[:, -1:]
+        scaled = scaled.masked_fill(scaled < kth, float("-inf"))
+    probs = torch.softmax(scaled, dim=-1)
     if top_p < 1.0:
-        keep = (cumulative - probs) < top_p
-        keep[:, 0] = True
-        probs = probs * keep
-        cumulative = probs.cumsum(dim=-1)
-    kept = (probs > 0).sum(dim=-1).clamp(min=1)
-    target = uniforms.to(cumulative.device, torch.float64) * cumulative[:, -1]
-    position = torch.searchsorted(cumulative, target.unsqueeze(-1), right=True).squeeze(-1)
-    position = torch.minimum(position, kept - 1)
-    return order.gather(-1, position.unsqueeze(-1)).squeeze(-1)
+        probs = probs * (probs >= _nucleus_threshold(probs, top_p).unsqueeze(-1))
+    cumulative = probs.cumsum(dim=-1)
+    target = uniforms.to(cumulative.device, torch.float32).unsqueeze(-1) * cumulative[:, -1:]
+    position = torch.searchsorted(cumulative, target, right=True).squeeze(-1)
+    # Rounding can put the target at the very end: take the last token with mass then.
+    size = probs.shape[-1]
+    last_kept = size - 1 - (probs.flip(-1) > 0).int().argmax(-1)
+    position = torch.where(position >= size, last_kept, position)
+    return position
 
 
 def plan_batches(num_prompts: int, num_samples: int, batch_size: int) -> list[list[tuple[int, int, int]]]:
@@ -415,7 +452,8 @@ def iter_prompt_samples(
     ``progress`` shows a bar (tqdm, stderr) with questions done and samples per second
     (None: only on a terminal).
 
-    >>> for done in iter_prompt_samples(model, tokenizer, ["One fruit is"], SamplingConfig(num_samples=5)):  # doctest: +SKIP
+    >>> config = SamplingConfig(num_samples=5)
+    >>> for done in iter_prompt_samples(model, tokenizer, ["One fruit is"], config):  # doctest: +SKIP
     ...     print(done.index, done.answers)
     0 ['an apple', 'a banana', 'an apple', '', 'the orange']
     """
@@ -515,7 +553,8 @@ def sample_prompts(model: Any, tokenizer: Any, prompts: Sequence[str], config: S
                    **options: Any) -> list[PromptSamples]:
     """:func:`iter_prompt_samples` as a list, one :class:`PromptSamples` per prompt.
 
-    >>> [s.answers for s in sample_prompts(model, tokenizer, ["One fruit is"], SamplingConfig(num_samples=2))]  # doctest: +SKIP
+    >>> done = sample_prompts(model, tokenizer, ["One fruit is"], SamplingConfig(num_samples=2))  # doctest: +SKIP
+    >>> [s.answers for s in done]  # doctest: +SKIP
     [['an apple', 'banana']]
     """
     return list(iter_prompt_samples(model, tokenizer, prompts, config, **options))

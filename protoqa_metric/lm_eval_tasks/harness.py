@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
 
 from protoqa_metric.generation import answer_from_text
-from protoqa_metric.metrics import PAPER_METRICS, evaluate_predictions
+from protoqa_metric.metrics import evaluate_predictions
 from protoqa_metric.prompts import cfc_prompt, question_to_prompt, rank_answers
 from protoqa_metric.readers import Question, clusters_from_records
 from protoqa_metric.signature import make_signature
@@ -211,5 +211,3 @@ def write_leaderboard(items: Sequence[tuple[str, list[str]]]) -> float:
                 len(items), path.resolve())
     return mean([1.0 if ranked else 0.0 for _, ranked in items])
 
-
-PAPER_METRIC_NAMES = tuple(m.name for m in PAPER_METRICS)
