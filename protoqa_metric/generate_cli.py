@@ -532,7 +532,7 @@ def _guarded(run: Any, args: argparse.Namespace, prog: str) -> int:
     warnings.simplefilter("always", ProtoQAWarning)
     try:
         return run(args)
-    except (CommandError, GenerationError, DataFormatError, FileNotFoundError, ValueError) as exc:
+    except (CommandError, GenerationError, DataFormatError, OSError, ValueError) as exc:
         print(f"{prog}: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
     except RuntimeError as exc:  # torch errors (out of memory, device) while sampling

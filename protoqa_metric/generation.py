@@ -16,7 +16,8 @@ How a sample is drawn (the ProtoQA paper's protocol, :class:`SamplingConfig`):
   (:func:`~protoqa_metric.prompts.rank_answers`).
 
 How it is batched: ``model.generate`` with ``num_return_sequences`` draws many samples
-of a prompt in one forward pass over a left-padded batch with the KV cache; when a
+of a prompt in one forward pass over a left-padded batch with the KV cache (the prompt is
+run through the model once and its cache repeated for the samples); when a
 question needs fewer samples than ``batch_size``, several prompts share a pass. A
 stopping criterion ends each row at its first stop string.
 
@@ -409,6 +410,28 @@ def _processors(seeds: Any, indices: Any, prompt_width: int, config: SamplingCon
     return CounterNucleusSampler(), StopAtStopString()
 
 
+def _shared_prompt_cache(model: Any, input_ids: Any, mask: Any, count: int) -> Any:
+    """The KV cache of every prompt but its last token, computed once and repeated ``count`` times.
+
+    ``generate`` with ``num_return_sequences`` would otherwise run each prompt through the
+    model ``count`` times before sampling. Positions follow ``generate``'s rule for left
+    padding. None when the prompt is one token or the model keeps no such cache.
+    """
+    import torch
+
+    if input_ids.shape[1] < 2 or count < 2:
+        return None
+    positions = (mask.long().cumsum(-1) - 1).masked_fill(mask == 0, 0)
+    with torch.no_grad():
+        prefix = model(input_ids=input_ids[:, :-1], attention_mask=mask[:, :-1], position_ids=positions[:, :-1],
+                       use_cache=True)
+    cache = getattr(prefix, "past_key_values", None)
+    if cache is None or not hasattr(cache, "batch_repeat_interleave"):
+        return None
+    cache.batch_repeat_interleave(count)
+    return cache
+
+
 def _generation_config(config: SamplingConfig, count: int, eos_id: int, pad_id: int) -> Any:
     from transformers import GenerationConfig
 
@@ -525,14 +548,17 @@ def iter_prompt_samples(
             row_seeds = [seeds[p] for p, _, _ in call for _ in range(count)]
             row_indices = [start + j for _, start, _ in call for j in range(count)]
             sampler, stopper = _processors(row_seeds, row_indices, width, config, stop_table)
+            input_ids, mask = input_ids.to(device), mask.to(device)
+            cache = _shared_prompt_cache(model, input_ids, mask, count)
             # The sampler decides every token; generate's own multinomial over the one-hot
             # result is certain, but it would advance the global RNG, hence the fork.
             with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
                 output = model.generate(
-                    input_ids=input_ids.to(device), attention_mask=mask.to(device),
+                    input_ids=input_ids, attention_mask=mask,
                     generation_config=_generation_config(config, count, eos_id, pad_id),
                     logits_processor=LogitsProcessorList([sampler]),
                     stopping_criteria=StoppingCriteriaList([stopper]),
+                    **({"past_key_values": cache} if cache is not None else {}),
                 )
             decoded = _decode_rows(tokenizer, output[:, width:].cpu(), eos_id, pad_id)
             for k, (p, _, _) in enumerate(call):

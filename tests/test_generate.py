@@ -168,6 +168,17 @@ def test_sampling_is_deterministic_and_independent_of_the_batch_neighbours(tiny,
         assert all("\n" not in t and "." not in t for t in s.texts)
 
 
+def test_the_prompt_cache_shared_by_the_samples_changes_nothing(tiny, dev3, monkeypatch):
+    import protoqa_metric.generation as generation
+
+    model, tokenizer = tiny
+    prompts = [question_to_prompt(q.question) for q in dev3] + ["One is"]  # left padding in one batch
+    config = SamplingConfig(num_samples=6, batch_size=64, seed=3)
+    shared = [s.texts for s in sample_prompts(model, tokenizer, prompts, config)]
+    monkeypatch.setattr(generation, "_shared_prompt_cache", lambda *args: None)
+    assert [s.texts for s in sample_prompts(model, tokenizer, prompts, config)] == shared
+
+
 def test_a_prompt_longer_than_the_context_is_skipped_not_fatal(tmp_path, dev3):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
