@@ -10,6 +10,11 @@ The reference evaluator's form keeps working:
 Two systems on the same questions, with a paired bootstrap test:
 
     protoqa-eval compare TARGETS PREDICTIONS_A PREDICTIONS_B [--similarity wordnet] [--json]
+
+From a language model to answers and scores (:mod:`protoqa_metric.generate_cli`):
+
+    protoqa-eval generate MODEL -o ANSWERS.json [--dataset protoqa|cfc] [--split validation|test] ...
+    protoqa-eval score-generated ANSWERS.json [--json]
 """
 
 from __future__ import annotations
@@ -190,6 +195,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         warnings.simplefilter("always", ProtoQAWarning)
         if args_list and args_list[0] == "compare":
             return run_command("protoqa-eval compare", lambda: _compare(args_list[1:]))
+        if args_list and args_list[0] in ("generate", "score-generated"):
+            from . import generate_cli
+
+            command = generate_cli.main if args_list[0] == "generate" else generate_cli.score_main
+            return run_command(f"protoqa-eval {args_list[0]}", lambda: command(args_list[1:]))
         # The reference evaluator's "evaluate" sub-command: same arguments after it.
         if args_list and args_list[0] == "evaluate":
             args_list = args_list[1:]

@@ -50,6 +50,8 @@ __all__ = [
     "END_OF_ANSWER",
     "question_to_prompt",
     "generation_prompt",
+    "CFC_EXAMPLE",
+    "cfc_prompt",
     "training_line",
     "clean_answer",
     "rank_answers",
@@ -140,6 +142,29 @@ def generation_prompt(question: str) -> str:
     'One fruit is\\t'
     """
     return question_to_prompt(question) + ANSWER_SEPARATOR
+
+
+CFC_EXAMPLE = ("a man throws a stick into the lake for his dog. where does the man throw the stick?",
+               "into the lake")
+"""The one-shot example of :func:`cfc_prompt`: made up, in the style of CFC questions."""
+
+
+def cfc_prompt(question: str) -> str:
+    """A one-shot question-answer prompt for a CFC question (context sentence and question).
+
+    >>> print(cfc_prompt("a farmer with newly harvested crops. where are the farmers?"))
+    Q: a man throws a stick into the lake for his dog. where does the man throw the stick?
+    A: into the lake.
+    Q: a farmer with newly harvested crops. where are the farmers?
+    A:
+    """
+    if not isinstance(question, str):
+        raise TypeError(f"question must be a string, got {type(question).__name__}")
+    text = " ".join(question.split())
+    if not text:
+        raise ValueError(f"cannot make a prompt from an empty question: {question!r}")
+    example_question, example_answer = CFC_EXAMPLE
+    return f"Q: {example_question}\nA: {example_answer}.\nQ: {text}\nA:"
 
 
 def training_line(question: str, answer: str) -> str:

@@ -321,39 +321,14 @@ def sample_question_answers(
     >>> answers = sample_question_answers(model, tokenizer, "name a fruit", num_samples=5)  # doctest: +SKIP
     >>> len(answers), rank_answers(answers)[0]  # e.g. (5, 'apple')  # doctest: +SKIP
     """
-    import torch
-    from transformers import GenerationConfig
+    from .generation import SamplingConfig, sample_prompts
 
-    if num_samples < 1 or batch_size < 1:
-        raise ValueError(f"num_samples and batch_size must be >= 1, got {num_samples} and {batch_size}")
-    eos_id = tokenizer.eos_token_id
-    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos_id
-    if pad_id is None:
-        raise ValueError("the tokenizer needs an eos token (or a pad token) to end sampled answers")
-    device = next(model.parameters()).device
-    prompt_ids = tokenizer(prompt_fn(question), return_tensors="pt")["input_ids"].to(device)
-    if prompt_ids.shape[1] == 0:
-        raise ValueError(f"the prompt of {question!r} tokenizes to nothing")
-    answers: list[str] = []
-    was_training = model.training
-    model.eval()
-    try:
-        with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
-            torch.manual_seed(seed)
-            while len(answers) < num_samples:
-                count = min(batch_size, num_samples - len(answers))
-                config = GenerationConfig(
-                    do_sample=True, top_p=top_p, temperature=temperature, top_k=0,
-                    max_new_tokens=max_new_tokens, num_return_sequences=count,
-                    pad_token_id=pad_id, eos_token_id=eos_id,
-                )
-                output = model.generate(
-                    input_ids=prompt_ids, attention_mask=torch.ones_like(prompt_ids), generation_config=config,
-                )
-                answers.extend(decode_answers(tokenizer, output.tolist(), [prompt_ids.shape[1]] * len(output)))
-    finally:
-        model.train(was_training)
-    return answers
+    config = SamplingConfig(num_samples=num_samples, batch_size=batch_size, max_new_tokens=max_new_tokens,
+                            top_p=top_p, temperature=temperature, top_k=0, seed=seed)
+    (done,) = sample_prompts(model, tokenizer, [prompt_fn(question)], config, seeds=[seed])
+    if done.skipped:
+        raise ValueError(f"cannot sample answers to {question!r}: {done.skipped}")
+    return done.answers
 
 
 def sample_answers(
@@ -373,10 +348,17 @@ def sample_answers(
     >>> [len(s) for s in samples]  # doctest: +SKIP
     [3, 3]
     """
-    return [
-        sample_question_answers(model, tokenizer, question, seed=seed + i, **sampling)
-        for i, question in enumerate(questions)
-    ]
+    from .generation import SamplingConfig, sample_prompts
+
+    prompt_fn = sampling.pop("prompt_fn", generation_prompt)
+    config = SamplingConfig(seed=seed, top_k=0, **{"num_samples": PAPER_NUM_SAMPLES, "batch_size": 100,
+                                                    "max_new_tokens": 10, "top_p": PAPER_TOP_P,
+                                                    "temperature": PAPER_TEMPERATURE, **sampling})
+    results = sample_prompts(model, tokenizer, [prompt_fn(q) for q in questions], config)
+    for question, done in zip(questions, results):
+        if done.skipped:
+            raise ValueError(f"cannot sample answers to {question!r}: {done.skipped}")
+    return [done.answers for done in results]
 
 
 def _process_rank_and_count() -> tuple[int, int]:

@@ -1,0 +1,49 @@
+"""A tiny random GPT-2 with a byte-level BPE tokenizer, built offline and saved to a folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable, Sequence
+
+EOS = "<|endoftext|>"
+
+
+def build_tiny_gpt2(folder: Path, texts: Iterable[str], *, vocab_size: int = 300, n_layer: int = 2, n_embd: int = 32,
+                    n_positions: int = 128, seed: int = 0, fit_lines: Sequence[str] = (), fit_steps: int = 60) -> Path:
+    """Train a byte-level BPE on ``texts``, make a random GPT-2 over it and save both to ``folder``.
+
+    With ``fit_lines`` the model is first fitted to them for ``fit_steps`` Adam steps, so that
+    it answers with words of the data rather than random bytes.
+    """
+    import torch
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+
+    backend = Tokenizer(models.BPE())
+    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    backend.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=[EOS],
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    backend.train_from_iterator(list(texts), trainer=trainer)
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, eos_token=EOS, bos_token=EOS, unk_token=EOS)
+    torch.manual_seed(seed)
+    eos_id = tokenizer.convert_tokens_to_ids(EOS)
+    config = GPT2Config(vocab_size=len(tokenizer), n_positions=n_positions, n_layer=n_layer, n_head=2,
+                        n_embd=n_embd, bos_token_id=eos_id, eos_token_id=eos_id)
+    model = GPT2LMHeadModel(config)
+    if fit_lines:
+        rows = [tokenizer(line)["input_ids"] + [eos_id] for line in fit_lines]
+        width = max(len(r) for r in rows)
+        ids = torch.tensor([r + [eos_id] * (width - len(r)) for r in rows])
+        mask = torch.tensor([[1] * len(r) + [0] * (width - len(r)) for r in rows])
+        optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+        model.train()
+        for _ in range(fit_steps):
+            optimizer.zero_grad()
+            model(input_ids=ids, attention_mask=mask, labels=ids.masked_fill(mask == 0, -100)).loss.backward()
+            optimizer.step()
+        model.eval()
+    folder = Path(folder)
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
