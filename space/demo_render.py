@@ -148,7 +148,7 @@ def clusters_html(result: DemoResult) -> str:
     header = ["Cluster", "People", "<span style='display:inline-block;min-width:70px'>Share</span>",
               "Claimed (WordNet, @10)", "Answers in the cluster"]
     return (f"<p style='margin:2px 0'>{total} people answered; their answers were grouped by hand.</p>"
-            + _table("human-clusters", header, rows, min_width=600))
+            + _table("human-clusters", header, rows, min_width=480))
 
 
 def answers_html(result: DemoResult, limit: int = SHOWN_ANSWERS) -> str:
@@ -185,7 +185,7 @@ def answers_html(result: DemoResult, limit: int = SHOWN_ANSWERS) -> str:
         rows.append(row)
     more = (f"<p style='{_MUTED}'>... and {len(ranked) - limit} more distinct answers.</p>"
             if len(ranked) > limit else "")
-    return _table("model-answers", header, rows, min_width=560 if result.scored else 0) + more
+    return _table("model-answers", header, rows, min_width=460 if result.scored else 0) + more
 
 
 def scores_html(result: DemoResult) -> str:

@@ -261,3 +261,12 @@ def test_example_script_bad_option_exits_2(tmp_path):
                           "--eval-questions", "0"], capture_output=True, text=True, cwd=tmp_path, env=ENV, timeout=120)
     assert run.returncode == 2 and "--eval-questions must be >= 1" in run.stderr
     assert "Traceback" not in run.stderr
+
+
+def test_rows_module_docstring_examples():
+    import doctest
+
+    import protoqa_metric.rows
+
+    result = doctest.testmod(protoqa_metric.rows, optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0 and result.attempted > 0
