@@ -81,13 +81,19 @@ def _wait_for_server(url: str, process: subprocess.Popen, log: Path) -> None:
 
 
 @pytest.fixture
-def running_app(tmp_path):
-    """(url, log path) of the app serving a tiny GPT-2 and the shared data; always stopped."""
+def running_app(tmp_path, request):
+    """(url, log path) of the app serving a tiny GPT-2 and the shared data; always stopped.
+
+    Parametrized indirectly with ``"no model"``, it serves a model folder that does not exist.
+    """
     _require_tools()
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from test_space_logic import build_tiny_model
 
-    model_dir = build_tiny_model(tmp_path / "tiny-gpt2", _cluster_words(QUESTION_ID))
+    if getattr(request, "param", None) == "no model":
+        model_dir = tmp_path / "no-such-model"
+    else:
+        model_dir = build_tiny_model(tmp_path / "tiny-gpt2", _cluster_words(QUESTION_ID))
     port = _free_port()
     env = {
         **os.environ,
@@ -282,3 +288,32 @@ def test_generate_and_score_a_dev_question_in_chromium(running_app, browser):
     assert "fine-tuned GPT-2" in browser.find_element(By.ID, "summary").text
     assert browser.find_element(By.CSS_SELECTOR, "#scores table.protoqa-scores")
     assert browser.save_screenshot(str(artifacts / "space_browser_stored.png"))
+
+    # An example under the question picker shows another question's stored answers in one click.
+    example = browser.find_element(By.XPATH, "//button[contains(., 'ProtoQA r1q3: something a monk')]")
+    example.click()
+    wait.until(lambda d: "question r1q3" in d.find_element(By.ID, "summary").text,
+               message=f"the example did not show r1q3:\n{log.read_text()[-2000:]}")
+    assert "(stored)" in browser.find_element(By.ID, "status").text
+    assert browser.find_element(By.CSS_SELECTOR, "#question input").get_attribute("value").startswith("r1q3")
+
+
+@pytest.mark.parametrize("running_app", ["no model"], indirect=True)
+def test_without_a_model_generate_is_disabled_and_explained(running_app, browser):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    url, log = running_app
+    browser.get(url)
+    wait = WebDriverWait(browser, STEP_TIMEOUT)
+    status = wait.until(lambda d: d.find_element(By.ID, "model-status"))
+    wait.until(lambda d: "No model could be loaded" in status.text,
+               message=f"no explanation:\n{log.read_text()[-2000:]}")
+    generate = browser.find_element(By.ID, "generate")
+    wait.until(lambda d: "no model" in generate.text)
+    assert not generate.is_enabled()
+    assert "Show stored GPT-2 answers" in status.text
+    assert "primary" in browser.find_element(By.ID, "stored").get_attribute("class")
+    assert browser.find_element(By.CSS_SELECTOR, "#scores table.protoqa-scores")  # the first view is there
+    ARTIFACTS.mkdir(exist_ok=True)
+    assert browser.save_screenshot(str(ARTIFACTS / "space_no_model.png"))
