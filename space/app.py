@@ -201,7 +201,7 @@ class SpaceApp:
             log.exception("no first view")
             return _empty(f"Pick a question and press a button. (No first view: {exc})")
         outputs = render(result, "stored, ProtoQA dev r1q1")
-        return (outputs[0] + " Pick another question, or generate new answers.",) + outputs[1:]
+        return (outputs[0] + " Pick another question, or generate new answers below.",) + outputs[1:]
 
     # -- API (JSON numbers) --------------------------------------------------------------
 
@@ -270,13 +270,18 @@ def render(result: logic.DemoResult, what: str = "generated") -> Outputs:
     >>> from protoqa_metric import Cluster, Question
     >>> q = Question("q1", "name a pet", (Cluster("q1.0", ("dog",), 6),))
     >>> out = render(logic.score_answers("protoqa", q, logic.answers_from_samples(["dog"], "test")))
-    >>> out[0]
-    'Done: 1 distinct answers (generated), scored against 1 human clusters.'
+    >>> print(out[0])
+    Done: 1 distinct answers (generated), scored against 1 human clusters. Max Answers@10: **1.000** (exact match), **1.000** (WordNet); ProbEval KL: **0.115**.
     """
     distinct = len({a for a in result.answers.ranked if a})
     if result.scored:
+        # The headline numbers sit in the status line too, so they are seen without scrolling.
+        headline = result.protoqa.scores
         status = (f"Done: {distinct} distinct answers ({what}), scored against "
-                  f"{len(result.question.clusters)} human clusters.")
+                  f"{len(result.question.clusters)} human clusters. Max Answers@10: "
+                  f"**{headline['exact_match']['max_answers@10']:.3f}** (exact match), "
+                  f"**{headline['wordnet']['max_answers@10']:.3f}** (WordNet); "
+                  f"ProbEval KL: **{result.probeval.kl:.3f}**.")
     else:
         status = f"Done: {distinct} distinct answers ({what}). A typed question has no human answers, so no scores."
     return (status, question_html(result), clusters_html(result), answers_html(result), scores_html(result),
