@@ -34,7 +34,7 @@ CHROMEDRIVER = "/usr/bin/chromedriver"
 QUESTION_ID = "r1q7"  # "Name a vegetable that is about as big as your head."
 SEARCH = "vegetable"
 STARTUP_TIMEOUT = 90
-STEP_TIMEOUT = 60
+STEP_TIMEOUT = 120
 
 pytestmark = pytest.mark.browser
 
