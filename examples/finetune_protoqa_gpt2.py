@@ -8,16 +8,20 @@ picnic" -> "one thing people bring to a picnic is"). At each evaluation,
 ``ProtoQAEvalCallback`` samples answers for the dev questions (top_p 0.9, temperature
 0.69), ranks them by frequency and logs the ProtoQA scores next to ``eval_loss``.
 
+Options are this script's own (``--model``, ``--dataset``, ``--num-samples``, ...) and
+every ``transformers.TrainingArguments`` option (``--output-dir``, ``--max-steps``,
+``--eval-steps``, ``--learning-rate``, ``--report-to``, ...); ``--help`` lists them all.
 Example (a GPU helps; on CPU use a small ``--max-steps``)::
 
     python examples/finetune_protoqa_gpt2.py --model gpt2 --output-dir runs/gpt2-protoqa \\
         --num-samples 300 --eval-steps 1000 --report-to tensorboard
 
-Files: ``--data-dir`` is a local folder with the ProtoQA files (``train.jsonl`` and
-``dev.crowdsourced.jsonl``, flat or in the upstream layout ``train/train.jsonl``,
-``dev/dev.crowdsourced.jsonl``); without it they are downloaded once from the
-``iesl/protoqa-data`` GitHub repository into ``~/.cache/protoqa_metric/protoqa-data``.
-``--train-file`` / ``--dev-file`` name the files directly.
+Data: the rows of the ``protoqa`` config of the project's dataset, read
+
+* with ``protoqa_dataset`` (default): from ``--data-dir`` or ``$PROTOQA_DATA_DIR`` when
+  set, else downloaded from upstream; every file is checked against its pinned checksum;
+* or with stock ``datasets.load_dataset(--dataset, --dataset-config)``: a folder written
+  by ``python -m protoqa_dataset export`` or its copy on the Hub.
 
 Writes to ``--output-dir``: the fine-tuned model and tokenizer, ``eval_results.json``
 (final metrics), ``dev_predictions.jsonl`` (the final ranked answers, readable by
@@ -26,88 +30,89 @@ Writes to ``--output-dir``: the fine-tuned model and tokenizer, ``eval_results.j
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import sys
-import tempfile
-import urllib.request
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from protoqa_metric.prompts import training_line
-from protoqa_metric.readers import Question, read_targets
-from protoqa_metric.wordnet_access import cache_dir
-
-UPSTREAM_DATA = "https://raw.githubusercontent.com/iesl/protoqa-data/master/data"
-TRAIN_FILE = ("train.jsonl", "train/train.jsonl")
-DEV_FILE = ("dev.crowdsourced.jsonl", "dev/dev.crowdsourced.jsonl")
+from protoqa_metric.rows import questions_from_rows
 
 
-def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
-    """Command-line options (``--help`` lists them)."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", default="gpt2", help="model name on the Hugging Face Hub or local folder")
-    parser.add_argument("--data-dir", type=Path, help="local folder with the ProtoQA files (else: download)")
-    parser.add_argument("--train-file", type=Path, help="training questions (ProtoQA JSONL); overrides --data-dir")
-    parser.add_argument("--dev-file", type=Path, help="dev questions with clusters; overrides --data-dir")
-    parser.add_argument("--output-dir", type=Path, default=Path("protoqa-gpt2"))
-    parser.add_argument("--max-steps", type=int, default=-1, help="optimizer steps (default: --epochs)")
-    parser.add_argument("--epochs", type=float, default=1.0)
-    parser.add_argument("--eval-steps", type=int, default=1000, help="evaluate every N steps, and at the end")
-    parser.add_argument("--num-samples", type=int, default=300, help="answers sampled per dev question")
-    parser.add_argument("--eval-questions", type=int, help="use the first N dev questions (default: all)")
-    parser.add_argument("--similarity", default="wordnet",
-                        help="comma-separated similarities to score with: wordnet, exact_match, ...")
-    parser.add_argument("--probeval", action="store_true",
-                        help="also log ProbEval's KL divergence (human clusters, WordNet matching)")
-    parser.add_argument("--batch-size", type=int, default=8, help="training batch size")
-    parser.add_argument("--sample-batch-size", type=int, default=100, help="samples per generate() call")
-    parser.add_argument("--learning-rate", type=float, default=5e-5)
-    parser.add_argument("--max-length", type=int, default=64, help="longest training line, in tokens")
-    parser.add_argument("--seed", type=int, default=42)
-    parser.add_argument("--report-to", default="none", help="Trainer loggers: none, tensorboard, wandb, all, ...")
-    args = parser.parse_args(argv)
-    if args.eval_questions is not None and args.eval_questions < 1:
-        parser.error("--eval-questions must be >= 1")
-    if args.num_samples < 1:
-        parser.error("--num-samples must be >= 1")
-    return args
+@dataclass
+class ExampleArguments:
+    """This script's own options (the Trainer's come from ``TrainingArguments``)."""
+
+    model: str = field(default="gpt2", metadata={"help": "model name on the Hugging Face Hub or local folder"})
+    dataset: Optional[str] = field(default=None, metadata={
+        "help": "read the rows with stock datasets.load_dataset from this export folder or Hub id "
+                "(default: build them with protoqa_dataset, verifying checksums)"})
+    dataset_config: str = field(default="protoqa", metadata={"help": "config of the dataset to use"})
+    data_dir: Optional[str] = field(default=None, metadata={
+        "help": "local folder with the ProtoQA files, for protoqa_dataset (default: $PROTOQA_DATA_DIR, else download)"})
+    train_config: Optional[str] = field(default=None, metadata={
+        "help": "config of the training questions (default: --dataset-config)"})
+    train_split: str = field(default="train", metadata={"help": "split of the training questions"})
+    eval_split: str = field(default="validation", metadata={"help": "split of the dev questions (with clusters)"})
+    num_samples: int = field(default=300, metadata={"help": "answers sampled per dev question"})
+    eval_questions: Optional[int] = field(default=None, metadata={"help": "use the first N dev questions (default: all)"})
+    similarity: str = field(default="wordnet", metadata={
+        "help": "comma-separated similarities to score with: wordnet, exact_match, ..."})
+    probeval: bool = field(default=False, metadata={
+        "help": "also log ProbEval's KL divergence (human clusters, WordNet matching)"})
+    sample_batch_size: int = field(default=100, metadata={"help": "samples per generate() call"})
+    max_length: int = field(default=64, metadata={"help": "longest training line, in tokens"})
+
+    def __post_init__(self) -> None:
+        if self.eval_questions is not None and self.eval_questions < 1:
+            raise ValueError("--eval-questions must be >= 1")
+        if self.num_samples < 1 or self.sample_batch_size < 1:
+            raise ValueError("--num-samples and --sample-batch-size must be >= 1")
+        if self.max_length < 2:
+            raise ValueError("--max-length must be >= 2")
+        if self.dataset is not None and self.data_dir is not None:
+            raise ValueError("--data-dir is for protoqa_dataset; with --dataset the rows come from that export")
 
 
-def download(url: str, target: Path) -> Path:
-    """Fetch ``url`` to ``target`` unless it is there already (atomic: no half files)."""
-    if target.is_file():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    print(f"downloading {url}", file=sys.stderr)
-    handle, partial = tempfile.mkstemp(dir=target.parent, suffix=".part")
-    os.close(handle)
+def parse_args(argv: Optional[Sequence[str]] = None) -> tuple[ExampleArguments, Any]:
+    """``(ExampleArguments, TrainingArguments)`` from the command line.
+
+    The Trainer's defaults that this script changes unless given: evaluate every
+    ``--eval-steps`` (1000) steps, save no checkpoints, log every 50 steps.
+    """
+    from transformers import HfArgumentParser, TrainingArguments
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = HfArgumentParser((ExampleArguments, TrainingArguments), description=__doc__.split("\n\n")[0])
+    given = {a.split("=", 1)[0].lstrip("-").replace("-", "_") for a in argv if a.startswith("--")}
+    defaults = {"eval_strategy": "steps", "eval_steps": "1000", "save_strategy": "no", "logging_steps": "50",
+                "per_device_train_batch_size": "8", "per_device_eval_batch_size": "8"}
+    for name, value in defaults.items():
+        if name not in given:
+            argv += [f"--{name}", value]
+    if "output_dir" not in given:
+        argv += ["--output_dir", "protoqa-gpt2"]
     try:
-        urllib.request.urlretrieve(url, partial)
-        os.replace(partial, target)
-    finally:
-        if os.path.exists(partial):
-            os.remove(partial)
-    return target
+        example, training = parser.parse_args_into_dataclasses(args=argv)
+    except ValueError as exc:  # a dataclass refused a value: argparse style, exit 2
+        parser.error(str(exc))
+    return example, training
 
 
-def locate(explicit: Optional[Path], data_dir: Optional[Path], names: Sequence[str]) -> Path:
-    """The file given explicitly, else found in ``data_dir``, else downloaded from upstream."""
-    if explicit is not None:
-        if not explicit.is_file():
-            raise FileNotFoundError(f"no such file: {explicit}")
-        return explicit
-    if data_dir is not None:
-        for name in names:
-            if (data_dir / name).is_file():
-                return data_dir / name
-        raise FileNotFoundError(f"none of {', '.join(names)} in {data_dir}")
-    upstream = names[-1]
-    return download(f"{UPSTREAM_DATA}/{upstream}", cache_dir() / "protoqa-data" / upstream)
+def load_rows(example: ExampleArguments, config: str, split: str):
+    """One split of the dataset as a ``datasets.Dataset`` of export rows."""
+    if example.dataset is not None:
+        from datasets import load_dataset
+
+        return load_dataset(example.dataset, config, split=split)
+    from protoqa_dataset import load_protoqa
+
+    # skip_unavailable: a local folder without the train file still gives its dev split.
+    return load_protoqa(config, data_dir=example.data_dir, split=split, skip_unavailable=True)
 
 
-def training_lines(questions: Sequence[Question]) -> list[str]:
+def training_lines(questions) -> list[str]:
     """One ``prompt<TAB>answer.`` line per answer cluster (its first answer string), as in the paper."""
     return [training_line(q.question, c.answers[0]) for q in questions for c in q.clusters if c.answers]
 
@@ -145,71 +150,62 @@ class PadToLongest:
 
 def main(argv: Optional[Sequence[str]] = None) -> dict[str, float]:
     """Fine-tune, evaluate with the ProtoQA callback, save; returns the final metrics."""
-    args = parse_args(argv)
-    from transformers import AutoModelForCausalLM, AutoTokenizer, Trainer, TrainingArguments, set_seed
+    example, training_args = parse_args(argv)
+    from transformers import AutoModelForCausalLM, AutoTokenizer, Trainer, set_seed
 
     from protoqa_metric.training import ProtoQAEvalCallback
 
-    set_seed(args.seed)
-    train_questions = list(read_targets(locate(args.train_file, args.data_dir, TRAIN_FILE)).values())
-    dev_questions = [q for q in read_targets(locate(args.dev_file, args.data_dir, DEV_FILE)).values() if q.clusters]
-    dev_questions = dev_questions[: args.eval_questions]
-    if not dev_questions:
-        raise SystemExit("no dev questions with answer clusters to evaluate on")
+    set_seed(training_args.seed)
+    train_rows = load_rows(example, example.train_config or example.dataset_config, example.train_split)
+    dev_rows = load_rows(example, example.dataset_config, example.eval_split)
+    dev_rows = dev_rows.filter(lambda row: len(row["clusters"]["count"]) > 0)
+    if example.eval_questions is not None:
+        dev_rows = dev_rows.select(range(min(example.eval_questions, dev_rows.num_rows)))
+    if dev_rows.num_rows == 0:
+        raise SystemExit(f"no {example.eval_split} questions with answer clusters to evaluate on")
+    train_questions = questions_from_rows(train_rows, "training rows")
+    dev_questions = questions_from_rows(dev_rows, "dev rows")
 
-    tokenizer = AutoTokenizer.from_pretrained(args.model)
+    tokenizer = AutoTokenizer.from_pretrained(example.model)
     if tokenizer.eos_token_id is None:
-        raise SystemExit(f"{args.model}: the tokenizer has no eos token to end answers with")
+        raise SystemExit(f"{example.model}: the tokenizer has no eos token to end answers with")
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
-    model = AutoModelForCausalLM.from_pretrained(args.model)
+    model = AutoModelForCausalLM.from_pretrained(example.model)
 
-    train_rows = tokenize_lines(tokenizer, training_lines(train_questions), args.max_length)
-    dev_rows = tokenize_lines(tokenizer, training_lines(dev_questions), args.max_length)
-    print(f"{len(train_rows)} training lines from {len(train_questions)} questions; "
+    train_lines = tokenize_lines(tokenizer, training_lines(train_questions), example.max_length)
+    dev_lines = tokenize_lines(tokenizer, training_lines(dev_questions), example.max_length)
+    print(f"{len(train_lines)} training lines from {len(train_questions)} questions; "
           f"evaluating on {len(dev_questions)} dev questions", file=sys.stderr)
 
-    training_args = TrainingArguments(
-        output_dir=str(args.output_dir),
-        max_steps=args.max_steps,
-        num_train_epochs=args.epochs,
-        per_device_train_batch_size=args.batch_size,
-        per_device_eval_batch_size=args.batch_size,
-        learning_rate=args.learning_rate,
-        eval_strategy="steps",
-        eval_steps=args.eval_steps,
-        logging_steps=min(50, args.eval_steps),
-        save_strategy="no",
-        report_to=args.report_to,
-        seed=args.seed,
-    )
     trainer = Trainer(
         model=model,
         args=training_args,
-        train_dataset=train_rows,
-        eval_dataset=dev_rows,
+        train_dataset=train_lines,
+        eval_dataset=dev_lines,
         data_collator=PadToLongest(tokenizer.pad_token_id),
         processing_class=tokenizer,
     )
     callback = ProtoQAEvalCallback(
-        dev_questions,
-        num_samples=args.num_samples,
-        batch_size=args.sample_batch_size,
-        similarity=[s.strip() for s in args.similarity.split(",") if s.strip()],
-        seed=args.seed,
-        probeval=args.probeval,
+        dev_rows,  # the dataset's rows, as they are
+        num_samples=example.num_samples,
+        batch_size=example.sample_batch_size,
+        similarity=[s.strip() for s in example.similarity.split(",") if s.strip()],
+        seed=training_args.seed,
+        probeval=example.probeval,
     )
     trainer.add_callback(callback.bind(trainer))
     trainer.train()
     final = trainer.evaluate()
 
-    trainer.save_model(str(args.output_dir))
+    output_dir = Path(training_args.output_dir)
+    trainer.save_model(str(output_dir))
     trainer.save_state()
     if not trainer.is_world_process_zero():
         return final  # under accelerate launch / torchrun, rank 0 writes the files
-    with open(args.output_dir / "eval_results.json", "w", encoding="utf-8") as fh:
+    with open(output_dir / "eval_results.json", "w", encoding="utf-8") as fh:
         json.dump(final, fh, indent=2)
-    with open(args.output_dir / "dev_predictions.jsonl", "w", encoding="utf-8") as fh:
+    with open(output_dir / "dev_predictions.jsonl", "w", encoding="utf-8") as fh:
         for qid, answers in callback.ranked_predictions().items():
             fh.write(json.dumps({qid: answers}) + "\n")
     for name, value in sorted(final.items()):

@@ -22,6 +22,7 @@ from .metrics import (
     metric_specs,
 )
 from .readers import Cluster, DataFormatError, Question, clusters_from_records, read_predictions, read_targets
+from .rows import question_from_row, questions_from_rows
 from .scoring import QuestionScore, oracle_score, score_matrix, score_question, similarity_matrix
 from .similarity import SIMILARITIES, exact_match, get_similarity, lcs_ratio, wordnet_similarity, wup_similarity
 from .text import ENGLISH_STOPWORDS, content_tokens, normalize_prediction
@@ -43,6 +44,8 @@ __all__ = [
     "clusters_from_records",
     "read_predictions",
     "read_targets",
+    "question_from_row",
+    "questions_from_rows",
     "QuestionScore",
     "oracle_score",
     "score_matrix",

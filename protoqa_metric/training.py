@@ -34,6 +34,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 from .metrics import evaluate_predictions
 from .prompts import clean_answer, generation_prompt, rank_answers
 from .readers import Question
+from .rows import questions_from_rows
 
 __all__ = [
     "PAPER_TOP_P",
@@ -46,6 +47,8 @@ __all__ = [
     "score_sampled_answers",
     "decode_answers",
     "make_compute_metrics",
+    "QuestionRows",
+    "LABELS_NEEDED",
     "sample_question_answers",
     "sample_answers",
     "ProtoQAEvalCallback",
@@ -66,6 +69,21 @@ strings included (a sample with no answer matches no cluster)."""
 ProbEvalOption = Union[bool, ProbEvalFn]
 
 Similarities = Union[str, Sequence[str]]
+
+QuestionRows = Any
+"""Evaluation questions in any accepted form: a ``datasets.Dataset`` of the dataset export
+(columns ``id``, ``question``, ``clusters``; extra columns such as ``input_ids`` are
+ignored), a list of such rows, a list of :class:`~protoqa_metric.readers.Question` or a
+``{question id: Question}`` mapping (see :func:`~protoqa_metric.rows.questions_from_rows`)."""
+
+LABELS_NEEDED = (
+    "the Trainer calls compute_metrics only when the evaluation batches carry 'labels', so with these rows it "
+    "would never score and no eval_protoqa_* key would appear. Give each row a 'labels' field (any token ids; "
+    "they are not read), e.g. eval_rows = eval_rows.map(lambda row: {'labels': row['input_ids']}), and pass "
+    "include_for_metrics=['inputs'] (with predict_with_generate=True) to the training arguments; or use "
+    "ProtoQAEvalCallback, which samples by itself and needs no labels"
+)
+"""Why prompt-only evaluation rows cannot reach ``compute_metrics``, and what to pass instead."""
 
 
 def metric_key(similarity: str, metric: str, prefix: str = "protoqa") -> str:
@@ -212,9 +230,19 @@ def _group_by_question(questions: Sequence[Question], answers: Sequence[str]) ->
     return list(order.values()), [grouped[qid] for qid in order]
 
 
+def _row_keys(rows: Any) -> Optional[list[str]]:
+    """Column names of a dataset, or the keys of a list's first row; None when unknown."""
+    names = getattr(rows, "column_names", None)
+    if isinstance(names, list):
+        return names
+    if isinstance(rows, Sequence) and not isinstance(rows, str) and rows and isinstance(rows[0], Mapping):
+        return list(rows[0])
+    return None
+
+
 def make_compute_metrics(
     tokenizer: Any,
-    questions: Sequence[Question],
+    questions: QuestionRows,
     *,
     strip_prompt: bool = True,
     similarity: Similarities = "wordnet",
@@ -225,8 +253,11 @@ def make_compute_metrics(
 
     Args:
         tokenizer: decodes the ids (its eos and pad ids end an answer).
-        questions: the question of each row of the evaluation dataset, in dataset order.
-            A question may fill several rows (one sample per row), and with
+        questions: the question of each row of the evaluation dataset, in dataset order:
+            the evaluation dataset itself when it is (tokenized) export rows, a list of
+            rows, or ``Question`` objects (see :data:`QuestionRows`). Tokenized rows
+            without ``labels`` are refused here (:data:`LABELS_NEEDED` says why and what
+            to add). A question may fill several rows (one sample per row), and with
             ``num_return_sequences=k`` each row holds ``k`` consecutive predictions:
             either way all samples of a question are pooled, ranked by frequency and
             scored.
@@ -251,7 +282,10 @@ def make_compute_metrics(
     >>> trainer.evaluate(max_new_tokens=10, do_sample=True, top_p=0.9, temperature=0.69, top_k=0,
     ...                  num_return_sequences=30)["eval_protoqa_wordnet_max_answers_at_10"]  # doctest: +SKIP
     """
-    questions = list(questions)
+    keys = _row_keys(questions)
+    if keys is not None and "input_ids" in keys and "labels" not in keys:
+        raise ValueError(f"the evaluation rows have input_ids but no labels: {LABELS_NEEDED}")
+    questions = questions_from_rows(questions, "questions")
     if not questions:
         raise ValueError("no questions to evaluate")
     _similarity_names(similarity)
@@ -379,12 +413,40 @@ def _all_gather(obj: Any, world_size: int) -> list[Any]:
     return gathered
 
 
+def _metric_prefix(metrics: Optional[Mapping[str, Any]]) -> str:
+    """The Trainer's ``metric_key_prefix`` of one evaluation, read back from its metrics.
+
+    The Trainer does not pass the prefix to callbacks, but it always adds
+    ``<prefix>_runtime`` (``eval_runtime``; ``eval_dev_runtime`` for the ``dev`` set of
+    a dict ``eval_dataset``; ``test_runtime`` for ``evaluate(metric_key_prefix="test")``).
+
+    >>> _metric_prefix({"eval_dev_loss": 2.1, "eval_dev_runtime": 0.5}), _metric_prefix({})
+    ('eval_dev', 'eval')
+    """
+    for key in metrics or {}:
+        if key.endswith("_runtime"):
+            return key[: -len("_runtime")]
+    return "eval"
+
+
+def _question_sets(questions: Any) -> dict[Optional[str], list[Question]]:
+    """``{eval set name: questions}``, or ``{None: questions}`` for one set used by every evaluation."""
+    if isinstance(questions, Mapping) and questions and not all(isinstance(v, Question) for v in questions.values()):
+        sets: dict[Optional[str], list[Question]] = {}
+        for name, rows in questions.items():
+            if not isinstance(name, str) or not name:
+                raise TypeError(f"eval set names must be non-empty strings, got {name!r}")
+            sets[name] = questions_from_rows(rows, f"questions[{name!r}]")
+        return sets
+    return {None: questions_from_rows(questions, "questions")}
+
+
 class _ProtoQAEvalCallbackBase:
     """Sampling and scoring for :class:`ProtoQAEvalCallback`, without the transformers base class."""
 
     def __init__(
         self,
-        questions: Union[Sequence[Question], Mapping[str, Question]],
+        questions: QuestionRows,
         tokenizer: Any = None,
         *,
         num_samples: int = PAPER_NUM_SAMPLES,
@@ -399,11 +461,13 @@ class _ProtoQAEvalCallbackBase:
         prompt_fn: Callable[[str], str] = generation_prompt,
         trainer: Any = None,
     ) -> None:
-        self.questions = list(questions.values()) if isinstance(questions, Mapping) else list(questions)
-        if not self.questions:
-            raise ValueError("no questions to evaluate")
-        if any(not q.clusters for q in self.questions):
-            raise ValueError("every evaluation question needs answer clusters (test questions have none)")
+        self.question_sets = _question_sets(questions)
+        for name, qs in self.question_sets.items():
+            where = "" if name is None else f" of eval set {name!r}"
+            if not qs:
+                raise ValueError(f"no questions to evaluate{where}")
+            if any(not q.clusters for q in qs):
+                raise ValueError(f"every evaluation question{where} needs answer clusters (test questions have none)")
         _similarity_names(similarity)
         _probeval_function(probeval)
         self.tokenizer = tokenizer
@@ -417,9 +481,16 @@ class _ProtoQAEvalCallbackBase:
         self.last_samples: dict[str, list[str]] = {}
         """Question id -> cleaned samples of the latest evaluation."""
         self.last_scores: dict[str, float] = {}
-        """Scores of the latest evaluation, without the ``eval_`` prefix."""
-        self._scored_step: Optional[int] = None
+        """Scores of the latest evaluation, without the metric prefix (``eval_``)."""
+        self._scored: dict[Optional[str], tuple[int, dict[str, list[str]], dict[str, float]]] = {}
+        self._logged: set[tuple[int, str]] = set()
         self._warned_unbound = False
+        self._warned_sets: set[str] = set()
+
+    @property
+    def questions(self) -> list[Question]:
+        """The evaluation questions (of every eval set, in order, when there are several)."""
+        return [q for qs in self.question_sets.values() for q in qs]
 
     def bind(self, trainer: Any) -> "_ProtoQAEvalCallbackBase":
         """Log through ``trainer`` (so the scores reach its loggers); returns the callback.
@@ -436,46 +507,79 @@ class _ProtoQAEvalCallbackBase:
         """
         return {qid: rank_answers(samples) for qid, samples in self.last_samples.items()}
 
-    def evaluate_model(self, model: Any, tokenizer: Any) -> dict[str, float]:
-        """Sample answers for the evaluation questions and score them (keys without ``eval_``).
+    def evaluate_model(self, model: Any, tokenizer: Any, eval_set: Optional[str] = None) -> dict[str, float]:
+        """Sample answers for the evaluation questions and score them (keys without a prefix).
 
+        ``eval_set`` names the question set when the callback was given one per eval set.
         Under ``torch.distributed`` each process samples every ``world_size``-th question
         and the samples are exchanged, so every process returns the same scores.
         """
+        if eval_set not in self.question_sets:
+            known = ", ".join(repr(n) for n in self.question_sets if n is not None) or "none (one set for all)"
+            raise KeyError(f"no questions for eval set {eval_set!r}; the callback has: {known}")
+        questions = self.question_sets[eval_set]
         rank, world_size = _process_rank_and_count()
         mine = {
             i: sample_question_answers(model, tokenizer, q.question, seed=self.seed + i, **self.sampling)
-            for i, q in enumerate(self.questions) if i % world_size == rank
+            for i, q in enumerate(questions) if i % world_size == rank
         }
         samples: dict[int, list[str]] = {}
         for part in _all_gather(mine, world_size):
             samples.update(part)
-        ordered = [samples[i] for i in range(len(self.questions))]
-        self.last_samples = {q.id: s for q, s in zip(self.questions, ordered)}
+        ordered = [samples[i] for i in range(len(questions))]
+        self.last_samples = {q.id: s for q, s in zip(questions, ordered)}
         self.last_scores = score_sampled_answers(
-            self.questions, ordered, similarity=self.similarity, metrics=self.metrics, probeval=self.probeval,
+            questions, ordered, similarity=self.similarity, metrics=self.metrics, probeval=self.probeval,
         )
         return dict(self.last_scores)
 
+    def _set_for_prefix(self, prefix: str) -> tuple[bool, Optional[str]]:
+        """(whether this evaluation is scored, the question set for it)."""
+        if None in self.question_sets:
+            return True, None
+        # "eval_dev" is the "dev" set of a dict eval_dataset; the longest matching name wins.
+        matches = [n for n in self.question_sets if n is not None and (prefix == n or prefix.endswith("_" + n))]
+        if matches:
+            return True, max(matches, key=len)
+        return False, None
+
     def on_evaluate(self, args: Any, state: Any, control: Any, metrics: Optional[dict] = None,
                     model: Any = None, processing_class: Any = None, **kwargs: Any) -> None:
-        """Add ``eval_protoqa_...`` scores to the evaluation metrics and log them."""
+        """Add ``<prefix>_protoqa_...`` scores to the evaluation metrics and log them.
+
+        The prefix is the Trainer's ``metric_key_prefix`` (``eval``, ``eval_dev`` for the
+        ``dev`` set of a dict ``eval_dataset``, ...).
+        """
+        prefix = _metric_prefix(metrics)
+        scored, eval_set = self._set_for_prefix(prefix)
+        if not scored:
+            if prefix not in self._warned_sets:
+                self._warned_sets.add(prefix)
+                warnings.warn(
+                    f"ProtoQAEvalCallback has no questions for the evaluation {prefix!r} (its eval sets: "
+                    f"{', '.join(repr(n) for n in self.question_sets)}); no protoqa scores are added to it",
+                    stacklevel=2,
+                )
+            return
         tokenizer = self.tokenizer if self.tokenizer is not None else processing_class
         if tokenizer is None:
             raise ValueError("ProtoQAEvalCallback needs a tokenizer: pass it, or give the Trainer processing_class=")
         if model is None:
             raise ValueError("ProtoQAEvalCallback got no model from the Trainer")
-        # Several evaluation datasets give several on_evaluate calls per step: sample once.
-        first_at_step = self._scored_step != state.global_step
-        if first_at_step:
-            self.evaluate_model(model, tokenizer)
-            self._scored_step = state.global_step
-        scores = {f"eval_{name}": value for name, value in self.last_scores.items()}
+        # Several evaluation datasets give several on_evaluate calls per step: sample each question set once.
+        cached = self._scored.get(eval_set)
+        if cached is None or cached[0] != state.global_step:
+            self.evaluate_model(model, tokenizer, eval_set)
+            cached = (state.global_step, dict(self.last_samples), dict(self.last_scores))
+            self._scored[eval_set] = cached
+        _, self.last_samples, self.last_scores = cached[0], dict(cached[1]), dict(cached[2])
+        scores = {f"{prefix}_{name}": value for name, value in self.last_scores.items()}
         if metrics is not None:
             # The Trainer's best-model selection reads this dict after on_evaluate.
             metrics.update(scores)
-        if not first_at_step:
+        if (state.global_step, prefix) in self._logged:
             return
+        self._logged.add((state.global_step, prefix))
         if self.trainer is not None:
             self.trainer.log(dict(scores))
         elif not self._warned_unbound:
@@ -489,19 +593,27 @@ class _ProtoQAEvalCallbackBase:
 
 _CALLBACK_DOC = """Score a causal language model on ProtoQA questions at every evaluation.
 
+``questions`` are the dataset export's rows (a ``datasets.Dataset`` from
+``load_dataset``, or a list of rows), ``Question`` objects, or one of these per eval
+set: ``{"dev": dev_rows, "scraped": scraped_rows}`` for a Trainer whose
+``eval_dataset`` is a dict with those names (a ``DatasetDict`` works as such a mapping).
+
 At each ``on_evaluate`` the callback samples ``num_samples`` answers per question
 (prompt from :func:`~protoqa_metric.prompts.generation_prompt`, nucleus sampling with
 the paper's top_p 0.9 and temperature 0.69, ``batch_size`` samples per ``generate``
 call, question ``i`` seeded with ``seed + i``), ranks them by frequency, scores them
-and adds ``eval_protoqa_<similarity>_<metric>`` (and ``eval_probeval_kl`` with
+and adds ``<prefix>_protoqa_<similarity>_<metric>`` (and ``<prefix>_probeval_kl`` with
 ``probeval=True`` or a :data:`ProbEvalFn`) to the evaluation metrics, so
-``metric_for_best_model`` can use them.
+``metric_for_best_model`` can use them. ``<prefix>`` is the Trainer's
+``metric_key_prefix``: ``eval``, or ``eval_dev`` for the ``dev`` set of a dict
+``eval_dataset``. Each question set is sampled once per training step, however many
+evaluations share it.
 Bound to the Trainer (:meth:`bind`), it also logs them with ``trainer.log``, which sends
 them to every logger in ``report_to`` and to ``trainer.state.log_history``.
 
->>> callback = ProtoQAEvalCallback(list(read_targets("dev.crowdsourced.jsonl").values()),
-...                                num_samples=50, similarity="wordnet")  # doctest: +SKIP
->>> trainer = Trainer(model, args, train_dataset=train, eval_dataset=dev, processing_class=tokenizer)  # doctest: +SKIP
+>>> dev = load_dataset("path/to/export", "protoqa", split="validation")  # doctest: +SKIP
+>>> callback = ProtoQAEvalCallback(dev, num_samples=50, similarity="wordnet")  # doctest: +SKIP
+>>> trainer = Trainer(model, args, train_dataset=train, eval_dataset=dev_lines, processing_class=tokenizer)  # doctest: +SKIP
 >>> trainer.add_callback(callback.bind(trainer))  # doctest: +SKIP
 """
 

@@ -35,7 +35,7 @@ from demo_render import (  # noqa: E402
     signatures_markdown,
 )
 
-__all__ = ["SpaceApp", "build_demo", "main", "INTRO"]
+__all__ = ["SpaceApp", "build_demo", "main", "INTRO", "EXAMPLES", "CSS"]
 
 log = logging.getLogger("protoqa_space")
 
@@ -79,8 +79,12 @@ class SpaceApp:
         """
         return [(info.label, key) for key, info in logic.DATASETS.items()]
 
-    def question_update(self, dataset_key: str) -> tuple[dict[str, Any], dict[str, Any], str]:
+    def question_update(self, dataset_key: str, current: Optional[str] = None
+                        ) -> tuple[dict[str, Any], dict[str, Any], str]:
         """The question dropdown, the stored-answers button and a note for a data set.
+
+        The dropdown keeps ``current`` when the data set has that question (an example
+        sets the data set and the question at once), else shows the first question.
 
         >>> dropdown, button, note = SpaceApp(logic.DemoData("../shared/data")).question_update("cfc")  # doctest: +SKIP
         >>> dropdown["value"], button["interactive"]  # doctest: +SKIP
@@ -97,8 +101,9 @@ class SpaceApp:
         note = (f"Stored answers: {info.stored_label}." if has_stored else
                 f"No stored answers here (set `{logic.DATA_DIR_ENV}` to a folder with `{info.stored_names[0]}`).")
         note = f"{self.data.describe().capitalize()}. {note}"
-        return (gr.update(choices=choices, value=choices[0][1] if choices else None),
-                gr.update(interactive=has_stored), note)
+        ids = [key for _, key in choices]
+        value = current if current in ids else (ids[0] if ids else None)
+        return gr.update(choices=choices, value=value), gr.update(interactive=has_stored), note
 
     def model_status(self, progress: Progress = _no_progress) -> str:
         """Load the model (once; a failure is not retried here) and say whether generation is possible.
@@ -112,6 +117,24 @@ class SpaceApp:
         except logic.ModelUnavailableError:
             pass  # model_summary says what went wrong
         return self.model_summary()
+
+    def model_controls(self, progress: Progress = _no_progress) -> tuple[str, dict[str, Any], dict[str, Any]]:
+        """Load the model, then the model note and the states of the Generate and stored-answers buttons.
+
+        Without a model, Generate is disabled and says why, and the stored answers become
+        the primary action.
+
+        >>> note, generate, stored = SpaceApp(logic.DemoData("/nowhere"), logic.ModelHolder("/no/model")).model_controls()
+        >>> generate["interactive"], generate["value"], stored["variant"]
+        (False, 'Generate (no model loaded)', 'primary')
+        """
+        note = self.model_status(progress)
+        if self.models.loaded is not None:
+            return (note, gr.update(interactive=True, variant="primary",
+                                    value=f"Generate answers with {self.models.display_name}"),
+                    gr.update(variant="secondary"))
+        return (note, gr.update(interactive=False, variant="secondary", value="Generate (no model loaded)"),
+                gr.update(variant="primary"))
 
     def model_summary(self) -> str:
         """The model's state in one line, without loading anything.
@@ -166,6 +189,67 @@ class SpaceApp:
 
         return self._respond(run, "stored")
 
+    def first_view(self) -> Outputs:
+        """The outputs shown when the page opens: the stored GPT-2 answers to ProtoQA dev r1q1, scored.
+
+        >>> SpaceApp(logic.DemoData("/nowhere"), logic.ModelHolder("gpt2")).first_view()[0]  # doctest: +ELLIPSIS
+        'Done: 6 distinct answers (stored, ProtoQA dev r1q1), scored against 7 human clusters...'
+        """
+        try:
+            result = logic.first_view_result()
+        except Exception as exc:  # the page must open even without its first view
+            log.exception("no first view")
+            return _empty(f"Pick a question and press a button. (No first view: {exc})")
+        outputs = render(result, "stored, ProtoQA dev r1q1")
+        return (outputs[0] + " Pick another question, or generate new answers below.",) + outputs[1:]
+
+    # -- API (JSON numbers) --------------------------------------------------------------
+
+    def api_score(self, question: str, clusters: Any, answers: Any) -> dict[str, Any]:
+        """Score a ranked answer list against clusters, all given by the caller; JSON numbers.
+
+        >>> out = SpaceApp(logic.DemoData("/nowhere"), logic.ModelHolder("gpt2")).api_score(
+        ...     "Name a pet", {"answers": [["dog"], ["cat"]], "count": [6, 4]}, ["cat", "fish"])
+        >>> out["protoqa"]["exact_match"]["max_answers@1"]
+        0.6666666666666666
+        """
+        return self._json(lambda: logic.custom_result(question, clusters, answers))
+
+    def api_stored(self, dataset: str, question_id: str) -> dict[str, Any]:
+        """Scores of the stored GPT-2 answers to a question of a data set; JSON numbers.
+
+        >>> SpaceApp(logic.DemoData("../shared/data")).api_stored("protoqa", "r1q1")["protoqa"]["wordnet"]["max_answers@1"]  # doctest: +SKIP
+        1.0
+        """
+        return self._json(lambda: logic.stored_result(self.data, dataset, question_id))
+
+    def api_generate(self, dataset: str, question_id: str, question: str = "", num_samples: int = logic.DEFAULT_NUM_SAMPLES,
+                     temperature: float = logic.DEFAULT_TEMPERATURE, top_p: float = logic.DEFAULT_TOP_P,
+                     seed: int = logic.DEFAULT_SEED) -> dict[str, Any]:
+        """Sample answers with the model for a question (or a typed one) and score them; JSON numbers.
+
+        >>> SpaceApp(logic.DemoData("/nowhere"), logic.ModelHolder("/no/model")).api_generate("protoqa", "", "Name a fruit")  # doctest: +IGNORE_EXCEPTION_DETAIL
+        Traceback (most recent call last):
+        gradio.exceptions.Error: 'No model could be loaded: there is no model folder /no/model'
+        """
+        def run() -> logic.DemoResult:
+            settings = logic.SamplingSettings.from_inputs(num_samples, temperature, top_p, seed)
+            return logic.generate_result(self.data, self.models, dataset, question_id, question, settings)
+
+        return self._json(run)
+
+    @staticmethod
+    def _json(run: Callable[[], logic.DemoResult]) -> dict[str, Any]:
+        try:
+            return logic.scores_json(run())
+        except logic.ModelUnavailableError as exc:
+            raise gr.Error(f"No model could be loaded: {exc}") from None
+        except logic.DemoError as exc:
+            raise gr.Error(f"Cannot do that: {exc}") from None
+        except Exception as exc:  # never let one request take the server down
+            log.exception("API request failed")
+            raise gr.Error(f"{type(exc).__name__}: {exc}") from None
+
     def _respond(self, run: Callable[[], logic.DemoResult], what: str) -> Outputs:
         try:
             result = run()
@@ -186,13 +270,18 @@ def render(result: logic.DemoResult, what: str = "generated") -> Outputs:
     >>> from protoqa_metric import Cluster, Question
     >>> q = Question("q1", "name a pet", (Cluster("q1.0", ("dog",), 6),))
     >>> out = render(logic.score_answers("protoqa", q, logic.answers_from_samples(["dog"], "test")))
-    >>> out[0]
-    'Done: 1 distinct answers (generated), scored against 1 human clusters.'
+    >>> print(out[0])
+    Done: 1 distinct answers (generated), scored against 1 human clusters. Max Answers@10: **1.000** (exact match), **1.000** (WordNet); ProbEval KL: **0.115**.
     """
     distinct = len({a for a in result.answers.ranked if a})
     if result.scored:
+        # The headline numbers sit in the status line too, so they are seen without scrolling.
+        headline = result.protoqa.scores
         status = (f"Done: {distinct} distinct answers ({what}), scored against "
-                  f"{len(result.question.clusters)} human clusters.")
+                  f"{len(result.question.clusters)} human clusters. Max Answers@10: "
+                  f"**{headline['exact_match']['max_answers@10']:.3f}** (exact match), "
+                  f"**{headline['wordnet']['max_answers@10']:.3f}** (WordNet); "
+                  f"ProbEval KL: **{result.probeval.kl:.3f}**.")
     else:
         status = f"Done: {distinct} distinct answers ({what}). A typed question has no human answers, so no scores."
     return (status, question_html(result), clusters_html(result), answers_html(result), scores_html(result),
@@ -207,21 +296,57 @@ def _error_markdown(exc: BaseException) -> str:
     return f"**Error** ({type(exc).__name__}): {exc}"
 
 
+EXAMPLES = (
+    ("protoqa", "r1q7", "ProtoQA r1q7: a vegetable about as big as your head"),
+    ("protoqa", "r1q5", "ProtoQA r1q5: before leaving the house for work"),
+    ("protoqa", "r1q3", "ProtoQA r1q3: something a monk would not own"),
+    ("cfc", "r1q2", "CFC r1q2: how armed forces provide security"),
+)
+"""(data set, question id, label) of the example questions under the question picker."""
+
+CSS = """
+.table-scroll { overflow-x: auto; max-width: 100%; }
+#distribution img { max-width: 100%; height: auto; }
+"""
+
+
 def build_demo(app: Optional[SpaceApp] = None) -> gr.Blocks:
     """The page. Generation and scoring share one queue slot (``concurrency_id="model"``).
+
+    It opens on :meth:`SpaceApp.first_view` (scores already computed, no click needed).
+    Named API endpoints return JSON numbers: ``/score`` (caller's clusters and answers),
+    ``/stored`` (stored GPT-2 answers of a question) and ``/generate``; the page's own
+    events are private.
 
     >>> demo = build_demo(SpaceApp(logic.DemoData("../shared/data"), logic.ModelHolder("gpt2")))  # doctest: +SKIP
     >>> demo.queue(max_size=32).launch()  # doctest: +SKIP
     """
     app = app or SpaceApp()
     first_key = next(iter(logic.DATASETS))
-    initial_questions, initial_stored, initial_note = app.question_update(first_key)
+    initial_questions, initial_stored, initial_note = app.question_update(first_key, "r1q1")
+    first = app.first_view()
+    private = {"api_visibility": "private"}
 
     with gr.Blocks(title="ProtoQA & ProbEval on GPT-2 answers", analytics_enabled=False) as demo:
+        # Built first and placed below, so that the examples beside the question picker can fill them.
+        status = gr.Markdown(first[0], elem_id="status", render=False)
+        summary = gr.HTML(first[1], elem_id="summary", render=False)
+        scores = gr.HTML(first[4], elem_id="scores", render=False)
+        # No label badge: it would sit on the chart's title.
+        plot = gr.Plot(first[5], show_label=False, format="png", elem_id="distribution", render=False)
+        clusters = gr.HTML(first[2], elem_id="clusters", render=False)
+        answers = gr.HTML(first[3], elem_id="answers", render=False)
+        signatures = gr.Markdown(first[6], elem_id="signatures", render=False)
+        outputs = [status, summary, clusters, answers, scores, plot, signatures]
+
+        def stored_event(dataset_key: str, question_id: Optional[str], custom_question: str = "",
+                         progress: gr.Progress = gr.Progress()) -> Outputs:
+            return app.show_stored(dataset_key, question_id, custom_question, progress)
+
         gr.Markdown(INTRO)
         model_status = gr.Markdown(f"Model **{app.models.name}**: loading ...", elem_id="model-status")
         with gr.Row():
-            with gr.Column(scale=3):
+            with gr.Column(scale=3, min_width=280):
                 dataset = gr.Radio(app.dataset_choices(), value=first_key, label="Data set", elem_id="dataset")
                 question = gr.Dropdown(
                     initial_questions.get("choices", []), value=initial_questions.get("value"),
@@ -234,7 +359,13 @@ def build_demo(app: Optional[SpaceApp] = None) -> gr.Blocks:
                     elem_id="custom-question",
                 )
                 stored_note = gr.Markdown(initial_note, elem_id="stored-note")
-            with gr.Column(scale=2):
+                gr.Examples(
+                    examples=[[key, qid] for key, qid, _ in EXAMPLES],
+                    example_labels=[label for *_, label in EXAMPLES],
+                    inputs=[dataset, question], outputs=outputs, fn=stored_event, run_on_click=True,
+                    cache_examples=False, label="Examples: stored GPT-2 answers to these questions", **private,
+                )
+            with gr.Column(scale=2, min_width=280):
                 with gr.Accordion("Sampling (nucleus sampling, as in the ProtoQA paper)", open=True):
                     num_samples = gr.Slider(1, logic.MAX_NUM_SAMPLES, value=logic.DEFAULT_NUM_SAMPLES, step=1,
                                             label="Samples", elem_id="num-samples")
@@ -245,49 +376,65 @@ def build_demo(app: Optional[SpaceApp] = None) -> gr.Blocks:
                                       elem_id="top-p")
                     seed = gr.Number(logic.DEFAULT_SEED, precision=0, minimum=0, maximum=2**32 - 1,
                                      label="Seed", elem_id="seed")
-                generate = gr.Button(f"Generate answers with {app.models.display_name}", variant="primary",
-                                     elem_id="generate")
+                # Disabled until the model has loaded: a click could only fail before that.
+                generate = gr.Button(f"Generate answers with {app.models.display_name} (loading the model ...)",
+                                     variant="secondary", interactive=False, elem_id="generate")
                 stored = gr.Button("Show stored GPT-2 answers", elem_id="stored",
                                    interactive=initial_stored.get("interactive", True))
-        status = gr.Markdown("", elem_id="status")
-        summary = gr.HTML("", elem_id="summary")
+        status.render()
+        summary.render()
         with gr.Row():
-            with gr.Column():
+            with gr.Column(min_width=300):
                 gr.Markdown("### Scores")
-                scores = gr.HTML("", elem_id="scores")
-            with gr.Column():
+                scores.render()
+            with gr.Column(min_width=300):
                 gr.Markdown("### ProbEval: people vs model over the clusters")
-                plot = gr.Plot(label="Distributions over clusters", format="png", elem_id="distribution")
+                plot.render()
         with gr.Row():
-            with gr.Column():
+            with gr.Column(min_width=300):
                 gr.Markdown("### People's answers (clusters)")
-                clusters = gr.HTML("", elem_id="clusters")
-            with gr.Column():
+                clusters.render()
+            with gr.Column(min_width=300):
                 gr.Markdown("### The model's answers, most sampled first")
-                answers = gr.HTML("", elem_id="answers")
-        signatures = gr.Markdown("", elem_id="signatures")
-
-        outputs = [status, summary, clusters, answers, scores, plot, signatures]
-        dataset.change(app.question_update, inputs=dataset, outputs=[question, stored, stored_note],
-                       queue=False)
+                answers.render()
+        signatures.render()
 
         def generate_event(dataset_key: str, question_id: Optional[str], custom_question: str, n: float,
                            temp: float, p: float, s: float, progress: gr.Progress = gr.Progress()) -> Outputs:
             return app.generate(dataset_key, question_id, custom_question, n, temp, p, s, progress)
 
-        def stored_event(dataset_key: str, question_id: Optional[str], custom_question: str,
-                         progress: gr.Progress = gr.Progress()) -> Outputs:
-            return app.show_stored(dataset_key, question_id, custom_question, progress)
+        def status_event(progress: gr.Progress = gr.Progress()) -> tuple[str, dict[str, Any], dict[str, Any]]:
+            return app.model_controls(progress)
 
-        def status_event(progress: gr.Progress = gr.Progress()) -> str:
-            return app.model_status(progress)
-
+        dataset.change(app.question_update, inputs=[dataset, question], outputs=[question, stored, stored_note],
+                       queue=False, **private)
         generate.click(generate_event, inputs=[dataset, question, custom, num_samples, temperature, top_p, seed],
-                       outputs=outputs, concurrency_limit=1, concurrency_id="model").then(
-            app.model_summary, outputs=model_status, queue=False, show_progress="hidden")
+                       outputs=outputs, concurrency_limit=1, concurrency_id="model", **private).then(
+            app.model_summary, outputs=model_status, queue=False, show_progress="hidden", **private)
         stored.click(stored_event, inputs=[dataset, question, custom], outputs=outputs,
-                     concurrency_limit=1, concurrency_id="model")
-        demo.load(status_event, outputs=model_status, concurrency_limit=1, concurrency_id="model")
+                     concurrency_limit=1, concurrency_id="model", **private)
+        demo.load(status_event, outputs=[model_status, generate, stored], concurrency_limit=1,
+                  concurrency_id="model", **private)
+
+        # The API: JSON numbers under stable names.
+        def score(question: str, clusters: dict, answers: list[str]) -> dict:
+            """Score ``answers`` (ranked, best first) against ``clusters`` ({"id", "answers", "count"} lists, or
+            a list of {"answers", "count"} records), with ProtoQA (exact match, WordNet) and ProbEval."""
+            return app.api_score(question, clusters, answers)
+
+        def stored_scores(dataset: str, question_id: str) -> dict:
+            """Scores of the stored GPT-2 answers to a question of "protoqa" (crowdsourced dev) or "cfc" (dev)."""
+            return app.api_stored(dataset, question_id)
+
+        def generate_scores(dataset: str, question_id: str, question: str = "", num_samples: int = 50,
+                            temperature: float = logic.DEFAULT_TEMPERATURE, top_p: float = logic.DEFAULT_TOP_P,
+                            seed: int = logic.DEFAULT_SEED) -> dict:
+            """Sample answers with the Space's model and score them (a typed question gets answers only)."""
+            return app.api_generate(dataset, question_id, question, num_samples, temperature, top_p, seed)
+
+        gr.api(score, api_name="score", concurrency_limit=1, concurrency_id="score")
+        gr.api(stored_scores, api_name="stored", concurrency_limit=1, concurrency_id="score")
+        gr.api(generate_scores, api_name="generate", concurrency_limit=1, concurrency_id="model")
     return demo
 
 
@@ -299,7 +446,7 @@ def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     demo = build_demo()
     demo.queue(max_size=32, default_concurrency_limit=1)
-    demo.launch(show_error=False)
+    demo.launch(show_error=False, css=CSS)
 
 
 if __name__ == "__main__":

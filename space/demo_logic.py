@@ -10,7 +10,11 @@ called and tested directly:
   prompt for CFC);
 * :class:`ModelHolder` and :func:`sample_answers`: a causal language model and nucleus
   sampling, answers cut at the first end of sentence;
-* :func:`score_answers`: ProtoQA's ranked-list scores and ProbEval's KL for one question.
+* :func:`score_answers`: ProtoQA's ranked-list scores and ProbEval's KL for one question
+  (a :class:`~protoqa_metric.Question` or a row of the dataset export);
+* :func:`check_limits` and :func:`run_with_budget`: size caps checked before any scoring,
+  and scoring in a forked process stopped after :data:`SCORE_TIME_BUDGET` seconds;
+* :func:`scores_json`: the numbers of a result for the page's API.
 
 >>> data = DemoData("../shared/data")  # doctest: +SKIP
 >>> question = data.question("protoqa", "r1q1")  # doctest: +SKIP
@@ -20,6 +24,8 @@ called and tested directly:
 
 from __future__ import annotations
 
+import json
+import multiprocessing
 import os
 import tempfile
 import threading
@@ -28,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
-from protoqa_metric import PAPER_METRICS, Question, evaluate_predictions, read_targets
+from protoqa_metric import PAPER_METRICS, Question, evaluate_predictions, question_from_row, read_targets
 from protoqa_metric.prompts import clean_answer, generation_prompt, question_to_prompt, rank_answers
 from protoqa_metric.readers import read_prediction_lists, read_predictions
 
@@ -76,6 +82,24 @@ __all__ = [
     "resolve_question",
     "generate_result",
     "stored_result",
+    "MAX_ANSWERS",
+    "MAX_ANSWER_CHARS",
+    "MAX_CLUSTERS",
+    "MAX_CLUSTER_STRINGS",
+    "MAX_CLUSTER_ANSWER_CHARS",
+    "MAX_CLUSTER_ANSWER_TOKENS",
+    "MAX_CLUSTER_COUNT",
+    "MAX_SCORED_PAIRS",
+    "SCORE_TIME_BUDGET",
+    "SCORE_MEMORY_BUDGET",
+    "FIRST_VIEW_PATH",
+    "as_question",
+    "check_limits",
+    "run_with_budget",
+    "scored_within_budget",
+    "scores_json",
+    "custom_result",
+    "first_view_result",
 ]
 
 MODEL_ENV = "PROTOQA_SPACE_MODEL"
@@ -92,7 +116,6 @@ TEMP_DIR_ENV = "PROTOQA_SPACE_TMP"
 
 DEFAULT_MODEL = "gpt2"
 DEFAULT_NUM_SAMPLES = 300
-MAX_NUM_SAMPLES = 500
 DEFAULT_TEMPERATURE = 0.69
 DEFAULT_TOP_P = 0.9
 DEFAULT_SEED = 42
@@ -101,6 +124,32 @@ MAX_QUESTION_CHARS = 300
 MAX_NEW_TOKENS = 12
 BATCH_SIZE = 50
 SIMILARITIES = ("exact_match", "wordnet")
+
+# Caps checked before any scoring (check_limits). The real data stays below them
+# (ProtoQA and CFC: at most 35 clusters, 124 answer strings per question, 126
+# characters and 22 words per cluster answer; stored samples up to 530 characters),
+# while they bound the memory and the number of comparisons of any input; the time
+# budget stops whatever is still too slow within them.
+MAX_ANSWERS = MAX_NUM_SAMPLES = 500
+"""Most answers (samples, or a ranked list) scored for one question."""
+MAX_ANSWER_CHARS = 1000
+"""Longest model answer accepted (the metric itself reads only its first 50 characters)."""
+MAX_CLUSTERS = 50
+MAX_CLUSTER_STRINGS = 300
+"""Most answer strings in all the clusters of one question."""
+MAX_CLUSTER_ANSWER_CHARS = 200
+MAX_CLUSTER_ANSWER_TOKENS = 25
+"""Most whitespace-separated words in one cluster answer."""
+MAX_SCORED_PAIRS = 50_000
+"""Most (distinct answer, cluster answer string) pairs one scoring compares."""
+MAX_CLUSTER_COUNT = 1_000_000
+"""Most people in one cluster."""
+SCORE_TIME_BUDGET = 20.0
+"""Seconds one scoring may take before it is stopped (it runs in a forked process)."""
+SCORE_MEMORY_BUDGET = 768 * 2**20
+"""Bytes of address space a scoring process may add to what it inherits."""
+FIRST_VIEW_PATH = Path(__file__).resolve().parent / "first_view.json"
+"""The default question's export row and the stored GPT-2 answers to it, shown on load."""
 CLAIM_METRIC = "max_answers@10"
 """The ranked-answers table shows the clusters claimed under this metric (the paper's headline)."""
 
@@ -746,10 +795,14 @@ def _cluster_labels(question: Question, probeval_result: Any) -> dict[str, str]:
     return {c.id: f"C{i} {representatives.get(c.id) or c.answers[0]}" for i, c in enumerate(ordered, start=1)}
 
 
-def score_answers(dataset_key: str, question: Optional[Question], answers: Answers, *,
+def score_answers(dataset_key: str, question: Union[None, Question, Mapping[str, Any]], answers: Answers, *,
                   question_text: Optional[str] = None, prompt: Optional[str] = None,
                   sampling_signature: Optional[str] = None, seconds: float = 0.0) -> DemoResult:
     """Both metrics for a question's answers (none for a typed question without clusters).
+
+    ``question`` is a :class:`~protoqa_metric.Question` or a row of the dataset export
+    (``load_dataset(export, "protoqa")["validation"][0]``), as it is. Call
+    :func:`check_limits` first for input from outside.
 
     >>> from protoqa_metric import Cluster
     >>> q = Question("q1", "name a pet", (Cluster("q1.0", ("dog",), 6), Cluster("q1.1", ("cat",), 4)))
@@ -757,6 +810,7 @@ def score_answers(dataset_key: str, question: Optional[Question], answers: Answe
     >>> r.cluster_labels, r.probeval_clusters
     ({'q1.0': 'C1 dog', 'q1.1': 'C2 cat'}, {'dog': ['q1.0'], 'fish': ['wrong']})
     """
+    question = as_question(question)
     text = question_text or (question.question_original or question.question if question else "")
     result = DemoResult(dataset_key, text, question, prompt, answers, seconds=seconds)
     if sampling_signature:
@@ -831,8 +885,8 @@ def generate_result(data: DemoData, models: ModelHolder, dataset_key: str, quest
     if on_stage and question is not None:
         on_stage("Scoring (exact match, WordNet, ProbEval)")
     used_style = "cfc-one-shot" if dataset_key == "cfc" else style
-    return score_answers(dataset_key, question, answers, question_text=text, prompt=prompt,
-                         sampling_signature=settings.signature(loaded.name, used_style), seconds=seconds)
+    return scored_within_budget(dataset_key, question, answers, question_text=text, prompt=prompt,
+                                sampling_signature=settings.signature(loaded.name, used_style), seconds=seconds)
 
 
 def stored_result(data: DemoData, dataset_key: str, question_id: Optional[str],
@@ -845,7 +899,8 @@ def stored_result(data: DemoData, dataset_key: str, question_id: Optional[str],
     if custom_question and custom_question.strip():
         raise DemoError("stored answers exist only for the data set's questions: clear the typed question")
     question, text = resolve_question(data, dataset_key, question_id)
-    return score_answers(dataset_key, question, data.stored_answers(dataset_key, question.id), question_text=text)
+    return scored_within_budget(dataset_key, question, data.stored_answers(dataset_key, question.id),
+                                question_text=text)
 
 
 def _timed(function: Callable[[], Any]) -> tuple[Any, float]:
@@ -857,3 +912,222 @@ def _timed(function: Callable[[], Any]) -> tuple[Any, float]:
     start = time.perf_counter()
     value = function()
     return value, time.perf_counter() - start
+
+
+# -- limits, time budget, API -------------------------------------------------------------
+
+
+def as_question(question: Union[None, Question, Mapping[str, Any]]) -> Optional[Question]:
+    """A :class:`~protoqa_metric.Question` from a question or a dataset export row (None stays None).
+
+    >>> as_question({"id": "q1", "question": "name a pet",
+    ...              "clusters": {"id": ["q1.0"], "answers": [["dog"]], "count": [6]}}).clusters[0].count
+    6
+    """
+    if question is None or isinstance(question, Question):
+        return question
+    if isinstance(question, Mapping):
+        try:
+            return question_from_row(question)
+        except ValueError as exc:
+            raise DemoError(str(exc)) from exc
+    raise DemoError(f"a question must be a protoqa_metric.Question or a dataset row (dict), "
+                    f"got {type(question).__name__}")
+
+
+def check_limits(question: Optional[Question], answers: Answers) -> None:
+    """Refuse, with a message, an input bigger than the Space scores (see the ``MAX_*`` caps).
+
+    Runs before any scoring, so an oversized request costs only this check.
+
+    >>> from protoqa_metric import Cluster
+    >>> q = Question("q1", "name a pet", (Cluster("q1.0", ("dog " * 40,), 6),))
+    >>> check_limits(q, answers_from_ranked_list(["dog"], "test"))  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    DemoError: cluster 'q1.0' has an answer of 40 words; at most 25 are allowed
+    """
+    distinct = len(answers.samples)
+    if answers.num_samples > MAX_ANSWERS or distinct > MAX_ANSWERS or len(answers.ranked) > MAX_ANSWERS:
+        raise DemoError(f"{max(answers.num_samples, len(answers.ranked))} answers; at most {MAX_ANSWERS} are scored")
+    for answer in list(answers.ranked) + list(answers.samples):
+        if len(answer) > MAX_ANSWER_CHARS:
+            raise DemoError(f"an answer has {len(answer)} characters; at most {MAX_ANSWER_CHARS} are allowed "
+                            "(the metric reads only the first 50)")
+    if question is None:
+        return
+    if len(question.question) > MAX_QUESTION_CHARS or len(question.question_original) > MAX_QUESTION_CHARS:
+        raise DemoError(f"the question has {max(len(question.question), len(question.question_original))} "
+                        f"characters; at most {MAX_QUESTION_CHARS} are allowed")
+    if len(question.clusters) > MAX_CLUSTERS:
+        raise DemoError(f"{len(question.clusters)} clusters; at most {MAX_CLUSTERS} are allowed")
+    strings = sum(len(c.answers) for c in question.clusters)
+    if strings > MAX_CLUSTER_STRINGS:
+        raise DemoError(f"the clusters hold {strings} answer strings; at most {MAX_CLUSTER_STRINGS} are allowed")
+    pairs = distinct * strings
+    if pairs > MAX_SCORED_PAIRS:
+        raise DemoError(f"{distinct} distinct answers against {strings} cluster answers make {pairs} comparisons; "
+                        f"at most {MAX_SCORED_PAIRS} are allowed")
+    for cluster in question.clusters:
+        if cluster.count > MAX_CLUSTER_COUNT:
+            raise DemoError(f"cluster {cluster.id!r} counts {cluster.count} people; at most {MAX_CLUSTER_COUNT}")
+        for answer in cluster.answers:
+            if len(answer) > MAX_CLUSTER_ANSWER_CHARS:
+                raise DemoError(f"cluster {cluster.id!r} has an answer of {len(answer)} characters; at most "
+                                f"{MAX_CLUSTER_ANSWER_CHARS} are allowed")
+            words = len(answer.split())
+            if words > MAX_CLUSTER_ANSWER_TOKENS:
+                raise DemoError(f"cluster {cluster.id!r} has an answer of {words} words; at most "
+                                f"{MAX_CLUSTER_ANSWER_TOKENS} are allowed")
+
+
+def _budget_child(sender: Any, function: Callable[..., Any], args: tuple, kwargs: dict, memory: int) -> None:
+    try:
+        import resource
+
+        with open("/proc/self/status", encoding="ascii") as fh:
+            vm_size = next(int(line.split()[1]) * 1024 for line in fh if line.startswith("VmSize:"))
+        resource.setrlimit(resource.RLIMIT_AS, (vm_size + memory, vm_size + memory))
+    except (ImportError, OSError, ValueError, StopIteration):
+        pass  # no /proc or no rlimits: the caps and the time budget still apply
+    try:
+        sender.send((True, function(*args, **kwargs)))
+    except MemoryError:
+        sender.send((False, DemoError(f"scoring needed more than {memory // 2**20} MB of memory and was stopped")))
+    except BaseException as exc:  # noqa: BLE001 (everything goes back to the server as a value)
+        try:
+            sender.send((False, exc))
+        except Exception:  # an exception that cannot be pickled
+            sender.send((False, DemoError(f"{type(exc).__name__}: {exc}")))
+
+
+def run_with_budget(function: Callable[..., Any], *args: Any, seconds: float = SCORE_TIME_BUDGET,
+                    memory: int = SCORE_MEMORY_BUDGET, **kwargs: Any) -> Any:
+    """``function(*args, **kwargs)`` in a forked process, stopped after ``seconds`` (:class:`DemoError`).
+
+    The child inherits what the server has loaded (WordNet, ProbEval), so starting it
+    costs milliseconds; its address space may grow by at most ``memory`` bytes. Its
+    exceptions are raised here. Where ``fork`` does not exist the function runs in
+    this process, protected by the caps of :func:`check_limits` only.
+
+    >>> run_with_budget(sum, [1, 2, 3])
+    6
+    >>> run_with_budget(time.sleep, 5, seconds=0.5)  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    DemoError: scoring took longer than the 0.5 s budget and was stopped
+    """
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return function(*args, **kwargs)
+    context = multiprocessing.get_context("fork")
+    receiver, sender = context.Pipe(duplex=False)
+    process = context.Process(target=_budget_child, args=(sender, function, args, kwargs, memory), daemon=True)
+    process.start()
+    sender.close()
+    try:
+        if not receiver.poll(seconds):
+            raise DemoError(f"scoring took longer than the {seconds:g} s budget and was stopped")
+        ok, value = receiver.recv()
+    except EOFError:
+        raise DemoError("scoring stopped unexpectedly (out of memory?)") from None
+    finally:
+        receiver.close()
+        if process.is_alive():
+            process.kill()
+        process.join()
+    if not ok:
+        raise value
+    return value
+
+
+def scored_within_budget(dataset_key: str, question: Union[None, Question, Mapping[str, Any]], answers: Answers,
+                         **kwargs: Any) -> DemoResult:
+    """:func:`check_limits`, then :func:`score_answers` under :func:`run_with_budget`.
+
+    >>> from protoqa_metric import Cluster
+    >>> q = Question("q1", "name a pet", (Cluster("q1.0", ("dog",), 6),))
+    >>> scored_within_budget("protoqa", q, answers_from_ranked_list(["dog"], "test")).protoqa.scores["wordnet"]["max_answers@1"]
+    1.0
+    """
+    question = as_question(question)
+    check_limits(question, answers)
+    if question is None or not question.clusters:
+        return score_answers(dataset_key, question, answers, **kwargs)  # nothing to score
+    return run_with_budget(score_answers, dataset_key, question, answers, **kwargs)
+
+
+def _parse_json(value: Any, what: str) -> Any:
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise DemoError(f"{what} is not valid JSON: {exc}") from None
+
+
+def custom_result(question: str, clusters: Any, answers: Any) -> DemoResult:
+    """Score answers given by the caller against clusters given by the caller.
+
+    ``clusters`` is the export's ``{"id": [...], "answers": [[...]], "count": [...]}`` or a
+    list of ``{"answers": [...], "count": n}`` records (or that as JSON text); ``answers``
+    a ranked list of strings (or JSON text, or one answer per line). Caps are checked
+    before anything is scored.
+
+    >>> r = custom_result("Name a pet", {"answers": [["dog"], ["cat"]], "count": [6, 4]}, "cat\\nfish")
+    >>> r.protoqa.scores["exact_match"]["max_answers@1"]
+    0.6666666666666666
+    """
+    if not isinstance(question, str):
+        raise DemoError(f"question must be text, got {type(question).__name__}")
+    text = check_question(question)
+    clusters = _parse_json(clusters, "clusters")
+    if isinstance(answers, str):
+        stripped = answers.strip()
+        answers = _parse_json(stripped, "answers") if stripped.startswith("[") else stripped.splitlines()
+    if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
+        raise DemoError("answers must be a list of strings (ranked, best first), or one answer per line")
+    if len(answers) > MAX_ANSWERS:
+        raise DemoError(f"{len(answers)} answers; at most {MAX_ANSWERS} are scored")
+    row = {"id": "custom", "question": text, "clusters": clusters}
+    answers_ = answers_from_ranked_list([a.strip() for a in answers], "answers given by the caller")
+    return scored_within_budget("protoqa", row, answers_, question_text=text)
+
+
+def scores_json(result: DemoResult) -> dict[str, Any]:
+    """A result's numbers for the API: ProtoQA scores per similarity, ProbEval's KL, signatures.
+
+    >>> from protoqa_metric import Cluster
+    >>> q = Question("q1", "name a pet", (Cluster("q1.0", ("dog",), 6),))
+    >>> out = scores_json(score_answers("protoqa", q, answers_from_ranked_list(["dog"], "test")))
+    >>> out["protoqa"]["wordnet"]["max_answers@1"], type(out["probeval_kl"]).__name__
+    (1.0, 'float')
+    """
+    out: dict[str, Any] = {
+        "question_id": result.question.id if result.question else None,
+        "question": result.question_text,
+        "answers": [{"answer": a, "samples": result.answers.samples.get(a, 0)} for a in result.answers.ranked],
+        "protoqa": None,
+        "probeval_kl": None,
+        "signatures": dict(result.signatures),
+    }
+    if result.scored:
+        out["protoqa"] = {s: {m: float(v) for m, v in by_metric.items()} for s, by_metric in result.protoqa.scores.items()}
+        kl = float(result.probeval.kl)
+        out["probeval_kl"] = kl if kl == kl and abs(kl) != float("inf") else None
+    return out
+
+
+def first_view_result(path: Union[str, os.PathLike] = FIRST_VIEW_PATH) -> DemoResult:
+    """The page's first view: the default question's export row and its stored GPT-2 answers, scored.
+
+    >>> first_view_result().question.id  # doctest: +SKIP
+    'r1q1'
+    """
+    try:
+        with open(path, encoding="utf-8") as fh:
+            stored = json.load(fh)
+        row, ranked, origin = stored["row"], stored["ranked"], stored["origin"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise DemoError(f"cannot read the first view from {path}: {exc}") from exc
+    answers = answers_from_ranked_list(ranked, origin)
+    question = as_question(row)
+    check_limits(question, answers)
+    return score_answers(stored.get("dataset", "protoqa"), question, answers)

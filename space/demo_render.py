@@ -2,7 +2,8 @@
 
 Every string that comes from the data or the model is HTML-escaped. The tables carry
 CSS classes (``human-clusters``, ``model-answers``, ``protoqa-scores``) so that tests
-and users' own styles can find them.
+and users' own styles can find them, each inside a ``table-scroll`` box that scrolls
+sideways on screens too narrow for it.
 
 >>> from demo_logic import answers_from_samples, score_answers
 >>> from protoqa_metric import Cluster, Question
@@ -47,6 +48,7 @@ SHOWN_ANSWERS = 20
 SHOWN_CLUSTER_ANSWERS = 8
 HUMAN_COLOR, MODEL_COLOR, WRONG_COLOR = "#4c78a8", "#f58518", "#9d9d9d"
 
+_SCROLL = "overflow-x:auto;max-width:100%;-webkit-overflow-scrolling:touch"
 _TABLE = "width:100%;border-collapse:collapse;font-size:0.92em"
 _CELL = "padding:3px 8px;border-bottom:1px solid rgba(128,128,128,0.25);text-align:left;vertical-align:top"
 _CLAIMED = "background:#d9f2d9;color:#14501e;border-radius:4px;padding:1px 6px"
@@ -67,9 +69,14 @@ def _cells(values: list[str], header: bool = False) -> str:
     return "<tr>" + "".join(f"<{tag} style='{_CELL}'>{v}</{tag}>" for v in values) + "</tr>"
 
 
-def _table(css_class: str, header: list[str], rows: list[list[str]]) -> str:
+def _table(css_class: str, header: list[str], rows: list[list[str]], min_width: int = 0) -> str:
+    # The wrapper scrolls sideways when a narrow screen (a phone) cannot fit the table,
+    # instead of letting the table run off the page; ``min_width`` keeps wide tables
+    # from being squeezed into tall, one-word-per-line columns there.
     body = "".join(_cells(r) for r in rows)
-    return f"<table class='{css_class}' style='{_TABLE}'><thead>{_cells(header, True)}</thead><tbody>{body}</tbody></table>"
+    style = _TABLE + (f";min-width:{min_width}px" if min_width else "")
+    return (f"<div class='table-scroll' style='{_SCROLL}'><table class='{css_class}' style='{style}'>"
+            f"<thead>{_cells(header, True)}</thead><tbody>{body}</tbody></table></div>")
 
 
 def _claim(result: DemoResult, cluster_id: Optional[str]) -> str:
@@ -141,7 +148,7 @@ def clusters_html(result: DemoResult) -> str:
     header = ["Cluster", "People", "<span style='display:inline-block;min-width:70px'>Share</span>",
               "Claimed (WordNet, @10)", "Answers in the cluster"]
     return (f"<p style='margin:2px 0'>{total} people answered; their answers were grouped by hand.</p>"
-            + _table("human-clusters", header, rows))
+            + _table("human-clusters", header, rows, min_width=480))
 
 
 def answers_html(result: DemoResult, limit: int = SHOWN_ANSWERS) -> str:
@@ -178,7 +185,7 @@ def answers_html(result: DemoResult, limit: int = SHOWN_ANSWERS) -> str:
         rows.append(row)
     more = (f"<p style='{_MUTED}'>... and {len(ranked) - limit} more distinct answers.</p>"
             if len(ranked) > limit else "")
-    return _table("model-answers", header, rows) + more
+    return _table("model-answers", header, rows, min_width=460 if result.scored else 0) + more
 
 
 def scores_html(result: DemoResult) -> str:

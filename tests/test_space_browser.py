@@ -1,9 +1,15 @@
 """End to end: the demo Space in headless Chromium, generating with a tiny GPT-2.
 
-Starts ``space/app.py`` on 127.0.0.1 in a subprocess, picks a ProtoQA dev question by
-searching the dropdown, generates answers, checks that the scores, the matched clusters
-and the chart appear, then shows the stored GPT-2 answers. A screenshot is saved as
-``artifacts/space_browser.png``.
+Starts ``space/app.py`` on 127.0.0.1 in a subprocess and
+
+* opens it at desktop (1280x900) and phone (390x844) sizes: the first view shows the
+  scores of the stored GPT-2 answers without a click, and no table runs past the
+  viewport (each fits, or sits in a box that scrolls sideways); screenshots go to
+  ``artifacts/space_desktop.png``, ``artifacts/space_phone.png`` and full-page
+  versions ``*_full.png``;
+* picks a ProtoQA dev question by searching the dropdown, generates answers, checks that
+  the scores, the matched clusters and the chart appear, then shows the stored GPT-2
+  answers (``artifacts/space_browser.png``, ``artifacts/space_browser_stored.png``).
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ CHROMEDRIVER = "/usr/bin/chromedriver"
 QUESTION_ID = "r1q7"  # "Name a vegetable that is about as big as your head."
 SEARCH = "vegetable"
 STARTUP_TIMEOUT = 90
-STEP_TIMEOUT = 60
+STEP_TIMEOUT = 120
 
 pytestmark = pytest.mark.browser
 
@@ -75,13 +81,19 @@ def _wait_for_server(url: str, process: subprocess.Popen, log: Path) -> None:
 
 
 @pytest.fixture
-def running_app(tmp_path):
-    """(url, log path) of the app serving a tiny GPT-2 and the shared data; always stopped."""
+def running_app(tmp_path, request):
+    """(url, log path) of the app serving a tiny GPT-2 and the shared data; always stopped.
+
+    Parametrized indirectly with ``"no model"``, it serves a model folder that does not exist.
+    """
     _require_tools()
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from test_space_logic import build_tiny_model
 
-    model_dir = build_tiny_model(tmp_path / "tiny-gpt2", _cluster_words(QUESTION_ID))
+    if getattr(request, "param", None) == "no model":
+        model_dir = tmp_path / "no-such-model"
+    else:
+        model_dir = build_tiny_model(tmp_path / "tiny-gpt2", _cluster_words(QUESTION_ID))
     port = _free_port()
     env = {
         **os.environ,
@@ -135,6 +147,81 @@ def browser(tmp_path):
         driver.quit()
 
 
+ARTIFACTS = REPO / "artifacts"
+
+# Every table's box, and whether it fits the viewport itself or inside a sideways-scrolling box that does.
+OVERFLOW_JS = """
+const width = document.documentElement.clientWidth;
+const report = [];
+for (const table of document.querySelectorAll('table')) {
+  const box = table.getBoundingClientRect();
+  if (box.width === 0) continue;  // hidden
+  let fits = box.left >= -1 && box.right <= width + 1;
+  let scroller = null;
+  for (let node = table.parentElement; node && !fits; node = node.parentElement) {
+    const overflow = getComputedStyle(node).overflowX;
+    if (overflow === 'auto' || overflow === 'scroll') {
+      const outer = node.getBoundingClientRect();
+      fits = outer.left >= -1 && outer.right <= width + 1;
+      scroller = node.className;
+      break;
+    }
+  }
+  report.push({cls: table.className, left: box.left, right: box.right, fits: fits, scroller: scroller});
+}
+return {viewport: window.innerWidth, width: width, pageWidth: document.documentElement.scrollWidth, tables: report};
+"""
+
+
+def _viewport(browser, width: int, height: int, mobile: bool) -> None:
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile})
+
+
+def _full_page_screenshot(browser, path: Path, width: int, mobile: bool) -> None:
+    height = browser.execute_script("return document.documentElement.scrollHeight")
+    _viewport(browser, width, min(int(height), 8000), mobile)
+    time.sleep(0.5)
+    assert browser.save_screenshot(str(path))
+
+
+@pytest.mark.parametrize("size", [(1280, 900, False, "desktop"), (390, 844, True, "phone")], ids=["desktop", "phone"])
+def test_first_view_shows_scores_and_tables_fit(running_app, browser, size):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    width, height, mobile, name = size
+    url, log = running_app
+    _viewport(browser, width, height, mobile)
+    browser.get(url)
+    wait = WebDriverWait(browser, STEP_TIMEOUT)
+    # Scores of the first view, with no click: the stored GPT-2 answers to r1q1.
+    table = wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "#scores table.protoqa-scores"),
+                       message=f"no scores on load:\n{log.read_text()[-2000:]}")
+    cells = [c.text for c in table.find_elements(By.CSS_SELECTOR, "tbody tr:first-child td")]
+    assert cells == ["Max Answers@1", "1.000", "1.000"]
+    assert "KL(P" in browser.find_element(By.CSS_SELECTOR, "#scores .probeval-kl").text
+    assert "r1q1" in browser.find_element(By.ID, "summary").text
+    assert browser.find_element(By.CSS_SELECTOR, "#clusters table.human-clusters")
+    assert browser.find_element(By.CSS_SELECTOR, "#distribution img")
+    # The model loads, then Generate is enabled.
+    wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "#generate").is_enabled())
+    time.sleep(1.0)  # let the layout settle after the last update
+
+    report = browser.execute_script(OVERFLOW_JS)
+    assert report["viewport"] == width  # (report["width"] leaves out the scroll bar)
+    assert len(report["tables"]) >= 3, report
+    assert all(t["fits"] for t in report["tables"]), report
+    assert report["pageWidth"] <= report["width"] + 1, report
+    if mobile:  # the widest table needs its scroll box on a phone
+        assert any(t["scroller"] for t in report["tables"]), report
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    browser.execute_script("window.scrollTo(0, 0)")
+    assert browser.save_screenshot(str(ARTIFACTS / f"space_{name}.png"))
+    _full_page_screenshot(browser, ARTIFACTS / f"space_{name}_full.png", width, mobile)
+
+
 def test_generate_and_score_a_dev_question_in_chromium(running_app, browser):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
@@ -145,6 +232,7 @@ def test_generate_and_score_a_dev_question_in_chromium(running_app, browser):
     browser.get(url)
     status = wait.until(lambda d: d.find_element(By.ID, "model-status"))
     wait.until(lambda d: "ready" in status.text, message=f"model never became ready:\n{log.read_text()[-2000:]}")
+    wait.until(lambda d: d.find_element(By.ID, "generate").is_enabled())
 
     # Search the question dropdown and pick the question.
     box = browser.find_element(By.CSS_SELECTOR, "#question input")
@@ -165,6 +253,9 @@ def test_generate_and_score_a_dev_question_in_chromium(running_app, browser):
     samples.send_keys(Keys.CONTROL, "a")
     samples.send_keys("60", Keys.TAB)
     browser.find_element(By.ID, "generate").click()
+    # The first view already has a score table: wait for the generated answers' summary.
+    wait.until(lambda d: "(generated)" in d.find_element(By.ID, "status").text,
+               message=f"no generated answers:\n{log.read_text()[-2000:]}")
 
     table = wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "#scores table.protoqa-scores"),
                        message=f"no score table:\n{log.read_text()[-2000:]}")
@@ -187,7 +278,7 @@ def test_generate_and_score_a_dev_question_in_chromium(running_app, browser):
     wait.until(lambda d: chart.get_attribute("naturalWidth") not in (None, "0"))
     browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", chart)
 
-    artifacts = REPO / "artifacts"
+    artifacts = ARTIFACTS
     artifacts.mkdir(exist_ok=True)
     assert browser.save_screenshot(str(artifacts / "space_browser.png"))
 
@@ -197,3 +288,32 @@ def test_generate_and_score_a_dev_question_in_chromium(running_app, browser):
     assert "fine-tuned GPT-2" in browser.find_element(By.ID, "summary").text
     assert browser.find_element(By.CSS_SELECTOR, "#scores table.protoqa-scores")
     assert browser.save_screenshot(str(artifacts / "space_browser_stored.png"))
+
+    # An example under the question picker shows another question's stored answers in one click.
+    example = browser.find_element(By.XPATH, "//button[contains(., 'ProtoQA r1q3: something a monk')]")
+    example.click()
+    wait.until(lambda d: "question r1q3" in d.find_element(By.ID, "summary").text,
+               message=f"the example did not show r1q3:\n{log.read_text()[-2000:]}")
+    assert "(stored)" in browser.find_element(By.ID, "status").text
+    assert browser.find_element(By.CSS_SELECTOR, "#question input").get_attribute("value").startswith("r1q3")
+
+
+@pytest.mark.parametrize("running_app", ["no model"], indirect=True)
+def test_without_a_model_generate_is_disabled_and_explained(running_app, browser):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    url, log = running_app
+    browser.get(url)
+    wait = WebDriverWait(browser, STEP_TIMEOUT)
+    status = wait.until(lambda d: d.find_element(By.ID, "model-status"))
+    wait.until(lambda d: "No model could be loaded" in status.text,
+               message=f"no explanation:\n{log.read_text()[-2000:]}")
+    generate = browser.find_element(By.ID, "generate")
+    wait.until(lambda d: "no model" in generate.text)
+    assert not generate.is_enabled()
+    assert "Show stored GPT-2 answers" in status.text
+    assert "primary" in browser.find_element(By.ID, "stored").get_attribute("class")
+    assert browser.find_element(By.CSS_SELECTOR, "#scores table.protoqa-scores")  # the first view is there
+    ARTIFACTS.mkdir(exist_ok=True)
+    assert browser.save_screenshot(str(ARTIFACTS / "space_no_model.png"))

@@ -346,9 +346,136 @@ def test_the_page_queues_generation_one_at_a_time(local_data, tiny_model, app):
     demo = app.build_demo(app.SpaceApp(local_data, tiny_model))
     assert isinstance(demo, gr.Blocks)
     queued = {fn.name: fn for fn in demo.fns.values() if fn.queue}
-    assert {"generate_event", "stored_event", "status_event"} <= set(queued)
-    for fn in queued.values():
-        assert fn.concurrency_limit == 1 and fn.concurrency_id == "model"
+    assert {"generate_event", "stored_event", "status_event", "generate_scores"} <= set(queued)
+    for name in ("generate_event", "stored_event", "status_event", "generate_scores"):
+        assert queued[name].concurrency_limit == 1 and queued[name].concurrency_id == "model"
+    for name in ("score", "stored_scores"):
+        assert queued[name].concurrency_limit == 1 and queued[name].concurrency_id == "score"
+
+
+def test_the_api_has_named_json_endpoints_only(local_data, tiny_model, app):
+    demo = app.build_demo(app.SpaceApp(local_data, tiny_model))
+    public = {fn.api_name for fn in demo.fns.values() if fn.api_visibility == "public"}
+    assert public == {"score", "stored", "generate"}
+    info = demo.get_api_info()
+    assert set(info["named_endpoints"]) == {"/score", "/stored", "/generate"} and not info["unnamed_endpoints"]
+
+
+# -- dataset rows, first view, limits, budget, API ------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def export_row(tmp_path_factory):
+    """Row r1q1 of the dataset export, read back with stock load_dataset."""
+    import subprocess
+
+    datasets = pytest.importorskip("datasets")
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"{SHARED_DATA} is not available")
+    out = tmp_path_factory.mktemp("export") / "export"
+    run = subprocess.run([sys.executable, "-m", "protoqa_dataset", "export", str(out), "--data-dir", str(SHARED_DATA),
+                          "--config", "protoqa", "--skip-unavailable"], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(SPACE_DIR.parent)}, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    rows = datasets.load_dataset(str(out), "protoqa", split="validation", cache_dir=str(out.parent / "cache"))
+    return rows[0]
+
+
+def test_a_dataset_row_works_unchanged(export_row, shared_demo_data):
+    question = shared_demo_data.question("protoqa", "r1q1")
+    answers = shared_demo_data.stored_answers("protoqa", "r1q1")
+    from_row = logic.score_answers("protoqa", export_row, answers)
+    from_question = logic.score_answers("protoqa", question, answers)
+    assert from_row.question == question
+    assert from_row.protoqa.scores == from_question.protoqa.scores
+    assert from_row.probeval.kl == from_question.probeval.kl
+    assert logic.scored_within_budget("protoqa", export_row, answers).protoqa.scores == from_question.protoqa.scores
+    with pytest.raises(logic.DemoError, match="clusters"):
+        logic.score_answers("protoqa", {"id": "x", "question": "q"}, answers)
+    with pytest.raises(logic.DemoError, match="Question or a dataset row"):
+        logic.score_answers("protoqa", 42, answers)
+
+
+def test_first_view_is_the_stored_gpt2_answers_to_r1q1(shared_demo_data, export_row, app):
+    stored = json.loads(logic.FIRST_VIEW_PATH.read_text(encoding="utf-8"))
+    assert stored["row"] == export_row  # the shipped row is the export's own row
+    first = logic.first_view_result()
+    expected = logic.stored_result(shared_demo_data, "protoqa", "r1q1")
+    assert first.answers.ranked == expected.answers.ranked
+    assert first.protoqa.scores == expected.protoqa.scores and first.probeval.kl == expected.probeval.kl
+    outputs = app.SpaceApp(logic.DemoData("/nowhere"), logic.ModelHolder("/nowhere")).first_view()
+    assert outputs[0].startswith("Done:") and "class='protoqa-scores'" in outputs[4] and outputs[5] is not None
+    with pytest.raises(logic.DemoError, match="cannot read the first view"):
+        logic.first_view_result(SPACE_DIR / "missing.json")
+
+
+def test_limits_are_checked_before_scoring(monkeypatch):
+    def no_scoring(*args, **kwargs):
+        raise AssertionError("scoring started")
+
+    monkeypatch.setattr(logic, "score_answers", no_scoring)
+    monkeypatch.setattr(logic, "run_with_budget", no_scoring)
+    hostile = [
+        ({"answers": [["dog " * 250_000]], "count": [1]}, ["dog"], "1000000 characters"),
+        ({"answers": [[" ".join(["dog", "cat", "car"] * 10)[:199] + " x"]], "count": [1]}, ["dog"], "words"),
+        ({"answers": [[f"a{i}" for i in range(200)]], "count": [1]}, [f"b{i}" for i in range(251)], "comparisons"),
+        ({"answers": [["dog"]], "count": [1]}, ["dog"] * 501, "501 answers"),
+        ({"answers": [["dog"]], "count": [1]}, ["d" * 1001], "1001 characters"),
+        ({"answers": [[f"a{i}"] for i in range(51)], "count": [1] * 51}, ["dog"], "51 clusters"),
+    ]
+    for clusters, answers, message in hostile:
+        with pytest.raises(logic.DemoError, match=message):
+            logic.custom_result("Name a pet", clusters, answers)
+    with pytest.raises(logic.DemoError, match="at most 300"):
+        logic.custom_result("x" * 301, {"answers": [["dog"]], "count": [1]}, ["dog"])
+
+
+def test_scoring_runs_under_a_time_budget():
+    import time
+
+    started = time.perf_counter()
+    with pytest.raises(logic.DemoError, match="0.5 s budget"):
+        logic.run_with_budget(time.sleep, 30, seconds=0.5)
+    assert time.perf_counter() - started < 5
+    with pytest.raises(ZeroDivisionError):
+        logic.run_with_budget(lambda: 1 / 0)
+    with pytest.raises(logic.DemoError, match="memory"):
+        logic.run_with_budget(lambda: bytearray(2 * 2**30), memory=256 * 2**20)
+    assert logic.run_with_budget(sorted, [3, 1, 2]) == [1, 2, 3]
+
+
+def test_api_returns_json_numbers(shared_demo_data, app):
+    space = app.SpaceApp(shared_demo_data, logic.ModelHolder("/nowhere"))
+    out = space.api_score("Name a pet", json.dumps({"answers": [["dog"], ["cat"]], "count": [6, 4]}), "cat\nfish")
+    assert out["protoqa"]["exact_match"]["max_answers@1"] == pytest.approx(4 / 6)
+    assert json.loads(json.dumps(out, allow_nan=False)) == out
+    records = space.api_score("Name a pet", [{"answers": ["dog"], "count": 6}, {"answers": ["cat"], "count": 4}],
+                              ["cat", "fish"])
+    assert records["protoqa"] == out["protoqa"]
+    stored = space.api_stored("protoqa", "r1q1")
+    assert stored["protoqa"]["wordnet"]["max_answers@1"] == 1.0 and stored["probeval_kl"] > 0
+    import gradio as gr
+
+    with pytest.raises(gr.Error, match="at most 200"):
+        space.api_score("Name a pet", {"answers": [["dog " * 1000]], "count": [1]}, ["dog"])
+    with pytest.raises(gr.Error, match="No model could be loaded"):
+        space.api_generate("protoqa", "r1q1")
+
+
+def test_generate_is_disabled_and_explained_without_a_model(local_data, tiny_model, tmp_path, app):
+    note, generate, stored = app.SpaceApp(local_data, logic.ModelHolder(str(tmp_path / "none"))).model_controls()
+    assert generate["interactive"] is False and "no model" in generate["value"]
+    assert stored["variant"] == "primary" and "Show stored GPT-2 answers" in note
+    note, generate, stored = app.SpaceApp(local_data, tiny_model).model_controls()
+    assert generate["interactive"] is True and generate["variant"] == "primary" and "ready" in note
+
+
+def test_question_update_keeps_a_valid_question(shared_demo_data, app):
+    space = app.SpaceApp(shared_demo_data, logic.ModelHolder("/nowhere"))
+    assert space.question_update("cfc", "r1q2")[0]["value"] == "r1q2"
+    assert space.question_update("protoqa", "r1q4")[0]["value"] == "r1q1"  # no r1q4 in ProtoQA dev
+    for key, qid, _ in app.EXAMPLES:
+        assert shared_demo_data.question(key, qid)
 
 
 @pytest.mark.parametrize("name", ["demo_logic", "demo_render", "app"])

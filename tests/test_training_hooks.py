@@ -420,44 +420,4 @@ def test_callback_rejects_questions_without_clusters():
     assert issubclass(ProtoQAEvalCallback, TrainerCallback)
 
 
-# ---------------------------------------------------------------- the example script
-
-
-def test_example_script_runs_end_to_end(tmp_path):
-    train_file, dev_file = DATA / "dev.scraped.jsonl", DATA / "dev.crowdsourced.jsonl"
-    if not (train_file.is_file() and dev_file.is_file()):
-        pytest.skip(f"shared ProtoQA data not found under {DATA}")
-    dev = list(read_targets(dev_file).values())[:3]
-    texts = [training_line(q.question, a) for q in dev for c in q.clusters for a in c.answers]
-    tokenizer = build_tokenizer(texts)
-    model_dir = tmp_path / "tiny-gpt2"
-    build_model(tokenizer).save_pretrained(model_dir)
-    tokenizer.save_pretrained(model_dir)
-    out = tmp_path / "out"
-    probeval = ["--probeval"] if importlib.util.find_spec("cfc_probeval") else []
-
-    started = time.perf_counter()
-    run = subprocess.run(
-        [sys.executable, str(REPO / "examples" / "finetune_protoqa_gpt2.py"), "--model", str(model_dir),
-         "--data-dir", str(DATA), "--train-file", str(train_file), "--output-dir", str(out),
-         "--max-steps", "2", "--num-samples", "4", "--eval-questions", "3", "--similarity", "exact_match",
-         "--batch-size", "4", *probeval],
-        capture_output=True, text=True, cwd=tmp_path, timeout=300,
-        env={**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1"},
-    )
-    elapsed = time.perf_counter() - started
-    assert run.returncode == 0, run.stderr[-3000:]
-    print(f"example script: {elapsed:.1f} s")
-
-    keys = {f"eval_{metric_key('exact_match', k)}" for k in PAPER_KEYS}
-    final = json.loads((out / "eval_results.json").read_text())
-    assert keys <= set(final)
-    assert all(math.isfinite(final[k]) and 0.0 <= final[k] <= 1.0 for k in keys)
-    if probeval:
-        assert math.isfinite(final[f"eval_{PROBEVAL_KEY}"]) and final[f"eval_{PROBEVAL_KEY}"] >= 0.0
-    history = json.loads((out / "trainer_state.json").read_text())["log_history"]
-    assert any(keys <= set(entry) for entry in history)
-    predictions = [json.loads(line) for line in (out / "dev_predictions.jsonl").read_text().splitlines()]
-    assert [next(iter(p)) for p in predictions] == [q.id for q in dev]
-    assert (out / "config.json").is_file()
-    assert elapsed < 120
+# The example script runs in a new process on dataset rows in tests/test_training_rows.py.
