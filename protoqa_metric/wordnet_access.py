@@ -38,6 +38,7 @@ __all__ = [
     "synset_from_key",
     "max_lemma_tokens",
     "may_start_collocation",
+    "wup_from_keys",
 ]
 
 WORDNET_DIR_ENV = "PROTOQA_WORDNET_DIR"
@@ -158,6 +159,14 @@ def _load_reader(nltk_data_path: Optional[str] = None) -> "WordNetCorpusReader":
 
         def map_wn(self, version: str = "wordnet") -> None:
             return None
+
+        def get_version(self) -> str:
+            # NLTK re-reads the data file header on every call, and its Wu-Palmer
+            # similarity asks twice per synset pair.
+            version = self.__dict__.get("_cached_version")
+            if version is None:
+                version = self._cached_version = super().get_version()
+            return version
 
         def open(self, fileid: str):  # type: ignore[override]
             # The index, exception and lexnames files are read once, line by line;
@@ -336,3 +345,111 @@ def may_start_collocation(words: str) -> bool:
                 prefixes.add("_".join(parts[:k]))
         _collocation_prefixes = frozenset(prefixes)
     return words.lower().replace(" ", "_") in _collocation_prefixes
+
+
+# --- Wu-Palmer similarity from synset keys ---------------------------------------------
+#
+# NLTK's Synset.wup_similarity recomputes every hypernym closure by breadth-first
+# search on each call (and, before the reader above, re-read a file header twice per
+# call). The functions below compute the same value from per-synset tables built once.
+
+_ROOT = "*ROOT*"  # NLTK's simulated root, which joins the verb (and adjective) trees
+
+
+class _SynsetTable:
+    """What Wu-Palmer needs of one synset: its name, part of speech and ancestors."""
+
+    __slots__ = ("name", "needs_root", "distances", "distances_with_root", "max_depth")
+
+    def __init__(self, synset) -> None:
+        from collections import deque
+
+        self.name: str = synset.name()
+        # NLTK's Synset._needs_root for WordNet 3.0: nouns share one root.
+        self.needs_root: bool = synset._pos != "n"
+        distances: dict[str, int] = {}
+        queue = deque([(synset, 0)])
+        while queue:  # NLTK's _shortest_hypernym_paths, by name
+            s, depth = queue.popleft()
+            name = s.name()
+            if name in distances:
+                continue
+            distances[name] = depth
+            _min_depth_by_name.setdefault(name, s.min_depth())
+            _max_depth_by_name.setdefault(name, s.max_depth())
+            for hyp in s._hypernyms() + s._instance_hypernyms():
+                queue.append((hyp, depth + 1))
+        self.distances = distances
+        self.distances_with_root = {**distances, _ROOT: max(distances.values()) + 1}
+        self.max_depth = synset.max_depth()
+
+
+_min_depth_by_name: dict[str, int] = {_ROOT: 0}
+_max_depth_by_name: dict[str, int] = {_ROOT: 0}
+_tables: dict[SynsetKey, _SynsetTable] = {}
+_tables_by_name: dict[str, _SynsetTable] = {}
+
+
+def _table(key: SynsetKey) -> _SynsetTable:
+    table = _tables.get(key)
+    if table is None:
+        table = _SynsetTable(synset_from_key(key))
+        _tables[key] = table
+        _tables_by_name[table.name] = table
+    return table
+
+
+def _path_distance(table: _SynsetTable, subsumer: str, simulate_root: bool) -> Optional[int]:
+    """NLTK's ``shortest_path_distance`` from a synset to one of its common hypernyms."""
+    if table.name == subsumer:
+        return 0
+    mine = table.distances_with_root if simulate_root else table.distances
+    if subsumer == _ROOT:
+        theirs = {_ROOT: 0}
+    else:
+        other = _tables_by_name[subsumer] if subsumer in _tables_by_name else None
+        if other is None:
+            other = _table_for_name(subsumer)
+        theirs = other.distances_with_root if simulate_root else other.distances
+    best = None
+    for name, d1 in mine.items():
+        d2 = theirs.get(name)
+        if d2 is not None and (best is None or d1 + d2 < best):
+            best = d1 + d2
+    return best
+
+
+def _table_for_name(name: str) -> _SynsetTable:
+    synset = get_wordnet().synset(name)
+    table = _SynsetTable(synset)
+    _tables_by_name[name] = table
+    return table
+
+
+def wup_from_keys(first: SynsetKey, second: SynsetKey) -> float:
+    """NLTK's ``first.wup_similarity(second)`` (0.0 where NLTK gives None), from cached tables.
+
+    Follows NLTK 3 exactly, including its choice of subsumer (the common hypernym of
+    greatest *minimum* depth, ties by name), which is why a synset with several
+    hypernym paths scores below 1 with itself.
+
+    >>> person = min(k for k in synset_keys("person") if synset_from_key(k).name() == "person.n.01")
+    >>> round(wup_from_keys(person, person), 4)
+    0.8571
+    """
+    t1, t2 = _table(first), _table(second)
+    simulate_root = t1.needs_root or t2.needs_root
+    common = t1.distances.keys() & t2.distances.keys()
+    if simulate_root:
+        common.add(_ROOT)
+    if not common:
+        return 0.0
+    deepest = max(_min_depth_by_name[c] for c in common)
+    lowest = sorted(c for c in common if _min_depth_by_name[c] == deepest)
+    subsumer = t1.name if t1.name in lowest else lowest[0]
+    depth = _max_depth_by_name[subsumer] + 1
+    len1 = _path_distance(t1, subsumer, simulate_root)
+    len2 = _path_distance(t2, subsumer, simulate_root)
+    if len1 is None or len2 is None:
+        return 0.0
+    return (2.0 * depth) / (len1 + depth + len2 + depth)
