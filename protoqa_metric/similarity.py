@@ -54,7 +54,7 @@ from typing import Callable, Iterable, Iterator, Optional, Sequence
 from .partition_matching import SpanPair, best_partition_matching_checked
 from .string_similarity import best_lcs_ratios, jaro_winkler, lcs_ratio, longest_common_substring_ratio
 from .text import content_tokens
-from .wordnet_access import SynsetKey, max_lemma_tokens, may_start_collocation, synset_keys, wup_from_keys
+from .wordnet_access import SynsetKey, best_wup, max_lemma_tokens, may_start_collocation, synset_keys
 
 __all__ = [
     "Similarity",
@@ -303,13 +303,7 @@ def _phrase_wup(names_a: frozenset[SynsetKey], names_b: frozenset[SynsetKey]) ->
     Wu-Palmer similarity of a synset with itself is below 1 for synsets with several
     hypernym paths (person.n.01 scores 0.857 with itself).
     """
-    best = 0.0
-    for x in names_a:
-        for y in names_b:
-            value = wup_from_keys(x, y)
-            if value > best:
-                best = value
-    return best
+    return best_wup(names_a, names_b)
 
 
 @lru_cache(maxsize=200_000)

@@ -22,6 +22,7 @@ import tempfile
 import threading
 import warnings
 from pathlib import Path
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -39,6 +40,7 @@ __all__ = [
     "max_lemma_tokens",
     "may_start_collocation",
     "wup_from_keys",
+    "best_wup",
 ]
 
 WORDNET_DIR_ENV = "PROTOQA_WORDNET_DIR"
@@ -349,107 +351,210 @@ def may_start_collocation(words: str) -> bool:
 
 # --- Wu-Palmer similarity from synset keys ---------------------------------------------
 #
-# NLTK's Synset.wup_similarity recomputes every hypernym closure by breadth-first
-# search on each call (and, before the reader above, re-read a file header twice per
-# call). The functions below compute the same value from per-synset tables built once.
+# NLTK's Synset.wup_similarity recomputes hypernym closures by breadth-first search on
+# every call (and re-reads a file header twice per call). The functions below compute
+# the same value from per-synset tables, each built once, and cache every pair.
 
 _ROOT = "*ROOT*"  # NLTK's simulated root, which joins the verb (and adjective) trees
-
-
-class _SynsetTable:
-    """What Wu-Palmer needs of one synset: its name, part of speech and ancestors."""
-
-    __slots__ = ("name", "needs_root", "distances", "distances_with_root", "max_depth")
-
-    def __init__(self, synset) -> None:
-        from collections import deque
-
-        self.name: str = synset.name()
-        # NLTK's Synset._needs_root for WordNet 3.0: nouns share one root.
-        self.needs_root: bool = synset._pos != "n"
-        distances: dict[str, int] = {}
-        queue = deque([(synset, 0)])
-        while queue:  # NLTK's _shortest_hypernym_paths, by name
-            s, depth = queue.popleft()
-            name = s.name()
-            if name in distances:
-                continue
-            distances[name] = depth
-            _min_depth_by_name.setdefault(name, s.min_depth())
-            _max_depth_by_name.setdefault(name, s.max_depth())
-            for hyp in s._hypernyms() + s._instance_hypernyms():
-                queue.append((hyp, depth + 1))
-        self.distances = distances
-        self.distances_with_root = {**distances, _ROOT: max(distances.values()) + 1}
-        self.max_depth = synset.max_depth()
-
-
+_parents_by_name: dict[str, tuple[str, ...]] = {_ROOT: ()}
 _min_depth_by_name: dict[str, int] = {_ROOT: 0}
 _max_depth_by_name: dict[str, int] = {_ROOT: 0}
-_tables: dict[SynsetKey, _SynsetTable] = {}
-_tables_by_name: dict[str, _SynsetTable] = {}
+_distances_by_name: dict[str, dict[str, int]] = {_ROOT: {_ROOT: 0}}
+_distances_with_root_by_name: dict[str, dict[str, int]] = {_ROOT: {_ROOT: 0}}
+_name_by_key: dict[SynsetKey, str] = {}
+_wup_cache: dict[tuple[SynsetKey, SynsetKey], float] = {}
+_path_cache: dict[tuple[str, str, bool], Optional[int]] = {}
 
 
-def _table(key: SynsetKey) -> _SynsetTable:
-    table = _tables.get(key)
-    if table is None:
-        table = _SynsetTable(synset_from_key(key))
-        _tables[key] = table
-        _tables_by_name[table.name] = table
-    return table
+def _register(synset) -> str:
+    """Record the hypernym links of ``synset`` and all its ancestors; return its name."""
+    name = synset.name()
+    todo = [synset]
+    while todo:
+        s = todo.pop()
+        n = s.name()
+        if n in _parents_by_name:
+            continue
+        parents = s._hypernyms() + s._instance_hypernyms()  # what NLTK's depth and paths follow
+        _parents_by_name[n] = tuple(h.name() for h in parents)
+        todo.extend(parents)
+    return name
 
 
-def _path_distance(table: _SynsetTable, subsumer: str, simulate_root: bool) -> Optional[int]:
+def _depths(name: str) -> tuple[int, int]:
+    """NLTK's ``min_depth()`` and ``max_depth()`` of a registered synset."""
+    if name not in _min_depth_by_name:
+        parents = _parents_by_name[name]
+        if not parents:
+            _min_depth_by_name[name] = _max_depth_by_name[name] = 0
+        else:
+            pairs = [_depths(p) for p in parents]
+            _min_depth_by_name[name] = 1 + min(lo for lo, _ in pairs)
+            _max_depth_by_name[name] = 1 + max(hi for _, hi in pairs)
+    return _min_depth_by_name[name], _max_depth_by_name[name]
+
+
+def _distances(name: str, simulate_root: bool) -> dict[str, int]:
+    """NLTK's ``_shortest_hypernym_paths``: each ancestor (and the synset) with its distance."""
+    found = _distances_by_name.get(name)
+    if found is None:
+        from collections import deque
+
+        found = {}
+        queue = deque([(name, 0)])
+        while queue:
+            n, depth = queue.popleft()
+            if n in found:
+                continue
+            found[n] = depth
+            queue.extend((p, depth + 1) for p in _parents_by_name[n])
+        _distances_by_name[name] = found
+        _distances_with_root_by_name[name] = {**found, _ROOT: max(found.values()) + 1}
+    return _distances_with_root_by_name[name] if simulate_root else found
+
+
+def _path_distance(name: str, subsumer: str, simulate_root: bool) -> Optional[int]:
     """NLTK's ``shortest_path_distance`` from a synset to one of its common hypernyms."""
-    if table.name == subsumer:
+    if name == subsumer:
         return 0
-    mine = table.distances_with_root if simulate_root else table.distances
-    if subsumer == _ROOT:
-        theirs = {_ROOT: 0}
-    else:
-        other = _tables_by_name[subsumer] if subsumer in _tables_by_name else None
-        if other is None:
-            other = _table_for_name(subsumer)
-        theirs = other.distances_with_root if simulate_root else other.distances
+    key = (name, subsumer, simulate_root)
+    if key in _path_cache:
+        return _path_cache[key]
+    mine = _distances(name, simulate_root)
+    theirs = _distances(subsumer, simulate_root) if subsumer != _ROOT else {_ROOT: 0}
     best = None
-    for name, d1 in mine.items():
-        d2 = theirs.get(name)
-        if d2 is not None and (best is None or d1 + d2 < best):
+    for n, d2 in theirs.items():
+        d1 = mine.get(n)
+        if d1 is not None and (best is None or d1 + d2 < best):
             best = d1 + d2
+    _path_cache[key] = best
     return best
 
 
-def _table_for_name(name: str) -> _SynsetTable:
-    synset = get_wordnet().synset(name)
-    table = _SynsetTable(synset)
-    _tables_by_name[name] = table
-    return table
+def _synset_name(key: SynsetKey) -> str:
+    name = _name_by_key.get(key)
+    if name is None:
+        name = _name_by_key[key] = _register(synset_from_key(key))
+    return name
+
+
+def _subsumer_order(name: str) -> tuple[str, ...]:
+    """The synset and its hypernyms, deepest minimum depth first, then by name."""
+    order = _order_cache.get(name)
+    if order is None:
+        dist = _distances(name, False)
+        for c in dist:
+            _depths(c)
+        order = _order_cache[name] = tuple(sorted(dist, key=lambda c: (-_min_depth_by_name[c], c)))
+    return order
+
+
+_order_cache: dict[str, tuple[str, ...]] = {}
+
+
+def _wup_names(n1: str, n2: str, simulate_root: bool) -> float:
+    d2 = _distances(n2, False)
+    subsumer = None
+    for c in _subsumer_order(n1):  # NLTK's lowest_common_hypernyms(use_min_depth=True)[0]
+        if c in d2:
+            subsumer = c
+            break
+    if subsumer is None:
+        if not simulate_root:
+            return 0.0
+        subsumer = _ROOT
+    elif simulate_root and _min_depth_by_name[subsumer] == 0 and _ROOT < subsumer:
+        subsumer = _ROOT  # the simulated root ties at depth 0 and sorts first by name
+    # NLTK prefers the first synset itself among the lowest common hypernyms.
+    if subsumer != n1 and n1 in d2 and _min_depth_by_name[n1] == _min_depth_by_name.get(subsumer, 0):
+        subsumer = n1
+    depth = _max_depth_by_name[subsumer] + 1
+    len1 = _path_distance(n1, subsumer, simulate_root)
+    len2 = _path_distance(n2, subsumer, simulate_root)
+    if len1 is None or len2 is None:
+        return 0.0
+    return (2.0 * depth) / (len1 + depth + len2 + depth)
 
 
 def wup_from_keys(first: SynsetKey, second: SynsetKey) -> float:
     """NLTK's ``first.wup_similarity(second)`` (0.0 where NLTK gives None), from cached tables.
 
     Follows NLTK 3 exactly, including its choice of subsumer (the common hypernym of
-    greatest *minimum* depth, ties by name), which is why a synset with several
-    hypernym paths scores below 1 with itself.
+    greatest *minimum* depth, ties by name, the first synset itself first), which is
+    why a synset with several hypernym paths scores below 1 with itself.
 
     >>> person = min(k for k in synset_keys("person") if synset_from_key(k).name() == "person.n.01")
     >>> round(wup_from_keys(person, person), 4)
     0.8571
     """
-    t1, t2 = _table(first), _table(second)
-    simulate_root = t1.needs_root or t2.needs_root
-    common = t1.distances.keys() & t2.distances.keys()
-    if simulate_root:
-        common.add(_ROOT)
-    if not common:
+    cached = _wup_cache.get((first, second))
+    if cached is None:
+        # NLTK's Synset._needs_root for WordNet 3.0: only the nouns share one root.
+        cached = _wup_names(_synset_name(first), _synset_name(second), first[0] != "n" or second[0] != "n")
+        _wup_cache[(first, second)] = cached
+    return cached
+
+
+@dataclass(frozen=True)
+class _Sense:
+    key: SynsetKey
+    name: str
+    max_depth: int
+    hypernyms: frozenset[str]  # the synset and all its hypernyms
+    noun: bool
+
+
+_sense_cache: dict[frozenset[SynsetKey], tuple[tuple[_Sense, ...], frozenset[str]]] = {}
+
+
+def _senses(keys: frozenset[SynsetKey]) -> tuple[tuple[_Sense, ...], frozenset[str]]:
+    found = _sense_cache.get(keys)
+    if found is None:
+        senses = []
+        for key in keys:
+            name = _synset_name(key)
+            senses.append(_Sense(key, name, _depths(name)[1], frozenset(_distances(name, False)), key[0] == "n"))
+        senses.sort(key=lambda s: (-s.max_depth, s.key))
+        found = _sense_cache[keys] = (tuple(senses), frozenset(s.name for s in senses))
+    return found
+
+
+def best_wup(first: frozenset[SynsetKey], second: frozenset[SynsetKey]) -> float:
+    """``max(wup_from_keys(x, y) for x in first for y in second)``, 0.0 for none.
+
+    Most pairs are skipped by a bound: unless one synset is the other or its
+    hypernym, their subsumer is a proper hypernym of both, so its depth ``D`` is at
+    most ``m = min(max_depth(x), max_depth(y))`` and both path lengths are at least
+    1, which makes Wu-Palmer ``2D / (2D + len1 + len2)`` at most ``m / (m + 1)``; with
+    NLTK's simulated root (any non-noun), the root as subsumer gives at most 1/2.
+    Related pairs are scored first, then the others from the highest bound down
+    until the bound cannot beat the best.
+
+    >>> best_wup(synset_keys("dog"), synset_keys("dog")) == max(
+    ...     wup_from_keys(x, y) for x in synset_keys("dog") for y in synset_keys("dog"))
+    True
+    """
+    if not first or not second:
         return 0.0
-    deepest = max(_min_depth_by_name[c] for c in common)
-    lowest = sorted(c for c in common if _min_depth_by_name[c] == deepest)
-    subsumer = t1.name if t1.name in lowest else lowest[0]
-    depth = _max_depth_by_name[subsumer] + 1
-    len1 = _path_distance(t1, subsumer, simulate_root)
-    len2 = _path_distance(t2, subsumer, simulate_root)
-    if len1 is None or len2 is None:
-        return 0.0
-    return (2.0 * depth) / (len1 + depth + len2 + depth)
+    senses_a, names_a = _senses(first)
+    senses_b, names_b = _senses(second)
+    best = 0.0
+    for x in senses_a:  # x is y or a hypernym of y, or the other way round
+        for y in senses_b:
+            if y.name in x.hypernyms or x.name in y.hypernyms:
+                value = wup_from_keys(x.key, y.key)
+                if value > best:
+                    best = value
+    for x in senses_a:
+        if x.max_depth / (x.max_depth + 1) <= best and best >= 0.5:
+            break  # max depths only fall from here on
+        for y in senses_b:
+            m = min(x.max_depth, y.max_depth)
+            if m / (m + 1) <= best and best >= 0.5:
+                break
+            if y.name in x.hypernyms or x.name in y.hypernyms:
+                continue
+            value = wup_from_keys(x.key, y.key)
+            if value > best:
+                best = value
+    return best
