@@ -496,39 +496,40 @@ def wup_from_keys(first: SynsetKey, second: SynsetKey) -> float:
 
 
 @dataclass(frozen=True)
-class _Sense:
-    key: SynsetKey
-    name: str
-    max_depth: int
-    hypernyms: frozenset[str]  # the synset and all its hypernyms
-    noun: bool
+class _Senses:
+    """The synsets of one group, with what Wu-Palmer needs to score them all at once."""
+
+    names: tuple[str, ...]
+    nouns: tuple[bool, ...]
+    holders: dict[str, tuple[int, ...]]  # hypernym (or synset) -> which of the synsets have it
 
 
-_sense_cache: dict[frozenset[SynsetKey], tuple[tuple[_Sense, ...], frozenset[str]]] = {}
+_senses_cache: dict[frozenset[SynsetKey], _Senses] = {}
 
 
-def _senses(keys: frozenset[SynsetKey]) -> tuple[tuple[_Sense, ...], frozenset[str]]:
-    found = _sense_cache.get(keys)
+def _senses(keys: frozenset[SynsetKey]) -> _Senses:
+    found = _senses_cache.get(keys)
     if found is None:
-        senses = []
-        for key in keys:
-            name = _synset_name(key)
-            senses.append(_Sense(key, name, _depths(name)[1], frozenset(_distances(name, False)), key[0] == "n"))
-        senses.sort(key=lambda s: (-s.max_depth, s.key))
-        found = _sense_cache[keys] = (tuple(senses), frozenset(s.name for s in senses))
+        ordered = sorted(keys)
+        names = tuple(_synset_name(k) for k in ordered)
+        holders: dict[str, list[int]] = {}
+        for index, name in enumerate(names):
+            for ancestor in _distances(name, False):
+                holders.setdefault(ancestor, []).append(index)
+        found = _senses_cache[keys] = _Senses(names, tuple(k[0] == "n" for k in ordered),
+                                              {a: tuple(v) for a, v in holders.items()})
     return found
 
 
 def best_wup(first: frozenset[SynsetKey], second: frozenset[SynsetKey]) -> float:
     """``max(wup_from_keys(x, y) for x in first for y in second)``, 0.0 for none.
 
-    Most pairs are skipped by a bound: unless one synset is the other or its
-    hypernym, their subsumer is a proper hypernym of both, so its depth ``D`` is at
-    most ``m = min(max_depth(x), max_depth(y))`` and both path lengths are at least
-    1, which makes Wu-Palmer ``2D / (2D + len1 + len2)`` at most ``m / (m + 1)``; with
-    NLTK's simulated root (any non-noun), the root as subsumer gives at most 1/2.
-    Related pairs are scored first, then the others from the highest bound down
-    until the bound cannot beat the best.
+    Scores every pair as :func:`wup_from_keys` does, but finds the subsumers of one
+    synset ``x`` with all synsets ``y`` of the other group in one walk down ``x``'s
+    hypernyms (deepest minimum depth first): the first hypernym that ``y`` also has
+    is ``y``'s subsumer. A pair whose subsumer is neither synset has both path lengths
+    at least 1, so its value is at most ``D / (D + 1)`` for the subsumer's depth ``D``;
+    pairs that cannot beat the best so far are not measured.
 
     >>> best_wup(synset_keys("dog"), synset_keys("dog")) == max(
     ...     wup_from_keys(x, y) for x in synset_keys("dog") for y in synset_keys("dog"))
@@ -536,25 +537,42 @@ def best_wup(first: frozenset[SynsetKey], second: frozenset[SynsetKey]) -> float
     """
     if not first or not second:
         return 0.0
-    senses_a, names_a = _senses(first)
-    senses_b, names_b = _senses(second)
+    other = _senses(second)
+    n_other = len(other.names)
     best = 0.0
-    for x in senses_a:  # x is y or a hypernym of y, or the other way round
-        for y in senses_b:
-            if y.name in x.hypernyms or x.name in y.hypernyms:
-                value = wup_from_keys(x.key, y.key)
-                if value > best:
-                    best = value
-    for x in senses_a:
-        if x.max_depth / (x.max_depth + 1) <= best and best >= 0.5:
-            break  # max depths only fall from here on
-        for y in senses_b:
-            m = min(x.max_depth, y.max_depth)
-            if m / (m + 1) <= best and best >= 0.5:
+    for x in first:
+        n1 = _synset_name(x)
+        x_noun = x[0] == "n"
+        subsumers: list[Optional[str]] = [None] * n_other
+        left = n_other
+        for c in _subsumer_order(n1):
+            for index in other.holders.get(c, ()):
+                if subsumers[index] is None:
+                    subsumers[index] = c
+                    left -= 1
+            if not left:
                 break
-            if y.name in x.hypernyms or x.name in y.hypernyms:
+        mind_n1 = _min_depth_by_name[n1]
+        n1_holders = other.holders.get(n1, ())
+        for index in range(n_other):
+            simulate_root = not (x_noun and other.nouns[index])
+            subsumer = subsumers[index]
+            if subsumer is None:
+                if not simulate_root:
+                    continue
+                subsumer = _ROOT
+            elif simulate_root and _min_depth_by_name[subsumer] == 0:
+                subsumer = _ROOT  # the simulated root ties at depth 0 and sorts first by name
+            if subsumer != n1 and index in n1_holders and mind_n1 == _min_depth_by_name[subsumer]:
+                subsumer = n1  # NLTK prefers the first synset itself among the lowest ones
+            depth = _max_depth_by_name[subsumer] + 1
+            if depth / (depth + 1) <= best and subsumer != n1 and subsumer != other.names[index]:
+                continue  # both paths are at least 1 long: it cannot beat the best
+            len1 = _path_distance(n1, subsumer, simulate_root)
+            len2 = _path_distance(other.names[index], subsumer, simulate_root)
+            if len1 is None or len2 is None:
                 continue
-            value = wup_from_keys(x.key, y.key)
+            value = (2.0 * depth) / (len1 + depth + len2 + depth)
             if value > best:
                 best = value
     return best
