@@ -57,7 +57,7 @@ def clear_caches() -> None:
     sim_module._wup_tokens_similarity.cache_clear()
     sim_module._phrase_wup.cache_clear()
     wordnet_access._wup_cache.clear()
-    wordnet_access._sense_cache.clear()
+    wordnet_access._senses_cache.clear()
     wordnet_access._path_cache.clear()
     sim_module._wordnet_tokens_similarity.cache_clear()
     sim_module._spans_with_synsets.cache_clear()
