@@ -491,6 +491,8 @@ def wup_from_keys(first: SynsetKey, second: SynsetKey) -> float:
     if cached is None:
         # NLTK's Synset._needs_root for WordNet 3.0: only the nouns share one root.
         cached = _wup_names(_synset_name(first), _synset_name(second), first[0] != "n" or second[0] != "n")
+        if len(_wup_cache) >= 1_000_000:  # keep memory bounded; the tables make a miss cheap
+            _wup_cache.clear()
         _wup_cache[(first, second)] = cached
     return cached
 
