@@ -529,9 +529,12 @@ def best_wup(first: frozenset[SynsetKey], second: frozenset[SynsetKey]) -> float
     Scores every pair as :func:`wup_from_keys` does, but finds the subsumers of one
     synset ``x`` with all synsets ``y`` of the other group in one walk down ``x``'s
     hypernyms (deepest minimum depth first): the first hypernym that ``y`` also has
-    is ``y``'s subsumer. A pair whose subsumer is neither synset has both path lengths
-    at least 1, so its value is at most ``D / (D + 1)`` for the subsumer's depth ``D``;
-    pairs that cannot beat the best so far are not measured.
+    is ``y``'s subsumer. The synsets ``y`` that share a subsumer ``c`` share its depth
+    ``D`` and the path length ``L`` from ``x`` to it, so ``2D / (L + 2D)`` bounds all
+    of them (their own path length is at least 0, and at least 1 unless ``y`` is
+    ``c``); groups that cannot beat the best so far are not measured. No value
+    exceeds 1, so the search stops at 1. Shared synsets go first, as they most
+    often reach it.
 
     >>> best_wup(synset_keys("dog"), synset_keys("dog")) == max(
     ...     wup_from_keys(x, y) for x in synset_keys("dog") for y in synset_keys("dog"))
@@ -540,41 +543,73 @@ def best_wup(first: frozenset[SynsetKey], second: frozenset[SynsetKey]) -> float
     if not first or not second:
         return 0.0
     other = _senses(second)
-    n_other = len(other.names)
+    other_names = other.names
+    other_nouns = other.nouns
+    holders = other.holders
+    n_other = len(other_names)
+    other_index = {name: index for index, name in enumerate(other_names)}
+    min_depth = _min_depth_by_name
+    max_depth = _max_depth_by_name
     best = 0.0
-    for x in first:
+    for x in sorted(first, key=lambda k: (k not in second, k)):
         n1 = _synset_name(x)
         x_noun = x[0] == "n"
-        subsumers: list[Optional[str]] = [None] * n_other
+        # Subsumer of each synset of the other group, grouped: subsumer -> indices.
+        found: list[tuple[str, list[int]]] = []
+        seen = [False] * n_other
         left = n_other
         for c in _subsumer_order(n1):
-            for index in other.holders.get(c, ()):
-                if subsumers[index] is None:
-                    subsumers[index] = c
-                    left -= 1
-            if not left:
-                break
-        mind_n1 = _min_depth_by_name[n1]
-        n1_holders = other.holders.get(n1, ())
-        for index in range(n_other):
-            simulate_root = not (x_noun and other.nouns[index])
-            subsumer = subsumers[index]
-            if subsumer is None:
-                if not simulate_root:
-                    continue
-                subsumer = _ROOT
-            elif simulate_root and _min_depth_by_name[subsumer] == 0:
-                subsumer = _ROOT  # the simulated root ties at depth 0 and sorts first by name
-            if subsumer != n1 and index in n1_holders and mind_n1 == _min_depth_by_name[subsumer]:
-                subsumer = n1  # NLTK prefers the first synset itself among the lowest ones
-            depth = _max_depth_by_name[subsumer] + 1
-            if depth / (depth + 1) <= best and subsumer != n1 and subsumer != other.names[index]:
-                continue  # both paths are at least 1 long: it cannot beat the best
-            len1 = _path_distance(n1, subsumer, simulate_root)
-            len2 = _path_distance(other.names[index], subsumer, simulate_root)
-            if len1 is None or len2 is None:
+            hit = holders.get(c)
+            if hit is None:
                 continue
-            value = (2.0 * depth) / (len1 + depth + len2 + depth)
-            if value > best:
-                best = value
+            fresh = [index for index in hit if not seen[index]]
+            if fresh:
+                for index in fresh:
+                    seen[index] = True
+                found.append((c, fresh))
+                left -= len(fresh)
+                if not left:
+                    break
+        if left:
+            found.append((None, [index for index in range(n_other) if not seen[index]]))
+        mind_n1 = min_depth[n1]
+        below = holders.get(n1, ())
+        # Within a group, the subsumer still depends on two facts about y: whether
+        # NLTK simulates a root for the pair, and whether y lies below x.
+        if x_noun:
+            kinds = [0 if noun else 2 for noun in other_nouns]
+        else:
+            kinds = [2] * n_other
+        for index in below:
+            kinds[index] += 1
+        for c, indices in found:
+            buckets: dict[int, list[int]] = {}
+            for index in indices:
+                buckets.setdefault(kinds[index], []).append(index)
+            for kind, members in buckets.items():
+                simulate_root = kind >= 2
+                subsumer = c
+                if subsumer is None:
+                    if not simulate_root:
+                        continue
+                    subsumer = _ROOT
+                elif simulate_root and min_depth[subsumer] == 0:
+                    subsumer = _ROOT  # the simulated root ties at depth 0 and sorts first by name
+                if kind & 1 and subsumer != n1 and mind_n1 == min_depth[subsumer]:
+                    subsumer = n1  # NLTK prefers the first synset itself among the lowest ones
+                depth = max_depth[subsumer] + 1
+                if depth / (depth + 1) <= best and subsumer != n1 and other_index.get(subsumer) not in members:
+                    continue  # both paths are at least 1 long: none can beat the best
+                len1 = _path_distance(n1, subsumer, simulate_root)
+                if len1 is None or (2.0 * depth) / (len1 + depth + depth) <= best:
+                    continue
+                for index in members:
+                    len2 = _path_distance(other_names[index], subsumer, simulate_root)
+                    if len2 is None:
+                        continue
+                    value = (2.0 * depth) / (len1 + depth + len2 + depth)
+                    if value > best:
+                        best = value
+            if best >= 1.0:
+                return best
     return best
