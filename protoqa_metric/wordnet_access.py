@@ -366,19 +366,80 @@ _wup_cache: dict[tuple[SynsetKey, SynsetKey], float] = {}
 _path_cache: dict[tuple[str, str, bool], Optional[int]] = {}
 
 
-def _register(synset) -> str:
-    """Record the hypernym links of ``synset`` and all its ancestors; return its name."""
-    name = synset.name()
-    todo = [synset]
+_data_fds: dict[str, int] = {}
+_DATA_FILES = {"n": "data.noun", "v": "data.verb", "a": "data.adj", "s": "data.adj", "r": "data.adv"}
+
+
+def _data_line(pos: str, offset: int) -> str:
+    """The line of a WordNet data file at a byte offset, read without NLTK's stream."""
+    fd = _data_fds.get(pos)
+    if fd is None:
+        with _lock:
+            fd = _data_fds.get(pos)
+            if fd is None:
+                fd = _data_fds[pos] = os.open(get_wordnet().abspath(_DATA_FILES[pos]), os.O_RDONLY)
+    chunk = b""
+    size = 4096
+    while b"\n" not in chunk:
+        # pread keeps no file position, so threads can share the descriptor.
+        chunk = os.pread(fd, size, offset)
+        if len(chunk) < size:
+            break
+        size *= 4
+    line = chunk.split(b"\n", 1)[0].decode("utf-8")
+    if not line.startswith(f"{offset:08d} "):
+        raise WordNetUnavailableError(f"WordNet {_DATA_FILES[pos]} has no synset at offset {offset}")
+    return line
+
+
+def _synset_record(pos: str, offset: int) -> tuple[str, tuple[tuple[str, int], ...]]:
+    """NLTK's name of a synset and its hypernym and instance-hypernym pointers.
+
+    Parsed from the data line as NLTK's reader parses it, without building the
+    ``Synset`` (its glosses, lemmas and sense keys are most of the cost).
+    """
+    fields = _data_line(pos, offset).split("|", 1)[0].split()
+    line_pos = fields[2]
+    n_lemmas = int(fields[3], 16)
+    first_lemma = fields[4]
+    if first_lemma.endswith(")") and "(" in first_lemma:  # a syntactic marker, as "(a)"
+        first_lemma = first_lemma[: first_lemma.rindex("(")]
+    first_lemma = first_lemma.lower()
+    sense = get_wordnet()._lemma_pos_offset_map[first_lemma][line_pos].index(offset) + 1
+    name = "%s.%s.%02i" % (first_lemma, line_pos, sense)
+    at = 4 + 2 * n_lemmas
+    n_pointers = int(fields[at])
+    parents = []
+    for k in range(n_pointers):
+        symbol, target, target_pos, lemma_ids = fields[at + 1 + 4 * k : at + 5 + 4 * k]
+        # NLTK's hypernyms() follow only the pointers between whole synsets.
+        if symbol in ("@", "@i") and lemma_ids == "0000":
+            parents.append((target_pos, int(target)))
+    return name, tuple(parents)
+
+
+_records: dict[SynsetKey, tuple[str, tuple[SynsetKey, ...]]] = {}
+
+
+def _record(key: SynsetKey) -> tuple[str, tuple[SynsetKey, ...]]:
+    found = _records.get(key)
+    if found is None:
+        name, parents = _synset_record(*key)
+        # Satellite adjectives are filed under "a", as synset_keys() gives them.
+        found = _records[key] = (name, tuple(("a" if p == "s" else p, o) for p, o in parents))
+    return found
+
+
+def _register(key: SynsetKey) -> str:
+    """Record the hypernym links of a synset and all its ancestors; return its name."""
+    todo = [key]
     while todo:
-        s = todo.pop()
-        n = s.name()
-        if n in _parents_by_name:
+        name, parents = _record(todo.pop())
+        if name in _parents_by_name:
             continue
-        parents = s._hypernyms() + s._instance_hypernyms()  # what NLTK's depth and paths follow
-        _parents_by_name[n] = tuple(h.name() for h in parents)
+        _parents_by_name[name] = tuple(_record(p)[0] for p in parents)
         todo.extend(parents)
-    return name
+    return _record(key)[0]
 
 
 def _depths(name: str) -> tuple[int, int]:
@@ -434,7 +495,7 @@ def _path_distance(name: str, subsumer: str, simulate_root: bool) -> Optional[in
 def _synset_name(key: SynsetKey) -> str:
     name = _name_by_key.get(key)
     if name is None:
-        name = _name_by_key[key] = _register(synset_from_key(key))
+        name = _name_by_key[key] = _register(key)
     return name
 
 
