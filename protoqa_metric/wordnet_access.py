@@ -584,23 +584,6 @@ def _senses(keys: frozenset[SynsetKey]) -> _Senses:
     return found
 
 
-def _wup_bound(x: SynsetKey, second: frozenset[SynsetKey], holders: dict[str, tuple[int, ...]]) -> float:
-    """An upper bound of ``wup_from_keys(x, y)`` over the synsets ``y`` of a group.
-
-    A proper hypernym of ``x`` has a smaller maximum depth than ``x``, so a pair
-    whose subsumer is not ``x`` has depth ``D`` at most ``max_depth(x)``; one of its
-    paths is at least 1 long unless ``x`` and ``y`` are the same synset. A pair
-    joined only by the simulated root has ``D = 1``.
-    """
-    if x in second:
-        return 1.0
-    name = _synset_name(x)
-    _depths(name)
-    # NLTK's simulated root for verbs and adjectives has depth 1 in the formula.
-    d = max(1, _max_depth_by_name[name] + (1 if name in holders else 0))
-    return (2.0 * d) / (2 * d + 1)
-
-
 def best_wup(first: frozenset[SynsetKey], second: frozenset[SynsetKey]) -> float:
     """``max(wup_from_keys(x, y) for x in first for y in second)``, 0.0 for none.
 
@@ -629,9 +612,7 @@ def best_wup(first: frozenset[SynsetKey], second: frozenset[SynsetKey]) -> float
     min_depth = _min_depth_by_name
     max_depth = _max_depth_by_name
     best = 0.0
-    for bound, x in sorted(((_wup_bound(x, second, holders), x) for x in first), reverse=True):
-        if bound <= best:
-            break  # the rest are bounded lower still
+    for x in sorted(first, key=lambda k: (k not in second, k)):
         n1 = _synset_name(x)
         x_noun = x[0] == "n"
         # Subsumer of each synset of the other group, grouped: subsumer -> indices.
