@@ -234,6 +234,31 @@ def test_wup_from_keys_equals_nltk_on_random_synsets():
         assert wup_from_keys(ka, kb) == (0.0 if expected is None else expected), (a, b)
 
 
+def test_hypernym_tables_read_from_data_lines_equal_nltk():
+    # A random sample of every part of speech, satellites and multi-parent synsets included.
+    from protoqa_metric.wordnet_access import _record
+
+    wn = get_wordnet()
+    rng = random.Random(5)
+    lemmas = rng.sample(sorted(wn._lemma_pos_offset_map), 600)
+    sample = [s for lemma in lemmas for s in wn.synsets(lemma)]
+    sample += wn.synsets("person") + wn.synsets("good") + wn.synsets("Einstein")
+    for s in sample:
+        name, parents = _record(("a" if s.pos() == "s" else s.pos(), s.offset()))
+        assert name == s.name()
+        assert sorted(_record(p)[0] for p in parents) == sorted(
+            h.name() for h in s._hypernyms() + s._instance_hypernyms())
+
+
+def test_best_wup_on_random_words_equals_all_pairs():
+    wn = get_wordnet()
+    rng = random.Random(6)
+    words = rng.sample(sorted(wn._lemma_pos_offset_map), 150) + ["go", "run", "set", "make", "name", "thought"]
+    for _ in range(800):
+        kx, ky = synset_keys(rng.choice(words)), synset_keys(rng.choice(words))
+        assert best_wup(kx, ky) == max((wup_from_keys(a, b) for a in kx for b in ky), default=0.0)
+
+
 def test_best_wup_prunes_without_changing_the_maximum():
     words = ["dog", "cat", "person", "someone", "run", "bank", "light", "give", "green", "good"]
     for x in words:
