@@ -18,6 +18,15 @@ What is measured, in one run:
    resident memory.
 4. One WordNet similarity between two 30-token strings (cold caches), for ordinary
    sentences and for adversarial ones that repeat a few words.
+5. Long cluster strings, under every similarity: the 50-character prediction
+   "dog cat car dog cat car dog cat car dog cat car d" against a 500-token answer of
+   those three words (ordered and shuffled), and a 1 MB answer (also as a whole
+   ``protoqa-eval`` run in a fresh process, with its peak memory).
+6. Wu-Palmer against WordNet on the same data, both with cold caches, in this process
+   (and as whole commands).
+7. ``lcs`` with 1,000 answers per question, and 10 predictions against 100 cluster
+   strings of 10,000 characters; the baseline is the textbook dynamic-programming LCS
+   the package used before, on a sample, scaled up.
 """
 
 from __future__ import annotations
@@ -39,16 +48,33 @@ from protoqa_metric import similarity as sim_module  # noqa: E402
 from protoqa_metric import text as text_module  # noqa: E402
 from protoqa_metric import wordnet_access  # noqa: E402
 from protoqa_metric.metrics import STANDARD_METRICS  # noqa: E402
+from protoqa_metric.readers import Cluster, Question  # noqa: E402
+from protoqa_metric.similarity import SIMILARITIES, collect_approximations, get_similarity  # noqa: E402
 from protoqa_metric.spec_reference import reference_question_score, reference_wordnet_similarity  # noqa: E402
 
 
 def clear_caches() -> None:
+    sim_module._wup_tokens_similarity.cache_clear()
+    sim_module._phrase_wup.cache_clear()
+    wordnet_access._wup_cache.clear()
+    wordnet_access._senses_cache.clear()
+    wordnet_access._path_cache.clear()
     sim_module._wordnet_tokens_similarity.cache_clear()
     sim_module._spans_with_synsets.cache_clear()
     sim_module._span_index.cache_clear()
     sim_module._answers_offer.cache_clear()
     text_module.content_tokens.cache_clear()
     wordnet_access._synset_cache.clear()
+    # The Wu-Palmer hypernym tables, back to the simulated root alone.
+    wordnet_access._records.clear()
+    wordnet_access._name_by_key.clear()
+    wordnet_access._order_cache.clear()
+    for table in (wordnet_access._parents_by_name, wordnet_access._min_depth_by_name,
+                  wordnet_access._max_depth_by_name, wordnet_access._distances_by_name,
+                  wordnet_access._distances_with_root_by_name):
+        root = table[wordnet_access._ROOT]
+        table.clear()
+        table[wordnet_access._ROOT] = root
 
 
 def baseline(targets, predictions, qids) -> dict[str, float]:
@@ -148,6 +174,133 @@ def main() -> None:
     start = time.perf_counter()
     value = reference_wordnet_similarity(short_a, short_b)
     print(f"  for scale, brute force on 6 tokens each: {(time.perf_counter() - start) * 1000:.0f} ms (similarity {value:.4f})")
+    long_strings()
+    wup_against_wordnet(targets, predictions, targets_path, preds_path)
+    lcs_at_scale(targets, predictions)
+
+
+def textbook_lcs_ratio(prediction: str, answer: str) -> float:
+    """The O(|x| |y|) dynamic program (the package's LCS before the bit-parallel one)."""
+    if not prediction and not answer:
+        return 1.0
+    if not prediction or not answer:
+        return 0.0
+    short, long_ = sorted((prediction, answer), key=len)
+    previous = [0] * (len(short) + 1)
+    for ch in long_:
+        current = [0]
+        for j, sh in enumerate(short):
+            current.append(previous[j] + 1 if ch == sh else max(previous[j + 1], current[j]))
+        previous = current
+    return previous[-1] / len(long_)
+
+
+PREDICTION_50 = "dog cat car dog cat car dog cat car dog cat car d"
+
+
+def long_strings() -> None:
+    rng = random.Random(0)
+    cases = {
+        "500 tokens, ordered": " ".join(["dog", "cat", "car"] * 167)[:1999],
+        "500 tokens, shuffled": " ".join(rng.choice(["dog", "cat", "car"]) for _ in range(500)),
+        "1 MB (250,000 tokens)": "dog " * 250_000,
+    }
+    print("\nlong cluster strings against the 50-character prediction (one pair, cold caches):")
+    print("  (before these bounds: over 600 s for the 500-token case, 72 s and 5 GB for 1 MB)")
+    for case, answer in cases.items():
+        figures = []
+        for name in SIMILARITIES:
+            clear_caches()
+            with collect_approximations() as cut:
+                start = time.perf_counter()
+                value = get_similarity(name).best(PREDICTION_50, [answer])
+                seconds = time.perf_counter() - start
+            figures.append(f"{name} {seconds:.2f} s ({value:.3f}{', bound' if cut else ''})")
+        print(f"  {case}: " + "; ".join(figures))
+    # The whole command on the 1 MB answer, in a fresh process, with its peak memory.
+    import json
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        t, p = Path(tmp) / "t.jsonl", Path(tmp) / "p.json"
+        answer = cases["1 MB (250,000 tokens)"]
+        t.write_text(json.dumps({"metadata": {"id": "q1"}, "question": {"normalized": "name an animal"},
+                                 "answers": {"raw": {answer: 3, "bird": 1}, "clusters": {
+                                     "q1.0": {"count": 3, "answers": [answer]},
+                                     "q1.1": {"count": 1, "answers": ["bird"]}}}}) + "\n")
+        p.write_text(json.dumps({"q1": [PREDICTION_50, "dog", "bird"]}))
+        code = ("import resource, runpy, sys; sys.argv = ['protoqa-eval', %r, %r, '--similarity', "
+                "'wordnet,exact_match,lcs', '--json']\n"
+                "try:\n    runpy.run_module('protoqa_metric', run_name='__main__')\n"
+                "except SystemExit:\n    pass\n"
+                "print('PEAK', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)") % (str(t), str(p))
+        start = time.perf_counter()
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              env={**__import__("os").environ, "PYTHONPATH": str(REPO)})
+        wall = time.perf_counter() - start
+        peak = [line for line in done.stderr.splitlines() if line.startswith("PEAK")]
+        peak_mb = int(peak[-1].split()[1]) / 1024 if peak else float("nan")
+        print(f"  whole protoqa-eval run, 1 MB answer, wordnet + exact_match + lcs: {wall:.2f} s, "
+              f"peak memory {peak_mb:.0f} MB")
+
+
+def wup_against_wordnet(targets, predictions, targets_path: Path, preds_path: Path) -> None:
+    print("\nWu-Palmer against WordNet, same data, cold caches, this process:")
+    times = {}
+    for name in ("wordnet", "wordnet_wup"):
+        clear_caches()
+        start = time.perf_counter()
+        evaluate_predictions(targets, predictions, name)
+        times[name] = time.perf_counter() - start
+        print(f"  {name:12s} {times[name]:7.2f} s")
+    print(f"  ratio wordnet_wup / wordnet: {times['wordnet_wup'] / times['wordnet']:.1f}x "
+          "(the previous version, run alternately with this one on the same loaded machine: 8.2-8.6 s against "
+          "0.30-0.32 s, 27-29x; 256 s against 3.4 s as whole commands before that)")
+    exe = Path(sys.executable).parent / "protoqa-eval"
+    for name in ("wordnet", "wordnet_wup"):
+        cmd = [str(exe) if exe.exists() else "protoqa-eval", str(targets_path), str(preds_path), "--similarity", name,
+               "--json"]
+        start = time.perf_counter()
+        subprocess.run(cmd, capture_output=True, text=True, env={**__import__("os").environ, "PYTHONPATH": str(REPO)})
+        print(f"  whole command --similarity {name}: {time.perf_counter() - start:.2f} s")
+
+
+def lcs_at_scale(targets, predictions) -> None:
+    rng = random.Random(1)
+    pool = sorted({a for q in targets.values() for c in q.clusters for a in c.answers}
+                  | {a for answers in predictions.values() for a in answers})
+    many = {}
+    for qid in targets:
+        own = list(predictions.get(qid, []))
+        many[qid] = (own + [rng.choice(pool) for _ in range(1000)])[:1000]
+    print("\nlcs with 1,000 answers per question:")
+    start = time.perf_counter()
+    evaluate_predictions(targets, many, "lcs")
+    ours = time.perf_counter() - start
+    sample = list(targets)[:2]
+    start = time.perf_counter()
+    baseline_sim = sim_module.Similarity("lcs_textbook", textbook_lcs_ratio, False, False, "textbook LCS")
+    evaluate_predictions({q: targets[q] for q in sample}, {q: many[q] for q in sample}, baseline_sim)
+    base = (time.perf_counter() - start) * len(targets) / len(sample)
+    print(f"  ours {ours:.2f} s; textbook LCS (the previous code) {base:.1f} s, "
+          f"scaled from {len(sample)} questions (before: 148 s)")
+
+    rng = random.Random(2)
+    letters = "abcdefghijklmnopqrstuvwxyz     "
+    clusters = tuple(Cluster(f"big.{k}", ("".join(rng.choice(letters) for _ in range(10_000)),), 1) for k in range(100))
+    preds = ["".join(rng.choice(letters) for _ in range(rng.randint(5, 50))) for _ in range(10)]
+    start = time.perf_counter()
+    evaluate_predictions([Question("big", "", clusters)], {"big": preds}, "lcs")
+    ours = time.perf_counter() - start
+    start = time.perf_counter()
+    textbook_lcs_ratio(preds[0].lower()[:50].strip(), clusters[0].answers[0])
+    base = (time.perf_counter() - start) * 10 * 100
+    print(f"10 predictions x 100 cluster strings of 10,000 characters, lcs: ours {ours:.2f} s; "
+          f"textbook LCS {base:.0f} s (scaled from one pair; before: over 60 s)")
+    for name in ("longest_common_substring", "jaro_winkler"):
+        start = time.perf_counter()
+        evaluate_predictions([Question("big", "", clusters)], {"big": preds}, name)
+        print(f"  the same with {name}: {time.perf_counter() - start:.2f} s")
 
 
 if __name__ == "__main__":

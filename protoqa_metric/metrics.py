@@ -193,10 +193,17 @@ def evaluate_predictions(
         from tqdm.auto import tqdm
 
         iterator = tqdm(scored_ids, desc=f"scoring ({sim.name})", unit="question", leave=False, disable=None)
+    approximated = 0
     for qid in iterator:
         q = questions[qid]
         answers = list(predictions.get(qid, ()))
-        matrix = similarity_matrix(answers, q.clusters, sim, **options)
+        cut: list[tuple[int, int]] = []
+        matrix = similarity_matrix(answers, q.clusters, sim, approximated=cut, **options)
+        if cut:
+            approximated += len(cut)
+            _warn(f"question {qid}: {sim.name} similarity is a lower bound for cluster(s) "
+                  f"{preview_ids(sorted({q.clusters[j].id for _, j in cut}))} (a string over "
+                  "the token limit, or the search budget ran out; see protoqa_metric.similarity)")
         preds = [normalize_prediction(a) for a in answers]
         per_question[qid] = {
             m.name: score_matrix(matrix, q.clusters, max_answers=m.max_answers, max_incorrect=m.max_incorrect,
@@ -214,5 +221,6 @@ def evaluate_predictions(
         metrics=metric_set_name,
         missing="skip" if only_predicted else "zero",
         num_questions=n,
+        approximated=approximated,
     )
     return EvaluationResult(scores, per_question, n, missing, skipped, unknown if ignore_unknown else [], signature)

@@ -24,9 +24,16 @@ ordinary answers in well under a millisecond. Long strings whose words repeat
 (dense pair graphs) can defeat the bound, so after a fixed number of search steps
 the problem goes to an exact integer program instead (Dinkelbach's method for the
 ratio, each step a mixed-integer linear program solved by HiGHS through
-``scipy.optimize.milp``), started from the best candidate the search found. Either
-way the result is the exact maximum (the property tests compare it with
-brute-force enumeration).
+``scipy.optimize.milp``), started from the best candidate the search found. The
+property tests compare the result with brute-force enumeration.
+
+Every stage has a fixed, deterministic budget (search states, candidate pairs,
+branch-and-bound nodes, Dinkelbach rounds; see the constants below), so the cost is
+bounded for any input. :func:`best_partition_matching_checked` says whether the
+value was proven optimal; when a budget runs out it returns the best configuration
+found, a lower bound of the exact value. With at most 65 tokens a side (the
+similarity caps longer strings) no string of the ProtoQA or CFC data comes near
+the budgets; only adversarial strings that repeat a few words dozens of times do.
 """
 
 from __future__ import annotations
@@ -35,7 +42,8 @@ import sys
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-__all__ = ["SpanPair", "best_partition_matching"]
+__all__ = ["SpanPair", "best_partition_matching", "best_partition_matching_checked",
+           "SEARCH_STEP_BUDGET", "SEARCH_CALL_BUDGET", "MILP_NODE_LIMIT", "MILP_MAX_PAIRS", "DINKELBACH_MAX_ROUNDS"]
 
 
 @dataclass(frozen=True)
@@ -62,6 +70,15 @@ def _run_starts(covered: int, length: int) -> int:
 
 
 SEARCH_STEP_BUDGET = 20_000
+"""Distinct states the depth-first search may visit before the integer program takes over."""
+SEARCH_CALL_BUDGET = 150_000
+"""Search calls (distinct or repeated states, pruned or not) allowed in all."""
+MILP_NODE_LIMIT = 64
+"""Branch-and-bound nodes each integer program may explore (a deterministic budget)."""
+MILP_MAX_PAIRS = 120
+"""Largest number of candidate pairs handed to the integer program."""
+DINKELBACH_MAX_ROUNDS = 4
+"""Most ratio-improvement rounds; each round is one integer program."""
 
 
 def _value_of(n_a: int, n_b: int, chosen: Sequence[SpanPair]) -> float:
@@ -76,13 +93,14 @@ def _value_of(n_a: int, n_b: int, chosen: Sequence[SpanPair]) -> float:
     return sum(p.weight for p in chosen) / (len(chosen) + gaps)
 
 
-def _solve_by_integer_programming(n_a: int, n_b: int, pairs: Sequence[SpanPair], start: float) -> float:
+def _solve_by_integer_programming(n_a: int, n_b: int, pairs: Sequence[SpanPair], start: float) -> tuple[float, bool]:
     """Exact maximum by Dinkelbach iterations over mixed-integer programs.
 
     For a ratio guess ``lam``, maximize ``sum (w_p - lam) x_p - lam * G`` subject to
     every token being covered at most once and ``G`` bounding the gap count of each
     side. A positive optimum gives a better configuration (and ratio); zero proves
-    ``lam`` optimal.
+    ``lam`` optimal. Returns the best value found and whether it is proven optimal
+    (False when a program hit :data:`MILP_NODE_LIMIT` or the rounds ran out).
     """
     import numpy as np
     from scipy.optimize import Bounds, LinearConstraint, milp
@@ -131,28 +149,49 @@ def _solve_by_integer_programming(n_a: int, n_b: int, pairs: Sequence[SpanPair],
     weights = np.array([p.weight for p in pairs])
 
     best = start
-    for _ in range(100):
+    for _ in range(DINKELBACH_MAX_ROUNDS):
         c = np.zeros(n_var)
         c[:n_p] = -(weights - best)
         c[g_col] = best
         res = milp(c, constraints=constraints, integrality=integrality, bounds=bounds,
-                   options={"mip_rel_gap": 0.0})
-        if res.x is None:  # pragma: no cover - HiGHS always finds x = 0 feasible
-            raise RuntimeError(f"integer program failed: {res.message}")
+                   options={"mip_rel_gap": 0.0, "node_limit": MILP_NODE_LIMIT, "presolve": True})
+        if res.x is None:  # node limit before any feasible point: keep what we have
+            return best, False
         chosen = [p for p, v in zip(pairs, res.x[:n_p]) if v > 0.5]
         value = _value_of(n_a, n_b, chosen)
+        proven = res.status == 0
         if value <= best + 1e-12:
-            return best
+            return best, proven
         best = value
-    return best  # pragma: no cover - Dinkelbach converges in a handful of steps
+        if not proven:
+            return best, False
+    return best, False
 
 
-def best_partition_matching(
+def best_partition_matching(n_a: int, n_b: int, pairs: Sequence[SpanPair]) -> float:
+    """Maximum over partitions of two token sequences of ``matched weight / max(|P|, |Q|)``.
+
+    The value of :func:`best_partition_matching_checked`, without the proof flag.
+
+    >>> best_partition_matching(2, 1, [SpanPair(0, 2, 0, 1, 1.0)])  # "chewing gum" ~ "gum"
+    1.0
+    """
+    return best_partition_matching_checked(n_a, n_b, pairs)[0]
+
+
+def best_partition_matching_checked(
     n_a: int,
     n_b: int,
     pairs: Sequence[SpanPair],
-) -> float:
-    """Maximum over partitions of two token sequences of ``matched weight / max(|P|, |Q|)``.
+) -> tuple[float, bool]:
+    """Maximum over partitions of two token sequences of ``matched weight / max(|P|, |Q|)``,
+    and whether it is proven.
+
+    The work is bounded: at most :data:`SEARCH_STEP_BUDGET` search states, then (for
+    at most :data:`MILP_MAX_PAIRS` pairs) at most :data:`DINKELBACH_MAX_ROUNDS`
+    integer programs of at most :data:`MILP_NODE_LIMIT` branch-and-bound nodes each.
+    When a budget runs out, the value is the best configuration found, which is a
+    lower bound of the exact maximum, and the flag is False.
 
     Args:
         n_a, n_b: token counts of the two sequences (both at least 1).
@@ -160,12 +199,11 @@ def best_partition_matching(
             are half-open token ranges. Pairs of weight 0 are ignored.
 
     Returns:
-        The best value, in [0, 1].
+        ``(value, proven)``: the best value, in [0, 1], and True when it is the exact
+        maximum.
 
-    >>> best_partition_matching(2, 1, [SpanPair(0, 2, 0, 1, 1.0)])  # "chewing gum" ~ "gum"
-    1.0
-    >>> best_partition_matching(2, 1, [SpanPair(1, 2, 0, 1, 1.0)])  # "red car" ~ "car"
-    0.5
+    >>> best_partition_matching_checked(2, 1, [SpanPair(1, 2, 0, 1, 1.0)])  # "red car" ~ "car"
+    (0.5, True)
     """
     if n_a <= 0 or n_b <= 0:
         raise ValueError("both token sequences must be non-empty")
@@ -186,7 +224,7 @@ def best_partition_matching(
         max_ratio_ab = max(max_ratio_ab, len_a / len_b)
         max_ratio_ba = max(max_ratio_ba, len_b / len_a)
     if not coverable_b:
-        return 0.0
+        return 0.0, True
     for opts in options:
         # Heavier pairs first, then shorter spans: finds a good solution early,
         # which makes the bound prune more.
@@ -201,7 +239,7 @@ def best_partition_matching(
     never_b = ~coverable_b & ((1 << n_b) - 1)
 
     best = 0.0
-    steps = 0
+    steps = calls = 0
     seen: set[tuple[int, bool, int, int, float]] = set()
 
     def gaps_b_lower_bound(mask: int) -> int:
@@ -231,11 +269,14 @@ def best_partition_matching(
                 if value > best:
                     best = value
             return
+        nonlocal steps, calls
+        calls += 1
+        if calls > SEARCH_CALL_BUDGET:
+            raise _BudgetExceeded
         key = (i, prev_uncovered, mask, k, weight, gaps_a)
         if key in seen:
             return
         seen.add(key)
-        nonlocal steps
         steps += 1
         if steps > SEARCH_STEP_BUDGET:
             raise _BudgetExceeded
@@ -271,7 +312,9 @@ def best_partition_matching(
         search(0, False, 0, 0, 0.0, 0)
     except _BudgetExceeded:
         live = [p for p in pairs if p.weight > 0]
+        if len(live) > MILP_MAX_PAIRS:
+            return best, False
         return _solve_by_integer_programming(n_a, n_b, live, best)
     finally:
         sys.setrecursionlimit(old_limit)
-    return best
+    return best, True

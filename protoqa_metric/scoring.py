@@ -13,7 +13,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from .readers import Cluster, DataFormatError
-from .similarity import Similarity, get_similarity
+from .similarity import Similarity, collect_approximations, get_similarity
 from .text import normalize_prediction
 
 __all__ = ["QuestionScore", "similarity_matrix", "score_matrix", "score_question", "oracle_score"]
@@ -44,12 +44,16 @@ def similarity_matrix(
     predictions: Sequence[str],
     clusters: Sequence[Cluster],
     similarity: Union[str, Similarity] = "wordnet",
+    approximated: Optional[list[tuple[int, int]]] = None,
     **similarity_options: bool,
 ) -> np.ndarray:
     """``S[i, j]`` = best similarity of prediction ``i`` to any answer of cluster ``j``.
 
     Predictions are normalized (lower-case, first 50 characters, stripped) here;
-    cluster strings are used as they are. The matrix is not rounded.
+    cluster strings are used as they are. The matrix is not rounded. When
+    ``approximated`` is a list, the ``(i, j)`` entries computed under the similarity's
+    long-string rule or an exhausted search budget are appended to it (instead of
+    a warning per string pair).
 
     >>> from protoqa_metric.readers import Cluster
     >>> similarity_matrix(["Age"], [Cluster("c0", ("age", "birthday"), 35)], "exact_match")
@@ -59,9 +63,29 @@ def similarity_matrix(
     sim = get_similarity(similarity) if isinstance(similarity, str) else similarity
     preds = [normalize_prediction(p) for p in predictions]
     out = np.zeros((len(preds), len(clusters)))
-    for i, pred in enumerate(preds):
-        for j, cluster in enumerate(clusters):
-            out[i, j] = sim.best(pred, cluster.answers, **similarity_options)
+    first_row: dict[str, int] = {}
+    cut_columns: dict[int, list[int]] = {}
+    with collect_approximations() as found:
+        for i, pred in enumerate(preds):
+            if pred in first_row:  # a repeated answer scores as its first occurrence
+                out[i] = out[first_row[pred]]
+                cut_columns[i] = cut_columns.get(first_row[pred], [])
+                continue
+            first_row[pred] = i
+            for j, cluster in enumerate(clusters):
+                before = len(found)
+                out[i, j] = sim.best(pred, cluster.answers, **similarity_options)
+                if len(found) > before:
+                    cut_columns.setdefault(i, []).append(j)
+    if approximated is not None:
+        approximated.extend((i, j) for i, columns in sorted(cut_columns.items()) for j in columns)
+    if found and approximated is None:
+        import warnings
+
+        from .similarity import ApproximationWarning
+
+        warnings.warn(f"{len(found)} similarity value(s) are lower bounds (long string or search budget; "
+                      "see protoqa_metric.similarity)", ApproximationWarning, stacklevel=2)
     return out
 
 

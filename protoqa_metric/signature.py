@@ -17,11 +17,15 @@ def make_signature(
     missing: str,
     num_questions: int,
     all_stopword_match: Optional[bool] = None,
+    approximated: int = 0,
 ) -> str:
     """Build the signature of a ProtoQA evaluation.
 
     The WordNet version is included only for WordNet similarities (loading it is
-    what they need anyway).
+    what they need anyway). ``approx:N`` appears only when ``N > 0`` similarity
+    entries were lower bounds under the long-string rule (see
+    :mod:`protoqa_metric.similarity`), so that such a result is never mistaken for
+    an exact one.
 
     >>> make_signature("exact_match", "standard", "zero", 52)  # doctest: +ELLIPSIS
     'sim:exact_match|metrics:standard|missing:zero|n:52|version:...'
@@ -36,5 +40,7 @@ def make_signature(
         from .wordnet_access import wordnet_version
 
         parts.append(f"wordnet:{wordnet_version()}")
+    if approximated:
+        parts.append(f"approx:{approximated}")
     parts.append(f"version:{__version__}")
     return "|".join(parts)

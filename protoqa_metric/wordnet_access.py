@@ -22,6 +22,7 @@ import tempfile
 import threading
 import warnings
 from pathlib import Path
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -38,6 +39,8 @@ __all__ = [
     "synset_from_key",
     "max_lemma_tokens",
     "may_start_collocation",
+    "wup_from_keys",
+    "best_wup",
 ]
 
 WORDNET_DIR_ENV = "PROTOQA_WORDNET_DIR"
@@ -158,6 +161,14 @@ def _load_reader(nltk_data_path: Optional[str] = None) -> "WordNetCorpusReader":
 
         def map_wn(self, version: str = "wordnet") -> None:
             return None
+
+        def get_version(self) -> str:
+            # NLTK re-reads the data file header on every call, and its Wu-Palmer
+            # similarity asks twice per synset pair.
+            version = self.__dict__.get("_cached_version")
+            if version is None:
+                version = self._cached_version = super().get_version()
+            return version
 
         def open(self, fileid: str):  # type: ignore[override]
             # The index, exception and lexnames files are read once, line by line;
@@ -336,3 +347,330 @@ def may_start_collocation(words: str) -> bool:
                 prefixes.add("_".join(parts[:k]))
         _collocation_prefixes = frozenset(prefixes)
     return words.lower().replace(" ", "_") in _collocation_prefixes
+
+
+# --- Wu-Palmer similarity from synset keys ---------------------------------------------
+#
+# NLTK's Synset.wup_similarity recomputes hypernym closures by breadth-first search on
+# every call (and re-reads a file header twice per call). The functions below compute
+# the same value from per-synset tables, each built once, and cache every pair.
+
+_ROOT = "*ROOT*"  # NLTK's simulated root, which joins the verb (and adjective) trees
+_parents_by_name: dict[str, tuple[str, ...]] = {_ROOT: ()}
+_min_depth_by_name: dict[str, int] = {_ROOT: 0}
+_max_depth_by_name: dict[str, int] = {_ROOT: 0}
+_distances_by_name: dict[str, dict[str, int]] = {_ROOT: {_ROOT: 0}}
+_distances_with_root_by_name: dict[str, dict[str, int]] = {_ROOT: {_ROOT: 0}}
+_name_by_key: dict[SynsetKey, str] = {}
+_wup_cache: dict[tuple[SynsetKey, SynsetKey], float] = {}
+_path_cache: dict[tuple[str, str, bool], Optional[int]] = {}
+
+
+_data_fds: dict[str, int] = {}
+_DATA_FILES = {"n": "data.noun", "v": "data.verb", "a": "data.adj", "s": "data.adj", "r": "data.adv"}
+
+
+def _data_line(pos: str, offset: int) -> str:
+    """The line of a WordNet data file at a byte offset, read without NLTK's stream."""
+    fd = _data_fds.get(pos)
+    if fd is None:
+        with _lock:
+            fd = _data_fds.get(pos)
+            if fd is None:
+                fd = _data_fds[pos] = os.open(get_wordnet().abspath(_DATA_FILES[pos]), os.O_RDONLY)
+    chunk = b""
+    size = 4096
+    while b"\n" not in chunk:
+        # pread keeps no file position, so threads can share the descriptor.
+        chunk = os.pread(fd, size, offset)
+        if len(chunk) < size:
+            break
+        size *= 4
+    line = chunk.split(b"\n", 1)[0].decode("utf-8")
+    if not line.startswith(f"{offset:08d} "):
+        raise WordNetUnavailableError(f"WordNet {_DATA_FILES[pos]} has no synset at offset {offset}")
+    return line
+
+
+def _synset_record(pos: str, offset: int) -> tuple[str, tuple[tuple[str, int], ...]]:
+    """NLTK's name of a synset and its hypernym and instance-hypernym pointers.
+
+    Parsed from the data line as NLTK's reader parses it, without building the
+    ``Synset`` (its glosses, lemmas and sense keys are most of the cost).
+    """
+    fields = _data_line(pos, offset).split("|", 1)[0].split()
+    line_pos = fields[2]
+    n_lemmas = int(fields[3], 16)
+    first_lemma = fields[4]
+    if first_lemma.endswith(")") and "(" in first_lemma:  # a syntactic marker, as "(a)"
+        first_lemma = first_lemma[: first_lemma.rindex("(")]
+    first_lemma = first_lemma.lower()
+    sense = get_wordnet()._lemma_pos_offset_map[first_lemma][line_pos].index(offset) + 1
+    name = "%s.%s.%02i" % (first_lemma, line_pos, sense)
+    at = 4 + 2 * n_lemmas
+    n_pointers = int(fields[at])
+    parents = []
+    for k in range(n_pointers):
+        symbol, target, target_pos, lemma_ids = fields[at + 1 + 4 * k : at + 5 + 4 * k]
+        # NLTK's hypernyms() follow only the pointers between whole synsets.
+        if symbol in ("@", "@i") and lemma_ids == "0000":
+            parents.append((target_pos, int(target)))
+    return name, tuple(parents)
+
+
+_records: dict[SynsetKey, tuple[str, tuple[SynsetKey, ...]]] = {}
+
+
+def _record(key: SynsetKey) -> tuple[str, tuple[SynsetKey, ...]]:
+    found = _records.get(key)
+    if found is None:
+        name, parents = _synset_record(*key)
+        # Satellite adjectives are filed under "a", as synset_keys() gives them.
+        found = _records[key] = (name, tuple(("a" if p == "s" else p, o) for p, o in parents))
+    return found
+
+
+def _register(key: SynsetKey) -> str:
+    """Record the hypernym links of a synset and all its ancestors; return its name."""
+    todo = [key]
+    while todo:
+        name, parents = _record(todo.pop())
+        if name in _parents_by_name:
+            continue
+        _parents_by_name[name] = tuple(_record(p)[0] for p in parents)
+        todo.extend(parents)
+    return _record(key)[0]
+
+
+def _depths(name: str) -> tuple[int, int]:
+    """NLTK's ``min_depth()`` and ``max_depth()`` of a registered synset."""
+    if name not in _min_depth_by_name:
+        parents = _parents_by_name[name]
+        if not parents:
+            _min_depth_by_name[name] = _max_depth_by_name[name] = 0
+        else:
+            pairs = [_depths(p) for p in parents]
+            _min_depth_by_name[name] = 1 + min(lo for lo, _ in pairs)
+            _max_depth_by_name[name] = 1 + max(hi for _, hi in pairs)
+    return _min_depth_by_name[name], _max_depth_by_name[name]
+
+
+def _distances(name: str, simulate_root: bool) -> dict[str, int]:
+    """NLTK's ``_shortest_hypernym_paths``: each ancestor (and the synset) with its distance."""
+    found = _distances_by_name.get(name)
+    if found is None:
+        from collections import deque
+
+        found = {}
+        queue = deque([(name, 0)])
+        while queue:
+            n, depth = queue.popleft()
+            if n in found:
+                continue
+            found[n] = depth
+            queue.extend((p, depth + 1) for p in _parents_by_name[n])
+        _distances_by_name[name] = found
+        _distances_with_root_by_name[name] = {**found, _ROOT: max(found.values()) + 1}
+    return _distances_with_root_by_name[name] if simulate_root else found
+
+
+def _path_distance(name: str, subsumer: str, simulate_root: bool) -> Optional[int]:
+    """NLTK's ``shortest_path_distance`` from a synset to one of its common hypernyms."""
+    if name == subsumer:
+        return 0
+    key = (name, subsumer, simulate_root)
+    if key in _path_cache:
+        return _path_cache[key]
+    mine = _distances(name, simulate_root)
+    theirs = _distances(subsumer, simulate_root) if subsumer != _ROOT else {_ROOT: 0}
+    best = None
+    for n, d2 in theirs.items():
+        d1 = mine.get(n)
+        if d1 is not None and (best is None or d1 + d2 < best):
+            best = d1 + d2
+    _path_cache[key] = best
+    return best
+
+
+def _synset_name(key: SynsetKey) -> str:
+    name = _name_by_key.get(key)
+    if name is None:
+        name = _name_by_key[key] = _register(key)
+    return name
+
+
+def _subsumer_order(name: str) -> tuple[str, ...]:
+    """The synset and its hypernyms, deepest minimum depth first, then by name."""
+    order = _order_cache.get(name)
+    if order is None:
+        dist = _distances(name, False)
+        for c in dist:
+            _depths(c)
+        order = _order_cache[name] = tuple(sorted(dist, key=lambda c: (-_min_depth_by_name[c], c)))
+    return order
+
+
+_order_cache: dict[str, tuple[str, ...]] = {}
+
+
+def _wup_names(n1: str, n2: str, simulate_root: bool) -> float:
+    d2 = _distances(n2, False)
+    subsumer = None
+    for c in _subsumer_order(n1):  # NLTK's lowest_common_hypernyms(use_min_depth=True)[0]
+        if c in d2:
+            subsumer = c
+            break
+    if subsumer is None:
+        if not simulate_root:
+            return 0.0
+        subsumer = _ROOT
+    elif simulate_root and _min_depth_by_name[subsumer] == 0 and _ROOT < subsumer:
+        subsumer = _ROOT  # the simulated root ties at depth 0 and sorts first by name
+    # NLTK prefers the first synset itself among the lowest common hypernyms.
+    if subsumer != n1 and n1 in d2 and _min_depth_by_name[n1] == _min_depth_by_name.get(subsumer, 0):
+        subsumer = n1
+    depth = _max_depth_by_name[subsumer] + 1
+    len1 = _path_distance(n1, subsumer, simulate_root)
+    len2 = _path_distance(n2, subsumer, simulate_root)
+    if len1 is None or len2 is None:
+        return 0.0
+    return (2.0 * depth) / (len1 + depth + len2 + depth)
+
+
+def wup_from_keys(first: SynsetKey, second: SynsetKey) -> float:
+    """NLTK's ``first.wup_similarity(second)`` (0.0 where NLTK gives None), from cached tables.
+
+    Follows NLTK 3 exactly, including its choice of subsumer (the common hypernym of
+    greatest *minimum* depth, ties by name, the first synset itself first), which is
+    why a synset with several hypernym paths scores below 1 with itself.
+
+    >>> person = min(k for k in synset_keys("person") if synset_from_key(k).name() == "person.n.01")
+    >>> round(wup_from_keys(person, person), 4)
+    0.8571
+    """
+    cached = _wup_cache.get((first, second))
+    if cached is None:
+        # NLTK's Synset._needs_root for WordNet 3.0: only the nouns share one root.
+        cached = _wup_names(_synset_name(first), _synset_name(second), first[0] != "n" or second[0] != "n")
+        if len(_wup_cache) >= 1_000_000:  # keep memory bounded; the tables make a miss cheap
+            _wup_cache.clear()
+        _wup_cache[(first, second)] = cached
+    return cached
+
+
+@dataclass(frozen=True)
+class _Senses:
+    """The synsets of one group, with what Wu-Palmer needs to score them all at once."""
+
+    names: tuple[str, ...]
+    nouns: tuple[bool, ...]
+    holders: dict[str, tuple[int, ...]]  # hypernym (or synset) -> which of the synsets have it
+
+
+_senses_cache: dict[frozenset[SynsetKey], _Senses] = {}
+
+
+def _senses(keys: frozenset[SynsetKey]) -> _Senses:
+    found = _senses_cache.get(keys)
+    if found is None:
+        ordered = sorted(keys)
+        names = tuple(_synset_name(k) for k in ordered)
+        holders: dict[str, list[int]] = {}
+        for index, name in enumerate(names):
+            for ancestor in _distances(name, False):
+                holders.setdefault(ancestor, []).append(index)
+        found = _senses_cache[keys] = _Senses(names, tuple(k[0] == "n" for k in ordered),
+                                              {a: tuple(v) for a, v in holders.items()})
+    return found
+
+
+def best_wup(first: frozenset[SynsetKey], second: frozenset[SynsetKey]) -> float:
+    """``max(wup_from_keys(x, y) for x in first for y in second)``, 0.0 for none.
+
+    Scores every pair as :func:`wup_from_keys` does, but finds the subsumers of one
+    synset ``x`` with all synsets ``y`` of the other group in one walk down ``x``'s
+    hypernyms (deepest minimum depth first): the first hypernym that ``y`` also has
+    is ``y``'s subsumer. The synsets ``y`` that share a subsumer ``c`` share its depth
+    ``D`` and the path length ``L`` from ``x`` to it, so ``2D / (L + 2D)`` bounds all
+    of them (their own path length is at least 0, and at least 1 unless ``y`` is
+    ``c``); groups that cannot beat the best so far are not measured. No value
+    exceeds 1, so the search stops at 1. Shared synsets go first, as they most
+    often reach it.
+
+    >>> best_wup(synset_keys("dog"), synset_keys("dog")) == max(
+    ...     wup_from_keys(x, y) for x in synset_keys("dog") for y in synset_keys("dog"))
+    True
+    """
+    if not first or not second:
+        return 0.0
+    other = _senses(second)
+    other_names = other.names
+    other_nouns = other.nouns
+    holders = other.holders
+    n_other = len(other_names)
+    other_index = {name: index for index, name in enumerate(other_names)}
+    min_depth = _min_depth_by_name
+    max_depth = _max_depth_by_name
+    best = 0.0
+    for x in sorted(first, key=lambda k: (k not in second, k)):
+        n1 = _synset_name(x)
+        x_noun = x[0] == "n"
+        # Subsumer of each synset of the other group, grouped: subsumer -> indices.
+        found: list[tuple[str, list[int]]] = []
+        seen = [False] * n_other
+        left = n_other
+        for c in _subsumer_order(n1):
+            hit = holders.get(c)
+            if hit is None:
+                continue
+            fresh = [index for index in hit if not seen[index]]
+            if fresh:
+                for index in fresh:
+                    seen[index] = True
+                found.append((c, fresh))
+                left -= len(fresh)
+                if not left:
+                    break
+        if left:
+            found.append((None, [index for index in range(n_other) if not seen[index]]))
+        mind_n1 = min_depth[n1]
+        below = holders.get(n1, ())
+        # Within a group, the subsumer still depends on two facts about y: whether
+        # NLTK simulates a root for the pair, and whether y lies below x.
+        if x_noun:
+            kinds = [0 if noun else 2 for noun in other_nouns]
+        else:
+            kinds = [2] * n_other
+        for index in below:
+            kinds[index] += 1
+        for c, indices in found:
+            buckets: dict[int, list[int]] = {}
+            for index in indices:
+                buckets.setdefault(kinds[index], []).append(index)
+            for kind, members in buckets.items():
+                simulate_root = kind >= 2
+                subsumer = c
+                if subsumer is None:
+                    if not simulate_root:
+                        continue
+                    subsumer = _ROOT
+                elif simulate_root and min_depth[subsumer] == 0:
+                    subsumer = _ROOT  # the simulated root ties at depth 0 and sorts first by name
+                if kind & 1 and subsumer != n1 and mind_n1 == min_depth[subsumer]:
+                    subsumer = n1  # NLTK prefers the first synset itself among the lowest ones
+                depth = max_depth[subsumer] + 1
+                if depth / (depth + 1) <= best and subsumer != n1 and other_index.get(subsumer) not in members:
+                    continue  # both paths are at least 1 long: none can beat the best
+                len1 = _path_distance(n1, subsumer, simulate_root)
+                if len1 is None or (2.0 * depth) / (len1 + depth + depth) <= best:
+                    continue
+                for index in members:
+                    len2 = _path_distance(other_names[index], subsumer, simulate_root)
+                    if len2 is None:
+                        continue
+                    value = (2.0 * depth) / (len1 + depth + len2 + depth)
+                    if value > best:
+                        best = value
+            if best >= 1.0:
+                return best
+    return best

@@ -1,0 +1,385 @@
+"""Bounded similarities: the long-string rule, search budgets, Wu-Palmer as the reference
+computes it, and the character similarities against their definitions."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import random
+import warnings
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from protoqa_metric import evaluate_predictions
+from protoqa_metric import partition_matching as pm
+from protoqa_metric.readers import Cluster, Question
+from protoqa_metric.similarity import (
+    MAX_SIMILARITY_TOKENS,
+    SIMILARITIES,
+    ApproximationWarning,
+    collect_approximations,
+    get_similarity,
+    wordnet_similarity,
+    wup_similarity,
+)
+from protoqa_metric.spec_reference import (
+    reference_question_score,
+    reference_wordnet_similarity,
+    reference_wup_similarity,
+)
+from protoqa_metric.string_similarity import (
+    best_lcs_ratios,
+    jaro_winkler,
+    lcs_ratio,
+    longest_common_substring_ratio,
+)
+from protoqa_metric.wordnet_access import best_wup, get_wordnet, synset_keys, wup_from_keys
+
+# --- Jaro-Winkler and longest common substring, written from their definitions ------
+#
+# The reference evaluator uses NLTK's jaro_winkler_similarity (its tests) and
+# difflib's longest match over max(len) for the substring score. These copies follow
+# the published definitions, independently of the package's implementation.
+
+
+def _jaro_by_definition(s1: str, s2: str) -> float:
+    # Jaro (1989) with NLTK's conventions: equal strings score 1; the match window is
+    # floor(max(|s1|, |s2|) / 2) - 1 around each position; each character of s1 takes
+    # the first unmatched equal character of s2 in its window; t is half the number
+    # of matched characters out of order, rounded down.
+    if s1 == s2:
+        return 1.0
+    window = max(len(s1), len(s2)) // 2 - 1
+    used = [False] * len(s2)
+    matched_1, matched_2 = [], []
+    for i, c in enumerate(s1):
+        for j in range(max(0, i - window), min(i + window, len(s2) - 1) + 1):
+            if not used[j] and s2[j] == c:
+                used[j] = True
+                matched_1.append(c)
+                matched_2.append(j)
+                break
+    m = len(matched_1)
+    if m == 0:
+        return 0.0
+    in_order_2 = [s2[j] for j in sorted(matched_2)]
+    t = sum(a != b for a, b in zip(matched_1, in_order_2)) // 2
+    return 1 / 3 * (m / len(s1) + m / len(s2) + (m - t) / m)
+
+
+def _jaro_winkler_by_definition(s1: str, s2: str) -> float:
+    # Winkler (1990): add l * p * (1 - jaro) for a common prefix of l <= 4, p = 0.1,
+    # with no boost threshold (NLTK's jaro_winkler_similarity defaults).
+    jaro = _jaro_by_definition(s1, s2)
+    prefix = 0
+    for a, b in zip(s1, s2):
+        if a != b or prefix == 4:
+            break
+        prefix += 1
+    return jaro + prefix * 0.1 * (1 - jaro)
+
+
+def _longest_common_substring_by_definition(x: str, y: str) -> float:
+    best = 0
+    previous = [0] * (len(y) + 1)
+    for a in x:
+        current = [0] * (len(y) + 1)
+        for j, b in enumerate(y):
+            if a == b:
+                current[j + 1] = previous[j] + 1
+                best = max(best, current[j + 1])
+        previous = current
+    return best / max(len(x), len(y))
+
+
+def _lcs_by_definition(x: str, y: str) -> int:
+    previous = [0] * (len(y) + 1)
+    for a in x:
+        current = [0]
+        for j, b in enumerate(y):
+            current.append(previous[j] + 1 if a == b else max(previous[j + 1], current[j]))
+        previous = current
+    return previous[-1]
+
+
+def _random_pairs(n: int, seed: int) -> list[tuple[str, str]]:
+    rng = random.Random(seed)
+    words = ["dog", "cat", "car", "care", "card", "brush teeth", "ice cream", "massie", "massey", "dwayne",
+             "duane", "dixon", "dickson", "a", "ab", "aa"]
+    pairs = []
+    for k in range(n):
+        kind = k % 3
+        if kind == 0:  # small alphabet: many matches and transpositions
+            x = "".join(rng.choice("abcd ") for _ in range(rng.randint(1, 24)))
+            y = "".join(rng.choice("abcd ") for _ in range(rng.randint(1, 24)))
+        elif kind == 1:  # words and their edits
+            x = rng.choice(words)
+            y = "".join(c for c in rng.choice(words) if rng.random() > 0.15) or rng.choice(words)
+        else:  # longer mixed strings
+            x = "".join(rng.choice("abcdefghij xyz") for _ in range(rng.randint(1, 120)))
+            y = "".join(rng.choice("abcdefghij xyz") for _ in range(rng.randint(1, 120)))
+        pairs.append((x, y))
+    return pairs
+
+
+def test_jaro_winkler_equals_its_definition_and_nltk_on_2000_pairs():
+    from nltk.metrics.distance import jaro_winkler_similarity
+
+    for x, y in _random_pairs(2000, seed=1):
+        expected = _jaro_winkler_by_definition(x, y)
+        assert jaro_winkler(x, y) == expected, (x, y)
+        assert jaro_winkler(x, y) == jaro_winkler_similarity(x, y), (x, y)
+
+
+def test_jaro_winkler_textbook_values():
+    # Winkler's Jaro values (0.889 and 0.790), plus the prefix bonus at scale 0.1.
+    assert round(jaro_winkler("massie", "massey"), 3) == round(0.8889 + 4 * 0.1 * (1 - 0.8889), 3) == 0.933
+    assert round(jaro_winkler("dixon", "dickson"), 3) == round(0.7905 + 2 * 0.1 * (1 - 0.7905), 3) == 0.832
+    assert jaro_winkler("billy", "susan") == 0.0
+    assert jaro_winkler("", "") == 1.0 and jaro_winkler("a", "a") == 1.0
+    assert jaro_winkler("", "abc") == 0.0
+
+
+def test_longest_common_substring_equals_its_definition_and_difflib_on_2000_pairs():
+    for x, y in _random_pairs(2000, seed=2):
+        expected = _longest_common_substring_by_definition(x, y)
+        assert longest_common_substring_ratio(x, y) == expected, (x, y)
+        # The reference's own formula; difflib's junk heuristic starts at 200 characters.
+        match = difflib.SequenceMatcher(None, x, y).find_longest_match(0, len(x), 0, len(y))
+        assert longest_common_substring_ratio(x, y) == match.size / max(len(x), len(y))
+
+
+def test_longest_common_substring_edges():
+    assert longest_common_substring_ratio("", "") == 1.0
+    assert longest_common_substring_ratio("abc", "") == 0.0
+    assert longest_common_substring_ratio("ice cream", "cream cheese") == 5 / 12
+    # The exact answer even where difflib's popularity heuristic gives up.
+    long_answer = "x" * 300 + "hello" + "x" * 300
+    assert longest_common_substring_ratio("hello", long_answer) == 5 / len(long_answer)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="abc d\x00é", max_size=30), st.text(alphabet="abc d\x00é", max_size=30))
+def test_bit_parallel_lcs_equals_dynamic_programming(x, y):
+    if not x and not y:
+        assert lcs_ratio(x, y) == 1.0
+        return
+    expected = _lcs_by_definition(x, y) / max(len(x), len(y))
+    assert lcs_ratio(x, y) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="abc d\x00", max_size=12),
+       st.lists(st.text(alphabet="abc d\x00", max_size=15), min_size=1, max_size=6))
+def test_cluster_lcs_in_one_pass_equals_the_maximum(prediction, answers):
+    assert best_lcs_ratios(prediction, answers) == max(lcs_ratio(prediction, y) for y in answers)
+
+
+def test_character_similarities_on_long_strings_are_exact():
+    rng = random.Random(5)
+    long_answer = "".join(rng.choice("abcdefgh ") for _ in range(5000))
+    prediction = "cab bad face dead beef ab"
+    assert lcs_ratio(prediction, long_answer) == _lcs_by_definition(prediction, long_answer) / 5000
+    assert longest_common_substring_ratio(prediction, long_answer) == pytest.approx(
+        _longest_common_substring_by_definition(prediction, long_answer), abs=0)
+    assert jaro_winkler(prediction, long_answer) == _jaro_winkler_by_definition(prediction, long_answer)
+
+
+def test_new_similarities_are_registered():
+    for name in ("jaro_winkler", "longest_common_substring"):
+        assert name in SIMILARITIES
+        assert not get_similarity(name).rounded
+    clusters = [Cluster("c0", ("colour",), 4), Cluster("c1", ("dog",), 1)]
+    r = evaluate_predictions([Question("q", "", tuple(clusters))], {"q": ["color"]}, "jaro_winkler",
+                             ["max_answers@1"])
+    assert r.signature.startswith("sim:jaro_winkler|")
+    assert 0.0 < r.scores["max_answers@1"] < 1.0
+
+
+# --- Wu-Palmer as NLTK and the reference evaluator compute it ------------------------
+
+
+def test_wup_of_a_synset_with_itself_is_nltks():
+    wn = get_wordnet()
+    for name, expected in [("person.n.01", 0.8571428571428571), ("dog.n.01", 0.9285714285714286)]:
+        synset = wn.synset(name)
+        key = (synset.pos(), synset.offset())
+        assert wup_from_keys(key, key) == expected == synset.wup_similarity(synset)
+    assert wup_similarity("person", "someone") == pytest.approx(0.8571428571428571, abs=1e-15)
+    assert reference_wup_similarity("person", "someone") == wup_similarity("person", "someone")
+
+
+def test_wup_question_example_matches_the_reference():
+    clusters = (Cluster("q.0", ("someone algebra",), 10), Cluster("q.1", ("cat",), 5))
+    r = evaluate_predictions([Question("q", "", clusters)], {"q": ["person giraffe"]}, "wordnet_wup",
+                             ["max_answers@1"])
+    expected = reference_question_score(["person giraffe"], [(("someone algebra",), 10), (("cat",), 5)],
+                                        reference_wup_similarity, max_answers=1)
+    assert r.scores["max_answers@1"] == expected == 0.0
+
+
+def test_wup_from_keys_equals_nltk_on_random_synsets():
+    wn = get_wordnet()
+    rng = random.Random(4)
+    synsets = [s for word in ["dog", "cat", "person", "run", "bank", "light", "fast", "play", "house", "good",
+                              "break", "give", "take", "quickly", "green", "school", "water", "fire"]
+               for s in wn.synsets(word)]
+    for _ in range(1500):
+        a, b = rng.choice(synsets), rng.choice(synsets)
+        ka = ("a" if a.pos() == "s" else a.pos(), a.offset())
+        kb = ("a" if b.pos() == "s" else b.pos(), b.offset())
+        expected = a.wup_similarity(b)
+        assert wup_from_keys(ka, kb) == (0.0 if expected is None else expected), (a, b)
+
+
+def test_hypernym_tables_read_from_data_lines_equal_nltk():
+    # A random sample of every part of speech, satellites and multi-parent synsets included.
+    from protoqa_metric.wordnet_access import _record
+
+    wn = get_wordnet()
+    rng = random.Random(5)
+    lemmas = rng.sample(sorted(wn._lemma_pos_offset_map), 600)
+    sample = [s for lemma in lemmas for s in wn.synsets(lemma)]
+    sample += wn.synsets("person") + wn.synsets("good") + wn.synsets("Einstein")
+    for s in sample:
+        name, parents = _record(("a" if s.pos() == "s" else s.pos(), s.offset()))
+        assert name == s.name()
+        assert sorted(_record(p)[0] for p in parents) == sorted(
+            h.name() for h in s._hypernyms() + s._instance_hypernyms())
+
+
+def test_best_wup_on_random_words_equals_all_pairs():
+    wn = get_wordnet()
+    rng = random.Random(6)
+    words = rng.sample(sorted(wn._lemma_pos_offset_map), 150) + ["go", "run", "set", "make", "name", "thought"]
+    for _ in range(800):
+        kx, ky = synset_keys(rng.choice(words)), synset_keys(rng.choice(words))
+        assert best_wup(kx, ky) == max((wup_from_keys(a, b) for a in kx for b in ky), default=0.0)
+
+
+def test_best_wup_prunes_without_changing_the_maximum():
+    words = ["dog", "cat", "person", "someone", "run", "bank", "light", "give", "green", "good"]
+    for x in words:
+        for y in words:
+            kx, ky = synset_keys(x), synset_keys(y)
+            assert best_wup(kx, ky) == max(wup_from_keys(a, b) for a in kx for b in ky), (x, y)
+
+
+_WUP_WORDS = ["person", "someone", "somebody", "individual", "human", "dog", "dogs", "cat", "giraffe",
+              "algebra", "car", "run", "running", "hot", "ice", "cream", "teeth", "brush", "the", "a", "house"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(_WUP_WORDS), max_size=4).map(" ".join),
+       st.lists(st.sampled_from(_WUP_WORDS), max_size=4).map(" ".join))
+def test_wup_similarity_equals_brute_force_with_multi_path_synsets(a, b):
+    assert wup_similarity(a, b) == pytest.approx(reference_wup_similarity(a, b), abs=1e-12)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(_WUP_WORDS), max_size=5).map(" ".join),
+       st.lists(st.sampled_from(_WUP_WORDS), max_size=5).map(" ".join))
+def test_wordnet_similarity_fits_the_bound_and_equals_brute_force(a, b):
+    with collect_approximations() as cut:
+        value = wordnet_similarity(a, b)
+    assert not cut
+    assert value == pytest.approx(reference_wordnet_similarity(a, b), abs=1e-12)
+
+
+# --- the long-string rule and the search budgets ------------------------------------
+
+
+def test_long_cluster_string_is_scored_on_its_first_tokens_and_reported():
+    answer = " ".join(["zebra", "piano"] * 60)  # 120 content tokens
+    capped = " ".join(answer.split()[:MAX_SIMILARITY_TOKENS]) + " qqxqq"  # "qqxqq" matches nothing
+    with collect_approximations() as cut:
+        value = wordnet_similarity("zebra", answer)
+        assert value == wordnet_similarity("zebra", capped) == 1 / 2
+    assert cut == [("zebra", answer), ("zebra", capped)]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        wordnet_similarity("piano", answer)
+    assert any(issubclass(w.category, ApproximationWarning) for w in caught)
+
+
+def test_strings_within_the_limit_are_not_reported():
+    answer = " ".join(["zebra", "piano"] * (MAX_SIMILARITY_TOKENS // 2))
+    with collect_approximations() as cut:
+        assert wordnet_similarity("zebra piano", answer) == reference_wordnet_similarity("zebra piano", "zebra piano zebra")
+    assert not cut
+
+
+def test_no_string_of_the_data_is_approximated(shared_data):
+    from protoqa_metric import read_predictions, read_targets
+
+    targets = read_targets(shared_data / "protoqa" / "dev.crowdsourced.jsonl")
+    predictions = read_predictions(shared_data / "protoqa" / "dev.predictions.gpt2finetuned.json")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ApproximationWarning)
+        result = evaluate_predictions(targets, predictions, "wordnet")
+    assert "approx" not in result.signature
+
+
+def test_the_500_token_case_is_bounded_named_and_signed():
+    rng = random.Random(0)
+    answer = " ".join(rng.choice(["dog", "cat", "car"]) for _ in range(500))
+    clusters = (Cluster("q7.0", (answer,), 3), Cluster("q7.1", ("bird",), 1))
+    prediction = "dog cat car dog cat car dog cat car dog cat car d"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        r = evaluate_predictions([Question("q7", "", clusters)], {"q7": [prediction]}, "wordnet", ["max_answers@1"])
+    messages = [str(w.message) for w in caught]
+    assert any("q7" in m and "q7.0" in m and "lower bound" in m for m in messages), messages
+    assert "|approx:1|" in r.signature
+    assert r.scores["max_answers@1"] == 1.0  # 0.857 or more rounds to 1 either way
+
+
+def test_one_megabyte_answer_scores_under_every_similarity():
+    answer = "dog " * 250_000
+    for name in SIMILARITIES:
+        with collect_approximations():
+            value = get_similarity(name).best("dog", [answer])
+        assert 0.0 <= value <= 1.0, name
+
+
+def test_exhausted_search_gives_a_flagged_lower_bound(monkeypatch):
+    rng = random.Random(3)
+    a = " ".join(rng.choice(["dog", "cat", "car"]) for _ in range(9))
+    b = " ".join(rng.choice(["dog", "cat", "car"]) for _ in range(9))
+    from protoqa_metric import similarity as sim_module
+
+    sim_module._wordnet_tokens_similarity.cache_clear()
+    exact = wordnet_similarity(a, b)
+    sim_module._wordnet_tokens_similarity.cache_clear()
+    monkeypatch.setattr(pm, "SEARCH_CALL_BUDGET", 3)
+    monkeypatch.setattr(pm, "MILP_MAX_PAIRS", 0)
+    with collect_approximations() as cut:
+        bound = wordnet_similarity(a, b)
+    sim_module._wordnet_tokens_similarity.cache_clear()
+    assert cut and 0.0 <= bound <= exact
+
+
+def test_signature_shows_approximations_only_when_there_are_some():
+    from protoqa_metric.signature import make_signature
+
+    assert "approx" not in make_signature("exact_match", "standard", "zero", 3)
+    assert "|approx:2|" in make_signature("exact_match", "standard", "zero", 3, approximated=2)
+
+
+def test_long_answer_json_round_trip_through_the_cli(tmp_path):
+    import subprocess
+    import sys
+
+    answer = " ".join(["dog", "cat", "car"] * 200)
+    (tmp_path / "t.jsonl").write_text(json.dumps({
+        "metadata": {"id": "q1"}, "question": {"normalized": "name an animal"},
+        "answers": {"raw": {answer: 3, "bird": 1},
+                    "clusters": {"q1.0": {"count": 3, "answers": [answer]}, "q1.1": {"count": 1, "answers": ["bird"]}}},
+    }) + "\n")
+    (tmp_path / "p.json").write_text(json.dumps({"q1": ["dog cat car dog cat car dog cat car dog cat car d"]}))
+    done = subprocess.run([sys.executable, "-m", "protoqa_metric", str(tmp_path / "t.jsonl"), str(tmp_path / "p.json"),
+                           "--json"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "approx:" in done.stdout and "q1.0" in done.stderr
