@@ -121,6 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--wup-budget", type=float, default=120.0,
                        help="seconds the Wu-Palmer matcher may spend (questions in order until spent; default 120)")
         p.add_argument("--no-systems", action="store_true", help="skip the system-level study on CFC test")
+        p.add_argument("--state", default=None,
+                       help="also pickle the measured results to this file (to re-render the reports)")
         p.add_argument("--no-plots", action="store_true", help="do not draw the PNG scatter plots")
 
     study = sub.add_parser("study", help="the agreement study: reports/validation.{json,md} and plots")
@@ -167,6 +169,11 @@ def _study(args: argparse.Namespace, data_dir: Path, out: Path, command: str) ->
                                    embedders=[args.embedder or "minilm", "char-ngrams"], seed=args.seed,
                                    num_questions=args.questions, log=_log)
     seconds = time.perf_counter() - start
+    if args.state:
+        import pickle
+
+        with open(args.state, "wb") as handle:
+            pickle.dump({"result": result, "matching": matching, "systems": systems, "seconds": seconds}, handle)
     paths = write_study(result, out, command=command, plots=not args.no_plots, matching=matching, systems=systems,
                         seconds=seconds)
     print(f"study: {seconds:.1f} s; wrote {', '.join(str(p) for p in paths[:3])}"

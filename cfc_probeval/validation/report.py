@@ -87,6 +87,14 @@ def _details(result: StudyResult, matching: Optional[Mapping[str, Any]],
             "info": result.info, "matching": matching, "system_level": systems}
 
 
+def _setting_keys(result: StudyResult) -> list[str]:
+    keys: list[str] = []
+    for by_sampling in result.correlations.values():
+        for by_key in by_sampling.values():
+            keys.extend(k for k in by_key if k not in keys)
+    return [k for k in keys if k != BASELINE] + [BASELINE]
+
+
 def validation_table(result: StudyResult, matching: Optional[Mapping[str, Any]] = None,
                      systems: Optional[Mapping[str, Any]] = None) -> dict[str, Any]:
     """``validation.json``: the headline figures, each dict of figures with a ``"ci"`` dict beside it.
