@@ -2,10 +2,14 @@
 
 Files (under the output folder, ``reports/`` by default):
 
-* ``validation.json``: ``{data set: {sampling: {"<clustering>+<matching>" or "protoqa_score": mean Spearman}}}``;
-* ``validation_details.json``: the chosen parameters, the tuning grid's results,
-  per-question correlations, the questions left out as constant, the set-size
-  sensitivity, pool statistics and timings;
+* ``validation.json``: ``{data set: {sampling: {"<clustering>+<matching>" or "protoqa_score":
+  held-out mean Spearman, "ci": {key: {"low", "high"}}}}, "matching": {"protoqa_dev": {matcher:
+  {"precision", "recall", "f1", "ci"}}}, "system_level": {"cfc_test": {setting: rho,
+  "automatic_default": rho, "ci": {...}}}, "notes": {...}}`` (CFC dev: a sanity check only);
+* ``validation_details.json``: the chosen parameters (overall and per fold), the tuning
+  grid's results, held-out and in-sample correlations (per question, constant-score
+  questions, dropped-variant and pooled figures with intervals), the matching and
+  system-level studies in full, the set-size sensitivity, pool statistics and timings;
 * ``validation.md``: the tables beside the paper's figures, the chosen parameters and why;
 * ``validation_<data set>_<sampling>.png``: automatic vs gold KL of every answer set;
 * ``leaderboard.json`` and ``leaderboard.md``.

@@ -36,7 +36,8 @@ non-empty clusters.
 has ``c_k + 1`` slots (its pool count plus the smoothing slot), ``T`` slots in all; the
 wanted counts ``T * p_k`` are scaled down by the largest ratio that fits every category
 (``min_k (c_k + 1) / (T p_k)``, at most 1) and rounded, so a set is as large as the
-scarcest category allows (median 137 answers on ProtoQA dev); for the two error types
+scarcest category allows (median about 140 answers on ProtoQA dev, 65 on CFC dev, under
+centered sampling); for the two error types
 whose point is the shape of ``p`` (wrong ranking, wrong score), a category rounded to 0
 makes every category get one more, as the authors' code does. The answers are drawn
 **without replacement** from the category's slots; drawing the smoothing slot yields no

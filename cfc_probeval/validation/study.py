@@ -82,6 +82,9 @@ __all__ = [
 
 CLUSTERINGS = ("human", "hac", "xmeans", "gmeans")
 MATCHINGS = ("wordnet", "cosine", "gp")
+POOLED_RESAMPLES = 200
+"""Bootstrap resamples of the pooled correlation's interval (each re-ranks every set of every question)."""
+
 BASELINE = "protoqa_score"
 """Key of the ProtoQA baseline (1 - Max Answers@10, WordNet) in the result tables."""
 
@@ -232,7 +235,7 @@ class Correlation:
 
 
 def mean_spearman(scores: Mapping[str, Sequence[float]], gold: Mapping[str, Sequence[float]], *,
-                  resamples: int = RESAMPLES, seed: int = 0) -> Correlation:
+                  resamples: int = RESAMPLES, pooled_resamples: int = POOLED_RESAMPLES, seed: int = 0) -> Correlation:
     """Per-question Spearman correlation of ``scores`` with ``gold``: mean (constant = 0), mean of defined, pooled.
 
     >>> c = mean_spearman({"a": [1, 2, 3], "b": [1, 1, 1]}, {"a": [0.1, 0.3, 0.2], "b": [1, 2, 3]}, resamples=20)
@@ -266,8 +269,9 @@ def mean_spearman(scores: Mapping[str, Sequence[float]], gold: Mapping[str, Sequ
     everything = np.arange(len(ids))
     if not ids:
         return Correlation(math.nan, {}, (), math.nan, math.nan, {})
-    ci = {name: interval(bootstrap_interval(stat, len(ids), resamples=resamples, seed=seed))
-          for name, stat in (("mean", mean_zero), ("mean_dropped", mean_defined), ("pooled", pooled))}
+    ci = {name: interval(bootstrap_interval(stat, len(ids), resamples=n, seed=seed)) if n else None
+          for name, stat, n in (("mean", mean_zero, resamples), ("mean_dropped", mean_defined, resamples),
+                                ("pooled", pooled, min(resamples, pooled_resamples)))}
     return Correlation(mean_zero(everything), values, constant, mean_defined(everything), pooled(everything), ci)
 
 
@@ -741,7 +745,8 @@ def run_study(data_dir: Union[str, Path], *, num_questions: Optional[int] = None
         per_question = {s.question_id: final_settings(params_for(name, s.question_id, fold), clusterings, matchings)
                         for s in studies}
         correlations[name], scores[name] = _score_dev_set(studies, toolkit, settings, samplings, per_question)
-        in_sample[name], _ = _score_dev_set(studies, toolkit, settings, samplings, None, baseline=False)
+        # In-sample figures are secondary: no intervals.
+        in_sample[name], _ = _score_dev_set(studies, toolkit, settings, samplings, None, baseline=False, resamples=0)
         held_out_labels[name] = {s.key: sorted({per_question[q][i].label for q in per_question})
                                  for i, s in enumerate(settings)}
         t = lap(f"scoring {name}", t)
@@ -776,7 +781,7 @@ def run_study(data_dir: Union[str, Path], *, num_questions: Optional[int] = None
 
 def _score_dev_set(studies: Sequence[QuestionStudy], toolkit: Toolkit, settings: Sequence[Setting],
                    samplings: Sequence[str], per_question: Optional[Mapping[str, Sequence[Setting]]],
-                   baseline: bool = True) -> tuple[dict[str, dict[str, Correlation]], dict[str, Any]]:
+                   baseline: bool = True, resamples: int = RESAMPLES) -> tuple[dict[str, dict[str, Correlation]], dict[str, Any]]:
     """Every setting's (and the baseline's) correlation per sampling, and the per-set scores behind them.
 
     ``per_question`` gives each question its own settings (in the order of ``settings``:
@@ -791,11 +796,11 @@ def _score_dev_set(studies: Sequence[QuestionStudy], toolkit: Toolkit, settings:
             mine = per_question[study.question_id] if per_question is not None else settings
             for setting in mine:
                 by_key[setting.key][study.question_id] = study.kls(toolkit, setting, sampling)
-        correlations[sampling] = {key: mean_spearman(values, gold) for key, values in by_key.items()}
+        correlations[sampling] = {key: mean_spearman(values, gold, resamples=resamples) for key, values in by_key.items()}
         scores[sampling] = {"gold": gold, **by_key}
         if baseline:
             base = {s.question_id: s.baseline(sampling) for s in studies}
-            correlations[sampling][BASELINE] = mean_spearman(base, gold)
+            correlations[sampling][BASELINE] = mean_spearman(base, gold, resamples=resamples)
             scores[sampling][BASELINE] = base
     return correlations, scores
 
