@@ -89,9 +89,9 @@ def test_centered_distribution_is_the_documented_mixture():
 
 def test_centered_sets_are_deterministic_and_draw_wrong_answers():
     pool = toy_pool()
-    first = draw_answer_sets(pool, "centered", 20, seed=3)
-    again = draw_answer_sets(pool, "centered", 20, seed=3)
-    other = draw_answer_sets(pool, "centered", 20, seed=4)
+    first = draw_answer_sets(pool, "centered", 20, seed=3, procedure="pool")
+    again = draw_answer_sets(pool, "centered", 20, seed=3, procedure="pool")
+    other = draw_answer_sets(pool, "centered", 20, seed=4, procedure="pool")
     assert [s.answers for s in first] == [s.answers for s in again]
     assert [s.gold for s in first] != [s.gold for s in other]
     assert all(sum(s.gold) == pool.pool_size for s in first)
@@ -164,7 +164,7 @@ def test_wrong_score_moves_probabilities_but_keeps_their_order():
 
 
 def test_each_generator_shows_in_the_drawn_sets(shared_data):
-    studies = load_dev_set(shared_data, DEV_SETS[0], num_questions=4, num_sets=20)
+    studies = load_dev_set(shared_data, DEV_SETS[0], num_questions=4, num_sets=20, procedure="pool")
     for study in studies:
         pool = study.pool
         gold_order = np.argsort(-np.asarray(pool.gold_counts), kind="stable")
@@ -193,7 +193,7 @@ def test_gold_kl_equals_probeval_with_a_perfect_matching():
     truth = toy_truth()
     pool = toy_pool({"dog": Annotation("q.0", 4), "cat": Annotation("q.1", 2), "zebra": Annotation("wrong", 3)})
     for s in draw_answer_sets(pool, "centered", 5, seed=1):
-        assert gold_kl([6, 3, 1], s.gold) == pytest.approx(ProbEval("human").score_question(truth, s.answers).kl)
+        assert s.answers and gold_kl([6, 3, 1], s.gold) == pytest.approx(ProbEval("human").score_question(truth, s.answers).kl)
 
 
 def test_study_scores_are_probeval_scores(shared_data):
@@ -221,46 +221,65 @@ def test_baseline_is_one_minus_max_answers_at_10(shared_data):
     assert baseline_score({"dog": 2, "cat": 1}, clusters, lambda a: [float(a == "dog"), float(a == "cat")]) == 0.0
 
 
-def test_mean_spearman_skips_and_counts_constant_cases():
-    c = mean_spearman({"a": [1, 2, 3, 4], "b": [2, 2, 2, 2], "c": [4, 3, 2, 1]},
-                      {"a": [1, 2, 3, 4], "b": [1, 2, 3, 4], "c": [1, 2, 3, 4]})
-    assert c.mean == pytest.approx(0.0) and c.constant == ("b",) and c.num_questions == 2
-    assert math.isnan(mean_spearman({"a": [1, 1]}, {"a": [1, 2]}).mean)
+def test_mean_spearman_counts_constant_cases_as_zero_and_reports_the_rest():
+    c = mean_spearman({"a": [1, 2, 3, 4], "b": [2, 2, 2, 2], "c": [1, 2, 4, 3]},
+                      {"a": [1, 2, 3, 4], "b": [1, 2, 3, 4], "c": [1, 2, 3, 4]}, resamples=200)
+    assert c.mean == pytest.approx((1.0 + 0.0 + 0.8) / 3) and c.constant == ("b",) and c.num_questions == 2
+    assert c.mean_dropped == pytest.approx(0.9)
+    assert -1 <= c.pooled <= 1
+    assert c.ci["mean"]["low"] <= c.mean <= c.ci["mean"]["high"]
+    assert mean_spearman({"a": [1, 1]}, {"a": [1, 2]}).mean == 0.0
+    again = mean_spearman({"a": [1, 2, 3, 4], "b": [2, 2, 2, 2], "c": [1, 2, 4, 3]},
+                          {"a": [1, 2, 3, 4], "b": [1, 2, 3, 4], "c": [1, 2, 3, 4]}, resamples=200)
+    assert again.ci == c.ci  # seeded
 
 
-def test_tuning_picks_values_from_the_grid(shared_data):
-    grid = Grid(hac_linkage=("average",), hac_threshold=(0.3, 0.6), cosine_threshold=(0.5, 0.8))
-    result = run_study(shared_data, num_questions=2, num_sets=6, embedder="char-ngrams",
+def test_tuning_picks_values_from_the_grid_per_fold(shared_data):
+    grid = Grid(hac_linkage=("average",), hac_threshold=(0.3, 0.6))
+    matching = {"question_folds": {}, "matchers": {"cosine": {"threshold": 0.7, "fold_thresholds": {"0": 0.7, "1": 0.7}}}}
+    result = run_study(shared_data, num_questions=4, num_sets=6, embedder="char-ngrams",
                        clusterings=["human", "hac"], matchings=["wordnet", "cosine"],
-                       samplings=["centered", "missing_answers"], grid=grid, sensitivity_sizes=())
+                       samplings=["centered", "missing_answers"], grid=grid, folds=2, matching=matching,
+                       sensitivity=False)
     assert result.tuned and result.chosen["hac_threshold"] in (0.3, 0.6)
-    assert result.chosen["cosine_threshold"] in (0.5, 0.8)
+    assert result.chosen["cosine_threshold"] == 0.7
     assert set(result.tuning["mean"]) == {"hac(linkage=average,distance_threshold=0.3)+wordnet",
-                                          "hac(linkage=average,distance_threshold=0.6)+wordnet",
-                                          "human+cosine(0.5)", "human+cosine(0.8)"}
-    assert result.settings["hac+cosine"].endswith(f"+cosine({result.chosen['cosine_threshold']})")
+                                          "hac(linkage=average,distance_threshold=0.6)+wordnet"}
+    assert set(result.tuning["fold_choices"]["hac"]) == {"0", "1"}
+    assert result.settings["hac+cosine"].endswith("+cosine(0.7)")
+    assert set(result.in_sample["cfc_dev"]["centered"]) == {"human+wordnet", "human+cosine", "hac+wordnet",
+                                                            "hac+cosine"}
 
 
 # --- commands -------------------------------------------------------------------------------------------
 
 def test_study_command_end_to_end(shared_data, tmp_path, capsys):
     out = tmp_path / "reports"
-    status = main(["study", "--data-dir", str(shared_data), "--out", str(out), "--questions", "2", "--sets", "6",
+    status = main(["study", "--data-dir", str(shared_data), "--out", str(out), "--questions", "3", "--sets", "6",
                    "--embedder", "char-ngrams", "--clusterings", "human,hac", "--matchings", "wordnet,cosine",
-                   "--no-tune", "--sensitivity-sizes", "30"])
+                   "--matchers", "exact_match,wordnet,cosine", "--no-tune", "--sensitivity-sizes", "30"])
     assert status == 0
     table = json.loads((out / "validation.json").read_text())
-    assert set(table) == {"protoqa_dev", "cfc_dev"}
-    for by_sampling in table.values():
-        assert set(by_sampling) == SAMPLING_KEYS
-        for by_key in by_sampling.values():
-            assert set(by_key) == {"human+wordnet", "human+cosine", "hac+wordnet", "hac+cosine", "protoqa_score"}
-            assert all(v is None or -1 <= v <= 1 for v in by_key.values())
+    assert set(table) == {"protoqa_dev", "cfc_dev", "matching", "system_level", "notes"}
+    for ds in ("protoqa_dev", "cfc_dev"):
+        assert set(table[ds]) == SAMPLING_KEYS
+        for by_key in table[ds].values():
+            keys = {"human+wordnet", "human+cosine", "hac+wordnet", "hac+cosine", "protoqa_score"}
+            assert set(by_key) == keys | {"ci"} and set(by_key["ci"]) == keys
+            assert all(v is None or -1 <= v <= 1 for k, v in by_key.items() if k != "ci")
+    assert "SANITY CHECK" in table["notes"]["cfc_dev"]
+    matching = table["matching"]["protoqa_dev"]
+    assert set(matching) == {"exact_match", "wordnet", "cosine"}
+    assert matching["exact_match"]["precision"] == pytest.approx(1.0)
+    assert {"precision", "recall", "f1", "ci"} <= set(matching["wordnet"])
+    system = table["system_level"]["cfc_test"]
+    assert {"human+cosine", "hac+wordnet", "hac+cosine", "automatic_default", "ci"} <= set(system)
+    assert "automatic_default" in system["ci"]
     details = json.loads((out / "validation_details.json").read_text())
     assert details["tuned"] is False and details["info"]["num_sets"] == 6
-    assert "30" in details["info"]["set_size_sensitivity"]["cfc_dev"]
+    assert {"pool", "30"} <= set(details["info"]["set_size_sensitivity"]["cfc_dev"])
     markdown = (out / "validation.md").read_text()
-    assert "| `human+wordnet` |" in markdown and "0.752" in markdown
+    assert "| `human+wordnet` |" in markdown and "0.752" in markdown and "sanity check only" in markdown
     assert len(list(out.glob("validation_*_*.png"))) == 8
     assert "study:" in capsys.readouterr().out
 
@@ -274,7 +293,7 @@ def test_leaderboard_command_end_to_end(shared_data, tmp_path):
     assert len(board["cfc_test"]["systems"]) == 9
     for name in ("protoqa_dev", "cfc_dev", "cfc_test"):
         for row in board[name]["systems"]:
-            for setting in ("default", "human"):
+            for setting in ("human", "automatic"):
                 cell = row["probeval"][setting]
                 assert cell["low"] <= cell["mean"] <= cell["high"]
             if row["kind"] == "distinct samples":
@@ -298,7 +317,8 @@ def test_data_dir_resolution(monkeypatch, tmp_path, capsys):
     assert "data folder not found" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("name", ["sampling", "study", "leaderboard", "report", "__main__"])
+@pytest.mark.parametrize("name", ["sampling", "study", "leaderboard", "report", "__main__", "stats",
+                                  "matching_study", "systems"])
 def test_docstring_examples(name):
     module = importlib.import_module(f"cfc_probeval.validation.{name}")
     assert doctest.testmod(module, optionflags=doctest.ELLIPSIS).failed == 0
@@ -306,3 +326,77 @@ def test_docstring_examples(name):
 
 def test_sampling_names_are_the_documented_keys():
     assert set(sampling.SAMPLINGS) == SAMPLING_KEYS
+
+
+# --- the authors' procedure ------------------------------------------------------------------------------
+
+def test_authors_counts_scale_to_the_scarcest_category():
+    # Slots 11, 2, 31 (T = 44): category 1 allows r = 2 / (44 * 0.3); counts round(r * T * p).
+    counts = sampling.authors_counts([0.5, 0.3, 0.2], [10, 1, 30])
+    assert counts.tolist() == [3, 2, 1]
+    assert sampling.authors_counts([0.5, 0.5, 0.0], [5, 5, 5], one_more_if_empty=True).tolist() == [6, 6, 1]
+
+
+def test_authors_sets_are_drawn_without_replacement_from_the_pool(shared_data):
+    studies = load_dev_set(shared_data, DEV_SETS[0], num_questions=3, num_sets=10)
+    for study in studies:
+        assert study.pool.stratified == 50
+        for sets in study.sets.values():
+            for s in sets:
+                for category, n in zip(study.pool.categories, s.gold):
+                    assert n <= round(sum(category.weights))
+                assert sum(s.answers.values()) == sum(s.gold)
+                assert sum(s.gold) <= study.pool.pool_size
+
+
+def test_stratified_answers_follow_the_clusters():
+    truth = toy_truth()
+    extra = sampling.stratified_answers(truth, 5, np.random.default_rng(0))
+    assert [sum(c.values()) for c in extra] == [3, 2, 1]  # ceil(5 * 6/10), ceil(5 * 3/10), ceil(5 * 1/10)
+    assert set(extra[0]) <= {"dog", "puppy"}
+
+
+def test_error_types_perturb_wrong_under_the_authors_procedure():
+    rng = np.random.default_rng(0)
+    gold = np.array([0.4, 0.3, 0.2, 0.1])
+    assert any(wrong_ranking_distribution(gold, rng, include_wrong=True)[-1] != 0.1 for _ in range(20))
+    assert any(wrong_score_distribution(gold, rng, include_wrong=True)[-1] != 0.1 for _ in range(5))
+    assert any(missing_answers_distribution(gold, rng, include_wrong=True)[-1] == 0 for _ in range(50))
+
+
+# --- matching validity and system level ------------------------------------------------------------------
+
+def test_prf_and_matching_study_on_real_data(shared_data):
+    from cfc_probeval.validation.matching_study import prf, run_matching_study
+
+    assert prf([0, 0, 0]) == {"precision": 0.0, "recall": 0.0, "f1": 0.0}
+    result = run_matching_study(shared_data, matchers=["exact_match", "lcs"], num_questions=6, folds=2)
+    exact = result["matchers"]["exact_match"]["weighted"]
+    assert exact["precision"] == pytest.approx(1.0) and 0 < exact["recall"] < 1
+    lcs = result["matchers"]["lcs"]
+    assert lcs["threshold"] in (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0)
+    assert set(lcs["fold_thresholds"]) == {"0", "1"}
+    assert lcs["weighted"]["ci"]["f1"]["low"] <= lcs["weighted"]["ci"]["f1"]["high"]
+
+
+def test_system_level_reference_equals_probeval(shared_data):
+    from cfc_probeval.validation.systems import REFERENCE, _Scorer, load_systems
+
+    data = load_systems(shared_data)
+    assert len(data.systems) == 9
+    data.question_ids = data.question_ids[:3]
+    scorer = _Scorer(data)
+    kls = scorer.kls(REFERENCE)
+    for i, system in enumerate(data.systems):
+        truths = {q: data.truths[q] for q in data.question_ids}
+        result = ProbEval("human").evaluate(truths, {q: data.answers[system][q] for q in data.question_ids})
+        assert kls[i] == pytest.approx([result.per_question[q] for q in data.question_ids])
+
+
+def test_folds_and_bootstrap_are_seeded():
+    from cfc_probeval.validation.stats import bootstrap_interval, fold_of
+
+    assert fold_of(["a", "b", "c", "d"], 2) == fold_of(["d", "c", "b", "a"], 2)
+    values = np.arange(10.0)
+    first = bootstrap_interval(lambda idx: float(values[idx].mean()), 10, resamples=100)
+    assert first == bootstrap_interval(lambda idx: float(values[idx].mean()), 10, resamples=100)

@@ -5,6 +5,11 @@
 * :mod:`~cfc_probeval.validation.study`: the agreement study (Spearman correlation of
   automatic ProbEval settings and the ProtoQA score with the gold KL) and the choice
   of the automatic settings' parameters;
+* :mod:`~cfc_probeval.validation.matching_study`: every matcher against the annotators'
+  assignments of ProtoQA dev GPT-2 samples (precision, recall, F1, thresholds by F1);
+* :mod:`~cfc_probeval.validation.systems`: agreement with the human clusters at the system
+  level (nine CFC test systems) and the search for the automatic default;
+* :mod:`~cfc_probeval.validation.stats`: folds, bootstrap intervals over questions;
 * :mod:`~cfc_probeval.validation.leaderboard`: every prediction file of the shared data
   under ProbEval and the ProtoQA metric, with bootstrap intervals, and
   :func:`compare_probeval` for two systems;
@@ -20,10 +25,13 @@ Command line: ``python -m cfc_probeval.validation {study,leaderboard,all}``.
 from __future__ import annotations
 
 from .leaderboard import BOARDS, Board, Entry, compare_probeval, rank_by_frequency, run_leaderboard
-from .report import best_automatic, leaderboard_markdown, study_markdown, write_leaderboard, write_study
+from .matching_study import MATCHERS, run_matching_study
+from .report import (best_automatic, leaderboard_markdown, study_markdown, validation_table, write_leaderboard,
+                     write_study)
 from .sampling import (SAMPLINGS, AnswerSet, QuestionPool, build_pools, centered_distribution, draw_answer_sets,
                        missing_answers_distribution, read_annotations, wrong_ranking_distribution,
                        wrong_score_distribution)
+from .systems import Candidate, run_system_study
 from .study import (BASELINE, DEV_SETS, PAPER_FIGURES, Correlation, Grid, Setting, StudyResult, gold_kl,
                     mean_spearman, run_study)
 
@@ -59,4 +67,9 @@ __all__ = [
     "study_markdown",
     "leaderboard_markdown",
     "best_automatic",
+    "validation_table",
+    "MATCHERS",
+    "run_matching_study",
+    "Candidate",
+    "run_system_study",
 ]

@@ -3,7 +3,7 @@
 Examples::
 
     python -m cfc_probeval.validation all                      # everything, into reports/
-    python -m cfc_probeval.validation study --questions 5 --sets 10 --no-tune
+    python -m cfc_probeval.validation study --questions 5 --sets 10 --no-tune --no-systems
     python -m cfc_probeval.validation leaderboard --data-dir ../shared/data --out reports/
 
 The data folder is ``--data-dir``, else ``$PROTOQA_DATA_DIR``, else ``../shared/data``
@@ -23,6 +23,7 @@ from typing import Iterator, Optional, Sequence
 
 from ..errors import DataFormatError
 from .sampling import SAMPLINGS
+from .matching_study import MATCHERS
 from .study import CLUSTERINGS, MATCHINGS
 
 __all__ = ["main", "build_parser", "resolve_data_dir", "limit_threads"]
@@ -102,9 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     def study_options(p: argparse.ArgumentParser) -> None:
         p.add_argument("--questions", type=int, default=None, help="only the first N questions of each dev set")
         p.add_argument("--sets", type=int, default=50, help="answer sets per question and sampling (default 50)")
-        p.add_argument("--set-size", type=int, default=None,
-                       help="answers per set (default: the size of the question's annotated pool)")
-        p.add_argument("--seed", type=int, default=0, help="seed of the answer sets (default 0)")
+        p.add_argument("--seed", type=int, default=0, help="seed of the answer sets, folds and bootstrap (default 0)")
         p.add_argument("--clusterings", default=",".join(CLUSTERINGS),
                        type=lambda t: _names(t, CLUSTERINGS, "--clusterings"), help="comma-separated clusterings")
         p.add_argument("--matchings", default=",".join(MATCHINGS),
@@ -114,7 +113,16 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--no-tune", action="store_true",
                        help="use ProbEval's current defaults instead of choosing the parameters on the grid")
         p.add_argument("--sensitivity-sizes", default="100",
-                       help="fixed set sizes to re-measure human+WordNet at ('' for none; default 100)")
+                       help="fixed set sizes of the earlier 'pool' procedure to re-measure human+WordNet at "
+                            "('' for none; default 100)")
+        p.add_argument("--matchers", default=",".join(MATCHERS),
+                       type=lambda t: _names(t, MATCHERS, "--matchers"),
+                       help="matchers of the matching-validity table (comma-separated)")
+        p.add_argument("--wup-budget", type=float, default=120.0,
+                       help="seconds the Wu-Palmer matcher may spend (questions in order until spent; default 120)")
+        p.add_argument("--no-systems", action="store_true", help="skip the system-level study on CFC test")
+        p.add_argument("--state", default=None,
+                       help="also pickle the measured results to this file (to re-render the reports)")
         p.add_argument("--no-plots", action="store_true", help="do not draw the PNG scatter plots")
 
     study = sub.add_parser("study", help="the agreement study: reports/validation.{json,md} and plots")
@@ -122,6 +130,9 @@ def build_parser() -> argparse.ArgumentParser:
     study_options(study)
     board = sub.add_parser("leaderboard", help="reports/leaderboard.{json,md}")
     common(board)
+    board.add_argument("--automatic", default=None,
+                       help="the automatic setting as JSON ProbEval arguments (default: the one recorded in "
+                            "<out>/validation.json, else ProbEval's defaults)")
     board.add_argument("--questions", type=int, default=None, help="only the first N questions of each data set")
     both = sub.add_parser("all", help="the study, then the leaderboard")
     common(both)
@@ -133,27 +144,73 @@ def _log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def _study(args: argparse.Namespace, data_dir: Path, out: Path, command: str) -> None:
+def _study(args: argparse.Namespace, data_dir: Path, out: Path, command: str) -> dict:
+    from .matching_study import run_matching_study
     from .report import write_study
     from .study import run_study
+    from .systems import run_system_study, study_candidates
 
+    start = time.perf_counter()
     sizes = [int(s) for s in args.sensitivity_sizes.split(",") if s.strip()]
-    result = run_study(data_dir, num_questions=args.questions, num_sets=args.sets, set_size=args.set_size,
-                       seed=args.seed, embedder=args.embedder, clusterings=args.clusterings,
-                       matchings=args.matchings, samplings=args.samplings, tune_parameters=not args.no_tune,
+    _log("matching validity (ProtoQA dev)")
+    matching = run_matching_study(data_dir, embedder=args.embedder, matchers=args.matchers,
+                                  num_questions=args.questions, seed=args.seed, log=_log,
+                                  budgets={"wordnet_wup": args.wup_budget})
+    _log("agreement study (ProtoQA dev, CFC dev)")
+    result = run_study(data_dir, num_questions=args.questions, num_sets=args.sets, seed=args.seed,
+                       embedder=args.embedder, clusterings=args.clusterings, matchings=args.matchings,
+                       samplings=args.samplings, tune_parameters=not args.no_tune, matching=matching,
                        sensitivity_sizes=sizes, log=_log)
-    paths = write_study(result, out, command=command, plots=not args.no_plots)
-    print(f"study: {result.info['timings_s']['total']:.1f} s; wrote {', '.join(str(p) for p in paths[:3])}"
-          + (f" and {len(paths) - 3} plots" if len(paths) > 3 else ""))
-    if result.tuned:
-        print("chosen parameters: " + ", ".join(f"{k}={v}" for k, v in result.chosen.items()))
+    systems = None
+    if not args.no_systems:
+        _log("system level (CFC test)")
+        cosine = result.chosen.get("cosine_threshold")
+        systems = run_system_study(data_dir, study_candidates(result, args.embedder), cosine_threshold=cosine,
+                                   embedders=[args.embedder or "minilm", "char-ngrams"], seed=args.seed,
+                                   num_questions=args.questions, log=_log)
+    seconds = time.perf_counter() - start
+    if args.state:
+        import pickle
+
+        with open(args.state, "wb") as handle:
+            pickle.dump({"result": result, "matching": matching, "systems": systems, "seconds": seconds}, handle)
+    paths = write_study(result, out, command=command, plots=not args.no_plots, matching=matching, systems=systems,
+                        seconds=seconds)
+    print(f"study: {seconds:.1f} s; wrote {', '.join(str(p) for p in paths[:3])}"
+          + (f" and {len(paths) - 3} more" if len(paths) > 3 else ""))
+    if systems is not None:
+        search = systems["search"]
+        print(f"automatic default: {search['chosen']} (held-out rho {search['held_out']['rho']:.3f})")
+    return {"systems": systems}
 
 
-def _leaderboard(args: argparse.Namespace, data_dir: Path, out: Path) -> None:
+def _automatic_config(args: argparse.Namespace, out: Path, systems: Optional[dict]) -> Optional[dict]:
+    """The automatic setting for the leaderboard: given, from this run, or recorded in validation.json."""
+    import json
+
+    if getattr(args, "automatic", None):
+        try:
+            config = json.loads(args.automatic)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"--automatic: not JSON ({exc})") from None
+        if not isinstance(config, dict):
+            raise ValueError("--automatic: expected a JSON object of ProbEval arguments")
+        return config
+    if systems is not None:
+        return systems["search"]["chosen_config"]
+    recorded = out / "validation.json"
+    if recorded.is_file():
+        data = json.loads(recorded.read_text(encoding="utf-8"))
+        return data.get("system_level", {}).get("automatic_default_config")
+    return None
+
+
+def _leaderboard(args: argparse.Namespace, data_dir: Path, out: Path, systems: Optional[dict] = None) -> None:
     from .leaderboard import run_leaderboard
     from .report import write_leaderboard
 
-    board = run_leaderboard(data_dir, embedder=args.embedder, num_questions=args.questions, log=_log)
+    board = run_leaderboard(data_dir, embedder=args.embedder, num_questions=args.questions, log=_log,
+                            automatic=_automatic_config(args, out, systems))
     paths = write_leaderboard(board, out)
     print(f"leaderboard: {board['info']['seconds']:.1f} s; wrote {', '.join(str(p) for p in paths)}")
 
@@ -172,10 +229,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         with limit_threads(args.threads), warnings.catch_warnings():
             # Library warnings (GP convergence, empty samples) are summarized in the reports instead.
             warnings.simplefilter("ignore")
+            ran: dict = {}
             if args.command in ("study", "all"):
-                _study(args, data_dir, out, command)
+                ran = _study(args, data_dir, out, command)
             if args.command in ("leaderboard", "all"):
-                _leaderboard(args, data_dir, out)
+                _leaderboard(args, data_dir, out, ran.get("systems"))
     except (DataFormatError, FileNotFoundError, ValueError) as exc:
         print(f"python -m cfc_probeval.validation: error: {exc}", file=sys.stderr)
         return 2

@@ -3,9 +3,10 @@
 Each figure is a mean over questions with a 95% percentile bootstrap interval over
 questions (:func:`protoqa_metric.significance.bootstrap_ci`).
 
-* **ProbEval** (lower is better), with ProbEval's default settings
-  (:data:`~cfc_probeval.defaults.DEFAULTS`) and with the human clusters (WordNet
-  matching). ProbEval wants samples with repetition: a file of *distinct* answers
+* **ProbEval** (lower is better), with the data's human clusters (WordNet matching:
+  what ProbEval should use when the references carry clusters) and with the automatic
+  setting for raw answers (``automatic``: the setting the validation study recommends,
+  else ProbEval's :data:`~cfc_probeval.defaults.DEFAULTS`). ProbEval wants samples with repetition: a file of *distinct* answers
   (a ranked list, or samples with duplicates removed) gives every answer weight 1,
   so P_H measures which clusters the answers cover, not how often a model says them.
 * **ProtoQA** (higher is better), WordNet similarity, the paper's seven metrics,
@@ -220,10 +221,13 @@ def _score_entry(data_dir: Path, board_targets, truths: Mapping[str, GroundTruth
 
 def run_leaderboard(data_dir: Union[str, Path], *, boards: Sequence[Board] = BOARDS,
                     embedder: Union[str, Embedder, None] = None, num_questions: Optional[int] = None,
+                    automatic: Optional[Mapping[str, Any]] = None,
                     log: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
     """Score every board's files; returns ``{board: {"label", "targets", "systems": [row, ...]}, "info": ...}``.
 
-    Each row has ``probeval`` (``default`` and ``human``: mean, low, high, signature)
+    ``automatic``: ProbEval keyword arguments of the automatic setting (``clustering``,
+    ``matching``, ``embedder``, parameters); default ProbEval's DEFAULTS.
+    Each row has ``probeval`` (``human`` and ``automatic``: mean, low, high, signature)
     and ``protoqa`` (metric -> mean, low, high; None for unranked files).
     ``num_questions`` keeps only the first N questions of each board's targets.
 
@@ -242,17 +246,20 @@ def run_leaderboard(data_dir: Union[str, Path], *, boards: Sequence[Board] = BOA
         truths = {qid: ground_truth_from_question(q) for qid, q in targets.items()}
         # One embedder and one WordNet cache per data set: both ProbEval settings and
         # every file share the ground-truth embeddings and the (answer, answer) pairs.
-        shared_embedder = get_embedder(embedder)
+        config = dict(automatic or {"clustering": DEFAULTS.clustering, "matching": DEFAULTS.matching})
+        shared_embedder = get_embedder(config.pop("embedder", None) or embedder)
         wordnet = WordNetMatcher()
+        matching = config.pop("matching", DEFAULTS.matching)
         probevals = {
-            "default": ProbEval(DEFAULTS.clustering, wordnet if DEFAULTS.matching == "wordnet" else DEFAULTS.matching,
-                                embedder=shared_embedder),
             "human": ProbEval("human", wordnet),
+            "automatic": ProbEval(config.pop("clustering", DEFAULTS.clustering),
+                                  wordnet if matching == "wordnet" else matching, embedder=shared_embedder, **config),
         }
         rows = [_score_entry(data_dir, targets, truths, entry, probevals) for entry in board.entries]
         out[board.name] = {"label": board.label, "targets": board.targets, "questions": len(truths), "systems": rows}
         log(f"{board.name}: {len(rows)} files, {time.perf_counter() - t:.1f} s")
     out["info"] = {"seconds": round(time.perf_counter() - start, 2), "level": 0.95, "resamples": 1000,
-                   "defaults": asdict(DEFAULTS), "embedder": shared_embedder.name if boards else None,
+                   "defaults": asdict(DEFAULTS), "automatic": dict(automatic) if automatic else None,
+                   "embedder": shared_embedder.name if boards else None,
                    "num_questions": num_questions}
     return out

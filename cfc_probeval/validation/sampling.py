@@ -1,59 +1,66 @@
 """Answer sets for the agreement study: centered sampling and three error types.
 
-Every answer set of a question is drawn in two steps.
+Two procedures draw the answer sets of a question; ``authors`` (the default) follows
+the ProbEval authors' published code (``get_kl_divergence.py`` of qxc101/PROBEVAL_CFC),
+``pool`` is the procedure of this project's first study, kept as a sensitivity row.
 
-1. **A target distribution** ``p`` over the question's human clusters plus "wrong"
-   (the last entry) comes from one of four generators:
+**The answer pool.** Each category (a human cluster, or "wrong", last) has a pool of
+answer strings with counts: the answers the gold matching (``annotated_prediction_data``)
+puts there. Under ``authors``, 50 ground-truth answers are added, stratified by cluster:
+cluster ``k`` gets ``ceil(50 * n_k / N)`` of its own answer instances (at most as many
+as it has), drawn without replacement (:func:`stratified_answers`), so that every human
+cluster has answers to draw. Under ``pool``, a cluster with no annotated answer falls
+back to its own human answer strings, and a question without annotated wrong answers
+borrows the other questions' ones (except strings that are right here).
 
-   * ``centered`` (SPEC section 2): ``p = z*P_model + w1*P_gold + w2*Uniform`` with
-     ``z ~ U(0.5, 1)`` and ``1 - z`` split between ``w1`` and ``w2`` by two
-     ``U(0, 1)`` draws ``u1, u2`` (``w1 = (1 - z) u1 / (u1 + u2)``). ``P_model`` is
-     the annotated answer pool's distribution over clusters and "wrong" (annotated
-     counts), ``P_gold`` the human cluster counts normalized ("wrong" 0), and
-     ``Uniform`` puts ``1 / (K + 1)`` on each of the K clusters and "wrong".
-   * ``missing_answers``: ``P_gold`` with ``m ~ U{1, ..., n - 1}`` of its ``n``
-     non-empty clusters (chosen uniformly) set to 0, renormalized.
-   * ``wrong_ranking``: ``P_gold`` with its cluster probabilities permuted by a
-     uniformly drawn permutation, redrawn until the vector changes.
-   * ``wrong_score``: ``P_gold`` with every probability moved without changing the
-     order: sorted by probability, cluster ``i`` moves by ``s * u_i * h_i`` where
-     ``s ~ U(0, 1)`` is the set's severity, ``u_i ~ U(-1, 1)``, and ``h_i`` is half
-     the gap to its nearer neighbour in that order (for the smallest, the gap to 0
-     counts too, so it stays positive); then renormalized. Tied probabilities stay tied.
+**The target distribution** ``p`` over the categories comes from a generator:
 
-   The error types leave "wrong" at 0: they perturb the human distribution only.
+* ``centered``: ``p = z*P_model + w1*P_gold + w2*Uniform`` with ``z ~ U(0.5, 1)`` and
+  ``1 - z`` split between ``w1`` and ``w2`` by two ``U(0, 1)`` draws;
+* ``missing_answers``: ``P_gold`` with some categories set to 0, renormalized;
+* ``wrong_ranking``: ``P_gold`` with its probabilities permuted (redrawn until it changes);
+* ``wrong_score``: ``P_gold`` with every probability moved by a random fraction
+  (the set's severity times ``U(-1, 1)``) of half the gap to its nearer neighbour in
+  probability order, so the order is kept; renormalized.
 
-2. **The answers** are allotted to the categories by largest-remainder rounding of
-   ``size * p`` (quota sampling). ``size`` is by default the number of answers in
-   the question's annotated pool (the sum of the annotated counts: 169 to 538 on
-   ProtoQA dev, 38 to 119 on CFC dev), as in the paper's code, whose sets are drawn
-   from that pool and sized by it. Quota sampling makes a set's cluster distribution
-   ``p`` up to rounding: a missing cluster really gets no answer, a permuted
-   ranking really shows, a perturbed score never reverses two clusters (rounding can
-   only tie them), and the differences between sets' cluster counts come from the
-   designed perturbations rather than multinomial noise. Within a category the answer
-   strings are drawn with replacement in proportion to their counts in the
-   **answer pool** of that category:
+Under ``authors``, ``P_model`` and ``P_gold`` are Laplace-smoothed as in the authors'
+code (``(count + 1) / (N + K + 1)`` over the K clusters and "wrong"), so "wrong" has a
+small positive probability in ``P_gold`` and the error types perturb it like any
+category: it can be permuted into a large probability, perturbed, or dropped;
+``missing_answers`` zeroes ``m ~ U{1, ..., K - 1}`` of the K + 1 categories (the
+authors' ``randint(1, len - 1)``). Under ``pool``, ``P_gold`` is unsmoothed, "wrong"
+stays at 0 in the error types and ``missing_answers`` zeroes 1 to n - 1 of the n
+non-empty clusters.
 
-   * a human cluster: the answers the gold matching (``annotated_prediction_data``)
-     puts in it, weighted by their annotated counts; when no annotated answer is in
-     it, the cluster's own human answer strings, weighted by how many people gave them;
-   * "wrong": the answers annotated "wrong" for this question (in the CFC dev file
-     the only one is the placeholder string ``"wrong"``; it is kept: it stands for an
-     answer the annotators judged wrong); when there is none, the answers annotated
-     "wrong" for the other questions of the data set, pooled with their counts,
-     except strings this question annotates or has among its human answers.
+**The set size and the draw.** Under ``authors`` (:func:`authors_counts`), every category
+has ``c_k + 1`` slots (its pool count plus the smoothing slot), ``T`` slots in all; the
+wanted counts ``T * p_k`` are scaled down by the largest ratio that fits every category
+(``min_k (c_k + 1) / (T p_k)``, at most 1) and rounded, so a set is as large as the
+scarcest category allows (median about 140 answers on ProtoQA dev, 65 on CFC dev, under
+centered sampling); for the two error types
+whose point is the shape of ``p`` (wrong ranking, wrong score), a category rounded to 0
+makes every category get one more, as the authors' code does. The answers are drawn
+**without replacement** from the category's slots; drawing the smoothing slot yields no
+answer (so a set can be one answer short per category, as in the authors' code). Under
+``pool``, the set has as many answers as the annotated pool (169 to 538 on ProtoQA
+dev), allotted by largest-remainder rounding of ``size * p`` and drawn **with**
+replacement in proportion to the pool counts.
 
-   Every drawn answer keeps the category it was drawn for: that is its gold
-   matching. A category whose pool is empty gets probability 0 (renormalized).
+Every drawn answer keeps the category it was drawn for: that is its gold matching.
 
-Random numbers come from ``numpy.random.default_rng([seed, sampling index, crc32(question id)])``:
-a question's sets do not depend on which other questions are studied.
+Not reproduced from the authors' code: its loop that raises the scaling ratio by 0.1
+until the rounded counts keep the intended ranking (wrong ranking, wrong score); the
+study reports the sets as drawn.
+
+Random numbers come from ``numpy.random.default_rng([seed, sampling index, crc32(question id)])``
+(the stratified answers from the sampling index 99): a question's sets do not depend on
+which other questions are studied.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import zlib
 from collections import Counter
@@ -83,7 +90,19 @@ __all__ = [
     "draw_answer_set",
     "draw_answer_sets",
     "question_rng",
+    "PROCEDURES",
+    "STRATIFIED_ANSWERS",
+    "stratified_answers",
+    "smoothed",
+    "authors_counts",
+    "draw_authors_set",
 ]
+
+PROCEDURES = ("authors", "pool")
+"""How answer sets are drawn: the ProbEval authors' procedure, or the earlier pool-sized one."""
+
+STRATIFIED_ANSWERS = 50
+"""Ground-truth answers added to each question's pool under the ``authors`` procedure."""
 
 SAMPLINGS = ("centered", "missing_answers", "wrong_ranking", "wrong_score")
 """The answer-set generators, in the order their seeds are numbered."""
@@ -119,8 +138,10 @@ class QuestionPool:
         cluster_ids: its human clusters, in the ground truth's order; category
             ``len(cluster_ids)`` is "wrong".
         gold_counts: how many people gave an answer in each human cluster.
-        annotated_counts: annotated answers per category ("wrong" last): ``P_model``'s counts.
+        annotated_counts: pool answers per category ("wrong" last): ``P_model``'s counts
+            (the annotated answers, plus the stratified ground-truth answers if any).
         categories: the answer pool of every category ("wrong" last).
+        stratified: how many ground-truth answers were added to the pool (0: none).
     """
 
     question_id: str
@@ -128,6 +149,7 @@ class QuestionPool:
     gold_counts: tuple[float, ...]
     annotated_counts: tuple[float, ...]
     categories: tuple[CategoryPool, ...]
+    stratified: int = 0
 
     @property
     def num_clusters(self) -> int:
@@ -151,6 +173,26 @@ class QuestionPool:
         counts = np.asarray(self.annotated_counts, dtype=np.float64)
         total = counts.sum()
         return counts / total if total > 0 else np.full(len(counts), 1.0 / len(counts))
+
+    @property
+    def p_gold_smoothed(self) -> np.ndarray:
+        """The authors' ``P_gold``: ``(n_k + 1) / (N + K + 1)``, "wrong" ``1 / (N + K + 1)``."""
+        return smoothed(np.append(np.asarray(self.gold_counts, dtype=np.float64), 0.0))
+
+    @property
+    def p_model_smoothed(self) -> np.ndarray:
+        """The authors' ``P_model``: the pool counts plus one per category, normalized."""
+        return smoothed(self.annotated_counts)
+
+
+def smoothed(counts: Sequence[float]) -> np.ndarray:
+    """Counts plus one, normalized (the authors' smoothing of ``P_gold`` and ``P_model``).
+
+    >>> smoothed([3, 0, 1]).tolist()
+    [0.5714285714285714, 0.14285714285714285, 0.2857142857142857]
+    """
+    values = np.asarray(counts, dtype=np.float64) + 1.0
+    return values / values.sum()
 
 
 @dataclass(frozen=True)
@@ -205,11 +247,39 @@ def _weighted(items: Mapping[str, float], source: str) -> CategoryPool:
     return CategoryPool(tuple(s for s, _ in kept), tuple(w for _, w in kept), source)
 
 
+def stratified_answers(truth: GroundTruth, num: int, rng: np.random.Generator) -> list[Counter]:
+    """``num`` ground-truth answer instances stratified by cluster, drawn without replacement.
+
+    Cluster ``k`` with ``n_k`` of the ``N`` answers gets ``min(ceil(num * n_k / N), its
+    instances)``; an instance is one person's answer (a string repeated by its count,
+    strings sorted). A cluster whose strings have no count offers each string once.
+
+    >>> from protoqa_metric.readers import Cluster
+    >>> gt = GroundTruth("q", (Cluster("q.0", ("dog", "puppy"), 6), Cluster("q.1", ("cat",), 4)),
+    ...                  {"dog": 5, "puppy": 1, "cat": 4})
+    >>> [sum(c.values()) for c in stratified_answers(gt, 5, np.random.default_rng(0))]
+    [3, 2]
+    """
+    total = sum(float(c.count) for c in truth.clusters)
+    out: list[Counter] = []
+    for cluster in truth.clusters:
+        strings = sorted(dict.fromkeys(cluster.answers))
+        instances = [a for a in strings for _ in range(int(round(truth.answer_counts.get(a, 0))))] or strings
+        wanted = math.ceil(num * float(cluster.count) / total) if total > 0 else 0
+        k = min(len(instances), wanted)
+        picks = rng.choice(len(instances), size=k, replace=False) if k else []
+        out.append(Counter(instances[int(i)] for i in picks))
+    return out
+
+
 def build_pools(truths: Mapping[str, GroundTruth],
-                annotations: Mapping[str, Mapping[str, Annotation]]) -> dict[str, QuestionPool]:
+                annotations: Mapping[str, Mapping[str, Annotation]], *, stratified: int = 0,
+                seed: int = 0) -> dict[str, QuestionPool]:
     """One :class:`QuestionPool` per question that has both ground truth and annotations.
 
-    Raises ``DataFormatError`` when an annotation names a cluster the question does not have.
+    ``stratified > 0`` adds that many ground-truth answers per question, stratified by
+    cluster (:func:`stratified_answers`, the ``authors`` procedure). Raises
+    ``DataFormatError`` when an annotation names a cluster the question does not have.
 
     >>> from protoqa_metric.readers import Cluster
     >>> gt = GroundTruth("q", (Cluster("q.0", ("dog",), 6), Cluster("q.1", ("cat", "kitten"), 4)),
@@ -241,6 +311,10 @@ def build_pools(truths: Mapping[str, GroundTruth],
                 raise DataFormatError(f"answer {answer!r} is annotated with cluster {ann.cluster!r}, which the "
                                       f"question does not have (clusters: {', '.join(ids)})", question_id=qid)
             by_category[j][answer] += ann.count
+        if stratified > 0:
+            rng = np.random.default_rng([int(seed), 99, zlib.crc32(qid.encode("utf-8"))])
+            for j, extra in enumerate(stratified_answers(truth, stratified, rng)):
+                by_category[j].update(extra)
         categories = []
         for j, cluster in enumerate(truth.clusters):
             if sum(by_category[j].values()) > 0:
@@ -260,7 +334,8 @@ def build_pools(truths: Mapping[str, GroundTruth],
             own = set(annotations[qid]) | set(truth.answer_counts)
             categories.append(_weighted({a: n for a, n in pooled_wrong.items() if a not in own}, "other questions"))
         pools[qid] = QuestionPool(qid, ids, tuple(float(c.count) for c in truth.clusters),
-                                  tuple(float(sum(c.values())) for c in by_category), tuple(categories))
+                                  tuple(float(sum(c.values())) for c in by_category), tuple(categories),
+                                  int(stratified))
     return pools
 
 
@@ -292,16 +367,30 @@ def centered_distribution(p_model: Sequence[float], p_gold: Sequence[float],
     return z * model + w1 * gold + w2 * np.full(len(model), 1.0 / len(model))
 
 
-def missing_answers_distribution(p_gold: Sequence[float], rng: np.random.Generator) -> np.ndarray:
+def missing_answers_distribution(p_gold: Sequence[float], rng: np.random.Generator,
+                                 include_wrong: bool = False) -> np.ndarray:
     """``p_gold`` with 1 to n - 1 of its n non-empty clusters set to 0, renormalized ("wrong" stays 0).
 
     With a single non-empty cluster nothing can be dropped and ``p_gold`` is returned.
+    ``include_wrong`` (the authors' procedure): ``m ~ U{1, ..., n - 2}`` of all n
+    categories, "wrong" included, are set to 0.
+
+    >>> p = missing_answers_distribution([0.4, 0.3, 0.2, 0.1], np.random.default_rng(0), include_wrong=True)
+    >>> 1 <= int((p == 0).sum()) <= 2, round(float(p.sum()), 12)
+    (True, 1.0)
 
     >>> p = missing_answers_distribution([0.5, 0.3, 0.2, 0.0], np.random.default_rng(0))
     >>> 1 <= int((p[:3] == 0).sum()) <= 2, round(float(p.sum()), 12)
     (True, 1.0)
     """
     gold = np.asarray(p_gold, dtype=np.float64)
+    if include_wrong:
+        if len(gold) < 3:
+            return gold.copy()
+        dropped = rng.choice(len(gold), size=int(rng.integers(1, len(gold) - 1)), replace=False)
+        out = gold.copy()
+        out[dropped] = 0.0
+        return out / out.sum()
     clusters = np.flatnonzero(gold[:-1] > 0)
     if len(clusters) < 2:
         return gold.copy()
@@ -311,8 +400,11 @@ def missing_answers_distribution(p_gold: Sequence[float], rng: np.random.Generat
     return out / out.sum()
 
 
-def wrong_ranking_distribution(p_gold: Sequence[float], rng: np.random.Generator) -> np.ndarray:
+def wrong_ranking_distribution(p_gold: Sequence[float], rng: np.random.Generator,
+                               include_wrong: bool = False) -> np.ndarray:
     """``p_gold`` with the clusters' probabilities permuted ("wrong" stays last), differing from ``p_gold``.
+
+    ``include_wrong`` (the authors' procedure) permutes "wrong" with the clusters.
 
     When every cluster has the same probability no permutation changes anything,
     and ``p_gold`` is returned.
@@ -322,20 +414,23 @@ def wrong_ranking_distribution(p_gold: Sequence[float], rng: np.random.Generator
     ([0.2, 0.3, 0.5], True)
     """
     gold = np.asarray(p_gold, dtype=np.float64)
-    clusters = gold[:-1]
+    end = len(gold) if include_wrong else len(gold) - 1
+    clusters = gold[:end]
     out = gold.copy()
     if np.ptp(clusters) == 0:
         return out
     while True:
-        out[:-1] = clusters[rng.permutation(len(clusters))]
-        if not np.array_equal(out[:-1], clusters):
+        out[:end] = clusters[rng.permutation(len(clusters))]
+        if not np.array_equal(out[:end], clusters):
             return out
 
 
-def wrong_score_distribution(p_gold: Sequence[float], rng: np.random.Generator) -> np.ndarray:
+def wrong_score_distribution(p_gold: Sequence[float], rng: np.random.Generator,
+                             include_wrong: bool = False) -> np.ndarray:
     """``p_gold`` with every cluster probability moved by less than half the gap to its neighbours.
 
-    The order of the clusters by probability is kept (ties stay tied); "wrong" stays 0.
+    The order of the clusters by probability is kept (ties stay tied); "wrong" stays 0,
+    unless ``include_wrong`` (the authors' procedure) moves it like a cluster.
 
     >>> gold = np.array([0.5, 0.3, 0.2, 0.0])
     >>> p = wrong_score_distribution(gold, np.random.default_rng(3))
@@ -343,7 +438,8 @@ def wrong_score_distribution(p_gold: Sequence[float], rng: np.random.Generator) 
     ([0, 1, 2], True, 1.0)
     """
     gold = np.asarray(p_gold, dtype=np.float64)
-    clusters = gold[:-1]
+    end = len(gold) if include_wrong else len(gold) - 1
+    clusters = gold[:end]
     order = np.argsort(-clusters, kind="stable")
     ranked = clusters[order]
     above = np.append(np.inf, ranked[:-1] - ranked[1:])   # gap to the next larger
@@ -353,9 +449,16 @@ def wrong_score_distribution(p_gold: Sequence[float], rng: np.random.Generator) 
     moved = ranked + severity * rng.uniform(-1.0, 1.0, size=len(ranked)) * half_gap
     out = gold.copy()
     out[order] = moved
-    out[:-1] /= out[:-1].sum()
+    out[:end] /= out[:end].sum()
     return out
 
+
+_AUTHORS_GENERATORS: dict[str, Callable[[QuestionPool, np.random.Generator], np.ndarray]] = {
+    "centered": lambda pool, rng: centered_distribution(pool.p_model_smoothed, pool.p_gold_smoothed, rng),
+    "missing_answers": lambda pool, rng: missing_answers_distribution(pool.p_gold_smoothed, rng, True),
+    "wrong_ranking": lambda pool, rng: wrong_ranking_distribution(pool.p_gold_smoothed, rng, True),
+    "wrong_score": lambda pool, rng: wrong_score_distribution(pool.p_gold_smoothed, rng, True),
+}
 
 _GENERATORS: dict[str, Callable[[QuestionPool, np.random.Generator], np.ndarray]] = {
     "centered": lambda pool, rng: centered_distribution(pool.p_model, pool.p_gold, rng),
@@ -416,21 +519,83 @@ def draw_answer_set(pool: QuestionPool, p: Sequence[float], size: int, rng: np.r
     return AnswerSet(dict(answers), tuple(int(n) for n in counts), tuple(float(x) for x in probs / probs.sum()))
 
 
+def authors_counts(p: Sequence[float], pool_counts: Sequence[float], *, one_more_if_empty: bool = False) -> np.ndarray:
+    """Answers per category under the authors' procedure: ``T p`` scaled to fit every category's slots.
+
+    Category ``k`` has ``c_k + 1`` slots; ``T`` is their total. The counts are
+    ``round(r T p_k)`` with ``r = min(1, min_k (c_k + 1) / (T p_k))``;
+    ``one_more_if_empty`` adds one to every category when one rounds to 0 (the
+    authors' filter for wrong ranking and wrong score), never beyond its slots.
+
+    >>> authors_counts([0.5, 0.25, 0.25], [9, 1, 20]).tolist()  # T = 33; category 1 has 2 slots
+    [4, 2, 2]
+    """
+    probs = np.asarray(p, dtype=np.float64)
+    slots = np.asarray(pool_counts, dtype=np.float64).round() + 1.0
+    if probs.shape != slots.shape:
+        raise ValueError(f"{len(probs)} probabilities for {len(slots)} categories")
+    wanted = slots.sum() * probs
+    over = wanted > slots
+    ratio = min(1.0, float(np.min(slots[over] / wanted[over]))) if over.any() else 1.0
+    counts = np.floor(ratio * wanted + 0.5).astype(int)
+    if one_more_if_empty and (counts == 0).any():
+        counts += 1
+    return np.minimum(counts, slots.astype(int))
+
+
+def draw_authors_set(pool: QuestionPool, p: Sequence[float], sampling: str, rng: np.random.Generator) -> AnswerSet:
+    """One answer set by the authors' procedure (:func:`authors_counts`, then slots without replacement).
+
+    >>> from protoqa_metric.readers import Cluster
+    >>> gt = GroundTruth("q", (Cluster("q.0", ("dog",), 6),), {"dog": 6})
+    >>> pool = build_pools({"q": gt}, {"q": {"dog": Annotation("q.0", 4), "car": Annotation("wrong", 2)}})["q"]
+    >>> s = draw_authors_set(pool, [0.75, 0.25], "centered", np.random.default_rng(0))
+    >>> s.gold[0] <= 4 and s.gold[1] <= 2, sum(s.answers.values()) == sum(s.gold)
+    (True, True)
+    """
+    probs = np.asarray(p, dtype=np.float64)
+    if len(probs) != len(pool.categories):
+        raise ValueError(f"{len(probs)} probabilities for {len(pool.categories)} categories")
+    counts = authors_counts(probs, pool.annotated_counts,
+                            one_more_if_empty=sampling in ("wrong_ranking", "wrong_score"))
+    answers: Counter = Counter()
+    drawn = []
+    for category, n in zip(pool.categories, counts):
+        instances = [a for a, w in zip(category.strings, category.weights) for _ in range(int(round(w)))]
+        picks = rng.choice(len(instances) + 1, size=int(n), replace=False) if n else []
+        got = [instances[int(i)] for i in picks if int(i) < len(instances)]
+        answers.update(got)
+        drawn.append(len(got))
+    return AnswerSet(dict(answers), tuple(drawn), tuple(float(x) for x in probs))
+
+
 def draw_answer_sets(pool: QuestionPool, sampling: str, num_sets: int, *, size: Optional[int] = None,
-                     seed: int = 0) -> list[AnswerSet]:
+                     seed: int = 0, procedure: str = "authors") -> list[AnswerSet]:
     """``num_sets`` answer sets of one question from one generator (see the module docstring).
 
-    ``size`` defaults to :attr:`QuestionPool.pool_size`.
+    ``procedure`` is ``authors`` (sizes scaled to the pool, without replacement; ``size``
+    must be None) or ``pool`` (``size`` answers, default :attr:`QuestionPool.pool_size`,
+    with replacement).
 
     >>> from protoqa_metric.readers import Cluster
     >>> gt = GroundTruth("q", (Cluster("q.0", ("dog",), 6), Cluster("q.1", ("cat",), 4)), {"dog": 6, "cat": 4})
     >>> pool = build_pools({"q": gt}, {"q": {"dog": Annotation("q.0", 2), "car": Annotation("wrong", 1)}})["q"]
-    >>> sets = draw_answer_sets(pool, "centered", 3, size=20)
+    >>> sets = draw_answer_sets(pool, "centered", 3, size=20, procedure="pool")
     >>> len(sets), all(sum(s.gold) == 20 for s in sets)
     (3, True)
     """
     if sampling not in _GENERATORS:
         raise ValueError(f"unknown sampling {sampling!r}; choose one of {', '.join(SAMPLINGS)}")
+    if procedure not in PROCEDURES:
+        raise ValueError(f"unknown procedure {procedure!r}; choose one of {', '.join(PROCEDURES)}")
+    if procedure == "authors":
+        if size is not None:
+            raise ValueError("the authors' procedure sizes every set itself; give no size")
+        if num_sets < 1:
+            raise ValueError(f"need at least one set, got {num_sets}")
+        rng = question_rng(seed, sampling, pool.question_id)
+        generator = _AUTHORS_GENERATORS[sampling]
+        return [draw_authors_set(pool, generator(pool, rng), sampling, rng) for _ in range(num_sets)]
     size = pool.pool_size if size is None else size
     if num_sets < 1 or size < 1:
         raise ValueError(f"need at least one set of at least one answer, got {num_sets} sets of {size}")

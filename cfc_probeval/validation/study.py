@@ -16,14 +16,19 @@ and each set is scored
   alphabetically), through :func:`protoqa_metric.scoring.score_matrix`.
 
 Agreement is Spearman's correlation (``scipy.stats.spearmanr``) between a setting's
-scores and the gold KL over one question's sets, averaged over questions. A
-question where either side is constant has no correlation: it is left out of the
-mean and counted (:class:`Correlation`).
+scores and the gold KL over one question's sets, averaged over questions. A question
+where either side is constant has no correlation; as in the authors' code it counts
+as 0 in the mean (the mean over the other questions is reported beside it). The
+pooled correlation over all sets of all questions is reported too. Every figure has a
+95% bootstrap interval over questions (:mod:`cfc_probeval.validation.stats`).
 
-Parameters of the automatic settings are chosen on the same dev sets from a small
-grid (:class:`Grid`, :func:`tune`): the criterion is the correlation averaged over
-the samplings and the two data sets; clustering parameters are tried with WordNet
-matching, matching thresholds with the human clusters.
+Parameters are chosen with K-fold cross-validation over questions: the clustering
+parameters (:class:`Grid`, :func:`tune`) by the correlation averaged over the samplings
+and the two dev sets, tried with WordNet matching; the cosine and GP thresholds by
+matching F1 against the annotators' assignments on ProtoQA dev
+(:mod:`cfc_probeval.validation.matching_study`). Each question is scored with the
+parameters chosen without it (held out); the parameters chosen on all questions are
+the recommended ones, and their in-sample figures are reported as a secondary table.
 """
 
 from __future__ import annotations
@@ -48,8 +53,9 @@ from ..embedders import Embedder, get_embedder
 from ..inputs import GroundTruth, read_ground_truth
 from ..matching import CosineMatcher, GPMatcher, Matcher, WordNetMatcher
 from ..probeval import AnswerCluster, ProbEval
-from .sampling import (SAMPLINGS, AnswerSet, QuestionPool, build_pools, draw_answer_sets,
+from .sampling import (SAMPLINGS, STRATIFIED_ANSWERS, AnswerSet, QuestionPool, build_pools, draw_answer_sets,
                        read_annotations)
+from .stats import FOLDS, RESAMPLES, bootstrap_interval, fold_of, interval, spearman
 
 __all__ = [
     "DevSet",
@@ -76,6 +82,9 @@ __all__ = [
 
 CLUSTERINGS = ("human", "hac", "xmeans", "gmeans")
 MATCHINGS = ("wordnet", "cosine", "gp")
+POOLED_RESAMPLES = 200
+"""Bootstrap resamples of the pooled correlation's interval (each re-ranks every set of every question)."""
+
 BASELINE = "protoqa_score"
 """Key of the ProtoQA baseline (1 - Max Answers@10, WordNet) in the result tables."""
 
@@ -201,45 +210,69 @@ def final_settings(params: Mapping[str, Any], clusterings: Sequence[str] = CLUST
 
 @dataclass(frozen=True)
 class Correlation:
-    """Mean Spearman correlation over questions, and the questions where it was undefined.
+    """Spearman correlation with the gold KL: per-question mean (two ways), pooled, with intervals.
 
     Attributes:
-        mean: mean over the questions with a defined correlation (NaN if none).
+        mean: mean over all questions, a question with a constant side counting 0 (the authors' way).
         per_question: question id -> correlation (only defined ones).
-        constant: questions left out because one side was constant over the sets.
+        constant: questions where one side was constant over the sets.
+        mean_dropped: mean over the questions with a defined correlation (NaN if none).
+        pooled: Spearman over every set of every question together.
+        ci: ``{"mean" | "mean_dropped" | "pooled": {"low", "high"} or None}``, 95% bootstrap over questions.
     """
 
     mean: float
     per_question: Mapping[str, float]
     constant: tuple[str, ...]
+    mean_dropped: float = math.nan
+    pooled: float = math.nan
+    ci: Mapping[str, Optional[Mapping[str, float]]] = field(default_factory=dict)
 
     @property
     def num_questions(self) -> int:
-        """How many questions the mean is over."""
+        """How many questions have a defined correlation."""
         return len(self.per_question)
 
 
-def mean_spearman(scores: Mapping[str, Sequence[float]], gold: Mapping[str, Sequence[float]]) -> Correlation:
-    """Per-question Spearman correlation of ``scores`` with ``gold``, averaged; constant cases counted apart.
+def mean_spearman(scores: Mapping[str, Sequence[float]], gold: Mapping[str, Sequence[float]], *,
+                  resamples: int = RESAMPLES, pooled_resamples: int = POOLED_RESAMPLES, seed: int = 0) -> Correlation:
+    """Per-question Spearman correlation of ``scores`` with ``gold``: mean (constant = 0), mean of defined, pooled.
 
-    >>> c = mean_spearman({"a": [1, 2, 3], "b": [1, 1, 1]}, {"a": [0.1, 0.3, 0.2], "b": [1, 2, 3]})
-    >>> c.mean, c.constant
-    (0.5, ('b',))
+    >>> c = mean_spearman({"a": [1, 2, 3], "b": [1, 1, 1]}, {"a": [0.1, 0.3, 0.2], "b": [1, 2, 3]}, resamples=20)
+    >>> c.mean, c.mean_dropped, c.constant
+    (0.25, 0.5, ('b',))
     """
-    from scipy.stats import spearmanr
-
-    values: dict[str, float] = {}
-    constant = []
-    for qid, auto in scores.items():
-        x, y = np.asarray(auto, dtype=np.float64), np.asarray(gold[qid], dtype=np.float64)
+    ids = list(scores)
+    xs, ys, rhos = [], [], []
+    for qid in ids:
+        x, y = np.asarray(scores[qid], dtype=np.float64), np.asarray(gold[qid], dtype=np.float64)
         if x.shape != y.shape:
             raise ValueError(f"question {qid}: {x.size} scores for {y.size} gold values")
-        if x.size < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
-            constant.append(qid)
-            continue
-        values[qid] = float(spearmanr(x, y).statistic)
-    mean = math.fsum(values.values()) / len(values) if values else math.nan
-    return Correlation(mean, values, tuple(constant))
+        xs.append(x)
+        ys.append(y)
+        rhos.append(spearman(x, y))
+    values = {qid: r for qid, r in zip(ids, rhos) if not math.isnan(r)}
+    constant = tuple(qid for qid, r in zip(ids, rhos) if math.isnan(r))
+    as_zero = np.array([0.0 if math.isnan(r) else r for r in rhos])
+    defined = np.array([not math.isnan(r) for r in rhos])
+
+    def mean_zero(idx: np.ndarray) -> float:
+        return float(as_zero[idx].mean())
+
+    def mean_defined(idx: np.ndarray) -> float:
+        keep = idx[defined[idx]]
+        return float(as_zero[keep].mean()) if keep.size else math.nan
+
+    def pooled(idx: np.ndarray) -> float:
+        return spearman(np.concatenate([xs[i] for i in idx]), np.concatenate([ys[i] for i in idx]))
+
+    everything = np.arange(len(ids))
+    if not ids:
+        return Correlation(math.nan, {}, (), math.nan, math.nan, {})
+    ci = {name: interval(bootstrap_interval(stat, len(ids), resamples=n, seed=seed)) if n else None
+          for name, stat, n in (("mean", mean_zero, resamples), ("mean_dropped", mean_defined, resamples),
+                                ("pooled", pooled, min(resamples, pooled_resamples)))}
+    return Correlation(mean_zero(everything), values, constant, mean_defined(everything), pooled(everything), ci)
 
 
 def gold_kl(cluster_counts: Sequence[float], answers_per_category: Sequence[float]) -> float:
@@ -346,6 +379,7 @@ class QuestionStudy:
     truth: GroundTruth
     pool: QuestionPool
     sets: dict[str, list[AnswerSet]]
+    annotations_are_ground_truth: bool = False
     gold: dict[str, list[float]] = field(default_factory=dict, init=False)
     _normalized: dict[str, list[tuple[list[str], list[int]]]] = field(default_factory=dict, init=False, repr=False)
     _pool_strings: list[str] = field(default_factory=list, init=False, repr=False)
@@ -418,8 +452,12 @@ class QuestionStudy:
 
 def load_dev_set(data_dir: Union[str, Path], dev_set: DevSet, *, num_questions: Optional[int] = None,
                  num_sets: int = 50, set_size: Optional[int] = None, seed: int = 0,
-                 samplings: Sequence[str] = SAMPLINGS) -> list[QuestionStudy]:
+                 samplings: Sequence[str] = SAMPLINGS, procedure: str = "authors") -> list[QuestionStudy]:
     """The study's questions of one dev set (the first ``num_questions`` annotated ones), with their sets drawn.
+
+    ``procedure``: ``authors`` (50 stratified ground-truth answers added to each pool, set
+    sizes scaled to the pool, without replacement) or ``pool`` (sets of ``set_size``
+    answers, default the pool's size, with replacement); see :mod:`~cfc_probeval.validation.sampling`.
 
     >>> qs = load_dev_set("../shared/data", DEV_SETS[1], num_questions=2, num_sets=3)  # doctest: +SKIP
     >>> [len(q.sets["centered"]) for q in qs]  # doctest: +SKIP
@@ -428,12 +466,15 @@ def load_dev_set(data_dir: Union[str, Path], dev_set: DevSet, *, num_questions: 
     data_dir = Path(data_dir)
     truths = read_ground_truth(data_dir / dev_set.targets)
     annotations = read_annotations(data_dir / dev_set.annotations)
-    pools = build_pools(truths, annotations)
+    pools = build_pools(truths, annotations, stratified=STRATIFIED_ANSWERS if procedure == "authors" else 0,
+                        seed=seed)
     ids = [qid for qid in annotations if qid in pools]
     if num_questions is not None:
         ids = ids[:num_questions]
     return [QuestionStudy(truths[qid], pools[qid],
-                          {s: draw_answer_sets(pools[qid], s, num_sets, size=set_size, seed=seed) for s in samplings})
+                          {s: draw_answer_sets(pools[qid], s, num_sets, size=set_size, seed=seed, procedure=procedure)
+                           for s in samplings},
+                          annotations_are_ground_truth(truths[qid], annotations[qid]))
             for qid in ids]
 
 
@@ -442,13 +483,15 @@ class StudyResult:
     """Everything the study measured, ready for :mod:`cfc_probeval.validation.report`.
 
     Attributes:
-        correlations: data set -> sampling -> setting key (or ``protoqa_score``) -> :class:`Correlation`.
+        correlations: data set -> sampling -> setting key (or ``protoqa_score``) -> :class:`Correlation`,
+            every question scored with the parameters chosen without it (held out).
         settings: setting key -> full label with parameters.
         chosen: the parameters used for the final settings.
         tuned: whether ``chosen`` came from the grid (else from ProbEval's DEFAULTS).
         tuning: every grid candidate's correlations (see :func:`tune`); empty when not tuned.
         scores: data set -> sampling -> setting key, baseline or ``"gold"`` -> question id -> per-set scores.
         info: run parameters, pool statistics, timings.
+        in_sample: as ``correlations``, with the parameters chosen on all questions.
     """
 
     correlations: dict[str, dict[str, dict[str, Correlation]]]
@@ -458,6 +501,7 @@ class StudyResult:
     tuning: dict[str, Any]
     scores: dict[str, dict[str, dict[str, dict[str, list[float]]]]]
     info: dict[str, Any]
+    in_sample: dict[str, dict[str, dict[str, Correlation]]] = field(default_factory=dict)
 
     def table(self) -> dict[str, dict[str, dict[str, float]]]:
         """``{data set: {sampling: {key: mean correlation}}}`` (the layout of ``validation.json``)."""
@@ -477,7 +521,7 @@ def _evaluate(studies: Sequence[QuestionStudy], toolkit: Toolkit, settings: Sequ
 
 
 def _candidates(grid: Grid) -> list[tuple[str, dict[str, Any], Setting]]:
-    """(parameter group, parameter values, setting to try) for every grid point."""
+    """(parameter group, parameter values, setting to try) for every clustering grid point."""
     base = default_parameters()
     out: list[tuple[str, dict[str, Any], Setting]] = []
     for linkage in grid.hac_linkage:
@@ -488,73 +532,132 @@ def _candidates(grid: Grid) -> list[tuple[str, dict[str, Any], Setting]]:
         for k in getattr(grid, f"{name}_k_init"):
             values = {f"{name}_k_init": k}
             out.append((name, values, Setting(name, "wordnet", clustering_params(name, {**base, **values}))))
-    for name in ("cosine", "gp"):
-        for t in getattr(grid, f"{name}_threshold"):
-            out.append((name, {f"{name}_threshold": t}, Setting("human", name, (), float(t))))
+    return out
+
+
+def _rhos(scores: Mapping[str, Sequence[float]], gold: Mapping[str, Sequence[float]]) -> dict[str, float]:
+    """Per-question Spearman with the gold KL, a constant side counting 0."""
+    out = {}
+    for qid, values in scores.items():
+        rho = spearman(values, gold[qid])
+        out[qid] = 0.0 if math.isnan(rho) else rho
     return out
 
 
 def tune(dev: Mapping[str, Sequence[QuestionStudy]], toolkit: Toolkit, grid: Grid = DEFAULT_GRID,
-         groups: Iterable[str] = ("hac", "xmeans", "gmeans", "cosine", "gp"),
-         samplings: Sequence[str] = SAMPLINGS,
-         log: Callable[[str], None] = lambda _: None) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Pick each parameter group's values by the mean correlation over the dev sets and samplings.
+         groups: Iterable[str] = ("hac", "xmeans", "gmeans"), samplings: Sequence[str] = SAMPLINGS,
+         folds: int = FOLDS, seed: int = 0,
+         log: Callable[[str], None] = lambda _: None) -> tuple[dict[str, Any], dict[int, dict[str, Any]], dict[str, Any]]:
+    """Pick each clustering group's parameters by the mean correlation, on all questions and per fold.
 
-    Clustering groups are tried with WordNet matching, matching thresholds with the
-    human clusters. Every sampling counts: centered sampling alone mostly measures
-    how many answers are wrong, which a single all-embracing cluster captures as
-    well as a good clustering; the error types need the clusters to be right.
+    The criterion of a candidate on a set of questions: per dev set, the per-question
+    correlation (constant = 0) averaged over those questions and the samplings; then
+    averaged over the dev sets. Fold ``f``'s choice uses every question not in fold ``f``
+    of either dev set. Every sampling counts: centered sampling alone mostly measures how
+    many answers are wrong, which a single all-embracing cluster captures as well as a
+    good clustering; the error types need the clusters to be right.
 
-    Returns the chosen parameters (ProbEval's DEFAULTS for groups not tuned) and a
-    table: ``{"correlations": {data set: {sampling: {label: rho}}}, "per_data_set":
-    {data set: {label: mean over samplings}}, "mean": {label: criterion},
-    "clusters": {data set: {label: mean clusters per question}}, "group": {label: parameter group}}``.
+    Returns the parameters chosen on all questions (ProbEval's DEFAULTS for groups not
+    tuned), those chosen per fold, and a table: ``{"correlations": {data set: {sampling:
+    {label: rho}}}, "per_data_set": {data set: {label: mean over samplings}}, "mean":
+    {label: criterion}, "clusters": {data set: {label: mean clusters per question}},
+    "group": {label: group}, "fold_choices": {group: {fold: label}}}``.
 
-    >>> dev = {"cfc_dev": load_dev_set("../shared/data", DEV_SETS[1], num_questions=2, num_sets=5)}  # doctest: +SKIP
-    >>> chosen, table = tune(dev, Toolkit("char-ngrams"), Grid(hac_threshold=(0.3, 0.5)), ["hac"])  # doctest: +SKIP
+    >>> dev = {"cfc_dev": load_dev_set("../shared/data", DEV_SETS[1], num_questions=4, num_sets=5)}  # doctest: +SKIP
+    >>> chosen, per_fold, table = tune(dev, Toolkit("char-ngrams"), Grid(hac_threshold=(0.3, 0.5)), ["hac"])  # doctest: +SKIP
     >>> chosen["hac_threshold"] in (0.3, 0.5)  # doctest: +SKIP
     True
     """
     groups = set(groups)
     chosen = default_parameters()
+    per_fold = {f: default_parameters() for f in range(folds)}
     table: dict[str, Any] = {"correlations": {name: {s: {} for s in samplings} for name in dev},
                              "per_data_set": {name: {} for name in dev}, "mean": {},
-                             "clusters": {name: {} for name in dev}, "group": {}}
-    best: dict[str, tuple[float, dict[str, Any]]] = {}
+                             "clusters": {name: {} for name in dev}, "group": {}, "fold_choices": {}}
     candidates = [c for c in _candidates(grid) if c[0] in groups]
+    if not candidates:
+        return chosen, per_fold, table
     settings = [c[2] for c in candidates]
-    results = {name: {sampling: _evaluate(studies, toolkit, settings, sampling) for sampling in samplings}
-               for name, studies in dev.items()}
+    fold = {name: fold_of([s.question_id for s in studies], folds, seed) for name, studies in dev.items()}
+    rhos: dict[str, dict[str, dict[Setting, dict[str, float]]]] = {}
+    for name, studies in dev.items():
+        rhos[name] = {}
+        for sampling in samplings:
+            gold = {s.question_id: s.gold[sampling] for s in studies}
+            scored = _evaluate(studies, toolkit, settings, sampling)
+            rhos[name][sampling] = {setting: _rhos(scored[setting], gold) for setting in settings}
+
+    def criterion(setting: Setting, left_out: Optional[int]) -> float:
+        per_set = []
+        for name in dev:
+            per_sampling = []
+            for sampling in samplings:
+                kept = [r for qid, r in rhos[name][sampling][setting].items() if fold[name][qid] != left_out]
+                if kept:
+                    per_sampling.append(math.fsum(kept) / len(kept))
+            if per_sampling:
+                per_set.append(math.fsum(per_sampling) / len(per_sampling))
+        return math.fsum(per_set) / len(per_set) if per_set else math.nan
+
     for group, values, setting in candidates:
         per_set = []
         for name, studies in dev.items():
-            values_here = []
+            here = []
             for sampling in samplings:
-                gold = {s.question_id: s.gold[sampling] for s in studies}
-                rho = mean_spearman(results[name][sampling][setting], gold).mean
+                values_q = rhos[name][sampling][setting]
+                rho = math.fsum(values_q.values()) / len(values_q)
                 table["correlations"][name][sampling][setting.label] = rho
-                values_here.append(rho)
-            mean_here = math.fsum(values_here) / len(values_here)
-            table["per_data_set"][name][setting.label] = mean_here
+                here.append(rho)
+            table["per_data_set"][name][setting.label] = math.fsum(here) / len(here)
             table["clusters"][name][setting.label] = float(np.mean([len(s.clusters(toolkit, setting))
                                                                     for s in studies]))
-            per_set.append(mean_here)
-        mean = math.fsum(per_set) / len(per_set)
-        table["mean"][setting.label] = mean
+            per_set.append(table["per_data_set"][name][setting.label])
+        table["mean"][setting.label] = math.fsum(per_set) / len(per_set)
         table["group"][setting.label] = group
-        log(f"  {setting.label}: " + ", ".join(f"{n} {v:.3f}" for n, v in zip(dev, per_set)) + f", mean {mean:.3f}")
-        if not math.isnan(mean) and (group not in best or mean > best[group][0]):
-            best[group] = (mean, values)
-    for _, values in best.values():
+        log(f"  {setting.label}: " + ", ".join(f"{n} {v:.3f}" for n, v in zip(dev, per_set))
+            + f", mean {table['mean'][setting.label]:.3f}")
+    for group in groups:
+        mine = [(values, setting) for g, values, setting in candidates if g == group]
+        if not mine:
+            continue
+
+        def best(left_out: Optional[int]) -> tuple[dict[str, Any], Setting]:
+            scored = [(criterion(setting, left_out), i) for i, (_, setting) in enumerate(mine)]
+            scored = [(v, i) for v, i in scored if not math.isnan(v)]
+            top = max(scored, key=lambda vi: (vi[0], -vi[1]))[1]  # ties: the first tried
+            return mine[top]
+
+        values, setting = best(None)
         chosen.update(values)
-    return chosen, table
+        table["fold_choices"][group] = {}
+        for f in range(folds):
+            values_f, setting_f = best(f)
+            per_fold[f].update(values_f)
+            table["fold_choices"][group][str(f)] = setting_f.label
+    return chosen, per_fold, table
+
+
+def _thresholds(matching: Optional[Mapping[str, Any]]) -> tuple[dict[str, float], dict[str, dict[int, float]], dict[str, int]]:
+    """Thresholds chosen on all ProtoQA dev questions, per fold, and ProtoQA dev's question folds."""
+    overall: dict[str, float] = {}
+    by_fold: dict[str, dict[int, float]] = {}
+    folds: dict[str, int] = {}
+    if matching:
+        folds = {q: int(f) for q, f in matching.get("question_folds", {}).items()}
+        for name in ("cosine", "gp"):
+            result = matching.get("matchers", {}).get(name)
+            if result and result.get("threshold") is not None:
+                overall[f"{name}_threshold"] = float(result["threshold"])
+                by_fold[f"{name}_threshold"] = {int(f): float(t) for f, t in result["fold_thresholds"].items()}
+    return overall, by_fold, folds
 
 
 def run_study(data_dir: Union[str, Path], *, num_questions: Optional[int] = None, num_sets: int = 50,
-              set_size: Optional[int] = None, seed: int = 0, embedder: Union[str, Embedder, None] = None,
+              seed: int = 0, embedder: Union[str, Embedder, None] = None,
               clusterings: Sequence[str] = CLUSTERINGS, matchings: Sequence[str] = MATCHINGS,
               samplings: Sequence[str] = SAMPLINGS, dev_sets: Sequence[DevSet] = DEV_SETS,
-              tune_parameters: bool = True, grid: Grid = DEFAULT_GRID,
+              tune_parameters: bool = True, grid: Grid = DEFAULT_GRID, folds: int = FOLDS,
+              matching: Optional[Mapping[str, Any]] = None, sensitivity: bool = True,
               sensitivity_sizes: Sequence[int] = (100,),
               log: Callable[[str], None] = lambda _: None) -> StudyResult:
     """Run the agreement study on the dev sets; see the module docstring.
@@ -562,14 +665,17 @@ def run_study(data_dir: Union[str, Path], *, num_questions: Optional[int] = None
     Args:
         data_dir: the folder holding ``protoqa/``, ``cfc/`` and ``probeval_validation/``.
         num_questions: study only the first N annotated questions of each dev set.
-        num_sets, set_size, seed: answer sets per question and sampling, answers per set
-            (default: the size of the question's annotated pool), seed.
+        num_sets, seed: answer sets per question and sampling (drawn by the authors'
+            procedure), seed.
         embedder: embedder spec for automatic clustering, cosine and GP (default MiniLM).
         clusterings, matchings, samplings: which settings and generators to run.
-        tune_parameters: choose the parameters on the grid (else ProbEval's DEFAULTS).
-        grid: the candidate parameters.
-        sensitivity_sizes: fixed set sizes at which human+WordNet and the baseline are
-            measured again (centered sampling), to show how much the set size matters.
+        tune_parameters: choose the clustering parameters on the grid (else ProbEval's DEFAULTS).
+        grid: the candidate clustering parameters.
+        folds: folds of the cross-validation over questions.
+        matching: the result of :func:`~cfc_probeval.validation.matching_study.run_matching_study`,
+            whose thresholds (overall and per fold) cosine and GP use (else ProbEval's DEFAULTS).
+        sensitivity: also measure human+WordNet and the baseline (centered sampling) under
+            the earlier ``pool`` procedure, at the pool's size and at ``sensitivity_sizes``.
         log: called with progress messages.
 
     >>> r = run_study("../shared/data", num_questions=2, num_sets=6, embedder="char-ngrams",
@@ -594,7 +700,7 @@ def run_study(data_dir: Union[str, Path], *, num_questions: Optional[int] = None
         log(f"{name}: {now - since:.1f} s")
         return now
 
-    dev = {d.name: load_dev_set(data_dir, d, num_questions=num_questions, num_sets=num_sets, set_size=set_size,
+    dev = {d.name: load_dev_set(data_dir, d, num_questions=num_questions, num_sets=num_sets,
                                 seed=seed, samplings=samplings) for d in dev_sets}
     for name, studies in dev.items():
         if not studies:
@@ -603,7 +709,6 @@ def run_study(data_dir: Union[str, Path], *, num_questions: Optional[int] = None
 
     toolkit = Toolkit(embedder, seed=DEFAULTS.seed)
     groups = [g for g in ("hac", "xmeans", "gmeans") if g in clusterings]
-    groups += [g for g in ("cosine", "gp") if g in matchings]
     if any(c != "human" for c in clusterings) or any(m != "wordnet" for m in matchings):
         # One sorted batch per run: the vectors do not depend on the order questions are scored in.
         toolkit.embedder.embed(sorted(set().union(*(s.strings_to_embed() for ss in dev.values() for s in ss))))
@@ -612,65 +717,107 @@ def run_study(data_dir: Union[str, Path], *, num_questions: Optional[int] = None
     tuned = tune_parameters and bool(groups)
     tuning: dict[str, Any] = {}
     chosen = default_parameters()
+    per_fold = {f: default_parameters() for f in range(folds)}
     if tuned:
-        log(f"tuning {', '.join(groups)} on {', '.join(samplings)}")
-        chosen, tuning = tune(dev, toolkit, grid, groups, samplings, log)
+        log(f"tuning {', '.join(groups)} on {', '.join(samplings)} ({folds}-fold)")
+        chosen, per_fold, tuning = tune(dev, toolkit, grid, groups, samplings, folds, seed, log)
         t = lap("tuning", t)
+    overall_t, fold_t, matching_folds = _thresholds(matching)
+    chosen.update(overall_t)
+    for f in per_fold:
+        per_fold[f].update({k: v for k, v in chosen.items() if k.endswith("_threshold") and k != "hac_threshold"})
+        per_fold[f]["hac_threshold"] = per_fold[f]["hac_threshold"] if tuned else chosen["hac_threshold"]
+
+    def params_for(dev_name: str, qid: str, fold: Mapping[str, int]) -> dict[str, Any]:
+        params = dict(per_fold[fold[qid]] if tuned else chosen)
+        if dev_name == "protoqa_dev" and qid in matching_folds:
+            for key, by in fold_t.items():
+                params[key] = by.get(matching_folds[qid], params[key])
+        return params
 
     settings = final_settings(chosen, clusterings, matchings)
     correlations: dict[str, dict[str, dict[str, Correlation]]] = {}
+    in_sample: dict[str, dict[str, dict[str, Correlation]]] = {}
     scores: dict[str, dict[str, dict[str, dict[str, list[float]]]]] = {}
+    held_out_labels: dict[str, dict[str, list[str]]] = {}
     for name, studies in dev.items():
-        correlations[name], scores[name] = _score_dev_set(studies, toolkit, settings, samplings)
+        fold = fold_of([s.question_id for s in studies], folds, seed)
+        per_question = {s.question_id: final_settings(params_for(name, s.question_id, fold), clusterings, matchings)
+                        for s in studies}
+        correlations[name], scores[name] = _score_dev_set(studies, toolkit, settings, samplings, per_question)
+        # In-sample figures are secondary: no intervals.
+        in_sample[name], _ = _score_dev_set(studies, toolkit, settings, samplings, None, baseline=False, resamples=0)
+        held_out_labels[name] = {s.key: sorted({per_question[q][i].label for q in per_question})
+                                 for i, s in enumerate(settings)}
         t = lap(f"scoring {name}", t)
 
-    sensitivity: dict[str, dict[str, dict[str, float]]] = {}
-    if sensitivity_sizes and "centered" in samplings:
+    sensitivity_rows: dict[str, dict[str, dict[str, Any]]] = {}
+    if sensitivity and "centered" in samplings:
         for d in dev_sets:
-            sensitivity[d.name] = {
-                str(size): _centered_reference(load_dev_set(data_dir, d, num_questions=num_questions,
-                                                            num_sets=num_sets, set_size=size, seed=seed,
-                                                            samplings=["centered"]), toolkit)
-                for size in sensitivity_sizes
-            }
+            rows = {}
+            for size in [None, *sensitivity_sizes]:
+                studies = load_dev_set(data_dir, d, num_questions=num_questions, num_sets=num_sets, set_size=size,
+                                       seed=seed, samplings=["centered"], procedure="pool")
+                rows["pool" if size is None else str(size)] = _centered_reference(studies, toolkit)
+            sensitivity_rows[d.name] = rows
         t = lap("set-size sensitivity", t)
     timings["total"] = round(time.perf_counter() - start, 2)
 
     info = {
-        "num_sets": num_sets, "set_size": set_size, "seed": seed, "num_questions": num_questions,
+        "num_sets": num_sets, "procedure": "authors", "stratified_answers": STRATIFIED_ANSWERS, "seed": seed,
+        "num_questions": num_questions, "folds": folds, "resamples": RESAMPLES,
         "embedder": toolkit.embedder.name, "samplings": list(samplings), "clusterings": list(clusterings),
         "matchings": list(matchings), "grid": grid.as_dict() if tuned else None,
         "pools": {name: _pool_summary(studies) for name, studies in dev.items()},
         "gp_single_cluster_fallbacks": toolkit.gp_fallbacks,
-        "set_size_sensitivity": sensitivity,
+        "set_size_sensitivity": sensitivity_rows,
+        "held_out_settings": held_out_labels,
+        "fold_parameters": {str(f): p for f, p in per_fold.items()},
         "timings_s": timings,
     }
-    return StudyResult(correlations, {s.key: s.label for s in settings}, chosen, tuned, tuning, scores, info)
+    return StudyResult(correlations, {s.key: s.label for s in settings}, chosen, tuned, tuning, scores, info,
+                       in_sample)
 
 
 def _score_dev_set(studies: Sequence[QuestionStudy], toolkit: Toolkit, settings: Sequence[Setting],
-                   samplings: Sequence[str]) -> tuple[dict[str, dict[str, Correlation]], dict[str, Any]]:
-    """Every setting's and the baseline's correlation per sampling, and the per-set scores behind them."""
+                   samplings: Sequence[str], per_question: Optional[Mapping[str, Sequence[Setting]]],
+                   baseline: bool = True, resamples: int = RESAMPLES) -> tuple[dict[str, dict[str, Correlation]], dict[str, Any]]:
+    """Every setting's (and the baseline's) correlation per sampling, and the per-set scores behind them.
+
+    ``per_question`` gives each question its own settings (in the order of ``settings``:
+    the held-out parameters); None scores every question with ``settings``.
+    """
     correlations: dict[str, dict[str, Correlation]] = {}
     scores: dict[str, Any] = {}
     for sampling in samplings:
         gold = {s.question_id: s.gold[sampling] for s in studies}
-        by_setting = _evaluate(studies, toolkit, settings, sampling)
-        baseline = {s.question_id: s.baseline(sampling) for s in studies}
-        correlations[sampling] = {setting.key: mean_spearman(by_setting[setting], gold) for setting in settings}
-        correlations[sampling][BASELINE] = mean_spearman(baseline, gold)
-        scores[sampling] = {"gold": gold, BASELINE: baseline,
-                            **{setting.key: by_setting[setting] for setting in settings}}
+        by_key: dict[str, dict[str, list[float]]] = {setting.key: {} for setting in settings}
+        for study in studies:
+            mine = per_question[study.question_id] if per_question is not None else settings
+            for setting in mine:
+                by_key[setting.key][study.question_id] = study.kls(toolkit, setting, sampling)
+        correlations[sampling] = {key: mean_spearman(values, gold, resamples=resamples) for key, values in by_key.items()}
+        scores[sampling] = {"gold": gold, **by_key}
+        if baseline:
+            base = {s.question_id: s.baseline(sampling) for s in studies}
+            correlations[sampling][BASELINE] = mean_spearman(base, gold, resamples=resamples)
+            scores[sampling][BASELINE] = base
     return correlations, scores
 
 
-def _centered_reference(studies: Sequence[QuestionStudy], toolkit: Toolkit) -> dict[str, float]:
-    """Centered-sampling correlation of human clusters + WordNet and of the baseline."""
+def _centered_reference(studies: Sequence[QuestionStudy], toolkit: Toolkit) -> dict[str, Any]:
+    """Centered-sampling correlation (with its interval) of human clusters + WordNet and of the baseline."""
     reference = Setting("human", "wordnet")
     gold = {s.question_id: s.gold["centered"] for s in studies}
     auto = _evaluate(studies, toolkit, [reference], "centered")[reference]
     baseline = {s.question_id: s.baseline("centered") for s in studies}
-    return {reference.key: mean_spearman(auto, gold).mean, BASELINE: mean_spearman(baseline, gold).mean}
+    sizes = [sum(x.gold) for s in studies for x in s.sets["centered"]]
+    out = {}
+    for key, values in ((reference.key, auto), (BASELINE, baseline)):
+        c = mean_spearman(values, gold)
+        out[key] = {"mean": c.mean, "ci": c.ci.get("mean"), "mean_dropped": c.mean_dropped, "pooled": c.pooled}
+    out["median_set_size"] = float(np.median(sizes)) if sizes else 0.0
+    return out
 
 
 def _pool_summary(studies: Sequence[QuestionStudy]) -> dict[str, Any]:
@@ -682,25 +829,32 @@ def _pool_summary(studies: Sequence[QuestionStudy]) -> dict[str, Any]:
     wrong_sources: dict[str, int] = {}
     for s in studies:
         wrong_sources[s.pool.categories[-1].source] = wrong_sources.get(s.pool.categories[-1].source, 0) + 1
-    sizes = [sum(s.sets[sampling][0].gold) for s in studies for sampling in s.sets if s.sets[sampling]]
+    sizes = {sampling: [sum(x.gold) for s in studies for x in s.sets.get(sampling, [])] for sampling in SAMPLINGS}
     return {
         "questions": len(studies),
         "clusters": sum(s.pool.num_clusters for s in studies),
-        "set_sizes": [min(sizes), max(sizes)] if sizes else [0, 0],
+        "set_sizes": {sampling: {"median": float(np.median(v)), "min": int(min(v)), "max": int(max(v))}
+                      for sampling, v in sizes.items() if v},
+        "stratified_answers": max((s.pool.stratified for s in studies), default=0),
         "cluster_pools": sources,
         "wrong_pools": wrong_sources,
         "mean_p_model_wrong": float(np.mean([s.pool.p_model[-1] for s in studies])),
-        "annotations_are_ground_truth": sum(1 for s in studies if _annotations_are_ground_truth(s)),
+        "annotations_are_ground_truth": sum(1 for s in studies if s.annotations_are_ground_truth),
     }
 
 
-def _annotations_are_ground_truth(study: QuestionStudy) -> bool:
-    """Whether the annotated pool ("wrong" aside) is the question's ground-truth answers with their counts."""
+def annotations_are_ground_truth(truth: GroundTruth, annotations: Mapping[str, Any]) -> bool:
+    """Whether a question's annotated answers ("wrong" aside) are its ground-truth answers with their counts.
+
+    >>> from protoqa_metric.readers import Cluster
+    >>> from cfc_probeval.validation.sampling import Annotation
+    >>> gt = GroundTruth("q", (Cluster("q.0", ("dog",), 2),), {"dog": 2})
+    >>> annotations_are_ground_truth(gt, {"dog": Annotation("q.0", 2), "wrong": Annotation("wrong", 1)})
+    True
+    """
     annotated: dict[str, float] = {}
-    for category in study.pool.categories[:-1]:
-        if category.source != "annotated":
-            return False
-        for answer, weight in zip(category.strings, category.weights):
-            annotated[answer] = annotated.get(answer, 0.0) + weight
-    truth = {a: float(n) for a, n in study.truth.answer_counts.items() if n > 0}
-    return annotated == truth
+    for answer, ann in annotations.items():
+        if ann.cluster != "wrong":
+            annotated[answer] = annotated.get(answer, 0.0) + ann.count
+    truth_counts = {a: float(n) for a, n in truth.answer_counts.items() if n > 0}
+    return bool(annotated) and annotated == truth_counts
