@@ -25,7 +25,7 @@ FEATURES = datasets.Features(
         "raw_answers": datasets.Sequence(
             {"answer": datasets.Value("string"), "count": datasets.Value("int64")}
         ),
-        # Same declaration as the metric's reference feature (protoqa_metric/protoqa_metric.py).
+        # Same declaration as the metric's reference feature (protoqa_metric/evaluate_modules/protoqa/protoqa.py).
         "clusters": datasets.Sequence(
             {
                 "id": datasets.Value("string"),
