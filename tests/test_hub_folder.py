@@ -73,17 +73,14 @@ def test_loads_by_name_from_the_folder_holding_the_built_folder(tmp_path, monkey
 
 
 @pytest.mark.parametrize("module", list(MODULES))
-def test_repository_folders_are_the_built_folders(tmp_path, module):
-    """The checkout's protoqa/ and probeval/ are generated; rebuild them with `python -m protoqa_metric.hub`."""
-    built = write_hub_folder(tmp_path / module, module)
-    checked_in = REPO / module
-    names = sorted(p.name for p in built.iterdir())
-    # Running app.py in place may leave caches (__pycache__, .gradio): not part of the folder.
-    assert sorted(p.name for p in checked_in.iterdir() if not p.name.startswith((".", "__pycache__"))) == names
-    for name in names:
-        assert (checked_in / name).read_bytes() == (built / name).read_bytes(), (
-            f"{module}/{name} differs from the built folder: run "
-            f"python -m protoqa_metric.hub {module} --module {module} --force")
+def test_repository_folders_link_to_the_packaged_module(module):
+    """The checkout's protoqa/ and probeval/ hold links to the packaged script and card, nothing else."""
+    folder = REPO / module
+    assert sorted(p.name for p in folder.iterdir() if not p.name.startswith((".", "__pycache__"))) == [
+        "README.md", f"{module}.py"]
+    package = {"protoqa": REPO / "protoqa_metric", "probeval": REPO / "cfc_probeval"}[module]
+    assert (folder / f"{module}.py").resolve() == package / "evaluate_modules" / module / f"{module}.py"
+    assert (folder / "README.md").resolve() == package / "README.md"
 
 
 def test_requirement_option_and_refusals(tmp_path):
