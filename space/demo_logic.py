@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 from protoqa_metric import PAPER_METRICS, Question, evaluate_predictions, question_from_row, read_targets
-from protoqa_metric.prompts import clean_answer, generation_prompt, question_to_prompt, rank_answers
+from protoqa_metric.prompts import cfc_prompt, clean_answer, generation_prompt, question_to_prompt, rank_answers
 from protoqa_metric.readers import read_prediction_lists, read_predictions
 
 __all__ = [
@@ -439,23 +439,6 @@ class DemoData:
 
 
 # -- prompts ----------------------------------------------------------------------------
-
-CFC_EXAMPLE = ("a man throws a stick into the lake for his dog. where does the man throw the stick?",
-               "into the lake")
-"""The one-shot example of the CFC prompt: made up for the demo, in the style of CFC questions."""
-
-
-def cfc_prompt(question: str) -> str:
-    """A one-shot question-answer prompt for a CFC question (context sentence and question).
-
-    >>> print(cfc_prompt("a farmer with newly harvested crops. where are the farmers?"))
-    Q: a man throws a stick into the lake for his dog. where does the man throw the stick?
-    A: into the lake.
-    Q: a farmer with newly harvested crops. where are the farmers?
-    A:
-    """
-    example_question, example_answer = CFC_EXAMPLE
-    return f"Q: {example_question}\nA: {example_answer}.\nQ: {' '.join(question.split())}\nA:"
 
 
 def protoqa_prompt(question: str, style: str = "statement") -> str:
