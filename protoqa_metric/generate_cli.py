@@ -182,7 +182,8 @@ def load_model(name: str, device: str = "auto", dtype: str = "auto") -> tuple[An
     source = str(Path(name).expanduser()) if looks_local else name
     try:
         tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=False)
-        model = AutoModelForCausalLM.from_pretrained(source, dtype=dtypes[dtype], trust_remote_code=False)
+        model = AutoModelForCausalLM.from_pretrained(source, **{_dtype_keyword(): dtypes[dtype]},
+                                                     trust_remote_code=False)
         model.to(device)
     except Exception as exc:  # hub, network, file, format and device errors all mean "cannot use it"
         text = str(exc).strip()
@@ -190,6 +191,18 @@ def load_model(name: str, device: str = "auto", dtype: str = "auto") -> tuple[An
         raise CommandError(f"cannot load the model {name!r}: {first_line}") from exc
     model.eval()
     return model, tokenizer
+
+
+def _dtype_keyword() -> str:
+    """The ``from_pretrained`` keyword for the weights' dtype in the installed transformers.
+
+    transformers 4.56 renamed ``torch_dtype`` to ``dtype``; older releases reject ``dtype=``
+    and newer ones warn on ``torch_dtype=``.
+    """
+    import transformers
+    from packaging.version import Version
+
+    return "dtype" if Version(transformers.__version__) >= Version("4.56") else "torch_dtype"
 
 
 def answers_document(questions: Sequence[Question], samples: dict[str, list[str]], skipped: dict[str, str],

