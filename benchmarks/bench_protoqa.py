@@ -69,6 +69,7 @@ def clear_caches() -> None:
     wordnet_access._records.clear()
     wordnet_access._name_by_key.clear()
     wordnet_access._order_cache.clear()
+    wordnet_access._walk_cache.clear()
     for table in (wordnet_access._parents_by_name, wordnet_access._min_depth_by_name,
                   wordnet_access._max_depth_by_name, wordnet_access._distances_by_name,
                   wordnet_access._distances_with_root_by_name):

@@ -558,13 +558,50 @@ def wup_from_keys(first: SynsetKey, second: SynsetKey) -> float:
     return cached
 
 
+_walk_cache: dict[str, tuple[tuple[tuple[str, int, int, bool], ...], int]] = {}
+
+
+def _walk(name: str) -> tuple[tuple[tuple[str, int, int, bool], ...], int]:
+    """The candidate subsumers of a synset in the order NLTK prefers them, and its root path.
+
+    Each hypernym (or the synset itself) comes as ``(name, depth, path length, to
+    root)``: ``depth`` is NLTK's Wu-Palmer depth (``max_depth() + 1``), ``path
+    length`` its ``shortest_path_distance`` from the synset (the same with or without
+    the simulated root, since a path through the root is longer), and ``to root``
+    whether NLTK takes the simulated root instead when it simulates one (minimum
+    depth 0 and named after ``*ROOT*``). The order is NLTK's
+    ``lowest_common_hypernyms(use_min_depth=True)`` followed by its preference for
+    the synset itself: greatest minimum depth first, the synset before its equals,
+    then by name. So for any other synset, the first entry it also has is the
+    subsumer of the pair. The root path is the path length to the simulated root.
+    """
+    found = _walk_cache.get(name)
+    if found is None:
+        dist = _distances(name, False)
+        for c in dist:
+            _depths(c)
+        order = sorted(dist, key=lambda c: (-_min_depth_by_name[c], c != name, c))
+        found = _walk_cache[name] = (
+            tuple(
+                (c, _max_depth_by_name[c] + 1, _path_distance(name, c, False),
+                 c != name and _min_depth_by_name[c] == 0 and _ROOT < c)
+                for c in order
+            ),
+            _distances(name, True)[_ROOT],
+        )
+    return found
+
+
 @dataclass(frozen=True)
 class _Senses:
     """The synsets of one group, with what Wu-Palmer needs to score them all at once."""
 
-    names: tuple[str, ...]
     nouns: tuple[bool, ...]
-    holders: dict[str, tuple[int, ...]]  # hypernym (or synset) -> which of the synsets have it
+    noun_mask: int  # bit i set when synset i is a noun
+    root_paths: tuple[int, ...]  # each synset's path length to the simulated root
+    # hypernym (or synset) -> (bit mask of the synsets having it, (synset, path length) pairs,
+    # the shortest of those path lengths)
+    holders: dict[str, tuple[int, tuple[tuple[int, int], ...], int]]
 
 
 _senses_cache: dict[frozenset[SynsetKey], _Senses] = {}
@@ -575,12 +612,21 @@ def _senses(keys: frozenset[SynsetKey]) -> _Senses:
     if found is None:
         ordered = sorted(keys)
         names = tuple(_synset_name(k) for k in ordered)
-        holders: dict[str, list[int]] = {}
+        members: dict[str, list[tuple[int, int]]] = {}
+        root_paths = []
         for index, name in enumerate(names):
-            for ancestor in _distances(name, False):
-                holders.setdefault(ancestor, []).append(index)
-        found = _senses_cache[keys] = _Senses(names, tuple(k[0] == "n" for k in ordered),
-                                              {a: tuple(v) for a, v in holders.items()})
+            walk, root_path = _walk(name)
+            root_paths.append(root_path)
+            for c, _, length, _ in walk:
+                members.setdefault(c, []).append((index, length))
+        holders = {
+            c: (sum(1 << i for i, _ in pairs), tuple(pairs), min(length for _, length in pairs))
+            for c, pairs in members.items()
+        }
+        nouns = tuple(k[0] == "n" for k in ordered)
+        found = _senses_cache[keys] = _Senses(
+            nouns, sum(1 << i for i, noun in enumerate(nouns) if noun), tuple(root_paths), holders
+        )
     return found
 
 
@@ -589,13 +635,13 @@ def best_wup(first: frozenset[SynsetKey], second: frozenset[SynsetKey]) -> float
 
     Scores every pair as :func:`wup_from_keys` does, but finds the subsumers of one
     synset ``x`` with all synsets ``y`` of the other group in one walk down ``x``'s
-    hypernyms (deepest minimum depth first): the first hypernym that ``y`` also has
-    is ``y``'s subsumer. The synsets ``y`` that share a subsumer ``c`` share its depth
-    ``D`` and the path length ``L`` from ``x`` to it, so ``2D / (L + 2D)`` bounds all
-    of them (their own path length is at least 0, and at least 1 unless ``y`` is
-    ``c``); groups that cannot beat the best so far are not measured. No value
-    exceeds 1, so the search stops at 1. Shared synsets go first, as they most
-    often reach it.
+    candidate subsumers (see :func:`_walk`): the first that ``y`` also has is the
+    subsumer of ``(x, y)``, or the simulated root in its place. The synsets ``y``
+    that share a subsumer ``c`` share its depth ``D`` and the path length ``L`` from
+    ``x``, so ``2D / (L + 2D + m)``, with ``m`` the shortest path to ``c`` in the
+    group, bounds all of them; groups that cannot beat the best so far are not
+    scored one by one. No value exceeds 1, so the search stops at 1. Shared synsets
+    go first, as they most often reach it.
 
     >>> best_wup(synset_keys("dog"), synset_keys("dog")) == max(
     ...     wup_from_keys(x, y) for x in synset_keys("dog") for y in synset_keys("dog"))
@@ -604,73 +650,52 @@ def best_wup(first: frozenset[SynsetKey], second: frozenset[SynsetKey]) -> float
     if not first or not second:
         return 0.0
     other = _senses(second)
-    other_names = other.names
-    other_nouns = other.nouns
     holders = other.holders
-    n_other = len(other_names)
-    other_index = {name: index for index, name in enumerate(other_names)}
-    min_depth = _min_depth_by_name
-    max_depth = _max_depth_by_name
+    root_paths = other.root_paths
+    everyone = (1 << len(root_paths)) - 1
+    noun_mask = other.noun_mask
     best = 0.0
     for x in sorted(first, key=lambda k: (k not in second, k)):
-        n1 = _synset_name(x)
-        x_noun = x[0] == "n"
-        # Subsumer of each synset of the other group, grouped: subsumer -> indices.
-        found: list[tuple[str, list[int]]] = []
-        seen = [False] * n_other
-        left = n_other
-        for c in _subsumer_order(n1):
-            hit = holders.get(c)
-            if hit is None:
+        walk, root_x = _walk(_synset_name(x))
+        # Pairs with a non-noun get NLTK's simulated root.
+        simulated = everyone & ~noun_mask if x[0] == "n" else everyone
+        seen = 0
+        for c, depth, len1, to_root in walk:
+            held = holders.get(c)
+            if held is None:
                 continue
-            fresh = [index for index in hit if not seen[index]]
-            if fresh:
-                for index in fresh:
-                    seen[index] = True
-                found.append((c, fresh))
-                left -= len(fresh)
-                if not left:
-                    break
-        if left:
-            found.append((None, [index for index in range(n_other) if not seen[index]]))
-        mind_n1 = min_depth[n1]
-        below = holders.get(n1, ())
-        # Within a group, the subsumer still depends on two facts about y: whether
-        # NLTK simulates a root for the pair, and whether y lies below x.
-        if x_noun:
-            kinds = [0 if noun else 2 for noun in other_nouns]
-        else:
-            kinds = [2] * n_other
-        for index in below:
-            kinds[index] += 1
-        for c, indices in found:
-            buckets: dict[int, list[int]] = {}
-            for index in indices:
-                buckets.setdefault(kinds[index], []).append(index)
-            for kind, members in buckets.items():
-                simulate_root = kind >= 2
-                subsumer = c
-                if subsumer is None:
-                    if not simulate_root:
-                        continue
-                    subsumer = _ROOT
-                elif simulate_root and min_depth[subsumer] == 0:
-                    subsumer = _ROOT  # the simulated root ties at depth 0 and sorts first by name
-                if kind & 1 and subsumer != n1 and mind_n1 == min_depth[subsumer]:
-                    subsumer = n1  # NLTK prefers the first synset itself among the lowest ones
-                depth = max_depth[subsumer] + 1
-                if depth / (depth + 1) <= best and subsumer != n1 and other_index.get(subsumer) not in members:
-                    continue  # both paths are at least 1 long: none can beat the best
-                len1 = _path_distance(n1, subsumer, simulate_root)
-                if len1 is None or (2.0 * depth) / (len1 + depth + depth) <= best:
-                    continue
-                for index in members:
-                    len2 = _path_distance(other_names[index], subsumer, simulate_root)
-                    if len2 is None:
-                        continue
-                    value = (2.0 * depth) / (len1 + depth + len2 + depth)
-                    if value > best:
-                        best = value
-            if best >= 1.0:
-                return best
+            mask, pairs, shortest = held
+            fresh = mask & ~seen
+            if not fresh:
+                continue
+            seen |= fresh
+            if to_root and fresh & simulated:
+                for index, len2 in pairs:
+                    if fresh >> index & 1:
+                        if simulated >> index & 1:
+                            value = 2.0 / (root_x + 1 + root_paths[index] + 1)
+                        else:
+                            value = (2.0 * depth) / (len1 + depth + len2 + depth)
+                        if value > best:
+                            best = value
+            elif (2.0 * depth) / (len1 + depth + shortest + depth) > best:
+                for index, len2 in pairs:
+                    if fresh >> index & 1:
+                        value = (2.0 * depth) / (len1 + depth + len2 + depth)
+                        if value > best:
+                            best = value
+            if seen == everyone:
+                break
+        # No common hypernym: the simulated root where NLTK simulates one, else 0.
+        rootless = everyone & ~seen & simulated
+        index = 0
+        while rootless:
+            if rootless & 1:
+                value = 2.0 / (root_x + 1 + root_paths[index] + 1)
+                if value > best:
+                    best = value
+            rootless >>= 1
+            index += 1
+        if best >= 1.0:
+            return best
     return best
