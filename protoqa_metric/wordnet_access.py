@@ -596,11 +596,12 @@ def _walk(name: str) -> tuple[tuple[tuple[str, int, int, bool], ...], int]:
 class _Senses:
     """The synsets of one group, with what Wu-Palmer needs to score them all at once."""
 
-    nouns: tuple[bool, ...]
+    # each synset's key, candidate subsumers and root path (see _walk), in key order
+    walks: tuple[tuple[SynsetKey, tuple[tuple[str, int, int, bool], ...], int], ...]
     noun_mask: int  # bit i set when synset i is a noun
     root_paths: tuple[int, ...]  # each synset's path length to the simulated root
-    # hypernym (or synset) -> (bit mask of the synsets having it, (synset, path length) pairs,
-    # the shortest of those path lengths)
+    # hypernym (or synset) -> (bit mask of the synsets having it, (synset, path length) pairs
+    # shortest path first, the shortest of those path lengths)
     holders: dict[str, tuple[int, tuple[tuple[int, int], ...], int]]
 
 
@@ -613,19 +614,20 @@ def _senses(keys: frozenset[SynsetKey]) -> _Senses:
         ordered = sorted(keys)
         names = tuple(_synset_name(k) for k in ordered)
         members: dict[str, list[tuple[int, int]]] = {}
+        walks = tuple((key, *_walk(name)) for key, name in zip(ordered, names))
         root_paths = []
-        for index, name in enumerate(names):
-            walk, root_path = _walk(name)
+        for index, (_, walk, root_path) in enumerate(walks):
             root_paths.append(root_path)
             for c, _, length, _ in walk:
                 members.setdefault(c, []).append((index, length))
         holders = {
-            c: (sum(1 << i for i, _ in pairs), tuple(pairs), min(length for _, length in pairs))
+            c: (sum(1 << i for i, _ in pairs), tuple(sorted(pairs, key=lambda pair: (pair[1], pair[0]))),
+                min(length for _, length in pairs))
             for c, pairs in members.items()
         }
         nouns = tuple(k[0] == "n" for k in ordered)
         found = _senses_cache[keys] = _Senses(
-            nouns, sum(1 << i for i, noun in enumerate(nouns) if noun), tuple(root_paths), holders
+            walks, sum(1 << i for i, noun in enumerate(nouns) if noun), tuple(root_paths), holders
         )
     return found
 
@@ -650,18 +652,20 @@ def best_wup(first: frozenset[SynsetKey], second: frozenset[SynsetKey]) -> float
     if not first or not second:
         return 0.0
     other = _senses(second)
-    holders = other.holders
+    holders = other.holders.get
     root_paths = other.root_paths
     everyone = (1 << len(root_paths)) - 1
     noun_mask = other.noun_mask
     best = 0.0
-    for x in sorted(first, key=lambda k: (k not in second, k)):
-        walk, root_x = _walk(_synset_name(x))
+    walks = _senses(first).walks
+    if not first.isdisjoint(second):
+        walks = sorted(walks, key=lambda entry: entry[0] not in second)
+    for x, walk, root_x in walks:
         # Pairs with a non-noun get NLTK's simulated root.
         simulated = everyone & ~noun_mask if x[0] == "n" else everyone
         seen = 0
         for c, depth, len1, to_root in walk:
-            held = holders.get(c)
+            held = holders(c)
             if held is None:
                 continue
             mask, pairs, shortest = held
@@ -679,11 +683,13 @@ def best_wup(first: frozenset[SynsetKey], second: frozenset[SynsetKey]) -> float
                         if value > best:
                             best = value
             elif (2.0 * depth) / (len1 + depth + shortest + depth) > best:
+                # The pairs go shortest path first, and the value falls as the path grows.
                 for index, len2 in pairs:
                     if fresh >> index & 1:
                         value = (2.0 * depth) / (len1 + depth + len2 + depth)
                         if value > best:
                             best = value
+                        break
             if seen == everyone:
                 break
         # No common hypernym: the simulated root where NLTK simulates one, else 0.
