@@ -580,10 +580,20 @@ def _walk(name: str) -> tuple[tuple[tuple[str, int, int, bool], ...], int]:
         dist = _distances(name, False)
         for c in dist:
             _depths(c)
+        # NLTK's shortest_path_distance to a hypernym c goes up from the synset to
+        # some common hypernym and down to c, so it is the direct distance or one
+        # more than the distance to a parent of c; parents have lower max depth.
+        paths: dict[str, int] = {}
+        for c in sorted(dist, key=_max_depth_by_name.__getitem__):
+            length = dist[c]
+            for parent in _parents_by_name[c]:
+                if paths[parent] + 1 < length:
+                    length = paths[parent] + 1
+            paths[c] = length
         order = sorted(dist, key=lambda c: (-_min_depth_by_name[c], c != name, c))
         found = _walk_cache[name] = (
             tuple(
-                (c, _max_depth_by_name[c] + 1, _path_distance(name, c, False),
+                (c, _max_depth_by_name[c] + 1, paths[c],
                  c != name and _min_depth_by_name[c] == 0 and _ROOT < c)
                 for c in order
             ),
