@@ -613,6 +613,13 @@ class _Senses:
     # hypernym (or synset) -> (bit mask of the synsets having it, (synset, path length) pairs
     # shortest path first, the shortest of those path lengths)
     holders: dict[str, tuple[int, tuple[tuple[int, int], ...], int]]
+    # (2D / (m + 2D), hypernym, D, m, synset with the path m): the most a pair with
+    # that subsumer could score, greatest first (D its depth, m the group's shortest path)
+    tops: tuple[tuple[float, str, int, int, int], ...]
+    ancestors: tuple[dict[str, int], ...]  # each synset's hypernyms (and itself)
+    # (root path, synset) of the shortest root path, over all synsets and over non-nouns
+    root_any: tuple[int, int]
+    root_non_noun: Optional[tuple[int, int]]
 
 
 _senses_cache: dict[frozenset[SynsetKey], _Senses] = {}
@@ -635,11 +642,68 @@ def _senses(keys: frozenset[SynsetKey]) -> _Senses:
                 min(length for _, length in pairs))
             for c, pairs in members.items()
         }
+        tops = []
+        for c, (_, pairs, shortest) in holders.items():
+            depth = _max_depth_by_name[c] + 1
+            tops.append(((2.0 * depth) / (shortest + depth + depth), c, depth, shortest, pairs[0][0]))
+        tops.sort(key=lambda top: (-top[0], top[1]))
         nouns = tuple(k[0] == "n" for k in ordered)
         found = _senses_cache[keys] = _Senses(
-            walks, sum(1 << i for i, noun in enumerate(nouns) if noun), tuple(root_paths), holders
+            walks, sum(1 << i for i, noun in enumerate(nouns) if noun), tuple(root_paths), holders,
+            tuple(tops), tuple(_distances(name, False) for name in names),
+            min((length, i) for i, length in enumerate(root_paths)),
+            min(((length, i) for i, length in enumerate(root_paths) if not nouns[i]), default=None),
         )
     return found
+
+
+def _bound_reached(mine: _Senses, other: _Senses) -> Optional[float]:
+    """The best Wu-Palmer of two groups when one pair reaches the bound on all pairs, else None.
+
+    A pair whose subsumer is the common hypernym ``c`` scores at most
+    ``2D / (m1 + m2 + 2D)``, with ``m1`` and ``m2`` the two groups' shortest paths
+    to ``c`` (the same float expression NLTK evaluates, which only falls as the
+    paths grow); pairs with the simulated root score at most ``2 / (r1 + r2 + 2)``
+    with the shortest root paths. When the pair behind the greatest bound has
+    ``c`` as its subsumer, it scores exactly that bound, which is then the best.
+    """
+    holders = other.holders
+    bound = 0.0
+    behind = None
+    for alone, c, depth, shortest, index in mine.tops:
+        if alone <= bound:
+            break
+        held = holders.get(c)
+        if held is None:
+            continue
+        value = (2.0 * depth) / (shortest + depth + held[2] + depth)
+        if value > bound:
+            bound = value
+            behind = (c, index, held[1][0][0])
+    # The pairs NLTK simulates a root for (those with a non-noun) with the shortest root paths.
+    rooted = [(a[0] + b[0], a[1], b[1]) for a, b in ((mine.root_non_noun, other.root_any),
+                                                     (mine.root_any, other.root_non_noun)) if a and b]
+    if behind is None:  # no common hypernym: every pair scores 0 or with the simulated root
+        return 2.0 / (min(rooted)[0] + 1 + 1) if rooted else 0.0
+    if rooted:
+        total, index, other_index = min(rooted)
+        root_value = 2.0 / (total + 1 + 1)
+        if root_value > bound:
+            x, walk, _ = mine.walks[index]
+            above_y = other.ancestors[other_index]
+            for subsumer, _, _, to_root in walk:
+                if subsumer in above_y:
+                    return root_value if to_root else None
+            return root_value
+    c, index, other_index = behind
+    x, walk, _ = mine.walks[index]
+    above_y = other.ancestors[other_index]
+    for subsumer, _, _, to_root in walk:
+        if subsumer in above_y:
+            if subsumer != c or (to_root and (x[0] != "n" or not other.noun_mask >> other_index & 1)):
+                return None
+            return bound
+    return None
 
 
 def best_wup(first: frozenset[SynsetKey], second: frozenset[SynsetKey]) -> float:
@@ -661,13 +725,17 @@ def best_wup(first: frozenset[SynsetKey], second: frozenset[SynsetKey]) -> float
     """
     if not first or not second:
         return 0.0
+    mine = _senses(first)
     other = _senses(second)
+    found = _bound_reached(mine, other)
+    if found is not None:
+        return found
     holders = other.holders.get
     root_paths = other.root_paths
     everyone = (1 << len(root_paths)) - 1
     noun_mask = other.noun_mask
     best = 0.0
-    walks = _senses(first).walks
+    walks = mine.walks
     if not first.isdisjoint(second):
         walks = sorted(walks, key=lambda entry: entry[0] not in second)
     for x, walk, root_x in walks:
