@@ -709,9 +709,11 @@ def _bound_reached(mine: _Senses, other: _Senses) -> Optional[float]:
 def best_wup(first: frozenset[SynsetKey], second: frozenset[SynsetKey]) -> float:
     """``max(wup_from_keys(x, y) for x in first for y in second)``, 0.0 for none.
 
-    Scores every pair as :func:`wup_from_keys` does, but finds the subsumers of one
-    synset ``x`` with all synsets ``y`` of the other group in one walk down ``x``'s
-    candidate subsumers (see :func:`_walk`): the first that ``y`` also has is the
+    Most group pairs are settled by :func:`_bound_reached`, which checks one pair
+    against a bound on all of them. Otherwise scores every pair as
+    :func:`wup_from_keys` does, but finds the subsumers of one synset ``x`` with
+    all synsets ``y`` of the other group in one walk down ``x``'s candidate
+    subsumers (see :func:`_walk`): the first that ``y`` also has is the
     subsumer of ``(x, y)``, or the simulated root in its place. The synsets ``y``
     that share a subsumer ``c`` share its depth ``D`` and the path length ``L`` from
     ``x``, so ``2D / (L + 2D + m)``, with ``m`` the shortest path to ``c`` in the
