@@ -558,13 +558,68 @@ def wup_from_keys(first: SynsetKey, second: SynsetKey) -> float:
     return cached
 
 
+_walk_cache: dict[str, tuple[tuple[tuple[str, int, int, bool], ...], int]] = {}
+
+
+def _walk(name: str) -> tuple[tuple[tuple[str, int, int, bool], ...], int]:
+    """The candidate subsumers of a synset in the order NLTK prefers them, and its root path.
+
+    Each hypernym (or the synset itself) comes as ``(name, depth, path length, to
+    root)``: ``depth`` is NLTK's Wu-Palmer depth (``max_depth() + 1``), ``path
+    length`` its ``shortest_path_distance`` from the synset (the same with or without
+    the simulated root, since a path through the root is longer), and ``to root``
+    whether NLTK takes the simulated root instead when it simulates one (minimum
+    depth 0 and named after ``*ROOT*``). The order is NLTK's
+    ``lowest_common_hypernyms(use_min_depth=True)`` followed by its preference for
+    the synset itself: greatest minimum depth first, the synset before its equals,
+    then by name. So for any other synset, the first entry it also has is the
+    subsumer of the pair. The root path is the path length to the simulated root.
+    """
+    found = _walk_cache.get(name)
+    if found is None:
+        dist = _distances(name, False)
+        for c in dist:
+            _depths(c)
+        # NLTK's shortest_path_distance to a hypernym c goes up from the synset to
+        # some common hypernym and down to c, so it is the direct distance or one
+        # more than the distance to a parent of c; parents have lower max depth.
+        paths: dict[str, int] = {}
+        for c in sorted(dist, key=_max_depth_by_name.__getitem__):
+            length = dist[c]
+            for parent in _parents_by_name[c]:
+                if paths[parent] + 1 < length:
+                    length = paths[parent] + 1
+            paths[c] = length
+        order = sorted(dist, key=lambda c: (-_min_depth_by_name[c], c != name, c))
+        found = _walk_cache[name] = (
+            tuple(
+                (c, _max_depth_by_name[c] + 1, paths[c],
+                 c != name and _min_depth_by_name[c] == 0 and _ROOT < c)
+                for c in order
+            ),
+            _distances(name, True)[_ROOT],
+        )
+    return found
+
+
 @dataclass(frozen=True)
 class _Senses:
     """The synsets of one group, with what Wu-Palmer needs to score them all at once."""
 
-    names: tuple[str, ...]
-    nouns: tuple[bool, ...]
-    holders: dict[str, tuple[int, ...]]  # hypernym (or synset) -> which of the synsets have it
+    # each synset's key, candidate subsumers and root path (see _walk), in key order
+    walks: tuple[tuple[SynsetKey, tuple[tuple[str, int, int, bool], ...], int], ...]
+    noun_mask: int  # bit i set when synset i is a noun
+    root_paths: tuple[int, ...]  # each synset's path length to the simulated root
+    # hypernym (or synset) -> (bit mask of the synsets having it, (synset, path length) pairs
+    # shortest path first, the shortest of those path lengths)
+    holders: dict[str, tuple[int, tuple[tuple[int, int], ...], int]]
+    # (2D / (m + 2D), hypernym, D, m, synset with the path m): the most a pair with
+    # that subsumer could score, greatest first (D its depth, m the group's shortest path)
+    tops: tuple[tuple[float, str, int, int, int], ...]
+    ancestors: tuple[dict[str, int], ...]  # each synset's hypernyms (and itself)
+    # (root path, synset) of the shortest root path, over all synsets and over non-nouns
+    root_any: tuple[int, int]
+    root_non_noun: Optional[tuple[int, int]]
 
 
 _senses_cache: dict[frozenset[SynsetKey], _Senses] = {}
@@ -575,27 +630,96 @@ def _senses(keys: frozenset[SynsetKey]) -> _Senses:
     if found is None:
         ordered = sorted(keys)
         names = tuple(_synset_name(k) for k in ordered)
-        holders: dict[str, list[int]] = {}
-        for index, name in enumerate(names):
-            for ancestor in _distances(name, False):
-                holders.setdefault(ancestor, []).append(index)
-        found = _senses_cache[keys] = _Senses(names, tuple(k[0] == "n" for k in ordered),
-                                              {a: tuple(v) for a, v in holders.items()})
+        members: dict[str, list[tuple[int, int]]] = {}
+        walks = tuple((key, *_walk(name)) for key, name in zip(ordered, names))
+        root_paths = []
+        for index, (_, walk, root_path) in enumerate(walks):
+            root_paths.append(root_path)
+            for c, _, length, _ in walk:
+                members.setdefault(c, []).append((index, length))
+        holders = {
+            c: (sum(1 << i for i, _ in pairs), tuple(sorted(pairs, key=lambda pair: (pair[1], pair[0]))),
+                min(length for _, length in pairs))
+            for c, pairs in members.items()
+        }
+        tops = []
+        for c, (_, pairs, shortest) in holders.items():
+            depth = _max_depth_by_name[c] + 1
+            tops.append(((2.0 * depth) / (shortest + depth + depth), c, depth, shortest, pairs[0][0]))
+        tops.sort(key=lambda top: (-top[0], top[1]))
+        nouns = tuple(k[0] == "n" for k in ordered)
+        found = _senses_cache[keys] = _Senses(
+            walks, sum(1 << i for i, noun in enumerate(nouns) if noun), tuple(root_paths), holders,
+            tuple(tops), tuple(_distances(name, False) for name in names),
+            min((length, i) for i, length in enumerate(root_paths)),
+            min(((length, i) for i, length in enumerate(root_paths) if not nouns[i]), default=None),
+        )
     return found
+
+
+def _bound_reached(mine: _Senses, other: _Senses) -> Optional[float]:
+    """The best Wu-Palmer of two groups when one pair reaches the bound on all pairs, else None.
+
+    A pair whose subsumer is the common hypernym ``c`` scores at most
+    ``2D / (m1 + m2 + 2D)``, with ``m1`` and ``m2`` the two groups' shortest paths
+    to ``c`` (the same float expression NLTK evaluates, which only falls as the
+    paths grow); pairs with the simulated root score at most ``2 / (r1 + r2 + 2)``
+    with the shortest root paths. When the pair behind the greatest bound has
+    ``c`` as its subsumer, it scores exactly that bound, which is then the best.
+    """
+    holders = other.holders
+    bound = 0.0
+    behind = None
+    for alone, c, depth, shortest, index in mine.tops:
+        if alone <= bound:
+            break
+        held = holders.get(c)
+        if held is None:
+            continue
+        value = (2.0 * depth) / (shortest + depth + held[2] + depth)
+        if value > bound:
+            bound = value
+            behind = (c, index, held[1][0][0])
+    # The pairs NLTK simulates a root for (those with a non-noun) with the shortest root paths.
+    rooted = [(a[0] + b[0], a[1], b[1]) for a, b in ((mine.root_non_noun, other.root_any),
+                                                     (mine.root_any, other.root_non_noun)) if a and b]
+    if behind is None:  # no common hypernym: every pair scores 0 or with the simulated root
+        return 2.0 / (min(rooted)[0] + 1 + 1) if rooted else 0.0
+    if rooted:
+        total, index, other_index = min(rooted)
+        root_value = 2.0 / (total + 1 + 1)
+        if root_value > bound:
+            x, walk, _ = mine.walks[index]
+            above_y = other.ancestors[other_index]
+            for subsumer, _, _, to_root in walk:
+                if subsumer in above_y:
+                    return root_value if to_root else None
+            return root_value
+    c, index, other_index = behind
+    x, walk, _ = mine.walks[index]
+    above_y = other.ancestors[other_index]
+    for subsumer, _, _, to_root in walk:
+        if subsumer in above_y:
+            if subsumer != c or (to_root and (x[0] != "n" or not other.noun_mask >> other_index & 1)):
+                return None
+            return bound
+    return None
 
 
 def best_wup(first: frozenset[SynsetKey], second: frozenset[SynsetKey]) -> float:
     """``max(wup_from_keys(x, y) for x in first for y in second)``, 0.0 for none.
 
-    Scores every pair as :func:`wup_from_keys` does, but finds the subsumers of one
-    synset ``x`` with all synsets ``y`` of the other group in one walk down ``x``'s
-    hypernyms (deepest minimum depth first): the first hypernym that ``y`` also has
-    is ``y``'s subsumer. The synsets ``y`` that share a subsumer ``c`` share its depth
-    ``D`` and the path length ``L`` from ``x`` to it, so ``2D / (L + 2D)`` bounds all
-    of them (their own path length is at least 0, and at least 1 unless ``y`` is
-    ``c``); groups that cannot beat the best so far are not measured. No value
-    exceeds 1, so the search stops at 1. Shared synsets go first, as they most
-    often reach it.
+    Most group pairs are settled by :func:`_bound_reached`, which checks one pair
+    against a bound on all of them. Otherwise scores every pair as
+    :func:`wup_from_keys` does, but finds the subsumers of one synset ``x`` with
+    all synsets ``y`` of the other group in one walk down ``x``'s candidate
+    subsumers (see :func:`_walk`): the first that ``y`` also has is the
+    subsumer of ``(x, y)``, or the simulated root in its place. The synsets ``y``
+    that share a subsumer ``c`` share its depth ``D`` and the path length ``L`` from
+    ``x``, so ``2D / (L + 2D + m)``, with ``m`` the shortest path to ``c`` in the
+    group, bounds all of them; groups that cannot beat the best so far are not
+    scored one by one. No value exceeds 1, so the search stops at 1. Shared synsets
+    go first, as they most often reach it.
 
     >>> best_wup(synset_keys("dog"), synset_keys("dog")) == max(
     ...     wup_from_keys(x, y) for x in synset_keys("dog") for y in synset_keys("dog"))
@@ -603,74 +727,61 @@ def best_wup(first: frozenset[SynsetKey], second: frozenset[SynsetKey]) -> float
     """
     if not first or not second:
         return 0.0
+    mine = _senses(first)
     other = _senses(second)
-    other_names = other.names
-    other_nouns = other.nouns
-    holders = other.holders
-    n_other = len(other_names)
-    other_index = {name: index for index, name in enumerate(other_names)}
-    min_depth = _min_depth_by_name
-    max_depth = _max_depth_by_name
+    found = _bound_reached(mine, other)
+    if found is not None:
+        return found
+    holders = other.holders.get
+    root_paths = other.root_paths
+    everyone = (1 << len(root_paths)) - 1
+    noun_mask = other.noun_mask
     best = 0.0
-    for x in sorted(first, key=lambda k: (k not in second, k)):
-        n1 = _synset_name(x)
-        x_noun = x[0] == "n"
-        # Subsumer of each synset of the other group, grouped: subsumer -> indices.
-        found: list[tuple[str, list[int]]] = []
-        seen = [False] * n_other
-        left = n_other
-        for c in _subsumer_order(n1):
-            hit = holders.get(c)
-            if hit is None:
+    walks = mine.walks
+    if not first.isdisjoint(second):
+        walks = sorted(walks, key=lambda entry: entry[0] not in second)
+    for x, walk, root_x in walks:
+        # Pairs with a non-noun get NLTK's simulated root.
+        simulated = everyone & ~noun_mask if x[0] == "n" else everyone
+        seen = 0
+        for c, depth, len1, to_root in walk:
+            held = holders(c)
+            if held is None:
                 continue
-            fresh = [index for index in hit if not seen[index]]
-            if fresh:
-                for index in fresh:
-                    seen[index] = True
-                found.append((c, fresh))
-                left -= len(fresh)
-                if not left:
-                    break
-        if left:
-            found.append((None, [index for index in range(n_other) if not seen[index]]))
-        mind_n1 = min_depth[n1]
-        below = holders.get(n1, ())
-        # Within a group, the subsumer still depends on two facts about y: whether
-        # NLTK simulates a root for the pair, and whether y lies below x.
-        if x_noun:
-            kinds = [0 if noun else 2 for noun in other_nouns]
-        else:
-            kinds = [2] * n_other
-        for index in below:
-            kinds[index] += 1
-        for c, indices in found:
-            buckets: dict[int, list[int]] = {}
-            for index in indices:
-                buckets.setdefault(kinds[index], []).append(index)
-            for kind, members in buckets.items():
-                simulate_root = kind >= 2
-                subsumer = c
-                if subsumer is None:
-                    if not simulate_root:
-                        continue
-                    subsumer = _ROOT
-                elif simulate_root and min_depth[subsumer] == 0:
-                    subsumer = _ROOT  # the simulated root ties at depth 0 and sorts first by name
-                if kind & 1 and subsumer != n1 and mind_n1 == min_depth[subsumer]:
-                    subsumer = n1  # NLTK prefers the first synset itself among the lowest ones
-                depth = max_depth[subsumer] + 1
-                if depth / (depth + 1) <= best and subsumer != n1 and other_index.get(subsumer) not in members:
-                    continue  # both paths are at least 1 long: none can beat the best
-                len1 = _path_distance(n1, subsumer, simulate_root)
-                if len1 is None or (2.0 * depth) / (len1 + depth + depth) <= best:
-                    continue
-                for index in members:
-                    len2 = _path_distance(other_names[index], subsumer, simulate_root)
-                    if len2 is None:
-                        continue
-                    value = (2.0 * depth) / (len1 + depth + len2 + depth)
-                    if value > best:
-                        best = value
-            if best >= 1.0:
-                return best
+            mask, pairs, shortest = held
+            fresh = mask & ~seen
+            if not fresh:
+                continue
+            seen |= fresh
+            if to_root and fresh & simulated:
+                for index, len2 in pairs:
+                    if fresh >> index & 1:
+                        if simulated >> index & 1:
+                            value = 2.0 / (root_x + 1 + root_paths[index] + 1)
+                        else:
+                            value = (2.0 * depth) / (len1 + depth + len2 + depth)
+                        if value > best:
+                            best = value
+            elif (2.0 * depth) / (len1 + depth + shortest + depth) > best:
+                # The pairs go shortest path first, and the value falls as the path grows.
+                for index, len2 in pairs:
+                    if fresh >> index & 1:
+                        value = (2.0 * depth) / (len1 + depth + len2 + depth)
+                        if value > best:
+                            best = value
+                        break
+            if seen == everyone:
+                break
+        # No common hypernym: the simulated root where NLTK simulates one, else 0.
+        rootless = everyone & ~seen & simulated
+        index = 0
+        while rootless:
+            if rootless & 1:
+                value = 2.0 / (root_x + 1 + root_paths[index] + 1)
+                if value > best:
+                    best = value
+            rootless >>= 1
+            index += 1
+        if best >= 1.0:
+            return best
     return best
