@@ -35,7 +35,6 @@ from protoqa_metric.signature import make_signature
 
 __all__ = [
     "SIMILARITIES",
-    "DATA_DIR_ENV",
     "PARQUET_ENV",
     "LEADERBOARD_ENV",
     "load_split",
@@ -53,7 +52,6 @@ __all__ = [
 ]
 
 SIMILARITIES = ("wordnet", "exact_match")
-DATA_DIR_ENV = "PROTOQA_DATA_DIR"
 PARQUET_ENV = "PROTOQA_PARQUET"
 LEADERBOARD_ENV = "PROTOQA_LEADERBOARD_FILE"
 """Where ``protoqa_test`` writes the leaderboard file (default ``protoqa_test.leaderboard.jsonl``)."""
@@ -72,8 +70,9 @@ def load_split(protoqa_config: str, protoqa_split: str, data_dir: Optional[str] 
 
     from protoqa_dataset.parsing import question_to_row
     from protoqa_dataset.schema import FEATURES
+    from protoqa_dataset.sources import data_dir_from_env
 
-    data_dir = data_dir or os.environ.get(DATA_DIR_ENV, "").strip() or None
+    data_dir = data_dir or data_dir_from_env()
     parquet = parquet or os.environ.get(PARQUET_ENV, "").strip() or None
     if data_dir is None and parquet is not None:
         split = datasets.load_dataset(parquet, protoqa_config, split=protoqa_split)
