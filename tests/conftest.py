@@ -1,4 +1,4 @@
-"""Shared fixtures: where the read-only copies of the public data live."""
+"""Shared fixtures: where the read-only copies of the public data live; one torch thread."""
 
 from __future__ import annotations
 
@@ -16,3 +16,17 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip("../shared/data is not available")
     return SHARED_DATA
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """Tiny models run much faster on one thread than on two contended CPU cores.
+
+    Modules that run a model use it with ``pytestmark = pytest.mark.usefixtures("one_torch_thread")``.
+    """
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

@@ -82,13 +82,7 @@ def lines_of(questions):
     return [training_line(q.question, c.answers[0]) for q in questions for c in q.clusters]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread():
-    """The tiny model runs much faster on one thread than on two contended CPU cores."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")
