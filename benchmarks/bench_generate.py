@@ -7,7 +7,7 @@ temperature 0.69, top_k 0, at most 10 new tokens), alternating so that load on a
 machine hits both alike:
 
 * baseline: ``model.generate(prompt, do_sample=True, ...)`` once per sample;
-* batched: :func:`protoqa_metric.generation.iter_prompt_samples` (``num_return_sequences``,
+* batched: :func:`protoqa_integrations.generation.iter_prompt_samples` (``num_return_sequences``,
   KV cache, ``--batch-size`` sequences per forward pass, stop at newline or period).
 
 It prints samples per second of each, their ratio, and the wall time of the full ProtoQA
@@ -40,7 +40,7 @@ def build_model_and_tokenizer(seed: int = 0):
     from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
 
     from protoqa_metric import read_targets
-    from protoqa_metric.prompts import question_to_prompt
+    from protoqa_integrations.prompts import question_to_prompt
 
     texts = [question_to_prompt(q.question) for q in read_targets(DEV).values()]
     backend = Tokenizer(models.BPE())
@@ -73,7 +73,7 @@ def baseline(model, tokenizer, prompts, samples_per_prompt: int) -> tuple[int, f
 
 def batched(model, tokenizer, prompts, samples_per_prompt: int, batch_size: int) -> tuple[int, float]:
     """The project's sampler."""
-    from protoqa_metric.generation import SamplingConfig, iter_prompt_samples
+    from protoqa_integrations.generation import SamplingConfig, iter_prompt_samples
 
     config = SamplingConfig(num_samples=samples_per_prompt, batch_size=batch_size, seed=42)
     start = time.perf_counter()

@@ -10,7 +10,7 @@ What is measured, in one run:
 1. Baseline: the straightforward implementation of SPEC section 1 — for each of
    the ten metrics, every (prediction, cluster string) WordNet similarity is
    computed by enumerating all partition pairs, with no caching
-   (``protoqa_metric.spec_reference``). Its scores are checked against ours.
+   (``spec_reference``). Its scores are checked against ours.
 2. Ours: ``evaluate_predictions`` for the same ten metrics, WordNet loaded but
    every similarity cache cleared first.
 3. The whole command ``protoqa-eval TARGETS PREDICTIONS --similarity wordnet --json``
@@ -42,15 +42,16 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests"))  # the plain-Python reference implementation of the SPEC
 
 from protoqa_metric import evaluate_predictions, read_predictions, read_targets  # noqa: E402
-from protoqa_metric import similarity as sim_module  # noqa: E402
-from protoqa_metric import text as text_module  # noqa: E402
-from protoqa_metric import wordnet_access  # noqa: E402
+from protoqa_core import similarity as sim_module  # noqa: E402
+from protoqa_core import text as text_module  # noqa: E402
+from protoqa_core import wordnet_access  # noqa: E402
 from protoqa_metric.metrics import STANDARD_METRICS  # noqa: E402
-from protoqa_metric.readers import Cluster, Question  # noqa: E402
-from protoqa_metric.similarity import SIMILARITIES, collect_approximations, get_similarity  # noqa: E402
-from protoqa_metric.spec_reference import reference_question_score, reference_wordnet_similarity  # noqa: E402
+from protoqa_core.readers import Cluster, Question  # noqa: E402
+from protoqa_core.similarity import SIMILARITIES, collect_approximations, get_similarity  # noqa: E402
+from spec_reference import reference_question_score, reference_wordnet_similarity  # noqa: E402
 
 
 def clear_caches() -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from protoqa_metric import __version__
+from protoqa_core import __version__
 
 from .clustering import CLUSTERINGS, Clusterer, GMeansClusterer, HACClusterer, XMeansClusterer, make_clusterer
 from .defaults import DEFAULTS
@@ -76,7 +76,7 @@ def evaluate_module_path(name: str = "probeval") -> str:
     """
     import warnings
 
-    from protoqa_metric import evaluate_module_path as module_path
+    from protoqa_core.module_paths import evaluate_module_path as module_path
 
     with warnings.catch_warnings():  # re-issued below, pointing at the caller
         warnings.simplefilter("ignore", DeprecationWarning)

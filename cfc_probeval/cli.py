@@ -24,7 +24,7 @@ import warnings
 from pathlib import Path
 from typing import Optional, Sequence
 
-from protoqa_metric.cli_io import (
+from protoqa_core.cli_io import (
     OneLineParser,
     check_output_file,
     finite_json,
@@ -180,7 +180,7 @@ def build_compare_parser() -> argparse.ArgumentParser:
 
 def _compare(argv: Sequence[str]) -> int:
     from .probeval import ProbEval
-    from .validation.leaderboard import compare_probeval
+    from .compare import compare_probeval
 
     args = build_compare_parser().parse_args(argv)
     try:

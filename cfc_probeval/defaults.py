@@ -1,8 +1,8 @@
 """Default settings of ProbEval, in one place so the card, CLI and module agree.
 
 The clustering parameters and matching thresholds are the values the agreement study
-chose on ProtoQA dev and CFC dev (``reports/validation.md``, "Parameters of the
-automatic settings"; regenerate with ``python -m cfc_probeval.validation study``): for
+chose on ProtoQA dev and CFC dev (``studies/reports/validation.md``, "Parameters of the
+automatic settings"; regenerate with ``python -m studies.validation study``): for
 each group, the grid value with the highest Spearman correlation with the gold KL,
 averaged over the four samplings and the two dev sets.
 """

@@ -1,9 +1,8 @@
-"""The warning category of ProbEval, and the error it shares with the ProtoQA metric."""
+"""The warning category of ProbEval, and the input error shared by the whole project (``protoqa_core``)."""
 
 from __future__ import annotations
 
-from protoqa_metric.metrics import ProtoQAWarning
-from protoqa_metric.readers import DataFormatError
+from protoqa_core.readers import DataFormatError, ProtoQAWarning
 
 __all__ = ["ProbEvalWarning", "DataFormatError"]
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
 
-from protoqa_metric.readers import (
+from protoqa_core.readers import (
     Cluster,
     DataFormatError,
     Question,
@@ -36,7 +36,7 @@ from protoqa_metric.readers import (
     read_prediction_lists,
     read_text,
 )
-from protoqa_metric.readers import read_targets as _read_targets
+from protoqa_core.readers import read_targets as _read_targets
 
 from .errors import ProbEvalWarning
 
@@ -114,7 +114,7 @@ def answer_counts_from_clusters(clusters: Sequence[Cluster],
 
 
 def ground_truth_from_question(question: Question) -> GroundTruth:
-    """Ground truth from a :class:`~protoqa_metric.readers.Question` (as read from a targets file).
+    """Ground truth from a :class:`~protoqa_core.readers.Question` (as read from a targets file).
 
     A question with raw answers but no clusters uses all its raw answers.
 
@@ -161,7 +161,7 @@ def raw_answer_counts(value: Any, question_id: Optional[str] = None) -> Optional
     >>> raw_answer_counts(["night"], "q1")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    protoqa_metric.readers.DataFormatError: question 'q1': raw answers must be ...; got a list of str
+    protoqa_core.readers.DataFormatError: question 'q1': raw answers must be ...; got a list of str
     """
     if value is None:
         return None

@@ -25,8 +25,8 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from protoqa_metric.similarity import _span_index, wordnet_similarity
-from protoqa_metric.text import content_tokens
+from protoqa_core.similarity import _span_index, wordnet_similarity
+from protoqa_core.text import content_tokens
 
 from .defaults import check_option
 from .embedders import Embedder, unit_rows
@@ -104,7 +104,7 @@ class _BoundedCache(dict):
 class WordNetMatcher(Matcher):
     """A sample belongs to every cluster holding a string it fully WordNet-matches (similarity 1).
 
-    Uses :func:`protoqa_metric.similarity.wordnet_similarity`. Two strings that share
+    Uses :func:`protoqa_core.similarity.wordnet_similarity`. Two strings that share
     no content token and no WordNet synset have similarity 0, so for each question an
     index from tokens and synsets to answer strings gives every sample its few
     candidate strings; only those pairs are scored, each at most once per matcher

@@ -1,7 +1,7 @@
 """ProbEval for one question and for a data set: clusters, matching, distributions, KL.
 
 >>> from cfc_probeval.inputs import GroundTruth
->>> from protoqa_metric.readers import Cluster
+>>> from protoqa_core.readers import Cluster
 >>> gt = GroundTruth("q1", (Cluster("q1.0", ("dog",), 6), Cluster("q1.1", ("cat",), 4)))
 >>> result = evaluate_probeval({"q1": gt}, {"q1": ["dog"] * 6 + ["cat"] * 4}, clustering="human")
 >>> round(result.kl, 6)
@@ -19,8 +19,8 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
-from protoqa_metric.readers import Question, preview_ids
-from protoqa_metric.text import normalize_prediction
+from protoqa_core.readers import Question, preview_ids
+from protoqa_core.text import normalize_prediction
 
 from .clustering import CLUSTERINGS, Clusterer, make_clusterer
 from .defaults import DEFAULTS, check_settings, check_option
@@ -138,7 +138,7 @@ class ProbEvalResult:
         """One flat row per (question, cluster), for a CSV table or a plot.
 
         >>> from cfc_probeval.inputs import GroundTruth
-        >>> from protoqa_metric.readers import Cluster
+        >>> from protoqa_core.readers import Cluster
         >>> gt = GroundTruth("q1", (Cluster("q1.0", ("dog",), 6),))
         >>> [r["cluster"] for r in evaluate_probeval([gt], {"q1": ["dog"]}, clustering="human").cluster_rows()]
         ['q1.0', 'wrong']
@@ -263,7 +263,7 @@ class ProbEval:
             f"n:{num_questions}",
         ]
         if isinstance(self.matcher, WordNetMatcher):
-            from protoqa_metric.wordnet_access import wordnet_version
+            from protoqa_core.wordnet_access import wordnet_version
 
             parts.append(f"wordnet:{wordnet_version()}")
         parts.append(f"version:{__version__}")
@@ -300,7 +300,7 @@ class ProbEval:
         ``samples`` maps each sampled answer to how often it was sampled; ``clusters``
         (default: :meth:`clusters_for`) can be given to reuse a clustering.
 
-        >>> from protoqa_metric.readers import Cluster
+        >>> from protoqa_core.readers import Cluster
         >>> gt = GroundTruth("q1", (Cluster("q1.0", ("dog",), 6), Cluster("q1.1", ("cat",), 4)))
         >>> r = ProbEval("human").score_question(gt, {"dog": 10})
         >>> [round(c.p_h, 3) for c in r.clusters]
@@ -436,13 +436,13 @@ def evaluate_probeval(targets: Any, samples: Mapping[str, Any], *, clustering: U
 
     Args:
         targets: question id -> :class:`~cfc_probeval.inputs.GroundTruth` or
-            :class:`~protoqa_metric.readers.Question` (as from ``read_targets``), or a
+            :class:`~protoqa_core.readers.Question` (as from ``read_targets``), or a
             sequence of them.
         samples: question id -> sampled answers with repetition (a list), ``{answer:
             count}`` or ``[[answer, count], ...]``.
         clustering, matching: see :class:`ProbEval`; the defaults are HAC and WordNet.
         ignore_unknown: drop samples for ids not in ``targets`` (with a warning)
-            instead of raising :class:`~protoqa_metric.readers.DataFormatError`.
+            instead of raising :class:`~protoqa_core.readers.DataFormatError`.
         only_sampled: leave out questions absent from ``samples``; by default they are
             scored like questions with no samples (smoothed empty distribution).
         progress: show a progress bar on stderr.

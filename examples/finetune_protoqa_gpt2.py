@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from protoqa_metric.prompts import training_line
-from protoqa_metric.rows import questions_from_rows
+from protoqa_integrations.prompts import training_line
+from protoqa_core.rows import questions_from_rows
 
 
 @dataclass
@@ -153,7 +153,7 @@ def main(argv: Optional[Sequence[str]] = None) -> dict[str, float]:
     example, training_args = parse_args(argv)
     from transformers import AutoModelForCausalLM, AutoTokenizer, Trainer, set_seed
 
-    from protoqa_metric.training import ProtoQAEvalCallback
+    from protoqa_integrations.training import ProtoQAEvalCallback
 
     set_seed(training_args.seed)
     train_rows = load_rows(example, example.train_config or example.dataset_config, example.train_split)

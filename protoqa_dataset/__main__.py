@@ -14,7 +14,7 @@ import argparse
 import sys
 from typing import Optional, Sequence
 
-from protoqa_metric.readers import DataFormatError
+from protoqa_core.readers import DataFormatError
 
 from .sources import CONFIG_NAMES, DATA_DIR_ENV, SourceError
 

@@ -26,8 +26,8 @@ from typing import Any, Iterator, Optional, Union
 import datasets
 from datasets.utils import logging as ds_logging
 
-from protoqa_metric import readers as _readers
-from protoqa_metric.citations import PROBEVAL_CITATION, PROTOQA_CITATION
+from protoqa_core import readers as _readers
+from protoqa_core.citations import PROBEVAL_CITATION, PROTOQA_CITATION
 
 from . import parsing as _parsing
 from . import schema as _schema

@@ -1,8 +1,8 @@
 """Turn a ProtoQA/CFC JSONL file into dataset rows (see :mod:`protoqa_dataset.schema`).
 
-Parsing and its errors are :func:`protoqa_metric.readers.read_targets`': malformed
+Parsing and its errors are :func:`protoqa_core.readers.read_targets`': malformed
 JSON, a missing id or question, a cluster count that is not a non-negative integer
-and duplicate question ids all raise :class:`~protoqa_metric.readers.DataFormatError`
+and duplicate question ids all raise :class:`~protoqa_core.readers.DataFormatError`
 naming the file and line. On top of that this module checks what a split promises:
 answered splits need clusters on every question, the test split must have none.
 
@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 from typing import Any, Union
 
-from protoqa_metric.readers import DataFormatError, Question, read_targets
+from protoqa_core.readers import DataFormatError, Question, read_targets
 
 __all__ = ["question_to_row", "read_rows"]
 
@@ -30,7 +30,7 @@ def question_to_row(question: Question) -> dict[str, Any]:
     ``num_answers`` is the sum of the cluster counts, the quantity the metric
     normalises by; the file's own ``num`` block is not copied (it can be stale).
 
-    >>> from protoqa_metric.readers import Cluster
+    >>> from protoqa_core.readers import Cluster
     >>> row = question_to_row(Question("q1", "name a pet", (Cluster("q1.0", ("dog", "puppy"), 6),)))
     >>> row["clusters"], row["num_answers"]
     ({'id': ['q1.0'], 'answers': [['dog', 'puppy']], 'count': [6]}, 6)

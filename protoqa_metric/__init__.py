@@ -8,10 +8,8 @@
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
-from pathlib import Path
-
+from protoqa_core import __version__
+from protoqa_core.module_paths import evaluate_module_path
 from .metrics import (
     PAPER_METRICS,
     STANDARD_METRICS,
@@ -21,12 +19,12 @@ from .metrics import (
     evaluate_predictions,
     metric_specs,
 )
-from .readers import Cluster, DataFormatError, Question, clusters_from_records, read_predictions, read_targets
-from .rows import question_from_row, questions_from_rows
+from protoqa_core.readers import Cluster, DataFormatError, Question, clusters_from_records, read_predictions, read_targets
+from protoqa_core.rows import question_from_row, questions_from_rows
 from .scoring import QuestionScore, oracle_score, score_matrix, score_question, similarity_matrix
-from .similarity import SIMILARITIES, exact_match, get_similarity, lcs_ratio, wordnet_similarity, wup_similarity
-from .text import ENGLISH_STOPWORDS, content_tokens, normalize_prediction
-from .wordnet_access import WordNetUnavailableError, get_wordnet
+from protoqa_core.similarity import SIMILARITIES, exact_match, get_similarity, lcs_ratio, wordnet_similarity, wup_similarity
+from protoqa_core.text import ENGLISH_STOPWORDS, content_tokens, normalize_prediction
+from protoqa_core.wordnet_access import WordNetUnavailableError, get_wordnet
 
 __all__ = [
     "__version__",
@@ -63,47 +61,3 @@ __all__ = [
     "WordNetUnavailableError",
     "get_wordnet",
 ]
-
-
-# module name -> (package holding it, script path inside that package)
-_EVALUATE_MODULES = {
-    "protoqa": ("protoqa_metric", "evaluate_modules/protoqa/protoqa.py"),
-    "probeval": ("cfc_probeval", "evaluate_modules/probeval/probeval.py"),
-}
-_DEPRECATED_MODULES = {  # old name -> (package, script, new name); kept for one release
-    "protoqa_metric": ("protoqa_metric", "protoqa_metric.py", "protoqa"),
-    "cfc_probeval": ("cfc_probeval", "cfc_probeval.py", "probeval"),
-}
-
-
-def evaluate_module_path(name: str = "protoqa") -> str:
-    """Path of the script of an ``evaluate`` module shipped in this distribution: ``protoqa`` or ``probeval``.
-
-    Works from any directory, for an installed wheel as for a checkout. The old
-    names ``protoqa_metric`` and ``cfc_probeval`` still work for one release, with a
-    DeprecationWarning.
-
-    >>> evaluate_module_path("probeval").endswith("probeval.py")
-    True
-    >>> import evaluate  # doctest: +SKIP
-    >>> metric = evaluate.load(evaluate_module_path("protoqa"), "wordnet")  # doctest: +SKIP
-    """
-    import importlib.util
-    import warnings
-
-    if name in _DEPRECATED_MODULES:
-        package, script, new = _DEPRECATED_MODULES[name]
-        warnings.warn(f'the evaluate module name "{name}" is deprecated and will be removed in the next release; '
-                      f'use evaluate_module_path("{new}")', DeprecationWarning, stacklevel=2)
-    elif name in _EVALUATE_MODULES:
-        package, script = _EVALUATE_MODULES[name]
-    else:
-        raise ValueError(f"unknown evaluate module {name!r}; choose one of {', '.join(_EVALUATE_MODULES)}")
-    if package == __name__:
-        folder = Path(__file__).resolve().parent
-    else:  # located without importing it: this package does not import the layers built on it
-        spec = importlib.util.find_spec(package)
-        if spec is None or not spec.submodule_search_locations:
-            raise ModuleNotFoundError(f"package {package!r} is not installed (pip install protoqa-eval)")
-        folder = Path(list(spec.submodule_search_locations)[0]).resolve()
-    return str(folder / script)

@@ -11,10 +11,9 @@ Two systems on the same questions, with a paired bootstrap test:
 
     protoqa-eval compare TARGETS PREDICTIONS_A PREDICTIONS_B [--similarity wordnet] [--json]
 
-From a language model to answers and scores (:mod:`protoqa_metric.generate_cli`):
-
-    protoqa-eval generate MODEL -o ANSWERS.json [--dataset protoqa|cfc] [--split validation|test] ...
-    protoqa-eval score-generated ANSWERS.json [--json]
+The installed ``protoqa-eval`` command is :func:`protoqa_integrations.cli.main`, which adds
+``generate`` and ``score-generated`` (a language model's answers) to these commands;
+``python -m protoqa_metric`` runs this module alone.
 """
 
 from __future__ import annotations
@@ -26,11 +25,11 @@ import warnings
 from typing import Optional, Sequence
 
 from . import __version__
-from .cli_io import OneLineParser, check_output_file, finite_json, int_at_least, run_command, write_output_file
+from protoqa_core.cli_io import OneLineParser, check_output_file, finite_json, int_at_least, run_command, write_output_file
 from .metrics import EvaluationResult, ProtoQAWarning, evaluate_predictions, metric_specs
-from .readers import DataFormatError, read_predictions, read_targets
-from .similarity import SIMILARITIES
-from .wordnet_access import WORDNET_DIR_ENV, WordNetUnavailableError, get_wordnet
+from protoqa_core.readers import DataFormatError, read_predictions, read_targets
+from protoqa_core.similarity import SIMILARITIES
+from protoqa_core.wordnet_access import WORDNET_DIR_ENV, WordNetUnavailableError, get_wordnet
 
 __all__ = ["main", "build_parser", "format_table"]
 
@@ -138,7 +137,7 @@ def build_compare_parser() -> argparse.ArgumentParser:
 
 
 def _compare(argv: Sequence[str]) -> int:
-    from .significance import paired_bootstrap
+    from protoqa_core.significance import paired_bootstrap
 
     args = build_compare_parser().parse_args(argv)
     try:
@@ -196,10 +195,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if args_list and args_list[0] == "compare":
             return run_command("protoqa-eval compare", lambda: _compare(args_list[1:]))
         if args_list and args_list[0] in ("generate", "score-generated"):
-            from . import generate_cli
-
-            command = generate_cli.main if args_list[0] == "generate" else generate_cli.score_main
-            return run_command(f"protoqa-eval {args_list[0]}", lambda: command(args_list[1:]))
+            print(f"protoqa-eval: error: {args_list[0]} is a command of the installed protoqa-eval "
+                  f"(or python -m protoqa_integrations {args_list[0]}), not of python -m protoqa_metric",
+                  file=sys.stderr)
+            return 2
         # The reference evaluator's "evaluate" sub-command: same arguments after it.
         if args_list and args_list[0] == "evaluate":
             args_list = args_list[1:]

@@ -11,11 +11,11 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
-from .readers import DataFormatError, ProtoQAWarning, Question, preview_ids
+from protoqa_core.readers import DataFormatError, ProtoQAWarning, Question, preview_ids
 from .scoring import QuestionScore, score_matrix, similarity_matrix
-from .signature import make_signature
-from .similarity import Similarity, get_similarity
-from .text import normalize_prediction
+from protoqa_core.signature import make_signature
+from protoqa_core.similarity import Similarity, get_similarity
+from protoqa_core.text import normalize_prediction
 
 __all__ = [
     "MetricSpec",
@@ -145,7 +145,7 @@ def evaluate_predictions(
             score 1 (the published behaviour) or, with False, 0.
         progress: show a progress bar on stderr (when stderr is a terminal).
 
-    >>> from protoqa_metric.readers import Question, Cluster
+    >>> from protoqa_core.readers import Question, Cluster
     >>> qs = [Question("q1", "name a pet", (Cluster("q1.0", ("dog",), 6), Cluster("q1.1", ("cat",), 4)))]
     >>> r = evaluate_predictions(qs, {"q1": ["cat", "dog"]}, "exact_match")
     >>> r.scores["max_answers@1"], r.scores["max_answers@all"]
@@ -203,7 +203,7 @@ def evaluate_predictions(
             approximated += len(cut)
             _warn(f"question {qid}: {sim.name} similarity is a lower bound for cluster(s) "
                   f"{preview_ids(sorted({q.clusters[j].id for _, j in cut}))} (a string over "
-                  "the token limit, or the search budget ran out; see protoqa_metric.similarity)")
+                  "the token limit, or the search budget ran out; see protoqa_core.similarity)")
         preds = [normalize_prediction(a) for a in answers]
         per_question[qid] = {
             m.name: score_matrix(matrix, q.clusters, max_answers=m.max_answers, max_incorrect=m.max_incorrect,

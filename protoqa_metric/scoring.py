@@ -12,9 +12,9 @@ from typing import Optional, Sequence, Union
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from .readers import Cluster, DataFormatError
-from .similarity import Similarity, collect_approximations, get_similarity
-from .text import normalize_prediction
+from protoqa_core.readers import Cluster, DataFormatError
+from protoqa_core.similarity import Similarity, collect_approximations, get_similarity
+from protoqa_core.text import normalize_prediction
 
 __all__ = ["QuestionScore", "similarity_matrix", "score_matrix", "score_question", "oracle_score"]
 
@@ -55,7 +55,7 @@ def similarity_matrix(
     long-string rule or an exhausted search budget are appended to it (instead of
     a warning per string pair).
 
-    >>> from protoqa_metric.readers import Cluster
+    >>> from protoqa_core.readers import Cluster
     >>> similarity_matrix(["Age"], [Cluster("c0", ("age", "birthday"), 35)], "exact_match")
     array([[1.]])
     """
@@ -82,10 +82,10 @@ def similarity_matrix(
     if found and approximated is None:
         import warnings
 
-        from .similarity import ApproximationWarning
+        from protoqa_core.similarity import ApproximationWarning
 
         warnings.warn(f"{len(found)} similarity value(s) are lower bounds (long string or search budget; "
-                      "see protoqa_metric.similarity)", ApproximationWarning, stacklevel=2)
+                      "see protoqa_core.similarity)", ApproximationWarning, stacklevel=2)
     return out
 
 
@@ -141,7 +141,7 @@ def score_matrix(
         rounded: round the matrix half-to-even first (WordNet similarities).
 
     >>> import numpy as np
-    >>> from protoqa_metric.readers import Cluster
+    >>> from protoqa_core.readers import Cluster
     >>> cl = [Cluster("a", ("x",), 3), Cluster("b", ("y",), 1)]
     >>> score_matrix(np.array([[1.0, 1.0], [1.0, 0.0]]), cl).score
     1.0
@@ -184,7 +184,7 @@ def score_question(
 ) -> QuestionScore:
     """Score one ranked answer list against one question's clusters.
 
-    >>> from protoqa_metric.readers import Cluster
+    >>> from protoqa_core.readers import Cluster
     >>> clusters = [Cluster("c0", ("age",), 35), Cluster("c1", ("name",), 10)]
     >>> score_question(["name", "age"], clusters, "exact_match", max_answers=1).score
     0.2857142857142857

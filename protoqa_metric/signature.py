@@ -1,46 +1,5 @@
-"""Reproducibility signatures, in the spirit of sacrebleu's.
+"""Moved to :mod:`protoqa_core.signature`; this name is kept for one release."""
 
-A signature is a short ``key:value|key:value`` string printed with every result, so
-that two reported numbers can be checked to come from the same settings.
-"""
+from protoqa_core.moved import alias_module
 
-from __future__ import annotations
-
-from typing import Optional
-
-__all__ = ["make_signature"]
-
-
-def make_signature(
-    similarity: str,
-    metrics: str,
-    missing: str,
-    num_questions: int,
-    all_stopword_match: Optional[bool] = None,
-    approximated: int = 0,
-) -> str:
-    """Build the signature of a ProtoQA evaluation.
-
-    The WordNet version is included only for WordNet similarities (loading it is
-    what they need anyway). ``approx:N`` appears only when ``N > 0`` similarity
-    entries were lower bounds under the long-string rule (see
-    :mod:`protoqa_metric.similarity`), so that such a result is never mistaken for
-    an exact one.
-
-    >>> make_signature("exact_match", "standard", "zero", 52)  # doctest: +ELLIPSIS
-    'sim:exact_match|metrics:standard|missing:zero|n:52|version:...'
-    """
-    from . import __version__
-
-    parts = [f"sim:{similarity}"]
-    if all_stopword_match is not None:
-        parts.append(f"stop:{'match' if all_stopword_match else 'zero'}")
-    parts += [f"metrics:{metrics}", f"missing:{missing}", f"n:{num_questions}"]
-    if all_stopword_match is not None:
-        from .wordnet_access import wordnet_version
-
-        parts.append(f"wordnet:{wordnet_version()}")
-    if approximated:
-        parts.append(f"approx:{approximated}")
-    parts.append(f"version:{__version__}")
-    return "|".join(parts)
+alias_module(__name__, "protoqa_core.signature")

@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 from protoqa_metric import PAPER_METRICS, Question, evaluate_predictions, question_from_row, read_targets
-from protoqa_metric.prompts import cfc_prompt, clean_answer, generation_prompt, question_to_prompt, rank_answers
-from protoqa_metric.readers import read_prediction_lists, read_predictions
+from protoqa_integrations.prompts import cfc_prompt, clean_answer, generation_prompt, question_to_prompt, rank_answers
+from protoqa_core.readers import read_prediction_lists, read_predictions
 
 __all__ = [
     "MODEL_ENV",
@@ -648,7 +648,7 @@ def sample_answers(loaded: LoadedModel, prompt: str, settings: SamplingSettings,
     >>> sample_answers(ModelHolder().get(), "One fruit is", SamplingSettings(num_samples=3))  # doctest: +SKIP
     ['an apple', 'banana', 'an apple']
     """
-    from protoqa_metric.training import sample_question_answers
+    from protoqa_integrations.training import sample_question_answers
 
     answers: list[str] = []
     batch = 0

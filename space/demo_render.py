@@ -22,7 +22,7 @@ from typing import Optional
 from matplotlib.figure import Figure
 
 from demo_logic import DATASETS, DemoResult
-from protoqa_metric.text import normalize_prediction
+from protoqa_core.text import normalize_prediction
 
 __all__ = [
     "METRIC_LABELS",

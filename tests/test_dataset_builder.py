@@ -24,7 +24,7 @@ from protoqa_dataset.sources import (
     SourceNotFoundError,
     SourceVerificationError,
 )
-from protoqa_metric.readers import DataFormatError
+from protoqa_core.readers import DataFormatError
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 

@@ -20,7 +20,7 @@ from protoqa_dataset import upload as upload_module
 from protoqa_dataset.__main__ import main
 from protoqa_dataset.sources import DATA_DIR_ENV
 from protoqa_metric import clusters_from_records, evaluate_predictions, read_predictions, read_targets
-from protoqa_metric.readers import Question
+from protoqa_core.readers import Question
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 SPLIT_ROWS = {

@@ -52,7 +52,7 @@ torch.set_num_threads(1)
 dist.init_process_group("gloo", init_method="file://" + store, rank=int(rank), world_size=int(world))
 from transformers import AutoModelForCausalLM, AutoTokenizer
 from protoqa_metric import read_targets
-from protoqa_metric.training import ProtoQAEvalCallback
+from protoqa_integrations.training import ProtoQAEvalCallback
 
 model = AutoModelForCausalLM.from_pretrained(model_dir)
 tokenizer = AutoTokenizer.from_pretrained(model_dir)
@@ -157,8 +157,8 @@ def test_callback_two_processes_equal_one(tmp_path):
     from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
 
     from protoqa_metric import read_targets
-    from protoqa_metric.prompts import generation_prompt
-    from protoqa_metric.training import ProtoQAEvalCallback
+    from protoqa_integrations.prompts import generation_prompt
+    from protoqa_integrations.training import ProtoQAEvalCallback
 
     questions = [
         ("q1", "name a pet", [(["dog"], 6), (["cat"], 4)]),

@@ -8,22 +8,25 @@ import importlib
 import pytest
 
 MODULES = [
-    "protoqa_metric.text",
-    "protoqa_metric.wordnet_access",
-    "protoqa_metric.partition_matching",
-    "protoqa_metric.similarity",
-    "protoqa_metric.spec_reference",
-    "protoqa_metric.readers",
+    "protoqa_core.text",
+    "protoqa_core.wordnet_access",
+    "protoqa_core.partition_matching",
+    "protoqa_core.similarity",
+    "spec_reference",
+    "protoqa_core.readers",
     "protoqa_metric.scoring",
     "protoqa_metric.metrics",
-    "protoqa_metric.signature",
+    "protoqa_core.signature",
     "protoqa_metric.cli",
-    "protoqa_metric.cli_io",
-    "protoqa_metric.significance",
-    "protoqa_metric.prompts",
-    "protoqa_metric.training",
-    "protoqa_metric.citations",
-    "protoqa_metric.hub",
+    "protoqa_core.cli_io",
+    "protoqa_core.significance",
+    "protoqa_integrations.prompts",
+    "protoqa_integrations.training",
+    "protoqa_core.citations",
+    "protoqa_integrations.hub",
+    "protoqa_integrations.cli",
+    "protoqa_core.module_paths",
+    "protoqa_core.moved",
 ]
 
 

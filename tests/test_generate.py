@@ -19,8 +19,8 @@ transformers = pytest.importorskip("transformers")
 pytest.importorskip("datasets")
 
 from protoqa_metric import read_targets  # noqa: E402
-from protoqa_metric.generate_cli import answers_document, load_questions, score_generated  # noqa: E402
-from protoqa_metric.generation import (  # noqa: E402
+from protoqa_integrations.generate_cli import answers_document, load_questions, score_generated  # noqa: E402
+from protoqa_integrations.generation import (  # noqa: E402
     GenerationError,
     SamplingConfig,
     answer_from_text,
@@ -29,7 +29,7 @@ from protoqa_metric.generation import (  # noqa: E402
     sample_prompts,
     sample_uniforms,
 )
-from protoqa_metric.prompts import cfc_prompt, question_to_prompt, rank_answers  # noqa: E402
+from protoqa_integrations.prompts import cfc_prompt, question_to_prompt, rank_answers  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tiny_lm import build_tiny_gpt2  # noqa: E402
@@ -164,7 +164,7 @@ def test_sampling_is_deterministic_and_independent_of_the_batch_neighbours(tiny,
 
 
 def test_the_prompt_cache_shared_by_the_samples_changes_nothing(tiny, dev3, monkeypatch):
-    import protoqa_metric.generation as generation
+    import protoqa_integrations.generation as generation
 
     model, tokenizer = tiny
     prompts = [question_to_prompt(q.question) for q in dev3] + ["One is"]  # left padding in one batch
@@ -208,7 +208,7 @@ def test_answers_document_counts_empty_samples_and_skipped_questions(dev3):
 
 
 def generate_cmd(model_dir, output, *extra):
-    return [sys.executable, "-m", "protoqa_metric", "generate", str(model_dir), "-o", str(output),
+    return [sys.executable, "-m", "protoqa_integrations", "generate", str(model_dir), "-o", str(output),
             "--data-dir", str(DATA), "--device", "cpu", "--no-progress", *extra]
 
 
@@ -223,7 +223,7 @@ def test_generate_and_score_offline_print_scores(tiny_dir, tmp_path):
     assert [len(v) for v in doc["model_answers"].values()] == [300, 300, 300]
     assert doc["generation"]["sampling"].startswith("samples:300|top_p:0.9|temperature:0.69|top_k:0")
     assert not (tmp_path / "answers.json.partial.jsonl").exists()
-    scored = run([sys.executable, "-m", "protoqa_metric", "score-generated", str(answers), "--data-dir", str(DATA)],
+    scored = run([sys.executable, "-m", "protoqa_integrations", "score-generated", str(answers), "--data-dir", str(DATA)],
                  tmp_path, env)
     assert scored.returncode == 0, scored.stderr
     assert "max_answers@10" in scored.stdout and "probeval_kl" in scored.stdout
@@ -235,7 +235,7 @@ def test_generate_and_score_offline_print_scores(tiny_dir, tmp_path):
     probeval = run([sys.executable, "-m", "cfc_probeval", str(DEV), str(answers), "--clustering", "human",
                     "--only-sampled", "--json"], tmp_path, env)
     assert probeval.returncode == 0, probeval.stderr
-    score_json = json.loads(run([sys.executable, "-m", "protoqa_metric", "score-generated", str(answers),
+    score_json = json.loads(run([sys.executable, "-m", "protoqa_integrations", "score-generated", str(answers),
                                  "--data-dir", str(DATA), "--json"], tmp_path, env).stdout)
     assert json.loads(probeval.stdout)["kl"] == score_json["probeval"]["kl"]
     em = json.loads(protoqa.stdout.splitlines()[0])
@@ -310,7 +310,7 @@ def test_test_questions_get_the_leaderboard_file(tiny_dir, tmp_path):
     assert board == [{qid: ranked} for qid, ranked in doc["model_ranked_answers"].items()]
     test_ids = [q.id for q in load_questions("protoqa", "test", str(DATA))[0][:2]]
     assert [next(iter(line)) for line in board] == test_ids
-    scored = run([sys.executable, "-m", "protoqa_metric", "score-generated", str(answers), "--data-dir", str(DATA)],
+    scored = run([sys.executable, "-m", "protoqa_integrations", "score-generated", str(answers), "--data-dir", str(DATA)],
                  tmp_path, offline_env())
     assert scored.returncode == 2 and "leaderboard" in scored.stderr
 
@@ -323,7 +323,7 @@ EQUAL_SETTINGS = {"num_samples": 12, "batch_size": 8, "seed": 7}
 
 @needs_data
 def test_generate_callback_and_lm_eval_give_the_same_answers_and_scores(tiny_dir, tiny, dev3, tmp_path):
-    from protoqa_metric.training import ProtoQAEvalCallback, metric_key
+    from protoqa_integrations.training import ProtoQAEvalCallback, metric_key
 
     env = offline_env()
     # 1. protoqa-eval generate + score-generated
@@ -352,11 +352,11 @@ def test_generate_callback_and_lm_eval_give_the_same_answers_and_scores(tiny_dir
         pytest.skip("lm_eval is not importable here and $LM_EVAL_PYTHON is not set")
     tasks = tmp_path / "tasks"
     tasks.mkdir()
-    from protoqa_metric.lm_eval_tasks import tasks_path
+    from protoqa_integrations.lm_eval_tasks import tasks_path
 
     (tasks / "protoqa_12.yaml").write_text(f"include: {tasks_path()}/protoqa.yaml\ntask: protoqa_12\nrepeats: 12\n")
     out = tmp_path / "lm_eval_out"
-    result = run([python, "-m", "protoqa_metric.lm_eval_tasks", "run", "--model", "protoqa-hf",
+    result = run([python, "-m", "protoqa_integrations.lm_eval_tasks", "run", "--model", "protoqa-hf",
                   "--model_args", f"pretrained={tiny_dir},seed=7,sample_batch_size=8", "--tasks", "protoqa_12",
                   "--include_path", str(tasks), "--limit", "3", "--device", "cpu",
                   "--output_path", str(out), "--log_samples", "--metadata", json.dumps({"data_dir": str(DATA)})],
@@ -379,9 +379,9 @@ def test_lm_eval_hf_backend_runs_the_task_offline_and_prints_scores(tiny_dir, tm
     python = lm_eval_python()
     if python is None:
         pytest.skip("lm_eval is not importable here and $LM_EVAL_PYTHON is not set")
-    from protoqa_metric.lm_eval_tasks import tasks_path
+    from protoqa_integrations.lm_eval_tasks import tasks_path
 
-    path = run([sys.executable, "-m", "protoqa_metric.lm_eval_tasks"], tmp_path, offline_env())
+    path = run([sys.executable, "-m", "protoqa_integrations.lm_eval_tasks"], tmp_path, offline_env())
     assert path.stdout.strip() == tasks_path()
     result = run([python, "-m", "lm_eval", "--model", "hf", "--model_args", f"pretrained={tiny_dir}",
                   "--tasks", "protoqa", "--include_path", tasks_path(), "--limit", "3", "--batch_size", "100",
@@ -391,8 +391,8 @@ def test_lm_eval_hf_backend_runs_the_task_offline_and_prints_scores(tiny_dir, tm
     assert "probeval signature: clustering:human" in result.stderr
 
 
-@pytest.mark.parametrize("name", ["protoqa_metric.generation", "protoqa_metric.generate_cli",
-                                  "protoqa_metric.lm_eval_tasks", "protoqa_metric.lm_eval_tasks.harness"])
+@pytest.mark.parametrize("name", ["protoqa_integrations.generation", "protoqa_integrations.generate_cli",
+                                  "protoqa_integrations.lm_eval_tasks", "protoqa_integrations.lm_eval_tasks.harness"])
 def test_docstring_examples(name):
     import doctest
     import importlib

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from protoqa_metric.readers import Cluster, DataFormatError
+from protoqa_core.readers import Cluster, DataFormatError
 from protoqa_metric.scoring import score_matrix, score_question
 
 REPO = Path(__file__).resolve().parents[1]

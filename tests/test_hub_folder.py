@@ -23,7 +23,7 @@ import pytest
 
 evaluate = pytest.importorskip("evaluate")
 
-from protoqa_metric.hub import MODULES, HubFolderError, main, write_hub_folder  # noqa: E402
+from protoqa_integrations.hub import MODULES, HubFolderError, main, write_hub_folder  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 REFS = [{"id": ["q.0", "q.1"], "answers": [["dog", "puppy"], ["cat"]], "count": [6, 4]}]
@@ -135,8 +135,9 @@ def test_missing_package_is_named_by_its_pip_name(tmp_path, monkeypatch):
     with pytest.raises(ImportError, match=r"pip install protoqa-eval'"):
         evaluate.load(str(folder / "protoqa.py"))
     imports = evaluate.loading.get_imports(str(REPO / "probeval" / "probeval.py"))
-    ours = {(name, path) for kind, name, path, _ in imports if name in ("protoqa_metric", "cfc_probeval")}
-    assert ours == {("protoqa_metric", "protoqa-eval"), ("cfc_probeval", "protoqa-eval[probeval]")}
+    ours = {(name, path) for kind, name, path, _ in imports
+            if name in ("protoqa_core", "protoqa_metric", "cfc_probeval")}
+    assert ours == {("cfc_probeval", "protoqa-eval[probeval]")}  # one package, so one install line
 
 
 class _FakeHub(http.server.BaseHTTPRequestHandler):

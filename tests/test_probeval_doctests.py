@@ -16,10 +16,11 @@ MODULES = [
     "cfc_probeval.inputs",
     "cfc_probeval.probeval",
     "cfc_probeval.cli",
-    "cfc_probeval.validation.sampling",
-    "cfc_probeval.validation.study",
-    "cfc_probeval.validation.leaderboard",
-    "cfc_probeval.validation.report",
+    "cfc_probeval.compare",
+    "studies.validation.sampling",
+    "studies.validation.study",
+    "studies.validation.leaderboard",
+    "studies.validation.report",
 ]
 
 

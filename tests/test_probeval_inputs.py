@@ -10,7 +10,7 @@ import pytest
 from cfc_probeval.errors import ProbEvalWarning
 from cfc_probeval.inputs import (answer_counts_from_clusters, drop_unknown_ids, ground_truth_from_question,
                                  ground_truth_from_reference, read_ground_truth, read_samples, sample_counts)
-from protoqa_metric.readers import Cluster, DataFormatError, Question
+from protoqa_core.readers import Cluster, DataFormatError, Question
 
 
 def test_sample_counts_from_lists_pairs_and_mappings():

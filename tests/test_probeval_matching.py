@@ -12,7 +12,7 @@ from cfc_probeval.defaults import DEFAULTS
 from cfc_probeval.embedders import Embedder
 from cfc_probeval.matching import (CosineMatcher, GPMatcher, WordNetMatcher, best_clusters, make_matcher,
                                    wordnet_scores_one)
-from protoqa_metric.similarity import wordnet_similarity
+from protoqa_core.similarity import wordnet_similarity
 
 
 class TableEmbedder(Embedder):

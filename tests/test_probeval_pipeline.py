@@ -13,7 +13,7 @@ from cfc_probeval import ProbEval, evaluate_probeval, read_ground_truth
 from cfc_probeval.embedders import CharNgramEmbedder, bundled_minilm_path
 from cfc_probeval.errors import ProbEvalWarning
 from cfc_probeval.inputs import GroundTruth
-from protoqa_metric.readers import Cluster, DataFormatError, Question
+from protoqa_core.readers import Cluster, DataFormatError, Question
 
 from cfc_probeval.defaults import DEFAULTS  # noqa: E402
 DEFAULT_HAC = (f"clustering:hac(linkage={DEFAULTS.hac_linkage},threshold={DEFAULTS.hac_threshold},"

@@ -1,4 +1,4 @@
-"""Question -> prompt rules, answer clean-up and answer ranking (protoqa_metric.prompts)."""
+"""Question -> prompt rules, answer clean-up and answer ranking (protoqa_integrations.prompts)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protoqa_metric.prompts import (
+from protoqa_integrations.prompts import (
     ANSWER_SEPARATOR,
     clean_answer,
     generation_prompt,
@@ -66,9 +66,9 @@ def test_the_first_clause_with_a_trigger_wins():
 def test_docstring_examples():
     import doctest
 
-    import protoqa_metric.prompts
+    import protoqa_integrations.prompts
 
-    result = doctest.testmod(protoqa_metric.prompts)
+    result = doctest.testmod(protoqa_integrations.prompts)
     assert result.failed == 0 and result.attempted > 0
 
 

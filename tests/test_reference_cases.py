@@ -28,10 +28,10 @@ from typing import Optional
 import numpy as np
 import pytest
 
-from protoqa_metric.readers import Cluster, read_targets
+from protoqa_core.readers import Cluster, read_targets
 from protoqa_metric.scoring import score_matrix, score_question, similarity_matrix
-from protoqa_metric.similarity import SIMILARITIES
-from protoqa_metric.text import normalize_prediction
+from protoqa_core.similarity import SIMILARITIES
+from protoqa_core.text import normalize_prediction
 
 # name -> (similarity, max_answers, max_incorrect, weighted, rounded; None: the similarity's own rule)
 METHODS: dict[str, tuple[str, Optional[int], Optional[int], bool, Optional[bool]]] = {

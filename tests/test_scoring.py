@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from protoqa_metric.readers import Cluster
+from protoqa_core.readers import Cluster
 from protoqa_metric.scoring import oracle_score, score_matrix, score_question, similarity_matrix
-from protoqa_metric.spec_reference import reference_question_score
+from spec_reference import reference_question_score
 
 CLUSTERS = (
     Cluster("q.0", ("age", "birthday"), 35),
@@ -138,9 +138,9 @@ def test_limits_must_be_positive():
 def test_scores_equal_plain_spec_implementation_on_dev(shared_data, sim):
     """Every metric on 12 real dev questions equals the straightforward SPEC code to 1e-9."""
     from protoqa_metric.metrics import STANDARD_METRICS
-    from protoqa_metric.readers import read_predictions, read_targets
-    from protoqa_metric.similarity import exact_match
-    from protoqa_metric.spec_reference import reference_wordnet_similarity
+    from protoqa_core.readers import read_predictions, read_targets
+    from protoqa_core.similarity import exact_match
+    from spec_reference import reference_wordnet_similarity
 
     targets = read_targets(shared_data / "protoqa" / "dev.crowdsourced.jsonl")
     preds = read_predictions(shared_data / "protoqa" / "dev.predictions.gpt2finetuned.json")

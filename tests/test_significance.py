@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from protoqa_metric.significance import bootstrap_ci, paired_bootstrap
+from protoqa_core.significance import bootstrap_ci, paired_bootstrap
 
 
 def test_interval_contains_mean_and_is_deterministic():

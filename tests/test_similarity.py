@@ -8,15 +8,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from protoqa_metric.partition_matching import SpanPair, best_partition_matching
-from protoqa_metric.similarity import exact_match, lcs_ratio, wordnet_similarity, wup_similarity
-from protoqa_metric.spec_reference import (
+from protoqa_core.partition_matching import SpanPair, best_partition_matching
+from protoqa_core.similarity import exact_match, lcs_ratio, wordnet_similarity, wup_similarity
+from spec_reference import (
     contiguous_partitions,
     reference_wordnet_similarity,
     reference_wup_similarity,
 )
-from protoqa_metric.text import ENGLISH_STOPWORDS, content_tokens, normalize_prediction
-from protoqa_metric.wordnet_access import get_wordnet
+from protoqa_core.text import ENGLISH_STOPWORDS, content_tokens, normalize_prediction
+from protoqa_core.wordnet_access import get_wordnet
 
 
 def test_stopword_list_is_nltk_179():
@@ -95,7 +95,7 @@ def test_partition_matching_value_examples():
 
 def test_partition_matching_integer_program_agrees_with_search(monkeypatch):
     """Force the integer-programming fallback and compare with the plain search."""
-    from protoqa_metric import partition_matching as pm
+    from protoqa_core import partition_matching as pm
 
     rng = random.Random(7)
     for _ in range(25):

@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from protoqa_metric import evaluate_predictions
-from protoqa_metric import partition_matching as pm
-from protoqa_metric.readers import Cluster, Question
-from protoqa_metric.similarity import (
+from protoqa_core import partition_matching as pm
+from protoqa_core.readers import Cluster, Question
+from protoqa_core.similarity import (
     MAX_SIMILARITY_TOKENS,
     SIMILARITIES,
     ApproximationWarning,
@@ -24,18 +24,18 @@ from protoqa_metric.similarity import (
     wordnet_similarity,
     wup_similarity,
 )
-from protoqa_metric.spec_reference import (
+from spec_reference import (
     reference_question_score,
     reference_wordnet_similarity,
     reference_wup_similarity,
 )
-from protoqa_metric.string_similarity import (
+from protoqa_core.string_similarity import (
     best_lcs_ratios,
     jaro_winkler,
     lcs_ratio,
     longest_common_substring_ratio,
 )
-from protoqa_metric.wordnet_access import best_wup, get_wordnet, synset_keys, wup_from_keys
+from protoqa_core.wordnet_access import best_wup, get_wordnet, synset_keys, wup_from_keys
 
 # --- Jaro-Winkler and longest common substring, written from their definitions ------
 #
@@ -241,7 +241,7 @@ def test_wup_from_keys_equals_nltk_on_random_synsets():
 
 def test_hypernym_tables_read_from_data_lines_equal_nltk():
     # A random sample of every part of speech, satellites and multi-parent synsets included.
-    from protoqa_metric.wordnet_access import _record
+    from protoqa_core.wordnet_access import _record
 
     wn = get_wordnet()
     rng = random.Random(5)
@@ -353,7 +353,7 @@ def test_exhausted_search_gives_a_flagged_lower_bound(monkeypatch):
     rng = random.Random(3)
     a = " ".join(rng.choice(["dog", "cat", "car"]) for _ in range(9))
     b = " ".join(rng.choice(["dog", "cat", "car"]) for _ in range(9))
-    from protoqa_metric import similarity as sim_module
+    from protoqa_core import similarity as sim_module
 
     sim_module._wordnet_tokens_similarity.cache_clear()
     exact = wordnet_similarity(a, b)
@@ -367,7 +367,7 @@ def test_exhausted_search_gives_a_flagged_lower_bound(monkeypatch):
 
 
 def test_signature_shows_approximations_only_when_there_are_some():
-    from protoqa_metric.signature import make_signature
+    from protoqa_core.signature import make_signature
 
     assert "approx" not in make_signature("exact_match", "standard", "zero", 3)
     assert "|approx:2|" in make_signature("exact_match", "standard", "zero", 3, approximated=2)

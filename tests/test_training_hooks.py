@@ -34,8 +34,8 @@ from transformers import (  # noqa: E402
 )
 
 from protoqa_metric import Cluster, Question, evaluate_predictions, read_targets  # noqa: E402
-from protoqa_metric.prompts import generation_prompt, rank_answers, training_line  # noqa: E402
-from protoqa_metric.training import (  # noqa: E402
+from protoqa_integrations.prompts import generation_prompt, rank_answers, training_line  # noqa: E402
+from protoqa_integrations.training import (  # noqa: E402
     PROBEVAL_KEY,
     ProtoQAEvalCallback,
     decode_answers,
@@ -114,7 +114,7 @@ def fitted_model(tokenizer):
 
 
 def test_importing_the_package_and_module_needs_no_torch():
-    code = ("import sys, protoqa_metric, protoqa_metric.training, protoqa_metric.prompts; "
+    code = ("import sys, protoqa_metric, protoqa_integrations.training, protoqa_integrations.prompts; "
             "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
     assert out.stdout.strip() == "[]"
@@ -257,11 +257,11 @@ def test_probeval_true_uses_human_clusters(tokenizer):
 def test_docstring_examples():
     import doctest
 
-    import protoqa_metric.training
+    import protoqa_integrations.training
 
     if importlib.util.find_spec("cfc_probeval") is None:
         pytest.skip("cfc_probeval is not installed")
-    result = doctest.testmod(protoqa_metric.training, optionflags=doctest.ELLIPSIS)
+    result = doctest.testmod(protoqa_integrations.training, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0
 
 

@@ -34,8 +34,8 @@ from transformers import (  # noqa: E402
 )
 
 from protoqa_metric import question_from_row, questions_from_rows, read_targets  # noqa: E402
-from protoqa_metric.prompts import generation_prompt, training_line  # noqa: E402
-from protoqa_metric.training import (  # noqa: E402
+from protoqa_integrations.prompts import generation_prompt, training_line  # noqa: E402
+from protoqa_integrations.training import (  # noqa: E402
     LABELS_NEEDED,
     ProtoQAEvalCallback,
     make_compute_metrics,
@@ -261,7 +261,7 @@ def test_example_script_bad_option_exits_2(tmp_path):
 def test_rows_module_docstring_examples():
     import doctest
 
-    import protoqa_metric.rows
+    import protoqa_core.rows
 
-    result = doctest.testmod(protoqa_metric.rows, optionflags=doctest.ELLIPSIS)
+    result = doctest.testmod(protoqa_core.rows, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0

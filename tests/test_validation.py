@@ -13,14 +13,14 @@ import pytest
 
 from cfc_probeval import ProbEval
 from cfc_probeval.inputs import GroundTruth
-from cfc_probeval.validation import sampling
-from cfc_probeval.validation.__main__ import main, resolve_data_dir
-from cfc_probeval.validation.sampling import (Annotation, build_pools, centered_distribution, draw_answer_set,
+from studies.validation import sampling
+from studies.validation.__main__ import main, resolve_data_dir
+from studies.validation.sampling import (Annotation, build_pools, centered_distribution, draw_answer_set,
                                               draw_answer_sets, missing_answers_distribution, quota_counts,
                                               wrong_ranking_distribution, wrong_score_distribution)
-from cfc_probeval.validation.study import (DEV_SETS, Grid, Setting, Toolkit, baseline_score, gold_kl,
+from studies.validation.study import (DEV_SETS, Grid, Setting, Toolkit, baseline_score, gold_kl,
                                            load_dev_set, mean_spearman, run_study)
-from protoqa_metric.readers import Cluster
+from protoqa_core.readers import Cluster
 from protoqa_metric.scoring import score_question
 
 SAMPLING_KEYS = {"centered", "missing_answers", "wrong_ranking", "wrong_score"}
@@ -320,7 +320,7 @@ def test_data_dir_resolution(monkeypatch, tmp_path, capsys):
 @pytest.mark.parametrize("name", ["sampling", "study", "leaderboard", "report", "__main__", "stats",
                                   "matching_study", "systems"])
 def test_docstring_examples(name):
-    module = importlib.import_module(f"cfc_probeval.validation.{name}")
+    module = importlib.import_module(f"studies.validation.{name}")
     assert doctest.testmod(module, optionflags=doctest.ELLIPSIS).failed == 0
 
 
@@ -367,7 +367,7 @@ def test_error_types_perturb_wrong_under_the_authors_procedure():
 # --- matching validity and system level ------------------------------------------------------------------
 
 def test_prf_and_matching_study_on_real_data(shared_data):
-    from cfc_probeval.validation.matching_study import prf, run_matching_study
+    from studies.validation.matching_study import prf, run_matching_study
 
     assert prf([0, 0, 0]) == {"precision": 0.0, "recall": 0.0, "f1": 0.0}
     result = run_matching_study(shared_data, matchers=["exact_match", "lcs"], num_questions=6, folds=2)
@@ -380,7 +380,7 @@ def test_prf_and_matching_study_on_real_data(shared_data):
 
 
 def test_system_level_reference_equals_probeval(shared_data):
-    from cfc_probeval.validation.systems import REFERENCE, _Scorer, load_systems
+    from studies.validation.systems import REFERENCE, _Scorer, load_systems
 
     data = load_systems(shared_data)
     assert len(data.systems) == 9
@@ -394,7 +394,7 @@ def test_system_level_reference_equals_probeval(shared_data):
 
 
 def test_folds_and_bootstrap_are_seeded():
-    from cfc_probeval.validation.stats import bootstrap_interval, fold_of
+    from studies.validation.stats import bootstrap_interval, fold_of
 
     assert fold_of(["a", "b", "c", "d"], 2) == fold_of(["d", "c", "b", "a"], 2)
     values = np.arange(10.0)

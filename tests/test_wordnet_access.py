@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from protoqa_metric import wordnet_access
+from protoqa_core import wordnet_access
 
 SYSTEM_DIRS = [Path(d) for d in wordnet_access.SYSTEM_WORDNET_DIRS if (Path(d) / "index.noun").is_file()]
 
@@ -24,7 +24,7 @@ def _run(code: str, env: dict) -> subprocess.CompletedProcess:
 def test_installs_system_wordnet_into_a_fresh_cache(tmp_path):
     env = {"PROTOQA_CACHE_DIR": str(tmp_path / "cache"), "NLTK_DATA": str(tmp_path / "no_nltk_data")}
     done = _run("""
-        from protoqa_metric.wordnet_access import get_wordnet, wordnet_version, synset_keys
+        from protoqa_core.wordnet_access import get_wordnet, wordnet_version, synset_keys
         wn = get_wordnet(download=False)
         print(wordnet_version(), wn.synsets("dogs")[0].name(), len(synset_keys("chewing gum")))
     """, env)
@@ -36,7 +36,7 @@ def test_installs_system_wordnet_into_a_fresh_cache(tmp_path):
     assert not (folder / "index.noun").is_symlink()
     # Second run: found as NLTK data already present, nothing copied again.
     stamp = (folder / "index.noun").stat().st_mtime_ns
-    again = _run("from protoqa_metric.wordnet_access import get_wordnet; get_wordnet(download=False)", env)
+    again = _run("from protoqa_core.wordnet_access import get_wordnet; get_wordnet(download=False)", env)
     assert again.returncode == 0 and (folder / "index.noun").stat().st_mtime_ns == stamp
 
 
@@ -44,7 +44,7 @@ def test_installs_system_wordnet_into_a_fresh_cache(tmp_path):
 def test_explicit_directory_via_environment(tmp_path):
     env = {"PROTOQA_CACHE_DIR": str(tmp_path / "cache"), "NLTK_DATA": str(tmp_path / "none"),
            "PROTOQA_WORDNET_DIR": str(SYSTEM_DIRS[0])}
-    done = _run("from protoqa_metric.wordnet_access import get_wordnet; print(get_wordnet(download=False).get_version())", env)
+    done = _run("from protoqa_core.wordnet_access import get_wordnet; print(get_wordnet(download=False).get_version())", env)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "3.0"
 

@@ -11,10 +11,15 @@ package's name.
 
 from __future__ import annotations
 
+# The module script imports the core through this package, so that evaluate's missing-dependency
+# message names one package to install.
+from protoqa_core.citations import PROBEVAL_CITATION
+from protoqa_core.readers import question_ids_for
+
 from ..clustering import CLUSTERINGS
 from ..matching import MATCHINGS
 
-__all__ = ["PROBEVAL_CONFIGS", "config_settings"]
+__all__ = ["PROBEVAL_CONFIGS", "PROBEVAL_CITATION", "config_settings", "question_ids_for"]
 
 #: Configuration names of the ``probeval`` module: ``default``, a clustering, or ``<clustering>-<matching>``.
 PROBEVAL_CONFIGS: tuple[str, ...] = ("default", *CLUSTERINGS, *(f"{c}-{m}" for c in CLUSTERINGS for m in MATCHINGS))

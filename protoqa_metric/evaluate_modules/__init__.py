@@ -12,9 +12,13 @@ beside ``app.py``, whose folder comes first on ``sys.path``, so a script named
 
 from __future__ import annotations
 
-from ..similarity import SIMILARITIES
+# The module script imports the core through this package, so that evaluate's missing-dependency
+# message names one package to install.
+from protoqa_core.citations import PROTOQA_CITATION
+from protoqa_core.readers import Question, clusters_from_records, question_ids_for
+from protoqa_core.similarity import SIMILARITIES
 
-__all__ = ["PROTOQA_CONFIGS"]
+__all__ = ["PROTOQA_CONFIGS", "PROTOQA_CITATION", "Question", "clusters_from_records", "question_ids_for"]
 
 #: Configuration names of the ``protoqa`` module: ``default`` (WordNet) or a similarity.
 PROTOQA_CONFIGS: tuple[str, ...] = ("default", *SIMILARITIES)

@@ -1,41 +1,5 @@
-"""ProtoQA and CFC as lm-evaluation-harness tasks, shipped with this package.
+"""Moved to :mod:`protoqa_integrations.lm_eval_tasks`; this name is kept for one release."""
 
-The folder of this module holds the task YAML files; ``lm_eval`` finds them with
-``--include_path`` (the harness has no plugin mechanism for tasks or models):
+from protoqa_core.moved import alias_module
 
-    lm_eval --model hf --model_args pretrained=gpt2 --tasks protoqa,cfc \\
-            --include_path "$(python -m protoqa_metric.lm_eval_tasks)"
-
-Tasks: ``protoqa`` (ProtoQA crowdsourced dev, 300 samples per question), ``protoqa_test``
-(ProtoQA test questions: writes the leaderboard's ranked-list file), ``cfc`` (CFC dev) and
-``cfc_test`` (CFC test), 100 samples per question each, and the group ``protoqa_cfc``
-(``protoqa`` and ``cfc``). Scores: Max Answers@1/3/5/10 and Max Incorrect@1/3/5 under
-WordNet and exact-match similarity, and ProbEval's KL (human clusters, WordNet matching),
-per question by :mod:`.harness`, averaged by the harness; the signatures are logged.
-
-``python -m protoqa_metric.lm_eval_tasks run ...`` runs ``lm_eval run ...`` with this folder
-included and the ``protoqa-hf`` backend registered (:mod:`.backend`): the ``hf`` backend
-whose sampling is :mod:`protoqa_metric.generation`'s, so its answers are those of
-``protoqa-eval generate`` for the same seed.
-
->>> Path(tasks_path()).joinpath("protoqa.yaml").is_file()
-True
-"""
-
-from __future__ import annotations
-
-from pathlib import Path
-
-__all__ = ["tasks_path", "TASKS", "GROUP"]
-
-TASKS = ("protoqa", "protoqa_test", "cfc", "cfc_test")
-GROUP = "protoqa_cfc"
-
-
-def tasks_path() -> str:
-    """The folder with the task YAML files, for ``lm_eval --include_path``.
-
-    >>> tasks_path().endswith("lm_eval_tasks")
-    True
-    """
-    return str(Path(__file__).resolve().parent)
+alias_module(__name__, "protoqa_integrations.lm_eval_tasks")

@@ -14,11 +14,14 @@ import datasets
 import evaluate
 
 from cfc_probeval.defaults import DEFAULTS  # From: protoqa-eval[probeval]
-from cfc_probeval.evaluate_modules import PROBEVAL_CONFIGS, config_settings  # From: protoqa-eval[probeval]
+from cfc_probeval.evaluate_modules import (  # From: protoqa-eval[probeval]
+    PROBEVAL_CITATION,
+    PROBEVAL_CONFIGS,
+    config_settings,
+    question_ids_for,
+)
 from cfc_probeval.inputs import ground_truth_from_reference  # From: protoqa-eval[probeval]
 from cfc_probeval.probeval import evaluate_probeval  # From: protoqa-eval[probeval]
-from protoqa_metric.citations import PROBEVAL_CITATION  # From: protoqa-eval
-from protoqa_metric.readers import question_ids_for  # From: protoqa-eval
 
 _CITATION = PROBEVAL_CITATION
 

@@ -10,9 +10,13 @@ import datasets
 import evaluate
 
 from protoqa_metric import evaluate_predictions  # From: protoqa-eval
-from protoqa_metric.citations import PROTOQA_CITATION  # From: protoqa-eval
-from protoqa_metric.evaluate_modules import PROTOQA_CONFIGS  # From: protoqa-eval
-from protoqa_metric.readers import Question, clusters_from_records, question_ids_for  # From: protoqa-eval
+from protoqa_metric.evaluate_modules import (  # From: protoqa-eval
+    PROTOQA_CITATION,
+    PROTOQA_CONFIGS,
+    Question,
+    clusters_from_records,
+    question_ids_for,
+)
 
 _CITATION = PROTOQA_CITATION
 

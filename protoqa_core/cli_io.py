@@ -1,0 +1,234 @@
+"""What both command lines share: one-line errors, safe output files, finite JSON, quiet broken pipes.
+
+Every failure a user can cause ends the command with status 2 and one line on
+stderr naming the file (and line and question where known), never a traceback.
+Output files are checked before any computation and written atomically.
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import math
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Callable, Iterable, Optional
+
+__all__ = [
+    "OutputFileError",
+    "OneLineParser",
+    "int_at_least",
+    "float_between",
+    "check_output_file",
+    "write_output_file",
+    "finite_json",
+    "run_command",
+]
+
+TRACEBACK_ENV = "PROTOQA_EVAL_TRACEBACK"
+"""Set to 1 to see the traceback of an unexpected error instead of its one-line summary."""
+
+
+class OutputFileError(ValueError):
+    """An output file that cannot or must not be written."""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line (``prog: error: ...``) with status 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        """Print one line and exit with status 2.
+
+        >>> OneLineParser(prog="x").parse_args(["--nope"])  # doctest: +SKIP
+        """
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def int_at_least(minimum: int, maximum: Optional[int] = None) -> Callable[[str], int]:
+    """An argparse type: an integer in ``[minimum, maximum]``.
+
+    >>> int_at_least(1)("3")
+    3
+    >>> int_at_least(1)("0")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be an integer >= 1, got '0'
+    """
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < minimum or (maximum is not None and value > maximum):
+            bound = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
+            raise argparse.ArgumentTypeError(f"must be an integer {bound}, got {text!r}")
+        return value
+
+    return parse
+
+
+def float_between(low: float, high: float, *, low_open: bool = False, high_open: bool = False) -> Callable[[str], float]:
+    """An argparse type: a finite number between ``low`` and ``high`` (ends included unless open).
+
+    >>> float_between(-1, 1)("0.5")
+    0.5
+    >>> float_between(-1, 1)("-5")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be a number in [-1, 1], got '-5'
+    """
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        ok = (math.isfinite(value) and (value > low if low_open else value >= low)
+              and (value < high if high_open else value <= high))
+        if not ok:
+            interval = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+            raise argparse.ArgumentTypeError(f"must be a number in {interval}, got {text!r}")
+        return value
+
+    return parse
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def check_output_file(name: str, inputs: Iterable[str] = (), force: bool = False) -> Path:
+    """Check, before any work, that ``name`` can be written without destroying anything.
+
+    Refused: an input file (even with ``force``), an existing file without
+    ``force``, a directory, a missing or unwritable folder, a name the system cannot hold.
+    Writability is tried for real (a temporary file in the folder), so it also holds
+    for a superuser and read-only file systems.
+
+    >>> import tempfile, os
+    >>> folder = tempfile.mkdtemp()
+    >>> check_output_file(os.path.join(folder, "out.jsonl")).name
+    'out.jsonl'
+    """
+    path = Path(name)
+    try:
+        exists, is_dir = path.exists(), path.is_dir()
+    except OSError as exc:
+        raise OutputFileError(f"{name}: cannot write: {_reason(exc)}") from None
+    if is_dir:
+        raise OutputFileError(f"{name}: cannot write: is a directory")
+    for other in inputs:
+        if _same_file(path, Path(other)) or (not exists and path.resolve() == Path(other).resolve()):
+            raise OutputFileError(f"{name}: refusing to write over an input file")
+    if exists and not force:
+        raise OutputFileError(f"{name}: file exists; pass --force to replace it")
+    folder = path.parent
+    if not folder.is_dir():
+        raise OutputFileError(f"{name}: cannot write: folder {str(folder)!r} does not exist")
+    if len(path.name.encode("utf-8", "surrogateescape")) > 255:
+        raise OutputFileError(f"{name}: cannot write: file name too long")
+    try:
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".probe-", delete=True):
+            pass
+    except OSError as exc:
+        raise OutputFileError(f"{name}: cannot write in folder {str(folder)!r}: {_reason(exc)}") from None
+    return path
+
+
+def _reason(exc: OSError) -> str:
+    reasons = {errno.EACCES: "permission denied", errno.EPERM: "permission denied",
+               errno.EROFS: "read-only file system", errno.ENAMETOOLONG: "file name too long",
+               errno.ENOSPC: "no space left on device", errno.ENOTDIR: "a part of the path is not a directory"}
+    return reasons.get(exc.errno) or exc.strerror or type(exc).__name__
+
+
+def write_output_file(path: Path, write: Callable[[Any], None], *, newline: Optional[str] = None) -> None:
+    """Write ``path`` atomically: ``write(fh)`` fills a temporary file that then replaces ``path``.
+
+    A failure leaves any earlier file untouched and no partial output.
+
+    >>> import tempfile, os
+    >>> p = Path(tempfile.mkdtemp()) / "out.txt"
+    >>> write_output_file(p, lambda fh: fh.write("ok\\n")); p.read_text()
+    'ok\\n'
+    """
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:100]}.", suffix=".tmp")
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        with os.fdopen(fd, "w", encoding="utf-8", newline=newline) as fh:
+            write(fh)
+        os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise OutputFileError(f"{path}: cannot write: {_reason(exc)}") from None
+    except UnicodeEncodeError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise OutputFileError(f"{path}: cannot write a string that is not valid Unicode ({exc.reason})") from None
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def finite_json(value: Any) -> Any:
+    """``value`` with every NaN or infinite float replaced by None (JSON has no such numbers).
+
+    >>> finite_json({"kl": float("nan"), "n": [1.0, float("inf")]})
+    {'kl': None, 'n': [1.0, None]}
+    """
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite_json(v) for v in value]
+    return value
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split()) if "\n" in text else text
+
+
+def run_command(prog: str, body: Callable[[], int]) -> int:
+    """Run a command body: its status, or 2 with one line on stderr for any error.
+
+    A closed standard output (``| head -c1``) ends the command quietly with status 2.
+
+    >>> run_command("demo", lambda: 0)
+    0
+    >>> run_command("demo", lambda: int("x"))  # doctest: +SKIP
+    2
+    """
+    try:
+        status = body()
+        sys.stdout.flush()
+        return status
+    except BrokenPipeError:
+        # Nothing more can reach the reader; point stdout at /dev/null so that the
+        # interpreter's final flush does not fail again.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 2
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # noqa: BLE001 - the last guard: no traceback reaches a user
+        if os.environ.get(TRACEBACK_ENV) == "1":
+            raise
+        known = isinstance(exc, (ValueError, OSError, ImportError, LookupError))
+        message = str(exc) if str(exc) else type(exc).__name__
+        if not known or isinstance(exc, (KeyError, IndexError)):
+            message = f"unexpected {type(exc).__name__}: {message} (set {TRACEBACK_ENV}=1 for details)"
+        try:
+            print(f"{prog}: error: {_one_line(message)}", file=sys.stderr)
+        except (OSError, ValueError):
+            pass
+        return 2

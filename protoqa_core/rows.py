@@ -1,0 +1,148 @@
+"""Questions from dataset rows: the one conversion every integration uses.
+
+A row of the project's dataset export (``python -m protoqa_dataset export``, read back
+with stock ``datasets.load_dataset``) looks like::
+
+    {"id": "r1q1", "question": "name something ...", "question_original": "Name ...",
+     "source": "umass-crowdsource",
+     "clusters": {"id": ["r1q1.0", ...], "answers": [["age", ...], ...], "count": [35, ...]},
+     "raw_answers": {"answer": ["age", ...], "count": [22, ...]},
+     "num_answers": 98}
+
+:func:`question_from_row` turns such a row (or the same fields as lists of records)
+into a :class:`~protoqa_core.readers.Question`; :func:`questions_from_rows` does it for
+a whole ``datasets.Dataset``, a list of rows or a list of questions. Extra columns (a
+tokenized row's ``input_ids``, ``labels``, ...) are ignored; missing or malformed
+answer fields are errors naming the row.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from .readers import Cluster, DataFormatError, Question, check_count, clusters_from_records
+
+__all__ = ["ACCEPTED_QUESTION_FORMS", "question_from_row", "questions_from_rows"]
+
+ACCEPTED_QUESTION_FORMS = (
+    "a datasets.Dataset of the ProtoQA export (columns id, question, clusters; raw_answers optional), "
+    "a list of such rows (dicts), or a list of protoqa_metric.Question objects"
+)
+"""What :func:`questions_from_rows` accepts, for error messages."""
+
+
+def _raw_answers(value: Any, qid: str) -> dict[str, int]:
+    if value is None:
+        return {}
+    if isinstance(value, Mapping) and ("answer" in value or "count" in value):
+        answers, counts = value.get("answer"), value.get("count")
+        if not (isinstance(answers, Sequence) and not isinstance(answers, str)
+                and isinstance(counts, Sequence) and not isinstance(counts, str)) or len(answers) != len(counts):
+            raise DataFormatError("raw_answers must be {'answer': [...], 'count': [...]} with lists of the same "
+                                  "length", question_id=qid)
+        pairs = list(zip(answers, counts))
+    elif isinstance(value, Sequence) and not isinstance(value, str):
+        pairs = []
+        for i, record in enumerate(value):
+            if not isinstance(record, Mapping) or "answer" not in record or "count" not in record:
+                raise DataFormatError(f"raw_answers[{i}] needs 'answer' and 'count', got {record!r}", question_id=qid)
+            pairs.append((record["answer"], record["count"]))
+    else:
+        raise DataFormatError("raw_answers must be {'answer': [...], 'count': [...]} or a list of "
+                              f"{{'answer', 'count'}} records, got {type(value).__name__}", question_id=qid)
+    raw: dict[str, int] = {}
+    for answer, count in pairs:
+        if not isinstance(answer, str):
+            raise DataFormatError(f"raw answer {answer!r} is not a string", question_id=qid)
+        if answer in raw:
+            raise DataFormatError(f"raw answer {answer!r} appears twice", question_id=qid)
+        raw[answer] = check_count(count, f"raw answer {answer!r} count", None, None, qid)
+    return raw
+
+
+def question_from_row(row: Mapping[str, Any]) -> Question:
+    """A :class:`~protoqa_core.readers.Question` from one row of the dataset export.
+
+    Needs ``id``, ``question`` and ``clusters`` (``{"id", "answers", "count"}`` lists, or a
+    list of ``{"answers", "count", "id"}`` records); ``question_original``, ``source`` and
+    ``raw_answers`` (``{"answer", "count"}`` lists, or records) are read when present.
+
+    >>> row = {"id": "q1", "question": "name a pet",
+    ...        "clusters": {"id": ["q1.0"], "answers": [["dog", "puppy"]], "count": [6]},
+    ...        "raw_answers": {"answer": ["dog", "puppy"], "count": [5, 1]}}
+    >>> q = question_from_row(row)
+    >>> q.clusters[0], q.raw_answers
+    (Cluster(id='q1.0', answers=('dog', 'puppy'), count=6), {'dog': 5, 'puppy': 1})
+    >>> question_from_row({"id": "q2", "question": "name a fruit"})
+    Traceback (most recent call last):
+    ...
+    protoqa_core.readers.DataFormatError: question 'q2': a row needs a 'clusters' field ({'id', 'answers', 'count'} lists)
+    """
+    if isinstance(row, Question):
+        return row
+    if not isinstance(row, Mapping):
+        raise TypeError(f"a row must be a mapping (a dataset row), got {type(row).__name__}")
+    qid = row.get("id")
+    if not isinstance(qid, str) or not qid:
+        raise DataFormatError(f"a row needs a non-empty string 'id', got {qid!r}")
+    text = row.get("question")
+    if not isinstance(text, str):
+        raise DataFormatError(f"a row needs a string 'question', got {type(text).__name__}", question_id=qid)
+    if "clusters" not in row:
+        raise DataFormatError("a row needs a 'clusters' field ({'id', 'answers', 'count'} lists)", question_id=qid)
+    clusters: tuple[Cluster, ...] = clusters_from_records(row["clusters"], qid) if row["clusters"] is not None else ()
+    original = row.get("question_original") or text
+    source = row.get("source") or ""
+    if not isinstance(original, str) or not isinstance(source, str):
+        raise DataFormatError("'question_original' and 'source' must be strings", question_id=qid)
+    return Question(qid, text, clusters, original, source, _raw_answers(row.get("raw_answers"), qid))
+
+
+_NEEDED_COLUMNS = ("id", "question", "clusters")
+_OPTIONAL_COLUMNS = ("question_original", "source", "raw_answers")
+
+
+def questions_from_rows(rows: Any, what: str = "questions") -> list[Question]:
+    """Questions from a ``datasets.Dataset`` of export rows, a list of rows, or a list of questions.
+
+    A ``{id: Question}`` mapping (what :func:`~protoqa_core.readers.read_targets`
+    returns) is accepted too. Anything else is a ``TypeError`` naming the accepted forms;
+    ``what`` names the argument in messages.
+
+    >>> from protoqa_core.readers import Cluster, Question
+    >>> pet = Question("q1", "name a pet", (Cluster("q1.0", ("dog",), 6),))
+    >>> [q.id for q in questions_from_rows([pet, {"id": "q2", "question": "name a fruit",
+    ...                                            "clusters": [{"answers": ["apple"], "count": 3}]}])]
+    ['q1', 'q2']
+    >>> questions_from_rows("r1q1")
+    Traceback (most recent call last):
+    ...
+    TypeError: questions must be a datasets.Dataset of the ProtoQA export (columns id, question, clusters; raw_answers optional), a list of such rows (dicts), or a list of protoqa_metric.Question objects; got str
+    """
+    column_names = getattr(rows, "column_names", None)
+    if isinstance(column_names, list) and hasattr(rows, "select_columns"):  # a datasets.Dataset
+        missing = [c for c in _NEEDED_COLUMNS if c not in column_names]
+        if missing:
+            raise TypeError(f"{what}: the dataset has no column(s) {', '.join(missing)} (it has "
+                            f"{', '.join(column_names)}); expected {ACCEPTED_QUESTION_FORMS}")
+        # Only the question columns: a tokenized evaluation set also holds token ids.
+        keep = [c for c in _NEEDED_COLUMNS + _OPTIONAL_COLUMNS if c in column_names]
+        return [question_from_row(row) for row in rows.select_columns(keep)]
+    if isinstance(rows, Mapping):
+        values = list(rows.values())
+        if all(isinstance(v, Question) for v in values):
+            return values
+        raise TypeError(f"{what} must be {ACCEPTED_QUESTION_FORMS}; got a mapping whose values are not Questions")
+    if isinstance(rows, (str, bytes)) or not isinstance(rows, (Sequence, type({}.values()))):
+        raise TypeError(f"{what} must be {ACCEPTED_QUESTION_FORMS}; got {type(rows).__name__}")
+    out = []
+    for i, item in enumerate(rows):
+        if isinstance(item, Question):
+            out.append(item)
+        elif isinstance(item, Mapping):
+            out.append(question_from_row(item))
+        else:
+            raise TypeError(f"{what}[{i}] must be a Question or a dataset row (dict), got {type(item).__name__}; "
+                            f"{what} must be {ACCEPTED_QUESTION_FORMS}")
+    return out
+

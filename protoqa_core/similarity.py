@@ -1,0 +1,405 @@
+"""Similarity between one predicted answer and one answer string of a cluster.
+
+Every function takes ``(prediction, answer)`` and returns a float in [0, 1]. The
+prediction is expected to be normalized already (see
+:func:`protoqa_core.text.normalize_prediction`); cluster strings are used as
+they are.
+
+============================ ============================================================ =======
+name                         what scores 1                                                rounded
+============================ ============================================================ =======
+``exact_match``              identical strings                                            no
+``wordnet``                  SPEC's WordNet partition similarity (shared synsets)          yes
+``wordnet_wup``              as ``wordnet``, part pairs weighted by Wu-Palmer similarity   yes
+``lcs``                      longest common subsequence / longer length (characters)      no
+``longest_common_substring`` longest common substring / longer length (characters)        no
+``jaro_winkler``             Jaro-Winkler similarity (NLTK's, prefix scale 0.1, 4 chars)  no
+============================ ============================================================ =======
+
+"Rounded" similarities have the metric's score matrix rounded half-to-even, as the
+ProtoQA evaluator does, so that a WordNet similarity of exactly 0.5 counts as 0.
+
+Bounded cost
+------------
+Every similarity has a worst-case cost for strings of any length:
+
+* ``exact_match``: one string comparison, ``O(min(|x|, |y|))``.
+* character similarities: see :mod:`protoqa_core.string_similarity`; with a
+  prediction of at most 50 characters each is linear in the cluster string's length.
+* WordNet similarities: tokenizing is linear in the string length. Then each side
+  keeps at most :data:`MAX_SIMILARITY_TOKENS` (64) content tokens: a longer string is
+  scored on its first 64 tokens followed by one token that matches nothing, standing
+  for the rest. That is the best matching that leaves the rest unmatched, a lower
+  bound of the exact value (and equal to it whenever the best matching does not use
+  the rest). A 50-character prediction has at most 50 tokens, so only cluster
+  strings are ever cut, and no string of the ProtoQA or CFC data has more than 14
+  content tokens. The partition search then runs under fixed, deterministic budgets
+  (:mod:`protoqa_core.partition_matching`); if one runs out, the best matching
+  found is used, again a lower bound.
+
+Whenever either rule changes a value, the pair is *approximated*: the metric names
+the question and cluster in a warning and marks the result's signature (see
+:func:`collect_approximations`). Every other value is exact.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import warnings
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Callable, Iterable, Iterator, Optional, Sequence
+
+from .partition_matching import SpanPair, best_partition_matching_checked
+from .string_similarity import best_lcs_ratios, jaro_winkler, lcs_ratio, longest_common_substring_ratio
+from .text import content_tokens
+from .wordnet_access import SynsetKey, best_wup, max_lemma_tokens, may_start_collocation, synset_keys
+
+__all__ = [
+    "Similarity",
+    "SIMILARITIES",
+    "get_similarity",
+    "exact_match",
+    "wordnet_similarity",
+    "best_wordnet_similarity",
+    "wup_similarity",
+    "lcs_ratio",
+    "longest_common_substring_ratio",
+    "jaro_winkler",
+    "MAX_SIMILARITY_TOKENS",
+    "ApproximationWarning",
+    "collect_approximations",
+]
+
+MAX_SIMILARITY_TOKENS = 64
+"""Content tokens a side keeps for the WordNet similarities; the rest count as one unmatched token."""
+
+
+class ApproximationWarning(UserWarning):
+    """A similarity was computed under the long-string rule or an exhausted search budget."""
+
+
+_collector: contextvars.ContextVar[Optional[list[tuple[str, str]]]] = contextvars.ContextVar(
+    "protoqa_similarity_approximations", default=None
+)
+
+
+@contextlib.contextmanager
+def collect_approximations() -> Iterator[list[tuple[str, str]]]:
+    """Collect the ``(prediction, answer)`` pairs whose similarity was approximated.
+
+    Inside the block, approximated pairs are appended to the yielded list instead of
+    raising an :class:`ApproximationWarning` each; the caller reports them (the
+    metric names question and cluster, and marks the signature).
+
+    >>> with collect_approximations() as pairs:
+    ...     _ = wordnet_similarity("dog", "dog " * 70)
+    >>> len(pairs)
+    1
+    """
+    found: list[tuple[str, str]] = []
+    token = _collector.set(found)
+    try:
+        yield found
+    finally:
+        _collector.reset(token)
+
+
+def _report_approximation(prediction: str, answer: str) -> None:
+    found = _collector.get()
+    if found is not None:
+        found.append((prediction, answer))
+        return
+    warnings.warn(
+        f"similarity of {_preview(prediction)} and {_preview(answer)} is a lower bound: "
+        f"a string longer than {MAX_SIMILARITY_TOKENS} content tokens, or a search budget ran out",
+        ApproximationWarning,
+        stacklevel=4,
+    )
+
+
+def _preview(text: str, limit: int = 40) -> str:
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+# Stand-ins for the cut-off rest of a long string; they match nothing, not even each
+# other (no WordNet entry, and the two sides use different ones).
+_REST_TOKENS = ("\x00rest-of-prediction", "\x00rest-of-answer")
+
+
+def _capped(tokens: tuple[str, ...], side: int) -> tuple[tuple[str, ...], bool]:
+    if len(tokens) <= MAX_SIMILARITY_TOKENS:
+        return tokens, False
+    return tokens[:MAX_SIMILARITY_TOKENS] + (_REST_TOKENS[side],), True
+
+
+
+def exact_match(prediction: str, answer: str) -> float:
+    """1.0 when the two strings are equal, else 0.0.
+
+    >>> exact_match("age", "age"), exact_match("age", "their age")
+    (1.0, 0.0)
+    """
+    return 1.0 if prediction == answer else 0.0
+
+
+@lru_cache(maxsize=100_000)
+def _spans_with_synsets(tokens: tuple[str, ...]) -> tuple[tuple[int, int, frozenset[SynsetKey]], ...]:
+    """Every contiguous group of ``tokens`` that WordNet knows, with its synsets."""
+    longest = max_lemma_tokens()
+    found = []
+    for start in range(len(tokens)):
+        for end in range(start + 1, min(len(tokens), start + longest) + 1):
+            if end - start > 1 and not may_start_collocation(" ".join(tokens[start : end - 1])):
+                break
+            names = synset_keys(" ".join(tokens[start:end]))
+            if names:
+                found.append((start, end, names))
+    return tuple(found)
+
+
+@dataclass(frozen=True)
+class _SpanIndex:
+    """What one token sequence offers for matching: its tokens and its WordNet groups."""
+
+    token_positions: dict[str, tuple[int, ...]]
+    by_synset: dict[SynsetKey, tuple[tuple[int, int], ...]]
+
+
+@lru_cache(maxsize=100_000)
+def _span_index(tokens: tuple[str, ...]) -> _SpanIndex:
+    positions: dict[str, list[int]] = {}
+    for i, tok in enumerate(tokens):
+        positions.setdefault(tok, []).append(i)
+    by_synset: dict[SynsetKey, list[tuple[int, int]]] = {}
+    for start, end, keys in _spans_with_synsets(tokens):
+        for key in keys:
+            by_synset.setdefault(key, []).append((start, end))
+    return _SpanIndex(
+        {t: tuple(p) for t, p in positions.items()},
+        {k: tuple(v) for k, v in by_synset.items()},
+    )
+
+
+def _equal_token_pairs(ia: _SpanIndex, ib: _SpanIndex, shared_tokens: Iterable[str]) -> Iterator[tuple[int, int, int, int]]:
+    """Single-token span pairs ``(i, i+1, j, j+1)`` where the two sequences have the same token."""
+    return (
+        (i, i + 1, j, j + 1)
+        for tok in shared_tokens
+        for i in ia.token_positions[tok]
+        for j in ib.token_positions[tok]
+    )
+
+
+@lru_cache(maxsize=500_000)
+def _wordnet_tokens_similarity(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[float, bool]:
+    """``(value, exact)`` of the WordNet partition similarity of two token tuples."""
+    if a == b:
+        return 1.0, True
+    ia, ib = _span_index(a), _span_index(b)
+    # Most pairs share nothing at all; set intersections find that fast.
+    shared_synsets = ia.by_synset.keys() & ib.by_synset.keys()
+    shared_tokens = ia.token_positions.keys() & ib.token_positions.keys()
+    if not shared_synsets and not shared_tokens:
+        return 0.0, True
+    spans = {
+        (sa, ea, sb, eb)
+        for key in shared_synsets
+        for sa, ea in ia.by_synset[key]
+        for sb, eb in ib.by_synset[key]
+    }
+    spans.update(_equal_token_pairs(ia, ib, shared_tokens))
+    return best_partition_matching_checked(len(a), len(b), [SpanPair(*s, 1.0) for s in sorted(spans)])
+
+
+def _empty_side(a: tuple[str, ...], b: tuple[str, ...], all_stopword_match: bool) -> float:
+    # A side with no content tokens is the single empty group "", which equals
+    # only another empty group.
+    return 1.0 if (not a and not b and all_stopword_match) else 0.0
+
+
+def wordnet_similarity(prediction: str, answer: str, *, all_stopword_match: bool = True) -> float:
+    """SPEC's WordNet similarity: the best partition matching of the content tokens.
+
+    Both strings are tokenized (NLTK Treebank tokenizer) and stripped of English
+    stopwords; groups of contiguous tokens agree when they are equal or share a
+    WordNet synset; the score is the best ``matched groups / max(groups)`` over all
+    partitions of both token lists. Computed exactly, without enumerating
+    partitions (see :mod:`protoqa_core.partition_matching`).
+
+    Args:
+        all_stopword_match: two strings made only of stopwords ("the" vs "a") score
+            1, as in the published ProtoQA numbers. Pass False to score them 0.
+
+    >>> wordnet_similarity("chewing gum", "gum")
+    1.0
+    >>> wordnet_similarity("red car", "car")
+    0.5
+    """
+    return _bounded(_wordnet_tokens_similarity, prediction, answer, all_stopword_match)
+
+
+def _bounded(
+    tokens_similarity: Callable[[tuple[str, ...], tuple[str, ...]], tuple[float, bool]],
+    prediction: str,
+    answer: str,
+    all_stopword_match: bool,
+) -> float:
+    """Apply the token cap, run the token-level similarity, report approximations."""
+    a, b = content_tokens(prediction), content_tokens(answer)
+    if not a or not b:
+        return _empty_side(a, b, all_stopword_match)
+    a, cut_a = _capped(a, 0)
+    b, cut_b = _capped(b, 1)
+    value, exact = tokens_similarity(a, b)
+    if cut_a or cut_b or not exact:
+        _report_approximation(prediction, answer)
+    return value
+
+
+@lru_cache(maxsize=50_000)
+def _answers_offer(answers: tuple[str, ...]) -> tuple[frozenset, frozenset]:
+    """Every synset and token that any answer of a cluster can match on."""
+    synsets: set = set()
+    tokens: set = set()
+    for answer in answers:
+        index = _span_index(_capped(content_tokens(answer), 1)[0])
+        synsets.update(index.by_synset)
+        tokens.update(index.token_positions)
+    return frozenset(synsets), frozenset(tokens)
+
+
+def best_wordnet_similarity(prediction: str, answers: Sequence[str], *, all_stopword_match: bool = True) -> float:
+    """``max(wordnet_similarity(prediction, y) for y in answers)``, skipping hopeless clusters.
+
+    A prediction that shares no token and no synset with any answer of the cluster
+    scores 0 against all of them, which one set intersection shows.
+
+    >>> best_wordnet_similarity("puppies", ["dog", "puppy"])
+    1.0
+    """
+    a = _capped(content_tokens(prediction), 0)[0]
+    if a:
+        synsets, tokens = _answers_offer(tuple(answers))
+        index = _span_index(a)
+        if synsets.isdisjoint(index.by_synset) and tokens.isdisjoint(index.token_positions):
+            return 0.0
+    best = 0.0
+    for answer in answers:
+        value = wordnet_similarity(prediction, answer, all_stopword_match=all_stopword_match)
+        if value > best:
+            best = value
+            if best >= 1.0:
+                break
+    return best
+
+
+@lru_cache(maxsize=200_000)
+def _phrase_wup(names_a: frozenset[SynsetKey], names_b: frozenset[SynsetKey]) -> float:
+    """Best Wu-Palmer similarity between a synset of one group and one of the other.
+
+    As the reference evaluator's part score, shared synsets get no shortcut: NLTK's
+    Wu-Palmer similarity of a synset with itself is below 1 for synsets with several
+    hypernym paths (person.n.01 scores 0.857 with itself).
+    """
+    return best_wup(names_a, names_b)
+
+
+@lru_cache(maxsize=200_000)
+def _wup_tokens_similarity(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[float, bool]:
+    """``(value, exact)`` of the Wu-Palmer partition similarity of two token tuples."""
+    if a == b:
+        return 1.0, True
+    weights: dict[tuple[int, int, int, int], float] = {}
+    spans_b = _spans_with_synsets(b)
+    for a_start, a_end, names_a in _spans_with_synsets(a):
+        for b_start, b_end, names_b in spans_b:
+            w = _phrase_wup(names_a, names_b)
+            if w > 0:
+                weights[(a_start, a_end, b_start, b_end)] = w
+    ia, ib = _span_index(a), _span_index(b)
+    for key in _equal_token_pairs(ia, ib, ia.token_positions.keys() & ib.token_positions.keys()):
+        weights[key] = 1.0  # equal groups score 1 (the reference's exact-match part score)
+    # Equal multi-token groups also score 1; matching their tokens one to one is at
+    # least as good (see partition_matching), so they need no pair of their own.
+    if not weights:
+        return 0.0, True
+    return best_partition_matching_checked(len(a), len(b), [SpanPair(*k, w) for k, w in sorted(weights.items())])
+
+
+def wup_similarity(prediction: str, answer: str, *, all_stopword_match: bool = True) -> float:
+    """WordNet partition similarity with Wu-Palmer weights on the group pairs.
+
+    As :func:`wordnet_similarity`, but a group pair scores 1 when the two groups are
+    equal and otherwise the best NLTK Wu-Palmer similarity between their synsets
+    (the reference evaluator's ``wordnet_wup_score``), and the matching between
+    groups maximizes the total weight. Same bounds as :func:`wordnet_similarity`.
+
+    >>> wup_similarity("dog", "cat") > 0.8
+    True
+    >>> round(wup_similarity("person", "someone"), 4)  # one synset, below 1 with itself
+    0.8571
+    """
+    return _bounded(_wup_tokens_similarity, prediction, answer, all_stopword_match)
+
+
+@dataclass(frozen=True)
+class Similarity:
+    """A named similarity function and whether the metric rounds its scores.
+
+    ``best_of(prediction, answers, **options)``, when given, must equal the maximum
+    of ``function`` over the answers; it lets a similarity skip work per cluster.
+    """
+
+    name: str
+    function: Callable[..., float]
+    rounded: bool
+    uses_wordnet: bool
+    description: str
+    best_of: Optional[Callable[..., float]] = None
+
+    def best(self, prediction: str, answers: Sequence[str], **options: bool) -> float:
+        """The best similarity of ``prediction`` to any of ``answers`` (0 for none).
+
+        >>> get_similarity("exact_match").best("cat", ["dog", "cat"])
+        1.0
+        """
+        if self.best_of is not None:
+            return self.best_of(prediction, answers, **options)
+        best = 0.0
+        for answer in answers:
+            value = self.function(prediction, answer, **options)
+            if value > best:
+                best = value
+                if best >= 1.0:
+                    break
+        return best
+
+
+SIMILARITIES: dict[str, Similarity] = {
+    s.name: s
+    for s in (
+        Similarity("exact_match", exact_match, False, False, "identical strings"),
+        Similarity("wordnet", wordnet_similarity, True, True, "WordNet synsets over token partitions",
+                   best_wordnet_similarity),
+        Similarity("wordnet_wup", wup_similarity, True, True, "Wu-Palmer weighted WordNet partitions"),
+        Similarity("lcs", lcs_ratio, False, False, "longest common subsequence ratio", best_lcs_ratios),
+        Similarity("longest_common_substring", longest_common_substring_ratio, False, False,
+                   "longest common substring ratio"),
+        Similarity("jaro_winkler", jaro_winkler, False, False, "Jaro-Winkler similarity (NLTK's)"),
+    )
+}
+
+
+def get_similarity(name: str) -> Similarity:
+    """Look up a similarity by name (``exact_match``, ``wordnet``, ``wordnet_wup``, ``lcs``,
+    ``longest_common_substring``, ``jaro_winkler``).
+
+    >>> get_similarity("wordnet").rounded
+    True
+    """
+    try:
+        return SIMILARITIES[name]
+    except KeyError:
+        raise ValueError(f"unknown similarity {name!r}; choose one of: {', '.join(SIMILARITIES)}") from None

@@ -1,0 +1,37 @@
+"""``python -m protoqa_integrations.lm_eval_tasks``: print the task folder for ``lm_eval --include_path``.
+
+``python -m protoqa_integrations.lm_eval_tasks run ARGS...`` runs ``lm_eval run ARGS...`` with the
+folder included and the ``protoqa-hf`` backend registered.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from . import tasks_path
+
+
+def main(argv: list[str]) -> int:
+    if not argv:
+        print(tasks_path())
+        return 0
+    if argv[0] != "run":
+        print("usage: python -m protoqa_integrations.lm_eval_tasks [run LM_EVAL_RUN_ARGS...]", file=sys.stderr)
+        return 2
+    try:
+        from lm_eval.__main__ import cli_evaluate
+
+        from . import backend  # noqa: F401  (registers protoqa-hf)
+    except ImportError as exc:
+        print(f"error: lm_eval is not installed ({exc}); pip install lm-eval", file=sys.stderr)
+        return 2
+    args = list(argv[1:])
+    if "--include_path" not in args:
+        args += ["--include_path", tasks_path()]
+    sys.argv = ["lm-eval", "run", *args]
+    cli_evaluate()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,224 @@
+"""Turning ProtoQA questions into language-model prompts, and sampled text into ranked answers.
+
+The ProtoQA paper's GPT-2 baseline rewrites a question as the start of a statement the
+model completes ("Name something people bring to a picnic" -> "One thing people bring
+to a picnic is"), draws many samples, keeps each sample's first sentence and ranks the
+distinct answers by how often they were drawn. This module does the text side of that,
+with no dependency beyond the standard library, so training code, evaluation code and
+the demo Space build prompts and answers the same way.
+
+Prompt rules (:func:`question_to_prompt`), matched case-insensitively at the start of
+the question or of a clause after ``,``, ``;`` or ``:`` ("At the beach, name
+something ..."):
+
+======================================  ===========================
+question starts with                    prompt starts with
+======================================  ===========================
+Name something / Tell me something      One thing
+Name a / Name an / Give me a / Give me an  One
+How can you tell                        One way to tell
+======================================  ===========================
+
+and the prompt ends with `` is``. These are the rules of the paper. A few phrasings of
+the same kind, taken from the preprocessing code of the paper's baseline
+(``iesl/ProtoQA_GPT2``), are handled the same way: "Give me something" -> "One thing",
+"Name someone" / "Tell me someone" -> "One person", "Name somewhere/someplace" /
+"Tell me somewhere/someplace" -> "One place", "Tell me a/an" -> "One",
+"Which ..." -> "One ...". Any other question falls back to the question-answer frame
+``Q: <question>? A:`` (also the baseline's fallback), so every question gets a prompt.
+
+Trailing punctuation (``. ? ! : ;``) and surrounding whitespace are removed, inner
+whitespace is collapsed, and the rest of the question is kept as written. The
+replacement takes the capitalisation of the phrase it replaces: "Name something" gives
+"One thing", "name something" gives "one thing" (ProtoQA's ``question.normalized`` text
+is lower-case, which is what the paper's training file was built from).
+
+A training line is ``prompt<TAB>answer.`` (the format of the paper's
+``finetune_train.txt``); a generation prompt is ``prompt<TAB>``, so the model is asked
+to continue exactly where the answer started during training. The tab, unlike a space,
+is its own token for GPT-2's byte-level BPE, so the prompt tokenizes the same way in
+both cases.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, Optional
+
+__all__ = [
+    "ANSWER_SEPARATOR",
+    "END_OF_ANSWER",
+    "question_to_prompt",
+    "generation_prompt",
+    "CFC_EXAMPLE",
+    "cfc_prompt",
+    "training_line",
+    "clean_answer",
+    "rank_answers",
+]
+
+ANSWER_SEPARATOR = "\t"
+"""Between the prompt and the answer in training lines and generation prompts."""
+
+END_OF_ANSWER = "."
+"""Ends every answer in a training line; generated text is cut at the first sentence end."""
+
+# (trigger, replacement), tried in this order at each clause start. Longer triggers
+# come before their prefixes ("name something" before "name a").
+_PROMPT_RULES: tuple[tuple[str, str], ...] = (
+    # The ProtoQA paper's rules.
+    ("name something", "one thing"),
+    ("tell me something", "one thing"),
+    ("how can you tell", "one way to tell"),
+    ("name an", "one"),
+    ("name a", "one"),
+    ("give me an", "one"),
+    ("give me a", "one"),
+    # Same kind of phrasing, handled like the paper's baseline code.
+    ("give me something", "one thing"),
+    ("name someone", "one person"),
+    ("tell me someone", "one person"),
+    ("name somewhere", "one place"),
+    ("name someplace", "one place"),
+    ("tell me somewhere", "one place"),
+    ("tell me someplace", "one place"),
+    ("tell me an", "one"),
+    ("tell me a", "one"),
+    ("which", "one"),
+)
+_TRIGGER = "|".join(
+    re.escape(trigger).replace(r"\ ", r"\s+")
+    for trigger, _ in sorted(_PROMPT_RULES, key=lambda rule: -len(rule[0]))
+)
+# The earliest clause start (string start, or after , ; :) followed by a trigger word
+# group. The non-greedy head makes the first such clause win.
+_PROMPT_PATTERN = re.compile(
+    rf"^(?P<head>(?:.*?[,;:]\s*)??)(?P<trigger>{_TRIGGER})\b(?P<rest>.*)$",
+    re.IGNORECASE | re.DOTALL,
+)
+_REPLACEMENT = {trigger: replacement for trigger, replacement in _PROMPT_RULES}
+_TRAILING_PUNCTUATION = ".?!:;, \t\n\r"
+_SENTENCE_END = re.compile(r"[.!?]+(?=\s|$)")
+_LINE_BREAK = re.compile(r"[\n\r\t]")
+
+
+def _match_case(replacement: str, original: str) -> str:
+    if original.isupper() and len(original) > 1:
+        return replacement.upper()
+    if original[:1].isupper():
+        return replacement[:1].upper() + replacement[1:]
+    return replacement
+
+
+def question_to_prompt(question: str) -> str:
+    """The statement prefix a language model completes with an answer (rules in the module doc).
+
+    >>> question_to_prompt("Name something people bring to a picnic.")
+    'One thing people bring to a picnic is'
+    >>> question_to_prompt("at the beach, name something that might protect you from sun")
+    'at the beach, one thing that might protect you from sun is'
+    >>> question_to_prompt("Give me an animal with stripes?")
+    'One animal with stripes is'
+    >>> question_to_prompt("At what age do kids start school?")
+    'Q: At what age do kids start school? A:'
+    """
+    if not isinstance(question, str):
+        raise TypeError(f"question must be a string, got {type(question).__name__}")
+    text = " ".join(question.split()).rstrip(_TRAILING_PUNCTUATION)
+    if not text:
+        raise ValueError(f"cannot make a prompt from an empty question: {question!r}")
+    match = _PROMPT_PATTERN.match(text)
+    if match is None:
+        return f"Q: {text}? A:"
+    trigger = match.group("trigger")
+    replacement = _REPLACEMENT[" ".join(trigger.lower().split())]
+    return f"{match.group('head')}{_match_case(replacement, trigger)}{match.group('rest')} is"
+
+
+def generation_prompt(question: str) -> str:
+    """The text to feed a fine-tuned model to sample an answer: prompt and separator.
+
+    >>> generation_prompt("Name a fruit.")
+    'One fruit is\\t'
+    """
+    return question_to_prompt(question) + ANSWER_SEPARATOR
+
+
+CFC_EXAMPLE = ("a man throws a stick into the lake for his dog. where does the man throw the stick?",
+               "into the lake")
+"""The one-shot example of :func:`cfc_prompt`: made up, in the style of CFC questions."""
+
+
+def cfc_prompt(question: str) -> str:
+    """A one-shot question-answer prompt for a CFC question (context sentence and question).
+
+    >>> print(cfc_prompt("a farmer with newly harvested crops. where are the farmers?"))
+    Q: a man throws a stick into the lake for his dog. where does the man throw the stick?
+    A: into the lake.
+    Q: a farmer with newly harvested crops. where are the farmers?
+    A:
+    """
+    if not isinstance(question, str):
+        raise TypeError(f"question must be a string, got {type(question).__name__}")
+    text = " ".join(question.split())
+    if not text:
+        raise ValueError(f"cannot make a prompt from an empty question: {question!r}")
+    example_question, example_answer = CFC_EXAMPLE
+    return f"Q: {example_question}\nA: {example_answer}.\nQ: {text}\nA:"
+
+
+def training_line(question: str, answer: str) -> str:
+    """One fine-tuning example in the paper's ``prompt<TAB>answer.`` format.
+
+    >>> training_line("name a fruit", "apple")
+    'one fruit is\\tapple.'
+    """
+    answer = " ".join(answer.split())
+    if not answer:
+        raise ValueError(f"empty answer for question {question!r}")
+    return generation_prompt(question) + answer + END_OF_ANSWER
+
+
+def clean_answer(text: str, eos_token: Optional[str] = None) -> str:
+    """The answer in a sampled continuation: up to the first end of sentence, line break or eos.
+
+    The text is cut at ``eos_token`` (when given), leading whitespace (the separator)
+    is dropped, then the text is cut at the first tab or line break and at the first
+    ``.``, ``!`` or ``?`` that ends a sentence (followed by whitespace or the end, so
+    "1.5 hours" stays whole), stripped and lower-cased.
+
+    >>> clean_answer(" Sun Screen. And a hat.")
+    'sun screen'
+    >>> clean_answer("\\tumbrella<|endoftext|>junk", eos_token="<|endoftext|>")
+    'umbrella'
+    >>> clean_answer("1.5 hours\\nmore text")
+    '1.5 hours'
+    """
+    if eos_token:
+        text = text.split(eos_token, 1)[0]
+    text = _LINE_BREAK.split(text.lstrip(), 1)[0]
+    end = _SENTENCE_END.search(text)
+    if end is not None:
+        text = text[: end.start()]
+    return text.strip().lower()
+
+
+def rank_answers(samples: Iterable[str], max_answers: Optional[int] = None) -> list[str]:
+    """Distinct non-empty answers, most often sampled first; ties keep first-sampled order.
+
+    >>> rank_answers(["cat", "dog", "", "dog", "bird", "cat", "dog"])
+    ['dog', 'cat', 'bird']
+    >>> rank_answers(["b", "a", "a", "b", "c"], max_answers=2)
+    ['b', 'a']
+    """
+    if max_answers is not None and max_answers < 0:
+        raise ValueError(f"max_answers must be >= 0, got {max_answers}")
+    counts: dict[str, int] = {}
+    for answer in samples:
+        if not isinstance(answer, str):
+            raise TypeError(f"samples must be strings, found {answer!r}")
+        if answer:
+            counts[answer] = counts.get(answer, 0) + 1
+    # dicts keep first-insertion order and sorted() is stable, so ties stay in sample order.
+    ranked = sorted(counts, key=lambda answer: -counts[answer])
+    return ranked if max_answers is None else ranked[:max_answers]

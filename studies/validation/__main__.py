@@ -1,0 +1,248 @@
+"""``python -m studies.validation {study,leaderboard,all}``: the agreement study and the leaderboard.
+
+Examples::
+
+    python -m studies.validation all                      # everything, into studies/reports/
+    python -m studies.validation study --questions 5 --sets 10 --no-tune --no-systems
+    python -m studies.validation leaderboard --data-dir ../shared/data --out studies/reports/
+
+The data folder is ``--data-dir``, else ``$PROTOQA_DATA_DIR``, else ``../shared/data``
+beside the checkout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Iterator, Optional, Sequence
+
+from cfc_probeval.errors import DataFormatError
+from .sampling import SAMPLINGS
+from .matching_study import MATCHERS
+from .study import CLUSTERINGS, MATCHINGS
+
+REPORTS = Path(__file__).resolve().parents[1] / "reports"
+REPORTS_HELP = "studies/reports/"
+
+__all__ = ["main", "build_parser", "resolve_data_dir", "limit_threads"]
+
+DATA_ENV = "PROTOQA_DATA_DIR"
+DEFAULT_DATA_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+
+
+def resolve_data_dir(given: Optional[str] = None) -> Path:
+    """``given``, else ``$PROTOQA_DATA_DIR``, else ``../shared/data`` beside the checkout; it must exist.
+
+    >>> resolve_data_dir("/nonexistent")
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: data folder not found: /nonexistent (give --data-dir or set $PROTOQA_DATA_DIR)
+    """
+    path = Path(given or os.environ.get(DATA_ENV) or DEFAULT_DATA_DIR)
+    if not path.is_dir():
+        raise FileNotFoundError(f"data folder not found: {path} (give --data-dir or set ${DATA_ENV})")
+    return path
+
+
+@contextlib.contextmanager
+def limit_threads(threads: int) -> Iterator[None]:
+    """Cap PyTorch and the BLAS/OpenMP pools at ``threads`` while the block runs.
+
+    The study is thousands of small matrix operations (GP fits, K-means, MiniLM on
+    short strings); on a shared 2-core machine letting each library start a thread
+    per core made them 10 to 20 times slower than one thread.
+
+    >>> from threadpoolctl import threadpool_info
+    >>> with limit_threads(1):
+    ...     all(pool["num_threads"] == 1 for pool in threadpool_info())
+    True
+    """
+    from threadpoolctl import threadpool_limits
+
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - torch comes with sentence-transformers
+        torch = None
+    before = torch.get_num_threads() if torch is not None else None
+    if torch is not None:
+        torch.set_num_threads(threads)
+    try:
+        with threadpool_limits(limits=threads):
+            yield
+    finally:
+        if torch is not None and before is not None:
+            torch.set_num_threads(before)
+
+
+def _names(text: str, allowed: Sequence[str], what: str) -> list[str]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in allowed]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"{what}: choose from {', '.join(allowed)} (got {text!r})")
+    return names
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``python -m studies.validation``.
+
+    >>> build_parser().parse_args(["study", "--questions", "2"]).questions
+    2
+    """
+    parser = argparse.ArgumentParser(prog="python -m studies.validation",
+                                     description="ProbEval's agreement with human judgment, and a leaderboard.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--data-dir", default=None, help=f"shared data folder (else ${DATA_ENV}, else ../shared/data)")
+        p.add_argument("--out", default=str(REPORTS), help=f"output folder (default {REPORTS_HELP})")
+        p.add_argument("--embedder", default=None, help="minilm (default), char-ngrams, st:MODEL, fasttext:FILE")
+        p.add_argument("--threads", type=int, default=1, help="threads for PyTorch and BLAS (default 1)")
+
+    def study_options(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--questions", type=int, default=None, help="only the first N questions of each dev set")
+        p.add_argument("--sets", type=int, default=50, help="answer sets per question and sampling (default 50)")
+        p.add_argument("--seed", type=int, default=0, help="seed of the answer sets, folds and bootstrap (default 0)")
+        p.add_argument("--clusterings", default=",".join(CLUSTERINGS),
+                       type=lambda t: _names(t, CLUSTERINGS, "--clusterings"), help="comma-separated clusterings")
+        p.add_argument("--matchings", default=",".join(MATCHINGS),
+                       type=lambda t: _names(t, MATCHINGS, "--matchings"), help="comma-separated matchings")
+        p.add_argument("--samplings", default=",".join(SAMPLINGS),
+                       type=lambda t: _names(t, SAMPLINGS, "--samplings"), help="comma-separated samplings")
+        p.add_argument("--no-tune", action="store_true",
+                       help="use ProbEval's current defaults instead of choosing the parameters on the grid")
+        p.add_argument("--sensitivity-sizes", default="100",
+                       help="fixed set sizes of the earlier 'pool' procedure to re-measure human+WordNet at "
+                            "('' for none; default 100)")
+        p.add_argument("--matchers", default=",".join(MATCHERS),
+                       type=lambda t: _names(t, MATCHERS, "--matchers"),
+                       help="matchers of the matching-validity table (comma-separated)")
+        p.add_argument("--wup-budget", type=float, default=120.0,
+                       help="seconds the Wu-Palmer matcher may spend (questions in order until spent; default 120)")
+        p.add_argument("--no-systems", action="store_true", help="skip the system-level study on CFC test")
+        p.add_argument("--state", default=None,
+                       help="also pickle the measured results to this file (to re-render the reports)")
+        p.add_argument("--no-plots", action="store_true", help="do not draw the PNG scatter plots")
+
+    study = sub.add_parser("study", help="the agreement study: studies/reports/validation.{json,md} and plots")
+    common(study)
+    study_options(study)
+    board = sub.add_parser("leaderboard", help="studies/reports/leaderboard.{json,md}")
+    common(board)
+    board.add_argument("--automatic", default=None,
+                       help="the automatic setting as JSON ProbEval arguments (default: the one recorded in "
+                            "<out>/validation.json, else ProbEval's defaults)")
+    board.add_argument("--questions", type=int, default=None, help="only the first N questions of each data set")
+    both = sub.add_parser("all", help="the study, then the leaderboard")
+    common(both)
+    study_options(both)
+    return parser
+
+
+def _log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _study(args: argparse.Namespace, data_dir: Path, out: Path, command: str) -> dict:
+    from .matching_study import run_matching_study
+    from .report import write_study
+    from .study import run_study
+    from .systems import run_system_study, study_candidates
+
+    start = time.perf_counter()
+    sizes = [int(s) for s in args.sensitivity_sizes.split(",") if s.strip()]
+    _log("matching validity (ProtoQA dev)")
+    matching = run_matching_study(data_dir, embedder=args.embedder, matchers=args.matchers,
+                                  num_questions=args.questions, seed=args.seed, log=_log,
+                                  budgets={"wordnet_wup": args.wup_budget})
+    _log("agreement study (ProtoQA dev, CFC dev)")
+    result = run_study(data_dir, num_questions=args.questions, num_sets=args.sets, seed=args.seed,
+                       embedder=args.embedder, clusterings=args.clusterings, matchings=args.matchings,
+                       samplings=args.samplings, tune_parameters=not args.no_tune, matching=matching,
+                       sensitivity_sizes=sizes, log=_log)
+    systems = None
+    if not args.no_systems:
+        _log("system level (CFC test)")
+        cosine = result.chosen.get("cosine_threshold")
+        systems = run_system_study(data_dir, study_candidates(result, args.embedder), cosine_threshold=cosine,
+                                   embedders=[args.embedder or "minilm", "char-ngrams"], seed=args.seed,
+                                   num_questions=args.questions, log=_log)
+    seconds = time.perf_counter() - start
+    if args.state:
+        import pickle
+
+        with open(args.state, "wb") as handle:
+            pickle.dump({"result": result, "matching": matching, "systems": systems, "seconds": seconds}, handle)
+    paths = write_study(result, out, command=command, plots=not args.no_plots, matching=matching, systems=systems,
+                        seconds=seconds)
+    print(f"study: {seconds:.1f} s; wrote {', '.join(str(p) for p in paths[:3])}"
+          + (f" and {len(paths) - 3} more" if len(paths) > 3 else ""))
+    if systems is not None:
+        search = systems["search"]
+        print(f"automatic default: {search['chosen']} (held-out rho {search['held_out']['rho']:.3f})")
+    return {"systems": systems}
+
+
+def _automatic_config(args: argparse.Namespace, out: Path, systems: Optional[dict]) -> Optional[dict]:
+    """The automatic setting for the leaderboard: given, from this run, or recorded in validation.json."""
+    import json
+
+    if getattr(args, "automatic", None):
+        try:
+            config = json.loads(args.automatic)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"--automatic: not JSON ({exc})") from None
+        if not isinstance(config, dict):
+            raise ValueError("--automatic: expected a JSON object of ProbEval arguments")
+        return config
+    if systems is not None:
+        return systems["search"]["chosen_config"]
+    recorded = out / "validation.json"
+    if recorded.is_file():
+        data = json.loads(recorded.read_text(encoding="utf-8"))
+        return data.get("system_level", {}).get("automatic_default_config")
+    return None
+
+
+def _leaderboard(args: argparse.Namespace, data_dir: Path, out: Path, systems: Optional[dict] = None) -> None:
+    from .leaderboard import run_leaderboard
+    from .report import write_leaderboard
+
+    board = run_leaderboard(data_dir, embedder=args.embedder, num_questions=args.questions, log=_log,
+                            automatic=_automatic_config(args, out, systems))
+    paths = write_leaderboard(board, out)
+    print(f"leaderboard: {board['info']['seconds']:.1f} s; wrote {', '.join(str(p) for p in paths)}")
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run a command; returns the exit status (0, or 2 for bad input).
+
+    >>> main(["study", "--questions", "2", "--sets", "6", "--no-tune"])  # doctest: +SKIP
+    """
+    args = build_parser().parse_args(argv)
+    command = "python -m studies.validation " + " ".join(argv if argv is not None else sys.argv[1:])
+    start = time.perf_counter()
+    try:
+        data_dir = resolve_data_dir(args.data_dir)
+        out = Path(args.out)
+        with limit_threads(args.threads), warnings.catch_warnings():
+            # Library warnings (GP convergence, empty samples) are summarized in the reports instead.
+            warnings.simplefilter("ignore")
+            ran: dict = {}
+            if args.command in ("study", "all"):
+                ran = _study(args, data_dir, out, command)
+            if args.command in ("leaderboard", "all"):
+                _leaderboard(args, data_dir, out, ran.get("systems"))
+    except (DataFormatError, FileNotFoundError, ValueError) as exc:
+        print(f"python -m studies.validation: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"total: {time.perf_counter() - start:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

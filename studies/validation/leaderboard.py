@@ -1,0 +1,238 @@
+"""Leaderboard: every prediction file of the shared data scored with ProbEval and the ProtoQA metric.
+
+Each figure is a mean over questions with a 95% percentile bootstrap interval over
+questions (:func:`protoqa_core.significance.bootstrap_ci`).
+
+* **ProbEval** (lower is better), with the data's human clusters (WordNet matching:
+  what ProbEval should use when the references carry clusters) and with the automatic
+  setting for raw answers (``automatic``: the setting the validation study recommends,
+  else ProbEval's :data:`~cfc_probeval.defaults.DEFAULTS`). ProbEval wants samples with repetition: a file of *distinct* answers
+  (a ranked list, or samples with duplicates removed) gives every answer weight 1,
+  so P_H measures which clusters the answers cover, not how often a model says them.
+* **ProtoQA** (higher is better), WordNet similarity, the paper's seven metrics,
+  for files whose answers are ranked: ranked lists as given, ``model_ranked_answers``
+  when the file has them, and samples with repetition ranked by frequency (the
+  ProtoQA GPT-2 baseline's procedure; ties in order of first appearance). Files of
+  distinct samples in no particular order get no ProtoQA score.
+
+:func:`compare_probeval` is the paired comparison of two systems under ProbEval
+(the analogue of ``protoqa-eval compare``).
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
+
+from protoqa_metric.metrics import PAPER_METRICS, evaluate_predictions
+from protoqa_core.readers import read_predictions, read_targets
+from protoqa_core.significance import ConfidenceInterval, PairedComparison, bootstrap_ci, paired_bootstrap
+
+from cfc_probeval.defaults import DEFAULTS
+from cfc_probeval.embedders import Embedder, get_embedder
+from cfc_probeval.inputs import GroundTruth, ground_truth_from_question, read_samples, sample_fields
+from cfc_probeval.matching import WordNetMatcher
+from cfc_probeval.compare import compare_probeval
+from cfc_probeval.probeval import ProbEval, normalized_sample_counts
+
+__all__ = [
+    "Entry",
+    "Board",
+    "BOARDS",
+    "PROTOQA_METRICS",
+    "rank_by_frequency",
+    "target_overlap",
+    "compare_probeval",
+    "run_leaderboard",
+]
+
+PROTOQA_METRICS = tuple(m.name for m in PAPER_METRICS)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One system's prediction file (path under the data dir) and how its answers are given.
+
+    ``kind``: ``ranked list`` (distinct answers, best first), ``samples`` (with
+    repetition), ``samples + ranked list`` (both fields) or ``distinct samples``
+    (duplicates removed, no ranking).
+    """
+
+    system: str
+    path: str
+    kind: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Board:
+    """One data set's table: its targets and its systems."""
+
+    name: str
+    label: str
+    targets: str
+    entries: tuple[Entry, ...]
+
+
+_CFC_TEST_MODELS = [
+    ("GPT-2 large, zero-shot", "gpt2-large.zeroshot"), ("GPT-2 large, one-shot", "gpt2-large.oneshot"),
+    ("GPT-2 XL, zero-shot", "gpt2-xl.zeroshot"), ("GPT-2 XL, one-shot", "gpt2-xl.oneshot"),
+    ("ProtoQA fine-tuned GPT-2, zero-shot", "protoqa-ft.zeroshot"),
+    ("ProtoQA fine-tuned GPT-2, one-shot", "protoqa-ft.oneshot"),
+    ("GPT-2 large fine-tuned on CFC, zero-shot", "gpt2-large-ft.zeroshot"),
+    ("GPT-2 large fine-tuned on CFC, one-shot", "gpt2-large-ft.oneshot"),
+]
+
+BOARDS = (
+    Board("protoqa_dev", "ProtoQA dev (crowdsourced)", "protoqa/dev.crowdsourced.jsonl", (
+        Entry("GPT-2 fine-tuned (ProtoQA paper)", "protoqa/dev.predictions.gpt2finetuned.json", "ranked list"),
+        Entry("Human (30 extra answers)", "protoqa/dev.predictions.human.jsonl", "ranked list"),
+        Entry("Human (ProbEval validation answers)", "probeval_validation/protoqa_dev.human.json",
+              "distinct samples",
+              "the same distinct answers as protoqa/dev.predictions.human.jsonl, every count 1: its "
+              "model_ranked_answers order is not a ranking, so it gets no ProtoQA score"),
+    )),
+    Board("cfc_dev", "CFC dev", "cfc/dev.targets.jsonl", (
+        Entry("GPT-2 XL, one-shot (100 samples)", "cfc/dev.predictions.gpt2-xl.oneshot.json", "samples + ranked list"),
+        Entry("Human (extra answers)", "cfc/dev.predictions.human.json", "samples"),
+    )),
+    Board("cfc_test", "CFC test", "cfc/test.targets.jsonl", tuple(
+        [Entry(label, f"cfc/test.samples.{stem}.jsonl", "distinct samples") for label, stem in _CFC_TEST_MODELS]
+        + [Entry("Human (extra answers)", "cfc/test.predictions.human.json", "samples")]
+    )),
+)
+
+
+def rank_by_frequency(samples: Mapping[str, int]) -> list[str]:
+    """Distinct normalized answers, most frequent first; ties in order of first appearance.
+
+    >>> rank_by_frequency({"Night": 1, "evening": 2, "night": 2})
+    ['night', 'evening']
+    """
+    counts = normalized_sample_counts(samples)
+    return sorted(counts, key=lambda a: -counts[a])
+
+
+def _interval(values: Sequence[float]) -> dict[str, float]:
+    ci: ConfidenceInterval = bootstrap_ci(values)
+    return {"mean": ci.mean, "low": ci.low, "high": ci.high}
+
+
+def _ranked_lists(path: Path, entry: Entry, samples: Mapping[str, Mapping[str, int]]) -> tuple[Optional[dict], str]:
+    """The ranked answers a ProtoQA score uses, and how they were ranked (None when unranked)."""
+    if entry.kind == "ranked list":
+        return read_predictions(path), "as given"
+    if entry.kind == "samples + ranked list" and "model_ranked_answers" in sample_fields(path):
+        return read_predictions(path, "model_ranked_answers"), "model_ranked_answers"
+    if entry.kind == "samples":
+        return {qid: rank_by_frequency(s) for qid, s in samples.items()}, "by frequency"
+    return None, "unranked"
+
+
+def target_overlap(samples: Mapping[str, Mapping[str, int]], targets: Mapping[str, Any]) -> float:
+    """Share of the answers (with repetition) that are also among the targets' raw answers, as a multiset.
+
+    Near 1 means the file holds the ground truth itself rather than a system's answers.
+
+    >>> from protoqa_core.readers import Question
+    >>> overlap = target_overlap({"q": {"dog": 2, "cat": 2}}, {"q": Question("q", "", (), raw_answers={"dog": 1})})
+    >>> overlap
+    0.25
+    """
+    shared = total = 0
+    for qid, answers in samples.items():
+        raw = targets[qid].raw_answers if qid in targets else {}
+        for answer, n in answers.items():
+            shared += min(n, raw.get(answer, 0))
+            total += n
+    return shared / total if total else 0.0
+
+
+def _read_entry_samples(path: Path, entry: Entry) -> dict[str, dict[str, int]]:
+    if entry.kind == "ranked list":
+        # A ranked list is read as one sample per distinct answer.
+        return {qid: {a: 1 for a in dict.fromkeys(answers)} for qid, answers in read_predictions(path).items()}
+    return read_samples(path)
+
+
+def _score_entry(data_dir: Path, board_targets, truths: Mapping[str, GroundTruth], entry: Entry,
+                 probevals: Mapping[str, ProbEval]) -> dict[str, Any]:
+    path = data_dir / entry.path
+    samples = _read_entry_samples(path, entry)
+    ignored = sorted(q for q in samples if q not in truths)
+    samples = {q: s for q, s in samples.items() if q in truths}
+    missing = sorted(q for q in truths if q not in samples)
+    row: dict[str, Any] = {
+        "system": entry.system, "file": entry.path, "kind": entry.kind, "note": entry.note,
+        "questions": len(truths), "ignored_ids": ignored, "missing_ids": missing,
+        "samples_per_question": sum(sum(s.values()) for s in samples.values()) / max(len(samples), 1),
+        "distinct_per_question": sum(len(normalized_sample_counts(s)) for s in samples.values()) / max(len(samples), 1),
+        "overlap_with_targets": target_overlap(samples, board_targets),
+        "probeval": {}, "protoqa": None, "ranking": None,
+    }
+    with warnings.catch_warnings():
+        # Questions without samples are scored as empty (and listed in missing_ids).
+        warnings.simplefilter("ignore")
+        for name, pe in probevals.items():
+            result = pe.evaluate(truths, samples)
+            row["probeval"][name] = {**_interval(list(result.per_question.values())), "signature": result.signature}
+    ranked, how = _ranked_lists(path, entry, samples)
+    row["ranking"] = how
+    if ranked is not None:
+        ranked = {q: r for q, r in ranked.items() if q in board_targets}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = evaluate_predictions(board_targets, ranked, "wordnet", PAPER_METRICS)
+        row["protoqa"] = {m: _interval([result.per_question[q][m].score for q in result.per_question])
+                          for m in PROTOQA_METRICS}
+        row["protoqa_signature"] = result.signature
+    return row
+
+
+def run_leaderboard(data_dir: Union[str, Path], *, boards: Sequence[Board] = BOARDS,
+                    embedder: Union[str, Embedder, None] = None, num_questions: Optional[int] = None,
+                    automatic: Optional[Mapping[str, Any]] = None,
+                    log: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
+    """Score every board's files; returns ``{board: {"label", "targets", "systems": [row, ...]}, "info": ...}``.
+
+    ``automatic``: ProbEval keyword arguments of the automatic setting (``clustering``,
+    ``matching``, ``embedder``, parameters); default ProbEval's DEFAULTS.
+    Each row has ``probeval`` (``human`` and ``automatic``: mean, low, high, signature)
+    and ``protoqa`` (metric -> mean, low, high; None for unranked files).
+    ``num_questions`` keeps only the first N questions of each board's targets.
+
+    >>> board = run_leaderboard("../shared/data", boards=BOARDS[:1])  # doctest: +SKIP
+    >>> board["protoqa_dev"]["systems"][0]["protoqa"]["max_answers@10"]["mean"]  # doctest: +SKIP
+    0.5334...
+    """
+    data_dir = Path(data_dir)
+    start = time.perf_counter()
+    out: dict[str, Any] = {}
+    for board in boards:
+        t = time.perf_counter()
+        targets = read_targets(data_dir / board.targets)
+        if num_questions is not None:
+            targets = dict(list(targets.items())[:num_questions])
+        truths = {qid: ground_truth_from_question(q) for qid, q in targets.items()}
+        # One embedder and one WordNet cache per data set: both ProbEval settings and
+        # every file share the ground-truth embeddings and the (answer, answer) pairs.
+        config = dict(automatic or {"clustering": DEFAULTS.clustering, "matching": DEFAULTS.matching})
+        shared_embedder = get_embedder(config.pop("embedder", None) or embedder)
+        wordnet = WordNetMatcher()
+        matching = config.pop("matching", DEFAULTS.matching)
+        probevals = {
+            "human": ProbEval("human", wordnet),
+            "automatic": ProbEval(config.pop("clustering", DEFAULTS.clustering),
+                                  wordnet if matching == "wordnet" else matching, embedder=shared_embedder, **config),
+        }
+        rows = [_score_entry(data_dir, targets, truths, entry, probevals) for entry in board.entries]
+        out[board.name] = {"label": board.label, "targets": board.targets, "questions": len(truths), "systems": rows}
+        log(f"{board.name}: {len(rows)} files, {time.perf_counter() - t:.1f} s")
+    out["info"] = {"seconds": round(time.perf_counter() - start, 2), "level": 0.95, "resamples": 1000,
+                   "defaults": asdict(DEFAULTS), "automatic": dict(automatic) if automatic else None,
+                   "embedder": shared_embedder.name if boards else None,
+                   "num_questions": num_questions}
+    return out

@@ -1,0 +1,230 @@
+"""Matching validity: every matcher against the annotators' assignments (the ProtoQA paper's Table 4 design).
+
+The annotated answers of the ProtoQA dev GPT-2 samples
+(``probeval_validation/protoqa_dev.gpt2.samples.annotated.json``) each carry the
+cluster an annotator put them in, or "wrong". Every matcher assigns each distinct
+answer (normalized as ProbEval normalizes samples) to clusters of the question's human
+clusters, or to none ("wrong"):
+
+* ``exact_match``: the clusters holding an identical string;
+* ``wordnet``: ProbEval's WordNet rule (similarity exactly 1 with a string of the cluster);
+* ``wordnet_wup``, ``lcs``, ``cosine`` (MiniLM), ``gp`` (a Gaussian-process classifier per
+  cluster): the best-scoring cluster(s) when the score passes a threshold.
+
+An assignment to ``m`` clusters counts ``1 / m`` for each (ProbEval splits the answer's
+weight that way). With weight ``w`` per answer (its count, or 1 for the unweighted
+figures): precision = correct weight / weight assigned to some cluster, recall =
+correct weight / weight the annotators put in some cluster, F1 their harmonic mean.
+
+Thresholds are chosen by count-weighted F1 with K-fold cross-validation over questions
+(:data:`~studies.validation.stats.FOLDS` folds): each question's assignments use
+the threshold chosen on the other folds, and the figures reported first are these
+held-out ones; the threshold chosen on all questions is the recommended one.
+Intervals: 95% bootstrap over questions.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
+
+import numpy as np
+
+from protoqa_core.similarity import get_similarity
+from protoqa_core.text import normalize_prediction
+
+from cfc_probeval.embedders import Embedder, get_embedder, unit_rows
+from cfc_probeval.inputs import GroundTruth, read_ground_truth
+from cfc_probeval.matching import GPMatcher, WordNetMatcher, best_clusters
+from .sampling import read_annotations
+from .stats import FOLDS, bootstrap_interval, fold_of, interval
+
+__all__ = ["MATCHERS", "THRESHOLDS", "PAPER_TABLE4", "MatchingQuestion", "prf", "run_matching_study"]
+
+MATCHERS = ("exact_match", "wordnet", "wordnet_wup", "lcs", "cosine", "gp")
+
+THRESHOLDS: dict[str, tuple[float, ...]] = {
+    "wordnet_wup": (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0),
+    "lcs": (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0),
+    "cosine": (0.3, 0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9),
+    "gp": (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7),
+}
+"""The thresholds tried per matcher (exact and WordNet matching have none)."""
+
+PAPER_TABLE4: dict[str, dict[str, float]] = {
+    "exact_match": {"precision": 1.0, "recall": 0.466, "f1": 0.636},
+    "wordnet": {"precision": 0.996, "recall": 0.581, "f1": 0.734},
+    "roberta": {"precision": 0.762, "recall": 0.661, "f1": 0.708},
+}
+"""The ProtoQA paper's Table 4 (its own annotations of other answers: not the same data)."""
+
+DATA = ("protoqa/dev.crowdsourced.jsonl", "probeval_validation/protoqa_dev.gpt2.samples.annotated.json")
+
+
+@dataclass
+class MatchingQuestion:
+    """One question's annotated answers: normalized strings, gold cluster index (-1: wrong), counts."""
+
+    question_id: str
+    clusters: tuple[tuple[str, ...], ...]
+    answers: tuple[str, ...]
+    gold: tuple[int, ...]
+    counts: tuple[int, ...]
+
+
+def prf(sums: Sequence[float]) -> dict[str, float]:
+    """Precision, recall and F1 from ``(correct, assigned, annotated)`` weights (0 where undefined).
+
+    >>> prf([3.0, 4.0, 6.0])
+    {'precision': 0.75, 'recall': 0.5, 'f1': 0.6}
+    """
+    correct, assigned, annotated = (float(x) for x in sums)
+    p = correct / assigned if assigned > 0 else 0.0
+    r = correct / annotated if annotated > 0 else 0.0
+    f = 2 * p * r / (p + r) if p + r > 0 else 0.0
+    return {"precision": p, "recall": r, "f1": f}
+
+
+def _sums(question: MatchingQuestion, assigned: Sequence[tuple[int, ...]]) -> np.ndarray:
+    """``[[correct, assigned, annotated] weighted by count, [the same] unweighted]``."""
+    out = np.zeros((2, 3))
+    for gold, count, clusters in zip(question.gold, question.counts, assigned):
+        credit = (1.0 / len(clusters)) if gold in clusters else 0.0
+        for row, w in ((0, float(count)), (1, 1.0)):
+            out[row, 0] += w * credit
+            out[row, 1] += w if clusters else 0.0
+            out[row, 2] += w if gold >= 0 else 0.0
+    return out
+
+
+def load_questions(data_dir: Union[str, Path]) -> list[MatchingQuestion]:
+    """ProtoQA dev's annotated answers, grouped per question (answers normalizing alike merged if same label)."""
+    data_dir = Path(data_dir)
+    truths: Mapping[str, GroundTruth] = read_ground_truth(data_dir / DATA[0])
+    annotations = read_annotations(data_dir / DATA[1])
+    out = []
+    for qid, answers in annotations.items():
+        if qid not in truths:
+            continue
+        truth = truths[qid]
+        index = {c.id: j for j, c in enumerate(truth.clusters)}
+        merged: dict[tuple[str, int], int] = {}
+        for answer, ann in answers.items():
+            key = (normalize_prediction(answer), index.get(ann.cluster, -1))
+            merged[key] = merged.get(key, 0) + ann.count
+        keys = sorted(merged)
+        out.append(MatchingQuestion(qid, tuple(tuple(c.answers) for c in truth.clusters),
+                                    tuple(k[0] for k in keys), tuple(k[1] for k in keys),
+                                    tuple(merged[k] for k in keys)))
+    return out
+
+
+def _scores(name: str, question: MatchingQuestion, embedder: Optional[Embedder],
+            gp: Optional[GPMatcher]) -> np.ndarray:
+    """answers x clusters scores of a thresholded matcher."""
+    if name in ("wordnet_wup", "lcs"):
+        sim = get_similarity(name)
+        cache: dict[tuple[str, tuple[str, ...]], float] = {}
+        return np.array([[cache.setdefault((a, c), sim.best(a, c)) for c in question.clusters]
+                         for a in question.answers]).reshape(len(question.answers), len(question.clusters))
+    if name == "cosine":
+        assert embedder is not None
+        answers = unit_rows(embedder.embed(list(question.answers)))
+        return np.array([(answers @ unit_rows(embedder.embed(list(c))).T).max(axis=1) if c
+                         else np.zeros(len(question.answers)) for c in question.clusters]).T
+    if name == "gp":
+        assert gp is not None
+        return gp.cluster_probabilities(list(question.answers), question.clusters)
+    raise ValueError(f"{name} has no scores")
+
+
+def run_matching_study(data_dir: Union[str, Path], *, embedder: Union[str, Embedder, None] = None,
+                       matchers: Sequence[str] = MATCHERS, num_questions: Optional[int] = None,
+                       folds: int = FOLDS, seed: int = 0, budgets: Optional[Mapping[str, float]] = None,
+                       log: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
+    """Precision, recall and F1 of every matcher on ProtoQA dev, held out and with intervals.
+
+    ``budgets`` (matcher -> seconds) bounds slow matchers (Wu-Palmer): questions are
+    scored in order until the budget is spent, and the figures say how many were covered.
+
+    >>> r = run_matching_study("../shared/data", matchers=["exact_match"], num_questions=3)  # doctest: +SKIP
+    >>> sorted(r["matchers"]["exact_match"]["weighted"])  # doctest: +SKIP
+    ['ci', 'f1', 'precision', 'recall']
+    """
+    questions = load_questions(data_dir)
+    if num_questions is not None:
+        questions = questions[:num_questions]
+    if not questions:
+        raise ValueError("no annotated ProtoQA dev question found")
+    fold = fold_of([q.question_id for q in questions], folds, seed)
+    emb = get_embedder(embedder) if any(m in ("cosine", "gp") for m in matchers) else None
+    if emb is not None:
+        emb.embed(sorted({a for q in questions for a in q.answers} | {s for q in questions for c in q.clusters for s in c}))
+    out: dict[str, Any] = {"questions": len(questions), "answers": sum(len(q.answers) for q in questions),
+                           "answer_instances": sum(sum(q.counts) for q in questions), "folds": folds,
+                           "question_folds": fold, "matchers": {}, "paper_table4": PAPER_TABLE4}
+    for name in matchers:
+        start = time.perf_counter()
+        covered = questions
+        if name in ("exact_match", "wordnet"):
+            if name == "wordnet":
+                matcher = WordNetMatcher()
+                assigned = [matcher.match(list(q.answers), q.clusters) for q in questions]
+            else:
+                sim = get_similarity("exact_match")
+                assigned = [[tuple(j for j, c in enumerate(q.clusters) if sim.best(a, c) >= 1.0) for a in q.answers]
+                            for q in questions]
+            sums = np.array([_sums(q, a) for q, a in zip(questions, assigned)])  # questions x 2 x 3
+            result: dict[str, Any] = {"threshold": None}
+        else:
+            gp = GPMatcher(emb, 0.5, seed) if name == "gp" else None
+            grid = THRESHOLDS[name]
+            per_threshold = []
+            covered = []
+            for q in questions:
+                if budgets and name in budgets and time.perf_counter() - start > budgets[name]:
+                    break
+                scores = _scores(name, q, emb, gp)
+                per_threshold.append([_sums(q, best_clusters(scores, t, strict=(name == "gp"))) for t in grid])
+                covered.append(q)
+            table = np.array(per_threshold)  # questions x thresholds x 2 x 3
+            ids = [q.question_id for q in covered]
+
+            def best_index(rows: np.ndarray) -> int:
+                f1s = [prf(rows[:, t, 0].sum(axis=0))["f1"] for t in range(len(grid))]
+                return int(np.argmax(f1s))  # ties: the first (lowest) threshold
+
+            chosen = best_index(table)
+            by_fold = {}
+            for f in range(folds):
+                train = np.array([fold[qid] != f for qid in ids])
+                by_fold[f] = best_index(table[train]) if train.any() else chosen
+            sums = np.array([table[i, by_fold[fold[qid]]] for i, qid in enumerate(ids)])
+            result = {"threshold": grid[chosen], "fold_thresholds": {str(f): grid[t] for f, t in by_fold.items()},
+                      "in_sample": {"weighted": prf(table[:, chosen, 0].sum(axis=0)),
+                                    "unweighted": prf(table[:, chosen, 1].sum(axis=0))},
+                      "by_threshold": {str(t): prf(table[:, j, 0].sum(axis=0))["f1"] for j, t in enumerate(grid)}}
+        for row, label in ((0, "weighted"), (1, "unweighted")):
+            figures = prf(sums[:, row].sum(axis=0))
+            figures["ci"] = {key: interval(bootstrap_interval(
+                lambda idx, key=key: prf(sums[idx, row].sum(axis=0))[key], len(sums), seed=seed))
+                for key in ("precision", "recall", "f1")}
+            result[label] = figures
+        result["questions_covered"] = len(covered)
+        result["seconds"] = round(time.perf_counter() - start, 1)
+        out["matchers"][name] = result
+        w = result["weighted"]
+        log(f"  matching {name}: P {w['precision']:.3f} R {w['recall']:.3f} F1 {w['f1']:.3f}"
+            + (f" (threshold {result['threshold']})" if result["threshold"] is not None else "")
+            + f", {len(covered)} questions, {result['seconds']} s")
+    return out
+
+
+def fold_thresholds(matching: Mapping[str, Any], name: str) -> dict[int, float]:
+    """Fold -> threshold a matcher uses for that fold's questions (from :func:`run_matching_study`)."""
+    return {int(f): float(t) for f, t in matching["matchers"][name]["fold_thresholds"].items()}
+
+

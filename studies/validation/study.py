@@ -1,0 +1,860 @@
+"""The agreement study: does automatic ProbEval rank answer sets the way the gold procedure does?
+
+For each dev question, answer sets are drawn (:mod:`studies.validation.sampling`)
+and each set is scored
+
+* by the **gold procedure**: the human clusters, every answer in the category the
+  annotators put it in, Laplace smoothing and ``KL(P_G || P_H)``
+  (:func:`gold_kl`, with :mod:`cfc_probeval.distributions`);
+* by every **automatic setting** ``<clustering>+<matching>``: exactly
+  :meth:`cfc_probeval.ProbEval.score_question` (normalized answers, the
+  setting's clusters and matcher, the same smoothing and KL), with the clusters
+  and the matching of every pool answer computed once per question and setting
+  and reused for all the question's sets;
+* by the **ProtoQA baseline** ``protoqa_score``: 1 - Max Answers@10 under WordNet
+  similarity, the set's distinct (normalized) answers ranked by frequency (ties
+  alphabetically), through :func:`protoqa_metric.scoring.score_matrix`.
+
+Agreement is Spearman's correlation (``scipy.stats.spearmanr``) between a setting's
+scores and the gold KL over one question's sets, averaged over questions. A question
+where either side is constant has no correlation; as in the authors' code it counts
+as 0 in the mean (the mean over the other questions is reported beside it). The
+pooled correlation over all sets of all questions is reported too. Every figure has a
+95% bootstrap interval over questions (:mod:`studies.validation.stats`).
+
+Parameters are chosen with K-fold cross-validation over questions: the clustering
+parameters (:class:`Grid`, :func:`tune`) by the correlation averaged over the samplings
+and the two dev sets, tried with WordNet matching; the cosine and GP thresholds by
+matching F1 against the annotators' assignments on ProtoQA dev
+(:mod:`studies.validation.matching_study`). Each question is scored with the
+parameters chosen without it (held out); the parameters chosen on all questions are
+the recommended ones, and their in-sample figures are reported as a secondary table.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
+
+import numpy as np
+
+from protoqa_core.readers import Cluster
+from protoqa_metric.scoring import score_matrix
+from protoqa_core.similarity import get_similarity
+from protoqa_core.text import normalize_prediction
+
+from cfc_probeval.defaults import DEFAULTS
+from cfc_probeval.distributions import human_counts, kl_divergence, laplace_smoothed, model_counts
+from cfc_probeval.embedders import Embedder, get_embedder
+from cfc_probeval.inputs import GroundTruth, read_ground_truth
+from cfc_probeval.matching import CosineMatcher, GPMatcher, Matcher, WordNetMatcher
+from cfc_probeval.probeval import AnswerCluster, ProbEval
+from .sampling import (SAMPLINGS, STRATIFIED_ANSWERS, AnswerSet, QuestionPool, build_pools, draw_answer_sets,
+                       read_annotations)
+from .stats import FOLDS, RESAMPLES, bootstrap_interval, fold_of, interval, spearman
+
+__all__ = [
+    "DevSet",
+    "DEV_SETS",
+    "CLUSTERINGS",
+    "MATCHINGS",
+    "BASELINE",
+    "PAPER_FIGURES",
+    "Grid",
+    "DEFAULT_GRID",
+    "Setting",
+    "Correlation",
+    "StudyResult",
+    "gold_kl",
+    "baseline_score",
+    "mean_spearman",
+    "default_parameters",
+    "final_settings",
+    "QuestionStudy",
+    "Toolkit",
+    "load_dev_set",
+    "run_study",
+]
+
+CLUSTERINGS = ("human", "hac", "xmeans", "gmeans")
+MATCHINGS = ("wordnet", "cosine", "gp")
+POOLED_RESAMPLES = 200
+"""Bootstrap resamples of the pooled correlation's interval (each re-ranks every set of every question)."""
+
+BASELINE = "protoqa_score"
+"""Key of the ProtoQA baseline (1 - Max Answers@10, WordNet) in the result tables."""
+
+PAPER_FIGURES: dict[str, dict[str, float]] = {
+    "protoqa_dev": {"human+wordnet": 0.752, "hac+wordnet": 0.698, "gmeans+wordnet": 0.681,
+                    "xmeans+wordnet": 0.669, BASELINE: 0.193},
+    "cfc_dev": {"human+wordnet": 0.788, "hac+wordnet": 0.728, "gmeans+wordnet": 0.721,
+                "xmeans+wordnet": 0.728, BASELINE: 0.257},
+}
+"""SPEC section 2: the paper's dev-set correlations under centered sampling."""
+
+
+@dataclass(frozen=True)
+class DevSet:
+    """A dev set of the study: targets and the gold matching of an annotated answer pool (paths under the data dir)."""
+
+    name: str
+    label: str
+    targets: str
+    annotations: str
+
+
+DEV_SETS = (
+    DevSet("protoqa_dev", "ProtoQA dev", "protoqa/dev.crowdsourced.jsonl",
+           "probeval_validation/protoqa_dev.gpt2.samples.annotated.json"),
+    DevSet("cfc_dev", "CFC dev", "cfc/dev.targets.jsonl", "cfc/dev.predictions.human.annotated.json"),
+)
+
+
+@dataclass(frozen=True)
+class Grid:
+    """The candidate parameters tried on the dev sets (each list in the order tried; ties keep the first)."""
+
+    hac_linkage: tuple[str, ...] = ("average", "complete", "single")
+    hac_threshold: tuple[float, ...] = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
+    xmeans_k_init: tuple[int, ...] = (1, 2, 4, 8, 16)
+    gmeans_k_init: tuple[int, ...] = (1, 2, 4, 8, 16)
+    cosine_threshold: tuple[float, ...] = (0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+    gp_threshold: tuple[float, ...] = (0.05, 0.1, 0.2, 0.3, 0.5, 0.7)
+
+    def as_dict(self) -> dict[str, list]:
+        """Every candidate list, JSON-ready."""
+        return {f.name: list(getattr(self, f.name)) for f in fields(self)}
+
+
+DEFAULT_GRID = Grid()
+
+
+def default_parameters() -> dict[str, Any]:
+    """The tunable parameters as ProbEval's :data:`~cfc_probeval.defaults.DEFAULTS` set them now.
+
+    >>> sorted(default_parameters())
+    ['cosine_threshold', 'gmeans_k_init', 'gp_threshold', 'hac_linkage', 'hac_threshold', 'xmeans_k_init']
+    """
+    return {name: getattr(DEFAULTS, name) for name in Grid.__dataclass_fields__}
+
+
+@dataclass(frozen=True)
+class Setting:
+    """An automatic ProbEval setting: clustering and its parameters, matching and its threshold.
+
+    >>> Setting("hac", "wordnet", (("linkage", "average"), ("distance_threshold", 0.5))).key
+    'hac+wordnet'
+    """
+
+    clustering: str
+    matching: str
+    clustering_params: tuple[tuple[str, Any], ...] = ()
+    threshold: Optional[float] = None
+
+    @property
+    def key(self) -> str:
+        """``<clustering>+<matching>``, the key in the result tables."""
+        return f"{self.clustering}+{self.matching}"
+
+    @property
+    def label(self) -> str:
+        """The key with every parameter, e.g. ``hac(linkage=average,distance_threshold=0.5)+cosine(0.7)``."""
+        inner = ",".join(f"{k}={v}" for k, v in self.clustering_params)
+        clustering = f"{self.clustering}({inner})" if inner else self.clustering
+        matching = self.matching if self.threshold is None else f"{self.matching}({self.threshold})"
+        return f"{clustering}+{matching}"
+
+
+def clustering_params(clustering: str, params: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """The :class:`~cfc_probeval.ProbEval` keyword arguments of a clustering from the tunable parameters.
+
+    >>> clustering_params("gmeans", {"gmeans_k_init": 8})
+    (('k_init', 8),)
+    """
+    if clustering == "hac":
+        return (("linkage", params["hac_linkage"]), ("distance_threshold", params["hac_threshold"]))
+    if clustering in ("xmeans", "gmeans"):
+        return (("k_init", params[f"{clustering}_k_init"]),)
+    if clustering == "human":
+        return ()
+    raise ValueError(f"unknown clustering {clustering!r}; choose one of {', '.join(CLUSTERINGS)}")
+
+
+def matching_threshold(matching: str, params: Mapping[str, Any]) -> Optional[float]:
+    """The threshold of a matching from the tunable parameters (None for WordNet).
+
+    >>> matching_threshold("wordnet", default_parameters()) is None
+    True
+    """
+    if matching == "wordnet":
+        return None
+    if matching in ("cosine", "gp"):
+        return float(params[f"{matching}_threshold"])
+    raise ValueError(f"unknown matching {matching!r}; choose one of {', '.join(MATCHINGS)}")
+
+
+def final_settings(params: Mapping[str, Any], clusterings: Sequence[str] = CLUSTERINGS,
+                   matchings: Sequence[str] = MATCHINGS) -> list[Setting]:
+    """Every ``clustering x matching`` setting with the given parameters.
+
+    >>> [s.key for s in final_settings(default_parameters(), ["human"], ["wordnet", "gp"])]
+    ['human+wordnet', 'human+gp']
+    """
+    return [Setting(c, m, clustering_params(c, params), matching_threshold(m, params))
+            for c in clusterings for m in matchings]
+
+
+@dataclass(frozen=True)
+class Correlation:
+    """Spearman correlation with the gold KL: per-question mean (two ways), pooled, with intervals.
+
+    Attributes:
+        mean: mean over all questions, a question with a constant side counting 0 (the authors' way).
+        per_question: question id -> correlation (only defined ones).
+        constant: questions where one side was constant over the sets.
+        mean_dropped: mean over the questions with a defined correlation (NaN if none).
+        pooled: Spearman over every set of every question together.
+        ci: ``{"mean" | "mean_dropped" | "pooled": {"low", "high"} or None}``, 95% bootstrap over questions.
+    """
+
+    mean: float
+    per_question: Mapping[str, float]
+    constant: tuple[str, ...]
+    mean_dropped: float = math.nan
+    pooled: float = math.nan
+    ci: Mapping[str, Optional[Mapping[str, float]]] = field(default_factory=dict)
+
+    @property
+    def num_questions(self) -> int:
+        """How many questions have a defined correlation."""
+        return len(self.per_question)
+
+
+def mean_spearman(scores: Mapping[str, Sequence[float]], gold: Mapping[str, Sequence[float]], *,
+                  resamples: int = RESAMPLES, pooled_resamples: int = POOLED_RESAMPLES, seed: int = 0) -> Correlation:
+    """Per-question Spearman correlation of ``scores`` with ``gold``: mean (constant = 0), mean of defined, pooled.
+
+    >>> c = mean_spearman({"a": [1, 2, 3], "b": [1, 1, 1]}, {"a": [0.1, 0.3, 0.2], "b": [1, 2, 3]}, resamples=20)
+    >>> c.mean, c.mean_dropped, c.constant
+    (0.25, 0.5, ('b',))
+    """
+    ids = list(scores)
+    xs, ys, rhos = [], [], []
+    for qid in ids:
+        x, y = np.asarray(scores[qid], dtype=np.float64), np.asarray(gold[qid], dtype=np.float64)
+        if x.shape != y.shape:
+            raise ValueError(f"question {qid}: {x.size} scores for {y.size} gold values")
+        xs.append(x)
+        ys.append(y)
+        rhos.append(spearman(x, y))
+    values = {qid: r for qid, r in zip(ids, rhos) if not math.isnan(r)}
+    constant = tuple(qid for qid, r in zip(ids, rhos) if math.isnan(r))
+    as_zero = np.array([0.0 if math.isnan(r) else r for r in rhos])
+    defined = np.array([not math.isnan(r) for r in rhos])
+
+    def mean_zero(idx: np.ndarray) -> float:
+        return float(as_zero[idx].mean())
+
+    def mean_defined(idx: np.ndarray) -> float:
+        keep = idx[defined[idx]]
+        return float(as_zero[keep].mean()) if keep.size else math.nan
+
+    def pooled(idx: np.ndarray) -> float:
+        return spearman(np.concatenate([xs[i] for i in idx]), np.concatenate([ys[i] for i in idx]))
+
+    everything = np.arange(len(ids))
+    if not ids:
+        return Correlation(math.nan, {}, (), math.nan, math.nan, {})
+    ci = {name: interval(bootstrap_interval(stat, len(ids), resamples=n, seed=seed)) if n else None
+          for name, stat, n in (("mean", mean_zero, resamples), ("mean_dropped", mean_defined, resamples),
+                                ("pooled", pooled, min(resamples, pooled_resamples)))}
+    return Correlation(mean_zero(everything), values, constant, mean_defined(everything), pooled(everything), ci)
+
+
+def gold_kl(cluster_counts: Sequence[float], answers_per_category: Sequence[float]) -> float:
+    """The gold KL of an answer set: human clusters, human matching, Laplace smoothing, KL(P_G || P_H).
+
+    ``answers_per_category`` has one entry per human cluster and "wrong" last.
+
+    >>> round(gold_kl([6, 4], [5, 3, 2]), 4)  # P_G = [7, 5, 1] / 13, P_H = [6, 4, 3] / 13
+    0.0843
+    """
+    counts = np.asarray(answers_per_category, dtype=np.float64)
+    if len(counts) != len(cluster_counts) + 1:
+        raise ValueError(f"{len(counts)} category counts for {len(cluster_counts)} clusters plus \"wrong\"")
+    return kl_divergence(laplace_smoothed(human_counts(cluster_counts)), laplace_smoothed(counts))
+
+
+def baseline_score(answers: Mapping[str, int], clusters: Sequence[Cluster],
+                   similarity_row: Callable[[str], Sequence[float]], max_answers: int = 10) -> float:
+    """1 - Max Answers@k of an answer set, its distinct answers ranked by frequency (ties alphabetically).
+
+    ``answers`` are normalized answers with counts; ``similarity_row(answer)`` gives
+    the unrounded WordNet similarity of an answer to every cluster (rounded here, as
+    the ProtoQA metric does).
+
+    >>> cl = [Cluster("a", ("dog",), 3), Cluster("b", ("cat",), 1)]
+    >>> round(baseline_score({"cat": 5, "dog": 1}, cl, lambda s: [float(s == "dog"), float(s == "cat")],
+    ...                      max_answers=1), 4)  # "cat" claims 1 of the 3 an oracle gets
+    0.6667
+    """
+    ranked = sorted(answers, key=lambda a: (-answers[a], a))[:max_answers]
+    matrix = np.array([similarity_row(a) for a in ranked], dtype=np.float64).reshape(len(ranked), len(clusters))
+    return 1.0 - score_matrix(matrix, clusters, max_answers=max_answers, rounded=True, predictions=ranked).score
+
+
+class Toolkit:
+    """What every question of a study shares: the embedder and the matchers with their caches.
+
+    One :class:`~cfc_probeval.matching.WordNetMatcher` serves every clustering (a
+    (sample, answer) pair is scored once); one :class:`~cfc_probeval.matching.GPMatcher`
+    keeps its fitted classifiers per cluster contents, so trying several GP
+    thresholds on the same clusters fits them once.
+    """
+
+    def __init__(self, embedder: Union[str, Embedder, None] = None, seed: int = DEFAULTS.seed) -> None:
+        self.embedder = get_embedder(embedder)
+        self.seed = seed
+        self.wordnet = WordNetMatcher()
+        self.gp = GPMatcher(self.embedder, DEFAULTS.gp_threshold, seed)
+        self._probevals: dict[tuple, ProbEval] = {}
+        self.gp_fallbacks = 0
+
+    def probeval(self, setting: Setting) -> ProbEval:
+        """The ProbEval configuration that makes a setting's clusters (cached per clustering).
+
+        >>> Toolkit("char-ngrams").probeval(Setting("human", "wordnet")).clustering_name
+        'human'
+        """
+        key = (setting.clustering, setting.clustering_params)
+        pe = self._probevals.get(key)
+        if pe is None:
+            pe = ProbEval(setting.clustering, self.wordnet, embedder=self.embedder, seed=self.seed,
+                          **dict(setting.clustering_params))
+            self._probevals[key] = pe
+        return pe
+
+    def matcher(self, setting: Setting) -> Matcher:
+        """The matcher of a setting, with its threshold.
+
+        >>> Toolkit("char-ngrams").matcher(Setting("human", "cosine", threshold=0.7)).params()
+        {'threshold': 0.7}
+        """
+        if setting.matching == "wordnet":
+            return self.wordnet
+        if setting.matching == "cosine":
+            return CosineMatcher(self.embedder, setting.threshold)
+        if setting.matching == "gp":
+            # The shared instance keeps its fitted classifiers; only the cut-off changes.
+            self.gp.threshold = float(setting.threshold)
+            return self.gp
+        raise ValueError(f"unknown matching {setting.matching!r}")
+
+    def match(self, setting: Setting, samples: Sequence[str], clusters: Sequence[AnswerCluster]) -> list[tuple[int, ...]]:
+        """Cluster indices of every sample under a setting (GP's single-cluster fallbacks are counted).
+
+        >>> from cfc_probeval.probeval import AnswerCluster
+        >>> clusters = [AnswerCluster("c0", ("dog",), 3, "dog"), AnswerCluster("c1", ("cat",), 1, "cat")]
+        >>> Toolkit("char-ngrams").match(Setting("human", "wordnet"), ["dogs", "car"], clusters)
+        [(0,), ()]
+        """
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = self.matcher(setting).match(list(samples), [c.answers for c in clusters])
+        self.gp_fallbacks += sum(1 for w in caught if "Gaussian-process matcher needs" in str(w.message))
+        for w in caught:
+            if "Gaussian-process matcher needs" not in str(w.message):
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        return out
+
+
+@dataclass
+class QuestionStudy:
+    """One question: its pool, its answer sets per sampling, their gold KLs, and cached clusters and matches."""
+
+    truth: GroundTruth
+    pool: QuestionPool
+    sets: dict[str, list[AnswerSet]]
+    annotations_are_ground_truth: bool = False
+    gold: dict[str, list[float]] = field(default_factory=dict, init=False)
+    _normalized: dict[str, list[tuple[list[str], list[int]]]] = field(default_factory=dict, init=False, repr=False)
+    _pool_strings: list[str] = field(default_factory=list, init=False, repr=False)
+    _clusters: dict[tuple, tuple[AnswerCluster, ...]] = field(default_factory=dict, init=False, repr=False)
+    _matches: dict[tuple, dict[str, tuple[int, ...]]] = field(default_factory=dict, init=False, repr=False)
+    _similarity_rows: dict[str, list[float]] = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        counts = [c.count for c in self.truth.clusters]
+        for sampling, sets in self.sets.items():
+            self.gold[sampling] = [gold_kl(counts, s.gold) for s in sets]
+            normalized = []
+            for s in sets:
+                merged: dict[str, int] = {}
+                for answer, n in s.answers.items():
+                    key = normalize_prediction(answer)
+                    merged[key] = merged.get(key, 0) + n
+                normalized.append((list(merged), list(merged.values())))
+            self._normalized[sampling] = normalized
+        self._pool_strings = sorted({normalize_prediction(a) for c in self.pool.categories for a in c.strings})
+
+    @property
+    def question_id(self) -> str:
+        """The question's id."""
+        return self.truth.question_id
+
+    def strings_to_embed(self) -> set[str]:
+        """Every string an automatic setting may embed: ground-truth answers and normalized pool answers."""
+        return {a for a, n in self.truth.answer_counts.items() if n > 0} | set(self._pool_strings)
+
+    def clusters(self, toolkit: Toolkit, setting: Setting) -> tuple[AnswerCluster, ...]:
+        """The setting's ground-truth clusters (computed once per clustering and parameters)."""
+        key = (setting.clustering, setting.clustering_params)
+        if key not in self._clusters:
+            self._clusters[key] = tuple(toolkit.probeval(setting).clusters_for(self.truth))
+        return self._clusters[key]
+
+    def matches(self, toolkit: Toolkit, setting: Setting) -> dict[str, tuple[int, ...]]:
+        """Every pool answer's clusters under the setting (computed once per setting)."""
+        key = (setting.clustering, setting.clustering_params, setting.matching, setting.threshold)
+        if key not in self._matches:
+            clusters = self.clusters(toolkit, setting)
+            self._matches[key] = dict(zip(self._pool_strings, toolkit.match(setting, self._pool_strings, clusters)))
+        return self._matches[key]
+
+    def kls(self, toolkit: Toolkit, setting: Setting, sampling: str) -> list[float]:
+        """The setting's KL for every set of a sampling, as :meth:`ProbEval.score_question` computes it."""
+        clusters = self.clusters(toolkit, setting)
+        matches = self.matches(toolkit, setting)
+        p_g = laplace_smoothed(human_counts([c.count for c in clusters]))
+        out = []
+        for strings, counts in self._normalized[sampling]:
+            h = model_counts([matches[s] for s in strings], counts, len(clusters))
+            out.append(kl_divergence(p_g, laplace_smoothed(h)))
+        return out
+
+    def _similarity_row(self, answer: str) -> list[float]:
+        row = self._similarity_rows.get(answer)
+        if row is None:
+            wordnet = get_similarity("wordnet")
+            row = [wordnet.best(answer, c.answers) for c in self.truth.clusters]
+            self._similarity_rows[answer] = row
+        return row
+
+    def baseline(self, sampling: str) -> list[float]:
+        """1 - Max Answers@10 (WordNet) of every set of a sampling."""
+        return [baseline_score(dict(zip(strings, counts)), self.truth.clusters, self._similarity_row)
+                for strings, counts in self._normalized[sampling]]
+
+
+def load_dev_set(data_dir: Union[str, Path], dev_set: DevSet, *, num_questions: Optional[int] = None,
+                 num_sets: int = 50, set_size: Optional[int] = None, seed: int = 0,
+                 samplings: Sequence[str] = SAMPLINGS, procedure: str = "authors") -> list[QuestionStudy]:
+    """The study's questions of one dev set (the first ``num_questions`` annotated ones), with their sets drawn.
+
+    ``procedure``: ``authors`` (50 stratified ground-truth answers added to each pool, set
+    sizes scaled to the pool, without replacement) or ``pool`` (sets of ``set_size``
+    answers, default the pool's size, with replacement); see :mod:`~studies.validation.sampling`.
+
+    >>> qs = load_dev_set("../shared/data", DEV_SETS[1], num_questions=2, num_sets=3)  # doctest: +SKIP
+    >>> [len(q.sets["centered"]) for q in qs]  # doctest: +SKIP
+    [3, 3]
+    """
+    data_dir = Path(data_dir)
+    truths = read_ground_truth(data_dir / dev_set.targets)
+    annotations = read_annotations(data_dir / dev_set.annotations)
+    pools = build_pools(truths, annotations, stratified=STRATIFIED_ANSWERS if procedure == "authors" else 0,
+                        seed=seed)
+    ids = [qid for qid in annotations if qid in pools]
+    if num_questions is not None:
+        ids = ids[:num_questions]
+    return [QuestionStudy(truths[qid], pools[qid],
+                          {s: draw_answer_sets(pools[qid], s, num_sets, size=set_size, seed=seed, procedure=procedure)
+                           for s in samplings},
+                          annotations_are_ground_truth(truths[qid], annotations[qid]))
+            for qid in ids]
+
+
+@dataclass
+class StudyResult:
+    """Everything the study measured, ready for :mod:`studies.validation.report`.
+
+    Attributes:
+        correlations: data set -> sampling -> setting key (or ``protoqa_score``) -> :class:`Correlation`,
+            every question scored with the parameters chosen without it (held out).
+        settings: setting key -> full label with parameters.
+        chosen: the parameters used for the final settings.
+        tuned: whether ``chosen`` came from the grid (else from ProbEval's DEFAULTS).
+        tuning: every grid candidate's correlations (see :func:`tune`); empty when not tuned.
+        scores: data set -> sampling -> setting key, baseline or ``"gold"`` -> question id -> per-set scores.
+        info: run parameters, pool statistics, timings.
+        in_sample: as ``correlations``, with the parameters chosen on all questions.
+    """
+
+    correlations: dict[str, dict[str, dict[str, Correlation]]]
+    settings: dict[str, str]
+    chosen: dict[str, Any]
+    tuned: bool
+    tuning: dict[str, Any]
+    scores: dict[str, dict[str, dict[str, dict[str, list[float]]]]]
+    info: dict[str, Any]
+    in_sample: dict[str, dict[str, dict[str, Correlation]]] = field(default_factory=dict)
+
+    def table(self) -> dict[str, dict[str, dict[str, float]]]:
+        """``{data set: {sampling: {key: mean correlation}}}`` (the layout of ``validation.json``)."""
+        return {ds: {sampling: {key: c.mean for key, c in by_key.items()} for sampling, by_key in by_sampling.items()}
+                for ds, by_sampling in self.correlations.items()}
+
+
+def _evaluate(studies: Sequence[QuestionStudy], toolkit: Toolkit, settings: Sequence[Setting],
+              sampling: str) -> dict[Setting, dict[str, list[float]]]:
+    # Question by question, so each question's clusterings and GP classifiers are
+    # computed once and used by every setting while still in the caches.
+    out: dict[Setting, dict[str, list[float]]] = {s: {} for s in settings}
+    for study in studies:
+        for setting in settings:
+            out[setting][study.question_id] = study.kls(toolkit, setting, sampling)
+    return out
+
+
+def _candidates(grid: Grid) -> list[tuple[str, dict[str, Any], Setting]]:
+    """(parameter group, parameter values, setting to try) for every clustering grid point."""
+    base = default_parameters()
+    out: list[tuple[str, dict[str, Any], Setting]] = []
+    for linkage in grid.hac_linkage:
+        for threshold in grid.hac_threshold:
+            values = {"hac_linkage": linkage, "hac_threshold": threshold}
+            out.append(("hac", values, Setting("hac", "wordnet", clustering_params("hac", {**base, **values}))))
+    for name in ("xmeans", "gmeans"):
+        for k in getattr(grid, f"{name}_k_init"):
+            values = {f"{name}_k_init": k}
+            out.append((name, values, Setting(name, "wordnet", clustering_params(name, {**base, **values}))))
+    return out
+
+
+def _rhos(scores: Mapping[str, Sequence[float]], gold: Mapping[str, Sequence[float]]) -> dict[str, float]:
+    """Per-question Spearman with the gold KL, a constant side counting 0."""
+    out = {}
+    for qid, values in scores.items():
+        rho = spearman(values, gold[qid])
+        out[qid] = 0.0 if math.isnan(rho) else rho
+    return out
+
+
+def tune(dev: Mapping[str, Sequence[QuestionStudy]], toolkit: Toolkit, grid: Grid = DEFAULT_GRID,
+         groups: Iterable[str] = ("hac", "xmeans", "gmeans"), samplings: Sequence[str] = SAMPLINGS,
+         folds: int = FOLDS, seed: int = 0,
+         log: Callable[[str], None] = lambda _: None) -> tuple[dict[str, Any], dict[int, dict[str, Any]], dict[str, Any]]:
+    """Pick each clustering group's parameters by the mean correlation, on all questions and per fold.
+
+    The criterion of a candidate on a set of questions: per dev set, the per-question
+    correlation (constant = 0) averaged over those questions and the samplings; then
+    averaged over the dev sets. Fold ``f``'s choice uses every question not in fold ``f``
+    of either dev set. Every sampling counts: centered sampling alone mostly measures how
+    many answers are wrong, which a single all-embracing cluster captures as well as a
+    good clustering; the error types need the clusters to be right.
+
+    Returns the parameters chosen on all questions (ProbEval's DEFAULTS for groups not
+    tuned), those chosen per fold, and a table: ``{"correlations": {data set: {sampling:
+    {label: rho}}}, "per_data_set": {data set: {label: mean over samplings}}, "mean":
+    {label: criterion}, "clusters": {data set: {label: mean clusters per question}},
+    "group": {label: group}, "fold_choices": {group: {fold: label}}}``.
+
+    >>> dev = {"cfc_dev": load_dev_set("../shared/data", DEV_SETS[1], num_questions=4, num_sets=5)}  # doctest: +SKIP
+    >>> chosen, per_fold, table = tune(dev, Toolkit("char-ngrams"), Grid(hac_threshold=(0.3, 0.5)), ["hac"])  # doctest: +SKIP
+    >>> chosen["hac_threshold"] in (0.3, 0.5)  # doctest: +SKIP
+    True
+    """
+    groups = set(groups)
+    chosen = default_parameters()
+    per_fold = {f: default_parameters() for f in range(folds)}
+    table: dict[str, Any] = {"correlations": {name: {s: {} for s in samplings} for name in dev},
+                             "per_data_set": {name: {} for name in dev}, "mean": {},
+                             "clusters": {name: {} for name in dev}, "group": {}, "fold_choices": {}}
+    candidates = [c for c in _candidates(grid) if c[0] in groups]
+    if not candidates:
+        return chosen, per_fold, table
+    settings = [c[2] for c in candidates]
+    fold = {name: fold_of([s.question_id for s in studies], folds, seed) for name, studies in dev.items()}
+    rhos: dict[str, dict[str, dict[Setting, dict[str, float]]]] = {}
+    for name, studies in dev.items():
+        rhos[name] = {}
+        for sampling in samplings:
+            gold = {s.question_id: s.gold[sampling] for s in studies}
+            scored = _evaluate(studies, toolkit, settings, sampling)
+            rhos[name][sampling] = {setting: _rhos(scored[setting], gold) for setting in settings}
+
+    def criterion(setting: Setting, left_out: Optional[int]) -> float:
+        per_set = []
+        for name in dev:
+            per_sampling = []
+            for sampling in samplings:
+                kept = [r for qid, r in rhos[name][sampling][setting].items() if fold[name][qid] != left_out]
+                if kept:
+                    per_sampling.append(math.fsum(kept) / len(kept))
+            if per_sampling:
+                per_set.append(math.fsum(per_sampling) / len(per_sampling))
+        return math.fsum(per_set) / len(per_set) if per_set else math.nan
+
+    for group, values, setting in candidates:
+        per_set = []
+        for name, studies in dev.items():
+            here = []
+            for sampling in samplings:
+                values_q = rhos[name][sampling][setting]
+                rho = math.fsum(values_q.values()) / len(values_q)
+                table["correlations"][name][sampling][setting.label] = rho
+                here.append(rho)
+            table["per_data_set"][name][setting.label] = math.fsum(here) / len(here)
+            table["clusters"][name][setting.label] = float(np.mean([len(s.clusters(toolkit, setting))
+                                                                    for s in studies]))
+            per_set.append(table["per_data_set"][name][setting.label])
+        table["mean"][setting.label] = math.fsum(per_set) / len(per_set)
+        table["group"][setting.label] = group
+        log(f"  {setting.label}: " + ", ".join(f"{n} {v:.3f}" for n, v in zip(dev, per_set))
+            + f", mean {table['mean'][setting.label]:.3f}")
+    for group in groups:
+        mine = [(values, setting) for g, values, setting in candidates if g == group]
+        if not mine:
+            continue
+
+        def best(left_out: Optional[int]) -> tuple[dict[str, Any], Setting]:
+            scored = [(criterion(setting, left_out), i) for i, (_, setting) in enumerate(mine)]
+            scored = [(v, i) for v, i in scored if not math.isnan(v)]
+            top = max(scored, key=lambda vi: (vi[0], -vi[1]))[1]  # ties: the first tried
+            return mine[top]
+
+        values, setting = best(None)
+        chosen.update(values)
+        table["fold_choices"][group] = {}
+        for f in range(folds):
+            values_f, setting_f = best(f)
+            per_fold[f].update(values_f)
+            table["fold_choices"][group][str(f)] = setting_f.label
+    return chosen, per_fold, table
+
+
+def _thresholds(matching: Optional[Mapping[str, Any]]) -> tuple[dict[str, float], dict[str, dict[int, float]], dict[str, int]]:
+    """Thresholds chosen on all ProtoQA dev questions, per fold, and ProtoQA dev's question folds."""
+    overall: dict[str, float] = {}
+    by_fold: dict[str, dict[int, float]] = {}
+    folds: dict[str, int] = {}
+    if matching:
+        folds = {q: int(f) for q, f in matching.get("question_folds", {}).items()}
+        for name in ("cosine", "gp"):
+            result = matching.get("matchers", {}).get(name)
+            if result and result.get("threshold") is not None:
+                overall[f"{name}_threshold"] = float(result["threshold"])
+                by_fold[f"{name}_threshold"] = {int(f): float(t) for f, t in result["fold_thresholds"].items()}
+    return overall, by_fold, folds
+
+
+def run_study(data_dir: Union[str, Path], *, num_questions: Optional[int] = None, num_sets: int = 50,
+              seed: int = 0, embedder: Union[str, Embedder, None] = None,
+              clusterings: Sequence[str] = CLUSTERINGS, matchings: Sequence[str] = MATCHINGS,
+              samplings: Sequence[str] = SAMPLINGS, dev_sets: Sequence[DevSet] = DEV_SETS,
+              tune_parameters: bool = True, grid: Grid = DEFAULT_GRID, folds: int = FOLDS,
+              matching: Optional[Mapping[str, Any]] = None, sensitivity: bool = True,
+              sensitivity_sizes: Sequence[int] = (100,),
+              log: Callable[[str], None] = lambda _: None) -> StudyResult:
+    """Run the agreement study on the dev sets; see the module docstring.
+
+    Args:
+        data_dir: the folder holding ``protoqa/``, ``cfc/`` and ``probeval_validation/``.
+        num_questions: study only the first N annotated questions of each dev set.
+        num_sets, seed: answer sets per question and sampling (drawn by the authors'
+            procedure), seed.
+        embedder: embedder spec for automatic clustering, cosine and GP (default MiniLM).
+        clusterings, matchings, samplings: which settings and generators to run.
+        tune_parameters: choose the clustering parameters on the grid (else ProbEval's DEFAULTS).
+        grid: the candidate clustering parameters.
+        folds: folds of the cross-validation over questions.
+        matching: the result of :func:`~studies.validation.matching_study.run_matching_study`,
+            whose thresholds (overall and per fold) cosine and GP use (else ProbEval's DEFAULTS).
+        sensitivity: also measure human+WordNet and the baseline (centered sampling) under
+            the earlier ``pool`` procedure, at the pool's size and at ``sensitivity_sizes``.
+        log: called with progress messages.
+
+    >>> r = run_study("../shared/data", num_questions=2, num_sets=6, embedder="char-ngrams",
+    ...               clusterings=["human"], matchings=["wordnet"], tune_parameters=False)  # doctest: +SKIP
+    >>> r.table()["cfc_dev"]["centered"]["human+wordnet"]  # doctest: +SKIP
+    """
+    for name in clusterings:
+        if name not in CLUSTERINGS:
+            raise ValueError(f"unknown clustering {name!r}; choose from {', '.join(CLUSTERINGS)}")
+    for name in matchings:
+        if name not in MATCHINGS:
+            raise ValueError(f"unknown matching {name!r}; choose from {', '.join(MATCHINGS)}")
+    for name in samplings:
+        if name not in SAMPLINGS:
+            raise ValueError(f"unknown sampling {name!r}; choose from {', '.join(SAMPLINGS)}")
+    timings: dict[str, float] = {}
+    start = time.perf_counter()
+
+    def lap(name: str, since: float) -> float:
+        now = time.perf_counter()
+        timings[name] = round(now - since, 2)
+        log(f"{name}: {now - since:.1f} s")
+        return now
+
+    dev = {d.name: load_dev_set(data_dir, d, num_questions=num_questions, num_sets=num_sets,
+                                seed=seed, samplings=samplings) for d in dev_sets}
+    for name, studies in dev.items():
+        if not studies:
+            raise ValueError(f"{name}: no question has both ground truth and annotations")
+    t = lap("sampling and gold KL", start)
+
+    toolkit = Toolkit(embedder, seed=DEFAULTS.seed)
+    groups = [g for g in ("hac", "xmeans", "gmeans") if g in clusterings]
+    if any(c != "human" for c in clusterings) or any(m != "wordnet" for m in matchings):
+        # One sorted batch per run: the vectors do not depend on the order questions are scored in.
+        toolkit.embedder.embed(sorted(set().union(*(s.strings_to_embed() for ss in dev.values() for s in ss))))
+    t = lap("embedding", t)
+
+    tuned = tune_parameters and bool(groups)
+    tuning: dict[str, Any] = {}
+    chosen = default_parameters()
+    per_fold = {f: default_parameters() for f in range(folds)}
+    if tuned:
+        log(f"tuning {', '.join(groups)} on {', '.join(samplings)} ({folds}-fold)")
+        chosen, per_fold, tuning = tune(dev, toolkit, grid, groups, samplings, folds, seed, log)
+        t = lap("tuning", t)
+    overall_t, fold_t, matching_folds = _thresholds(matching)
+    chosen.update(overall_t)
+    for f in per_fold:
+        per_fold[f].update({k: v for k, v in chosen.items() if k.endswith("_threshold") and k != "hac_threshold"})
+        per_fold[f]["hac_threshold"] = per_fold[f]["hac_threshold"] if tuned else chosen["hac_threshold"]
+
+    def params_for(dev_name: str, qid: str, fold: Mapping[str, int]) -> dict[str, Any]:
+        params = dict(per_fold[fold[qid]] if tuned else chosen)
+        if dev_name == "protoqa_dev" and qid in matching_folds:
+            for key, by in fold_t.items():
+                params[key] = by.get(matching_folds[qid], params[key])
+        return params
+
+    settings = final_settings(chosen, clusterings, matchings)
+    correlations: dict[str, dict[str, dict[str, Correlation]]] = {}
+    in_sample: dict[str, dict[str, dict[str, Correlation]]] = {}
+    scores: dict[str, dict[str, dict[str, dict[str, list[float]]]]] = {}
+    held_out_labels: dict[str, dict[str, list[str]]] = {}
+    for name, studies in dev.items():
+        fold = fold_of([s.question_id for s in studies], folds, seed)
+        per_question = {s.question_id: final_settings(params_for(name, s.question_id, fold), clusterings, matchings)
+                        for s in studies}
+        correlations[name], scores[name] = _score_dev_set(studies, toolkit, settings, samplings, per_question)
+        # In-sample figures are secondary: no intervals.
+        in_sample[name], _ = _score_dev_set(studies, toolkit, settings, samplings, None, baseline=False, resamples=0)
+        held_out_labels[name] = {s.key: sorted({per_question[q][i].label for q in per_question})
+                                 for i, s in enumerate(settings)}
+        t = lap(f"scoring {name}", t)
+
+    sensitivity_rows: dict[str, dict[str, dict[str, Any]]] = {}
+    if sensitivity and "centered" in samplings:
+        for d in dev_sets:
+            rows = {}
+            for size in [None, *sensitivity_sizes]:
+                studies = load_dev_set(data_dir, d, num_questions=num_questions, num_sets=num_sets, set_size=size,
+                                       seed=seed, samplings=["centered"], procedure="pool")
+                rows["pool" if size is None else str(size)] = _centered_reference(studies, toolkit)
+            sensitivity_rows[d.name] = rows
+        t = lap("set-size sensitivity", t)
+    timings["total"] = round(time.perf_counter() - start, 2)
+
+    info = {
+        "num_sets": num_sets, "procedure": "authors", "stratified_answers": STRATIFIED_ANSWERS, "seed": seed,
+        "num_questions": num_questions, "folds": folds, "resamples": RESAMPLES,
+        "embedder": toolkit.embedder.name, "samplings": list(samplings), "clusterings": list(clusterings),
+        "matchings": list(matchings), "grid": grid.as_dict() if tuned else None,
+        "pools": {name: _pool_summary(studies) for name, studies in dev.items()},
+        "gp_single_cluster_fallbacks": toolkit.gp_fallbacks,
+        "set_size_sensitivity": sensitivity_rows,
+        "held_out_settings": held_out_labels,
+        "fold_parameters": {str(f): p for f, p in per_fold.items()},
+        "timings_s": timings,
+    }
+    return StudyResult(correlations, {s.key: s.label for s in settings}, chosen, tuned, tuning, scores, info,
+                       in_sample)
+
+
+def _score_dev_set(studies: Sequence[QuestionStudy], toolkit: Toolkit, settings: Sequence[Setting],
+                   samplings: Sequence[str], per_question: Optional[Mapping[str, Sequence[Setting]]],
+                   baseline: bool = True, resamples: int = RESAMPLES) -> tuple[dict[str, dict[str, Correlation]], dict[str, Any]]:
+    """Every setting's (and the baseline's) correlation per sampling, and the per-set scores behind them.
+
+    ``per_question`` gives each question its own settings (in the order of ``settings``:
+    the held-out parameters); None scores every question with ``settings``.
+    """
+    correlations: dict[str, dict[str, Correlation]] = {}
+    scores: dict[str, Any] = {}
+    for sampling in samplings:
+        gold = {s.question_id: s.gold[sampling] for s in studies}
+        by_key: dict[str, dict[str, list[float]]] = {setting.key: {} for setting in settings}
+        for study in studies:
+            mine = per_question[study.question_id] if per_question is not None else settings
+            for setting in mine:
+                by_key[setting.key][study.question_id] = study.kls(toolkit, setting, sampling)
+        correlations[sampling] = {key: mean_spearman(values, gold, resamples=resamples) for key, values in by_key.items()}
+        scores[sampling] = {"gold": gold, **by_key}
+        if baseline:
+            base = {s.question_id: s.baseline(sampling) for s in studies}
+            correlations[sampling][BASELINE] = mean_spearman(base, gold, resamples=resamples)
+            scores[sampling][BASELINE] = base
+    return correlations, scores
+
+
+def _centered_reference(studies: Sequence[QuestionStudy], toolkit: Toolkit) -> dict[str, Any]:
+    """Centered-sampling correlation (with its interval) of human clusters + WordNet and of the baseline."""
+    reference = Setting("human", "wordnet")
+    gold = {s.question_id: s.gold["centered"] for s in studies}
+    auto = _evaluate(studies, toolkit, [reference], "centered")[reference]
+    baseline = {s.question_id: s.baseline("centered") for s in studies}
+    sizes = [sum(x.gold) for s in studies for x in s.sets["centered"]]
+    out = {}
+    for key, values in ((reference.key, auto), (BASELINE, baseline)):
+        c = mean_spearman(values, gold)
+        out[key] = {"mean": c.mean, "ci": c.ci.get("mean"), "mean_dropped": c.mean_dropped, "pooled": c.pooled}
+    out["median_set_size"] = float(np.median(sizes)) if sizes else 0.0
+    return out
+
+
+def _pool_summary(studies: Sequence[QuestionStudy]) -> dict[str, Any]:
+    """How the answer pools of a data set were built (for the report)."""
+    sources: dict[str, int] = {}
+    for s in studies:
+        for category in s.pool.categories[:-1]:
+            sources[category.source] = sources.get(category.source, 0) + 1
+    wrong_sources: dict[str, int] = {}
+    for s in studies:
+        wrong_sources[s.pool.categories[-1].source] = wrong_sources.get(s.pool.categories[-1].source, 0) + 1
+    sizes = {sampling: [sum(x.gold) for s in studies for x in s.sets.get(sampling, [])] for sampling in SAMPLINGS}
+    return {
+        "questions": len(studies),
+        "clusters": sum(s.pool.num_clusters for s in studies),
+        "set_sizes": {sampling: {"median": float(np.median(v)), "min": int(min(v)), "max": int(max(v))}
+                      for sampling, v in sizes.items() if v},
+        "stratified_answers": max((s.pool.stratified for s in studies), default=0),
+        "cluster_pools": sources,
+        "wrong_pools": wrong_sources,
+        "mean_p_model_wrong": float(np.mean([s.pool.p_model[-1] for s in studies])),
+        "annotations_are_ground_truth": sum(1 for s in studies if s.annotations_are_ground_truth),
+    }
+
+
+def annotations_are_ground_truth(truth: GroundTruth, annotations: Mapping[str, Any]) -> bool:
+    """Whether a question's annotated answers ("wrong" aside) are its ground-truth answers with their counts.
+
+    >>> from protoqa_core.readers import Cluster
+    >>> from studies.validation.sampling import Annotation
+    >>> gt = GroundTruth("q", (Cluster("q.0", ("dog",), 2),), {"dog": 2})
+    >>> annotations_are_ground_truth(gt, {"dog": Annotation("q.0", 2), "wrong": Annotation("wrong", 1)})
+    True
+    """
+    annotated: dict[str, float] = {}
+    for answer, ann in annotations.items():
+        if ann.cluster != "wrong":
+            annotated[answer] = annotated.get(answer, 0.0) + ann.count
+    truth_counts = {a: float(n) for a, n in truth.answer_counts.items() if n > 0}
+    return bool(annotated) and annotated == truth_counts
