@@ -306,11 +306,21 @@ def _phrase_wup(names_a: frozenset[SynsetKey], names_b: frozenset[SynsetKey]) ->
     return best_wup(names_a, names_b)
 
 
+# With one token on one side, every matching is one group pair, so the similarity is
+# the best ``w / (1 + gaps)`` over the other side's groups; the partition search gives
+# the same maximum (proven: a side of one token makes one search call; one b token
+# against n a-tokens makes at most n * (9n + 1) calls, under its budgets for n <= 40,
+# 9 being the most tokens of a WordNet entry).
+_ONE_TOKEN_CLOSED_FORM_MAX = 40
+
+
 @lru_cache(maxsize=200_000)
 def _wup_tokens_similarity(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[float, bool]:
     """``(value, exact)`` of the Wu-Palmer partition similarity of two token tuples."""
     if a == b:
         return 1.0, True
+    if len(a) == 1 or (len(b) == 1 and len(a) <= _ONE_TOKEN_CLOSED_FORM_MAX):
+        return _wup_against_one_token(a, b), True
     weights: dict[tuple[int, int, int, int], float] = {}
     spans_b = _spans_with_synsets(b)
     for a_start, a_end, names_a in _spans_with_synsets(a):
@@ -326,6 +336,46 @@ def _wup_tokens_similarity(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[floa
     if not weights:
         return 0.0, True
     return best_partition_matching_checked(len(a), len(b), [SpanPair(*k, w) for k, w in sorted(weights.items())])
+
+
+def _wup_against_one_token(a: tuple[str, ...], b: tuple[str, ...]) -> float:
+    """The Wu-Palmer partition similarity when ``a`` or ``b`` is a single token.
+
+    A matching is then one group ``g`` of the longer side paired with the token, and
+    scores ``w / (1 + gaps)``: ``w`` is 1 for an equal token and otherwise the best
+    Wu-Palmer of the two groups' synsets, ``gaps`` counts the runs of the longer side
+    left out (0, 1 or 2). That is the partition search's own float expression, so the
+    maximum is the same number. Groups are tried fewest gaps first and a level stops
+    once ``1 / (1 + gaps)`` cannot beat the best, which skips their Wu-Palmer values.
+    """
+    single_is_a = len(a) == 1
+    token, longer = (a[0], b) if single_is_a else (b[0], a)
+    single_spans = _spans_with_synsets((token,))
+    single_names = single_spans[0][2] if single_spans else None
+    n = len(longer)
+    by_gaps: tuple[list, list, list] = ([], [], [])
+    for start, end, names in _spans_with_synsets(longer):
+        by_gaps[(start > 0) + (end < n)].append((start, end, names))
+    for j, tok in enumerate(longer):
+        if tok == token:
+            by_gaps[(j > 0) + (j + 1 < n)].append((j, j + 1, None))
+    best = 0.0
+    for gaps, groups in enumerate(by_gaps):
+        if not groups or best >= 1.0 / (1 + gaps):
+            continue
+        equal = {(start, end) for start, end, names in groups if names is None}
+        for start, end, names in groups:
+            if names is None:
+                w = 1.0  # an equal token (the reference's exact-match part score)
+            elif (start, end) in equal or single_names is None:
+                continue
+            else:
+                w = _phrase_wup(single_names, names) if single_is_a else _phrase_wup(names, single_names)
+            if w > 0:
+                value = w / (1 + gaps)
+                if value > best:
+                    best = value
+    return best
 
 
 def wup_similarity(prediction: str, answer: str, *, all_stopword_match: bool = True) -> float:
