@@ -17,12 +17,12 @@ If none works, :class:`WordNetUnavailableError` says how to fix it.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 import threading
 import warnings
 from pathlib import Path
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -392,30 +392,33 @@ def _data_line(pos: str, offset: int) -> str:
     return line
 
 
+# A hypernym or instance-hypernym pointer between whole synsets ("0000"), as it stands
+# in a data line's pointer list: symbol, target offset, target part of speech, source/
+# target. Only a pointer symbol can be "@" or "@i" (offsets are digits, parts of speech
+# letters, source/target hex digits, verb frames "+ NN NN"), so a match is a pointer field.
+_HYPERNYM_POINTER = re.compile(r" @i? (\d{8}) ([nvasr]) 0000(?= |$)")
+
+
 def _synset_record(pos: str, offset: int) -> tuple[str, tuple[tuple[str, int], ...]]:
     """NLTK's name of a synset and its hypernym and instance-hypernym pointers.
 
     Parsed from the data line as NLTK's reader parses it, without building the
     ``Synset`` (its glosses, lemmas and sense keys are most of the cost).
     """
-    fields = _data_line(pos, offset).split("|", 1)[0].split()
-    line_pos = fields[2]
-    n_lemmas = int(fields[3], 16)
-    first_lemma = fields[4]
+    head = _data_line(pos, offset).split("|", 1)[0].split(" ", 4)
+    line_pos = head[2]
+    n_lemmas = int(head[3], 16)
+    # the lemmas and their lexical ids, then the pointer count and the pointers
+    rest = head[4].split(" ", 2 * n_lemmas)
+    first_lemma = rest[0]
     if first_lemma.endswith(")") and "(" in first_lemma:  # a syntactic marker, as "(a)"
         first_lemma = first_lemma[: first_lemma.rindex("(")]
     first_lemma = first_lemma.lower()
     sense = get_wordnet()._lemma_pos_offset_map[first_lemma][line_pos].index(offset) + 1
     name = "%s.%s.%02i" % (first_lemma, line_pos, sense)
-    at = 4 + 2 * n_lemmas
-    n_pointers = int(fields[at])
-    parents = []
-    for k in range(n_pointers):
-        symbol, target, target_pos, lemma_ids = fields[at + 1 + 4 * k : at + 5 + 4 * k]
-        # NLTK's hypernyms() follow only the pointers between whole synsets.
-        if symbol in ("@", "@i") and lemma_ids == "0000":
-            parents.append((target_pos, int(target)))
-    return name, tuple(parents)
+    # NLTK's hypernyms() follow only the pointers between whole synsets.
+    parents = tuple((target_pos, int(target)) for target, target_pos in _HYPERNYM_POINTER.findall(" " + rest[-1]))
+    return name, parents
 
 
 _records: dict[SynsetKey, tuple[str, tuple[SynsetKey, ...]]] = {}
@@ -431,47 +434,53 @@ def _record(key: SynsetKey) -> tuple[str, tuple[SynsetKey, ...]]:
 
 
 def _register(key: SynsetKey) -> str:
-    """Record the hypernym links of a synset and all its ancestors; return its name."""
-    todo = [key]
-    while todo:
-        name, parents = _record(todo.pop())
-        if name in _parents_by_name:
-            continue
-        _parents_by_name[name] = tuple(_record(p)[0] for p in parents)
-        todo.extend(parents)
-    return _record(key)[0]
+    """Record the hypernym links, depths and hypernym distances of a synset and all its
+    ancestors; return its name.
+
+    A synset's tables follow from its parents' (which come first): NLTK's
+    ``min_depth``/``max_depth`` are one more than the least/greatest of the parents',
+    and its ``_shortest_hypernym_paths`` distance to an ancestor is one more than the
+    least of the parents' distances to it (the breadth-first search NLTK runs).
+    """
+    name = _name_by_key.get(key)
+    if name is not None:
+        return name
+    name, parent_keys = _record(key)
+    if name not in _parents_by_name:
+        # Recursion depth is the synset's depth in the hypernym graph (under 20).
+        parents = tuple(_register(p) for p in parent_keys)
+        if not parents:
+            _min_depth_by_name[name] = _max_depth_by_name[name] = 0
+            distances = {name: 0}
+        else:
+            _min_depth_by_name[name] = 1 + min(_min_depth_by_name[p] for p in parents)
+            _max_depth_by_name[name] = 1 + max(_max_depth_by_name[p] for p in parents)
+            distances = {c: d + 1 for c, d in _distances_by_name[parents[0]].items()}
+            for p in parents[1:]:
+                for c, d in _distances_by_name[p].items():
+                    if d + 1 < distances.get(c, d + 2):
+                        distances[c] = d + 1
+            distances[name] = 0
+        _distances_by_name[name] = distances
+        _parents_by_name[name] = parents
+    _name_by_key[key] = name
+    return name
 
 
 def _depths(name: str) -> tuple[int, int]:
     """NLTK's ``min_depth()`` and ``max_depth()`` of a registered synset."""
-    if name not in _min_depth_by_name:
-        parents = _parents_by_name[name]
-        if not parents:
-            _min_depth_by_name[name] = _max_depth_by_name[name] = 0
-        else:
-            pairs = [_depths(p) for p in parents]
-            _min_depth_by_name[name] = 1 + min(lo for lo, _ in pairs)
-            _max_depth_by_name[name] = 1 + max(hi for _, hi in pairs)
     return _min_depth_by_name[name], _max_depth_by_name[name]
 
 
 def _distances(name: str, simulate_root: bool) -> dict[str, int]:
     """NLTK's ``_shortest_hypernym_paths``: each ancestor (and the synset) with its distance."""
-    found = _distances_by_name.get(name)
-    if found is None:
-        from collections import deque
-
-        found = {}
-        queue = deque([(name, 0)])
-        while queue:
-            n, depth = queue.popleft()
-            if n in found:
-                continue
-            found[n] = depth
-            queue.extend((p, depth + 1) for p in _parents_by_name[n])
-        _distances_by_name[name] = found
-        _distances_with_root_by_name[name] = {**found, _ROOT: max(found.values()) + 1}
-    return _distances_with_root_by_name[name] if simulate_root else found
+    found = _distances_by_name[name]
+    if not simulate_root:
+        return found
+    with_root = _distances_with_root_by_name.get(name)
+    if with_root is None:
+        with_root = _distances_with_root_by_name[name] = {**found, _ROOT: max(found.values()) + 1}
+    return with_root
 
 
 def _path_distance(name: str, subsumer: str, simulate_root: bool) -> Optional[int]:
@@ -494,9 +503,7 @@ def _path_distance(name: str, subsumer: str, simulate_root: bool) -> Optional[in
 
 def _synset_name(key: SynsetKey) -> str:
     name = _name_by_key.get(key)
-    if name is None:
-        name = _name_by_key[key] = _register(key)
-    return name
+    return _register(key) if name is None else name
 
 
 def _subsumer_order(name: str) -> tuple[str, ...]:
@@ -577,49 +584,79 @@ def _walk(name: str) -> tuple[tuple[tuple[str, int, int, bool], ...], int]:
     """
     found = _walk_cache.get(name)
     if found is None:
-        dist = _distances(name, False)
-        for c in dist:
-            _depths(c)
+        dist = _distances_by_name[name]
+        max_depth = _max_depth_by_name
+        min_depth = _min_depth_by_name
         # NLTK's shortest_path_distance to a hypernym c goes up from the synset to
         # some common hypernym and down to c, so it is the direct distance or one
         # more than the distance to a parent of c; parents have lower max depth.
         paths: dict[str, int] = {}
-        for c in sorted(dist, key=_max_depth_by_name.__getitem__):
+        for c in sorted(dist, key=max_depth.__getitem__):
             length = dist[c]
             for parent in _parents_by_name[c]:
                 if paths[parent] + 1 < length:
                     length = paths[parent] + 1
             paths[c] = length
-        order = sorted(dist, key=lambda c: (-_min_depth_by_name[c], c != name, c))
+        order = sorted(dist, key=lambda c: (-min_depth[c], c != name, c))
         found = _walk_cache[name] = (
             tuple(
-                (c, _max_depth_by_name[c] + 1, paths[c],
-                 c != name and _min_depth_by_name[c] == 0 and _ROOT < c)
+                (c, max_depth[c] + 1, paths[c], c != name and min_depth[c] == 0 and _ROOT < c)
                 for c in order
             ),
-            _distances(name, True)[_ROOT],
+            max(dist.values()) + 1,
         )
     return found
 
 
-@dataclass(frozen=True)
 class _Senses:
     """The synsets of one group, with what Wu-Palmer needs to score them all at once."""
 
-    # each synset's key, candidate subsumers and root path (see _walk), in key order
-    walks: tuple[tuple[SynsetKey, tuple[tuple[str, int, int, bool], ...], int], ...]
-    noun_mask: int  # bit i set when synset i is a noun
-    root_paths: tuple[int, ...]  # each synset's path length to the simulated root
-    # hypernym (or synset) -> (bit mask of the synsets having it, (synset, path length) pairs
-    # shortest path first, the shortest of those path lengths)
-    holders: dict[str, tuple[int, tuple[tuple[int, int], ...], int]]
-    # (2D / (m + 2D), hypernym, D, m, synset with the path m): the most a pair with
-    # that subsumer could score, greatest first (D its depth, m the group's shortest path)
-    tops: tuple[tuple[float, str, int, int, int], ...]
-    ancestors: tuple[dict[str, int], ...]  # each synset's hypernyms (and itself)
-    # (root path, synset) of the shortest root path, over all synsets and over non-nouns
-    root_any: tuple[int, int]
-    root_non_noun: Optional[tuple[int, int]]
+    __slots__ = ("walks", "noun_mask", "root_paths", "shortest", "hypernyms", "ancestors", "root_any",
+                 "root_non_noun", "_holders")
+
+    def __init__(self, keys: frozenset[SynsetKey]) -> None:
+        ordered = sorted(keys)
+        names = [_register(k) for k in ordered]
+        # each synset's key, candidate subsumers and root path (see _walk), in key order
+        self.walks = tuple((key, *_walk(name)) for key, name in zip(ordered, names))
+        self.root_paths = tuple(root_path for _, _, root_path in self.walks)  # to the simulated root
+        # hypernym (or synset) c -> (the group's shortest path m to c, the first synset
+        # with that path, c's depth D), for the bound 2D / (m1 + m2 + 2D) on pairs with c
+        if len(ordered) == 1:
+            shortest = {c: (length, 0, depth) for c, depth, length, _ in self.walks[0][1]}
+        else:
+            shortest = {}
+            for index, (_, walk, _) in enumerate(self.walks):
+                for c, depth, length, _ in walk:
+                    known = shortest.get(c)
+                    if known is None or length < known[0]:
+                        shortest[c] = (length, index, depth)
+        self.shortest = shortest
+        self.hypernyms = frozenset(shortest)
+        self.ancestors = tuple(_distances_by_name[name] for name in names)  # each synset's hypernyms (and itself)
+        nouns = [k[0] == "n" for k in ordered]
+        self.noun_mask = sum(1 << i for i, noun in enumerate(nouns) if noun)  # bit i: synset i is a noun
+        # (root path, synset) of the shortest root path, over all synsets and over non-nouns
+        self.root_any = min((length, i) for i, length in enumerate(self.root_paths))
+        self.root_non_noun = min(((length, i) for i, length in enumerate(self.root_paths) if not nouns[i]),
+                                 default=None)
+        self._holders: Optional[dict[str, tuple[int, tuple[tuple[int, int], ...], int]]] = None
+
+    @property
+    def holders(self) -> dict[str, tuple[int, tuple[tuple[int, int], ...], int]]:
+        """Hypernym (or synset) -> (bit mask of the synsets having it, (synset, path length)
+        pairs shortest path first, the shortest of those path lengths); built on first use."""
+        if self._holders is None:
+            members: dict[str, list[tuple[int, int]]] = {}
+            for index, (_, walk, _) in enumerate(self.walks):
+                for c, _, length, _ in walk:
+                    members.setdefault(c, []).append((index, length))
+            self._holders = {
+                c: (sum(1 << i for i, _ in pairs), tuple(sorted(pairs, key=lambda pair: (pair[1], pair[0]))),
+                    min(length for _, length in pairs))
+                for c, pairs in members.items()
+            }
+        return self._holders
 
 
 _senses_cache: dict[frozenset[SynsetKey], _Senses] = {}
@@ -628,32 +665,9 @@ _senses_cache: dict[frozenset[SynsetKey], _Senses] = {}
 def _senses(keys: frozenset[SynsetKey]) -> _Senses:
     found = _senses_cache.get(keys)
     if found is None:
-        ordered = sorted(keys)
-        names = tuple(_synset_name(k) for k in ordered)
-        members: dict[str, list[tuple[int, int]]] = {}
-        walks = tuple((key, *_walk(name)) for key, name in zip(ordered, names))
-        root_paths = []
-        for index, (_, walk, root_path) in enumerate(walks):
-            root_paths.append(root_path)
-            for c, _, length, _ in walk:
-                members.setdefault(c, []).append((index, length))
-        holders = {
-            c: (sum(1 << i for i, _ in pairs), tuple(sorted(pairs, key=lambda pair: (pair[1], pair[0]))),
-                min(length for _, length in pairs))
-            for c, pairs in members.items()
-        }
-        tops = []
-        for c, (_, pairs, shortest) in holders.items():
-            depth = _max_depth_by_name[c] + 1
-            tops.append(((2.0 * depth) / (shortest + depth + depth), c, depth, shortest, pairs[0][0]))
-        tops.sort(key=lambda top: (-top[0], top[1]))
-        nouns = tuple(k[0] == "n" for k in ordered)
-        found = _senses_cache[keys] = _Senses(
-            walks, sum(1 << i for i, noun in enumerate(nouns) if noun), tuple(root_paths), holders,
-            tuple(tops), tuple(_distances(name, False) for name in names),
-            min((length, i) for i, length in enumerate(root_paths)),
-            min(((length, i) for i, length in enumerate(root_paths) if not nouns[i]), default=None),
-        )
+        if len(_senses_cache) >= 200_000:  # keep memory bounded; a miss only rebuilds from the tables
+            _senses_cache.clear()
+        found = _senses_cache[keys] = _Senses(keys)
     return found
 
 
@@ -666,20 +680,21 @@ def _bound_reached(mine: _Senses, other: _Senses) -> Optional[float]:
     paths grow); pairs with the simulated root score at most ``2 / (r1 + r2 + 2)``
     with the shortest root paths. When the pair behind the greatest bound has
     ``c`` as its subsumer, it scores exactly that bound, which is then the best.
+    The common hypernyms come from one set intersection (a few, against dozens of
+    hypernyms a side); ties go to the greatest ``2D / (m1 + 2D)``, then the first
+    name, so the pair checked does not depend on set order.
     """
-    holders = other.holders
+    mine_shortest = mine.shortest
+    other_shortest = other.shortest
     bound = 0.0
     behind = None
-    for alone, c, depth, shortest, index in mine.tops:
-        if alone <= bound:
-            break
-        held = holders.get(c)
-        if held is None:
-            continue
-        value = (2.0 * depth) / (shortest + depth + held[2] + depth)
-        if value > bound:
+    for c in mine.hypernyms & other.hypernyms:
+        m1, index, depth = mine_shortest[c]
+        m2, other_index, _ = other_shortest[c]
+        value = (2.0 * depth) / (m1 + depth + m2 + depth)
+        if value > bound or (value == bound and behind is not None and _earlier(c, m1, depth, behind)):
             bound = value
-            behind = (c, index, held[1][0][0])
+            behind = (c, index, other_index, m1, depth)
     # The pairs NLTK simulates a root for (those with a non-noun) with the shortest root paths.
     rooted = [(a[0] + b[0], a[1], b[1]) for a, b in ((mine.root_non_noun, other.root_any),
                                                      (mine.root_any, other.root_non_noun)) if a and b]
@@ -695,7 +710,7 @@ def _bound_reached(mine: _Senses, other: _Senses) -> Optional[float]:
                 if subsumer in above_y:
                     return root_value if to_root else None
             return root_value
-    c, index, other_index = behind
+    c, index, other_index, _, _ = behind
     x, walk, _ = mine.walks[index]
     above_y = other.ancestors[other_index]
     for subsumer, _, _, to_root in walk:
@@ -704,6 +719,12 @@ def _bound_reached(mine: _Senses, other: _Senses) -> Optional[float]:
                 return None
             return bound
     return None
+
+
+def _earlier(c: str, m1: int, depth: int, behind: tuple[str, int, int, int, int]) -> bool:
+    """Whether hypernym ``c`` comes before the current ``behind`` among equal bounds."""
+    c0, _, _, m0, depth0 = behind
+    return (-(2.0 * depth) / (m1 + depth + depth), c) < (-(2.0 * depth0) / (m0 + depth0 + depth0), c0)
 
 
 def best_wup(first: frozenset[SynsetKey], second: frozenset[SynsetKey]) -> float:
