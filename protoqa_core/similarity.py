@@ -350,32 +350,45 @@ def _wup_against_one_token(a: tuple[str, ...], b: tuple[str, ...]) -> float:
     """
     single_is_a = len(a) == 1
     token, longer = (a[0], b) if single_is_a else (b[0], a)
-    single_spans = _spans_with_synsets((token,))
-    single_names = single_spans[0][2] if single_spans else None
-    n = len(longer)
-    by_gaps: tuple[list, list, list] = ([], [], [])
-    for start, end, names in _spans_with_synsets(longer):
-        by_gaps[(start > 0) + (end < n)].append((start, end, names))
-    for j, tok in enumerate(longer):
-        if tok == token:
-            by_gaps[(j > 0) + (j + 1 < n)].append((j, j + 1, None))
+    single_names = synset_keys(token)  # the single token's only group
+    if len(longer) == 1:  # two different tokens: one pair, no gaps
+        if not single_names:
+            return 0.0
+        names = synset_keys(longer[0])
+        if not names:
+            return 0.0
+        return _phrase_wup(single_names, names) if single_is_a else _phrase_wup(names, single_names)
     best = 0.0
-    for gaps, groups in enumerate(by_gaps):
-        if not groups or best >= 1.0 / (1 + gaps):
-            continue
-        equal = {(start, end) for start, end, names in groups if names is None}
+    for gaps, groups in enumerate(_groups_by_gaps(longer)):
+        if best >= 1.0 / (1 + gaps):
+            break  # no group of this level or after can beat it (weights are at most 1)
         for start, end, names in groups:
-            if names is None:
+            if end == start + 1 and longer[start] == token:
                 w = 1.0  # an equal token (the reference's exact-match part score)
-            elif (start, end) in equal or single_names is None:
-                continue
-            else:
+            elif names and single_names:
                 w = _phrase_wup(single_names, names) if single_is_a else _phrase_wup(names, single_names)
+            else:
+                continue
             if w > 0:
                 value = w / (1 + gaps)
                 if value > best:
                     best = value
     return best
+
+
+@lru_cache(maxsize=100_000)
+def _groups_by_gaps(tokens: tuple[str, ...]) -> tuple[tuple[tuple[int, int, frozenset[SynsetKey]], ...], ...]:
+    """The groups a single token can be paired with, by the runs of ``tokens`` they leave
+    out (0, 1, 2): every single token (with its synsets, maybe none) and every longer
+    group WordNet knows."""
+    n = len(tokens)
+    levels: tuple[list, list, list] = ([], [], [])
+    for start, end, names in _spans_with_synsets(tokens):
+        if end - start > 1:
+            levels[(start > 0) + (end < n)].append((start, end, names))
+    for j, tok in enumerate(tokens):
+        levels[(j > 0) + (j + 1 < n)].append((j, j + 1, synset_keys(tok)))
+    return tuple(tuple(level) for level in levels)
 
 
 def wup_similarity(prediction: str, answer: str, *, all_stopword_match: bool = True) -> float:
