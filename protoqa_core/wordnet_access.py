@@ -689,19 +689,23 @@ def _bound_reached(mine: _Senses, other: _Senses) -> Optional[float]:
     bound = 0.0
     behind = None
     for c in mine.hypernyms & other.hypernyms:
-        m1, index, depth = mine_shortest[c]
-        m2, other_index, _ = other_shortest[c]
-        value = (2.0 * depth) / (m1 + depth + m2 + depth)
-        if value > bound or (value == bound and behind is not None and _earlier(c, m1, depth, behind)):
+        m1, _, depth = mine_shortest[c]
+        value = (2.0 * depth) / (m1 + depth + other_shortest[c][0] + depth)
+        if value > bound:
             bound = value
-            behind = (c, index, other_index, m1, depth)
+            behind = c
+        elif value == bound and behind is not None and _earlier(c, behind, mine_shortest):
+            behind = c
     # The pairs NLTK simulates a root for (those with a non-noun) with the shortest root paths.
-    rooted = [(a[0] + b[0], a[1], b[1]) for a, b in ((mine.root_non_noun, other.root_any),
-                                                     (mine.root_any, other.root_non_noun)) if a and b]
+    if mine.root_non_noun is None and other.root_non_noun is None:
+        rooted = None  # nouns only: one root, nothing simulated
+    else:
+        rooted = min([(a[0] + b[0], a[1], b[1]) for a, b in ((mine.root_non_noun, other.root_any),
+                                                             (mine.root_any, other.root_non_noun)) if a and b])
     if behind is None:  # no common hypernym: every pair scores 0 or with the simulated root
-        return 2.0 / (min(rooted)[0] + 1 + 1) if rooted else 0.0
+        return 2.0 / (rooted[0] + 1 + 1) if rooted else 0.0
     if rooted:
-        total, index, other_index = min(rooted)
+        total, index, other_index = rooted
         root_value = 2.0 / (total + 1 + 1)
         if root_value > bound:
             x, walk, _ = mine.walks[index]
@@ -710,7 +714,9 @@ def _bound_reached(mine: _Senses, other: _Senses) -> Optional[float]:
                 if subsumer in above_y:
                     return root_value if to_root else None
             return root_value
-    c, index, other_index, _, _ = behind
+    c = behind
+    index = mine_shortest[c][1]
+    other_index = other_shortest[c][1]
     x, walk, _ = mine.walks[index]
     above_y = other.ancestors[other_index]
     for subsumer, _, _, to_root in walk:
@@ -721,10 +727,12 @@ def _bound_reached(mine: _Senses, other: _Senses) -> Optional[float]:
     return None
 
 
-def _earlier(c: str, m1: int, depth: int, behind: tuple[str, int, int, int, int]) -> bool:
-    """Whether hypernym ``c`` comes before the current ``behind`` among equal bounds."""
-    c0, _, _, m0, depth0 = behind
-    return (-(2.0 * depth) / (m1 + depth + depth), c) < (-(2.0 * depth0) / (m0 + depth0 + depth0), c0)
+def _earlier(c: str, behind: str, shortest: dict[str, tuple[int, int, int]]) -> bool:
+    """Whether hypernym ``c`` comes before ``behind`` among equal bounds: greater
+    ``2D / (m + 2D)`` on this side first, then the first name."""
+    m1, _, d1 = shortest[c]
+    m0, _, d0 = shortest[behind]
+    return (-(2.0 * d1) / (m1 + d1 + d1), c) < (-(2.0 * d0) / (m0 + d0 + d0), behind)
 
 
 def best_wup(first: frozenset[SynsetKey], second: frozenset[SynsetKey]) -> float:
@@ -748,8 +756,8 @@ def best_wup(first: frozenset[SynsetKey], second: frozenset[SynsetKey]) -> float
     """
     if not first or not second:
         return 0.0
-    mine = _senses(first)
-    other = _senses(second)
+    mine = _senses_cache.get(first) or _senses(first)
+    other = _senses_cache.get(second) or _senses(second)
     found = _bound_reached(mine, other)
     if found is not None:
         return found
