@@ -16,6 +16,7 @@ If none works, :class:`WordNetUnavailableError` says how to fix it.
 
 from __future__ import annotations
 
+import mmap
 import os
 import re
 import shutil
@@ -366,27 +367,30 @@ _wup_cache: dict[tuple[SynsetKey, SynsetKey], float] = {}
 _path_cache: dict[tuple[str, str, bool], Optional[int]] = {}
 
 
-_data_fds: dict[str, int] = {}
+_data_maps: dict[str, "mmap.mmap"] = {}
 _DATA_FILES = {"n": "data.noun", "v": "data.verb", "a": "data.adj", "s": "data.adj", "r": "data.adv"}
+
+
+def _data_map(pos: str) -> "mmap.mmap":
+    """A read-only memory map of a WordNet data file, opened once per process."""
+    found = _data_maps.get(pos)
+    if found is None:
+        path = get_wordnet().abspath(_DATA_FILES[pos])  # before the lock, which get_wordnet takes
+        with _lock:
+            found = _data_maps.get(pos)
+            if found is None:
+                with open(path, "rb") as f:
+                    # The map stays valid after the file is closed; reading it needs no
+                    # system call and no file position, so threads can share it.
+                    found = _data_maps[pos] = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    return found
 
 
 def _data_line(pos: str, offset: int) -> str:
     """The line of a WordNet data file at a byte offset, read without NLTK's stream."""
-    fd = _data_fds.get(pos)
-    if fd is None:
-        with _lock:
-            fd = _data_fds.get(pos)
-            if fd is None:
-                fd = _data_fds[pos] = os.open(get_wordnet().abspath(_DATA_FILES[pos]), os.O_RDONLY)
-    chunk = b""
-    size = 4096
-    while b"\n" not in chunk:
-        # pread keeps no file position, so threads can share the descriptor.
-        chunk = os.pread(fd, size, offset)
-        if len(chunk) < size:
-            break
-        size *= 4
-    line = chunk.split(b"\n", 1)[0].decode("utf-8")
+    data = _data_map(pos)
+    end = data.find(b"\n", offset)
+    line = data[offset : end if end >= 0 else len(data)].decode("utf-8")
     if not line.startswith(f"{offset:08d} "):
         raise WordNetUnavailableError(f"WordNet {_DATA_FILES[pos]} has no synset at offset {offset}")
     return line
@@ -422,6 +426,8 @@ def _synset_record(pos: str, offset: int) -> tuple[str, tuple[tuple[str, int], .
 
 
 _records: dict[SynsetKey, tuple[str, tuple[SynsetKey, ...]]] = {}
+# NLTK's preference among common hypernyms: greatest minimum depth first, then by name
+_order_key: dict[str, tuple[int, str]] = {_ROOT: (0, _ROOT)}
 
 
 def _record(key: SynsetKey) -> tuple[str, tuple[SynsetKey, ...]]:
@@ -462,9 +468,26 @@ def _register(key: SynsetKey) -> str:
                         distances[c] = d + 1
             distances[name] = 0
         _distances_by_name[name] = distances
+        _order_key[name] = (-_min_depth_by_name[name], name)
         _parents_by_name[name] = parents
     _name_by_key[key] = name
     return name
+
+
+def _clear_wup_tables() -> None:
+    """Forget every Wu-Palmer table built so far (benchmarks use it to start cold)."""
+    _records.clear()
+    _name_by_key.clear()
+    _order_cache.clear()
+    _walk_cache.clear()
+    _senses_cache.clear()
+    _wup_cache.clear()
+    _path_cache.clear()
+    for table in (_parents_by_name, _min_depth_by_name, _max_depth_by_name, _distances_by_name,
+                  _distances_with_root_by_name, _order_key):
+        root = table[_ROOT]
+        table.clear()
+        table[_ROOT] = root
 
 
 def _depths(name: str) -> tuple[int, int]:
@@ -597,7 +620,15 @@ def _walk(name: str) -> tuple[tuple[tuple[str, int, int, bool], ...], int]:
                 if paths[parent] + 1 < length:
                     length = paths[parent] + 1
             paths[c] = length
-        order = sorted(dist, key=lambda c: (-min_depth[c], c != name, c))
+        order = sorted(dist, key=_order_key.__getitem__)
+        # The synset itself goes first among its equals in minimum depth.
+        at = order.index(name)
+        first = at
+        while first and min_depth[order[first - 1]] == min_depth[name]:
+            first -= 1
+        if first != at:
+            del order[at]
+            order.insert(first, name)
         found = _walk_cache[name] = (
             tuple(
                 (c, max_depth[c] + 1, paths[c], c != name and min_depth[c] == 0 and _ROOT < c)
