@@ -388,3 +388,105 @@ def test_long_answer_json_round_trip_through_the_cli(tmp_path):
                            "--json"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "approx:" in done.stdout and "q1.0" in done.stderr
+
+
+# --- the fast paths against a straightforward evaluation ----------------------------
+
+
+def _wup_by_search(a: str, b: str) -> float:
+    """Wu-Palmer partition similarity the straightforward way: every group pair weighted by
+    the pair-by-pair maximum of NLTK's Wu-Palmer (equal tokens 1), then the partition search."""
+    from protoqa_metric.similarity import _spans_with_synsets
+    from protoqa_metric.text import content_tokens
+
+    x, y = content_tokens(a), content_tokens(b)
+    if not x or not y:
+        return 1.0 if not x and not y else 0.0
+    if x == y:
+        return 1.0
+    weights = {}
+    for sa, ea, na in _spans_with_synsets(x):
+        for sb, eb, nb in _spans_with_synsets(y):
+            w = max(wup_from_keys(k1, k2) for k1 in na for k2 in nb)
+            if w > 0:
+                weights[(sa, ea, sb, eb)] = w
+    for i, tok in enumerate(x):
+        for j, other in enumerate(y):
+            if tok == other:
+                weights[(i, i + 1, j, j + 1)] = 1.0
+    if not weights:
+        return 0.0
+    value, proven = pm.best_partition_matching_checked(
+        len(x), len(y), [pm.SpanPair(*k, w) for k, w in sorted(weights.items())])
+    assert proven
+    return value
+
+
+_FAST_PATH_WORDS = _WUP_WORDS + ["hot dog", "ice cream", "chewing gum", "gum", "chewing", "brush teeth",
+                                 "qwertyuiop", "new york", "york", "state", "united states", "light", "bank"]
+
+
+def test_wup_fast_paths_equal_the_search_on_random_word_lists():
+    # One side a single token (the closed form), both sides one token, and longer
+    # lists on both sides, all bit for bit against the plain evaluation.
+    rng = random.Random(11)
+    from protoqa_metric import similarity as sim_module
+
+    for trial in range(400):
+        sizes = rng.choice([(1, 1), (1, 2), (2, 1), (1, 5), (6, 1), (2, 3), (3, 2)])
+        a = " ".join(rng.choice(_FAST_PATH_WORDS) for _ in range(sizes[0]))
+        b = " ".join(rng.choice(_FAST_PATH_WORDS) for _ in range(sizes[1]))
+        if trial % 2:
+            sim_module._wup_tokens_similarity.cache_clear()
+            sim_module._phrase_wup.cache_clear()
+        assert wup_similarity(a, b) == _wup_by_search(a, b), (a, b)
+
+
+def test_wup_closed_form_covers_equal_tokens_and_collocations():
+    for a, b in [("dog", "hot dog"), ("hot dog", "dog"), ("gum", "chewing gum"), ("qwertyuiop", "qwertyuiop car"),
+                 ("car", "qwertyuiop car qwertyuiop"), ("ice cream", "cream"), ("dog", "cat dog cat dog cat")]:
+        assert wup_similarity(a, b) == _wup_by_search(a, b), (a, b)
+    assert wup_similarity("qwertyuiop", "qwertyuiop car") == 0.5
+    assert wup_similarity("car", "qwertyuiop car qwertyuiop") == 1.0 / 3
+
+
+def test_every_data_line_parses_as_field_by_field():
+    # The hypernym pointers found by one pattern against NLTK's field-by-field reading
+    # (counted pointers, four fields each), for every synset of every data file.
+    from protoqa_metric.wordnet_access import _synset_record
+
+    wn = get_wordnet()
+    checked = 0
+    for pos, fileid in (("n", "data.noun"), ("v", "data.verb"), ("a", "data.adj"), ("r", "data.adv")):
+        with open(wn.abspath(fileid), encoding="utf-8") as f:
+            for line in f:
+                if line.startswith(" "):
+                    continue  # the license header
+                fields = line.split("|", 1)[0].split()
+                at = 4 + 2 * int(fields[3], 16)
+                expected = tuple(
+                    (fields[at + 3 + 4 * k], int(fields[at + 2 + 4 * k]))
+                    for k in range(int(fields[at]))
+                    if fields[at + 1 + 4 * k] in ("@", "@i") and fields[at + 4 + 4 * k] == "0000"
+                )
+                _, parents = _synset_record(fields[2], int(fields[0]))
+                assert parents == expected, line
+                checked += 1
+    assert checked == 117_659
+
+
+def test_tables_from_parents_equal_nltks_breadth_first_search():
+    from protoqa_metric import wordnet_access as access
+
+    wn = get_wordnet()
+    rng = random.Random(12)
+    lemmas = rng.sample(sorted(wn._lemma_pos_offset_map), 400)
+    sample = [s for lemma in lemmas for s in wn.synsets(lemma)] + wn.synsets("person") + wn.synsets("Einstein")
+    for s in sample:
+        name = access._register(("a" if s.pos() == "s" else s.pos(), s.offset()))
+        assert name == s.name()
+        expected = {h.name(): d for h, d in s._shortest_hypernym_paths(False).items()}
+        assert access._distances(name, False) == expected
+        assert access._depths(name) == (s.min_depth(), s.max_depth())
+        order = [c for c, _, _, _ in access._walk(name)[0]]
+        assert order == sorted(expected, key=lambda c: (-wn.synset(c).min_depth(), c != name, c))
