@@ -728,11 +728,18 @@ def _bound_reached(mine: _Senses, other: _Senses) -> Optional[float]:
         elif value == bound and behind is not None and _earlier(c, behind, mine_shortest):
             behind = c
     # The pairs NLTK simulates a root for (those with a non-noun) with the shortest root paths.
-    if mine.root_non_noun is None and other.root_non_noun is None:
+    # (the least sum of root paths, then the first synsets: min() over the two candidates)
+    mine_non_noun, other_non_noun = mine.root_non_noun, other.root_non_noun
+    if mine_non_noun is None and other_non_noun is None:
         rooted = None  # nouns only: one root, nothing simulated
     else:
-        rooted = min([(a[0] + b[0], a[1], b[1]) for a, b in ((mine.root_non_noun, other.root_any),
-                                                             (mine.root_any, other.root_non_noun)) if a and b])
+        rooted = None
+        if mine_non_noun is not None:
+            rooted = (mine_non_noun[0] + other.root_any[0], mine_non_noun[1], other.root_any[1])
+        if other_non_noun is not None:
+            candidate = (mine.root_any[0] + other_non_noun[0], mine.root_any[1], other_non_noun[1])
+            if rooted is None or candidate < rooted:
+                rooted = candidate
     if behind is None:  # no common hypernym: every pair scores 0 or with the simulated root
         return 2.0 / (rooted[0] + 1 + 1) if rooted else 0.0
     if rooted:
