@@ -64,6 +64,7 @@ __all__ = [
     "wordnet_similarity",
     "best_wordnet_similarity",
     "wup_similarity",
+    "best_wup_similarity",
     "lcs_ratio",
     "longest_common_substring_ratio",
     "jaro_winkler",
@@ -350,23 +351,35 @@ def _wup_against_one_token(a: tuple[str, ...], b: tuple[str, ...]) -> float:
     """
     single_is_a = len(a) == 1
     token, longer = (a[0], b) if single_is_a else (b[0], a)
-    single_names = synset_keys(token)  # the single token's only group
-    if len(longer) == 1:  # two different tokens: one pair, no gaps
-        if not single_names:
-            return 0.0
+    return _wup_against_tokens(longer, (token,), synset_keys(token), single_is_a)
+
+
+def _wup_against_tokens(longer: tuple[str, ...], tokens: Sequence[str], names_of_tokens: frozenset[SynsetKey],
+                        tokens_first: bool) -> float:
+    """The best :func:`_wup_against_one_token` of ``longer`` against each single token of
+    ``tokens`` (``names_of_tokens`` the union of their synsets; ``tokens_first`` when the
+    tokens are the first argument).
+
+    For one group of ``longer``, the best over the tokens is 1 when one of them equals
+    it, else the best Wu-Palmer between its synsets and the union of theirs, which is
+    the maximum of the tokens' own; dividing by ``1 + gaps`` keeps the order of floats.
+    """
+    if len(longer) == 1:  # a single token against single tokens: one pair each, no gaps
+        if longer[0] in tokens:
+            return 1.0
         names = synset_keys(longer[0])
-        if not names:
+        if not names or not names_of_tokens:
             return 0.0
-        return _phrase_wup(single_names, names) if single_is_a else _phrase_wup(names, single_names)
+        return _phrase_wup(names_of_tokens, names) if tokens_first else _phrase_wup(names, names_of_tokens)
     best = 0.0
     for gaps, groups in enumerate(_groups_by_gaps(longer)):
         if best >= 1.0 / (1 + gaps):
             break  # no group of this level or after can beat it (weights are at most 1)
         for start, end, names in groups:
-            if end == start + 1 and longer[start] == token:
+            if end == start + 1 and longer[start] in tokens:
                 w = 1.0  # an equal token (the reference's exact-match part score)
-            elif names and single_names:
-                w = _phrase_wup(single_names, names) if single_is_a else _phrase_wup(names, single_names)
+            elif names and names_of_tokens:
+                w = _phrase_wup(names_of_tokens, names) if tokens_first else _phrase_wup(names, names_of_tokens)
             else:
                 continue
             if w > 0:
@@ -405,6 +418,47 @@ def wup_similarity(prediction: str, answer: str, *, all_stopword_match: bool = T
     0.8571
     """
     return _bounded(_wup_tokens_similarity, prediction, answer, all_stopword_match)
+
+
+def best_wup_similarity(prediction: str, answers: Sequence[str], *, all_stopword_match: bool = True) -> float:
+    """``max(wup_similarity(prediction, y) for y in answers)``, the one-token answers at once.
+
+    Against answers of a single token each, the best value is the Wu-Palmer partition
+    similarity against one group holding all their synsets (see
+    :func:`_wup_against_tokens`): one Wu-Palmer maximum per group of the prediction
+    instead of one per answer. The other answers are scored one by one, in order.
+    When that shortcut finds 1 (an answer equal to the prediction, or a synset pair
+    scoring 1), the answers are scored one by one instead, stopping at the first that
+    reaches 1 as before, so the same strings are scored (and reported if approximated).
+
+    >>> best_wup_similarity("dog", ["cat", "hound", "red car"]) == max(
+    ...     wup_similarity("dog", y) for y in ["cat", "hound", "red car"])
+    True
+    """
+    a = content_tokens(prediction)
+    singles: list[str] = []
+    others: list[str] = []
+    if a and len(a) <= _ONE_TOKEN_CLOSED_FORM_MAX:
+        for answer in answers:
+            b = content_tokens(answer)
+            if len(b) == 1:
+                singles.append(b[0])
+            else:
+                others.append(answer)
+    best = 0.0
+    if len(singles) > 1:
+        names: frozenset[SynsetKey] = frozenset().union(*(synset_keys(t) for t in singles))
+        best = _wup_against_tokens(a, frozenset(singles), names, False)
+    if best >= 1.0 or len(singles) <= 1:
+        others = list(answers)  # one by one, as the plain maximum
+        best = 0.0
+    for answer in others:
+        value = wup_similarity(prediction, answer, all_stopword_match=all_stopword_match)
+        if value > best:
+            best = value
+            if best >= 1.0:
+                break
+    return best
 
 
 @dataclass(frozen=True)
@@ -446,7 +500,8 @@ SIMILARITIES: dict[str, Similarity] = {
         Similarity("exact_match", exact_match, False, False, "identical strings"),
         Similarity("wordnet", wordnet_similarity, True, True, "WordNet synsets over token partitions",
                    best_wordnet_similarity),
-        Similarity("wordnet_wup", wup_similarity, True, True, "Wu-Palmer weighted WordNet partitions"),
+        Similarity("wordnet_wup", wup_similarity, True, True, "Wu-Palmer weighted WordNet partitions",
+                   best_wup_similarity),
         Similarity("lcs", lcs_ratio, False, False, "longest common subsequence ratio", best_lcs_ratios),
         Similarity("longest_common_substring", longest_common_substring_ratio, False, False,
                    "longest common substring ratio"),

@@ -490,3 +490,26 @@ def test_tables_from_parents_equal_nltks_breadth_first_search():
         assert access._depths(name) == (s.min_depth(), s.max_depth())
         order = [c for c, _, _, _ in access._walk(name)[0]]
         assert order == sorted(expected, key=lambda c: (-wn.synset(c).min_depth(), c != name, c))
+
+
+def test_wup_cluster_maximum_equals_the_plain_maximum():
+    # The one-token answers of a cluster scored at once, against the plain maximum over
+    # answers, bit for bit; approximated answers are reported the same way.
+    from protoqa_metric.similarity import best_wup_similarity
+
+    rng = random.Random(13)
+    words = _FAST_PATH_WORDS + ["the", "a"]
+    for _ in range(300):
+        prediction = " ".join(rng.choice(words) for _ in range(rng.choice([1, 1, 2, 3])))
+        answers = [" ".join(rng.choice(words) for _ in range(rng.choice([1, 1, 1, 2, 3])))
+                   for _ in range(rng.randint(1, 6))]
+        plain = max(wup_similarity(prediction, y) for y in answers)
+        assert best_wup_similarity(prediction, answers) == plain, (prediction, answers)
+    long_answer = " ".join(["zebra", "piano"] * 40)  # over the token limit: reported when scored
+    for answers, reported in ((["cat", "car", long_answer], True), (["dog", "cat", long_answer], False),
+                              ([long_answer, "cat", "hound"], True)):
+        with collect_approximations() as cut:
+            value = get_similarity("wordnet_wup").best("dog", answers)
+        assert value == max(wup_similarity("dog", y) for y in answers)
+        # as the plain loop: scored (and reported) unless an earlier answer reached 1
+        assert cut == ([("dog", long_answer)] if reported else [])
