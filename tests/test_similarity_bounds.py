@@ -510,6 +510,7 @@ def test_wup_cluster_maximum_equals_the_plain_maximum():
                               ([long_answer, "cat", "hound"], True)):
         with collect_approximations() as cut:
             value = get_similarity("wordnet_wup").best("dog", answers)
-        assert value == max(wup_similarity("dog", y) for y in answers)
+        with collect_approximations():
+            assert value == max(wup_similarity("dog", y) for y in answers)
         # as the plain loop: scored (and reported) unless an earlier answer reached 1
         assert cut == ([("dog", long_answer)] if reported else [])
