@@ -3,8 +3,8 @@
 Prints figures; asserts nothing about time (machines are noisy). Run from the
 repository root:
 
-    python benchmarks/bench_probeval_scale.py [--data-dir ../shared/data] [--sizes 1000,5000,10000]
-                                              [--baseline-ref main] [--baseline-size 500]
+    python benchmarks/bench_probeval_scale.py [--data-dir ../shared/data] [--sizes 1000,2500,5000,10000]
+                                              [--settings gmeans,human,hac] [--baseline-ref main] [--baseline-size 500]
 
 The synthetic input is built from the real CFC dev data (54 questions with human
 clusters, 100 GPT-2 XL one-shot samples each); question ``i`` copies dev question
@@ -20,15 +20,21 @@ So every question has its own answer set, counts and samples (its own clusters a
 matches), over the vocabulary of real answers and real GPT-2 samples.
 
 Every run is the whole command ``probeval TARGETS SAMPLES --json --quiet`` in a fresh
-process (imports, model load, embedding, clustering, matching, output); wall time, CPU
-time (user + system: less sensitive to other work on a shared machine) and peak resident
-memory (``ru_maxrss`` of that process) are printed for the human
-clusters and for the default setting (HAC complete linkage 0.3 over all-MiniLM-L6-v2,
-WordNet matching), at each size, with seconds per 1,000 questions to show how the cost
+process (imports, model load, embedding, clustering, matching, output). Three settings,
+with every option given, so that the figures do not depend on the package defaults:
+
+* ``human``: the targets with their human clusters, WordNet matching;
+* ``gmeans``: the same targets with raw answers only (no clusters), G-means
+  (``k_init`` 4, ``k_max`` 20, alpha 0.0001) over all-MiniLM-L6-v2, WordNet matching;
+* ``hac``: those raw answers, HAC complete linkage cut at 0.3, WordNet matching.
+
+Printed per run: the load average before it, wall time, CPU time (user + system of
+that process: less sensitive to other work on a shared machine), peak resident memory
+(``ru_maxrss`` of that process), and seconds per 1,000 questions to show how the cost
 grows. ``--baseline-ref`` also runs the code of a git revision (``git archive`` of it
 into a temporary folder) in the same session: on ``--baseline-size`` synthetic
-questions, and on the real CFC dev data, where the per-question KL of both versions
-are compared (GPT-2 XL one-shot samples and the 30 extra human answers, both settings).
+questions, where the per-question KL of both versions are compared bit for bit, and on
+the real CFC dev data (GPT-2 XL one-shot samples and the 30 extra human answers).
 """
 
 from __future__ import annotations
@@ -46,7 +52,13 @@ from pathlib import Path
 from typing import Any, Optional
 
 REPO = Path(__file__).resolve().parents[1]
-SETTINGS = {"human": ["--clustering", "human"], "default": []}
+SETTINGS = {
+    "human": ("clustered", ["--clustering", "human", "--matching", "wordnet"]),
+    "gmeans": ("raw", ["--clustering", "gmeans", "--k-init", "4", "--k-max", "20", "--alpha", "0.0001",
+                       "--embedder", "minilm", "--matching", "wordnet"]),
+    "hac": ("raw", ["--clustering", "hac", "--linkage", "complete", "--distance-threshold", "0.3",
+                    "--embedder", "minilm", "--matching", "wordnet"]),
+}
 
 
 def synthetic_cfc(num_questions: int, data_dir: Path, seed: int = 0) -> tuple[list[dict], dict[str, list[str]]]:
@@ -83,14 +95,25 @@ def synthetic_cfc(num_questions: int, data_dir: Path, seed: int = 0) -> tuple[li
     return targets, samples
 
 
-def write_inputs(folder: Path, targets: list[dict], samples: dict[str, list[str]]) -> tuple[Path, Path]:
-    t_path, s_path = folder / f"targets.{len(targets)}.jsonl", folder / f"samples.{len(targets)}.json"
-    with t_path.open("w", encoding="utf-8") as fh:
+def write_inputs(folder: Path, targets: list[dict], samples: dict[str, list[str]]) -> dict[str, Path]:
+    """Targets with clusters, the same with raw answers only, and samples: their paths by kind."""
+    n = len(targets)
+    paths = {"clustered": folder / f"targets.{n}.jsonl", "raw": folder / f"targets.raw.{n}.jsonl",
+             "samples": folder / f"samples.{n}.json"}
+    with paths["clustered"].open("w", encoding="utf-8") as fh, paths["raw"].open("w", encoding="utf-8") as raw:
         for row in targets:
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-    with s_path.open("w", encoding="utf-8") as fh:
+            bare = {**row, "answers": {"raw": row["answers"]["raw"], "clusters": {}}}
+            raw.write(json.dumps(bare, ensure_ascii=False) + "\n")
+    with paths["samples"].open("w", encoding="utf-8") as fh:
         json.dump({"model_answers": samples}, fh, ensure_ascii=False)
-    return t_path, s_path
+    return paths
+
+
+def run_setting(code: Path, paths: dict[str, Path], name: str, timeout: float):
+    """:func:`run_probeval` of setting ``name`` on the inputs ``paths`` (from :func:`write_inputs`)."""
+    kind, options = SETTINGS[name]
+    return run_probeval(code, paths[kind], paths["samples"], options, timeout)
 
 
 def run_probeval(code: Path, targets: Path, samples: Path, extra: list[str],
@@ -129,35 +152,47 @@ def extract_revision(ref: str, folder: Path) -> Path:
     return target
 
 
-def figure(label: str, result: Optional[dict], wall: float, cpu: float, rss: float, num_questions: int) -> None:
+def figure(label: str, result: Optional[dict], wall: float, cpu: float, rss: float, num_questions: int,
+           load: float) -> None:
+    head = f"   {label:<30} load {load:4.1f}   wall {wall:7.1f} s   CPU {cpu:7.1f} s   peak RSS {rss:6.0f} MB"
     if result is None:
-        print(f"   {label:<34} killed after {wall:7.1f} s (CPU {cpu:6.1f} s)   peak RSS {rss:6.0f} MB")
+        print(f"{head}   killed (timeout)")
         return
     stats = result.get("stats", {})
-    print(f"   {label:<34} {wall:7.1f} s (CPU {cpu:6.1f} s)   peak RSS {rss:6.0f} MB   "
-          f"{1000 * wall / num_questions:6.2f} s per 1k questions   KL {result['kl']:.6f}   "
-          f"embedded {stats.get('strings_embedded', 0)}   WordNet pairs {stats.get('wordnet_pairs_scored', 0)}   "
-          f"load {os.getloadavg()[0]:.1f}")
+    print(f"{head}   {1000 * wall / num_questions:6.2f} s and {1000 * cpu / num_questions:6.2f} s CPU per 1k "
+          f"questions   KL {result['kl']:.6f}   embedded {stats.get('strings_embedded', 0)}   "
+          f"WordNet pairs {stats.get('wordnet_pairs_scored', 0)}")
 
 
-def compare_real(code: Path, baseline: Path, data_dir: Path, timeout: float) -> None:
+def measured(label: str, code: Path, paths: dict[str, Path], name: str, n: int, timeout: float) -> Optional[dict]:
+    load = os.getloadavg()[0]
+    result, wall, cpu, rss = run_setting(code, paths, name, timeout)
+    figure(label, result, wall, cpu, rss, n, load)
+    return result
+
+
+def compare_real(code: Path, baseline: Path, data_dir: Path, settings: list[str], timeout: float) -> None:
     targets = data_dir / "cfc" / "dev.targets.jsonl"
     for samples_name in ("dev.predictions.gpt2-xl.oneshot.json", "dev.predictions.human.json"):
-        for name, extra in SETTINGS.items():
-            args = ["--ignore-unknown", *extra]
+        for name in settings:
+            args = ["--ignore-unknown", *SETTINGS[name][1]]
             new = run_probeval(code, targets, data_dir / "cfc" / samples_name, args, timeout)[0]
             old = run_probeval(baseline, targets, data_dir / "cfc" / samples_name, args, timeout)[0]
-            worst = max(abs(new["per_question"][q] - old["per_question"][q]) for q in old["per_question"])
-            same_ids = new["per_question"].keys() == old["per_question"].keys()
-            print(f"   {samples_name:<38} {name:<8} before {old['kl']:.15f}   after {new['kl']:.15f}   "
-                  f"largest per-question difference {worst:.1e}   same questions {same_ids}")
+            print(f"   {samples_name:<38} {name:<7} before {old['kl']!r:<20} after {new['kl']!r:<20} "
+                  f"identical per question: {identical(old, new)}")
+
+
+def identical(old: dict, new: dict) -> bool:
+    """Whether two results have the same questions with bit-identical KL each."""
+    return old["per_question"].keys() == new["per_question"].keys() and all(
+        float(old["per_question"][q]).hex() == float(new["per_question"][q]).hex() for q in old["per_question"])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data-dir", type=Path, default=REPO.parent / "shared" / "data")
-    parser.add_argument("--sizes", default="1000,5000,10000", help="comma-separated numbers of questions")
-    parser.add_argument("--settings", default="human,default", help="human, default or both")
+    parser.add_argument("--sizes", default="1000,2500,5000,10000", help="comma-separated numbers of questions")
+    parser.add_argument("--settings", default="gmeans,human,hac", help=f"some of {', '.join(SETTINGS)}")
     parser.add_argument("--baseline-ref", help="git revision to measure in the same run (e.g. main)")
     parser.add_argument("--baseline-size", type=int, default=500)
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds before a run is killed")
@@ -167,28 +202,33 @@ def main() -> None:
         raise SystemExit(f"CFC dev data not found under {args.data_dir}")
     sizes = [int(s) for s in args.sizes.split(",") if s]
     settings = [s for s in args.settings.split(",") if s]
-    print(f"ProbEval scale benchmark: synthetic questions from CFC dev x 100 samples each")
-    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} (figures are noisy: "
-          "compare rows of the same run; CPU time is the process's own user + system time)")
+    unknown = [s for s in settings if s not in SETTINGS]
+    if unknown:
+        raise SystemExit(f"unknown setting(s) {', '.join(unknown)}; choose from {', '.join(SETTINGS)}")
+    print("ProbEval scale benchmark: synthetic questions from CFC dev x 100 samples each")
+    print(f"machine: {os.cpu_count()} CPUs, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
+          "(figures are noisy: compare rows of the same run; CPU time is the process's own user + system time)")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         baseline = extract_revision(args.baseline_ref, folder) if args.baseline_ref else None
         if baseline is not None:
             print(f"1. real CFC dev data, this code (after) and {args.baseline_ref} (before)")
-            compare_real(REPO, baseline, args.data_dir, args.timeout)
+            compare_real(REPO, baseline, args.data_dir, settings, args.timeout)
             n = args.baseline_size
-            t_path, s_path = write_inputs(folder, *synthetic_cfc(n, args.data_dir))
+            paths = write_inputs(folder, *synthetic_cfc(n, args.data_dir))
             print(f"2. {n} synthetic questions, both versions")
             for name in settings:
-                for label, code in ((f"{args.baseline_ref} (before)", baseline), ("this code (after)", REPO)):
-                    figure(f"{name}, {label}", *run_probeval(code, t_path, s_path, SETTINGS[name], args.timeout), n)
+                old = measured(f"{name}, {args.baseline_ref} (before)", baseline, paths, name, n, args.timeout)
+                new = measured(f"{name}, this code (after)", REPO, paths, name, n, args.timeout)
+                if old is not None and new is not None:
+                    print(f"   {name}: identical per question: {identical(old, new)}")
         print("3. this code, growing sizes")
         for n in sizes:
-            t_path, s_path = write_inputs(folder, *synthetic_cfc(n, args.data_dir))
+            paths = write_inputs(folder, *synthetic_cfc(n, args.data_dir))
             for name in settings:
-                figure(f"{name}, {n} questions", *run_probeval(REPO, t_path, s_path, SETTINGS[name], args.timeout), n)
-            t_path.unlink()
-            s_path.unlink()
+                measured(f"{name}, {n} questions", REPO, paths, name, n, args.timeout)
+            for path in paths.values():
+                path.unlink()
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from protoqa_core.similarity import _span_index, wordnet_similarity
+from protoqa_core.similarity import _span_index, collect_approximations, wordnet_similarity
 from protoqa_core.text import content_tokens
 
 from .defaults import check_option
@@ -86,6 +86,18 @@ class Matcher(ABC):
     def match(self, samples: Sequence[str], clusters: Sequence[Sequence[str]]) -> list[tuple[int, ...]]:
         """For each sample, the indices of the clusters it belongs to (empty: "wrong")."""
 
+    def match_reporting(self, samples: Sequence[str],
+                        clusters: Sequence[Sequence[str]]) -> tuple[list[tuple[int, ...]], list[tuple[int, int]]]:
+        """:meth:`match`, and the ``(sample index, cluster index)`` pairs decided on an approximated similarity.
+
+        Only WordNet matching approximates (strings over the similarity's token limit,
+        see :mod:`protoqa_metric.similarity`); the other matchers report none.
+
+        >>> CosineMatcher.__mro__[1].match_reporting is Matcher.match_reporting
+        True
+        """
+        return self.match(samples, clusters), []
+
 
 class _BoundedCache(dict):
     """A dict that forgets its oldest entries beyond ``limit`` (bounded memory on any input)."""
@@ -134,14 +146,24 @@ class WordNetMatcher(Matcher):
         return self._num_scored
 
     def similarity(self, sample: str, answer: str) -> float:
-        """The WordNet similarity of a normalized sample and an answer string (cached)."""
+        """The WordNet similarity of a normalized sample and an answer string (cached).
+
+        >>> WordNetMatcher().similarity("chewing gum", "gum")
+        1.0
+        """
+        return self._similarity(sample, answer)[0]
+
+    def _similarity(self, sample: str, answer: str) -> tuple[float, bool]:
+        """The similarity, and whether it is a lower bound under the long-string rule (cached)."""
         key = (sample, answer)
-        score = self._scores.get(key)
-        if score is None:
-            score = wordnet_similarity(sample, answer, all_stopword_match=self.all_stopword_match)
-            self._scores.put(key, score)
+        known = self._scores.get(key)
+        if known is None:
+            with collect_approximations() as approximated:
+                score = wordnet_similarity(sample, answer, all_stopword_match=self.all_stopword_match)
+            known = (score, bool(approximated))
+            self._scores.put(key, known)
             self._num_scored += 1
-        return score
+        return known
 
     def _keys(self, text: str) -> Optional[frozenset]:
         """The synsets and content tokens of ``text`` in one set (None when it has no content token).
@@ -163,6 +185,20 @@ class WordNetMatcher(Matcher):
         return keys
 
     def match(self, samples: Sequence[str], clusters: Sequence[Sequence[str]]) -> list[tuple[int, ...]]:
+        return self.match_reporting(samples, clusters)[0]
+
+    def match_reporting(self, samples: Sequence[str],
+                        clusters: Sequence[Sequence[str]]) -> tuple[list[tuple[int, ...]], list[tuple[int, int]]]:
+        """:meth:`match`, and the ``(sample, cluster)`` index pairs decided on an approximated similarity.
+
+        A pair is reported when a similarity computed for it (the sample against one
+        of the cluster's strings) was a lower bound: a string over
+        :data:`~protoqa_metric.similarity.MAX_SIMILARITY_TOKENS` content tokens, or a
+        search budget that ran out.
+
+        >>> WordNetMatcher().match_reporting(["dog"], [["cat " * 70 + "dog"], ["dog"]])
+        ([(1,)], [(0, 0)])
+        """
         if len(self._key_ids) >= 8 * self._indexes.limit:
             # Key ids are renumbered between questions only, never within one.
             self._key_ids.clear()
@@ -190,18 +226,24 @@ class WordNetMatcher(Matcher):
                     index.setdefault(key, []).append(i)
         indexed = frozenset(index)
         out: list[tuple[int, ...]] = []
-        for sample in samples:
+        approximated: list[tuple[int, int]] = []
+        for s, sample in enumerate(samples):
             keys = self._keys(sample)
             candidates = (stopwords_only if keys is None
                           else sorted(set().union(*[index[k] for k in keys & indexed])))
             hits: set[int] = set()
+            bounded: set[int] = set()
             for i in candidates:
                 if hits.issuperset(owners[i]):
                     continue
-                if wordnet_scores_one(self.similarity(sample, answers[i])):
+                score, lower_bound = self._similarity(sample, answers[i])
+                if lower_bound:
+                    bounded.update(owners[i])
+                if wordnet_scores_one(score):
                     hits.update(owners[i])
             out.append(tuple(sorted(hits)))
-        return out
+            approximated.extend((s, j) for j in sorted(bounded))
+        return out, approximated
 
 
 _MISSING = object()

@@ -245,11 +245,15 @@ class ProbEval:
                                      all_stopword_match=all_stopword_match)
                         if isinstance(matching, str) else matching)
 
-    def signature(self, num_questions: int, missing: str = "empty", answer_counts: Optional[str] = None) -> str:
+    def signature(self, num_questions: int, missing: str = "empty", answer_counts: Optional[str] = None,
+                  approximated: int = 0) -> str:
         """The reproducibility signature of a result over ``num_questions`` questions.
 
         ``answer_counts`` (from :func:`~cfc_probeval.inputs.answer_counts_label`) is
         shown with automatic clustering only: human clusters do not use answer counts.
+        ``approx:N`` appears only when ``N > 0`` (sample, cluster) matches were decided
+        on a similarity that is a lower bound (a cluster string over the token limit of
+        :mod:`protoqa_metric.similarity`), as in the ProtoQA signature.
         """
         from . import __version__
 
@@ -266,6 +270,8 @@ class ProbEval:
             from protoqa_core.wordnet_access import wordnet_version
 
             parts.append(f"wordnet:{wordnet_version()}")
+        if approximated:
+            parts.append(f"approx:{approximated}")
         parts.append(f"version:{__version__}")
         return "|".join(parts)
 
@@ -309,10 +315,21 @@ class ProbEval:
         return self._score_normalized(truth, normalized_sample_counts(samples), clusters)
 
     def _score_normalized(self, truth: GroundTruth, normalized: Mapping[str, int],
-                          clusters: Optional[Sequence[AnswerCluster]] = None) -> QuestionResult:
+                          clusters: Optional[Sequence[AnswerCluster]] = None,
+                          approximated: Optional[list[tuple[str, str]]] = None) -> QuestionResult:
+        """:meth:`score_question` of normalized samples; with ``approximated``, the
+        (sample, cluster id) matches decided on a lower-bound similarity are appended
+        to it instead of being warned about."""
         clusters = tuple(self.clusters_for(truth) if clusters is None else clusters)
         distinct = list(normalized)
-        matches = self.matcher.match(distinct, [c.answers for c in clusters]) if distinct else []
+        matches, bounded = (self.matcher.match_reporting(distinct, [c.answers for c in clusters])
+                            if distinct else ([], []))
+        if bounded:
+            found = [(distinct[i], clusters[j].id) for i, j in bounded]
+            if approximated is not None:
+                approximated.extend(found)
+            else:
+                _warn_approximated(truth.question_id, found)
         counts = [normalized[s] for s in distinct]
         g = human_counts([c.count for c in clusters])
         h = model_counts(matches, counts, len(clusters))
@@ -363,6 +380,7 @@ class ProbEval:
                        unit="question", leave=False)
         questions: dict[str, QuestionResult] = {}
         distinct_samples = 0
+        approximated = 0
         # Questions go through in chunks: each chunk's new strings are embedded in one
         # call, and nothing is held across questions but the results and bounded caches.
         for start in range(0, len(scored), self.chunk_questions):
@@ -370,8 +388,12 @@ class ProbEval:
             normalized = [normalized_sample_counts(parsed.get(qid, {})) for qid in chunk]
             self._embed_in_advance([truths[qid] for qid in chunk], normalized)
             for qid, counts in zip(chunk, normalized):
-                questions[qid] = self._score_normalized(truths[qid], counts)
+                bounded: list[tuple[str, str]] = []
+                questions[qid] = self._score_normalized(truths[qid], counts, approximated=bounded)
                 distinct_samples += len(counts)
+                if bounded:
+                    _warn_approximated(qid, bounded)
+                    approximated += len(bounded)
             if bar is not None:
                 bar.update(len(chunk))
         if bar is not None:
@@ -388,7 +410,8 @@ class ProbEval:
         }
         return ProbEvalResult(mean, per_question, questions, len(questions),
                               self.signature(len(questions), "skip" if only_sampled else "empty",
-                                             answer_counts_label([truths[qid] for qid in questions])),
+                                             answer_counts_label([truths[qid] for qid in questions]),
+                                             approximated),
                               empty, skipped, unknown if ignore_unknown else [], stats)
 
 
@@ -427,6 +450,12 @@ def _ground_truths(targets: Any) -> dict[str, GroundTruth]:
 
 def _warn(message: str) -> None:
     warnings.warn(message, ProbEvalWarning, stacklevel=3)
+
+
+def _warn_approximated(question_id: str, found: Sequence[tuple[str, str]]) -> None:
+    clusters = sorted({cluster for _, cluster in found})
+    _warn(f"question {question_id}: the WordNet similarity is a lower bound for {len(found)} match(es) with "
+          f"cluster(s) {preview_ids(clusters)} (a string over the token limit, or a search budget ran out; see protoqa_metric.similarity)")
 
 
 def evaluate_probeval(targets: Any, samples: Mapping[str, Any], *, clustering: Union[str, Clusterer] = DEFAULTS.clustering,

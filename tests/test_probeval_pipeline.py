@@ -246,3 +246,42 @@ def test_options_at_the_edges_of_their_ranges_are_accepted():
     sig = ProbEval("xmeans", embedder=CharNgramEmbedder(), k_max=1).signature(1)
     assert "k_init=1,k_max=1" in sig  # an unset k_init follows a smaller k_max
     ProbEval("gmeans", embedder=CharNgramEmbedder(), k_init=1, k_max=1, alpha=0.15)
+
+
+LONG_ANSWER = "cat " * 70 + "dog"  # 71 content tokens: over the similarity's limit of 64
+
+
+@pytest.mark.parametrize("clustering", ["human", "hac"])
+def test_signature_counts_matches_decided_on_a_long_string_approximation(clustering):
+    truth = GroundTruth("q1", (Cluster("q1.0", (LONG_ANSWER,), 6), Cluster("q1.1", ("dog",), 4)),
+                        {LONG_ANSWER: 6, "dog": 4})
+    samples = {"q1": ["dog"] * 3 + ["cat"] * 2 + ["bird"]}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = evaluate_probeval({"q1": truth}, samples, clustering=clustering, embedder=CharNgramEmbedder())
+    # "dog" and "cat" are scored against the long string (they share a word with it), "bird" is not.
+    assert "|approx:2|" in result.signature
+    long_cluster = next(c.id for c in result.questions["q1"].clusters if c.answers == (LONG_ANSWER,))
+    messages = [str(w.message) for w in caught if issubclass(w.category, ProbEvalWarning)]
+    assert any("question q1" in m and long_cluster in m and "lower bound" in m for m in messages)
+    assert not [w for w in caught if "lower bound" in str(w.message) and not issubclass(w.category, ProbEvalWarning)]
+
+
+def test_signature_has_no_approximation_part_when_nothing_was_approximated(cfc_dev):
+    subset = {qid: cfc_dev[qid] for qid in list(cfc_dev)[:5]}
+    result = evaluate_probeval(subset, human_answers_as_samples(subset), clustering="human")
+    assert "approx:" not in result.signature
+    far = GroundTruth("q1", (Cluster("q1.0", (LONG_ANSWER,), 6), Cluster("q1.1", ("bird",), 4)))
+    assert "approx:" not in evaluate_probeval([far], {"q1": ["bird", "fish"]}, clustering="human").signature
+
+
+def test_approximation_count_is_the_same_with_warm_caches_and_in_chunks():
+    truths = {f"q{i}": GroundTruth(f"q{i}", (Cluster(f"q{i}.0", (LONG_ANSWER,), 6), Cluster(f"q{i}.1", ("dog",), 4)))
+              for i in range(5)}
+    samples = {qid: ["dog", "cat", "dog"] for qid in truths}
+    pe = ProbEval("human")
+    pe.chunk_questions = 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        first, again = pe.evaluate(truths, samples), pe.evaluate(truths, samples)
+    assert "|approx:10|" in first.signature and first.signature == again.signature
