@@ -23,6 +23,7 @@ ProbEval paper's code:
 from __future__ import annotations
 
 import math
+import threading
 import warnings
 from abc import ABC, abstractmethod
 from functools import lru_cache
@@ -264,7 +265,7 @@ def _kmeans_with(parts: tuple[Callable, Callable, Callable, Callable], points: n
         start -= X_mean
         runs = 1
     else:
-        random_state = np.random.RandomState(seed)
+        random_state = _seeded(seed)
         runs = n_init
     after_first_step: dict[bytes, tuple[np.ndarray, float, np.ndarray]] = {}
     best_inertia = best_labels = best_centers = None
@@ -277,6 +278,29 @@ def _kmeans_with(parts: tuple[Callable, Callable, Callable, Callable], points: n
             best_labels, best_centers, best_inertia = labels, centers, inertia
     best_centers = best_centers + X_mean
     return KMeansFit(best_labels, best_centers)
+
+
+_SEEDED_STATES: dict[int, Any] = {}
+_GENERATORS = threading.local()
+
+
+def _seeded(seed: int) -> np.random.RandomState:
+    """A generator in the state of ``np.random.RandomState(seed)``, for one K-means fit.
+
+    Seeding the Mersenne Twister costs about as much as a K-means run on a question's
+    answers, so the seeded state of the last few seeds is kept and copied into one
+    generator per thread (a fit uses it up before the next fit starts).
+    """
+    state = _SEEDED_STATES.get(seed)
+    if state is None:
+        if len(_SEEDED_STATES) >= 16:
+            _SEEDED_STATES.pop(next(iter(_SEEDED_STATES)))
+        state = _SEEDED_STATES[seed] = np.random.RandomState(seed).get_state()
+    generator = getattr(_GENERATORS, "generator", None)
+    if generator is None:
+        generator = _GENERATORS.generator = np.random.RandomState(np.random.MT19937(0))
+    generator.set_state(state)
+    return generator
 
 
 def _lloyd(lloyd_step: Callable, inertia_of: Callable, X: np.ndarray, sample_weight: np.ndarray,
