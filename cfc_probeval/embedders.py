@@ -263,9 +263,40 @@ def _cached_snapshot(repo_id: str, revisions: Sequence[Optional[str]]) -> Option
     return None
 
 
+def _hub_host_resolves() -> bool:
+    """Whether the Hub's host name (``HF_ENDPOINT``, default huggingface.co) resolves.
+
+    Without it, the Hub client retries with growing pauses (over 20 s) before
+    failing, which every run on a machine without network would pay.
+
+    >>> isinstance(_hub_host_resolves(), bool)  # doctest: +SKIP
+    True
+    """
+    import socket
+    from urllib.parse import urlparse
+
+    try:
+        from huggingface_hub import constants
+
+        host = urlparse(constants.ENDPOINT).hostname
+    except (ImportError, AttributeError, ValueError):  # pragma: no cover - other huggingface_hub versions
+        return True
+    if not host:
+        return True
+    try:
+        socket.getaddrinfo(host, 443)
+    except (socket.gaierror, UnicodeError):
+        return False
+    except OSError:  # pragma: no cover - let the client report other network errors
+        return True
+    return True
+
+
 def _download(repo_id: str, revision: Optional[str]) -> Path:
     from huggingface_hub import snapshot_download
 
+    if not _hub_host_resolves():
+        raise OSError("its host name does not resolve (no network?)")
     # The files sentence-transformers reads; leaves out the ONNX, OpenVINO and
     # TensorFlow copies that many model repositories also hold.
     patterns = ["*.json", "*.txt", "*.model", "*.safetensors"] + ([] if revision else ["pytorch_model.bin"])

@@ -242,6 +242,7 @@ def test_the_hub_is_asked_for_the_pinned_minilm_revision(no_model_anywhere, pack
         return str(package_model)  # what a download would have written into the cache
 
     monkeypatch.setattr(huggingface_hub, "snapshot_download", fake_snapshot_download)
+    monkeypatch.setattr(embedders, "_hub_host_resolves", lambda: True)  # a machine with network
     found = locate_sentence_transformer()
     assert found == ModelLocation(str(package_model), "hub")
     assert [a[:3] for a in asked] == [("sentence-transformers/all-MiniLM-L6-v2", MINILM_REVISION,
@@ -310,3 +311,25 @@ def test_real_minilm_embeds_offline(monkeypatch):
     vectors = unit_rows(emb.embed(["evening", "night time", "dentist"]))
     assert vectors.shape == (3, 384)
     assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2]
+
+
+def test_an_unresolvable_hub_is_skipped_without_the_clients_retries(no_model_anywhere, package_model, monkeypatch):
+    import huggingface_hub
+
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    monkeypatch.setenv("HF_ENDPOINT", "https://no-such-host.invalid")
+    monkeypatch.setattr(huggingface_hub.constants, "ENDPOINT", "https://no-such-host.invalid")
+    asked = []
+
+    def fake_snapshot_download(repo_id, **options):
+        if options.get("local_files_only"):
+            raise FileNotFoundError("not cached")
+        asked.append(repo_id)
+        raise AssertionError("the Hub must not be asked when its host does not resolve")
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", fake_snapshot_download)
+    assert locate_sentence_transformer().source == "package" and asked == []
+    monkeypatch.setattr(embedders, "bundled_minilm_path", lambda: None)
+    with pytest.raises(FileNotFoundError, match="Hub could not be reached .OSError: its host name does not resolve"):
+        locate_sentence_transformer()
