@@ -455,7 +455,8 @@ def _warn(message: str) -> None:
 def _warn_approximated(question_id: str, found: Sequence[tuple[str, str]]) -> None:
     clusters = sorted({cluster for _, cluster in found})
     _warn(f"question {question_id}: the WordNet similarity is a lower bound for {len(found)} match(es) with "
-          f"cluster(s) {preview_ids(clusters)} (a string over the token limit, or a search budget ran out; see protoqa_metric.similarity)")
+          f"cluster(s) {preview_ids(clusters)} (a string over the token limit, or a search budget ran out; "
+          "see protoqa_metric.similarity)")
 
 
 def evaluate_probeval(targets: Any, samples: Mapping[str, Any], *, clustering: Union[str, Clusterer] = DEFAULTS.clustering,
