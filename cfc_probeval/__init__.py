@@ -5,8 +5,11 @@
 ...                            read_samples("dev.predictions.gpt2-xl.oneshot.json"))  # doctest: +SKIP
 >>> result.kl, result.signature  # doctest: +SKIP
 
-Defaults: hierarchical agglomerative clustering of the human answers' MiniLM embeddings
-and WordNet matching of the samples (the paper's best fully automatic setting).
+Defaults (:mod:`cfc_probeval.defaults`): references that carry human clusters (a targets
+file's clusters, a dataset row's ``clusters``) are scored with those clusters; raw answers
+without clusters are clustered with G-means (``k_init=4``) over all-MiniLM-L6-v2
+embeddings. Samples are matched with WordNet. Pass ``clustering=`` (``human``, ``hac``,
+``xmeans``, ``gmeans``) to force one; the signature says which ran.
 """
 
 from __future__ import annotations
@@ -16,22 +19,42 @@ from pathlib import Path
 from protoqa_core import __version__
 
 from .clustering import CLUSTERINGS, Clusterer, GMeansClusterer, HACClusterer, XMeansClusterer, make_clusterer
-from .defaults import DEFAULTS
+from .defaults import AUTO, DEFAULTS
 from .distributions import WRONG, human_counts, kl_divergence, laplace_smoothed, model_counts
 from .embedders import CharNgramEmbedder, Embedder, FastTextEmbedder, SentenceTransformerEmbedder, get_embedder
 from .errors import DataFormatError, ProbEvalWarning
-from .inputs import GroundTruth, ground_truth_from_question, ground_truth_from_reference, read_ground_truth, read_samples
+from .inputs import (
+    GroundTruth,
+    ground_truth_from_question,
+    ground_truth_from_raw_answers,
+    ground_truth_from_reference,
+    has_human_clusters,
+    read_ground_truth,
+    read_samples,
+)
 from .matching import MATCHINGS, CosineMatcher, GPMatcher, Matcher, WordNetMatcher, make_matcher
-from .probeval import AnswerCluster, ClusterResult, ProbEval, ProbEvalResult, QuestionResult, evaluate_probeval
+from .probeval import (
+    CLUSTERING_CHOICES,
+    AnswerCluster,
+    ClusterResult,
+    ProbEval,
+    ProbEvalResult,
+    QuestionResult,
+    evaluate_probeval,
+    resolve_clustering,
+)
 
 __all__ = [
     "__version__",
     "evaluate_module_path",
+    "AUTO",
     "DEFAULTS",
     "CLUSTERINGS",
+    "CLUSTERING_CHOICES",
     "MATCHINGS",
     "WRONG",
     "evaluate_probeval",
+    "resolve_clustering",
     "ProbEval",
     "ProbEvalResult",
     "QuestionResult",
@@ -40,6 +63,8 @@ __all__ = [
     "GroundTruth",
     "ground_truth_from_question",
     "ground_truth_from_reference",
+    "ground_truth_from_raw_answers",
+    "has_human_clusters",
     "read_ground_truth",
     "read_samples",
     "Clusterer",

@@ -3,7 +3,7 @@
 Examples::
 
     probeval dev.targets.jsonl dev.predictions.gpt2-xl.oneshot.json --ignore-unknown
-    probeval dev.targets.jsonl samples.jsonl --clustering human --json
+    probeval dev.targets.jsonl samples.jsonl --clustering gmeans --json
     probeval dev.targets.jsonl samples.json --matching cosine --embedder fasttext:cc.en.300.vec \\
         --per-question clusters.csv
 
@@ -34,12 +34,12 @@ from protoqa_core.cli_io import (
     write_output_file,
 )
 
-from .clustering import CLUSTERINGS, HAC_METHODS
-from .defaults import DEFAULTS
+from .clustering import HAC_METHODS
+from .defaults import AUTO, DEFAULTS
 from .errors import DataFormatError
 from .inputs import SAMPLE_FIELDS, drop_unknown_ids, read_ground_truth, read_samples, sample_fields
 from .matching import MATCHINGS
-from .probeval import ProbEvalResult, evaluate_probeval
+from .probeval import CLUSTERING_CHOICES, ProbEvalResult, evaluate_probeval
 
 __all__ = ["main", "build_parser", "build_compare_parser", "write_per_question"]
 
@@ -47,8 +47,8 @@ __all__ = ["main", "build_parser", "build_compare_parser", "write_per_question"]
 def build_parser() -> argparse.ArgumentParser:
     """The ``probeval`` argument parser.
 
-    >>> build_parser().parse_args(["t.jsonl", "p.json", "--clustering", "human"]).clustering
-    'human'
+    >>> build_parser().parse_args(["t.jsonl", "p.json"]).clustering
+    'auto'
     """
     parser = OneLineParser(
         prog="probeval",
@@ -58,8 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("targets", help="targets JSONL (ProtoQA/CFC format, with answers and clusters)")
     parser.add_argument("predictions", help="samples: JSONL lines {id: [answers]}, a JSON object {id: [answers]}, "
                                             "or {\"model_answers\": {id: [answers]}, ...}")
-    parser.add_argument("--clustering", choices=CLUSTERINGS, default=DEFAULTS.clustering,
-                        help=f"ground-truth clusters: the data's (human) or automatic (default {DEFAULTS.clustering})")
+    parser.add_argument("--clustering", choices=CLUSTERING_CHOICES, default=AUTO,
+                        help=f"ground-truth clusters: {AUTO} (default) takes the targets' human clusters when "
+                             f"they have them, else clusters the raw answers with {DEFAULTS.clustering} "
+                             f"(k_init {DEFAULTS.gmeans_k_init}); human, or an automatic clustering, forces one")
     parser.add_argument("--matching", choices=MATCHINGS, default=DEFAULTS.matching,
                         help=f"how samples are matched to clusters (default {DEFAULTS.matching})")
     parser.add_argument("--embedder", default=None,
@@ -74,7 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--distance-threshold", type=float_between(0, 2), default=None,
                         help=f"HAC cut, in cosine distance (default {DEFAULTS.hac_threshold})")
     parser.add_argument("--k-init", type=int_at_least(1, 10_000), default=None,
-                        help="X-means/G-means initial number of clusters")
+                        help=f"X-means/G-means initial number of clusters (default {DEFAULTS.xmeans_k_init} / "
+                             f"{DEFAULTS.gmeans_k_init})")
     parser.add_argument("--k-max", type=int_at_least(1, 10_000), default=None, help=f"X-means/G-means maximum (default {DEFAULTS.k_max})")
     parser.add_argument("--alpha", type=float_between(0, 1, low_open=True, high_open=True), default=None,
                         help=f"G-means significance level (default {DEFAULTS.gmeans_alpha})")
@@ -166,7 +169,8 @@ def build_compare_parser() -> argparse.ArgumentParser:
     parser.add_argument("targets")
     parser.add_argument("predictions_a")
     parser.add_argument("predictions_b")
-    parser.add_argument("--clustering", choices=CLUSTERINGS, default=DEFAULTS.clustering)
+    parser.add_argument("--clustering", choices=CLUSTERING_CHOICES, default=AUTO,
+                        help="as for probeval (default auto: the targets' human clusters when they have them)")
     parser.add_argument("--matching", choices=MATCHINGS, default=DEFAULTS.matching)
     parser.add_argument("--embedder", default=None)
     parser.add_argument("--model-dir", default=None)
@@ -192,10 +196,11 @@ def _compare(argv: Sequence[str]) -> int:
             systems.append(drop_unknown_ids(samples, targets, path=path, field=field,
                                             ignore_unknown=args.ignore_unknown))
         # Questions without ground truth cannot be scored: compare on the others only.
-        usable = {qid: t for qid, t in targets.items() if t.total > 0 and (t.clusters or args.clustering != "human")}
+        pe = ProbEval(args.clustering, args.matching, embedder=args.embedder,
+                      model_dir=args.model_dir).resolved(targets)
+        usable = {qid: t for qid, t in targets.items() if t.total > 0 and (t.clusters or pe.clusterer is not None)}
         if not any(qid in systems[0] and qid in systems[1] for qid in usable):
             raise ValueError(f"{args.targets}: no question with ground-truth answers was answered by both systems")
-        pe = ProbEval(args.clustering, args.matching, embedder=args.embedder, model_dir=args.model_dir)
         r = compare_probeval(usable, systems[0], systems[1], pe, resamples=args.resamples, seed=args.seed)
     except (DataFormatError, FileNotFoundError, ValueError, ImportError) as exc:
         print(f"probeval compare: error: {exc}", file=sys.stderr)
@@ -213,6 +218,19 @@ def _compare(argv: Sequence[str]) -> int:
               f"({r.num_questions} questions; lower KL is better)")
         print(f"\n{signature}")
     return 0
+
+
+def _clusters_line(result: ProbEvalResult) -> str:
+    """How many clusters the questions were scored with, and the annotators' count when the targets have it.
+
+    >>> r = ProbEvalResult(0.5, {}, {}, 2, "", clusters_per_question=5.5, human_clusters_per_question=7.0)
+    >>> _clusters_line(r)
+    'clusters per question: 5.5 (human clusters: 7.0)'
+    """
+    line = f"clusters per question: {result.clusters_per_question:.1f}"
+    if result.human_clusters_per_question is not None:
+        line += f" (human clusters: {result.human_clusters_per_question:.1f})"
+    return line
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -258,6 +276,7 @@ def _main(argv: Sequence[str]) -> int:
         print(json.dumps(finite_json(result.as_dict()), ensure_ascii=False, indent=2, allow_nan=False))
     elif result.num_questions:
         print(f"ProbEval KL: {result.kl:.4f} (mean over {result.num_questions} questions; lower is better)")
+        print(_clusters_line(result))
         print(f"signature: {result.signature}")
     else:
         print("ProbEval KL: none (no question was scored)")

@@ -7,6 +7,18 @@ file the answer strings are those of the human clusters, counted with the file's
 away ("broken socks"), which are not ground truth. When there are no raw counts (an
 in-memory ``clusters`` record) a cluster's count is shared evenly by its strings.
 
+A question *carries human clusters* (:func:`has_human_clusters`) when its ground truth
+has at least one cluster: a targets line whose ``answers.clusters`` (or the older
+``answers-cleaned``) is not empty, a dataset row's ``clusters`` field with a cluster in
+it, a :class:`~protoqa_metric.readers.Question` or :class:`GroundTruth` whose
+``clusters`` is not empty. Clusters are taken as given: a file that lists every string
+as a cluster of its own (as ProtoQA's scraped questions do, whose strings are the
+survey's categories) carries clusters. A question has *raw answers without clusters*
+when it has answer counts and no cluster: a targets line with ``answers.raw`` and no
+(or an empty) ``answers.clusters``, or ``GroundTruth(id, (), {answer: count})``.
+ProbEval's default clustering ``auto`` uses the human clusters when the references
+carry them and clusters raw answers automatically.
+
 Samples are a question's sampled answers with repetition, kept as ``{answer: count}``
 in order of first appearance. Files may be JSONL lines ``{id: [answers]}``, one JSON
 object ``{id: [answers]}``, or ``{"model_answers": {id: [answers]}, ...}`` (the
@@ -45,6 +57,8 @@ __all__ = [
     "SampleCounts",
     "ground_truth_from_question",
     "ground_truth_from_reference",
+    "ground_truth_from_raw_answers",
+    "has_human_clusters",
     "raw_answer_counts",
     "answer_counts_label",
     "RAW_ANSWER_FORMS",
@@ -85,6 +99,17 @@ class GroundTruth:
         if self.clusters:
             return float(sum(c.count for c in self.clusters))
         return float(sum(self.answer_counts.values()))
+
+
+def has_human_clusters(truth: GroundTruth) -> bool:
+    """Whether a question's ground truth carries human clusters (at least one cluster; see the module docstring).
+
+    >>> has_human_clusters(GroundTruth("q1", (Cluster("q1.0", ("dog",), 6),), {"dog": 6.0}))
+    True
+    >>> has_human_clusters(GroundTruth("q1", (), {"dog": 6.0, "puppy": 2.0}))
+    False
+    """
+    return bool(truth.clusters)
 
 
 def answer_counts_from_clusters(clusters: Sequence[Cluster],
@@ -232,6 +257,22 @@ def ground_truth_from_reference(reference: Any, question_id: str, raw_answers: A
     if not has_ids:
         clusters = tuple(Cluster(f"{question_id}.{i}", c.answers, c.count) for i, c in enumerate(clusters))
     return GroundTruth(question_id, clusters, answer_counts_from_clusters(clusters, raw), shared_counts=not raw)
+
+
+def ground_truth_from_raw_answers(raw_answers: Any, question_id: str) -> GroundTruth:
+    """Ground truth of raw answers without clusters (any form of :func:`raw_answer_counts`).
+
+    Such a question has no human clusters: ProbEval's default clusters its strings
+    automatically.
+
+    >>> gt = ground_truth_from_raw_answers({"answer": ["dog", "puppy"], "count": [5, 1]}, "q1")
+    >>> gt.clusters, gt.answer_counts, has_human_clusters(gt)
+    ((), {'dog': 5, 'puppy': 1}, False)
+    """
+    counts = raw_answer_counts(raw_answers, question_id)
+    if counts is None:
+        raise DataFormatError(f"raw answers are missing; accepted forms: {RAW_ANSWER_FORMS}", question_id=question_id)
+    return GroundTruth(question_id, (), counts)
 
 
 def read_ground_truth(path: PathLike) -> dict[str, GroundTruth]:

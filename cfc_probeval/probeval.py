@@ -3,9 +3,13 @@
 >>> from cfc_probeval.inputs import GroundTruth
 >>> from protoqa_core.readers import Cluster
 >>> gt = GroundTruth("q1", (Cluster("q1.0", ("dog",), 6), Cluster("q1.1", ("cat",), 4)))
->>> result = evaluate_probeval({"q1": gt}, {"q1": ["dog"] * 6 + ["cat"] * 4}, clustering="human")
->>> round(result.kl, 6)
-0.0
+>>> result = evaluate_probeval({"q1": gt}, {"q1": ["dog"] * 6 + ["cat"] * 4})
+>>> round(result.kl, 6), result.signature.split("|")[0]
+(0.0, 'clustering:auto->human')
+
+The default clustering ``auto`` scores references that carry human clusters with those
+clusters, and clusters raw answers without clusters automatically (G-means over
+all-MiniLM-L6-v2 embeddings; :data:`~cfc_probeval.defaults.DEFAULTS`).
 
 Use :class:`ProbEval` to keep one configuration (and its embedding and WordNet caches)
 across calls, and :func:`evaluate_probeval` for a one-off evaluation.
@@ -13,6 +17,7 @@ across calls, and :func:`evaluate_probeval` for a one-off evaluation.
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 import warnings
@@ -23,11 +28,11 @@ from protoqa_core.readers import Question, preview_ids
 from protoqa_core.text import normalize_prediction
 
 from .clustering import CLUSTERINGS, Clusterer, make_clusterer
-from .defaults import DEFAULTS, check_settings, check_option
+from .defaults import AUTO, DEFAULTS, check_option, check_settings
 from .distributions import WRONG, human_counts, kl_divergence, laplace_smoothed, model_counts
 from .embedders import Embedder, get_embedder
 from .errors import DataFormatError, ProbEvalWarning
-from .inputs import GroundTruth, answer_counts_label, ground_truth_from_question, sample_counts
+from .inputs import GroundTruth, answer_counts_label, ground_truth_from_question, has_human_clusters, sample_counts
 from .matching import MATCHINGS, Matcher, WordNetMatcher, make_matcher
 
 __all__ = [
@@ -38,7 +43,12 @@ __all__ = [
     "ProbEval",
     "evaluate_probeval",
     "normalized_sample_counts",
+    "resolve_clustering",
+    "CLUSTERING_CHOICES",
 ]
+
+#: Every ``clustering`` option: ``auto`` (the default), ``human`` or an automatic clustering.
+CLUSTERING_CHOICES: tuple[str, ...] = (AUTO, *CLUSTERINGS)
 
 
 @dataclass(frozen=True)
@@ -107,6 +117,10 @@ class ProbEvalResult:
         questions: question id -> :class:`QuestionResult` (clusters, probabilities, matches).
         num_questions: how many questions the mean is over.
         signature: reproducibility signature (clustering, embedder, matching, versions).
+        clusters_per_question: mean number of ground-truth clusters the scored questions
+            were scored with ("wrong" not counted); None when no question was scored.
+        human_clusters_per_question: the annotators' mean number of clusters over the same
+            questions, when every scored question carries human clusters (else None).
         empty: questions scored without any sample (smoothed empty distribution).
         skipped: questions left out for lack of ground-truth answers.
         ignored: sample ids dropped because they are not among the targets.
@@ -123,11 +137,15 @@ class ProbEvalResult:
     skipped: list[str] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)
     stats: dict[str, int] = field(default_factory=dict)
+    clusters_per_question: Optional[float] = None
+    human_clusters_per_question: Optional[float] = None
 
     def as_dict(self, details: bool = False) -> dict[str, Any]:
-        """``kl``, ``num_questions``, ``per_question``, ``signature`` (and every cluster with ``details``)."""
+        """``kl``, ``num_questions``, ``per_question``, ``signature``, cluster counts (and every cluster with ``details``)."""
         out: dict[str, Any] = {"kl": self.kl, "num_questions": self.num_questions,
                                "per_question": dict(self.per_question), "signature": self.signature,
+                               "clusters_per_question": self.clusters_per_question,
+                               "human_clusters_per_question": self.human_clusters_per_question,
                                "empty": list(self.empty), "skipped": list(self.skipped),
                                "ignored": list(self.ignored), "stats": dict(self.stats)}
         if details:
@@ -176,6 +194,37 @@ def _human_answer_clusters(truth: GroundTruth) -> tuple[AnswerCluster, ...]:
     return tuple(clusters)
 
 
+def resolve_clustering(clustering: str, truths: Iterable[GroundTruth]) -> str:
+    """The clustering ``auto`` stands for with these references (any other name is returned as is).
+
+    ``human`` when every question with ground-truth answers carries human clusters
+    (:func:`~cfc_probeval.inputs.has_human_clusters`), the automatic default
+    (``DEFAULTS.clustering``) when none does. References that mix the two are an error
+    naming the questions without clusters, since one data set is scored one way.
+
+    >>> from protoqa_metric.readers import Cluster
+    >>> clustered = GroundTruth("q1", (Cluster("q1.0", ("dog",), 6),), {"dog": 6.0})
+    >>> raw = GroundTruth("q2", (), {"dog": 6.0})
+    >>> resolve_clustering("auto", [clustered]), resolve_clustering("auto", [raw]), resolve_clustering("hac", [raw])
+    ('human', 'gmeans', 'hac')
+    >>> resolve_clustering("auto", [clustered, raw])
+    Traceback (most recent call last):
+    ...
+    ValueError: clustering auto: 1 of 2 question(s) have raw answers without human clusters: q2; pass clustering="human" to leave them out, or an automatic clustering (e.g. "gmeans") to cluster every question
+    """
+    if clustering != AUTO:
+        return clustering
+    answered = [t for t in truths if t.total > 0]
+    without = [t.question_id for t in answered if not has_human_clusters(t)]
+    if not without:
+        return "human"
+    if len(without) == len(answered):
+        return DEFAULTS.clustering
+    raise ValueError(f"clustering auto: {len(without)} of {len(answered)} question(s) have raw answers without human "
+                     f"clusters: {preview_ids(without)}; pass clustering=\"human\" to leave them out, or an automatic "
+                     "clustering (e.g. \"gmeans\") to cluster every question")
+
+
 def _describe(name: str, params: Mapping[str, Any]) -> str:
     inner = ",".join(f"{k}={v}" for k, v in params.items())
     return f"{name}({inner})" if inner else name
@@ -185,8 +234,10 @@ class ProbEval:
     """A ProbEval configuration: how to cluster the ground truth and match samples.
 
     Args:
-        clustering: ``human`` (the data's clusters), ``hac``, ``xmeans``, ``gmeans``,
-            or a :class:`~cfc_probeval.clustering.Clusterer`.
+        clustering: ``auto`` (default: ``human`` when the references carry human
+            clusters, else G-means, see :func:`resolve_clustering`), ``human`` (the
+            data's clusters), ``hac``, ``xmeans``, ``gmeans``, or a
+            :class:`~cfc_probeval.clustering.Clusterer`.
         matching: ``wordnet``, ``cosine``, ``gp`` or a :class:`~cfc_probeval.matching.Matcher`.
         embedder: embedder spec (``minilm``, ``st:NAME``, ``fasttext:PATH``, ``char-ngrams``)
             or an :class:`~cfc_probeval.embedders.Embedder`; used only by automatic
@@ -201,7 +252,8 @@ class ProbEval:
 
     Every option is checked against its range (``cfc_probeval.defaults.OPTION_RANGES``);
     a value out of range, or an option that the chosen clustering and matching do not
-    read, raises ValueError naming the option and what it accepts. :meth:`evaluate`
+    read, raises ValueError naming the option and what it accepts (with ``auto``,
+    clustering options need an explicit clustering). :meth:`evaluate`
     takes the questions ``chunk_questions`` at a time: the chunk's new strings are
     embedded in one call, then each question is clustered, matched and scored, so time
     grows linearly with the number of questions and memory holds only the results and
@@ -210,11 +262,18 @@ class ProbEval:
     >>> pe = ProbEval("human")
     >>> pe.signature(3)  # doctest: +ELLIPSIS
     'clustering:human|embedder:none|matching:wordnet(stop=match)|smoothing:1|missing:empty|n:3|wordnet:...'
+
+    With ``auto`` the signature says what it was resolved to, from the references:
+
+    >>> from protoqa_metric.readers import Cluster
+    >>> gt = GroundTruth("q1", (Cluster("q1.0", ("dog",), 6),), {"dog": 6.0})
+    >>> ProbEval().resolved([gt]).signature(1).split("|")[0]
+    'clustering:auto->human'
     """
 
     chunk_questions: int = 2000
 
-    def __init__(self, clustering: Union[str, Clusterer] = DEFAULTS.clustering,
+    def __init__(self, clustering: Union[str, Clusterer] = AUTO,
                  matching: Union[str, Matcher] = DEFAULTS.matching, *,
                  embedder: Union[None, str, Embedder] = None, model_dir: Optional[Union[str, os.PathLike]] = None,
                  threshold: Optional[float] = None, linkage: Optional[str] = None,
@@ -227,12 +286,17 @@ class ProbEval:
             "threshold": threshold, "linkage": linkage, "distance_threshold": distance_threshold,
             "k_init": k_init, "k_max": k_max, "alpha": alpha})
         check_option("seed", seed)
+        self.resolved_from_auto = False
+        self._embedder_spec, self._model_dir, self._seed = embedder, model_dir, seed
+        self._resolutions: dict[str, ProbEval] = {}
         if isinstance(clustering, str):
-            if clustering not in CLUSTERINGS:
-                raise ValueError(f"unknown clustering {clustering!r}; choose one of {', '.join(CLUSTERINGS)}")
+            if clustering not in CLUSTERING_CHOICES:
+                raise ValueError(f"unknown clustering {clustering!r}; choose one of {', '.join(CLUSTERING_CHOICES)}")
             self.clustering_name = clustering
-            self.clusterer = make_clusterer(clustering, linkage_method=linkage, distance_threshold=distance_threshold,
-                                            k_init=k_init, k_max=k_max, alpha=alpha, seed=seed)
+            # ``auto`` has no clusterer of its own: :meth:`resolved` picks one per data set.
+            self.clusterer = None if clustering == AUTO else make_clusterer(
+                clustering, linkage_method=linkage, distance_threshold=distance_threshold,
+                k_init=k_init, k_max=k_max, alpha=alpha, seed=seed)
         else:
             self.clustering_name, self.clusterer = clustering.name, clustering
         if isinstance(matching, str) and matching not in MATCHINGS:
@@ -244,6 +308,31 @@ class ProbEval:
         self.matcher = (make_matcher(matching, self.embedder, threshold=threshold, seed=seed,
                                      all_stopword_match=all_stopword_match)
                         if isinstance(matching, str) else matching)
+
+    @property
+    def is_auto(self) -> bool:
+        """Whether the clustering is still ``auto``, to be decided by the references."""
+        return self.clustering_name == AUTO and not self.resolved_from_auto
+
+    def resolved(self, targets: Any) -> "ProbEval":
+        """This configuration with ``auto`` decided for ``targets`` (itself for any other clustering).
+
+        The resolved configurations share this one's matcher and embedder (and their
+        caches); their signatures read ``clustering:auto->human`` or
+        ``clustering:auto->gmeans(...)``. ``targets`` as for :meth:`evaluate`.
+        """
+        if not self.is_auto:
+            return self
+        name = resolve_clustering(AUTO, _ground_truths(targets).values())
+        if name not in self._resolutions:
+            child = copy.copy(self)
+            child.clustering_name, child.resolved_from_auto, child._resolutions = name, True, {}
+            child.clusterer = make_clusterer(name, seed=self._seed)
+            if child.clusterer is not None and child.embedder is None:
+                self.embedder = get_embedder(self._embedder_spec, model_dir=self._model_dir)
+                child.embedder = self.embedder
+            self._resolutions[name] = child
+        return self._resolutions[name]
 
     def signature(self, num_questions: int, missing: str = "empty", answer_counts: Optional[str] = None,
                   approximated: int = 0) -> str:
@@ -257,8 +346,10 @@ class ProbEval:
         """
         from . import __version__
 
+        clustering = _describe(self.clusterer.name if self.clusterer else self.clustering_name,
+                               self.clusterer.params() if self.clusterer else {})
         parts = [
-            "clustering:" + _describe(self.clustering_name, self.clusterer.params() if self.clusterer else {}),
+            "clustering:" + ("auto->" if self.resolved_from_auto else "") + clustering,
             *([answer_counts] if answer_counts and self.clusterer is not None else []),
             f"embedder:{self.embedder.name if self.embedder else 'none'}",
             "matching:" + _describe(self.matcher.name, self.matcher.params()),
@@ -280,8 +371,11 @@ class ProbEval:
 
         Automatic clusters group the distinct answer strings (those with a positive
         count), taken most frequent first; they are ordered by count (then by their
-        representative) and named ``<question id>.auto<i>``.
+        representative) and named ``<question id>.auto<i>``. With ``auto``, the question
+        alone decides (its human clusters if it has them).
         """
+        if self.is_auto:
+            return self.resolved([truth]).clusters_for(truth)
         if self.clusterer is None:
             return _human_answer_clusters(truth)
         answers = sorted((a for a, n in truth.answer_counts.items() if n > 0),
@@ -312,6 +406,8 @@ class ProbEval:
         >>> [round(c.p_h, 3) for c in r.clusters]
         [0.846, 0.077, 0.077]
         """
+        if self.is_auto:
+            return self.resolved([truth]).score_question(truth, samples, clusters)
         return self._score_normalized(truth, normalized_sample_counts(samples), clusters)
 
     def _score_normalized(self, truth: GroundTruth, normalized: Mapping[str, int],
@@ -349,6 +445,9 @@ class ProbEval:
                  progress: bool = False) -> ProbEvalResult:
         """Mean KL over questions; see :func:`evaluate_probeval` for the arguments."""
         truths = _ground_truths(targets)
+        if self.is_auto:
+            return self.resolved(truths).evaluate(truths, samples, ignore_unknown=ignore_unknown,
+                                                  only_sampled=only_sampled, progress=progress)
         unknown = [qid for qid in samples if qid not in truths]
         if unknown and not ignore_unknown:
             raise DataFormatError(
@@ -360,7 +459,8 @@ class ProbEval:
 
         skipped = [qid for qid, t in truths.items() if not (t.total > 0 and (t.clusters or self.clusterer))]
         if skipped:
-            _warn(f"left out {len(skipped)} question(s) without ground-truth answers: {preview_ids(skipped)}")
+            what = "ground-truth answers" if self.clusterer else "ground-truth answers or human clusters"
+            _warn(f"left out {len(skipped)} question(s) without {what}: {preview_ids(skipped)}")
         scored = [qid for qid in truths if qid not in skipped and not (only_sampled and qid not in parsed)]
         if only_sampled and len(scored) < len(truths) - len(skipped):
             absent = [qid for qid in truths if qid not in skipped and qid not in parsed]
@@ -412,7 +512,8 @@ class ProbEval:
                               self.signature(len(questions), "skip" if only_sampled else "empty",
                                              answer_counts_label([truths[qid] for qid in questions]),
                                              approximated),
-                              empty, skipped, unknown if ignore_unknown else [], stats)
+                              empty, skipped, unknown if ignore_unknown else [], stats,
+                              *_clusters_per_question(questions, truths))
 
 
     def _embed_in_advance(self, truths: Sequence[GroundTruth], samples: Sequence[Mapping[str, int]]) -> None:
@@ -436,6 +537,17 @@ class ProbEval:
         self.embedder.embed(sorted(needed))
 
 
+def _clusters_per_question(questions: Mapping[str, QuestionResult],
+                           truths: Mapping[str, GroundTruth]) -> tuple[Optional[float], Optional[float]]:
+    """Mean clusters the questions were scored with, and the annotators' mean when all have human clusters."""
+    if not questions:
+        return None, None
+    used = math.fsum(len(q.clusters) - 1 for q in questions.values()) / len(questions)  # "wrong" is not a cluster
+    if not all(has_human_clusters(truths[qid]) for qid in questions):
+        return used, None
+    return used, math.fsum(len(truths[qid].clusters) for qid in questions) / len(questions)
+
+
 def _ground_truths(targets: Any) -> dict[str, GroundTruth]:
     items = targets.values() if isinstance(targets, Mapping) else targets
     out: dict[str, GroundTruth] = {}
@@ -456,10 +568,10 @@ def _warn_approximated(question_id: str, found: Sequence[tuple[str, str]]) -> No
     clusters = sorted({cluster for _, cluster in found})
     _warn(f"question {question_id}: the WordNet similarity is a lower bound for {len(found)} match(es) with "
           f"cluster(s) {preview_ids(clusters)} (a string over the token limit, or a search budget ran out; "
-          "see protoqa_metric.similarity)")
+          "see protoqa_core.similarity)")
 
 
-def evaluate_probeval(targets: Any, samples: Mapping[str, Any], *, clustering: Union[str, Clusterer] = DEFAULTS.clustering,
+def evaluate_probeval(targets: Any, samples: Mapping[str, Any], *, clustering: Union[str, Clusterer] = AUTO,
                       matching: Union[str, Matcher] = DEFAULTS.matching, ignore_unknown: bool = False,
                       only_sampled: bool = False, progress: bool = False, **settings: Any) -> ProbEvalResult:
     """ProbEval of model samples against ground truth: mean KL(P_G || P_H) over questions.
@@ -470,7 +582,8 @@ def evaluate_probeval(targets: Any, samples: Mapping[str, Any], *, clustering: U
             sequence of them.
         samples: question id -> sampled answers with repetition (a list), ``{answer:
             count}`` or ``[[answer, count], ...]``.
-        clustering, matching: see :class:`ProbEval`; the defaults are HAC and WordNet.
+        clustering, matching: see :class:`ProbEval`; by default (``auto``) the
+            references' human clusters when they carry them, else G-means, and WordNet.
         ignore_unknown: drop samples for ids not in ``targets`` (with a warning)
             instead of raising :class:`~protoqa_core.readers.DataFormatError`.
         only_sampled: leave out questions absent from ``samples``; by default they are
@@ -482,6 +595,7 @@ def evaluate_probeval(targets: Any, samples: Mapping[str, Any], *, clustering: U
     >>> from cfc_probeval.inputs import read_ground_truth, read_samples  # doctest: +SKIP
     >>> r = evaluate_probeval(read_ground_truth("dev.targets.jsonl"), read_samples("samples.json"))  # doctest: +SKIP
     >>> r.kl, r.signature  # doctest: +SKIP
+    >>> r.clusters_per_question, r.human_clusters_per_question  # doctest: +SKIP
     """
     return ProbEval(clustering, matching, **settings).evaluate(
         targets, samples, ignore_unknown=ignore_unknown, only_sampled=only_sampled, progress=progress)

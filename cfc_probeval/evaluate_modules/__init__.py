@@ -3,10 +3,12 @@
 See :mod:`protoqa_metric.evaluate_modules` for why module scripts never carry a
 package's name.
 
->>> PROBEVAL_CONFIGS[:3]
-('default', 'human', 'hac')
+>>> PROBEVAL_CONFIGS[:4]
+('default', 'auto', 'human', 'hac')
 >>> config_settings("hac-cosine")
 {'clustering': 'hac', 'matching': 'cosine'}
+>>> config_settings("auto-cosine")
+{'clustering': 'auto', 'matching': 'cosine'}
 """
 
 from __future__ import annotations
@@ -17,23 +19,30 @@ from protoqa_core.citations import PROBEVAL_CITATION
 from protoqa_core.readers import question_ids_for
 
 from ..clustering import CLUSTERINGS
+from ..defaults import AUTO
 from ..matching import MATCHINGS
 
 __all__ = ["PROBEVAL_CONFIGS", "PROBEVAL_CITATION", "config_settings", "question_ids_for"]
 
-#: Configuration names of the ``probeval`` module: ``default``, a clustering, or ``<clustering>-<matching>``.
-PROBEVAL_CONFIGS: tuple[str, ...] = ("default", *CLUSTERINGS, *(f"{c}-{m}" for c in CLUSTERINGS for m in MATCHINGS))
+_CHOICES = (AUTO, *CLUSTERINGS)
+
+#: Configuration names of the ``probeval`` module: ``default`` (the same as ``auto``: the
+#: references' human clusters when they carry them, else G-means), a clustering, or
+#: ``<clustering>-<matching>``.
+PROBEVAL_CONFIGS: tuple[str, ...] = ("default", *_CHOICES, *(f"{c}-{m}" for c in _CHOICES for m in MATCHINGS))
 
 
 def config_settings(config_name: str) -> dict[str, str]:
     """``clustering`` and ``matching`` named by a configuration such as ``gmeans`` or ``hac-cosine``.
+
+    ``default`` names nothing: the clustering is then ``auto`` and the matching WordNet.
 
     >>> config_settings("default")
     {}
     """
     if config_name not in PROBEVAL_CONFIGS:
         raise ValueError(f"unknown configuration {config_name!r}; use default, a clustering "
-                         f"({', '.join(CLUSTERINGS)}) or clustering-matching, e.g. hac-cosine")
+                         f"({', '.join(_CHOICES)}) or clustering-matching, e.g. hac-cosine")
     if config_name == "default":
         return {}
     clustering, _, matching = config_name.partition("-")

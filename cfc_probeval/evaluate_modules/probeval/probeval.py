@@ -13,14 +13,14 @@ from typing import Any, Optional, Sequence
 import datasets
 import evaluate
 
-from cfc_probeval.defaults import DEFAULTS  # From: protoqa-eval[probeval]
+from cfc_probeval.defaults import AUTO, DEFAULTS  # From: protoqa-eval[probeval]
 from cfc_probeval.evaluate_modules import (  # From: protoqa-eval[probeval]
     PROBEVAL_CITATION,
     PROBEVAL_CONFIGS,
     config_settings,
     question_ids_for,
 )
-from cfc_probeval.inputs import ground_truth_from_reference  # From: protoqa-eval[probeval]
+from cfc_probeval.inputs import ground_truth_from_raw_answers, ground_truth_from_reference  # From: protoqa-eval[probeval]
 from cfc_probeval.probeval import evaluate_probeval  # From: protoqa-eval[probeval]
 
 _CITATION = PROBEVAL_CITATION
@@ -35,9 +35,11 @@ The human answers are grouped into clusters (the data's human clusters, or autom
 ones: hierarchical agglomerative clustering, X-means or G-means over sentence
 embeddings); every sample is matched to the clusters (WordNet similarity, cosine
 similarity or a Gaussian-process classifier), and samples matching no cluster go to an
-extra "wrong" cluster. The default is the paper's best fully automatic setting:
-HAC (average linkage, cosine distance 0.5, all-MiniLM-L6-v2 embeddings) with WordNet
-matching.
+extra "wrong" cluster. By default (clustering `auto`) references that carry human
+clusters (a dataset's `clusters` column) are scored with those clusters, and raw
+answers without clusters (a dataset's `raw_answers` column) are clustered with G-means
+(k_init 4, all-MiniLM-L6-v2 embeddings); matching is WordNet. The signature says which
+clustering ran (`clustering:auto->human`, `clustering:auto->gmeans(...)`).
 """
 
 _KWARGS_DESCRIPTION = """
@@ -46,20 +48,24 @@ Args:
         answers, with repetition (e.g. 100 samples).
     references: for each question, its human answer clusters: the `clusters` field of a
         dataset row, `{"id": [...], "answers": [[...], ...], "count": [...]}` (`id`
-        optional), or a list of `{"answers": [...], "count": n}` records.
-    clustering (`str`): `human`, `hac`, `xmeans` or `gmeans`. Defaults to the
-        configuration name (`hac` for `default`).
+        optional), or a list of `{"answers": [...], "count": n}` records; or its raw
+        answers without clusters: the `raw_answers` field of a dataset row,
+        `{"answer": [...], "count": [...]}`.
+    clustering (`str`): `auto`, `human`, `hac`, `xmeans` or `gmeans`. Defaults to the
+        configuration name (`auto` for `default`): the references' human clusters when
+        they carry them (every question has at least one cluster), G-means when they are
+        raw answers; a mix of the two is an error.
     matching (`str`): `wordnet`, `cosine` or `gp`. Defaults to `wordnet`, or the
         configuration name's second part (`hac-cosine`).
     embedder (`str`): `minilm` (default, offline), `st:<sentence-transformers model or folder>`,
         `fasttext:<file.vec or file.bin>`, or `char-ngrams`.
     model_dir (`str`): folder holding local sentence-transformers models.
-    threshold (`float`): cosine similarity (default 0.4) or GP probability (default 0.5)
+    threshold (`float`): cosine similarity (default 0.6) or GP probability (default 0.4)
         a match needs.
     linkage (`str`), distance_threshold (`float`): HAC linkage method and cut (cosine distance).
     k_init (`int`), k_max (`int`), alpha (`float`): X-means/G-means settings.
     seed (`int`): random seed of K-means and the GP classifiers (default 0).
-    raw_answers (`list`): optional, per question how many people gave each answer: the
+    raw_answers (`list`): optional with cluster references, per question how many people gave each answer: the
         `raw_answers` field of a dataset row (`{"answer": [...], "count": [...]}`), a mapping
         `{answer: count}` or a list of `{"answer", "count"}` records. Automatic clustering
         weighs strings by these counts, as the command line does with a targets file;
@@ -75,6 +81,10 @@ Returns:
         left out for lack of ground-truth answers.
     num_questions (`int`): how many questions the mean is over.
     signature (`str`): the settings that produced the numbers.
+    clusters_per_question (`float` or None): mean number of clusters the questions were
+        scored with.
+    human_clusters_per_question (`float` or None): the annotators' mean number of clusters
+        over the same questions, when the references carry human clusters.
     details (`list` of `dict`): per question, every cluster with its representative
         answer, P_G, P_H and the samples matched to it (only with `details=True`).
 
@@ -94,6 +104,7 @@ _CLUSTERS_RECORD = {  # the ``clusters`` field of a dataset row; "id" may be lef
 }
 _CLUSTER_LIST = datasets.List({"id": datasets.Value("string"), "answers": _STRING_LIST,
                                "count": datasets.Value("int64")})
+_RAW_ANSWERS = {"answer": _STRING_LIST, "count": datasets.List(datasets.Value("int64"))}  # a row's ``raw_answers``
 
 CONFIG_NAMES = PROBEVAL_CONFIGS
 
@@ -112,6 +123,7 @@ class Probeval(evaluate.Metric):
             features=[
                 datasets.Features({"predictions": _STRING_LIST, "references": _CLUSTERS_RECORD}),
                 datasets.Features({"predictions": _STRING_LIST, "references": _CLUSTER_LIST}),
+                datasets.Features({"predictions": _STRING_LIST, "references": _RAW_ANSWERS}),
             ],
             homepage="https://github.com/qxc101/PROBEVAL_CFC",
             codebase_urls=["https://github.com/qxc101/PROBEVAL_CFC"],
@@ -126,7 +138,10 @@ class Probeval(evaluate.Metric):
                 obj = {**obj, "id": None}
             elif isinstance(obj, (list, tuple)) and schema is not record:
                 obj = [{**o, "id": None} if isinstance(o, dict) and "id" not in o else o for o in obj]
-        return super()._enforce_nested_string_type(schema, obj)
+        try:
+            return super()._enforce_nested_string_type(schema, obj)
+        except KeyError as exc:  # another reference form: let `evaluate` try the next one
+            raise TypeError(f"missing field {exc}") from None
 
     def _compute(self, predictions: Sequence[Sequence[str]], references: Sequence[Any],
                  clustering: Optional[str] = None, matching: Optional[str] = None,
@@ -134,14 +149,14 @@ class Probeval(evaluate.Metric):
                  raw_answers: Optional[Sequence[Any]] = None, details: bool = False,
                  **settings: Any) -> dict[str, Any]:
         chosen = config_settings(self.config_name)
-        clustering = clustering or chosen.get("clustering", DEFAULTS.clustering)
+        clustering = clustering or chosen.get("clustering", AUTO)
         matching = matching or chosen.get("matching", DEFAULTS.matching)
         ids = question_ids_for(question_ids, len(predictions))
         raw = [None] * len(references) if raw_answers is None else list(raw_answers)
         if len(raw) != len(references):
             raise ValueError(f"raw_answers has {len(raw)} entries for {len(references)} references; give one "
                              "per question (a dataset's raw_answers column)")
-        targets = {qid: ground_truth_from_reference(ref, qid, r) for qid, ref, r in zip(ids, references, raw)}
+        targets = {qid: _ground_truth(ref, qid, r) for qid, ref, r in zip(ids, references, raw)}
         result = evaluate_probeval(targets, dict(zip(ids, predictions)), clustering=clustering,
                                    matching=matching, **settings)
         out = {
@@ -149,7 +164,23 @@ class Probeval(evaluate.Metric):
             "per_question_kl": [result.per_question.get(qid) for qid in ids],
             "num_questions": result.num_questions,
             "signature": result.signature,
+            "clusters_per_question": result.clusters_per_question,
+            "human_clusters_per_question": result.human_clusters_per_question,
         }
         if details:
             out["details"] = [result.questions[qid].as_dict() if qid in result.questions else None for qid in ids]
         return out
+
+
+def _is_raw_answers(reference: Any) -> bool:
+    return isinstance(reference, dict) and set(reference) == {"answer", "count"}
+
+
+def _ground_truth(reference: Any, question_id: str, raw_answers: Any):
+    """A question's ground truth from its reference: human clusters, or raw answers without clusters."""
+    if not _is_raw_answers(reference):
+        return ground_truth_from_reference(reference, question_id, raw_answers)
+    if raw_answers is not None:
+        raise ValueError(f"question {question_id!r}: the reference is already raw answers; pass raw_answers only "
+                         "with cluster references")
+    return ground_truth_from_raw_answers(reference, question_id)
