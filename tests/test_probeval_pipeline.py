@@ -170,9 +170,16 @@ def test_signature_names_every_setting():
     sig = ProbEval("gmeans", "gp", embedder=CharNgramEmbedder(), k_init=2, threshold=0.3, seed=7).signature(5)
     assert sig.startswith("clustering:gmeans(k_init=2,k_max=20,seed=7,alpha=0.0001)|embedder:char-ngrams:3x256|"
                           "matching:gp(threshold=0.3,seed=7)|smoothing:1|missing:empty|n:5|version:")
-    default = ProbEval(embedder=CharNgramEmbedder()).signature(54)
-    assert default.startswith(DEFAULT_HAC)
-    assert "|matching:wordnet(stop=match)|" in default and "|wordnet:" in default
+    hac = ProbEval("hac", embedder=CharNgramEmbedder()).signature(54)
+    assert hac.startswith(DEFAULT_HAC)
+    assert "|matching:wordnet(stop=match)|" in hac and "|wordnet:" in hac
+    # The default is decided by the references; the signature says so and what it chose.
+    auto = ProbEval(embedder=CharNgramEmbedder())
+    assert auto.signature(54).startswith("clustering:auto|")
+    assert auto.resolved([PETS]).signature(1).startswith("clustering:auto->human|embedder:char-ngrams:3x256|")
+    raw = GroundTruth("raw", (), dict(PETS.answer_counts))
+    assert auto.resolved([raw]).signature(1).startswith(
+        "clustering:auto->gmeans(k_init=4,k_max=20,seed=0,alpha=0.0001)|embedder:char-ngrams:3x256|")
     cosine = ProbEval("human", "cosine", embedder=CharNgramEmbedder()).signature(1)
     assert cosine.count(f"threshold={DEFAULTS.cosine_threshold}") == 1
 
@@ -192,13 +199,20 @@ def test_default_setting_with_the_real_minilm_model(cfc_dev, monkeypatch, tmp_pa
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))  # an empty cache: the weights come from the package
     monkeypatch.delenv("PROBEVAL_MODEL_DIR", raising=False)
     subset = {qid: cfc_dev[qid] for qid in list(cfc_dev)[:3]}
+    # Raw answers without clusters: the default clusters them automatically.
+    raw = {qid: GroundTruth(qid, (), dict(t.answer_counts)) for qid, t in subset.items()}
     pe = ProbEval()  # one embedding cache for both evaluations
     with warnings.catch_warnings():
         warnings.simplefilter("error", ProbEvalWarning)
-        perfect = pe.evaluate(subset, human_answers_as_samples(subset))
-        narrow = pe.evaluate(subset, one_cluster_samples(subset))
-    assert perfect.signature.startswith(DEFAULT_HAC + "embedder:all-MiniLM-L6-v2@package|matching:wordnet")
+        perfect = pe.evaluate(raw, human_answers_as_samples(subset))
+        narrow = pe.evaluate(raw, one_cluster_samples(subset))
+    assert perfect.signature.startswith("clustering:auto->gmeans(k_init=4,k_max=20,seed=0,alpha=0.0001)|"
+                                        "embedder:all-MiniLM-L6-v2@package|matching:wordnet")
     assert perfect.kl < 0.1 < 1.0 < narrow.kl
+    assert perfect.human_clusters_per_question is None and perfect.clusters_per_question >= 1
+    explicit = ProbEval("gmeans").evaluate(raw, human_answers_as_samples(subset))
+    assert explicit.per_question == perfect.per_question
+    assert explicit.signature == perfect.signature.replace("clustering:auto->", "clustering:")
 
 
 @pytest.mark.parametrize("settings, option, accepted", [
