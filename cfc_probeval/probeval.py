@@ -340,9 +340,12 @@ class ProbEval:
 
         ``answer_counts`` (from :func:`~cfc_probeval.inputs.answer_counts_label`) is
         shown with automatic clustering only: human clusters do not use answer counts.
+        The clustering part is ``clustering:<name>(<parameters>)`` for a clustering
+        chosen by name, ``clustering:auto-><name>(<parameters>)`` for one that ``auto``
+        resolved to from the references, and ``clustering:auto`` before resolution.
         ``approx:N`` appears only when ``N > 0`` (sample, cluster) matches were decided
         on a similarity that is a lower bound (a cluster string over the token limit of
-        :mod:`protoqa_metric.similarity`), as in the ProtoQA signature.
+        :mod:`protoqa_core.similarity`), as in the ProtoQA signature.
         """
         from . import __version__
 

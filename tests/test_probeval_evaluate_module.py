@@ -15,7 +15,7 @@ import cfc_probeval  # noqa: E402
 from cfc_probeval import ProbEval, ground_truth_from_reference  # noqa: E402
 
 from cfc_probeval.defaults import DEFAULTS  # noqa: E402
-DEFAULT_HAC = (f"clustering:hac(linkage={DEFAULTS.hac_linkage},threshold={DEFAULTS.hac_threshold},"
+HAC_SIGNATURE = (f"clustering:hac(linkage={DEFAULTS.hac_linkage},threshold={DEFAULTS.hac_threshold},"
                "metric=cosine)|")
 
 REPO = Path(__file__).resolve().parents[1]
@@ -85,7 +85,7 @@ def test_add_batch_equals_compute_and_details_list_the_clusters():
     batched = module.compute(embedder="char-ngrams", details=True, question_ids=["pets", "drinks"])
     assert batched["per_question_kl"] == pytest.approx(whole["per_question_kl"])
     assert batched["signature"] == whole["signature"]
-    assert batched["signature"].startswith(DEFAULT_HAC)
+    assert batched["signature"].startswith(HAC_SIGNATURE)
     pets = batched["details"][0]
     assert pets["id"] == "pets" and pets["clusters"][-1]["id"] == "wrong"
     assert pets["clusters"][-1]["predictions"] == {"banana": 2.0}
