@@ -55,7 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="ProbEval: KL divergence between the human and the model answer distributions "
                     "over answer clusters (lower is better).",
     )
-    parser.add_argument("targets", help="targets JSONL (ProtoQA/CFC format, with answers and clusters)")
+    parser.add_argument("targets",
+                        help="targets JSONL (ProtoQA/CFC format: answers.raw and, when clustered, answers.clusters)")
     parser.add_argument("predictions", help="samples: JSONL lines {id: [answers]}, a JSON object {id: [answers]}, "
                                             "or {\"model_answers\": {id: [answers]}, ...}")
     parser.add_argument("--clustering", choices=CLUSTERING_CHOICES, default=AUTO,

@@ -141,7 +141,10 @@ class ProbEvalResult:
     human_clusters_per_question: Optional[float] = None
 
     def as_dict(self, details: bool = False) -> dict[str, Any]:
-        """``kl``, ``num_questions``, ``per_question``, ``signature``, cluster counts (and every cluster with ``details``)."""
+        """``kl``, ``num_questions``, ``per_question``, ``signature``, cluster counts, ...
+
+        With ``details``, every question's clusters too.
+        """
         out: dict[str, Any] = {"kl": self.kl, "num_questions": self.num_questions,
                                "per_question": dict(self.per_question), "signature": self.signature,
                                "clusters_per_question": self.clusters_per_question,

@@ -120,7 +120,8 @@ def test_one_auto_configuration_serves_both_kinds_of_references_and_keeps_its_ca
     pe = ProbEval(embedder=CharNgramEmbedder())
     human = pe.evaluate([PETS, DRINKS], SAMPLES)
     automatic = pe.evaluate([raw(PETS), raw(DRINKS)], SAMPLES)
-    assert human.signature.startswith("clustering:auto->human|") and automatic.signature.startswith("clustering:auto->gmeans(")
+    assert human.signature.startswith("clustering:auto->human|")
+    assert automatic.signature.startswith("clustering:auto->gmeans(")
     assert pe.resolved([PETS]) is pe.resolved([DRINKS])
     assert pe.resolved([PETS]).matcher is pe.matcher  # one WordNet cache
     # score_question decides per question.
@@ -224,4 +225,5 @@ def test_evaluate_module_resolves_auto_from_the_references(monkeypatch, tmp_path
         module.compute(predictions=predictions, references=raw_rows, raw_answers=raw_rows)
     cosine = evaluate.load(cfc_probeval.evaluate_module_path(), "auto-cosine")
     out = cosine.compute(predictions=predictions, references=clusters, embedder="char-ngrams")
-    assert out["signature"].startswith("clustering:auto->human|embedder:char-ngrams:3x256|matching:cosine(threshold=0.6)")
+    assert out["signature"].startswith(
+        "clustering:auto->human|embedder:char-ngrams:3x256|matching:cosine(threshold=0.6)")

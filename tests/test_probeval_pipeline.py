@@ -176,7 +176,8 @@ def test_signature_names_every_setting():
     # The default is decided by the references; the signature says so and what it chose.
     auto = ProbEval(embedder=CharNgramEmbedder())
     assert auto.signature(54).startswith("clustering:auto|")
-    assert auto.resolved([PETS]).signature(1).startswith("clustering:auto->human|embedder:none|")  # WordNet: no embedding
+    # Human clusters with WordNet embed nothing.
+    assert auto.resolved([PETS]).signature(1).startswith("clustering:auto->human|embedder:none|")
     raw = GroundTruth("raw", (), dict(PETS.answer_counts))
     assert auto.resolved([raw]).signature(1).startswith(
         "clustering:auto->gmeans(k_init=4,k_max=20,seed=0,alpha=0.0001)|embedder:char-ngrams:3x256|")
