@@ -66,12 +66,12 @@ Args:
     linkage (`str`), distance_threshold (`float`): HAC linkage method and cut (cosine distance).
     k_init (`int`), k_max (`int`), alpha (`float`): X-means/G-means settings.
     seed (`int`): random seed of K-means and the GP classifiers (default 0).
-    raw_answers (`list`): optional with cluster references, per question how many people gave each answer: the
-        `raw_answers` field of a dataset row (`{"answer": [...], "count": [...]}`), a mapping
-        `{answer: count}` or a list of `{"answer", "count"}` records. Automatic clustering
-        weighs strings by these counts, as the command line does with a targets file;
-        without them a cluster's count is shared evenly by its strings, and the signature
-        says `answers:shared`.
+    raw_answers (`list`): optional, with cluster references only: per question how many
+        people gave each answer: the `raw_answers` field of a dataset row (`{"answer":
+        [...], "count": [...]}`), a mapping `{answer: count}` or a list of `{"answer",
+        "count"}` records. A forced automatic clustering weighs strings by these counts, as
+        the command line does with a targets file; without them a cluster's count is
+        shared evenly by its strings, and the signature says `answers:shared`.
     question_ids (`list` of `str`): optional names of the questions (default "0", "1", ...);
         one per question, all distinct.
     all_stopword_match (`bool`): WordNet: two all-stopword strings match (default True).
