@@ -10,7 +10,7 @@ in-memory ``clusters`` record) a cluster's count is shared evenly by its strings
 A question *carries human clusters* (:func:`has_human_clusters`) when its ground truth
 has at least one cluster: a targets line whose ``answers.clusters`` (or the older
 ``answers-cleaned``) is not empty, a dataset row's ``clusters`` field with a cluster in
-it, a :class:`~protoqa_metric.readers.Question` or :class:`GroundTruth` whose
+it, a :class:`~protoqa_core.readers.Question` or :class:`GroundTruth` whose
 ``clusters`` is not empty. Clusters are taken as given: a file that lists every string
 as a cluster of its own (as ProtoQA's scraped questions do, whose strings are the
 survey's categories) carries clusters. A question has *raw answers without clusters*

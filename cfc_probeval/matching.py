@@ -91,7 +91,7 @@ class Matcher(ABC):
         """:meth:`match`, and the ``(sample index, cluster index)`` pairs decided on an approximated similarity.
 
         Only WordNet matching approximates (strings over the similarity's token limit,
-        see :mod:`protoqa_metric.similarity`); the other matchers report none.
+        see :mod:`protoqa_core.similarity`); the other matchers report none.
 
         >>> CosineMatcher.__mro__[1].match_reporting is Matcher.match_reporting
         True
@@ -193,7 +193,7 @@ class WordNetMatcher(Matcher):
 
         A pair is reported when a similarity computed for it (the sample against one
         of the cluster's strings) was a lower bound: a string over
-        :data:`~protoqa_metric.similarity.MAX_SIMILARITY_TOKENS` content tokens, or a
+        :data:`~protoqa_core.similarity.MAX_SIMILARITY_TOKENS` content tokens, or a
         search budget that ran out.
 
         >>> WordNetMatcher().match_reporting(["dog"], [["cat " * 70 + "dog"], ["dog"]])

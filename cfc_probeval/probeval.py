@@ -205,7 +205,7 @@ def resolve_clustering(clustering: str, truths: Iterable[GroundTruth]) -> str:
     (``DEFAULTS.clustering``) when none does. References that mix the two are an error
     naming the questions without clusters, since one data set is scored one way.
 
-    >>> from protoqa_metric.readers import Cluster
+    >>> from protoqa_core.readers import Cluster
     >>> clustered = GroundTruth("q1", (Cluster("q1.0", ("dog",), 6),), {"dog": 6.0})
     >>> raw = GroundTruth("q2", (), {"dog": 6.0})
     >>> resolve_clustering("auto", [clustered]), resolve_clustering("auto", [raw]), resolve_clustering("hac", [raw])
@@ -268,7 +268,7 @@ class ProbEval:
 
     With ``auto`` the signature says what it was resolved to, from the references:
 
-    >>> from protoqa_metric.readers import Cluster
+    >>> from protoqa_core.readers import Cluster
     >>> gt = GroundTruth("q1", (Cluster("q1.0", ("dog",), 6),), {"dog": 6.0})
     >>> ProbEval().resolved([gt]).signature(1).split("|")[0]
     'clustering:auto->human'

@@ -24,7 +24,7 @@ from cfc_probeval import (
 from cfc_probeval.cli import main
 from cfc_probeval.embedders import CharNgramEmbedder
 from cfc_probeval.inputs import GroundTruth
-from protoqa_metric.readers import Cluster, Question
+from protoqa_core.readers import Cluster, Question
 
 PETS = GroundTruth("pets", (Cluster("pets.0", ("dog", "puppy"), 6), Cluster("pets.1", ("cat", "kitten"), 4)),
                    {"dog": 5, "puppy": 1, "cat": 3, "kitten": 1})

@@ -396,8 +396,8 @@ def test_long_answer_json_round_trip_through_the_cli(tmp_path):
 def _wup_by_search(a: str, b: str) -> float:
     """Wu-Palmer partition similarity the straightforward way: every group pair weighted by
     the pair-by-pair maximum of NLTK's Wu-Palmer (equal tokens 1), then the partition search."""
-    from protoqa_metric.similarity import _spans_with_synsets
-    from protoqa_metric.text import content_tokens
+    from protoqa_core.similarity import _spans_with_synsets
+    from protoqa_core.text import content_tokens
 
     x, y = content_tokens(a), content_tokens(b)
     if not x or not y:
@@ -453,7 +453,7 @@ def test_wup_closed_form_covers_equal_tokens_and_collocations():
 def test_every_data_line_parses_as_field_by_field():
     # The hypernym pointers found by one pattern against NLTK's field-by-field reading
     # (counted pointers, four fields each), for every synset of every data file.
-    from protoqa_metric.wordnet_access import _synset_record
+    from protoqa_core.wordnet_access import _synset_record
 
     wn = get_wordnet()
     checked = 0
@@ -495,7 +495,7 @@ def test_tables_from_parents_equal_nltks_breadth_first_search():
 def test_wup_cluster_maximum_equals_the_plain_maximum():
     # The one-token answers of a cluster scored at once, against the plain maximum over
     # answers, bit for bit; approximated answers are reported the same way.
-    from protoqa_metric.similarity import best_wup_similarity
+    from protoqa_core.similarity import best_wup_similarity
 
     rng = random.Random(13)
     words = _FAST_PATH_WORDS + ["the", "a"]
