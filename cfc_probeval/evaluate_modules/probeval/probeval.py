@@ -35,9 +35,9 @@ The human answers are grouped into clusters (the data's human clusters, or autom
 ones: hierarchical agglomerative clustering, X-means or G-means over sentence
 embeddings); every sample is matched to the clusters (WordNet similarity, cosine
 similarity or a Gaussian-process classifier), and samples matching no cluster go to an
-extra "wrong" cluster. The default is the paper's best fully automatic setting:
-HAC (average linkage, cosine distance 0.5, all-MiniLM-L6-v2 embeddings) with WordNet
-matching.
+extra "wrong" cluster. The defaults (clustering, matching, embedder and their
+parameters) are those of `cfc_probeval.defaults.DEFAULTS`, the setting the validation
+study recommends; `cfc_probeval.defaults` documents each value and where it comes from.
 """
 
 _KWARGS_DESCRIPTION = """
