@@ -46,7 +46,7 @@ from .generation import (
     prompt_function,
 )
 from protoqa_metric.metrics import ProtoQAWarning, evaluate_predictions
-from .prompts import rank_answers
+from protoqa_core.ranking import answer_frequencies, rank_by_frequency
 from protoqa_core.readers import DataFormatError, Question, read_targets
 
 __all__ = [
@@ -214,13 +214,10 @@ def answers_document(questions: Sequence[Question], samples: dict[str, list[str]
     >>> doc["model_ranked_answers"], doc["model_answers_with_count"], doc["generation"]["empty_samples"]
     ({'q1': ['dog', 'cat']}, {'q1': [['dog', 2], ['cat', 1]]}, {'q1': 1})
     """
-    ranked = {q.id: rank_answers(samples.get(q.id, [])) for q in questions}
+    ranked = {q.id: rank_by_frequency(samples.get(q.id, [])) for q in questions}
     with_count = {}
     for q in questions:
-        counts: dict[str, int] = {}
-        for answer in samples.get(q.id, []):
-            if answer:
-                counts[answer] = counts.get(answer, 0) + 1
+        counts = answer_frequencies(samples.get(q.id, []))
         with_count[q.id] = [[a, counts[a]] for a in ranked[q.id]]
     empty = {q.id: samples.get(q.id, []).count("") for q in questions if "" in samples.get(q.id, [])}
     no_answer = [q.id for q in questions if q.id not in skipped and not ranked[q.id]]

@@ -13,7 +13,7 @@ How a sample is drawn (the ProtoQA paper's protocol, :class:`SamplingConfig`):
   cleaned by :func:`~protoqa_integrations.prompts.clean_answer`, is the answer
   (:func:`answer_from_text`); an empty answer is kept as ``""``;
 * the answers of a question are ranked by how often they were sampled
-  (:func:`~protoqa_integrations.prompts.rank_answers`).
+  (:func:`~protoqa_core.ranking.rank_by_frequency`).
 
 How it is batched: ``model.generate`` with ``num_return_sequences`` draws many samples
 of a prompt in one forward pass over a left-padded batch with the KV cache (the prompt is

@@ -34,7 +34,8 @@ from transformers import (  # noqa: E402
 )
 
 from protoqa_metric import Cluster, Question, evaluate_predictions, read_targets  # noqa: E402
-from protoqa_integrations.prompts import generation_prompt, rank_answers, training_line  # noqa: E402
+from protoqa_integrations.prompts import generation_prompt, training_line  # noqa: E402
+from protoqa_core.ranking import rank_by_frequency  # noqa: E402
 from protoqa_integrations.training import (  # noqa: E402
     PROBEVAL_KEY,
     ProtoQAEvalCallback,
@@ -129,7 +130,7 @@ def test_metric_key_is_safe_for_loggers():
 
 
 def expected_scores(questions, samples_by_id, similarity):
-    ranked = {qid: rank_answers(samples) for qid, samples in samples_by_id.items()}
+    ranked = {qid: rank_by_frequency(samples) for qid, samples in samples_by_id.items()}
     result = evaluate_predictions(list(questions), ranked, similarity, "paper")
     return {metric_key(similarity, name): value for name, value in result.scores.items()}
 
@@ -210,7 +211,7 @@ def test_compute_metrics_encoder_decoder_and_several_similarities(tokenizer):
     scores = compute(EvalPrediction(predictions=(predictions, None), label_ids=None))
     samples = {"q1": ["cat"], "q2": ["eggs"], "q3": ["cold"]}
     for similarity in ("exact_match", "wordnet"):
-        ranked = {qid: rank_answers(s) for qid, s in samples.items()}
+        ranked = {qid: rank_by_frequency(s) for qid, s in samples.items()}
         library = evaluate_predictions(list(QUESTIONS), ranked, similarity, "standard").scores
         for name, value in library.items():
             assert scores[metric_key(similarity, name)] == value
@@ -385,7 +386,7 @@ def test_callback_logs_protoqa_scores_during_training(tokenizer, fitted_model, t
     # A later evaluate() at the same step reuses the samples and returns the scores.
     metrics = trainer.evaluate()
     assert {k: metrics[f"eval_{k}"] for k in library} == library
-    assert callback.ranked_predictions() == {qid: rank_answers(s) for qid, s in callback.last_samples.items()}
+    assert callback.ranked_predictions() == {qid: rank_by_frequency(s) for qid, s in callback.last_samples.items()}
 
 
 def test_unbound_callback_adds_scores_and_warns(tokenizer, tmp_path):
