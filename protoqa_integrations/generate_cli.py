@@ -25,13 +25,13 @@ import argparse
 import json
 import os
 import sys
-import urllib.request
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from protoqa_core import __version__
+from protoqa_core.data import CACHE_DIR_ENV
 from .generation import (
     CFC_NUM_SAMPLES,
     PAPER_MAX_NEW_TOKENS,
@@ -67,8 +67,6 @@ __all__ = [
 
 DATASETS = ("protoqa", "cfc", "protoqa_scraped_dev")
 """The ``protoqa_dataset`` configs whose questions can be answered."""
-CACHE_DIR_ENV = "PROTOQA_CACHE_DIR"
-"""Downloaded data files go to ``$PROTOQA_CACHE_DIR/data`` (default ``~/.cache/protoqa_eval/data``)."""
 SCORE_SIMILARITIES = ("wordnet", "exact_match")
 
 
@@ -85,62 +83,28 @@ def default_protocol(dataset: str) -> tuple[str, int]:
     return ("cfc-one-shot", CFC_NUM_SAMPLES) if dataset == "cfc" else ("statement", PROTOQA_NUM_SAMPLES)
 
 
-def _cache_dir() -> Path:
-    root = os.environ.get(CACHE_DIR_ENV) or str(Path.home() / ".cache" / "protoqa_eval")
-    return Path(root).expanduser() / "data"
-
-
 def load_questions(dataset: str, split: str, data_dir: Optional[str] = None, verify: bool = True
                    ) -> tuple[list[Question], str]:
     """The questions of a ``protoqa_dataset`` config and split, in file order, and where they came from.
 
-    Read from ``data_dir`` (or ``$PROTOQA_DATA_DIR``) under any name the dataset builder
-    accepts, else downloaded from upstream into the cache; either way checked against the
-    pinned checksum unless ``verify=False``.
+    Found by :func:`protoqa_core.data.locate_source`: in ``data_dir``, ``$PROTOQA_DATA_DIR``
+    or ``../shared/data`` beside a checkout under any name the dataset builder accepts,
+    else downloaded from upstream into the cache; either way checked against the pinned
+    checksum unless ``verify=False``.
 
     >>> questions, origin = load_questions("cfc", "test", "../shared/data")  # doctest: +SKIP
     >>> len(questions), questions[0].id  # doctest: +SKIP
     (46, 'r4q1')
     """
     from protoqa_dataset.parsing import read_rows
-    from protoqa_dataset.sources import SOURCES, SourceError, data_dir_from_env, fetch, locate_local, verify_checksum
+    from protoqa_dataset.sources import SOURCES, SourceError, source_path
 
-    if dataset not in SOURCES:
-        raise CommandError(f"unknown dataset {dataset!r}; choose one of {', '.join(SOURCES)}")
-    if split not in SOURCES[dataset]:
-        raise CommandError(f"dataset {dataset!r} has no split {split!r}; choose one of {', '.join(SOURCES[dataset])}")
-    source = SOURCES[dataset][split]
-    where = f"config {dataset!r}, split {split!r}"
-    data_dir = data_dir or data_dir_from_env()
     try:
-        if data_dir:
-            path = locate_local(source, data_dir, where)
-            origin = str(path)
-        else:
-            cached = _cache_dir() / dataset / split / source.upstream_path.rsplit("/", 1)[-1]
-            if cached.is_file() and source.sha256 is not None:
-                try:
-                    verify_checksum(source, cached, str(cached), where)
-                except SourceError:
-                    cached.unlink()
-            if not cached.is_file():
-                cached.parent.mkdir(parents=True, exist_ok=True)
-                fetch(source, lambda url: _download(url, cached), where=where)
-            path, origin = cached, source.url()
-        if verify:
-            verify_checksum(source, path, origin, where)
+        path, origin = source_path(dataset, split, data_dir, verify=verify)
     except SourceError as exc:
         raise CommandError(str(exc)) from exc
-    read_rows(path, has_answers=source.has_answers)  # checks each row as the dataset builder does
+    read_rows(path, has_answers=SOURCES[dataset][split].has_answers)  # checks each row as the dataset builder does
     return list(read_targets(path).values()), origin
-
-
-def _download(url: str, target: Path) -> str:
-    partial = target.with_name(target.name + ".download")
-    with urllib.request.urlopen(url, timeout=60) as response:  # noqa: S310 (fixed https URLs)
-        partial.write_bytes(response.read())
-    os.replace(partial, target)
-    return str(target)
 
 
 def resolve_device(device: str) -> str:
