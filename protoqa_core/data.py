@@ -278,7 +278,7 @@ def download_file(url: str, target: Path, timeout: float = 60) -> None:
 
 def locate_source(source: SourceFile, data_dir: Optional[PathLike] = None, *, verify: bool = True,
                   verify_local: Optional[bool] = None, cache_dir: Optional[PathLike] = None,
-                  download: Callable[[str, Path], None] = download_file, where: str = "") -> tuple[Path, str]:
+                  download: Optional[Callable[[str, Path], None]] = None, where: str = "") -> tuple[Path, str]:
     """Find ``source`` (order in the module doc); returns ``(path, origin)``, origin the URL or local path.
 
     ``verify`` checks the pinned checksum of what is downloaded and, unless
@@ -310,7 +310,7 @@ def locate_source(source: SourceFile, data_dir: Optional[PathLike] = None, *, ve
     url = source.url()
     if not cached.is_file():
         def into_cache(url: str) -> str:
-            download(url, cached)
+            (download or download_file)(url, cached)
             return str(cached)
 
         fetch(source, into_cache, where=where)

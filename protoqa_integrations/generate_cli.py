@@ -32,6 +32,7 @@ from typing import Any, Optional, Sequence
 
 from protoqa_core import __version__
 from protoqa_core.data import CACHE_DIR_ENV
+from . import generation
 from .generation import (
     CFC_NUM_SAMPLES,
     PAPER_MAX_NEW_TOKENS,
@@ -41,9 +42,9 @@ from .generation import (
     PROTOQA_NUM_SAMPLES,
     GenerationError,
     SamplingConfig,
-    check_tokenizer,
     iter_prompt_samples,
     prompt_function,
+    resolve_device,
 )
 from protoqa_metric.metrics import ProtoQAWarning, evaluate_predictions
 from protoqa_core.ranking import answer_frequencies, rank_by_frequency
@@ -107,66 +108,23 @@ def load_questions(dataset: str, split: str, data_dir: Optional[str] = None, ver
     return list(read_targets(path).values()), origin
 
 
-def resolve_device(device: str) -> str:
-    """``auto`` becomes ``cuda`` when a GPU is visible, else ``cpu``; other names are kept.
-
-    >>> resolve_device("cpu")
-    'cpu'
-    """
-    if device != "auto":
-        return device
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
 def load_model(name: str, device: str = "auto", dtype: str = "auto") -> tuple[Any, Any]:
-    """``(model, tokenizer)`` of a causal language model (Hub id or local folder), no remote code.
+    """:func:`protoqa_integrations.generation.load_model`, its errors as one-line command errors.
 
     >>> load_model("/no/such/folder")  # doctest: +IGNORE_EXCEPTION_DETAIL
     Traceback (most recent call last):
     CommandError: there is no model folder /no/such/folder
     """
-    looks_local = os.path.isabs(name) or name.startswith((".", "~"))
-    if looks_local and not Path(name).expanduser().is_dir():
-        raise CommandError(f"there is no model folder {name}")
     try:
-        import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-    except ImportError as exc:
-        raise CommandError(f"generating needs torch and transformers ({exc}); "
-                           "pip install 'protoqa-eval[train]'") from exc
-    from transformers.utils import logging as transformers_logging
+        from transformers.utils import logging as transformers_logging
 
-    transformers_logging.disable_progress_bar()  # stderr is for our own progress bar and messages
-    device = resolve_device(device)
-    dtypes = {"auto": "auto", "float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
-    if dtype not in dtypes:
-        raise CommandError(f"unknown dtype {dtype!r}; choose one of {', '.join(dtypes)}")
-    source = str(Path(name).expanduser()) if looks_local else name
+        transformers_logging.disable_progress_bar()  # stderr is for our own progress bar and messages
+    except ImportError:
+        pass  # generation.load_model says what is missing
     try:
-        tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=False)
-        model = AutoModelForCausalLM.from_pretrained(source, **{_dtype_keyword(): dtypes[dtype]},
-                                                     trust_remote_code=False)
-        model.to(device)
-    except Exception as exc:  # hub, network, file, format and device errors all mean "cannot use it"
-        text = str(exc).strip()
-        first_line = text.splitlines()[0] if text else type(exc).__name__
-        raise CommandError(f"cannot load the model {name!r}: {first_line}") from exc
-    model.eval()
-    return model, tokenizer
-
-
-def _dtype_keyword() -> str:
-    """The ``from_pretrained`` keyword for the weights' dtype in the installed transformers.
-
-    transformers 4.56 renamed ``torch_dtype`` to ``dtype``; older releases reject ``dtype=``
-    and newer ones warn on ``torch_dtype=``.
-    """
-    import transformers
-    from packaging.version import Version
-
-    return "dtype" if Version(transformers.__version__) >= Version("4.56") else "torch_dtype"
+        return generation.load_model(name, device, dtype)
+    except GenerationError as exc:
+        raise CommandError(str(exc)) from exc
 
 
 def answers_document(questions: Sequence[Question], samples: dict[str, list[str]], skipped: dict[str, str],
@@ -352,7 +310,6 @@ def _run_generate(args: argparse.Namespace) -> int:
     if journal.is_file():
         _read_journal(journal, header)  # settings checked before the model is loaded
     model, tokenizer = load_model(args.model, device, args.dtype)
-    check_tokenizer(tokenizer, args.model)
     leaderboard = None
     if args.dataset == "protoqa" and args.split == "test":
         leaderboard = Path(args.leaderboard) if args.leaderboard else output.with_suffix(".leaderboard.jsonl")
