@@ -250,6 +250,20 @@ def test_stored_cfc_samples_are_cleaned_and_counted(shared_demo_data):
     assert math.isfinite(result.probeval.kl) and result.probeval.kl > 0
 
 
+def test_the_space_shows_the_numbers_of_the_libraries(shared_demo_data):
+    """Sampled answers are ranked, scored and compared exactly as the Trainer hooks do it."""
+    from protoqa_integrations.training import metric_key, score_sampled_answers
+
+    for qid in ("r1q1", "r1q9"):  # r1q9: two long answers that the metric reads as one
+        result = logic.stored_result(shared_demo_data, "cfc", qid)
+        samples = [answer for answer, n in result.answers.samples.items() for _ in range(n)]
+        library = score_sampled_answers([result.question], [samples], similarity=list(logic.SIMILARITIES),
+                                        metrics="paper", probeval=True)
+        shown = {metric_key(s, m): v for s, by_metric in result.protoqa.scores.items() for m, v in by_metric.items()}
+        assert shown == {k: v for k, v in library.items() if k != "probeval_kl"}
+        assert result.probeval.kl == library["probeval_kl"]
+
+
 # -- the model --------------------------------------------------------------------------
 
 
