@@ -37,9 +37,9 @@ def build_tiny_model(folder: Path, words: Iterable[str] = TINY_WORDS, seed: int 
     With so few tokens, a random model ends a good share of its samples after one word,
     so its answers often hit clusters made of those words.
     """
-    import torch
+    from tiny_lm import tiny_gpt2
     from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+    from transformers import PreTrainedTokenizerFast
 
     vocab = {"[UNK]": 0, "<|endoftext|>": 1, ".": 2}
     for word in words:
@@ -48,12 +48,9 @@ def build_tiny_model(folder: Path, words: Iterable[str] = TINY_WORDS, seed: int 
     tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     fast = PreTrainedTokenizerFast(tokenizer_object=tokenizer, unk_token="[UNK]",
                                    eos_token="<|endoftext|>", pad_token="<|endoftext|>")
-    torch.manual_seed(seed)
-    config = GPT2Config(vocab_size=len(vocab), n_positions=256, n_layer=2, n_head=2, n_embd=32,
-                        bos_token_id=1, eos_token_id=1, pad_token_id=1)
     folder.mkdir(parents=True, exist_ok=True)
     fast.save_pretrained(folder)
-    GPT2LMHeadModel(config).save_pretrained(folder)
+    tiny_gpt2(fast, seed=seed, n_positions=256).save_pretrained(folder)
     return folder
 
 
