@@ -75,5 +75,9 @@ def test_every_surface_ranks_the_night_example_the_same():
         from studies.validation.study import baseline_score
     assert leaderboard_ranker is rank_by_frequency
     rows = {"night": [1.0, 0.0], "evening": [0.0, 1.0]}
-    # Tied counts: the first-appearing answer ranks first (it used to be the alphabetically first).
-    assert baseline_score({"night": 2, "evening": 2}, question.clusters, rows.__getitem__, max_answers=1) == 0.0
+    assert baseline_score({"Night": 2, "night": 2, "evening": 3}, question.clusters, rows.__getitem__,
+                          max_answers=1) == 0.0
+    # A drawn answer set's order says which gold cluster each answer came from: the study's
+    # baseline breaks ties alphabetically instead, whatever the order of the set.
+    for answers in ({"night": 2, "evening": 2}, {"evening": 2, "night": 2}):
+        assert baseline_score(answers, question.clusters, rows.__getitem__, max_answers=1) == pytest.approx(1 / 3)

@@ -12,8 +12,8 @@ and each set is scored
   and the matching of every pool answer computed once per question and setting
   and reused for all the question's sets;
 * by the **ProtoQA baseline** ``protoqa_score``: 1 - Max Answers@10 under WordNet
-  similarity, the set's distinct (normalized) answers ranked by frequency (ties in
-  order of first appearance, :func:`protoqa_core.ranking.rank_by_frequency`), through :func:`protoqa_metric.scoring.score_matrix`.
+  similarity, the set's distinct (normalized) answers ranked by frequency (ties
+  alphabetically), through :func:`protoqa_metric.scoring.score_matrix`.
 
 Agreement is Spearman's correlation (``scipy.stats.spearmanr``) between a setting's
 scores and the gold KL over one question's sets, averaged over questions. A question
@@ -292,7 +292,7 @@ def gold_kl(cluster_counts: Sequence[float], answers_per_category: Sequence[floa
 
 def baseline_score(answers: Mapping[str, int], clusters: Sequence[Cluster],
                    similarity_row: Callable[[str], Sequence[float]], max_answers: int = 10) -> float:
-    """1 - Max Answers@k of an answer set, its distinct answers ranked by frequency (:func:`protoqa_core.ranking.rank_by_frequency`: ties in order of first appearance).
+    """1 - Max Answers@k of an answer set, its distinct answers ranked by frequency (ties alphabetically).
 
     ``answers`` are normalized answers with counts; ``similarity_row(answer)`` gives
     the unrounded WordNet similarity of an answer to every cluster (rounded here, as
@@ -303,7 +303,10 @@ def baseline_score(answers: Mapping[str, int], clusters: Sequence[Cluster],
     ...                      max_answers=1), 4)  # "cat" claims 1 of the 3 an oracle gets
     0.6667
     """
-    ranked = rank_by_frequency(answers, max_answers)
+    # A drawn set lists its answers category by category (gold clusters first, "wrong" last);
+    # that order would leak the gold matching into tie-breaks, so the set is given in
+    # alphabetical order, which then breaks the ties.
+    ranked = rank_by_frequency(dict(sorted(answers.items())), max_answers)
     matrix = np.array([similarity_row(a) for a in ranked], dtype=np.float64).reshape(len(ranked), len(clusters))
     return 1.0 - score_matrix(matrix, clusters, max_answers=max_answers, rounded=True, predictions=ranked).score
 
@@ -847,8 +850,7 @@ def _pool_summary(studies: Sequence[QuestionStudy]) -> dict[str, Any]:
 def annotations_are_ground_truth(truth: GroundTruth, annotations: Mapping[str, Any]) -> bool:
     """Whether a question's annotated answers ("wrong" aside) are its ground-truth answers with their counts.
 
-    >>> from protoqa_core.ranking import rank_by_frequency
-from protoqa_core.readers import Cluster
+    >>> from protoqa_core.readers import Cluster
     >>> from studies.validation.sampling import Annotation
     >>> gt = GroundTruth("q", (Cluster("q.0", ("dog",), 2),), {"dog": 2})
     >>> annotations_are_ground_truth(gt, {"dog": Annotation("q.0", 2), "wrong": Annotation("wrong", 1)})
