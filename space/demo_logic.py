@@ -261,7 +261,8 @@ class Answers:
     """A model's answers to one question.
 
     Attributes:
-        samples: cleaned answer -> how often it was sampled (``""``: a sample with no answer).
+        samples: answer -> how often it was sampled (``""``: a sample with no answer); sampled
+            answers are normalized and counted by :func:`protoqa_core.ranking.answer_frequencies`.
         ranked: the ranked answer list that ProtoQA scores.
         origin: where the answers come from, for the page.
         counted: whether ``samples`` are real sample frequencies (False for stored ranked
