@@ -37,6 +37,8 @@ from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
+from protoqa_core.data import sha256_of
+
 __all__ = [
     "Embedder",
     "SentenceTransformerEmbedder",
@@ -226,11 +228,7 @@ def _weights_sha256(folder: Path) -> Optional[str]:
 
 @lru_cache(maxsize=8)
 def _file_sha256(path: str) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    return sha256_of(path)
 
 
 def _is_model_folder(folder: Path) -> bool:

@@ -29,7 +29,6 @@ object ``{id: [answers]}``, or ``{"model_answers": {id: [answers]}, ...}`` (the
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import warnings
@@ -49,6 +48,7 @@ from protoqa_core.readers import (
     read_text,
 )
 from protoqa_core.readers import read_targets as _read_targets
+from protoqa_core.rows import RAW_ANSWER_FORMS, raw_answer_counts
 
 from .errors import ProbEvalWarning
 
@@ -74,9 +74,6 @@ PathLike = Union[str, os.PathLike]
 SampleCounts = dict[str, int]
 SAMPLE_FIELDS = ("model_answers", "model_answers_with_count", "model_ranked_answers")
 
-
-RAW_ANSWER_FORMS = ('the `raw_answers` field of a dataset row, {"answer": [str], "count": [int]}, '
-                    'a mapping {answer: count}, or a list of {"answer": str, "count": int} records')
 
 
 @dataclass(frozen=True)
@@ -152,69 +149,6 @@ def ground_truth_from_question(question: Question) -> GroundTruth:
     else:
         counts = {a: float(c) for a, c in question.raw_answers.items()}
     return GroundTruth(question.id, question.clusters, counts, shared_counts=not question.raw_answers)
-
-
-def _real_count(value: Any, what: str, question_id: Optional[str]) -> float:
-    if hasattr(value, "item") and not isinstance(value, (bool, int, float)):
-        value = value.item()
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-        raise DataFormatError(f"{what} must be a non-negative number, got {value!r}", question_id=question_id)
-    return value
-
-
-def _as_list(value: Any) -> Optional[list]:
-    if hasattr(value, "tolist"):
-        value = value.tolist()
-    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
-        return list(value)
-    return None
-
-
-def raw_answer_counts(value: Any, question_id: Optional[str] = None) -> Optional[dict[str, float]]:
-    """``{answer: count}`` from one question's raw answers in any accepted form (None stays None).
-
-    Accepted: the dataset row's ``raw_answers`` field ``{"answer": [...], "count": [...]}``,
-    a mapping ``{answer: count}``, or a list of ``{"answer": ..., "count": ...}`` records.
-    Anything else, and any answer given twice, is an error naming the accepted forms.
-
-    >>> raw_answer_counts({"answer": ["night", "evening"], "count": [7, 41]})
-    {'night': 7, 'evening': 41}
-    >>> raw_answer_counts({"night": 7, "evening": 41})
-    {'night': 7, 'evening': 41}
-    >>> raw_answer_counts([{"answer": "night", "count": 7}])
-    {'night': 7}
-    >>> raw_answer_counts(["night"], "q1")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    protoqa_core.readers.DataFormatError: question 'q1': raw answers must be ...; got a list of str
-    """
-    if value is None:
-        return None
-    if isinstance(value, Mapping) and set(value) == {"answer", "count"} and _as_list(value["answer"]) is not None:
-        answers, counts = _as_list(value["answer"]), _as_list(value["count"])
-        if counts is None or len(answers) != len(counts):
-            raise DataFormatError("raw answers {'answer': [...], 'count': [...]} need two lists of the same length",
-                                  question_id=question_id)
-        pairs = list(zip(answers, counts))
-    elif isinstance(value, Mapping):
-        pairs = list(value.items())
-    elif (items := _as_list(value)) is not None and all(
-            isinstance(r, Mapping) and set(r) == {"answer", "count"} for r in items):
-        pairs = [(r["answer"], r["count"]) for r in items]
-    else:
-        kind = type(value).__name__
-        if (items := _as_list(value)) is not None and items:
-            kind = f"a list of {type(items[0]).__name__}"
-        raise DataFormatError(f"raw answers must be {RAW_ANSWER_FORMS}; got {kind}", question_id=question_id)
-    out: dict[str, float] = {}
-    for answer, count in pairs:
-        if not isinstance(answer, str):
-            raise DataFormatError(f"raw answers must be strings, found {answer!r}; accepted forms: {RAW_ANSWER_FORMS}",
-                                  question_id=question_id)
-        if answer in out:
-            raise DataFormatError(f"raw answer {answer!r} is given twice", question_id=question_id)
-        out[answer] = _real_count(count, f"count of raw answer {answer!r}", question_id)
-    return out
 
 
 def answer_counts_label(truths: Sequence[GroundTruth]) -> Optional[str]:

@@ -18,11 +18,12 @@ answer fields are errors naming the row.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+import math
+from typing import Any, Mapping, Optional, Sequence
 
 from .readers import Cluster, DataFormatError, Question, check_count, clusters_from_records
 
-__all__ = ["ACCEPTED_QUESTION_FORMS", "question_from_row", "questions_from_rows"]
+__all__ = ["ACCEPTED_QUESTION_FORMS", "RAW_ANSWER_FORMS", "raw_answer_counts", "question_from_row", "questions_from_rows"]
 
 ACCEPTED_QUESTION_FORMS = (
     "a datasets.Dataset of the ProtoQA export (columns id, question, clusters; raw_answers optional), "
@@ -31,33 +32,75 @@ ACCEPTED_QUESTION_FORMS = (
 """What :func:`questions_from_rows` accepts, for error messages."""
 
 
-def _raw_answers(value: Any, qid: str) -> dict[str, int]:
+RAW_ANSWER_FORMS = ('the `raw_answers` field of a dataset row, {"answer": [str], "count": [int]}, '
+                    'a mapping {answer: count}, or a list of {"answer": str, "count": int} records')
+
+
+def _real_count(value: Any, what: str, question_id: Optional[str]) -> float:
+    if hasattr(value, "item") and not isinstance(value, (bool, int, float)):
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise DataFormatError(f"{what} must be a non-negative number, got {value!r}", question_id=question_id)
+    return value
+
+
+def _as_list(value: Any) -> Optional[list]:
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
+        return list(value)
+    return None
+
+
+def raw_answer_counts(value: Any, question_id: Optional[str] = None, *,
+                      whole: bool = False) -> Optional[dict[str, float]]:
+    """``{answer: count}`` from one question's raw answers in any accepted form (None stays None).
+
+    Accepted: the dataset row's ``raw_answers`` field ``{"answer": [...], "count": [...]}``,
+    a mapping ``{answer: count}``, or a list of ``{"answer": ..., "count": ...}`` records.
+    Anything else, and any answer given twice, is an error naming the accepted forms.
+    Counts are non-negative numbers; ``whole=True`` asks for whole numbers, as a targets
+    file has (:func:`~protoqa_core.readers.check_count`).
+
+    >>> raw_answer_counts({"answer": ["night", "evening"], "count": [7, 41]})
+    {'night': 7, 'evening': 41}
+    >>> raw_answer_counts({"night": 7, "evening": 41})
+    {'night': 7, 'evening': 41}
+    >>> raw_answer_counts([{"answer": "night", "count": 7}])
+    {'night': 7}
+    >>> raw_answer_counts(["night"], "q1")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    protoqa_core.readers.DataFormatError: question 'q1': raw answers must be ...; got a list of str
+    """
     if value is None:
-        return {}
-    if isinstance(value, Mapping) and ("answer" in value or "count" in value):
-        answers, counts = value.get("answer"), value.get("count")
-        if not (isinstance(answers, Sequence) and not isinstance(answers, str)
-                and isinstance(counts, Sequence) and not isinstance(counts, str)) or len(answers) != len(counts):
-            raise DataFormatError("raw_answers must be {'answer': [...], 'count': [...]} with lists of the same "
-                                  "length", question_id=qid)
+        return None
+    if isinstance(value, Mapping) and set(value) == {"answer", "count"} and _as_list(value["answer"]) is not None:
+        answers, counts = _as_list(value["answer"]), _as_list(value["count"])
+        if counts is None or len(answers) != len(counts):
+            raise DataFormatError("raw answers {'answer': [...], 'count': [...]} need two lists of the same length",
+                                  question_id=question_id)
         pairs = list(zip(answers, counts))
-    elif isinstance(value, Sequence) and not isinstance(value, str):
-        pairs = []
-        for i, record in enumerate(value):
-            if not isinstance(record, Mapping) or "answer" not in record or "count" not in record:
-                raise DataFormatError(f"raw_answers[{i}] needs 'answer' and 'count', got {record!r}", question_id=qid)
-            pairs.append((record["answer"], record["count"]))
+    elif isinstance(value, Mapping):
+        pairs = list(value.items())
+    elif (items := _as_list(value)) is not None and all(
+            isinstance(r, Mapping) and set(r) == {"answer", "count"} for r in items):
+        pairs = [(r["answer"], r["count"]) for r in items]
     else:
-        raise DataFormatError("raw_answers must be {'answer': [...], 'count': [...]} or a list of "
-                              f"{{'answer', 'count'}} records, got {type(value).__name__}", question_id=qid)
-    raw: dict[str, int] = {}
+        kind = type(value).__name__
+        if (items := _as_list(value)) is not None and items:
+            kind = f"a list of {type(items[0]).__name__}"
+        raise DataFormatError(f"raw answers must be {RAW_ANSWER_FORMS}; got {kind}", question_id=question_id)
+    out: dict[str, float] = {}
     for answer, count in pairs:
         if not isinstance(answer, str):
-            raise DataFormatError(f"raw answer {answer!r} is not a string", question_id=qid)
-        if answer in raw:
-            raise DataFormatError(f"raw answer {answer!r} appears twice", question_id=qid)
-        raw[answer] = check_count(count, f"raw answer {answer!r} count", None, None, qid)
-    return raw
+            raise DataFormatError(f"raw answers must be strings, found {answer!r}; accepted forms: {RAW_ANSWER_FORMS}",
+                                  question_id=question_id)
+        if answer in out:
+            raise DataFormatError(f"raw answer {answer!r} is given twice", question_id=question_id)
+        what = f"count of raw answer {answer!r}"
+        out[answer] = check_count(count, what, qid=question_id) if whole else _real_count(count, what, question_id)
+    return out
 
 
 def question_from_row(row: Mapping[str, Any]) -> Question:
@@ -95,7 +138,8 @@ def question_from_row(row: Mapping[str, Any]) -> Question:
     source = row.get("source") or ""
     if not isinstance(original, str) or not isinstance(source, str):
         raise DataFormatError("'question_original' and 'source' must be strings", question_id=qid)
-    return Question(qid, text, clusters, original, source, _raw_answers(row.get("raw_answers"), qid))
+    return Question(qid, text, clusters, original, source,
+                    raw_answer_counts(row.get("raw_answers"), qid, whole=True) or {})
 
 
 _NEEDED_COLUMNS = ("id", "question", "clusters")

@@ -25,13 +25,14 @@ import argparse
 import json
 import os
 import sys
-import urllib.request
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from protoqa_core import __version__
+from protoqa_core.data import CACHE_DIR_ENV
+from . import generation
 from .generation import (
     CFC_NUM_SAMPLES,
     PAPER_MAX_NEW_TOKENS,
@@ -41,12 +42,12 @@ from .generation import (
     PROTOQA_NUM_SAMPLES,
     GenerationError,
     SamplingConfig,
-    check_tokenizer,
     iter_prompt_samples,
     prompt_function,
+    resolve_device,
 )
 from protoqa_metric.metrics import ProtoQAWarning, evaluate_predictions
-from .prompts import rank_answers
+from protoqa_core.ranking import answer_frequencies, rank_by_frequency
 from protoqa_core.readers import DataFormatError, Question, read_targets
 
 __all__ = [
@@ -67,8 +68,6 @@ __all__ = [
 
 DATASETS = ("protoqa", "cfc", "protoqa_scraped_dev")
 """The ``protoqa_dataset`` configs whose questions can be answered."""
-CACHE_DIR_ENV = "PROTOQA_CACHE_DIR"
-"""Downloaded data files go to ``$PROTOQA_CACHE_DIR/data`` (default ``~/.cache/protoqa_eval/data``)."""
 SCORE_SIMILARITIES = ("wordnet", "exact_match")
 
 
@@ -85,124 +84,47 @@ def default_protocol(dataset: str) -> tuple[str, int]:
     return ("cfc-one-shot", CFC_NUM_SAMPLES) if dataset == "cfc" else ("statement", PROTOQA_NUM_SAMPLES)
 
 
-def _cache_dir() -> Path:
-    root = os.environ.get(CACHE_DIR_ENV) or str(Path.home() / ".cache" / "protoqa_eval")
-    return Path(root).expanduser() / "data"
-
-
 def load_questions(dataset: str, split: str, data_dir: Optional[str] = None, verify: bool = True
                    ) -> tuple[list[Question], str]:
     """The questions of a ``protoqa_dataset`` config and split, in file order, and where they came from.
 
-    Read from ``data_dir`` (or ``$PROTOQA_DATA_DIR``) under any name the dataset builder
-    accepts, else downloaded from upstream into the cache; either way checked against the
-    pinned checksum unless ``verify=False``.
+    Found by :func:`protoqa_core.data.locate_source`: in ``data_dir``, ``$PROTOQA_DATA_DIR``
+    or ``../shared/data`` beside a checkout under any name the dataset builder accepts,
+    else downloaded from upstream into the cache; either way checked against the pinned
+    checksum unless ``verify=False``.
 
     >>> questions, origin = load_questions("cfc", "test", "../shared/data")  # doctest: +SKIP
     >>> len(questions), questions[0].id  # doctest: +SKIP
     (46, 'r4q1')
     """
     from protoqa_dataset.parsing import read_rows
-    from protoqa_dataset.sources import SOURCES, SourceError, data_dir_from_env, fetch, locate_local, verify_checksum
+    from protoqa_dataset.sources import SOURCES, SourceError, source_path
 
-    if dataset not in SOURCES:
-        raise CommandError(f"unknown dataset {dataset!r}; choose one of {', '.join(SOURCES)}")
-    if split not in SOURCES[dataset]:
-        raise CommandError(f"dataset {dataset!r} has no split {split!r}; choose one of {', '.join(SOURCES[dataset])}")
-    source = SOURCES[dataset][split]
-    where = f"config {dataset!r}, split {split!r}"
-    data_dir = data_dir or data_dir_from_env()
     try:
-        if data_dir:
-            path = locate_local(source, data_dir, where)
-            origin = str(path)
-        else:
-            cached = _cache_dir() / dataset / split / source.upstream_path.rsplit("/", 1)[-1]
-            if cached.is_file() and source.sha256 is not None:
-                try:
-                    verify_checksum(source, cached, str(cached), where)
-                except SourceError:
-                    cached.unlink()
-            if not cached.is_file():
-                cached.parent.mkdir(parents=True, exist_ok=True)
-                fetch(source, lambda url: _download(url, cached), where=where)
-            path, origin = cached, source.url()
-        if verify:
-            verify_checksum(source, path, origin, where)
+        path, origin = source_path(dataset, split, data_dir, verify=verify)
     except SourceError as exc:
         raise CommandError(str(exc)) from exc
-    read_rows(path, has_answers=source.has_answers)  # checks each row as the dataset builder does
+    read_rows(path, has_answers=SOURCES[dataset][split].has_answers)  # checks each row as the dataset builder does
     return list(read_targets(path).values()), origin
 
 
-def _download(url: str, target: Path) -> str:
-    partial = target.with_name(target.name + ".download")
-    with urllib.request.urlopen(url, timeout=60) as response:  # noqa: S310 (fixed https URLs)
-        partial.write_bytes(response.read())
-    os.replace(partial, target)
-    return str(target)
-
-
-def resolve_device(device: str) -> str:
-    """``auto`` becomes ``cuda`` when a GPU is visible, else ``cpu``; other names are kept.
-
-    >>> resolve_device("cpu")
-    'cpu'
-    """
-    if device != "auto":
-        return device
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
 def load_model(name: str, device: str = "auto", dtype: str = "auto") -> tuple[Any, Any]:
-    """``(model, tokenizer)`` of a causal language model (Hub id or local folder), no remote code.
+    """:func:`protoqa_integrations.generation.load_model`, its errors as one-line command errors.
 
     >>> load_model("/no/such/folder")  # doctest: +IGNORE_EXCEPTION_DETAIL
     Traceback (most recent call last):
     CommandError: there is no model folder /no/such/folder
     """
-    looks_local = os.path.isabs(name) or name.startswith((".", "~"))
-    if looks_local and not Path(name).expanduser().is_dir():
-        raise CommandError(f"there is no model folder {name}")
     try:
-        import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-    except ImportError as exc:
-        raise CommandError(f"generating needs torch and transformers ({exc}); "
-                           "pip install 'protoqa-eval[train]'") from exc
-    from transformers.utils import logging as transformers_logging
+        from transformers.utils import logging as transformers_logging
 
-    transformers_logging.disable_progress_bar()  # stderr is for our own progress bar and messages
-    device = resolve_device(device)
-    dtypes = {"auto": "auto", "float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
-    if dtype not in dtypes:
-        raise CommandError(f"unknown dtype {dtype!r}; choose one of {', '.join(dtypes)}")
-    source = str(Path(name).expanduser()) if looks_local else name
+        transformers_logging.disable_progress_bar()  # stderr is for our own progress bar and messages
+    except ImportError:
+        pass  # generation.load_model says what is missing
     try:
-        tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=False)
-        model = AutoModelForCausalLM.from_pretrained(source, **{_dtype_keyword(): dtypes[dtype]},
-                                                     trust_remote_code=False)
-        model.to(device)
-    except Exception as exc:  # hub, network, file, format and device errors all mean "cannot use it"
-        text = str(exc).strip()
-        first_line = text.splitlines()[0] if text else type(exc).__name__
-        raise CommandError(f"cannot load the model {name!r}: {first_line}") from exc
-    model.eval()
-    return model, tokenizer
-
-
-def _dtype_keyword() -> str:
-    """The ``from_pretrained`` keyword for the weights' dtype in the installed transformers.
-
-    transformers 4.56 renamed ``torch_dtype`` to ``dtype``; older releases reject ``dtype=``
-    and newer ones warn on ``torch_dtype=``.
-    """
-    import transformers
-    from packaging.version import Version
-
-    return "dtype" if Version(transformers.__version__) >= Version("4.56") else "torch_dtype"
+        return generation.load_model(name, device, dtype)
+    except GenerationError as exc:
+        raise CommandError(str(exc)) from exc
 
 
 def answers_document(questions: Sequence[Question], samples: dict[str, list[str]], skipped: dict[str, str],
@@ -214,13 +136,10 @@ def answers_document(questions: Sequence[Question], samples: dict[str, list[str]
     >>> doc["model_ranked_answers"], doc["model_answers_with_count"], doc["generation"]["empty_samples"]
     ({'q1': ['dog', 'cat']}, {'q1': [['dog', 2], ['cat', 1]]}, {'q1': 1})
     """
-    ranked = {q.id: rank_answers(samples.get(q.id, [])) for q in questions}
+    ranked = {q.id: rank_by_frequency(samples.get(q.id, [])) for q in questions}
     with_count = {}
     for q in questions:
-        counts: dict[str, int] = {}
-        for answer in samples.get(q.id, []):
-            if answer:
-                counts[answer] = counts.get(answer, 0) + 1
+        counts = answer_frequencies(samples.get(q.id, []))
         with_count[q.id] = [[a, counts[a]] for a in ranked[q.id]]
     empty = {q.id: samples.get(q.id, []).count("") for q in questions if "" in samples.get(q.id, [])}
     no_answer = [q.id for q in questions if q.id not in skipped and not ranked[q.id]]
@@ -391,7 +310,6 @@ def _run_generate(args: argparse.Namespace) -> int:
     if journal.is_file():
         _read_journal(journal, header)  # settings checked before the model is loaded
     model, tokenizer = load_model(args.model, device, args.dtype)
-    check_tokenizer(tokenizer, args.model)
     leaderboard = None
     if args.dataset == "protoqa" and args.split == "test":
         leaderboard = Path(args.leaderboard) if args.leaderboard else output.with_suffix(".leaderboard.jsonl")

@@ -13,7 +13,7 @@ How a sample is drawn (the ProtoQA paper's protocol, :class:`SamplingConfig`):
   cleaned by :func:`~protoqa_integrations.prompts.clean_answer`, is the answer
   (:func:`answer_from_text`); an empty answer is kept as ``""``;
 * the answers of a question are ranked by how often they were sampled
-  (:func:`~protoqa_integrations.prompts.rank_answers`).
+  (:func:`~protoqa_core.ranking.rank_by_frequency`).
 
 How it is batched: ``model.generate`` with ``num_return_sequences`` draws many samples
 of a prompt in one forward pass over a left-padded batch with the KV cache (the prompt is
@@ -40,8 +40,10 @@ or device changes only the floating-point rounding of the logits.
 from __future__ import annotations
 
 import math
+import os
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
 import numpy as np
@@ -67,6 +69,8 @@ __all__ = [
     "plan_batches",
     "context_length",
     "check_tokenizer",
+    "resolve_device",
+    "load_model",
     "iter_prompt_samples",
     "sample_prompts",
 ]
@@ -456,6 +460,71 @@ def _decode_rows(tokenizer: Any, rows: Any, eos_id: int, pad_id: int) -> list[st
     return [cut_at_stop(text) for text in tokenizer.batch_decode(cut, skip_special_tokens=True)]
 
 
+def resolve_device(device: str) -> str:
+    """``auto`` becomes ``cuda`` when a GPU is visible, else ``cpu``; other names are kept.
+
+    >>> resolve_device("cpu")
+    'cpu'
+    """
+    if device != "auto":
+        return device
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def load_model(name: str, device: str = "auto", dtype: str = "auto",
+               cache_dir: Optional[str] = None) -> tuple[Any, Any]:
+    """``(model, tokenizer)`` of a causal language model (Hub id or local folder), no remote code, in eval mode.
+
+    ``cache_dir`` is where Hub downloads go (default: the Hub's own cache). Every
+    failure is a :class:`GenerationError` saying why, in one line; so is a tokenizer
+    without an end-of-text token (:func:`check_tokenizer`).
+
+    >>> load_model("/no/such/folder")  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    GenerationError: there is no model folder /no/such/folder
+    """
+    looks_local = os.path.isabs(name) or name.startswith((".", "~"))
+    if looks_local and not Path(name).expanduser().is_dir():
+        raise GenerationError(f"there is no model folder {name}")
+    try:
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+    except ImportError as exc:
+        raise GenerationError(f"generating needs torch and transformers ({exc}); "
+                              "pip install 'protoqa-eval[train]'") from exc
+    device = resolve_device(device)
+    dtypes = {"auto": "auto", "float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+    if dtype not in dtypes:
+        raise GenerationError(f"unknown dtype {dtype!r}; choose one of {', '.join(dtypes)}")
+    source = str(Path(name).expanduser()) if looks_local else name
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(source, cache_dir=cache_dir, trust_remote_code=False)
+        model = AutoModelForCausalLM.from_pretrained(source, cache_dir=cache_dir, **{_dtype_keyword(): dtypes[dtype]},
+                                                     trust_remote_code=False)
+        model.to(device)
+    except Exception as exc:  # hub, network, file, format and device errors all mean "cannot use it"
+        text = str(exc).strip()
+        first_line = text.splitlines()[0] if text else type(exc).__name__
+        raise GenerationError(f"cannot load the model {name!r}: {first_line}") from exc
+    check_tokenizer(tokenizer, name)
+    model.eval()
+    return model, tokenizer
+
+
+def _dtype_keyword() -> str:
+    """The ``from_pretrained`` keyword for the weights' dtype in the installed transformers.
+
+    transformers 4.56 renamed ``torch_dtype`` to ``dtype``; older releases reject ``dtype=``
+    and newer ones warn on ``torch_dtype=``.
+    """
+    import transformers
+    from packaging.version import Version
+
+    return "dtype" if Version(transformers.__version__) >= Version("4.56") else "torch_dtype"
+
+
 def iter_prompt_samples(
     model: Any,
     tokenizer: Any,
@@ -464,6 +533,7 @@ def iter_prompt_samples(
     *,
     seeds: Optional[Sequence[int]] = None,
     progress: Optional[bool] = False,
+    on_progress: Optional[Callable[[int, int], None]] = None,
     model_name: str = "the model",
 ) -> Iterator[PromptSamples]:
     """Sample ``config.num_samples`` answers for each prompt, yielding each prompt as it completes.
@@ -473,7 +543,8 @@ def iter_prompt_samples(
     ``max_new_tokens`` exceed the model's context, is yielded with ``skipped`` set and
     no samples. The model is put in eval mode and back; the global RNG is untouched.
     ``progress`` shows a bar (tqdm, stderr) with questions done and samples per second
-    (None: only on a terminal).
+    (None: only on a terminal); ``on_progress(samples drawn, samples in all)`` is called
+    after each ``generate`` call.
 
     >>> config = SamplingConfig(num_samples=5)
     >>> for done in iter_prompt_samples(model, tokenizer, ["One fruit is"], config):  # doctest: +SKIP
@@ -565,6 +636,8 @@ def iter_prompt_samples(
                 texts[p].extend(decoded[k * count:(k + 1) * count])
                 remaining[p] -= count
             drawn += len(decoded)
+            if on_progress is not None:
+                on_progress(drawn, config.num_samples * len(eligible))
             if bar is not None:
                 bar.set_postfix_str(f"{drawn / max(time.perf_counter() - started, 1e-9):.1f} samples/s")
             yield from ready()

@@ -3,9 +3,9 @@
 The ProtoQA paper's GPT-2 baseline rewrites a question as the start of a statement the
 model completes ("Name something people bring to a picnic" -> "One thing people bring
 to a picnic is"), draws many samples, keeps each sample's first sentence and ranks the
-distinct answers by how often they were drawn. This module does the text side of that,
-with no dependency beyond the standard library, so training code, evaluation code and
-the demo Space build prompts and answers the same way.
+distinct answers by how often they were drawn. This module does the text side of that
+(the ranking is :func:`protoqa_core.ranking.rank_by_frequency`), so training code,
+evaluation code and the demo Space build prompts and answers the same way.
 
 Prompt rules (:func:`question_to_prompt`), matched case-insensitively at the start of
 the question or of a clause after ``,``, ``;`` or ``:`` ("At the beach, name
@@ -43,7 +43,10 @@ both cases.
 from __future__ import annotations
 
 import re
+import warnings
 from typing import Iterable, Optional
+
+from protoqa_core.ranking import rank_by_frequency
 
 __all__ = [
     "ANSWER_SEPARATOR",
@@ -204,21 +207,17 @@ def clean_answer(text: str, eos_token: Optional[str] = None) -> str:
 
 
 def rank_answers(samples: Iterable[str], max_answers: Optional[int] = None) -> list[str]:
-    """Distinct non-empty answers, most often sampled first; ties keep first-sampled order.
+    """Deprecated: :func:`protoqa_core.ranking.rank_by_frequency`, which every surface now uses.
 
-    >>> rank_answers(["cat", "dog", "", "dog", "bird", "cat", "dog"])
+    Answers are normalized as the metric normalizes predictions before they are counted
+    (so "Night" and "night" are one answer); ties keep first-sampled order.
+
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", DeprecationWarning)
+    ...     rank_answers(["cat", "Dog", "", "dog", "bird", "cat", "dog"])
     ['dog', 'cat', 'bird']
-    >>> rank_answers(["b", "a", "a", "b", "c"], max_answers=2)
-    ['b', 'a']
     """
-    if max_answers is not None and max_answers < 0:
-        raise ValueError(f"max_answers must be >= 0, got {max_answers}")
-    counts: dict[str, int] = {}
-    for answer in samples:
-        if not isinstance(answer, str):
-            raise TypeError(f"samples must be strings, found {answer!r}")
-        if answer:
-            counts[answer] = counts.get(answer, 0) + 1
-    # dicts keep first-insertion order and sorted() is stable, so ties stay in sample order.
-    ranked = sorted(counts, key=lambda answer: -counts[answer])
-    return ranked if max_answers is None else ranked[:max_answers]
+    warnings.warn("protoqa_integrations.prompts.rank_answers is deprecated; use "
+                  "protoqa_core.ranking.rank_by_frequency", DeprecationWarning, stacklevel=2)
+    return rank_by_frequency(samples, max_answers)

@@ -32,7 +32,8 @@ import warnings
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 from protoqa_metric.metrics import evaluate_predictions
-from .prompts import clean_answer, generation_prompt, rank_answers
+from .prompts import clean_answer, generation_prompt
+from protoqa_core.ranking import rank_by_frequency
 from protoqa_core.readers import Question
 from protoqa_core.rows import questions_from_rows
 
@@ -144,7 +145,7 @@ def score_sampled_answers(
     """ProtoQA scores (and ProbEval's KL) of the answers sampled for each question.
 
     ``samples[i]`` are the cleaned answers sampled for ``questions[i]``; they are ranked
-    by frequency (:func:`~protoqa_integrations.prompts.rank_answers`) and the ranked lists are
+    by frequency (:func:`~protoqa_core.ranking.rank_by_frequency`) and the ranked lists are
     scored with :func:`~protoqa_metric.evaluate_predictions` under each similarity.
     ``probeval``: ``True`` adds ``probeval_kl`` from :func:`probeval_with_human_clusters`,
     a :data:`ProbEvalFn` adds its value under that key.
@@ -160,7 +161,7 @@ def score_sampled_answers(
     ids = [q.id for q in questions]
     if len(set(ids)) != len(ids):
         raise ValueError("each question must appear once; group the samples of a question together")
-    ranked = {q.id: rank_answers(answers) for q, answers in zip(questions, samples)}
+    ranked = {q.id: rank_by_frequency(answers) for q, answers in zip(questions, samples)}
     scores: dict[str, float] = {}
     for name in _similarity_names(similarity):
         result = evaluate_predictions(questions, ranked, name, metrics)
@@ -353,7 +354,7 @@ def sample_question_answers(
     ``generation_config`` apply. The model is put in eval mode and back.
 
     >>> answers = sample_question_answers(model, tokenizer, "name a fruit", num_samples=5)  # doctest: +SKIP
-    >>> len(answers), rank_answers(answers)[0]  # e.g. (5, 'apple')  # doctest: +SKIP
+    >>> len(answers), rank_by_frequency(answers)[0]  # e.g. (5, 'apple')  # doctest: +SKIP
     """
     from .generation import SamplingConfig, sample_prompts
 
@@ -505,7 +506,7 @@ class _ProtoQAEvalCallbackBase:
 
         The format of ``protoqa-eval`` prediction files.
         """
-        return {qid: rank_answers(samples) for qid, samples in self.last_samples.items()}
+        return {qid: rank_by_frequency(samples) for qid, samples in self.last_samples.items()}
 
     def evaluate_model(self, model: Any, tokenizer: Any, eval_set: Optional[str] = None) -> dict[str, float]:
         """Sample answers for the evaluation questions and score them (keys without a prefix).

@@ -310,6 +310,15 @@ CSS = """
 """
 
 
+def _side_by_side(*panels: tuple[str, Any]) -> None:
+    """One row of titled columns, each rendering its component (inside a ``gr.Blocks``)."""
+    with gr.Row():
+        for title, component in panels:
+            with gr.Column(min_width=300):
+                gr.Markdown(f"### {title}")
+                component.render()
+
+
 def build_demo(app: Optional[SpaceApp] = None) -> gr.Blocks:
     """The page. Generation and scoring share one queue slot (``concurrency_id="model"``).
 
@@ -383,20 +392,8 @@ def build_demo(app: Optional[SpaceApp] = None) -> gr.Blocks:
                                    interactive=initial_stored.get("interactive", True))
         status.render()
         summary.render()
-        with gr.Row():
-            with gr.Column(min_width=300):
-                gr.Markdown("### Scores")
-                scores.render()
-            with gr.Column(min_width=300):
-                gr.Markdown("### ProbEval: people vs model over the clusters")
-                plot.render()
-        with gr.Row():
-            with gr.Column(min_width=300):
-                gr.Markdown("### People's answers (clusters)")
-                clusters.render()
-            with gr.Column(min_width=300):
-                gr.Markdown("### The model's answers, most sampled first")
-                answers.render()
+        _side_by_side(("Scores", scores), ("ProbEval: people vs model over the clusters", plot))
+        _side_by_side(("People's answers (clusters)", clusters), ("The model's answers, most sampled first", answers))
         signatures.render()
 
         def generate_event(dataset_key: str, question_id: Optional[str], custom_question: str, n: float,

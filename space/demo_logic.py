@@ -1,17 +1,22 @@
-"""What the demo Space does, without any user interface: data, prompts, GPT-2 sampling, both metrics.
+"""What the demo Space does, without any user interface: the libraries wired to the demo's limits.
 
-The page (``app.py``) only wires these functions to widgets, so everything here can be
-called and tested directly:
+The library work is done by the project's packages: data location
+(:func:`protoqa_dataset.sources.source_path`), prompts and nucleus sampling
+(:mod:`protoqa_integrations.generation`), ranking answers by frequency
+(:func:`protoqa_core.ranking.rank_by_frequency`), ProtoQA's scores
+(:func:`protoqa_metric.evaluate_predictions`) and ProbEval (:class:`cfc_probeval.ProbEval`).
+This module keeps what only the demo needs, so that the page (``app.py``) only wires
+these functions to widgets and everything here can be called and tested directly:
 
-* :class:`DemoData`: the questions of ProtoQA crowdsourced dev and CFC dev, read from a
-  local folder or downloaded into a temporary folder, and the stored GPT-2 answers when
-  the local folder has them;
-* :func:`prompt_for`: the prompt of a question (ProtoQA's prompt rules, a one-shot
-  prompt for CFC);
-* :class:`ModelHolder` and :func:`sample_answers`: a causal language model and nucleus
-  sampling, answers cut at the first end of sentence;
+* :class:`DemoData`: the questions of ProtoQA crowdsourced dev and CFC dev, loaded once
+  (from a local folder, or downloaded into the Space's temporary folder), and the stored
+  GPT-2 answers when the local folder has them;
+* :func:`prompt_for`: which prompt style a data set's question gets;
+* :class:`SamplingSettings` and :class:`ModelHolder`: the page's sampling settings
+  checked against the demo's caps, and the Space's one model;
 * :func:`score_answers`: ProtoQA's ranked-list scores and ProbEval's KL for one question
-  (a :class:`~protoqa_metric.Question` or a row of the dataset export);
+  (a :class:`~protoqa_metric.Question` or a row of the dataset export), with what the
+  page shows of them (claimed clusters, cluster labels);
 * :func:`check_limits` and :func:`run_with_budget`: size caps checked before any scoring,
   and scoring in a forked process stopped after :data:`SCORE_TIME_BUDGET` seconds;
 * :func:`scores_json`: the numbers of a result for the page's API.
@@ -34,9 +39,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
-from protoqa_metric import PAPER_METRICS, Question, evaluate_predictions, question_from_row, read_targets
-from protoqa_integrations.prompts import cfc_prompt, clean_answer, generation_prompt, question_to_prompt, rank_answers
+from protoqa_core import data as data_location
+from protoqa_core.ranking import answer_frequencies, rank_by_frequency
 from protoqa_core.readers import read_prediction_lists, read_predictions
+from protoqa_dataset.sources import SourceError, source_path
+from protoqa_integrations import generation
+from protoqa_integrations.generation import PAPER_TEMPERATURE, PAPER_TOP_P, PROTOQA_NUM_SAMPLES, SamplingConfig
+from protoqa_integrations.prompts import clean_answer
+from protoqa_metric import PAPER_METRICS, Question, evaluate_predictions, question_from_row, read_targets
 
 __all__ = [
     "MODEL_ENV",
@@ -69,12 +79,9 @@ __all__ = [
     "DemoData",
     "answers_from_samples",
     "answers_from_ranked_list",
-    "cfc_prompt",
-    "protoqa_prompt",
     "prompt_for",
     "check_question",
     "load_model",
-    "sample_answers",
     "protoqa_scores",
     "probeval_score",
     "score_answers",
@@ -106,7 +113,7 @@ MODEL_ENV = "PROTOQA_SPACE_MODEL"
 """Model name on the Hub or local folder; default :data:`DEFAULT_MODEL`."""
 DATA_DIR_ENV = "PROTOQA_SPACE_DATA_DIR"
 """Local data folder (``protoqa/...``, ``cfc/...``); read before ``PROTOQA_DATA_DIR``."""
-FALLBACK_DATA_DIR_ENV = "PROTOQA_DATA_DIR"
+FALLBACK_DATA_DIR_ENV = data_location.DATA_DIR_ENV
 PROMPT_STYLE_ENV = "PROTOQA_SPACE_PROMPT"
 """``statement`` (default, for a plain GPT-2) or ``finetuned`` (``prompt<TAB>``, for a ProtoQA fine-tuned model)."""
 CACHE_DIR_ENV = "PROTOQA_SPACE_CACHE_DIR"
@@ -115,14 +122,14 @@ TEMP_DIR_ENV = "PROTOQA_SPACE_TMP"
 """Root of every folder the Space writes to; default ``<system temp>/protoqa_space``."""
 
 DEFAULT_MODEL = "gpt2"
-DEFAULT_NUM_SAMPLES = 300
-DEFAULT_TEMPERATURE = 0.69
-DEFAULT_TOP_P = 0.9
-DEFAULT_SEED = 42
+DEFAULT_NUM_SAMPLES = PROTOQA_NUM_SAMPLES
+DEFAULT_TEMPERATURE = PAPER_TEMPERATURE
+DEFAULT_TOP_P = PAPER_TOP_P
+DEFAULT_SEED = SamplingConfig.seed
 MIN_TEMPERATURE, MAX_TEMPERATURE = 0.05, 2.0
 MAX_QUESTION_CHARS = 300
-MAX_NEW_TOKENS = 12
 BATCH_SIZE = 50
+"""Samples per forward pass: bounds the memory of one sampling step on a small CPU Space."""
 SIMILARITIES = ("exact_match", "wordnet")
 
 # Caps checked before any scoring (check_limits). The real data stays below them
@@ -152,9 +159,6 @@ FIRST_VIEW_PATH = Path(__file__).resolve().parent / "first_view.json"
 """The default question's export row and the stored GPT-2 answers to it, shown on load."""
 CLAIM_METRIC = "max_answers@10"
 """The ranked-answers table shows the clusters claimed under this metric (the paper's headline)."""
-
-SHARED_DATA_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-"""``../shared/data`` beside the checkout, used when no data folder is configured."""
 
 
 class DemoError(Exception):
@@ -242,25 +246,14 @@ def configure_environment() -> None:
 
 
 def resolve_data_dir(data_dir: Union[None, str, os.PathLike] = None) -> Optional[Path]:
-    """The local data folder: the argument, ``$PROTOQA_SPACE_DATA_DIR``, ``$PROTOQA_DATA_DIR``,
-    then ``../shared/data`` beside the checkout when present; None means "download".
+    """The local data folder: the argument, ``$PROTOQA_SPACE_DATA_DIR``, then the project's
+    own order (:func:`protoqa_core.data.resolve_data_dir`); None means "download".
 
     >>> resolve_data_dir("/some/where")
     PosixPath('/some/where')
     """
-    for candidate in (data_dir, os.environ.get(DATA_DIR_ENV), os.environ.get(FALLBACK_DATA_DIR_ENV)):
-        if candidate is not None and str(candidate).strip():
-            return Path(candidate).expanduser()
-    return SHARED_DATA_DIR if SHARED_DATA_DIR.is_dir() else None
-
-
-def _download(url: str, folder: Path) -> str:
-    import urllib.request
-
-    target = folder / url.rsplit("/", 1)[-1]
-    with urllib.request.urlopen(url, timeout=60) as response:  # noqa: S310 (fixed https URLs)
-        target.write_bytes(response.read())
-    return str(target)
+    given = data_dir if data_dir is not None and str(data_dir).strip() else os.environ.get(DATA_DIR_ENV)
+    return data_location.resolve_data_dir(given)
 
 
 @dataclass(frozen=True)
@@ -268,7 +261,8 @@ class Answers:
     """A model's answers to one question.
 
     Attributes:
-        samples: cleaned answer -> how often it was sampled (``""``: a sample with no answer).
+        samples: answer -> how often it was sampled (``""``: a sample with no answer); sampled
+            answers are normalized and counted by :func:`protoqa_core.ranking.answer_frequencies`.
         ranked: the ranked answer list that ProtoQA scores.
         origin: where the answers come from, for the page.
         counted: whether ``samples`` are real sample frequencies (False for stored ranked
@@ -291,17 +285,17 @@ class Answers:
 
 
 def answers_from_samples(samples: Iterable[str], origin: str, eos_token: Optional[str] = None) -> Answers:
-    """Answers from raw sampled texts: each cut at its first end of sentence, then ranked by frequency.
+    """Answers from sampled texts: each cut at its first end of sentence, counted and ranked by frequency.
+
+    Counting and ranking are :func:`protoqa_core.ranking.answer_frequencies` and
+    :func:`~protoqa_core.ranking.rank_by_frequency`, as everywhere in the project.
 
     >>> a = answers_from_samples(["Dog. Big", "cat", "dog<|endoftext|>", ""], "test", "<|endoftext|>")
     >>> a.ranked, dict(a.samples)
     (('dog', 'cat'), {'dog': 2, 'cat': 1, '': 1})
     """
-    cleaned = [clean_answer(s, eos_token=eos_token) for s in samples]
-    counts: dict[str, int] = {}
-    for answer in cleaned:
-        counts[answer] = counts.get(answer, 0) + 1
-    return Answers(counts, tuple(rank_answers(cleaned)), origin, True)
+    counts = answer_frequencies([clean_answer(s, eos_token=eos_token) for s in samples])
+    return Answers(counts, tuple(rank_by_frequency(counts)), origin, True)
 
 
 def answers_from_ranked_list(ranked: Sequence[str], origin: str) -> Answers:
@@ -345,15 +339,11 @@ class DemoData:
         return f"data read from the local folder {self.data_dir}"
 
     def _targets_path(self, key: str) -> Path:
-        from protoqa_dataset.sources import SOURCES, SourceError, fetch, locate_local, verify_checksum
-
-        source = SOURCES[_dataset(key).key]["validation"]
+        # A local folder is read as it is (the demo scores what is put there); a download
+        # is checked against its pinned checksum.
         try:
-            if self.data_dir is not None:
-                return locate_local(source, self.data_dir)
-            path, url = fetch(source, lambda url: _download(url, space_temp_dir("data")))
-            verify_checksum(source, path, url)
-            return path
+            return source_path(_dataset(key).key, "validation", self.data_dir, verify_local=False,
+                               cache_dir=space_temp_dir("data"))[0]
         except SourceError as exc:
             raise DemoError(f"cannot load {DATASETS[key].label}: {exc}") from exc
 
@@ -441,38 +431,29 @@ class DemoData:
 # -- prompts ----------------------------------------------------------------------------
 
 
-def protoqa_prompt(question: str, style: str = "statement") -> str:
-    """A ProtoQA question as the statement a model completes (SPEC's prompt rules).
-
-    ``statement`` is for a plain GPT-2; ``finetuned`` adds the tab separator that the
-    ProtoQA fine-tuning format puts before the answer.
-
-    >>> protoqa_prompt("Name something people bring to a picnic.")
-    'One thing people bring to a picnic is'
-    >>> protoqa_prompt("name a fruit", "finetuned")
-    'one fruit is\\t'
-    """
-    if style == "statement":
-        return question_to_prompt(question)
-    if style == "finetuned":
-        return generation_prompt(question)
-    raise DemoError(f"unknown prompt style {style!r}; use 'statement' or 'finetuned' (${PROMPT_STYLE_ENV})")
-
-
 def prompt_for(dataset_key: str, question: str, style: Optional[str] = None) -> str:
     """The prompt of a question of a data set (a typed question gets its data set's kind of prompt).
 
-    ``style`` defaults to ``$PROTOQA_SPACE_PROMPT`` or ``statement``; CFC questions always
-    get the one-shot prompt.
+    CFC questions get the one-shot prompt; ProtoQA questions the prompt style ``style``
+    (default :func:`prompt_style`): ``statement`` for a plain GPT-2, ``finetuned`` (with
+    the tab separator of the ProtoQA fine-tuning format). The prompts themselves are
+    :data:`protoqa_integrations.generation.PROMPT_STYLES`.
 
-    >>> prompt_for("protoqa", "Name a fruit")
-    'One fruit is'
+    >>> prompt_for("protoqa", "Name a fruit"), prompt_for("protoqa", "name a fruit", "finetuned")
+    ('One fruit is', 'one fruit is\\t')
     """
+    return generation.prompt_function(_prompt_style_of(dataset_key, style))(question)
+
+
+def _prompt_style_of(dataset_key: str, style: Optional[str] = None) -> str:
     if dataset_key == "cfc":
-        return cfc_prompt(question)
+        return "cfc-one-shot"
     if dataset_key != "protoqa":
         raise DemoError(f"unknown data set {dataset_key!r}; choose one of {', '.join(DATASETS)}")
-    return protoqa_prompt(question, style or os.environ.get(PROMPT_STYLE_ENV) or "statement")
+    style = style or prompt_style()
+    if style not in {"statement", "finetuned"}:
+        raise DemoError(f"unknown prompt style {style!r}; use 'statement' or 'finetuned' (${PROMPT_STYLE_ENV})")
+    return style
 
 
 def check_question(text: Optional[str]) -> str:
@@ -530,14 +511,22 @@ class SamplingSettings:
         except (TypeError, ValueError) as exc:
             raise DemoError(f"invalid sampling settings: {exc}") from exc
 
+    def config(self) -> SamplingConfig:
+        """The library's sampling settings: these, the paper's other settings and :data:`BATCH_SIZE`.
+
+        >>> SamplingSettings(num_samples=10).config().max_new_tokens
+        10
+        """
+        return SamplingConfig(num_samples=self.num_samples, temperature=self.temperature, top_p=self.top_p,
+                              seed=self.seed, batch_size=BATCH_SIZE)
+
     def signature(self, model_name: str, prompt_style: str) -> str:
-        """How the answers were sampled, in the ``key:value|...`` style of the metric signatures.
+        """How the answers were sampled: model, prompt style and the library's sampling signature.
 
         >>> SamplingSettings(num_samples=10).signature("gpt2", "statement")
-        'model:gpt2|prompt:statement|samples:10|temperature:0.69|top_p:0.9|top_k:0|max_new_tokens:12|batch:50|seed:42'
+        'model:gpt2|prompt:statement|samples:10|top_p:0.9|temperature:0.69|top_k:0|max_new_tokens:10|stop:newline,period|batch:50|seed:42|rng:splitmix64'
         """
-        return (f"model:{model_name}|prompt:{prompt_style}|samples:{self.num_samples}|temperature:{self.temperature}"
-                f"|top_p:{self.top_p}|top_k:0|max_new_tokens:{MAX_NEW_TOKENS}|batch:{BATCH_SIZE}|seed:{self.seed}")
+        return f"model:{model_name}|prompt:{prompt_style}|{self.config().signature()}"
 
 
 @dataclass
@@ -550,32 +539,21 @@ class LoadedModel:
 
 
 def load_model(name: str, cache_dir: Union[None, str, os.PathLike] = None) -> LoadedModel:
-    """Load a causal language model and its tokenizer (no remote code), in eval mode.
+    """Load a causal language model and its tokenizer (:func:`protoqa_integrations.generation.load_model`).
 
-    Raises :class:`ModelUnavailableError` saying why when it cannot be loaded.
+    No remote code, on the CPU, in float32; Hub downloads go to ``cache_dir`` (default a
+    folder under the Space's temporary root). Raises :class:`ModelUnavailableError`
+    saying why when it cannot be loaded.
 
     >>> load_model("/no/such/model")  # doctest: +IGNORE_EXCEPTION_DETAIL
     Traceback (most recent call last):
     ModelUnavailableError: there is no model folder /no/such/model
     """
-    try:
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-    except ImportError as exc:
-        raise ModelUnavailableError(f"transformers/torch are not installed ({exc})") from exc
-    looks_local = os.path.isabs(name) or name.startswith((".", "~"))
-    if looks_local and not Path(name).expanduser().is_dir():
-        raise ModelUnavailableError(f"there is no model folder {name}")
     cache = str(cache_dir) if cache_dir is not None else str(space_temp_dir("models"))
     try:
-        source = str(Path(name).expanduser()) if looks_local else name
-        tokenizer = AutoTokenizer.from_pretrained(source, cache_dir=cache, trust_remote_code=False)
-        model = AutoModelForCausalLM.from_pretrained(source, cache_dir=cache, trust_remote_code=False)
-    except Exception as exc:  # hub, network, file and format errors all mean "no model"
-        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ModelUnavailableError(f"cannot load the model {name!r}: {first_line}") from exc
-    if tokenizer.eos_token_id is None and tokenizer.pad_token_id is None:
-        raise ModelUnavailableError(f"the tokenizer of {name!r} has no end-of-text token to end answers")
-    model.eval()
+        model, tokenizer = generation.load_model(name, "cpu", "float32", cache_dir=cache)
+    except generation.GenerationError as exc:
+        raise ModelUnavailableError(str(exc)) from exc
     return LoadedModel(name, model, tokenizer)
 
 
@@ -637,32 +615,14 @@ class ModelHolder:
         return self._error
 
 
-def sample_answers(loaded: LoadedModel, prompt: str, settings: SamplingSettings,
-                   on_progress: Optional[Callable[[int, int], None]] = None) -> list[str]:
-    """Nucleus-sample answers to ``prompt``, each cut at its first end of sentence, in sample order.
-
-    Samples are drawn :data:`BATCH_SIZE` at a time, batch ``b`` under seed ``seed + b``,
-    so the same settings give the same answers whatever happens in between;
-    ``on_progress(done, total)`` is called after each batch.
-
-    >>> sample_answers(ModelHolder().get(), "One fruit is", SamplingSettings(num_samples=3))  # doctest: +SKIP
-    ['an apple', 'banana', 'an apple']
-    """
-    from protoqa_integrations.training import sample_question_answers
-
-    answers: list[str] = []
-    batch = 0
-    while len(answers) < settings.num_samples:
-        count = min(BATCH_SIZE, settings.num_samples - len(answers))
-        answers += sample_question_answers(
-            loaded.model, loaded.tokenizer, prompt, num_samples=count, batch_size=count,
-            max_new_tokens=MAX_NEW_TOKENS, top_p=settings.top_p, temperature=settings.temperature,
-            seed=settings.seed + batch, prompt_fn=lambda text: text,
-        )
-        batch += 1
-        if on_progress is not None:
-            on_progress(len(answers), settings.num_samples)
-    return answers
+def _sample(loaded: LoadedModel, prompt: str, settings: SamplingSettings,
+            on_progress: Optional[Callable[[int, int], None]] = None) -> list[str]:
+    """The cleaned answers of ``settings.num_samples`` samples (the library's sampler), in sample order."""
+    (done,) = generation.iter_prompt_samples(loaded.model, loaded.tokenizer, [prompt], settings.config(),
+                                             on_progress=on_progress, model_name=loaded.name)
+    if done.skipped:
+        raise DemoError(f"cannot sample answers: {done.skipped}")
+    return done.answers
 
 
 # -- scores -----------------------------------------------------------------------------
@@ -853,7 +813,7 @@ def generate_result(data: DemoData, models: ModelHolder, dataset_key: str, quest
     >>> generate_result(DemoData(), ModelHolder(), "protoqa", "r1q1", None, SamplingSettings())  # doctest: +SKIP
     """
     question, text = resolve_question(data, dataset_key, question_id, custom_question)
-    style = prompt_style()
+    style = _prompt_style_of(dataset_key)
     # A fine-tuned ProtoQA model was trained on the lower-case normalized questions.
     asked = question.question if (question is not None and style == "finetuned") else text
     prompt = prompt_for(dataset_key, asked, style)
@@ -862,14 +822,12 @@ def generate_result(data: DemoData, models: ModelHolder, dataset_key: str, quest
     loaded = models.get(retry=True)
     if on_stage:
         on_stage(f"Sampling {settings.num_samples} answers")
-    raw, seconds = _timed(lambda: sample_answers(loaded, prompt, settings, on_progress))
-    # sample_answers has already cut each sample at its end of sentence.
-    answers = answers_from_samples(raw, f"nucleus samples from {loaded.name}")
+    cleaned, seconds = _timed(lambda: _sample(loaded, prompt, settings, on_progress))
+    answers = answers_from_samples(cleaned, f"nucleus samples from {loaded.name}")
     if on_stage and question is not None:
         on_stage("Scoring (exact match, WordNet, ProbEval)")
-    used_style = "cfc-one-shot" if dataset_key == "cfc" else style
     return scored_within_budget(dataset_key, question, answers, question_text=text, prompt=prompt,
-                                sampling_signature=settings.signature(loaded.name, used_style), seconds=seconds)
+                                sampling_signature=settings.signature(loaded.name, style), seconds=seconds)
 
 
 def stored_result(data: DemoData, dataset_key: str, question_id: Optional[str],

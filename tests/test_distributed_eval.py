@@ -153,8 +153,8 @@ def test_callback_two_processes_equal_one(tmp_path):
     pytest.importorskip("transformers")
     if not torch.distributed.is_available():
         pytest.skip("torch.distributed is not available")
-    from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+    from tiny_lm import tiny_gpt2, word_tokenizer
+    from transformers import GPT2LMHeadModel
 
     from protoqa_metric import read_targets
     from protoqa_integrations.prompts import generation_prompt
@@ -166,17 +166,8 @@ def test_callback_two_processes_equal_one(tmp_path):
         ("q3", "how can you tell it is winter", [(["snow"], 7), (["cold"], 3)]),
     ]
     write_targets(tmp_path / "targets.jsonl", questions)
-    texts = [generation_prompt(text) for _, text, _ in questions] + ["dog cat eggs toast snow cold ."]
-    splitter = pre_tokenizers.Whitespace()
-    words = sorted({w for t in texts for w, _ in splitter.pre_tokenize_str(t)})
-    backend = Tokenizer(models.WordLevel({"[PAD]": 0, "[UNK]": 1, "[EOS]": 2,
-                                          **{w: i + 3 for i, w in enumerate(words)}}, unk_token="[UNK]"))
-    backend.pre_tokenizer = splitter
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, unk_token="[UNK]", pad_token="[PAD]",
-                                        eos_token="[EOS]")
-    torch.manual_seed(0)
-    model = GPT2LMHeadModel(GPT2Config(vocab_size=len(tokenizer), n_positions=32, n_layer=2, n_head=2, n_embd=32,
-                                       bos_token_id=2, eos_token_id=2, pad_token_id=0))
+    tokenizer = word_tokenizer([generation_prompt(text) for _, text, _ in questions] + ["dog cat eggs toast snow cold ."])
+    model = tiny_gpt2(tokenizer, seed=0, n_positions=32)
     model_dir = tmp_path / "tiny-gpt2"
     model.save_pretrained(model_dir)
     tokenizer.save_pretrained(model_dir)

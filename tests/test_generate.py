@@ -29,7 +29,8 @@ from protoqa_integrations.generation import (  # noqa: E402
     sample_prompts,
     sample_uniforms,
 )
-from protoqa_integrations.prompts import cfc_prompt, question_to_prompt, rank_answers  # noqa: E402
+from protoqa_integrations.prompts import cfc_prompt, question_to_prompt  # noqa: E402
+from protoqa_core.ranking import rank_by_frequency  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tiny_lm import build_tiny_gpt2  # noqa: E402
@@ -340,7 +341,7 @@ def test_generate_callback_and_lm_eval_give_the_same_answers_and_scores(tiny_dir
                                    prompt_fn=question_to_prompt, **EQUAL_SETTINGS)
     logged = callback.evaluate_model(model, tokenizer)
     assert callback.last_samples == generated
-    assert any(rank_answers(s) for s in generated.values())
+    assert any(rank_by_frequency(s) for s in generated.values())
     for sim in ("wordnet", "exact_match"):
         for metric, value in scores.protoqa[sim].scores.items():
             assert logged[metric_key(sim, metric)] == value

@@ -1,9 +1,8 @@
-"""Question -> prompt rules, answer clean-up and answer ranking (protoqa_integrations.prompts)."""
+"""Question -> prompt rules, answer clean-up (protoqa_integrations.prompts)."""
 
 from __future__ import annotations
 
 import re
-from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from protoqa_integrations.prompts import (
     rank_answers,
     training_line,
 )
+from protoqa_core.ranking import rank_by_frequency
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
@@ -158,25 +158,7 @@ def test_clean_answer_is_one_stripped_lower_case_line_and_idempotent(text):
     assert clean_answer(answer) == answer
 
 
-def test_rank_answers_by_frequency_then_first_occurrence():
-    samples = ["cat", "dog", "", "dog", "bird", "cat", "dog", "fish"]
-    assert rank_answers(samples) == ["dog", "cat", "bird", "fish"]
-    assert rank_answers(samples, max_answers=2) == ["dog", "cat"]
-    assert rank_answers(samples, max_answers=0) == []
-    assert rank_answers([]) == []
-    with pytest.raises(ValueError):
-        rank_answers(samples, max_answers=-1)
-    with pytest.raises(TypeError):
-        rank_answers(["a", None])
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.sampled_from(["", "a", "b", "c", "d", "e"]), max_size=30))
-def test_rank_answers_properties(samples):
-    ranked = rank_answers(samples)
-    counts = Counter(s for s in samples if s)
-    assert sorted(ranked) == sorted(counts)
-    for earlier, later in zip(ranked, ranked[1:]):
-        assert counts[earlier] > counts[later] or (
-            counts[earlier] == counts[later] and samples.index(earlier) < samples.index(later)
-        )
+def test_rank_answers_is_the_core_ranker_with_a_deprecation_warning():
+    samples = ["Night", "Night", "night", "night", "evening", "evening", "evening"]
+    with pytest.warns(DeprecationWarning, match="rank_by_frequency"):
+        assert rank_answers(samples) == rank_by_frequency(samples) == ["night", "evening"]

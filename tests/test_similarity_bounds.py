@@ -476,7 +476,7 @@ def test_every_data_line_parses_as_field_by_field():
 
 
 def test_tables_from_parents_equal_nltks_breadth_first_search():
-    from protoqa_metric import wordnet_access as access
+    from protoqa_core import wordnet_access as access
 
     wn = get_wordnet()
     rng = random.Random(12)

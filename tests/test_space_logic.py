@@ -24,6 +24,7 @@ SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 sys.path.insert(0, str(SPACE_DIR))
 
 import demo_logic as logic  # noqa: E402
+import protoqa_core.data  # noqa: E402
 import demo_render as render  # noqa: E402
 from protoqa_metric import Cluster, Question  # noqa: E402
 
@@ -36,9 +37,9 @@ def build_tiny_model(folder: Path, words: Iterable[str] = TINY_WORDS, seed: int 
     With so few tokens, a random model ends a good share of its samples after one word,
     so its answers often hit clusters made of those words.
     """
-    import torch
+    from tiny_lm import tiny_gpt2
     from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+    from transformers import PreTrainedTokenizerFast
 
     vocab = {"[UNK]": 0, "<|endoftext|>": 1, ".": 2}
     for word in words:
@@ -47,12 +48,9 @@ def build_tiny_model(folder: Path, words: Iterable[str] = TINY_WORDS, seed: int 
     tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     fast = PreTrainedTokenizerFast(tokenizer_object=tokenizer, unk_token="[UNK]",
                                    eos_token="<|endoftext|>", pad_token="<|endoftext|>")
-    torch.manual_seed(seed)
-    config = GPT2Config(vocab_size=len(vocab), n_positions=256, n_layer=2, n_head=2, n_embd=32,
-                        bos_token_id=1, eos_token_id=1, pad_token_id=1)
     folder.mkdir(parents=True, exist_ok=True)
     fast.save_pretrained(folder)
-    GPT2LMHeadModel(config).save_pretrained(folder)
+    tiny_gpt2(fast, seed=seed, n_positions=256).save_pretrained(folder)
     return folder
 
 
@@ -108,7 +106,7 @@ def shared_demo_data() -> logic.DemoData:
 def test_prompts_follow_the_spec_rules_and_the_cfc_one_shot_format():
     assert logic.prompt_for("protoqa", "Name something people bring to a picnic.") == \
         "One thing people bring to a picnic is"
-    assert logic.protoqa_prompt("name a fruit", "finetuned") == "one fruit is\t"
+    assert logic.prompt_for("protoqa", "name a fruit", "finetuned") == "one fruit is\t"
     cfc = logic.prompt_for("cfc", "a farmer with new crops.  where are the farmers?")
     assert cfc.startswith("Q: ") and cfc.endswith("\nQ: a farmer with new crops. where are the farmers?\nA:")
     assert cfc.count("\nA: ") == 1  # exactly one worked example
@@ -178,17 +176,16 @@ def no_local_data(monkeypatch, tmp_path):
     """No data folder anywhere: DemoData must download, into the temporary root."""
     for variable in (logic.DATA_DIR_ENV, logic.FALLBACK_DATA_DIR_ENV):
         monkeypatch.delenv(variable, raising=False)
-    monkeypatch.setattr(logic, "SHARED_DATA_DIR", tmp_path / "absent")
+    monkeypatch.setattr(protoqa_core.data, "checkout_data_dir", lambda: None)
     monkeypatch.setenv(logic.TEMP_DIR_ENV, str(tmp_path / "tmp"))
     return tmp_path / "tmp"
 
 
 def _fake_download(content: Path, calls: list):
-    def download(url: str, folder: Path) -> str:
-        calls.append((url, folder))
-        target = folder / url.rsplit("/", 1)[-1]
+    def download(url: str, target: Path) -> None:
+        calls.append((url, target))
+        target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(content.read_bytes())
-        return str(target)
     return download
 
 
@@ -196,7 +193,7 @@ def test_downloaded_targets_are_verified(no_local_data, monkeypatch, tmp_path):
     forged = tmp_path / "forged.jsonl"
     forged.write_text(json.dumps(VEGETABLE_QUESTION) + "\n")
     calls = []
-    monkeypatch.setattr(logic, "_download", _fake_download(forged, calls))
+    monkeypatch.setattr(protoqa_core.data, "download_file", _fake_download(forged, calls))
     data = logic.DemoData()
     assert data.data_dir is None and "downloaded" in data.describe()
     with pytest.raises(logic.DemoError, match="cannot load ProtoQA crowdsourced dev: .*sha256"):
@@ -209,7 +206,7 @@ def test_downloaded_targets_are_read(no_local_data, monkeypatch):
     if not SHARED_DATA.is_dir():
         pytest.skip(f"{SHARED_DATA} is not available")
     calls = []
-    monkeypatch.setattr(logic, "_download", _fake_download(SHARED_DATA / "cfc" / "dev.targets.jsonl", calls))
+    monkeypatch.setattr(protoqa_core.data, "download_file", _fake_download(SHARED_DATA / "cfc" / "dev.targets.jsonl", calls))
     data = logic.DemoData()
     assert len(data.questions("cfc")) == 54 and calls[0][0].endswith("/all_dev_targets.jsonl")
     assert data.stored_path("cfc") is None
@@ -250,6 +247,20 @@ def test_stored_cfc_samples_are_cleaned_and_counted(shared_demo_data):
     assert math.isfinite(result.probeval.kl) and result.probeval.kl > 0
 
 
+def test_the_space_shows_the_numbers_of_the_libraries(shared_demo_data):
+    """Sampled answers are ranked, scored and compared exactly as the Trainer hooks do it."""
+    from protoqa_integrations.training import metric_key, score_sampled_answers
+
+    for qid in ("r1q1", "r1q9"):  # r1q9: two long answers that the metric reads as one
+        result = logic.stored_result(shared_demo_data, "cfc", qid)
+        samples = [answer for answer, n in result.answers.samples.items() for _ in range(n)]
+        library = score_sampled_answers([result.question], [samples], similarity=list(logic.SIMILARITIES),
+                                        metrics="paper", probeval=True)
+        shown = {metric_key(s, m): v for s, by_metric in result.protoqa.scores.items() for m, v in by_metric.items()}
+        assert shown == {k: v for k, v in library.items() if k != "probeval_kl"}
+        assert result.probeval.kl == library["probeval_kl"]
+
+
 # -- the model --------------------------------------------------------------------------
 
 
@@ -286,7 +297,7 @@ def test_generation_with_the_tiny_model_is_scored_and_reproducible(tiny_model, l
     settings = logic.SamplingSettings(num_samples=60, seed=3)
     result = logic.generate_result(local_data, tiny_model, "protoqa", "t1", None, settings,
                                    lambda done, total: progress.append((done, total)), stages.append)
-    assert progress == [(50, 60), (60, 60)]
+    assert progress == [(30, 60), (60, 60)]  # the library's sampler: two generate calls of 30
     assert stages[0].startswith("Loading the model") and stages[-1].startswith("Scoring")
     assert result.answers.num_samples == 60 and result.prompt == "One vegetable that is about as big as your head is"
     assert set(result.answers.ranked) <= set(result.answers.samples)

@@ -20,12 +20,8 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("accelerate")  # the Trainer needs it
 
-from tokenizers import Tokenizer, models, pre_tokenizers  # noqa: E402
 from transformers import (  # noqa: E402
     EvalPrediction,
-    GPT2Config,
-    GPT2LMHeadModel,
-    PreTrainedTokenizerFast,
     Trainer,
     TrainerCallback,
     TrainerControl,
@@ -34,7 +30,9 @@ from transformers import (  # noqa: E402
 )
 
 from protoqa_metric import Cluster, Question, evaluate_predictions, read_targets  # noqa: E402
-from protoqa_integrations.prompts import generation_prompt, rank_answers, training_line  # noqa: E402
+from tiny_lm import tiny_gpt2 as build_model, word_tokenizer as build_tokenizer  # noqa: E402
+from protoqa_integrations.prompts import generation_prompt, training_line  # noqa: E402
+from protoqa_core.ranking import rank_by_frequency  # noqa: E402
 from protoqa_integrations.training import (  # noqa: E402
     PROBEVAL_KEY,
     ProtoQAEvalCallback,
@@ -58,24 +56,6 @@ QUESTIONS = (
     Question("q3", "how can you tell it is winter",
              (Cluster("q3.0", ("snow",), 7), Cluster("q3.1", ("cold",), 3))),
 )
-
-
-def build_tokenizer(texts) -> PreTrainedTokenizerFast:
-    """A word-level tokenizer knowing the words of ``texts``, with [PAD]=0, [UNK]=1, [EOS]=2."""
-    splitter = pre_tokenizers.Whitespace()
-    words = sorted({word for text in texts for word, _ in splitter.pre_tokenize_str(text)})
-    vocab = {"[PAD]": 0, "[UNK]": 1, "[EOS]": 2, **{w: i + 3 for i, w in enumerate(words)}}
-    backend = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
-    backend.pre_tokenizer = splitter
-    return PreTrainedTokenizerFast(tokenizer_object=backend, unk_token="[UNK]", pad_token="[PAD]", eos_token="[EOS]")
-
-
-def build_model(tokenizer, seed: int = 0) -> GPT2LMHeadModel:
-    torch.manual_seed(seed)
-    config = GPT2Config(vocab_size=len(tokenizer), n_positions=64, n_layer=2, n_head=2, n_embd=32,
-                        bos_token_id=tokenizer.eos_token_id, eos_token_id=tokenizer.eos_token_id,
-                        pad_token_id=tokenizer.pad_token_id)
-    return GPT2LMHeadModel(config)
 
 
 def lines_of(questions):
@@ -129,7 +109,7 @@ def test_metric_key_is_safe_for_loggers():
 
 
 def expected_scores(questions, samples_by_id, similarity):
-    ranked = {qid: rank_answers(samples) for qid, samples in samples_by_id.items()}
+    ranked = {qid: rank_by_frequency(samples) for qid, samples in samples_by_id.items()}
     result = evaluate_predictions(list(questions), ranked, similarity, "paper")
     return {metric_key(similarity, name): value for name, value in result.scores.items()}
 
@@ -210,7 +190,7 @@ def test_compute_metrics_encoder_decoder_and_several_similarities(tokenizer):
     scores = compute(EvalPrediction(predictions=(predictions, None), label_ids=None))
     samples = {"q1": ["cat"], "q2": ["eggs"], "q3": ["cold"]}
     for similarity in ("exact_match", "wordnet"):
-        ranked = {qid: rank_answers(s) for qid, s in samples.items()}
+        ranked = {qid: rank_by_frequency(s) for qid, s in samples.items()}
         library = evaluate_predictions(list(QUESTIONS), ranked, similarity, "standard").scores
         for name, value in library.items():
             assert scores[metric_key(similarity, name)] == value
@@ -385,7 +365,7 @@ def test_callback_logs_protoqa_scores_during_training(tokenizer, fitted_model, t
     # A later evaluate() at the same step reuses the samples and returns the scores.
     metrics = trainer.evaluate()
     assert {k: metrics[f"eval_{k}"] for k in library} == library
-    assert callback.ranked_predictions() == {qid: rank_answers(s) for qid, s in callback.last_samples.items()}
+    assert callback.ranked_predictions() == {qid: rank_by_frequency(s) for qid, s in callback.last_samples.items()}
 
 
 def test_unbound_callback_adds_scores_and_warns(tokenizer, tmp_path):

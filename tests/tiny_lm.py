@@ -1,11 +1,41 @@
-"""A tiny random GPT-2 with a byte-level BPE tokenizer, built offline and saved to a folder."""
+"""Tiny random GPT-2 models for tests, built offline: one model builder, two tokenizers.
+
+:func:`tiny_gpt2` makes the model for any tokenizer; :func:`word_tokenizer` is a
+word-level tokenizer over the words of some texts, and :func:`build_tiny_gpt2` trains a
+byte-level BPE, makes the model (optionally fitted to some lines) and saves both.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 EOS = "<|endoftext|>"
+
+
+def word_tokenizer(texts: Iterable[str]) -> Any:
+    """A word-level tokenizer knowing the words of ``texts``, with [PAD]=0, [UNK]=1, [EOS]=2."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    splitter = pre_tokenizers.Whitespace()
+    words = sorted({word for text in texts for word, _ in splitter.pre_tokenize_str(text)})
+    vocab = {"[PAD]": 0, "[UNK]": 1, "[EOS]": 2, **{w: i + 3 for i, w in enumerate(words)}}
+    backend = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    backend.pre_tokenizer = splitter
+    return PreTrainedTokenizerFast(tokenizer_object=backend, unk_token="[UNK]", pad_token="[PAD]", eos_token="[EOS]")
+
+
+def tiny_gpt2(tokenizer: Any, *, seed: int = 0, n_positions: int = 64, n_layer: int = 2, n_embd: int = 32) -> Any:
+    """A randomly initialized GPT-2 (under ``seed``) over ``tokenizer``'s vocabulary; its eos starts and ends text."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(seed)
+    config = GPT2Config(vocab_size=len(tokenizer), n_positions=n_positions, n_layer=n_layer, n_head=2, n_embd=n_embd,
+                        bos_token_id=tokenizer.eos_token_id, eos_token_id=tokenizer.eos_token_id,
+                        pad_token_id=tokenizer.pad_token_id)
+    return GPT2LMHeadModel(config)
 
 
 def build_tiny_gpt2(folder: Path, texts: Iterable[str], *, vocab_size: int = 300, n_layer: int = 2, n_embd: int = 32,
@@ -17,7 +47,7 @@ def build_tiny_gpt2(folder: Path, texts: Iterable[str], *, vocab_size: int = 300
     """
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+    from transformers import PreTrainedTokenizerFast
 
     backend = Tokenizer(models.BPE())
     backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
@@ -26,11 +56,8 @@ def build_tiny_gpt2(folder: Path, texts: Iterable[str], *, vocab_size: int = 300
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
     backend.train_from_iterator(list(texts), trainer=trainer)
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, eos_token=EOS, bos_token=EOS, unk_token=EOS)
-    torch.manual_seed(seed)
     eos_id = tokenizer.convert_tokens_to_ids(EOS)
-    config = GPT2Config(vocab_size=len(tokenizer), n_positions=n_positions, n_layer=n_layer, n_head=2,
-                        n_embd=n_embd, bos_token_id=eos_id, eos_token_id=eos_id)
-    model = GPT2LMHeadModel(config)
+    model = tiny_gpt2(tokenizer, seed=seed, n_positions=n_positions, n_layer=n_layer, n_embd=n_embd)
     if fit_lines:
         rows = [tokenizer(line)["input_ids"] + [eos_id] for line in fit_lines]
         width = max(len(r) for r in rows)

@@ -29,7 +29,8 @@ from typing import Any, Iterable, Optional, Sequence
 
 from protoqa_integrations.generation import answer_from_text
 from protoqa_metric.metrics import evaluate_predictions
-from protoqa_integrations.prompts import cfc_prompt, question_to_prompt, rank_answers
+from protoqa_integrations.prompts import cfc_prompt, question_to_prompt
+from protoqa_core.ranking import rank_by_frequency
 from protoqa_core.readers import Question, clusters_from_records
 from protoqa_core.signature import make_signature
 
@@ -146,7 +147,7 @@ def process_results(doc: dict, results: Sequence[Sequence[str]]) -> dict[str, fl
 
     samples = list(results[0])
     question = question_from_doc(doc)
-    ranked = {question.id: rank_answers(samples)}
+    ranked = {question.id: rank_by_frequency(samples)}
     scores: dict[str, float] = {}
     for similarity in SIMILARITIES:
         result = evaluate_predictions([question], ranked, similarity, "paper")
@@ -162,7 +163,7 @@ def process_test_results(doc: dict, results: Sequence[Sequence[str]]) -> dict[st
     >>> process_test_results({"id": "t1"}, [["dog", "cat", "dog", ""]])
     {'answered': ('t1', ['dog', 'cat'])}
     """
-    return {"answered": (doc["id"], rank_answers(results[0]))}
+    return {"answered": (doc["id"], rank_by_frequency(results[0]))}
 
 
 def mean(values: Sequence[float]) -> float:

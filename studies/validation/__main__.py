@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import sys
 import time
 import warnings
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Iterator, Optional, Sequence
 
 from cfc_probeval.errors import DataFormatError
+from protoqa_core import data as data_location
 from .sampling import SAMPLINGS
 from .matching_study import MATCHERS
 from .study import CLUSTERINGS, MATCHINGS
@@ -31,21 +31,19 @@ REPORTS_HELP = "studies/reports/"
 
 __all__ = ["main", "build_parser", "resolve_data_dir", "limit_threads"]
 
-DATA_ENV = "PROTOQA_DATA_DIR"
-DEFAULT_DATA_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-
-
 def resolve_data_dir(given: Optional[str] = None) -> Path:
-    """``given``, else ``$PROTOQA_DATA_DIR``, else ``../shared/data`` beside the checkout; it must exist.
+    """The data folder of :func:`protoqa_core.data.resolve_data_dir` (``given``, ``$PROTOQA_DATA_DIR``,
+    ``../shared/data`` beside the checkout); it must exist, since the study reads many files.
 
     >>> resolve_data_dir("/nonexistent")
     Traceback (most recent call last):
     ...
     FileNotFoundError: data folder not found: /nonexistent (give --data-dir or set $PROTOQA_DATA_DIR)
     """
-    path = Path(given or os.environ.get(DATA_ENV) or DEFAULT_DATA_DIR)
-    if not path.is_dir():
-        raise FileNotFoundError(f"data folder not found: {path} (give --data-dir or set ${DATA_ENV})")
+    path = data_location.resolve_data_dir(given)
+    if path is None or not path.is_dir():
+        raise FileNotFoundError(f"data folder not found: {path or '../shared/data'} "
+                                f"(give --data-dir or set ${data_location.DATA_DIR_ENV})")
     return path
 
 
@@ -98,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     def common(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--data-dir", default=None, help=f"shared data folder (else ${DATA_ENV}, else ../shared/data)")
+        p.add_argument("--data-dir", default=None, help=f"shared data folder (else ${data_location.DATA_DIR_ENV}, else ../shared/data)")
         p.add_argument("--out", default=str(REPORTS), help=f"output folder (default {REPORTS_HELP})")
         p.add_argument("--embedder", default=None, help="minilm (default), char-ngrams, st:MODEL, fasttext:FILE")
         p.add_argument("--threads", type=int, default=1, help="threads for PyTorch and BLAS (default 1)")

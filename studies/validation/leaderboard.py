@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 from protoqa_metric.metrics import PAPER_METRICS, evaluate_predictions
+from protoqa_core.ranking import rank_by_frequency
 from protoqa_core.readers import read_predictions, read_targets
 from protoqa_core.significance import ConfidenceInterval, PairedComparison, bootstrap_ci, paired_bootstrap
 
@@ -104,16 +105,6 @@ BOARDS = (
         + [Entry("Human (extra answers)", "cfc/test.predictions.human.json", "samples")]
     )),
 )
-
-
-def rank_by_frequency(samples: Mapping[str, int]) -> list[str]:
-    """Distinct normalized answers, most frequent first; ties in order of first appearance.
-
-    >>> rank_by_frequency({"Night": 1, "evening": 2, "night": 2})
-    ['night', 'evening']
-    """
-    counts = normalized_sample_counts(samples)
-    return sorted(counts, key=lambda a: -counts[a])
 
 
 def _interval(values: Sequence[float]) -> dict[str, float]:

@@ -42,6 +42,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
+from protoqa_core.ranking import rank_by_frequency
 from protoqa_core.readers import Cluster
 from protoqa_metric.scoring import score_matrix
 from protoqa_core.similarity import get_similarity
@@ -302,7 +303,10 @@ def baseline_score(answers: Mapping[str, int], clusters: Sequence[Cluster],
     ...                      max_answers=1), 4)  # "cat" claims 1 of the 3 an oracle gets
     0.6667
     """
-    ranked = sorted(answers, key=lambda a: (-answers[a], a))[:max_answers]
+    # A drawn set lists its answers category by category (gold clusters first, "wrong" last);
+    # that order would leak the gold matching into tie-breaks, so the set is given in
+    # alphabetical order, which then breaks the ties.
+    ranked = rank_by_frequency(dict(sorted(answers.items())), max_answers)
     matrix = np.array([similarity_row(a) for a in ranked], dtype=np.float64).reshape(len(ranked), len(clusters))
     return 1.0 - score_matrix(matrix, clusters, max_answers=max_answers, rounded=True, predictions=ranked).score
 
