@@ -302,7 +302,8 @@ class GPMatcher(Matcher):
     from the distinct ground-truth answer strings; a sample goes to the cluster with
     the highest probability when it exceeds ``threshold`` (0.1 in the ProtoQA paper).
     With a single cluster there is nothing to learn "against": the matcher then falls
-    back to cosine matching at ``fallback_cosine_threshold``, with a warning.
+    back to cosine matching at ``fallback_cosine_threshold``, with a warning, and
+    :attr:`fallbacks` counts the questions matched that way.
 
     >>> from cfc_probeval.embedders import CharNgramEmbedder
     >>> m = GPMatcher(CharNgramEmbedder(), threshold=0.1)
@@ -322,6 +323,7 @@ class GPMatcher(Matcher):
         self.fallback_cosine_threshold = check_option(
             "threshold", DEFAULTS.cosine_threshold if fallback_cosine_threshold is None else fallback_cosine_threshold)
         self._fitted: dict[tuple[tuple[str, ...], ...], list[Any]] = {}
+        self.fallbacks = 0
 
     def params(self) -> dict[str, Any]:
         return {"threshold": self.threshold, "seed": self.seed}
@@ -366,6 +368,7 @@ class GPMatcher(Matcher):
         if not samples:
             return []
         if sum(1 for c in clusters if c) < 2:
+            self.fallbacks += 1
             warnings.warn(
                 "the Gaussian-process matcher needs at least two clusters to train; "
                 f"matching this question by cosine similarity >= {self.fallback_cosine_threshold} instead",

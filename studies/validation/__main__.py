@@ -3,11 +3,20 @@
 Examples::
 
     python -m studies.validation all                      # everything, into studies/reports/
+    python -m studies.validation study                    # every figure of validation.{json,md}
     python -m studies.validation study --questions 5 --sets 10 --no-tune --no-systems
     python -m studies.validation leaderboard --data-dir ../shared/data --out studies/reports/
 
 The data folder is ``--data-dir``, else ``$PROTOQA_DATA_DIR``, else ``../shared/data``
 beside the checkout.
+
+With ``--jobs 2`` (the default) the matching study and then the system level run in a
+second process beside the agreement study: the agreement study sends it the tuned
+parameters, it sends back the matching thresholds. Every step runs on one thread, and
+each process embeds its strings in the same batches as a single process would, so
+the figures are the same with one job or two. The embedding model is looked up
+without asking the Hugging Face Hub (the study reads local data only) unless
+``--hub`` is given.
 """
 
 from __future__ import annotations
@@ -18,13 +27,14 @@ import sys
 import time
 import warnings
 from pathlib import Path
-from typing import Iterator, Optional, Sequence
+from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
+from cfc_probeval.clustering import CLUSTERINGS
 from cfc_probeval.errors import DataFormatError
-from protoqa_core import data as data_location
-from .sampling import SAMPLINGS
+from cfc_probeval.matching import MATCHINGS
 from .matching_study import MATCHERS
-from .study import CLUSTERINGS, MATCHINGS
+from .sampling import SAMPLINGS
+from .workers import cosine_threshold, receive, run_matching, run_systems, side_studies
 
 REPORTS = Path(__file__).resolve().parents[1] / "reports"
 REPORTS_HELP = "studies/reports/"
@@ -77,6 +87,22 @@ def limit_threads(threads: int) -> Iterator[None]:
             torch.set_num_threads(before)
 
 
+@contextlib.contextmanager
+def _hub_allowed(allowed: bool) -> Iterator[None]:
+    """Unless ``allowed``, set ``HF_HUB_OFFLINE`` while the block runs (restored after), so that the model is
+    looked up locally only: without a network, each lookup would otherwise wait for the Hub's retries."""
+    before = os.environ.get("HF_HUB_OFFLINE")
+    if not allowed:
+        os.environ["HF_HUB_OFFLINE"] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("HF_HUB_OFFLINE", None)
+        else:
+            os.environ["HF_HUB_OFFLINE"] = before
+
+
 def _names(text: str, allowed: Sequence[str], what: str) -> list[str]:
     names = [n.strip() for n in text.split(",") if n.strip()]
     unknown = [n for n in names if n not in allowed]
@@ -100,6 +126,8 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--out", default=str(REPORTS), help=f"output folder (default {REPORTS_HELP})")
         p.add_argument("--embedder", default=None, help="minilm (default), char-ngrams, st:MODEL, fasttext:FILE")
         p.add_argument("--threads", type=int, default=1, help="threads for PyTorch and BLAS (default 1)")
+        p.add_argument("--hub", action="store_true",
+                       help="let the embedder look for its model on the Hugging Face Hub (default: local copies only)")
 
     def study_options(p: argparse.ArgumentParser) -> None:
         p.add_argument("--questions", type=int, default=None, help="only the first N questions of each dev set")
@@ -121,6 +149,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="matchers of the matching-validity table (comma-separated)")
         p.add_argument("--wup-budget", type=float, default=120.0,
                        help="seconds the Wu-Palmer matcher may spend (questions in order until spent; default 120)")
+        p.add_argument("--jobs", type=int, choices=(1, 2), default=2,
+                       help="processes: 2 runs the matching and system-level studies beside the agreement study "
+                            "(default 2)")
         p.add_argument("--no-systems", action="store_true", help="skip the system-level study on CFC test")
         p.add_argument("--state", default=None,
                        help="also pickle the measured results to this file (to re-render the reports)")
@@ -132,8 +163,8 @@ def build_parser() -> argparse.ArgumentParser:
     board = sub.add_parser("leaderboard", help="studies/reports/leaderboard.{json,md}")
     common(board)
     board.add_argument("--automatic", default=None,
-                       help="the automatic setting as JSON ProbEval arguments (default: the one recorded in "
-                            "<out>/validation.json, else ProbEval's defaults)")
+                       help="the automatic setting as JSON ProbEval arguments (default: ProbEval's automatic "
+                            "default, G-means from 4 centers of MiniLM embeddings with WordNet matching)")
     board.add_argument("--questions", type=int, default=None, help="only the first N questions of each data set")
     both = sub.add_parser("all", help="the study, then the leaderboard")
     common(both)
@@ -146,37 +177,73 @@ def _log(message: str) -> None:
 
 
 def _study(args: argparse.Namespace, data_dir: Path, out: Path, command: str) -> dict:
-    from .matching_study import run_matching_study
     from .report import write_study
     from .study import run_study
-    from .systems import run_system_study, study_candidates
+    from .systems import settings_as_candidates
 
     start = time.perf_counter()
     sizes = [int(s) for s in args.sensitivity_sizes.split(",") if s.strip()]
-    _log("matching validity (ProtoQA dev)")
-    matching = run_matching_study(data_dir, embedder=args.embedder, matchers=args.matchers,
-                                  num_questions=args.questions, seed=args.seed, log=_log,
-                                  budgets={"wordnet_wup": args.wup_budget})
-    _log("agreement study (ProtoQA dev, CFC dev)")
-    result = run_study(data_dir, num_questions=args.questions, num_sets=args.sets, seed=args.seed,
-                       embedder=args.embedder, clusterings=args.clusterings, matchings=args.matchings,
-                       samplings=args.samplings, tune_parameters=not args.no_tune, matching=matching,
-                       sensitivity_sizes=sizes, log=_log)
-    systems = None
-    if not args.no_systems:
-        _log("system level (CFC test)")
-        cosine = result.chosen.get("cosine_threshold")
-        systems = run_system_study(data_dir, study_candidates(result, args.embedder), cosine_threshold=cosine,
-                                   embedders=[args.embedder or "minilm", "char-ngrams"], seed=args.seed,
-                                   num_questions=args.questions, log=_log)
+    options = {"data_dir": str(data_dir), "embedder": args.embedder, "matchers": list(args.matchers),
+               "questions": args.questions, "seed": args.seed, "wup_budget": args.wup_budget,
+               "threads": args.threads, "systems": not args.no_systems, "cosine_threshold": None}
+    received: dict[str, Any] = {}
+
+    def candidates(parameters: Any) -> dict:
+        return settings_as_candidates(parameters.chosen, args.clusterings, args.matchings, args.embedder)
+
+    if args.jobs == 2:
+        import multiprocessing
+
+        context = multiprocessing.get_context("spawn")
+        to_child, from_child = context.Queue(), context.Queue()
+        worker = context.Process(target=side_studies, args=(to_child, from_child, options), daemon=True)
+        worker.start()
+
+        def matching() -> dict:
+            received["matching"] = receive(from_child, "matching", worker)
+            return received["matching"]
+
+        def send_settings(parameters: Any) -> None:
+            if not args.no_systems:
+                to_child.put(("settings", candidates(parameters)))
+    else:
+        worker = None
+        received["matching"] = run_matching(options)
+
+        def matching() -> dict:
+            return received["matching"]
+
+        def send_settings(parameters: Any) -> None:
+            received["parameters"] = parameters
+
+    try:
+        _log("agreement study (ProtoQA dev, CFC dev)")
+        result = run_study(data_dir, num_questions=args.questions, num_sets=args.sets, seed=args.seed,
+                           embedder=args.embedder, clusterings=args.clusterings, matchings=args.matchings,
+                           samplings=args.samplings, tune_parameters=not args.no_tune, matching=matching,
+                           sensitivity_sizes=sizes, on_parameters=send_settings, log=_log)
+        systems = None
+        if not args.no_systems:
+            if worker is not None:
+                systems = receive(from_child, "systems", worker)
+            else:
+                options["cosine_threshold"] = cosine_threshold(received["matching"])
+                systems = run_systems(options, lambda: candidates(received["parameters"]))
+    finally:
+        if worker is not None:
+            worker.join(timeout=5)
+            if worker.is_alive():
+                worker.terminate()
+    matching_result = received["matching"]
     seconds = time.perf_counter() - start
     if args.state:
         import pickle
 
         with open(args.state, "wb") as handle:
-            pickle.dump({"result": result, "matching": matching, "systems": systems, "seconds": seconds}, handle)
-    paths = write_study(result, out, command=command, plots=not args.no_plots, matching=matching, systems=systems,
-                        seconds=seconds)
+            pickle.dump({"result": result, "matching": matching_result, "systems": systems, "seconds": seconds},
+                        handle)
+    paths = write_study(result, out, command=command, plots=not args.no_plots, matching=matching_result,
+                        systems=systems, seconds=seconds)
     print(f"study: {seconds:.1f} s; wrote {', '.join(str(p) for p in paths[:3])}"
           + (f" and {len(paths) - 3} more" if len(paths) > 3 else ""))
     if systems is not None:
@@ -185,8 +252,8 @@ def _study(args: argparse.Namespace, data_dir: Path, out: Path, command: str) ->
     return {"systems": systems}
 
 
-def _automatic_config(args: argparse.Namespace, out: Path, systems: Optional[dict]) -> Optional[dict]:
-    """The automatic setting for the leaderboard: given, from this run, or recorded in validation.json."""
+def _automatic_config(args: argparse.Namespace) -> Optional[dict]:
+    """The automatic setting for the leaderboard: ``--automatic``, else None (ProbEval's automatic default)."""
     import json
 
     if getattr(args, "automatic", None):
@@ -197,21 +264,15 @@ def _automatic_config(args: argparse.Namespace, out: Path, systems: Optional[dic
         if not isinstance(config, dict):
             raise ValueError("--automatic: expected a JSON object of ProbEval arguments")
         return config
-    if systems is not None:
-        return systems["search"]["chosen_config"]
-    recorded = out / "validation.json"
-    if recorded.is_file():
-        data = json.loads(recorded.read_text(encoding="utf-8"))
-        return data.get("system_level", {}).get("automatic_default_config")
     return None
 
 
-def _leaderboard(args: argparse.Namespace, data_dir: Path, out: Path, systems: Optional[dict] = None) -> None:
+def _leaderboard(args: argparse.Namespace, data_dir: Path, out: Path) -> None:
     from .leaderboard import run_leaderboard
     from .report import write_leaderboard
 
     board = run_leaderboard(data_dir, embedder=args.embedder, num_questions=args.questions, log=_log,
-                            automatic=_automatic_config(args, out, systems))
+                            automatic=_automatic_config(args))
     paths = write_leaderboard(board, out)
     print(f"leaderboard: {board['info']['seconds']:.1f} s; wrote {', '.join(str(p) for p in paths)}")
 
@@ -227,15 +288,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         data_dir = resolve_data_dir(args.data_dir)
         out = Path(args.out)
-        with limit_threads(args.threads), warnings.catch_warnings():
+        with limit_threads(args.threads), warnings.catch_warnings(), _hub_allowed(args.hub):
             # Library warnings (GP convergence, empty samples) are summarized in the reports instead.
             warnings.simplefilter("ignore")
-            ran: dict = {}
             if args.command in ("study", "all"):
-                ran = _study(args, data_dir, out, command)
+                _study(args, data_dir, out, command)
             if args.command in ("leaderboard", "all"):
-                _leaderboard(args, data_dir, out, ran.get("systems"))
-    except (DataFormatError, FileNotFoundError, ValueError) as exc:
+                _leaderboard(args, data_dir, out)
+    except (DataFormatError, FileNotFoundError, ValueError, RuntimeError) as exc:
         print(f"python -m studies.validation: error: {exc}", file=sys.stderr)
         return 2
     print(f"total: {time.perf_counter() - start:.1f} s")

@@ -4,9 +4,10 @@ Each figure is a mean over questions with a 95% percentile bootstrap interval ov
 questions (:func:`protoqa_core.significance.bootstrap_ci`).
 
 * **ProbEval** (lower is better), with the data's human clusters (WordNet matching:
-  what ProbEval should use when the references carry clusters) and with the automatic
-  setting for raw answers (``automatic``: the setting the validation study recommends,
-  else ProbEval's :data:`~cfc_probeval.defaults.DEFAULTS`). ProbEval wants samples with repetition: a file of *distinct* answers
+  what ProbEval uses when the references carry clusters) and with the automatic
+  setting for raw answers (:data:`AUTOMATIC_DEFAULT`: G-means from 4 centers of MiniLM
+  embeddings, WordNet matching; written out here rather than read from ProbEval's
+  defaults, so the table does not move when they do). ProbEval wants samples with repetition: a file of *distinct* answers
   (a ranked list, or samples with duplicates removed) gives every answer weight 1,
   so P_H measures which clusters the answers cover, not how often a model says them.
 * **ProtoQA** (higher is better), WordNet similarity, the paper's seven metrics,
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
@@ -32,11 +33,9 @@ from protoqa_core.ranking import rank_by_frequency
 from protoqa_core.readers import read_predictions, read_targets
 from protoqa_core.significance import ConfidenceInterval, PairedComparison, bootstrap_ci, paired_bootstrap
 
-from cfc_probeval.defaults import DEFAULTS
 from cfc_probeval.embedders import Embedder, get_embedder
 from cfc_probeval.inputs import GroundTruth, ground_truth_from_question, read_samples, sample_fields
 from cfc_probeval.matching import WordNetMatcher
-from cfc_probeval.compare import compare_probeval
 from cfc_probeval.probeval import ProbEval, normalized_sample_counts
 
 __all__ = [
@@ -44,6 +43,8 @@ __all__ = [
     "Board",
     "BOARDS",
     "PROTOQA_METRICS",
+    "AUTOMATIC_DEFAULT",
+    "THRESHOLDS",
     "rank_by_frequency",
     "target_overlap",
     "compare_probeval",
@@ -51,6 +52,13 @@ __all__ = [
 ]
 
 PROTOQA_METRICS = tuple(m.name for m in PAPER_METRICS)
+
+AUTOMATIC_DEFAULT: dict[str, Any] = {"clustering": "gmeans", "matching": "wordnet", "k_init": 4, "k_max": 20,
+                                     "alpha": 0.0001, "seed": 0, "embedder": "minilm"}
+"""ProbEval's automatic setting for answers without human clusters, as :class:`~cfc_probeval.ProbEval` arguments."""
+
+THRESHOLDS: dict[str, float] = {"cosine": 0.6, "gp": 0.4}
+"""ProbEval's default matching thresholds (used when ``automatic`` asks for cosine or GP matching without one)."""
 
 
 @dataclass(frozen=True)
@@ -190,7 +198,7 @@ def run_leaderboard(data_dir: Union[str, Path], *, boards: Sequence[Board] = BOA
     """Score every board's files; returns ``{board: {"label", "targets", "systems": [row, ...]}, "info": ...}``.
 
     ``automatic``: ProbEval keyword arguments of the automatic setting (``clustering``,
-    ``matching``, ``embedder``, parameters); default ProbEval's DEFAULTS.
+    ``matching``, ``embedder``, parameters); default :data:`AUTOMATIC_DEFAULT`.
     Each row has ``probeval`` (``human`` and ``automatic``: mean, low, high, signature)
     and ``protoqa`` (metric -> mean, low, high; None for unranked files).
     ``num_questions`` keeps only the first N questions of each board's targets.
@@ -210,20 +218,24 @@ def run_leaderboard(data_dir: Union[str, Path], *, boards: Sequence[Board] = BOA
         truths = {qid: ground_truth_from_question(q) for qid, q in targets.items()}
         # One embedder and one WordNet cache per data set: both ProbEval settings and
         # every file share the ground-truth embeddings and the (answer, answer) pairs.
-        config = dict(automatic or {"clustering": DEFAULTS.clustering, "matching": DEFAULTS.matching})
+        config = dict(automatic or AUTOMATIC_DEFAULT)
         shared_embedder = get_embedder(config.pop("embedder", None) or embedder)
         wordnet = WordNetMatcher()
-        matching = config.pop("matching", DEFAULTS.matching)
+        matching = config.pop("matching", "wordnet")
+        if matching in THRESHOLDS:
+            config.setdefault("threshold", THRESHOLDS[matching])
         probevals = {
             "human": ProbEval("human", wordnet),
-            "automatic": ProbEval(config.pop("clustering", DEFAULTS.clustering),
-                                  wordnet if matching == "wordnet" else matching, embedder=shared_embedder, **config),
+            "automatic": ProbEval(config.pop("clustering"), wordnet if matching == "wordnet" else matching,
+                                  embedder=shared_embedder, **config),
         }
         rows = [_score_entry(data_dir, targets, truths, entry, probevals) for entry in board.entries]
         out[board.name] = {"label": board.label, "targets": board.targets, "questions": len(truths), "systems": rows}
         log(f"{board.name}: {len(rows)} files, {time.perf_counter() - t:.1f} s")
     out["info"] = {"seconds": round(time.perf_counter() - start, 2), "level": 0.95, "resamples": 1000,
-                   "defaults": asdict(DEFAULTS), "automatic": dict(automatic) if automatic else None,
+                   "defaults": {"human": {"clustering": "human", "matching": "wordnet"},
+                                "automatic": dict(AUTOMATIC_DEFAULT), "thresholds": dict(THRESHOLDS)},
+                   "automatic": dict(automatic or AUTOMATIC_DEFAULT),
                    "embedder": shared_embedder.name if boards else None,
                    "num_questions": num_questions}
     return out

@@ -86,7 +86,8 @@ def _details(result: StudyResult, matching: Optional[Mapping[str, Any]],
                      for sampling, by_key in by_sampling.items()} for ds, by_sampling in correlations.items()}
 
     return {"settings": result.settings, "chosen_parameters": result.chosen, "tuned": result.tuned,
-            "current_defaults": default_parameters(), "tuning": result.tuning, "paper": PAPER_FIGURES,
+            "current_defaults": default_parameters(),
+            "tuning": result.tuning.as_dict() if result.tuning is not None else {}, "paper": PAPER_FIGURES,
             "correlations_held_out": block(result.correlations), "correlations_in_sample": block(result.in_sample),
             "info": result.info, "matching": matching, "system_level": systems}
 
@@ -330,7 +331,7 @@ def study_markdown(result: StudyResult, command: str = "python -m studies.valida
         lines.append("")
     # --- parameters --------------------------------------------------------------------------------------------
     lines += ["## Parameters and how they were chosen", "",
-              "| parameter | chosen on all questions | per fold | ProbEval default now |", "|---|---:|---|---:|"]
+              "| parameter | chosen on all questions | per fold | untuned value (ProbEval default) |", "|---|---:|---|---:|"]
     current = default_parameters()
     folds = info.get("fold_parameters", {})
     for name, value in result.chosen.items():
@@ -460,9 +461,7 @@ def leaderboard_markdown(board: Mapping[str, Any], command: str = "python -m stu
         "(the setting to use whenever the references carry clusters); *automatic* = the setting for raw "
         f"answers without clusters ({automatic.get('clustering')} clustering of `{info.get('embedder')}` "
         f"embeddings, {automatic.get('matching')} matching" + (f", {described}" if described else "")
-        + (": the automatic default recommended by the validation study, chosen for agreeing with the human "
-           "clusters at the system level on CFC test" if info.get("automatic") else ": ProbEval's defaults")
-        + ").",
+        + ": ProbEval's automatic default for answers without clusters, passed explicitly).",
         "- **ProtoQA** (higher is better): WordNet similarity, the paper's metrics; only for files whose "
         "answers are ranked.",
         "- *In targets*: the share of a file's answers (with repetition) that are also among the targets' raw "

@@ -12,8 +12,10 @@ and each set is scored
   and the matching of every pool answer computed once per question and setting
   and reused for all the question's sets;
 * by the **ProtoQA baseline** ``protoqa_score``: 1 - Max Answers@10 under WordNet
-  similarity, the set's distinct (normalized) answers ranked by frequency (ties
-  alphabetically), through :func:`protoqa_metric.scoring.score_matrix`.
+  similarity, the set's distinct (normalized) answers ranked by
+  :func:`~protoqa_core.ranking.rank_by_frequency` over the set in alphabetical
+  order (ties alphabetical: a set lists its answers gold cluster by gold cluster, so
+  first appearance would leak the gold matching), through :func:`protoqa_metric.scoring.score_matrix`.
 
 Agreement is Spearman's correlation (``scipy.stats.spearmanr``) between a setting's
 scores and the gold KL over one question's sets, averaged over questions. A question
@@ -21,6 +23,19 @@ where either side is constant has no correlation; as in the authors' code it cou
 as 0 in the mean (the mean over the other questions is reported beside it). The
 pooled correlation over all sets of all questions is reported too. Every figure has a
 95% bootstrap interval over questions (:mod:`studies.validation.stats`).
+
+The study runs in five steps, each a function: :func:`load_study` (answer sets and
+gold KLs), :func:`embed_study` (every string once, in one sorted batch),
+:func:`tune_study` (the clustering grid, K-fold), :func:`score_study` (every setting
+with its held-out and in-sample parameters) and :func:`summarize_study`;
+:func:`run_study` chains them. Clusterings and matchers come from ProbEval's own
+registries (:func:`~cfc_probeval.clustering.make_clusterer` through
+:class:`~cfc_probeval.ProbEval`, :func:`~cfc_probeval.matching.make_matcher`, one
+matcher per matching and threshold); samples are normalized by
+:func:`~cfc_probeval.probeval.normalized_sample_counts`. The study's own settings
+(seed, K-means limits, the parameters used when nothing is tuned) are written here,
+not read from :data:`~cfc_probeval.defaults.DEFAULTS`, so that its figures do not move
+when ProbEval's defaults do.
 
 Parameters are chosen with K-fold cross-validation over questions: the clustering
 parameters (:class:`Grid`, :func:`tune`) by the correlation averaged over the samplings
@@ -48,12 +63,12 @@ from protoqa_metric.scoring import score_matrix
 from protoqa_core.similarity import get_similarity
 from protoqa_core.text import normalize_prediction
 
-from cfc_probeval.defaults import DEFAULTS
+from cfc_probeval.clustering import CLUSTERINGS
 from cfc_probeval.distributions import human_counts, kl_divergence, laplace_smoothed, model_counts
 from cfc_probeval.embedders import Embedder, get_embedder
 from cfc_probeval.inputs import GroundTruth, read_ground_truth
-from cfc_probeval.matching import CosineMatcher, GPMatcher, Matcher, WordNetMatcher
-from cfc_probeval.probeval import AnswerCluster, ProbEval
+from cfc_probeval.matching import MATCHINGS, GPMatcher, Matcher, make_matcher
+from cfc_probeval.probeval import AnswerCluster, ProbEval, normalized_sample_counts
 from .sampling import (SAMPLINGS, STRATIFIED_ANSWERS, AnswerSet, QuestionPool, build_pools, draw_answer_sets,
                        read_annotations)
 from .stats import FOLDS, RESAMPLES, bootstrap_interval, fold_of, interval, spearman
@@ -74,6 +89,18 @@ __all__ = [
     "baseline_score",
     "mean_spearman",
     "default_parameters",
+    "UNTUNED_PARAMETERS",
+    "CLUSTERING_LIMITS",
+    "STUDY_SEED",
+    "TuningTable",
+    "Tuning",
+    "StudyParameters",
+    "load_study",
+    "embed_study",
+    "tune_study",
+    "study_parameters",
+    "score_study",
+    "summarize_study",
     "final_settings",
     "QuestionStudy",
     "Toolkit",
@@ -81,8 +108,19 @@ __all__ = [
     "run_study",
 ]
 
-CLUSTERINGS = ("human", "hac", "xmeans", "gmeans")
-MATCHINGS = ("wordnet", "cosine", "gp")
+STUDY_SEED = 0
+"""Seed of K-means and the GP classifiers in every setting."""
+
+UNTUNED_PARAMETERS: dict[str, Any] = {"hac_linkage": "complete", "hac_threshold": 0.3, "xmeans_k_init": 16,
+                                      "gmeans_k_init": 4, "cosine_threshold": 0.6, "gp_threshold": 0.4}
+"""The parameters a setting uses when they are not tuned (``--no-tune``, or a group left out of the grid),
+written out here rather than read from ProbEval's defaults: G-means from 4 centers, cosine 0.6 and GP 0.4 as
+ProbEval's automatic default and thresholds; HAC complete linkage at 0.3 and X-means from 16 centers."""
+
+CLUSTERING_LIMITS: dict[str, tuple[tuple[str, Any], ...]] = {
+    "xmeans": (("k_max", 20),), "gmeans": (("k_max", 20), ("alpha", 0.0001))}
+"""Fixed (not tuned) options of X-means and G-means, passed to ProbEval explicitly."""
+
 POOLED_RESAMPLES = 200
 """Bootstrap resamples of the pooled correlation's interval (each re-ranks every set of every question)."""
 
@@ -135,12 +173,12 @@ DEFAULT_GRID = Grid()
 
 
 def default_parameters() -> dict[str, Any]:
-    """The tunable parameters as ProbEval's :data:`~cfc_probeval.defaults.DEFAULTS` set them now.
+    """The tunable parameters when nothing is tuned (a copy of :data:`UNTUNED_PARAMETERS`).
 
     >>> sorted(default_parameters())
     ['cosine_threshold', 'gmeans_k_init', 'gp_threshold', 'hac_linkage', 'hac_threshold', 'xmeans_k_init']
     """
-    return {name: getattr(DEFAULTS, name) for name in Grid.__dataclass_fields__}
+    return {name: UNTUNED_PARAMETERS[name] for name in Grid.__dataclass_fields__}
 
 
 @dataclass(frozen=True)
@@ -292,11 +330,12 @@ def gold_kl(cluster_counts: Sequence[float], answers_per_category: Sequence[floa
 
 def baseline_score(answers: Mapping[str, int], clusters: Sequence[Cluster],
                    similarity_row: Callable[[str], Sequence[float]], max_answers: int = 10) -> float:
-    """1 - Max Answers@k of an answer set, its distinct answers ranked by frequency (ties alphabetically).
+    """1 - Max Answers@k of an answer set, its answers ranked by :func:`rank_by_frequency`.
 
-    ``answers`` are normalized answers with counts; ``similarity_row(answer)`` gives
-    the unrounded WordNet similarity of an answer to every cluster (rounded here, as
-    the ProtoQA metric does).
+    ``answers`` are the set's answers with counts (normalized and merged by the ranker,
+    ties in order of first appearance); ``similarity_row(answer)`` gives the unrounded
+    WordNet similarity of a normalized answer to every cluster (rounded here, as the
+    ProtoQA metric does).
 
     >>> cl = [Cluster("a", ("dog",), 3), Cluster("b", ("cat",), 1)]
     >>> round(baseline_score({"cat": 5, "dog": 1}, cl, lambda s: [float(s == "dog"), float(s == "cat")],
@@ -312,21 +351,24 @@ def baseline_score(answers: Mapping[str, int], clusters: Sequence[Cluster],
 
 
 class Toolkit:
-    """What every question of a study shares: the embedder and the matchers with their caches.
+    """What every question of a study shares: the embedder, ProbEval's clusterers and one matcher per threshold.
 
-    One :class:`~cfc_probeval.matching.WordNetMatcher` serves every clustering (a
-    (sample, answer) pair is scored once); one :class:`~cfc_probeval.matching.GPMatcher`
-    keeps its fitted classifiers per cluster contents, so trying several GP
-    thresholds on the same clusters fits them once.
+    Matchers come from :func:`~cfc_probeval.matching.make_matcher`, one per
+    ``(matching, threshold)`` and never changed afterwards: one
+    :class:`~cfc_probeval.matching.WordNetMatcher` serves every clustering (a (sample,
+    answer) pair is scored once), and each GP matcher keeps its fitted classifiers.
     """
 
-    def __init__(self, embedder: Union[str, Embedder, None] = None, seed: int = DEFAULTS.seed) -> None:
+    def __init__(self, embedder: Union[str, Embedder, None] = None, seed: int = STUDY_SEED) -> None:
         self.embedder = get_embedder(embedder)
         self.seed = seed
-        self.wordnet = WordNetMatcher()
-        self.gp = GPMatcher(self.embedder, DEFAULTS.gp_threshold, seed)
         self._probevals: dict[tuple, ProbEval] = {}
-        self.gp_fallbacks = 0
+        self._matchers: dict[tuple[str, Optional[float]], Matcher] = {}
+
+    @property
+    def gp_fallbacks(self) -> int:
+        """Questions the GP matchers matched by cosine similarity because they had a single cluster."""
+        return sum(m.fallbacks for m in self._matchers.values() if isinstance(m, GPMatcher))
 
     def probeval(self, setting: Setting) -> ProbEval:
         """The ProbEval configuration that makes a setting's clusters (cached per clustering).
@@ -337,43 +379,34 @@ class Toolkit:
         key = (setting.clustering, setting.clustering_params)
         pe = self._probevals.get(key)
         if pe is None:
-            pe = ProbEval(setting.clustering, self.wordnet, embedder=self.embedder, seed=self.seed,
-                          **dict(setting.clustering_params))
+            options = dict(setting.clustering_params) | dict(CLUSTERING_LIMITS.get(setting.clustering, ()))
+            pe = ProbEval(setting.clustering, self.matcher("wordnet"), embedder=self.embedder, seed=self.seed,
+                          **options)
             self._probevals[key] = pe
         return pe
 
-    def matcher(self, setting: Setting) -> Matcher:
-        """The matcher of a setting, with its threshold.
+    def matcher(self, matching: str, threshold: Optional[float] = None) -> Matcher:
+        """The matcher of a matching at a threshold (one instance per pair, built once).
 
-        >>> Toolkit("char-ngrams").matcher(Setting("human", "cosine", threshold=0.7)).params()
+        >>> Toolkit("char-ngrams").matcher("cosine", 0.7).params()
         {'threshold': 0.7}
         """
-        if setting.matching == "wordnet":
-            return self.wordnet
-        if setting.matching == "cosine":
-            return CosineMatcher(self.embedder, setting.threshold)
-        if setting.matching == "gp":
-            # The shared instance keeps its fitted classifiers; only the cut-off changes.
-            self.gp.threshold = float(setting.threshold)
-            return self.gp
-        raise ValueError(f"unknown matching {setting.matching!r}")
+        key = (matching, None if threshold is None else float(threshold))
+        matcher = self._matchers.get(key)
+        if matcher is None:
+            matcher = make_matcher(matching, self.embedder, threshold=key[1], seed=self.seed)
+            self._matchers[key] = matcher
+        return matcher
 
     def match(self, setting: Setting, samples: Sequence[str], clusters: Sequence[AnswerCluster]) -> list[tuple[int, ...]]:
-        """Cluster indices of every sample under a setting (GP's single-cluster fallbacks are counted).
+        """Cluster indices of every sample under a setting.
 
         >>> from cfc_probeval.probeval import AnswerCluster
         >>> clusters = [AnswerCluster("c0", ("dog",), 3, "dog"), AnswerCluster("c1", ("cat",), 1, "cat")]
         >>> Toolkit("char-ngrams").match(Setting("human", "wordnet"), ["dogs", "car"], clusters)
         [(0,), ()]
         """
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            out = self.matcher(setting).match(list(samples), [c.answers for c in clusters])
-        self.gp_fallbacks += sum(1 for w in caught if "Gaussian-process matcher needs" in str(w.message))
-        for w in caught:
-            if "Gaussian-process matcher needs" not in str(w.message):
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-        return out
+        return self.matcher(setting.matching, setting.threshold).match(list(samples), [c.answers for c in clusters])
 
 
 @dataclass
@@ -389,20 +422,15 @@ class QuestionStudy:
     _pool_strings: list[str] = field(default_factory=list, init=False, repr=False)
     _clusters: dict[tuple, tuple[AnswerCluster, ...]] = field(default_factory=dict, init=False, repr=False)
     _matches: dict[tuple, dict[str, tuple[int, ...]]] = field(default_factory=dict, init=False, repr=False)
+    _kls: dict[tuple, list[float]] = field(default_factory=dict, init=False, repr=False)
     _similarity_rows: dict[str, list[float]] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         counts = [c.count for c in self.truth.clusters]
         for sampling, sets in self.sets.items():
             self.gold[sampling] = [gold_kl(counts, s.gold) for s in sets]
-            normalized = []
-            for s in sets:
-                merged: dict[str, int] = {}
-                for answer, n in s.answers.items():
-                    key = normalize_prediction(answer)
-                    merged[key] = merged.get(key, 0) + n
-                normalized.append((list(merged), list(merged.values())))
-            self._normalized[sampling] = normalized
+            merged = [normalized_sample_counts(s.answers) for s in sets]
+            self._normalized[sampling] = [(list(m), list(m.values())) for m in merged]
         self._pool_strings = sorted({normalize_prediction(a) for c in self.pool.categories for a in c.strings})
 
     @property
@@ -430,7 +458,16 @@ class QuestionStudy:
         return self._matches[key]
 
     def kls(self, toolkit: Toolkit, setting: Setting, sampling: str) -> list[float]:
-        """The setting's KL for every set of a sampling, as :meth:`ProbEval.score_question` computes it."""
+        """The setting's KL for every set of a sampling, as :meth:`ProbEval.score_question` computes it.
+
+        The matches of the question's pool strings are computed once per setting; each
+        set then takes ProbEval's steps (:func:`~cfc_probeval.distributions.model_counts`,
+        Laplace smoothing, KL) on its normalized answers. The KLs are kept per setting
+        and sampling, so held-out and in-sample scoring share them where the parameters agree.
+        """
+        key = (setting, sampling)
+        if key in self._kls:
+            return list(self._kls[key])
         clusters = self.clusters(toolkit, setting)
         matches = self.matches(toolkit, setting)
         p_g = laplace_smoothed(human_counts([c.count for c in clusters]))
@@ -438,7 +475,8 @@ class QuestionStudy:
         for strings, counts in self._normalized[sampling]:
             h = model_counts([matches[s] for s in strings], counts, len(clusters))
             out.append(kl_divergence(p_g, laplace_smoothed(h)))
-        return out
+        self._kls[key] = out
+        return list(out)
 
     def _similarity_row(self, answer: str) -> list[float]:
         row = self._similarity_rows.get(answer)
@@ -450,8 +488,7 @@ class QuestionStudy:
 
     def baseline(self, sampling: str) -> list[float]:
         """1 - Max Answers@10 (WordNet) of every set of a sampling."""
-        return [baseline_score(dict(zip(strings, counts)), self.truth.clusters, self._similarity_row)
-                for strings, counts in self._normalized[sampling]]
+        return [baseline_score(s.answers, self.truth.clusters, self._similarity_row) for s in self.sets[sampling]]
 
 
 def load_dev_set(data_dir: Union[str, Path], dev_set: DevSet, *, num_questions: Optional[int] = None,
@@ -491,8 +528,8 @@ class StudyResult:
             every question scored with the parameters chosen without it (held out).
         settings: setting key -> full label with parameters.
         chosen: the parameters used for the final settings.
-        tuned: whether ``chosen`` came from the grid (else from ProbEval's DEFAULTS).
-        tuning: every grid candidate's correlations (see :func:`tune`); empty when not tuned.
+        tuned: whether ``chosen`` came from the grid (else from :data:`UNTUNED_PARAMETERS`).
+        tuning: every grid candidate's correlations (see :func:`tune`); None when not tuned.
         scores: data set -> sampling -> setting key, baseline or ``"gold"`` -> question id -> per-set scores.
         info: run parameters, pool statistics, timings.
         in_sample: as ``correlations``, with the parameters chosen on all questions.
@@ -502,7 +539,7 @@ class StudyResult:
     settings: dict[str, str]
     chosen: dict[str, Any]
     tuned: bool
-    tuning: dict[str, Any]
+    tuning: Optional["TuningTable"]
     scores: dict[str, dict[str, dict[str, dict[str, list[float]]]]]
     info: dict[str, Any]
     in_sample: dict[str, dict[str, dict[str, Correlation]]] = field(default_factory=dict)
@@ -548,10 +585,46 @@ def _rhos(scores: Mapping[str, Sequence[float]], gold: Mapping[str, Sequence[flo
     return out
 
 
+@dataclass
+class TuningTable:
+    """Every clustering grid candidate's agreement, by candidate label.
+
+    Attributes:
+        correlations: data set -> sampling -> label -> mean per-question correlation (constant = 0).
+        per_data_set: data set -> label -> mean over the samplings.
+        mean: label -> the criterion (mean over the data sets).
+        clusters: data set -> label -> mean clusters per question.
+        group: label -> parameter group (``hac``, ``xmeans``, ``gmeans``).
+        fold_choices: group -> fold -> label chosen without that fold.
+    """
+
+    correlations: dict[str, dict[str, dict[str, float]]]
+    per_data_set: dict[str, dict[str, float]]
+    mean: dict[str, float] = field(default_factory=dict)
+    clusters: dict[str, dict[str, float]] = field(default_factory=dict)
+    group: dict[str, str] = field(default_factory=dict)
+    fold_choices: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    @classmethod
+    def empty(cls, data_sets: Iterable[str], samplings: Sequence[str]) -> "TuningTable":
+        """A table with a slot per data set and sampling and no candidate yet.
+
+        >>> TuningTable.empty(["cfc_dev"], ["centered"]).correlations
+        {'cfc_dev': {'centered': {}}}
+        """
+        names = list(data_sets)
+        return cls({n: {s: {} for s in samplings} for n in names}, {n: {} for n in names},
+                   clusters={n: {} for n in names})
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready, in the field order."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
 def tune(dev: Mapping[str, Sequence[QuestionStudy]], toolkit: Toolkit, grid: Grid = DEFAULT_GRID,
          groups: Iterable[str] = ("hac", "xmeans", "gmeans"), samplings: Sequence[str] = SAMPLINGS,
          folds: int = FOLDS, seed: int = 0,
-         log: Callable[[str], None] = lambda _: None) -> tuple[dict[str, Any], dict[int, dict[str, Any]], dict[str, Any]]:
+         log: Callable[[str], None] = lambda _: None) -> tuple[dict[str, Any], dict[int, dict[str, Any]], TuningTable]:
     """Pick each clustering group's parameters by the mean correlation, on all questions and per fold.
 
     The criterion of a candidate on a set of questions: per dev set, the per-question
@@ -559,13 +632,12 @@ def tune(dev: Mapping[str, Sequence[QuestionStudy]], toolkit: Toolkit, grid: Gri
     averaged over the dev sets. Fold ``f``'s choice uses every question not in fold ``f``
     of either dev set. Every sampling counts: centered sampling alone mostly measures how
     many answers are wrong, which a single all-embracing cluster captures as well as a
-    good clustering; the error types need the clusters to be right.
+    good clustering; the error types need the clusters to be right. Each candidate's
+    clusters and per-question correlations are computed once; the folds only select
+    questions.
 
-    Returns the parameters chosen on all questions (ProbEval's DEFAULTS for groups not
-    tuned), those chosen per fold, and a table: ``{"correlations": {data set: {sampling:
-    {label: rho}}}, "per_data_set": {data set: {label: mean over samplings}}, "mean":
-    {label: criterion}, "clusters": {data set: {label: mean clusters per question}},
-    "group": {label: group}, "fold_choices": {group: {fold: label}}}``.
+    Returns the parameters chosen on all questions (:data:`UNTUNED_PARAMETERS` for groups
+    not tuned), those chosen per fold, and the :class:`TuningTable`.
 
     >>> dev = {"cfc_dev": load_dev_set("../shared/data", DEV_SETS[1], num_questions=4, num_sets=5)}  # doctest: +SKIP
     >>> chosen, per_fold, table = tune(dev, Toolkit("char-ngrams"), Grid(hac_threshold=(0.3, 0.5)), ["hac"])  # doctest: +SKIP
@@ -575,9 +647,7 @@ def tune(dev: Mapping[str, Sequence[QuestionStudy]], toolkit: Toolkit, grid: Gri
     groups = set(groups)
     chosen = default_parameters()
     per_fold = {f: default_parameters() for f in range(folds)}
-    table: dict[str, Any] = {"correlations": {name: {s: {} for s in samplings} for name in dev},
-                             "per_data_set": {name: {} for name in dev}, "mean": {},
-                             "clusters": {name: {} for name in dev}, "group": {}, "fold_choices": {}}
+    table = TuningTable.empty(dev, samplings)
     candidates = [c for c in _candidates(grid) if c[0] in groups]
     if not candidates:
         return chosen, per_fold, table
@@ -610,17 +680,17 @@ def tune(dev: Mapping[str, Sequence[QuestionStudy]], toolkit: Toolkit, grid: Gri
             for sampling in samplings:
                 values_q = rhos[name][sampling][setting]
                 rho = math.fsum(values_q.values()) / len(values_q)
-                table["correlations"][name][sampling][setting.label] = rho
+                table.correlations[name][sampling][setting.label] = rho
                 here.append(rho)
-            table["per_data_set"][name][setting.label] = math.fsum(here) / len(here)
-            table["clusters"][name][setting.label] = float(np.mean([len(s.clusters(toolkit, setting))
-                                                                    for s in studies]))
-            per_set.append(table["per_data_set"][name][setting.label])
-        table["mean"][setting.label] = math.fsum(per_set) / len(per_set)
-        table["group"][setting.label] = group
+            table.per_data_set[name][setting.label] = math.fsum(here) / len(here)
+            table.clusters[name][setting.label] = float(np.mean([len(s.clusters(toolkit, setting))
+                                                                 for s in studies]))
+            per_set.append(table.per_data_set[name][setting.label])
+        table.mean[setting.label] = math.fsum(per_set) / len(per_set)
+        table.group[setting.label] = group
         log(f"  {setting.label}: " + ", ".join(f"{n} {v:.3f}" for n, v in zip(dev, per_set))
-            + f", mean {table['mean'][setting.label]:.3f}")
-    for group in groups:
+            + f", mean {table.mean[setting.label]:.3f}")
+    for group in sorted(groups, key=("hac", "xmeans", "gmeans").index):
         mine = [(values, setting) for g, values, setting in candidates if g == group]
         if not mine:
             continue
@@ -633,11 +703,11 @@ def tune(dev: Mapping[str, Sequence[QuestionStudy]], toolkit: Toolkit, grid: Gri
 
         values, setting = best(None)
         chosen.update(values)
-        table["fold_choices"][group] = {}
+        table.fold_choices[group] = {}
         for f in range(folds):
             values_f, setting_f = best(f)
             per_fold[f].update(values_f)
-            table["fold_choices"][group][str(f)] = setting_f.label
+            table.fold_choices[group][str(f)] = setting_f.label
     return chosen, per_fold, table
 
 
@@ -656,15 +726,161 @@ def _thresholds(matching: Optional[Mapping[str, Any]]) -> tuple[dict[str, float]
     return overall, by_fold, folds
 
 
+Dev = dict[str, list[QuestionStudy]]
+"""Data set name -> its questions with their answer sets."""
+
+
+def load_study(data_dir: Union[str, Path], dev_sets: Sequence[DevSet] = DEV_SETS, *,
+               num_questions: Optional[int] = None, num_sets: int = 50, seed: int = 0,
+               samplings: Sequence[str] = SAMPLINGS) -> Dev:
+    """Step 1: every dev set's questions with their answer sets (authors' procedure) and gold KLs.
+
+    >>> dev = load_study("../shared/data", DEV_SETS[1:], num_questions=2, num_sets=3)  # doctest: +SKIP
+    >>> [len(q.sets["centered"]) for q in dev["cfc_dev"]]  # doctest: +SKIP
+    [3, 3]
+    """
+    dev = {d.name: load_dev_set(data_dir, d, num_questions=num_questions, num_sets=num_sets, seed=seed,
+                                samplings=samplings) for d in dev_sets}
+    for name, studies in dev.items():
+        if not studies:
+            raise ValueError(f"{name}: no question has both ground truth and annotations")
+    return dev
+
+
+def embed_study(dev: Dev, toolkit: Toolkit) -> int:
+    """Step 2: embed every string an automatic setting may need, in one sorted batch; returns how many.
+
+    One batch per run: the vectors do not depend on the order the questions are scored in.
+    """
+    strings = sorted(set().union(*(s.strings_to_embed() for ss in dev.values() for s in ss)))
+    toolkit.embedder.embed(strings)
+    return len(strings)
+
+
+@dataclass
+class Tuning:
+    """Step 3's result: the clustering parameters on all questions and per fold, and the grid's table."""
+
+    chosen: dict[str, Any]
+    per_fold: dict[int, dict[str, Any]]
+    table: Optional[TuningTable]
+
+    @property
+    def tuned(self) -> bool:
+        """Whether the parameters came from the grid."""
+        return self.table is not None
+
+
+def tune_study(dev: Dev, toolkit: Toolkit, *, clusterings: Sequence[str] = CLUSTERINGS, tune_parameters: bool = True,
+               grid: Grid = DEFAULT_GRID, samplings: Sequence[str] = SAMPLINGS, folds: int = FOLDS, seed: int = 0,
+               log: Callable[[str], None] = lambda _: None) -> Tuning:
+    """Step 3: choose the clustering parameters on the grid (:func:`tune`), or take :data:`UNTUNED_PARAMETERS`."""
+    groups = [g for g in ("hac", "xmeans", "gmeans") if g in clusterings]
+    if not (tune_parameters and groups):
+        return Tuning(default_parameters(), {f: default_parameters() for f in range(folds)}, None)
+    log(f"tuning {', '.join(groups)} on {', '.join(samplings)} ({folds}-fold)")
+    chosen, per_fold, table = tune(dev, toolkit, grid, groups, samplings, folds, seed, log)
+    return Tuning(chosen, per_fold, table)
+
+
+@dataclass
+class StudyParameters:
+    """The parameters every question is scored with: tuned clustering parameters and matching thresholds.
+
+    Attributes:
+        chosen: chosen on all questions (the recommendation; the in-sample figures use them).
+        per_fold: fold -> parameters chosen without that fold's questions.
+        tuned: whether the clustering parameters came from the grid.
+        matching_folds: ProtoQA dev question -> its fold in the matching study.
+        fold_thresholds: ``cosine_threshold``/``gp_threshold`` -> matching fold -> threshold chosen without it.
+    """
+
+    chosen: dict[str, Any]
+    per_fold: dict[int, dict[str, Any]]
+    tuned: bool
+    matching_folds: dict[str, int] = field(default_factory=dict)
+    fold_thresholds: dict[str, dict[int, float]] = field(default_factory=dict)
+
+    def held_out(self, dev_name: str, question_id: str, fold: int) -> dict[str, Any]:
+        """The parameters of one question, chosen without it (clustering: its fold; thresholds: its matching fold)."""
+        params = dict(self.per_fold[fold] if self.tuned else self.chosen)
+        if dev_name == "protoqa_dev" and question_id in self.matching_folds:
+            for key, by in self.fold_thresholds.items():
+                params[key] = by.get(self.matching_folds[question_id], params[key])
+        return params
+
+
+def study_parameters(tuning: Tuning, matching: Optional[Mapping[str, Any]]) -> StudyParameters:
+    """The tuned clustering parameters with the thresholds of the matching study (overall and per fold).
+
+    CFC dev questions take the thresholds chosen on all ProtoQA dev questions, which never saw them.
+    """
+    chosen = dict(tuning.chosen)
+    per_fold = {f: dict(p) for f, p in tuning.per_fold.items()}
+    overall, fold_t, matching_folds = _thresholds(matching)
+    chosen.update(overall)
+    for f in per_fold:
+        per_fold[f].update({k: v for k, v in chosen.items() if k.endswith("_threshold") and k != "hac_threshold"})
+        per_fold[f]["hac_threshold"] = per_fold[f]["hac_threshold"] if tuning.tuned else chosen["hac_threshold"]
+    return StudyParameters(chosen, per_fold, tuning.tuned, matching_folds, fold_t)
+
+
+@dataclass
+class Scores:
+    """Step 4's result: held-out and in-sample correlations, per-set scores, the held-out labels."""
+
+    correlations: dict[str, dict[str, dict[str, Correlation]]]
+    in_sample: dict[str, dict[str, dict[str, Correlation]]]
+    scores: dict[str, dict[str, Any]]
+    held_out_labels: dict[str, dict[str, list[str]]]
+
+
+def score_study(dev: Dev, toolkit: Toolkit, parameters: StudyParameters, *, clusterings: Sequence[str] = CLUSTERINGS,
+                matchings: Sequence[str] = MATCHINGS, samplings: Sequence[str] = SAMPLINGS, folds: int = FOLDS,
+                seed: int = 0, lap: Callable[[str], None] = lambda _: None) -> Scores:
+    """Step 4: every setting on every dev set, held out (headline, with intervals) and in sample (secondary)."""
+    settings = final_settings(parameters.chosen, clusterings, matchings)
+    out = Scores({}, {}, {}, {})
+    for name, studies in dev.items():
+        fold = fold_of([s.question_id for s in studies], folds, seed)
+        per_question = {s.question_id: final_settings(parameters.held_out(name, s.question_id, fold[s.question_id]),
+                                                      clusterings, matchings)
+                        for s in studies}
+        out.correlations[name], out.scores[name] = _score_dev_set(studies, toolkit, settings, samplings, per_question)
+        # In-sample figures are secondary: no intervals.
+        out.in_sample[name], _ = _score_dev_set(studies, toolkit, settings, samplings, None, baseline=False,
+                                                resamples=0)
+        out.held_out_labels[name] = {s.key: sorted({per_question[q][i].label for q in per_question})
+                                     for i, s in enumerate(settings)}
+        lap(f"scoring {name}")
+    return out
+
+
+def set_size_sensitivity(data_dir: Union[str, Path], dev_sets: Sequence[DevSet], toolkit: Toolkit, *,
+                         num_questions: Optional[int], num_sets: int, seed: int,
+                         sizes: Sequence[int]) -> dict[str, dict[str, dict[str, Any]]]:
+    """Human+WordNet and the baseline (centered) under the earlier ``pool`` procedure, at the pool's and given sizes."""
+    rows_by_set: dict[str, dict[str, dict[str, Any]]] = {}
+    for d in dev_sets:
+        rows = {}
+        for size in [None, *sizes]:
+            studies = load_dev_set(data_dir, d, num_questions=num_questions, num_sets=num_sets, set_size=size,
+                                   seed=seed, samplings=["centered"], procedure="pool")
+            rows["pool" if size is None else str(size)] = _centered_reference(studies, toolkit)
+        rows_by_set[d.name] = rows
+    return rows_by_set
+
+
 def run_study(data_dir: Union[str, Path], *, num_questions: Optional[int] = None, num_sets: int = 50,
               seed: int = 0, embedder: Union[str, Embedder, None] = None,
               clusterings: Sequence[str] = CLUSTERINGS, matchings: Sequence[str] = MATCHINGS,
               samplings: Sequence[str] = SAMPLINGS, dev_sets: Sequence[DevSet] = DEV_SETS,
               tune_parameters: bool = True, grid: Grid = DEFAULT_GRID, folds: int = FOLDS,
-              matching: Optional[Mapping[str, Any]] = None, sensitivity: bool = True,
-              sensitivity_sizes: Sequence[int] = (100,),
+              matching: Union[None, Mapping[str, Any], Callable[[], Optional[Mapping[str, Any]]]] = None,
+              sensitivity: bool = True, sensitivity_sizes: Sequence[int] = (100,),
+              on_parameters: Callable[[StudyParameters], None] = lambda _: None,
               log: Callable[[str], None] = lambda _: None) -> StudyResult:
-    """Run the agreement study on the dev sets; see the module docstring.
+    """Run the agreement study on the dev sets: load, embed, tune, score, summarize (see the module docstring).
 
     Args:
         data_dir: the folder holding ``protoqa/``, ``cfc/`` and ``probeval_validation/``.
@@ -673,114 +889,82 @@ def run_study(data_dir: Union[str, Path], *, num_questions: Optional[int] = None
             procedure), seed.
         embedder: embedder spec for automatic clustering, cosine and GP (default MiniLM).
         clusterings, matchings, samplings: which settings and generators to run.
-        tune_parameters: choose the clustering parameters on the grid (else ProbEval's DEFAULTS).
+        tune_parameters: choose the clustering parameters on the grid (else :data:`UNTUNED_PARAMETERS`).
         grid: the candidate clustering parameters.
         folds: folds of the cross-validation over questions.
-        matching: the result of :func:`~studies.validation.matching_study.run_matching_study`,
-            whose thresholds (overall and per fold) cosine and GP use (else ProbEval's DEFAULTS).
+        matching: the result of :func:`~studies.validation.matching_study.run_matching_study`
+            (or a function returning it, called once the tuning is done), whose thresholds
+            (overall and per fold) cosine and GP use (else :data:`UNTUNED_PARAMETERS`).
         sensitivity: also measure human+WordNet and the baseline (centered sampling) under
             the earlier ``pool`` procedure, at the pool's size and at ``sensitivity_sizes``.
+        on_parameters: called with the final parameters before the scoring starts.
         log: called with progress messages.
 
     >>> r = run_study("../shared/data", num_questions=2, num_sets=6, embedder="char-ngrams",
     ...               clusterings=["human"], matchings=["wordnet"], tune_parameters=False)  # doctest: +SKIP
     >>> r.table()["cfc_dev"]["centered"]["human+wordnet"]  # doctest: +SKIP
     """
-    for name in clusterings:
-        if name not in CLUSTERINGS:
-            raise ValueError(f"unknown clustering {name!r}; choose from {', '.join(CLUSTERINGS)}")
-    for name in matchings:
-        if name not in MATCHINGS:
-            raise ValueError(f"unknown matching {name!r}; choose from {', '.join(MATCHINGS)}")
-    for name in samplings:
-        if name not in SAMPLINGS:
-            raise ValueError(f"unknown sampling {name!r}; choose from {', '.join(SAMPLINGS)}")
+    for names, allowed, what in ((clusterings, CLUSTERINGS, "clustering"), (matchings, MATCHINGS, "matching"),
+                                 (samplings, SAMPLINGS, "sampling")):
+        for name in names:
+            if name not in allowed:
+                raise ValueError(f"unknown {what} {name!r}; choose from {', '.join(allowed)}")
     timings: dict[str, float] = {}
-    start = time.perf_counter()
+    start = last = time.perf_counter()
 
-    def lap(name: str, since: float) -> float:
+    def lap(name: str) -> None:
+        nonlocal last
         now = time.perf_counter()
-        timings[name] = round(now - since, 2)
-        log(f"{name}: {now - since:.1f} s")
-        return now
+        timings[name] = round(now - last, 2)
+        log(f"{name}: {now - last:.1f} s")
+        last = now
 
-    dev = {d.name: load_dev_set(data_dir, d, num_questions=num_questions, num_sets=num_sets,
-                                seed=seed, samplings=samplings) for d in dev_sets}
-    for name, studies in dev.items():
-        if not studies:
-            raise ValueError(f"{name}: no question has both ground truth and annotations")
-    t = lap("sampling and gold KL", start)
-
-    toolkit = Toolkit(embedder, seed=DEFAULTS.seed)
-    groups = [g for g in ("hac", "xmeans", "gmeans") if g in clusterings]
+    dev = load_study(data_dir, dev_sets, num_questions=num_questions, num_sets=num_sets, seed=seed,
+                     samplings=samplings)
+    lap("sampling and gold KL")
+    toolkit = Toolkit(embedder, seed=STUDY_SEED)
     if any(c != "human" for c in clusterings) or any(m != "wordnet" for m in matchings):
-        # One sorted batch per run: the vectors do not depend on the order questions are scored in.
-        toolkit.embedder.embed(sorted(set().union(*(s.strings_to_embed() for ss in dev.values() for s in ss))))
-    t = lap("embedding", t)
-
-    tuned = tune_parameters and bool(groups)
-    tuning: dict[str, Any] = {}
-    chosen = default_parameters()
-    per_fold = {f: default_parameters() for f in range(folds)}
-    if tuned:
-        log(f"tuning {', '.join(groups)} on {', '.join(samplings)} ({folds}-fold)")
-        chosen, per_fold, tuning = tune(dev, toolkit, grid, groups, samplings, folds, seed, log)
-        t = lap("tuning", t)
-    overall_t, fold_t, matching_folds = _thresholds(matching)
-    chosen.update(overall_t)
-    for f in per_fold:
-        per_fold[f].update({k: v for k, v in chosen.items() if k.endswith("_threshold") and k != "hac_threshold"})
-        per_fold[f]["hac_threshold"] = per_fold[f]["hac_threshold"] if tuned else chosen["hac_threshold"]
-
-    def params_for(dev_name: str, qid: str, fold: Mapping[str, int]) -> dict[str, Any]:
-        params = dict(per_fold[fold[qid]] if tuned else chosen)
-        if dev_name == "protoqa_dev" and qid in matching_folds:
-            for key, by in fold_t.items():
-                params[key] = by.get(matching_folds[qid], params[key])
-        return params
-
-    settings = final_settings(chosen, clusterings, matchings)
-    correlations: dict[str, dict[str, dict[str, Correlation]]] = {}
-    in_sample: dict[str, dict[str, dict[str, Correlation]]] = {}
-    scores: dict[str, dict[str, dict[str, dict[str, list[float]]]]] = {}
-    held_out_labels: dict[str, dict[str, list[str]]] = {}
-    for name, studies in dev.items():
-        fold = fold_of([s.question_id for s in studies], folds, seed)
-        per_question = {s.question_id: final_settings(params_for(name, s.question_id, fold), clusterings, matchings)
-                        for s in studies}
-        correlations[name], scores[name] = _score_dev_set(studies, toolkit, settings, samplings, per_question)
-        # In-sample figures are secondary: no intervals.
-        in_sample[name], _ = _score_dev_set(studies, toolkit, settings, samplings, None, baseline=False, resamples=0)
-        held_out_labels[name] = {s.key: sorted({per_question[q][i].label for q in per_question})
-                                 for i, s in enumerate(settings)}
-        t = lap(f"scoring {name}", t)
-
+        embed_study(dev, toolkit)
+    lap("embedding")
+    tuning = tune_study(dev, toolkit, clusterings=clusterings, tune_parameters=tune_parameters, grid=grid,
+                        samplings=samplings, folds=folds, seed=seed, log=log)
+    if tuning.tuned:
+        lap("tuning")
+    parameters = study_parameters(tuning, matching() if callable(matching) else matching)
+    on_parameters(parameters)
+    scored = score_study(dev, toolkit, parameters, clusterings=clusterings, matchings=matchings, samplings=samplings,
+                         folds=folds, seed=seed, lap=lap)
     sensitivity_rows: dict[str, dict[str, dict[str, Any]]] = {}
     if sensitivity and "centered" in samplings:
-        for d in dev_sets:
-            rows = {}
-            for size in [None, *sensitivity_sizes]:
-                studies = load_dev_set(data_dir, d, num_questions=num_questions, num_sets=num_sets, set_size=size,
-                                       seed=seed, samplings=["centered"], procedure="pool")
-                rows["pool" if size is None else str(size)] = _centered_reference(studies, toolkit)
-            sensitivity_rows[d.name] = rows
-        t = lap("set-size sensitivity", t)
+        sensitivity_rows = set_size_sensitivity(data_dir, dev_sets, toolkit, num_questions=num_questions,
+                                                num_sets=num_sets, seed=seed, sizes=sensitivity_sizes)
+        lap("set-size sensitivity")
     timings["total"] = round(time.perf_counter() - start, 2)
+    return summarize_study(dev, toolkit, tuning, parameters, scored, clusterings=clusterings, matchings=matchings,
+                           samplings=samplings, num_sets=num_sets, seed=seed, num_questions=num_questions,
+                           folds=folds, grid=grid, sensitivity=sensitivity_rows, timings=timings)
 
+
+def summarize_study(dev: Dev, toolkit: Toolkit, tuning: Tuning, parameters: StudyParameters, scored: Scores, *,
+                    clusterings: Sequence[str], matchings: Sequence[str], samplings: Sequence[str], num_sets: int,
+                    seed: int, num_questions: Optional[int], folds: int, grid: Grid,
+                    sensitivity: Mapping[str, Any], timings: Mapping[str, float]) -> StudyResult:
+    """Step 5: the :class:`StudyResult` with the run's parameters, pool statistics and timings."""
+    settings = final_settings(parameters.chosen, clusterings, matchings)
     info = {
         "num_sets": num_sets, "procedure": "authors", "stratified_answers": STRATIFIED_ANSWERS, "seed": seed,
         "num_questions": num_questions, "folds": folds, "resamples": RESAMPLES,
         "embedder": toolkit.embedder.name, "samplings": list(samplings), "clusterings": list(clusterings),
-        "matchings": list(matchings), "grid": grid.as_dict() if tuned else None,
+        "matchings": list(matchings), "grid": grid.as_dict() if tuning.tuned else None,
         "pools": {name: _pool_summary(studies) for name, studies in dev.items()},
         "gp_single_cluster_fallbacks": toolkit.gp_fallbacks,
-        "set_size_sensitivity": sensitivity_rows,
-        "held_out_settings": held_out_labels,
-        "fold_parameters": {str(f): p for f, p in per_fold.items()},
-        "timings_s": timings,
+        "set_size_sensitivity": dict(sensitivity),
+        "held_out_settings": scored.held_out_labels,
+        "fold_parameters": {str(f): p for f, p in parameters.per_fold.items()},
+        "timings_s": dict(timings),
     }
-    return StudyResult(correlations, {s.key: s.label for s in settings}, chosen, tuned, tuning, scores, info,
-                       in_sample)
+    return StudyResult(scored.correlations, {s.key: s.label for s in settings}, parameters.chosen, tuning.tuned,
+                       tuning.table, scored.scores, info, scored.in_sample)
 
 
 def _score_dev_set(studies: Sequence[QuestionStudy], toolkit: Toolkit, settings: Sequence[Setting],

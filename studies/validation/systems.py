@@ -27,10 +27,10 @@ from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
-from cfc_probeval.distributions import human_counts, kl_divergence, laplace_smoothed
+from cfc_probeval.distributions import human_counts, kl_divergence, laplace_smoothed, model_counts
 from cfc_probeval.embedders import Embedder, get_embedder, unit_rows
 from cfc_probeval.inputs import GroundTruth, read_ground_truth, read_samples
-from cfc_probeval.matching import CosineMatcher, GPMatcher, Matcher, WordNetMatcher, best_clusters, wordnet_scores_one
+from cfc_probeval.matching import GPMatcher, Matcher, WordNetMatcher, best_clusters, make_matcher
 from cfc_probeval.probeval import AnswerCluster, ProbEval, normalized_sample_counts
 from .stats import FOLDS, bootstrap_interval, fold_of, interval, spearman
 
@@ -95,15 +95,26 @@ def study_candidates(result: Any, embedder: Optional[str] = None) -> dict[str, C
     >>> list(study_candidates(r))
     ['hac+wordnet']
     """
+    return settings_as_candidates(result.chosen, result.info["clusterings"], result.info["matchings"], embedder)
+
+
+def settings_as_candidates(chosen: Mapping[str, Any], clusterings: Sequence[str], matchings: Sequence[str],
+                           embedder: Optional[str] = None) -> dict[str, Candidate]:
+    """Every ``clustering x matching`` setting with the study's parameters, as candidates (reference left out).
+
+    >>> from studies.validation.study import default_parameters
+    >>> list(settings_as_candidates(default_parameters(), ["human"], ["wordnet", "cosine"]))
+    ['human+cosine']
+    """
     from .study import clustering_params, matching_threshold
 
     out = {}
-    for c in result.info["clusterings"]:
-        for m in result.info["matchings"]:
+    for c in clusterings:
+        for m in matchings:
             if (c, m) == ("human", "wordnet"):
                 continue
-            out[f"{c}+{m}"] = Candidate(embedder or "minilm", c, clustering_params(c, result.chosen), m,
-                                        matching_threshold(m, result.chosen))
+            out[f"{c}+{m}"] = Candidate(embedder or "minilm", c, clustering_params(c, chosen), m,
+                                        matching_threshold(m, chosen))
     return out
 
 
@@ -152,7 +163,13 @@ def load_systems(data_dir: Union[str, Path]) -> SystemData:
 
 
 class _Scorer:
-    """KL of every system on every question for a candidate, sharing clusterings and matchers."""
+    """KL of every system on every question for a candidate, sharing clusterings and matchers.
+
+    Per question, the WordNet and cosine scores of every (sample, ground-truth string)
+    pair are computed once; a candidate's matching only selects its clusters' columns.
+    GP matchers come from :func:`~cfc_probeval.matching.make_matcher`, one per
+    embedder and threshold.
+    """
 
     def __init__(self, data: SystemData, seed: int = 0) -> None:
         self.data, self.seed = data, seed
@@ -160,7 +177,7 @@ class _Scorer:
         self._probevals: dict[tuple, ProbEval] = {}
         self._clusters: dict[tuple, tuple[AnswerCluster, ...]] = {}
         self.wordnet = WordNetMatcher()
-        self._gp: dict[str, GPMatcher] = {}
+        self._matchers: dict[tuple[str, Optional[str], Optional[float]], Matcher] = {}
         self._questions: dict[str, dict[str, Any]] = {}
         self._wordnet_full: dict[str, np.ndarray] = {}
         self._cosine_full: dict[tuple[str, str], np.ndarray] = {}
@@ -179,22 +196,27 @@ class _Scorer:
         if key not in self._clusters:
             pkey = key[:3]
             if pkey not in self._probevals:
+                from .study import CLUSTERING_LIMITS
+
                 emb = self.embedder(c.embedder) if c.clustering != "human" else None
-                self._probevals[pkey] = ProbEval(c.clustering, self.wordnet, embedder=emb, seed=self.seed,
-                                                 **dict(c.clustering_params))
+                options = dict(c.clustering_params) | dict(CLUSTERING_LIMITS.get(c.clustering, ()))
+                self._probevals[pkey] = ProbEval(c.clustering, self.wordnet, embedder=emb, seed=self.seed, **options)
             self._clusters[key] = tuple(self._probevals[pkey].clusters_for(self.data.truths[qid]))
         return self._clusters[key]
 
     def matcher(self, c: Candidate) -> Matcher:
+        """The candidate's matcher (one per matching, embedder and threshold, built once)."""
         if c.matching == "wordnet":
             return self.wordnet
-        if c.matching == "cosine":
-            return CosineMatcher(self.embedder(c.embedder), float(c.threshold))
-        if c.matching == "gp":
-            gp = self._gp.setdefault(c.embedder, GPMatcher(self.embedder(c.embedder), float(c.threshold), self.seed))
-            gp.threshold = float(c.threshold)
-            return gp
-        raise ValueError(f"unknown matching {c.matching!r}")
+        key = (c.matching, c.embedder, None if c.threshold is None else float(c.threshold))
+        if key not in self._matchers:
+            self._matchers[key] = make_matcher(c.matching, self.embedder(c.embedder), threshold=key[2], seed=self.seed)
+        return self._matchers[key]
+
+    @property
+    def gp_fallbacks(self) -> int:
+        """Questions a GP matcher matched by cosine similarity because they had a single cluster."""
+        return sum(m.fallbacks for m in self._matchers.values() if isinstance(m, GPMatcher))
 
     def _question(self, qid: str) -> dict[str, Any]:
         """Every system's distinct answers of a question in one list, and the strings clusters are made of."""
@@ -214,12 +236,17 @@ class _Scorer:
         return cached
 
     def _wordnet(self, qid: str) -> np.ndarray:
-        """samples x strings: the sample fully WordNet-matches the string (ProbEval's rule)."""
+        """samples x strings: the sample fully WordNet-matches the string (ProbEval's rule).
+
+        Each string is its own one-string cluster, so the matcher's token and synset
+        index scores only the pairs that can match.
+        """
         if qid not in self._wordnet_full:
             q = self._question(qid)
-            self._wordnet_full[qid] = np.array(
-                [[wordnet_scores_one(self.wordnet.similarity(a, b)) for b in q["strings"]] for a in q["samples"]],
-                dtype=bool).reshape(len(q["samples"]), len(q["strings"]))
+            full = np.zeros((len(q["samples"]), len(q["strings"])), dtype=bool)
+            for i, hits in enumerate(self.wordnet.match(q["samples"], [[b] for b in q["strings"]])):
+                full[i, list(hits)] = True
+            self._wordnet_full[qid] = full
         return self._wordnet_full[qid]
 
     def _cosine(self, embedder: str, qid: str) -> np.ndarray:
@@ -229,42 +256,32 @@ class _Scorer:
             self._cosine_full[key] = unit_rows(emb.embed(q["samples"])) @ unit_rows(emb.embed(q["strings"])).T
         return self._cosine_full[key]
 
-    def membership(self, c: Candidate, qid: str, clusters: Sequence[AnswerCluster]) -> np.ndarray:
-        """samples x clusters: 1 where the candidate's matcher puts the sample in the cluster."""
+    def matches(self, c: Candidate, qid: str, clusters: Sequence[AnswerCluster]) -> list[tuple[int, ...]]:
+        """The clusters the candidate's matcher puts each of the question's samples in (empty: "wrong")."""
         q = self._question(qid)
         owners = [np.array([q["position"][a] for a in cl.answers], dtype=int) for cl in clusters]
         n = len(q["samples"])
         if c.matching == "wordnet":
             full = self._wordnet(qid)
-            return np.stack([full[:, idx].any(axis=1) for idx in owners], axis=1).astype(np.float64) \
-                if owners else np.zeros((n, 0))
+            member = np.stack([full[:, idx].any(axis=1) for idx in owners], axis=1) if owners \
+                else np.zeros((n, 0), dtype=bool)
+            return [tuple(int(j) for j in np.flatnonzero(row)) for row in member]
         if c.matching == "cosine":
             full = self._cosine(c.embedder, qid)
             best = np.stack([full[:, idx].max(axis=1) for idx in owners], axis=1) if owners else np.zeros((n, 0))
-            out = np.zeros((n, len(clusters)))
-            for i, hits in enumerate(best_clusters(best, float(c.threshold))):
-                out[i, list(hits)] = 1.0
-            return out
-        out = np.zeros((n, len(clusters)))
-        for i, hits in enumerate(self.matcher(c).match(q["samples"], [cl.answers for cl in clusters])):
-            out[i, list(hits)] = 1.0
-        return out
+            return best_clusters(best, float(c.threshold))
+        return self.matcher(c).match(q["samples"], [cl.answers for cl in clusters])
 
     def kls(self, c: Candidate) -> np.ndarray:
-        """systems x questions KL matrix (ProbEval's KL: smoothed P_G against smoothed P_H)."""
+        """systems x questions KL matrix: ProbEval's steps (model counts, Laplace smoothing, KL) per system."""
         out = np.zeros((len(self.data.systems), len(self.data.question_ids)))
         for j, qid in enumerate(self.data.question_ids):
             clusters = self.clusters(c, qid)
-            member = self.membership(c, qid, clusters)
-            hits = member.sum(axis=1)
-            share = np.divide(member, hits[:, None], out=np.zeros_like(member), where=hits[:, None] > 0)
+            matches = self.matches(c, qid, clusters)
             p_g = laplace_smoothed(human_counts([cl.count for cl in clusters]))
             for i, system in enumerate(self.data.systems):
                 rows, counts = self._question(qid)["rows"][system]
-                h = np.zeros(len(clusters) + 1)
-                if rows.size:
-                    h[:-1] = counts @ share[rows]
-                    h[-1] = float(counts[hits[rows] == 0].sum())
+                h = model_counts([matches[r] for r in rows], counts, len(clusters))
                 out[i, j] = kl_divergence(p_g, laplace_smoothed(h))
         return out
 
@@ -291,14 +308,16 @@ def agreement(kl: np.ndarray, ref: np.ndarray, seed: int = 0) -> dict[str, Any]:
             "system_means": [float(x) for x in kl.mean(axis=1)]}
 
 
-def run_system_study(data_dir: Union[str, Path], settings: Mapping[str, Candidate], *, cosine_threshold: float,
-                     embedders: Sequence[str] = ("minilm", "char-ngrams"), folds: int = FOLDS, seed: int = 0,
-                     num_questions: Optional[int] = None,
+def run_system_study(data_dir: Union[str, Path],
+                     settings: Union[Mapping[str, Candidate], Callable[[], Mapping[str, Candidate]]], *,
+                     cosine_threshold: float, embedders: Sequence[str] = ("minilm", "char-ngrams"),
+                     folds: int = FOLDS, seed: int = 0, num_questions: Optional[int] = None,
                      log: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
     """Agreement of each given setting with the human-cluster reference, and the automatic-default search.
 
     ``settings``: key -> candidate for the study's settings (tuned on the dev sets, so
-    the test questions are held out from their tuning).
+    the test questions are held out from their tuning), or a function returning them,
+    called after the search (so the search can run while the settings are being tuned).
     """
     start = time.perf_counter()
     data = load_systems(data_dir)
@@ -310,10 +329,6 @@ def run_system_study(data_dir: Union[str, Path], settings: Mapping[str, Candidat
     out: dict[str, Any] = {"systems": data.systems, "questions": len(data.question_ids),
                            "reference": REFERENCE.label, "reference_system_means": [float(x) for x in ref.mean(axis=1)],
                            "human_clusters_per_question": human_clusters, "settings": {}, "search": {}}
-    for key, c in settings.items():
-        out["settings"][key] = {"label": c.label, **agreement(scorer.kls(c), ref, seed),
-                                "clusters_per_question": scorer.cluster_count(c)}
-        log(f"  system level {key}: rho {out['settings'][key]['rho']}")
     grid = candidates(cosine_threshold, embedders)
     matrices = {}
     for c in grid:
@@ -345,7 +360,12 @@ def run_system_study(data_dir: Union[str, Path], settings: Mapping[str, Candidat
         "held_out": agreement(held_out, ref, seed),
         "fold_choices": by_fold, "folds": folds,
     }
-    out["seconds"] = round(time.perf_counter() - start, 1)
     log(f"  automatic default {chosen.label}: held-out rho {out['search']['held_out']['rho']}, "
         f"in-sample {out['search']['in_sample']['rho']}, {counts[chosen]:.1f} clusters/question")
+    for key, c in (settings() if callable(settings) else settings).items():
+        out["settings"][key] = {"label": c.label, **agreement(scorer.kls(c), ref, seed),
+                                "clusters_per_question": scorer.cluster_count(c)}
+        log(f"  system level {key}: rho {out['settings'][key]['rho']}")
+    out["gp_single_cluster_fallbacks"] = scorer.gp_fallbacks
+    out["seconds"] = round(time.perf_counter() - start, 1)
     return out

@@ -1,0 +1,89 @@
+"""The second process of ``python -m studies.validation --jobs 2``: the matching study, then the system level.
+
+It lives in its own module so that a spawned process can import it whatever module
+started the run.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from typing import Any, Callable, Mapping, Optional
+
+__all__ = ["side_studies", "receive", "run_matching", "run_systems", "cosine_threshold"]
+
+
+def log(message: str) -> None:
+    """Progress on stderr."""
+    print(message, file=sys.stderr, flush=True)
+
+
+def _limit_threads(threads: int) -> Any:
+    from .__main__ import limit_threads
+
+    return limit_threads(threads)
+
+
+def side_studies(inbox: Any, outbox: Any, options: dict[str, Any]) -> None:
+    """Second process: the matching study, then the system level once the parent sends the tuned settings.
+
+    Queues (not a bare pipe) so that sending a result never waits for the other process to read it.
+    """
+    try:
+        with _limit_threads(options["threads"]), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            matching = run_matching(options)
+            outbox.put(("matching", matching))
+            if options["systems"]:
+                options = {**options, "cosine_threshold": cosine_threshold(matching)}
+                outbox.put(("systems", run_systems(options, lambda: receive(inbox, "settings"))))
+    except BaseException as exc:  # reported by the parent, which exits with a one-line error
+        outbox.put(("error", f"{type(exc).__name__}: {exc}"))
+
+
+def receive(queue: Any, wanted: str, worker: Any = None) -> Any:
+    """The next message of the other process, which must be ``wanted``; RuntimeError on its error or death."""
+    import queue as queues
+
+    while True:
+        try:
+            kind, payload = queue.get(timeout=5)
+            break
+        except queues.Empty:
+            if worker is not None and not worker.is_alive():
+                raise RuntimeError("the second process ended without sending its results") from None
+    if kind == "error":
+        raise RuntimeError(f"second process: {payload}")
+    if kind != wanted:
+        raise RuntimeError(f"second process: expected {wanted}, got {kind}")
+    return payload
+
+
+def run_matching(options: Mapping[str, Any]) -> dict:
+    """The matching-validity study with the run's options."""
+    from .matching_study import run_matching_study
+
+    log("matching validity (ProtoQA dev)")
+    return run_matching_study(options["data_dir"], embedder=options["embedder"], matchers=options["matchers"],
+                              num_questions=options["questions"], seed=options["seed"], log=log,
+                              budgets={"wordnet_wup": options["wup_budget"]})
+
+
+def run_systems(options: Mapping[str, Any], settings: Callable[[], Mapping[str, Any]]) -> dict:
+    """The system-level study; ``settings`` is called for the study's tuned settings after the search."""
+    from .study import UNTUNED_PARAMETERS
+    from .systems import run_system_study
+
+    log("system level (CFC test)")
+    cosine = options["cosine_threshold"]
+    if cosine is None:
+        cosine = UNTUNED_PARAMETERS["cosine_threshold"]
+    return run_system_study(options["data_dir"], settings, cosine_threshold=cosine,
+                            embedders=[options["embedder"] or "minilm", "char-ngrams"], seed=options["seed"],
+                            num_questions=options["questions"], log=log)
+
+
+def cosine_threshold(matching: Mapping[str, Any]) -> Optional[float]:
+    """The cosine threshold the matching study chose on all questions (None when cosine was not studied)."""
+    cosine = matching.get("matchers", {}).get("cosine")
+    return None if not cosine or cosine.get("threshold") is None else float(cosine["threshold"])
