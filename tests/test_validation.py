@@ -196,6 +196,38 @@ def test_gold_kl_equals_probeval_with_a_perfect_matching():
         assert s.answers and gold_kl([6, 3, 1], s.gold) == pytest.approx(ProbEval("human").score_question(truth, s.answers).kl)
 
 
+def test_registry_based_study_gives_probeval_numbers_on_a_tiny_case(shared_data):
+    # Every per-set score of a small run equals ProbEval's own score of that set, for settings
+    # built from the public API (G-means with its explicit options, GP at 0.4).
+    result = run_study(shared_data, num_questions=2, num_sets=4, embedder="char-ngrams",
+                       clusterings=["human", "gmeans"], matchings=["wordnet", "gp"], samplings=["centered"],
+                       dev_sets=DEV_SETS[:1], tune_parameters=False, sensitivity=False)
+    studies = load_dev_set(shared_data, DEV_SETS[0], num_questions=2, num_sets=4, samplings=["centered"])
+    configs = {"human+wordnet": ProbEval("human"),
+               "human+gp": ProbEval("human", "gp", embedder="char-ngrams", threshold=0.4),
+               "gmeans+wordnet": ProbEval("gmeans", embedder="char-ngrams", k_init=4, k_max=20, alpha=0.0001),
+               "gmeans+gp": ProbEval("gmeans", "gp", embedder="char-ngrams", k_init=4, threshold=0.4)}
+    scores = result.scores["protoqa_dev"]["centered"]
+    for key, probeval in configs.items():
+        for study in studies:
+            expected = [probeval.score_question(study.truth, s.answers).kl for s in study.sets["centered"]]
+            assert scores[key][study.question_id] == pytest.approx(expected, rel=1e-12, abs=1e-12)
+    assert result.info["gp_single_cluster_fallbacks"] == 0
+
+
+def test_toolkit_builds_one_matcher_per_threshold_and_counts_gp_fallbacks():
+    from cfc_probeval.matching import GPMatcher
+
+    toolkit = Toolkit("char-ngrams")
+    low, high = toolkit.matcher("gp", 0.4), toolkit.matcher("gp", 0.5)
+    assert low is not high and (low.threshold, high.threshold) == (0.4, 0.5)
+    assert toolkit.matcher("gp", 0.4) is low and toolkit.matcher("wordnet") is toolkit.matcher("wordnet", None)
+    with pytest.warns(RuntimeWarning, match="at least two clusters"):
+        low.match(["dogs"], [["dog", "puppy"]])
+    assert low.fallbacks == 1 and high.fallbacks == 0 and toolkit.gp_fallbacks == 1
+    assert GPMatcher(toolkit.embedder).fallbacks == 0
+
+
 def test_study_scores_are_probeval_scores(shared_data):
     study = load_dev_set(shared_data, DEV_SETS[0], num_questions=1, num_sets=4, samplings=["centered"])[0]
     toolkit = Toolkit("char-ngrams")
@@ -211,14 +243,28 @@ def test_study_scores_are_probeval_scores(shared_data):
 def test_baseline_is_one_minus_max_answers_at_10(shared_data):
     study = load_dev_set(shared_data, DEV_SETS[0], num_questions=1, num_sets=3, samplings=["centered"])[0]
     for s, value in zip(study.sets["centered"], study.baseline("centered")):
-        counts = Counter()
+        counts = Counter()  # insertion order: first appearance of each normalized answer
         for answer, n in s.answers.items():
             counts[answer.lower()[:50].strip()] += n
-        ranked = sorted(counts, key=lambda a: (-counts[a], a))
+        first = list(counts)
+        ranked = sorted(counts, key=lambda a: (-counts[a], first.index(a)))
         expected = 1 - score_question(ranked, study.truth.clusters, "wordnet", max_answers=10).score
         assert value == pytest.approx(expected)
     clusters = [Cluster("a", ("dog",), 3), Cluster("b", ("cat",), 1)]
     assert baseline_score({"dog": 2, "cat": 1}, clusters, lambda a: [float(a == "dog"), float(a == "cat")]) == 0.0
+    # Ties go to the answer given first, not the alphabetically first one.
+    row = lambda a: [float(a == "dog"), float(a == "cat")]  # noqa: E731
+    assert baseline_score({"Cat": 1, "dog": 1}, clusters, row, max_answers=1) == pytest.approx(2 / 3)
+    assert baseline_score({"dog": 1, "Cat": 1}, clusters, row, max_answers=1) == 0.0
+
+
+def test_one_frequency_ranker_normalizes_first_and_keeps_first_appearance():
+    from cfc_probeval.validation.leaderboard import rank_by_frequency
+
+    # Two "Night", two "night" and three "evening": "night" has four.
+    assert rank_by_frequency({"Night": 2, "night": 2, "evening": 3}) == ["night", "evening"]
+    assert rank_by_frequency({"zebra": 1, "apple": 1, "Zebra ": 1, "mango": 2}) == ["zebra", "mango", "apple"]
+    assert rank_by_frequency({"b": 1, "a": 1}) == ["b", "a"]
 
 
 def test_mean_spearman_counts_constant_cases_as_zero_and_reports_the_rest():
@@ -243,9 +289,11 @@ def test_tuning_picks_values_from_the_grid_per_fold(shared_data):
                        sensitivity=False)
     assert result.tuned and result.chosen["hac_threshold"] in (0.3, 0.6)
     assert result.chosen["cosine_threshold"] == 0.7
-    assert set(result.tuning["mean"]) == {"hac(linkage=average,distance_threshold=0.3)+wordnet",
-                                          "hac(linkage=average,distance_threshold=0.6)+wordnet"}
-    assert set(result.tuning["fold_choices"]["hac"]) == {"0", "1"}
+    assert set(result.tuning.mean) == {"hac(linkage=average,distance_threshold=0.3)+wordnet",
+                                       "hac(linkage=average,distance_threshold=0.6)+wordnet"}
+    assert set(result.tuning.fold_choices["hac"]) == {"0", "1"}
+    assert list(result.tuning.as_dict()) == ["correlations", "per_data_set", "mean", "clusters", "group",
+                                             "fold_choices"]
     assert result.settings["hac+cosine"].endswith("+cosine(0.7)")
     assert set(result.in_sample["cfc_dev"]["centered"]) == {"human+wordnet", "human+cosine", "hac+wordnet",
                                                             "hac+cosine"}
@@ -255,10 +303,14 @@ def test_tuning_picks_values_from_the_grid_per_fold(shared_data):
 
 def test_study_command_end_to_end(shared_data, tmp_path, capsys):
     out = tmp_path / "reports"
-    status = main(["study", "--data-dir", str(shared_data), "--out", str(out), "--questions", "3", "--sets", "6",
-                   "--embedder", "char-ngrams", "--clusterings", "human,hac", "--matchings", "wordnet,cosine",
-                   "--matchers", "exact_match,wordnet,cosine", "--no-tune", "--sensitivity-sizes", "30"])
+    command = ["study", "--data-dir", str(shared_data), "--questions", "3", "--sets", "6",
+               "--embedder", "char-ngrams", "--clusterings", "human,hac", "--matchings", "wordnet,cosine",
+               "--matchers", "exact_match,wordnet,cosine", "--no-tune", "--sensitivity-sizes", "30"]
+    status = main(command + ["--out", str(out)])
     assert status == 0
+    # One process gives the same figures as two (the second runs the matching study and the system level).
+    assert main(command + ["--out", str(tmp_path / "one"), "--jobs", "1", "--no-plots"]) == 0
+    assert (tmp_path / "one" / "validation.json").read_text() == (out / "validation.json").read_text()
     table = json.loads((out / "validation.json").read_text())
     assert set(table) == {"protoqa_dev", "cfc_dev", "matching", "system_level", "notes"}
     for ds in ("protoqa_dev", "cfc_dev"):
@@ -307,6 +359,12 @@ def test_leaderboard_command_end_to_end(shared_data, tmp_path):
     assert board["cfc_test"]["systems"][-1]["overlap_with_targets"] > 0.9
     assert all(row["overlap_with_targets"] < 0.5 for row in board["cfc_test"]["systems"][:-1])
     assert "## CFC test" in (out / "leaderboard.md").read_text()
+    # The automatic column is ProbEval's automatic default, passed explicitly.
+    from cfc_probeval.validation.leaderboard import AUTOMATIC_DEFAULT
+
+    assert board["info"]["automatic"] == AUTOMATIC_DEFAULT
+    assert board["cfc_dev"]["systems"][0]["probeval"]["automatic"]["signature"].startswith(
+        "clustering:gmeans(k_init=4,k_max=20,seed=0,alpha=0.0001)")
 
 
 def test_data_dir_resolution(monkeypatch, tmp_path, capsys):
@@ -317,7 +375,7 @@ def test_data_dir_resolution(monkeypatch, tmp_path, capsys):
     assert "data folder not found" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("name", ["sampling", "study", "leaderboard", "report", "__main__", "stats",
+@pytest.mark.parametrize("name", ["sampling", "study", "leaderboard", "report", "__main__", "stats", "workers",
                                   "matching_study", "systems"])
 def test_docstring_examples(name):
     module = importlib.import_module(f"studies.validation.{name}")

@@ -27,7 +27,7 @@ import sys
 import time
 import warnings
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
+from typing import Any, Iterator, Optional, Sequence
 
 from cfc_probeval.clustering import CLUSTERINGS
 from cfc_probeval.errors import DataFormatError

@@ -159,6 +159,34 @@ def _label(key: str) -> str:
     return "ProtoQA score (1 − Max Answers@10, WordNet)" if key == BASELINE else f"`{key}`"
 
 
+def _reproduction(info: Mapping[str, Any], matching: Optional[Mapping[str, Any]],
+                  systems: Optional[Mapping[str, Any]], seconds: Optional[float]) -> list[str]:
+    """Which command reproduces what, with the times this run measured."""
+    if not seconds:
+        return []
+    timings = info.get("timings_s", {})
+    parts = [f"{name} {value:.0f} s" for name, value in timings.items() if name != "total"]
+    lines = [
+        "Which command reproduces what (times measured in this run, on a shared 2-core machine; the two "
+        "processes of `--jobs 2` overlap, so the parts add up to more than the whole):",
+        "",
+        f"- `python -m studies.validation study`: **every figure of this report** (`validation.json`, "
+        f"`validation_details.json`, this file and the plots) from the raw data, nothing cached: "
+        f"**{seconds:.0f} s** in all. The headline (ProtoQA dev centered row with intervals, matching validity, "
+        "system level) needs the whole tuning (every sampling of both dev sets), so it is not cheaper on its "
+        "own; the error types, the CFC dev sanity check and the set-size sensitivity come with it.",
+        f"  - agreement study (main process): {timings.get('total', 0):.0f} s ({', '.join(parts)});",
+    ]
+    if matching is not None:
+        lines.append("  - matching validity (second process): "
+                     + ", ".join(f"{name} {r['seconds']:.0f} s" for name, r in matching["matchers"].items()) + ";")
+    if systems is not None:
+        lines.append(f"  - system level (second process, after the matching study): {systems['seconds']:.0f} s.")
+    lines += ["- `python -m studies.validation all`: the same, then the leaderboard (`leaderboard.{json,md}`).",
+              "- `--jobs 1` runs everything in one process, with the same figures.", ""]
+    return lines
+
+
 def study_markdown(result: StudyResult, command: str = "python -m studies.validation all",
                    plots: Sequence[str] = (), matching: Optional[Mapping[str, Any]] = None,
                    systems: Optional[Mapping[str, Any]] = None, seconds: Optional[float] = None) -> str:
@@ -176,8 +204,8 @@ def study_markdown(result: StudyResult, command: str = "python -m studies.valida
         "`$PROTOQA_DATA_DIR`). Code: `studies/validation/` (`sampling.py` draws the answer sets, "
         "`study.py` scores them, `matching_study.py` checks the matchers, `systems.py` the system level).",
         "",
-        (f"Run time of the whole study: **{seconds:.0f} s** on a shared 2-core machine. " if seconds else "")
-        + f"{info['num_sets']} answer sets per question and sampling, seed {info['seed']}, embedder "
+        *_reproduction(info, matching, systems, seconds),
+        f"{info['num_sets']} answer sets per question and sampling, seed {info['seed']}, embedder "
         f"`{info['embedder']}`, {info['folds']}-fold cross-validation over questions, 95% bootstrap intervals "
         f"over questions ({info['resamples']} resamples, seeded)"
         + (f", first {info['num_questions']} questions per data set" if info.get("num_questions") else "") + ".",
