@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
@@ -166,9 +167,12 @@ def _reproduction(info: Mapping[str, Any], matching: Optional[Mapping[str, Any]]
         return []
     timings = info.get("timings_s", {})
     parts = [f"{name} {value:.0f} s" for name, value in timings.items() if name != "total"]
+    load = os.getloadavg()[2] if hasattr(os, "getloadavg") else None
     lines = [
-        "Which command reproduces what (times measured in this run, on a shared 2-core machine; the two "
-        "processes of `--jobs 2` overlap, so the parts add up to more than the whole):",
+        "Which command reproduces what (times measured in this run, on a shared 2-core machine"
+        + (f" with a 15-minute load average of {load:.1f} when it ended: other jobs took most of the CPU, and "
+           "every step was slower in proportion" if load is not None else "")
+        + "; the two processes of `--jobs 2` overlap, so the parts add up to more than the whole):",
         "",
         f"- `python -m studies.validation study`: **every figure of this report** (`validation.json`, "
         f"`validation_details.json`, this file and the plots) from the raw data, nothing cached: "
