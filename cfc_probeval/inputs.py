@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
 
+from protoqa_core.ids import reconcile_ids
 from protoqa_core.readers import (
     Cluster,
     DataFormatError,
@@ -32,7 +33,6 @@ from protoqa_core.readers import (
     check_count,
     clusters_from_records,
     parse_json,
-    preview_ids,
     read_prediction_lists,
     read_text,
 )
@@ -341,22 +341,15 @@ def drop_unknown_ids(samples: Mapping[str, Any], known: Any, *, path: Optional[P
                      field: Optional[str] = None, ignore_unknown: bool = False) -> dict[str, Any]:
     """``samples`` without ids that are not in ``known``; unknown ids are an error unless ignored.
 
-    The error names the file and the line of the first unknown id; with
-    ``ignore_unknown`` they are dropped with a warning instead.
+    The gate is :func:`protoqa_core.ids.reconcile_ids`: the error names the file and
+    the line of the first unknown id; with ``ignore_unknown`` they are dropped with a
+    warning instead.
 
     >>> drop_unknown_ids({"q1": ["dog"]}, {"q1", "q2"})
     {'q1': ['dog']}
     """
-    unknown = [qid for qid in samples if qid not in known]
-    if not unknown:
-        return dict(samples)
-    listed = preview_ids(unknown)
-    if not ignore_unknown:
-        line = _id_line(path, unknown[0], field) if path is not None else None
-        raise DataFormatError(
-            f"samples for {len(unknown)} question id(s) that are not in the targets: {listed} "
-            "(pass ignore_unknown=True / --ignore-unknown to drop them)", path, line, unknown[0],
-        )
-    warnings.warn(f"ignored samples for {len(unknown)} unknown question id(s): {listed}", ProbEvalWarning,
-                  stacklevel=2)
-    return {qid: v for qid, v in samples.items() if qid in known}
+    ids = reconcile_ids(known, samples, ignore_unknown=ignore_unknown, path=path,
+                        locate=None if path is None else lambda qid: _id_line(path, qid, field))
+    if ids.message:
+        warnings.warn(ids.message, ProbEvalWarning, stacklevel=2)
+    return {qid: samples[qid] for qid in ids.kept}

@@ -45,7 +45,7 @@ def test_cli_library_and_evaluate_module_agree_on_cfc_dev(cfc, capsys, monkeypat
     targets_path, samples_path = cfc / "dev.targets.jsonl", cfc / FILES[which]
 
     status, out, err = run_cli(capsys, targets_path, samples_path, *flags, "--ignore-unknown", "--json")
-    assert status == 0 and "ignored samples for 1 unknown question id(s): r3q21" in err
+    assert status == 0 and "ignored predictions for 1 question id(s) that are not in the targets: r3q21" in err
     from_cli = json.loads(out)
 
     targets, samples = read_ground_truth(targets_path), read_samples(samples_path)

@@ -98,7 +98,7 @@ def test_unknown_ids_are_an_error_naming_file_and_line_unless_ignored(tmp_path):
     samples = read_samples(jsonl)
     with pytest.raises(DataFormatError, match=r"s.jsonl, line 2, question 'zz': samples for 1 question id"):
         drop_unknown_ids(samples, {"q1"}, path=jsonl)
-    with pytest.warns(ProbEvalWarning, match="ignored samples for 1 unknown"):
+    with pytest.warns(ProbEvalWarning, match=r"ignored predictions for 1 question id\(s\) that are not in the targets"):
         assert drop_unknown_ids(samples, {"q1"}, path=jsonl, ignore_unknown=True) == {"q1": {"a": 1}}
     with warnings.catch_warnings():
         warnings.simplefilter("error")
