@@ -68,6 +68,7 @@ def _add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
     add_input_options(p, progress_default=True)
     add_deprecated_alias(p, "--stopword-answers-score-zero", "--all-stopwords-zero", "all_stopwords_zero")
     p.add_argument("--wordnet-dir", help=f"folder with a WordNet 3.0 database to use when NLTK has none (or ${WORDNET_DIR_ENV})")
+    p.add_argument("--version", action="version", version=f"protoqa-eval {__version__}")
 
 
 def _add_compare_arguments(p: argparse.ArgumentParser) -> None:
@@ -110,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_compare_arguments(commands.add_parser(
         "compare", prog="protoqa-eval compare", help="compare two systems with a paired bootstrap test",
         description="Compare two systems on the same questions: each score, the difference (A - B), "
-        "its 95%% bootstrap confidence interval and a paired bootstrap p-value, per metric."))
+        "its 95% bootstrap confidence interval and a paired bootstrap p-value, per metric."))
     return p
 
 

@@ -126,7 +126,7 @@ def test_partial_predictions_warn_about_questions_without_samples(cfc, capsys, t
     assert status == 0 and json.loads(out)["num_questions"] == 54
     assert "53 question(s) have no samples" in err
     status, out, _ = run_cli(capsys, cfc / "dev.targets.jsonl", one, "--clustering", "human", "--json",
-                             "--only-sampled", "--quiet")
+                             "--only-predicted", "--quiet")
     assert json.loads(out)["num_questions"] == 1
 
 
@@ -141,7 +141,7 @@ def test_python_m_runs_the_same_command_deterministically_across_hash_seeds(cfc,
         env = {**os.environ, "PYTHONHASHSEED": seed, "HF_HUB_OFFLINE": "1"}
         done = subprocess.run(
             [sys.executable, "-m", "cfc_probeval", str(cfc / "dev.targets.jsonl"), str(samples), "--clustering",
-             "xmeans", "--embedder", "char-ngrams", "--only-sampled", "--json"],
+             "xmeans", "--embedder", "char-ngrams", "--only-predicted", "--json"],
             capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300,
         )
         assert done.returncode == 0, done.stderr
