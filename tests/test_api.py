@@ -155,17 +155,10 @@ def test_compare_paired_without_shared_questions_is_an_error():
 
 # --- command lines -----------------------------------------------------------------------------
 
-def test_protoqa_eval_help_lists_both_sub_commands(capsys):
+@pytest.mark.parametrize("parse", [metric_cli.parse_args, probeval_cli.parse_args])
+def test_help_lists_both_sub_commands(capsys, parse):
     with pytest.raises(SystemExit) as done:
-        metric_cli.parse_args(["--help"])
-    assert done.value.code == 0
-    out = capsys.readouterr().out
-    assert "evaluate" in out and "compare" in out
-
-
-def test_probeval_help_lists_both_sub_commands(capsys):
-    with pytest.raises(SystemExit) as done:
-        probeval_cli.parse_args(["--help"])
+        parse(["--help"])
     assert done.value.code == 0
     out = capsys.readouterr().out
     assert "evaluate" in out and "compare" in out
