@@ -34,27 +34,62 @@ from protoqa_core.cli_io import (
     write_output_file,
 )
 
+from protoqa_core.cli_options import add_deprecated_alias, add_input_options
+
 from .clustering import HAC_METHODS
 from .defaults import AUTO, DEFAULTS
-from .errors import DataFormatError
-from .inputs import SAMPLE_FIELDS, drop_unknown_ids, read_ground_truth, read_samples, sample_fields
+from .errors import DataFormatError, ProbEvalWarning
+from .inputs import SAMPLE_FIELDS, read_ground_truth, read_samples, reconcile_sample_ids, sample_fields
 from .matching import MATCHINGS
 from .probeval import CLUSTERING_CHOICES, ProbEvalResult, evaluate_probeval
 
-__all__ = ["main", "build_parser", "build_compare_parser", "write_per_question"]
+__all__ = ["main", "build_parser", "build_compare_parser", "parse_args", "write_per_question", "COMMANDS"]
+
+
+COMMANDS = ("evaluate", "compare")
+"""The sub-commands; without one, ``evaluate`` is meant (``probeval TARGETS PREDICTIONS``)."""
+
+_DESCRIPTION = ("ProbEval: KL divergence between the human and the model answer distributions "
+                "over answer clusters (lower is better).")
+_COMPARE_DESCRIPTION = ("Compare two systems' ProbEval KL on the questions both answered: each mean, the "
+                        "difference KL(A) - KL(B) (negative favours A), its 95% bootstrap confidence "
+                        "interval and a paired bootstrap p-value.")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``probeval`` argument parser.
+    """The ``probeval`` argument parser: the sub-commands ``evaluate`` and ``compare``.
 
-    >>> build_parser().parse_args(["t.jsonl", "p.json"]).clustering
-    'auto'
+    Use :func:`parse_args`, which reads arguments without a sub-command as ``evaluate``.
+
+    >>> build_parser().parse_args(["evaluate", "t.jsonl", "p.json", "--clustering", "human"]).clustering
+    'human'
     """
-    parser = OneLineParser(
-        prog="probeval",
-        description="ProbEval: KL divergence between the human and the model answer distributions "
-                    "over answer clusters (lower is better).",
-    )
+    parser = OneLineParser(prog="probeval", description=_DESCRIPTION + " Without a command, 'probeval TARGETS "
+                           "PREDICTIONS ...' is 'probeval evaluate TARGETS PREDICTIONS ...'.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
+    # The default form has the program's own name in usage and error lines.
+    _add_evaluate_arguments(commands.add_parser("evaluate", prog="probeval", description=_DESCRIPTION,
+                                                help="score samples (the default command)"))
+    _add_compare_arguments(commands.add_parser("compare", prog="probeval compare", description=_COMPARE_DESCRIPTION,
+                                               help="compare two systems with a paired bootstrap test"))
+    return parser
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    """Parse a ``probeval`` command line; without a sub-command, ``evaluate`` is meant.
+
+    >>> parse_args(["t.jsonl", "p.json", "--only-predicted"]).only_predicted
+    True
+    >>> parse_args(["compare", "t.jsonl", "a.json", "b.json"]).resamples
+    1000
+    """
+    args = list(argv)
+    if not args or (args[0] not in COMMANDS and args[0] not in ("-h", "--help")):
+        args = ["evaluate", *args]
+    return build_parser().parse_args(args)
+
+
+def _add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("targets",
                         help="targets JSONL (ProtoQA/CFC format: answers.raw and, when clustered, answers.clusters)")
     parser.add_argument("predictions", help="samples: JSONL lines {id: [answers]}, a JSON object {id: [answers]}, "
@@ -86,12 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="seed of K-means and the GP classifiers")
     parser.add_argument("--field", choices=SAMPLE_FIELDS, default=None,
                         help="which field of a {\"model_answers\": ...} file to read (default model_answers)")
-    parser.add_argument("--ignore-unknown", action="store_true",
-                        help="drop samples for question ids that are not in the targets (default: error)")
-    parser.add_argument("--only-sampled", action="store_true",
-                        help="leave out target questions without samples (default: score them as empty)")
-    parser.add_argument("--all-stopwords-zero", action="store_true",
-                        help="WordNet: two all-stopword strings do not match (default: they do, as published)")
+    add_input_options(parser, progress_default=False)
+    add_deprecated_alias(parser, "--only-sampled", "--only-predicted", "only_predicted")
     parser.add_argument("--json", action="store_true", help="print a JSON object (kl, num_questions, signature, ...)")
     parser.add_argument("--per-question", metavar="FILE", default=None,
                         help="write every question's clusters, P_G, P_H and matches: .csv/.tsv table or JSONL "
@@ -99,9 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--force", action="store_true", help="let --per-question replace an existing file")
     parser.add_argument("--allow-empty", action="store_true",
                         help="exit 0 when no question can be scored (kl is then null); by default that is an error")
-    parser.add_argument("--progress", action="store_true", help="show a progress bar on stderr")
     parser.add_argument("--quiet", action="store_true", help="do not print warnings")
-    return parser
 
 
 def write_per_question(result: ProbEvalResult, path: Path) -> None:
@@ -143,59 +172,60 @@ def _run(args: argparse.Namespace) -> ProbEvalResult:
     samples = read_samples(args.predictions, args.field)
     # The field read decides where an id's line is, for error messages.
     field = args.field or next(iter(sample_fields(args.predictions)), None)
-    ignored = [qid for qid in samples if qid not in targets]
-    samples = drop_unknown_ids(samples, targets, path=args.predictions, field=field, ignore_unknown=args.ignore_unknown)
-    result = evaluate_probeval(
-        targets, samples, clustering=args.clustering, matching=args.matching, only_sampled=args.only_sampled,
-        progress=args.progress, embedder=args.embedder, model_dir=args.model_dir, threshold=args.threshold,
-        linkage=args.linkage, distance_threshold=args.distance_threshold, k_init=args.k_init, k_max=args.k_max,
-        alpha=args.alpha, seed=args.seed, all_stopword_match=not args.all_stopwords_zero,
+    # The gate names the file and line of an unknown id; the library repeats it and records what it ignored.
+    reconcile_sample_ids(samples, targets, path=args.predictions, field=field, ignore_unknown=args.ignore_unknown)
+    return evaluate_probeval(
+        targets, samples, clustering=args.clustering, matching=args.matching, ignore_unknown=args.ignore_unknown,
+        only_sampled=args.only_predicted, progress=args.progress, embedder=args.embedder, model_dir=args.model_dir,
+        threshold=args.threshold, linkage=args.linkage, distance_threshold=args.distance_threshold,
+        k_init=args.k_init, k_max=args.k_max, alpha=args.alpha, seed=args.seed,
+        all_stopword_match=not args.all_stopwords_zero,
     )
-    result.ignored = ignored
-    return result
 
 
 def build_compare_parser() -> argparse.ArgumentParser:
-    """The ``probeval compare`` argument parser.
+    """The ``probeval compare`` argument parser (the ``compare`` sub-command of :func:`build_parser`).
 
     >>> build_compare_parser().parse_args(["t.jsonl", "a.json", "b.json"]).resamples
     1000
     """
-    parser = OneLineParser(
-        prog="probeval compare",
-        description="Compare two systems' ProbEval KL on the questions both answered: each mean, the "
-                    "difference KL(A) - KL(B) (negative favours A), its 95%% bootstrap confidence "
-                    "interval and a paired bootstrap p-value.",
-    )
+    parser = OneLineParser(prog="probeval compare", description=_COMPARE_DESCRIPTION)
+    _add_compare_arguments(parser)
+    return parser
+
+
+def _add_compare_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("targets")
-    parser.add_argument("predictions_a")
-    parser.add_argument("predictions_b")
+    parser.add_argument("predictions_a", help="system A's samples")
+    parser.add_argument("predictions_b", help="system B's samples")
     parser.add_argument("--clustering", choices=CLUSTERING_CHOICES, default=AUTO,
                         help="as for probeval (default auto: the targets' human clusters when they have them)")
     parser.add_argument("--matching", choices=MATCHINGS, default=DEFAULTS.matching)
     parser.add_argument("--embedder", default=None)
     parser.add_argument("--model-dir", default=None)
     parser.add_argument("--field", choices=SAMPLE_FIELDS, default=None)
-    parser.add_argument("--ignore-unknown", action="store_true", help="drop sample ids that are not in the targets")
+    parser.add_argument("--ignore-unknown", action="store_true",
+                        help="drop predictions for question ids that are not in the targets, with a warning "
+                             "(default: error)")
     parser.add_argument("--resamples", type=int_at_least(1, 10**7), default=1000)
     parser.add_argument("--seed", type=int_at_least(0), default=12345, help="bootstrap seed")
     parser.add_argument("--json", action="store_true")
-    return parser
 
 
-def _compare(argv: Sequence[str]) -> int:
+def _compare(args: argparse.Namespace) -> int:
     from .probeval import ProbEval
     from .compare import compare_probeval
 
-    args = build_compare_parser().parse_args(argv)
     try:
         targets = read_ground_truth(args.targets)
         systems = []
         for path in (args.predictions_a, args.predictions_b):
             samples = read_samples(path, args.field)
             field = args.field or next(iter(sample_fields(path)), None)
-            systems.append(drop_unknown_ids(samples, targets, path=path, field=field,
-                                            ignore_unknown=args.ignore_unknown))
+            ids = reconcile_sample_ids(samples, targets, path=path, field=field, ignore_unknown=args.ignore_unknown)
+            if ids.message:
+                warnings.warn(ids.message, ProbEvalWarning)
+            systems.append({qid: samples[qid] for qid in ids.kept})
         # Questions without ground truth cannot be scored: compare on the others only.
         pe = ProbEval(args.clustering, args.matching, embedder=args.embedder,
                       model_dir=args.model_dir).resolved(targets)
@@ -243,16 +273,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     >>> main(["../shared/data/cfc/dev.targets.jsonl", "samples.json", "--json"])  # doctest: +SKIP
     """
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] == "compare":
-        with warnings.catch_warnings():
-            warnings.simplefilter("always")
-            warnings.showwarning = _show_warning
-            return run_command("probeval compare", lambda: _compare(argv[1:]))
     return run_command("probeval", lambda: _main(argv))
 
 
 def _main(argv: Sequence[str]) -> int:
-    args = build_parser().parse_args(argv)
+    args = parse_args(argv)
+    if args.command == "compare":
+        with warnings.catch_warnings():
+            warnings.simplefilter("always")
+            warnings.showwarning = _show_warning
+            return _compare(args)
     with warnings.catch_warnings():
         if args.quiet:
             warnings.simplefilter("ignore")
@@ -269,7 +299,7 @@ def _main(argv: Sequence[str]) -> int:
             return 2
     if not result.num_questions and not args.allow_empty:
         print(f"probeval: error: {args.targets}: nothing to score: no question has ground-truth answers"
-              f"{' and samples' if args.only_sampled else ''} (pass --allow-empty to accept this)", file=sys.stderr)
+              f"{' and samples' if args.only_predicted else ''} (pass --allow-empty to accept this)", file=sys.stderr)
         return 2
     if per_question is not None:
         write_per_question(result, per_question)

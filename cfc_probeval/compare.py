@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
-from protoqa_core.significance import PairedComparison, paired_bootstrap
+from protoqa_core.significance import PairedComparison, compare_paired
 
 from .inputs import GroundTruth
 from .probeval import ProbEval
@@ -18,7 +18,8 @@ def compare_probeval(targets: Mapping[str, GroundTruth], samples_a: Mapping[str,
     """Paired bootstrap comparison of two systems' ProbEval KL on the questions both answered.
 
     ``difference`` is ``KL(a) - KL(b)``: negative means ``a`` is closer to the human
-    distribution. Questions missing from either side are left out.
+    distribution. Questions missing from either side are left out; the test is
+    :func:`protoqa_core.significance.compare_paired`.
 
     >>> from protoqa_core.readers import Cluster
     >>> gts = {f"q{i}": GroundTruth(f"q{i}", (Cluster(f"q{i}.0", ("dog",), 6), Cluster(f"q{i}.1", ("cat",), 4)))
@@ -36,5 +37,4 @@ def compare_probeval(targets: Mapping[str, GroundTruth], samples_a: Mapping[str,
     subset = {qid: targets[qid] for qid in shared}
     a = pe.evaluate(subset, {q: samples_a[q] for q in shared}).per_question
     b = pe.evaluate(subset, {q: samples_b[q] for q in shared}).per_question
-    return paired_bootstrap([a[q] for q in shared], [b[q] for q in shared], level=level, resamples=resamples,
-                            seed=seed)
+    return compare_paired(a, b, level=level, resamples=resamples, seed=seed)

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
 
+from protoqa_core.ids import IdReconciliation, reconcile_ids
 from protoqa_core.readers import (
     Cluster,
     DataFormatError,
@@ -43,7 +44,6 @@ from protoqa_core.readers import (
     check_count,
     clusters_from_records,
     parse_json,
-    preview_ids,
     read_prediction_lists,
     read_text,
 )
@@ -68,6 +68,7 @@ __all__ = [
     "read_samples",
     "sample_fields",
     "drop_unknown_ids",
+    "reconcile_sample_ids",
 ]
 
 PathLike = Union[str, os.PathLike]
@@ -312,26 +313,31 @@ def read_samples(path: PathLike, field: Optional[str] = None) -> dict[str, Sampl
     return out
 
 
+def reconcile_sample_ids(samples: Mapping[str, Any], known: Any, *, path: Optional[PathLike] = None,
+                         field: Optional[str] = None, ignore_unknown: bool = False) -> IdReconciliation:
+    """:func:`protoqa_core.ids.reconcile_ids` for a samples file: an error names its file and line.
+
+    ``field`` is the ``{"model_answers": ...}`` field that was read (where the id's line is).
+
+    >>> reconcile_sample_ids({"q1": ["dog"], "q9": ["cat"]}, ["q1", "q2"], ignore_unknown=True).ignored
+    ('q9',)
+    """
+    return reconcile_ids(known, samples, ignore_unknown=ignore_unknown, path=path,
+                         locate=None if path is None else lambda qid: _id_line(path, qid, field))
+
+
 def drop_unknown_ids(samples: Mapping[str, Any], known: Any, *, path: Optional[PathLike] = None,
                      field: Optional[str] = None, ignore_unknown: bool = False) -> dict[str, Any]:
     """``samples`` without ids that are not in ``known``; unknown ids are an error unless ignored.
 
-    The error names the file and the line of the first unknown id; with
-    ``ignore_unknown`` they are dropped with a warning instead.
+    The gate is :func:`reconcile_sample_ids`: the error names the file and the line
+    of the first unknown id; with ``ignore_unknown`` they are dropped with a warning
+    instead.
 
     >>> drop_unknown_ids({"q1": ["dog"]}, {"q1", "q2"})
     {'q1': ['dog']}
     """
-    unknown = [qid for qid in samples if qid not in known]
-    if not unknown:
-        return dict(samples)
-    listed = preview_ids(unknown)
-    if not ignore_unknown:
-        line = _id_line(path, unknown[0], field) if path is not None else None
-        raise DataFormatError(
-            f"samples for {len(unknown)} question id(s) that are not in the targets: {listed} "
-            "(pass ignore_unknown=True / --ignore-unknown to drop them)", path, line, unknown[0],
-        )
-    warnings.warn(f"ignored samples for {len(unknown)} unknown question id(s): {listed}", ProbEvalWarning,
-                  stacklevel=2)
-    return {qid: v for qid, v in samples.items() if qid in known}
+    ids = reconcile_sample_ids(samples, known, path=path, field=field, ignore_unknown=ignore_unknown)
+    if ids.message:
+        warnings.warn(ids.message, ProbEvalWarning, stacklevel=2)
+    return {qid: samples[qid] for qid in ids.kept}

@@ -24,6 +24,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
+from protoqa_core.ids import reconcile_ids
 from protoqa_core.readers import Question, preview_ids
 from protoqa_core.text import normalize_prediction
 
@@ -31,7 +32,7 @@ from .clustering import CLUSTERINGS, Clusterer, make_clusterer
 from .defaults import AUTO, DEFAULTS, check_option, check_settings
 from .distributions import WRONG, human_counts, kl_divergence, laplace_smoothed, model_counts
 from .embedders import Embedder, get_embedder
-from .errors import DataFormatError, ProbEvalWarning
+from .errors import ProbEvalWarning
 from .inputs import GroundTruth, answer_counts_label, ground_truth_from_question, has_human_clusters, sample_counts
 from .matching import MATCHINGS, Matcher, WordNetMatcher, make_matcher
 
@@ -454,13 +455,9 @@ class ProbEval:
         if self.is_auto:
             return self.resolved(truths).evaluate(truths, samples, ignore_unknown=ignore_unknown,
                                                   only_sampled=only_sampled, progress=progress)
-        unknown = [qid for qid in samples if qid not in truths]
-        if unknown and not ignore_unknown:
-            raise DataFormatError(
-                f"samples for {len(unknown)} question id(s) that are not in the targets: {preview_ids(unknown)} "
-                "(pass ignore_unknown=True / --ignore-unknown to drop them)", question_id=unknown[0])
-        if unknown:
-            _warn(f"ignored samples for {len(unknown)} unknown question id(s): {preview_ids(unknown)}")
+        ids = reconcile_ids(truths, samples, ignore_unknown=ignore_unknown)
+        if ids.message:
+            _warn(ids.message)
         parsed = {qid: sample_counts(v, question_id=qid) for qid, v in samples.items() if qid in truths}
 
         skipped = [qid for qid, t in truths.items() if not (t.total > 0 and (t.clusters or self.clusterer))]
@@ -518,7 +515,7 @@ class ProbEval:
                               self.signature(len(questions), "skip" if only_sampled else "empty",
                                              answer_counts_label([truths[qid] for qid in questions]),
                                              approximated),
-                              empty, skipped, unknown if ignore_unknown else [], stats,
+                              empty, skipped, list(ids.ignored), stats,
                               *_clusters_per_question(questions, truths))
 
 

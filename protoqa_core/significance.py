@@ -11,11 +11,11 @@ same intervals and p-values.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["ConfidenceInterval", "PairedComparison", "bootstrap_ci", "paired_bootstrap"]
+__all__ = ["ConfidenceInterval", "PairedComparison", "bootstrap_ci", "paired_bootstrap", "compare_paired"]
 
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 12345
@@ -92,3 +92,27 @@ def paired_bootstrap(a: Sequence[float], b: Sequence[float], level: float = 0.95
     return PairedComparison(float(x.mean()), float(y.mean()),
                             ConfidenceInterval(observed, float(low), float(high), level),
                             float(p_value), resamples, int(x.size))
+
+
+def compare_paired(per_question_a: Mapping[str, float], per_question_b: Mapping[str, float], *,
+                   level: float = 0.95, resamples: int = DEFAULT_RESAMPLES,
+                   seed: int = DEFAULT_SEED) -> PairedComparison:
+    """Paired bootstrap comparison of two systems over the questions both have a score for.
+
+    The one comparison behind both metrics' ``compare`` commands: ``per_question_a``
+    and ``per_question_b`` map question ids to per-question scores (ProtoQA scores,
+    ProbEval KL values, ...); the questions are those of ``a`` that ``b`` also has,
+    in ``a``'s order. ``difference`` is ``a - b``. Raises ValueError when the two
+    share no question.
+
+    >>> a = {f"q{i}": 1.0 for i in range(30)}
+    >>> b = {**{f"q{i}": 0.0 for i in range(15)}, **{f"q{i}": 1.0 for i in range(15, 31)}}
+    >>> r = compare_paired(a, b)
+    >>> r.num_questions, r.difference.mean, r.p_value < 0.01
+    (30, 0.5, True)
+    """
+    shared = [qid for qid in per_question_a if qid in per_question_b]
+    if not shared:
+        raise ValueError("the two systems share no question")
+    return paired_bootstrap([per_question_a[q] for q in shared], [per_question_b[q] for q in shared],
+                            level=level, resamples=resamples, seed=seed)

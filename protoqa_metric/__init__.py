@@ -1,8 +1,9 @@
 """ProtoQA ranked-list evaluation: exact-match and WordNet similarity, Max Answers@k and Max Incorrect@k.
 
->>> from protoqa_metric import evaluate_predictions, read_targets, read_predictions  # doctest: +SKIP
->>> result = evaluate_predictions(read_targets("dev.crowdsourced.jsonl"),
-...                               read_predictions("predictions.jsonl"), "wordnet")  # doctest: +SKIP
+>>> from protoqa_metric import ProtoQA, read_targets, read_predictions  # doctest: +SKIP
+>>> protoqa = ProtoQA("wordnet", metrics="standard")  # doctest: +SKIP
+>>> result = protoqa.evaluate(read_targets("dev.crowdsourced.jsonl"),
+...                           read_predictions("predictions.jsonl"))  # doctest: +SKIP
 >>> result.scores["max_answers@10"], result.signature  # doctest: +SKIP
 """
 
@@ -21,6 +22,7 @@ from .metrics import (
 )
 from protoqa_core.readers import Cluster, DataFormatError, Question, clusters_from_records, read_predictions, read_targets
 from protoqa_core.rows import question_from_row, questions_from_rows
+from .metric import ProtoQA
 from .scoring import QuestionScore, oracle_score, score_matrix, score_question, similarity_matrix
 from protoqa_core.similarity import SIMILARITIES, exact_match, get_similarity, lcs_ratio, wordnet_similarity, wup_similarity
 from protoqa_core.text import ENGLISH_STOPWORDS, content_tokens, normalize_prediction
@@ -29,6 +31,7 @@ from protoqa_core.wordnet_access import WordNetUnavailableError, get_wordnet
 __all__ = [
     "__version__",
     "evaluate_module_path",
+    "ProtoQA",
     "PAPER_METRICS",
     "STANDARD_METRICS",
     "EvaluationResult",

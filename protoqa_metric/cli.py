@@ -26,12 +26,17 @@ from typing import Optional, Sequence
 
 from . import __version__
 from protoqa_core.cli_io import OneLineParser, check_output_file, finite_json, int_at_least, run_command, write_output_file
-from .metrics import EvaluationResult, ProtoQAWarning, evaluate_predictions, metric_specs
+from protoqa_core.cli_options import add_deprecated_alias, add_input_options
+from protoqa_core.ids import reconcile_ids
+from protoqa_core.significance import compare_paired
+
+from .metric import ProtoQA
+from .metrics import EvaluationResult, ProtoQAWarning, metric_specs
 from protoqa_core.readers import DataFormatError, read_predictions, read_targets
 from protoqa_core.similarity import SIMILARITIES
 from protoqa_core.wordnet_access import WORDNET_DIR_ENV, WordNetUnavailableError, get_wordnet
 
-__all__ = ["main", "build_parser", "format_table"]
+__all__ = ["main", "build_parser", "parse_args", "format_table", "COMMANDS"]
 
 
 def _similarity_list(text: str) -> list[str]:
@@ -42,17 +47,11 @@ def _similarity_list(text: str) -> list[str]:
     return names
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``protoqa-eval``.
+COMMANDS = ("evaluate", "compare")
+"""The sub-commands; without one, ``evaluate`` is meant (``protoqa-eval TARGETS PREDICTIONS``)."""
 
-    >>> build_parser().parse_args(["t.jsonl", "p.json", "--json"]).json
-    True
-    """
-    p = OneLineParser(
-        prog="protoqa-eval",
-        description="Score ranked answer lists against ProtoQA/CFC answer clusters "
-        "(Max Answers@k, Max Incorrect@k, set intersection).",
-    )
+
+def _add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("targets", help="targets JSONL (ProtoQA/CFC format, e.g. dev.crowdsourced.jsonl)")
     p.add_argument("predictions", help="predictions: JSONL {id: [answers]} lines, a JSON object, or {'model_answers': ...}")
     p.add_argument("--similarity", "--similarity_function", dest="similarity", action="append", type=_similarity_list,
@@ -66,15 +65,68 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-empty", action="store_true",
                    help="exit 0 when no question can be scored (scores 0 over n=0); by default that is an error")
     p.add_argument("--field", help="for {'model_answers': ...} files: which mapping to read (default: model_ranked_answers if present)")
-    p.add_argument("--only-predicted", action="store_true",
-                   help="average over predicted questions only (reference evaluator behaviour); by default missing ones score 0")
-    p.add_argument("--ignore-unknown", action="store_true", help="drop predictions for ids that are not in the targets")
-    p.add_argument("--stopword-answers-score-zero", action="store_true",
-                   help="WordNet: score two all-stopword answers 0 instead of 1 (the published behaviour)")
+    add_input_options(p, progress_default=True)
+    add_deprecated_alias(p, "--stopword-answers-score-zero", "--all-stopwords-zero", "all_stopwords_zero")
     p.add_argument("--wordnet-dir", help=f"folder with a WordNet 3.0 database to use when NLTK has none (or ${WORDNET_DIR_ENV})")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--version", action="version", version=f"protoqa-eval {__version__}")
+
+
+def _add_compare_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("targets")
+    p.add_argument("predictions_a", help="system A's predictions")
+    p.add_argument("predictions_b", help="system B's predictions")
+    p.add_argument("--similarity", default="wordnet", choices=list(SIMILARITIES))
+    p.add_argument("--metrics", default="standard")
+    p.add_argument("--resamples", type=int_at_least(1, 10**7), default=1000, help="bootstrap resamples (default 1000)")
+    p.add_argument("--seed", type=int_at_least(0), default=12345, help="bootstrap seed")
+    p.add_argument("--field", help="for {'model_answers': ...} files: which mapping to read")
+    p.add_argument("--ignore-unknown", action="store_true",
+                   help="drop predictions for question ids that are not in the targets, with a warning (default: error)")
+    p.add_argument("--all-stopwords-zero", action="store_true",
+                   help="WordNet: two all-stopword strings do not match (default: they do, as published)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``protoqa-eval``: the sub-commands ``evaluate`` and ``compare``.
+
+    Use :func:`parse_args`, which reads arguments without a sub-command as ``evaluate``.
+
+    >>> build_parser().parse_args(["compare", "t", "a", "b"]).resamples
+    1000
+    """
+    p = OneLineParser(
+        prog="protoqa-eval",
+        description="Score ranked answer lists against ProtoQA/CFC answer clusters "
+        "(Max Answers@k, Max Incorrect@k, set intersection). Without a command, "
+        "'protoqa-eval TARGETS PREDICTIONS ...' is 'protoqa-eval evaluate TARGETS PREDICTIONS ...'.",
+    )
+    p.add_argument("--version", action="version", version=f"protoqa-eval {__version__}")
+    commands = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
+    # The default form has the program's own name in usage and error lines.
+    _add_evaluate_arguments(commands.add_parser(
+        "evaluate", prog="protoqa-eval", help="score predictions (the default command)",
+        description="Score ranked answer lists against ProtoQA/CFC answer clusters "
+        "(Max Answers@k, Max Incorrect@k, set intersection)."))
+    _add_compare_arguments(commands.add_parser(
+        "compare", prog="protoqa-eval compare", help="compare two systems with a paired bootstrap test",
+        description="Compare two systems on the same questions: each score, the difference (A - B), "
+        "its 95% bootstrap confidence interval and a paired bootstrap p-value, per metric."))
     return p
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    """Parse a ``protoqa-eval`` command line; without a sub-command, ``evaluate`` is meant.
+
+    >>> parse_args(["t.jsonl", "p.json", "--json"]).json
+    True
+    >>> parse_args(["evaluate", "t.jsonl", "p.json"]).command
+    'evaluate'
+    """
+    args = list(argv)
+    if not args or (args[0] not in COMMANDS and args[0] not in ("-h", "--help", "--version")):
+        args = ["evaluate", *args]
+    return build_parser().parse_args(args)
 
 
 def format_table(results: dict[str, EvaluationResult]) -> str:
@@ -113,54 +165,28 @@ def _per_question_records(sim: str, result: EvaluationResult):
         }
 
 
-def build_compare_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``protoqa-eval compare``.
-
-    >>> build_compare_parser().parse_args(["t", "a", "b"]).resamples
-    1000
-    """
-    p = OneLineParser(
-        prog="protoqa-eval compare",
-        description="Compare two systems on the same questions: each score, the difference (A - B), "
-        "its 95%% bootstrap confidence interval and a paired bootstrap p-value, per metric.",
-    )
-    p.add_argument("targets")
-    p.add_argument("predictions_a", help="system A's predictions")
-    p.add_argument("predictions_b", help="system B's predictions")
-    p.add_argument("--similarity", default="wordnet", choices=list(SIMILARITIES))
-    p.add_argument("--metrics", default="standard")
-    p.add_argument("--resamples", type=int_at_least(1, 10**7), default=1000, help="bootstrap resamples (default 1000)")
-    p.add_argument("--seed", type=int_at_least(0), default=12345)
-    p.add_argument("--field", help="for {'model_answers': ...} files: which mapping to read")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    return p
-
-
-def _compare(argv: Sequence[str]) -> int:
-    from protoqa_core.significance import paired_bootstrap
-
-    args = build_compare_parser().parse_args(argv)
+def _compare(args: argparse.Namespace) -> int:
     try:
-        metric_specs(args.metrics)
+        protoqa = ProtoQA(args.similarity, args.metrics, all_stopword_match=not args.all_stopwords_zero)
         targets = read_targets(args.targets)
         runs = []
         for path in (args.predictions_a, args.predictions_b):
-            runs.append(evaluate_predictions(targets, read_predictions(path, args.field), args.similarity,
-                                             args.metrics))
+            predictions = read_predictions(path, args.field)
+            reconcile_ids(targets, predictions, ignore_unknown=args.ignore_unknown, path=path)
+            runs.append(protoqa.evaluate(targets, predictions, ignore_unknown=args.ignore_unknown))
     except (DataFormatError, FileNotFoundError, WordNetUnavailableError, ValueError) as exc:
         print(f"protoqa-eval compare: error: {exc}", file=sys.stderr)
         return 2
     a, b = runs
-    qids = list(a.per_question)
-    if not qids:
+    if not a.per_question:
         print(f"protoqa-eval compare: error: {args.targets}: no question to compare on "
               "(no question has answer clusters with a count above 0)", file=sys.stderr)
         return 2
     table = {}
     for metric in a.scores:
-        r = paired_bootstrap([a.per_question[q][metric].score for q in qids],
-                             [b.per_question[q][metric].score for q in qids],
-                             resamples=args.resamples, seed=args.seed)
+        r = compare_paired({q: s[metric].score for q, s in a.per_question.items()},
+                           {q: s[metric].score for q, s in b.per_question.items()},
+                           resamples=args.resamples, seed=args.seed)
         table[metric] = {"a": r.mean_a, "b": r.mean_b, "difference": r.difference.mean,
                          "ci_low": r.difference.low, "ci_high": r.difference.high, "p_value": r.p_value}
     signature = f"{a.signature}|bootstrap:{args.resamples}|seed:{args.seed}"
@@ -192,21 +218,20 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     with warnings.catch_warnings():
         warnings.showwarning = show_warning
         warnings.simplefilter("always", ProtoQAWarning)
-        if args_list and args_list[0] == "compare":
-            return run_command("protoqa-eval compare", lambda: _compare(args_list[1:]))
         if args_list and args_list[0] in ("generate", "score-generated"):
             print(f"protoqa-eval: error: {args_list[0]} is a command of the installed protoqa-eval "
                   f"(or python -m protoqa_integrations {args_list[0]}), not of python -m protoqa_metric",
                   file=sys.stderr)
             return 2
-        # The reference evaluator's "evaluate" sub-command: same arguments after it.
-        if args_list and args_list[0] == "evaluate":
-            args_list = args_list[1:]
-        return run_command("protoqa-eval", lambda: _evaluate(args_list))
+        return run_command("protoqa-eval", lambda: _run(args_list))
 
 
-def _evaluate(args_list: Sequence[str]) -> int:
-    args = build_parser().parse_args(args_list)
+def _run(args_list: Sequence[str]) -> int:
+    args = parse_args(args_list)
+    return _compare(args) if args.command == "compare" else _evaluate(args)
+
+
+def _evaluate(args: argparse.Namespace) -> int:
     similarities = [name for group in (args.similarity or [["wordnet"]]) for name in group]
     similarities = list(dict.fromkeys(similarities))
     try:
@@ -217,14 +242,13 @@ def _evaluate(args_list: Sequence[str]) -> int:
         predictions = read_predictions(args.predictions, args.field)
         if any(SIMILARITIES[s].uses_wordnet for s in similarities):
             get_wordnet(args.wordnet_dir)
+        # The gate names the predictions file; the library repeats it per similarity.
+        reconcile_ids(targets, predictions, ignore_unknown=args.ignore_unknown, path=args.predictions)
         results: dict[str, EvaluationResult] = {}
         for sim in similarities:
-            results[sim] = evaluate_predictions(
-                targets, predictions, sim, args.metrics,
-                only_predicted=args.only_predicted,
-                ignore_unknown=args.ignore_unknown,
-                all_stopword_match=not args.stopword_answers_score_zero,
-                progress=not args.no_progress,
+            results[sim] = ProtoQA(sim, args.metrics, all_stopword_match=not args.all_stopwords_zero).evaluate(
+                targets, predictions, only_predicted=args.only_predicted, ignore_unknown=args.ignore_unknown,
+                progress=args.progress,
             )
     except (DataFormatError, FileNotFoundError, WordNetUnavailableError, ValueError) as exc:
         print(f"protoqa-eval: error: {exc}", file=sys.stderr)

@@ -6,16 +6,13 @@ set, so asking for all ten metrics costs little more than asking for one.
 
 from __future__ import annotations
 
-import math
-import warnings
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
-from protoqa_core.readers import DataFormatError, ProtoQAWarning, Question, preview_ids
-from .scoring import QuestionScore, score_matrix, similarity_matrix
-from protoqa_core.signature import make_signature
-from protoqa_core.similarity import Similarity, get_similarity
-from protoqa_core.text import normalize_prediction
+from protoqa_core.readers import ProtoQAWarning, Question
+from protoqa_core.similarity import Similarity
+
+from .scoring import QuestionScore
 
 __all__ = [
     "MetricSpec",
@@ -112,10 +109,6 @@ class EvaluationResult:
         return {**self.scores, "signature": self.signature}
 
 
-def _warn(message: str) -> None:
-    warnings.warn(message, ProtoQAWarning, stacklevel=3)
-
-
 def evaluate_predictions(
     targets: Union[Mapping[str, Question], Sequence[Question]],
     predictions: Mapping[str, Sequence[str]],
@@ -128,6 +121,10 @@ def evaluate_predictions(
     progress: bool = False,
 ) -> EvaluationResult:
     """Score ranked answer lists against a set of questions and average over questions.
+
+    The same as ``ProtoQA(similarity, metrics, all_stopword_match=...).evaluate(...)``
+    (:class:`protoqa_metric.ProtoQA`), which is worth keeping when scoring several
+    prediction sets under one configuration.
 
     Args:
         targets: questions with clusters (as from :func:`read_targets`).
@@ -151,76 +148,7 @@ def evaluate_predictions(
     >>> r.scores["max_answers@1"], r.scores["max_answers@all"]
     (0.6666666666666666, 1.0)
     """
-    sim = get_similarity(similarity) if isinstance(similarity, str) else similarity
-    if isinstance(metrics, (str,)) or not all(isinstance(m, MetricSpec) for m in metrics):
-        specs = metric_specs(metrics)  # type: ignore[arg-type]
-        metric_set_name = metrics if isinstance(metrics, str) and metrics in _METRIC_SETS else "custom"
-    else:
-        specs = tuple(metrics)  # type: ignore[arg-type]
-        metric_set_name = "custom"
-    questions = dict(targets) if isinstance(targets, Mapping) else {q.id: q for q in targets}
+    from .metric import ProtoQA  # metric.py builds on this module's specs and result type
 
-    unknown = [qid for qid in predictions if qid not in questions]
-    if unknown:
-        if not ignore_unknown:
-            raise DataFormatError(
-                f"predictions for {len(unknown)} question id(s) that are not in the targets: {preview_ids(unknown)} "
-                "(pass ignore_unknown=True / --ignore-unknown to drop them)"
-            )
-        _warn(f"ignored predictions for {len(unknown)} unknown question id(s): {preview_ids(unknown)}")
-    for qid, answers in predictions.items():
-        if isinstance(answers, str) or not isinstance(answers, Sequence):
-            raise DataFormatError(f"answers must be a list of strings, got {type(answers).__name__}", question_id=qid)
-        for a in answers:
-            if not isinstance(a, str):
-                raise DataFormatError(f"answers must be strings, found {type(a).__name__}", question_id=qid)
-
-    skipped = [qid for qid, q in questions.items() if q.total_count <= 0]
-    if skipped:
-        _warn(f"left out {len(skipped)} question(s) whose clusters total 0: {preview_ids(skipped)}")
-    missing = [qid for qid in questions if qid not in predictions and qid not in skipped]
-    if missing:
-        if only_predicted:
-            _warn(f"{len(missing)} question(s) have no predictions and are left out of the means: {preview_ids(missing)}")
-        else:
-            _warn(f"{len(missing)} question(s) have no predictions and score 0: {preview_ids(missing)}")
-
-    options = {} if not sim.uses_wordnet or all_stopword_match else {"all_stopword_match": False}
-    per_question: dict[str, dict[str, QuestionScore]] = {}
-    scored_ids = [qid for qid in questions if qid not in skipped and not (only_predicted and qid in missing)]
-    iterator: Iterable[str] = scored_ids
-    if progress:
-        from tqdm.auto import tqdm
-
-        iterator = tqdm(scored_ids, desc=f"scoring ({sim.name})", unit="question", leave=False, disable=None)
-    approximated = 0
-    for qid in iterator:
-        q = questions[qid]
-        answers = list(predictions.get(qid, ()))
-        cut: list[tuple[int, int]] = []
-        matrix = similarity_matrix(answers, q.clusters, sim, approximated=cut, **options)
-        if cut:
-            approximated += len(cut)
-            _warn(f"question {qid}: {sim.name} similarity is a lower bound for cluster(s) "
-                  f"{preview_ids(sorted({q.clusters[j].id for _, j in cut}))} (a string over "
-                  "the token limit, or the search budget ran out; see protoqa_core.similarity)")
-        preds = [normalize_prediction(a) for a in answers]
-        per_question[qid] = {
-            m.name: score_matrix(matrix, q.clusters, max_answers=m.max_answers, max_incorrect=m.max_incorrect,
-                                 weighted=m.weighted, rounded=sim.rounded, predictions=preds)
-            for m in specs
-        }
-    n = len(per_question)
-    scores = {
-        m.name: (math.fsum(per_question[qid][m.name].score for qid in per_question) / n if n else 0.0)
-        for m in specs
-    }
-    signature = make_signature(
-        similarity=sim.name,
-        all_stopword_match=all_stopword_match if sim.uses_wordnet else None,
-        metrics=metric_set_name,
-        missing="skip" if only_predicted else "zero",
-        num_questions=n,
-        approximated=approximated,
-    )
-    return EvaluationResult(scores, per_question, n, missing, skipped, unknown if ignore_unknown else [], signature)
+    return ProtoQA(similarity, metrics, all_stopword_match=all_stopword_match).evaluate(
+        targets, predictions, only_predicted=only_predicted, ignore_unknown=ignore_unknown, progress=progress)

@@ -7,7 +7,7 @@ and the standard metric set live in :mod:`protoqa_metric.metrics`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Sequence, Union
+from typing import Mapping, Optional, Sequence, Union
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
@@ -16,7 +16,7 @@ from protoqa_core.readers import Cluster, DataFormatError
 from protoqa_core.similarity import Similarity, collect_approximations, get_similarity
 from protoqa_core.text import normalize_prediction
 
-__all__ = ["QuestionScore", "similarity_matrix", "score_matrix", "score_question", "oracle_score"]
+__all__ = ["QuestionScore", "similarity_matrix", "matrix_of_normalized", "score_matrix", "score_question", "oracle_score"]
 
 
 @dataclass(frozen=True)
@@ -62,6 +62,26 @@ def similarity_matrix(
     _check_predictions(predictions)
     sim = get_similarity(similarity) if isinstance(similarity, str) else similarity
     preds = [normalize_prediction(p) for p in predictions]
+    return matrix_of_normalized(preds, clusters, sim, approximated, similarity_options)
+
+
+def matrix_of_normalized(
+    preds: Sequence[str],
+    clusters: Sequence[Cluster],
+    sim: Similarity,
+    approximated: Optional[list[tuple[int, int]]],
+    similarity_options: Mapping[str, bool],
+) -> np.ndarray:
+    """:func:`similarity_matrix` of predictions that are already normalized, with a resolved similarity.
+
+    The one place the matrix is computed, so that a caller holding normalized
+    predictions (:class:`protoqa_metric.ProtoQA`) does not normalize them again.
+
+    >>> from protoqa_core.readers import Cluster
+    >>> from protoqa_core.similarity import get_similarity
+    >>> matrix_of_normalized(["age"], [Cluster("c0", ("age",), 35)], get_similarity("exact_match"), None, {})
+    array([[1.]])
+    """
     out = np.zeros((len(preds), len(clusters)))
     first_row: dict[str, int] = {}
     cut_columns: dict[int, list[int]] = {}
@@ -85,7 +105,7 @@ def similarity_matrix(
         from protoqa_core.similarity import ApproximationWarning
 
         warnings.warn(f"{len(found)} similarity value(s) are lower bounds (long string or search budget; "
-                      "see protoqa_core.similarity)", ApproximationWarning, stacklevel=2)
+                      "see protoqa_core.similarity)", ApproximationWarning, stacklevel=3)
     return out
 
 
@@ -189,12 +209,9 @@ def score_question(
     >>> score_question(["name", "age"], clusters, "exact_match", max_answers=1).score
     0.2857142857142857
     """
-    _check_predictions(predictions)
-    sim = get_similarity(similarity) if isinstance(similarity, str) else similarity
-    options = {} if not sim.uses_wordnet or all_stopword_match else {"all_stopword_match": False}
-    matrix = similarity_matrix(predictions, clusters, sim, **options)
-    preds = [normalize_prediction(p) for p in predictions]
-    return score_matrix(
-        matrix, clusters, max_answers=max_answers, max_incorrect=max_incorrect,
-        weighted=weighted, rounded=sim.rounded, predictions=preds,
-    )
+    from .metric import ProtoQA  # metric.py builds on this module
+    from .metrics import MetricSpec
+
+    spec = MetricSpec("score", max_answers=max_answers, max_incorrect=max_incorrect, weighted=weighted)
+    return ProtoQA(similarity, [spec], all_stopword_match=all_stopword_match).score_question(
+        clusters, predictions)["score"]

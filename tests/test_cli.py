@@ -54,7 +54,7 @@ def test_table_for_two_similarities_and_per_question_file(dev_files, tmp_path, c
 
 
 def test_paper_metric_set_and_stopword_switch(dev_files, capsys):
-    main([*dev_files, "--metrics", "paper", "--stopword-answers-score-zero", "--json"])
+    main([*dev_files, "--metrics", "paper", "--all-stopwords-zero", "--json"])
     out = json.loads(capsys.readouterr().out)
     assert len(out) == 8 and "max_answers@all" not in out
     assert "stop:zero" in out["signature"] and "metrics:paper" in out["signature"]
@@ -72,7 +72,7 @@ def test_bad_input_exits_2_with_a_clear_message(tmp_path, dev_files, capsys):
     assert "not in the targets: nope" in capsys.readouterr().err
     assert main([dev_files[0], str(unknown), "--similarity", "exact_match", "--ignore-unknown", "--json"]) == 0
     captured = capsys.readouterr()
-    assert "warning: ignored predictions for 1 unknown" in captured.err
+    assert "warning: ignored predictions for 1 question id(s) that are not in the targets" in captured.err
     assert "warning: 52 question(s) have no predictions and score 0" in captured.err
 
 

@@ -234,7 +234,7 @@ def test_generate_and_score_offline_print_scores(tiny_dir, tmp_path):
                    "--similarity", "exact_match"], tmp_path, env)
     assert protoqa.returncode == 0, protoqa.stderr
     probeval = run([sys.executable, "-m", "cfc_probeval", str(DEV), str(answers), "--clustering", "human",
-                    "--only-sampled", "--json"], tmp_path, env)
+                    "--only-predicted", "--json"], tmp_path, env)
     assert probeval.returncode == 0, probeval.stderr
     score_json = json.loads(run([sys.executable, "-m", "protoqa_integrations", "score-generated", str(answers),
                                  "--data-dir", str(DATA), "--json"], tmp_path, env).stdout)

@@ -45,7 +45,7 @@ def test_cli_library_and_evaluate_module_agree_on_cfc_dev(cfc, capsys, monkeypat
     targets_path, samples_path = cfc / "dev.targets.jsonl", cfc / FILES[which]
 
     status, out, err = run_cli(capsys, targets_path, samples_path, *flags, "--ignore-unknown", "--json")
-    assert status == 0 and "ignored samples for 1 unknown question id(s): r3q21" in err
+    assert status == 0 and "ignored predictions for 1 question id(s) that are not in the targets: r3q21" in err
     from_cli = json.loads(out)
 
     targets, samples = read_ground_truth(targets_path), read_samples(samples_path)
@@ -126,7 +126,7 @@ def test_partial_predictions_warn_about_questions_without_samples(cfc, capsys, t
     assert status == 0 and json.loads(out)["num_questions"] == 54
     assert "53 question(s) have no samples" in err
     status, out, _ = run_cli(capsys, cfc / "dev.targets.jsonl", one, "--clustering", "human", "--json",
-                             "--only-sampled", "--quiet")
+                             "--only-predicted", "--quiet")
     assert json.loads(out)["num_questions"] == 1
 
 
@@ -141,7 +141,7 @@ def test_python_m_runs_the_same_command_deterministically_across_hash_seeds(cfc,
         env = {**os.environ, "PYTHONHASHSEED": seed, "HF_HUB_OFFLINE": "1"}
         done = subprocess.run(
             [sys.executable, "-m", "cfc_probeval", str(cfc / "dev.targets.jsonl"), str(samples), "--clustering",
-             "xmeans", "--embedder", "char-ngrams", "--only-sampled", "--json"],
+             "xmeans", "--embedder", "char-ngrams", "--only-predicted", "--json"],
             capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300,
         )
         assert done.returncode == 0, done.stderr

@@ -96,9 +96,9 @@ def test_read_samples_errors_name_file_line_and_id(tmp_path):
 def test_unknown_ids_are_an_error_naming_file_and_line_unless_ignored(tmp_path):
     jsonl = write(tmp_path / "s.jsonl", '{"q1": ["a"]}\n{"zz": ["b"]}\n')
     samples = read_samples(jsonl)
-    with pytest.raises(DataFormatError, match=r"s.jsonl, line 2, question 'zz': samples for 1 question id"):
+    with pytest.raises(DataFormatError, match=r"s.jsonl, line 2, question 'zz': predictions for 1 question id"):
         drop_unknown_ids(samples, {"q1"}, path=jsonl)
-    with pytest.warns(ProbEvalWarning, match="ignored samples for 1 unknown"):
+    with pytest.warns(ProbEvalWarning, match=r"ignored predictions for 1 question id\(s\) that are not in the targets"):
         assert drop_unknown_ids(samples, {"q1"}, path=jsonl, ignore_unknown=True) == {"q1": {"a": 1}}
     with warnings.catch_warnings():
         warnings.simplefilter("error")

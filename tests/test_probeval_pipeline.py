@@ -110,7 +110,7 @@ def test_question_without_ground_truth_is_left_out_with_a_warning():
 def test_unknown_ids_and_non_string_samples_are_errors_naming_the_id():
     with pytest.raises(DataFormatError, match="question 'zz'.*not in the targets"):
         evaluate_probeval([PETS], {"pets": ["dog"], "zz": ["cat"]}, clustering="human")
-    with pytest.warns(ProbEvalWarning, match="unknown"):
+    with pytest.warns(ProbEvalWarning, match="ignored predictions.*not in the targets: zz"):
         result = evaluate_probeval([PETS], {"pets": ["dog"], "zz": ["cat"]}, clustering="human", ignore_unknown=True)
     assert result.ignored == ["zz"]
     with pytest.raises(DataFormatError, match="question 'pets': samples must be strings, found None"):

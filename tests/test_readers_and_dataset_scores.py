@@ -142,7 +142,7 @@ def test_unknown_prediction_ids_are_an_error_unless_ignored(targets_file):
     preds = {"q1": ["dog"], "q2": ["tea"], "zz9": ["x"]}
     with pytest.raises(DataFormatError, match="not in the targets: zz9"):
         evaluate_predictions(targets, preds, "exact_match")
-    with pytest.warns(ProtoQAWarning, match="ignored predictions for 1 unknown"):
+    with pytest.warns(ProtoQAWarning, match=r"ignored predictions for 1 question id\(s\) that are not in the targets: zz9"):
         r = evaluate_predictions(targets, preds, "exact_match", ignore_unknown=True)
     assert r.ignored == ["zz9"] and r.scores["max_answers@all"] == pytest.approx(0.8)
 

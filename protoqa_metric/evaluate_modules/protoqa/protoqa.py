@@ -9,7 +9,7 @@ package provides an import when it is missing.
 import datasets
 import evaluate
 
-from protoqa_metric import evaluate_predictions  # From: protoqa-eval
+from protoqa_metric import ProtoQA  # From: protoqa-eval
 from protoqa_metric.evaluate_modules import (  # From: protoqa-eval
     PROTOQA_CITATION,
     PROTOQA_CONFIGS,
@@ -100,11 +100,7 @@ class Protoqa(evaluate.Metric):
         questions = [
             Question(qid, "", clusters_from_records(ref, qid)) for qid, ref in zip(question_ids, references)
         ]
-        result = evaluate_predictions(
-            questions,
-            dict(zip(question_ids, predictions)),
-            similarity,
-            metrics,
-            all_stopword_match=all_stopword_match,
-        )
-        return result.as_dict()
+        # Predictions are paired with references by position, so every id is known; the
+        # library's id gate (protoqa_core.ids.reconcile_ids) still checks them.
+        protoqa = ProtoQA(similarity, metrics, all_stopword_match=all_stopword_match)
+        return protoqa.evaluate(questions, dict(zip(question_ids, predictions))).as_dict()

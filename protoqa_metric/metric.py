@@ -1,0 +1,197 @@
+"""The ProtoQA metric as one configured object: :class:`ProtoQA`.
+
+Like sacrebleu's ``Metric``, the object holds everything that can change the
+numbers (similarity, the all-stopword option, the metric set), resolved once, and
+names it in :meth:`ProtoQA.signature`. :func:`~protoqa_metric.metrics.evaluate_predictions`
+and :func:`~protoqa_metric.scoring.score_question` are thin wrappers around it.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Iterable, Mapping, Optional, Sequence, Union
+
+from protoqa_core.ids import reconcile_ids
+from protoqa_core.readers import Cluster, DataFormatError, ProtoQAWarning, Question, preview_ids
+from protoqa_core.signature import make_signature
+from protoqa_core.similarity import Similarity, get_similarity
+from protoqa_core.text import normalize_prediction
+
+from .metrics import _METRIC_SETS, EvaluationResult, MetricSpec, metric_specs
+from .scoring import QuestionScore, _check_predictions, matrix_of_normalized, score_matrix
+
+__all__ = ["ProtoQA"]
+
+MetricsArg = Union[str, Iterable[str], Sequence[MetricSpec]]
+
+
+def _warn(message: str) -> None:
+    warnings.warn(message, ProtoQAWarning, stacklevel=3)
+
+
+class ProtoQA:
+    """A ProtoQA configuration: the similarity, its stopword option and the metrics to compute.
+
+    Args:
+        similarity: ``exact_match``, ``wordnet`` (default), ``wordnet_wup``, ``lcs`` or a
+            :class:`~protoqa_core.similarity.Similarity`.
+        metrics: ``"standard"`` (the ten metrics), ``"paper"`` (seven), metric names
+            (a list or a comma-separated string) or :class:`MetricSpec` objects.
+        all_stopword_match: WordNet similarities only: two all-stopword strings
+            score 1 (the published behaviour) or, with False, 0.
+
+    An unknown similarity or metric name raises ValueError here, before any scoring.
+
+    >>> pq = ProtoQA("exact_match", metrics="paper")
+    >>> pq.signature(3)  # doctest: +ELLIPSIS
+    'sim:exact_match|metrics:paper|missing:zero|n:3|version:...'
+    >>> q = Question("q1", "name a pet", (Cluster("q1.0", ("dog",), 6), Cluster("q1.1", ("cat",), 4)))
+    >>> pq.score_question(q, ["Cat", "dog"])["max_answers@1"].score
+    0.6666666666666666
+    """
+
+    def __init__(self, similarity: Union[str, Similarity] = "wordnet", metrics: MetricsArg = "standard", *,
+                 all_stopword_match: bool = True) -> None:
+        self.similarity: Similarity = get_similarity(similarity) if isinstance(similarity, str) else similarity
+        if isinstance(metrics, str) or not all(isinstance(m, MetricSpec) for m in metrics):
+            self.metrics: tuple[MetricSpec, ...] = metric_specs(metrics)  # type: ignore[arg-type]
+            self.metric_set_name = metrics if isinstance(metrics, str) and metrics in _METRIC_SETS else "custom"
+        else:
+            self.metrics = tuple(metrics)  # type: ignore[arg-type]
+            self.metric_set_name = "custom"
+        self.all_stopword_match = all_stopword_match
+        # The option exists only for WordNet similarities; the others take no options.
+        self._options: dict[str, bool] = (
+            {} if not self.similarity.uses_wordnet or all_stopword_match else {"all_stopword_match": False}
+        )
+
+    def __repr__(self) -> str:
+        return (f"ProtoQA(similarity={self.similarity.name!r}, metrics={self.metric_set_name!r}, "
+                f"all_stopword_match={self.all_stopword_match!r})")
+
+    def signature(self, num_questions: int, missing: str = "zero", approximated: int = 0) -> str:
+        """The reproducibility signature of a result over ``num_questions`` questions.
+
+        ``missing`` is ``zero`` (questions without predictions score 0) or ``skip``
+        (they are left out); ``approximated`` counts similarity values that are lower
+        bounds. :meth:`evaluate` puts this string in its result.
+
+        >>> ProtoQA("wordnet", all_stopword_match=False).signature(52)  # doctest: +ELLIPSIS
+        'sim:wordnet|stop:zero|metrics:standard|missing:zero|n:52|wordnet:...'
+        """
+        return make_signature(
+            similarity=self.similarity.name,
+            all_stopword_match=self.all_stopword_match if self.similarity.uses_wordnet else None,
+            metrics=self.metric_set_name,
+            missing=missing,
+            num_questions=num_questions,
+            approximated=approximated,
+        )
+
+    def _score_normalized(self, preds: Sequence[str], clusters: Sequence[Cluster],
+                          approximated: Optional[list[tuple[int, int]]]) -> dict[str, QuestionScore]:
+        matrix = matrix_of_normalized(preds, clusters, self.similarity, approximated, self._options)
+        return {
+            m.name: score_matrix(matrix, clusters, max_answers=m.max_answers, max_incorrect=m.max_incorrect,
+                                 weighted=m.weighted, rounded=self.similarity.rounded, predictions=preds)
+            for m in self.metrics
+        }
+
+    def score_question(self, question: Union[Question, Sequence[Cluster]],
+                       predictions: Sequence[str]) -> dict[str, QuestionScore]:
+        """Every configured metric of one ranked answer list against one question's clusters.
+
+        ``question`` is a :class:`Question` or its clusters. Predictions are normalized
+        (lower-case, first 50 characters, stripped) once; a similarity value that is a
+        lower bound is reported with an ``ApproximationWarning``.
+
+        >>> clusters = [Cluster("c0", ("age",), 35), Cluster("c1", ("name",), 10)]
+        >>> ProtoQA("exact_match", ["max_answers@1"]).score_question(clusters, ["name", "age"])
+        {'max_answers@1': QuestionScore(score=0.2857142857142857, raw_score=10.0, oracle_score=35.0, assignment=('c1',), predictions=('name',))}
+        """
+        _check_predictions(predictions)
+        clusters = question.clusters if isinstance(question, Question) else question
+        return self._score_normalized([normalize_prediction(p) for p in predictions], clusters, None)
+
+    def evaluate(
+        self,
+        targets: Union[Mapping[str, Question], Sequence[Question]],
+        predictions: Mapping[str, Sequence[str]],
+        *,
+        only_predicted: bool = False,
+        ignore_unknown: bool = False,
+        progress: bool = False,
+    ) -> EvaluationResult:
+        """Score ranked answer lists against a set of questions and average over questions.
+
+        Args:
+            targets: questions with clusters (as from :func:`~protoqa_core.readers.read_targets`).
+            predictions: question id -> ranked answers.
+            only_predicted: average only over questions that have predictions (the
+                reference evaluator's behaviour). By default a question without
+                predictions scores 0 and is named in a warning.
+            ignore_unknown: drop predictions for ids not in the targets (with a warning)
+                instead of raising :class:`DataFormatError` (see
+                :func:`protoqa_core.ids.reconcile_ids`).
+            progress: show a progress bar on stderr (when stderr is a terminal).
+
+        >>> qs = [Question("q1", "name a pet", (Cluster("q1.0", ("dog",), 6), Cluster("q1.1", ("cat",), 4)))]
+        >>> r = ProtoQA("exact_match").evaluate(qs, {"q1": ["cat", "dog"]})
+        >>> r.scores["max_answers@1"], r.scores["max_answers@all"]
+        (0.6666666666666666, 1.0)
+        >>> r.signature == ProtoQA("exact_match").signature(1)
+        True
+        """
+        questions = dict(targets) if isinstance(targets, Mapping) else {q.id: q for q in targets}
+        ids = reconcile_ids(questions, predictions, ignore_unknown=ignore_unknown)
+        if ids.message:
+            _warn(ids.message)
+        for qid, answers in predictions.items():
+            if isinstance(answers, str) or not isinstance(answers, Sequence):
+                raise DataFormatError(f"answers must be a list of strings, got {type(answers).__name__}",
+                                      question_id=qid)
+            for a in answers:
+                if not isinstance(a, str):
+                    raise DataFormatError(f"answers must be strings, found {type(a).__name__}", question_id=qid)
+
+        skipped = [qid for qid, q in questions.items() if q.total_count <= 0]
+        if skipped:
+            _warn(f"left out {len(skipped)} question(s) whose clusters total 0: {preview_ids(skipped)}")
+        left_out = set(skipped)
+        missing = [qid for qid in ids.missing if qid not in left_out]
+        if missing:
+            if only_predicted:
+                _warn(f"{len(missing)} question(s) have no predictions and are left out of the means: "
+                      f"{preview_ids(missing)}")
+            else:
+                _warn(f"{len(missing)} question(s) have no predictions and score 0: {preview_ids(missing)}")
+
+        sim = self.similarity
+        if only_predicted:
+            left_out.update(missing)
+        scored_ids = [qid for qid in questions if qid not in left_out]
+        iterator: Iterable[str] = scored_ids
+        if progress:
+            from tqdm.auto import tqdm
+
+            iterator = tqdm(scored_ids, desc=f"scoring ({sim.name})", unit="question", leave=False, disable=None)
+        per_question: dict[str, dict[str, QuestionScore]] = {}
+        approximated = 0
+        for qid in iterator:
+            q = questions[qid]
+            cut: list[tuple[int, int]] = []
+            preds = [normalize_prediction(a) for a in predictions.get(qid, ())]
+            per_question[qid] = self._score_normalized(preds, q.clusters, cut)
+            if cut:
+                approximated += len(cut)
+                _warn(f"question {qid}: {sim.name} similarity is a lower bound for cluster(s) "
+                      f"{preview_ids(sorted({q.clusters[j].id for _, j in cut}))} (a string over "
+                      "the token limit, or the search budget ran out; see protoqa_core.similarity)")
+        n = len(per_question)
+        scores = {
+            m.name: (math.fsum(per_question[qid][m.name].score for qid in per_question) / n if n else 0.0)
+            for m in self.metrics
+        }
+        signature = self.signature(n, "skip" if only_predicted else "zero", approximated)
+        return EvaluationResult(scores, per_question, n, missing, skipped, list(ids.ignored), signature)

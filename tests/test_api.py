@@ -1,0 +1,268 @@
+"""The configured metric object, the id gate, the paired compare and the command-line sub-commands and aliases."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import pytest
+
+from cfc_probeval import cli as probeval_cli
+from protoqa_core.ids import IdReconciliation, reconcile_ids
+from protoqa_core.readers import Cluster, DataFormatError, Question, read_predictions, read_targets
+from protoqa_core.significance import compare_paired, paired_bootstrap
+from protoqa_metric import ProtoQA, evaluate_predictions, score_question
+from protoqa_metric import cli as metric_cli
+from protoqa_metric import metric as metric_module
+from protoqa_metric import scoring
+
+
+@pytest.fixture(scope="module")
+def dev(shared_data):
+    targets = read_targets(shared_data / "protoqa" / "dev.crowdsourced.jsonl")
+    predictions = read_predictions(shared_data / "protoqa" / "dev.predictions.gpt2finetuned.json")
+    return targets, predictions
+
+
+def _as_plain(result):
+    return (result.scores, result.per_question, result.num_questions, result.missing, result.skipped,
+            result.ignored, result.signature)
+
+
+# --- ProtoQA -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("similarity", ["exact_match", "wordnet", "lcs"])
+@pytest.mark.parametrize("only_predicted", [False, True])
+def test_protoqa_object_equals_evaluate_predictions_on_dev(dev, similarity, only_predicted):
+    targets, predictions = dev
+    some = {qid: predictions[qid] for qid in list(predictions)[:40]}  # leaves questions missing
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ours = ProtoQA(similarity, "standard", all_stopword_match=False).evaluate(
+            targets, some, only_predicted=only_predicted)
+        theirs = evaluate_predictions(targets, some, similarity, "standard", only_predicted=only_predicted,
+                                      all_stopword_match=False)
+    assert _as_plain(ours) == _as_plain(theirs)  # exact equality: every float bit for bit
+    assert ours.signature == ProtoQA(similarity, all_stopword_match=False).signature(
+        ours.num_questions, "skip" if only_predicted else "zero")
+
+
+def test_protoqa_score_question_equals_score_question_for_every_metric(dev):
+    targets, predictions = dev
+    pq = ProtoQA("wordnet")
+    for qid in list(predictions)[:10]:
+        by_metric = pq.score_question(targets[qid], predictions[qid])
+        assert by_metric == pq.score_question(targets[qid].clusters, predictions[qid])
+        for spec in pq.metrics:
+            assert by_metric[spec.name] == score_question(
+                predictions[qid], targets[qid].clusters, "wordnet", max_answers=spec.max_answers,
+                max_incorrect=spec.max_incorrect, weighted=spec.weighted)
+
+
+def test_protoqa_resolves_similarity_once_and_normalizes_each_prediction_once(dev, monkeypatch):
+    targets, predictions = dev
+    resolved = []
+    real_get = metric_module.get_similarity
+    monkeypatch.setattr(metric_module, "get_similarity", lambda name: resolved.append(name) or real_get(name))
+    normalized = []
+    real_normalize = metric_module.normalize_prediction
+    monkeypatch.setattr(metric_module, "normalize_prediction", lambda a: normalized.append(a) or real_normalize(a))
+
+    def no_second_normalization(_):
+        raise AssertionError("a prediction was normalized again")
+
+    monkeypatch.setattr(scoring, "normalize_prediction", no_second_normalization)
+    pq = ProtoQA("exact_match")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pq.evaluate(targets, predictions)
+        pq.evaluate(targets, predictions)
+    assert resolved == ["exact_match"]
+    scored = [qid for qid in targets if targets[qid].total_count > 0]
+    assert len(normalized) == 2 * sum(len(predictions.get(qid, ())) for qid in scored)
+
+
+def test_protoqa_rejects_unknown_names_when_configured():
+    with pytest.raises(ValueError, match="unknown metric 'max_answers@7'"):
+        ProtoQA("exact_match", ["max_answers@7"])
+    with pytest.raises(ValueError):
+        ProtoQA("no_such_similarity")
+
+
+def test_protoqa_repr_names_the_configuration():
+    assert repr(ProtoQA("exact_match", "paper")) == (
+        "ProtoQA(similarity='exact_match', metrics='paper', all_stopword_match=True)")
+
+
+# --- reconcile_ids -----------------------------------------------------------------------------
+
+def test_reconcile_ids_keeps_prediction_order_and_lists_missing_in_target_order():
+    r = reconcile_ids(["q3", "q1", "q2"], {"q2": [], "zz": [], "q3": [], "aa": []}, ignore_unknown=True)
+    assert r == IdReconciliation(("q2", "q3"), ("q1",), ("zz", "aa"),
+                                 "ignored predictions for 2 question id(s) that are not in the targets: zz, aa")
+
+
+def test_reconcile_ids_without_unknown_ids_has_no_message():
+    r = reconcile_ids(iter(["q1", "q2"]), iter(["q1", "q2"]))
+    assert r == IdReconciliation(("q1", "q2"), (), (), None)
+
+
+def test_reconcile_ids_error_names_file_line_and_first_unknown_id():
+    with pytest.raises(DataFormatError) as info:
+        reconcile_ids(["q1"], ["q1", "x7", "x8"], path="p.jsonl", locate={"x7": 2}.get)
+    assert str(info.value) == (
+        "p.jsonl, line 2, question 'x7': predictions for 2 question id(s) that are not in the targets: x7, x8 "
+        "(pass ignore_unknown=True / --ignore-unknown to drop them)")
+    assert (info.value.path, info.value.line, info.value.question_id) == ("p.jsonl", 2, "x7")
+
+
+def test_reconcile_ids_bounds_the_message_for_many_unknown_ids():
+    r = reconcile_ids([], [f"q{i}" for i in range(10_000)], ignore_unknown=True)
+    assert len(r.ignored) == 10_000 and r.message.endswith("q9, ... (10000 in all)")
+
+
+def test_both_libraries_give_the_same_unknown_id_message():
+    from cfc_probeval import evaluate_probeval
+
+    q = Question("q1", "", (Cluster("q1.0", ("dog",), 3),))
+    with pytest.raises(DataFormatError) as protoqa_error:
+        evaluate_predictions([q], {"q1": ["dog"], "zz": ["x"]}, "exact_match")
+    with pytest.raises(DataFormatError) as probeval_error:
+        evaluate_probeval([q], {"q1": ["dog"], "zz": ["x"]}, clustering="human")
+    assert str(protoqa_error.value) == str(probeval_error.value)
+    with pytest.warns(UserWarning) as protoqa_warned:
+        protoqa = evaluate_predictions([q], {"q1": ["dog"], "zz": ["x"]}, "exact_match", ignore_unknown=True)
+    with pytest.warns(UserWarning) as probeval_warned:
+        probeval = evaluate_probeval([q], {"q1": ["dog"], "zz": ["x"]}, clustering="human", ignore_unknown=True)
+    assert protoqa.ignored == probeval.ignored == ["zz"]
+    assert ({str(w.message) for w in protoqa_warned} & {str(w.message) for w in probeval_warned}
+            == {"ignored predictions for 1 question id(s) that are not in the targets: zz"})
+
+
+# --- compare_paired ----------------------------------------------------------------------------
+
+def test_compare_paired_uses_the_shared_questions_in_the_first_systems_order():
+    a = {"q1": 1.0, "q2": 0.5, "q3": 0.0, "only_a": 1.0}
+    b = {"q3": 0.5, "q2": 0.5, "q1": 0.0, "only_b": 0.0}
+    assert compare_paired(a, b, resamples=200, seed=7) == paired_bootstrap(
+        [1.0, 0.5, 0.0], [0.0, 0.5, 0.5], resamples=200, seed=7)
+
+
+def test_compare_paired_without_shared_questions_is_an_error():
+    with pytest.raises(ValueError, match="share no question"):
+        compare_paired({"q1": 1.0}, {"q2": 1.0})
+
+
+# --- command lines -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("parse", [metric_cli.parse_args, probeval_cli.parse_args])
+def test_help_lists_both_sub_commands(capsys, parse):
+    with pytest.raises(SystemExit) as done:
+        parse(["--help"])
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    assert "evaluate" in out and "compare" in out
+
+
+@pytest.mark.parametrize("parse", [metric_cli.parse_args, probeval_cli.parse_args])
+def test_without_a_sub_command_evaluate_is_meant(parse):
+    assert parse(["t.jsonl", "p.json"]).command == "evaluate"
+    assert parse(["--json", "t.jsonl", "p.json"]).command == "evaluate"
+    assert parse(["compare", "t.jsonl", "a.json", "b.json"]).command == "compare"
+
+
+@pytest.mark.parametrize("parse", [metric_cli.parse_args, probeval_cli.parse_args])
+def test_both_commands_share_the_input_option_names(parse):
+    args = parse(["t.jsonl", "p.json", "--ignore-unknown", "--only-predicted", "--all-stopwords-zero",
+                  "--no-progress"])
+    assert (args.ignore_unknown, args.only_predicted, args.all_stopwords_zero, args.progress) == (
+        True, True, True, False)
+    assert parse(["t.jsonl", "p.json", "--progress"]).progress is True
+
+
+def test_progress_defaults_are_those_of_each_command():
+    assert metric_cli.parse_args(["t", "p"]).progress is True  # drawn only when stderr is a terminal
+    assert probeval_cli.parse_args(["t", "p"]).progress is False
+
+
+@pytest.mark.parametrize("parse, old, new, dest", [
+    (metric_cli.parse_args, "--stopword-answers-score-zero", "--all-stopwords-zero", "all_stopwords_zero"),
+    (probeval_cli.parse_args, "--only-sampled", "--only-predicted", "only_predicted"),
+])
+def test_old_spellings_are_hidden_aliases_with_a_note(capsys, parse, old, new, dest):
+    assert getattr(parse(["t.jsonl", "p.json", old]), dest) is True
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"note: {old} is deprecated" in err and f"use {new}" in err
+    assert getattr(parse(["t.jsonl", "p.json"]), dest) is False
+    with pytest.raises(SystemExit):
+        parse(["--help"] if parse is probeval_cli.parse_args else ["evaluate", "--help"])
+    assert old not in capsys.readouterr().out
+
+
+def test_protoqa_eval_old_stopword_spelling_gives_the_same_output(shared_data, capsys):
+    files = [str(shared_data / "protoqa" / "dev.crowdsourced.jsonl"),
+             str(shared_data / "protoqa" / "dev.predictions.gpt2finetuned.json")]
+    assert metric_cli.main([*files, "--all-stopwords-zero", "--json", "--no-progress"]) == 0
+    new = capsys.readouterr()
+    assert metric_cli.main([*files, "--stopword-answers-score-zero", "--json", "--no-progress"]) == 0
+    old = capsys.readouterr()
+    assert old.out == new.out and "stop:zero" in json.loads(new.out)["signature"]
+    assert "deprecated" in old.err and "deprecated" not in new.err
+
+
+def test_probeval_old_only_sampled_spelling_gives_the_same_output(shared_data, capsys):
+    cfc = shared_data / "cfc"
+    base = [str(cfc / "dev.targets.jsonl"), str(cfc / "dev.predictions.human.json"), "--clustering", "human",
+            "--ignore-unknown", "--json", "--quiet"]
+    assert probeval_cli.main([*base, "--only-predicted"]) == 0
+    new = capsys.readouterr().out
+    assert probeval_cli.main([*base, "--only-sampled"]) == 0
+    assert capsys.readouterr().out == new and "missing:skip" in json.loads(new)["signature"]
+
+
+def _small_files(tmp_path):
+    targets = tmp_path / "t.jsonl"
+    targets.write_text("".join(json.dumps({
+        "metadata": {"id": f"q{i}"}, "question": {"normalized": "name a pet"},
+        "answers": {"clusters": {f"q{i}.0": {"count": 6, "answers": ["dog"]},
+                                 f"q{i}.1": {"count": 4, "answers": ["cat"]}},
+                    "raw": {"dog": 6, "cat": 4}},
+    }) + "\n" for i in range(12)))
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps({f"q{i}": ["dog", "cat"] * 5 for i in range(12)}))
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({**{f"q{i}": ["car"] * 10 for i in range(12)}, "zz": ["dog"]}))
+    return targets, good, bad
+
+
+def test_protoqa_eval_compare_sub_command(tmp_path, capsys):
+    targets, good, bad = _small_files(tmp_path)
+    assert metric_cli.main(["compare", str(targets), str(good), str(bad), "--similarity", "exact_match"]) == 2
+    assert f"{bad}, question 'zz': predictions for 1 question id(s)" in capsys.readouterr().err
+    assert metric_cli.main(["compare", str(targets), str(good), str(bad), "--similarity", "exact_match",
+                            "--ignore-unknown", "--json", "--resamples", "100"]) == 0
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert out["metrics"]["max_answers@1"]["difference"] == 1.0
+    assert out["signature"].endswith("|bootstrap:100|seed:12345")
+    assert "ignored predictions for 1 question id(s) that are not in the targets: zz" in captured.err
+
+
+def test_probeval_compare_sub_command(tmp_path, capsys):
+    targets, good, bad = _small_files(tmp_path)
+    assert probeval_cli.main(["compare", str(targets), str(good), str(bad), "--clustering", "human"]) == 2
+    assert f"{bad}, line 1, question 'zz': predictions for 1 question id(s)" in capsys.readouterr().err
+    assert probeval_cli.main(["compare", str(targets), str(good), str(bad), "--clustering", "human",
+                              "--ignore-unknown", "--json", "--resamples", "100"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["num_questions"] == 12 and out["difference"] < 0 and out["p_value"] < 0.05
+
+
+@pytest.mark.parametrize("main, prog", [(metric_cli.main, "protoqa-eval compare"),
+                                        (probeval_cli.main, "probeval compare")])
+def test_compare_sub_command_usage_errors_are_one_line(capsys, main, prog):
+    with pytest.raises(SystemExit) as done:
+        main(["compare", "only_targets.jsonl"])
+    assert done.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"{prog}: error:")
