@@ -33,6 +33,7 @@ from protoqa_core.ranking import rank_by_frequency
 from protoqa_core.readers import read_predictions, read_targets
 from protoqa_core.significance import ConfidenceInterval, PairedComparison, bootstrap_ci, paired_bootstrap
 
+from cfc_probeval.compare import compare_probeval
 from cfc_probeval.embedders import Embedder, get_embedder
 from cfc_probeval.inputs import GroundTruth, ground_truth_from_question, read_samples, sample_fields
 from cfc_probeval.matching import WordNetMatcher
