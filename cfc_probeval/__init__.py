@@ -14,7 +14,6 @@ embeddings. Samples are matched with WordNet. Pass ``clustering=`` (``human``, `
 
 from __future__ import annotations
 
-from pathlib import Path
 
 from protoqa_core import __version__
 

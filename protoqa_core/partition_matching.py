@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Sequence
 
 __all__ = ["SpanPair", "best_partition_matching", "best_partition_matching_checked",
            "SEARCH_STEP_BUDGET", "SEARCH_CALL_BUDGET", "MILP_NODE_LIMIT", "MILP_MAX_PAIRS", "DINKELBACH_MAX_ROUNDS"]

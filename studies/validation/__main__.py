@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 import time
 import warnings
@@ -32,6 +33,7 @@ from typing import Any, Iterator, Optional, Sequence
 from cfc_probeval.clustering import CLUSTERINGS
 from cfc_probeval.errors import DataFormatError
 from cfc_probeval.matching import MATCHINGS
+from protoqa_core import data as data_location
 from .matching_study import MATCHERS
 from .sampling import SAMPLINGS
 from .workers import cosine_threshold, receive, run_matching, run_systems, side_studies

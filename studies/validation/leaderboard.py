@@ -31,7 +31,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence, Union
 from protoqa_metric.metrics import PAPER_METRICS, evaluate_predictions
 from protoqa_core.ranking import rank_by_frequency
 from protoqa_core.readers import read_predictions, read_targets
-from protoqa_core.significance import ConfidenceInterval, PairedComparison, bootstrap_ci, paired_bootstrap
+from protoqa_core.significance import ConfidenceInterval, bootstrap_ci
 
 from cfc_probeval.compare import compare_probeval
 from cfc_probeval.embedders import Embedder, get_embedder

@@ -25,7 +25,6 @@ Intervals: 95% bootstrap over questions.
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 from pathlib import Path

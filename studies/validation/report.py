@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
 from .leaderboard import PROTOQA_METRICS
-from .sampling import SAMPLINGS
 from .study import BASELINE, PAPER_FIGURES, StudyResult, default_parameters
 
 __all__ = [
