@@ -271,6 +271,20 @@ def _answers_offer(answers: tuple[str, ...]) -> tuple[frozenset, frozenset]:
     return frozenset(synsets), frozenset(tokens)
 
 
+def _first_best(similarity: Callable[..., float], prediction: str, answers: Iterable[str],
+                all_stopword_match: bool, best: float = 0.0) -> float:
+    """The largest ``similarity`` of ``prediction`` to ``answers`` (at least ``best``), in order,
+    stopping at the first 1 so that the strings scored (and any approximation reported) are
+    those of the plain maximum."""
+    for answer in answers:
+        value = similarity(prediction, answer, all_stopword_match=all_stopword_match)
+        if value > best:
+            best = value
+            if best >= 1.0:
+                break
+    return best
+
+
 def best_wordnet_similarity(prediction: str, answers: Sequence[str], *, all_stopword_match: bool = True) -> float:
     """``max(wordnet_similarity(prediction, y) for y in answers)``, skipping hopeless clusters.
 
@@ -286,14 +300,7 @@ def best_wordnet_similarity(prediction: str, answers: Sequence[str], *, all_stop
         index = _span_index(a)
         if synsets.isdisjoint(index.by_synset) and tokens.isdisjoint(index.token_positions):
             return 0.0
-    best = 0.0
-    for answer in answers:
-        value = wordnet_similarity(prediction, answer, all_stopword_match=all_stopword_match)
-        if value > best:
-            best = value
-            if best >= 1.0:
-                break
-    return best
+    return _first_best(wordnet_similarity, prediction, answers, all_stopword_match)
 
 
 @lru_cache(maxsize=200_000)
@@ -452,13 +459,7 @@ def best_wup_similarity(prediction: str, answers: Sequence[str], *, all_stopword
     if best >= 1.0 or len(singles) <= 1:
         others = list(answers)  # one by one, as the plain maximum
         best = 0.0
-    for answer in others:
-        value = wup_similarity(prediction, answer, all_stopword_match=all_stopword_match)
-        if value > best:
-            best = value
-            if best >= 1.0:
-                break
-    return best
+    return _first_best(wup_similarity, prediction, others, all_stopword_match, best)
 
 
 @dataclass(frozen=True)

@@ -94,6 +94,17 @@ def _lcs_length_bits(walk: str, masks: dict[str, int], length: int) -> int:
     return length - v.bit_count()
 
 
+def _empty_score(prediction: str, answer: str) -> float:
+    """The score when a string is empty: 1 for two empty strings, else 0."""
+    return 1.0 if not prediction and not answer else 0.0
+
+
+def _shorter_and_masks(prediction: str, answer: str) -> tuple[str, str, dict[str, int]]:
+    """The shorter string, the longer one, and the longer one's character bit masks."""
+    short, long_ = sorted((prediction, answer), key=len)
+    return short, long_, _char_masks(long_, frozenset(short))
+
+
 def lcs_ratio(prediction: str, answer: str) -> float:
     """Length of the longest common (character) subsequence over the longer length.
 
@@ -105,12 +116,9 @@ def lcs_ratio(prediction: str, answer: str) -> float:
     >>> lcs_ratio("color", "colour")
     0.8333333333333334
     """
-    if not prediction and not answer:
-        return 1.0
     if not prediction or not answer:
-        return 0.0
-    short, long_ = sorted((prediction, answer), key=len)
-    masks = _char_masks(long_, frozenset(short))
+        return _empty_score(prediction, answer)
+    short, long_, masks = _shorter_and_masks(prediction, answer)
     return _lcs_length_bits(short, masks, len(long_)) / len(long_)
 
 
@@ -188,12 +196,9 @@ def longest_common_substring_ratio(prediction: str, answer: str) -> float:
     >>> longest_common_substring_ratio("color", "colour")
     0.6666666666666666
     """
-    if not prediction and not answer:
-        return 1.0
     if not prediction or not answer:
-        return 0.0
-    short, long_ = sorted((prediction, answer), key=len)
-    masks = _char_masks(long_, frozenset(short))
+        return _empty_score(prediction, answer)
+    short, long_, masks = _shorter_and_masks(prediction, answer)
     best = 0
     n = len(short)
     for start in range(n):

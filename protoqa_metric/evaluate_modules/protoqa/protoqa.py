@@ -15,6 +15,7 @@ from protoqa_metric.evaluate_modules import (  # From: protoqa-eval
     PROTOQA_CONFIGS,
     Question,
     clusters_from_records,
+    metric_info,
     question_ids_for,
 )
 
@@ -78,19 +79,13 @@ class Protoqa(evaluate.Metric):
             raise ValueError(
                 f"unknown configuration {self.config_name!r}; use one of: {', '.join(PROTOQA_CONFIGS)}"
             )
-        return evaluate.MetricInfo(
-            module_type="metric",
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=[
-                datasets.Features({"predictions": _PREDICTIONS, "references": _CLUSTERS_AS_STORED}),
-                datasets.Features({"predictions": _PREDICTIONS, "references": _CLUSTERS_AS_RECORDS}),
-            ],
-            homepage="https://github.com/iesl/protoqa-evaluator",
-            codebase_urls=["https://github.com/iesl/protoqa-evaluator"],
-            reference_urls=["https://aclanthology.org/2020.emnlp-main.85"],
-        )
+        features = [
+            datasets.Features({"predictions": _PREDICTIONS, "references": _CLUSTERS_AS_STORED}),
+            datasets.Features({"predictions": _PREDICTIONS, "references": _CLUSTERS_AS_RECORDS}),
+        ]
+        return metric_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION, features=features,
+                           code_url="https://github.com/iesl/protoqa-evaluator",
+                           paper_url="https://aclanthology.org/2020.emnlp-main.85")
 
     def _compute(self, predictions, references, similarity=None, metrics="standard",
                  all_stopword_match=True, question_ids=None):
