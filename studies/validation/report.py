@@ -169,8 +169,8 @@ def _reproduction(info: Mapping[str, Any], matching: Optional[Mapping[str, Any]]
     load = os.getloadavg()[2] if hasattr(os, "getloadavg") else None
     lines = [
         "Which command reproduces what (times measured in this run, on a shared 2-core machine"
-        + (f" with a 15-minute load average of {load:.1f} when it ended: other jobs took most of the CPU, and "
-           "every step was slower in proportion" if load is not None else "")
+        + (f", 15-minute load average {load:.1f} when it ended (the study itself keeps about two cores busy; "
+           "other work on the machine slows every step in proportion)" if load is not None else "")
         + "; the two processes of `--jobs 2` overlap, so the parts add up to more than the whole):",
         "",
         f"- `python -m studies.validation study`: **every figure of this report** (`validation.json`, "
