@@ -191,7 +191,8 @@ def test_cli_compare_resolves_auto(files, tmp_path, capsys):
 
 
 def test_cli_help_names_auto():
-    done = subprocess.run([sys.executable, "-m", "cfc_probeval", "evaluate", "--help"], capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-m", "cfc_probeval", "evaluate", "--help"],
+                          capture_output=True, text=True, timeout=120)
     assert done.returncode == 0
     assert "{auto,human,hac,xmeans,gmeans}" in done.stdout and "auto (default)" in done.stdout
 
