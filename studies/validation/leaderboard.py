@@ -24,9 +24,8 @@ from __future__ import annotations
 
 import time
 import warnings
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Mapping, NamedTuple, Optional, Sequence, Union
 
 from protoqa_metric.metrics import PAPER_METRICS, evaluate_predictions
 from protoqa_core.ranking import rank_by_frequency
@@ -62,8 +61,7 @@ THRESHOLDS: dict[str, float] = {"cosine": 0.6, "gp": 0.4}
 """ProbEval's default matching thresholds (used when ``automatic`` asks for cosine or GP matching without one)."""
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     """One system's prediction file (path under the data dir) and how its answers are given.
 
     ``kind``: ``ranked list`` (distinct answers, best first), ``samples`` (with
@@ -77,8 +75,7 @@ class Entry:
     note: str = ""
 
 
-@dataclass(frozen=True)
-class Board:
+class Board(NamedTuple):
     """One data set's table: its targets and its systems."""
 
     name: str
