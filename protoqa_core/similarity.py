@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import math
 import warnings
 from dataclasses import dataclass
 from functools import lru_cache
@@ -65,6 +66,9 @@ __all__ = [
     "best_wordnet_similarity",
     "wup_similarity",
     "best_wup_similarity",
+    "wordnet_reaches",
+    "wup_reaches",
+    "ABOVE_HALF",
     "lcs_ratio",
     "longest_common_substring_ratio",
     "jaro_winkler",
@@ -75,6 +79,10 @@ __all__ = [
 
 MAX_SIMILARITY_TOKENS = 64
 """Content tokens a side keeps for the WordNet similarities; the rest count as one unmatched token."""
+
+ABOVE_HALF = math.nextafter(0.5, 1.0)
+"""The least float above 1/2. A rounded similarity counts 1 exactly when its value reaches it
+(half-to-even rounding sends 0.5 to 0), so the metric asks :meth:`Similarity.reaches` this level."""
 
 
 class ApproximationWarning(UserWarning):
@@ -272,15 +280,15 @@ def _answers_offer(answers: tuple[str, ...]) -> tuple[frozenset, frozenset]:
 
 
 def _first_best(similarity: Callable[..., float], prediction: str, answers: Iterable[str],
-                all_stopword_match: bool, best: float = 0.0) -> float:
+                all_stopword_match: bool, best: float = 0.0, enough: float = 1.0) -> float:
     """The largest ``similarity`` of ``prediction`` to ``answers`` (at least ``best``), in order,
-    stopping at the first 1 so that the strings scored (and any approximation reported) are
-    those of the plain maximum."""
+    stopping at the first that reaches ``enough``. With ``enough`` 1 that is the maximum, and
+    the strings scored (and any approximation reported) are those of the plain maximum."""
     for answer in answers:
         value = similarity(prediction, answer, all_stopword_match=all_stopword_match)
         if value > best:
             best = value
-            if best >= 1.0:
+            if best >= enough:
                 break
     return best
 
@@ -294,13 +302,32 @@ def best_wordnet_similarity(prediction: str, answers: Sequence[str], *, all_stop
     >>> best_wordnet_similarity("puppies", ["dog", "puppy"])
     1.0
     """
-    a = _capped(content_tokens(prediction), 0)[0]
-    if a:
-        synsets, tokens = _answers_offer(tuple(answers))
-        index = _span_index(a)
-        if synsets.isdisjoint(index.by_synset) and tokens.isdisjoint(index.token_positions):
-            return 0.0
+    if _shares_nothing(prediction, answers):
+        return 0.0
     return _first_best(wordnet_similarity, prediction, answers, all_stopword_match)
+
+
+def _shares_nothing(prediction: str, answers: Sequence[str]) -> bool:
+    """Whether the prediction has content tokens and shares no token and no synset with
+    any answer, so that its WordNet similarity to each of them is 0."""
+    a = _capped(content_tokens(prediction), 0)[0]
+    if not a:
+        return False
+    synsets, tokens = _answers_offer(tuple(answers))
+    index = _span_index(a)
+    return synsets.isdisjoint(index.by_synset) and tokens.isdisjoint(index.token_positions)
+
+
+def wordnet_reaches(prediction: str, answers: Sequence[str], level: float, *, all_stopword_match: bool = True) -> bool:
+    """Whether ``best_wordnet_similarity(prediction, answers) >= level``, stopping at the
+    first answer that reaches ``level``.
+
+    >>> wordnet_reaches("red car", ["car", "bus"], ABOVE_HALF), wordnet_reaches("car", ["red car"], 0.5)
+    (False, True)
+    """
+    if level > 0.0 and _shares_nothing(prediction, answers):
+        return False
+    return _first_best(wordnet_similarity, prediction, answers, all_stopword_match, enough=level) >= level
 
 
 @lru_cache(maxsize=200_000)
@@ -462,12 +489,80 @@ def best_wup_similarity(prediction: str, answers: Sequence[str], *, all_stopword
     return _first_best(wup_similarity, prediction, others, all_stopword_match, best)
 
 
+def _whole_group(tokens: tuple[str, ...]) -> frozenset[SynsetKey]:
+    """The synsets of ``tokens`` taken as one group (a WordNet entry of them all), or none."""
+    if len(tokens) == 1:
+        return synset_keys(tokens[0])
+    return next((names for start, end, names in _spans_with_synsets(tokens) if start == 0 and end == len(tokens)),
+                frozenset())
+
+
+@lru_cache(maxsize=200_000)
+def _wup_upper_bound(a: tuple[str, ...], b: tuple[str, ...]) -> float:
+    """An upper bound of the Wu-Palmer partition similarity that needs no Wu-Palmer value:
+    the best matching when every pair of WordNet groups weighs 1, as much as any Wu-Palmer
+    weight can (2.0, no bound, when the search is not proven)."""
+    pairs = {(sa, ea, sb, eb) for sa, ea, _ in _spans_with_synsets(a) for sb, eb, _ in _spans_with_synsets(b)}
+    ia, ib = _span_index(a), _span_index(b)
+    pairs.update(_equal_token_pairs(ia, ib, ia.token_positions.keys() & ib.token_positions.keys()))
+    if not pairs:
+        return 0.0
+    value, proven = best_partition_matching_checked(len(a), len(b), [SpanPair(*k, 1.0) for k in sorted(pairs)])
+    return value if proven else 2.0
+
+
+def wup_reaches(prediction: str, answers: Sequence[str], level: float, *, all_stopword_match: bool = True) -> bool:
+    """Whether ``best_wup_similarity(prediction, answers) >= level``, stopping at the first
+    answer that reaches ``level``.
+
+    Above 1/2 (the metric asks :data:`ABOVE_HALF`), a pair with a single token on one
+    side reaches the level only through a matching of one group with no gap (see
+    :func:`_wup_against_one_token`: any other scores ``w / 2`` or less), so only the
+    whole other side as one group can: equal to the token, or a WordNet entry whose
+    Wu-Palmer with the token reaches the level. Those pairs need no partition search,
+    and the one-token answers of a cluster are checked together. The other answers
+    are scored one by one, in order; approximated ones are reported as they are scored.
+
+    >>> wup_reaches("dog", ["car", "cat"], ABOVE_HALF), wup_reaches("dog", ["red car"], ABOVE_HALF)
+    (True, False)
+    """
+    a = content_tokens(prediction)
+    if level <= 0.5 or not a or len(a) > _ONE_TOKEN_CLOSED_FORM_MAX:
+        return best_wup_similarity(prediction, answers, all_stopword_match=all_stopword_match) >= level
+    whole_a = _whole_group(a)
+    singles: set[str] = set()
+    others: list[str] = []
+    for answer in answers:
+        b = content_tokens(answer)
+        if len(b) == 1:
+            singles.add(b[0])
+        elif len(a) == 1 and 1 < len(b) <= MAX_SIMILARITY_TOKENS:
+            # One token against the whole answer as one group (never equal: b has more tokens).
+            whole_b = _whole_group(b)
+            if whole_a and whole_b and _phrase_wup(whole_a, whole_b) >= level:
+                return True
+        elif len(a) > 1 and 1 < len(b) <= MAX_SIMILARITY_TOKENS and _wup_upper_bound(a, b) < level:
+            continue  # even weight 1 on every pair of WordNet groups stays below the level
+        else:
+            others.append(answer)  # both sides longer, an empty side, or over the token limit
+    if singles:
+        if len(a) == 1 and a[0] in singles:
+            return True
+        names: frozenset[SynsetKey] = frozenset().union(*(synset_keys(t) for t in singles))
+        if whole_a and names and _phrase_wup(whole_a, names) >= level:
+            return True
+    return _first_best(wup_similarity, prediction, others, all_stopword_match, enough=level) >= level
+
+
 @dataclass(frozen=True)
 class Similarity:
     """A named similarity function and whether the metric rounds its scores.
 
     ``best_of(prediction, answers, **options)``, when given, must equal the maximum
     of ``function`` over the answers; it lets a similarity skip work per cluster.
+    ``reaches_of(prediction, answers, level, **options)``, when given, must equal
+    ``best(prediction, answers) >= level``; it lets a rounded similarity decide a
+    cell of the metric without its exact value.
     """
 
     name: str
@@ -476,6 +571,7 @@ class Similarity:
     uses_wordnet: bool
     description: str
     best_of: Optional[Callable[..., float]] = None
+    reaches_of: Optional[Callable[..., bool]] = None
 
     def best(self, prediction: str, answers: Sequence[str], **options: bool) -> float:
         """The best similarity of ``prediction`` to any of ``answers`` (0 for none).
@@ -494,15 +590,28 @@ class Similarity:
                     break
         return best
 
+    def reaches(self, prediction: str, answers: Sequence[str], level: float, **options: bool) -> bool:
+        """Whether the best similarity of ``prediction`` to ``answers`` is at least ``level``.
+
+        The metric's rounded score of a cell is 1 exactly when the best similarity
+        reaches :data:`ABOVE_HALF`; a similarity may decide that with less work.
+
+        >>> get_similarity("wordnet_wup").reaches("dog", ["cat", "red car"], ABOVE_HALF)
+        True
+        """
+        if self.reaches_of is not None:
+            return self.reaches_of(prediction, answers, level, **options)
+        return self.best(prediction, answers, **options) >= level
+
 
 SIMILARITIES: dict[str, Similarity] = {
     s.name: s
     for s in (
         Similarity("exact_match", exact_match, False, False, "identical strings"),
         Similarity("wordnet", wordnet_similarity, True, True, "WordNet synsets over token partitions",
-                   best_wordnet_similarity),
+                   best_wordnet_similarity, wordnet_reaches),
         Similarity("wordnet_wup", wup_similarity, True, True, "Wu-Palmer weighted WordNet partitions",
-                   best_wup_similarity),
+                   best_wup_similarity, wup_reaches),
         Similarity("lcs", lcs_ratio, False, False, "longest common subsequence ratio", best_lcs_ratios),
         Similarity("longest_common_substring", longest_common_substring_ratio, False, False,
                    "longest common substring ratio"),

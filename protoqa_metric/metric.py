@@ -91,7 +91,10 @@ class ProtoQA:
 
     def _score_normalized(self, preds: Sequence[str], clusters: Sequence[Cluster],
                           approximated: Optional[list[tuple[int, int]]]) -> dict[str, QuestionScore]:
-        matrix = matrix_of_normalized(preds, clusters, self.similarity, approximated, self._options)
+        # The metrics see the rounded matrix only, so a rounded similarity decides each
+        # entry without computing its exact value.
+        matrix = matrix_of_normalized(preds, clusters, self.similarity, approximated, self._options,
+                                      rounded=self.similarity.rounded)
         return {
             m.name: score_matrix(matrix, clusters, max_answers=m.max_answers, max_incorrect=m.max_incorrect,
                                  weighted=m.weighted, rounded=self.similarity.rounded, predictions=preds)

@@ -13,7 +13,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from protoqa_core.readers import Cluster, DataFormatError
-from protoqa_core.similarity import Similarity, collect_approximations, get_similarity
+from protoqa_core.similarity import ABOVE_HALF, Similarity, collect_approximations, get_similarity
 from protoqa_core.text import normalize_prediction
 
 __all__ = ["QuestionScore", "similarity_matrix", "matrix_of_normalized", "score_matrix", "score_question", "oracle_score"]
@@ -71,11 +71,16 @@ def matrix_of_normalized(
     sim: Similarity,
     approximated: Optional[list[tuple[int, int]]],
     similarity_options: Mapping[str, bool],
+    rounded: bool = False,
 ) -> np.ndarray:
     """:func:`similarity_matrix` of predictions that are already normalized, with a resolved similarity.
 
     The one place the matrix is computed, so that a caller holding normalized
     predictions (:class:`protoqa_metric.ProtoQA`) does not normalize them again.
+    With ``rounded``, each entry is the metric's half-to-even rounding of the best
+    similarity, decided by :meth:`~protoqa_core.similarity.Similarity.reaches` (does
+    it exceed 1/2?), which needs less work than the exact value; the entries marked
+    approximated are then those whose rounded value rests on a lower bound.
 
     >>> from protoqa_core.readers import Cluster
     >>> from protoqa_core.similarity import get_similarity
@@ -94,7 +99,10 @@ def matrix_of_normalized(
             first_row[pred] = i
             for j, cluster in enumerate(clusters):
                 before = len(found)
-                out[i, j] = sim.best(pred, cluster.answers, **similarity_options)
+                if rounded:
+                    out[i, j] = 1.0 if sim.reaches(pred, cluster.answers, ABOVE_HALF, **similarity_options) else 0.0
+                else:
+                    out[i, j] = sim.best(pred, cluster.answers, **similarity_options)
                 if len(found) > before:
                     cut_columns.setdefault(i, []).append(j)
     if approximated is not None:

@@ -514,3 +514,41 @@ def test_wup_cluster_maximum_equals_the_plain_maximum():
             assert value == max(wup_similarity("dog", y) for y in answers)
         # as the plain loop: scored (and reported) unless an earlier answer reached 1
         assert cut == ([("dog", long_answer)] if reported else [])
+
+
+def test_reaches_equals_the_maximum_compared_with_the_level():
+    # The metric's decision per cell (does the best similarity exceed 1/2?) against the
+    # plain maximum, at that level and at others, for both WordNet similarities.
+    from protoqa_core.similarity import ABOVE_HALF
+
+    rng = random.Random(14)
+    words = _FAST_PATH_WORDS + ["the", "a", "of"]
+    levels = (ABOVE_HALF, 0.5, 0.3, 0.9, 1.0)
+    for trial in range(300):
+        prediction = " ".join(rng.choice(words) for _ in range(rng.choice([1, 1, 2, 3])))
+        answers = [" ".join(rng.choice(words) for _ in range(rng.choice([1, 1, 1, 2, 3, 4])))
+                   for _ in range(rng.randint(1, 6))]
+        for name in ("wordnet", "wordnet_wup"):
+            sim = get_similarity(name)
+            plain = max(sim.function(prediction, y) for y in answers)
+            for level in levels:
+                assert sim.reaches(prediction, answers, level) == (plain >= level), (name, prediction, answers, level)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.lists(st.sampled_from(_FAST_PATH_WORDS), min_size=1, max_size=3).map(" ".join), min_size=1, max_size=4),
+    st.lists(st.lists(st.lists(st.sampled_from(_FAST_PATH_WORDS), min_size=1, max_size=3).map(" ".join),
+                      min_size=1, max_size=4), min_size=1, max_size=4),
+)
+def test_rounded_matrix_is_the_rounding_of_the_exact_matrix(predictions, cluster_answers):
+    import numpy as np
+
+    from protoqa_metric.scoring import matrix_of_normalized
+
+    clusters = [Cluster(f"c{j}", tuple(answers), 1) for j, answers in enumerate(cluster_answers)]
+    for name in ("wordnet", "wordnet_wup"):
+        sim = get_similarity(name)
+        exact = matrix_of_normalized(predictions, clusters, sim, None, {})
+        rounded = matrix_of_normalized(predictions, clusters, sim, None, {}, rounded=True)
+        assert np.array_equal(rounded, np.round(exact)), name
