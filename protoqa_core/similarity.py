@@ -497,20 +497,6 @@ def _whole_group(tokens: tuple[str, ...]) -> frozenset[SynsetKey]:
                 frozenset())
 
 
-@lru_cache(maxsize=200_000)
-def _wup_upper_bound(a: tuple[str, ...], b: tuple[str, ...]) -> float:
-    """An upper bound of the Wu-Palmer partition similarity that needs no Wu-Palmer value:
-    the best matching when every pair of WordNet groups weighs 1, as much as any Wu-Palmer
-    weight can (2.0, no bound, when the search is not proven)."""
-    pairs = {(sa, ea, sb, eb) for sa, ea, _ in _spans_with_synsets(a) for sb, eb, _ in _spans_with_synsets(b)}
-    ia, ib = _span_index(a), _span_index(b)
-    pairs.update(_equal_token_pairs(ia, ib, ia.token_positions.keys() & ib.token_positions.keys()))
-    if not pairs:
-        return 0.0
-    value, proven = best_partition_matching_checked(len(a), len(b), [SpanPair(*k, 1.0) for k in sorted(pairs)])
-    return value if proven else 2.0
-
-
 def wup_reaches(prediction: str, answers: Sequence[str], level: float, *, all_stopword_match: bool = True) -> bool:
     """Whether ``best_wup_similarity(prediction, answers) >= level``, stopping at the first
     answer that reaches ``level``.
@@ -541,8 +527,6 @@ def wup_reaches(prediction: str, answers: Sequence[str], level: float, *, all_st
             whole_b = _whole_group(b)
             if whole_a and whole_b and _phrase_wup(whole_a, whole_b) >= level:
                 return True
-        elif len(a) > 1 and 1 < len(b) <= MAX_SIMILARITY_TOKENS and _wup_upper_bound(a, b) < level:
-            continue  # even weight 1 on every pair of WordNet groups stays below the level
         else:
             others.append(answer)  # both sides longer, an empty side, or over the token limit
     if singles:

@@ -16,18 +16,26 @@ If none works, :class:`WordNetUnavailableError` says how to fix it.
 
 from __future__ import annotations
 
+import hashlib
+import logging
 import mmap
 import os
 import re
 import shutil
+import subprocess
+import sys
 import tempfile
 import threading
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
+from .walk_table import MAGIC, WalkTable, write_walk_table
+
 if TYPE_CHECKING:  # pragma: no cover
     from nltk.corpus.reader.wordnet import WordNetCorpusReader
+
+logger = logging.getLogger(__name__)
 
 __all__ = [
     "WordNetUnavailableError",
@@ -478,6 +486,9 @@ def _clear_wup_tables() -> None:
     """Forget every Wu-Palmer table built so far (benchmarks use it to start cold)."""
     _records.clear()
     _name_by_key.clear()
+    _key_walks.clear()
+    if isinstance(_walk_file_state, WalkTable):
+        _walk_file_state.forget_names()
     _order_cache.clear()
     _walk_cache.clear()
     _senses_cache.clear()
@@ -639,6 +650,97 @@ def _walk(name: str) -> tuple[tuple[tuple[str, int, int, bool], ...], int]:
     return found
 
 
+_key_walks: dict[SynsetKey, tuple[tuple[tuple[str, int, int, bool], ...], int, frozenset[str]]] = {}
+
+
+def _key_walk(key: SynsetKey) -> tuple[tuple[tuple[str, int, int, bool], ...], int, frozenset[str]]:
+    """A synset's walk and root path (see :func:`_walk`), and the names on its walk (the
+    synset and its hypernyms): read from the walk file when there is one, else computed."""
+    found = _key_walks.get(key)
+    if found is None:
+        table = _walk_file()
+        walk = table.walk(key) if table is not None else None
+        if walk is None:
+            walk = _walk(_synset_name(key))
+        steps, root_path = walk
+        found = _key_walks[key] = (steps, root_path, frozenset(step[0] for step in steps))
+    return found
+
+
+_table_lock = threading.Lock()
+_UNTRIED = object()
+_walk_file_state: object = _UNTRIED
+
+
+def _walk_file_path() -> Path:
+    """Where the walk file of the loaded WordNet lives: named after its files' sizes and
+    modification times, and the file format."""
+    wn = get_wordnet()
+    parts = [MAGIC.decode()]
+    for fileid in ("data.noun", "data.verb", "data.adj", "data.adv", "index.noun", "index.verb", "index.adj",
+                   "index.adv"):
+        info = os.stat(wn.abspath(fileid))
+        parts.append(f"{fileid}:{info.st_size}:{info.st_mtime_ns}")
+    digest = hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
+    return cache_dir() / "wordnet_tables" / f"wup-walks-{digest}.bin"
+
+
+def _walk_file() -> Optional[WalkTable]:
+    """The walk file (see :mod:`protoqa_core.walk_table`), built on first use; None when it
+    cannot be built or read, and walks are then computed in the process."""
+    global _walk_file_state
+    if _walk_file_state is _UNTRIED:
+        with _table_lock:
+            if _walk_file_state is _UNTRIED:
+                table: Optional[WalkTable] = None
+                try:
+                    path = _walk_file_path()
+                    if not path.is_file():
+                        _build_walk_file(path)
+                    table = WalkTable(path)
+                except (OSError, ValueError, subprocess.SubprocessError) as exc:
+                    logger.info("Wu-Palmer walks are computed in this process (no walk file: %s)", exc)
+                _walk_file_state = table
+    return _walk_file_state  # type: ignore[return-value]
+
+
+def _build_walk_file(path: Path) -> None:
+    """Compute every synset's walk in a child process (its tables would take about 250 MB
+    here) and write them to ``path``."""
+    root = Path(str(get_wordnet().root))
+    env = dict(os.environ)
+    package_parent = str(Path(__file__).resolve().parents[1])
+    env["PYTHONPATH"] = package_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    code = "import sys; from protoqa_core.wordnet_access import _write_all_walks; _write_all_walks(sys.argv[1], sys.argv[2])"
+    subprocess.run([sys.executable, "-c", code, str(path), str(root)], env=env, check=True, timeout=600,
+                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def _write_all_walks(path: str, wordnet_root: str) -> None:
+    """Compute the walk of every synset of the WordNet in ``wordnet_root`` and write the file."""
+    global _wordnet
+    import nltk
+
+    root = Path(wordnet_root)
+    nltk_data = str(root.parent.parent)  # root is <nltk_data>/corpora/wordnet
+    if nltk_data not in nltk.data.path:
+        nltk.data.path.append(nltk_data)  # NLTK reads corpora only under its data path
+    _wordnet = _load_reader(nltk_data)  # the same WordNet as the parent process
+    if Path(str(_wordnet.root)).resolve() != root.resolve():
+        raise WordNetUnavailableError(f"could not load the WordNet in {root}")
+
+    def rows():
+        for pos, fileid in (("n", "data.noun"), ("v", "data.verb"), ("a", "data.adj"), ("r", "data.adv")):
+            with open(_wordnet.abspath(fileid), "rb") as f:
+                for line in f:
+                    if not line.startswith(b" "):  # the license header
+                        key = (pos, int(line[:8]))
+                        name = _register(key)
+                        yield key, name, _walk(name)
+
+    write_walk_table(Path(path), rows())
+
+
 class _Senses:
     """The synsets of one group, with what Wu-Palmer needs to score them all at once."""
 
@@ -647,9 +749,9 @@ class _Senses:
 
     def __init__(self, keys: frozenset[SynsetKey]) -> None:
         ordered = sorted(keys)
-        names = [_register(k) for k in ordered]
+        found = [_key_walk(k) for k in ordered]
         # each synset's key, candidate subsumers and root path (see _walk), in key order
-        self.walks = tuple((key, *_walk(name)) for key, name in zip(ordered, names))
+        self.walks = tuple((key, steps, root_path) for key, (steps, root_path, _) in zip(ordered, found))
         self.root_paths = tuple(root_path for _, _, root_path in self.walks)  # to the simulated root
         # hypernym (or synset) c -> (the group's shortest path m to c, the first synset
         # with that path, c's depth D), for the bound 2D / (m1 + m2 + 2D) on pairs with c
@@ -664,7 +766,7 @@ class _Senses:
                         shortest[c] = (length, index, depth)
         self.shortest = shortest
         self.hypernyms = frozenset(shortest)
-        self.ancestors = tuple(_distances_by_name[name] for name in names)  # each synset's hypernyms (and itself)
+        self.ancestors = tuple(names for _, _, names in found)  # each synset's hypernyms (and itself)
         nouns = [k[0] == "n" for k in ordered]
         self.noun_mask = sum(1 << i for i, noun in enumerate(nouns) if noun)  # bit i: synset i is a noun
         # (root path, synset) of the shortest root path, over all synsets and over non-nouns

@@ -552,3 +552,58 @@ def test_rounded_matrix_is_the_rounding_of_the_exact_matrix(predictions, cluster
         exact = matrix_of_normalized(predictions, clusters, sim, None, {})
         rounded = matrix_of_normalized(predictions, clusters, sim, None, {}, rounded=True)
         assert np.array_equal(rounded, np.round(exact)), name
+
+
+def test_walk_file_equals_the_computed_walk_of_every_synset():
+    # The file the Wu-Palmer hot path reads, against the walks computed in the process
+    # from the data lines (which the tests above check against NLTK), for all 117,659.
+    from protoqa_core import wordnet_access as access
+
+    table = access._walk_file()
+    assert table is not None and len(table) == 117_659
+    wn = get_wordnet()
+    checked = 0
+    for pos, fileid in (("n", "data.noun"), ("v", "data.verb"), ("a", "data.adj"), ("r", "data.adv")):
+        with open(wn.abspath(fileid), "rb") as f:
+            for line in f:
+                if line.startswith(b" "):
+                    continue
+                key = (pos, int(line[:8]))
+                name = access._register(key)
+                assert table.name(key) == name
+                assert table.walk(key) == access._walk(name), key
+                checked += 1
+    assert checked == 117_659
+    access._clear_wup_tables()  # the tables of every synset would otherwise stay for the other tests
+
+
+def test_wup_without_the_walk_file_gives_the_same_values(monkeypatch, tmp_path):
+    # A cache folder that cannot be written: walks are computed in the process, same numbers.
+    from protoqa_core import wordnet_access as access
+
+    words = ["person", "someone", "dog", "cat", "take", "run", "quick", "happily", "bank", "ice cream"]
+    with_file = {(x, y): best_wup(synset_keys(x), synset_keys(y)) for x in words for y in words}
+    blocked = tmp_path / "file-not-folder"
+    blocked.write_text("")
+    monkeypatch.setenv("PROTOQA_CACHE_DIR", str(blocked))  # a file: no folder can be made in it
+    monkeypatch.setattr(access, "_walk_file_state", access._UNTRIED)
+    access._clear_wup_tables()
+    assert access._walk_file() is None
+    without = {(x, y): best_wup(synset_keys(x), synset_keys(y)) for x in words for y in words}
+    assert without == with_file
+    access._clear_wup_tables()
+
+
+def test_a_damaged_walk_file_is_refused(tmp_path):
+    from protoqa_core.walk_table import WalkTable, write_walk_table
+
+    path = tmp_path / "walks.bin"
+    write_walk_table(path, [(("n", 1), "entity.n.01", ((("entity.n.01", 1, 0, False),), 1))])
+    assert WalkTable(path).walk(("n", 1)) == ((("entity.n.01", 1, 0, False),), 1)
+    assert WalkTable(path).walk(("n", 2)) is None
+    path.write_bytes(path.read_bytes()[:-8])
+    with pytest.raises(ValueError, match="cut short"):
+        WalkTable(path)
+    path.write_bytes(b"not a table at all, but long enough for a header")
+    with pytest.raises(ValueError, match="not a walk table"):
+        WalkTable(path)

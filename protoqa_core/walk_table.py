@@ -1,0 +1,198 @@
+"""A memory-mapped file of Wu-Palmer walks, one per WordNet synset.
+
+Wu-Palmer similarity (:func:`protoqa_core.wordnet_access.best_wup`) scores synset
+pairs from each synset's *walk*: the synset and its hypernyms in the order NLTK
+prefers them as subsumers, each with its depth and path length, and the path length
+to NLTK's simulated root. Computing a walk reads the data-file line of every
+hypernym and merges their tables; an evaluation touches thousands of synsets, and in
+a fresh process that was most of the cost of a Wu-Palmer evaluation.
+
+So the walks of all 117,659 synsets of WordNet 3.0 are computed once per WordNet
+installation (about 4 s, in a child process so that the tables it builds do not
+stay in the caller's memory), written to one file of about 12 MB in the cache folder
+(:func:`protoqa_core.wordnet_access.cache_dir`), and read through a memory map:
+nothing is loaded up front and a walk is decoded when first asked for. The file is
+named after the WordNet files it was computed from (their sizes and modification
+times), so another WordNet gets its own file. When the file cannot be written or
+read, walks are computed in the process as before; the values are the same either
+way (a test compares both for every synset).
+
+Layout (little-endian; every section starts at a multiple of 8 bytes; ``n``
+synsets, ``m`` walk steps in all):
+
+==================  ============================================================
+header              ``MAGIC``, ``n``, ``m``, the length of the names
+codes               ``n`` int64, sorted: ``part of speech << 32 | offset``
+starts              ``n + 1`` int64: where each synset's steps begin
+root paths          ``n`` int32: each synset's path length to the simulated root
+step synsets        ``m`` int32: the synset of each step (an index into codes)
+step depths         ``m`` int16: its Wu-Palmer depth
+step lengths        ``m`` int16: its path length from the walk's synset
+step to root        ``m`` int8: 1 where NLTK takes the simulated root instead
+name starts         ``n + 1`` int64: where each synset's name begins
+names               UTF-8 NLTK names (``dog.n.01``), one after another
+==================  ============================================================
+
+Parallel arrays let a walk be decoded by slicing, with no per-step arithmetic.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import struct
+import sys
+import tempfile
+from array import array
+from bisect import bisect_left
+from pathlib import Path
+from typing import Iterable, Optional
+
+__all__ = ["MAGIC", "WalkTable", "Walk", "write_walk_table"]
+
+MAGIC = b"PQWALK02"
+_HEADER = struct.Struct("<8sQQQ")
+_POS_CODE = {"n": 0, "v": 1, "a": 2, "r": 3}
+
+Step = tuple[str, int, int, bool]  # (synset name, depth, path length, to root)
+Walk = tuple[tuple[Step, ...], int]  # (steps, root path)
+
+
+def _code(key: tuple[str, int]) -> int:
+    return _POS_CODE[key[0]] << 32 | key[1]
+
+
+def _aligned(size: int) -> int:
+    return (size + 7) // 8 * 8
+
+
+def write_walk_table(path: Path, walks: Iterable[tuple[tuple[str, int], str, Walk]]) -> None:
+    """Write the walks of every synset (``(key, name, walk)`` each) to ``path``, atomically.
+
+    Every synset that appears in a walk must have its own entry.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "walks.bin"
+    >>> write_walk_table(p, [(("n", 2), "dog.n.01", ((("dog.n.01", 2, 0, False), ("animal.n.01", 1, 1, False)), 2)),
+    ...                      (("n", 1), "animal.n.01", ((("animal.n.01", 1, 0, False),), 1))])
+    >>> WalkTable(p).walk(("n", 2))
+    ((('dog.n.01', 2, 0, False), ('animal.n.01', 1, 1, False)), 2)
+    """
+    rows = sorted(walks, key=lambda row: _code(row[0]))
+    index = {name: i for i, (_, name, _) in enumerate(rows)}
+    if len(index) != len(rows):
+        raise ValueError("synset names must be unique")
+    codes = [_code(key) for key, _, _ in rows]
+    starts = [0]
+    root_paths: list[int] = []
+    synsets: list[int] = []
+    depths: list[int] = []
+    lengths: list[int] = []
+    to_roots: list[int] = []
+    for _, _, (steps, root_path) in rows:
+        root_paths.append(root_path)
+        for name, depth, length, to_root in steps:
+            if not (0 <= depth < 1 << 15 and 0 <= length < 1 << 15):
+                raise ValueError(f"depth or path length out of range at {name}")
+            synsets.append(index[name])
+            depths.append(depth)
+            lengths.append(length)
+            to_roots.append(int(to_root))
+        starts.append(len(synsets))
+    names = [name.encode("utf-8") for _, name, _ in rows]
+    name_starts = [0]
+    for encoded in names:
+        name_starts.append(name_starts[-1] + len(encoded))
+    sections = [
+        array("q", codes), array("q", starts), array("i", root_paths), array("i", synsets), array("h", depths),
+        array("h", lengths), array("b", to_roots), array("q", name_starts), b"".join(names),
+    ]
+    if sys.byteorder != "little":
+        for section in sections[:-1]:
+            section.byteswap()  # type: ignore[union-attr]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".walks-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(_HEADER.pack(MAGIC, len(rows), len(synsets), len(sections[-1])))
+            for section in sections:
+                data = bytes(section)
+                f.write(data)
+                f.write(b"\0" * (_aligned(len(data)) - len(data)))
+        os.chmod(tmp, 0o644)  # a cache file like any other, not mkstemp's owner-only mode
+        os.replace(tmp, path)  # readers see the whole file or none
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class WalkTable:
+    """The walks of a file written by :func:`write_walk_table`, read through a memory map.
+
+    Raises ValueError when the file is not such a file (or is cut short).
+    """
+
+    def __init__(self, path: Path) -> None:
+        with open(path, "rb") as f:
+            self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        view = memoryview(self._map)
+        if len(view) < _HEADER.size:
+            raise ValueError(f"{path}: not a walk table")
+        magic, n, m, n_name_bytes = _HEADER.unpack_from(view)
+        sizes = (8 * n, 8 * (n + 1), 4 * n, 4 * m, 2 * m, 2 * m, m, 8 * (n + 1), n_name_bytes)
+        if magic != MAGIC or len(view) != _HEADER.size + sum(_aligned(size) for size in sizes):
+            raise ValueError(f"{path}: not a walk table, or cut short")
+        if sys.byteorder != "little":
+            raise ValueError(f"{path}: walk tables are read on little-endian machines only")
+        at = _HEADER.size
+        parts = []
+        for size in sizes:
+            parts.append(view[at : at + size])
+            at += _aligned(size)
+        self._codes = parts[0].cast("q")
+        self._starts = parts[1].cast("q")
+        self._root_paths = parts[2].cast("i")
+        self._synsets = parts[3].cast("i")
+        self._depths = parts[4].cast("h")
+        self._lengths = parts[5].cast("h")
+        self._to_roots = parts[6].cast("b")
+        self._name_starts = parts[7].cast("q")
+        self._names = parts[8]
+        self._name_cache: dict[int, str] = {}
+
+    def __len__(self) -> int:
+        return len(self._codes)
+
+    def _name(self, i: int) -> str:
+        name = self._name_cache.get(i)
+        if name is None:
+            name = self._name_cache[i] = bytes(self._names[self._name_starts[i] : self._name_starts[i + 1]]).decode()
+        return name
+
+    def forget_names(self) -> None:
+        """Drop the decoded names (benchmarks use it to start cold)."""
+        self._name_cache.clear()
+
+    def walk(self, key: tuple[str, int]) -> Optional[Walk]:
+        """The walk of the synset ``(part of speech, offset)``, or None if the file has none."""
+        code = _code(key)
+        i = bisect_left(self._codes, code)
+        if i == len(self._codes) or self._codes[i] != code:
+            return None
+        start, end = self._starts[i], self._starts[i + 1]
+        ids = self._synsets[start:end].tolist()
+        cache = self._name_cache
+        for j in ids:
+            if j not in cache:
+                self._name(j)
+        steps = tuple(zip(map(cache.__getitem__, ids), self._depths[start:end].tolist(),
+                          self._lengths[start:end].tolist(), map(bool, self._to_roots[start:end].tolist())))
+        return steps, self._root_paths[i]
+
+    def name(self, key: tuple[str, int]) -> Optional[str]:
+        """NLTK's name of the synset ``(part of speech, offset)``, or None if the file has none."""
+        code = _code(key)
+        i = bisect_left(self._codes, code)
+        if i == len(self._codes) or self._codes[i] != code:
+            return None
+        return self._name(i)
