@@ -698,7 +698,7 @@ def _walk_file() -> Optional[WalkTable]:
                     if not path.is_file():
                         _build_walk_file(path)
                     table = WalkTable(path)
-                except (OSError, ValueError, subprocess.SubprocessError) as exc:
+                except Exception as exc:  # noqa: BLE001 - any failure leaves the exact in-process path
                     logger.info("Wu-Palmer walks are computed in this process (no walk file: %s)", exc)
                 _walk_file_state = table
     return _walk_file_state  # type: ignore[return-value]
