@@ -505,8 +505,9 @@ def wup_reaches(prediction: str, answers: Sequence[str], level: float, *, all_st
     side reaches the level only through a matching of one group with no gap (see
     :func:`_wup_against_one_token`: any other scores ``w / 2`` or less), so only the
     whole other side as one group can: equal to the token, or a WordNet entry whose
-    Wu-Palmer with the token reaches the level. Those pairs need no partition search,
-    and the one-token answers of a cluster are checked together. The other answers
+    Wu-Palmer with the token reaches the level. Those pairs need no partition search.
+    The one-token answers are checked first, token by token (each token's synsets are
+    one group, whose tables every cluster with that token shares). The other answers
     are scored one by one, in order; approximated ones are reported as they are scored.
 
     >>> wup_reaches("dog", ["car", "cat"], ABOVE_HALF), wup_reaches("dog", ["red car"], ABOVE_HALF)
@@ -532,9 +533,11 @@ def wup_reaches(prediction: str, answers: Sequence[str], level: float, *, all_st
     if singles:
         if len(a) == 1 and a[0] in singles:
             return True
-        names: frozenset[SynsetKey] = frozenset().union(*(synset_keys(t) for t in singles))
-        if whole_a and names and _phrase_wup(whole_a, names) >= level:
-            return True
+        if whole_a:
+            for token in sorted(singles):
+                names = synset_keys(token)
+                if names and _phrase_wup(whole_a, names) >= level:
+                    return True
     return _first_best(wup_similarity, prediction, others, all_stopword_match, enough=level) >= level
 
 
