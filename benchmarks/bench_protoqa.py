@@ -67,6 +67,7 @@ def clear_caches() -> None:
     sim_module._wup_tokens_similarity.cache_clear()
     sim_module._phrase_wup.cache_clear()
     sim_module._groups_by_gaps.cache_clear()
+    sim_module._whole_group.cache_clear()
     wordnet_access._senses_cache.clear()
     sim_module._wordnet_tokens_similarity.cache_clear()
     sim_module._spans_with_synsets.cache_clear()

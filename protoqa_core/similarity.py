@@ -489,6 +489,7 @@ def best_wup_similarity(prediction: str, answers: Sequence[str], *, all_stopword
     return _first_best(wup_similarity, prediction, others, all_stopword_match, best)
 
 
+@lru_cache(maxsize=100_000)
 def _whole_group(tokens: tuple[str, ...]) -> frozenset[SynsetKey]:
     """The synsets of ``tokens`` taken as one group (a WordNet entry of them all), or none."""
     if len(tokens) == 1:

@@ -8,13 +8,13 @@ hypernym and merges their tables; an evaluation touches thousands of synsets, an
 a fresh process that was most of the cost of a Wu-Palmer evaluation.
 
 So the walks of all 117,659 synsets of WordNet 3.0 are computed once per WordNet
-installation (about 4 s, in a child process so that the tables it builds do not
-stay in the caller's memory), written to one file of about 12 MB in the cache folder
+installation (6-8 s here, in a child process so that the tables it builds do not
+stay in the caller's memory), written to one file of 13 MB in the cache folder
 (:func:`protoqa_core.wordnet_access.cache_dir`), and read through a memory map:
 nothing is loaded up front and a walk is decoded when first asked for. The file is
 named after the WordNet files it was computed from (their sizes and modification
 times), so another WordNet gets its own file. When the file cannot be written or
-read, walks are computed in the process as before; the values are the same either
+read, walks are computed in the process instead; the values are the same either
 way (a test compares both for every synset).
 
 Layout (little-endian; every section starts at a multiple of 8 bytes; ``n``
