@@ -708,12 +708,19 @@ def _build_walk_file(path: Path) -> None:
     """Compute every synset's walk in a child process (its tables would take about 250 MB
     here) and write them to ``path``."""
     root = Path(str(get_wordnet().root))
+    # A folder that cannot be written fails here, at once, not after the child's work.
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryFile(dir=path.parent):
+        pass
     env = dict(os.environ)
     package_parent = str(Path(__file__).resolve().parents[1])
     env["PYTHONPATH"] = package_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     code = "import sys; from protoqa_core.wordnet_access import _write_all_walks; _write_all_walks(sys.argv[1], sys.argv[2])"
-    subprocess.run([sys.executable, "-c", code, str(path), str(root)], env=env, check=True, timeout=600,
-                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    done = subprocess.run([sys.executable, "-c", code, str(path), str(root)], env=env, timeout=600,
+                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    if done.returncode != 0:
+        last = (done.stderr.decode("utf-8", "replace").strip().splitlines() or ["no message"])[-1]
+        raise OSError(f"computing the walk file failed: {last}")
 
 
 def _write_all_walks(path: str, wordnet_root: str) -> None:
