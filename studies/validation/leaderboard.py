@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, NamedTuple, Optional, Sequence, Union
 
 from protoqa_metric.metrics import PAPER_METRICS, evaluate_predictions
+from protoqa_core.ids import reconcile_ids
 from protoqa_core.ranking import rank_by_frequency
 from protoqa_core.readers import read_predictions, read_targets
 from protoqa_core.significance import ConfidenceInterval, bootstrap_ci
@@ -159,9 +160,9 @@ def _score_entry(data_dir: Path, board_targets, truths: Mapping[str, GroundTruth
                  probevals: Mapping[str, ProbEval]) -> dict[str, Any]:
     path = data_dir / entry.path
     samples = _read_entry_samples(path, entry)
-    ignored = sorted(q for q in samples if q not in truths)
-    samples = {q: s for q, s in samples.items() if q in truths}
-    missing = sorted(q for q in truths if q not in samples)
+    ids = reconcile_ids(truths, samples, ignore_unknown=True)  # the board lists unknown ids instead of failing
+    ignored, missing = sorted(ids.ignored), sorted(ids.missing)
+    samples = {q: samples[q] for q in ids.kept}
     row: dict[str, Any] = {
         "system": entry.system, "file": entry.path, "kind": entry.kind, "note": entry.note,
         "questions": len(truths), "ignored_ids": ignored, "missing_ids": missing,
