@@ -715,7 +715,8 @@ def _build_walk_file(path: Path) -> None:
     env = dict(os.environ)
     package_parent = str(Path(__file__).resolve().parents[1])
     env["PYTHONPATH"] = package_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    code = "import sys; from protoqa_core.wordnet_access import _write_all_walks; _write_all_walks(sys.argv[1], sys.argv[2])"
+    code = ("import sys; from protoqa_core.wordnet_access import _write_all_walks; "
+            "_write_all_walks(sys.argv[1], sys.argv[2])")
     done = subprocess.run([sys.executable, "-c", code, str(path), str(root)], env=env, timeout=600,
                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     if done.returncode != 0:
