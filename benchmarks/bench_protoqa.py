@@ -66,6 +66,7 @@ def clear_caches() -> None:
     collection, so that no timing pays for another's leftovers."""
     sim_module._wup_tokens_similarity.cache_clear()
     sim_module._phrase_wup.cache_clear()
+    sim_module._phrase_wup_reaches.cache_clear()
     sim_module._groups_by_gaps.cache_clear()
     sim_module._whole_group.cache_clear()
     wordnet_access._senses_cache.clear()

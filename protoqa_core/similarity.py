@@ -55,7 +55,8 @@ from typing import Callable, Iterable, Iterator, Optional, Sequence
 from .partition_matching import SpanPair, best_partition_matching_checked
 from .string_similarity import best_lcs_ratios, jaro_winkler, lcs_ratio, longest_common_substring_ratio
 from .text import content_tokens
-from .wordnet_access import SynsetKey, best_wup, max_lemma_tokens, may_start_collocation, synset_keys
+from .wordnet_access import (SynsetKey, best_wup, best_wup_reaches, max_lemma_tokens, may_start_collocation,
+                             synset_keys)
 
 __all__ = [
     "Similarity",
@@ -341,6 +342,12 @@ def _phrase_wup(names_a: frozenset[SynsetKey], names_b: frozenset[SynsetKey]) ->
     return best_wup(names_a, names_b)
 
 
+@lru_cache(maxsize=200_000)
+def _phrase_wup_reaches(names_a: frozenset[SynsetKey], names_b: frozenset[SynsetKey], level: float) -> bool:
+    """Whether :func:`_phrase_wup` of the two groups reaches ``level`` (often decided by a bound alone)."""
+    return best_wup_reaches(names_a, names_b, level)
+
+
 # With one token on one side, every matching is one group pair, so the similarity is
 # the best ``w / (1 + gaps)`` over the other side's groups; the partition search gives
 # the same maximum (proven: a side of one token makes one search call; one b token
@@ -527,7 +534,7 @@ def wup_reaches(prediction: str, answers: Sequence[str], level: float, *, all_st
         elif len(a) == 1 and 1 < len(b) <= MAX_SIMILARITY_TOKENS:
             # One token against the whole answer as one group (never equal: b has more tokens).
             whole_b = _whole_group(b)
-            if whole_a and whole_b and _phrase_wup(whole_a, whole_b) >= level:
+            if whole_a and whole_b and _phrase_wup_reaches(whole_a, whole_b, level):
                 return True
         else:
             others.append(answer)  # both sides longer, an empty side, or over the token limit
@@ -537,7 +544,7 @@ def wup_reaches(prediction: str, answers: Sequence[str], level: float, *, all_st
         if whole_a:
             for token in sorted(singles):
                 names = synset_keys(token)
-                if names and _phrase_wup(whole_a, names) >= level:
+                if names and _phrase_wup_reaches(whole_a, names, level):
                     return True
     return _first_best(wup_similarity, prediction, others, all_stopword_match, enough=level) >= level
 

@@ -50,6 +50,7 @@ __all__ = [
     "may_start_collocation",
     "wup_from_keys",
     "best_wup",
+    "best_wup_reaches",
 ]
 
 WORDNET_DIR_ENV = "PROTOQA_WORDNET_DIR"
@@ -812,8 +813,9 @@ def _senses(keys: frozenset[SynsetKey]) -> _Senses:
     return found
 
 
-def _bound_reached(mine: _Senses, other: _Senses) -> Optional[float]:
-    """The best Wu-Palmer of two groups when one pair reaches the bound on all pairs, else None.
+def _bound_reached(mine: _Senses, other: _Senses) -> tuple[Optional[float], float]:
+    """The best Wu-Palmer of two groups when one pair reaches the bound on all pairs (else
+    None), and that bound: no pair scores more.
 
     A pair whose subsumer is the common hypernym ``c`` scores at most
     ``2D / (m1 + m2 + 2D)``, with ``m1`` and ``m2`` the two groups' shortest paths
@@ -851,7 +853,8 @@ def _bound_reached(mine: _Senses, other: _Senses) -> Optional[float]:
             if rooted is None or candidate < rooted:
                 rooted = candidate
     if behind is None:  # no common hypernym: every pair scores 0 or with the simulated root
-        return 2.0 / (rooted[0] + 1 + 1) if rooted else 0.0
+        value = 2.0 / (rooted[0] + 1 + 1) if rooted else 0.0
+        return value, value
     if rooted:
         total, index, other_index = rooted
         root_value = 2.0 / (total + 1 + 1)
@@ -860,8 +863,8 @@ def _bound_reached(mine: _Senses, other: _Senses) -> Optional[float]:
             above_y = other.ancestors[other_index]
             for subsumer, _, _, to_root in walk:
                 if subsumer in above_y:
-                    return root_value if to_root else None
-            return root_value
+                    return (root_value if to_root else None), root_value
+            return root_value, root_value
     c = behind
     index = mine_shortest[c][1]
     other_index = other_shortest[c][1]
@@ -870,9 +873,9 @@ def _bound_reached(mine: _Senses, other: _Senses) -> Optional[float]:
     for subsumer, _, _, to_root in walk:
         if subsumer in above_y:
             if subsumer != c or (to_root and (x[0] != "n" or not other.noun_mask >> other_index & 1)):
-                return None
-            return bound
-    return None
+                return None, bound
+            return bound, bound
+    return None, bound
 
 
 def _earlier(c: str, behind: str, shortest: dict[str, tuple[int, int, int]]) -> bool:
@@ -906,9 +909,40 @@ def best_wup(first: frozenset[SynsetKey], second: frozenset[SynsetKey]) -> float
         return 0.0
     mine = _senses_cache.get(first) or _senses(first)
     other = _senses_cache.get(second) or _senses(second)
-    found = _bound_reached(mine, other)
+    found, _ = _bound_reached(mine, other)
     if found is not None:
         return found
+    return _search_pairs(mine, other, first, second, 1.0)
+
+
+def best_wup_reaches(first: frozenset[SynsetKey], second: frozenset[SynsetKey], level: float) -> bool:
+    """Whether ``best_wup(first, second) >= level``.
+
+    Decided by the bound of :func:`_bound_reached` where it suffices (no pair scores
+    more than the bound, so a bound below the level settles it), else by the search of
+    :func:`best_wup`, stopped at the first pair that reaches the level.
+
+    >>> best_wup_reaches(synset_keys("dog"), synset_keys("cat"), 0.5)
+    True
+    >>> best_wup_reaches(synset_keys("dog"), synset_keys("run"), 0.5)
+    False
+    """
+    if not first or not second:
+        return 0.0 >= level
+    mine = _senses_cache.get(first) or _senses(first)
+    other = _senses_cache.get(second) or _senses(second)
+    found, bound = _bound_reached(mine, other)
+    if found is not None:
+        return found >= level
+    if bound < level:
+        return False
+    return _search_pairs(mine, other, first, second, level) >= level
+
+
+def _search_pairs(mine: _Senses, other: _Senses, first: frozenset[SynsetKey], second: frozenset[SynsetKey],
+                  enough: float) -> float:
+    """The best Wu-Palmer over every pair of the two groups (see :func:`best_wup`), or, once
+    a pair reaches ``enough``, that pair's value."""
     holders = other.holders.get
     root_paths = other.root_paths
     everyone = (1 << len(root_paths)) - 1
@@ -959,6 +993,6 @@ def best_wup(first: frozenset[SynsetKey], second: frozenset[SynsetKey]) -> float
                     best = value
             rootless >>= 1
             index += 1
-        if best >= 1.0:
+        if best >= enough:
             return best
     return best

@@ -607,3 +607,19 @@ def test_a_damaged_walk_file_is_refused(tmp_path):
     path.write_bytes(b"not a table at all, but long enough for a header")
     with pytest.raises(ValueError, match="not a walk table"):
         WalkTable(path)
+
+
+def test_best_wup_reaches_equals_the_maximum_compared_with_the_level():
+    # The bound decides most group pairs; the rest go to the search stopped at the level.
+    from protoqa_core.similarity import ABOVE_HALF
+    from protoqa_core.wordnet_access import best_wup_reaches
+
+    rng = random.Random(15)
+    words = _FAST_PATH_WORDS + ["run", "quick", "happily", "take", "set", "blue", "eat"]
+    groups = [synset_keys(w) for w in words] + [frozenset()]
+    for _ in range(400):
+        first = rng.choice(groups) | (rng.choice(groups) if rng.random() < 0.3 else frozenset())
+        second = rng.choice(groups)
+        exact = best_wup(first, second)
+        for level in (ABOVE_HALF, 0.5, 0.25, 0.8, 0.9, 1.0, exact):
+            assert best_wup_reaches(first, second, level) == (exact >= level), (first, second, level)
