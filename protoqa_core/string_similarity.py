@@ -78,20 +78,23 @@ def _char_masks(text: str, alphabet: frozenset[str]) -> dict[str, int]:
     return out
 
 
-def _lcs_length_bits(walk: str, masks: dict[str, int], length: int) -> int:
-    """Longest common subsequence of ``walk`` and the string ``masks`` describes.
-
-    Hyyro's bit-vector form of the LCS recurrence (Allison and Dix): bit ``j`` of ``v``
-    is 0 where the LCS of the prefix walked so far and ``y[:j+1]`` grew.
-    """
-    full = (1 << length) - 1
+def _lcs_vector(walk: str, masks: dict[str, int], full: int) -> int:
+    """Hyyro's bit-vector form of the LCS recurrence (Allison and Dix) after walking ``walk``
+    against the string(s) ``masks`` describes: bit ``j`` of the result is 0 where the LCS of
+    ``walk`` and ``y[:j+1]`` grew. ``full`` has a bit set for every position that counts
+    (clear bits stay clear, so one vector can hold several strings between guard bits)."""
     v = full
     for ch in walk:
         m = masks.get(ch)
         if m:
             u = v & m
             v = ((v + u) | (v - u)) & full
-    return length - v.bit_count()
+    return v
+
+
+def _lcs_length_bits(walk: str, masks: dict[str, int], length: int) -> int:
+    """Longest common subsequence of ``walk`` and the string of ``length`` characters ``masks`` describes."""
+    return length - _lcs_vector(walk, masks, (1 << length) - 1).bit_count()
 
 
 def _empty_score(prediction: str, answer: str) -> float:
@@ -166,13 +169,7 @@ def best_lcs_ratios(prediction: str, answers: Sequence[str]) -> float:
     if not prediction:
         return 1.0 if any(not y for y in key) else 0.0
     masks, length, guards, segments = _packed_answers(key)
-    full = ((1 << length) - 1) & ~guards
-    v = full
-    for ch in prediction:
-        m = masks.get(ch)
-        if m:
-            u = v & m
-            v = ((v + u) | (v - u)) & full
+    v = _lcs_vector(prediction, masks, ((1 << length) - 1) & ~guards)
     best = 0.0
     p = len(prediction)
     for start, size in segments:
