@@ -173,11 +173,15 @@ class WalkTable:
         """Drop the decoded names (benchmarks use it to start cold)."""
         self._name_cache.clear()
 
-    def walk(self, key: tuple[str, int]) -> Optional[Walk]:
-        """The walk of the synset ``(part of speech, offset)``, or None if the file has none."""
+    def _index(self, key: tuple[str, int]) -> Optional[int]:
         code = _code(key)
         i = bisect_left(self._codes, code)
-        if i == len(self._codes) or self._codes[i] != code:
+        return i if i < len(self._codes) and self._codes[i] == code else None
+
+    def walk(self, key: tuple[str, int]) -> Optional[Walk]:
+        """The walk of the synset ``(part of speech, offset)``, or None if the file has none."""
+        i = self._index(key)
+        if i is None:
             return None
         start, end = self._starts[i], self._starts[i + 1]
         ids = self._synsets[start:end].tolist()
@@ -191,8 +195,5 @@ class WalkTable:
 
     def name(self, key: tuple[str, int]) -> Optional[str]:
         """NLTK's name of the synset ``(part of speech, offset)``, or None if the file has none."""
-        code = _code(key)
-        i = bisect_left(self._codes, code)
-        if i == len(self._codes) or self._codes[i] != code:
-            return None
-        return self._name(i)
+        i = self._index(key)
+        return None if i is None else self._name(i)

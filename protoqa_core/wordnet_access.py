@@ -674,12 +674,11 @@ _walk_file_state: object = _UNTRIED
 
 
 def _walk_file_path() -> Path:
-    """Where the walk file of the loaded WordNet lives: named after its files' sizes and
-    modification times, and the file format."""
+    """Where the walk file of the loaded WordNet lives: named after its database files'
+    sizes and modification times, and the file format."""
     wn = get_wordnet()
     parts = [MAGIC.decode()]
-    for fileid in ("data.noun", "data.verb", "data.adj", "data.adv", "index.noun", "index.verb", "index.adj",
-                   "index.adv"):
+    for fileid in _REQUIRED_FILES:
         info = os.stat(wn.abspath(fileid))
         parts.append(f"{fileid}:{info.st_size}:{info.st_mtime_ns}")
     digest = hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
@@ -739,8 +738,8 @@ def _write_all_walks(path: str, wordnet_root: str) -> None:
         raise WordNetUnavailableError(f"could not load the WordNet in {root}")
 
     def rows():
-        for pos, fileid in (("n", "data.noun"), ("v", "data.verb"), ("a", "data.adj"), ("r", "data.adv")):
-            with open(_wordnet.abspath(fileid), "rb") as f:
+        for pos in "nvar":  # satellites ("s") are lines of data.adj, filed under "a"
+            with open(_wordnet.abspath(_DATA_FILES[pos]), "rb") as f:
                 for line in f:
                     if not line.startswith(b" "):  # the license header
                         key = (pos, int(line[:8]))
