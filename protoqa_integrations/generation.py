@@ -436,6 +436,17 @@ def _shared_prompt_cache(model: Any, input_ids: Any, mask: Any, count: int) -> A
     return cache
 
 
+def _cache_keyword() -> str:
+    """The name under which ``generate`` takes a precomputed KV cache in this transformers.
+
+    Newer releases renamed ``past_key_values`` to ``cache`` (the old name warns, then goes);
+    they list the new name in ``ALL_CACHE_NAMES``.
+    """
+    from transformers.generation import utils
+
+    return "cache" if "cache" in getattr(utils, "ALL_CACHE_NAMES", ()) else "past_key_values"
+
+
 def _generation_config(config: SamplingConfig, count: int, eos_id: int, pad_id: int) -> Any:
     from transformers import GenerationConfig
 
@@ -629,7 +640,7 @@ def iter_prompt_samples(
                     generation_config=_generation_config(config, count, eos_id, pad_id),
                     logits_processor=LogitsProcessorList([sampler]),
                     stopping_criteria=StoppingCriteriaList([stopper]),
-                    **({"past_key_values": cache} if cache is not None else {}),
+                    **({_cache_keyword(): cache} if cache is not None else {}),
                 )
             decoded = _decode_rows(tokenizer, output[:, width:].cpu(), eos_id, pad_id)
             for k, (p, _, _) in enumerate(call):
