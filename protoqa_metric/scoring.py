@@ -17,8 +17,8 @@ from protoqa_core.readers import Cluster, DataFormatError
 from protoqa_core.similarity import ABOVE_HALF, Similarity, collect_approximations, get_similarity
 from protoqa_core.text import normalize_prediction
 
-__all__ = ["QuestionScore", "similarity_matrix", "matrix_of_normalized", "score_matrix", "ScoringTable", "score_question",
-           "oracle_score"]
+__all__ = ["QuestionScore", "similarity_matrix", "matrix_of_normalized", "score_matrix", "ScoringTable",
+           "score_question", "oracle_score"]
 
 
 @dataclass(frozen=True, slots=True)
