@@ -11,6 +11,7 @@ import argparse
 import errno
 import math
 import os
+import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -23,6 +24,9 @@ __all__ = [
     "float_between",
     "check_output_file",
     "write_output_file",
+    "replace_file",
+    "reason_of",
+    "open_append",
     "finite_json",
     "run_command",
 ]
@@ -101,31 +105,60 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def check_output_file(name: str, inputs: Iterable[str] = (), force: bool = False) -> Path:
+def _kind_of(path: Path) -> Optional[str]:
+    """None for a new path or a regular file (or a link to one), else what the path is."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None  # a new path, or a dangling link that the atomic replace removes
+    if stat.S_ISREG(st.st_mode):
+        return None
+    if stat.S_ISDIR(st.st_mode):
+        return "a directory"
+    if stat.S_ISFIFO(st.st_mode):
+        return "a pipe"
+    if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode):
+        return "a device"
+    if stat.S_ISSOCK(st.st_mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def check_output_file(name: str, inputs: Iterable[str] = (), force: bool = False, *,
+                      force_flag: str = "--force") -> Path:
     """Check, before any work, that ``name`` can be written without destroying anything.
 
     Refused: an input file (even with ``force``), an existing file without
-    ``force``, a directory, a missing or unwritable folder, a name the system cannot hold.
-    Writability is tried for real (a temporary file in the folder), so it also holds
-    for a superuser and read-only file systems.
+    ``force`` (``force_flag`` names the option in the message), a directory, a
+    device, a pipe or anything else that is not a regular file (also through a
+    link such as ``/proc/self/fd/1``), a missing or unwritable folder, a name the
+    system cannot hold. Writability is tried for real (a temporary file in the
+    folder), so it also holds for a superuser and read-only file systems.
 
     >>> import tempfile, os
     >>> folder = tempfile.mkdtemp()
     >>> check_output_file(os.path.join(folder, "out.jsonl")).name
     'out.jsonl'
+    >>> check_output_file("/dev/null", force=True)
+    Traceback (most recent call last):
+    ...
+    protoqa_core.cli_io.OutputFileError: /dev/null: cannot write: it is a device, not a regular file
     """
     path = Path(name)
     try:
-        exists, is_dir = path.exists(), path.is_dir()
+        exists = os.path.lexists(path)
+        kind = _kind_of(path)
     except OSError as exc:
         raise OutputFileError(f"{name}: cannot write: {_reason(exc)}") from None
-    if is_dir:
+    if kind == "a directory":
         raise OutputFileError(f"{name}: cannot write: is a directory")
+    if kind is not None:
+        raise OutputFileError(f"{name}: cannot write: it is {kind}, not a regular file")
     for other in inputs:
-        if _same_file(path, Path(other)) or (not exists and path.resolve() == Path(other).resolve()):
+        if _same_file(path, Path(other)) or (not path.exists() and path.resolve() == Path(other).resolve()):
             raise OutputFileError(f"{name}: refusing to write over an input file")
     if exists and not force:
-        raise OutputFileError(f"{name}: file exists; pass --force to replace it")
+        raise OutputFileError(f"{name}: file exists; pass {force_flag} to replace it")
     folder = path.parent
     if not folder.is_dir():
         raise OutputFileError(f"{name}: cannot write: folder {str(folder)!r} does not exist")
@@ -137,6 +170,15 @@ def check_output_file(name: str, inputs: Iterable[str] = (), force: bool = False
     except OSError as exc:
         raise OutputFileError(f"{name}: cannot write in folder {str(folder)!r}: {_reason(exc)}") from None
     return path
+
+
+def reason_of(exc: OSError) -> str:
+    """A short reason for an input/output error, for one-line messages.
+
+    >>> reason_of(OSError(28, "No space left on device"))
+    'no space left on device'
+    """
+    return _reason(exc)
 
 
 def _reason(exc: OSError) -> str:
@@ -173,6 +215,55 @@ def write_output_file(path: Path, write: Callable[[Any], None], *, newline: Opti
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def replace_file(path: Path, fill: Callable[[Path], None]) -> None:
+    """``fill(temporary)`` writes a new file in ``path``'s folder, which then atomically replaces ``path``.
+
+    For writers that take a file name (Parquet, say). The temporary name is unique and
+    created exclusively, and the replace swaps the directory entry, so a link planted
+    at ``path`` is replaced, never written through. A failure leaves no temporary file.
+
+    >>> import tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "out.bin"
+    >>> replace_file(p, lambda tmp: tmp.write_bytes(b"ok")); p.read_bytes()
+    b'ok'
+    """
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:100]}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        fill(Path(tmp))
+        os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise OutputFileError(f"{path}: cannot write: {_reason(exc)}") from None
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def open_append(path: Path):
+    """``path`` opened to append UTF-8 text, refusing to follow a link or to open anything but a regular file.
+
+    >>> import tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "log.jsonl"
+    >>> with open_append(p) as fh: _ = fh.write("a\\n")
+    >>> p.read_text()
+    'a\\n'
+    """
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags, 0o666)
+    except OSError as exc:
+        reason = "it is a link" if exc.errno == errno.ELOOP else _reason(exc)
+        raise OutputFileError(f"{path}: cannot write: {reason}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OutputFileError(f"{path}: cannot write: not a regular file")
+    return os.fdopen(fd, "a", encoding="utf-8")
 
 
 def finite_json(value: Any) -> Any:

@@ -17,13 +17,16 @@ Every error names the file, the line where there is one, and the question id.
 Files are UTF-8 (a byte order mark is allowed) and may be gzip-compressed; a JSON
 object with the same key twice, nesting deeper than Python can parse, a lone
 surrogate escape (``"\\ud800"``, which no UTF-8 file can hold) and counts above
-:data:`MAX_COUNT` are errors.
+:data:`MAX_COUNT` are errors. At most :data:`DEFAULT_MAX_INPUT_MB` megabytes are read
+from one file, after decompression (``$PROTOQA_MAX_INPUT_MB`` raises the cap). Pipes,
+``/dev/stdin`` and process substitution are read like files.
 """
 
 from __future__ import annotations
 
 import errno
 import gzip
+import io
 import json
 import os
 import re
@@ -38,6 +41,9 @@ __all__ = [
     "DataFormatError",
     "ProtoQAWarning",
     "MAX_COUNT",
+    "MAX_INPUT_ENV",
+    "DEFAULT_MAX_INPUT_MB",
+    "max_input_bytes",
     "read_text",
     "parse_json",
     "Cluster",
@@ -115,16 +121,122 @@ def _check_file(path: Path, what: str) -> None:
         raise FileNotFoundError(f"{what} file not found: {path}")
 
 
+MAX_INPUT_ENV = "PROTOQA_MAX_INPUT_MB"
+"""Environment variable that raises (or lowers) :data:`DEFAULT_MAX_INPUT_MB`."""
+DEFAULT_MAX_INPUT_MB = 512
+"""The most megabytes (after gzip decompression) read from one input file.
+
+The largest ProtoQA file is a few tens of MB; the cap keeps ``/dev/zero`` or a
+gzip bomb from taking every byte of memory."""
+
+
+def max_input_bytes() -> int:
+    """The input size cap in bytes: ``$PROTOQA_MAX_INPUT_MB`` megabytes, else :data:`DEFAULT_MAX_INPUT_MB`.
+
+    >>> max_input_bytes() == DEFAULT_MAX_INPUT_MB * 2**20 or MAX_INPUT_ENV in os.environ
+    True
+    """
+    text = os.environ.get(MAX_INPUT_ENV, "").strip()
+    if not text:
+        return DEFAULT_MAX_INPUT_MB * 2**20
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0 or value != value or value == float("inf"):
+        raise DataFormatError(f"{MAX_INPUT_ENV} must be a positive number of megabytes, got {text!r}")
+    return int(value * 2**20)
+
+
+class _Prefixed(io.RawIOBase):
+    """The bytes already taken from a stream by the format probe, then the rest of the stream.
+
+    A pipe cannot seek back, so what the probe read is handed out again from here.
+    """
+
+    def __init__(self, head: bytes, rest: Any):
+        self._head, self._rest = head, rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self._head:
+            n = min(len(buffer), len(self._head))
+            buffer[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        return self._rest.readinto(buffer)
+
+    def close(self) -> None:
+        self._rest.close()
+        super().close()
+
+
+class _Bounded(io.RawIOBase):
+    """A stream that fails, naming the file and the cap, once more than ``limit`` bytes come out of it."""
+
+    def __init__(self, inner: Any, limit: int, path: PathLike):
+        self._inner, self._left, self._limit, self._path = inner, limit, limit, path
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer)
+        # One byte more than allowed is asked for, so that a file of exactly the cap passes.
+        want = min(len(view), self._left + 1)
+        data = self._inner.read(want)
+        if len(data) > self._left:
+            raise DataFormatError(
+                f"the input is larger than {self._limit / 2**20:.4g} MB (after decompression); this is refused "
+                f"to keep memory bounded: set {MAX_INPUT_ENV} to a larger number of megabytes to read it",
+                self._path)
+        self._left -= len(data)
+        view[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        self._inner.close()
+        super().close()
+
+
+def _read_head(fh: Any, size: int) -> bytes:
+    # A pipe may hand out fewer bytes per read than were asked for.
+    head = b""
+    while len(head) < size:
+        chunk = fh.read(size - len(head))
+        if not chunk:
+            break
+        head += chunk
+    return head
+
+
 def _open_binary(path: Path):
-    """``path`` opened for binary reading, decompressed when it is gzip."""
-    with open(path, "rb") as probe:
-        head = probe.read(6)
-    if head[:2] == b"\x1f\x8b":
-        return gzip.open(path, "rb")
-    for magic, name in _COMPRESSED.items():
-        if head.startswith(magic):
-            raise DataFormatError(f"the file is {name}-compressed; decompress it first (gzip is read as is)", path)
-    return open(path, "rb")
+    """``path`` opened once for binary reading, decompressed when it is gzip, capped in size.
+
+    Pipes, ``/dev/stdin`` and process substitution work: the bytes of the format probe
+    are kept and read again.
+    """
+    limit = max_input_bytes()
+    raw = open(path, "rb", buffering=0)
+    try:
+        head = _read_head(raw, 6)
+        if raw.seekable():
+            raw.seek(0)
+            stream: Any = raw
+        else:
+            stream = _Prefixed(head, raw)
+        for magic, name in _COMPRESSED.items():
+            if head.startswith(magic):
+                raise DataFormatError(f"the file is {name}-compressed; decompress it first (gzip is read as is)",
+                                      path)
+        if head[:2] == b"\x1f\x8b":
+            stream = gzip.GzipFile(fileobj=io.BufferedReader(stream), mode="rb")
+        return io.BufferedReader(_Bounded(stream, limit, path))
+    except BaseException:
+        raw.close()
+        raise
 
 
 def _decode(data: bytes, path: PathLike, line: Optional[int], first: bool) -> str:

@@ -21,6 +21,7 @@ from typing import Iterable, Optional, Union
 
 import datasets
 
+from protoqa_core.cli_io import replace_file, write_output_file
 from .builder import ProtoQA
 from .card import SplitFile, parquet_path, render_card
 from .sources import SOURCES, TRAIN_ROWS, data_dir_from_env
@@ -70,15 +71,33 @@ class ExportReport:
         return "\n".join(lines)
 
 
+def _check_not_in_data(path: Path, data_dir: Optional[PathLike]) -> None:
+    """Refuse ``path`` when its real location (links resolved) is the data folder or inside it."""
+    source = data_dir if data_dir is not None else data_dir_from_env()
+    if source is not None and Path(source).is_dir():
+        source_dir, target = Path(source).resolve(), path.resolve()
+        if target == source_dir or source_dir in target.parents:
+            raise ValueError(f"{path} is inside the data folder {source} that the export reads from"
+                             f"{f' (it leads to {target})' if target != path.absolute() else ''}; "
+                             "export to another folder")
+
+
+def _check_target(out_dir: Path, relative: str, data_dir: Optional[PathLike]) -> Path:
+    """``out_dir / relative`` after checking that no folder on the way is a link out of ``out_dir``."""
+    target = out_dir / relative
+    _check_not_in_data(target, data_dir)
+    root = out_dir.resolve()
+    folder = target.parent.resolve()
+    if folder != root and root not in folder.parents or folder != root / Path(relative).parent:
+        raise ValueError(f"{target.parent} is a link to {folder}; an export writes only inside {out_dir}, "
+                         "remove the link")
+    return target
+
+
 def _check_out_dir(out_dir: Path, overwrite: bool, data_dir: Optional[PathLike]) -> None:
     if out_dir.exists() and not out_dir.is_dir():
         raise NotADirectoryError(f"{out_dir} exists and is not a directory")
-    source = data_dir if data_dir is not None else data_dir_from_env()
-    if source is not None and Path(source).is_dir():
-        source_dir, target = Path(source).resolve(), out_dir.resolve()
-        if target == source_dir or source_dir in target.parents:
-            raise ValueError(f"{out_dir} is inside the data folder {source} that the export reads from; "
-                             "export to another folder")
+    _check_not_in_data(out_dir, data_dir)
     if out_dir.is_dir() and any(out_dir.iterdir()) and not overwrite:
         raise FileExistsError(f"{out_dir} is not empty; pass overwrite=True (--overwrite) to replace "
                               f"a previous export in it")
@@ -132,11 +151,11 @@ def _prepare_out_dir(out_dir: Path) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
 
 
-def _write_manifest(out_dir: Path, relative_paths: list[str]) -> None:
-    manifest = out_dir / MANIFEST
-    manifest.parent.mkdir(parents=True, exist_ok=True)
-    manifest.write_text(json.dumps({"written_by": "python -m protoqa_dataset export", "files": relative_paths},
-                                   indent=1) + "\n", encoding="utf-8")
+def _write_manifest(out_dir: Path, relative_paths: list[str], data_dir: Optional[PathLike]) -> None:
+    (out_dir / MANIFEST).parent.mkdir(parents=True, exist_ok=True)
+    manifest = _check_target(out_dir, MANIFEST, data_dir)
+    text = json.dumps({"written_by": "python -m protoqa_dataset export", "files": relative_paths}, indent=1) + "\n"
+    write_output_file(manifest, lambda fh: fh.write(text))
 
 
 def _verification_notes(builder_kwargs: dict) -> list[str]:
@@ -189,6 +208,8 @@ def export_dataset(out_dir: PathLike, *, data_dir: Optional[PathLike] = None,
     if unknown or not wanted:
         raise ValueError(f"unknown or no config(s) {unknown}; choose from {', '.join(SOURCES)}")
     _check_out_dir(out_dir, overwrite, data_dir)
+    for relative in ["README.md", MANIFEST, *(parquet_path(c, split) for c in wanted for split in SOURCES[c])]:
+        _check_target(out_dir, relative, data_dir)  # before any work, and before anything is removed
     report = ExportReport(out_dir=out_dir, excluded=[c for c in SOURCES if c not in wanted])
     kwargs = {"skip_unavailable": skip_unavailable, **builder_kwargs}
 
@@ -206,13 +227,15 @@ def export_dataset(out_dir: PathLike, *, data_dir: Optional[PathLike] = None,
                 relative = parquet_path(config, split)
                 target = out_dir / relative
                 target.parent.mkdir(parents=True, exist_ok=True)
+                _check_target(out_dir, relative, data_dir)
                 dataset = dataset_dict[split]
-                dataset.to_parquet(str(target))
+                # Through a temporary file that replaces the name: a planted link is never followed.
+                replace_file(target, lambda tmp: dataset.to_parquet(str(tmp)))
                 num_bytes = dataset.info.splits[split].num_bytes
                 report.files[config][split] = (relative, dataset.num_rows, num_bytes)
                 download_sizes[config] = download_sizes.get(config, 0) + target.stat().st_size
         card = render_card(report.files, download_sizes, _verification_notes(kwargs))
-        (out_dir / "README.md").write_text(card, encoding="utf-8")
+        write_output_file(_check_target(out_dir, "README.md", data_dir), lambda fh: fh.write(card))
         written = ["README.md", *(path for splits in report.files.values() for path, _, _ in splits.values())]
-        _write_manifest(out_dir, [str(p) for p in written])
+        _write_manifest(out_dir, [str(p) for p in written], data_dir)
     return report

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from protoqa_core import __version__
+from protoqa_core.cli_io import OutputFileError, check_output_file, open_append, reason_of, write_output_file
 from protoqa_core.data import CACHE_DIR_ENV
 from . import generation
 from .generation import (
@@ -56,6 +57,9 @@ __all__ = [
     "GeneratedScores",
     "default_protocol",
     "load_questions",
+    "questions_file",
+    "read_questions",
+    "check_generate_outputs",
     "load_model",
     "answers_document",
     "generate_answers_file",
@@ -97,15 +101,40 @@ def load_questions(dataset: str, split: str, data_dir: Optional[str] = None, ver
     >>> len(questions), questions[0].id  # doctest: +SKIP
     (46, 'r4q1')
     """
-    from protoqa_dataset.parsing import read_rows
-    from protoqa_dataset.sources import SOURCES, SourceError, source_path
+    path, origin = questions_file(dataset, split, data_dir, verify)
+    return read_questions(path, dataset, split), origin
+
+
+def questions_file(dataset: str, split: str, data_dir: Optional[str] = None, verify: bool = True
+                   ) -> tuple[Path, str]:
+    """Where the questions of a config and split are (see :func:`load_questions`) and where they came from.
+
+    ``origin`` is the absolute path of a local file, else the URL it was downloaded from.
+
+    >>> questions_file("cfc", "test", "../shared/data")[1].endswith("test.targets.jsonl")  # doctest: +SKIP
+    True
+    """
+    from protoqa_dataset.sources import SourceError, source_path
 
     try:
         path, origin = source_path(dataset, split, data_dir, verify=verify)
     except SourceError as exc:
         raise CommandError(str(exc)) from exc
-    read_rows(path, has_answers=SOURCES[dataset][split].has_answers)  # checks each row as the dataset builder does
-    return list(read_targets(path).values()), origin
+    # A relative path would point elsewhere when the answers file is scored from another folder.
+    return path, (str(Path(origin).resolve()) if origin == str(path) else origin)
+
+
+def read_questions(path: Path, dataset: str, split: str) -> list[Question]:
+    """The questions of a config's split read from ``path``, each row checked as the dataset builder does.
+
+    >>> len(read_questions(Path("../shared/data/cfc/test.targets.jsonl"), "cfc", "test"))  # doctest: +SKIP
+    46
+    """
+    from protoqa_dataset.parsing import read_rows
+    from protoqa_dataset.sources import SOURCES
+
+    read_rows(path, has_answers=SOURCES[dataset][split].has_answers)
+    return list(read_targets(path).values())
 
 
 def load_model(name: str, device: str = "auto", dtype: str = "auto") -> tuple[Any, Any]:
@@ -156,23 +185,41 @@ def _journal_path(output: Path) -> Path:
     return output.with_name(output.name + ".partial.jsonl")
 
 
-def _read_journal(path: Path, header: dict[str, Any]) -> tuple[dict[str, list[str]], dict[str, str]]:
-    """Samples already drawn by an interrupted run with the same settings."""
+def _journal_error(path: Path, number: int, what: str) -> CommandError:
+    return CommandError(f"{path}, line {number}: {what}; delete the file to start over")
+
+
+def _read_journal(path: Path, header: dict[str, Any], num_samples: Optional[int] = None,
+                  question_ids: Optional[Sequence[str]] = None) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """Samples already drawn by an interrupted run with the same settings, every line checked.
+
+    A record must name a question of this run once, with a list of ``num_samples``
+    strings (or a skip reason); anything else is an error naming the journal and line.
+    """
+    from protoqa_core.readers import parse_json, read_text
+
+    if os.path.islink(path) or not path.is_file():
+        raise CommandError(f"{path}: the resume journal is not a regular file; move it away")
+    try:
+        text = read_text(path)
+    except (OSError, DataFormatError) as exc:
+        raise CommandError(f"{exc}; delete the journal {path} to start over") from None
+    lines = text.split("\n")
+    known = None if question_ids is None else set(question_ids)
     samples: dict[str, list[str]] = {}
     skipped: dict[str, str] = {}
-    with open(path, encoding="utf-8") as fh:
-        lines = fh.read().split("\n")
+    first_line: dict[str, int] = {}
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            if number >= len(lines) - 1:
+            record = parse_json(line, path, number)
+        except DataFormatError:
+            if number >= len(lines) - 1 and number > 1:
                 break  # the last line was cut short by the interruption; it is sampled again
-            raise CommandError(f"{path}, line {number}: not JSON; delete the file to start over")
+            raise _journal_error(path, number, "not JSON") from None
         if number == 1:
-            found = record.get("header") if isinstance(record.get("header"), dict) else {}
+            found = record.get("header") if isinstance(record, dict) and isinstance(record.get("header"), dict) else {}
             if found != header:
                 differ = sorted(k for k in set(found) | set(header) if found.get(k) != header.get(k))
                 raise CommandError(f"{path} was written by a run with other settings (differing: "
@@ -180,23 +227,42 @@ def _read_journal(path: Path, header: dict[str, Any]) -> tuple[dict[str, list[st
                                    "start over")
             continue
         if not isinstance(record, dict) or not isinstance(record.get("id"), str):
-            raise CommandError(f"{path}, line {number}: not a question record; delete the file to start over")
-        samples[record["id"]] = list(record.get("samples") or [])
-        if record.get("skipped"):
-            skipped[record["id"]] = str(record["skipped"])
+            raise _journal_error(path, number, "not a question record")
+        qid = record["id"]
+        if known is not None and qid not in known:
+            raise _journal_error(path, number, f"question {qid!r} is not one of the questions of this run")
+        if qid in first_line:
+            raise _journal_error(path, number, f"question {qid!r} again (first on line {first_line[qid]})")
+        drawn, reason = record.get("samples"), record.get("skipped")
+        if reason is not None and not isinstance(reason, str):
+            raise _journal_error(path, number, f"question {qid!r}: 'skipped' must be a string or null")
+        if not isinstance(drawn, list) or not all(isinstance(a, str) for a in drawn):
+            raise _journal_error(path, number, f"question {qid!r}: 'samples' must be a list of strings")
+        expected = 0 if reason else num_samples
+        if expected is not None and len(drawn) != expected:
+            raise _journal_error(path, number, f"question {qid!r}: {len(drawn)} samples, expected {expected}")
+        first_line[qid] = number
+        samples[qid] = list(drawn)
+        if reason:
+            skipped[qid] = reason
     return samples, skipped
 
 
+def _journal_hint(journal: Path, count: int) -> str:
+    return (f"the {count} question(s) sampled so far are kept in {journal}; make room and run the same command "
+            "again to resume")
+
+
 def _write_json_atomically(path: Path, document: Any, jsonl: bool = False) -> None:
-    partial = path.with_name(path.name + ".writing")
-    with open(partial, "w", encoding="utf-8") as fh:
+    def write(fh: Any) -> None:
         if jsonl:
             for record in document:
                 fh.write(json.dumps(record, ensure_ascii=False) + "\n")
         else:
             json.dump(document, fh, ensure_ascii=False, indent=1)
             fh.write("\n")
-    os.replace(partial, path)
+
+    write_output_file(path, write)
 
 
 def generate_answers_file(model: Any, tokenizer: Any, questions: Sequence[Question], output: Path, *,
@@ -215,32 +281,45 @@ def generate_answers_file(model: Any, tokenizer: Any, questions: Sequence[Questi
     journal = _journal_path(output)
     samples: dict[str, list[str]] = {}
     skipped: dict[str, str] = {}
-    if journal.is_file():
-        samples, skipped = _read_journal(journal, header)
+    if os.path.lexists(journal):
+        samples, skipped = _read_journal(journal, header, config.num_samples, [q.id for q in questions])
     todo = [(i, q) for i, q in enumerate(questions) if q.id not in samples]
     # The journal is rewritten without a possibly cut-short last line, then appended to.
-    _write_json_atomically(journal, [{"header": header}] + [
-        {"id": q.id, "samples": samples[q.id], "skipped": skipped.get(q.id)} for q in questions if q.id in samples
-    ], jsonl=True)
-    with open(journal, "a", encoding="utf-8") as fh:
-        prompts = [to_prompt(q.question) for _, q in todo]
-        seeds = [config.seed + i for i, _ in todo]
-        for done in iter_prompt_samples(model, tokenizer, prompts, config, seeds=seeds, progress=progress,
-                                        model_name=model_name):
-            question = todo[done.index][1]
-            samples[question.id] = done.answers
-            if done.skipped:
-                skipped[question.id] = done.skipped
-                print(f"warning: question {question.id!r} skipped: {done.skipped}", file=sys.stderr)
-            fh.write(json.dumps({"id": question.id, "samples": done.answers, "skipped": done.skipped},
-                                ensure_ascii=False) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
+    try:
+        _write_json_atomically(journal, [{"header": header}] + [
+            {"id": q.id, "samples": samples[q.id], "skipped": skipped.get(q.id)} for q in questions
+            if q.id in samples
+        ], jsonl=True)
+    except OutputFileError as exc:
+        raise CommandError(f"{exc}; {_journal_hint(journal, len(samples))}" if samples else str(exc)) from None
+    try:
+        with open_append(journal) as fh:
+            prompts = [to_prompt(q.question) for _, q in todo]
+            seeds = [config.seed + i for i, _ in todo]
+            for done in iter_prompt_samples(model, tokenizer, prompts, config, seeds=seeds, progress=progress,
+                                            model_name=model_name):
+                question = todo[done.index][1]
+                if done.skipped:
+                    print(f"warning: question {question.id!r} skipped: {done.skipped}", file=sys.stderr)
+                fh.write(json.dumps({"id": question.id, "samples": done.answers, "skipped": done.skipped},
+                                    ensure_ascii=False) + "\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+                samples[question.id] = done.answers
+                if done.skipped:
+                    skipped[question.id] = done.skipped
+    except OSError as exc:
+        # A line cut short by a full disk is dropped and sampled again on resume.
+        raise CommandError(f"{journal}: cannot write: {reason_of(exc)}; {_journal_hint(journal, len(samples))}"
+                           ) from None
     document = answers_document(questions, samples, skipped, header)
-    _write_json_atomically(output, document)
-    if leaderboard is not None:
-        _write_json_atomically(leaderboard, [{q.id: document["model_ranked_answers"][q.id]} for q in questions],
-                               jsonl=True)
+    try:
+        _write_json_atomically(output, document)
+        if leaderboard is not None:
+            _write_json_atomically(leaderboard, [{q.id: document["model_ranked_answers"][q.id]} for q in questions],
+                                   jsonl=True)
+    except OutputFileError as exc:
+        raise CommandError(f"{exc}; {_journal_hint(journal, len(samples))}") from None
     journal.unlink()
     return document
 
@@ -278,18 +357,61 @@ def build_generate_parser() -> argparse.ArgumentParser:
     p.add_argument("--temperature", type=float, default=PAPER_TEMPERATURE)
     p.add_argument("--leaderboard", help="ProtoQA test questions: where to write the leaderboard's ranked-list "
                    "file (default: OUTPUT with .leaderboard.jsonl)")
-    p.add_argument("--overwrite", action="store_true", help="replace an existing answers file")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing answers file and leaderboard file "
+                   "(never an input file; the outputs are checked before any work)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--version", action="version", version=f"protoqa-eval {__version__}")
     return p
 
 
+def _leaderboard_path(args: argparse.Namespace, output: Path) -> Optional[Path]:
+    if args.dataset == "protoqa" and args.split == "test":
+        return Path(args.leaderboard) if args.leaderboard else output.with_suffix(".leaderboard.jsonl")
+    return None
+
+
+def check_generate_outputs(output: Path, leaderboard: Optional[Path], inputs: Sequence[Path] = (),
+                           overwrite: bool = False) -> None:
+    """Refuse, before any work, outputs that would destroy something: see ``protoqa-eval generate --help``.
+
+    The answers file and the leaderboard file are refused when they exist (unless
+    ``overwrite``), are an input, are the same file, are not regular files, or cannot
+    be written; a resume journal beside the answers file must be a regular file.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> check_generate_outputs(folder / "a.json", folder / "a.json")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    protoqa_integrations.generate_cli.CommandError: ...a.json: -o and --leaderboard name the same file
+    """
+    journal = _journal_path(output)
+    outputs = [output] + ([leaderboard] if leaderboard is not None else [])
+    names = [str(p) for p in inputs]
+    try:
+        for path in outputs:
+            check_output_file(str(path), names, overwrite, force_flag="--overwrite")
+    except OutputFileError as exc:
+        raise CommandError(str(exc)) from None
+    if leaderboard is not None:
+        for other in (output, journal):
+            if leaderboard.resolve() == other.resolve() or (
+                    leaderboard.exists() and other.exists() and os.path.samefile(leaderboard, other)):
+                flag = "-o" if other == output else "the resume journal of -o"
+                raise CommandError(f"{leaderboard}: {flag} and --leaderboard name the same file")
+    if os.path.lexists(journal) and (os.path.islink(journal) or not journal.is_file()):
+        raise CommandError(f"{journal}: the resume journal is not a regular file; move it away")
+    for path in names:
+        if os.path.lexists(journal) and os.path.samefile(journal, path):
+            raise CommandError(f"{journal}: the resume journal is an input file; move it away")
+
+
 def _run_generate(args: argparse.Namespace) -> int:
     output = Path(args.output)
-    if output.exists() and not args.overwrite:
-        raise CommandError(f"{output} exists; pass --overwrite to replace it")
     if args.limit is not None and args.limit < 1:
         raise CommandError(f"--limit must be >= 1, got {args.limit}")
+    leaderboard = _leaderboard_path(args, output)
+    check_generate_outputs(output, leaderboard, (), args.overwrite)  # before the questions are looked for
     style, num_samples = default_protocol(args.dataset)
     style = args.prompt or style
     if args.num_samples is not None:
@@ -297,7 +419,9 @@ def _run_generate(args: argparse.Namespace) -> int:
     config = SamplingConfig(num_samples=num_samples, max_new_tokens=args.max_new_tokens,
                             top_p=args.top_p, temperature=args.temperature, top_k=0, batch_size=args.batch_size,
                             seed=args.seed)
-    questions, origin = load_questions(args.dataset, args.split, args.data_dir, verify=not args.no_verify)
+    questions_path, origin = questions_file(args.dataset, args.split, args.data_dir, verify=not args.no_verify)
+    check_generate_outputs(output, leaderboard, [questions_path], args.overwrite)
+    questions = read_questions(questions_path, args.dataset, args.split)
     questions = questions[: args.limit] if args.limit else questions
     try:
         device = resolve_device(args.device)
@@ -307,12 +431,9 @@ def _run_generate(args: argparse.Namespace) -> int:
               "prompt": style, "sampling": config.signature(), "dtype": args.dtype, "device": device,
               "version": __version__, "questions_from": origin}
     journal = _journal_path(output)
-    if journal.is_file():
-        _read_journal(journal, header)  # settings checked before the model is loaded
+    if os.path.lexists(journal):  # settings and records checked before the model is loaded
+        _read_journal(journal, header, config.num_samples, [q.id for q in questions])
     model, tokenizer = load_model(args.model, device, args.dtype)
-    leaderboard = None
-    if args.dataset == "protoqa" and args.split == "test":
-        leaderboard = Path(args.leaderboard) if args.leaderboard else output.with_suffix(".leaderboard.jsonl")
     document = generate_answers_file(model, tokenizer, questions, output, config=config, prompt_style=style,
                                      header=header, progress=None if not
                                      args.no_progress else False, leaderboard=leaderboard, model_name=args.model)
@@ -356,6 +477,30 @@ class GeneratedScores:
         return out
 
 
+def _recorded_questions(path: Path, generation: dict[str, Any], data_dir: Optional[str]) -> list[Question]:
+    """The questions an answers file answers: from ``data_dir`` when given, else from the local file the
+    ``generation`` block records (``questions_from``), else as :func:`load_questions` finds them."""
+    from protoqa_dataset.sources import SOURCES
+
+    dataset, split = generation.get("dataset"), generation.get("split")
+    if not isinstance(dataset, str) or not isinstance(split, str) or split not in SOURCES.get(dataset, {}):
+        raise CommandError(f"{path} does not say which questions it answers; pass --targets FILE")
+    recorded = generation.get("questions_from")
+    if data_dir is None and isinstance(recorded, str) and "://" not in recorded:
+        source = Path(recorded)
+        if not source.is_file():
+            raise CommandError(f"{path} answers the questions in {source}, which is gone; pass --data-dir DIR "
+                               "or --targets FILE")
+        try:
+            from protoqa_core.data import SourceError, verify_checksum
+
+            verify_checksum(SOURCES[dataset][split], source, str(source), f"config {dataset!r}, split {split!r}")
+        except SourceError as exc:
+            raise CommandError(f"{exc}; pass --targets {source} to score against it as it is now") from None
+        return read_questions(source, dataset, split)
+    return load_questions(dataset, split, data_dir)[0]
+
+
 def score_generated(answers_path: str, targets: Optional[Sequence[Question]] = None, *,
                     similarities: Sequence[str] = SCORE_SIMILARITIES, metrics: str = "paper",
                     probeval: bool = True, data_dir: Optional[str] = None) -> GeneratedScores:
@@ -370,19 +515,17 @@ def score_generated(answers_path: str, targets: Optional[Sequence[Question]] = N
     """
     from protoqa_core.readers import read_prediction_lists, read_predictions
 
+    from protoqa_core.readers import parse_json, read_text
+
     path = Path(answers_path)
     try:
-        whole = json.loads(path.read_text(encoding="utf-8"))
+        whole = parse_json(read_text(path), path)
     except FileNotFoundError as exc:
         raise CommandError(f"answers file not found: {path}") from exc
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise CommandError(f"{path}: not a JSON answers file ({exc})") from exc
     generation = whole.get("generation") if isinstance(whole, dict) else None
     generation = generation if isinstance(generation, dict) else {}
     if targets is None:
-        if not generation.get("dataset") or not generation.get("split"):
-            raise CommandError(f"{path} does not say which questions it answers; pass --targets FILE")
-        targets, _ = load_questions(generation["dataset"], generation["split"], data_dir)
+        targets = _recorded_questions(path, generation, data_dir)
     ranked = read_predictions(path, "model_ranked_answers")
     samples = read_prediction_lists(path, "model_answers")
     by_id = {q.id: q for q in targets}
@@ -420,7 +563,8 @@ def build_score_parser() -> argparse.ArgumentParser:
         "Max Incorrect@k) under each similarity, ProbEval KL (human clusters, WordNet matching), signatures.",
     )
     p.add_argument("answers", help="answers file written by protoqa-eval generate")
-    p.add_argument("--targets", help="targets JSONL (default: the dataset and split named in the answers file)")
+    p.add_argument("--targets", help="targets JSONL (default: the questions file the answers file records, "
+                   "else its dataset and split)")
     p.add_argument("--data-dir", help="local data folder for the targets (default $PROTOQA_DATA_DIR, else download)")
     p.add_argument("--similarity", default=",".join(SCORE_SIMILARITIES), help="comma-separated similarities")
     p.add_argument("--metrics", default="paper", help="'paper' (default), 'standard' or metric names")

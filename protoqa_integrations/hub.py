@@ -25,12 +25,14 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import re
 import sys
 import warnings
 from pathlib import Path
 from string import Template
 from typing import Optional, Sequence
 
+from protoqa_core.cli_io import write_output_file
 from protoqa_core.module_paths import evaluate_module_path
 
 __all__ = ["MODULES", "HubFolderError", "write_hub_folder", "main"]
@@ -65,6 +67,8 @@ _OLD_NAMES = {"protoqa_metric": "protoqa", "cfc_probeval": "probeval"}
 # Scripts with these names beside app.py would be imported instead of the packages.
 _PACKAGES = ("protoqa_metric", "cfc_probeval", "protoqa_dataset")
 _WRITTEN = ("app.py", "README.md", "requirements.txt")
+# The README's example requirement names the repository as <you>/<this-repo>.
+_PLACEHOLDER = re.compile(r"<[A-Za-z][\w-]*>")
 
 _APP = Template('''"""The page of the $title evaluate module, run by a Space as ``python app.py`` in this folder."""
 
@@ -201,6 +205,11 @@ def write_hub_folder(out_dir: str | Path, module: str = "protoqa", requirement: 
     spec = MODULES[name]
     if requirement is not None and (not requirement.strip() or "\n" in requirement):
         raise ValueError("--requirement must be one pip requirement line")
+    placeholder = _PLACEHOLDER.search(requirement or "")
+    if placeholder:
+        raise ValueError(f"--requirement still holds the placeholder {placeholder.group(0)!r} "
+                         f"({requirement.strip()!r}); put the real location of the package there, e.g. "
+                         "'protoqa-eval[evaluate] @ git+https://github.com/ORG/REPO'")
     out = Path(out_dir)
     _check_out_dir(out, name, force)
     script = Path(evaluate_module_path(name))
@@ -216,7 +225,8 @@ def write_hub_folder(out_dir: str | Path, module: str = "protoqa", requirement: 
                              if requirement else Template(_NO_REQUIREMENT).substitute(name=name, extra=spec["extra"])),
     }
     for filename, text in files.items():
-        (out / filename).write_text(text, encoding="utf-8")
+        # A fresh file replaces each name, so a link planted there is replaced, never written through.
+        write_output_file(out / filename, lambda fh, text=text: fh.write(text))
     return out
 
 

@@ -19,7 +19,7 @@ from protoqa_core.similarity import Similarity, get_similarity
 from protoqa_core.text import normalize_prediction
 
 from .metrics import _METRIC_SETS, EvaluationResult, MetricSpec, metric_specs
-from .scoring import QuestionScore, _check_predictions, matrix_of_normalized, score_matrix
+from .scoring import QuestionScore, ScoringTable, _check_predictions, matrix_of_normalized
 
 __all__ = ["ProtoQA"]
 
@@ -95,11 +95,9 @@ class ProtoQA:
         # entry without computing its exact value.
         matrix = matrix_of_normalized(preds, clusters, self.similarity, approximated, self._options,
                                       rounded=self.similarity.rounded)
-        return {
-            m.name: score_matrix(matrix, clusters, max_answers=m.max_answers, max_incorrect=m.max_incorrect,
-                                 weighted=m.weighted, rounded=self.similarity.rounded, predictions=preds)
-            for m in self.metrics
-        }
+        table = ScoringTable(matrix, clusters, rounded=self.similarity.rounded, predictions=preds)
+        return {m.name: table.score(max_answers=m.max_answers, max_incorrect=m.max_incorrect, weighted=m.weighted)
+                for m in self.metrics}
 
     def score_question(self, question: Union[Question, Sequence[Cluster]],
                        predictions: Sequence[str]) -> dict[str, QuestionScore]:

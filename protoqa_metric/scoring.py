@@ -7,6 +7,7 @@ and the standard metric set live in :mod:`protoqa_metric.metrics`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Mapping, Optional, Sequence, Union
 
 import numpy as np
@@ -16,10 +17,11 @@ from protoqa_core.readers import Cluster, DataFormatError
 from protoqa_core.similarity import ABOVE_HALF, Similarity, collect_approximations, get_similarity
 from protoqa_core.text import normalize_prediction
 
-__all__ = ["QuestionScore", "similarity_matrix", "matrix_of_normalized", "score_matrix", "score_question", "oracle_score"]
+__all__ = ["QuestionScore", "similarity_matrix", "matrix_of_normalized", "score_matrix", "ScoringTable",
+           "score_question", "oracle_score"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class QuestionScore:
     """The score of one question under one metric.
 
@@ -87,24 +89,28 @@ def matrix_of_normalized(
     >>> matrix_of_normalized(["age"], [Cluster("c0", ("age",), 35)], get_similarity("exact_match"), None, {})
     array([[1.]])
     """
-    out = np.zeros((len(preds), len(clusters)))
+    rows: list[list[float]] = []
     first_row: dict[str, int] = {}
     cut_columns: dict[int, list[int]] = {}
     with collect_approximations() as found:
         for i, pred in enumerate(preds):
             if pred in first_row:  # a repeated answer scores as its first occurrence
-                out[i] = out[first_row[pred]]
+                rows.append(rows[first_row[pred]])
                 cut_columns[i] = cut_columns.get(first_row[pred], [])
                 continue
             first_row[pred] = i
+            row = []
             for j, cluster in enumerate(clusters):
                 before = len(found)
                 if rounded:
-                    out[i, j] = 1.0 if sim.reaches(pred, cluster.answers, ABOVE_HALF, **similarity_options) else 0.0
+                    row.append(1.0 if sim.reaches(pred, cluster.answers, ABOVE_HALF, **similarity_options) else 0.0)
                 else:
-                    out[i, j] = sim.best(pred, cluster.answers, **similarity_options)
+                    row.append(sim.best(pred, cluster.answers, **similarity_options))
                 if len(found) > before:
                     cut_columns.setdefault(i, []).append(j)
+            rows.append(row)
+    # Filled as Python lists and converted once: a numpy item assignment per cell costs more than the cell.
+    out = np.array(rows, dtype=float).reshape(len(preds), len(clusters))
     if approximated is not None:
         approximated.extend((i, j) for i, columns in sorted(cut_columns.items()) for j in columns)
     if found and approximated is None:
@@ -124,14 +130,6 @@ def _check_predictions(predictions: Sequence[str]) -> None:
     for p in predictions:
         if not isinstance(p, str):
             raise DataFormatError(f"predictions must contain only strings, found {type(p).__name__}")
-
-
-def _truncate_incorrect(matrix: np.ndarray, max_incorrect: int) -> np.ndarray:
-    """Keep the rows up to and including the ``max_incorrect``-th all-zero row."""
-    wrong_rows = np.flatnonzero(~matrix.any(axis=1))
-    if len(wrong_rows) >= max_incorrect:
-        return matrix[: wrong_rows[max_incorrect - 1] + 1]
-    return matrix
 
 
 def oracle_score(counts: Sequence[int], max_answers: Optional[int] = None, weighted: bool = True) -> float:
@@ -174,30 +172,81 @@ def score_matrix(
     >>> score_matrix(np.array([[1.0, 1.0], [1.0, 0.0]]), cl).score
     1.0
     """
-    if max_answers is not None and max_answers < 1:
-        raise ValueError(f"max_answers must be at least 1, got {max_answers}")
-    if max_incorrect is not None and max_incorrect < 1:
-        raise ValueError(f"max_incorrect must be at least 1, got {max_incorrect}")
-    counts = [c.count for c in clusters]
-    oracle = oracle_score(counts, max_answers, weighted)
-    m = matrix[:max_answers] if max_answers is not None else matrix
-    if rounded:
-        m = np.round(m)  # half to even: a similarity of exactly 0.5 counts as 0
-    if max_incorrect is not None:
-        m = _truncate_incorrect(m, max_incorrect)
-    kept = tuple(predictions[: m.shape[0]])
-    assignment: list[Optional[str]] = [None] * m.shape[0]
-    raw = 0.0
-    if m.size:
-        weights = m * (np.asarray(counts, dtype=float) if weighted else np.ones(len(counts)))[None, :]
-        rows, cols = linear_sum_assignment(weights, maximize=True)
-        raw = float(weights[rows, cols].sum())
-        for r, c in zip(rows, cols):
-            if weights[r, c] > 0:
-                assignment[r] = clusters[c].id
-    # Clusters that total 0 leave nothing to earn: the score is 0, never NaN.
-    score = raw / oracle if oracle > 0 else 0.0
-    return QuestionScore(score, raw, oracle, tuple(assignment), kept)
+    return ScoringTable(matrix, clusters, rounded=rounded, predictions=predictions).score(
+        max_answers=max_answers, max_incorrect=max_incorrect, weighted=weighted)
+
+
+class ScoringTable:
+    """What every metric of one question shares, computed once: SPEC steps 3 to 6 for any limits.
+
+    The rounded matrix, the cluster weights (with and without counts), the rows that
+    match no cluster and the oracle's weights do not depend on ``max_answers`` or
+    ``max_incorrect``; each metric then scores a leading block of rows. A block in
+    which no prediction earns anything scores 0 without the assignment solver (which
+    could find nothing better). The results are those of :func:`score_matrix`, bit for bit.
+
+    >>> import numpy as np
+    >>> from protoqa_core.readers import Cluster
+    >>> table = ScoringTable(np.array([[0.0, 1.0], [1.0, 0.0]]), [Cluster("a", ("x",), 3), Cluster("b", ("y",), 1)])
+    >>> table.score(max_answers=1).score, table.score().score, table.score(max_answers=1, weighted=False).score
+    (0.3333333333333333, 1.0, 1.0)
+    """
+
+    __slots__ = ("_clusters", "_counts", "_matrix", "_wrong_rows", "_weighting", "_predictions")
+
+    def __init__(self, matrix: np.ndarray, clusters: Sequence[Cluster], *, rounded: bool = False,
+                 predictions: Sequence[str] = ()) -> None:
+        self._clusters = clusters
+        self._counts = [c.count for c in clusters]
+        self._matrix = np.round(matrix) if rounded else matrix  # half to even: exactly 0.5 counts as 0
+        self._wrong_rows = [r for r, hit in enumerate(self._matrix.any(axis=1).tolist()) if not hit]
+        # weighted -> (weights, first row that earns anything, oracle weights best first)
+        self._weighting: dict[bool, tuple[np.ndarray, int, list[float]]] = {}
+        # Slicing a tuple to its full length returns the tuple itself: metrics share it.
+        self._predictions = tuple(predictions)
+
+    def _weights(self, weighted: bool) -> tuple[np.ndarray, int, list[float]]:
+        if weighted not in self._weighting:
+            m, counts = self._matrix, self._counts
+            weights = m * (np.asarray(counts, dtype=float) if weighted else np.ones(len(counts)))[None, :]
+            earning = (weights > 0).any(axis=1).tolist() if weights.size else []
+            first = earning.index(True) if True in earning else m.shape[0]
+            oracle = sorted((float(c) if weighted else 1.0 for c in counts), reverse=True)
+            self._weighting[weighted] = (weights, first, oracle)
+        return self._weighting[weighted]
+
+    def score(self, *, max_answers: Optional[int] = None, max_incorrect: Optional[int] = None,
+              weighted: bool = True) -> QuestionScore:
+        """The score under one metric's limits and weighting (see :func:`score_matrix`)."""
+        if max_answers is not None and max_answers < 1:
+            raise ValueError(f"max_answers must be at least 1, got {max_answers}")
+        if max_incorrect is not None and max_incorrect < 1:
+            raise ValueError(f"max_incorrect must be at least 1, got {max_incorrect}")
+        weights, first_earning_row, oracle_weights = self._weights(weighted)
+        oracle = float(sum(oracle_weights if max_answers is None else oracle_weights[:max_answers]))
+        rows = weights.shape[0] if max_answers is None else min(max_answers, weights.shape[0])
+        if max_incorrect is not None:
+            wrong = [r for r in self._wrong_rows if r < rows]
+            if len(wrong) >= max_incorrect:
+                rows = wrong[max_incorrect - 1] + 1
+        if rows <= first_earning_row or not weights.shape[1]:
+            # Nothing earned: one shared tuple of Nones (a million questions hold ten of these each).
+            return QuestionScore(0.0, 0.0, oracle, _nothing_claimed(rows), self._predictions[:rows])
+        assignment: list[Optional[str]] = [None] * rows
+        block = weights[:rows]
+        chosen_rows, chosen_cols = linear_sum_assignment(block, maximize=True)
+        raw = float(block[chosen_rows, chosen_cols].sum())
+        for r, c in zip(chosen_rows.tolist(), chosen_cols.tolist()):
+            if block[r, c] > 0:
+                assignment[r] = self._clusters[c].id
+        # Clusters that total 0 leave nothing to earn: the score is 0, never NaN.
+        score = raw / oracle if oracle > 0 else 0.0
+        return QuestionScore(score, raw, oracle, tuple(assignment), self._predictions[:rows])
+
+
+@lru_cache(maxsize=64)
+def _nothing_claimed(rows: int) -> tuple[None, ...]:
+    return (None,) * rows
 
 
 def score_question(

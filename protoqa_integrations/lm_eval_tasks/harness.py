@@ -30,6 +30,7 @@ from typing import Any, Iterable, Optional, Sequence
 from protoqa_integrations.generation import answer_from_text
 from protoqa_metric.metrics import evaluate_predictions
 from protoqa_integrations.prompts import cfc_prompt, question_to_prompt
+from protoqa_core.cli_io import write_output_file
 from protoqa_core.ranking import rank_by_frequency
 from protoqa_core.readers import Question, clusters_from_records
 from protoqa_core.signature import make_signature
@@ -202,11 +203,12 @@ def write_leaderboard(items: Sequence[tuple[str, list[str]]]) -> float:
     working folder.
     """
     path = Path(os.environ.get(LEADERBOARD_ENV) or "protoqa_test.leaderboard.jsonl")
-    partial = path.with_name(path.name + ".writing")
-    with open(partial, "w", encoding="utf-8") as fh:
+    def write(fh) -> None:
         for qid, ranked in items:
             fh.write(json.dumps({qid: list(ranked)}, ensure_ascii=False) + "\n")
-    os.replace(partial, path)
+
+    # A new temporary file replaces the name: a link planted there is never written through.
+    write_output_file(path, write)
     logger.info("protoqa_test: ranked answers of %d questions written to %s (ProtoQA leaderboard format)",
                 len(items), path.resolve())
     return mean([1.0 if ranked else 0.0 for _, ranked in items])

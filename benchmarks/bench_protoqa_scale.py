@@ -1,0 +1,147 @@
+"""The ProtoQA command at scale: cost per question from 10,000 to 1,000,000 questions, exact match.
+
+Prints figures; asserts nothing about time (machines are noisy). Run from the
+repository root:
+
+    python benchmarks/bench_protoqa_scale.py [--data-dir ../shared/data] [--sizes 10000,50000,200000]
+                                             [--baseline-ref REV] [--baseline-sizes 10000,50000]
+
+The synthetic input repeats the real ProtoQA crowdsourced dev set (52 questions with
+their answer clusters) and the fine-tuned GPT-2 ranked lists of the same questions:
+question ``i`` is dev question ``i mod 52`` under the id ``<id>-<i>``. So the cluster
+sizes, counts, answers and predictions are real ones, and the cost per question should
+not move with the size: a growing cost per question is a cost that is not linear.
+
+Every run is the whole command ``protoqa-eval TARGETS PREDICTIONS --similarity
+exact_match --json --per-question FILE`` in a fresh process (imports, reading, scoring,
+the per-question file). Printed per run: the load average before it, wall time, CPU
+time (user + system of that process: less sensitive to other work on a shared
+machine), peak resident memory (``ru_maxrss``), and microseconds and kilobytes per
+question beyond the run on the smallest size. ``--baseline-ref`` also runs the code of a git
+revision (``git archive`` of it into a temporary folder) in the same session on
+``--baseline-sizes``, and checks that the scores and the per-question files of the two
+versions are identical, byte for byte.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+from typing import Optional
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def write_inputs(folder: Path, data_dir: Path, num_questions: int) -> tuple[Path, Path]:
+    """Targets JSONL and predictions JSONL of ``num_questions`` copies of the dev questions."""
+    dev = [json.loads(line) for line in (data_dir / "protoqa" / "dev.crowdsourced.jsonl").read_text(
+        encoding="utf-8").splitlines() if line.strip()]
+    predictions = json.loads((data_dir / "protoqa" / "dev.predictions.gpt2finetuned.json").read_text(encoding="utf-8"))
+    targets_path, predictions_path = folder / f"targets.{num_questions}.jsonl", folder / f"preds.{num_questions}.jsonl"
+    with open(targets_path, "w", encoding="utf-8") as targets, open(predictions_path, "w", encoding="utf-8") as preds:
+        for i in range(num_questions):
+            row = dev[i % len(dev)]
+            qid = row["metadata"]["id"]
+            new_id = f"{qid}-{i}"
+            copy = {**row, "metadata": {**row["metadata"], "id": new_id}}
+            targets.write(json.dumps(copy) + "\n")
+            preds.write(json.dumps({new_id: predictions.get(qid, [])}) + "\n")
+    return targets_path, predictions_path
+
+
+def run_command(code: Path, targets: Path, predictions: Path, per_question: Path,
+                timeout: float) -> tuple[Optional[str], float, float, float]:
+    """(stdout or None on timeout, wall seconds, CPU seconds, peak RSS in MB) of one fresh ``protoqa-eval``."""
+    env = {**os.environ, "PYTHONPATH": str(code), "PROTOQA_MAX_INPUT_MB": "4096"}
+    command = [sys.executable, "-m", "protoqa_metric", str(targets), str(predictions), "--similarity", "exact_match",
+               "--json", "--per-question", str(per_question), "--force"]
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        process = subprocess.Popen(command, stdout=out, stderr=err, cwd=code, env=env)
+        deadline = start + timeout
+        while True:
+            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.perf_counter() > deadline:
+                process.kill()
+                pid, status, usage = os.wait4(process.pid, 0)
+                return None, time.perf_counter() - start, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+            time.sleep(0.05)
+        wall = time.perf_counter() - start
+        if os.waitstatus_to_exitcode(status) != 0:
+            err.seek(0)
+            raise SystemExit(f"protoqa-eval failed ({code}):\n{err.read().decode(errors='replace')[-2000:]}")
+        out.seek(0)
+        return out.read().decode(), wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def extract_revision(ref: str, folder: Path) -> Path:
+    """The files of git revision ``ref`` of this repository, in ``folder``."""
+    archive = folder / "baseline.tar"
+    subprocess.run(["git", "-C", str(REPO), "archive", "--format=tar", "-o", str(archive), ref], check=True)
+    target = folder / "baseline"
+    with tarfile.open(archive) as tar:
+        tar.extractall(target, filter="data")
+    return target
+
+
+def measure(label: str, code: Path, inputs: tuple[Path, Path], per_question: Path, n: int, timeout: float,
+            smallest: Optional[tuple[int, float, float]]) -> tuple[Optional[str], float, float]:
+    load = os.getloadavg()[0]
+    out, wall, cpu, rss = run_command(code, *inputs, per_question, timeout)
+    line = (f"   {label:<12} n={n:>9,}  load {load:4.1f}  wall {wall:8.1f} s  CPU {cpu:8.1f} s  "
+            f"peak RSS {rss:7.0f} MB  {1e6 * cpu / n:7.1f} us CPU per question")
+    if smallest is not None and n > smallest[0]:
+        # Beyond the smallest run: what each further question costs, imports and start-up left out.
+        extra = n - smallest[0]
+        line += (f"  ({1e6 * (cpu - smallest[1]) / extra:6.1f} us and {1024 * (rss - smallest[2]) / extra:5.2f} KB "
+                 "per further question)")
+    print(line + ("  KILLED (timeout)" if out is None else ""), flush=True)
+    return out, cpu, rss
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
+    parser.add_argument("--sizes", default="10000,50000,200000", help="comma-separated question counts")
+    parser.add_argument("--baseline-ref", help="git revision to measure in the same run and compare bit for bit")
+    parser.add_argument("--baseline-sizes", default="10000,50000", help="sizes the baseline runs on")
+    parser.add_argument("--timeout", type=float, default=1800.0, help="seconds before a run is killed")
+    args = parser.parse_args()
+    sizes = sorted(int(s) for s in args.sizes.split(","))
+    baseline_sizes = sorted(int(s) for s in args.baseline_sizes.split(",")) if args.baseline_ref else []
+    print(f"machine: {os.cpu_count()} CPUs, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}, "
+          f"Python {sys.version.split()[0]}")
+    with tempfile.TemporaryDirectory(prefix="bench-protoqa-scale-") as tmp:
+        folder = Path(tmp)
+        baseline = extract_revision(args.baseline_ref, folder) if args.baseline_ref else None
+        smallest: dict[str, tuple[int, float, float]] = {}
+        for n in sorted(set(sizes) | set(baseline_sizes)):
+            inputs = write_inputs(folder, Path(args.data_dir), n)
+            print(f"{n:,} questions ({inputs[0].stat().st_size / 2**20:.0f} MB of targets):", flush=True)
+            outputs = {}
+            runs = ([("baseline", baseline)] if baseline is not None and n in baseline_sizes else [])
+            runs += [("this version", REPO)] if n in sizes else []
+            for label, code in runs:
+                per_question = folder / f"per_question.{label.replace(' ', '_')}.jsonl"
+                out, cpu, rss = measure(label, code, inputs, per_question, n, args.timeout, smallest.get(label))
+                smallest.setdefault(label, (n, cpu, rss))
+                outputs[label] = (out, per_question.read_bytes() if out is not None else None)
+            if len(outputs) == 2 and all(out is not None for out, _ in outputs.values()):
+                (old, old_file), (new, new_file) = outputs.values()
+                same = json.loads(old) == json.loads(new) and old_file == new_file
+                print(f"   scores and per-question file identical to the baseline: {'yes' if same else 'NO'}")
+            for path in inputs:
+                path.unlink()
+
+
+if __name__ == "__main__":
+    main()
