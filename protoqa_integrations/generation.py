@@ -44,11 +44,11 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 import numpy as np
 
-from .prompts import cfc_prompt, clean_answer, generation_prompt, question_to_prompt
+from .prompts import PROMPT_STYLES, clean_answer, prompt_for
 
 __all__ = [
     "PAPER_TOP_P",
@@ -85,14 +85,6 @@ CFC_NUM_SAMPLES = 100
 STOP_STRINGS = ("\n", ".")
 """A sample ends at the first of these; the same strings are the ``until`` of the lm-eval tasks."""
 
-PROMPT_STYLES: Mapping[str, Callable[[str], str]] = {
-    "statement": question_to_prompt,
-    "finetuned": generation_prompt,
-    "cfc-one-shot": cfc_prompt,
-}
-"""Prompt style -> question-to-prompt function: ``statement`` (SPEC's rewrite, for any
-language model), ``finetuned`` (the rewrite plus the tab separator of the ProtoQA
-fine-tuning format) and ``cfc-one-shot`` (one worked CFC example, then the question)."""
 
 
 class GenerationError(ValueError):
@@ -166,14 +158,14 @@ class PromptSamples:
 
 
 def prompt_function(style: str) -> Callable[[str], str]:
-    """The question-to-prompt function of a prompt style (:data:`PROMPT_STYLES`).
+    """The question-to-prompt function of a prompt style: :func:`~protoqa_integrations.prompts.prompt_for`.
 
     >>> prompt_function("statement")("Name a fruit.")
-    'One fruit is'
+    'one fruit is'
     """
     if style not in PROMPT_STYLES:
         raise GenerationError(f"unknown prompt style {style!r}; choose one of {', '.join(PROMPT_STYLES)}")
-    return PROMPT_STYLES[style]
+    return lambda question: prompt_for(question, style)
 
 
 def cut_at_stop(text: str, stops: Sequence[str] = STOP_STRINGS) -> str:

@@ -32,7 +32,7 @@ import warnings
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 from protoqa_metric.metrics import evaluate_predictions
-from .prompts import clean_answer, generation_prompt
+from .prompts import clean_answer, prompt_for
 from protoqa_core.ranking import rank_by_frequency
 from protoqa_core.readers import Question
 from protoqa_core.rows import questions_from_rows
@@ -50,6 +50,7 @@ __all__ = [
     "make_compute_metrics",
     "QuestionRows",
     "LABELS_NEEDED",
+    "finetuned_prompt",
     "sample_question_answers",
     "sample_answers",
     "ProtoQAEvalCallback",
@@ -85,6 +86,15 @@ LABELS_NEEDED = (
     "ProtoQAEvalCallback, which samples by itself and needs no labels"
 )
 """Why prompt-only evaluation rows cannot reach ``compute_metrics``, and what to pass instead."""
+
+
+def finetuned_prompt(question: str) -> str:
+    """The hooks' default prompt: :func:`~protoqa_integrations.prompts.prompt_for` in the ``finetuned`` style.
+
+    >>> finetuned_prompt("Name a fruit")
+    'one fruit is\\t'
+    """
+    return prompt_for(question, "finetuned")
 
 
 def metric_key(similarity: str, metric: str, prefix: str = "protoqa") -> str:
@@ -343,7 +353,7 @@ def sample_question_answers(
     top_p: float = PAPER_TOP_P,
     temperature: float = PAPER_TEMPERATURE,
     seed: int = 42,
-    prompt_fn: Callable[[str], str] = generation_prompt,
+    prompt_fn: Callable[[str], str] = finetuned_prompt,
 ) -> list[str]:
     """Nucleus-sample ``num_samples`` answers to one question from a causal language model.
 
@@ -385,7 +395,7 @@ def sample_answers(
     """
     from .generation import SamplingConfig, sample_prompts
 
-    prompt_fn = sampling.pop("prompt_fn", generation_prompt)
+    prompt_fn = sampling.pop("prompt_fn", finetuned_prompt)
     config = SamplingConfig(seed=seed, top_k=0, **{"num_samples": PAPER_NUM_SAMPLES, "batch_size": 100,
                                                     "max_new_tokens": 10, "top_p": PAPER_TOP_P,
                                                     "temperature": PAPER_TEMPERATURE, **sampling})
@@ -459,7 +469,7 @@ class _ProtoQAEvalCallbackBase:
         similarity: Similarities = "wordnet",
         metrics: Union[str, Iterable[str]] = "paper",
         probeval: ProbEvalOption = False,
-        prompt_fn: Callable[[str], str] = generation_prompt,
+        prompt_fn: Callable[[str], str] = finetuned_prompt,
         trainer: Any = None,
     ) -> None:
         self.question_sets = _question_sets(questions)
@@ -600,7 +610,7 @@ set: ``{"dev": dev_rows, "scraped": scraped_rows}`` for a Trainer whose
 ``eval_dataset`` is a dict with those names (a ``DatasetDict`` works as such a mapping).
 
 At each ``on_evaluate`` the callback samples ``num_samples`` answers per question
-(prompt from :func:`~protoqa_integrations.prompts.generation_prompt`, nucleus sampling with
+(prompt from :func:`finetuned_prompt`, nucleus sampling with
 the paper's top_p 0.9 and temperature 0.69, ``batch_size`` samples per ``generate``
 call, question ``i`` seeded with ``seed + i``), ranks them by frequency, scores them
 and adds ``<prefix>_protoqa_<similarity>_<metric>`` (and ``<prefix>_probeval_kl`` with

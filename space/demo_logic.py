@@ -43,7 +43,7 @@ from protoqa_core import data as data_location
 from protoqa_core.ranking import answer_frequencies, rank_by_frequency
 from protoqa_core.readers import read_prediction_lists, read_predictions
 from protoqa_dataset.sources import SourceError, source_path
-from protoqa_integrations import generation
+from protoqa_integrations import generation, prompts
 from protoqa_integrations.generation import PAPER_TEMPERATURE, PAPER_TOP_P, PROTOQA_NUM_SAMPLES, SamplingConfig
 from protoqa_integrations.prompts import clean_answer
 from protoqa_metric import PAPER_METRICS, Question, evaluate_predictions, question_from_row, read_targets
@@ -436,13 +436,14 @@ def prompt_for(dataset_key: str, question: str, style: Optional[str] = None) -> 
 
     CFC questions get the one-shot prompt; ProtoQA questions the prompt style ``style``
     (default :func:`prompt_style`): ``statement`` for a plain GPT-2, ``finetuned`` (with
-    the tab separator of the ProtoQA fine-tuning format). The prompts themselves are
-    :data:`protoqa_integrations.generation.PROMPT_STYLES`.
+    the tab separator of the ProtoQA fine-tuning format). The prompt is the library's
+    :func:`protoqa_integrations.prompts.prompt_for`, from the lower-case question, as
+    ``protoqa-eval generate``, the lm-eval tasks and the Trainer hooks build it.
 
     >>> prompt_for("protoqa", "Name a fruit"), prompt_for("protoqa", "name a fruit", "finetuned")
-    ('One fruit is', 'one fruit is\\t')
+    ('one fruit is', 'one fruit is\\t')
     """
-    return generation.prompt_function(_prompt_style_of(dataset_key, style))(question)
+    return prompts.prompt_for(question, _prompt_style_of(dataset_key, style))
 
 
 def _prompt_style_of(dataset_key: str, style: Optional[str] = None) -> str:
@@ -740,12 +741,13 @@ def _cluster_labels(question: Question, probeval_result: Any) -> dict[str, str]:
 
 def score_answers(dataset_key: str, question: Union[None, Question, Mapping[str, Any]], answers: Answers, *,
                   question_text: Optional[str] = None, prompt: Optional[str] = None,
-                  sampling_signature: Optional[str] = None, seconds: float = 0.0) -> DemoResult:
+                  sampling_signature: Optional[str] = None, sampling_seconds: float = 0.0) -> DemoResult:
     """Both metrics for a question's answers (none for a typed question without clusters).
 
     ``question`` is a :class:`~protoqa_metric.Question` or a row of the dataset export
     (``load_dataset(export, "protoqa")["validation"][0]``), as it is. Call
-    :func:`check_limits` first for input from outside.
+    :func:`check_limits` first for input from outside. ``sampling_seconds`` is shown with
+    the answers (it is not the scoring budget of :func:`run_with_budget`).
 
     >>> from protoqa_metric import Cluster
     >>> q = Question("q1", "name a pet", (Cluster("q1.0", ("dog",), 6), Cluster("q1.1", ("cat",), 4)))
@@ -755,7 +757,7 @@ def score_answers(dataset_key: str, question: Union[None, Question, Mapping[str,
     """
     question = as_question(question)
     text = question_text or (question.question_original or question.question if question else "")
-    result = DemoResult(dataset_key, text, question, prompt, answers, seconds=seconds)
+    result = DemoResult(dataset_key, text, question, prompt, answers, seconds=sampling_seconds)
     if sampling_signature:
         result.signatures["sampling"] = sampling_signature
     if question is None or not question.clusters:
@@ -814,9 +816,7 @@ def generate_result(data: DemoData, models: ModelHolder, dataset_key: str, quest
     """
     question, text = resolve_question(data, dataset_key, question_id, custom_question)
     style = _prompt_style_of(dataset_key)
-    # A fine-tuned ProtoQA model was trained on the lower-case normalized questions.
-    asked = question.question if (question is not None and style == "finetuned") else text
-    prompt = prompt_for(dataset_key, asked, style)
+    prompt = prompt_for(dataset_key, question.question if question is not None else text, style)
     if on_stage:
         on_stage(f"Loading the model {models.name}")
     loaded = models.get(retry=True)
@@ -827,7 +827,7 @@ def generate_result(data: DemoData, models: ModelHolder, dataset_key: str, quest
     if on_stage and question is not None:
         on_stage("Scoring (exact match, WordNet, ProbEval)")
     return scored_within_budget(dataset_key, question, answers, question_text=text, prompt=prompt,
-                                sampling_signature=settings.signature(loaded.name, style), seconds=seconds)
+                                sampling_signature=settings.signature(loaded.name, style), sampling_seconds=seconds)
 
 
 def stored_result(data: DemoData, dataset_key: str, question_id: Optional[str],

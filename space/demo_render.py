@@ -104,7 +104,8 @@ def question_html(result: DemoResult) -> str:
         f"{answers.num_samples} samples, {distinct} distinct" if answers.counted else f"{distinct} distinct",
     ]
     if result.seconds:
-        parts.append(f"; sampled in {result.seconds:.1f} s")
+        took = f"{result.seconds:.1f} s" if result.seconds >= 0.05 else "under 0.1 s"
+        parts.append(f"; sampled in {took}")
     parts.append(".</p>")
     if result.prompt is not None:
         shown = _e(result.prompt).replace("\t", "&#8677;").replace("\n", "<br>")
