@@ -48,6 +48,7 @@ __all__ = [
     "score_sampled_answers",
     "decode_answers",
     "make_compute_metrics",
+    "generation_rows",
     "QuestionRows",
     "LABELS_NEEDED",
     "finetuned_prompt",
@@ -80,10 +81,10 @@ ignored), a list of such rows, a list of :class:`~protoqa_core.readers.Question`
 
 LABELS_NEEDED = (
     "the Trainer calls compute_metrics only when the evaluation batches carry 'labels', so with these rows it "
-    "would never score and no eval_protoqa_* key would appear. Give each row a 'labels' field (any token ids; "
-    "they are not read), e.g. eval_rows = eval_rows.map(lambda row: {'labels': row['input_ids']}), and pass "
-    "include_for_metrics=['inputs'] (with predict_with_generate=True) to the training arguments; or use "
-    "ProtoQAEvalCallback, which samples by itself and needs no labels"
+    "would never score and no eval_protoqa_* key would appear. Build the rows with "
+    "protoqa_integrations.training.generation_rows(tokenizer, rows), which adds padded prompts and labels (they "
+    "are not read), and pass include_for_metrics=['inputs'] (with predict_with_generate=True) to the training "
+    "arguments; or use ProtoQAEvalCallback, which samples by itself and needs no labels"
 )
 """Why prompt-only evaluation rows cannot reach ``compute_metrics``, and what to pass instead."""
 
@@ -249,6 +250,47 @@ def _row_keys(rows: Any) -> Optional[list[str]]:
     if isinstance(rows, Sequence) and not isinstance(rows, str) and rows and isinstance(rows[0], Mapping):
         return list(rows[0])
     return None
+
+
+def generation_rows(tokenizer: Any, rows: QuestionRows, *, prompt_fn: Callable[[str], str] = finetuned_prompt) -> Any:
+    """Evaluation rows for a Trainer that generates answers with a decoder-only model (GPT-2).
+
+    Adds ``input_ids``, ``attention_mask`` and ``labels`` to each row: the prompt of the row's
+    question (``prompt_fn``, default :func:`finetuned_prompt`), padded on the left to the
+    longest prompt of the set, so that every generated sequence starts with its whole row
+    and batches of any size stack under the Trainer's default collator; ``labels`` are the
+    prompt with ``-100`` on the padding (the Trainer calls ``compute_metrics`` only when
+    batches carry labels; :func:`make_compute_metrics` does not read them). A tokenizer
+    without a padding token (GPT-2's) gets its eos token as padding token, and its padding
+    side is set to ``left``, as generation needs. ``rows`` is a ``datasets.Dataset`` of
+    the export (a Dataset comes back, the export's columns kept, which the Trainer leaves
+    out of the batches), a list of rows (the rows come back with the three fields added) or
+    ``Question`` objects (a list of the three fields; pass the questions themselves to
+    :func:`make_compute_metrics`).
+
+    >>> rows = generation_rows(tokenizer, load_dataset(export, "protoqa", split="validation"))  # doctest: +SKIP
+    >>> len(set(map(len, rows["input_ids"])))  # doctest: +SKIP
+    1
+    """
+    questions = questions_from_rows(rows, "rows")
+    if not questions:
+        raise ValueError("no questions to evaluate")
+    if tokenizer.pad_token_id is None:
+        if tokenizer.eos_token is None:
+            raise ValueError("the tokenizer has neither a padding token nor an eos token to pad with")
+        tokenizer.pad_token = tokenizer.eos_token
+    tokenizer.padding_side = "left"
+    prompts = [tokenizer(prompt_fn(q.question), add_special_tokens=False)["input_ids"] for q in questions]
+    width = max(len(p) for p in prompts)
+    pad = tokenizer.pad_token_id
+    added = [{"input_ids": [pad] * (width - len(p)) + list(p),
+              "attention_mask": [0] * (width - len(p)) + [1] * len(p),
+              "labels": [IGNORE_INDEX] * (width - len(p)) + list(p)} for p in prompts]
+    if hasattr(rows, "map") and hasattr(rows, "column_names"):
+        return rows.map(lambda _, i: added[i], with_indices=True)
+    if isinstance(rows, Mapping):
+        rows = list(rows.values())
+    return [{**row, **extra} if isinstance(row, Mapping) else extra for row, extra in zip(rows, added)]
 
 
 def make_compute_metrics(
