@@ -77,6 +77,7 @@ import gradio as gr
 
 try:
     $configs
+    from protoqa_integrations import serving
 except ImportError as exc:
     raise SystemExit("$name: the package protoqa-eval is not installed; add a line installing it to "
                      f"requirements.txt (see the comment there) ({exc})") from None
@@ -103,14 +104,26 @@ def _finite(value):
     return True
 
 
+def _compute(config, predictions, references, kwargs):
+    return _module(config).compute(predictions=predictions, references=references, **kwargs)
+
+
 def compute(predictions: str, references: str, config: str, options: str) -> dict:
-    """The module's result for JSON predictions and references under one configuration."""
+    """The module's result for JSON predictions and references under one configuration.
+
+    The caps of protoqa_integrations.serving are checked first, and the scoring runs in a
+    forked process within its time and memory budget, as in the project's demo Space.
+    """
     try:
         kwargs = json.loads(options or "{}")
         if not isinstance(kwargs, dict):
             raise ValueError("options must be a JSON object of keyword arguments, such as {}")
-        result = _module(config).compute(predictions=json.loads(predictions),
-                                         references=json.loads(references), **kwargs)
+        if config not in CONFIGS:
+            raise ValueError(f"unknown configuration {config!r}")
+        predictions, references = json.loads(predictions), json.loads(references)
+        serving.check_compute_request(predictions, references)
+        _module(config)  # loaded here, kept for the next request
+        result = serving.run_with_budget(_compute, config, predictions, references, kwargs)
         if not _finite(result):
             raise ValueError("no question could be scored (the result is not a finite number)")
     except Exception as exc:  # shown in the page instead of crashing the server
@@ -131,7 +144,8 @@ with gr.Blocks(title="$title") as demo:
     gr.Markdown(CARD)
 
 if __name__ == "__main__":
-    demo.launch()
+    # Request bodies over serving.MAX_REQUEST_BYTES are refused before they are read or parsed.
+    demo.launch(**serving.launch_options())
 ''')
 
 _NO_REQUIREMENT = """\

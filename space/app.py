@@ -25,6 +25,7 @@ import demo_logic as logic  # noqa: E402
 logic.configure_environment()
 
 import gradio as gr  # noqa: E402
+from protoqa_integrations import serving  # noqa: E402
 
 from demo_render import (  # noqa: E402
     answers_html,
@@ -443,7 +444,8 @@ def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     demo = build_demo()
     demo.queue(max_size=32, default_concurrency_limit=1)
-    demo.launch(show_error=False, css=CSS)
+    # Request bodies over serving.MAX_REQUEST_BYTES are refused before they are read or parsed.
+    demo.launch(show_error=False, css=CSS, **serving.launch_options())
 
 
 if __name__ == "__main__":
