@@ -476,13 +476,58 @@ def resolve_device(device: str) -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
+_OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+_PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")
+
+
+def hub_unavailable(timeout: float = 3.0) -> Optional[str]:
+    """Why the Hugging Face Hub cannot be reached (offline mode, or no connection within ``timeout``), else None.
+
+    Offline mode is ``HF_HUB_OFFLINE`` or ``TRANSFORMERS_OFFLINE`` set to a true value; the
+    connection is tried to ``$HF_ENDPOINT`` (default huggingface.co), except behind a proxy.
+
+    >>> os.environ["HF_HUB_OFFLINE"] = "1"; hub_unavailable()  # doctest: +SKIP
+    'offline mode is on (HF_HUB_OFFLINE=1)'
+    """
+    import socket
+    from urllib.parse import urlsplit
+
+    for variable in _OFFLINE_VARIABLES:
+        value = os.environ.get(variable, "").strip().lower()
+        if value and value not in {"0", "false", "no", "off"}:
+            return f"offline mode is on ({variable}={os.environ[variable]})"
+    if any(os.environ.get(v) for v in _PROXY_VARIABLES):
+        return None  # only the proxy knows; let the download try
+    endpoint = urlsplit(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
+    port = endpoint.port or (80 if endpoint.scheme == "http" else 443)
+    try:
+        socket.create_connection((endpoint.hostname or "", port), timeout=timeout).close()
+    except OSError as exc:
+        return f"the Hub ({endpoint.hostname}) cannot be reached ({exc.strerror or exc})"
+    return None
+
+
+def _in_hub_cache(name: str, cache_dir: Optional[str]) -> bool:
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:
+        return True  # cannot tell: let from_pretrained decide
+    try:
+        found = try_to_load_from_cache(name, "config.json", cache_dir=cache_dir)
+    except Exception:  # an invalid repository id, for one: from_pretrained gives the better message
+        return True
+    return isinstance(found, str)
+
+
 def load_model(name: str, device: str = "auto", dtype: str = "auto",
                cache_dir: Optional[str] = None) -> tuple[Any, Any]:
     """``(model, tokenizer)`` of a causal language model (Hub id or local folder), no remote code, in eval mode.
 
     ``cache_dir`` is where Hub downloads go (default: the Hub's own cache). Every
     failure is a :class:`GenerationError` saying why, in one line; so is a tokenizer
-    without an end-of-text token (:func:`check_tokenizer`).
+    without an end-of-text token (:func:`check_tokenizer`). When the Hub cannot be reached
+    (:func:`hub_unavailable`) only the cache is read, and a model missing from it fails at
+    once.
 
     >>> load_model("/no/such/folder")  # doctest: +IGNORE_EXCEPTION_DETAIL
     Traceback (most recent call last):
@@ -491,6 +536,12 @@ def load_model(name: str, device: str = "auto", dtype: str = "auto",
     looks_local = os.path.isabs(name) or name.startswith((".", "~"))
     if looks_local and not Path(name).expanduser().is_dir():
         raise GenerationError(f"there is no model folder {name}")
+    # Without the Hub, a model missing from the cache fails here in milliseconds, before torch is
+    # imported, instead of after a minute of connection retries.
+    hub_missing = None if looks_local else hub_unavailable()
+    if hub_missing and not _in_hub_cache(name, cache_dir):
+        raise GenerationError(f"cannot load the model {name!r}: it is not in the local cache and {hub_missing}; "
+                              "download it where the Hub is reachable, or give a local model folder")
     try:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -503,9 +554,10 @@ def load_model(name: str, device: str = "auto", dtype: str = "auto",
         raise GenerationError(f"unknown dtype {dtype!r}; choose one of {', '.join(dtypes)}")
     source = str(Path(name).expanduser()) if looks_local else name
     try:
-        tokenizer = AutoTokenizer.from_pretrained(source, cache_dir=cache_dir, trust_remote_code=False)
+        local = {"local_files_only": True} if hub_missing else {}
+        tokenizer = AutoTokenizer.from_pretrained(source, cache_dir=cache_dir, trust_remote_code=False, **local)
         model = AutoModelForCausalLM.from_pretrained(source, cache_dir=cache_dir, **{_dtype_keyword(): dtypes[dtype]},
-                                                     trust_remote_code=False)
+                                                     trust_remote_code=False, **local)
         model.to(device)
     except Exception as exc:  # hub, network, file, format and device errors all mean "cannot use it"
         text = str(exc).strip()

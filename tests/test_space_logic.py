@@ -287,6 +287,7 @@ def test_models_load_without_remote_code(monkeypatch, tmp_path):
         raise OSError("offline")
 
     monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", refuse)
+    monkeypatch.setattr(logic.generation, "hub_unavailable", lambda: None)  # as if the Hub answered
     with pytest.raises(logic.ModelUnavailableError, match="offline"):
         logic.load_model("gpt2", cache_dir=tmp_path)
     assert seen == [False]
