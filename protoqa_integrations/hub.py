@@ -134,10 +134,13 @@ def compute(predictions: str, references: str, config: str, options: str) -> dic
 with gr.Blocks(title="$title") as demo:
     gr.Markdown("# $title\\n\\nOne JSON list entry per question; the metric card is below.")
     config = gr.Dropdown(list(CONFIGS), value="$default_config", label="configuration")
+    # Long JSON lines wrap instead of running off the field; labels stay short so that the
+    # copy and download buttons of a field never cover them on a phone.
     with gr.Row():
-        predictions = gr.Code(value=$predictions, language="json", label="predictions")
-        references = gr.Code(value=$references, language="json", label="references")
-    options = gr.Code(value="{}", language="json", label="other keyword arguments of compute (JSON object)")
+        predictions = gr.Code(value=$predictions, language="json", label="predictions", wrap_lines=True)
+        references = gr.Code(value=$references, language="json", label="references", wrap_lines=True)
+    gr.Markdown("Other keyword arguments of `compute`, as a JSON object:")
+    options = gr.Code(value="{}", language="json", label="options", wrap_lines=True, lines=1)
     button = gr.Button("Compute", variant="primary")
     result = gr.JSON(label="result")
     button.click(compute, [predictions, references, config, options], result, api_name="compute")

@@ -308,6 +308,15 @@ EXAMPLES = (
 CSS = """
 .table-scroll { overflow-x: auto; max-width: 100%; }
 #distribution img { max-width: 100%; height: auto; }
+/* The picked question's text stops before the dropdown's arrow. */
+#question input { padding-right: 2.2em !important; text-overflow: ellipsis; }
+/* Signatures wrap instead of running off the page. */
+#signatures code { white-space: pre-wrap; overflow-wrap: anywhere; }
+@media (max-width: 700px) {
+  /* On a phone the chart keeps its own size (labels stay readable) and scrolls sideways. */
+  #distribution { overflow-x: auto; }
+  #distribution img { max-width: none !important; width: auto !important; }
+}
 """
 
 

@@ -145,9 +145,11 @@ def clusters_html(result: DemoResult) -> str:
         if len(cluster.answers) > SHOWN_CLUSTER_ANSWERS:
             answers += f" <span style='{_MUTED}'>+{len(cluster.answers) - SHOWN_CLUSTER_ANSWERS} more</span>"
         mark = f"<span style='{_CLAIMED}'>claimed</span>" if cluster.id in claimed else f"<span style='{_MUTED}'>-</span>"
-        rows.append([f"<b>{_e(result.cluster_labels[cluster.id])}</b>", str(cluster.count), bar, mark, answers])
-    header = ["Cluster", "People", "<span style='display:inline-block;min-width:70px'>Share</span>",
-              "Claimed (WordNet, @10)", "Answers in the cluster"]
+        rows.append([f"<b>{_e(result.cluster_labels[cluster.id])}</b>", str(cluster.count), answers, mark, bar])
+    # The answers come third so that a phone shows them without scrolling sideways (last,
+    # they were off-screen and left tall, empty-looking rows); the share bar is last.
+    header = ["Cluster", "People", "Answers in the cluster", "Claimed (WordNet, @10)",
+              "<span style='display:inline-block;min-width:70px'>Share</span>"]
     return (f"<p style='margin:2px 0'>{total} people answered; their answers were grouped by hand.</p>"
             + _table("human-clusters", header, rows, min_width=480))
 
