@@ -33,7 +33,7 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 QUESTION_ID = "r1q7"  # "Name a vegetable that is about as big as your head."
 SEARCH = "vegetable"
-STARTUP_TIMEOUT = 90
+STARTUP_TIMEOUT = 240
 STEP_TIMEOUT = 120
 
 pytestmark = pytest.mark.browser
