@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-__all__ = ["metric_info"]
+from .readers import clusters_from_records, question_ids_for
+
+__all__ = ["CheckedReferences", "metric_info", "stored_clusters"]
 
 
 def metric_info(description: str, citation: str, inputs_description: str, *, features: Sequence[Any],
@@ -21,3 +23,61 @@ def metric_info(description: str, citation: str, inputs_description: str, *, fea
     return evaluate.MetricInfo(module_type="metric", description=description, citation=citation,
                                inputs_description=inputs_description, features=list(features),
                                homepage=code_url, codebase_urls=[code_url], reference_urls=[paper_url])
+
+
+class CheckedReferences:
+    """Mixin for an ``evaluate.Metric``: references are checked before ``datasets`` casts them.
+
+    ``datasets`` casts each input to the declared features, so a count of 2.9 would become 2
+    and ``"5"`` or ``True`` would pass as integers; a missing optional field or a value too
+    large for int64 would fail inside ``datasets`` with a bare ``KeyError`` or ``OverflowError``.
+    A subclass's ``check_references(references, question_ids)`` runs the library's own checks
+    (:func:`protoqa_core.readers.clusters_from_records` and ``check_count``) first and returns
+    the references in a form the features carry without change.
+
+    >>> class Checked(CheckedReferences):
+    ...     def check_references(self, references, question_ids):
+    ...         return [stored_clusters(r, q) for r, q in zip(references, question_ids)]
+    >>> Checked().check_references([[{"answers": ["dog"], "count": 2}]], ["q1"])
+    [{'id': ['0'], 'answers': [['dog']], 'count': [2]}]
+    """
+
+    def check_references(self, references: Sequence[Any], question_ids: Sequence[str]) -> list[Any]:
+        raise NotImplementedError
+
+    def _checked(self, references: Any, question_ids: Any = None) -> Any:
+        if references is None or isinstance(references, (str, bytes)) or not hasattr(references, "__len__"):
+            return references  # evaluate reports what is missing or malformed
+        references = list(references)
+        return self.check_references(references, question_ids_for(question_ids, len(references)))
+
+    def compute(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> Any:
+        """The metric's result for ``predictions`` and ``references`` (checked first); see below."""
+        references = self._checked(references, kwargs.get("question_ids"))
+        return super().compute(predictions=predictions, references=references, **kwargs)  # type: ignore[misc]
+
+    def add_batch(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> None:
+        """Add a batch of predictions and references (checked first) for a later ``compute()``."""
+        references = self._checked(references)
+        super().add_batch(predictions=predictions, references=references, **kwargs)  # type: ignore[misc]
+
+    def add(self, *, prediction: Any = None, reference: Any = None, **kwargs: Any) -> None:
+        """Add one prediction and its reference (checked first) for a later ``compute()``."""
+        if reference is not None:
+            reference = self.check_references([reference], ["0"])[0]
+        super().add(prediction=prediction, reference=reference, **kwargs)  # type: ignore[misc]
+
+
+def stored_clusters(reference: Any, question_id: str) -> dict[str, list[Any]]:
+    """A reference in the stored ``clusters`` form, after the library's checks of every count and string.
+
+    >>> stored_clusters({"answers": [["dog", "puppy"]], "count": [3]}, "q1")
+    {'id': ['0'], 'answers': [['dog', 'puppy']], 'count': [3]}
+    >>> stored_clusters({"answers": [["dog"]], "count": [2.9]}, "q1")
+    Traceback (most recent call last):
+    ...
+    protoqa_core.readers.DataFormatError: question 'q1': cluster 0 count must be a non-negative integer, got 2.9
+    """
+    clusters = clusters_from_records(reference, question_id)
+    return {"id": [c.id for c in clusters], "answers": [list(c.answers) for c in clusters],
+            "count": [c.count for c in clusters]}

@@ -392,6 +392,12 @@ class Cluster:
         # A bare string would be scored as a list of its characters.
         if isinstance(self.answers, (str, bytes)):
             raise DataFormatError(f"cluster {self.id!r}: answers must be a list of strings, got a string")
+        # The same Unicode spelling as the predictions (protoqa_core.text.normalize_prediction).
+        if not all(isinstance(a, str) and a.isascii() for a in self.answers):
+            from .text import normalize_unicode  # here: the text module loads NLTK's tokenizer (over 1 s)
+
+            object.__setattr__(self, "answers", tuple(normalize_unicode(a) if isinstance(a, str) else a
+                                                      for a in self.answers))
 
 
 @dataclass(frozen=True)

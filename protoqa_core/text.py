@@ -10,6 +10,7 @@ on offline machines.
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 
 from nltk.tokenize import NLTKWordTokenizer
@@ -18,6 +19,7 @@ __all__ = [
     "ENGLISH_STOPWORDS",
     "MAX_PREDICTION_CHARS",
     "normalize_prediction",
+    "normalize_unicode",
     "content_tokens",
 ]
 
@@ -50,15 +52,40 @@ _PLAIN_WORDS = re.compile(r"[A-Za-z]+(?: [A-Za-z]+)*")
 _SPLIT_BY_TREEBANK = frozenset({"cannot", "gimme", "gonna", "gotta", "lemme", "wanna"})
 
 
-def normalize_prediction(answer: str, max_chars: int = MAX_PREDICTION_CHARS) -> str:
-    """Lower-case a predicted answer, cut it to ``max_chars`` characters and strip it.
+# Zero-width characters that NFKC keeps but that no reader sees: space, non-joiner, joiner,
+# word joiner, byte-order mark / zero-width no-break space.
+_ZERO_WIDTH = re.compile("[\u200b\u200c\u200d\u2060\ufeff]")
 
-    This is applied to predictions only; cluster strings are used as they are.
+
+def normalize_unicode(text: str) -> str:
+    """``text`` in Unicode NFKC with the zero-width characters removed.
+
+    One spelling for what reads the same: NFD and NFC accents, full-width letters,
+    ligatures, a joiner inside a word. Applied to predictions (in
+    :func:`normalize_prediction`) and to cluster strings when a cluster is built.
+
+    >>> normalize_unicode("cafe\u0301") == normalize_unicode("caf\u00e9") == "caf\u00e9"
+    True
+    >>> normalize_unicode("\uff43\uff41\uff54"), normalize_unicode("ca\u200dt")
+    ('cat', 'cat')
+    """
+    if text.isascii():
+        return text
+    return _ZERO_WIDTH.sub("", unicodedata.normalize("NFKC", text))
+
+
+def normalize_prediction(answer: str, max_chars: int = MAX_PREDICTION_CHARS) -> str:
+    """Unicode-normalize a predicted answer, lower-case it, cut it to ``max_chars`` characters and strip it.
+
+    Cluster strings get the same Unicode normalization (:func:`normalize_unicode`) but are
+    otherwise used as they are.
 
     >>> normalize_prediction("  Brush Teeth ")
     'brush teeth'
+    >>> normalize_prediction("\uff22rush")
+    'brush'
     """
-    return answer.lower()[:max_chars].strip()
+    return normalize_unicode(answer).lower()[:max_chars].strip()
 
 
 @lru_cache(maxsize=200_000)

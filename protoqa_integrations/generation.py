@@ -44,11 +44,11 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 import numpy as np
 
-from .prompts import cfc_prompt, clean_answer, generation_prompt, question_to_prompt
+from .prompts import PROMPT_STYLES, clean_answer, prompt_for
 
 __all__ = [
     "PAPER_TOP_P",
@@ -85,14 +85,6 @@ CFC_NUM_SAMPLES = 100
 STOP_STRINGS = ("\n", ".")
 """A sample ends at the first of these; the same strings are the ``until`` of the lm-eval tasks."""
 
-PROMPT_STYLES: Mapping[str, Callable[[str], str]] = {
-    "statement": question_to_prompt,
-    "finetuned": generation_prompt,
-    "cfc-one-shot": cfc_prompt,
-}
-"""Prompt style -> question-to-prompt function: ``statement`` (SPEC's rewrite, for any
-language model), ``finetuned`` (the rewrite plus the tab separator of the ProtoQA
-fine-tuning format) and ``cfc-one-shot`` (one worked CFC example, then the question)."""
 
 
 class GenerationError(ValueError):
@@ -166,14 +158,14 @@ class PromptSamples:
 
 
 def prompt_function(style: str) -> Callable[[str], str]:
-    """The question-to-prompt function of a prompt style (:data:`PROMPT_STYLES`).
+    """The question-to-prompt function of a prompt style: :func:`~protoqa_integrations.prompts.prompt_for`.
 
     >>> prompt_function("statement")("Name a fruit.")
-    'One fruit is'
+    'one fruit is'
     """
     if style not in PROMPT_STYLES:
         raise GenerationError(f"unknown prompt style {style!r}; choose one of {', '.join(PROMPT_STYLES)}")
-    return PROMPT_STYLES[style]
+    return lambda question: prompt_for(question, style)
 
 
 def cut_at_stop(text: str, stops: Sequence[str] = STOP_STRINGS) -> str:
@@ -484,13 +476,58 @@ def resolve_device(device: str) -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
+_OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+_PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")
+
+
+def hub_unavailable(timeout: float = 3.0) -> Optional[str]:
+    """Why the Hugging Face Hub cannot be reached (offline mode, or no connection within ``timeout``), else None.
+
+    Offline mode is ``HF_HUB_OFFLINE`` or ``TRANSFORMERS_OFFLINE`` set to a true value; the
+    connection is tried to ``$HF_ENDPOINT`` (default huggingface.co), except behind a proxy.
+
+    >>> os.environ["HF_HUB_OFFLINE"] = "1"; hub_unavailable()  # doctest: +SKIP
+    'offline mode is on (HF_HUB_OFFLINE=1)'
+    """
+    import socket
+    from urllib.parse import urlsplit
+
+    for variable in _OFFLINE_VARIABLES:
+        value = os.environ.get(variable, "").strip().lower()
+        if value and value not in {"0", "false", "no", "off"}:
+            return f"offline mode is on ({variable}={os.environ[variable]})"
+    if any(os.environ.get(v) for v in _PROXY_VARIABLES):
+        return None  # only the proxy knows; let the download try
+    endpoint = urlsplit(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
+    port = endpoint.port or (80 if endpoint.scheme == "http" else 443)
+    try:
+        socket.create_connection((endpoint.hostname or "", port), timeout=timeout).close()
+    except OSError as exc:
+        return f"the Hub ({endpoint.hostname}) cannot be reached ({exc.strerror or exc})"
+    return None
+
+
+def _in_hub_cache(name: str, cache_dir: Optional[str]) -> bool:
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:
+        return True  # cannot tell: let from_pretrained decide
+    try:
+        found = try_to_load_from_cache(name, "config.json", cache_dir=cache_dir)
+    except Exception:  # an invalid repository id, for one: from_pretrained gives the better message
+        return True
+    return isinstance(found, str)
+
+
 def load_model(name: str, device: str = "auto", dtype: str = "auto",
                cache_dir: Optional[str] = None) -> tuple[Any, Any]:
     """``(model, tokenizer)`` of a causal language model (Hub id or local folder), no remote code, in eval mode.
 
     ``cache_dir`` is where Hub downloads go (default: the Hub's own cache). Every
     failure is a :class:`GenerationError` saying why, in one line; so is a tokenizer
-    without an end-of-text token (:func:`check_tokenizer`).
+    without an end-of-text token (:func:`check_tokenizer`). When the Hub cannot be reached
+    (:func:`hub_unavailable`) only the cache is read, and a model missing from it fails at
+    once.
 
     >>> load_model("/no/such/folder")  # doctest: +IGNORE_EXCEPTION_DETAIL
     Traceback (most recent call last):
@@ -499,6 +536,12 @@ def load_model(name: str, device: str = "auto", dtype: str = "auto",
     looks_local = os.path.isabs(name) or name.startswith((".", "~"))
     if looks_local and not Path(name).expanduser().is_dir():
         raise GenerationError(f"there is no model folder {name}")
+    # Without the Hub, a model missing from the cache fails here in milliseconds, before torch is
+    # imported, instead of after a minute of connection retries.
+    hub_missing = None if looks_local else hub_unavailable()
+    if hub_missing and not _in_hub_cache(name, cache_dir):
+        raise GenerationError(f"cannot load the model {name!r}: it is not in the local cache and {hub_missing}; "
+                              "download it where the Hub is reachable, or give a local model folder")
     try:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -511,9 +554,10 @@ def load_model(name: str, device: str = "auto", dtype: str = "auto",
         raise GenerationError(f"unknown dtype {dtype!r}; choose one of {', '.join(dtypes)}")
     source = str(Path(name).expanduser()) if looks_local else name
     try:
-        tokenizer = AutoTokenizer.from_pretrained(source, cache_dir=cache_dir, trust_remote_code=False)
+        local = {"local_files_only": True} if hub_missing else {}
+        tokenizer = AutoTokenizer.from_pretrained(source, cache_dir=cache_dir, trust_remote_code=False, **local)
         model = AutoModelForCausalLM.from_pretrained(source, cache_dir=cache_dir, **{_dtype_keyword(): dtypes[dtype]},
-                                                     trust_remote_code=False)
+                                                     trust_remote_code=False, **local)
         model.to(device)
     except Exception as exc:  # hub, network, file, format and device errors all mean "cannot use it"
         text = str(exc).strip()

@@ -81,6 +81,7 @@ import gradio as gr
 
 try:
     $configs
+    from protoqa_integrations import serving
 except ImportError as exc:
     raise SystemExit("$name: the package protoqa-eval is not installed; add a line installing it to "
                      f"requirements.txt (see the comment there) ({exc})") from None
@@ -107,14 +108,26 @@ def _finite(value):
     return True
 
 
+def _compute(config, predictions, references, kwargs):
+    return _module(config).compute(predictions=predictions, references=references, **kwargs)
+
+
 def compute(predictions: str, references: str, config: str, options: str) -> dict:
-    """The module's result for JSON predictions and references under one configuration."""
+    """The module's result for JSON predictions and references under one configuration.
+
+    The caps of protoqa_integrations.serving are checked first, and the scoring runs in a
+    forked process within its time and memory budget, as in the project's demo Space.
+    """
     try:
         kwargs = json.loads(options or "{}")
         if not isinstance(kwargs, dict):
             raise ValueError("options must be a JSON object of keyword arguments, such as {}")
-        result = _module(config).compute(predictions=json.loads(predictions),
-                                         references=json.loads(references), **kwargs)
+        if config not in CONFIGS:
+            raise ValueError(f"unknown configuration {config!r}")
+        predictions, references = json.loads(predictions), json.loads(references)
+        serving.check_compute_request(predictions, references)
+        _module(config)  # loaded here, kept for the next request
+        result = serving.run_with_budget(_compute, config, predictions, references, kwargs)
         if not _finite(result):
             raise ValueError("no question could be scored (the result is not a finite number)")
     except Exception as exc:  # shown in the page instead of crashing the server
@@ -125,17 +138,21 @@ def compute(predictions: str, references: str, config: str, options: str) -> dic
 with gr.Blocks(title="$title") as demo:
     gr.Markdown("# $title\\n\\nOne JSON list entry per question; the metric card is below.")
     config = gr.Dropdown(list(CONFIGS), value="$default_config", label="configuration")
+    # Long JSON lines wrap instead of running off the field; labels stay short so that the
+    # copy and download buttons of a field never cover them on a phone.
     with gr.Row():
-        predictions = gr.Code(value=$predictions, language="json", label="predictions")
-        references = gr.Code(value=$references, language="json", label="references")
-    options = gr.Code(value="{}", language="json", label="other keyword arguments of compute (JSON object)")
+        predictions = gr.Code(value=$predictions, language="json", label="predictions", wrap_lines=True)
+        references = gr.Code(value=$references, language="json", label="references", wrap_lines=True)
+    gr.Markdown("Other keyword arguments of `compute`, as a JSON object:")
+    options = gr.Code(value="{}", language="json", label="options", wrap_lines=True, lines=1)
     button = gr.Button("Compute", variant="primary")
     result = gr.JSON(label="result")
     button.click(compute, [predictions, references, config, options], result, api_name="compute")
     gr.Markdown(CARD)
 
 if __name__ == "__main__":
-    demo.launch()
+    # Request bodies over serving.MAX_REQUEST_BYTES are refused before they are read or parsed.
+    demo.launch(**serving.launch_options())
 ''')
 
 _NO_REQUIREMENT = """\

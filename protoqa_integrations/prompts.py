@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import re
 import warnings
-from typing import Iterable, Optional
+from typing import Callable, Iterable, Mapping, Optional
 
 from protoqa_core.ranking import rank_by_frequency
 
@@ -53,6 +53,9 @@ __all__ = [
     "END_OF_ANSWER",
     "question_to_prompt",
     "generation_prompt",
+    "PROMPT_STYLES",
+    "normalized_question",
+    "prompt_for",
     "CFC_EXAMPLE",
     "cfc_prompt",
     "training_line",
@@ -168,6 +171,43 @@ def cfc_prompt(question: str) -> str:
         raise ValueError(f"cannot make a prompt from an empty question: {question!r}")
     example_question, example_answer = CFC_EXAMPLE
     return f"Q: {example_question}\nA: {example_answer}.\nQ: {text}\nA:"
+
+
+PROMPT_STYLES: Mapping[str, Callable[[str], str]] = {
+    "statement": question_to_prompt,
+    "finetuned": generation_prompt,
+    "cfc-one-shot": cfc_prompt,
+}
+"""Prompt style -> question-to-prompt function: ``statement`` (SPEC's rewrite, for any
+language model), ``finetuned`` (the rewrite plus the tab separator of the ProtoQA
+fine-tuning format) and ``cfc-one-shot`` (one worked CFC example, then the question)."""
+
+
+def normalized_question(question: str) -> str:
+    """A question as the data's ``question.normalized`` writes it: lower-case, whitespace collapsed.
+
+    >>> normalized_question("  Name a   Fruit. ")
+    'name a fruit.'
+    """
+    if not isinstance(question, str):
+        raise TypeError(f"question must be a string, got {type(question).__name__}")
+    return " ".join(question.split()).lower()
+
+
+def prompt_for(question: str, style: str = "statement") -> str:
+    """The prompt of a question in a prompt style (:data:`PROMPT_STYLES`), from its normalized text.
+
+    The one prompt function of the project: ``protoqa-eval generate``, the lm-eval tasks,
+    the Trainer hooks and the Space all call it, so one model and seed give the same
+    answers everywhere, whether the question comes as the data's normalized text or as
+    typed ("Name a fruit" and "name a fruit" are one prompt).
+
+    >>> prompt_for("Name a fruit."), prompt_for("name a fruit", "finetuned")
+    ('one fruit is', 'one fruit is\\t')
+    """
+    if style not in PROMPT_STYLES:
+        raise ValueError(f"unknown prompt style {style!r}; choose one of {', '.join(PROMPT_STYLES)}")
+    return PROMPT_STYLES[style](normalized_question(question))
 
 
 def training_line(question: str, answer: str) -> str:

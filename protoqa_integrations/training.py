@@ -32,7 +32,7 @@ import warnings
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 from protoqa_metric.metrics import evaluate_predictions
-from .prompts import clean_answer, generation_prompt
+from .prompts import clean_answer, prompt_for
 from protoqa_core.ranking import rank_by_frequency
 from protoqa_core.readers import Question
 from protoqa_core.rows import questions_from_rows
@@ -48,8 +48,10 @@ __all__ = [
     "score_sampled_answers",
     "decode_answers",
     "make_compute_metrics",
+    "generation_rows",
     "QuestionRows",
     "LABELS_NEEDED",
+    "finetuned_prompt",
     "sample_question_answers",
     "sample_answers",
     "ProtoQAEvalCallback",
@@ -79,12 +81,21 @@ ignored), a list of such rows, a list of :class:`~protoqa_core.readers.Question`
 
 LABELS_NEEDED = (
     "the Trainer calls compute_metrics only when the evaluation batches carry 'labels', so with these rows it "
-    "would never score and no eval_protoqa_* key would appear. Give each row a 'labels' field (any token ids; "
-    "they are not read), e.g. eval_rows = eval_rows.map(lambda row: {'labels': row['input_ids']}), and pass "
-    "include_for_metrics=['inputs'] (with predict_with_generate=True) to the training arguments; or use "
-    "ProtoQAEvalCallback, which samples by itself and needs no labels"
+    "would never score and no eval_protoqa_* key would appear. Build the rows with "
+    "protoqa_integrations.training.generation_rows(tokenizer, rows), which adds padded prompts and labels (they "
+    "are not read), and pass include_for_metrics=['inputs'] (with predict_with_generate=True) to the training "
+    "arguments; or use ProtoQAEvalCallback, which samples by itself and needs no labels"
 )
 """Why prompt-only evaluation rows cannot reach ``compute_metrics``, and what to pass instead."""
+
+
+def finetuned_prompt(question: str) -> str:
+    """The hooks' default prompt: :func:`~protoqa_integrations.prompts.prompt_for` in the ``finetuned`` style.
+
+    >>> finetuned_prompt("Name a fruit")
+    'one fruit is\\t'
+    """
+    return prompt_for(question, "finetuned")
 
 
 def metric_key(similarity: str, metric: str, prefix: str = "protoqa") -> str:
@@ -241,6 +252,47 @@ def _row_keys(rows: Any) -> Optional[list[str]]:
     return None
 
 
+def generation_rows(tokenizer: Any, rows: QuestionRows, *, prompt_fn: Callable[[str], str] = finetuned_prompt) -> Any:
+    """Evaluation rows for a Trainer that generates answers with a decoder-only model (GPT-2).
+
+    Adds ``input_ids``, ``attention_mask`` and ``labels`` to each row: the prompt of the row's
+    question (``prompt_fn``, default :func:`finetuned_prompt`), padded on the left to the
+    longest prompt of the set, so that every generated sequence starts with its whole row
+    and batches of any size stack under the Trainer's default collator; ``labels`` are the
+    prompt with ``-100`` on the padding (the Trainer calls ``compute_metrics`` only when
+    batches carry labels; :func:`make_compute_metrics` does not read them). A tokenizer
+    without a padding token (GPT-2's) gets its eos token as padding token, and its padding
+    side is set to ``left``, as generation needs. ``rows`` is a ``datasets.Dataset`` of
+    the export (a Dataset comes back, the export's columns kept, which the Trainer leaves
+    out of the batches), a list of rows (the rows come back with the three fields added) or
+    ``Question`` objects (a list of the three fields; pass the questions themselves to
+    :func:`make_compute_metrics`).
+
+    >>> rows = generation_rows(tokenizer, load_dataset(export, "protoqa", split="validation"))  # doctest: +SKIP
+    >>> len(set(map(len, rows["input_ids"])))  # doctest: +SKIP
+    1
+    """
+    questions = questions_from_rows(rows, "rows")
+    if not questions:
+        raise ValueError("no questions to evaluate")
+    if tokenizer.pad_token_id is None:
+        if tokenizer.eos_token is None:
+            raise ValueError("the tokenizer has neither a padding token nor an eos token to pad with")
+        tokenizer.pad_token = tokenizer.eos_token
+    tokenizer.padding_side = "left"
+    prompts = [tokenizer(prompt_fn(q.question), add_special_tokens=False)["input_ids"] for q in questions]
+    width = max(len(p) for p in prompts)
+    pad = tokenizer.pad_token_id
+    added = [{"input_ids": [pad] * (width - len(p)) + list(p),
+              "attention_mask": [0] * (width - len(p)) + [1] * len(p),
+              "labels": [IGNORE_INDEX] * (width - len(p)) + list(p)} for p in prompts]
+    if hasattr(rows, "map") and hasattr(rows, "column_names"):
+        return rows.map(lambda _, i: added[i], with_indices=True)
+    if isinstance(rows, Mapping):
+        rows = list(rows.values())
+    return [{**row, **extra} if isinstance(row, Mapping) else extra for row, extra in zip(rows, added)]
+
+
 def make_compute_metrics(
     tokenizer: Any,
     questions: QuestionRows,
@@ -343,7 +395,7 @@ def sample_question_answers(
     top_p: float = PAPER_TOP_P,
     temperature: float = PAPER_TEMPERATURE,
     seed: int = 42,
-    prompt_fn: Callable[[str], str] = generation_prompt,
+    prompt_fn: Callable[[str], str] = finetuned_prompt,
 ) -> list[str]:
     """Nucleus-sample ``num_samples`` answers to one question from a causal language model.
 
@@ -385,7 +437,7 @@ def sample_answers(
     """
     from .generation import SamplingConfig, sample_prompts
 
-    prompt_fn = sampling.pop("prompt_fn", generation_prompt)
+    prompt_fn = sampling.pop("prompt_fn", finetuned_prompt)
     config = SamplingConfig(seed=seed, top_k=0, **{"num_samples": PAPER_NUM_SAMPLES, "batch_size": 100,
                                                     "max_new_tokens": 10, "top_p": PAPER_TOP_P,
                                                     "temperature": PAPER_TEMPERATURE, **sampling})
@@ -459,7 +511,7 @@ class _ProtoQAEvalCallbackBase:
         similarity: Similarities = "wordnet",
         metrics: Union[str, Iterable[str]] = "paper",
         probeval: ProbEvalOption = False,
-        prompt_fn: Callable[[str], str] = generation_prompt,
+        prompt_fn: Callable[[str], str] = finetuned_prompt,
         trainer: Any = None,
     ) -> None:
         self.question_sets = _question_sets(questions)
@@ -600,7 +652,7 @@ set: ``{"dev": dev_rows, "scraped": scraped_rows}`` for a Trainer whose
 ``eval_dataset`` is a dict with those names (a ``DatasetDict`` works as such a mapping).
 
 At each ``on_evaluate`` the callback samples ``num_samples`` answers per question
-(prompt from :func:`~protoqa_integrations.prompts.generation_prompt`, nucleus sampling with
+(prompt from :func:`finetuned_prompt`, nucleus sampling with
 the paper's top_p 0.9 and temperature 0.69, ``batch_size`` samples per ``generate``
 call, question ``i`` seeded with ``seed + i``), ranks them by frequency, scores them
 and adds ``<prefix>_protoqa_<similarity>_<metric>`` (and ``<prefix>_probeval_kl`` with

@@ -25,6 +25,7 @@ import demo_logic as logic  # noqa: E402
 logic.configure_environment()
 
 import gradio as gr  # noqa: E402
+from protoqa_integrations import serving  # noqa: E402
 
 from demo_render import (  # noqa: E402
     answers_html,
@@ -307,6 +308,15 @@ EXAMPLES = (
 CSS = """
 .table-scroll { overflow-x: auto; max-width: 100%; }
 #distribution img { max-width: 100%; height: auto; }
+/* The picked question's text stops before the dropdown's arrow. */
+#question input { padding-right: 2.2em !important; text-overflow: ellipsis; }
+/* Signatures wrap instead of running off the page. */
+#signatures code { white-space: pre-wrap; overflow-wrap: anywhere; }
+@media (max-width: 700px) {
+  /* On a phone the chart keeps its own size (labels stay readable) and scrolls sideways. */
+  #distribution { overflow-x: auto; }
+  #distribution img { max-width: none !important; width: auto !important; }
+}
 """
 
 
@@ -443,7 +453,8 @@ def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     demo = build_demo()
     demo.queue(max_size=32, default_concurrency_limit=1)
-    demo.launch(show_error=False, css=CSS)
+    # Request bodies over serving.MAX_REQUEST_BYTES are refused before they are read or parsed.
+    demo.launch(show_error=False, css=CSS, **serving.launch_options())
 
 
 if __name__ == "__main__":

@@ -30,7 +30,6 @@ these functions to widgets and everything here can be called and tested directly
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import tempfile
 import threading
@@ -43,7 +42,7 @@ from protoqa_core import data as data_location
 from protoqa_core.ranking import answer_frequencies, rank_by_frequency
 from protoqa_core.readers import read_prediction_lists, read_predictions
 from protoqa_dataset.sources import SourceError, source_path
-from protoqa_integrations import generation
+from protoqa_integrations import generation, prompts, serving
 from protoqa_integrations.generation import PAPER_TEMPERATURE, PAPER_TOP_P, PROTOQA_NUM_SAMPLES, SamplingConfig
 from protoqa_integrations.prompts import clean_answer
 from protoqa_metric import PAPER_METRICS, Question, evaluate_predictions, question_from_row, read_targets
@@ -127,33 +126,34 @@ DEFAULT_TEMPERATURE = PAPER_TEMPERATURE
 DEFAULT_TOP_P = PAPER_TOP_P
 DEFAULT_SEED = SamplingConfig.seed
 MIN_TEMPERATURE, MAX_TEMPERATURE = 0.05, 2.0
-MAX_QUESTION_CHARS = 300
+MAX_QUESTION_CHARS = serving.MAX_QUESTION_CHARS
 BATCH_SIZE = 50
 """Samples per forward pass: bounds the memory of one sampling step on a small CPU Space."""
 SIMILARITIES = ("exact_match", "wordnet")
 
-# Caps checked before any scoring (check_limits). The real data stays below them
-# (ProtoQA and CFC: at most 35 clusters, 124 answer strings per question, 126
-# characters and 22 words per cluster answer; stored samples up to 530 characters),
-# while they bound the memory and the number of comparisons of any input; the time
-# budget stops whatever is still too slow within them.
-MAX_ANSWERS = MAX_NUM_SAMPLES = 500
+# Caps checked before any scoring (check_limits), shared with the Hub-folder apps
+# (protoqa_integrations.serving). The real data stays below them (ProtoQA and CFC: at
+# most 35 clusters, 124 answer strings per question, 126 characters and 22 words per
+# cluster answer; stored samples up to 530 characters), while they bound the memory and
+# the number of comparisons of any input; the time budget stops whatever is still too
+# slow within them.
+MAX_ANSWERS = MAX_NUM_SAMPLES = serving.MAX_ANSWERS
 """Most answers (samples, or a ranked list) scored for one question."""
-MAX_ANSWER_CHARS = 1000
+MAX_ANSWER_CHARS = serving.MAX_ANSWER_CHARS
 """Longest model answer accepted (the metric itself reads only its first 50 characters)."""
-MAX_CLUSTERS = 50
-MAX_CLUSTER_STRINGS = 300
+MAX_CLUSTERS = serving.MAX_CLUSTERS
+MAX_CLUSTER_STRINGS = serving.MAX_CLUSTER_STRINGS
 """Most answer strings in all the clusters of one question."""
-MAX_CLUSTER_ANSWER_CHARS = 200
-MAX_CLUSTER_ANSWER_TOKENS = 25
+MAX_CLUSTER_ANSWER_CHARS = serving.MAX_CLUSTER_ANSWER_CHARS
+MAX_CLUSTER_ANSWER_TOKENS = serving.MAX_CLUSTER_ANSWER_TOKENS
 """Most whitespace-separated words in one cluster answer."""
-MAX_SCORED_PAIRS = 50_000
+MAX_SCORED_PAIRS = serving.MAX_SCORED_PAIRS
 """Most (distinct answer, cluster answer string) pairs one scoring compares."""
-MAX_CLUSTER_COUNT = 1_000_000
+MAX_CLUSTER_COUNT = serving.MAX_CLUSTER_COUNT
 """Most people in one cluster."""
-SCORE_TIME_BUDGET = 20.0
+SCORE_TIME_BUDGET = serving.SCORE_TIME_BUDGET
 """Seconds one scoring may take before it is stopped (it runs in a forked process)."""
-SCORE_MEMORY_BUDGET = 768 * 2**20
+SCORE_MEMORY_BUDGET = serving.SCORE_MEMORY_BUDGET
 """Bytes of address space a scoring process may add to what it inherits."""
 FIRST_VIEW_PATH = Path(__file__).resolve().parent / "first_view.json"
 """The default question's export row and the stored GPT-2 answers to it, shown on load."""
@@ -436,13 +436,14 @@ def prompt_for(dataset_key: str, question: str, style: Optional[str] = None) -> 
 
     CFC questions get the one-shot prompt; ProtoQA questions the prompt style ``style``
     (default :func:`prompt_style`): ``statement`` for a plain GPT-2, ``finetuned`` (with
-    the tab separator of the ProtoQA fine-tuning format). The prompts themselves are
-    :data:`protoqa_integrations.generation.PROMPT_STYLES`.
+    the tab separator of the ProtoQA fine-tuning format). The prompt is the library's
+    :func:`protoqa_integrations.prompts.prompt_for`, from the lower-case question, as
+    ``protoqa-eval generate``, the lm-eval tasks and the Trainer hooks build it.
 
     >>> prompt_for("protoqa", "Name a fruit"), prompt_for("protoqa", "name a fruit", "finetuned")
-    ('One fruit is', 'one fruit is\\t')
+    ('one fruit is', 'one fruit is\\t')
     """
-    return generation.prompt_function(_prompt_style_of(dataset_key, style))(question)
+    return prompts.prompt_for(question, _prompt_style_of(dataset_key, style))
 
 
 def _prompt_style_of(dataset_key: str, style: Optional[str] = None) -> str:
@@ -740,12 +741,13 @@ def _cluster_labels(question: Question, probeval_result: Any) -> dict[str, str]:
 
 def score_answers(dataset_key: str, question: Union[None, Question, Mapping[str, Any]], answers: Answers, *,
                   question_text: Optional[str] = None, prompt: Optional[str] = None,
-                  sampling_signature: Optional[str] = None, seconds: float = 0.0) -> DemoResult:
+                  sampling_signature: Optional[str] = None, sampling_seconds: float = 0.0) -> DemoResult:
     """Both metrics for a question's answers (none for a typed question without clusters).
 
     ``question`` is a :class:`~protoqa_metric.Question` or a row of the dataset export
     (``load_dataset(export, "protoqa")["validation"][0]``), as it is. Call
-    :func:`check_limits` first for input from outside.
+    :func:`check_limits` first for input from outside. ``sampling_seconds`` is shown with
+    the answers (it is not the scoring budget of :func:`run_with_budget`).
 
     >>> from protoqa_metric import Cluster
     >>> q = Question("q1", "name a pet", (Cluster("q1.0", ("dog",), 6), Cluster("q1.1", ("cat",), 4)))
@@ -755,7 +757,7 @@ def score_answers(dataset_key: str, question: Union[None, Question, Mapping[str,
     """
     question = as_question(question)
     text = question_text or (question.question_original or question.question if question else "")
-    result = DemoResult(dataset_key, text, question, prompt, answers, seconds=seconds)
+    result = DemoResult(dataset_key, text, question, prompt, answers, seconds=sampling_seconds)
     if sampling_signature:
         result.signatures["sampling"] = sampling_signature
     if question is None or not question.clusters:
@@ -814,9 +816,7 @@ def generate_result(data: DemoData, models: ModelHolder, dataset_key: str, quest
     """
     question, text = resolve_question(data, dataset_key, question_id, custom_question)
     style = _prompt_style_of(dataset_key)
-    # A fine-tuned ProtoQA model was trained on the lower-case normalized questions.
-    asked = question.question if (question is not None and style == "finetuned") else text
-    prompt = prompt_for(dataset_key, asked, style)
+    prompt = prompt_for(dataset_key, question.question if question is not None else text, style)
     if on_stage:
         on_stage(f"Loading the model {models.name}")
     loaded = models.get(retry=True)
@@ -827,7 +827,7 @@ def generate_result(data: DemoData, models: ModelHolder, dataset_key: str, quest
     if on_stage and question is not None:
         on_stage("Scoring (exact match, WordNet, ProbEval)")
     return scored_within_budget(dataset_key, question, answers, question_text=text, prompt=prompt,
-                                sampling_signature=settings.signature(loaded.name, style), seconds=seconds)
+                                sampling_signature=settings.signature(loaded.name, style), sampling_seconds=seconds)
 
 
 def stored_result(data: DemoData, dataset_key: str, question_id: Optional[str],
@@ -887,68 +887,24 @@ def check_limits(question: Optional[Question], answers: Answers) -> None:
     Traceback (most recent call last):
     DemoError: cluster 'q1.0' has an answer of 40 words; at most 25 are allowed
     """
-    distinct = len(answers.samples)
-    if answers.num_samples > MAX_ANSWERS or distinct > MAX_ANSWERS or len(answers.ranked) > MAX_ANSWERS:
+    if answers.num_samples > MAX_ANSWERS or len(answers.samples) > MAX_ANSWERS or len(answers.ranked) > MAX_ANSWERS:
         raise DemoError(f"{max(answers.num_samples, len(answers.ranked))} answers; at most {MAX_ANSWERS} are scored")
-    for answer in list(answers.ranked) + list(answers.samples):
-        if len(answer) > MAX_ANSWER_CHARS:
-            raise DemoError(f"an answer has {len(answer)} characters; at most {MAX_ANSWER_CHARS} are allowed "
-                            "(the metric reads only the first 50)")
-    if question is None:
-        return
-    if len(question.question) > MAX_QUESTION_CHARS or len(question.question_original) > MAX_QUESTION_CHARS:
-        raise DemoError(f"the question has {max(len(question.question), len(question.question_original))} "
-                        f"characters; at most {MAX_QUESTION_CHARS} are allowed")
-    if len(question.clusters) > MAX_CLUSTERS:
-        raise DemoError(f"{len(question.clusters)} clusters; at most {MAX_CLUSTERS} are allowed")
-    strings = sum(len(c.answers) for c in question.clusters)
-    if strings > MAX_CLUSTER_STRINGS:
-        raise DemoError(f"the clusters hold {strings} answer strings; at most {MAX_CLUSTER_STRINGS} are allowed")
-    pairs = distinct * strings
-    if pairs > MAX_SCORED_PAIRS:
-        raise DemoError(f"{distinct} distinct answers against {strings} cluster answers make {pairs} comparisons; "
-                        f"at most {MAX_SCORED_PAIRS} are allowed")
-    for cluster in question.clusters:
-        if cluster.count > MAX_CLUSTER_COUNT:
-            raise DemoError(f"cluster {cluster.id!r} counts {cluster.count} people; at most {MAX_CLUSTER_COUNT}")
-        for answer in cluster.answers:
-            if len(answer) > MAX_CLUSTER_ANSWER_CHARS:
-                raise DemoError(f"cluster {cluster.id!r} has an answer of {len(answer)} characters; at most "
-                                f"{MAX_CLUSTER_ANSWER_CHARS} are allowed")
-            words = len(answer.split())
-            if words > MAX_CLUSTER_ANSWER_TOKENS:
-                raise DemoError(f"cluster {cluster.id!r} has an answer of {words} words; at most "
-                                f"{MAX_CLUSTER_ANSWER_TOKENS} are allowed")
-
-
-def _budget_child(sender: Any, function: Callable[..., Any], args: tuple, kwargs: dict, memory: int) -> None:
+    extra = [a for a in answers.ranked if a not in answers.samples]
+    clusters = question.clusters if question is not None else ()
+    text = max(question.question, question.question_original, key=len) if question is not None else ""
     try:
-        import resource
-
-        with open("/proc/self/status", encoding="ascii") as fh:
-            vm_size = next(int(line.split()[1]) * 1024 for line in fh if line.startswith("VmSize:"))
-        resource.setrlimit(resource.RLIMIT_AS, (vm_size + memory, vm_size + memory))
-    except (ImportError, OSError, ValueError, StopIteration):
-        pass  # no /proc or no rlimits: the caps and the time budget still apply
-    try:
-        sender.send((True, function(*args, **kwargs)))
-    except MemoryError:
-        sender.send((False, DemoError(f"scoring needed more than {memory // 2**20} MB of memory and was stopped")))
-    except BaseException as exc:  # noqa: BLE001 (everything goes back to the server as a value)
-        try:
-            sender.send((False, exc))
-        except Exception:  # an exception that cannot be pickled
-            sender.send((False, DemoError(f"{type(exc).__name__}: {exc}")))
+        serving.check_question_limits([c.answers for c in clusters], [c.count for c in clusters],
+                                      list(answers.samples) + extra, text, [c.id for c in clusters])
+    except serving.LimitError as exc:
+        raise DemoError(str(exc)) from None
 
 
 def run_with_budget(function: Callable[..., Any], *args: Any, seconds: float = SCORE_TIME_BUDGET,
                     memory: int = SCORE_MEMORY_BUDGET, **kwargs: Any) -> Any:
     """``function(*args, **kwargs)`` in a forked process, stopped after ``seconds`` (:class:`DemoError`).
 
-    The child inherits what the server has loaded (WordNet, ProbEval), so starting it
-    costs milliseconds; its address space may grow by at most ``memory`` bytes. Its
-    exceptions are raised here. Where ``fork`` does not exist the function runs in
-    this process, protected by the caps of :func:`check_limits` only.
+    :func:`protoqa_integrations.serving.run_with_budget`, the budget the Hub-folder apps use
+    too; its :class:`~protoqa_integrations.serving.LimitError` becomes a :class:`DemoError`.
 
     >>> run_with_budget(sum, [1, 2, 3])
     6
@@ -956,27 +912,10 @@ def run_with_budget(function: Callable[..., Any], *args: Any, seconds: float = S
     Traceback (most recent call last):
     DemoError: scoring took longer than the 0.5 s budget and was stopped
     """
-    if "fork" not in multiprocessing.get_all_start_methods():
-        return function(*args, **kwargs)
-    context = multiprocessing.get_context("fork")
-    receiver, sender = context.Pipe(duplex=False)
-    process = context.Process(target=_budget_child, args=(sender, function, args, kwargs, memory), daemon=True)
-    process.start()
-    sender.close()
     try:
-        if not receiver.poll(seconds):
-            raise DemoError(f"scoring took longer than the {seconds:g} s budget and was stopped")
-        ok, value = receiver.recv()
-    except EOFError:
-        raise DemoError("scoring stopped unexpectedly (out of memory?)") from None
-    finally:
-        receiver.close()
-        if process.is_alive():
-            process.kill()
-        process.join()
-    if not ok:
-        raise value
-    return value
+        return serving.run_with_budget(function, *args, seconds=seconds, memory=memory, **kwargs)
+    except serving.LimitError as exc:
+        raise DemoError(str(exc)) from None
 
 
 def scored_within_budget(dataset_key: str, question: Union[None, Question, Mapping[str, Any]], answers: Answers,

@@ -104,7 +104,8 @@ def question_html(result: DemoResult) -> str:
         f"{answers.num_samples} samples, {distinct} distinct" if answers.counted else f"{distinct} distinct",
     ]
     if result.seconds:
-        parts.append(f"; sampled in {result.seconds:.1f} s")
+        took = f"{result.seconds:.1f} s" if result.seconds >= 0.05 else "under 0.1 s"
+        parts.append(f"; sampled in {took}")
     parts.append(".</p>")
     if result.prompt is not None:
         shown = _e(result.prompt).replace("\t", "&#8677;").replace("\n", "<br>")
@@ -144,9 +145,11 @@ def clusters_html(result: DemoResult) -> str:
         if len(cluster.answers) > SHOWN_CLUSTER_ANSWERS:
             answers += f" <span style='{_MUTED}'>+{len(cluster.answers) - SHOWN_CLUSTER_ANSWERS} more</span>"
         mark = f"<span style='{_CLAIMED}'>claimed</span>" if cluster.id in claimed else f"<span style='{_MUTED}'>-</span>"
-        rows.append([f"<b>{_e(result.cluster_labels[cluster.id])}</b>", str(cluster.count), bar, mark, answers])
-    header = ["Cluster", "People", "<span style='display:inline-block;min-width:70px'>Share</span>",
-              "Claimed (WordNet, @10)", "Answers in the cluster"]
+        rows.append([f"<b>{_e(result.cluster_labels[cluster.id])}</b>", str(cluster.count), answers, mark, bar])
+    # The answers come third so that a phone shows them without scrolling sideways (last,
+    # they were off-screen and left tall, empty-looking rows); the share bar is last.
+    header = ["Cluster", "People", "Answers in the cluster", "Claimed (WordNet, @10)",
+              "<span style='display:inline-block;min-width:70px'>Share</span>"]
     return (f"<p style='margin:2px 0'>{total} people answered; their answers were grouped by hand.</p>"
             + _table("human-clusters", header, rows, min_width=480))
 

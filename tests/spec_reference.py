@@ -7,6 +7,8 @@ baseline. It is exponential in the number of tokens; keep its inputs short.
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from itertools import combinations
 from typing import Callable, Iterator, Optional, Sequence
 
@@ -93,6 +95,10 @@ def reference_wup_similarity(a: str, b: str, all_stopword_match: bool = True) ->
     return _partition_similarity(a, b, _part_wup, all_stopword_match)
 
 
+def _nfkc(text: str) -> str:
+    return re.sub("[\u200b\u200c\u200d\u2060\ufeff]", "", unicodedata.normalize("NFKC", text))
+
+
 def reference_question_score(
     predictions: Sequence[str],
     clusters: Sequence[tuple[Sequence[str], int]],
@@ -114,7 +120,9 @@ def reference_question_score(
     preds = list(predictions)
     if max_answers is not None:
         preds = preds[:max_answers]
-    preds = [p.lower()[:50].strip() for p in preds]
+    # Unicode NFKC without zero-width characters on both sides (the README's normalization note).
+    preds = [_nfkc(p).lower()[:50].strip() for p in preds]
+    clusters = [([_nfkc(y) for y in answers], count) for answers, count in clusters]
     s = np.zeros((len(preds), len(clusters)))
     for i, p in enumerate(preds):
         for j, (answers, _) in enumerate(clusters):

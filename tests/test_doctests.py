@@ -27,6 +27,7 @@ MODULES = [
     "protoqa_integrations.cli",
     "protoqa_core.module_paths",
     "protoqa_core.moved",
+    "protoqa_core.evaluate_info",
 ]
 
 

@@ -51,7 +51,7 @@ def test_folder_holds_the_module_card_app_and_requirements(tmp_path, module):
     assert [line for line in requirements if not line.startswith("#")] == ["evaluate>=0.4.6"]
     assert any("protoqa-eval" in line for line in requirements if line.startswith("#"))
     script = (folder / f"{module}.py").read_text()
-    assert f"class {module.capitalize()}(evaluate.Metric)" in script
+    assert f"class {module.capitalize()}(CheckedReferences, evaluate.Metric)" in script
 
 
 @pytest.mark.parametrize("module", list(MODULES))

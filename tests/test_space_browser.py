@@ -33,7 +33,7 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 QUESTION_ID = "r1q7"  # "Name a vegetable that is about as big as your head."
 SEARCH = "vegetable"
-STARTUP_TIMEOUT = 90
+STARTUP_TIMEOUT = 240
 STEP_TIMEOUT = 120
 
 pytestmark = pytest.mark.browser
@@ -173,6 +173,19 @@ return {viewport: window.innerWidth, width: width, pageWidth: document.documentE
 """
 
 
+LAYOUT_JS = """
+const question = document.querySelector('#question input');
+const header = [...document.querySelectorAll('#clusters th')].find(t => t.textContent.startsWith('Answers in'));
+const img = document.querySelector('#distribution img');
+const signatures = document.querySelector('#signatures');
+return {questionPadding: getComputedStyle(question).paddingRight,
+        answersHeaderRight: header.getBoundingClientRect().right,
+        chart: [img.naturalWidth, img.getBoundingClientRect().width],
+        chartBox: document.querySelector('#distribution').getBoundingClientRect().width,
+        signatures: [signatures.scrollWidth, signatures.clientWidth]};
+"""
+
+
 def _viewport(browser, width: int, height: int, mobile: bool) -> None:
     browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
                             {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile})
@@ -185,7 +198,7 @@ def _full_page_screenshot(browser, path: Path, width: int, mobile: bool) -> None
     assert browser.save_screenshot(str(path))
 
 
-@pytest.mark.parametrize("size", [(1280, 900, False, "desktop"), (390, 844, True, "phone")], ids=["desktop", "phone"])
+@pytest.mark.parametrize("size", [(1280, 800, False, "desktop"), (390, 844, True, "phone")], ids=["desktop", "phone"])
 def test_first_view_shows_scores_and_tables_fit(running_app, browser, size):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
@@ -215,6 +228,16 @@ def test_first_view_shows_scores_and_tables_fit(running_app, browser, size):
     assert report["pageWidth"] <= report["width"] + 1, report
     if mobile:  # the widest table needs its scroll box on a phone
         assert any(t["scroller"] for t in report["tables"]), report
+    layout = browser.execute_script(LAYOUT_JS)
+    # The picked question's text stops before the dropdown arrow.
+    assert float(layout["questionPadding"].rstrip("px")) >= 24, layout
+    # The clusters' answers are on screen without scrolling sideways.
+    assert layout["answersHeaderRight"] <= report["width"] + 1, layout
+    # The chart is shown at its own size (readable labels), scrolling sideways on a phone.
+    natural, shown = layout["chart"]
+    assert shown >= 0.95 * min(natural, layout["chartBox"]) if not mobile else shown >= 0.95 * natural, layout
+    # Signatures wrap inside the page.
+    assert layout["signatures"][0] <= layout["signatures"][1] + 1, layout
 
     ARTIFACTS.mkdir(exist_ok=True)
     browser.execute_script("window.scrollTo(0, 0)")
@@ -317,3 +340,53 @@ def test_without_a_model_generate_is_disabled_and_explained(running_app, browser
     assert browser.find_element(By.CSS_SELECTOR, "#scores table.protoqa-scores")  # the first view is there
     ARTIFACTS.mkdir(exist_ok=True)
     assert browser.save_screenshot(str(ARTIFACTS / "space_no_model.png"))
+
+
+@pytest.mark.parametrize("size", [(1280, 800, False, "desktop"), (390, 844, True, "phone")], ids=["desktop", "phone"])
+def test_hub_folder_page_fits_a_phone(tmp_path, browser, size):
+    """The Hub-folder page: JSON fields wrap long lines, and no field's buttons cover its label."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from protoqa_integrations.hub import write_hub_folder
+
+    width, height, mobile, name = size
+    folder = write_hub_folder(tmp_path / "protoqa", "protoqa", requirement="protoqa-eval[evaluate]")
+    port = _free_port()
+    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1", "GRADIO_SERVER_NAME": "127.0.0.1",
+           "GRADIO_SERVER_PORT": str(port), "HF_MODULES_CACHE": str(tmp_path / "modules"), "PYTHONPATH": str(REPO)}
+    log = tmp_path / "app.log"
+    with open(log, "w") as out:
+        process = subprocess.Popen([sys.executable, "app.py"], cwd=folder, env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        url = f"http://127.0.0.1:{port}/"
+        _wait_for_server(url, process, log)
+        _viewport(browser, width, height, mobile)
+        browser.get(url)
+        WebDriverWait(browser, STEP_TIMEOUT).until(lambda d: d.find_elements(By.CSS_SELECTOR, ".cm-content"))
+        time.sleep(1.0)
+        fields = browser.execute_script("""
+return [...document.querySelectorAll('.cm-editor')].map(editor => {
+  const block = editor.closest('.block');
+  const label = block.querySelector('label, [data-testid="block-label"]');
+  const buttons = [...block.querySelectorAll('button')].map(b => b.getBoundingClientRect())
+                   .filter(r => r.width > 0);
+  const l = label ? label.getBoundingClientRect() : null;
+  const covered = l ? buttons.some(b => b.left < l.right && b.right > l.left && b.top < l.bottom && b.bottom > l.top)
+                    : false;
+  const scroller = editor.querySelector('.cm-scroller');
+  return {label: label ? label.textContent.trim() : null, covered: covered,
+          overflow: scroller.scrollWidth - scroller.clientWidth};
+});""")
+        assert len(fields) >= 3, fields
+        assert all(not f["covered"] for f in fields), fields
+        assert all(f["overflow"] <= 1 for f in fields), fields  # long JSON lines wrap
+        ARTIFACTS.mkdir(exist_ok=True)
+        assert browser.save_screenshot(str(ARTIFACTS / f"hub_page_{name}.png"))
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=15)

@@ -209,3 +209,68 @@ def test_stored_and_generate_endpoints(server):
     # This server has no model: generation says so.
     event, payload, _ = call(base, "generate", ["protoqa", "r1q1", "", 5, 0.69, 0.9, 1])
     assert event == "error" and "No model could be loaded" in payload["error"]
+
+
+def post_raw(base: str, path: str, body: bytes, chunked: bool = False) -> tuple[object, float]:
+    """(HTTP status, or the connection error when the server closed first; seconds) of one raw POST."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(base)
+    started = time.perf_counter()
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=REQUEST_LIMIT)
+    try:
+        if chunked:
+            connection.putrequest("POST", path)
+            connection.putheader("Content-Type", "application/json")
+            connection.putheader("Transfer-Encoding", "chunked")
+            connection.endheaders()
+            for start in range(0, len(body), 2**20):
+                chunk = body[start:start + 2**20]
+                connection.send(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+            connection.send(b"0\r\n\r\n")
+        else:
+            connection.request("POST", path, body=body, headers={"Content-Type": "application/json"})
+        status: object = connection.getresponse().status
+    except (ConnectionError, http.client.HTTPException) as exc:
+        status = type(exc).__name__
+    finally:
+        connection.close()
+    return status, time.perf_counter() - started
+
+
+def big_score_body(megabytes: int) -> bytes:
+    """A /score request of about ``megabytes`` MB: many small clusters, as the issue's 47 MB test sent."""
+    clusters = {"answers": [[f"answer {i}"] for i in range(megabytes * 2**20 // 16)], "count": [1] * (megabytes * 2**20 // 16)}
+    return json.dumps({"data": ["Name a pet", clusters, ["dog"]]}).encode()
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])
+def test_a_47_mb_body_is_refused_before_parsing_and_memory_stays_small(server, chunked):
+    base, process, log = server
+    before = _memory(process.pid)
+    body = big_score_body(47)
+    assert len(body) > 47 * 10**6
+    status, seconds = post_raw(base, "/gradio_api/call/score", body, chunked=chunked)
+    after = _memory(process.pid)
+    print(f"47 MB body ({'chunked' if chunked else 'Content-Length'}): {status} after {seconds:.2f} s; RSS "
+          f"{before['VmRSS'] / 2**20:.0f} -> {after['VmRSS'] / 2**20:.0f} MB, peak {after['VmHWM'] / 2**20:.0f} MB")
+    assert status in (413, "ConnectionResetError", "BrokenPipeError", "RemoteDisconnected"), status
+    assert process.poll() is None, log.read_text()[-3000:]
+    # Refused before parsing: the body never sits in the server's memory, let alone as Python objects.
+    assert after["VmRSS"] - before["VmRSS"] < 30 * 2**20
+    assert after["VmHWM"] - before["VmHWM"] < 30 * 2**20
+    assert after["VmRSS"] < 500 * 2**20  # the README's "near 410 MB"
+    event, payload, _ = call(base, "score", ["Name a pet", PET, ["cat", "fish"]])
+    assert event == "complete" and payload[0]["protoqa"]["exact_match"]["max_answers@1"] == pytest.approx(4 / 6)
+
+
+def test_a_body_just_under_the_limit_is_read_and_answered_with_the_caps(server):
+    base, process, _ = server
+    from protoqa_integrations.serving import MAX_REQUEST_BYTES
+
+    clusters = {"answers": [[f"a{i}"] for i in range(40_000)], "count": [1] * 40_000}
+    data = ["Name a pet", clusters, ["dog"]]
+    assert len(json.dumps({"data": data})) < MAX_REQUEST_BYTES
+    event, payload, _ = call(base, "score", data)
+    assert event == "error" and "40000 clusters; at most 50" in payload["error"], payload

@@ -105,7 +105,7 @@ def shared_demo_data() -> logic.DemoData:
 
 def test_prompts_follow_the_spec_rules_and_the_cfc_one_shot_format():
     assert logic.prompt_for("protoqa", "Name something people bring to a picnic.") == \
-        "One thing people bring to a picnic is"
+        "one thing people bring to a picnic is"
     assert logic.prompt_for("protoqa", "name a fruit", "finetuned") == "one fruit is\t"
     cfc = logic.prompt_for("cfc", "a farmer with new crops.  where are the farmers?")
     assert cfc.startswith("Q: ") and cfc.endswith("\nQ: a farmer with new crops. where are the farmers?\nA:")
@@ -287,6 +287,7 @@ def test_models_load_without_remote_code(monkeypatch, tmp_path):
         raise OSError("offline")
 
     monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", refuse)
+    monkeypatch.setattr(logic.generation, "hub_unavailable", lambda: None)  # as if the Hub answered
     with pytest.raises(logic.ModelUnavailableError, match="offline"):
         logic.load_model("gpt2", cache_dir=tmp_path)
     assert seen == [False]
@@ -299,7 +300,7 @@ def test_generation_with_the_tiny_model_is_scored_and_reproducible(tiny_model, l
                                    lambda done, total: progress.append((done, total)), stages.append)
     assert progress == [(30, 60), (60, 60)]  # the library's sampler: two generate calls of 30
     assert stages[0].startswith("Loading the model") and stages[-1].startswith("Scoring")
-    assert result.answers.num_samples == 60 and result.prompt == "One vegetable that is about as big as your head is"
+    assert result.answers.num_samples == 60 and result.prompt == "one vegetable that is about as big as your head is"
     assert set(result.answers.ranked) <= set(result.answers.samples)
     # The tiny vocabulary is made of the cluster words: some single-word answers claim clusters.
     assert any(c is not None for c in result.protoqa.claims["wordnet"])
@@ -307,6 +308,23 @@ def test_generation_with_the_tiny_model_is_scored_and_reproducible(tiny_model, l
     assert "samples:60" in result.signatures["sampling"] and "seed:3" in result.signatures["sampling"]
     again = logic.generate_result(local_data, tiny_model, "protoqa", "t1", None, settings)
     assert again.answers.samples == result.answers.samples
+
+
+def test_sampling_time_is_shown_and_is_not_the_scoring_budget(tiny_model, local_data, monkeypatch):
+    budgets = []
+    real_run = logic.run_with_budget
+
+    def spy(function, *args, **kwargs):
+        budgets.append(kwargs.get("seconds", logic.SCORE_TIME_BUDGET))
+        return real_run(function, *args, **kwargs)
+
+    monkeypatch.setattr(logic, "run_with_budget", spy)
+    # Sampling far faster than scoring (as on a GPU): the scoring budget must stay the Space's own.
+    monkeypatch.setattr(logic, "_timed", lambda function: (function(), 0.0001))
+    result = logic.generate_result(local_data, tiny_model, "protoqa", "t1", None, logic.SamplingSettings(num_samples=8))
+    assert budgets == [logic.SCORE_TIME_BUDGET] and result.scored
+    assert result.seconds == 0.0001
+    assert "sampled in under 0.1 s" in render.question_html(result)
 
 
 def test_a_typed_question_gets_answers_but_no_scores(tiny_model, local_data):

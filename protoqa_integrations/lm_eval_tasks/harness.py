@@ -29,7 +29,7 @@ from typing import Any, Iterable, Optional, Sequence
 
 from protoqa_integrations.generation import answer_from_text
 from protoqa_metric.metrics import evaluate_predictions
-from protoqa_integrations.prompts import cfc_prompt, question_to_prompt
+from protoqa_integrations.prompts import prompt_for
 from protoqa_core.cli_io import write_output_file
 from protoqa_core.ranking import rank_by_frequency
 from protoqa_core.readers import Question, clusters_from_records
@@ -92,7 +92,7 @@ def protoqa_prompt(doc: dict) -> str:
     >>> protoqa_prompt({"question": "name something people bring to a picnic."})
     'one thing people bring to a picnic is'
     """
-    return question_to_prompt(doc["question"])
+    return prompt_for(doc["question"], "statement")
 
 
 def cfc_one_shot_prompt(doc: dict) -> str:
@@ -101,7 +101,7 @@ def cfc_one_shot_prompt(doc: dict) -> str:
     >>> cfc_one_shot_prompt({"question": "a man reads. where is he?"}).splitlines()[-2:]
     ['Q: a man reads. where is he?', 'A:']
     """
-    return cfc_prompt(doc["question"])
+    return prompt_for(doc["question"], "cfc-one-shot")
 
 
 def answers_filter(resps: Iterable[Sequence[str]], docs: Sequence[dict]) -> list[list[str]]:

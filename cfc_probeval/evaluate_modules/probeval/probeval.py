@@ -17,6 +17,7 @@ from cfc_probeval.defaults import AUTO, DEFAULTS  # From: protoqa-eval[probeval]
 from cfc_probeval.evaluate_modules import (  # From: protoqa-eval[probeval]
     PROBEVAL_CITATION,
     PROBEVAL_CONFIGS,
+    CheckedReferences,
     config_settings,
     metric_info,
     question_ids_for,
@@ -107,14 +108,20 @@ _CLUSTERS_RECORD = {  # the ``clusters`` field of a dataset row; "id" may be lef
 }
 _CLUSTER_LIST = datasets.List({"id": datasets.Value("string"), "answers": _STRING_LIST,
                                "count": datasets.Value("int64")})
-_RAW_ANSWERS = {"answer": _STRING_LIST, "count": datasets.List(datasets.Value("int64"))}  # a row's ``raw_answers``
+_RAW_ANSWERS = {"answer": _STRING_LIST, "count": datasets.List(datasets.Value("float64"))}  # a row's ``raw_answers``: counts may be fractional
 
 CONFIG_NAMES = PROBEVAL_CONFIGS
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class Probeval(evaluate.Metric):
+class Probeval(CheckedReferences, evaluate.Metric):
     """ProbEval (ACL 2024): KL divergence between human and model answer cluster distributions."""
+
+    def check_references(self, references, question_ids):
+        # The library's checks, before datasets casts a count of 2.9 to 2; the forms stay as given.
+        for ref, qid in zip(references, question_ids):
+            _ground_truth(ref, qid, None)
+        return references
 
     def _info(self) -> evaluate.MetricInfo:
         config_settings(self.config_name)  # reject unknown configurations when loading

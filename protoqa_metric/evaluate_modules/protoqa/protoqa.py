@@ -13,10 +13,12 @@ from protoqa_metric import ProtoQA  # From: protoqa-eval
 from protoqa_metric.evaluate_modules import (  # From: protoqa-eval
     PROTOQA_CITATION,
     PROTOQA_CONFIGS,
+    CheckedReferences,
     Question,
     clusters_from_records,
     metric_info,
     question_ids_for,
+    stored_clusters,
 )
 
 _CITATION = PROTOQA_CITATION
@@ -36,8 +38,9 @@ _KWARGS_DESCRIPTION = """
 Args:
     predictions (`list` of `list` of `str`): one ranked answer list per question, best first.
     references: one value per question: the `clusters` field of a ProtoQA/CFC dataset row
-        (`{"id": [str], "answers": [[str]], "count": [int]}`), or a list of
-        `{"answers": [str], "count": int}` records.
+        (`{"id": [str], "answers": [[str]], "count": [int]}`, `id` optional), or a list of
+        `{"answers": [str], "count": int}` records. Counts must be integers from 0 to 2**53
+        (2.9, "5" or True is an error naming the question and the cluster, never cast).
     similarity (`str`, optional): `wordnet` (default, or the config name), `exact_match`,
         `wordnet_wup` or `lcs`.
     metrics (`str` or `list` of `str`, optional): `standard` (all ten, default), `paper`
@@ -71,8 +74,12 @@ _PREDICTIONS = datasets.Sequence(datasets.Value("string"))
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class Protoqa(evaluate.Metric):
+class Protoqa(CheckedReferences, evaluate.Metric):
     """ProtoQA Max Answers@k / Max Incorrect@k under exact-match or WordNet similarity."""
+
+    def check_references(self, references, question_ids):
+        # The library's checks, before datasets casts a count of 2.9 to 2; one stored form for every input.
+        return [stored_clusters(ref, qid) for ref, qid in zip(references, question_ids)]
 
     def _info(self) -> evaluate.MetricInfo:
         if self.config_name not in PROTOQA_CONFIGS:
