@@ -79,7 +79,7 @@ def run_systems(options: Mapping[str, Any], settings: Callable[[], Mapping[str, 
     if cosine is None:
         cosine = UNTUNED_PARAMETERS["cosine_threshold"]
     return run_system_study(options["data_dir"], settings, cosine_threshold=cosine,
-                            embedders=[options["embedder"] or "minilm", "char-ngrams"],
+                            embedders=list(dict.fromkeys([options["embedder"] or "minilm", "char-ngrams"])),
                             extra_embedders=options.get("extra_embedders", ()), seed=options["seed"],
                             num_questions=options["questions"], log=log)
 
