@@ -77,9 +77,11 @@ class Candidate:
 
     @property
     def shippable(self) -> bool:
-        """ProbEval can run it as a default: no study-only step, an embedder that ships with the package."""
-        return not self.merge and (self.embedder in (None, "minilm", "char-ngrams")
-                                   or (self.clustering == "human" and self.matching == "wordnet"))
+        """ProbEval can make it its automatic default: no study-only step, an embedder that ships with the
+        package, and WordNet matching (the default matching serves human-cluster references too, whose
+        reference setting is WordNet, so another rule would change them as well)."""
+        return (not self.merge and self.matching == "wordnet" and self.clustering != "human"
+                and self.embedder in ("minilm", "char-ngrams"))
 
     def as_dict(self) -> dict[str, Any]:
         """The ProbEval keyword arguments of this configuration (JSON-ready; ``merge`` is study-only)."""
