@@ -382,7 +382,7 @@ def test_data_dir_resolution(monkeypatch, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("name", ["sampling", "study", "leaderboard", "report", "__main__", "stats", "workers",
-                                  "matching_study", "systems", "selection"])
+                                  "matching_study", "systems", "selection", "claims"])
 def test_docstring_examples(name):
     module = importlib.import_module(f"studies.validation.{name}")
     assert doctest.testmod(module, optionflags=doctest.ELLIPSIS).failed == 0

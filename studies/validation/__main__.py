@@ -6,6 +6,7 @@ Examples::
     python -m studies.validation study                    # every figure of validation.{json,md}
     python -m studies.validation study --questions 5 --sets 10 --no-tune --no-systems
     python -m studies.validation leaderboard --data-dir ../shared/data --out studies/reports/
+    python -m studies.validation claims                   # README and card claims from validation.json
 
 The data folder is ``--data-dir``, else ``$PROTOQA_DATA_DIR``, else ``../shared/data``
 beside the checkout.
@@ -171,10 +172,20 @@ def build_parser() -> argparse.ArgumentParser:
                        help="the automatic setting as JSON ProbEval arguments (default: ProbEval's automatic "
                             "default, G-means from 4 centers of MiniLM embeddings with WordNet matching)")
     board.add_argument("--questions", type=int, default=None, help="only the first N questions of each data set")
-    both = sub.add_parser("all", help="the study, then the leaderboard")
+    both = sub.add_parser("all", help="the study, the leaderboard, then the marked claims of the README and card")
     common(both)
     study_options(both)
+    claims = sub.add_parser("claims", help="rewrite the marked system-level claims of README.md and "
+                                           "cfc_probeval/README.md from validation.json")
+    claims.add_argument("--out", default=str(REPORTS), help=f"folder of validation.json (default {REPORTS_HELP})")
     return parser
+
+
+def _claims(out: Path) -> None:
+    from .claims import write_claims
+
+    changed = write_claims(out / "validation.json")
+    print("claims: " + (", ".join(str(p) for p in changed) if changed else "already up to date"))
 
 
 def _log(message: str) -> None:
@@ -293,6 +304,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     command = "python -m studies.validation " + " ".join(argv if argv is not None else sys.argv[1:])
     start = time.perf_counter()
     try:
+        if args.command == "claims":
+            _claims(Path(args.out))
+            return 0
         data_dir = resolve_data_dir(args.data_dir)
         out = Path(args.out)
         with limit_threads(args.threads), warnings.catch_warnings(), _hub_allowed(args.hub):
@@ -302,6 +316,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 _study(args, data_dir, out, command)
             if args.command in ("leaderboard", "all"):
                 _leaderboard(args, data_dir, out)
+            if args.command == "all" and out.resolve() == REPORTS and not args.no_systems:
+                _claims(out)
     except (DataFormatError, FileNotFoundError, ValueError, RuntimeError) as exc:
         print(f"python -m studies.validation: error: {exc}", file=sys.stderr)
         return 2
