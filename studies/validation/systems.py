@@ -198,9 +198,10 @@ class _Scorer:
     def embedder(self, name: str) -> Embedder:
         if name not in self._embedders:
             emb = get_embedder(name)
-            strings = {a for q in self.data.question_ids for a, n in self.data.truths[q].answer_counts.items() if n > 0}
-            strings |= {a for s in self.data.answers.values() for q in self.data.question_ids for a in s[q]}
-            emb.embed(sorted(strings))
+            # The clusterings need only the reference strings; the systems' answers (tens of thousands on
+            # CFC test) are embedded per question by the matchers that need them, not for WordNet matching.
+            emb.embed(sorted({a for q in self.data.question_ids for a, n in self.data.truths[q].answer_counts.items()
+                              if n > 0}))
             self._embedders[name] = emb
         return self._embedders[name]
 
