@@ -235,12 +235,11 @@ def system_level_markdown(systems: Mapping[str, Any]) -> list[str]:
         "",
         "Choices in the nested resamples: " + ", ".join(f"`{k}` {v}" for k, v in list(wins.items())[:6])
         + (f", {len(wins) - 6} others" if len(wins) > 6 else "") + ".",
-        "",
-        "The study's settings (parameters tuned on the dev sets):",
-        "",
-        "| setting | ρ, 8 models [95% CI] | τ, 8 models | ρ, 9 with oracle | clusters per question |",
-        "|---|---:|---:|---:|---:|",
     ]
+    if systems["settings"]:
+        lines += ["", "The study's settings (parameters tuned on the dev sets):", "",
+                  "| setting | ρ, 8 models [95% CI] | τ, 8 models | ρ, 9 with oracle | clusters per question |",
+                  "|---|---:|---:|---:|---:|"]
     for v in systems["settings"].values():
         lines.append(f"| `{v['label']}` | {_ci_text(v['rho'], v['ci'])} | {_ci_text(v['kendall'], v['kendall_ci'])} "
                      f"| {_ci_text(v['rho_with_oracle'], v['ci_with_oracle'])} | {_fmt(v['clusters_per_question'], 1)} |")
@@ -318,13 +317,15 @@ def study_markdown(result: StudyResult, command: str = "python -m studies.valida
         "",
         "- It **can** show whether, on ProtoQA dev, ProbEval's automatic settings order answer sets of one "
         "question the way the gold procedure (human clusters, the annotators' matching) does, how well each "
-        "matcher reproduces the annotators' assignments, and whether an automatic setting ranks nine real "
-        "systems on CFC test as the human clusters do.",
+        "matcher reproduces the annotators' assignments, and whether an automatic setting chosen on dev "
+        "data ranks eight real model systems on CFC test as the human clusters do.",
         "- It **cannot** show that agreement on synthetic answer sets carries over to real models: every "
         "category's strings are drawn in their pool proportions, so splitting a human cluster costs almost "
         "nothing here, while it costs a real model that gives only one string of the cluster. The system-level "
-        "check covers that, but with nine systems: one swapped pair moves ρ by about 0.02 to 0.05, and its "
-        "intervals are wide.",
+        "check covers that, but with eight model systems: one swapped pair moves ρ by about 0.02 to 0.05, and "
+        "its intervals are wide. Its dev criterion rests on system-like pools built from dev answers, not on "
+        "real dev systems (CFC dev has one model's samples, ProtoQA dev one), so it can only be as good a "
+        "guide as those pools are like real systems.",
         "- The CFC dev figures are a **sanity check only**: its annotated pool is the ground truth relabelled "
         "(no annotated CFC model pool is public), so matching it to the human clusters is near-tautological. "
         "They are not agreement figures and are never compared with the paper's.",
