@@ -23,6 +23,8 @@ import os
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
+import numpy as np
+
 from .leaderboard import PROTOQA_METRICS
 from .study import BASELINE, PAPER_FIGURES, StudyResult, default_parameters
 
@@ -231,7 +233,12 @@ def system_level_markdown(systems: Mapping[str, Any]) -> list[str]:
             f"| {_ci_text(t['kendall'], t['kendall_ci'])} | {_ci_text(t['rho_with_oracle'], t['ci_with_oracle'])} "
             f"| {_fmt(t['clusters_per_question'], 1)} |")
     wins = default["nested"]["chosen_in_resamples"]
+    ranked = sorted(systems["dev_candidates"].items(), key=lambda kv: (-kv[1]["criterion"], kv[1]["count_gap"]))
     lines += [
+        "",
+        f"How sharply dev separates the candidates (dev figures only; {len(ranked)} candidates): "
+        + ", ".join(f"`{label}` {_fmt(v['criterion'])}" for label, v in ranked[:8])
+        + f"; median {_fmt(float(np.median([v['criterion'] for _, v in ranked])))}.",
         "",
         "Choices in the nested resamples: " + ", ".join(f"`{k}` {v}" for k, v in list(wins.items())[:6])
         + (f", {len(wins) - 6} others" if len(wins) > 6 else "") + ".",
