@@ -312,7 +312,8 @@ def study_markdown(result: StudyResult, command: str = "python -m studies.valida
         "",
         f"Regenerate with `{command}` (from the repository root; data from `../shared/data`, `--data-dir` or "
         "`$PROTOQA_DATA_DIR`). Code: `studies/validation/` (`sampling.py` draws the answer sets, "
-        "`study.py` scores them, `matching_study.py` checks the matchers, `systems.py` the system level, `selection.py` the dev pools the automatic default is chosen on).",
+        "`study.py` scores them, `matching_study.py` checks the matchers, `systems.py` the system level, "
+        "`selection.py` the dev pools the automatic default is chosen on).",
         "",
         *_reproduction(info, matching, systems, seconds),
         f"{info['num_sets']} answer sets per question and sampling, seed {info['seed']}, embedder "
