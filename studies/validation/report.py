@@ -220,8 +220,8 @@ def system_level_markdown(systems: Mapping[str, Any]) -> list[str]:
         "",
         "Every lever, its choice made on dev first, then its test figure (all levers shown, whatever their figure):",
         "",
-        "| lever | what it varies | choice (on dev) | dev criterion | CFC dev ρ / ProtoQA dev ρ | ρ, 8 models [95% CI] "
-        "| τ, 8 models | ρ, 9 with oracle | clusters per test question |",
+        "| lever | what it varies | choice (on dev) | dev criterion | CFC dev ρ / ProtoQA dev ρ "
+        "| ρ, 8 models [95% CI] | τ, 8 models | ρ, 9 with oracle | clusters per test question |",
         "|---|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     for name, r in levers.items():
@@ -249,7 +249,8 @@ def system_level_markdown(systems: Mapping[str, Any]) -> list[str]:
                   "|---|---:|---:|---:|---:|"]
     for v in systems["settings"].values():
         lines.append(f"| `{v['label']}` | {_ci_text(v['rho'], v['ci'])} | {_ci_text(v['kendall'], v['kendall_ci'])} "
-                     f"| {_ci_text(v['rho_with_oracle'], v['ci_with_oracle'])} | {_fmt(v['clusters_per_question'], 1)} |")
+                     f"| {_ci_text(v['rho_with_oracle'], v['ci_with_oracle'])} "
+                     f"| {_fmt(v['clusters_per_question'], 1)} |")
     lines.append("")
     return lines
 

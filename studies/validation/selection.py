@@ -180,5 +180,6 @@ def select_on_dev(data_dir: Union[str, Path], grid: Sequence[Candidate], *, seed
         kls[name] = np.stack([scorer.kls(c) for c in grid])
         counts[name] = np.array([[len(scorer.clusters(c, q)) for q in data.question_ids] for c in grid], dtype=float)
         systems[name] = data.systems
-        log(f"  dev pools {name}: {len(data.question_ids)} questions, {len(data.systems)} pools, {len(grid)} candidates")
+        log(f"  dev pools {name}: {len(data.question_ids)} questions, {len(data.systems)} pools, "
+            f"{len(grid)} candidates")
     return DevSelection(grid, kls, ref, counts, human, systems)

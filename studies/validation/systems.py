@@ -502,7 +502,8 @@ def run_system_study(data_dir: Union[str, Path],
         "questions": len(data.question_ids), "reference": REFERENCE.label,
         "reference_system_means": [float(x) for x in ref.mean(axis=1)],
         "human_clusters_per_question": scorer.cluster_count(REFERENCE), "settings": {},
-        "dev_pools": {name: {"questions": int(kl.shape[2]), "pools": dev.systems[name]} for name, kl in dev.kls.items()},
+        "dev_pools": {name: {"questions": int(kl.shape[2]), "pools": dev.systems[name]}
+                      for name, kl in dev.kls.items()},
     }
     out["default"] = report(default)
     out["default"]["nested"] = _nested(dev, union, picked["shippable"], test_kls, ref, rows, seed, nested_resamples)
