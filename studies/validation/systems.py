@@ -392,6 +392,7 @@ LEVERS = {
                      "annotators' on dev",
     "wordnet_merge": "clusters whose answers WordNet-match each other merged (MiniLM; every grid clustering)",
     "matching": "matching rule: WordNet or cosine at 0.5 to 0.8, for every MiniLM grid clustering",
+    "previous_default": "the earlier automatic default (chosen then on the CFC test systems), for comparison",
 }
 
 
