@@ -527,3 +527,18 @@ def test_system_agreement_leaves_the_oracle_out():
     a = agreement(swapped, ref, oracle=3)
     assert a["rho"] == pytest.approx(0.5) and a["kendall"] == pytest.approx(1 / 3)
     assert a["rho_with_oracle"] == pytest.approx(0.8)
+
+
+def test_readme_and_card_claims_agree_with_validation_json():
+    from pathlib import Path
+
+    from studies.validation.claims import CLAIM_FILES, claim_texts, rewrite_claims
+
+    root = Path(__file__).resolve().parents[1]
+    claims = claim_texts(json.loads((root / "studies/reports/validation.json").read_text(encoding="utf-8")))
+    for name in CLAIM_FILES:
+        text = (root / name).read_text(encoding="utf-8")
+        assert "<!-- claims:default -->" in text and "held-out Spearman 0.967" not in text
+        assert rewrite_claims(text, claims) == text, f"{name}: run python -m studies.validation claims"
+    with pytest.raises(ValueError, match="unknown claim marker"):
+        rewrite_claims("<!-- claims:nope -->x<!-- /claims:nope -->", claims)
