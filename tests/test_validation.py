@@ -328,6 +328,11 @@ def test_study_command_end_to_end(shared_data, tmp_path, capsys):
     system = table["system_level"]["cfc_test"]
     assert {"human+cosine", "hac+wordnet", "hac+cosine", "automatic_default", "ci"} <= set(system)
     assert "automatic_default" in system["ci"]
+    levels = table["system_level"]
+    assert {"automatic_default", "levels"} - {"levels"} <= set(levels)
+    assert "automatic_default" in levels["cfc_test_with_oracle"]
+    assert levels["automatic_default"]["nested_ci"] is None or levels["automatic_default"]["nested_ci"]["low"] <= 1
+    assert {"grid", "cluster_count", "wordnet_merge", "matching"} <= set(levels["levers"])
     details = json.loads((out / "validation_details.json").read_text())
     assert details["tuned"] is False and details["info"]["num_sets"] == 6
     assert {"pool", "30"} <= set(details["info"]["set_size_sensitivity"]["cfc_dev"])
@@ -377,7 +382,7 @@ def test_data_dir_resolution(monkeypatch, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("name", ["sampling", "study", "leaderboard", "report", "__main__", "stats", "workers",
-                                  "matching_study", "systems"])
+                                  "matching_study", "systems", "selection", "claims"])
 def test_docstring_examples(name):
     module = importlib.import_module(f"studies.validation.{name}")
     assert doctest.testmod(module, optionflags=doctest.ELLIPSIS).failed == 0
@@ -459,3 +464,81 @@ def test_folds_and_bootstrap_are_seeded():
     values = np.arange(10.0)
     first = bootstrap_interval(lambda idx: float(values[idx].mean()), 10, resamples=100)
     assert first == bootstrap_interval(lambda idx: float(values[idx].mean()), 10, resamples=100)
+
+
+# --- the automatic default is chosen on dev data only -----------------------------------------------------
+
+AUDIT_SCRIPT = r'''
+import os, sys
+opened = []
+
+def hook(event, args):
+    if event == "open" and args and isinstance(args[0], (str, bytes, os.PathLike)):
+        path = os.fsdecode(args[0]).replace(os.sep, "/")
+        if "/cfc/test." in path:
+            opened.append(path)
+            raise PermissionError(f"the selection opened a CFC test file: {path}")
+
+sys.addaudithook(hook)
+from studies.validation.systems import lever_grids, select_default
+
+levers = {name: grid[:3] for name, grid in lever_grids(0.6, ["char-ngrams"]).items()}
+picked = select_default(sys.argv[1], levers, num_questions=2)
+print("chosen:", picked["default"].label)
+print("test files opened by the selection:", len(opened))
+try:  # the hook does catch a test file
+    open(os.path.join(sys.argv[1], "cfc", "test.targets.jsonl")).close()
+except PermissionError:
+    print("hook active")
+'''
+
+
+def test_default_selection_opens_no_cfc_test_file(shared_data, tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**__import__("os").environ, "PYTHONPATH": str(root), "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run([sys.executable, "-c", AUDIT_SCRIPT, str(shared_data)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "test files opened by the selection: 0" in done.stdout
+    assert "chosen: " in done.stdout and "hook active" in done.stdout
+
+
+def test_dev_pools_are_distinct_answers_of_dev_questions_only(shared_data):
+    from studies.validation.selection import MIXES, load_dev_systems, row_spearman
+
+    data = load_dev_systems(shared_data, "cfc_dev", num_questions=3)
+    assert len(data.systems) == len(MIXES) and all(q.startswith(("r1", "r2", "r3")) for q in data.question_ids)
+    for pools in data.answers.values():
+        assert all(set(counts.values()) == {1} for counts in pools.values())
+    # Seeded: the same pools on a second read.
+    assert load_dev_systems(shared_data, "cfc_dev", num_questions=3).answers == data.answers
+    assert row_spearman(np.array([[1.0, 3.0, 2.0]]), np.array([1.0, 2.0, 3.0]))[0] == pytest.approx(0.5)
+
+
+def test_system_agreement_leaves_the_oracle_out():
+    from studies.validation.systems import agreement
+
+    ref = np.array([[0.1, 0.2], [0.5, 0.4], [0.9, 1.0], [0.0, 0.0]])
+    swapped = ref[[1, 0, 2, 3]]
+    a = agreement(swapped, ref, oracle=3)
+    assert a["rho"] == pytest.approx(0.5) and a["kendall"] == pytest.approx(1 / 3)
+    assert a["rho_with_oracle"] == pytest.approx(0.8)
+
+
+def test_readme_and_card_claims_agree_with_validation_json():
+    from pathlib import Path
+
+    from studies.validation.claims import CLAIM_FILES, claim_texts, rewrite_claims
+
+    root = Path(__file__).resolve().parents[1]
+    claims = claim_texts(json.loads((root / "studies/reports/validation.json").read_text(encoding="utf-8")))
+    for name in CLAIM_FILES:
+        text = (root / name).read_text(encoding="utf-8")
+        assert "<!-- claims:default -->" in text and "held-out Spearman 0.967" not in text
+        assert rewrite_claims(text, claims) == text, f"{name}: run python -m studies.validation claims"
+    with pytest.raises(ValueError, match="unknown claim marker"):
+        rewrite_claims("<!-- claims:nope -->x<!-- /claims:nope -->", claims)

@@ -6,6 +6,7 @@ Examples::
     python -m studies.validation study                    # every figure of validation.{json,md}
     python -m studies.validation study --questions 5 --sets 10 --no-tune --no-systems
     python -m studies.validation leaderboard --data-dir ../shared/data --out studies/reports/
+    python -m studies.validation claims                   # README and card claims from validation.json
 
 The data folder is ``--data-dir``, else ``$PROTOQA_DATA_DIR``, else ``../shared/data``
 beside the checkout.
@@ -155,6 +156,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="processes: 2 runs the matching and system-level studies beside the agreement study "
                             "(default 2)")
         p.add_argument("--no-systems", action="store_true", help="skip the system-level study on CFC test")
+        p.add_argument("--extra-embedders", default="",
+                       help="comma-separated further embedders (e.g. st:FOLDER) tried as a lever of the automatic "
+                            "default, chosen on dev like the others (default: none)")
         p.add_argument("--state", default=None,
                        help="also pickle the measured results to this file (to re-render the reports)")
         p.add_argument("--no-plots", action="store_true", help="do not draw the PNG scatter plots")
@@ -168,10 +172,20 @@ def build_parser() -> argparse.ArgumentParser:
                        help="the automatic setting as JSON ProbEval arguments (default: ProbEval's automatic "
                             "default, G-means from 4 centers of MiniLM embeddings with WordNet matching)")
     board.add_argument("--questions", type=int, default=None, help="only the first N questions of each data set")
-    both = sub.add_parser("all", help="the study, then the leaderboard")
+    both = sub.add_parser("all", help="the study, the leaderboard, then the marked claims of the README and card")
     common(both)
     study_options(both)
+    claims = sub.add_parser("claims", help="rewrite the marked system-level claims of README.md and "
+                                           "cfc_probeval/README.md from validation.json")
+    claims.add_argument("--out", default=str(REPORTS), help=f"folder of validation.json (default {REPORTS_HELP})")
     return parser
+
+
+def _claims(out: Path) -> None:
+    from .claims import write_claims
+
+    changed = write_claims(out / "validation.json")
+    print("claims: " + (", ".join(str(p) for p in changed) if changed else "already up to date"))
 
 
 def _log(message: str) -> None:
@@ -187,7 +201,8 @@ def _study(args: argparse.Namespace, data_dir: Path, out: Path, command: str) ->
     sizes = [int(s) for s in args.sensitivity_sizes.split(",") if s.strip()]
     options = {"data_dir": str(data_dir), "embedder": args.embedder, "matchers": list(args.matchers),
                "questions": args.questions, "seed": args.seed, "wup_budget": args.wup_budget,
-               "threads": args.threads, "systems": not args.no_systems, "cosine_threshold": None}
+               "threads": args.threads, "systems": not args.no_systems, "cosine_threshold": None,
+               "extra_embedders": [e.strip() for e in args.extra_embedders.split(",") if e.strip()]}
     received: dict[str, Any] = {}
 
     def candidates(parameters: Any) -> dict:
@@ -249,8 +264,9 @@ def _study(args: argparse.Namespace, data_dir: Path, out: Path, command: str) ->
     print(f"study: {seconds:.1f} s; wrote {', '.join(str(p) for p in paths[:3])}"
           + (f" and {len(paths) - 3} more" if len(paths) > 3 else ""))
     if systems is not None:
-        search = systems["search"]
-        print(f"automatic default: {search['chosen']} (held-out rho {search['held_out']['rho']:.3f})")
+        default = systems["default"]
+        print(f"automatic default (chosen on dev): {default['label']} (test rho over the 8 model systems "
+              f"{default['test']['rho']})")
     return {"systems": systems}
 
 
@@ -288,6 +304,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     command = "python -m studies.validation " + " ".join(argv if argv is not None else sys.argv[1:])
     start = time.perf_counter()
     try:
+        if args.command == "claims":
+            _claims(Path(args.out))
+            return 0
         data_dir = resolve_data_dir(args.data_dir)
         out = Path(args.out)
         with limit_threads(args.threads), warnings.catch_warnings(), _hub_allowed(args.hub):
@@ -297,6 +316,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 _study(args, data_dir, out, command)
             if args.command in ("leaderboard", "all"):
                 _leaderboard(args, data_dir, out)
+            if args.command == "all" and out.resolve() == REPORTS and not args.no_systems:
+                _claims(out)
     except (DataFormatError, FileNotFoundError, ValueError, RuntimeError) as exc:
         print(f"python -m studies.validation: error: {exc}", file=sys.stderr)
         return 2

@@ -4,17 +4,17 @@ The nine CFC test systems are the eight GPT-2 variants (``cfc/test.samples.*.jso
 distinct sampled answers, sample counts not kept, so every answer weighs 1) and the
 extra human answers (``cfc/test.predictions.human.json``, with counts). The reference is
 ProbEval with the data's **human clusters** and WordNet matching. A setting's system
-score is its KL averaged over the test questions; its agreement is Spearman's rho
-between its nine system scores and the reference's. Intervals: 95% bootstrap over
-questions (both sides recomputed on each resample).
+score is its KL averaged over the test questions; its agreement is Spearman's rho (and
+Kendall's tau) between its system scores and the reference's over the **eight model
+systems**; the human file, the references' own raw answers, is an oracle that ranks first
+under every setting, so the nine-system rho is shown beside, labelled oracle. Intervals:
+95% bootstrap over test questions (both sides recomputed on each resample).
 
-**The automatic default** is searched on a grid (:func:`candidates`: embedder x
-clustering x parameters x matching) by this agreement, with K-fold cross-validation
-over the test questions: for each fold, the candidate with the highest rho on the
-other folds' questions (ties: the one whose cluster count per question is closest to
-the annotators') scores the fold's questions; the held-out rho is computed on those
-held-out scores. The candidate chosen on all questions is the recommendation; its
-in-sample rho is reported beside the held-out one, which is the headline.
+**The automatic default** and every lever (:data:`LEVERS`) are chosen on dev data only
+(:mod:`studies.validation.selection`: system-like pools of CFC dev and ProtoQA dev
+answers), before any CFC test file is opened; CFC test then reports each choice once.
+The nested interval of the default redoes the dev selection in every resample (dev and
+test questions resampled together), so it includes the selection's own variability.
 """
 
 from __future__ import annotations
@@ -32,9 +32,10 @@ from cfc_probeval.embedders import Embedder, get_embedder, unit_rows
 from cfc_probeval.inputs import GroundTruth, read_ground_truth, read_samples
 from cfc_probeval.matching import GPMatcher, Matcher, WordNetMatcher, best_clusters, make_matcher
 from cfc_probeval.probeval import AnswerCluster, ProbEval, normalized_sample_counts
-from .stats import FOLDS, bootstrap_interval, fold_of, interval, spearman
+from .stats import RESAMPLES, bootstrap_interval, interval, spearman
 
-__all__ = ["SYSTEMS", "Candidate", "candidates", "SystemData", "load_systems", "run_system_study", "study_candidates"]
+__all__ = ["SYSTEMS", "Candidate", "candidates", "SystemData", "load_systems", "run_system_study", "study_candidates",
+           "lever_grids", "select_default", "agreement", "PREVIOUS_DEFAULT", "LEVERS"]
 
 SYSTEMS = (
     ("gpt2-large.zeroshot", "cfc/test.samples.gpt2-large.zeroshot.jsonl"),
@@ -63,18 +64,30 @@ class Candidate:
     clustering_params: tuple[tuple[str, Any], ...] = ()
     matching: str = "wordnet"
     threshold: Optional[float] = None
+    merge: bool = False  # clusters whose answers WordNet-match each other are merged (study only)
 
     @property
     def label(self) -> str:
         inner = ",".join(f"{k}={v}" for k, v in self.clustering_params)
         clustering = f"{self.clustering}({inner})" if inner else self.clustering
+        clustering += "+wordnet-merge" if self.merge else ""
         matching = self.matching if self.threshold is None else f"{self.matching}({self.threshold})"
         needs = self.clustering != "human" or self.matching != "wordnet"
         return f"{clustering}+{matching}" + (f" [{self.embedder}]" if needs and self.embedder else "")
 
+    @property
+    def shippable(self) -> bool:
+        """ProbEval can make it its automatic default: no study-only step, an embedder that ships with the
+        package, and WordNet matching (the default matching serves human-cluster references too, whose
+        reference setting is WordNet, so another rule would change them as well)."""
+        return (not self.merge and self.matching == "wordnet" and self.clustering != "human"
+                and self.embedder in ("minilm", "char-ngrams"))
+
     def as_dict(self) -> dict[str, Any]:
-        """The ProbEval keyword arguments of this configuration (JSON-ready)."""
+        """The ProbEval keyword arguments of this configuration (JSON-ready; ``merge`` is study-only)."""
         out: dict[str, Any] = {"clustering": self.clustering, "matching": self.matching}
+        if self.merge:
+            out["merge"] = "wordnet"
         out.update(dict(self.clustering_params))
         if self.threshold is not None:
             out["threshold"] = self.threshold
@@ -185,9 +198,10 @@ class _Scorer:
     def embedder(self, name: str) -> Embedder:
         if name not in self._embedders:
             emb = get_embedder(name)
-            strings = {a for q in self.data.question_ids for a, n in self.data.truths[q].answer_counts.items() if n > 0}
-            strings |= {a for s in self.data.answers.values() for q in self.data.question_ids for a in s[q]}
-            emb.embed(sorted(strings))
+            # The clusterings need only the reference strings; the systems' answers (tens of thousands on
+            # CFC test) are embedded per question by the matchers that need them, not for WordNet matching.
+            emb.embed(sorted({a for q in self.data.question_ids for a, n in self.data.truths[q].answer_counts.items()
+                              if n > 0}))
             self._embedders[name] = emb
         return self._embedders[name]
 
@@ -202,7 +216,43 @@ class _Scorer:
                 options = dict(c.clustering_params) | dict(CLUSTERING_LIMITS.get(c.clustering, ()))
                 self._probevals[pkey] = ProbEval(c.clustering, self.wordnet, embedder=emb, seed=self.seed, **options)
             self._clusters[key] = tuple(self._probevals[pkey].clusters_for(self.data.truths[qid]))
+        if c.merge:
+            merged_key = key + ("merge",)
+            if merged_key not in self._clusters:
+                self._clusters[merged_key] = self.wordnet_merged(self._clusters[key])
+            return self._clusters[merged_key]
         return self._clusters[key]
+
+    def wordnet_merged(self, clusters: Sequence[AnswerCluster]) -> tuple[AnswerCluster, ...]:
+        """``clusters`` with every two clusters joined when an answer of one WordNet-matches the other.
+
+        The automatic clusterings split answers that WordNet (the matching rule) treats as one,
+        e.g. "car" and "automobile" in different embedding clusters; merging them is the lever.
+        """
+        answers, owner = [], []
+        for i, cl in enumerate(clusters):
+            answers.extend(cl.answers)
+            owner.extend([i] * len(cl.answers))
+        parent = list(range(len(clusters)))
+
+        def root(i: int) -> int:
+            while parent[i] != i:
+                parent[i] = parent[parent[i]]
+                i = parent[i]
+            return i
+
+        for a, hits in enumerate(self.wordnet.match(answers, [cl.answers for cl in clusters])):
+            for j in hits:
+                parent[root(owner[a])] = root(j)
+        groups: dict[int, list[AnswerCluster]] = {}
+        for i, cl in enumerate(clusters):
+            groups.setdefault(root(i), []).append(cl)
+        out = []
+        for members in groups.values():
+            top = max(members, key=lambda cl: cl.count)
+            out.append(AnswerCluster(top.id, tuple(a for cl in members for a in cl.answers),
+                                     float(sum(cl.count for cl in members)), top.representative))
+        return tuple(out)
 
     def matcher(self, c: Candidate) -> Matcher:
         """The candidate's matcher (one per matching, embedder and threshold, built once)."""
@@ -295,75 +345,179 @@ def _rho(kl: np.ndarray, ref: np.ndarray, idx: Optional[np.ndarray] = None) -> f
     return spearman(kl[:, idx].mean(axis=1), ref[:, idx].mean(axis=1))
 
 
-def agreement(kl: np.ndarray, ref: np.ndarray, seed: int = 0) -> dict[str, Any]:
-    """Spearman of the system means with the reference's, with a bootstrap interval over questions.
+def _tau(kl: np.ndarray, ref: np.ndarray, idx: Optional[np.ndarray] = None) -> float:
+    from scipy.stats import kendalltau
+
+    pick = slice(None) if idx is None else idx
+    x, y = kl[:, pick].mean(axis=1), ref[:, pick].mean(axis=1)
+    if np.ptp(x) == 0 or np.ptp(y) == 0:
+        return math.nan
+    return float(kendalltau(x, y).statistic)
+
+
+def _figure(stat: Callable[[np.ndarray, np.ndarray, Optional[np.ndarray]], float], kl: np.ndarray,
+            ref: np.ndarray, seed: int) -> dict[str, Any]:
+    value = stat(kl, ref, None)
+    ci = interval(bootstrap_interval(lambda idx: stat(kl, ref, idx), kl.shape[1], seed=seed))
+    return {"value": None if math.isnan(value) else value, "ci": ci}
+
+
+def agreement(kl: np.ndarray, ref: np.ndarray, seed: int = 0, oracle: Optional[int] = None) -> dict[str, Any]:
+    """Spearman and Kendall of the system means with the reference's over the model systems (the
+    ``oracle`` row, the references' own extra human answers, left out), and Spearman with it; each with a
+    bootstrap interval over questions.
 
     >>> ref = np.array([[0.1, 0.2], [0.5, 0.4], [0.9, 1.0]])
-    >>> agreement(ref * 2, ref)["rho"]
-    1.0
+    >>> a = agreement(ref * 2, ref, oracle=2)
+    >>> round(a["rho"], 6), round(a["kendall"], 6), round(a["rho_with_oracle"], 6)
+    (1.0, 1.0, 1.0)
     """
-    rho = _rho(kl, ref)
-    ci = interval(bootstrap_interval(lambda idx: _rho(kl, ref, idx), kl.shape[1], seed=seed))
-    return {"rho": None if math.isnan(rho) else rho, "ci": ci,
-            "system_means": [float(x) for x in kl.mean(axis=1)]}
+    rows = np.array([i for i in range(kl.shape[0]) if i != oracle], dtype=int)
+    spear, kend = _figure(_rho, kl[rows], ref[rows], seed), _figure(_tau, kl[rows], ref[rows], seed)
+    out = {"rho": spear["value"], "ci": spear["ci"], "kendall": kend["value"], "kendall_ci": kend["ci"],
+           "system_means": [float(x) for x in kl.mean(axis=1)]}
+    if oracle is not None:
+        full = _figure(_rho, kl, ref, seed)
+        out.update(rho_with_oracle=full["value"], ci_with_oracle=full["ci"])
+    return out
+
+
+#: The default before the dev-only protocol (chosen then on the CFC test systems), for the before/after figures.
+PREVIOUS_DEFAULT = Candidate("minilm", "gmeans", (("k_init", 4),), "wordnet")
+
+#: What each lever varies; its choice is made on the dev pools (``count``: by the cluster count alone).
+LEVERS = {
+    "grid": "the earlier grid: MiniLM and character n-grams; HAC, X-means, G-means; WordNet and cosine matching",
+    "cluster_count": "HAC cut (average and complete linkage, 0.30 to 0.90) whose clusters per question match the "
+                     "annotators' on dev",
+    "wordnet_merge": "clusters whose answers WordNet-match each other merged (MiniLM; every grid clustering)",
+    "matching": "matching rule: WordNet or cosine at 0.5 to 0.8, for every MiniLM grid clustering",
+    "previous_default": "the earlier automatic default (chosen then on the CFC test systems), for comparison",
+}
+
+
+def lever_grids(cosine_threshold: float, embedders: Sequence[str] = ("minilm", "char-ngrams"),
+                extra_embedders: Sequence[str] = ()) -> dict[str, list[Candidate]]:
+    """Lever -> the candidates its choice is made among (``embedder:NAME`` for each extra embedder).
+
+    >>> {k: len(v) for k, v in lever_grids(0.6, ["minilm"]).items()}
+    {'grid': 32, 'cluster_count': 26, 'wordnet_merge': 16, 'matching': 80}
+    """
+    from dataclasses import replace
+
+    base = candidates(cosine_threshold, embedders)
+    first = embedders[0]
+    clusterings = [(c.clustering, c.clustering_params) for c in base if c.embedder == first and c.matching == "wordnet"]
+    cuts = [round(0.30 + 0.05 * i, 2) for i in range(13)]
+    out = {
+        "grid": base,
+        "cluster_count": [Candidate(first, "hac", (("linkage", lk), ("distance_threshold", t)), "wordnet")
+                          for lk in ("average", "complete") for t in cuts],
+        "wordnet_merge": [replace(Candidate(first, c, p, "wordnet"), merge=True) for c, p in clusterings],
+        "matching": [Candidate(first, c, p, m, t) for c, p in clusterings
+                     for m, t in [("wordnet", None)] + [("cosine", x) for x in (0.5, 0.6, 0.7, 0.8)]],
+    }
+    for extra in extra_embedders:
+        out[f"embedder:{extra}"] = candidates(cosine_threshold, [extra])
+    return out
+
+
+def select_default(data_dir: Union[str, Path], levers: Mapping[str, Sequence[Candidate]], *, seed: int = 0,
+                   num_questions: Optional[int] = None, log: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
+    """Every lever's choice and the automatic default, chosen on the dev pools only (no CFC test file is read).
+
+    The default is the best of the shippable candidates (:attr:`Candidate.shippable`) by the dev criterion.
+    """
+    from .selection import select_on_dev
+
+    union = list(dict.fromkeys(c for grid in levers.values() for c in grid))
+    where = {c: i for i, c in enumerate(union)}
+    dev = select_on_dev(data_dir, union, seed=seed, num_questions=num_questions, log=log)
+    choices = {}
+    for name, grid in levers.items():
+        i = dev.choose([where[c] for c in grid], by="count" if name == "cluster_count" else "criterion")
+        choices[name] = union[i]
+    shippable = [i for i, c in enumerate(union) if c.shippable]
+    default = union[dev.choose(shippable)]
+    return {"dev": dev, "union": union, "shippable": shippable, "choices": choices, "default": default}
+
+
+def _nested(dev: Any, union: Sequence[Candidate], shippable: Sequence[int], test_kls: Callable[[Candidate], np.ndarray],
+            ref: np.ndarray, rows: np.ndarray, seed: int, resamples: int = RESAMPLES) -> dict[str, Any]:
+    """Spearman over the model systems with the selection redone in each resample: dev questions (each dev set)
+    and test questions resampled together; the 95% percentile interval and how often each candidate won."""
+    rng = np.random.default_rng(seed)
+    n_test = ref.shape[1]
+    values, wins = [], {}
+    for _ in range(resamples):
+        idx = {name: rng.integers(0, kl.shape[2], size=kl.shape[2]) for name, kl in dev.kls.items()}
+        c = union[dev.choose(list(shippable), idx)]
+        wins[c.label] = wins.get(c.label, 0) + 1
+        test_idx = rng.integers(0, n_test, size=n_test)
+        value = _rho(test_kls(c)[rows], ref[rows], test_idx)
+        if not math.isnan(value):
+            values.append(value)
+    ci = {"low": float(np.percentile(values, 2.5)), "high": float(np.percentile(values, 97.5))} if values else None
+    return {"ci": ci, "resamples": resamples, "chosen_in_resamples": dict(sorted(wins.items(), key=lambda kv: -kv[1]))}
 
 
 def run_system_study(data_dir: Union[str, Path],
                      settings: Union[Mapping[str, Candidate], Callable[[], Mapping[str, Candidate]]], *,
                      cosine_threshold: float, embedders: Sequence[str] = ("minilm", "char-ngrams"),
-                     folds: int = FOLDS, seed: int = 0, num_questions: Optional[int] = None,
-                     log: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
-    """Agreement of each given setting with the human-cluster reference, and the automatic-default search.
+                     extra_embedders: Sequence[str] = (), seed: int = 0, num_questions: Optional[int] = None,
+                     nested_resamples: int = RESAMPLES, log: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
+    """The automatic default and every lever chosen on the dev pools, then reported once on CFC test.
 
-    ``settings``: key -> candidate for the study's settings (tuned on the dev sets, so
-    the test questions are held out from their tuning), or a function returning them,
-    called after the search (so the search can run while the settings are being tuned).
+    ``settings``: key -> candidate for the study's settings (tuned on the dev sets), or a function
+    returning them, called after the selection (so it can run while the settings are being tuned).
     """
     start = time.perf_counter()
+    levers = lever_grids(cosine_threshold, embedders, extra_embedders)
+    levers["previous_default"] = [PREVIOUS_DEFAULT]
+    picked = select_default(data_dir, levers, seed=seed, num_questions=num_questions, log=log)
+    dev, union = picked["dev"], picked["union"]
+    index = {c: i for i, c in enumerate(union)}
+    default = picked["default"]
+    log(f"  dev-selected default {default.label}: dev criterion {dev.criterion()[index[default]]:.3f}")
+    # Only now is CFC test read: every choice above is fixed.
     data = load_systems(data_dir)
     if num_questions is not None:
         data.question_ids = data.question_ids[:num_questions]
     scorer = _Scorer(data, seed)
     ref = scorer.kls(REFERENCE)
-    human_clusters = scorer.cluster_count(REFERENCE)
-    out: dict[str, Any] = {"systems": data.systems, "questions": len(data.question_ids),
-                           "reference": REFERENCE.label, "reference_system_means": [float(x) for x in ref.mean(axis=1)],
-                           "human_clusters_per_question": human_clusters, "settings": {}, "search": {}}
-    grid = candidates(cosine_threshold, embedders)
-    matrices = {}
-    for c in grid:
-        matrices[c] = scorer.kls(c)
-    counts = {c: scorer.cluster_count(c) for c in grid}
-    n = len(data.question_ids)
-    fold = fold_of(data.question_ids, folds, seed)
-    fold_index = np.array([fold[q] for q in data.question_ids])
+    oracle = data.systems.index("human")
+    rows = np.array([i for i in range(len(data.systems)) if i != oracle], dtype=int)
+    matrices: dict[Candidate, np.ndarray] = {}
 
-    def choose(idx: np.ndarray) -> Candidate:
-        def key(c: Candidate) -> tuple[float, float]:
-            rho = _rho(matrices[c], ref, idx)
-            return (-1.0 if math.isnan(rho) else rho, -abs(counts[c] - human_clusters))
-        return max(grid, key=key)  # max keeps the first of equal keys
+    def test_kls(c: Candidate) -> np.ndarray:
+        if c not in matrices:
+            matrices[c] = scorer.kls(c)
+        return matrices[c]
 
-    chosen = choose(np.arange(n))
-    held_out = np.zeros_like(ref)
-    by_fold = {}
-    for f in range(folds):
-        pick = choose(np.flatnonzero(fold_index != f))
-        by_fold[str(f)] = pick.label
-        held_out[:, fold_index == f] = matrices[pick][:, fold_index == f]
-    out["search"] = {
-        "grid_size": len(grid),
-        "candidates": {c.label: {"rho": _rho(matrices[c], ref), "clusters_per_question": counts[c]} for c in grid},
-        "chosen": chosen.label, "chosen_config": chosen.as_dict(),
-        "chosen_clusters_per_question": counts[chosen],
-        "in_sample": agreement(matrices[chosen], ref, seed),
-        "held_out": agreement(held_out, ref, seed),
-        "fold_choices": by_fold, "folds": folds,
+    def report(c: Candidate) -> dict[str, Any]:
+        return {"label": c.label, "config": c.as_dict(), "shippable": c.shippable, "dev": dev.summary(index[c]),
+                "test": {**agreement(test_kls(c), ref, seed, oracle), "clusters_per_question": scorer.cluster_count(c)}}
+
+    out: dict[str, Any] = {
+        "systems": data.systems, "model_systems": [data.systems[i] for i in rows], "oracle": "human",
+        "questions": len(data.question_ids), "reference": REFERENCE.label,
+        "reference_system_means": [float(x) for x in ref.mean(axis=1)],
+        "human_clusters_per_question": scorer.cluster_count(REFERENCE), "settings": {},
+        "dev_pools": {name: {"questions": int(kl.shape[2]), "pools": dev.systems[name]}
+                      for name, kl in dev.kls.items()},
     }
-    log(f"  automatic default {chosen.label}: held-out rho {out['search']['held_out']['rho']}, "
-        f"in-sample {out['search']['in_sample']['rho']}, {counts[chosen]:.1f} clusters/question")
+    out["default"] = report(default)
+    out["default"]["nested"] = _nested(dev, union, picked["shippable"], test_kls, ref, rows, seed, nested_resamples)
+    out["levers"] = {}
+    for name, choice in picked["choices"].items():
+        out["levers"][name] = {"varies": LEVERS.get(name, f"the grid with the embedder {name.split(':', 1)[-1]}"),
+                               "candidates": len(levers[name]), **report(choice)}
+        log(f"  lever {name}: {choice.label}: dev {out['levers'][name]['dev']['criterion']:.3f}, "
+            f"test rho (8 models) {out['levers'][name]['test']['rho']}")
+    out["dev_candidates"] = {c.label: {"criterion": float(v), "count_gap": float(g)}
+                             for c, v, g in zip(union, dev.criterion(), dev.count_gap())}
     for key, c in (settings() if callable(settings) else settings).items():
-        out["settings"][key] = {"label": c.label, **agreement(scorer.kls(c), ref, seed),
+        out["settings"][key] = {"label": c.label, **agreement(test_kls(c), ref, seed, oracle),
                                 "clusters_per_question": scorer.cluster_count(c)}
         log(f"  system level {key}: rho {out['settings'][key]['rho']}")
     out["gp_single_cluster_fallbacks"] = scorer.gp_fallbacks

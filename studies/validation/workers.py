@@ -74,12 +74,13 @@ def run_systems(options: Mapping[str, Any], settings: Callable[[], Mapping[str, 
     from .study import UNTUNED_PARAMETERS
     from .systems import run_system_study
 
-    log("system level (CFC test)")
+    log("automatic default chosen on dev pools, then the system level (CFC test)")
     cosine = options["cosine_threshold"]
     if cosine is None:
         cosine = UNTUNED_PARAMETERS["cosine_threshold"]
     return run_system_study(options["data_dir"], settings, cosine_threshold=cosine,
-                            embedders=[options["embedder"] or "minilm", "char-ngrams"], seed=options["seed"],
+                            embedders=list(dict.fromkeys([options["embedder"] or "minilm", "char-ngrams"])),
+                            extra_embedders=options.get("extra_embedders", ()), seed=options["seed"],
                             num_questions=options["questions"], log=log)
 
 
