@@ -3,11 +3,13 @@
     protoqa-eval generate MODEL -o answers.json [--dataset protoqa|cfc] [--split validation|test]
                  [--device cpu|cuda|auto] [--dtype auto|float32|float16|bfloat16] [--batch-size 100]
                  [--seed 42] [--num-samples N] [--limit N] [--prompt statement|finetuned|cfc-one-shot]
-                 [--data-dir DIR]
+                 [--data-dir DIR] [--engine hf|vllm|openai] [--chat] [--system-prompt TEXT] ...
     protoqa-eval score-generated answers.json [--similarity wordnet,exact_match] [--json]
 
-``generate`` samples answers from any causal language model of ``transformers`` (a Hub
-id or a local folder) with the protocols of :mod:`protoqa_integrations.generation` and writes
+``generate`` samples answers from a language model with the protocols of
+:mod:`protoqa_integrations.generation`, through one of the engines of
+:mod:`protoqa_integrations.engines` (``--engine``: ``hf``, the default, any causal language
+model of ``transformers``; ``vllm``; ``openai``, any OpenAI-compatible server), and writes
 ``{"model_answers": ..., "model_answers_with_count": ..., "model_ranked_answers": ...,
 "generation": ...}``, which ``protoqa-eval`` and ``probeval`` both read. Each question is
 appended to ``<output>.partial.jsonl`` as soon as its samples are drawn; a run that
@@ -33,6 +35,8 @@ from typing import Any, Optional, Sequence
 from protoqa_core import __version__
 from protoqa_core.data import CACHE_DIR_ENV
 from . import generation
+from .engines import CHAT_MAX_NEW_TOKENS, ENGINES, Engine, is_collapsed, make_engine
+from .engines.base import chat_prompt_function, sampling_signature
 from .generation import (
     CFC_NUM_SAMPLES,
     PAPER_MAX_NEW_TOKENS,
@@ -187,6 +191,21 @@ def _read_journal(path: Path, header: dict[str, Any]) -> tuple[dict[str, list[st
     return samples, skipped
 
 
+def _journal_usage(path: Path) -> dict[str, int]:
+    """The token usage recorded by the last complete question of an interrupted run."""
+    usage: dict[str, int] = {}
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # the cut-short last line, dropped by _read_journal too
+            found = record.get("usage") if isinstance(record, dict) else None
+            if isinstance(found, dict):
+                usage = {k: int(v) for k, v in found.items() if isinstance(v, int) and not isinstance(v, bool)}
+    return usage
+
+
 def _write_json_atomically(path: Path, document: Any, jsonl: bool = False) -> None:
     partial = path.with_name(path.name + ".writing")
     with open(partial, "w", encoding="utf-8") as fh:
@@ -202,21 +221,34 @@ def _write_json_atomically(path: Path, document: Any, jsonl: bool = False) -> No
 def generate_answers_file(model: Any, tokenizer: Any, questions: Sequence[Question], output: Path, *,
                           config: SamplingConfig, prompt_style: str, header: dict[str, Any],
                           progress: Optional[bool] = None, leaderboard: Optional[Path] = None,
-                          model_name: str = "the model") -> dict[str, Any]:
+                          model_name: str = "the model", engine: Optional[Engine] = None,
+                          system_prompt: Optional[str] = None) -> dict[str, Any]:
     """Sample every question (resuming from ``<output>.partial.jsonl``) and write the answers file.
 
-    Question ``i`` of ``questions`` is sampled under ``config.seed + i``. Returns the
-    document written to ``output``.
+    Question ``i`` of ``questions`` is sampled under ``config.seed + i``, by ``engine``
+    (default: the ``hf`` engine on ``model`` and ``tokenizer``). A chat prompt style
+    (``protoqa-chat``, ``cfc-chat``) builds chat messages, with ``system_prompt`` first.
+    Questions whose samples collapsed to one text at a temperature above 0 are warned
+    about and listed as ``collapsed_questions``; the tokens an engine reports are summed
+    as ``usage``. Returns the document written to ``output``.
 
     >>> doc = generate_answers_file(model, tokenizer, questions, Path("answers.json"), config=SamplingConfig(),
     ...                             prompt_style="statement", header={})  # doctest: +SKIP
     """
-    to_prompt = prompt_function(prompt_style)
+    if engine is None:
+        from .engines.hf import HFEngine
+
+        engine = HFEngine(model, tokenizer, model_name)
+    chat_prompt = chat_prompt_function(prompt_style)
+    to_prompt = ((lambda q: chat_prompt(q, system_prompt)) if chat_prompt is not None
+                 else prompt_function(prompt_style))
     journal = _journal_path(output)
     samples: dict[str, list[str]] = {}
     skipped: dict[str, str] = {}
+    usage: dict[str, int] = {}
     if journal.is_file():
         samples, skipped = _read_journal(journal, header)
+        usage = _journal_usage(journal)
     todo = [(i, q) for i, q in enumerate(questions) if q.id not in samples]
     # The journal is rewritten without a possibly cut-short last line, then appended to.
     _write_json_atomically(journal, [{"header": header}] + [
@@ -225,18 +257,27 @@ def generate_answers_file(model: Any, tokenizer: Any, questions: Sequence[Questi
     with open(journal, "a", encoding="utf-8") as fh:
         prompts = [to_prompt(q.question) for _, q in todo]
         seeds = [config.seed + i for i, _ in todo]
-        for done in iter_prompt_samples(model, tokenizer, prompts, config, seeds=seeds, progress=progress,
-                                        model_name=model_name):
+        for done in engine.sample(prompts, config, seeds=seeds, progress=progress):
             question = todo[done.index][1]
             samples[question.id] = done.answers
             if done.skipped:
                 skipped[question.id] = done.skipped
                 print(f"warning: question {question.id!r} skipped: {done.skipped}", file=sys.stderr)
-            fh.write(json.dumps({"id": question.id, "samples": done.answers, "skipped": done.skipped},
-                                ensure_ascii=False) + "\n")
+            record = {"id": question.id, "samples": done.answers, "skipped": done.skipped}
+            if engine.usage:  # tokens spent so far, this run's and the resumed run's
+                record["usage"] = {k: usage.get(k, 0) + v for k, v in engine.usage.items()}
+            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
             fh.flush()
             os.fsync(fh.fileno())
     document = answers_document(questions, samples, skipped, header)
+    collapsed = [q.id for q in questions if is_collapsed(samples.get(q.id, []), config.temperature)]
+    if collapsed:
+        document["generation"]["collapsed_questions"] = collapsed
+        print(f"warning: {len(collapsed)} question(s) got nearly the same answer in every sample at temperature "
+              f"{config.temperature} (a fixed seed in every request?): {', '.join(collapsed[:10])}", file=sys.stderr)
+    total_usage = {k: usage.get(k, 0) + engine.usage.get(k, 0) for k in set(usage) | set(engine.usage)}
+    if total_usage:
+        document["generation"]["usage"] = dict(sorted(total_usage.items()))
     _write_json_atomically(output, document)
     if leaderboard is not None:
         _write_json_atomically(leaderboard, [{q.id: document["model_ranked_answers"][q.id]} for q in questions],
@@ -273,9 +314,30 @@ def build_generate_parser() -> argparse.ArgumentParser:
     p.add_argument("--prompt", choices=tuple(PROMPT_STYLES),
                    help="prompt style (default: statement for ProtoQA, cfc-one-shot for CFC; "
                    "finetuned for a model fine-tuned on the ProtoQA training format)")
-    p.add_argument("--max-new-tokens", type=int, default=PAPER_MAX_NEW_TOKENS)
+    p.add_argument("--max-new-tokens", type=int,
+                   help=f"default {PAPER_MAX_NEW_TOKENS} ({CHAT_MAX_NEW_TOKENS} with --chat)")
     p.add_argument("--top-p", type=float, default=PAPER_TOP_P)
     p.add_argument("--temperature", type=float, default=PAPER_TEMPERATURE)
+    p.add_argument("--engine", default="hf", choices=ENGINES,
+                   help="hf (default: transformers in this process), vllm (vLLM's offline engine) or openai "
+                   "(an OpenAI-compatible server at --base-url; key from $OPENAI_API_KEY)")
+    p.add_argument("--revision", help="model revision (hf, vllm) recorded in the answers file")
+    p.add_argument("--chat", action="store_true", help="chat prompts and chat replies (vllm, openai): "
+                   f"ProtoQA/CFC chat prompt, answer taken from the reply; --max-new-tokens default {CHAT_MAX_NEW_TOKENS}")
+    p.add_argument("--system-prompt", help="a system turn before the chat prompt (with --chat)")
+    p.add_argument("--base-url", default="https://api.openai.com/v1",
+                   help="openai: the server's API root, e.g. http://127.0.0.1:8000/v1")
+    p.add_argument("--concurrency", type=int, default=4, help="openai: most requests in flight (default 4)")
+    p.add_argument("--max-n", type=int, default=128, help="openai: most choices asked per request (default 128)")
+    p.add_argument("--request-timeout", type=float, default=60.0, help="openai: seconds per request (default 60)")
+    p.add_argument("--max-retries", type=int, default=6,
+                   help="openai: retries of a request on 429, 5xx and timeouts (default 6)")
+    p.add_argument("--tensor-parallel-size", type=int, default=1, help="vllm: GPUs per model replica")
+    p.add_argument("--pipeline-parallel-size", type=int, default=1, help="vllm: pipeline stages (nodes)")
+    p.add_argument("--data-parallel-size", type=int, default=1, help="vllm: model replicas")
+    p.add_argument("--gpu-memory-utilization", type=float, default=0.9,
+                   help="vllm: share of GPU memory (RAM on vLLM's CPU build) to reserve (default 0.9)")
+    p.add_argument("--max-model-len", type=int, help="vllm: context length (default: the model's)")
     p.add_argument("--leaderboard", help="ProtoQA test questions: where to write the leaderboard's ranked-list "
                    "file (default: OUTPUT with .leaderboard.jsonl)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing answers file")
@@ -292,30 +354,55 @@ def _run_generate(args: argparse.Namespace) -> int:
         raise CommandError(f"--limit must be >= 1, got {args.limit}")
     style, num_samples = default_protocol(args.dataset)
     style = args.prompt or style
+    if args.chat:
+        if args.engine == "hf":
+            raise CommandError("--chat needs --engine vllm or openai (the hf engine samples completions)")
+        if args.prompt:
+            raise CommandError("--prompt chooses a completion prompt; --chat uses the chat prompt of the dataset")
+        style = "cfc-chat" if args.dataset == "cfc" else "protoqa-chat"
+    elif args.system_prompt:
+        raise CommandError("--system-prompt needs --chat")
     if args.num_samples is not None:
         num_samples = args.num_samples
-    config = SamplingConfig(num_samples=num_samples, max_new_tokens=args.max_new_tokens,
+    max_new_tokens = args.max_new_tokens or (CHAT_MAX_NEW_TOKENS if args.chat else PAPER_MAX_NEW_TOKENS)
+    config = SamplingConfig(num_samples=num_samples, max_new_tokens=max_new_tokens,
                             top_p=args.top_p, temperature=args.temperature, top_k=0, batch_size=args.batch_size,
                             seed=args.seed)
     questions, origin = load_questions(args.dataset, args.split, args.data_dir, verify=not args.no_verify)
     questions = questions[: args.limit] if args.limit else questions
-    try:
-        device = resolve_device(args.device)
-    except ImportError as exc:
-        raise CommandError(f"generating needs torch and transformers ({exc}); pip install 'protoqa-eval[train]'")
-    header = {"model": args.model, "dataset": args.dataset, "split": args.split, "limit": args.limit,
-              "prompt": style, "sampling": config.signature(), "dtype": args.dtype, "device": device,
-              "version": __version__, "questions_from": origin}
+    if args.engine == "hf":
+        try:
+            device = resolve_device(args.device)
+        except ImportError as exc:
+            raise CommandError(f"generating needs torch and transformers ({exc}); pip install 'protoqa-eval[train]'")
+        header = {"model": args.model, "dataset": args.dataset, "split": args.split, "limit": args.limit,
+                  "prompt": style, "sampling": config.signature(), "dtype": args.dtype, "device": device,
+                  "version": __version__, "questions_from": origin}
+    else:
+        device = args.device
+        engine_settings = _engine_settings(args)
+        header = {"model": args.model, "dataset": args.dataset, "split": args.split, "limit": args.limit,
+                  "prompt": style, "system_prompt": args.system_prompt, "engine": engine_settings,
+                  "sampling": sampling_signature(config, engine_settings), "dtype": args.dtype,
+                  "version": __version__, "questions_from": origin}
     journal = _journal_path(output)
     if journal.is_file():
         _read_journal(journal, header)  # settings checked before the model is loaded
-    model, tokenizer = load_model(args.model, device, args.dtype)
+    if args.engine == "hf":
+        model, tokenizer = load_model(args.model, device, args.dtype)
+        engine: Optional[Engine] = None
+    else:
+        model = tokenizer = None
+        engine = make_engine(args.engine, args.model, **_engine_options(args))
     leaderboard = None
     if args.dataset == "protoqa" and args.split == "test":
         leaderboard = Path(args.leaderboard) if args.leaderboard else output.with_suffix(".leaderboard.jsonl")
     document = generate_answers_file(model, tokenizer, questions, output, config=config, prompt_style=style,
                                      header=header, progress=None if not
-                                     args.no_progress else False, leaderboard=leaderboard, model_name=args.model)
+                                     args.no_progress else False, leaderboard=leaderboard, model_name=args.model,
+                                     engine=engine, system_prompt=args.system_prompt)
+    if engine is not None:
+        engine.close()
     info = document["generation"]
     total = sum(len(s) for s in document["model_answers"].values())
     empty = sum(info["empty_samples"].values())
@@ -326,8 +413,34 @@ def _run_generate(args: argparse.Namespace) -> int:
               f"{', '.join(info['questions_without_answer'][:10])}", file=sys.stderr)
     if leaderboard is not None:
         print(f"{leaderboard}: ranked lists for the ProtoQA leaderboard", file=sys.stderr)
-    print(f"sampling: {config.signature()}|prompt:{style}|model:{args.model}")
+    if info.get("usage"):
+        print(f"tokens: {', '.join(f'{k} {v}' for k, v in info['usage'].items())}", file=sys.stderr)
+    print(f"sampling: {header['sampling']}|prompt:{style}|model:{args.model}")
     return 0
+
+
+def _engine_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The options of the chosen engine, from the command line."""
+    if args.engine == "vllm":
+        return {"revision": args.revision, "chat": args.chat, "tensor_parallel_size": args.tensor_parallel_size,
+                "pipeline_parallel_size": args.pipeline_parallel_size, "data_parallel_size": args.data_parallel_size,
+                "gpu_memory_utilization": args.gpu_memory_utilization, "max_model_len": args.max_model_len,
+                "dtype": args.dtype, "seed": args.seed}
+    return {"revision": args.revision, "chat": args.chat, "base_url": args.base_url, "concurrency": args.concurrency,
+            "max_n": args.max_n, "timeout": args.request_timeout, "max_retries": args.max_retries}
+
+
+def _engine_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """What the answers file records of the engine: the settings that change the samples, not the
+    ones that only change speed or robustness (so a run resumes under another --concurrency)."""
+    settings: dict[str, Any] = {"engine": args.engine, "model": args.model, "revision": args.revision,
+                                "chat": args.chat}
+    if args.engine == "vllm":
+        settings.update(tensor_parallel_size=args.tensor_parallel_size,
+                        pipeline_parallel_size=args.pipeline_parallel_size, max_model_len=args.max_model_len)
+    else:
+        settings["max_n"] = args.max_n
+    return settings
 
 
 @dataclass
