@@ -275,6 +275,8 @@ def generate_answers_file(model: Any, tokenizer: Any, questions: Sequence[Questi
         document["generation"]["collapsed_questions"] = collapsed
         print(f"warning: {len(collapsed)} question(s) got nearly the same answer in every sample at temperature "
               f"{config.temperature} (a fixed seed in every request?): {', '.join(collapsed[:10])}", file=sys.stderr)
+    if engine.name != "hf":  # what the engine found at start-up (vLLM version, seeding)
+        document["generation"]["engine_details"] = engine.describe()
     total_usage = {k: usage.get(k, 0) + engine.usage.get(k, 0) for k in set(usage) | set(engine.usage)}
     if total_usage:
         document["generation"]["usage"] = dict(sorted(total_usage.items()))
@@ -393,6 +395,8 @@ def _run_generate(args: argparse.Namespace) -> int:
         engine: Optional[Engine] = None
     else:
         model = tokenizer = None
+        # vLLM logs every start-up step and its workers' tracebacks; our own message says what failed.
+        os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
         engine = make_engine(args.engine, args.model, **_engine_options(args))
     leaderboard = None
     if args.dataset == "protoqa" and args.split == "test":

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Callable, Iterator, Optional, Sequence, Union
 
-from ..generation import GenerationError, PromptSamples, SamplingConfig, answer_from_text
+from ..generation import GenerationError, PromptSamples, SamplingConfig, answer_from_text, sample_uniforms
 from ..prompts import answer_from_reply, cfc_chat_messages, protoqa_chat_messages
 
 __all__ = ["ENGINES", "CHAT_MAX_NEW_TOKENS", "COLLAPSE_SHARE", "Prompt", "Engine", "EngineError",
            "collapsed_share", "is_collapsed", "answers_of", "sampling_signature", "CHAT_STYLES",
-           "chat_prompt_function", "make_engine"]
+           "chat_prompt_function", "request_seed", "make_engine"]
 
 ENGINES = ("hf", "vllm", "openai")
 CHAT_MAX_NEW_TOKENS = 32
@@ -119,6 +119,15 @@ def chat_prompt_function(style: str) -> Optional[Callable[..., list[dict[str, st
     (True, 'user')
     """
     return CHAT_STYLES.get(style)
+
+
+def request_seed(question_seed: int, request: int) -> int:
+    """The seed of a question's ``request``-th request: distinct per request, the same on every run.
+
+    >>> request_seed(42, 0) == request_seed(42, 0) != request_seed(42, 1)
+    True
+    """
+    return int(sample_uniforms([question_seed], [request], 0)[0] * (1 << 31))
 
 
 def make_engine(name: str, model: str, **options: Any) -> Engine:

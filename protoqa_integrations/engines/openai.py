@@ -31,24 +31,15 @@ from email.utils import parsedate_to_datetime
 from typing import Any, Iterator, Optional, Sequence
 
 
-from ..generation import STOP_STRINGS, PromptSamples, SamplingConfig, sample_uniforms
-from .base import Engine, EngineError, Prompt, answers_of
+from ..generation import STOP_STRINGS, PromptSamples, SamplingConfig
+from .base import Engine, EngineError, Prompt, answers_of, request_seed
 
-__all__ = ["OpenAIEngine", "KEY_ENV", "MAX_REPLY_CHARS", "request_seed", "retry_delay"]
+__all__ = ["OpenAIEngine", "KEY_ENV", "MAX_REPLY_CHARS", "retry_delay"]
 
 KEY_ENV = "OPENAI_API_KEY"
 MAX_REPLY_CHARS = 2000
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
 MAX_BACKOFF_S = 60.0
-
-
-def request_seed(question_seed: int, request: int) -> int:
-    """The seed of a question's ``request``-th request: distinct per request, the same on every run.
-
-    >>> request_seed(42, 0) == request_seed(42, 0) != request_seed(42, 1)
-    True
-    """
-    return int(sample_uniforms([question_seed], [request], 0)[0] * (1 << 31))
 
 
 def retry_delay(attempt: int, retry_after: Optional[str], base: float = 1.0, rng: Optional[random.Random] = None

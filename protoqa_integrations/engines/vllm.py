@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, Iterator, Optional, Sequence
 
 from ..generation import STOP_STRINGS, PromptSamples, SamplingConfig
-from .base import Engine, EngineError, Prompt, answers_of
+from .base import Engine, EngineError, Prompt, answers_of, request_seed
 
 __all__ = ["VLLMEngine", "MEMORY_HINT"]
 
@@ -78,6 +78,12 @@ class VLLMEngine(Engine):
                 from exc
         self.max_model_len = int(self.llm.llm_engine.model_config.max_model_len)
         self.vllm_version = __import__("vllm").__version__
+        from vllm.platforms import current_platform
+
+        # vLLM's CPU build cannot seed a request's sampler ("CPU Generator does not use offset"):
+        # there the engine-wide seed alone makes a run repeatable.
+        self.request_seeds = not current_platform.is_cpu()
+        self.settings["request_seeds"] = self.request_seeds
 
     def describe(self) -> dict[str, Any]:
         return {"engine": self.name, "model": self.model_name, "revision": self.revision, "chat": self.chat,
@@ -89,9 +95,12 @@ class VLLMEngine(Engine):
         options: dict[str, Any] = {}
         if config.top_k > 0:  # 0 (off) is left out: some vLLM releases reject it
             options["top_k"] = config.top_k
+        if self.request_seeds:
+            # vLLM seeds sample j of a request with seed + j: spread the questions' seeds apart.
+            options["seed"] = request_seed(seed, 0)
         return SamplingParams(n=config.num_samples, top_p=config.top_p, temperature=config.temperature,
                               max_tokens=config.max_new_tokens, stop=None if self.chat else list(STOP_STRINGS),
-                              seed=seed, **options)
+                              **options)
 
     def sample(self, prompts: Sequence[Prompt], config: SamplingConfig, *, seeds: Optional[Sequence[int]] = None,
                progress: Optional[bool] = False) -> Iterator[PromptSamples]:
