@@ -334,6 +334,9 @@ def build_generate_parser() -> argparse.ArgumentParser:
     p.add_argument("--request-timeout", type=float, default=60.0, help="openai: seconds per request (default 60)")
     p.add_argument("--max-retries", type=int, default=6,
                    help="openai: retries of a request on 429, 5xx and timeouts (default 6)")
+    p.add_argument("--no-request-seeds", action="store_true",
+                   help="openai: send no seed (for servers that fail on seeded requests); samples are then not "
+                   "repeatable")
     p.add_argument("--tensor-parallel-size", type=int, default=1, help="vllm: GPUs per model replica")
     p.add_argument("--pipeline-parallel-size", type=int, default=1, help="vllm: pipeline stages (nodes)")
     p.add_argument("--data-parallel-size", type=int, default=1, help="vllm: model replicas")
@@ -431,7 +434,8 @@ def _engine_options(args: argparse.Namespace) -> dict[str, Any]:
                 "gpu_memory_utilization": args.gpu_memory_utilization, "max_model_len": args.max_model_len,
                 "dtype": args.dtype, "seed": args.seed}
     return {"revision": args.revision, "chat": args.chat, "base_url": args.base_url, "concurrency": args.concurrency,
-            "max_n": args.max_n, "timeout": args.request_timeout, "max_retries": args.max_retries}
+            "max_n": args.max_n, "timeout": args.request_timeout, "max_retries": args.max_retries,
+            "request_seeds": not args.no_request_seeds}
 
 
 def _engine_settings(args: argparse.Namespace) -> dict[str, Any]:
@@ -443,7 +447,7 @@ def _engine_settings(args: argparse.Namespace) -> dict[str, Any]:
         settings.update(tensor_parallel_size=args.tensor_parallel_size,
                         pipeline_parallel_size=args.pipeline_parallel_size, max_model_len=args.max_model_len)
     else:
-        settings["max_n"] = args.max_n
+        settings.update(max_n=args.max_n, request_seeds=not args.no_request_seeds)
     return settings
 
 

@@ -4,7 +4,10 @@
 * a question's ``n`` samples are asked in requests of at most ``max_n`` choices each;
   at most ``concurrency`` requests are in flight;
 * each request carries its own seed, derived from the question's seed and the request's
-  position, so a server that honours seeds gives distinct, reproducible samples;
+  position, so a server that honours seeds gives distinct, reproducible samples
+  (``request_seeds=False`` sends none, for servers that fail on seeds: vLLM 0.32's CPU
+  build stops with "CPU Generator does not use offset" when a seeded request's prompt is
+  computed in chunks);
 * 429, 5xx, timeouts and dropped connections are retried ``max_retries`` times with
   exponential backoff and full jitter, waiting at least what ``Retry-After`` asks;
 * every request has a ``timeout``; the token usage the server reports is summed;
@@ -92,7 +95,8 @@ class OpenAIEngine(Engine):
 
     def __init__(self, model: str, *, base_url: str = "https://api.openai.com/v1", chat: bool = False,
                  revision: Optional[str] = None, concurrency: int = 4, max_n: int = 128, timeout: float = 60.0,
-                 max_retries: int = 6, backoff: float = 1.0, check_model: bool = True, **unused: Any) -> None:
+                 max_retries: int = 6, backoff: float = 1.0, check_model: bool = True, request_seeds: bool = True,
+                 **unused: Any) -> None:
         super().__init__()
         for option, value in (("--concurrency", concurrency), ("--max-n", max_n)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -112,6 +116,7 @@ class OpenAIEngine(Engine):
             raise EngineError(f"--base-url must start with http:// or https://, got {base_url!r}")
         self.concurrency, self.max_n, self.timeout = concurrency, max_n, float(timeout)
         self.max_retries, self.backoff = max_retries, float(backoff)
+        self.request_seeds = bool(request_seeds)
         key = os.environ.get(KEY_ENV, "")
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         self.client = httpx.Client(headers=headers, timeout=httpx.Timeout(self.timeout),
@@ -125,7 +130,7 @@ class OpenAIEngine(Engine):
     def describe(self) -> dict[str, Any]:
         # The key is a secret and the server's address may embed one: neither is recorded.
         return {"engine": self.name, "model": self.model_name, "revision": self.revision, "chat": self.chat,
-                "max_n": self.max_n}
+                "max_n": self.max_n, "request_seeds": self.request_seeds}
 
     def _fail_unreachable(self, exc: Exception) -> EngineError:
         return EngineError(f"cannot reach the server at {self.base_url} ({type(exc).__name__}: "
@@ -184,7 +189,9 @@ class OpenAIEngine(Engine):
 
     def _payload(self, prompt: Prompt, config: SamplingConfig, n: int, seed: int) -> dict[str, Any]:
         payload: dict[str, Any] = {"model": self.model_name, "n": n, "temperature": config.temperature,
-                                   "top_p": config.top_p, "max_tokens": config.max_new_tokens, "seed": seed}
+                                   "top_p": config.top_p, "max_tokens": config.max_new_tokens}
+        if self.request_seeds:
+            payload["seed"] = seed
         # top_k is not part of the OpenAI API (its servers reject it); only a non-default value is sent.
         if config.top_k > 0:
             payload["top_k"] = config.top_k
