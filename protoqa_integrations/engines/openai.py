@@ -17,6 +17,9 @@ Faults that retrying cannot mend (unreachable server, wrong key, model not serve
 malformed or short replies after the retries) raise :class:`EngineError` after every
 question already complete has been yielded, so the caller's journal keeps them.
 
+A prompt the server refuses as longer than the model's context (HTTP 400 naming the
+context length) is skipped with the server's reason, as the ``hf`` engine skips it.
+
 Reply rules: a reply with fewer choices than asked is asked again for the missing ones
 (within the retries); an empty choice is a sample with no answer (``""``); a choice's
 text is kept up to :data:`MAX_REPLY_CHARS` characters (a server that ignores
@@ -65,6 +68,13 @@ def retry_delay(attempt: int, retry_after: Optional[str], base: float = 1.0, rng
                 wanted = 0.0
         delay = max(delay, min(max(wanted, 0.0), 10 * MAX_BACKOFF_S))
     return delay
+
+
+class _TooLong(Exception):
+    """The server says the prompt does not fit the model's context: the question is skipped."""
+
+
+_CONTEXT_WORDS = ("context length", "context window", "maximum context", "too long", "max_model_len")
 
 
 class _Retryable(Exception):
@@ -174,6 +184,9 @@ class OpenAIEngine(Engine):
                     raise _Retryable(f"HTTP {response.status_code}: {_server_message(response)}",
                                      response.headers.get("retry-after"))
                 self._check_status(response)
+                if response.status_code == 400 and any(w in _server_message(response).lower()
+                                                       for w in _CONTEXT_WORDS):
+                    raise _TooLong(_server_message(response))
                 if response.status_code >= 400:
                     raise EngineError(f"the server at {self.base_url} answered HTTP {response.status_code} to {path}: "
                                       f"{_server_message(response)}")
@@ -270,6 +283,11 @@ class OpenAIEngine(Engine):
                 for future in finished:
                     i = pending.pop(future)
                     error = future.exception()
+                    if isinstance(error, _TooLong):
+                        if bar is not None:
+                            bar.update(1)
+                        yield PromptSamples(i, skipped=f"the server refused the prompt as too long: {error}")
+                        continue
                     if error is not None:
                         failure = failure or error
                         continue
