@@ -196,6 +196,7 @@ def one_line_error(result, *fragments):
     assert KEY not in result.stderr + result.stdout
 
 
+@pytest.mark.slow
 @needs_data
 def test_openai_engine_splits_n_retries_429_and_records_usage(stub, tmp_path):
     # First reply: rate limited with Retry-After; later one 503 and one reply short of choices.
@@ -221,6 +222,7 @@ def test_openai_engine_splits_n_retries_429_and_records_usage(stub, tmp_path):
     assert "collapsed_questions" not in doc["generation"]
 
 
+@pytest.mark.slow
 @needs_data
 def test_openai_engine_chat_takes_the_answer_out_of_the_reply(stub, tmp_path):
     out = tmp_path / "chat.json"
@@ -234,6 +236,7 @@ def test_openai_engine_chat_takes_the_answer_out_of_the_reply(stub, tmp_path):
     assert doc["generation"]["prompt"] == "cfc-chat" and doc["generation"]["system_prompt"] == "Be brief."
 
 
+@pytest.mark.slow
 @needs_data
 def test_a_server_repeating_itself_is_warned_about_and_recorded(stub, tmp_path):
     stub.plan = [lambda p: (200, {}, {"choices": [{"index": i, "text": " same"} for i in range(p["n"])]})] * 100
@@ -244,6 +247,7 @@ def test_a_server_repeating_itself_is_warned_about_and_recorded(stub, tmp_path):
     assert len(json.loads(out.read_text())["generation"]["collapsed_questions"]) == 3
 
 
+@pytest.mark.slow
 @needs_data
 def test_faults_end_with_one_line_and_exit_2(stub, tmp_path):
     one_line_error(generate(stub.url, tmp_path / "a.json", tmp_path, key="sk-wrong"), "refused the key",
@@ -270,6 +274,7 @@ def test_faults_end_with_one_line_and_exit_2(stub, tmp_path):
         assert not (tmp_path / f"{name}.json").exists()
 
 
+@pytest.mark.slow
 @needs_data
 def test_a_timeout_is_retried_then_reported(stub, tmp_path):
     import time
@@ -284,6 +289,7 @@ def test_a_timeout_is_retried_then_reported(stub, tmp_path):
     one_line_error(result, "no reply within 1 s")
 
 
+@pytest.mark.slow
 @needs_data
 def test_a_rate_limit_outlasting_the_retries_keeps_what_was_done_and_resume_asks_nothing_again(stub, tmp_path):
     # Question 1 needs 3 requests (20 samples, 8 per request); then every reply is 429.
@@ -308,6 +314,7 @@ def test_a_rate_limit_outlasting_the_retries_keeps_what_was_done_and_resume_asks
     assert not journal.exists()
 
 
+@pytest.mark.slow
 @needs_data
 def test_over_long_and_empty_replies_are_capped_and_kept_empty(stub, tmp_path):
     def odd(payload):
@@ -325,6 +332,7 @@ def test_over_long_and_empty_replies_are_capped_and_kept_empty(stub, tmp_path):
     assert out.stat().st_size < 200000
 
 
+@pytest.mark.slow
 def test_hf_engine_refuses_chat(tmp_path):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
     result = subprocess.run([sys.executable, "-m", "protoqa_integrations", "generate", "gpt2", "-o",
