@@ -204,7 +204,8 @@ def engines_main(args: argparse.Namespace) -> int:
     print()
     for name, (n, seconds) in rates.items():
         rate = n / seconds
-        print(f"{name:32s}: {n:6d} samples in {seconds:7.2f} s = {rate:8.2f} samples/s, {rate / plain:6.2f}x the plain loop")
+        print(f"{name:32s}: {n:6d} samples in {seconds:7.2f} s = {rate:8.2f} samples/s, "
+              f"{rate / plain:6.2f}x the plain loop")
     return 0
 
 

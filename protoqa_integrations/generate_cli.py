@@ -325,7 +325,8 @@ def build_generate_parser() -> argparse.ArgumentParser:
                    "(an OpenAI-compatible server at --base-url; key from $OPENAI_API_KEY)")
     p.add_argument("--revision", help="model revision (hf, vllm) recorded in the answers file")
     p.add_argument("--chat", action="store_true", help="chat prompts and chat replies (vllm, openai): "
-                   f"ProtoQA/CFC chat prompt, answer taken from the reply; --max-new-tokens default {CHAT_MAX_NEW_TOKENS}")
+                   "ProtoQA/CFC chat prompt, answer taken from the reply; "
+                   f"--max-new-tokens default {CHAT_MAX_NEW_TOKENS}")
     p.add_argument("--system-prompt", help="a system turn before the chat prompt (with --chat)")
     p.add_argument("--base-url", default="https://api.openai.com/v1",
                    help="openai: the server's API root, e.g. http://127.0.0.1:8000/v1")
@@ -369,7 +370,9 @@ def _run_generate(args: argparse.Namespace) -> int:
         raise CommandError("--system-prompt needs --chat")
     if args.num_samples is not None:
         num_samples = args.num_samples
-    max_new_tokens = args.max_new_tokens or (CHAT_MAX_NEW_TOKENS if args.chat else PAPER_MAX_NEW_TOKENS)
+    max_new_tokens = args.max_new_tokens
+    if max_new_tokens is None:
+        max_new_tokens = CHAT_MAX_NEW_TOKENS if args.chat else PAPER_MAX_NEW_TOKENS
     config = SamplingConfig(num_samples=num_samples, max_new_tokens=max_new_tokens,
                             top_p=args.top_p, temperature=args.temperature, top_k=0, batch_size=args.batch_size,
                             seed=args.seed)

@@ -195,7 +195,8 @@ def lm_eval(python, model, model_args, task, cwd, *extra):
 
     out = cwd / f"out-{model}-{task}"
     args = [python, "-m", "protoqa_integrations.lm_eval_tasks", "run", "--model", model, "--model_args", model_args,
-            "--tasks", task, "--limit", "2", "--output_path", str(out), "--metadata", json.dumps({"data_dir": str(DATA)}),
+            "--tasks", task, "--limit", "2", "--output_path", str(out),
+            "--metadata", json.dumps({"data_dir": str(DATA)}),
             "--include_path", tasks_path(), *extra]
     result = subprocess.run(args, cwd=cwd, env=env(), capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]

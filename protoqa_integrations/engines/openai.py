@@ -156,7 +156,12 @@ class OpenAIEngine(Engine):
 
     def _check_model(self) -> None:
         """Ask ``/models`` once, so a wrong key or model name stops the run before any sampling."""
-        response = self._send("GET", "/models", None)
+        try:
+            response = self._send("GET", "/models", None)
+        except EngineError as exc:
+            if "HTTP 404" in str(exc) or "HTTP 405" in str(exc):
+                return  # no model list here: the first sampling reply says whether the model is served
+            raise
         try:
             served = [m.get("id") for m in response.json().get("data", []) if isinstance(m, dict)]
         except Exception:
@@ -302,9 +307,10 @@ class OpenAIEngine(Engine):
             if bar is not None:
                 bar.close()
         if failure is not None:
+            kept = "; the questions already sampled are kept, run the same command again to resume"
             if isinstance(failure, EngineError):
-                raise failure
-            raise EngineError(f"sampling from {self.base_url} failed: {type(failure).__name__}: {failure}") \
+                raise EngineError(f"{failure}{kept}") from failure
+            raise EngineError(f"sampling from {self.base_url} failed: {type(failure).__name__}: {failure}{kept}") \
                 from failure
 
     def close(self) -> None:

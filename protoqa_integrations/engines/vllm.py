@@ -128,7 +128,8 @@ class VLLMEngine(Engine):
             else:
                 outputs = self.llm.generate([prompts[i] for i in todo], params, use_tqdm=bool(progress))
         except Exception as exc:
-            raise EngineError(f"vLLM failed while sampling: {_first_line(exc)}") from exc
+            raise EngineError(f"vLLM failed while sampling: {_first_line(exc)}; the questions already sampled are "
+                              "kept, run the same command again to resume") from exc
         for i, output in zip(todo, outputs):
             completions = sorted(output.outputs, key=lambda o: o.index)
             self.usage["prompt_tokens"] = self.usage.get("prompt_tokens", 0) + len(output.prompt_token_ids or ())
