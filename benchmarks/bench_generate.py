@@ -23,10 +23,11 @@ A random model rarely emits a newline or a period, so nearly every sample runs t
 random weights, saved to a temporary folder), against the same plain loop:
 
 * ``hf``: the batched sampler in this process;
-* ``vllm``: vLLM's offline engine, in the interpreter ``--vllm-python`` (default
+* ``vllm``: vLLM's offline engine (``enforce_eager``: no compilation, which takes minutes
+  on a shared CPU), in the interpreter ``--vllm-python`` (default
   ``.venv-vllm``), timed there after a warm-up call;
 * ``openai``: the openai engine in this process against vLLM's OpenAI-compatible server,
-  started from that interpreter on 127.0.0.1.
+  started from that interpreter on 127.0.0.1 (``--enforce-eager`` too).
 
     python benchmarks/bench_generate.py --engines [--questions 4] [--batched-samples 300]
 """
@@ -105,7 +106,7 @@ from protoqa_integrations.generation import SamplingConfig
 if __name__ == "__main__":
     folder, count = sys.argv[1], int(sys.argv[2])
     prompts = json.loads(sys.argv[3])
-    engine = VLLMEngine(folder, gpu_memory_utilization=0.15)
+    engine = VLLMEngine(folder, gpu_memory_utilization=0.15, enforce_eager=True)
     list(engine.sample(prompts[:1], SamplingConfig(num_samples=4)))  # warm-up
     start = time.perf_counter()
     done = sum(len(s.texts) for s in engine.sample(prompts, SamplingConfig(num_samples=count)))
@@ -147,7 +148,7 @@ def start_server(python: str, folder: Path) -> tuple[Any, str]:
     env = dict(os.environ, VLLM_LOGGING_LEVEL="ERROR", HF_HUB_OFFLINE="1")
     process = subprocess.Popen([python, "-m", "vllm.entrypoints.openai.api_server", "--model", str(folder),
                                 "--host", "127.0.0.1", "--port", str(port), "--gpu-memory-utilization", "0.15",
-                                "--served-model-name", "tiny"], env=env, stdout=subprocess.DEVNULL,
+                                "--served-model-name", "tiny", "--enforce-eager"], env=env, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}/v1"
     deadline = time.monotonic() + 1200

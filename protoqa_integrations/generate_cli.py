@@ -344,6 +344,8 @@ def build_generate_parser() -> argparse.ArgumentParser:
     p.add_argument("--gpu-memory-utilization", type=float, default=0.9,
                    help="vllm: share of GPU memory (RAM on vLLM's CPU build) to reserve (default 0.9)")
     p.add_argument("--max-model-len", type=int, help="vllm: context length (default: the model's)")
+    p.add_argument("--enforce-eager", action="store_true",
+                   help="vllm: no graph compilation or capture (starts sooner, samples slower)")
     p.add_argument("--leaderboard", help="ProtoQA test questions: where to write the leaderboard's ranked-list "
                    "file (default: OUTPUT with .leaderboard.jsonl)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing answers file")
@@ -435,7 +437,7 @@ def _engine_options(args: argparse.Namespace) -> dict[str, Any]:
         return {"revision": args.revision, "chat": args.chat, "tensor_parallel_size": args.tensor_parallel_size,
                 "pipeline_parallel_size": args.pipeline_parallel_size, "data_parallel_size": args.data_parallel_size,
                 "gpu_memory_utilization": args.gpu_memory_utilization, "max_model_len": args.max_model_len,
-                "dtype": args.dtype, "seed": args.seed}
+                "dtype": args.dtype, "seed": args.seed, "enforce_eager": args.enforce_eager}
     return {"revision": args.revision, "chat": args.chat, "base_url": args.base_url, "concurrency": args.concurrency,
             "max_n": args.max_n, "timeout": args.request_timeout, "max_retries": args.max_retries,
             "request_seeds": not args.no_request_seeds}

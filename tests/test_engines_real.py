@@ -77,7 +77,7 @@ def tiny_model(tmp_path_factory) -> Path:
     return folder
 
 
-def generate(python, model, output, cwd, *extra, timeout=400):
+def generate(python, model, output, cwd, *extra, timeout=900):
     args = [python, "-m", "protoqa_integrations", "generate", str(model), "-o", str(output), "--data-dir",
             str(DATA), "--no-progress", *extra]
     return subprocess.run(args, cwd=cwd, env=env(), capture_output=True, text=True, timeout=timeout)
@@ -87,7 +87,7 @@ def test_vllm_engine_draws_the_protocol_in_one_call(tiny_model, tmp_path):
     python = vllm_python()
     out = tmp_path / "vllm.json"
     result = generate(python, tiny_model, out, tmp_path, "--engine", "vllm", "--gpu-memory-utilization", MEMORY,
-                      "--limit", "3", "--num-samples", "100")
+                      "--enforce-eager", "--limit", "3", "--num-samples", "100")
     assert result.returncode == 0, result.stderr[-3000:]
     doc = json.loads(out.read_text())
     assert [len(v) for v in doc["model_answers"].values()] == [100, 100, 100]
@@ -107,7 +107,7 @@ def test_vllm_engine_draws_the_protocol_in_one_call(tiny_model, tmp_path):
 def test_vllm_out_of_memory_at_start_names_the_option_to_lower(tiny_model, tmp_path):
     python = vllm_python()
     result = generate(python, tiny_model, tmp_path / "oom.json", tmp_path, "--engine", "vllm",
-                      "--gpu-memory-utilization", "1.0", "--limit", "1", "--num-samples", "2")
+                      "--gpu-memory-utilization", "1.0", "--enforce-eager", "--limit", "1", "--num-samples", "2")
     assert result.returncode == 2, result.stderr[-3000:]
     last = result.stderr.strip().splitlines()[-1]
     assert last.startswith("protoqa-eval generate: error: vLLM could not start"), last
@@ -130,13 +130,14 @@ def server(tiny_model, tmp_path_factory):
     with open(log, "w") as fh:
         process = subprocess.Popen(
             [python, "-m", "vllm.entrypoints.openai.api_server", "--model", str(tiny_model), "--host", "127.0.0.1",
-             "--port", str(port), "--gpu-memory-utilization", MEMORY, "--served-model-name", "tiny"],
+             "--port", str(port), "--gpu-memory-utilization", MEMORY, "--served-model-name", "tiny",
+             "--enforce-eager"],
             stdout=fh, stderr=subprocess.STDOUT, env=env(VLLM_LOGGING_LEVEL="WARNING"))
     url = f"http://127.0.0.1:{port}/v1"
     try:
         import httpx
 
-        deadline = time.monotonic() + 400
+        deadline = time.monotonic() + 900
         while time.monotonic() < deadline:
             if process.poll() is not None:
                 pytest.fail(f"vllm serve stopped: {log.read_text()[-2000:]}")
@@ -147,7 +148,7 @@ def server(tiny_model, tmp_path_factory):
                 pass
             time.sleep(2)
         else:
-            pytest.fail(f"vllm serve did not start in 400 s: {log.read_text()[-2000:]}")
+            pytest.fail(f"vllm serve did not start in 900 s: {log.read_text()[-2000:]}")
         yield url
     finally:
         process.terminate()
@@ -198,7 +199,7 @@ def lm_eval(python, model, model_args, task, cwd, *extra):
             "--tasks", task, "--limit", "2", "--output_path", str(out),
             "--metadata", json.dumps({"data_dir": str(DATA)}),
             "--include_path", tasks_path(), *extra]
-    result = subprocess.run(args, cwd=cwd, env=env(), capture_output=True, text=True, timeout=600)
+    result = subprocess.run(args, cwd=cwd, env=env(), capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stderr[-3000:]
     results = json.loads(next(out.rglob("results_*.json")).read_text())["results"][task]
     return result, results

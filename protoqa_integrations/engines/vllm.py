@@ -39,7 +39,8 @@ class VLLMEngine(Engine):
     def __init__(self, model: str, *, revision: Optional[str] = None, chat: bool = False,
                  system_prompt: Optional[str] = None, tensor_parallel_size: int = 1, pipeline_parallel_size: int = 1,
                  data_parallel_size: int = 1, gpu_memory_utilization: float = 0.9,
-                 max_model_len: Optional[int] = None, dtype: str = "auto", seed: int = 42, **unused: Any) -> None:
+                 max_model_len: Optional[int] = None, dtype: str = "auto", seed: int = 42, enforce_eager: bool = False,
+                 **unused: Any) -> None:
         super().__init__()
         for option, value in (("--tensor-parallel-size", tensor_parallel_size),
                               ("--pipeline-parallel-size", pipeline_parallel_size),
@@ -64,7 +65,8 @@ class VLLMEngine(Engine):
         kwargs: dict[str, Any] = {"model": model, "revision": revision, "tensor_parallel_size": tensor_parallel_size,
                                   "pipeline_parallel_size": pipeline_parallel_size,
                                   "gpu_memory_utilization": gpu_memory_utilization, "dtype": dtype, "seed": seed,
-                                  "enable_prefix_caching": True, "trust_remote_code": False}
+                                  "enable_prefix_caching": True, "trust_remote_code": False,
+                                  "enforce_eager": enforce_eager}
         if data_parallel_size > 1:
             kwargs["data_parallel_size"] = data_parallel_size
         if max_model_len is not None:
