@@ -76,8 +76,12 @@ class VLLMEngine(Engine):
         except Exception as exc:  # vLLM reports memory, config and download faults with many types
             message = _first_line(exc)
             memory = "memory" in message.lower() or "OutOfMemory" in type(exc).__name__ or "cache blocks" in message
-            raise EngineError(f"vLLM could not start {model}: {message}" + (f"; {MEMORY_HINT}" if memory else "")) \
-                from exc
+            # vLLM's engine runs in its own process and reports only "initialization failed" here;
+            # its log above holds the cause, which at start-up is most often memory.
+            hidden = "initialization failed" in message.lower()
+            hint = f"; {MEMORY_HINT}" if memory else (f"; if vLLM's log above shows it ran out of memory, {MEMORY_HINT}"
+                                                      if hidden else "")
+            raise EngineError(f"vLLM could not start {model}: {message}{hint}") from exc
         self.max_model_len = int(self.llm.llm_engine.model_config.max_model_len)
         self.vllm_version = __import__("vllm").__version__
         from vllm.platforms import current_platform
