@@ -17,14 +17,32 @@ dev protocol (52 questions x 300 samples) extrapolated from the batched rate.
 
 A random model rarely emits a newline or a period, so nearly every sample runs the full
 10 tokens on both sides: the worst case for the batched sampler's early stop.
+
+``--engines`` measures every engine of ``protoqa-eval generate`` in one run on one tiny model
+(GPT-2, 2 layers, 128 wide, 4 heads: head dimension 32, as vLLM's CPU attention needs;
+random weights, saved to a temporary folder), against the same plain loop:
+
+* ``hf``: the batched sampler in this process;
+* ``vllm``: vLLM's offline engine (``enforce_eager``: no compilation, which takes minutes
+  on a shared CPU), in the interpreter ``--vllm-python`` (default
+  ``.venv-vllm``), timed there after a warm-up call;
+* ``openai``: the openai engine in this process against vLLM's OpenAI-compatible server,
+  started from that interpreter on 127.0.0.1 (``--enforce-eager`` too).
+
+    python benchmarks/bench_generate.py --engines [--questions 4] [--batched-samples 300]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import socket
+import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -81,6 +99,117 @@ def batched(model, tokenizer, prompts, samples_per_prompt: int, batch_size: int)
     return done, time.perf_counter() - start
 
 
+VLLM_WORKER = r"""
+import json, sys, time
+from protoqa_integrations.engines.vllm import VLLMEngine
+from protoqa_integrations.generation import SamplingConfig
+if __name__ == "__main__":
+    folder, count = sys.argv[1], int(sys.argv[2])
+    prompts = json.loads(sys.argv[3])
+    engine = VLLMEngine(folder, gpu_memory_utilization=0.15, enforce_eager=True)
+    list(engine.sample(prompts[:1], SamplingConfig(num_samples=4)))  # warm-up
+    start = time.perf_counter()
+    done = sum(len(s.texts) for s in engine.sample(prompts, SamplingConfig(num_samples=count)))
+    print(json.dumps({"samples": done, "seconds": time.perf_counter() - start}))
+"""
+
+
+def save_tiny(folder: Path, tokenizer) -> tuple[Any, Path]:
+    """The engines' model: GPT-2 with 2 layers, 128 wide, 4 heads (head dimension 32), random weights."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(0)
+    eos = tokenizer.eos_token_id
+    model = GPT2LMHeadModel(GPT2Config(vocab_size=len(tokenizer), n_layer=2, n_embd=128, n_head=4, n_positions=256,
+                                       bos_token_id=eos, eos_token_id=eos))
+    model.eval()
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return model, folder
+
+
+def vllm_rate(python: str, folder: Path, prompts: list[str], count: int) -> tuple[int, float]:
+    env = dict(os.environ, PYTHONPATH=str(REPO), VLLM_LOGGING_LEVEL="ERROR", HF_HUB_OFFLINE="1")
+    result = subprocess.run([python, "-c", VLLM_WORKER, str(folder), str(count), json.dumps(prompts)],
+                            env=env, capture_output=True, text=True, timeout=1800)
+    if result.returncode != 0:
+        raise SystemExit(f"vllm worker failed: {result.stderr.strip().splitlines()[-1:]}")
+    found = json.loads(result.stdout.strip().splitlines()[-1])
+    return found["samples"], found["seconds"]
+
+
+def start_server(python: str, folder: Path) -> tuple[Any, str]:
+    import httpx
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, VLLM_LOGGING_LEVEL="ERROR", HF_HUB_OFFLINE="1")
+    process = subprocess.Popen([python, "-m", "vllm.entrypoints.openai.api_server", "--model", str(folder),
+                                "--host", "127.0.0.1", "--port", str(port), "--gpu-memory-utilization", "0.15",
+                                "--served-model-name", "tiny", "--enforce-eager"], env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/v1"
+    deadline = time.monotonic() + 1200
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            if httpx.get(url + "/models", timeout=2).status_code == 200:
+                return process, url
+        except httpx.HTTPError:
+            time.sleep(2)
+    process.kill()
+    raise SystemExit("vLLM's server did not start")
+
+
+def openai_rate(url: str, prompts: list[str], count: int) -> tuple[int, float]:
+    from protoqa_integrations.engines.openai import OpenAIEngine
+    from protoqa_integrations.generation import SamplingConfig
+
+    # The CPU build of vLLM fails on seeded requests whose prompt is computed in chunks.
+    engine = OpenAIEngine("tiny", base_url=url, request_seeds=False, concurrency=4, max_n=128)
+    list(engine.sample(prompts[:1], SamplingConfig(num_samples=4)))  # warm-up
+    start = time.perf_counter()
+    done = sum(len(s.texts) for s in engine.sample(prompts, SamplingConfig(num_samples=count)))
+    engine.close()
+    return done, time.perf_counter() - start
+
+
+def engines_main(args: argparse.Namespace) -> int:
+    """Every engine on one tiny model, in one run."""
+    import tempfile
+
+    import torch
+
+    _, tokenizer, prompts = build_model_and_tokenizer()
+    prompts = prompts[: args.questions]
+    python = args.vllm_python or str(REPO / ".venv-vllm" / "bin" / "python")
+    with tempfile.TemporaryDirectory() as tmp:
+        model, folder = save_tiny(Path(tmp) / "tiny", tokenizer)
+        print(f"model: GPT-2, 2 layers, 128 wide, 4 heads, random weights; {len(prompts)} dev prompts; "
+              f"{torch.get_num_threads()} torch threads; {args.batched_samples} samples per prompt "
+              f"({args.baseline_samples} for the plain loop)")
+        batched(model, tokenizer, prompts[:1], 4, args.batch_size)
+        rates = {}
+        n, seconds = baseline(model, tokenizer, prompts, args.baseline_samples)
+        rates["plain model.generate loop"] = (n, seconds)
+        rates["hf (batched sampler)"] = batched(model, tokenizer, prompts, args.batched_samples, args.batch_size)
+        rates["vllm (offline, CPU build)"] = vllm_rate(python, folder, prompts, args.batched_samples)
+        server, url = start_server(python, folder)
+        try:
+            rates["openai (vllm serve, CPU build)"] = openai_rate(url, prompts, args.batched_samples)
+        finally:
+            server.terminate()
+            server.wait(timeout=60)
+    plain = rates["plain model.generate loop"][0] / rates["plain model.generate loop"][1]
+    print()
+    for name, (n, seconds) in rates.items():
+        rate = n / seconds
+        print(f"{name:32s}: {n:6d} samples in {seconds:7.2f} s = {rate:8.2f} samples/s, "
+              f"{rate / plain:6.2f}x the plain loop")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--questions", type=int, default=1, help="dev questions measured (default 1)")
@@ -89,6 +218,8 @@ def main() -> int:
     parser.add_argument("--batch-size", type=int, default=100)
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1: steadier when shared)")
     parser.add_argument("--rounds", type=int, default=2, help="alternating rounds of both (default 2)")
+    parser.add_argument("--engines", action="store_true", help="every engine on one tiny model (see above)")
+    parser.add_argument("--vllm-python", help="interpreter with vLLM (default .venv-vllm/bin/python)")
     args = parser.parse_args()
     if not DEV.is_file():
         print(f"no ProtoQA dev file at {DEV}", file=sys.stderr)
@@ -96,6 +227,8 @@ def main() -> int:
     import torch
 
     torch.set_num_threads(args.threads)
+    if args.engines:
+        return engines_main(args)
     model, tokenizer, prompts = build_model_and_tokenizer()
     prompts = prompts[: args.questions]
     print(f"model: gpt2-small config, random weights, {sum(p.numel() for p in model.parameters()) / 1e6:.0f}M "

@@ -3,11 +3,13 @@
     protoqa-eval generate MODEL -o answers.json [--dataset protoqa|cfc] [--split validation|test]
                  [--device cpu|cuda|auto] [--dtype auto|float32|float16|bfloat16] [--batch-size 100]
                  [--seed 42] [--num-samples N] [--limit N] [--prompt statement|finetuned|cfc-one-shot]
-                 [--data-dir DIR]
+                 [--data-dir DIR] [--engine hf|vllm|openai] [--chat] [--system-prompt TEXT] ...
     protoqa-eval score-generated answers.json [--similarity wordnet,exact_match] [--json]
 
-``generate`` samples answers from any causal language model of ``transformers`` (a Hub
-id or a local folder) with the protocols of :mod:`protoqa_integrations.generation` and writes
+``generate`` samples answers from a language model with the protocols of
+:mod:`protoqa_integrations.generation`, through one of the engines of
+:mod:`protoqa_integrations.engines` (``--engine``: ``hf``, the default, any causal language
+model of ``transformers``; ``vllm``; ``openai``, any OpenAI-compatible server), and writes
 ``{"model_answers": ..., "model_answers_with_count": ..., "model_ranked_answers": ...,
 "generation": ...}``, which ``protoqa-eval`` and ``probeval`` both read. Each question is
 appended to ``<output>.partial.jsonl`` as soon as its samples are drawn; a run that
@@ -34,6 +36,8 @@ from protoqa_core import __version__
 from protoqa_core.cli_io import OutputFileError, check_output_file, open_append, reason_of, write_output_file
 from protoqa_core.data import CACHE_DIR_ENV
 from . import generation
+from .engines import CHAT_MAX_NEW_TOKENS, ENGINES, Engine, is_collapsed, make_engine
+from .engines.base import chat_prompt_function, sampling_signature
 from .generation import (
     CFC_NUM_SAMPLES,
     PAPER_MAX_NEW_TOKENS,
@@ -43,7 +47,6 @@ from .generation import (
     PROTOQA_NUM_SAMPLES,
     GenerationError,
     SamplingConfig,
-    iter_prompt_samples,
     prompt_function,
     resolve_device,
 )
@@ -253,6 +256,21 @@ def _journal_hint(journal: Path, count: int) -> str:
             "again to resume")
 
 
+def _journal_usage(path: Path) -> dict[str, int]:
+    """The token usage recorded by the last complete question of an interrupted run."""
+    usage: dict[str, int] = {}
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # the cut-short last line, dropped by _read_journal too
+            found = record.get("usage") if isinstance(record, dict) else None
+            if isinstance(found, dict):
+                usage = {k: int(v) for k, v in found.items() if isinstance(v, int) and not isinstance(v, bool)}
+    return usage
+
+
 def _write_json_atomically(path: Path, document: Any, jsonl: bool = False) -> None:
     def write(fh: Any) -> None:
         if jsonl:
@@ -268,21 +286,34 @@ def _write_json_atomically(path: Path, document: Any, jsonl: bool = False) -> No
 def generate_answers_file(model: Any, tokenizer: Any, questions: Sequence[Question], output: Path, *,
                           config: SamplingConfig, prompt_style: str, header: dict[str, Any],
                           progress: Optional[bool] = None, leaderboard: Optional[Path] = None,
-                          model_name: str = "the model") -> dict[str, Any]:
+                          model_name: str = "the model", engine: Optional[Engine] = None,
+                          system_prompt: Optional[str] = None) -> dict[str, Any]:
     """Sample every question (resuming from ``<output>.partial.jsonl``) and write the answers file.
 
-    Question ``i`` of ``questions`` is sampled under ``config.seed + i``. Returns the
-    document written to ``output``.
+    Question ``i`` of ``questions`` is sampled under ``config.seed + i``, by ``engine``
+    (default: the ``hf`` engine on ``model`` and ``tokenizer``). A chat prompt style
+    (``protoqa-chat``, ``cfc-chat``) builds chat messages, with ``system_prompt`` first.
+    Questions whose samples collapsed to one text at a temperature above 0 are warned
+    about and listed as ``collapsed_questions``; the tokens an engine reports are summed
+    as ``usage``. Returns the document written to ``output``.
 
     >>> doc = generate_answers_file(model, tokenizer, questions, Path("answers.json"), config=SamplingConfig(),
     ...                             prompt_style="statement", header={})  # doctest: +SKIP
     """
-    to_prompt = prompt_function(prompt_style)
+    if engine is None:
+        from .engines.hf import HFEngine
+
+        engine = HFEngine(model, tokenizer, model_name)
+    chat_prompt = chat_prompt_function(prompt_style)
+    to_prompt = ((lambda q: chat_prompt(q, system_prompt)) if chat_prompt is not None
+                 else prompt_function(prompt_style))
     journal = _journal_path(output)
     samples: dict[str, list[str]] = {}
     skipped: dict[str, str] = {}
+    usage: dict[str, int] = {}
     if os.path.lexists(journal):
         samples, skipped = _read_journal(journal, header, config.num_samples, [q.id for q in questions])
+        usage = _journal_usage(journal)
     todo = [(i, q) for i, q in enumerate(questions) if q.id not in samples]
     # The journal is rewritten without a possibly cut-short last line, then appended to.
     try:
@@ -296,13 +327,14 @@ def generate_answers_file(model: Any, tokenizer: Any, questions: Sequence[Questi
         with open_append(journal) as fh:
             prompts = [to_prompt(q.question) for _, q in todo]
             seeds = [config.seed + i for i, _ in todo]
-            for done in iter_prompt_samples(model, tokenizer, prompts, config, seeds=seeds, progress=progress,
-                                            model_name=model_name):
+            for done in engine.sample(prompts, config, seeds=seeds, progress=progress):
                 question = todo[done.index][1]
                 if done.skipped:
                     print(f"warning: question {question.id!r} skipped: {done.skipped}", file=sys.stderr)
-                fh.write(json.dumps({"id": question.id, "samples": done.answers, "skipped": done.skipped},
-                                    ensure_ascii=False) + "\n")
+                record: dict[str, Any] = {"id": question.id, "samples": done.answers, "skipped": done.skipped}
+                if engine.usage:  # tokens spent so far, this run's and the resumed run's
+                    record["usage"] = {k: usage.get(k, 0) + v for k, v in engine.usage.items()}
+                fh.write(json.dumps(record, ensure_ascii=False) + "\n")
                 fh.flush()
                 os.fsync(fh.fileno())
                 samples[question.id] = done.answers
@@ -313,6 +345,16 @@ def generate_answers_file(model: Any, tokenizer: Any, questions: Sequence[Questi
         raise CommandError(f"{journal}: cannot write: {reason_of(exc)}; {_journal_hint(journal, len(samples))}"
                            ) from None
     document = answers_document(questions, samples, skipped, header)
+    collapsed = [q.id for q in questions if is_collapsed(samples.get(q.id, []), config.temperature)]
+    if collapsed:
+        document["generation"]["collapsed_questions"] = collapsed
+        print(f"warning: {len(collapsed)} question(s) got nearly the same answer in every sample at temperature "
+              f"{config.temperature} (a fixed seed in every request?): {', '.join(collapsed[:10])}", file=sys.stderr)
+    if engine.name != "hf":  # what the engine found at start-up (vLLM version, seeding)
+        document["generation"]["engine_details"] = engine.describe()
+    total_usage = {k: usage.get(k, 0) + engine.usage.get(k, 0) for k in set(usage) | set(engine.usage)}
+    if total_usage:
+        document["generation"]["usage"] = dict(sorted(total_usage.items()))
     try:
         _write_json_atomically(output, document)
         if leaderboard is not None:
@@ -352,9 +394,36 @@ def build_generate_parser() -> argparse.ArgumentParser:
     p.add_argument("--prompt", choices=tuple(PROMPT_STYLES),
                    help="prompt style (default: statement for ProtoQA, cfc-one-shot for CFC; "
                    "finetuned for a model fine-tuned on the ProtoQA training format)")
-    p.add_argument("--max-new-tokens", type=int, default=PAPER_MAX_NEW_TOKENS)
+    p.add_argument("--max-new-tokens", type=int,
+                   help=f"default {PAPER_MAX_NEW_TOKENS} ({CHAT_MAX_NEW_TOKENS} with --chat)")
     p.add_argument("--top-p", type=float, default=PAPER_TOP_P)
     p.add_argument("--temperature", type=float, default=PAPER_TEMPERATURE)
+    p.add_argument("--engine", default="hf", choices=ENGINES,
+                   help="hf (default: transformers in this process), vllm (vLLM's offline engine) or openai "
+                   "(an OpenAI-compatible server at --base-url; key from $OPENAI_API_KEY)")
+    p.add_argument("--revision", help="model revision (hf, vllm) recorded in the answers file")
+    p.add_argument("--chat", action="store_true", help="chat prompts and chat replies (vllm, openai): "
+                   "ProtoQA/CFC chat prompt, answer taken from the reply; "
+                   f"--max-new-tokens default {CHAT_MAX_NEW_TOKENS}")
+    p.add_argument("--system-prompt", help="a system turn before the chat prompt (with --chat)")
+    p.add_argument("--base-url", default="https://api.openai.com/v1",
+                   help="openai: the server's API root, e.g. http://127.0.0.1:8000/v1")
+    p.add_argument("--concurrency", type=int, default=4, help="openai: most requests in flight (default 4)")
+    p.add_argument("--max-n", type=int, default=128, help="openai: most choices asked per request (default 128)")
+    p.add_argument("--request-timeout", type=float, default=60.0, help="openai: seconds per request (default 60)")
+    p.add_argument("--max-retries", type=int, default=6,
+                   help="openai: retries of a request on 429, 5xx and timeouts (default 6)")
+    p.add_argument("--no-request-seeds", action="store_true",
+                   help="openai: send no seed (for servers that fail on seeded requests); samples are then not "
+                   "repeatable")
+    p.add_argument("--tensor-parallel-size", type=int, default=1, help="vllm: GPUs per model replica")
+    p.add_argument("--pipeline-parallel-size", type=int, default=1, help="vllm: pipeline stages (nodes)")
+    p.add_argument("--data-parallel-size", type=int, default=1, help="vllm: model replicas")
+    p.add_argument("--gpu-memory-utilization", type=float, default=0.9,
+                   help="vllm: share of GPU memory (RAM on vLLM's CPU build) to reserve (default 0.9)")
+    p.add_argument("--max-model-len", type=int, help="vllm: context length (default: the model's)")
+    p.add_argument("--enforce-eager", action="store_true",
+                   help="vllm: no graph compilation or capture (starts sooner, samples slower)")
     p.add_argument("--leaderboard", help="ProtoQA test questions: where to write the leaderboard's ranked-list "
                    "file (default: OUTPUT with .leaderboard.jsonl)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing answers file and leaderboard file "
@@ -414,29 +483,58 @@ def _run_generate(args: argparse.Namespace) -> int:
     check_generate_outputs(output, leaderboard, (), args.overwrite)  # before the questions are looked for
     style, num_samples = default_protocol(args.dataset)
     style = args.prompt or style
+    if args.chat:
+        if args.engine == "hf":
+            raise CommandError("--chat needs --engine vllm or openai (the hf engine samples completions)")
+        if args.prompt:
+            raise CommandError("--prompt chooses a completion prompt; --chat uses the chat prompt of the dataset")
+        style = "cfc-chat" if args.dataset == "cfc" else "protoqa-chat"
+    elif args.system_prompt:
+        raise CommandError("--system-prompt needs --chat")
     if args.num_samples is not None:
         num_samples = args.num_samples
-    config = SamplingConfig(num_samples=num_samples, max_new_tokens=args.max_new_tokens,
+    max_new_tokens = args.max_new_tokens
+    if max_new_tokens is None:
+        max_new_tokens = CHAT_MAX_NEW_TOKENS if args.chat else PAPER_MAX_NEW_TOKENS
+    config = SamplingConfig(num_samples=num_samples, max_new_tokens=max_new_tokens,
                             top_p=args.top_p, temperature=args.temperature, top_k=0, batch_size=args.batch_size,
                             seed=args.seed)
     questions_path, origin = questions_file(args.dataset, args.split, args.data_dir, verify=not args.no_verify)
     check_generate_outputs(output, leaderboard, [questions_path], args.overwrite)
     questions = read_questions(questions_path, args.dataset, args.split)
     questions = questions[: args.limit] if args.limit else questions
-    try:
-        device = resolve_device(args.device)
-    except ImportError as exc:
-        raise CommandError(f"generating needs torch and transformers ({exc}); pip install 'protoqa-eval[train]'")
-    header = {"model": args.model, "dataset": args.dataset, "split": args.split, "limit": args.limit,
-              "prompt": style, "sampling": config.signature(), "dtype": args.dtype, "device": device,
-              "version": __version__, "questions_from": origin}
+    if args.engine == "hf":
+        try:
+            device = resolve_device(args.device)
+        except ImportError as exc:
+            raise CommandError(f"generating needs torch and transformers ({exc}); pip install 'protoqa-eval[train]'")
+        header = {"model": args.model, "dataset": args.dataset, "split": args.split, "limit": args.limit,
+                  "prompt": style, "sampling": config.signature(), "dtype": args.dtype, "device": device,
+                  "version": __version__, "questions_from": origin}
+    else:
+        device = args.device
+        engine_settings = _engine_settings(args)
+        header = {"model": args.model, "dataset": args.dataset, "split": args.split, "limit": args.limit,
+                  "prompt": style, "system_prompt": args.system_prompt, "engine": engine_settings,
+                  "sampling": sampling_signature(config, engine_settings), "dtype": args.dtype,
+                  "version": __version__, "questions_from": origin}
     journal = _journal_path(output)
     if os.path.lexists(journal):  # settings and records checked before the model is loaded
         _read_journal(journal, header, config.num_samples, [q.id for q in questions])
-    model, tokenizer = load_model(args.model, device, args.dtype)
+    if args.engine == "hf":
+        model, tokenizer = load_model(args.model, device, args.dtype)
+        engine: Optional[Engine] = None
+    else:
+        model = tokenizer = None
+        # vLLM logs every start-up step and its workers' tracebacks; our own message says what failed.
+        os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
+        engine = make_engine(args.engine, args.model, **_engine_options(args))
     document = generate_answers_file(model, tokenizer, questions, output, config=config, prompt_style=style,
                                      header=header, progress=None if not
-                                     args.no_progress else False, leaderboard=leaderboard, model_name=args.model)
+                                     args.no_progress else False, leaderboard=leaderboard, model_name=args.model,
+                                     engine=engine, system_prompt=args.system_prompt)
+    if engine is not None:
+        engine.close()
     info = document["generation"]
     total = sum(len(s) for s in document["model_answers"].values())
     empty = sum(info["empty_samples"].values())
@@ -447,8 +545,35 @@ def _run_generate(args: argparse.Namespace) -> int:
               f"{', '.join(info['questions_without_answer'][:10])}", file=sys.stderr)
     if leaderboard is not None:
         print(f"{leaderboard}: ranked lists for the ProtoQA leaderboard", file=sys.stderr)
-    print(f"sampling: {config.signature()}|prompt:{style}|model:{args.model}")
+    if info.get("usage"):
+        print(f"tokens: {', '.join(f'{k} {v}' for k, v in info['usage'].items())}", file=sys.stderr)
+    print(f"sampling: {header['sampling']}|prompt:{style}|model:{args.model}")
     return 0
+
+
+def _engine_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The options of the chosen engine, from the command line."""
+    if args.engine == "vllm":
+        return {"revision": args.revision, "chat": args.chat, "tensor_parallel_size": args.tensor_parallel_size,
+                "pipeline_parallel_size": args.pipeline_parallel_size, "data_parallel_size": args.data_parallel_size,
+                "gpu_memory_utilization": args.gpu_memory_utilization, "max_model_len": args.max_model_len,
+                "dtype": args.dtype, "seed": args.seed, "enforce_eager": args.enforce_eager}
+    return {"revision": args.revision, "chat": args.chat, "base_url": args.base_url, "concurrency": args.concurrency,
+            "max_n": args.max_n, "timeout": args.request_timeout, "max_retries": args.max_retries,
+            "request_seeds": not args.no_request_seeds}
+
+
+def _engine_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """What the answers file records of the engine: the settings that change the samples, not the
+    ones that only change speed or robustness (so a run resumes under another --concurrency)."""
+    settings: dict[str, Any] = {"engine": args.engine, "model": args.model, "revision": args.revision,
+                                "chat": args.chat}
+    if args.engine == "vllm":
+        settings.update(tensor_parallel_size=args.tensor_parallel_size,
+                        pipeline_parallel_size=args.pipeline_parallel_size, max_model_len=args.max_model_len)
+    else:
+        settings.update(max_n=args.max_n, request_seeds=not args.no_request_seeds)
+    return settings
 
 
 @dataclass

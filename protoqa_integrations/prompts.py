@@ -61,6 +61,11 @@ __all__ = [
     "training_line",
     "clean_answer",
     "rank_answers",
+    "CHAT_INSTRUCTION",
+    "MAX_REPLY_ANSWER_CHARS",
+    "protoqa_chat_messages",
+    "cfc_chat_messages",
+    "answer_from_reply",
 ]
 
 ANSWER_SEPARATOR = "\t"
@@ -261,3 +266,100 @@ def rank_answers(samples: Iterable[str], max_answers: Optional[int] = None) -> l
     warnings.warn("protoqa_integrations.prompts.rank_answers is deprecated; use "
                   "protoqa_core.ranking.rank_by_frequency", DeprecationWarning, stacklevel=2)
     return rank_by_frequency(samples, max_answers)
+
+
+CHAT_INSTRUCTION = ("Answer with one short phrase of a few words: the first answer that comes to mind. "
+                    "No explanation, no list, no full sentence.")
+"""What a chat model is asked to do, in the user turn before the question."""
+
+MAX_REPLY_ANSWER_CHARS = 80
+"""An answer taken from a chat reply is cut to this many characters (a whole reply is no answer)."""
+
+
+def _user_turns(content: str, system_prompt: Optional[str]) -> list[dict[str, str]]:
+    turns = [{"role": "system", "content": system_prompt}] if system_prompt else []
+    return turns + [{"role": "user", "content": content}]
+
+
+def protoqa_chat_messages(question: str, system_prompt: Optional[str] = None) -> list[dict[str, str]]:
+    """The chat prompt of a ProtoQA question: optional system turn, one user turn with the instruction.
+
+    >>> protoqa_chat_messages("Name something people bring to a picnic.")[-1]["content"].splitlines()[-1]
+    'Q: Name something people bring to a picnic?'
+    >>> protoqa_chat_messages("name a fruit", system_prompt="You are terse.")[0]
+    {'role': 'system', 'content': 'You are terse.'}
+    """
+    if not isinstance(question, str):
+        raise TypeError(f"question must be a string, got {type(question).__name__}")
+    text = " ".join(question.split()).rstrip(_TRAILING_PUNCTUATION)
+    if not text:
+        raise ValueError(f"cannot make a prompt from an empty question: {question!r}")
+    return _user_turns(f"{CHAT_INSTRUCTION}\nQ: {text}?", system_prompt)
+
+
+def cfc_chat_messages(question: str, system_prompt: Optional[str] = None) -> list[dict[str, str]]:
+    """The CFC one-shot prompt as chat turns: the worked example as a user and an assistant turn, then the question.
+
+    The CFC paper's "[Q]: context, question / [A]: answer" format, with the example of
+    :data:`CFC_EXAMPLE`.
+
+    >>> [m["role"] for m in cfc_chat_messages("a man reads. where is he?")]
+    ['user', 'assistant', 'user']
+    >>> cfc_chat_messages("a man reads. where is he?")[1]["content"]
+    'into the lake'
+    """
+    if not isinstance(question, str):
+        raise TypeError(f"question must be a string, got {type(question).__name__}")
+    text = " ".join(question.split())
+    if not text:
+        raise ValueError(f"cannot make a prompt from an empty question: {question!r}")
+    example_question, example_answer = CFC_EXAMPLE
+    turns = _user_turns(f"{CHAT_INSTRUCTION}\n[Q]: {example_question}", system_prompt)
+    return turns + [{"role": "assistant", "content": example_answer},
+                    {"role": "user", "content": f"[Q]: {text}"}]
+
+
+# A leading "Sure! Here's one:" kind of clause: a short line or clause ending in a colon.
+_PREAMBLE = re.compile(r"^[^:\n]{0,60}:\s*(?=\S)")
+_ANSWER_LABEL = re.compile(r"^(?:\[?a\]?|answer)\s*:\s*", re.IGNORECASE)
+_LIST_MARKER = re.compile(r"^(?:[-*+\u2022\u2013\u2014]\s+|\(?\d{1,3}[.)]\s+|\(?[a-z][.)]\s+)", re.IGNORECASE)
+_MARKUP = re.compile(r"\*\*|__|`+|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)")
+_QUOTES = "\"'\u201c\u201d\u2018\u2019\u00ab\u00bb"
+_PREAMBLE_WORDS = re.compile(r"^(?:sure|of course|certainly|okay|ok|here|my answer|one (?:answer|thing|example)|"
+                             r"the answer|i'?d say|i would say)\b", re.IGNORECASE)
+
+
+def answer_from_reply(reply: str) -> str:
+    """The answer in a chat model's reply.
+
+    In order: the first non-empty line; a leading preamble ending in a colon ("Sure!
+    Here's one:") is dropped, and when the first line is only such a preamble the next
+    non-empty line is taken; an ``A:`` / ``Answer:`` label, list markers (``-``, ``*``,
+    ``1.``, ``2)``), markdown emphasis and surrounding quotes are stripped; the text is
+    cut at the first sentence end (:func:`clean_answer`), lower-cased and capped at
+    :data:`MAX_REPLY_ANSWER_CHARS` characters. An empty reply gives ``""``.
+
+    >>> answer_from_reply("1. Brush teeth")
+    'brush teeth'
+    >>> answer_from_reply("**Coffee**")
+    'coffee'
+    >>> answer_from_reply("Sure! Here's one: a beach towel. Enjoy!")
+    'a beach towel'
+    >>> answer_from_reply("Sure! Here's one:\\n\\n- \\"Sunscreen\\"\\n- Hat")
+    'sunscreen'
+    >>> answer_from_reply("A: into the river.")
+    'into the river'
+    """
+    lines = [line.strip() for line in reply.replace("\r", "\n").split("\n") if line.strip()]
+    if not lines:
+        return ""
+    text = lines[0]
+    if text.endswith(":") and len(lines) > 1 and len(text) <= 80:
+        text = lines[1]
+    elif _PREAMBLE_WORDS.match(text):
+        text = _PREAMBLE.sub("", text, count=1)
+    for _ in range(3):  # markers and markup nest in either order ("1. **Coffee**", "**1. Coffee**")
+        text = _ANSWER_LABEL.sub("", text)
+        text = _LIST_MARKER.sub("", text)
+        text = _MARKUP.sub("", text).strip().strip(_QUOTES).strip()
+    return clean_answer(text)[:MAX_REPLY_ANSWER_CHARS].strip()

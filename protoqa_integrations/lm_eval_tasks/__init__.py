@@ -8,7 +8,9 @@ The folder of this module holds the task YAML files; ``lm_eval`` finds them with
 
 Tasks: ``protoqa`` (ProtoQA crowdsourced dev, 300 samples per question), ``protoqa_test``
 (ProtoQA test questions: writes the leaderboard's ranked-list file), ``cfc`` (CFC dev) and
-``cfc_test`` (CFC test), 100 samples per question each, and the group ``protoqa_cfc``
+``cfc_test`` (CFC test), 100 samples per question each, their chat versions ``protoqa_chat``
+and ``cfc_chat`` (run with ``--apply_chat_template``, and ``--fewshot_as_multiturn`` for
+CFC's worked example; the answer is taken from the reply), and the group ``protoqa_cfc``
 (``protoqa`` and ``cfc``). Scores: Max Answers@1/3/5/10 and Max Incorrect@1/3/5 under
 WordNet and exact-match similarity, and ProbEval's KL (human clusters, WordNet matching),
 per question by :mod:`.harness`, averaged by the harness; the signatures are logged.
@@ -28,7 +30,7 @@ from pathlib import Path
 
 __all__ = ["tasks_path", "TASKS", "GROUP"]
 
-TASKS = ("protoqa", "protoqa_test", "cfc", "cfc_test")
+TASKS = ("protoqa", "protoqa_test", "cfc", "cfc_test", "protoqa_chat", "cfc_chat")
 GROUP = "protoqa_cfc"
 
 

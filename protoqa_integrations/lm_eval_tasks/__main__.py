@@ -1,7 +1,8 @@
 """``python -m protoqa_integrations.lm_eval_tasks``: print the task folder for ``lm_eval --include_path``.
 
 ``python -m protoqa_integrations.lm_eval_tasks run ARGS...`` runs ``lm_eval run ARGS...`` with the
-folder included and the ``protoqa-hf`` backend registered.
+folder included and the ``protoqa-hf`` backend registered, and with ``lm-eval[api]`` the API
+backends of :mod:`.api_backends` (``protoqa-local-completions``, ...).
 """
 
 from __future__ import annotations
@@ -26,6 +27,13 @@ def main(argv: list[str]) -> int:
         print(f"error: lm_eval is not installed ({exc}); pip install lm-eval", file=sys.stderr)
         return 2
     args = list(argv[1:])
+    model = args[args.index("--model") + 1] if "--model" in args[:-1] else ""
+    try:
+        from . import api_backends  # noqa: F401  (registers protoqa-local-completions and the others)
+    except ImportError as exc:
+        if model.endswith("completions"):
+            print(f"error: the API backends need lm-eval[api] ({exc}); pip install 'lm-eval[api]'", file=sys.stderr)
+            return 2
     if "--include_path" not in args:
         args += ["--include_path", tasks_path()]
     sys.argv = ["lm-eval", "run", *args]

@@ -27,9 +27,16 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
 
-from protoqa_integrations.generation import answer_from_text
+from protoqa_integrations.engines.base import COLLAPSE_SHARE, is_collapsed
+from protoqa_integrations.generation import PAPER_TEMPERATURE, answer_from_text
 from protoqa_metric.metrics import evaluate_predictions
-from protoqa_integrations.prompts import prompt_for
+from protoqa_integrations.prompts import (
+    CFC_EXAMPLE,
+    answer_from_reply,
+    cfc_chat_messages,
+    prompt_for,
+    protoqa_chat_messages,
+)
 from protoqa_core.cli_io import write_output_file
 from protoqa_core.ranking import rank_by_frequency
 from protoqa_core.readers import Question, clusters_from_records
@@ -43,6 +50,12 @@ __all__ = [
     "protoqa_prompt",
     "cfc_one_shot_prompt",
     "answers_filter",
+    "chat_answers_filter",
+    "protoqa_chat_prompt",
+    "cfc_chat_prompt",
+    "cfc_chat_example",
+    "chat_target",
+    "mean_warning_collapsed",
     "question_from_doc",
     "process_results",
     "process_test_results",
@@ -113,6 +126,64 @@ def answers_filter(resps: Iterable[Sequence[str]], docs: Sequence[dict]) -> list
     return [[answer_from_text(text) for text in samples] for samples in resps]
 
 
+def chat_answers_filter(resps: Iterable[Sequence[str]], docs: Sequence[dict]) -> list[list[str]]:
+    """Every chat reply of every question as its answer (:func:`~protoqa_integrations.prompts.answer_from_reply`).
+
+    >>> chat_answers_filter([["1. **Dog**", "Sure! Here's one: a cat."]], [{}])
+    [['dog', 'a cat']]
+    """
+    return [[answer_from_reply(text) for text in samples] for samples in resps]
+
+
+def protoqa_chat_prompt(doc: dict) -> str:
+    """The user turn of the ProtoQA chat prompt (instruction and question).
+
+    >>> protoqa_chat_prompt({"question": "name a pet."}).splitlines()[-1]
+    'Q: name a pet?'
+    """
+    return protoqa_chat_messages(doc["question"])[-1]["content"]
+
+
+def cfc_chat_prompt(doc: dict) -> str:
+    """The user turn of a CFC question in the chat prompt; the worked example comes as a few-shot turn.
+
+    >>> cfc_chat_prompt({"question": "a man reads. where is he?"})
+    '[Q]: a man reads. where is he?'
+    """
+    return cfc_chat_messages(doc["question"])[-1]["content"]
+
+
+def cfc_chat_example(*_args: Any) -> list[dict]:
+    """The CFC one-shot example as a document, for the chat task's few-shot turn (user, then assistant).
+
+    Its text is the first user turn of :func:`~protoqa_integrations.prompts.cfc_chat_messages`
+    (instruction and example question), its target the example answer.
+
+    >>> cfc_chat_example()[0]["chat_target"]
+    'into the lake'
+    """
+    first_turn = cfc_chat_messages(CFC_EXAMPLE[0])[0]["content"]
+    return [{"id": "cfc-example", "question": CFC_EXAMPLE[0], "chat_text": first_turn, "chat_target": CFC_EXAMPLE[1]}]
+
+
+def cfc_chat_text(doc: dict) -> str:
+    """The user turn of a document: the example's own text, else :func:`cfc_chat_prompt`.
+
+    >>> cfc_chat_text({"question": "a. b?"})
+    '[Q]: a. b?'
+    """
+    return doc.get("chat_text") or cfc_chat_prompt(doc)
+
+
+def chat_target(doc: dict) -> str:
+    """The assistant turn of a few-shot document ("" for a question to answer).
+
+    >>> chat_target({"chat_target": "into the lake"}), chat_target({"id": "q"})
+    ('into the lake', '')
+    """
+    return doc.get("chat_target", "")
+
+
 def question_from_doc(doc: dict) -> Question:
     """The :class:`~protoqa_core.readers.Question` of a dataset row.
 
@@ -155,7 +226,29 @@ def process_results(doc: dict, results: Sequence[Sequence[str]]) -> dict[str, fl
         scores.update({f"{similarity}_{name}": float(value) for name, value in result.scores.items()})
     truth = ground_truth_from_question(question)
     scores["probeval_kl"] = float(_probeval().score_question(truth, sample_counts(samples, question_id=question.id)).kl)
+    # The tasks sample at PAPER_TEMPERATURE; nearly identical samples there mean a backend repeated itself.
+    scores["collapsed"] = (question.id, is_collapsed(samples, PAPER_TEMPERATURE))
     return scores
+
+
+def mean_warning_collapsed(items: Sequence[tuple[str, bool]]) -> float:
+    """The share of questions whose samples collapsed to one answer; a warning names them.
+
+    More than :data:`~protoqa_integrations.engines.base.COLLAPSE_SHARE` of a question's
+    samples being one answer at the tasks' temperature is what a backend that sends the
+    same seed with every repeat produces (``local-completions`` does, use
+    ``protoqa-local-completions``).
+
+    >>> mean_warning_collapsed([("q1", True), ("q2", False)])
+    0.5
+    """
+    collapsed = [qid for qid, flag in items if flag]
+    if collapsed:
+        logger.warning("%d of %d questions got the same answer in more than %d%% of their samples at temperature "
+                       "%s: the backend may send a fixed seed with every request (use protoqa-local-completions or "
+                       "protoqa-local-chat-completions): %s", len(collapsed), len(items), int(COLLAPSE_SHARE * 100),
+                       PAPER_TEMPERATURE, ", ".join(collapsed[:10]))
+    return mean([1.0 if flag else 0.0 for _, flag in items])
 
 
 def process_test_results(doc: dict, results: Sequence[Sequence[str]]) -> dict[str, tuple[str, list[str]]]:

@@ -1,0 +1,154 @@
+"""The engine interface, the collapse guard and :func:`make_engine`."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Callable, Iterator, Optional, Sequence, Union
+
+from ..generation import GenerationError, PromptSamples, SamplingConfig, answer_from_text, sample_uniforms
+from ..prompts import answer_from_reply, cfc_chat_messages, protoqa_chat_messages
+
+__all__ = ["ENGINES", "CHAT_MAX_NEW_TOKENS", "COLLAPSE_SHARE", "Prompt", "Engine", "EngineError",
+           "collapsed_share", "is_collapsed", "answers_of", "sampling_signature", "CHAT_STYLES",
+           "chat_prompt_function", "request_seed", "make_engine"]
+
+ENGINES = ("hf", "vllm", "openai")
+CHAT_MAX_NEW_TOKENS = 32
+"""Default token budget of a chat reply: room for a short preamble before the answer."""
+COLLAPSE_SHARE = 0.9
+"""A question's samples have collapsed when more than this share of them is one identical text.
+
+A fixed seed repeated in every request gives 100%; a good model's favourite answer at
+the protocol's temperature takes well under it on ProtoQA's questions, whose answers spread
+over several clusters, so "most" is read as "nearly all"."""
+MIN_SAMPLES_FOR_GUARD = 10
+
+Prompt = Union[str, Sequence[dict]]
+"""A completion prompt (text) or a chat prompt (a list of ``{"role", "content"}`` messages)."""
+
+
+class EngineError(GenerationError):
+    """An engine cannot start or cannot go on (server, key, model, memory); one line saying what to change."""
+
+
+def collapsed_share(samples: Sequence[str]) -> float:
+    """The share of ``samples`` equal to the most frequent one (0.0 for none).
+
+    >>> collapsed_share(["a", "a", "b", "a"])
+    0.75
+    """
+    if not samples:
+        return 0.0
+    return Counter(samples).most_common(1)[0][1] / len(samples)
+
+
+def is_collapsed(samples: Sequence[str], temperature: float) -> bool:
+    """Whether sampling at ``temperature`` > 0 gave nearly the same text every time (:data:`COLLAPSE_SHARE`).
+
+    Only questions with at least 10 samples are judged.
+
+    >>> is_collapsed(["the beach"] * 300, 0.69), is_collapsed(["the beach"] * 300, 0.0)
+    (True, False)
+    >>> is_collapsed(["a", "b"] * 150, 0.69)
+    False
+    """
+    return temperature > 0 and len(samples) >= MIN_SAMPLES_FOR_GUARD and collapsed_share(samples) > COLLAPSE_SHARE
+
+
+def answers_of(texts: Sequence[str], chat: bool) -> list[str]:
+    """Each sampled text's answer: :func:`answer_from_reply` for chat replies, else the completion rule.
+
+    >>> answers_of([" sun hat. And", "x"], chat=False), answers_of(["1. **Sun hat**"], chat=True)
+    (['sun hat', 'x'], ['sun hat'])
+    """
+    return [answer_from_reply(t) if chat else answer_from_text(t) for t in texts]
+
+
+class Engine:
+    """What every engine offers. ``usage`` counts prompt and completion tokens where the engine reports them."""
+
+    name = "engine"
+    chat = False
+
+    def __init__(self) -> None:
+        self.usage: dict[str, int] = {}
+
+    def describe(self) -> dict[str, Any]:
+        """Engine, model, revision and engine settings, for the answers file."""
+        raise NotImplementedError
+
+    def sampling_signature(self, config: SamplingConfig) -> str:
+        """How the samples are drawn, ``key:value|...`` (:func:`sampling_signature`)."""
+        return sampling_signature(config, self.describe())
+
+    def sample(self, prompts: Sequence[Prompt], config: SamplingConfig, *, seeds: Optional[Sequence[int]] = None,
+               progress: Optional[bool] = False) -> Iterator[PromptSamples]:
+        """Yield one :class:`PromptSamples` per prompt, each as soon as it is complete (any order).
+
+        On a fault every prompt already complete is yielded before :class:`EngineError` is raised.
+        """
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Free the engine's resources."""
+
+
+def sampling_signature(config: SamplingConfig, settings: dict[str, Any]) -> str:
+    """The sampling signature of an engine's samples: the protocol's settings, then the engine's.
+
+    >>> sampling_signature(SamplingConfig(num_samples=3), {"engine": "openai", "model": "m", "chat": True})
+    'engine:openai|samples:3|top_p:0.9|temperature:0.69|top_k:0|max_new_tokens:10|stop:none|seed:42|chat:True'
+    """
+    extra = "".join(f"|{k}:{v}" for k, v in settings.items() if k not in ("engine", "model") and v is not None)
+    return (f"engine:{settings['engine']}|samples:{config.num_samples}|top_p:{config.top_p}"
+            f"|temperature:{config.temperature}|top_k:{config.top_k}|max_new_tokens:{config.max_new_tokens}"
+            f"|stop:{'none' if settings.get('chat') else 'newline,period'}|seed:{config.seed}{extra}")
+
+
+CHAT_STYLES: dict[str, Callable[..., list[dict[str, str]]]] = {
+    "protoqa-chat": protoqa_chat_messages,
+    "cfc-chat": cfc_chat_messages,
+}
+"""Chat prompt styles: question (and optional system prompt) -> chat messages."""
+
+
+def chat_prompt_function(style: str) -> Optional[Callable[..., list[dict[str, str]]]]:
+    """The chat-messages function of a chat prompt style, None for a completion style.
+
+    >>> chat_prompt_function("statement") is None, chat_prompt_function("cfc-chat")("a. b?")[-1]["role"]
+    (True, 'user')
+    """
+    return CHAT_STYLES.get(style)
+
+
+def request_seed(question_seed: int, request: int) -> int:
+    """The seed of a question's ``request``-th request: distinct per request, the same on every run.
+
+    >>> request_seed(42, 0) == request_seed(42, 0) != request_seed(42, 1)
+    True
+    """
+    return int(sample_uniforms([question_seed], [request], 0)[0] * (1 << 31))
+
+
+def make_engine(name: str, model: str, **options: Any) -> Engine:
+    """The engine ``name`` for ``model`` (a Hub id or local folder; for ``openai`` the served model name).
+
+    ``options`` are the engine's own (see each engine class).
+
+    >>> make_engine("gpu", "gpt2")  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    EngineError: unknown engine 'gpu'; choose one of hf, vllm, openai
+    """
+    if name == "hf":
+        from .hf import HFEngine
+
+        return HFEngine.load(model, **options)
+    if name == "vllm":
+        from .vllm import VLLMEngine
+
+        return VLLMEngine(model, **options)
+    if name == "openai":
+        from .openai import OpenAIEngine
+
+        return OpenAIEngine(model, **options)
+    raise EngineError(f"unknown engine {name!r}; choose one of {', '.join(ENGINES)}")
