@@ -18,6 +18,7 @@ Importing this module needs ``lighteval`` (0.13) and reads the data (see :mod:`.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from lighteval.metrics.metrics_sample import SampleLevelComputation, SamplingMetric
@@ -48,6 +49,8 @@ __all__ = ["ProtoQASampleScores", "make_prompt_function", "protoqa_metric", "tas
 # lighteval adds these bookkeeping keys to every row it hands a prompt function.
 _LIGHTEVAL_KEYS = ("__few_shots", "__index")
 
+logger = logging.getLogger(__name__)
+
 
 class ProtoQASampleScores(SamplingMetric, SampleLevelComputation):
     """One question's scores from its ``num_samples`` sampled continuations."""
@@ -62,7 +65,11 @@ class ProtoQASampleScores(SamplingMetric, SampleLevelComputation):
 
     def compute(self, doc: Doc, model_response: ModelResponse, **kwargs: Any) -> dict[str, float]:
         """:func:`~protoqa_integrations.lighteval_tasks.utils.score_samples` of the question's row."""
-        return score_samples(doc.specific["row"], model_response.final_text)
+        row, texts = doc.specific["row"], list(model_response.final_text)
+        if len(texts) != self.n:
+            # A backend that returns fewer samples than asked: scored on what came back, said aloud.
+            logger.warning("question %s: scored on %d samples, not the %d asked for", row["id"], len(texts), self.n)
+        return score_samples(row, texts)
 
 
 def _aggregations() -> dict[str, Any]:
