@@ -90,9 +90,8 @@ if [ "$mode" = --test ]; then
   # lighteval 0.13 downloads tinyBenchmarks.pkl from GitHub whenever it loads its task
   # registry, unless the file is there, and so fails offline. Only its tinyBenchmarks
   # metrics read the file; this environment does not run them, so an empty one stands in.
-  pkl=$("$venv/bin/python" -c \
-    "import lighteval, pathlib; print(pathlib.Path(lighteval.__file__).parent / 'tasks' / 'tasks' / 'tinyBenchmarks.pkl')")
-  [ -e "$pkl" ] || : >"$pkl"
+  package=$("$venv/bin/python" -c "import lighteval, os; print(os.path.dirname(lighteval.__file__))")
+  [ -e "$package/tasks/tasks/tinyBenchmarks.pkl" ] || : >"$package/tasks/tasks/tinyBenchmarks.pkl"
   echo "setup: ready ($venv)" >&2
   venv=$main_venv
   log=$venv/setup-pip.log
