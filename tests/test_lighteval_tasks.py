@@ -174,6 +174,7 @@ def read_details(path: Path) -> list[dict]:
     return pq.read_table(path).to_pylist()
 
 
+@pytest.mark.slow
 @needs_data
 def test_lighteval_run_reports_the_scores_we_compute_for_its_answers(tmp_path):
     python = lighteval_python()
