@@ -136,6 +136,23 @@ def test_docstring_examples(name):
 # ---------------------------------------------------------------- a real lighteval run
 
 
+@pytest.mark.slow
+@needs_data
+def test_task_module_docstring_examples_under_lighteval(tmp_path):
+    python = lighteval_python()
+    if python is None:
+        pytest.skip("no interpreter imports lighteval: set $LIGHTEVAL_PYTHON or run bash scripts/setup.sh --test")
+    script = ("import doctest, sys\n"
+              "import protoqa_integrations.lighteval_tasks.tasks as tasks\n"
+              "result = doctest.testmod(tasks, optionflags=doctest.ELLIPSIS)\n"
+              "print(result)\n"
+              "sys.exit(1 if result.failed or not result.attempted else 0)\n")
+    result = subprocess.run([python, "-c", script], cwd=tmp_path, capture_output=True, text=True,
+                            env=offline_env(tmp_path, PROTOQA_DATA_DIR=str(DATA)), timeout=300)
+    assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
+    assert "failed=0" in result.stdout
+
+
 def build_sampling_gpt2(folder: Path) -> Path:
     """A tiny GPT-2 fitted for a moment to ProtoQA dev answers, whose generation config samples.
 

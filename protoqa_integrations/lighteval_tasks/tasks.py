@@ -10,16 +10,22 @@ question. lighteval takes the sampling settings from the model arguments; the pr
 ``generation_parameters={temperature:0.69,top_p:0.9,top_k:0}``::
 
     lighteval accelerate \\
-        "model_name=gpt2,generation_parameters={temperature:0.69,top_p:0.9,top_k:0}" \\
+        "model_name=MODEL,generation_parameters={temperature:0.69,top_p:0.9,top_k:0}" \\
         "protoqa|0,cfc|0" --custom-tasks "$(python -m protoqa_integrations.lighteval_tasks)"
 
+lighteval 0.13's ``transformers`` backend samples only from a model whose generation config
+sets ``do_sample`` (it never sets it itself).
+
 Importing this module needs ``lighteval`` (0.13) and reads the data (see :mod:`.utils`).
+
+>>> [config.name for config in TASKS_TABLE]
+['protoqa', 'cfc']
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Callable
 
 from lighteval.metrics.metrics_sample import SampleLevelComputation, SamplingMetric
 from lighteval.metrics.utils.metric_utils import SampleLevelMetricGrouping
@@ -53,14 +59,24 @@ logger = logging.getLogger(__name__)
 
 
 class ProtoQASampleScores(SamplingMetric, SampleLevelComputation):
-    """One question's scores from its ``num_samples`` sampled continuations."""
+    """One question's scores from its ``num_samples`` sampled continuations.
+
+    >>> doc = make_prompt_function(TASKS["protoqa"])({"id": "q1", "question": "name a pet",
+    ...     "clusters": {"id": ["q1.0"], "answers": [["dog"]], "count": [3]}}, "protoqa")
+    >>> ProtoQASampleScores(2).compute(doc, ModelResponse(text=[" dog", " cat"]))["exact_match_max_answers@1"]
+    1.0
+    """
 
     def __init__(self, num_samples: int) -> None:
         super().__init__()
         self.n = int(num_samples)
 
     def num_samples(self) -> int:
-        """How many continuations lighteval samples per question for this metric."""
+        """How many continuations lighteval samples per question for this metric.
+
+        >>> ProtoQASampleScores(300).num_samples()
+        300
+        """
         return self.n
 
     def compute(self, doc: Doc, model_response: ModelResponse, **kwargs: Any) -> dict[str, float]:
@@ -82,7 +98,12 @@ def _aggregations() -> dict[str, Any]:
 
 
 def protoqa_metric(num_samples: int) -> SampleLevelMetricGrouping:
-    """The scores of :data:`~protoqa_integrations.lighteval_tasks.utils.METRIC_NAMES` over ``num_samples`` samples."""
+    """The scores of :data:`~protoqa_integrations.lighteval_tasks.utils.METRIC_NAMES` over ``num_samples`` samples.
+
+    >>> metric = protoqa_metric(100)
+    >>> metric.metric_name[-1], metric.higher_is_better["probeval_kl"], metric.sample_level_fn.num_samples()
+    ('probeval_kl', False, 100)
+    """
     return SampleLevelMetricGrouping(
         metric_name=list(METRIC_NAMES),
         higher_is_better=dict(HIGHER_IS_BETTER),
@@ -92,8 +113,13 @@ def protoqa_metric(num_samples: int) -> SampleLevelMetricGrouping:
     )
 
 
-def make_prompt_function(spec: TaskSpec) -> Any:
-    """The lighteval prompt function of a task: a dataset row to a :class:`Doc` with the task's prompt."""
+def make_prompt_function(spec: TaskSpec) -> Callable[[dict, str], Doc]:
+    """The lighteval prompt function of a task: a dataset row to a :class:`Doc` with the task's prompt.
+
+    >>> make_prompt_function(TASKS["cfc"])({"id": "c1", "question": "a man reads. where is he?",
+    ...                                     "__index": 0, "__few_shots": False}, "cfc").query.splitlines()[-2:]
+    ['Q: a man reads. where is he?', 'A:']
+    """
 
     def prompt_function(line: dict, task_name: str) -> Doc:
         row = {key: value for key, value in line.items() if key not in _LIGHTEVAL_KEYS}
@@ -107,7 +133,12 @@ def make_prompt_function(spec: TaskSpec) -> Any:
 
 
 def task_config(spec: TaskSpec, repo: str, subset: str) -> LightevalTaskConfig:
-    """The lighteval configuration of a task whose rows ``load_dataset(repo, subset)`` reads."""
+    """The lighteval configuration of a task whose rows ``load_dataset(repo, subset)`` reads.
+
+    >>> config = task_config(TASKS["cfc"], "someone/protoqa-parquet", "cfc")
+    >>> config.hf_repo, config.evaluation_splits, config.generation_size, config.stop_sequence
+    ('someone/protoqa-parquet', ('validation',), 10, ['\\n', '.'])
+    """
     return LightevalTaskConfig(
         name=spec.name,
         prompt_function=make_prompt_function(spec),
