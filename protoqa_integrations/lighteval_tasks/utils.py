@@ -31,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -123,25 +124,23 @@ def write_parquet_copy(root: Path, splits: Mapping[tuple[str, str], Any]) -> Pat
     if (final / "README.md").is_file():
         return final
     partial = Path(tempfile.mkdtemp(prefix=f".{digest}-", dir=root))
-    configs: dict[str, list[str]] = {}
-    for (config, split), dataset in sorted(splits.items()):
-        (partial / config).mkdir(exist_ok=True)
-        dataset.to_parquet(str(partial / config / _parquet_name(split)))
-        configs.setdefault(config, []).append(split)
-    card = ["---", "configs:"]
-    for config, names in configs.items():
-        card += [f"- config_name: {config}", "  data_files:"]
-        card += [f"  - split: {split}\n    path: {config}/{_parquet_name(split)}" for split in names]
-    card += ["---", "", "A Parquet copy of ProtoQA / CFC splits for lighteval, written by protoqa-eval.", ""]
-    (partial / "README.md").write_text("\n".join(card), encoding="utf-8")
     try:
+        configs: dict[str, list[str]] = {}
+        for (config, split), dataset in sorted(splits.items()):
+            (partial / config).mkdir(exist_ok=True)
+            dataset.to_parquet(str(partial / config / _parquet_name(split)))
+            configs.setdefault(config, []).append(split)
+        card = ["---", "configs:"]
+        for config, names in configs.items():
+            card += [f"- config_name: {config}", "  data_files:"]
+            card += [f"  - split: {split}\n    path: {config}/{_parquet_name(split)}" for split in names]
+        card += ["---", "", "A Parquet copy of ProtoQA / CFC splits for lighteval, written by protoqa-eval.", ""]
+        (partial / "README.md").write_text("\n".join(card), encoding="utf-8")
         os.rename(partial, final)
-    except OSError:
-        # Another process wrote the same digest first: its copy holds the same rows.
-        import shutil
-
+    except BaseException as exc:
         shutil.rmtree(partial, ignore_errors=True)
-        if not (final / "README.md").is_file():
+        # The rename fails when another process wrote the same digest first: its copy holds the same rows.
+        if not (isinstance(exc, OSError) and (final / "README.md").is_file()):
             raise
     return final
 
