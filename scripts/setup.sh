@@ -93,6 +93,28 @@ if [ "$mode" = --test ]; then
     tail -n 20 "$vllm_log" >&2 || true
     echo "setup: could not build $vllm_venv (log: $vllm_log); the real-engine tests will skip" >&2
   fi
+  # lighteval gets its own environment, .venv-lighteval: it needs older huggingface_hub, nltk
+  # and xxhash than the other extras (setup.cfg, extra "lighteval"). Its test runs it there.
+  main_venv=$venv
+  venv=.venv-lighteval
+  log=$venv/setup-pip.log
+  [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
+  [ -e "$venv/.gitignore" ] || echo '*' >"$venv/.gitignore"
+  pip_install "torch==2.13.0"
+  pip_install -e ".[lighteval]"
+  if ! "$venv/bin/python" -m pip check >"$log" 2>&1; then
+    cat "$log" >&2
+    echo "setup: pip check found conflicts in $venv" >&2
+    exit 1
+  fi
+  # lighteval 0.13 downloads tinyBenchmarks.pkl from GitHub whenever it loads its task
+  # registry, unless the file is there, and so fails offline. Only its tinyBenchmarks
+  # metrics read the file; this environment does not run them, so an empty one stands in.
+  package=$("$venv/bin/python" -c "import lighteval, os; print(os.path.dirname(lighteval.__file__))")
+  [ -e "$package/tasks/tasks/tinyBenchmarks.pkl" ] || : >"$package/tasks/tasks/tinyBenchmarks.pkl"
+  echo "setup: ready ($venv)" >&2
+  venv=$main_venv
+  log=$venv/setup-pip.log
 fi
 echo "setup: ready ($venv)" >&2
 "$venv/bin/python" -c "from protoqa_metric import get_wordnet; get_wordnet()" \
