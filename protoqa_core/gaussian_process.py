@@ -12,9 +12,9 @@ The two uses differ in four ways; each is an option here or in the vectors given
                             the ProtoQA paper (``roberta``)        ProbEval's ``gp`` matcher
 =========================== ===================================== ======================================
 model                       ``regression``: GP regression on 0/1   ``classification``: scikit-learn's
-                            labels, RBF kernel of fixed amplitude  Laplace GP classifier, amplitude and
-                            1 and length scale 1, noise 1e-7; the  length scale fitted (seeded), the
-                            score is the posterior mean            score a probability
+                            labels, RBF kernel of amplitude 1,     Laplace GP classifier, amplitude and
+                            noise 1e-7; the score is the           length scale fitted (seeded), the
+                            posterior mean                         score a probability
 training answers            the ~100 crowd answers with            the distinct answer strings
                             repetition (``counts``)                (no ``counts``)
 vectors                     raw, L2 distance                       scaled to unit length (the caller)
@@ -27,15 +27,16 @@ representation (embedder)   the answer after the question,         a sentence em
 Repetition: GP regression with an answer given ``n`` times, each copy with noise
 ``alpha``, has the same posterior mean as one copy with noise ``alpha / n``; the
 regression uses the latter (fewer points, a better-conditioned system), which is the
-same model as repeating the rows. Its fixed hyperparameters are those the paper's code
-ran with (scikit-learn's default kernel of 2020, whose hyperparameters were fixed), so
-it has no random restarts and needs no seed: the result depends only on the vectors.
+same model as repeating the rows. The regression's length scale is either fixed (the
+paper's code ran scikit-learn's 2020 default kernel, length scale 1) or fitted per
+cluster by a deterministic bounded search of the marginal likelihood; either way it has
+no random restarts and needs no seed: the result depends only on the vectors.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
@@ -92,13 +93,12 @@ class _Regression:
 
 
 def _rbf(a: np.ndarray, b: np.ndarray, length_scale: float) -> np.ndarray:
-    squared = (a * a).sum(axis=1)[:, None] + (b * b).sum(axis=1)[None, :] - 2.0 * (a @ b.T)
-    return np.exp(-0.5 * np.maximum(squared, 0.0) / (length_scale * length_scale))
+    return np.exp(-0.5 * _squared_distances(a, b) / (length_scale * length_scale))
 
 
 def fit_one_vs_all(vectors: np.ndarray, members: np.ndarray, *, counts: Optional[Sequence[float]] = None,
                    model: str = "regression", seed: int = 0, alpha: float = REGRESSION_ALPHA,
-                   length_scale: float = REGRESSION_LENGTH_SCALE) -> OneVsAll:
+                   length_scale: Union[float, str] = REGRESSION_LENGTH_SCALE) -> OneVsAll:
     """Fit one model per cluster: ``members[i, c]`` says whether training answer ``i`` is in cluster ``c``.
 
     Args:
@@ -108,7 +108,8 @@ def fit_one_vs_all(vectors: np.ndarray, members: np.ndarray, *, counts: Optional
         model: ``regression`` (the ProtoQA paper's) or ``classification`` (ProbEval's
             ``gp`` matcher: ``GaussianProcessClassifier(1.0 * RBF(1.0))``, seeded).
         seed: the classifier's random state (the regression has none).
-        alpha, length_scale: the regression's noise and RBF length scale.
+        alpha, length_scale: the regression's noise and RBF length scale (``"fit"``: per
+            cluster, the one maximizing the marginal likelihood, see :func:`_fitted_length_scale`).
 
     A cluster that every answer (or none) belongs to gets that constant score under
     the classifier; the regression fits it all the same (its prior mean is 0, so far
@@ -131,7 +132,7 @@ def fit_one_vs_all(vectors: np.ndarray, members: np.ndarray, *, counts: Optional
 
 
 def _fit_regressions(vectors: np.ndarray, members: np.ndarray, counts: Optional[Sequence[float]],
-                     alpha: float, length_scale: float) -> tuple[Any, ...]:
+                     alpha: float, length_scale: Union[float, str]) -> tuple[Any, ...]:
     from scipy.linalg import cho_factor, cho_solve
 
     if len(vectors) == 0:
@@ -139,13 +140,63 @@ def _fit_regressions(vectors: np.ndarray, members: np.ndarray, counts: Optional[
     weights = np.ones(len(vectors)) if counts is None else np.asarray(counts, dtype=np.float64)
     if weights.shape != (len(vectors),) or not np.all(weights > 0):
         raise ValueError("counts must be one positive number per training answer")
-    # One kernel matrix for every cluster: the clusters differ only in their labels.
-    kernel = _rbf(vectors, vectors, length_scale)
-    kernel[np.diag_indices_from(kernel)] += alpha / weights
-    factor = cho_factor(kernel, lower=True)
-    solved = cho_solve(factor, members.astype(np.float64))
-    return tuple(_Regression(vectors, solved[:, j].copy(), length_scale) if members[:, j].any() else 0.0
-                 for j in range(members.shape[1]))
+    labels = members.astype(np.float64)
+    noise = alpha / weights
+    squared = _squared_distances(vectors, vectors)
+    if length_scale == "fit":
+        scales = [_fitted_length_scale(squared, noise, labels[:, j]) if members[:, j].any() else 1.0
+                  for j in range(members.shape[1])]
+    elif isinstance(length_scale, (int, float)) and not isinstance(length_scale, bool) and length_scale > 0:
+        scales = [float(length_scale)] * members.shape[1]
+    else:
+        raise ValueError(f"length_scale must be a positive number or 'fit', got {length_scale!r}")
+    fitted: list[Any] = []
+    solved_by_scale: dict[float, np.ndarray] = {}
+    for j, scale in enumerate(scales):
+        if not members[:, j].any():
+            fitted.append(0.0)
+            continue
+        if scale not in solved_by_scale:
+            # One factorization per length scale serves every cluster that has it.
+            kernel = np.exp(-0.5 * squared / (scale * scale))
+            kernel[np.diag_indices_from(kernel)] += noise
+            solved_by_scale[scale] = cho_solve(cho_factor(kernel, lower=True), labels)
+        fitted.append(_Regression(vectors, solved_by_scale[scale][:, j].copy(), scale))
+    return tuple(fitted)
+
+
+def _squared_distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    squared = (a * a).sum(axis=1)[:, None] + (b * b).sum(axis=1)[None, :] - 2.0 * (a @ b.T)
+    return np.maximum(squared, 0.0)
+
+
+def _fitted_length_scale(squared: np.ndarray, noise: np.ndarray, labels: np.ndarray) -> float:
+    """The RBF length scale that maximizes the regression's marginal likelihood of ``labels``.
+
+    A bounded one-dimensional search (Brent's method on the log scale, between 1/100
+    and 100 times the median distance between training answers): deterministic, with
+    no random restarts.
+    """
+    from scipy.linalg import LinAlgError, cho_factor, cho_solve
+    from scipy.optimize import minimize_scalar
+
+    off_diagonal = squared[~np.eye(len(squared), dtype=bool)]
+    positive = off_diagonal[off_diagonal > 0]
+    median = float(np.sqrt(np.median(positive))) if positive.size else 1.0
+
+    def negative_log_likelihood(log_scale: float) -> float:
+        scale = float(np.exp(log_scale))
+        kernel = np.exp(-0.5 * squared / (scale * scale))
+        kernel[np.diag_indices_from(kernel)] += noise
+        try:
+            factor = cho_factor(kernel, lower=True)
+        except LinAlgError:
+            return float("inf")
+        return float(0.5 * labels @ cho_solve(factor, labels) + np.log(np.diag(factor[0])).sum())
+
+    bounds = (float(np.log(median / 100.0)), float(np.log(median * 100.0)))
+    found = minimize_scalar(negative_log_likelihood, bounds=bounds, method="bounded", options={"xatol": 1e-3})
+    return float(np.exp(found.x))
 
 
 def _fit_classifiers(vectors: np.ndarray, members: np.ndarray, seed: int) -> tuple[Any, ...]:

@@ -9,7 +9,12 @@ The method (ProtoQA paper, section 3.1.3):
    distance) is trained on the question's crowd answers with repetition: every string
    of a cluster counts as often as the crowd gave it (its count among the question's
    raw answers; once when the data has no count for it). See
-   :mod:`protoqa_core.gaussian_process`.
+   :mod:`protoqa_core.gaussian_process`. The kernel's length scale is fitted per
+   cluster by the marginal likelihood (the paper does not give it). The paper's code
+   ran scikit-learn's 2020 default kernel, whose length scale was fixed at 1 in the
+   vectors' own units: that makes the result depend on the encoder's scale, and with
+   MiniLM it matched almost nothing beyond identical strings (figures in the metric
+   card). ``length_scale=1.0`` gives that setting.
 3. A prediction goes to the cluster with the highest regression score when that score
    exceeds the threshold (0.1); otherwise it matches nothing. A prediction identical to
    a cluster string goes to that cluster directly, as in the paper's code.
@@ -37,7 +42,7 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Optional, Sequence, Union
 
 import numpy as np
 
@@ -90,6 +95,9 @@ class RobertaSimilarity:
             counts every distinct string once (as ProbEval's ``gp`` matcher does).
         context: put the question before each answer (the paper's); False encodes the
             answer alone.
+        length_scale: the RBF kernel's length scale: ``"fit"`` (default) fits it per
+            cluster by the marginal likelihood of the training answers; a number fixes it
+            (the paper's code ran with 1.0, scikit-learn's fixed default kernel of 2020).
 
     :attr:`label` names the encoder, its weights' revision and the settings, for the
     signature: ``roberta(roberta-base@<revision>,gp-rbf,thr=0.1)``.
@@ -102,7 +110,7 @@ class RobertaSimilarity:
     name = "roberta"
 
     def __init__(self, encoder: str = DEFAULT_ENCODER, *, threshold: float = DEFAULT_THRESHOLD, device: str = "cpu",
-                 repetition: bool = True, context: bool = True) -> None:
+                 repetition: bool = True, context: bool = True, length_scale: Union[float, str] = "fit") -> None:
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not np.isfinite(threshold):
             raise ValueError(f"the roberta threshold must be a finite number, got {threshold!r}")
         self.location = locate_encoder(encoder)
@@ -110,6 +118,10 @@ class RobertaSimilarity:
         self.revision = model_revision(self.location)
         self.threshold = float(threshold)
         self.repetition, self.context = bool(repetition), bool(context)
+        if length_scale != "fit" and (isinstance(length_scale, bool) or not isinstance(length_scale, (int, float))
+                                      or not np.isfinite(length_scale) or length_scale <= 0):
+            raise ValueError(f"the roberta length scale must be 'fit' or a positive number, got {length_scale!r}")
+        self.length_scale = length_scale
         self.encoder = ContextEncoder(self.location.path, device=device)
         self._fitted: OrderedDict[tuple, _Fitted] = OrderedDict()
         self.uncounted: set[str] = set()
@@ -117,7 +129,8 @@ class RobertaSimilarity:
     @property
     def label(self) -> str:
         """The similarity's name in signatures: encoder@revision and every setting that changes numbers."""
-        parts = [f"{self.encoder_name}@{self.revision}", "gp-rbf", f"thr={self.threshold:g}"]
+        kernel = "gp-rbf" if self.length_scale == "fit" else f"gp-rbf:l={self.length_scale:g}"
+        parts = [f"{self.encoder_name}@{self.revision}", kernel, f"thr={self.threshold:g}"]
         if not self.repetition:
             parts.append("distinct")
         if not self.context:
@@ -162,7 +175,8 @@ class RobertaSimilarity:
             counted = bool(answers) and any(raw.get(a) for a in answers)
         before = self.encoder.num_cut
         vectors = self.encoder.embed(self._context(question), answers) if answers else np.zeros((0, 1))
-        fitted = _Fitted(fit_one_vs_all(vectors, members, counts=counts, model="regression"),
+        models = fit_one_vs_all(vectors, members, counts=counts, model="regression", length_scale=self.length_scale)
+        fitted = _Fitted(models,
                          {a: tuple(strings[a]) for a in answers}, counted, self.encoder.num_cut > before)
         if len(self._fitted) >= 64:
             self._fitted.popitem(last=False)
@@ -217,6 +231,8 @@ class RobertaSimilarity:
 def _short_name(encoder: str, location: ModelLocation) -> str:
     """The encoder's name for a signature: the Hub id, or a folder's name."""
     if location.source == "local":
-        name = location.path.rstrip("/").split("/")[-1]
+        parts = [p for p in location.path.split("/") if p]
+        # A folder called just "model" (as in a packaged copy) is named by its parent too.
+        name = "/".join(parts[-2:]) if parts and parts[-1] in ("model", "models") else (parts[-1] if parts else "")
         return re.sub(r"[|,()\s]", "_", name) or "local"
     return re.sub(r"[|,()\s]", "_", encoder.strip())

@@ -155,6 +155,7 @@ def test_signature_names_the_encoder_revision_and_settings(tiny):
     sim = RobertaSimilarity(tiny)
     assert sim.revision == model_revision(ModelLocation(tiny, "local")) and sim.revision.startswith("sha256:")
     assert sim.label == f"roberta(tiny-roberta@{sim.revision},gp-rbf,thr=0.1)"
+    assert RobertaSimilarity(tiny, length_scale=1.0).label == f"roberta(tiny-roberta@{sim.revision},gp-rbf:l=1,thr=0.1)"
     assert RobertaSimilarity(tiny, threshold=0.3, repetition=False, context=False).label.endswith(
         "thr=0.3,distinct,no-question)")
     protoqa = ProtoQA("roberta", encoder=tiny)
