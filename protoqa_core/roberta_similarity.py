@@ -70,6 +70,12 @@ def locate_encoder(encoder: str = DEFAULT_ENCODER) -> ModelLocation:
     """
     if not isinstance(encoder, str) or not encoder.strip():
         raise ValueError("the encoder must be a Hugging Face Hub id or a local folder")
+    import importlib.util
+
+    missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise ImportError(f"the roberta similarity needs {' and '.join(missing)}: pip install 'protoqa-eval[roberta]' "
+                          "(and PyTorch; the CPU build is enough)")
     return locate_model(encoder.strip(), what="encoder", folder_hint=f"a local folder named {encoder!r} (none)",
                         override_hint=ENCODER_OPTION)
 
