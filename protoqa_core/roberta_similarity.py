@@ -50,12 +50,16 @@ from .embedding import ContextEncoder, ModelLocation, locate_model, model_revisi
 from .gaussian_process import OneVsAll, fit_one_vs_all
 from .readers import DataFormatError, Question
 
-__all__ = ["DEFAULT_ENCODER", "DEFAULT_THRESHOLD", "ENCODER_OPTION", "RobertaSimilarity", "locate_encoder"]
+__all__ = ["DEFAULT_ENCODER", "DEFAULT_THRESHOLD", "ENCODER_OPTION", "MAX_TRAINING_ANSWERS", "RobertaSimilarity",
+           "locate_encoder"]
 
 DEFAULT_ENCODER = "roberta-base"
 """The encoder the ``roberta`` similarity uses unless told otherwise (``--encoder``)."""
 DEFAULT_THRESHOLD = 0.1
 """The ProtoQA paper's threshold on the best cluster's regression score."""
+MAX_TRAINING_ANSWERS = 5_000
+"""Distinct cluster strings a question may have (a ProtoQA question has about 50): bounds the
+kernel matrix; more is an error naming the question, never a silent cut."""
 ENCODER_OPTION = ("Give another encoder with --encoder (a Hugging Face Hub id or a local folder; "
                   "ProtoQA('roberta', encoder=...) in Python)")
 
@@ -168,6 +172,9 @@ class RobertaSimilarity:
                 if j not in owners:
                     owners.append(j)
         answers = sorted(strings)
+        if len(answers) > MAX_TRAINING_ANSWERS:
+            raise DataFormatError(f"the roberta similarity trains on at most {MAX_TRAINING_ANSWERS} distinct cluster "
+                                  f"strings per question; this one has {len(answers)}", question_id=question.id)
         members = np.zeros((len(answers), len(question.clusters)), dtype=bool)
         for i, answer in enumerate(answers):
             members[i, strings[answer]] = True
