@@ -238,3 +238,34 @@ def test_offline_without_roberta_base_names_the_override(tmp_path):
     assert "the encoder roberta-base was not found" in run.stderr and "--encoder" in run.stderr
     wrong = _run_cli([str(targets), str(predictions), "--encoder", "x"], tmp_path)
     assert wrong.returncode == 2 and "--similarity roberta only" in wrong.stderr
+
+
+def test_gp_matcher_keeps_its_classifier_and_takes_the_papers_regression():
+    from cfc_probeval.embedders import CharNgramEmbedder
+    from cfc_probeval.matching import GPMatcher
+
+    clusters = [["evening", "night time", "late evening"], ["morning", "breakfast", "early morning"]]
+    default = GPMatcher(CharNgramEmbedder(), threshold=0.1)
+    assert default.params() == {"threshold": 0.1, "seed": 0} and default.model == "classification"
+    regression = GPMatcher(CharNgramEmbedder(), threshold=0.1, model="regression")
+    assert regression.params()["model"] == "regression"
+    scores = regression.cluster_probabilities(["evening", "breakfasts"], clusters)
+    assert scores.shape == (2, 2) and scores[0, 0] > 0.9 and scores[1].argmax() == 1
+    with pytest.raises(ValueError, match="unknown Gaussian-process model"):
+        GPMatcher(CharNgramEmbedder(), model="svm")
+
+
+def test_the_space_adds_a_roberta_column_when_an_encoder_is_set(tiny, monkeypatch):
+    monkeypatch.syspath_prepend(str(REPO / "space"))
+    import demo_logic
+    import demo_render
+
+    question = pet_question()
+    monkeypatch.delenv(demo_logic.ROBERTA_ENCODER_ENV, raising=False)
+    assert demo_logic.space_similarities() == ("exact_match", "wordnet")
+    monkeypatch.setenv(demo_logic.ROBERTA_ENCODER_ENV, tiny)
+    scores = demo_logic.protoqa_scores(question, ["cat", "dog"])
+    assert scores.scores["roberta"]["max_answers@1"] == 4 / 6 and scores.claims["roberta"][:2] == ("q.1", "q.0")
+    assert scores.signatures["roberta"].startswith("sim:roberta(tiny-roberta@")
+    result = demo_logic.score_answers("protoqa", question, demo_logic.answers_from_samples(["dog"] * 3, "test"))
+    assert "RoBERTa" in demo_render.scores_html(result)
