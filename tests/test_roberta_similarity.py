@@ -269,3 +269,17 @@ def test_the_space_adds_a_roberta_column_when_an_encoder_is_set(tiny, monkeypatc
     assert scores.signatures["roberta"].startswith("sim:roberta(tiny-roberta@")
     result = demo_logic.score_answers("protoqa", question, demo_logic.answers_from_samples(["dog"] * 3, "test"))
     assert "RoBERTa" in demo_render.scores_html(result)
+
+
+def test_the_matching_study_has_a_roberta_arm_at_the_papers_threshold(tiny, shared_data):
+    from studies.validation.matching_study import ROBERTA_THRESHOLD, run_matching_study
+
+    result = run_matching_study(shared_data, matchers=["exact_match", "roberta"], num_questions=3, encoder=tiny)
+    arm = result["matchers"]["roberta"]
+    assert arm["threshold"] == ROBERTA_THRESHOLD == 0.1 and arm["tuned"] is False
+    assert arm["similarity"].startswith("roberta(tiny-roberta@") and arm["questions_covered"] == 3
+    # Identical strings go to their cluster first, so recall is at least exact matching's.
+    assert arm["weighted"]["recall"] >= result["matchers"]["exact_match"]["weighted"]["recall"]
+    assert arm["by_threshold_in_sample"]["0.1"] == {k: arm["weighted"][k] for k in ("precision", "recall", "f1")}
+    with pytest.raises(ValueError, match="needs an encoder"):
+        run_matching_study(shared_data, matchers=["roberta"], num_questions=1)
