@@ -55,8 +55,9 @@ def _add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("targets", help="targets JSONL (ProtoQA/CFC format, e.g. dev.crowdsourced.jsonl)")
     p.add_argument("predictions", help="predictions: JSONL {id: [answers]} lines, a JSON object, or {'model_answers': ...}")
     p.add_argument("--similarity", "--similarity_function", dest="similarity", action="append", type=_similarity_list,
-                   metavar="NAME[,NAME]", help="exact_match, wordnet (default), wordnet_wup, lcs, longest_common_substring, "
-                   "jaro_winkler or roberta (the ProtoQA paper's RoBERTa similarity); repeat or comma-separate for several")
+                   metavar="NAME[,NAME]",
+                   help="exact_match, wordnet (default), wordnet_wup, lcs, longest_common_substring, jaro_winkler "
+                   "or roberta (the ProtoQA paper's RoBERTa similarity); repeat or comma-separate for several")
     p.add_argument("--metrics", default="standard",
                    help="'standard' (the ten metrics, default), 'paper' (seven) or comma-separated names such as max_answers@10")
     p.add_argument("--json", action="store_true", help="print one JSON object per similarity (scores and signature)")
@@ -75,7 +76,8 @@ def _add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
 
 def _add_encoder_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--encoder", metavar="HUB_ID|FOLDER",
-                   help="roberta similarity: the encoder, a Hugging Face Hub id or a local folder (default roberta-base)")
+                   help="roberta similarity: the encoder, a Hugging Face Hub id or a local folder "
+                   "(default roberta-base)")
     p.add_argument("--device", default="cpu", help="roberta similarity: where the encoder runs (default cpu)")
 
 

@@ -23,8 +23,8 @@ from protoqa_core.readers import Question, clusters_from_records, question_ids_f
 from protoqa_core.rows import raw_answer_counts
 from protoqa_core.similarity import ALL_SIMILARITIES
 
-__all__ = ["PROTOQA_CONFIGS", "metric_info", "deprecated_metric_class", "PROTOQA_CITATION", "Question", "clusters_from_records",
-           "question_ids_for", "raw_answer_counts", "per_question_values"]
+__all__ = ["PROTOQA_CONFIGS", "metric_info", "deprecated_metric_class", "PROTOQA_CITATION", "Question",
+           "clusters_from_records", "question_ids_for", "raw_answer_counts", "per_question_values"]
 
 #: Configuration names of the ``protoqa`` module: ``default`` (WordNet) or a similarity.
 PROTOQA_CONFIGS: tuple[str, ...] = ("default", *ALL_SIMILARITIES)

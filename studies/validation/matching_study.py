@@ -152,7 +152,8 @@ def _scores(name: str, question: MatchingQuestion, embedder: Optional[Embedder],
 
 
 def _roberta_assignments(data_dir: Union[str, Path], questions: Sequence[MatchingQuestion], encoder: str,
-                         grid: Sequence[float], options: Mapping[str, Any]) -> tuple[list[list[list[tuple[int, ...]]]], str]:
+                         grid: Sequence[float],
+                         options: Mapping[str, Any]) -> tuple[list[list[list[tuple[int, ...]]]], str]:
     """Per question, per threshold of ``grid``, the ``roberta`` similarity's cluster of each answer; its label.
 
     The answers go through :meth:`~protoqa_core.roberta_similarity.RobertaSimilarity.matrix`
