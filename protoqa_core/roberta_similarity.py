@@ -9,12 +9,12 @@ The method (ProtoQA paper, section 3.1.3):
    distance) is trained on the question's crowd answers with repetition: every string
    of a cluster counts as often as the crowd gave it (its count among the question's
    raw answers; once when the data has no count for it). See
-   :mod:`protoqa_core.gaussian_process`. The kernel's length scale is fitted per
-   cluster by the marginal likelihood (the paper does not give it). The paper's code
-   ran scikit-learn's 2020 default kernel, whose length scale was fixed at 1 in the
-   vectors' own units: that makes the result depend on the encoder's scale, and with
-   MiniLM it matched almost nothing beyond identical strings (figures in the metric
-   card). ``length_scale=1.0`` gives that setting.
+   :mod:`protoqa_core.gaussian_process`. The kernel's length scale is fixed at 1
+   (default), in the vectors' own units, as in the paper's code (scikit-learn's 2020
+   default kernel); the paper's text does not give it. That ties the result to the
+   scale of the encoder's vectors. ``length_scale="fit"`` instead fits it per cluster
+   by the marginal likelihood of the crowd answers, an alternative whose figures are
+   in the metric card; it has its own label in the signature.
 3. A prediction goes to the cluster with the highest regression score when that score
    exceeds the threshold (0.1); otherwise it matches nothing. A prediction identical to
    a cluster string goes to that cluster directly, as in the paper's code.
@@ -50,13 +50,15 @@ from .embedding import ContextEncoder, ModelLocation, locate_model, model_revisi
 from .gaussian_process import OneVsAll, fit_one_vs_all
 from .readers import DataFormatError, Question
 
-__all__ = ["DEFAULT_ENCODER", "DEFAULT_THRESHOLD", "ENCODER_OPTION", "MAX_TRAINING_ANSWERS", "RobertaSimilarity",
-           "locate_encoder"]
+__all__ = ["DEFAULT_ENCODER", "DEFAULT_LENGTH_SCALE", "DEFAULT_THRESHOLD", "ENCODER_OPTION", "MAX_TRAINING_ANSWERS",
+           "RobertaSimilarity", "locate_encoder"]
 
 DEFAULT_ENCODER = "roberta-base"
 """The encoder the ``roberta`` similarity uses unless told otherwise (``--encoder``)."""
 DEFAULT_THRESHOLD = 0.1
 """The ProtoQA paper's threshold on the best cluster's regression score."""
+DEFAULT_LENGTH_SCALE = 1.0
+"""The RBF kernel's length scale in the paper's code (scikit-learn's fixed default kernel of 2020)."""
 MAX_TRAINING_ANSWERS = 5_000
 """Distinct cluster strings a question may have (a ProtoQA question has about 50): bounds the
 kernel matrix; more is an error naming the question, never a silent cut."""
@@ -105,12 +107,13 @@ class RobertaSimilarity:
             counts every distinct string once (as ProbEval's ``gp`` matcher does).
         context: put the question before each answer (the paper's); False encodes the
             answer alone.
-        length_scale: the RBF kernel's length scale: ``"fit"`` (default) fits it per
-            cluster by the marginal likelihood of the training answers; a number fixes it
-            (the paper's code ran with 1.0, scikit-learn's fixed default kernel of 2020).
+        length_scale: the RBF kernel's length scale: a positive number fixes it
+            (default 1.0, the paper's code: scikit-learn's fixed default kernel of 2020);
+            ``"fit"`` fits it per cluster by the marginal likelihood of the training answers.
 
     :attr:`label` names the encoder, its weights' revision and the settings, for the
-    signature: ``roberta(roberta-base@<revision>,gp-rbf,thr=0.1)``.
+    signature: ``roberta(roberta-base@<revision>,gp-rbf,thr=0.1)`` with the defaults;
+    ``gp-rbf:fit`` with a fitted length scale, ``gp-rbf:l=<scale>`` with another fixed one.
 
     >>> sim = RobertaSimilarity("/models/roberta-base")  # doctest: +SKIP
     >>> sim.label  # doctest: +SKIP
@@ -120,7 +123,8 @@ class RobertaSimilarity:
     name = "roberta"
 
     def __init__(self, encoder: str = DEFAULT_ENCODER, *, threshold: float = DEFAULT_THRESHOLD, device: str = "cpu",
-                 repetition: bool = True, context: bool = True, length_scale: Union[float, str] = "fit") -> None:
+                 repetition: bool = True, context: bool = True,
+                 length_scale: Union[float, str] = DEFAULT_LENGTH_SCALE) -> None:
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not np.isfinite(threshold):
             raise ValueError(f"the roberta threshold must be a finite number, got {threshold!r}")
         self.location = locate_encoder(encoder)
@@ -131,7 +135,7 @@ class RobertaSimilarity:
         if length_scale != "fit" and (isinstance(length_scale, bool) or not isinstance(length_scale, (int, float))
                                       or not np.isfinite(length_scale) or length_scale <= 0):
             raise ValueError(f"the roberta length scale must be 'fit' or a positive number, got {length_scale!r}")
-        self.length_scale = length_scale
+        self.length_scale: Union[float, str] = length_scale if length_scale == "fit" else float(length_scale)
         self.encoder = ContextEncoder(self.location.path, device=device)
         self._fitted: OrderedDict[tuple, _Fitted] = OrderedDict()
         self.uncounted: set[str] = set()
@@ -139,7 +143,12 @@ class RobertaSimilarity:
     @property
     def label(self) -> str:
         """The similarity's name in signatures: encoder@revision and every setting that changes numbers."""
-        kernel = "gp-rbf" if self.length_scale == "fit" else f"gp-rbf:l={self.length_scale:g}"
+        if self.length_scale == "fit":
+            kernel = "gp-rbf:fit"
+        elif self.length_scale == DEFAULT_LENGTH_SCALE:
+            kernel = "gp-rbf"
+        else:
+            kernel = f"gp-rbf:l={self.length_scale:g}"
         parts = [f"{self.encoder_name}@{self.revision}", kernel, f"thr={self.threshold:g}"]
         if not self.repetition:
             parts.append("distinct")

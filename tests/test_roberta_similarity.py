@@ -155,7 +155,19 @@ def test_signature_names_the_encoder_revision_and_settings(tiny):
     sim = RobertaSimilarity(tiny)
     assert sim.revision == model_revision(ModelLocation(tiny, "local")) and sim.revision.startswith("sha256:")
     assert sim.label == f"roberta(tiny-roberta@{sim.revision},gp-rbf,thr=0.1)"
-    assert RobertaSimilarity(tiny, length_scale=1.0).label == f"roberta(tiny-roberta@{sim.revision},gp-rbf:l=1,thr=0.1)"
+    # The default is the paper's fixed length scale 1; every other choice has its own label.
+    assert sim.length_scale == 1.0 and RobertaSimilarity(tiny, length_scale=1).label == sim.label
+    fitted = RobertaSimilarity(tiny, length_scale="fit")
+    assert fitted.label == f"roberta(tiny-roberta@{sim.revision},gp-rbf:fit,thr=0.1)"
+    other = RobertaSimilarity(tiny, length_scale=2.5)
+    assert other.label == f"roberta(tiny-roberta@{sim.revision},gp-rbf:l=2.5,thr=0.1)"
+    question = pet_question()
+    predictions = ["puppies", "a pet dog", "kitten"]
+    assert np.array_equal(RobertaSimilarity(tiny, length_scale=1.0).scores(question, predictions),
+                          sim.scores(question, predictions))
+    assert not np.array_equal(fitted.scores(question, predictions), sim.scores(question, predictions))
+    with pytest.raises(ValueError, match="length scale must be 'fit' or a positive number"):
+        RobertaSimilarity(tiny, length_scale="auto")
     assert RobertaSimilarity(tiny, threshold=0.3, repetition=False, context=False).label.endswith(
         "thr=0.3,distinct,no-question)")
     protoqa = ProtoQA("roberta", encoder=tiny)
