@@ -14,7 +14,9 @@ clusters, or to none ("wrong"):
   metric's ``roberta`` similarity (:mod:`protoqa_core.roberta_similarity`), the paper's
   RoBERTa method, trained per question on the crowd answers of ProtoQA dev with
   repetition. Its threshold is not tuned: it is the paper's 0.1 (``ROBERTA_THRESHOLD``),
-  and the figures at the other thresholds are given in-sample, for orientation only.
+  and the figures at the other thresholds are given in-sample, for orientation only. Its
+  RBF length scale is the similarity's default, the paper's fixed 1 (``--length-scale fit``
+  runs the fitted alternative; neither was chosen on these figures).
 
 An assignment to ``m`` clusters counts ``1 / m`` for each (ProbEval splits the answer's
 weight that way). With weight ``w`` per answer (its count, or 1 for the unweighted
@@ -301,7 +303,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--matchers", default="exact_match,wordnet,roberta")
     p.add_argument("--encoder", default=None, help="the roberta arm's encoder: a Hub id or a local folder")
     p.add_argument("--questions", type=int, default=None)
-    p.add_argument("--length-scale", default=None, help="the roberta arm's RBF length scale: a number or 'fit'")
+    p.add_argument("--length-scale", default=None,
+                   help="the roberta arm's RBF length scale: a number (default 1, the paper's) or 'fit'")
     p.add_argument("--out", default=None, help="write the JSON here (never over an existing file)")
     args = p.parse_args(argv)
     names = [n.strip() for n in args.matchers.split(",") if n.strip()]
