@@ -27,8 +27,8 @@ representation (embedder)   the answer after the question,         a sentence em
 Repetition: GP regression with an answer given ``n`` times, each copy with noise
 ``alpha``, has the same posterior mean as one copy with noise ``alpha / n``; the
 regression uses the latter (fewer points, a better-conditioned system), which is the
-same model as repeating the rows. The regression's length scale is either fixed (the
-paper's code ran scikit-learn's 2020 default kernel, length scale 1) or fitted per
+same model as repeating the rows. The regression's length scale is either fixed (by
+default at 1: the paper's code ran scikit-learn's 2020 default kernel) or fitted per
 cluster by a deterministic bounded search of the marginal likelihood; either way it has
 no random restarts and needs no seed: the result depends only on the vectors.
 """
@@ -108,8 +108,9 @@ def fit_one_vs_all(vectors: np.ndarray, members: np.ndarray, *, counts: Optional
         model: ``regression`` (the ProtoQA paper's) or ``classification`` (ProbEval's
             ``gp`` matcher: ``GaussianProcessClassifier(1.0 * RBF(1.0))``, seeded).
         seed: the classifier's random state (the regression has none).
-        alpha, length_scale: the regression's noise and RBF length scale (``"fit"``: per
-            cluster, the one maximizing the marginal likelihood, see :func:`_fitted_length_scale`).
+        alpha, length_scale: the regression's noise and RBF length scale (default 1, the
+            paper's code; ``"fit"``: per cluster, the one maximizing the marginal likelihood,
+            see :func:`_fitted_length_scale`).
 
     A cluster that every answer (or none) belongs to gets that constant score under
     the classifier; the regression fits it all the same (its prior mean is 0, so far
