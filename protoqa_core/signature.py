@@ -18,6 +18,7 @@ def make_signature(
     num_questions: int,
     all_stopword_match: Optional[bool] = None,
     approximated: int = 0,
+    uncounted: int = 0,
 ) -> str:
     """Build the signature of a ProtoQA evaluation.
 
@@ -25,7 +26,9 @@ def make_signature(
     what they need anyway). ``approx:N`` appears only when ``N > 0`` similarity
     entries were lower bounds under the long-string rule (see
     :mod:`protoqa_core.similarity`), so that such a result is never mistaken for
-    an exact one.
+    an exact one. ``uncounted:N`` appears only when ``N > 0`` questions had no crowd
+    counts for the ``roberta`` similarity to train on with repetition (each string
+    then counts once).
 
     >>> make_signature("exact_match", "standard", "zero", 52)  # doctest: +ELLIPSIS
     'sim:exact_match|metrics:standard|missing:zero|n:52|version:...'
@@ -42,5 +45,7 @@ def make_signature(
         parts.append(f"wordnet:{wordnet_version()}")
     if approximated:
         parts.append(f"approx:{approximated}")
+    if uncounted:
+        parts.append(f"uncounted:{uncounted}")
     parts.append(f"version:{__version__}")
     return "|".join(parts)

@@ -14,7 +14,14 @@ name                         what scores 1                                      
 ``lcs``                      longest common subsequence / longer length (characters)      no
 ``longest_common_substring`` longest common substring / longer length (characters)        no
 ``jaro_winkler``             Jaro-Winkler similarity (NLTK's, prefix scale 0.1, 4 chars)  no
+``roberta``                  the cluster a GP over contextual vectors sends it to (below) 0/1
 ============================ ============================================================ =======
+
+``roberta`` (the ProtoQA paper's RoBERTa similarity) is scored per question, not per
+string pair: it needs the question and all of its clusters' crowd answers, to train a
+Gaussian process per cluster. It is listed in :data:`QUESTION_SIMILARITIES`, built by
+:func:`question_similarity`, and lives in :mod:`protoqa_core.roberta_similarity` (which
+imports torch and transformers only when it first encodes).
 
 "Rounded" similarities have the metric's score matrix rounded half-to-even, as the
 ProtoQA evaluator does, so that a WordNet similarity of exactly 0.5 counts as 0.
@@ -74,6 +81,9 @@ __all__ = [
     "longest_common_substring_ratio",
     "jaro_winkler",
     "MAX_SIMILARITY_TOKENS",
+    "QUESTION_SIMILARITIES",
+    "ALL_SIMILARITIES",
+    "question_similarity",
     "ApproximationWarning",
     "collect_approximations",
 ]
@@ -615,8 +625,33 @@ SIMILARITIES: dict[str, Similarity] = {
 }
 
 
+QUESTION_SIMILARITIES: dict[str, str] = {
+    "roberta": "the ProtoQA paper's RoBERTa similarity: contextual vectors, a Gaussian process per cluster",
+}
+"""Similarities scored per question rather than per string pair (name -> description)."""
+
+ALL_SIMILARITIES: tuple[str, ...] = (*SIMILARITIES, *QUESTION_SIMILARITIES)
+"""Every similarity name the metric takes: the pairwise ones, then the per-question ones."""
+
+
+def question_similarity(name: str, **options: object) -> object:
+    """A new per-question similarity (``roberta``: a
+    :class:`~protoqa_core.roberta_similarity.RobertaSimilarity` with ``options``).
+
+    >>> question_similarity("wordnet")
+    Traceback (most recent call last):
+    ...
+    ValueError: 'wordnet' is not a per-question similarity; those are: roberta
+    """
+    if name == "roberta":
+        from .roberta_similarity import RobertaSimilarity
+
+        return RobertaSimilarity(**options)  # type: ignore[arg-type]
+    raise ValueError(f"{name!r} is not a per-question similarity; those are: {', '.join(QUESTION_SIMILARITIES)}")
+
+
 def get_similarity(name: str) -> Similarity:
-    """Look up a similarity by name (``exact_match``, ``wordnet``, ``wordnet_wup``, ``lcs``,
+    """Look up a pairwise similarity by name (``exact_match``, ``wordnet``, ``wordnet_wup``, ``lcs``,
     ``longest_common_substring``, ``jaro_winkler``).
 
     >>> get_similarity("wordnet").rounded
@@ -625,4 +660,7 @@ def get_similarity(name: str) -> Similarity:
     try:
         return SIMILARITIES[name]
     except KeyError:
-        raise ValueError(f"unknown similarity {name!r}; choose one of: {', '.join(SIMILARITIES)}") from None
+        if name in QUESTION_SIMILARITIES:
+            raise ValueError(f"{name!r} is scored per question, not per string pair: use "
+                             f"protoqa_metric.ProtoQA({name!r})") from None
+        raise ValueError(f"unknown similarity {name!r}; choose one of: {', '.join(ALL_SIMILARITIES)}") from None

@@ -1,6 +1,6 @@
 """``protoqa-eval``: score ranked answer lists from the command line.
 
-    protoqa-eval TARGETS PREDICTIONS [--similarity exact_match|wordnet|wordnet_wup|lcs ...]
+    protoqa-eval TARGETS PREDICTIONS [--similarity exact_match|wordnet|wordnet_wup|lcs|roberta ...]
                  [--metrics standard|paper|NAMES] [--json] [--per-question FILE]
 
 The reference evaluator's form keeps working:
@@ -33,7 +33,7 @@ from protoqa_core.significance import compare_paired
 from .metric import ProtoQA
 from .metrics import EvaluationResult, ProtoQAWarning, metric_specs
 from protoqa_core.readers import DataFormatError, read_predictions, read_targets
-from protoqa_core.similarity import SIMILARITIES
+from protoqa_core.similarity import ALL_SIMILARITIES, SIMILARITIES
 from protoqa_core.wordnet_access import WORDNET_DIR_ENV, WordNetUnavailableError, get_wordnet
 
 __all__ = ["main", "build_parser", "parse_args", "format_table", "COMMANDS"]
@@ -42,8 +42,8 @@ __all__ = ["main", "build_parser", "parse_args", "format_table", "COMMANDS"]
 def _similarity_list(text: str) -> list[str]:
     names = [n.strip() for n in text.split(",") if n.strip()]
     for name in names:
-        if name not in SIMILARITIES:
-            raise argparse.ArgumentTypeError(f"unknown similarity {name!r} (choose from {', '.join(SIMILARITIES)})")
+        if name not in ALL_SIMILARITIES:
+            raise argparse.ArgumentTypeError(f"unknown similarity {name!r} (choose from {', '.join(ALL_SIMILARITIES)})")
     return names
 
 
@@ -55,7 +55,9 @@ def _add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("targets", help="targets JSONL (ProtoQA/CFC format, e.g. dev.crowdsourced.jsonl)")
     p.add_argument("predictions", help="predictions: JSONL {id: [answers]} lines, a JSON object, or {'model_answers': ...}")
     p.add_argument("--similarity", "--similarity_function", dest="similarity", action="append", type=_similarity_list,
-                   metavar="NAME[,NAME]", help="exact_match, wordnet (default), wordnet_wup or lcs; repeat or comma-separate for several")
+                   metavar="NAME[,NAME]",
+                   help="exact_match, wordnet (default), wordnet_wup, lcs, longest_common_substring, jaro_winkler "
+                   "or roberta (the ProtoQA paper's RoBERTa similarity); repeat or comma-separate for several")
     p.add_argument("--metrics", default="standard",
                    help="'standard' (the ten metrics, default), 'paper' (seven) or comma-separated names such as max_answers@10")
     p.add_argument("--json", action="store_true", help="print one JSON object per similarity (scores and signature)")
@@ -68,14 +70,22 @@ def _add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
     add_input_options(p, progress_default=True)
     add_deprecated_alias(p, "--stopword-answers-score-zero", "--all-stopwords-zero", "all_stopwords_zero")
     p.add_argument("--wordnet-dir", help=f"folder with a WordNet 3.0 database to use when NLTK has none (or ${WORDNET_DIR_ENV})")
+    _add_encoder_arguments(p)
     p.add_argument("--version", action="version", version=f"protoqa-eval {__version__}")
+
+
+def _add_encoder_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--encoder", metavar="HUB_ID|FOLDER",
+                   help="roberta similarity: the encoder, a Hugging Face Hub id or a local folder "
+                   "(default roberta-base)")
+    p.add_argument("--device", default="cpu", help="roberta similarity: where the encoder runs (default cpu)")
 
 
 def _add_compare_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("targets")
     p.add_argument("predictions_a", help="system A's predictions")
     p.add_argument("predictions_b", help="system B's predictions")
-    p.add_argument("--similarity", default="wordnet", choices=list(SIMILARITIES))
+    p.add_argument("--similarity", default="wordnet", choices=list(ALL_SIMILARITIES))
     p.add_argument("--metrics", default="standard")
     p.add_argument("--resamples", type=int_at_least(1, 10**7), default=1000, help="bootstrap resamples (default 1000)")
     p.add_argument("--seed", type=int_at_least(0), default=12345, help="bootstrap seed")
@@ -85,6 +95,7 @@ def _add_compare_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--all-stopwords-zero", action="store_true",
                    help="WordNet: two all-stopword strings do not match (default: they do, as published)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_encoder_arguments(p)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -165,9 +176,19 @@ def _per_question_records(sim: str, result: EvaluationResult):
         }
 
 
+def _encoder_options(similarity: str, args: argparse.Namespace) -> dict:
+    """The ``ProtoQA`` options of the roberta similarity (none for the others)."""
+    if similarity != "roberta":
+        return {}
+    return {"encoder": args.encoder, "device": args.device}
+
+
 def _compare(args: argparse.Namespace) -> int:
     try:
-        protoqa = ProtoQA(args.similarity, args.metrics, all_stopword_match=not args.all_stopwords_zero)
+        if args.encoder is not None and args.similarity != "roberta":
+            raise ValueError("--encoder is used by --similarity roberta only")
+        protoqa = ProtoQA(args.similarity, args.metrics, all_stopword_match=not args.all_stopwords_zero,
+                          **_encoder_options(args.similarity, args))
         targets = read_targets(args.targets)
         runs = []
         for path in (args.predictions_a, args.predictions_b):
@@ -240,13 +261,18 @@ def _evaluate(args: argparse.Namespace) -> int:
                         if args.per_question else None)
         targets = read_targets(args.targets)
         predictions = read_predictions(args.predictions, args.field)
-        if any(SIMILARITIES[s].uses_wordnet for s in similarities):
+        if any(s in SIMILARITIES and SIMILARITIES[s].uses_wordnet for s in similarities):
             get_wordnet(args.wordnet_dir)
+        if args.encoder is not None and "roberta" not in similarities:
+            raise ValueError("--encoder is used by --similarity roberta only")
+        # Each similarity is configured before any scoring, so that a missing encoder fails first.
+        configured = {sim: ProtoQA(sim, args.metrics, all_stopword_match=not args.all_stopwords_zero,
+                                   **_encoder_options(sim, args)) for sim in similarities}
         # The gate names the predictions file; the library repeats it per similarity.
         reconcile_ids(targets, predictions, ignore_unknown=args.ignore_unknown, path=args.predictions)
         results: dict[str, EvaluationResult] = {}
         for sim in similarities:
-            results[sim] = ProtoQA(sim, args.metrics, all_stopword_match=not args.all_stopwords_zero).evaluate(
+            results[sim] = configured[sim].evaluate(
                 targets, predictions, only_predicted=args.only_predicted, ignore_unknown=args.ignore_unknown,
                 progress=args.progress,
             )

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Iterable, Mapping, Optional, Sequence, Union
+from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
 from protoqa_core.ids import reconcile_ids
 from protoqa_core.readers import Cluster, DataFormatError, ProtoQAWarning, Question, preview_ids
 from protoqa_core.signature import make_signature
-from protoqa_core.similarity import Similarity, get_similarity
+from protoqa_core.similarity import QUESTION_SIMILARITIES, Similarity, get_similarity, question_similarity
 from protoqa_core.text import normalize_prediction
 
 from .metrics import _METRIC_SETS, EvaluationResult, MetricSpec, metric_specs
@@ -30,16 +30,26 @@ def _warn(message: str) -> None:
     warnings.warn(message, ProtoQAWarning, stacklevel=3)
 
 
+def _scored_per_question(prediction: str, answer: str) -> float:
+    raise ValueError("this similarity is scored per question, from the question and all its clusters, "
+                     "not per string pair")
+
+
 class ProtoQA:
     """A ProtoQA configuration: the similarity, its stopword option and the metrics to compute.
 
     Args:
-        similarity: ``exact_match``, ``wordnet`` (default), ``wordnet_wup``, ``lcs`` or a
+        similarity: ``exact_match``, ``wordnet`` (default), ``wordnet_wup``, ``lcs``,
+            ``longest_common_substring``, ``jaro_winkler``, ``roberta`` (the ProtoQA paper's
+            RoBERTa similarity, see :mod:`protoqa_core.roberta_similarity`) or a
             :class:`~protoqa_core.similarity.Similarity`.
         metrics: ``"standard"`` (the ten metrics), ``"paper"`` (seven), metric names
             (a list or a comma-separated string) or :class:`MetricSpec` objects.
         all_stopword_match: WordNet similarities only: two all-stopword strings
             score 1 (the published behaviour) or, with False, 0.
+        encoder, device: ``roberta`` only: the encoder (a Hugging Face Hub id or a local
+            folder; default ``roberta-base``) and where it runs. A missing encoder is an
+            error here, naming the option; no other encoder is used instead.
 
     An unknown similarity or metric name raises ValueError here, before any scoring.
 
@@ -52,8 +62,19 @@ class ProtoQA:
     """
 
     def __init__(self, similarity: Union[str, Similarity] = "wordnet", metrics: MetricsArg = "standard", *,
-                 all_stopword_match: bool = True) -> None:
-        self.similarity: Similarity = get_similarity(similarity) if isinstance(similarity, str) else similarity
+                 all_stopword_match: bool = True, encoder: Optional[str] = None, device: str = "cpu") -> None:
+        self._per_question: Any = None
+        if isinstance(similarity, str) and similarity in QUESTION_SIMILARITIES:
+            options: dict[str, Any] = {"device": device}
+            if encoder is not None:
+                options["encoder"] = encoder
+            self._per_question = question_similarity(similarity, **options)
+            self.similarity = Similarity(similarity, _scored_per_question, False, False,
+                                         QUESTION_SIMILARITIES[similarity])
+        else:
+            if encoder is not None:
+                raise ValueError(f"an encoder is used by the roberta similarity only, not by {similarity!r}")
+            self.similarity = get_similarity(similarity) if isinstance(similarity, str) else similarity
         if isinstance(metrics, str) or not all(isinstance(m, MetricSpec) for m in metrics):
             self.metrics: tuple[MetricSpec, ...] = metric_specs(metrics)  # type: ignore[arg-type]
             self.metric_set_name = metrics if isinstance(metrics, str) and metrics in _METRIC_SETS else "custom"
@@ -67,10 +88,16 @@ class ProtoQA:
         )
 
     def __repr__(self) -> str:
-        return (f"ProtoQA(similarity={self.similarity.name!r}, metrics={self.metric_set_name!r}, "
+        return (f"ProtoQA(similarity={self.similarity_label!r}, metrics={self.metric_set_name!r}, "
                 f"all_stopword_match={self.all_stopword_match!r})")
 
-    def signature(self, num_questions: int, missing: str = "zero", approximated: int = 0) -> str:
+    @property
+    def similarity_label(self) -> str:
+        """The similarity's name in the signature (for ``roberta``, with the encoder, its revision and threshold)."""
+        return self._per_question.label if self._per_question is not None else self.similarity.name
+
+    def signature(self, num_questions: int, missing: str = "zero", approximated: int = 0,
+                  uncounted: int = 0) -> str:
         """The reproducibility signature of a result over ``num_questions`` questions.
 
         ``missing`` is ``zero`` (questions without predictions score 0) or ``skip``
@@ -81,20 +108,36 @@ class ProtoQA:
         'sim:wordnet|stop:zero|metrics:standard|missing:zero|n:52|wordnet:...'
         """
         return make_signature(
-            similarity=self.similarity.name,
+            similarity=self.similarity_label,
             all_stopword_match=self.all_stopword_match if self.similarity.uses_wordnet else None,
             metrics=self.metric_set_name,
             missing=missing,
             num_questions=num_questions,
             approximated=approximated,
+            uncounted=uncounted,
         )
 
-    def _score_normalized(self, preds: Sequence[str], clusters: Sequence[Cluster],
+    def _score_normalized(self, preds: Sequence[str], question: Union[Question, Sequence[Cluster]],
                           approximated: Optional[list[tuple[int, int]]]) -> dict[str, QuestionScore]:
-        # The metrics see the rounded matrix only, so a rounded similarity decides each
-        # entry without computing its exact value.
-        matrix = matrix_of_normalized(preds, clusters, self.similarity, approximated, self._options,
-                                      rounded=self.similarity.rounded)
+        if self._per_question is not None:
+            if not isinstance(question, Question):
+                raise ValueError(f"the {self.similarity.name} similarity needs the Question (its text and crowd "
+                                 "answers), not only its clusters")
+            clusters = question.clusters
+            matrix, cut = self._per_question.matrix(question, preds)
+            if approximated is not None:
+                approximated.extend(cut)
+            elif cut:
+                from protoqa_core.similarity import ApproximationWarning
+
+                warnings.warn(f"question {question.id}: a string was cut to the encoder's token limit",
+                              ApproximationWarning, stacklevel=3)
+        else:
+            clusters = question.clusters if isinstance(question, Question) else question
+            # The metrics see the rounded matrix only, so a rounded similarity decides each
+            # entry without computing its exact value.
+            matrix = matrix_of_normalized(preds, clusters, self.similarity, approximated, self._options,
+                                          rounded=self.similarity.rounded)
         table = ScoringTable(matrix, clusters, rounded=self.similarity.rounded, predictions=preds)
         return {m.name: table.score(max_answers=m.max_answers, max_incorrect=m.max_incorrect, weighted=m.weighted)
                 for m in self.metrics}
@@ -112,8 +155,7 @@ class ProtoQA:
         {'max_answers@1': QuestionScore(score=0.2857142857142857, raw_score=10.0, oracle_score=35.0, assignment=('c1',), predictions=('name',))}
         """
         _check_predictions(predictions)
-        clusters = question.clusters if isinstance(question, Question) else question
-        return self._score_normalized([normalize_prediction(p) for p in predictions], clusters, None)
+        return self._score_normalized([normalize_prediction(p) for p in predictions], question, None)
 
     def evaluate(
         self,
@@ -183,7 +225,7 @@ class ProtoQA:
             q = questions[qid]
             cut: list[tuple[int, int]] = []
             preds = [normalize_prediction(a) for a in predictions.get(qid, ())]
-            per_question[qid] = self._score_normalized(preds, q.clusters, cut)
+            per_question[qid] = self._score_normalized(preds, q, cut)
             if cut:
                 approximated += len(cut)
                 _warn(f"question {qid}: {sim.name} similarity is a lower bound for cluster(s) "
@@ -194,5 +236,12 @@ class ProtoQA:
             m.name: (math.fsum(per_question[qid][m.name].score for qid in per_question) / n if n else 0.0)
             for m in self.metrics
         }
-        signature = self.signature(n, "skip" if only_predicted else "zero", approximated)
+        uncounted = 0
+        if self._per_question is not None:
+            uncounted = len(self._per_question.uncounted & set(per_question))
+            self._per_question.uncounted.clear()
+            if uncounted:
+                _warn(f"{uncounted} question(s) have no crowd counts for their cluster strings; the "
+                      f"{sim.name} similarity trained on each string once there")
+        signature = self.signature(n, "skip" if only_predicted else "zero", approximated, uncounted)
         return EvaluationResult(scores, per_question, n, missing, skipped, list(ids.ignored), signature)

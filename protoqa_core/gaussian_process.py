@@ -1,0 +1,218 @@
+"""One-vs-all Gaussian processes over answer vectors: which cluster does an answer belong to?
+
+Shared by ProbEval's ``gp`` matcher (:class:`cfc_probeval.matching.GPMatcher`) and the
+ProtoQA metric's ``roberta`` similarity, so that neither metric imports the other.
+:func:`fit_one_vs_all` fits one model per cluster ("in this cluster" against the rest)
+on training vectors, and :meth:`OneVsAll.scores` scores new vectors against every
+cluster.
+
+The two uses differ in four ways; each is an option here or in the vectors given:
+
+=========================== ===================================== ======================================
+                            the ProtoQA paper (``roberta``)        ProbEval's ``gp`` matcher
+=========================== ===================================== ======================================
+model                       ``regression``: GP regression on 0/1   ``classification``: scikit-learn's
+                            labels, RBF kernel of amplitude 1,     Laplace GP classifier, amplitude and
+                            noise 1e-7; the score is the           length scale fitted (seeded), the
+                            posterior mean                         score a probability
+training answers            the ~100 crowd answers with            the distinct answer strings
+                            repetition (``counts``)                (no ``counts``)
+vectors                     raw, L2 distance                       scaled to unit length (the caller)
+representation (embedder)   the answer after the question,         a sentence embedding of the answer
+                            averaged over its tokens               alone
+                            (:class:`~protoqa_core.embedding.
+                            ContextEncoder`)
+=========================== ===================================== ======================================
+
+Repetition: GP regression with an answer given ``n`` times, each copy with noise
+``alpha``, has the same posterior mean as one copy with noise ``alpha / n``; the
+regression uses the latter (fewer points, a better-conditioned system), which is the
+same model as repeating the rows. The regression's length scale is either fixed (by
+default at 1: the paper's code ran scikit-learn's 2020 default kernel) or fitted per
+cluster by a deterministic bounded search of the marginal likelihood; either way it has
+no random restarts and needs no seed: the result depends only on the vectors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence, Union
+
+import numpy as np
+
+__all__ = ["GP_MODELS", "OneVsAll", "fit_one_vs_all", "REGRESSION_ALPHA", "REGRESSION_LENGTH_SCALE"]
+
+GP_MODELS = ("regression", "classification")
+REGRESSION_ALPHA = 1e-7
+"""The regression's noise variance per training answer (the ProtoQA paper's code)."""
+REGRESSION_LENGTH_SCALE = 1.0
+"""The RBF kernel's length scale in the regression, in the vectors' own L2 units."""
+
+
+@dataclass(frozen=True)
+class OneVsAll:
+    """Fitted one-vs-all models: per cluster a fitted model, or a constant score when there was nothing to learn.
+
+    Attributes:
+        model: ``regression`` or ``classification``.
+        fitted: per cluster, a float (the constant score) or a fitted model.
+    """
+
+    model: str
+    fitted: tuple[Any, ...]
+
+    def scores(self, vectors: np.ndarray) -> np.ndarray:
+        """``S[i, c]``: the score of vector ``i`` for cluster ``c`` (a probability, or a regression's mean).
+
+        >>> fit_one_vs_all(np.eye(2), np.array([[True, False], [False, True]])).scores(np.eye(2)).round(6).tolist()
+        [[1.0, 0.0], [0.0, 1.0]]
+        """
+        out = np.zeros((len(vectors), len(self.fitted)))
+        if len(vectors) == 0:
+            return out
+        for j, model in enumerate(self.fitted):
+            if isinstance(model, float):
+                out[:, j] = model
+            elif isinstance(model, _Regression):
+                out[:, j] = model.mean(vectors)
+            else:
+                out[:, j] = model.predict_proba(vectors)[:, 1]
+        return out
+
+
+@dataclass(frozen=True)
+class _Regression:
+    """A GP regression's posterior mean: ``k(x, X) @ weights``, RBF kernel of amplitude 1."""
+
+    train: np.ndarray
+    weights: np.ndarray
+    length_scale: float
+
+    def mean(self, vectors: np.ndarray) -> np.ndarray:
+        return _rbf(np.asarray(vectors, dtype=np.float64), self.train, self.length_scale) @ self.weights
+
+
+def _rbf(a: np.ndarray, b: np.ndarray, length_scale: float) -> np.ndarray:
+    return np.exp(-0.5 * _squared_distances(a, b) / (length_scale * length_scale))
+
+
+def fit_one_vs_all(vectors: np.ndarray, members: np.ndarray, *, counts: Optional[Sequence[float]] = None,
+                   model: str = "regression", seed: int = 0, alpha: float = REGRESSION_ALPHA,
+                   length_scale: Union[float, str] = REGRESSION_LENGTH_SCALE) -> OneVsAll:
+    """Fit one model per cluster: ``members[i, c]`` says whether training answer ``i`` is in cluster ``c``.
+
+    Args:
+        vectors: one row per distinct training answer.
+        members: answers x clusters, booleans.
+        counts: how often each answer was given (regression only; None: once each).
+        model: ``regression`` (the ProtoQA paper's) or ``classification`` (ProbEval's
+            ``gp`` matcher: ``GaussianProcessClassifier(1.0 * RBF(1.0))``, seeded).
+        seed: the classifier's random state (the regression has none).
+        alpha, length_scale: the regression's noise and RBF length scale (default 1, the
+            paper's code; ``"fit"``: per cluster, the one maximizing the marginal likelihood,
+            see :func:`_fitted_length_scale`).
+
+    A cluster that every answer (or none) belongs to gets that constant score under
+    the classifier; the regression fits it all the same (its prior mean is 0, so far
+    from every answer the score falls to 0), except for a cluster with no answer,
+    which scores 0.
+
+    >>> m = fit_one_vs_all(np.array([[0.0], [0.1], [5.0]]), np.array([[1, 0], [1, 0], [0, 1]], bool), counts=[3, 1, 2])
+    >>> (m.scores(np.array([[0.05], [9.0]])).round(2) + 0.0).tolist()  # near the first cluster; far from both
+    [[1.0, 0.0], [0.0, 0.0]]
+    """
+    vectors = np.asarray(vectors, dtype=np.float64)
+    members = np.asarray(members, dtype=bool).reshape(len(vectors), -1)
+    if model == "regression":
+        return OneVsAll(model, _fit_regressions(vectors, members, counts, alpha, length_scale))
+    if model == "classification":
+        if counts is not None:
+            raise ValueError("the Gaussian-process classifier trains on distinct answers: give no counts")
+        return OneVsAll(model, _fit_classifiers(vectors, members, seed))
+    raise ValueError(f"unknown Gaussian-process model {model!r}; choose one of {', '.join(GP_MODELS)}")
+
+
+def _fit_regressions(vectors: np.ndarray, members: np.ndarray, counts: Optional[Sequence[float]],
+                     alpha: float, length_scale: Union[float, str]) -> tuple[Any, ...]:
+    from scipy.linalg import cho_factor, cho_solve
+
+    if len(vectors) == 0:
+        return tuple(0.0 for _ in range(members.shape[1]))
+    weights = np.ones(len(vectors)) if counts is None else np.asarray(counts, dtype=np.float64)
+    if weights.shape != (len(vectors),) or not np.all(weights > 0):
+        raise ValueError("counts must be one positive number per training answer")
+    labels = members.astype(np.float64)
+    noise = alpha / weights
+    squared = _squared_distances(vectors, vectors)
+    if length_scale == "fit":
+        scales = [_fitted_length_scale(squared, noise, labels[:, j]) if members[:, j].any() else 1.0
+                  for j in range(members.shape[1])]
+    elif isinstance(length_scale, (int, float)) and not isinstance(length_scale, bool) and length_scale > 0:
+        scales = [float(length_scale)] * members.shape[1]
+    else:
+        raise ValueError(f"length_scale must be a positive number or 'fit', got {length_scale!r}")
+    fitted: list[Any] = []
+    solved_by_scale: dict[float, np.ndarray] = {}
+    for j, scale in enumerate(scales):
+        if not members[:, j].any():
+            fitted.append(0.0)
+            continue
+        if scale not in solved_by_scale:
+            # One factorization per length scale serves every cluster that has it.
+            kernel = np.exp(-0.5 * squared / (scale * scale))
+            kernel[np.diag_indices_from(kernel)] += noise
+            solved_by_scale[scale] = cho_solve(cho_factor(kernel, lower=True), labels)
+        fitted.append(_Regression(vectors, solved_by_scale[scale][:, j].copy(), scale))
+    return tuple(fitted)
+
+
+def _squared_distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    squared = (a * a).sum(axis=1)[:, None] + (b * b).sum(axis=1)[None, :] - 2.0 * (a @ b.T)
+    return np.maximum(squared, 0.0)
+
+
+def _fitted_length_scale(squared: np.ndarray, noise: np.ndarray, labels: np.ndarray) -> float:
+    """The RBF length scale that maximizes the regression's marginal likelihood of ``labels``.
+
+    A bounded one-dimensional search (Brent's method on the log scale, between 1/100
+    and 100 times the median distance between training answers): deterministic, with
+    no random restarts.
+    """
+    from scipy.linalg import LinAlgError, cho_factor, cho_solve
+    from scipy.optimize import minimize_scalar
+
+    off_diagonal = squared[~np.eye(len(squared), dtype=bool)]
+    positive = off_diagonal[off_diagonal > 0]
+    median = float(np.sqrt(np.median(positive))) if positive.size else 1.0
+
+    def negative_log_likelihood(log_scale: float) -> float:
+        scale = float(np.exp(log_scale))
+        kernel = np.exp(-0.5 * squared / (scale * scale))
+        kernel[np.diag_indices_from(kernel)] += noise
+        try:
+            factor = cho_factor(kernel, lower=True)
+        except LinAlgError:
+            return float("inf")
+        return float(0.5 * labels @ cho_solve(factor, labels) + np.log(np.diag(factor[0])).sum())
+
+    bounds = (float(np.log(median / 100.0)), float(np.log(median * 100.0)))
+    found = minimize_scalar(negative_log_likelihood, bounds=bounds, method="bounded", options={"xatol": 1e-3})
+    return float(np.exp(found.x))
+
+
+def _fit_classifiers(vectors: np.ndarray, members: np.ndarray, seed: int) -> tuple[Any, ...]:
+    from sklearn.gaussian_process import GaussianProcessClassifier
+    from sklearn.gaussian_process.kernels import RBF, ConstantKernel
+    from threadpoolctl import threadpool_limits
+
+    fitted: list[Any] = []
+    for j in range(members.shape[1]):
+        labels = members[:, j].astype(int)
+        if labels.min() == labels.max():
+            fitted.append(float(labels[0]))  # every answer is (or none is) in this cluster
+            continue
+        classifier = GaussianProcessClassifier(ConstantKernel(1.0) * RBF(1.0), random_state=seed)
+        # Tens of training points: BLAS threads only add start-up cost.
+        with threadpool_limits(limits=1):
+            fitted.append(classifier.fit(vectors, labels))
+    return tuple(fitted)

@@ -1,0 +1,260 @@
+"""The ProtoQA paper's third similarity ("RoBERTa similarity"): contextual vectors and a GP per cluster.
+
+The method (ProtoQA paper, section 3.1.3):
+
+1. Each answer is represented by an encoder's (RoBERTa's) last-layer vectors of the
+   question followed by the answer, averaged over the answer's tokens
+   (:class:`~protoqa_core.embedding.ContextEncoder`).
+2. For each cluster, a one-vs-all Gaussian-process regression (RBF kernel on the L2
+   distance) is trained on the question's crowd answers with repetition: every string
+   of a cluster counts as often as the crowd gave it (its count among the question's
+   raw answers; once when the data has no count for it). See
+   :mod:`protoqa_core.gaussian_process`. The kernel's length scale is fixed at 1
+   (default), in the vectors' own units, as in the paper's code (scikit-learn's 2020
+   default kernel); the paper's text does not give it. That ties the result to the
+   scale of the encoder's vectors. ``length_scale="fit"`` instead fits it per cluster
+   by the marginal likelihood of the crowd answers, an alternative whose figures are
+   in the metric card; it has its own label in the signature.
+3. A prediction goes to the cluster with the highest regression score when that score
+   exceeds the threshold (0.1); otherwise it matches nothing. A prediction identical to
+   a cluster string goes to that cluster directly, as in the paper's code.
+
+In the ranked-list metric this is a hard assignment: ``S[i, j]`` is 1 when prediction
+``i`` goes to cluster ``j`` and 0 otherwise. The Hungarian assignment then lets each
+cluster be claimed once (a second prediction sent to an already claimed cluster earns
+nothing), and Max Incorrect@k counts a prediction that goes nowhere as incorrect. The
+GP scores themselves are not used as similarities: a regression's mean is not bounded
+to [0, 1], and the paper's evaluator also scores 1 for the chosen cluster and 0 for
+the rest.
+
+Cost: per question, one encoder pass over its distinct cluster strings (batched,
+cached per question), one kernel matrix and one Cholesky factorization of at most
+that many rows for all clusters together, and one encoder pass over the distinct
+predictions. Contexts and answers are cut to a fixed number of tokens
+(:data:`~protoqa_core.embedding.MAX_CONTEXT_TOKENS`,
+:data:`~protoqa_core.embedding.MAX_ANSWER_TOKENS`); a cut is reported as an
+approximation. The regression has fixed hyperparameters, so the result depends only on
+the vectors: it is the same for the same inputs on the same device.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Optional, Sequence, Union
+
+import numpy as np
+
+from .embedding import ContextEncoder, ModelLocation, locate_model, model_revision
+from .gaussian_process import OneVsAll, fit_one_vs_all
+from .readers import DataFormatError, Question
+
+__all__ = ["DEFAULT_ENCODER", "DEFAULT_LENGTH_SCALE", "DEFAULT_THRESHOLD", "ENCODER_OPTION", "MAX_TRAINING_ANSWERS",
+           "RobertaSimilarity", "locate_encoder"]
+
+DEFAULT_ENCODER = "roberta-base"
+"""The encoder the ``roberta`` similarity uses unless told otherwise (``--encoder``)."""
+DEFAULT_THRESHOLD = 0.1
+"""The ProtoQA paper's threshold on the best cluster's regression score."""
+DEFAULT_LENGTH_SCALE = 1.0
+"""The RBF kernel's length scale in the paper's code (scikit-learn's fixed default kernel of 2020)."""
+MAX_TRAINING_ANSWERS = 5_000
+"""Distinct cluster strings a question may have (a ProtoQA question has about 50): bounds the
+kernel matrix; more is an error naming the question, never a silent cut."""
+ENCODER_OPTION = ("Give another encoder with --encoder (a Hugging Face Hub id or a local folder; "
+                  "ProtoQA('roberta', encoder=...) in Python)")
+
+
+def locate_encoder(encoder: str = DEFAULT_ENCODER) -> ModelLocation:
+    """Where the encoder's weights are: a folder, the Hugging Face cache or the Hub (never another model).
+
+    >>> locate_encoder("/nonexistent/encoder")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: the encoder /nonexistent/encoder was not found. Looked in: ...--encoder...
+    """
+    if not isinstance(encoder, str) or not encoder.strip():
+        raise ValueError("the encoder must be a Hugging Face Hub id or a local folder")
+    import importlib.util
+
+    missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise ImportError(f"the roberta similarity needs {' and '.join(missing)}: pip install 'protoqa-eval[roberta]' "
+                          "(and PyTorch; the CPU build is enough)")
+    return locate_model(encoder.strip(), what="encoder", folder_hint=f"a local folder named {encoder!r} (none)",
+                        override_hint=ENCODER_OPTION)
+
+
+@dataclass(frozen=True)
+class _Fitted:
+    models: OneVsAll
+    strings: dict[str, tuple[int, ...]]
+    counted: bool
+    cut: bool
+
+
+class RobertaSimilarity:
+    """The ``roberta`` similarity: for one question, which cluster each prediction goes to.
+
+    Args:
+        encoder: a Hugging Face Hub id or a local folder (default ``roberta-base``),
+            found by :func:`protoqa_core.embedding.locate_model`. A missing encoder is
+            an error naming the ``--encoder`` option; no other model is ever used instead.
+        threshold: the best cluster's score must exceed it (default 0.1, the paper's).
+        device: where the encoder runs (``cpu``, ``cuda``...).
+        repetition: train on the crowd answers with repetition (the paper's); False
+            counts every distinct string once (as ProbEval's ``gp`` matcher does).
+        context: put the question before each answer (the paper's); False encodes the
+            answer alone.
+        length_scale: the RBF kernel's length scale: a positive number fixes it
+            (default 1.0, the paper's code: scikit-learn's fixed default kernel of 2020);
+            ``"fit"`` fits it per cluster by the marginal likelihood of the training answers.
+
+    :attr:`label` names the encoder, its weights' revision and the settings, for the
+    signature: ``roberta(roberta-base@<revision>,gp-rbf,thr=0.1)`` with the defaults;
+    ``gp-rbf:fit`` with a fitted length scale, ``gp-rbf:l=<scale>`` with another fixed one.
+
+    >>> sim = RobertaSimilarity("/models/roberta-base")  # doctest: +SKIP
+    >>> sim.label  # doctest: +SKIP
+    'roberta(roberta-base@sha256:...,gp-rbf,thr=0.1)'
+    """
+
+    name = "roberta"
+
+    def __init__(self, encoder: str = DEFAULT_ENCODER, *, threshold: float = DEFAULT_THRESHOLD, device: str = "cpu",
+                 repetition: bool = True, context: bool = True,
+                 length_scale: Union[float, str] = DEFAULT_LENGTH_SCALE) -> None:
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not np.isfinite(threshold):
+            raise ValueError(f"the roberta threshold must be a finite number, got {threshold!r}")
+        self.location = locate_encoder(encoder)
+        self.encoder_name = _short_name(encoder, self.location)
+        self.revision = model_revision(self.location)
+        self.threshold = float(threshold)
+        self.repetition, self.context = bool(repetition), bool(context)
+        if length_scale != "fit" and (isinstance(length_scale, bool) or not isinstance(length_scale, (int, float))
+                                      or not np.isfinite(length_scale) or length_scale <= 0):
+            raise ValueError(f"the roberta length scale must be 'fit' or a positive number, got {length_scale!r}")
+        self.length_scale: Union[float, str] = length_scale if length_scale == "fit" else float(length_scale)
+        self.encoder = ContextEncoder(self.location.path, device=device)
+        self._fitted: OrderedDict[tuple, _Fitted] = OrderedDict()
+        self.uncounted: set[str] = set()
+
+    @property
+    def label(self) -> str:
+        """The similarity's name in signatures: encoder@revision and every setting that changes numbers."""
+        if self.length_scale == "fit":
+            kernel = "gp-rbf:fit"
+        elif self.length_scale == DEFAULT_LENGTH_SCALE:
+            kernel = "gp-rbf"
+        else:
+            kernel = f"gp-rbf:l={self.length_scale:g}"
+        parts = [f"{self.encoder_name}@{self.revision}", kernel, f"thr={self.threshold:g}"]
+        if not self.repetition:
+            parts.append("distinct")
+        if not self.context:
+            parts.append("no-question")
+        return f"roberta({','.join(parts)})"
+
+    def _context(self, question: Question) -> str:
+        if not self.context:
+            return ""
+        text = (question.question or question.question_original).strip()
+        if not text:
+            raise DataFormatError("the roberta similarity puts the question before each answer, but this "
+                                  "question has no text", question_id=question.id)
+        return text
+
+    def _fit(self, question: Question) -> _Fitted:
+        """The question's one-vs-all regressions (cached for the last 64 questions)."""
+        raw = dict(question.raw_answers or {})
+        key = (question.id, question.question, question.question_original,
+               tuple((c.answers) for c in question.clusters), tuple(sorted(raw.items())) if self.repetition else ())
+        found = self._fitted.get(key)
+        if found is not None:
+            self._fitted.move_to_end(key)
+            return found
+        strings: dict[str, list[int]] = {}
+        for j, cluster in enumerate(question.clusters):
+            for answer in cluster.answers:
+                owners = strings.setdefault(answer, [])
+                if j not in owners:
+                    owners.append(j)
+        answers = sorted(strings)
+        if len(answers) > MAX_TRAINING_ANSWERS:
+            raise DataFormatError(f"the roberta similarity trains on at most {MAX_TRAINING_ANSWERS} distinct cluster "
+                                  f"strings per question; this one has {len(answers)}", question_id=question.id)
+        members = np.zeros((len(answers), len(question.clusters)), dtype=bool)
+        for i, answer in enumerate(answers):
+            members[i, strings[answer]] = True
+        counts: Optional[list[float]] = None
+        counted = True
+        if self.repetition:
+            counts = []
+            for answer in answers:
+                value = raw.get(answer)
+                counts.append(float(value) if value else 1.0)
+            counted = bool(answers) and any(raw.get(a) for a in answers)
+        before = self.encoder.num_cut
+        vectors = self.encoder.embed(self._context(question), answers) if answers else np.zeros((0, 1))
+        models = fit_one_vs_all(vectors, members, counts=counts, model="regression", length_scale=self.length_scale)
+        fitted = _Fitted(models,
+                         {a: tuple(strings[a]) for a in answers}, counted, self.encoder.num_cut > before)
+        if len(self._fitted) >= 64:
+            self._fitted.popitem(last=False)
+        self._fitted[key] = fitted
+        return fitted
+
+    def scores(self, question: Question, predictions: Sequence[str]) -> np.ndarray:
+        """``S[i, c]``: the regression score of (already normalized) prediction ``i`` for cluster ``c``.
+
+        >>> RobertaSimilarity("/models/roberta-base").scores(question, ["age"])  # doctest: +SKIP
+        array([[0.98, 0.01]])
+        """
+        fitted = self._fit(question)
+        if not predictions or not question.clusters:
+            return np.zeros((len(predictions), len(question.clusters)))
+        vectors = self.encoder.embed(self._context(question), list(predictions))
+        return fitted.models.scores(vectors)
+
+    def matrix(self, question: Question, predictions: Sequence[str]) -> tuple[np.ndarray, list[tuple[int, int]]]:
+        """The metric's 0/1 matrix for normalized predictions, and the cells resting on a cut string.
+
+        Row ``i`` has a 1 in the column of the cluster prediction ``i`` goes to (every
+        cluster holding the identical string; else the best-scoring cluster when its
+        score exceeds the threshold, all of them when tied) and 0 elsewhere.
+
+        >>> RobertaSimilarity("/models/roberta-base").matrix(question, ["age", "zzz"])[0]  # doctest: +SKIP
+        array([[1., 0.], [0., 0.]])
+        """
+        fitted = self._fit(question)
+        if not fitted.counted and self.repetition and question.clusters:
+            self.uncounted.add(question.id)
+        out = np.zeros((len(predictions), len(question.clusters)))
+        if not predictions or not question.clusters:
+            return out, []
+        before = self.encoder.num_cut
+        distinct = sorted(set(predictions) - set(fitted.strings))
+        scores = dict(zip(distinct, self.scores(question, distinct))) if distinct else {}
+        for i, prediction in enumerate(predictions):
+            owners = fitted.strings.get(prediction)
+            if owners is not None:
+                out[i, list(owners)] = 1.0
+                continue
+            row = scores[prediction]
+            best = float(row.max())
+            if best > self.threshold:
+                out[i, np.flatnonzero(row == best)] = 1.0
+        cut = fitted.cut or self.encoder.num_cut > before
+        cells = [(i, j) for i in range(len(predictions)) for j in range(len(question.clusters))] if cut else []
+        return out, cells
+
+
+def _short_name(encoder: str, location: ModelLocation) -> str:
+    """The encoder's name for a signature: the Hub id, or a folder's name."""
+    if location.source == "local":
+        parts = [p for p in location.path.split("/") if p]
+        # A folder called just "model" (as in a packaged copy) is named by its parent too.
+        name = "/".join(parts[-2:]) if parts and parts[-1] in ("model", "models") else (parts[-1] if parts else "")
+        return re.sub(r"[|,()\s]", "_", name) or "local"
+    return re.sub(r"[|,()\s]", "_", encoder.strip())
