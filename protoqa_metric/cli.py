@@ -34,7 +34,7 @@ from .metric import ProtoQA
 from .metrics import EvaluationResult, ProtoQAWarning, metric_specs
 from protoqa_core.readers import DataFormatError, read_predictions, read_targets
 from protoqa_core.similarity import SIMILARITIES
-from protoqa_core.wordnet_access import WORDNET_DIR_ENV, WordNetUnavailableError, get_wordnet
+from protoqa_core.wordnet_access import WORDNET_DIR_ENV, WordNetUnavailableError, open_wordnet
 
 __all__ = ["main", "build_parser", "parse_args", "format_table", "COMMANDS"]
 
@@ -67,7 +67,7 @@ def _add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--field", help="for {'model_answers': ...} files: which mapping to read (default: model_ranked_answers if present)")
     add_input_options(p, progress_default=True)
     add_deprecated_alias(p, "--stopword-answers-score-zero", "--all-stopwords-zero", "all_stopwords_zero")
-    p.add_argument("--wordnet-dir", help=f"folder with a WordNet 3.0 database to use when NLTK has none (or ${WORDNET_DIR_ENV})")
+    p.add_argument("--wordnet-dir", help=f"folder with a WordNet 3.0 database (index.noun, data.noun, ...), read in place (or ${WORDNET_DIR_ENV})")
     p.add_argument("--version", action="version", version=f"protoqa-eval {__version__}")
 
 
@@ -241,7 +241,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         targets = read_targets(args.targets)
         predictions = read_predictions(args.predictions, args.field)
         if any(SIMILARITIES[s].uses_wordnet for s in similarities):
-            get_wordnet(args.wordnet_dir)
+            open_wordnet(args.wordnet_dir)
         # The gate names the predictions file; the library repeats it per similarity.
         reconcile_ids(targets, predictions, ignore_unknown=args.ignore_unknown, path=args.predictions)
         results: dict[str, EvaluationResult] = {}
