@@ -141,10 +141,10 @@ class WalkTable:
 
     def __init__(self, path: Path) -> None:
         with open(path, "rb") as f:
+            if os.fstat(f.fileno()).st_size < _HEADER.size:
+                raise ValueError(f"{path}: not a walk table (shorter than its header)")
             self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
         view = memoryview(self._map)
-        if len(view) < _HEADER.size:
-            raise ValueError(f"{path}: not a walk table")
         magic, n, m, n_name_bytes, digest = _HEADER.unpack_from(view)
         if magic != MAGIC:
             raise ValueError(f"{path}: not a walk table of this version")
