@@ -69,7 +69,8 @@ def test_probeval_on_human_clusters_loads_no_embedder(tmp_path, shared_data):
     cfc = shared_data / "cfc"
     code = (
         "import sys\nfrom cfc_probeval.cli import main\n"
-        f"status = main([{str(cfc / 'dev.targets.jsonl')!r}, {str(cfc / 'dev.predictions.human.json')!r}, '--json'])\n"
+        f"status = main([{str(cfc / 'dev.targets.jsonl')!r}, {str(cfc / 'dev.predictions.human.json')!r}, "
+        "'--ignore-unknown', '--json'])\n"
         "assert status == 0, status\n"
     )
     loaded = _loaded(tmp_path, code)
