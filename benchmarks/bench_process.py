@@ -12,6 +12,8 @@ contenders, and the least of the rounds is reported.
 * ``--reference-python``/``--reference-src``: the reference evaluator
   (``iesl/protoqa-evaluator``) installed in a virtual environment of its own, with its
   ``src`` folder; it is run on the dev questions under WordNet and exact match.
+* ``--reference-nltk-data``: the NLTK data the reference reads (``wordnet``, ``stopwords``,
+  ``punkt_tab``); it tries to download them at import, which fails offline.
 * ``--before-src``: an earlier checkout of this project, run the same way ("before").
 
 Measured: ``import protoqa_metric``, ``import cfc_probeval``, ``protoqa-eval --help``
@@ -115,6 +117,9 @@ def main() -> None:
     parser.add_argument("--data-dir", type=Path, default=REPO.parent / "shared" / "data")
     parser.add_argument("--reference-python", type=Path)
     parser.add_argument("--reference-src", type=Path)
+    parser.add_argument("--reference-nltk-data", type=Path,
+                        help="an NLTK data folder with wordnet, stopwords and punkt_tab for the reference "
+                             "(default: $NLTK_DATA)")
     parser.add_argument("--before-src", type=Path, help="an earlier checkout of this project")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--reference-wordnet-rounds", type=int, default=1)
@@ -151,8 +156,8 @@ def main() -> None:
             jsonl = folder / "dev.predictions.jsonl"
             loaded = json.loads(preds.read_text(encoding="utf-8"))
             jsonl.write_text("".join(json.dumps({k: v}) + "\n" for k, v in loaded.items()), encoding="utf-8")
-            reference = (jsonl, {**os.environ, "PYTHONPATH": str(args.reference_src),
-                                 "NLTK_DATA": str(Path.home() / ".cache" / "protoqa_metric" / "nltk_data")})
+            nltk_data = str(args.reference_nltk_data or os.environ.get("NLTK_DATA", ""))
+            reference = (jsonl, {**os.environ, "PYTHONPATH": str(args.reference_src), "NLTK_DATA": nltk_data})
         for sim, part in (("exact_match", "exact"), ("wordnet", "wordnet")):
             if part not in parts:
                 continue
@@ -161,8 +166,10 @@ def main() -> None:
                                      "--json"), ours_env(src)) for name, src in versions.items()}
             best = compare(sim, contenders, args.rounds)
             if reference:
-                ref_cmd = [str(args.reference_python), "-m", "protoqa_evaluator", "evaluate", str(targets),
-                           str(reference[0]), "--similarity_function", sim]
+                # its __main__ defines the click group without calling it; the console script does
+                ref_cmd = [str(args.reference_python), "-c", "import sys; from protoqa_evaluator.__main__ import main; "
+                           "sys.argv[0] = 'protoqa_evaluator'; main()", "evaluate", str(targets), str(reference[0]),
+                           "--similarity_function", sim]
                 rounds = args.reference_wordnet_rounds if sim == "wordnet" else args.rounds
                 best.update(compare(sim, {"reference": (ref_cmd, reference[1])}, rounds))
                 best.update({k: min(v, best[k]) for k, v in compare(sim, contenders, 1).items()})
