@@ -156,7 +156,8 @@ def find_wordnet(wordnet_dir: Optional[Union[str, os.PathLike]] = None, download
     True
     """
     tried: list[str] = []
-    for label, cand in (("the wordnet_dir argument", wordnet_dir), (f"${WORDNET_DIR_ENV}", os.environ.get(WORDNET_DIR_ENV))):
+    explicit = (("the wordnet_dir argument", wordnet_dir), (f"${WORDNET_DIR_ENV}", os.environ.get(WORDNET_DIR_ENV)))
+    for label, cand in explicit:
         if cand:
             folder = Path(cand).expanduser()
             if is_wordnet_db(folder):

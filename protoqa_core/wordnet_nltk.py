@@ -114,7 +114,8 @@ def _load_reader(nltk_data_path: Optional[str] = None) -> "WordNetCorpusReader":
             # a plain file object reads them about 4x faster than NLTK's seekable
             # stream. Data files keep NLTK's stream, which look-ups seek in.
             path = os.path.join(str(getattr(self._root, "path", "")), fileid)
-            sequential = fileid in {"lexnames", "index.noun", "index.verb", "index.adj", "index.adv"} or fileid.endswith(".exc")
+            sequential = (fileid in {"lexnames", "index.noun", "index.verb", "index.adj", "index.adv"}
+                          or fileid.endswith(".exc"))
             if sequential and os.path.isfile(path):
                 return open(path, encoding=self._ENCODING)
             return super().open(fileid)
