@@ -118,7 +118,7 @@ def main() -> None:
     preds_path = data / "protoqa" / "dev.predictions.gpt2finetuned.json"
     targets = read_targets(targets_path)
     predictions = read_predictions(preds_path)
-    wordnet_access.get_wordnet()
+    wordnet_access.open_wordnet()
     qids = list(targets)
     base_qids = qids[: args.baseline_questions] if args.baseline_questions else qids
     n_pairs = sum(len(predictions.get(q, [])) * sum(len(c.answers) for c in targets[q].clusters) for q in qids)

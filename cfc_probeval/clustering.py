@@ -30,8 +30,6 @@ from functools import lru_cache
 from typing import Any, Callable, NamedTuple, Optional
 
 import numpy as np
-from scipy.cluster.hierarchy import linkage
-from scipy.spatial.distance import pdist
 
 from .defaults import check_k_range, check_option
 from .embedders import unit_rows
@@ -124,6 +122,10 @@ class HACClusterer(Clusterer):
         return {"linkage": self.method, "threshold": self.threshold, "metric": self.metric}
 
     def _labels(self, vectors: np.ndarray) -> np.ndarray:
+        # scipy.cluster costs 0.2-0.4 s to import; only this clustering needs it.
+        from scipy.cluster.hierarchy import linkage
+        from scipy.spatial.distance import pdist
+
         distances = pdist(unit_rows(vectors), metric=self.metric)
         # A zero vector (an answer with no known word) has no cosine; treat it as
         # unrelated to everything rather than letting NaN poison the linkage.
@@ -142,6 +144,7 @@ def flat_clusters(tree: np.ndarray, threshold: float) -> np.ndarray:
     fcluster's input checks cost more than the cut itself on a question's few dozen
     answers.
 
+    >>> from scipy.cluster.hierarchy import linkage
     >>> tree = linkage(np.array([0.1, 0.9, 0.8]), method="complete")  # 3 points, condensed distances
     >>> flat_clusters(tree, 0.5).tolist()
     [0, 0, 2]

@@ -13,7 +13,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
-from nltk.tokenize import NLTKWordTokenizer
+from .treebank import treebank_tokens
 
 __all__ = [
     "ENGLISH_STOPWORDS",
@@ -43,7 +43,6 @@ ENGLISH_STOPWORDS: frozenset[str] = frozenset(
 )
 assert len(ENGLISH_STOPWORDS) == 179, len(ENGLISH_STOPWORDS)
 
-_TOKENIZER = NLTKWordTokenizer()
 # Words made of letters only, separated by single spaces, come out of the Treebank
 # tokenizer unchanged except for the contractions it splits ("cannot" -> "can not");
 # for them str.split() gives the same tokens about 50x faster. The tests compare both
@@ -98,5 +97,5 @@ def content_tokens(text: str) -> tuple[str, ...]:
     if _PLAIN_WORDS.fullmatch(text) and _SPLIT_BY_TREEBANK.isdisjoint(text.lower().split()):
         tokens = text.split()
     else:
-        tokens = _TOKENIZER.tokenize(text)
+        tokens = treebank_tokens(text)
     return tuple(tok for tok in tokens if tok not in ENGLISH_STOPWORDS)

@@ -21,7 +21,8 @@ Layout (little-endian; every section starts at a multiple of 8 bytes; ``n``
 synsets, ``m`` walk steps in all):
 
 ==================  ============================================================
-header              ``MAGIC``, ``n``, ``m``, the length of the names
+header              ``MAGIC``, ``n``, ``m``, the length of the names, the SHA-256
+                    digest of everything after the header
 codes               ``n`` int64, sorted: ``part of speech << 32 | offset``
 starts              ``n + 1`` int64: where each synset's steps begin
 root paths          ``n`` int32: each synset's path length to the simulated root
@@ -33,11 +34,14 @@ name starts         ``n + 1`` int64: where each synset's name begins
 names               UTF-8 NLTK names (``dog.n.01``), one after another
 ==================  ============================================================
 
-Parallel arrays let a walk be decoded by slicing, with no per-step arithmetic.
+Parallel arrays let a walk be decoded by slicing, with no per-step arithmetic. The
+digest is checked when the file is opened (about 10 ms), so a damaged file is refused
+as a whole, with its name, instead of giving wrong walks.
 """
 
 from __future__ import annotations
 
+import hashlib
 import mmap
 import os
 import struct
@@ -50,8 +54,8 @@ from typing import Iterable, Optional
 
 __all__ = ["MAGIC", "WalkTable", "Walk", "write_walk_table"]
 
-MAGIC = b"PQWALK02"
-_HEADER = struct.Struct("<8sQQQ")
+MAGIC = b"PQWALK03"
+_HEADER = struct.Struct("<8sQQQ32s")
 _POS_CODE = {"n": 0, "v": 1, "a": 2, "r": 3}
 
 Step = tuple[str, int, int, bool]  # (synset name, depth, path length, to root)
@@ -113,17 +117,20 @@ def write_walk_table(path: Path, walks: Iterable[tuple[tuple[str, int], str, Wal
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".walks-", dir=path.parent)
     try:
+        body = b"".join(bytes(section) + b"\0" * (_aligned(len(section) * _itemsize(section)) -
+                                                   len(section) * _itemsize(section)) for section in sections)
         with os.fdopen(fd, "wb") as f:
-            f.write(_HEADER.pack(MAGIC, len(rows), len(synsets), len(sections[-1])))
-            for section in sections:
-                data = bytes(section)
-                f.write(data)
-                f.write(b"\0" * (_aligned(len(data)) - len(data)))
+            f.write(_HEADER.pack(MAGIC, len(rows), len(synsets), len(sections[-1]), hashlib.sha256(body).digest()))
+            f.write(body)
         os.chmod(tmp, 0o644)  # a cache file like any other, not mkstemp's owner-only mode
         os.replace(tmp, path)  # readers see the whole file or none
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _itemsize(section: object) -> int:
+    return section.itemsize if isinstance(section, array) else 1
 
 
 class WalkTable:
@@ -134,14 +141,18 @@ class WalkTable:
 
     def __init__(self, path: Path) -> None:
         with open(path, "rb") as f:
+            if os.fstat(f.fileno()).st_size < _HEADER.size:
+                raise ValueError(f"{path}: not a walk table (shorter than its header)")
             self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
         view = memoryview(self._map)
-        if len(view) < _HEADER.size:
-            raise ValueError(f"{path}: not a walk table")
-        magic, n, m, n_name_bytes = _HEADER.unpack_from(view)
+        magic, n, m, n_name_bytes, digest = _HEADER.unpack_from(view)
+        if magic != MAGIC:
+            raise ValueError(f"{path}: not a walk table of this version")
         sizes = (8 * n, 8 * (n + 1), 4 * n, 4 * m, 2 * m, 2 * m, m, 8 * (n + 1), n_name_bytes)
-        if magic != MAGIC or len(view) != _HEADER.size + sum(_aligned(size) for size in sizes):
-            raise ValueError(f"{path}: not a walk table, or cut short")
+        if len(view) != _HEADER.size + sum(_aligned(size) for size in sizes):
+            raise ValueError(f"{path}: cut short or padded (its size does not match its header)")
+        if hashlib.sha256(view[_HEADER.size :]).digest() != digest:
+            raise ValueError(f"{path}: damaged (its checksum does not match)")
         if sys.byteorder != "little":
             raise ValueError(f"{path}: walk tables are read on little-endian machines only")
         at = _HEADER.size

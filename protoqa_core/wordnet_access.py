@@ -1,39 +1,30 @@
-"""Finding, installing and querying WordNet 3.0 through NLTK.
+"""WordNet for the similarities: synsets of a phrase, the lemma tables, and Wu-Palmer similarity.
 
-WordNet is looked for in this order:
-
-1. NLTK data that is already present (``nltk.data.path``, ``$NLTK_DATA``, and this
-   package's own cache folder from an earlier run);
-2. a system WordNet 3.0 database, such as Debian's ``wordnet-base`` and
-   ``wordnet-sense-index`` packages in ``/usr/share/wordnet`` (or the folder given by
-   the ``wordnet_dir`` argument or ``$PROTOQA_WORDNET_DIR``). Its files are copied
-   into the cache as an NLTK ``corpora/wordnet`` folder, with the ``lexnames`` file
-   that Debian does not ship;
-3. ``nltk.download("wordnet")`` into the cache folder.
-
-If none works, :class:`WordNetUnavailableError` says how to fix it.
+WordNet is found by :mod:`protoqa_core.wordnet_files` and read by
+:class:`protoqa_core.wordnet_reader.WordNetReader`, which gives NLTK's answers without
+importing NLTK. NLTK's own reader stays available as :func:`get_wordnet`
+(:mod:`protoqa_core.wordnet_nltk`) for those who want NLTK ``Synset`` objects.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import mmap
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
 import threading
-import warnings
+import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
 from .walk_table import MAGIC, WalkTable, write_walk_table
-
-if TYPE_CHECKING:  # pragma: no cover
-    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+from .wordnet_cache import LemmaTables, lemma_tables, table_path
+from .wordnet_files import (CACHE_DIR_ENV, SYSTEM_WORDNET_DIRS, WORDNET_DIR_ENV, WordNetUnavailableError, cache_dir,
+                            find_wordnet)
+from .wordnet_nltk import get_wordnet
+from .wordnet_reader import SynsetKey, WordNetFormatError, WordNetReader
 
 logger = logging.getLogger(__name__)
 
@@ -41,7 +32,11 @@ __all__ = [
     "WordNetUnavailableError",
     "WORDNET_DIR_ENV",
     "CACHE_DIR_ENV",
+    "SYSTEM_WORDNET_DIRS",
     "cache_dir",
+    "open_wordnet",
+    "prepare_wordnet",
+    "WALK_FILE_ENV",
     "get_wordnet",
     "wordnet_version",
     "synset_keys",
@@ -53,263 +48,76 @@ __all__ = [
     "best_wup_reaches",
 ]
 
-WORDNET_DIR_ENV = "PROTOQA_WORDNET_DIR"
-CACHE_DIR_ENV = "PROTOQA_CACHE_DIR"
-SYSTEM_WORDNET_DIRS = (
-    "/usr/share/wordnet",
-    "/usr/share/wordnet/dict",
-    "/usr/local/WordNet-3.0/dict",
-    "/usr/local/share/wordnet",
-    "/opt/homebrew/share/wordnet",
-)
-_REQUIRED_FILES = tuple(
-    f"{kind}.{pos}" for kind in ("index", "data") for pos in ("noun", "verb", "adj", "adv")
-) + tuple(f"{pos}.exc" for pos in ("noun", "verb", "adj", "adv"))
-_OPTIONAL_FILES = ("index.sense", "cntlist.rev", "cntlist")
-
-# The 45 lexicographer files of WordNet 3.0 in file-number order, as listed by the
-# lexnames(5WN) manual page. NLTK needs them in a "lexnames" file; Debian's packages
-# do not install that file, and minimal images often drop manual pages, so the list
-# is kept here.
-_LEXNAMES = (
-    "adj.all adj.pert adv.all noun.Tops noun.act noun.animal noun.artifact "
-    "noun.attribute noun.body noun.cognition noun.communication noun.event "
-    "noun.feeling noun.food noun.group noun.location noun.motive noun.object "
-    "noun.person noun.phenomenon noun.plant noun.possession noun.process "
-    "noun.quantity noun.relation noun.shape noun.state noun.substance noun.time "
-    "verb.body verb.change verb.cognition verb.communication verb.competition "
-    "verb.consumption verb.contact verb.creation verb.emotion verb.motion "
-    "verb.perception verb.possession verb.social verb.stative verb.weather adj.ppl"
-).split()
-_LEX_CATEGORY = {"noun": 1, "verb": 2, "adj": 3, "adv": 4}
-
-_FIX_HINT = (
-    "Fix it with one of:\n"
-    "  * Debian/Ubuntu: apt-get install wordnet-base wordnet-sense-index\n"
-    "  * with network access: python -m nltk.downloader wordnet\n"
-    f"  * point ${WORDNET_DIR_ENV} at a folder holding the WordNet 3.0 database files "
-    "(index.noun, data.noun, ...), or $NLTK_DATA at an nltk_data folder with corpora/wordnet"
-)
-
-
-class WordNetUnavailableError(RuntimeError):
-    """WordNet 3.0 could not be found, installed from the system, or downloaded."""
-
-
 _lock = threading.Lock()
-_wordnet: Optional["WordNetCorpusReader"] = None
-_synset_cache: dict[str, frozenset[tuple[str, int]]] = {}
-_max_lemma_tokens: Optional[int] = None
-_collocation_prefixes: Optional[frozenset[str]] = None
+_reader: Optional[WordNetReader] = None
+_synset_cache: dict[str, frozenset[SynsetKey]] = {}
+_lemma_tables: Optional[LemmaTables] = None
 
 
-def cache_dir() -> Path:
-    """Folder for this package's cached data (``$PROTOQA_CACHE_DIR`` or ``~/.cache/protoqa_metric``).
-
-    >>> cache_dir().name in {"protoqa_metric"} or "PROTOQA_CACHE_DIR" in os.environ
-    True
-    """
-    env = os.environ.get(CACHE_DIR_ENV)
-    if env:
-        return Path(env).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "protoqa_metric"
-
-
-def _nltk_data_dir() -> Path:
-    return cache_dir() / "nltk_data"
-
-
-def _is_wordnet_db(folder: Path) -> bool:
-    return all((folder / name).is_file() for name in _REQUIRED_FILES)
-
-
-def _install_system_wordnet(source: Path, nltk_data: Path) -> Path:
-    """Copy a WordNet database into ``nltk_data/corpora/wordnet`` (atomically)."""
-    header = (source / "data.noun").read_text(encoding="utf-8", errors="replace")[:3000]
-    if "WordNet 3.0" not in header:
-        raise WordNetUnavailableError(
-            f"The WordNet database in {source} is not WordNet 3.0 (the version NLTK and "
-            f"the ProtoQA paper use).\n{_FIX_HINT}"
-        )
-    corpora = nltk_data / "corpora"
-    corpora.mkdir(parents=True, exist_ok=True)
-    target = corpora / "wordnet"
-    tmp = Path(tempfile.mkdtemp(prefix=".wordnet-", dir=corpora))
-    try:
-        for name in _REQUIRED_FILES + _OPTIONAL_FILES:
-            if (source / name).is_file():
-                # Copied, not linked: NLTK seeks in these files and some set-ups
-                # mount /usr/share read-only or remove it later.
-                shutil.copyfile(source / name, tmp / name)
-        lines = [
-            f"{i:02d}\t{name}\t{_LEX_CATEGORY[name.split('.')[0]]}\n"
-            for i, name in enumerate(_LEXNAMES)
-        ]
-        (tmp / "lexnames").write_text("".join(lines), encoding="utf-8")
-        if target.exists():
-            shutil.rmtree(tmp)
-        else:
-            os.replace(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return target
-
-
-def _load_reader(nltk_data_path: Optional[str] = None) -> "WordNetCorpusReader":
-    import nltk
-    from nltk.corpus.reader.wordnet import WordNetCorpusReader
-
-    class EnglishWordNetReader(WordNetCorpusReader):
-        """NLTK's reader without the Open Multilingual Wordnet sense mapping.
-
-        NLTK builds that mapping (reading index.sense twice, about 4 s) on every
-        load, even when it maps WordNet 3.0 onto itself; English synset look-ups
-        never use it.
-        """
-
-        def map_wn(self, version: str = "wordnet") -> None:
-            return None
-
-        def get_version(self) -> str:
-            # NLTK re-reads the data file header on every call, and its Wu-Palmer
-            # similarity asks twice per synset pair.
-            version = self.__dict__.get("_cached_version")
-            if version is None:
-                version = self._cached_version = super().get_version()
-            return version
-
-        def open(self, fileid: str):  # type: ignore[override]
-            # The index, exception and lexnames files are read once, line by line;
-            # a plain file object reads them about 4x faster than NLTK's seekable
-            # stream. Data files keep NLTK's stream, which look-ups seek in.
-            path = os.path.join(str(getattr(self._root, "path", "")), fileid)
-            sequential = fileid in {"lexnames", "index.noun", "index.verb", "index.adj", "index.adv"} or fileid.endswith(".exc")
-            if sequential and os.path.isfile(path):
-                return open(path, encoding=self._ENCODING)
-            return super().open(fileid)
-
-    pointer = nltk.data.find("corpora/wordnet", paths=[nltk_data_path] if nltk_data_path else None)
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*multilingual functions.*")
-        return EnglishWordNetReader(pointer, None)
-
-
-def get_wordnet(wordnet_dir: Optional[str | os.PathLike] = None, download: bool = True) -> "WordNetCorpusReader":
-    """Return the WordNet 3.0 reader, finding or installing WordNet on first use.
-
-    Args:
-        wordnet_dir: a folder with a WordNet 3.0 database (``index.noun``,
-            ``data.noun``, ...) to use when NLTK has no WordNet yet. Defaults to
-            ``$PROTOQA_WORDNET_DIR`` and then the usual system locations.
-        download: whether to fall back to ``nltk.download("wordnet")``.
+def open_wordnet(wordnet_dir: Optional[str | os.PathLike] = None, download: bool = True) -> WordNetReader:
+    """The WordNet 3.0 reader of this process, finding WordNet on first use (see
+    :func:`protoqa_core.wordnet_files.find_wordnet`); later calls return the same reader.
 
     Raises:
-        WordNetUnavailableError: no WordNet could be found, installed or downloaded.
+        WordNetUnavailableError: no WordNet 3.0 could be found or downloaded.
 
-    >>> get_wordnet().synsets("dog")[0].name()
-    'dog.n.01'
+    >>> open_wordnet().version()
+    '3.0'
     """
-    global _wordnet
-    if _wordnet is not None:
-        return _wordnet
-    with _lock:
-        if _wordnet is not None:
-            return _wordnet
-        import nltk
-
-        own = str(_nltk_data_dir())
-        if own not in nltk.data.path:
-            nltk.data.path.append(own)
-        tried: list[str] = []
-        # 1. NLTK data already present (including our own earlier copy).
-        try:
-            _wordnet = _load_reader()
-            return _wordnet
-        except LookupError:
-            tried.append("NLTK data folders: " + ", ".join(map(str, nltk.data.path)))
-        # 2. A system WordNet 3.0 database.
-        candidates = [wordnet_dir, os.environ.get(WORDNET_DIR_ENV), *SYSTEM_WORDNET_DIRS]
-        for cand in candidates:
-            if not cand:
-                continue
-            folder = Path(cand).expanduser()
-            if _is_wordnet_db(folder):
-                _install_system_wordnet(folder, _nltk_data_dir())
-                _wordnet = _load_reader(own)
-                return _wordnet
-            tried.append(f"system WordNet folder {folder} (missing or incomplete)")
-        # 3. Download.
-        if download:
-            try:
-                ok = nltk.download("wordnet", download_dir=own, quiet=True, raise_on_error=True)
-            except Exception as exc:  # network errors come in many types
-                ok = False
-                tried.append(f"nltk.download('wordnet') failed: {exc}")
-            if ok:
-                try:
-                    _wordnet = _load_reader(own)
-                    return _wordnet
-                except LookupError:
-                    tried.append("nltk.download('wordnet') reported success but left no corpus")
-            elif not tried[-1].startswith("nltk.download"):
-                tried.append("nltk.download('wordnet') could not download the corpus")
-        raise WordNetUnavailableError(
-            "WordNet 3.0 is needed for WordNet similarity but was not found.\nTried:\n  - "
-            + "\n  - ".join(tried)
-            + "\n"
-            + _FIX_HINT
-        )
+    global _reader
+    if _reader is None:
+        with _lock:
+            if _reader is None:
+                _reader = WordNetReader(find_wordnet(wordnet_dir, download))
+    return _reader
 
 
 def wordnet_version() -> str:
-    """The version string of the loaded WordNet database, e.g. ``"3.0"``.
+    """The version string of the WordNet database, e.g. ``"3.0"``.
 
     >>> wordnet_version()
     '3.0'
     """
-    return str(get_wordnet().get_version())
-
-
-SynsetKey = tuple[str, int]
+    try:
+        return open_wordnet().version()
+    except WordNetFormatError as exc:
+        raise WordNetUnavailableError(str(exc)) from None
 
 
 def synset_keys(phrase: str) -> frozenset[SynsetKey]:
     """The synsets WordNet gives for ``phrase``, as ``(data file, offset)`` keys.
 
-    Exactly the synsets of ``wordnet.synsets(phrase.replace(" ", "_"))`` (NLTK's
-    morphological reduction applies, so plural nouns find their lemma), identified
-    without building NLTK ``Synset`` objects, which is most of the cost of a
-    look-up. Two phrases share a synset exactly when their key sets intersect.
-    Results are cached for the life of the process.
+    Exactly the synsets of NLTK's ``wordnet.synsets(phrase.replace(" ", "_"))``
+    (morphological reduction applies, so plural nouns find their lemma), with
+    satellite adjectives filed under ``"a"``. Two phrases share a synset exactly when
+    their key sets intersect. Results are cached for the life of the process.
 
-    >>> keys = synset_keys("dogs")
-    >>> keys == {(s.pos().replace("s", "a"), s.offset()) for s in get_wordnet().synsets("dog")}
-    True
+    >>> sorted(synset_keys("dogs"))[:2]
+    [('n', 2084071), ('n', 2710044)]
     """
     found = _synset_cache.get(phrase)
     if found is None:
-        wn = get_wordnet()
-        lemma = phrase.replace(" ", "_").lower()
-        index = wn._lemma_pos_offset_map
-        found = frozenset(
-            (pos, offset)
-            for pos in ("n", "v", "a", "r")
-            for form in wn._morphy(lemma, pos, True)
-            for offset in index.get(form, {}).get(pos, ())
-        )
-        _synset_cache[phrase] = found
+        found = _synset_cache[phrase] = open_wordnet().synset_keys(phrase.replace(" ", "_"))
     return found
 
 
 def synset_from_key(key: SynsetKey):
-    """The NLTK ``Synset`` for a key from :func:`synset_keys`.
+    """The NLTK ``Synset`` for a key from :func:`synset_keys` (needs NLTK).
 
     >>> synset_from_key(min(synset_keys("dog"))).pos() in {"n", "v"}
     True
     """
     return get_wordnet().synset_from_pos_and_offset(*key)
+
+
+def _tables() -> LemmaTables:
+    global _lemma_tables
+    if _lemma_tables is None:
+        tables = lemma_tables(open_wordnet())
+        with _lock:
+            if _lemma_tables is None:
+                _lemma_tables = tables
+    return _lemma_tables
 
 
 def max_lemma_tokens() -> int:
@@ -321,42 +129,21 @@ def max_lemma_tokens() -> int:
     >>> max_lemma_tokens() >= 2
     True
     """
-    global _max_lemma_tokens
-    if _max_lemma_tokens is None:
-        wn = get_wordnet()
-        longest = max(name.count("_") for name in wn._lemma_pos_offset_map)
-        for exc in wn._exception_map.values():
-            if exc:
-                longest = max(longest, max(form.count("_") for form in exc))
-        _max_lemma_tokens = longest + 1
-    return _max_lemma_tokens
+    return _tables().max_tokens
 
 
 def may_start_collocation(words: str) -> bool:
     """Whether some multi-word WordNet entry starts with ``words`` followed by more words.
 
-    ``words`` is one or more words joined by spaces or underscores. NLTK's
-    morphological reduction only rewrites the end of a look-up, so a group of
-    ``k`` tokens can match a collocation only if its first ``k - 1`` tokens begin
-    one literally (up to case). This lets the similarity skip look-ups that cannot
-    succeed.
+    ``words`` is one or more words joined by spaces or underscores. Morphological
+    reduction only rewrites the end of a look-up, so a group of ``k`` tokens can match
+    a collocation only if its first ``k - 1`` tokens begin one literally (up to case).
+    This lets the similarity skip look-ups that cannot succeed.
 
     >>> may_start_collocation("chewing"), may_start_collocation("qwertyuiop")
     (True, False)
     """
-    global _collocation_prefixes
-    if _collocation_prefixes is None:
-        wn = get_wordnet()
-        prefixes = set()
-        forms = list(wn._lemma_pos_offset_map)
-        for exc in wn._exception_map.values():
-            forms.extend(exc)
-        for form in forms:
-            parts = form.lower().split("_")
-            for k in range(1, len(parts)):
-                prefixes.add("_".join(parts[:k]))
-        _collocation_prefixes = frozenset(prefixes)
-    return words.lower().replace(" ", "_") in _collocation_prefixes
+    return words.lower().replace(" ", "_") in _tables().prefixes
 
 
 # --- Wu-Palmer similarity from synset keys ---------------------------------------------
@@ -376,33 +163,12 @@ _wup_cache: dict[tuple[SynsetKey, SynsetKey], float] = {}
 _path_cache: dict[tuple[str, str, bool], Optional[int]] = {}
 
 
-_data_maps: dict[str, "mmap.mmap"] = {}
-_DATA_FILES = {"n": "data.noun", "v": "data.verb", "a": "data.adj", "s": "data.adj", "r": "data.adv"}
-
-
-def _data_map(pos: str) -> "mmap.mmap":
-    """A read-only memory map of a WordNet data file, opened once per process."""
-    found = _data_maps.get(pos)
-    if found is None:
-        path = get_wordnet().abspath(_DATA_FILES[pos])  # before the lock, which get_wordnet takes
-        with _lock:
-            found = _data_maps.get(pos)
-            if found is None:
-                with open(path, "rb") as f:
-                    # The map stays valid after the file is closed; reading it needs no
-                    # system call and no file position, so threads can share it.
-                    found = _data_maps[pos] = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-    return found
-
-
 def _data_line(pos: str, offset: int) -> str:
-    """The line of a WordNet data file at a byte offset, read without NLTK's stream."""
-    data = _data_map(pos)
-    end = data.find(b"\n", offset)
-    line = data[offset : end if end >= 0 else len(data)].decode("utf-8")
-    if not line.startswith(f"{offset:08d} "):
-        raise WordNetUnavailableError(f"WordNet {_DATA_FILES[pos]} has no synset at offset {offset}")
-    return line
+    """The line of a WordNet data file at a byte offset."""
+    try:
+        return open_wordnet().data_line(pos, offset)
+    except WordNetFormatError as exc:
+        raise WordNetUnavailableError(str(exc)) from None
 
 
 # A hypernym or instance-hypernym pointer between whole synsets ("0000"), as it stands
@@ -427,7 +193,7 @@ def _synset_record(pos: str, offset: int) -> tuple[str, tuple[tuple[str, int], .
     if first_lemma.endswith(")") and "(" in first_lemma:  # a syntactic marker, as "(a)"
         first_lemma = first_lemma[: first_lemma.rindex("(")]
     first_lemma = first_lemma.lower()
-    sense = get_wordnet()._lemma_pos_offset_map[first_lemma][line_pos].index(offset) + 1
+    sense = open_wordnet().sense_number(first_lemma, line_pos, offset)
     name = "%s.%s.%02i" % (first_lemma, line_pos, sense)
     # NLTK's hypernyms() follow only the pointers between whole synsets.
     parents = tuple((target_pos, int(target)) for target, target_pos in _HYPERNYM_POINTER.findall(" " + rest[-1]))
@@ -676,75 +442,138 @@ _walk_file_state: object = _UNTRIED
 def _walk_file_path() -> Path:
     """Where the walk file of the loaded WordNet lives: named after its database files'
     sizes and modification times, and the file format."""
-    wn = get_wordnet()
-    parts = [MAGIC.decode()]
-    for fileid in _REQUIRED_FILES:
-        info = os.stat(wn.abspath(fileid))
-        parts.append(f"{fileid}:{info.st_size}:{info.st_mtime_ns}")
-    digest = hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
-    return cache_dir() / "wordnet_tables" / f"wup-walks-{digest}.bin"
+    return table_path(open_wordnet(), "wup-walks", MAGIC.decode(), ".bin")
+
+
+WALK_FILE_ENV = "PROTOQA_WALK_FILE"
+_STALE_BUILD_SECONDS = 600
 
 
 def _walk_file() -> Optional[WalkTable]:
-    """The walk file (see :mod:`protoqa_core.walk_table`), built on first use; None when it
-    cannot be built or read, and walks are then computed in the process."""
+    """The walk file (see :mod:`protoqa_core.walk_table`), or None while there is none.
+
+    A missing or damaged file is built by a detached child process while this process
+    computes the walks it needs itself (the same values): a first run on a fresh cache
+    costs about what a run with the file costs, and later runs read the file.
+    ``$PROTOQA_WALK_FILE`` changes that: ``wait`` builds the file first, ``off`` never
+    builds one.
+    """
     global _walk_file_state
     if _walk_file_state is _UNTRIED:
         with _table_lock:
             if _walk_file_state is _UNTRIED:
                 table: Optional[WalkTable] = None
                 try:
-                    path = _walk_file_path()
-                    if not path.is_file():
-                        _build_walk_file(path)
-                    table = WalkTable(path)
+                    table = _open_walk_file(_walk_file_path(), os.environ.get(WALK_FILE_ENV, "background"))
                 except Exception as exc:  # noqa: BLE001 - any failure leaves the exact in-process path
                     logger.info("Wu-Palmer walks are computed in this process (no walk file: %s)", exc)
                 _walk_file_state = table
     return _walk_file_state  # type: ignore[return-value]
 
 
+def _open_walk_file(path: Path, mode: str) -> Optional[WalkTable]:
+    """The walk file at ``path``, verified; built (again) as ``mode`` says when missing or damaged."""
+    if mode not in {"background", "wait", "off"}:
+        raise WordNetUnavailableError(f"${WALK_FILE_ENV} must be background, wait or off, not {mode!r}")
+    if path.is_file():
+        try:
+            return WalkTable(path)
+        except (OSError, ValueError) as exc:
+            logger.warning("the Wu-Palmer walk file is rebuilt: %s", exc)
+    if mode == "off":
+        return None
+    if mode == "wait":
+        _build_walk_file(path)
+        return WalkTable(path)
+    _start_walk_file_build(path)
+    return None
+
+
+def prepare_wordnet(wordnet_dir: Optional[str | os.PathLike] = None) -> Path:
+    """Find WordNet and build its cache files now (the lemma tables and the walk file), as
+    set-up scripts do; return the walk file's path.
+
+    Raises:
+        WordNetUnavailableError: no WordNet 3.0 was found.
+        OSError: the cache folder cannot be written.
+    """
+    open_wordnet(wordnet_dir)
+    _tables()
+    path = _walk_file_path()
+    if _open_walk_file(path, "wait") is None:  # pragma: no cover - "wait" always gives a table
+        raise OSError(f"could not build {path}")
+    return path
+
+
+def _start_walk_file_build(path: Path) -> None:
+    """Start a detached child that builds the walk file, unless one is building it already."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    marker = path.with_name(path.name + ".building")
+    try:
+        fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    except FileExistsError:
+        age = time.time() - marker.stat().st_mtime
+        if age < _STALE_BUILD_SECONDS:
+            return  # another process is building it
+        marker.unlink(missing_ok=True)  # a build that died; the next run starts a new one
+        return
+    os.close(fd)
+    try:
+        subprocess.Popen(_builder_command(path, marker), env=_child_env(), stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                         cwd=path.parent)
+    except BaseException:
+        marker.unlink(missing_ok=True)
+        raise
+
+
+def _child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    package_parent = str(Path(__file__).resolve().parents[1])
+    env["PYTHONPATH"] = package_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
+def _builder_command(path: Path, marker: Optional[Path] = None) -> list[str]:
+    code = ("import os, sys; os.nice(5); from protoqa_core.wordnet_access import _write_all_walks; "
+            "_write_all_walks(sys.argv[1], sys.argv[2], sys.argv[3])")
+    return [sys.executable, "-c", code, str(path), str(open_wordnet().folder), str(marker or "")]
+
+
 def _build_walk_file(path: Path) -> None:
     """Compute every synset's walk in a child process (its tables would take about 250 MB
     here) and write them to ``path``."""
-    root = Path(str(get_wordnet().root))
     # A folder that cannot be written fails here, at once, not after the child's work.
     path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryFile(dir=path.parent):
         pass
-    env = dict(os.environ)
-    package_parent = str(Path(__file__).resolve().parents[1])
-    env["PYTHONPATH"] = package_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    code = ("import sys; from protoqa_core.wordnet_access import _write_all_walks; "
-            "_write_all_walks(sys.argv[1], sys.argv[2])")
-    done = subprocess.run([sys.executable, "-c", code, str(path), str(root)], env=env, timeout=600,
+    done = subprocess.run(_builder_command(path), env=_child_env(), timeout=600,
                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     if done.returncode != 0:
         last = (done.stderr.decode("utf-8", "replace").strip().splitlines() or ["no message"])[-1]
-        raise OSError(f"computing the walk file failed: {last}")
+        raise OSError(f"computing the walk file {path} failed: {last}")
 
 
-def _write_all_walks(path: str, wordnet_root: str) -> None:
-    """Compute the walk of every synset of the WordNet in ``wordnet_root`` and write the file."""
-    global _wordnet
-    import nltk
+def _write_all_walks(path: str, wordnet_root: str, marker: str = "") -> None:
+    """Compute the walk of every synset of the WordNet in ``wordnet_root`` and write the file;
+    then remove ``marker`` (the sign that a build is under way), if given."""
+    try:
+        _write_walks(path, wordnet_root)
+    finally:
+        if marker:
+            Path(marker).unlink(missing_ok=True)
 
-    root = Path(wordnet_root)
-    nltk_data = str(root.parent.parent)  # root is <nltk_data>/corpora/wordnet
-    if nltk_data not in nltk.data.path:
-        nltk.data.path.append(nltk_data)  # NLTK reads corpora only under its data path
-    _wordnet = _load_reader(nltk_data)  # the same WordNet as the parent process
-    if Path(str(_wordnet.root)).resolve() != root.resolve():
-        raise WordNetUnavailableError(f"could not load the WordNet in {root}")
+
+def _write_walks(path: str, wordnet_root: str) -> None:
+    global _reader
+    reader = _reader = WordNetReader(Path(wordnet_root))  # the same WordNet as the parent process
 
     def rows():
         for pos in "nvar":  # satellites ("s") are lines of data.adj, filed under "a"
-            with open(_wordnet.abspath(_DATA_FILES[pos]), "rb") as f:
-                for line in f:
-                    if not line.startswith(b" "):  # the license header
-                        key = (pos, int(line[:8]))
-                        name = _register(key)
-                        yield key, name, _walk(name)
+            for offset, _ in reader.data_lines(pos):
+                key = (pos, offset)
+                name = _register(key)
+                yield key, name, _walk(name)
 
     write_walk_table(Path(path), rows())
 

@@ -34,7 +34,7 @@ from .metric import ProtoQA
 from .metrics import EvaluationResult, ProtoQAWarning, metric_specs
 from protoqa_core.readers import DataFormatError, read_predictions, read_targets
 from protoqa_core.similarity import ALL_SIMILARITIES, SIMILARITIES
-from protoqa_core.wordnet_access import WORDNET_DIR_ENV, WordNetUnavailableError, get_wordnet
+from protoqa_core.wordnet_access import WORDNET_DIR_ENV, WordNetUnavailableError, open_wordnet
 
 __all__ = ["main", "build_parser", "parse_args", "format_table", "COMMANDS"]
 
@@ -69,7 +69,7 @@ def _add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--field", help="for {'model_answers': ...} files: which mapping to read (default: model_ranked_answers if present)")
     add_input_options(p, progress_default=True)
     add_deprecated_alias(p, "--stopword-answers-score-zero", "--all-stopwords-zero", "all_stopwords_zero")
-    p.add_argument("--wordnet-dir", help=f"folder with a WordNet 3.0 database to use when NLTK has none (or ${WORDNET_DIR_ENV})")
+    p.add_argument("--wordnet-dir", help=f"folder with a WordNet 3.0 database (index.noun, data.noun, ...), read in place (or ${WORDNET_DIR_ENV})")
     _add_encoder_arguments(p)
     p.add_argument("--version", action="version", version=f"protoqa-eval {__version__}")
 
@@ -262,7 +262,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         targets = read_targets(args.targets)
         predictions = read_predictions(args.predictions, args.field)
         if any(s in SIMILARITIES and SIMILARITIES[s].uses_wordnet for s in similarities):
-            get_wordnet(args.wordnet_dir)
+            open_wordnet(args.wordnet_dir)
         if args.encoder is not None and "roberta" not in similarities:
             raise ValueError("--encoder is used by --similarity roberta only")
         # Each similarity is configured before any scoring, so that a missing encoder fails first.

@@ -11,7 +11,6 @@ from functools import lru_cache
 from typing import Mapping, Optional, Sequence, Union
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from protoqa_core.readers import Cluster, DataFormatError
 from protoqa_core.similarity import ABOVE_HALF, Similarity, collect_approximations, get_similarity
@@ -234,6 +233,9 @@ class ScoringTable:
             return QuestionScore(0.0, 0.0, oracle, _nothing_claimed(rows), self._predictions[:rows])
         assignment: list[Optional[str]] = [None] * rows
         block = weights[:rows]
+        # scipy.optimize costs 0.2-0.4 s to import; only scoring needs it, not --help.
+        from scipy.optimize import linear_sum_assignment
+
         chosen_rows, chosen_cols = linear_sum_assignment(block, maximize=True)
         raw = float(block[chosen_rows, chosen_cols].sum())
         for r, c in zip(chosen_rows.tolist(), chosen_cols.tolist()):

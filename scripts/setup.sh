@@ -117,5 +117,6 @@ if [ "$mode" = --test ]; then
   log=$venv/setup-pip.log
 fi
 echo "setup: ready ($venv)" >&2
-"$venv/bin/python" -c "from protoqa_metric import get_wordnet; get_wordnet()" \
+# Finds WordNet and builds its cache files (lemma tables, Wu-Palmer walks) once, here.
+"$venv/bin/python" -c "from protoqa_core.wordnet_access import prepare_wordnet; prepare_wordnet()" \
   || echo "setup: WordNet is not available yet; WordNet similarity will explain how to get it" >&2

@@ -10,6 +10,12 @@ import pytest
 MODULES = [
     "protoqa_core.text",
     "protoqa_core.wordnet_access",
+    "protoqa_core.wordnet_files",
+    "protoqa_core.wordnet_reader",
+    "protoqa_core.wordnet_cache",
+    "protoqa_core.wordnet_nltk",
+    "protoqa_core.walk_table",
+    "protoqa_core.treebank",
     "protoqa_core.partition_matching",
     "protoqa_core.similarity",
     "spec_reference",

@@ -50,29 +50,33 @@ def test_explicit_directory_via_environment(tmp_path):
 
 
 def test_clear_error_when_nothing_works(tmp_path, monkeypatch):
-    monkeypatch.setattr(wordnet_access, "_wordnet", None)
-    monkeypatch.setattr(wordnet_access, "SYSTEM_WORDNET_DIRS", (str(tmp_path / "nowhere"),))
+    from protoqa_core import wordnet_files
+
+    monkeypatch.setattr(wordnet_files, "SYSTEM_WORDNET_DIRS", (str(tmp_path / "nowhere"),))
+    monkeypatch.setattr(wordnet_files, "nltk_data_dirs", lambda: [tmp_path / "empty_nltk_data"])
     monkeypatch.setenv("PROTOQA_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("PROTOQA_WORDNET_DIR", raising=False)
-    import nltk
-
-    monkeypatch.setattr(nltk.data, "path", [str(tmp_path / "empty_nltk_data")])
     with pytest.raises(wordnet_access.WordNetUnavailableError) as info:
-        wordnet_access.get_wordnet(download=False)
+        wordnet_files.find_wordnet(download=False)
     message = str(info.value)
     assert "apt-get install wordnet-base wordnet-sense-index" in message
     assert "python -m nltk.downloader wordnet" in message
     assert "PROTOQA_WORDNET_DIR" in message
+    assert "PROTOQA_CACHE_DIR" in message
     assert "nowhere" in message
 
 
 def test_rejects_a_database_that_is_not_wordnet_3_0(tmp_path):
+    from protoqa_core import wordnet_files, wordnet_nltk
+
     fake = tmp_path / "wn"
     fake.mkdir()
-    for name in wordnet_access._REQUIRED_FILES:
+    for name in wordnet_files.REQUIRED_FILES:
         (fake / name).write_text("  1 This software and database is being provided ... WordNet 2.1 Copyright\n")
     with pytest.raises(wordnet_access.WordNetUnavailableError, match="not WordNet 3.0"):
-        wordnet_access._install_system_wordnet(fake, tmp_path / "nltk_data")
+        wordnet_nltk._install_system_wordnet(fake, tmp_path / "nltk_data")
+    with pytest.raises(wordnet_access.WordNetUnavailableError, match="not WordNet 3.0"):
+        wordnet_files.find_wordnet(fake, download=False)
 
 
 def test_synset_keys_match_nltk_synsets():
@@ -80,3 +84,97 @@ def test_synset_keys_match_nltk_synsets():
     for phrase in ["dogs", "chewing gum", "ran", "better", "hot_dog", "new york", "qzxv"]:
         expected = {(s.pos().replace("s", "a"), s.offset()) for s in wn.synsets(phrase.replace(" ", "_"))}
         assert wordnet_access.synset_keys(phrase) == expected
+
+
+# --- run as users run it: a new process, outside the checkout ---------------------------
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO.parent / "shared" / "data"
+_SCORE = """
+import sys
+from protoqa_metric import ProtoQA, read_targets, read_predictions
+q = read_targets(sys.argv[1])
+p = read_predictions(sys.argv[2])
+print(repr(ProtoQA("wordnet_wup").evaluate(q, p).scores["max_answers@1"]))
+print("nltk" in sys.modules)
+"""
+
+
+def _score(tmp_path: Path, shared: Path, env: dict) -> subprocess.CompletedProcess:
+    base = {k: v for k, v in os.environ.items() if k not in {"PROTOQA_CACHE_DIR", "XDG_CACHE_HOME", "NLTK_DATA"}}
+    base["PYTHONPATH"] = str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")
+    return subprocess.run([sys.executable, "-c", _SCORE, str(shared / "protoqa" / "dev.crowdsourced.jsonl"),
+                           str(shared / "protoqa" / "dev.predictions.gpt2finetuned.json")],
+                          capture_output=True, text=True, env={**base, **env}, cwd=tmp_path, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def built_cache(tmp_path_factory):
+    """A cache folder with the lemma tables and the walk file, built once for this module."""
+    if not SYSTEM_DIRS or not SHARED_DATA.is_dir():
+        pytest.skip("no system WordNet database or no shared data")
+    cache = tmp_path_factory.mktemp("built") / "cache"
+    env = {**os.environ, "PROTOQA_CACHE_DIR": str(cache),
+           "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    done = subprocess.run([sys.executable, "-c", "from protoqa_core.wordnet_access import prepare_wordnet as p; "
+                           "print(p())"], capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr
+    intact = _score(tmp_path_factory.mktemp("intact"), SHARED_DATA, {"PROTOQA_CACHE_DIR": str(cache)})
+    assert intact.returncode == 0, intact.stderr
+    return cache, Path(done.stdout.strip()), intact.stdout
+
+
+def _corrupt_same_size(data: bytes) -> bytes:
+    middle = len(data) // 2
+    return data[:middle] + bytes(b ^ 0x5A for b in data[middle : middle + 64]) + data[middle + 64 :]
+
+
+def _corrupt_names(data: bytes) -> bytes:
+    return data[:-200] + b"\xff" * 100 + data[-100:]  # invalid UTF-8 in the synset names
+
+
+@pytest.mark.parametrize("damage", [_corrupt_same_size, _corrupt_names, lambda d: d[: len(d) // 3], lambda d: b""],
+                         ids=["same size", "bad names", "truncated", "empty"])
+def test_a_damaged_walk_file_is_rebuilt_and_scores_do_not_change(tmp_path, shared_data, built_cache, damage):
+    cache, walk_file, intact = built_cache
+    mine = tmp_path / "cache"
+    import shutil
+
+    shutil.copytree(cache, mine)
+    path = mine / walk_file.relative_to(cache)
+    path.write_bytes(damage(path.read_bytes()))
+    done = _score(tmp_path, shared_data, {"PROTOQA_CACHE_DIR": str(mine), "PROTOQA_WALK_FILE": "wait"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == intact
+    assert str(path) in done.stderr and "rebuilt" in done.stderr  # named, not silent
+    from protoqa_core.walk_table import WalkTable
+
+    assert len(WalkTable(path)) == 117_659  # rebuilt whole
+
+
+def test_a_damaged_lemma_table_is_rebuilt(tmp_path, shared_data, built_cache):
+    cache, _, intact_scores = built_cache
+    mine = tmp_path / "cache"
+    import shutil
+
+    shutil.copytree(cache, mine)
+    (table,) = (mine / "wordnet_tables").glob("lemma-tables-*.txt")
+    intact = table.read_bytes()
+    table.write_bytes(intact[:1000] + b"x" + intact[1001:])
+    done = _score(tmp_path, shared_data, {"PROTOQA_CACHE_DIR": str(mine)})
+    assert done.returncode == 0, done.stderr
+    assert str(table) in done.stderr
+    assert done.stdout == intact_scores
+    assert table.read_bytes() == intact
+
+
+@pytest.mark.skipif(not SYSTEM_DIRS, reason="no system WordNet database")
+def test_wordnet_works_with_a_home_and_cache_that_cannot_be_written(tmp_path, shared_data, built_cache):
+    # The system copy is read in place; the tables are computed in the process.
+    home = tmp_path / "home"
+    home.write_text("a file, so no folder can be made in it")  # read-only even for root
+    done = _score(tmp_path, shared_data, {"HOME": str(home)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == built_cache[2]
+    assert done.stdout.split()[1] == "False"  # and no NLTK
+    assert not list(tmp_path.glob("**/*.bin"))

@@ -1,0 +1,226 @@
+"""Whole processes, as users run them: CPU seconds (user + sys) beside baselines measured in the same run.
+
+Prints figures; asserts nothing about time (machines are noisy: the load average is
+printed beside every figure). Each figure is one whole process (``python -c ...`` or
+the command line), its CPU time read from ``os.wait4``; rounds alternate the
+contenders, and the least of the rounds is reported.
+
+    python benchmarks/bench_process.py [--data-dir ../shared/data]
+        [--reference-python VENV/bin/python --reference-src protoqa-evaluator/src]
+        [--before-src OLD_CHECKOUT] [--rounds 3] [--reference-wordnet-rounds 1]
+
+* ``--reference-python``/``--reference-src``: the reference evaluator
+  (``iesl/protoqa-evaluator``) installed in a virtual environment of its own, with its
+  ``src`` folder; it is run on the dev questions under WordNet and exact match.
+* ``--reference-nltk-data``: the NLTK data the reference reads (``wordnet``, ``stopwords``,
+  ``punkt_tab``); it tries to download them at import, which fails offline.
+* ``--before-src``: an earlier checkout of this project, run the same way ("before").
+
+Measured: ``import protoqa_metric``, ``import cfc_probeval``, ``protoqa-eval --help``
+and ``probeval --help``; dev x fine-tuned GPT-2 answers under WordNet and exact match;
+the 980 scraped dev questions (10 answers each, drawn with a fixed seed from their own
+and other questions' answers) on a quarter, half and all of them; the first
+``wordnet_wup`` run on a fresh cache folder against a warm one (with peak memory);
+``probeval`` on CFC dev with default settings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Optional
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run(cmd: list[str], env: Optional[dict] = None, cwd: Optional[Path] = None) -> tuple[float, float, int]:
+    """CPU seconds (user + sys), peak resident MB and exit status of one whole process (with the
+    children it waited for: Linux adds them to what ``wait4`` reports)."""
+    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.read().decode("utf-8", "replace") if proc.stderr else ""
+    if proc.returncode != 0:
+        print(f"    ! exit {proc.returncode}: {err.strip().splitlines()[-1:]}")
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, proc.returncode
+
+
+def load() -> str:
+    return f"load {os.getloadavg()[0]:.1f}"
+
+
+def ours_env(src: Path, **extra: str) -> dict:
+    return {**os.environ, "PYTHONPATH": str(src), "HF_HUB_OFFLINE": "1", **extra}
+
+
+def py(code: str) -> list[str]:
+    return [sys.executable, "-c", code]
+
+
+def cli(module: str, *args: str) -> list[str]:
+    return [sys.executable, "-c", f"import sys; from {module} import main; sys.argv[0] = 'x'; "
+            f"sys.exit(main({list(args)!r}))"]
+
+
+def compare(label: str, contenders: dict[str, tuple[list[str], dict]], rounds: int) -> dict[str, float]:
+    """Run the contenders alternately ``rounds`` times; print and return the least CPU of each."""
+    best: dict[str, float] = {}
+    for r in range(rounds):
+        for name, (cmd, env) in contenders.items():
+            cpu, _, status = run(cmd, env)
+            if status == 0:
+                best[name] = min(best.get(name, cpu), cpu)
+            print(f"  {label} | {name:10s} round {r + 1}: {cpu:7.2f} s CPU ({load()})")
+    return best
+
+
+def ratio_line(label: str, best: dict[str, float], ours: str = "ours") -> None:
+    parts = [f"{name} {cpu:.2f} s" for name, cpu in best.items()]
+    line = f"{label}: " + ", ".join(parts)
+    for other in best:
+        if other != ours and ours in best:
+            line += f"; {other}/{ours} = {best[other] / best[ours]:.1f}x"
+    print(line + f" ({load()})")
+
+
+def scraped_inputs(data: Path, folder: Path) -> list[tuple[int, Path, Path]]:
+    """Targets and 10 answers a question for a quarter, half and all of the 980 scraped questions."""
+    records = [json.loads(line) for line in (data / "protoqa" / "dev.scraped.jsonl").open(encoding="utf-8")
+               if line.strip()]
+    rng = random.Random(22)
+    pool = [a for r in records for c in r["answers"]["clusters"].values() for a in c["answers"]]
+    predictions = {}
+    for r in records:
+        own = [a for c in r["answers"]["clusters"].values() for a in c["answers"]]
+        answers = rng.sample(own, min(5, len(own))) + [rng.choice(pool) for _ in range(10)]
+        predictions[r["metadata"]["id"]] = answers[:10]
+    out = []
+    for n in (len(records) // 4, len(records) // 2, len(records)):
+        t, p = folder / f"scraped{n}.jsonl", folder / f"scraped{n}.predictions.json"
+        t.write_text("".join(json.dumps(r) + "\n" for r in records[:n]), encoding="utf-8")
+        p.write_text(json.dumps({r["metadata"]["id"]: predictions[r["metadata"]["id"]] for r in records[:n]}),
+                     encoding="utf-8")
+        out.append((n, t, p))
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data-dir", type=Path, default=REPO.parent / "shared" / "data")
+    parser.add_argument("--reference-python", type=Path)
+    parser.add_argument("--reference-src", type=Path)
+    parser.add_argument("--reference-nltk-data", type=Path,
+                        help="an NLTK data folder with wordnet, stopwords and punkt_tab for the reference "
+                             "(default: $NLTK_DATA)")
+    parser.add_argument("--before-src", type=Path, help="an earlier checkout of this project")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--reference-wordnet-rounds", type=int, default=1)
+    parser.add_argument("--only", action="append",
+                        choices=("imports", "exact", "wordnet", "scraped", "cold", "probeval"))
+    args = parser.parse_args()
+    parts = set(args.only or ("imports", "exact", "wordnet", "scraped", "cold", "probeval"))
+    data = args.data_dir
+    print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} CPUs, Python "
+          f"{sys.version.split()[0]}, {load()}")
+    versions = {"ours": REPO}
+    if args.before_src:
+        versions["before"] = args.before_src
+    targets = data / "protoqa" / "dev.crowdsourced.jsonl"
+    preds = data / "protoqa" / "dev.predictions.gpt2finetuned.json"
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        if "imports" in parts:
+            print("\nimports and --help (CPU of the whole process; `python -c pass` is the floor):")
+            for label, code in (("python -c pass", None), ("import protoqa_metric", "import protoqa_metric"),
+                                ("import cfc_probeval", "import cfc_probeval")):
+                contenders = {name: (py(code or "pass"), ours_env(src)) for name, src in versions.items()}
+                if code is None:
+                    contenders = {"python": (py("pass"), ours_env(REPO))}
+                ratio_line(label, compare(label, contenders, args.rounds))
+            for label, module in (("protoqa-eval --help", "protoqa_integrations.cli"),
+                                  ("probeval --help", "cfc_probeval.cli")):
+                contenders = {name: (cli(module, "--help"), ours_env(src)) for name, src in versions.items()}
+                ratio_line(label, compare(label, contenders, args.rounds))
+
+        reference = None
+        if args.reference_python and args.reference_src:
+            jsonl = folder / "dev.predictions.jsonl"
+            loaded = json.loads(preds.read_text(encoding="utf-8"))
+            jsonl.write_text("".join(json.dumps({k: v}) + "\n" for k, v in loaded.items()), encoding="utf-8")
+            nltk_data = str(args.reference_nltk_data or os.environ.get("NLTK_DATA", ""))
+            reference = (jsonl, {**os.environ, "PYTHONPATH": str(args.reference_src), "NLTK_DATA": nltk_data})
+        for sim, part in (("exact_match", "exact"), ("wordnet", "wordnet")):
+            if part not in parts:
+                continue
+            print(f"\ndev ({targets.name} x {preds.name}), --similarity {sim}, whole processes:")
+            contenders = {name: (cli("protoqa_integrations.cli", str(targets), str(preds), "--similarity", sim,
+                                     "--json"), ours_env(src)) for name, src in versions.items()}
+            best = compare(sim, contenders, args.rounds)
+            if reference:
+                # its __main__ defines the click group without calling it; the console script does
+                ref_cmd = [str(args.reference_python), "-c", "import sys; from protoqa_evaluator.__main__ import main; "
+                           "sys.argv[0] = 'protoqa_evaluator'; main()", "evaluate", str(targets), str(reference[0]),
+                           "--similarity_function", sim]
+                rounds = args.reference_wordnet_rounds if sim == "wordnet" else args.rounds
+                best.update(compare(sim, {"reference": (ref_cmd, reference[1])}, rounds))
+                best.update({k: min(v, best[k]) for k, v in compare(sim, contenders, 1).items()})
+            ratio_line(f"dev {sim}", best)
+
+        if "scraped" in parts:
+            print("\nthe 980 scraped dev questions, 10 answers each, whole processes (cost per question):")
+            for sim in ("wordnet", "exact_match"):
+                costs = []
+                for n, t, p in scraped_inputs(data, folder):
+                    cmd = cli("protoqa_integrations.cli", str(t), str(p), "--similarity", sim, "--json")
+                    best = compare(f"{sim} {n}", {"ours": (cmd, ours_env(REPO))}, max(1, args.rounds - 1))
+                    floor = best.get("ours", float("nan"))
+                    costs.append((n, floor))
+                    print(f"  {sim}, {n} questions: {floor:.2f} s CPU, {1000 * floor / n:.2f} ms per question "
+                          f"({load()})")
+                (n0, c0), (n1, c1) = costs[0], costs[-1]
+                print(f"  {sim}: each further question costs {1000 * (c1 - c0) / (n1 - n0):.2f} ms "
+                      f"(from {n0} to {n1} questions; the rest is the process's fixed cost)")
+
+        if "cold" in parts:
+            print("\nwordnet_wup on dev: first run on a fresh cache folder against a warm run:")
+            code = ("from protoqa_metric import ProtoQA, read_targets, read_predictions; "
+                    f"ProtoQA('wordnet_wup').evaluate(read_targets({str(targets)!r}), "
+                    f"read_predictions({str(preds)!r}))")
+            for r in range(args.rounds):
+                cache = folder / f"cache{r}"
+                first = run(py(code), ours_env(REPO, PROTOQA_CACHE_DIR=str(cache)))
+                waited = time.monotonic()
+                while list(cache.glob("wordnet_tables/*.building")) and time.monotonic() - waited < 300:
+                    time.sleep(0.5)  # the walk file is built in the background; let it finish
+                warm = run(py(code), ours_env(REPO, PROTOQA_CACHE_DIR=str(cache)))
+                print(f"  round {r + 1}: first {first[0]:.2f} s CPU, {first[1]:.0f} MB; warm {warm[0]:.2f} s CPU, "
+                      f"{warm[1]:.0f} MB; first/warm {first[0] / warm[0]:.2f}x ({load()})")
+            cache = folder / "cache-wait"
+            wait = run(py(code), ours_env(REPO, PROTOQA_CACHE_DIR=str(cache), PROTOQA_WALK_FILE="wait"))
+            print(f"  the first run building the walk file before scoring (PROTOQA_WALK_FILE=wait): "
+                  f"{wait[0]:.2f} s CPU, {wait[1]:.0f} MB ({load()})")
+            build = run(py("from protoqa_core.wordnet_access import prepare_wordnet; prepare_wordnet()"),
+                        ours_env(REPO, PROTOQA_CACHE_DIR=str(folder / "cache-build")))
+            print(f"  building the walk file alone (what the detached child of a first run does, off its "
+                  f"critical path): {build[0]:.2f} s CPU, {build[1]:.0f} MB ({load()})")
+
+        if "probeval" in parts:
+            cfc = data / "cfc"
+            print("\nprobeval on CFC dev (human answers as samples), default settings:")
+            contenders = {name: (cli("cfc_probeval.cli", str(cfc / "dev.targets.jsonl"),
+                                     str(cfc / "dev.predictions.human.json"), "--ignore-unknown", "--json"),
+                                 ours_env(src)) for name, src in versions.items()}
+            ratio_line("probeval CFC dev", compare("probeval", contenders, args.rounds))
+
+
+if __name__ == "__main__":
+    main()

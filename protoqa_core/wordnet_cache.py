@@ -1,0 +1,124 @@
+"""Per-installation cache files derived from a WordNet database, each verified before use.
+
+Two files live in ``<cache folder>/wordnet_tables/`` (see
+:func:`protoqa_core.wordnet_files.cache_dir`), named after the database files they
+were derived from (their sizes and modification times), so another WordNet gets its
+own files:
+
+* the *lemma tables*: the most words a look-up can match, and every proper prefix of a
+  multi-word lemma or exception form, so that the similarity skips look-ups that
+  cannot succeed (a text file, about 0.9 MB);
+* the Wu-Palmer *walk file* (see :mod:`protoqa_core.walk_table`).
+
+Each file carries a SHA-256 digest of its contents. A file that is cut short, damaged
+or of another format is rebuilt (and the rebuild is logged with the file's name); when
+the cache folder cannot be written, the tables are computed in the process instead
+and a warning names the folder. Values never depend on which way they were obtained.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import tempfile
+from pathlib import Path
+from typing import Optional
+
+from .wordnet_files import REQUIRED_FILES, cache_dir
+from .wordnet_reader import WordNetReader
+
+__all__ = ["LemmaTables", "installation_digest", "table_path", "write_atomically", "lemma_tables"]
+
+logger = logging.getLogger(__name__)
+
+_LEMMA_MAGIC = "PQLEMMAS01"
+
+
+def installation_digest(reader: WordNetReader, fmt: str) -> str:
+    """A short digest of the database files' sizes and modification times and a file format name."""
+    parts = [fmt]
+    for fileid in REQUIRED_FILES:
+        info = os.stat(reader.path(fileid))
+        parts.append(f"{fileid}:{info.st_size}:{info.st_mtime_ns}")
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
+
+
+def table_path(reader: WordNetReader, stem: str, fmt: str, suffix: str) -> Path:
+    """Where the cache file ``stem`` of this WordNet installation lives."""
+    return cache_dir() / "wordnet_tables" / f"{stem}-{installation_digest(reader, fmt)}{suffix}"
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a unique temporary file and one rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tables-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, 0o644)  # a cache file like any other, not mkstemp's owner-only mode
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class LemmaTables:
+    """The most words a WordNet look-up can match, and the prefixes of multi-word entries."""
+
+    __slots__ = ("max_tokens", "prefixes")
+
+    def __init__(self, max_tokens: int, prefixes: frozenset[str]) -> None:
+        self.max_tokens = max_tokens
+        self.prefixes = prefixes
+
+    @classmethod
+    def compute(cls, reader: WordNetReader) -> "LemmaTables":
+        """Scan every index and exception file (what NLTK's lemma table and exception map hold)."""
+        forms: list[str] = []
+        for pos in ("n", "v", "a", "r"):
+            forms.extend(reader.lemmas(pos))
+            forms.extend(reader.exceptions(pos))
+        longest = max(form.count("_") for form in forms)
+        prefixes = set()
+        for form in forms:
+            if "_" in form:
+                parts = form.lower().split("_")
+                for k in range(1, len(parts)):
+                    prefixes.add("_".join(parts[:k]))
+        return cls(longest + 1, frozenset(prefixes))
+
+    def encode(self) -> bytes:
+        body = "\n".join(sorted(self.prefixes)).encode("utf-8")
+        head = f"{_LEMMA_MAGIC} {self.max_tokens} {hashlib.sha256(body).hexdigest()}\n".encode()
+        return head + body
+
+    @classmethod
+    def decode(cls, data: bytes, path: Path) -> "LemmaTables":
+        """Read a file written by :meth:`encode`; ValueError naming ``path`` if it is not intact."""
+        head, _, body = data.partition(b"\n")
+        fields = head.split(b" ")
+        if len(fields) != 3 or fields[0] != _LEMMA_MAGIC.encode() or not fields[1].isdigit():
+            raise ValueError(f"{path}: not a lemma table of this version")
+        if hashlib.sha256(body).hexdigest().encode() != fields[2]:
+            raise ValueError(f"{path}: damaged or cut short (checksum mismatch)")
+        return cls(int(fields[1]), frozenset(body.decode("utf-8").split("\n")) if body else frozenset())
+
+
+def lemma_tables(reader: WordNetReader) -> LemmaTables:
+    """The lemma tables of ``reader``'s WordNet: read from the cache file, built when missing or damaged."""
+    path: Optional[Path] = None
+    try:
+        path = table_path(reader, "lemma-tables", _LEMMA_MAGIC, ".txt")
+        return LemmaTables.decode(path.read_bytes(), path)
+    except FileNotFoundError:
+        pass
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        logger.warning("rebuilding the WordNet lemma tables: %s", exc)
+    tables = LemmaTables.compute(reader)
+    if path is not None:
+        try:
+            write_atomically(path, tables.encode())
+        except OSError as exc:
+            logger.info("WordNet lemma tables are computed in each process (cannot write %s: %s)", path, exc)
+    return tables

@@ -1,0 +1,270 @@
+"""A reader of the WordNet 3.0 database files that gives NLTK's answers without NLTK.
+
+The similarities need three things from WordNet: the synsets of a phrase (NLTK's
+``wordnet.synsets``, with its morphological reduction ``morphy``), the data-file line
+of a synset (its hypernym pointers), and NLTK's name of a synset (``dog.n.01``). NLTK
+answers them after reading every index and exception file into dictionaries and
+building Python objects per synset, about a second per process. This reader answers
+them from the files as they are:
+
+* the ``index.*`` files are sorted by lemma, so a lemma is found by bisection over a
+  read-only memory map of the file, with no load step;
+* the ``*.exc`` exception lists (7,952 lines in all) are read on first use;
+* ``data.*`` lines are read at their byte offset, which is the synset's identity.
+
+The reader never writes: it reads a system copy (such as Debian's
+``/usr/share/wordnet``) in place. A test compares it with NLTK on every lemma of
+WordNet 3.0.
+"""
+
+from __future__ import annotations
+
+import mmap
+import re
+import threading
+from pathlib import Path
+from typing import Optional
+
+__all__ = ["POS_FILES", "SynsetKey", "WordNetFormatError", "WordNetReader", "SUBSTITUTIONS"]
+
+SynsetKey = tuple[str, int]  # (part of speech, byte offset in its data file); satellites are "a"
+
+POS_FILES = {"n": "noun", "v": "verb", "a": "adj", "r": "adv"}
+
+# NLTK's rules of detachment (WordNet's morphy(7WN)), applied once to the end of a form.
+SUBSTITUTIONS: dict[str, tuple[tuple[str, str], ...]] = {
+    "n": (("s", ""), ("ses", "s"), ("ves", "f"), ("xes", "x"), ("zes", "z"), ("ches", "ch"), ("shes", "sh"),
+          ("men", "man"), ("ies", "y")),
+    "v": (("s", ""), ("ies", "y"), ("es", "e"), ("es", ""), ("ed", "e"), ("ed", ""), ("ing", "e"), ("ing", "")),
+    "a": (("er", ""), ("est", ""), ("er", "e"), ("est", "e")),
+    "r": (),
+}
+
+_VERSION = re.compile(rb"Word[nN]et (\d+\+?|\d+\.\d+) Copyright")
+
+
+class WordNetFormatError(ValueError):
+    """A WordNet database file is not as WordNet 3.0 writes it; the message names the file."""
+
+
+def _open_map(path: Path) -> "mmap.mmap":
+    with open(path, "rb") as f:
+        # The map stays valid after the file is closed; reading it needs no system call
+        # and no file position, so threads can share it.
+        return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+
+
+def _body_start(data: "mmap.mmap") -> int:
+    """Where the lines after the license header (lines starting with a space) begin."""
+    at = 0
+    while at < len(data) and data[at : at + 1] == b" ":
+        end = data.find(b"\n", at)
+        at = len(data) if end < 0 else end + 1
+    return at
+
+
+class WordNetReader:
+    """Look-ups in the WordNet database in ``folder`` (``index.noun``, ``data.noun``, ``noun.exc``, ...).
+
+    >>> from protoqa_core.wordnet_files import find_wordnet
+    >>> wn = WordNetReader(find_wordnet())
+    >>> wn.morphy("dogs", "n"), wn.offsets("dog", "n")[:2]
+    (['dog'], (2084071, 10114209))
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = Path(folder)
+        self._lock = threading.Lock()
+        self._index: dict[str, tuple["mmap.mmap", int]] = {}
+        self._data: dict[str, "mmap.mmap"] = {}
+        self._exceptions: dict[str, dict[str, list[str]]] = {}
+        self._version: Optional[str] = None
+
+    def path(self, name: str) -> Path:
+        """The path of one of the database files, e.g. ``path("index.noun")``."""
+        return self.folder / name
+
+    # --- index files -------------------------------------------------------------------
+
+    def _index_map(self, pos: str) -> tuple["mmap.mmap", int]:
+        found = self._index.get(pos)
+        if found is None:
+            with self._lock:
+                found = self._index.get(pos)
+                if found is None:
+                    data = _open_map(self.path(f"index.{POS_FILES[pos]}"))
+                    found = self._index[pos] = (data, _body_start(data))
+        return found
+
+    def index_line(self, lemma: str, pos: str) -> Optional[bytes]:
+        """The line of ``index.<pos>`` for ``lemma`` (lower case, words joined by ``_``), or None.
+
+        Found by bisection: the index files are sorted by lemma in byte order, and every
+        lemma character sorts after the space that ends it.
+        """
+        key = lemma.encode("utf-8")
+        if not key or b" " in key or b"\n" in key:
+            return None
+        data, lo = self._index_map(pos)
+        hi = len(data)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            newline = data.rfind(b"\n", lo, mid)
+            start = newline + 1 if newline >= 0 else lo
+            end = data.find(b"\n", start)
+            if end < 0:
+                end = len(data)
+            space = data.find(b" ", start, end)
+            found = data[start : space if space >= 0 else end]
+            if found == key:
+                return data[start:end]
+            if found < key:
+                lo = end + 1
+            else:
+                hi = start
+        return None
+
+    def offsets(self, lemma: str, pos: str) -> tuple[int, ...]:
+        """The synset offsets of ``lemma`` in part of speech ``pos``, in sense order (NLTK's
+        ``_lemma_pos_offset_map[lemma][pos]``); empty when WordNet has no such lemma."""
+        line = self.index_line(lemma, pos)
+        if line is None:
+            return ()
+        fields = line.split()
+        try:
+            n_synsets = int(fields[2])
+            n_pointers = int(fields[3])
+            first = 4 + n_pointers + 2
+            found = tuple(int(field) for field in fields[first : first + n_synsets])
+            if n_synsets < 1 or len(found) != n_synsets:
+                raise ValueError("wrong number of synset offsets")
+        except (IndexError, ValueError) as exc:
+            raise WordNetFormatError(f"{self.path(f'index.{POS_FILES[pos]}')}: bad line for {lemma!r}: {exc}") \
+                from None
+        return found
+
+    def has(self, lemma: str, pos: str) -> bool:
+        """Whether ``lemma`` has a synset in part of speech ``pos``."""
+        return self.index_line(lemma, pos) is not None
+
+    # --- morphology --------------------------------------------------------------------
+
+    def exceptions(self, pos: str) -> dict[str, list[str]]:
+        """The exception list of ``pos``: inflected form -> base forms (a later line wins, as in NLTK)."""
+        found = self._exceptions.get(pos)
+        if found is None:
+            path = self.path(f"{POS_FILES[pos]}.exc")
+            table: dict[str, list[str]] = {}
+            with open(path, encoding="utf-8") as f:
+                for number, line in enumerate(f, 1):
+                    terms = line.split()
+                    if not terms:
+                        raise WordNetFormatError(f"{path}, line {number}: empty line")
+                    table[terms[0]] = terms[1:]
+            with self._lock:
+                found = self._exceptions.setdefault(pos, table)
+        return found
+
+    def morphy(self, form: str, pos: str) -> list[str]:
+        """The base forms of ``form`` that WordNet has in ``pos`` (NLTK's ``_morphy`` with exceptions).
+
+        The form itself first, then either its exception-list bases or, when it has
+        none, the forms one rule of detachment gives; each once, in that order.
+
+        >>> from protoqa_core.wordnet_files import find_wordnet
+        >>> WordNetReader(find_wordnet()).morphy("geese", "n")
+        ['goose']
+        """
+        exceptions = self.exceptions(pos)
+        if form in exceptions:
+            forms = exceptions[form]
+        else:
+            forms = [form[: -len(old)] + new for old, new in SUBSTITUTIONS[pos] if form.endswith(old)]
+        found: list[str] = []
+        for candidate in [form, *forms]:
+            if candidate not in found and self.has(candidate, pos):
+                found.append(candidate)
+        return found
+
+    def synset_keys(self, lemma: str) -> frozenset[SynsetKey]:
+        """The keys of ``nltk.corpus.wordnet.synsets(lemma)`` (``lemma`` as NLTK gets it: ``_`` for spaces)."""
+        lemma = lemma.lower()
+        return frozenset(
+            (pos, offset)
+            for pos in ("n", "v", "a", "r")
+            for form in self.morphy(lemma, pos)
+            for offset in self.offsets(form, pos)
+        )
+
+    # --- data files --------------------------------------------------------------------
+
+    def _data_map(self, pos: str) -> "mmap.mmap":
+        found = self._data.get(pos)
+        if found is None:
+            with self._lock:
+                found = self._data.get(pos)
+                if found is None:
+                    found = self._data[pos] = _open_map(self.path(f"data.{POS_FILES['a' if pos == 's' else pos]}"))
+        return found
+
+    def data_line(self, pos: str, offset: int) -> str:
+        """The line of a data file at a byte offset (a synset), checked to be that synset's."""
+        data = self._data_map(pos)
+        end = data.find(b"\n", offset)
+        raw = data[offset : end if end >= 0 else len(data)]
+        if not raw.startswith(b"%08d " % offset):
+            name = f"data.{POS_FILES['a' if pos == 's' else pos]}"
+            raise WordNetFormatError(f"{self.path(name)} has no synset at offset {offset}")
+        return raw.decode("utf-8")
+
+    def data_lines(self, pos: str):
+        """Every synset line of a data file, as ``(offset, line)``, in file order."""
+        data = self._data_map(pos)
+        at = _body_start(data)
+        while at < len(data):
+            end = data.find(b"\n", at)
+            end = len(data) if end < 0 else end
+            yield at, data[at:end].decode("utf-8")
+            at = end + 1
+
+    def is_satellite(self, offset: int) -> bool:
+        """Whether the adjective synset at ``offset`` is a satellite (``s`` in its data line)."""
+        return self.data_line("a", offset).split(" ", 3)[2] == "s"
+
+    def sense_number(self, lemma: str, line_pos: str, offset: int) -> int:
+        """NLTK's sense number of a synset for its first lemma: the synset's place among the
+        lemma's synsets of that part of speech; for satellites (NLTK 3.10), among its satellites.
+
+        >>> from protoqa_core.wordnet_files import find_wordnet
+        >>> WordNetReader(find_wordnet()).sense_number("dog", "n", 2084071)
+        1
+        """
+        pos = "a" if line_pos == "s" else line_pos
+        offsets = self.offsets(lemma, pos)
+        if line_pos == "s":
+            offsets = tuple(o for o in offsets if self.is_satellite(o))
+        try:
+            return offsets.index(offset) + 1
+        except ValueError:
+            raise WordNetFormatError(
+                f"{self.path(f'index.{POS_FILES[pos]}')} does not list synset {offset} under {lemma!r}") from None
+
+    def version(self) -> str:
+        """The version in the header of ``data.adj`` (as NLTK reads it), e.g. ``"3.0"``."""
+        if self._version is None:
+            head = self._data_map("a")[:4000]
+            match = _VERSION.search(head)
+            if match is None:
+                raise WordNetFormatError(f"{self.path('data.adj')} names no WordNet version in its header")
+            self._version = match.group(1).decode()
+        return self._version
+
+    def lemmas(self, pos: str):
+        """Every lemma of ``index.<pos>``, in file order."""
+        data, at = self._index_map(pos)
+        while at < len(data):
+            end = data.find(b"\n", at)
+            end = len(data) if end < 0 else end
+            space = data.find(b" ", at, end)
+            yield data[at : space if space >= 0 else end].decode("utf-8")
+            at = end + 1

@@ -1,0 +1,120 @@
+"""The project's WordNet reader against NLTK's, on every lemma of WordNet 3.0.
+
+NLTK is the oracle here (a test dependency); the similarities never import it.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+pytest.importorskip("nltk")
+
+from protoqa_core import wordnet_access  # noqa: E402
+from protoqa_core.wordnet_nltk import get_wordnet, nltk_exception_map, nltk_lemma_offsets, nltk_morphy  # noqa: E402
+from protoqa_core.wordnet_reader import SUBSTITUTIONS  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def wn():
+    return get_wordnet()
+
+
+@pytest.fixture(scope="module")
+def reader():
+    return wordnet_access.open_wordnet()
+
+
+def _nltk_keys(wn, lemma: str) -> frozenset:
+    index = nltk_lemma_offsets(wn)
+    return frozenset((pos, offset) for pos in ("n", "v", "a", "r") for form in nltk_morphy(wn, lemma, pos)
+                     for offset in index.get(form, {}).get(pos, ()))
+
+
+def test_nltk_private_attributes_the_adapter_reaches_still_exist(wn):
+    # Fails loudly if a new NLTK renames what protoqa_core.wordnet_nltk reaches.
+    assert isinstance(nltk_lemma_offsets(wn), dict) and "dog" in nltk_lemma_offsets(wn)
+    assert nltk_morphy(wn, "dogs", "n") == ["dog"]
+    assert set(nltk_exception_map(wn)) >= {"n", "v", "a", "r"}
+    assert wn.MORPHOLOGICAL_SUBSTITUTIONS["n"] == list(SUBSTITUTIONS["n"])
+    assert all(wn.MORPHOLOGICAL_SUBSTITUTIONS[p] == list(SUBSTITUTIONS[p]) for p in "nvar")
+
+
+def _check_forms(wn, reader, forms, lemmas) -> None:
+    index = nltk_lemma_offsets(wn)
+    for form in sorted(forms):
+        for pos in ("n", "v", "a", "r"):
+            assert reader.morphy(form, pos) == nltk_morphy(wn, form, pos), (form, pos)
+        if form in index:
+            for pos, offsets in index[form].items():
+                if pos != "s":
+                    assert list(reader.offsets(form, pos)) == offsets, (form, pos)
+    for lemma in lemmas:
+        assert reader.synset_keys(lemma) == _nltk_keys(wn, lemma), lemma
+
+
+def _lemmas(wn) -> list[str]:
+    return sorted(lemma for lemma, by_pos in nltk_lemma_offsets(wn).items() if by_pos)
+
+
+@pytest.mark.slow
+def test_every_lemma_and_exception_form_has_nltks_synsets(wn, reader):
+    lemmas = _lemmas(wn)
+    assert len(lemmas) == 147_306
+    forms = set(lemmas)
+    for table in nltk_exception_map(wn).values():
+        forms.update(table)
+    _check_forms(wn, reader, forms, lemmas)
+
+
+def test_inflected_forms_of_sampled_lemmas_have_nltks_synsets(wn, reader):
+    # What the rules of detachment undo, and what they do not, on a sample (all lemmas: slow test above).
+    lemmas = random.Random(7).sample(_lemmas(wn), 2000)
+    forms = {lemma + ending for lemma in lemmas for ending in ("", "s", "es", "ed", "ing", "er", "est", "men", "ies")}
+    for table in nltk_exception_map(wn).values():
+        forms.update(random.Random(8).sample(sorted(table), min(len(table), 300)))
+    _check_forms(wn, reader, forms, lemmas)
+
+
+def test_synsets_of_odd_strings_are_nltks(wn, reader):
+    for phrase in ["", " ", "_", "DOGS", "Chewing_Gum", "a" * 300, "dog\n", "dog cat", "\x00", "é", "ﬁsh",
+                   "zzzzzzzzz", "00", "'hood", ".22", "a-ok", "u.s.", "geese", "better", "axes", "mice"]:
+        assert reader.synset_keys(phrase) == _nltk_keys(wn, phrase.lower()), phrase
+
+
+def test_lemma_tables_are_those_of_nltks_tables(wn):
+    index = nltk_lemma_offsets(wn)
+    forms = [lemma for lemma, by_pos in index.items() if by_pos]
+    for table in nltk_exception_map(wn).values():
+        forms.extend(table)
+    assert wordnet_access.max_lemma_tokens() == 1 + max(form.count("_") for form in forms)
+    prefixes = {"_".join(form.lower().split("_")[:k]) for form in forms for k in range(1, form.count("_") + 1)}
+    assert wordnet_access._tables().prefixes == prefixes
+
+
+@pytest.mark.slow
+def test_every_synset_has_nltks_name_and_version(wn, reader):
+    assert reader.version() == wn.get_version() == "3.0"
+    from protoqa_core.wordnet_access import _synset_record
+
+    checked = 0
+    for pos in "nvar":
+        for synset in wn.all_synsets(pos):  # "a" gives the satellites too
+            name, _ = _synset_record("a" if synset.pos() == "s" else synset.pos(), synset.offset())
+            assert name == synset.name()
+            checked += 1
+    assert checked == 117_659
+
+
+@pytest.mark.slow
+def test_every_synset_scores_as_nltk_against_partners(wn):
+    # Wu-Palmer of every synset of WordNet 3.0 against rotating partners, NLTK's value to the bit.
+    partners = [s for word in ("dog", "person", "run", "good", "quickly", "entity") for s in wn.synsets(word)]
+    rng = random.Random(22)
+    for synset in wn.all_synsets():
+        other = rng.choice(partners)
+        key = ("a" if synset.pos() == "s" else synset.pos(), synset.offset())
+        okey = ("a" if other.pos() == "s" else other.pos(), other.offset())
+        expected = synset.wup_similarity(other)
+        assert wordnet_access.wup_from_keys(key, okey) == (0.0 if expected is None else expected), (synset, other)
