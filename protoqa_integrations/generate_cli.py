@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from protoqa_core import __version__
-from protoqa_core.data import CACHE_DIR_ENV
+from protoqa_core.data import CACHE_DIR_ENV, SourceError
 from . import generation
 from .generation import (
     CFC_NUM_SAMPLES,
@@ -46,7 +46,8 @@ from .generation import (
     prompt_function,
     resolve_device,
 )
-from protoqa_metric.metrics import ProtoQAWarning, evaluate_predictions
+from protoqa_metric.metric import evaluate_predictions
+from protoqa_metric.metrics import ProtoQAWarning, format_table
 from protoqa_core.ranking import answer_frequencies, rank_by_frequency
 from protoqa_core.readers import DataFormatError, Question, read_targets
 
@@ -55,7 +56,6 @@ __all__ = [
     "CACHE_DIR_ENV",
     "GeneratedScores",
     "default_protocol",
-    "load_questions",
     "load_model",
     "answers_document",
     "generate_answers_file",
@@ -84,28 +84,15 @@ def default_protocol(dataset: str) -> tuple[str, int]:
     return ("cfc-one-shot", CFC_NUM_SAMPLES) if dataset == "cfc" else ("statement", PROTOQA_NUM_SAMPLES)
 
 
-def load_questions(dataset: str, split: str, data_dir: Optional[str] = None, verify: bool = True
-                   ) -> tuple[list[Question], str]:
-    """The questions of a ``protoqa_dataset`` config and split, in file order, and where they came from.
+def _questions(dataset: str, split: str, data_dir: Optional[str] = None, verify: bool = True
+               ) -> tuple[list[Question], str]:
+    from protoqa_dataset.parsing import load_questions  # the dataset package imports datasets
 
-    Found by :func:`protoqa_core.data.locate_source`: in ``data_dir``, ``$PROTOQA_DATA_DIR``
-    or ``../shared/data`` beside a checkout under any name the dataset builder accepts,
-    else downloaded from upstream into the cache; either way checked against the pinned
-    checksum unless ``verify=False``.
-
-    >>> questions, origin = load_questions("cfc", "test", "../shared/data")  # doctest: +SKIP
-    >>> len(questions), questions[0].id  # doctest: +SKIP
-    (46, 'r4q1')
-    """
-    from protoqa_dataset.parsing import read_rows
-    from protoqa_dataset.sources import SOURCES, SourceError, source_path
-
+    # a data file that cannot be found or verified is bad set-up: one line, exit 2
     try:
-        path, origin = source_path(dataset, split, data_dir, verify=verify)
+        return load_questions(dataset, split, data_dir, verify=verify)
     except SourceError as exc:
         raise CommandError(str(exc)) from exc
-    read_rows(path, has_answers=SOURCES[dataset][split].has_answers)  # checks each row as the dataset builder does
-    return list(read_targets(path).values()), origin
 
 
 def load_model(name: str, device: str = "auto", dtype: str = "auto") -> tuple[Any, Any]:
@@ -297,7 +284,7 @@ def _run_generate(args: argparse.Namespace) -> int:
     config = SamplingConfig(num_samples=num_samples, max_new_tokens=args.max_new_tokens,
                             top_p=args.top_p, temperature=args.temperature, top_k=0, batch_size=args.batch_size,
                             seed=args.seed)
-    questions, origin = load_questions(args.dataset, args.split, args.data_dir, verify=not args.no_verify)
+    questions, origin = _questions(args.dataset, args.split, args.data_dir, verify=not args.no_verify)
     questions = questions[: args.limit] if args.limit else questions
     try:
         device = resolve_device(args.device)
@@ -382,7 +369,7 @@ def score_generated(answers_path: str, targets: Optional[Sequence[Question]] = N
     if targets is None:
         if not generation.get("dataset") or not generation.get("split"):
             raise CommandError(f"{path} does not say which questions it answers; pass --targets FILE")
-        targets, _ = load_questions(generation["dataset"], generation["split"], data_dir)
+        targets, _ = _questions(generation["dataset"], generation["split"], data_dir)
     ranked = read_predictions(path, "model_ranked_answers")
     samples = read_prediction_lists(path, "model_answers")
     by_id = {q.id: q for q in targets}
@@ -444,8 +431,6 @@ def _run_score(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result.as_dict()))
         return 0
-    from protoqa_metric.cli import format_table
-
     print(format_table(result.protoqa))
     if result.probeval is not None:
         print(f"\nprobeval_kl  {result.probeval.kl:.4f}  (lower is better)\nprobeval: {result.probeval.signature}")

@@ -123,10 +123,12 @@ def test_command_line(tmp_path, capsys):
     assert err.count("\n") == 1 and "error:" in err and "--force" in err
     assert main([str(tmp_path / "probeval"), "--module", "probeval", "--force",
                  "--requirement", "protoqa-eval[probeval] @ https://example.org/p.whl"]) == 0
-    assert main([str(tmp_path / "legacy"), "--module", "protoqa_metric"]) == 0
-    assert "deprecated" in capsys.readouterr().err and (tmp_path / "legacy" / "protoqa.py").is_file()
-    with pytest.raises(SystemExit):
-        main([str(tmp_path / "x"), "--module", "bleu"])
+    capsys.readouterr()
+    for unknown in ("bleu", "protoqa_metric"):
+        with pytest.raises(SystemExit):
+            main([str(tmp_path / "x"), "--module", unknown])
+        assert "invalid choice" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
 
 
 def test_missing_package_is_named_by_its_pip_name(tmp_path, monkeypatch):

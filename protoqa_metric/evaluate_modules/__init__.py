@@ -14,13 +14,11 @@ from __future__ import annotations
 
 # The module script imports the core through this package, so that evaluate's missing-dependency
 # message names one package to install.
-from protoqa_core.evaluate_info import metric_info
-from protoqa_core.moved import deprecated_metric_class
 from protoqa_core.citations import PROTOQA_CITATION
 from protoqa_core.readers import Question, clusters_from_records, question_ids_for
 from protoqa_core.similarity import SIMILARITIES
 
-__all__ = ["PROTOQA_CONFIGS", "metric_info", "deprecated_metric_class", "PROTOQA_CITATION", "Question", "clusters_from_records", "question_ids_for"]
+__all__ = ["PROTOQA_CONFIGS", "PROTOQA_CITATION", "Question", "clusters_from_records", "question_ids_for"]
 
 #: Configuration names of the ``protoqa`` module: ``default`` (WordNet) or a similarity.
 PROTOQA_CONFIGS: tuple[str, ...] = ("default", *SIMILARITIES)
