@@ -298,3 +298,4 @@ def test_wheel_holds_the_five_packages_and_no_research_code(wheel_venv):
     tops = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
     assert tops == {"protoqa_core", "protoqa_metric", "cfc_probeval", "protoqa_dataset", "protoqa_integrations"}
     assert not [n for n in names if "validation/" in n or "paper_example" in n or "spec_reference" in n]
+    assert {f"{top}/py.typed" for top in tops} <= set(names)  # the type hints are for the importing code too
