@@ -163,7 +163,7 @@ def _check_out_dir(out: Path, name: str, force: bool) -> None:
     shadowing = [n for n in present if n.endswith(".py") and n[:-3] in _PACKAGES]
     if shadowing:
         raise HubFolderError(f"{out} holds {', '.join(shadowing)}, which would be imported instead of the package "
-                             "of the same name when the Space runs; remove it (old folders used that name)")
+                             "of the same name when the Space runs; remove it")
     if present and not force:
         raise HubFolderError(f"{out} is not empty ({', '.join(present[:5])}{', ...' if len(present) > 5 else ''}); "
                              f"pass --force to rewrite {', '.join((f'{name}.py',) + _WRITTEN)} there "

@@ -1,4 +1,4 @@
-"""The `protoqa` evaluate module: loading by name and by path, the old name, compute, add_batch, bad input."""
+"""The `protoqa` evaluate module: loading by name and by path, compute, add_batch, bad input."""
 
 from __future__ import annotations
 

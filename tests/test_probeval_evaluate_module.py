@@ -1,4 +1,4 @@
-"""The `probeval` evaluate module: loading by path and by name, the old name, configurations, compute,
+"""The `probeval` evaluate module: loading by path and by name, configurations, compute,
 add_batch, raw answers in every form, bad input."""
 
 from __future__ import annotations
