@@ -18,13 +18,14 @@ _NEEDS = {
     "protoqa_integrations/lm_eval_tasks/backend.py": ("lm_eval",),
 }
 
-_MISSING = {path: [name for name in names if importlib.util.find_spec(name) is None]
-            for path, names in _NEEDS.items()}
+_MISSING = {path: [name for name in names if importlib.util.find_spec(name) is None] for path, names in _NEEDS.items()}
 _MISSING = {path: names for path, names in _MISSING.items() if names}
 
 collect_ignore = sorted(_MISSING)
 
 
 def pytest_report_header() -> list[str]:
-    return [f"docstring examples not collected: {path} (needs {', '.join(names)})"
-            for path, names in sorted(_MISSING.items())]
+    return [
+        f"docstring examples not collected: {path} (needs {', '.join(names)})"
+        for path, names in sorted(_MISSING.items())
+    ]

@@ -12,6 +12,27 @@ from __future__ import annotations
 from pathlib import Path
 
 from protoqa_core import __version__
+from protoqa_core.readers import (
+    Cluster,
+    DataFormatError,
+    Question,
+    clusters_from_records,
+    read_predictions,
+    read_targets,
+)
+from protoqa_core.rows import question_from_row, questions_from_rows
+from protoqa_core.similarity import (
+    SIMILARITIES,
+    exact_match,
+    get_similarity,
+    lcs_ratio,
+    wordnet_similarity,
+    wup_similarity,
+)
+from protoqa_core.text import ENGLISH_STOPWORDS, content_tokens, normalize_prediction
+from protoqa_core.wordnet_access import WordNetUnavailableError, get_wordnet
+
+from .metric import ProtoQA, evaluate_predictions, score_question
 from .metrics import (
     PAPER_METRICS,
     STANDARD_METRICS,
@@ -20,13 +41,7 @@ from .metrics import (
     ProtoQAWarning,
     metric_specs,
 )
-from protoqa_core.readers import Cluster, DataFormatError, Question, clusters_from_records, read_predictions, read_targets
-from protoqa_core.rows import question_from_row, questions_from_rows
-from .metric import ProtoQA, evaluate_predictions, score_question
 from .scoring import QuestionScore, oracle_score, score_matrix, similarity_matrix
-from protoqa_core.similarity import SIMILARITIES, exact_match, get_similarity, lcs_ratio, wordnet_similarity, wup_similarity
-from protoqa_core.text import ENGLISH_STOPWORDS, content_tokens, normalize_prediction
-from protoqa_core.wordnet_access import WordNetUnavailableError, get_wordnet
 
 __all__ = [
     "__version__",

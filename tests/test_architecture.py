@@ -193,7 +193,7 @@ def test_the_circle_check_sees_function_level_and_relative_imports(tmp_path):
     for file, text in files.items():
         (package / file).write_text(text)
     modules = {"pkg", "pkg.a", "pkg.b", "pkg.c"}
-    graph = {_module_name(p, tmp_path): dict((t, n) for n, t in _module_edges(p, modules, tmp_path))
+    graph = {_module_name(p, tmp_path): {t: n for n, t in _module_edges(p, modules, tmp_path)}
              for p in package.glob("*.py")}
     assert graph == {"pkg": {"pkg.c": 1}, "pkg.a": {"pkg.b": 1}, "pkg.b": {"pkg.a": 2}, "pkg.c": {"pkg.a": 1}}
     assert _circles(graph) == [["pkg.a", "pkg.b"]]
