@@ -14,6 +14,7 @@ embeddings. Samples are matched with WordNet. Pass ``clustering=`` (``human``, `
 
 from __future__ import annotations
 
+from pathlib import Path
 
 from protoqa_core import __version__
 
@@ -90,7 +91,7 @@ __all__ = [
 ]
 
 
-def evaluate_module_path(name: str = "probeval") -> str:
+def evaluate_module_path() -> str:
     """Path of the ``probeval`` ``evaluate`` module script shipped in this package (works from anywhere).
 
     >>> evaluate_module_path().endswith("probeval.py")
@@ -98,14 +99,4 @@ def evaluate_module_path(name: str = "probeval") -> str:
     >>> import evaluate  # doctest: +SKIP
     >>> probeval = evaluate.load(evaluate_module_path(), "human")  # doctest: +SKIP
     """
-    import warnings
-
-    from protoqa_core.module_paths import evaluate_module_path as module_path
-
-    with warnings.catch_warnings():  # re-issued below, pointing at the caller
-        warnings.simplefilter("ignore", DeprecationWarning)
-        path = module_path(name)
-    if name == "cfc_probeval":
-        warnings.warn('the evaluate module name "cfc_probeval" is deprecated and will be removed in the next '
-                      'release; use evaluate_module_path()', DeprecationWarning, stacklevel=2)
-    return path
+    return str(Path(__file__).resolve().parent / "evaluate_modules" / "probeval" / "probeval.py")

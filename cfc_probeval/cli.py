@@ -34,10 +34,9 @@ from protoqa_core.cli_io import (
     write_output_file,
 )
 
-from protoqa_core.cli_options import add_deprecated_alias, add_input_options
+from protoqa_core.cli_options import add_input_options
 
-from .clustering import HAC_METHODS
-from .defaults import AUTO, DEFAULTS
+from .defaults import AUTO, DEFAULTS, HAC_METHODS
 from .errors import DataFormatError, ProbEvalWarning
 from .inputs import SAMPLE_FIELDS, read_ground_truth, read_samples, reconcile_sample_ids, sample_fields
 from .matching import MATCHINGS
@@ -122,7 +121,6 @@ def _add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--field", choices=SAMPLE_FIELDS, default=None,
                         help="which field of a {\"model_answers\": ...} file to read (default model_answers)")
     add_input_options(parser, progress_default=False)
-    add_deprecated_alias(parser, "--only-sampled", "--only-predicted", "only_predicted")
     parser.add_argument("--json", action="store_true", help="print a JSON object (kl, num_questions, signature, ...)")
     parser.add_argument("--per-question", metavar="FILE", default=None,
                         help="write every question's clusters, P_G, P_H and matches: .csv/.tsv table or JSONL "

@@ -31,7 +31,7 @@ from typing import Any, Callable, NamedTuple, Optional
 
 import numpy as np
 
-from .defaults import check_k_range, check_option
+from .defaults import DEFAULTS, GMEANS_CRITICAL_VALUES, check_k_range, check_option
 from .embedders import unit_rows
 
 __all__ = [
@@ -47,14 +47,7 @@ __all__ = [
     "GMEANS_CRITICAL_VALUES",
 ]
 
-HAC_METHODS = ("single", "complete", "average", "weighted", "centroid", "median", "ward")
 _EUCLIDEAN_ONLY = ("centroid", "median", "ward")
-
-# Critical values of the Anderson-Darling statistic for normality with estimated mean
-# and variance (Stephens 1974, case 3), plus the alpha = 0.0001 value used by G-means.
-GMEANS_CRITICAL_VALUES: dict[float, float] = {
-    0.15: 0.576, 0.10: 0.656, 0.05: 0.787, 0.025: 0.918, 0.01: 1.092, 0.0001: 1.8692,
-}
 
 
 def canonical_labels(labels: np.ndarray) -> np.ndarray:
@@ -622,8 +615,6 @@ def make_clusterer(name: str, *, linkage_method: Optional[str] = None, distance_
     >>> make_clusterer("human") is None
     True
     """
-    from .defaults import DEFAULTS
-
     if name == "human":
         return None
     if name == "hac":

@@ -33,7 +33,8 @@ import numbers
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["AUTO", "Defaults", "DEFAULTS", "OPTION_RANGES", "check_option", "check_k_range", "check_settings"]
+__all__ = ["AUTO", "Defaults", "DEFAULTS", "OPTION_RANGES", "HAC_METHODS", "GMEANS_CRITICAL_VALUES", "check_option",
+           "check_k_range", "check_settings"]
 
 
 #: The default ``clustering`` option: the references' human clusters when they carry
@@ -66,6 +67,17 @@ class Defaults:
 
 
 DEFAULTS = Defaults()
+
+
+#: The linkage methods of scipy's hierarchical clustering that HAC accepts.
+HAC_METHODS = ("single", "complete", "average", "weighted", "centroid", "median", "ward")
+
+# Critical values of the Anderson-Darling statistic for normality with estimated mean
+# and variance (Stephens 1974, case 3), plus the alpha = 0.0001 value used by G-means;
+# their keys are the significance levels G-means accepts.
+GMEANS_CRITICAL_VALUES: dict[float, float] = {
+    0.15: 0.576, 0.10: 0.656, 0.05: 0.787, 0.025: 0.918, 0.01: 1.092, 0.0001: 1.8692,
+}
 
 
 # Which clusterings/matchings read each option, and the values it accepts. Every
@@ -113,8 +125,6 @@ def check_option(name: str, value: Any) -> Any:
         if number < (0 if name == "seed" else 1) or (name == "seed" and number > 2**32 - 1):
             raise problem
         return number
-    from .clustering import GMEANS_CRITICAL_VALUES, HAC_METHODS
-
     if name == "alpha":
         if (isinstance(value, bool) or not isinstance(value, numbers.Real)
                 or float(value) not in GMEANS_CRITICAL_VALUES):

@@ -351,7 +351,7 @@ class ProbEval:
         on a similarity that is a lower bound (a cluster string over the token limit of
         :mod:`protoqa_core.similarity`), as in the ProtoQA signature.
         """
-        from . import __version__
+        from protoqa_core import __version__
 
         clustering = _describe(self.clusterer.name if self.clusterer else self.clustering_name,
                                self.clusterer.params() if self.clusterer else {})

@@ -27,7 +27,7 @@ __all__ = ["ACCEPTED_QUESTION_FORMS", "RAW_ANSWER_FORMS", "raw_answer_counts", "
 
 ACCEPTED_QUESTION_FORMS = (
     "a datasets.Dataset of the ProtoQA export (columns id, question, clusters; raw_answers optional), "
-    "a list of such rows (dicts), or a list of protoqa_metric.Question objects"
+    "a list of such rows (dicts), or a list of Question objects (protoqa_core.readers.Question)"
 )
 """What :func:`questions_from_rows` accepts, for error messages."""
 
@@ -161,7 +161,7 @@ def questions_from_rows(rows: Any, what: str = "questions") -> list[Question]:
     >>> questions_from_rows("r1q1")
     Traceback (most recent call last):
     ...
-    TypeError: questions must be a datasets.Dataset of the ProtoQA export (columns id, question, clusters; raw_answers optional), a list of such rows (dicts), or a list of protoqa_metric.Question objects; got str
+    TypeError: questions must be a datasets.Dataset of the ProtoQA export (columns id, question, clusters; raw_answers optional), a list of such rows (dicts), or a list of Question objects (protoqa_core.readers.Question); got str
     """
     column_names = getattr(rows, "column_names", None)
     if isinstance(column_names, list) and hasattr(rows, "select_columns"):  # a datasets.Dataset

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, Optional, Union
 
 from protoqa_core.readers import DataFormatError, Question, read_targets
 
-__all__ = ["question_to_row", "read_rows"]
+from .sources import SOURCES, source_path
+
+__all__ = ["question_to_row", "read_rows", "load_questions"]
 
 PathLike = Union[str, os.PathLike]
 
@@ -87,3 +89,22 @@ def read_rows(path: PathLike, has_answers: bool = True) -> list[dict[str, Any]]:
             )
         rows.append(question_to_row(question))
     return rows
+
+
+def load_questions(dataset: str, split: str, data_dir: Optional[str] = None, verify: bool = True
+                   ) -> tuple[list[Question], str]:
+    """The questions of a ``protoqa_dataset`` config and split, in file order, and where they came from.
+
+    Found by :func:`protoqa_core.data.locate_source`: in ``data_dir``, ``$PROTOQA_DATA_DIR``
+    or ``../shared/data`` beside a checkout under any name the dataset builder accepts,
+    else downloaded from upstream into the cache; either way checked against the pinned
+    checksum unless ``verify=False``. A file that cannot be found, downloaded or verified
+    raises :class:`~protoqa_core.data.SourceError`.
+
+    >>> questions, origin = load_questions("cfc", "test", "../shared/data")  # doctest: +SKIP
+    >>> len(questions), questions[0].id  # doctest: +SKIP
+    (46, 'r4q1')
+    """
+    path, origin = source_path(dataset, split, data_dir, verify=verify)
+    read_rows(path, has_answers=SOURCES[dataset][split].has_answers)  # checks each row as the dataset builder does
+    return list(read_targets(path).values()), origin

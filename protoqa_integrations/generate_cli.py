@@ -34,7 +34,7 @@ from typing import Any, Optional, Sequence
 
 from protoqa_core import __version__
 from protoqa_core.cli_io import OutputFileError, check_output_file, open_append, reason_of, write_output_file
-from protoqa_core.data import CACHE_DIR_ENV
+from protoqa_core.data import CACHE_DIR_ENV, SourceError
 from . import generation
 from .engines import CHAT_MAX_NEW_TOKENS, ENGINES, Engine, is_collapsed, make_engine
 from .engines.base import chat_prompt_function, sampling_signature
@@ -50,7 +50,8 @@ from .generation import (
     prompt_function,
     resolve_device,
 )
-from protoqa_metric.metrics import ProtoQAWarning, evaluate_predictions
+from protoqa_metric.metric import evaluate_predictions
+from protoqa_metric.metrics import ProtoQAWarning, format_table
 from protoqa_core.ranking import answer_frequencies, rank_by_frequency
 from protoqa_core.readers import DataFormatError, Question, read_targets
 
@@ -59,9 +60,6 @@ __all__ = [
     "CACHE_DIR_ENV",
     "GeneratedScores",
     "default_protocol",
-    "load_questions",
-    "questions_file",
-    "read_questions",
     "check_generate_outputs",
     "load_model",
     "answers_document",
@@ -91,53 +89,21 @@ def default_protocol(dataset: str) -> tuple[str, int]:
     return ("cfc-one-shot", CFC_NUM_SAMPLES) if dataset == "cfc" else ("statement", PROTOQA_NUM_SAMPLES)
 
 
-def load_questions(dataset: str, split: str, data_dir: Optional[str] = None, verify: bool = True
-                   ) -> tuple[list[Question], str]:
-    """The questions of a ``protoqa_dataset`` config and split, in file order, and where they came from.
+def _questions_file(dataset: str, split: str, data_dir: Optional[str] = None, verify: bool = True
+                    ) -> tuple[Path, str]:
+    from protoqa_dataset.parsing import questions_file  # the dataset package imports datasets
 
-    Found by :func:`protoqa_core.data.locate_source`: in ``data_dir``, ``$PROTOQA_DATA_DIR``
-    or ``../shared/data`` beside a checkout under any name the dataset builder accepts,
-    else downloaded from upstream into the cache; either way checked against the pinned
-    checksum unless ``verify=False``.
-
-    >>> questions, origin = load_questions("cfc", "test", "../shared/data")  # doctest: +SKIP
-    >>> len(questions), questions[0].id  # doctest: +SKIP
-    (46, 'r4q1')
-    """
-    path, origin = questions_file(dataset, split, data_dir, verify)
-    return read_questions(path, dataset, split), origin
-
-
-def questions_file(dataset: str, split: str, data_dir: Optional[str] = None, verify: bool = True
-                   ) -> tuple[Path, str]:
-    """Where the questions of a config and split are (see :func:`load_questions`) and where they came from.
-
-    ``origin`` is the absolute path of a local file, else the URL it was downloaded from.
-
-    >>> questions_file("cfc", "test", "../shared/data")[1].endswith("test.targets.jsonl")  # doctest: +SKIP
-    True
-    """
-    from protoqa_dataset.sources import SourceError, source_path
-
+    # a data file that cannot be found or verified is bad set-up: one line, exit 2
     try:
-        path, origin = source_path(dataset, split, data_dir, verify=verify)
+        return questions_file(dataset, split, data_dir, verify=verify)
     except SourceError as exc:
         raise CommandError(str(exc)) from exc
-    # A relative path would point elsewhere when the answers file is scored from another folder.
-    return path, (str(Path(origin).resolve()) if origin == str(path) else origin)
 
 
-def read_questions(path: Path, dataset: str, split: str) -> list[Question]:
-    """The questions of a config's split read from ``path``, each row checked as the dataset builder does.
+def _read_questions(path: Path, dataset: str, split: str) -> list[Question]:
+    from protoqa_dataset.parsing import read_questions
 
-    >>> len(read_questions(Path("../shared/data/cfc/test.targets.jsonl"), "cfc", "test"))  # doctest: +SKIP
-    46
-    """
-    from protoqa_dataset.parsing import read_rows
-    from protoqa_dataset.sources import SOURCES
-
-    read_rows(path, has_answers=SOURCES[dataset][split].has_answers)
-    return list(read_targets(path).values())
+    return read_questions(path, dataset, split)
 
 
 def load_model(name: str, device: str = "auto", dtype: str = "auto") -> tuple[Any, Any]:
@@ -499,9 +465,9 @@ def _run_generate(args: argparse.Namespace) -> int:
     config = SamplingConfig(num_samples=num_samples, max_new_tokens=max_new_tokens,
                             top_p=args.top_p, temperature=args.temperature, top_k=0, batch_size=args.batch_size,
                             seed=args.seed)
-    questions_path, origin = questions_file(args.dataset, args.split, args.data_dir, verify=not args.no_verify)
+    questions_path, origin = _questions_file(args.dataset, args.split, args.data_dir, verify=not args.no_verify)
     check_generate_outputs(output, leaderboard, [questions_path], args.overwrite)
-    questions = read_questions(questions_path, args.dataset, args.split)
+    questions = _read_questions(questions_path, args.dataset, args.split)
     questions = questions[: args.limit] if args.limit else questions
     if args.engine == "hf":
         try:
@@ -604,7 +570,7 @@ class GeneratedScores:
 
 def _recorded_questions(path: Path, generation: dict[str, Any], data_dir: Optional[str]) -> list[Question]:
     """The questions an answers file answers: from ``data_dir`` when given, else from the local file the
-    ``generation`` block records (``questions_from``), else as :func:`load_questions` finds them."""
+    ``generation`` block records (``questions_from``), else as :func:`protoqa_dataset.parsing.load_questions` finds them."""
     from protoqa_dataset.sources import SOURCES
 
     dataset, split = generation.get("dataset"), generation.get("split")
@@ -622,8 +588,8 @@ def _recorded_questions(path: Path, generation: dict[str, Any], data_dir: Option
             verify_checksum(SOURCES[dataset][split], source, str(source), f"config {dataset!r}, split {split!r}")
         except SourceError as exc:
             raise CommandError(f"{exc}; pass --targets {source} to score against it as it is now") from None
-        return read_questions(source, dataset, split)
-    return load_questions(dataset, split, data_dir)[0]
+        return _read_questions(source, dataset, split)
+    return _read_questions(_questions_file(dataset, split, data_dir)[0], dataset, split)
 
 
 def score_generated(answers_path: str, targets: Optional[Sequence[Question]] = None, *,
@@ -713,8 +679,6 @@ def _run_score(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result.as_dict()))
         return 0
-    from protoqa_metric.cli import format_table
-
     print(format_table(result.protoqa))
     if result.probeval is not None:
         print(f"\nprobeval_kl  {result.probeval.kl:.4f}  (lower is better)\nprobeval: {result.probeval.signature}")

@@ -27,13 +27,11 @@ import argparse
 import importlib.util
 import re
 import sys
-import warnings
 from pathlib import Path
 from string import Template
 from typing import Optional, Sequence
 
 from protoqa_core.cli_io import write_output_file
-from protoqa_core.module_paths import evaluate_module_path
 
 __all__ = ["MODULES", "HubFolderError", "write_hub_folder", "main"]
 
@@ -46,6 +44,7 @@ class HubFolderError(ValueError):
 MODULES = {
     "protoqa": {
         "package": "protoqa_metric",
+        "script": "evaluate_modules/protoqa/protoqa.py",
         "title": "ProtoQA",
         "configs": "from protoqa_metric.evaluate_modules import PROTOQA_CONFIGS as CONFIGS",
         "extra": "evaluate",
@@ -55,6 +54,7 @@ MODULES = {
     },
     "probeval": {
         "package": "cfc_probeval",
+        "script": "evaluate_modules/probeval/probeval.py",
         "title": "ProbEval",
         "configs": "from cfc_probeval.evaluate_modules import PROBEVAL_CONFIGS as CONFIGS",
         "extra": "probeval",
@@ -63,7 +63,6 @@ MODULES = {
         "references": '[{"id": ["q.0", "q.1"], "answers": [["dog", "puppy"], ["cat"]], "count": [6, 4]}]',
     },
 }
-_OLD_NAMES = {"protoqa_metric": "protoqa", "cfc_probeval": "probeval"}
 # Scripts with these names beside app.py would be imported instead of the packages.
 _PACKAGES = ("protoqa_metric", "cfc_probeval", "protoqa_dataset")
 _WRITTEN = ("app.py", "README.md", "requirements.txt")
@@ -169,21 +168,12 @@ $requirement
 """
 
 
-def _module_name(module: str) -> str:
-    if module in _OLD_NAMES:
-        warnings.warn(f'--module {module} is deprecated and will be removed in the next release; '
-                      f'use --module {_OLD_NAMES[module]}', DeprecationWarning, stacklevel=3)
-        return _OLD_NAMES[module]
-    if module not in MODULES:
-        raise ValueError(f"unknown module {module!r}; choose one of {', '.join(MODULES)}")
-    return module
-
-
-def _card_path(package: str) -> Path:
+def _package_folder(package: str) -> Path:
+    # found without importing the package: writing a folder needs none of its dependencies
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
         raise ModuleNotFoundError(f"package {package!r} is not installed")
-    return Path(list(spec.submodule_search_locations)[0]) / "README.md"
+    return Path(list(spec.submodule_search_locations)[0]).resolve()
 
 
 def _check_out_dir(out: Path, name: str, force: bool) -> None:
@@ -195,7 +185,7 @@ def _check_out_dir(out: Path, name: str, force: bool) -> None:
     shadowing = [n for n in present if n.endswith(".py") and n[:-3] in _PACKAGES]
     if shadowing:
         raise HubFolderError(f"{out} holds {', '.join(shadowing)}, which would be imported instead of the package "
-                             "of the same name when the Space runs; remove it (old folders used that name)")
+                             "of the same name when the Space runs; remove it")
     if present and not force:
         raise HubFolderError(f"{out} is not empty ({', '.join(present[:5])}{', ...' if len(present) > 5 else ''}); "
                              f"pass --force to rewrite {', '.join((f'{name}.py',) + _WRITTEN)} there "
@@ -218,7 +208,9 @@ def write_hub_folder(out_dir: str | Path, module: str = "protoqa", requirement: 
     ...
     protoqa_integrations.hub.HubFolderError: ... is not empty (...); pass --force to rewrite ...
     """
-    name = _module_name(module)
+    if module not in MODULES:
+        raise ValueError(f"unknown module {module!r}; choose one of {', '.join(MODULES)}")
+    name = module
     spec = MODULES[name]
     if requirement is not None and (not requirement.strip() or "\n" in requirement):
         raise ValueError("--requirement must be one pip requirement line")
@@ -229,8 +221,9 @@ def write_hub_folder(out_dir: str | Path, module: str = "protoqa", requirement: 
                          "'protoqa-eval[evaluate] @ git+https://github.com/ORG/REPO'")
     out = Path(out_dir)
     _check_out_dir(out, name, force)
-    script = Path(evaluate_module_path(name))
-    card = _card_path(spec["package"])
+    folder = _package_folder(spec["package"])
+    script = folder / spec["script"]
+    card = folder / "README.md"
     out.mkdir(parents=True, exist_ok=True)
     files = {
         f"{name}.py": script.read_text(encoding="utf-8"),
@@ -252,20 +245,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m protoqa_integrations.hub", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("out_dir")
-    parser.add_argument("--module", choices=[*MODULES, *_OLD_NAMES], default="protoqa",
-                        help="protoqa (default) or probeval (the old names protoqa_metric and cfc_probeval "
-                             "are deprecated aliases)")
+    parser.add_argument("--module", choices=list(MODULES), default="protoqa", help="protoqa (default) or probeval")
     parser.add_argument("--requirement", help="pip requirement line installing this project, e.g. "
                         "'protoqa-eval[evaluate] @ git+https://...' (default: a comment saying what to add)")
     parser.add_argument("--force", action="store_true",
                         help="write into a non-empty folder (rewrites only the files this command writes)")
     args = parser.parse_args(argv)
     try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", DeprecationWarning)
-            out = write_hub_folder(args.out_dir, args.module, args.requirement, force=args.force)
-        for warning in caught:
-            print(f"warning: {warning.message}", file=sys.stderr)
+        out = write_hub_folder(args.out_dir, args.module, args.requirement, force=args.force)
     except (HubFolderError, ValueError, OSError) as exc:
         print(f"{parser.prog}: error: {exc}", file=sys.stderr)
         return 2

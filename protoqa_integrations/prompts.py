@@ -43,10 +43,7 @@ both cases.
 from __future__ import annotations
 
 import re
-import warnings
-from typing import Callable, Iterable, Mapping, Optional
-
-from protoqa_core.ranking import rank_by_frequency
+from typing import Callable, Mapping, Optional
 
 __all__ = [
     "ANSWER_SEPARATOR",
@@ -60,7 +57,6 @@ __all__ = [
     "cfc_prompt",
     "training_line",
     "clean_answer",
-    "rank_answers",
     "CHAT_INSTRUCTION",
     "MAX_REPLY_ANSWER_CHARS",
     "protoqa_chat_messages",
@@ -249,23 +245,6 @@ def clean_answer(text: str, eos_token: Optional[str] = None) -> str:
     if end is not None:
         text = text[: end.start()]
     return text.strip().lower()
-
-
-def rank_answers(samples: Iterable[str], max_answers: Optional[int] = None) -> list[str]:
-    """Deprecated: :func:`protoqa_core.ranking.rank_by_frequency`, which every surface now uses.
-
-    Answers are normalized as the metric normalizes predictions before they are counted
-    (so "Night" and "night" are one answer); ties keep first-sampled order.
-
-    >>> import warnings
-    >>> with warnings.catch_warnings():
-    ...     warnings.simplefilter("ignore", DeprecationWarning)
-    ...     rank_answers(["cat", "Dog", "", "dog", "bird", "cat", "dog"])
-    ['dog', 'cat', 'bird']
-    """
-    warnings.warn("protoqa_integrations.prompts.rank_answers is deprecated; use "
-                  "protoqa_core.ranking.rank_by_frequency", DeprecationWarning, stacklevel=2)
-    return rank_by_frequency(samples, max_answers)
 
 
 CHAT_INSTRUCTION = ("Answer with one short phrase of a few words: the first answer that comes to mind. "

@@ -31,7 +31,7 @@ import math
 import warnings
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
-from protoqa_metric.metrics import evaluate_predictions
+from protoqa_metric.metric import evaluate_predictions
 from .prompts import clean_answer, prompt_for
 from protoqa_core.ranking import rank_by_frequency
 from protoqa_core.readers import Question

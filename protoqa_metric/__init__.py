@@ -9,24 +9,39 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from protoqa_core import __version__
-from protoqa_core.module_paths import evaluate_module_path
+from protoqa_core.readers import (
+    Cluster,
+    DataFormatError,
+    Question,
+    clusters_from_records,
+    read_predictions,
+    read_targets,
+)
+from protoqa_core.rows import question_from_row, questions_from_rows
+from protoqa_core.similarity import (
+    SIMILARITIES,
+    exact_match,
+    get_similarity,
+    lcs_ratio,
+    wordnet_similarity,
+    wup_similarity,
+)
+from protoqa_core.text import ENGLISH_STOPWORDS, content_tokens, normalize_prediction
+from protoqa_core.wordnet_access import WordNetUnavailableError, get_wordnet
+
+from .metric import ProtoQA, evaluate_predictions, score_question
 from .metrics import (
     PAPER_METRICS,
     STANDARD_METRICS,
     EvaluationResult,
     MetricSpec,
     ProtoQAWarning,
-    evaluate_predictions,
     metric_specs,
 )
-from protoqa_core.readers import Cluster, DataFormatError, Question, clusters_from_records, read_predictions, read_targets
-from protoqa_core.rows import question_from_row, questions_from_rows
-from .metric import ProtoQA
-from .scoring import QuestionScore, oracle_score, score_matrix, score_question, similarity_matrix
-from protoqa_core.similarity import SIMILARITIES, exact_match, get_similarity, lcs_ratio, wordnet_similarity, wup_similarity
-from protoqa_core.text import ENGLISH_STOPWORDS, content_tokens, normalize_prediction
-from protoqa_core.wordnet_access import WordNetUnavailableError, get_wordnet
+from .scoring import QuestionScore, oracle_score, score_matrix, similarity_matrix
 
 __all__ = [
     "__version__",
@@ -64,3 +79,14 @@ __all__ = [
     "WordNetUnavailableError",
     "get_wordnet",
 ]
+
+
+def evaluate_module_path() -> str:
+    """Path of the ``protoqa`` ``evaluate`` module script shipped in this package (works from anywhere).
+
+    >>> Path(evaluate_module_path()).relative_to(Path(__file__).resolve().parent).as_posix()
+    'evaluate_modules/protoqa/protoqa.py'
+    >>> import evaluate  # doctest: +SKIP
+    >>> protoqa = evaluate.load(evaluate_module_path(), "wordnet")  # doctest: +SKIP
+    """
+    return str(Path(__file__).resolve().parent / "evaluate_modules" / "protoqa" / "protoqa.py")

@@ -26,17 +26,17 @@ from typing import Optional, Sequence
 
 from . import __version__
 from protoqa_core.cli_io import OneLineParser, check_output_file, finite_json, int_at_least, run_command, write_output_file
-from protoqa_core.cli_options import add_deprecated_alias, add_input_options
+from protoqa_core.cli_options import add_input_options
 from protoqa_core.ids import reconcile_ids
 from protoqa_core.significance import compare_paired
 
 from .metric import ProtoQA
-from .metrics import EvaluationResult, ProtoQAWarning, metric_specs
+from .metrics import EvaluationResult, ProtoQAWarning, format_table, metric_specs
 from protoqa_core.readers import DataFormatError, read_predictions, read_targets
 from protoqa_core.similarity import ALL_SIMILARITIES, SIMILARITIES
 from protoqa_core.wordnet_access import WORDNET_DIR_ENV, WordNetUnavailableError, open_wordnet
 
-__all__ = ["main", "build_parser", "parse_args", "format_table", "COMMANDS"]
+__all__ = ["main", "build_parser", "parse_args", "COMMANDS"]
 
 
 def _similarity_list(text: str) -> list[str]:
@@ -68,7 +68,6 @@ def _add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
                    help="exit 0 when no question can be scored (scores 0 over n=0); by default that is an error")
     p.add_argument("--field", help="for {'model_answers': ...} files: which mapping to read (default: model_ranked_answers if present)")
     add_input_options(p, progress_default=True)
-    add_deprecated_alias(p, "--stopword-answers-score-zero", "--all-stopwords-zero", "all_stopwords_zero")
     p.add_argument("--wordnet-dir", help=f"folder with a WordNet 3.0 database (index.noun, data.noun, ...), read in place (or ${WORDNET_DIR_ENV})")
     _add_encoder_arguments(p)
     p.add_argument("--version", action="version", version=f"protoqa-eval {__version__}")
@@ -138,28 +137,6 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     if not args or (args[0] not in COMMANDS and args[0] not in ("-h", "--help", "--version")):
         args = ["evaluate", *args]
     return build_parser().parse_args(args)
-
-
-def format_table(results: dict[str, EvaluationResult]) -> str:
-    """Metrics as rows, similarities as columns, then one signature line per similarity.
-
-    >>> from protoqa_metric.metrics import EvaluationResult
-    >>> print(format_table({"exact_match": EvaluationResult({"max_answers@1": 0.5}, {}, 1, signature="sig")}))
-    metric         exact_match
-    max_answers@1       0.5000
-    <BLANKLINE>
-    exact_match: sig
-    """
-    sims = list(results)
-    metrics = list(next(iter(results.values())).scores)
-    width = max(len("metric"), *(len(m) for m in metrics))
-    cols = [max(len(s), 6) for s in sims]
-    lines = ["metric".ljust(width) + "".join(f"  {s:>{w}}" for s, w in zip(sims, cols))]
-    for m in metrics:
-        lines.append(m.ljust(width) + "".join(f"  {results[s].scores[m]:>{w}.4f}" for s, w in zip(sims, cols)))
-    lines.append("")
-    lines += [f"{s}: {results[s].signature}" for s in sims]
-    return "\n".join(lines)
 
 
 def _per_question_records(sim: str, result: EvaluationResult):

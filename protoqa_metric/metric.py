@@ -2,8 +2,8 @@
 
 Like sacrebleu's ``Metric``, the object holds everything that can change the
 numbers (similarity, the all-stopword option, the metric set), resolved once, and
-names it in :meth:`ProtoQA.signature`. :func:`~protoqa_metric.metrics.evaluate_predictions`
-and :func:`~protoqa_metric.scoring.score_question` are thin wrappers around it.
+names it in :meth:`ProtoQA.signature`. :func:`evaluate_predictions`
+and :func:`score_question` are thin wrappers around it.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from protoqa_core.text import normalize_prediction
 from .metrics import _METRIC_SETS, EvaluationResult, MetricSpec, metric_specs
 from .scoring import QuestionScore, ScoringTable, _check_predictions, matrix_of_normalized
 
-__all__ = ["ProtoQA"]
+__all__ = ["ProtoQA", "evaluate_predictions", "score_question"]
 
 MetricsArg = Union[str, Iterable[str], Sequence[MetricSpec]]
 
@@ -245,3 +245,68 @@ class ProtoQA:
                       f"{sim.name} similarity trained on each string once there")
         signature = self.signature(n, "skip" if only_predicted else "zero", approximated, uncounted)
         return EvaluationResult(scores, per_question, n, missing, skipped, list(ids.ignored), signature)
+
+
+def score_question(
+    predictions: Sequence[str],
+    clusters: Sequence[Cluster],
+    similarity: Union[str, Similarity] = "wordnet",
+    *,
+    max_answers: Optional[int] = None,
+    max_incorrect: Optional[int] = None,
+    weighted: bool = True,
+    all_stopword_match: bool = True,
+) -> QuestionScore:
+    """Score one ranked answer list against one question's clusters.
+
+    >>> from protoqa_core.readers import Cluster
+    >>> clusters = [Cluster("c0", ("age",), 35), Cluster("c1", ("name",), 10)]
+    >>> score_question(["name", "age"], clusters, "exact_match", max_answers=1).score
+    0.2857142857142857
+    """
+    spec = MetricSpec("score", max_answers=max_answers, max_incorrect=max_incorrect, weighted=weighted)
+    return ProtoQA(similarity, [spec], all_stopword_match=all_stopword_match).score_question(
+        clusters, predictions)["score"]
+
+
+def evaluate_predictions(
+    targets: Union[Mapping[str, Question], Sequence[Question]],
+    predictions: Mapping[str, Sequence[str]],
+    similarity: Union[str, Similarity] = "wordnet",
+    metrics: Union[str, Iterable[str], Sequence[MetricSpec]] = "standard",
+    *,
+    only_predicted: bool = False,
+    ignore_unknown: bool = False,
+    all_stopword_match: bool = True,
+    progress: bool = False,
+) -> EvaluationResult:
+    """Score ranked answer lists against a set of questions and average over questions.
+
+    The same as ``ProtoQA(similarity, metrics, all_stopword_match=...).evaluate(...)``
+    (:class:`protoqa_metric.ProtoQA`), which is worth keeping when scoring several
+    prediction sets under one configuration.
+
+    Args:
+        targets: questions with clusters (as from :func:`read_targets`).
+        predictions: question id -> ranked answers.
+        similarity: ``exact_match``, ``wordnet``, ``wordnet_wup``, ``lcs`` or a
+            :class:`Similarity`.
+        metrics: ``"standard"`` (the ten metrics), ``"paper"`` (seven), metric names
+            or :class:`MetricSpec` objects.
+        only_predicted: average only over questions that have predictions (the
+            reference evaluator's behaviour). By default a question without
+            predictions scores 0 and is named in a warning.
+        ignore_unknown: drop predictions for ids not in the targets (with a warning)
+            instead of raising :class:`DataFormatError`.
+        all_stopword_match: WordNet similarities only: two all-stopword strings
+            score 1 (the published behaviour) or, with False, 0.
+        progress: show a progress bar on stderr (when stderr is a terminal).
+
+    >>> from protoqa_core.readers import Question, Cluster
+    >>> qs = [Question("q1", "name a pet", (Cluster("q1.0", ("dog",), 6), Cluster("q1.1", ("cat",), 4)))]
+    >>> r = evaluate_predictions(qs, {"q1": ["cat", "dog"]}, "exact_match")
+    >>> r.scores["max_answers@1"], r.scores["max_answers@all"]
+    (0.6666666666666666, 1.0)
+    """
+    return ProtoQA(similarity, metrics, all_stopword_match=all_stopword_match).evaluate(
+        targets, predictions, only_predicted=only_predicted, ignore_unknown=ignore_unknown, progress=progress)

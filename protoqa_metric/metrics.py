@@ -1,4 +1,4 @@
-"""The standard ProtoQA metric set and data-set level evaluation.
+"""The standard ProtoQA metric set and the result of a data-set level evaluation.
 
 One similarity matrix is computed per question and shared by every metric of the
 set, so asking for all ten metrics costs little more than asking for one.
@@ -7,10 +7,9 @@ set, so asking for all ten metrics costs little more than asking for one.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Optional, Sequence, Union
+from typing import Any, Iterable, Optional, Union
 
-from protoqa_core.readers import ProtoQAWarning, Question
-from protoqa_core.similarity import Similarity
+from protoqa_core.readers import ProtoQAWarning
 
 from .scoring import QuestionScore
 
@@ -20,7 +19,7 @@ __all__ = [
     "PAPER_METRICS",
     "ProtoQAWarning",
     "EvaluationResult",
-    "evaluate_predictions",
+    "format_table",
     "metric_specs",
 ]
 
@@ -109,46 +108,22 @@ class EvaluationResult:
         return {**self.scores, "signature": self.signature}
 
 
-def evaluate_predictions(
-    targets: Union[Mapping[str, Question], Sequence[Question]],
-    predictions: Mapping[str, Sequence[str]],
-    similarity: Union[str, Similarity] = "wordnet",
-    metrics: Union[str, Iterable[str], Sequence[MetricSpec]] = "standard",
-    *,
-    only_predicted: bool = False,
-    ignore_unknown: bool = False,
-    all_stopword_match: bool = True,
-    progress: bool = False,
-) -> EvaluationResult:
-    """Score ranked answer lists against a set of questions and average over questions.
+def format_table(results: dict[str, EvaluationResult]) -> str:
+    """Metrics as rows, similarities as columns, then one signature line per similarity.
 
-    The same as ``ProtoQA(similarity, metrics, all_stopword_match=...).evaluate(...)``
-    (:class:`protoqa_metric.ProtoQA`), which is worth keeping when scoring several
-    prediction sets under one configuration.
-
-    Args:
-        targets: questions with clusters (as from :func:`read_targets`).
-        predictions: question id -> ranked answers.
-        similarity: ``exact_match``, ``wordnet``, ``wordnet_wup``, ``lcs`` or a
-            :class:`Similarity`.
-        metrics: ``"standard"`` (the ten metrics), ``"paper"`` (seven), metric names
-            or :class:`MetricSpec` objects.
-        only_predicted: average only over questions that have predictions (the
-            reference evaluator's behaviour). By default a question without
-            predictions scores 0 and is named in a warning.
-        ignore_unknown: drop predictions for ids not in the targets (with a warning)
-            instead of raising :class:`DataFormatError`.
-        all_stopword_match: WordNet similarities only: two all-stopword strings
-            score 1 (the published behaviour) or, with False, 0.
-        progress: show a progress bar on stderr (when stderr is a terminal).
-
-    >>> from protoqa_core.readers import Question, Cluster
-    >>> qs = [Question("q1", "name a pet", (Cluster("q1.0", ("dog",), 6), Cluster("q1.1", ("cat",), 4)))]
-    >>> r = evaluate_predictions(qs, {"q1": ["cat", "dog"]}, "exact_match")
-    >>> r.scores["max_answers@1"], r.scores["max_answers@all"]
-    (0.6666666666666666, 1.0)
+    >>> print(format_table({"exact_match": EvaluationResult({"max_answers@1": 0.5}, {}, 1, signature="sig")}))
+    metric         exact_match
+    max_answers@1       0.5000
+    <BLANKLINE>
+    exact_match: sig
     """
-    from .metric import ProtoQA  # metric.py builds on this module's specs and result type
-
-    return ProtoQA(similarity, metrics, all_stopword_match=all_stopword_match).evaluate(
-        targets, predictions, only_predicted=only_predicted, ignore_unknown=ignore_unknown, progress=progress)
+    sims = list(results)
+    metrics = list(next(iter(results.values())).scores)
+    width = max(len("metric"), *(len(m) for m in metrics))
+    cols = [max(len(s), 6) for s in sims]
+    lines = ["metric".ljust(width) + "".join(f"  {s:>{w}}" for s, w in zip(sims, cols))]
+    for m in metrics:
+        lines.append(m.ljust(width) + "".join(f"  {results[s].scores[m]:>{w}.4f}" for s, w in zip(sims, cols)))
+    lines.append("")
+    lines += [f"{s}: {results[s].signature}" for s in sims]
+    return "\n".join(lines)

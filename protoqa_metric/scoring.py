@@ -1,7 +1,8 @@
 """Scoring one question: similarity matrix, limits, Hungarian assignment, oracle.
 
-This module is SPEC section 1, steps 1 to 6, for a single question. Data-set means
-and the standard metric set live in :mod:`protoqa_metric.metrics`.
+This module is SPEC section 1, steps 1 to 6, for a single question. The standard
+metric set lives in :mod:`protoqa_metric.metrics`; :mod:`protoqa_metric.metric` builds
+the configured metric (with data-set means) on both.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from protoqa_core.similarity import ABOVE_HALF, Similarity, collect_approximatio
 from protoqa_core.text import normalize_prediction
 
 __all__ = ["QuestionScore", "similarity_matrix", "matrix_of_normalized", "score_matrix", "ScoringTable",
-           "score_question", "oracle_score"]
+           "oracle_score"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,27 +251,3 @@ class ScoringTable:
 def _nothing_claimed(rows: int) -> tuple[None, ...]:
     return (None,) * rows
 
-
-def score_question(
-    predictions: Sequence[str],
-    clusters: Sequence[Cluster],
-    similarity: Union[str, Similarity] = "wordnet",
-    *,
-    max_answers: Optional[int] = None,
-    max_incorrect: Optional[int] = None,
-    weighted: bool = True,
-    all_stopword_match: bool = True,
-) -> QuestionScore:
-    """Score one ranked answer list against one question's clusters.
-
-    >>> from protoqa_core.readers import Cluster
-    >>> clusters = [Cluster("c0", ("age",), 35), Cluster("c1", ("name",), 10)]
-    >>> score_question(["name", "age"], clusters, "exact_match", max_answers=1).score
-    0.2857142857142857
-    """
-    from .metric import ProtoQA  # metric.py builds on this module
-    from .metrics import MetricSpec
-
-    spec = MetricSpec("score", max_answers=max_answers, max_incorrect=max_incorrect, weighted=weighted)
-    return ProtoQA(similarity, [spec], all_stopword_match=all_stopword_match).score_question(
-        clusters, predictions)["score"]

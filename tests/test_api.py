@@ -185,39 +185,14 @@ def test_progress_defaults_are_those_of_each_command():
     assert probeval_cli.parse_args(["t", "p"]).progress is False
 
 
-@pytest.mark.parametrize("parse, old, new, dest", [
-    (metric_cli.parse_args, "--stopword-answers-score-zero", "--all-stopwords-zero", "all_stopwords_zero"),
-    (probeval_cli.parse_args, "--only-sampled", "--only-predicted", "only_predicted"),
+@pytest.mark.parametrize("parse, spelling", [
+    (metric_cli.parse_args, "--stopword-answers-score-zero"),
+    (probeval_cli.parse_args, "--only-sampled"),
 ])
-def test_old_spellings_are_hidden_aliases_with_a_note(capsys, parse, old, new, dest):
-    assert getattr(parse(["t.jsonl", "p.json", old]), dest) is True
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and f"note: {old} is deprecated" in err and f"use {new}" in err
-    assert getattr(parse(["t.jsonl", "p.json"]), dest) is False
-    with pytest.raises(SystemExit):
-        parse(["--help"] if parse is probeval_cli.parse_args else ["evaluate", "--help"])
-    assert old not in capsys.readouterr().out
-
-
-def test_protoqa_eval_old_stopword_spelling_gives_the_same_output(shared_data, capsys):
-    files = [str(shared_data / "protoqa" / "dev.crowdsourced.jsonl"),
-             str(shared_data / "protoqa" / "dev.predictions.gpt2finetuned.json")]
-    assert metric_cli.main([*files, "--all-stopwords-zero", "--json", "--no-progress"]) == 0
-    new = capsys.readouterr()
-    assert metric_cli.main([*files, "--stopword-answers-score-zero", "--json", "--no-progress"]) == 0
-    old = capsys.readouterr()
-    assert old.out == new.out and "stop:zero" in json.loads(new.out)["signature"]
-    assert "deprecated" in old.err and "deprecated" not in new.err
-
-
-def test_probeval_old_only_sampled_spelling_gives_the_same_output(shared_data, capsys):
-    cfc = shared_data / "cfc"
-    base = [str(cfc / "dev.targets.jsonl"), str(cfc / "dev.predictions.human.json"), "--clustering", "human",
-            "--ignore-unknown", "--json", "--quiet"]
-    assert probeval_cli.main([*base, "--only-predicted"]) == 0
-    new = capsys.readouterr().out
-    assert probeval_cli.main([*base, "--only-sampled"]) == 0
-    assert capsys.readouterr().out == new and "missing:skip" in json.loads(new)["signature"]
+def test_spellings_of_no_release_are_usage_errors(capsys, parse, spelling):
+    with pytest.raises(SystemExit) as stop:
+        parse(["t.jsonl", "p.json", spelling])
+    assert stop.value.code == 2 and f"unrecognized arguments: {spelling}" in capsys.readouterr().err
 
 
 def _small_files(tmp_path):

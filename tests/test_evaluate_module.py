@@ -1,8 +1,7 @@
-"""The `protoqa` evaluate module: loading by name and by path, the old name, compute, add_batch, bad input."""
+"""The `protoqa` evaluate module: loading by name and by path, compute, add_batch, bad input."""
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 
 import pytest
@@ -27,7 +26,7 @@ def offline(monkeypatch, tmp_path):
 
 def test_load_by_helper_path_from_anywhere(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    metric = evaluate.load(protoqa_metric.evaluate_module_path("protoqa"), "exact_match")
+    metric = evaluate.load(protoqa_metric.evaluate_module_path(), "exact_match")
     out = metric.compute(predictions=[["cat", "dog"], ["coffee"]], references=REFS)
     assert out["max_answers@1"] == pytest.approx((4 / 6 + 0) / 2)
     assert out["max_answers@all"] == pytest.approx(0.5)
@@ -42,28 +41,9 @@ def test_load_by_name_from_repository_root(monkeypatch):
     assert "sim:wordnet" in out["signature"]
 
 
-def test_old_name_warns_and_gives_the_same_numbers(monkeypatch):
-    monkeypatch.chdir(REPO)
-    with pytest.warns(DeprecationWarning, match='"protoqa_metric" is deprecated'):
-        old = evaluate.load("protoqa_metric", "exact_match")
-    with pytest.warns(DeprecationWarning, match='evaluate_module_path\\("protoqa"\\)'):
-        old_path = protoqa_metric.evaluate_module_path("protoqa_metric")
-    with pytest.warns(DeprecationWarning):
-        by_old_path = evaluate.load(old_path, "exact_match")
-    new = evaluate.load("protoqa", "exact_match")
-    inputs = dict(predictions=[["cat", "dog"], ["coffee"]], references=REFS)
-    assert old.compute(**inputs) == by_old_path.compute(**inputs) == new.compute(**inputs)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # the new names do not warn
-        evaluate.load(protoqa_metric.evaluate_module_path(), "exact_match")
-
-
 def test_module_path_names():
     assert Path(protoqa_metric.evaluate_module_path()).name == "protoqa.py"
-    assert Path(protoqa_metric.evaluate_module_path("probeval")).name == "probeval.py"
-    assert all(Path(protoqa_metric.evaluate_module_path(n)).is_file() for n in ("protoqa", "probeval"))
-    with pytest.raises(ValueError, match="unknown evaluate module 'bleu'; choose one of protoqa, probeval"):
-        protoqa_metric.evaluate_module_path("bleu")
+    assert Path(protoqa_metric.evaluate_module_path()).is_file()
 
 
 def test_records_form_and_keyword_arguments():

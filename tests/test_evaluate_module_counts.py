@@ -23,7 +23,10 @@ SCRIPT = r"""
 import json, sys, warnings
 warnings.simplefilter("ignore")
 import evaluate
-from protoqa_core.module_paths import evaluate_module_path
+import cfc_probeval, protoqa_metric
+
+def evaluate_module_path(name):
+    return (protoqa_metric if name == "protoqa" else cfc_probeval).evaluate_module_path()
 
 CASES = {
     "float": [{"id": ["a", "b"], "answers": [["cat"], ["dog"]], "count": [2.9, 2]}],

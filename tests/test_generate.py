@@ -19,7 +19,8 @@ transformers = pytest.importorskip("transformers")
 pytest.importorskip("datasets")
 
 from protoqa_metric import read_targets  # noqa: E402
-from protoqa_integrations.generate_cli import answers_document, load_questions, score_generated  # noqa: E402
+from protoqa_dataset.parsing import load_questions  # noqa: E402
+from protoqa_integrations.generate_cli import answers_document, score_generated  # noqa: E402
 from protoqa_integrations.generation import (  # noqa: E402
     GenerationError,
     SamplingConfig,

@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 
 from protoqa_core.readers import Cluster, DataFormatError
-from protoqa_metric.scoring import score_matrix, score_question
+from protoqa_metric.metric import score_question
+from protoqa_metric.scoring import score_matrix
 
 REPO = Path(__file__).resolve().parents[1]
 TIME_LIMIT = 90  # seconds per process; every case here takes a few seconds

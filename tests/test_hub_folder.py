@@ -123,10 +123,12 @@ def test_command_line(tmp_path, capsys):
     assert err.count("\n") == 1 and "error:" in err and "--force" in err
     assert main([str(tmp_path / "probeval"), "--module", "probeval", "--force",
                  "--requirement", "protoqa-eval[probeval] @ https://example.org/p.whl"]) == 0
-    assert main([str(tmp_path / "legacy"), "--module", "protoqa_metric"]) == 0
-    assert "deprecated" in capsys.readouterr().err and (tmp_path / "legacy" / "protoqa.py").is_file()
-    with pytest.raises(SystemExit):
-        main([str(tmp_path / "x"), "--module", "bleu"])
+    capsys.readouterr()
+    for unknown in ("bleu", "protoqa_metric"):
+        with pytest.raises(SystemExit):
+            main([str(tmp_path / "x"), "--module", unknown])
+        assert "invalid choice" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
 
 
 def test_missing_package_is_named_by_its_pip_name(tmp_path, monkeypatch):
@@ -296,3 +298,4 @@ def test_wheel_holds_the_five_packages_and_no_research_code(wheel_venv):
     tops = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
     assert tops == {"protoqa_core", "protoqa_metric", "cfc_probeval", "protoqa_dataset", "protoqa_integrations"}
     assert not [n for n in names if "validation/" in n or "paper_example" in n or "spec_reference" in n]
+    assert {f"{top}/py.typed" for top in tops} <= set(names)  # the type hints are for the importing code too

@@ -1,10 +1,9 @@
-"""The `probeval` evaluate module: loading by path and by name, the old name, configurations, compute,
+"""The `probeval` evaluate module: loading by path and by name, configurations, compute,
 add_batch, raw answers in every form, bad input."""
 
 from __future__ import annotations
 
 import math
-import warnings
 from pathlib import Path
 
 import pytest
@@ -109,21 +108,6 @@ def test_question_without_answers_is_reported_as_none():
     with pytest.warns(UserWarning, match="without ground-truth answers"):
         out = module.compute(predictions=PREDICTIONS, references=refs)
     assert out["num_questions"] == 1 and out["per_question_kl"][1] is None
-
-
-def test_old_name_warns_and_gives_the_same_numbers(monkeypatch):
-    monkeypatch.chdir(REPO)
-    with pytest.warns(DeprecationWarning, match='"cfc_probeval" is deprecated'):
-        old = evaluate.load("cfc_probeval", "human")
-    with pytest.warns(DeprecationWarning, match="deprecated"):
-        old_path = cfc_probeval.evaluate_module_path("cfc_probeval")
-    assert Path(old_path).name == "cfc_probeval.py"
-    new = evaluate.load("probeval", "human")
-    assert old.compute(predictions=PREDICTIONS, references=STORED) == new.compute(predictions=PREDICTIONS,
-                                                                                  references=STORED)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert Path(cfc_probeval.evaluate_module_path()).name == "probeval.py"
 
 
 RAW = [{"answer": ["dog", "puppy", "cat", "broken socks"], "count": [5, 1, 4, 1]},

@@ -14,10 +14,8 @@ from protoqa_integrations.prompts import (
     clean_answer,
     generation_prompt,
     question_to_prompt,
-    rank_answers,
     training_line,
 )
-from protoqa_core.ranking import rank_by_frequency
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
@@ -156,9 +154,3 @@ def test_clean_answer_is_one_stripped_lower_case_line_and_idempotent(text):
     assert answer == answer.strip() == answer.lower()
     assert "\n" not in answer and "\t" not in answer
     assert clean_answer(answer) == answer
-
-
-def test_rank_answers_is_the_core_ranker_with_a_deprecation_warning():
-    samples = ["Night", "Night", "night", "night", "evening", "evening", "evening"]
-    with pytest.warns(DeprecationWarning, match="rank_by_frequency"):
-        assert rank_answers(samples) == rank_by_frequency(samples) == ["night", "evening"]

@@ -29,7 +29,8 @@ import numpy as np
 import pytest
 
 from protoqa_core.readers import Cluster, read_targets
-from protoqa_metric.scoring import score_matrix, score_question, similarity_matrix
+from protoqa_metric.metric import score_question
+from protoqa_metric.scoring import score_matrix, similarity_matrix
 from protoqa_core.similarity import SIMILARITIES
 from protoqa_core.text import normalize_prediction
 

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from protoqa_core.readers import Cluster
-from protoqa_metric.scoring import oracle_score, score_matrix, score_question, similarity_matrix
+from protoqa_metric.metric import score_question
+from protoqa_metric.scoring import oracle_score, score_matrix, similarity_matrix
 from spec_reference import reference_question_score
 
 CLUSTERS = (

@@ -21,7 +21,7 @@ from studies.validation.sampling import (Annotation, build_pools, centered_distr
 from studies.validation.study import (DEV_SETS, Grid, Setting, Toolkit, baseline_score, gold_kl,
                                            load_dev_set, mean_spearman, run_study)
 from protoqa_core.readers import Cluster
-from protoqa_metric.scoring import score_question
+from protoqa_metric.metric import score_question
 
 SAMPLING_KEYS = {"centered", "missing_answers", "wrong_ranking", "wrong_score"}
 

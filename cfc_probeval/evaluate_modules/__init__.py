@@ -15,8 +15,7 @@ from __future__ import annotations
 
 # The module script imports the core through this package, so that evaluate's missing-dependency
 # message names one package to install.
-from protoqa_core.evaluate_info import CheckedReferences, metric_info
-from protoqa_core.moved import deprecated_metric_class
+from protoqa_core.reference_checks import CheckedReferences
 from protoqa_core.citations import PROBEVAL_CITATION
 from protoqa_core.readers import question_ids_for
 
@@ -24,7 +23,7 @@ from ..clustering import CLUSTERINGS
 from ..defaults import AUTO
 from ..matching import MATCHINGS
 
-__all__ = ["PROBEVAL_CONFIGS", "CheckedReferences", "metric_info", "deprecated_metric_class", "PROBEVAL_CITATION", "config_settings", "question_ids_for"]
+__all__ = ["PROBEVAL_CONFIGS", "CheckedReferences", "PROBEVAL_CITATION", "config_settings", "question_ids_for"]
 
 _CHOICES = (AUTO, *CLUSTERINGS)
 

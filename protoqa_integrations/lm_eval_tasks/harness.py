@@ -29,7 +29,7 @@ from typing import Any, Iterable, Optional, Sequence
 
 from protoqa_integrations.engines.base import COLLAPSE_SHARE, is_collapsed
 from protoqa_integrations.generation import PAPER_TEMPERATURE, answer_from_text
-from protoqa_metric.metrics import evaluate_predictions
+from protoqa_metric.metric import evaluate_predictions
 from protoqa_integrations.prompts import (
     CFC_EXAMPLE,
     answer_from_reply,
@@ -83,7 +83,7 @@ def load_split(protoqa_config: str, protoqa_split: str, data_dir: Optional[str] 
     """
     import datasets
 
-    from protoqa_dataset.parsing import question_to_row
+    from protoqa_dataset.parsing import load_questions, question_to_row
     from protoqa_dataset.schema import FEATURES
     from protoqa_dataset.sources import data_dir_from_env
 
@@ -92,8 +92,6 @@ def load_split(protoqa_config: str, protoqa_split: str, data_dir: Optional[str] 
     if data_dir is None and parquet is not None:
         split = datasets.load_dataset(parquet, protoqa_config, split=protoqa_split)
         return datasets.DatasetDict({protoqa_split: split})
-    from protoqa_integrations.generate_cli import load_questions
-
     questions, _ = load_questions(protoqa_config, protoqa_split, data_dir, verify=verify)
     rows = [question_to_row(q) for q in questions]
     return datasets.DatasetDict({protoqa_split: datasets.Dataset.from_list(rows, features=FEATURES)})

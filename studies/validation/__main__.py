@@ -37,7 +37,7 @@ from cfc_probeval.matching import MATCHINGS
 from protoqa_core import data as data_location
 from .matching_study import MATCHERS
 from .sampling import SAMPLINGS
-from .workers import cosine_threshold, receive, run_matching, run_systems, side_studies
+from .workers import cosine_threshold, limit_threads, receive, run_matching, run_systems, side_studies
 
 REPORTS = Path(__file__).resolve().parents[1] / "reports"
 REPORTS_HELP = "studies/reports/"
@@ -58,36 +58,6 @@ def resolve_data_dir(given: Optional[str] = None) -> Path:
         raise FileNotFoundError(f"data folder not found: {path or '../shared/data'} "
                                 f"(give --data-dir or set ${data_location.DATA_DIR_ENV})")
     return path
-
-
-@contextlib.contextmanager
-def limit_threads(threads: int) -> Iterator[None]:
-    """Cap PyTorch and the BLAS/OpenMP pools at ``threads`` while the block runs.
-
-    The study is thousands of small matrix operations (GP fits, K-means, MiniLM on
-    short strings); on a shared 2-core machine letting each library start a thread
-    per core made them 10 to 20 times slower than one thread.
-
-    >>> from threadpoolctl import threadpool_info
-    >>> with limit_threads(1):
-    ...     all(pool["num_threads"] == 1 for pool in threadpool_info())
-    True
-    """
-    from threadpoolctl import threadpool_limits
-
-    try:
-        import torch
-    except ImportError:  # pragma: no cover - torch comes with sentence-transformers
-        torch = None
-    before = torch.get_num_threads() if torch is not None else None
-    if torch is not None:
-        torch.set_num_threads(threads)
-    try:
-        with threadpool_limits(limits=threads):
-            yield
-    finally:
-        if torch is not None and before is not None:
-            torch.set_num_threads(before)
 
 
 @contextlib.contextmanager

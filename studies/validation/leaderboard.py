@@ -27,7 +27,8 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable, Mapping, NamedTuple, Optional, Sequence, Union
 
-from protoqa_metric.metrics import PAPER_METRICS, evaluate_predictions
+from protoqa_metric.metric import evaluate_predictions
+from protoqa_metric.metrics import PAPER_METRICS
 from protoqa_core.ids import reconcile_ids
 from protoqa_core.ranking import rank_by_frequency
 from protoqa_core.readers import read_predictions, read_targets

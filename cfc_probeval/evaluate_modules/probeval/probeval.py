@@ -19,7 +19,6 @@ from cfc_probeval.evaluate_modules import (  # From: protoqa-eval[probeval]
     PROBEVAL_CONFIGS,
     CheckedReferences,
     config_settings,
-    metric_info,
     question_ids_for,
 )
 from cfc_probeval.inputs import ground_truth_from_raw_answers  # From: protoqa-eval[probeval]
@@ -130,9 +129,11 @@ class Probeval(CheckedReferences, evaluate.Metric):
             datasets.Features({"predictions": _STRING_LIST, "references": _CLUSTER_LIST}),
             datasets.Features({"predictions": _STRING_LIST, "references": _RAW_ANSWERS}),
         ]
-        return metric_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION, features=features,
-                           code_url="https://github.com/qxc101/PROBEVAL_CFC",
-                           paper_url="https://arxiv.org/abs/2406.04145")
+        return evaluate.MetricInfo(module_type="metric", description=_DESCRIPTION, citation=_CITATION,
+                                   inputs_description=_KWARGS_DESCRIPTION, features=features,
+                                   homepage="https://github.com/qxc101/PROBEVAL_CFC",
+                                   codebase_urls=["https://github.com/qxc101/PROBEVAL_CFC"],
+                                   reference_urls=["https://arxiv.org/abs/2406.04145"])
 
     def _enforce_nested_string_type(self, schema: Any, obj: Any) -> Any:
         # evaluate's input check needs every key of a dict feature; cluster ids are optional.

@@ -16,7 +16,6 @@ from protoqa_metric.evaluate_modules import (  # From: protoqa-eval
     CheckedReferences,
     Question,
     clusters_from_records,
-    metric_info,
     per_question_values,
     question_ids_for,
     raw_answer_counts,
@@ -102,9 +101,11 @@ class Protoqa(CheckedReferences, evaluate.Metric):
             datasets.Features({"predictions": _PREDICTIONS, "references": _CLUSTERS_AS_STORED}),
             datasets.Features({"predictions": _PREDICTIONS, "references": _CLUSTERS_AS_RECORDS}),
         ]
-        return metric_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION, features=features,
-                           code_url="https://github.com/iesl/protoqa-evaluator",
-                           paper_url="https://aclanthology.org/2020.emnlp-main.85")
+        return evaluate.MetricInfo(module_type="metric", description=_DESCRIPTION, citation=_CITATION,
+                                   inputs_description=_KWARGS_DESCRIPTION, features=features,
+                                   homepage="https://github.com/iesl/protoqa-evaluator",
+                                   codebase_urls=["https://github.com/iesl/protoqa-evaluator"],
+                                   reference_urls=["https://aclanthology.org/2020.emnlp-main.85"])
 
     def _compute(self, predictions, references, similarity=None, metrics="standard",
                  all_stopword_match=True, question_ids=None, questions=None, raw_answers=None,

@@ -1,9 +1,7 @@
-"""The ``evaluate.MetricInfo`` of the distribution's ``evaluate`` modules, built one way for both.
+"""References checked as the library checks them, before an ``evaluate`` module lets ``datasets`` cast them.
 
->>> info = metric_info("d", "c", "i", features=[], code_url="https://example.org/code",
-...                    paper_url="https://example.org/paper")  # doctest: +SKIP
->>> info.homepage  # doctest: +SKIP
-'https://example.org/code'
+Both metrics' ``evaluate`` modules use these (they cannot import each other); nothing here
+imports ``evaluate`` or ``datasets``.
 """
 
 from __future__ import annotations
@@ -12,17 +10,7 @@ from typing import Any, Sequence
 
 from .readers import clusters_from_records, question_ids_for
 
-__all__ = ["CheckedReferences", "metric_info", "stored_clusters"]
-
-
-def metric_info(description: str, citation: str, inputs_description: str, *, features: Sequence[Any],
-                code_url: str, paper_url: str) -> Any:
-    """An ``evaluate.MetricInfo`` for a metric module: texts, accepted input features and links."""
-    import evaluate  # the evaluate extra: only the module scripts call this
-
-    return evaluate.MetricInfo(module_type="metric", description=description, citation=citation,
-                               inputs_description=inputs_description, features=list(features),
-                               homepage=code_url, codebase_urls=[code_url], reference_urls=[paper_url])
+__all__ = ["CheckedReferences", "stored_clusters"]
 
 
 class CheckedReferences:

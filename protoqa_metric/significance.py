@@ -1,5 +1,0 @@
-"""Moved to :mod:`protoqa_core.significance`; this name is kept for one release."""
-
-from protoqa_core.moved import alias_module
-
-alias_module(__name__, "protoqa_core.significance")
