@@ -17,6 +17,8 @@ one by name. Engine modules import their heavy packages only when an engine is b
 
 from __future__ import annotations
 
+from typing import Any
+
 from .base import (
     CHAT_MAX_NEW_TOKENS,
     COLLAPSE_SHARE,
@@ -25,8 +27,31 @@ from .base import (
     EngineError,
     collapsed_share,
     is_collapsed,
-    make_engine,
 )
 
 __all__ = ["ENGINES", "CHAT_MAX_NEW_TOKENS", "COLLAPSE_SHARE", "Engine", "EngineError", "collapsed_share",
            "is_collapsed", "make_engine"]
+
+
+def make_engine(name: str, model: str, **options: Any) -> Engine:
+    """The engine ``name`` for ``model`` (a Hub id or local folder; for ``openai`` the served model name).
+
+    ``options`` are the engine's own (see each engine class).
+
+    >>> make_engine("gpu", "gpt2")  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    EngineError: unknown engine 'gpu'; choose one of hf, vllm, openai
+    """
+    if name == "hf":
+        from .hf import HFEngine
+
+        return HFEngine.load(model, **options)
+    if name == "vllm":
+        from .vllm import VLLMEngine
+
+        return VLLMEngine(model, **options)
+    if name == "openai":
+        from .openai import OpenAIEngine
+
+        return OpenAIEngine(model, **options)
+    raise EngineError(f"unknown engine {name!r}; choose one of {', '.join(ENGINES)}")

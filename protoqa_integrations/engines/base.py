@@ -1,4 +1,4 @@
-"""The engine interface, the collapse guard and :func:`make_engine`."""
+"""The engine interface and the collapse guard; :func:`protoqa_integrations.engines.make_engine` builds an engine."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from ..prompts import answer_from_reply, cfc_chat_messages, protoqa_chat_message
 
 __all__ = ["ENGINES", "CHAT_MAX_NEW_TOKENS", "COLLAPSE_SHARE", "Prompt", "Engine", "EngineError",
            "collapsed_share", "is_collapsed", "answers_of", "sampling_signature", "CHAT_STYLES",
-           "chat_prompt_function", "request_seed", "make_engine"]
+           "chat_prompt_function", "request_seed"]
 
 ENGINES = ("hf", "vllm", "openai")
 CHAT_MAX_NEW_TOKENS = 32
@@ -128,27 +128,3 @@ def request_seed(question_seed: int, request: int) -> int:
     True
     """
     return int(sample_uniforms([question_seed], [request], 0)[0] * (1 << 31))
-
-
-def make_engine(name: str, model: str, **options: Any) -> Engine:
-    """The engine ``name`` for ``model`` (a Hub id or local folder; for ``openai`` the served model name).
-
-    ``options`` are the engine's own (see each engine class).
-
-    >>> make_engine("gpu", "gpt2")  # doctest: +IGNORE_EXCEPTION_DETAIL
-    Traceback (most recent call last):
-    EngineError: unknown engine 'gpu'; choose one of hf, vllm, openai
-    """
-    if name == "hf":
-        from .hf import HFEngine
-
-        return HFEngine.load(model, **options)
-    if name == "vllm":
-        from .vllm import VLLMEngine
-
-        return VLLMEngine(model, **options)
-    if name == "openai":
-        from .openai import OpenAIEngine
-
-        return OpenAIEngine(model, **options)
-    raise EngineError(f"unknown engine {name!r}; choose one of {', '.join(ENGINES)}")
