@@ -661,6 +661,6 @@ def get_similarity(name: str) -> Similarity:
         return SIMILARITIES[name]
     except KeyError:
         if name in QUESTION_SIMILARITIES:
-            raise ValueError(f"{name!r} is scored per question, not per string pair: use "
-                             f"protoqa_metric.ProtoQA({name!r})") from None
+            raise ValueError(f"{name!r} is scored per question (it needs the question's text and crowd "
+                             "answers), not per string pair") from None
         raise ValueError(f"unknown similarity {name!r}; choose one of: {', '.join(ALL_SIMILARITIES)}") from None
