@@ -64,16 +64,16 @@ class WordNetUnavailableError(RuntimeError):
 
 
 def cache_dir() -> Path:
-    """Folder for this package's cached data (``$PROTOQA_CACHE_DIR`` or ``~/.cache/protoqa_metric``).
+    """Folder for this package's cached data (``$PROTOQA_CACHE_DIR`` or ``~/.cache/protoqa_eval``).
 
-    >>> cache_dir().name in {"protoqa_metric"} or "PROTOQA_CACHE_DIR" in os.environ
+    >>> cache_dir().name in {"protoqa_eval"} or "PROTOQA_CACHE_DIR" in os.environ
     True
     """
     env = os.environ.get(CACHE_DIR_ENV)
     if env:
         return Path(env).expanduser()
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "protoqa_metric"
+    return Path(base) / "protoqa_eval"
 
 
 def is_wordnet_db(folder: Path) -> bool:

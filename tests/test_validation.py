@@ -480,7 +480,8 @@ def hook(event, args):
             raise PermissionError(f"the selection opened a CFC test file: {path}")
 
 sys.addaudithook(hook)
-from studies.validation.systems import lever_grids, select_default
+from studies.validation.system_study import select_default
+from studies.validation.systems import lever_grids
 
 levers = {name: grid[:3] for name, grid in lever_grids(0.6, ["char-ngrams"]).items()}
 picked = select_default(sys.argv[1], levers, num_questions=2)

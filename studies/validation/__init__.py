@@ -31,7 +31,8 @@ from .report import (best_automatic, leaderboard_markdown, study_markdown, valid
 from .sampling import (SAMPLINGS, AnswerSet, QuestionPool, build_pools, centered_distribution, draw_answer_sets,
                        missing_answers_distribution, read_annotations, wrong_ranking_distribution,
                        wrong_score_distribution)
-from .systems import Candidate, run_system_study
+from .system_study import run_system_study
+from .systems import Candidate
 from .study import (BASELINE, DEV_SETS, PAPER_FIGURES, Correlation, Grid, Setting, StudyResult, gold_kl,
                     mean_spearman, run_study)
 

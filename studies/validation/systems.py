@@ -12,7 +12,8 @@ under every setting, so the nine-system rho is shown beside, labelled oracle. In
 
 **The automatic default** and every lever (:data:`LEVERS`) are chosen on dev data only
 (:mod:`studies.validation.selection`: system-like pools of CFC dev and ProtoQA dev
-answers), before any CFC test file is opened; CFC test then reports each choice once.
+answers), before any CFC test file is opened; CFC test then reports each choice once
+(:mod:`studies.validation.system_study` runs the two in that order).
 The nested interval of the default redoes the dev selection in every resample (dev and
 test questions resampled together), so it includes the selection's own variability.
 """
@@ -20,7 +21,6 @@ test questions resampled together), so it includes the selection's own variabili
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
@@ -34,8 +34,8 @@ from cfc_probeval.matching import GPMatcher, Matcher, WordNetMatcher, best_clust
 from cfc_probeval.probeval import AnswerCluster, ProbEval, normalized_sample_counts
 from .stats import RESAMPLES, bootstrap_interval, interval, spearman
 
-__all__ = ["SYSTEMS", "Candidate", "candidates", "SystemData", "load_systems", "run_system_study", "study_candidates",
-           "lever_grids", "select_default", "agreement", "PREVIOUS_DEFAULT", "LEVERS"]
+__all__ = ["SYSTEMS", "Candidate", "candidates", "SystemData", "load_systems", "study_candidates",
+           "lever_grids", "agreement", "PREVIOUS_DEFAULT", "LEVERS", "RESAMPLES"]
 
 SYSTEMS = (
     ("gpt2-large.zeroshot", "cfc/test.samples.gpt2-large.zeroshot.jsonl"),
@@ -419,107 +419,4 @@ def lever_grids(cosine_threshold: float, embedders: Sequence[str] = ("minilm", "
     }
     for extra in extra_embedders:
         out[f"embedder:{extra}"] = candidates(cosine_threshold, [extra])
-    return out
-
-
-def select_default(data_dir: Union[str, Path], levers: Mapping[str, Sequence[Candidate]], *, seed: int = 0,
-                   num_questions: Optional[int] = None, log: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
-    """Every lever's choice and the automatic default, chosen on the dev pools only (no CFC test file is read).
-
-    The default is the best of the shippable candidates (:attr:`Candidate.shippable`) by the dev criterion.
-    """
-    from .selection import select_on_dev
-
-    union = list(dict.fromkeys(c for grid in levers.values() for c in grid))
-    where = {c: i for i, c in enumerate(union)}
-    dev = select_on_dev(data_dir, union, seed=seed, num_questions=num_questions, log=log)
-    choices = {}
-    for name, grid in levers.items():
-        i = dev.choose([where[c] for c in grid], by="count" if name == "cluster_count" else "criterion")
-        choices[name] = union[i]
-    shippable = [i for i, c in enumerate(union) if c.shippable]
-    default = union[dev.choose(shippable)]
-    return {"dev": dev, "union": union, "shippable": shippable, "choices": choices, "default": default}
-
-
-def _nested(dev: Any, union: Sequence[Candidate], shippable: Sequence[int], test_kls: Callable[[Candidate], np.ndarray],
-            ref: np.ndarray, rows: np.ndarray, seed: int, resamples: int = RESAMPLES) -> dict[str, Any]:
-    """Spearman over the model systems with the selection redone in each resample: dev questions (each dev set)
-    and test questions resampled together; the 95% percentile interval and how often each candidate won."""
-    rng = np.random.default_rng(seed)
-    n_test = ref.shape[1]
-    values, wins = [], {}
-    for _ in range(resamples):
-        idx = {name: rng.integers(0, kl.shape[2], size=kl.shape[2]) for name, kl in dev.kls.items()}
-        c = union[dev.choose(list(shippable), idx)]
-        wins[c.label] = wins.get(c.label, 0) + 1
-        test_idx = rng.integers(0, n_test, size=n_test)
-        value = _rho(test_kls(c)[rows], ref[rows], test_idx)
-        if not math.isnan(value):
-            values.append(value)
-    ci = {"low": float(np.percentile(values, 2.5)), "high": float(np.percentile(values, 97.5))} if values else None
-    return {"ci": ci, "resamples": resamples, "chosen_in_resamples": dict(sorted(wins.items(), key=lambda kv: -kv[1]))}
-
-
-def run_system_study(data_dir: Union[str, Path],
-                     settings: Union[Mapping[str, Candidate], Callable[[], Mapping[str, Candidate]]], *,
-                     cosine_threshold: float, embedders: Sequence[str] = ("minilm", "char-ngrams"),
-                     extra_embedders: Sequence[str] = (), seed: int = 0, num_questions: Optional[int] = None,
-                     nested_resamples: int = RESAMPLES, log: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
-    """The automatic default and every lever chosen on the dev pools, then reported once on CFC test.
-
-    ``settings``: key -> candidate for the study's settings (tuned on the dev sets), or a function
-    returning them, called after the selection (so it can run while the settings are being tuned).
-    """
-    start = time.perf_counter()
-    levers = lever_grids(cosine_threshold, embedders, extra_embedders)
-    levers["previous_default"] = [PREVIOUS_DEFAULT]
-    picked = select_default(data_dir, levers, seed=seed, num_questions=num_questions, log=log)
-    dev, union = picked["dev"], picked["union"]
-    index = {c: i for i, c in enumerate(union)}
-    default = picked["default"]
-    log(f"  dev-selected default {default.label}: dev criterion {dev.criterion()[index[default]]:.3f}")
-    # Only now is CFC test read: every choice above is fixed.
-    data = load_systems(data_dir)
-    if num_questions is not None:
-        data.question_ids = data.question_ids[:num_questions]
-    scorer = _Scorer(data, seed)
-    ref = scorer.kls(REFERENCE)
-    oracle = data.systems.index("human")
-    rows = np.array([i for i in range(len(data.systems)) if i != oracle], dtype=int)
-    matrices: dict[Candidate, np.ndarray] = {}
-
-    def test_kls(c: Candidate) -> np.ndarray:
-        if c not in matrices:
-            matrices[c] = scorer.kls(c)
-        return matrices[c]
-
-    def report(c: Candidate) -> dict[str, Any]:
-        return {"label": c.label, "config": c.as_dict(), "shippable": c.shippable, "dev": dev.summary(index[c]),
-                "test": {**agreement(test_kls(c), ref, seed, oracle), "clusters_per_question": scorer.cluster_count(c)}}
-
-    out: dict[str, Any] = {
-        "systems": data.systems, "model_systems": [data.systems[i] for i in rows], "oracle": "human",
-        "questions": len(data.question_ids), "reference": REFERENCE.label,
-        "reference_system_means": [float(x) for x in ref.mean(axis=1)],
-        "human_clusters_per_question": scorer.cluster_count(REFERENCE), "settings": {},
-        "dev_pools": {name: {"questions": int(kl.shape[2]), "pools": dev.systems[name]}
-                      for name, kl in dev.kls.items()},
-    }
-    out["default"] = report(default)
-    out["default"]["nested"] = _nested(dev, union, picked["shippable"], test_kls, ref, rows, seed, nested_resamples)
-    out["levers"] = {}
-    for name, choice in picked["choices"].items():
-        out["levers"][name] = {"varies": LEVERS.get(name, f"the grid with the embedder {name.split(':', 1)[-1]}"),
-                               "candidates": len(levers[name]), **report(choice)}
-        log(f"  lever {name}: {choice.label}: dev {out['levers'][name]['dev']['criterion']:.3f}, "
-            f"test rho (8 models) {out['levers'][name]['test']['rho']}")
-    out["dev_candidates"] = {c.label: {"criterion": float(v), "count_gap": float(g)}
-                             for c, v, g in zip(union, dev.criterion(), dev.count_gap())}
-    for key, c in (settings() if callable(settings) else settings).items():
-        out["settings"][key] = {"label": c.label, **agreement(test_kls(c), ref, seed, oracle),
-                                "clusters_per_question": scorer.cluster_count(c)}
-        log(f"  system level {key}: rho {out['settings'][key]['rho']}")
-    out["gp_single_cluster_fallbacks"] = scorer.gp_fallbacks
-    out["seconds"] = round(time.perf_counter() - start, 1)
     return out
