@@ -430,7 +430,7 @@ def test_wup_fast_paths_equal_the_search_on_random_word_lists():
     # One side a single token (the closed form), both sides one token, and longer
     # lists on both sides, all bit for bit against the plain evaluation.
     rng = random.Random(11)
-    from protoqa_metric import similarity as sim_module
+    from protoqa_core import similarity as sim_module
 
     for trial in range(400):
         sizes = rng.choice([(1, 1), (1, 2), (2, 1), (1, 5), (6, 1), (2, 3), (3, 2)])
