@@ -21,7 +21,7 @@ from protoqa_core.readers import DataFormatError, Question, read_targets
 
 from .sources import SOURCES, source_path
 
-__all__ = ["question_to_row", "read_rows", "load_questions"]
+__all__ = ["question_to_row", "read_rows", "load_questions", "questions_file", "read_questions"]
 
 PathLike = Union[str, os.PathLike]
 
@@ -105,6 +105,29 @@ def load_questions(dataset: str, split: str, data_dir: Optional[str] = None, ver
     >>> len(questions), questions[0].id  # doctest: +SKIP
     (46, 'r4q1')
     """
+    path, origin = questions_file(dataset, split, data_dir, verify)
+    return read_questions(path, dataset, split), origin
+
+
+def questions_file(dataset: str, split: str, data_dir: Optional[str] = None, verify: bool = True
+                   ) -> tuple[Path, str]:
+    """Where the questions of a config and split are (see :func:`load_questions`) and where they came from.
+
+    ``origin`` is the absolute path of a local file, else the URL it was downloaded from.
+
+    >>> questions_file("cfc", "test", "../shared/data")[1].endswith("test.targets.jsonl")  # doctest: +SKIP
+    True
+    """
     path, origin = source_path(dataset, split, data_dir, verify=verify)
-    read_rows(path, has_answers=SOURCES[dataset][split].has_answers)  # checks each row as the dataset builder does
-    return list(read_targets(path).values()), origin
+    # A relative path would point elsewhere when the answers file is scored from another folder.
+    return path, (str(Path(origin).resolve()) if origin == str(path) else origin)
+
+
+def read_questions(path: Path, dataset: str, split: str) -> list[Question]:
+    """The questions of a config's split read from ``path``, each row checked as the dataset builder does.
+
+    >>> len(read_questions(Path("../shared/data/cfc/test.targets.jsonl"), "cfc", "test"))  # doctest: +SKIP
+    46
+    """
+    read_rows(path, has_answers=SOURCES[dataset][split].has_answers)
+    return list(read_targets(path).values())
