@@ -228,7 +228,7 @@ def test_cli_library_and_evaluate_module_agree(tiny, tmp_path):
     evaluate = pytest.importorskip("evaluate")
     import protoqa_metric
 
-    module = evaluate.load(protoqa_metric.evaluate_module_path("protoqa"), "roberta")
+    module = evaluate.load(protoqa_metric.evaluate_module_path(), "roberta")
     questions = read_targets(targets)
     result = module.compute(
         predictions=[list(v) for v in json.loads(predictions.read_text()).values()],
