@@ -297,7 +297,7 @@ def test_hub_folder_force_replaces_planted_links_and_refuses_the_placeholder_req
     assert again.returncode == 0, again.stderr
     assert victim.read_text(encoding="utf-8") == "victim\n"
     assert not (tmp_path / "protoqa" / "app.py").is_symlink()
-    assert "demo.launch()" in (tmp_path / "protoqa" / "app.py").read_text(encoding="utf-8")
+    assert "demo.launch(" in (tmp_path / "protoqa" / "app.py").read_text(encoding="utf-8")
 
     requirements = (tmp_path / "protoqa" / "requirements.txt").read_bytes()
     line = one_error_line(run([*hub, "protoqa", "--force", "--requirement",

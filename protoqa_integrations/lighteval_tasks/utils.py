@@ -97,10 +97,12 @@ TASKS: Mapping[str, TaskSpec] = {
 METRIC_NAMES: tuple[str, ...] = (
     *(f"{similarity}_{metric.name}" for similarity in SIMILARITIES for metric in PAPER_METRICS),
     "probeval_kl",
+    "collapsed",
 )
-"""The names :func:`score_samples` returns, those of the lm-evaluation-harness tasks."""
+"""The names :func:`score_samples` returns, those of the lm-evaluation-harness tasks; ``collapsed`` is 1
+for a question whose samples collapsed to one answer (its mean: the share of such questions)."""
 
-HIGHER_IS_BETTER: Mapping[str, bool] = {name: name != "probeval_kl" for name in METRIC_NAMES}
+HIGHER_IS_BETTER: Mapping[str, bool] = {name: name not in ("probeval_kl", "collapsed") for name in METRIC_NAMES}
 
 
 def _parquet_name(split: str) -> str:
@@ -191,4 +193,8 @@ def score_samples(row: Mapping[str, Any], texts: Sequence[str]) -> dict[str, flo
     >>> score_samples(row, ["cat", "cat", "dog"])["wordnet_max_answers@1"]
     0.0
     """
-    return process_results(dict(row), [clean_samples(texts)])
+    scores = process_results(dict(row), [clean_samples(texts)])
+    # The harness keeps the question id beside the flag to name collapsed questions in its
+    # warning; lighteval averages plain numbers.
+    scores["collapsed"] = float(scores["collapsed"][1])
+    return scores
