@@ -101,8 +101,8 @@ def protoqa_metric(num_samples: int) -> SampleLevelMetricGrouping:
     """The scores of :data:`~protoqa_integrations.lighteval_tasks.utils.METRIC_NAMES` over ``num_samples`` samples.
 
     >>> metric = protoqa_metric(100)
-    >>> metric.metric_name[-1], metric.higher_is_better["probeval_kl"], metric.sample_level_fn.num_samples()
-    ('probeval_kl', False, 100)
+    >>> metric.metric_name[-2:], metric.higher_is_better["probeval_kl"], metric.sample_level_fn.num_samples()
+    (['probeval_kl', 'collapsed'], False, 100)
     """
     return SampleLevelMetricGrouping(
         metric_name=list(METRIC_NAMES),
