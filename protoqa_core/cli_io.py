@@ -14,8 +14,9 @@ import os
 import stat
 import sys
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Iterator, Optional
 
 __all__ = [
     "OutputFileError",
@@ -198,23 +199,12 @@ def write_output_file(path: Path, write: Callable[[Any], None], *, newline: Opti
     >>> write_output_file(p, lambda fh: fh.write("ok\\n")); p.read_text()
     'ok\\n'
     """
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:100]}.", suffix=".tmp")
     try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        with os.fdopen(fd, "w", encoding="utf-8", newline=newline) as fh:
-            write(fh)
-        os.replace(tmp, path)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise OutputFileError(f"{path}: cannot write: {_reason(exc)}") from None
+        with _replacing(path) as (fd, _):
+            with os.fdopen(fd, "w", encoding="utf-8", newline=newline) as fh:
+                write(fh)
     except UnicodeEncodeError as exc:
-        Path(tmp).unlink(missing_ok=True)
         raise OutputFileError(f"{path}: cannot write a string that is not valid Unicode ({exc.reason})") from None
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def replace_file(path: Path, fill: Callable[[Path], None]) -> None:
@@ -229,13 +219,24 @@ def replace_file(path: Path, fill: Callable[[Path], None]) -> None:
     >>> replace_file(p, lambda tmp: tmp.write_bytes(b"ok")); p.read_bytes()
     b'ok'
     """
+    with _replacing(path) as (fd, tmp):
+        os.close(fd)
+        fill(tmp)
+
+
+@contextmanager
+def _replacing(path: Path) -> Iterator[tuple[int, Path]]:
+    """A new temporary file beside ``path`` (its descriptor and name), which replaces ``path`` when the block ends.
+
+    The file is created exclusively under a unique name with the usual permissions; on any
+    failure it is removed and ``path`` is left as it was (an OSError becomes an OutputFileError).
+    """
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:100]}.", suffix=".tmp")
-    os.close(fd)
     try:
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
-        fill(Path(tmp))
+        yield fd, Path(tmp)
         os.replace(tmp, path)
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)
