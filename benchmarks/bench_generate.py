@@ -57,16 +57,22 @@ def build_model_and_tokenizer(seed: int = 0):
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
 
-    from protoqa_metric import read_targets
     from protoqa_integrations.prompts import question_to_prompt
+    from protoqa_metric import read_targets
 
     texts = [question_to_prompt(q.question) for q in read_targets(DEV).values()]
     backend = Tokenizer(models.BPE())
     backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     backend.decoder = decoders.ByteLevel()
-    backend.train_from_iterator(texts, trainer=trainers.BpeTrainer(
-        vocab_size=2000, special_tokens=["<|endoftext|>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False))
+    backend.train_from_iterator(
+        texts,
+        trainer=trainers.BpeTrainer(
+            vocab_size=2000,
+            special_tokens=["<|endoftext|>"],
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+            show_progress=False,
+        ),
+    )
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, eos_token="<|endoftext|>")
     torch.manual_seed(seed)
     eos = tokenizer.eos_token_id
@@ -83,8 +89,16 @@ def baseline(model, tokenizer, prompts, samples_per_prompt: int) -> tuple[int, f
     for prompt in prompts:
         ids = tokenizer(prompt, return_tensors="pt")["input_ids"]
         for _ in range(samples_per_prompt):
-            model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), do_sample=True, top_p=0.9,
-                           temperature=0.69, top_k=0, max_new_tokens=10, pad_token_id=tokenizer.eos_token_id)
+            model.generate(
+                input_ids=ids,
+                attention_mask=torch.ones_like(ids),
+                do_sample=True,
+                top_p=0.9,
+                temperature=0.69,
+                top_k=0,
+                max_new_tokens=10,
+                pad_token_id=tokenizer.eos_token_id,
+            )
             done += 1
     return done, time.perf_counter() - start
 
@@ -121,8 +135,17 @@ def save_tiny(folder: Path, tokenizer) -> tuple[Any, Path]:
 
     torch.manual_seed(0)
     eos = tokenizer.eos_token_id
-    model = GPT2LMHeadModel(GPT2Config(vocab_size=len(tokenizer), n_layer=2, n_embd=128, n_head=4, n_positions=256,
-                                       bos_token_id=eos, eos_token_id=eos))
+    model = GPT2LMHeadModel(
+        GPT2Config(
+            vocab_size=len(tokenizer),
+            n_layer=2,
+            n_embd=128,
+            n_head=4,
+            n_positions=256,
+            bos_token_id=eos,
+            eos_token_id=eos,
+        )
+    )
     model.eval()
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
@@ -131,8 +154,13 @@ def save_tiny(folder: Path, tokenizer) -> tuple[Any, Path]:
 
 def vllm_rate(python: str, folder: Path, prompts: list[str], count: int) -> tuple[int, float]:
     env = dict(os.environ, PYTHONPATH=str(REPO), VLLM_LOGGING_LEVEL="ERROR", HF_HUB_OFFLINE="1")
-    result = subprocess.run([python, "-c", VLLM_WORKER, str(folder), str(count), json.dumps(prompts)],
-                            env=env, capture_output=True, text=True, timeout=1800)
+    result = subprocess.run(
+        [python, "-c", VLLM_WORKER, str(folder), str(count), json.dumps(prompts)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     if result.returncode != 0:
         raise SystemExit(f"vllm worker failed: {result.stderr.strip().splitlines()[-1:]}")
     found = json.loads(result.stdout.strip().splitlines()[-1])
@@ -146,10 +174,27 @@ def start_server(python: str, folder: Path) -> tuple[Any, str]:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     env = dict(os.environ, VLLM_LOGGING_LEVEL="ERROR", HF_HUB_OFFLINE="1")
-    process = subprocess.Popen([python, "-m", "vllm.entrypoints.openai.api_server", "--model", str(folder),
-                                "--host", "127.0.0.1", "--port", str(port), "--gpu-memory-utilization", "0.15",
-                                "--served-model-name", "tiny", "--enforce-eager"], env=env, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [
+            python,
+            "-m",
+            "vllm.entrypoints.openai.api_server",
+            "--model",
+            str(folder),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--gpu-memory-utilization",
+            "0.15",
+            "--served-model-name",
+            "tiny",
+            "--enforce-eager",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}/v1"
     deadline = time.monotonic() + 1200
     while time.monotonic() < deadline and process.poll() is None:
@@ -186,9 +231,11 @@ def engines_main(args: argparse.Namespace) -> int:
     python = args.vllm_python or str(REPO / ".venv-vllm" / "bin" / "python")
     with tempfile.TemporaryDirectory() as tmp:
         model, folder = save_tiny(Path(tmp) / "tiny", tokenizer)
-        print(f"model: GPT-2, 2 layers, 128 wide, 4 heads, random weights; {len(prompts)} dev prompts; "
-              f"{torch.get_num_threads()} torch threads; {args.batched_samples} samples per prompt "
-              f"({args.baseline_samples} for the plain loop)")
+        print(
+            f"model: GPT-2, 2 layers, 128 wide, 4 heads, random weights; {len(prompts)} dev prompts; "
+            f"{torch.get_num_threads()} torch threads; {args.batched_samples} samples per prompt "
+            f"({args.baseline_samples} for the plain loop)"
+        )
         batched(model, tokenizer, prompts[:1], 4, args.batch_size)
         rates = {}
         n, seconds = baseline(model, tokenizer, prompts, args.baseline_samples)
@@ -205,8 +252,10 @@ def engines_main(args: argparse.Namespace) -> int:
     print()
     for name, (n, seconds) in rates.items():
         rate = n / seconds
-        print(f"{name:32s}: {n:6d} samples in {seconds:7.2f} s = {rate:8.2f} samples/s, "
-              f"{rate / plain:6.2f}x the plain loop")
+        print(
+            f"{name:32s}: {n:6d} samples in {seconds:7.2f} s = {rate:8.2f} samples/s, "
+            f"{rate / plain:6.2f}x the plain loop"
+        )
     return 0
 
 
@@ -231,8 +280,10 @@ def main() -> int:
         return engines_main(args)
     model, tokenizer, prompts = build_model_and_tokenizer()
     prompts = prompts[: args.questions]
-    print(f"model: gpt2-small config, random weights, {sum(p.numel() for p in model.parameters()) / 1e6:.0f}M "
-          f"parameters; {len(prompts)} dev prompts; {args.threads} torch threads; batch size {args.batch_size}")
+    print(
+        f"model: gpt2-small config, random weights, {sum(p.numel() for p in model.parameters()) / 1e6:.0f}M "
+        f"parameters; {len(prompts)} dev prompts; {args.threads} torch threads; batch size {args.batch_size}"
+    )
     batched(model, tokenizer, prompts[:1], 4, args.batch_size)  # warm-up (stop table, allocator)
     baseline(model, tokenizer, prompts[:1], 1)
     totals = {"baseline": [0, 0.0], "batched": [0, 0.0]}
@@ -250,8 +301,10 @@ def main() -> int:
     print(f"batched sampler           : {rates['batched']:8.2f} samples/s")
     print(f"ratio                     : {rates['batched'] / rates['baseline']:8.2f}x")
     total = DEV_QUESTIONS * PROTOQA_SAMPLES
-    print(f"ProtoQA dev protocol ({DEV_QUESTIONS} x {PROTOQA_SAMPLES} = {total} samples), extrapolated: "
-          f"{total / rates['batched'] / 60:.1f} min batched, {total / rates['baseline'] / 60:.1f} min plain loop")
+    print(
+        f"ProtoQA dev protocol ({DEV_QUESTIONS} x {PROTOQA_SAMPLES} = {total} samples), extrapolated: "
+        f"{total / rates['batched'] / 60:.1f} min batched, {total / rates['baseline'] / 60:.1f} min plain loop"
+    )
     if torch.cuda.is_available():
         print("a GPU is visible; rerun with the model moved to it for the GPU figure")
     return 0

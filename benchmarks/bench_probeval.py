@@ -45,9 +45,21 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 def whole_process(targets: Path, samples: Path) -> None:
     start = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "cfc_probeval", str(targets), str(samples), "--clustering", "hac",
-         "--ignore-unknown", "--json", "--quiet"],
-        capture_output=True, text=True, cwd=REPO,
+        [
+            sys.executable,
+            "-m",
+            "cfc_probeval",
+            str(targets),
+            str(samples),
+            "--clustering",
+            "hac",
+            "--ignore-unknown",
+            "--json",
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
     )
     wall = time.perf_counter() - start
     if done.returncode != 0:
@@ -64,12 +76,13 @@ def whole_process(targets: Path, samples: Path) -> None:
 
 def stages(targets_path: Path, samples_path: Path) -> None:
     start = time.perf_counter()
+    import warnings
+
     import cfc_probeval.matching as matching_module
     from cfc_probeval import ProbEval, read_ground_truth, read_samples
     from cfc_probeval.embedders import _load_sentence_transformer
     from cfc_probeval.inputs import drop_unknown_ids
     from cfc_probeval.probeval import normalized_sample_counts
-    import warnings
 
     t_import = time.perf_counter() - start
 
@@ -105,8 +118,10 @@ def stages(targets_path: Path, samples_path: Path) -> None:
     matching_module.wordnet_similarity = counting_similarity
 
     start = time.perf_counter()
-    pe._embed_in_advance(list(targets.values()),  # as evaluate() does
-                         [normalized_sample_counts(samples.get(qid, {})) for qid in targets])
+    pe._embed_in_advance(
+        list(targets.values()),  # as evaluate() does
+        [normalized_sample_counts(samples.get(qid, {})) for qid in targets],
+    )
     t_embed = time.perf_counter() - start
 
     start = time.perf_counter()
@@ -123,15 +138,23 @@ def stages(targets_path: Path, samples_path: Path) -> None:
     kl = sum(r.kl for r in results.values()) / len(results)
     print("2. stages in this process")
     print(f"   imports                      {t_import:8.2f} s")
-    print(f"   read targets and samples     {t_read:8.2f} s   {len(targets)} questions, "
-          f"{sum(sum(s.values()) for s in samples.values())} samples ({distinct_samples} distinct after normalizing)")
+    print(
+        f"   read targets and samples     {t_read:8.2f} s   {len(targets)} questions, "
+        f"{sum(sum(s.values()) for s in samples.values())} samples ({distinct_samples} distinct after normalizing)"
+    )
     print(f"   load all-MiniLM-L6-v2        {t_load:8.2f} s")
-    print(f"   embed ground-truth answers   {t_embed:8.2f} s   {len(encoded)} strings encoded, "
-          f"{len(set(encoded))} distinct, {len(answers)} distinct answers")
-    print(f"   HAC clustering               {t_cluster:8.2f} s   "
-          f"{sum(len(c) for c in clusters.values())} clusters (human: {sum(len(t.clusters) for t in targets.values())})")
-    print(f"   WordNet matching + KL        {t_match:8.2f} s   {len(wordnet_calls)} similarities computed, "
-          f"{len(set(wordnet_calls))} distinct pairs")
+    print(
+        f"   embed ground-truth answers   {t_embed:8.2f} s   {len(encoded)} strings encoded, "
+        f"{len(set(encoded))} distinct, {len(answers)} distinct answers"
+    )
+    print(
+        f"   HAC clustering               {t_cluster:8.2f} s   "
+        f"{sum(len(c) for c in clusters.values())} clusters (human: {sum(len(t.clusters) for t in targets.values())})"
+    )
+    print(
+        f"   WordNet matching + KL        {t_match:8.2f} s   {len(wordnet_calls)} similarities computed, "
+        f"{len(set(wordnet_calls))} distinct pairs"
+    )
     print(f"   each string embedded once:   {len(encoded) == len(set(encoded)) == len(answers)}")
     print(f"   each pair scored once:       {len(wordnet_calls) == len(set(wordnet_calls))}")
     print(f"   KL                           {kl:.4f}")

@@ -54,10 +54,38 @@ from typing import Any, Optional
 REPO = Path(__file__).resolve().parents[1]
 SETTINGS = {
     "human": ("clustered", ["--clustering", "human", "--matching", "wordnet"]),
-    "gmeans": ("raw", ["--clustering", "gmeans", "--k-init", "4", "--k-max", "20", "--alpha", "0.0001",
-                       "--embedder", "minilm", "--matching", "wordnet"]),
-    "hac": ("raw", ["--clustering", "hac", "--linkage", "complete", "--distance-threshold", "0.3",
-                    "--embedder", "minilm", "--matching", "wordnet"]),
+    "gmeans": (
+        "raw",
+        [
+            "--clustering",
+            "gmeans",
+            "--k-init",
+            "4",
+            "--k-max",
+            "20",
+            "--alpha",
+            "0.0001",
+            "--embedder",
+            "minilm",
+            "--matching",
+            "wordnet",
+        ],
+    ),
+    "hac": (
+        "raw",
+        [
+            "--clustering",
+            "hac",
+            "--linkage",
+            "complete",
+            "--distance-threshold",
+            "0.3",
+            "--embedder",
+            "minilm",
+            "--matching",
+            "wordnet",
+        ],
+    ),
 }
 
 
@@ -86,10 +114,13 @@ def synthetic_cfc(num_questions: int, data_dir: Path, seed: int = 0) -> tuple[li
         for a in borrowed:
             raw[a] = rng.randint(1, 3)
         clusters[f"{qid}.x"] = {"count": sum(raw[a] for a in borrowed), "answers": borrowed}
-        targets.append({"metadata": {"id": qid, "source": "synthetic"},
-                        "question": {"original": base["question"]["original"],
-                                     "normalized": base["question"]["normalized"]},
-                        "answers": {"raw": raw, "clusters": clusters}})
+        targets.append(
+            {
+                "metadata": {"id": qid, "source": "synthetic"},
+                "question": {"original": base["question"]["original"], "normalized": base["question"]["normalized"]},
+                "answers": {"raw": raw, "clusters": clusters},
+            }
+        )
         own = gpt2[base["metadata"]["id"]]
         samples[qid] = [rng.choice(own) for _ in range(90)] + [rng.choice(every_sample) for _ in range(10)]
     return targets, samples
@@ -98,8 +129,11 @@ def synthetic_cfc(num_questions: int, data_dir: Path, seed: int = 0) -> tuple[li
 def write_inputs(folder: Path, targets: list[dict], samples: dict[str, list[str]]) -> dict[str, Path]:
     """Targets with clusters, the same with raw answers only, and samples: their paths by kind."""
     n = len(targets)
-    paths = {"clustered": folder / f"targets.{n}.jsonl", "raw": folder / f"targets.raw.{n}.jsonl",
-             "samples": folder / f"samples.{n}.json"}
+    paths = {
+        "clustered": folder / f"targets.{n}.jsonl",
+        "raw": folder / f"targets.raw.{n}.jsonl",
+        "samples": folder / f"samples.{n}.json",
+    }
     with paths["clustered"].open("w", encoding="utf-8") as fh, paths["raw"].open("w", encoding="utf-8") as raw:
         for row in targets:
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
@@ -116,8 +150,9 @@ def run_setting(code: Path, paths: dict[str, Path], name: str, timeout: float):
     return run_probeval(code, paths[kind], paths["samples"], options, timeout)
 
 
-def run_probeval(code: Path, targets: Path, samples: Path, extra: list[str],
-                 timeout: float) -> tuple[Optional[dict], float, float, float]:
+def run_probeval(
+    code: Path, targets: Path, samples: Path, extra: list[str], timeout: float
+) -> tuple[Optional[dict], float, float, float]:
     """(JSON result or None on timeout, wall seconds, CPU seconds, peak RSS in MB) of one fresh ``probeval``."""
     env = {**os.environ, "PYTHONPATH": str(code), "HF_HUB_OFFLINE": "1"}
     command = [sys.executable, "-m", "cfc_probeval", str(targets), str(samples), "--json", "--quiet", *extra]
@@ -152,16 +187,19 @@ def extract_revision(ref: str, folder: Path) -> Path:
     return target
 
 
-def figure(label: str, result: Optional[dict], wall: float, cpu: float, rss: float, num_questions: int,
-           load: float) -> None:
+def figure(
+    label: str, result: Optional[dict], wall: float, cpu: float, rss: float, num_questions: int, load: float
+) -> None:
     head = f"   {label:<30} load {load:4.1f}   wall {wall:7.1f} s   CPU {cpu:7.1f} s   peak RSS {rss:6.0f} MB"
     if result is None:
         print(f"{head}   killed (timeout)")
         return
     stats = result.get("stats", {})
-    print(f"{head}   {1000 * wall / num_questions:6.2f} s and {1000 * cpu / num_questions:6.2f} s CPU per 1k "
-          f"questions   KL {result['kl']:.6f}   embedded {stats.get('strings_embedded', 0)}   "
-          f"WordNet pairs {stats.get('wordnet_pairs_scored', 0)}")
+    print(
+        f"{head}   {1000 * wall / num_questions:6.2f} s and {1000 * cpu / num_questions:6.2f} s CPU per 1k "
+        f"questions   KL {result['kl']:.6f}   embedded {stats.get('strings_embedded', 0)}   "
+        f"WordNet pairs {stats.get('wordnet_pairs_scored', 0)}"
+    )
 
 
 def measured(label: str, code: Path, paths: dict[str, Path], name: str, n: int, timeout: float) -> Optional[dict]:
@@ -178,14 +216,17 @@ def compare_real(code: Path, baseline: Path, data_dir: Path, settings: list[str]
             args = ["--ignore-unknown", *SETTINGS[name][1]]
             new = run_probeval(code, targets, data_dir / "cfc" / samples_name, args, timeout)[0]
             old = run_probeval(baseline, targets, data_dir / "cfc" / samples_name, args, timeout)[0]
-            print(f"   {samples_name:<38} {name:<7} before {old['kl']!r:<20} after {new['kl']!r:<20} "
-                  f"identical per question: {identical(old, new)}")
+            print(
+                f"   {samples_name:<38} {name:<7} before {old['kl']!r:<20} after {new['kl']!r:<20} "
+                f"identical per question: {identical(old, new)}"
+            )
 
 
 def identical(old: dict, new: dict) -> bool:
     """Whether two results have the same questions with bit-identical KL each."""
     return old["per_question"].keys() == new["per_question"].keys() and all(
-        float(old["per_question"][q]).hex() == float(new["per_question"][q]).hex() for q in old["per_question"])
+        float(old["per_question"][q]).hex() == float(new["per_question"][q]).hex() for q in old["per_question"]
+    )
 
 
 def main() -> None:
@@ -206,8 +247,10 @@ def main() -> None:
     if unknown:
         raise SystemExit(f"unknown setting(s) {', '.join(unknown)}; choose from {', '.join(SETTINGS)}")
     print("ProbEval scale benchmark: synthetic questions from CFC dev x 100 samples each")
-    print(f"machine: {os.cpu_count()} CPUs, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
-          "(figures are noisy: compare rows of the same run; CPU time is the process's own user + system time)")
+    print(
+        f"machine: {os.cpu_count()} CPUs, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
+        "(figures are noisy: compare rows of the same run; CPU time is the process's own user + system time)"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         baseline = extract_revision(args.baseline_ref, folder) if args.baseline_ref else None

@@ -43,8 +43,9 @@ REPO = Path(__file__).resolve().parents[1]
 def run(cmd: list[str], env: Optional[dict] = None, cwd: Optional[Path] = None) -> tuple[float, float, int]:
     """CPU seconds (user + sys), peak resident MB and exit status of one whole process (with the
     children it waited for: Linux adds them to what ``wait4`` reports)."""
-    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        cmd, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     err = proc.stderr.read().decode("utf-8", "replace") if proc.stderr else ""
@@ -66,8 +67,11 @@ def py(code: str) -> list[str]:
 
 
 def cli(module: str, *args: str) -> list[str]:
-    return [sys.executable, "-c", f"import sys; from {module} import main; sys.argv[0] = 'x'; "
-            f"sys.exit(main({list(args)!r}))"]
+    return [
+        sys.executable,
+        "-c",
+        f"import sys; from {module} import main; sys.argv[0] = 'x'; sys.exit(main({list(args)!r}))",
+    ]
 
 
 def compare(label: str, contenders: dict[str, tuple[list[str], dict]], rounds: int) -> dict[str, float]:
@@ -93,8 +97,9 @@ def ratio_line(label: str, best: dict[str, float], ours: str = "ours") -> None:
 
 def scraped_inputs(data: Path, folder: Path) -> list[tuple[int, Path, Path]]:
     """Targets and 10 answers a question for a quarter, half and all of the 980 scraped questions."""
-    records = [json.loads(line) for line in (data / "protoqa" / "dev.scraped.jsonl").open(encoding="utf-8")
-               if line.strip()]
+    records = [
+        json.loads(line) for line in (data / "protoqa" / "dev.scraped.jsonl").open(encoding="utf-8") if line.strip()
+    ]
     rng = random.Random(22)
     pool = [a for r in records for c in r["answers"]["clusters"].values() for a in c["answers"]]
     predictions = {}
@@ -106,8 +111,9 @@ def scraped_inputs(data: Path, folder: Path) -> list[tuple[int, Path, Path]]:
     for n in (len(records) // 4, len(records) // 2, len(records)):
         t, p = folder / f"scraped{n}.jsonl", folder / f"scraped{n}.predictions.json"
         t.write_text("".join(json.dumps(r) + "\n" for r in records[:n]), encoding="utf-8")
-        p.write_text(json.dumps({r["metadata"]["id"]: predictions[r["metadata"]["id"]] for r in records[:n]}),
-                     encoding="utf-8")
+        p.write_text(
+            json.dumps({r["metadata"]["id"]: predictions[r["metadata"]["id"]] for r in records[:n]}), encoding="utf-8"
+        )
         out.append((n, t, p))
     return out
 
@@ -117,19 +123,24 @@ def main() -> None:
     parser.add_argument("--data-dir", type=Path, default=REPO.parent / "shared" / "data")
     parser.add_argument("--reference-python", type=Path)
     parser.add_argument("--reference-src", type=Path)
-    parser.add_argument("--reference-nltk-data", type=Path,
-                        help="an NLTK data folder with wordnet, stopwords and punkt_tab for the reference "
-                             "(default: $NLTK_DATA)")
+    parser.add_argument(
+        "--reference-nltk-data",
+        type=Path,
+        help="an NLTK data folder with wordnet, stopwords and punkt_tab for the reference (default: $NLTK_DATA)",
+    )
     parser.add_argument("--before-src", type=Path, help="an earlier checkout of this project")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--reference-wordnet-rounds", type=int, default=1)
-    parser.add_argument("--only", action="append",
-                        choices=("imports", "exact", "wordnet", "scraped", "cold", "probeval"))
+    parser.add_argument(
+        "--only", action="append", choices=("imports", "exact", "wordnet", "scraped", "cold", "probeval")
+    )
     args = parser.parse_args()
     parts = set(args.only or ("imports", "exact", "wordnet", "scraped", "cold", "probeval"))
     data = args.data_dir
-    print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} CPUs, Python "
-          f"{sys.version.split()[0]}, {load()}")
+    print(
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} CPUs, Python "
+        f"{sys.version.split()[0]}, {load()}"
+    )
     versions = {"ours": REPO}
     if args.before_src:
         versions["before"] = args.before_src
@@ -140,14 +151,19 @@ def main() -> None:
         folder = Path(tmp)
         if "imports" in parts:
             print("\nimports and --help (CPU of the whole process; `python -c pass` is the floor):")
-            for label, code in (("python -c pass", None), ("import protoqa_metric", "import protoqa_metric"),
-                                ("import cfc_probeval", "import cfc_probeval")):
+            for label, code in (
+                ("python -c pass", None),
+                ("import protoqa_metric", "import protoqa_metric"),
+                ("import cfc_probeval", "import cfc_probeval"),
+            ):
                 contenders = {name: (py(code or "pass"), ours_env(src)) for name, src in versions.items()}
                 if code is None:
                     contenders = {"python": (py("pass"), ours_env(REPO))}
                 ratio_line(label, compare(label, contenders, args.rounds))
-            for label, module in (("protoqa-eval --help", "protoqa_integrations.cli"),
-                                  ("probeval --help", "cfc_probeval.cli")):
+            for label, module in (
+                ("protoqa-eval --help", "protoqa_integrations.cli"),
+                ("probeval --help", "cfc_probeval.cli"),
+            ):
                 contenders = {name: (cli(module, "--help"), ours_env(src)) for name, src in versions.items()}
                 ratio_line(label, compare(label, contenders, args.rounds))
 
@@ -162,14 +178,27 @@ def main() -> None:
             if part not in parts:
                 continue
             print(f"\ndev ({targets.name} x {preds.name}), --similarity {sim}, whole processes:")
-            contenders = {name: (cli("protoqa_integrations.cli", str(targets), str(preds), "--similarity", sim,
-                                     "--json"), ours_env(src)) for name, src in versions.items()}
+            contenders = {
+                name: (
+                    cli("protoqa_integrations.cli", str(targets), str(preds), "--similarity", sim, "--json"),
+                    ours_env(src),
+                )
+                for name, src in versions.items()
+            }
             best = compare(sim, contenders, args.rounds)
             if reference:
                 # its __main__ defines the click group without calling it; the console script does
-                ref_cmd = [str(args.reference_python), "-c", "import sys; from protoqa_evaluator.__main__ import main; "
-                           "sys.argv[0] = 'protoqa_evaluator'; main()", "evaluate", str(targets), str(reference[0]),
-                           "--similarity_function", sim]
+                ref_cmd = [
+                    str(args.reference_python),
+                    "-c",
+                    "import sys; from protoqa_evaluator.__main__ import main; "
+                    "sys.argv[0] = 'protoqa_evaluator'; main()",
+                    "evaluate",
+                    str(targets),
+                    str(reference[0]),
+                    "--similarity_function",
+                    sim,
+                ]
                 rounds = args.reference_wordnet_rounds if sim == "wordnet" else args.rounds
                 best.update(compare(sim, {"reference": (ref_cmd, reference[1])}, rounds))
                 best.update({k: min(v, best[k]) for k, v in compare(sim, contenders, 1).items()})
@@ -184,17 +213,22 @@ def main() -> None:
                     best = compare(f"{sim} {n}", {"ours": (cmd, ours_env(REPO))}, max(1, args.rounds - 1))
                     floor = best.get("ours", float("nan"))
                     costs.append((n, floor))
-                    print(f"  {sim}, {n} questions: {floor:.2f} s CPU, {1000 * floor / n:.2f} ms per question "
-                          f"({load()})")
+                    print(
+                        f"  {sim}, {n} questions: {floor:.2f} s CPU, {1000 * floor / n:.2f} ms per question ({load()})"
+                    )
                 (n0, c0), (n1, c1) = costs[0], costs[-1]
-                print(f"  {sim}: each further question costs {1000 * (c1 - c0) / (n1 - n0):.2f} ms "
-                      f"(from {n0} to {n1} questions; the rest is the process's fixed cost)")
+                print(
+                    f"  {sim}: each further question costs {1000 * (c1 - c0) / (n1 - n0):.2f} ms "
+                    f"(from {n0} to {n1} questions; the rest is the process's fixed cost)"
+                )
 
         if "cold" in parts:
             print("\nwordnet_wup on dev: first run on a fresh cache folder against a warm run:")
-            code = ("from protoqa_metric import ProtoQA, read_targets, read_predictions; "
-                    f"ProtoQA('wordnet_wup').evaluate(read_targets({str(targets)!r}), "
-                    f"read_predictions({str(preds)!r}))")
+            code = (
+                "from protoqa_metric import ProtoQA, read_targets, read_predictions; "
+                f"ProtoQA('wordnet_wup').evaluate(read_targets({str(targets)!r}), "
+                f"read_predictions({str(preds)!r}))"
+            )
             for r in range(args.rounds):
                 cache = folder / f"cache{r}"
                 first = run(py(code), ours_env(REPO, PROTOQA_CACHE_DIR=str(cache)))
@@ -202,23 +236,41 @@ def main() -> None:
                 while list(cache.glob("wordnet_tables/*.building")) and time.monotonic() - waited < 300:
                     time.sleep(0.5)  # the walk file is built in the background; let it finish
                 warm = run(py(code), ours_env(REPO, PROTOQA_CACHE_DIR=str(cache)))
-                print(f"  round {r + 1}: first {first[0]:.2f} s CPU, {first[1]:.0f} MB; warm {warm[0]:.2f} s CPU, "
-                      f"{warm[1]:.0f} MB; first/warm {first[0] / warm[0]:.2f}x ({load()})")
+                print(
+                    f"  round {r + 1}: first {first[0]:.2f} s CPU, {first[1]:.0f} MB; warm {warm[0]:.2f} s CPU, "
+                    f"{warm[1]:.0f} MB; first/warm {first[0] / warm[0]:.2f}x ({load()})"
+                )
             cache = folder / "cache-wait"
             wait = run(py(code), ours_env(REPO, PROTOQA_CACHE_DIR=str(cache), PROTOQA_WALK_FILE="wait"))
-            print(f"  the first run building the walk file before scoring (PROTOQA_WALK_FILE=wait): "
-                  f"{wait[0]:.2f} s CPU, {wait[1]:.0f} MB ({load()})")
-            build = run(py("from protoqa_core.wordnet_access import prepare_wordnet; prepare_wordnet()"),
-                        ours_env(REPO, PROTOQA_CACHE_DIR=str(folder / "cache-build")))
-            print(f"  building the walk file alone (what the detached child of a first run does, off its "
-                  f"critical path): {build[0]:.2f} s CPU, {build[1]:.0f} MB ({load()})")
+            print(
+                f"  the first run building the walk file before scoring (PROTOQA_WALK_FILE=wait): "
+                f"{wait[0]:.2f} s CPU, {wait[1]:.0f} MB ({load()})"
+            )
+            build = run(
+                py("from protoqa_core.wordnet_access import prepare_wordnet; prepare_wordnet()"),
+                ours_env(REPO, PROTOQA_CACHE_DIR=str(folder / "cache-build")),
+            )
+            print(
+                f"  building the walk file alone (what the detached child of a first run does, off its "
+                f"critical path): {build[0]:.2f} s CPU, {build[1]:.0f} MB ({load()})"
+            )
 
         if "probeval" in parts:
             cfc = data / "cfc"
             print("\nprobeval on CFC dev (human answers as samples), default settings:")
-            contenders = {name: (cli("cfc_probeval.cli", str(cfc / "dev.targets.jsonl"),
-                                     str(cfc / "dev.predictions.human.json"), "--ignore-unknown", "--json"),
-                                 ours_env(src)) for name, src in versions.items()}
+            contenders = {
+                name: (
+                    cli(
+                        "cfc_probeval.cli",
+                        str(cfc / "dev.targets.jsonl"),
+                        str(cfc / "dev.predictions.human.json"),
+                        "--ignore-unknown",
+                        "--json",
+                    ),
+                    ours_env(src),
+                )
+                for name, src in versions.items()
+            }
             ratio_line("probeval CFC dev", compare("probeval", contenders, args.rounds))
 
 

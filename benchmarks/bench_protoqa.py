@@ -51,13 +51,13 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))  # the plain-Python reference implementation of the SPEC
 
-from protoqa_metric import evaluate_predictions, read_predictions, read_targets  # noqa: E402
 from protoqa_core import similarity as sim_module  # noqa: E402
 from protoqa_core import text as text_module  # noqa: E402
 from protoqa_core import wordnet_access  # noqa: E402
-from protoqa_metric.metrics import STANDARD_METRICS  # noqa: E402
 from protoqa_core.readers import Cluster, Question  # noqa: E402
 from protoqa_core.similarity import SIMILARITIES, collect_approximations, get_similarity  # noqa: E402
+from protoqa_metric import evaluate_predictions, read_predictions, read_targets  # noqa: E402
+from protoqa_metric.metrics import STANDARD_METRICS  # noqa: E402
 from spec_reference import reference_question_score, reference_wordnet_similarity  # noqa: E402
 
 
@@ -86,18 +86,27 @@ def baseline(targets, predictions, qids) -> dict[str, float]:
         clusters = [(c.answers, c.count) for c in targets[qid].clusters]
         for m in STANDARD_METRICS:
             sums[m.name] += reference_question_score(
-                predictions.get(qid, []), clusters, reference_wordnet_similarity,
-                max_answers=m.max_answers, max_incorrect=m.max_incorrect, weighted=m.weighted, rounded=True,
+                predictions.get(qid, []),
+                clusters,
+                reference_wordnet_similarity,
+                max_answers=m.max_answers,
+                max_incorrect=m.max_incorrect,
+                weighted=m.weighted,
+                rounded=True,
             )
     return {k: v / len(qids) for k, v in sums.items()}
 
 
-SENTENCE_A = ("people usually brush their teeth take a hot shower get dressed eat a big breakfast drink "
-              "coffee check the news feed the dog lock the door grab keys wallet phone and kiss the family "
-              "goodbye before driving to the office downtown")
-SENTENCE_B = ("before work many folks shower brush teeth comb hair put on clothes make coffee read newspaper "
-              "walk dog pack lunch water plants turn off lights lock house start car and drive to the office "
-              "downtown every morning")
+SENTENCE_A = (
+    "people usually brush their teeth take a hot shower get dressed eat a big breakfast drink "
+    "coffee check the news feed the dog lock the door grab keys wallet phone and kiss the family "
+    "goodbye before driving to the office downtown"
+)
+SENTENCE_B = (
+    "before work many folks shower brush teeth comb hair put on clothes make coffee read newspaper "
+    "walk dog pack lunch water plants turn off lights lock house start car and drive to the office "
+    "downtown every morning"
+)
 
 
 def thirty_tokens(text: str) -> str:
@@ -108,10 +117,18 @@ def thirty_tokens(text: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
-    parser.add_argument("--baseline-questions", type=int, default=0,
-                        help="run the slow baseline on the first N questions only (0 = all)")
-    parser.add_argument("--only", choices=("wup", "lcs"), action="append",
-                        help="run only these parts (Wu-Palmer against WordNet; LCS at scale); repeatable")
+    parser.add_argument(
+        "--baseline-questions",
+        type=int,
+        default=0,
+        help="run the slow baseline on the first N questions only (0 = all)",
+    )
+    parser.add_argument(
+        "--only",
+        choices=("wup", "lcs"),
+        action="append",
+        help="run only these parts (Wu-Palmer against WordNet; LCS at scale); repeatable",
+    )
     args = parser.parse_args()
     data = Path(args.data_dir)
     targets_path = data / "protoqa" / "dev.crowdsourced.jsonl"
@@ -137,10 +154,14 @@ def main() -> None:
     start = time.perf_counter()
     ours = evaluate_predictions(targets, predictions, "wordnet")
     ours_seconds = time.perf_counter() - start
-    ours_on_base = ours.scores if base_qids == qids else {
-        m.name: math.fsum(ours.per_question[q][m.name].score for q in base_qids) / len(base_qids)
-        for m in STANDARD_METRICS
-    }
+    ours_on_base = (
+        ours.scores
+        if base_qids == qids
+        else {
+            m.name: math.fsum(ours.per_question[q][m.name].score for q in base_qids) / len(base_qids)
+            for m in STANDARD_METRICS
+        }
+    )
 
     # 1. Baseline.
     start = time.perf_counter()
@@ -149,32 +170,64 @@ def main() -> None:
     worst = max(abs(base[k] - ours_on_base[k]) for k in base)
     scale = len(qids) / len(base_qids)
     print(f"\nten metrics, WordNet similarity, {len(base_qids)} questions:")
-    print(f"  baseline (plain SPEC, no caching): {base_seconds:8.2f} s"
-          + (f"  (x{scale:.1f} for all questions: {base_seconds * scale:.1f} s)" if scale != 1 else ""))
+    print(
+        f"  baseline (plain SPEC, no caching): {base_seconds:8.2f} s"
+        + (f"  (x{scale:.1f} for all questions: {base_seconds * scale:.1f} s)" if scale != 1 else "")
+    )
     print(f"  ours (scoring, cold caches):       {ours_seconds:8.2f} s for all {len(qids)} questions")
     print(f"  speed-up: {base_seconds * scale / ours_seconds:.0f}x")
     print(f"  largest score difference from the baseline: {worst:.2e}")
 
     # 3. The whole command in a fresh process.
     exe = Path(sys.executable).parent / "protoqa-eval"
-    cmd = [str(exe) if exe.exists() else "protoqa-eval", str(targets_path), str(preds_path), "--similarity", "wordnet", "--json"]
+    cmd = [
+        str(exe) if exe.exists() else "protoqa-eval",
+        str(targets_path),
+        str(preds_path),
+        "--similarity",
+        "wordnet",
+        "--json",
+    ]
     start = time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, text=True)
     wall = time.perf_counter() - start
     peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     status = "ok" if done.returncode == 0 else f"FAILED: {done.stderr.strip()}"
-    print(f"\nwhole command ({' '.join(Path(c).name if i == 0 else c for i, c in enumerate(cmd[:1] + ['TARGETS', 'PREDICTIONS'] + cmd[3:]))}):")
+    print(
+        f"\nwhole command ({' '.join(Path(c).name if i == 0 else c for i, c in enumerate(cmd[:1] + ['TARGETS', 'PREDICTIONS'] + cmd[3:]))}):"
+    )
     print(f"  wall time {wall:.2f} s, peak memory {peak_mb:.0f} MB ({status})")
 
     # 4. One similarity between two 30-token strings.
     print("\none WordNet similarity between two 30-token strings (cold caches):")
     rng = random.Random(0)
-    vocab = ["dog", "cat", "hot", "car", "gum", "run", "shower", "house", "work", "home", "ice", "cream", "play", "age", "name"]
+    vocab = [
+        "dog",
+        "cat",
+        "hot",
+        "car",
+        "gum",
+        "run",
+        "shower",
+        "house",
+        "work",
+        "home",
+        "ice",
+        "cream",
+        "play",
+        "age",
+        "name",
+    ]
     cases = {
         "two ordinary sentences": (thirty_tokens(SENTENCE_A), thirty_tokens(SENTENCE_B)),
-        "sentence vs itself reversed": (thirty_tokens(SENTENCE_A), " ".join(reversed(thirty_tokens(SENTENCE_A).split()))),
-        "adversarial: 15-word vocabulary": (" ".join(rng.choice(vocab) for _ in range(30)),
-                                             " ".join(rng.choice(vocab) for _ in range(30))),
+        "sentence vs itself reversed": (
+            thirty_tokens(SENTENCE_A),
+            " ".join(reversed(thirty_tokens(SENTENCE_A).split())),
+        ),
+        "adversarial: 15-word vocabulary": (
+            " ".join(rng.choice(vocab) for _ in range(30)),
+            " ".join(rng.choice(vocab) for _ in range(30)),
+        ),
     }
     for name, (a, b) in cases.items():
         clear_caches()
@@ -186,7 +239,9 @@ def main() -> None:
     short_a, short_b = " ".join(a.split()[:6]), " ".join(b.split()[:6])
     start = time.perf_counter()
     value = reference_wordnet_similarity(short_a, short_b)
-    print(f"  for scale, brute force on 6 tokens each: {(time.perf_counter() - start) * 1000:.0f} ms (similarity {value:.4f})")
+    print(
+        f"  for scale, brute force on 6 tokens each: {(time.perf_counter() - start) * 1000:.0f} ms (similarity {value:.4f})"
+    )
     long_strings()
     wup_against_wordnet(targets, predictions, targets_path, preds_path)
     lcs_at_scale(targets, predictions)
@@ -237,29 +292,48 @@ def long_strings() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         t, p = Path(tmp) / "t.jsonl", Path(tmp) / "p.json"
         answer = cases["1 MB (250,000 tokens)"]
-        t.write_text(json.dumps({"metadata": {"id": "q1"}, "question": {"normalized": "name an animal"},
-                                 "answers": {"raw": {answer: 3, "bird": 1}, "clusters": {
-                                     "q1.0": {"count": 3, "answers": [answer]},
-                                     "q1.1": {"count": 1, "answers": ["bird"]}}}}) + "\n")
+        t.write_text(
+            json.dumps(
+                {
+                    "metadata": {"id": "q1"},
+                    "question": {"normalized": "name an animal"},
+                    "answers": {
+                        "raw": {answer: 3, "bird": 1},
+                        "clusters": {
+                            "q1.0": {"count": 3, "answers": [answer]},
+                            "q1.1": {"count": 1, "answers": ["bird"]},
+                        },
+                    },
+                }
+            )
+            + "\n"
+        )
         p.write_text(json.dumps({"q1": [PREDICTION_50, "dog", "bird"]}))
-        code = ("import resource, runpy, sys; sys.argv = ['protoqa-eval', %r, %r, '--similarity', "
-                "'wordnet,exact_match,lcs', '--json']\n"
-                "try:\n    runpy.run_module('protoqa_metric', run_name='__main__')\n"
-                "except SystemExit:\n    pass\n"
-                "print('PEAK', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)") % (str(t), str(p))
+        code = (
+            "import resource, runpy, sys; sys.argv = ['protoqa-eval', %r, %r, '--similarity', "
+            "'wordnet,exact_match,lcs', '--json']\n"
+            "try:\n    runpy.run_module('protoqa_metric', run_name='__main__')\n"
+            "except SystemExit:\n    pass\n"
+            "print('PEAK', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)"
+        ) % (str(t), str(p))
         start = time.perf_counter()
-        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                              env={**os.environ, "PYTHONPATH": str(REPO)})
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)}
+        )
         wall = time.perf_counter() - start
         peak = [line for line in done.stderr.splitlines() if line.startswith("PEAK")]
         peak_mb = int(peak[-1].split()[1]) / 1024 if peak else float("nan")
-        print(f"  whole protoqa-eval run, 1 MB answer, wordnet + exact_match + lcs: {wall:.2f} s, "
-              f"peak memory {peak_mb:.0f} MB")
+        print(
+            f"  whole protoqa-eval run, 1 MB answer, wordnet + exact_match + lcs: {wall:.2f} s, "
+            f"peak memory {peak_mb:.0f} MB"
+        )
 
 
 def wup_against_wordnet(targets, predictions, targets_path: Path, preds_path: Path, rounds: int = 3) -> None:
-    print("\nWu-Palmer against WordNet, same data, this process, alternating, each run from empty caches "
-          "and tables after a garbage collection:")
+    print(
+        "\nWu-Palmer against WordNet, same data, this process, alternating, each run from empty caches "
+        "and tables after a garbage collection:"
+    )
     start = time.perf_counter()
     if wordnet_access._walk_file() is None:  # built here on first use, outside the timed runs
         print("  (no walk file: the cache folder cannot be written; walks are computed in the process)")
@@ -271,8 +345,10 @@ def wup_against_wordnet(targets, predictions, targets_path: Path, preds_path: Pa
             start = time.perf_counter()
             evaluate_predictions(targets, predictions, name)
             times[name].append(time.perf_counter() - start)
-        print(f"  wordnet {times['wordnet'][-1]:.3f} s, wordnet_wup {times['wordnet_wup'][-1]:.3f} s "
-              f"(load average {os.getloadavg()[0]:.1f})")
+        print(
+            f"  wordnet {times['wordnet'][-1]:.3f} s, wordnet_wup {times['wordnet_wup'][-1]:.3f} s "
+            f"(load average {os.getloadavg()[0]:.1f})"
+        )
     wn, wup = min(times["wordnet"]), min(times["wordnet_wup"])
     print(f"  fastest of {rounds}: wordnet {wn:.3f} s, wordnet_wup {wup:.3f} s, ratio {wup / wn:.1f}x")
     # Without the walk file (a cache folder that cannot be written): walks computed here.
@@ -289,12 +365,20 @@ def wup_against_wordnet(targets, predictions, targets_path: Path, preds_path: Pa
         path = Path(folder) / "walks.bin"
         start = time.perf_counter()
         wordnet_access._build_walk_file(path)
-        print(f"  computing the walk file (once per WordNet installation, a child process): "
-              f"{time.perf_counter() - start:.1f} s, {path.stat().st_size / 1e6:.1f} MB")
+        print(
+            f"  computing the walk file (once per WordNet installation, a child process): "
+            f"{time.perf_counter() - start:.1f} s, {path.stat().st_size / 1e6:.1f} MB"
+        )
     exe = Path(sys.executable).parent / "protoqa-eval"
     for name in ("wordnet", "wordnet_wup"):
-        cmd = [str(exe) if exe.exists() else "protoqa-eval", str(targets_path), str(preds_path), "--similarity", name,
-               "--json"]
+        cmd = [
+            str(exe) if exe.exists() else "protoqa-eval",
+            str(targets_path),
+            str(preds_path),
+            "--similarity",
+            name,
+            "--json",
+        ]
         start = time.perf_counter()
         subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
         print(f"  whole command --similarity {name}: {time.perf_counter() - start:.2f} s")
@@ -302,8 +386,10 @@ def wup_against_wordnet(targets, predictions, targets_path: Path, preds_path: Pa
 
 def lcs_at_scale(targets, predictions) -> None:
     rng = random.Random(1)
-    pool = sorted({a for q in targets.values() for c in q.clusters for a in c.answers}
-                  | {a for answers in predictions.values() for a in answers})
+    pool = sorted(
+        {a for q in targets.values() for c in q.clusters for a in c.answers}
+        | {a for answers in predictions.values() for a in answers}
+    )
     many = {}
     for qid in targets:
         own = list(predictions.get(qid, []))
@@ -317,8 +403,10 @@ def lcs_at_scale(targets, predictions) -> None:
     baseline_sim = sim_module.Similarity("lcs_textbook", textbook_lcs_ratio, False, False, "textbook LCS")
     evaluate_predictions({q: targets[q] for q in sample}, {q: many[q] for q in sample}, baseline_sim)
     base = (time.perf_counter() - start) * len(targets) / len(sample)
-    print(f"  ours {ours:.2f} s ({'under' if ours < 10 else 'NOT under'} 10 s); textbook LCS (the previous code) "
-          f"{base:.1f} s, scaled from {len(sample)} questions (before: 148 s)")
+    print(
+        f"  ours {ours:.2f} s ({'under' if ours < 10 else 'NOT under'} 10 s); textbook LCS (the previous code) "
+        f"{base:.1f} s, scaled from {len(sample)} questions (before: 148 s)"
+    )
 
     rng = random.Random(2)
     letters = "abcdefghijklmnopqrstuvwxyz     "
@@ -330,8 +418,10 @@ def lcs_at_scale(targets, predictions) -> None:
     start = time.perf_counter()
     textbook_lcs_ratio(preds[0].lower()[:50].strip(), clusters[0].answers[0])
     base = (time.perf_counter() - start) * 10 * 100
-    print(f"10 predictions x 100 cluster strings of 10,000 characters, lcs: ours {ours:.2f} s; "
-          f"textbook LCS {base:.0f} s (scaled from one pair; before: over 60 s)")
+    print(
+        f"10 predictions x 100 cluster strings of 10,000 characters, lcs: ours {ours:.2f} s; "
+        f"textbook LCS {base:.0f} s (scaled from one pair; before: over 60 s)"
+    )
     for name in ("longest_common_substring", "jaro_winkler"):
         start = time.perf_counter()
         evaluate_predictions([Question("big", "", clusters)], {"big": preds}, name)

@@ -41,8 +41,11 @@ REPO = Path(__file__).resolve().parents[1]
 
 def write_inputs(folder: Path, data_dir: Path, num_questions: int) -> tuple[Path, Path]:
     """Targets JSONL and predictions JSONL of ``num_questions`` copies of the dev questions."""
-    dev = [json.loads(line) for line in (data_dir / "protoqa" / "dev.crowdsourced.jsonl").read_text(
-        encoding="utf-8").splitlines() if line.strip()]
+    dev = [
+        json.loads(line)
+        for line in (data_dir / "protoqa" / "dev.crowdsourced.jsonl").read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
     predictions = json.loads((data_dir / "protoqa" / "dev.predictions.gpt2finetuned.json").read_text(encoding="utf-8"))
     targets_path, predictions_path = folder / f"targets.{num_questions}.jsonl", folder / f"preds.{num_questions}.jsonl"
     with open(targets_path, "w", encoding="utf-8") as targets, open(predictions_path, "w", encoding="utf-8") as preds:
@@ -56,12 +59,24 @@ def write_inputs(folder: Path, data_dir: Path, num_questions: int) -> tuple[Path
     return targets_path, predictions_path
 
 
-def run_command(code: Path, targets: Path, predictions: Path, per_question: Path,
-                timeout: float) -> tuple[Optional[str], float, float, float]:
+def run_command(
+    code: Path, targets: Path, predictions: Path, per_question: Path, timeout: float
+) -> tuple[Optional[str], float, float, float]:
     """(stdout or None on timeout, wall seconds, CPU seconds, peak RSS in MB) of one fresh ``protoqa-eval``."""
     env = {**os.environ, "PYTHONPATH": str(code), "PROTOQA_MAX_INPUT_MB": "4096"}
-    command = [sys.executable, "-m", "protoqa_metric", str(targets), str(predictions), "--similarity", "exact_match",
-               "--json", "--per-question", str(per_question), "--force"]
+    command = [
+        sys.executable,
+        "-m",
+        "protoqa_metric",
+        str(targets),
+        str(predictions),
+        "--similarity",
+        "exact_match",
+        "--json",
+        "--per-question",
+        str(per_question),
+        "--force",
+    ]
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         process = subprocess.Popen(command, stdout=out, stderr=err, cwd=code, env=env)
@@ -93,17 +108,28 @@ def extract_revision(ref: str, folder: Path) -> Path:
     return target
 
 
-def measure(label: str, code: Path, inputs: tuple[Path, Path], per_question: Path, n: int, timeout: float,
-            smallest: Optional[tuple[int, float, float]]) -> tuple[Optional[str], float, float]:
+def measure(
+    label: str,
+    code: Path,
+    inputs: tuple[Path, Path],
+    per_question: Path,
+    n: int,
+    timeout: float,
+    smallest: Optional[tuple[int, float, float]],
+) -> tuple[Optional[str], float, float]:
     load = os.getloadavg()[0]
     out, wall, cpu, rss = run_command(code, *inputs, per_question, timeout)
-    line = (f"   {label:<12} n={n:>9,}  load {load:4.1f}  wall {wall:8.1f} s  CPU {cpu:8.1f} s  "
-            f"peak RSS {rss:7.0f} MB  {1e6 * cpu / n:7.1f} us CPU per question")
+    line = (
+        f"   {label:<12} n={n:>9,}  load {load:4.1f}  wall {wall:8.1f} s  CPU {cpu:8.1f} s  "
+        f"peak RSS {rss:7.0f} MB  {1e6 * cpu / n:7.1f} us CPU per question"
+    )
     if smallest is not None and n > smallest[0]:
         # Beyond the smallest run: what each further question costs, imports and start-up left out.
         extra = n - smallest[0]
-        line += (f"  ({1e6 * (cpu - smallest[1]) / extra:6.1f} us and {1024 * (rss - smallest[2]) / extra:5.2f} KB "
-                 "per further question)")
+        line += (
+            f"  ({1e6 * (cpu - smallest[1]) / extra:6.1f} us and {1024 * (rss - smallest[2]) / extra:5.2f} KB "
+            "per further question)"
+        )
     print(line + ("  KILLED (timeout)" if out is None else ""), flush=True)
     return out, cpu, rss
 
@@ -118,8 +144,10 @@ def main() -> None:
     args = parser.parse_args()
     sizes = sorted(int(s) for s in args.sizes.split(","))
     baseline_sizes = sorted(int(s) for s in args.baseline_sizes.split(",")) if args.baseline_ref else []
-    print(f"machine: {os.cpu_count()} CPUs, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}, "
-          f"Python {sys.version.split()[0]}")
+    print(
+        f"machine: {os.cpu_count()} CPUs, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}, "
+        f"Python {sys.version.split()[0]}"
+    )
     with tempfile.TemporaryDirectory(prefix="bench-protoqa-scale-") as tmp:
         folder = Path(tmp)
         baseline = extract_revision(args.baseline_ref, folder) if args.baseline_ref else None
@@ -128,7 +156,7 @@ def main() -> None:
             inputs = write_inputs(folder, Path(args.data_dir), n)
             print(f"{n:,} questions ({inputs[0].stat().st_size / 2**20:.0f} MB of targets):", flush=True)
             outputs = {}
-            runs = ([("baseline", baseline)] if baseline is not None and n in baseline_sizes else [])
+            runs = [("baseline", baseline)] if baseline is not None and n in baseline_sizes else []
             runs += [("this version", REPO)] if n in sizes else []
             for label, code in runs:
                 per_question = folder / f"per_question.{label.replace(' ', '_')}.jsonl"

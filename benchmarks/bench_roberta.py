@@ -35,8 +35,7 @@ from protoqa_core import data as data_location  # noqa: E402
 from protoqa_core.embedding import bundled_minilm_path  # noqa: E402
 from protoqa_metric import ProtoQA, get_wordnet, read_predictions, read_targets  # noqa: E402
 
-PAPER_TABLE3_ROBERTA = {"max_answers@1": 0.550, "max_answers@3": 0.607, "max_answers@5": 0.630,
-                        "max_answers@10": 0.712}
+PAPER_TABLE3_ROBERTA = {"max_answers@1": 0.550, "max_answers@3": 0.607, "max_answers@5": 0.630, "max_answers@10": 0.712}
 """The ProtoQA paper's Table 3, RoBERTa similarity, fine-tuned GPT-2 on dev (the Max Answers@k it gives)."""
 
 
@@ -68,13 +67,16 @@ def main() -> int:
     get_wordnet()
     print(f"ProtoQA dev, {len(targets)} questions, fine-tuned GPT-2 answers; encoder {encoder}")
     _timed("wordnet (baseline)", lambda: ProtoQA("wordnet", "paper").evaluate(targets, predictions))
-    first = _timed("roberta, first run (model load, encoding, fits)",
-                   lambda: (lambda pq: (pq, pq.evaluate(targets, predictions)))(ProtoQA("roberta", "paper",
-                                                                                          encoder=encoder)))
+    first = _timed(
+        "roberta, first run (model load, encoding, fits)",
+        lambda: (lambda pq: (pq, pq.evaluate(targets, predictions)))(ProtoQA("roberta", "paper", encoder=encoder)),
+    )
     protoqa, result = first
     _timed("roberta, same object again (cached)", lambda: protoqa.evaluate(targets, predictions))
-    again = _timed("roberta, fresh object (model loaded; encoding and fits)",
-                   lambda: ProtoQA("roberta", "paper", encoder=encoder).evaluate(targets, predictions))
+    again = _timed(
+        "roberta, fresh object (model loaded; encoding and fits)",
+        lambda: ProtoQA("roberta", "paper", encoder=encoder).evaluate(targets, predictions),
+    )
     print(f"  deterministic (fresh object, same scores): {again.scores == result.scores}")
     print(f"\n{result.signature}")
     print(f"{'metric':16} {'this encoder':>12} {'paper (RoBERTa)':>16}")

@@ -21,8 +21,9 @@ import csv
 import json
 import sys
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Optional
 
 from protoqa_core.cli_io import (
     OneLineParser,
@@ -33,7 +34,6 @@ from protoqa_core.cli_io import (
     run_command,
     write_output_file,
 )
-
 from protoqa_core.cli_options import add_input_options
 
 from .defaults import AUTO, DEFAULTS, HAC_METHODS
@@ -48,11 +48,15 @@ __all__ = ["main", "build_parser", "build_compare_parser", "parse_args", "write_
 COMMANDS = ("evaluate", "compare")
 """The sub-commands; without one, ``evaluate`` is meant (``probeval TARGETS PREDICTIONS``)."""
 
-_DESCRIPTION = ("ProbEval: KL divergence between the human and the model answer distributions "
-                "over answer clusters (lower is better).")
-_COMPARE_DESCRIPTION = ("Compare two systems' ProbEval KL on the questions both answered: each mean, the "
-                        "difference KL(A) - KL(B) (negative favours A), its 95% bootstrap confidence "
-                        "interval and a paired bootstrap p-value.")
+_DESCRIPTION = (
+    "ProbEval: KL divergence between the human and the model answer distributions "
+    "over answer clusters (lower is better)."
+)
+_COMPARE_DESCRIPTION = (
+    "Compare two systems' ProbEval KL on the questions both answered: each mean, the "
+    "difference KL(A) - KL(B) (negative favours A), its 95% bootstrap confidence "
+    "interval and a paired bootstrap p-value."
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -63,14 +67,26 @@ def build_parser() -> argparse.ArgumentParser:
     >>> build_parser().parse_args(["evaluate", "t.jsonl", "p.json", "--clustering", "human"]).clustering
     'human'
     """
-    parser = OneLineParser(prog="probeval", description=_DESCRIPTION + " Without a command, 'probeval TARGETS "
-                           "PREDICTIONS ...' is 'probeval evaluate TARGETS PREDICTIONS ...'.")
+    parser = OneLineParser(
+        prog="probeval",
+        description=_DESCRIPTION + " Without a command, 'probeval TARGETS "
+        "PREDICTIONS ...' is 'probeval evaluate TARGETS PREDICTIONS ...'.",
+    )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
     # The default form has the program's own name in usage and error lines.
-    _add_evaluate_arguments(commands.add_parser("evaluate", prog="probeval", description=_DESCRIPTION,
-                                                help="score samples (the default command)"))
-    _add_compare_arguments(commands.add_parser("compare", prog="probeval compare", description=_COMPARE_DESCRIPTION,
-                                               help="compare two systems with a paired bootstrap test"))
+    _add_evaluate_arguments(
+        commands.add_parser(
+            "evaluate", prog="probeval", description=_DESCRIPTION, help="score samples (the default command)"
+        )
+    )
+    _add_compare_arguments(
+        commands.add_parser(
+            "compare",
+            prog="probeval compare",
+            description=_COMPARE_DESCRIPTION,
+            help="compare two systems with a paired bootstrap test",
+        )
+    )
     return parser
 
 
@@ -89,45 +105,95 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
 
 
 def _add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("targets",
-                        help="targets JSONL (ProtoQA/CFC format: answers.raw and, when clustered, answers.clusters)")
-    parser.add_argument("predictions", help="samples: JSONL lines {id: [answers]}, a JSON object {id: [answers]}, "
-                                            "or {\"model_answers\": {id: [answers]}, ...}")
-    parser.add_argument("--clustering", choices=CLUSTERING_CHOICES, default=AUTO,
-                        help=f"ground-truth clusters: {AUTO} (default) takes the targets' human clusters when "
-                             f"they have them, else clusters the raw answers with {DEFAULTS.clustering} "
-                             f"(k_init {DEFAULTS.gmeans_k_init}); human, or an automatic clustering, forces one")
-    parser.add_argument("--matching", choices=MATCHINGS, default=DEFAULTS.matching,
-                        help=f"how samples are matched to clusters (default {DEFAULTS.matching})")
-    parser.add_argument("--embedder", default=None,
-                        help="minilm (default, offline), st:MODEL_OR_FOLDER, fasttext:FILE.vec|FILE.bin, char-ngrams")
-    parser.add_argument("--model-dir", default=None,
-                        help="folder of local sentence-transformers models (else $PROBEVAL_MODEL_DIR)")
-    parser.add_argument("--threshold", type=float_between(0, 1), default=None,
-                        help=f"cosine similarity (default {DEFAULTS.cosine_threshold}) or GP probability "
-                             f"(default {DEFAULTS.gp_threshold}) a match needs")
-    parser.add_argument("--linkage", choices=HAC_METHODS, default=None,
-                        help=f"HAC linkage method (default {DEFAULTS.hac_linkage})")
-    parser.add_argument("--distance-threshold", type=float_between(0, 2), default=None,
-                        help=f"HAC cut, in cosine distance (default {DEFAULTS.hac_threshold})")
-    parser.add_argument("--k-init", type=int_at_least(1, 10_000), default=None,
-                        help=f"X-means/G-means initial number of clusters (default {DEFAULTS.xmeans_k_init} / "
-                             f"{DEFAULTS.gmeans_k_init})")
-    parser.add_argument("--k-max", type=int_at_least(1, 10_000), default=None, help=f"X-means/G-means maximum (default {DEFAULTS.k_max})")
-    parser.add_argument("--alpha", type=float_between(0, 1, low_open=True, high_open=True), default=None,
-                        help=f"G-means significance level (default {DEFAULTS.gmeans_alpha})")
-    parser.add_argument("--seed", type=int_at_least(0, 2**32 - 1), default=DEFAULTS.seed,
-                        help="seed of K-means and the GP classifiers")
-    parser.add_argument("--field", choices=SAMPLE_FIELDS, default=None,
-                        help="which field of a {\"model_answers\": ...} file to read (default model_answers)")
+    parser.add_argument(
+        "targets", help="targets JSONL (ProtoQA/CFC format: answers.raw and, when clustered, answers.clusters)"
+    )
+    parser.add_argument(
+        "predictions",
+        help="samples: JSONL lines {id: [answers]}, a JSON object {id: [answers]}, "
+        'or {"model_answers": {id: [answers]}, ...}',
+    )
+    parser.add_argument(
+        "--clustering",
+        choices=CLUSTERING_CHOICES,
+        default=AUTO,
+        help=f"ground-truth clusters: {AUTO} (default) takes the targets' human clusters when "
+        f"they have them, else clusters the raw answers with {DEFAULTS.clustering} "
+        f"(k_init {DEFAULTS.gmeans_k_init}); human, or an automatic clustering, forces one",
+    )
+    parser.add_argument(
+        "--matching",
+        choices=MATCHINGS,
+        default=DEFAULTS.matching,
+        help=f"how samples are matched to clusters (default {DEFAULTS.matching})",
+    )
+    parser.add_argument(
+        "--embedder",
+        default=None,
+        help="minilm (default, offline), st:MODEL_OR_FOLDER, fasttext:FILE.vec|FILE.bin, char-ngrams",
+    )
+    parser.add_argument(
+        "--model-dir", default=None, help="folder of local sentence-transformers models (else $PROBEVAL_MODEL_DIR)"
+    )
+    parser.add_argument(
+        "--threshold",
+        type=float_between(0, 1),
+        default=None,
+        help=f"cosine similarity (default {DEFAULTS.cosine_threshold}) or GP probability "
+        f"(default {DEFAULTS.gp_threshold}) a match needs",
+    )
+    parser.add_argument(
+        "--linkage", choices=HAC_METHODS, default=None, help=f"HAC linkage method (default {DEFAULTS.hac_linkage})"
+    )
+    parser.add_argument(
+        "--distance-threshold",
+        type=float_between(0, 2),
+        default=None,
+        help=f"HAC cut, in cosine distance (default {DEFAULTS.hac_threshold})",
+    )
+    parser.add_argument(
+        "--k-init",
+        type=int_at_least(1, 10_000),
+        default=None,
+        help=f"X-means/G-means initial number of clusters (default {DEFAULTS.xmeans_k_init} / "
+        f"{DEFAULTS.gmeans_k_init})",
+    )
+    parser.add_argument(
+        "--k-max",
+        type=int_at_least(1, 10_000),
+        default=None,
+        help=f"X-means/G-means maximum (default {DEFAULTS.k_max})",
+    )
+    parser.add_argument(
+        "--alpha",
+        type=float_between(0, 1, low_open=True, high_open=True),
+        default=None,
+        help=f"G-means significance level (default {DEFAULTS.gmeans_alpha})",
+    )
+    parser.add_argument(
+        "--seed", type=int_at_least(0, 2**32 - 1), default=DEFAULTS.seed, help="seed of K-means and the GP classifiers"
+    )
+    parser.add_argument(
+        "--field",
+        choices=SAMPLE_FIELDS,
+        default=None,
+        help='which field of a {"model_answers": ...} file to read (default model_answers)',
+    )
     add_input_options(parser, progress_default=False)
     parser.add_argument("--json", action="store_true", help="print a JSON object (kl, num_questions, signature, ...)")
-    parser.add_argument("--per-question", metavar="FILE", default=None,
-                        help="write every question's clusters, P_G, P_H and matches: .csv/.tsv table or JSONL "
-                             "(never over an input file)")
+    parser.add_argument(
+        "--per-question",
+        metavar="FILE",
+        default=None,
+        help="write every question's clusters, P_G, P_H and matches: .csv/.tsv table or JSONL "
+        "(never over an input file)",
+    )
     parser.add_argument("--force", action="store_true", help="let --per-question replace an existing file")
-    parser.add_argument("--allow-empty", action="store_true",
-                        help="exit 0 when no question can be scored (kl is then null); by default that is an error")
+    parser.add_argument(
+        "--allow-empty",
+        action="store_true",
+        help="exit 0 when no question can be scored (kl is then null); by default that is an error",
+    )
     parser.add_argument("--quiet", action="store_true", help="do not print warnings")
 
 
@@ -173,10 +239,22 @@ def _run(args: argparse.Namespace) -> ProbEvalResult:
     # The gate names the file and line of an unknown id; the library repeats it and records what it ignored.
     reconcile_sample_ids(samples, targets, path=args.predictions, field=field, ignore_unknown=args.ignore_unknown)
     return evaluate_probeval(
-        targets, samples, clustering=args.clustering, matching=args.matching, ignore_unknown=args.ignore_unknown,
-        only_sampled=args.only_predicted, progress=args.progress, embedder=args.embedder, model_dir=args.model_dir,
-        threshold=args.threshold, linkage=args.linkage, distance_threshold=args.distance_threshold,
-        k_init=args.k_init, k_max=args.k_max, alpha=args.alpha, seed=args.seed,
+        targets,
+        samples,
+        clustering=args.clustering,
+        matching=args.matching,
+        ignore_unknown=args.ignore_unknown,
+        only_sampled=args.only_predicted,
+        progress=args.progress,
+        embedder=args.embedder,
+        model_dir=args.model_dir,
+        threshold=args.threshold,
+        linkage=args.linkage,
+        distance_threshold=args.distance_threshold,
+        k_init=args.k_init,
+        k_max=args.k_max,
+        alpha=args.alpha,
+        seed=args.seed,
         all_stopword_match=not args.all_stopwords_zero,
     )
 
@@ -196,23 +274,29 @@ def _add_compare_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("targets")
     parser.add_argument("predictions_a", help="system A's samples")
     parser.add_argument("predictions_b", help="system B's samples")
-    parser.add_argument("--clustering", choices=CLUSTERING_CHOICES, default=AUTO,
-                        help="as for probeval (default auto: the targets' human clusters when they have them)")
+    parser.add_argument(
+        "--clustering",
+        choices=CLUSTERING_CHOICES,
+        default=AUTO,
+        help="as for probeval (default auto: the targets' human clusters when they have them)",
+    )
     parser.add_argument("--matching", choices=MATCHINGS, default=DEFAULTS.matching)
     parser.add_argument("--embedder", default=None)
     parser.add_argument("--model-dir", default=None)
     parser.add_argument("--field", choices=SAMPLE_FIELDS, default=None)
-    parser.add_argument("--ignore-unknown", action="store_true",
-                        help="drop predictions for question ids that are not in the targets, with a warning "
-                             "(default: error)")
+    parser.add_argument(
+        "--ignore-unknown",
+        action="store_true",
+        help="drop predictions for question ids that are not in the targets, with a warning (default: error)",
+    )
     parser.add_argument("--resamples", type=int_at_least(1, 10**7), default=1000)
     parser.add_argument("--seed", type=int_at_least(0), default=12345, help="bootstrap seed")
     parser.add_argument("--json", action="store_true")
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from .probeval import ProbEval
     from .compare import compare_probeval
+    from .probeval import ProbEval
 
     try:
         targets = read_ground_truth(args.targets)
@@ -225,8 +309,9 @@ def _compare(args: argparse.Namespace) -> int:
                 warnings.warn(ids.message, ProbEvalWarning)
             systems.append({qid: samples[qid] for qid in ids.kept})
         # Questions without ground truth cannot be scored: compare on the others only.
-        pe = ProbEval(args.clustering, args.matching, embedder=args.embedder,
-                      model_dir=args.model_dir).resolved(targets)
+        pe = ProbEval(args.clustering, args.matching, embedder=args.embedder, model_dir=args.model_dir).resolved(
+            targets
+        )
         usable = {qid: t for qid, t in targets.items() if t.total > 0 and (t.clusters or pe.clusterer is not None)}
         if not any(qid in systems[0] and qid in systems[1] for qid in usable):
             raise ValueError(f"{args.targets}: no question with ground-truth answers was answered by both systems")
@@ -235,16 +320,27 @@ def _compare(args: argparse.Namespace) -> int:
         print(f"probeval compare: error: {exc}", file=sys.stderr)
         return 2
     signature = f"{pe.signature(r.num_questions)}|bootstrap:{args.resamples}|seed:{args.seed}"
-    out = {"a": args.predictions_a, "b": args.predictions_b, "kl_a": r.mean_a, "kl_b": r.mean_b,
-           "difference": r.difference.mean, "ci_low": r.difference.low, "ci_high": r.difference.high,
-           "p_value": r.p_value, "num_questions": r.num_questions, "signature": signature}
+    out = {
+        "a": args.predictions_a,
+        "b": args.predictions_b,
+        "kl_a": r.mean_a,
+        "kl_b": r.mean_b,
+        "difference": r.difference.mean,
+        "ci_low": r.difference.low,
+        "ci_high": r.difference.high,
+        "p_value": r.p_value,
+        "num_questions": r.num_questions,
+        "signature": signature,
+    }
     if args.json:
         print(json.dumps(finite_json(out), allow_nan=False))
     else:
         print(f"A: {args.predictions_a}\nB: {args.predictions_b}\n")
-        print(f"KL(A) {r.mean_a:.4f}   KL(B) {r.mean_b:.4f}   A - B {r.difference.mean:+.4f}   "
-              f"95% CI [{r.difference.low:+.4f}, {r.difference.high:+.4f}]   p {r.p_value:.3f}   "
-              f"({r.num_questions} questions; lower KL is better)")
+        print(
+            f"KL(A) {r.mean_a:.4f}   KL(B) {r.mean_b:.4f}   A - B {r.difference.mean:+.4f}   "
+            f"95% CI [{r.difference.low:+.4f}, {r.difference.high:+.4f}]   p {r.p_value:.3f}   "
+            f"({r.num_questions} questions; lower KL is better)"
+        )
         print(f"\n{signature}")
     return 0
 
@@ -289,15 +385,21 @@ def _main(argv: Sequence[str]) -> int:
             warnings.showwarning = _show_warning
         try:
             _check_options(args)
-            per_question = (check_output_file(args.per_question, [args.targets, args.predictions], args.force)
-                            if args.per_question else None)
+            per_question = (
+                check_output_file(args.per_question, [args.targets, args.predictions], args.force)
+                if args.per_question
+                else None
+            )
             result = _run(args)
         except (DataFormatError, FileNotFoundError, ValueError, ImportError) as exc:
             print(f"probeval: error: {exc}", file=sys.stderr)
             return 2
     if not result.num_questions and not args.allow_empty:
-        print(f"probeval: error: {args.targets}: nothing to score: no question has ground-truth answers"
-              f"{' and samples' if args.only_predicted else ''} (pass --allow-empty to accept this)", file=sys.stderr)
+        print(
+            f"probeval: error: {args.targets}: nothing to score: no question has ground-truth answers"
+            f"{' and samples' if args.only_predicted else ''} (pass --allow-empty to accept this)",
+            file=sys.stderr,
+        )
         return 2
     if per_question is not None:
         write_per_question(result, per_question)

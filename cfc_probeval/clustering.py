@@ -26,8 +26,9 @@ import math
 import threading
 import warnings
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Any, Callable, NamedTuple, Optional
+from typing import Any, NamedTuple, Optional
 
 import numpy as np
 
@@ -169,8 +170,7 @@ class KMeansFit(NamedTuple):
     cluster_centers_: np.ndarray
 
 
-def _kmeans(points: np.ndarray, k: int, seed: int, init: Optional[np.ndarray] = None,
-            n_init: int = 10) -> KMeansFit:
+def _kmeans(points: np.ndarray, k: int, seed: int, init: Optional[np.ndarray] = None, n_init: int = 10) -> KMeansFit:
     """``KMeans(k, n_init=n_init, random_state=seed).fit(points)`` (or from ``init``), bit for bit.
 
     Runs scikit-learn's own Lloyd iterations through :func:`kmeans_like_sklearn`,
@@ -218,13 +218,15 @@ def _sklearn_lloyd() -> Optional[tuple[Callable, Callable, Callable, Callable]]:
             got = _kmeans_with(parts, points, 3, 7, None, 4)
     except Exception:  # pragma: no cover - internals with other signatures
         return None
-    same = (np.array_equal(got.labels_, expected.labels_)
-            and np.array_equal(got.cluster_centers_, expected.cluster_centers_))
+    same = np.array_equal(got.labels_, expected.labels_) and np.array_equal(
+        got.cluster_centers_, expected.cluster_centers_
+    )
     return parts if same else None
 
 
-def kmeans_like_sklearn(points: np.ndarray, k: int, seed: int, init: Optional[np.ndarray] = None,
-                        n_init: int = 10) -> Optional[KMeansFit]:
+def kmeans_like_sklearn(
+    points: np.ndarray, k: int, seed: int, init: Optional[np.ndarray] = None, n_init: int = 10
+) -> Optional[KMeansFit]:
     """Labels and centers equal bit for bit to scikit-learn's ``KMeans(...).fit(points)``.
 
     Follows ``KMeans.fit`` for dense float64 input, unit weights and Lloyd's
@@ -244,8 +246,14 @@ def kmeans_like_sklearn(points: np.ndarray, k: int, seed: int, init: Optional[np
     return None if parts is None else _kmeans_with(parts, points, k, seed, init, n_init)
 
 
-def _kmeans_with(parts: tuple[Callable, Callable, Callable, Callable], points: np.ndarray, k: int, seed: int,
-                 init: Optional[np.ndarray], n_init: int) -> KMeansFit:
+def _kmeans_with(
+    parts: tuple[Callable, Callable, Callable, Callable],
+    points: np.ndarray,
+    k: int,
+    seed: int,
+    init: Optional[np.ndarray],
+    n_init: int,
+) -> KMeansFit:
     lloyd_step, inertia_of, same_clustering, effective_threads = parts
     X = np.array(points, dtype=np.float64, order="C", copy=True)
     if X.ndim != 2 or not 1 <= k <= len(X):
@@ -266,10 +274,14 @@ def _kmeans_with(parts: tuple[Callable, Callable, Callable, Callable], points: n
     after_first_step: dict[bytes, tuple[np.ndarray, float, np.ndarray]] = {}
     best_inertia = best_labels = best_centers = None
     for _ in range(runs):
-        centers_init = start if init is not None else kmeans_plusplus_like_sklearn(
-            X, k, x_squared_norms, sample_weight, random_state)
-        labels, inertia, centers = _lloyd(lloyd_step, inertia_of, X, sample_weight, centers_init, tol, n_threads,
-                                          after_first_step)
+        centers_init = (
+            start
+            if init is not None
+            else kmeans_plusplus_like_sklearn(X, k, x_squared_norms, sample_weight, random_state)
+        )
+        labels, inertia, centers = _lloyd(
+            lloyd_step, inertia_of, X, sample_weight, centers_init, tol, n_threads, after_first_step
+        )
         if best_inertia is None or (inertia < best_inertia and not same_clustering(labels, best_labels, k)):
             best_labels, best_centers, best_inertia = labels, centers, inertia
     best_centers = best_centers + X_mean
@@ -300,10 +312,17 @@ def _seeded(seed: int) -> np.random.RandomState:
     return generator
 
 
-def _lloyd(lloyd_step: Callable, inertia_of: Callable, X: np.ndarray, sample_weight: np.ndarray,
-           centers_init: np.ndarray, tol: float, n_threads: int,
-           after_first_step: dict[bytes, tuple[np.ndarray, float, np.ndarray]],
-           max_iter: int = 300) -> tuple[np.ndarray, float, np.ndarray]:
+def _lloyd(
+    lloyd_step: Callable,
+    inertia_of: Callable,
+    X: np.ndarray,
+    sample_weight: np.ndarray,
+    centers_init: np.ndarray,
+    tol: float,
+    n_threads: int,
+    after_first_step: dict[bytes, tuple[np.ndarray, float, np.ndarray]],
+    max_iter: int = 300,
+) -> tuple[np.ndarray, float, np.ndarray]:
     """``sklearn.cluster._kmeans._kmeans_single_lloyd``: labels, inertia and centers of one run.
 
     After the first step a run depends only on its centers and labels; a run from
@@ -331,21 +350,31 @@ def _lloyd(lloyd_step: Callable, inertia_of: Callable, X: np.ndarray, sample_wei
         if (labels == labels_old).all():
             strict_convergence = True
             break
-        if (center_shift ** 2).sum() <= tol:
+        if (center_shift**2).sum() <= tol:
             break
         labels_old[:] = labels
     if not strict_convergence:
         # One more assignment, so that the labels match the final centers.
-        lloyd_step(X, sample_weight, centers, centers, weight_in_clusters, labels, center_shift, n_threads,
-                   update_centers=False)
+        lloyd_step(
+            X,
+            sample_weight,
+            centers,
+            centers,
+            weight_in_clusters,
+            labels,
+            center_shift,
+            n_threads,
+            update_centers=False,
+        )
     inertia = inertia_of(X, sample_weight, centers, labels, n_threads)
     if state is not None:
         after_first_step[state] = (labels.copy(), inertia, centers.copy())
     return labels, inertia, centers
 
 
-def kmeans_plusplus_like_sklearn(X: np.ndarray, k: int, x_squared_norms: np.ndarray, sample_weight: np.ndarray,
-                                 random_state: np.random.RandomState) -> np.ndarray:
+def kmeans_plusplus_like_sklearn(
+    X: np.ndarray, k: int, x_squared_norms: np.ndarray, sample_weight: np.ndarray, random_state: np.random.RandomState
+) -> np.ndarray:
     """k-means++ seeds as ``sklearn.cluster._kmeans._kmeans_plusplus`` picks them (dense float64).
 
     The same operations in the same order (greedy, ``2 + int(log k)`` trials per
@@ -414,9 +443,7 @@ def spherical_bic(points: np.ndarray, labels: np.ndarray, centers: np.ndarray) -
     sizes = np.bincount(labels, minlength=k).astype(float)
     sizes = sizes[sizes > 0]
     log_likelihood = (
-        float(np.sum(sizes * np.log(sizes / n)))
-        - n * dims / 2 * math.log(2 * math.pi * variance)
-        - dims * (n - k) / 2
+        float(np.sum(sizes * np.log(sizes / n))) - n * dims / 2 * math.log(2 * math.pi * variance) - dims * (n - k) / 2
     )
     parameters = (k - 1) + k * dims + 1
     return log_likelihood - parameters / 2 * math.log(n)
@@ -544,8 +571,15 @@ class GMeansClusterer(_SplittingKMeans):
 
     name = "gmeans"
 
-    def __init__(self, k_init: int = 1, k_max: int = 20, seed: int = 0, alpha: float = 0.0001,
-                 min_split_size: int = 8, n_init: int = 10) -> None:
+    def __init__(
+        self,
+        k_init: int = 1,
+        k_max: int = 20,
+        seed: int = 0,
+        alpha: float = 0.0001,
+        min_split_size: int = 8,
+        n_init: int = 10,
+    ) -> None:
         super().__init__(k_init, k_max, seed, n_init)
         self.alpha, self.min_split_size = check_option("alpha", alpha), int(min_split_size)
 
@@ -605,9 +639,16 @@ CLUSTERINGS = ("human", "hac", "xmeans", "gmeans")
 """Ground-truth clusterings: the data's human clusters or one of the automatic ones."""
 
 
-def make_clusterer(name: str, *, linkage_method: Optional[str] = None, distance_threshold: Optional[float] = None,
-                   k_init: Optional[int] = None, k_max: Optional[int] = None, alpha: Optional[float] = None,
-                   seed: int = 0) -> Optional[Clusterer]:
+def make_clusterer(
+    name: str,
+    *,
+    linkage_method: Optional[str] = None,
+    distance_threshold: Optional[float] = None,
+    k_init: Optional[int] = None,
+    k_max: Optional[int] = None,
+    alpha: Optional[float] = None,
+    seed: int = 0,
+) -> Optional[Clusterer]:
     """The clusterer called ``name`` with the package defaults for unset options (None for ``human``).
 
     >>> make_clusterer("gmeans", k_init=2).params()
@@ -618,16 +659,22 @@ def make_clusterer(name: str, *, linkage_method: Optional[str] = None, distance_
     if name == "human":
         return None
     if name == "hac":
-        return HACClusterer(linkage_method or DEFAULTS.hac_linkage,
-                            DEFAULTS.hac_threshold if distance_threshold is None else distance_threshold)
+        return HACClusterer(
+            linkage_method or DEFAULTS.hac_linkage,
+            DEFAULTS.hac_threshold if distance_threshold is None else distance_threshold,
+        )
     if name == "xmeans":
         k_max = DEFAULTS.k_max if k_max is None else k_max
         # An unset k_init never exceeds the k_max the user chose.
-        return XMeansClusterer(_default_k_init(DEFAULTS.xmeans_k_init, k_max) if k_init is None else k_init,
-                               k_max, seed)
+        return XMeansClusterer(
+            _default_k_init(DEFAULTS.xmeans_k_init, k_max) if k_init is None else k_init, k_max, seed
+        )
     if name == "gmeans":
         k_max = DEFAULTS.k_max if k_max is None else k_max
-        return GMeansClusterer(_default_k_init(DEFAULTS.gmeans_k_init, k_max) if k_init is None else k_init,
-                               k_max, seed,
-                               DEFAULTS.gmeans_alpha if alpha is None else alpha)
+        return GMeansClusterer(
+            _default_k_init(DEFAULTS.gmeans_k_init, k_max) if k_init is None else k_init,
+            k_max,
+            seed,
+            DEFAULTS.gmeans_alpha if alpha is None else alpha,
+        )
     raise ValueError(f"unknown clustering {name!r}; choose one of {', '.join(CLUSTERINGS)}")

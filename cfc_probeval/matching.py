@@ -21,7 +21,8 @@ from __future__ import annotations
 import itertools
 import warnings
 from abc import ABC, abstractmethod
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any, Optional
 
 import numpy as np
 
@@ -87,8 +88,9 @@ class Matcher(ABC):
     def match(self, samples: Sequence[str], clusters: Sequence[Sequence[str]]) -> list[tuple[int, ...]]:
         """For each sample, the indices of the clusters it belongs to (empty: "wrong")."""
 
-    def match_reporting(self, samples: Sequence[str],
-                        clusters: Sequence[Sequence[str]]) -> tuple[list[tuple[int, ...]], list[tuple[int, int]]]:
+    def match_reporting(
+        self, samples: Sequence[str], clusters: Sequence[Sequence[str]]
+    ) -> tuple[list[tuple[int, ...]], list[tuple[int, int]]]:
         """:meth:`match`, and the ``(sample index, cluster index)`` pairs decided on an approximated similarity.
 
         Only WordNet matching approximates (strings over the similarity's token limit,
@@ -178,8 +180,9 @@ class WordNetMatcher(Matcher):
                 index = _span_index(tokens)
                 # Small integers hash and compare faster than synset tuples.
                 ids = self._key_ids
-                keys = frozenset(ids.setdefault(k, len(ids)) for k in itertools.chain(index.by_synset,
-                                                                                     index.token_positions))
+                keys = frozenset(
+                    ids.setdefault(k, len(ids)) for k in itertools.chain(index.by_synset, index.token_positions)
+                )
             else:
                 keys = None
             self._indexes.put(text, keys)
@@ -188,8 +191,9 @@ class WordNetMatcher(Matcher):
     def match(self, samples: Sequence[str], clusters: Sequence[Sequence[str]]) -> list[tuple[int, ...]]:
         return self.match_reporting(samples, clusters)[0]
 
-    def match_reporting(self, samples: Sequence[str],
-                        clusters: Sequence[Sequence[str]]) -> tuple[list[tuple[int, ...]], list[tuple[int, int]]]:
+    def match_reporting(
+        self, samples: Sequence[str], clusters: Sequence[Sequence[str]]
+    ) -> tuple[list[tuple[int, ...]], list[tuple[int, int]]]:
         """:meth:`match`, and the ``(sample, cluster)`` index pairs decided on an approximated similarity.
 
         A pair is reported when a similarity computed for it (the sample against one
@@ -230,8 +234,7 @@ class WordNetMatcher(Matcher):
         approximated: list[tuple[int, int]] = []
         for s, sample in enumerate(samples):
             keys = self._keys(sample)
-            candidates = (stopwords_only if keys is None
-                          else sorted(set().union(*[index[k] for k in keys & indexed])))
+            candidates = stopwords_only if keys is None else sorted(set().union(*[index[k] for k in keys & indexed]))
             hits: set[int] = set()
             bounded: set[int] = set()
             for i in candidates:
@@ -324,8 +327,14 @@ class GPMatcher(Matcher):
 
     name = "gp"
 
-    def __init__(self, embedder: Embedder, threshold: float = 0.1, seed: int = 0,
-                 fallback_cosine_threshold: Optional[float] = None, model: str = "classification") -> None:
+    def __init__(
+        self,
+        embedder: Embedder,
+        threshold: float = 0.1,
+        seed: int = 0,
+        fallback_cosine_threshold: Optional[float] = None,
+        model: str = "classification",
+    ) -> None:
         from .defaults import DEFAULTS
 
         self.embedder, self.threshold = embedder, check_option("threshold", threshold)
@@ -334,7 +343,8 @@ class GPMatcher(Matcher):
             raise ValueError(f"unknown Gaussian-process model {model!r}; choose one of {', '.join(GP_MODELS)}")
         self.model = model
         self.fallback_cosine_threshold = check_option(
-            "threshold", DEFAULTS.cosine_threshold if fallback_cosine_threshold is None else fallback_cosine_threshold)
+            "threshold", DEFAULTS.cosine_threshold if fallback_cosine_threshold is None else fallback_cosine_threshold
+        )
         self._fitted: dict[tuple[tuple[str, ...], ...], OneVsAll] = {}
         self.fallbacks = 0
 
@@ -353,8 +363,9 @@ class GPMatcher(Matcher):
         # Train on distinct strings, each labelled with every cluster it appears in.
         answers = sorted({a for c in clusters for a in c})
         train = unit_rows(self.embedder.embed(answers))
-        members = np.array([[a in inside for inside in (set(c) for c in clusters)] for a in answers],
-                           dtype=bool).reshape(len(answers), len(clusters))
+        members = np.array(
+            [[a in inside for inside in (set(c) for c in clusters)] for a in answers], dtype=bool
+        ).reshape(len(answers), len(clusters))
         fitted = fit_one_vs_all(train, members, model=self.model, seed=self.seed)
         if len(self._fitted) >= 64:  # the same clusters are usually matched again right away, if at all
             self._fitted.pop(next(iter(self._fitted)))
@@ -375,14 +386,21 @@ class GPMatcher(Matcher):
             warnings.warn(
                 "the Gaussian-process matcher needs at least two clusters to train; "
                 f"matching this question by cosine similarity >= {self.fallback_cosine_threshold} instead",
-                RuntimeWarning, stacklevel=2,
+                RuntimeWarning,
+                stacklevel=2,
             )
             return CosineMatcher(self.embedder, self.fallback_cosine_threshold).match(samples, clusters)
         return best_clusters(self.cluster_probabilities(samples, clusters), self.threshold, strict=True)
 
 
-def make_matcher(name: str, embedder: Optional[Embedder] = None, *, threshold: Optional[float] = None,
-                 seed: int = 0, all_stopword_match: bool = True) -> Matcher:
+def make_matcher(
+    name: str,
+    embedder: Optional[Embedder] = None,
+    *,
+    threshold: Optional[float] = None,
+    seed: int = 0,
+    all_stopword_match: bool = True,
+) -> Matcher:
     """The matcher called ``name`` (``wordnet``, ``cosine``, ``gp``), with default thresholds.
 
     >>> make_matcher("wordnet").name

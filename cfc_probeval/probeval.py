@@ -21,8 +21,9 @@ import copy
 import math
 import os
 import warnings
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Optional, Sequence, Union
+from typing import Any, Optional, Union
 
 from protoqa_core.ids import reconcile_ids
 from protoqa_core.readers import Question, preview_ids
@@ -88,9 +89,16 @@ class ClusterResult:
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready dict of every field."""
-        return {"id": self.id, "representative": self.representative, "answers": list(self.answers),
-                "human_count": self.human_count, "model_count": self.model_count, "p_g": self.p_g,
-                "p_h": self.p_h, "predictions": dict(self.predictions)}
+        return {
+            "id": self.id,
+            "representative": self.representative,
+            "answers": list(self.answers),
+            "human_count": self.human_count,
+            "model_count": self.model_count,
+            "p_g": self.p_g,
+            "p_h": self.p_h,
+            "predictions": dict(self.predictions),
+        }
 
 
 @dataclass(frozen=True)
@@ -104,8 +112,12 @@ class QuestionResult:
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready dict, as written by ``probeval --per-question FILE.jsonl``."""
-        return {"id": self.question_id, "kl": self.kl, "num_samples": self.num_samples,
-                "clusters": [c.as_dict() for c in self.clusters]}
+        return {
+            "id": self.question_id,
+            "kl": self.kl,
+            "num_samples": self.num_samples,
+            "clusters": [c.as_dict() for c in self.clusters],
+        }
 
 
 @dataclass
@@ -146,12 +158,18 @@ class ProbEvalResult:
 
         With ``details``, every question's clusters too.
         """
-        out: dict[str, Any] = {"kl": self.kl, "num_questions": self.num_questions,
-                               "per_question": dict(self.per_question), "signature": self.signature,
-                               "clusters_per_question": self.clusters_per_question,
-                               "human_clusters_per_question": self.human_clusters_per_question,
-                               "empty": list(self.empty), "skipped": list(self.skipped),
-                               "ignored": list(self.ignored), "stats": dict(self.stats)}
+        out: dict[str, Any] = {
+            "kl": self.kl,
+            "num_questions": self.num_questions,
+            "per_question": dict(self.per_question),
+            "signature": self.signature,
+            "clusters_per_question": self.clusters_per_question,
+            "human_clusters_per_question": self.human_clusters_per_question,
+            "empty": list(self.empty),
+            "skipped": list(self.skipped),
+            "ignored": list(self.ignored),
+            "stats": dict(self.stats),
+        }
         if details:
             out["questions"] = [q.as_dict() for q in self.questions.values()]
         return out
@@ -169,10 +187,20 @@ class ProbEvalResult:
         for q in self.questions.values():
             for c in q.clusters:
                 top = sorted(c.predictions.items(), key=lambda kv: (-kv[1], kv[0]))[:5]
-                rows.append({"question": q.question_id, "kl": q.kl, "cluster": c.id,
-                             "representative": c.representative, "human_count": c.human_count,
-                             "model_count": c.model_count, "p_g": c.p_g, "p_h": c.p_h,
-                             "num_answers": len(c.answers), "top_predictions": "; ".join(s for s, _ in top)})
+                rows.append(
+                    {
+                        "question": q.question_id,
+                        "kl": q.kl,
+                        "cluster": c.id,
+                        "representative": c.representative,
+                        "human_count": c.human_count,
+                        "model_count": c.model_count,
+                        "p_g": c.p_g,
+                        "p_h": c.p_h,
+                        "num_answers": len(c.answers),
+                        "top_predictions": "; ".join(s for s, _ in top),
+                    }
+                )
         return rows
 
 
@@ -224,9 +252,11 @@ def resolve_clustering(clustering: str, truths: Iterable[GroundTruth]) -> str:
         return "human"
     if len(without) == len(answered):
         return DEFAULTS.clustering
-    raise ValueError(f"clustering auto: {len(without)} of {len(answered)} question(s) have raw answers without human "
-                     f"clusters: {preview_ids(without)}; pass clustering=\"human\" to leave them out, or an automatic "
-                     "clustering (e.g. \"gmeans\") to cluster every question")
+    raise ValueError(
+        f"clustering auto: {len(without)} of {len(answered)} question(s) have raw answers without human "
+        f'clusters: {preview_ids(without)}; pass clustering="human" to leave them out, or an automatic '
+        'clustering (e.g. "gmeans") to cluster every question'
+    )
 
 
 def _describe(name: str, params: Mapping[str, Any]) -> str:
@@ -277,18 +307,36 @@ class ProbEval:
 
     chunk_questions: int = 2000
 
-    def __init__(self, clustering: Union[str, Clusterer] = AUTO,
-                 matching: Union[str, Matcher] = DEFAULTS.matching, *,
-                 embedder: Union[None, str, Embedder] = None, model_dir: Optional[Union[str, os.PathLike]] = None,
-                 threshold: Optional[float] = None, linkage: Optional[str] = None,
-                 distance_threshold: Optional[float] = None, k_init: Optional[int] = None,
-                 k_max: Optional[int] = None, alpha: Optional[float] = None, seed: int = DEFAULTS.seed,
-                 all_stopword_match: bool = True) -> None:
+    def __init__(
+        self,
+        clustering: Union[str, Clusterer] = AUTO,
+        matching: Union[str, Matcher] = DEFAULTS.matching,
+        *,
+        embedder: Union[None, str, Embedder] = None,
+        model_dir: Optional[Union[str, os.PathLike]] = None,
+        threshold: Optional[float] = None,
+        linkage: Optional[str] = None,
+        distance_threshold: Optional[float] = None,
+        k_init: Optional[int] = None,
+        k_max: Optional[int] = None,
+        alpha: Optional[float] = None,
+        seed: int = DEFAULTS.seed,
+        all_stopword_match: bool = True,
+    ) -> None:
         clustering_name = clustering if isinstance(clustering, str) else clustering.name
         matching_name = matching if isinstance(matching, str) else matching.name
-        check_settings(clustering_name, matching_name, {
-            "threshold": threshold, "linkage": linkage, "distance_threshold": distance_threshold,
-            "k_init": k_init, "k_max": k_max, "alpha": alpha})
+        check_settings(
+            clustering_name,
+            matching_name,
+            {
+                "threshold": threshold,
+                "linkage": linkage,
+                "distance_threshold": distance_threshold,
+                "k_init": k_init,
+                "k_max": k_max,
+                "alpha": alpha,
+            },
+        )
         check_option("seed", seed)
         self.resolved_from_auto = False
         self._embedder_spec, self._model_dir, self._seed = embedder, model_dir, seed
@@ -298,27 +346,37 @@ class ProbEval:
                 raise ValueError(f"unknown clustering {clustering!r}; choose one of {', '.join(CLUSTERING_CHOICES)}")
             self.clustering_name = clustering
             # ``auto`` has no clusterer of its own: :meth:`resolved` picks one per data set.
-            self.clusterer = None if clustering == AUTO else make_clusterer(
-                clustering, linkage_method=linkage, distance_threshold=distance_threshold,
-                k_init=k_init, k_max=k_max, alpha=alpha, seed=seed)
+            self.clusterer = (
+                None
+                if clustering == AUTO
+                else make_clusterer(
+                    clustering,
+                    linkage_method=linkage,
+                    distance_threshold=distance_threshold,
+                    k_init=k_init,
+                    k_max=k_max,
+                    alpha=alpha,
+                    seed=seed,
+                )
+            )
         else:
             self.clustering_name, self.clusterer = clustering.name, clustering
         if isinstance(matching, str) and matching not in MATCHINGS:
             raise ValueError(f"unknown matching {matching!r}; choose one of {', '.join(MATCHINGS)}")
         needs_embedder = self.clusterer is not None or matching_name in ("cosine", "gp")
-        self.embedder: Optional[Embedder] = (
-            get_embedder(embedder, model_dir=model_dir) if needs_embedder else None
+        self.embedder: Optional[Embedder] = get_embedder(embedder, model_dir=model_dir) if needs_embedder else None
+        self.matcher = (
+            make_matcher(matching, self.embedder, threshold=threshold, seed=seed, all_stopword_match=all_stopword_match)
+            if isinstance(matching, str)
+            else matching
         )
-        self.matcher = (make_matcher(matching, self.embedder, threshold=threshold, seed=seed,
-                                     all_stopword_match=all_stopword_match)
-                        if isinstance(matching, str) else matching)
 
     @property
     def is_auto(self) -> bool:
         """Whether the clustering is still ``auto``, to be decided by the references."""
         return self.clustering_name == AUTO and not self.resolved_from_auto
 
-    def resolved(self, targets: Any) -> "ProbEval":
+    def resolved(self, targets: Any) -> ProbEval:
         """This configuration with ``auto`` decided for ``targets`` (itself for any other clustering).
 
         The resolved configurations share this one's matcher and embedder (and their
@@ -338,8 +396,9 @@ class ProbEval:
             self._resolutions[name] = child
         return self._resolutions[name]
 
-    def signature(self, num_questions: int, missing: str = "empty", answer_counts: Optional[str] = None,
-                  approximated: int = 0) -> str:
+    def signature(
+        self, num_questions: int, missing: str = "empty", answer_counts: Optional[str] = None, approximated: int = 0
+    ) -> str:
         """The reproducibility signature of a result over ``num_questions`` questions.
 
         ``answer_counts`` (from :func:`~cfc_probeval.inputs.answer_counts_label`) is
@@ -353,8 +412,10 @@ class ProbEval:
         """
         from protoqa_core import __version__
 
-        clustering = _describe(self.clusterer.name if self.clusterer else self.clustering_name,
-                               self.clusterer.params() if self.clusterer else {})
+        clustering = _describe(
+            self.clusterer.name if self.clusterer else self.clustering_name,
+            self.clusterer.params() if self.clusterer else {},
+        )
         parts = [
             "clustering:" + ("auto->" if self.resolved_from_auto else "") + clustering,
             *([answer_counts] if answer_counts and self.clusterer is not None else []),
@@ -385,8 +446,9 @@ class ProbEval:
             return self.resolved([truth]).clusters_for(truth)
         if self.clusterer is None:
             return _human_answer_clusters(truth)
-        answers = sorted((a for a, n in truth.answer_counts.items() if n > 0),
-                         key=lambda a: (-truth.answer_counts[a], a))
+        answers = sorted(
+            (a for a, n in truth.answer_counts.items() if n > 0), key=lambda a: (-truth.answer_counts[a], a)
+        )
         if not answers:
             return ()
         assert self.embedder is not None
@@ -400,8 +462,9 @@ class ProbEval:
             for i, g in enumerate(ordered)
         )
 
-    def score_question(self, truth: GroundTruth, samples: Mapping[str, int],
-                       clusters: Optional[Sequence[AnswerCluster]] = None) -> QuestionResult:
+    def score_question(
+        self, truth: GroundTruth, samples: Mapping[str, int], clusters: Optional[Sequence[AnswerCluster]] = None
+    ) -> QuestionResult:
         """KL(P_G || P_H) of one question, with every cluster's probabilities and matches.
 
         ``samples`` maps each sampled answer to how often it was sampled; ``clusters``
@@ -417,16 +480,21 @@ class ProbEval:
             return self.resolved([truth]).score_question(truth, samples, clusters)
         return self._score_normalized(truth, normalized_sample_counts(samples), clusters)
 
-    def _score_normalized(self, truth: GroundTruth, normalized: Mapping[str, int],
-                          clusters: Optional[Sequence[AnswerCluster]] = None,
-                          approximated: Optional[list[tuple[str, str]]] = None) -> QuestionResult:
+    def _score_normalized(
+        self,
+        truth: GroundTruth,
+        normalized: Mapping[str, int],
+        clusters: Optional[Sequence[AnswerCluster]] = None,
+        approximated: Optional[list[tuple[str, str]]] = None,
+    ) -> QuestionResult:
         """:meth:`score_question` of normalized samples; with ``approximated``, the
         (sample, cluster id) matches decided on a lower-bound similarity are appended
         to it instead of being warned about."""
         clusters = tuple(self.clusters_for(truth) if clusters is None else clusters)
         distinct = list(normalized)
-        matches, bounded = (self.matcher.match_reporting(distinct, [c.answers for c in clusters])
-                            if distinct else ([], []))
+        matches, bounded = (
+            self.matcher.match_reporting(distinct, [c.answers for c in clusters]) if distinct else ([], [])
+        )
         if bounded:
             found = [(distinct[i], clusters[j].id) for i, j in bounded]
             if approximated is not None:
@@ -441,20 +509,31 @@ class ProbEval:
         for sample, count, hits in zip(distinct, counts, matches):
             for j in hits or (len(clusters),):
                 given[j][sample] = count / max(len(hits), 1)
-        rows = [ClusterResult(c.id, c.representative, c.answers, float(g[j]), float(h[j]), float(p_g[j]),
-                              float(p_h[j]), given[j]) for j, c in enumerate(clusters)]
+        rows = [
+            ClusterResult(
+                c.id, c.representative, c.answers, float(g[j]), float(h[j]), float(p_g[j]), float(p_h[j]), given[j]
+            )
+            for j, c in enumerate(clusters)
+        ]
         n = len(clusters)
         rows.append(ClusterResult(WRONG, "", (), float(g[n]), float(h[n]), float(p_g[n]), float(p_h[n]), given[n]))
         return QuestionResult(truth.question_id, kl_divergence(p_g, p_h), int(sum(counts)), tuple(rows))
 
-    def evaluate(self, targets: Union[Mapping[str, Union[GroundTruth, Question]], Iterable[Union[GroundTruth, Question]]],
-                 samples: Mapping[str, Any], *, ignore_unknown: bool = False, only_sampled: bool = False,
-                 progress: bool = False) -> ProbEvalResult:
+    def evaluate(
+        self,
+        targets: Union[Mapping[str, Union[GroundTruth, Question]], Iterable[Union[GroundTruth, Question]]],
+        samples: Mapping[str, Any],
+        *,
+        ignore_unknown: bool = False,
+        only_sampled: bool = False,
+        progress: bool = False,
+    ) -> ProbEvalResult:
         """Mean KL over questions; see :func:`evaluate_probeval` for the arguments."""
         truths = _ground_truths(targets)
         if self.is_auto:
-            return self.resolved(truths).evaluate(truths, samples, ignore_unknown=ignore_unknown,
-                                                  only_sampled=only_sampled, progress=progress)
+            return self.resolved(truths).evaluate(
+                truths, samples, ignore_unknown=ignore_unknown, only_sampled=only_sampled, progress=progress
+            )
         ids = reconcile_ids(truths, samples, ignore_unknown=ignore_unknown)
         if ids.message:
             _warn(ids.message)
@@ -470,8 +549,10 @@ class ProbEval:
             _warn(f"left out {len(absent)} question(s) without samples: {preview_ids(absent)}")
         empty = [qid for qid in scored if not parsed.get(qid)]
         if empty:
-            _warn(f"{len(empty)} question(s) have no samples and are scored against the smoothed empty "
-                  f"distribution: {preview_ids(empty)}")
+            _warn(
+                f"{len(empty)} question(s) have no samples and are scored against the smoothed empty "
+                f"distribution: {preview_ids(empty)}"
+            )
 
         embedded_before = self.embedder.num_embedded if self.embedder else 0
         pairs_before = self.matcher.num_pairs_scored if isinstance(self.matcher, WordNetMatcher) else 0
@@ -479,8 +560,12 @@ class ProbEval:
         if progress:
             from tqdm.auto import tqdm
 
-            bar = tqdm(total=len(scored), desc=f"ProbEval ({self.clustering_name}, {self.matcher.name})",
-                       unit="question", leave=False)
+            bar = tqdm(
+                total=len(scored),
+                desc=f"ProbEval ({self.clustering_name}, {self.matcher.name})",
+                unit="question",
+                leave=False,
+            )
         questions: dict[str, QuestionResult] = {}
         distinct_samples = 0
         approximated = 0
@@ -505,19 +590,30 @@ class ProbEval:
         mean = math.fsum(per_question.values()) / len(per_question) if per_question else math.nan
         stats = {
             "strings_embedded": (self.embedder.num_embedded if self.embedder else 0) - embedded_before,
-            "wordnet_pairs_scored": (self.matcher.num_pairs_scored - pairs_before
-                                     if isinstance(self.matcher, WordNetMatcher) else 0),
+            "wordnet_pairs_scored": (
+                self.matcher.num_pairs_scored - pairs_before if isinstance(self.matcher, WordNetMatcher) else 0
+            ),
             "samples": sum(q.num_samples for q in questions.values()),
             "distinct_samples": distinct_samples,
             "ground_truth_answers": sum(len(truths[qid].answer_counts) for qid in questions),
         }
-        return ProbEvalResult(mean, per_question, questions, len(questions),
-                              self.signature(len(questions), "skip" if only_sampled else "empty",
-                                             answer_counts_label([truths[qid] for qid in questions]),
-                                             approximated),
-                              empty, skipped, list(ids.ignored), stats,
-                              *_clusters_per_question(questions, truths))
-
+        return ProbEvalResult(
+            mean,
+            per_question,
+            questions,
+            len(questions),
+            self.signature(
+                len(questions),
+                "skip" if only_sampled else "empty",
+                answer_counts_label([truths[qid] for qid in questions]),
+                approximated,
+            ),
+            empty,
+            skipped,
+            list(ids.ignored),
+            stats,
+            *_clusters_per_question(questions, truths),
+        )
 
     def _embed_in_advance(self, truths: Sequence[GroundTruth], samples: Sequence[Mapping[str, int]]) -> None:
         """Embed every string a chunk of questions will need in one call (``samples`` normalized).
@@ -540,8 +636,9 @@ class ProbEval:
         self.embedder.embed(sorted(needed))
 
 
-def _clusters_per_question(questions: Mapping[str, QuestionResult],
-                           truths: Mapping[str, GroundTruth]) -> tuple[Optional[float], Optional[float]]:
+def _clusters_per_question(
+    questions: Mapping[str, QuestionResult], truths: Mapping[str, GroundTruth]
+) -> tuple[Optional[float], Optional[float]]:
     """Mean clusters the questions were scored with, and the annotators' mean when all have human clusters."""
     if not questions:
         return None, None
@@ -569,14 +666,24 @@ def _warn(message: str) -> None:
 
 def _warn_approximated(question_id: str, found: Sequence[tuple[str, str]]) -> None:
     clusters = sorted({cluster for _, cluster in found})
-    _warn(f"question {question_id}: the WordNet similarity is a lower bound for {len(found)} match(es) with "
-          f"cluster(s) {preview_ids(clusters)} (a string over the token limit, or a search budget ran out; "
-          "see protoqa_core.similarity)")
+    _warn(
+        f"question {question_id}: the WordNet similarity is a lower bound for {len(found)} match(es) with "
+        f"cluster(s) {preview_ids(clusters)} (a string over the token limit, or a search budget ran out; "
+        "see protoqa_core.similarity)"
+    )
 
 
-def evaluate_probeval(targets: Any, samples: Mapping[str, Any], *, clustering: Union[str, Clusterer] = AUTO,
-                      matching: Union[str, Matcher] = DEFAULTS.matching, ignore_unknown: bool = False,
-                      only_sampled: bool = False, progress: bool = False, **settings: Any) -> ProbEvalResult:
+def evaluate_probeval(
+    targets: Any,
+    samples: Mapping[str, Any],
+    *,
+    clustering: Union[str, Clusterer] = AUTO,
+    matching: Union[str, Matcher] = DEFAULTS.matching,
+    ignore_unknown: bool = False,
+    only_sampled: bool = False,
+    progress: bool = False,
+    **settings: Any,
+) -> ProbEvalResult:
     """ProbEval of model samples against ground truth: mean KL(P_G || P_H) over questions.
 
     Args:
@@ -601,4 +708,5 @@ def evaluate_probeval(targets: Any, samples: Mapping[str, Any], *, clustering: U
     >>> r.clusters_per_question, r.human_clusters_per_question  # doctest: +SKIP
     """
     return ProbEval(clustering, matching, **settings).evaluate(
-        targets, samples, ignore_unknown=ignore_unknown, only_sampled=only_sampled, progress=progress)
+        targets, samples, ignore_unknown=ignore_unknown, only_sampled=only_sampled, progress=progress
+    )

@@ -32,12 +32,13 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
 
-from protoqa_integrations.prompts import training_line
 from protoqa_core.rows import questions_from_rows
+from protoqa_integrations.prompts import training_line
 
 
 @dataclass
@@ -45,22 +46,35 @@ class ExampleArguments:
     """This script's own options (the Trainer's come from ``TrainingArguments``)."""
 
     model: str = field(default="gpt2", metadata={"help": "model name on the Hugging Face Hub or local folder"})
-    dataset: Optional[str] = field(default=None, metadata={
-        "help": "read the rows with stock datasets.load_dataset from this export folder or Hub id "
-                "(default: build them with protoqa_dataset, verifying checksums)"})
+    dataset: Optional[str] = field(
+        default=None,
+        metadata={
+            "help": "read the rows with stock datasets.load_dataset from this export folder or Hub id "
+            "(default: build them with protoqa_dataset, verifying checksums)"
+        },
+    )
     dataset_config: str = field(default="protoqa", metadata={"help": "config of the dataset to use"})
-    data_dir: Optional[str] = field(default=None, metadata={
-        "help": "local folder with the ProtoQA files, for protoqa_dataset (default: $PROTOQA_DATA_DIR, else download)"})
-    train_config: Optional[str] = field(default=None, metadata={
-        "help": "config of the training questions (default: --dataset-config)"})
+    data_dir: Optional[str] = field(
+        default=None,
+        metadata={
+            "help": "local folder with the ProtoQA files, for protoqa_dataset (default: $PROTOQA_DATA_DIR, else download)"
+        },
+    )
+    train_config: Optional[str] = field(
+        default=None, metadata={"help": "config of the training questions (default: --dataset-config)"}
+    )
     train_split: str = field(default="train", metadata={"help": "split of the training questions"})
     eval_split: str = field(default="validation", metadata={"help": "split of the dev questions (with clusters)"})
     num_samples: int = field(default=300, metadata={"help": "answers sampled per dev question"})
-    eval_questions: Optional[int] = field(default=None, metadata={"help": "use the first N dev questions (default: all)"})
-    similarity: str = field(default="wordnet", metadata={
-        "help": "comma-separated similarities to score with: wordnet, exact_match, ..."})
-    probeval: bool = field(default=False, metadata={
-        "help": "also log ProbEval's KL divergence (human clusters, WordNet matching)"})
+    eval_questions: Optional[int] = field(
+        default=None, metadata={"help": "use the first N dev questions (default: all)"}
+    )
+    similarity: str = field(
+        default="wordnet", metadata={"help": "comma-separated similarities to score with: wordnet, exact_match, ..."}
+    )
+    probeval: bool = field(
+        default=False, metadata={"help": "also log ProbEval's KL divergence (human clusters, WordNet matching)"}
+    )
     sample_batch_size: int = field(default=100, metadata={"help": "samples per generate() call"})
     max_length: int = field(default=64, metadata={"help": "longest training line, in tokens"})
 
@@ -86,8 +100,14 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> tuple[ExampleArguments, 
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = HfArgumentParser((ExampleArguments, TrainingArguments), description=__doc__.split("\n\n")[0])
     given = {a.split("=", 1)[0].lstrip("-").replace("-", "_") for a in argv if a.startswith("--")}
-    defaults = {"eval_strategy": "steps", "eval_steps": "1000", "save_strategy": "no", "logging_steps": "50",
-                "per_device_train_batch_size": "8", "per_device_eval_batch_size": "8"}
+    defaults = {
+        "eval_strategy": "steps",
+        "eval_steps": "1000",
+        "save_strategy": "no",
+        "logging_steps": "50",
+        "per_device_train_batch_size": "8",
+        "per_device_eval_batch_size": "8",
+    }
     for name, value in defaults.items():
         if name not in given:
             argv += [f"--{name}", value]
@@ -175,8 +195,11 @@ def main(argv: Optional[Sequence[str]] = None) -> dict[str, float]:
 
     train_lines = tokenize_lines(tokenizer, training_lines(train_questions), example.max_length)
     dev_lines = tokenize_lines(tokenizer, training_lines(dev_questions), example.max_length)
-    print(f"{len(train_lines)} training lines from {len(train_questions)} questions; "
-          f"evaluating on {len(dev_questions)} dev questions", file=sys.stderr)
+    print(
+        f"{len(train_lines)} training lines from {len(train_questions)} questions; "
+        f"evaluating on {len(dev_questions)} dev questions",
+        file=sys.stderr,
+    )
 
     trainer = Trainer(
         model=model,

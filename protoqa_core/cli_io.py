@@ -14,9 +14,10 @@ import os
 import stat
 import sys
 import tempfile
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Optional
+from typing import Any, Optional
 
 __all__ = [
     "OutputFileError",
@@ -61,6 +62,7 @@ def int_at_least(minimum: int, maximum: Optional[int] = None) -> Callable[[str],
     ...
     argparse.ArgumentTypeError: must be an integer >= 1, got '0'
     """
+
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -74,7 +76,9 @@ def int_at_least(minimum: int, maximum: Optional[int] = None) -> Callable[[str],
     return parse
 
 
-def float_between(low: float, high: float, *, low_open: bool = False, high_open: bool = False) -> Callable[[str], float]:
+def float_between(
+    low: float, high: float, *, low_open: bool = False, high_open: bool = False
+) -> Callable[[str], float]:
     """An argparse type: a finite number between ``low`` and ``high`` (ends included unless open).
 
     >>> float_between(-1, 1)("0.5")
@@ -84,13 +88,17 @@ def float_between(low: float, high: float, *, low_open: bool = False, high_open:
     ...
     argparse.ArgumentTypeError: must be a number in [-1, 1], got '-5'
     """
+
     def parse(text: str) -> float:
         try:
             value = float(text)
         except ValueError:
             value = math.nan
-        ok = (math.isfinite(value) and (value > low if low_open else value >= low)
-              and (value < high if high_open else value <= high))
+        ok = (
+            math.isfinite(value)
+            and (value > low if low_open else value >= low)
+            and (value < high if high_open else value <= high)
+        )
         if not ok:
             interval = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
             raise argparse.ArgumentTypeError(f"must be a number in {interval}, got {text!r}")
@@ -125,8 +133,9 @@ def _kind_of(path: Path) -> Optional[str]:
     return "not a regular file"
 
 
-def check_output_file(name: str, inputs: Iterable[str] = (), force: bool = False, *,
-                      force_flag: str = "--force") -> Path:
+def check_output_file(
+    name: str, inputs: Iterable[str] = (), force: bool = False, *, force_flag: str = "--force"
+) -> Path:
     """Check, before any work, that ``name`` can be written without destroying anything.
 
     Refused: an input file (even with ``force``), an existing file without
@@ -183,9 +192,14 @@ def reason_of(exc: OSError) -> str:
 
 
 def _reason(exc: OSError) -> str:
-    reasons = {errno.EACCES: "permission denied", errno.EPERM: "permission denied",
-               errno.EROFS: "read-only file system", errno.ENAMETOOLONG: "file name too long",
-               errno.ENOSPC: "no space left on device", errno.ENOTDIR: "a part of the path is not a directory"}
+    reasons = {
+        errno.EACCES: "permission denied",
+        errno.EPERM: "permission denied",
+        errno.EROFS: "read-only file system",
+        errno.ENAMETOOLONG: "file name too long",
+        errno.ENOSPC: "no space left on device",
+        errno.ENOTDIR: "a part of the path is not a directory",
+    }
     return reasons.get(exc.errno) or exc.strerror or type(exc).__name__
 
 
@@ -312,7 +326,7 @@ def run_command(prog: str, body: Callable[[], int]) -> int:
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130
-    except Exception as exc:  # noqa: BLE001 - the last guard: no traceback reaches a user
+    except Exception as exc:
         if os.environ.get(TRACEBACK_ENV) == "1":
             raise
         known = isinstance(exc, (ValueError, OSError, ImportError, LookupError))

@@ -27,14 +27,26 @@ def add_input_options(parser: argparse.ArgumentParser, *, progress_default: bool
     >>> a.only_predicted, a.ignore_unknown, a.all_stopwords_zero, a.progress
     (True, False, False, False)
     """
-    parser.add_argument("--ignore-unknown", action="store_true",
-                        help="drop predictions for question ids that are not in the targets, with a warning "
-                             "(default: error)")
-    parser.add_argument("--only-predicted", action="store_true",
-                        help="leave target questions without predictions out of the mean (default: score them, "
-                             "as 0 for ProtoQA and as an empty sample for ProbEval)")
-    parser.add_argument("--all-stopwords-zero", action="store_true",
-                        help="WordNet: two all-stopword strings do not match (default: they do, as published)")
-    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=progress_default,
-                        help="a progress bar on stderr" + (" when it is a terminal (default: on)" if progress_default
-                                                           else " (default: off)"))
+    parser.add_argument(
+        "--ignore-unknown",
+        action="store_true",
+        help="drop predictions for question ids that are not in the targets, with a warning (default: error)",
+    )
+    parser.add_argument(
+        "--only-predicted",
+        action="store_true",
+        help="leave target questions without predictions out of the mean (default: score them, "
+        "as 0 for ProtoQA and as an empty sample for ProbEval)",
+    )
+    parser.add_argument(
+        "--all-stopwords-zero",
+        action="store_true",
+        help="WordNet: two all-stopword strings do not match (default: they do, as published)",
+    )
+    parser.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=progress_default,
+        help="a progress bar on stderr"
+        + (" when it is a terminal (default: on)" if progress_default else " (default: off)"),
+    )

@@ -23,9 +23,10 @@ from __future__ import annotations
 import hashlib
 import os
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional, Union
+from typing import Optional, Union
 
 __all__ = [
     "DATA_DIR_ENV",
@@ -167,8 +168,9 @@ def locate_local(source: SourceFile, data_dir: PathLike, where: str = "") -> Pat
     return found[0]
 
 
-def fetch(source: SourceFile, download: Callable[[str], str], base_url: Optional[str] = None,
-          where: str = "") -> tuple[Path, str]:
+def fetch(
+    source: SourceFile, download: Callable[[str], str], base_url: Optional[str] = None, where: str = ""
+) -> tuple[Path, str]:
     """Download ``source`` with ``download(url) -> local path``; return (path, url).
 
     Any failure becomes a :class:`SourceDownloadError` naming the file, the URL and
@@ -208,8 +210,9 @@ def verify_checksum(source: SourceFile, path: PathLike, origin: str, where: str 
         )
 
 
-def verify_row_count(source: SourceFile, path: PathLike, rows: int, expected: Optional[int] = None,
-                     where: str = "") -> None:
+def verify_row_count(
+    source: SourceFile, path: PathLike, rows: int, expected: Optional[int] = None, where: str = ""
+) -> None:
     """Check the number of questions where no checksum is pinned (the train file).
 
     >>> verify_row_count(SourceFile("train", "https://x", "train.jsonl", ("train.jsonl",), None, expected_rows=3), "train.jsonl", 3)
@@ -276,9 +279,16 @@ def download_file(url: str, target: Path, timeout: float = 60) -> None:
         partial.unlink(missing_ok=True)
 
 
-def locate_source(source: SourceFile, data_dir: Optional[PathLike] = None, *, verify: bool = True,
-                  verify_local: Optional[bool] = None, cache_dir: Optional[PathLike] = None,
-                  download: Optional[Callable[[str, Path], None]] = None, where: str = "") -> tuple[Path, str]:
+def locate_source(
+    source: SourceFile,
+    data_dir: Optional[PathLike] = None,
+    *,
+    verify: bool = True,
+    verify_local: Optional[bool] = None,
+    cache_dir: Optional[PathLike] = None,
+    download: Optional[Callable[[str, Path], None]] = None,
+    where: str = "",
+) -> tuple[Path, str]:
     """Find ``source`` (order in the module doc); returns ``(path, origin)``, origin the URL or local path.
 
     ``verify`` checks the pinned checksum of what is downloaded and, unless
@@ -309,6 +319,7 @@ def locate_source(source: SourceFile, data_dir: Optional[PathLike] = None, *, ve
         cached.unlink()  # a damaged or outdated copy: download it again
     url = source.url()
     if not cached.is_file():
+
         def into_cache(url: str) -> str:
             (download or download_file)(url, cached)
             return str(cached)
@@ -319,6 +330,12 @@ def locate_source(source: SourceFile, data_dir: Optional[PathLike] = None, *, ve
     return cached, url
 
 
-EXAMPLE = SourceFile("ProtoQA test questions", "https://raw.githubusercontent.com/iesl/protoqa-data/master",
-                     "data/test/test.questions.jsonl", ("protoqa/test.questions.jsonl",), None, has_answers=False)
+EXAMPLE = SourceFile(
+    "ProtoQA test questions",
+    "https://raw.githubusercontent.com/iesl/protoqa-data/master",
+    "data/test/test.questions.jsonl",
+    ("protoqa/test.questions.jsonl",),
+    None,
+    has_answers=False,
+)
 """A source for the examples above (the registry is :data:`protoqa_dataset.sources.SOURCES`)."""

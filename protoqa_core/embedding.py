@@ -19,10 +19,11 @@ from __future__ import annotations
 import os
 import re
 import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence, Union
+from typing import Any, Optional, Union
 
 import numpy as np
 
@@ -95,8 +96,10 @@ def hub_offline() -> bool:
     >>> isinstance(hub_offline(), bool)
     True
     """
-    return any(os.environ.get(v, "").strip().lower() in ("1", "true", "yes", "on")
-               for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+    return any(
+        os.environ.get(v, "").strip().lower() in ("1", "true", "yes", "on")
+        for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+    )
 
 
 def bundled_minilm_path() -> Optional[Path]:
@@ -165,8 +168,9 @@ def cached_snapshot(repo_id: str, revisions: Sequence[Optional[str]]) -> Optiona
 
     for revision in revisions:
         try:
-            folder = Path(snapshot_download(repo_id, revision=revision, cache_dir=hf_hub_cache(),
-                                            local_files_only=True))
+            folder = Path(
+                snapshot_download(repo_id, revision=revision, cache_dir=hf_hub_cache(), local_files_only=True)
+            )
         except Exception:  # not in the cache (the error type varies across huggingface_hub versions)
             continue
         if _is_model_folder(folder):
@@ -215,11 +219,19 @@ def download_model(repo_id: str, revision: Optional[str], host_resolves: Callabl
     return Path(snapshot_download(repo_id, revision=revision, cache_dir=hf_hub_cache(), allow_patterns=patterns))
 
 
-def locate_model(model: str, *, what: str, model_dir: Optional[Union[str, os.PathLike]] = None,
-                 folder_hint: str, revisions: Sequence[Optional[str]] = (None,),
-                 pinned_weights: Optional[str] = None, package: Optional[Callable[[], Optional[Path]]] = None,
-                 package_hint: str = "", host_resolves: Callable[[], bool] = hub_host_resolves,
-                 override_hint: str = "") -> ModelLocation:
+def locate_model(
+    model: str,
+    *,
+    what: str,
+    model_dir: Optional[Union[str, os.PathLike]] = None,
+    folder_hint: str,
+    revisions: Sequence[Optional[str]] = (None,),
+    pinned_weights: Optional[str] = None,
+    package: Optional[Callable[[], Optional[Path]]] = None,
+    package_hint: str = "",
+    host_resolves: Callable[[], bool] = hub_host_resolves,
+    override_hint: str = "",
+) -> ModelLocation:
     """Find a model: local folder, Hugging Face cache, Hub, package; the project's one model locator.
 
     In order:
@@ -249,8 +261,12 @@ def locate_model(model: str, *, what: str, model_dir: Optional[Union[str, os.Pat
     tried: list[str] = []
     folder = cached_snapshot(model, revisions)
     if folder is not None and pinned_weights is not None and weights_sha256(folder) != pinned_weights:
-        warnings.warn(f"ignoring the copy of {model} in {folder}: its model.safetensors is not the one of "
-                      f"revision {revisions[0]}", RuntimeWarning, stacklevel=3)
+        warnings.warn(
+            f"ignoring the copy of {model} in {folder}: its model.safetensors is not the one of "
+            f"revision {revisions[0]}",
+            RuntimeWarning,
+            stacklevel=3,
+        )
         folder = None
     if folder is not None:
         return ModelLocation(str(folder), "hf-cache")
@@ -261,8 +277,10 @@ def locate_model(model: str, *, what: str, model_dir: Optional[Union[str, os.Pat
         try:
             return ModelLocation(str(download_model(model, revisions[0], host_resolves)), "hub")
         except Exception as exc:  # no network, unknown repository, ...
-            tried.append(f"the Hugging Face Hub could not be reached ({type(exc).__name__}: "
-                         f"{str(exc).splitlines()[0] if str(exc) else ''})")
+            tried.append(
+                f"the Hugging Face Hub could not be reached ({type(exc).__name__}: "
+                f"{str(exc).splitlines()[0] if str(exc) else ''})"
+            )
     if package is not None:
         bundled = package()
         if bundled is not None:
@@ -295,8 +313,9 @@ def _load_encoder(path: str, device: str) -> tuple[Any, Any]:
         from transformers import AutoModel, AutoTokenizer
         from transformers.utils import logging as transformers_logging
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError("the roberta similarity needs torch and transformers: pip install 'protoqa-eval[roberta]'"
-                          ) from exc
+        raise ImportError(
+            "the roberta similarity needs torch and transformers: pip install 'protoqa-eval[roberta]'"
+        ) from exc
     bar_was_on = transformers_logging.is_progress_bar_enabled()
     transformers_logging.disable_progress_bar()  # the weight-loading bar would be noise in every run
     try:
@@ -306,8 +325,9 @@ def _load_encoder(path: str, device: str) -> tuple[Any, Any]:
         if bar_was_on:
             transformers_logging.enable_progress_bar()
     if not getattr(tokenizer, "is_fast", False):
-        raise ValueError(f"the encoder in {path} has no fast tokenizer (tokenizer.json), which finding the "
-                         "answer's tokens needs")
+        raise ValueError(
+            f"the encoder in {path} has no fast tokenizer (tokenizer.json), which finding the answer's tokens needs"
+        )
     model.eval()
     return tokenizer, model.to(device)
 
@@ -350,7 +370,7 @@ class ContextEncoder:
             if len(self._cache) + len(new) > self.max_cached:
                 self._cache.clear()  # only this call's strings are needed from here on
             for start in range(0, len(new), self.batch_size):
-                batch = new[start:start + self.batch_size]
+                batch = new[start : start + self.batch_size]
                 for answer, vector in zip(batch, self._encode(context, batch)):
                     self._cache[(context, answer)] = vector
             self.num_embedded += len(new)
@@ -364,7 +384,7 @@ class ContextEncoder:
         if len(offsets) <= limit:
             return text
         self.num_cut += 1
-        return text[:offsets[limit - 1][1]]
+        return text[: offsets[limit - 1][1]]
 
     def _encode(self, context: str, answers: list[str]) -> np.ndarray:
         import torch
@@ -374,8 +394,9 @@ class ContextEncoder:
         answers = [self._cut(tokenizer, a, MAX_ANSWER_TOKENS) for a in answers]
         prefix = context + " " if context else ""
         texts = [prefix + a for a in answers]
-        batch = tokenizer(texts, padding=True, return_tensors="pt", return_offsets_mapping=True,
-                          return_special_tokens_mask=True)
+        batch = tokenizer(
+            texts, padding=True, return_tensors="pt", return_offsets_mapping=True, return_special_tokens_mask=True
+        )
         offsets = batch.pop("offset_mapping")
         special = batch.pop("special_tokens_mask").bool()
         # A token belongs to the answer when its characters start at or after the answer's first.

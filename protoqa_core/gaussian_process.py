@@ -35,8 +35,9 @@ no random restarts and needs no seed: the result depends only on the vectors.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Optional, Union
 
 import numpy as np
 
@@ -96,9 +97,16 @@ def _rbf(a: np.ndarray, b: np.ndarray, length_scale: float) -> np.ndarray:
     return np.exp(-0.5 * _squared_distances(a, b) / (length_scale * length_scale))
 
 
-def fit_one_vs_all(vectors: np.ndarray, members: np.ndarray, *, counts: Optional[Sequence[float]] = None,
-                   model: str = "regression", seed: int = 0, alpha: float = REGRESSION_ALPHA,
-                   length_scale: Union[float, str] = REGRESSION_LENGTH_SCALE) -> OneVsAll:
+def fit_one_vs_all(
+    vectors: np.ndarray,
+    members: np.ndarray,
+    *,
+    counts: Optional[Sequence[float]] = None,
+    model: str = "regression",
+    seed: int = 0,
+    alpha: float = REGRESSION_ALPHA,
+    length_scale: Union[float, str] = REGRESSION_LENGTH_SCALE,
+) -> OneVsAll:
     """Fit one model per cluster: ``members[i, c]`` says whether training answer ``i`` is in cluster ``c``.
 
     Args:
@@ -132,8 +140,13 @@ def fit_one_vs_all(vectors: np.ndarray, members: np.ndarray, *, counts: Optional
     raise ValueError(f"unknown Gaussian-process model {model!r}; choose one of {', '.join(GP_MODELS)}")
 
 
-def _fit_regressions(vectors: np.ndarray, members: np.ndarray, counts: Optional[Sequence[float]],
-                     alpha: float, length_scale: Union[float, str]) -> tuple[Any, ...]:
+def _fit_regressions(
+    vectors: np.ndarray,
+    members: np.ndarray,
+    counts: Optional[Sequence[float]],
+    alpha: float,
+    length_scale: Union[float, str],
+) -> tuple[Any, ...]:
     from scipy.linalg import cho_factor, cho_solve
 
     if len(vectors) == 0:
@@ -145,8 +158,10 @@ def _fit_regressions(vectors: np.ndarray, members: np.ndarray, counts: Optional[
     noise = alpha / weights
     squared = _squared_distances(vectors, vectors)
     if length_scale == "fit":
-        scales = [_fitted_length_scale(squared, noise, labels[:, j]) if members[:, j].any() else 1.0
-                  for j in range(members.shape[1])]
+        scales = [
+            _fitted_length_scale(squared, noise, labels[:, j]) if members[:, j].any() else 1.0
+            for j in range(members.shape[1])
+        ]
     elif isinstance(length_scale, (int, float)) and not isinstance(length_scale, bool) and length_scale > 0:
         scales = [float(length_scale)] * members.shape[1]
     else:

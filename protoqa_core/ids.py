@@ -10,8 +10,9 @@ Both metrics, their ``evaluate`` modules and both command lines go through
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable, Optional, Union
+from typing import Optional, Union
 
 from .readers import DataFormatError, preview_ids
 
@@ -87,5 +88,6 @@ def reconcile_ids(
         raise DataFormatError(unknown_ids_message(unknown, ignored=False), path, line, unknown[0])
     predicted = set(kept)
     missing = tuple(qid for qid in target_ids if qid not in predicted)
-    return IdReconciliation(tuple(kept), missing, tuple(unknown),
-                            unknown_ids_message(unknown, ignored=True) if unknown else None)
+    return IdReconciliation(
+        tuple(kept), missing, tuple(unknown), unknown_ids_message(unknown, ignored=True) if unknown else None
+    )

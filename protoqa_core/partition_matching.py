@@ -39,11 +39,19 @@ the budgets; only adversarial strings that repeat a few words dozens of times do
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
-__all__ = ["SpanPair", "best_partition_matching", "best_partition_matching_checked",
-           "SEARCH_STEP_BUDGET", "SEARCH_CALL_BUDGET", "MILP_NODE_LIMIT", "MILP_MAX_PAIRS", "DINKELBACH_MAX_ROUNDS"]
+__all__ = [
+    "SpanPair",
+    "best_partition_matching",
+    "best_partition_matching_checked",
+    "SEARCH_STEP_BUDGET",
+    "SEARCH_CALL_BUDGET",
+    "MILP_NODE_LIMIT",
+    "MILP_MAX_PAIRS",
+    "DINKELBACH_MAX_ROUNDS",
+]
 
 
 @dataclass(frozen=True)
@@ -153,8 +161,13 @@ def _solve_by_integer_programming(n_a: int, n_b: int, pairs: Sequence[SpanPair],
         c = np.zeros(n_var)
         c[:n_p] = -(weights - best)
         c[g_col] = best
-        res = milp(c, constraints=constraints, integrality=integrality, bounds=bounds,
-                   options={"mip_rel_gap": 0.0, "node_limit": MILP_NODE_LIMIT, "presolve": True})
+        res = milp(
+            c,
+            constraints=constraints,
+            integrality=integrality,
+            bounds=bounds,
+            options={"mip_rel_gap": 0.0, "node_limit": MILP_NODE_LIMIT, "presolve": True},
+        )
         if res.x is None:  # node limit before any feasible point: keep what we have
             return best, False
         chosen = [p for p, v in zip(pairs, res.x[:n_p]) if v > 0.5]

@@ -75,8 +75,9 @@ def rank_by_frequency(answers: SampledAnswers, max_answers: Optional[int] = None
     >>> rank_by_frequency(["b", "a", "a", "b", "c"], max_answers=2)
     ['b', 'a']
     """
-    if max_answers is not None and (isinstance(max_answers, bool) or not isinstance(max_answers, int)
-                                    or max_answers < 0):
+    if max_answers is not None and (
+        isinstance(max_answers, bool) or not isinstance(max_answers, int) or max_answers < 0
+    ):
         raise ValueError(f"max_answers must be a non-negative integer or None, got {max_answers!r}")
     counts = answer_frequencies(answers)
     counts.pop("", None)

@@ -33,9 +33,10 @@ import re
 import reprlib
 import warnings
 import zlib
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Optional, Sequence, Union
+from typing import Any, Optional, Union
 
 __all__ = [
     "DataFormatError",
@@ -68,8 +69,13 @@ MAX_COUNT = 2**53
 class DataFormatError(ValueError):
     """A targets or predictions file (or in-memory record) is not in the expected format."""
 
-    def __init__(self, message: str, path: Optional[PathLike] = None, line: Optional[int] = None,
-                 question_id: Optional[str] = None):
+    def __init__(
+        self,
+        message: str,
+        path: Optional[PathLike] = None,
+        line: Optional[int] = None,
+        question_id: Optional[str] = None,
+    ):
         where = []
         if path is not None:
             where.append(str(path))
@@ -95,17 +101,26 @@ def _short(value: Any) -> str:
 
 
 _COMPRESSED = {b"BZh": "bzip2", b"\xfd7zXZ\x00": "xz", b"PK\x03\x04": "zip", b"\x28\xb5\x2f\xfd": "zstd"}
-_WIDE_BOMS = {b"\xff\xfe\x00\x00": "UTF-32", b"\x00\x00\xfe\xff": "UTF-32", b"\xff\xfe": "UTF-16",
-              b"\xfe\xff": "UTF-16"}
+_WIDE_BOMS = {
+    b"\xff\xfe\x00\x00": "UTF-32",
+    b"\x00\x00\xfe\xff": "UTF-32",
+    b"\xff\xfe": "UTF-16",
+    b"\xfe\xff": "UTF-16",
+}
 
 
 def _os_error(exc: OSError, path: PathLike) -> Exception:
     """An input/output error as one message naming the file."""
     if isinstance(exc, FileNotFoundError):
         return FileNotFoundError(f"file not found: {path}")
-    reasons = {errno.EACCES: "permission denied", errno.EPERM: "permission denied",
-               errno.EISDIR: "is a directory, not a file", errno.ENAMETOOLONG: "file name too long",
-               errno.ENOTDIR: "a part of the path is not a directory", errno.ELOOP: "too many symbolic links"}
+    reasons = {
+        errno.EACCES: "permission denied",
+        errno.EPERM: "permission denied",
+        errno.EISDIR: "is a directory, not a file",
+        errno.ENAMETOOLONG: "file name too long",
+        errno.ENOTDIR: "a part of the path is not a directory",
+        errno.ELOOP: "too many symbolic links",
+    }
     reason = reasons.get(exc.errno) or exc.strerror or type(exc).__name__
     return DataFormatError(f"cannot read the file: {reason}", path)
 
@@ -191,7 +206,8 @@ class _Bounded(io.RawIOBase):
             raise DataFormatError(
                 f"the input is larger than {self._limit / 2**20:.4g} MB (after decompression); this is refused "
                 f"to keep memory bounded: set {MAX_INPUT_ENV} to a larger number of megabytes to read it",
-                self._path)
+                self._path,
+            )
         self._left -= len(data)
         view[: len(data)] = data
         return len(data)
@@ -229,8 +245,7 @@ def _open_binary(path: Path):
             stream = _Prefixed(head, raw)
         for magic, name in _COMPRESSED.items():
             if head.startswith(magic):
-                raise DataFormatError(f"the file is {name}-compressed; decompress it first (gzip is read as is)",
-                                      path)
+                raise DataFormatError(f"the file is {name}-compressed; decompress it first (gzip is read as is)", path)
         if head[:2] == b"\x1f\x8b":
             stream = gzip.GzipFile(fileobj=io.BufferedReader(stream), mode="rb")
         return io.BufferedReader(_Bounded(stream, limit, path))
@@ -247,8 +262,9 @@ def _decode(data: bytes, path: PathLike, line: Optional[int], first: bool) -> st
         if data.startswith(b"\xef\xbb\xbf"):
             data = data[3:]
         if b"\x00" in data[:4]:
-            raise DataFormatError("the file holds NUL bytes (UTF-16 or UTF-32 without a byte order mark?); "
-                                  "save it as UTF-8", path)
+            raise DataFormatError(
+                "the file holds NUL bytes (UTF-16 or UTF-32 without a byte order mark?); save it as UTF-8", path
+            )
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -310,6 +326,7 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
+
 def _first_bad_string(value: Any) -> Optional[str]:
     """The first string in ``value`` that is not valid Unicode (holds a lone surrogate)."""
     stack = [value]
@@ -351,6 +368,7 @@ def parse_json(text: str, path: Optional[PathLike] = None, line: Optional[int] =
     ...
     protoqa_core.readers.DataFormatError: p.json, line 3: duplicate key 'q1' in a JSON object
     """
+
     def where(found: Optional[int] = None) -> Optional[int]:
         # ``line`` is given for one line of a JSONL file: the error is on that line.
         return found if line is None else line
@@ -358,12 +376,12 @@ def parse_json(text: str, path: Optional[PathLike] = None, line: Optional[int] =
     try:
         value = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
-        raise _MalformedJSON(f"malformed JSON ({exc.msg} at column {exc.colno})", path,
-                              where(exc.lineno)) from None
+        raise _MalformedJSON(f"malformed JSON ({exc.msg} at column {exc.colno})", path, where(exc.lineno)) from None
     except _DuplicateKey as exc:
         key = exc.args[0]
-        raise DataFormatError(f"duplicate key {_short(key)} in a JSON object", path,
-                              where(_line_of(text, key))) from None
+        raise DataFormatError(
+            f"duplicate key {_short(key)} in a JSON object", path, where(_line_of(text, key))
+        ) from None
     except (RecursionError, MemoryError):
         raise DataFormatError("JSON nested too deeply", path, line) from None
     except ValueError as exc:  # NaN/Infinity, or an integer too long to convert
@@ -371,8 +389,9 @@ def parse_json(text: str, path: Optional[PathLike] = None, line: Optional[int] =
     if _SURROGATE_ESCAPE.search(text):
         bad = _first_bad_string(value)
         if bad is not None:
-            raise DataFormatError(f"string {_short(bad)} holds a lone surrogate escape, which is not valid Unicode",
-                                  path, line)
+            raise DataFormatError(
+                f"string {_short(bad)} holds a lone surrogate escape, which is not valid Unicode", path, line
+            )
     return value
 
 
@@ -396,8 +415,9 @@ class Cluster:
         if not all(isinstance(a, str) and a.isascii() for a in self.answers):
             from .text import normalize_unicode  # here: the text module loads NLTK's tokenizer (over 1 s)
 
-            object.__setattr__(self, "answers", tuple(normalize_unicode(a) if isinstance(a, str) else a
-                                                      for a in self.answers))
+            object.__setattr__(
+                self, "answers", tuple(normalize_unicode(a) if isinstance(a, str) else a for a in self.answers)
+            )
 
 
 @dataclass(frozen=True)
@@ -490,29 +510,35 @@ def _question_from_json(obj: Any, path=None, line=None) -> Question:
         for cid, c in cl.items():
             if not isinstance(c, dict) or "count" not in c or "answers" not in c:
                 raise DataFormatError(f"cluster {cid!r} needs 'count' and 'answers'", path, line, qid)
-            clusters.append(Cluster(
-                str(cid),
-                _check_answers(c["answers"], f"cluster {cid!r} answers", path, line, qid),
-                check_count(c["count"], f"cluster {cid!r} count", path, line, qid),
-            ))
+            clusters.append(
+                Cluster(
+                    str(cid),
+                    _check_answers(c["answers"], f"cluster {cid!r} answers", path, line, qid),
+                    check_count(c["count"], f"cluster {cid!r} count", path, line, qid),
+                )
+            )
     elif "answers-cleaned" in obj and isinstance(obj["answers-cleaned"], dict):
         # The oldest format: {answer: count}, every answer a cluster of its own.
         for i, (answer, count) in enumerate(obj["answers-cleaned"].items()):
-            clusters.append(Cluster(f"{qid}.{i}", (answer,), check_count(count, f"answer {_short(answer)} count",
-                                                                       path, line, qid)))
+            clusters.append(
+                Cluster(f"{qid}.{i}", (answer,), check_count(count, f"answer {_short(answer)} count", path, line, qid))
+            )
     elif "answers-cleaned" in obj:
         cleaned = obj["answers-cleaned"]
         if not isinstance(cleaned, list):
-            raise DataFormatError("answers-cleaned must be a list of {count, answers} or an object "
-                                  "{answer: count}", path, line, qid)
+            raise DataFormatError(
+                "answers-cleaned must be a list of {count, answers} or an object {answer: count}", path, line, qid
+            )
         for i, c in enumerate(cleaned):
             if not isinstance(c, dict) or "count" not in c or "answers" not in c:
                 raise DataFormatError(f"answers-cleaned[{i}] needs 'count' and 'answers'", path, line, qid)
-            clusters.append(Cluster(
-                f"{qid}.{i}",
-                _check_answers(c["answers"], f"cluster {i} answers", path, line, qid),
-                check_count(c["count"], f"cluster {i} count", path, line, qid),
-            ))
+            clusters.append(
+                Cluster(
+                    f"{qid}.{i}",
+                    _check_answers(c["answers"], f"cluster {i} answers", path, line, qid),
+                    check_count(c["count"], f"cluster {i} count", path, line, qid),
+                )
+            )
     elif answers is not None:
         raise DataFormatError("answers must be an object with 'raw' and 'clusters'", path, line, qid)
     return Question(qid, normalized, tuple(clusters), original or normalized, source or "", raw)
@@ -578,8 +604,11 @@ def _prediction_records(path: PathLike, field: Optional[str]) -> dict[str, tuple
     try:
         records = [(one_line, parse_json(text, path, one_line))]
     except _MalformedJSON:
-        records = [(number, parse_json(line_text, path, number))
-                   for number, line_text in enumerate(text.split("\n"), start=1) if line_text.strip()]
+        records = [
+            (number, parse_json(line_text, path, number))
+            for number, line_text in enumerate(text.split("\n"), start=1)
+            if line_text.strip()
+        ]
 
     out: dict[str, tuple[Any, Optional[int]]] = {}
 
@@ -588,7 +617,9 @@ def _prediction_records(path: PathLike, field: Optional[str]) -> dict[str, tuple
             raise DataFormatError(f"question id must be a string, got {qid!r}", path, line)
         if qid in out:
             first = out[qid][1]
-            raise DataFormatError("duplicate question id" + (f" (first on line {first})" if first else ""), path, line, qid)
+            raise DataFormatError(
+                "duplicate question id" + (f" (first on line {first})" if first else ""), path, line, qid
+            )
         if not isinstance(value, list):
             raise DataFormatError(f"answers must be a list, got {type(value).__name__}", path, line, qid)
         out[qid] = (value, line)
@@ -608,8 +639,11 @@ def _prediction_records(path: PathLike, field: Optional[str]) -> dict[str, tuple
             for qid, value in obj.items():
                 put(qid, value, line)
     if not out:
-        warnings.warn(f"{path}: the predictions file holds no predictions; every question will score as "
-                      "unanswered", ProtoQAWarning, stacklevel=4)
+        warnings.warn(
+            f"{path}: the predictions file holds no predictions; every question will score as unanswered",
+            ProtoQAWarning,
+            stacklevel=4,
+        )
     return out
 
 
@@ -632,8 +666,10 @@ def read_predictions(path: PathLike, field: Optional[str] = None) -> dict[str, l
     return out
 
 
-REFERENCE_FORMS = ('the `clusters` field of a dataset row, {"id": [str], "answers": [[str]], "count": [int]} '
-                   '("id" optional), or a list of {"answers": [str], "count": int} records')
+REFERENCE_FORMS = (
+    'the `clusters` field of a dataset row, {"id": [str], "answers": [[str]], "count": [int]} '
+    '("id" optional), or a list of {"answers": [str], "count": int} records'
+)
 
 
 def _is_list_like(value: Any) -> bool:
@@ -661,8 +697,10 @@ def clusters_from_records(reference: Any, question_id: Optional[str] = None) -> 
     if isinstance(reference, Mapping):
         if "answers" not in reference or "count" not in reference:
             hint = " (this looks like a whole row: pass its 'clusters' field)" if "clusters" in reference else ""
-            raise DataFormatError(f"a reference must be {REFERENCE_FORMS}; got an object with keys "
-                                  f"{sorted(map(str, reference))}{hint}", question_id=qid)
+            raise DataFormatError(
+                f"a reference must be {REFERENCE_FORMS}; got an object with keys {sorted(map(str, reference))}{hint}",
+                question_id=qid,
+            )
         answers, counts = reference["answers"], reference["count"]
         ids = reference.get("id")
         ids = [str(i) for i in range(len(answers) if _is_list_like(answers) else 0)] if ids is None else ids
@@ -674,20 +712,25 @@ def clusters_from_records(reference: Any, question_id: Optional[str] = None) -> 
     elif _is_list_like(reference):
         records = list(reference)
     else:
-        raise DataFormatError(f"a reference must be {REFERENCE_FORMS}; got {type(reference).__name__}",
-                              question_id=qid)
+        raise DataFormatError(f"a reference must be {REFERENCE_FORMS}; got {type(reference).__name__}", question_id=qid)
     clusters = []
     for i, rec in enumerate(records):
         if not isinstance(rec, Mapping) or "answers" not in rec or "count" not in rec:
-            raise DataFormatError(f"cluster {i} needs 'answers' and 'count', got {rec!r}; a reference must be "
-                                  f"{REFERENCE_FORMS}", question_id=qid)
+            raise DataFormatError(
+                f"cluster {i} needs 'answers' and 'count', got {rec!r}; a reference must be {REFERENCE_FORMS}",
+                question_id=qid,
+            )
         answers = rec["answers"]
         answers = answers.tolist() if hasattr(answers, "tolist") else answers
-        clusters.append(Cluster(
-            str(rec.get("id", i)),
-            _check_answers(list(answers) if isinstance(answers, tuple) else answers, f"cluster {i} answers", None, None, qid),
-            check_count(rec["count"], f"cluster {i} count", None, None, qid),
-        ))
+        clusters.append(
+            Cluster(
+                str(rec.get("id", i)),
+                _check_answers(
+                    list(answers) if isinstance(answers, tuple) else answers, f"cluster {i} answers", None, None, qid
+                ),
+                check_count(rec["count"], f"cluster {i} count", None, None, qid),
+            )
+        )
     return tuple(clusters)
 
 

@@ -6,7 +6,8 @@ imports ``evaluate`` or ``datasets``.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .readers import clusters_from_records, question_ids_for
 
@@ -67,5 +68,8 @@ def stored_clusters(reference: Any, question_id: str) -> dict[str, list[Any]]:
     protoqa_core.readers.DataFormatError: question 'q1': cluster 0 count must be a non-negative integer, got 2.9
     """
     clusters = clusters_from_records(reference, question_id)
-    return {"id": [c.id for c in clusters], "answers": [list(c.answers) for c in clusters],
-            "count": [c.count for c in clusters]}
+    return {
+        "id": [c.id for c in clusters],
+        "answers": [list(c.answers) for c in clusters],
+        "count": [c.count for c in clusters],
+    }

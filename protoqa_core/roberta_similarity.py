@@ -41,8 +41,9 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Optional, Sequence, Union
+from typing import Optional, Union
 
 import numpy as np
 
@@ -50,8 +51,15 @@ from .embedding import ContextEncoder, ModelLocation, locate_model, model_revisi
 from .gaussian_process import OneVsAll, fit_one_vs_all
 from .readers import DataFormatError, Question
 
-__all__ = ["DEFAULT_ENCODER", "DEFAULT_LENGTH_SCALE", "DEFAULT_THRESHOLD", "ENCODER_OPTION", "MAX_TRAINING_ANSWERS",
-           "RobertaSimilarity", "locate_encoder"]
+__all__ = [
+    "DEFAULT_ENCODER",
+    "DEFAULT_LENGTH_SCALE",
+    "DEFAULT_THRESHOLD",
+    "ENCODER_OPTION",
+    "MAX_TRAINING_ANSWERS",
+    "RobertaSimilarity",
+    "locate_encoder",
+]
 
 DEFAULT_ENCODER = "roberta-base"
 """The encoder the ``roberta`` similarity uses unless told otherwise (``--encoder``)."""
@@ -62,8 +70,10 @@ DEFAULT_LENGTH_SCALE = 1.0
 MAX_TRAINING_ANSWERS = 5_000
 """Distinct cluster strings a question may have (a ProtoQA question has about 50): bounds the
 kernel matrix; more is an error naming the question, never a silent cut."""
-ENCODER_OPTION = ("Give another encoder with --encoder (a Hugging Face Hub id or a local folder; "
-                  "ProtoQA('roberta', encoder=...) in Python)")
+ENCODER_OPTION = (
+    "Give another encoder with --encoder (a Hugging Face Hub id or a local folder; "
+    "ProtoQA('roberta', encoder=...) in Python)"
+)
 
 
 def locate_encoder(encoder: str = DEFAULT_ENCODER) -> ModelLocation:
@@ -80,10 +90,16 @@ def locate_encoder(encoder: str = DEFAULT_ENCODER) -> ModelLocation:
 
     missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
     if missing:
-        raise ImportError(f"the roberta similarity needs {' and '.join(missing)}: pip install 'protoqa-eval[roberta]' "
-                          "(and PyTorch; the CPU build is enough)")
-    return locate_model(encoder.strip(), what="encoder", folder_hint=f"a local folder named {encoder!r} (none)",
-                        override_hint=ENCODER_OPTION)
+        raise ImportError(
+            f"the roberta similarity needs {' and '.join(missing)}: pip install 'protoqa-eval[roberta]' "
+            "(and PyTorch; the CPU build is enough)"
+        )
+    return locate_model(
+        encoder.strip(),
+        what="encoder",
+        folder_hint=f"a local folder named {encoder!r} (none)",
+        override_hint=ENCODER_OPTION,
+    )
 
 
 @dataclass(frozen=True)
@@ -122,9 +138,16 @@ class RobertaSimilarity:
 
     name = "roberta"
 
-    def __init__(self, encoder: str = DEFAULT_ENCODER, *, threshold: float = DEFAULT_THRESHOLD, device: str = "cpu",
-                 repetition: bool = True, context: bool = True,
-                 length_scale: Union[float, str] = DEFAULT_LENGTH_SCALE) -> None:
+    def __init__(
+        self,
+        encoder: str = DEFAULT_ENCODER,
+        *,
+        threshold: float = DEFAULT_THRESHOLD,
+        device: str = "cpu",
+        repetition: bool = True,
+        context: bool = True,
+        length_scale: Union[float, str] = DEFAULT_LENGTH_SCALE,
+    ) -> None:
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not np.isfinite(threshold):
             raise ValueError(f"the roberta threshold must be a finite number, got {threshold!r}")
         self.location = locate_encoder(encoder)
@@ -132,8 +155,12 @@ class RobertaSimilarity:
         self.revision = model_revision(self.location)
         self.threshold = float(threshold)
         self.repetition, self.context = bool(repetition), bool(context)
-        if length_scale != "fit" and (isinstance(length_scale, bool) or not isinstance(length_scale, (int, float))
-                                      or not np.isfinite(length_scale) or length_scale <= 0):
+        if length_scale != "fit" and (
+            isinstance(length_scale, bool)
+            or not isinstance(length_scale, (int, float))
+            or not np.isfinite(length_scale)
+            or length_scale <= 0
+        ):
             raise ValueError(f"the roberta length scale must be 'fit' or a positive number, got {length_scale!r}")
         self.length_scale: Union[float, str] = length_scale if length_scale == "fit" else float(length_scale)
         self.encoder = ContextEncoder(self.location.path, device=device)
@@ -161,15 +188,22 @@ class RobertaSimilarity:
             return ""
         text = (question.question or question.question_original).strip()
         if not text:
-            raise DataFormatError("the roberta similarity puts the question before each answer, but this "
-                                  "question has no text", question_id=question.id)
+            raise DataFormatError(
+                "the roberta similarity puts the question before each answer, but this question has no text",
+                question_id=question.id,
+            )
         return text
 
     def _fit(self, question: Question) -> _Fitted:
         """The question's one-vs-all regressions (cached for the last 64 questions)."""
         raw = dict(question.raw_answers or {})
-        key = (question.id, question.question, question.question_original,
-               tuple((c.answers) for c in question.clusters), tuple(sorted(raw.items())) if self.repetition else ())
+        key = (
+            question.id,
+            question.question,
+            question.question_original,
+            tuple((c.answers) for c in question.clusters),
+            tuple(sorted(raw.items())) if self.repetition else (),
+        )
         found = self._fitted.get(key)
         if found is not None:
             self._fitted.move_to_end(key)
@@ -182,8 +216,11 @@ class RobertaSimilarity:
                     owners.append(j)
         answers = sorted(strings)
         if len(answers) > MAX_TRAINING_ANSWERS:
-            raise DataFormatError(f"the roberta similarity trains on at most {MAX_TRAINING_ANSWERS} distinct cluster "
-                                  f"strings per question; this one has {len(answers)}", question_id=question.id)
+            raise DataFormatError(
+                f"the roberta similarity trains on at most {MAX_TRAINING_ANSWERS} distinct cluster "
+                f"strings per question; this one has {len(answers)}",
+                question_id=question.id,
+            )
         members = np.zeros((len(answers), len(question.clusters)), dtype=bool)
         for i, answer in enumerate(answers):
             members[i, strings[answer]] = True
@@ -198,8 +235,7 @@ class RobertaSimilarity:
         before = self.encoder.num_cut
         vectors = self.encoder.embed(self._context(question), answers) if answers else np.zeros((0, 1))
         models = fit_one_vs_all(vectors, members, counts=counts, model="regression", length_scale=self.length_scale)
-        fitted = _Fitted(models,
-                         {a: tuple(strings[a]) for a in answers}, counted, self.encoder.num_cut > before)
+        fitted = _Fitted(models, {a: tuple(strings[a]) for a in answers}, counted, self.encoder.num_cut > before)
         if len(self._fitted) >= 64:
             self._fitted.popitem(last=False)
         self._fitted[key] = fitted

@@ -19,11 +19,18 @@ answer fields are errors naming the row.
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Optional, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any, Optional
 
 from .readers import Cluster, DataFormatError, Question, check_count, clusters_from_records
 
-__all__ = ["ACCEPTED_QUESTION_FORMS", "RAW_ANSWER_FORMS", "raw_answer_counts", "question_from_row", "questions_from_rows"]
+__all__ = [
+    "ACCEPTED_QUESTION_FORMS",
+    "RAW_ANSWER_FORMS",
+    "raw_answer_counts",
+    "question_from_row",
+    "questions_from_rows",
+]
 
 ACCEPTED_QUESTION_FORMS = (
     "a datasets.Dataset of the ProtoQA export (columns id, question, clusters; raw_answers optional), "
@@ -32,8 +39,10 @@ ACCEPTED_QUESTION_FORMS = (
 """What :func:`questions_from_rows` accepts, for error messages."""
 
 
-RAW_ANSWER_FORMS = ('the `raw_answers` field of a dataset row, {"answer": [str], "count": [int]}, '
-                    'a mapping {answer: count}, or a list of {"answer": str, "count": int} records')
+RAW_ANSWER_FORMS = (
+    'the `raw_answers` field of a dataset row, {"answer": [str], "count": [int]}, '
+    'a mapping {answer: count}, or a list of {"answer": str, "count": int} records'
+)
 
 
 def _real_count(value: Any, what: str, question_id: Optional[str]) -> float:
@@ -52,8 +61,9 @@ def _as_list(value: Any) -> Optional[list]:
     return None
 
 
-def raw_answer_counts(value: Any, question_id: Optional[str] = None, *,
-                      whole: bool = False) -> Optional[dict[str, float]]:
+def raw_answer_counts(
+    value: Any, question_id: Optional[str] = None, *, whole: bool = False
+) -> Optional[dict[str, float]]:
     """``{answer: count}`` from one question's raw answers in any accepted form (None stays None).
 
     Accepted: the dataset row's ``raw_answers`` field ``{"answer": [...], "count": [...]}``,
@@ -78,13 +88,16 @@ def raw_answer_counts(value: Any, question_id: Optional[str] = None, *,
     if isinstance(value, Mapping) and set(value) == {"answer", "count"} and _as_list(value["answer"]) is not None:
         answers, counts = _as_list(value["answer"]), _as_list(value["count"])
         if counts is None or len(answers) != len(counts):
-            raise DataFormatError("raw answers {'answer': [...], 'count': [...]} need two lists of the same length",
-                                  question_id=question_id)
+            raise DataFormatError(
+                "raw answers {'answer': [...], 'count': [...]} need two lists of the same length",
+                question_id=question_id,
+            )
         pairs = list(zip(answers, counts))
     elif isinstance(value, Mapping):
         pairs = list(value.items())
     elif (items := _as_list(value)) is not None and all(
-            isinstance(r, Mapping) and set(r) == {"answer", "count"} for r in items):
+        isinstance(r, Mapping) and set(r) == {"answer", "count"} for r in items
+    ):
         pairs = [(r["answer"], r["count"]) for r in items]
     else:
         kind = type(value).__name__
@@ -94,8 +107,10 @@ def raw_answer_counts(value: Any, question_id: Optional[str] = None, *,
     out: dict[str, float] = {}
     for answer, count in pairs:
         if not isinstance(answer, str):
-            raise DataFormatError(f"raw answers must be strings, found {answer!r}; accepted forms: {RAW_ANSWER_FORMS}",
-                                  question_id=question_id)
+            raise DataFormatError(
+                f"raw answers must be strings, found {answer!r}; accepted forms: {RAW_ANSWER_FORMS}",
+                question_id=question_id,
+            )
         if answer in out:
             raise DataFormatError(f"raw answer {answer!r} is given twice", question_id=question_id)
         what = f"count of raw answer {answer!r}"
@@ -138,8 +153,9 @@ def question_from_row(row: Mapping[str, Any]) -> Question:
     source = row.get("source") or ""
     if not isinstance(original, str) or not isinstance(source, str):
         raise DataFormatError("'question_original' and 'source' must be strings", question_id=qid)
-    return Question(qid, text, clusters, original, source,
-                    raw_answer_counts(row.get("raw_answers"), qid, whole=True) or {})
+    return Question(
+        qid, text, clusters, original, source, raw_answer_counts(row.get("raw_answers"), qid, whole=True) or {}
+    )
 
 
 _NEEDED_COLUMNS = ("id", "question", "clusters")
@@ -167,8 +183,10 @@ def questions_from_rows(rows: Any, what: str = "questions") -> list[Question]:
     if isinstance(column_names, list) and hasattr(rows, "select_columns"):  # a datasets.Dataset
         missing = [c for c in _NEEDED_COLUMNS if c not in column_names]
         if missing:
-            raise TypeError(f"{what}: the dataset has no column(s) {', '.join(missing)} (it has "
-                            f"{', '.join(column_names)}); expected {ACCEPTED_QUESTION_FORMS}")
+            raise TypeError(
+                f"{what}: the dataset has no column(s) {', '.join(missing)} (it has "
+                f"{', '.join(column_names)}); expected {ACCEPTED_QUESTION_FORMS}"
+            )
         # Only the question columns: a tokenized evaluation set also holds token ids.
         keep = [c for c in _NEEDED_COLUMNS + _OPTIONAL_COLUMNS if c in column_names]
         return [question_from_row(row) for row in rows.select_columns(keep)]
@@ -186,7 +204,8 @@ def questions_from_rows(rows: Any, what: str = "questions") -> list[Question]:
         elif isinstance(item, Mapping):
             out.append(question_from_row(item))
         else:
-            raise TypeError(f"{what}[{i}] must be a Question or a dataset row (dict), got {type(item).__name__}; "
-                            f"{what} must be {ACCEPTED_QUESTION_FORMS}")
+            raise TypeError(
+                f"{what}[{i}] must be a Question or a dataset row (dict), got {type(item).__name__}; "
+                f"{what} must be {ACCEPTED_QUESTION_FORMS}"
+            )
     return out
-

@@ -10,8 +10,8 @@ same intervals and p-values.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -49,8 +49,9 @@ def _resample_means(values: np.ndarray, resamples: int, seed: int) -> np.ndarray
     return values[idx].mean(axis=1)
 
 
-def bootstrap_ci(values: Sequence[float], level: float = 0.95, resamples: int = DEFAULT_RESAMPLES,
-                 seed: int = DEFAULT_SEED) -> ConfidenceInterval:
+def bootstrap_ci(
+    values: Sequence[float], level: float = 0.95, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
+) -> ConfidenceInterval:
     """Mean of per-question values with a percentile bootstrap confidence interval.
 
     >>> ci = bootstrap_ci([0.0, 1.0] * 50)
@@ -66,8 +67,13 @@ def bootstrap_ci(values: Sequence[float], level: float = 0.95, resamples: int = 
     return ConfidenceInterval(float(arr.mean()), float(low), float(high), level)
 
 
-def paired_bootstrap(a: Sequence[float], b: Sequence[float], level: float = 0.95,
-                     resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> PairedComparison:
+def paired_bootstrap(
+    a: Sequence[float],
+    b: Sequence[float],
+    level: float = 0.95,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> PairedComparison:
     """Paired bootstrap comparison of two systems' per-question scores.
 
     The p-value is two-sided, for the null hypothesis that the mean difference is 0:
@@ -89,14 +95,24 @@ def paired_bootstrap(a: Sequence[float], b: Sequence[float], level: float = 0.95
     p_value = (extreme + 1) / (resamples + 1)
     tail = (1 - level) / 2 * 100
     low, high = np.percentile(means, [tail, 100 - tail])
-    return PairedComparison(float(x.mean()), float(y.mean()),
-                            ConfidenceInterval(observed, float(low), float(high), level),
-                            float(p_value), resamples, int(x.size))
+    return PairedComparison(
+        float(x.mean()),
+        float(y.mean()),
+        ConfidenceInterval(observed, float(low), float(high), level),
+        float(p_value),
+        resamples,
+        int(x.size),
+    )
 
 
-def compare_paired(per_question_a: Mapping[str, float], per_question_b: Mapping[str, float], *,
-                   level: float = 0.95, resamples: int = DEFAULT_RESAMPLES,
-                   seed: int = DEFAULT_SEED) -> PairedComparison:
+def compare_paired(
+    per_question_a: Mapping[str, float],
+    per_question_b: Mapping[str, float],
+    *,
+    level: float = 0.95,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> PairedComparison:
     """Paired bootstrap comparison of two systems over the questions both have a score for.
 
     The one comparison behind both metrics' ``compare`` commands: ``per_question_a``
@@ -114,5 +130,10 @@ def compare_paired(per_question_a: Mapping[str, float], per_question_b: Mapping[
     shared = [qid for qid in per_question_a if qid in per_question_b]
     if not shared:
         raise ValueError("the two systems share no question")
-    return paired_bootstrap([per_question_a[q] for q in shared], [per_question_b[q] for q in shared],
-                            level=level, resamples=resamples, seed=seed)
+    return paired_bootstrap(
+        [per_question_a[q] for q in shared],
+        [per_question_b[q] for q in shared],
+        level=level,
+        resamples=resamples,
+        seed=seed,
+    )

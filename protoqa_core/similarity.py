@@ -55,15 +55,15 @@ import contextlib
 import contextvars
 import math
 import warnings
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable, Iterable, Iterator, Optional, Sequence
+from typing import Optional
 
 from .partition_matching import SpanPair, best_partition_matching_checked
 from .string_similarity import best_lcs_ratios, jaro_winkler, lcs_ratio, longest_common_substring_ratio
 from .text import content_tokens
-from .wordnet_access import (SynsetKey, best_wup, best_wup_reaches, max_lemma_tokens, may_start_collocation,
-                             synset_keys)
+from .wordnet_access import SynsetKey, best_wup, best_wup_reaches, max_lemma_tokens, may_start_collocation, synset_keys
 
 __all__ = [
     "Similarity",
@@ -154,7 +154,6 @@ def _capped(tokens: tuple[str, ...], side: int) -> tuple[tuple[str, ...], bool]:
     return tokens[:MAX_SIMILARITY_TOKENS] + (_REST_TOKENS[side],), True
 
 
-
 def exact_match(prediction: str, answer: str) -> float:
     """1.0 when the two strings are equal, else 0.0.
 
@@ -202,13 +201,12 @@ def _span_index(tokens: tuple[str, ...]) -> _SpanIndex:
     )
 
 
-def _equal_token_pairs(ia: _SpanIndex, ib: _SpanIndex, shared_tokens: Iterable[str]) -> Iterator[tuple[int, int, int, int]]:
+def _equal_token_pairs(
+    ia: _SpanIndex, ib: _SpanIndex, shared_tokens: Iterable[str]
+) -> Iterator[tuple[int, int, int, int]]:
     """Single-token span pairs ``(i, i+1, j, j+1)`` where the two sequences have the same token."""
     return (
-        (i, i + 1, j, j + 1)
-        for tok in shared_tokens
-        for i in ia.token_positions[tok]
-        for j in ib.token_positions[tok]
+        (i, i + 1, j, j + 1) for tok in shared_tokens for i in ia.token_positions[tok] for j in ib.token_positions[tok]
     )
 
 
@@ -223,12 +221,7 @@ def _wordnet_tokens_similarity(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[
     shared_tokens = ia.token_positions.keys() & ib.token_positions.keys()
     if not shared_synsets and not shared_tokens:
         return 0.0, True
-    spans = {
-        (sa, ea, sb, eb)
-        for key in shared_synsets
-        for sa, ea in ia.by_synset[key]
-        for sb, eb in ib.by_synset[key]
-    }
+    spans = {(sa, ea, sb, eb) for key in shared_synsets for sa, ea in ia.by_synset[key] for sb, eb in ib.by_synset[key]}
     spans.update(_equal_token_pairs(ia, ib, shared_tokens))
     return best_partition_matching_checked(len(a), len(b), [SpanPair(*s, 1.0) for s in sorted(spans)])
 
@@ -290,8 +283,14 @@ def _answers_offer(answers: tuple[str, ...]) -> tuple[frozenset, frozenset]:
     return frozenset(synsets), frozenset(tokens)
 
 
-def _first_best(similarity: Callable[..., float], prediction: str, answers: Iterable[str],
-                all_stopword_match: bool, best: float = 0.0, enough: float = 1.0) -> float:
+def _first_best(
+    similarity: Callable[..., float],
+    prediction: str,
+    answers: Iterable[str],
+    all_stopword_match: bool,
+    best: float = 0.0,
+    enough: float = 1.0,
+) -> float:
     """The largest ``similarity`` of ``prediction`` to ``answers`` (at least ``best``), in order,
     stopping at the first that reaches ``enough``. With ``enough`` 1 that is the maximum, and
     the strings scored (and any approximation reported) are those of the plain maximum."""
@@ -405,8 +404,9 @@ def _wup_against_one_token(a: tuple[str, ...], b: tuple[str, ...]) -> float:
     return _wup_against_tokens(longer, (token,), synset_keys(token), single_is_a)
 
 
-def _wup_against_tokens(longer: tuple[str, ...], tokens: Sequence[str], names_of_tokens: frozenset[SynsetKey],
-                        tokens_first: bool) -> float:
+def _wup_against_tokens(
+    longer: tuple[str, ...], tokens: Sequence[str], names_of_tokens: frozenset[SynsetKey], tokens_first: bool
+) -> float:
     """The best :func:`_wup_against_one_token` of ``longer`` against each single token of
     ``tokens`` (``names_of_tokens`` the union of their synsets; ``tokens_first`` when the
     tokens are the first argument).
@@ -511,8 +511,9 @@ def _whole_group(tokens: tuple[str, ...]) -> frozenset[SynsetKey]:
     """The synsets of ``tokens`` taken as one group (a WordNet entry of them all), or none."""
     if len(tokens) == 1:
         return synset_keys(tokens[0])
-    return next((names for start, end, names in _spans_with_synsets(tokens) if start == 0 and end == len(tokens)),
-                frozenset())
+    return next(
+        (names for start, end, names in _spans_with_synsets(tokens) if start == 0 and end == len(tokens)), frozenset()
+    )
 
 
 def wup_reaches(prediction: str, answers: Sequence[str], level: float, *, all_stopword_match: bool = True) -> bool:
@@ -613,13 +614,28 @@ SIMILARITIES: dict[str, Similarity] = {
     s.name: s
     for s in (
         Similarity("exact_match", exact_match, False, False, "identical strings"),
-        Similarity("wordnet", wordnet_similarity, True, True, "WordNet synsets over token partitions",
-                   best_wordnet_similarity, wordnet_reaches),
-        Similarity("wordnet_wup", wup_similarity, True, True, "Wu-Palmer weighted WordNet partitions",
-                   best_wup_similarity, wup_reaches),
+        Similarity(
+            "wordnet",
+            wordnet_similarity,
+            True,
+            True,
+            "WordNet synsets over token partitions",
+            best_wordnet_similarity,
+            wordnet_reaches,
+        ),
+        Similarity(
+            "wordnet_wup",
+            wup_similarity,
+            True,
+            True,
+            "Wu-Palmer weighted WordNet partitions",
+            best_wup_similarity,
+            wup_reaches,
+        ),
         Similarity("lcs", lcs_ratio, False, False, "longest common subsequence ratio", best_lcs_ratios),
-        Similarity("longest_common_substring", longest_common_substring_ratio, False, False,
-                   "longest common substring ratio"),
+        Similarity(
+            "longest_common_substring", longest_common_substring_ratio, False, False, "longest common substring ratio"
+        ),
         Similarity("jaro_winkler", jaro_winkler, False, False, "Jaro-Winkler similarity (NLTK's)"),
     )
 }
@@ -661,6 +677,7 @@ def get_similarity(name: str) -> Similarity:
         return SIMILARITIES[name]
     except KeyError:
         if name in QUESTION_SIMILARITIES:
-            raise ValueError(f"{name!r} is scored per question (it needs the question's text and crowd "
-                             "answers), not per string pair") from None
+            raise ValueError(
+                f"{name!r} is scored per question (it needs the question's text and crowd answers), not per string pair"
+            ) from None
         raise ValueError(f"unknown similarity {name!r}; choose one of: {', '.join(ALL_SIMILARITIES)}") from None

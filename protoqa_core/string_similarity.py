@@ -36,8 +36,8 @@ cluster string's length: a 1 MB cluster string costs milliseconds.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import Sequence
 
 __all__ = [
     "lcs_ratio",

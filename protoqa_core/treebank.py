@@ -54,7 +54,7 @@ _ENDING_QUOTES: tuple[_Rule, ...] = (
 )
 
 # Robert MacIntyre's contractions, split in two: "cannot" -> "can not".
-_CONTRACTIONS: tuple["re.Pattern[str]", ...] = tuple(
+_CONTRACTIONS: tuple[re.Pattern[str], ...] = tuple(
     re.compile(pattern)
     for pattern in (
         r"(?i)\b(can)(not)\b",

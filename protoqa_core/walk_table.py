@@ -49,8 +49,9 @@ import sys
 import tempfile
 from array import array
 from bisect import bisect_left
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Optional
 
 __all__ = ["MAGIC", "WalkTable", "Walk", "write_walk_table"]
 
@@ -108,8 +109,15 @@ def write_walk_table(path: Path, walks: Iterable[tuple[tuple[str, int], str, Wal
     for encoded in names:
         name_starts.append(name_starts[-1] + len(encoded))
     sections = [
-        array("q", codes), array("q", starts), array("i", root_paths), array("i", synsets), array("h", depths),
-        array("h", lengths), array("b", to_roots), array("q", name_starts), b"".join(names),
+        array("q", codes),
+        array("q", starts),
+        array("i", root_paths),
+        array("i", synsets),
+        array("h", depths),
+        array("h", lengths),
+        array("b", to_roots),
+        array("q", name_starts),
+        b"".join(names),
     ]
     if sys.byteorder != "little":
         for section in sections[:-1]:
@@ -117,8 +125,10 @@ def write_walk_table(path: Path, walks: Iterable[tuple[tuple[str, int], str, Wal
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".walks-", dir=path.parent)
     try:
-        body = b"".join(bytes(section) + b"\0" * (_aligned(len(section) * _itemsize(section)) -
-                                                   len(section) * _itemsize(section)) for section in sections)
+        body = b"".join(
+            bytes(section) + b"\0" * (_aligned(len(section) * _itemsize(section)) - len(section) * _itemsize(section))
+            for section in sections
+        )
         with os.fdopen(fd, "wb") as f:
             f.write(_HEADER.pack(MAGIC, len(rows), len(synsets), len(sections[-1]), hashlib.sha256(body).digest()))
             f.write(body)
@@ -200,8 +210,14 @@ class WalkTable:
         for j in ids:
             if j not in cache:
                 self._name(j)
-        steps = tuple(zip(map(cache.__getitem__, ids), self._depths[start:end].tolist(),
-                          self._lengths[start:end].tolist(), map(bool, self._to_roots[start:end].tolist())))
+        steps = tuple(
+            zip(
+                map(cache.__getitem__, ids),
+                self._depths[start:end].tolist(),
+                self._lengths[start:end].tolist(),
+                map(bool, self._to_roots[start:end].tolist()),
+            )
+        )
         return steps, self._root_paths[i]
 
     def name(self, key: tuple[str, int]) -> Optional[str]:

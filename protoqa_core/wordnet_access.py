@@ -21,8 +21,14 @@ from typing import Optional
 
 from .walk_table import MAGIC, WalkTable, write_walk_table
 from .wordnet_cache import LemmaTables, lemma_tables, table_path
-from .wordnet_files import (CACHE_DIR_ENV, SYSTEM_WORDNET_DIRS, WORDNET_DIR_ENV, WordNetUnavailableError, cache_dir,
-                            find_wordnet)
+from .wordnet_files import (
+    CACHE_DIR_ENV,
+    SYSTEM_WORDNET_DIRS,
+    WORDNET_DIR_ENV,
+    WordNetUnavailableError,
+    cache_dir,
+    find_wordnet,
+)
 from .wordnet_nltk import get_wordnet
 from .wordnet_reader import SynsetKey, WordNetFormatError, WordNetReader
 
@@ -261,8 +267,14 @@ def _clear_wup_tables() -> None:
     _senses_cache.clear()
     _wup_cache.clear()
     _path_cache.clear()
-    for table in (_parents_by_name, _min_depth_by_name, _max_depth_by_name, _distances_by_name,
-                  _distances_with_root_by_name, _order_key):
+    for table in (
+        _parents_by_name,
+        _min_depth_by_name,
+        _max_depth_by_name,
+        _distances_by_name,
+        _distances_with_root_by_name,
+        _order_key,
+    ):
         root = table[_ROOT]
         table.clear()
         table[_ROOT] = root
@@ -408,10 +420,7 @@ def _walk(name: str) -> tuple[tuple[tuple[str, int, int, bool], ...], int]:
             del order[at]
             order.insert(first, name)
         found = _walk_cache[name] = (
-            tuple(
-                (c, max_depth[c] + 1, paths[c], c != name and min_depth[c] == 0 and _ROOT < c)
-                for c in order
-            ),
+            tuple((c, max_depth[c] + 1, paths[c], c != name and min_depth[c] == 0 and _ROOT < c) for c in order),
             max(dist.values()) + 1,
         )
     return found
@@ -519,9 +528,15 @@ def _start_walk_file_build(path: Path) -> None:
         return
     os.close(fd)
     try:
-        subprocess.Popen(_builder_command(path, marker), env=_child_env(), stdin=subprocess.DEVNULL,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-                         cwd=path.parent)
+        subprocess.Popen(
+            _builder_command(path, marker),
+            env=_child_env(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            cwd=path.parent,
+        )
     except BaseException:
         marker.unlink(missing_ok=True)
         raise
@@ -535,8 +550,10 @@ def _child_env() -> dict[str, str]:
 
 
 def _builder_command(path: Path, marker: Optional[Path] = None) -> list[str]:
-    code = ("import os, sys; os.nice(5); from protoqa_core.wordnet_access import _write_all_walks; "
-            "_write_all_walks(sys.argv[1], sys.argv[2], sys.argv[3])")
+    code = (
+        "import os, sys; os.nice(5); from protoqa_core.wordnet_access import _write_all_walks; "
+        "_write_all_walks(sys.argv[1], sys.argv[2], sys.argv[3])"
+    )
     return [sys.executable, "-c", code, str(path), str(open_wordnet().folder), str(marker or "")]
 
 
@@ -547,8 +564,14 @@ def _build_walk_file(path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryFile(dir=path.parent):
         pass
-    done = subprocess.run(_builder_command(path), env=_child_env(), timeout=600,
-                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    done = subprocess.run(
+        _builder_command(path),
+        env=_child_env(),
+        timeout=600,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     if done.returncode != 0:
         last = (done.stderr.decode("utf-8", "replace").strip().splitlines() or ["no message"])[-1]
         raise OSError(f"computing the walk file {path} failed: {last}")
@@ -581,8 +604,17 @@ def _write_walks(path: str, wordnet_root: str) -> None:
 class _Senses:
     """The synsets of one group, with what Wu-Palmer needs to score them all at once."""
 
-    __slots__ = ("walks", "noun_mask", "root_paths", "shortest", "hypernyms", "ancestors", "root_any",
-                 "root_non_noun", "_holders")
+    __slots__ = (
+        "walks",
+        "noun_mask",
+        "root_paths",
+        "shortest",
+        "hypernyms",
+        "ancestors",
+        "root_any",
+        "root_non_noun",
+        "_holders",
+    )
 
     def __init__(self, keys: frozenset[SynsetKey]) -> None:
         ordered = sorted(keys)
@@ -608,8 +640,9 @@ class _Senses:
         self.noun_mask = sum(1 << i for i, noun in enumerate(nouns) if noun)  # bit i: synset i is a noun
         # (root path, synset) of the shortest root path, over all synsets and over non-nouns
         self.root_any = min((length, i) for i, length in enumerate(self.root_paths))
-        self.root_non_noun = min(((length, i) for i, length in enumerate(self.root_paths) if not nouns[i]),
-                                 default=None)
+        self.root_non_noun = min(
+            ((length, i) for i, length in enumerate(self.root_paths) if not nouns[i]), default=None
+        )
         self._holders: Optional[dict[str, tuple[int, tuple[tuple[int, int], ...], int]]] = None
 
     @property
@@ -622,8 +655,11 @@ class _Senses:
                 for c, _, length, _ in walk:
                     members.setdefault(c, []).append((index, length))
             self._holders = {
-                c: (sum(1 << i for i, _ in pairs), tuple(sorted(pairs, key=lambda pair: (pair[1], pair[0]))),
-                    min(length for _, length in pairs))
+                c: (
+                    sum(1 << i for i, _ in pairs),
+                    tuple(sorted(pairs, key=lambda pair: (pair[1], pair[0]))),
+                    min(length for _, length in pairs),
+                )
                 for c, pairs in members.items()
             }
         return self._holders
@@ -767,8 +803,9 @@ def best_wup_reaches(first: frozenset[SynsetKey], second: frozenset[SynsetKey], 
     return _search_pairs(mine, other, first, second, level) >= level
 
 
-def _search_pairs(mine: _Senses, other: _Senses, first: frozenset[SynsetKey], second: frozenset[SynsetKey],
-                  enough: float) -> float:
+def _search_pairs(
+    mine: _Senses, other: _Senses, first: frozenset[SynsetKey], second: frozenset[SynsetKey], enough: float
+) -> float:
     """The best Wu-Palmer over every pair of the two groups (see :func:`best_wup`), or, once
     a pair reaches ``enough``, that pair's value."""
     holders = other.holders.get

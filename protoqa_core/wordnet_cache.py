@@ -73,7 +73,7 @@ class LemmaTables:
         self.prefixes = prefixes
 
     @classmethod
-    def compute(cls, reader: WordNetReader) -> "LemmaTables":
+    def compute(cls, reader: WordNetReader) -> LemmaTables:
         """Scan every index and exception file (what NLTK's lemma table and exception map hold)."""
         forms: list[str] = []
         for pos in ("n", "v", "a", "r"):
@@ -94,7 +94,7 @@ class LemmaTables:
         return head + body
 
     @classmethod
-    def decode(cls, data: bytes, path: Path) -> "LemmaTables":
+    def decode(cls, data: bytes, path: Path) -> LemmaTables:
         """Read a file written by :meth:`encode`; ValueError naming ``path`` if it is not intact."""
         head, _, body = data.partition(b"\n")
         fields = head.split(b" ")

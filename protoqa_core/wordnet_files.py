@@ -45,9 +45,9 @@ SYSTEM_WORDNET_DIRS = (
     "/usr/local/share/wordnet",
     "/opt/homebrew/share/wordnet",
 )
-REQUIRED_FILES = tuple(
-    f"{kind}.{pos}" for kind in ("index", "data") for pos in ("noun", "verb", "adj", "adv")
-) + tuple(f"{pos}.exc" for pos in ("noun", "verb", "adj", "adv"))
+REQUIRED_FILES = tuple(f"{kind}.{pos}" for kind in ("index", "data") for pos in ("noun", "verb", "adj", "adv")) + tuple(
+    f"{pos}.exc" for pos in ("noun", "verb", "adj", "adv")
+)
 
 FIX_HINT = (
     "Fix it with one of:\n"
@@ -95,10 +95,20 @@ def nltk_data_dirs() -> list[Path]:
     home = os.path.expanduser("~/")
     if home != "~/":
         folders.append(Path(home) / "nltk_data")
-    folders += [Path(sys.prefix) / "nltk_data", Path(sys.prefix) / "share" / "nltk_data",
-                Path(sys.prefix) / "lib" / "nltk_data"]
-    folders += [Path(p) for p in ("/usr/share/nltk_data", "/usr/local/share/nltk_data", "/usr/lib/nltk_data",
-                                  "/usr/local/lib/nltk_data")]
+    folders += [
+        Path(sys.prefix) / "nltk_data",
+        Path(sys.prefix) / "share" / "nltk_data",
+        Path(sys.prefix) / "lib" / "nltk_data",
+    ]
+    folders += [
+        Path(p)
+        for p in (
+            "/usr/share/nltk_data",
+            "/usr/local/share/nltk_data",
+            "/usr/lib/nltk_data",
+            "/usr/local/lib/nltk_data",
+        )
+    ]
     folders.append(cache_dir() / "nltk_data")
     return folders
 

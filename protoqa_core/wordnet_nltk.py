@@ -46,7 +46,7 @@ _LEXNAMES = (
 _LEX_CATEGORY = {"noun": 1, "verb": 2, "adj": 3, "adv": 4}
 
 _lock = threading.Lock()
-_wordnet: Optional["WordNetCorpusReader"] = None
+_wordnet: Optional[WordNetCorpusReader] = None
 
 
 def _nltk_data_dir() -> Path:
@@ -71,10 +71,7 @@ def _install_system_wordnet(source: Path, nltk_data: Path) -> Path:
                 # Copied, not linked: NLTK seeks in these files and some set-ups
                 # mount /usr/share read-only or remove it later.
                 shutil.copyfile(source / name, tmp / name)
-        lines = [
-            f"{i:02d}\t{name}\t{_LEX_CATEGORY[name.split('.')[0]]}\n"
-            for i, name in enumerate(_LEXNAMES)
-        ]
+        lines = [f"{i:02d}\t{name}\t{_LEX_CATEGORY[name.split('.')[0]]}\n" for i, name in enumerate(_LEXNAMES)]
         (tmp / "lexnames").write_text("".join(lines), encoding="utf-8")
         if target.exists():
             shutil.rmtree(tmp)
@@ -86,7 +83,7 @@ def _install_system_wordnet(source: Path, nltk_data: Path) -> Path:
     return target
 
 
-def _load_reader(nltk_data_path: Optional[str] = None) -> "WordNetCorpusReader":
+def _load_reader(nltk_data_path: Optional[str] = None) -> WordNetCorpusReader:
     import nltk
     from nltk.corpus.reader.wordnet import WordNetCorpusReader
 
@@ -114,8 +111,13 @@ def _load_reader(nltk_data_path: Optional[str] = None) -> "WordNetCorpusReader":
             # a plain file object reads them about 4x faster than NLTK's seekable
             # stream. Data files keep NLTK's stream, which look-ups seek in.
             path = os.path.join(str(getattr(self._root, "path", "")), fileid)
-            sequential = (fileid in {"lexnames", "index.noun", "index.verb", "index.adj", "index.adv"}
-                          or fileid.endswith(".exc"))
+            sequential = fileid in {
+                "lexnames",
+                "index.noun",
+                "index.verb",
+                "index.adj",
+                "index.adv",
+            } or fileid.endswith(".exc")
             if sequential and os.path.isfile(path):
                 return open(path, encoding=self._ENCODING)
             return super().open(fileid)
@@ -126,7 +128,7 @@ def _load_reader(nltk_data_path: Optional[str] = None) -> "WordNetCorpusReader":
         return EnglishWordNetReader(pointer, None)
 
 
-def get_wordnet(wordnet_dir: Optional[str | os.PathLike] = None, download: bool = True) -> "WordNetCorpusReader":
+def get_wordnet(wordnet_dir: Optional[str | os.PathLike] = None, download: bool = True) -> WordNetCorpusReader:
     """Return the WordNet 3.0 reader, finding or installing WordNet on first use.
 
     Args:
@@ -197,16 +199,16 @@ def get_wordnet(wordnet_dir: Optional[str | os.PathLike] = None, download: bool 
 # if a new NLTK renames them.
 
 
-def nltk_lemma_offsets(wn: "WordNetCorpusReader") -> dict[str, dict[str, list[int]]]:
+def nltk_lemma_offsets(wn: WordNetCorpusReader) -> dict[str, dict[str, list[int]]]:
     """NLTK's lemma -> part of speech -> synset offsets table."""
     return wn._lemma_pos_offset_map
 
 
-def nltk_morphy(wn: "WordNetCorpusReader", form: str, pos: str) -> list[str]:
+def nltk_morphy(wn: WordNetCorpusReader, form: str, pos: str) -> list[str]:
     """NLTK's morphological reduction with exception lists, as ``synsets()`` applies it."""
     return wn._morphy(form, pos, True)
 
 
-def nltk_exception_map(wn: "WordNetCorpusReader") -> dict[str, dict[str, list[str]]]:
+def nltk_exception_map(wn: WordNetCorpusReader) -> dict[str, dict[str, list[str]]]:
     """NLTK's part of speech -> inflected form -> base forms table."""
     return wn._exception_map

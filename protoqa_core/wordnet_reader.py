@@ -33,8 +33,17 @@ POS_FILES = {"n": "noun", "v": "verb", "a": "adj", "r": "adv"}
 
 # NLTK's rules of detachment (WordNet's morphy(7WN)), applied once to the end of a form.
 SUBSTITUTIONS: dict[str, tuple[tuple[str, str], ...]] = {
-    "n": (("s", ""), ("ses", "s"), ("ves", "f"), ("xes", "x"), ("zes", "z"), ("ches", "ch"), ("shes", "sh"),
-          ("men", "man"), ("ies", "y")),
+    "n": (
+        ("s", ""),
+        ("ses", "s"),
+        ("ves", "f"),
+        ("xes", "x"),
+        ("zes", "z"),
+        ("ches", "ch"),
+        ("shes", "sh"),
+        ("men", "man"),
+        ("ies", "y"),
+    ),
     "v": (("s", ""), ("ies", "y"), ("es", "e"), ("es", ""), ("ed", "e"), ("ed", ""), ("ing", "e"), ("ing", "")),
     "a": (("er", ""), ("est", ""), ("er", "e"), ("est", "e")),
     "r": (),
@@ -47,14 +56,14 @@ class WordNetFormatError(ValueError):
     """A WordNet database file is not as WordNet 3.0 writes it; the message names the file."""
 
 
-def _open_map(path: Path) -> "mmap.mmap":
+def _open_map(path: Path) -> mmap.mmap:
     with open(path, "rb") as f:
         # The map stays valid after the file is closed; reading it needs no system call
         # and no file position, so threads can share it.
         return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
 
 
-def _body_start(data: "mmap.mmap") -> int:
+def _body_start(data: mmap.mmap) -> int:
     """Where the lines after the license header (lines starting with a space) begin."""
     at = 0
     while at < len(data) and data[at : at + 1] == b" ":
@@ -75,8 +84,8 @@ class WordNetReader:
     def __init__(self, folder: Path) -> None:
         self.folder = Path(folder)
         self._lock = threading.Lock()
-        self._index: dict[str, tuple["mmap.mmap", int]] = {}
-        self._data: dict[str, "mmap.mmap"] = {}
+        self._index: dict[str, tuple[mmap.mmap, int]] = {}
+        self._data: dict[str, mmap.mmap] = {}
         self._exceptions: dict[str, dict[str, list[str]]] = {}
         self._version: Optional[str] = None
 
@@ -86,7 +95,7 @@ class WordNetReader:
 
     # --- index files -------------------------------------------------------------------
 
-    def _index_map(self, pos: str) -> tuple["mmap.mmap", int]:
+    def _index_map(self, pos: str) -> tuple[mmap.mmap, int]:
         found = self._index.get(pos)
         if found is None:
             with self._lock:
@@ -139,8 +148,7 @@ class WordNetReader:
             if n_synsets < 1 or len(found) != n_synsets:
                 raise ValueError("wrong number of synset offsets")
         except (IndexError, ValueError) as exc:
-            raise WordNetFormatError(f"{self.path(f'index.{POS_FILES[pos]}')}: bad line for {lemma!r}: {exc}") \
-                from None
+            raise WordNetFormatError(f"{self.path(f'index.{POS_FILES[pos]}')}: bad line for {lemma!r}: {exc}") from None
         return found
 
     def has(self, lemma: str, pos: str) -> bool:
@@ -198,7 +206,7 @@ class WordNetReader:
 
     # --- data files --------------------------------------------------------------------
 
-    def _data_map(self, pos: str) -> "mmap.mmap":
+    def _data_map(self, pos: str) -> mmap.mmap:
         found = self._data.get(pos)
         if found is None:
             with self._lock:
@@ -247,7 +255,8 @@ class WordNetReader:
             return offsets.index(offset) + 1
         except ValueError:
             raise WordNetFormatError(
-                f"{self.path(f'index.{POS_FILES[pos]}')} does not list synset {offset} under {lemma!r}") from None
+                f"{self.path(f'index.{POS_FILES[pos]}')} does not list synset {offset} under {lemma!r}"
+            ) from None
 
     def version(self) -> str:
         """The version in the header of ``data.adj`` (as NLTK reads it), e.g. ``"3.0"``."""

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Optional, Sequence
+from collections.abc import Sequence
+from typing import Optional
 
 from protoqa_core.readers import DataFormatError
 
@@ -22,32 +23,54 @@ __all__ = ["main"]
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m protoqa_dataset",
-                                     description="Export ProtoQA/CFC as a Hub-ready Parquet dataset, and upload it.")
+    parser = argparse.ArgumentParser(
+        prog="python -m protoqa_dataset",
+        description="Export ProtoQA/CFC as a Hub-ready Parquet dataset, and upload it.",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     export = commands.add_parser("export", help="write Parquet files and the dataset card to OUT_DIR")
     export.add_argument("out_dir", metavar="OUT_DIR")
-    export.add_argument("--data-dir", metavar="DIR",
-                        help=f"read the source files from DIR (default: ${DATA_DIR_ENV}, else download them)")
-    export.add_argument("--config", dest="configs", action="append", choices=CONFIG_NAMES, metavar="NAME",
-                        help=f"export only this config (repeatable; default all: {', '.join(CONFIG_NAMES)})")
-    export.add_argument("--skip-unavailable", action="store_true",
-                        help="export the other splits when a source file is missing or cannot be downloaded "
-                             "(each is reported and named in the card)")
-    export.add_argument("--overwrite", action="store_true",
-                        help="replace a previous export in OUT_DIR (deletes only files its manifest lists; "
-                             "never a README.md that is not an export's card)")
+    export.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help=f"read the source files from DIR (default: ${DATA_DIR_ENV}, else download them)",
+    )
+    export.add_argument(
+        "--config",
+        dest="configs",
+        action="append",
+        choices=CONFIG_NAMES,
+        metavar="NAME",
+        help=f"export only this config (repeatable; default all: {', '.join(CONFIG_NAMES)})",
+    )
+    export.add_argument(
+        "--skip-unavailable",
+        action="store_true",
+        help="export the other splits when a source file is missing or cannot be downloaded "
+        "(each is reported and named in the card)",
+    )
+    export.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace a previous export in OUT_DIR (deletes only files its manifest lists; "
+        "never a README.md that is not an export's card)",
+    )
     export.add_argument("--cache-dir", metavar="DIR", help="datasets cache to build in (default: a temporary one)")
-    export.add_argument("--no-verify", dest="verify_sources", action="store_false",
-                        help="accept source files whose checksum (or train row count) differs from upstream")
+    export.add_argument(
+        "--no-verify",
+        dest="verify_sources",
+        action="store_false",
+        help="accept source files whose checksum (or train row count) differs from upstream",
+    )
 
     upload = commands.add_parser("upload", help="upload an export folder to a Hub dataset repository")
     upload.add_argument("out_dir", metavar="OUT_DIR")
     upload.add_argument("repo_id", metavar="OWNER/NAME")
     upload.add_argument("--dry-run", action="store_true", help="check the folder and list what would be sent")
-    upload.add_argument("--private", action="store_true", default=None,
-                        help="create the repository as private (if it does not exist)")
+    upload.add_argument(
+        "--private", action="store_true", default=None, help="create the repository as private (if it does not exist)"
+    )
     upload.add_argument("--message", default="Upload ProtoQA/CFC export", help="commit message")
     return parser
 
@@ -55,21 +78,27 @@ def _parser() -> argparse.ArgumentParser:
 def _export(args: argparse.Namespace) -> int:
     from .export import export_dataset
 
-    report = export_dataset(args.out_dir, data_dir=args.data_dir, configs=args.configs,
-                            skip_unavailable=args.skip_unavailable, overwrite=args.overwrite,
-                            cache_dir=args.cache_dir, verify_sources=args.verify_sources)
+    report = export_dataset(
+        args.out_dir,
+        data_dir=args.data_dir,
+        configs=args.configs,
+        skip_unavailable=args.skip_unavailable,
+        overwrite=args.overwrite,
+        cache_dir=args.cache_dir,
+        verify_sources=args.verify_sources,
+    )
     print(report.summary())
     if not report.complete:
-        print(f"warning: {args.out_dir} is an incomplete export; its README.md says what is missing",
-              file=sys.stderr)
+        print(f"warning: {args.out_dir} is an incomplete export; its README.md says what is missing", file=sys.stderr)
     return 0
 
 
 def _upload(args: argparse.Namespace) -> int:
     from .upload import upload_export
 
-    plan = upload_export(args.out_dir, args.repo_id, dry_run=args.dry_run, private=args.private,
-                         commit_message=args.message)
+    plan = upload_export(
+        args.out_dir, args.repo_id, dry_run=args.dry_run, private=args.private, commit_message=args.message
+    )
     print(("dry run, nothing sent:\n" if args.dry_run else "uploaded:\n") + plan.describe())
     return 0
 

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import hashlib
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Optional, Union
+from typing import Any, Optional, Union
 
 import datasets
 from datasets.utils import logging as ds_logging
@@ -141,21 +142,31 @@ class ProtoQA(datasets.GeneratorBasedBuilder):
     """
 
     BUILDER_CONFIG_CLASS = ProtoQAConfig
-    BUILDER_CONFIGS = [
-        ProtoQAConfig(name=name, version=VERSION, description=_DESCRIPTIONS[name]) for name in SOURCES
-    ]
+    BUILDER_CONFIGS = [ProtoQAConfig(name=name, version=VERSION, description=_DESCRIPTIONS[name]) for name in SOURCES]
     DEFAULT_CONFIG_NAME = "protoqa"
 
-    def __init__(self, cache_dir: Optional[str] = None, dataset_name: Optional[str] = None,
-                 config_name: Optional[str] = None, hash: Optional[str] = None,
-                 data_dir: Optional[Union[str, Path]] = None, **kwargs: Any):
+    def __init__(
+        self,
+        cache_dir: Optional[str] = None,
+        dataset_name: Optional[str] = None,
+        config_name: Optional[str] = None,
+        hash: Optional[str] = None,
+        data_dir: Optional[Union[str, Path]] = None,
+        **kwargs: Any,
+    ):
         data_dir = data_dir if data_dir not in (None, "") else data_dir_from_env()
         if data_dir is not None:
             data_dir = str(Path(data_dir).expanduser().resolve())
             kwargs.setdefault("source_fingerprint", local_fingerprint(data_dir))
         # Without dataset_name the builder would be named after this module ("builder").
-        super().__init__(cache_dir=cache_dir, dataset_name=dataset_name or DATASET_NAME, config_name=config_name,
-                         hash=hash or _CODE_HASH, data_dir=data_dir, **kwargs)
+        super().__init__(
+            cache_dir=cache_dir,
+            dataset_name=dataset_name or DATASET_NAME,
+            config_name=config_name,
+            hash=hash or _CODE_HASH,
+            data_dir=data_dir,
+            **kwargs,
+        )
         self.skipped_splits: dict[str, str] = {}
 
     def _info(self) -> datasets.DatasetInfo:
@@ -190,8 +201,7 @@ class ProtoQA(datasets.GeneratorBasedBuilder):
                 path = self._obtain(source, dl_manager, where)
             except (SourceNotFoundError, SourceDownloadError) as exc:
                 if not self.config.skip_unavailable:
-                    raise type(exc)(f"{exc} To build the other splits without it, pass "
-                                    f"skip_unavailable=True.") from exc
+                    raise type(exc)(f"{exc} To build the other splits without it, pass skip_unavailable=True.") from exc
                 self.skipped_splits[split] = str(exc)
                 logger.warning(f"skipping split {split!r} of {self.config.name!r}: {exc}")
                 continue
@@ -201,11 +211,13 @@ class ProtoQA(datasets.GeneratorBasedBuilder):
             if self.config.verify_sources and source.sha256 is None:
                 expected = self.config.expected_train_rows if split == "train" else None
                 verify_row_count(source, path, len(rows), expected, where)
-            generators.append(datasets.SplitGenerator(
-                name=split, gen_kwargs={"path": str(path), "has_answers": source.has_answers}))
+            generators.append(
+                datasets.SplitGenerator(name=split, gen_kwargs={"path": str(path), "has_answers": source.has_answers})
+            )
         if not generators:
-            raise SourceNotFoundError(f"config {self.config.name!r}: no split is available: "
-                                      + " | ".join(self.skipped_splits.values()))
+            raise SourceNotFoundError(
+                f"config {self.config.name!r}: no split is available: " + " | ".join(self.skipped_splits.values())
+            )
         return generators
 
     def _generate_examples(self, path: str, has_answers: bool) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -213,10 +225,15 @@ class ProtoQA(datasets.GeneratorBasedBuilder):
             yield row["id"], row
 
 
-def load_protoqa(name: str = "protoqa", *, data_dir: Optional[Union[str, Path]] = None,
-                 split: Optional[str] = None, cache_dir: Optional[str] = None,
-                 download_mode: Optional[Union[str, datasets.DownloadMode]] = None,
-                 **config_kwargs: Any) -> Union[datasets.DatasetDict, datasets.Dataset]:
+def load_protoqa(
+    name: str = "protoqa",
+    *,
+    data_dir: Optional[Union[str, Path]] = None,
+    split: Optional[str] = None,
+    cache_dir: Optional[str] = None,
+    download_mode: Optional[Union[str, datasets.DownloadMode]] = None,
+    **config_kwargs: Any,
+) -> Union[datasets.DatasetDict, datasets.Dataset]:
     """Build (or reuse from cache) one config and return it, like ``load_dataset``.
 
     Args:
@@ -238,9 +255,11 @@ def load_protoqa(name: str = "protoqa", *, data_dir: Optional[Union[str, Path]] 
     builder.download_and_prepare(download_mode=download_mode)
     missing = [s for s in SOURCES[name] if s not in (builder.info.splits or {})]
     if missing:
-        warnings.warn(f"{name}: split(s) {', '.join(missing)} not built: their source files were unavailable "
-                      f"(skip_unavailable=True). Set data_dir or {DATA_DIR_ENV} to a directory that has them.",
-                      stacklevel=2)
+        warnings.warn(
+            f"{name}: split(s) {', '.join(missing)} not built: their source files were unavailable "
+            f"(skip_unavailable=True). Set data_dir or {DATA_DIR_ENV} to a directory that has them.",
+            stacklevel=2,
+        )
     if split is not None and split in missing:
         raise ValueError(f"{name}: split {split!r} was not built because its source file was unavailable")
     return builder.as_dataset(split=split)

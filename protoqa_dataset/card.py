@@ -13,8 +13,9 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Iterable, Mapping, Optional
+from typing import Optional
 
 import datasets
 from datasets.info import DatasetInfosDict
@@ -58,18 +59,24 @@ def _copy_notes(written: Mapping[str, Mapping[str, SplitFile]], notes: Iterable[
         for split, source in splits.items():
             if split not in written[config]:
                 # The card is public: name the upstream file, not the exporting machine's paths.
-                lines.append(f"- `{config}` split `{split}` is missing: its source file ({source.url()}) "
-                             f"was unavailable when this copy was made.")
+                lines.append(
+                    f"- `{config}` split `{split}` is missing: its source file ({source.url()}) "
+                    f"was unavailable when this copy was made."
+                )
     lines += [f"- {note}" for note in notes]
     if not lines:
         return ""
-    return ("\n## About this copy\n\n"
-            "The rest of this card describes the full, verified dataset. This copy differs:\n\n"
-            + "\n".join(lines) + "\n")
+    return (
+        "\n## About this copy\n\n"
+        "The rest of this card describes the full, verified dataset. This copy differs:\n\n" + "\n".join(lines) + "\n"
+    )
 
 
-def render_card(written: Mapping[str, Mapping[str, SplitFile]],
-                download_sizes: Optional[Mapping[str, int]] = None, notes: Iterable[str] = ()) -> str:
+def render_card(
+    written: Mapping[str, Mapping[str, SplitFile]],
+    download_sizes: Optional[Mapping[str, int]] = None,
+    notes: Iterable[str] = (),
+) -> str:
     """The card for an export holding the ``written`` files.
 
     Args:
@@ -99,7 +106,9 @@ def render_card(written: Mapping[str, Mapping[str, SplitFile]],
         for split, (_, rows, num_bytes) in splits.items():
             split_dict.add(datasets.SplitInfo(name=split, num_bytes=num_bytes, num_examples=rows))
         infos[config] = datasets.DatasetInfo(
-            features=FEATURES, splits=split_dict, config_name=config,
+            features=FEATURES,
+            splits=split_dict,
+            config_name=config,
             download_size=(download_sizes or {}).get(config),
             dataset_size=sum(num_bytes for _, _, num_bytes in splits.values()),
         )

@@ -15,13 +15,15 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Optional, Union
+from typing import Optional, Union
 
 import datasets
 
 from protoqa_core.cli_io import replace_file, write_output_file
+
 from .builder import ProtoQA
 from .card import SplitFile, parquet_path, render_card
 from .sources import SOURCES, TRAIN_ROWS, data_dir_from_env
@@ -63,10 +65,16 @@ class ExportReport:
         out/cfc/t.parquet: cfc test, 46 rows
         NOT EXPORTED: config protoqa (not requested)
         """
-        lines = [f"{self.out_dir / path}: {config} {split}, {rows} rows"
-                 for config, splits in self.files.items() for split, (path, rows, _) in splits.items()]
-        lines += [f"NOT EXPORTED: {config} {split}: {reason}"
-                  for config, splits in self.skipped.items() for split, reason in splits.items()]
+        lines = [
+            f"{self.out_dir / path}: {config} {split}, {rows} rows"
+            for config, splits in self.files.items()
+            for split, (path, rows, _) in splits.items()
+        ]
+        lines += [
+            f"NOT EXPORTED: {config} {split}: {reason}"
+            for config, splits in self.skipped.items()
+            for split, reason in splits.items()
+        ]
         lines += [f"NOT EXPORTED: config {config} (not requested)" for config in self.excluded]
         return "\n".join(lines)
 
@@ -77,9 +85,11 @@ def _check_not_in_data(path: Path, data_dir: Optional[PathLike]) -> None:
     if source is not None and Path(source).is_dir():
         source_dir, target = Path(source).resolve(), path.resolve()
         if target == source_dir or source_dir in target.parents:
-            raise ValueError(f"{path} is inside the data folder {source} that the export reads from"
-                             f"{f' (it leads to {target})' if target != path.absolute() else ''}; "
-                             "export to another folder")
+            raise ValueError(
+                f"{path} is inside the data folder {source} that the export reads from"
+                f"{f' (it leads to {target})' if target != path.absolute() else ''}; "
+                "export to another folder"
+            )
 
 
 def _check_target(out_dir: Path, relative: str, data_dir: Optional[PathLike]) -> Path:
@@ -89,8 +99,9 @@ def _check_target(out_dir: Path, relative: str, data_dir: Optional[PathLike]) ->
     root = out_dir.resolve()
     folder = target.parent.resolve()
     if folder != root and root not in folder.parents or folder != root / Path(relative).parent:
-        raise ValueError(f"{target.parent} is a link to {folder}; an export writes only inside {out_dir}, "
-                         "remove the link")
+        raise ValueError(
+            f"{target.parent} is a link to {folder}; an export writes only inside {out_dir}, remove the link"
+        )
     return target
 
 
@@ -99,8 +110,9 @@ def _check_out_dir(out_dir: Path, overwrite: bool, data_dir: Optional[PathLike])
         raise NotADirectoryError(f"{out_dir} exists and is not a directory")
     _check_not_in_data(out_dir, data_dir)
     if out_dir.is_dir() and any(out_dir.iterdir()) and not overwrite:
-        raise FileExistsError(f"{out_dir} is not empty; pass overwrite=True (--overwrite) to replace "
-                              f"a previous export in it")
+        raise FileExistsError(
+            f"{out_dir} is not empty; pass overwrite=True (--overwrite) to replace a previous export in it"
+        )
 
 
 def _written_before(out_dir: Path) -> list[Path]:
@@ -168,8 +180,9 @@ def _verification_notes(builder_kwargs: dict) -> list[str]:
     return []
 
 
-def _build(config: str, data_dir: Optional[PathLike], cache_dir: str,
-           builder_kwargs: dict) -> tuple[datasets.DatasetDict, dict[str, str]]:
+def _build(
+    config: str, data_dir: Optional[PathLike], cache_dir: str, builder_kwargs: dict
+) -> tuple[datasets.DatasetDict, dict[str, str]]:
     builder = ProtoQA(config_name=config, data_dir=data_dir, cache_dir=cache_dir, **builder_kwargs)
     # REUSE_CACHE_IF_EXISTS reuses downloads but always regenerates the splits, so
     # the rows (and skipped_splits) come from the sources as they are now.
@@ -177,10 +190,16 @@ def _build(config: str, data_dir: Optional[PathLike], cache_dir: str,
     return builder.as_dataset(), dict(builder.skipped_splits)
 
 
-def export_dataset(out_dir: PathLike, *, data_dir: Optional[PathLike] = None,
-                   configs: Optional[Iterable[str]] = None, skip_unavailable: bool = False,
-                   overwrite: bool = False, cache_dir: Optional[PathLike] = None,
-                   **builder_kwargs) -> ExportReport:
+def export_dataset(
+    out_dir: PathLike,
+    *,
+    data_dir: Optional[PathLike] = None,
+    configs: Optional[Iterable[str]] = None,
+    skip_unavailable: bool = False,
+    overwrite: bool = False,
+    cache_dir: Optional[PathLike] = None,
+    **builder_kwargs,
+) -> ExportReport:
     """Export configs to ``out_dir`` as Parquet plus a dataset card.
 
     Args:

@@ -80,7 +80,9 @@ def read_rows(path: PathLike, has_answers: bool = True) -> list[dict[str, Any]]:
     for line, question in zip(lines, questions.values()):
         if has_answers and not question.clusters:
             raise DataFormatError(
-                "no answer clusters (answers.clusters); every question of this split needs them", path, line,
+                "no answer clusters (answers.clusters); every question of this split needs them",
+                path,
+                line,
                 question.id,
             )
         if not has_answers and (question.clusters or question.raw_answers):
@@ -91,8 +93,9 @@ def read_rows(path: PathLike, has_answers: bool = True) -> list[dict[str, Any]]:
     return rows
 
 
-def load_questions(dataset: str, split: str, data_dir: Optional[str] = None, verify: bool = True
-                   ) -> tuple[list[Question], str]:
+def load_questions(
+    dataset: str, split: str, data_dir: Optional[str] = None, verify: bool = True
+) -> tuple[list[Question], str]:
     """The questions of a ``protoqa_dataset`` config and split, in file order, and where they came from.
 
     Found by :func:`protoqa_core.data.locate_source`: in ``data_dir``, ``$PROTOQA_DATA_DIR``
@@ -109,8 +112,7 @@ def load_questions(dataset: str, split: str, data_dir: Optional[str] = None, ver
     return read_questions(path, dataset, split), origin
 
 
-def questions_file(dataset: str, split: str, data_dir: Optional[str] = None, verify: bool = True
-                   ) -> tuple[Path, str]:
+def questions_file(dataset: str, split: str, data_dir: Optional[str] = None, verify: bool = True) -> tuple[Path, str]:
     """Where the questions of a config and split are (see :func:`load_questions`) and where they came from.
 
     ``origin`` is the absolute path of a local file, else the URL it was downloaded from.

@@ -22,9 +22,7 @@ FEATURES = datasets.Features(
         "question": datasets.Value("string"),
         "question_original": datasets.Value("string"),
         "source": datasets.Value("string"),
-        "raw_answers": datasets.Sequence(
-            {"answer": datasets.Value("string"), "count": datasets.Value("int64")}
-        ),
+        "raw_answers": datasets.Sequence({"answer": datasets.Value("string"), "count": datasets.Value("int64")}),
         # Same declaration as the metric's reference feature (protoqa_metric/evaluate_modules/protoqa/protoqa.py).
         "clusters": datasets.Sequence(
             {

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping, Optional, Union
+from typing import Any, Optional, Union
 
 from protoqa_core.data import (
     CACHE_DIR_ENV,
@@ -98,22 +99,46 @@ def _protoqa_source(name: str, upstream_path: str, sha256: Optional[str], **opti
 # No checksum for train: no copy of train.jsonl was available to hash when this was
 # written, so the file is verified by structure (full parse) and row count.
 _TRAIN = _protoqa_source("ProtoQA scraped train", "data/train/train.jsonl", None, expected_rows=TRAIN_ROWS)
-_DEV_CROWDSOURCED = _protoqa_source("ProtoQA crowdsourced dev", "data/dev/dev.crowdsourced.jsonl",
-                                    "cd3bec04e9ec9294ebf5b75eda6eb0d5abcffec926407eaf852be9c744c67ce5")
-_DEV_SCRAPED = _protoqa_source("ProtoQA scraped dev", "data/dev/dev.scraped.jsonl",
-                               "ed2d094741de9e7eae0091eaeeca8a94104aa49792efdd75bed91d3ab6177576")
-_TEST_QUESTIONS = _protoqa_source("ProtoQA test questions", "data/test/test.questions.jsonl",
-                                  "e09f227f397a5a1bb35e31746aa81a6fe81d058d92f4065a0c66daedc81f249f",
-                                  has_answers=False)
+_DEV_CROWDSOURCED = _protoqa_source(
+    "ProtoQA crowdsourced dev",
+    "data/dev/dev.crowdsourced.jsonl",
+    "cd3bec04e9ec9294ebf5b75eda6eb0d5abcffec926407eaf852be9c744c67ce5",
+)
+_DEV_SCRAPED = _protoqa_source(
+    "ProtoQA scraped dev",
+    "data/dev/dev.scraped.jsonl",
+    "ed2d094741de9e7eae0091eaeeca8a94104aa49792efdd75bed91d3ab6177576",
+)
+_TEST_QUESTIONS = _protoqa_source(
+    "ProtoQA test questions",
+    "data/test/test.questions.jsonl",
+    "e09f227f397a5a1bb35e31746aa81a6fe81d058d92f4065a0c66daedc81f249f",
+    has_answers=False,
+)
+
+
 def _cfc_source(name: str, upstream_filename: str, shared_name: str, sha256: str) -> SourceFile:
-    return SourceFile(name, CFC_BASE, f"CFC_evaluator_data/Evaluator_Input/{upstream_filename}",
-                      _cfc_names(upstream_filename, shared_name), sha256)
+    return SourceFile(
+        name,
+        CFC_BASE,
+        f"CFC_evaluator_data/Evaluator_Input/{upstream_filename}",
+        _cfc_names(upstream_filename, shared_name),
+        sha256,
+    )
 
 
-_CFC_DEV = _cfc_source("CFC dev", "all_dev_targets.jsonl", "dev.targets.jsonl",
-                       "2eefef0b81bd3c7238fdd649e9f1f18e91fb96cf76e442dade74674f4dea1502")
-_CFC_TEST = _cfc_source("CFC test", "20220715_ground_truth_targets.jsonl", "test.targets.jsonl",
-                        "518a2044fe10875b5a2d14f671f0af8544e870f3bedac53ca5e0c6c9f90727af")
+_CFC_DEV = _cfc_source(
+    "CFC dev",
+    "all_dev_targets.jsonl",
+    "dev.targets.jsonl",
+    "2eefef0b81bd3c7238fdd649e9f1f18e91fb96cf76e442dade74674f4dea1502",
+)
+_CFC_TEST = _cfc_source(
+    "CFC test",
+    "20220715_ground_truth_targets.jsonl",
+    "test.targets.jsonl",
+    "518a2044fe10875b5a2d14f671f0af8544e870f3bedac53ca5e0c6c9f90727af",
+)
 
 SOURCES: Mapping[str, Mapping[str, SourceFile]] = {
     "protoqa": {"train": _TRAIN, "validation": _DEV_CROWDSOURCED, "test": _TEST_QUESTIONS},
@@ -124,9 +149,11 @@ SOURCES: Mapping[str, Mapping[str, SourceFile]] = {
 
 CONFIG_NAMES: tuple[str, ...] = tuple(SOURCES)
 
-PAPER_PREDICTIONS = _protoqa_source("ProtoQA paper's fine-tuned GPT-2 dev answers",
-                                    "data/dev/dev.predictions.gpt2finetuned.json",
-                                    "2e97b518632dca3ee90eb7da8f161bb33dc1712ddd70a045686948930deb5a56")
+PAPER_PREDICTIONS = _protoqa_source(
+    "ProtoQA paper's fine-tuned GPT-2 dev answers",
+    "data/dev/dev.predictions.gpt2finetuned.json",
+    "2e97b518632dca3ee90eb7da8f161bb33dc1712ddd70a045686948930deb5a56",
+)
 """The ranked answers of the ProtoQA paper's GPT-2 baseline for the crowdsourced dev questions."""
 
 

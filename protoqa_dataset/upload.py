@@ -78,8 +78,9 @@ def _check_repo_id(repo_id: str) -> None:
         raise ValueError(f"repo id must look like 'owner/name', got {repo_id!r}")
 
 
-def plan_upload(folder: PathLike, repo_id: str, *, private: Optional[bool] = None,
-                commit_message: str = "Upload ProtoQA/CFC export") -> UploadPlan:
+def plan_upload(
+    folder: PathLike, repo_id: str, *, private: Optional[bool] = None, commit_message: str = "Upload ProtoQA/CFC export"
+) -> UploadPlan:
     """Check an export folder and describe the upload, without any network access.
 
     Raises ``ValueError`` when the folder is not a loadable export: no README.md,
@@ -102,20 +103,37 @@ def plan_upload(folder: PathLike, repo_id: str, *, private: Optional[bool] = Non
             paths = data_file["path"] if isinstance(data_file["path"], list) else [data_file["path"]]
             for path in paths:
                 if not (folder / path).is_file():
-                    raise ValueError(f"{readme}: config {entry['config_name']!r} split {data_file['split']!r} "
-                                     f"names {path}, which is not in {folder}")
+                    raise ValueError(
+                        f"{readme}: config {entry['config_name']!r} split {data_file['split']!r} "
+                        f"names {path}, which is not in {folder}"
+                    )
     # The same filter upload_folder applies, so the listing is what will be sent.
     present = {p.relative_to(folder).as_posix(): p.stat().st_size for p in folder.rglob("*") if p.is_file()}
-    files = tuple(sorted((path, present[path]) for path in
-                         filter_repo_objects(present, ignore_patterns=DEFAULT_IGNORE_PATTERNS)))
-    return UploadPlan(folder=folder, repo_id=repo_id, repo_type=REPO_TYPE, files=files,
-                      configs=tuple(entry["config_name"] for entry in configs), private=private,
-                      commit_message=commit_message, delete_patterns=tuple(DELETE_PATTERNS))
+    files = tuple(
+        sorted((path, present[path]) for path in filter_repo_objects(present, ignore_patterns=DEFAULT_IGNORE_PATTERNS))
+    )
+    return UploadPlan(
+        folder=folder,
+        repo_id=repo_id,
+        repo_type=REPO_TYPE,
+        files=files,
+        configs=tuple(entry["config_name"] for entry in configs),
+        private=private,
+        commit_message=commit_message,
+        delete_patterns=tuple(DELETE_PATTERNS),
+    )
 
 
-def upload_export(folder: PathLike, repo_id: str, *, dry_run: bool = False, private: Optional[bool] = None,
-                  token: Optional[str] = None, commit_message: str = "Upload ProtoQA/CFC export",
-                  api: Optional[HfApi] = None) -> UploadPlan:
+def upload_export(
+    folder: PathLike,
+    repo_id: str,
+    *,
+    dry_run: bool = False,
+    private: Optional[bool] = None,
+    token: Optional[str] = None,
+    commit_message: str = "Upload ProtoQA/CFC export",
+    api: Optional[HfApi] = None,
+) -> UploadPlan:
     """Create the dataset repository if needed and upload the export folder.
 
     Args:
@@ -134,6 +152,12 @@ def upload_export(folder: PathLike, repo_id: str, *, dry_run: bool = False, priv
         return plan
     api = api or HfApi()
     api.create_repo(repo_id, repo_type=REPO_TYPE, private=private, exist_ok=True, token=token)
-    api.upload_folder(repo_id=repo_id, folder_path=str(plan.folder), repo_type=REPO_TYPE,
-                      commit_message=commit_message, delete_patterns=list(DELETE_PATTERNS), token=token)
+    api.upload_folder(
+        repo_id=repo_id,
+        folder_path=str(plan.folder),
+        repo_type=REPO_TYPE,
+        commit_message=commit_message,
+        delete_patterns=list(DELETE_PATTERNS),
+        token=token,
+    )
     return plan

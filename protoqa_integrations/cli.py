@@ -1,15 +1,16 @@
 """``protoqa-eval``, the installed command: the metric's commands plus the language-model ones.
 
-    protoqa-eval TARGETS PREDICTIONS [...]                 (protoqa_metric.cli)
-    protoqa-eval compare TARGETS PREDICTIONS_A PREDICTIONS_B [...]
-    protoqa-eval generate MODEL -o ANSWERS.json [--dataset protoqa|cfc] [--split validation|test] ...
-    protoqa-eval score-generated ANSWERS.json [--json]     (protoqa_integrations.generate_cli)
+protoqa-eval TARGETS PREDICTIONS [...]                 (protoqa_metric.cli)
+protoqa-eval compare TARGETS PREDICTIONS_A PREDICTIONS_B [...]
+protoqa-eval generate MODEL -o ANSWERS.json [--dataset protoqa|cfc] [--split validation|test] ...
+protoqa-eval score-generated ANSWERS.json [--json]     (protoqa_integrations.generate_cli)
 """
 
 from __future__ import annotations
 
 import sys
-from typing import Optional, Sequence
+from collections.abc import Sequence
+from typing import Optional
 
 from protoqa_core.cli_io import run_command
 from protoqa_metric import cli as metric_cli

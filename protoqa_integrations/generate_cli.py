@@ -28,13 +28,19 @@ import json
 import os
 import sys
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
 
 from protoqa_core import __version__
 from protoqa_core.cli_io import OutputFileError, check_output_file, open_append, reason_of, write_output_file
 from protoqa_core.data import CACHE_DIR_ENV, SourceError
+from protoqa_core.ranking import answer_frequencies, rank_by_frequency
+from protoqa_core.readers import DataFormatError, Question, read_targets
+from protoqa_metric.metric import evaluate_predictions
+from protoqa_metric.metrics import ProtoQAWarning, format_table
+
 from . import generation
 from .engines import CHAT_MAX_NEW_TOKENS, ENGINES, Engine, is_collapsed, make_engine
 from .engines.base import chat_prompt_function, sampling_signature
@@ -50,10 +56,6 @@ from .generation import (
     prompt_function,
     resolve_device,
 )
-from protoqa_metric.metric import evaluate_predictions
-from protoqa_metric.metrics import ProtoQAWarning, format_table
-from protoqa_core.ranking import answer_frequencies, rank_by_frequency
-from protoqa_core.readers import DataFormatError, Question, read_targets
 
 __all__ = [
     "DATASETS",
@@ -89,8 +91,7 @@ def default_protocol(dataset: str) -> tuple[str, int]:
     return ("cfc-one-shot", CFC_NUM_SAMPLES) if dataset == "cfc" else ("statement", PROTOQA_NUM_SAMPLES)
 
 
-def _questions_file(dataset: str, split: str, data_dir: Optional[str] = None, verify: bool = True
-                    ) -> tuple[Path, str]:
+def _questions_file(dataset: str, split: str, data_dir: Optional[str] = None, verify: bool = True) -> tuple[Path, str]:
     from protoqa_dataset.parsing import questions_file  # the dataset package imports datasets
 
     # a data file that cannot be found or verified is bad set-up: one line, exit 2
@@ -125,8 +126,9 @@ def load_model(name: str, device: str = "auto", dtype: str = "auto") -> tuple[An
         raise CommandError(str(exc)) from exc
 
 
-def answers_document(questions: Sequence[Question], samples: dict[str, list[str]], skipped: dict[str, str],
-                     generation: dict[str, Any]) -> dict[str, Any]:
+def answers_document(
+    questions: Sequence[Question], samples: dict[str, list[str]], skipped: dict[str, str], generation: dict[str, Any]
+) -> dict[str, Any]:
     """The answers file: every sample (with ``""`` for no answer), counts, ranked lists and the settings.
 
     >>> from protoqa_metric import Question
@@ -145,8 +147,13 @@ def answers_document(questions: Sequence[Question], samples: dict[str, list[str]
         "model_answers": {q.id: list(samples.get(q.id, [])) for q in questions},
         "model_answers_with_count": with_count,
         "model_ranked_answers": ranked,
-        "generation": {**generation, "num_questions": len(questions), "empty_samples": empty,
-                       "questions_without_answer": no_answer, "skipped": dict(skipped)},
+        "generation": {
+            **generation,
+            "num_questions": len(questions),
+            "empty_samples": empty,
+            "questions_without_answer": no_answer,
+            "skipped": dict(skipped),
+        },
     }
 
 
@@ -158,8 +165,9 @@ def _journal_error(path: Path, number: int, what: str) -> CommandError:
     return CommandError(f"{path}, line {number}: {what}; delete the file to start over")
 
 
-def _read_journal(path: Path, header: dict[str, Any], num_samples: Optional[int] = None,
-                  question_ids: Optional[Sequence[str]] = None) -> tuple[dict[str, list[str]], dict[str, str]]:
+def _read_journal(
+    path: Path, header: dict[str, Any], num_samples: Optional[int] = None, question_ids: Optional[Sequence[str]] = None
+) -> tuple[dict[str, list[str]], dict[str, str]]:
     """Samples already drawn by an interrupted run with the same settings, every line checked.
 
     A record must name a question of this run once, with a list of ``num_samples``
@@ -191,9 +199,11 @@ def _read_journal(path: Path, header: dict[str, Any], num_samples: Optional[int]
             found = record.get("header") if isinstance(record, dict) and isinstance(record.get("header"), dict) else {}
             if found != header:
                 differ = sorted(k for k in set(found) | set(header) if found.get(k) != header.get(k))
-                raise CommandError(f"{path} was written by a run with other settings (differing: "
-                                   f"{', '.join(differ)}); use the same settings to resume it, or delete it to "
-                                   "start over")
+                raise CommandError(
+                    f"{path} was written by a run with other settings (differing: "
+                    f"{', '.join(differ)}); use the same settings to resume it, or delete it to "
+                    "start over"
+                )
             continue
         if not isinstance(record, dict) or not isinstance(record.get("id"), str):
             raise _journal_error(path, number, "not a question record")
@@ -218,8 +228,10 @@ def _read_journal(path: Path, header: dict[str, Any], num_samples: Optional[int]
 
 
 def _journal_hint(journal: Path, count: int) -> str:
-    return (f"the {count} question(s) sampled so far are kept in {journal}; make room and run the same command "
-            "again to resume")
+    return (
+        f"the {count} question(s) sampled so far are kept in {journal}; make room and run the same command "
+        "again to resume"
+    )
 
 
 def _journal_usage(path: Path) -> dict[str, int]:
@@ -249,11 +261,21 @@ def _write_json_atomically(path: Path, document: Any, jsonl: bool = False) -> No
     write_output_file(path, write)
 
 
-def generate_answers_file(model: Any, tokenizer: Any, questions: Sequence[Question], output: Path, *,
-                          config: SamplingConfig, prompt_style: str, header: dict[str, Any],
-                          progress: Optional[bool] = None, leaderboard: Optional[Path] = None,
-                          model_name: str = "the model", engine: Optional[Engine] = None,
-                          system_prompt: Optional[str] = None) -> dict[str, Any]:
+def generate_answers_file(
+    model: Any,
+    tokenizer: Any,
+    questions: Sequence[Question],
+    output: Path,
+    *,
+    config: SamplingConfig,
+    prompt_style: str,
+    header: dict[str, Any],
+    progress: Optional[bool] = None,
+    leaderboard: Optional[Path] = None,
+    model_name: str = "the model",
+    engine: Optional[Engine] = None,
+    system_prompt: Optional[str] = None,
+) -> dict[str, Any]:
     """Sample every question (resuming from ``<output>.partial.jsonl``) and write the answers file.
 
     Question ``i`` of ``questions`` is sampled under ``config.seed + i``, by ``engine``
@@ -271,8 +293,7 @@ def generate_answers_file(model: Any, tokenizer: Any, questions: Sequence[Questi
 
         engine = HFEngine(model, tokenizer, model_name)
     chat_prompt = chat_prompt_function(prompt_style)
-    to_prompt = ((lambda q: chat_prompt(q, system_prompt)) if chat_prompt is not None
-                 else prompt_function(prompt_style))
+    to_prompt = (lambda q: chat_prompt(q, system_prompt)) if chat_prompt is not None else prompt_function(prompt_style)
     journal = _journal_path(output)
     samples: dict[str, list[str]] = {}
     skipped: dict[str, str] = {}
@@ -283,10 +304,16 @@ def generate_answers_file(model: Any, tokenizer: Any, questions: Sequence[Questi
     todo = [(i, q) for i, q in enumerate(questions) if q.id not in samples]
     # The journal is rewritten without a possibly cut-short last line, then appended to.
     try:
-        _write_json_atomically(journal, [{"header": header}] + [
-            {"id": q.id, "samples": samples[q.id], "skipped": skipped.get(q.id)} for q in questions
-            if q.id in samples
-        ], jsonl=True)
+        _write_json_atomically(
+            journal,
+            [{"header": header}]
+            + [
+                {"id": q.id, "samples": samples[q.id], "skipped": skipped.get(q.id)}
+                for q in questions
+                if q.id in samples
+            ],
+            jsonl=True,
+        )
     except OutputFileError as exc:
         raise CommandError(f"{exc}; {_journal_hint(journal, len(samples))}" if samples else str(exc)) from None
     try:
@@ -308,14 +335,18 @@ def generate_answers_file(model: Any, tokenizer: Any, questions: Sequence[Questi
                     skipped[question.id] = done.skipped
     except OSError as exc:
         # A line cut short by a full disk is dropped and sampled again on resume.
-        raise CommandError(f"{journal}: cannot write: {reason_of(exc)}; {_journal_hint(journal, len(samples))}"
-                           ) from None
+        raise CommandError(
+            f"{journal}: cannot write: {reason_of(exc)}; {_journal_hint(journal, len(samples))}"
+        ) from None
     document = answers_document(questions, samples, skipped, header)
     collapsed = [q.id for q in questions if is_collapsed(samples.get(q.id, []), config.temperature)]
     if collapsed:
         document["generation"]["collapsed_questions"] = collapsed
-        print(f"warning: {len(collapsed)} question(s) got nearly the same answer in every sample at temperature "
-              f"{config.temperature} (a fixed seed in every request?): {', '.join(collapsed[:10])}", file=sys.stderr)
+        print(
+            f"warning: {len(collapsed)} question(s) got nearly the same answer in every sample at temperature "
+            f"{config.temperature} (a fixed seed in every request?): {', '.join(collapsed[:10])}",
+            file=sys.stderr,
+        )
     if engine.name != "hf":  # what the engine found at start-up (vLLM version, seeding)
         document["generation"]["engine_details"] = engine.describe()
     total_usage = {k: usage.get(k, 0) + engine.usage.get(k, 0) for k in set(usage) | set(engine.usage)}
@@ -324,8 +355,9 @@ def generate_answers_file(model: Any, tokenizer: Any, questions: Sequence[Questi
     try:
         _write_json_atomically(output, document)
         if leaderboard is not None:
-            _write_json_atomically(leaderboard, [{q.id: document["model_ranked_answers"][q.id]} for q in questions],
-                                   jsonl=True)
+            _write_json_atomically(
+                leaderboard, [{q.id: document["model_ranked_answers"][q.id]} for q in questions], jsonl=True
+            )
     except OutputFileError as exc:
         raise CommandError(f"{exc}; {_journal_hint(journal, len(samples))}") from None
     journal.unlink()
@@ -345,10 +377,15 @@ def build_generate_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("model", help="a causal language model: Hub id (e.g. gpt2) or local folder")
     p.add_argument("-o", "--output", required=True, help="answers file to write (JSON)")
-    p.add_argument("--dataset", default="protoqa", choices=DATASETS,
-                   help="protoqa (default), cfc or protoqa_scraped_dev (protoqa_dataset config names)")
-    p.add_argument("--split", default="validation",
-                   help="validation (default: ProtoQA crowdsourced dev, CFC dev) or test")
+    p.add_argument(
+        "--dataset",
+        default="protoqa",
+        choices=DATASETS,
+        help="protoqa (default), cfc or protoqa_scraped_dev (protoqa_dataset config names)",
+    )
+    p.add_argument(
+        "--split", default="validation", help="validation (default: ProtoQA crowdsourced dev, CFC dev) or test"
+    )
     p.add_argument("--data-dir", help="local data folder (default $PROTOQA_DATA_DIR; else the files are downloaded)")
     p.add_argument("--no-verify", action="store_true", help="accept data files whose checksum differs from upstream's")
     p.add_argument("--device", default="auto", help="cpu, cuda, cuda:1, mps, ... (default: cuda if available)")
@@ -357,43 +394,75 @@ def build_generate_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=42, help="question i is sampled under seed + i (default 42)")
     p.add_argument("--num-samples", type=int, help="samples per question (default 300 for ProtoQA, 100 for CFC)")
     p.add_argument("--limit", type=int, help="only the first N questions")
-    p.add_argument("--prompt", choices=tuple(PROMPT_STYLES),
-                   help="prompt style (default: statement for ProtoQA, cfc-one-shot for CFC; "
-                   "finetuned for a model fine-tuned on the ProtoQA training format)")
-    p.add_argument("--max-new-tokens", type=int,
-                   help=f"default {PAPER_MAX_NEW_TOKENS} ({CHAT_MAX_NEW_TOKENS} with --chat)")
+    p.add_argument(
+        "--prompt",
+        choices=tuple(PROMPT_STYLES),
+        help="prompt style (default: statement for ProtoQA, cfc-one-shot for CFC; "
+        "finetuned for a model fine-tuned on the ProtoQA training format)",
+    )
+    p.add_argument(
+        "--max-new-tokens", type=int, help=f"default {PAPER_MAX_NEW_TOKENS} ({CHAT_MAX_NEW_TOKENS} with --chat)"
+    )
     p.add_argument("--top-p", type=float, default=PAPER_TOP_P)
     p.add_argument("--temperature", type=float, default=PAPER_TEMPERATURE)
-    p.add_argument("--engine", default="hf", choices=ENGINES,
-                   help="hf (default: transformers in this process), vllm (vLLM's offline engine) or openai "
-                   "(an OpenAI-compatible server at --base-url; key from $OPENAI_API_KEY)")
+    p.add_argument(
+        "--engine",
+        default="hf",
+        choices=ENGINES,
+        help="hf (default: transformers in this process), vllm (vLLM's offline engine) or openai "
+        "(an OpenAI-compatible server at --base-url; key from $OPENAI_API_KEY)",
+    )
     p.add_argument("--revision", help="model revision (hf, vllm) recorded in the answers file")
-    p.add_argument("--chat", action="store_true", help="chat prompts and chat replies (vllm, openai): "
-                   "ProtoQA/CFC chat prompt, answer taken from the reply; "
-                   f"--max-new-tokens default {CHAT_MAX_NEW_TOKENS}")
+    p.add_argument(
+        "--chat",
+        action="store_true",
+        help="chat prompts and chat replies (vllm, openai): "
+        "ProtoQA/CFC chat prompt, answer taken from the reply; "
+        f"--max-new-tokens default {CHAT_MAX_NEW_TOKENS}",
+    )
     p.add_argument("--system-prompt", help="a system turn before the chat prompt (with --chat)")
-    p.add_argument("--base-url", default="https://api.openai.com/v1",
-                   help="openai: the server's API root, e.g. http://127.0.0.1:8000/v1")
+    p.add_argument(
+        "--base-url",
+        default="https://api.openai.com/v1",
+        help="openai: the server's API root, e.g. http://127.0.0.1:8000/v1",
+    )
     p.add_argument("--concurrency", type=int, default=4, help="openai: most requests in flight (default 4)")
     p.add_argument("--max-n", type=int, default=128, help="openai: most choices asked per request (default 128)")
     p.add_argument("--request-timeout", type=float, default=60.0, help="openai: seconds per request (default 60)")
-    p.add_argument("--max-retries", type=int, default=6,
-                   help="openai: retries of a request on 429, 5xx and timeouts (default 6)")
-    p.add_argument("--no-request-seeds", action="store_true",
-                   help="openai: send no seed (for servers that fail on seeded requests); samples are then not "
-                   "repeatable")
+    p.add_argument(
+        "--max-retries", type=int, default=6, help="openai: retries of a request on 429, 5xx and timeouts (default 6)"
+    )
+    p.add_argument(
+        "--no-request-seeds",
+        action="store_true",
+        help="openai: send no seed (for servers that fail on seeded requests); samples are then not repeatable",
+    )
     p.add_argument("--tensor-parallel-size", type=int, default=1, help="vllm: GPUs per model replica")
     p.add_argument("--pipeline-parallel-size", type=int, default=1, help="vllm: pipeline stages (nodes)")
     p.add_argument("--data-parallel-size", type=int, default=1, help="vllm: model replicas")
-    p.add_argument("--gpu-memory-utilization", type=float, default=0.9,
-                   help="vllm: share of GPU memory (RAM on vLLM's CPU build) to reserve (default 0.9)")
+    p.add_argument(
+        "--gpu-memory-utilization",
+        type=float,
+        default=0.9,
+        help="vllm: share of GPU memory (RAM on vLLM's CPU build) to reserve (default 0.9)",
+    )
     p.add_argument("--max-model-len", type=int, help="vllm: context length (default: the model's)")
-    p.add_argument("--enforce-eager", action="store_true",
-                   help="vllm: no graph compilation or capture (starts sooner, samples slower)")
-    p.add_argument("--leaderboard", help="ProtoQA test questions: where to write the leaderboard's ranked-list "
-                   "file (default: OUTPUT with .leaderboard.jsonl)")
-    p.add_argument("--overwrite", action="store_true", help="replace an existing answers file and leaderboard file "
-                   "(never an input file; the outputs are checked before any work)")
+    p.add_argument(
+        "--enforce-eager",
+        action="store_true",
+        help="vllm: no graph compilation or capture (starts sooner, samples slower)",
+    )
+    p.add_argument(
+        "--leaderboard",
+        help="ProtoQA test questions: where to write the leaderboard's ranked-list "
+        "file (default: OUTPUT with .leaderboard.jsonl)",
+    )
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an existing answers file and leaderboard file "
+        "(never an input file; the outputs are checked before any work)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--version", action="version", version=f"protoqa-eval {__version__}")
     return p
@@ -405,8 +474,9 @@ def _leaderboard_path(args: argparse.Namespace, output: Path) -> Optional[Path]:
     return None
 
 
-def check_generate_outputs(output: Path, leaderboard: Optional[Path], inputs: Sequence[Path] = (),
-                           overwrite: bool = False) -> None:
+def check_generate_outputs(
+    output: Path, leaderboard: Optional[Path], inputs: Sequence[Path] = (), overwrite: bool = False
+) -> None:
     """Refuse, before any work, outputs that would destroy something: see ``protoqa-eval generate --help``.
 
     The answers file and the leaderboard file are refused when they exist (unless
@@ -431,7 +501,8 @@ def check_generate_outputs(output: Path, leaderboard: Optional[Path], inputs: Se
     if leaderboard is not None:
         for other in (output, journal):
             if leaderboard.resolve() == other.resolve() or (
-                    leaderboard.exists() and other.exists() and os.path.samefile(leaderboard, other)):
+                leaderboard.exists() and other.exists() and os.path.samefile(leaderboard, other)
+            ):
                 flag = "-o" if other == output else "the resume journal of -o"
                 raise CommandError(f"{leaderboard}: {flag} and --leaderboard name the same file")
     if os.path.lexists(journal) and (os.path.islink(journal) or not journal.is_file()):
@@ -462,9 +533,15 @@ def _run_generate(args: argparse.Namespace) -> int:
     max_new_tokens = args.max_new_tokens
     if max_new_tokens is None:
         max_new_tokens = CHAT_MAX_NEW_TOKENS if args.chat else PAPER_MAX_NEW_TOKENS
-    config = SamplingConfig(num_samples=num_samples, max_new_tokens=max_new_tokens,
-                            top_p=args.top_p, temperature=args.temperature, top_k=0, batch_size=args.batch_size,
-                            seed=args.seed)
+    config = SamplingConfig(
+        num_samples=num_samples,
+        max_new_tokens=max_new_tokens,
+        top_p=args.top_p,
+        temperature=args.temperature,
+        top_k=0,
+        batch_size=args.batch_size,
+        seed=args.seed,
+    )
     questions_path, origin = _questions_file(args.dataset, args.split, args.data_dir, verify=not args.no_verify)
     check_generate_outputs(output, leaderboard, [questions_path], args.overwrite)
     questions = _read_questions(questions_path, args.dataset, args.split)
@@ -474,16 +551,34 @@ def _run_generate(args: argparse.Namespace) -> int:
             device = resolve_device(args.device)
         except ImportError as exc:
             raise CommandError(f"generating needs torch and transformers ({exc}); pip install 'protoqa-eval[train]'")
-        header = {"model": args.model, "dataset": args.dataset, "split": args.split, "limit": args.limit,
-                  "prompt": style, "sampling": config.signature(), "dtype": args.dtype, "device": device,
-                  "version": __version__, "questions_from": origin}
+        header = {
+            "model": args.model,
+            "dataset": args.dataset,
+            "split": args.split,
+            "limit": args.limit,
+            "prompt": style,
+            "sampling": config.signature(),
+            "dtype": args.dtype,
+            "device": device,
+            "version": __version__,
+            "questions_from": origin,
+        }
     else:
         device = args.device
         engine_settings = _engine_settings(args)
-        header = {"model": args.model, "dataset": args.dataset, "split": args.split, "limit": args.limit,
-                  "prompt": style, "system_prompt": args.system_prompt, "engine": engine_settings,
-                  "sampling": sampling_signature(config, engine_settings), "dtype": args.dtype,
-                  "version": __version__, "questions_from": origin}
+        header = {
+            "model": args.model,
+            "dataset": args.dataset,
+            "split": args.split,
+            "limit": args.limit,
+            "prompt": style,
+            "system_prompt": args.system_prompt,
+            "engine": engine_settings,
+            "sampling": sampling_signature(config, engine_settings),
+            "dtype": args.dtype,
+            "version": __version__,
+            "questions_from": origin,
+        }
     journal = _journal_path(output)
     if os.path.lexists(journal):  # settings and records checked before the model is loaded
         _read_journal(journal, header, config.num_samples, [q.id for q in questions])
@@ -495,20 +590,36 @@ def _run_generate(args: argparse.Namespace) -> int:
         # vLLM logs every start-up step and its workers' tracebacks; our own message says what failed.
         os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
         engine = make_engine(args.engine, args.model, **_engine_options(args))
-    document = generate_answers_file(model, tokenizer, questions, output, config=config, prompt_style=style,
-                                     header=header, progress=None if not
-                                     args.no_progress else False, leaderboard=leaderboard, model_name=args.model,
-                                     engine=engine, system_prompt=args.system_prompt)
+    document = generate_answers_file(
+        model,
+        tokenizer,
+        questions,
+        output,
+        config=config,
+        prompt_style=style,
+        header=header,
+        progress=None if not args.no_progress else False,
+        leaderboard=leaderboard,
+        model_name=args.model,
+        engine=engine,
+        system_prompt=args.system_prompt,
+    )
     if engine is not None:
         engine.close()
     info = document["generation"]
     total = sum(len(s) for s in document["model_answers"].values())
     empty = sum(info["empty_samples"].values())
-    print(f"{output}: {len(questions)} questions, {total} samples ({empty} without an answer), "
-          f"{len(info['skipped'])} skipped", file=sys.stderr)
+    print(
+        f"{output}: {len(questions)} questions, {total} samples ({empty} without an answer), "
+        f"{len(info['skipped'])} skipped",
+        file=sys.stderr,
+    )
     if info["questions_without_answer"]:
-        print(f"warning: {len(info['questions_without_answer'])} question(s) got no answer in any sample: "
-              f"{', '.join(info['questions_without_answer'][:10])}", file=sys.stderr)
+        print(
+            f"warning: {len(info['questions_without_answer'])} question(s) got no answer in any sample: "
+            f"{', '.join(info['questions_without_answer'][:10])}",
+            file=sys.stderr,
+        )
     if leaderboard is not None:
         print(f"{leaderboard}: ranked lists for the ProtoQA leaderboard", file=sys.stderr)
     if info.get("usage"):
@@ -520,23 +631,45 @@ def _run_generate(args: argparse.Namespace) -> int:
 def _engine_options(args: argparse.Namespace) -> dict[str, Any]:
     """The options of the chosen engine, from the command line."""
     if args.engine == "vllm":
-        return {"revision": args.revision, "chat": args.chat, "tensor_parallel_size": args.tensor_parallel_size,
-                "pipeline_parallel_size": args.pipeline_parallel_size, "data_parallel_size": args.data_parallel_size,
-                "gpu_memory_utilization": args.gpu_memory_utilization, "max_model_len": args.max_model_len,
-                "dtype": args.dtype, "seed": args.seed, "enforce_eager": args.enforce_eager}
-    return {"revision": args.revision, "chat": args.chat, "base_url": args.base_url, "concurrency": args.concurrency,
-            "max_n": args.max_n, "timeout": args.request_timeout, "max_retries": args.max_retries,
-            "request_seeds": not args.no_request_seeds}
+        return {
+            "revision": args.revision,
+            "chat": args.chat,
+            "tensor_parallel_size": args.tensor_parallel_size,
+            "pipeline_parallel_size": args.pipeline_parallel_size,
+            "data_parallel_size": args.data_parallel_size,
+            "gpu_memory_utilization": args.gpu_memory_utilization,
+            "max_model_len": args.max_model_len,
+            "dtype": args.dtype,
+            "seed": args.seed,
+            "enforce_eager": args.enforce_eager,
+        }
+    return {
+        "revision": args.revision,
+        "chat": args.chat,
+        "base_url": args.base_url,
+        "concurrency": args.concurrency,
+        "max_n": args.max_n,
+        "timeout": args.request_timeout,
+        "max_retries": args.max_retries,
+        "request_seeds": not args.no_request_seeds,
+    }
 
 
 def _engine_settings(args: argparse.Namespace) -> dict[str, Any]:
     """What the answers file records of the engine: the settings that change the samples, not the
     ones that only change speed or robustness (so a run resumes under another --concurrency)."""
-    settings: dict[str, Any] = {"engine": args.engine, "model": args.model, "revision": args.revision,
-                                "chat": args.chat}
+    settings: dict[str, Any] = {
+        "engine": args.engine,
+        "model": args.model,
+        "revision": args.revision,
+        "chat": args.chat,
+    }
     if args.engine == "vllm":
-        settings.update(tensor_parallel_size=args.tensor_parallel_size,
-                        pipeline_parallel_size=args.pipeline_parallel_size, max_model_len=args.max_model_len)
+        settings.update(
+            tensor_parallel_size=args.tensor_parallel_size,
+            pipeline_parallel_size=args.pipeline_parallel_size,
+            max_model_len=args.max_model_len,
+        )
     else:
         settings.update(max_n=args.max_n, request_seeds=not args.no_request_seeds)
     return settings
@@ -580,8 +713,9 @@ def _recorded_questions(path: Path, generation: dict[str, Any], data_dir: Option
     if data_dir is None and isinstance(recorded, str) and "://" not in recorded:
         source = Path(recorded)
         if not source.is_file():
-            raise CommandError(f"{path} answers the questions in {source}, which is gone; pass --data-dir DIR "
-                               "or --targets FILE")
+            raise CommandError(
+                f"{path} answers the questions in {source}, which is gone; pass --data-dir DIR or --targets FILE"
+            )
         try:
             from protoqa_core.data import SourceError, verify_checksum
 
@@ -592,9 +726,15 @@ def _recorded_questions(path: Path, generation: dict[str, Any], data_dir: Option
     return _read_questions(_questions_file(dataset, split, data_dir)[0], dataset, split)
 
 
-def score_generated(answers_path: str, targets: Optional[Sequence[Question]] = None, *,
-                    similarities: Sequence[str] = SCORE_SIMILARITIES, metrics: str = "paper",
-                    probeval: bool = True, data_dir: Optional[str] = None) -> GeneratedScores:
+def score_generated(
+    answers_path: str,
+    targets: Optional[Sequence[Question]] = None,
+    *,
+    similarities: Sequence[str] = SCORE_SIMILARITIES,
+    metrics: str = "paper",
+    probeval: bool = True,
+    data_dir: Optional[str] = None,
+) -> GeneratedScores:
     """ProtoQA metrics and ProbEval KL of an answers file, over the questions it answers.
 
     Without ``targets`` the questions come from the file's ``generation`` block (its
@@ -604,9 +744,7 @@ def score_generated(answers_path: str, targets: Optional[Sequence[Question]] = N
 
     >>> score_generated("answers.json").protoqa["wordnet"].scores["max_answers@10"]  # doctest: +SKIP
     """
-    from protoqa_core.readers import read_prediction_lists, read_predictions
-
-    from protoqa_core.readers import parse_json, read_text
+    from protoqa_core.readers import parse_json, read_prediction_lists, read_predictions, read_text
 
     path = Path(answers_path)
     try:
@@ -622,14 +760,17 @@ def score_generated(answers_path: str, targets: Optional[Sequence[Question]] = N
     by_id = {q.id: q for q in targets}
     unknown = [qid for qid in ranked if qid not in by_id]
     if unknown:
-        raise CommandError(f"{path}: answers for {len(unknown)} question id(s) not in the targets: "
-                           f"{', '.join(unknown[:10])}")
+        raise CommandError(
+            f"{path}: answers for {len(unknown)} question id(s) not in the targets: {', '.join(unknown[:10])}"
+        )
     scored = [by_id[qid] for qid in by_id if qid in ranked]
     if not scored:
         raise CommandError(f"{path} answers none of the target questions")
     if any(not q.clusters for q in scored):
-        raise CommandError(f"{path}: the questions have no answer clusters (test questions) and cannot be scored; "
-                           "submit the leaderboard file instead")
+        raise CommandError(
+            f"{path}: the questions have no answer clusters (test questions) and cannot be scored; "
+            "submit the leaderboard file instead"
+        )
     if len(scored) < len(by_id):
         print(f"note: scoring the {len(scored)} of {len(by_id)} questions that {path.name} answers", file=sys.stderr)
     results = {sim: evaluate_predictions(scored, ranked, sim, metrics) for sim in similarities}
@@ -637,8 +778,9 @@ def score_generated(answers_path: str, targets: Optional[Sequence[Question]] = N
     if probeval:
         from cfc_probeval import evaluate_probeval
 
-        probeval_result = evaluate_probeval(scored, {q.id: samples[q.id] for q in scored},
-                                            clustering="human", matching="wordnet")
+        probeval_result = evaluate_probeval(
+            scored, {q.id: samples[q.id] for q in scored}, clustering="human", matching="wordnet"
+        )
     return GeneratedScores(results, probeval_result, generation, len(scored))
 
 
@@ -654,8 +796,10 @@ def build_score_parser() -> argparse.ArgumentParser:
         "Max Incorrect@k) under each similarity, ProbEval KL (human clusters, WordNet matching), signatures.",
     )
     p.add_argument("answers", help="answers file written by protoqa-eval generate")
-    p.add_argument("--targets", help="targets JSONL (default: the questions file the answers file records, "
-                   "else its dataset and split)")
+    p.add_argument(
+        "--targets",
+        help="targets JSONL (default: the questions file the answers file records, else its dataset and split)",
+    )
     p.add_argument("--data-dir", help="local data folder for the targets (default $PROTOQA_DATA_DIR, else download)")
     p.add_argument("--similarity", default=",".join(SCORE_SIMILARITIES), help="comma-separated similarities")
     p.add_argument("--metrics", default="paper", help="'paper' (default), 'standard' or metric names")
@@ -665,8 +809,8 @@ def build_score_parser() -> argparse.ArgumentParser:
 
 
 def _run_score(args: argparse.Namespace) -> int:
-    from protoqa_metric.metrics import metric_specs
     from protoqa_core.similarity import SIMILARITIES
+    from protoqa_metric.metrics import metric_specs
 
     similarities = [s.strip() for s in args.similarity.split(",") if s.strip()]
     for sim in similarities:
@@ -674,8 +818,14 @@ def _run_score(args: argparse.Namespace) -> int:
             raise CommandError(f"unknown similarity {sim!r}; choose from {', '.join(SIMILARITIES)}")
     metric_specs(args.metrics)
     targets = list(read_targets(args.targets).values()) if args.targets else None
-    result = score_generated(args.answers, targets, similarities=similarities, metrics=args.metrics,
-                             probeval=not args.no_probeval, data_dir=args.data_dir)
+    result = score_generated(
+        args.answers,
+        targets,
+        similarities=similarities,
+        metrics=args.metrics,
+        probeval=not args.no_probeval,
+        data_dir=args.data_dir,
+    )
     if args.json:
         print(json.dumps(result.as_dict()))
         return 0
@@ -683,8 +833,10 @@ def _run_score(args: argparse.Namespace) -> int:
     if result.probeval is not None:
         print(f"\nprobeval_kl  {result.probeval.kl:.4f}  (lower is better)\nprobeval: {result.probeval.signature}")
     if result.generation.get("sampling"):
-        print(f"sampling: {result.generation['sampling']}|prompt:{result.generation.get('prompt')}"
-              f"|model:{result.generation.get('model')}")
+        print(
+            f"sampling: {result.generation['sampling']}|prompt:{result.generation.get('prompt')}"
+            f"|model:{result.generation.get('model')}"
+        )
     return 0
 
 
@@ -701,8 +853,11 @@ def _guarded(run: Any, args: argparse.Namespace, prog: str) -> int:
         return 2
     except RuntimeError as exc:  # torch errors (out of memory, device) while sampling
         first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        print(f"{prog}: error: {first_line}; the questions already sampled are kept, run the same command "
-              "again to resume", file=sys.stderr)
+        print(
+            f"{prog}: error: {first_line}; the questions already sampled are kept, run the same command "
+            "again to resume",
+            file=sys.stderr,
+        )
         return 2
     except KeyboardInterrupt:
         print(f"{prog}: interrupted; run the same command again to resume", file=sys.stderr)

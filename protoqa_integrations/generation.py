@@ -42,9 +42,10 @@ from __future__ import annotations
 import math
 import os
 import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional, Sequence
+from typing import Any, Optional
 
 import numpy as np
 
@@ -84,7 +85,6 @@ CFC_NUM_SAMPLES = 100
 """Samples per CFC question (ProbEval's protocol)."""
 STOP_STRINGS = ("\n", ".")
 """A sample ends at the first of these; the same strings are the ``until`` of the lm-eval tasks."""
-
 
 
 class GenerationError(ValueError):
@@ -127,17 +127,20 @@ class SamplingConfig:
             raise GenerationError(f"top_k must be >= 0 (0: off), got {self.top_k!r}")
         if not (isinstance(self.top_p, (int, float)) and 0 < self.top_p <= 1):
             raise GenerationError(f"top_p must be in (0, 1], got {self.top_p!r}")
-        if not (isinstance(self.temperature, (int, float)) and math.isfinite(self.temperature)
-                and self.temperature > 0):
+        if not (
+            isinstance(self.temperature, (int, float)) and math.isfinite(self.temperature) and self.temperature > 0
+        ):
             raise GenerationError(f"temperature must be > 0, got {self.temperature!r}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int):
             raise GenerationError(f"seed must be an integer, got {self.seed!r}")
 
     def signature(self) -> str:
         """How the samples were drawn, in the ``key:value|...`` style of the metric signatures."""
-        return (f"samples:{self.num_samples}|top_p:{self.top_p}|temperature:{self.temperature}|top_k:{self.top_k}"
-                f"|max_new_tokens:{self.max_new_tokens}|stop:newline,period|batch:{self.batch_size}"
-                f"|seed:{self.seed}|rng:splitmix64")
+        return (
+            f"samples:{self.num_samples}|top_p:{self.top_p}|temperature:{self.temperature}|top_k:{self.top_k}"
+            f"|max_new_tokens:{self.max_new_tokens}|stop:newline,period|batch:{self.batch_size}"
+            f"|seed:{self.seed}|rng:splitmix64"
+        )
 
 
 @dataclass
@@ -311,8 +314,10 @@ def plan_batches(num_prompts: int, num_samples: int, batch_size: int) -> list[li
                 start += count
         return calls
     per_call = max(1, batch_size // num_samples)
-    return [[(p, 0, num_samples) for p in range(first, min(first + per_call, num_prompts))]
-            for first in range(0, num_prompts, per_call)]
+    return [
+        [(p, 0, num_samples) for p in range(first, min(first + per_call, num_prompts))]
+        for first in range(0, num_prompts, per_call)
+    ]
 
 
 def context_length(model: Any) -> Optional[int]:
@@ -341,8 +346,10 @@ def check_tokenizer(tokenizer: Any, name: str = "the model") -> tuple[int, int]:
     """
     eos_id = getattr(tokenizer, "eos_token_id", None)
     if eos_id is None:
-        raise GenerationError(f"the tokenizer of {name} has no end-of-text (eos) token, so sampled answers "
-                              "cannot end; use a tokenizer that defines eos_token")
+        raise GenerationError(
+            f"the tokenizer of {name} has no end-of-text (eos) token, so sampled answers "
+            "cannot end; use a tokenizer that defines eos_token"
+        )
     pad_id = getattr(tokenizer, "pad_token_id", None)
     return int(eos_id), int(pad_id if pad_id is not None else eos_id)
 
@@ -357,8 +364,7 @@ def _stop_table(tokenizer: Any, vocab_size: int) -> Any:
     cached = _STOP_TABLES.get(id(tokenizer))
     if cached is not None and cached[0] is tokenizer and cached[1].shape[0] == vocab_size:
         return cached[1]
-    texts = tokenizer.batch_decode([[i] for i in range(min(vocab_size, len(tokenizer)))],
-                                   skip_special_tokens=True)
+    texts = tokenizer.batch_decode([[i] for i in range(min(vocab_size, len(tokenizer)))], skip_special_tokens=True)
     table = torch.zeros(vocab_size, dtype=torch.bool)
     for i, text in enumerate(texts):
         if any(stop in text for stop in STOP_STRINGS):
@@ -386,8 +392,9 @@ def _processors(seeds: Any, indices: Any, prompt_width: int, config: SamplingCon
 
             step = input_ids.shape[1] - prompt_width
             uniforms = torch.from_numpy(sample_uniforms(seeds, indices, step))
-            tokens = nucleus_tokens(scores, uniforms, top_p=config.top_p, temperature=config.temperature,
-                                    top_k=config.top_k)
+            tokens = nucleus_tokens(
+                scores, uniforms, top_p=config.top_p, temperature=config.temperature, top_k=config.top_k
+            )
             chosen = torch.full_like(scores, float("-inf"))
             chosen.scatter_(1, tokens.unsqueeze(-1), 0.0)
             return chosen
@@ -419,8 +426,9 @@ def _shared_prompt_cache(model: Any, input_ids: Any, mask: Any, count: int) -> A
         return None
     positions = (mask.long().cumsum(-1) - 1).masked_fill(mask == 0, 0)
     with torch.no_grad():
-        prefix = model(input_ids=input_ids[:, :-1], attention_mask=mask[:, :-1], position_ids=positions[:, :-1],
-                       use_cache=True)
+        prefix = model(
+            input_ids=input_ids[:, :-1], attention_mask=mask[:, :-1], position_ids=positions[:, :-1], use_cache=True
+        )
     cache = getattr(prefix, "past_key_values", None)
     if cache is None or not hasattr(cache, "batch_repeat_interleave"):
         return None
@@ -445,10 +453,24 @@ def _generation_config(config: SamplingConfig, count: int, eos_id: int, pad_id: 
     # The sampler above picks every token; the model's own generation settings must not
     # reshape the logits first, so they are set to their neutral values here.
     return GenerationConfig(
-        do_sample=True, num_beams=1, num_return_sequences=count, max_new_tokens=config.max_new_tokens,
-        temperature=1.0, top_k=0, top_p=1.0, typical_p=1.0, epsilon_cutoff=0.0, eta_cutoff=0.0,
-        repetition_penalty=1.0, encoder_repetition_penalty=1.0, no_repeat_ngram_size=0, min_length=0,
-        renormalize_logits=False, pad_token_id=pad_id, eos_token_id=eos_id, use_cache=True,
+        do_sample=True,
+        num_beams=1,
+        num_return_sequences=count,
+        max_new_tokens=config.max_new_tokens,
+        temperature=1.0,
+        top_k=0,
+        top_p=1.0,
+        typical_p=1.0,
+        epsilon_cutoff=0.0,
+        eta_cutoff=0.0,
+        repetition_penalty=1.0,
+        encoder_repetition_penalty=1.0,
+        no_repeat_ngram_size=0,
+        min_length=0,
+        renormalize_logits=False,
+        pad_token_id=pad_id,
+        eos_token_id=eos_id,
+        use_cache=True,
     )
 
 
@@ -519,8 +541,9 @@ def _in_hub_cache(name: str, cache_dir: Optional[str]) -> bool:
     return isinstance(found, str)
 
 
-def load_model(name: str, device: str = "auto", dtype: str = "auto",
-               cache_dir: Optional[str] = None) -> tuple[Any, Any]:
+def load_model(
+    name: str, device: str = "auto", dtype: str = "auto", cache_dir: Optional[str] = None
+) -> tuple[Any, Any]:
     """``(model, tokenizer)`` of a causal language model (Hub id or local folder), no remote code, in eval mode.
 
     ``cache_dir`` is where Hub downloads go (default: the Hub's own cache). Every
@@ -540,14 +563,17 @@ def load_model(name: str, device: str = "auto", dtype: str = "auto",
     # imported, instead of after a minute of connection retries.
     hub_missing = None if looks_local else hub_unavailable()
     if hub_missing and not _in_hub_cache(name, cache_dir):
-        raise GenerationError(f"cannot load the model {name!r}: it is not in the local cache and {hub_missing}; "
-                              "download it where the Hub is reachable, or give a local model folder")
+        raise GenerationError(
+            f"cannot load the model {name!r}: it is not in the local cache and {hub_missing}; "
+            "download it where the Hub is reachable, or give a local model folder"
+        )
     try:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
     except ImportError as exc:
-        raise GenerationError(f"generating needs torch and transformers ({exc}); "
-                              "pip install 'protoqa-eval[train]'") from exc
+        raise GenerationError(
+            f"generating needs torch and transformers ({exc}); pip install 'protoqa-eval[train]'"
+        ) from exc
     device = resolve_device(device)
     dtypes = {"auto": "auto", "float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
     if dtype not in dtypes:
@@ -556,8 +582,9 @@ def load_model(name: str, device: str = "auto", dtype: str = "auto",
     try:
         local = {"local_files_only": True} if hub_missing else {}
         tokenizer = AutoTokenizer.from_pretrained(source, cache_dir=cache_dir, trust_remote_code=False, **local)
-        model = AutoModelForCausalLM.from_pretrained(source, cache_dir=cache_dir, **{_dtype_keyword(): dtypes[dtype]},
-                                                     trust_remote_code=False, **local)
+        model = AutoModelForCausalLM.from_pretrained(
+            source, cache_dir=cache_dir, **{_dtype_keyword(): dtypes[dtype]}, trust_remote_code=False, **local
+        )
         model.to(device)
     except Exception as exc:  # hub, network, file, format and device errors all mean "cannot use it"
         text = str(exc).strip()
@@ -622,14 +649,22 @@ def iter_prompt_samples(
         if not ids:
             skipped[i] = "the prompt tokenizes to nothing"
         elif limit is not None and len(ids) + config.max_new_tokens > limit:
-            skipped[i] = (f"the prompt has {len(ids)} tokens; with {config.max_new_tokens} new tokens that exceeds "
-                          f"the model's context of {limit}")
+            skipped[i] = (
+                f"the prompt has {len(ids)} tokens; with {config.max_new_tokens} new tokens that exceeds "
+                f"the model's context of {limit}"
+            )
         else:
             encoded[i] = ids
     eligible = list(encoded)
-    calls = [[(eligible[p], start, count) for p, start, count in call]
-             for call in plan_batches(len(eligible), config.num_samples, config.batch_size)] if eligible else []
-    remaining = {i: config.num_samples for i in eligible}
+    calls = (
+        [
+            [(eligible[p], start, count) for p, start, count in call]
+            for call in plan_batches(len(eligible), config.num_samples, config.batch_size)
+        ]
+        if eligible
+        else []
+    )
+    remaining = dict.fromkeys(eligible, config.num_samples)
     texts: dict[int, list[str]] = {i: [] for i in eligible}
 
     device = next(model.parameters()).device
@@ -669,8 +704,8 @@ def iter_prompt_samples(
             mask = torch.zeros((len(call), width), dtype=torch.long)
             for row, (p, _, _) in enumerate(call):
                 ids = encoded[p]
-                input_ids[row, width - len(ids):] = torch.tensor(ids, dtype=torch.long)
-                mask[row, width - len(ids):] = 1
+                input_ids[row, width - len(ids) :] = torch.tensor(ids, dtype=torch.long)
+                mask[row, width - len(ids) :] = 1
             row_seeds = [seeds[p] for p, _, _ in call for _ in range(count)]
             row_indices = [start + j for _, start, _ in call for j in range(count)]
             sampler, stopper = _processors(row_seeds, row_indices, width, config, stop_table)
@@ -680,7 +715,8 @@ def iter_prompt_samples(
             # result is certain, but it would advance the global RNG, hence the fork.
             with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
                 output = model.generate(
-                    input_ids=input_ids, attention_mask=mask,
+                    input_ids=input_ids,
+                    attention_mask=mask,
                     generation_config=_generation_config(config, count, eos_id, pad_id),
                     logits_processor=LogitsProcessorList([sampler]),
                     stopping_criteria=StoppingCriteriaList([stopper]),
@@ -688,7 +724,7 @@ def iter_prompt_samples(
                 )
             decoded = _decode_rows(tokenizer, output[:, width:].cpu(), eos_id, pad_id)
             for k, (p, _, _) in enumerate(call):
-                texts[p].extend(decoded[k * count:(k + 1) * count])
+                texts[p].extend(decoded[k * count : (k + 1) * count])
                 remaining[p] -= count
             drawn += len(decoded)
             if on_progress is not None:
@@ -703,8 +739,9 @@ def iter_prompt_samples(
             bar.close()
 
 
-def sample_prompts(model: Any, tokenizer: Any, prompts: Sequence[str], config: SamplingConfig = SamplingConfig(),
-                   **options: Any) -> list[PromptSamples]:
+def sample_prompts(
+    model: Any, tokenizer: Any, prompts: Sequence[str], config: SamplingConfig = SamplingConfig(), **options: Any
+) -> list[PromptSamples]:
     """:func:`iter_prompt_samples` as a list, one :class:`PromptSamples` per prompt.
 
     >>> done = sample_prompts(model, tokenizer, ["One fruit is"], SamplingConfig(num_samples=2))  # doctest: +SKIP

@@ -27,9 +27,10 @@ import argparse
 import importlib.util
 import re
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from string import Template
-from typing import Optional, Sequence
+from typing import Optional
 
 from protoqa_core.cli_io import write_output_file
 
@@ -184,16 +185,21 @@ def _check_out_dir(out: Path, name: str, force: bool) -> None:
     present = sorted(p.name for p in out.iterdir())
     shadowing = [n for n in present if n.endswith(".py") and n[:-3] in _PACKAGES]
     if shadowing:
-        raise HubFolderError(f"{out} holds {', '.join(shadowing)}, which would be imported instead of the package "
-                             "of the same name when the Space runs; remove it")
+        raise HubFolderError(
+            f"{out} holds {', '.join(shadowing)}, which would be imported instead of the package "
+            "of the same name when the Space runs; remove it"
+        )
     if present and not force:
-        raise HubFolderError(f"{out} is not empty ({', '.join(present[:5])}{', ...' if len(present) > 5 else ''}); "
-                             f"pass --force to rewrite {', '.join((f'{name}.py',) + _WRITTEN)} there "
-                             "(other files are left alone)")
+        raise HubFolderError(
+            f"{out} is not empty ({', '.join(present[:5])}{', ...' if len(present) > 5 else ''}); "
+            f"pass --force to rewrite {', '.join((f'{name}.py',) + _WRITTEN)} there "
+            "(other files are left alone)"
+        )
 
 
-def write_hub_folder(out_dir: str | Path, module: str = "protoqa", requirement: Optional[str] = None,
-                     force: bool = False) -> Path:
+def write_hub_folder(
+    out_dir: str | Path, module: str = "protoqa", requirement: Optional[str] = None, force: bool = False
+) -> Path:
     """Write ``<module>.py``, ``README.md``, ``app.py`` and ``requirements.txt`` into ``out_dir``.
 
     ``out_dir`` must be empty or absent unless ``force`` is true; then only these four
@@ -216,9 +222,11 @@ def write_hub_folder(out_dir: str | Path, module: str = "protoqa", requirement: 
         raise ValueError("--requirement must be one pip requirement line")
     placeholder = _PLACEHOLDER.search(requirement or "")
     if placeholder:
-        raise ValueError(f"--requirement still holds the placeholder {placeholder.group(0)!r} "
-                         f"({requirement.strip()!r}); put the real location of the package there, e.g. "
-                         "'protoqa-eval[evaluate] @ git+https://github.com/ORG/REPO'")
+        raise ValueError(
+            f"--requirement still holds the placeholder {placeholder.group(0)!r} "
+            f"({requirement.strip()!r}); put the real location of the package there, e.g. "
+            "'protoqa-eval[evaluate] @ git+https://github.com/ORG/REPO'"
+        )
     out = Path(out_dir)
     _check_out_dir(out, name, force)
     folder = _package_folder(spec["package"])
@@ -228,11 +236,19 @@ def write_hub_folder(out_dir: str | Path, module: str = "protoqa", requirement: 
     files = {
         f"{name}.py": script.read_text(encoding="utf-8"),
         "README.md": card.read_text(encoding="utf-8"),
-        "app.py": _APP.substitute(name=name, title=spec["title"], configs=spec["configs"],
-                                  default_config=spec["default_config"], predictions=repr(spec["predictions"]),
-                                  references=repr(spec["references"])),
-        "requirements.txt": (Template(_WITH_REQUIREMENT).substitute(name=name, requirement=requirement.strip())
-                             if requirement else Template(_NO_REQUIREMENT).substitute(name=name, extra=spec["extra"])),
+        "app.py": _APP.substitute(
+            name=name,
+            title=spec["title"],
+            configs=spec["configs"],
+            default_config=spec["default_config"],
+            predictions=repr(spec["predictions"]),
+            references=repr(spec["references"]),
+        ),
+        "requirements.txt": (
+            Template(_WITH_REQUIREMENT).substitute(name=name, requirement=requirement.strip())
+            if requirement
+            else Template(_NO_REQUIREMENT).substitute(name=name, extra=spec["extra"])
+        ),
     }
     for filename, text in files.items():
         # A fresh file replaces each name, so a link planted there is replaced, never written through.
@@ -242,14 +258,23 @@ def write_hub_folder(out_dir: str | Path, module: str = "protoqa", requirement: 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Command line of :func:`write_hub_folder`; exit status 2 with one line when the folder is refused."""
-    parser = argparse.ArgumentParser(prog="python -m protoqa_integrations.hub", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m protoqa_integrations.hub",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("out_dir")
     parser.add_argument("--module", choices=list(MODULES), default="protoqa", help="protoqa (default) or probeval")
-    parser.add_argument("--requirement", help="pip requirement line installing this project, e.g. "
-                        "'protoqa-eval[evaluate] @ git+https://...' (default: a comment saying what to add)")
-    parser.add_argument("--force", action="store_true",
-                        help="write into a non-empty folder (rewrites only the files this command writes)")
+    parser.add_argument(
+        "--requirement",
+        help="pip requirement line installing this project, e.g. "
+        "'protoqa-eval[evaluate] @ git+https://...' (default: a comment saying what to add)",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="write into a non-empty folder (rewrites only the files this command writes)",
+    )
     args = parser.parse_args(argv)
     try:
         out = write_hub_folder(args.out_dir, args.module, args.requirement, force=args.force)
@@ -258,8 +283,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 2
     print(f"wrote {out}: " + ", ".join(sorted(p.name for p in out.iterdir())))
     if not args.requirement:
-        print(f"warning: {out / 'requirements.txt'} does not install protoqa-eval yet; add the line its comment "
-              "describes (or rebuild with --requirement) before uploading", file=sys.stderr)
+        print(
+            f"warning: {out / 'requirements.txt'} does not install protoqa-eval yet; add the line its comment "
+            "describes (or rebuild with --requirement) before uploading",
+            file=sys.stderr,
+        )
     return 0
 
 

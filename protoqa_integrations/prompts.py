@@ -43,7 +43,8 @@ both cases.
 from __future__ import annotations
 
 import re
-from typing import Callable, Mapping, Optional
+from collections.abc import Callable, Mapping
+from typing import Optional
 
 __all__ = [
     "ANSWER_SEPARATOR",
@@ -94,8 +95,7 @@ _PROMPT_RULES: tuple[tuple[str, str], ...] = (
     ("which", "one"),
 )
 _TRIGGER = "|".join(
-    re.escape(trigger).replace(r"\ ", r"\s+")
-    for trigger, _ in sorted(_PROMPT_RULES, key=lambda rule: -len(rule[0]))
+    re.escape(trigger).replace(r"\ ", r"\s+") for trigger, _ in sorted(_PROMPT_RULES, key=lambda rule: -len(rule[0]))
 )
 # The earliest clause start (string start, or after , ; :) followed by a trigger word
 # group. The non-greedy head makes the first such clause win.
@@ -151,8 +151,7 @@ def generation_prompt(question: str) -> str:
     return question_to_prompt(question) + ANSWER_SEPARATOR
 
 
-CFC_EXAMPLE = ("a man throws a stick into the lake for his dog. where does the man throw the stick?",
-               "into the lake")
+CFC_EXAMPLE = ("a man throws a stick into the lake for his dog. where does the man throw the stick?", "into the lake")
 """The one-shot example of :func:`cfc_prompt`: made up, in the style of CFC questions."""
 
 
@@ -247,8 +246,10 @@ def clean_answer(text: str, eos_token: Optional[str] = None) -> str:
     return text.strip().lower()
 
 
-CHAT_INSTRUCTION = ("Answer with one short phrase of a few words: the first answer that comes to mind. "
-                    "No explanation, no list, no full sentence.")
+CHAT_INSTRUCTION = (
+    "Answer with one short phrase of a few words: the first answer that comes to mind. "
+    "No explanation, no list, no full sentence."
+)
 """What a chat model is asked to do, in the user turn before the question."""
 
 MAX_REPLY_ANSWER_CHARS = 80
@@ -294,8 +295,7 @@ def cfc_chat_messages(question: str, system_prompt: Optional[str] = None) -> lis
         raise ValueError(f"cannot make a prompt from an empty question: {question!r}")
     example_question, example_answer = CFC_EXAMPLE
     turns = _user_turns(f"{CHAT_INSTRUCTION}\n[Q]: {example_question}", system_prompt)
-    return turns + [{"role": "assistant", "content": example_answer},
-                    {"role": "user", "content": f"[Q]: {text}"}]
+    return turns + [{"role": "assistant", "content": example_answer}, {"role": "user", "content": f"[Q]: {text}"}]
 
 
 # A leading "Sure! Here's one:" kind of clause: a short line or clause ending in a colon.
@@ -304,8 +304,11 @@ _ANSWER_LABEL = re.compile(r"^(?:\[?a\]?|answer)\s*:\s*", re.IGNORECASE)
 _LIST_MARKER = re.compile(r"^(?:[-*+\u2022\u2013\u2014]\s+|\(?\d{1,3}[.)]\s+|\(?[a-z][.)]\s+)", re.IGNORECASE)
 _MARKUP = re.compile(r"\*\*|__|`+|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)")
 _QUOTES = "\"'\u201c\u201d\u2018\u2019\u00ab\u00bb"
-_PREAMBLE_WORDS = re.compile(r"^(?:sure|of course|certainly|okay|ok|here|my answer|one (?:answer|thing|example)|"
-                             r"the answer|i'?d say|i would say)\b", re.IGNORECASE)
+_PREAMBLE_WORDS = re.compile(
+    r"^(?:sure|of course|certainly|okay|ok|here|my answer|one (?:answer|thing|example)|"
+    r"the answer|i'?d say|i would say)\b",
+    re.IGNORECASE,
+)
 
 
 def answer_from_reply(reply: str) -> str:

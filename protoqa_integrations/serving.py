@@ -26,7 +26,8 @@ protoqa_integrations.serving.LimitError: 501 answers; at most 500 are scored
 from __future__ import annotations
 
 import multiprocessing
-from typing import Any, Callable, Mapping, Optional, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Optional
 
 __all__ = [
     "LimitError",
@@ -94,11 +95,20 @@ class BodyLimit:
         self.max_bytes = max_bytes
 
     async def _refuse(self, send: Callable[..., Any]) -> None:
-        body = (f'{{"error": "the request body is larger than {self.max_bytes} bytes, the most this page '
-                f'reads"}}').encode()
-        await send({"type": "http.response.start", "status": 413,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                                (b"connection", b"close")]})
+        body = (
+            f'{{"error": "the request body is larger than {self.max_bytes} bytes, the most this page reads"}}'
+        ).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 413,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"connection", b"close"),
+                ],
+            }
+        )
         await send({"type": "http.response.body", "body": body})
 
     async def __call__(self, scope: Mapping[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
@@ -147,8 +157,13 @@ def launch_options(max_bytes: int = MAX_REQUEST_BYTES) -> dict[str, Any]:
     return {"app_kwargs": {"middleware": [Middleware(BodyLimit, max_bytes=max_bytes)]}}
 
 
-def check_question_limits(cluster_answers: Sequence[Sequence[str]], counts: Sequence[int], answers: Sequence[str],
-                          question: str = "", cluster_ids: Optional[Sequence[str]] = None) -> int:
+def check_question_limits(
+    cluster_answers: Sequence[Sequence[str]],
+    counts: Sequence[int],
+    answers: Sequence[str],
+    question: str = "",
+    cluster_ids: Optional[Sequence[str]] = None,
+) -> int:
     """Refuse (:class:`LimitError`) one question over a cap; return its comparison count.
 
     ``cluster_answers[i]`` holds the strings of cluster ``i``, ``counts[i]`` its count;
@@ -163,8 +178,10 @@ def check_question_limits(cluster_answers: Sequence[Sequence[str]], counts: Sequ
         raise LimitError(f"{len(answers)} answers; at most {MAX_ANSWERS} are scored")
     for answer in answers:
         if len(answer) > MAX_ANSWER_CHARS:
-            raise LimitError(f"an answer has {len(answer)} characters; at most {MAX_ANSWER_CHARS} are allowed "
-                             "(the metric reads only the first 50)")
+            raise LimitError(
+                f"an answer has {len(answer)} characters; at most {MAX_ANSWER_CHARS} are allowed "
+                "(the metric reads only the first 50)"
+            )
     if len(question) > MAX_QUESTION_CHARS:
         raise LimitError(f"the question has {len(question)} characters; at most {MAX_QUESTION_CHARS} are allowed")
     if len(cluster_answers) > MAX_CLUSTERS:
@@ -175,20 +192,25 @@ def check_question_limits(cluster_answers: Sequence[Sequence[str]], counts: Sequ
     distinct = len(set(answers))
     pairs = distinct * strings
     if pairs > MAX_SCORED_PAIRS:
-        raise LimitError(f"{distinct} distinct answers against {strings} cluster answers make {pairs} comparisons; "
-                         f"at most {MAX_SCORED_PAIRS} are allowed")
+        raise LimitError(
+            f"{distinct} distinct answers against {strings} cluster answers make {pairs} comparisons; "
+            f"at most {MAX_SCORED_PAIRS} are allowed"
+        )
     ids = list(cluster_ids) if cluster_ids is not None else [str(i) for i in range(len(cluster_answers))]
     for cid, strings_of, count in zip(ids, cluster_answers, counts):
         if count > MAX_CLUSTER_COUNT:
             raise LimitError(f"cluster {cid!r} counts {count} people; at most {MAX_CLUSTER_COUNT}")
         for answer in strings_of:
             if len(answer) > MAX_CLUSTER_ANSWER_CHARS:
-                raise LimitError(f"cluster {cid!r} has an answer of {len(answer)} characters; at most "
-                                 f"{MAX_CLUSTER_ANSWER_CHARS} are allowed")
+                raise LimitError(
+                    f"cluster {cid!r} has an answer of {len(answer)} characters; at most "
+                    f"{MAX_CLUSTER_ANSWER_CHARS} are allowed"
+                )
             words = len(answer.split())
             if words > MAX_CLUSTER_ANSWER_TOKENS:
-                raise LimitError(f"cluster {cid!r} has an answer of {words} words; at most "
-                                 f"{MAX_CLUSTER_ANSWER_TOKENS} are allowed")
+                raise LimitError(
+                    f"cluster {cid!r} has an answer of {words} words; at most {MAX_CLUSTER_ANSWER_TOKENS} are allowed"
+                )
     return pairs
 
 
@@ -231,8 +253,9 @@ def check_compute_request(predictions: Any, references: Any) -> None:
         except LimitError as exc:
             raise LimitError(f"question {i}: {exc}") from None
         if total > MAX_REQUEST_PAIRS:
-            raise LimitError(f"the questions up to question {i} make {total} comparisons; at most "
-                             f"{MAX_REQUEST_PAIRS} in one request")
+            raise LimitError(
+                f"the questions up to question {i} make {total} comparisons; at most {MAX_REQUEST_PAIRS} in one request"
+            )
 
 
 def _budget_child(sender: Any, function: Callable[..., Any], args: tuple, kwargs: dict, memory: int) -> None:
@@ -255,8 +278,13 @@ def _budget_child(sender: Any, function: Callable[..., Any], args: tuple, kwargs
             sender.send((False, LimitError(f"{type(exc).__name__}: {exc}")))
 
 
-def run_with_budget(function: Callable[..., Any], *args: Any, seconds: float = SCORE_TIME_BUDGET,
-                    memory: int = SCORE_MEMORY_BUDGET, **kwargs: Any) -> Any:
+def run_with_budget(
+    function: Callable[..., Any],
+    *args: Any,
+    seconds: float = SCORE_TIME_BUDGET,
+    memory: int = SCORE_MEMORY_BUDGET,
+    **kwargs: Any,
+) -> Any:
     """``function(*args, **kwargs)`` in a forked process, stopped after ``seconds`` (:class:`LimitError`).
 
     The child inherits what the server has loaded (WordNet, the metric), so starting it

@@ -29,13 +29,15 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Optional, Union
 
-from protoqa_metric.metric import evaluate_predictions
-from .prompts import clean_answer, prompt_for
 from protoqa_core.ranking import rank_by_frequency
 from protoqa_core.readers import Question
 from protoqa_core.rows import questions_from_rows
+from protoqa_metric.metric import evaluate_predictions
+
+from .prompts import clean_answer, prompt_for
 
 __all__ = [
     "PAPER_TOP_P",
@@ -238,7 +240,7 @@ def _group_by_question(questions: Sequence[Question], answers: Sequence[str]) ->
         known = order.setdefault(question.id, question)
         if known is not question and known != question:
             raise ValueError(f"two different questions share the id {question.id!r}")
-        grouped.setdefault(question.id, []).extend(answers[row * per_row:(row + 1) * per_row])
+        grouped.setdefault(question.id, []).extend(answers[row * per_row : (row + 1) * per_row])
     return list(order.values()), [grouped[qid] for qid in order]
 
 
@@ -283,9 +285,14 @@ def generation_rows(tokenizer: Any, rows: QuestionRows, *, prompt_fn: Callable[[
     prompts = [tokenizer(prompt_fn(q.question), add_special_tokens=False)["input_ids"] for q in questions]
     width = max(len(p) for p in prompts)
     pad = tokenizer.pad_token_id
-    added = [{"input_ids": [pad] * (width - len(p)) + list(p),
-              "attention_mask": [0] * (width - len(p)) + [1] * len(p),
-              "labels": [IGNORE_INDEX] * (width - len(p)) + list(p)} for p in prompts]
+    added = [
+        {
+            "input_ids": [pad] * (width - len(p)) + list(p),
+            "attention_mask": [0] * (width - len(p)) + [1] * len(p),
+            "labels": [IGNORE_INDEX] * (width - len(p)) + list(p),
+        }
+        for p in prompts
+    ]
     if hasattr(rows, "map") and hasattr(rows, "column_names"):
         return rows.map(lambda _, i: added[i], with_indices=True)
     if isinstance(rows, Mapping):
@@ -410,8 +417,15 @@ def sample_question_answers(
     """
     from .generation import SamplingConfig, sample_prompts
 
-    config = SamplingConfig(num_samples=num_samples, batch_size=batch_size, max_new_tokens=max_new_tokens,
-                            top_p=top_p, temperature=temperature, top_k=0, seed=seed)
+    config = SamplingConfig(
+        num_samples=num_samples,
+        batch_size=batch_size,
+        max_new_tokens=max_new_tokens,
+        top_p=top_p,
+        temperature=temperature,
+        top_k=0,
+        seed=seed,
+    )
     (done,) = sample_prompts(model, tokenizer, [prompt_fn(question)], config, seeds=[seed])
     if done.skipped:
         raise ValueError(f"cannot sample answers to {question!r}: {done.skipped}")
@@ -438,9 +452,18 @@ def sample_answers(
     from .generation import SamplingConfig, sample_prompts
 
     prompt_fn = sampling.pop("prompt_fn", finetuned_prompt)
-    config = SamplingConfig(seed=seed, top_k=0, **{"num_samples": PAPER_NUM_SAMPLES, "batch_size": 100,
-                                                    "max_new_tokens": 10, "top_p": PAPER_TOP_P,
-                                                    "temperature": PAPER_TEMPERATURE, **sampling})
+    config = SamplingConfig(
+        seed=seed,
+        top_k=0,
+        **{
+            "num_samples": PAPER_NUM_SAMPLES,
+            "batch_size": 100,
+            "max_new_tokens": 10,
+            "top_p": PAPER_TOP_P,
+            "temperature": PAPER_TEMPERATURE,
+            **sampling,
+        },
+    )
     results = sample_prompts(model, tokenizer, [prompt_fn(q) for q in questions], config)
     for question, done in zip(questions, results):
         if done.skipped:
@@ -524,8 +547,14 @@ class _ProtoQAEvalCallbackBase:
         _similarity_names(similarity)
         _probeval_function(probeval)
         self.tokenizer = tokenizer
-        self.sampling = dict(num_samples=num_samples, batch_size=batch_size, max_new_tokens=max_new_tokens,
-                             top_p=top_p, temperature=temperature, prompt_fn=prompt_fn)
+        self.sampling = dict(
+            num_samples=num_samples,
+            batch_size=batch_size,
+            max_new_tokens=max_new_tokens,
+            top_p=top_p,
+            temperature=temperature,
+            prompt_fn=prompt_fn,
+        )
         self.seed = seed
         self.similarity = similarity
         self.metrics = metrics
@@ -545,7 +574,7 @@ class _ProtoQAEvalCallbackBase:
         """The evaluation questions (of every eval set, in order, when there are several)."""
         return [q for qs in self.question_sets.values() for q in qs]
 
-    def bind(self, trainer: Any) -> "_ProtoQAEvalCallbackBase":
+    def bind(self, trainer: Any) -> _ProtoQAEvalCallbackBase:
         """Log through ``trainer`` (so the scores reach its loggers); returns the callback.
 
         >>> trainer.add_callback(ProtoQAEvalCallback(dev_questions).bind(trainer))  # doctest: +SKIP
@@ -574,7 +603,8 @@ class _ProtoQAEvalCallbackBase:
         rank, world_size = _process_rank_and_count()
         mine = {
             i: sample_question_answers(model, tokenizer, q.question, seed=self.seed + i, **self.sampling)
-            for i, q in enumerate(questions) if i % world_size == rank
+            for i, q in enumerate(questions)
+            if i % world_size == rank
         }
         samples: dict[int, list[str]] = {}
         for part in _all_gather(mine, world_size):
@@ -582,7 +612,11 @@ class _ProtoQAEvalCallbackBase:
         ordered = [samples[i] for i in range(len(questions))]
         self.last_samples = {q.id: s for q, s in zip(questions, ordered)}
         self.last_scores = score_sampled_answers(
-            questions, ordered, similarity=self.similarity, metrics=self.metrics, probeval=self.probeval,
+            questions,
+            ordered,
+            similarity=self.similarity,
+            metrics=self.metrics,
+            probeval=self.probeval,
         )
         return dict(self.last_scores)
 
@@ -596,8 +630,16 @@ class _ProtoQAEvalCallbackBase:
             return True, max(matches, key=len)
         return False, None
 
-    def on_evaluate(self, args: Any, state: Any, control: Any, metrics: Optional[dict] = None,
-                    model: Any = None, processing_class: Any = None, **kwargs: Any) -> None:
+    def on_evaluate(
+        self,
+        args: Any,
+        state: Any,
+        control: Any,
+        metrics: Optional[dict] = None,
+        model: Any = None,
+        processing_class: Any = None,
+        **kwargs: Any,
+    ) -> None:
         """Add ``<prefix>_protoqa_...`` scores to the evaluation metrics and log them.
 
         The prefix is the Trainer's ``metric_key_prefix`` (``eval``, ``eval_dev`` for the
@@ -674,8 +716,11 @@ them to every logger in ``report_to`` and to ``trainer.state.log_history``.
 def _make_callback_class() -> type:
     from transformers import TrainerCallback
 
-    return type("ProtoQAEvalCallback", (_ProtoQAEvalCallbackBase, TrainerCallback),
-                {"__doc__": _CALLBACK_DOC, "__module__": __name__})
+    return type(
+        "ProtoQAEvalCallback",
+        (_ProtoQAEvalCallbackBase, TrainerCallback),
+        {"__doc__": _CALLBACK_DOC, "__module__": __name__},
+    )
 
 
 def __getattr__(name: str) -> Any:

@@ -22,19 +22,27 @@ import argparse
 import json
 import sys
 import warnings
-from typing import Optional, Sequence
+from collections.abc import Sequence
+from typing import Optional
 
-from . import __version__
-from protoqa_core.cli_io import OneLineParser, check_output_file, finite_json, int_at_least, run_command, write_output_file
+from protoqa_core.cli_io import (
+    OneLineParser,
+    check_output_file,
+    finite_json,
+    int_at_least,
+    run_command,
+    write_output_file,
+)
 from protoqa_core.cli_options import add_input_options
 from protoqa_core.ids import reconcile_ids
-from protoqa_core.significance import compare_paired
-
-from .metric import ProtoQA
-from .metrics import EvaluationResult, ProtoQAWarning, format_table, metric_specs
 from protoqa_core.readers import DataFormatError, read_predictions, read_targets
+from protoqa_core.significance import compare_paired
 from protoqa_core.similarity import ALL_SIMILARITIES, SIMILARITIES
 from protoqa_core.wordnet_access import WORDNET_DIR_ENV, WordNetUnavailableError, open_wordnet
+
+from . import __version__
+from .metric import ProtoQA
+from .metrics import EvaluationResult, ProtoQAWarning, format_table, metric_specs
 
 __all__ = ["main", "build_parser", "parse_args", "COMMANDS"]
 
@@ -53,30 +61,55 @@ COMMANDS = ("evaluate", "compare")
 
 def _add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("targets", help="targets JSONL (ProtoQA/CFC format, e.g. dev.crowdsourced.jsonl)")
-    p.add_argument("predictions", help="predictions: JSONL {id: [answers]} lines, a JSON object, or {'model_answers': ...}")
-    p.add_argument("--similarity", "--similarity_function", dest="similarity", action="append", type=_similarity_list,
-                   metavar="NAME[,NAME]",
-                   help="exact_match, wordnet (default), wordnet_wup, lcs, longest_common_substring, jaro_winkler "
-                   "or roberta (the ProtoQA paper's RoBERTa similarity); repeat or comma-separate for several")
-    p.add_argument("--metrics", default="standard",
-                   help="'standard' (the ten metrics, default), 'paper' (seven) or comma-separated names such as max_answers@10")
+    p.add_argument(
+        "predictions", help="predictions: JSONL {id: [answers]} lines, a JSON object, or {'model_answers': ...}"
+    )
+    p.add_argument(
+        "--similarity",
+        "--similarity_function",
+        dest="similarity",
+        action="append",
+        type=_similarity_list,
+        metavar="NAME[,NAME]",
+        help="exact_match, wordnet (default), wordnet_wup, lcs, longest_common_substring, jaro_winkler "
+        "or roberta (the ProtoQA paper's RoBERTa similarity); repeat or comma-separate for several",
+    )
+    p.add_argument(
+        "--metrics",
+        default="standard",
+        help="'standard' (the ten metrics, default), 'paper' (seven) or comma-separated names such as max_answers@10",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object per similarity (scores and signature)")
-    p.add_argument("--per-question", metavar="FILE",
-                   help="write per-question scores and cluster assignments as JSONL (never over an input file)")
+    p.add_argument(
+        "--per-question",
+        metavar="FILE",
+        help="write per-question scores and cluster assignments as JSONL (never over an input file)",
+    )
     p.add_argument("--force", action="store_true", help="let --per-question replace an existing file")
-    p.add_argument("--allow-empty", action="store_true",
-                   help="exit 0 when no question can be scored (scores 0 over n=0); by default that is an error")
-    p.add_argument("--field", help="for {'model_answers': ...} files: which mapping to read (default: model_ranked_answers if present)")
+    p.add_argument(
+        "--allow-empty",
+        action="store_true",
+        help="exit 0 when no question can be scored (scores 0 over n=0); by default that is an error",
+    )
+    p.add_argument(
+        "--field",
+        help="for {'model_answers': ...} files: which mapping to read (default: model_ranked_answers if present)",
+    )
     add_input_options(p, progress_default=True)
-    p.add_argument("--wordnet-dir", help=f"folder with a WordNet 3.0 database (index.noun, data.noun, ...), read in place (or ${WORDNET_DIR_ENV})")
+    p.add_argument(
+        "--wordnet-dir",
+        help=f"folder with a WordNet 3.0 database (index.noun, data.noun, ...), read in place (or ${WORDNET_DIR_ENV})",
+    )
     _add_encoder_arguments(p)
     p.add_argument("--version", action="version", version=f"protoqa-eval {__version__}")
 
 
 def _add_encoder_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--encoder", metavar="HUB_ID|FOLDER",
-                   help="roberta similarity: the encoder, a Hugging Face Hub id or a local folder "
-                   "(default roberta-base)")
+    p.add_argument(
+        "--encoder",
+        metavar="HUB_ID|FOLDER",
+        help="roberta similarity: the encoder, a Hugging Face Hub id or a local folder (default roberta-base)",
+    )
     p.add_argument("--device", default="cpu", help="roberta similarity: where the encoder runs (default cpu)")
 
 
@@ -89,10 +122,16 @@ def _add_compare_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--resamples", type=int_at_least(1, 10**7), default=1000, help="bootstrap resamples (default 1000)")
     p.add_argument("--seed", type=int_at_least(0), default=12345, help="bootstrap seed")
     p.add_argument("--field", help="for {'model_answers': ...} files: which mapping to read")
-    p.add_argument("--ignore-unknown", action="store_true",
-                   help="drop predictions for question ids that are not in the targets, with a warning (default: error)")
-    p.add_argument("--all-stopwords-zero", action="store_true",
-                   help="WordNet: two all-stopword strings do not match (default: they do, as published)")
+    p.add_argument(
+        "--ignore-unknown",
+        action="store_true",
+        help="drop predictions for question ids that are not in the targets, with a warning (default: error)",
+    )
+    p.add_argument(
+        "--all-stopwords-zero",
+        action="store_true",
+        help="WordNet: two all-stopword strings do not match (default: they do, as published)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     _add_encoder_arguments(p)
 
@@ -114,14 +153,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"protoqa-eval {__version__}")
     commands = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
     # The default form has the program's own name in usage and error lines.
-    _add_evaluate_arguments(commands.add_parser(
-        "evaluate", prog="protoqa-eval", help="score predictions (the default command)",
-        description="Score ranked answer lists against ProtoQA/CFC answer clusters "
-        "(Max Answers@k, Max Incorrect@k, set intersection)."))
-    _add_compare_arguments(commands.add_parser(
-        "compare", prog="protoqa-eval compare", help="compare two systems with a paired bootstrap test",
-        description="Compare two systems on the same questions: each score, the difference (A - B), "
-        "its 95% bootstrap confidence interval and a paired bootstrap p-value, per metric."))
+    _add_evaluate_arguments(
+        commands.add_parser(
+            "evaluate",
+            prog="protoqa-eval",
+            help="score predictions (the default command)",
+            description="Score ranked answer lists against ProtoQA/CFC answer clusters "
+            "(Max Answers@k, Max Incorrect@k, set intersection).",
+        )
+    )
+    _add_compare_arguments(
+        commands.add_parser(
+            "compare",
+            prog="protoqa-eval compare",
+            help="compare two systems with a paired bootstrap test",
+            description="Compare two systems on the same questions: each score, the difference (A - B), "
+            "its 95% bootstrap confidence interval and a paired bootstrap p-value, per metric.",
+        )
+    )
     return p
 
 
@@ -146,8 +195,12 @@ def _per_question_records(sim: str, result: EvaluationResult):
             "similarity": sim,
             "scores": {m: qs.score for m, qs in by_metric.items()},
             "details": {
-                m: {"raw_score": qs.raw_score, "oracle_score": qs.oracle_score,
-                    "predictions": list(qs.predictions), "assigned_cluster": list(qs.assignment)}
+                m: {
+                    "raw_score": qs.raw_score,
+                    "oracle_score": qs.oracle_score,
+                    "predictions": list(qs.predictions),
+                    "assigned_cluster": list(qs.assignment),
+                }
                 for m, qs in by_metric.items()
             },
         }
@@ -164,8 +217,12 @@ def _compare(args: argparse.Namespace) -> int:
     try:
         if args.encoder is not None and args.similarity != "roberta":
             raise ValueError("--encoder is used by --similarity roberta only")
-        protoqa = ProtoQA(args.similarity, args.metrics, all_stopword_match=not args.all_stopwords_zero,
-                          **_encoder_options(args.similarity, args))
+        protoqa = ProtoQA(
+            args.similarity,
+            args.metrics,
+            all_stopword_match=not args.all_stopwords_zero,
+            **_encoder_options(args.similarity, args),
+        )
         targets = read_targets(args.targets)
         runs = []
         for path in (args.predictions_a, args.predictions_b):
@@ -177,27 +234,47 @@ def _compare(args: argparse.Namespace) -> int:
         return 2
     a, b = runs
     if not a.per_question:
-        print(f"protoqa-eval compare: error: {args.targets}: no question to compare on "
-              "(no question has answer clusters with a count above 0)", file=sys.stderr)
+        print(
+            f"protoqa-eval compare: error: {args.targets}: no question to compare on "
+            "(no question has answer clusters with a count above 0)",
+            file=sys.stderr,
+        )
         return 2
     table = {}
     for metric in a.scores:
-        r = compare_paired({q: s[metric].score for q, s in a.per_question.items()},
-                           {q: s[metric].score for q, s in b.per_question.items()},
-                           resamples=args.resamples, seed=args.seed)
-        table[metric] = {"a": r.mean_a, "b": r.mean_b, "difference": r.difference.mean,
-                         "ci_low": r.difference.low, "ci_high": r.difference.high, "p_value": r.p_value}
+        r = compare_paired(
+            {q: s[metric].score for q, s in a.per_question.items()},
+            {q: s[metric].score for q, s in b.per_question.items()},
+            resamples=args.resamples,
+            seed=args.seed,
+        )
+        table[metric] = {
+            "a": r.mean_a,
+            "b": r.mean_b,
+            "difference": r.difference.mean,
+            "ci_low": r.difference.low,
+            "ci_high": r.difference.high,
+            "p_value": r.p_value,
+        }
     signature = f"{a.signature}|bootstrap:{args.resamples}|seed:{args.seed}"
     if args.json:
-        print(json.dumps(finite_json({"a": args.predictions_a, "b": args.predictions_b, "metrics": table,
-                                      "signature": signature}), allow_nan=False))
+        print(
+            json.dumps(
+                finite_json(
+                    {"a": args.predictions_a, "b": args.predictions_b, "metrics": table, "signature": signature}
+                ),
+                allow_nan=False,
+            )
+        )
         return 0
     width = max(len("metric"), *(len(m) for m in table))
     print(f"A: {args.predictions_a}\nB: {args.predictions_b}\n")
     print(f"{'metric'.ljust(width)}  {'A':>7}  {'B':>7}  {'A - B':>7}  {'95% CI':>17}  {'p':>6}")
     for metric, row in table.items():
         ci = f"[{row['ci_low']:+.4f}, {row['ci_high']:+.4f}]"
-        print(f"{metric.ljust(width)}  {row['a']:7.4f}  {row['b']:7.4f}  {row['difference']:+7.4f}  {ci:>17}  {row['p_value']:6.3f}")
+        print(
+            f"{metric.ljust(width)}  {row['a']:7.4f}  {row['b']:7.4f}  {row['difference']:+7.4f}  {ci:>17}  {row['p_value']:6.3f}"
+        )
     print(f"\n{signature}")
     return 0
 
@@ -217,9 +294,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         warnings.showwarning = show_warning
         warnings.simplefilter("always", ProtoQAWarning)
         if args_list and args_list[0] in ("generate", "score-generated"):
-            print(f"protoqa-eval: error: {args_list[0]} is a command of the installed protoqa-eval "
-                  f"(or python -m protoqa_integrations {args_list[0]}), not of python -m protoqa_metric",
-                  file=sys.stderr)
+            print(
+                f"protoqa-eval: error: {args_list[0]} is a command of the installed protoqa-eval "
+                f"(or python -m protoqa_integrations {args_list[0]}), not of python -m protoqa_metric",
+                file=sys.stderr,
+            )
             return 2
         return run_command("protoqa-eval", lambda: _run(args_list))
 
@@ -234,8 +313,11 @@ def _evaluate(args: argparse.Namespace) -> int:
     similarities = list(dict.fromkeys(similarities))
     try:
         metric_specs(args.metrics)  # fail early on an unknown metric name
-        per_question = (check_output_file(args.per_question, [args.targets, args.predictions], args.force)
-                        if args.per_question else None)
+        per_question = (
+            check_output_file(args.per_question, [args.targets, args.predictions], args.force)
+            if args.per_question
+            else None
+        )
         targets = read_targets(args.targets)
         predictions = read_predictions(args.predictions, args.field)
         if any(s in SIMILARITIES and SIMILARITIES[s].uses_wordnet for s in similarities):
@@ -243,27 +325,40 @@ def _evaluate(args: argparse.Namespace) -> int:
         if args.encoder is not None and "roberta" not in similarities:
             raise ValueError("--encoder is used by --similarity roberta only")
         # Each similarity is configured before any scoring, so that a missing encoder fails first.
-        configured = {sim: ProtoQA(sim, args.metrics, all_stopword_match=not args.all_stopwords_zero,
-                                   **_encoder_options(sim, args)) for sim in similarities}
+        configured = {
+            sim: ProtoQA(
+                sim, args.metrics, all_stopword_match=not args.all_stopwords_zero, **_encoder_options(sim, args)
+            )
+            for sim in similarities
+        }
         # The gate names the predictions file; the library repeats it per similarity.
         reconcile_ids(targets, predictions, ignore_unknown=args.ignore_unknown, path=args.predictions)
         results: dict[str, EvaluationResult] = {}
         for sim in similarities:
             results[sim] = configured[sim].evaluate(
-                targets, predictions, only_predicted=args.only_predicted, ignore_unknown=args.ignore_unknown,
+                targets,
+                predictions,
+                only_predicted=args.only_predicted,
+                ignore_unknown=args.ignore_unknown,
                 progress=args.progress,
             )
     except (DataFormatError, FileNotFoundError, WordNetUnavailableError, ValueError) as exc:
         print(f"protoqa-eval: error: {exc}", file=sys.stderr)
         return 2
     if not args.allow_empty and not next(iter(results.values())).num_questions:
-        why = ("no predicted question has answer clusters with a count above 0" if args.only_predicted
-               else "no question has answer clusters with a count above 0")
-        print(f"protoqa-eval: error: {args.targets}: nothing to score: {why} (pass --allow-empty to accept "
-              "this)", file=sys.stderr)
+        why = (
+            "no predicted question has answer clusters with a count above 0"
+            if args.only_predicted
+            else "no question has answer clusters with a count above 0"
+        )
+        print(
+            f"protoqa-eval: error: {args.targets}: nothing to score: {why} (pass --allow-empty to accept this)",
+            file=sys.stderr,
+        )
         return 2
 
     if per_question is not None:
+
         def write(fh) -> None:
             for sim, result in results.items():
                 for record in _per_question_records(sim, result):

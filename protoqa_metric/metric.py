@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any, Iterable, Mapping, Optional, Sequence, Union
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Optional, Union
 
 from protoqa_core.ids import reconcile_ids
 from protoqa_core.readers import Cluster, DataFormatError, ProtoQAWarning, Question, preview_ids
@@ -31,8 +32,9 @@ def _warn(message: str) -> None:
 
 
 def _scored_per_question(prediction: str, answer: str) -> float:
-    raise ValueError("this similarity is scored per question, from the question and all its clusters, "
-                     "not per string pair")
+    raise ValueError(
+        "this similarity is scored per question, from the question and all its clusters, not per string pair"
+    )
 
 
 class ProtoQA:
@@ -61,16 +63,24 @@ class ProtoQA:
     0.6666666666666666
     """
 
-    def __init__(self, similarity: Union[str, Similarity] = "wordnet", metrics: MetricsArg = "standard", *,
-                 all_stopword_match: bool = True, encoder: Optional[str] = None, device: str = "cpu") -> None:
+    def __init__(
+        self,
+        similarity: Union[str, Similarity] = "wordnet",
+        metrics: MetricsArg = "standard",
+        *,
+        all_stopword_match: bool = True,
+        encoder: Optional[str] = None,
+        device: str = "cpu",
+    ) -> None:
         self._per_question: Any = None
         if isinstance(similarity, str) and similarity in QUESTION_SIMILARITIES:
             options: dict[str, Any] = {"device": device}
             if encoder is not None:
                 options["encoder"] = encoder
             self._per_question = question_similarity(similarity, **options)
-            self.similarity = Similarity(similarity, _scored_per_question, False, False,
-                                         QUESTION_SIMILARITIES[similarity])
+            self.similarity = Similarity(
+                similarity, _scored_per_question, False, False, QUESTION_SIMILARITIES[similarity]
+            )
         else:
             if encoder is not None:
                 raise ValueError(f"an encoder is used by the roberta similarity only, not by {similarity!r}")
@@ -88,16 +98,17 @@ class ProtoQA:
         )
 
     def __repr__(self) -> str:
-        return (f"ProtoQA(similarity={self.similarity_label!r}, metrics={self.metric_set_name!r}, "
-                f"all_stopword_match={self.all_stopword_match!r})")
+        return (
+            f"ProtoQA(similarity={self.similarity_label!r}, metrics={self.metric_set_name!r}, "
+            f"all_stopword_match={self.all_stopword_match!r})"
+        )
 
     @property
     def similarity_label(self) -> str:
         """The similarity's name in the signature (for ``roberta``, with the encoder, its revision and threshold)."""
         return self._per_question.label if self._per_question is not None else self.similarity.name
 
-    def signature(self, num_questions: int, missing: str = "zero", approximated: int = 0,
-                  uncounted: int = 0) -> str:
+    def signature(self, num_questions: int, missing: str = "zero", approximated: int = 0, uncounted: int = 0) -> str:
         """The reproducibility signature of a result over ``num_questions`` questions.
 
         ``missing`` is ``zero`` (questions without predictions score 0) or ``skip``
@@ -117,12 +128,18 @@ class ProtoQA:
             uncounted=uncounted,
         )
 
-    def _score_normalized(self, preds: Sequence[str], question: Union[Question, Sequence[Cluster]],
-                          approximated: Optional[list[tuple[int, int]]]) -> dict[str, QuestionScore]:
+    def _score_normalized(
+        self,
+        preds: Sequence[str],
+        question: Union[Question, Sequence[Cluster]],
+        approximated: Optional[list[tuple[int, int]]],
+    ) -> dict[str, QuestionScore]:
         if self._per_question is not None:
             if not isinstance(question, Question):
-                raise ValueError(f"the {self.similarity.name} similarity needs the Question (its text and crowd "
-                                 "answers), not only its clusters")
+                raise ValueError(
+                    f"the {self.similarity.name} similarity needs the Question (its text and crowd "
+                    "answers), not only its clusters"
+                )
             clusters = question.clusters
             matrix, cut = self._per_question.matrix(question, preds)
             if approximated is not None:
@@ -130,20 +147,27 @@ class ProtoQA:
             elif cut:
                 from protoqa_core.similarity import ApproximationWarning
 
-                warnings.warn(f"question {question.id}: a string was cut to the encoder's token limit",
-                              ApproximationWarning, stacklevel=3)
+                warnings.warn(
+                    f"question {question.id}: a string was cut to the encoder's token limit",
+                    ApproximationWarning,
+                    stacklevel=3,
+                )
         else:
             clusters = question.clusters if isinstance(question, Question) else question
             # The metrics see the rounded matrix only, so a rounded similarity decides each
             # entry without computing its exact value.
-            matrix = matrix_of_normalized(preds, clusters, self.similarity, approximated, self._options,
-                                          rounded=self.similarity.rounded)
+            matrix = matrix_of_normalized(
+                preds, clusters, self.similarity, approximated, self._options, rounded=self.similarity.rounded
+            )
         table = ScoringTable(matrix, clusters, rounded=self.similarity.rounded, predictions=preds)
-        return {m.name: table.score(max_answers=m.max_answers, max_incorrect=m.max_incorrect, weighted=m.weighted)
-                for m in self.metrics}
+        return {
+            m.name: table.score(max_answers=m.max_answers, max_incorrect=m.max_incorrect, weighted=m.weighted)
+            for m in self.metrics
+        }
 
-    def score_question(self, question: Union[Question, Sequence[Cluster]],
-                       predictions: Sequence[str]) -> dict[str, QuestionScore]:
+    def score_question(
+        self, question: Union[Question, Sequence[Cluster]], predictions: Sequence[str]
+    ) -> dict[str, QuestionScore]:
         """Every configured metric of one ranked answer list against one question's clusters.
 
         ``question`` is a :class:`Question` or its clusters. Predictions are normalized
@@ -192,8 +216,9 @@ class ProtoQA:
             _warn(ids.message)
         for qid, answers in predictions.items():
             if isinstance(answers, str) or not isinstance(answers, Sequence):
-                raise DataFormatError(f"answers must be a list of strings, got {type(answers).__name__}",
-                                      question_id=qid)
+                raise DataFormatError(
+                    f"answers must be a list of strings, got {type(answers).__name__}", question_id=qid
+                )
             for a in answers:
                 if not isinstance(a, str):
                     raise DataFormatError(f"answers must be strings, found {type(a).__name__}", question_id=qid)
@@ -205,8 +230,10 @@ class ProtoQA:
         missing = [qid for qid in ids.missing if qid not in left_out]
         if missing:
             if only_predicted:
-                _warn(f"{len(missing)} question(s) have no predictions and are left out of the means: "
-                      f"{preview_ids(missing)}")
+                _warn(
+                    f"{len(missing)} question(s) have no predictions and are left out of the means: "
+                    f"{preview_ids(missing)}"
+                )
             else:
                 _warn(f"{len(missing)} question(s) have no predictions and score 0: {preview_ids(missing)}")
 
@@ -228,9 +255,11 @@ class ProtoQA:
             per_question[qid] = self._score_normalized(preds, q, cut)
             if cut:
                 approximated += len(cut)
-                _warn(f"question {qid}: {sim.name} similarity is a lower bound for cluster(s) "
-                      f"{preview_ids(sorted({q.clusters[j].id for _, j in cut}))} (a string over "
-                      "the token limit, or the search budget ran out; see protoqa_core.similarity)")
+                _warn(
+                    f"question {qid}: {sim.name} similarity is a lower bound for cluster(s) "
+                    f"{preview_ids(sorted({q.clusters[j].id for _, j in cut}))} (a string over "
+                    "the token limit, or the search budget ran out; see protoqa_core.similarity)"
+                )
         n = len(per_question)
         scores = {
             m.name: (math.fsum(per_question[qid][m.name].score for qid in per_question) / n if n else 0.0)
@@ -241,8 +270,10 @@ class ProtoQA:
             uncounted = len(self._per_question.uncounted & set(per_question))
             self._per_question.uncounted.clear()
             if uncounted:
-                _warn(f"{uncounted} question(s) have no crowd counts for their cluster strings; the "
-                      f"{sim.name} similarity trained on each string once there")
+                _warn(
+                    f"{uncounted} question(s) have no crowd counts for their cluster strings; the "
+                    f"{sim.name} similarity trained on each string once there"
+                )
         signature = self.signature(n, "skip" if only_predicted else "zero", approximated, uncounted)
         return EvaluationResult(scores, per_question, n, missing, skipped, list(ids.ignored), signature)
 
@@ -265,8 +296,9 @@ def score_question(
     0.2857142857142857
     """
     spec = MetricSpec("score", max_answers=max_answers, max_incorrect=max_incorrect, weighted=weighted)
-    return ProtoQA(similarity, [spec], all_stopword_match=all_stopword_match).score_question(
-        clusters, predictions)["score"]
+    return ProtoQA(similarity, [spec], all_stopword_match=all_stopword_match).score_question(clusters, predictions)[
+        "score"
+    ]
 
 
 def evaluate_predictions(
@@ -309,4 +341,5 @@ def evaluate_predictions(
     (0.6666666666666666, 1.0)
     """
     return ProtoQA(similarity, metrics, all_stopword_match=all_stopword_match).evaluate(
-        targets, predictions, only_predicted=only_predicted, ignore_unknown=ignore_unknown, progress=progress)
+        targets, predictions, only_predicted=only_predicted, ignore_unknown=ignore_unknown, progress=progress
+    )

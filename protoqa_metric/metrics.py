@@ -6,8 +6,9 @@ set, so asking for all ten metrics costs little more than asking for one.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Optional, Union
+from typing import Any, Optional, Union
 
 from protoqa_core.readers import ProtoQAWarning
 
@@ -49,9 +50,17 @@ STANDARD_METRICS: tuple[MetricSpec, ...] = (
 """Every metric the reference evaluator reports, with the keys the CLI's ``--json`` uses."""
 
 PAPER_METRICS: tuple[MetricSpec, ...] = tuple(
-    m for m in STANDARD_METRICS if m.name in {
-        "max_answers@1", "max_answers@3", "max_answers@5", "max_answers@10",
-        "max_incorrect@1", "max_incorrect@3", "max_incorrect@5",
+    m
+    for m in STANDARD_METRICS
+    if m.name
+    in {
+        "max_answers@1",
+        "max_answers@3",
+        "max_answers@5",
+        "max_answers@10",
+        "max_incorrect@1",
+        "max_incorrect@3",
+        "max_incorrect@5",
     }
 )
 """The seven metrics reported in the ProtoQA paper."""

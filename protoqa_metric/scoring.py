@@ -7,9 +7,10 @@ the configured metric (with data-set means) on both.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Mapping, Optional, Sequence, Union
+from typing import Optional, Union
 
 import numpy as np
 
@@ -17,8 +18,7 @@ from protoqa_core.readers import Cluster, DataFormatError
 from protoqa_core.similarity import ABOVE_HALF, Similarity, collect_approximations, get_similarity
 from protoqa_core.text import normalize_prediction
 
-__all__ = ["QuestionScore", "similarity_matrix", "matrix_of_normalized", "score_matrix", "ScoringTable",
-           "oracle_score"]
+__all__ = ["QuestionScore", "similarity_matrix", "matrix_of_normalized", "score_matrix", "ScoringTable", "oracle_score"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,8 +118,12 @@ def matrix_of_normalized(
 
         from protoqa_core.similarity import ApproximationWarning
 
-        warnings.warn(f"{len(found)} similarity value(s) are lower bounds (long string or search budget; "
-                      "see protoqa_core.similarity)", ApproximationWarning, stacklevel=3)
+        warnings.warn(
+            f"{len(found)} similarity value(s) are lower bounds (long string or search budget; "
+            "see protoqa_core.similarity)",
+            ApproximationWarning,
+            stacklevel=3,
+        )
     return out
 
 
@@ -173,7 +177,8 @@ def score_matrix(
     1.0
     """
     return ScoringTable(matrix, clusters, rounded=rounded, predictions=predictions).score(
-        max_answers=max_answers, max_incorrect=max_incorrect, weighted=weighted)
+        max_answers=max_answers, max_incorrect=max_incorrect, weighted=weighted
+    )
 
 
 class ScoringTable:
@@ -194,8 +199,9 @@ class ScoringTable:
 
     __slots__ = ("_clusters", "_counts", "_matrix", "_wrong_rows", "_weighting", "_predictions")
 
-    def __init__(self, matrix: np.ndarray, clusters: Sequence[Cluster], *, rounded: bool = False,
-                 predictions: Sequence[str] = ()) -> None:
+    def __init__(
+        self, matrix: np.ndarray, clusters: Sequence[Cluster], *, rounded: bool = False, predictions: Sequence[str] = ()
+    ) -> None:
         self._clusters = clusters
         self._counts = [c.count for c in clusters]
         self._matrix = np.round(matrix) if rounded else matrix  # half to even: exactly 0.5 counts as 0
@@ -215,8 +221,9 @@ class ScoringTable:
             self._weighting[weighted] = (weights, first, oracle)
         return self._weighting[weighted]
 
-    def score(self, *, max_answers: Optional[int] = None, max_incorrect: Optional[int] = None,
-              weighted: bool = True) -> QuestionScore:
+    def score(
+        self, *, max_answers: Optional[int] = None, max_incorrect: Optional[int] = None, weighted: bool = True
+    ) -> QuestionScore:
         """The score under one metric's limits and weighting (see :func:`score_matrix`)."""
         if max_answers is not None and max_answers < 1:
             raise ValueError(f"max_answers must be at least 1, got {max_answers}")
@@ -250,4 +257,3 @@ class ScoringTable:
 @lru_cache(maxsize=64)
 def _nothing_claimed(rows: int) -> tuple[None, ...]:
     return (None,) * rows
-

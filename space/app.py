@@ -13,20 +13,19 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 # `python space/app.py` from the repository root must find the helper modules beside it.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import demo_logic as logic  # noqa: E402
+import demo_logic as logic
 
 # Before gradio and matplotlib are imported: they read these variables once.
 logic.configure_environment()
 
 import gradio as gr  # noqa: E402
-from protoqa_integrations import serving  # noqa: E402
-
 from demo_render import (  # noqa: E402
     answers_html,
     clusters_html,
@@ -35,6 +34,8 @@ from demo_render import (  # noqa: E402
     scores_html,
     signatures_markdown,
 )
+
+from protoqa_integrations import serving  # noqa: E402
 
 __all__ = ["SpaceApp", "build_demo", "main", "INTRO", "EXAMPLES", "CSS"]
 
@@ -80,8 +81,9 @@ class SpaceApp:
         """
         return [(info.label, key) for key, info in logic.DATASETS.items()]
 
-    def question_update(self, dataset_key: str, current: Optional[str] = None
-                        ) -> tuple[dict[str, Any], dict[str, Any], str]:
+    def question_update(
+        self, dataset_key: str, current: Optional[str] = None
+    ) -> tuple[dict[str, Any], dict[str, Any], str]:
         """The question dropdown, the stored-answers button and a note for a data set.
 
         The dropdown keeps ``current`` when the data set has that question (an example
@@ -95,12 +97,14 @@ class SpaceApp:
             choices = self.data.question_choices(dataset_key)
         except Exception as exc:  # missing data or download failure: say so, keep the page usable
             log.exception("cannot load %s", dataset_key)
-            return (gr.update(choices=[], value=None), gr.update(interactive=False),
-                    _error_markdown(exc))
+            return (gr.update(choices=[], value=None), gr.update(interactive=False), _error_markdown(exc))
         has_stored = self.data.stored_path(dataset_key) is not None
         info = logic.DATASETS[dataset_key]
-        note = (f"Stored answers: {info.stored_label}." if has_stored else
-                f"No stored answers here (set `{logic.DATA_DIR_ENV}` to a folder with `{info.stored_names[0]}`).")
+        note = (
+            f"Stored answers: {info.stored_label}."
+            if has_stored
+            else f"No stored answers here (set `{logic.DATA_DIR_ENV}` to a folder with `{info.stored_names[0]}`)."
+        )
         note = f"{self.data.describe().capitalize()}. {note}"
         ids = [key for _, key in choices]
         value = current if current in ids else (ids[0] if ids else None)
@@ -131,11 +135,18 @@ class SpaceApp:
         """
         note = self.model_status(progress)
         if self.models.loaded is not None:
-            return (note, gr.update(interactive=True, variant="primary",
-                                    value=f"Generate answers with {self.models.display_name}"),
-                    gr.update(variant="secondary"))
-        return (note, gr.update(interactive=False, variant="secondary", value="Generate (no model loaded)"),
-                gr.update(variant="primary"))
+            return (
+                note,
+                gr.update(
+                    interactive=True, variant="primary", value=f"Generate answers with {self.models.display_name}"
+                ),
+                gr.update(variant="secondary"),
+            )
+        return (
+            note,
+            gr.update(interactive=False, variant="secondary", value="Generate (no model loaded)"),
+            gr.update(variant="primary"),
+        )
 
     def model_summary(self) -> str:
         """The model's state in one line, without loading anything.
@@ -149,21 +160,32 @@ class SpaceApp:
             size = f"{parameters / 1e6:.0f}M" if parameters >= 1e6 else f"{parameters:,}"
             return f"Model **{loaded.name}** ready ({size} parameters)."
         if error is not None:
-            return (f"**No model could be loaded**: {str(error).rstrip('.')}. Generation is unavailable; "
-                    "use **Show stored GPT-2 answers** to see both metrics on real GPT-2 answers.")
+            return (
+                f"**No model could be loaded**: {str(error).rstrip('.')}. Generation is unavailable; "
+                "use **Show stored GPT-2 answers** to see both metrics on real GPT-2 answers."
+            )
         return f"Model **{self.models.name}**: not loaded yet."
 
     # -- events --------------------------------------------------------------------------
 
-    def generate(self, dataset_key: str, question_id: Optional[str], custom_question: Optional[str],
-                 num_samples: Any, temperature: Any, top_p: Any, seed: Any,
-                 progress: Progress = _no_progress) -> Outputs:
+    def generate(
+        self,
+        dataset_key: str,
+        question_id: Optional[str],
+        custom_question: Optional[str],
+        num_samples: Any,
+        temperature: Any,
+        top_p: Any,
+        seed: Any,
+        progress: Progress = _no_progress,
+    ) -> Outputs:
         """Sample answers with the model and score them.
 
         >>> space = SpaceApp(logic.DemoData("/nowhere"), logic.ModelHolder("gpt2"))
         >>> space.generate("protoqa", "r1q1", "", 900, 0.69, 0.9, 42)[0]
         '**Cannot do that**: the number of samples must be between 1 and 500, got 900'
         """
+
         def on_progress(done: int, total: int) -> None:
             progress((done, total), desc="Sampling", unit="samples")
 
@@ -172,18 +194,25 @@ class SpaceApp:
 
         def run() -> logic.DemoResult:
             settings = logic.SamplingSettings.from_inputs(num_samples, temperature, top_p, seed)
-            return logic.generate_result(self.data, self.models, dataset_key, question_id, custom_question,
-                                         settings, on_progress, on_stage)
+            return logic.generate_result(
+                self.data, self.models, dataset_key, question_id, custom_question, settings, on_progress, on_stage
+            )
 
         return self._respond(run, "generated")
 
-    def show_stored(self, dataset_key: str, question_id: Optional[str], custom_question: Optional[str],
-                    progress: Progress = _no_progress) -> Outputs:
+    def show_stored(
+        self,
+        dataset_key: str,
+        question_id: Optional[str],
+        custom_question: Optional[str],
+        progress: Progress = _no_progress,
+    ) -> Outputs:
         """Score the stored GPT-2 answers of the picked question.
 
         >>> SpaceApp(logic.DemoData("/nowhere"), logic.ModelHolder("gpt2")).show_stored("cfc", None, "")[0]
         '**Cannot do that**: pick a question of the data set, or type your own'
         """
+
         def run() -> logic.DemoResult:
             progress(None, desc="Scoring the stored answers")
             return logic.stored_result(self.data, dataset_key, question_id, custom_question)
@@ -224,15 +253,23 @@ class SpaceApp:
         """
         return self._json(lambda: logic.stored_result(self.data, dataset, question_id))
 
-    def api_generate(self, dataset: str, question_id: str, question: str = "", num_samples: int = logic.DEFAULT_NUM_SAMPLES,
-                     temperature: float = logic.DEFAULT_TEMPERATURE, top_p: float = logic.DEFAULT_TOP_P,
-                     seed: int = logic.DEFAULT_SEED) -> dict[str, Any]:
+    def api_generate(
+        self,
+        dataset: str,
+        question_id: str,
+        question: str = "",
+        num_samples: int = logic.DEFAULT_NUM_SAMPLES,
+        temperature: float = logic.DEFAULT_TEMPERATURE,
+        top_p: float = logic.DEFAULT_TOP_P,
+        seed: int = logic.DEFAULT_SEED,
+    ) -> dict[str, Any]:
         """Sample answers with the model for a question (or a typed one) and score them; JSON numbers.
 
         >>> SpaceApp(logic.DemoData("/nowhere"), logic.ModelHolder("/no/model")).api_generate("protoqa", "", "Name a fruit")  # doctest: +IGNORE_EXCEPTION_DETAIL
         Traceback (most recent call last):
         gradio.exceptions.Error: 'No model could be loaded: there is no model folder /no/model'
         """
+
         def run() -> logic.DemoResult:
             settings = logic.SamplingSettings.from_inputs(num_samples, temperature, top_p, seed)
             return logic.generate_result(self.data, self.models, dataset, question_id, question, settings)
@@ -255,8 +292,9 @@ class SpaceApp:
         try:
             result = run()
         except logic.ModelUnavailableError as exc:
-            return _empty(f"**No model could be loaded**: {str(exc).rstrip('.')}. "
-                          "Try **Show stored GPT-2 answers** instead.")
+            return _empty(
+                f"**No model could be loaded**: {str(exc).rstrip('.')}. Try **Show stored GPT-2 answers** instead."
+            )
         except logic.DemoError as exc:
             return _empty(f"**Cannot do that**: {exc}")
         except Exception as exc:  # never let one request take the page down
@@ -278,15 +316,24 @@ def render(result: logic.DemoResult, what: str = "generated") -> Outputs:
     if result.scored:
         # The headline numbers sit in the status line too, so they are seen without scrolling.
         headline = result.protoqa.scores
-        status = (f"Done: {distinct} distinct answers ({what}), scored against "
-                  f"{len(result.question.clusters)} human clusters. Max Answers@10: "
-                  f"**{headline['exact_match']['max_answers@10']:.3f}** (exact match), "
-                  f"**{headline['wordnet']['max_answers@10']:.3f}** (WordNet); "
-                  f"ProbEval KL: **{result.probeval.kl:.3f}**.")
+        status = (
+            f"Done: {distinct} distinct answers ({what}), scored against "
+            f"{len(result.question.clusters)} human clusters. Max Answers@10: "
+            f"**{headline['exact_match']['max_answers@10']:.3f}** (exact match), "
+            f"**{headline['wordnet']['max_answers@10']:.3f}** (WordNet); "
+            f"ProbEval KL: **{result.probeval.kl:.3f}**."
+        )
     else:
         status = f"Done: {distinct} distinct answers ({what}). A typed question has no human answers, so no scores."
-    return (status, question_html(result), clusters_html(result), answers_html(result), scores_html(result),
-            distribution_figure(result), signatures_markdown(result))
+    return (
+        status,
+        question_html(result),
+        clusters_html(result),
+        answers_html(result),
+        scores_html(result),
+        distribution_figure(result),
+        signatures_markdown(result),
+    )
 
 
 def _empty(status: str) -> Outputs:
@@ -358,8 +405,12 @@ def build_demo(app: Optional[SpaceApp] = None) -> gr.Blocks:
         signatures = gr.Markdown(first[6], elem_id="signatures", render=False)
         outputs = [status, summary, clusters, answers, scores, plot, signatures]
 
-        def stored_event(dataset_key: str, question_id: Optional[str], custom_question: str = "",
-                         progress: gr.Progress = gr.Progress()) -> Outputs:
+        def stored_event(
+            dataset_key: str,
+            question_id: Optional[str],
+            custom_question: str = "",
+            progress: gr.Progress = gr.Progress(),
+        ) -> Outputs:
             return app.show_stored(dataset_key, question_id, custom_question, progress)
 
         gr.Markdown(INTRO)
@@ -368,60 +419,114 @@ def build_demo(app: Optional[SpaceApp] = None) -> gr.Blocks:
             with gr.Column(scale=3, min_width=280):
                 dataset = gr.Radio(app.dataset_choices(), value=first_key, label="Data set", elem_id="dataset")
                 question = gr.Dropdown(
-                    initial_questions.get("choices", []), value=initial_questions.get("value"),
-                    label="Question (type to search)", filterable=True, elem_id="question",
+                    initial_questions.get("choices", []),
+                    value=initial_questions.get("value"),
+                    label="Question (type to search)",
+                    filterable=True,
+                    elem_id="question",
                 )
                 custom = gr.Textbox(
                     label=f"... or type your own question (answers only, no scores; at most "
-                          f"{logic.MAX_QUESTION_CHARS} characters)",
-                    placeholder="Name something people bring to a picnic.", max_length=logic.MAX_QUESTION_CHARS,
+                    f"{logic.MAX_QUESTION_CHARS} characters)",
+                    placeholder="Name something people bring to a picnic.",
+                    max_length=logic.MAX_QUESTION_CHARS,
                     elem_id="custom-question",
                 )
                 stored_note = gr.Markdown(initial_note, elem_id="stored-note")
                 gr.Examples(
                     examples=[[key, qid] for key, qid, _ in EXAMPLES],
                     example_labels=[label for *_, label in EXAMPLES],
-                    inputs=[dataset, question], outputs=outputs, fn=stored_event, run_on_click=True,
-                    cache_examples=False, label="Examples: stored GPT-2 answers to these questions", **private,
+                    inputs=[dataset, question],
+                    outputs=outputs,
+                    fn=stored_event,
+                    run_on_click=True,
+                    cache_examples=False,
+                    label="Examples: stored GPT-2 answers to these questions",
+                    **private,
                 )
             with gr.Column(scale=2, min_width=280):
                 with gr.Accordion("Sampling (nucleus sampling, as in the ProtoQA paper)", open=True):
-                    num_samples = gr.Slider(1, logic.MAX_NUM_SAMPLES, value=logic.DEFAULT_NUM_SAMPLES, step=1,
-                                            label="Samples", elem_id="num-samples")
-                    temperature = gr.Slider(logic.MIN_TEMPERATURE, logic.MAX_TEMPERATURE,
-                                            value=logic.DEFAULT_TEMPERATURE, step=0.01, label="Temperature",
-                                            elem_id="temperature")
-                    top_p = gr.Slider(0.05, 1.0, value=logic.DEFAULT_TOP_P, step=0.01, label="top_p",
-                                      elem_id="top-p")
-                    seed = gr.Number(logic.DEFAULT_SEED, precision=0, minimum=0, maximum=2**32 - 1,
-                                     label="Seed", elem_id="seed")
+                    num_samples = gr.Slider(
+                        1,
+                        logic.MAX_NUM_SAMPLES,
+                        value=logic.DEFAULT_NUM_SAMPLES,
+                        step=1,
+                        label="Samples",
+                        elem_id="num-samples",
+                    )
+                    temperature = gr.Slider(
+                        logic.MIN_TEMPERATURE,
+                        logic.MAX_TEMPERATURE,
+                        value=logic.DEFAULT_TEMPERATURE,
+                        step=0.01,
+                        label="Temperature",
+                        elem_id="temperature",
+                    )
+                    top_p = gr.Slider(0.05, 1.0, value=logic.DEFAULT_TOP_P, step=0.01, label="top_p", elem_id="top-p")
+                    seed = gr.Number(
+                        logic.DEFAULT_SEED, precision=0, minimum=0, maximum=2**32 - 1, label="Seed", elem_id="seed"
+                    )
                 # Disabled until the model has loaded: a click could only fail before that.
-                generate = gr.Button(f"Generate answers with {app.models.display_name} (loading the model ...)",
-                                     variant="secondary", interactive=False, elem_id="generate")
-                stored = gr.Button("Show stored GPT-2 answers", elem_id="stored",
-                                   interactive=initial_stored.get("interactive", True))
+                generate = gr.Button(
+                    f"Generate answers with {app.models.display_name} (loading the model ...)",
+                    variant="secondary",
+                    interactive=False,
+                    elem_id="generate",
+                )
+                stored = gr.Button(
+                    "Show stored GPT-2 answers", elem_id="stored", interactive=initial_stored.get("interactive", True)
+                )
         status.render()
         summary.render()
         _side_by_side(("Scores", scores), ("ProbEval: people vs model over the clusters", plot))
         _side_by_side(("People's answers (clusters)", clusters), ("The model's answers, most sampled first", answers))
         signatures.render()
 
-        def generate_event(dataset_key: str, question_id: Optional[str], custom_question: str, n: float,
-                           temp: float, p: float, s: float, progress: gr.Progress = gr.Progress()) -> Outputs:
+        def generate_event(
+            dataset_key: str,
+            question_id: Optional[str],
+            custom_question: str,
+            n: float,
+            temp: float,
+            p: float,
+            s: float,
+            progress: gr.Progress = gr.Progress(),
+        ) -> Outputs:
             return app.generate(dataset_key, question_id, custom_question, n, temp, p, s, progress)
 
         def status_event(progress: gr.Progress = gr.Progress()) -> tuple[str, dict[str, Any], dict[str, Any]]:
             return app.model_controls(progress)
 
-        dataset.change(app.question_update, inputs=[dataset, question], outputs=[question, stored, stored_note],
-                       queue=False, **private)
-        generate.click(generate_event, inputs=[dataset, question, custom, num_samples, temperature, top_p, seed],
-                       outputs=outputs, concurrency_limit=1, concurrency_id="model", **private).then(
-            app.model_summary, outputs=model_status, queue=False, show_progress="hidden", **private)
-        stored.click(stored_event, inputs=[dataset, question, custom], outputs=outputs,
-                     concurrency_limit=1, concurrency_id="model", **private)
-        demo.load(status_event, outputs=[model_status, generate, stored], concurrency_limit=1,
-                  concurrency_id="model", **private)
+        dataset.change(
+            app.question_update,
+            inputs=[dataset, question],
+            outputs=[question, stored, stored_note],
+            queue=False,
+            **private,
+        )
+        generate.click(
+            generate_event,
+            inputs=[dataset, question, custom, num_samples, temperature, top_p, seed],
+            outputs=outputs,
+            concurrency_limit=1,
+            concurrency_id="model",
+            **private,
+        ).then(app.model_summary, outputs=model_status, queue=False, show_progress="hidden", **private)
+        stored.click(
+            stored_event,
+            inputs=[dataset, question, custom],
+            outputs=outputs,
+            concurrency_limit=1,
+            concurrency_id="model",
+            **private,
+        )
+        demo.load(
+            status_event,
+            outputs=[model_status, generate, stored],
+            concurrency_limit=1,
+            concurrency_id="model",
+            **private,
+        )
 
         # The API: JSON numbers under stable names.
         def score(question: str, clusters: dict, answers: list[str]) -> dict:
@@ -433,9 +538,15 @@ def build_demo(app: Optional[SpaceApp] = None) -> gr.Blocks:
             """Scores of the stored GPT-2 answers to a question of "protoqa" (crowdsourced dev) or "cfc" (dev)."""
             return app.api_stored(dataset, question_id)
 
-        def generate_scores(dataset: str, question_id: str, question: str = "", num_samples: int = 50,
-                            temperature: float = logic.DEFAULT_TEMPERATURE, top_p: float = logic.DEFAULT_TOP_P,
-                            seed: int = logic.DEFAULT_SEED) -> dict:
+        def generate_scores(
+            dataset: str,
+            question_id: str,
+            question: str = "",
+            num_samples: int = 50,
+            temperature: float = logic.DEFAULT_TEMPERATURE,
+            top_p: float = logic.DEFAULT_TOP_P,
+            seed: int = logic.DEFAULT_SEED,
+        ) -> dict:
             """Sample answers with the Space's model and score them (a typed question gets answers only)."""
             return app.api_generate(dataset, question_id, question, num_samples, temperature, top_p, seed)
 

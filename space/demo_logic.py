@@ -34,9 +34,10 @@ import os
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
+from typing import Any, Optional, Union
 
 from protoqa_core import data as data_location
 from protoqa_core.ranking import answer_frequencies, rank_by_frequency
@@ -195,14 +196,18 @@ class DataSetInfo:
 
 DATASETS: Mapping[str, DataSetInfo] = {
     "protoqa": DataSetInfo(
-        "protoqa", "ProtoQA crowdsourced dev",
+        "protoqa",
+        "ProtoQA crowdsourced dev",
         ("protoqa/dev.predictions.gpt2finetuned.json", "dev.predictions.gpt2finetuned.json"),
-        "fine-tuned GPT-2 of the ProtoQA paper (ranked lists, no sample counts)", False,
+        "fine-tuned GPT-2 of the ProtoQA paper (ranked lists, no sample counts)",
+        False,
     ),
     "cfc": DataSetInfo(
-        "cfc", "CFC dev",
+        "cfc",
+        "CFC dev",
         ("cfc/dev.predictions.gpt2-xl.oneshot.json", "dev.predictions.gpt2-xl.oneshot.json"),
-        "GPT-2 XL, one-shot prompt (100 samples per question)", True,
+        "GPT-2 XL, one-shot prompt (100 samples per question)",
+        True,
     ),
 }
 
@@ -306,7 +311,7 @@ def answers_from_ranked_list(ranked: Sequence[str], origin: str) -> Answers:
     >>> answers_from_ranked_list(["age", "name", "age"], "stored").samples
     {'age': 1, 'name': 1}
     """
-    return Answers({a: 1 for a in ranked}, tuple(ranked), origin, False)
+    return Answers(dict.fromkeys(ranked, 1), tuple(ranked), origin, False)
 
 
 class DemoData:
@@ -344,8 +349,9 @@ class DemoData:
         # A local folder is read as it is (the demo scores what is put there); a download
         # is checked against its pinned checksum.
         try:
-            return source_path(_dataset(key).key, "validation", self.data_dir, verify_local=False,
-                               cache_dir=space_temp_dir("data"))[0]
+            return source_path(
+                _dataset(key).key, "validation", self.data_dir, verify_local=False, cache_dir=space_temp_dir("data")
+            )[0]
         except SourceError as exc:
             raise DemoError(f"cannot load {DATASETS[key].label}: {exc}") from exc
 
@@ -494,23 +500,23 @@ class SamplingSettings:
         if not 1 <= self.num_samples <= MAX_NUM_SAMPLES:
             raise DemoError(f"the number of samples must be between 1 and {MAX_NUM_SAMPLES}, got {self.num_samples}")
         if not MIN_TEMPERATURE <= self.temperature <= MAX_TEMPERATURE:
-            raise DemoError(f"temperature must be between {MIN_TEMPERATURE} and {MAX_TEMPERATURE}, "
-                            f"got {self.temperature}")
+            raise DemoError(
+                f"temperature must be between {MIN_TEMPERATURE} and {MAX_TEMPERATURE}, got {self.temperature}"
+            )
         if not 0 < self.top_p <= 1:
             raise DemoError(f"top_p must be in (0, 1], got {self.top_p}")
         if not 0 <= self.seed < 2**32:
             raise DemoError(f"the seed must be between 0 and {2**32 - 1}, got {self.seed}")
 
     @classmethod
-    def from_inputs(cls, num_samples: Any, temperature: Any, top_p: Any, seed: Any) -> "SamplingSettings":
+    def from_inputs(cls, num_samples: Any, temperature: Any, top_p: Any, seed: Any) -> SamplingSettings:
         """Settings from widget values (numbers that may arrive as floats or None).
 
         >>> SamplingSettings.from_inputs(300.0, 0.69, 0.9, None).seed
         42
         """
         try:
-            return cls(int(num_samples), float(temperature), float(top_p),
-                       DEFAULT_SEED if seed is None else int(seed))
+            return cls(int(num_samples), float(temperature), float(top_p), DEFAULT_SEED if seed is None else int(seed))
         except (TypeError, ValueError) as exc:
             raise DemoError(f"invalid sampling settings: {exc}") from exc
 
@@ -520,8 +526,13 @@ class SamplingSettings:
         >>> SamplingSettings(num_samples=10).config().max_new_tokens
         10
         """
-        return SamplingConfig(num_samples=self.num_samples, temperature=self.temperature, top_p=self.top_p,
-                              seed=self.seed, batch_size=BATCH_SIZE)
+        return SamplingConfig(
+            num_samples=self.num_samples,
+            temperature=self.temperature,
+            top_p=self.top_p,
+            seed=self.seed,
+            batch_size=BATCH_SIZE,
+        )
 
     def signature(self, model_name: str, prompt_style: str) -> str:
         """How the answers were sampled: model, prompt style and the library's sampling signature.
@@ -618,11 +629,16 @@ class ModelHolder:
         return self._error
 
 
-def _sample(loaded: LoadedModel, prompt: str, settings: SamplingSettings,
-            on_progress: Optional[Callable[[int, int], None]] = None) -> list[str]:
+def _sample(
+    loaded: LoadedModel,
+    prompt: str,
+    settings: SamplingSettings,
+    on_progress: Optional[Callable[[int, int], None]] = None,
+) -> list[str]:
     """The cleaned answers of ``settings.num_samples`` samples (the library's sampler), in sample order."""
-    (done,) = generation.iter_prompt_samples(loaded.model, loaded.tokenizer, [prompt], settings.config(),
-                                             on_progress=on_progress, model_name=loaded.name)
+    (done,) = generation.iter_prompt_samples(
+        loaded.model, loaded.tokenizer, [prompt], settings.config(), on_progress=on_progress, model_name=loaded.name
+    )
     if done.skipped:
         raise DemoError(f"cannot sample answers: {done.skipped}")
     return done.answers
@@ -768,9 +784,16 @@ def _cluster_labels(question: Question, probeval_result: Any) -> dict[str, str]:
     return {c.id: f"C{i} {representatives.get(c.id) or c.answers[0]}" for i, c in enumerate(ordered, start=1)}
 
 
-def score_answers(dataset_key: str, question: Union[None, Question, Mapping[str, Any]], answers: Answers, *,
-                  question_text: Optional[str] = None, prompt: Optional[str] = None,
-                  sampling_signature: Optional[str] = None, sampling_seconds: float = 0.0) -> DemoResult:
+def score_answers(
+    dataset_key: str,
+    question: Union[None, Question, Mapping[str, Any]],
+    answers: Answers,
+    *,
+    question_text: Optional[str] = None,
+    prompt: Optional[str] = None,
+    sampling_signature: Optional[str] = None,
+    sampling_seconds: float = 0.0,
+) -> DemoResult:
     """Both metrics for a question's answers (none for a typed question without clusters).
 
     ``question`` is a :class:`~protoqa_metric.Question` or a row of the dataset export
@@ -817,8 +840,9 @@ def prompt_style() -> str:
     return style
 
 
-def resolve_question(data: DemoData, dataset_key: str, question_id: Optional[str],
-                     custom_question: Optional[str] = None) -> tuple[Optional[Question], str]:
+def resolve_question(
+    data: DemoData, dataset_key: str, question_id: Optional[str], custom_question: Optional[str] = None
+) -> tuple[Optional[Question], str]:
     """(question with clusters or None, text to ask): a typed question wins over the picked one.
 
     >>> resolve_question(DemoData("/nowhere"), "protoqa", None, "Name a fruit")
@@ -832,10 +856,16 @@ def resolve_question(data: DemoData, dataset_key: str, question_id: Optional[str
     return question, question.question_original or question.question
 
 
-def generate_result(data: DemoData, models: ModelHolder, dataset_key: str, question_id: Optional[str],
-                    custom_question: Optional[str], settings: SamplingSettings,
-                    on_progress: Optional[Callable[[int, int], None]] = None,
-                    on_stage: Optional[Callable[[str], None]] = None) -> DemoResult:
+def generate_result(
+    data: DemoData,
+    models: ModelHolder,
+    dataset_key: str,
+    question_id: Optional[str],
+    custom_question: Optional[str],
+    settings: SamplingSettings,
+    on_progress: Optional[Callable[[int, int], None]] = None,
+    on_stage: Optional[Callable[[str], None]] = None,
+) -> DemoResult:
     """Sample answers from the model for a picked or typed question and score them.
 
     ``on_stage(message)`` is told when loading, sampling and scoring start;
@@ -855,12 +885,20 @@ def generate_result(data: DemoData, models: ModelHolder, dataset_key: str, quest
     answers = answers_from_samples(cleaned, f"nucleus samples from {loaded.name}")
     if on_stage and question is not None:
         on_stage("Scoring (exact match, WordNet, ProbEval)")
-    return scored_within_budget(dataset_key, question, answers, question_text=text, prompt=prompt,
-                                sampling_signature=settings.signature(loaded.name, style), sampling_seconds=seconds)
+    return scored_within_budget(
+        dataset_key,
+        question,
+        answers,
+        question_text=text,
+        prompt=prompt,
+        sampling_signature=settings.signature(loaded.name, style),
+        sampling_seconds=seconds,
+    )
 
 
-def stored_result(data: DemoData, dataset_key: str, question_id: Optional[str],
-                  custom_question: Optional[str] = None) -> DemoResult:
+def stored_result(
+    data: DemoData, dataset_key: str, question_id: Optional[str], custom_question: Optional[str] = None
+) -> DemoResult:
     """Score the stored GPT-2 answers of a data set's question.
 
     >>> stored_result(DemoData("../shared/data"), "cfc", "r1q1").probeval.kl  # doctest: +SKIP
@@ -869,8 +907,9 @@ def stored_result(data: DemoData, dataset_key: str, question_id: Optional[str],
     if custom_question and custom_question.strip():
         raise DemoError("stored answers exist only for the data set's questions: clear the typed question")
     question, text = resolve_question(data, dataset_key, question_id)
-    return scored_within_budget(dataset_key, question, data.stored_answers(dataset_key, question.id),
-                                question_text=text)
+    return scored_within_budget(
+        dataset_key, question, data.stored_answers(dataset_key, question.id), question_text=text
+    )
 
 
 def _timed(function: Callable[[], Any]) -> tuple[Any, float]:
@@ -901,8 +940,9 @@ def as_question(question: Union[None, Question, Mapping[str, Any]]) -> Optional[
             return question_from_row(question)
         except ValueError as exc:
             raise DemoError(str(exc)) from exc
-    raise DemoError(f"a question must be a protoqa_metric.Question or a dataset row (dict), "
-                    f"got {type(question).__name__}")
+    raise DemoError(
+        f"a question must be a protoqa_metric.Question or a dataset row (dict), got {type(question).__name__}"
+    )
 
 
 def check_limits(question: Optional[Question], answers: Answers) -> None:
@@ -922,14 +962,24 @@ def check_limits(question: Optional[Question], answers: Answers) -> None:
     clusters = question.clusters if question is not None else ()
     text = max(question.question, question.question_original, key=len) if question is not None else ""
     try:
-        serving.check_question_limits([c.answers for c in clusters], [c.count for c in clusters],
-                                      list(answers.samples) + extra, text, [c.id for c in clusters])
+        serving.check_question_limits(
+            [c.answers for c in clusters],
+            [c.count for c in clusters],
+            list(answers.samples) + extra,
+            text,
+            [c.id for c in clusters],
+        )
     except serving.LimitError as exc:
         raise DemoError(str(exc)) from None
 
 
-def run_with_budget(function: Callable[..., Any], *args: Any, seconds: float = SCORE_TIME_BUDGET,
-                    memory: int = SCORE_MEMORY_BUDGET, **kwargs: Any) -> Any:
+def run_with_budget(
+    function: Callable[..., Any],
+    *args: Any,
+    seconds: float = SCORE_TIME_BUDGET,
+    memory: int = SCORE_MEMORY_BUDGET,
+    **kwargs: Any,
+) -> Any:
     """``function(*args, **kwargs)`` in a forked process, stopped after ``seconds`` (:class:`DemoError`).
 
     :func:`protoqa_integrations.serving.run_with_budget`, the budget the Hub-folder apps use
@@ -947,8 +997,9 @@ def run_with_budget(function: Callable[..., Any], *args: Any, seconds: float = S
         raise DemoError(str(exc)) from None
 
 
-def scored_within_budget(dataset_key: str, question: Union[None, Question, Mapping[str, Any]], answers: Answers,
-                         **kwargs: Any) -> DemoResult:
+def scored_within_budget(
+    dataset_key: str, question: Union[None, Question, Mapping[str, Any]], answers: Answers, **kwargs: Any
+) -> DemoResult:
     """:func:`check_limits`, then :func:`score_answers` under :func:`run_with_budget`.
 
     >>> from protoqa_metric import Cluster
@@ -1018,7 +1069,9 @@ def scores_json(result: DemoResult) -> dict[str, Any]:
         "signatures": dict(result.signatures),
     }
     if result.scored:
-        out["protoqa"] = {s: {m: float(v) for m, v in by_metric.items()} for s, by_metric in result.protoqa.scores.items()}
+        out["protoqa"] = {
+            s: {m: float(v) for m, v in by_metric.items()} for s, by_metric in result.protoqa.scores.items()
+        }
         kl = float(result.probeval.kl)
         out["probeval_kl"] = kl if kl == kl and abs(kl) != float("inf") else None
     return out

@@ -19,9 +19,9 @@ import html
 import math
 from typing import Optional
 
+from demo_logic import DATASETS, DemoResult
 from matplotlib.figure import Figure
 
-from demo_logic import DATASETS, DemoResult
 from protoqa_core.text import normalize_prediction
 
 __all__ = [
@@ -75,8 +75,10 @@ def _table(css_class: str, header: list[str], rows: list[list[str]], min_width: 
     # from being squeezed into tall, one-word-per-line columns there.
     body = "".join(_cells(r) for r in rows)
     style = _TABLE + (f";min-width:{min_width}px" if min_width else "")
-    return (f"<div class='table-scroll' style='{_SCROLL}'><table class='{css_class}' style='{style}'>"
-            f"<thead>{_cells(header, True)}</thead><tbody>{body}</tbody></table></div>")
+    return (
+        f"<div class='table-scroll' style='{_SCROLL}'><table class='{css_class}' style='{style}'>"
+        f"<thead>{_cells(header, True)}</thead><tbody>{body}</tbody></table></div>"
+    )
 
 
 def _claim(result: DemoResult, cluster_id: Optional[str]) -> str:
@@ -111,11 +113,15 @@ def question_html(result: DemoResult) -> str:
         shown = _e(result.prompt).replace("\t", "&#8677;").replace("\n", "<br>")
         parts.append(f"<details><summary>Prompt</summary><code>{shown}</code></details>")
     if not result.scored:
-        parts.append("<p><b>No scores:</b> there are no human answers to compare with for a typed question. "
-                     "Pick a question of the data set to see both metrics.</p>")
+        parts.append(
+            "<p><b>No scores:</b> there are no human answers to compare with for a typed question. "
+            "Pick a question of the data set to see both metrics.</p>"
+        )
     elif not answers.counted:
-        parts.append(f"<p style='{_MUTED}'>These stored answers are a ranked list without sample counts: "
-                     "ProbEval counts each distinct answer once.</p>")
+        parts.append(
+            f"<p style='{_MUTED}'>These stored answers are a ranked list without sample counts: "
+            "ProbEval counts each distinct answer once.</p>"
+        )
     parts.append("</div>")
     return "".join(parts)
 
@@ -139,19 +145,29 @@ def clusters_html(result: DemoResult) -> str:
     rows = []
     for cluster in sorted(result.question.clusters, key=lambda c: -c.count):
         share = cluster.count / total
-        bar = (f"<div style='background:{HUMAN_COLOR};height:10px;width:{max(share * 100, 1):.0f}%;"
-               f"border-radius:2px' title='{share:.0%}'></div>")
+        bar = (
+            f"<div style='background:{HUMAN_COLOR};height:10px;width:{max(share * 100, 1):.0f}%;"
+            f"border-radius:2px' title='{share:.0%}'></div>"
+        )
         answers = ", ".join(_e(a) for a in cluster.answers[:SHOWN_CLUSTER_ANSWERS])
         if len(cluster.answers) > SHOWN_CLUSTER_ANSWERS:
             answers += f" <span style='{_MUTED}'>+{len(cluster.answers) - SHOWN_CLUSTER_ANSWERS} more</span>"
-        mark = f"<span style='{_CLAIMED}'>claimed</span>" if cluster.id in claimed else f"<span style='{_MUTED}'>-</span>"
+        mark = (
+            f"<span style='{_CLAIMED}'>claimed</span>" if cluster.id in claimed else f"<span style='{_MUTED}'>-</span>"
+        )
         rows.append([f"<b>{_e(result.cluster_labels[cluster.id])}</b>", str(cluster.count), answers, mark, bar])
     # The answers come third so that a phone shows them without scrolling sideways (last,
     # they were off-screen and left tall, empty-looking rows); the share bar is last.
-    header = ["Cluster", "People", "Answers in the cluster", "Claimed (WordNet, @10)",
-              "<span style='display:inline-block;min-width:70px'>Share</span>"]
-    return (f"<p style='margin:2px 0'>{total} people answered; their answers were grouped by hand.</p>"
-            + _table("human-clusters", header, rows, min_width=480))
+    header = [
+        "Cluster",
+        "People",
+        "Answers in the cluster",
+        "Claimed (WordNet, @10)",
+        "<span style='display:inline-block;min-width:70px'>Share</span>",
+    ]
+    return f"<p style='margin:2px 0'>{total} people answered; their answers were grouped by hand.</p>" + _table(
+        "human-clusters", header, rows, min_width=480
+    )
 
 
 def answers_html(result: DemoResult, limit: int = SHOWN_ANSWERS) -> str:
@@ -181,13 +197,19 @@ def answers_html(result: DemoResult, limit: int = SHOWN_ANSWERS) -> str:
         if result.scored:
             for similarity in result.protoqa.claims:
                 claims = result.protoqa.claims[similarity]
-                row.append(_claim(result, claims[rank - 1]) if rank <= len(claims)
-                           else f"<span style='{_MUTED}'>beyond @10</span>")
+                row.append(
+                    _claim(result, claims[rank - 1])
+                    if rank <= len(claims)
+                    else f"<span style='{_MUTED}'>beyond @10</span>"
+                )
             ids = result.probeval_clusters.get(normalize_prediction(answer), [])
-            row.append(", ".join(_e(result.cluster_labels.get(i, i)) for i in ids) or f"<span style='{_MUTED}'>-</span>")
+            row.append(
+                ", ".join(_e(result.cluster_labels.get(i, i)) for i in ids) or f"<span style='{_MUTED}'>-</span>"
+            )
         rows.append(row)
-    more = (f"<p style='{_MUTED}'>... and {len(ranked) - limit} more distinct answers.</p>"
-            if len(ranked) > limit else "")
+    more = (
+        f"<p style='{_MUTED}'>... and {len(ranked) - limit} more distinct answers.</p>" if len(ranked) > limit else ""
+    )
     return _table("model-answers", header, rows, min_width=460 if result.scored else 0) + more
 
 
@@ -203,8 +225,10 @@ def scores_html(result: DemoResult) -> str:
     if not result.scored:
         return "<p class='protoqa-scores-empty'>No scores for a typed question.</p>"
     header = ["ProtoQA metric"] + [SIMILARITY_LABELS.get(s, s) for s in result.protoqa.scores]
-    rows = [[label] + [f"{result.protoqa.scores[s][name]:.3f}" for s in result.protoqa.scores]
-            for name, label in METRIC_LABELS.items()]
+    rows = [
+        [label] + [f"{result.protoqa.scores[s][name]:.3f}" for s in result.protoqa.scores]
+        for name, label in METRIC_LABELS.items()
+    ]
     kl = result.probeval.kl
     return (
         "<p style='margin:2px 0'><b>ProtoQA</b> rewards popular and diverse answers: each cluster counts "
@@ -242,8 +266,13 @@ def distribution_figure(result: DemoResult) -> Optional[Figure]:
     width = 0.4
     axes.bar([x - width / 2 for x in positions], p_g, width, label="people (P_G)", color=HUMAN_COLOR)
     axes.bar([x + width / 2 for x in positions], p_h, width, label="model (P_H)", color=MODEL_COLOR)
-    axes.set_xticks(list(positions), labels, rotation=30 if len(order) > 6 else 0, ha="right" if len(order) > 6 else "center",
-                    fontsize=8)
+    axes.set_xticks(
+        list(positions),
+        labels,
+        rotation=30 if len(order) > 6 else 0,
+        ha="right" if len(order) > 6 else "center",
+        fontsize=8,
+    )
     axes.get_xticklabels()[-1].set_color(WRONG_COLOR)
     axes.set_ylabel("probability (smoothed)")
     kl = result.probeval.kl

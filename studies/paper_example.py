@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Optional
 
 from protoqa_core.data import DATA_DIR_ENV, SourceError, locate_source
 from protoqa_dataset.sources import PAPER_PREDICTIONS, SOURCES
@@ -44,8 +45,11 @@ def locate_paper_files(data_dir: Optional[str] = None) -> tuple[Path, Path]:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Print every metric under exact match and WordNet for the paper's GPT-2 answers."""
-    parser = argparse.ArgumentParser(prog="python -m studies.paper_example", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m studies.paper_example",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--data-dir", help=f"folder with the two files (or ${DATA_DIR_ENV})")
     parser.add_argument("--json", action="store_true", help="one JSON object per similarity")
     args = parser.parse_args(argv)
@@ -55,7 +59,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(f"targets:     {targets}\npredictions: {predictions}\n", file=sys.stderr)
-    return cli_main([str(targets), str(predictions), "--similarity", "exact_match,wordnet", *(["--json"] if args.json else [])])
+    return cli_main(
+        [str(targets), str(predictions), "--similarity", "exact_match,wordnet", *(["--json"] if args.json else [])]
+    )
 
 
 if __name__ == "__main__":  # pragma: no cover

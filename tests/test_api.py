@@ -11,10 +11,9 @@ from cfc_probeval import cli as probeval_cli
 from protoqa_core.ids import IdReconciliation, reconcile_ids
 from protoqa_core.readers import Cluster, DataFormatError, Question, read_predictions, read_targets
 from protoqa_core.significance import compare_paired, paired_bootstrap
-from protoqa_metric import ProtoQA, evaluate_predictions, score_question
+from protoqa_metric import ProtoQA, evaluate_predictions, score_question, scoring
 from protoqa_metric import cli as metric_cli
 from protoqa_metric import metric as metric_module
-from protoqa_metric import scoring
 
 
 @pytest.fixture(scope="module")
@@ -25,11 +24,19 @@ def dev(shared_data):
 
 
 def _as_plain(result):
-    return (result.scores, result.per_question, result.num_questions, result.missing, result.skipped,
-            result.ignored, result.signature)
+    return (
+        result.scores,
+        result.per_question,
+        result.num_questions,
+        result.missing,
+        result.skipped,
+        result.ignored,
+        result.signature,
+    )
 
 
 # --- ProtoQA -----------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("similarity", ["exact_match", "wordnet", "lcs"])
 @pytest.mark.parametrize("only_predicted", [False, True])
@@ -39,12 +46,15 @@ def test_protoqa_object_equals_evaluate_predictions_on_dev(dev, similarity, only
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ours = ProtoQA(similarity, "standard", all_stopword_match=False).evaluate(
-            targets, some, only_predicted=only_predicted)
-        theirs = evaluate_predictions(targets, some, similarity, "standard", only_predicted=only_predicted,
-                                      all_stopword_match=False)
+            targets, some, only_predicted=only_predicted
+        )
+        theirs = evaluate_predictions(
+            targets, some, similarity, "standard", only_predicted=only_predicted, all_stopword_match=False
+        )
     assert _as_plain(ours) == _as_plain(theirs)  # exact equality: every float bit for bit
     assert ours.signature == ProtoQA(similarity, all_stopword_match=False).signature(
-        ours.num_questions, "skip" if only_predicted else "zero")
+        ours.num_questions, "skip" if only_predicted else "zero"
+    )
 
 
 def test_protoqa_score_question_equals_score_question_for_every_metric(dev):
@@ -55,8 +65,13 @@ def test_protoqa_score_question_equals_score_question_for_every_metric(dev):
         assert by_metric == pq.score_question(targets[qid].clusters, predictions[qid])
         for spec in pq.metrics:
             assert by_metric[spec.name] == score_question(
-                predictions[qid], targets[qid].clusters, "wordnet", max_answers=spec.max_answers,
-                max_incorrect=spec.max_incorrect, weighted=spec.weighted)
+                predictions[qid],
+                targets[qid].clusters,
+                "wordnet",
+                max_answers=spec.max_answers,
+                max_incorrect=spec.max_incorrect,
+                weighted=spec.weighted,
+            )
 
 
 def test_protoqa_resolves_similarity_once_and_normalizes_each_prediction_once(dev, monkeypatch):
@@ -91,15 +106,21 @@ def test_protoqa_rejects_unknown_names_when_configured():
 
 def test_protoqa_repr_names_the_configuration():
     assert repr(ProtoQA("exact_match", "paper")) == (
-        "ProtoQA(similarity='exact_match', metrics='paper', all_stopword_match=True)")
+        "ProtoQA(similarity='exact_match', metrics='paper', all_stopword_match=True)"
+    )
 
 
 # --- reconcile_ids -----------------------------------------------------------------------------
 
+
 def test_reconcile_ids_keeps_prediction_order_and_lists_missing_in_target_order():
     r = reconcile_ids(["q3", "q1", "q2"], {"q2": [], "zz": [], "q3": [], "aa": []}, ignore_unknown=True)
-    assert r == IdReconciliation(("q2", "q3"), ("q1",), ("zz", "aa"),
-                                 "ignored predictions for 2 question id(s) that are not in the targets: zz, aa")
+    assert r == IdReconciliation(
+        ("q2", "q3"),
+        ("q1",),
+        ("zz", "aa"),
+        "ignored predictions for 2 question id(s) that are not in the targets: zz, aa",
+    )
 
 
 def test_reconcile_ids_without_unknown_ids_has_no_message():
@@ -112,7 +133,8 @@ def test_reconcile_ids_error_names_file_line_and_first_unknown_id():
         reconcile_ids(["q1"], ["q1", "x7", "x8"], path="p.jsonl", locate={"x7": 2}.get)
     assert str(info.value) == (
         "p.jsonl, line 2, question 'x7': predictions for 2 question id(s) that are not in the targets: x7, x8 "
-        "(pass ignore_unknown=True / --ignore-unknown to drop them)")
+        "(pass ignore_unknown=True / --ignore-unknown to drop them)"
+    )
     assert (info.value.path, info.value.line, info.value.question_id) == ("p.jsonl", 2, "x7")
 
 
@@ -135,17 +157,20 @@ def test_both_libraries_give_the_same_unknown_id_message():
     with pytest.warns(UserWarning) as probeval_warned:
         probeval = evaluate_probeval([q], {"q1": ["dog"], "zz": ["x"]}, clustering="human", ignore_unknown=True)
     assert protoqa.ignored == probeval.ignored == ["zz"]
-    assert ({str(w.message) for w in protoqa_warned} & {str(w.message) for w in probeval_warned}
-            == {"ignored predictions for 1 question id(s) that are not in the targets: zz"})
+    assert {str(w.message) for w in protoqa_warned} & {str(w.message) for w in probeval_warned} == {
+        "ignored predictions for 1 question id(s) that are not in the targets: zz"
+    }
 
 
 # --- compare_paired ----------------------------------------------------------------------------
+
 
 def test_compare_paired_uses_the_shared_questions_in_the_first_systems_order():
     a = {"q1": 1.0, "q2": 0.5, "q3": 0.0, "only_a": 1.0}
     b = {"q3": 0.5, "q2": 0.5, "q1": 0.0, "only_b": 0.0}
     assert compare_paired(a, b, resamples=200, seed=7) == paired_bootstrap(
-        [1.0, 0.5, 0.0], [0.0, 0.5, 0.5], resamples=200, seed=7)
+        [1.0, 0.5, 0.0], [0.0, 0.5, 0.5], resamples=200, seed=7
+    )
 
 
 def test_compare_paired_without_shared_questions_is_an_error():
@@ -154,6 +179,7 @@ def test_compare_paired_without_shared_questions_is_an_error():
 
 
 # --- command lines -----------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("parse", [metric_cli.parse_args, probeval_cli.parse_args])
 def test_help_lists_both_sub_commands(capsys, parse):
@@ -173,10 +199,13 @@ def test_without_a_sub_command_evaluate_is_meant(parse):
 
 @pytest.mark.parametrize("parse", [metric_cli.parse_args, probeval_cli.parse_args])
 def test_both_commands_share_the_input_option_names(parse):
-    args = parse(["t.jsonl", "p.json", "--ignore-unknown", "--only-predicted", "--all-stopwords-zero",
-                  "--no-progress"])
+    args = parse(["t.jsonl", "p.json", "--ignore-unknown", "--only-predicted", "--all-stopwords-zero", "--no-progress"])
     assert (args.ignore_unknown, args.only_predicted, args.all_stopwords_zero, args.progress) == (
-        True, True, True, False)
+        True,
+        True,
+        True,
+        False,
+    )
     assert parse(["t.jsonl", "p.json", "--progress"]).progress is True
 
 
@@ -185,10 +214,13 @@ def test_progress_defaults_are_those_of_each_command():
     assert probeval_cli.parse_args(["t", "p"]).progress is False
 
 
-@pytest.mark.parametrize("parse, spelling", [
-    (metric_cli.parse_args, "--stopword-answers-score-zero"),
-    (probeval_cli.parse_args, "--only-sampled"),
-])
+@pytest.mark.parametrize(
+    "parse, spelling",
+    [
+        (metric_cli.parse_args, "--stopword-answers-score-zero"),
+        (probeval_cli.parse_args, "--only-sampled"),
+    ],
+)
 def test_spellings_of_no_release_are_usage_errors(capsys, parse, spelling):
     with pytest.raises(SystemExit) as stop:
         parse(["t.jsonl", "p.json", spelling])
@@ -197,12 +229,25 @@ def test_spellings_of_no_release_are_usage_errors(capsys, parse, spelling):
 
 def _small_files(tmp_path):
     targets = tmp_path / "t.jsonl"
-    targets.write_text("".join(json.dumps({
-        "metadata": {"id": f"q{i}"}, "question": {"normalized": "name a pet"},
-        "answers": {"clusters": {f"q{i}.0": {"count": 6, "answers": ["dog"]},
-                                 f"q{i}.1": {"count": 4, "answers": ["cat"]}},
-                    "raw": {"dog": 6, "cat": 4}},
-    }) + "\n" for i in range(12)))
+    targets.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "metadata": {"id": f"q{i}"},
+                    "question": {"normalized": "name a pet"},
+                    "answers": {
+                        "clusters": {
+                            f"q{i}.0": {"count": 6, "answers": ["dog"]},
+                            f"q{i}.1": {"count": 4, "answers": ["cat"]},
+                        },
+                        "raw": {"dog": 6, "cat": 4},
+                    },
+                }
+            )
+            + "\n"
+            for i in range(12)
+        )
+    )
     good = tmp_path / "good.json"
     good.write_text(json.dumps({f"q{i}": ["dog", "cat"] * 5 for i in range(12)}))
     bad = tmp_path / "bad.json"
@@ -214,8 +259,23 @@ def test_protoqa_eval_compare_sub_command(tmp_path, capsys):
     targets, good, bad = _small_files(tmp_path)
     assert metric_cli.main(["compare", str(targets), str(good), str(bad), "--similarity", "exact_match"]) == 2
     assert f"{bad}, question 'zz': predictions for 1 question id(s)" in capsys.readouterr().err
-    assert metric_cli.main(["compare", str(targets), str(good), str(bad), "--similarity", "exact_match",
-                            "--ignore-unknown", "--json", "--resamples", "100"]) == 0
+    assert (
+        metric_cli.main(
+            [
+                "compare",
+                str(targets),
+                str(good),
+                str(bad),
+                "--similarity",
+                "exact_match",
+                "--ignore-unknown",
+                "--json",
+                "--resamples",
+                "100",
+            ]
+        )
+        == 0
+    )
     captured = capsys.readouterr()
     out = json.loads(captured.out)
     assert out["metrics"]["max_answers@1"]["difference"] == 1.0
@@ -227,14 +287,30 @@ def test_probeval_compare_sub_command(tmp_path, capsys):
     targets, good, bad = _small_files(tmp_path)
     assert probeval_cli.main(["compare", str(targets), str(good), str(bad), "--clustering", "human"]) == 2
     assert f"{bad}, line 1, question 'zz': predictions for 1 question id(s)" in capsys.readouterr().err
-    assert probeval_cli.main(["compare", str(targets), str(good), str(bad), "--clustering", "human",
-                              "--ignore-unknown", "--json", "--resamples", "100"]) == 0
+    assert (
+        probeval_cli.main(
+            [
+                "compare",
+                str(targets),
+                str(good),
+                str(bad),
+                "--clustering",
+                "human",
+                "--ignore-unknown",
+                "--json",
+                "--resamples",
+                "100",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["num_questions"] == 12 and out["difference"] < 0 and out["p_value"] < 0.05
 
 
-@pytest.mark.parametrize("main, prog", [(metric_cli.main, "protoqa-eval compare"),
-                                        (probeval_cli.main, "probeval compare")])
+@pytest.mark.parametrize(
+    "main, prog", [(metric_cli.main, "protoqa-eval compare"), (probeval_cli.main, "probeval compare")]
+)
 def test_compare_sub_command_usage_errors_are_one_line(capsys, main, prog):
     with pytest.raises(SystemExit) as done:
         main(["compare", "only_targets.jsonl"])

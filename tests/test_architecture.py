@@ -82,8 +82,9 @@ def test_no_module_imports_upward_or_sideways(path):
         # below its own layer: always allowed; the same layer only for applications
         if layers[package] < layers[own] or (layers[package] == layers[own] and own in PACKAGES_OUTSIDE_THE_WHEEL):
             continue
-        wrong.append(f"{path.relative_to(REPO)}:{line} imports {package} (layer {layers[package]}) "
-                     f"from layer {layers[own]}")
+        wrong.append(
+            f"{path.relative_to(REPO)}:{line} imports {package} (layer {layers[package]}) from layer {layers[own]}"
+        )
     assert not wrong, "\n".join(wrong)
 
 
@@ -93,7 +94,12 @@ def test_wheel_layout_leaves_research_out():
     include = re.search(r"\[options\.packages\.find\]\ninclude =\n((?:\s+.+\n)+)", text).group(1).split()
     assert not [p for p in include if p.split(".")[0] in PACKAGES_OUTSIDE_THE_WHEEL]
     assert {p for p in include if "." not in p} == {
-        "protoqa_core", "protoqa_metric", "cfc_probeval", "protoqa_dataset", "protoqa_integrations"}
+        "protoqa_core",
+        "protoqa_metric",
+        "cfc_probeval",
+        "protoqa_dataset",
+        "protoqa_integrations",
+    }
 
 
 def _module_edges(path: Path, modules: set[str], root: Path = REPO) -> list[tuple[int, str]]:
@@ -115,8 +121,7 @@ def _module_edges(path: Path, modules: set[str], root: Path = REPO) -> list[tupl
                 parts = package.split(".")
                 anchor = ".".join(parts[: len(parts) - node.level + 1])
                 base = f"{anchor}.{base}" if base else anchor
-            targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
-                       for alias in node.names]
+            targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names]
         else:
             continue
         for target in targets:
@@ -179,37 +184,55 @@ def test_no_modules_import_one_another_in_a_circle():
     report = []
     for component in _circles(graph):
         members = set(component)
-        report.append("circle: " + ", ".join(
-            f"{source}:{line} imports {target}"
-            for source in component for target, line in sorted(graph[source].items()) if target in members))
+        report.append(
+            "circle: "
+            + ", ".join(
+                f"{source}:{line} imports {target}"
+                for source in component
+                for target, line in sorted(graph[source].items())
+                if target in members
+            )
+        )
     assert not report, "\n".join(report)
 
 
 def test_the_circle_check_sees_function_level_and_relative_imports(tmp_path):
     package = tmp_path / "pkg"
     package.mkdir()
-    files = {"__init__.py": "from .c import y\n", "a.py": "from .b import x\n",
-             "b.py": "def f():\n    from pkg import a\n", "c.py": "import pkg.a\ny = 1\n"}
+    files = {
+        "__init__.py": "from .c import y\n",
+        "a.py": "from .b import x\n",
+        "b.py": "def f():\n    from pkg import a\n",
+        "c.py": "import pkg.a\ny = 1\n",
+    }
     for file, text in files.items():
         (package / file).write_text(text)
     modules = {"pkg", "pkg.a", "pkg.b", "pkg.c"}
-    graph = {_module_name(p, tmp_path): {t: n for n, t in _module_edges(p, modules, tmp_path)}
-             for p in package.glob("*.py")}
+    graph = {
+        _module_name(p, tmp_path): {t: n for n, t in _module_edges(p, modules, tmp_path)} for p in package.glob("*.py")
+    }
     assert graph == {"pkg": {"pkg.c": 1}, "pkg.a": {"pkg.b": 1}, "pkg.b": {"pkg.a": 2}, "pkg.c": {"pkg.a": 1}}
     assert _circles(graph) == [["pkg.a", "pkg.b"]]
     assert _circles({"pkg.a": {"pkg.a": 1}}) == [["pkg.a"]]
     assert _circles({"pkg.a": {"pkg.b": 1}, "pkg.b": {}}) == []
 
 
-_UPPER_NAME = re.compile(r"(?<![\w.])(?:protoqa_metric|cfc_probeval|protoqa_dataset|protoqa_integrations)\b"
-                         r"|(?<![\w.])(?:space|studies|benchmarks|examples)[./]\w")
+_UPPER_NAME = re.compile(
+    r"(?<![\w.])(?:protoqa_metric|cfc_probeval|protoqa_dataset|protoqa_integrations)\b"
+    r"|(?<![\w.])(?:space|studies|benchmarks|examples)[./]\w"
+)
 
 
 def _strings_outside_docs(tree: ast.Module) -> list[ast.Constant]:
     """Every string constant of ``tree`` except docstrings and other bare string statements (docs)."""
-    docs = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)}
-    return [node for node in ast.walk(tree)
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs]
+    docs = {
+        id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+    }
+    return [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
+    ]
 
 
 def _upper_names_in_core() -> list[str]:

@@ -12,16 +12,26 @@ import pytest
 from protoqa_metric.cli import main
 
 KEYS = {
-    "max_answers@1", "max_answers@3", "max_answers@5", "max_answers@10", "max_answers@all",
-    "max_incorrect@1", "max_incorrect@3", "max_incorrect@5", "max_incorrect@all", "set_intersection",
+    "max_answers@1",
+    "max_answers@3",
+    "max_answers@5",
+    "max_answers@10",
+    "max_answers@all",
+    "max_incorrect@1",
+    "max_incorrect@3",
+    "max_incorrect@5",
+    "max_incorrect@all",
+    "set_intersection",
     "signature",
 }
 
 
 @pytest.fixture
 def dev_files(shared_data):
-    return (str(shared_data / "protoqa" / "dev.crowdsourced.jsonl"),
-            str(shared_data / "protoqa" / "dev.predictions.gpt2finetuned.json"))
+    return (
+        str(shared_data / "protoqa" / "dev.crowdsourced.jsonl"),
+        str(shared_data / "protoqa" / "dev.predictions.gpt2finetuned.json"),
+    )
 
 
 def test_json_output_has_exactly_the_documented_keys(dev_files, capsys):
@@ -84,8 +94,9 @@ def test_unknown_similarity_is_rejected(dev_files, capsys):
 
 def test_console_script_runs(dev_files):
     exe = shutil.which("protoqa-eval") or str(__import__("pathlib").Path(sys.executable).parent / "protoqa-eval")
-    done = subprocess.run([exe, *dev_files, "--similarity", "exact_match", "--json"],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [exe, *dev_files, "--similarity", "exact_match", "--json"], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     assert set(json.loads(done.stdout)) == KEYS
     module = subprocess.run([sys.executable, "-m", "protoqa_metric", "--version"], capture_output=True, text=True)
@@ -94,8 +105,24 @@ def test_console_script_runs(dev_files):
 
 def test_compare_two_systems(dev_files, shared_data, capsys):
     human = str(shared_data / "protoqa" / "dev.predictions.human.jsonl")
-    assert main(["compare", dev_files[0], dev_files[1], human, "--similarity", "exact_match",
-                 "--metrics", "max_answers@10", "--json", "--resamples", "200"]) == 0
+    assert (
+        main(
+            [
+                "compare",
+                dev_files[0],
+                dev_files[1],
+                human,
+                "--similarity",
+                "exact_match",
+                "--metrics",
+                "max_answers@10",
+                "--json",
+                "--resamples",
+                "200",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     row = out["metrics"]["max_answers@10"]
     assert row["difference"] == pytest.approx(row["a"] - row["b"])

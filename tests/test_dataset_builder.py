@@ -15,6 +15,7 @@ from pathlib import Path
 import datasets
 import pytest
 
+from protoqa_core.readers import DataFormatError
 from protoqa_dataset import FEATURES, ProtoQA, load_protoqa
 from protoqa_dataset.sources import (
     DATA_DIR_ENV,
@@ -24,7 +25,6 @@ from protoqa_dataset.sources import (
     SourceNotFoundError,
     SourceVerificationError,
 )
-from protoqa_core.readers import DataFormatError
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
@@ -86,8 +86,10 @@ def test_cfc_config_matches_the_jsonl_files(shared, isolated_hf):
                 "answers": [c["answers"] for c in clusters.values()],
                 "count": [c["count"] for c in clusters.values()],
             }
-            assert row["raw_answers"] == {"answer": list(record["answers"]["raw"]),
-                                          "count": list(record["answers"]["raw"].values())}
+            assert row["raw_answers"] == {
+                "answer": list(record["answers"]["raw"]),
+                "count": list(record["answers"]["raw"].values()),
+            }
             assert row["num_answers"] == sum(c["count"] for c in clusters.values())
     assert ds["validation"][0]["id"] == "r1q1" and ds["test"][0]["id"] == "r4q1"
 
@@ -106,11 +108,14 @@ def test_scraped_dev_config(shared, isolated_hf):
 def protoqa_dir(shared: Path, root: Path) -> Path:
     """A full ProtoQA data dir: train.jsonl is not available here, so a copy of the
     scraped dev file (same format) stands at the upstream train path."""
-    return copy_into(root, {
-        "data/train/train.jsonl": shared / "protoqa/dev.scraped.jsonl",
-        "protoqa/dev.crowdsourced.jsonl": shared / "protoqa/dev.crowdsourced.jsonl",
-        "protoqa/test.questions.jsonl": shared / "protoqa/test.questions.jsonl",
-    })
+    return copy_into(
+        root,
+        {
+            "data/train/train.jsonl": shared / "protoqa/dev.scraped.jsonl",
+            "protoqa/dev.crowdsourced.jsonl": shared / "protoqa/dev.crowdsourced.jsonl",
+            "protoqa/test.questions.jsonl": shared / "protoqa/test.questions.jsonl",
+        },
+    )
 
 
 def test_protoqa_config_all_splits(shared, isolated_hf, tmp_path):
@@ -170,31 +175,40 @@ def test_data_dir_from_environment(shared, isolated_hf, monkeypatch):
 
 
 def test_upstream_layout_is_accepted(shared, isolated_hf, tmp_path):
-    data_dir = copy_into(tmp_path / "clone", {
-        "CFC_evaluator_data/Evaluator_Input/all_dev_targets.jsonl": shared / "cfc/dev.targets.jsonl",
-        "CFC_evaluator_data/Evaluator_Input/20220715_ground_truth_targets.jsonl": shared / "cfc/test.targets.jsonl",
-        "data/dev/dev.scraped.jsonl": shared / "protoqa/dev.scraped.jsonl",
-    })
+    data_dir = copy_into(
+        tmp_path / "clone",
+        {
+            "CFC_evaluator_data/Evaluator_Input/all_dev_targets.jsonl": shared / "cfc/dev.targets.jsonl",
+            "CFC_evaluator_data/Evaluator_Input/20220715_ground_truth_targets.jsonl": shared / "cfc/test.targets.jsonl",
+            "data/dev/dev.scraped.jsonl": shared / "protoqa/dev.scraped.jsonl",
+        },
+    )
     ds = load("cfc", isolated_hf, data_dir=data_dir)  # checksums verified against the upstream files
     assert (ds["validation"].num_rows, ds["test"].num_rows) == (54, 46)
     assert load("protoqa_scraped_dev", isolated_hf, data_dir=data_dir, split="validation").num_rows == 980
 
 
 def test_two_different_files_under_accepted_names_is_an_error(shared, isolated_hf, tmp_path):
-    data_dir = copy_into(tmp_path / "data", {
-        "cfc/dev.targets.jsonl": shared / "cfc/dev.targets.jsonl",
-        "cfc/all_dev_targets.jsonl": shared / "cfc/test.targets.jsonl",
-        "cfc/test.targets.jsonl": shared / "cfc/test.targets.jsonl",
-    })
+    data_dir = copy_into(
+        tmp_path / "data",
+        {
+            "cfc/dev.targets.jsonl": shared / "cfc/dev.targets.jsonl",
+            "cfc/all_dev_targets.jsonl": shared / "cfc/test.targets.jsonl",
+            "cfc/test.targets.jsonl": shared / "cfc/test.targets.jsonl",
+        },
+    )
     with pytest.raises(SourceError, match="different files under accepted names"):
         load("cfc", isolated_hf, data_dir=data_dir)
 
 
 def test_cache_follows_local_file_contents(shared, isolated_hf, tmp_path):
-    data_dir = copy_into(tmp_path / "data", {
-        "cfc/dev.targets.jsonl": shared / "cfc/dev.targets.jsonl",
-        "cfc/test.targets.jsonl": shared / "cfc/test.targets.jsonl",
-    })
+    data_dir = copy_into(
+        tmp_path / "data",
+        {
+            "cfc/dev.targets.jsonl": shared / "cfc/dev.targets.jsonl",
+            "cfc/test.targets.jsonl": shared / "cfc/test.targets.jsonl",
+        },
+    )
     assert load("cfc", isolated_hf, data_dir=data_dir, verify_sources=False)["validation"].num_rows == 54
     dev = data_dir / "cfc/dev.targets.jsonl"
     dev.write_text("\n".join(dev.read_text(encoding="utf-8").splitlines()[:3]) + "\n", encoding="utf-8")
@@ -206,10 +220,13 @@ def test_cache_follows_local_file_contents(shared, isolated_hf, tmp_path):
 
 def mirror(shared: Path, root: Path) -> Path:
     """A local mirror with the layout of the CFC repository, used as base_url."""
-    return copy_into(root, {
-        "CFC_evaluator_data/Evaluator_Input/all_dev_targets.jsonl": shared / "cfc/dev.targets.jsonl",
-        "CFC_evaluator_data/Evaluator_Input/20220715_ground_truth_targets.jsonl": shared / "cfc/test.targets.jsonl",
-    })
+    return copy_into(
+        root,
+        {
+            "CFC_evaluator_data/Evaluator_Input/all_dev_targets.jsonl": shared / "cfc/dev.targets.jsonl",
+            "CFC_evaluator_data/Evaluator_Input/20220715_ground_truth_targets.jsonl": shared / "cfc/test.targets.jsonl",
+        },
+    )
 
 
 def test_download_from_mirror(shared, isolated_hf, tmp_path):
@@ -235,8 +252,9 @@ def test_missing_file_on_mirror_is_a_download_error(isolated_hf, tmp_path):
 def test_downloaded_file_with_wrong_checksum(shared, isolated_hf, tmp_path):
     base = mirror(shared, tmp_path / "mirror")
     test_file = base / "CFC_evaluator_data/Evaluator_Input/20220715_ground_truth_targets.jsonl"
-    test_file.write_text(test_file.read_text(encoding="utf-8").replace('"count": 23', '"count": 24', 1),
-                         encoding="utf-8")
+    test_file.write_text(
+        test_file.read_text(encoding="utf-8").replace('"count": 23', '"count": 24', 1), encoding="utf-8"
+    )
     with pytest.raises(SourceVerificationError) as err:
         load("cfc", isolated_hf, base_url=str(base))
     message = str(err.value)
@@ -248,10 +266,13 @@ def test_downloaded_file_with_wrong_checksum(shared, isolated_hf, tmp_path):
 
 
 def test_local_file_with_wrong_checksum(shared, isolated_hf, tmp_path):
-    data_dir = copy_into(tmp_path / "data", {
-        "cfc/dev.targets.jsonl": shared / "cfc/dev.targets.jsonl",
-        "cfc/test.targets.jsonl": shared / "cfc/test.targets.jsonl",
-    })
+    data_dir = copy_into(
+        tmp_path / "data",
+        {
+            "cfc/dev.targets.jsonl": shared / "cfc/dev.targets.jsonl",
+            "cfc/test.targets.jsonl": shared / "cfc/test.targets.jsonl",
+        },
+    )
     with open(data_dir / "cfc/dev.targets.jsonl", "a", encoding="utf-8") as fh:
         fh.write("\n")
     with pytest.raises(SourceVerificationError, match=r"cfc/dev\.targets\.jsonl has sha256"):
@@ -262,8 +283,10 @@ def test_local_file_with_wrong_checksum(shared, isolated_hf, tmp_path):
 
 
 def question(qid: str, clusters=None, **extra) -> dict:
-    record = {"metadata": {"id": qid, "source": "test"},
-              "question": {"original": f"Name {qid}.", "normalized": f"name {qid}."}}
+    record = {
+        "metadata": {"id": qid, "source": "test"},
+        "question": {"original": f"Name {qid}.", "normalized": f"name {qid}."},
+    }
     if clusters is not None:
         record["answers"] = {"raw": {}, "clusters": clusters}
     record.update(extra)
@@ -281,20 +304,35 @@ def bad_cfc_dir(tmp_path: Path, dev_lines: list[str]) -> Path:
     return data_dir
 
 
-@pytest.mark.parametrize("second_line, line, fragment", [
-    ('{"metadata": {"id": "q2"', 2, "malformed JSON"),
-    (json.dumps({"question": {"normalized": "x"}}), 2, "missing question id"),
-    (json.dumps({"metadata": {"id": "q2"}}), 2, "missing question text"),
-    (json.dumps(question("q2", {"q2.0": {"answers": ["a"]}})), 2, "needs 'count' and 'answers'"),
-    (json.dumps(question("q2", {"q2.0": {"count": -1, "answers": ["a"]}})), 2, "non-negative integer"),
-    (json.dumps(question("q2", {"q2.0": {"count": "3", "answers": ["a"]}})), 2, "non-negative integer"),
-    (json.dumps(question("q2", {"q2.0": {"count": 2.5, "answers": ["a"]}})), 2, "non-negative integer"),
-    (json.dumps(question("q2", {"q2.0": {"count": True, "answers": ["a"]}})), 2, "non-negative integer"),
-    (json.dumps(GOOD), 2, "duplicate question id (first on line 1)"),
-    (json.dumps(question("q2")), 2, "no answer clusters"),
-    (json.dumps(question("q2", {})), 2, "no answer clusters"),
-], ids=["malformed", "no-id", "no-question", "no-count", "negative", "string", "float", "bool", "duplicate",
-        "no-answers", "empty-clusters"])
+@pytest.mark.parametrize(
+    "second_line, line, fragment",
+    [
+        ('{"metadata": {"id": "q2"', 2, "malformed JSON"),
+        (json.dumps({"question": {"normalized": "x"}}), 2, "missing question id"),
+        (json.dumps({"metadata": {"id": "q2"}}), 2, "missing question text"),
+        (json.dumps(question("q2", {"q2.0": {"answers": ["a"]}})), 2, "needs 'count' and 'answers'"),
+        (json.dumps(question("q2", {"q2.0": {"count": -1, "answers": ["a"]}})), 2, "non-negative integer"),
+        (json.dumps(question("q2", {"q2.0": {"count": "3", "answers": ["a"]}})), 2, "non-negative integer"),
+        (json.dumps(question("q2", {"q2.0": {"count": 2.5, "answers": ["a"]}})), 2, "non-negative integer"),
+        (json.dumps(question("q2", {"q2.0": {"count": True, "answers": ["a"]}})), 2, "non-negative integer"),
+        (json.dumps(GOOD), 2, "duplicate question id (first on line 1)"),
+        (json.dumps(question("q2")), 2, "no answer clusters"),
+        (json.dumps(question("q2", {})), 2, "no answer clusters"),
+    ],
+    ids=[
+        "malformed",
+        "no-id",
+        "no-question",
+        "no-count",
+        "negative",
+        "string",
+        "float",
+        "bool",
+        "duplicate",
+        "no-answers",
+        "empty-clusters",
+    ],
+)
 def test_bad_lines_name_file_and_line(tmp_path, isolated_hf, second_line, line, fragment):
     data_dir = bad_cfc_dir(tmp_path, [json.dumps(GOOD), second_line])
     with pytest.raises(DataFormatError) as err:
@@ -313,7 +351,8 @@ def test_blank_lines_do_not_shift_line_numbers(tmp_path, isolated_hf):
 def test_answers_in_the_test_questions_file_are_an_error(shared, isolated_hf, tmp_path):
     data_dir = protoqa_dir(shared, tmp_path / "data")
     (data_dir / "protoqa/test.questions.jsonl").write_text(
-        json.dumps(question("t1")) + "\n" + json.dumps(GOOD) + "\n", encoding="utf-8")
+        json.dumps(question("t1")) + "\n" + json.dumps(GOOD) + "\n", encoding="utf-8"
+    )
     with pytest.raises(DataFormatError, match=r"test\.questions\.jsonl, line 2, question 'q1': has answers"):
         load("protoqa", isolated_hf, data_dir=data_dir, verify_sources=False)
 

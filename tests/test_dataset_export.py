@@ -15,12 +15,12 @@ import datasets
 import pytest
 from huggingface_hub import DatasetCard, HfApi
 
+from protoqa_core.readers import Question
 from protoqa_dataset import FEATURES, SourceNotFoundError, export_dataset, plan_upload, upload_export
 from protoqa_dataset import upload as upload_module
 from protoqa_dataset.__main__ import main
 from protoqa_dataset.sources import DATA_DIR_ENV
 from protoqa_metric import clusters_from_records, evaluate_predictions, read_predictions, read_targets
-from protoqa_core.readers import Question
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 SPLIT_ROWS = {
@@ -247,13 +247,20 @@ def test_upload_sends_the_folder_as_a_dataset_repo(full_export):
     api = RecordingApi()
     plan = upload_export(out, "someone/protoqa", api=api, private=True)
     (create, repo_id, create_kwargs), (upload, upload_repo, upload_kwargs) = api.calls
-    assert (create, repo_id, upload, upload_repo) == ("create_repo", "someone/protoqa", "upload_folder", "someone/protoqa")
+    assert (create, repo_id, upload, upload_repo) == (
+        "create_repo",
+        "someone/protoqa",
+        "upload_folder",
+        "someone/protoqa",
+    )
     assert create_kwargs["repo_type"] == "dataset" and create_kwargs["exist_ok"] and create_kwargs["private"]
     assert upload_kwargs["repo_type"] == "dataset"
     assert Path(upload_kwargs["folder_path"]) == out
     assert upload_kwargs["delete_patterns"] == ["*.parquet"]
     sent = [path for path, _ in plan.files]
-    assert sent == sorted(["README.md", *(f"{c}/{s}-00000-of-00001.parquet" for c in SPLIT_ROWS for s in SPLIT_ROWS[c])])
+    assert sent == sorted(
+        ["README.md", *(f"{c}/{s}-00000-of-00001.parquet" for c in SPLIT_ROWS for s in SPLIT_ROWS[c])]
+    )
 
 
 def test_upload_dry_run_touches_no_network(full_export, monkeypatch, capsys):

@@ -20,8 +20,13 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "protoqa"
-ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
-       "OMP_NUM_THREADS": "1"}
+ENV = {
+    **os.environ,
+    "HF_HUB_OFFLINE": "1",
+    "HF_DATASETS_OFFLINE": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+    "OMP_NUM_THREADS": "1",
+}
 
 EVALUATE_WORKER = """
 import json, sys
@@ -67,9 +72,17 @@ dist.destroy_process_group()
 
 def run_two_processes(script: Path, per_rank_args, timeout: float = 180) -> None:
     """Start one OS process per argument list at once, wait for all, fail with their stderr."""
-    procs = [subprocess.Popen([sys.executable, str(script), *map(str, args)], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, env=ENV, cwd=script.parent)
-             for args in per_rank_args]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(script), *map(str, args)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=ENV,
+            cwd=script.parent,
+        )
+        for args in per_rank_args
+    ]
     errors = []
     for rank, proc in enumerate(procs):
         try:
@@ -96,13 +109,17 @@ def dev_rows():
 
     questions = list(read_targets(dev).values())[:9]
     ranked = read_predictions(predictions)
-    return ([ranked[q.id] for q in questions],
-            [[{"answers": list(c.answers), "count": c.count} for c in q.clusters] for q in questions])
+    return (
+        [ranked[q.id] for q in questions],
+        [[{"answers": list(c.answers), "count": c.count} for c in q.clusters] for q in questions],
+    )
 
 
 def in_batches(predictions, references, size):
-    return [{"predictions": predictions[i:i + size], "references": references[i:i + size]}
-            for i in range(0, len(predictions), size)]
+    return [
+        {"predictions": predictions[i : i + size], "references": references[i : i + size]}
+        for i in range(0, len(predictions), size)
+    ]
 
 
 def test_protoqa_metric_two_processes_equal_one(dev_rows, tmp_path):
@@ -112,19 +129,33 @@ def test_protoqa_metric_two_processes_equal_one(dev_rows, tmp_path):
     predictions, references = dev_rows
     half = 5  # uneven shares, several batches each
     configs = ["wordnet", "exact_match"]
-    payload = {"configs": configs,
-               "batches": [in_batches(predictions[:half], references[:half], 2),
-                           in_batches(predictions[half:], references[half:], 2)]}
+    payload = {
+        "configs": configs,
+        "batches": [
+            in_batches(predictions[:half], references[:half], 2),
+            in_batches(predictions[half:], references[half:], 2),
+        ],
+    }
     (tmp_path / "payload.json").write_text(json.dumps(payload))
     (tmp_path / "worker.py").write_text(EVALUATE_WORKER)
     experiment_id = uuid.uuid4().hex  # shared by the processes of one evaluation
-    run_two_processes(tmp_path / "worker.py", [
-        [evaluate_module_path(), rank, 2, tmp_path / "cache", experiment_id,
-         tmp_path / "payload.json", tmp_path / f"result{rank}.json"]
-        for rank in range(2)
-    ])
+    run_two_processes(
+        tmp_path / "worker.py",
+        [
+            [
+                evaluate_module_path(),
+                rank,
+                2,
+                tmp_path / "cache",
+                experiment_id,
+                tmp_path / "payload.json",
+                tmp_path / f"result{rank}.json",
+            ]
+            for rank in range(2)
+        ],
+    )
     distributed = json.loads((tmp_path / "result0.json").read_text())
-    assert json.loads((tmp_path / "result1.json").read_text()) == {config: None for config in configs}
+    assert json.loads((tmp_path / "result1.json").read_text()) == dict.fromkeys(configs)
 
     for config in configs:
         single = evaluate.load(evaluate_module_path(), config, cache_dir=str(tmp_path / "single"))
@@ -140,12 +171,22 @@ def test_protoqa_metric_two_processes_equal_one(dev_rows, tmp_path):
 def write_targets(path: Path, questions) -> None:
     with open(path, "w", encoding="utf-8") as fh:
         for qid, text, clusters in questions:
-            fh.write(json.dumps({
-                "metadata": {"id": qid},
-                "question": {"original": text, "normalized": text},
-                "answers": {"raw": {}, "clusters": {f"{qid}.{i}": {"count": count, "answers": answers}
-                                                    for i, (answers, count) in enumerate(clusters)}},
-            }) + "\n")
+            fh.write(
+                json.dumps(
+                    {
+                        "metadata": {"id": qid},
+                        "question": {"original": text, "normalized": text},
+                        "answers": {
+                            "raw": {},
+                            "clusters": {
+                                f"{qid}.{i}": {"count": count, "answers": answers}
+                                for i, (answers, count) in enumerate(clusters)
+                            },
+                        },
+                    }
+                )
+                + "\n"
+            )
 
 
 def test_callback_two_processes_equal_one(tmp_path):
@@ -153,12 +194,12 @@ def test_callback_two_processes_equal_one(tmp_path):
     pytest.importorskip("transformers")
     if not torch.distributed.is_available():
         pytest.skip("torch.distributed is not available")
-    from tiny_lm import tiny_gpt2, word_tokenizer
     from transformers import GPT2LMHeadModel
 
-    from protoqa_metric import read_targets
     from protoqa_integrations.prompts import generation_prompt
     from protoqa_integrations.training import ProtoQAEvalCallback
+    from protoqa_metric import read_targets
+    from tiny_lm import tiny_gpt2, word_tokenizer
 
     questions = [
         ("q1", "name a pet", [(["dog"], 6), (["cat"], 4)]),
@@ -166,24 +207,35 @@ def test_callback_two_processes_equal_one(tmp_path):
         ("q3", "how can you tell it is winter", [(["snow"], 7), (["cold"], 3)]),
     ]
     write_targets(tmp_path / "targets.jsonl", questions)
-    tokenizer = word_tokenizer([generation_prompt(text) for _, text, _ in questions] + ["dog cat eggs toast snow cold ."])
+    tokenizer = word_tokenizer(
+        [generation_prompt(text) for _, text, _ in questions] + ["dog cat eggs toast snow cold ."]
+    )
     model = tiny_gpt2(tokenizer, seed=0, n_positions=32)
     model_dir = tmp_path / "tiny-gpt2"
     model.save_pretrained(model_dir)
     tokenizer.save_pretrained(model_dir)
 
     (tmp_path / "worker.py").write_text(CALLBACK_WORKER)
-    run_two_processes(tmp_path / "worker.py", [
-        [rank, 2, tmp_path / "rendezvous", model_dir, tmp_path / "targets.jsonl", tmp_path / f"out{rank}.json"]
-        for rank in range(2)
-    ])
+    run_two_processes(
+        tmp_path / "worker.py",
+        [
+            [rank, 2, tmp_path / "rendezvous", model_dir, tmp_path / "targets.jsonl", tmp_path / f"out{rank}.json"]
+            for rank in range(2)
+        ],
+    )
     results = [json.loads((tmp_path / f"out{rank}.json").read_text()) for rank in range(2)]
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # as in the workers, so floating-point sums agree
     try:
-        callback = ProtoQAEvalCallback(read_targets(tmp_path / "targets.jsonl"), num_samples=5, batch_size=3,
-                                       max_new_tokens=4, similarity="exact_match", seed=11)
+        callback = ProtoQAEvalCallback(
+            read_targets(tmp_path / "targets.jsonl"),
+            num_samples=5,
+            batch_size=3,
+            max_new_tokens=4,
+            similarity="exact_match",
+            seed=11,
+        )
         scores = callback.evaluate_model(GPT2LMHeadModel.from_pretrained(model_dir), tokenizer)
     finally:
         torch.set_num_threads(threads)

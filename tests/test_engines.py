@@ -32,9 +32,16 @@ needs_data = pytest.mark.skipif(not DEV.is_file(), reason=f"shared ProtoQA data 
 KEY = "sk-test-secret-0123456789"
 
 
-@pytest.mark.parametrize("name", ["protoqa_integrations.engines.base", "protoqa_integrations.engines.openai",
-                                  "protoqa_integrations.engines.hf", "protoqa_integrations.engines.vllm",
-                                  "protoqa_integrations.engines"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "protoqa_integrations.engines.base",
+        "protoqa_integrations.engines.openai",
+        "protoqa_integrations.engines.hf",
+        "protoqa_integrations.engines.vllm",
+        "protoqa_integrations.engines",
+    ],
+)
 def test_docstring_examples(name):
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
     assert result.failed == 0
@@ -42,23 +49,27 @@ def test_docstring_examples(name):
 
 # ---------------------------------------------------------------- chat prompts and replies
 
-@pytest.mark.parametrize("reply, answer", [
-    ("1. Brush teeth", "brush teeth"),
-    ("**Coffee**", "coffee"),
-    ("Sure! Here's one: a beach towel.", "a beach towel"),
-    ("Sure! Here's one:\n\n**Sunscreen**\n\nIt protects you from the sun.", "sunscreen"),
-    ("- Umbrella\n- Hat", "umbrella"),
-    ("\"Pizza\"", "pizza"),
-    ("\u201cA dog\u201d", "a dog"),
-    ("A: into the lake.", "into the lake"),
-    ("Answer: the kitchen", "the kitchen"),
-    ("2) _Hot dogs_", "hot dogs"),
-    ("Pizza! Definitely.", "pizza"),
-    ("Certainly: the bathroom", "the bathroom"),
-    ("", ""),
-    ("\n\n  \n", ""),
-    ("1.5 hours", "1.5 hours"),
-])
+
+@pytest.mark.parametrize(
+    "reply, answer",
+    [
+        ("1. Brush teeth", "brush teeth"),
+        ("**Coffee**", "coffee"),
+        ("Sure! Here's one: a beach towel.", "a beach towel"),
+        ("Sure! Here's one:\n\n**Sunscreen**\n\nIt protects you from the sun.", "sunscreen"),
+        ("- Umbrella\n- Hat", "umbrella"),
+        ('"Pizza"', "pizza"),
+        ("\u201cA dog\u201d", "a dog"),
+        ("A: into the lake.", "into the lake"),
+        ("Answer: the kitchen", "the kitchen"),
+        ("2) _Hot dogs_", "hot dogs"),
+        ("Pizza! Definitely.", "pizza"),
+        ("Certainly: the bathroom", "the bathroom"),
+        ("", ""),
+        ("\n\n  \n", ""),
+        ("1.5 hours", "1.5 hours"),
+    ],
+)
 def test_answers_from_chat_replies_of_real_shapes(reply, answer):
     assert answer_from_reply(reply) == answer
 
@@ -73,8 +84,9 @@ def test_chat_prompts_are_turns_with_an_optional_system_prompt():
     assert turns[1]["content"].endswith("Q: Name something people bring to a picnic?")
     cfc = cfc_chat_messages("a farmer with crops. where are the farmers?")
     assert [t["role"] for t in cfc] == ["user", "assistant", "user"]
-    assert cfc[0]["content"].endswith("[Q]: a man throws a stick into the lake for his dog. where does the man "
-                                      "throw the stick?")
+    assert cfc[0]["content"].endswith(
+        "[Q]: a man throws a stick into the lake for his dog. where does the man throw the stick?"
+    )
     assert cfc[2]["content"] == "[Q]: a farmer with crops. where are the farmers?"
     with pytest.raises(ValueError):
         protoqa_chat_messages("  ")
@@ -92,7 +104,7 @@ def test_the_guard_flags_collapsed_samples_only_above_temperature_zero():
 
 def test_request_seeds_are_distinct_and_repeatable():
     seeds = {request_seed(q, r) for q in range(50) for r in range(5)}
-    assert len(seeds) == 250 and all(0 <= s < 2 ** 31 for s in seeds)
+    assert len(seeds) == 250 and all(0 <= s < 2**31 for s in seeds)
 
 
 def test_retry_delay_honours_retry_after_and_is_capped():
@@ -104,6 +116,7 @@ def test_retry_delay_honours_retry_after_and_is_capped():
 
 
 # ---------------------------------------------------------------- the openai engine against a stub server
+
 
 class Stub:
     """An OpenAI-compatible server whose replies a test scripts; it records every request."""
@@ -136,8 +149,9 @@ class Stub:
             def do_POST(self):
                 payload = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 with stub.lock:
-                    stub.requests.append({"path": self.path, "payload": payload,
-                                          "auth": self.headers.get("Authorization")})
+                    stub.requests.append(
+                        {"path": self.path, "payload": payload, "auth": self.headers.get("Authorization")}
+                    )
                     action = stub.plan.pop(0) if stub.plan else None
                 if action is not None:
                     result = action(payload)
@@ -154,12 +168,16 @@ class Stub:
         n = payload["n"] if n is None else n
         seed = payload.get("seed", 0)
         if "messages" in payload:
-            choices = [{"index": i, "message": {"role": "assistant", "content": f"{i % 7 + 1}. **Answer {seed % 5}**"}}
-                       for i in range(n)]
+            choices = [
+                {"index": i, "message": {"role": "assistant", "content": f"{i % 7 + 1}. **Answer {seed % 5}**"}}
+                for i in range(n)
+            ]
         else:
             choices = [{"index": i, "text": f" answer {(seed + i) % 11}. more"} for i in range(n)]
-        return {"choices": choices, "usage": {"prompt_tokens": 10, "completion_tokens": 3 * n,
-                                              "total_tokens": 10 + 3 * n}}
+        return {
+            "choices": choices,
+            "usage": {"prompt_tokens": 10, "completion_tokens": 3 * n, "total_tokens": 10 + 3 * n},
+        }
 
     def close(self):
         self.server.shutdown()
@@ -174,15 +192,36 @@ def stub():
 
 
 def generate(stub_url, output, cwd, *extra, key=KEY, timeout=120):
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
-               HF_HUB_OFFLINE="1")
+    env = dict(
+        os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]), HF_HUB_OFFLINE="1"
+    )
     env.pop("PROTOQA_DATA_DIR", None)
     env.pop("OPENAI_API_KEY", None)
     if key is not None:
         env["OPENAI_API_KEY"] = key
-    args = [sys.executable, "-m", "protoqa_integrations", "generate", "tiny", "-o", str(output), "--engine", "openai",
-            "--base-url", stub_url, "--data-dir", str(DATA), "--no-progress", "--limit", "3", "--num-samples", "20",
-            "--max-n", "8", *extra]
+    args = [
+        sys.executable,
+        "-m",
+        "protoqa_integrations",
+        "generate",
+        "tiny",
+        "-o",
+        str(output),
+        "--engine",
+        "openai",
+        "--base-url",
+        stub_url,
+        "--data-dir",
+        str(DATA),
+        "--no-progress",
+        "--limit",
+        "3",
+        "--num-samples",
+        "20",
+        "--max-n",
+        "8",
+        *extra,
+    ]
     return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
@@ -200,9 +239,12 @@ def one_line_error(result, *fragments):
 @needs_data
 def test_openai_engine_splits_n_retries_429_and_records_usage(stub, tmp_path):
     # First reply: rate limited with Retry-After; later one 503 and one reply short of choices.
-    stub.plan = [lambda p: (429, {"Retry-After": "1"}, {"error": {"message": "rate limited"}}), None,
-                 lambda p: (503, {}, {"error": "overloaded"}),
-                 lambda p: (200, {}, Stub.completion(p, n=p["n"] - 3))]
+    stub.plan = [
+        lambda p: (429, {"Retry-After": "1"}, {"error": {"message": "rate limited"}}),
+        None,
+        lambda p: (503, {}, {"error": "overloaded"}),
+        lambda p: (200, {}, Stub.completion(p, n=p["n"] - 3)),
+    ]
     out = tmp_path / "answers.json"
     result = generate(stub.url, out, tmp_path, "--concurrency", "2", "--max-retries", "3")
     assert result.returncode == 0, result.stderr
@@ -250,24 +292,28 @@ def test_a_server_repeating_itself_is_warned_about_and_recorded(stub, tmp_path):
 @pytest.mark.slow
 @needs_data
 def test_faults_end_with_one_line_and_exit_2(stub, tmp_path):
-    one_line_error(generate(stub.url, tmp_path / "a.json", tmp_path, key="sk-wrong"), "refused the key",
-                   "OPENAI_API_KEY")
+    one_line_error(
+        generate(stub.url, tmp_path / "a.json", tmp_path, key="sk-wrong"), "refused the key", "OPENAI_API_KEY"
+    )
     one_line_error(generate(stub.url, tmp_path / "b.json", tmp_path, key=None), "refused the key")
     stub.models = ["other-model"]
-    one_line_error(generate(stub.url, tmp_path / "c.json", tmp_path), "does not serve the model 'tiny'",
-                   "other-model")
+    one_line_error(generate(stub.url, tmp_path / "c.json", tmp_path), "does not serve the model 'tiny'", "other-model")
     stub.models = ["tiny"]
     closed = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
     port = closed.server_address[1]
     closed.server_close()
-    one_line_error(generate(f"http://127.0.0.1:{port}/v1", tmp_path / "d.json", tmp_path, "--max-retries", "1"),
-                   "cannot reach the server")
+    one_line_error(
+        generate(f"http://127.0.0.1:{port}/v1", tmp_path / "d.json", tmp_path, "--max-retries", "1"),
+        "cannot reach the server",
+    )
     stub.plan = [lambda p: (200, {}, b"<html>not json</html>")] * 10
-    one_line_error(generate(stub.url, tmp_path / "e.json", tmp_path, "--max-retries", "1", "--concurrency", "1"),
-                   "malformed reply")
+    one_line_error(
+        generate(stub.url, tmp_path / "e.json", tmp_path, "--max-retries", "1", "--concurrency", "1"), "malformed reply"
+    )
     stub.plan = [lambda p: (200, {}, {"choices": []})] * 10
-    one_line_error(generate(stub.url, tmp_path / "f.json", tmp_path, "--max-retries", "1", "--concurrency", "1"),
-                   "falling short")
+    one_line_error(
+        generate(stub.url, tmp_path / "f.json", tmp_path, "--max-retries", "1", "--concurrency", "1"), "falling short"
+    )
     one_line_error(generate(stub.url, tmp_path / "g.json", tmp_path, "--base-url", "ftp://x"), "--base-url")
     one_line_error(generate(stub.url, tmp_path / "h.json", tmp_path, "--concurrency", "0"), "--concurrency")
     for name in "abcdefgh":
@@ -284,8 +330,9 @@ def test_a_timeout_is_retried_then_reported(stub, tmp_path):
         return None
 
     stub.plan = [slow, slow]
-    result = generate(stub.url, tmp_path / "t.json", tmp_path, "--request-timeout", "1", "--max-retries", "1",
-                      "--concurrency", "1")
+    result = generate(
+        stub.url, tmp_path / "t.json", tmp_path, "--request-timeout", "1", "--max-retries", "1", "--concurrency", "1"
+    )
     one_line_error(result, "no reply within 1 s")
 
 
@@ -318,8 +365,9 @@ def test_a_rate_limit_outlasting_the_retries_keeps_what_was_done_and_resume_asks
 @needs_data
 def test_over_long_and_empty_replies_are_capped_and_kept_empty(stub, tmp_path):
     def odd(payload):
-        choices = [{"index": i, "text": ("x" * 100000) if i == 0 else ("" if i == 1 else None)}
-                   for i in range(payload["n"])]
+        choices = [
+            {"index": i, "text": ("x" * 100000) if i == 0 else ("" if i == 1 else None)} for i in range(payload["n"])
+        ]
         return 200, {}, {"choices": choices}
 
     stub.plan = [odd] * 20
@@ -335,9 +383,25 @@ def test_over_long_and_empty_replies_are_capped_and_kept_empty(stub, tmp_path):
 @pytest.mark.slow
 def test_hf_engine_refuses_chat(tmp_path):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
-    result = subprocess.run([sys.executable, "-m", "protoqa_integrations", "generate", "gpt2", "-o",
-                             str(tmp_path / "x.json"), "--chat", "--data-dir", str(DATA)], cwd=tmp_path, env=env,
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "protoqa_integrations",
+            "generate",
+            "gpt2",
+            "-o",
+            str(tmp_path / "x.json"),
+            "--chat",
+            "--data-dir",
+            str(DATA),
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 2 and "--chat needs --engine vllm or openai" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
 
@@ -353,8 +417,17 @@ def test_lm_eval_api_backends_drop_the_fixed_seed_and_top_k():
     backend = object.__new__(api_backends.REGISTERED["protoqa-local-completions"])  # no server to contact
     backend.model, backend._max_gen_toks = "m", 10
     payload = backend._create_payload(
-        "p", generate=True,
-        gen_kwargs={"until": ["\n", "."], "do_sample": True, "temperature": 0.69, "top_p": 0.9, "top_k": 0,
-                    "max_gen_toks": 10}, seed=1234)
+        "p",
+        generate=True,
+        gen_kwargs={
+            "until": ["\n", "."],
+            "do_sample": True,
+            "temperature": 0.69,
+            "top_p": 0.9,
+            "top_k": 0,
+            "max_gen_toks": 10,
+        },
+        seed=1234,
+    )
     assert "seed" not in payload and "top_k" not in payload
     assert payload["temperature"] == 0.69 and payload["top_p"] == 0.9 and payload["max_tokens"] == 10

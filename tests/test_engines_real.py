@@ -28,9 +28,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not DEV.is_file(), reason=f"no ProtoQA data under {DATA}")]
 
-CHAT_TEMPLATE = ("{% for m in messages %}{% if m['role'] == 'system' %}{{ m['content'] }}\n"
-                 "{% elif m['role'] == 'user' %}Q: {{ m['content'] }}\n{% else %}A: {{ m['content'] }}\n"
-                 "{% endif %}{% endfor %}{% if add_generation_prompt %}A:{% endif %}")
+CHAT_TEMPLATE = (
+    "{% for m in messages %}{% if m['role'] == 'system' %}{{ m['content'] }}\n"
+    "{% elif m['role'] == 'user' %}Q: {{ m['content'] }}\n{% else %}A: {{ m['content'] }}\n"
+    "{% endif %}{% endfor %}{% if add_generation_prompt %}A:{% endif %}"
+)
 # vLLM's CPU build reserves this share of RAM (its default, 0.92, is refused on a shared machine).
 MEMORY = "0.15"
 
@@ -48,9 +50,16 @@ def vllm_python() -> str:
 
 
 def env(**extra: str) -> dict[str, str]:
-    out = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
-               PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]), OMP_NUM_THREADS="1",
-               TOKENIZERS_PARALLELISM="false", VLLM_LOGGING_LEVEL="ERROR")
+    out = dict(
+        os.environ,
+        HF_HUB_OFFLINE="1",
+        HF_DATASETS_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+        OMP_NUM_THREADS="1",
+        TOKENIZERS_PARALLELISM="false",
+        VLLM_LOGGING_LEVEL="ERROR",
+    )
     out.pop("PROTOQA_DATA_DIR", None)
     out.update(extra)
     return out
@@ -68,9 +77,14 @@ def tiny_model(tmp_path_factory) -> Path:
 
     questions = list(read_targets(DEV).values())
     lines = [f"{question_to_prompt(q.question)} {c.answers[0]}." for q in questions[:3] for c in q.clusters[:4]]
-    folder = build_tiny_gpt2(tmp_path_factory.mktemp("vllm") / "tiny", lines + [question_to_prompt(q.question)
-                                                                               for q in questions],
-                             n_embd=64, n_positions=512, fit_lines=lines, fit_steps=60)
+    folder = build_tiny_gpt2(
+        tmp_path_factory.mktemp("vllm") / "tiny",
+        lines + [question_to_prompt(q.question) for q in questions],
+        n_embd=64,
+        n_positions=512,
+        fit_lines=lines,
+        fit_steps=60,
+    )
     tokenizer = AutoTokenizer.from_pretrained(folder)
     tokenizer.chat_template = CHAT_TEMPLATE
     tokenizer.save_pretrained(folder)
@@ -78,16 +92,40 @@ def tiny_model(tmp_path_factory) -> Path:
 
 
 def generate(python, model, output, cwd, *extra, timeout=900):
-    args = [python, "-m", "protoqa_integrations", "generate", str(model), "-o", str(output), "--data-dir",
-            str(DATA), "--no-progress", *extra]
+    args = [
+        python,
+        "-m",
+        "protoqa_integrations",
+        "generate",
+        str(model),
+        "-o",
+        str(output),
+        "--data-dir",
+        str(DATA),
+        "--no-progress",
+        *extra,
+    ]
     return subprocess.run(args, cwd=cwd, env=env(), capture_output=True, text=True, timeout=timeout)
 
 
 def test_vllm_engine_draws_the_protocol_in_one_call(tiny_model, tmp_path):
     python = vllm_python()
     out = tmp_path / "vllm.json"
-    result = generate(python, tiny_model, out, tmp_path, "--engine", "vllm", "--gpu-memory-utilization", MEMORY,
-                      "--enforce-eager", "--limit", "3", "--num-samples", "100")
+    result = generate(
+        python,
+        tiny_model,
+        out,
+        tmp_path,
+        "--engine",
+        "vllm",
+        "--gpu-memory-utilization",
+        MEMORY,
+        "--enforce-eager",
+        "--limit",
+        "3",
+        "--num-samples",
+        "100",
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     doc = json.loads(out.read_text())
     assert [len(v) for v in doc["model_answers"].values()] == [100, 100, 100]
@@ -98,17 +136,45 @@ def test_vllm_engine_draws_the_protocol_in_one_call(tiny_model, tmp_path):
     assert info["engine_details"]["vllm"] and info["engine_details"]["gpu_memory_utilization"] == 0.15
     assert info["usage"]["completion_tokens"] > 0 and "collapsed_questions" not in info
     # The answers file is scored like any other.
-    scored = subprocess.run([sys.executable, "-m", "protoqa_integrations", "score-generated", str(out), "--data-dir",
-                             str(DATA), "--json", "--no-probeval"], cwd=tmp_path, env=env(), capture_output=True,
-                            text=True, timeout=300)
+    scored = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "protoqa_integrations",
+            "score-generated",
+            str(out),
+            "--data-dir",
+            str(DATA),
+            "--json",
+            "--no-probeval",
+        ],
+        cwd=tmp_path,
+        env=env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert scored.returncode == 0, scored.stderr
     assert json.loads(scored.stdout)["sampling"] == info["sampling"]
 
 
 def test_vllm_out_of_memory_at_start_names_the_option_to_lower(tiny_model, tmp_path):
     python = vllm_python()
-    result = generate(python, tiny_model, tmp_path / "oom.json", tmp_path, "--engine", "vllm",
-                      "--gpu-memory-utilization", "1.0", "--enforce-eager", "--limit", "1", "--num-samples", "2")
+    result = generate(
+        python,
+        tiny_model,
+        tmp_path / "oom.json",
+        tmp_path,
+        "--engine",
+        "vllm",
+        "--gpu-memory-utilization",
+        "1.0",
+        "--enforce-eager",
+        "--limit",
+        "1",
+        "--num-samples",
+        "2",
+    )
     assert result.returncode == 2, result.stderr[-3000:]
     last = result.stderr.strip().splitlines()[-1]
     assert last.startswith("protoqa-eval generate: error: vLLM could not start"), last
@@ -130,10 +196,26 @@ def server(tiny_model, tmp_path_factory):
     log = tmp_path_factory.mktemp("serve") / "serve.log"
     with open(log, "w") as fh:
         process = subprocess.Popen(
-            [python, "-m", "vllm.entrypoints.openai.api_server", "--model", str(tiny_model), "--host", "127.0.0.1",
-             "--port", str(port), "--gpu-memory-utilization", MEMORY, "--served-model-name", "tiny",
-             "--enforce-eager"],
-            stdout=fh, stderr=subprocess.STDOUT, env=env(VLLM_LOGGING_LEVEL="WARNING"))
+            [
+                python,
+                "-m",
+                "vllm.entrypoints.openai.api_server",
+                "--model",
+                str(tiny_model),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--gpu-memory-utilization",
+                MEMORY,
+                "--served-model-name",
+                "tiny",
+                "--enforce-eager",
+            ],
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            env=env(VLLM_LOGGING_LEVEL="WARNING"),
+        )
     url = f"http://127.0.0.1:{port}/v1"
     try:
         import httpx
@@ -162,8 +244,23 @@ def server(tiny_model, tmp_path_factory):
 def test_openai_engine_against_vllm_serve_completions_and_chat(server, tmp_path):
     # vLLM 0.32's CPU build stops on seeded requests whose prompt is computed in chunks, hence no seeds.
     out = tmp_path / "openai.json"
-    result = generate(sys.executable, "tiny", out, tmp_path, "--engine", "openai", "--base-url", server,
-                      "--limit", "3", "--num-samples", "300", "--max-n", "128", "--no-request-seeds")
+    result = generate(
+        sys.executable,
+        "tiny",
+        out,
+        tmp_path,
+        "--engine",
+        "openai",
+        "--base-url",
+        server,
+        "--limit",
+        "3",
+        "--num-samples",
+        "300",
+        "--max-n",
+        "128",
+        "--no-request-seeds",
+    )
     assert result.returncode == 0, result.stderr
     doc = json.loads(out.read_text())
     assert [len(v) for v in doc["model_answers"].values()] == [300, 300, 300]
@@ -171,24 +268,56 @@ def test_openai_engine_against_vllm_serve_completions_and_chat(server, tmp_path)
     assert "collapsed_questions" not in doc["generation"]
     assert doc["generation"]["usage"]["completion_tokens"] > 0
     chat = tmp_path / "chat.json"
-    result = generate(sys.executable, "tiny", chat, tmp_path, "--engine", "openai", "--base-url", server, "--chat",
-                      "--dataset", "cfc", "--limit", "2", "--num-samples", "20", "--no-request-seeds",
-                      "--system-prompt", "Answer briefly.")
+    result = generate(
+        sys.executable,
+        "tiny",
+        chat,
+        tmp_path,
+        "--engine",
+        "openai",
+        "--base-url",
+        server,
+        "--chat",
+        "--dataset",
+        "cfc",
+        "--limit",
+        "2",
+        "--num-samples",
+        "20",
+        "--no-request-seeds",
+        "--system-prompt",
+        "Answer briefly.",
+    )
     assert result.returncode == 0, result.stderr
     doc = json.loads(chat.read_text())
     assert [len(v) for v in doc["model_answers"].values()] == [20, 20] and not doc["generation"]["skipped"]
     assert doc["generation"]["prompt"] == "cfc-chat"
     # A model the server does not serve: one line, exit 2.
-    result = generate(sys.executable, "llama", tmp_path / "x.json", tmp_path, "--engine", "openai", "--base-url",
-                      server, "--limit", "1")
+    result = generate(
+        sys.executable,
+        "llama",
+        tmp_path / "x.json",
+        tmp_path,
+        "--engine",
+        "openai",
+        "--base-url",
+        server,
+        "--limit",
+        "1",
+    )
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
     assert "does not serve the model 'llama'" in result.stderr and "tiny" in result.stderr
 
 
 def lm_eval_api_python() -> str:
     for candidate in (sys.executable, os.environ.get("LM_EVAL_PYTHON")):
-        if candidate and subprocess.run([candidate, "-c", "import lm_eval.models.api_models"],
-                                        capture_output=True, env=env()).returncode == 0:
+        if (
+            candidate
+            and subprocess.run(
+                [candidate, "-c", "import lm_eval.models.api_models"], capture_output=True, env=env()
+            ).returncode
+            == 0
+        ):
             return candidate
     pytest.skip("lm-eval[api] is not importable here and $LM_EVAL_PYTHON is not set")
 
@@ -197,10 +326,27 @@ def lm_eval(python, model, model_args, task, cwd, *extra):
     from protoqa_integrations.lm_eval_tasks import tasks_path
 
     out = cwd / f"out-{model}-{task}"
-    args = [python, "-m", "protoqa_integrations.lm_eval_tasks", "run", "--model", model, "--model_args", model_args,
-            "--tasks", task, "--limit", "2", "--output_path", str(out),
-            "--metadata", json.dumps({"data_dir": str(DATA)}),
-            "--include_path", tasks_path(), *extra]
+    args = [
+        python,
+        "-m",
+        "protoqa_integrations.lm_eval_tasks",
+        "run",
+        "--model",
+        model,
+        "--model_args",
+        model_args,
+        "--tasks",
+        task,
+        "--limit",
+        "2",
+        "--output_path",
+        str(out),
+        "--metadata",
+        json.dumps({"data_dir": str(DATA)}),
+        "--include_path",
+        tasks_path(),
+        *extra,
+    ]
     result = subprocess.run(args, cwd=cwd, env=env(), capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stderr[-3000:]
     results = json.loads(next(out.rglob("results_*.json")).read_text())["results"][task]
@@ -209,8 +355,10 @@ def lm_eval(python, model, model_args, task, cwd, *extra):
 
 def test_lm_eval_api_backends_against_vllm_serve(server, tiny_model, tmp_path):
     python = lm_eval_api_python()
-    base = (f"model=tiny,base_url={server}/completions,tokenizer_backend=huggingface,tokenizer={tiny_model},"
-            "num_concurrent=4,max_retries=2")
+    base = (
+        f"model=tiny,base_url={server}/completions,tokenizer_backend=huggingface,tokenizer={tiny_model},"
+        "num_concurrent=4,max_retries=2"
+    )
     # The harness's own backend sends "seed": 1234 with every repeat: vLLM answers 300 times alike,
     # and the tasks' guard says so.
     stock, scores = lm_eval(python, "local-completions", base, "protoqa", tmp_path)
@@ -220,6 +368,13 @@ def test_lm_eval_api_backends_against_vllm_serve(server, tiny_model, tmp_path):
     _, scores = lm_eval(python, "protoqa-local-completions", base, "protoqa", tmp_path)
     assert scores["collapsed,answers"] == 0.0 and scores["wordnet_max_answers@10,answers"] >= 0.0
     chat = f"model=tiny,base_url={server}/chat/completions,num_concurrent=4,max_retries=2"
-    _, scores = lm_eval(python, "protoqa-local-chat-completions", chat, "cfc_chat", tmp_path,
-                        "--apply_chat_template", "--fewshot_as_multiturn")
+    _, scores = lm_eval(
+        python,
+        "protoqa-local-chat-completions",
+        chat,
+        "cfc_chat",
+        tmp_path,
+        "--apply_chat_template",
+        "--fewshot_as_multiturn",
+    )
     assert scores["collapsed,answers"] == 0.0 and "probeval_kl,answers" in scores

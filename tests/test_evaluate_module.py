@@ -50,8 +50,16 @@ def test_records_form_and_keyword_arguments():
     metric = evaluate.load(protoqa_metric.evaluate_module_path())
     records = [[{"answers": ["dog", "puppy"], "count": 6}, {"answers": ["cat"], "count": 4}]]
     out = metric.compute(predictions=[["the", "cat"]], references=records, similarity="exact_match", metrics="paper")
-    assert set(out) == {"max_answers@1", "max_answers@3", "max_answers@5", "max_answers@10",
-                        "max_incorrect@1", "max_incorrect@3", "max_incorrect@5", "signature"}
+    assert set(out) == {
+        "max_answers@1",
+        "max_answers@3",
+        "max_answers@5",
+        "max_answers@10",
+        "max_incorrect@1",
+        "max_incorrect@3",
+        "max_incorrect@5",
+        "signature",
+    }
     assert out["max_answers@3"] == pytest.approx(4 / 10)
 
 
@@ -96,16 +104,32 @@ def test_dataset_rows_work_unchanged(shared_data, tmp_path):
     import sys
 
     out = tmp_path / "export"
-    done = subprocess.run([sys.executable, "-m", "protoqa_dataset", "export", str(out), "--data-dir", str(shared_data),
-                           "--config", "protoqa", "--skip-unavailable"], capture_output=True, text=True, cwd=REPO,
-                          timeout=600)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "protoqa_dataset",
+            "export",
+            str(out),
+            "--data-dir",
+            str(shared_data),
+            "--config",
+            "protoqa",
+            "--skip-unavailable",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr
     rows = datasets.load_dataset(str(out), "protoqa", split="validation")
     targets = read_targets(shared_data / "protoqa" / "dev.crowdsourced.jsonl")
     preds = read_predictions(shared_data / "protoqa" / "dev.predictions.gpt2finetuned.json")
     metric = evaluate.load(protoqa_metric.evaluate_module_path(), "wordnet")
-    got = metric.compute(predictions=[preds[i] for i in rows["id"]], references=rows["clusters"],
-                         question_ids=rows["id"])
+    got = metric.compute(
+        predictions=[preds[i] for i in rows["id"]], references=rows["clusters"], question_ids=rows["id"]
+    )
     lib = evaluate_predictions(targets, preds, "wordnet")
     assert {k: got[k] for k in lib.scores} == lib.scores
     assert got["signature"] == lib.signature
@@ -114,8 +138,14 @@ def test_dataset_rows_work_unchanged(shared_data, tmp_path):
 def test_matches_library_on_dev_set(shared_data):
     targets = read_targets(shared_data / "protoqa" / "dev.crowdsourced.jsonl")
     preds = read_predictions(shared_data / "protoqa" / "dev.predictions.gpt2finetuned.json")
-    refs = [{"id": [c.id for c in q.clusters], "answers": [list(c.answers) for c in q.clusters],
-             "count": [c.count for c in q.clusters]} for q in targets.values()]
+    refs = [
+        {
+            "id": [c.id for c in q.clusters],
+            "answers": [list(c.answers) for c in q.clusters],
+            "count": [c.count for c in q.clusters],
+        }
+        for q in targets.values()
+    ]
     metric = evaluate.load(protoqa_metric.evaluate_module_path(), "wordnet")
     out = metric.compute(predictions=[preds[qid] for qid in targets], references=refs)
     lib = evaluate_predictions(targets, preds, "wordnet")

@@ -67,15 +67,16 @@ print(json.dumps(out))
 def outcomes(tmp_path_factory) -> dict:
     cwd = tmp_path_factory.mktemp("outside")
     env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", "HF_MODULES_CACHE": str(cwd / "modules")}
-    done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, cwd=cwd, env=env,
-                          timeout=300)
+    done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, cwd=cwd, env=env, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.splitlines()[-1])
 
 
 @pytest.mark.parametrize("module", ["protoqa", "probeval"])
-@pytest.mark.parametrize("case, shown", [("float", "2.9"), ("string", "'5'"), ("bool", "True"),
-                                         ("records_float", "2.9"), ("huge", "9223372036854775808")])
+@pytest.mark.parametrize(
+    "case, shown",
+    [("float", "2.9"), ("string", "'5'"), ("bool", "True"), ("records_float", "2.9"), ("huge", "9223372036854775808")],
+)
 def test_counts_datasets_would_cast_are_refused(outcomes, module, case, shown):
     message = outcomes[f"{module}/{case}"]
     assert message.startswith("DataFormatError: question 'q7': cluster 0 count"), message

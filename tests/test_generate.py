@@ -18,7 +18,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("datasets")
 
-from protoqa_metric import read_targets  # noqa: E402
+from protoqa_core.ranking import rank_by_frequency  # noqa: E402
 from protoqa_dataset.parsing import load_questions  # noqa: E402
 from protoqa_integrations.generate_cli import answers_document, score_generated  # noqa: E402
 from protoqa_integrations.generation import (  # noqa: E402
@@ -31,7 +31,7 @@ from protoqa_integrations.generation import (  # noqa: E402
     sample_uniforms,
 )
 from protoqa_integrations.prompts import cfc_prompt, question_to_prompt  # noqa: E402
-from protoqa_core.ranking import rank_by_frequency  # noqa: E402
+from protoqa_metric import read_targets  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tiny_lm import build_tiny_gpt2  # noqa: E402
@@ -51,9 +51,15 @@ def lm_eval_python() -> str | None:
 
 
 def offline_env(**extra: str) -> dict[str, str]:
-    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
-               PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]), OMP_NUM_THREADS="1",
-               TOKENIZERS_PARALLELISM="false")
+    env = dict(
+        os.environ,
+        HF_HUB_OFFLINE="1",
+        HF_DATASETS_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+        OMP_NUM_THREADS="1",
+        TOKENIZERS_PARALLELISM="false",
+    )
     env.pop("PROTOQA_DATA_DIR", None)
     env.update(extra)
     return env
@@ -136,8 +142,16 @@ def test_answers_end_at_the_first_newline_or_period():
 
 
 def test_settings_are_checked():
-    for bad in ({"num_samples": 0}, {"batch_size": 0}, {"top_p": 0}, {"top_p": 1.5}, {"temperature": 0},
-                {"temperature": float("nan")}, {"top_k": -1}, {"max_new_tokens": 0}):
+    for bad in (
+        {"num_samples": 0},
+        {"batch_size": 0},
+        {"top_p": 0},
+        {"top_p": 1.5},
+        {"temperature": 0},
+        {"temperature": float("nan")},
+        {"top_k": -1},
+        {"max_new_tokens": 0},
+    ):
         with pytest.raises(GenerationError):
             SamplingConfig(**bad)
 
@@ -197,8 +211,9 @@ def test_a_tokenizer_without_eos_is_refused(tiny):
 
 
 def test_answers_document_counts_empty_samples_and_skipped_questions(dev3):
-    doc = answers_document(dev3[:2], {dev3[0].id: ["age", "", "age", "name"], dev3[1].id: []},
-                           {dev3[1].id: "too long"}, {"model": "m"})
+    doc = answers_document(
+        dev3[:2], {dev3[0].id: ["age", "", "age", "name"], dev3[1].id: []}, {dev3[1].id: "too long"}, {"model": "m"}
+    )
     assert doc["model_ranked_answers"] == {dev3[0].id: ["age", "name"], dev3[1].id: []}
     assert doc["model_answers_with_count"][dev3[0].id] == [["age", 2], ["name", 1]]
     assert doc["generation"]["empty_samples"] == {dev3[0].id: 1}
@@ -210,8 +225,21 @@ def test_answers_document_counts_empty_samples_and_skipped_questions(dev3):
 
 
 def generate_cmd(model_dir, output, *extra):
-    return [sys.executable, "-m", "protoqa_integrations", "generate", str(model_dir), "-o", str(output),
-            "--data-dir", str(DATA), "--device", "cpu", "--no-progress", *extra]
+    return [
+        sys.executable,
+        "-m",
+        "protoqa_integrations",
+        "generate",
+        str(model_dir),
+        "-o",
+        str(output),
+        "--data-dir",
+        str(DATA),
+        "--device",
+        "cpu",
+        "--no-progress",
+        *extra,
+    ]
 
 
 @needs_data
@@ -225,20 +253,63 @@ def test_generate_and_score_offline_print_scores(tiny_dir, tmp_path):
     assert [len(v) for v in doc["model_answers"].values()] == [300, 300, 300]
     assert doc["generation"]["sampling"].startswith("samples:300|top_p:0.9|temperature:0.69|top_k:0")
     assert not (tmp_path / "answers.json.partial.jsonl").exists()
-    scored = run([sys.executable, "-m", "protoqa_integrations", "score-generated", str(answers), "--data-dir", str(DATA)],
-                 tmp_path, env)
+    scored = run(
+        [sys.executable, "-m", "protoqa_integrations", "score-generated", str(answers), "--data-dir", str(DATA)],
+        tmp_path,
+        env,
+    )
     assert scored.returncode == 0, scored.stderr
     assert "max_answers@10" in scored.stdout and "probeval_kl" in scored.stdout
     assert "sim:wordnet|stop:match|metrics:paper|missing:zero|n:3" in scored.stdout
     # Both existing command lines read the answers file.
-    protoqa = run([sys.executable, "-m", "protoqa_metric", str(DEV), str(answers), "--only-predicted", "--json",
-                   "--similarity", "exact_match"], tmp_path, env)
+    protoqa = run(
+        [
+            sys.executable,
+            "-m",
+            "protoqa_metric",
+            str(DEV),
+            str(answers),
+            "--only-predicted",
+            "--json",
+            "--similarity",
+            "exact_match",
+        ],
+        tmp_path,
+        env,
+    )
     assert protoqa.returncode == 0, protoqa.stderr
-    probeval = run([sys.executable, "-m", "cfc_probeval", str(DEV), str(answers), "--clustering", "human",
-                    "--only-predicted", "--json"], tmp_path, env)
+    probeval = run(
+        [
+            sys.executable,
+            "-m",
+            "cfc_probeval",
+            str(DEV),
+            str(answers),
+            "--clustering",
+            "human",
+            "--only-predicted",
+            "--json",
+        ],
+        tmp_path,
+        env,
+    )
     assert probeval.returncode == 0, probeval.stderr
-    score_json = json.loads(run([sys.executable, "-m", "protoqa_integrations", "score-generated", str(answers),
-                                 "--data-dir", str(DATA), "--json"], tmp_path, env).stdout)
+    score_json = json.loads(
+        run(
+            [
+                sys.executable,
+                "-m",
+                "protoqa_integrations",
+                "score-generated",
+                str(answers),
+                "--data-dir",
+                str(DATA),
+                "--json",
+            ],
+            tmp_path,
+            env,
+        ).stdout
+    )
     assert json.loads(probeval.stdout)["kl"] == score_json["probeval"]["kl"]
     em = json.loads(protoqa.stdout.splitlines()[0])
     assert em["max_answers@10"] == score_json["protoqa"]["exact_match"]["max_answers@10"]
@@ -255,18 +326,25 @@ def test_generate_resumes_from_a_partial_file_and_refuses_bad_input(tiny_dir, tm
     lines = [json.dumps({"header": None})]
     journal_path = tmp_path / "a.json.partial.jsonl"
     first = json.loads(full.read_text())
-    header = {k: v for k, v in first["generation"].items()
-              if k not in ("num_questions", "empty_samples", "questions_without_answer", "skipped")}
+    header = {
+        k: v
+        for k, v in first["generation"].items()
+        if k not in ("num_questions", "empty_samples", "questions_without_answer", "skipped")
+    }
     qid = next(iter(first["model_answers"]))
-    lines = [json.dumps({"header": header}), json.dumps({"id": qid, "samples": ["planted"] * 6, "skipped": None}),
-             '{"id": "r1q2", "samp']
+    lines = [
+        json.dumps({"header": header}),
+        json.dumps({"id": qid, "samples": ["planted"] * 6, "skipped": None}),
+        '{"id": "r1q2", "samp',
+    ]
     journal_path.write_text("\n".join(lines))
     result = run(generate_cmd(tiny_dir, answers, *args), tmp_path, env)
     assert result.returncode == 0, result.stderr
     resumed = json.loads(answers.read_text())
     assert resumed["model_answers"][qid] == ["planted"] * 6  # kept, not sampled again
-    assert {k: v for k, v in resumed["model_answers"].items() if k != qid} == \
-        {k: v for k, v in first["model_answers"].items() if k != qid}
+    assert {k: v for k, v in resumed["model_answers"].items() if k != qid} == {
+        k: v for k, v in first["model_answers"].items() if k != qid
+    }
     assert not journal_path.exists()
     # A journal written with other settings is not mixed in.
     journal_path.write_text(json.dumps({"header": {**header, "sampling": "other"}}) + "\n")
@@ -304,16 +382,22 @@ def test_a_tokenizer_without_eos_is_a_one_line_error(tmp_path, dev3):
 @needs_data
 def test_test_questions_get_the_leaderboard_file(tiny_dir, tmp_path):
     answers = tmp_path / "test.json"
-    result = run(generate_cmd(tiny_dir, answers, "--split", "test", "--limit", "2", "--num-samples", "4"),
-                 tmp_path, offline_env())
+    result = run(
+        generate_cmd(tiny_dir, answers, "--split", "test", "--limit", "2", "--num-samples", "4"),
+        tmp_path,
+        offline_env(),
+    )
     assert result.returncode == 0, result.stderr
     board = [json.loads(line) for line in (tmp_path / "test.leaderboard.jsonl").read_text().splitlines()]
     doc = json.loads(answers.read_text())
     assert board == [{qid: ranked} for qid, ranked in doc["model_ranked_answers"].items()]
     test_ids = [q.id for q in load_questions("protoqa", "test", str(DATA))[0][:2]]
     assert [next(iter(line)) for line in board] == test_ids
-    scored = run([sys.executable, "-m", "protoqa_integrations", "score-generated", str(answers), "--data-dir", str(DATA)],
-                 tmp_path, offline_env())
+    scored = run(
+        [sys.executable, "-m", "protoqa_integrations", "score-generated", str(answers), "--data-dir", str(DATA)],
+        tmp_path,
+        offline_env(),
+    )
     assert scored.returncode == 2 and "leaderboard" in scored.stderr
 
 
@@ -330,16 +414,25 @@ def test_generate_callback_and_lm_eval_give_the_same_answers_and_scores(tiny_dir
     env = offline_env()
     # 1. protoqa-eval generate + score-generated
     answers = tmp_path / "answers.json"
-    result = run(generate_cmd(tiny_dir, answers, "--limit", "3", "--num-samples", "12", "--batch-size", "8",
-                              "--seed", "7"), tmp_path, env)
+    result = run(
+        generate_cmd(tiny_dir, answers, "--limit", "3", "--num-samples", "12", "--batch-size", "8", "--seed", "7"),
+        tmp_path,
+        env,
+    )
     assert result.returncode == 0, result.stderr
     generated = json.loads(answers.read_text())["model_answers"]
     scores = score_generated(str(answers), dev3)
 
     # 2. the Trainer callback
     model, tokenizer = tiny
-    callback = ProtoQAEvalCallback(dev3, tokenizer, similarity=["wordnet", "exact_match"], probeval=True,
-                                   prompt_fn=question_to_prompt, **EQUAL_SETTINGS)
+    callback = ProtoQAEvalCallback(
+        dev3,
+        tokenizer,
+        similarity=["wordnet", "exact_match"],
+        probeval=True,
+        prompt_fn=question_to_prompt,
+        **EQUAL_SETTINGS,
+    )
     logged = callback.evaluate_model(model, tokenizer)
     assert callback.last_samples == generated
     assert any(rank_by_frequency(s) for s in generated.values())
@@ -358,11 +451,33 @@ def test_generate_callback_and_lm_eval_give_the_same_answers_and_scores(tiny_dir
 
     (tasks / "protoqa_12.yaml").write_text(f"include: {tasks_path()}/protoqa.yaml\ntask: protoqa_12\nrepeats: 12\n")
     out = tmp_path / "lm_eval_out"
-    result = run([python, "-m", "protoqa_integrations.lm_eval_tasks", "run", "--model", "protoqa-hf",
-                  "--model_args", f"pretrained={tiny_dir},seed=7,sample_batch_size=8", "--tasks", "protoqa_12",
-                  "--include_path", str(tasks), "--limit", "3", "--device", "cpu",
-                  "--output_path", str(out), "--log_samples", "--metadata", json.dumps({"data_dir": str(DATA)})],
-                 tmp_path, env)
+    result = run(
+        [
+            python,
+            "-m",
+            "protoqa_integrations.lm_eval_tasks",
+            "run",
+            "--model",
+            "protoqa-hf",
+            "--model_args",
+            f"pretrained={tiny_dir},seed=7,sample_batch_size=8",
+            "--tasks",
+            "protoqa_12",
+            "--include_path",
+            str(tasks),
+            "--limit",
+            "3",
+            "--device",
+            "cpu",
+            "--output_path",
+            str(out),
+            "--log_samples",
+            "--metadata",
+            json.dumps({"data_dir": str(DATA)}),
+        ],
+        tmp_path,
+        env,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "protoqa signature (wordnet): sim:wordnet|stop:match|metrics:paper|missing:zero|n:3" in result.stderr
     results_file = next(out.rglob("results_*.json"))
@@ -385,16 +500,43 @@ def test_lm_eval_hf_backend_runs_the_task_offline_and_prints_scores(tiny_dir, tm
 
     path = run([sys.executable, "-m", "protoqa_integrations.lm_eval_tasks"], tmp_path, offline_env())
     assert path.stdout.strip() == tasks_path()
-    result = run([python, "-m", "lm_eval", "--model", "hf", "--model_args", f"pretrained={tiny_dir}",
-                  "--tasks", "protoqa", "--include_path", tasks_path(), "--limit", "3", "--batch_size", "100",
-                  "--device", "cpu"], tmp_path, offline_env(PROTOQA_DATA_DIR=str(DATA)))
+    result = run(
+        [
+            python,
+            "-m",
+            "lm_eval",
+            "--model",
+            "hf",
+            "--model_args",
+            f"pretrained={tiny_dir}",
+            "--tasks",
+            "protoqa",
+            "--include_path",
+            tasks_path(),
+            "--limit",
+            "3",
+            "--batch_size",
+            "100",
+            "--device",
+            "cpu",
+        ],
+        tmp_path,
+        offline_env(PROTOQA_DATA_DIR=str(DATA)),
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "wordnet_max_answers@10" in result.stdout and "probeval_kl" in result.stdout
     assert "probeval signature: clustering:human" in result.stderr
 
 
-@pytest.mark.parametrize("name", ["protoqa_integrations.generation", "protoqa_integrations.generate_cli",
-                                  "protoqa_integrations.lm_eval_tasks", "protoqa_integrations.lm_eval_tasks.harness"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "protoqa_integrations.generation",
+        "protoqa_integrations.generate_cli",
+        "protoqa_integrations.lm_eval_tasks",
+        "protoqa_integrations.lm_eval_tasks.harness",
+    ],
+)
 def test_docstring_examples(name):
     import doctest
     import importlib

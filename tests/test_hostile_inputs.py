@@ -54,16 +54,24 @@ def error_line(done: subprocess.CompletedProcess) -> str:
 
 
 def _target(qid: str, clusters: dict) -> str:
-    return json.dumps({"metadata": {"id": qid}, "question": {"normalized": f"question {qid}"},
-                       "answers": {"raw": {}, "clusters": clusters}})
+    return json.dumps(
+        {
+            "metadata": {"id": qid},
+            "question": {"normalized": f"question {qid}"},
+            "answers": {"raw": {}, "clusters": clusters},
+        }
+    )
 
 
 @pytest.fixture
 def files(tmp_path):
     targets = tmp_path / "targets.jsonl"
-    targets.write_text(_target("q1", {"q1.0": {"count": 6, "answers": ["dog"]},
-                                      "q1.1": {"count": 4, "answers": ["cat"]}}) + "\n"
-                       + _target("q2", {"q2.0": {"count": 3, "answers": ["red"]}}) + "\n")
+    targets.write_text(
+        _target("q1", {"q1.0": {"count": 6, "answers": ["dog"]}, "q1.1": {"count": 4, "answers": ["cat"]}})
+        + "\n"
+        + _target("q2", {"q2.0": {"count": 3, "answers": ["red"]}})
+        + "\n"
+    )
     predictions = tmp_path / "predictions.json"
     predictions.write_text(json.dumps({"q1": ["dog", "cat", "dog"], "q2": ["blue"]}))
     return targets, predictions
@@ -74,6 +82,7 @@ def both(name):
 
 
 # ---- unreadable files -----------------------------------------------------------------
+
 
 @both("cli")
 def test_a_directory_as_input(cli, files, tmp_path):
@@ -126,6 +135,7 @@ def test_a_file_name_over_255_characters(cli, files, tmp_path):
 
 # ---- hostile JSON -----------------------------------------------------------------------
 
+
 @both("cli")
 def test_100000_deep_nesting(cli, files, tmp_path):
     module, options = CLIS[cli]
@@ -139,8 +149,10 @@ def test_100000_deep_nesting(cli, files, tmp_path):
 def test_a_count_of_ten_to_the_400(cli, files, tmp_path):
     module, options = CLIS[cli]
     huge = tmp_path / "huge.jsonl"
-    huge.write_text(files[0].read_text() + '{"metadata": {"id": "q3"}, "question": {"normalized": "q"}, '
-                    '"answers": {"raw": {}, "clusters": {"q3.0": {"count": 1' + "0" * 400 + ', "answers": ["x"]}}}}\n')
+    huge.write_text(
+        files[0].read_text() + '{"metadata": {"id": "q3"}, "question": {"normalized": "q"}, '
+        '"answers": {"raw": {}, "clusters": {"q3.0": {"count": 1' + "0" * 400 + ', "answers": ["x"]}}}}\n'
+    )
     line = error_line(run(module, huge, files[1], *options))
     assert "huge.jsonl, line 3, question 'q3'" in line and "too large" in line
 
@@ -171,7 +183,9 @@ def test_duplicate_keys(cli, files, tmp_path):
     line = error_line(run(module, files[0], dup, *options))
     assert "dup.json, line 4" in line and "duplicate key 'q1'" in line
     dup_targets = tmp_path / "dup_targets.jsonl"
-    dup_targets.write_text(files[0].read_text() + '{"metadata": {"id": "q3", "id": "q4"}, "question": {"normalized": "q"}}\n')
+    dup_targets.write_text(
+        files[0].read_text() + '{"metadata": {"id": "q3", "id": "q4"}, "question": {"normalized": "q"}}\n'
+    )
     line = error_line(run(module, dup_targets, files[1], *options))
     assert "dup_targets.jsonl, line 3" in line and "duplicate key 'id'" in line
 
@@ -186,6 +200,7 @@ def test_a_string_where_a_list_is_expected(cli, files, tmp_path):
 
 
 # ---- encodings and compression -----------------------------------------------------------
+
 
 @both("cli")
 def test_utf16_file(cli, files, tmp_path):
@@ -216,7 +231,7 @@ def test_gzip_is_read_transparently(cli, files, tmp_path):
     zipped = run(module, packed_targets, packed, *options, "--json")
     assert plain.returncode == zipped.returncode == 0, zipped.stderr
     # Same numbers; only the file names in the output may differ.
-    strip = (lambda out: {k: v for k, v in json.loads(out).items() if k not in {"a", "b"}})
+    strip = lambda out: {k: v for k, v in json.loads(out).items() if k not in {"a", "b"}}
     assert strip(plain.stdout) == strip(zipped.stdout)
 
 
@@ -244,10 +259,11 @@ def test_paired_surrogates_are_fine(files, tmp_path):
     out = tmp_path / "out.jsonl"
     done = run(PROBEVAL, files[0], emoji, *PROBEVAL_OPTIONS, "--per-question", out, "--quiet")
     assert done.returncode == 0, done.stderr
-    assert "\U0001F600" in out.read_text(encoding="utf-8")
+    assert "\U0001f600" in out.read_text(encoding="utf-8")
 
 
 # ---- output files: checked before any work, never destroying -----------------------------
+
 
 def _bad_predictions(tmp_path: Path) -> Path:
     # If the output were checked after reading, this file's error would be reported instead.
@@ -281,8 +297,18 @@ def test_per_question_into_a_read_only_folder(cli, files, open_dir):
     locked = open_dir / "locked"
     locked.mkdir(mode=0o555)
     locked.chmod(0o555)
-    line = error_line(run(module, open_dir / files[0].name, open_dir / files[1].name, *options,
-                          "--per-question", locked / "out.jsonl", user=65534, cwd=open_dir))
+    line = error_line(
+        run(
+            module,
+            open_dir / files[0].name,
+            open_dir / files[1].name,
+            *options,
+            "--per-question",
+            locked / "out.jsonl",
+            user=65534,
+            cwd=open_dir,
+        )
+    )
     assert "locked" in line and "permission denied" in line
 
 
@@ -320,6 +346,7 @@ def test_per_question_never_writes_over_an_input(cli, files, tmp_path):
 
 
 # ---- output that is what it claims ----------------------------------------------------------
+
 
 def _strict_json(text: str):
     def refuse(name):
@@ -364,9 +391,19 @@ def test_an_empty_predictions_file_scores_zero_with_a_warning(cli, files, tmp_pa
 
 # ---- options ------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("option", [["--threshold", "-5"], ["--threshold", "nan"], ["--k-max", "0"],
-                                    ["--k-init", "-1"], ["--alpha", "2"], ["--seed", "-1"],
-                                    ["--distance-threshold", "inf"]])
+
+@pytest.mark.parametrize(
+    "option",
+    [
+        ["--threshold", "-5"],
+        ["--threshold", "nan"],
+        ["--k-max", "0"],
+        ["--k-init", "-1"],
+        ["--alpha", "2"],
+        ["--seed", "-1"],
+        ["--distance-threshold", "inf"],
+    ],
+)
 def test_probeval_option_ranges(option, tmp_path):
     # The files do not exist: the options must be refused before anything is read.
     line = error_line(run(PROBEVAL, tmp_path / "t.jsonl", tmp_path / "p.json", *option))
@@ -392,20 +429,25 @@ def test_compare_without_ground_truth(cli, tmp_path):
     targets.write_text(_target("q1", {}) + "\n")
     predictions = tmp_path / "p.json"
     predictions.write_text('{"q1": ["dog"]}')
-    extra = ["--clustering", "human", "--embedder", "char-ngrams", "--matching", "cosine"] if cli == "probeval" else \
-        ["--similarity", "exact_match"]
+    extra = (
+        ["--clustering", "human", "--embedder", "char-ngrams", "--matching", "cosine"]
+        if cli == "probeval"
+        else ["--similarity", "exact_match"]
+    )
     line = error_line(run(module, "compare", targets, predictions, predictions, *extra))
     assert "questions.jsonl" in line
 
 
 # ---- a closed standard output ---------------------------------------------------------------
 
+
 @both("cli")
 def test_stdout_closed_early(cli, files):
     module, options = CLIS[cli]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    process = subprocess.Popen([sys.executable, *module, *files, *options, "--json"], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, env=env)
+    process = subprocess.Popen(
+        [sys.executable, *module, *files, *options, "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    )
     process.stdout.close()  # the reader is gone before anything is written
     stderr = process.stderr.read().decode()
     assert process.wait(timeout=TIME_LIMIT) == 2
@@ -417,12 +459,18 @@ def test_stdout_closed_early(cli, files):
 def test_piped_into_head(cli, files):
     module, options = CLIS[cli]
     command = " ".join([sys.executable, *module, *map(str, files), *options, "--json", "2>&1 | head -c1"])
-    done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=TIME_LIMIT,
-                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    done = subprocess.run(
+        ["bash", "-c", command],
+        capture_output=True,
+        text=True,
+        timeout=TIME_LIMIT,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     assert len(done.stdout) == 1 and "Traceback" not in done.stderr
 
 
 # ---- the library: defined values -------------------------------------------------------------
+
 
 def test_zero_count_clusters_score_zero_not_nan():
     clusters = [Cluster("a", ("dog",), 0), Cluster("b", ("cat",), 0)]
@@ -430,6 +478,7 @@ def test_zero_count_clusters_score_zero_not_nan():
     assert result.score == 0.0 and result.oracle_score == 0.0
     assert score_question(["dog"], [], "exact_match").score == 0.0
     import numpy as np
+
     assert score_matrix(np.zeros((1, 0)), []).score == 0.0
 
 
@@ -442,6 +491,7 @@ def test_a_bare_string_is_not_a_list_of_predictions():
 
 
 # ---- the dataset export never destroys what the user has ---------------------------------------
+
 
 def test_export_into_the_data_folder_it_reads(tmp_path):
     data = tmp_path / "data"

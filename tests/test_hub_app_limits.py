@@ -17,7 +17,6 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-
 from test_space_limits import _free_port, _memory, post_raw
 
 REPO = Path(__file__).resolve().parents[1]
@@ -38,12 +37,21 @@ def hub_app(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("hub-app")
     folder = write_hub_folder(tmp / "protoqa", "protoqa", requirement="protoqa-eval[evaluate]")
     port = _free_port()
-    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1", "GRADIO_SERVER_NAME": "127.0.0.1",
-           "GRADIO_SERVER_PORT": str(port), "HF_MODULES_CACHE": str(tmp / "modules"), "PYTHONPATH": str(REPO),
-           "PYTHONUNBUFFERED": "1"}
+    env = {
+        **os.environ,
+        "GRADIO_ANALYTICS_ENABLED": "False",
+        "HF_HUB_OFFLINE": "1",
+        "GRADIO_SERVER_NAME": "127.0.0.1",
+        "GRADIO_SERVER_PORT": str(port),
+        "HF_MODULES_CACHE": str(tmp / "modules"),
+        "PYTHONPATH": str(REPO),
+        "PYTHONUNBUFFERED": "1",
+    }
     log = tmp / "app.log"
     with open(log, "w") as out:
-        process = subprocess.Popen([sys.executable, "app.py"], cwd=folder, env=env, stdout=out, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(
+            [sys.executable, "app.py"], cwd=folder, env=env, stdout=out, stderr=subprocess.STDOUT
+        )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + STARTUP_TIMEOUT
@@ -68,8 +76,11 @@ def hub_app(tmp_path_factory):
 def compute(base: str, predictions, references, config: str = "exact_match") -> tuple[str, object, float]:
     started = time.perf_counter()
     data = [json.dumps(predictions), json.dumps(references), config, "{}"]
-    request = urllib.request.Request(f"{base}/gradio_api/call/compute", data=json.dumps({"data": data}).encode(),
-                                     headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        f"{base}/gradio_api/call/compute",
+        data=json.dumps({"data": data}).encode(),
+        headers={"Content-Type": "application/json"},
+    )
     with urllib.request.urlopen(request, timeout=REQUEST_LIMIT) as response:
         event_id = json.load(response)["event_id"]
     with urllib.request.urlopen(f"{base}/gradio_api/call/compute/{event_id}", timeout=REQUEST_LIMIT) as response:
@@ -77,18 +88,24 @@ def compute(base: str, predictions, references, config: str = "exact_match") -> 
     event, payload = None, None
     for line in stream.splitlines():
         if line.startswith("event: "):
-            event = line[len("event: "):]
+            event = line[len("event: ") :]
         elif line.startswith("data: "):
-            payload = json.loads(line[len("data: "):])
+            payload = json.loads(line[len("data: ") :])
     return event, payload, time.perf_counter() - started
 
 
 HOSTILE = {
-    "2,000 clusters": ([["dog"] * 500], [{"answers": [[f"a{i}"] for i in range(2000)], "count": [1] * 2000}],
-                       "question 0: 2000 clusters; at most 50"),
+    "2,000 clusters": (
+        [["dog"] * 500],
+        [{"answers": [[f"a{i}"] for i in range(2000)], "count": [1] * 2000}],
+        "question 0: 2000 clusters; at most 50",
+    ),
     "201 questions": ([["dog"]] * 201, REFS * 201, "201 questions; at most 200"),
-    "too many comparisons": ([[f"b{i}" for i in range(251)]], [{"answers": [[f"a{i}" for i in range(200)]], "count": [1]}],
-                             "50200 comparisons; at most 50000"),
+    "too many comparisons": (
+        [[f"b{i}" for i in range(251)]],
+        [{"answers": [[f"a{i}" for i in range(200)]], "count": [1]}],
+        "50200 comparisons; at most 50000",
+    ),
     "a long cluster answer": ([["dog"]], [{"answers": [["dog " * 300]], "count": [1]}], "at most 200 are allowed"),
     "too many answers": ([[f"x{i}" for i in range(501)]], REFS, "501 answers; at most 500"),
     "a float count": ([["dog"]], [{"answers": [["dog"]], "count": [2.9]}], "must be a non-negative integer, got 2.9"),
@@ -123,8 +140,10 @@ def test_a_slow_request_within_the_caps_ends_within_the_budget(hub_app):
     refs = [{"answers": [[phrase(25)[:200] for _ in range(6)] for _ in range(50)], "count": [5] * 50}] * 8
     predictions = [[f"{phrase(8)[:45]} {i}" for i in range(166)]] * 8
     event, payload, seconds = compute(base, predictions, refs, "wordnet_wup")
-    print(f"slow request within the caps: {event} after {seconds:.2f} s, peak RSS "
-          f"{_memory(process.pid)['VmHWM'] / 2**20:.0f} MB")
+    print(
+        f"slow request within the caps: {event} after {seconds:.2f} s, peak RSS "
+        f"{_memory(process.pid)['VmHWM'] / 2**20:.0f} MB"
+    )
     assert seconds < REQUEST_LIMIT
     assert event == "complete" or "budget" in payload["error"], payload
     assert process.poll() is None
@@ -138,8 +157,10 @@ def test_a_47_mb_body_is_refused_before_it_is_read(hub_app):
     assert len(body) > 47 * 10**6
     status, seconds = post_raw(base, "/gradio_api/call/compute", body)
     after = _memory(process.pid)
-    print(f"47 MB body: {status} after {seconds:.2f} s; RSS {before['VmRSS'] / 2**20:.0f} -> "
-          f"{after['VmRSS'] / 2**20:.0f} MB, peak {after['VmHWM'] / 2**20:.0f} MB")
+    print(
+        f"47 MB body: {status} after {seconds:.2f} s; RSS {before['VmRSS'] / 2**20:.0f} -> "
+        f"{after['VmRSS'] / 2**20:.0f} MB, peak {after['VmHWM'] / 2**20:.0f} MB"
+    )
     assert status in (413, "ConnectionResetError", "BrokenPipeError", "RemoteDisconnected"), status
     assert process.poll() is None, log.read_text()[-3000:]
     assert after["VmHWM"] - before["VmHWM"] < 30 * 2**20

@@ -64,8 +64,9 @@ def test_card_has_no_checkout_relative_links_or_wording(tmp_path, module):
 
 
 @pytest.mark.parametrize("module, config, predictions, key, expected", CASES)
-def test_loads_by_name_from_the_folder_holding_the_built_folder(tmp_path, monkeypatch, module, config, predictions,
-                                                                 key, expected):
+def test_loads_by_name_from_the_folder_holding_the_built_folder(
+    tmp_path, monkeypatch, module, config, predictions, key, expected
+):
     write_hub_folder(tmp_path / module, module)
     monkeypatch.chdir(tmp_path)
     metric = evaluate.load(module, config)
@@ -77,7 +78,9 @@ def test_repository_folders_link_to_the_packaged_module(module):
     """The checkout's protoqa/ and probeval/ hold links to the packaged script and card, nothing else."""
     folder = REPO / module
     assert sorted(p.name for p in folder.iterdir() if not p.name.startswith((".", "__pycache__"))) == [
-        "README.md", f"{module}.py"]
+        "README.md",
+        f"{module}.py",
+    ]
     package = {"protoqa": REPO / "protoqa_metric", "probeval": REPO / "cfc_probeval"}[module]
     assert (folder / f"{module}.py").resolve() == package / "evaluate_modules" / module / f"{module}.py"
     assert (folder / "README.md").resolve() == package / "README.md"
@@ -121,8 +124,19 @@ def test_command_line(tmp_path, capsys):
     assert main([str(tmp_path / "probeval"), "--module", "probeval"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "error:" in err and "--force" in err
-    assert main([str(tmp_path / "probeval"), "--module", "probeval", "--force",
-                 "--requirement", "protoqa-eval[probeval] @ https://example.org/p.whl"]) == 0
+    assert (
+        main(
+            [
+                str(tmp_path / "probeval"),
+                "--module",
+                "probeval",
+                "--force",
+                "--requirement",
+                "protoqa-eval[probeval] @ https://example.org/p.whl",
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     for unknown in ("bleu", "protoqa_metric"):
         with pytest.raises(SystemExit):
@@ -137,8 +151,9 @@ def test_missing_package_is_named_by_its_pip_name(tmp_path, monkeypatch):
     with pytest.raises(ImportError, match=r"pip install protoqa-eval'"):
         evaluate.load(str(folder / "protoqa.py"))
     imports = evaluate.loading.get_imports(str(REPO / "probeval" / "probeval.py"))
-    ours = {(name, path) for kind, name, path, _ in imports
-            if name in ("protoqa_core", "protoqa_metric", "cfc_probeval")}
+    ours = {
+        (name, path) for kind, name, path, _ in imports if name in ("protoqa_core", "protoqa_metric", "cfc_probeval")
+    }
     assert ours == {("cfc_probeval", "protoqa-eval[probeval]")}  # one package, so one install line
 
 
@@ -155,14 +170,14 @@ class _FakeHub(http.server.BaseHTTPRequestHandler):
         path = folder / match.group(2) if folder else None
         return path if path is not None and path.is_file() else None
 
-    def do_HEAD(self):  # noqa: N802
+    def do_HEAD(self):
         path = self._file()
         self.send_response(200 if path else 404)
         self.send_header("Content-Length", str(path.stat().st_size if path else 0))
         self.send_header("ETag", '"fixed"')
         self.end_headers()
 
-    def do_GET(self):  # noqa: N802
+    def do_GET(self):
         path = self._file()
         body = path.read_bytes() if path else b"not found"
         self.send_response(200 if path else 404)
@@ -182,20 +197,32 @@ def test_loads_as_user_slash_name_from_an_uploaded_folder(tmp_path, module, conf
     _FakeHub.spaces = {f"someone/{module}": folder}
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _FakeHub)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    code = (f"import evaluate, json; m = evaluate.load('someone/{module}', {config!r}); "
-            f"print(json.dumps(m.compute(predictions={predictions!r}, references={REFS!r})))")
-    env = {**os.environ, "HF_ENDPOINT": f"http://127.0.0.1:{server.server_port}", "HF_UPDATE_DOWNLOAD_COUNTS": "0",
-           "HF_MODULES_CACHE": str(tmp_path / "modules"), "HF_HUB_OFFLINE": "0", "HF_DATASETS_OFFLINE": "0",
-           "PYTHONPATH": str(REPO)}
+    code = (
+        f"import evaluate, json; m = evaluate.load('someone/{module}', {config!r}); "
+        f"print(json.dumps(m.compute(predictions={predictions!r}, references={REFS!r})))"
+    )
+    env = {
+        **os.environ,
+        "HF_ENDPOINT": f"http://127.0.0.1:{server.server_port}",
+        "HF_UPDATE_DOWNLOAD_COUNTS": "0",
+        "HF_MODULES_CACHE": str(tmp_path / "modules"),
+        "HF_HUB_OFFLINE": "0",
+        "HF_DATASETS_OFFLINE": "0",
+        "PYTHONPATH": str(REPO),
+    }
     try:
-        done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
-                              timeout=300)
+        done = subprocess.run(
+            [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+        )
     finally:
         server.shutdown()
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout.splitlines()[-1])[key] == pytest.approx(expected)
-    assert any(p.endswith(f"/spaces/someone/{module}/resolve/main/{module}.py") or
-               re.search(rf"/spaces/someone/{module}/resolve/[^/]+/{module}\.py", p) for p in _FakeHub.requested)
+    assert any(
+        p.endswith(f"/spaces/someone/{module}/resolve/main/{module}.py")
+        or re.search(rf"/spaces/someone/{module}/resolve/[^/]+/{module}\.py", p)
+        for p in _FakeHub.requested
+    )
 
 
 # --- the folders started as a Space starts them -------------------------------------------------
@@ -213,15 +240,26 @@ def wheel_venv(tmp_path_factory):
     root = tmp_path_factory.mktemp("space")
     source = root / "source"
     # Build from a copy so that the checkout gets no build/ or egg-info folders.
-    files = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                           check=True, capture_output=True).stdout.decode().split("\0")
+    files = (
+        subprocess.run(
+            ["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            check=True,
+            capture_output=True,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     for name in filter(None, files):
         if (REPO / name).is_file():
             (source / name).parent.mkdir(parents=True, exist_ok=True)
             (source / name).write_bytes((REPO / name).read_bytes())
     dist = root / "dist"
-    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                            "-w", str(dist), str(source)], capture_output=True, text=True, timeout=600)
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(dist), str(source)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert built.returncode == 0, built.stderr[-2000:]
     wheel = next(dist.glob("protoqa_eval-*.whl"))
     env_dir = root / "venv"
@@ -229,9 +267,21 @@ def wheel_venv(tmp_path_factory):
     python = env_dir / "bin" / "python"
     # The folders' requirements line, pointing at the wheel (as --requirement would on a real Space),
     # plus gradio, which a Space provides through its sdk header.
-    install = subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                              f"protoqa-eval[evaluate] @ {wheel.as_uri()}", "gradio"],
-                             capture_output=True, text=True, timeout=1200)
+    install = subprocess.run(
+        [
+            str(python),
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--disable-pip-version-check",
+            f"protoqa-eval[evaluate] @ {wheel.as_uri()}",
+            "gradio",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
     if install.returncode != 0 and re.search(r"(?i)connection|resolve host|network is unreachable", install.stderr):
         pytest.skip("the package index is not reachable: " + install.stderr.strip().splitlines()[-1])
     assert install.returncode == 0, install.stderr[-3000:]
@@ -239,22 +289,36 @@ def wheel_venv(tmp_path_factory):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("module, config, predictions, key, expected", CASES + [
-    ("protoqa", "wordnet", [["puppies", "cats"]], "max_answers@all", 1.0),
-])
-def test_folder_starts_as_a_space_and_computes_over_http(tmp_path, wheel_venv, module, config, predictions, key,
-                                                         expected):
+@pytest.mark.parametrize(
+    "module, config, predictions, key, expected",
+    CASES
+    + [
+        ("protoqa", "wordnet", [["puppies", "cats"]], "max_answers@all", 1.0),
+    ],
+)
+def test_folder_starts_as_a_space_and_computes_over_http(
+    tmp_path, wheel_venv, module, config, predictions, key, expected
+):
     gradio_client = pytest.importorskip("gradio_client")
     python, wheel = wheel_venv
-    folder = write_hub_folder(tmp_path / module, module,
-                              requirement=f"protoqa-eval[evaluate] @ {wheel.as_uri()}")
-    check = subprocess.run([str(python), "-m", "pip", "install", "-q", "--dry-run", "-r", "requirements.txt"],
-                           cwd=folder, capture_output=True, text=True, timeout=300)
+    folder = write_hub_folder(tmp_path / module, module, requirement=f"protoqa-eval[evaluate] @ {wheel.as_uri()}")
+    check = subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", "--dry-run", "-r", "requirements.txt"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert check.returncode == 0, check.stderr[-2000:]  # the requirements file is installable
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    env.update(GRADIO_SERVER_PORT=str(port), GRADIO_SERVER_NAME="127.0.0.1", GRADIO_ANALYTICS_ENABLED="False",
-               HF_HUB_OFFLINE="1", HF_MODULES_CACHE=str(tmp_path / "modules"))
+    env.update(
+        GRADIO_SERVER_PORT=str(port),
+        GRADIO_SERVER_NAME="127.0.0.1",
+        GRADIO_ANALYTICS_ENABLED="False",
+        HF_HUB_OFFLINE="1",
+        HF_MODULES_CACHE=str(tmp_path / "modules"),
+    )
     log = open(tmp_path / "app.log", "w")
     app = subprocess.Popen([str(python), "app.py"], cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:

@@ -15,40 +15,52 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-HEAVY = ("nltk", "scipy.stats", "sklearn", "pandas", "pyarrow", "torch", "transformers",
-         "sentence_transformers", "datasets", "evaluate", "gradio")
+HEAVY = (
+    "nltk",
+    "scipy.stats",
+    "sklearn",
+    "pandas",
+    "pyarrow",
+    "torch",
+    "transformers",
+    "sentence_transformers",
+    "datasets",
+    "evaluate",
+    "gradio",
+)
 
 
 def _loaded(tmp_path: Path, code: str) -> list[str]:
     """The heavy modules loaded by the end of ``code``, run in a new process in ``tmp_path``."""
     report = tmp_path / "modules.json"
-    script = (
-        f"{code}\n"
-        "import json, sys\n"
-        f"open({str(report)!r}, 'w').write(json.dumps(sorted(sys.modules)))\n"
+    script = f"{code}\nimport json, sys\nopen({str(report)!r}, 'w').write(json.dumps(sorted(sys.modules)))\n"
+    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""), "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
     )
-    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-           "HF_HUB_OFFLINE": "1"}
-    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=300)
     assert done.returncode == 0, done.stderr
     modules = json.loads(report.read_text())
     return [m for m in modules if m in HEAVY]
 
 
 def _help(module: str) -> str:
-    return (f"import sys\nsys.argv = ['x', '--help']\nfrom {module} import main\n"
-            "try:\n    main()\nexcept SystemExit as stop:\n    assert stop.code in (0, None), stop.code\n")
+    return (
+        f"import sys\nsys.argv = ['x', '--help']\nfrom {module} import main\n"
+        "try:\n    main()\nexcept SystemExit as stop:\n    assert stop.code in (0, None), stop.code\n"
+    )
 
 
-@pytest.mark.parametrize("code", [
-    "import protoqa_metric",
-    "import cfc_probeval",
-    "import protoqa_core.similarity, protoqa_core.text",
-    _help("protoqa_integrations.cli"),
-    _help("cfc_probeval.cli"),
-], ids=["import protoqa_metric", "import cfc_probeval", "import the core", "protoqa-eval --help",
-        "probeval --help"])
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import protoqa_metric",
+        "import cfc_probeval",
+        "import protoqa_core.similarity, protoqa_core.text",
+        _help("protoqa_integrations.cli"),
+        _help("cfc_probeval.cli"),
+    ],
+    ids=["import protoqa_metric", "import cfc_probeval", "import the core", "protoqa-eval --help", "probeval --help"],
+)
 def test_nothing_heavy_is_imported(tmp_path, code):
     assert _loaded(tmp_path, code) == []
 

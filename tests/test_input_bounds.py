@@ -32,8 +32,14 @@ def env(**extra: str) -> dict[str, str]:
 
 
 def protoqa_eval(cwd: Path, *args, stdin=None, **extra_env: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "protoqa_metric", *map(str, args), "--similarity", "exact_match",
-                           "--json"], cwd=cwd, env=env(**extra_env), stdin=stdin, capture_output=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "protoqa_metric", *map(str, args), "--similarity", "exact_match", "--json"],
+        cwd=cwd,
+        env=env(**extra_env),
+        stdin=stdin,
+        capture_output=True,
+        timeout=300,
+    )
 
 
 def test_dev_zero_and_a_gzip_bomb_stop_at_the_cap_with_one_line_naming_the_file(tmp_path):
@@ -42,8 +48,11 @@ def test_dev_zero_and_a_gzip_bomb_stop_at_the_cap_with_one_line_naming_the_file(
         for _ in range(8):
             fh.write(b" " * 2**20)
     assert bomb.stat().st_size < 100_000
-    for targets, predictions, named in ((TARGETS, bomb, str(bomb)), ("/dev/zero", PREDICTIONS, "/dev/zero"),
-                                        (TARGETS, "/dev/zero", "/dev/zero")):
+    for targets, predictions, named in (
+        (TARGETS, bomb, str(bomb)),
+        ("/dev/zero", PREDICTIONS, "/dev/zero"),
+        (TARGETS, "/dev/zero", "/dev/zero"),
+    ):
         result = protoqa_eval(tmp_path, targets, predictions, PROTOQA_MAX_INPUT_MB="2")
         assert result.returncode == 2, result.stderr
         stderr = result.stderr.decode()
@@ -62,17 +71,45 @@ def test_pipes_and_dev_stdin_are_read_from_their_first_byte(tmp_path):
     plain, packed = PREDICTIONS.read_bytes(), gzip.compress(PREDICTIONS.read_bytes())
     for payload in (plain, packed):
         # A real pipe: the command reads /dev/stdin, which cannot seek back after the format probe.
-        process = subprocess.Popen([sys.executable, "-m", "protoqa_metric", str(TARGETS), "/dev/stdin",
-                                    "--similarity", "exact_match", "--json"], cwd=tmp_path, env=env(),
-                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "protoqa_metric",
+                str(TARGETS),
+                "/dev/stdin",
+                "--similarity",
+                "exact_match",
+                "--json",
+            ],
+            cwd=tmp_path,
+            env=env(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         out, err = process.communicate(payload, timeout=300)
         assert process.returncode == 0, err
         assert json.loads(out) == expected
     # Process substitution as a shell gives it: a /dev/fd path of a pipe.
     read_fd, write_fd = os.pipe()
-    process = subprocess.Popen([sys.executable, "-m", "protoqa_metric", str(TARGETS), f"/dev/fd/{read_fd}",
-                                "--similarity", "exact_match", "--json"], cwd=tmp_path, env=env(),
-                               pass_fds=(read_fd,), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "protoqa_metric",
+            str(TARGETS),
+            f"/dev/fd/{read_fd}",
+            "--similarity",
+            "exact_match",
+            "--json",
+        ],
+        cwd=tmp_path,
+        env=env(),
+        pass_fds=(read_fd,),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     os.close(read_fd)
     with os.fdopen(write_fd, "wb") as pipe:
         pipe.write(plain)

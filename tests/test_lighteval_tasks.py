@@ -28,25 +28,36 @@ from protoqa_integrations.lighteval_tasks.utils import (
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data"
-needs_data = pytest.mark.skipif(not (DATA / "protoqa" / "dev.crowdsourced.jsonl").is_file(),
-                                reason=f"shared ProtoQA data not found under {DATA}")
+needs_data = pytest.mark.skipif(
+    not (DATA / "protoqa" / "dev.crowdsourced.jsonl").is_file(), reason=f"shared ProtoQA data not found under {DATA}"
+)
 
 
 def lighteval_python() -> str | None:
     """An interpreter that imports lighteval (module doc)."""
     candidates = (sys.executable, os.environ.get("LIGHTEVAL_PYTHON"), str(REPO / ".venv-lighteval" / "bin" / "python"))
     for candidate in candidates:
-        if candidate and Path(candidate).exists() and subprocess.run(
-                [candidate, "-c", "import lighteval"], capture_output=True).returncode == 0:
+        if (
+            candidate
+            and Path(candidate).exists()
+            and subprocess.run([candidate, "-c", "import lighteval"], capture_output=True).returncode == 0
+        ):
             return candidate
     return None
 
 
 def offline_env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
-               HF_HOME=str(tmp_path / "hf-home"), PROTOQA_CACHE_DIR=str(tmp_path / "protoqa-cache"),
-               PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]), OMP_NUM_THREADS="1",
-               TOKENIZERS_PARALLELISM="false")
+    env = dict(
+        os.environ,
+        HF_HUB_OFFLINE="1",
+        HF_DATASETS_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        HF_HOME=str(tmp_path / "hf-home"),
+        PROTOQA_CACHE_DIR=str(tmp_path / "protoqa-cache"),
+        PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+        OMP_NUM_THREADS="1",
+        TOKENIZERS_PARALLELISM="false",
+    )
     for name in ("PROTOQA_DATA_DIR", "PROTOQA_PARQUET"):
         env.pop(name, None)
     env.update(extra)
@@ -58,18 +69,31 @@ def offline_env(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 def test_custom_task_file_is_printed_and_a_stray_argument_is_one_line(tmp_path):
     env = offline_env(tmp_path)
-    printed = subprocess.run([sys.executable, "-m", "protoqa_integrations.lighteval_tasks"], cwd=tmp_path, env=env,
-                             capture_output=True, text=True)
+    printed = subprocess.run(
+        [sys.executable, "-m", "protoqa_integrations.lighteval_tasks"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert printed.returncode == 0 and printed.stdout.strip() == tasks_file()
     assert Path(printed.stdout.strip()).is_file()
-    wrong = subprocess.run([sys.executable, "-m", "protoqa_integrations.lighteval_tasks", "run"], cwd=tmp_path,
-                           env=env, capture_output=True, text=True)
+    wrong = subprocess.run(
+        [sys.executable, "-m", "protoqa_integrations.lighteval_tasks", "run"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert wrong.returncode == 2 and len(wrong.stderr.strip().splitlines()) == 1 and not wrong.stdout
 
 
 def test_metric_names_are_those_the_scores_carry():
-    row = {"id": "q1", "question": "name a pet", "clusters": {"id": ["q1.0", "q1.1"], "answers": [["dog"], ["cat"]],
-                                                              "count": [6, 4]}}
+    row = {
+        "id": "q1",
+        "question": "name a pet",
+        "clusters": {"id": ["q1.0", "q1.1"], "answers": [["dog"], ["cat"]], "count": [6, 4]},
+    }
     scores = score_samples(row, [" Cat.", " dog\nQ:", "", " cat"])
     assert tuple(scores) == METRIC_NAMES and set(HIGHER_IS_BETTER) == set(METRIC_NAMES)
     # "cat" ranks first (twice drawn): 4 of the best possible 6 at one answer.
@@ -142,13 +166,21 @@ def test_task_module_docstring_examples_under_lighteval(tmp_path):
     python = lighteval_python()
     if python is None:
         pytest.skip("no interpreter imports lighteval: set $LIGHTEVAL_PYTHON or run bash scripts/setup.sh --test")
-    script = ("import doctest, sys\n"
-              "import protoqa_integrations.lighteval_tasks.tasks as tasks\n"
-              "result = doctest.testmod(tasks, optionflags=doctest.ELLIPSIS)\n"
-              "print(result)\n"
-              "sys.exit(1 if result.failed or not result.attempted else 0)\n")
-    result = subprocess.run([python, "-c", script], cwd=tmp_path, capture_output=True, text=True,
-                            env=offline_env(tmp_path, PROTOQA_DATA_DIR=str(DATA)), timeout=300)
+    script = (
+        "import doctest, sys\n"
+        "import protoqa_integrations.lighteval_tasks.tasks as tasks\n"
+        "result = doctest.testmod(tasks, optionflags=doctest.ELLIPSIS)\n"
+        "print(result)\n"
+        "sys.exit(1 if result.failed or not result.attempted else 0)\n"
+    )
+    result = subprocess.run(
+        [python, "-c", script],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=offline_env(tmp_path, PROTOQA_DATA_DIR=str(DATA)),
+        timeout=300,
+    )
     assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
     assert "failed=0" in result.stdout
 
@@ -206,16 +238,37 @@ def test_lighteval_run_reports_the_scores_we_compute_for_its_answers(tmp_path):
     from protoqa_metric.metrics import PAPER_METRICS
 
     model = build_sampling_gpt2(tmp_path / "tiny-gpt2")
-    custom_tasks = subprocess.run([python, "-m", "protoqa_integrations.lighteval_tasks"], cwd=tmp_path,
-                                  env=offline_env(tmp_path), capture_output=True, text=True).stdout.strip()
+    custom_tasks = subprocess.run(
+        [python, "-m", "protoqa_integrations.lighteval_tasks"],
+        cwd=tmp_path,
+        env=offline_env(tmp_path),
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
     out = tmp_path / "lighteval-out"
-    command = [python, "-m", "lighteval", "accelerate",
-               f"model_name={model},device=cpu,batch_size=4,"
-               "generation_parameters={temperature:0.69,top_p:0.9,top_k:0}",
-               "protoqa|0,cfc|0", "--custom-tasks", custom_tasks, "--max-samples", "3",
-               "--output-dir", str(out), "--save-details"]
-    result = subprocess.run(command, cwd=tmp_path, env=offline_env(tmp_path, PROTOQA_DATA_DIR=str(DATA)),
-                            capture_output=True, text=True, timeout=600)
+    command = [
+        python,
+        "-m",
+        "lighteval",
+        "accelerate",
+        f"model_name={model},device=cpu,batch_size=4,generation_parameters={{temperature:0.69,top_p:0.9,top_k:0}}",
+        "protoqa|0,cfc|0",
+        "--custom-tasks",
+        custom_tasks,
+        "--max-samples",
+        "3",
+        "--output-dir",
+        str(out),
+        "--save-details",
+    ]
+    result = subprocess.run(
+        command,
+        cwd=tmp_path,
+        env=offline_env(tmp_path, PROTOQA_DATA_DIR=str(DATA)),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert result.returncode == 0, (result.stdout + result.stderr)[-4000:]
     log = result.stdout + result.stderr
     assert "probeval signature: clustering:human|embedder:none|matching:wordnet" in log
@@ -250,8 +303,11 @@ def test_lighteval_run_reports_the_scores_we_compute_for_its_answers(tmp_path):
         theirs = reported[f"{task}|0"]
         for similarity in ("wordnet", "exact_match"):
             for metric in PAPER_METRICS:
-                assert theirs[f"{similarity}_{metric.name}"] == ours.protoqa[similarity].scores[metric.name], \
-                    (task, similarity, metric.name)
+                assert theirs[f"{similarity}_{metric.name}"] == ours.protoqa[similarity].scores[metric.name], (
+                    task,
+                    similarity,
+                    metric.name,
+                )
         assert theirs["probeval_kl"] == ours.probeval.kl
         scored += sum(theirs[name] > 0 for name in METRIC_NAMES if name not in ("probeval_kl", "collapsed"))
     # The fitted model's samples hold real answers, so the comparison is not one of zeros.

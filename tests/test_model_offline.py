@@ -38,19 +38,41 @@ def _closed_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.mark.parametrize("setting, reason", [
-    ({"HF_HUB_OFFLINE": "1"}, "offline mode is on (HF_HUB_OFFLINE=1)"),
-    ({"HF_ENDPOINT": "http://127.0.0.1:{port}"}, "the Hub (127.0.0.1) cannot be reached"),
-], ids=["offline-mode", "no-connection"])
+@pytest.mark.parametrize(
+    "setting, reason",
+    [
+        ({"HF_HUB_OFFLINE": "1"}, "offline mode is on (HF_HUB_OFFLINE=1)"),
+        ({"HF_ENDPOINT": "http://127.0.0.1:{port}"}, "the Hub (127.0.0.1) cannot be reached"),
+    ],
+    ids=["offline-mode", "no-connection"],
+)
 def test_a_missing_model_fails_at_once_without_the_hub(tmp_path, setting, reason):
     pytest.importorskip("transformers")
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_ENDPOINT", "HTTPS_PROXY", "https_proxy",
-                        "ALL_PROXY", "all_proxy", "PROTOQA_SPACE_MODEL")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k
+        not in (
+            "HF_HUB_OFFLINE",
+            "TRANSFORMERS_OFFLINE",
+            "HF_ENDPOINT",
+            "HTTPS_PROXY",
+            "https_proxy",
+            "ALL_PROXY",
+            "all_proxy",
+            "PROTOQA_SPACE_MODEL",
+        )
+    }
     env.update({k: v.format(port=_closed_port()) for k, v in setting.items()})
     env.update(PYTHONPATH=str(REPO), HF_HOME=str(tmp_path / "hf"), PROTOQA_SPACE_TMP=str(tmp_path / "space"))
-    done = subprocess.run([sys.executable, "-c", SCRIPT, str(REPO / "space")], capture_output=True, text=True,
-                          cwd=tmp_path, env=env, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(REPO / "space")],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     result = json.loads(done.stdout.splitlines()[-1])
     assert result["outcome"].startswith("cannot load the model 'gpt2': it is not in the local cache and "), result

@@ -58,17 +58,24 @@ print(json.dumps(outcomes))
 
 
 def env(**extra: str) -> dict[str, str]:
-    out = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
-               PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]), OMP_NUM_THREADS="1",
-               TOKENIZERS_PARALLELISM="false")
+    out = dict(
+        os.environ,
+        HF_HUB_OFFLINE="1",
+        HF_DATASETS_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+        OMP_NUM_THREADS="1",
+        TOKENIZERS_PARALLELISM="false",
+    )
     out.pop("PROTOQA_DATA_DIR", None)
     out.update(extra)
     return out
 
 
 def run(args, cwd: Path, timeout: int = 600, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run([str(a) for a in args], cwd=cwd, env=env(), capture_output=True, text=True,
-                          timeout=timeout, **kwargs)
+    return subprocess.run(
+        [str(a) for a in args], cwd=cwd, env=env(), capture_output=True, text=True, timeout=timeout, **kwargs
+    )
 
 
 def generate(cwd: Path, model: str, *extra) -> subprocess.CompletedProcess:
@@ -142,8 +149,9 @@ def tiny_model(tmp_path_factory) -> Path:
 
 
 @pytest.mark.slow
-def test_generate_full_disk_names_the_file_keeps_the_journal_and_never_follows_planted_links(tmp_path, data_copy,
-                                                                                              tiny_model):
+def test_generate_full_disk_names_the_file_keeps_the_journal_and_never_follows_planted_links(
+    tmp_path, data_copy, tiny_model
+):
     victim = tmp_path / "victim.txt"
     victim.write_text("victim\n", encoding="utf-8")
     # Links at the temporary names older versions used: they must not be written through.
@@ -151,8 +159,20 @@ def test_generate_full_disk_names_the_file_keeps_the_journal_and_never_follows_p
         (tmp_path / name).symlink_to(victim)
     script = tmp_path / "full_disk.py"
     script.write_text(FULL_DISK, encoding="utf-8")
-    args = [tiny_model, "-o", "out.json", "--data-dir", data_copy, "--limit", "3", "--num-samples", "4",
-            "--device", "cpu", "--no-progress"]
+    args = [
+        tiny_model,
+        "-o",
+        "out.json",
+        "--data-dir",
+        data_copy,
+        "--limit",
+        "3",
+        "--num-samples",
+        "4",
+        "--device",
+        "cpu",
+        "--no-progress",
+    ]
     journal = tmp_path / "out.json.partial.jsonl"
 
     # The disk fills up after the first question is in the journal.
@@ -179,8 +199,20 @@ def test_generate_full_disk_names_the_file_keeps_the_journal_and_never_follows_p
     # score-generated finds the questions where generate read them (--data-dir), from another folder.
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    scored = run([sys.executable, "-m", "protoqa_integrations", "score-generated", tmp_path / "out.json",
-                  "--similarity", "exact_match", "--no-probeval", "--json"], elsewhere)
+    scored = run(
+        [
+            sys.executable,
+            "-m",
+            "protoqa_integrations",
+            "score-generated",
+            tmp_path / "out.json",
+            "--similarity",
+            "exact_match",
+            "--no-probeval",
+            "--json",
+        ],
+        elsewhere,
+    )
     assert scored.returncode == 0, scored.stderr
     assert json.loads(scored.stdout)["num_questions"] == 3
 
@@ -189,8 +221,20 @@ def test_generate_full_disk_names_the_file_keeps_the_journal_and_never_follows_p
 def test_generate_checks_every_line_of_the_resume_journal(tmp_path, data_copy, tiny_model):
     script = tmp_path / "full_disk.py"
     script.write_text(FULL_DISK, encoding="utf-8")
-    args = [tiny_model, "-o", "out.json", "--data-dir", data_copy, "--limit", "3", "--num-samples", "4",
-            "--device", "cpu", "--no-progress"]
+    args = [
+        tiny_model,
+        "-o",
+        "out.json",
+        "--data-dir",
+        data_copy,
+        "--limit",
+        "3",
+        "--num-samples",
+        "4",
+        "--device",
+        "cpu",
+        "--no-progress",
+    ]
     journal = tmp_path / "out.json.partial.jsonl"
     one_error_line(run([sys.executable, script, "os.fsync", "3", *args], tmp_path))  # two questions journaled
     header, first, second = journal.read_text(encoding="utf-8").splitlines()[:3]
@@ -228,15 +272,26 @@ def test_per_question_force_refuses_anything_but_a_regular_file(tmp_path, shared
     # A link to /dev/null: were it followed, a superuser's run would replace the device.
     (tmp_path / "null").symlink_to(os.devnull)
     commands = {
-        "protoqa-eval": [sys.executable, "-m", "protoqa_metric", targets, predictions, "--similarity",
-                         "exact_match"],
-        "probeval": [sys.executable, "-m", "cfc_probeval", targets, predictions, "--clustering", "human",
-                     "--ignore-unknown", "--quiet"],
+        "protoqa-eval": [sys.executable, "-m", "protoqa_metric", targets, predictions, "--similarity", "exact_match"],
+        "probeval": [
+            sys.executable,
+            "-m",
+            "cfc_probeval",
+            targets,
+            predictions,
+            "--clustering",
+            "human",
+            "--ignore-unknown",
+            "--quiet",
+        ],
     }
     for name, command in commands.items():
-        for target, expected in (("fifo", "it is a pipe, not a regular file"), ("folder", "is a directory"),
-                                 ("null", "it is a device, not a regular file"),
-                                 ("/proc/self/fd/1", "not a regular file")):
+        for target, expected in (
+            ("fifo", "it is a pipe, not a regular file"),
+            ("folder", "is a directory"),
+            ("null", "it is a device, not a regular file"),
+            ("/proc/self/fd/1", "not a regular file"),
+        ):
             if target.startswith("/proc") and not Path("/proc/self/fd/1").exists():
                 continue
             line = one_error_line(run([*command, "--per-question", target, "--force"], tmp_path))
@@ -257,8 +312,9 @@ def test_dataset_export_refuses_links_into_the_data_folder_and_replaces_planted_
     out = tmp_path / "out"
     out.mkdir()
     (out / "cfc").symlink_to(data / "cfc")
-    line = one_error_line(run([*export, out, "--data-dir", data, "--config", "cfc", "--overwrite"], tmp_path),
-                          status=1)  # the export command's status for a refused folder
+    line = one_error_line(
+        run([*export, out, "--data-dir", data, "--config", "cfc", "--overwrite"], tmp_path), status=1
+    )  # the export command's status for a refused folder
     assert "is inside the data folder" in line
     assert sorted(p.name for p in (data / "cfc").iterdir()) == before
 
@@ -266,8 +322,9 @@ def test_dataset_export_refuses_links_into_the_data_folder_and_replaces_planted_
     elsewhere.mkdir()
     (out / "cfc").unlink()
     (out / "cfc").symlink_to(elsewhere)
-    line = one_error_line(run([*export, out, "--data-dir", data, "--config", "cfc", "--overwrite"], tmp_path),
-                          status=1)  # the export command's status for a refused folder
+    line = one_error_line(
+        run([*export, out, "--data-dir", data, "--config", "cfc", "--overwrite"], tmp_path), status=1
+    )  # the export command's status for a refused folder
     assert "is a link to" in line and list(elsewhere.iterdir()) == []
 
     (out / "cfc").unlink()
@@ -300,7 +357,17 @@ def test_hub_folder_force_replaces_planted_links_and_refuses_the_placeholder_req
     assert "demo.launch(" in (tmp_path / "protoqa" / "app.py").read_text(encoding="utf-8")
 
     requirements = (tmp_path / "protoqa" / "requirements.txt").read_bytes()
-    line = one_error_line(run([*hub, "protoqa", "--force", "--requirement",
-                               "protoqa-eval[evaluate] @ git+https://github.com/<you>/<this-repo>"], tmp_path))
+    line = one_error_line(
+        run(
+            [
+                *hub,
+                "protoqa",
+                "--force",
+                "--requirement",
+                "protoqa-eval[evaluate] @ git+https://github.com/<you>/<this-repo>",
+            ],
+            tmp_path,
+        )
+    )
     assert "--requirement still holds the placeholder '<you>'" in line
     assert (tmp_path / "protoqa" / "requirements.txt").read_bytes() == requirements

@@ -13,8 +13,7 @@ import pytest
 
 from cfc_probeval import evaluate_module_path, evaluate_probeval, read_ground_truth, read_samples
 from cfc_probeval.cli import main
-
-from cfc_probeval.defaults import DEFAULTS  # noqa: E402
+from cfc_probeval.defaults import DEFAULTS
 
 REPO = Path(__file__).resolve().parents[1]
 SETTINGS = {  # fast settings: the data's clusters, and HAC over dependency-free embeddings
@@ -56,9 +55,16 @@ def test_cli_library_and_evaluate_module_agree_on_cfc_dev(cfc, capsys, monkeypat
     ids = list(targets)
     from_module = module.compute(
         predictions=[[a for a, n in samples[q].items() for _ in range(n)] for q in ids],
-        references=[{"id": [c.id for c in targets[q].clusters], "answers": [list(c.answers) for c in targets[q].clusters],
-                     "count": [c.count for c in targets[q].clusters]} for q in ids],
-        raw_answers=[dict(targets[q].answer_counts) for q in ids], question_ids=ids,
+        references=[
+            {
+                "id": [c.id for c in targets[q].clusters],
+                "answers": [list(c.answers) for c in targets[q].clusters],
+                "count": [c.count for c in targets[q].clusters],
+            }
+            for q in ids
+        ],
+        raw_answers=[dict(targets[q].answer_counts) for q in ids],
+        question_ids=ids,
         **{k: v for k, v in settings.items() if k != "clustering"},
     )
 
@@ -73,8 +79,16 @@ def test_cli_library_and_evaluate_module_agree_on_cfc_dev(cfc, capsys, monkeypat
 def test_human_answers_score_better_than_gpt2_samples(cfc, capsys):
     kls = {}
     for which, name in FILES.items():
-        status, out, _ = run_cli(capsys, cfc / "dev.targets.jsonl", cfc / name, "--clustering", "human",
-                                 "--ignore-unknown", "--json", "--quiet")
+        status, out, _ = run_cli(
+            capsys,
+            cfc / "dev.targets.jsonl",
+            cfc / name,
+            "--clustering",
+            "human",
+            "--ignore-unknown",
+            "--json",
+            "--quiet",
+        )
         assert status == 0
         kls[which] = json.loads(out)["kl"]
     assert kls["human"] < 1.0 < 2.0 < kls["gpt2"]
@@ -82,16 +96,34 @@ def test_human_answers_score_better_than_gpt2_samples(cfc, capsys):
 
 def test_text_output_and_per_question_files(cfc, capsys, tmp_path):
     table, lines = tmp_path / "clusters.csv", tmp_path / "clusters.jsonl"
-    status, out, _ = run_cli(capsys, cfc / "dev.targets.jsonl", cfc / FILES["human"], "--clustering", "human",
-                             "--ignore-unknown", "--per-question", table, "--quiet")
+    status, out, _ = run_cli(
+        capsys,
+        cfc / "dev.targets.jsonl",
+        cfc / FILES["human"],
+        "--clustering",
+        "human",
+        "--ignore-unknown",
+        "--per-question",
+        table,
+        "--quiet",
+    )
     assert status == 0
     assert out.startswith("ProbEval KL: ") and "mean over 54 questions" in out
     assert "\nsignature: clustering:human|embedder:none|matching:wordnet(stop=match)|" in out
     rows = list(csv.DictReader(table.open(encoding="utf-8")))
     assert {r["question"] for r in rows} == set(read_ground_truth(cfc / "dev.targets.jsonl"))
     assert rows[0]["cluster"] == "r1q1.1" and {"p_g", "p_h", "representative"} <= set(rows[0])
-    run_cli(capsys, cfc / "dev.targets.jsonl", cfc / FILES["human"], "--clustering", "human", "--ignore-unknown",
-            "--per-question", lines, "--quiet")
+    run_cli(
+        capsys,
+        cfc / "dev.targets.jsonl",
+        cfc / FILES["human"],
+        "--clustering",
+        "human",
+        "--ignore-unknown",
+        "--per-question",
+        lines,
+        "--quiet",
+    )
     first = json.loads(lines.read_text(encoding="utf-8").splitlines()[0])
     assert first["id"] == "r1q1" and first["clusters"][-1]["id"] == "wrong"
     assert sum(c["p_h"] for c in first["clusters"]) == pytest.approx(1.0)
@@ -100,8 +132,18 @@ def test_text_output_and_per_question_files(cfc, capsys, tmp_path):
 def test_model_answers_with_count_give_the_same_result(cfc, capsys):
     results = []
     for field in ("model_answers", "model_answers_with_count"):
-        status, out, _ = run_cli(capsys, cfc / "dev.targets.jsonl", cfc / FILES["gpt2"], "--clustering", "human",
-                                 "--field", field, "--ignore-unknown", "--json", "--quiet")
+        status, out, _ = run_cli(
+            capsys,
+            cfc / "dev.targets.jsonl",
+            cfc / FILES["gpt2"],
+            "--clustering",
+            "human",
+            "--field",
+            field,
+            "--ignore-unknown",
+            "--json",
+            "--quiet",
+        )
         assert status == 0
         results.append(json.loads(out))
     assert results[0]["kl"] == pytest.approx(results[1]["kl"], abs=1e-12)
@@ -125,8 +167,9 @@ def test_partial_predictions_warn_about_questions_without_samples(cfc, capsys, t
     status, out, err = run_cli(capsys, cfc / "dev.targets.jsonl", one, "--clustering", "human", "--json")
     assert status == 0 and json.loads(out)["num_questions"] == 54
     assert "53 question(s) have no samples" in err
-    status, out, _ = run_cli(capsys, cfc / "dev.targets.jsonl", one, "--clustering", "human", "--json",
-                             "--only-predicted", "--quiet")
+    status, out, _ = run_cli(
+        capsys, cfc / "dev.targets.jsonl", one, "--clustering", "human", "--json", "--only-predicted", "--quiet"
+    )
     assert json.loads(out)["num_questions"] == 1
 
 
@@ -140,16 +183,32 @@ def test_python_m_runs_the_same_command_deterministically_across_hash_seeds(cfc,
     for seed in ("1", "2"):
         env = {**os.environ, "PYTHONHASHSEED": seed, "HF_HUB_OFFLINE": "1"}
         done = subprocess.run(
-            [sys.executable, "-m", "cfc_probeval", str(cfc / "dev.targets.jsonl"), str(samples), "--clustering",
-             "xmeans", "--embedder", "char-ngrams", "--only-predicted", "--json"],
-            capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300,
+            [
+                sys.executable,
+                "-m",
+                "cfc_probeval",
+                str(cfc / "dev.targets.jsonl"),
+                str(samples),
+                "--clustering",
+                "xmeans",
+                "--embedder",
+                "char-ngrams",
+                "--only-predicted",
+                "--json",
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            timeout=300,
         )
         assert done.returncode == 0, done.stderr
         outputs.append(json.loads(done.stdout))
     assert outputs[0] == outputs[1]
     assert outputs[0]["num_questions"] == 8
     assert outputs[0]["signature"].startswith(
-        f"clustering:xmeans(k_init={DEFAULTS.xmeans_k_init},k_max={DEFAULTS.k_max},seed=0)|embedder:char-ngrams")
+        f"clustering:xmeans(k_init={DEFAULTS.xmeans_k_init},k_max={DEFAULTS.k_max},seed=0)|embedder:char-ngrams"
+    )
 
 
 def test_evaluate_module_path_points_at_the_module():
@@ -164,8 +223,22 @@ def test_compare_two_systems_with_paired_bootstrap(capsys):
     targets = str(data / "dev.targets.jsonl")
     human = str(data / "dev.predictions.human.json")
     gpt2 = str(data / "dev.predictions.gpt2-xl.oneshot.json")
-    status = main(["compare", targets, human, gpt2, "--clustering", "human", "--field", "model_answers",
-                   "--ignore-unknown", "--resamples", "200", "--json"])
+    status = main(
+        [
+            "compare",
+            targets,
+            human,
+            gpt2,
+            "--clustering",
+            "human",
+            "--field",
+            "model_answers",
+            "--ignore-unknown",
+            "--resamples",
+            "200",
+            "--json",
+        ]
+    )
     assert status == 0
     out = json.loads(capsys.readouterr().out)
     assert out["difference"] == pytest.approx(out["kl_a"] - out["kl_b"])

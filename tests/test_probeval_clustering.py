@@ -6,8 +6,14 @@ import numpy as np
 import pytest
 from sklearn.metrics import adjusted_rand_score
 
-from cfc_probeval.clustering import (GMeansClusterer, HACClusterer, XMeansClusterer, canonical_labels,
-                                     make_clusterer, spherical_bic)
+from cfc_probeval.clustering import (
+    GMeansClusterer,
+    HACClusterer,
+    XMeansClusterer,
+    canonical_labels,
+    make_clusterer,
+    spherical_bic,
+)
 
 
 def blobs(num_clusters: int, per_cluster: int = 25, dims: int = 16, spread: float = 0.05, seed: int = 0):
@@ -89,7 +95,8 @@ def test_bic_prefers_two_clusters_for_two_blobs_and_one_for_one():
     halves = (single[:, 0] > np.median(single[:, 0])).astype(int)
     centers = np.vstack([single[halves == j].mean(axis=0) for j in (0, 1)])
     assert spherical_bic(single, halves, centers) < spherical_bic(
-        single, np.zeros(len(single), int), single.mean(axis=0, keepdims=True))
+        single, np.zeros(len(single), int), single.mean(axis=0, keepdims=True)
+    )
 
 
 def test_canonical_labels_number_by_first_appearance():
@@ -99,7 +106,10 @@ def test_canonical_labels_number_by_first_appearance():
 def test_make_clusterer_applies_defaults_and_rejects_bad_settings():
     assert make_clusterer("human") is None
     assert make_clusterer("hac", linkage_method="complete", distance_threshold=0.7).params() == {
-        "linkage": "complete", "threshold": 0.7, "metric": "cosine"}
+        "linkage": "complete",
+        "threshold": 0.7,
+        "metric": "cosine",
+    }
     with pytest.raises(ValueError, match="unknown clustering"):
         make_clusterer("kmeans")
     with pytest.raises(ValueError, match="needs metric='euclidean'"):
@@ -163,8 +173,11 @@ def test_kmeans_like_sklearn_equals_the_estimator_bit_for_bit():
     for points, k, seed, init in _kmeans_cases():
         with warnings.catch_warnings(), threadpool_limits(limits=1):
             warnings.simplefilter("ignore")
-            expected = (KMeans(n_clusters=k, n_init=10, random_state=seed) if init is None
-                        else KMeans(n_clusters=k, init=init, n_init=1, random_state=seed)).fit(points)
+            expected = (
+                KMeans(n_clusters=k, n_init=10, random_state=seed)
+                if init is None
+                else KMeans(n_clusters=k, init=init, n_init=1, random_state=seed)
+            ).fit(points)
             got = kmeans_like_sklearn(points, k, seed, init=init)
         assert got is not None
         assert np.array_equal(got.labels_, expected.labels_)
@@ -187,8 +200,9 @@ def test_anderson_statistic_equals_scipy_bit_for_bit():
         assert anderson_normal_statistic(x) == float(anderson(x, "norm", method="interpolate").statistic)
 
 
-@pytest.mark.parametrize("make", [lambda: GMeansClusterer(k_init=4), lambda: GMeansClusterer(k_init=1),
-                                  lambda: XMeansClusterer(k_init=2)])
+@pytest.mark.parametrize(
+    "make", [lambda: GMeansClusterer(k_init=4), lambda: GMeansClusterer(k_init=1), lambda: XMeansClusterer(k_init=2)]
+)
 def test_splitting_kmeans_labels_equal_those_of_the_estimator_and_scipy(shared_data, monkeypatch, make):
     """On real answers, the same labels as with scikit-learn's KMeans and SciPy's anderson throughout."""
     from scipy.stats import anderson
@@ -202,6 +216,7 @@ def test_splitting_kmeans_labels_equal_those_of_the_estimator_and_scipy(shared_d
     matrices = [embedder.embed(sorted(t.answer_counts)) for t in list(truths.values())[:30]]
     fast = [make().fit_labels(m).tolist() for m in matrices]
     monkeypatch.setattr(clustering, "kmeans_like_sklearn", lambda *args, **kwargs: None)
-    monkeypatch.setattr(clustering, "anderson_normal_statistic",
-                        lambda x: float(anderson(x, "norm", method="interpolate").statistic))
+    monkeypatch.setattr(
+        clustering, "anderson_normal_statistic", lambda x: float(anderson(x, "norm", method="interpolate").statistic)
+    )
     assert [make().fit_labels(m).tolist() for m in matrices] == fast

@@ -27,8 +27,23 @@ SAMPLES = "dev.predictions.gpt2-xl.oneshot.json"
 @pytest.fixture(scope="module")
 def cfc_rows(shared_data, tmp_path_factory):
     out = tmp_path_factory.mktemp("export") / "hub"
-    done = subprocess.run([sys.executable, "-m", "protoqa_dataset", "export", str(out), "--data-dir", str(shared_data),
-                           "--config", "cfc"], capture_output=True, text=True, cwd=REPO, timeout=600)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "protoqa_dataset",
+            "export",
+            str(out),
+            "--data-dir",
+            str(shared_data),
+            "--config",
+            "cfc",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr
     return datasets.load_dataset(str(out), "cfc", split="validation")
 
@@ -40,12 +55,27 @@ def offline(monkeypatch, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("flags, config", [([], "default"), (["--clustering", "human"], "human"),
-                                           (["--clustering", "hac"], "hac")])
+@pytest.mark.parametrize(
+    "flags, config", [([], "default"), (["--clustering", "human"], "human"), (["--clustering", "hac"], "hac")]
+)
 def test_cli_library_and_evaluate_on_dataset_rows_agree(cfc_rows, shared_data, flags, config):
     targets_path, samples_path = shared_data / "cfc" / "dev.targets.jsonl", shared_data / "cfc" / SAMPLES
-    cli = subprocess.run([sys.executable, "-m", "cfc_probeval", str(targets_path), str(samples_path), *flags,
-                          "--ignore-unknown", "--json", "--quiet"], capture_output=True, text=True, timeout=900)
+    cli = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cfc_probeval",
+            str(targets_path),
+            str(samples_path),
+            *flags,
+            "--ignore-unknown",
+            "--json",
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert cli.returncode == 0, cli.stderr
     from_cli = json.loads(cli.stdout)
 
@@ -57,8 +87,9 @@ def test_cli_library_and_evaluate_on_dataset_rows_agree(cfc_rows, shared_data, f
     module = evaluate.load(evaluate_module_path(), config)
     ids = list(cfc_rows["id"])
     predictions = [[a for a, n in samples.get(q, {}).items() for _ in range(n)] for q in ids]
-    from_rows = module.compute(predictions=predictions, references=cfc_rows["clusters"],
-                               raw_answers=cfc_rows["raw_answers"], question_ids=ids)
+    from_rows = module.compute(
+        predictions=predictions, references=cfc_rows["clusters"], raw_answers=cfc_rows["raw_answers"], question_ids=ids
+    )
 
     assert from_cli["num_questions"] == from_library.num_questions == from_rows["num_questions"] == 54
     assert abs(from_cli["kl"] - from_library.kl) <= 1e-9
@@ -67,8 +98,9 @@ def test_cli_library_and_evaluate_on_dataset_rows_agree(cfc_rows, shared_data, f
     assert from_cli["signature"] == from_library.signature == from_rows["signature"]
     assert "answers:" not in from_rows["signature"]
     assert from_cli["clusters_per_question"] == from_library.clusters_per_question == from_rows["clusters_per_question"]
-    assert from_cli["human_clusters_per_question"] == from_rows["human_clusters_per_question"] == pytest.approx(
-        312 / 54)  # CFC dev: 312 human clusters over the 54 scored questions
+    assert (
+        from_cli["human_clusters_per_question"] == from_rows["human_clusters_per_question"] == pytest.approx(312 / 54)
+    )  # CFC dev: 312 human clusters over the 54 scored questions
     if config in ("default", "human"):
         # The rows carry human clusters, so the default is those clusters: the same numbers as
         # --clustering human, and a signature that says how the clustering was chosen.
@@ -88,8 +120,9 @@ def test_cli_library_and_evaluate_on_dataset_rows_agree(cfc_rows, shared_data, f
 
 
 @pytest.mark.slow
-def test_raw_answers_without_clusters_are_clustered_by_the_automatic_default_everywhere(cfc_rows, shared_data,
-                                                                                      tmp_path):
+def test_raw_answers_without_clusters_are_clustered_by_the_automatic_default_everywhere(
+    cfc_rows, shared_data, tmp_path
+):
     """The rows' ``raw_answers`` as references, a targets file without clusters, and ``Question``
     objects without clusters all get G-means (k_init=4) + WordNet, with the same numbers."""
     from protoqa_core.readers import read_targets
@@ -101,8 +134,21 @@ def test_raw_answers_without_clusters_are_clustered_by_the_automatic_default_eve
             row = json.loads(line)
             row["answers"] = {"raw": row["answers"]["raw"]}
             out.write(json.dumps(row) + "\n")
-    cli = subprocess.run([sys.executable, "-m", "cfc_probeval", str(raw_targets), str(samples_path),
-                          "--ignore-unknown", "--json", "--quiet"], capture_output=True, text=True, timeout=900)
+    cli = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cfc_probeval",
+            str(raw_targets),
+            str(samples_path),
+            "--ignore-unknown",
+            "--json",
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert cli.returncode == 0, cli.stderr
     from_cli = json.loads(cli.stdout)
 
@@ -120,8 +166,12 @@ def test_raw_answers_without_clusters_are_clustered_by_the_automatic_default_eve
     assert from_cli["num_questions"] == from_library.num_questions == from_rows["num_questions"] == 54
     assert abs(from_cli["kl"] - from_library.kl) <= 1e-9 and abs(from_rows["kl"] - from_library.kl) <= 1e-9
     assert from_cli["signature"] == from_library.signature == from_rows["signature"]
-    assert from_library.signature.startswith("clustering:auto->gmeans(k_init=4,k_max=20,seed=0,alpha=0.0001)|"
-                                             "embedder:all-MiniLM-L6-v2@")
-    assert from_cli["clusters_per_question"] == from_rows["clusters_per_question"] == pytest.approx(
-        from_library.clusters_per_question)
+    assert from_library.signature.startswith(
+        "clustering:auto->gmeans(k_init=4,k_max=20,seed=0,alpha=0.0001)|embedder:all-MiniLM-L6-v2@"
+    )
+    assert (
+        from_cli["clusters_per_question"]
+        == from_rows["clusters_per_question"]
+        == pytest.approx(from_library.clusters_per_question)
+    )
     assert from_cli["human_clusters_per_question"] is None and from_rows["human_clusters_per_question"] is None

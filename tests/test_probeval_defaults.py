@@ -26,10 +26,16 @@ from cfc_probeval.embedders import CharNgramEmbedder
 from cfc_probeval.inputs import GroundTruth
 from protoqa_core.readers import Cluster, Question
 
-PETS = GroundTruth("pets", (Cluster("pets.0", ("dog", "puppy"), 6), Cluster("pets.1", ("cat", "kitten"), 4)),
-                   {"dog": 5, "puppy": 1, "cat": 3, "kitten": 1})
-DRINKS = GroundTruth("drinks", (Cluster("drinks.0", ("tea",), 3), Cluster("drinks.1", ("coffee",), 1),
-                                Cluster("drinks.2", ("juice",), 1)), {"tea": 3, "coffee": 1, "juice": 1})
+PETS = GroundTruth(
+    "pets",
+    (Cluster("pets.0", ("dog", "puppy"), 6), Cluster("pets.1", ("cat", "kitten"), 4)),
+    {"dog": 5, "puppy": 1, "cat": 3, "kitten": 1},
+)
+DRINKS = GroundTruth(
+    "drinks",
+    (Cluster("drinks.0", ("tea",), 3), Cluster("drinks.1", ("coffee",), 1), Cluster("drinks.2", ("juice",), 1)),
+    {"tea": 3, "coffee": 1, "juice": 1},
+)
 SAMPLES = {"pets": ["dog"] * 5 + ["cat"] * 3 + ["banana"] * 2, "drinks": ["tea", "tea", "juice"]}
 GMEANS = f"gmeans(k_init={DEFAULTS.gmeans_k_init},k_max={DEFAULTS.k_max},seed=0,alpha={DEFAULTS.gmeans_alpha})"
 
@@ -41,7 +47,11 @@ def raw(truth: GroundTruth) -> GroundTruth:
 
 def test_the_defaults_are_the_validation_studys_choice():
     assert (DEFAULTS.clustering, DEFAULTS.gmeans_k_init, DEFAULTS.embedder, DEFAULTS.matching) == (
-        "gmeans", 4, "minilm", "wordnet")
+        "gmeans",
+        4,
+        "minilm",
+        "wordnet",
+    )
     assert (DEFAULTS.cosine_threshold, DEFAULTS.gp_threshold) == (0.6, 0.4)
     # Kept, so that an explicitly chosen HAC or X-means gives the numbers it gave before.
     assert (DEFAULTS.hac_linkage, DEFAULTS.hac_threshold, DEFAULTS.xmeans_k_init) == ("complete", 0.3, 16)
@@ -145,8 +155,9 @@ def files(tmp_path):
             answers = {"raw": {a: int(n) for a, n in t.answer_counts.items()}}
             if with_clusters:
                 answers["clusters"] = {c.id: {"count": c.count, "answers": list(c.answers)} for c in t.clusters}
-            lines.append(json.dumps({"metadata": {"id": t.question_id}, "question": {"normalized": "q?"},
-                                     "answers": answers}))
+            lines.append(
+                json.dumps({"metadata": {"id": t.question_id}, "question": {"normalized": "q?"}, "answers": answers})
+            )
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
         return path
 
@@ -191,8 +202,9 @@ def test_cli_compare_resolves_auto(files, tmp_path, capsys):
 
 
 def test_cli_help_names_auto():
-    done = subprocess.run([sys.executable, "-m", "cfc_probeval", "evaluate", "--help"],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "cfc_probeval", "evaluate", "--help"], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0
     assert "{auto,human,hac,xmeans,gmeans}" in done.stdout and "auto (default)" in done.stdout
 
@@ -206,15 +218,19 @@ def test_evaluate_module_resolves_auto_from_the_references(monkeypatch, tmp_path
     module = evaluate.load(cfc_probeval.evaluate_module_path())
     ids = ["pets", "drinks"]
     predictions = [SAMPLES[q] for q in ids]
-    clusters = [{"answers": [list(c.answers) for c in t.clusters], "count": [c.count for c in t.clusters]}
-                for t in (PETS, DRINKS)]
-    raw_rows = [{"answer": list(t.answer_counts), "count": [int(n) for n in t.answer_counts.values()]}
-                for t in (PETS, DRINKS)]
+    clusters = [
+        {"answers": [list(c.answers) for c in t.clusters], "count": [c.count for c in t.clusters]}
+        for t in (PETS, DRINKS)
+    ]
+    raw_rows = [
+        {"answer": list(t.answer_counts), "count": [int(n) for n in t.answer_counts.values()]} for t in (PETS, DRINKS)
+    ]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         human = module.compute(predictions=predictions, references=clusters, question_ids=ids)
-        automatic = module.compute(predictions=predictions, references=raw_rows, question_ids=ids,
-                                   embedder="char-ngrams")
+        automatic = module.compute(
+            predictions=predictions, references=raw_rows, question_ids=ids, embedder="char-ngrams"
+        )
     library_human = evaluate_probeval([PETS, DRINKS], SAMPLES)
     library_auto = evaluate_probeval([raw(PETS), raw(DRINKS)], SAMPLES, embedder=CharNgramEmbedder())
     assert human["signature"] == library_human.signature and human["kl"] == pytest.approx(library_human.kl, abs=1e-12)
@@ -227,4 +243,5 @@ def test_evaluate_module_resolves_auto_from_the_references(monkeypatch, tmp_path
     cosine = evaluate.load(cfc_probeval.evaluate_module_path(), "auto-cosine")
     out = cosine.compute(predictions=predictions, references=clusters, embedder="char-ngrams")
     assert out["signature"].startswith(
-        "clustering:auto->human|embedder:char-ngrams:3x256|matching:cosine(threshold=0.6)")
+        "clustering:auto->human|embedder:char-ngrams:3x256|matching:cosine(threshold=0.6)"
+    )

@@ -40,8 +40,7 @@ def test_laplace_smoothing_adds_one_everywhere_including_wrong():
 
 
 def test_kl_is_natural_log_and_zero_terms_vanish():
-    assert kl_divergence([0.5, 0.5], [0.25, 0.75]) == pytest.approx(
-        0.5 * math.log(2) + 0.5 * math.log(0.5 / 0.75))
+    assert kl_divergence([0.5, 0.5], [0.25, 0.75]) == pytest.approx(0.5 * math.log(2) + 0.5 * math.log(0.5 / 0.75))
     assert kl_divergence([1.0, 0.0], [0.5, 0.5]) == pytest.approx(math.log(2))
     assert kl_divergence([0.3, 0.7], [0.3, 0.7]) == 0.0
 
@@ -56,8 +55,9 @@ def test_kl_rejects_distributions_of_different_sizes():
 
 
 def _two_clusters() -> GroundTruth:
-    return GroundTruth("q1", (Cluster("q1.0", ("dog", "puppy"), 6), Cluster("q1.1", ("cat",), 4)),
-                       {"dog": 5, "puppy": 1, "cat": 4})
+    return GroundTruth(
+        "q1", (Cluster("q1.0", ("dog", "puppy"), 6), Cluster("q1.1", ("cat",), 4)), {"dog": 5, "puppy": 1, "cat": 4}
+    )
 
 
 def test_question_kl_by_hand_with_wrong_and_smoothing():

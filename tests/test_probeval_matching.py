@@ -8,10 +8,15 @@ import numpy as np
 import pytest
 
 from cfc_probeval.defaults import DEFAULTS
-
 from cfc_probeval.embedders import Embedder
-from cfc_probeval.matching import (CosineMatcher, GPMatcher, WordNetMatcher, best_clusters, make_matcher,
-                                   wordnet_scores_one)
+from cfc_probeval.matching import (
+    CosineMatcher,
+    GPMatcher,
+    WordNetMatcher,
+    best_clusters,
+    make_matcher,
+    wordnet_scores_one,
+)
 from protoqa_core.similarity import wordnet_similarity
 
 
@@ -70,10 +75,16 @@ def test_wordnet_matching_equals_scoring_every_pair_on_real_data(shared_data, sa
         # Stopword-only strings on both sides exercise the empty-group rule.
         distinct = list(normalized_sample_counts(samples.get(qid, {}))) + ["the", "", "of a"]
         clusters = [c.answers for c in truth.clusters] + [("the",), ("an",)]
-        expected = [tuple(j for j, answers in enumerate(clusters)
-                          if any(wordnet_scores_one(wordnet_similarity(s, a, all_stopword_match=all_stopword_match))
-                                 for a in answers))
-                    for s in distinct]
+        expected = [
+            tuple(
+                j
+                for j, answers in enumerate(clusters)
+                if any(
+                    wordnet_scores_one(wordnet_similarity(s, a, all_stopword_match=all_stopword_match)) for a in answers
+                )
+            )
+            for s in distinct
+        ]
         assert matcher.match(distinct, clusters) == expected, qid
         checked += len(distinct)
     assert checked > 1000
@@ -95,9 +106,16 @@ def test_wordnet_all_stopword_switch():
 
 SYNTHETIC = {
     # Two tight groups on the x and y axes, a sample near each, one far away, one in between.
-    "x1": [1.0, 0.05, 0.0], "x2": [1.0, -0.05, 0.0], "x3": [1.0, 0.0, 0.05],
-    "y1": [0.05, 1.0, 0.0], "y2": [-0.05, 1.0, 0.0], "y3": [0.0, 1.0, 0.05],
-    "near x": [1.0, 0.1, 0.1], "near y": [0.1, 1.0, -0.1], "far": [0.0, 0.0, 1.0], "between": [1.0, 1.0, 0.0],
+    "x1": [1.0, 0.05, 0.0],
+    "x2": [1.0, -0.05, 0.0],
+    "x3": [1.0, 0.0, 0.05],
+    "y1": [0.05, 1.0, 0.0],
+    "y2": [-0.05, 1.0, 0.0],
+    "y3": [0.0, 1.0, 0.05],
+    "near x": [1.0, 0.1, 0.1],
+    "near y": [0.1, 1.0, -0.1],
+    "far": [0.0, 0.0, 1.0],
+    "between": [1.0, 1.0, 0.0],
 }
 CLUSTERS = [["x1", "x2", "x3"], ["y1", "y2", "y3"]]
 

@@ -10,17 +10,19 @@ import numpy as np
 import pytest
 
 from cfc_probeval import ProbEval, evaluate_probeval, read_ground_truth
+from cfc_probeval.defaults import DEFAULTS
 from cfc_probeval.embedders import CharNgramEmbedder, bundled_minilm_path
 from cfc_probeval.errors import ProbEvalWarning
 from cfc_probeval.inputs import GroundTruth
 from protoqa_core.readers import Cluster, DataFormatError, Question
 
-from cfc_probeval.defaults import DEFAULTS  # noqa: E402
-HAC_SIGNATURE = (f"clustering:hac(linkage={DEFAULTS.hac_linkage},threshold={DEFAULTS.hac_threshold},"
-               "metric=cosine)|")
+HAC_SIGNATURE = f"clustering:hac(linkage={DEFAULTS.hac_linkage},threshold={DEFAULTS.hac_threshold},metric=cosine)|"
 
-PETS = GroundTruth("pets", (Cluster("pets.0", ("dog", "puppy"), 6), Cluster("pets.1", ("cat", "kitten"), 4)),
-                   {"dog": 5, "puppy": 1, "cat": 3, "kitten": 1})
+PETS = GroundTruth(
+    "pets",
+    (Cluster("pets.0", ("dog", "puppy"), 6), Cluster("pets.1", ("cat", "kitten"), 4)),
+    {"dog": 5, "puppy": 1, "cat": 3, "kitten": 1},
+)
 
 
 @pytest.fixture(scope="module")
@@ -101,8 +103,9 @@ def test_question_without_ground_truth_is_left_out_with_a_warning():
     empty = Question("none", "?", ())
     zero = GroundTruth("zero", (Cluster("zero.0", ("x",), 0),))
     with pytest.warns(ProbEvalWarning, match="left out 2 question"):
-        result = evaluate_probeval({"none": empty, "zero": zero, "pets": PETS},
-                                   {"pets": ["dog"], "none": ["x"]}, clustering="human")
+        result = evaluate_probeval(
+            {"none": empty, "zero": zero, "pets": PETS}, {"pets": ["dog"], "none": ["x"]}, clustering="human"
+        )
     assert result.skipped == ["none", "zero"] and result.num_questions == 1
     assert "n:1" in result.signature
 
@@ -134,11 +137,14 @@ def test_same_inputs_give_the_same_result_whatever_the_answer_order(cfc_dev, clu
         rng.shuffle(items)
         shuffled[qid] = GroundTruth(qid, t.clusters, dict(items))
     samples = one_cluster_samples(subset, 10)
-    runs = [evaluate_probeval(targets, samples, clustering=clustering, embedder=CharNgramEmbedder())
-            for targets in (subset, subset, shuffled)]
+    runs = [
+        evaluate_probeval(targets, samples, clustering=clustering, embedder=CharNgramEmbedder())
+        for targets in (subset, subset, shuffled)
+    ]
     assert runs[0].per_question == runs[1].per_question == runs[2].per_question
     assert [c.answers for c in runs[0].questions["r1q1"].clusters] == [
-        c.answers for c in runs[2].questions["r1q1"].clusters]
+        c.answers for c in runs[2].questions["r1q1"].clusters
+    ]
 
 
 def test_each_string_is_embedded_once_and_each_pair_scored_once(cfc_dev):
@@ -168,8 +174,10 @@ def test_questions_in_small_chunks_give_the_same_result(cfc_dev, clustering):
 
 def test_signature_names_every_setting():
     sig = ProbEval("gmeans", "gp", embedder=CharNgramEmbedder(), k_init=2, threshold=0.3, seed=7).signature(5)
-    assert sig.startswith("clustering:gmeans(k_init=2,k_max=20,seed=7,alpha=0.0001)|embedder:char-ngrams:3x256|"
-                          "matching:gp(threshold=0.3,seed=7)|smoothing:1|missing:empty|n:5|version:")
+    assert sig.startswith(
+        "clustering:gmeans(k_init=2,k_max=20,seed=7,alpha=0.0001)|embedder:char-ngrams:3x256|"
+        "matching:gp(threshold=0.3,seed=7)|smoothing:1|missing:empty|n:5|version:"
+    )
     hac = ProbEval("hac", embedder=CharNgramEmbedder()).signature(54)
     assert hac.startswith(HAC_SIGNATURE)
     assert "|matching:wordnet(stop=match)|" in hac and "|wordnet:" in hac
@@ -179,8 +187,11 @@ def test_signature_names_every_setting():
     # Human clusters with WordNet embed nothing.
     assert auto.resolved([PETS]).signature(1).startswith("clustering:auto->human|embedder:none|")
     raw = GroundTruth("raw", (), dict(PETS.answer_counts))
-    assert auto.resolved([raw]).signature(1).startswith(
-        "clustering:auto->gmeans(k_init=4,k_max=20,seed=0,alpha=0.0001)|embedder:char-ngrams:3x256|")
+    assert (
+        auto.resolved([raw])
+        .signature(1)
+        .startswith("clustering:auto->gmeans(k_init=4,k_max=20,seed=0,alpha=0.0001)|embedder:char-ngrams:3x256|")
+    )
     cosine = ProbEval("human", "cosine", embedder=CharNgramEmbedder()).signature(1)
     assert cosine.count(f"threshold={DEFAULTS.cosine_threshold}") == 1
 
@@ -207,8 +218,10 @@ def test_default_setting_with_the_real_minilm_model(cfc_dev, monkeypatch, tmp_pa
         warnings.simplefilter("error", ProbEvalWarning)
         perfect = pe.evaluate(raw, human_answers_as_samples(subset))
         narrow = pe.evaluate(raw, one_cluster_samples(subset))
-    assert perfect.signature.startswith("clustering:auto->gmeans(k_init=4,k_max=20,seed=0,alpha=0.0001)|"
-                                        "embedder:all-MiniLM-L6-v2@package|matching:wordnet")
+    assert perfect.signature.startswith(
+        "clustering:auto->gmeans(k_init=4,k_max=20,seed=0,alpha=0.0001)|"
+        "embedder:all-MiniLM-L6-v2@package|matching:wordnet"
+    )
     # G-means makes about four clusters per question here, so one cluster costs less than
     # under the finer HAC clusters, but still far more than answering like the crowd.
     assert perfect.kl < 0.05 < 0.2 < narrow.kl
@@ -219,38 +232,45 @@ def test_default_setting_with_the_real_minilm_model(cfc_dev, monkeypatch, tmp_pa
     assert explicit.signature == perfect.signature.replace("clustering:auto->", "clustering:")
 
 
-@pytest.mark.parametrize("settings, option, accepted", [
-    ({"clustering": "human", "matching": "cosine", "threshold": math.nan}, "threshold", "[0, 1]"),
-    ({"clustering": "human", "matching": "cosine", "threshold": -5}, "threshold", "[0, 1]"),
-    ({"clustering": "human", "matching": "gp", "threshold": 1.5}, "threshold", "[0, 1]"),
-    ({"clustering": "human", "matching": "cosine", "threshold": "0.4"}, "threshold", "[0, 1]"),
-    ({"clustering": "hac", "distance_threshold": -0.1}, "distance_threshold", "[0, 2]"),
-    ({"clustering": "hac", "distance_threshold": math.inf}, "distance_threshold", "[0, 2]"),
-    ({"clustering": "hac", "linkage": "nearest"}, "linkage", "one of single"),
-    ({"clustering": "xmeans", "k_max": 0}, "k_max", "integer >= 1"),
-    ({"clustering": "gmeans", "k_init": 0}, "k_init", "integer >= 1"),
-    ({"clustering": "xmeans", "k_init": 2.5}, "k_init", "integer >= 1"),
-    ({"clustering": "xmeans", "k_init": 8, "k_max": 4}, "k_init", "<= k_max"),
-    ({"clustering": "gmeans", "alpha": 0.0}, "alpha", "(0, 1)"),
-    ({"clustering": "gmeans", "alpha": 1.5}, "alpha", "(0, 1)"),
-    ({"clustering": "gmeans", "alpha": math.nan}, "alpha", "(0, 1)"),
-    ({"clustering": "xmeans", "seed": -1}, "seed", "[0, 2**32 - 1]"),
-    ({"clustering": "human", "matching": "gp", "seed": True}, "seed", "[0, 2**32 - 1]"),
-])
+@pytest.mark.parametrize(
+    "settings, option, accepted",
+    [
+        ({"clustering": "human", "matching": "cosine", "threshold": math.nan}, "threshold", "[0, 1]"),
+        ({"clustering": "human", "matching": "cosine", "threshold": -5}, "threshold", "[0, 1]"),
+        ({"clustering": "human", "matching": "gp", "threshold": 1.5}, "threshold", "[0, 1]"),
+        ({"clustering": "human", "matching": "cosine", "threshold": "0.4"}, "threshold", "[0, 1]"),
+        ({"clustering": "hac", "distance_threshold": -0.1}, "distance_threshold", "[0, 2]"),
+        ({"clustering": "hac", "distance_threshold": math.inf}, "distance_threshold", "[0, 2]"),
+        ({"clustering": "hac", "linkage": "nearest"}, "linkage", "one of single"),
+        ({"clustering": "xmeans", "k_max": 0}, "k_max", "integer >= 1"),
+        ({"clustering": "gmeans", "k_init": 0}, "k_init", "integer >= 1"),
+        ({"clustering": "xmeans", "k_init": 2.5}, "k_init", "integer >= 1"),
+        ({"clustering": "xmeans", "k_init": 8, "k_max": 4}, "k_init", "<= k_max"),
+        ({"clustering": "gmeans", "alpha": 0.0}, "alpha", "(0, 1)"),
+        ({"clustering": "gmeans", "alpha": 1.5}, "alpha", "(0, 1)"),
+        ({"clustering": "gmeans", "alpha": math.nan}, "alpha", "(0, 1)"),
+        ({"clustering": "xmeans", "seed": -1}, "seed", "[0, 2**32 - 1]"),
+        ({"clustering": "human", "matching": "gp", "seed": True}, "seed", "[0, 2**32 - 1]"),
+    ],
+)
 def test_options_out_of_range_name_the_option_and_the_range(settings, option, accepted):
     settings = dict(settings)
     with pytest.raises(ValueError) as error:
-        ProbEval(settings.pop("clustering"), settings.pop("matching", "wordnet"), embedder=CharNgramEmbedder(),
-                 **settings)
+        ProbEval(
+            settings.pop("clustering"), settings.pop("matching", "wordnet"), embedder=CharNgramEmbedder(), **settings
+        )
     assert str(error.value).startswith(f"{option} must be ") and accepted in str(error.value)
 
 
-@pytest.mark.parametrize("clustering, matching, option", [
-    ("human", "wordnet", {"k_max": 10}),
-    ("hac", "wordnet", {"alpha": 0.01}),
-    ("xmeans", "wordnet", {"distance_threshold": 0.3}),
-    ("gmeans", "cosine", {"linkage": "average"}),
-])
+@pytest.mark.parametrize(
+    "clustering, matching, option",
+    [
+        ("human", "wordnet", {"k_max": 10}),
+        ("hac", "wordnet", {"alpha": 0.01}),
+        ("xmeans", "wordnet", {"distance_threshold": 0.3}),
+        ("gmeans", "cosine", {"linkage": "average"}),
+    ],
+)
 def test_options_the_setting_does_not_read_are_refused(clustering, matching, option):
     name = next(iter(option))
     with pytest.raises(ValueError, match=f"^{name} applies to "):
@@ -271,8 +291,9 @@ LONG_ANSWER = "cat " * 70 + "dog"  # 71 content tokens: over the similarity's li
 
 @pytest.mark.parametrize("clustering", ["human", "hac"])
 def test_signature_counts_matches_decided_on_a_long_string_approximation(clustering):
-    truth = GroundTruth("q1", (Cluster("q1.0", (LONG_ANSWER,), 6), Cluster("q1.1", ("dog",), 4)),
-                        {LONG_ANSWER: 6, "dog": 4})
+    truth = GroundTruth(
+        "q1", (Cluster("q1.0", (LONG_ANSWER,), 6), Cluster("q1.1", ("dog",), 4)), {LONG_ANSWER: 6, "dog": 4}
+    )
     samples = {"q1": ["dog"] * 3 + ["cat"] * 2 + ["bird"]}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -294,8 +315,10 @@ def test_signature_has_no_approximation_part_when_nothing_was_approximated(cfc_d
 
 
 def test_approximation_count_is_the_same_with_warm_caches_and_in_chunks():
-    truths = {f"q{i}": GroundTruth(f"q{i}", (Cluster(f"q{i}.0", (LONG_ANSWER,), 6), Cluster(f"q{i}.1", ("dog",), 4)))
-              for i in range(5)}
+    truths = {
+        f"q{i}": GroundTruth(f"q{i}", (Cluster(f"q{i}.0", (LONG_ANSWER,), 6), Cluster(f"q{i}.1", ("dog",), 4)))
+        for i in range(5)
+    }
     samples = {qid: ["dog", "cat", "dog"] for qid in truths}
     pe = ProbEval("human")
     pe.chunk_questions = 2

@@ -12,8 +12,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 REPO = Path(__file__).resolve().parents[1]
 
 SCRIPT = r"""
@@ -44,8 +42,14 @@ print(json.dumps(rows))
 
 def test_every_surface_builds_the_same_prompt(tmp_path, shared_data):
     env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1"}
-    done = subprocess.run([sys.executable, "-c", SCRIPT, str(shared_data), str(REPO / "space")],
-                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(shared_data), str(REPO / "space")],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     rows = json.loads(done.stdout.splitlines()[-1])
     assert len(rows) > 100

@@ -20,38 +20,43 @@ from protoqa_integrations.prompts import (
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
-@pytest.mark.parametrize("question, prompt", [
-    # The ProtoQA paper's rules.
-    ("Name something people bring to a picnic.", "One thing people bring to a picnic is"),
-    ("name something people bring to a picnic", "one thing people bring to a picnic is"),
-    ("Tell me something you do before bed?", "One thing you do before bed is"),
-    ("Name a fruit that is red", "One fruit that is red is"),
-    ("Name an animal with stripes!", "One animal with stripes is"),
-    ("Give me a reason to call in sick.", "One reason to call in sick is"),
-    ("Give me an excuse for being late", "One excuse for being late is"),
-    ("How can you tell if someone is lying?", "One way to tell if someone is lying is"),
-    # Case of the trigger decides the case of the replacement; the rest is kept.
-    ("NAME SOMETHING IN A KITCHEN", "ONE THING IN A KITCHEN is"),
-    ("name something New Yorkers eat", "one thing New Yorkers eat is"),
-    # Trailing punctuation and whitespace, repeated or mixed, and inner whitespace.
-    ("  Name   something   in a purse ?. ", "One thing in a purse is"),
-    ("name something:", "one thing is"),
-    # A trigger opening a later clause.
-    ("at the beach, name something that might protect you from sun",
-     "at the beach, one thing that might protect you from sun is"),
-    ("Besides food; give me an item with an expiry date", "Besides food; one item with an expiry date is"),
-    # The baseline code's extra phrasings.
-    ("Tell me someone you call for help", "One person you call for help is"),
-    ("Name someplace people go on a date", "One place people go on a date is"),
-    ("Tell me a word that rhymes with cat", "One word that rhymes with cat is"),
-    ("Which animal is the best pet?", "One animal is the best pet is"),
-    # Triggers are whole words: "another", "namely", "whichever" do not match.
-    ("Name another word for big", "Q: Name another word for big? A:"),
-    ("Whichever way you go, what do you see?", "Q: Whichever way you go, what do you see? A:"),
-    # Fallback.
-    ("At what age do kids start school?", "Q: At what age do kids start school? A:"),
-    ("why do people yawn", "Q: why do people yawn? A:"),
-])
+@pytest.mark.parametrize(
+    "question, prompt",
+    [
+        # The ProtoQA paper's rules.
+        ("Name something people bring to a picnic.", "One thing people bring to a picnic is"),
+        ("name something people bring to a picnic", "one thing people bring to a picnic is"),
+        ("Tell me something you do before bed?", "One thing you do before bed is"),
+        ("Name a fruit that is red", "One fruit that is red is"),
+        ("Name an animal with stripes!", "One animal with stripes is"),
+        ("Give me a reason to call in sick.", "One reason to call in sick is"),
+        ("Give me an excuse for being late", "One excuse for being late is"),
+        ("How can you tell if someone is lying?", "One way to tell if someone is lying is"),
+        # Case of the trigger decides the case of the replacement; the rest is kept.
+        ("NAME SOMETHING IN A KITCHEN", "ONE THING IN A KITCHEN is"),
+        ("name something New Yorkers eat", "one thing New Yorkers eat is"),
+        # Trailing punctuation and whitespace, repeated or mixed, and inner whitespace.
+        ("  Name   something   in a purse ?. ", "One thing in a purse is"),
+        ("name something:", "one thing is"),
+        # A trigger opening a later clause.
+        (
+            "at the beach, name something that might protect you from sun",
+            "at the beach, one thing that might protect you from sun is",
+        ),
+        ("Besides food; give me an item with an expiry date", "Besides food; one item with an expiry date is"),
+        # The baseline code's extra phrasings.
+        ("Tell me someone you call for help", "One person you call for help is"),
+        ("Name someplace people go on a date", "One place people go on a date is"),
+        ("Tell me a word that rhymes with cat", "One word that rhymes with cat is"),
+        ("Which animal is the best pet?", "One animal is the best pet is"),
+        # Triggers are whole words: "another", "namely", "whichever" do not match.
+        ("Name another word for big", "Q: Name another word for big? A:"),
+        ("Whichever way you go, what do you see?", "Q: Whichever way you go, what do you see? A:"),
+        # Fallback.
+        ("At what age do kids start school?", "Q: At what age do kids start school? A:"),
+        ("why do people yawn", "Q: why do people yawn? A:"),
+    ],
+)
 def test_question_to_prompt(question, prompt):
     assert question_to_prompt(question) == prompt
 
@@ -116,7 +121,7 @@ def test_prompts_reproduce_the_papers_training_file():
     for question in read_targets(scraped).values():
         text = question.question.rstrip(".?!: ")
         head = plain.match(text)
-        if head is None or rewritten_elsewhere.search(text[head.end():]):
+        if head is None or rewritten_elsewhere.search(text[head.end() :]):
             continue
         for cluster in question.clusters:
             assert training_line(question.question, cluster.answers[0]) in paper_lines, question.question
@@ -124,19 +129,22 @@ def test_prompts_reproduce_the_papers_training_file():
     assert compared > 300
 
 
-@pytest.mark.parametrize("text, answer", [
-    (" Sun Screen. And a hat.", "sun screen"),
-    ("\tumbrella.", "umbrella"),
-    ("Dog!", "dog"),
-    ("is it a cat? maybe", "is it a cat"),
-    ("1.5 hours", "1.5 hours"),
-    ("st.louis", "st.louis"),
-    ("beach towel\nsecond line", "beach towel"),
-    ("hat\tnext prompt is\tx.", "hat"),
-    ("  ", ""),
-    (".", ""),
-    ("", ""),
-])
+@pytest.mark.parametrize(
+    "text, answer",
+    [
+        (" Sun Screen. And a hat.", "sun screen"),
+        ("\tumbrella.", "umbrella"),
+        ("Dog!", "dog"),
+        ("is it a cat? maybe", "is it a cat"),
+        ("1.5 hours", "1.5 hours"),
+        ("st.louis", "st.louis"),
+        ("beach towel\nsecond line", "beach towel"),
+        ("hat\tnext prompt is\tx.", "hat"),
+        ("  ", ""),
+        (".", ""),
+        ("", ""),
+    ],
+)
 def test_clean_answer(text, answer):
     assert clean_answer(text) == answer
 

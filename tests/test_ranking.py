@@ -31,12 +31,20 @@ def test_ties_go_to_the_first_appearance_and_empty_answers_are_not_ranked():
     assert rank_by_frequency({"never": 0, "once": 1}) == ["once"]
 
 
-@pytest.mark.parametrize("answers, max_answers, error", [
-    (["a"], -1, ValueError), (["a"], 1.5, ValueError), (["a"], True, ValueError),
-    (["a", None], None, TypeError), ("dog", None, TypeError),
-    ({"a": -1}, None, ValueError), ({"a": 1.5}, None, ValueError), ({"a": True}, None, ValueError),
-    ({3: 1}, None, TypeError),
-])
+@pytest.mark.parametrize(
+    "answers, max_answers, error",
+    [
+        (["a"], -1, ValueError),
+        (["a"], 1.5, ValueError),
+        (["a"], True, ValueError),
+        (["a", None], None, TypeError),
+        ("dog", None, TypeError),
+        ({"a": -1}, None, ValueError),
+        ({"a": 1.5}, None, ValueError),
+        ({"a": True}, None, ValueError),
+        ({3: 1}, None, TypeError),
+    ],
+)
 def test_bad_input_is_refused(answers, max_answers, error):
     with pytest.raises(error):
         rank_by_frequency(answers, max_answers)
@@ -51,7 +59,8 @@ def test_sequence_and_counts_rank_alike_by_the_definition(samples):
     assert sorted(ranked) == sorted(counts)
     for earlier, later in zip(ranked, ranked[1:]):
         assert counts[earlier] > counts[later] or (
-            counts[earlier] == counts[later] and normalized.index(earlier) < normalized.index(later))
+            counts[earlier] == counts[later] and normalized.index(earlier) < normalized.index(later)
+        )
     assert rank_by_frequency(dict(Counter(samples))) == ranked
 
 
@@ -65,18 +74,22 @@ def test_every_surface_ranks_the_night_example_the_same():
     question = Question("q", "when do you sleep", (Cluster("q.0", ("night",), 6), Cluster("q.1", ("evening",), 4)))
     assert process_test_results({"id": "q"}, [NIGHT]) == {"answered": ("q", ["night", "evening"])}
     assert answers_document([question], {"q": NIGHT}, {}, {})["model_answers_with_count"] == {
-        "q": [["night", 4], ["evening", 3]]}
+        "q": [["night", 4], ["evening", 3]]
+    }
     # Ranked "night" first, Max Answers@1 claims the 6 of the bigger cluster.
     assert score_sampled_answers([question], [NIGHT], similarity="exact_match", metrics=["max_answers@1"]) == {
-        "protoqa_exact_match_max_answers_at_1": 1.0}
+        "protoqa_exact_match_max_answers_at_1": 1.0
+    }
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         from studies.validation.leaderboard import rank_by_frequency as leaderboard_ranker
         from studies.validation.study import baseline_score
     assert leaderboard_ranker is rank_by_frequency
     rows = {"night": [1.0, 0.0], "evening": [0.0, 1.0]}
-    assert baseline_score({"Night": 2, "night": 2, "evening": 3}, question.clusters, rows.__getitem__,
-                          max_answers=1) == 0.0
+    assert (
+        baseline_score({"Night": 2, "night": 2, "evening": 3}, question.clusters, rows.__getitem__, max_answers=1)
+        == 0.0
+    )
     # A drawn answer set's order says which gold cluster each answer came from: the study's
     # baseline breaks ties alphabetically instead, whatever the order of the set.
     for answers in ({"night": 2, "evening": 2}, {"evening": 2, "night": 2}):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import warnings
 
 import pytest
 
@@ -20,21 +19,30 @@ from protoqa_metric import (
 
 
 def _target_line(qid: str, clusters: dict, raw=None) -> str:
-    return json.dumps({
-        "metadata": {"id": qid, "source": "test"},
-        "question": {"original": f"Name {qid}?", "normalized": f"name {qid}?"},
-        "answers": {"raw": raw or {}, "clusters": clusters},
-        "num": {"answers": 0, "clusters": len(clusters)},
-    })
+    return json.dumps(
+        {
+            "metadata": {"id": qid, "source": "test"},
+            "question": {"original": f"Name {qid}?", "normalized": f"name {qid}?"},
+            "answers": {"raw": raw or {}, "clusters": clusters},
+            "num": {"answers": 0, "clusters": len(clusters)},
+        }
+    )
 
 
 @pytest.fixture
 def targets_file(tmp_path):
     path = tmp_path / "targets.jsonl"
-    path.write_text("\n".join([
-        _target_line("q1", {"q1.0": {"count": 6, "answers": ["dog", "puppy"]}, "q1.1": {"count": 4, "answers": ["cat"]}}),
-        _target_line("q2", {"q2.0": {"count": 5, "answers": ["tea"]}}),
-    ]) + "\n")
+    path.write_text(
+        "\n".join(
+            [
+                _target_line(
+                    "q1", {"q1.0": {"count": 6, "answers": ["dog", "puppy"]}, "q1.1": {"count": 4, "answers": ["cat"]}}
+                ),
+                _target_line("q2", {"q2.0": {"count": 5, "answers": ["tea"]}}),
+            ]
+        )
+        + "\n"
+    )
     return path
 
 
@@ -54,7 +62,10 @@ def test_read_targets_real_files(shared_data):
     [
         ("jsonl-lines", '{"q1": ["dog"]}\n{"q2": ["tea", ""]}\n'),
         ("multi-id line", '{"q1": ["dog"], "q2": ["tea", ""]}\n'),
-        ("question_id lines", '{"question_id": "q1", "ranked_answers": ["dog"]}\n{"question_id": "q2", "ranked_answers": ["tea", ""]}\n'),
+        (
+            "question_id lines",
+            '{"question_id": "q1", "ranked_answers": ["dog"]}\n{"question_id": "q2", "ranked_answers": ["tea", ""]}\n',
+        ),
         ("json object", json.dumps({"q1": ["dog"], "q2": ["tea", ""]})),
         ("model_answers", json.dumps({"model_answers": {"q1": ["dog"], "q2": ["tea", ""]}})),
         ("with counts", json.dumps({"model_answers_with_count": {"q1": [["dog", 3]], "q2": [["", 1], ["tea", 2]]}})),
@@ -142,14 +153,19 @@ def test_unknown_prediction_ids_are_an_error_unless_ignored(targets_file):
     preds = {"q1": ["dog"], "q2": ["tea"], "zz9": ["x"]}
     with pytest.raises(DataFormatError, match="not in the targets: zz9"):
         evaluate_predictions(targets, preds, "exact_match")
-    with pytest.warns(ProtoQAWarning, match=r"ignored predictions for 1 question id\(s\) that are not in the targets: zz9"):
+    with pytest.warns(
+        ProtoQAWarning, match=r"ignored predictions for 1 question id\(s\) that are not in the targets: zz9"
+    ):
         r = evaluate_predictions(targets, preds, "exact_match", ignore_unknown=True)
     assert r.ignored == ["zz9"] and r.scores["max_answers@all"] == pytest.approx(0.8)
 
 
 def test_zero_total_question_left_out_never_nan():
-    qs = [Question("a", "", (Cluster("a.0", ("x",), 0),)), Question("b", "", (Cluster("b.0", ("y",), 2),)),
-          Question("t", "", ())]
+    qs = [
+        Question("a", "", (Cluster("a.0", ("x",), 0),)),
+        Question("b", "", (Cluster("b.0", ("y",), 2),)),
+        Question("t", "", ()),
+    ]
     with pytest.warns(ProtoQAWarning, match=r"left out 2 question\(s\) whose clusters total 0: a, t"):
         r = evaluate_predictions(qs, {"a": ["x"], "b": ["y"]}, "exact_match")
     assert r.num_questions == 1 and r.skipped == ["a", "t"]
@@ -228,7 +244,7 @@ def test_counts_are_bounded_and_strings_valid(tmp_path):
         read_targets(big)
     pair = tmp_path / "pair.json"
     pair.write_text('{"q0": ["\\ud83d\\ude00"]}')
-    assert read_predictions(pair) == {"q0": ["\U0001F600"]}
+    assert read_predictions(pair) == {"q0": ["\U0001f600"]}
     lone = tmp_path / "lone.json"
     lone.write_text('{"q0": ["\\udc00"]}')
     with pytest.raises(DataFormatError, match="lone.json, line 1: .*lone surrogate"):

@@ -26,7 +26,7 @@ HEADING = "### `compute_metrics` for a Trainer that generates"
 
 def readme_block() -> str:
     text = (REPO / "README.md").read_text(encoding="utf-8")
-    section = text[text.index(HEADING):]
+    section = text[text.index(HEADING) :]
     match = re.search(r"```python\n(.*?)```", section, re.DOTALL)
     assert match, "no python block under the heading"
     return match.group(1)
@@ -40,13 +40,36 @@ def test_the_block_is_the_documented_one():
 
 @pytest.mark.slow
 def test_readme_trainer_example_runs_as_written(tmp_path, shared_data):
-    env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
-           "TRANSFORMERS_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf"), "CUDA_VISIBLE_DEVICES": "",
-           "OMP_NUM_THREADS": "1"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "HF_HOME": str(tmp_path / "hf"),
+        "CUDA_VISIBLE_DEVICES": "",
+        "OMP_NUM_THREADS": "1",
+    }
     export = tmp_path / "export"
-    done = subprocess.run([sys.executable, "-m", "protoqa_dataset", "export", str(export), "--config", "protoqa",
-                           "--data-dir", str(shared_data), "--skip-unavailable"],
-                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "protoqa_dataset",
+            "export",
+            str(export),
+            "--config",
+            "protoqa",
+            "--data-dir",
+            str(shared_data),
+            "--skip-unavailable",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=300,
+    )
     assert (export / "protoqa").is_dir(), done.stderr[-2000:]
 
     build = (
@@ -58,18 +81,22 @@ def test_readme_trainer_example_runs_as_written(tmp_path, shared_data):
         "texts = [q.question for q in qs] + [a for q in qs for c in q.clusters for a in c.answers]\n"
         f"build_tiny_gpt2(__import__('pathlib').Path({str(tmp_path / 'tiny')!r}), texts, n_positions=128)\n"
     )
-    done = subprocess.run([sys.executable, "-c", build], capture_output=True, text=True, cwd=tmp_path, env=env,
-                          timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", build], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300
+    )
     assert done.returncode == 0, done.stderr[-2000:]
 
-    block = readme_block().replace('"path/to/export"', repr(str(export))).replace('"gpt2"', repr(str(tmp_path / "tiny")))
+    block = (
+        readme_block().replace('"path/to/export"', repr(str(export))).replace('"gpt2"', repr(str(tmp_path / "tiny")))
+    )
     lines = block.rstrip().splitlines()
     # The last line shows two values; print them so that the test can read them.
     script = "\n".join(lines[:-1]) + f"\nprint('RESULT', repr(({lines[-1]})))\n"
     (tmp_path / "example.py").write_text(script, encoding="utf-8")
-    done = subprocess.run([sys.executable, "example.py"], capture_output=True, text=True, cwd=tmp_path, env=env,
-                          timeout=900)
+    done = subprocess.run(
+        [sys.executable, "example.py"], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=900
+    )
     assert done.returncode == 0, done.stderr[-4000:]
     result = next(line for line in done.stdout.splitlines() if line.startswith("RESULT "))
-    at_10, kl = eval(result[len("RESULT "):])  # noqa: S307 (two floats printed by the script above)
+    at_10, kl = eval(result[len("RESULT ") :])
     assert 0.0 <= at_10 <= 1.0 and kl >= 0.0

@@ -21,7 +21,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
-from protoqa_core.embedding import ContextEncoder, model_revision, ModelLocation  # noqa: E402
+from protoqa_core.embedding import ContextEncoder, ModelLocation, model_revision  # noqa: E402
 from protoqa_core.gaussian_process import fit_one_vs_all  # noqa: E402
 from protoqa_core.readers import Cluster, Question  # noqa: E402
 from protoqa_core.roberta_similarity import RobertaSimilarity  # noqa: E402
@@ -58,14 +58,30 @@ def build_tiny_roberta(folder: Path) -> Path:
     core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     core.decoder = decoders.ByteLevel()
     core.post_processor = processors.RobertaProcessing(("</s>", 2), ("<s>", 0), trim_offsets=True)
-    tokenizer = RobertaTokenizerFast(tokenizer_object=core, bos_token="<s>", eos_token="</s>", sep_token="</s>",
-                                     cls_token="<s>", unk_token="<unk>", pad_token="<pad>", mask_token="<mask>")
+    tokenizer = RobertaTokenizerFast(
+        tokenizer_object=core,
+        bos_token="<s>",
+        eos_token="</s>",
+        sep_token="</s>",
+        cls_token="<s>",
+        unk_token="<unk>",
+        pad_token="<pad>",
+        mask_token="<mask>",
+    )
     folder.mkdir(parents=True, exist_ok=True)
     tokenizer.save_pretrained(folder)
     torch.manual_seed(0)
-    config = RobertaConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                           intermediate_size=32, max_position_embeddings=300, pad_token_id=1, bos_token_id=0,
-                           eos_token_id=2)
+    config = RobertaConfig(
+        vocab_size=len(vocab),
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=300,
+        pad_token_id=1,
+        bos_token_id=0,
+        eos_token_id=2,
+    )
     RobertaModel(config).save_pretrained(folder)
     return folder
 
@@ -77,8 +93,12 @@ def tiny(tmp_path_factory) -> str:
 
 def pet_question(raw=None) -> Question:
     clusters = (Cluster("q.0", ("dog", "puppy"), 6), Cluster("q.1", ("cat", "kitten"), 4))
-    return Question("q", "name a pet", clusters, raw_answers=raw if raw is not None else
-                    {"dog": 5, "puppy": 1, "cat": 3, "kitten": 1})
+    return Question(
+        "q",
+        "name a pet",
+        clusters,
+        raw_answers=raw if raw is not None else {"dog": 5, "puppy": 1, "cat": 3, "kitten": 1},
+    )
 
 
 def test_answer_vectors_average_the_answer_tokens_only(tiny):
@@ -163,13 +183,15 @@ def test_signature_names_the_encoder_revision_and_settings(tiny):
     assert other.label == f"roberta(tiny-roberta@{sim.revision},gp-rbf:l=2.5,thr=0.1)"
     question = pet_question()
     predictions = ["puppies", "a pet dog", "kitten"]
-    assert np.array_equal(RobertaSimilarity(tiny, length_scale=1.0).scores(question, predictions),
-                          sim.scores(question, predictions))
+    assert np.array_equal(
+        RobertaSimilarity(tiny, length_scale=1.0).scores(question, predictions), sim.scores(question, predictions)
+    )
     assert not np.array_equal(fitted.scores(question, predictions), sim.scores(question, predictions))
     with pytest.raises(ValueError, match="length scale must be 'fit' or a positive number"):
         RobertaSimilarity(tiny, length_scale="auto")
     assert RobertaSimilarity(tiny, threshold=0.3, repetition=False, context=False).label.endswith(
-        "thr=0.3,distinct,no-question)")
+        "thr=0.3,distinct,no-question)"
+    )
     protoqa = ProtoQA("roberta", encoder=tiny)
     result = protoqa.evaluate([pet_question()], {"q": ["cat", "dog"]})
     assert result.signature.startswith(f"sim:{sim.label}|metrics:standard|")
@@ -192,21 +214,38 @@ def test_the_question_text_is_needed(tiny):
 
 def _run_cli(args, cwd, **env):
     environment = {**os.environ, "PYTHONPATH": str(REPO), **env}
-    return subprocess.run([sys.executable, "-m", "protoqa_metric", *args], cwd=cwd, env=environment,
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "protoqa_metric", *args],
+        cwd=cwd,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def _write_data(folder: Path) -> tuple[Path, Path]:
     targets = folder / "targets.jsonl"
     rows = [
-        {"metadata": {"id": "q1"}, "question": {"normalized": "name a pet"},
-         "answers": {"raw": {"dog": 5, "puppy": 1, "cat": 3, "kitten": 1},
-                     "clusters": {"q1.0": {"count": 6, "answers": ["dog", "puppy"]},
-                                  "q1.1": {"count": 4, "answers": ["cat", "kitten"]}}}},
-        {"metadata": {"id": "q2"}, "question": {"normalized": "name a fruit"},
-         "answers": {"raw": {"apple": 7, "pear": 2},
-                     "clusters": {"q2.0": {"count": 7, "answers": ["apple"]},
-                                  "q2.1": {"count": 2, "answers": ["pear"]}}}},
+        {
+            "metadata": {"id": "q1"},
+            "question": {"normalized": "name a pet"},
+            "answers": {
+                "raw": {"dog": 5, "puppy": 1, "cat": 3, "kitten": 1},
+                "clusters": {
+                    "q1.0": {"count": 6, "answers": ["dog", "puppy"]},
+                    "q1.1": {"count": 4, "answers": ["cat", "kitten"]},
+                },
+            },
+        },
+        {
+            "metadata": {"id": "q2"},
+            "question": {"normalized": "name a fruit"},
+            "answers": {
+                "raw": {"apple": 7, "pear": 2},
+                "clusters": {"q2.0": {"count": 7, "answers": ["apple"]}, "q2.1": {"count": 2, "answers": ["pear"]}},
+            },
+        },
     ]
     targets.write_text("".join(json.dumps(r) + "\n" for r in rows))
     predictions = folder / "predictions.json"
@@ -216,8 +255,7 @@ def _write_data(folder: Path) -> tuple[Path, Path]:
 
 def test_cli_library_and_evaluate_module_agree(tiny, tmp_path):
     targets, predictions = _write_data(tmp_path)
-    run = _run_cli([str(targets), str(predictions), "--similarity", "roberta", "--encoder", tiny, "--json"],
-                   tmp_path)
+    run = _run_cli([str(targets), str(predictions), "--similarity", "roberta", "--encoder", tiny, "--json"], tmp_path)
     assert run.returncode == 0, run.stderr
     from_cli = json.loads(run.stdout)
     from protoqa_core.readers import read_predictions, read_targets
@@ -233,8 +271,11 @@ def test_cli_library_and_evaluate_module_agree(tiny, tmp_path):
     result = module.compute(
         predictions=[list(v) for v in json.loads(predictions.read_text()).values()],
         references=[[{"answers": list(c.answers), "count": c.count} for c in q.clusters] for q in questions.values()],
-        question_ids=list(questions), questions=[q.question for q in questions.values()],
-        raw_answers=[dict(q.raw_answers) for q in questions.values()], encoder=tiny)
+        question_ids=list(questions),
+        questions=[q.question for q in questions.values()],
+        raw_answers=[dict(q.raw_answers) for q in questions.values()],
+        encoder=tiny,
+    )
     assert {k: v for k, v in result.items() if k != "signature"} == library.scores
     assert result["signature"] == library.signature
     with pytest.raises(ValueError, match="pass questions="):
@@ -243,8 +284,12 @@ def test_cli_library_and_evaluate_module_agree(tiny, tmp_path):
 
 def test_offline_without_roberta_base_names_the_override(tmp_path):
     targets, predictions = _write_data(tmp_path)
-    run = _run_cli([str(targets), str(predictions), "--similarity", "roberta"], tmp_path,
-                   HF_HUB_OFFLINE="1", HF_HUB_CACHE=str(tmp_path / "empty-cache"))
+    run = _run_cli(
+        [str(targets), str(predictions), "--similarity", "roberta"],
+        tmp_path,
+        HF_HUB_OFFLINE="1",
+        HF_HUB_CACHE=str(tmp_path / "empty-cache"),
+    )
     assert run.returncode == 2 and "Traceback" not in run.stderr
     assert run.stderr.count("\n") == 1
     assert "the encoder roberta-base was not found" in run.stderr and "--encoder" in run.stderr

@@ -19,7 +19,9 @@ CLUSTERS = (
 
 
 def test_predictions_are_normalized_but_clusters_are_not():
-    m = similarity_matrix(["  AGE ", "Height"], (Cluster("a", ("age",), 1), Cluster("b", ("Height",), 1)), "exact_match")
+    m = similarity_matrix(
+        ["  AGE ", "Height"], (Cluster("a", ("age",), 1), Cluster("b", ("Height",), 1)), "exact_match"
+    )
     assert m.tolist() == [[1.0, 0.0], [0.0, 0.0]]
 
 
@@ -93,7 +95,9 @@ def test_duplicate_correct_answer_is_not_wrong_for_max_incorrect():
 def test_round_half_to_even_makes_half_zero():
     clusters = (Cluster("a", ("car",), 5), Cluster("b", ("x",), 1))
     # "red car" vs "car" is exactly 0.5 under WordNet: rounds to 0.
-    m = similarity_matrix(["red car", "hot dog bun"], (Cluster("a", ("car",), 5), Cluster("h", ("hot dog",), 3)), "wordnet")
+    m = similarity_matrix(
+        ["red car", "hot dog bun"], (Cluster("a", ("car",), 5), Cluster("h", ("hot dog",), 3)), "wordnet"
+    )
     assert m[0, 0] == 0.5
     assert m[1, 1] == pytest.approx(2 / 3)
     r = score_question(["red car"], clusters, "wordnet")
@@ -138,9 +142,9 @@ def test_limits_must_be_positive():
 @pytest.mark.parametrize("sim", ["exact_match", "wordnet"])
 def test_scores_equal_plain_spec_implementation_on_dev(shared_data, sim):
     """Every metric on 12 real dev questions equals the straightforward SPEC code to 1e-9."""
-    from protoqa_metric.metrics import STANDARD_METRICS
     from protoqa_core.readers import read_predictions, read_targets
     from protoqa_core.similarity import exact_match
+    from protoqa_metric.metrics import STANDARD_METRICS
     from spec_reference import reference_wordnet_similarity
 
     targets = read_targets(shared_data / "protoqa" / "dev.crowdsourced.jsonl")
@@ -150,9 +154,21 @@ def test_scores_equal_plain_spec_implementation_on_dev(shared_data, sim):
         q = targets[qid]
         clusters = [(c.answers, c.count) for c in q.clusters]
         for m in STANDARD_METRICS:
-            ours = score_question(preds[qid], q.clusters, sim, max_answers=m.max_answers,
-                                  max_incorrect=m.max_incorrect, weighted=m.weighted).score
-            theirs = reference_question_score(preds[qid], clusters, plain, max_answers=m.max_answers,
-                                              max_incorrect=m.max_incorrect, weighted=m.weighted,
-                                              rounded=sim == "wordnet")
+            ours = score_question(
+                preds[qid],
+                q.clusters,
+                sim,
+                max_answers=m.max_answers,
+                max_incorrect=m.max_incorrect,
+                weighted=m.weighted,
+            ).score
+            theirs = reference_question_score(
+                preds[qid],
+                clusters,
+                plain,
+                max_answers=m.max_answers,
+                max_incorrect=m.max_incorrect,
+                weighted=m.weighted,
+                rounded=sim == "wordnet",
+            )
             assert ours == pytest.approx(theirs, abs=1e-9), (qid, m.name)

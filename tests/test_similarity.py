@@ -10,13 +10,13 @@ from hypothesis import strategies as st
 
 from protoqa_core.partition_matching import SpanPair, best_partition_matching
 from protoqa_core.similarity import exact_match, lcs_ratio, wordnet_similarity, wup_similarity
+from protoqa_core.text import ENGLISH_STOPWORDS, content_tokens, normalize_prediction
+from protoqa_core.wordnet_access import get_wordnet
 from spec_reference import (
     contiguous_partitions,
     reference_wordnet_similarity,
     reference_wup_similarity,
 )
-from protoqa_core.text import ENGLISH_STOPWORDS, content_tokens, normalize_prediction
-from protoqa_core.wordnet_access import get_wordnet
 
 
 def test_stopword_list_is_nltk_179():
@@ -125,10 +125,47 @@ def test_dense_long_strings_stay_exact_and_finish():
 # --- property test: the fast search equals brute-force partition enumeration ---------
 
 _WORDNET_WORDS = [
-    "dog", "dogs", "cat", "hot", "car", "cars", "gum", "chewing", "run", "running", "shower",
-    "take", "brush", "teeth", "tooth", "age", "name", "play", "house", "work", "go", "home",
-    "ice", "cream", "bun", "keys", "wallet", "phone", "coffee", "break", "fast", "breakfast",
-    "new", "york", "hot", "water", "sun", "glasses", "sunglasses", "high", "school",
+    "dog",
+    "dogs",
+    "cat",
+    "hot",
+    "car",
+    "cars",
+    "gum",
+    "chewing",
+    "run",
+    "running",
+    "shower",
+    "take",
+    "brush",
+    "teeth",
+    "tooth",
+    "age",
+    "name",
+    "play",
+    "house",
+    "work",
+    "go",
+    "home",
+    "ice",
+    "cream",
+    "bun",
+    "keys",
+    "wallet",
+    "phone",
+    "coffee",
+    "break",
+    "fast",
+    "breakfast",
+    "new",
+    "york",
+    "hot",
+    "water",
+    "sun",
+    "glasses",
+    "sunglasses",
+    "high",
+    "school",
 ]
 _STOPWORDS = sorted(ENGLISH_STOPWORDS)
 
@@ -162,6 +199,7 @@ def test_wup_similarity_equals_brute_force(a, b):
 
 # --- the tokenizer's fast path for plain words equals NLTK's Treebank tokenizer -------
 
+
 def _nltk_tokens(text: str) -> tuple[str, ...]:
     from nltk.tokenize import NLTKWordTokenizer
 
@@ -186,9 +224,35 @@ def test_fast_tokenizer_path_on_every_answer_in_the_data(shared_data):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from(["cannot", "Cannot", "gonna", "wanna", "gimme", "lemme", "gotta", "can", "not",
-                                 "dog", "the", "A", "x", "whatcha", "tis", "twas", "more", "d", "ye"]),
-                min_size=1, max_size=5).map(" ".join))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "cannot",
+                "Cannot",
+                "gonna",
+                "wanna",
+                "gimme",
+                "lemme",
+                "gotta",
+                "can",
+                "not",
+                "dog",
+                "the",
+                "A",
+                "x",
+                "whatcha",
+                "tis",
+                "twas",
+                "more",
+                "d",
+                "ye",
+            ]
+        ),
+        min_size=1,
+        max_size=5,
+    ).map(" ".join)
+)
 def test_fast_tokenizer_path_with_contractions(text):
     content_tokens.cache_clear()
     assert content_tokens(text) == _nltk_tokens(text)

@@ -12,7 +12,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from protoqa_metric import evaluate_predictions
 from protoqa_core import partition_matching as pm
 from protoqa_core.readers import Cluster, Question
 from protoqa_core.similarity import (
@@ -24,11 +23,6 @@ from protoqa_core.similarity import (
     wordnet_similarity,
     wup_similarity,
 )
-from spec_reference import (
-    reference_question_score,
-    reference_wordnet_similarity,
-    reference_wup_similarity,
-)
 from protoqa_core.string_similarity import (
     best_lcs_ratios,
     jaro_winkler,
@@ -36,6 +30,12 @@ from protoqa_core.string_similarity import (
     longest_common_substring_ratio,
 )
 from protoqa_core.wordnet_access import best_wup, get_wordnet, synset_keys, wup_from_keys
+from protoqa_metric import evaluate_predictions
+from spec_reference import (
+    reference_question_score,
+    reference_wordnet_similarity,
+    reference_wup_similarity,
+)
 
 # --- Jaro-Winkler and longest common substring, written from their definitions ------
 #
@@ -106,8 +106,24 @@ def _lcs_by_definition(x: str, y: str) -> int:
 
 def _random_pairs(n: int, seed: int) -> list[tuple[str, str]]:
     rng = random.Random(seed)
-    words = ["dog", "cat", "car", "care", "card", "brush teeth", "ice cream", "massie", "massey", "dwayne",
-             "duane", "dixon", "dickson", "a", "ab", "aa"]
+    words = [
+        "dog",
+        "cat",
+        "car",
+        "care",
+        "card",
+        "brush teeth",
+        "ice cream",
+        "massie",
+        "massey",
+        "dwayne",
+        "duane",
+        "dixon",
+        "dickson",
+        "a",
+        "ab",
+        "aa",
+    ]
     pairs = []
     for k in range(n):
         kind = k % 3
@@ -176,8 +192,10 @@ def test_bit_parallel_lcs_equals_dynamic_programming(x, y):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.text(alphabet="abc d\x00", max_size=12),
-       st.lists(st.text(alphabet="abc d\x00", max_size=15), min_size=1, max_size=6))
+@given(
+    st.text(alphabet="abc d\x00", max_size=12),
+    st.lists(st.text(alphabet="abc d\x00", max_size=15), min_size=1, max_size=6),
+)
 def test_cluster_lcs_in_one_pass_equals_the_maximum(prediction, answers):
     assert best_lcs_ratios(prediction, answers) == max(lcs_ratio(prediction, y) for y in answers)
 
@@ -188,7 +206,8 @@ def test_character_similarities_on_long_strings_are_exact():
     prediction = "cab bad face dead beef ab"
     assert lcs_ratio(prediction, long_answer) == _lcs_by_definition(prediction, long_answer) / 5000
     assert longest_common_substring_ratio(prediction, long_answer) == pytest.approx(
-        _longest_common_substring_by_definition(prediction, long_answer), abs=0)
+        _longest_common_substring_by_definition(prediction, long_answer), abs=0
+    )
     assert jaro_winkler(prediction, long_answer) == _jaro_winkler_by_definition(prediction, long_answer)
 
 
@@ -197,8 +216,7 @@ def test_new_similarities_are_registered():
         assert name in SIMILARITIES
         assert not get_similarity(name).rounded
     clusters = [Cluster("c0", ("colour",), 4), Cluster("c1", ("dog",), 1)]
-    r = evaluate_predictions([Question("q", "", tuple(clusters))], {"q": ["color"]}, "jaro_winkler",
-                             ["max_answers@1"])
+    r = evaluate_predictions([Question("q", "", tuple(clusters))], {"q": ["color"]}, "jaro_winkler", ["max_answers@1"])
     assert r.signature.startswith("sim:jaro_winkler|")
     assert 0.0 < r.scores["max_answers@1"] < 1.0
 
@@ -218,19 +236,40 @@ def test_wup_of_a_synset_with_itself_is_nltks():
 
 def test_wup_question_example_matches_the_reference():
     clusters = (Cluster("q.0", ("someone algebra",), 10), Cluster("q.1", ("cat",), 5))
-    r = evaluate_predictions([Question("q", "", clusters)], {"q": ["person giraffe"]}, "wordnet_wup",
-                             ["max_answers@1"])
-    expected = reference_question_score(["person giraffe"], [(("someone algebra",), 10), (("cat",), 5)],
-                                        reference_wup_similarity, max_answers=1)
+    r = evaluate_predictions([Question("q", "", clusters)], {"q": ["person giraffe"]}, "wordnet_wup", ["max_answers@1"])
+    expected = reference_question_score(
+        ["person giraffe"], [(("someone algebra",), 10), (("cat",), 5)], reference_wup_similarity, max_answers=1
+    )
     assert r.scores["max_answers@1"] == expected == 0.0
 
 
 def test_wup_from_keys_equals_nltk_on_random_synsets():
     wn = get_wordnet()
     rng = random.Random(4)
-    synsets = [s for word in ["dog", "cat", "person", "run", "bank", "light", "fast", "play", "house", "good",
-                              "break", "give", "take", "quickly", "green", "school", "water", "fire"]
-               for s in wn.synsets(word)]
+    synsets = [
+        s
+        for word in [
+            "dog",
+            "cat",
+            "person",
+            "run",
+            "bank",
+            "light",
+            "fast",
+            "play",
+            "house",
+            "good",
+            "break",
+            "give",
+            "take",
+            "quickly",
+            "green",
+            "school",
+            "water",
+            "fire",
+        ]
+        for s in wn.synsets(word)
+    ]
     for _ in range(1500):
         a, b = rng.choice(synsets), rng.choice(synsets)
         ka = ("a" if a.pos() == "s" else a.pos(), a.offset())
@@ -252,7 +291,8 @@ def test_hypernym_tables_read_from_data_lines_equal_nltk():
         name, parents = _record(("a" if s.pos() == "s" else s.pos(), s.offset()))
         assert name == s.name()
         assert sorted(_record(p)[0] for p in parents) == sorted(
-            h.name() for h in s._hypernyms() + s._instance_hypernyms())
+            h.name() for h in s._hypernyms() + s._instance_hypernyms()
+        )
 
 
 def test_best_wup_on_random_words_equals_all_pairs():
@@ -272,20 +312,45 @@ def test_best_wup_prunes_without_changing_the_maximum():
             assert best_wup(kx, ky) == max(wup_from_keys(a, b) for a in kx for b in ky), (x, y)
 
 
-_WUP_WORDS = ["person", "someone", "somebody", "individual", "human", "dog", "dogs", "cat", "giraffe",
-              "algebra", "car", "run", "running", "hot", "ice", "cream", "teeth", "brush", "the", "a", "house"]
+_WUP_WORDS = [
+    "person",
+    "someone",
+    "somebody",
+    "individual",
+    "human",
+    "dog",
+    "dogs",
+    "cat",
+    "giraffe",
+    "algebra",
+    "car",
+    "run",
+    "running",
+    "hot",
+    "ice",
+    "cream",
+    "teeth",
+    "brush",
+    "the",
+    "a",
+    "house",
+]
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.sampled_from(_WUP_WORDS), max_size=4).map(" ".join),
-       st.lists(st.sampled_from(_WUP_WORDS), max_size=4).map(" ".join))
+@given(
+    st.lists(st.sampled_from(_WUP_WORDS), max_size=4).map(" ".join),
+    st.lists(st.sampled_from(_WUP_WORDS), max_size=4).map(" ".join),
+)
 def test_wup_similarity_equals_brute_force_with_multi_path_synsets(a, b):
     assert wup_similarity(a, b) == pytest.approx(reference_wup_similarity(a, b), abs=1e-12)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.sampled_from(_WUP_WORDS), max_size=5).map(" ".join),
-       st.lists(st.sampled_from(_WUP_WORDS), max_size=5).map(" ".join))
+@given(
+    st.lists(st.sampled_from(_WUP_WORDS), max_size=5).map(" ".join),
+    st.lists(st.sampled_from(_WUP_WORDS), max_size=5).map(" ".join),
+)
 def test_wordnet_similarity_fits_the_bound_and_equals_brute_force(a, b):
     with collect_approximations() as cut:
         value = wordnet_similarity(a, b)
@@ -312,7 +377,9 @@ def test_long_cluster_string_is_scored_on_its_first_tokens_and_reported():
 def test_strings_within_the_limit_are_not_reported():
     answer = " ".join(["zebra", "piano"] * (MAX_SIMILARITY_TOKENS // 2))
     with collect_approximations() as cut:
-        assert wordnet_similarity("zebra piano", answer) == reference_wordnet_similarity("zebra piano", "zebra piano zebra")
+        assert wordnet_similarity("zebra piano", answer) == reference_wordnet_similarity(
+            "zebra piano", "zebra piano zebra"
+        )
     assert not cut
 
 
@@ -378,14 +445,26 @@ def test_long_answer_json_round_trip_through_the_cli(tmp_path):
     import sys
 
     answer = " ".join(["dog", "cat", "car"] * 200)
-    (tmp_path / "t.jsonl").write_text(json.dumps({
-        "metadata": {"id": "q1"}, "question": {"normalized": "name an animal"},
-        "answers": {"raw": {answer: 3, "bird": 1},
-                    "clusters": {"q1.0": {"count": 3, "answers": [answer]}, "q1.1": {"count": 1, "answers": ["bird"]}}},
-    }) + "\n")
+    (tmp_path / "t.jsonl").write_text(
+        json.dumps(
+            {
+                "metadata": {"id": "q1"},
+                "question": {"normalized": "name an animal"},
+                "answers": {
+                    "raw": {answer: 3, "bird": 1},
+                    "clusters": {"q1.0": {"count": 3, "answers": [answer]}, "q1.1": {"count": 1, "answers": ["bird"]}},
+                },
+            }
+        )
+        + "\n"
+    )
     (tmp_path / "p.json").write_text(json.dumps({"q1": ["dog cat car dog cat car dog cat car dog cat car d"]}))
-    done = subprocess.run([sys.executable, "-m", "protoqa_metric", str(tmp_path / "t.jsonl"), str(tmp_path / "p.json"),
-                           "--json"], capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "protoqa_metric", str(tmp_path / "t.jsonl"), str(tmp_path / "p.json"), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     assert "approx:" in done.stdout and "q1.0" in done.stderr
 
@@ -417,13 +496,27 @@ def _wup_by_search(a: str, b: str) -> float:
     if not weights:
         return 0.0
     value, proven = pm.best_partition_matching_checked(
-        len(x), len(y), [pm.SpanPair(*k, w) for k, w in sorted(weights.items())])
+        len(x), len(y), [pm.SpanPair(*k, w) for k, w in sorted(weights.items())]
+    )
     assert proven
     return value
 
 
-_FAST_PATH_WORDS = _WUP_WORDS + ["hot dog", "ice cream", "chewing gum", "gum", "chewing", "brush teeth",
-                                 "qwertyuiop", "new york", "york", "state", "united states", "light", "bank"]
+_FAST_PATH_WORDS = _WUP_WORDS + [
+    "hot dog",
+    "ice cream",
+    "chewing gum",
+    "gum",
+    "chewing",
+    "brush teeth",
+    "qwertyuiop",
+    "new york",
+    "york",
+    "state",
+    "united states",
+    "light",
+    "bank",
+]
 
 
 def test_wup_fast_paths_equal_the_search_on_random_word_lists():
@@ -443,8 +536,15 @@ def test_wup_fast_paths_equal_the_search_on_random_word_lists():
 
 
 def test_wup_closed_form_covers_equal_tokens_and_collocations():
-    for a, b in [("dog", "hot dog"), ("hot dog", "dog"), ("gum", "chewing gum"), ("qwertyuiop", "qwertyuiop car"),
-                 ("car", "qwertyuiop car qwertyuiop"), ("ice cream", "cream"), ("dog", "cat dog cat dog cat")]:
+    for a, b in [
+        ("dog", "hot dog"),
+        ("hot dog", "dog"),
+        ("gum", "chewing gum"),
+        ("qwertyuiop", "qwertyuiop car"),
+        ("car", "qwertyuiop car qwertyuiop"),
+        ("ice cream", "cream"),
+        ("dog", "cat dog cat dog cat"),
+    ]:
         assert wup_similarity(a, b) == _wup_by_search(a, b), (a, b)
     assert wup_similarity("qwertyuiop", "qwertyuiop car") == 0.5
     assert wup_similarity("car", "qwertyuiop car qwertyuiop") == 1.0 / 3
@@ -501,13 +601,17 @@ def test_wup_cluster_maximum_equals_the_plain_maximum():
     words = _FAST_PATH_WORDS + ["the", "a"]
     for _ in range(300):
         prediction = " ".join(rng.choice(words) for _ in range(rng.choice([1, 1, 2, 3])))
-        answers = [" ".join(rng.choice(words) for _ in range(rng.choice([1, 1, 1, 2, 3])))
-                   for _ in range(rng.randint(1, 6))]
+        answers = [
+            " ".join(rng.choice(words) for _ in range(rng.choice([1, 1, 1, 2, 3]))) for _ in range(rng.randint(1, 6))
+        ]
         plain = max(wup_similarity(prediction, y) for y in answers)
         assert best_wup_similarity(prediction, answers) == plain, (prediction, answers)
     long_answer = " ".join(["zebra", "piano"] * 40)  # over the token limit: reported when scored
-    for answers, reported in ((["cat", "car", long_answer], True), (["dog", "cat", long_answer], False),
-                              ([long_answer, "cat", "hound"], True)):
+    for answers, reported in (
+        (["cat", "car", long_answer], True),
+        (["dog", "cat", long_answer], False),
+        ([long_answer, "cat", "hound"], True),
+    ):
         with collect_approximations() as cut:
             value = get_similarity("wordnet_wup").best("dog", answers)
         with collect_approximations():
@@ -526,8 +630,9 @@ def test_reaches_equals_the_maximum_compared_with_the_level():
     levels = (ABOVE_HALF, 0.5, 0.3, 0.9, 1.0)
     for trial in range(300):
         prediction = " ".join(rng.choice(words) for _ in range(rng.choice([1, 1, 2, 3])))
-        answers = [" ".join(rng.choice(words) for _ in range(rng.choice([1, 1, 1, 2, 3, 4])))
-                   for _ in range(rng.randint(1, 6))]
+        answers = [
+            " ".join(rng.choice(words) for _ in range(rng.choice([1, 1, 1, 2, 3, 4]))) for _ in range(rng.randint(1, 6))
+        ]
         for name in ("wordnet", "wordnet_wup"):
             sim = get_similarity(name)
             plain = max(sim.function(prediction, y) for y in answers)
@@ -538,8 +643,13 @@ def test_reaches_equals_the_maximum_compared_with_the_level():
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(st.lists(st.sampled_from(_FAST_PATH_WORDS), min_size=1, max_size=3).map(" ".join), min_size=1, max_size=4),
-    st.lists(st.lists(st.lists(st.sampled_from(_FAST_PATH_WORDS), min_size=1, max_size=3).map(" ".join),
-                      min_size=1, max_size=4), min_size=1, max_size=4),
+    st.lists(
+        st.lists(
+            st.lists(st.sampled_from(_FAST_PATH_WORDS), min_size=1, max_size=3).map(" ".join), min_size=1, max_size=4
+        ),
+        min_size=1,
+        max_size=4,
+    ),
 )
 def test_rounded_matrix_is_the_rounding_of_the_exact_matrix(predictions, cluster_answers):
     import numpy as np

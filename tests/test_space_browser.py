@@ -111,8 +111,13 @@ def running_app(tmp_path, request):
         env.pop(variable, None)
     log = tmp_path / "app.log"
     with open(log, "w") as out:
-        process = subprocess.Popen([sys.executable, str(REPO / "space" / "app.py")], env=env, stdout=out,
-                                   stderr=subprocess.STDOUT, cwd=tmp_path)
+        process = subprocess.Popen(
+            [sys.executable, str(REPO / "space" / "app.py")],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=tmp_path,
+        )
     try:
         url = f"http://127.0.0.1:{port}/"
         _wait_for_server(url, process, log)
@@ -134,10 +139,18 @@ def browser(tmp_path):
 
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                     "--disable-component-update", "--disable-sync", "--no-first-run",
-                     "--disable-dev-shm-usage", "--window-size=1400,2300",
-                     f"--user-data-dir={tempfile.mkdtemp(prefix='chromium-', dir=tmp_path)}"):
+    for argument in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--disable-dev-shm-usage",
+        "--window-size=1400,2300",
+        f"--user-data-dir={tempfile.mkdtemp(prefix='chromium-', dir=tmp_path)}",
+    ):
         options.add_argument(argument)
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
     driver.set_page_load_timeout(STEP_TIMEOUT)
@@ -187,8 +200,10 @@ return {questionPadding: getComputedStyle(question).paddingRight,
 
 
 def _viewport(browser, width: int, height: int, mobile: bool) -> None:
-    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
-                            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile})
+    browser.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile},
+    )
 
 
 def _full_page_screenshot(browser, path: Path, width: int, mobile: bool) -> None:
@@ -209,8 +224,10 @@ def test_first_view_shows_scores_and_tables_fit(running_app, browser, size):
     browser.get(url)
     wait = WebDriverWait(browser, STEP_TIMEOUT)
     # Scores of the first view, with no click: the stored GPT-2 answers to r1q1.
-    table = wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "#scores table.protoqa-scores"),
-                       message=f"no scores on load:\n{log.read_text()[-2000:]}")
+    table = wait.until(
+        lambda d: d.find_element(By.CSS_SELECTOR, "#scores table.protoqa-scores"),
+        message=f"no scores on load:\n{log.read_text()[-2000:]}",
+    )
     cells = [c.text for c in table.find_elements(By.CSS_SELECTOR, "tbody tr:first-child td")]
     assert cells == ["Max Answers@1", "1.000", "1.000"]
     assert "KL(P" in browser.find_element(By.CSS_SELECTOR, "#scores .probeval-kl").text
@@ -262,6 +279,7 @@ def test_generate_and_score_a_dev_question_in_chromium(running_app, browser):
     box.click()
     box.send_keys(Keys.CONTROL, "a")
     box.send_keys(SEARCH)
+
     def first_match(d):
         # The list filters as the text arrives: wait until it shows the question.
         options = d.find_elements(By.CSS_SELECTOR, "#question li[data-testid=dropdown-option]")
@@ -277,15 +295,25 @@ def test_generate_and_score_a_dev_question_in_chromium(running_app, browser):
     samples.send_keys("60", Keys.TAB)
     browser.find_element(By.ID, "generate").click()
     # The first view already has a score table: wait for the generated answers' summary.
-    wait.until(lambda d: "(generated)" in d.find_element(By.ID, "status").text,
-               message=f"no generated answers:\n{log.read_text()[-2000:]}")
+    wait.until(
+        lambda d: "(generated)" in d.find_element(By.ID, "status").text,
+        message=f"no generated answers:\n{log.read_text()[-2000:]}",
+    )
 
-    table = wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "#scores table.protoqa-scores"),
-                       message=f"no score table:\n{log.read_text()[-2000:]}")
+    table = wait.until(
+        lambda d: d.find_element(By.CSS_SELECTOR, "#scores table.protoqa-scores"),
+        message=f"no score table:\n{log.read_text()[-2000:]}",
+    )
     rows = table.find_elements(By.CSS_SELECTOR, "tbody tr")
     assert [r.find_element(By.TAG_NAME, "td").text for r in rows] == [
-        "Max Answers@1", "Max Answers@3", "Max Answers@5", "Max Answers@10",
-        "Max Incorrect@1", "Max Incorrect@3", "Max Incorrect@5"]
+        "Max Answers@1",
+        "Max Answers@3",
+        "Max Answers@5",
+        "Max Answers@10",
+        "Max Incorrect@1",
+        "Max Incorrect@3",
+        "Max Incorrect@5",
+    ]
     assert "KL(P" in browser.find_element(By.CSS_SELECTOR, "#scores .probeval-kl").text
     assert browser.find_element(By.ID, "status").text.startswith("Done: ")
     assert "60 samples" in browser.find_element(By.ID, "summary").text
@@ -315,8 +343,10 @@ def test_generate_and_score_a_dev_question_in_chromium(running_app, browser):
     # An example under the question picker shows another question's stored answers in one click.
     example = browser.find_element(By.XPATH, "//button[contains(., 'ProtoQA r1q3: something a monk')]")
     example.click()
-    wait.until(lambda d: "question r1q3" in d.find_element(By.ID, "summary").text,
-               message=f"the example did not show r1q3:\n{log.read_text()[-2000:]}")
+    wait.until(
+        lambda d: "question r1q3" in d.find_element(By.ID, "summary").text,
+        message=f"the example did not show r1q3:\n{log.read_text()[-2000:]}",
+    )
     assert "(stored)" in browser.find_element(By.ID, "status").text
     assert browser.find_element(By.CSS_SELECTOR, "#question input").get_attribute("value").startswith("r1q3")
 
@@ -330,8 +360,9 @@ def test_without_a_model_generate_is_disabled_and_explained(running_app, browser
     browser.get(url)
     wait = WebDriverWait(browser, STEP_TIMEOUT)
     status = wait.until(lambda d: d.find_element(By.ID, "model-status"))
-    wait.until(lambda d: "No model could be loaded" in status.text,
-               message=f"no explanation:\n{log.read_text()[-2000:]}")
+    wait.until(
+        lambda d: "No model could be loaded" in status.text, message=f"no explanation:\n{log.read_text()[-2000:]}"
+    )
     generate = browser.find_element(By.ID, "generate")
     wait.until(lambda d: "no model" in generate.text)
     assert not generate.is_enabled()
@@ -353,11 +384,20 @@ def test_hub_folder_page_fits_a_phone(tmp_path, browser, size):
     width, height, mobile, name = size
     folder = write_hub_folder(tmp_path / "protoqa", "protoqa", requirement="protoqa-eval[evaluate]")
     port = _free_port()
-    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1", "GRADIO_SERVER_NAME": "127.0.0.1",
-           "GRADIO_SERVER_PORT": str(port), "HF_MODULES_CACHE": str(tmp_path / "modules"), "PYTHONPATH": str(REPO)}
+    env = {
+        **os.environ,
+        "GRADIO_ANALYTICS_ENABLED": "False",
+        "HF_HUB_OFFLINE": "1",
+        "GRADIO_SERVER_NAME": "127.0.0.1",
+        "GRADIO_SERVER_PORT": str(port),
+        "HF_MODULES_CACHE": str(tmp_path / "modules"),
+        "PYTHONPATH": str(REPO),
+    }
     log = tmp_path / "app.log"
     with open(log, "w") as out:
-        process = subprocess.Popen([sys.executable, "app.py"], cwd=folder, env=env, stdout=out, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(
+            [sys.executable, "app.py"], cwd=folder, env=env, stdout=out, stderr=subprocess.STDOUT
+        )
     try:
         url = f"http://127.0.0.1:{port}/"
         _wait_for_server(url, process, log)

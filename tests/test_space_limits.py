@@ -43,8 +43,7 @@ def _free_port() -> int:
 def _memory(pid: int) -> dict[str, int]:
     """VmRSS and VmHWM (peak) of a process, in bytes."""
     with open(f"/proc/{pid}/status", encoding="ascii") as fh:
-        return {line.split(":")[0]: int(line.split()[1]) * 1024 for line in fh
-                if line.startswith(("VmRSS:", "VmHWM:"))}
+        return {line.split(":")[0]: int(line.split()[1]) * 1024 for line in fh if line.startswith(("VmRSS:", "VmHWM:"))}
 
 
 @pytest.fixture(scope="module")
@@ -54,18 +53,27 @@ def server(tmp_path_factory):
         pytest.skip("needs /proc to read the server's memory")
     tmp = tmp_path_factory.mktemp("space-limits")
     port = _free_port()
-    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-           "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_SERVER_PORT": str(port),
-           "PROTOQA_SPACE_MODEL": str(tmp / "no-model"), "PROTOQA_SPACE_TMP": str(tmp / "space-tmp"),
-           "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(REPO)}
+    env = {
+        **os.environ,
+        "GRADIO_ANALYTICS_ENABLED": "False",
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "GRADIO_SERVER_NAME": "127.0.0.1",
+        "GRADIO_SERVER_PORT": str(port),
+        "PROTOQA_SPACE_MODEL": str(tmp / "no-model"),
+        "PROTOQA_SPACE_TMP": str(tmp / "space-tmp"),
+        "PYTHONUNBUFFERED": "1",
+        "PYTHONPATH": str(REPO),
+    }
     if SHARED_DATA.is_dir():
         env["PROTOQA_SPACE_DATA_DIR"] = str(SHARED_DATA)
     for variable in ("GRADIO_TEMP_DIR", "MPLCONFIGDIR"):
         env.pop(variable, None)
     log = tmp / "app.log"
     with open(log, "w") as out:
-        process = subprocess.Popen([sys.executable, str(REPO / "space" / "app.py")], env=env, stdout=out,
-                                   stderr=subprocess.STDOUT, cwd=tmp)
+        process = subprocess.Popen(
+            [sys.executable, str(REPO / "space" / "app.py")], env=env, stdout=out, stderr=subprocess.STDOUT, cwd=tmp
+        )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + STARTUP_TIMEOUT
@@ -93,8 +101,11 @@ def server(tmp_path_factory):
 def call(base: str, endpoint: str, data: list) -> tuple[str, object, float]:
     """(SSE event name, its data, seconds) of one call to a named endpoint, the way the HTTP API works."""
     started = time.perf_counter()
-    request = urllib.request.Request(f"{base}/gradio_api/call/{endpoint}", data=json.dumps({"data": data}).encode(),
-                                     headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        f"{base}/gradio_api/call/{endpoint}",
+        data=json.dumps({"data": data}).encode(),
+        headers={"Content-Type": "application/json"},
+    )
     with urllib.request.urlopen(request, timeout=REQUEST_LIMIT) as response:
         event_id = json.load(response)["event_id"]
     with urllib.request.urlopen(f"{base}/gradio_api/call/{endpoint}/{event_id}", timeout=REQUEST_LIMIT) as response:
@@ -103,9 +114,9 @@ def call(base: str, endpoint: str, data: list) -> tuple[str, object, float]:
     event, payload = None, None
     for line in stream.splitlines():
         if line.startswith("event: "):
-            event = line[len("event: "):]
+            event = line[len("event: ") :]
         elif line.startswith("data: "):
-            payload = json.loads(line[len("data: "):])
+            payload = json.loads(line[len("data: ") :])
     return event, payload, seconds
 
 
@@ -131,21 +142,33 @@ def test_score_returns_json_numbers(server):
 
 
 HOSTILE = {
-    "1 MB cluster answer": (["Name a pet", {"answers": [[MEGABYTE_ANSWER], ["cat"]], "count": [6, 4]}, ["dog"]],
-                            "at most 200 are allowed"),
-    "500-token cluster answer": (["Name a pet", {"answers": [[LONG_CLUSTER_ANSWER], ["cat"]], "count": [6, 4]},
-                                  [PREDICTION]], "at most 200 are allowed"),
-    "99 words in 200 characters": (["Name a pet", {"answers": [["a " * 99], ["cat"]], "count": [6, 4]}, ["dog"]],
-                                   "99 words; at most 25"),
+    "1 MB cluster answer": (
+        ["Name a pet", {"answers": [[MEGABYTE_ANSWER], ["cat"]], "count": [6, 4]}, ["dog"]],
+        "at most 200 are allowed",
+    ),
+    "500-token cluster answer": (
+        ["Name a pet", {"answers": [[LONG_CLUSTER_ANSWER], ["cat"]], "count": [6, 4]}, [PREDICTION]],
+        "at most 200 are allowed",
+    ),
+    "99 words in 200 characters": (
+        ["Name a pet", {"answers": [["a " * 99], ["cat"]], "count": [6, 4]}, ["dog"]],
+        "99 words; at most 25",
+    ),
     "too many answers": (["Name a pet", PET, [f"answer {i}" for i in range(501)]], "at most 500 are scored"),
     "a long answer": (["Name a pet", PET, ["dog" * 400]], "1200 characters; at most 1000"),
     "a long question": (["Name a pet " * 40, PET, ["dog"]], "at most 300 are allowed"),
-    "too many clusters": (["Name a pet", {"answers": [[f"a{i}"] for i in range(51)], "count": [1] * 51}, ["dog"]],
-                          "51 clusters; at most 50"),
-    "too many cluster strings": (["Name a pet", {"answers": [[f"a{i}" for i in range(301)]], "count": [1]}, ["dog"]],
-                                 "301 answer strings; at most 300"),
-    "too many comparisons": (["Name a pet", {"answers": [[f"a{i}" for i in range(200)]], "count": [1]},
-                             [f"b{i}" for i in range(251)]], "50200 comparisons; at most 50000"),
+    "too many clusters": (
+        ["Name a pet", {"answers": [[f"a{i}"] for i in range(51)], "count": [1] * 51}, ["dog"]],
+        "51 clusters; at most 50",
+    ),
+    "too many cluster strings": (
+        ["Name a pet", {"answers": [[f"a{i}" for i in range(301)]], "count": [1]}, ["dog"]],
+        "301 answer strings; at most 300",
+    ),
+    "too many comparisons": (
+        ["Name a pet", {"answers": [[f"a{i}" for i in range(200)]], "count": [1]}, [f"b{i}" for i in range(251)]],
+        "50200 comparisons; at most 50000",
+    ),
     "a huge count": (["Name a pet", {"answers": [["dog"]], "count": [10**12]}, ["dog"]], "at most 1000000"),
     "malformed clusters": (["Name a pet", {"answers": [["dog"]]}, ["dog"]], "got an object with keys ['answers']"),
     "clusters that are not JSON": (["Name a pet", "{not json", ["dog"]], "not valid JSON"),
@@ -162,8 +185,9 @@ def test_hostile_requests_get_a_message_and_the_server_stays_up_and_small(server
         assert seconds < REQUEST_LIMIT, (name, seconds)
         assert process.poll() is None, f"the server died on {name}:\n{log.read_text()[-3000:]}"
         memory = _memory(process.pid)
-        figures.append(f"{name}: {seconds:.2f} s, RSS {memory['VmRSS'] / 2**20:.0f} MB, "
-                       f"peak {memory['VmHWM'] / 2**20:.0f} MB")
+        figures.append(
+            f"{name}: {seconds:.2f} s, RSS {memory['VmRSS'] / 2**20:.0f} MB, peak {memory['VmHWM'] / 2**20:.0f} MB"
+        )
     print("\n".join(figures))
     # Still serving, with the same numbers as before.
     event, payload, _ = call(base, "score", ["Name a pet", PET, ["cat", "fish"]])
@@ -185,8 +209,10 @@ def test_slow_request_within_the_caps_ends_within_the_budget(server):
     clusters = {"answers": [[phrase(25)[:200] for _ in range(6)] for _ in range(50)], "count": [5] * 50}
     answers = [f"{phrase(8)[:45]} {i}" for i in range(166)]
     event, payload, seconds = call(base, "score", ["Name something", clusters, answers])
-    print(f"slow request within the caps: {event} after {seconds:.2f} s, "
-          f"peak RSS {_memory(process.pid)['VmHWM'] / 2**20:.0f} MB")
+    print(
+        f"slow request within the caps: {event} after {seconds:.2f} s, "
+        f"peak RSS {_memory(process.pid)['VmHWM'] / 2**20:.0f} MB"
+    )
     assert seconds < REQUEST_LIMIT
     if event == "error":
         assert "budget" in payload["error"], payload
@@ -226,7 +252,7 @@ def post_raw(base: str, path: str, body: bytes, chunked: bool = False) -> tuple[
             connection.putheader("Transfer-Encoding", "chunked")
             connection.endheaders()
             for start in range(0, len(body), 2**20):
-                chunk = body[start:start + 2**20]
+                chunk = body[start : start + 2**20]
                 connection.send(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
             connection.send(b"0\r\n\r\n")
         else:
@@ -241,7 +267,10 @@ def post_raw(base: str, path: str, body: bytes, chunked: bool = False) -> tuple[
 
 def big_score_body(megabytes: int) -> bytes:
     """A /score request of about ``megabytes`` MB: many small clusters, as the issue's 47 MB test sent."""
-    clusters = {"answers": [[f"answer {i}"] for i in range(megabytes * 2**20 // 16)], "count": [1] * (megabytes * 2**20 // 16)}
+    clusters = {
+        "answers": [[f"answer {i}"] for i in range(megabytes * 2**20 // 16)],
+        "count": [1] * (megabytes * 2**20 // 16),
+    }
     return json.dumps({"data": ["Name a pet", clusters, ["dog"]]}).encode()
 
 
@@ -253,8 +282,10 @@ def test_a_47_mb_body_is_refused_before_parsing_and_memory_stays_small(server, c
     assert len(body) > 47 * 10**6
     status, seconds = post_raw(base, "/gradio_api/call/score", body, chunked=chunked)
     after = _memory(process.pid)
-    print(f"47 MB body ({'chunked' if chunked else 'Content-Length'}): {status} after {seconds:.2f} s; RSS "
-          f"{before['VmRSS'] / 2**20:.0f} -> {after['VmRSS'] / 2**20:.0f} MB, peak {after['VmHWM'] / 2**20:.0f} MB")
+    print(
+        f"47 MB body ({'chunked' if chunked else 'Content-Length'}): {status} after {seconds:.2f} s; RSS "
+        f"{before['VmRSS'] / 2**20:.0f} -> {after['VmRSS'] / 2**20:.0f} MB, peak {after['VmHWM'] / 2**20:.0f} MB"
+    )
     assert status in (413, "ConnectionResetError", "BrokenPipeError", "RemoteDisconnected"), status
     assert process.poll() is None, log.read_text()[-3000:]
     # Refused before parsing: the body never sits in the server's memory, let alone as Python objects.

@@ -7,8 +7,8 @@ import json
 import math
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 import pytest
 
@@ -24,9 +24,9 @@ SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 sys.path.insert(0, str(SPACE_DIR))
 
 import demo_logic as logic  # noqa: E402
-import protoqa_core.data  # noqa: E402
 import demo_render as render  # noqa: E402
-from protoqa_metric import Cluster, Question  # noqa: E402
+
+import protoqa_core.data  # noqa: E402
 
 TINY_WORDS = ("pumpkin", "cabbage", "watermelon", "melon", "lettuce", "potato", "tomato", "big", "green")
 
@@ -37,17 +37,19 @@ def build_tiny_model(folder: Path, words: Iterable[str] = TINY_WORDS, seed: int 
     With so few tokens, a random model ends a good share of its samples after one word,
     so its answers often hit clusters made of those words.
     """
-    from tiny_lm import tiny_gpt2
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
+
+    from tiny_lm import tiny_gpt2
 
     vocab = {"[UNK]": 0, "<|endoftext|>": 1, ".": 2}
     for word in words:
         vocab.setdefault(word, len(vocab))
     tokenizer = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
     tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    fast = PreTrainedTokenizerFast(tokenizer_object=tokenizer, unk_token="[UNK]",
-                                   eos_token="<|endoftext|>", pad_token="<|endoftext|>")
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer, unk_token="[UNK]", eos_token="<|endoftext|>", pad_token="<|endoftext|>"
+    )
     folder.mkdir(parents=True, exist_ok=True)
     fast.save_pretrained(folder)
     tiny_gpt2(fast, seed=seed, n_positions=256).save_pretrained(folder)
@@ -64,12 +66,18 @@ def tiny_model(tmp_path_factory) -> logic.ModelHolder:
 
 VEGETABLE_QUESTION = {
     "metadata": {"id": "t1", "source": "test"},
-    "question": {"original": "Name a vegetable that is about as big as your head.",
-                 "normalized": "name a vegetable that is about as big as your head."},
-    "answers": {"raw": {"pumpkin": 50, "cabbage": 20, "lettuce": 2, "watermelon": 15, "melon": 3},
-                "clusters": {"t1.0": {"count": 50, "answers": ["pumpkin"]},
-                             "t1.1": {"count": 22, "answers": ["cabbage", "lettuce"]},
-                             "t1.2": {"count": 18, "answers": ["watermelon", "melon"]}}},
+    "question": {
+        "original": "Name a vegetable that is about as big as your head.",
+        "normalized": "name a vegetable that is about as big as your head.",
+    },
+    "answers": {
+        "raw": {"pumpkin": 50, "cabbage": 20, "lettuce": 2, "watermelon": 15, "melon": 3},
+        "clusters": {
+            "t1.0": {"count": 50, "answers": ["pumpkin"]},
+            "t1.1": {"count": 22, "answers": ["cabbage", "lettuce"]},
+            "t1.2": {"count": 18, "answers": ["watermelon", "melon"]},
+        },
+    },
 }
 
 
@@ -104,8 +112,10 @@ def shared_demo_data() -> logic.DemoData:
 
 
 def test_prompts_follow_the_spec_rules_and_the_cfc_one_shot_format():
-    assert logic.prompt_for("protoqa", "Name something people bring to a picnic.") == \
-        "one thing people bring to a picnic is"
+    assert (
+        logic.prompt_for("protoqa", "Name something people bring to a picnic.")
+        == "one thing people bring to a picnic is"
+    )
     assert logic.prompt_for("protoqa", "name a fruit", "finetuned") == "one fruit is\t"
     cfc = logic.prompt_for("cfc", "a farmer with new crops.  where are the farmers?")
     assert cfc.startswith("Q: ") and cfc.endswith("\nQ: a farmer with new crops. where are the farmers?\nA:")
@@ -150,7 +160,9 @@ def test_everything_written_goes_under_the_temporary_root(monkeypatch, tmp_path)
 def test_answers_are_cut_at_the_first_sentence_end_and_ranked_by_frequency():
     answers = logic.answers_from_samples(
         ["Pumpkin. A big one", " cabbage", "pumpkin<|endoftext|><|endoftext|>", "", "cabbage!", "pumpkin"],
-        "test", eos_token="<|endoftext|>")
+        "test",
+        eos_token="<|endoftext|>",
+    )
     assert answers.ranked == ("pumpkin", "cabbage")
     assert dict(answers.samples) == {"pumpkin": 3, "cabbage": 2, "": 1}
     assert answers.num_samples == 6
@@ -161,7 +173,8 @@ def test_answers_are_cut_at_the_first_sentence_end_and_ranked_by_frequency():
 
 def test_local_folder_questions_and_missing_stored_answers(local_data):
     assert local_data.question_choices("protoqa") == [
-        ("t1 · Name a vegetable that is about as big as your head.", "t1")]
+        ("t1 · Name a vegetable that is about as big as your head.", "t1")
+    ]
     assert local_data.stored_path("protoqa") is None
     with pytest.raises(logic.DemoError, match="no stored answers"):
         logic.stored_result(local_data, "protoqa", "t1")
@@ -186,6 +199,7 @@ def _fake_download(content: Path, calls: list):
         calls.append((url, target))
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(content.read_bytes())
+
     return download
 
 
@@ -206,7 +220,9 @@ def test_downloaded_targets_are_read(no_local_data, monkeypatch):
     if not SHARED_DATA.is_dir():
         pytest.skip(f"{SHARED_DATA} is not available")
     calls = []
-    monkeypatch.setattr(protoqa_core.data, "download_file", _fake_download(SHARED_DATA / "cfc" / "dev.targets.jsonl", calls))
+    monkeypatch.setattr(
+        protoqa_core.data, "download_file", _fake_download(SHARED_DATA / "cfc" / "dev.targets.jsonl", calls)
+    )
     data = logic.DemoData()
     assert len(data.questions("cfc")) == 54 and calls[0][0].endswith("/all_dev_targets.jsonl")
     assert data.stored_path("cfc") is None
@@ -225,11 +241,19 @@ def test_stored_protoqa_answers_are_scored_like_the_libraries_do(shared_demo_dat
     assert result.cluster_labels["r1q1.0"] == "C1 age"
     assert result.protoqa.scores["wordnet"]["max_answers@1"] == 1.0
     for by_metric in result.protoqa.scores.values():
-        assert set(by_metric) == {"max_answers@1", "max_answers@3", "max_answers@5", "max_answers@10",
-                                  "max_incorrect@1", "max_incorrect@3", "max_incorrect@5"}
+        assert set(by_metric) == {
+            "max_answers@1",
+            "max_answers@3",
+            "max_answers@5",
+            "max_answers@10",
+            "max_incorrect@1",
+            "max_incorrect@3",
+            "max_incorrect@5",
+        }
         assert all(0.0 <= v <= 1.0 for v in by_metric.values())
-    expected = evaluate_probeval({"r1q1": shared_demo_data.question("protoqa", "r1q1")}, {"r1q1": stored},
-                                 clustering="human")
+    expected = evaluate_probeval(
+        {"r1q1": shared_demo_data.question("protoqa", "r1q1")}, {"r1q1": stored}, clustering="human"
+    )
     assert result.probeval.kl == pytest.approx(expected.kl)
     assert result.signatures["probeval"].startswith("clustering:human|")
     assert result.signatures["protoqa (wordnet)"].startswith("sim:wordnet|")
@@ -254,8 +278,9 @@ def test_the_space_shows_the_numbers_of_the_libraries(shared_demo_data):
     for qid in ("r1q1", "r1q9"):  # r1q9: two long answers that the metric reads as one
         result = logic.stored_result(shared_demo_data, "cfc", qid)
         samples = [answer for answer, n in result.answers.samples.items() for _ in range(n)]
-        library = score_sampled_answers([result.question], [samples], similarity=list(logic.SIMILARITIES),
-                                        metrics="paper", probeval=True)
+        library = score_sampled_answers(
+            [result.question], [samples], similarity=list(logic.SIMILARITIES), metrics="paper", probeval=True
+        )
         shown = {metric_key(s, m): v for s, by_metric in result.protoqa.scores.items() for m, v in by_metric.items()}
         assert shown == {k: v for k, v in library.items() if k != "probeval_kl"}
         assert result.probeval.kl == library["probeval_kl"]
@@ -296,8 +321,16 @@ def test_models_load_without_remote_code(monkeypatch, tmp_path):
 def test_generation_with_the_tiny_model_is_scored_and_reproducible(tiny_model, local_data):
     progress, stages = [], []
     settings = logic.SamplingSettings(num_samples=60, seed=3)
-    result = logic.generate_result(local_data, tiny_model, "protoqa", "t1", None, settings,
-                                   lambda done, total: progress.append((done, total)), stages.append)
+    result = logic.generate_result(
+        local_data,
+        tiny_model,
+        "protoqa",
+        "t1",
+        None,
+        settings,
+        lambda done, total: progress.append((done, total)),
+        stages.append,
+    )
     assert progress == [(30, 60), (60, 60)]  # the library's sampler: two generate calls of 30
     assert stages[0].startswith("Loading the model") and stages[-1].startswith("Scoring")
     assert result.answers.num_samples == 60 and result.prompt == "one vegetable that is about as big as your head is"
@@ -328,8 +361,14 @@ def test_sampling_time_is_shown_and_is_not_the_scoring_budget(tiny_model, local_
 
 
 def test_a_typed_question_gets_answers_but_no_scores(tiny_model, local_data):
-    result = logic.generate_result(local_data, tiny_model, "cfc", None, "a dog <b>barks</b>. when does it bark?",
-                                   logic.SamplingSettings(num_samples=5))
+    result = logic.generate_result(
+        local_data,
+        tiny_model,
+        "cfc",
+        None,
+        "a dog <b>barks</b>. when does it bark?",
+        logic.SamplingSettings(num_samples=5),
+    )
     assert not result.scored and result.probeval is None and result.answers.num_samples == 5
     assert result.prompt.endswith("Q: a dog <b>barks</b>. when does it bark?\nA:")
     assert render.distribution_figure(result) is None
@@ -346,7 +385,8 @@ def test_page_handlers_render_results_and_errors(tiny_model, local_data, app):
 
     space = app.SpaceApp(local_data, tiny_model)
     status, summary, clusters, answers, scores, figure, signatures = space.generate(
-        "protoqa", "t1", "", 20, 0.69, 0.9, 42)
+        "protoqa", "t1", "", 20, 0.69, 0.9, 42
+    )
     assert status.startswith("Done:") and "scored against 3 human clusters" in status
     assert "class='human-clusters'" in clusters and "C1 pumpkin" in clusters
     assert "class='model-answers'" in answers
@@ -363,7 +403,8 @@ def test_page_handlers_render_results_and_errors(tiny_model, local_data, app):
 
 def test_stored_answers_page_for_a_dev_question(shared_demo_data, tiny_model, app):
     status, summary, clusters, answers, scores, figure, _ = app.SpaceApp(shared_demo_data, tiny_model).show_stored(
-        "cfc", "r1q1", "")
+        "cfc", "r1q1", ""
+    )
     assert status.startswith("Done:") and "(stored)" in status
     assert "GPT-2 XL" in summary and "100 samples" in summary
     assert "Times sampled" in answers and figure is not None
@@ -402,9 +443,24 @@ def export_row(tmp_path_factory):
     if not SHARED_DATA.is_dir():
         pytest.skip(f"{SHARED_DATA} is not available")
     out = tmp_path_factory.mktemp("export") / "export"
-    run = subprocess.run([sys.executable, "-m", "protoqa_dataset", "export", str(out), "--data-dir", str(SHARED_DATA),
-                          "--config", "protoqa", "--skip-unavailable"], capture_output=True, text=True,
-                         env={**os.environ, "PYTHONPATH": str(SPACE_DIR.parent)}, timeout=300)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "protoqa_dataset",
+            "export",
+            str(out),
+            "--data-dir",
+            str(SHARED_DATA),
+            "--config",
+            "protoqa",
+            "--skip-unavailable",
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(SPACE_DIR.parent)},
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     rows = datasets.load_dataset(str(out), "protoqa", split="validation", cache_dir=str(out.parent / "cache"))
     return rows[0]
@@ -478,8 +534,9 @@ def test_api_returns_json_numbers(shared_demo_data, app):
     out = space.api_score("Name a pet", json.dumps({"answers": [["dog"], ["cat"]], "count": [6, 4]}), "cat\nfish")
     assert out["protoqa"]["exact_match"]["max_answers@1"] == pytest.approx(4 / 6)
     assert json.loads(json.dumps(out, allow_nan=False)) == out
-    records = space.api_score("Name a pet", [{"answers": ["dog"], "count": 6}, {"answers": ["cat"], "count": 4}],
-                              ["cat", "fish"])
+    records = space.api_score(
+        "Name a pet", [{"answers": ["dog"], "count": 6}, {"answers": ["cat"], "count": 4}], ["cat", "fish"]
+    )
     assert records["protoqa"] == out["protoqa"]
     stored = space.api_stored("protoqa", "r1q1")
     assert stored["protoqa"]["wordnet"]["max_answers@1"] == 1.0 and stored["probeval_kl"] > 0

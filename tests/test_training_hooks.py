@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import copy
 import importlib.util
-import json
 import math
-import os
 import subprocess
 import sys
-import time
 import warnings
 from pathlib import Path
 
@@ -29,10 +26,8 @@ from transformers import (  # noqa: E402
     TrainingArguments,
 )
 
-from protoqa_metric import Cluster, Question, evaluate_predictions, read_targets  # noqa: E402
-from tiny_lm import tiny_gpt2 as build_model, word_tokenizer as build_tokenizer  # noqa: E402
-from protoqa_integrations.prompts import generation_prompt, training_line  # noqa: E402
 from protoqa_core.ranking import rank_by_frequency  # noqa: E402
+from protoqa_integrations.prompts import generation_prompt, training_line  # noqa: E402
 from protoqa_integrations.training import (  # noqa: E402
     PROBEVAL_KEY,
     ProtoQAEvalCallback,
@@ -43,18 +38,30 @@ from protoqa_integrations.training import (  # noqa: E402
     sample_question_answers,
     score_sampled_answers,
 )
+from protoqa_metric import Cluster, Question, evaluate_predictions  # noqa: E402
+from tiny_lm import tiny_gpt2 as build_model  # noqa: E402
+from tiny_lm import word_tokenizer as build_tokenizer
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "protoqa"
-PAPER_KEYS = ("max_answers@1", "max_answers@3", "max_answers@5", "max_answers@10",
-              "max_incorrect@1", "max_incorrect@3", "max_incorrect@5")
+PAPER_KEYS = (
+    "max_answers@1",
+    "max_answers@3",
+    "max_answers@5",
+    "max_answers@10",
+    "max_incorrect@1",
+    "max_incorrect@3",
+    "max_incorrect@5",
+)
 
 QUESTIONS = (
     Question("q1", "name a pet", (Cluster("q1.0", ("dog", "puppy"), 6), Cluster("q1.1", ("cat",), 4))),
-    Question("q2", "name something you eat for breakfast",
-             (Cluster("q2.0", ("eggs",), 5), Cluster("q2.1", ("toast", "bread"), 3), Cluster("q2.2", ("cereal",), 2))),
-    Question("q3", "how can you tell it is winter",
-             (Cluster("q3.0", ("snow",), 7), Cluster("q3.1", ("cold",), 3))),
+    Question(
+        "q2",
+        "name something you eat for breakfast",
+        (Cluster("q2.0", ("eggs",), 5), Cluster("q2.1", ("toast", "bread"), 3), Cluster("q2.2", ("cereal",), 2)),
+    ),
+    Question("q3", "how can you tell it is winter", (Cluster("q3.0", ("snow",), 7), Cluster("q3.1", ("cold",), 3))),
 )
 
 
@@ -78,8 +85,9 @@ def ids(tokenizer, text):
 def fitted_model(tokenizer):
     """The tiny model after a few hundred milliseconds of fitting the training lines, so it answers."""
     model = build_model(tokenizer, seed=5)
-    batch = pad_to_longest([{"input_ids": ids(tokenizer, line) + [tokenizer.eos_token_id]}
-                            for line in lines_of(QUESTIONS)])
+    batch = pad_to_longest(
+        [{"input_ids": ids(tokenizer, line) + [tokenizer.eos_token_id]} for line in lines_of(QUESTIONS)]
+    )
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
     model.train()
     for _ in range(60):
@@ -94,8 +102,10 @@ def fitted_model(tokenizer):
 
 
 def test_importing_the_package_and_module_needs_no_torch():
-    code = ("import sys, protoqa_metric, protoqa_integrations.training, protoqa_integrations.prompts; "
-            "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))")
+    code = (
+        "import sys, protoqa_metric, protoqa_integrations.training, protoqa_integrations.prompts; "
+        "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
     assert out.stdout.strip() == "[]"
 
@@ -130,8 +140,10 @@ def test_compute_metrics_decoder_only_matches_the_library(tokenizer):
     pad, eos = tokenizer.pad_token_id, tokenizer.eos_token_id
     rows = [QUESTIONS[0], QUESTIONS[1], QUESTIONS[0], QUESTIONS[2]]
     continuations = [  # answer text per returned sequence, 2 per row
-        ["dog .", "puppy"], ["toast . cat", ""],
-        ["cat", "dog ."], ["snow", "snow ."],
+        ["dog .", "puppy"],
+        ["toast . cat", ""],
+        ["cat", "dog ."],
+        ["snow", "snow ."],
     ]
     batches_inputs, batches_outputs = [], []
     for batch_rows in ([0, 1], [2, 3]):
@@ -144,8 +156,9 @@ def test_compute_metrics_decoder_only_matches_the_library(tokenizer):
         # generate() pads finished sequences with the pad id.
         batches_outputs.append([o + [pad] * (longest - len(o)) for o in outputs])
         batches_inputs.append(prompts)
-    prediction = EvalPrediction(predictions=concat_batches(batches_outputs), label_ids=None,
-                                inputs=concat_batches(batches_inputs))
+    prediction = EvalPrediction(
+        predictions=concat_batches(batches_outputs), label_ids=None, inputs=concat_batches(batches_inputs)
+    )
 
     scores = make_compute_metrics(tokenizer, rows, similarity="wordnet")(prediction)
 
@@ -162,17 +175,33 @@ def test_compute_metrics_in_a_seq2seq_trainer_with_a_decoder_only_model(tokenize
     rows = [QUESTIONS[0], QUESTIONS[1], QUESTIONS[2], QUESTIONS[0]]
     prompts = [ids(tokenizer, generation_prompt(q.question)) for q in rows]
     dataset = [{"input_ids": p, "labels": p} for p in prompts]
-    args = Seq2SeqTrainingArguments(str(tmp_path / "s2s"), predict_with_generate=True, include_for_metrics=["inputs"],
-                                    per_device_eval_batch_size=1, report_to="none", use_cpu=True)
-    trainer = Seq2SeqTrainer(model=model, args=args, eval_dataset=dataset, processing_class=tokenizer,
-                             data_collator=lambda b: {k: torch.tensor([r[k] for r in b]) for k in b[0]},
-                             compute_metrics=make_compute_metrics(tokenizer, rows, similarity="exact_match"))
+    args = Seq2SeqTrainingArguments(
+        str(tmp_path / "s2s"),
+        predict_with_generate=True,
+        include_for_metrics=["inputs"],
+        per_device_eval_batch_size=1,
+        report_to="none",
+        use_cpu=True,
+    )
+    trainer = Seq2SeqTrainer(
+        model=model,
+        args=args,
+        eval_dataset=dataset,
+        processing_class=tokenizer,
+        data_collator=lambda b: {k: torch.tensor([r[k] for r in b]) for k in b[0]},
+        compute_metrics=make_compute_metrics(tokenizer, rows, similarity="exact_match"),
+    )
     metrics = trainer.evaluate(max_new_tokens=4, do_sample=False)
 
     by_hand = {}
     for question, prompt in zip(rows, prompts):
-        output = model.generate(torch.tensor([prompt]), attention_mask=torch.ones(1, len(prompt), dtype=torch.long),
-                                max_new_tokens=4, do_sample=False, pad_token_id=tokenizer.pad_token_id)
+        output = model.generate(
+            torch.tensor([prompt]),
+            attention_mask=torch.ones(1, len(prompt), dtype=torch.long),
+            max_new_tokens=4,
+            do_sample=False,
+            pad_token_id=tokenizer.pad_token_id,
+        )
         by_hand.setdefault(question.id, []).extend(decode_answers(tokenizer, output.tolist(), [len(prompt)]))
     expected = expected_scores(QUESTIONS, by_hand, "exact_match")
     assert {k: metrics[f"eval_{k}"] for k in expected} == expected
@@ -185,8 +214,9 @@ def test_compute_metrics_encoder_decoder_and_several_similarities(tokenizer):
     sequences = [[pad] + ids(tokenizer, t) + [eos] for t in texts]  # decoder start token first
     longest = max(map(len, sequences))
     predictions = np.array([s + [pad] * (longest - len(s)) for s in sequences])
-    compute = make_compute_metrics(tokenizer, QUESTIONS, strip_prompt=False,
-                                   similarity=["exact_match", "wordnet"], metrics="standard")
+    compute = make_compute_metrics(
+        tokenizer, QUESTIONS, strip_prompt=False, similarity=["exact_match", "wordnet"], metrics="standard"
+    )
     scores = compute(EvalPrediction(predictions=(predictions, None), label_ids=None))
     samples = {"q1": ["cat"], "q2": ["eggs"], "q3": ["cold"]}
     for similarity in ("exact_match", "wordnet"):
@@ -211,8 +241,9 @@ def test_compute_metrics_passes_grouped_samples_to_probeval(tokenizer):
     sequences = [[pad] + ids(tokenizer, t) + [eos] for t in texts]
     longest = max(map(len, sequences))
     predictions = np.array([s + [pad] * (longest - len(s)) for s in sequences])
-    compute = make_compute_metrics(tokenizer, rows, strip_prompt=False, similarity="exact_match",
-                                   probeval=share_of_samples_in_a_cluster)
+    compute = make_compute_metrics(
+        tokenizer, rows, strip_prompt=False, similarity="exact_match", probeval=share_of_samples_in_a_cluster
+    )
     scores = compute(EvalPrediction(predictions=predictions, label_ids=None))
     assert seen == {"ids": ["q3", "q1"], "samples": [["snow", ""], ["toast"]]}
     assert scores[PROBEVAL_KEY] == pytest.approx((0.5 + 0.0) / 2)
@@ -227,7 +258,8 @@ def test_probeval_true_uses_human_clusters(tokenizer):
     longest = max(map(len, sequences))
     predictions = np.array([s + [pad] * (longest - len(s)) for s in sequences])
     scores = make_compute_metrics(tokenizer, rows, strip_prompt=False, similarity="exact_match", probeval=True)(
-        EvalPrediction(predictions=predictions, label_ids=None))
+        EvalPrediction(predictions=predictions, label_ids=None)
+    )
     samples = {"q1": ["dog", "cat", "puppy"], "q2": ["eggs", "eggs", "cereal"], "q3": ["snow", ""]}
     direct = cfc_probeval.evaluate_probeval(list(QUESTIONS), samples, clustering="human", matching="wordnet")
     assert scores[PROBEVAL_KEY] == direct.kl
@@ -251,16 +283,19 @@ def test_compute_metrics_errors(tokenizer):
         make_compute_metrics(tokenizer, QUESTIONS[:2])(EvalPrediction(predictions=predictions, label_ids=None))
     with pytest.raises(ValueError, match="divide evenly"):
         make_compute_metrics(tokenizer, QUESTIONS, strip_prompt=False)(
-            EvalPrediction(predictions=predictions, label_ids=None))
+            EvalPrediction(predictions=predictions, label_ids=None)
+        )
     with pytest.raises(ValueError, match="token ids"):
         make_compute_metrics(tokenizer, QUESTIONS[:2], strip_prompt=False)(
-            EvalPrediction(predictions=np.zeros((2, 3, 5)), label_ids=None))
+            EvalPrediction(predictions=np.zeros((2, 3, 5)), label_ids=None)
+        )
     with pytest.raises(ValueError, match="no questions"):
         make_compute_metrics(tokenizer, [])
     other_q1 = Question("q1", "another question", QUESTIONS[0].clusters)
     with pytest.raises(ValueError, match="share the id"):
         make_compute_metrics(tokenizer, [QUESTIONS[0], other_q1], strip_prompt=False)(
-            EvalPrediction(predictions=predictions, label_ids=None))
+            EvalPrediction(predictions=predictions, label_ids=None)
+        )
 
 
 def test_decode_answers_skips_prompt_padding_and_stops_at_eos(tokenizer):
@@ -295,17 +330,21 @@ def test_sampling_is_seeded_and_leaves_the_global_rng_alone(tokenizer):
     model = build_model(tokenizer)
     model.train()
     state = torch.random.get_rng_state()
-    first = sample_answers(model, tokenizer, [q.question for q in QUESTIONS], num_samples=5, batch_size=2,
-                           max_new_tokens=4, seed=3)
+    first = sample_answers(
+        model, tokenizer, [q.question for q in QUESTIONS], num_samples=5, batch_size=2, max_new_tokens=4, seed=3
+    )
     assert torch.equal(torch.random.get_rng_state(), state)
     assert model.training
-    again = [sample_question_answers(model, tokenizer, q.question, num_samples=5, batch_size=2, max_new_tokens=4,
-                                     seed=3 + i) for i, q in enumerate(QUESTIONS)]
+    again = [
+        sample_question_answers(model, tokenizer, q.question, num_samples=5, batch_size=2, max_new_tokens=4, seed=3 + i)
+        for i, q in enumerate(QUESTIONS)
+    ]
     assert again == first
     assert [len(s) for s in first] == [5, 5, 5]
     assert all(isinstance(a, str) and a == a.strip().lower() for s in first for a in s)
-    other_seed = sample_answers(model, tokenizer, [q.question for q in QUESTIONS], num_samples=5, batch_size=2,
-                                max_new_tokens=4, seed=4)
+    other_seed = sample_answers(
+        model, tokenizer, [q.question for q in QUESTIONS], num_samples=5, batch_size=2, max_new_tokens=4, seed=4
+    )
     assert other_seed != first
     with pytest.raises(ValueError):
         sample_question_answers(model, tokenizer, "name a pet", num_samples=0)
@@ -334,15 +373,33 @@ def pad_to_longest(rows):
 def test_callback_logs_protoqa_scores_during_training(tokenizer, fitted_model, tmp_path):
     model = copy.deepcopy(fitted_model)
     rows = [{"input_ids": ids(tokenizer, line) + [tokenizer.eos_token_id]} for line in lines_of(QUESTIONS)]
-    args = TrainingArguments(str(tmp_path / "run"), max_steps=4, eval_strategy="steps", eval_steps=2,
-                             logging_steps=1, per_device_train_batch_size=4, learning_rate=1e-3,
-                             save_strategy="no", report_to="none", seed=0, use_cpu=True,
-                             metric_for_best_model="protoqa_exact_match_max_answers_at_10")
+    args = TrainingArguments(
+        str(tmp_path / "run"),
+        max_steps=4,
+        eval_strategy="steps",
+        eval_steps=2,
+        logging_steps=1,
+        per_device_train_batch_size=4,
+        learning_rate=1e-3,
+        save_strategy="no",
+        report_to="none",
+        seed=0,
+        use_cpu=True,
+        metric_for_best_model="protoqa_exact_match_max_answers_at_10",
+    )
     recorder = RecordLogs()
-    trainer = Trainer(model=model, args=args, train_dataset=rows, eval_dataset=rows, data_collator=pad_to_longest,
-                      processing_class=tokenizer, callbacks=[recorder])
-    callback = ProtoQAEvalCallback(QUESTIONS, num_samples=6, batch_size=4, max_new_tokens=4,
-                                   similarity="exact_match", seed=1)
+    trainer = Trainer(
+        model=model,
+        args=args,
+        train_dataset=rows,
+        eval_dataset=rows,
+        data_collator=pad_to_longest,
+        processing_class=tokenizer,
+        callbacks=[recorder],
+    )
+    callback = ProtoQAEvalCallback(
+        QUESTIONS, num_samples=6, batch_size=4, max_new_tokens=4, similarity="exact_match", seed=1
+    )
     trainer.add_callback(callback.bind(trainer))
     trainer.train()
 
@@ -357,11 +414,13 @@ def test_callback_logs_protoqa_scores_during_training(tokenizer, fitted_model, t
     # What was logged last is the library's score of the samples kept by the callback.
     assert set(callback.last_samples) == {"q1", "q2", "q3"}
     assert all(len(s) == 6 for s in callback.last_samples.values())
-    library = score_sampled_answers(QUESTIONS, [callback.last_samples[q.id] for q in QUESTIONS],
-                                    similarity="exact_match")
+    library = score_sampled_answers(
+        QUESTIONS, [callback.last_samples[q.id] for q in QUESTIONS], similarity="exact_match"
+    )
     assert {k: logged[-1][f"eval_{k}"] for k in library} == library
-    assert trainer.state.best_metric == max(log[f"eval_{metric_key('exact_match', 'max_answers@10')}"]
-                                            for log in logged)
+    assert trainer.state.best_metric == max(
+        log[f"eval_{metric_key('exact_match', 'max_answers@10')}"] for log in logged
+    )
     # A later evaluate() at the same step reuses the samples and returns the scores.
     metrics = trainer.evaluate()
     assert {k: metrics[f"eval_{k}"] for k in library} == library
@@ -370,18 +429,31 @@ def test_callback_logs_protoqa_scores_during_training(tokenizer, fitted_model, t
 
 def test_unbound_callback_adds_scores_and_warns(tokenizer, tmp_path):
     model = build_model(tokenizer)
-    callback = ProtoQAEvalCallback({q.id: q for q in QUESTIONS}, num_samples=3, batch_size=3, max_new_tokens=3,
-                                   similarity="exact_match", metrics=["max_answers@1"])
+    callback = ProtoQAEvalCallback(
+        {q.id: q for q in QUESTIONS},
+        num_samples=3,
+        batch_size=3,
+        max_new_tokens=3,
+        similarity="exact_match",
+        metrics=["max_answers@1"],
+    )
     args = TrainingArguments(str(tmp_path / "unbound"), report_to="none", use_cpu=True)
     metrics = {"eval_loss": 1.0}
     with pytest.warns(UserWarning, match="not bound"):
-        callback.on_evaluate(args, TrainerState(global_step=7), TrainerControl(), metrics=metrics, model=model,
-                             processing_class=tokenizer)
+        callback.on_evaluate(
+            args,
+            TrainerState(global_step=7),
+            TrainerControl(),
+            metrics=metrics,
+            model=model,
+            processing_class=tokenizer,
+        )
     assert set(metrics) == {"eval_loss", "eval_protoqa_exact_match_max_answers_at_1"}
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # warned once only
-        callback.on_evaluate(args, TrainerState(global_step=8), TrainerControl(), metrics={}, model=model,
-                             processing_class=tokenizer)
+        callback.on_evaluate(
+            args, TrainerState(global_step=8), TrainerControl(), metrics={}, model=model, processing_class=tokenizer
+        )
     with pytest.raises(ValueError, match="tokenizer"):
         callback.on_evaluate(args, TrainerState(global_step=9), TrainerControl(), metrics={}, model=model)
 

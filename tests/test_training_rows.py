@@ -33,7 +33,6 @@ from transformers import (  # noqa: E402
     TrainingArguments,
 )
 
-from protoqa_metric import question_from_row, questions_from_rows, read_targets  # noqa: E402
 from protoqa_integrations.prompts import generation_prompt, training_line  # noqa: E402
 from protoqa_integrations.training import (  # noqa: E402
     LABELS_NEEDED,
@@ -42,14 +41,21 @@ from protoqa_integrations.training import (  # noqa: E402
     metric_key,
     score_sampled_answers,
 )
+from protoqa_metric import question_from_row, questions_from_rows, read_targets  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_training_hooks import PAPER_KEYS, build_model, build_tokenizer, pad_to_longest  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
-ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
-       "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
+ENV = {
+    **os.environ,
+    "HF_HUB_OFFLINE": "1",
+    "HF_DATASETS_OFFLINE": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+    "OMP_NUM_THREADS": "1",
+    "PYTHONPATH": str(REPO),
+}
 EM_KEYS = [metric_key("exact_match", k) for k in PAPER_KEYS]
 
 
@@ -63,9 +69,25 @@ def export_dir(tmp_path_factory) -> Path:
         pytest.skip(f"shared ProtoQA data not found under {SHARED_DATA}")
     out = tmp_path_factory.mktemp("export") / "protoqa-export"
     run = subprocess.run(
-        [sys.executable, "-m", "protoqa_dataset", "export", str(out), "--data-dir", str(SHARED_DATA),
-         "--config", "protoqa", "--config", "protoqa_scraped_dev", "--skip-unavailable"],
-        capture_output=True, text=True, cwd=REPO.parent, env=ENV, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "protoqa_dataset",
+            "export",
+            str(out),
+            "--data-dir",
+            str(SHARED_DATA),
+            "--config",
+            "protoqa",
+            "--config",
+            "protoqa_scraped_dev",
+            "--skip-unavailable",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO.parent,
+        env=ENV,
+        timeout=300,
     )
     assert run.returncode == 0, run.stderr[-3000:]
     return out
@@ -99,10 +121,16 @@ def test_rows_give_the_questions_of_the_targets_file(dev_rows):
     assert question_from_row(dev_rows[0]) == from_file["r1q1"]
     # A row as a list of records, and questions given as they are.
     row = dev_rows[0]
-    records = {**row, "clusters": [{"id": i, "answers": a, "count": c} for i, a, c in
-                                   zip(row["clusters"]["id"], row["clusters"]["answers"], row["clusters"]["count"])],
-               "raw_answers": [{"answer": a, "count": c} for a, c in
-                               zip(row["raw_answers"]["answer"], row["raw_answers"]["count"])]}
+    records = {
+        **row,
+        "clusters": [
+            {"id": i, "answers": a, "count": c}
+            for i, a, c in zip(row["clusters"]["id"], row["clusters"]["answers"], row["clusters"]["count"])
+        ],
+        "raw_answers": [
+            {"answer": a, "count": c} for a, c in zip(row["raw_answers"]["answer"], row["raw_answers"]["count"])
+        ],
+    }
     assert question_from_row(records) == from_file["r1q1"]
     assert questions_from_rows(from_file) == list(from_file.values())
 
@@ -117,8 +145,9 @@ def test_wrong_question_forms_fail_at_construction_naming_the_accepted_ones(dev_
     with pytest.raises(ValueError, match="question 'r1q1': cluster 0 count must be a non-negative integer"):
         ProtoQAEvalCallback([broken])
     with pytest.raises(ValueError, match="answer clusters"):
-        ProtoQAEvalCallback(datasets.Dataset.from_list([{**dev_rows[0], "clusters": {"id": [], "answers": [],
-                                                                                     "count": []}}]))
+        ProtoQAEvalCallback(
+            datasets.Dataset.from_list([{**dev_rows[0], "clusters": {"id": [], "answers": [], "count": []}}])
+        )
 
 
 def prompt_rows(rows, tokenizer):
@@ -137,19 +166,34 @@ def test_prompt_only_rows_are_refused_and_scored_once_labelled(dev_rows, tokeniz
     assert LABELS_NEEDED in str(refused.value) and "include_for_metrics=['inputs']" in str(refused.value)
 
     # Why it is refused: the Trainer never calls compute_metrics on such rows.
-    args = Seq2SeqTrainingArguments(str(tmp_path / "s2s"), predict_with_generate=True, include_for_metrics=["inputs"],
-                                    per_device_eval_batch_size=1, report_to="none", use_cpu=True)
-    silent = Seq2SeqTrainer(model=model, args=args, eval_dataset=rows, processing_class=tokenizer,
-                            data_collator=one_row_batches,
-                            compute_metrics=make_compute_metrics(tokenizer, questions_from_rows(rows),
-                                                                 similarity="exact_match"))
+    args = Seq2SeqTrainingArguments(
+        str(tmp_path / "s2s"),
+        predict_with_generate=True,
+        include_for_metrics=["inputs"],
+        per_device_eval_batch_size=1,
+        report_to="none",
+        use_cpu=True,
+    )
+    silent = Seq2SeqTrainer(
+        model=model,
+        args=args,
+        eval_dataset=rows,
+        processing_class=tokenizer,
+        data_collator=one_row_batches,
+        compute_metrics=make_compute_metrics(tokenizer, questions_from_rows(rows), similarity="exact_match"),
+    )
     assert not any("protoqa" in k for k in silent.evaluate(max_new_tokens=3, do_sample=False))
 
     # What the message says to add: any labels.
     labelled = rows.map(lambda r: {"labels": r["input_ids"]})
-    trainer = Seq2SeqTrainer(model=model, args=args, eval_dataset=labelled, processing_class=tokenizer,
-                             data_collator=one_row_batches,
-                             compute_metrics=make_compute_metrics(tokenizer, labelled, similarity="exact_match"))
+    trainer = Seq2SeqTrainer(
+        model=model,
+        args=args,
+        eval_dataset=labelled,
+        processing_class=tokenizer,
+        data_collator=one_row_batches,
+        compute_metrics=make_compute_metrics(tokenizer, labelled, similarity="exact_match"),
+    )
     metrics = trainer.evaluate(max_new_tokens=3, do_sample=False)
     keys = {f"eval_{k}" for k in EM_KEYS}
     assert keys <= set(metrics)
@@ -157,16 +201,24 @@ def test_prompt_only_rows_are_refused_and_scored_once_labelled(dev_rows, tokeniz
 
 
 def lm_lines(rows, tokenizer):
-    return [{"input_ids": tokenizer(training_line(q.question, c.answers[0]))["input_ids"] + [tokenizer.eos_token_id]}
-            for q in questions_from_rows(rows) for c in q.clusters]
+    return [
+        {"input_ids": tokenizer(training_line(q.question, c.answers[0]))["input_ids"] + [tokenizer.eos_token_id]}
+        for q in questions_from_rows(rows)
+        for c in q.clusters
+    ]
 
 
 def test_callback_on_rows_follows_the_prefix_and_several_eval_sets(dev_rows, tokenizer, model, tmp_path):
     first, second = dev_rows.select(range(2)), dev_rows.select(range(2, 3))
     lines = lm_lines(first, tokenizer)
     args = TrainingArguments(str(tmp_path / "run"), per_device_eval_batch_size=4, report_to="none", use_cpu=True)
-    trainer = Trainer(model=model, args=args, eval_dataset={"dev": lines, "other": lines[:2]},
-                      data_collator=pad_to_longest, processing_class=tokenizer)
+    trainer = Trainer(
+        model=model,
+        args=args,
+        eval_dataset={"dev": lines, "other": lines[:2]},
+        data_collator=pad_to_longest,
+        processing_class=tokenizer,
+    )
     sampling = dict(num_samples=4, batch_size=4, max_new_tokens=3, similarity="exact_match", seed=5)
     shared = ProtoQAEvalCallback(first, **sampling)
     per_set = ProtoQAEvalCallback({"dev": first, "other": second}, **sampling)
@@ -177,16 +229,18 @@ def test_callback_on_rows_follows_the_prefix_and_several_eval_sets(dev_rows, tok
     assert not any(k.startswith("eval_protoqa") for k in metrics)
     # One question set, sampled once at this step, scored into both evaluations.
     assert all(metrics[f"eval_dev_{k}"] == metrics[f"eval_other_{k}"] for k in EM_KEYS)
-    library = score_sampled_answers(questions_from_rows(first), list(shared.last_samples.values()),
-                                    similarity="exact_match")
+    library = score_sampled_answers(
+        questions_from_rows(first), list(shared.last_samples.values()), similarity="exact_match"
+    )
     assert {k: metrics[f"eval_dev_{k}"] for k in library} == library
 
     trainer.remove_callback(shared)
     trainer.add_callback(per_set.bind(trainer))
     metrics = trainer.evaluate()
     assert set(per_set.last_samples) == {second[0]["id"]}  # "other" was evaluated last, with its own questions
-    own = score_sampled_answers(questions_from_rows(second), list(per_set.last_samples.values()),
-                                similarity="exact_match")
+    own = score_sampled_answers(
+        questions_from_rows(second), list(per_set.last_samples.values()), similarity="exact_match"
+    )
     assert {k: metrics[f"eval_other_{k}"] for k in own} == own
 
     with pytest.warns(UserWarning, match="no questions for the evaluation 'test'"):
@@ -203,12 +257,19 @@ def test_callback_on_rows_follows_the_prefix_and_several_eval_sets(dev_rows, tok
 def test_unmatched_eval_set_warns(dev_rows, tokenizer, model):
     from transformers import TrainerControl, TrainerState
 
-    callback = ProtoQAEvalCallback({"dev": dev_rows.select(range(1))}, num_samples=2, batch_size=2,
-                                   max_new_tokens=2, similarity="exact_match")
+    callback = ProtoQAEvalCallback(
+        {"dev": dev_rows.select(range(1))}, num_samples=2, batch_size=2, max_new_tokens=2, similarity="exact_match"
+    )
     metrics = {"eval_scraped_loss": 1.0, "eval_scraped_runtime": 0.1}
     with pytest.warns(UserWarning, match="no questions for the evaluation 'eval_scraped'"):
-        callback.on_evaluate(None, TrainerState(global_step=1), TrainerControl(), metrics=metrics, model=model,
-                             processing_class=tokenizer)
+        callback.on_evaluate(
+            None,
+            TrainerState(global_step=1),
+            TrainerControl(),
+            metrics=metrics,
+            model=model,
+            processing_class=tokenizer,
+        )
     assert set(metrics) == {"eval_scraped_loss", "eval_scraped_runtime"}
 
 
@@ -225,12 +286,38 @@ def test_example_script_on_load_dataset_rows_in_a_new_process(export_dir, tmp_pa
 
     started = time.perf_counter()
     run = subprocess.run(
-        [sys.executable, str(REPO / "examples" / "finetune_protoqa_gpt2.py"), "--model", str(model_dir),
-         "--dataset", str(export_dir), "--train-config", "protoqa_scraped_dev", "--train-split", "validation",
-         "--output-dir", str(out), "--max-steps", "2", "--eval-steps", "1", "--num-samples", "4",
-         "--eval-questions", "3", "--similarity", "exact_match", "--per-device-train-batch-size", "4",
-         "--use-cpu", *probeval],
-        capture_output=True, text=True, cwd=tmp_path, timeout=300,
+        [
+            sys.executable,
+            str(REPO / "examples" / "finetune_protoqa_gpt2.py"),
+            "--model",
+            str(model_dir),
+            "--dataset",
+            str(export_dir),
+            "--train-config",
+            "protoqa_scraped_dev",
+            "--train-split",
+            "validation",
+            "--output-dir",
+            str(out),
+            "--max-steps",
+            "2",
+            "--eval-steps",
+            "1",
+            "--num-samples",
+            "4",
+            "--eval-questions",
+            "3",
+            "--similarity",
+            "exact_match",
+            "--per-device-train-batch-size",
+            "4",
+            "--use-cpu",
+            *probeval,
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
         env={**ENV, "HF_DATASETS_CACHE": str(tmp_path / "hf-datasets")},
     )
     elapsed = time.perf_counter() - started
@@ -252,8 +339,14 @@ def test_example_script_on_load_dataset_rows_in_a_new_process(export_dir, tmp_pa
 
 
 def test_example_script_bad_option_exits_2(tmp_path):
-    run = subprocess.run([sys.executable, str(REPO / "examples" / "finetune_protoqa_gpt2.py"),
-                          "--eval-questions", "0"], capture_output=True, text=True, cwd=tmp_path, env=ENV, timeout=120)
+    run = subprocess.run(
+        [sys.executable, str(REPO / "examples" / "finetune_protoqa_gpt2.py"), "--eval-questions", "0"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=ENV,
+        timeout=120,
+    )
     assert run.returncode == 2 and "--eval-questions must be >= 1" in run.stderr
     assert "Traceback" not in run.stderr
 

@@ -41,8 +41,11 @@ def _data_strings() -> list[str]:
     for folder in ("protoqa", "cfc", "probeval_validation"):
         for path in sorted((DATA / folder).glob("*.json*")):
             text = path.read_text(encoding="utf-8")
-            records = [json.loads(line) for line in text.splitlines() if line.strip()] \
-                if path.suffix == ".jsonl" else [json.loads(text)]
+            records = (
+                [json.loads(line) for line in text.splitlines() if line.strip()]
+                if path.suffix == ".jsonl"
+                else [json.loads(text)]
+            )
             for record in records:
                 _strings(record, found)
     return sorted(found)
@@ -58,18 +61,50 @@ def test_every_data_string_tokenizes_as_nltk_does():
     for text in strings:
         for variant in {text, text.lower()}:
             assert treebank_tokens(variant) == _NLTK.tokenize(variant), variant
-            assert content_tokens(variant) == tuple(
-                t for t in _NLTK.tokenize(variant) if t not in stopwords)
+            assert content_tokens(variant) == tuple(t for t in _NLTK.tokenize(variant) if t not in stopwords)
 
 
 _HOSTILE = st.text(
-    alphabet=st.sampled_from(list("abcnotwsdmlrevtiAZ09 .,:;'\"`()[]{}<>-?!*@#$%&\t\n_")
-                             + list("«»“”‘’„\u2012\u2013\u2014\u2015é…")),
+    alphabet=st.sampled_from(
+        list("abcnotwsdmlrevtiAZ09 .,:;'\"`()[]{}<>-?!*@#$%&\t\n_") + list("«»“”‘’„\u2012\u2013\u2014\u2015é…")
+    ),
     max_size=40,
 )
-_WORDY = st.lists(st.sampled_from(["cannot", "gonna", "wanna", "gimme", "lemme", "gotta", "d'ye", "more'n",
-                                   "'tis", "'twas", "don't", "I'm", "they'll", "it's", "''", "``", "...", "--",
-                                   "'", '"', "(", ").", "dog", "Cat.", "x", " ", "\t", ","]), max_size=12)
+_WORDY = st.lists(
+    st.sampled_from(
+        [
+            "cannot",
+            "gonna",
+            "wanna",
+            "gimme",
+            "lemme",
+            "gotta",
+            "d'ye",
+            "more'n",
+            "'tis",
+            "'twas",
+            "don't",
+            "I'm",
+            "they'll",
+            "it's",
+            "''",
+            "``",
+            "...",
+            "--",
+            "'",
+            '"',
+            "(",
+            ").",
+            "dog",
+            "Cat.",
+            "x",
+            " ",
+            "\t",
+            ",",
+        ]
+    ),
+    max_size=12,
+)
 
 
 def _composed(text: str) -> bool:

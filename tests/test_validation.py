@@ -13,15 +13,32 @@ import pytest
 
 from cfc_probeval import ProbEval
 from cfc_probeval.inputs import GroundTruth
-from studies.validation import sampling
-from studies.validation.__main__ import main, resolve_data_dir
-from studies.validation.sampling import (Annotation, build_pools, centered_distribution, draw_answer_set,
-                                              draw_answer_sets, missing_answers_distribution, quota_counts,
-                                              wrong_ranking_distribution, wrong_score_distribution)
-from studies.validation.study import (DEV_SETS, Grid, Setting, Toolkit, baseline_score, gold_kl,
-                                           load_dev_set, mean_spearman, run_study)
 from protoqa_core.readers import Cluster
 from protoqa_metric.metric import score_question
+from studies.validation import sampling
+from studies.validation.__main__ import main, resolve_data_dir
+from studies.validation.sampling import (
+    Annotation,
+    build_pools,
+    centered_distribution,
+    draw_answer_set,
+    draw_answer_sets,
+    missing_answers_distribution,
+    quota_counts,
+    wrong_ranking_distribution,
+    wrong_score_distribution,
+)
+from studies.validation.study import (
+    DEV_SETS,
+    Grid,
+    Setting,
+    Toolkit,
+    baseline_score,
+    gold_kl,
+    load_dev_set,
+    mean_spearman,
+    run_study,
+)
 
 SAMPLING_KEYS = {"centered", "missing_answers", "wrong_ranking", "wrong_score"}
 
@@ -32,13 +49,20 @@ def toy_truth() -> GroundTruth:
 
 
 def toy_pool(annotations=None):
-    annotations = annotations if annotations is not None else {
-        "doggy": Annotation("q.0", 4), "kitty": Annotation("q.1", 2), "car": Annotation("wrong", 3),
-    }
+    annotations = (
+        annotations
+        if annotations is not None
+        else {
+            "doggy": Annotation("q.0", 4),
+            "kitty": Annotation("q.1", 2),
+            "car": Annotation("wrong", 3),
+        }
+    )
     return build_pools({"q": toy_truth()}, {"q": annotations})["q"]
 
 
 # --- answer pools ---------------------------------------------------------------------------------------
+
 
 def test_pool_uses_annotations_then_human_strings():
     pool = toy_pool()
@@ -53,8 +77,10 @@ def test_pool_uses_annotations_then_human_strings():
 
 def test_wrong_pool_falls_back_to_other_questions():
     truths = {"a": toy_truth(), "b": GroundTruth("b", (Cluster("b.0", ("red",), 2),), {"red": 2})}
-    annotations = {"a": {"doggy": Annotation("q.0", 1), "boat": Annotation("wrong", 2), "red": Annotation("wrong", 1)},
-                   "b": {"red": Annotation("b.0", 2)}}
+    annotations = {
+        "a": {"doggy": Annotation("q.0", 1), "boat": Annotation("wrong", 2), "red": Annotation("wrong", 1)},
+        "b": {"red": Annotation("b.0", 2)},
+    }
     pools = build_pools(truths, annotations)
     wrong = pools["b"].categories[-1]
     # "red" is a right answer of b, so only "boat" can stand for a wrong one there.
@@ -67,6 +93,7 @@ def test_unknown_annotated_cluster_is_an_error():
 
 
 # --- centered sampling ----------------------------------------------------------------------------------
+
 
 def test_centered_distribution_is_the_documented_mixture():
     model, gold = np.array([0.5, 0.0, 0.1, 0.4]), np.array([0.6, 0.3, 0.1, 0.0])
@@ -180,6 +207,7 @@ def test_each_generator_shows_in_the_drawn_sets(shared_data):
 
 # --- scoring --------------------------------------------------------------------------------------------
 
+
 def test_gold_kl_hand_example():
     # P_G = [7, 5, 1] / 13 (two clusters of 6 and 4, plus "wrong"), P_H = [6, 4, 3] / 13.
     expected = 7 / 13 * math.log(7 / 6) + 5 / 13 * math.log(5 / 4) + 1 / 13 * math.log(1 / 3)
@@ -193,20 +221,33 @@ def test_gold_kl_equals_probeval_with_a_perfect_matching():
     truth = toy_truth()
     pool = toy_pool({"dog": Annotation("q.0", 4), "cat": Annotation("q.1", 2), "zebra": Annotation("wrong", 3)})
     for s in draw_answer_sets(pool, "centered", 5, seed=1):
-        assert s.answers and gold_kl([6, 3, 1], s.gold) == pytest.approx(ProbEval("human").score_question(truth, s.answers).kl)
+        assert s.answers and gold_kl([6, 3, 1], s.gold) == pytest.approx(
+            ProbEval("human").score_question(truth, s.answers).kl
+        )
 
 
 def test_registry_based_study_gives_probeval_numbers_on_a_tiny_case(shared_data):
     # Every per-set score of a small run equals ProbEval's own score of that set, for settings
     # built from the public API (G-means with its explicit options, GP at 0.4).
-    result = run_study(shared_data, num_questions=2, num_sets=4, embedder="char-ngrams",
-                       clusterings=["human", "gmeans"], matchings=["wordnet", "gp"], samplings=["centered"],
-                       dev_sets=DEV_SETS[:1], tune_parameters=False, sensitivity=False)
+    result = run_study(
+        shared_data,
+        num_questions=2,
+        num_sets=4,
+        embedder="char-ngrams",
+        clusterings=["human", "gmeans"],
+        matchings=["wordnet", "gp"],
+        samplings=["centered"],
+        dev_sets=DEV_SETS[:1],
+        tune_parameters=False,
+        sensitivity=False,
+    )
     studies = load_dev_set(shared_data, DEV_SETS[0], num_questions=2, num_sets=4, samplings=["centered"])
-    configs = {"human+wordnet": ProbEval("human"),
-               "human+gp": ProbEval("human", "gp", embedder="char-ngrams", threshold=0.4),
-               "gmeans+wordnet": ProbEval("gmeans", embedder="char-ngrams", k_init=4, k_max=20, alpha=0.0001),
-               "gmeans+gp": ProbEval("gmeans", "gp", embedder="char-ngrams", k_init=4, threshold=0.4)}
+    configs = {
+        "human+wordnet": ProbEval("human"),
+        "human+gp": ProbEval("human", "gp", embedder="char-ngrams", threshold=0.4),
+        "gmeans+wordnet": ProbEval("gmeans", embedder="char-ngrams", k_init=4, k_max=20, alpha=0.0001),
+        "gmeans+gp": ProbEval("gmeans", "gp", embedder="char-ngrams", k_init=4, threshold=0.4),
+    }
     scores = result.scores["protoqa_dev"]["centered"]
     for key, probeval in configs.items():
         for study in studies:
@@ -231,10 +272,13 @@ def test_toolkit_builds_one_matcher_per_threshold_and_counts_gp_fallbacks():
 def test_study_scores_are_probeval_scores(shared_data):
     study = load_dev_set(shared_data, DEV_SETS[0], num_questions=1, num_sets=4, samplings=["centered"])[0]
     toolkit = Toolkit("char-ngrams")
-    for setting, probeval in [(Setting("human", "wordnet"), ProbEval("human")),
-                              (Setting("hac", "cosine", (("linkage", "average"), ("distance_threshold", 0.5)), 0.6),
-                               ProbEval("hac", "cosine", embedder="char-ngrams", linkage="average",
-                                        distance_threshold=0.5, threshold=0.6))]:
+    for setting, probeval in [
+        (Setting("human", "wordnet"), ProbEval("human")),
+        (
+            Setting("hac", "cosine", (("linkage", "average"), ("distance_threshold", 0.5)), 0.6),
+            ProbEval("hac", "cosine", embedder="char-ngrams", linkage="average", distance_threshold=0.5, threshold=0.6),
+        ),
+    ]:
         kls = study.kls(toolkit, setting, "centered")
         expected = [probeval.score_question(study.truth, s.answers).kl for s in study.sets["centered"]]
         assert kls == pytest.approx(expected)
@@ -269,44 +313,92 @@ def test_one_frequency_ranker_normalizes_first_and_keeps_first_appearance():
 
 
 def test_mean_spearman_counts_constant_cases_as_zero_and_reports_the_rest():
-    c = mean_spearman({"a": [1, 2, 3, 4], "b": [2, 2, 2, 2], "c": [1, 2, 4, 3]},
-                      {"a": [1, 2, 3, 4], "b": [1, 2, 3, 4], "c": [1, 2, 3, 4]}, resamples=200)
+    c = mean_spearman(
+        {"a": [1, 2, 3, 4], "b": [2, 2, 2, 2], "c": [1, 2, 4, 3]},
+        {"a": [1, 2, 3, 4], "b": [1, 2, 3, 4], "c": [1, 2, 3, 4]},
+        resamples=200,
+    )
     assert c.mean == pytest.approx((1.0 + 0.0 + 0.8) / 3) and c.constant == ("b",) and c.num_questions == 2
     assert c.mean_dropped == pytest.approx(0.9)
     assert -1 <= c.pooled <= 1
     assert c.ci["mean"]["low"] <= c.mean <= c.ci["mean"]["high"]
     assert mean_spearman({"a": [1, 1]}, {"a": [1, 2]}).mean == 0.0
-    again = mean_spearman({"a": [1, 2, 3, 4], "b": [2, 2, 2, 2], "c": [1, 2, 4, 3]},
-                          {"a": [1, 2, 3, 4], "b": [1, 2, 3, 4], "c": [1, 2, 3, 4]}, resamples=200)
+    again = mean_spearman(
+        {"a": [1, 2, 3, 4], "b": [2, 2, 2, 2], "c": [1, 2, 4, 3]},
+        {"a": [1, 2, 3, 4], "b": [1, 2, 3, 4], "c": [1, 2, 3, 4]},
+        resamples=200,
+    )
     assert again.ci == c.ci  # seeded
 
 
 def test_tuning_picks_values_from_the_grid_per_fold(shared_data):
     grid = Grid(hac_linkage=("average",), hac_threshold=(0.3, 0.6))
-    matching = {"question_folds": {}, "matchers": {"cosine": {"threshold": 0.7, "fold_thresholds": {"0": 0.7, "1": 0.7}}}}
-    result = run_study(shared_data, num_questions=4, num_sets=6, embedder="char-ngrams",
-                       clusterings=["human", "hac"], matchings=["wordnet", "cosine"],
-                       samplings=["centered", "missing_answers"], grid=grid, folds=2, matching=matching,
-                       sensitivity=False)
+    matching = {
+        "question_folds": {},
+        "matchers": {"cosine": {"threshold": 0.7, "fold_thresholds": {"0": 0.7, "1": 0.7}}},
+    }
+    result = run_study(
+        shared_data,
+        num_questions=4,
+        num_sets=6,
+        embedder="char-ngrams",
+        clusterings=["human", "hac"],
+        matchings=["wordnet", "cosine"],
+        samplings=["centered", "missing_answers"],
+        grid=grid,
+        folds=2,
+        matching=matching,
+        sensitivity=False,
+    )
     assert result.tuned and result.chosen["hac_threshold"] in (0.3, 0.6)
     assert result.chosen["cosine_threshold"] == 0.7
-    assert set(result.tuning.mean) == {"hac(linkage=average,distance_threshold=0.3)+wordnet",
-                                       "hac(linkage=average,distance_threshold=0.6)+wordnet"}
+    assert set(result.tuning.mean) == {
+        "hac(linkage=average,distance_threshold=0.3)+wordnet",
+        "hac(linkage=average,distance_threshold=0.6)+wordnet",
+    }
     assert set(result.tuning.fold_choices["hac"]) == {"0", "1"}
-    assert list(result.tuning.as_dict()) == ["correlations", "per_data_set", "mean", "clusters", "group",
-                                             "fold_choices"]
+    assert list(result.tuning.as_dict()) == [
+        "correlations",
+        "per_data_set",
+        "mean",
+        "clusters",
+        "group",
+        "fold_choices",
+    ]
     assert result.settings["hac+cosine"].endswith("+cosine(0.7)")
-    assert set(result.in_sample["cfc_dev"]["centered"]) == {"human+wordnet", "human+cosine", "hac+wordnet",
-                                                            "hac+cosine"}
+    assert set(result.in_sample["cfc_dev"]["centered"]) == {
+        "human+wordnet",
+        "human+cosine",
+        "hac+wordnet",
+        "hac+cosine",
+    }
 
 
 # --- commands -------------------------------------------------------------------------------------------
 
+
 def test_study_command_end_to_end(shared_data, tmp_path, capsys):
     out = tmp_path / "reports"
-    command = ["study", "--data-dir", str(shared_data), "--questions", "3", "--sets", "6",
-               "--embedder", "char-ngrams", "--clusterings", "human,hac", "--matchings", "wordnet,cosine",
-               "--matchers", "exact_match,wordnet,cosine", "--no-tune", "--sensitivity-sizes", "30"]
+    command = [
+        "study",
+        "--data-dir",
+        str(shared_data),
+        "--questions",
+        "3",
+        "--sets",
+        "6",
+        "--embedder",
+        "char-ngrams",
+        "--clusterings",
+        "human,hac",
+        "--matchings",
+        "wordnet,cosine",
+        "--matchers",
+        "exact_match,wordnet,cosine",
+        "--no-tune",
+        "--sensitivity-sizes",
+        "30",
+    ]
     status = main(command + ["--out", str(out)])
     assert status == 0
     # One process gives the same figures as two (the second runs the matching study and the system level).
@@ -344,8 +436,22 @@ def test_study_command_end_to_end(shared_data, tmp_path, capsys):
 
 def test_leaderboard_command_end_to_end(shared_data, tmp_path):
     out = tmp_path / "reports"
-    assert main(["leaderboard", "--data-dir", str(shared_data), "--out", str(out), "--questions", "3",
-                 "--embedder", "char-ngrams"]) == 0
+    assert (
+        main(
+            [
+                "leaderboard",
+                "--data-dir",
+                str(shared_data),
+                "--out",
+                str(out),
+                "--questions",
+                "3",
+                "--embedder",
+                "char-ngrams",
+            ]
+        )
+        == 0
+    )
     board = json.loads((out / "leaderboard.json").read_text())
     assert set(board) == {"protoqa_dev", "cfc_dev", "cfc_test", "info"}
     assert len(board["cfc_test"]["systems"]) == 9
@@ -370,7 +476,8 @@ def test_leaderboard_command_end_to_end(shared_data, tmp_path):
 
     assert board["info"]["automatic"] == AUTOMATIC_DEFAULT
     assert board["cfc_dev"]["systems"][0]["probeval"]["automatic"]["signature"].startswith(
-        "clustering:gmeans(k_init=4,k_max=20,seed=0,alpha=0.0001)")
+        "clustering:gmeans(k_init=4,k_max=20,seed=0,alpha=0.0001)"
+    )
 
 
 def test_data_dir_resolution(monkeypatch, tmp_path, capsys):
@@ -381,8 +488,22 @@ def test_data_dir_resolution(monkeypatch, tmp_path, capsys):
     assert "data folder not found" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("name", ["sampling", "study", "leaderboard", "report", "__main__", "stats", "workers",
-                                  "matching_study", "systems", "selection", "claims"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "sampling",
+        "study",
+        "leaderboard",
+        "report",
+        "__main__",
+        "stats",
+        "workers",
+        "matching_study",
+        "systems",
+        "selection",
+        "claims",
+    ],
+)
 def test_docstring_examples(name):
     module = importlib.import_module(f"studies.validation.{name}")
     assert doctest.testmod(module, optionflags=doctest.ELLIPSIS).failed == 0
@@ -393,6 +514,7 @@ def test_sampling_names_are_the_documented_keys():
 
 
 # --- the authors' procedure ------------------------------------------------------------------------------
+
 
 def test_authors_counts_scale_to_the_scarcest_category():
     # Slots 11, 2, 31 (T = 44): category 1 allows r = 2 / (44 * 0.3); counts round(r * T * p).
@@ -429,6 +551,7 @@ def test_error_types_perturb_wrong_under_the_authors_procedure():
 
 
 # --- matching validity and system level ------------------------------------------------------------------
+
 
 def test_prf_and_matching_study_on_real_data(shared_data):
     from studies.validation.matching_study import prf, run_matching_study
@@ -468,7 +591,7 @@ def test_folds_and_bootstrap_are_seeded():
 
 # --- the automatic default is chosen on dev data only -----------------------------------------------------
 
-AUDIT_SCRIPT = r'''
+AUDIT_SCRIPT = r"""
 import os, sys
 opened = []
 
@@ -491,7 +614,7 @@ try:  # the hook does catch a test file
     open(os.path.join(sys.argv[1], "cfc", "test.targets.jsonl")).close()
 except PermissionError:
     print("hook active")
-'''
+"""
 
 
 def test_default_selection_opens_no_cfc_test_file(shared_data, tmp_path):
@@ -501,8 +624,14 @@ def test_default_selection_opens_no_cfc_test_file(shared_data, tmp_path):
 
     root = Path(__file__).resolve().parents[1]
     env = {**__import__("os").environ, "PYTHONPATH": str(root), "HF_HUB_OFFLINE": "1"}
-    done = subprocess.run([sys.executable, "-c", AUDIT_SCRIPT, str(shared_data)], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-c", AUDIT_SCRIPT, str(shared_data)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "test files opened by the selection: 0" in done.stdout
     assert "chosen: " in done.stdout and "hook active" in done.stdout

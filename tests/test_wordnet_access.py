@@ -16,18 +16,28 @@ SYSTEM_DIRS = [Path(d) for d in wordnet_access.SYSTEM_WORDNET_DIRS if (Path(d) /
 
 
 def _run(code: str, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                          env={**os.environ, **env}, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        timeout=300,
+    )
 
 
-@pytest.mark.skipif(not SYSTEM_DIRS, reason="no system WordNet database (apt-get install wordnet-base wordnet-sense-index)")
+@pytest.mark.skipif(
+    not SYSTEM_DIRS, reason="no system WordNet database (apt-get install wordnet-base wordnet-sense-index)"
+)
 def test_installs_system_wordnet_into_a_fresh_cache(tmp_path):
     env = {"PROTOQA_CACHE_DIR": str(tmp_path / "cache"), "NLTK_DATA": str(tmp_path / "no_nltk_data")}
-    done = _run("""
+    done = _run(
+        """
         from protoqa_core.wordnet_access import get_wordnet, wordnet_version, synset_keys
         wn = get_wordnet(download=False)
         print(wordnet_version(), wn.synsets("dogs")[0].name(), len(synset_keys("chewing gum")))
-    """, env)
+    """,
+        env,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["3.0", "dog.n.01", "1"]
     folder = tmp_path / "cache" / "nltk_data" / "corpora" / "wordnet"
@@ -42,9 +52,14 @@ def test_installs_system_wordnet_into_a_fresh_cache(tmp_path):
 
 @pytest.mark.skipif(not SYSTEM_DIRS, reason="no system WordNet database")
 def test_explicit_directory_via_environment(tmp_path):
-    env = {"PROTOQA_CACHE_DIR": str(tmp_path / "cache"), "NLTK_DATA": str(tmp_path / "none"),
-           "PROTOQA_WORDNET_DIR": str(SYSTEM_DIRS[0])}
-    done = _run("from protoqa_core.wordnet_access import get_wordnet; print(get_wordnet(download=False).get_version())", env)
+    env = {
+        "PROTOQA_CACHE_DIR": str(tmp_path / "cache"),
+        "NLTK_DATA": str(tmp_path / "none"),
+        "PROTOQA_WORDNET_DIR": str(SYSTEM_DIRS[0]),
+    }
+    done = _run(
+        "from protoqa_core.wordnet_access import get_wordnet; print(get_wordnet(download=False).get_version())", env
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "3.0"
 
@@ -103,9 +118,20 @@ print("nltk" in sys.modules)
 def _score(tmp_path: Path, shared: Path, env: dict) -> subprocess.CompletedProcess:
     base = {k: v for k, v in os.environ.items() if k not in {"PROTOQA_CACHE_DIR", "XDG_CACHE_HOME", "NLTK_DATA"}}
     base["PYTHONPATH"] = str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")
-    return subprocess.run([sys.executable, "-c", _SCORE, str(shared / "protoqa" / "dev.crowdsourced.jsonl"),
-                           str(shared / "protoqa" / "dev.predictions.gpt2finetuned.json")],
-                          capture_output=True, text=True, env={**base, **env}, cwd=tmp_path, timeout=600)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _SCORE,
+            str(shared / "protoqa" / "dev.crowdsourced.jsonl"),
+            str(shared / "protoqa" / "dev.predictions.gpt2finetuned.json"),
+        ],
+        capture_output=True,
+        text=True,
+        env={**base, **env},
+        cwd=tmp_path,
+        timeout=600,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -114,10 +140,18 @@ def built_cache(tmp_path_factory):
     if not SYSTEM_DIRS or not SHARED_DATA.is_dir():
         pytest.skip("no system WordNet database or no shared data")
     cache = tmp_path_factory.mktemp("built") / "cache"
-    env = {**os.environ, "PROTOQA_CACHE_DIR": str(cache),
-           "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    done = subprocess.run([sys.executable, "-c", "from protoqa_core.wordnet_access import prepare_wordnet as p; "
-                           "print(p())"], capture_output=True, text=True, env=env, timeout=600)
+    env = {
+        **os.environ,
+        "PROTOQA_CACHE_DIR": str(cache),
+        "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", "from protoqa_core.wordnet_access import prepare_wordnet as p; print(p())"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr
     intact = _score(tmp_path_factory.mktemp("intact"), SHARED_DATA, {"PROTOQA_CACHE_DIR": str(cache)})
     assert intact.returncode == 0, intact.stderr
@@ -133,8 +167,11 @@ def _corrupt_names(data: bytes) -> bytes:
     return data[:-200] + b"\xff" * 100 + data[-100:]  # invalid UTF-8 in the synset names
 
 
-@pytest.mark.parametrize("damage", [_corrupt_same_size, _corrupt_names, lambda d: d[: len(d) // 3], lambda d: b""],
-                         ids=["same size", "bad names", "truncated", "empty"])
+@pytest.mark.parametrize(
+    "damage",
+    [_corrupt_same_size, _corrupt_names, lambda d: d[: len(d) // 3], lambda d: b""],
+    ids=["same size", "bad names", "truncated", "empty"],
+)
 def test_a_damaged_walk_file_is_rebuilt_and_scores_do_not_change(tmp_path, shared_data, built_cache, damage):
     cache, walk_file, intact = built_cache
     mine = tmp_path / "cache"

@@ -11,9 +11,9 @@ import pytest
 
 pytest.importorskip("nltk")
 
-from protoqa_core import wordnet_access  # noqa: E402
-from protoqa_core.wordnet_nltk import get_wordnet, nltk_exception_map, nltk_lemma_offsets, nltk_morphy  # noqa: E402
-from protoqa_core.wordnet_reader import SUBSTITUTIONS  # noqa: E402
+from protoqa_core import wordnet_access
+from protoqa_core.wordnet_nltk import get_wordnet, nltk_exception_map, nltk_lemma_offsets, nltk_morphy
+from protoqa_core.wordnet_reader import SUBSTITUTIONS
 
 
 @pytest.fixture(scope="module")
@@ -28,8 +28,12 @@ def reader():
 
 def _nltk_keys(wn, lemma: str) -> frozenset:
     index = nltk_lemma_offsets(wn)
-    return frozenset((pos, offset) for pos in ("n", "v", "a", "r") for form in nltk_morphy(wn, lemma, pos)
-                     for offset in index.get(form, {}).get(pos, ()))
+    return frozenset(
+        (pos, offset)
+        for pos in ("n", "v", "a", "r")
+        for form in nltk_morphy(wn, lemma, pos)
+        for offset in index.get(form, {}).get(pos, ())
+    )
 
 
 def test_nltk_private_attributes_the_adapter_reaches_still_exist(wn):
@@ -78,8 +82,29 @@ def test_inflected_forms_of_sampled_lemmas_have_nltks_synsets(wn, reader):
 
 
 def test_synsets_of_odd_strings_are_nltks(wn, reader):
-    for phrase in ["", " ", "_", "DOGS", "Chewing_Gum", "a" * 300, "dog\n", "dog cat", "\x00", "é", "ﬁsh",
-                   "zzzzzzzzz", "00", "'hood", ".22", "a-ok", "u.s.", "geese", "better", "axes", "mice"]:
+    for phrase in [
+        "",
+        " ",
+        "_",
+        "DOGS",
+        "Chewing_Gum",
+        "a" * 300,
+        "dog\n",
+        "dog cat",
+        "\x00",
+        "é",
+        "ﬁsh",
+        "zzzzzzzzz",
+        "00",
+        "'hood",
+        ".22",
+        "a-ok",
+        "u.s.",
+        "geese",
+        "better",
+        "axes",
+        "mice",
+    ]:
         assert reader.synset_keys(phrase) == _nltk_keys(wn, phrase.lower()), phrase
 
 

@@ -7,8 +7,9 @@ byte-level BPE, makes the model (optionally fitted to some lines) and saves both
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 EOS = "<|endoftext|>"
 
@@ -32,14 +33,31 @@ def tiny_gpt2(tokenizer: Any, *, seed: int = 0, n_positions: int = 64, n_layer: 
     from transformers import GPT2Config, GPT2LMHeadModel
 
     torch.manual_seed(seed)
-    config = GPT2Config(vocab_size=len(tokenizer), n_positions=n_positions, n_layer=n_layer, n_head=2, n_embd=n_embd,
-                        bos_token_id=tokenizer.eos_token_id, eos_token_id=tokenizer.eos_token_id,
-                        pad_token_id=tokenizer.pad_token_id)
+    config = GPT2Config(
+        vocab_size=len(tokenizer),
+        n_positions=n_positions,
+        n_layer=n_layer,
+        n_head=2,
+        n_embd=n_embd,
+        bos_token_id=tokenizer.eos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+    )
     return GPT2LMHeadModel(config)
 
 
-def build_tiny_gpt2(folder: Path, texts: Iterable[str], *, vocab_size: int = 300, n_layer: int = 2, n_embd: int = 32,
-                    n_positions: int = 128, seed: int = 0, fit_lines: Sequence[str] = (), fit_steps: int = 60) -> Path:
+def build_tiny_gpt2(
+    folder: Path,
+    texts: Iterable[str],
+    *,
+    vocab_size: int = 300,
+    n_layer: int = 2,
+    n_embd: int = 32,
+    n_positions: int = 128,
+    seed: int = 0,
+    fit_lines: Sequence[str] = (),
+    fit_steps: int = 60,
+) -> Path:
     """Train a byte-level BPE on ``texts``, make a random GPT-2 over it and save both to ``folder``.
 
     With ``fit_lines`` the model is first fitted to them for ``fit_steps`` Adam steps, so that
@@ -52,8 +70,12 @@ def build_tiny_gpt2(folder: Path, texts: Iterable[str], *, vocab_size: int = 300
     backend = Tokenizer(models.BPE())
     backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     backend.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=[EOS],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=[EOS],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
     backend.train_from_iterator(list(texts), trainer=trainer)
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, eos_token=EOS, bos_token=EOS, unk_token=EOS)
     eos_id = tokenizer.convert_tokens_to_ids(EOS)

@@ -13,11 +13,12 @@ package's name.
 
 from __future__ import annotations
 
+from protoqa_core.citations import PROBEVAL_CITATION
+from protoqa_core.readers import question_ids_for
+
 # The module script imports the core through this package, so that evaluate's missing-dependency
 # message names one package to install.
 from protoqa_core.reference_checks import CheckedReferences
-from protoqa_core.citations import PROBEVAL_CITATION
-from protoqa_core.readers import question_ids_for
 
 from ..clustering import CLUSTERINGS
 from ..defaults import AUTO
@@ -42,8 +43,10 @@ def config_settings(config_name: str) -> dict[str, str]:
     {}
     """
     if config_name not in PROBEVAL_CONFIGS:
-        raise ValueError(f"unknown configuration {config_name!r}; use default, a clustering "
-                         f"({', '.join(_CHOICES)}) or clustering-matching, e.g. hac-cosine")
+        raise ValueError(
+            f"unknown configuration {config_name!r}; use default, a clustering "
+            f"({', '.join(_CHOICES)}) or clustering-matching, e.g. hac-cosine"
+        )
     if config_name == "default":
         return {}
     clustering, _, matching = config_name.partition("-")

@@ -29,8 +29,16 @@ from .base import (
     is_collapsed,
 )
 
-__all__ = ["ENGINES", "CHAT_MAX_NEW_TOKENS", "COLLAPSE_SHARE", "Engine", "EngineError", "collapsed_share",
-           "is_collapsed", "make_engine"]
+__all__ = [
+    "ENGINES",
+    "CHAT_MAX_NEW_TOKENS",
+    "COLLAPSE_SHARE",
+    "Engine",
+    "EngineError",
+    "collapsed_share",
+    "is_collapsed",
+    "make_engine",
+]
 
 
 def make_engine(name: str, model: str, **options: Any) -> Engine:

@@ -3,14 +3,27 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Callable, Iterator, Optional, Sequence, Union
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Optional, Union
 
 from ..generation import GenerationError, PromptSamples, SamplingConfig, answer_from_text, sample_uniforms
 from ..prompts import answer_from_reply, cfc_chat_messages, protoqa_chat_messages
 
-__all__ = ["ENGINES", "CHAT_MAX_NEW_TOKENS", "COLLAPSE_SHARE", "Prompt", "Engine", "EngineError",
-           "collapsed_share", "is_collapsed", "answers_of", "sampling_signature", "CHAT_STYLES",
-           "chat_prompt_function", "request_seed"]
+__all__ = [
+    "ENGINES",
+    "CHAT_MAX_NEW_TOKENS",
+    "COLLAPSE_SHARE",
+    "Prompt",
+    "Engine",
+    "EngineError",
+    "collapsed_share",
+    "is_collapsed",
+    "answers_of",
+    "sampling_signature",
+    "CHAT_STYLES",
+    "chat_prompt_function",
+    "request_seed",
+]
 
 ENGINES = ("hf", "vllm", "openai")
 CHAT_MAX_NEW_TOKENS = 32
@@ -81,8 +94,14 @@ class Engine:
         """How the samples are drawn, ``key:value|...`` (:func:`sampling_signature`)."""
         return sampling_signature(config, self.describe())
 
-    def sample(self, prompts: Sequence[Prompt], config: SamplingConfig, *, seeds: Optional[Sequence[int]] = None,
-               progress: Optional[bool] = False) -> Iterator[PromptSamples]:
+    def sample(
+        self,
+        prompts: Sequence[Prompt],
+        config: SamplingConfig,
+        *,
+        seeds: Optional[Sequence[int]] = None,
+        progress: Optional[bool] = False,
+    ) -> Iterator[PromptSamples]:
         """Yield one :class:`PromptSamples` per prompt, each as soon as it is complete (any order).
 
         On a fault every prompt already complete is yielded before :class:`EngineError` is raised.
@@ -100,9 +119,11 @@ def sampling_signature(config: SamplingConfig, settings: dict[str, Any]) -> str:
     'engine:openai|samples:3|top_p:0.9|temperature:0.69|top_k:0|max_new_tokens:10|stop:none|seed:42|chat:True'
     """
     extra = "".join(f"|{k}:{v}" for k, v in settings.items() if k not in ("engine", "model") and v is not None)
-    return (f"engine:{settings['engine']}|samples:{config.num_samples}|top_p:{config.top_p}"
-            f"|temperature:{config.temperature}|top_k:{config.top_k}|max_new_tokens:{config.max_new_tokens}"
-            f"|stop:{'none' if settings.get('chat') else 'newline,period'}|seed:{config.seed}{extra}")
+    return (
+        f"engine:{settings['engine']}|samples:{config.num_samples}|top_p:{config.top_p}"
+        f"|temperature:{config.temperature}|top_k:{config.top_k}|max_new_tokens:{config.max_new_tokens}"
+        f"|stop:{'none' if settings.get('chat') else 'newline,period'}|seed:{config.seed}{extra}"
+    )
 
 
 CHAT_STYLES: dict[str, Callable[..., list[dict[str, str]]]] = {

@@ -32,10 +32,10 @@ import os
 import random
 import threading
 import time
+from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from email.utils import parsedate_to_datetime
-from typing import Any, Iterator, Optional, Sequence
-
+from typing import Any, Optional
 
 from ..generation import STOP_STRINGS, PromptSamples, SamplingConfig
 from .base import Engine, EngineError, Prompt, answers_of, request_seed
@@ -48,8 +48,9 @@ RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
 MAX_BACKOFF_S = 60.0
 
 
-def retry_delay(attempt: int, retry_after: Optional[str], base: float = 1.0, rng: Optional[random.Random] = None
-                ) -> float:
+def retry_delay(
+    attempt: int, retry_after: Optional[str], base: float = 1.0, rng: Optional[random.Random] = None
+) -> float:
     """Seconds to wait before retry ``attempt`` (0-based): full jitter over ``base * 2**attempt``, capped at
     60 s, and never less than the server's ``Retry-After`` (seconds or an HTTP date).
 
@@ -57,7 +58,7 @@ def retry_delay(attempt: int, retry_after: Optional[str], base: float = 1.0, rng
     (True, True)
     """
     rng = rng or random
-    delay = rng.uniform(0, min(MAX_BACKOFF_S, base * (2 ** attempt)))
+    delay = rng.uniform(0, min(MAX_BACKOFF_S, base * (2**attempt)))
     if retry_after:
         try:
             wanted = float(retry_after)
@@ -87,8 +88,9 @@ def _server_message(response: Any) -> str:
     try:
         body = response.json()
         error = body.get("error") if isinstance(body, dict) else None
-        message = error.get("message") if isinstance(error, dict) else (error or body.get("message") or body.get(
-            "detail"))
+        message = (
+            error.get("message") if isinstance(error, dict) else (error or body.get("message") or body.get("detail"))
+        )
         text = str(message) if message else response.text
     except Exception:  # not JSON: the raw text
         text = response.text
@@ -103,10 +105,22 @@ class OpenAIEngine(Engine):
 
     name = "openai"
 
-    def __init__(self, model: str, *, base_url: str = "https://api.openai.com/v1", chat: bool = False,
-                 revision: Optional[str] = None, concurrency: int = 4, max_n: int = 128, timeout: float = 60.0,
-                 max_retries: int = 6, backoff: float = 1.0, check_model: bool = True, request_seeds: bool = True,
-                 **unused: Any) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str = "https://api.openai.com/v1",
+        chat: bool = False,
+        revision: Optional[str] = None,
+        concurrency: int = 4,
+        max_n: int = 128,
+        timeout: float = 60.0,
+        max_retries: int = 6,
+        backoff: float = 1.0,
+        check_model: bool = True,
+        request_seeds: bool = True,
+        **unused: Any,
+    ) -> None:
         super().__init__()
         for option, value in (("--concurrency", concurrency), ("--max-n", max_n)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -129,8 +143,9 @@ class OpenAIEngine(Engine):
         self.request_seeds = bool(request_seeds)
         key = os.environ.get(KEY_ENV, "")
         headers = {"Authorization": f"Bearer {key}"} if key else {}
-        self.client = httpx.Client(headers=headers, timeout=httpx.Timeout(self.timeout),
-                                   limits=httpx.Limits(max_connections=concurrency))
+        self.client = httpx.Client(
+            headers=headers, timeout=httpx.Timeout(self.timeout), limits=httpx.Limits(max_connections=concurrency)
+        )
         self._lock = threading.Lock()
         self.requests = 0
         self.retries = 0
@@ -139,20 +154,32 @@ class OpenAIEngine(Engine):
 
     def describe(self) -> dict[str, Any]:
         # The key is a secret and the server's address may embed one: neither is recorded.
-        return {"engine": self.name, "model": self.model_name, "revision": self.revision, "chat": self.chat,
-                "max_n": self.max_n, "request_seeds": self.request_seeds}
+        return {
+            "engine": self.name,
+            "model": self.model_name,
+            "revision": self.revision,
+            "chat": self.chat,
+            "max_n": self.max_n,
+            "request_seeds": self.request_seeds,
+        }
 
     def _fail_unreachable(self, exc: Exception) -> EngineError:
-        return EngineError(f"cannot reach the server at {self.base_url} ({type(exc).__name__}: "
-                           f"{' '.join(str(exc).split())[:200]}); check --base-url and that the server is running")
+        return EngineError(
+            f"cannot reach the server at {self.base_url} ({type(exc).__name__}: "
+            f"{' '.join(str(exc).split())[:200]}); check --base-url and that the server is running"
+        )
 
     def _check_status(self, response: Any) -> None:
         if response.status_code in (401, 403):
-            raise EngineError(f"the server at {self.base_url} refused the key (HTTP {response.status_code}: "
-                              f"{_server_message(response)}); set ${KEY_ENV} to a valid key")
+            raise EngineError(
+                f"the server at {self.base_url} refused the key (HTTP {response.status_code}: "
+                f"{_server_message(response)}); set ${KEY_ENV} to a valid key"
+            )
         if response.status_code == 404 and "model" in _server_message(response).lower():
-            raise EngineError(f"the server at {self.base_url} does not serve the model {self.model_name!r}: "
-                              f"{_server_message(response)}")
+            raise EngineError(
+                f"the server at {self.base_url} does not serve the model {self.model_name!r}: "
+                f"{_server_message(response)}"
+            )
 
     def _check_model(self) -> None:
         """Ask ``/models`` once, so a wrong key or model name stops the run before any sampling."""
@@ -167,8 +194,10 @@ class OpenAIEngine(Engine):
         except Exception:
             return  # a server without a usable model list is judged by its first sampling reply
         if served and self.model_name not in served:
-            raise EngineError(f"the server at {self.base_url} does not serve the model {self.model_name!r}; "
-                              f"it serves: {', '.join(map(str, served[:10]))}")
+            raise EngineError(
+                f"the server at {self.base_url} does not serve the model {self.model_name!r}; "
+                f"it serves: {', '.join(map(str, served[:10]))}"
+            )
 
     def _send(self, method: str, path: str, payload: Optional[dict]) -> Any:
         """One request, retried on 429, 5xx, timeouts and dropped connections; the response of a success."""
@@ -186,28 +215,37 @@ class OpenAIEngine(Engine):
                 with self._lock:
                     self.requests += 1
                 if response.status_code in RETRY_STATUSES:
-                    raise _Retryable(f"HTTP {response.status_code}: {_server_message(response)}",
-                                     response.headers.get("retry-after"))
+                    raise _Retryable(
+                        f"HTTP {response.status_code}: {_server_message(response)}", response.headers.get("retry-after")
+                    )
                 self._check_status(response)
-                if response.status_code == 400 and any(w in _server_message(response).lower()
-                                                       for w in _CONTEXT_WORDS):
+                if response.status_code == 400 and any(w in _server_message(response).lower() for w in _CONTEXT_WORDS):
                     raise _TooLong(_server_message(response))
                 if response.status_code >= 400:
-                    raise EngineError(f"the server at {self.base_url} answered HTTP {response.status_code} to {path}: "
-                                      f"{_server_message(response)}")
+                    raise EngineError(
+                        f"the server at {self.base_url} answered HTTP {response.status_code} to {path}: "
+                        f"{_server_message(response)}"
+                    )
                 return response
             except _Retryable as exc:
                 if attempt >= self.max_retries:
-                    raise EngineError(f"{path}: still failing after {self.max_retries} retries ({exc}); "
-                                      "lower --concurrency or try again later") from exc
+                    raise EngineError(
+                        f"{path}: still failing after {self.max_retries} retries ({exc}); "
+                        "lower --concurrency or try again later"
+                    ) from exc
                 with self._lock:
                     self.retries += 1
                 time.sleep(retry_delay(attempt, exc.retry_after, self.backoff))
                 attempt += 1
 
     def _payload(self, prompt: Prompt, config: SamplingConfig, n: int, seed: int) -> dict[str, Any]:
-        payload: dict[str, Any] = {"model": self.model_name, "n": n, "temperature": config.temperature,
-                                   "top_p": config.top_p, "max_tokens": config.max_new_tokens}
+        payload: dict[str, Any] = {
+            "model": self.model_name,
+            "n": n,
+            "temperature": config.temperature,
+            "top_p": config.top_p,
+            "max_tokens": config.max_new_tokens,
+        }
         if self.request_seeds:
             payload["seed"] = seed
         # top_k is not part of the OpenAI API (its servers reject it); only a non-default value is sent.
@@ -256,21 +294,30 @@ class OpenAIEngine(Engine):
             if not got or len(got) < n:
                 shortfalls += 1
                 if shortfalls > self.max_retries:
-                    raise EngineError(f"{path}: replies kept falling short ({reason}) after {self.max_retries} "
-                                      "retries; try a smaller --max-n")
+                    raise EngineError(
+                        f"{path}: replies kept falling short ({reason}) after {self.max_retries} "
+                        "retries; try a smaller --max-n"
+                    )
             texts.extend(got[:n])
         return texts
 
-    def sample(self, prompts: Sequence[Prompt], config: SamplingConfig, *, seeds: Optional[Sequence[int]] = None,
-               progress: Optional[bool] = False) -> Iterator[PromptSamples]:
+    def sample(
+        self,
+        prompts: Sequence[Prompt],
+        config: SamplingConfig,
+        *,
+        seeds: Optional[Sequence[int]] = None,
+        progress: Optional[bool] = False,
+    ) -> Iterator[PromptSamples]:
         prompts = list(prompts)
         seeds = [config.seed + i for i in range(len(prompts))] if seeds is None else [int(s) for s in seeds]
         bar = None
         if progress is not False:
             from tqdm.auto import tqdm
 
-            bar = tqdm(total=len(prompts), desc="sampling", unit="question",
-                       disable=None if progress is None else False)
+            bar = tqdm(
+                total=len(prompts), desc="sampling", unit="question", disable=None if progress is None else False
+            )
         failure: Optional[BaseException] = None
         # Questions run one per worker; each question's requests run in order inside it, so at most
         # `concurrency` requests are in flight.
@@ -310,8 +357,9 @@ class OpenAIEngine(Engine):
             kept = "; the questions already sampled are kept, run the same command again to resume"
             if isinstance(failure, EngineError):
                 raise EngineError(f"{failure}{kept}") from failure
-            raise EngineError(f"sampling from {self.base_url} failed: {type(failure).__name__}: {failure}{kept}") \
-                from failure
+            raise EngineError(
+                f"sampling from {self.base_url} failed: {type(failure).__name__}: {failure}{kept}"
+            ) from failure
 
     def close(self) -> None:
         self.client.close()

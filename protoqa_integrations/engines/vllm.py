@@ -11,15 +11,18 @@ vLLM starts worker processes: a script that builds this engine must do it under
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Optional, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any, Optional
 
 from ..generation import STOP_STRINGS, PromptSamples, SamplingConfig
 from .base import Engine, EngineError, Prompt, answers_of, request_seed
 
 __all__ = ["VLLMEngine", "MEMORY_HINT"]
 
-MEMORY_HINT = ("lower --gpu-memory-utilization (the share of GPU memory, or of RAM for vLLM's CPU build, that "
-               "vLLM reserves) or --max-model-len, or spread the model with --tensor-parallel-size")
+MEMORY_HINT = (
+    "lower --gpu-memory-utilization (the share of GPU memory, or of RAM for vLLM's CPU build, that "
+    "vLLM reserves) or --max-model-len, or spread the model with --tensor-parallel-size"
+)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -36,15 +39,29 @@ class VLLMEngine(Engine):
 
     name = "vllm"
 
-    def __init__(self, model: str, *, revision: Optional[str] = None, chat: bool = False,
-                 system_prompt: Optional[str] = None, tensor_parallel_size: int = 1, pipeline_parallel_size: int = 1,
-                 data_parallel_size: int = 1, gpu_memory_utilization: float = 0.9,
-                 max_model_len: Optional[int] = None, dtype: str = "auto", seed: int = 42, enforce_eager: bool = False,
-                 **unused: Any) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        revision: Optional[str] = None,
+        chat: bool = False,
+        system_prompt: Optional[str] = None,
+        tensor_parallel_size: int = 1,
+        pipeline_parallel_size: int = 1,
+        data_parallel_size: int = 1,
+        gpu_memory_utilization: float = 0.9,
+        max_model_len: Optional[int] = None,
+        dtype: str = "auto",
+        seed: int = 42,
+        enforce_eager: bool = False,
+        **unused: Any,
+    ) -> None:
         super().__init__()
-        for option, value in (("--tensor-parallel-size", tensor_parallel_size),
-                              ("--pipeline-parallel-size", pipeline_parallel_size),
-                              ("--data-parallel-size", data_parallel_size)):
+        for option, value in (
+            ("--tensor-parallel-size", tensor_parallel_size),
+            ("--pipeline-parallel-size", pipeline_parallel_size),
+            ("--data-parallel-size", data_parallel_size),
+        ):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise EngineError(f"{option} must be >= 1, got {value!r}")
         if not 0 < gpu_memory_utilization <= 1:
@@ -52,21 +69,32 @@ class VLLMEngine(Engine):
         if max_model_len is not None and max_model_len < 1:
             raise EngineError(f"--max-model-len must be >= 1, got {max_model_len!r}")
         self.model_name, self.revision, self.chat = model, revision, chat
-        self.settings = {"tensor_parallel_size": tensor_parallel_size,
-                         "pipeline_parallel_size": pipeline_parallel_size,
-                         "data_parallel_size": data_parallel_size,
-                         "gpu_memory_utilization": gpu_memory_utilization, "max_model_len": max_model_len,
-                         "dtype": dtype}
+        self.settings = {
+            "tensor_parallel_size": tensor_parallel_size,
+            "pipeline_parallel_size": pipeline_parallel_size,
+            "data_parallel_size": data_parallel_size,
+            "gpu_memory_utilization": gpu_memory_utilization,
+            "max_model_len": max_model_len,
+            "dtype": dtype,
+        }
         try:
             from vllm import LLM
         except ImportError as exc:
-            raise EngineError(f"the vllm engine needs vLLM ({_first_line(exc)}); pip install 'protoqa-eval[vllm]'") \
-                from exc
-        kwargs: dict[str, Any] = {"model": model, "revision": revision, "tensor_parallel_size": tensor_parallel_size,
-                                  "pipeline_parallel_size": pipeline_parallel_size,
-                                  "gpu_memory_utilization": gpu_memory_utilization, "dtype": dtype, "seed": seed,
-                                  "enable_prefix_caching": True, "trust_remote_code": False,
-                                  "enforce_eager": enforce_eager}
+            raise EngineError(
+                f"the vllm engine needs vLLM ({_first_line(exc)}); pip install 'protoqa-eval[vllm]'"
+            ) from exc
+        kwargs: dict[str, Any] = {
+            "model": model,
+            "revision": revision,
+            "tensor_parallel_size": tensor_parallel_size,
+            "pipeline_parallel_size": pipeline_parallel_size,
+            "gpu_memory_utilization": gpu_memory_utilization,
+            "dtype": dtype,
+            "seed": seed,
+            "enable_prefix_caching": True,
+            "trust_remote_code": False,
+            "enforce_eager": enforce_eager,
+        }
         if data_parallel_size > 1:
             kwargs["data_parallel_size"] = data_parallel_size
         if max_model_len is not None:
@@ -79,8 +107,11 @@ class VLLMEngine(Engine):
             # vLLM's engine runs in its own process and reports only "initialization failed" here;
             # its log above holds the cause, which at start-up is most often memory.
             hidden = "initialization failed" in message.lower()
-            hint = f"; {MEMORY_HINT}" if memory else (f"; if vLLM's log above shows it ran out of memory, {MEMORY_HINT}"
-                                                      if hidden else "")
+            hint = (
+                f"; {MEMORY_HINT}"
+                if memory
+                else (f"; if vLLM's log above shows it ran out of memory, {MEMORY_HINT}" if hidden else "")
+            )
             raise EngineError(f"vLLM could not start {model}: {message}{hint}") from exc
         self.max_model_len = int(self.llm.llm_engine.model_config.max_model_len)
         self.vllm_version = __import__("vllm").__version__
@@ -92,8 +123,14 @@ class VLLMEngine(Engine):
         self.settings["request_seeds"] = self.request_seeds
 
     def describe(self) -> dict[str, Any]:
-        return {"engine": self.name, "model": self.model_name, "revision": self.revision, "chat": self.chat,
-                "vllm": self.vllm_version, **self.settings}
+        return {
+            "engine": self.name,
+            "model": self.model_name,
+            "revision": self.revision,
+            "chat": self.chat,
+            "vllm": self.vllm_version,
+            **self.settings,
+        }
 
     def _params(self, config: SamplingConfig, seed: int) -> Any:
         from vllm import SamplingParams
@@ -104,12 +141,23 @@ class VLLMEngine(Engine):
         if self.request_seeds:
             # vLLM seeds sample j of a request with seed + j: spread the questions' seeds apart.
             options["seed"] = request_seed(seed, 0)
-        return SamplingParams(n=config.num_samples, top_p=config.top_p, temperature=config.temperature,
-                              max_tokens=config.max_new_tokens, stop=None if self.chat else list(STOP_STRINGS),
-                              **options)
+        return SamplingParams(
+            n=config.num_samples,
+            top_p=config.top_p,
+            temperature=config.temperature,
+            max_tokens=config.max_new_tokens,
+            stop=None if self.chat else list(STOP_STRINGS),
+            **options,
+        )
 
-    def sample(self, prompts: Sequence[Prompt], config: SamplingConfig, *, seeds: Optional[Sequence[int]] = None,
-               progress: Optional[bool] = False) -> Iterator[PromptSamples]:
+    def sample(
+        self,
+        prompts: Sequence[Prompt],
+        config: SamplingConfig,
+        *,
+        seeds: Optional[Sequence[int]] = None,
+        progress: Optional[bool] = False,
+    ) -> Iterator[PromptSamples]:
         prompts = list(prompts)
         seeds = [config.seed + i for i in range(len(prompts))] if seeds is None else [int(s) for s in seeds]
         skipped: dict[int, str] = {}
@@ -120,8 +168,10 @@ class VLLMEngine(Engine):
                 if size == 0:
                     skipped[i] = "the prompt tokenizes to nothing"
                 elif size + config.max_new_tokens > self.max_model_len:
-                    skipped[i] = (f"the prompt has {size} tokens; with {config.max_new_tokens} new tokens that "
-                                  f"exceeds the model's context of {self.max_model_len}")
+                    skipped[i] = (
+                        f"the prompt has {size} tokens; with {config.max_new_tokens} new tokens that "
+                        f"exceeds the model's context of {self.max_model_len}"
+                    )
         todo = [i for i in range(len(prompts)) if i not in skipped]
         for i in skipped:
             yield PromptSamples(i, skipped=skipped[i])
@@ -134,13 +184,16 @@ class VLLMEngine(Engine):
             else:
                 outputs = self.llm.generate([prompts[i] for i in todo], params, use_tqdm=bool(progress))
         except Exception as exc:
-            raise EngineError(f"vLLM failed while sampling: {_first_line(exc)}; the questions already sampled are "
-                              "kept, run the same command again to resume") from exc
+            raise EngineError(
+                f"vLLM failed while sampling: {_first_line(exc)}; the questions already sampled are "
+                "kept, run the same command again to resume"
+            ) from exc
         for i, output in zip(todo, outputs):
             completions = sorted(output.outputs, key=lambda o: o.index)
             self.usage["prompt_tokens"] = self.usage.get("prompt_tokens", 0) + len(output.prompt_token_ids or ())
-            self.usage["completion_tokens"] = (self.usage.get("completion_tokens", 0)
-                                               + sum(len(o.token_ids) for o in completions))
+            self.usage["completion_tokens"] = self.usage.get("completion_tokens", 0) + sum(
+                len(o.token_ids) for o in completions
+            )
             texts = [o.text for o in completions]
             yield PromptSamples(i, texts, answers_of(texts, self.chat))
 

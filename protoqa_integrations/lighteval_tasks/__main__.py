@@ -9,8 +9,10 @@ from . import tasks_file
 
 def main(argv: list[str]) -> int:
     if argv:
-        print("usage: python -m protoqa_integrations.lighteval_tasks (prints the file for lighteval --custom-tasks)",
-              file=sys.stderr)
+        print(
+            "usage: python -m protoqa_integrations.lighteval_tasks (prints the file for lighteval --custom-tasks)",
+            file=sys.stderr,
+        )
         return 2
     print(tasks_file())
     return 0

@@ -25,7 +25,8 @@ Importing this module needs ``lighteval`` (0.13) and reads the data (see :mod:`.
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from lighteval.metrics.metrics_sample import SampleLevelComputation, SamplingMetric
 from lighteval.metrics.utils.metric_utils import SampleLevelMetricGrouping
@@ -125,8 +126,13 @@ def make_prompt_function(spec: TaskSpec) -> Callable[[dict, str], Doc]:
         row = {key: value for key, value in line.items() if key not in _LIGHTEVAL_KEYS}
         clusters = row.get("clusters") or {}
         answers = [cluster[0] for cluster in clusters.get("answers", []) if cluster]
-        return Doc(task_name=task_name, query=spec.prompt(row), choices=answers or [""],
-                   gold_index=list(range(len(answers))) if answers else 0, specific={"row": row})
+        return Doc(
+            task_name=task_name,
+            query=spec.prompt(row),
+            choices=answers or [""],
+            gold_index=list(range(len(answers))) if answers else 0,
+            specific={"row": row},
+        )
 
     prompt_function.__name__ = f"{spec.name}_prompt"
     return prompt_function

@@ -33,9 +33,10 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Any, Optional
 
 from protoqa_core.data import CACHE_DIR_ENV, data_dir_from_env
 from protoqa_integrations.generation import (
@@ -152,8 +153,9 @@ def _cache_root() -> Path:
     return Path(root).expanduser() / "lighteval"
 
 
-def dataset_source(specs: Sequence[TaskSpec] = tuple(TASKS.values()),
-                   data_dir: Optional[str] = None) -> tuple[str, dict[str, str]]:
+def dataset_source(
+    specs: Sequence[TaskSpec] = tuple(TASKS.values()), data_dir: Optional[str] = None
+) -> tuple[str, dict[str, str]]:
     """The ``load_dataset`` path lighteval reads the tasks' rows from, and each task's subset.
 
     ``$PROTOQA_PARQUET`` as it is, unless a data folder is given or in ``$PROTOQA_DATA_DIR``;

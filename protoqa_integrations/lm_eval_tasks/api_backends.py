@@ -43,10 +43,18 @@ def _independent(base: Any) -> Any:
     class Independent(base):
         __doc__ = f"{base.__name__} sending no fixed seed and no top_k of 0 with generation requests."
 
-        def _create_payload(self, messages: Any, generate: bool = False, gen_kwargs: Any = None, seed: int = 1234,
-                            eos: Any = None, **kwargs: Any) -> dict:
-            payload = super()._create_payload(messages, generate=generate, gen_kwargs=gen_kwargs, seed=seed, eos=eos,
-                                              **kwargs)
+        def _create_payload(
+            self,
+            messages: Any,
+            generate: bool = False,
+            gen_kwargs: Any = None,
+            seed: int = 1234,
+            eos: Any = None,
+            **kwargs: Any,
+        ) -> dict:
+            payload = super()._create_payload(
+                messages, generate=generate, gen_kwargs=gen_kwargs, seed=seed, eos=eos, **kwargs
+            )
             return payload_without_fixed_seed(payload) if generate else payload
 
     Independent.__name__ = Independent.__qualname__ = f"Independent{base.__name__}"
@@ -63,10 +71,12 @@ def register() -> dict[str, Any]:
         OpenAICompletionsAPI,
     )
 
-    classes = {"protoqa-local-completions": LocalCompletionsAPI,
-               "protoqa-local-chat-completions": LocalChatCompletion,
-               "protoqa-openai-completions": OpenAICompletionsAPI,
-               "protoqa-openai-chat-completions": OpenAIChatCompletion}
+    classes = {
+        "protoqa-local-completions": LocalCompletionsAPI,
+        "protoqa-local-chat-completions": LocalChatCompletion,
+        "protoqa-openai-completions": OpenAICompletionsAPI,
+        "protoqa-openai-chat-completions": OpenAIChatCompletion,
+    }
     registered = {}
     for name, base in classes.items():
         registered[name] = register_model(name)(_independent(base))

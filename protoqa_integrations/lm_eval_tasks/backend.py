@@ -44,9 +44,12 @@ def sampling_config(gen_kwargs: dict, num_samples: int, batch_size: int, seed: i
     if not gen_kwargs.get("do_sample") or set(until) != set(STOP_STRINGS) or set(gen_kwargs) - known:
         return None
     return SamplingConfig(
-        num_samples=num_samples, batch_size=batch_size, seed=seed,
+        num_samples=num_samples,
+        batch_size=batch_size,
+        seed=seed,
         max_new_tokens=int(gen_kwargs.get("max_gen_toks") or gen_kwargs.get("max_new_tokens") or 10),
-        temperature=float(gen_kwargs.get("temperature", 1.0)), top_p=float(gen_kwargs.get("top_p", 1.0)),
+        temperature=float(gen_kwargs.get("temperature", 1.0)),
+        top_p=float(gen_kwargs.get("top_p", 1.0)),
         top_k=int(gen_kwargs.get("top_k") or 0),
     )
 
@@ -78,8 +81,9 @@ class ProtoQAHFLM(HFLM):
             prompts = [request.args[0] for request, _ in items]
             seeds = [self.sampling_seed + int(request.doc_id) for request, _ in items]
             progress = None if (self.rank == 0 and not disable_tqdm) else False
-            for done in iter_prompt_samples(self.model, self.tokenizer, prompts, config, seeds=seeds,
-                                            progress=progress):
+            for done in iter_prompt_samples(
+                self.model, self.tokenizer, prompts, config, seeds=seeds, progress=progress
+            ):
                 _, positions = items[done.index]
                 texts = done.texts if done.skipped is None else [""] * len(positions)
                 for position, text in zip(positions, texts):

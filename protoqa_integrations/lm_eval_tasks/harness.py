@@ -24,12 +24,16 @@ import json
 import logging
 import math
 import os
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Optional
 
+from protoqa_core.cli_io import write_output_file
+from protoqa_core.ranking import rank_by_frequency
+from protoqa_core.readers import Question, clusters_from_records
+from protoqa_core.signature import make_signature
 from protoqa_integrations.engines.base import COLLAPSE_SHARE, is_collapsed
 from protoqa_integrations.generation import PAPER_TEMPERATURE, answer_from_text
-from protoqa_metric.metric import evaluate_predictions
 from protoqa_integrations.prompts import (
     CFC_EXAMPLE,
     answer_from_reply,
@@ -37,10 +41,7 @@ from protoqa_integrations.prompts import (
     prompt_for,
     protoqa_chat_messages,
 )
-from protoqa_core.cli_io import write_output_file
-from protoqa_core.ranking import rank_by_frequency
-from protoqa_core.readers import Question, clusters_from_records
-from protoqa_core.signature import make_signature
+from protoqa_metric.metric import evaluate_predictions
 
 __all__ = [
     "SIMILARITIES",
@@ -74,8 +75,14 @@ LEADERBOARD_ENV = "PROTOQA_LEADERBOARD_FILE"
 logger = logging.getLogger("lm_eval.protoqa_eval")
 
 
-def load_split(protoqa_config: str, protoqa_split: str, data_dir: Optional[str] = None,
-               parquet: Optional[str] = None, verify: bool = True, **_metadata: Any) -> Any:
+def load_split(
+    protoqa_config: str,
+    protoqa_split: str,
+    data_dir: Optional[str] = None,
+    parquet: Optional[str] = None,
+    verify: bool = True,
+    **_metadata: Any,
+) -> Any:
     """``DatasetDict`` with one split of a ``protoqa_dataset`` config (the ``custom_dataset`` of the tasks).
 
     >>> load_split("cfc", "test", data_dir="../shared/data")["test"].num_rows  # doctest: +SKIP
@@ -242,10 +249,16 @@ def mean_warning_collapsed(items: Sequence[tuple[str, bool]]) -> float:
     """
     collapsed = [qid for qid, flag in items if flag]
     if collapsed:
-        logger.warning("%d of %d questions got the same answer in more than %d%% of their samples at temperature "
-                       "%s: the backend may send a fixed seed with every request (use protoqa-local-completions or "
-                       "protoqa-local-chat-completions): %s", len(collapsed), len(items), int(COLLAPSE_SHARE * 100),
-                       PAPER_TEMPERATURE, ", ".join(collapsed[:10]))
+        logger.warning(
+            "%d of %d questions got the same answer in more than %d%% of their samples at temperature "
+            "%s: the backend may send a fixed seed with every request (use protoqa-local-completions or "
+            "protoqa-local-chat-completions): %s",
+            len(collapsed),
+            len(items),
+            int(COLLAPSE_SHARE * 100),
+            PAPER_TEMPERATURE,
+            ", ".join(collapsed[:10]),
+        )
     return mean([1.0 if flag else 0.0 for _, flag in items])
 
 
@@ -270,8 +283,10 @@ def mean(values: Sequence[float]) -> float:
 
 def mean_logging_wordnet_signature(values: Sequence[float]) -> float:
     """:func:`mean`, logging the signature of the WordNet scores (once per task, on Max Answers@1)."""
-    logger.info("protoqa signature (wordnet): %s",
-                make_signature("wordnet", "paper", "zero", len(values), all_stopword_match=True))
+    logger.info(
+        "protoqa signature (wordnet): %s",
+        make_signature("wordnet", "paper", "zero", len(values), all_stopword_match=True),
+    )
     return mean(values)
 
 
@@ -294,13 +309,16 @@ def write_leaderboard(items: Sequence[tuple[str, list[str]]]) -> float:
     working folder.
     """
     path = Path(os.environ.get(LEADERBOARD_ENV) or "protoqa_test.leaderboard.jsonl")
+
     def write(fh) -> None:
         for qid, ranked in items:
             fh.write(json.dumps({qid: list(ranked)}, ensure_ascii=False) + "\n")
 
     # A new temporary file replaces the name: a link planted there is never written through.
     write_output_file(path, write)
-    logger.info("protoqa_test: ranked answers of %d questions written to %s (ProtoQA leaderboard format)",
-                len(items), path.resolve())
+    logger.info(
+        "protoqa_test: ranked answers of %d questions written to %s (ProtoQA leaderboard format)",
+        len(items),
+        path.resolve(),
+    )
     return mean([1.0 if ranked else 0.0 for _, ranked in items])
-

@@ -14,16 +14,26 @@ from __future__ import annotations
 
 from typing import Any
 
+from protoqa_core.citations import PROTOQA_CITATION
+from protoqa_core.readers import Question, clusters_from_records, question_ids_for
+
 # The module script imports the core through this package, so that evaluate's missing-dependency
 # message names one package to install.
 from protoqa_core.reference_checks import CheckedReferences, stored_clusters
-from protoqa_core.citations import PROTOQA_CITATION
-from protoqa_core.readers import Question, clusters_from_records, question_ids_for
 from protoqa_core.rows import raw_answer_counts
 from protoqa_core.similarity import ALL_SIMILARITIES
 
-__all__ = ["PROTOQA_CONFIGS", "CheckedReferences", "stored_clusters", "PROTOQA_CITATION", "Question",
-           "clusters_from_records", "question_ids_for", "raw_answer_counts", "per_question_values"]
+__all__ = [
+    "PROTOQA_CONFIGS",
+    "CheckedReferences",
+    "stored_clusters",
+    "PROTOQA_CITATION",
+    "Question",
+    "clusters_from_records",
+    "question_ids_for",
+    "raw_answer_counts",
+    "per_question_values",
+]
 
 #: Configuration names of the ``protoqa`` module: ``default`` (WordNet) or a similarity.
 PROTOQA_CONFIGS: tuple[str, ...] = ("default", *ALL_SIMILARITIES)

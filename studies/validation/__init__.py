@@ -26,15 +26,40 @@ from __future__ import annotations
 
 from .leaderboard import BOARDS, Board, Entry, compare_probeval, rank_by_frequency, run_leaderboard
 from .matching_study import MATCHERS, run_matching_study
-from .report import (best_automatic, leaderboard_markdown, study_markdown, validation_table, write_leaderboard,
-                     write_study)
-from .sampling import (SAMPLINGS, AnswerSet, QuestionPool, build_pools, centered_distribution, draw_answer_sets,
-                       missing_answers_distribution, read_annotations, wrong_ranking_distribution,
-                       wrong_score_distribution)
+from .report import (
+    best_automatic,
+    leaderboard_markdown,
+    study_markdown,
+    validation_table,
+    write_leaderboard,
+    write_study,
+)
+from .sampling import (
+    SAMPLINGS,
+    AnswerSet,
+    QuestionPool,
+    build_pools,
+    centered_distribution,
+    draw_answer_sets,
+    missing_answers_distribution,
+    read_annotations,
+    wrong_ranking_distribution,
+    wrong_score_distribution,
+)
+from .study import (
+    BASELINE,
+    DEV_SETS,
+    PAPER_FIGURES,
+    Correlation,
+    Grid,
+    Setting,
+    StudyResult,
+    gold_kl,
+    mean_spearman,
+    run_study,
+)
 from .system_study import run_system_study
 from .systems import Candidate
-from .study import (BASELINE, DEV_SETS, PAPER_FIGURES, Correlation, Grid, Setting, StudyResult, gold_kl,
-                    mean_spearman, run_study)
 
 __all__ = [
     "SAMPLINGS",

@@ -28,13 +28,15 @@ import os
 import sys
 import time
 import warnings
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Optional
 
 from cfc_probeval.clustering import CLUSTERINGS
 from cfc_probeval.errors import DataFormatError
 from cfc_probeval.matching import MATCHINGS
 from protoqa_core import data as data_location
+
 from .matching_study import MATCHERS
 from .sampling import SAMPLINGS
 from .workers import cosine_threshold, limit_threads, receive, run_matching, run_systems, side_studies
@@ -43,6 +45,7 @@ REPORTS = Path(__file__).resolve().parents[1] / "reports"
 REPORTS_HELP = "studies/reports/"
 
 __all__ = ["main", "build_parser", "resolve_data_dir", "limit_threads"]
+
 
 def resolve_data_dir(given: Optional[str] = None) -> Path:
     """The data folder of :func:`protoqa_core.data.resolve_data_dir` (``given``, ``$PROTOQA_DATA_DIR``,
@@ -55,8 +58,9 @@ def resolve_data_dir(given: Optional[str] = None) -> Path:
     """
     path = data_location.resolve_data_dir(given)
     if path is None or not path.is_dir():
-        raise FileNotFoundError(f"data folder not found: {path or '../shared/data'} "
-                                f"(give --data-dir or set ${data_location.DATA_DIR_ENV})")
+        raise FileNotFoundError(
+            f"data folder not found: {path or '../shared/data'} (give --data-dir or set ${data_location.DATA_DIR_ENV})"
+        )
     return path
 
 
@@ -90,47 +94,88 @@ def build_parser() -> argparse.ArgumentParser:
     >>> build_parser().parse_args(["study", "--questions", "2"]).questions
     2
     """
-    parser = argparse.ArgumentParser(prog="python -m studies.validation",
-                                     description="ProbEval's agreement with human judgment, and a leaderboard.")
+    parser = argparse.ArgumentParser(
+        prog="python -m studies.validation", description="ProbEval's agreement with human judgment, and a leaderboard."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     def common(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--data-dir", default=None, help=f"shared data folder (else ${data_location.DATA_DIR_ENV}, else ../shared/data)")
+        p.add_argument(
+            "--data-dir",
+            default=None,
+            help=f"shared data folder (else ${data_location.DATA_DIR_ENV}, else ../shared/data)",
+        )
         p.add_argument("--out", default=str(REPORTS), help=f"output folder (default {REPORTS_HELP})")
         p.add_argument("--embedder", default=None, help="minilm (default), char-ngrams, st:MODEL, fasttext:FILE")
         p.add_argument("--threads", type=int, default=1, help="threads for PyTorch and BLAS (default 1)")
-        p.add_argument("--hub", action="store_true",
-                       help="let the embedder look for its model on the Hugging Face Hub (default: local copies only)")
+        p.add_argument(
+            "--hub",
+            action="store_true",
+            help="let the embedder look for its model on the Hugging Face Hub (default: local copies only)",
+        )
 
     def study_options(p: argparse.ArgumentParser) -> None:
         p.add_argument("--questions", type=int, default=None, help="only the first N questions of each dev set")
         p.add_argument("--sets", type=int, default=50, help="answer sets per question and sampling (default 50)")
         p.add_argument("--seed", type=int, default=0, help="seed of the answer sets, folds and bootstrap (default 0)")
-        p.add_argument("--clusterings", default=",".join(CLUSTERINGS),
-                       type=lambda t: _names(t, CLUSTERINGS, "--clusterings"), help="comma-separated clusterings")
-        p.add_argument("--matchings", default=",".join(MATCHINGS),
-                       type=lambda t: _names(t, MATCHINGS, "--matchings"), help="comma-separated matchings")
-        p.add_argument("--samplings", default=",".join(SAMPLINGS),
-                       type=lambda t: _names(t, SAMPLINGS, "--samplings"), help="comma-separated samplings")
-        p.add_argument("--no-tune", action="store_true",
-                       help="use ProbEval's current defaults instead of choosing the parameters on the grid")
-        p.add_argument("--sensitivity-sizes", default="100",
-                       help="fixed set sizes of the earlier 'pool' procedure to re-measure human+WordNet at "
-                            "('' for none; default 100)")
-        p.add_argument("--matchers", default=",".join(MATCHERS),
-                       type=lambda t: _names(t, MATCHERS, "--matchers"),
-                       help="matchers of the matching-validity table (comma-separated)")
-        p.add_argument("--wup-budget", type=float, default=120.0,
-                       help="seconds the Wu-Palmer matcher may spend (questions in order until spent; default 120)")
-        p.add_argument("--jobs", type=int, choices=(1, 2), default=2,
-                       help="processes: 2 runs the matching and system-level studies beside the agreement study "
-                            "(default 2)")
+        p.add_argument(
+            "--clusterings",
+            default=",".join(CLUSTERINGS),
+            type=lambda t: _names(t, CLUSTERINGS, "--clusterings"),
+            help="comma-separated clusterings",
+        )
+        p.add_argument(
+            "--matchings",
+            default=",".join(MATCHINGS),
+            type=lambda t: _names(t, MATCHINGS, "--matchings"),
+            help="comma-separated matchings",
+        )
+        p.add_argument(
+            "--samplings",
+            default=",".join(SAMPLINGS),
+            type=lambda t: _names(t, SAMPLINGS, "--samplings"),
+            help="comma-separated samplings",
+        )
+        p.add_argument(
+            "--no-tune",
+            action="store_true",
+            help="use ProbEval's current defaults instead of choosing the parameters on the grid",
+        )
+        p.add_argument(
+            "--sensitivity-sizes",
+            default="100",
+            help="fixed set sizes of the earlier 'pool' procedure to re-measure human+WordNet at "
+            "('' for none; default 100)",
+        )
+        p.add_argument(
+            "--matchers",
+            default=",".join(MATCHERS),
+            type=lambda t: _names(t, MATCHERS, "--matchers"),
+            help="matchers of the matching-validity table (comma-separated)",
+        )
+        p.add_argument(
+            "--wup-budget",
+            type=float,
+            default=120.0,
+            help="seconds the Wu-Palmer matcher may spend (questions in order until spent; default 120)",
+        )
+        p.add_argument(
+            "--jobs",
+            type=int,
+            choices=(1, 2),
+            default=2,
+            help="processes: 2 runs the matching and system-level studies beside the agreement study (default 2)",
+        )
         p.add_argument("--no-systems", action="store_true", help="skip the system-level study on CFC test")
-        p.add_argument("--extra-embedders", default="",
-                       help="comma-separated further embedders (e.g. st:FOLDER) tried as a lever of the automatic "
-                            "default, chosen on dev like the others (default: none)")
-        p.add_argument("--state", default=None,
-                       help="also pickle the measured results to this file (to re-render the reports)")
+        p.add_argument(
+            "--extra-embedders",
+            default="",
+            help="comma-separated further embedders (e.g. st:FOLDER) tried as a lever of the automatic "
+            "default, chosen on dev like the others (default: none)",
+        )
+        p.add_argument(
+            "--state", default=None, help="also pickle the measured results to this file (to re-render the reports)"
+        )
         p.add_argument("--no-plots", action="store_true", help="do not draw the PNG scatter plots")
 
     study = sub.add_parser("study", help="the agreement study: studies/reports/validation.{json,md} and plots")
@@ -138,15 +183,20 @@ def build_parser() -> argparse.ArgumentParser:
     study_options(study)
     board = sub.add_parser("leaderboard", help="studies/reports/leaderboard.{json,md}")
     common(board)
-    board.add_argument("--automatic", default=None,
-                       help="the automatic setting as JSON ProbEval arguments (default: ProbEval's automatic "
-                            "default, G-means from 4 centers of MiniLM embeddings with WordNet matching)")
+    board.add_argument(
+        "--automatic",
+        default=None,
+        help="the automatic setting as JSON ProbEval arguments (default: ProbEval's automatic "
+        "default, G-means from 4 centers of MiniLM embeddings with WordNet matching)",
+    )
     board.add_argument("--questions", type=int, default=None, help="only the first N questions of each data set")
     both = sub.add_parser("all", help="the study, the leaderboard, then the marked claims of the README and card")
     common(both)
     study_options(both)
-    claims = sub.add_parser("claims", help="rewrite the marked system-level claims of README.md and "
-                                           "cfc_probeval/README.md from validation.json")
+    claims = sub.add_parser(
+        "claims",
+        help="rewrite the marked system-level claims of README.md and cfc_probeval/README.md from validation.json",
+    )
     claims.add_argument("--out", default=str(REPORTS), help=f"folder of validation.json (default {REPORTS_HELP})")
     return parser
 
@@ -169,10 +219,18 @@ def _study(args: argparse.Namespace, data_dir: Path, out: Path, command: str) ->
 
     start = time.perf_counter()
     sizes = [int(s) for s in args.sensitivity_sizes.split(",") if s.strip()]
-    options = {"data_dir": str(data_dir), "embedder": args.embedder, "matchers": list(args.matchers),
-               "questions": args.questions, "seed": args.seed, "wup_budget": args.wup_budget,
-               "threads": args.threads, "systems": not args.no_systems, "cosine_threshold": None,
-               "extra_embedders": [e.strip() for e in args.extra_embedders.split(",") if e.strip()]}
+    options = {
+        "data_dir": str(data_dir),
+        "embedder": args.embedder,
+        "matchers": list(args.matchers),
+        "questions": args.questions,
+        "seed": args.seed,
+        "wup_budget": args.wup_budget,
+        "threads": args.threads,
+        "systems": not args.no_systems,
+        "cosine_threshold": None,
+        "extra_embedders": [e.strip() for e in args.extra_embedders.split(",") if e.strip()],
+    }
     received: dict[str, Any] = {}
 
     def candidates(parameters: Any) -> dict:
@@ -205,10 +263,21 @@ def _study(args: argparse.Namespace, data_dir: Path, out: Path, command: str) ->
 
     try:
         _log("agreement study (ProtoQA dev, CFC dev)")
-        result = run_study(data_dir, num_questions=args.questions, num_sets=args.sets, seed=args.seed,
-                           embedder=args.embedder, clusterings=args.clusterings, matchings=args.matchings,
-                           samplings=args.samplings, tune_parameters=not args.no_tune, matching=matching,
-                           sensitivity_sizes=sizes, on_parameters=send_settings, log=_log)
+        result = run_study(
+            data_dir,
+            num_questions=args.questions,
+            num_sets=args.sets,
+            seed=args.seed,
+            embedder=args.embedder,
+            clusterings=args.clusterings,
+            matchings=args.matchings,
+            samplings=args.samplings,
+            tune_parameters=not args.no_tune,
+            matching=matching,
+            sensitivity_sizes=sizes,
+            on_parameters=send_settings,
+            log=_log,
+        )
         systems = None
         if not args.no_systems:
             if worker is not None:
@@ -227,16 +296,26 @@ def _study(args: argparse.Namespace, data_dir: Path, out: Path, command: str) ->
         import pickle
 
         with open(args.state, "wb") as handle:
-            pickle.dump({"result": result, "matching": matching_result, "systems": systems, "seconds": seconds},
-                        handle)
-    paths = write_study(result, out, command=command, plots=not args.no_plots, matching=matching_result,
-                        systems=systems, seconds=seconds)
-    print(f"study: {seconds:.1f} s; wrote {', '.join(str(p) for p in paths[:3])}"
-          + (f" and {len(paths) - 3} more" if len(paths) > 3 else ""))
+            pickle.dump({"result": result, "matching": matching_result, "systems": systems, "seconds": seconds}, handle)
+    paths = write_study(
+        result,
+        out,
+        command=command,
+        plots=not args.no_plots,
+        matching=matching_result,
+        systems=systems,
+        seconds=seconds,
+    )
+    print(
+        f"study: {seconds:.1f} s; wrote {', '.join(str(p) for p in paths[:3])}"
+        + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+    )
     if systems is not None:
         default = systems["default"]
-        print(f"automatic default (chosen on dev): {default['label']} (test rho over the 8 model systems "
-              f"{default['test']['rho']})")
+        print(
+            f"automatic default (chosen on dev): {default['label']} (test rho over the 8 model systems "
+            f"{default['test']['rho']})"
+        )
     return {"systems": systems}
 
 
@@ -259,8 +338,9 @@ def _leaderboard(args: argparse.Namespace, data_dir: Path, out: Path) -> None:
     from .leaderboard import run_leaderboard
     from .report import write_leaderboard
 
-    board = run_leaderboard(data_dir, embedder=args.embedder, num_questions=args.questions, log=_log,
-                            automatic=_automatic_config(args))
+    board = run_leaderboard(
+        data_dir, embedder=args.embedder, num_questions=args.questions, log=_log, automatic=_automatic_config(args)
+    )
     paths = write_leaderboard(board, out)
     print(f"leaderboard: {board['info']['seconds']:.1f} s; wrote {', '.join(str(p) for p in paths)}")
 

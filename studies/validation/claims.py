@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence, Union
+from typing import Any, Optional, Union
 
 __all__ = ["CLAIM_FILES", "claim_texts", "rewrite_claims", "write_claims"]
 
@@ -52,12 +53,19 @@ def claim_texts(table: Mapping[str, Any]) -> dict[str, str]:
     )
     previous = level["levers"].get("previous_default")
     if previous and previous["setting"] == d["setting"]:
-        default += (" Dev picks the same setting the earlier release had picked on the CFC test systems themselves; "
-                    "its test ρ rests on small KL gaps between some systems, hence the wide nested interval.")
-    levers = "Levers tried for a better default, each chosen on dev first, then measured on test (ρ over the " \
-             "eight models): " + "; ".join(
-                 f"{name} → `{r['setting']}` (dev {_f(r['dev_criterion'])}, test {_ci(r['rho'], r['ci'])})"
-                 for name, r in level["levers"].items()) + "."
+        default += (
+            " Dev picks the same setting the earlier release had picked on the CFC test systems themselves; "
+            "its test ρ rests on small KL gaps between some systems, hence the wide nested interval."
+        )
+    levers = (
+        "Levers tried for a better default, each chosen on dev first, then measured on test (ρ over the "
+        "eight models): "
+        + "; ".join(
+            f"{name} → `{r['setting']}` (dev {_f(r['dev_criterion'])}, test {_ci(r['rho'], r['ci'])})"
+            for name, r in level["levers"].items()
+        )
+        + "."
+    )
     return {"default": default, "levers": levers}
 
 
@@ -67,7 +75,8 @@ def rewrite_claims(text: str, claims: Mapping[str, str]) -> str:
     >>> rewrite_claims("a <!-- claims:x -->old<!-- /claims:x --> b", {"x": "new"})
     'a <!-- claims:x -->new<!-- /claims:x --> b'
     """
-    def replace(match: "re.Match[str]") -> str:
+
+    def replace(match: re.Match[str]) -> str:
         name = match.group(1)
         if name not in claims:
             raise ValueError(f"unknown claim marker {name!r}; known: {', '.join(sorted(claims))}")

@@ -24,21 +24,21 @@ from __future__ import annotations
 
 import time
 import warnings
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Mapping, NamedTuple, Optional, Sequence, Union
-
-from protoqa_metric.metric import evaluate_predictions
-from protoqa_metric.metrics import PAPER_METRICS
-from protoqa_core.ids import reconcile_ids
-from protoqa_core.ranking import rank_by_frequency
-from protoqa_core.readers import read_predictions, read_targets
-from protoqa_core.significance import ConfidenceInterval, bootstrap_ci
+from typing import Any, NamedTuple, Optional, Union
 
 from cfc_probeval.compare import compare_probeval
 from cfc_probeval.embedders import Embedder, get_embedder
 from cfc_probeval.inputs import GroundTruth, ground_truth_from_question, read_samples, sample_fields
 from cfc_probeval.matching import WordNetMatcher
 from cfc_probeval.probeval import ProbEval, normalized_sample_counts
+from protoqa_core.ids import reconcile_ids
+from protoqa_core.ranking import rank_by_frequency
+from protoqa_core.readers import read_predictions, read_targets
+from protoqa_core.significance import ConfidenceInterval, bootstrap_ci
+from protoqa_metric.metric import evaluate_predictions
+from protoqa_metric.metrics import PAPER_METRICS
 
 __all__ = [
     "Entry",
@@ -55,8 +55,15 @@ __all__ = [
 
 PROTOQA_METRICS = tuple(m.name for m in PAPER_METRICS)
 
-AUTOMATIC_DEFAULT: dict[str, Any] = {"clustering": "gmeans", "matching": "wordnet", "k_init": 4, "k_max": 20,
-                                     "alpha": 0.0001, "seed": 0, "embedder": "minilm"}
+AUTOMATIC_DEFAULT: dict[str, Any] = {
+    "clustering": "gmeans",
+    "matching": "wordnet",
+    "k_init": 4,
+    "k_max": 20,
+    "alpha": 0.0001,
+    "seed": 0,
+    "embedder": "minilm",
+}
 """ProbEval's automatic setting for answers without human clusters, as :class:`~cfc_probeval.ProbEval` arguments."""
 
 THRESHOLDS: dict[str, float] = {"cosine": 0.6, "gp": 0.4}
@@ -87,8 +94,10 @@ class Board(NamedTuple):
 
 
 _CFC_TEST_MODELS = [
-    ("GPT-2 large, zero-shot", "gpt2-large.zeroshot"), ("GPT-2 large, one-shot", "gpt2-large.oneshot"),
-    ("GPT-2 XL, zero-shot", "gpt2-xl.zeroshot"), ("GPT-2 XL, one-shot", "gpt2-xl.oneshot"),
+    ("GPT-2 large, zero-shot", "gpt2-large.zeroshot"),
+    ("GPT-2 large, one-shot", "gpt2-large.oneshot"),
+    ("GPT-2 XL, zero-shot", "gpt2-xl.zeroshot"),
+    ("GPT-2 XL, one-shot", "gpt2-xl.oneshot"),
     ("ProtoQA fine-tuned GPT-2, zero-shot", "protoqa-ft.zeroshot"),
     ("ProtoQA fine-tuned GPT-2, one-shot", "protoqa-ft.oneshot"),
     ("GPT-2 large fine-tuned on CFC, zero-shot", "gpt2-large-ft.zeroshot"),
@@ -96,22 +105,42 @@ _CFC_TEST_MODELS = [
 ]
 
 BOARDS = (
-    Board("protoqa_dev", "ProtoQA dev (crowdsourced)", "protoqa/dev.crowdsourced.jsonl", (
-        Entry("GPT-2 fine-tuned (ProtoQA paper)", "protoqa/dev.predictions.gpt2finetuned.json", "ranked list"),
-        Entry("Human (30 extra answers)", "protoqa/dev.predictions.human.jsonl", "ranked list"),
-        Entry("Human (ProbEval validation answers)", "probeval_validation/protoqa_dev.human.json",
-              "distinct samples",
-              "the same distinct answers as protoqa/dev.predictions.human.jsonl, every count 1: its "
-              "model_ranked_answers order is not a ranking, so it gets no ProtoQA score"),
-    )),
-    Board("cfc_dev", "CFC dev", "cfc/dev.targets.jsonl", (
-        Entry("GPT-2 XL, one-shot (100 samples)", "cfc/dev.predictions.gpt2-xl.oneshot.json", "samples + ranked list"),
-        Entry("Human (extra answers)", "cfc/dev.predictions.human.json", "samples"),
-    )),
-    Board("cfc_test", "CFC test", "cfc/test.targets.jsonl", tuple(
-        [Entry(label, f"cfc/test.samples.{stem}.jsonl", "distinct samples") for label, stem in _CFC_TEST_MODELS]
-        + [Entry("Human (extra answers)", "cfc/test.predictions.human.json", "samples")]
-    )),
+    Board(
+        "protoqa_dev",
+        "ProtoQA dev (crowdsourced)",
+        "protoqa/dev.crowdsourced.jsonl",
+        (
+            Entry("GPT-2 fine-tuned (ProtoQA paper)", "protoqa/dev.predictions.gpt2finetuned.json", "ranked list"),
+            Entry("Human (30 extra answers)", "protoqa/dev.predictions.human.jsonl", "ranked list"),
+            Entry(
+                "Human (ProbEval validation answers)",
+                "probeval_validation/protoqa_dev.human.json",
+                "distinct samples",
+                "the same distinct answers as protoqa/dev.predictions.human.jsonl, every count 1: its "
+                "model_ranked_answers order is not a ranking, so it gets no ProtoQA score",
+            ),
+        ),
+    ),
+    Board(
+        "cfc_dev",
+        "CFC dev",
+        "cfc/dev.targets.jsonl",
+        (
+            Entry(
+                "GPT-2 XL, one-shot (100 samples)", "cfc/dev.predictions.gpt2-xl.oneshot.json", "samples + ranked list"
+            ),
+            Entry("Human (extra answers)", "cfc/dev.predictions.human.json", "samples"),
+        ),
+    ),
+    Board(
+        "cfc_test",
+        "CFC test",
+        "cfc/test.targets.jsonl",
+        tuple(
+            [Entry(label, f"cfc/test.samples.{stem}.jsonl", "distinct samples") for label, stem in _CFC_TEST_MODELS]
+            + [Entry("Human (extra answers)", "cfc/test.predictions.human.json", "samples")]
+        ),
+    ),
 )
 
 
@@ -153,24 +182,32 @@ def target_overlap(samples: Mapping[str, Mapping[str, int]], targets: Mapping[st
 def _read_entry_samples(path: Path, entry: Entry) -> dict[str, dict[str, int]]:
     if entry.kind == "ranked list":
         # A ranked list is read as one sample per distinct answer.
-        return {qid: {a: 1 for a in dict.fromkeys(answers)} for qid, answers in read_predictions(path).items()}
+        return {qid: dict.fromkeys(dict.fromkeys(answers), 1) for qid, answers in read_predictions(path).items()}
     return read_samples(path)
 
 
-def _score_entry(data_dir: Path, board_targets, truths: Mapping[str, GroundTruth], entry: Entry,
-                 probevals: Mapping[str, ProbEval]) -> dict[str, Any]:
+def _score_entry(
+    data_dir: Path, board_targets, truths: Mapping[str, GroundTruth], entry: Entry, probevals: Mapping[str, ProbEval]
+) -> dict[str, Any]:
     path = data_dir / entry.path
     samples = _read_entry_samples(path, entry)
     ids = reconcile_ids(truths, samples, ignore_unknown=True)  # the board lists unknown ids instead of failing
     ignored, missing = sorted(ids.ignored), sorted(ids.missing)
     samples = {q: samples[q] for q in ids.kept}
     row: dict[str, Any] = {
-        "system": entry.system, "file": entry.path, "kind": entry.kind, "note": entry.note,
-        "questions": len(truths), "ignored_ids": ignored, "missing_ids": missing,
+        "system": entry.system,
+        "file": entry.path,
+        "kind": entry.kind,
+        "note": entry.note,
+        "questions": len(truths),
+        "ignored_ids": ignored,
+        "missing_ids": missing,
         "samples_per_question": sum(sum(s.values()) for s in samples.values()) / max(len(samples), 1),
         "distinct_per_question": sum(len(normalized_sample_counts(s)) for s in samples.values()) / max(len(samples), 1),
         "overlap_with_targets": target_overlap(samples, board_targets),
-        "probeval": {}, "protoqa": None, "ranking": None,
+        "probeval": {},
+        "protoqa": None,
+        "ranking": None,
     }
     with warnings.catch_warnings():
         # Questions without samples are scored as empty (and listed in missing_ids).
@@ -185,16 +222,22 @@ def _score_entry(data_dir: Path, board_targets, truths: Mapping[str, GroundTruth
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             result = evaluate_predictions(board_targets, ranked, "wordnet", PAPER_METRICS)
-        row["protoqa"] = {m: _interval([result.per_question[q][m].score for q in result.per_question])
-                          for m in PROTOQA_METRICS}
+        row["protoqa"] = {
+            m: _interval([result.per_question[q][m].score for q in result.per_question]) for m in PROTOQA_METRICS
+        }
         row["protoqa_signature"] = result.signature
     return row
 
 
-def run_leaderboard(data_dir: Union[str, Path], *, boards: Sequence[Board] = BOARDS,
-                    embedder: Union[str, Embedder, None] = None, num_questions: Optional[int] = None,
-                    automatic: Optional[Mapping[str, Any]] = None,
-                    log: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
+def run_leaderboard(
+    data_dir: Union[str, Path],
+    *,
+    boards: Sequence[Board] = BOARDS,
+    embedder: Union[str, Embedder, None] = None,
+    num_questions: Optional[int] = None,
+    automatic: Optional[Mapping[str, Any]] = None,
+    log: Callable[[str], None] = lambda _: None,
+) -> dict[str, Any]:
     """Score every board's files; returns ``{board: {"label", "targets", "systems": [row, ...]}, "info": ...}``.
 
     ``automatic``: ProbEval keyword arguments of the automatic setting (``clustering``,
@@ -226,16 +269,27 @@ def run_leaderboard(data_dir: Union[str, Path], *, boards: Sequence[Board] = BOA
             config.setdefault("threshold", THRESHOLDS[matching])
         probevals = {
             "human": ProbEval("human", wordnet),
-            "automatic": ProbEval(config.pop("clustering"), wordnet if matching == "wordnet" else matching,
-                                  embedder=shared_embedder, **config),
+            "automatic": ProbEval(
+                config.pop("clustering"),
+                wordnet if matching == "wordnet" else matching,
+                embedder=shared_embedder,
+                **config,
+            ),
         }
         rows = [_score_entry(data_dir, targets, truths, entry, probevals) for entry in board.entries]
         out[board.name] = {"label": board.label, "targets": board.targets, "questions": len(truths), "systems": rows}
         log(f"{board.name}: {len(rows)} files, {time.perf_counter() - t:.1f} s")
-    out["info"] = {"seconds": round(time.perf_counter() - start, 2), "level": 0.95, "resamples": 1000,
-                   "defaults": {"human": {"clustering": "human", "matching": "wordnet"},
-                                "automatic": dict(AUTOMATIC_DEFAULT), "thresholds": dict(THRESHOLDS)},
-                   "automatic": dict(automatic or AUTOMATIC_DEFAULT),
-                   "embedder": shared_embedder.name if boards else None,
-                   "num_questions": num_questions}
+    out["info"] = {
+        "seconds": round(time.perf_counter() - start, 2),
+        "level": 0.95,
+        "resamples": 1000,
+        "defaults": {
+            "human": {"clustering": "human", "matching": "wordnet"},
+            "automatic": dict(AUTOMATIC_DEFAULT),
+            "thresholds": dict(THRESHOLDS),
+        },
+        "automatic": dict(automatic or AUTOMATIC_DEFAULT),
+        "embedder": shared_embedder.name if boards else None,
+        "num_questions": num_questions,
+    }
     return out

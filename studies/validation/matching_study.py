@@ -33,23 +33,32 @@ Intervals: 95% bootstrap over questions.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional, Sequence, Union
+from typing import Any, Optional, Union
 
 import numpy as np
-
-from protoqa_core.similarity import get_similarity
-from protoqa_core.text import normalize_prediction
 
 from cfc_probeval.embedders import Embedder, get_embedder, unit_rows
 from cfc_probeval.inputs import GroundTruth, read_ground_truth
 from cfc_probeval.matching import GPMatcher, WordNetMatcher, best_clusters
+from protoqa_core.similarity import get_similarity
+from protoqa_core.text import normalize_prediction
+
 from .sampling import read_annotations
 from .stats import FOLDS, bootstrap_interval, fold_of, interval
 
-__all__ = ["MATCHERS", "ALL_MATCHERS", "THRESHOLDS", "PAPER_TABLE4", "ROBERTA_THRESHOLD", "MatchingQuestion", "prf",
-           "run_matching_study"]
+__all__ = [
+    "MATCHERS",
+    "ALL_MATCHERS",
+    "THRESHOLDS",
+    "PAPER_TABLE4",
+    "ROBERTA_THRESHOLD",
+    "MatchingQuestion",
+    "prf",
+    "run_matching_study",
+]
 
 MATCHERS = ("exact_match", "wordnet", "wordnet_wup", "lcs", "cosine", "gp")
 ALL_MATCHERS = (*MATCHERS, "roberta")
@@ -128,34 +137,48 @@ def load_questions(data_dir: Union[str, Path]) -> list[MatchingQuestion]:
             key = (normalize_prediction(answer), index.get(ann.cluster, -1))
             merged[key] = merged.get(key, 0) + ann.count
         keys = sorted(merged)
-        out.append(MatchingQuestion(qid, tuple(tuple(c.answers) for c in truth.clusters),
-                                    tuple(k[0] for k in keys), tuple(k[1] for k in keys),
-                                    tuple(merged[k] for k in keys)))
+        out.append(
+            MatchingQuestion(
+                qid,
+                tuple(tuple(c.answers) for c in truth.clusters),
+                tuple(k[0] for k in keys),
+                tuple(k[1] for k in keys),
+                tuple(merged[k] for k in keys),
+            )
+        )
     return out
 
 
-def _scores(name: str, question: MatchingQuestion, embedder: Optional[Embedder],
-            gp: Optional[GPMatcher]) -> np.ndarray:
+def _scores(name: str, question: MatchingQuestion, embedder: Optional[Embedder], gp: Optional[GPMatcher]) -> np.ndarray:
     """answers x clusters scores of a thresholded matcher."""
     if name in ("wordnet_wup", "lcs"):
         sim = get_similarity(name)
         cache: dict[tuple[str, tuple[str, ...]], float] = {}
-        return np.array([[cache.setdefault((a, c), sim.best(a, c)) for c in question.clusters]
-                         for a in question.answers]).reshape(len(question.answers), len(question.clusters))
+        return np.array(
+            [[cache.setdefault((a, c), sim.best(a, c)) for c in question.clusters] for a in question.answers]
+        ).reshape(len(question.answers), len(question.clusters))
     if name == "cosine":
         assert embedder is not None
         answers = unit_rows(embedder.embed(list(question.answers)))
-        return np.array([(answers @ unit_rows(embedder.embed(list(c))).T).max(axis=1) if c
-                         else np.zeros(len(question.answers)) for c in question.clusters]).T
+        return np.array(
+            [
+                (answers @ unit_rows(embedder.embed(list(c))).T).max(axis=1) if c else np.zeros(len(question.answers))
+                for c in question.clusters
+            ]
+        ).T
     if name == "gp":
         assert gp is not None
         return gp.cluster_probabilities(list(question.answers), question.clusters)
     raise ValueError(f"{name} has no scores")
 
 
-def _roberta_assignments(data_dir: Union[str, Path], questions: Sequence[MatchingQuestion], encoder: str,
-                         grid: Sequence[float],
-                         options: Mapping[str, Any]) -> tuple[list[list[list[tuple[int, ...]]]], str]:
+def _roberta_assignments(
+    data_dir: Union[str, Path],
+    questions: Sequence[MatchingQuestion],
+    encoder: str,
+    grid: Sequence[float],
+    options: Mapping[str, Any],
+) -> tuple[list[list[list[tuple[int, ...]]]], str]:
     """Per question, per threshold of ``grid``, the ``roberta`` similarity's cluster of each answer; its label.
 
     The answers go through :meth:`~protoqa_core.roberta_similarity.RobertaSimilarity.matrix`
@@ -184,11 +207,19 @@ def _roberta_assignments(data_dir: Union[str, Path], questions: Sequence[Matchin
     return out, first.label
 
 
-def run_matching_study(data_dir: Union[str, Path], *, embedder: Union[str, Embedder, None] = None,
-                       matchers: Sequence[str] = MATCHERS, num_questions: Optional[int] = None,
-                       folds: int = FOLDS, seed: int = 0, budgets: Optional[Mapping[str, float]] = None,
-                       encoder: Optional[str] = None, roberta_options: Optional[Mapping[str, Any]] = None,
-                       log: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
+def run_matching_study(
+    data_dir: Union[str, Path],
+    *,
+    embedder: Union[str, Embedder, None] = None,
+    matchers: Sequence[str] = MATCHERS,
+    num_questions: Optional[int] = None,
+    folds: int = FOLDS,
+    seed: int = 0,
+    budgets: Optional[Mapping[str, float]] = None,
+    encoder: Optional[str] = None,
+    roberta_options: Optional[Mapping[str, Any]] = None,
+    log: Callable[[str], None] = lambda _: None,
+) -> dict[str, Any]:
     """Precision, recall and F1 of every matcher on ProtoQA dev, held out and with intervals.
 
     ``budgets`` (matcher -> seconds) bounds slow matchers (Wu-Palmer): questions are
@@ -210,10 +241,18 @@ def run_matching_study(data_dir: Union[str, Path], *, embedder: Union[str, Embed
     fold = fold_of([q.question_id for q in questions], folds, seed)
     emb = get_embedder(embedder) if any(m in ("cosine", "gp") for m in matchers) else None
     if emb is not None:
-        emb.embed(sorted({a for q in questions for a in q.answers} | {s for q in questions for c in q.clusters for s in c}))
-    out: dict[str, Any] = {"questions": len(questions), "answers": sum(len(q.answers) for q in questions),
-                           "answer_instances": sum(sum(q.counts) for q in questions), "folds": folds,
-                           "question_folds": fold, "matchers": {}, "paper_table4": PAPER_TABLE4}
+        emb.embed(
+            sorted({a for q in questions for a in q.answers} | {s for q in questions for c in q.clusters for s in c})
+        )
+    out: dict[str, Any] = {
+        "questions": len(questions),
+        "answers": sum(len(q.answers) for q in questions),
+        "answer_instances": sum(sum(q.counts) for q in questions),
+        "folds": folds,
+        "question_folds": fold,
+        "matchers": {},
+        "paper_table4": PAPER_TABLE4,
+    }
     for name in matchers:
         start = time.perf_counter()
         covered = questions
@@ -224,16 +263,22 @@ def run_matching_study(data_dir: Union[str, Path], *, embedder: Union[str, Embed
             by_threshold, label = _roberta_assignments(data_dir, questions, encoder, grid, roberta_options or {})
             table = np.array([[_sums(q, a) for a in per] for q, per in zip(questions, by_threshold)])
             sums = table[:, 0]
-            result = {"threshold": ROBERTA_THRESHOLD, "similarity": label, "tuned": False,
-                      "by_threshold_in_sample": {str(t): prf(table[:, j, 0].sum(axis=0)) for j, t in enumerate(grid)}}
+            result = {
+                "threshold": ROBERTA_THRESHOLD,
+                "similarity": label,
+                "tuned": False,
+                "by_threshold_in_sample": {str(t): prf(table[:, j, 0].sum(axis=0)) for j, t in enumerate(grid)},
+            }
         elif name in ("exact_match", "wordnet"):
             if name == "wordnet":
                 matcher = WordNetMatcher()
                 assigned = [matcher.match(list(q.answers), q.clusters) for q in questions]
             else:
                 sim = get_similarity("exact_match")
-                assigned = [[tuple(j for j, c in enumerate(q.clusters) if sim.best(a, c) >= 1.0) for a in q.answers]
-                            for q in questions]
+                assigned = [
+                    [tuple(j for j, c in enumerate(q.clusters) if sim.best(a, c) >= 1.0) for a in q.answers]
+                    for q in questions
+                ]
             sums = np.array([_sums(q, a) for q, a in zip(questions, assigned)])  # questions x 2 x 3
             result: dict[str, Any] = {"threshold": None}
         else:
@@ -260,31 +305,39 @@ def run_matching_study(data_dir: Union[str, Path], *, embedder: Union[str, Embed
                 train = np.array([fold[qid] != f for qid in ids])
                 by_fold[f] = best_index(table[train]) if train.any() else chosen
             sums = np.array([table[i, by_fold[fold[qid]]] for i, qid in enumerate(ids)])
-            result = {"threshold": grid[chosen], "fold_thresholds": {str(f): grid[t] for f, t in by_fold.items()},
-                      "in_sample": {"weighted": prf(table[:, chosen, 0].sum(axis=0)),
-                                    "unweighted": prf(table[:, chosen, 1].sum(axis=0))},
-                      "by_threshold": {str(t): prf(table[:, j, 0].sum(axis=0))["f1"] for j, t in enumerate(grid)}}
+            result = {
+                "threshold": grid[chosen],
+                "fold_thresholds": {str(f): grid[t] for f, t in by_fold.items()},
+                "in_sample": {
+                    "weighted": prf(table[:, chosen, 0].sum(axis=0)),
+                    "unweighted": prf(table[:, chosen, 1].sum(axis=0)),
+                },
+                "by_threshold": {str(t): prf(table[:, j, 0].sum(axis=0))["f1"] for j, t in enumerate(grid)},
+            }
         for row, label in ((0, "weighted"), (1, "unweighted")):
             figures = prf(sums[:, row].sum(axis=0))
-            figures["ci"] = {key: interval(bootstrap_interval(
-                lambda idx, key=key: prf(sums[idx, row].sum(axis=0))[key], len(sums), seed=seed))
-                for key in ("precision", "recall", "f1")}
+            figures["ci"] = {
+                key: interval(
+                    bootstrap_interval(lambda idx, key=key: prf(sums[idx, row].sum(axis=0))[key], len(sums), seed=seed)
+                )
+                for key in ("precision", "recall", "f1")
+            }
             result[label] = figures
         result["questions_covered"] = len(covered)
         result["seconds"] = round(time.perf_counter() - start, 1)
         out["matchers"][name] = result
         w = result["weighted"]
-        log(f"  matching {name}: P {w['precision']:.3f} R {w['recall']:.3f} F1 {w['f1']:.3f}"
+        log(
+            f"  matching {name}: P {w['precision']:.3f} R {w['recall']:.3f} F1 {w['f1']:.3f}"
             + (f" (threshold {result['threshold']})" if result["threshold"] is not None else "")
-            + f", {len(covered)} questions, {result['seconds']} s")
+            + f", {len(covered)} questions, {result['seconds']} s"
+        )
     return out
 
 
 def fold_thresholds(matching: Mapping[str, Any], name: str) -> dict[int, float]:
     """Fold -> threshold a matcher uses for that fold's questions (from :func:`run_matching_study`)."""
     return {int(f): float(t) for f, t in matching["matchers"][name]["fold_thresholds"].items()}
-
-
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -303,8 +356,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--matchers", default="exact_match,wordnet,roberta")
     p.add_argument("--encoder", default=None, help="the roberta arm's encoder: a Hub id or a local folder")
     p.add_argument("--questions", type=int, default=None)
-    p.add_argument("--length-scale", default=None,
-                   help="the roberta arm's RBF length scale: a number (default 1, the paper's) or 'fit'")
+    p.add_argument(
+        "--length-scale",
+        default=None,
+        help="the roberta arm's RBF length scale: a number (default 1, the paper's) or 'fit'",
+    )
     p.add_argument("--out", default=None, help="write the JSON here (never over an existing file)")
     args = p.parse_args(argv)
     names = [n.strip() for n in args.matchers.split(",") if n.strip()]
@@ -317,9 +373,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     options: dict[str, Any] = {}
     if args.length_scale is not None:
         options["length_scale"] = args.length_scale if args.length_scale == "fit" else float(args.length_scale)
-    result = run_matching_study(data_dir, matchers=names, num_questions=args.questions, encoder=args.encoder,
-                                roberta_options=options,
-                                log=lambda m: print(m, file=sys.stderr, flush=True))
+    result = run_matching_study(
+        data_dir,
+        matchers=names,
+        num_questions=args.questions,
+        encoder=args.encoder,
+        roberta_options=options,
+        log=lambda m: print(m, file=sys.stderr, flush=True),
+    )
     result.pop("question_folds", None)
     text = json.dumps(result, indent=1, allow_nan=False)
     if args.out:

@@ -20,8 +20,9 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Optional
 
 import numpy as np
 
@@ -40,8 +41,12 @@ __all__ = [
 DATASET_LABELS = {"protoqa_dev": "ProtoQA dev", "cfc_dev": "CFC dev", "cfc_test": "CFC test"}
 ORACLE_OVERLAP = 0.9
 """A file whose answers are at least this share of the targets' own answers is flagged as an oracle."""
-SAMPLING_LABELS = {"centered": "centered", "missing_answers": "missing answers", "wrong_ranking": "wrong ranking",
-                   "wrong_score": "wrong score"}
+SAMPLING_LABELS = {
+    "centered": "centered",
+    "missing_answers": "missing answers",
+    "wrong_ranking": "wrong ranking",
+    "wrong_score": "wrong score",
+}
 
 
 def _fmt(value: Optional[float], digits: int = 3) -> str:
@@ -71,27 +76,49 @@ def best_automatic(table: Mapping[str, float]) -> Optional[tuple[str, float]]:
     >>> best_automatic({"human+wordnet": 0.8, "hac+wordnet": 0.6, "gmeans+gp": 0.7, "protoqa_score": 0.9})
     ('gmeans+gp', 0.7)
     """
-    candidates = [(k, v) for k, v in table.items()
-                  if k != BASELINE and not k.startswith("human+") and v is not None and not math.isnan(v)]
+    candidates = [
+        (k, v)
+        for k, v in table.items()
+        if k != BASELINE and not k.startswith("human+") and v is not None and not math.isnan(v)
+    ]
     return max(candidates, key=lambda kv: kv[1]) if candidates else None
 
 
 def _corr_json(c: Any) -> dict[str, Any]:
-    return {"mean": c.mean, "mean_dropped": c.mean_dropped, "pooled": c.pooled, "ci": dict(c.ci),
-            "questions_with_constant_side": list(c.constant), "per_question": dict(c.per_question)}
+    return {
+        "mean": c.mean,
+        "mean_dropped": c.mean_dropped,
+        "pooled": c.pooled,
+        "ci": dict(c.ci),
+        "questions_with_constant_side": list(c.constant),
+        "per_question": dict(c.per_question),
+    }
 
 
-def _details(result: StudyResult, matching: Optional[Mapping[str, Any]],
-             systems: Optional[Mapping[str, Any]]) -> dict[str, Any]:
+def _details(
+    result: StudyResult, matching: Optional[Mapping[str, Any]], systems: Optional[Mapping[str, Any]]
+) -> dict[str, Any]:
     def block(correlations: Mapping[str, Any]) -> dict[str, Any]:
-        return {ds: {sampling: {key: _corr_json(c) for key, c in by_key.items()}
-                     for sampling, by_key in by_sampling.items()} for ds, by_sampling in correlations.items()}
+        return {
+            ds: {
+                sampling: {key: _corr_json(c) for key, c in by_key.items()} for sampling, by_key in by_sampling.items()
+            }
+            for ds, by_sampling in correlations.items()
+        }
 
-    return {"settings": result.settings, "chosen_parameters": result.chosen, "tuned": result.tuned,
-            "current_defaults": default_parameters(),
-            "tuning": result.tuning.as_dict() if result.tuning is not None else {}, "paper": PAPER_FIGURES,
-            "correlations_held_out": block(result.correlations), "correlations_in_sample": block(result.in_sample),
-            "info": result.info, "matching": matching, "system_level": systems}
+    return {
+        "settings": result.settings,
+        "chosen_parameters": result.chosen,
+        "tuned": result.tuned,
+        "current_defaults": default_parameters(),
+        "tuning": result.tuning.as_dict() if result.tuning is not None else {},
+        "paper": PAPER_FIGURES,
+        "correlations_held_out": block(result.correlations),
+        "correlations_in_sample": block(result.in_sample),
+        "info": result.info,
+        "matching": matching,
+        "system_level": systems,
+    }
 
 
 def _setting_keys(result: StudyResult) -> list[str]:
@@ -102,8 +129,9 @@ def _setting_keys(result: StudyResult) -> list[str]:
     return [k for k in keys if k != BASELINE] + [BASELINE]
 
 
-def validation_table(result: StudyResult, matching: Optional[Mapping[str, Any]] = None,
-                     systems: Optional[Mapping[str, Any]] = None) -> dict[str, Any]:
+def validation_table(
+    result: StudyResult, matching: Optional[Mapping[str, Any]] = None, systems: Optional[Mapping[str, Any]] = None
+) -> dict[str, Any]:
     """``validation.json``: the headline figures, each dict of figures with a ``"ci"`` dict beside it.
 
     ``{data set: {sampling: {key: rho, "ci": {key: {"low", "high"}}}}, "matching": {"protoqa_dev":
@@ -122,31 +150,46 @@ def validation_table(result: StudyResult, matching: Optional[Mapping[str, Any]] 
         rows = {}
         for name, r in matching["matchers"].items():
             w = r["weighted"]
-            rows[name] = {"precision": w["precision"], "recall": w["recall"], "f1": w["f1"], "ci": w["ci"],
-                          "unweighted": r["unweighted"], "threshold": r["threshold"],
-                          "questions": r["questions_covered"]}
+            rows[name] = {
+                "precision": w["precision"],
+                "recall": w["recall"],
+                "f1": w["f1"],
+                "ci": w["ci"],
+                "unweighted": r["unweighted"],
+                "threshold": r["threshold"],
+                "questions": r["questions_covered"],
+            }
         out["matching"] = {"protoqa_dev": rows, "paper_table4": matching["paper_table4"]}
     if systems is not None:
         out["system_level"] = system_level_table(systems)
     out["notes"] = {
         "protoqa_dev": "agreement with the gold KL on ProtoQA dev GPT-2 samples (answer sets by the authors' "
-                       "procedure); held-out parameters; constant-score questions count 0",
+        "procedure); held-out parameters; constant-score questions count 0",
         "cfc_dev": "SANITY CHECK ONLY: the CFC dev annotated pool is the ground truth relabelled, so matching it "
-                   "to the human clusters is near-tautological; not comparable with the paper's CFC figure",
+        "to the human clusters is near-tautological; not comparable with the paper's CFC figure",
         "system_level": "Spearman over the eight CFC test model systems against ProbEval with the human clusters "
-                        "(cfc_test; the nine-system figure with the references' own human answers as an oracle in "
-                        "cfc_test_with_oracle); the automatic default and every lever chosen on dev pools only",
+        "(cfc_test; the nine-system figure with the references' own human answers as an oracle in "
+        "cfc_test_with_oracle); the automatic default and every lever chosen on dev pools only",
     }
     return out
 
 
 def _figures(result: Mapping[str, Any]) -> dict[str, Any]:
     test = result["test"]
-    return {"setting": result["label"], "config": result["config"], "varies": result.get("varies"),
-            "dev_criterion": result["dev"]["criterion"],
-            "dev": result["dev"]["dev_sets"], "rho": test["rho"], "ci": test["ci"], "kendall": test["kendall"],
-            "kendall_ci": test["kendall_ci"], "rho_with_oracle": test["rho_with_oracle"],
-            "ci_with_oracle": test["ci_with_oracle"], "clusters_per_question": test["clusters_per_question"]}
+    return {
+        "setting": result["label"],
+        "config": result["config"],
+        "varies": result.get("varies"),
+        "dev_criterion": result["dev"]["criterion"],
+        "dev": result["dev"]["dev_sets"],
+        "rho": test["rho"],
+        "ci": test["ci"],
+        "kendall": test["kendall"],
+        "kendall_ci": test["kendall_ci"],
+        "rho_with_oracle": test["rho_with_oracle"],
+        "ci_with_oracle": test["ci_with_oracle"],
+        "clusters_per_question": test["clusters_per_question"],
+    }
 
 
 def system_level_table(systems: Mapping[str, Any]) -> dict[str, Any]:
@@ -200,7 +243,8 @@ def system_level_markdown(systems: Mapping[str, Any]) -> list[str]:
         "",
         f"Spearman ρ and Kendall τ between each setting's KL (averaged over {systems['questions']} questions) and "
         "the human-cluster setting's (human clusters + WordNet) over the eight model systems: "
-        + ", ".join(f"`{s}`" for s in systems["model_systems"]) + ". The ninth file, `human`, holds the "
+        + ", ".join(f"`{s}`" for s in systems["model_systems"])
+        + ". The ninth file, `human`, holds the "
         "references' own raw answers: it ranks first under every setting, so the nine-system ρ is shown beside, "
         "labelled oracle. The eight model files hold distinct answers without sample counts, so each answer weighs "
         "1 and absolute KLs differ from the paper's Table 5; only rankings compare. Intervals: 95% bootstrap over "
@@ -208,8 +252,10 @@ def system_level_markdown(systems: Mapping[str, Any]) -> list[str]:
         "",
         "**How the automatic default and every lever are chosen (dev data only).** No choice reads a CFC test file "
         "(a test checks it with an audit hook on every file opened). Each candidate scores "
-        + ", ".join(f"{len(v['pools'])} system-like pools of {name.replace('_', ' ')} ({v['questions']} questions)"
-                    for name, v in pools.items())
+        + ", ".join(
+            f"{len(v['pools'])} system-like pools of {name.replace('_', ' ')} ({v['questions']} questions)"
+            for name, v in pools.items()
+        )
         + ": per question, seeded shares of the dev set's distinct model answers (CFC dev: GPT-2 XL one-shot "
         "samples; ProtoQA dev: the annotated GPT-2 samples), of its extra human answers and of other questions' "
         "answers (off-topic), each kept once with weight 1 as in the test files. The dev criterion is Spearman's ρ "
@@ -247,7 +293,8 @@ def system_level_markdown(systems: Mapping[str, Any]) -> list[str]:
             f"| {name} | {r['varies']} ({r['candidates']} candidates) | `{r['label']}` | {_fmt(r['dev']['criterion'])} "
             f"| {' / '.join(_fmt(dev_sets[d]['spearman']) for d in dev_sets)} | {_ci_text(t['rho'], t['ci'])} "
             f"| {_ci_text(t['kendall'], t['kendall_ci'])} | {_ci_text(t['rho_with_oracle'], t['ci_with_oracle'])} "
-            f"| {_fmt(t['clusters_per_question'], 1)} |")
+            f"| {_fmt(t['clusters_per_question'], 1)} |"
+        )
     wins = default["nested"]["chosen_in_resamples"]
     ranked = sorted(systems["dev_candidates"].items(), key=lambda kv: (-kv[1]["criterion"], kv[1]["count_gap"]))
     lines += [
@@ -256,17 +303,25 @@ def system_level_markdown(systems: Mapping[str, Any]) -> list[str]:
         + ", ".join(f"`{label}` {_fmt(v['criterion'])}" for label, v in ranked[:8])
         + f"; median {_fmt(float(np.median([v['criterion'] for _, v in ranked])))}.",
         "",
-        "Choices in the nested resamples: " + ", ".join(f"`{k}` {v}" for k, v in list(wins.items())[:6])
-        + (f", {len(wins) - 6} others" if len(wins) > 6 else "") + ".",
+        "Choices in the nested resamples: "
+        + ", ".join(f"`{k}` {v}" for k, v in list(wins.items())[:6])
+        + (f", {len(wins) - 6} others" if len(wins) > 6 else "")
+        + ".",
     ]
     if systems["settings"]:
-        lines += ["", "The study's settings (parameters tuned on the dev sets):", "",
-                  "| setting | ρ, 8 models [95% CI] | τ, 8 models | ρ, 9 with oracle | clusters per question |",
-                  "|---|---:|---:|---:|---:|"]
+        lines += [
+            "",
+            "The study's settings (parameters tuned on the dev sets):",
+            "",
+            "| setting | ρ, 8 models [95% CI] | τ, 8 models | ρ, 9 with oracle | clusters per question |",
+            "|---|---:|---:|---:|---:|",
+        ]
     for v in systems["settings"].values():
-        lines.append(f"| `{v['label']}` | {_ci_text(v['rho'], v['ci'])} | {_ci_text(v['kendall'], v['kendall_ci'])} "
-                     f"| {_ci_text(v['rho_with_oracle'], v['ci_with_oracle'])} "
-                     f"| {_fmt(v['clusters_per_question'], 1)} |")
+        lines.append(
+            f"| `{v['label']}` | {_ci_text(v['rho'], v['ci'])} | {_ci_text(v['kendall'], v['kendall_ci'])} "
+            f"| {_ci_text(v['rho_with_oracle'], v['ci_with_oracle'])} "
+            f"| {_fmt(v['clusters_per_question'], 1)} |"
+        )
     lines.append("")
     return lines
 
@@ -283,8 +338,12 @@ def _label(key: str) -> str:
     return "ProtoQA score (1 − Max Answers@10, WordNet)" if key == BASELINE else f"`{key}`"
 
 
-def _reproduction(info: Mapping[str, Any], matching: Optional[Mapping[str, Any]],
-                  systems: Optional[Mapping[str, Any]], seconds: Optional[float]) -> list[str]:
+def _reproduction(
+    info: Mapping[str, Any],
+    matching: Optional[Mapping[str, Any]],
+    systems: Optional[Mapping[str, Any]],
+    seconds: Optional[float],
+) -> list[str]:
     """Which command reproduces what, with the times this run measured."""
     if not seconds:
         return []
@@ -293,8 +352,12 @@ def _reproduction(info: Mapping[str, Any], matching: Optional[Mapping[str, Any]]
     load = os.getloadavg()[2] if hasattr(os, "getloadavg") else None
     lines = [
         "Which command reproduces what (times measured in this run, on a shared 2-core machine"
-        + (f", 15-minute load average {load:.1f} when it ended (the study itself keeps about two cores busy; "
-           "other work on the machine slows every step in proportion)" if load is not None else "")
+        + (
+            f", 15-minute load average {load:.1f} when it ended (the study itself keeps about two cores busy; "
+            "other work on the machine slows every step in proportion)"
+            if load is not None
+            else ""
+        )
         + "; the two processes of `--jobs 2` overlap, so the parts add up to more than the whole):",
         "",
         f"- `python -m studies.validation study`: **every figure of this report** (`validation.json`, "
@@ -305,18 +368,29 @@ def _reproduction(info: Mapping[str, Any], matching: Optional[Mapping[str, Any]]
         f"  - agreement study (main process): {timings.get('total', 0):.0f} s ({', '.join(parts)});",
     ]
     if matching is not None:
-        lines.append("  - matching validity (second process): "
-                     + ", ".join(f"{name} {r['seconds']:.0f} s" for name, r in matching["matchers"].items()) + ";")
+        lines.append(
+            "  - matching validity (second process): "
+            + ", ".join(f"{name} {r['seconds']:.0f} s" for name, r in matching["matchers"].items())
+            + ";"
+        )
     if systems is not None:
         lines.append(f"  - system level (second process, after the matching study): {systems['seconds']:.0f} s.")
-    lines += ["- `python -m studies.validation all`: the same, then the leaderboard (`leaderboard.{json,md}`).",
-              "- `--jobs 1` runs everything in one process, with the same figures.", ""]
+    lines += [
+        "- `python -m studies.validation all`: the same, then the leaderboard (`leaderboard.{json,md}`).",
+        "- `--jobs 1` runs everything in one process, with the same figures.",
+        "",
+    ]
     return lines
 
 
-def study_markdown(result: StudyResult, command: str = "python -m studies.validation all",
-                   plots: Sequence[str] = (), matching: Optional[Mapping[str, Any]] = None,
-                   systems: Optional[Mapping[str, Any]] = None, seconds: Optional[float] = None) -> str:
+def study_markdown(
+    result: StudyResult,
+    command: str = "python -m studies.validation all",
+    plots: Sequence[str] = (),
+    matching: Optional[Mapping[str, Any]] = None,
+    systems: Optional[Mapping[str, Any]] = None,
+    seconds: Optional[float] = None,
+) -> str:
     """``validation.md``: the headline figures with intervals, what they can and cannot show, and how.
 
     >>> print(study_markdown(run_study("../shared/data", num_questions=2, num_sets=5)))  # doctest: +SKIP
@@ -336,7 +410,8 @@ def study_markdown(result: StudyResult, command: str = "python -m studies.valida
         f"{info['num_sets']} answer sets per question and sampling, seed {info['seed']}, embedder "
         f"`{info['embedder']}`, {info['folds']}-fold cross-validation over questions, 95% bootstrap intervals "
         f"over questions ({info['resamples']} resamples, seeded)"
-        + (f", first {info['num_questions']} questions per data set" if info.get("num_questions") else "") + ".",
+        + (f", first {info['num_questions']} questions per data set" if info.get("num_questions") else "")
+        + ".",
         "",
         "## What this study can and cannot show",
         "",
@@ -380,31 +455,52 @@ def study_markdown(result: StudyResult, command: str = "python -m studies.valida
             if c is None:
                 continue
             paper = PAPER_FIGURES["protoqa_dev"].get(key)
-            lines.append(f"| {_label(key)} | {_ci_text(c.mean, c.ci.get('mean'))} | "
-                         f"{_fmt(paper) if paper is not None else ''} | "
-                         f"{_ci_text(c.mean_dropped, c.ci.get('mean_dropped'))} | {_ci_text(c.pooled, c.ci.get('pooled'))} |")
+            lines.append(
+                f"| {_label(key)} | {_ci_text(c.mean, c.ci.get('mean'))} | "
+                f"{_fmt(paper) if paper is not None else ''} | "
+                f"{_ci_text(c.mean_dropped, c.ci.get('mean_dropped'))} | {_ci_text(c.pooled, c.ci.get('pooled'))} |"
+            )
         sens = info.get("set_size_sensitivity", {}).get("protoqa_dev", {})
         if sens:
-            lines += ["", "Sensitivity (not headline): the earlier procedure, sets as large as the whole annotated "
-                      "pool or of a fixed size, drawn with replacement, \"wrong\" fixed at 0 in the error types, "
-                      "no stratified answers.", "",
-                      "| procedure | median set size | `human+wordnet` ρ [95% CI] | ProtoQA score ρ [95% CI] |",
-                      "|---|---:|---:|---:|"]
+            lines += [
+                "",
+                "Sensitivity (not headline): the earlier procedure, sets as large as the whole annotated "
+                'pool or of a fixed size, drawn with replacement, "wrong" fixed at 0 in the error types, '
+                "no stratified answers.",
+                "",
+                "| procedure | median set size | `human+wordnet` ρ [95% CI] | ProtoQA score ρ [95% CI] |",
+                "|---|---:|---:|---:|",
+            ]
             for size, row in sens.items():
                 name = "pool-sized sets" if size == "pool" else f"sets of {size}"
-                lines.append(f"| {name} | {_fmt(row['median_set_size'], 0)} | "
-                             f"{_ci_text(row['human+wordnet']['mean'], row['human+wordnet']['ci'])} | "
-                             f"{_ci_text(row[BASELINE]['mean'], row[BASELINE]['ci'])} |")
+                lines.append(
+                    f"| {name} | {_fmt(row['median_set_size'], 0)} | "
+                    f"{_ci_text(row['human+wordnet']['mean'], row['human+wordnet']['ci'])} | "
+                    f"{_ci_text(row[BASELINE]['mean'], row[BASELINE]['ci'])} |"
+                )
         lines.append("")
-        lines += ["### Error types (ProtoQA dev, held out)", "",
-                  "| setting | " + " | ".join(SAMPLING_LABELS[s] for s in pq) + " |",
-                  "|---|" + "---:|" * len(pq)]
+        lines += [
+            "### Error types (ProtoQA dev, held out)",
+            "",
+            "| setting | " + " | ".join(SAMPLING_LABELS[s] for s in pq) + " |",
+            "|---|" + "---:|" * len(pq),
+        ]
         for key in keys:
-            lines.append(f"| {_label(key)} | " + " | ".join(
-                _ci_text(pq[s][key].mean, pq[s][key].ci.get("mean")) if key in pq[s] else "n/a" for s in pq) + " |")
-        lines += ["", "Set sizes (median) per sampling: " + ", ".join(
-            f"{SAMPLING_LABELS[s]} {_fmt(v['median'], 0)}" for s, v in sizes.items()) + ". Overlapping intervals "
-            "mean the settings cannot be told apart on these 52 questions.", ""]
+            lines.append(
+                f"| {_label(key)} | "
+                + " | ".join(
+                    _ci_text(pq[s][key].mean, pq[s][key].ci.get("mean")) if key in pq[s] else "n/a" for s in pq
+                )
+                + " |"
+            )
+        lines += [
+            "",
+            "Set sizes (median) per sampling: "
+            + ", ".join(f"{SAMPLING_LABELS[s]} {_fmt(v['median'], 0)}" for s, v in sizes.items())
+            + ". Overlapping intervals "
+            "mean the settings cannot be told apart on these 52 questions.",
+            "",
+        ]
     # --- matching -----------------------------------------------------------------------------------------
     if matching is not None:
         lines += [
@@ -421,14 +517,26 @@ def study_markdown(result: StudyResult, command: str = "python -m studies.valida
         ]
         for name, r in matching["matchers"].items():
             w, u = r["weighted"], r["unweighted"]
-            cover = "" if r["questions_covered"] == matching["questions"] else \
-                f" (first {r['questions_covered']} questions: time-bounded)"
-            lines.append(f"| `{name}`{cover} | {_fmt(r['threshold'], 2) if r['threshold'] is not None else '—'} | "
-                         + " | ".join(_ci_text(w[k], w['ci'][k]) for k in ("precision", "recall", "f1"))
-                         + f" | {_fmt(u['precision'])} / {_fmt(u['recall'])} / {_fmt(u['f1'])} |")
-        lines += ["", "The ProtoQA paper's Table 4 (its own annotations of other answers, so not the same data): "
-                  + "; ".join(f"{k} {v['precision']:.3f} / {v['recall']:.3f} / {v['f1']:.3f}"
-                              for k, v in matching["paper_table4"].items()) + ".", ""]
+            cover = (
+                ""
+                if r["questions_covered"] == matching["questions"]
+                else f" (first {r['questions_covered']} questions: time-bounded)"
+            )
+            lines.append(
+                f"| `{name}`{cover} | {_fmt(r['threshold'], 2) if r['threshold'] is not None else '—'} | "
+                + " | ".join(_ci_text(w[k], w["ci"][k]) for k in ("precision", "recall", "f1"))
+                + f" | {_fmt(u['precision'])} / {_fmt(u['recall'])} / {_fmt(u['f1'])} |"
+            )
+        lines += [
+            "",
+            "The ProtoQA paper's Table 4 (its own annotations of other answers, so not the same data): "
+            + "; ".join(
+                f"{k} {v['precision']:.3f} / {v['recall']:.3f} / {v['f1']:.3f}"
+                for k, v in matching["paper_table4"].items()
+            )
+            + ".",
+            "",
+        ]
     # --- system level -----------------------------------------------------------------------------------------
     if systems is not None:
         lines += system_level_markdown(systems)
@@ -440,8 +548,8 @@ def study_markdown(result: StudyResult, command: str = "python -m studies.valida
             "## CFC dev: sanity check only (not an agreement figure)",
             "",
             f"For {gt} of {pools.get('cfc_dev', {}).get('questions', 0)} questions the annotated CFC dev answers "
-            "(\"wrong\" aside) are exactly the ground-truth answers with their counts, and the only \"wrong\" answer is "
-            "the placeholder string \"wrong\". Matching them to the human clusters is near-tautological, so these "
+            '("wrong" aside) are exactly the ground-truth answers with their counts, and the only "wrong" answer is '
+            'the placeholder string "wrong". Matching them to the human clusters is near-tautological, so these '
             "figures only check that the pipeline runs end to end on a second data set; they say nothing about "
             "agreement with human judgment and are not comparable with the paper's CFC figures.",
             "",
@@ -449,12 +557,21 @@ def study_markdown(result: StudyResult, command: str = "python -m studies.valida
             "|---|" + "---:|" * len(cfc),
         ]
         for key in keys:
-            lines.append(f"| {_label(key)} | " + " | ".join(
-                _ci_text(cfc[s][key].mean, cfc[s][key].ci.get("mean")) if key in cfc[s] else "n/a" for s in cfc) + " |")
+            lines.append(
+                f"| {_label(key)} | "
+                + " | ".join(
+                    _ci_text(cfc[s][key].mean, cfc[s][key].ci.get("mean")) if key in cfc[s] else "n/a" for s in cfc
+                )
+                + " |"
+            )
         lines.append("")
     # --- parameters --------------------------------------------------------------------------------------------
-    lines += ["## Parameters and how they were chosen", "",
-              "| parameter | chosen on all questions | per fold | untuned value (ProbEval default) |", "|---|---:|---|---:|"]
+    lines += [
+        "## Parameters and how they were chosen",
+        "",
+        "| parameter | chosen on all questions | per fold | untuned value (ProbEval default) |",
+        "|---|---:|---|---:|",
+    ]
     current = default_parameters()
     folds = info.get("fold_parameters", {})
     for name, value in result.chosen.items():
@@ -473,7 +590,7 @@ def study_markdown(result: StudyResult, command: str = "python -m studies.valida
         "## Deviations from the authors' procedure",
         "",
         "- Reproduced: 50 stratified ground-truth answers in each pool; Laplace-smoothed P_model and P_gold; "
-        "\"wrong\" perturbed like any category in the error types; set sizes scaled to the scarcest category "
+        '"wrong" perturbed like any category in the error types; set sizes scaled to the scarcest category '
         "and drawn without replacement; constant-score questions counted as 0.",
         "- Not reproduced: the authors' loop raising the scaling ratio until rounded counts keep the intended "
         "ranking (wrong ranking, wrong score), because it changes set sizes depending on the draw; and the "
@@ -486,11 +603,16 @@ def study_markdown(result: StudyResult, command: str = "python -m studies.valida
         "",
     ]
     for ds, p in pools.items():
-        lines.append(f"- **{DATASET_LABELS.get(ds, ds)}**: {p['questions']} questions, {p['clusters']} clusters; "
-                     f"{p.get('stratified_answers', 0)} stratified ground-truth answers added per question; mean "
-                     f"P_model(wrong) {_fmt(p['mean_p_model_wrong'])}; set sizes "
-                     + ", ".join(f"{SAMPLING_LABELS[s]} {v['min']}–{v['max']} (median {_fmt(v['median'], 0)})"
-                                 for s, v in p.get("set_sizes", {}).items()) + ".")
+        lines.append(
+            f"- **{DATASET_LABELS.get(ds, ds)}**: {p['questions']} questions, {p['clusters']} clusters; "
+            f"{p.get('stratified_answers', 0)} stratified ground-truth answers added per question; mean "
+            f"P_model(wrong) {_fmt(p['mean_p_model_wrong'])}; set sizes "
+            + ", ".join(
+                f"{SAMPLING_LABELS[s]} {v['min']}–{v['max']} (median {_fmt(v['median'], 0)})"
+                for s, v in p.get("set_sizes", {}).items()
+            )
+            + "."
+        )
     if plots:
         lines += ["", "Scatter plots: " + ", ".join(f"`{Path(x).name}`" for x in plots) + "."]
     return "\n".join(lines) + "\n"
@@ -526,10 +648,13 @@ def plot_study(result: StudyResult, out_dir: Path) -> list[Path]:
                 ax.set_xlabel("gold KL", fontsize=8)
                 ax.set_ylabel("1 − Max Answers@10" if key == BASELINE else "automatic KL", fontsize=8)
                 ax.tick_params(labelsize=7)
-            for ax in list(axes.flat)[len(keys):]:
+            for ax in list(axes.flat)[len(keys) :]:
                 ax.axis("off")
-            fig.suptitle(f"{DATASET_LABELS.get(ds, ds)}, {SAMPLING_LABELS.get(sampling, sampling)} sampling: "
-                         "automatic score vs gold KL per answer set (mean per-question Spearman ρ)", fontsize=12)
+            fig.suptitle(
+                f"{DATASET_LABELS.get(ds, ds)}, {SAMPLING_LABELS.get(sampling, sampling)} sampling: "
+                "automatic score vs gold KL per answer set (mean per-question Spearman ρ)",
+                fontsize=12,
+            )
             fig.tight_layout(rect=(0, 0, 1, 0.96))
             path = out_dir / f"validation_{ds}_{sampling}.png"
             fig.savefig(path, dpi=90)
@@ -538,9 +663,16 @@ def plot_study(result: StudyResult, out_dir: Path) -> list[Path]:
     return paths
 
 
-def write_study(result: StudyResult, out_dir: Path, *, command: str = "python -m studies.validation all",
-                plots: bool = True, matching: Optional[Mapping[str, Any]] = None,
-                systems: Optional[Mapping[str, Any]] = None, seconds: Optional[float] = None) -> list[Path]:
+def write_study(
+    result: StudyResult,
+    out_dir: Path,
+    *,
+    command: str = "python -m studies.validation all",
+    plots: bool = True,
+    matching: Optional[Mapping[str, Any]] = None,
+    systems: Optional[Mapping[str, Any]] = None,
+    seconds: Optional[float] = None,
+) -> list[Path]:
     """Write ``validation.json``, ``validation_details.json``, ``validation.md`` and the plots; returns the paths.
 
     >>> write_study(run_study("../shared/data"), Path("studies/reports"))  # doctest: +SKIP
@@ -551,8 +683,9 @@ def write_study(result: StudyResult, out_dir: Path, *, command: str = "python -m
     written = [out_dir / "validation.json", out_dir / "validation_details.json", out_dir / "validation.md"]
     _write_json(written[0], validation_table(result, matching, systems))
     _write_json(written[1], _details(result, matching, systems))
-    written[2].write_text(study_markdown(result, command, [str(p) for p in pngs], matching, systems, seconds),
-                          encoding="utf-8")
+    written[2].write_text(
+        study_markdown(result, command, [str(p) for p in pngs], matching, systems, seconds), encoding="utf-8"
+    )
     return written + pngs
 
 
@@ -569,8 +702,10 @@ def leaderboard_markdown(board: Mapping[str, Any], command: str = "python -m stu
     """
     info = board.get("info", {})
     defaults = info.get("defaults", {})
-    automatic = info.get("automatic") or {"clustering": defaults.get("clustering"),
-                                          "matching": defaults.get("matching")}
+    automatic = info.get("automatic") or {
+        "clustering": defaults.get("clustering"),
+        "matching": defaults.get("matching"),
+    }
     described = ", ".join(f"{k} {v}" for k, v in automatic.items() if k not in ("clustering", "matching", "embedder"))
     lines = [
         "# Leaderboard",
@@ -583,7 +718,8 @@ def leaderboard_markdown(board: Mapping[str, Any], command: str = "python -m stu
         "- **ProbEval KL** (lower is better): *human clusters* = the data's own clusters with WordNet matching "
         "(the setting to use whenever the references carry clusters); *automatic* = the setting for raw "
         f"answers without clusters ({automatic.get('clustering')} clustering of `{info.get('embedder')}` "
-        f"embeddings, {automatic.get('matching')} matching" + (f", {described}" if described else "")
+        f"embeddings, {automatic.get('matching')} matching"
+        + (f", {described}" if described else "")
         + ": ProbEval's automatic default for answers without clusters, passed explicitly).",
         "- **ProtoQA** (higher is better): WordNet similarity, the paper's metrics; only for files whose "
         "answers are ranked.",
@@ -599,33 +735,55 @@ def leaderboard_markdown(board: Mapping[str, Any], command: str = "python -m stu
     for name, data in board.items():
         if name == "info":
             continue
-        lines += [f"## {data['label']}", "", f"Targets `{data['targets']}`, {data['questions']} questions.", "",
-                  "| system | file | kind | answers / question (distinct) | in targets | ProbEval KL, human clusters | "
-                  "ProbEval KL, automatic |",
-                  "|---|---|---|---:|---:|---:|---:|"]
+        lines += [
+            f"## {data['label']}",
+            "",
+            f"Targets `{data['targets']}`, {data['questions']} questions.",
+            "",
+            "| system | file | kind | answers / question (distinct) | in targets | ProbEval KL, human clusters | "
+            "ProbEval KL, automatic |",
+            "|---|---|---|---:|---:|---:|---:|",
+        ]
         for row in data["systems"]:
-            lines.append(f"| {row['system']} | `{row['file']}` | {row['kind']} | "
-                         f"{row['samples_per_question']:.1f} ({row['distinct_per_question']:.1f}) | "
-                         f"{row.get('overlap_with_targets', 0):.0%} | "
-                         f"{_ci(row['probeval'].get('human'))} | {_ci(row['probeval'].get('automatic'))} |")
+            lines.append(
+                f"| {row['system']} | `{row['file']}` | {row['kind']} | "
+                f"{row['samples_per_question']:.1f} ({row['distinct_per_question']:.1f}) | "
+                f"{row.get('overlap_with_targets', 0):.0%} | "
+                f"{_ci(row['probeval'].get('human'))} | {_ci(row['probeval'].get('automatic'))} |"
+            )
         notes = [f"`{row['file']}`: {row['note']}" for row in data["systems"] if row.get("note")]
-        notes += [f"`{row['file']}`: {row['overlap_with_targets']:.1%} of its answers (with repetition) are the "
-                  "targets' own raw answers: it is (nearly) the ground truth itself, an oracle rather than a "
-                  "system, whatever the file name says"
-                  for row in data["systems"] if row.get("overlap_with_targets", 0) >= ORACLE_OVERLAP]
-        notes += [f"`{row['file']}`: ids not in the targets ignored: {', '.join(row['ignored_ids'])}"
-                  for row in data["systems"] if row["ignored_ids"]]
-        notes += [f"`{row['file']}`: questions without answers (scored as empty / 0): {', '.join(row['missing_ids'])}"
-                  for row in data["systems"] if row["missing_ids"]]
+        notes += [
+            f"`{row['file']}`: {row['overlap_with_targets']:.1%} of its answers (with repetition) are the "
+            "targets' own raw answers: it is (nearly) the ground truth itself, an oracle rather than a "
+            "system, whatever the file name says"
+            for row in data["systems"]
+            if row.get("overlap_with_targets", 0) >= ORACLE_OVERLAP
+        ]
+        notes += [
+            f"`{row['file']}`: ids not in the targets ignored: {', '.join(row['ignored_ids'])}"
+            for row in data["systems"]
+            if row["ignored_ids"]
+        ]
+        notes += [
+            f"`{row['file']}`: questions without answers (scored as empty / 0): {', '.join(row['missing_ids'])}"
+            for row in data["systems"]
+            if row["missing_ids"]
+        ]
         if notes:
             lines += [""] + [f"- {n}" for n in notes]
         ranked = [row for row in data["systems"] if row.get("protoqa")]
         if ranked:
-            lines += ["", "| system | ranking | " + " | ".join(PROTOQA_METRICS) + " |",
-                      "|---|---|" + "---:|" * len(PROTOQA_METRICS)]
+            lines += [
+                "",
+                "| system | ranking | " + " | ".join(PROTOQA_METRICS) + " |",
+                "|---|---|" + "---:|" * len(PROTOQA_METRICS),
+            ]
             for row in ranked:
-                lines.append(f"| {row['system']} | {row['ranking']} | "
-                             + " | ".join(_ci(row["protoqa"][m]) for m in PROTOQA_METRICS) + " |")
+                lines.append(
+                    f"| {row['system']} | {row['ranking']} | "
+                    + " | ".join(_ci(row["protoqa"][m]) for m in PROTOQA_METRICS)
+                    + " |"
+                )
         unranked = [row["system"] for row in data["systems"] if not row.get("protoqa")]
         if unranked:
             lines += ["", "No ProtoQA score (answers not ranked): " + "; ".join(unranked) + "."]
@@ -633,8 +791,9 @@ def leaderboard_markdown(board: Mapping[str, Any], command: str = "python -m stu
     return "\n".join(lines)
 
 
-def write_leaderboard(board: Mapping[str, Any], out_dir: Path,
-                      command: str = "python -m studies.validation leaderboard") -> list[Path]:
+def write_leaderboard(
+    board: Mapping[str, Any], out_dir: Path, command: str = "python -m studies.validation leaderboard"
+) -> list[Path]:
     """Write ``leaderboard.json`` and ``leaderboard.md``; returns their paths.
 
     >>> write_leaderboard(run_leaderboard("../shared/data"), Path("studies/reports"))  # doctest: +SKIP

@@ -64,9 +64,10 @@ import math
 import os
 import zlib
 from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, Optional, Sequence, Union
+from typing import Optional, Union
 
 import numpy as np
 
@@ -106,7 +107,6 @@ STRATIFIED_ANSWERS = 50
 
 SAMPLINGS = ("centered", "missing_answers", "wrong_ranking", "wrong_score")
 """The answer-set generators, in the order their seeds are numbered."""
-
 
 
 @dataclass(frozen=True)
@@ -224,19 +224,23 @@ def read_annotations(path: Union[str, os.PathLike]) -> dict[str, dict[str, Annot
         raise DataFormatError(f"not a JSON file: {exc}", path) from None
     data = whole.get("annotated_prediction_data") if isinstance(whole, dict) else None
     if not isinstance(data, dict):
-        raise DataFormatError("no \"annotated_prediction_data\" object", path)
+        raise DataFormatError('no "annotated_prediction_data" object', path)
     out: dict[str, dict[str, Annotation]] = {}
     for qid, answers in data.items():
         if not isinstance(answers, dict):
-            raise DataFormatError(f"expected {{answer: {{\"cluster\", \"count\"}}}}, got {type(answers).__name__}",
-                                  path, question_id=qid)
+            raise DataFormatError(
+                f'expected {{answer: {{"cluster", "count"}}}}, got {type(answers).__name__}', path, question_id=qid
+            )
         parsed: dict[str, Annotation] = {}
         for answer, info in answers.items():
             cluster = info.get("cluster") if isinstance(info, dict) else None
             count = info.get("count") if isinstance(info, dict) else None
             if not isinstance(cluster, str) or isinstance(count, bool) or not isinstance(count, int) or count < 0:
-                raise DataFormatError(f"answer {answer!r}: expected {{\"cluster\": str, \"count\": int >= 0}}, "
-                                      f"got {info!r}", path, question_id=qid)
+                raise DataFormatError(
+                    f'answer {answer!r}: expected {{"cluster": str, "count": int >= 0}}, got {info!r}',
+                    path,
+                    question_id=qid,
+                )
             parsed[answer] = Annotation(cluster, count)
         out[qid] = parsed
     return out
@@ -272,9 +276,13 @@ def stratified_answers(truth: GroundTruth, num: int, rng: np.random.Generator) -
     return out
 
 
-def build_pools(truths: Mapping[str, GroundTruth],
-                annotations: Mapping[str, Mapping[str, Annotation]], *, stratified: int = 0,
-                seed: int = 0) -> dict[str, QuestionPool]:
+def build_pools(
+    truths: Mapping[str, GroundTruth],
+    annotations: Mapping[str, Mapping[str, Annotation]],
+    *,
+    stratified: int = 0,
+    seed: int = 0,
+) -> dict[str, QuestionPool]:
     """One :class:`QuestionPool` per question that has both ground truth and annotations.
 
     ``stratified > 0`` adds that many ground-truth answers per question, stratified by
@@ -308,8 +316,11 @@ def build_pools(truths: Mapping[str, GroundTruth],
             elif ann.cluster in index:
                 j = index[ann.cluster]
             else:
-                raise DataFormatError(f"answer {answer!r} is annotated with cluster {ann.cluster!r}, which the "
-                                      f"question does not have (clusters: {', '.join(ids)})", question_id=qid)
+                raise DataFormatError(
+                    f"answer {answer!r} is annotated with cluster {ann.cluster!r}, which the "
+                    f"question does not have (clusters: {', '.join(ids)})",
+                    question_id=qid,
+                )
             by_category[j][answer] += ann.count
         if stratified > 0:
             rng = np.random.default_rng([int(seed), 99, zlib.crc32(qid.encode("utf-8"))])
@@ -325,7 +336,7 @@ def build_pools(truths: Mapping[str, GroundTruth],
             strings = list(dict.fromkeys(cluster.answers))
             weights = {a: truth.answer_counts.get(a, 0.0) for a in strings}
             if not any(w > 0 for w in weights.values()):
-                weights = {a: 1.0 for a in strings}
+                weights = dict.fromkeys(strings, 1.0)
             categories.append(_weighted(weights, "human answers"))
         if sum(by_category[-1].values()) > 0:
             categories.append(_weighted(by_category[-1], "annotated"))
@@ -333,9 +344,14 @@ def build_pools(truths: Mapping[str, GroundTruth],
             # An answer this question annotates or has among its human answers is not wrong here.
             own = set(annotations[qid]) | set(truth.answer_counts)
             categories.append(_weighted({a: n for a, n in pooled_wrong.items() if a not in own}, "other questions"))
-        pools[qid] = QuestionPool(qid, ids, tuple(float(c.count) for c in truth.clusters),
-                                  tuple(float(sum(c.values())) for c in by_category), tuple(categories),
-                                  int(stratified))
+        pools[qid] = QuestionPool(
+            qid,
+            ids,
+            tuple(float(c.count) for c in truth.clusters),
+            tuple(float(sum(c.values())) for c in by_category),
+            tuple(categories),
+            int(stratified),
+        )
     return pools
 
 
@@ -349,8 +365,7 @@ def question_rng(seed: int, sampling: str, question_id: str) -> np.random.Genera
     return np.random.default_rng([int(seed), SAMPLINGS.index(sampling), zlib.crc32(question_id.encode("utf-8"))])
 
 
-def centered_distribution(p_model: Sequence[float], p_gold: Sequence[float],
-                          rng: np.random.Generator) -> np.ndarray:
+def centered_distribution(p_model: Sequence[float], p_gold: Sequence[float], rng: np.random.Generator) -> np.ndarray:
     """SPEC's centered sampling: ``z*P_model + w1*P_gold + w2*Uniform``, z ~ U(0.5, 1), w1 + w2 = 1 - z.
 
     >>> p = centered_distribution([0.5, 0.0, 0.5], [0.6, 0.4, 0.0], np.random.default_rng(0))
@@ -367,8 +382,9 @@ def centered_distribution(p_model: Sequence[float], p_gold: Sequence[float],
     return z * model + w1 * gold + w2 * np.full(len(model), 1.0 / len(model))
 
 
-def missing_answers_distribution(p_gold: Sequence[float], rng: np.random.Generator,
-                                 include_wrong: bool = False) -> np.ndarray:
+def missing_answers_distribution(
+    p_gold: Sequence[float], rng: np.random.Generator, include_wrong: bool = False
+) -> np.ndarray:
     """``p_gold`` with 1 to n - 1 of its n non-empty clusters set to 0, renormalized ("wrong" stays 0).
 
     With a single non-empty cluster nothing can be dropped and ``p_gold`` is returned.
@@ -400,8 +416,9 @@ def missing_answers_distribution(p_gold: Sequence[float], rng: np.random.Generat
     return out / out.sum()
 
 
-def wrong_ranking_distribution(p_gold: Sequence[float], rng: np.random.Generator,
-                               include_wrong: bool = False) -> np.ndarray:
+def wrong_ranking_distribution(
+    p_gold: Sequence[float], rng: np.random.Generator, include_wrong: bool = False
+) -> np.ndarray:
     """``p_gold`` with the clusters' probabilities permuted ("wrong" stays last), differing from ``p_gold``.
 
     ``include_wrong`` (the authors' procedure) permutes "wrong" with the clusters.
@@ -425,8 +442,9 @@ def wrong_ranking_distribution(p_gold: Sequence[float], rng: np.random.Generator
             return out
 
 
-def wrong_score_distribution(p_gold: Sequence[float], rng: np.random.Generator,
-                             include_wrong: bool = False) -> np.ndarray:
+def wrong_score_distribution(
+    p_gold: Sequence[float], rng: np.random.Generator, include_wrong: bool = False
+) -> np.ndarray:
     """``p_gold`` with every cluster probability moved by less than half the gap to its neighbours.
 
     The order of the clusters by probability is kept (ties stay tied); "wrong" stays 0,
@@ -442,7 +460,7 @@ def wrong_score_distribution(p_gold: Sequence[float], rng: np.random.Generator,
     clusters = gold[:end]
     order = np.argsort(-clusters, kind="stable")
     ranked = clusters[order]
-    above = np.append(np.inf, ranked[:-1] - ranked[1:])   # gap to the next larger
+    above = np.append(np.inf, ranked[:-1] - ranked[1:])  # gap to the next larger
     below = np.append(ranked[:-1] - ranked[1:], ranked[-1])  # gap to the next smaller (or to 0)
     half_gap = np.minimum(above, below) / 2.0
     severity = rng.uniform(0.0, 1.0)
@@ -556,8 +574,9 @@ def draw_authors_set(pool: QuestionPool, p: Sequence[float], sampling: str, rng:
     probs = np.asarray(p, dtype=np.float64)
     if len(probs) != len(pool.categories):
         raise ValueError(f"{len(probs)} probabilities for {len(pool.categories)} categories")
-    counts = authors_counts(probs, pool.annotated_counts,
-                            one_more_if_empty=sampling in ("wrong_ranking", "wrong_score"))
+    counts = authors_counts(
+        probs, pool.annotated_counts, one_more_if_empty=sampling in ("wrong_ranking", "wrong_score")
+    )
     answers: Counter = Counter()
     drawn = []
     for category, n in zip(pool.categories, counts):
@@ -569,8 +588,15 @@ def draw_authors_set(pool: QuestionPool, p: Sequence[float], sampling: str, rng:
     return AnswerSet(dict(answers), tuple(drawn), tuple(float(x) for x in probs))
 
 
-def draw_answer_sets(pool: QuestionPool, sampling: str, num_sets: int, *, size: Optional[int] = None,
-                     seed: int = 0, procedure: str = "authors") -> list[AnswerSet]:
+def draw_answer_sets(
+    pool: QuestionPool,
+    sampling: str,
+    num_sets: int,
+    *,
+    size: Optional[int] = None,
+    seed: int = 0,
+    procedure: str = "authors",
+) -> list[AnswerSet]:
     """``num_sets`` answer sets of one question from one generator (see the module docstring).
 
     ``procedure`` is ``authors`` (sizes scaled to the pool, without replacement; ``size``
@@ -602,4 +628,3 @@ def draw_answer_sets(pool: QuestionPool, sampling: str, num_sets: int, *, size: 
     rng = question_rng(seed, sampling, pool.question_id)
     generator = _GENERATORS[sampling]
     return [draw_answer_set(pool, generator(pool, rng), size, rng) for _ in range(num_sets)]
-

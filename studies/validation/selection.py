@@ -19,14 +19,16 @@ question are closest to the annotators' on dev. Nothing here opens a CFC test fi
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence, Union
+from typing import Any, Optional, Union
 
 import numpy as np
 
 from cfc_probeval.inputs import read_ground_truth, read_samples
 from cfc_probeval.probeval import normalized_sample_counts
+
 from .stats import spearman
 from .systems import REFERENCE, Candidate, SystemData, _Scorer
 
@@ -35,23 +37,38 @@ __all__ = ["DEV_POOLS", "MIXES", "load_dev_systems", "DevSelection", "select_on_
 #: Dev set -> (targets, model answer pool, extra human answer pool), paths under the data folder.
 DEV_POOLS = {
     "cfc_dev": ("cfc/dev.targets.jsonl", "cfc/dev.predictions.gpt2-xl.oneshot.json", "cfc/dev.predictions.human.json"),
-    "protoqa_dev": ("protoqa/dev.crowdsourced.jsonl", "probeval_validation/protoqa_dev.gpt2.samples.annotated.json",
-                    "probeval_validation/protoqa_dev.human.json"),
+    "protoqa_dev": (
+        "protoqa/dev.crowdsourced.jsonl",
+        "probeval_validation/protoqa_dev.gpt2.samples.annotated.json",
+        "probeval_validation/protoqa_dev.human.json",
+    ),
 }
 
 #: (share of model answers, share of extra human answers, off-topic answers per model answer kept):
 #: twelve pools from weak (few answers, many off-topic) to strong (human answers mixed in).
-MIXES = ((1.0, 0.0, 0.0), (0.5, 0.0, 0.0), (0.25, 0.0, 0.0), (1.0, 0.0, 0.3), (0.5, 0.0, 0.3),
-         (0.25, 0.0, 0.3), (1.0, 0.25, 0.0), (0.5, 0.25, 0.0), (1.0, 0.25, 0.3), (0.5, 0.5, 0.0),
-         (1.0, 0.5, 0.3), (0.75, 0.1, 0.1))
+MIXES = (
+    (1.0, 0.0, 0.0),
+    (0.5, 0.0, 0.0),
+    (0.25, 0.0, 0.0),
+    (1.0, 0.0, 0.3),
+    (0.5, 0.0, 0.3),
+    (0.25, 0.0, 0.3),
+    (1.0, 0.25, 0.0),
+    (0.5, 0.25, 0.0),
+    (1.0, 0.25, 0.3),
+    (0.5, 0.5, 0.0),
+    (1.0, 0.5, 0.3),
+    (0.75, 0.1, 0.1),
+)
 
 
 def _distinct(path: Path) -> dict[str, list[str]]:
     return {q: sorted(normalized_sample_counts(c)) for q, c in read_samples(path).items()}
 
 
-def load_dev_systems(data_dir: Union[str, Path], name: str, seed: int = 0,
-                     num_questions: Optional[int] = None) -> SystemData:
+def load_dev_systems(
+    data_dir: Union[str, Path], name: str, seed: int = 0, num_questions: Optional[int] = None
+) -> SystemData:
     """The dev set ``name``'s questions with one system-like pool per mix (distinct answers, weight 1).
 
     >>> data = load_dev_systems("../shared/data", "cfc_dev", num_questions=2)  # doctest: +SKIP
@@ -76,7 +93,7 @@ def load_dev_systems(data_dir: Union[str, Path], name: str, seed: int = 0,
             others = [a for other in ids if other != q for a in model[other][:20]]
             if off_share and others:
                 kept += list(rng.choice(others, size=min(len(others), round(off_share * len(own))), replace=False))
-            pools[q] = {a: 1 for a in dict.fromkeys(kept)}
+            pools[q] = dict.fromkeys(dict.fromkeys(kept), 1)
         answers[f"mix{k}(model={m_share},human={h_share},off={off_share})"] = pools
     return SystemData(truths, ids, answers)
 
@@ -137,8 +154,7 @@ class DevSelection:
             out += np.abs(counts[:, pick].mean(axis=1) - human) / human
         return out / len(self.clusters)
 
-    def choose(self, among: Sequence[int], idx: Optional[dict[str, np.ndarray]] = None,
-               by: str = "criterion") -> int:
+    def choose(self, among: Sequence[int], idx: Optional[dict[str, np.ndarray]] = None, by: str = "criterion") -> int:
         """Index of the best of ``among``: by the dev criterion (ties: smaller count gap, then grid order),
         or ``by="count"``: by the count gap alone (ties: grid order)."""
         crit, gap = self.criterion(idx), self.count_gap(idx)
@@ -155,15 +171,23 @@ class DevSelection:
             x, y = kl[i].mean(axis=1), self.reference[name].mean(axis=1)
             rho = spearman(x, y)
             tau = float(kendalltau(x, y).statistic)
-            per_set[name] = {"spearman": None if math.isnan(rho) else rho, "kendall": None if math.isnan(tau) else tau,
-                             "clusters_per_question": float(self.clusters[name][i].mean()),
-                             "human_clusters_per_question": float(self.human_clusters[name].mean())}
+            per_set[name] = {
+                "spearman": None if math.isnan(rho) else rho,
+                "kendall": None if math.isnan(tau) else tau,
+                "clusters_per_question": float(self.clusters[name][i].mean()),
+                "human_clusters_per_question": float(self.human_clusters[name].mean()),
+            }
         return {"criterion": float(self.criterion()[i]), "count_gap": float(self.count_gap()[i]), "dev_sets": per_set}
 
 
-def select_on_dev(data_dir: Union[str, Path], grid: Sequence[Candidate], *, seed: int = 0,
-                  num_questions: Optional[int] = None,
-                  log: Callable[[str], None] = lambda _: None) -> DevSelection:
+def select_on_dev(
+    data_dir: Union[str, Path],
+    grid: Sequence[Candidate],
+    *,
+    seed: int = 0,
+    num_questions: Optional[int] = None,
+    log: Callable[[str], None] = lambda _: None,
+) -> DevSelection:
     """Every candidate of ``grid`` scored on the dev pools of both dev sets (reads dev files only).
 
     >>> sel = select_on_dev("../shared/data", [Candidate("char-ngrams", "hac")], num_questions=2)  # doctest: +SKIP
@@ -180,6 +204,7 @@ def select_on_dev(data_dir: Union[str, Path], grid: Sequence[Candidate], *, seed
         kls[name] = np.stack([scorer.kls(c) for c in grid])
         counts[name] = np.array([[len(scorer.clusters(c, q)) for q in data.question_ids] for c in grid], dtype=float)
         systems[name] = data.systems
-        log(f"  dev pools {name}: {len(data.question_ids)} questions, {len(data.systems)} pools, "
-            f"{len(grid)} candidates")
+        log(
+            f"  dev pools {name}: {len(data.question_ids)} questions, {len(data.systems)} pools, {len(grid)} candidates"
+        )
     return DevSelection(grid, kls, ref, counts, human, systems)

@@ -9,7 +9,8 @@ fold does not depend on the order it was read in.
 from __future__ import annotations
 
 import math
-from typing import Callable, Mapping, Optional, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Optional
 
 import numpy as np
 
@@ -56,8 +57,14 @@ def spearman(x: Sequence[float], y: Sequence[float]) -> float:
     return float(spearmanr(a, b).statistic)
 
 
-def bootstrap_interval(statistic: Callable[[np.ndarray], float], num_questions: int, *,
-                       resamples: int = RESAMPLES, seed: int = 0, level: float = LEVEL) -> Optional[tuple[float, float]]:
+def bootstrap_interval(
+    statistic: Callable[[np.ndarray], float],
+    num_questions: int,
+    *,
+    resamples: int = RESAMPLES,
+    seed: int = 0,
+    level: float = LEVEL,
+) -> Optional[tuple[float, float]]:
     """Percentile interval of ``statistic(indices)`` over question indices resampled with replacement.
 
     Resamples where the statistic is NaN are left out; None when all are.

@@ -50,17 +50,12 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
+from typing import Any, Optional, Union
 
 import numpy as np
-
-from protoqa_core.ranking import rank_by_frequency
-from protoqa_core.readers import Cluster
-from protoqa_metric.scoring import score_matrix
-from protoqa_core.similarity import get_similarity
-from protoqa_core.text import normalize_prediction
 
 from cfc_probeval.clustering import CLUSTERINGS
 from cfc_probeval.distributions import human_counts, kl_divergence, laplace_smoothed, model_counts
@@ -68,8 +63,21 @@ from cfc_probeval.embedders import Embedder, get_embedder
 from cfc_probeval.inputs import GroundTruth, read_ground_truth
 from cfc_probeval.matching import MATCHINGS, GPMatcher, Matcher, make_matcher
 from cfc_probeval.probeval import AnswerCluster, ProbEval, normalized_sample_counts
-from .sampling import (SAMPLINGS, STRATIFIED_ANSWERS, AnswerSet, QuestionPool, build_pools, draw_answer_sets,
-                       read_annotations)
+from protoqa_core.ranking import rank_by_frequency
+from protoqa_core.readers import Cluster
+from protoqa_core.similarity import get_similarity
+from protoqa_core.text import normalize_prediction
+from protoqa_metric.scoring import score_matrix
+
+from .sampling import (
+    SAMPLINGS,
+    STRATIFIED_ANSWERS,
+    AnswerSet,
+    QuestionPool,
+    build_pools,
+    draw_answer_sets,
+    read_annotations,
+)
 from .stats import FOLDS, RESAMPLES, bootstrap_interval, fold_of, interval, spearman
 
 __all__ = [
@@ -110,14 +118,22 @@ __all__ = [
 STUDY_SEED = 0
 """Seed of K-means and the GP classifiers in every setting."""
 
-UNTUNED_PARAMETERS: dict[str, Any] = {"hac_linkage": "complete", "hac_threshold": 0.3, "xmeans_k_init": 16,
-                                      "gmeans_k_init": 4, "cosine_threshold": 0.6, "gp_threshold": 0.4}
+UNTUNED_PARAMETERS: dict[str, Any] = {
+    "hac_linkage": "complete",
+    "hac_threshold": 0.3,
+    "xmeans_k_init": 16,
+    "gmeans_k_init": 4,
+    "cosine_threshold": 0.6,
+    "gp_threshold": 0.4,
+}
 """The parameters a setting uses when they are not tuned (``--no-tune``, or a group left out of the grid),
 written out here rather than read from ProbEval's defaults: G-means from 4 centers, cosine 0.6 and GP 0.4 as
 ProbEval's automatic default and thresholds; HAC complete linkage at 0.3 and X-means from 16 centers."""
 
 CLUSTERING_LIMITS: dict[str, tuple[tuple[str, Any], ...]] = {
-    "xmeans": (("k_max", 20),), "gmeans": (("k_max", 20), ("alpha", 0.0001))}
+    "xmeans": (("k_max", 20),),
+    "gmeans": (("k_max", 20), ("alpha", 0.0001)),
+}
 """Fixed (not tuned) options of X-means and G-means, passed to ProbEval explicitly."""
 
 POOLED_RESAMPLES = 200
@@ -127,10 +143,20 @@ BASELINE = "protoqa_score"
 """Key of the ProtoQA baseline (1 - Max Answers@10, WordNet) in the result tables."""
 
 PAPER_FIGURES: dict[str, dict[str, float]] = {
-    "protoqa_dev": {"human+wordnet": 0.752, "hac+wordnet": 0.698, "gmeans+wordnet": 0.681,
-                    "xmeans+wordnet": 0.669, BASELINE: 0.193},
-    "cfc_dev": {"human+wordnet": 0.788, "hac+wordnet": 0.728, "gmeans+wordnet": 0.721,
-                "xmeans+wordnet": 0.728, BASELINE: 0.257},
+    "protoqa_dev": {
+        "human+wordnet": 0.752,
+        "hac+wordnet": 0.698,
+        "gmeans+wordnet": 0.681,
+        "xmeans+wordnet": 0.669,
+        BASELINE: 0.193,
+    },
+    "cfc_dev": {
+        "human+wordnet": 0.788,
+        "hac+wordnet": 0.728,
+        "gmeans+wordnet": 0.721,
+        "xmeans+wordnet": 0.728,
+        BASELINE: 0.257,
+    },
 }
 """SPEC section 2: the paper's dev-set correlations under centered sampling."""
 
@@ -146,8 +172,12 @@ class DevSet:
 
 
 DEV_SETS = (
-    DevSet("protoqa_dev", "ProtoQA dev", "protoqa/dev.crowdsourced.jsonl",
-           "probeval_validation/protoqa_dev.gpt2.samples.annotated.json"),
+    DevSet(
+        "protoqa_dev",
+        "ProtoQA dev",
+        "protoqa/dev.crowdsourced.jsonl",
+        "probeval_validation/protoqa_dev.gpt2.samples.annotated.json",
+    ),
     DevSet("cfc_dev", "CFC dev", "cfc/dev.targets.jsonl", "cfc/dev.predictions.human.annotated.json"),
 )
 
@@ -235,15 +265,19 @@ def matching_threshold(matching: str, params: Mapping[str, Any]) -> Optional[flo
     raise ValueError(f"unknown matching {matching!r}; choose one of {', '.join(MATCHINGS)}")
 
 
-def final_settings(params: Mapping[str, Any], clusterings: Sequence[str] = CLUSTERINGS,
-                   matchings: Sequence[str] = MATCHINGS) -> list[Setting]:
+def final_settings(
+    params: Mapping[str, Any], clusterings: Sequence[str] = CLUSTERINGS, matchings: Sequence[str] = MATCHINGS
+) -> list[Setting]:
     """Every ``clustering x matching`` setting with the given parameters.
 
     >>> [s.key for s in final_settings(default_parameters(), ["human"], ["wordnet", "gp"])]
     ['human+wordnet', 'human+gp']
     """
-    return [Setting(c, m, clustering_params(c, params), matching_threshold(m, params))
-            for c in clusterings for m in matchings]
+    return [
+        Setting(c, m, clustering_params(c, params), matching_threshold(m, params))
+        for c in clusterings
+        for m in matchings
+    ]
 
 
 @dataclass(frozen=True)
@@ -272,8 +306,14 @@ class Correlation:
         return len(self.per_question)
 
 
-def mean_spearman(scores: Mapping[str, Sequence[float]], gold: Mapping[str, Sequence[float]], *,
-                  resamples: int = RESAMPLES, pooled_resamples: int = POOLED_RESAMPLES, seed: int = 0) -> Correlation:
+def mean_spearman(
+    scores: Mapping[str, Sequence[float]],
+    gold: Mapping[str, Sequence[float]],
+    *,
+    resamples: int = RESAMPLES,
+    pooled_resamples: int = POOLED_RESAMPLES,
+    seed: int = 0,
+) -> Correlation:
     """Per-question Spearman correlation of ``scores`` with ``gold``: mean (constant = 0), mean of defined, pooled.
 
     >>> c = mean_spearman({"a": [1, 2, 3], "b": [1, 1, 1]}, {"a": [0.1, 0.3, 0.2], "b": [1, 2, 3]}, resamples=20)
@@ -307,9 +347,14 @@ def mean_spearman(scores: Mapping[str, Sequence[float]], gold: Mapping[str, Sequ
     everything = np.arange(len(ids))
     if not ids:
         return Correlation(math.nan, {}, (), math.nan, math.nan, {})
-    ci = {name: interval(bootstrap_interval(stat, len(ids), resamples=n, seed=seed)) if n else None
-          for name, stat, n in (("mean", mean_zero, resamples), ("mean_dropped", mean_defined, resamples),
-                                ("pooled", pooled, min(resamples, pooled_resamples)))}
+    ci = {
+        name: interval(bootstrap_interval(stat, len(ids), resamples=n, seed=seed)) if n else None
+        for name, stat, n in (
+            ("mean", mean_zero, resamples),
+            ("mean_dropped", mean_defined, resamples),
+            ("pooled", pooled, min(resamples, pooled_resamples)),
+        )
+    }
     return Correlation(mean_zero(everything), values, constant, mean_defined(everything), pooled(everything), ci)
 
 
@@ -323,12 +368,16 @@ def gold_kl(cluster_counts: Sequence[float], answers_per_category: Sequence[floa
     """
     counts = np.asarray(answers_per_category, dtype=np.float64)
     if len(counts) != len(cluster_counts) + 1:
-        raise ValueError(f"{len(counts)} category counts for {len(cluster_counts)} clusters plus \"wrong\"")
+        raise ValueError(f'{len(counts)} category counts for {len(cluster_counts)} clusters plus "wrong"')
     return kl_divergence(laplace_smoothed(human_counts(cluster_counts)), laplace_smoothed(counts))
 
 
-def baseline_score(answers: Mapping[str, int], clusters: Sequence[Cluster],
-                   similarity_row: Callable[[str], Sequence[float]], max_answers: int = 10) -> float:
+def baseline_score(
+    answers: Mapping[str, int],
+    clusters: Sequence[Cluster],
+    similarity_row: Callable[[str], Sequence[float]],
+    max_answers: int = 10,
+) -> float:
     """1 - Max Answers@k of an answer set, its answers ranked by :func:`rank_by_frequency`.
 
     ``answers`` are the set's answers with counts (normalized and merged by the ranker,
@@ -379,8 +428,9 @@ class Toolkit:
         pe = self._probevals.get(key)
         if pe is None:
             options = dict(setting.clustering_params) | dict(CLUSTERING_LIMITS.get(setting.clustering, ()))
-            pe = ProbEval(setting.clustering, self.matcher("wordnet"), embedder=self.embedder, seed=self.seed,
-                          **options)
+            pe = ProbEval(
+                setting.clustering, self.matcher("wordnet"), embedder=self.embedder, seed=self.seed, **options
+            )
             self._probevals[key] = pe
         return pe
 
@@ -397,7 +447,9 @@ class Toolkit:
             self._matchers[key] = matcher
         return matcher
 
-    def match(self, setting: Setting, samples: Sequence[str], clusters: Sequence[AnswerCluster]) -> list[tuple[int, ...]]:
+    def match(
+        self, setting: Setting, samples: Sequence[str], clusters: Sequence[AnswerCluster]
+    ) -> list[tuple[int, ...]]:
         """Cluster indices of every sample under a setting.
 
         >>> from cfc_probeval.probeval import AnswerCluster
@@ -490,9 +542,17 @@ class QuestionStudy:
         return [baseline_score(s.answers, self.truth.clusters, self._similarity_row) for s in self.sets[sampling]]
 
 
-def load_dev_set(data_dir: Union[str, Path], dev_set: DevSet, *, num_questions: Optional[int] = None,
-                 num_sets: int = 50, set_size: Optional[int] = None, seed: int = 0,
-                 samplings: Sequence[str] = SAMPLINGS, procedure: str = "authors") -> list[QuestionStudy]:
+def load_dev_set(
+    data_dir: Union[str, Path],
+    dev_set: DevSet,
+    *,
+    num_questions: Optional[int] = None,
+    num_sets: int = 50,
+    set_size: Optional[int] = None,
+    seed: int = 0,
+    samplings: Sequence[str] = SAMPLINGS,
+    procedure: str = "authors",
+) -> list[QuestionStudy]:
     """The study's questions of one dev set (the first ``num_questions`` annotated ones), with their sets drawn.
 
     ``procedure``: ``authors`` (50 stratified ground-truth answers added to each pool, set
@@ -506,16 +566,22 @@ def load_dev_set(data_dir: Union[str, Path], dev_set: DevSet, *, num_questions: 
     data_dir = Path(data_dir)
     truths = read_ground_truth(data_dir / dev_set.targets)
     annotations = read_annotations(data_dir / dev_set.annotations)
-    pools = build_pools(truths, annotations, stratified=STRATIFIED_ANSWERS if procedure == "authors" else 0,
-                        seed=seed)
+    pools = build_pools(truths, annotations, stratified=STRATIFIED_ANSWERS if procedure == "authors" else 0, seed=seed)
     ids = [qid for qid in annotations if qid in pools]
     if num_questions is not None:
         ids = ids[:num_questions]
-    return [QuestionStudy(truths[qid], pools[qid],
-                          {s: draw_answer_sets(pools[qid], s, num_sets, size=set_size, seed=seed, procedure=procedure)
-                           for s in samplings},
-                          annotations_are_ground_truth(truths[qid], annotations[qid]))
-            for qid in ids]
+    return [
+        QuestionStudy(
+            truths[qid],
+            pools[qid],
+            {
+                s: draw_answer_sets(pools[qid], s, num_sets, size=set_size, seed=seed, procedure=procedure)
+                for s in samplings
+            },
+            annotations_are_ground_truth(truths[qid], annotations[qid]),
+        )
+        for qid in ids
+    ]
 
 
 @dataclass
@@ -538,19 +604,22 @@ class StudyResult:
     settings: dict[str, str]
     chosen: dict[str, Any]
     tuned: bool
-    tuning: Optional["TuningTable"]
+    tuning: Optional[TuningTable]
     scores: dict[str, dict[str, dict[str, dict[str, list[float]]]]]
     info: dict[str, Any]
     in_sample: dict[str, dict[str, dict[str, Correlation]]] = field(default_factory=dict)
 
     def table(self) -> dict[str, dict[str, dict[str, float]]]:
         """``{data set: {sampling: {key: mean correlation}}}`` (the layout of ``validation.json``)."""
-        return {ds: {sampling: {key: c.mean for key, c in by_key.items()} for sampling, by_key in by_sampling.items()}
-                for ds, by_sampling in self.correlations.items()}
+        return {
+            ds: {sampling: {key: c.mean for key, c in by_key.items()} for sampling, by_key in by_sampling.items()}
+            for ds, by_sampling in self.correlations.items()
+        }
 
 
-def _evaluate(studies: Sequence[QuestionStudy], toolkit: Toolkit, settings: Sequence[Setting],
-              sampling: str) -> dict[Setting, dict[str, list[float]]]:
+def _evaluate(
+    studies: Sequence[QuestionStudy], toolkit: Toolkit, settings: Sequence[Setting], sampling: str
+) -> dict[Setting, dict[str, list[float]]]:
     # Question by question, so each question's clusterings and GP classifiers are
     # computed once and used by every setting while still in the caches.
     out: dict[Setting, dict[str, list[float]]] = {s: {} for s in settings}
@@ -605,25 +674,32 @@ class TuningTable:
     fold_choices: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @classmethod
-    def empty(cls, data_sets: Iterable[str], samplings: Sequence[str]) -> "TuningTable":
+    def empty(cls, data_sets: Iterable[str], samplings: Sequence[str]) -> TuningTable:
         """A table with a slot per data set and sampling and no candidate yet.
 
         >>> TuningTable.empty(["cfc_dev"], ["centered"]).correlations
         {'cfc_dev': {'centered': {}}}
         """
         names = list(data_sets)
-        return cls({n: {s: {} for s in samplings} for n in names}, {n: {} for n in names},
-                   clusters={n: {} for n in names})
+        return cls(
+            {n: {s: {} for s in samplings} for n in names}, {n: {} for n in names}, clusters={n: {} for n in names}
+        )
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready, in the field order."""
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
-def tune(dev: Mapping[str, Sequence[QuestionStudy]], toolkit: Toolkit, grid: Grid = DEFAULT_GRID,
-         groups: Iterable[str] = ("hac", "xmeans", "gmeans"), samplings: Sequence[str] = SAMPLINGS,
-         folds: int = FOLDS, seed: int = 0,
-         log: Callable[[str], None] = lambda _: None) -> tuple[dict[str, Any], dict[int, dict[str, Any]], TuningTable]:
+def tune(
+    dev: Mapping[str, Sequence[QuestionStudy]],
+    toolkit: Toolkit,
+    grid: Grid = DEFAULT_GRID,
+    groups: Iterable[str] = ("hac", "xmeans", "gmeans"),
+    samplings: Sequence[str] = SAMPLINGS,
+    folds: int = FOLDS,
+    seed: int = 0,
+    log: Callable[[str], None] = lambda _: None,
+) -> tuple[dict[str, Any], dict[int, dict[str, Any]], TuningTable]:
     """Pick each clustering group's parameters by the mean correlation, on all questions and per fold.
 
     The criterion of a candidate on a set of questions: per dev set, the per-question
@@ -682,13 +758,15 @@ def tune(dev: Mapping[str, Sequence[QuestionStudy]], toolkit: Toolkit, grid: Gri
                 table.correlations[name][sampling][setting.label] = rho
                 here.append(rho)
             table.per_data_set[name][setting.label] = math.fsum(here) / len(here)
-            table.clusters[name][setting.label] = float(np.mean([len(s.clusters(toolkit, setting))
-                                                                 for s in studies]))
+            table.clusters[name][setting.label] = float(np.mean([len(s.clusters(toolkit, setting)) for s in studies]))
             per_set.append(table.per_data_set[name][setting.label])
         table.mean[setting.label] = math.fsum(per_set) / len(per_set)
         table.group[setting.label] = group
-        log(f"  {setting.label}: " + ", ".join(f"{n} {v:.3f}" for n, v in zip(dev, per_set))
-            + f", mean {table.mean[setting.label]:.3f}")
+        log(
+            f"  {setting.label}: "
+            + ", ".join(f"{n} {v:.3f}" for n, v in zip(dev, per_set))
+            + f", mean {table.mean[setting.label]:.3f}"
+        )
     for group in sorted(groups, key=("hac", "xmeans", "gmeans").index):
         mine = [(values, setting) for g, values, setting in candidates if g == group]
         if not mine:
@@ -710,7 +788,9 @@ def tune(dev: Mapping[str, Sequence[QuestionStudy]], toolkit: Toolkit, grid: Gri
     return chosen, per_fold, table
 
 
-def _thresholds(matching: Optional[Mapping[str, Any]]) -> tuple[dict[str, float], dict[str, dict[int, float]], dict[str, int]]:
+def _thresholds(
+    matching: Optional[Mapping[str, Any]],
+) -> tuple[dict[str, float], dict[str, dict[int, float]], dict[str, int]]:
     """Thresholds chosen on all ProtoQA dev questions, per fold, and ProtoQA dev's question folds."""
     overall: dict[str, float] = {}
     by_fold: dict[str, dict[int, float]] = {}
@@ -729,17 +809,27 @@ Dev = dict[str, list[QuestionStudy]]
 """Data set name -> its questions with their answer sets."""
 
 
-def load_study(data_dir: Union[str, Path], dev_sets: Sequence[DevSet] = DEV_SETS, *,
-               num_questions: Optional[int] = None, num_sets: int = 50, seed: int = 0,
-               samplings: Sequence[str] = SAMPLINGS) -> Dev:
+def load_study(
+    data_dir: Union[str, Path],
+    dev_sets: Sequence[DevSet] = DEV_SETS,
+    *,
+    num_questions: Optional[int] = None,
+    num_sets: int = 50,
+    seed: int = 0,
+    samplings: Sequence[str] = SAMPLINGS,
+) -> Dev:
     """Step 1: every dev set's questions with their answer sets (authors' procedure) and gold KLs.
 
     >>> dev = load_study("../shared/data", DEV_SETS[1:], num_questions=2, num_sets=3)  # doctest: +SKIP
     >>> [len(q.sets["centered"]) for q in dev["cfc_dev"]]  # doctest: +SKIP
     [3, 3]
     """
-    dev = {d.name: load_dev_set(data_dir, d, num_questions=num_questions, num_sets=num_sets, seed=seed,
-                                samplings=samplings) for d in dev_sets}
+    dev = {
+        d.name: load_dev_set(
+            data_dir, d, num_questions=num_questions, num_sets=num_sets, seed=seed, samplings=samplings
+        )
+        for d in dev_sets
+    }
     for name, studies in dev.items():
         if not studies:
             raise ValueError(f"{name}: no question has both ground truth and annotations")
@@ -770,9 +860,18 @@ class Tuning:
         return self.table is not None
 
 
-def tune_study(dev: Dev, toolkit: Toolkit, *, clusterings: Sequence[str] = CLUSTERINGS, tune_parameters: bool = True,
-               grid: Grid = DEFAULT_GRID, samplings: Sequence[str] = SAMPLINGS, folds: int = FOLDS, seed: int = 0,
-               log: Callable[[str], None] = lambda _: None) -> Tuning:
+def tune_study(
+    dev: Dev,
+    toolkit: Toolkit,
+    *,
+    clusterings: Sequence[str] = CLUSTERINGS,
+    tune_parameters: bool = True,
+    grid: Grid = DEFAULT_GRID,
+    samplings: Sequence[str] = SAMPLINGS,
+    folds: int = FOLDS,
+    seed: int = 0,
+    log: Callable[[str], None] = lambda _: None,
+) -> Tuning:
     """Step 3: choose the clustering parameters on the grid (:func:`tune`), or take :data:`UNTUNED_PARAMETERS`."""
     groups = [g for g in ("hac", "xmeans", "gmeans") if g in clusterings]
     if not (tune_parameters and groups):
@@ -834,51 +933,91 @@ class Scores:
     held_out_labels: dict[str, dict[str, list[str]]]
 
 
-def score_study(dev: Dev, toolkit: Toolkit, parameters: StudyParameters, *, clusterings: Sequence[str] = CLUSTERINGS,
-                matchings: Sequence[str] = MATCHINGS, samplings: Sequence[str] = SAMPLINGS, folds: int = FOLDS,
-                seed: int = 0, lap: Callable[[str], None] = lambda _: None) -> Scores:
+def score_study(
+    dev: Dev,
+    toolkit: Toolkit,
+    parameters: StudyParameters,
+    *,
+    clusterings: Sequence[str] = CLUSTERINGS,
+    matchings: Sequence[str] = MATCHINGS,
+    samplings: Sequence[str] = SAMPLINGS,
+    folds: int = FOLDS,
+    seed: int = 0,
+    lap: Callable[[str], None] = lambda _: None,
+) -> Scores:
     """Step 4: every setting on every dev set, held out (headline, with intervals) and in sample (secondary)."""
     settings = final_settings(parameters.chosen, clusterings, matchings)
     out = Scores({}, {}, {}, {})
     for name, studies in dev.items():
         fold = fold_of([s.question_id for s in studies], folds, seed)
-        per_question = {s.question_id: final_settings(parameters.held_out(name, s.question_id, fold[s.question_id]),
-                                                      clusterings, matchings)
-                        for s in studies}
+        per_question = {
+            s.question_id: final_settings(
+                parameters.held_out(name, s.question_id, fold[s.question_id]), clusterings, matchings
+            )
+            for s in studies
+        }
         out.correlations[name], out.scores[name] = _score_dev_set(studies, toolkit, settings, samplings, per_question)
         # In-sample figures are secondary: no intervals.
-        out.in_sample[name], _ = _score_dev_set(studies, toolkit, settings, samplings, None, baseline=False,
-                                                resamples=0)
-        out.held_out_labels[name] = {s.key: sorted({per_question[q][i].label for q in per_question})
-                                     for i, s in enumerate(settings)}
+        out.in_sample[name], _ = _score_dev_set(
+            studies, toolkit, settings, samplings, None, baseline=False, resamples=0
+        )
+        out.held_out_labels[name] = {
+            s.key: sorted({per_question[q][i].label for q in per_question}) for i, s in enumerate(settings)
+        }
         lap(f"scoring {name}")
     return out
 
 
-def set_size_sensitivity(data_dir: Union[str, Path], dev_sets: Sequence[DevSet], toolkit: Toolkit, *,
-                         num_questions: Optional[int], num_sets: int, seed: int,
-                         sizes: Sequence[int]) -> dict[str, dict[str, dict[str, Any]]]:
+def set_size_sensitivity(
+    data_dir: Union[str, Path],
+    dev_sets: Sequence[DevSet],
+    toolkit: Toolkit,
+    *,
+    num_questions: Optional[int],
+    num_sets: int,
+    seed: int,
+    sizes: Sequence[int],
+) -> dict[str, dict[str, dict[str, Any]]]:
     """Human+WordNet and the baseline (centered) under the earlier ``pool`` procedure, at the pool's and given sizes."""
     rows_by_set: dict[str, dict[str, dict[str, Any]]] = {}
     for d in dev_sets:
         rows = {}
         for size in [None, *sizes]:
-            studies = load_dev_set(data_dir, d, num_questions=num_questions, num_sets=num_sets, set_size=size,
-                                   seed=seed, samplings=["centered"], procedure="pool")
+            studies = load_dev_set(
+                data_dir,
+                d,
+                num_questions=num_questions,
+                num_sets=num_sets,
+                set_size=size,
+                seed=seed,
+                samplings=["centered"],
+                procedure="pool",
+            )
             rows["pool" if size is None else str(size)] = _centered_reference(studies, toolkit)
         rows_by_set[d.name] = rows
     return rows_by_set
 
 
-def run_study(data_dir: Union[str, Path], *, num_questions: Optional[int] = None, num_sets: int = 50,
-              seed: int = 0, embedder: Union[str, Embedder, None] = None,
-              clusterings: Sequence[str] = CLUSTERINGS, matchings: Sequence[str] = MATCHINGS,
-              samplings: Sequence[str] = SAMPLINGS, dev_sets: Sequence[DevSet] = DEV_SETS,
-              tune_parameters: bool = True, grid: Grid = DEFAULT_GRID, folds: int = FOLDS,
-              matching: Union[None, Mapping[str, Any], Callable[[], Optional[Mapping[str, Any]]]] = None,
-              sensitivity: bool = True, sensitivity_sizes: Sequence[int] = (100,),
-              on_parameters: Callable[[StudyParameters], None] = lambda _: None,
-              log: Callable[[str], None] = lambda _: None) -> StudyResult:
+def run_study(
+    data_dir: Union[str, Path],
+    *,
+    num_questions: Optional[int] = None,
+    num_sets: int = 50,
+    seed: int = 0,
+    embedder: Union[str, Embedder, None] = None,
+    clusterings: Sequence[str] = CLUSTERINGS,
+    matchings: Sequence[str] = MATCHINGS,
+    samplings: Sequence[str] = SAMPLINGS,
+    dev_sets: Sequence[DevSet] = DEV_SETS,
+    tune_parameters: bool = True,
+    grid: Grid = DEFAULT_GRID,
+    folds: int = FOLDS,
+    matching: Union[None, Mapping[str, Any], Callable[[], Optional[Mapping[str, Any]]]] = None,
+    sensitivity: bool = True,
+    sensitivity_sizes: Sequence[int] = (100,),
+    on_parameters: Callable[[StudyParameters], None] = lambda _: None,
+    log: Callable[[str], None] = lambda _: None,
+) -> StudyResult:
     """Run the agreement study on the dev sets: load, embed, tune, score, summarize (see the module docstring).
 
     Args:
@@ -903,8 +1042,11 @@ def run_study(data_dir: Union[str, Path], *, num_questions: Optional[int] = None
     ...               clusterings=["human"], matchings=["wordnet"], tune_parameters=False)  # doctest: +SKIP
     >>> r.table()["cfc_dev"]["centered"]["human+wordnet"]  # doctest: +SKIP
     """
-    for names, allowed, what in ((clusterings, CLUSTERINGS, "clustering"), (matchings, MATCHINGS, "matching"),
-                                 (samplings, SAMPLINGS, "sampling")):
+    for names, allowed, what in (
+        (clusterings, CLUSTERINGS, "clustering"),
+        (matchings, MATCHINGS, "matching"),
+        (samplings, SAMPLINGS, "sampling"),
+    ):
         for name in names:
             if name not in allowed:
                 raise ValueError(f"unknown {what} {name!r}; choose from {', '.join(allowed)}")
@@ -918,43 +1060,103 @@ def run_study(data_dir: Union[str, Path], *, num_questions: Optional[int] = None
         log(f"{name}: {now - last:.1f} s")
         last = now
 
-    dev = load_study(data_dir, dev_sets, num_questions=num_questions, num_sets=num_sets, seed=seed,
-                     samplings=samplings)
+    dev = load_study(data_dir, dev_sets, num_questions=num_questions, num_sets=num_sets, seed=seed, samplings=samplings)
     lap("sampling and gold KL")
     toolkit = Toolkit(embedder, seed=STUDY_SEED)
     if any(c != "human" for c in clusterings) or any(m != "wordnet" for m in matchings):
         embed_study(dev, toolkit)
     lap("embedding")
-    tuning = tune_study(dev, toolkit, clusterings=clusterings, tune_parameters=tune_parameters, grid=grid,
-                        samplings=samplings, folds=folds, seed=seed, log=log)
+    tuning = tune_study(
+        dev,
+        toolkit,
+        clusterings=clusterings,
+        tune_parameters=tune_parameters,
+        grid=grid,
+        samplings=samplings,
+        folds=folds,
+        seed=seed,
+        log=log,
+    )
     if tuning.tuned:
         lap("tuning")
     parameters = study_parameters(tuning, matching() if callable(matching) else matching)
     on_parameters(parameters)
-    scored = score_study(dev, toolkit, parameters, clusterings=clusterings, matchings=matchings, samplings=samplings,
-                         folds=folds, seed=seed, lap=lap)
+    scored = score_study(
+        dev,
+        toolkit,
+        parameters,
+        clusterings=clusterings,
+        matchings=matchings,
+        samplings=samplings,
+        folds=folds,
+        seed=seed,
+        lap=lap,
+    )
     sensitivity_rows: dict[str, dict[str, dict[str, Any]]] = {}
     if sensitivity and "centered" in samplings:
-        sensitivity_rows = set_size_sensitivity(data_dir, dev_sets, toolkit, num_questions=num_questions,
-                                                num_sets=num_sets, seed=seed, sizes=sensitivity_sizes)
+        sensitivity_rows = set_size_sensitivity(
+            data_dir,
+            dev_sets,
+            toolkit,
+            num_questions=num_questions,
+            num_sets=num_sets,
+            seed=seed,
+            sizes=sensitivity_sizes,
+        )
         lap("set-size sensitivity")
     timings["total"] = round(time.perf_counter() - start, 2)
-    return summarize_study(dev, toolkit, tuning, parameters, scored, clusterings=clusterings, matchings=matchings,
-                           samplings=samplings, num_sets=num_sets, seed=seed, num_questions=num_questions,
-                           folds=folds, grid=grid, sensitivity=sensitivity_rows, timings=timings)
+    return summarize_study(
+        dev,
+        toolkit,
+        tuning,
+        parameters,
+        scored,
+        clusterings=clusterings,
+        matchings=matchings,
+        samplings=samplings,
+        num_sets=num_sets,
+        seed=seed,
+        num_questions=num_questions,
+        folds=folds,
+        grid=grid,
+        sensitivity=sensitivity_rows,
+        timings=timings,
+    )
 
 
-def summarize_study(dev: Dev, toolkit: Toolkit, tuning: Tuning, parameters: StudyParameters, scored: Scores, *,
-                    clusterings: Sequence[str], matchings: Sequence[str], samplings: Sequence[str], num_sets: int,
-                    seed: int, num_questions: Optional[int], folds: int, grid: Grid,
-                    sensitivity: Mapping[str, Any], timings: Mapping[str, float]) -> StudyResult:
+def summarize_study(
+    dev: Dev,
+    toolkit: Toolkit,
+    tuning: Tuning,
+    parameters: StudyParameters,
+    scored: Scores,
+    *,
+    clusterings: Sequence[str],
+    matchings: Sequence[str],
+    samplings: Sequence[str],
+    num_sets: int,
+    seed: int,
+    num_questions: Optional[int],
+    folds: int,
+    grid: Grid,
+    sensitivity: Mapping[str, Any],
+    timings: Mapping[str, float],
+) -> StudyResult:
     """Step 5: the :class:`StudyResult` with the run's parameters, pool statistics and timings."""
     settings = final_settings(parameters.chosen, clusterings, matchings)
     info = {
-        "num_sets": num_sets, "procedure": "authors", "stratified_answers": STRATIFIED_ANSWERS, "seed": seed,
-        "num_questions": num_questions, "folds": folds, "resamples": RESAMPLES,
-        "embedder": toolkit.embedder.name, "samplings": list(samplings), "clusterings": list(clusterings),
-        "matchings": list(matchings), "grid": grid.as_dict() if tuning.tuned else None,
+        "num_sets": num_sets,
+        "procedure": "authors",
+        "stratified_answers": STRATIFIED_ANSWERS,
+        "seed": seed,
+        "num_questions": num_questions,
+        "folds": folds,
+        "resamples": RESAMPLES,
+        "embedder": toolkit.embedder.name,
+        "samplings": list(samplings),
+        "clusterings": list(clusterings),
+        "matchings": list(matchings),
+        "grid": grid.as_dict() if tuning.tuned else None,
         "pools": {name: _pool_summary(studies) for name, studies in dev.items()},
         "gp_single_cluster_fallbacks": toolkit.gp_fallbacks,
         "set_size_sensitivity": dict(sensitivity),
@@ -962,13 +1164,27 @@ def summarize_study(dev: Dev, toolkit: Toolkit, tuning: Tuning, parameters: Stud
         "fold_parameters": {str(f): p for f, p in parameters.per_fold.items()},
         "timings_s": dict(timings),
     }
-    return StudyResult(scored.correlations, {s.key: s.label for s in settings}, parameters.chosen, tuning.tuned,
-                       tuning.table, scored.scores, info, scored.in_sample)
+    return StudyResult(
+        scored.correlations,
+        {s.key: s.label for s in settings},
+        parameters.chosen,
+        tuning.tuned,
+        tuning.table,
+        scored.scores,
+        info,
+        scored.in_sample,
+    )
 
 
-def _score_dev_set(studies: Sequence[QuestionStudy], toolkit: Toolkit, settings: Sequence[Setting],
-                   samplings: Sequence[str], per_question: Optional[Mapping[str, Sequence[Setting]]],
-                   baseline: bool = True, resamples: int = RESAMPLES) -> tuple[dict[str, dict[str, Correlation]], dict[str, Any]]:
+def _score_dev_set(
+    studies: Sequence[QuestionStudy],
+    toolkit: Toolkit,
+    settings: Sequence[Setting],
+    samplings: Sequence[str],
+    per_question: Optional[Mapping[str, Sequence[Setting]]],
+    baseline: bool = True,
+    resamples: int = RESAMPLES,
+) -> tuple[dict[str, dict[str, Correlation]], dict[str, Any]]:
     """Every setting's (and the baseline's) correlation per sampling, and the per-set scores behind them.
 
     ``per_question`` gives each question its own settings (in the order of ``settings``:
@@ -983,7 +1199,9 @@ def _score_dev_set(studies: Sequence[QuestionStudy], toolkit: Toolkit, settings:
             mine = per_question[study.question_id] if per_question is not None else settings
             for setting in mine:
                 by_key[setting.key][study.question_id] = study.kls(toolkit, setting, sampling)
-        correlations[sampling] = {key: mean_spearman(values, gold, resamples=resamples) for key, values in by_key.items()}
+        correlations[sampling] = {
+            key: mean_spearman(values, gold, resamples=resamples) for key, values in by_key.items()
+        }
         scores[sampling] = {"gold": gold, **by_key}
         if baseline:
             base = {s.question_id: s.baseline(sampling) for s in studies}
@@ -1020,8 +1238,11 @@ def _pool_summary(studies: Sequence[QuestionStudy]) -> dict[str, Any]:
     return {
         "questions": len(studies),
         "clusters": sum(s.pool.num_clusters for s in studies),
-        "set_sizes": {sampling: {"median": float(np.median(v)), "min": int(min(v)), "max": int(max(v))}
-                      for sampling, v in sizes.items() if v},
+        "set_sizes": {
+            sampling: {"median": float(np.median(v)), "min": int(min(v)), "max": int(max(v))}
+            for sampling, v in sizes.items()
+            if v
+        },
         "stratified_answers": max((s.pool.stratified for s in studies), default=0),
         "cluster_pools": sources,
         "wrong_pools": wrong_sources,

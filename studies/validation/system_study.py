@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional, Sequence, Union
+from typing import Any, Optional, Union
 
 import numpy as np
 
@@ -22,8 +23,14 @@ from .systems import LEVERS, PREVIOUS_DEFAULT, REFERENCE, Candidate, _rho, _Scor
 __all__ = ["select_default", "run_system_study"]
 
 
-def select_default(data_dir: Union[str, Path], levers: Mapping[str, Sequence[Candidate]], *, seed: int = 0,
-                   num_questions: Optional[int] = None, log: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
+def select_default(
+    data_dir: Union[str, Path],
+    levers: Mapping[str, Sequence[Candidate]],
+    *,
+    seed: int = 0,
+    num_questions: Optional[int] = None,
+    log: Callable[[str], None] = lambda _: None,
+) -> dict[str, Any]:
     """Every lever's choice and the automatic default, chosen on the dev pools only (no CFC test file is read).
 
     The default is the best of the shippable candidates (:attr:`Candidate.shippable`) by the dev criterion.
@@ -40,8 +47,16 @@ def select_default(data_dir: Union[str, Path], levers: Mapping[str, Sequence[Can
     return {"dev": dev, "union": union, "shippable": shippable, "choices": choices, "default": default}
 
 
-def _nested(dev: Any, union: Sequence[Candidate], shippable: Sequence[int], test_kls: Callable[[Candidate], np.ndarray],
-            ref: np.ndarray, rows: np.ndarray, seed: int, resamples: int = RESAMPLES) -> dict[str, Any]:
+def _nested(
+    dev: Any,
+    union: Sequence[Candidate],
+    shippable: Sequence[int],
+    test_kls: Callable[[Candidate], np.ndarray],
+    ref: np.ndarray,
+    rows: np.ndarray,
+    seed: int,
+    resamples: int = RESAMPLES,
+) -> dict[str, Any]:
     """Spearman over the model systems with the selection redone in each resample: dev questions (each dev set)
     and test questions resampled together; the 95% percentile interval and how often each candidate won."""
     rng = np.random.default_rng(seed)
@@ -59,11 +74,18 @@ def _nested(dev: Any, union: Sequence[Candidate], shippable: Sequence[int], test
     return {"ci": ci, "resamples": resamples, "chosen_in_resamples": dict(sorted(wins.items(), key=lambda kv: -kv[1]))}
 
 
-def run_system_study(data_dir: Union[str, Path],
-                     settings: Union[Mapping[str, Candidate], Callable[[], Mapping[str, Candidate]]], *,
-                     cosine_threshold: float, embedders: Sequence[str] = ("minilm", "char-ngrams"),
-                     extra_embedders: Sequence[str] = (), seed: int = 0, num_questions: Optional[int] = None,
-                     nested_resamples: int = RESAMPLES, log: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
+def run_system_study(
+    data_dir: Union[str, Path],
+    settings: Union[Mapping[str, Candidate], Callable[[], Mapping[str, Candidate]]],
+    *,
+    cosine_threshold: float,
+    embedders: Sequence[str] = ("minilm", "char-ngrams"),
+    extra_embedders: Sequence[str] = (),
+    seed: int = 0,
+    num_questions: Optional[int] = None,
+    nested_resamples: int = RESAMPLES,
+    log: Callable[[str], None] = lambda _: None,
+) -> dict[str, Any]:
     """The automatic default and every lever chosen on the dev pools, then reported once on CFC test.
 
     ``settings``: key -> candidate for the study's settings (tuned on the dev sets), or a function
@@ -93,30 +115,50 @@ def run_system_study(data_dir: Union[str, Path],
         return matrices[c]
 
     def report(c: Candidate) -> dict[str, Any]:
-        return {"label": c.label, "config": c.as_dict(), "shippable": c.shippable, "dev": dev.summary(index[c]),
-                "test": {**agreement(test_kls(c), ref, seed, oracle), "clusters_per_question": scorer.cluster_count(c)}}
+        return {
+            "label": c.label,
+            "config": c.as_dict(),
+            "shippable": c.shippable,
+            "dev": dev.summary(index[c]),
+            "test": {**agreement(test_kls(c), ref, seed, oracle), "clusters_per_question": scorer.cluster_count(c)},
+        }
 
     out: dict[str, Any] = {
-        "systems": data.systems, "model_systems": [data.systems[i] for i in rows], "oracle": "human",
-        "questions": len(data.question_ids), "reference": REFERENCE.label,
+        "systems": data.systems,
+        "model_systems": [data.systems[i] for i in rows],
+        "oracle": "human",
+        "questions": len(data.question_ids),
+        "reference": REFERENCE.label,
         "reference_system_means": [float(x) for x in ref.mean(axis=1)],
-        "human_clusters_per_question": scorer.cluster_count(REFERENCE), "settings": {},
-        "dev_pools": {name: {"questions": int(kl.shape[2]), "pools": dev.systems[name]}
-                      for name, kl in dev.kls.items()},
+        "human_clusters_per_question": scorer.cluster_count(REFERENCE),
+        "settings": {},
+        "dev_pools": {
+            name: {"questions": int(kl.shape[2]), "pools": dev.systems[name]} for name, kl in dev.kls.items()
+        },
     }
     out["default"] = report(default)
     out["default"]["nested"] = _nested(dev, union, picked["shippable"], test_kls, ref, rows, seed, nested_resamples)
     out["levers"] = {}
     for name, choice in picked["choices"].items():
-        out["levers"][name] = {"varies": LEVERS.get(name, f"the grid with the embedder {name.split(':', 1)[-1]}"),
-                               "candidates": len(levers[name]), **report(choice)}
-        log(f"  lever {name}: {choice.label}: dev {out['levers'][name]['dev']['criterion']:.3f}, "
-            f"test rho (8 models) {out['levers'][name]['test']['rho']}")
-    out["dev_candidates"] = {c.label: {"criterion": float(v), "count_gap": float(g)}
-                             for c, v, g in zip(union, dev.criterion(), dev.count_gap())}
+        out["levers"][name] = {
+            "varies": LEVERS.get(name, f"the grid with the embedder {name.split(':', 1)[-1]}"),
+            "candidates": len(levers[name]),
+            **report(choice),
+        }
+        log(
+            f"  lever {name}: {choice.label}: dev {out['levers'][name]['dev']['criterion']:.3f}, "
+            f"test rho (8 models) {out['levers'][name]['test']['rho']}"
+        )
+    out["dev_candidates"] = {
+        c.label: {"criterion": float(v), "count_gap": float(g)}
+        for c, v, g in zip(union, dev.criterion(), dev.count_gap())
+    }
     for key, c in (settings() if callable(settings) else settings).items():
-        out["settings"][key] = {"label": c.label, **agreement(test_kls(c), ref, seed, oracle),
-                                "clusters_per_question": scorer.cluster_count(c)}
+        out["settings"][key] = {
+            "label": c.label,
+            **agreement(test_kls(c), ref, seed, oracle),
+            "clusters_per_question": scorer.cluster_count(c),
+        }
         log(f"  system level {key}: rho {out['settings'][key]['rho']}")
     out["gp_single_cluster_fallbacks"] = scorer.gp_fallbacks
     out["seconds"] = round(time.perf_counter() - start, 1)

@@ -21,9 +21,10 @@ test questions resampled together), so it includes the selection's own variabili
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional, Sequence, Union
+from typing import Any, Optional, Union
 
 import numpy as np
 
@@ -32,10 +33,22 @@ from cfc_probeval.embedders import Embedder, get_embedder, unit_rows
 from cfc_probeval.inputs import GroundTruth, read_ground_truth, read_samples
 from cfc_probeval.matching import GPMatcher, Matcher, WordNetMatcher, best_clusters, make_matcher
 from cfc_probeval.probeval import AnswerCluster, ProbEval, normalized_sample_counts
+
 from .stats import RESAMPLES, bootstrap_interval, interval, spearman
 
-__all__ = ["SYSTEMS", "Candidate", "candidates", "SystemData", "load_systems", "study_candidates",
-           "lever_grids", "agreement", "PREVIOUS_DEFAULT", "LEVERS", "RESAMPLES"]
+__all__ = [
+    "SYSTEMS",
+    "Candidate",
+    "candidates",
+    "SystemData",
+    "load_systems",
+    "study_candidates",
+    "lever_grids",
+    "agreement",
+    "PREVIOUS_DEFAULT",
+    "LEVERS",
+    "RESAMPLES",
+]
 
 SYSTEMS = (
     ("gpt2-large.zeroshot", "cfc/test.samples.gpt2-large.zeroshot.jsonl"),
@@ -80,8 +93,12 @@ class Candidate:
         """ProbEval can make it its automatic default: no study-only step, an embedder that ships with the
         package, and WordNet matching (the default matching serves human-cluster references too, whose
         reference setting is WordNet, so another rule would change them as well)."""
-        return (not self.merge and self.matching == "wordnet" and self.clustering != "human"
-                and self.embedder in ("minilm", "char-ngrams"))
+        return (
+            not self.merge
+            and self.matching == "wordnet"
+            and self.clustering != "human"
+            and self.embedder in ("minilm", "char-ngrams")
+        )
 
     def as_dict(self) -> dict[str, Any]:
         """The ProbEval keyword arguments of this configuration (JSON-ready; ``merge`` is study-only)."""
@@ -111,8 +128,9 @@ def study_candidates(result: Any, embedder: Optional[str] = None) -> dict[str, C
     return settings_as_candidates(result.chosen, result.info["clusterings"], result.info["matchings"], embedder)
 
 
-def settings_as_candidates(chosen: Mapping[str, Any], clusterings: Sequence[str], matchings: Sequence[str],
-                           embedder: Optional[str] = None) -> dict[str, Candidate]:
+def settings_as_candidates(
+    chosen: Mapping[str, Any], clusterings: Sequence[str], matchings: Sequence[str], embedder: Optional[str] = None
+) -> dict[str, Candidate]:
     """Every ``clustering x matching`` setting with the study's parameters, as candidates (reference left out).
 
     >>> from studies.validation.study import default_parameters
@@ -126,8 +144,9 @@ def settings_as_candidates(chosen: Mapping[str, Any], clusterings: Sequence[str]
         for m in matchings:
             if (c, m) == ("human", "wordnet"):
                 continue
-            out[f"{c}+{m}"] = Candidate(embedder or "minilm", c, clustering_params(c, chosen), m,
-                                        matching_threshold(m, chosen))
+            out[f"{c}+{m}"] = Candidate(
+                embedder or "minilm", c, clustering_params(c, chosen), m, matching_threshold(m, chosen)
+            )
     return out
 
 
@@ -200,8 +219,11 @@ class _Scorer:
             emb = get_embedder(name)
             # The clusterings need only the reference strings; the systems' answers (tens of thousands on
             # CFC test) are embedded per question by the matchers that need them, not for WordNet matching.
-            emb.embed(sorted({a for q in self.data.question_ids for a, n in self.data.truths[q].answer_counts.items()
-                              if n > 0}))
+            emb.embed(
+                sorted(
+                    {a for q in self.data.question_ids for a, n in self.data.truths[q].answer_counts.items() if n > 0}
+                )
+            )
             self._embedders[name] = emb
         return self._embedders[name]
 
@@ -250,8 +272,14 @@ class _Scorer:
         out = []
         for members in groups.values():
             top = max(members, key=lambda cl: cl.count)
-            out.append(AnswerCluster(top.id, tuple(a for cl in members for a in cl.answers),
-                                     float(sum(cl.count for cl in members)), top.representative))
+            out.append(
+                AnswerCluster(
+                    top.id,
+                    tuple(a for cl in members for a in cl.answers),
+                    float(sum(cl.count for cl in members)),
+                    top.representative,
+                )
+            )
         return tuple(out)
 
     def matcher(self, c: Candidate) -> Matcher:
@@ -273,15 +301,24 @@ class _Scorer:
         cached = self._questions.get(qid)
         if cached is None:
             truth = self.data.truths[qid]
-            strings = sorted({a for a, n in truth.answer_counts.items() if n > 0}
-                             | {a for cl in truth.clusters for a in cl.answers})
+            strings = sorted(
+                {a for a, n in truth.answer_counts.items() if n > 0} | {a for cl in truth.clusters for a in cl.answers}
+            )
             samples = sorted({a for system in self.data.systems for a in self.data.answers[system][qid]})
             index = {a: i for i, a in enumerate(samples)}
-            rows = {system: (np.array([index[a] for a in self.data.answers[system][qid]], dtype=int),
-                             np.array(list(self.data.answers[system][qid].values()), dtype=np.float64))
-                    for system in self.data.systems}
-            cached = {"strings": strings, "position": {a: i for i, a in enumerate(strings)},
-                      "samples": samples, "rows": rows}
+            rows = {
+                system: (
+                    np.array([index[a] for a in self.data.answers[system][qid]], dtype=int),
+                    np.array(list(self.data.answers[system][qid].values()), dtype=np.float64),
+                )
+                for system in self.data.systems
+            }
+            cached = {
+                "strings": strings,
+                "position": {a: i for i, a in enumerate(strings)},
+                "samples": samples,
+                "rows": rows,
+            }
             self._questions[qid] = cached
         return cached
 
@@ -313,8 +350,11 @@ class _Scorer:
         n = len(q["samples"])
         if c.matching == "wordnet":
             full = self._wordnet(qid)
-            member = np.stack([full[:, idx].any(axis=1) for idx in owners], axis=1) if owners \
+            member = (
+                np.stack([full[:, idx].any(axis=1) for idx in owners], axis=1)
+                if owners
                 else np.zeros((n, 0), dtype=bool)
+            )
             return [tuple(int(j) for j in np.flatnonzero(row)) for row in member]
         if c.matching == "cosine":
             full = self._cosine(c.embedder, qid)
@@ -355,8 +395,9 @@ def _tau(kl: np.ndarray, ref: np.ndarray, idx: Optional[np.ndarray] = None) -> f
     return float(kendalltau(x, y).statistic)
 
 
-def _figure(stat: Callable[[np.ndarray, np.ndarray, Optional[np.ndarray]], float], kl: np.ndarray,
-            ref: np.ndarray, seed: int) -> dict[str, Any]:
+def _figure(
+    stat: Callable[[np.ndarray, np.ndarray, Optional[np.ndarray]], float], kl: np.ndarray, ref: np.ndarray, seed: int
+) -> dict[str, Any]:
     value = stat(kl, ref, None)
     ci = interval(bootstrap_interval(lambda idx: stat(kl, ref, idx), kl.shape[1], seed=seed))
     return {"value": None if math.isnan(value) else value, "ci": ci}
@@ -374,8 +415,13 @@ def agreement(kl: np.ndarray, ref: np.ndarray, seed: int = 0, oracle: Optional[i
     """
     rows = np.array([i for i in range(kl.shape[0]) if i != oracle], dtype=int)
     spear, kend = _figure(_rho, kl[rows], ref[rows], seed), _figure(_tau, kl[rows], ref[rows], seed)
-    out = {"rho": spear["value"], "ci": spear["ci"], "kendall": kend["value"], "kendall_ci": kend["ci"],
-           "system_means": [float(x) for x in kl.mean(axis=1)]}
+    out = {
+        "rho": spear["value"],
+        "ci": spear["ci"],
+        "kendall": kend["value"],
+        "kendall_ci": kend["ci"],
+        "system_means": [float(x) for x in kl.mean(axis=1)],
+    }
     if oracle is not None:
         full = _figure(_rho, kl, ref, seed)
         out.update(rho_with_oracle=full["value"], ci_with_oracle=full["ci"])
@@ -389,15 +435,16 @@ PREVIOUS_DEFAULT = Candidate("minilm", "gmeans", (("k_init", 4),), "wordnet")
 LEVERS = {
     "grid": "the earlier grid: MiniLM and character n-grams; HAC, X-means, G-means; WordNet and cosine matching",
     "cluster_count": "HAC cut (average and complete linkage, 0.30 to 0.90) whose clusters per question match the "
-                     "annotators' on dev",
+    "annotators' on dev",
     "wordnet_merge": "clusters whose answers WordNet-match each other merged (MiniLM; every grid clustering)",
     "matching": "matching rule: WordNet or cosine at 0.5 to 0.8, for every MiniLM grid clustering",
     "previous_default": "the earlier automatic default (chosen then on the CFC test systems), for comparison",
 }
 
 
-def lever_grids(cosine_threshold: float, embedders: Sequence[str] = ("minilm", "char-ngrams"),
-                extra_embedders: Sequence[str] = ()) -> dict[str, list[Candidate]]:
+def lever_grids(
+    cosine_threshold: float, embedders: Sequence[str] = ("minilm", "char-ngrams"), extra_embedders: Sequence[str] = ()
+) -> dict[str, list[Candidate]]:
     """Lever -> the candidates its choice is made among (``embedder:NAME`` for each extra embedder).
 
     >>> {k: len(v) for k, v in lever_grids(0.6, ["minilm"]).items()}
@@ -411,11 +458,17 @@ def lever_grids(cosine_threshold: float, embedders: Sequence[str] = ("minilm", "
     cuts = [round(0.30 + 0.05 * i, 2) for i in range(13)]
     out = {
         "grid": base,
-        "cluster_count": [Candidate(first, "hac", (("linkage", lk), ("distance_threshold", t)), "wordnet")
-                          for lk in ("average", "complete") for t in cuts],
+        "cluster_count": [
+            Candidate(first, "hac", (("linkage", lk), ("distance_threshold", t)), "wordnet")
+            for lk in ("average", "complete")
+            for t in cuts
+        ],
         "wordnet_merge": [replace(Candidate(first, c, p, "wordnet"), merge=True) for c, p in clusterings],
-        "matching": [Candidate(first, c, p, m, t) for c, p in clusterings
-                     for m, t in [("wordnet", None)] + [("cosine", x) for x in (0.5, 0.6, 0.7, 0.8)]],
+        "matching": [
+            Candidate(first, c, p, m, t)
+            for c, p in clusterings
+            for m, t in [("wordnet", None)] + [("cosine", x) for x in (0.5, 0.6, 0.7, 0.8)]
+        ],
     }
     for extra in extra_embedders:
         out[f"embedder:{extra}"] = candidates(cosine_threshold, [extra])

@@ -9,7 +9,8 @@ from __future__ import annotations
 import contextlib
 import sys
 import warnings
-from typing import Any, Callable, Iterator, Mapping, Optional
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Optional
 
 __all__ = ["side_studies", "receive", "run_matching", "run_systems", "cosine_threshold", "limit_threads"]
 
@@ -89,9 +90,15 @@ def run_matching(options: Mapping[str, Any]) -> dict:
     from .matching_study import run_matching_study
 
     log("matching validity (ProtoQA dev)")
-    return run_matching_study(options["data_dir"], embedder=options["embedder"], matchers=options["matchers"],
-                              num_questions=options["questions"], seed=options["seed"], log=log,
-                              budgets={"wordnet_wup": options["wup_budget"]})
+    return run_matching_study(
+        options["data_dir"],
+        embedder=options["embedder"],
+        matchers=options["matchers"],
+        num_questions=options["questions"],
+        seed=options["seed"],
+        log=log,
+        budgets={"wordnet_wup": options["wup_budget"]},
+    )
 
 
 def run_systems(options: Mapping[str, Any], settings: Callable[[], Mapping[str, Any]]) -> dict:
@@ -103,10 +110,16 @@ def run_systems(options: Mapping[str, Any], settings: Callable[[], Mapping[str, 
     cosine = options["cosine_threshold"]
     if cosine is None:
         cosine = UNTUNED_PARAMETERS["cosine_threshold"]
-    return run_system_study(options["data_dir"], settings, cosine_threshold=cosine,
-                            embedders=list(dict.fromkeys([options["embedder"] or "minilm", "char-ngrams"])),
-                            extra_embedders=options.get("extra_embedders", ()), seed=options["seed"],
-                            num_questions=options["questions"], log=log)
+    return run_system_study(
+        options["data_dir"],
+        settings,
+        cosine_threshold=cosine,
+        embedders=list(dict.fromkeys([options["embedder"] or "minilm", "char-ngrams"])),
+        extra_embedders=options.get("extra_embedders", ()),
+        seed=options["seed"],
+        num_questions=options["questions"],
+        log=log,
+    )
 
 
 def cosine_threshold(matching: Mapping[str, Any]) -> Optional[float]:

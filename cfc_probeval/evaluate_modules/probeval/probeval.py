@@ -8,7 +8,8 @@ provides an import when it is missing.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any, Optional
 
 import datasets
 import evaluate
@@ -21,8 +22,10 @@ from cfc_probeval.evaluate_modules import (  # From: protoqa-eval[probeval]
     config_settings,
     question_ids_for,
 )
-from cfc_probeval.inputs import ground_truth_from_raw_answers  # From: protoqa-eval[probeval]
-from cfc_probeval.inputs import ground_truth_from_reference  # From: protoqa-eval[probeval]
+from cfc_probeval.inputs import (
+    ground_truth_from_raw_answers,  # From: protoqa-eval[probeval]
+    ground_truth_from_reference,  # From: protoqa-eval[probeval]
+)
 from cfc_probeval.probeval import evaluate_probeval  # From: protoqa-eval[probeval]
 
 _CITATION = PROBEVAL_CITATION
@@ -105,9 +108,13 @@ _CLUSTERS_RECORD = {  # the ``clusters`` field of a dataset row; "id" may be lef
     "answers": datasets.List(_STRING_LIST),
     "count": datasets.List(datasets.Value("int64")),
 }
-_CLUSTER_LIST = datasets.List({"id": datasets.Value("string"), "answers": _STRING_LIST,
-                               "count": datasets.Value("int64")})
-_RAW_ANSWERS = {"answer": _STRING_LIST, "count": datasets.List(datasets.Value("float64"))}  # a row's ``raw_answers``: counts may be fractional
+_CLUSTER_LIST = datasets.List(
+    {"id": datasets.Value("string"), "answers": _STRING_LIST, "count": datasets.Value("int64")}
+)
+_RAW_ANSWERS = {
+    "answer": _STRING_LIST,
+    "count": datasets.List(datasets.Value("float64")),
+}  # a row's ``raw_answers``: counts may be fractional
 
 CONFIG_NAMES = PROBEVAL_CONFIGS
 
@@ -129,11 +136,16 @@ class Probeval(CheckedReferences, evaluate.Metric):
             datasets.Features({"predictions": _STRING_LIST, "references": _CLUSTER_LIST}),
             datasets.Features({"predictions": _STRING_LIST, "references": _RAW_ANSWERS}),
         ]
-        return evaluate.MetricInfo(module_type="metric", description=_DESCRIPTION, citation=_CITATION,
-                                   inputs_description=_KWARGS_DESCRIPTION, features=features,
-                                   homepage="https://github.com/qxc101/PROBEVAL_CFC",
-                                   codebase_urls=["https://github.com/qxc101/PROBEVAL_CFC"],
-                                   reference_urls=["https://arxiv.org/abs/2406.04145"])
+        return evaluate.MetricInfo(
+            module_type="metric",
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=features,
+            homepage="https://github.com/qxc101/PROBEVAL_CFC",
+            codebase_urls=["https://github.com/qxc101/PROBEVAL_CFC"],
+            reference_urls=["https://arxiv.org/abs/2406.04145"],
+        )
 
     def _enforce_nested_string_type(self, schema: Any, obj: Any) -> Any:
         # evaluate's input check needs every key of a dict feature; cluster ids are optional.
@@ -148,22 +160,31 @@ class Probeval(CheckedReferences, evaluate.Metric):
         except KeyError as exc:  # another reference form: let `evaluate` try the next one
             raise TypeError(f"missing field {exc}") from None
 
-    def _compute(self, predictions: Sequence[Sequence[str]], references: Sequence[Any],
-                 clustering: Optional[str] = None, matching: Optional[str] = None,
-                 question_ids: Optional[Sequence[str]] = None,
-                 raw_answers: Optional[Sequence[Any]] = None, details: bool = False,
-                 **settings: Any) -> dict[str, Any]:
+    def _compute(
+        self,
+        predictions: Sequence[Sequence[str]],
+        references: Sequence[Any],
+        clustering: Optional[str] = None,
+        matching: Optional[str] = None,
+        question_ids: Optional[Sequence[str]] = None,
+        raw_answers: Optional[Sequence[Any]] = None,
+        details: bool = False,
+        **settings: Any,
+    ) -> dict[str, Any]:
         chosen = config_settings(self.config_name)
         clustering = clustering or chosen.get("clustering", AUTO)
         matching = matching or chosen.get("matching", DEFAULTS.matching)
         ids = question_ids_for(question_ids, len(predictions))
         raw = [None] * len(references) if raw_answers is None else list(raw_answers)
         if len(raw) != len(references):
-            raise ValueError(f"raw_answers has {len(raw)} entries for {len(references)} references; give one "
-                             "per question (a dataset's raw_answers column)")
+            raise ValueError(
+                f"raw_answers has {len(raw)} entries for {len(references)} references; give one "
+                "per question (a dataset's raw_answers column)"
+            )
         targets = {qid: _ground_truth(ref, qid, r) for qid, ref, r in zip(ids, references, raw)}
-        result = evaluate_probeval(targets, dict(zip(ids, predictions)), clustering=clustering,
-                                   matching=matching, **settings)
+        result = evaluate_probeval(
+            targets, dict(zip(ids, predictions)), clustering=clustering, matching=matching, **settings
+        )
         out = {
             "kl": result.kl,
             "per_question_kl": [result.per_question.get(qid) for qid in ids],
@@ -186,6 +207,8 @@ def _ground_truth(reference: Any, question_id: str, raw_answers: Any):
     if not _is_raw_answers(reference):
         return ground_truth_from_reference(reference, question_id, raw_answers)
     if raw_answers is not None:
-        raise ValueError(f"question {question_id!r}: the reference is already raw answers; pass raw_answers only "
-                         "with cluster references")
+        raise ValueError(
+            f"question {question_id!r}: the reference is already raw answers; pass raw_answers only "
+            "with cluster references"
+        )
     return ground_truth_from_raw_answers(reference, question_id)

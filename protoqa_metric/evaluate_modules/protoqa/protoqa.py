@@ -75,7 +75,11 @@ Examples:
 """
 
 _CLUSTERS_AS_STORED = datasets.Sequence(
-    {"id": datasets.Value("string"), "answers": datasets.Sequence(datasets.Value("string")), "count": datasets.Value("int64")}
+    {
+        "id": datasets.Value("string"),
+        "answers": datasets.Sequence(datasets.Value("string")),
+        "count": datasets.Value("int64"),
+    }
 )
 # datasets.List keeps a list of records as records (Sequence turns it into a dict of lists).
 _CLUSTERS_AS_RECORDS = datasets.List(
@@ -94,30 +98,45 @@ class Protoqa(CheckedReferences, evaluate.Metric):
 
     def _info(self) -> evaluate.MetricInfo:
         if self.config_name not in PROTOQA_CONFIGS:
-            raise ValueError(
-                f"unknown configuration {self.config_name!r}; use one of: {', '.join(PROTOQA_CONFIGS)}"
-            )
+            raise ValueError(f"unknown configuration {self.config_name!r}; use one of: {', '.join(PROTOQA_CONFIGS)}")
         features = [
             datasets.Features({"predictions": _PREDICTIONS, "references": _CLUSTERS_AS_STORED}),
             datasets.Features({"predictions": _PREDICTIONS, "references": _CLUSTERS_AS_RECORDS}),
         ]
-        return evaluate.MetricInfo(module_type="metric", description=_DESCRIPTION, citation=_CITATION,
-                                   inputs_description=_KWARGS_DESCRIPTION, features=features,
-                                   homepage="https://github.com/iesl/protoqa-evaluator",
-                                   codebase_urls=["https://github.com/iesl/protoqa-evaluator"],
-                                   reference_urls=["https://aclanthology.org/2020.emnlp-main.85"])
+        return evaluate.MetricInfo(
+            module_type="metric",
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=features,
+            homepage="https://github.com/iesl/protoqa-evaluator",
+            codebase_urls=["https://github.com/iesl/protoqa-evaluator"],
+            reference_urls=["https://aclanthology.org/2020.emnlp-main.85"],
+        )
 
-    def _compute(self, predictions, references, similarity=None, metrics="standard",
-                 all_stopword_match=True, question_ids=None, questions=None, raw_answers=None,
-                 encoder=None, device="cpu"):
+    def _compute(
+        self,
+        predictions,
+        references,
+        similarity=None,
+        metrics="standard",
+        all_stopword_match=True,
+        question_ids=None,
+        questions=None,
+        raw_answers=None,
+        encoder=None,
+        device="cpu",
+    ):
         if similarity is None:
             similarity = "wordnet" if self.config_name == "default" else self.config_name
         question_ids = question_ids_for(question_ids, len(references))
         texts = per_question_values(questions, "questions", len(references))
         raw = per_question_values(raw_answers, "raw_answers", len(references))
         if similarity == "roberta" and questions is None:
-            raise ValueError("the roberta similarity puts the question before each answer: pass "
-                             "questions=[question text, ...], one per reference")
+            raise ValueError(
+                "the roberta similarity puts the question before each answer: pass "
+                "questions=[question text, ...], one per reference"
+            )
         targets = [
             Question(qid, text or "", clusters_from_records(ref, qid), raw_answers=raw_answer_counts(r, qid) or {})
             for qid, ref, text, r in zip(question_ids, references, texts, raw)
