@@ -22,9 +22,9 @@ from cfc_probeval.evaluate_modules import (  # From: protoqa-eval[probeval]
     config_settings,
     question_ids_for,
 )
-from cfc_probeval.inputs import (
-    ground_truth_from_raw_answers,  # From: protoqa-eval[probeval]
-    ground_truth_from_reference,  # From: protoqa-eval[probeval]
+from cfc_probeval.inputs import (  # From: protoqa-eval[probeval]
+    ground_truth_from_raw_answers,
+    ground_truth_from_reference,
 )
 from cfc_probeval.probeval import evaluate_probeval  # From: protoqa-eval[probeval]
 
