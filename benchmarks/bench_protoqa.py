@@ -57,7 +57,7 @@ from protoqa_core import wordnet_access  # noqa: E402
 from protoqa_core.readers import Cluster, Question  # noqa: E402
 from protoqa_core.similarity import SIMILARITIES, collect_approximations, get_similarity  # noqa: E402
 from protoqa_metric import evaluate_predictions, read_predictions, read_targets  # noqa: E402
-from protoqa_metric.metrics import STANDARD_METRICS  # noqa: E402
+from protoqa_metric.metric_set import STANDARD_METRICS  # noqa: E402
 from spec_reference import reference_question_score, reference_wordnet_similarity  # noqa: E402
 
 

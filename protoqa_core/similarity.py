@@ -41,7 +41,7 @@ Every similarity has a worst-case cost for strings of any length:
   the rest). A 50-character prediction has at most 50 tokens, so only cluster
   strings are ever cut, and no string of the ProtoQA or CFC data has more than 14
   content tokens. The partition search then runs under fixed, deterministic budgets
-  (:mod:`protoqa_core.partition_matching`); if one runs out, the best matching
+  (:mod:`protoqa_core.partition_alignment`); if one runs out, the best matching
   found is used, again a lower bound.
 
 Whenever either rule changes a value, the pair is *approximated*: the metric names
@@ -60,7 +60,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Optional
 
-from .partition_matching import SpanPair, best_partition_matching_checked
+from .partition_alignment import SpanPair, best_partition_alignment_checked
 from .string_similarity import best_lcs_ratios, jaro_winkler, lcs_ratio, longest_common_substring_ratio
 from .text import content_tokens
 from .wordnet_access import SynsetKey, best_wup, best_wup_reaches, max_lemma_tokens, may_start_collocation, synset_keys
@@ -223,7 +223,7 @@ def _wordnet_tokens_similarity(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[
         return 0.0, True
     spans = {(sa, ea, sb, eb) for key in shared_synsets for sa, ea in ia.by_synset[key] for sb, eb in ib.by_synset[key]}
     spans.update(_equal_token_pairs(ia, ib, shared_tokens))
-    return best_partition_matching_checked(len(a), len(b), [SpanPair(*s, 1.0) for s in sorted(spans)])
+    return best_partition_alignment_checked(len(a), len(b), [SpanPair(*s, 1.0) for s in sorted(spans)])
 
 
 def _empty_side(a: tuple[str, ...], b: tuple[str, ...], all_stopword_match: bool) -> float:
@@ -233,13 +233,13 @@ def _empty_side(a: tuple[str, ...], b: tuple[str, ...], all_stopword_match: bool
 
 
 def wordnet_similarity(prediction: str, answer: str, *, all_stopword_match: bool = True) -> float:
-    """SPEC's WordNet similarity: the best partition matching of the content tokens.
+    """SPEC's WordNet similarity: the best partition alignment of the content tokens.
 
     Both strings are tokenized (NLTK Treebank tokenizer) and stripped of English
     stopwords; groups of contiguous tokens agree when they are equal or share a
     WordNet synset; the score is the best ``matched groups / max(groups)`` over all
     partitions of both token lists. Computed exactly, without enumerating
-    partitions (see :mod:`protoqa_core.partition_matching`).
+    partitions (see :mod:`protoqa_core.partition_alignment`).
 
     Args:
         all_stopword_match: two strings made only of stopwords ("the" vs "a") score
@@ -383,10 +383,10 @@ def _wup_tokens_similarity(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[floa
     for key in _equal_token_pairs(ia, ib, ia.token_positions.keys() & ib.token_positions.keys()):
         weights[key] = 1.0  # equal groups score 1 (the reference's exact-match part score)
     # Equal multi-token groups also score 1; matching their tokens one to one is at
-    # least as good (see partition_matching), so they need no pair of their own.
+    # least as good (see partition_alignment), so they need no pair of their own.
     if not weights:
         return 0.0, True
-    return best_partition_matching_checked(len(a), len(b), [SpanPair(*k, w) for k, w in sorted(weights.items())])
+    return best_partition_alignment_checked(len(a), len(b), [SpanPair(*k, w) for k, w in sorted(weights.items())])
 
 
 def _wup_against_one_token(a: tuple[str, ...], b: tuple[str, ...]) -> float:

@@ -39,7 +39,7 @@ from protoqa_core.data import CACHE_DIR_ENV, SourceError
 from protoqa_core.ranking import answer_frequencies, rank_by_frequency
 from protoqa_core.readers import DataFormatError, Question, read_targets
 from protoqa_metric.metric import evaluate_predictions
-from protoqa_metric.metrics import ProtoQAWarning, format_table
+from protoqa_metric.metric_set import ProtoQAWarning, format_table
 
 from . import generation
 from .engines import CHAT_MAX_NEW_TOKENS, ENGINES, Engine, is_collapsed, make_engine
@@ -810,7 +810,7 @@ def build_score_parser() -> argparse.ArgumentParser:
 
 def _run_score(args: argparse.Namespace) -> int:
     from protoqa_core.similarity import SIMILARITIES
-    from protoqa_metric.metrics import metric_specs
+    from protoqa_metric.metric_set import metric_specs
 
     similarities = [s.strip() for s in args.similarity.split(",") if s.strip()]
     for sim in similarities:

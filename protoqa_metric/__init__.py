@@ -33,7 +33,7 @@ from protoqa_core.text import ENGLISH_STOPWORDS, content_tokens, normalize_predi
 from protoqa_core.wordnet_access import WordNetUnavailableError, get_wordnet
 
 from .metric import ProtoQA, evaluate_predictions, score_question
-from .metrics import (
+from .metric_set import (
     PAPER_METRICS,
     STANDARD_METRICS,
     EvaluationResult,

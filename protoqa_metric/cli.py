@@ -1,6 +1,6 @@
 """``protoqa-eval``: score ranked answer lists from the command line.
 
-    protoqa-eval TARGETS PREDICTIONS [--similarity exact_match|wordnet|wordnet_wup|lcs|roberta ...]
+    protoqa-eval TARGETS PREDICTIONS [--similarity NAME[,NAME] ...]   (protoqa-eval --help lists every similarity)
                  [--metrics standard|paper|NAMES] [--json] [--per-question FILE]
 
 The reference evaluator's form keeps working:
@@ -42,7 +42,7 @@ from protoqa_core.wordnet_access import WORDNET_DIR_ENV, WordNetUnavailableError
 
 from . import __version__
 from .metric import ProtoQA
-from .metrics import EvaluationResult, ProtoQAWarning, format_table, metric_specs
+from .metric_set import EvaluationResult, ProtoQAWarning, format_table, metric_specs
 
 __all__ = ["main", "build_parser", "parse_args", "COMMANDS"]
 

@@ -19,7 +19,7 @@ from protoqa_core.signature import make_signature
 from protoqa_core.similarity import QUESTION_SIMILARITIES, Similarity, get_similarity, question_similarity
 from protoqa_core.text import normalize_prediction
 
-from .metrics import _METRIC_SETS, EvaluationResult, MetricSpec, metric_specs
+from .metric_set import _METRIC_SETS, EvaluationResult, MetricSpec, metric_specs
 from .scoring import QuestionScore, ScoringTable, _check_predictions, matrix_of_normalized
 
 __all__ = ["ProtoQA", "evaluate_predictions", "score_question"]

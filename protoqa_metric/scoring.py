@@ -1,7 +1,7 @@
 """Scoring one question: similarity matrix, limits, Hungarian assignment, oracle.
 
 This module is SPEC section 1, steps 1 to 6, for a single question. The standard
-metric set lives in :mod:`protoqa_metric.metrics`; :mod:`protoqa_metric.metric` builds
+metric set lives in :mod:`protoqa_metric.metric_set`; :mod:`protoqa_metric.metric` builds
 the configured metric (with data-set means) on both.
 """
 

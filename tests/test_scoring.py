@@ -144,7 +144,7 @@ def test_scores_equal_plain_spec_implementation_on_dev(shared_data, sim):
     """Every metric on 12 real dev questions equals the straightforward SPEC code to 1e-9."""
     from protoqa_core.readers import read_predictions, read_targets
     from protoqa_core.similarity import exact_match
-    from protoqa_metric.metrics import STANDARD_METRICS
+    from protoqa_metric.metric_set import STANDARD_METRICS
     from spec_reference import reference_wordnet_similarity
 
     targets = read_targets(shared_data / "protoqa" / "dev.crowdsourced.jsonl")

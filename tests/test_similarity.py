@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from protoqa_core.partition_matching import SpanPair, best_partition_matching
+from protoqa_core.partition_alignment import SpanPair, best_partition_alignment
 from protoqa_core.similarity import exact_match, lcs_ratio, wordnet_similarity, wup_similarity
 from protoqa_core.text import ENGLISH_STOPWORDS, content_tokens, normalize_prediction
 from protoqa_core.wordnet_access import get_wordnet
@@ -84,18 +84,18 @@ def test_contiguous_partitions_counts():
     assert len(list(contiguous_partitions(list("abcde")))) == 2**4
 
 
-def test_partition_matching_value_examples():
+def test_partition_alignment_value_examples():
     # a = [x y z], b = [x z]: x~x, z~z; y is one gap in a -> 2 / (2 + 1)
     pairs = [SpanPair(0, 1, 0, 1, 1.0), SpanPair(2, 3, 1, 2, 1.0)]
-    assert best_partition_matching(3, 2, pairs) == pytest.approx(2 / 3)
-    assert best_partition_matching(3, 2, []) == 0.0
+    assert best_partition_alignment(3, 2, pairs) == pytest.approx(2 / 3)
+    assert best_partition_alignment(3, 2, []) == 0.0
     with pytest.raises(ValueError):
-        best_partition_matching(0, 2, pairs)
+        best_partition_alignment(0, 2, pairs)
 
 
-def test_partition_matching_integer_program_agrees_with_search(monkeypatch):
+def test_partition_alignment_integer_program_agrees_with_search(monkeypatch):
     """Force the integer-programming fallback and compare with the plain search."""
-    from protoqa_core import partition_matching as pm
+    from protoqa_core import partition_alignment as pm
 
     rng = random.Random(7)
     for _ in range(25):
@@ -107,9 +107,9 @@ def test_partition_matching_integer_program_agrees_with_search(monkeypatch):
             t = rng.randrange(n_b)
             f = min(n_b, t + rng.choice([1, 1, 2]))
             pairs.append(SpanPair(s, e, t, f, rng.choice([1.0, 1.0, 0.5, 0.8])))
-        expected = pm.best_partition_matching(n_a, n_b, pairs)
+        expected = pm.best_partition_alignment(n_a, n_b, pairs)
         monkeypatch.setattr(pm, "SEARCH_STEP_BUDGET", 0)
-        assert pm.best_partition_matching(n_a, n_b, pairs) == pytest.approx(expected, abs=1e-9)
+        assert pm.best_partition_alignment(n_a, n_b, pairs) == pytest.approx(expected, abs=1e-9)
         monkeypatch.setattr(pm, "SEARCH_STEP_BUDGET", 20_000)
 
 

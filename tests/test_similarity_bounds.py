@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from protoqa_core import partition_matching as pm
+from protoqa_core import partition_alignment as pm
 from protoqa_core.readers import Cluster, Question
 from protoqa_core.similarity import (
     MAX_SIMILARITY_TOKENS,
@@ -495,7 +495,7 @@ def _wup_by_search(a: str, b: str) -> float:
                 weights[(i, i + 1, j, j + 1)] = 1.0
     if not weights:
         return 0.0
-    value, proven = pm.best_partition_matching_checked(
+    value, proven = pm.best_partition_alignment_checked(
         len(x), len(y), [pm.SpanPair(*k, w) for k, w in sorted(weights.items())]
     )
     assert proven

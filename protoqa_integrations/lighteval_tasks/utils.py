@@ -55,7 +55,7 @@ from protoqa_integrations.lm_eval_tasks.harness import (
     process_results,
     protoqa_prompt,
 )
-from protoqa_metric.metrics import PAPER_METRICS
+from protoqa_metric.metric_set import PAPER_METRICS
 
 __all__ = [
     "TaskSpec",

@@ -38,7 +38,7 @@ from protoqa_core.ranking import rank_by_frequency
 from protoqa_core.readers import read_predictions, read_targets
 from protoqa_core.significance import ConfidenceInterval, bootstrap_ci
 from protoqa_metric.metric import evaluate_predictions
-from protoqa_metric.metrics import PAPER_METRICS
+from protoqa_metric.metric_set import PAPER_METRICS
 
 __all__ = [
     "Entry",

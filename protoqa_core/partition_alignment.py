@@ -1,4 +1,4 @@
-"""Exact best partition matching between two token sequences, without enumerating partitions.
+"""Exact best alignment of two token sequences' partitions, without enumerating partitions.
 
 SPEC's WordNet similarity is a maximum over every pair of partitions (P, Q) of two
 token lists into contiguous groups of ``matching(P, Q) / max(|P|, |Q|)``, where a
@@ -29,7 +29,7 @@ property tests compare the result with brute-force enumeration.
 
 Every stage has a fixed, deterministic budget (search states, candidate pairs,
 branch-and-bound nodes, Dinkelbach rounds; see the constants below), so the cost is
-bounded for any input. :func:`best_partition_matching_checked` says whether the
+bounded for any input. :func:`best_partition_alignment_checked` says whether the
 value was proven optimal; when a budget runs out it returns the best configuration
 found, a lower bound of the exact value. With at most 65 tokens a side (the
 similarity caps longer strings) no string of the ProtoQA or CFC data comes near
@@ -44,8 +44,8 @@ from dataclasses import dataclass
 
 __all__ = [
     "SpanPair",
-    "best_partition_matching",
-    "best_partition_matching_checked",
+    "best_partition_alignment",
+    "best_partition_alignment_checked",
     "SEARCH_STEP_BUDGET",
     "SEARCH_CALL_BUDGET",
     "MILP_NODE_LIMIT",
@@ -181,18 +181,18 @@ def _solve_by_integer_programming(n_a: int, n_b: int, pairs: Sequence[SpanPair],
     return best, False
 
 
-def best_partition_matching(n_a: int, n_b: int, pairs: Sequence[SpanPair]) -> float:
+def best_partition_alignment(n_a: int, n_b: int, pairs: Sequence[SpanPair]) -> float:
     """Maximum over partitions of two token sequences of ``matched weight / max(|P|, |Q|)``.
 
-    The value of :func:`best_partition_matching_checked`, without the proof flag.
+    The value of :func:`best_partition_alignment_checked`, without the proof flag.
 
-    >>> best_partition_matching(2, 1, [SpanPair(0, 2, 0, 1, 1.0)])  # "chewing gum" ~ "gum"
+    >>> best_partition_alignment(2, 1, [SpanPair(0, 2, 0, 1, 1.0)])  # "chewing gum" ~ "gum"
     1.0
     """
-    return best_partition_matching_checked(n_a, n_b, pairs)[0]
+    return best_partition_alignment_checked(n_a, n_b, pairs)[0]
 
 
-def best_partition_matching_checked(
+def best_partition_alignment_checked(
     n_a: int,
     n_b: int,
     pairs: Sequence[SpanPair],
@@ -215,7 +215,7 @@ def best_partition_matching_checked(
         ``(value, proven)``: the best value, in [0, 1], and True when it is the exact
         maximum.
 
-    >>> best_partition_matching_checked(2, 1, [SpanPair(1, 2, 0, 1, 1.0)])  # "red car" ~ "car"
+    >>> best_partition_alignment_checked(2, 1, [SpanPair(1, 2, 0, 1, 1.0)])  # "red car" ~ "car"
     (0.5, True)
     """
     if n_a <= 0 or n_b <= 0:
