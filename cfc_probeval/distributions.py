@@ -43,7 +43,7 @@ def model_counts(matches: Sequence[Sequence[int]], counts: Sequence[float], num_
     if len(matches) != len(counts):
         raise ValueError(f"{len(matches)} match lists for {len(counts)} sample counts")
     out = np.zeros(num_clusters + 1)
-    for clusters, count in zip(matches, counts):
+    for clusters, count in zip(matches, counts, strict=True):
         if clusters:
             share = count / len(clusters)
             for j in clusters:
@@ -82,7 +82,7 @@ def kl_divergence(p: Sequence[float], q: Sequence[float]) -> float:
     if p_arr.shape != q_arr.shape:
         raise ValueError(f"distributions of different sizes: {p_arr.shape} and {q_arr.shape}")
     terms = []
-    for pi, qi in zip(p_arr, q_arr):
+    for pi, qi in zip(p_arr, q_arr, strict=True):
         if pi > 0:
             if qi <= 0:
                 return math.inf

@@ -125,7 +125,7 @@ class Embedder(ABC):
             vectors = _compact(vectors)
             self._forget_oldest(len(new), keep=set(texts))
             self._dimension = vectors.shape[1]
-            for text, vec in zip(new, vectors):
+            for text, vec in zip(new, vectors, strict=True):
                 self._cache[text] = vec.copy()  # a copy, so that forgetting it frees its memory
             self._num_embedded += len(new)
         if not texts:

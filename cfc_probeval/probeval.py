@@ -454,7 +454,7 @@ class ProbEval:
         assert self.embedder is not None
         labels = self.clusterer.fit_labels(self.embedder.embed(answers))
         groups: dict[int, list[str]] = {}
-        for answer, label in zip(answers, labels):
+        for answer, label in zip(answers, labels, strict=True):
             groups.setdefault(int(label), []).append(answer)
         ordered = sorted(groups.values(), key=lambda g: (-sum(truth.answer_counts[a] for a in g), g[0]))
         return tuple(
@@ -506,7 +506,7 @@ class ProbEval:
         h = model_counts(matches, counts, len(clusters))
         p_g, p_h = laplace_smoothed(g), laplace_smoothed(h)
         given: list[dict[str, float]] = [{} for _ in range(len(clusters) + 1)]
-        for sample, count, hits in zip(distinct, counts, matches):
+        for sample, count, hits in zip(distinct, counts, matches, strict=True):
             for j in hits or (len(clusters),):
                 given[j][sample] = count / max(len(hits), 1)
         rows = [
@@ -575,7 +575,7 @@ class ProbEval:
             chunk = scored[start : start + self.chunk_questions]
             normalized = [normalized_sample_counts(parsed.get(qid, {})) for qid in chunk]
             self._embed_in_advance([truths[qid] for qid in chunk], normalized)
-            for qid, counts in zip(chunk, normalized):
+            for qid, counts in zip(chunk, normalized, strict=True):
                 bounded: list[tuple[str, str]] = []
                 questions[qid] = self._score_normalized(truths[qid], counts, approximated=bounded)
                 distinct_samples += len(counts)

@@ -371,7 +371,7 @@ class ContextEncoder:
                 self._cache.clear()  # only this call's strings are needed from here on
             for start in range(0, len(new), self.batch_size):
                 batch = new[start : start + self.batch_size]
-                for answer, vector in zip(batch, self._encode(context, batch)):
+                for answer, vector in zip(batch, self._encode(context, batch), strict=True):
                     self._cache[(context, answer)] = vector
             self.num_embedded += len(new)
         rows = [self._cache[(context, a)] for a in answers]

@@ -170,7 +170,7 @@ def _solve_by_integer_programming(n_a: int, n_b: int, pairs: Sequence[SpanPair],
         )
         if res.x is None:  # node limit before any feasible point: keep what we have
             return best, False
-        chosen = [p for p, v in zip(pairs, res.x[:n_p]) if v > 0.5]
+        chosen = [p for p, v in zip(pairs, res.x[:n_p], strict=True) if v > 0.5]
         value = _value_of(n_a, n_b, chosen)
         proven = res.status == 0
         if value <= best + 1e-12:

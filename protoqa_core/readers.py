@@ -708,7 +708,7 @@ def clusters_from_records(reference: Any, question_id: Optional[str] = None) -> 
             len(answers) == len(counts) == len(ids)
         ):
             raise DataFormatError("'id', 'answers' and 'count' must be lists of the same length", question_id=qid)
-        records = [{"id": i, "answers": a, "count": c} for i, a, c in zip(ids, answers, counts)]
+        records = [{"id": i, "answers": a, "count": c} for i, a, c in zip(ids, answers, counts, strict=True)]
     elif _is_list_like(reference):
         records = list(reference)
     else:

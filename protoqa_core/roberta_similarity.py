@@ -271,7 +271,7 @@ class RobertaSimilarity:
             return out, []
         before = self.encoder.num_cut
         distinct = sorted(set(predictions) - set(fitted.strings))
-        scores = dict(zip(distinct, self.scores(question, distinct))) if distinct else {}
+        scores = dict(zip(distinct, self.scores(question, distinct), strict=True)) if distinct else {}
         for i, prediction in enumerate(predictions):
             owners = fitted.strings.get(prediction)
             if owners is not None:

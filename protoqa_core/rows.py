@@ -92,7 +92,7 @@ def raw_answer_counts(
                 "raw answers {'answer': [...], 'count': [...]} need two lists of the same length",
                 question_id=question_id,
             )
-        pairs = list(zip(answers, counts))
+        pairs = list(zip(answers, counts, strict=True))
     elif isinstance(value, Mapping):
         pairs = list(value.items())
     elif (items := _as_list(value)) is not None and all(

@@ -260,7 +260,7 @@ def jaro_similarity(s1: str, s2: str) -> float:
     if matches == 0:
         return 0.0
     flagged_2.sort()
-    transpositions = sum(1 for i, j in zip(flagged_1, flagged_2) if s1[i] != s2[j])
+    transpositions = sum(1 for i, j in zip(flagged_1, flagged_2, strict=True) if s1[i] != s2[j])
     # Same expression, in the same order, as NLTK: the floats are bit-identical.
     return 1 / 3 * (matches / len(s1) + matches / len(s2) + (matches - transpositions // 2) / matches)
 
@@ -279,7 +279,7 @@ def jaro_winkler(prediction: str, answer: str) -> float:
     """
     jaro = jaro_similarity(prediction, answer)
     prefix = 0
-    for a, b in zip(prediction, answer):
+    for a, b in zip(prediction, answer, strict=False):
         if a != b:
             break
         prefix += 1

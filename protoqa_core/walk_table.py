@@ -216,6 +216,7 @@ class WalkTable:
                 self._depths[start:end].tolist(),
                 self._lengths[start:end].tolist(),
                 map(bool, self._to_roots[start:end].tolist()),
+                strict=True,
             )
         )
         return steps, self._root_paths[i]

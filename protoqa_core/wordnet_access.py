@@ -620,7 +620,7 @@ class _Senses:
         ordered = sorted(keys)
         found = [_key_walk(k) for k in ordered]
         # each synset's key, candidate subsumers and root path (see _walk), in key order
-        self.walks = tuple((key, steps, root_path) for key, (steps, root_path, _) in zip(ordered, found))
+        self.walks = tuple((key, steps, root_path) for key, (steps, root_path, _) in zip(ordered, found, strict=True))
         self.root_paths = tuple(root_path for _, _, root_path in self.walks)  # to the simulated root
         # hypernym (or synset) c -> (the group's shortest path m to c, the first synset
         # with that path, c's depth D), for the bound 2D / (m1 + m2 + 2D) on pairs with c

@@ -77,7 +77,7 @@ def read_rows(path: PathLike, has_answers: bool = True) -> list[dict[str, Any]]:
     questions = read_targets(path)
     lines = _question_lines(path)
     rows = []
-    for line, question in zip(lines, questions.values()):
+    for line, question in zip(lines, questions.values(), strict=True):
         if has_answers and not question.clusters:
             raise DataFormatError(
                 "no answer clusters (answers.clusters); every question of this split needs them",

@@ -197,7 +197,7 @@ def check_question_limits(
             f"at most {MAX_SCORED_PAIRS} are allowed"
         )
     ids = list(cluster_ids) if cluster_ids is not None else [str(i) for i in range(len(cluster_answers))]
-    for cid, strings_of, count in zip(ids, cluster_answers, counts):
+    for cid, strings_of, count in zip(ids, cluster_answers, counts, strict=True):
         if count > MAX_CLUSTER_COUNT:
             raise LimitError(f"cluster {cid!r} counts {count} people; at most {MAX_CLUSTER_COUNT}")
         for answer in strings_of:
@@ -244,7 +244,7 @@ def check_compute_request(predictions: Any, references: Any) -> None:
     if max(len(predictions), len(references)) > MAX_QUESTIONS:
         raise LimitError(f"{max(len(predictions), len(references))} questions; at most {MAX_QUESTIONS} in one request")
     total = 0
-    for i, (answers, reference) in enumerate(zip(predictions, references)):
+    for i, (answers, reference) in enumerate(zip(predictions, references, strict=False)):
         if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
             raise LimitError(f"question {i}: predictions must be a list of strings")
         strings, counts, ids = _reference_strings(reference, str(i))

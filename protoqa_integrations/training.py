@@ -133,7 +133,7 @@ def probeval_with_human_clusters(questions: Sequence[Question], samples: Sequenc
 
     if len(questions) != len(samples):
         raise ValueError(f"{len(samples)} sample lists for {len(questions)} questions")
-    by_id = {q.id: list(s) for q, s in zip(questions, samples)}
+    by_id = {q.id: list(s) for q, s in zip(questions, samples, strict=True)}
     return float(evaluate_probeval(list(questions), by_id, clustering="human", matching="wordnet").kl)
 
 
@@ -174,7 +174,7 @@ def score_sampled_answers(
     ids = [q.id for q in questions]
     if len(set(ids)) != len(ids):
         raise ValueError("each question must appear once; group the samples of a question together")
-    ranked = {q.id: rank_by_frequency(answers) for q, answers in zip(questions, samples)}
+    ranked = {q.id: rank_by_frequency(answers) for q, answers in zip(questions, samples, strict=True)}
     scores: dict[str, float] = {}
     for name in _similarity_names(similarity):
         result = evaluate_predictions(questions, ranked, name, metrics)
@@ -297,7 +297,7 @@ def generation_rows(tokenizer: Any, rows: QuestionRows, *, prompt_fn: Callable[[
         return rows.map(lambda _, i: added[i], with_indices=True)
     if isinstance(rows, Mapping):
         rows = list(rows.values())
-    return [{**row, **extra} if isinstance(row, Mapping) else extra for row, extra in zip(rows, added)]
+    return [{**row, **extra} if isinstance(row, Mapping) else extra for row, extra in zip(rows, added, strict=True)]
 
 
 def make_compute_metrics(
@@ -465,7 +465,7 @@ def sample_answers(
         },
     )
     results = sample_prompts(model, tokenizer, [prompt_fn(q) for q in questions], config)
-    for question, done in zip(questions, results):
+    for question, done in zip(questions, results, strict=True):
         if done.skipped:
             raise ValueError(f"cannot sample answers to {question!r}: {done.skipped}")
     return [done.answers for done in results]
@@ -610,7 +610,7 @@ class _ProtoQAEvalCallbackBase:
         for part in _all_gather(mine, world_size):
             samples.update(part)
         ordered = [samples[i] for i in range(len(questions))]
-        self.last_samples = {q.id: s for q, s in zip(questions, ordered)}
+        self.last_samples = {q.id: s for q, s in zip(questions, ordered, strict=True)}
         self.last_scores = score_sampled_answers(
             questions,
             ordered,

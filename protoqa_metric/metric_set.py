@@ -130,9 +130,11 @@ def format_table(results: dict[str, EvaluationResult]) -> str:
     metrics = list(next(iter(results.values())).scores)
     width = max(len("metric"), *(len(m) for m in metrics))
     cols = [max(len(s), 6) for s in sims]
-    lines = ["metric".ljust(width) + "".join(f"  {s:>{w}}" for s, w in zip(sims, cols))]
+    lines = ["metric".ljust(width) + "".join(f"  {s:>{w}}" for s, w in zip(sims, cols, strict=True))]
     for m in metrics:
-        lines.append(m.ljust(width) + "".join(f"  {results[s].scores[m]:>{w}.4f}" for s, w in zip(sims, cols)))
+        lines.append(
+            m.ljust(width) + "".join(f"  {results[s].scores[m]:>{w}.4f}" for s, w in zip(sims, cols, strict=True))
+        )
     lines.append("")
     lines += [f"{s}: {results[s].signature}" for s in sims]
     return "\n".join(lines)

@@ -246,7 +246,7 @@ class ScoringTable:
 
         chosen_rows, chosen_cols = linear_sum_assignment(block, maximize=True)
         raw = float(block[chosen_rows, chosen_cols].sum())
-        for r, c in zip(chosen_rows.tolist(), chosen_cols.tolist()):
+        for r, c in zip(chosen_rows.tolist(), chosen_cols.tolist(), strict=True):
             if block[r, c] > 0:
                 assignment[r] = self._clusters[c].id
         # Clusters that total 0 leave nothing to earn: the score is 0, never NaN.

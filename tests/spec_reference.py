@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Iterator, Sequence
-from itertools import combinations
+from itertools import combinations, pairwise
 from typing import Optional
 
 import numpy as np
@@ -42,7 +42,7 @@ def contiguous_partitions(tokens: Sequence[str]) -> Iterator[list[str]]:
     for size in range(n):
         for cuts in combinations(range(1, n), size):
             bounds = (0, *cuts, n)
-            yield [" ".join(tokens[s:e]) for s, e in zip(bounds, bounds[1:])]
+            yield [" ".join(tokens[s:e]) for s, e in pairwise(bounds)]
 
 
 def _part_agrees(x: str, y: str) -> float:

@@ -76,7 +76,7 @@ def test_cfc_config_matches_the_jsonl_files(shared, isolated_hf):
         assert ds[split].features == FEATURES
         records = json_lines(shared / relative)
         assert ds[split]["id"] == [r["metadata"]["id"] for r in records]
-        for row, record in zip(ds[split], records):
+        for row, record in zip(ds[split], records, strict=True):
             clusters = record["answers"]["clusters"]
             assert row["question"] == record["question"]["normalized"]
             assert row["question_original"] == record["question"]["original"]

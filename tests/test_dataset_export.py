@@ -121,7 +121,7 @@ def test_scores_from_rows_equal_scores_from_jsonl(full_export, shared, hf_env):
     validation = load(out, "protoqa", split="validation", hf_env=hf_env)
     from_rows = {
         qid: Question(qid, text, clusters_from_records(clusters, qid))
-        for qid, text, clusters in zip(validation["id"], validation["question"], validation["clusters"])
+        for qid, text, clusters in zip(validation["id"], validation["question"], validation["clusters"], strict=True)
     }
     from_file = read_targets(shared / "protoqa/dev.crowdsourced.jsonl")
     assert list(from_rows) == list(from_file)

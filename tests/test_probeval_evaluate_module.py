@@ -38,7 +38,7 @@ def library_kls(references, **settings):
     pe = ProbEval(**settings)
     return [
         pe.score_question(ground_truth_from_reference(r, str(i)), _counts(p)).kl
-        for i, (r, p) in enumerate(zip(references, PREDICTIONS))
+        for i, (r, p) in enumerate(zip(references, PREDICTIONS, strict=True))
     ]
 
 
@@ -84,7 +84,7 @@ def test_records_and_stored_references_give_the_same_numbers():
 def test_add_batch_equals_compute_and_details_list_the_clusters():
     module = evaluate.load(cfc_probeval.evaluate_module_path(), "hac")
     whole = module.compute(predictions=PREDICTIONS, references=STORED, embedder="char-ngrams")
-    for p, r in zip(PREDICTIONS, STORED):
+    for p, r in zip(PREDICTIONS, STORED, strict=True):
         module.add_batch(predictions=[p], references=[r])
     batched = module.compute(embedder="char-ngrams", details=True, question_ids=["pets", "drinks"])
     assert batched["per_question_kl"] == pytest.approx(whole["per_question_kl"])
@@ -125,9 +125,10 @@ def test_raw_answers_in_the_dataset_form_equal_every_other_form():
     module = evaluate.load(cfc_probeval.evaluate_module_path(), "hac")
     settings = dict(predictions=PREDICTIONS, references=STORED, embedder="char-ngrams", distance_threshold=0.9)
     dataset_form = module.compute(raw_answers=RAW, **settings)
-    mapping = module.compute(raw_answers=[dict(zip(r["answer"], r["count"])) for r in RAW], **settings)
+    mapping = module.compute(raw_answers=[dict(zip(r["answer"], r["count"], strict=True)) for r in RAW], **settings)
     records = module.compute(
-        raw_answers=[[{"answer": a, "count": c} for a, c in zip(r["answer"], r["count"])] for r in RAW], **settings
+        raw_answers=[[{"answer": a, "count": c} for a, c in zip(r["answer"], r["count"], strict=True)] for r in RAW],
+        **settings,
     )
     shared = module.compute(**settings)
     assert dataset_form == mapping == records
@@ -139,7 +140,7 @@ def test_raw_answers_in_the_dataset_form_equal_every_other_form():
         ProbEval("hac", embedder="char-ngrams", distance_threshold=0.9)
         .score_question(ground_truth_from_reference(ref, str(i), raw), _counts(p))
         .kl
-        for i, (ref, raw, p) in enumerate(zip(STORED, RAW, PREDICTIONS))
+        for i, (ref, raw, p) in enumerate(zip(STORED, RAW, PREDICTIONS, strict=True))
     ]
     assert dataset_form["per_question_kl"] == pytest.approx(expected, abs=1e-12)
 

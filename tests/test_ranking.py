@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 from collections import Counter
+from itertools import pairwise
 
 import pytest
 from hypothesis import given, settings
@@ -57,7 +58,7 @@ def test_sequence_and_counts_rank_alike_by_the_definition(samples):
     normalized = [normalize_prediction(s) for s in samples]
     counts = Counter(n for n in normalized if n)
     assert sorted(ranked) == sorted(counts)
-    for earlier, later in zip(ranked, ranked[1:]):
+    for earlier, later in pairwise(ranked):
         assert counts[earlier] > counts[later] or (
             counts[earlier] == counts[later] and normalized.index(earlier) < normalized.index(later)
         )

@@ -65,7 +65,7 @@ def _jaro_by_definition(s1: str, s2: str) -> float:
     if m == 0:
         return 0.0
     in_order_2 = [s2[j] for j in sorted(matched_2)]
-    t = sum(a != b for a, b in zip(matched_1, in_order_2)) // 2
+    t = sum(a != b for a, b in zip(matched_1, in_order_2, strict=True)) // 2
     return 1 / 3 * (m / len(s1) + m / len(s2) + (m - t) / m)
 
 
@@ -74,7 +74,7 @@ def _jaro_winkler_by_definition(s1: str, s2: str) -> float:
     # with no boost threshold (NLTK's jaro_winkler_similarity defaults).
     jaro = _jaro_by_definition(s1, s2)
     prefix = 0
-    for a, b in zip(s1, s2):
+    for a, b in zip(s1, s2, strict=False):
         if a != b or prefix == 4:
             break
         prefix += 1

@@ -149,7 +149,7 @@ def test_compute_metrics_decoder_only_matches_the_library(tokenizer):
     for batch_rows in ([0, 1], [2, 3]):
         prompts = left_pad([ids(tokenizer, generation_prompt(rows[r].question)) for r in batch_rows], pad)
         outputs = []
-        for r, prompt in zip(batch_rows, prompts):
+        for r, prompt in zip(batch_rows, prompts, strict=True):
             for text in continuations[r]:
                 outputs.append(prompt + ids(tokenizer, text) + [eos])
         longest = max(map(len, outputs))
@@ -194,7 +194,7 @@ def test_compute_metrics_in_a_seq2seq_trainer_with_a_decoder_only_model(tokenize
     metrics = trainer.evaluate(max_new_tokens=4, do_sample=False)
 
     by_hand = {}
-    for question, prompt in zip(rows, prompts):
+    for question, prompt in zip(rows, prompts, strict=True):
         output = model.generate(
             torch.tensor([prompt]),
             attention_mask=torch.ones(1, len(prompt), dtype=torch.long),
@@ -233,7 +233,10 @@ def test_compute_metrics_passes_grouped_samples_to_probeval(tokenizer):
     def share_of_samples_in_a_cluster(questions, samples):
         seen["ids"] = [q.id for q in questions]
         seen["samples"] = samples
-        hits = [sum(any(s in c.answers for c in q.clusters) for s in ss) / len(ss) for q, ss in zip(questions, samples)]
+        hits = [
+            sum(any(s in c.answers for c in q.clusters) for s in ss) / len(ss)
+            for q, ss in zip(questions, samples, strict=True)
+        ]
         return sum(hits) / len(hits)
 
     rows = [QUESTIONS[2], QUESTIONS[0], QUESTIONS[2]]

@@ -125,10 +125,11 @@ def test_rows_give_the_questions_of_the_targets_file(dev_rows):
         **row,
         "clusters": [
             {"id": i, "answers": a, "count": c}
-            for i, a, c in zip(row["clusters"]["id"], row["clusters"]["answers"], row["clusters"]["count"])
+            for i, a, c in zip(row["clusters"]["id"], row["clusters"]["answers"], row["clusters"]["count"], strict=True)
         ],
         "raw_answers": [
-            {"answer": a, "count": c} for a, c in zip(row["raw_answers"]["answer"], row["raw_answers"]["count"])
+            {"answer": a, "count": c}
+            for a, c in zip(row["raw_answers"]["answer"], row["raw_answers"]["count"], strict=True)
         ],
     }
     assert question_from_row(records) == from_file["r1q1"]

@@ -286,7 +286,7 @@ def test_study_scores_are_probeval_scores(shared_data):
 
 def test_baseline_is_one_minus_max_answers_at_10(shared_data):
     study = load_dev_set(shared_data, DEV_SETS[0], num_questions=1, num_sets=3, samplings=["centered"])[0]
-    for s, value in zip(study.sets["centered"], study.baseline("centered")):
+    for s, value in zip(study.sets["centered"], study.baseline("centered"), strict=True):
         counts = Counter()  # insertion order: the set's answers in alphabetical order
         for answer, n in sorted(s.answers.items()):
             counts[answer.lower()[:50].strip()] += n
@@ -529,7 +529,7 @@ def test_authors_sets_are_drawn_without_replacement_from_the_pool(shared_data):
         assert study.pool.stratified == 50
         for sets in study.sets.values():
             for s in sets:
-                for category, n in zip(study.pool.categories, s.gold):
+                for category, n in zip(study.pool.categories, s.gold, strict=True):
                     assert n <= round(sum(category.weights))
                 assert sum(s.answers.values()) == sum(s.gold)
                 assert sum(s.gold) <= study.pool.pool_size

@@ -188,7 +188,7 @@ class VLLMEngine(Engine):
                 f"vLLM failed while sampling: {_first_line(exc)}; the questions already sampled are "
                 "kept, run the same command again to resume"
             ) from exc
-        for i, output in zip(todo, outputs):
+        for i, output in zip(todo, outputs, strict=True):
             completions = sorted(output.outputs, key=lambda o: o.index)
             self.usage["prompt_tokens"] = self.usage.get("prompt_tokens", 0) + len(output.prompt_token_ids or ())
             self.usage["completion_tokens"] = self.usage.get("completion_tokens", 0) + sum(

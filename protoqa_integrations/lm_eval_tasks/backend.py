@@ -86,6 +86,6 @@ class ProtoQAHFLM(HFLM):
             ):
                 _, positions = items[done.index]
                 texts = done.texts if done.skipped is None else [""] * len(positions)
-                for position, text in zip(positions, texts):
+                for position, text in zip(positions, texts, strict=True):
                     results[position] = text
         return results

@@ -112,7 +112,7 @@ def prf(sums: Sequence[float]) -> dict[str, float]:
 def _sums(question: MatchingQuestion, assigned: Sequence[tuple[int, ...]]) -> np.ndarray:
     """``[[correct, assigned, annotated] weighted by count, [the same] unweighted]``."""
     out = np.zeros((2, 3))
-    for gold, count, clusters in zip(question.gold, question.counts, assigned):
+    for gold, count, clusters in zip(question.gold, question.counts, assigned, strict=True):
         credit = (1.0 / len(clusters)) if gold in clusters else 0.0
         for row, w in ((0, float(count)), (1, 1.0)):
             out[row, 0] += w * credit
@@ -261,7 +261,7 @@ def run_matching_study(
                 raise ValueError("the roberta arm needs an encoder (a Hub id or a local folder)")
             grid = THRESHOLDS[name]
             by_threshold, label = _roberta_assignments(data_dir, questions, encoder, grid, roberta_options or {})
-            table = np.array([[_sums(q, a) for a in per] for q, per in zip(questions, by_threshold)])
+            table = np.array([[_sums(q, a) for a in per] for q, per in zip(questions, by_threshold, strict=True)])
             sums = table[:, 0]
             result = {
                 "threshold": ROBERTA_THRESHOLD,
@@ -279,7 +279,7 @@ def run_matching_study(
                     [tuple(j for j, c in enumerate(q.clusters) if sim.best(a, c) >= 1.0) for a in q.answers]
                     for q in questions
                 ]
-            sums = np.array([_sums(q, a) for q, a in zip(questions, assigned)])  # questions x 2 x 3
+            sums = np.array([_sums(q, a) for q, a in zip(questions, assigned, strict=True)])  # questions x 2 x 3
             result: dict[str, Any] = {"threshold": None}
         else:
             gp = GPMatcher(emb, 0.5, seed) if name == "gp" else None

@@ -21,6 +21,7 @@ import json
 import math
 import os
 from collections.abc import Mapping, Sequence
+from itertools import pairwise
 from pathlib import Path
 from typing import Any, Optional
 
@@ -231,7 +232,7 @@ def _closest(means: Sequence[float], models: Sequence[str], systems: Sequence[st
     0.15
     """
     values = sorted(means[systems.index(m)] for m in models)
-    return round(min(b - a for a, b in zip(values, values[1:])), 12)
+    return round(min(b - a for a, b in pairwise(values)), 12)
 
 
 def system_level_markdown(systems: Mapping[str, Any]) -> list[str]:
@@ -639,7 +640,7 @@ def plot_study(result: StudyResult, out_dir: Path) -> list[Path]:
             rows = math.ceil(len(keys) / cols)
             fig, axes = plt.subplots(rows, cols, figsize=(4.0 * cols, 3.4 * rows), squeeze=False)
             colours = plt.get_cmap("tab20")
-            for ax, key in zip(axes.flat, keys):
+            for ax, key in zip(axes.flat, keys, strict=False):
                 for i, (qid, values) in enumerate(by_key[key].items()):
                     ax.scatter(gold[qid], values, s=4, alpha=0.5, color=colours(i % 20), linewidths=0)
                 rho = result.correlations[ds][sampling][key].mean

@@ -527,7 +527,7 @@ def draw_answer_set(pool: QuestionPool, p: Sequence[float], size: int, rng: np.r
         raise ValueError(f"question {pool.question_id}: no category with both probability and answers to draw")
     counts = quota_counts(probs, size)
     answers: Counter = Counter()
-    for category, n in zip(pool.categories, counts):
+    for category, n in zip(pool.categories, counts, strict=True):
         if n == 0:
             continue
         weights = np.asarray(category.weights, dtype=np.float64)
@@ -579,8 +579,8 @@ def draw_authors_set(pool: QuestionPool, p: Sequence[float], sampling: str, rng:
     )
     answers: Counter = Counter()
     drawn = []
-    for category, n in zip(pool.categories, counts):
-        instances = [a for a, w in zip(category.strings, category.weights) for _ in range(int(round(w)))]
+    for category, n in zip(pool.categories, counts, strict=True):
+        instances = [a for a, w in zip(category.strings, category.weights, strict=True) for _ in range(int(round(w)))]
         picks = rng.choice(len(instances) + 1, size=int(n), replace=False) if n else []
         got = [instances[int(i)] for i in picks if int(i) < len(instances)]
         answers.update(got)

@@ -329,8 +329,8 @@ def mean_spearman(
         xs.append(x)
         ys.append(y)
         rhos.append(spearman(x, y))
-    values = {qid: r for qid, r in zip(ids, rhos) if not math.isnan(r)}
-    constant = tuple(qid for qid, r in zip(ids, rhos) if math.isnan(r))
+    values = {qid: r for qid, r in zip(ids, rhos, strict=True) if not math.isnan(r)}
+    constant = tuple(qid for qid, r in zip(ids, rhos, strict=True) if math.isnan(r))
     as_zero = np.array([0.0 if math.isnan(r) else r for r in rhos])
     defined = np.array([not math.isnan(r) for r in rhos])
 
@@ -505,7 +505,9 @@ class QuestionStudy:
         key = (setting.clustering, setting.clustering_params, setting.matching, setting.threshold)
         if key not in self._matches:
             clusters = self.clusters(toolkit, setting)
-            self._matches[key] = dict(zip(self._pool_strings, toolkit.match(setting, self._pool_strings, clusters)))
+            self._matches[key] = dict(
+                zip(self._pool_strings, toolkit.match(setting, self._pool_strings, clusters), strict=True)
+            )
         return self._matches[key]
 
     def kls(self, toolkit: Toolkit, setting: Setting, sampling: str) -> list[float]:
@@ -764,7 +766,7 @@ def tune(
         table.group[setting.label] = group
         log(
             f"  {setting.label}: "
-            + ", ".join(f"{n} {v:.3f}" for n, v in zip(dev, per_set))
+            + ", ".join(f"{n} {v:.3f}" for n, v in zip(dev, per_set, strict=True))
             + f", mean {table.mean[setting.label]:.3f}"
         )
     for group in sorted(groups, key=("hac", "xmeans", "gmeans").index):

@@ -151,7 +151,7 @@ def run_system_study(
         )
     out["dev_candidates"] = {
         c.label: {"criterion": float(v), "count_gap": float(g)}
-        for c, v, g in zip(union, dev.criterion(), dev.count_gap())
+        for c, v, g in zip(union, dev.criterion(), dev.count_gap(), strict=True)
     }
     for key, c in (settings() if callable(settings) else settings).items():
         out["settings"][key] = {

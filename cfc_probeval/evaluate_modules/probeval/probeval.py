@@ -125,7 +125,7 @@ class Probeval(CheckedReferences, evaluate.Metric):
 
     def check_references(self, references, question_ids):
         # The library's checks, before datasets casts a count of 2.9 to 2; the forms stay as given.
-        for ref, qid in zip(references, question_ids):
+        for ref, qid in zip(references, question_ids, strict=True):
             _ground_truth(ref, qid, None)
         return references
 
@@ -181,9 +181,9 @@ class Probeval(CheckedReferences, evaluate.Metric):
                 f"raw_answers has {len(raw)} entries for {len(references)} references; give one "
                 "per question (a dataset's raw_answers column)"
             )
-        targets = {qid: _ground_truth(ref, qid, r) for qid, ref, r in zip(ids, references, raw)}
+        targets = {qid: _ground_truth(ref, qid, r) for qid, ref, r in zip(ids, references, raw, strict=True)}
         result = evaluate_probeval(
-            targets, dict(zip(ids, predictions)), clustering=clustering, matching=matching, **settings
+            targets, dict(zip(ids, predictions, strict=True)), clustering=clustering, matching=matching, **settings
         )
         out = {
             "kl": result.kl,

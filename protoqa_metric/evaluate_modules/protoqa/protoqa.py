@@ -94,7 +94,7 @@ class Protoqa(CheckedReferences, evaluate.Metric):
 
     def check_references(self, references, question_ids):
         # The library's checks, before datasets casts a count of 2.9 to 2; one stored form for every input.
-        return [stored_clusters(ref, qid) for ref, qid in zip(references, question_ids)]
+        return [stored_clusters(ref, qid) for ref, qid in zip(references, question_ids, strict=True)]
 
     def _info(self) -> evaluate.MetricInfo:
         if self.config_name not in PROTOQA_CONFIGS:
@@ -139,10 +139,10 @@ class Protoqa(CheckedReferences, evaluate.Metric):
             )
         targets = [
             Question(qid, text or "", clusters_from_records(ref, qid), raw_answers=raw_answer_counts(r, qid) or {})
-            for qid, ref, text, r in zip(question_ids, references, texts, raw)
+            for qid, ref, text, r in zip(question_ids, references, texts, raw, strict=True)
         ]
         # Predictions are paired with references by position, so every id is known; the
         # library's id gate (protoqa_core.ids.reconcile_ids) still checks them.
         options = {"encoder": encoder, "device": device} if similarity == "roberta" else {}
         protoqa = ProtoQA(similarity, metrics, all_stopword_match=all_stopword_match, **options)
-        return protoqa.evaluate(targets, dict(zip(question_ids, predictions))).as_dict()
+        return protoqa.evaluate(targets, dict(zip(question_ids, predictions, strict=True))).as_dict()
