@@ -309,13 +309,13 @@ def long_strings() -> None:
             + "\n"
         )
         p.write_text(json.dumps({"q1": [PREDICTION_50, "dog", "bird"]}))
+        argv = ["protoqa-eval", str(t), str(p), "--similarity", "wordnet,exact_match,lcs", "--json"]
         code = (
-            "import resource, runpy, sys; sys.argv = ['protoqa-eval', %r, %r, '--similarity', "
-            "'wordnet,exact_match,lcs', '--json']\n"
+            f"import resource, runpy, sys; sys.argv = {argv!r}\n"
             "try:\n    runpy.run_module('protoqa_metric', run_name='__main__')\n"
             "except SystemExit:\n    pass\n"
             "print('PEAK', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)"
-        ) % (str(t), str(p))
+        )
         start = time.perf_counter()
         done = subprocess.run(
             [sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)}

@@ -306,7 +306,7 @@ def _compare(args: argparse.Namespace) -> int:
             field = args.field or next(iter(sample_fields(path)), None)
             ids = reconcile_sample_ids(samples, targets, path=path, field=field, ignore_unknown=args.ignore_unknown)
             if ids.message:
-                warnings.warn(ids.message, ProbEvalWarning)
+                warnings.warn(ids.message, ProbEvalWarning, stacklevel=2)
             systems.append({qid: samples[qid] for qid in ids.kept})
         # Questions without ground truth cannot be scored: compare on the others only.
         pe = ProbEval(args.clustering, args.matching, embedder=args.embedder, model_dir=args.model_dir).resolved(

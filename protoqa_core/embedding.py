@@ -171,7 +171,7 @@ def cached_snapshot(repo_id: str, revisions: Sequence[Optional[str]]) -> Optiona
             folder = Path(
                 snapshot_download(repo_id, revision=revision, cache_dir=hf_hub_cache(), local_files_only=True)
             )
-        except Exception:  # not in the cache (the error type varies across huggingface_hub versions)
+        except Exception:  # noqa: BLE001 (not in the cache: the error type varies across huggingface_hub versions)
             continue
         if _is_model_folder(folder):
             return folder
@@ -276,7 +276,7 @@ def locate_model(
     else:
         try:
             return ModelLocation(str(download_model(model, revisions[0], host_resolves)), "hub")
-        except Exception as exc:  # no network, unknown repository, ...
+        except Exception as exc:  # noqa: BLE001 (no network, unknown repository, ...: the next place is tried)
             tried.append(
                 f"the Hugging Face Hub could not be reached ({type(exc).__name__}: "
                 f"{str(exc).splitlines()[0] if str(exc) else ''})"

@@ -200,7 +200,7 @@ def _synset_record(pos: str, offset: int) -> tuple[str, tuple[tuple[str, int], .
         first_lemma = first_lemma[: first_lemma.rindex("(")]
     first_lemma = first_lemma.lower()
     sense = open_wordnet().sense_number(first_lemma, line_pos, offset)
-    name = "%s.%s.%02i" % (first_lemma, line_pos, sense)
+    name = f"{first_lemma}.{line_pos}.{sense:02d}"
     # NLTK's hypernyms() follow only the pointers between whole synsets.
     parents = tuple((target_pos, int(target)) for target, target_pos in _HYPERNYM_POINTER.findall(" " + rest[-1]))
     return name, parents

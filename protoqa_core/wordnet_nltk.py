@@ -176,7 +176,7 @@ def get_wordnet(wordnet_dir: Optional[str | os.PathLike] = None, download: bool 
         if download:
             try:
                 ok = nltk.download("wordnet", download_dir=own, quiet=True, raise_on_error=True)
-            except Exception as exc:  # network errors come in many types
+            except Exception as exc:  # noqa: BLE001 (network errors come in many types; the failure is reported)
                 ok = False
                 tried.append(f"nltk.download('wordnet') failed: {exc}")
             if ok:

@@ -249,7 +249,7 @@ def export_dataset(
                 _check_target(out_dir, relative, data_dir)
                 dataset = dataset_dict[split]
                 # Through a temporary file that replaces the name: a planted link is never followed.
-                replace_file(target, lambda tmp: dataset.to_parquet(str(tmp)))
+                replace_file(target, lambda tmp, dataset=dataset: dataset.to_parquet(str(tmp)))
                 num_bytes = dataset.info.splits[split].num_bytes
                 report.files[config][split] = (relative, dataset.num_rows, num_bytes)
                 download_sizes[config] = download_sizes.get(config, 0) + target.stat().st_size

@@ -550,7 +550,9 @@ def _run_generate(args: argparse.Namespace) -> int:
         try:
             device = resolve_device(args.device)
         except ImportError as exc:
-            raise CommandError(f"generating needs torch and transformers ({exc}); pip install 'protoqa-eval[train]'")
+            raise CommandError(
+                f"generating needs torch and transformers ({exc}); pip install 'protoqa-eval[train]'"
+            ) from exc
         header = {
             "model": args.model,
             "dataset": args.dataset,

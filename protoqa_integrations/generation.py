@@ -536,7 +536,7 @@ def _in_hub_cache(name: str, cache_dir: Optional[str]) -> bool:
         return True  # cannot tell: let from_pretrained decide
     try:
         found = try_to_load_from_cache(name, "config.json", cache_dir=cache_dir)
-    except Exception:  # an invalid repository id, for one: from_pretrained gives the better message
+    except Exception:  # noqa: BLE001 (a cache probe: on any failure, e.g. an invalid id, from_pretrained gives the better message)
         return True
     return isinstance(found, str)
 

@@ -103,7 +103,7 @@ _PROMPT_PATTERN = re.compile(
     rf"^(?P<head>(?:.*?[,;:]\s*)??)(?P<trigger>{_TRIGGER})\b(?P<rest>.*)$",
     re.IGNORECASE | re.DOTALL,
 )
-_REPLACEMENT = {trigger: replacement for trigger, replacement in _PROMPT_RULES}
+_REPLACEMENT = dict(_PROMPT_RULES)
 _TRAILING_PUNCTUATION = ".?!:;, \t\n\r"
 _SENTENCE_END = re.compile(r"[.!?]+(?=\s|$)")
 _LINE_BREAK = re.compile(r"[\n\r\t]")

@@ -274,7 +274,7 @@ def _budget_child(sender: Any, function: Callable[..., Any], args: tuple, kwargs
     except BaseException as exc:  # noqa: BLE001 (everything goes back to the server as a value)
         try:
             sender.send((False, exc))
-        except Exception:  # an exception that cannot be pickled
+        except Exception:  # noqa: BLE001 (an exception that cannot be pickled: the server must still get an answer)
             sender.send((False, LimitError(f"{type(exc).__name__}: {exc}")))
 
 

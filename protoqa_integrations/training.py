@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 from protoqa_core.ranking import rank_by_frequency
 from protoqa_core.readers import Question
@@ -547,14 +547,14 @@ class _ProtoQAEvalCallbackBase:
         _similarity_names(similarity)
         _probeval_function(probeval)
         self.tokenizer = tokenizer
-        self.sampling = dict(
-            num_samples=num_samples,
-            batch_size=batch_size,
-            max_new_tokens=max_new_tokens,
-            top_p=top_p,
-            temperature=temperature,
-            prompt_fn=prompt_fn,
-        )
+        self.sampling: dict[str, Any] = {
+            "num_samples": num_samples,
+            "batch_size": batch_size,
+            "max_new_tokens": max_new_tokens,
+            "top_p": top_p,
+            "temperature": temperature,
+            "prompt_fn": prompt_fn,
+        }
         self.seed = seed
         self.similarity = similarity
         self.metrics = metrics
@@ -721,6 +721,11 @@ def _make_callback_class() -> type:
         (_ProtoQAEvalCallbackBase, TrainerCallback),
         {"__doc__": _CALLBACK_DOC, "__module__": __name__},
     )
+
+
+if TYPE_CHECKING:
+    # Built by __getattr__ on first access; declared for type checkers and linters.
+    ProtoQAEvalCallback: type[_ProtoQAEvalCallbackBase]
 
 
 def __getattr__(name: str) -> Any:

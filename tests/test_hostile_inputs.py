@@ -230,8 +230,11 @@ def test_gzip_is_read_transparently(cli, files, tmp_path):
     plain = run(module, *files, *options, "--json")
     zipped = run(module, packed_targets, packed, *options, "--json")
     assert plain.returncode == zipped.returncode == 0, zipped.stderr
+
     # Same numbers; only the file names in the output may differ.
-    strip = lambda out: {k: v for k, v in json.loads(out).items() if k not in {"a", "b"}}
+    def strip(out: str) -> dict:
+        return {k: v for k, v in json.loads(out).items() if k not in {"a", "b"}}
+
     assert strip(plain.stdout) == strip(zipped.stdout)
 
 

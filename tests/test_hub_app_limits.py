@@ -13,11 +13,10 @@ import os
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
-from test_space_limits import _free_port, _memory, post_raw
+from test_space_limits import _free_port, _memory, open_local, post_raw
 
 REPO = Path(__file__).resolve().parents[1]
 STARTUP_TIMEOUT = 180
@@ -58,7 +57,7 @@ def hub_app(tmp_path_factory):
         while True:
             assert process.poll() is None, log.read_text()[-3000:]
             try:
-                with urllib.request.urlopen(base + "/gradio_api/info", timeout=2):
+                with open_local(base + "/gradio_api/info", timeout=2):
                     break
             except OSError:
                 assert time.monotonic() < deadline, log.read_text()[-3000:]
@@ -76,14 +75,14 @@ def hub_app(tmp_path_factory):
 def compute(base: str, predictions, references, config: str = "exact_match") -> tuple[str, object, float]:
     started = time.perf_counter()
     data = [json.dumps(predictions), json.dumps(references), config, "{}"]
-    request = urllib.request.Request(
+    with open_local(
         f"{base}/gradio_api/call/compute",
+        timeout=REQUEST_LIMIT,
         data=json.dumps({"data": data}).encode(),
         headers={"Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(request, timeout=REQUEST_LIMIT) as response:
+    ) as response:
         event_id = json.load(response)["event_id"]
-    with urllib.request.urlopen(f"{base}/gradio_api/call/compute/{event_id}", timeout=REQUEST_LIMIT) as response:
+    with open_local(f"{base}/gradio_api/call/compute/{event_id}", timeout=REQUEST_LIMIT) as response:
         stream = response.read().decode()
     event, payload = None, None
     for line in stream.splitlines():

@@ -123,7 +123,7 @@ RAW = [
 
 def test_raw_answers_in_the_dataset_form_equal_every_other_form():
     module = evaluate.load(cfc_probeval.evaluate_module_path(), "hac")
-    settings = dict(predictions=PREDICTIONS, references=STORED, embedder="char-ngrams", distance_threshold=0.9)
+    settings = {"predictions": PREDICTIONS, "references": STORED, "embedder": "char-ngrams", "distance_threshold": 0.9}
     dataset_form = module.compute(raw_answers=RAW, **settings)
     mapping = module.compute(raw_answers=[dict(zip(r["answer"], r["count"], strict=True)) for r in RAW], **settings)
     records = module.compute(

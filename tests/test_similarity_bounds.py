@@ -557,7 +557,7 @@ def test_every_data_line_parses_as_field_by_field():
 
     wn = get_wordnet()
     checked = 0
-    for pos, fileid in (("n", "data.noun"), ("v", "data.verb"), ("a", "data.adj"), ("r", "data.adv")):
+    for _pos, fileid in (("n", "data.noun"), ("v", "data.verb"), ("a", "data.adj"), ("r", "data.adv")):
         with open(wn.abspath(fileid), encoding="utf-8") as f:
             for line in f:
                 if line.startswith(" "):
@@ -628,7 +628,7 @@ def test_reaches_equals_the_maximum_compared_with_the_level():
     rng = random.Random(14)
     words = _FAST_PATH_WORDS + ["the", "a", "of"]
     levels = (ABOVE_HALF, 0.5, 0.3, 0.9, 1.0)
-    for trial in range(300):
+    for _trial in range(300):
         prediction = " ".join(rng.choice(words) for _ in range(rng.choice([1, 1, 2, 3])))
         answers = [
             " ".join(rng.choice(words) for _ in range(rng.choice([1, 1, 1, 2, 3, 4]))) for _ in range(rng.randint(1, 6))

@@ -22,10 +22,10 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+from test_space_limits import open_local
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -72,7 +72,7 @@ def _wait_for_server(url: str, process: subprocess.Popen, log: Path) -> None:
         if process.poll() is not None:
             raise AssertionError(f"the app exited with {process.returncode}:\n{log.read_text()[-3000:]}")
         try:
-            with urllib.request.urlopen(url, timeout=2) as response:
+            with open_local(url, timeout=2) as response:
                 if response.status == 200:
                     return
         except OSError:

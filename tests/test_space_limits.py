@@ -18,6 +18,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any, Optional
 
 import pytest
 
@@ -38,6 +39,14 @@ def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def open_local(url: str, timeout: float, data: Optional[bytes] = None, headers: Optional[dict] = None) -> Any:
+    """``urllib.request.urlopen`` for the app under test, which listens on 127.0.0.1 over plain HTTP."""
+    if not url.startswith("http://127.0.0.1:"):
+        raise ValueError(f"not the local app under test: {url}")
+    request = urllib.request.Request(url, data=data, headers=headers or {})  # noqa: S310 (checked above)
+    return urllib.request.urlopen(request, timeout=timeout)  # noqa: S310 (http://127.0.0.1 only, checked above)
 
 
 def _memory(pid: int) -> dict[str, int]:
@@ -81,12 +90,12 @@ def server(tmp_path_factory):
             if process.poll() is not None:
                 raise AssertionError(f"the app exited with {process.returncode}:\n{log.read_text()[-3000:]}")
             try:
-                with urllib.request.urlopen(base + "/gradio_api/info", timeout=2) as response:
+                with open_local(base + "/gradio_api/info", timeout=2) as response:
                     if response.status == 200:
                         break
-            except OSError:
+            except OSError as exc:
                 if time.monotonic() > deadline:
-                    raise AssertionError(f"no answer within {STARTUP_TIMEOUT} s:\n{log.read_text()[-3000:]}")
+                    raise AssertionError(f"no answer within {STARTUP_TIMEOUT} s:\n{log.read_text()[-3000:]}") from exc
                 time.sleep(0.5)
         yield base, process, log
     finally:
@@ -101,14 +110,14 @@ def server(tmp_path_factory):
 def call(base: str, endpoint: str, data: list) -> tuple[str, object, float]:
     """(SSE event name, its data, seconds) of one call to a named endpoint, the way the HTTP API works."""
     started = time.perf_counter()
-    request = urllib.request.Request(
+    with open_local(
         f"{base}/gradio_api/call/{endpoint}",
+        timeout=REQUEST_LIMIT,
         data=json.dumps({"data": data}).encode(),
         headers={"Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(request, timeout=REQUEST_LIMIT) as response:
+    ) as response:
         event_id = json.load(response)["event_id"]
-    with urllib.request.urlopen(f"{base}/gradio_api/call/{endpoint}/{event_id}", timeout=REQUEST_LIMIT) as response:
+    with open_local(f"{base}/gradio_api/call/{endpoint}/{event_id}", timeout=REQUEST_LIMIT) as response:
         stream = response.read().decode()
     seconds = time.perf_counter() - started
     event, payload = None, None
@@ -125,7 +134,7 @@ PET = {"answers": [["dog", "puppy"], ["cat"]], "count": [6, 4]}
 
 def test_only_named_endpoints_are_exposed(server):
     base, _, _ = server
-    with urllib.request.urlopen(base + "/gradio_api/info", timeout=10) as response:
+    with open_local(base + "/gradio_api/info", timeout=10) as response:
         info = json.load(response)
     assert set(info["named_endpoints"]) == {"/score", "/stored", "/generate"}
     assert not info["unnamed_endpoints"]

@@ -220,7 +220,7 @@ def test_callback_on_rows_follows_the_prefix_and_several_eval_sets(dev_rows, tok
         data_collator=pad_to_longest,
         processing_class=tokenizer,
     )
-    sampling = dict(num_samples=4, batch_size=4, max_new_tokens=3, similarity="exact_match", seed=5)
+    sampling = {"num_samples": 4, "batch_size": 4, "max_new_tokens": 3, "similarity": "exact_match", "seed": 5}
     shared = ProtoQAEvalCallback(first, **sampling)
     per_set = ProtoQAEvalCallback({"dev": first, "other": second}, **sampling)
     trainer.add_callback(shared.bind(trainer))

@@ -87,13 +87,15 @@ class _Retryable(Exception):
 def _server_message(response: Any) -> str:
     try:
         body = response.json()
-        error = body.get("error") if isinstance(body, dict) else None
+    except (ValueError, RecursionError):  # not JSON (or nested past the parser's limit): the raw text
+        body = None
+    message = None
+    if isinstance(body, dict):
+        error = body.get("error")
         message = (
             error.get("message") if isinstance(error, dict) else (error or body.get("message") or body.get("detail"))
         )
-        text = str(message) if message else response.text
-    except Exception:  # not JSON: the raw text
-        text = response.text
+    text = str(message) if message else response.text
     return " ".join(str(text).split())[:300] or f"HTTP {response.status_code}"
 
 
@@ -189,10 +191,13 @@ class OpenAIEngine(Engine):
             if "HTTP 404" in str(exc) or "HTTP 405" in str(exc):
                 return  # no model list here: the first sampling reply says whether the model is served
             raise
+        # A server without a usable model list is judged by its first sampling reply.
         try:
-            served = [m.get("id") for m in response.json().get("data", []) if isinstance(m, dict)]
-        except Exception:
-            return  # a server without a usable model list is judged by its first sampling reply
+            body = response.json()
+        except (ValueError, RecursionError):
+            return
+        listed = body.get("data", []) if isinstance(body, dict) else []
+        served = [m.get("id") for m in listed if isinstance(m, dict)] if isinstance(listed, list) else []
         if served and self.model_name not in served:
             raise EngineError(
                 f"the server at {self.base_url} does not serve the model {self.model_name!r}; "

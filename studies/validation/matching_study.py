@@ -172,6 +172,20 @@ def _scores(name: str, question: MatchingQuestion, embedder: Optional[Embedder],
     raise ValueError(f"{name} has no scores")
 
 
+def _best_threshold(rows: np.ndarray, num_thresholds: int) -> int:
+    """Index of the threshold with the highest weighted F1 over ``rows`` (questions x thresholds x 2 x 3).
+
+    Ties go to the first (lowest) threshold.
+
+    >>> rows = np.zeros((1, 2, 2, 3))
+    >>> rows[0, 1, 0] = [1.0, 1.0, 1.0]
+    >>> _best_threshold(rows, 2)
+    1
+    """
+    f1s = [prf(rows[:, t, 0].sum(axis=0))["f1"] for t in range(num_thresholds)]
+    return int(np.argmax(f1s))
+
+
 def _roberta_assignments(
     data_dir: Union[str, Path],
     questions: Sequence[MatchingQuestion],
@@ -294,16 +308,11 @@ def run_matching_study(
                 covered.append(q)
             table = np.array(per_threshold)  # questions x thresholds x 2 x 3
             ids = [q.question_id for q in covered]
-
-            def best_index(rows: np.ndarray) -> int:
-                f1s = [prf(rows[:, t, 0].sum(axis=0))["f1"] for t in range(len(grid))]
-                return int(np.argmax(f1s))  # ties: the first (lowest) threshold
-
-            chosen = best_index(table)
+            chosen = _best_threshold(table, len(grid))
             by_fold = {}
             for f in range(folds):
                 train = np.array([fold[qid] != f for qid in ids])
-                by_fold[f] = best_index(table[train]) if train.any() else chosen
+                by_fold[f] = _best_threshold(table[train], len(grid)) if train.any() else chosen
             sums = np.array([table[i, by_fold[fold[qid]]] for i, qid in enumerate(ids)])
             result = {
                 "threshold": grid[chosen],
@@ -318,7 +327,11 @@ def run_matching_study(
             figures = prf(sums[:, row].sum(axis=0))
             figures["ci"] = {
                 key: interval(
-                    bootstrap_interval(lambda idx, key=key: prf(sums[idx, row].sum(axis=0))[key], len(sums), seed=seed)
+                    bootstrap_interval(
+                        lambda idx, key=key, sums=sums, row=row: prf(sums[idx, row].sum(axis=0))[key],
+                        len(sums),
+                        seed=seed,
+                    )
                 )
                 for key in ("precision", "recall", "f1")
             }

@@ -750,7 +750,7 @@ def tune(
                 per_set.append(math.fsum(per_sampling) / len(per_sampling))
         return math.fsum(per_set) / len(per_set) if per_set else math.nan
 
-    for group, values, setting in candidates:
+    for group, _values, setting in candidates:
         per_set = []
         for name, studies in dev.items():
             here = []
@@ -769,22 +769,24 @@ def tune(
             + ", ".join(f"{n} {v:.3f}" for n, v in zip(dev, per_set, strict=True))
             + f", mean {table.mean[setting.label]:.3f}"
         )
+
+    def best(
+        options: Sequence[tuple[dict[str, Any], Setting]], left_out: Optional[int]
+    ) -> tuple[dict[str, Any], Setting]:
+        scored = [(criterion(setting, left_out), i) for i, (_, setting) in enumerate(options)]
+        scored = [(v, i) for v, i in scored if not math.isnan(v)]
+        top = max(scored, key=lambda vi: (vi[0], -vi[1]))[1]  # ties: the first tried
+        return options[top]
+
     for group in sorted(groups, key=("hac", "xmeans", "gmeans").index):
         mine = [(values, setting) for g, values, setting in candidates if g == group]
         if not mine:
             continue
-
-        def best(left_out: Optional[int]) -> tuple[dict[str, Any], Setting]:
-            scored = [(criterion(setting, left_out), i) for i, (_, setting) in enumerate(mine)]
-            scored = [(v, i) for v, i in scored if not math.isnan(v)]
-            top = max(scored, key=lambda vi: (vi[0], -vi[1]))[1]  # ties: the first tried
-            return mine[top]
-
-        values, setting = best(None)
+        values, setting = best(mine, None)
         chosen.update(values)
         table.fold_choices[group] = {}
         for f in range(folds):
-            values_f, setting_f = best(f)
+            values_f, setting_f = best(mine, f)
             per_fold[f].update(values_f)
             table.fold_choices[group][str(f)] = setting_f.label
     return chosen, per_fold, table

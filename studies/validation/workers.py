@@ -63,7 +63,7 @@ def side_studies(inbox: Any, outbox: Any, options: dict[str, Any]) -> None:
             if options["systems"]:
                 options = {**options, "cosine_threshold": cosine_threshold(matching)}
                 outbox.put(("systems", run_systems(options, lambda: receive(inbox, "settings"))))
-    except BaseException as exc:  # reported by the parent, which exits with a one-line error
+    except BaseException as exc:  # noqa: BLE001 (whatever stops the worker is reported by the parent, which exits with a one-line error)
         outbox.put(("error", f"{type(exc).__name__}: {exc}"))
 
 
