@@ -284,8 +284,9 @@ def _kmeans_with(
         )
         if best_inertia is None or (inertia < best_inertia and not same_clustering(labels, best_labels, k)):
             best_labels, best_centers, best_inertia = labels, centers, inertia
-    best_centers = best_centers + X_mean
-    return KMeansFit(best_labels, best_centers)
+    if best_labels is None or best_centers is None:
+        raise ValueError(f"n_init must be at least 1, got {n_init}")
+    return KMeansFit(best_labels, best_centers + X_mean)
 
 
 _PER_THREAD = threading.local()
@@ -526,7 +527,7 @@ class _SplittingKMeans(Clusterer):
             # Strongest splits first (ties by cluster index) when k_max leaves room for few.
             proposals.sort(key=lambda p: (-p[0], p[1]))
             split = {j: pair for _, j, pair in proposals[:room]}
-            new_centers = []
+            new_centers: list[np.ndarray] = []
             for j, center in enumerate(centers):
                 new_centers.extend(split[j] if j in split else [center])
             model = _kmeans(vectors, len(new_centers), self.seed, init=np.asarray(new_centers))

@@ -192,7 +192,7 @@ def reason_of(exc: OSError) -> str:
 
 
 def _reason(exc: OSError) -> str:
-    reasons = {
+    reasons: dict[Optional[int], str] = {
         errno.EACCES: "permission denied",
         errno.EPERM: "permission denied",
         errno.EROFS: "read-only file system",

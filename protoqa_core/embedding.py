@@ -300,9 +300,11 @@ def model_revision(location: ModelLocation) -> str:
     if path.parent.name == "snapshots" and re.fullmatch(r"[0-9a-f]{6,64}", path.name):
         return path.name
     for name in ("model.safetensors", "pytorch_model.bin"):
-        if (path / name).is_file():
-            digest = weights_sha256(path) if name == "model.safetensors" else _file_sha256(str((path / name).resolve()))
-            return f"sha256:{digest[:12]}"
+        weights = path / name
+        if weights.is_file():
+            # a safetensors file linked to a cache blob is named by its hash: no need to read it
+            digest = weights_sha256(path) if name == "model.safetensors" else None
+            return f"sha256:{(digest or _file_sha256(str(weights.resolve())))[:12]}"
     return "unknown"
 
 

@@ -253,7 +253,7 @@ def best_partition_alignment_checked(
 
     best = 0.0
     steps = calls = 0
-    seen: set[tuple[int, bool, int, int, float]] = set()
+    seen: set[tuple[int, bool, int, int, float, int]] = set()
 
     def gaps_b_lower_bound(mask: int) -> int:
         # Tokens of b that no pair covers stay uncovered; runs of them separated

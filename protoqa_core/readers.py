@@ -113,7 +113,7 @@ def _os_error(exc: OSError, path: PathLike) -> Exception:
     """An input/output error as one message naming the file."""
     if isinstance(exc, FileNotFoundError):
         return FileNotFoundError(f"file not found: {path}")
-    reasons = {
+    reasons: dict[Optional[int], str] = {
         errno.EACCES: "permission denied",
         errno.EPERM: "permission denied",
         errno.EISDIR: "is a directory, not a file",
@@ -429,7 +429,8 @@ class Question:
     clusters: tuple[Cluster, ...]
     question_original: str = ""
     source: str = ""
-    raw_answers: Mapping[str, int] = field(default_factory=dict)
+    # whole numbers from a targets file; the evaluate module also takes fractional counts
+    raw_answers: Mapping[str, float] = field(default_factory=dict)
 
     @property
     def total_count(self) -> int:
@@ -754,7 +755,12 @@ def question_ids_for(question_ids: Optional[Sequence[Any]], count: int) -> list[
     if len(ids) != count:
         raise DataFormatError(f"{len(ids)} question_ids for {count} questions; give one id per question")
     seen: set[str] = set()
-    duplicates = list(dict.fromkeys(q for q in ids if q in seen or seen.add(q)))
+    repeated: dict[str, None] = {}  # in the order of their second appearance
+    for q in ids:
+        if q in seen:
+            repeated[q] = None
+        seen.add(q)
+    duplicates = list(repeated)
     if duplicates:
         raise DataFormatError(f"duplicate question_ids: {preview_ids(duplicates)} (each question needs its own id)")
     return ids

@@ -85,8 +85,12 @@ def raw_answer_counts(
     """
     if value is None:
         return None
-    if isinstance(value, Mapping) and set(value) == {"answer", "count"} and _as_list(value["answer"]) is not None:
-        answers, counts = _as_list(value["answer"]), _as_list(value["count"])
+    if (
+        isinstance(value, Mapping)
+        and set(value) == {"answer", "count"}
+        and (answers := _as_list(value["answer"])) is not None
+    ):
+        counts = _as_list(value["count"])
         if counts is None or len(answers) != len(counts):
             raise DataFormatError(
                 "raw answers {'answer': [...], 'count': [...]} need two lists of the same length",

@@ -55,7 +55,7 @@ import contextlib
 import contextvars
 import math
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Optional
@@ -405,7 +405,7 @@ def _wup_against_one_token(a: tuple[str, ...], b: tuple[str, ...]) -> float:
 
 
 def _wup_against_tokens(
-    longer: tuple[str, ...], tokens: Sequence[str], names_of_tokens: frozenset[SynsetKey], tokens_first: bool
+    longer: tuple[str, ...], tokens: Collection[str], names_of_tokens: frozenset[SynsetKey], tokens_first: bool
 ) -> float:
     """The best :func:`_wup_against_one_token` of ``longer`` against each single token of
     ``tokens`` (``names_of_tokens`` the union of their synsets; ``tokens_first`` when the

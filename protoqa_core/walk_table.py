@@ -51,7 +51,7 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Union
 
 __all__ = ["MAGIC", "WalkTable", "Walk", "write_walk_table"]
 
@@ -108,7 +108,7 @@ def write_walk_table(path: Path, walks: Iterable[tuple[tuple[str, int], str, Wal
     name_starts = [0]
     for encoded in names:
         name_starts.append(name_starts[-1] + len(encoded))
-    sections = [
+    arrays = [
         array("q", codes),
         array("q", starts),
         array("i", root_paths),
@@ -117,11 +117,11 @@ def write_walk_table(path: Path, walks: Iterable[tuple[tuple[str, int], str, Wal
         array("h", lengths),
         array("b", to_roots),
         array("q", name_starts),
-        b"".join(names),
     ]
     if sys.byteorder != "little":
-        for section in sections[:-1]:
-            section.byteswap()  # type: ignore[union-attr]
+        for section in arrays:
+            section.byteswap()
+    sections: list[Union[array[int], bytes]] = [*arrays, b"".join(names)]
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".walks-", dir=path.parent)
     try:

@@ -16,8 +16,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from .walk_table import MAGIC, WalkTable, write_walk_table
 from .wordnet_cache import LemmaTables, lemma_tables, table_path
@@ -267,14 +268,15 @@ def _clear_wup_tables() -> None:
     _senses_cache.clear()
     _wup_cache.clear()
     _path_cache.clear()
-    for table in (
+    tables: tuple[dict[str, Any], ...] = (
         _parents_by_name,
         _min_depth_by_name,
         _max_depth_by_name,
         _distances_by_name,
         _distances_with_root_by_name,
         _order_key,
-    ):
+    )
+    for table in tables:
         root = table[_ROOT]
         table.clear()
         table[_ROOT] = root
@@ -813,7 +815,7 @@ def _search_pairs(
     everyone = (1 << len(root_paths)) - 1
     noun_mask = other.noun_mask
     best = 0.0
-    walks = mine.walks
+    walks: Sequence[tuple[SynsetKey, tuple[tuple[str, int, int, bool], ...], int]] = mine.walks
     if not first.isdisjoint(second):
         walks = sorted(walks, key=lambda entry: entry[0] not in second)
     for x, walk, root_x in walks:

@@ -106,7 +106,7 @@ def _load_reader(nltk_data_path: Optional[str] = None) -> WordNetCorpusReader:
                 version = self._cached_version = super().get_version()
             return version
 
-        def open(self, fileid: str):  # type: ignore[override]
+        def open(self, fileid: str):
             # The index, exception and lexnames files are read once, line by line;
             # a plain file object reads them about 4x faster than NLTK's seekable
             # stream. Data files keep NLTK's stream, which look-ups seek in.

@@ -18,6 +18,8 @@ from a local directory given as ``data_dir`` or ``PROTOQA_DATA_DIR``.
 from __future__ import annotations
 
 import hashlib
+import inspect
+import os
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -96,7 +98,7 @@ def _code_hash() -> str:
     # cache directory instead of serving rows built by the old one.
     digest = hashlib.sha256()
     for module in (_sources, _parsing, _schema, _readers):
-        digest.update(Path(module.__file__).read_bytes())
+        digest.update(Path(inspect.getfile(module)).read_bytes())
     digest.update(Path(__file__).read_bytes())
     return digest.hexdigest()[:16]
 
@@ -151,7 +153,7 @@ class ProtoQA(datasets.GeneratorBasedBuilder):
         dataset_name: Optional[str] = None,
         config_name: Optional[str] = None,
         hash: Optional[str] = None,
-        data_dir: Optional[Union[str, Path]] = None,
+        data_dir: Optional[Union[str, os.PathLike]] = None,
         **kwargs: Any,
     ):
         data_dir = data_dir if data_dir not in (None, "") else data_dir_from_env()

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import datasets
 from datasets.info import DatasetInfosDict
@@ -95,7 +95,7 @@ def render_card(
     infos = DatasetInfosDict()
     configs = []
     for config, splits in written.items():
-        entry = {
+        entry: dict[str, Any] = {
             "config_name": config,
             "data_files": [{"split": split, "path": path} for split, (path, _, _) in splits.items()],
         }

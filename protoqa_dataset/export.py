@@ -17,6 +17,7 @@ import os
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Optional, Union
 
@@ -180,6 +181,10 @@ def _verification_notes(builder_kwargs: dict) -> list[str]:
     return []
 
 
+def _write_parquet(dataset: datasets.Dataset, path: Path) -> None:
+    dataset.to_parquet(str(path))
+
+
 def _build(
     config: str, data_dir: Optional[PathLike], cache_dir: str, builder_kwargs: dict
 ) -> tuple[datasets.DatasetDict, dict[str, str]]:
@@ -235,7 +240,7 @@ def export_dataset(
     with tempfile.TemporaryDirectory(prefix="protoqa-export-") as tmp:
         built = {config: _build(config, data_dir, str(cache_dir or tmp), kwargs) for config in wanted}
         _prepare_out_dir(out_dir)
-        download_sizes = {}
+        download_sizes: dict[str, int] = {}
         for config, (dataset_dict, skipped) in built.items():
             if skipped:
                 report.skipped[config] = skipped
@@ -249,7 +254,7 @@ def export_dataset(
                 _check_target(out_dir, relative, data_dir)
                 dataset = dataset_dict[split]
                 # Through a temporary file that replaces the name: a planted link is never followed.
-                replace_file(target, lambda tmp, dataset=dataset: dataset.to_parquet(str(tmp)))
+                replace_file(target, partial(_write_parquet, dataset))
                 num_bytes = dataset.info.splits[split].num_bytes
                 report.files[config][split] = (relative, dataset.num_rows, num_bytes)
                 download_sizes[config] = download_sizes.get(config, 0) + target.stat().st_size

@@ -28,6 +28,7 @@ import importlib.util
 import re
 import sys
 from collections.abc import Sequence
+from operator import methodcaller
 from pathlib import Path
 from string import Template
 from typing import Optional
@@ -220,8 +221,8 @@ def write_hub_folder(
     spec = MODULES[name]
     if requirement is not None and (not requirement.strip() or "\n" in requirement):
         raise ValueError("--requirement must be one pip requirement line")
-    placeholder = _PLACEHOLDER.search(requirement or "")
-    if placeholder:
+    placeholder = _PLACEHOLDER.search(requirement) if requirement is not None else None
+    if requirement is not None and placeholder:
         raise ValueError(
             f"--requirement still holds the placeholder {placeholder.group(0)!r} "
             f"({requirement.strip()!r}); put the real location of the package there, e.g. "
@@ -252,7 +253,7 @@ def write_hub_folder(
     }
     for filename, text in files.items():
         # A fresh file replaces each name, so a link planted there is replaced, never written through.
-        write_output_file(out / filename, lambda fh, text=text: fh.write(text))
+        write_output_file(out / filename, methodcaller("write", text))
     return out
 
 

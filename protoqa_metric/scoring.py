@@ -205,7 +205,7 @@ class ScoringTable:
         self._clusters = clusters
         self._counts = [c.count for c in clusters]
         self._matrix = np.round(matrix) if rounded else matrix  # half to even: exactly 0.5 counts as 0
-        self._wrong_rows = [r for r, hit in enumerate(self._matrix.any(axis=1).tolist()) if not hit]
+        self._wrong_rows = [r for r, hit in enumerate(np.any(self._matrix, axis=1).tolist()) if not hit]
         # weighted -> (weights, first row that earns anything, oracle weights best first)
         self._weighting: dict[bool, tuple[np.ndarray, int, list[float]]] = {}
         # Slicing a tuple to its full length returns the tuple itself: metrics share it.

@@ -79,12 +79,13 @@ class HFEngine(Engine):
         seeds: Optional[Sequence[int]] = None,
         progress: Optional[bool] = False,
     ) -> Iterator[PromptSamples]:
-        if any(not isinstance(p, str) for p in prompts):
+        texts = [p for p in prompts if isinstance(p, str)]
+        if len(texts) != len(prompts):
             raise EngineError("the hf engine samples completions only; chat prompts need --engine vllm or openai")
         yield from iter_prompt_samples(
             self.model,
             self.tokenizer,
-            list(prompts),
+            texts,
             config,
             seeds=seeds,
             progress=progress,

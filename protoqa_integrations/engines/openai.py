@@ -57,8 +57,8 @@ def retry_delay(
     >>> retry_delay(0, "3") >= 3.0, retry_delay(10, None) <= 60.0
     (True, True)
     """
-    rng = rng or random
-    delay = rng.uniform(0, min(MAX_BACKOFF_S, base * (2**attempt)))
+    uniform = rng.uniform if rng is not None else random.uniform
+    delay = uniform(0, min(MAX_BACKOFF_S, base * (2**attempt)))
     if retry_after:
         try:
             wanted = float(retry_after)
