@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Union
 
 import numpy as np
 
@@ -55,7 +56,7 @@ def model_counts(matches: Sequence[Sequence[int]], counts: Sequence[float], num_
     return out
 
 
-def laplace_smoothed(counts: Sequence[float], pseudocount: float = 1.0) -> np.ndarray:
+def laplace_smoothed(counts: Union[Sequence[float], np.ndarray], pseudocount: float = 1.0) -> np.ndarray:
     """Add ``pseudocount`` to every entry ("wrong" included) and normalize.
 
     >>> laplace_smoothed([2, 0, 0]).tolist()
@@ -68,7 +69,7 @@ def laplace_smoothed(counts: Sequence[float], pseudocount: float = 1.0) -> np.nd
     return values / total
 
 
-def kl_divergence(p: Sequence[float], q: Sequence[float]) -> float:
+def kl_divergence(p: Union[Sequence[float], np.ndarray], q: Union[Sequence[float], np.ndarray]) -> float:
     """KL(p || q) = sum p log(p / q), natural log; terms with p = 0 are 0.
 
     Infinite when q is 0 where p is not (never after Laplace smoothing).

@@ -196,7 +196,8 @@ def _read_journal(
                 break  # the last line was cut short by the interruption; it is sampled again
             raise _journal_error(path, number, "not JSON") from None
         if number == 1:
-            found = record.get("header") if isinstance(record, dict) and isinstance(record.get("header"), dict) else {}
+            stored = record.get("header") if isinstance(record, dict) else None
+            found = stored if isinstance(stored, dict) else {}
             if found != header:
                 differ = sorted(k for k in set(found) | set(header) if found.get(k) != header.get(k))
                 raise CommandError(
@@ -507,8 +508,8 @@ def check_generate_outputs(
                 raise CommandError(f"{leaderboard}: {flag} and --leaderboard name the same file")
     if os.path.lexists(journal) and (os.path.islink(journal) or not journal.is_file()):
         raise CommandError(f"{journal}: the resume journal is not a regular file; move it away")
-    for path in names:
-        if os.path.lexists(journal) and os.path.samefile(journal, path):
+    for name in names:
+        if os.path.lexists(journal) and os.path.samefile(journal, name):
             raise CommandError(f"{journal}: the resume journal is an input file; move it away")
 
 

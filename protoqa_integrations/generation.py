@@ -582,7 +582,8 @@ def load_model(
     try:
         local = {"local_files_only": True} if hub_missing else {}
         tokenizer = AutoTokenizer.from_pretrained(source, cache_dir=cache_dir, trust_remote_code=False, **local)
-        model = AutoModelForCausalLM.from_pretrained(
+        # Any: transformers annotates the decorated .to() as if it took the model as its first argument
+        model: Any = AutoModelForCausalLM.from_pretrained(
             source, cache_dir=cache_dir, **{_dtype_keyword(): dtypes[dtype]}, trust_remote_code=False, **local
         )
         model.to(device)

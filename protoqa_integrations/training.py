@@ -39,6 +39,9 @@ from protoqa_metric.metric import evaluate_predictions
 
 from .prompts import clean_answer, prompt_for
 
+if TYPE_CHECKING:
+    import numpy as np
+
 __all__ = [
     "PAPER_TOP_P",
     "PAPER_TEMPERATURE",
@@ -196,8 +199,8 @@ def _special_ids(tokenizer: Any) -> tuple[set[int], set[int]]:
 
 def decode_answers(
     tokenizer: Any,
-    sequences: Sequence[Sequence[int]],
-    prompt_lengths: Optional[Sequence[int]] = None,
+    sequences: Union[Sequence[Sequence[int]], np.ndarray],
+    prompt_lengths: Union[Sequence[int], np.ndarray, None] = None,
 ) -> list[str]:
     """The cleaned answer in each generated sequence.
 

@@ -140,7 +140,7 @@ class ProtoQA:
                     f"the {self.similarity.name} similarity needs the Question (its text and crowd "
                     "answers), not only its clusters"
                 )
-            clusters = question.clusters
+            clusters: Sequence[Cluster] = question.clusters
             matrix, cut = self._per_question.matrix(question, preds)
             if approximated is not None:
                 approximated.extend(cut)

@@ -212,8 +212,9 @@ def _probeval() -> Any:
     return _PROBEVAL
 
 
-def process_results(doc: dict, results: Sequence[Sequence[str]]) -> dict[str, float]:
-    """One question's scores: the paper's seven metrics per similarity and ProbEval's KL.
+def process_results(doc: dict, results: Sequence[Sequence[str]]) -> dict[str, Any]:
+    """One question's scores: the paper's seven metrics per similarity and ProbEval's KL (floats),
+    and ``collapsed``: the question id with whether its samples collapsed.
 
     ``results[0]`` holds the question's cleaned samples (after :func:`answers_filter`).
     The metrics are those of ``protoqa-eval`` on the frequency-ranked answers, and the
@@ -225,7 +226,7 @@ def process_results(doc: dict, results: Sequence[Sequence[str]]) -> dict[str, fl
     samples = list(results[0])
     question = question_from_doc(doc)
     ranked = {question.id: rank_by_frequency(samples)}
-    scores: dict[str, float] = {}
+    scores: dict[str, Any] = {}
     for similarity in SIMILARITIES:
         result = evaluate_predictions([question], ranked, similarity, "paper")
         scores.update({f"{similarity}_{name}": float(value) for name, value in result.scores.items()})
