@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Every check CI runs, in order, on a checkout set up with `bash scripts/setup.sh --test`:
+# lint, format, types, then the test suite (arguments go to pytest, e.g. -x or a test file).
+#   bash scripts/check.sh
+#   bash scripts/check.sh -m "not slow and not browser"
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "== ruff check" >&2
+.venv/bin/ruff check .
+echo "== ruff format --check" >&2
+.venv/bin/ruff format --check .
+echo "== mypy" >&2
+.venv/bin/mypy
+echo "== pytest" >&2
+.venv/bin/python -m pytest -q "$@"
