@@ -18,6 +18,9 @@ __all__ = ["treebank_tokens"]
 
 _Rule = tuple["re.Pattern[str]", str]
 
+# ``[^\S\x1c-\x1f]`` below is NLTK's ``\s``: its ``regex`` engine takes Unicode's White_Space,
+# which leaves out the four separators U+001C..U+001F that :mod:`re`'s ``\s`` (``str.isspace``) matches.
+
 # Opening quotes: guillemets and curly quotes stand apart, a leading straight double
 # quote becomes ``, and an apostrophe opening a word (not a clitic) is split off.
 _STARTING_QUOTES: tuple[_Rule, ...] = (
@@ -29,13 +32,13 @@ _STARTING_QUOTES: tuple[_Rule, ...] = (
 )
 
 _PUNCTUATION: tuple[_Rule, ...] = (
-    (re.compile(r"""([^.])(\.)([\])}>"'»”’ ]*+)\s*$"""), r"\1 \2 \3 "),
+    (re.compile(r"""([^.])(\.)([\])}>"'»”’ ]*+)[^\S\x1c-\x1f]*$"""), r"\1 \2 \3 "),
     (re.compile(r"([:,])([^\d])"), r" \1 \2"),
     (re.compile(r"([:,])$"), r" \1 "),
     (re.compile(r"\.{2,}"), r" \g<0> "),
     (re.compile(r"[;@#$%&]"), r" \g<0> "),
     (re.compile("[\u2012-\u2015]"), r" \g<0> "),  # figure, en and em dashes, horizontal bar
-    (re.compile(r"""([^.])(\.)([\])}>"']*)\s*$"""), r"\1 \2\3 "),
+    (re.compile(r"""([^.])(\.)([\])}>"']*)[^\S\x1c-\x1f]*$"""), r"\1 \2\3 "),
     (re.compile(r"[?!]"), r" \g<0> "),
     (re.compile(r"([^'])' "), r"\1 ' "),
     (re.compile(r"[*]"), r" \g<0> "),
@@ -48,7 +51,7 @@ _ENDING_QUOTES: tuple[_Rule, ...] = (
     (re.compile("([»”’])"), r" \1 "),
     (re.compile(r"''"), " '' "),
     (re.compile(r'"'), " '' "),
-    (re.compile(r"\s+"), " "),
+    (re.compile(r"[^\S\x1c-\x1f]+"), " "),
     (re.compile(r"([^' ])('[sS]|'[mM]|'[dD]|') "), r"\1 \2 "),
     (re.compile(r"([^' ])('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) "), r"\1 \2 "),
 )
@@ -64,7 +67,7 @@ _CONTRACTIONS: tuple[re.Pattern[str], ...] = tuple(
         r"(?i)\b(got)(ta)\b",
         r"(?i)\b(lem)(me)\b",
         r"(?i)\b(more)('n)\b",
-        r"(?i)\b(wan)(na)(?=\s)",
+        r"(?i)\b(wan)(na)(?=[^\S\x1c-\x1f])",
         r"(?i) ('t)(is)\b",
         r"(?i) ('t)(was)\b",
     )

@@ -13,7 +13,7 @@ from protoqa_core.treebank import treebank_tokens
 
 nltk_tokenize = pytest.importorskip("nltk.tokenize")
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import given, settings  # noqa: E402
+from hypothesis import example, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -66,7 +66,8 @@ def test_every_data_string_tokenizes_as_nltk_does():
 
 _HOSTILE = st.text(
     alphabet=st.sampled_from(
-        list("abcnotwsdmlrevtiAZ09 .,:;'\"`()[]{}<>-?!*@#$%&\t\n_") + list("«»“”‘’„\u2012\u2013\u2014\u2015é…")
+        list("abcnotwsdmlrevtiAZ09 .,:;'\"`()[]{}<>-?!*@#$%&\t\n\x1c\x1f\xa0_")
+        + list("«»“”‘’„\u2012\u2013\u2014\u2015é…")
     ),
     max_size=40,
 )
@@ -133,6 +134,8 @@ def test_contractions_and_quotes_tokenize_as_nltk_does(parts):
 @needs_oracle
 @settings(max_examples=500, deadline=None)
 @given(st.text(max_size=30).filter(_composed))
+@example("0'\x1f")  # U+001F is whitespace to str.split but not to NLTK's regular expressions
+@example("dog .\x1c")
 def test_any_composed_unicode_tokenizes_as_nltk_does(text):
     assert treebank_tokens(text) == _NLTK.tokenize(text)
 
