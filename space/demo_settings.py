@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 MODEL_ENV = "PROTOQA_SPACE_MODEL"
-"""Model name on the Hub or local folder; default :data:`DEFAULT_MODEL`."""
+"""Model name on the Hub or local folder; default :data:`demo_model.DEFAULT_MODEL`."""
 DATA_DIR_ENV = "PROTOQA_SPACE_DATA_DIR"
 """Local data folder (``protoqa/...``, ``cfc/...``); read before ``PROTOQA_DATA_DIR``."""
 FALLBACK_DATA_DIR_ENV = data_location.DATA_DIR_ENV
