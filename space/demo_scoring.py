@@ -34,6 +34,7 @@ __all__ = [
 ]
 
 SIMILARITIES = ("exact_match", "wordnet")
+"""Every question is scored under these; :func:`space_similarities` adds ``roberta`` when an encoder is set."""
 CLAIM_METRIC = "max_answers@10"
 """The ranked-answers table shows the clusters claimed under this metric (the paper's headline)."""
 
