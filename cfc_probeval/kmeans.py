@@ -147,8 +147,9 @@ def _kmeans_with(
         )
         if best_inertia is None or (inertia < best_inertia and not same_clustering(labels, best_labels, k)):
             best_labels, best_centers, best_inertia = labels, centers, inertia
-    best_centers = best_centers + X_mean
-    return KMeansFit(best_labels, best_centers)
+    if best_labels is None or best_centers is None:
+        raise ValueError(f"n_init must be at least 1, not {n_init}")
+    return KMeansFit(best_labels, best_centers + X_mean)
 
 
 _PER_THREAD = threading.local()

@@ -23,7 +23,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Literal, Optional, Union
 
@@ -340,7 +340,7 @@ class WuPalmer:
                     except Exception as exc:  # noqa: BLE001 - any failure leaves the exact in-process path
                         logger.info("Wu-Palmer walks are computed in this process (no walk file: %s)", exc)
                     self._walk_file_state = table
-        return self._walk_file_state  # type: ignore[return-value]
+        return self._walk_file_state
 
     # --- groups of synsets --------------------------------------------------------------
 
@@ -735,7 +735,7 @@ def _search_pairs(
     everyone = (1 << len(root_paths)) - 1
     noun_mask = other.noun_mask
     best = 0.0
-    walks = mine.walks
+    walks: Sequence[tuple[SynsetKey, tuple[tuple[str, int, int, bool], ...], int]] = mine.walks
     if not first.isdisjoint(second):
         walks = sorted(walks, key=lambda entry: entry[0] not in second)
     for x, walk, root_x in walks:
