@@ -81,6 +81,36 @@ def test_clear_error_when_nothing_works(tmp_path, monkeypatch):
     assert "nowhere" in message
 
 
+def test_nltks_reader_searches_as_the_similarities_do_and_says_what_it_tried(tmp_path):
+    # In a new process (the reader is made once per process), with NLTK finding no data.
+    env = {
+        "PROTOQA_CACHE_DIR": str(tmp_path / "cache"),
+        "NLTK_DATA": str(tmp_path / "no_nltk_data"),
+        "PROTOQA_WORDNET_DIR": str(tmp_path / "not_a_wordnet"),
+    }
+    done = _run(
+        f"""
+        import nltk
+        from protoqa_core import wordnet_files
+        from protoqa_core.wordnet_files import WordNetUnavailableError
+        from protoqa_core.wordnet_nltk import get_wordnet
+        nltk.data.path[:] = [{str(tmp_path / "no_nltk_data")!r}]
+        wordnet_files.nltk_data_dirs = lambda: []
+        wordnet_files.SYSTEM_WORDNET_DIRS = ({str(tmp_path / "nowhere")!r},)
+        try:
+            get_wordnet(download=False)
+        except WordNetUnavailableError as exc:
+            print(exc)
+    """,
+        env,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "$PROTOQA_WORDNET_DIR: " + str(tmp_path / "not_a_wordnet") in done.stdout
+    assert "system WordNet folder " + str(tmp_path / "nowhere") in done.stdout
+    assert "apt-get install wordnet-base wordnet-sense-index" in done.stdout
+    assert not (tmp_path / "cache" / "nltk_data" / "corpora").exists()  # nothing half installed
+
+
 def test_rejects_a_database_that_is_not_wordnet_3_0(tmp_path):
     fake = tmp_path / "wn"
     fake.mkdir()
