@@ -43,15 +43,13 @@ import argparse
 import json
 import os
 import random
-import subprocess
 import sys
-import tarfile
 import tempfile
-import time
 from pathlib import Path
 from typing import Any, Optional
 
-REPO = Path(__file__).resolve().parents[1]
+from process_timing import REPO, extract_revision, run_measured
+
 SETTINGS = {
     "human": ("clustered", ["--clustering", "human", "--matching", "wordnet"]),
     "gmeans": (
@@ -156,35 +154,8 @@ def run_probeval(
     """(JSON result or None on timeout, wall seconds, CPU seconds, peak RSS in MB) of one fresh ``probeval``."""
     env = {**os.environ, "PYTHONPATH": str(code), "HF_HUB_OFFLINE": "1"}
     command = [sys.executable, "-m", "cfc_probeval", str(targets), str(samples), "--json", "--quiet", *extra]
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        start = time.perf_counter()
-        process = subprocess.Popen(command, stdout=out, stderr=err, cwd=code, env=env)
-        deadline = start + timeout
-        while True:
-            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.perf_counter() > deadline:
-                process.kill()
-                pid, status, usage = os.wait4(process.pid, 0)
-                return None, time.perf_counter() - start, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
-            time.sleep(0.05)
-        wall = time.perf_counter() - start
-        if os.waitstatus_to_exitcode(status) != 0:
-            err.seek(0)
-            raise SystemExit(f"probeval failed ({code}):\n{err.read().decode(errors='replace')[-2000:]}")
-        out.seek(0)
-        return json.loads(out.read()), wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
-
-
-def extract_revision(ref: str, folder: Path) -> Path:
-    """The files of git revision ``ref`` of this repository, in ``folder``."""
-    archive = folder / "baseline.tar"
-    subprocess.run(["git", "-C", str(REPO), "archive", "--format=tar", "-o", str(archive), ref], check=True)
-    target = folder / "baseline"
-    with tarfile.open(archive) as tar:
-        tar.extractall(target, filter="data")
-    return target
+    run = run_measured(command, code, env, timeout, f"probeval ({code})")
+    return (None if run.stdout is None else json.loads(run.stdout)), run.wall, run.cpu, run.rss_mb
 
 
 def figure(

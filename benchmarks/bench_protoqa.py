@@ -1,4 +1,4 @@
-"""Benchmark of the ProtoQA metric: speed against a plain SPEC implementation, and memory.
+"""Benchmark of the ProtoQA metric: speed against a plain implementation of docs/spec.md, and memory.
 
 Prints figures; asserts nothing about time (machines are noisy). Run from the
 repository root:
@@ -7,7 +7,7 @@ repository root:
 
 What is measured, in one run:
 
-1. Baseline: the straightforward implementation of SPEC section 1 — for each of
+1. Baseline: the straightforward implementation of docs/spec.md section 1 — for each of
    the ten metrics, every (prediction, cluster string) WordNet similarity is
    computed by enumerating all partition pairs, with no caching
    (``spec_reference``). Its scores are checked against ours.
@@ -49,7 +49,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tests"))  # the plain-Python reference implementation of the SPEC
+sys.path.insert(0, str(REPO / "tests"))  # the plain-Python reference implementation of docs/spec.md
 
 from protoqa_core import similarity as sim_module  # noqa: E402
 from protoqa_core import text as text_module  # noqa: E402
@@ -181,7 +181,7 @@ def main() -> None:
     scale = len(qids) / len(base_qids)
     print(f"\nten metrics, WordNet similarity, {len(base_qids)} questions:")
     print(
-        f"  baseline (plain SPEC, no caching): {base_seconds:8.2f} s"
+        f"  baseline (plain docs/spec.md, no caching): {base_seconds:8.2f} s"
         + (f"  (x{scale:.1f} for all questions: {base_seconds * scale:.1f} s)" if scale != 1 else "")
     )
     print(f"  ours (scoring, cold caches):       {ours_seconds:8.2f} s for all {len(qids)} questions")

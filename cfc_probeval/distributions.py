@@ -1,4 +1,4 @@
-"""Cluster distributions and their KL divergence (SPEC section 2, steps 2 to 5).
+"""Cluster distributions and their KL divergence (docs/spec.md section 2, steps 2 to 5).
 
 Count vectors have one entry per answer cluster plus a last entry for the cluster
 "wrong", which holds no ground-truth answer and every sample that matched nothing.

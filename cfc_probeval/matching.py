@@ -6,7 +6,7 @@ strings, and says for each sample which clusters it belongs to. An empty tuple m
 "wrong"; several clusters mean the sample's weight is split evenly among them
 (:func:`cfc_probeval.distributions.model_counts`).
 
-WordNet rule. SPEC says a sample belongs to each cluster "where it scores 1 with some
+WordNet rule. docs/spec.md says a sample belongs to each cluster "where it scores 1 with some
 string of the cluster". Here that means the raw WordNet similarity is 1 (every group
 of both strings matched), not that its half-to-even rounding is 1 (which would also
 accept "red sports car" for "sports car", 2/3). Reasons: it is the literal reading;

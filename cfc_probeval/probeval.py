@@ -205,7 +205,7 @@ class ProbEvalResult:
 
 
 def normalized_sample_counts(samples: Mapping[str, int]) -> dict[str, int]:
-    """Samples normalized as SPEC section 1 normalizes predictions, counts of equal forms added.
+    """Samples normalized as docs/spec.md section 1 normalizes predictions, counts of equal forms added.
 
     >>> normalized_sample_counts({"Night": 2, "night ": 1, "evening": 1})
     {'night': 3, 'evening': 1}

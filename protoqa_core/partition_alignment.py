@@ -1,6 +1,6 @@
 """Exact best alignment of two token sequences' partitions, without enumerating partitions.
 
-SPEC's WordNet similarity is a maximum over every pair of partitions (P, Q) of two
+The WordNet similarity of docs/spec.md is a maximum over every pair of partitions (P, Q) of two
 token lists into contiguous groups of ``matching(P, Q) / max(|P|, |Q|)``, where a
 group pair can be matched when it "agrees" (shares a synset, or is the same string).
 Enumerating partitions costs ``2**(n-1) * 2**(m-1)`` matchings. This module finds the

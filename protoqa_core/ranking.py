@@ -2,7 +2,7 @@
 
 A model's answers to a question are ranked the way the ProtoQA paper's GPT-2 baseline
 ranks them: distinct answers, most often sampled first. Answers are first normalized as
-SPEC section 1 normalizes predictions (:func:`protoqa_core.text.normalize_prediction`:
+docs/spec.md section 1 normalizes predictions (:func:`protoqa_core.text.normalize_prediction`:
 lower-cased, cut to 50 characters, stripped), so "Night" and "night" are one answer and
 the ranked list holds each answer the metric can tell apart once. Ties go to the answer
 that appeared first. Empty answers (a sample with no answer) are counted by

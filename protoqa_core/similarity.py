@@ -9,7 +9,7 @@ they are.
 name                         what scores 1                                                rounded
 ============================ ============================================================ =======
 ``exact_match``              identical strings                                            no
-``wordnet``                  SPEC's WordNet partition similarity (shared synsets)          yes
+``wordnet``                  partition similarity of docs/spec.md (shared synsets)        yes
 ``wordnet_wup``              as ``wordnet``, part pairs weighted by Wu-Palmer similarity   yes
 ``lcs``                      longest common subsequence / longer length (characters)      no
 ``longest_common_substring`` longest common substring / longer length (characters)        no
@@ -235,7 +235,7 @@ def _empty_side(a: tuple[str, ...], b: tuple[str, ...], all_stopword_match: bool
 
 
 def wordnet_similarity(prediction: str, answer: str, *, all_stopword_match: bool = True) -> float:
-    """SPEC's WordNet similarity: the best partition alignment of the content tokens.
+    """The WordNet similarity of docs/spec.md: the best partition alignment of the content tokens.
 
     Both strings are tokenized (NLTK Treebank tokenizer) and stripped of English
     stopwords; groups of contiguous tokens agree when they are equal or share a

@@ -178,7 +178,7 @@ PROMPT_STYLES: Mapping[str, Callable[[str], str]] = {
     "finetuned": generation_prompt,
     "cfc-one-shot": cfc_prompt,
 }
-"""Prompt style -> question-to-prompt function: ``statement`` (SPEC's rewrite, for any
+"""Prompt style -> question-to-prompt function: ``statement`` (the rewrite of docs/spec.md, for any
 language model), ``finetuned`` (the rewrite plus the tab separator of the ProtoQA
 fine-tuning format) and ``cfc-one-shot`` (one worked CFC example, then the question)."""
 

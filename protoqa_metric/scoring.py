@@ -1,6 +1,6 @@
 """Scoring one question: similarity matrix, limits, Hungarian assignment, oracle.
 
-This module is SPEC section 1, steps 1 to 6, for a single question. The standard
+This module is docs/spec.md section 1, steps 1 to 6, for a single question. The standard
 metric set lives in :mod:`protoqa_metric.metric_set`; :mod:`protoqa_metric.metric` builds
 the configured metric (with data-set means) on both.
 """
@@ -160,7 +160,7 @@ def score_matrix(
     rounded: bool = False,
     predictions: Sequence[str] = (),
 ) -> QuestionScore:
-    """Score a question from its (unrounded) similarity matrix; SPEC steps 3 to 6.
+    """Score a question from its (unrounded) similarity matrix; docs/spec.md section 1, steps 3 to 6.
 
     Args:
         matrix: ``similarity_matrix`` output, one row per prediction in rank order.
@@ -182,7 +182,7 @@ def score_matrix(
 
 
 class ScoringTable:
-    """What every metric of one question shares, computed once: SPEC steps 3 to 6 for any limits.
+    """What every metric of one question shares, computed once: docs/spec.md steps 3 to 6 for any limits.
 
     The rounded matrix, the cluster weights (with and without counts), the rows that
     match no cluster and the oracle's weights do not depend on ``max_answers`` or

@@ -2,7 +2,8 @@
 # Set up this checkout on a fresh Debian machine (Python 3.11; root for system packages).
 #   bash scripts/setup.sh          # the library, CLI and evaluate modules (light)
 #   bash scripts/setup.sh --test   # everything the test suite needs (torch, transformers,
-#                                  # sentence-transformers, gradio, Chromium, ...)
+#                                  # sentence-transformers, gradio, Chromium, ...) and the
+#                                  # documentation site's MkDocs
 #   bash scripts/setup.sh --oldest # the same in .venv-oldest, with the oldest supported
 #                                  # versions (constraints/oldest.txt); then run the fast tests:
 #                                  # .venv-oldest/bin/python -m pytest -q -m "not slow and not browser"
@@ -64,7 +65,7 @@ else
     pip_install --constraint constraints/oldest.txt \
       -e ".[evaluate,datasets,probeval,plots,train,lm_eval,test,offline]" gradio
   else
-    pip_install -e ".[all,test,offline]"
+    pip_install -e ".[all,test,offline,docs]"
   fi
   if ! "$venv/bin/python" -m pip check >"$log" 2>&1; then
     cat "$log" >&2

@@ -6,7 +6,8 @@ score rewards popular and diverse answers, ProbEval's KL divergence rewards answ
 spread over the clusters the way people's answers are.
 
 Run ``python app.py`` (settings in README.md). The page is built by :func:`build_demo`;
-the work is done in ``demo_logic`` and ``demo_render``.
+the work is done in the ``demo_*`` modules beside it (``demo_requests`` for one request
+end to end, ``demo_render`` for what the page shows).
 """
 
 from __future__ import annotations
@@ -20,10 +21,26 @@ from typing import Any, Optional
 # `python space/app.py` from the repository root must find the helper modules beside it.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import demo_logic as logic
+from demo_api import custom_result, scores_json
+from demo_data import DATASETS, DemoData
+from demo_errors import DemoError, ModelUnavailableError
+from demo_model import (
+    DEFAULT_NUM_SAMPLES,
+    DEFAULT_SEED,
+    DEFAULT_TEMPERATURE,
+    DEFAULT_TOP_P,
+    MAX_NUM_SAMPLES,
+    MAX_TEMPERATURE,
+    MIN_TEMPERATURE,
+    ModelHolder,
+    SamplingSettings,
+)
+from demo_requests import first_view_result, generate_result, stored_result
+from demo_scoring import DemoResult
+from demo_settings import DATA_DIR_ENV, configure_environment
 
 # Before gradio and matplotlib are imported: they read these variables once.
-logic.configure_environment()
+configure_environment()
 
 import gradio as gr  # noqa: E402
 from demo_render import (  # noqa: E402
@@ -58,28 +75,28 @@ def _no_progress(*args: Any, **kwargs: Any) -> None:
 
 
 class SpaceApp:
-    """The page's event handlers, around one :class:`demo_logic.DemoData` and one model.
+    """The page's event handlers, around one :class:`demo_data.DemoData` and one model.
 
     Handlers never raise: every problem becomes a message in the status box, so a bad
     input or a missing model cannot take the server down.
 
-    >>> app = SpaceApp(logic.DemoData("../shared/data"), logic.ModelHolder("gpt2"))  # doctest: +SKIP
+    >>> app = SpaceApp(DemoData("../shared/data"), ModelHolder("gpt2"))  # doctest: +SKIP
     >>> status, *_ = app.show_stored("protoqa", "r1q1", "")  # doctest: +SKIP
     """
 
-    def __init__(self, data: Optional[logic.DemoData] = None, models: Optional[logic.ModelHolder] = None) -> None:
-        self.data = data or logic.DemoData()
-        self.models = models or logic.ModelHolder()
+    def __init__(self, data: Optional[DemoData] = None, models: Optional[ModelHolder] = None) -> None:
+        self.data = data or DemoData()
+        self.models = models or ModelHolder()
 
     # -- pieces of the page --------------------------------------------------------------
 
     def dataset_choices(self) -> list[tuple[str, str]]:
         """``(label, key)`` of the data sets.
 
-        >>> SpaceApp(logic.DemoData("/nowhere"), logic.ModelHolder("gpt2")).dataset_choices()
+        >>> SpaceApp(DemoData("/nowhere"), ModelHolder("gpt2")).dataset_choices()
         [('ProtoQA crowdsourced dev', 'protoqa'), ('CFC dev', 'cfc')]
         """
-        return [(info.label, key) for key, info in logic.DATASETS.items()]
+        return [(info.label, key) for key, info in DATASETS.items()]
 
     def question_update(
         self, dataset_key: str, current: Optional[str] = None
@@ -89,7 +106,7 @@ class SpaceApp:
         The dropdown keeps ``current`` when the data set has that question (an example
         sets the data set and the question at once), else shows the first question.
 
-        >>> dropdown, button, note = SpaceApp(logic.DemoData("../shared/data")).question_update("cfc")  # doctest: +SKIP
+        >>> dropdown, button, note = SpaceApp(DemoData("../shared/data")).question_update("cfc")  # doctest: +SKIP
         >>> dropdown["value"], button["interactive"]  # doctest: +SKIP
         ('r1q1', True)
         """
@@ -99,11 +116,11 @@ class SpaceApp:
             log.exception("cannot load %s", dataset_key)
             return (gr.update(choices=[], value=None), gr.update(interactive=False), _error_markdown(exc))
         has_stored = self.data.stored_path(dataset_key) is not None
-        info = logic.DATASETS[dataset_key]
+        info = DATASETS[dataset_key]
         note = (
             f"Stored answers: {info.stored_label}."
             if has_stored
-            else f"No stored answers here (set `{logic.DATA_DIR_ENV}` to a folder with `{info.stored_names[0]}`)."
+            else f"No stored answers here (set `{DATA_DIR_ENV}` to a folder with `{info.stored_names[0]}`)."
         )
         note = f"{self.data.describe().capitalize()}. {note}"
         ids = [key for _, key in choices]
@@ -113,13 +130,13 @@ class SpaceApp:
     def model_status(self, progress: Progress = _no_progress) -> str:
         """Load the model (once; a failure is not retried here) and say whether generation is possible.
 
-        >>> print(SpaceApp(logic.DemoData("/nowhere"), logic.ModelHolder("/no/model")).model_status())
+        >>> print(SpaceApp(DemoData("/nowhere"), ModelHolder("/no/model")).model_status())
         **No model could be loaded**: there is no model folder /no/model. Generation is unavailable; ...
         """
         progress(None, desc=f"Loading {self.models.name}")
         try:
             self.models.get()
-        except logic.ModelUnavailableError:
+        except ModelUnavailableError:
             pass  # model_summary says what went wrong
         return self.model_summary()
 
@@ -129,7 +146,7 @@ class SpaceApp:
         Without a model, Generate is disabled and says why, and the stored answers become
         the primary action.
 
-        >>> note, generate, stored = SpaceApp(logic.DemoData("/nowhere"), logic.ModelHolder("/no/model")).model_controls()
+        >>> note, generate, stored = SpaceApp(DemoData("/nowhere"), ModelHolder("/no/model")).model_controls()
         >>> generate["interactive"], generate["value"], stored["variant"]
         (False, 'Generate (no model loaded)', 'primary')
         """
@@ -151,7 +168,7 @@ class SpaceApp:
     def model_summary(self) -> str:
         """The model's state in one line, without loading anything.
 
-        >>> SpaceApp(logic.DemoData("/nowhere"), logic.ModelHolder("gpt2")).model_summary()
+        >>> SpaceApp(DemoData("/nowhere"), ModelHolder("gpt2")).model_summary()
         'Model **gpt2**: not loaded yet.'
         """
         loaded, error = self.models.loaded, self.models.error
@@ -181,7 +198,7 @@ class SpaceApp:
     ) -> Outputs:
         """Sample answers with the model and score them.
 
-        >>> space = SpaceApp(logic.DemoData("/nowhere"), logic.ModelHolder("gpt2"))
+        >>> space = SpaceApp(DemoData("/nowhere"), ModelHolder("gpt2"))
         >>> space.generate("protoqa", "r1q1", "", 900, 0.69, 0.9, 42)[0]
         '**Cannot do that**: the number of samples must be between 1 and 500, got 900'
         """
@@ -192,9 +209,9 @@ class SpaceApp:
         def on_stage(message: str) -> None:
             progress(None, desc=message)
 
-        def run() -> logic.DemoResult:
-            settings = logic.SamplingSettings.from_inputs(num_samples, temperature, top_p, seed)
-            return logic.generate_result(
+        def run() -> DemoResult:
+            settings = SamplingSettings.from_inputs(num_samples, temperature, top_p, seed)
+            return generate_result(
                 self.data, self.models, dataset_key, question_id, custom_question, settings, on_progress, on_stage
             )
 
@@ -209,24 +226,24 @@ class SpaceApp:
     ) -> Outputs:
         """Score the stored GPT-2 answers of the picked question.
 
-        >>> SpaceApp(logic.DemoData("/nowhere"), logic.ModelHolder("gpt2")).show_stored("cfc", None, "")[0]
+        >>> SpaceApp(DemoData("/nowhere"), ModelHolder("gpt2")).show_stored("cfc", None, "")[0]
         '**Cannot do that**: pick a question of the data set, or type your own'
         """
 
-        def run() -> logic.DemoResult:
+        def run() -> DemoResult:
             progress(None, desc="Scoring the stored answers")
-            return logic.stored_result(self.data, dataset_key, question_id, custom_question)
+            return stored_result(self.data, dataset_key, question_id, custom_question)
 
         return self._respond(run, "stored")
 
     def first_view(self) -> Outputs:
         """The outputs shown when the page opens: the stored GPT-2 answers to ProtoQA dev r1q1, scored.
 
-        >>> SpaceApp(logic.DemoData("/nowhere"), logic.ModelHolder("gpt2")).first_view()[0]  # doctest: +ELLIPSIS
+        >>> SpaceApp(DemoData("/nowhere"), ModelHolder("gpt2")).first_view()[0]  # doctest: +ELLIPSIS
         'Done: 6 distinct answers (stored, ProtoQA dev r1q1), scored against 7 human clusters...'
         """
         try:
-            result = logic.first_view_result()
+            result = first_view_result()
         except Exception as exc:  # the page must open even without its first view
             log.exception("no first view")
             return _empty(f"Pick a question and press a button. (No first view: {exc})")
@@ -238,64 +255,64 @@ class SpaceApp:
     def api_score(self, question: str, clusters: Any, answers: Any) -> dict[str, Any]:
         """Score a ranked answer list against clusters, all given by the caller; JSON numbers.
 
-        >>> out = SpaceApp(logic.DemoData("/nowhere"), logic.ModelHolder("gpt2")).api_score(
+        >>> out = SpaceApp(DemoData("/nowhere"), ModelHolder("gpt2")).api_score(
         ...     "Name a pet", {"answers": [["dog"], ["cat"]], "count": [6, 4]}, ["cat", "fish"])
         >>> out["protoqa"]["exact_match"]["max_answers@1"]
         0.6666666666666666
         """
-        return self._json(lambda: logic.custom_result(question, clusters, answers))
+        return self._json(lambda: custom_result(question, clusters, answers))
 
     def api_stored(self, dataset: str, question_id: str) -> dict[str, Any]:
         """Scores of the stored GPT-2 answers to a question of a data set; JSON numbers.
 
-        >>> SpaceApp(logic.DemoData("../shared/data")).api_stored("protoqa", "r1q1")["protoqa"]["wordnet"]["max_answers@1"]  # doctest: +SKIP
+        >>> SpaceApp(DemoData("../shared/data")).api_stored("protoqa", "r1q1")["protoqa"]["wordnet"]["max_answers@1"]  # doctest: +SKIP
         1.0
         """
-        return self._json(lambda: logic.stored_result(self.data, dataset, question_id))
+        return self._json(lambda: stored_result(self.data, dataset, question_id))
 
     def api_generate(
         self,
         dataset: str,
         question_id: str,
         question: str = "",
-        num_samples: int = logic.DEFAULT_NUM_SAMPLES,
-        temperature: float = logic.DEFAULT_TEMPERATURE,
-        top_p: float = logic.DEFAULT_TOP_P,
-        seed: int = logic.DEFAULT_SEED,
+        num_samples: int = DEFAULT_NUM_SAMPLES,
+        temperature: float = DEFAULT_TEMPERATURE,
+        top_p: float = DEFAULT_TOP_P,
+        seed: int = DEFAULT_SEED,
     ) -> dict[str, Any]:
         """Sample answers with the model for a question (or a typed one) and score them; JSON numbers.
 
-        >>> SpaceApp(logic.DemoData("/nowhere"), logic.ModelHolder("/no/model")).api_generate("protoqa", "", "Name a fruit")  # doctest: +IGNORE_EXCEPTION_DETAIL
+        >>> SpaceApp(DemoData("/nowhere"), ModelHolder("/no/model")).api_generate("protoqa", "", "Name a fruit")  # doctest: +IGNORE_EXCEPTION_DETAIL
         Traceback (most recent call last):
         gradio.exceptions.Error: 'No model could be loaded: there is no model folder /no/model'
         """
 
-        def run() -> logic.DemoResult:
-            settings = logic.SamplingSettings.from_inputs(num_samples, temperature, top_p, seed)
-            return logic.generate_result(self.data, self.models, dataset, question_id, question, settings)
+        def run() -> DemoResult:
+            settings = SamplingSettings.from_inputs(num_samples, temperature, top_p, seed)
+            return generate_result(self.data, self.models, dataset, question_id, question, settings)
 
         return self._json(run)
 
     @staticmethod
-    def _json(run: Callable[[], logic.DemoResult]) -> dict[str, Any]:
+    def _json(run: Callable[[], DemoResult]) -> dict[str, Any]:
         try:
-            return logic.scores_json(run())
-        except logic.ModelUnavailableError as exc:
+            return scores_json(run())
+        except ModelUnavailableError as exc:
             raise gr.Error(f"No model could be loaded: {exc}") from None
-        except logic.DemoError as exc:
+        except DemoError as exc:
             raise gr.Error(f"Cannot do that: {exc}") from None
         except Exception as exc:  # never let one request take the server down
             log.exception("API request failed")
             raise gr.Error(f"{type(exc).__name__}: {exc}") from None
 
-    def _respond(self, run: Callable[[], logic.DemoResult], what: str) -> Outputs:
+    def _respond(self, run: Callable[[], DemoResult], what: str) -> Outputs:
         try:
             result = run()
-        except logic.ModelUnavailableError as exc:
+        except ModelUnavailableError as exc:
             return _empty(
                 f"**No model could be loaded**: {str(exc).rstrip('.')}. Try **Show stored GPT-2 answers** instead."
             )
-        except logic.DemoError as exc:
+        except DemoError as exc:
             return _empty(f"**Cannot do that**: {exc}")
         except Exception as exc:  # never let one request take the page down
             log.exception("request failed")
@@ -303,12 +320,14 @@ class SpaceApp:
         return render(result, what)
 
 
-def render(result: logic.DemoResult, what: str = "generated") -> Outputs:
+def render(result: DemoResult, what: str = "generated") -> Outputs:
     """The page's outputs for a result (status, summary, tables, chart, signatures).
 
+    >>> from demo_answers import answers_from_samples
+    >>> from demo_scoring import score_answers
     >>> from protoqa_metric import Cluster, Question
     >>> q = Question("q1", "name a pet", (Cluster("q1.0", ("dog",), 6),))
-    >>> out = render(logic.score_answers("protoqa", q, logic.answers_from_samples(["dog"], "test")))
+    >>> out = render(score_answers("protoqa", q, answers_from_samples(["dog"], "test")))
     >>> print(out[0])
     Done: 1 distinct answers (generated), scored against 1 human clusters. Max Answers@10: **1.000** (exact match), **1.000** (WordNet); ProbEval KL: **0.115**.
     """
@@ -384,11 +403,11 @@ def build_demo(app: Optional[SpaceApp] = None) -> gr.Blocks:
     ``/stored`` (stored GPT-2 answers of a question) and ``/generate``; the page's own
     events are private.
 
-    >>> demo = build_demo(SpaceApp(logic.DemoData("../shared/data"), logic.ModelHolder("gpt2")))  # doctest: +SKIP
+    >>> demo = build_demo(SpaceApp(DemoData("../shared/data"), ModelHolder("gpt2")))  # doctest: +SKIP
     >>> demo.queue(max_size=32).launch()  # doctest: +SKIP
     """
     app = app or SpaceApp()
-    first_key = next(iter(logic.DATASETS))
+    first_key = next(iter(DATASETS))
     initial_questions, initial_stored, initial_note = app.question_update(first_key, "r1q1")
     first = app.first_view()
     private = {"api_visibility": "private"}
@@ -427,9 +446,9 @@ def build_demo(app: Optional[SpaceApp] = None) -> gr.Blocks:
                 )
                 custom = gr.Textbox(
                     label=f"... or type your own question (answers only, no scores; at most "
-                    f"{logic.MAX_QUESTION_CHARS} characters)",
+                    f"{serving.MAX_QUESTION_CHARS} characters)",
                     placeholder="Name something people bring to a picnic.",
-                    max_length=logic.MAX_QUESTION_CHARS,
+                    max_length=serving.MAX_QUESTION_CHARS,
                     elem_id="custom-question",
                 )
                 stored_note = gr.Markdown(initial_note, elem_id="stored-note")
@@ -448,23 +467,23 @@ def build_demo(app: Optional[SpaceApp] = None) -> gr.Blocks:
                 with gr.Accordion("Sampling (nucleus sampling, as in the ProtoQA paper)", open=True):
                     num_samples = gr.Slider(
                         1,
-                        logic.MAX_NUM_SAMPLES,
-                        value=logic.DEFAULT_NUM_SAMPLES,
+                        MAX_NUM_SAMPLES,
+                        value=DEFAULT_NUM_SAMPLES,
                         step=1,
                         label="Samples",
                         elem_id="num-samples",
                     )
                     temperature = gr.Slider(
-                        logic.MIN_TEMPERATURE,
-                        logic.MAX_TEMPERATURE,
-                        value=logic.DEFAULT_TEMPERATURE,
+                        MIN_TEMPERATURE,
+                        MAX_TEMPERATURE,
+                        value=DEFAULT_TEMPERATURE,
                         step=0.01,
                         label="Temperature",
                         elem_id="temperature",
                     )
-                    top_p = gr.Slider(0.05, 1.0, value=logic.DEFAULT_TOP_P, step=0.01, label="top_p", elem_id="top-p")
+                    top_p = gr.Slider(0.05, 1.0, value=DEFAULT_TOP_P, step=0.01, label="top_p", elem_id="top-p")
                     seed = gr.Number(
-                        logic.DEFAULT_SEED, precision=0, minimum=0, maximum=2**32 - 1, label="Seed", elem_id="seed"
+                        DEFAULT_SEED, precision=0, minimum=0, maximum=2**32 - 1, label="Seed", elem_id="seed"
                     )
                 # Disabled until the model has loaded: a click could only fail before that.
                 generate = gr.Button(
@@ -543,9 +562,9 @@ def build_demo(app: Optional[SpaceApp] = None) -> gr.Blocks:
             question_id: str,
             question: str = "",
             num_samples: int = 50,
-            temperature: float = logic.DEFAULT_TEMPERATURE,
-            top_p: float = logic.DEFAULT_TOP_P,
-            seed: int = logic.DEFAULT_SEED,
+            temperature: float = DEFAULT_TEMPERATURE,
+            top_p: float = DEFAULT_TOP_P,
+            seed: int = DEFAULT_SEED,
         ) -> dict:
             """Sample answers with the Space's model and score them (a typed question gets answers only)."""
             return app.api_generate(dataset, question_id, question, num_samples, temperature, top_p, seed)

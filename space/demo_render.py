@@ -1,11 +1,12 @@
-"""How the demo page shows a :class:`demo_logic.DemoResult`: HTML tables and a bar chart.
+"""How the demo page shows a :class:`demo_scoring.DemoResult`: HTML tables and a bar chart.
 
 Every string that comes from the data or the model is HTML-escaped. The tables carry
 CSS classes (``human-clusters``, ``model-answers``, ``protoqa-scores``) so that tests
 and users' own styles can find them, each inside a ``table-scroll`` box that scrolls
 sideways on screens too narrow for it.
 
->>> from demo_logic import answers_from_samples, score_answers
+>>> from demo_answers import answers_from_samples
+>>> from demo_scoring import score_answers
 >>> from protoqa_metric import Cluster, Question
 >>> q = Question("q1", "name a pet", (Cluster("q1.0", ("dog",), 6), Cluster("q1.1", ("cat",), 4)))
 >>> result = score_answers("protoqa", q, answers_from_samples(["dog", "dog", "fish"], "test"))
@@ -19,7 +20,8 @@ import html
 import math
 from typing import Optional
 
-from demo_logic import DATASETS, DemoResult
+from demo_data import DATASETS
+from demo_scoring import DemoResult
 from matplotlib.figure import Figure
 
 from protoqa_core.text import normalize_prediction
@@ -90,7 +92,8 @@ def _claim(result: DemoResult, cluster_id: Optional[str]) -> str:
 def question_html(result: DemoResult) -> str:
     """The question, where the answers come from and the prompt the model completed.
 
-    >>> from demo_logic import answers_from_samples, score_answers
+    >>> from demo_answers import answers_from_samples
+    >>> from demo_scoring import score_answers
     >>> r = score_answers("cfc", None, answers_from_samples(["x"], "3 samples"), question_text="Name a <b>fruit</b>")
     >>> "Name a &lt;b&gt;fruit&lt;/b&gt;" in question_html(r)
     True
@@ -131,7 +134,8 @@ def clusters_html(result: DemoResult) -> str:
 
     The "claimed" column uses WordNet similarity and Max Answers@10, the paper's headline setting.
 
-    >>> from demo_logic import answers_from_samples, score_answers
+    >>> from demo_answers import answers_from_samples
+    >>> from demo_scoring import score_answers
     >>> from protoqa_metric import Cluster, Question
     >>> q = Question("q1", "name a pet", (Cluster("q1.0", ("dog",), 6), Cluster("q1.1", ("cat",), 4)))
     >>> page = clusters_html(score_answers("protoqa", q, answers_from_samples(["cat"], "test")))
@@ -176,7 +180,8 @@ def answers_html(result: DemoResult, limit: int = SHOWN_ANSWERS) -> str:
     Claims are those of Max Answers@10 (each cluster claimed once, by the best-placed
     answer); the last column is the cluster(s) ProbEval put the answer in.
 
-    >>> from demo_logic import answers_from_samples, score_answers
+    >>> from demo_answers import answers_from_samples
+    >>> from demo_scoring import score_answers
     >>> from protoqa_metric import Cluster, Question
     >>> q = Question("q1", "name a pet", (Cluster("q1.0", ("dog",), 6),))
     >>> "C1 dog</span>" in answers_html(score_answers("protoqa", q, answers_from_samples(["dog", "fish"], "test")))
@@ -216,7 +221,8 @@ def answers_html(result: DemoResult, limit: int = SHOWN_ANSWERS) -> str:
 def scores_html(result: DemoResult) -> str:
     """ProtoQA's seven paper metrics under exact match and WordNet, and ProbEval's KL.
 
-    >>> from demo_logic import answers_from_samples, score_answers
+    >>> from demo_answers import answers_from_samples
+    >>> from demo_scoring import score_answers
     >>> from protoqa_metric import Cluster, Question
     >>> q = Question("q1", "name a pet", (Cluster("q1.0", ("dog",), 6),))
     >>> "<b>0.000</b>" in scores_html(score_answers("protoqa", q, answers_from_samples(["dog"] * 6, "test")))
@@ -246,7 +252,8 @@ def distribution_figure(result: DemoResult) -> Optional[Figure]:
     None for a typed question. The figure is built without pyplot, so nothing global
     keeps it alive after the page has it.
 
-    >>> from demo_logic import answers_from_samples, score_answers
+    >>> from demo_answers import answers_from_samples
+    >>> from demo_scoring import score_answers
     >>> from protoqa_metric import Cluster, Question
     >>> q = Question("q1", "name a pet", (Cluster("q1.0", ("dog",), 6),))
     >>> figure = distribution_figure(score_answers("protoqa", q, answers_from_samples(["dog"], "test")))
@@ -289,7 +296,8 @@ def _short(label: str, width: int = 16) -> str:
 def signatures_markdown(result: DemoResult) -> str:
     """The reproducibility signatures (sampling, ProtoQA per similarity, ProbEval) as Markdown.
 
-    >>> from demo_logic import answers_from_samples, score_answers
+    >>> from demo_answers import answers_from_samples
+    >>> from demo_scoring import score_answers
     >>> r = score_answers("protoqa", None, answers_from_samples(["x"], "t"), question_text="q",
     ...                   sampling_signature="model:gpt2|samples:1")
     >>> print(signatures_markdown(r))

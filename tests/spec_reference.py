@@ -1,4 +1,4 @@
-"""SPEC section 1 written out literally: partition enumeration, no caching.
+"""docs/spec.md section 1 written out literally: partition enumeration, no caching.
 
 This is the yardstick, not the implementation: the tests check the fast
 similarity against it on random strings, and the benchmark times it as the
@@ -79,7 +79,7 @@ def _partition_similarity(a: str, b: str, part_score: Callable[[str, str], float
 
 
 def reference_wordnet_similarity(a: str, b: str, all_stopword_match: bool = True) -> float:
-    """SPEC's WordNet similarity by brute force over all partition pairs.
+    """The WordNet similarity of docs/spec.md by brute force over all partition pairs.
 
     >>> reference_wordnet_similarity("chewing gum", "gum")
     1.0
@@ -110,7 +110,7 @@ def reference_question_score(
     weighted: bool = True,
     rounded: bool = True,
 ) -> float:
-    """SPEC section 1 steps 1-6 for one question, computed the plain way.
+    """docs/spec.md section 1 steps 1-6 for one question, computed the plain way.
 
     ``clusters`` is a list of ``(answers, count)``. Every similarity is computed
     afresh (no caching), as the straightforward implementation would.

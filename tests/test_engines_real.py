@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from offline import offline_env
+
 pytest.importorskip("transformers")
 
 REPO = Path(__file__).resolve().parents[1]
@@ -47,22 +49,6 @@ def vllm_python() -> str:
         last = (result.stderr.strip().splitlines() or ["no message"])[-1]
         pytest.skip(f"vLLM cannot start in {path}: {last}")
     return path
-
-
-def env(**extra: str) -> dict[str, str]:
-    out = dict(
-        os.environ,
-        HF_HUB_OFFLINE="1",
-        HF_DATASETS_OFFLINE="1",
-        TRANSFORMERS_OFFLINE="1",
-        PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
-        OMP_NUM_THREADS="1",
-        TOKENIZERS_PARALLELISM="false",
-        VLLM_LOGGING_LEVEL="ERROR",
-    )
-    out.pop("PROTOQA_DATA_DIR", None)
-    out.update(extra)
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +91,9 @@ def generate(python, model, output, cwd, *extra, timeout=900):
         "--no-progress",
         *extra,
     ]
-    return subprocess.run(args, cwd=cwd, env=env(), capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        args, cwd=cwd, env=offline_env(VLLM_LOGGING_LEVEL="ERROR"), capture_output=True, text=True, timeout=timeout
+    )
 
 
 def test_vllm_engine_draws_the_protocol_in_one_call(tiny_model, tmp_path):
@@ -149,7 +137,7 @@ def test_vllm_engine_draws_the_protocol_in_one_call(tiny_model, tmp_path):
             "--no-probeval",
         ],
         cwd=tmp_path,
-        env=env(),
+        env=offline_env(VLLM_LOGGING_LEVEL="ERROR"),
         capture_output=True,
         text=True,
         timeout=300,
@@ -214,7 +202,7 @@ def server(tiny_model, tmp_path_factory):
             ],
             stdout=fh,
             stderr=subprocess.STDOUT,
-            env=env(VLLM_LOGGING_LEVEL="WARNING"),
+            env=offline_env(VLLM_LOGGING_LEVEL="WARNING"),
         )
     url = f"http://127.0.0.1:{port}/v1"
     try:
@@ -314,7 +302,9 @@ def lm_eval_api_python() -> str:
         if (
             candidate
             and subprocess.run(
-                [candidate, "-c", "import lm_eval.models.api_models"], capture_output=True, env=env()
+                [candidate, "-c", "import lm_eval.models.api_models"],
+                capture_output=True,
+                env=offline_env(VLLM_LOGGING_LEVEL="ERROR"),
             ).returncode
             == 0
         ):
@@ -347,7 +337,9 @@ def lm_eval(python, model, model_args, task, cwd, *extra):
         tasks_path(),
         *extra,
     ]
-    result = subprocess.run(args, cwd=cwd, env=env(), capture_output=True, text=True, timeout=900)
+    result = subprocess.run(
+        args, cwd=cwd, env=offline_env(VLLM_LOGGING_LEVEL="ERROR"), capture_output=True, text=True, timeout=900
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     results = json.loads(next(out.rglob("results_*.json")).read_text())["results"][task]
     return result, results

@@ -34,6 +34,7 @@ from protoqa_integrations.prompts import cfc_prompt, question_to_prompt  # noqa:
 from protoqa_metric import read_targets  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from offline import offline_env  # noqa: E402
 from tiny_lm import build_tiny_gpt2  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -48,21 +49,6 @@ def lm_eval_python() -> str | None:
         if candidate and subprocess.run([candidate, "-c", "import lm_eval"], capture_output=True).returncode == 0:
             return candidate
     return None
-
-
-def offline_env(**extra: str) -> dict[str, str]:
-    env = dict(
-        os.environ,
-        HF_HUB_OFFLINE="1",
-        HF_DATASETS_OFFLINE="1",
-        TRANSFORMERS_OFFLINE="1",
-        PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
-        OMP_NUM_THREADS="1",
-        TOKENIZERS_PARALLELISM="false",
-    )
-    env.pop("PROTOQA_DATA_DIR", None)
-    env.update(extra)
-    return env
 
 
 def run(args, cwd, env, timeout=900):

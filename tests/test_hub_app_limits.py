@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 import urllib.request
 from pathlib import Path
 
 import pytest
-from test_space_limits import _free_port, _memory, post_raw
+from app_server import post_raw, process_memory, started_app
 
 REPO = Path(__file__).resolve().parents[1]
 STARTUP_TIMEOUT = 180
@@ -36,41 +35,17 @@ def hub_app(tmp_path_factory):
 
     tmp = tmp_path_factory.mktemp("hub-app")
     folder = write_hub_folder(tmp / "protoqa", "protoqa", requirement="protoqa-eval[evaluate]")
-    port = _free_port()
     env = {
         **os.environ,
         "GRADIO_ANALYTICS_ENABLED": "False",
         "HF_HUB_OFFLINE": "1",
-        "GRADIO_SERVER_NAME": "127.0.0.1",
-        "GRADIO_SERVER_PORT": str(port),
         "HF_MODULES_CACHE": str(tmp / "modules"),
         "PYTHONPATH": str(REPO),
-        "PYTHONUNBUFFERED": "1",
     }
     log = tmp / "app.log"
-    with open(log, "w") as out:
-        process = subprocess.Popen(
-            [sys.executable, "app.py"], cwd=folder, env=env, stdout=out, stderr=subprocess.STDOUT
-        )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + STARTUP_TIMEOUT
-        while True:
-            assert process.poll() is None, log.read_text()[-3000:]
-            try:
-                with urllib.request.urlopen(base + "/gradio_api/info", timeout=2):
-                    break
-            except OSError:
-                assert time.monotonic() < deadline, log.read_text()[-3000:]
-                time.sleep(0.5)
+    command = [sys.executable, "app.py"]
+    with started_app(command, cwd=folder, env=env, log=log, timeout=STARTUP_TIMEOUT) as (base, process):
         yield base, process, log
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=15)
 
 
 def compute(base: str, predictions, references, config: str = "exact_match") -> tuple[str, object, float]:
@@ -117,7 +92,7 @@ def test_hostile_requests_are_refused_by_the_caps(hub_app):
     figures = []
     for name, (predictions, references, message) in HOSTILE.items():
         event, payload, seconds = compute(base, predictions, references)
-        memory = _memory(process.pid)
+        memory = process_memory(process.pid)
         figures.append(f"{name}: {event} after {seconds:.2f} s, RSS {memory['VmRSS'] / 2**20:.0f} MB")
         assert event == "error" and message in (payload or {}).get("error", ""), (name, payload)
         assert seconds < 10, (name, seconds)
@@ -142,7 +117,7 @@ def test_a_slow_request_within_the_caps_ends_within_the_budget(hub_app):
     event, payload, seconds = compute(base, predictions, refs, "wordnet_wup")
     print(
         f"slow request within the caps: {event} after {seconds:.2f} s, peak RSS "
-        f"{_memory(process.pid)['VmHWM'] / 2**20:.0f} MB"
+        f"{process_memory(process.pid)['VmHWM'] / 2**20:.0f} MB"
     )
     assert seconds < REQUEST_LIMIT
     assert event == "complete" or "budget" in payload["error"], payload
@@ -151,12 +126,12 @@ def test_a_slow_request_within_the_caps_ends_within_the_budget(hub_app):
 
 def test_a_47_mb_body_is_refused_before_it_is_read(hub_app):
     base, process, log = hub_app
-    before = _memory(process.pid)
+    before = process_memory(process.pid)
     references = json.dumps([{"answers": [[f"answer {i}"] for i in range(3_000_000)], "count": [1] * 3_000_000}])
     body = json.dumps({"data": ['[["dog"]]', references, "exact_match", "{}"]}).encode()
     assert len(body) > 47 * 10**6
     status, seconds = post_raw(base, "/gradio_api/call/compute", body)
-    after = _memory(process.pid)
+    after = process_memory(process.pid)
     print(
         f"47 MB body: {status} after {seconds:.2f} s; RSS {before['VmRSS'] / 2**20:.0f} -> "
         f"{after['VmRSS'] / 2**20:.0f} MB, peak {after['VmHWM'] / 2**20:.0f} MB"

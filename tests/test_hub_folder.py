@@ -11,15 +11,14 @@ import http.server
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import threading
-import time
 import venv
 from pathlib import Path
 
 import pytest
+from app_server import started_app
 
 evaluate = pytest.importorskip("evaluate")
 
@@ -228,12 +227,6 @@ def test_loads_as_user_slash_name_from_an_uploaded_folder(tmp_path, module, conf
 # --- the folders started as a Space starts them -------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def wheel_venv(tmp_path_factory):
     """A fresh venv with the project's wheel (built from the checkout) and what the Hub folders need."""
@@ -310,30 +303,17 @@ def test_folder_starts_as_a_space_and_computes_over_http(
         timeout=300,
     )
     assert check.returncode == 0, check.stderr[-2000:]  # the requirements file is installable
-    port = _free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env.update(
-        GRADIO_SERVER_PORT=str(port),
-        GRADIO_SERVER_NAME="127.0.0.1",
         GRADIO_ANALYTICS_ENABLED="False",
         HF_HUB_OFFLINE="1",
         HF_MODULES_CACHE=str(tmp_path / "modules"),
     )
-    log = open(tmp_path / "app.log", "w")
-    app = subprocess.Popen([str(python), "app.py"], cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        url = f"http://127.0.0.1:{port}/"
-        deadline = time.monotonic() + 180
-        while True:
-            assert app.poll() is None, (tmp_path / "app.log").read_text()[-3000:]
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1):
-                    break
-            except OSError:
-                assert time.monotonic() < deadline, "the page did not come up in 180 s"
-                time.sleep(1)
+    log = tmp_path / "app.log"
+    with started_app([str(python), "app.py"], cwd=folder, env=env, log=log, timeout=180, ready_path="/") as (base, _):
         import urllib.request
 
+        url = f"{base}/"
         page = urllib.request.urlopen(url, timeout=30).read().decode()
         assert MODULES[module]["title"] in page
         client = gradio_client.Client(url, verbose=False)
@@ -343,13 +323,6 @@ def test_folder_starts_as_a_space_and_computes_over_http(
         assert isinstance(result["signature"], str)
         with pytest.raises(Exception, match="JSONDecodeError"):
             client.predict("[not json", json.dumps(REFS), config, "{}", api_name="/compute")
-    finally:
-        app.terminate()
-        try:
-            app.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            app.kill()
-        log.close()
 
 
 @pytest.mark.slow

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from offline import offline_env
 from protoqa_integrations.lighteval_tasks import TASK_NAMES, tasks_file
 from protoqa_integrations.lighteval_tasks.utils import (
     HIGHER_IS_BETTER,
@@ -46,20 +47,10 @@ def lighteval_python() -> str | None:
     return None
 
 
-def offline_env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    env = dict(
-        os.environ,
-        HF_HUB_OFFLINE="1",
-        HF_DATASETS_OFFLINE="1",
-        TRANSFORMERS_OFFLINE="1",
-        HF_HOME=str(tmp_path / "hf-home"),
-        PROTOQA_CACHE_DIR=str(tmp_path / "protoqa-cache"),
-        PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
-        OMP_NUM_THREADS="1",
-        TOKENIZERS_PARALLELISM="false",
-    )
-    for name in ("PROTOQA_DATA_DIR", "PROTOQA_PARQUET"):
-        env.pop(name, None)
+def isolated_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """:func:`offline_env` with the Hub and project caches in ``tmp_path`` and no Parquet folder."""
+    env = offline_env(HF_HOME=str(tmp_path / "hf-home"), PROTOQA_CACHE_DIR=str(tmp_path / "protoqa-cache"))
+    env.pop("PROTOQA_PARQUET", None)
     env.update(extra)
     return env
 
@@ -68,7 +59,7 @@ def offline_env(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 
 def test_custom_task_file_is_printed_and_a_stray_argument_is_one_line(tmp_path):
-    env = offline_env(tmp_path)
+    env = isolated_env(tmp_path)
     printed = subprocess.run(
         [sys.executable, "-m", "protoqa_integrations.lighteval_tasks"],
         cwd=tmp_path,
@@ -178,7 +169,7 @@ def test_task_module_docstring_examples_under_lighteval(tmp_path):
         cwd=tmp_path,
         capture_output=True,
         text=True,
-        env=offline_env(tmp_path, PROTOQA_DATA_DIR=str(DATA)),
+        env=isolated_env(tmp_path, PROTOQA_DATA_DIR=str(DATA)),
         timeout=300,
     )
     assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
@@ -241,7 +232,7 @@ def test_lighteval_run_reports_the_scores_we_compute_for_its_answers(tmp_path):
     custom_tasks = subprocess.run(
         [python, "-m", "protoqa_integrations.lighteval_tasks"],
         cwd=tmp_path,
-        env=offline_env(tmp_path),
+        env=isolated_env(tmp_path),
         capture_output=True,
         text=True,
     ).stdout.strip()
@@ -264,7 +255,7 @@ def test_lighteval_run_reports_the_scores_we_compute_for_its_answers(tmp_path):
     result = subprocess.run(
         command,
         cwd=tmp_path,
-        env=offline_env(tmp_path, PROTOQA_DATA_DIR=str(DATA)),
+        env=isolated_env(tmp_path, PROTOQA_DATA_DIR=str(DATA)),
         capture_output=True,
         text=True,
         timeout=600,

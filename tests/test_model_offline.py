@@ -20,12 +20,12 @@ REPO = Path(__file__).resolve().parents[1]
 SCRIPT = r"""
 import json, sys, time
 sys.path.insert(0, sys.argv[1])
-import demo_logic
+import demo_errors, demo_model
 started = time.perf_counter()
 try:
-    demo_logic.ModelHolder("gpt2").get()
+    demo_model.ModelHolder("gpt2").get()
     outcome = "loaded"
-except demo_logic.ModelUnavailableError as exc:
+except demo_errors.ModelUnavailableError as exc:
     outcome = str(exc)
 print(json.dumps({"seconds": time.perf_counter() - started, "outcome": outcome,
                   "torch_imported": "torch" in sys.modules}))

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from offline import offline_env
+
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data"
 DEV = DATA / "protoqa" / "dev.crowdsourced.jsonl"
@@ -57,24 +59,9 @@ print(json.dumps(outcomes))
 """
 
 
-def env(**extra: str) -> dict[str, str]:
-    out = dict(
-        os.environ,
-        HF_HUB_OFFLINE="1",
-        HF_DATASETS_OFFLINE="1",
-        TRANSFORMERS_OFFLINE="1",
-        PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
-        OMP_NUM_THREADS="1",
-        TOKENIZERS_PARALLELISM="false",
-    )
-    out.pop("PROTOQA_DATA_DIR", None)
-    out.update(extra)
-    return out
-
-
 def run(args, cwd: Path, timeout: int = 600, **kwargs) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [str(a) for a in args], cwd=cwd, env=env(), capture_output=True, text=True, timeout=timeout, **kwargs
+        [str(a) for a in args], cwd=cwd, env=offline_env(), capture_output=True, text=True, timeout=timeout, **kwargs
     )
 
 

@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[1]
 SCRIPT = r"""
 import json, sys
 sys.path.insert(0, sys.argv[2])  # the Space's folder, as the Space runs its modules
-import demo_logic
+import demo_model
 from protoqa_core.readers import read_targets
 from protoqa_integrations.generation import prompt_function
 from protoqa_integrations.lm_eval_tasks.harness import cfc_one_shot_prompt, protoqa_prompt
@@ -29,12 +29,12 @@ for path, key in ((sys.argv[1] + "/protoqa/dev.crowdsourced.jsonl", "protoqa"),
     for q in read_targets(path).values():
         for text in {q.question, q.question_original or q.question}:
             if key == "protoqa":
-                rows.append([demo_logic.prompt_for(key, text, "statement"), prompt_function("statement")(text),
+                rows.append([demo_model.prompt_for(key, text, "statement"), prompt_function("statement")(text),
                              protoqa_prompt({"question": text}), prompt_function("statement")(q.question)])
-                rows.append([demo_logic.prompt_for(key, text, "finetuned"), prompt_function("finetuned")(text),
+                rows.append([demo_model.prompt_for(key, text, "finetuned"), prompt_function("finetuned")(text),
                              finetuned_prompt(text), finetuned_prompt(q.question)])
             else:
-                rows.append([demo_logic.prompt_for(key, text), prompt_function("cfc-one-shot")(text),
+                rows.append([demo_model.prompt_for(key, text), prompt_function("cfc-one-shot")(text),
                              cfc_one_shot_prompt({"question": text}), cfc_one_shot_prompt({"question": q.question})])
 print(json.dumps(rows))
 """

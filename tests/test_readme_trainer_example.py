@@ -1,6 +1,6 @@
-"""The README's Trainer ``compute_metrics`` example runs as written, with a tiny GPT-2.
+"""The documented Trainer ``compute_metrics`` example runs as written, with a tiny GPT-2.
 
-The block is read from README.md and run in a new process outside the checkout; only the two
+The block is read from docs/training.md and run in a new process outside the checkout; only the two
 names it loads change: the export folder (built here from the local data) and the model
 ("gpt2" -> a tiny random GPT-2 with GPT-2's kind of tokenizer: byte-level BPE, no padding
 token). The Trainer's default evaluation batch size (8) applies.
@@ -21,11 +21,12 @@ pytest.importorskip("torch")
 pytest.importorskip("accelerate")
 
 REPO = Path(__file__).resolve().parents[1]
-HEADING = "### `compute_metrics` for a Trainer that generates"
+PAGE = REPO / "docs" / "training.md"
+HEADING = "## `compute_metrics` for a Trainer that generates"
 
 
-def readme_block() -> str:
-    text = (REPO / "README.md").read_text(encoding="utf-8")
+def documented_block() -> str:
+    text = PAGE.read_text(encoding="utf-8")
     section = text[text.index(HEADING) :]
     match = re.search(r"```python\n(.*?)```", section, re.DOTALL)
     assert match, "no python block under the heading"
@@ -33,7 +34,7 @@ def readme_block() -> str:
 
 
 def test_the_block_is_the_documented_one():
-    block = readme_block()
+    block = documented_block()
     assert 'AutoTokenizer.from_pretrained("gpt2")' in block and '"path/to/export"' in block
     assert "per_device_eval_batch_size" not in block and "data_collator" not in block
 
@@ -87,7 +88,9 @@ def test_readme_trainer_example_runs_as_written(tmp_path, shared_data):
     assert done.returncode == 0, done.stderr[-2000:]
 
     block = (
-        readme_block().replace('"path/to/export"', repr(str(export))).replace('"gpt2"', repr(str(tmp_path / "tiny")))
+        documented_block()
+        .replace('"path/to/export"', repr(str(export)))
+        .replace('"gpt2"', repr(str(tmp_path / "tiny")))
     )
     lines = block.rstrip().splitlines()
     # The last line shows two values; print them so that the test can read them.

@@ -314,17 +314,19 @@ def test_gp_matcher_keeps_its_classifier_and_takes_the_papers_regression():
 
 def test_the_space_adds_a_roberta_column_when_an_encoder_is_set(tiny, monkeypatch):
     monkeypatch.syspath_prepend(str(REPO / "space"))
-    import demo_logic
+    import demo_answers
     import demo_render
+    import demo_scoring
+    import demo_settings
 
     question = pet_question()
-    monkeypatch.delenv(demo_logic.ROBERTA_ENCODER_ENV, raising=False)
-    assert demo_logic.space_similarities() == ("exact_match", "wordnet")
-    monkeypatch.setenv(demo_logic.ROBERTA_ENCODER_ENV, tiny)
-    scores = demo_logic.protoqa_scores(question, ["cat", "dog"])
+    monkeypatch.delenv(demo_settings.ROBERTA_ENCODER_ENV, raising=False)
+    assert demo_scoring.space_similarities() == ("exact_match", "wordnet")
+    monkeypatch.setenv(demo_settings.ROBERTA_ENCODER_ENV, tiny)
+    scores = demo_scoring.protoqa_scores(question, ["cat", "dog"])
     assert scores.scores["roberta"]["max_answers@1"] == 4 / 6 and scores.claims["roberta"][:2] == ("q.1", "q.0")
     assert scores.signatures["roberta"].startswith("sim:roberta(tiny-roberta@")
-    result = demo_logic.score_answers("protoqa", question, demo_logic.answers_from_samples(["dog"] * 3, "test"))
+    result = demo_scoring.score_answers("protoqa", question, demo_answers.answers_from_samples(["dog"] * 3, "test"))
     assert "RoBERTa" in demo_render.scores_html(result)
 
 

@@ -1,4 +1,4 @@
-"""Per-question scoring against hand-computed values (SPEC section 1, steps 1-6)."""
+"""Per-question scoring against hand-computed values (docs/spec.md section 1, steps 1-6)."""
 
 from __future__ import annotations
 
@@ -141,7 +141,7 @@ def test_limits_must_be_positive():
 
 @pytest.mark.parametrize("sim", ["exact_match", "wordnet"])
 def test_scores_equal_plain_spec_implementation_on_dev(shared_data, sim):
-    """Every metric on 12 real dev questions equals the straightforward SPEC code to 1e-9."""
+    """Every metric on 12 real dev questions equals the straightforward code of docs/spec.md to 1e-9."""
     from protoqa_core.readers import read_predictions, read_targets
     from protoqa_core.similarity import exact_match
     from protoqa_metric.metric_set import STANDARD_METRICS

@@ -17,15 +17,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+from app_server import started_app
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -50,12 +48,6 @@ def _require_tools() -> None:
         pytest.skip(f"{SHARED_DATA} is not available")
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def _cluster_words(question_id: str) -> list[str]:
     with open(SHARED_DATA / "protoqa" / "dev.crowdsourced.jsonl", encoding="utf-8") as fh:
         for line in fh:
@@ -64,20 +56,6 @@ def _cluster_words(question_id: str) -> list[str]:
                 answers = [a for c in row["answers"]["clusters"].values() for a in c["answers"]]
                 return sorted({w for a in answers for w in a.split()})
     raise LookupError(question_id)
-
-
-def _wait_for_server(url: str, process: subprocess.Popen, log: Path) -> None:
-    deadline = time.monotonic() + STARTUP_TIMEOUT
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise AssertionError(f"the app exited with {process.returncode}:\n{log.read_text()[-3000:]}")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.5)
-    raise AssertionError(f"the app did not answer at {url} within {STARTUP_TIMEOUT} s:\n{log.read_text()[-3000:]}")
 
 
 @pytest.fixture
@@ -94,41 +72,21 @@ def running_app(tmp_path, request):
         model_dir = tmp_path / "no-such-model"
     else:
         model_dir = build_tiny_model(tmp_path / "tiny-gpt2", _cluster_words(QUESTION_ID))
-    port = _free_port()
     env = {
         **os.environ,
         "GRADIO_ANALYTICS_ENABLED": "False",
         "HF_HUB_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1",
-        "GRADIO_SERVER_NAME": "127.0.0.1",
-        "GRADIO_SERVER_PORT": str(port),
         "PROTOQA_SPACE_MODEL": str(model_dir),
         "PROTOQA_SPACE_DATA_DIR": str(SHARED_DATA),
         "PROTOQA_SPACE_TMP": str(tmp_path / "space-tmp"),
-        "PYTHONUNBUFFERED": "1",
     }
     for variable in ("GRADIO_TEMP_DIR", "MPLCONFIGDIR"):
         env.pop(variable, None)
     log = tmp_path / "app.log"
-    with open(log, "w") as out:
-        process = subprocess.Popen(
-            [sys.executable, str(REPO / "space" / "app.py")],
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            cwd=tmp_path,
-        )
-    try:
-        url = f"http://127.0.0.1:{port}/"
-        _wait_for_server(url, process, log)
-        yield url, log
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=15)
+    command = [sys.executable, str(REPO / "space" / "app.py")]
+    with started_app(command, cwd=tmp_path, env=env, log=log, timeout=STARTUP_TIMEOUT, ready_path="/") as (base, _):
+        yield f"{base}/", log
 
 
 @pytest.fixture
@@ -383,24 +341,17 @@ def test_hub_folder_page_fits_a_phone(tmp_path, browser, size):
 
     width, height, mobile, name = size
     folder = write_hub_folder(tmp_path / "protoqa", "protoqa", requirement="protoqa-eval[evaluate]")
-    port = _free_port()
     env = {
         **os.environ,
         "GRADIO_ANALYTICS_ENABLED": "False",
         "HF_HUB_OFFLINE": "1",
-        "GRADIO_SERVER_NAME": "127.0.0.1",
-        "GRADIO_SERVER_PORT": str(port),
         "HF_MODULES_CACHE": str(tmp_path / "modules"),
         "PYTHONPATH": str(REPO),
     }
     log = tmp_path / "app.log"
-    with open(log, "w") as out:
-        process = subprocess.Popen(
-            [sys.executable, "app.py"], cwd=folder, env=env, stdout=out, stderr=subprocess.STDOUT
-        )
-    try:
-        url = f"http://127.0.0.1:{port}/"
-        _wait_for_server(url, process, log)
+    command = [sys.executable, "app.py"]
+    with started_app(command, cwd=folder, env=env, log=log, timeout=STARTUP_TIMEOUT, ready_path="/") as (base, _):
+        url = f"{base}/"
         _viewport(browser, width, height, mobile)
         browser.get(url)
         WebDriverWait(browser, STEP_TIMEOUT).until(lambda d: d.find_elements(By.CSS_SELECTOR, ".cm-content"))
@@ -423,10 +374,3 @@ return [...document.querySelectorAll('.cm-editor')].map(editor => {
         assert all(f["overflow"] <= 1 for f in fields), fields  # long JSON lines wrap
         ARTIFACTS.mkdir(exist_ok=True)
         assert browser.save_screenshot(str(ARTIFACTS / f"hub_page_{name}.png"))
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=15)

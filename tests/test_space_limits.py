@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import json
 import os
-import socket
-import subprocess
 import sys
 import time
 import urllib.request
 from pathlib import Path
 
 import pytest
+from app_server import post_raw, process_memory, started_app
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -34,35 +33,19 @@ LONG_CLUSTER_ANSWER = " ".join((["dog", "cat", "car"] * 200)[:500])
 MEGABYTE_ANSWER = "dog " * 250_000
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _memory(pid: int) -> dict[str, int]:
-    """VmRSS and VmHWM (peak) of a process, in bytes."""
-    with open(f"/proc/{pid}/status", encoding="ascii") as fh:
-        return {line.split(":")[0]: int(line.split()[1]) * 1024 for line in fh if line.startswith(("VmRSS:", "VmHWM:"))}
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     pytest.importorskip("gradio", minversion="6.31")  # the demo needs gr.api
     if not Path("/proc/self/status").is_file():
         pytest.skip("needs /proc to read the server's memory")
     tmp = tmp_path_factory.mktemp("space-limits")
-    port = _free_port()
     env = {
         **os.environ,
         "GRADIO_ANALYTICS_ENABLED": "False",
         "HF_HUB_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1",
-        "GRADIO_SERVER_NAME": "127.0.0.1",
-        "GRADIO_SERVER_PORT": str(port),
         "PROTOQA_SPACE_MODEL": str(tmp / "no-model"),
         "PROTOQA_SPACE_TMP": str(tmp / "space-tmp"),
-        "PYTHONUNBUFFERED": "1",
         "PYTHONPATH": str(REPO),
     }
     if SHARED_DATA.is_dir():
@@ -70,32 +53,9 @@ def server(tmp_path_factory):
     for variable in ("GRADIO_TEMP_DIR", "MPLCONFIGDIR"):
         env.pop(variable, None)
     log = tmp / "app.log"
-    with open(log, "w") as out:
-        process = subprocess.Popen(
-            [sys.executable, str(REPO / "space" / "app.py")], env=env, stdout=out, stderr=subprocess.STDOUT, cwd=tmp
-        )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + STARTUP_TIMEOUT
-        while True:
-            if process.poll() is not None:
-                raise AssertionError(f"the app exited with {process.returncode}:\n{log.read_text()[-3000:]}")
-            try:
-                with urllib.request.urlopen(base + "/gradio_api/info", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise AssertionError(f"no answer within {STARTUP_TIMEOUT} s:\n{log.read_text()[-3000:]}")
-                time.sleep(0.5)
+    command = [sys.executable, str(REPO / "space" / "app.py")]
+    with started_app(command, cwd=tmp, env=env, log=log, timeout=STARTUP_TIMEOUT) as (base, process):
         yield base, process, log
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=15)
 
 
 def call(base: str, endpoint: str, data: list) -> tuple[str, object, float]:
@@ -184,7 +144,7 @@ def test_hostile_requests_get_a_message_and_the_server_stays_up_and_small(server
         assert message in payload["error"], (name, payload)
         assert seconds < REQUEST_LIMIT, (name, seconds)
         assert process.poll() is None, f"the server died on {name}:\n{log.read_text()[-3000:]}"
-        memory = _memory(process.pid)
+        memory = process_memory(process.pid)
         figures.append(
             f"{name}: {seconds:.2f} s, RSS {memory['VmRSS'] / 2**20:.0f} MB, peak {memory['VmHWM'] / 2**20:.0f} MB"
         )
@@ -192,7 +152,7 @@ def test_hostile_requests_get_a_message_and_the_server_stays_up_and_small(server
     # Still serving, with the same numbers as before.
     event, payload, _ = call(base, "score", ["Name a pet", PET, ["cat", "fish"]])
     assert event == "complete" and payload[0]["protoqa"]["exact_match"]["max_answers@1"] == pytest.approx(4 / 6)
-    assert _memory(process.pid)["VmHWM"] < MEMORY_LIMIT
+    assert process_memory(process.pid)["VmHWM"] < MEMORY_LIMIT
 
 
 def test_slow_request_within_the_caps_ends_within_the_budget(server):
@@ -211,14 +171,14 @@ def test_slow_request_within_the_caps_ends_within_the_budget(server):
     event, payload, seconds = call(base, "score", ["Name something", clusters, answers])
     print(
         f"slow request within the caps: {event} after {seconds:.2f} s, "
-        f"peak RSS {_memory(process.pid)['VmHWM'] / 2**20:.0f} MB"
+        f"peak RSS {process_memory(process.pid)['VmHWM'] / 2**20:.0f} MB"
     )
     assert seconds < REQUEST_LIMIT
     if event == "error":
         assert "budget" in payload["error"], payload
     else:
         assert event == "complete" and payload[0]["protoqa"] is not None
-    assert process.poll() is None and _memory(process.pid)["VmHWM"] < MEMORY_LIMIT
+    assert process.poll() is None and process_memory(process.pid)["VmHWM"] < MEMORY_LIMIT
     event, payload, _ = call(base, "score", ["Name a pet", PET, ["cat", "fish"]])
     assert event == "complete"
 
@@ -237,34 +197,6 @@ def test_stored_and_generate_endpoints(server):
     assert event == "error" and "No model could be loaded" in payload["error"]
 
 
-def post_raw(base: str, path: str, body: bytes, chunked: bool = False) -> tuple[object, float]:
-    """(HTTP status, or the connection error when the server closed first; seconds) of one raw POST."""
-    import http.client
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(base)
-    started = time.perf_counter()
-    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=REQUEST_LIMIT)
-    try:
-        if chunked:
-            connection.putrequest("POST", path)
-            connection.putheader("Content-Type", "application/json")
-            connection.putheader("Transfer-Encoding", "chunked")
-            connection.endheaders()
-            for start in range(0, len(body), 2**20):
-                chunk = body[start : start + 2**20]
-                connection.send(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
-            connection.send(b"0\r\n\r\n")
-        else:
-            connection.request("POST", path, body=body, headers={"Content-Type": "application/json"})
-        status: object = connection.getresponse().status
-    except (ConnectionError, http.client.HTTPException) as exc:
-        status = type(exc).__name__
-    finally:
-        connection.close()
-    return status, time.perf_counter() - started
-
-
 def big_score_body(megabytes: int) -> bytes:
     """A /score request of about ``megabytes`` MB: many small clusters, as the issue's 47 MB test sent."""
     clusters = {
@@ -277,11 +209,11 @@ def big_score_body(megabytes: int) -> bytes:
 @pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])
 def test_a_47_mb_body_is_refused_before_parsing_and_memory_stays_small(server, chunked):
     base, process, log = server
-    before = _memory(process.pid)
+    before = process_memory(process.pid)
     body = big_score_body(47)
     assert len(body) > 47 * 10**6
-    status, seconds = post_raw(base, "/gradio_api/call/score", body, chunked=chunked)
-    after = _memory(process.pid)
+    status, seconds = post_raw(base, "/gradio_api/call/score", body, chunked=chunked, timeout=REQUEST_LIMIT)
+    after = process_memory(process.pid)
     print(
         f"47 MB body ({'chunked' if chunked else 'Content-Length'}): {status} after {seconds:.2f} s; RSS "
         f"{before['VmRSS'] / 2**20:.0f} -> {after['VmRSS'] / 2**20:.0f} MB, peak {after['VmHWM'] / 2**20:.0f} MB"

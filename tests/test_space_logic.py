@@ -21,12 +21,23 @@ pytest.importorskip("gradio", minversion="6.31")  # the demo needs gr.api
 
 SPACE_DIR = Path(__file__).resolve().parents[1] / "space"
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+# Every module of the Space, so that a new one has its docstring examples run too.
+SPACE_MODULES = sorted(path.stem for path in SPACE_DIR.glob("*.py"))
 sys.path.insert(0, str(SPACE_DIR))
 
-import demo_logic as logic  # noqa: E402
+import demo_answers  # noqa: E402
+import demo_api  # noqa: E402
+import demo_data  # noqa: E402
+import demo_errors  # noqa: E402
+import demo_limits  # noqa: E402
+import demo_model  # noqa: E402
 import demo_render as render  # noqa: E402
+import demo_requests  # noqa: E402
+import demo_scoring  # noqa: E402
+import demo_settings  # noqa: E402
 
 import protoqa_core.data  # noqa: E402
+from protoqa_integrations import generation, serving  # noqa: E402
 
 TINY_WORDS = ("pumpkin", "cabbage", "watermelon", "melon", "lettuce", "potato", "tomato", "big", "green")
 
@@ -57,9 +68,9 @@ def build_tiny_model(folder: Path, words: Iterable[str] = TINY_WORDS, seed: int 
 
 
 @pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory) -> logic.ModelHolder:
+def tiny_model(tmp_path_factory) -> demo_model.ModelHolder:
     folder = build_tiny_model(tmp_path_factory.mktemp("tiny-gpt2"))
-    holder = logic.ModelHolder(str(folder))
+    holder = demo_model.ModelHolder(str(folder))
     holder.get()
     return holder
 
@@ -82,11 +93,11 @@ VEGETABLE_QUESTION = {
 
 
 @pytest.fixture
-def local_data(tmp_path) -> logic.DemoData:
+def local_data(tmp_path) -> demo_data.DemoData:
     """A data folder with one hand-made ProtoQA question and no stored answers."""
     (tmp_path / "protoqa").mkdir()
     (tmp_path / "protoqa" / "dev.crowdsourced.jsonl").write_text(json.dumps(VEGETABLE_QUESTION) + "\n")
-    return logic.DemoData(tmp_path)
+    return demo_data.DemoData(tmp_path)
 
 
 @pytest.fixture(scope="module")
@@ -102,10 +113,10 @@ def app():
 
 
 @pytest.fixture(scope="module")
-def shared_demo_data() -> logic.DemoData:
+def shared_demo_data() -> demo_data.DemoData:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"{SHARED_DATA} is not available")
-    return logic.DemoData(SHARED_DATA)
+    return demo_data.DemoData(SHARED_DATA)
 
 
 # -- prompts, inputs, settings ----------------------------------------------------------
@@ -113,52 +124,54 @@ def shared_demo_data() -> logic.DemoData:
 
 def test_prompts_follow_the_spec_rules_and_the_cfc_one_shot_format():
     assert (
-        logic.prompt_for("protoqa", "Name something people bring to a picnic.")
+        demo_model.prompt_for("protoqa", "Name something people bring to a picnic.")
         == "one thing people bring to a picnic is"
     )
-    assert logic.prompt_for("protoqa", "name a fruit", "finetuned") == "one fruit is\t"
-    cfc = logic.prompt_for("cfc", "a farmer with new crops.  where are the farmers?")
+    assert demo_model.prompt_for("protoqa", "name a fruit", "finetuned") == "one fruit is\t"
+    cfc = demo_model.prompt_for("cfc", "a farmer with new crops.  where are the farmers?")
     assert cfc.startswith("Q: ") and cfc.endswith("\nQ: a farmer with new crops. where are the farmers?\nA:")
     assert cfc.count("\nA: ") == 1  # exactly one worked example
-    with pytest.raises(logic.DemoError, match="unknown data set"):
-        logic.prompt_for("squad", "who?")
+    with pytest.raises(demo_errors.DemoError, match="unknown data set"):
+        demo_model.prompt_for("squad", "who?")
 
 
 def test_typed_questions_and_sampling_settings_are_limited():
-    assert logic.check_question("  Name   a fruit ") == "Name a fruit"
-    with pytest.raises(logic.DemoError, match="type a question"):
-        logic.check_question("   ")
-    with pytest.raises(logic.DemoError, match="at most 300"):
-        logic.check_question("x" * 301)
-    assert logic.SamplingSettings.from_inputs(500.0, "0.69", 0.9, 7) == logic.SamplingSettings(500, 0.69, 0.9, 7)
+    assert demo_limits.check_question("  Name   a fruit ") == "Name a fruit"
+    with pytest.raises(demo_errors.DemoError, match="type a question"):
+        demo_limits.check_question("   ")
+    with pytest.raises(demo_errors.DemoError, match="at most 300"):
+        demo_limits.check_question("x" * 301)
+    assert demo_model.SamplingSettings.from_inputs(500.0, "0.69", 0.9, 7) == demo_model.SamplingSettings(
+        500, 0.69, 0.9, 7
+    )
     for bad in [(501, 0.69, 0.9, 1), (0, 0.69, 0.9, 1), (10, 0.0, 0.9, 1), (10, 0.69, 1.5, 1), (10, 0.69, 0.9, -1)]:
-        with pytest.raises(logic.DemoError):
-            logic.SamplingSettings(*bad)
-    with pytest.raises(logic.DemoError, match="invalid sampling settings"):
-        logic.SamplingSettings.from_inputs("many", 0.69, 0.9, 1)
+        with pytest.raises(demo_errors.DemoError):
+            demo_model.SamplingSettings(*bad)
+    with pytest.raises(demo_errors.DemoError, match="invalid sampling settings"):
+        demo_model.SamplingSettings.from_inputs("many", 0.69, 0.9, 1)
 
 
 def test_data_dir_setting_precedence(monkeypatch, tmp_path):
-    monkeypatch.setenv(logic.DATA_DIR_ENV, str(tmp_path / "space"))
-    monkeypatch.setenv(logic.FALLBACK_DATA_DIR_ENV, str(tmp_path / "general"))
-    assert logic.resolve_data_dir(tmp_path / "arg") == tmp_path / "arg"
-    assert logic.resolve_data_dir() == tmp_path / "space"
-    monkeypatch.delenv(logic.DATA_DIR_ENV)
-    assert logic.resolve_data_dir() == tmp_path / "general"
+    monkeypatch.setenv(demo_settings.DATA_DIR_ENV, str(tmp_path / "space"))
+    monkeypatch.setenv(demo_settings.FALLBACK_DATA_DIR_ENV, str(tmp_path / "general"))
+    assert demo_settings.resolve_data_dir(tmp_path / "arg") == tmp_path / "arg"
+    assert demo_settings.resolve_data_dir() == tmp_path / "space"
+    monkeypatch.delenv(demo_settings.DATA_DIR_ENV)
+    assert demo_settings.resolve_data_dir() == tmp_path / "general"
 
 
 def test_everything_written_goes_under_the_temporary_root(monkeypatch, tmp_path):
-    monkeypatch.setenv(logic.TEMP_DIR_ENV, str(tmp_path))
+    monkeypatch.setenv(demo_settings.TEMP_DIR_ENV, str(tmp_path))
     for variable in ("GRADIO_TEMP_DIR", "MPLCONFIGDIR", "PROTOQA_CACHE_DIR"):
         monkeypatch.delenv(variable, raising=False)
-    logic.configure_environment()
+    demo_settings.configure_environment()
     for variable in ("GRADIO_TEMP_DIR", "MPLCONFIGDIR", "PROTOQA_CACHE_DIR"):
         assert Path(os.environ[variable]).is_relative_to(tmp_path)
-    assert logic.space_temp_dir("models").is_relative_to(tmp_path)
+    assert demo_settings.space_temp_dir("models").is_relative_to(tmp_path)
 
 
 def test_answers_are_cut_at_the_first_sentence_end_and_ranked_by_frequency():
-    answers = logic.answers_from_samples(
+    answers = demo_answers.answers_from_samples(
         ["Pumpkin. A big one", " cabbage", "pumpkin<|endoftext|><|endoftext|>", "", "cabbage!", "pumpkin"],
         "test",
         eos_token="<|endoftext|>",
@@ -176,21 +189,21 @@ def test_local_folder_questions_and_missing_stored_answers(local_data):
         ("t1 · Name a vegetable that is about as big as your head.", "t1")
     ]
     assert local_data.stored_path("protoqa") is None
-    with pytest.raises(logic.DemoError, match="no stored answers"):
-        logic.stored_result(local_data, "protoqa", "t1")
-    with pytest.raises(logic.DemoError, match="no question 'nope'"):
+    with pytest.raises(demo_errors.DemoError, match="no stored answers"):
+        demo_requests.stored_result(local_data, "protoqa", "t1")
+    with pytest.raises(demo_errors.DemoError, match="no question 'nope'"):
         local_data.question("protoqa", "nope")
-    with pytest.raises(logic.DemoError, match="cannot load CFC dev"):
+    with pytest.raises(demo_errors.DemoError, match="cannot load CFC dev"):
         local_data.questions("cfc")
 
 
 @pytest.fixture
 def no_local_data(monkeypatch, tmp_path):
     """No data folder anywhere: DemoData must download, into the temporary root."""
-    for variable in (logic.DATA_DIR_ENV, logic.FALLBACK_DATA_DIR_ENV):
+    for variable in (demo_settings.DATA_DIR_ENV, demo_settings.FALLBACK_DATA_DIR_ENV):
         monkeypatch.delenv(variable, raising=False)
     monkeypatch.setattr(protoqa_core.data, "checkout_data_dir", lambda: None)
-    monkeypatch.setenv(logic.TEMP_DIR_ENV, str(tmp_path / "tmp"))
+    monkeypatch.setenv(demo_settings.TEMP_DIR_ENV, str(tmp_path / "tmp"))
     return tmp_path / "tmp"
 
 
@@ -208,9 +221,9 @@ def test_downloaded_targets_are_verified(no_local_data, monkeypatch, tmp_path):
     forged.write_text(json.dumps(VEGETABLE_QUESTION) + "\n")
     calls = []
     monkeypatch.setattr(protoqa_core.data, "download_file", _fake_download(forged, calls))
-    data = logic.DemoData()
+    data = demo_data.DemoData()
     assert data.data_dir is None and "downloaded" in data.describe()
-    with pytest.raises(logic.DemoError, match="cannot load ProtoQA crowdsourced dev: .*sha256"):
+    with pytest.raises(demo_errors.DemoError, match="cannot load ProtoQA crowdsourced dev: .*sha256"):
         data.questions("protoqa")
     assert calls[0][0] == "https://raw.githubusercontent.com/iesl/protoqa-data/master/data/dev/dev.crowdsourced.jsonl"
     assert calls[0][1].is_relative_to(no_local_data)
@@ -223,7 +236,7 @@ def test_downloaded_targets_are_read(no_local_data, monkeypatch):
     monkeypatch.setattr(
         protoqa_core.data, "download_file", _fake_download(SHARED_DATA / "cfc" / "dev.targets.jsonl", calls)
     )
-    data = logic.DemoData()
+    data = demo_data.DemoData()
     assert len(data.questions("cfc")) == 54 and calls[0][0].endswith("/all_dev_targets.jsonl")
     assert data.stored_path("cfc") is None
 
@@ -233,7 +246,7 @@ def test_stored_protoqa_answers_are_scored_like_the_libraries_do(shared_demo_dat
     from protoqa_metric import read_predictions
 
     assert len(shared_demo_data.question_choices("protoqa")) == 52
-    result = logic.stored_result(shared_demo_data, "protoqa", "r1q1")
+    result = demo_requests.stored_result(shared_demo_data, "protoqa", "r1q1")
     stored = read_predictions(SHARED_DATA / "protoqa" / "dev.predictions.gpt2finetuned.json")["r1q1"]
     assert list(result.answers.ranked) == stored and not result.answers.counted
     # "age" is the most popular cluster and the model's first answer.
@@ -260,7 +273,7 @@ def test_stored_protoqa_answers_are_scored_like_the_libraries_do(shared_demo_dat
 
 
 def test_stored_cfc_samples_are_cleaned_and_counted(shared_demo_data):
-    result = logic.stored_result(shared_demo_data, "cfc", "r1q1")
+    result = demo_requests.stored_result(shared_demo_data, "cfc", "r1q1")
     answers = result.answers
     assert answers.counted and answers.num_samples == 100
     assert not any("<|endoftext|>" in a or "\n" in a for a in answers.samples)
@@ -276,10 +289,10 @@ def test_the_space_shows_the_numbers_of_the_libraries(shared_demo_data):
     from protoqa_integrations.training import metric_key, score_sampled_answers
 
     for qid in ("r1q1", "r1q9"):  # r1q9: two long answers that the metric reads as one
-        result = logic.stored_result(shared_demo_data, "cfc", qid)
+        result = demo_requests.stored_result(shared_demo_data, "cfc", qid)
         samples = [answer for answer, n in result.answers.samples.items() for _ in range(n)]
         library = score_sampled_answers(
-            [result.question], [samples], similarity=list(logic.SIMILARITIES), metrics="paper", probeval=True
+            [result.question], [samples], similarity=list(demo_scoring.SIMILARITIES), metrics="paper", probeval=True
         )
         shown = {metric_key(s, m): v for s, by_metric in result.protoqa.scores.items() for m, v in by_metric.items()}
         assert shown == {k: v for k, v in library.items() if k != "probeval_kl"}
@@ -290,12 +303,12 @@ def test_the_space_shows_the_numbers_of_the_libraries(shared_demo_data):
 
 
 def test_an_unloadable_model_is_reported_and_remembered(tmp_path, local_data, app):
-    holder = logic.ModelHolder(str(tmp_path / "no-model"))
-    with pytest.raises(logic.ModelUnavailableError, match="no model folder"):
+    holder = demo_model.ModelHolder(str(tmp_path / "no-model"))
+    with pytest.raises(demo_errors.ModelUnavailableError, match="no model folder"):
         holder.get()
-    assert holder.loaded is None and isinstance(holder.error, logic.ModelUnavailableError)
-    with pytest.raises(logic.ModelUnavailableError, match="cannot load the model"):
-        logic.load_model(str(tmp_path))  # a folder, but no model in it
+    assert holder.loaded is None and isinstance(holder.error, demo_errors.ModelUnavailableError)
+    with pytest.raises(demo_errors.ModelUnavailableError, match="cannot load the model"):
+        demo_model.load_model(str(tmp_path))  # a folder, but no model in it
     space = app.SpaceApp(local_data, holder)
     assert "Show stored GPT-2 answers" in space.model_status()
     status, *rest = space.generate("protoqa", "t1", "", 10, 0.69, 0.9, 1)
@@ -312,16 +325,16 @@ def test_models_load_without_remote_code(monkeypatch, tmp_path):
         raise OSError("offline")
 
     monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", refuse)
-    monkeypatch.setattr(logic.generation, "hub_unavailable", lambda: None)  # as if the Hub answered
-    with pytest.raises(logic.ModelUnavailableError, match="offline"):
-        logic.load_model("gpt2", cache_dir=tmp_path)
+    monkeypatch.setattr(generation, "hub_unavailable", lambda: None)  # as if the Hub answered
+    with pytest.raises(demo_errors.ModelUnavailableError, match="offline"):
+        demo_model.load_model("gpt2", cache_dir=tmp_path)
     assert seen == [False]
 
 
 def test_generation_with_the_tiny_model_is_scored_and_reproducible(tiny_model, local_data):
     progress, stages = [], []
-    settings = logic.SamplingSettings(num_samples=60, seed=3)
-    result = logic.generate_result(
+    settings = demo_model.SamplingSettings(num_samples=60, seed=3)
+    result = demo_requests.generate_result(
         local_data,
         tiny_model,
         "protoqa",
@@ -339,35 +352,37 @@ def test_generation_with_the_tiny_model_is_scored_and_reproducible(tiny_model, l
     assert any(c is not None for c in result.protoqa.claims["wordnet"])
     assert sum(c.model_count for c in result.probeval.clusters) == pytest.approx(60)
     assert "samples:60" in result.signatures["sampling"] and "seed:3" in result.signatures["sampling"]
-    again = logic.generate_result(local_data, tiny_model, "protoqa", "t1", None, settings)
+    again = demo_requests.generate_result(local_data, tiny_model, "protoqa", "t1", None, settings)
     assert again.answers.samples == result.answers.samples
 
 
 def test_sampling_time_is_shown_and_is_not_the_scoring_budget(tiny_model, local_data, monkeypatch):
     budgets = []
-    real_run = logic.run_with_budget
+    real_run = demo_limits.run_with_budget
 
     def spy(function, *args, **kwargs):
-        budgets.append(kwargs.get("seconds", logic.SCORE_TIME_BUDGET))
+        budgets.append(kwargs.get("seconds", serving.SCORE_TIME_BUDGET))
         return real_run(function, *args, **kwargs)
 
-    monkeypatch.setattr(logic, "run_with_budget", spy)
+    monkeypatch.setattr(demo_limits, "run_with_budget", spy)
     # Sampling far faster than scoring (as on a GPU): the scoring budget must stay the Space's own.
-    monkeypatch.setattr(logic, "_timed", lambda function: (function(), 0.0001))
-    result = logic.generate_result(local_data, tiny_model, "protoqa", "t1", None, logic.SamplingSettings(num_samples=8))
-    assert budgets == [logic.SCORE_TIME_BUDGET] and result.scored
+    monkeypatch.setattr(demo_requests, "_timed", lambda function: (function(), 0.0001))
+    result = demo_requests.generate_result(
+        local_data, tiny_model, "protoqa", "t1", None, demo_model.SamplingSettings(num_samples=8)
+    )
+    assert budgets == [serving.SCORE_TIME_BUDGET] and result.scored
     assert result.seconds == 0.0001
     assert "sampled in under 0.1 s" in render.question_html(result)
 
 
 def test_a_typed_question_gets_answers_but_no_scores(tiny_model, local_data):
-    result = logic.generate_result(
+    result = demo_requests.generate_result(
         local_data,
         tiny_model,
         "cfc",
         None,
         "a dog <b>barks</b>. when does it bark?",
-        logic.SamplingSettings(num_samples=5),
+        demo_model.SamplingSettings(num_samples=5),
     )
     assert not result.scored and result.probeval is None and result.answers.num_samples == 5
     assert result.prompt.endswith("Q: a dog <b>barks</b>. when does it bark?\nA:")
@@ -469,37 +484,39 @@ def export_row(tmp_path_factory):
 def test_a_dataset_row_works_unchanged(export_row, shared_demo_data):
     question = shared_demo_data.question("protoqa", "r1q1")
     answers = shared_demo_data.stored_answers("protoqa", "r1q1")
-    from_row = logic.score_answers("protoqa", export_row, answers)
-    from_question = logic.score_answers("protoqa", question, answers)
+    from_row = demo_scoring.score_answers("protoqa", export_row, answers)
+    from_question = demo_scoring.score_answers("protoqa", question, answers)
     assert from_row.question == question
     assert from_row.protoqa.scores == from_question.protoqa.scores
     assert from_row.probeval.kl == from_question.probeval.kl
-    assert logic.scored_within_budget("protoqa", export_row, answers).protoqa.scores == from_question.protoqa.scores
-    with pytest.raises(logic.DemoError, match="clusters"):
-        logic.score_answers("protoqa", {"id": "x", "question": "q"}, answers)
-    with pytest.raises(logic.DemoError, match="Question or a dataset row"):
-        logic.score_answers("protoqa", 42, answers)
+    assert (
+        demo_limits.scored_within_budget("protoqa", export_row, answers).protoqa.scores == from_question.protoqa.scores
+    )
+    with pytest.raises(demo_errors.DemoError, match="clusters"):
+        demo_scoring.score_answers("protoqa", {"id": "x", "question": "q"}, answers)
+    with pytest.raises(demo_errors.DemoError, match="Question or a dataset row"):
+        demo_scoring.score_answers("protoqa", 42, answers)
 
 
 def test_first_view_is_the_stored_gpt2_answers_to_r1q1(shared_demo_data, export_row, app):
-    stored = json.loads(logic.FIRST_VIEW_PATH.read_text(encoding="utf-8"))
+    stored = json.loads(demo_requests.FIRST_VIEW_PATH.read_text(encoding="utf-8"))
     assert stored["row"] == export_row  # the shipped row is the export's own row
-    first = logic.first_view_result()
-    expected = logic.stored_result(shared_demo_data, "protoqa", "r1q1")
+    first = demo_requests.first_view_result()
+    expected = demo_requests.stored_result(shared_demo_data, "protoqa", "r1q1")
     assert first.answers.ranked == expected.answers.ranked
     assert first.protoqa.scores == expected.protoqa.scores and first.probeval.kl == expected.probeval.kl
-    outputs = app.SpaceApp(logic.DemoData("/nowhere"), logic.ModelHolder("/nowhere")).first_view()
+    outputs = app.SpaceApp(demo_data.DemoData("/nowhere"), demo_model.ModelHolder("/nowhere")).first_view()
     assert outputs[0].startswith("Done:") and "class='protoqa-scores'" in outputs[4] and outputs[5] is not None
-    with pytest.raises(logic.DemoError, match="cannot read the first view"):
-        logic.first_view_result(SPACE_DIR / "missing.json")
+    with pytest.raises(demo_errors.DemoError, match="cannot read the first view"):
+        demo_requests.first_view_result(SPACE_DIR / "missing.json")
 
 
 def test_limits_are_checked_before_scoring(monkeypatch):
     def no_scoring(*args, **kwargs):
         raise AssertionError("scoring started")
 
-    monkeypatch.setattr(logic, "score_answers", no_scoring)
-    monkeypatch.setattr(logic, "run_with_budget", no_scoring)
+    monkeypatch.setattr(demo_limits, "score_answers", no_scoring)
+    monkeypatch.setattr(demo_limits, "run_with_budget", no_scoring)
     hostile = [
         ({"answers": [["dog " * 250_000]], "count": [1]}, ["dog"], "1000000 characters"),
         ({"answers": [[" ".join(["dog", "cat", "car"] * 10)[:199] + " x"]], "count": [1]}, ["dog"], "words"),
@@ -509,28 +526,28 @@ def test_limits_are_checked_before_scoring(monkeypatch):
         ({"answers": [[f"a{i}"] for i in range(51)], "count": [1] * 51}, ["dog"], "51 clusters"),
     ]
     for clusters, answers, message in hostile:
-        with pytest.raises(logic.DemoError, match=message):
-            logic.custom_result("Name a pet", clusters, answers)
-    with pytest.raises(logic.DemoError, match="at most 300"):
-        logic.custom_result("x" * 301, {"answers": [["dog"]], "count": [1]}, ["dog"])
+        with pytest.raises(demo_errors.DemoError, match=message):
+            demo_api.custom_result("Name a pet", clusters, answers)
+    with pytest.raises(demo_errors.DemoError, match="at most 300"):
+        demo_api.custom_result("x" * 301, {"answers": [["dog"]], "count": [1]}, ["dog"])
 
 
 def test_scoring_runs_under_a_time_budget():
     import time
 
     started = time.perf_counter()
-    with pytest.raises(logic.DemoError, match="0.5 s budget"):
-        logic.run_with_budget(time.sleep, 30, seconds=0.5)
+    with pytest.raises(demo_errors.DemoError, match="0.5 s budget"):
+        demo_limits.run_with_budget(time.sleep, 30, seconds=0.5)
     assert time.perf_counter() - started < 5
     with pytest.raises(ZeroDivisionError):
-        logic.run_with_budget(lambda: 1 / 0)
-    with pytest.raises(logic.DemoError, match="memory"):
-        logic.run_with_budget(lambda: bytearray(2 * 2**30), memory=256 * 2**20)
-    assert logic.run_with_budget(sorted, [3, 1, 2]) == [1, 2, 3]
+        demo_limits.run_with_budget(lambda: 1 / 0)
+    with pytest.raises(demo_errors.DemoError, match="memory"):
+        demo_limits.run_with_budget(lambda: bytearray(2 * 2**30), memory=256 * 2**20)
+    assert demo_limits.run_with_budget(sorted, [3, 1, 2]) == [1, 2, 3]
 
 
 def test_api_returns_json_numbers(shared_demo_data, app):
-    space = app.SpaceApp(shared_demo_data, logic.ModelHolder("/nowhere"))
+    space = app.SpaceApp(shared_demo_data, demo_model.ModelHolder("/nowhere"))
     out = space.api_score("Name a pet", json.dumps({"answers": [["dog"], ["cat"]], "count": [6, 4]}), "cat\nfish")
     assert out["protoqa"]["exact_match"]["max_answers@1"] == pytest.approx(4 / 6)
     assert json.loads(json.dumps(out, allow_nan=False)) == out
@@ -549,7 +566,7 @@ def test_api_returns_json_numbers(shared_demo_data, app):
 
 
 def test_generate_is_disabled_and_explained_without_a_model(local_data, tiny_model, tmp_path, app):
-    note, generate, stored = app.SpaceApp(local_data, logic.ModelHolder(str(tmp_path / "none"))).model_controls()
+    note, generate, stored = app.SpaceApp(local_data, demo_model.ModelHolder(str(tmp_path / "none"))).model_controls()
     assert generate["interactive"] is False and "no model" in generate["value"]
     assert stored["variant"] == "primary" and "Show stored GPT-2 answers" in note
     note, generate, stored = app.SpaceApp(local_data, tiny_model).model_controls()
@@ -557,14 +574,14 @@ def test_generate_is_disabled_and_explained_without_a_model(local_data, tiny_mod
 
 
 def test_question_update_keeps_a_valid_question(shared_demo_data, app):
-    space = app.SpaceApp(shared_demo_data, logic.ModelHolder("/nowhere"))
+    space = app.SpaceApp(shared_demo_data, demo_model.ModelHolder("/nowhere"))
     assert space.question_update("cfc", "r1q2")[0]["value"] == "r1q2"
     assert space.question_update("protoqa", "r1q4")[0]["value"] == "r1q1"  # no r1q4 in ProtoQA dev
     for key, qid, _ in app.EXAMPLES:
         assert shared_demo_data.question(key, qid)
 
 
-@pytest.mark.parametrize("name", ["demo_logic", "demo_render", "app"])
+@pytest.mark.parametrize("name", SPACE_MODULES)
 def test_docstring_examples(name, monkeypatch, app):
     monkeypatch.chdir(SPACE_DIR.parent)  # examples name ../shared/data relative to the checkout
     result = doctest.testmod(sys.modules[name], optionflags=doctest.ELLIPSIS)

@@ -105,7 +105,7 @@ def load_split(
 
 
 def protoqa_prompt(doc: dict) -> str:
-    """SPEC's statement prompt of a ProtoQA question (its normalized text).
+    """The docs/spec.md statement prompt of a ProtoQA question (its normalized text).
 
     >>> protoqa_prompt({"question": "name something people bring to a picnic."})
     'one thing people bring to a picnic is'

@@ -366,7 +366,7 @@ def question_rng(seed: int, sampling: str, question_id: str) -> np.random.Genera
 
 
 def centered_distribution(p_model: Sequence[float], p_gold: Sequence[float], rng: np.random.Generator) -> np.ndarray:
-    """SPEC's centered sampling: ``z*P_model + w1*P_gold + w2*Uniform``, z ~ U(0.5, 1), w1 + w2 = 1 - z.
+    """The centered sampling of docs/spec.md: ``z*P_model + w1*P_gold + w2*Uniform``, z ~ U(0.5, 1), w1 + w2 = 1 - z.
 
     >>> p = centered_distribution([0.5, 0.0, 0.5], [0.6, 0.4, 0.0], np.random.default_rng(0))
     >>> round(float(p.sum()), 12), bool(p[1] > 0)

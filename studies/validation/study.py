@@ -158,7 +158,7 @@ PAPER_FIGURES: dict[str, dict[str, float]] = {
         BASELINE: 0.257,
     },
 }
-"""SPEC section 2: the paper's dev-set correlations under centered sampling."""
+"""docs/spec.md section 2: the paper's dev-set correlations under centered sampling."""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,135 @@
+"""A page (``python app.py``) run for a test in its own process: started, awaited, always stopped.
+
+The Space's and the Hub-folder apps' tests start a server the way a user or a Space does,
+talk to it over HTTP, and read its memory from ``/proc``.
+"""
+
+from __future__ import annotations
+
+import http.client
+import socket
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Union
+from urllib.parse import urlsplit
+
+STOP_TIMEOUT = 15
+"""Seconds a stopped server gets to exit before it is killed."""
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now.
+
+    >>> 0 < free_port() < 2**16
+    True
+    """
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def process_memory(pid: int) -> dict[str, int]:
+    """``VmRSS`` and ``VmHWM`` (peak resident memory) of a process, in bytes, from ``/proc/<pid>/status``.
+
+    >>> import os
+    >>> sorted(process_memory(os.getpid()))
+    ['VmHWM', 'VmRSS']
+    """
+    with open(f"/proc/{pid}/status", encoding="ascii") as fh:
+        return {line.split(":")[0]: int(line.split()[1]) * 1024 for line in fh if line.startswith(("VmRSS:", "VmHWM:"))}
+
+
+def _log_tail(log: Path) -> str:
+    return log.read_text(errors="replace")[-3000:]
+
+
+def _wait_until_answering(url: str, process: subprocess.Popen, log: Path, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        if process.poll() is not None:
+            raise AssertionError(f"the app exited with {process.returncode}:\n{_log_tail(log)}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:  # noqa: S310 (the app on 127.0.0.1)
+                if response.status == 200:
+                    return
+        except OSError:
+            pass  # not listening yet
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the app did not answer at {url} within {timeout} s:\n{_log_tail(log)}")
+        time.sleep(0.5)
+
+
+def _stop(process: subprocess.Popen) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=STOP_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=STOP_TIMEOUT)
+
+
+@contextmanager
+def started_app(
+    command: Sequence[str],
+    *,
+    cwd: Union[str, Path],
+    env: Mapping[str, str],
+    log: Path,
+    timeout: float,
+    ready_path: str = "/gradio_api/info",
+) -> Iterator[tuple[str, subprocess.Popen]]:
+    """Run a Gradio app on a free port of 127.0.0.1 until the block ends: ``(base URL, process)``.
+
+    ``env`` is the app's whole environment; the server's host and port are added to it.
+    The app's output goes to ``log``. The block starts once ``ready_path`` answers 200;
+    an app that exits first, or does not answer within ``timeout`` seconds, fails the test
+    with the end of its log. The app is stopped (killed if it must be) however the block ends.
+
+    >>> with started_app([sys.executable, "app.py"], cwd=folder, env=env, log=log, timeout=120) as (base, process):  # doctest: +SKIP
+    ...     urllib.request.urlopen(base + "/gradio_api/info")
+    """
+    port = free_port()
+    env = {**env, "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_SERVER_PORT": str(port), "PYTHONUNBUFFERED": "1"}
+    base = f"http://127.0.0.1:{port}"
+    with open(log, "w") as out:
+        process = subprocess.Popen(list(command), cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        _wait_until_answering(base + ready_path, process, log, timeout)
+        yield base, process
+    finally:
+        _stop(process)
+
+
+def post_raw(base: str, path: str, body: bytes, chunked: bool = False, timeout: float = 30.0) -> tuple[object, float]:
+    """(HTTP status, or the connection error when the server closed first; seconds) of one raw POST.
+
+    With ``chunked`` the body is sent in 1 MiB chunks without a ``Content-Length``.
+
+    >>> post_raw("http://127.0.0.1:1", "/", b"{}")[0]  # nothing listens on port 1
+    'ConnectionRefusedError'
+    """
+    parts = urlsplit(base)
+    started = time.perf_counter()
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
+    try:
+        if chunked:
+            connection.putrequest("POST", path)
+            connection.putheader("Content-Type", "application/json")
+            connection.putheader("Transfer-Encoding", "chunked")
+            connection.endheaders()
+            for start in range(0, len(body), 2**20):
+                chunk = body[start : start + 2**20]
+                connection.send(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+            connection.send(b"0\r\n\r\n")
+        else:
+            connection.request("POST", path, body=body, headers={"Content-Type": "application/json"})
+        status: object = connection.getresponse().status
+    except (ConnectionError, http.client.HTTPException) as exc:
+        status = type(exc).__name__
+    finally:
+        connection.close()
+    return status, time.perf_counter() - started
