@@ -247,7 +247,7 @@ def main() -> None:
                 f"{wait[0]:.2f} s CPU, {wait[1]:.0f} MB ({load()})"
             )
             build = run(
-                py("from protoqa_core.wordnet_access import prepare_wordnet; prepare_wordnet()"),
+                py("from protoqa_core.wu_palmer import prepare_wordnet; prepare_wordnet()"),
                 ours_env(REPO, PROTOQA_CACHE_DIR=str(folder / "cache-build")),
             )
             print(

@@ -53,9 +53,10 @@ sys.path.insert(0, str(REPO / "tests"))  # the plain-Python reference implementa
 
 from protoqa_core import similarity as sim_module  # noqa: E402
 from protoqa_core import text as text_module  # noqa: E402
-from protoqa_core import wordnet_access  # noqa: E402
+from protoqa_core import wordnet_lookup, wu_palmer  # noqa: E402
 from protoqa_core.readers import Cluster, Question  # noqa: E402
 from protoqa_core.similarity import SIMILARITIES, collect_approximations, get_similarity  # noqa: E402
+from protoqa_core.walk_table import WalkTable  # noqa: E402
 from protoqa_metric import evaluate_predictions, read_predictions, read_targets  # noqa: E402
 from protoqa_metric.metric_set import STANDARD_METRICS  # noqa: E402
 from spec_reference import reference_question_score, reference_wordnet_similarity  # noqa: E402
@@ -69,15 +70,24 @@ def clear_caches() -> None:
     sim_module._phrase_wup_reaches.cache_clear()
     sim_module._groups_by_gaps.cache_clear()
     sim_module._whole_group.cache_clear()
-    wordnet_access._senses_cache.clear()
     sim_module._wordnet_tokens_similarity.cache_clear()
     sim_module._spans_with_synsets.cache_clear()
     sim_module._span_index.cache_clear()
     sim_module._answers_offer.cache_clear()
     text_module.content_tokens.cache_clear()
-    wordnet_access._synset_cache.clear()
-    wordnet_access._clear_wup_tables()  # the hypernym tables, back to the simulated root alone
+    wordnet_lookup._synset_cache.clear()
+    fresh_wu_palmer()
     gc.collect()
+
+
+def fresh_wu_palmer() -> None:
+    """Replace the process's Wu-Palmer tables by empty ones, keeping the walk file it has open
+    (its decoded names forgotten), so that a timed run starts cold but opens no file."""
+    old = wu_palmer._shared
+    table = old.walk_table() if old is not None else "find"
+    if isinstance(table, WalkTable):
+        table.forget_names()
+    wu_palmer._shared = wu_palmer.WuPalmer(wordnet_lookup.open_wordnet(), walk_table=table)
 
 
 def baseline(targets, predictions, qids) -> dict[str, float]:
@@ -135,7 +145,7 @@ def main() -> None:
     preds_path = data / "protoqa" / "dev.predictions.gpt2finetuned.json"
     targets = read_targets(targets_path)
     predictions = read_predictions(preds_path)
-    wordnet_access.open_wordnet()
+    wordnet_lookup.open_wordnet()
     qids = list(targets)
     base_qids = qids[: args.baseline_questions] if args.baseline_questions else qids
     n_pairs = sum(len(predictions.get(q, [])) * sum(len(c.answers) for c in targets[q].clusters) for q in qids)
@@ -335,7 +345,7 @@ def wup_against_wordnet(targets, predictions, targets_path: Path, preds_path: Pa
         "and tables after a garbage collection:"
     )
     start = time.perf_counter()
-    if wordnet_access._walk_file() is None:  # built here on first use, outside the timed runs
+    if wu_palmer._wu_palmer().walk_table() is None:  # built here on first use, outside the timed runs
         print("  (no walk file: the cache folder cannot be written; walks are computed in the process)")
     print(f"  walk file found or computed in {time.perf_counter() - start:.2f} s")
     times: dict[str, list[float]] = {"wordnet": [], "wordnet_wup": []}
@@ -352,19 +362,17 @@ def wup_against_wordnet(targets, predictions, targets_path: Path, preds_path: Pa
     wn, wup = min(times["wordnet"]), min(times["wordnet_wup"])
     print(f"  fastest of {rounds}: wordnet {wn:.3f} s, wordnet_wup {wup:.3f} s, ratio {wup / wn:.1f}x")
     # Without the walk file (a cache folder that cannot be written): walks computed here.
-    table = wordnet_access._walk_file_state
-    wordnet_access._walk_file_state = None
-    try:
-        clear_caches()
-        start = time.perf_counter()
-        evaluate_predictions(targets, predictions, "wordnet_wup")
-        print(f"  wordnet_wup with walks computed in this process (no walk file): {time.perf_counter() - start:.3f} s")
-    finally:
-        wordnet_access._walk_file_state = table
+    clear_caches()
+    with_file = wu_palmer._shared
+    wu_palmer._shared = wu_palmer.WuPalmer(wordnet_lookup.open_wordnet(), walk_table=None)
+    start = time.perf_counter()
+    evaluate_predictions(targets, predictions, "wordnet_wup")
+    print(f"  wordnet_wup with walks computed in this process (no walk file): {time.perf_counter() - start:.3f} s")
+    wu_palmer._shared = with_file
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "walks.bin"
         start = time.perf_counter()
-        wordnet_access._build_walk_file(path)
+        wu_palmer._build_walk_file(path, wordnet_lookup.open_wordnet().folder)
         print(
             f"  computing the walk file (once per WordNet installation, a child process): "
             f"{time.perf_counter() - start:.1f} s, {path.stat().st_size / 1e6:.1f} MB"

@@ -1,12 +1,13 @@
 """NLTK's WordNet reader, for those who want NLTK ``Synset`` objects and for the tests' oracle.
 
 The similarities do not use NLTK (see :mod:`protoqa_core.wordnet_reader`); this module
-is the one place that touches NLTK's WordNet reader and its private attributes. NLTK
-is found in this order: NLTK data that is already present (``nltk.data.path``,
-``$NLTK_DATA``, and this package's cache folder from an earlier run); a system
-WordNet 3.0 database (see :mod:`protoqa_core.wordnet_files`), copied into the cache as
-an NLTK ``corpora/wordnet`` folder with the ``lexnames`` file that Debian does not
-ship; ``nltk.download("wordnet")`` into the cache folder.
+is the one place that touches NLTK's WordNet reader and its private attributes. NLTK's
+WordNet is found in this order: NLTK data that is already present (``nltk.data.path``,
+``$NLTK_DATA``, and this package's cache folder from an earlier run); else WordNet as
+:func:`protoqa_core.wordnet_files.find_wordnet` finds it (the folder given, NLTK data,
+a system WordNet 3.0 database, ``nltk.download("wordnet")`` into the cache folder),
+copied into the cache as an NLTK ``corpora/wordnet`` folder with the ``lexnames`` file
+that Debian does not ship.
 """
 
 from __future__ import annotations
@@ -20,12 +21,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 from . import wordnet_files
-from .wordnet_files import FIX_HINT, REQUIRED_FILES, WORDNET_DIR_ENV, WordNetUnavailableError, cache_dir, is_wordnet_db
+from .wordnet_files import FIX_HINT, REQUIRED_FILES, WordNetUnavailableError, cache_dir
 
 if TYPE_CHECKING:  # pragma: no cover
-    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+    from nltk.corpus.reader.wordnet import Synset, WordNetCorpusReader
 
-__all__ = ["get_wordnet", "nltk_lemma_offsets", "nltk_morphy", "nltk_exception_map"]
+__all__ = [
+    "get_wordnet",
+    "NLTK_PRIVATE_ATTRIBUTES",
+    "NLTK_OVERRIDDEN_METHODS",
+    "missing_nltk_attributes",
+    "nltk_lemma_offsets",
+    "nltk_morphy",
+    "nltk_exception_map",
+    "nltk_hypernym_pointers",
+    "nltk_shortest_hypernym_paths",
+]
 
 _OPTIONAL_FILES = ("index.sense", "cntlist.rev", "cntlist")
 
@@ -134,7 +145,8 @@ def get_wordnet(wordnet_dir: Optional[str | os.PathLike] = None, download: bool 
     Args:
         wordnet_dir: a folder with a WordNet 3.0 database (``index.noun``,
             ``data.noun``, ...) to use when NLTK has no WordNet yet. Defaults to
-            ``$PROTOQA_WORDNET_DIR`` and then the usual system locations.
+            ``$PROTOQA_WORDNET_DIR``, then the places
+            :func:`~protoqa_core.wordnet_files.find_wordnet` searches.
         download: whether to fall back to ``nltk.download("wordnet")``.
 
     Raises:
@@ -154,61 +166,101 @@ def get_wordnet(wordnet_dir: Optional[str | os.PathLike] = None, download: bool 
         own = str(_nltk_data_dir())
         if own not in nltk.data.path:
             nltk.data.path.append(own)
-        tried: list[str] = []
-        # 1. NLTK data already present (including our own earlier copy).
+        # NLTK data already present (including our own earlier copy) comes first.
         try:
             _wordnet = _load_reader()
             return _wordnet
         except LookupError:
-            tried.append("NLTK data folders: " + ", ".join(map(str, nltk.data.path)))
-        # 2. A system WordNet 3.0 database.
-        candidates = [wordnet_dir, os.environ.get(WORDNET_DIR_ENV)]
-        for cand in candidates[:2] + list(wordnet_files.SYSTEM_WORDNET_DIRS):
-            if not cand:
-                continue
-            folder = Path(cand).expanduser()
-            if is_wordnet_db(folder):
-                _install_system_wordnet(folder, _nltk_data_dir())
-                _wordnet = _load_reader(own)
-                return _wordnet
-            tried.append(f"system WordNet folder {folder} (missing or incomplete)")
-        # 3. Download.
-        if download:
-            try:
-                ok = nltk.download("wordnet", download_dir=own, quiet=True, raise_on_error=True)
-            except Exception as exc:  # noqa: BLE001 (network errors come in many types; the failure is reported)
-                ok = False
-                tried.append(f"nltk.download('wordnet') failed: {exc}")
-            if ok:
-                try:
-                    _wordnet = _load_reader(own)
-                    return _wordnet
-                except LookupError:
-                    tried.append("nltk.download('wordnet') reported success but left no corpus")
-            elif not tried[-1].startswith("nltk.download"):
-                tried.append("nltk.download('wordnet') could not download the corpus")
-        raise WordNetUnavailableError(
-            "WordNet 3.0 is needed for WordNet similarity but was not found.\nTried:\n  - "
-            + "\n  - ".join(tried)
-            + "\n"
-            + FIX_HINT
-        )
+            pass
+        # Else the similarities' search: the folder given, NLTK data, a system database,
+        # then nltk.download() into our own NLTK data folder.
+        folder = wordnet_files.find_wordnet(wordnet_dir, download)
+        try:
+            _wordnet = _load_reader()  # what nltk.download() left in our own folder
+        except LookupError:
+            _install_system_wordnet(folder, _nltk_data_dir())
+            _wordnet = _load_reader(own)
+        return _wordnet
 
 
-# NLTK's private attributes, reached only here; tests/test_wordnet_reader.py fails loudly
-# if a new NLTK renames them.
+# NLTK's private attributes, reached only here (and named in NLTK_PRIVATE_ATTRIBUTES);
+# tests/test_wordnet_nltk.py fails loudly, naming the attribute, if a new NLTK drops one.
+
+#: NLTK's private attributes that this module reads, by the class that has them.
+NLTK_PRIVATE_ATTRIBUTES: dict[str, tuple[str, ...]] = {
+    "WordNetCorpusReader": ("_lemma_pos_offset_map", "_morphy", "_exception_map", "_root", "_ENCODING"),
+    "Synset": ("_hypernyms", "_instance_hypernyms", "_shortest_hypernym_paths"),
+}
+#: The methods of NLTK's ``WordNetCorpusReader`` that this module's reader overrides: an
+#: override of a method NLTK renamed would silently do nothing.
+NLTK_OVERRIDDEN_METHODS = ("map_wn", "get_version", "open")
+
+
+def missing_nltk_attributes(wn: WordNetCorpusReader) -> list[str]:
+    """What the installed NLTK lacks of :data:`NLTK_PRIVATE_ATTRIBUTES` and
+    :data:`NLTK_OVERRIDDEN_METHODS`, each as ``Class.attribute``.
+
+    >>> missing_nltk_attributes(get_wordnet())
+    []
+    """
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+
+    # Instance attributes are looked up on a reader and a synset; the overridden methods
+    # on NLTK's class, which this module's subclass would otherwise hide.
+    owners = {"WordNetCorpusReader": wn, "Synset": wn.synset("dog.n.01")}
+    missing = [
+        f"{owner}.{name}"
+        for owner, names in NLTK_PRIVATE_ATTRIBUTES.items()
+        for name in names
+        if not hasattr(owners[owner], name)
+    ]
+    missing += [
+        f"WordNetCorpusReader.{name}" for name in NLTK_OVERRIDDEN_METHODS if not hasattr(WordNetCorpusReader, name)
+    ]
+    return missing
 
 
 def nltk_lemma_offsets(wn: WordNetCorpusReader) -> dict[str, dict[str, list[int]]]:
-    """NLTK's lemma -> part of speech -> synset offsets table."""
+    """NLTK's lemma -> part of speech -> synset offsets table.
+
+    >>> nltk_lemma_offsets(get_wordnet())["dog"]["n"][:2]
+    [2084071, 10114209]
+    """
     return wn._lemma_pos_offset_map
 
 
 def nltk_morphy(wn: WordNetCorpusReader, form: str, pos: str) -> list[str]:
-    """NLTK's morphological reduction with exception lists, as ``synsets()`` applies it."""
+    """NLTK's morphological reduction with exception lists, as ``synsets()`` applies it.
+
+    >>> nltk_morphy(get_wordnet(), "geese", "n")
+    ['goose']
+    """
     return wn._morphy(form, pos, True)
 
 
 def nltk_exception_map(wn: WordNetCorpusReader) -> dict[str, dict[str, list[str]]]:
-    """NLTK's part of speech -> inflected form -> base forms table."""
+    """NLTK's part of speech -> inflected form -> base forms table.
+
+    >>> nltk_exception_map(get_wordnet())["n"]["geese"]
+    ['goose']
+    """
     return wn._exception_map
+
+
+def nltk_hypernym_pointers(synset: Synset) -> list[Synset]:
+    """The synsets that ``synset``'s hypernym and instance-hypernym pointers name, as NLTK reads them.
+
+    >>> [s.name() for s in nltk_hypernym_pointers(get_wordnet().synset("einstein.n.01"))]
+    ['physicist.n.01']
+    """
+    return synset._hypernyms() + synset._instance_hypernyms()
+
+
+def nltk_shortest_hypernym_paths(synset: Synset, simulate_root: bool) -> dict[Synset, int]:
+    """NLTK's distance from ``synset`` to each of its hypernyms (and itself), as Wu-Palmer uses it.
+
+    >>> wn = get_wordnet()
+    >>> nltk_shortest_hypernym_paths(wn.synset("dog.n.01"), False)[wn.synset("canine.n.02")]
+    1
+    """
+    return synset._shortest_hypernym_paths(simulate_root)

@@ -38,7 +38,8 @@ from protoqa_core.ids import reconcile_ids
 from protoqa_core.readers import DataFormatError, read_predictions, read_targets
 from protoqa_core.significance import compare_paired
 from protoqa_core.similarity import ALL_SIMILARITIES, SIMILARITIES
-from protoqa_core.wordnet_access import WORDNET_DIR_ENV, WordNetUnavailableError, open_wordnet
+from protoqa_core.wordnet_files import WORDNET_DIR_ENV, WordNetUnavailableError
+from protoqa_core.wordnet_lookup import open_wordnet
 
 from . import __version__
 from .metric import ProtoQA

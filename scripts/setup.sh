@@ -119,5 +119,5 @@ if [ "$mode" = --test ]; then
 fi
 echo "setup: ready ($venv)" >&2
 # Finds WordNet and builds its cache files (lemma tables, Wu-Palmer walks) once, here.
-"$venv/bin/python" -c "from protoqa_core.wordnet_access import prepare_wordnet; prepare_wordnet()" \
+"$venv/bin/python" -c "from protoqa_core.wu_palmer import prepare_wordnet; prepare_wordnet()" \
   || echo "setup: WordNet is not available yet; WordNet similarity will explain how to get it" >&2

@@ -142,48 +142,6 @@ def test_flat_clusters_equal_scipy_fcluster(method):
     assert checked == 300
 
 
-def _kmeans_cases():
-    """Small K-means problems like a question's answers: few points, many dimensions, duplicates."""
-    rng = np.random.default_rng(11)
-    cases = []
-    for trial in range(60):
-        n = int(rng.integers(2, 70))
-        dims = int(rng.choice([2, 7, 384]))
-        points = rng.normal(size=(n, dims))
-        if trial % 3 == 0:
-            points[: n // 2] = points[0]  # duplicate rows
-        if trial % 5 == 0:
-            points = points.round(1)
-        k = int(rng.integers(1, min(n, 6) + 1))
-        init = points[rng.choice(n, k, replace=False)] + 0.01 if trial % 4 == 0 else None
-        cases.append((points, k, int(rng.integers(0, 2**31)), init))
-    blob_points, _ = blobs(3, per_cluster=20, dims=384)
-    cases.append((blob_points, 3, 0, None))
-    return cases
-
-
-def test_kmeans_like_sklearn_equals_the_estimator_bit_for_bit():
-    import warnings
-
-    from sklearn.cluster import KMeans
-    from threadpoolctl import threadpool_limits
-
-    from cfc_probeval.clustering import kmeans_like_sklearn
-
-    for points, k, seed, init in _kmeans_cases():
-        with warnings.catch_warnings(), threadpool_limits(limits=1):
-            warnings.simplefilter("ignore")
-            expected = (
-                KMeans(n_clusters=k, n_init=10, random_state=seed)
-                if init is None
-                else KMeans(n_clusters=k, init=init, n_init=1, random_state=seed)
-            ).fit(points)
-            got = kmeans_like_sklearn(points, k, seed, init=init)
-        assert got is not None
-        assert np.array_equal(got.labels_, expected.labels_)
-        assert np.array_equal(got.cluster_centers_, expected.cluster_centers_)
-
-
 def test_anderson_statistic_equals_scipy_bit_for_bit():
     from scipy.stats import anderson
 
@@ -208,6 +166,7 @@ def test_splitting_kmeans_labels_equal_those_of_the_estimator_and_scipy(shared_d
     from scipy.stats import anderson
 
     import cfc_probeval.clustering as clustering
+    import cfc_probeval.kmeans as kmeans
     from cfc_probeval import read_ground_truth
     from cfc_probeval.embedders import CharNgramEmbedder
 
@@ -215,7 +174,7 @@ def test_splitting_kmeans_labels_equal_those_of_the_estimator_and_scipy(shared_d
     embedder = CharNgramEmbedder()
     matrices = [embedder.embed(sorted(t.answer_counts)) for t in list(truths.values())[:30]]
     fast = [make().fit_labels(m).tolist() for m in matrices]
-    monkeypatch.setattr(clustering, "kmeans_like_sklearn", lambda *args, **kwargs: None)
+    monkeypatch.setattr(kmeans, "kmeans_like_sklearn", lambda *args, **kwargs: None)
     monkeypatch.setattr(
         clustering, "anderson_normal_statistic", lambda x: float(anderson(x, "norm", method="interpolate").statistic)
     )

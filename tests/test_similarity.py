@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from protoqa_core.partition_alignment import SpanPair, best_partition_alignment
 from protoqa_core.similarity import exact_match, lcs_ratio, wordnet_similarity, wup_similarity
 from protoqa_core.text import ENGLISH_STOPWORDS, content_tokens, normalize_prediction
-from protoqa_core.wordnet_access import get_wordnet
+from protoqa_core.wordnet_nltk import get_wordnet, nltk_lemma_offsets
 from spec_reference import (
     contiguous_partitions,
     reference_wordnet_similarity,
@@ -172,7 +172,7 @@ _STOPWORDS = sorted(ENGLISH_STOPWORDS)
 
 def _collocation_words() -> list[str]:
     wn = get_wordnet()
-    names = sorted(n for n in wn._lemma_pos_offset_map if n.count("_") == 1 and n.replace("_", "").isalpha())
+    names = sorted(n for n in nltk_lemma_offsets(wn) if n.count("_") == 1 and n.replace("_", "").isalpha())
     rng = random.Random(3)
     return [w for n in rng.sample(names, 60) for w in n.split("_")]
 

@@ -29,7 +29,14 @@ from protoqa_core.string_similarity import (
     lcs_ratio,
     longest_common_substring_ratio,
 )
-from protoqa_core.wordnet_access import best_wup, get_wordnet, synset_keys, wup_from_keys
+from protoqa_core.wordnet_lookup import open_wordnet, synset_keys
+from protoqa_core.wordnet_nltk import (
+    get_wordnet,
+    nltk_hypernym_pointers,
+    nltk_lemma_offsets,
+    nltk_shortest_hypernym_paths,
+)
+from protoqa_core.wu_palmer import WuPalmer, best_wup, best_wup_reaches, wup_from_keys
 from protoqa_metric import evaluate_predictions
 from spec_reference import (
     reference_question_score,
@@ -280,25 +287,22 @@ def test_wup_from_keys_equals_nltk_on_random_synsets():
 
 def test_hypernym_tables_read_from_data_lines_equal_nltk():
     # A random sample of every part of speech, satellites and multi-parent synsets included.
-    from protoqa_core.wordnet_access import _record
-
+    wup = WuPalmer(open_wordnet(), walk_table=None)
     wn = get_wordnet()
     rng = random.Random(5)
-    lemmas = rng.sample(sorted(wn._lemma_pos_offset_map), 600)
+    lemmas = rng.sample(sorted(nltk_lemma_offsets(wn)), 600)
     sample = [s for lemma in lemmas for s in wn.synsets(lemma)]
     sample += wn.synsets("person") + wn.synsets("good") + wn.synsets("Einstein")
     for s in sample:
-        name, parents = _record(("a" if s.pos() == "s" else s.pos(), s.offset()))
+        name, parents = wup._record(("a" if s.pos() == "s" else s.pos(), s.offset()))
         assert name == s.name()
-        assert sorted(_record(p)[0] for p in parents) == sorted(
-            h.name() for h in s._hypernyms() + s._instance_hypernyms()
-        )
+        assert sorted(wup._record(p)[0] for p in parents) == sorted(h.name() for h in nltk_hypernym_pointers(s))
 
 
 def test_best_wup_on_random_words_equals_all_pairs():
     wn = get_wordnet()
     rng = random.Random(6)
-    words = rng.sample(sorted(wn._lemma_pos_offset_map), 150) + ["go", "run", "set", "make", "name", "thought"]
+    words = rng.sample(sorted(nltk_lemma_offsets(wn)), 150) + ["go", "run", "set", "make", "name", "thought"]
     for _ in range(800):
         kx, ky = synset_keys(rng.choice(words)), synset_keys(rng.choice(words))
         assert best_wup(kx, ky) == max((wup_from_keys(a, b) for a in kx for b in ky), default=0.0)
@@ -553,8 +557,7 @@ def test_wup_closed_form_covers_equal_tokens_and_collocations():
 def test_every_data_line_parses_as_field_by_field():
     # The hypernym pointers found by one pattern against NLTK's field-by-field reading
     # (counted pointers, four fields each), for every synset of every data file.
-    from protoqa_core.wordnet_access import _synset_record
-
+    wup = WuPalmer(open_wordnet(), walk_table=None)
     wn = get_wordnet()
     checked = 0
     for _pos, fileid in (("n", "data.noun"), ("v", "data.verb"), ("a", "data.adj"), ("r", "data.adv")):
@@ -569,26 +572,25 @@ def test_every_data_line_parses_as_field_by_field():
                     for k in range(int(fields[at]))
                     if fields[at + 1 + 4 * k] in ("@", "@i") and fields[at + 4 + 4 * k] == "0000"
                 )
-                _, parents = _synset_record(fields[2], int(fields[0]))
+                _, parents = wup._synset_record(fields[2], int(fields[0]))
                 assert parents == expected, line
                 checked += 1
     assert checked == 117_659
 
 
 def test_tables_from_parents_equal_nltks_breadth_first_search():
-    from protoqa_core import wordnet_access as access
-
+    wup = WuPalmer(open_wordnet(), walk_table=None)
     wn = get_wordnet()
     rng = random.Random(12)
-    lemmas = rng.sample(sorted(wn._lemma_pos_offset_map), 400)
+    lemmas = rng.sample(sorted(nltk_lemma_offsets(wn)), 400)
     sample = [s for lemma in lemmas for s in wn.synsets(lemma)] + wn.synsets("person") + wn.synsets("Einstein")
     for s in sample:
-        name = access._register(("a" if s.pos() == "s" else s.pos(), s.offset()))
+        name = wup._register(("a" if s.pos() == "s" else s.pos(), s.offset()))
         assert name == s.name()
-        expected = {h.name(): d for h, d in s._shortest_hypernym_paths(False).items()}
-        assert access._distances(name, False) == expected
-        assert access._depths(name) == (s.min_depth(), s.max_depth())
-        order = [c for c, _, _, _ in access._walk(name)[0]]
+        expected = {h.name(): d for h, d in nltk_shortest_hypernym_paths(s, False).items()}
+        assert wup._distances(name, False) == expected
+        assert wup._depths(name) == (s.min_depth(), s.max_depth())
+        order = [c for c, _, _, _ in wup._walk(name)[0]]
         assert order == sorted(expected, key=lambda c: (-wn.synset(c).min_depth(), c != name, c))
 
 
@@ -667,10 +669,10 @@ def test_rounded_matrix_is_the_rounding_of_the_exact_matrix(predictions, cluster
 def test_walk_file_equals_the_computed_walk_of_every_synset():
     # The file the Wu-Palmer hot path reads, against the walks computed in the process
     # from the data lines (which the tests above check against NLTK), for all 117,659.
-    from protoqa_core import wordnet_access as access
-
-    table = access._walk_file()
+    table = WuPalmer(open_wordnet()).walk_table()
     assert table is not None and len(table) == 117_659
+    # A WuPalmer of its own computes the walks, so its tables of every synset go with it.
+    wup = WuPalmer(open_wordnet(), walk_table=None)
     wn = get_wordnet()
     checked = 0
     for pos, fileid in (("n", "data.noun"), ("v", "data.verb"), ("a", "data.adj"), ("r", "data.adv")):
@@ -679,29 +681,24 @@ def test_walk_file_equals_the_computed_walk_of_every_synset():
                 if line.startswith(b" "):
                     continue
                 key = (pos, int(line[:8]))
-                name = access._register(key)
+                name = wup._register(key)
                 assert table.name(key) == name
-                assert table.walk(key) == access._walk(name), key
+                assert table.walk(key) == wup._walk(name), key
                 checked += 1
     assert checked == 117_659
-    access._clear_wup_tables()  # the tables of every synset would otherwise stay for the other tests
 
 
 def test_wup_without_the_walk_file_gives_the_same_values(monkeypatch, tmp_path):
     # A cache folder that cannot be written: walks are computed in the process, same numbers.
-    from protoqa_core import wordnet_access as access
-
     words = ["person", "someone", "dog", "cat", "take", "run", "quick", "happily", "bank", "ice cream"]
     with_file = {(x, y): best_wup(synset_keys(x), synset_keys(y)) for x in words for y in words}
     blocked = tmp_path / "file-not-folder"
     blocked.write_text("")
     monkeypatch.setenv("PROTOQA_CACHE_DIR", str(blocked))  # a file: no folder can be made in it
-    monkeypatch.setattr(access, "_walk_file_state", access._UNTRIED)
-    access._clear_wup_tables()
-    assert access._walk_file() is None
-    without = {(x, y): best_wup(synset_keys(x), synset_keys(y)) for x in words for y in words}
+    wup = WuPalmer(open_wordnet())
+    assert wup.walk_table() is None
+    without = {(x, y): wup.best_wup(synset_keys(x), synset_keys(y)) for x in words for y in words}
     assert without == with_file
-    access._clear_wup_tables()
 
 
 def test_a_damaged_walk_file_is_refused(tmp_path):
@@ -722,7 +719,6 @@ def test_a_damaged_walk_file_is_refused(tmp_path):
 def test_best_wup_reaches_equals_the_maximum_compared_with_the_level():
     # The bound decides most group pairs; the rest go to the search stopped at the level.
     from protoqa_core.similarity import ABOVE_HALF
-    from protoqa_core.wordnet_access import best_wup_reaches
 
     rng = random.Random(15)
     words = _FAST_PATH_WORDS + ["run", "quick", "happily", "take", "set", "blue", "eat"]

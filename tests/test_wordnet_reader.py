@@ -11,9 +11,10 @@ import pytest
 
 pytest.importorskip("nltk")
 
-from protoqa_core import wordnet_access
+from protoqa_core import wordnet_lookup
 from protoqa_core.wordnet_nltk import get_wordnet, nltk_exception_map, nltk_lemma_offsets, nltk_morphy
 from protoqa_core.wordnet_reader import SUBSTITUTIONS
+from protoqa_core.wu_palmer import WuPalmer, wup_from_keys
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +24,7 @@ def wn():
 
 @pytest.fixture(scope="module")
 def reader():
-    return wordnet_access.open_wordnet()
+    return wordnet_lookup.open_wordnet()
 
 
 def _nltk_keys(wn, lemma: str) -> frozenset:
@@ -36,12 +37,7 @@ def _nltk_keys(wn, lemma: str) -> frozenset:
     )
 
 
-def test_nltk_private_attributes_the_adapter_reaches_still_exist(wn):
-    # Fails loudly if a new NLTK renames what protoqa_core.wordnet_nltk reaches.
-    assert isinstance(nltk_lemma_offsets(wn), dict) and "dog" in nltk_lemma_offsets(wn)
-    assert nltk_morphy(wn, "dogs", "n") == ["dog"]
-    assert set(nltk_exception_map(wn)) >= {"n", "v", "a", "r"}
-    assert wn.MORPHOLOGICAL_SUBSTITUTIONS["n"] == list(SUBSTITUTIONS["n"])
+def test_the_readers_rules_of_detachment_are_nltks(wn):
     assert all(wn.MORPHOLOGICAL_SUBSTITUTIONS[p] == list(SUBSTITUTIONS[p]) for p in "nvar")
 
 
@@ -113,20 +109,19 @@ def test_lemma_tables_are_those_of_nltks_tables(wn):
     forms = [lemma for lemma, by_pos in index.items() if by_pos]
     for table in nltk_exception_map(wn).values():
         forms.extend(table)
-    assert wordnet_access.max_lemma_tokens() == 1 + max(form.count("_") for form in forms)
+    assert wordnet_lookup.max_lemma_tokens() == 1 + max(form.count("_") for form in forms)
     prefixes = {"_".join(form.lower().split("_")[:k]) for form in forms for k in range(1, form.count("_") + 1)}
-    assert wordnet_access._tables().prefixes == prefixes
+    assert wordnet_lookup._tables().prefixes == prefixes
 
 
 @pytest.mark.slow
 def test_every_synset_has_nltks_name_and_version(wn, reader):
     assert reader.version() == wn.get_version() == "3.0"
-    from protoqa_core.wordnet_access import _synset_record
-
+    wup = WuPalmer(reader, walk_table=None)
     checked = 0
     for pos in "nvar":
         for synset in wn.all_synsets(pos):  # "a" gives the satellites too
-            name, _ = _synset_record("a" if synset.pos() == "s" else synset.pos(), synset.offset())
+            name, _ = wup._synset_record("a" if synset.pos() == "s" else synset.pos(), synset.offset())
             assert name == synset.name()
             checked += 1
     assert checked == 117_659
@@ -142,4 +137,4 @@ def test_every_synset_scores_as_nltk_against_partners(wn):
         key = ("a" if synset.pos() == "s" else synset.pos(), synset.offset())
         okey = ("a" if other.pos() == "s" else other.pos(), other.offset())
         expected = synset.wup_similarity(other)
-        assert wordnet_access.wup_from_keys(key, okey) == (0.0 if expected is None else expected), (synset, other)
+        assert wup_from_keys(key, okey) == (0.0 if expected is None else expected), (synset, other)

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from protoqa_core import wordnet_access
+from protoqa_core import wordnet_files, wordnet_lookup, wordnet_nltk
+from protoqa_core.wordnet_files import WordNetUnavailableError
 
-SYSTEM_DIRS = [Path(d) for d in wordnet_access.SYSTEM_WORDNET_DIRS if (Path(d) / "index.noun").is_file()]
+SYSTEM_DIRS = [Path(d) for d in wordnet_files.SYSTEM_WORDNET_DIRS if (Path(d) / "index.noun").is_file()]
 
 
 def _run(code: str, env: dict) -> subprocess.CompletedProcess:
@@ -32,7 +33,8 @@ def test_installs_system_wordnet_into_a_fresh_cache(tmp_path):
     env = {"PROTOQA_CACHE_DIR": str(tmp_path / "cache"), "NLTK_DATA": str(tmp_path / "no_nltk_data")}
     done = _run(
         """
-        from protoqa_core.wordnet_access import get_wordnet, wordnet_version, synset_keys
+        from protoqa_core.wordnet_nltk import get_wordnet
+        from protoqa_core.wordnet_lookup import wordnet_version, synset_keys
         wn = get_wordnet(download=False)
         print(wordnet_version(), wn.synsets("dogs")[0].name(), len(synset_keys("chewing gum")))
     """,
@@ -46,7 +48,7 @@ def test_installs_system_wordnet_into_a_fresh_cache(tmp_path):
     assert not (folder / "index.noun").is_symlink()
     # Second run: found as NLTK data already present, nothing copied again.
     stamp = (folder / "index.noun").stat().st_mtime_ns
-    again = _run("from protoqa_core.wordnet_access import get_wordnet; get_wordnet(download=False)", env)
+    again = _run("from protoqa_core.wordnet_nltk import get_wordnet; get_wordnet(download=False)", env)
     assert again.returncode == 0 and (folder / "index.noun").stat().st_mtime_ns == stamp
 
 
@@ -58,20 +60,18 @@ def test_explicit_directory_via_environment(tmp_path):
         "PROTOQA_WORDNET_DIR": str(SYSTEM_DIRS[0]),
     }
     done = _run(
-        "from protoqa_core.wordnet_access import get_wordnet; print(get_wordnet(download=False).get_version())", env
+        "from protoqa_core.wordnet_nltk import get_wordnet; print(get_wordnet(download=False).get_version())", env
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "3.0"
 
 
 def test_clear_error_when_nothing_works(tmp_path, monkeypatch):
-    from protoqa_core import wordnet_files
-
     monkeypatch.setattr(wordnet_files, "SYSTEM_WORDNET_DIRS", (str(tmp_path / "nowhere"),))
     monkeypatch.setattr(wordnet_files, "nltk_data_dirs", lambda: [tmp_path / "empty_nltk_data"])
     monkeypatch.setenv("PROTOQA_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("PROTOQA_WORDNET_DIR", raising=False)
-    with pytest.raises(wordnet_access.WordNetUnavailableError) as info:
+    with pytest.raises(WordNetUnavailableError) as info:
         wordnet_files.find_wordnet(download=False)
     message = str(info.value)
     assert "apt-get install wordnet-base wordnet-sense-index" in message
@@ -81,24 +81,52 @@ def test_clear_error_when_nothing_works(tmp_path, monkeypatch):
     assert "nowhere" in message
 
 
-def test_rejects_a_database_that_is_not_wordnet_3_0(tmp_path):
-    from protoqa_core import wordnet_files, wordnet_nltk
+def test_nltks_reader_searches_as_the_similarities_do_and_says_what_it_tried(tmp_path):
+    # In a new process (the reader is made once per process), with NLTK finding no data.
+    env = {
+        "PROTOQA_CACHE_DIR": str(tmp_path / "cache"),
+        "NLTK_DATA": str(tmp_path / "no_nltk_data"),
+        "PROTOQA_WORDNET_DIR": str(tmp_path / "not_a_wordnet"),
+    }
+    done = _run(
+        f"""
+        import nltk
+        from protoqa_core import wordnet_files
+        from protoqa_core.wordnet_files import WordNetUnavailableError
+        from protoqa_core.wordnet_nltk import get_wordnet
+        nltk.data.path[:] = [{str(tmp_path / "no_nltk_data")!r}]
+        wordnet_files.nltk_data_dirs = lambda: []
+        wordnet_files.SYSTEM_WORDNET_DIRS = ({str(tmp_path / "nowhere")!r},)
+        try:
+            get_wordnet(download=False)
+        except WordNetUnavailableError as exc:
+            print(exc)
+    """,
+        env,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "$PROTOQA_WORDNET_DIR: " + str(tmp_path / "not_a_wordnet") in done.stdout
+    assert "system WordNet folder " + str(tmp_path / "nowhere") in done.stdout
+    assert "apt-get install wordnet-base wordnet-sense-index" in done.stdout
+    assert not (tmp_path / "cache" / "nltk_data" / "corpora").exists()  # nothing half installed
 
+
+def test_rejects_a_database_that_is_not_wordnet_3_0(tmp_path):
     fake = tmp_path / "wn"
     fake.mkdir()
     for name in wordnet_files.REQUIRED_FILES:
         (fake / name).write_text("  1 This software and database is being provided ... WordNet 2.1 Copyright\n")
-    with pytest.raises(wordnet_access.WordNetUnavailableError, match="not WordNet 3.0"):
+    with pytest.raises(WordNetUnavailableError, match="not WordNet 3.0"):
         wordnet_nltk._install_system_wordnet(fake, tmp_path / "nltk_data")
-    with pytest.raises(wordnet_access.WordNetUnavailableError, match="not WordNet 3.0"):
+    with pytest.raises(WordNetUnavailableError, match="not WordNet 3.0"):
         wordnet_files.find_wordnet(fake, download=False)
 
 
 def test_synset_keys_match_nltk_synsets():
-    wn = wordnet_access.get_wordnet()
+    wn = wordnet_nltk.get_wordnet()
     for phrase in ["dogs", "chewing gum", "ran", "better", "hot_dog", "new york", "qzxv"]:
         expected = {(s.pos().replace("s", "a"), s.offset()) for s in wn.synsets(phrase.replace(" ", "_"))}
-        assert wordnet_access.synset_keys(phrase) == expected
+        assert wordnet_lookup.synset_keys(phrase) == expected
 
 
 # --- run as users run it: a new process, outside the checkout ---------------------------
@@ -146,7 +174,7 @@ def built_cache(tmp_path_factory):
         "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
     }
     done = subprocess.run(
-        [sys.executable, "-c", "from protoqa_core.wordnet_access import prepare_wordnet as p; print(p())"],
+        [sys.executable, "-c", "from protoqa_core.wu_palmer import prepare_wordnet as p; print(p())"],
         capture_output=True,
         text=True,
         env=env,
