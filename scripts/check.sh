@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every check CI runs, in order, on a checkout set up with `bash scripts/setup.sh --test`:
-# lint, format, types, then the test suite (arguments go to pytest, e.g. -x or a test file).
+# lint, format, types, the documentation site, then the test suite (arguments go to pytest, e.g. -x or a test file).
 #   bash scripts/check.sh
 #   bash scripts/check.sh -m "not slow and not browser"
 set -euo pipefail
@@ -12,5 +12,10 @@ echo "== ruff format --check" >&2
 .venv/bin/ruff format --check .
 echo "== mypy" >&2
 .venv/bin/mypy
+echo "== mkdocs build --strict" >&2
+site=$(mktemp -d)
+trap 'rm -rf "$site"' EXIT
+# MkDocs 1.6 prints a notice about MkDocs 2 on every build; it says nothing about this site.
+NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir "$site"
 echo "== pytest" >&2
 .venv/bin/python -m pytest -q "$@"
