@@ -17,6 +17,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGES_OUTSIDE_THE_WHEEL = ("space", "studies", "benchmarks", "examples")
+# Folders whose files run as scripts from the folder itself (``python app.py``), so that a
+# bare ``import demo_data`` there means the sibling file ``demo_data.py``.
+SCRIPT_FOLDERS = ("space", "benchmarks")
 
 
 def _layers() -> dict[str, int]:
@@ -125,6 +128,13 @@ def _module_edges(path: Path, modules: set[str], root: Path = REPO) -> list[tupl
         else:
             continue
         for target in targets:
+            folder = path.parent
+            if (
+                folder.parent == root
+                and folder.name in SCRIPT_FOLDERS
+                and f"{folder.name}.{target.split('.')[0]}" in modules
+            ):
+                target = f"{folder.name}.{target}"
             while target and target not in modules:  # ``import a.b.c`` where c is a name in a.b
                 target = target.rpartition(".")[0]
             if target:
@@ -215,6 +225,19 @@ def test_the_circle_check_sees_function_level_and_relative_imports(tmp_path):
     assert _circles(graph) == [["pkg.a", "pkg.b"]]
     assert _circles({"pkg.a": {"pkg.a": 1}}) == [["pkg.a"]]
     assert _circles({"pkg.a": {"pkg.b": 1}, "pkg.b": {}}) == []
+
+
+def test_the_circle_check_sees_bare_imports_between_scripts_of_one_folder(tmp_path):
+    space = tmp_path / "space"
+    space.mkdir()
+    (space / "app.py").write_text("import demo_data\nimport json\n")
+    (space / "demo_data.py").write_text("def f():\n    from app import build\n")
+    modules = {"space.app", "space.demo_data"}
+    graph = {
+        _module_name(p, tmp_path): {t: n for n, t in _module_edges(p, modules, tmp_path)} for p in space.glob("*.py")
+    }
+    assert graph == {"space.app": {"space.demo_data": 1}, "space.demo_data": {"space.app": 2}}
+    assert _circles(graph) == [["space.app", "space.demo_data"]]
 
 
 _UPPER_NAME = re.compile(
