@@ -42,9 +42,17 @@ REPO = Path(__file__).resolve().parents[1]
 
 def run(cmd: list[str], env: Optional[dict] = None, cwd: Optional[Path] = None) -> tuple[float, float, int]:
     """CPU seconds (user + sys), peak resident MB and exit status of one whole process (with the
-    children it waited for: Linux adds them to what ``wait4`` reports)."""
+    children it waited for: Linux adds them to what ``wait4`` reports).
+
+    By default the process runs in the temporary folder: ``python -c`` puts its working folder
+    first on ``sys.path``, and a checkout there would shadow the ``PYTHONPATH`` of the contender."""
     proc = subprocess.Popen(
-        cmd, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        cmd,
+        env=env,
+        cwd=cwd or tempfile.gettempdir(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
@@ -136,6 +144,9 @@ def main() -> None:
     )
     args = parser.parse_args()
     parts = set(args.only or ("imports", "exact", "wordnet", "scraped", "cold", "probeval"))
+    for name in ("data_dir", "reference_python", "reference_src", "reference_nltk_data", "before_src"):
+        if getattr(args, name) is not None:  # the processes run elsewhere
+            setattr(args, name, getattr(args, name).absolute())
     data = args.data_dir
     print(
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} CPUs, Python "
