@@ -66,8 +66,14 @@ def load() -> str:
     return f"load {os.getloadavg()[0]:.1f}"
 
 
+def base_env() -> dict:
+    """The environment without ``PYTHONDONTWRITEBYTECODE``: an installed package has its bytecode
+    files, so every contender writes and then reads its own (the least of the rounds counts)."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def ours_env(src: Path, **extra: str) -> dict:
-    return {**os.environ, "PYTHONPATH": str(src), "HF_HUB_OFFLINE": "1", **extra}
+    return {**base_env(), "PYTHONPATH": str(src), "HF_HUB_OFFLINE": "1", **extra}
 
 
 def py(code: str) -> list[str]:
@@ -184,7 +190,7 @@ def main() -> None:
             loaded = json.loads(preds.read_text(encoding="utf-8"))
             jsonl.write_text("".join(json.dumps({k: v}) + "\n" for k, v in loaded.items()), encoding="utf-8")
             nltk_data = str(args.reference_nltk_data or os.environ.get("NLTK_DATA", ""))
-            reference = (jsonl, {**os.environ, "PYTHONPATH": str(args.reference_src), "NLTK_DATA": nltk_data})
+            reference = (jsonl, {**base_env(), "PYTHONPATH": str(args.reference_src), "NLTK_DATA": nltk_data})
         for sim, part in (("exact_match", "exact"), ("wordnet", "wordnet")):
             if part not in parts:
                 continue
