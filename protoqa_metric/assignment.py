@@ -7,8 +7,10 @@ path algorithm (D. F. Crouse, "On implementing 2D rectangular assignment algorit
 IEEE Trans. Aerospace and Electronic Systems 52(4), 2016, pages 1685-1686), with the
 same operations in the same order and the same tie-breaking as
 ``scipy.optimize.linear_sum_assignment(block, maximize=True)``: the pairs, and so the
-scores summed over them, are the same bit for bit. Larger blocks, and blocks holding
-anything but finite numbers, go to scipy.
+scores summed over them, are the same bit for bit. Solving here is 10 to 50 times slower
+per block than scipy, so larger blocks, every block after the first ``PYTHON_BLOCKS`` of a
+process (a large data set repays the import), and blocks holding anything but finite
+numbers go to scipy.
 """
 
 from __future__ import annotations
@@ -17,10 +19,14 @@ import math
 
 import numpy as np
 
-__all__ = ["max_weight_assignment", "SMALL_BLOCK_CELLS"]
+__all__ = ["max_weight_assignment", "SMALL_BLOCK_CELLS", "PYTHON_BLOCKS"]
 
 #: Blocks up to this many cells are solved here; the pure-Python solver is cubic, scipy's is compiled.
-SMALL_BLOCK_CELLS = 1024
+SMALL_BLOCK_CELLS = 400
+#: Blocks a process solves here before it imports scipy: at 10-50 us a block, about what the import costs.
+PYTHON_BLOCKS = 5000
+
+_solved_here = 0
 
 
 def max_weight_assignment(block: np.ndarray) -> tuple[list[int], list[int]]:
@@ -32,15 +38,17 @@ def max_weight_assignment(block: np.ndarray) -> tuple[list[int], list[int]]:
     >>> max_weight_assignment(np.array([[1.0, 3.0], [2.0, 4.0], [0.0, 5.0]]))
     ([1, 2], [0, 1])
     """
+    global _solved_here
     rows, cols = block.shape
-    if rows * cols > SMALL_BLOCK_CELLS or not np.isfinite(block).all():
-        # scipy.optimize costs 0.2-0.4 s to import; only large or invalid blocks need it.
+    if rows * cols > SMALL_BLOCK_CELLS or _solved_here >= PYTHON_BLOCKS or not np.isfinite(block).all():
+        # scipy.optimize costs 0.2-0.4 s to import: a dev set's blocks are solved here sooner.
         from scipy.optimize import linear_sum_assignment
 
         chosen_rows, chosen_cols = linear_sum_assignment(block, maximize=True)
         return chosen_rows.tolist(), chosen_cols.tolist()
     if rows == 0 or cols == 0:
         return [], []
+    _solved_here += 1  # a race between threads only moves the switch by a block
     transposed = rows > cols
     # Maximizing is minimizing the negated weights; the solver wants no more rows than columns.
     cost = (-block.T if transposed else -block).tolist()

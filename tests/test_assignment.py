@@ -18,6 +18,12 @@ from protoqa_metric.assignment import max_weight_assignment
 from protoqa_metric.scoring import ScoringTable, similarity_matrix
 
 
+@pytest.fixture(autouse=True)
+def solve_here(monkeypatch):
+    """Every small block is solved here, however many the process has solved before."""
+    monkeypatch.setattr(assignment, "PYTHON_BLOCKS", 10**9)
+
+
 def assert_same_as_scipy(block: np.ndarray) -> None:
     rows, cols = linear_sum_assignment(block, maximize=True)
     ours_rows, ours_cols = max_weight_assignment(block)
@@ -65,12 +71,31 @@ def test_blocks_too_large_or_not_finite_go_to_scipy(monkeypatch):
 
     monkeypatch.setattr("scipy.optimize.linear_sum_assignment", counting)
     big = np.random.default_rng(0).random((assignment.SMALL_BLOCK_CELLS // 8 + 1, 8))
+    assert big.size > assignment.SMALL_BLOCK_CELLS
     assert_same_as_scipy(big)
     for bad in (np.array([[1.0, np.nan]]), np.array([[1.0, np.inf], [0.0, 1.0]])):
         with pytest.raises(ValueError, match="invalid numeric entries"):
             max_weight_assignment(bad)
     assert [shape for shape in calls if shape != big.shape] == [(1, 2), (2, 2)]
     assert big.shape in calls
+
+
+def test_after_enough_blocks_scipy_takes_over(monkeypatch):
+    calls = []
+    real = linear_sum_assignment
+
+    def counting(block, maximize=False):
+        calls.append(block.shape)
+        return real(block, maximize=maximize)
+
+    monkeypatch.setattr("scipy.optimize.linear_sum_assignment", counting)
+    monkeypatch.setattr(assignment, "PYTHON_BLOCKS", 3)
+    monkeypatch.setattr(assignment, "_solved_here", 0)
+    blocks = list(random_blocks(5, 6))
+    for block in blocks:
+        assert_same_as_scipy(block)
+    # (assert_same_as_scipy holds its own reference to scipy's function, not counted)
+    assert len(calls) == len(blocks) - 3
 
 
 @pytest.mark.parametrize("sim", ["exact_match", "wordnet"])
