@@ -23,8 +23,8 @@ __all__ = ["max_weight_assignment", "SMALL_BLOCK_CELLS", "PYTHON_BLOCKS"]
 
 #: Blocks up to this many cells are solved here; the pure-Python solver is cubic, scipy's is compiled.
 SMALL_BLOCK_CELLS = 400
-#: Blocks a process solves here before it imports scipy: at 10-50 us a block, about what the import costs.
-PYTHON_BLOCKS = 5000
+#: Blocks a process solves here before it imports scipy: a dev set under a few similarities, 0.02-0.1 s at most.
+PYTHON_BLOCKS = 2000
 
 _solved_here = 0
 
