@@ -52,6 +52,8 @@ SUBSTITUTIONS: dict[str, tuple[tuple[str, str], ...]] = {
     "r": (),
 }
 
+# The first field of an index line (the lemma), when it holds a "_".
+_MULTIWORD_LEMMA = re.compile(r"^[^ \n_]*_[^ \n]*", re.MULTILINE)
 _VERSION = re.compile(rb"Word[nN]et (\d+\+?|\d+\.\d+) Copyright")
 
 
@@ -284,6 +286,19 @@ class WordNetReader:
                 raise WordNetFormatError(f"{self.path('data.adj')} names no WordNet version in its header")
             self._version = match.group(1).decode()
         return self._version
+
+    def multiword_lemmas(self, pos: str) -> list[str]:
+        """The lemmas of ``index.<pos>`` that join words with ``_``, in file order.
+
+        One regular-expression pass over the file: a first run of a fresh installation
+        reads every index file for its lemma tables, and most lemmas are single words.
+
+        >>> from protoqa_core.wordnet_files import find_wordnet
+        >>> "hot_dog" in WordNetReader(find_wordnet()).multiword_lemmas("n")
+        True
+        """
+        data, at = self._index_map(pos)
+        return _MULTIWORD_LEMMA.findall(data[at:].decode("utf-8"))
 
     def lemmas(self, pos: str):
         """Every lemma of ``index.<pos>``, in file order."""
