@@ -42,9 +42,17 @@ REPO = Path(__file__).resolve().parents[1]
 
 def run(cmd: list[str], env: Optional[dict] = None, cwd: Optional[Path] = None) -> tuple[float, float, int]:
     """CPU seconds (user + sys), peak resident MB and exit status of one whole process (with the
-    children it waited for: Linux adds them to what ``wait4`` reports)."""
+    children it waited for: Linux adds them to what ``wait4`` reports).
+
+    By default the process runs in the temporary folder: ``python -c`` puts its working folder
+    first on ``sys.path``, and a checkout there would shadow the ``PYTHONPATH`` of the contender."""
     proc = subprocess.Popen(
-        cmd, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        cmd,
+        env=env,
+        cwd=cwd or tempfile.gettempdir(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
@@ -58,8 +66,14 @@ def load() -> str:
     return f"load {os.getloadavg()[0]:.1f}"
 
 
+def base_env() -> dict:
+    """The environment without ``PYTHONDONTWRITEBYTECODE``: an installed package has its bytecode
+    files, so every contender writes and then reads its own (the least of the rounds counts)."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def ours_env(src: Path, **extra: str) -> dict:
-    return {**os.environ, "PYTHONPATH": str(src), "HF_HUB_OFFLINE": "1", **extra}
+    return {**base_env(), "PYTHONPATH": str(src), "HF_HUB_OFFLINE": "1", **extra}
 
 
 def py(code: str) -> list[str]:
@@ -136,6 +150,9 @@ def main() -> None:
     )
     args = parser.parse_args()
     parts = set(args.only or ("imports", "exact", "wordnet", "scraped", "cold", "probeval"))
+    for name in ("data_dir", "reference_python", "reference_src", "reference_nltk_data", "before_src"):
+        if getattr(args, name) is not None:  # the processes run elsewhere
+            setattr(args, name, getattr(args, name).absolute())
     data = args.data_dir
     print(
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} CPUs, Python "
@@ -173,7 +190,7 @@ def main() -> None:
             loaded = json.loads(preds.read_text(encoding="utf-8"))
             jsonl.write_text("".join(json.dumps({k: v}) + "\n" for k, v in loaded.items()), encoding="utf-8")
             nltk_data = str(args.reference_nltk_data or os.environ.get("NLTK_DATA", ""))
-            reference = (jsonl, {**os.environ, "PYTHONPATH": str(args.reference_src), "NLTK_DATA": nltk_data})
+            reference = (jsonl, {**base_env(), "PYTHONPATH": str(args.reference_src), "NLTK_DATA": nltk_data})
         for sim, part in (("exact_match", "exact"), ("wordnet", "wordnet")):
             if part not in parts:
                 continue

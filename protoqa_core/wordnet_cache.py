@@ -75,17 +75,17 @@ class LemmaTables:
     @classmethod
     def compute(cls, reader: WordNetReader) -> LemmaTables:
         """Scan every index and exception file (what NLTK's lemma table and exception map hold)."""
+        # Single words add no prefix and at most one token: only the multi-word forms are read.
         forms: list[str] = []
         for pos in ("n", "v", "a", "r"):
-            forms.extend(reader.lemmas(pos))
-            forms.extend(reader.exceptions(pos))
-        longest = max(form.count("_") for form in forms)
+            forms.extend(reader.multiword_lemmas(pos))
+            forms.extend(form for form in reader.exceptions(pos) if "_" in form)
+        longest = max((form.count("_") for form in forms), default=0)
         prefixes = set()
         for form in forms:
-            if "_" in form:
-                parts = form.lower().split("_")
-                for k in range(1, len(parts)):
-                    prefixes.add("_".join(parts[:k]))
+            parts = form.lower().split("_")
+            for k in range(1, len(parts)):
+                prefixes.add("_".join(parts[:k]))
         return cls(longest + 1, frozenset(prefixes))
 
     def encode(self) -> bytes:

