@@ -81,11 +81,17 @@ class LemmaTables:
             forms.extend(reader.multiword_lemmas(pos))
             forms.extend(form for form in reader.exceptions(pos) if "_" in form)
         longest = max((form.count("_") for form in forms), default=0)
-        prefixes = set()
+        prefixes: set[str] = set()
+        add = prefixes.add
         for form in forms:
-            parts = form.lower().split("_")
-            for k in range(1, len(parts)):
-                prefixes.add("_".join(parts[:k]))
+            prefix = form.lower()
+            # Longest prefix first, stopping at one already held: it came with all of its own
+            # prefixes (the forms are sorted, so neighbours share them and stop early).
+            while "_" in prefix:
+                prefix = prefix.rpartition("_")[0]
+                if prefix in prefixes:
+                    break
+                add(prefix)
         return cls(longest + 1, frozenset(prefixes))
 
     def encode(self) -> bytes:

@@ -52,8 +52,11 @@ SUBSTITUTIONS: dict[str, tuple[tuple[str, str], ...]] = {
     "r": (),
 }
 
-# The first field of an index line (the lemma), when it holds a "_".
-_MULTIWORD_LEMMA = re.compile(r"^[^ \n_]*_[^ \n]*", re.MULTILINE)
+# The first field of an index line (the lemma), when it holds a "_": at the start of a
+# line, and after the newline that ends the line before (a pattern that starts with a
+# literal is searched for by a fast scan instead of being tried at every position).
+_MULTIWORD_LEMMA_AT = re.compile(rb"[^ \n_]*_[^ \n]*")
+_MULTIWORD_LEMMA_AFTER = re.compile(rb"\n([^ \n_]*_[^ \n]*)")
 _VERSION = re.compile(rb"Word[nN]et (\d+\+?|\d+\.\d+) Copyright")
 
 
@@ -298,7 +301,10 @@ class WordNetReader:
         True
         """
         data, at = self._index_map(pos)
-        return _MULTIWORD_LEMMA.findall(data[at:].decode("utf-8"))
+        first = _MULTIWORD_LEMMA_AT.match(data, at)
+        found = ([first.group()] if first else []) + _MULTIWORD_LEMMA_AFTER.findall(data, at)
+        # One decoding for all of them; no lemma holds a newline.
+        return b"\n".join(found).decode("utf-8").split("\n") if found else []
 
     def lemmas(self, pos: str):
         """Every lemma of ``index.<pos>``, in file order."""
