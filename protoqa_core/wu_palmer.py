@@ -15,6 +15,7 @@ memory map, so that a run does not compute them again. Synsets are found by
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import re
@@ -46,6 +47,10 @@ __all__ = [
 
 WALK_FILE_ENV = "PROTOQA_WALK_FILE"
 _STALE_BUILD_SECONDS = 600
+# A run that finds no walk file starts its build when it exits, so that the build does not
+# compete with its scoring for the processor; a process that runs on (a server) starts it
+# after this many seconds.
+_BUILD_DELAY_SECONDS = 20.0
 
 _ROOT = "*ROOT*"  # NLTK's simulated root, which joins the verb (and adjective) trees
 
@@ -319,9 +324,10 @@ class WuPalmer:
         there is none (walks are then computed in the process).
 
         Opened on first use. A missing or damaged file is built by a detached child
-        process while this process computes the walks it needs itself (the same values):
-        a first run on a fresh cache costs about what a run with the file costs, and
-        later runs read the file. ``$PROTOQA_WALK_FILE`` changes that: ``wait`` builds
+        process, started when this process exits (or after ``_BUILD_DELAY_SECONDS``),
+        while this process computes the walks it needs itself (the same values): a first
+        run on a fresh cache costs about what a run with the file costs, and later runs
+        read the file. ``$PROTOQA_WALK_FILE`` changes that: ``wait`` builds
         the file first, ``off`` never builds one.
 
         >>> WuPalmer(open_wordnet(), walk_table=None).walk_table() is None
@@ -474,7 +480,7 @@ def _open_walk_file(path: Path, mode: str, wordnet_folder: Path) -> Optional[Wal
     if mode == "wait":
         _build_walk_file(path, wordnet_folder)
         return WalkTable(path)
-    _start_walk_file_build(path, wordnet_folder)
+    _start_walk_file_build_later(path, wordnet_folder)
     return None
 
 
@@ -492,6 +498,26 @@ def prepare_wordnet(wordnet_dir: Optional[str | os.PathLike] = None) -> Path:
     if _open_walk_file(path, "wait", reader.folder) is None:  # pragma: no cover - "wait" always gives a table
         raise OSError(f"could not build {path}")
     return path
+
+
+def _start_walk_file_build_later(path: Path, wordnet_folder: Path) -> None:
+    """Start the detached build of the walk file when this process exits, or after
+    ``_BUILD_DELAY_SECONDS`` if it runs that long, whichever comes first."""
+    once = threading.Lock()
+
+    def start() -> None:
+        if not once.acquire(blocking=False):
+            return
+        timer.cancel()
+        try:
+            _start_walk_file_build(path, wordnet_folder)
+        except Exception as exc:  # noqa: BLE001 - later runs compute their walks as this one did
+            logger.info("the Wu-Palmer walk file is not built (%s: %s)", path, exc)
+
+    timer = threading.Timer(_BUILD_DELAY_SECONDS, start)
+    timer.daemon = True
+    timer.start()
+    atexit.register(start)
 
 
 def _start_walk_file_build(path: Path, wordnet_folder: Path) -> None:
