@@ -246,17 +246,27 @@ def main() -> None:
                 f"ProtoQA('wordnet_wup').evaluate(read_targets({str(targets)!r}), "
                 f"read_predictions({str(preds)!r}))"
             )
+            ratios: dict[str, list[float]] = {name: [] for name in versions}
             for r in range(args.rounds):
-                cache = folder / f"cache{r}"
-                first = run(py(code), ours_env(REPO, PROTOQA_CACHE_DIR=str(cache)))
-                waited = time.monotonic()
-                while list(cache.glob("wordnet_tables/*.building")) and time.monotonic() - waited < 300:
-                    time.sleep(0.5)  # the walk file is built in the background; let it finish
-                warm = run(py(code), ours_env(REPO, PROTOQA_CACHE_DIR=str(cache)))
-                print(
-                    f"  round {r + 1}: first {first[0]:.2f} s CPU, {first[1]:.0f} MB; warm {warm[0]:.2f} s CPU, "
-                    f"{warm[1]:.0f} MB; first/warm {first[0] / warm[0]:.2f}x ({load()})"
-                )
+                for name, src in versions.items():  # alternated, each on a fresh cache folder of its own
+                    cache = folder / f"cache-{name}{r}"
+                    first = run(py(code), ours_env(src, PROTOQA_CACHE_DIR=str(cache)))
+                    # The walk file is built by a detached child, started when the first run exits;
+                    # let it finish (a marker file says it is under way).
+                    waited = time.monotonic()
+                    while time.monotonic() - waited < 300 and (
+                        list(cache.glob("wordnet_tables/*.building"))
+                        or not list(cache.glob("wordnet_tables/wup-walks-*.bin"))
+                    ):
+                        time.sleep(0.5)
+                    warm = run(py(code), ours_env(src, PROTOQA_CACHE_DIR=str(cache)))
+                    ratios[name].append(first[0] / warm[0])
+                    print(
+                        f"  {name:6s} round {r + 1}: first {first[0]:.2f} s CPU, {first[1]:.0f} MB; warm "
+                        f"{warm[0]:.2f} s CPU, {warm[1]:.0f} MB; first/warm {first[0] / warm[0]:.2f}x ({load()})"
+                    )
+            for name, found in ratios.items():
+                print(f"  {name}: first/warm {min(found):.2f}x to {max(found):.2f}x over {len(found)} rounds")
             cache = folder / "cache-wait"
             wait = run(py(code), ours_env(REPO, PROTOQA_CACHE_DIR=str(cache), PROTOQA_WALK_FILE="wait"))
             print(

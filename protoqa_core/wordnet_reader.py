@@ -166,7 +166,7 @@ class WordNetReader:
             n_synsets = int(fields[2])
             n_pointers = int(fields[3])
             first = 4 + n_pointers + 2
-            found = tuple(int(field) for field in fields[first : first + n_synsets])
+            found = tuple(map(int, fields[first : first + n_synsets]))
             if n_synsets < 1 or len(found) != n_synsets:
                 raise ValueError("wrong number of synset offsets")
         except (IndexError, ValueError) as exc:
@@ -259,7 +259,12 @@ class WordNetReader:
 
     def is_satellite(self, offset: int) -> bool:
         """Whether the adjective synset at ``offset`` is a satellite (``s`` in its data line)."""
-        return self.data_line("a", offset).split(" ", 3)[2] == "s"
+        # The type is the third field: the line's head is enough, its gloss is not decoded.
+        head = self._data_map("a")[offset : offset + 32].split(b"\n", 1)[0]
+        fields = head.split(b" ", 3)
+        if len(fields) < 3 or fields[0] != b"%08d" % offset:
+            raise WordNetFormatError(f"{self.path('data.adj')} has no synset at offset {offset}")
+        return fields[2] == b"s"
 
     def sense_number(self, lemma: str, line_pos: str, offset: int) -> int:
         """NLTK's sense number of a synset for its first lemma: the synset's place among the
