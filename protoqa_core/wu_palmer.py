@@ -62,6 +62,21 @@ _HYPERNYM_POINTER = re.compile(r" @i? (\d{8}) ([nvasr]) 0000(?= |$)")
 
 WalkTableChoice = Union[WalkTable, None, Literal["find"]]
 
+# A synset on a walk: its NLTK name (from the walk file, or :meth:`WuPalmer._walk`) or its
+# key code (from :meth:`WuPalmer._coded_walk`); one object uses one kind throughout.
+_Id = Union[str, int]
+_Step = tuple[_Id, int, int, bool]  # (synset, depth, path length, to root), as in Walk
+_KeyWalk = tuple[tuple[_Step, ...], int, frozenset[_Id]]  # steps, root path, the synsets on them
+
+_POS_CODE = {"n": 0, "v": 1, "a": 2, "r": 3}
+_CODE_POS = "nvar"
+
+
+def _hypernym_pointers(pointers: str) -> tuple[tuple[str, int], ...]:
+    """The hypernym and instance-hypernym pointers of a data line's pointer field, as
+    ``(part of speech, offset)``: NLTK's hypernyms() follow only those between whole synsets."""
+    return tuple((target_pos, int(target)) for target, target_pos in _HYPERNYM_POINTER.findall(" " + pointers))
+
 
 class WuPalmer:
     """NLTK's Wu-Palmer similarity on the WordNet of ``reader``, with every table it builds.
@@ -96,10 +111,16 @@ class WuPalmer:
         self._name_by_key: dict[SynsetKey, str] = {}
         self._order_cache: dict[str, tuple[str, ...]] = {}
         self._walk_cache: dict[str, Walk] = {}
-        self._key_walks: dict[SynsetKey, tuple[tuple[tuple[str, int, int, bool], ...], int, frozenset[str]]] = {}
+        self._key_walks: dict[SynsetKey, _KeyWalk] = {}
         self._wup_cache: dict[tuple[SynsetKey, SynsetKey], float] = {}
         self._path_cache: dict[tuple[str, str, bool], Optional[int]] = {}
         self._senses_cache: dict[frozenset[SynsetKey], _Senses] = {}
+        # The same tables for the walks computed in the process, each synset known by its key
+        # code (see _coded_walk): parents, minimum and maximum depth, hypernym distances.
+        self._coded_parents: dict[int, tuple[int, ...]] = {}
+        self._coded_min_depth: dict[int, int] = {}
+        self._coded_max_depth: dict[int, int] = {}
+        self._coded_distances: dict[int, dict[int, int]] = {}
 
     # --- the tables of one synset, from its data line ----------------------------------
 
@@ -116,20 +137,20 @@ class WuPalmer:
         Parsed from the data line as NLTK's reader parses it, without building the
         ``Synset`` (its glosses, lemmas and sense keys are most of the cost).
         """
-        head = self._data_line(pos, offset).split("|", 1)[0].split(" ", 4)
-        line_pos = head[2]
-        n_lemmas = int(head[3], 16)
-        # the lemmas and their lexical ids, then the pointer count and the pointers
-        rest = head[4].split(" ", 2 * n_lemmas)
+        line_pos, rest = self._line_fields(pos, offset)
         first_lemma = rest[0]
         if first_lemma.endswith(")") and "(" in first_lemma:  # a syntactic marker, as "(a)"
             first_lemma = first_lemma[: first_lemma.rindex("(")]
         first_lemma = first_lemma.lower()
         sense = self._reader.sense_number(first_lemma, line_pos, offset)
         name = f"{first_lemma}.{line_pos}.{sense:02d}"
-        # NLTK's hypernyms() follow only the pointers between whole synsets.
-        parents = tuple((target_pos, int(target)) for target, target_pos in _HYPERNYM_POINTER.findall(" " + rest[-1]))
-        return name, parents
+        return name, _hypernym_pointers(rest[-1])
+
+    def _line_fields(self, pos: str, offset: int) -> tuple[str, list[str]]:
+        """A synset's type (``s`` for satellites) and its data line's fields from the first
+        lemma on: the lemmas and their lexical ids, then the rest (pointers and frames) in one."""
+        head = self._data_line(pos, offset).split("|", 1)[0].split(" ", 4)
+        return head[2], head[4].split(" ", 2 * int(head[3], 16))
 
     def _record(self, key: SynsetKey) -> tuple[str, tuple[SynsetKey, ...]]:
         found = self._records.get(key)
@@ -306,16 +327,94 @@ class WuPalmer:
             )
         return found
 
-    def _key_walk(self, key: SynsetKey) -> tuple[tuple[tuple[str, int, int, bool], ...], int, frozenset[str]]:
+    # --- walks computed in the process: synsets known by key codes, named where needed ---
+
+    def _coded_register(self, code: int) -> None:
+        """:meth:`_register` for a synset known by its key code, without naming it.
+
+        A name costs a look-up in an index file (its sense number), and the walks of
+        a run need names only where NLTK's order does (see :meth:`_coded_walk`).
+        """
+        if code in self._coded_distances:
+            return
+        _, rest = self._line_fields(_CODE_POS[code >> 32], code & 0xFFFFFFFF)
+        # Satellite adjectives are filed under "a", as synset_keys() gives them.
+        parents = tuple(_POS_CODE["a" if p == "s" else p] << 32 | o for p, o in _hypernym_pointers(rest[-1]))
+        for parent in parents:  # recursion depth is the synset's depth (under 20)
+            self._coded_register(parent)
+        min_depth, max_depth, distances_by_code = self._coded_min_depth, self._coded_max_depth, self._coded_distances
+        if not parents:
+            min_depth[code] = max_depth[code] = 0
+            distances = {code: 0}
+        else:
+            min_depth[code] = 1 + min(min_depth[p] for p in parents)
+            max_depth[code] = 1 + max(max_depth[p] for p in parents)
+            distances = {c: d + 1 for c, d in distances_by_code[parents[0]].items()}
+            for p in parents[1:]:
+                for c, d in distances_by_code[p].items():
+                    if d + 1 < distances.get(c, d + 2):
+                        distances[c] = d + 1
+            distances[code] = 0
+        self._coded_parents[code] = parents
+        distances_by_code[code] = distances
+
+    def _coded_name(self, code: int) -> str:
+        return self._record((_CODE_POS[code >> 32], code & 0xFFFFFFFF))[0]
+
+    def _coded_walk(self, code: int) -> tuple[tuple[_Step, ...], int]:
+        """:meth:`_walk` of a synset known by its key code, each step's synset as its key code.
+
+        The same steps in the same order: NLTK's order is by minimum depth, then by
+        name, so only synsets that tie on minimum depth in one walk are named, and
+        the synsets of minimum depth 0 (for the simulated root, which sorts by name).
+        """
+        self._coded_register(code)
+        dist = self._coded_distances[code]
+        max_depth = self._coded_max_depth
+        min_depth = self._coded_min_depth
+        parents_by_code = self._coded_parents
+        paths: dict[int, int] = {}
+        for c in sorted(dist, key=max_depth.__getitem__):
+            length = dist[c]
+            for parent in parents_by_code[c]:
+                if paths[parent] + 1 < length:
+                    length = paths[parent] + 1
+            paths[c] = length
+        order = sorted(dist, key=lambda c: -min_depth[c])
+        start = 0
+        while start < len(order):  # each run of equal minimum depth goes by name
+            end = start + 1
+            while end < len(order) and min_depth[order[end]] == min_depth[order[start]]:
+                end += 1
+            if end - start > 1:
+                order[start:end] = sorted(order[start:end], key=self._coded_name)
+            start = end
+        at = order.index(code)
+        first = at
+        while first and min_depth[order[first - 1]] == min_depth[code]:
+            first -= 1
+        if first != at:
+            del order[at]
+            order.insert(first, code)
+        steps = tuple(
+            (c, max_depth[c] + 1, paths[c], c != code and min_depth[c] == 0 and _ROOT < self._coded_name(c))
+            for c in order
+        )
+        return steps, max(dist.values()) + 1
+
+    def _key_walk(self, key: SynsetKey) -> _KeyWalk:
         """A synset's walk and root path (see :meth:`_walk`), and the names on its walk (the
         synset and its hypernyms): read from the walk file when there is one, else computed."""
         found = self._key_walks.get(key)
         if found is None:
             table = self.walk_table()
-            walk = table.walk(key) if table is not None else None
-            if walk is None:
-                walk = self._walk(self._synset_name(key))
-            steps, root_path = walk
+            if table is None:
+                # Without the file every walk of this object is computed, and its synsets
+                # are known by key codes, not names: the same identities in every walk.
+                steps, root_path = self._coded_walk(_POS_CODE[key[0]] << 32 | key[1])
+            else:
+                walk = table.walk(key)
+                steps, root_path = walk if walk is not None else self._walk(self._synset_name(key))
             found = self._key_walks[key] = (steps, root_path, frozenset(step[0] for step in steps))
         return found
 
@@ -628,7 +727,7 @@ class _Senses:
     def __init__(
         self,
         keys: frozenset[SynsetKey],
-        key_walk: Callable[[SynsetKey], tuple[tuple[tuple[str, int, int, bool], ...], int, frozenset[str]]],
+        key_walk: Callable[[SynsetKey], _KeyWalk],
     ) -> None:
         ordered = sorted(keys)
         found = [key_walk(k) for k in ordered]
@@ -656,14 +755,14 @@ class _Senses:
         self.root_non_noun = min(
             ((length, i) for i, length in enumerate(self.root_paths) if not nouns[i]), default=None
         )
-        self._holders: Optional[dict[str, tuple[int, tuple[tuple[int, int], ...], int]]] = None
+        self._holders: Optional[dict[_Id, tuple[int, tuple[tuple[int, int], ...], int]]] = None
 
     @property
-    def holders(self) -> dict[str, tuple[int, tuple[tuple[int, int], ...], int]]:
+    def holders(self) -> dict[_Id, tuple[int, tuple[tuple[int, int], ...], int]]:
         """Hypernym (or synset) -> (bit mask of the synsets having it, (synset, path length)
         pairs shortest path first, the shortest of those path lengths); built on first use."""
         if self._holders is None:
-            members: dict[str, list[tuple[int, int]]] = {}
+            members: dict[_Id, list[tuple[int, int]]] = {}
             for index, (_, walk, _) in enumerate(self.walks):
                 for c, _, length, _ in walk:
                     members.setdefault(c, []).append((index, length))
@@ -743,7 +842,7 @@ def _bound_reached(mine: _Senses, other: _Senses) -> tuple[Optional[float], floa
     return None, bound
 
 
-def _earlier(c: str, behind: str, shortest: dict[str, tuple[int, int, int]]) -> bool:
+def _earlier(c: _Id, behind: _Id, shortest: dict[_Id, tuple[int, int, int]]) -> bool:
     """Whether hypernym ``c`` comes before ``behind`` among equal bounds: greater
     ``2D / (m + 2D)`` on this side first, then the first name."""
     m1, _, d1 = shortest[c]
@@ -761,7 +860,7 @@ def _search_pairs(
     everyone = (1 << len(root_paths)) - 1
     noun_mask = other.noun_mask
     best = 0.0
-    walks: Sequence[tuple[SynsetKey, tuple[tuple[str, int, int, bool], ...], int]] = mine.walks
+    walks: Sequence[tuple[SynsetKey, tuple[_Step, ...], int]] = mine.walks
     if not first.isdisjoint(second):
         walks = sorted(walks, key=lambda entry: entry[0] not in second)
     for x, walk, root_x in walks:

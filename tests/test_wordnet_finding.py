@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -215,6 +216,28 @@ def test_a_damaged_walk_file_is_rebuilt_and_scores_do_not_change(tmp_path, share
     from protoqa_core.walk_table import WalkTable
 
     assert len(WalkTable(path)) == 117_659  # rebuilt whole
+
+
+@pytest.mark.slow
+def test_a_first_run_leaves_the_cache_files_that_set_up_writes(tmp_path, shared_data, built_cache):
+    # The first run on a fresh cache folder scores as a warm one; the walk file it has built
+    # by a child after it exits, and its lemma tables, are byte for byte set-up's.
+    cache, walk_file, intact = built_cache
+    mine = tmp_path / "cache"
+    done = _score(tmp_path, shared_data, {"PROTOQA_CACHE_DIR": str(mine)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == intact
+    built = mine / walk_file.relative_to(cache)
+    marker = built.with_name(built.name + ".building")
+    deadline = time.monotonic() + 600
+    while (marker.exists() or not built.exists()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert built.read_bytes() == walk_file.read_bytes()
+    (tables,) = (cache / "wordnet_tables").glob("lemma-tables-*.txt")
+    assert (mine / tables.relative_to(cache)).read_bytes() == tables.read_bytes()
+    warm = _score(tmp_path, shared_data, {"PROTOQA_CACHE_DIR": str(mine)})
+    assert warm.returncode == 0, warm.stderr
+    assert warm.stdout == intact
 
 
 def test_a_damaged_lemma_table_is_rebuilt(tmp_path, shared_data, built_cache):
