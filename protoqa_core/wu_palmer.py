@@ -380,15 +380,17 @@ class WuPalmer:
                 if paths[parent] + 1 < length:
                     length = paths[parent] + 1
             paths[c] = length
-        order = sorted(dist, key=lambda c: -min_depth[c])
-        start = 0
-        while start < len(order):  # each run of equal minimum depth goes by name
-            end = start + 1
-            while end < len(order) and min_depth[order[end]] == min_depth[order[start]]:
-                end += 1
-            if end - start > 1:
-                order[start:end] = sorted(order[start:end], key=self._coded_name)
-            start = end
+        order = sorted(dist, key=min_depth.__getitem__, reverse=True)
+        depths = [min_depth[c] for c in order]
+        if len(set(depths)) != len(depths):  # a run of equal minimum depth goes by name
+            start = 0
+            while start < len(order):
+                end = start + 1
+                while end < len(order) and depths[end] == depths[start]:
+                    end += 1
+                if end - start > 1:
+                    order[start:end] = sorted(order[start:end], key=self._coded_name)
+                start = end
         at = order.index(code)
         first = at
         while first and min_depth[order[first - 1]] == min_depth[code]:
