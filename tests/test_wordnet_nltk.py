@@ -65,11 +65,15 @@ def test_a_missing_attribute_is_named(monkeypatch, owner, name):
 
 
 def _python_files() -> list[Path]:
-    skip = {".git", ".venv", "build", "dist", "node_modules"}
+    # Hidden folders (.git, the .venv* environments setup.sh builds inside the checkout) and build
+    # outputs hold no code of the project.
+    skip = {"build", "dist", "node_modules", "site"}
     return sorted(
         path
         for path in REPO.rglob("*.py")
-        if not skip & set(path.relative_to(REPO).parts) and not path.is_symlink() and path.resolve() != ADAPTER
+        if not any(part.startswith(".") or part in skip for part in path.relative_to(REPO).parts[:-1])
+        and not path.is_symlink()
+        and path.resolve() != ADAPTER
     )
 
 
