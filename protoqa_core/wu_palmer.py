@@ -26,7 +26,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Literal, Optional, Union
+from typing import Literal, Optional, TypeVar, Union
 
 from .walk_table import MAGIC, Walk, WalkTable, write_walk_table
 from .wordnet_cache import table_path
@@ -76,6 +76,65 @@ def _hypernym_pointers(pointers: str) -> tuple[tuple[str, int], ...]:
     """The hypernym and instance-hypernym pointers of a data line's pointer field, as
     ``(part of speech, offset)``: NLTK's hypernyms() follow only those between whole synsets."""
     return tuple((target_pos, int(target)) for target, target_pos in _HYPERNYM_POINTER.findall(" " + pointers))
+
+
+_Node = TypeVar("_Node", str, int)
+
+
+def _set_tables_from_parents(
+    node: _Node,
+    parents: tuple[_Node, ...],
+    min_depth: dict[_Node, int],
+    max_depth: dict[_Node, int],
+    distances_by_node: dict[_Node, dict[_Node, int]],
+) -> None:
+    """Record ``node``'s depths and hypernym distances, following from its parents' (recorded first).
+
+    NLTK's ``min_depth``/``max_depth`` are one more than the least/greatest of the parents',
+    and its ``_shortest_hypernym_paths`` distance to an ancestor is one more than the least
+    of the parents' distances to it (the breadth-first search NLTK runs).
+
+    >>> mins, maxs, dists = {"r": 0}, {"r": 0}, {"r": {"r": 0}}
+    >>> _set_tables_from_parents("a", ("r",), mins, maxs, dists)
+    >>> mins["a"], maxs["a"], dists["a"]
+    (1, 1, {'r': 1, 'a': 0})
+    """
+    if not parents:
+        min_depth[node] = max_depth[node] = 0
+        distances = {node: 0}
+    else:
+        min_depth[node] = 1 + min(min_depth[p] for p in parents)
+        max_depth[node] = 1 + max(max_depth[p] for p in parents)
+        distances = {c: d + 1 for c, d in distances_by_node[parents[0]].items()}
+        for p in parents[1:]:
+            for c, d in distances_by_node[p].items():
+                if d + 1 < distances.get(c, d + 2):
+                    distances[c] = d + 1
+        distances[node] = 0
+    distances_by_node[node] = distances
+
+
+def _path_lengths(
+    dist: dict[_Node, int], max_depth: dict[_Node, int], parents_by_node: dict[_Node, tuple[_Node, ...]]
+) -> dict[_Node, int]:
+    """NLTK's ``shortest_path_distance`` from a synset to each of its hypernyms (``dist``: its
+    hypernym distances).
+
+    The path goes up from the synset to some common hypernym and down to the hypernym, so it
+    is the direct distance or one more than the path to a parent of it; parents have lower
+    max depth, so they come first.
+
+    >>> _path_lengths({"s": 0, "p": 1, "r": 1}, {"r": 0, "p": 1, "s": 2}, {"r": (), "p": ("r",), "s": ("p", "r")})
+    {'r': 1, 'p': 1, 's': 0}
+    """
+    paths: dict[_Node, int] = {}
+    for c in sorted(dist, key=max_depth.__getitem__):
+        length = dist[c]
+        for parent in parents_by_node[c]:
+            if paths[parent] + 1 < length:
+                length = paths[parent] + 1
+        paths[c] = length
+    return paths
 
 
 class WuPalmer:
@@ -162,35 +221,16 @@ class WuPalmer:
 
     def _register(self, key: SynsetKey) -> str:
         """Record the hypernym links, depths and hypernym distances of a synset and all its
-        ancestors; return its name.
-
-        A synset's tables follow from its parents' (which come first): NLTK's
-        ``min_depth``/``max_depth`` are one more than the least/greatest of the parents',
-        and its ``_shortest_hypernym_paths`` distance to an ancestor is one more than the
-        least of the parents' distances to it (the breadth-first search NLTK runs).
-        """
+        ancestors (:func:`_set_tables_from_parents`); return its name."""
         name = self._name_by_key.get(key)
         if name is not None:
             return name
         name, parent_keys = self._record(key)
         if name not in self._parents:
-            min_depth, max_depth, distances_by_name = self._min_depth, self._max_depth, self._distances_by_name
             # Recursion depth is the synset's depth in the hypernym graph (under 20).
             parents = tuple(self._register(p) for p in parent_keys)
-            if not parents:
-                min_depth[name] = max_depth[name] = 0
-                distances = {name: 0}
-            else:
-                min_depth[name] = 1 + min(min_depth[p] for p in parents)
-                max_depth[name] = 1 + max(max_depth[p] for p in parents)
-                distances = {c: d + 1 for c, d in distances_by_name[parents[0]].items()}
-                for p in parents[1:]:
-                    for c, d in distances_by_name[p].items():
-                        if d + 1 < distances.get(c, d + 2):
-                            distances[c] = d + 1
-                distances[name] = 0
-            distances_by_name[name] = distances
-            self._order_key[name] = (-min_depth[name], name)
+            _set_tables_from_parents(name, parents, self._min_depth, self._max_depth, self._distances_by_name)
+            self._order_key[name] = (-self._min_depth[name], name)
             self._parents[name] = parents
         self._name_by_key[key] = name
         return name
@@ -301,17 +341,7 @@ class WuPalmer:
             dist = self._distances_by_name[name]
             max_depth = self._max_depth
             min_depth = self._min_depth
-            parents_by_name = self._parents
-            # NLTK's shortest_path_distance to a hypernym c goes up from the synset to
-            # some common hypernym and down to c, so it is the direct distance or one
-            # more than the distance to a parent of c; parents have lower max depth.
-            paths: dict[str, int] = {}
-            for c in sorted(dist, key=max_depth.__getitem__):
-                length = dist[c]
-                for parent in parents_by_name[c]:
-                    if paths[parent] + 1 < length:
-                        length = paths[parent] + 1
-                paths[c] = length
+            paths = _path_lengths(dist, max_depth, self._parents)
             order = sorted(dist, key=self._order_key.__getitem__)
             # The synset itself goes first among its equals in minimum depth.
             at = order.index(name)
@@ -342,21 +372,8 @@ class WuPalmer:
         parents = tuple(_POS_CODE["a" if p == "s" else p] << 32 | o for p, o in _hypernym_pointers(rest[-1]))
         for parent in parents:  # recursion depth is the synset's depth (under 20)
             self._coded_register(parent)
-        min_depth, max_depth, distances_by_code = self._coded_min_depth, self._coded_max_depth, self._coded_distances
-        if not parents:
-            min_depth[code] = max_depth[code] = 0
-            distances = {code: 0}
-        else:
-            min_depth[code] = 1 + min(min_depth[p] for p in parents)
-            max_depth[code] = 1 + max(max_depth[p] for p in parents)
-            distances = {c: d + 1 for c, d in distances_by_code[parents[0]].items()}
-            for p in parents[1:]:
-                for c, d in distances_by_code[p].items():
-                    if d + 1 < distances.get(c, d + 2):
-                        distances[c] = d + 1
-            distances[code] = 0
+        _set_tables_from_parents(code, parents, self._coded_min_depth, self._coded_max_depth, self._coded_distances)
         self._coded_parents[code] = parents
-        distances_by_code[code] = distances
 
     def _coded_name(self, code: int) -> str:
         return self._record((_CODE_POS[code >> 32], code & 0xFFFFFFFF))[0]
@@ -372,14 +389,7 @@ class WuPalmer:
         dist = self._coded_distances[code]
         max_depth = self._coded_max_depth
         min_depth = self._coded_min_depth
-        parents_by_code = self._coded_parents
-        paths: dict[int, int] = {}
-        for c in sorted(dist, key=max_depth.__getitem__):
-            length = dist[c]
-            for parent in parents_by_code[c]:
-                if paths[parent] + 1 < length:
-                    length = paths[parent] + 1
-            paths[c] = length
+        paths = _path_lengths(dist, max_depth, self._coded_parents)
         order = sorted(dist, key=min_depth.__getitem__, reverse=True)
         depths = [min_depth[c] for c in order]
         if len(set(depths)) != len(depths):  # a run of equal minimum depth goes by name
