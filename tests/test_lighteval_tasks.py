@@ -223,7 +223,7 @@ def test_lighteval_run_reports_the_scores_we_compute_for_its_answers(tmp_path):
     from transformers import AutoTokenizer
 
     from protoqa_dataset.parsing import load_questions
-    from protoqa_integrations.generate_cli import answers_document, score_generated
+    from protoqa_integrations.answers_file import answers_document, score_generated
     from protoqa_integrations.generation import CFC_NUM_SAMPLES, PROTOQA_NUM_SAMPLES, answer_from_text
     from protoqa_integrations.prompts import cfc_prompt, question_to_prompt
     from protoqa_metric.metric_set import PAPER_METRICS
