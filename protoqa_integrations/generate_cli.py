@@ -20,14 +20,14 @@ import argparse
 import json
 import os
 import sys
-import warnings
-from collections.abc import Sequence
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 from protoqa_core import __version__
+from protoqa_core.cli_io import Subcommand
 from protoqa_core.readers import DataFormatError, read_targets
-from protoqa_metric.metric_set import ProtoQAWarning, format_table
+from protoqa_metric.metric_set import format_table
 
 from .answers_file import (
     DATASETS,
@@ -39,8 +39,8 @@ from .answers_file import (
     read_questions_file,
     score_generated,
 )
-from .engines import CHAT_MAX_NEW_TOKENS, ENGINES, make_engine
-from .engines.base import sampling_signature
+from .engines import CHAT_MAX_NEW_TOKENS, ENGINES, engine_class, make_engine
+from .engines.base import add_engine_options, engine_options
 from .generation import (
     PAPER_MAX_NEW_TOKENS,
     PAPER_TEMPERATURE,
@@ -49,27 +49,24 @@ from .generation import (
     GenerationError,
     SamplingConfig,
     default_protocol,
-    resolve_device,
 )
 
-__all__ = ["build_generate_parser", "build_score_parser", "main", "score_main"]
+__all__ = ["COMMANDS", "add_generate_arguments", "add_score_arguments"]
 
 
 class CommandError(Exception):
     """Bad input or set-up, reported as one line with exit status 2."""
 
 
-def build_generate_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``protoqa-eval generate``.
+def add_generate_arguments(p: argparse.ArgumentParser) -> None:
+    """The arguments of ``protoqa-eval generate``: the run's, then each engine's (from the registry).
 
-    >>> build_generate_parser().parse_args(["gpt2", "-o", "a.json"]).batch_size
+    >>> from protoqa_core.cli_io import OneLineParser
+    >>> p = OneLineParser()
+    >>> add_generate_arguments(p)
+    >>> p.parse_args(["gpt2", "-o", "a.json"]).batch_size
     100
     """
-    p = argparse.ArgumentParser(
-        prog="protoqa-eval generate",
-        description="Sample answers to ProtoQA or CFC questions from a causal language model (nucleus sampling "
-        "with the ProtoQA paper's settings) and write an answers file that protoqa-eval and probeval read.",
-    )
     p.add_argument("model", help="a causal language model: Hub id (e.g. gpt2) or local folder")
     p.add_argument("-o", "--output", required=True, help="answers file to write (JSON)")
     p.add_argument(
@@ -103,50 +100,20 @@ def build_generate_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--engine",
         default="hf",
-        choices=ENGINES,
-        help="hf (default: transformers in this process), vllm (vLLM's offline engine) or openai "
-        "(an OpenAI-compatible server at --base-url; key from $OPENAI_API_KEY)",
+        choices=tuple(ENGINES),
+        help="how the samples are drawn: "
+        + "; ".join(f"{name}{' (default)' if name == 'hf' else ''}: {c.summary}" for name, c in ENGINES.items()),
     )
-    p.add_argument("--revision", help="model revision (hf, vllm) recorded in the answers file")
+    p.add_argument("--revision", help="model revision recorded in the answers file")
     p.add_argument(
         "--chat",
         action="store_true",
-        help="chat prompts and chat replies (vllm, openai): "
+        help="chat prompts and chat replies (engines: "
+        f"{', '.join(n for n, c in ENGINES.items() if 'chat' in c.common)}): "
         "ProtoQA/CFC chat prompt, answer taken from the reply; "
         f"--max-new-tokens default {CHAT_MAX_NEW_TOKENS}",
     )
     p.add_argument("--system-prompt", help="a system turn before the chat prompt (with --chat)")
-    p.add_argument(
-        "--base-url",
-        default="https://api.openai.com/v1",
-        help="openai: the server's API root, e.g. http://127.0.0.1:8000/v1",
-    )
-    p.add_argument("--concurrency", type=int, default=4, help="openai: most requests in flight (default 4)")
-    p.add_argument("--max-n", type=int, default=128, help="openai: most choices asked per request (default 128)")
-    p.add_argument("--request-timeout", type=float, default=60.0, help="openai: seconds per request (default 60)")
-    p.add_argument(
-        "--max-retries", type=int, default=6, help="openai: retries of a request on 429, 5xx and timeouts (default 6)"
-    )
-    p.add_argument(
-        "--no-request-seeds",
-        action="store_true",
-        help="openai: send no seed (for servers that fail on seeded requests); samples are then not repeatable",
-    )
-    p.add_argument("--tensor-parallel-size", type=int, default=1, help="vllm: GPUs per model replica")
-    p.add_argument("--pipeline-parallel-size", type=int, default=1, help="vllm: pipeline stages (nodes)")
-    p.add_argument("--data-parallel-size", type=int, default=1, help="vllm: model replicas")
-    p.add_argument(
-        "--gpu-memory-utilization",
-        type=float,
-        default=0.9,
-        help="vllm: share of GPU memory (RAM on vLLM's CPU build) to reserve (default 0.9)",
-    )
-    p.add_argument("--max-model-len", type=int, help="vllm: context length (default: the model's)")
-    p.add_argument(
-        "--enforce-eager",
-        action="store_true",
-        help="vllm: no graph compilation or capture (starts sooner, samples slower)",
-    )
     p.add_argument(
         "--leaderboard",
         help="ProtoQA test questions: where to write the leaderboard's ranked-list "
@@ -160,7 +127,7 @@ def build_generate_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--version", action="version", version=f"protoqa-eval {__version__}")
-    return p
+    add_engine_options(p)
 
 
 def _leaderboard_path(args: argparse.Namespace, output: Path) -> Optional[Path]:
@@ -183,13 +150,16 @@ def _run_generate(args: argparse.Namespace) -> int:
     output = Path(args.output)
     if args.limit is not None and args.limit < 1:
         raise CommandError(f"--limit must be >= 1, got {args.limit}")
+    engine_type = engine_class(args.engine)
+    options = engine_options(args, args.engine)  # an option of another engine fails here, before any work
     leaderboard = _leaderboard_path(args, output)
     check_generate_outputs(output, leaderboard, (), args.overwrite)  # before the questions are looked for
     style, num_samples = default_protocol(args.dataset)
     style = args.prompt or style
     if args.chat:
-        if args.engine == "hf":
-            raise CommandError("--chat needs --engine vllm or openai (the hf engine samples completions)")
+        if "chat" not in engine_type.common:
+            chat_engines = " or ".join(n for n, c in ENGINES.items() if "chat" in c.common)
+            raise CommandError(f"--chat needs --engine {chat_engines} (the {args.engine} engine samples completions)")
         if args.prompt:
             raise CommandError("--prompt chooses a completion prompt; --chat uses the chat prompt of the dataset")
         style = "cfc-chat" if args.dataset == "cfc" else "protoqa-chat"
@@ -213,50 +183,25 @@ def _run_generate(args: argparse.Namespace) -> int:
     check_generate_outputs(output, leaderboard, [questions_path], args.overwrite)
     questions = read_questions_file(questions_path, args.dataset, args.split)
     questions = questions[: args.limit] if args.limit else questions
-    if args.engine == "hf":
-        try:
-            device = resolve_device(args.device)
-        except ImportError as exc:
-            raise CommandError(
-                f"generating needs torch and transformers ({exc}); pip install 'protoqa-eval[train]'"
-            ) from exc
-        header = {
-            "model": args.model,
-            "dataset": args.dataset,
-            "split": args.split,
-            "limit": args.limit,
-            "prompt": style,
-            "sampling": config.signature(),
-            "dtype": args.dtype,
-            "device": device,
-            "version": __version__,
-            "questions_from": origin,
-        }
-    else:
-        device = args.device
-        engine_settings = _engine_settings(args)
-        header = {
-            "model": args.model,
-            "dataset": args.dataset,
-            "split": args.split,
-            "limit": args.limit,
-            "prompt": style,
-            "system_prompt": args.system_prompt,
-            "engine": engine_settings,
-            "sampling": sampling_signature(config, engine_settings),
-            "dtype": args.dtype,
-            "version": __version__,
-            "questions_from": origin,
-        }
+    settings = engine_type.recorded_settings(args.model, options)
+    header = {
+        "model": args.model,
+        "dataset": args.dataset,
+        "split": args.split,
+        "limit": args.limit,
+        "prompt": style,
+        "system_prompt": args.system_prompt,
+        "engine": settings,
+        "sampling": engine_type.signature(config, settings),
+        "dtype": args.dtype,
+        "version": __version__,
+        "questions_from": origin,
+    }
     # settings and records of a resume journal are checked before the model is loaded
     check_journal(output, header, config.num_samples, [q.id for q in questions])
-    if args.engine == "hf":
-        _quiet_transformers()
-        options: dict[str, Any] = {"device": device, "dtype": args.dtype, "revision": args.revision}
-    else:
-        # vLLM logs every start-up step and its workers' tracebacks; our own message says what failed.
-        os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
-        options = _engine_options(args)
+    _quiet_transformers()
+    # vLLM logs every start-up step and its workers' tracebacks; our own message says what failed.
+    os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
     engine = make_engine(args.engine, args.model, **options)
     try:
         document = generate_answers_file(
@@ -294,64 +239,15 @@ def _run_generate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _engine_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The options of the chosen engine, from the command line."""
-    if args.engine == "vllm":
-        return {
-            "revision": args.revision,
-            "chat": args.chat,
-            "tensor_parallel_size": args.tensor_parallel_size,
-            "pipeline_parallel_size": args.pipeline_parallel_size,
-            "data_parallel_size": args.data_parallel_size,
-            "gpu_memory_utilization": args.gpu_memory_utilization,
-            "max_model_len": args.max_model_len,
-            "dtype": args.dtype,
-            "seed": args.seed,
-            "enforce_eager": args.enforce_eager,
-        }
-    return {
-        "revision": args.revision,
-        "chat": args.chat,
-        "base_url": args.base_url,
-        "concurrency": args.concurrency,
-        "max_n": args.max_n,
-        "timeout": args.request_timeout,
-        "max_retries": args.max_retries,
-        "request_seeds": not args.no_request_seeds,
-    }
+def add_score_arguments(p: argparse.ArgumentParser) -> None:
+    """The arguments of ``protoqa-eval score-generated``.
 
-
-def _engine_settings(args: argparse.Namespace) -> dict[str, Any]:
-    """What the answers file records of the engine: the settings that change the samples, not the
-    ones that only change speed or robustness (so a run resumes under another --concurrency)."""
-    settings: dict[str, Any] = {
-        "engine": args.engine,
-        "model": args.model,
-        "revision": args.revision,
-        "chat": args.chat,
-    }
-    if args.engine == "vllm":
-        settings.update(
-            tensor_parallel_size=args.tensor_parallel_size,
-            pipeline_parallel_size=args.pipeline_parallel_size,
-            max_model_len=args.max_model_len,
-        )
-    else:
-        settings.update(max_n=args.max_n, request_seeds=not args.no_request_seeds)
-    return settings
-
-
-def build_score_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``protoqa-eval score-generated``.
-
-    >>> build_score_parser().parse_args(["a.json"]).similarity
+    >>> from protoqa_core.cli_io import OneLineParser
+    >>> p = OneLineParser()
+    >>> add_score_arguments(p)
+    >>> p.parse_args(["a.json"]).similarity
     'wordnet,exact_match'
     """
-    p = argparse.ArgumentParser(
-        prog="protoqa-eval score-generated",
-        description="Score an answers file written by protoqa-eval generate: ProtoQA metrics (Max Answers@k, "
-        "Max Incorrect@k) under each similarity, ProbEval KL (human clusters, WordNet matching), signatures.",
-    )
     p.add_argument("answers", help="answers file written by protoqa-eval generate")
     p.add_argument(
         "--targets",
@@ -362,7 +258,6 @@ def build_score_parser() -> argparse.ArgumentParser:
     p.add_argument("--metrics", default="paper", help="'paper' (default), 'standard' or metric names")
     p.add_argument("--no-probeval", action="store_true", help="skip the ProbEval KL")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    return p
 
 
 def _run_score(args: argparse.Namespace) -> int:
@@ -397,37 +292,49 @@ def _run_score(args: argparse.Namespace) -> int:
     return 0
 
 
-def _guarded(run: Any, args: argparse.Namespace, prog: str) -> int:
-    def show_warning(message, category, filename, lineno, file=None, line=None):
-        print(f"warning: {message}", file=sys.stderr)
+def _guarded(run: Callable[[argparse.Namespace], int], prog: str) -> Callable[[argparse.Namespace], int]:
+    """``run`` with its errors as one line and status 2, and an interruption that says how to resume."""
 
-    warnings.showwarning = show_warning
-    warnings.simplefilter("always", ProtoQAWarning)
-    try:
-        return run(args)
-    except (CommandError, GenerationError, DataFormatError, OSError, ValueError) as exc:
-        print(f"{prog}: error: {' '.join(str(exc).split())}", file=sys.stderr)
-        return 2
-    except RuntimeError as exc:  # torch errors (out of memory, device) while sampling
-        first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        print(
-            f"{prog}: error: {first_line}; the questions already sampled are kept, run the same command "
-            "again to resume",
-            file=sys.stderr,
-        )
-        return 2
-    except KeyboardInterrupt:
-        print(f"{prog}: interrupted; run the same command again to resume", file=sys.stderr)
-        return 130
+    def guarded(args: argparse.Namespace) -> int:
+        try:
+            return run(args)
+        except (CommandError, GenerationError, DataFormatError, OSError, ValueError) as exc:
+            print(f"{prog}: error: {' '.join(str(exc).split())}", file=sys.stderr)
+            return 2
+        except RuntimeError as exc:  # torch errors (out of memory, device) while sampling
+            first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            print(
+                f"{prog}: error: {first_line}; the questions already sampled are kept, run the same command "
+                "again to resume",
+                file=sys.stderr,
+            )
+            return 2
+        except KeyboardInterrupt:
+            print(f"{prog}: interrupted; run the same command again to resume", file=sys.stderr)
+            return 130
 
-
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    """``protoqa-eval generate ...``; returns the exit status (0 ok, 2 bad input or set-up)."""
-    args = build_generate_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
-    return _guarded(_run_generate, args, "protoqa-eval generate")
+    return guarded
 
 
-def score_main(argv: Optional[Sequence[str]] = None) -> int:
-    """``protoqa-eval score-generated ...``; returns the exit status (0 ok, 2 bad input)."""
-    args = build_score_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
-    return _guarded(_run_score, args, "protoqa-eval score-generated")
+COMMANDS: dict[str, Subcommand] = {
+    c.name: c
+    for c in (
+        Subcommand(
+            "generate",
+            "sample answers from a language model into an answers file",
+            "Sample answers to ProtoQA or CFC questions from a causal language model (nucleus sampling "
+            "with the ProtoQA paper's settings) and write an answers file that protoqa-eval and probeval read.",
+            add_generate_arguments,
+            _guarded(_run_generate, "protoqa-eval generate"),
+        ),
+        Subcommand(
+            "score-generated",
+            "score an answers file: ProtoQA metrics and ProbEval KL",
+            "Score an answers file written by protoqa-eval generate: ProtoQA metrics (Max Answers@k, "
+            "Max Incorrect@k) under each similarity, ProbEval KL (human clusters, WordNet matching), signatures.",
+            add_score_arguments,
+            _guarded(_run_score, "protoqa-eval score-generated"),
+        ),
+    )
+}
+"""The sub-commands of a language model's answers, for :func:`protoqa_integrations.cli.main`."""
