@@ -31,9 +31,9 @@ import subprocess
 import time
 import tomllib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any, Optional, Union, cast
 
 import numpy as np
 
@@ -329,6 +329,8 @@ class ClusterMaker:
             return _canonical(self.keys(q))
         if c.clustering == "wordnet_components":
             return _merged(np.arange(n), self.links(q))
+        if c.wordnet_merge:  # the merge works on the unmerged candidate's clusters, computed once
+            return _merged(self.labels(replace(c, wordnet_merge=False), q, seed), self.links(q))
         if c.normalize_first:
             keys = self.keys(q)
             first: dict[str, int] = {}
@@ -344,7 +346,7 @@ class ClusterMaker:
         else:
             owner = _owners(self._probeval(c, seed).clusters_for(q.truth))
             labels = np.array([owner[a] for a in q.strings], dtype=int)
-        return _merged(labels, self.links(q)) if c.wordnet_merge else labels
+        return labels
 
     def clusters(self, c: ClusterCandidate, q: Question, seed: int) -> tuple[AnswerCluster, ...]:
         """The labels as ProbEval clusters (for the system-level KLs)."""
@@ -366,7 +368,7 @@ def _owners(clusters: Sequence[AnswerCluster]) -> dict[str, int]:
     return {a: j for j, cl in enumerate(clusters) for a in cl.answers}
 
 
-def _canonical(labels: Sequence[Any]) -> np.ndarray:
+def _canonical(labels: Union[Sequence[Any], np.ndarray]) -> np.ndarray:
     mapping: dict[Any, int] = {}
     return np.array([mapping.setdefault(x if isinstance(x, str) else int(x), len(mapping)) for x in labels], dtype=int)
 
@@ -480,7 +482,7 @@ class _GivenClusters(_Scorer):
         self.maker, self.seed_used = maker, seed
         self.by_id = {q.qid: q for q in questions}
 
-    def clusters(self, c: Any, qid: str) -> tuple[AnswerCluster, ...]:  # type: ignore[override]
+    def clusters(self, c: Any, qid: str) -> tuple[AnswerCluster, ...]:
         if isinstance(c, ClusterCandidate):
             return self.maker.clusters(c, self.by_id[qid], self.seed_used)
         return super().clusters(c, qid)
@@ -504,7 +506,7 @@ def _system_kls(
                 scorers[seeds[0]]._wordnet_full,
             )
         for ci, c in enumerate(cands):
-            out[ci, si] = out[ci, 0] if si and not c.seeded else scorers[seed].kls(c)
+            out[ci, si] = out[ci, 0] if si and not c.seeded else scorers[seed].kls(cast(Any, c))
     return out, scorers[seeds[0]].kls(REFERENCE)
 
 
@@ -615,7 +617,7 @@ def select_on_dev(
         log(f"  pools {name}: {len(data.question_ids)} questions, {len(data.systems)} pools")
     selections = [
         DevSelection(
-            cands,
+            cast(Any, cands),
             {n: kls[n][:, si] for n in kls},
             refs,
             {n: scores.clusters[n][:, si] for n in kls},
@@ -668,14 +670,20 @@ def select_on_dev(
     )
 
 
-def _git_commit() -> Optional[str]:
-    try:
-        done = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=PROTOCOL.parent, capture_output=True, text=True, timeout=30, check=False
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout.strip() or None
+def _git_state() -> tuple[Optional[str], Optional[bool]]:
+    """The checkout's commit, and whether the study's code and protocol (this folder) match it."""
+
+    def git(*args: str) -> Optional[str]:
+        try:
+            done = subprocess.run(
+                ["git", *args], cwd=PROTOCOL.parent, capture_output=True, text=True, timeout=30, check=False
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    status = git("status", "--porcelain", "--", ".")
+    return git("rev-parse", "HEAD") or None, None if status is None else status == ""
 
 
 def _set_figures(scores_set: dict[str, np.ndarray], counts: np.ndarray, ci: int, idx: np.ndarray) -> dict[str, Any]:
@@ -843,8 +851,8 @@ def dev_report(choice: DevChoice) -> dict[str, Any]:
     out["current_default"] = choice.candidates[choice.current_default].label
     for rule, chosen in choice.nested.items():
         wins: dict[str, int] = {}
-        for c in chosen:
-            wins[choice.candidates[c].label] = wins.get(choice.candidates[c].label, 0) + 1
+        for i in chosen:
+            wins[choice.candidates[i].label] = wins.get(choice.candidates[i].label, 0) + 1
         out[f"nested_{rule}"] = dict(sorted(wins.items(), key=lambda kv: -kv[1]))
     out["seconds"] = round(choice.seconds, 1)
     return out
@@ -861,6 +869,7 @@ def run_cluster_study(
     """The whole study in the protocol's order: choose on dev, then report CFC test once."""
     start = time.perf_counter()
     _, digest = load_protocol(protocol_path)
+    commit, clean = _git_state()  # before anything is computed: the code that runs
     log("cluster-level study: dev selection")
     choice = select_on_dev(data_dir, protocol_path=protocol_path, num_questions=num_questions, log=log, **cut)
     dev = dev_report(choice)
@@ -870,7 +879,8 @@ def run_cluster_study(
         "protocol": {
             "file": "studies/validation/protocol.toml",
             "sha256": digest,
-            "commit": _git_commit(),
+            "commit": commit,
+            "code_committed": clean,
             "changes": choice.protocol.get("changes", []),
             "goal": choice.protocol["goal"],
         },
