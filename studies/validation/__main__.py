@@ -1,4 +1,4 @@
-"""``python -m studies.validation {study,leaderboard,all}``: the agreement study and the leaderboard.
+"""``python -m studies.validation {study,leaderboard,clusters,all}``: the agreement study and the leaderboard.
 
 Examples::
 
@@ -7,6 +7,7 @@ Examples::
     python -m studies.validation study --questions 5 --sets 10 --no-tune --no-systems
     python -m studies.validation leaderboard --data-dir ../shared/data --out studies/reports/
     python -m studies.validation claims                   # README and card claims from validation.json
+    python -m studies.validation clusters                 # cluster-level agreement: clusters.{json,md}
 
 The data folder is ``--data-dir``, else ``$PROTOQA_DATA_DIR``, else ``../shared/data``
 beside the checkout.
@@ -193,6 +194,12 @@ def build_parser() -> argparse.ArgumentParser:
     both = sub.add_parser("all", help="the study, the leaderboard, then the marked claims of the README and card")
     common(both)
     study_options(both)
+    clusters = sub.add_parser(
+        "clusters",
+        help="cluster-level agreement: choose on dev, report CFC test once; studies/reports/clusters.{json,md}",
+    )
+    common(clusters)
+    clusters.add_argument("--questions", type=int, default=None, help="only the first N questions of each data set")
     claims = sub.add_parser(
         "claims",
         help="rewrite the marked system-level claims of README.md and cfc_probeval/README.md from validation.json",
@@ -206,6 +213,18 @@ def _claims(out: Path) -> None:
 
     changed = write_claims(out / "validation.json")
     print("claims: " + (", ".join(str(p) for p in changed) if changed else "already up to date"))
+
+
+def _clusters(args: argparse.Namespace, data_dir: Path, out: Path) -> None:
+    from .cluster_agreement import run_cluster_study
+    from .cluster_report import write_cluster_claims, write_cluster_study
+
+    result = run_cluster_study(data_dir, num_questions=getattr(args, "questions", None), log=_log)
+    paths = write_cluster_study(result, out)
+    print(f"clusters: {result['seconds']:.1f} s; wrote {', '.join(str(p) for p in paths)}")
+    if out.resolve() == REPORTS and result["questions_limit"] is None:
+        changed = write_cluster_claims(out / "clusters.json")
+        print("cluster claims: " + (", ".join(str(p) for p in changed) if changed else "already up to date"))
 
 
 def _log(message: str) -> None:
@@ -366,6 +385,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 _study(args, data_dir, out, command)
             if args.command in ("leaderboard", "all"):
                 _leaderboard(args, data_dir, out)
+            if args.command in ("clusters", "all"):
+                _clusters(args, data_dir, out)
             if args.command == "all" and out.resolve() == REPORTS and not args.no_systems:
                 _claims(out)
     except (DataFormatError, FileNotFoundError, ValueError, RuntimeError) as exc:
