@@ -266,6 +266,7 @@ class ProtoQA:
             for m in self.metrics
         }
         uncounted = 0
+        exact_match_only: Optional[bool] = None
         if self._per_question is not None:
             uncounted = len(self._per_question.uncounted & set(per_question))
             self._per_question.uncounted.clear()
@@ -274,8 +275,25 @@ class ProtoQA:
                     f"{uncounted} question(s) have no crowd counts for their cluster strings; the "
                     f"{sim.name} similarity trained on each string once there"
                 )
+            exact_match_only = self._exact_match_only()
         signature = self.signature(n, "skip" if only_predicted else "zero", approximated, uncounted)
-        return EvaluationResult(scores, per_question, n, missing, skipped, list(ids.ignored), signature)
+        return EvaluationResult(
+            scores, per_question, n, missing, skipped, list(ids.ignored), signature, exact_match_only
+        )
+
+    def _exact_match_only(self) -> bool:
+        """Whether the per-question similarity matched no prediction but identical ones (warned), then reset."""
+        sim = self._per_question
+        seen, matched = sim.non_identical, sim.non_identical_matched
+        sim.non_identical = sim.non_identical_matched = 0
+        if seen and not matched:
+            _warn(
+                f"the {self.similarity.name} similarity ({self.similarity_label}) sent none of the {seen} "
+                "predictions that are not a cluster string to a cluster: on these targets it scored as "
+                "exact match does (result field exact_match_only)"
+            )
+            return True
+        return False
 
 
 def score_question(

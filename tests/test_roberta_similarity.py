@@ -174,9 +174,12 @@ def test_matrix_threshold_exact_strings_and_determinism(tiny):
 def test_signature_names_the_encoder_revision_and_settings(tiny):
     sim = RobertaSimilarity(tiny)
     assert sim.revision == model_revision(ModelLocation(tiny, "local")) and sim.revision.startswith("sha256:")
-    assert sim.label == f"roberta(tiny-roberta@{sim.revision},gp-rbf,thr=0.1)"
-    # The default is the paper's fixed length scale 1; every other choice has its own label.
-    assert sim.length_scale == 1.0 and RobertaSimilarity(tiny, length_scale=1).label == sim.label
+    assert sim.label == f"roberta(tiny-roberta@{sim.revision},gp-rbf:median*0.375,thr=0.1)"
+    # The default follows the encoder's scale; the papers' fixed 1 and every other rule have their own label.
+    assert sim.length_scale == "median*0.375" == RobertaSimilarity(tiny, length_scale="median*0.3750").length_scale
+    papers = RobertaSimilarity(tiny, length_scale=1)
+    assert papers.label == f"roberta(tiny-roberta@{sim.revision},gp-rbf:l=1,thr=0.1)" != sim.label
+    assert RobertaSimilarity(tiny, length_scale="median").label.endswith(",gp-rbf:median,thr=0.1)")
     fitted = RobertaSimilarity(tiny, length_scale="fit")
     assert fitted.label == f"roberta(tiny-roberta@{sim.revision},gp-rbf:fit,thr=0.1)"
     other = RobertaSimilarity(tiny, length_scale=2.5)
@@ -184,11 +187,14 @@ def test_signature_names_the_encoder_revision_and_settings(tiny):
     question = pet_question()
     predictions = ["puppies", "a pet dog", "kitten"]
     assert np.array_equal(
-        RobertaSimilarity(tiny, length_scale=1.0).scores(question, predictions), sim.scores(question, predictions)
+        RobertaSimilarity(tiny, length_scale="median*0.375").scores(question, predictions),
+        sim.scores(question, predictions),
     )
     assert not np.array_equal(fitted.scores(question, predictions), sim.scores(question, predictions))
-    with pytest.raises(ValueError, match="length scale must be 'fit' or a positive number"):
-        RobertaSimilarity(tiny, length_scale="auto")
+    assert not np.array_equal(papers.scores(question, predictions), sim.scores(question, predictions))
+    for bad in ("auto", "median*0", "median*-1", "median*x", 0, float("nan"), True):
+        with pytest.raises(ValueError, match="length scale must be a positive number, 'fit', 'median'"):
+            RobertaSimilarity(tiny, length_scale=bad)
     assert RobertaSimilarity(tiny, threshold=0.3, repetition=False, context=False).label.endswith(
         "thr=0.3,distinct,no-question)"
     )
@@ -276,8 +282,9 @@ def test_cli_library_and_evaluate_module_agree(tiny, tmp_path):
         raw_answers=[dict(q.raw_answers) for q in questions.values()],
         encoder=tiny,
     )
-    assert {k: v for k, v in result.items() if k != "signature"} == library.scores
+    assert {k: v for k, v in result.items() if k not in ("signature", "exact_match_only")} == library.scores
     assert result["signature"] == library.signature
+    assert result["exact_match_only"] is library.exact_match_only is from_cli["exact_match_only"]
     with pytest.raises(ValueError, match="pass questions="):
         module.compute(predictions=[["dog"]], references=[[{"answers": ["dog"], "count": 1}]], encoder=tiny)
 
@@ -342,3 +349,35 @@ def test_the_matching_study_has_a_roberta_arm_at_the_papers_threshold(tiny, shar
     assert arm["by_threshold_in_sample"]["0.1"] == {k: arm["weighted"][k] for k in ("precision", "recall", "f1")}
     with pytest.raises(ValueError, match="needs an encoder"):
         run_matching_study(shared_data, matchers=["roberta"], num_questions=1)
+
+
+def test_a_similarity_that_matches_only_identical_strings_says_so(tiny, tmp_path):
+    question = pet_question()
+    predictions = {"q": ["kittens", "dog", "zebra"]}
+    # A length scale far below every distance: the regression is 0 away from the training strings.
+    blind = ProtoQA("roberta", encoder=tiny)
+    blind._per_question = RobertaSimilarity(tiny, length_scale=1e-9)
+    with pytest.warns(UserWarning, match=r"sent none of the 2 predictions that are not a cluster string"):
+        result = blind.evaluate([question], predictions)
+    assert result.exact_match_only is True and result.as_dict()["exact_match_only"] is True
+    exact = ProtoQA("exact_match").evaluate([question], predictions)
+    assert result.scores == exact.scores and "exact_match_only" not in exact.as_dict()
+    # The counters start again for the next evaluation: all predictions identical says nothing.
+    assert blind.evaluate([question], {"q": ["dog"]}).exact_match_only is False
+    # The default rule matches a near string, so there is no warning.
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        matched = ProtoQA("roberta", encoder=tiny).evaluate([question], {"q": ["puppies", "a pet dog"]})
+    assert matched.exact_match_only is False
+
+
+def test_the_command_line_warns_when_roberta_is_exact_match(tiny, tmp_path):
+    targets, predictions = _write_data(tmp_path)
+    run = _run_cli([str(targets), str(predictions), "--similarity", "roberta", "--encoder", tiny, "--json"], tmp_path)
+    assert run.returncode == 0, run.stderr
+    default = json.loads(run.stdout)
+    assert default["exact_match_only"] is ("exact match" in run.stderr)  # the field and the warning say the same
+    exact = _run_cli([str(targets), str(predictions), "--similarity", "exact_match", "--json"], tmp_path)
+    assert exact.returncode == 0 and "exact_match_only" not in json.loads(exact.stdout)

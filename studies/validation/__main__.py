@@ -1,4 +1,4 @@
-"""``python -m studies.validation {study,leaderboard,all}``: the agreement study and the leaderboard.
+"""``python -m studies.validation {study,leaderboard,all,claims,papers}``: the agreement study and the leaderboard.
 
 Examples::
 
@@ -7,6 +7,7 @@ Examples::
     python -m studies.validation study --questions 5 --sets 10 --no-tune --no-systems
     python -m studies.validation leaderboard --data-dir ../shared/data --out studies/reports/
     python -m studies.validation claims                   # README and card claims from validation.json
+    python -m studies.validation papers                   # the papers' tables beside ours (paper_tables.md)
 
 The data folder is ``--data-dir``, else ``$PROTOQA_DATA_DIR``, else ``../shared/data``
 beside the checkout.
@@ -198,7 +199,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="rewrite the marked system-level claims of README.md and cfc_probeval/README.md from validation.json",
     )
     claims.add_argument("--out", default=str(REPORTS), help=f"folder of validation.json (default {REPORTS_HELP})")
+    papers = sub.add_parser(
+        "papers",
+        help="the papers' tables beside this project's figures: paper_tables.md from the committed study outputs",
+    )
+    papers.add_argument(
+        "--out",
+        default=str(REPORTS),
+        help=f"folder of the study outputs and of paper_tables.md (default {REPORTS_HELP})",
+    )
     return parser
+
+
+def _papers(out: Path) -> None:
+    from .paper_tables import write_paper_tables
+
+    print(f"papers: wrote {write_paper_tables(out)}")
 
 
 def _claims(out: Path) -> None:
@@ -356,6 +372,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         if args.command == "claims":
             _claims(Path(args.out))
+            return 0
+        if args.command == "papers":
+            _papers(Path(args.out))
             return 0
         data_dir = resolve_data_dir(args.data_dir)
         out = Path(args.out)
