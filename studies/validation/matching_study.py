@@ -82,7 +82,8 @@ PAPER_TABLE4: dict[str, dict[str, float]] = {
     "wordnet": {"precision": 0.996, "recall": 0.581, "f1": 0.734},
     "roberta": {"precision": 0.762, "recall": 0.661, "f1": 0.708},
 }
-"""The ProtoQA paper's Table 4 (its own annotations of other answers: not the same data)."""
+"""The ProtoQA paper's Table 4, in a later version than the EMNLP 2020 one (its own annotations of other answers:
+not the same data)."""
 
 DATA = ("protoqa/dev.crowdsourced.jsonl", "probeval_validation/protoqa_dev.gpt2.samples.annotated.json")
 
