@@ -381,3 +381,36 @@ def test_the_command_line_warns_when_roberta_is_exact_match(tiny, tmp_path):
     assert default["exact_match_only"] is ("exact match" in run.stderr)  # the field and the warning say the same
     exact = _run_cli([str(targets), str(predictions), "--similarity", "exact_match", "--json"], tmp_path)
     assert exact.returncode == 0 and "exact_match_only" not in json.loads(exact.stdout)
+
+
+@pytest.mark.slow
+def test_the_length_scale_is_chosen_on_folds_and_reported_held_out(tiny, shared_data, tmp_path):
+    from studies.validation.matching_study import run_length_scale_study, run_matching_study
+
+    rules = (1.0, "median*0.5", "median")
+    result = run_length_scale_study(shared_data, tiny, rules=rules, num_questions=4, folds=2)
+    assert result["rules"] == ["1", "median*0.5", "median"] and result["chosen"] in result["rules"]
+    assert set(result["roberta_held_out"]["fold_rules"]) == {"0", "1"}
+    per_rule = result["rules_in_sample"]
+    assert result["roberta_held_out"]["similarity"] == per_rule[result["chosen"]]["similarity"]
+    assert per_rule["median*0.5"]["similarity"].endswith(",gp-rbf:median*0.5,thr=0.1)")
+    assert per_rule["1"]["similarity"].endswith(",gp-rbf:l=1,thr=0.1)")
+    for figures in per_rule.values():
+        assert 0 <= figures["non_identical_accepted"] <= figures["non_identical_answers"] > 0
+    # The chosen rule has the best in-sample F1 of all (ties: the earlier rule).
+    f1s = [per_rule[r]["in_sample"]["weighted"]["f1"] for r in result["rules"]]
+    assert result["chosen"] == result["rules"][f1s.index(max(f1s))]
+    baseline = run_matching_study(shared_data, matchers=["exact_match"], num_questions=4, folds=2)
+    assert result["exact_match"]["weighted"] == baseline["matchers"]["exact_match"]["weighted"]
+    assert result["within_cluster_distance"]["pairs"] > 0 and result["within_cluster_distance"]["median"] > 0
+    with pytest.raises(ValueError, match="repeat"):
+        run_length_scale_study(shared_data, tiny, rules=("median", "median*1"), num_questions=1)
+    run = subprocess.run(
+        [sys.executable, "-m", "studies.validation.matching_study", "--choose-length-scale"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 2 and "--choose-length-scale needs --encoder" in run.stderr
