@@ -43,6 +43,12 @@ PROTOQA_LATER = (
 COMMAND = "python -m studies.validation papers"
 INPUTS = ("validation.json", "leaderboard.json", "matching_roberta_length_scale.json")
 """The study outputs (in the reports folder) the tables are read from."""
+_MADE_BY = {
+    "validation.json": "python -m studies.validation study",
+    "leaderboard.json": "python -m studies.validation leaderboard",
+    "matching_roberta_length_scale.json": "python -m studies.validation.matching_study --choose-length-scale "
+    "--encoder FOLDER --out studies/reports/matching_roberta_length_scale.json",
+}
 
 # CFC paper, Table 2 (dev, WordNet matching, centered sampling): our setting key -> (ProtoQA dev, CFC dev).
 _CFC_TABLE2: tuple[tuple[str, Optional[str], float, float], ...] = (
@@ -121,7 +127,7 @@ def _read(reports: Path, name: str) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise FileNotFoundError(f"{path}: missing; regenerate it first (see {COMMAND} --help)") from None
+        raise FileNotFoundError(f"{path}: missing; regenerate it first with {_MADE_BY[name]}") from None
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}: not JSON ({exc})") from None
 
