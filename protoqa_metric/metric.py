@@ -52,6 +52,9 @@ class ProtoQA:
         encoder, device: ``roberta`` only: the encoder (a Hugging Face Hub id or a local
             folder; default ``roberta-base``) and where it runs. A missing encoder is an
             error here, naming the option; no other encoder is used instead.
+        length_scale: ``roberta`` only: the RBF length-scale rule (default
+            ``"median*0.375"``; ``1.0`` is the papers' code; see
+            :class:`~protoqa_core.roberta_similarity.RobertaSimilarity`).
 
     An unknown similarity or metric name raises ValueError here, before any scoring.
 
@@ -71,12 +74,15 @@ class ProtoQA:
         all_stopword_match: bool = True,
         encoder: Optional[str] = None,
         device: str = "cpu",
+        length_scale: Union[float, str, None] = None,
     ) -> None:
         self._per_question: Any = None
         if isinstance(similarity, str) and similarity in QUESTION_SIMILARITIES:
             options: dict[str, Any] = {"device": device}
             if encoder is not None:
                 options["encoder"] = encoder
+            if length_scale is not None:
+                options["length_scale"] = length_scale
             self._per_question = question_similarity(similarity, **options)
             self.similarity = Similarity(
                 similarity, _scored_per_question, False, False, QUESTION_SIMILARITIES[similarity]
@@ -84,6 +90,8 @@ class ProtoQA:
         else:
             if encoder is not None:
                 raise ValueError(f"an encoder is used by the roberta similarity only, not by {similarity!r}")
+            if length_scale is not None:
+                raise ValueError(f"a length scale is used by the roberta similarity only, not by {similarity!r}")
             self.similarity = get_similarity(similarity) if isinstance(similarity, str) else similarity
         if isinstance(metrics, str) or not all(isinstance(m, MetricSpec) for m in metrics):
             self.metrics: tuple[MetricSpec, ...] = metric_specs(metrics)  # type: ignore[arg-type]

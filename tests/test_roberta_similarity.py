@@ -381,6 +381,21 @@ def test_the_command_line_warns_when_roberta_is_exact_match(tiny, tmp_path):
     assert default["exact_match_only"] is ("exact match" in run.stderr)  # the field and the warning say the same
     exact = _run_cli([str(targets), str(predictions), "--similarity", "exact_match", "--json"], tmp_path)
     assert exact.returncode == 0 and "exact_match_only" not in json.loads(exact.stdout)
+    # A length scale far below every distance: only identical strings match, and the command says so.
+    args = [str(targets), str(predictions), "--similarity", "roberta", "--encoder", tiny, "--json"]
+    blind = _run_cli([*args, "--length-scale", "1e-9"], tmp_path)
+    assert blind.returncode == 0, blind.stderr
+    result = json.loads(blind.stdout)
+    assert result["exact_match_only"] is True and "gp-rbf:l=1e-09" in result["signature"]
+    assert "warning: the roberta similarity" in blind.stderr and "scored as exact match" in blind.stderr
+    exact_scores = json.loads(exact.stdout)
+    assert {k: v for k, v in result.items() if k.startswith("max_")} == {
+        k: v for k, v in exact_scores.items() if k.startswith("max_")
+    }
+    bad = _run_cli([*args, "--length-scale", "median*0"], tmp_path)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "length scale must be" in bad.stderr
+    other = _run_cli([str(targets), str(predictions), "--length-scale", "1"], tmp_path)
+    assert other.returncode == 2 and "--length-scale is used by --similarity roberta only" in other.stderr
 
 
 @pytest.mark.slow

@@ -191,7 +191,9 @@ def build_parser() -> argparse.ArgumentParser:
         "default, G-means from 4 centers of MiniLM embeddings with WordNet matching)",
     )
     board.add_argument("--questions", type=int, default=None, help="only the first N questions of each data set")
-    both = sub.add_parser("all", help="the study, the leaderboard, then the marked claims of the README and card")
+    both = sub.add_parser(
+        "all", help="the study, the leaderboard, the marked claims of the README and card, then the paper tables"
+    )
     common(both)
     study_options(both)
     claims = sub.add_parser(
@@ -387,6 +389,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 _leaderboard(args, data_dir, out)
             if args.command == "all" and out.resolve() == REPORTS and not args.no_systems:
                 _claims(out)
+            if args.command == "all" and (out / "matching_roberta_length_scale.json").is_file():
+                _papers(out)  # the paper tables read the figures just written
     except (DataFormatError, FileNotFoundError, ValueError, RuntimeError) as exc:
         print(f"python -m studies.validation: error: {exc}", file=sys.stderr)
         return 2
