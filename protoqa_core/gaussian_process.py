@@ -27,10 +27,13 @@ representation (embedder)   the answer after the question,         a sentence em
 Repetition: GP regression with an answer given ``n`` times, each copy with noise
 ``alpha``, has the same posterior mean as one copy with noise ``alpha / n``; the
 regression uses the latter (fewer points, a better-conditioned system), which is the
-same model as repeating the rows. The regression's length scale is either fixed (by
-default at 1: the paper's code ran scikit-learn's 2020 default kernel) or fitted per
-cluster by a deterministic bounded search of the marginal likelihood; either way it has
-no random restarts and needs no seed: the result depends only on the vectors.
+same model as repeating the rows. The regression's length scale (:func:`length_scale_rule`)
+is fixed (1 is the papers' code: scikit-learn's default kernel before version 1.9 had its
+amplitude and length scale fixed at 1), set per question from the training vectors
+(``median``: the median distance between the distinct training answers, times a factor)
+or fitted per cluster by a deterministic bounded search of the marginal likelihood
+(``fit``). None has random restarts or needs a seed: the result depends only on the
+vectors.
 """
 
 from __future__ import annotations
@@ -41,13 +44,72 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
-__all__ = ["GP_MODELS", "OneVsAll", "fit_one_vs_all", "REGRESSION_ALPHA", "REGRESSION_LENGTH_SCALE"]
+__all__ = [
+    "GP_MODELS",
+    "OneVsAll",
+    "fit_one_vs_all",
+    "length_scale_rule",
+    "median_distance",
+    "REGRESSION_ALPHA",
+    "REGRESSION_LENGTH_SCALE",
+]
 
 GP_MODELS = ("regression", "classification")
 REGRESSION_ALPHA = 1e-7
 """The regression's noise variance per training answer (the ProtoQA paper's code)."""
 REGRESSION_LENGTH_SCALE = 1.0
-"""The RBF kernel's length scale in the regression, in the vectors' own L2 units."""
+"""The RBF kernel's fixed length scale in the papers' code, in the vectors' own L2 units."""
+
+LengthScale = Union[float, str]
+
+
+def length_scale_rule(value: object) -> LengthScale:
+    """A checked length-scale rule: a positive number, ``"fit"``, ``"median"`` or ``"median*<factor>"``.
+
+    Numbers come back as floats and ``median`` rules in one spelling (``median`` for the
+    factor 1), so that equal rules compare (and are labelled) equal.
+
+    >>> length_scale_rule(2), length_scale_rule("fit"), length_scale_rule("median*1"), length_scale_rule("median*0.50")
+    (2.0, 'fit', 'median', 'median*0.5')
+    >>> length_scale_rule("auto")
+    Traceback (most recent call last):
+    ...
+    ValueError: the length scale must be a positive number, 'fit', 'median' or 'median*<factor>', got 'auto'
+    """
+    message = f"the length scale must be a positive number, 'fit', 'median' or 'median*<factor>', got {value!r}"
+    if isinstance(value, str):
+        text = value.strip()
+        if text == "fit":
+            return "fit"
+        if text == "median":
+            return "median"
+        if text.startswith("median*"):
+            try:
+                factor = float(text[len("median*") :])
+            except ValueError:
+                raise ValueError(message) from None
+            if np.isfinite(factor) and factor > 0:
+                return "median" if factor == 1.0 else f"median*{factor:g}"
+        raise ValueError(message)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value) or value <= 0:
+        raise ValueError(message)
+    return float(value)
+
+
+def median_distance(vectors: np.ndarray) -> Optional[float]:
+    """The median L2 distance between distinct rows (None when fewer than two rows differ).
+
+    >>> median_distance(np.array([[0.0], [3.0], [3.0], [4.0]]))
+    3.0
+    """
+    squared = _squared_distances(np.asarray(vectors, dtype=np.float64), np.asarray(vectors, dtype=np.float64))
+    return _median_of_squared(squared)
+
+
+def _median_of_squared(squared: np.ndarray) -> Optional[float]:
+    upper = squared[np.triu_indices(len(squared), k=1)]
+    positive = upper[upper > 0]
+    return float(np.sqrt(np.median(positive))) if positive.size else None
 
 
 @dataclass(frozen=True)
@@ -105,7 +167,7 @@ def fit_one_vs_all(
     model: str = "regression",
     seed: int = 0,
     alpha: float = REGRESSION_ALPHA,
-    length_scale: Union[float, str] = REGRESSION_LENGTH_SCALE,
+    length_scale: LengthScale = REGRESSION_LENGTH_SCALE,
 ) -> OneVsAll:
     """Fit one model per cluster: ``members[i, c]`` says whether training answer ``i`` is in cluster ``c``.
 
@@ -116,9 +178,11 @@ def fit_one_vs_all(
         model: ``regression`` (the ProtoQA paper's) or ``classification`` (ProbEval's
             ``gp`` matcher: ``GaussianProcessClassifier(1.0 * RBF(1.0))``, seeded).
         seed: the classifier's random state (the regression has none).
-        alpha, length_scale: the regression's noise and RBF length scale (default 1, the
-            paper's code; ``"fit"``: per cluster, the one maximizing the marginal likelihood,
-            see :func:`_fitted_length_scale`).
+        alpha, length_scale: the regression's noise and RBF length scale, a rule of
+            :func:`length_scale_rule`: a number (default 1, the papers' code); ``"median"``
+            or ``"median*<factor>"``: the factor times the median distance between the
+            distinct training answers (1 when fewer than two differ); ``"fit"``: per
+            cluster, the one maximizing the marginal likelihood (:func:`_fitted_length_scale`).
 
     A cluster that every answer (or none) belongs to gets that constant score under
     the classifier; the regression fits it all the same (its prior mean is 0, so far
@@ -145,7 +209,7 @@ def _fit_regressions(
     members: np.ndarray,
     counts: Optional[Sequence[float]],
     alpha: float,
-    length_scale: Union[float, str],
+    length_scale: LengthScale,
 ) -> tuple[Any, ...]:
     from scipy.linalg import cho_factor, cho_solve
 
@@ -157,15 +221,18 @@ def _fit_regressions(
     labels = members.astype(np.float64)
     noise = alpha / weights
     squared = _squared_distances(vectors, vectors)
-    if length_scale == "fit":
+    rule = length_scale_rule(length_scale)
+    if rule == "fit":
         scales = [
             _fitted_length_scale(squared, noise, labels[:, j]) if members[:, j].any() else 1.0
             for j in range(members.shape[1])
         ]
-    elif isinstance(length_scale, (int, float)) and not isinstance(length_scale, bool) and length_scale > 0:
-        scales = [float(length_scale)] * members.shape[1]
+    elif isinstance(rule, str):
+        factor = float(rule.split("*")[1]) if "*" in rule else 1.0
+        median = _median_of_squared(squared)
+        scales = [factor * (median if median is not None else REGRESSION_LENGTH_SCALE)] * members.shape[1]
     else:
-        raise ValueError(f"length_scale must be a positive number or 'fit', got {length_scale!r}")
+        scales = [rule] * members.shape[1]
     fitted: list[Any] = []
     solved_by_scale: dict[float, np.ndarray] = {}
     for j, scale in enumerate(scales):
@@ -196,9 +263,7 @@ def _fitted_length_scale(squared: np.ndarray, noise: np.ndarray, labels: np.ndar
     from scipy.linalg import LinAlgError, cho_factor, cho_solve
     from scipy.optimize import minimize_scalar
 
-    off_diagonal = squared[~np.eye(len(squared), dtype=bool)]
-    positive = off_diagonal[off_diagonal > 0]
-    median = float(np.sqrt(np.median(positive))) if positive.size else 1.0
+    median = _median_of_squared(squared) or 1.0
 
     def negative_log_likelihood(log_scale: float) -> float:
         scale = float(np.exp(log_scale))

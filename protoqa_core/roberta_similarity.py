@@ -9,12 +9,15 @@ The method (ProtoQA paper, section 3.1.3):
    distance) is trained on the question's crowd answers with repetition: every string
    of a cluster counts as often as the crowd gave it (its count among the question's
    raw answers; once when the data has no count for it). See
-   :mod:`protoqa_core.gaussian_process`. The kernel's length scale is fixed at 1
-   (default), in the vectors' own units, as in the paper's code (scikit-learn's 2020
-   default kernel); the paper's text does not give it. That ties the result to the
-   scale of the encoder's vectors. ``length_scale="fit"`` instead fits it per cluster
-   by the marginal likelihood of the crowd answers, an alternative whose figures are
-   in the metric card; it has its own label in the signature.
+   :mod:`protoqa_core.gaussian_process`. The paper's text does not give the kernel's
+   length scale; its code fixed it at 1 in the vectors' own units (scikit-learn's
+   default kernel then), which ties the result to the scale of the encoder's vectors:
+   with all-MiniLM-L6-v2 two different answers of one cluster lie about 11 units
+   apart, where that kernel is about 1e-27, so only identical strings match. The
+   length scale here follows the encoder instead (default ``median*0.375``: 0.375
+   times the median distance between the question's distinct cluster strings, chosen
+   on ProtoQA dev folds); a fixed number, other factors and ``"fit"`` (per cluster, by
+   the marginal likelihood) are options, each with its own label in the signature.
 3. A prediction goes to the cluster with the highest regression score when that score
    exceeds the threshold (0.1); otherwise it matches nothing. A prediction identical to
    a cluster string goes to that cluster directly, as in the paper's code.
@@ -33,8 +36,14 @@ that many rows for all clusters together, and one encoder pass over the distinct
 predictions. Contexts and answers are cut to a fixed number of tokens
 (:data:`~protoqa_core.embedding.MAX_CONTEXT_TOKENS`,
 :data:`~protoqa_core.embedding.MAX_ANSWER_TOKENS`); a cut is reported as an
-approximation. The regression has fixed hyperparameters, so the result depends only on
-the vectors: it is the same for the same inputs on the same device.
+approximation. The regression's hyperparameters come from the vectors by a fixed rule
+(no random restart), so the result is the same for the same inputs on the same device.
+
+A similarity that sends no prediction other than the identical strings to a cluster is
+exact match in disguise: :attr:`non_identical` and :attr:`non_identical_matched` count
+the distinct predictions that are not a cluster string of their question and those of
+them it matched, and the metric warns (and sets ``exact_match_only``) when the second is
+0 while the first is not.
 """
 
 from __future__ import annotations
@@ -43,17 +52,18 @@ import re
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Optional, Union
+from typing import Optional
 
 import numpy as np
 
 from .embedding import ContextEncoder, ModelLocation, locate_model, model_revision
-from .gaussian_process import OneVsAll, fit_one_vs_all
+from .gaussian_process import LengthScale, OneVsAll, fit_one_vs_all, length_scale_rule
 from .readers import DataFormatError, Question
 
 __all__ = [
     "DEFAULT_ENCODER",
     "DEFAULT_LENGTH_SCALE",
+    "PAPERS_LENGTH_SCALE",
     "DEFAULT_THRESHOLD",
     "ENCODER_OPTION",
     "MAX_TRAINING_ANSWERS",
@@ -65,8 +75,13 @@ DEFAULT_ENCODER = "roberta-base"
 """The encoder the ``roberta`` similarity uses unless told otherwise (``--encoder``)."""
 DEFAULT_THRESHOLD = 0.1
 """The ProtoQA paper's threshold on the best cluster's regression score."""
-DEFAULT_LENGTH_SCALE = 1.0
-"""The RBF kernel's length scale in the paper's code (scikit-learn's fixed default kernel of 2020)."""
+DEFAULT_LENGTH_SCALE = "median*0.375"
+"""The RBF kernel's length-scale rule: 0.375 times the median distance between the question's
+distinct cluster strings, so that it follows the encoder's scale. Chosen on ProtoQA dev folds
+(``python -m studies.validation.matching_study --choose-length-scale``); the papers' code fixed
+it at 1 (``PAPERS_LENGTH_SCALE``), which for all-MiniLM-L6-v2 matches almost only identical strings."""
+PAPERS_LENGTH_SCALE = 1.0
+"""The length scale of the papers' code: scikit-learn's default kernel before version 1.9, fixed at 1."""
 MAX_TRAINING_ANSWERS = 5_000
 """Distinct cluster strings a question may have (a ProtoQA question has about 50): bounds the
 kernel matrix; more is an error naming the question, never a silent cut."""
@@ -123,17 +138,20 @@ class RobertaSimilarity:
             counts every distinct string once (as ProbEval's ``gp`` matcher does).
         context: put the question before each answer (the paper's); False encodes the
             answer alone.
-        length_scale: the RBF kernel's length scale: a positive number fixes it
-            (default 1.0, the paper's code: scikit-learn's fixed default kernel of 2020);
+        length_scale: the RBF kernel's length-scale rule
+            (:func:`~protoqa_core.gaussian_process.length_scale_rule`): default
+            ``"median*0.375"`` (that factor times the median distance between the
+            question's distinct cluster strings); ``"median"`` or ``"median*<factor>"``
+            for another factor; a positive number fixes it (``1.0``: the papers' code);
             ``"fit"`` fits it per cluster by the marginal likelihood of the training answers.
 
     :attr:`label` names the encoder, its weights' revision and the settings, for the
-    signature: ``roberta(roberta-base@<revision>,gp-rbf,thr=0.1)`` with the defaults;
-    ``gp-rbf:fit`` with a fitted length scale, ``gp-rbf:l=<scale>`` with another fixed one.
+    signature: ``roberta(roberta-base@<revision>,gp-rbf:median*0.375,thr=0.1)`` with the
+    defaults; ``gp-rbf:fit`` with a fitted length scale, ``gp-rbf:l=<scale>`` with a fixed one.
 
     >>> sim = RobertaSimilarity("/models/roberta-base")  # doctest: +SKIP
     >>> sim.label  # doctest: +SKIP
-    'roberta(roberta-base@sha256:...,gp-rbf,thr=0.1)'
+    'roberta(roberta-base@sha256:...,gp-rbf:median*0.375,thr=0.1)'
     """
 
     name = "roberta"
@@ -146,7 +164,7 @@ class RobertaSimilarity:
         device: str = "cpu",
         repetition: bool = True,
         context: bool = True,
-        length_scale: Union[float, str] = DEFAULT_LENGTH_SCALE,
+        length_scale: LengthScale = DEFAULT_LENGTH_SCALE,
     ) -> None:
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not np.isfinite(threshold):
             raise ValueError(f"the roberta threshold must be a finite number, got {threshold!r}")
@@ -155,27 +173,24 @@ class RobertaSimilarity:
         self.revision = model_revision(self.location)
         self.threshold = float(threshold)
         self.repetition, self.context = bool(repetition), bool(context)
-        if length_scale != "fit" and (
-            isinstance(length_scale, bool)
-            or not isinstance(length_scale, (int, float))
-            or not np.isfinite(length_scale)
-            or length_scale <= 0
-        ):
-            raise ValueError(f"the roberta length scale must be 'fit' or a positive number, got {length_scale!r}")
-        self.length_scale: Union[float, str] = length_scale if length_scale == "fit" else float(length_scale)
+        try:
+            self.length_scale: LengthScale = length_scale_rule(length_scale)
+        except ValueError as exc:
+            raise ValueError(f"roberta similarity: {exc}") from None
         self.encoder = ContextEncoder(self.location.path, device=device)
         self._fitted: OrderedDict[tuple, _Fitted] = OrderedDict()
         self.uncounted: set[str] = set()
+        # Predictions (per question, distinct) that are not one of their question's cluster
+        # strings, and how many of those went to a cluster: with none, the similarity was
+        # exact match on what it saw. Read and reset by the metric after each evaluation.
+        self.non_identical = 0
+        self.non_identical_matched = 0
 
     @property
     def label(self) -> str:
         """The similarity's name in signatures: encoder@revision and every setting that changes numbers."""
-        if self.length_scale == "fit":
-            kernel = "gp-rbf:fit"
-        elif self.length_scale == DEFAULT_LENGTH_SCALE:
-            kernel = "gp-rbf"
-        else:
-            kernel = f"gp-rbf:l={self.length_scale:g}"
+        rule = self.length_scale
+        kernel = f"gp-rbf:{rule}" if isinstance(rule, str) else f"gp-rbf:l={rule:g}"
         parts = [f"{self.encoder_name}@{self.revision}", kernel, f"thr={self.threshold:g}"]
         if not self.repetition:
             parts.append("distinct")
@@ -281,6 +296,10 @@ class RobertaSimilarity:
             best = float(row.max())
             if best > self.threshold:
                 out[i, np.flatnonzero(row == best)] = 1.0
+        self.non_identical += len(distinct)
+        self.non_identical_matched += sum(
+            1 for prediction in distinct if float(scores[prediction].max()) > self.threshold
+        )
         cut = fitted.cut or self.encoder.num_cut > before
         cells = [(i, j) for i in range(len(predictions)) for j in range(len(question.clusters))] if cut else []
         return out, cells

@@ -108,6 +108,12 @@ def _add_encoder_arguments(p: argparse.ArgumentParser) -> None:
         help="roberta similarity: the encoder, a Hugging Face Hub id or a local folder (default roberta-base)",
     )
     p.add_argument("--device", default="cpu", help="roberta similarity: where the encoder runs (default cpu)")
+    p.add_argument(
+        "--length-scale",
+        metavar="RULE",
+        help="roberta similarity: the RBF length-scale rule: median*0.375 (default), median*<factor>, "
+        "a positive number (1: the papers' code) or fit",
+    )
 
 
 def _add_compare_arguments(p: argparse.ArgumentParser) -> None:
@@ -180,13 +186,19 @@ def _encoder_options(similarity: str, args: argparse.Namespace) -> dict:
     """The ``ProtoQA`` options of the roberta similarity (none for the others)."""
     if similarity != "roberta":
         return {}
-    return {"encoder": args.encoder, "device": args.device}
+    options: dict[str, object] = {"encoder": args.encoder, "device": args.device}
+    if args.length_scale is not None:
+        try:
+            options["length_scale"] = float(args.length_scale)
+        except ValueError:
+            options["length_scale"] = args.length_scale
+    return options
 
 
 def _compare(args: argparse.Namespace) -> int:
     try:
-        if args.encoder is not None and args.similarity != "roberta":
-            raise ValueError("--encoder is used by --similarity roberta only")
+        if (args.encoder is not None or args.length_scale is not None) and args.similarity != "roberta":
+            raise ValueError("--encoder and --length-scale are used by --similarity roberta only")
         protoqa = ProtoQA(
             args.similarity,
             args.metrics,
@@ -290,6 +302,8 @@ def _evaluate(args: argparse.Namespace) -> int:
             open_wordnet(args.wordnet_dir)
         if args.encoder is not None and "roberta" not in similarities:
             raise ValueError("--encoder is used by --similarity roberta only")
+        if args.length_scale is not None and "roberta" not in similarities:
+            raise ValueError("--length-scale is used by --similarity roberta only")
         # Each similarity is configured before any scoring, so that a missing encoder fails first.
         configured = {
             sim: ProtoQA(

@@ -52,6 +52,9 @@ class ProtoQA:
         encoder, device: ``roberta`` only: the encoder (a Hugging Face Hub id or a local
             folder; default ``roberta-base``) and where it runs. A missing encoder is an
             error here, naming the option; no other encoder is used instead.
+        length_scale: ``roberta`` only: the RBF length-scale rule (default
+            ``"median*0.375"``; ``1.0`` is the papers' code; see
+            :class:`~protoqa_core.roberta_similarity.RobertaSimilarity`).
 
     An unknown similarity or metric name raises ValueError here, before any scoring.
 
@@ -71,12 +74,15 @@ class ProtoQA:
         all_stopword_match: bool = True,
         encoder: Optional[str] = None,
         device: str = "cpu",
+        length_scale: Union[float, str, None] = None,
     ) -> None:
         self._per_question: Any = None
         if isinstance(similarity, str) and similarity in QUESTION_SIMILARITIES:
             options: dict[str, Any] = {"device": device}
             if encoder is not None:
                 options["encoder"] = encoder
+            if length_scale is not None:
+                options["length_scale"] = length_scale
             self._per_question = question_similarity(similarity, **options)
             self.similarity = Similarity(
                 similarity, _scored_per_question, False, False, QUESTION_SIMILARITIES[similarity]
@@ -84,6 +90,8 @@ class ProtoQA:
         else:
             if encoder is not None:
                 raise ValueError(f"an encoder is used by the roberta similarity only, not by {similarity!r}")
+            if length_scale is not None:
+                raise ValueError(f"a length scale is used by the roberta similarity only, not by {similarity!r}")
             self.similarity = get_similarity(similarity) if isinstance(similarity, str) else similarity
         if isinstance(metrics, str) or not all(isinstance(m, MetricSpec) for m in metrics):
             self.metrics: tuple[MetricSpec, ...] = metric_specs(metrics)  # type: ignore[arg-type]
@@ -266,6 +274,7 @@ class ProtoQA:
             for m in self.metrics
         }
         uncounted = 0
+        exact_match_only: Optional[bool] = None
         if self._per_question is not None:
             uncounted = len(self._per_question.uncounted & set(per_question))
             self._per_question.uncounted.clear()
@@ -274,8 +283,25 @@ class ProtoQA:
                     f"{uncounted} question(s) have no crowd counts for their cluster strings; the "
                     f"{sim.name} similarity trained on each string once there"
                 )
+            exact_match_only = self._exact_match_only()
         signature = self.signature(n, "skip" if only_predicted else "zero", approximated, uncounted)
-        return EvaluationResult(scores, per_question, n, missing, skipped, list(ids.ignored), signature)
+        return EvaluationResult(
+            scores, per_question, n, missing, skipped, list(ids.ignored), signature, exact_match_only
+        )
+
+    def _exact_match_only(self) -> bool:
+        """Whether the per-question similarity matched no prediction but identical ones (warned), then reset."""
+        sim = self._per_question
+        seen, matched = sim.non_identical, sim.non_identical_matched
+        sim.non_identical = sim.non_identical_matched = 0
+        if seen and not matched:
+            _warn(
+                f"the {self.similarity.name} similarity ({self.similarity_label}) sent none of the {seen} "
+                "predictions that are not a cluster string to a cluster: on these targets it scored as "
+                "exact match does (result field exact_match_only)"
+            )
+            return True
+        return False
 
 
 def score_question(

@@ -102,6 +102,10 @@ class EvaluationResult:
         ignored: prediction ids not among the targets (when ignored).
         signature: reproducibility signature, e.g.
             ``sim:wordnet|stop:match|metrics:standard|missing:zero|n:52|wordnet:3.0|version:0.1.0``.
+        exact_match_only: learned similarities (``roberta``) only, else None: True when
+            some predictions were not a cluster string of their question and the
+            similarity sent none of them to a cluster, so that on these targets it
+            scored as exact match does (a warning says so too); False otherwise.
     """
 
     scores: dict[str, float]
@@ -111,10 +115,18 @@ class EvaluationResult:
     skipped: list[str] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)
     signature: str = ""
+    exact_match_only: Optional[bool] = None
 
     def as_dict(self) -> dict[str, Any]:
-        """The scores plus ``signature``, as printed by ``protoqa-eval --json``."""
-        return {**self.scores, "signature": self.signature}
+        """The scores plus ``signature`` (and ``exact_match_only`` where set), as printed by ``protoqa-eval --json``.
+
+        >>> EvaluationResult({"max_answers@1": 0.5}, {}, 1, signature="sig", exact_match_only=True).as_dict()
+        {'max_answers@1': 0.5, 'signature': 'sig', 'exact_match_only': True}
+        """
+        out: dict[str, Any] = {**self.scores, "signature": self.signature}
+        if self.exact_match_only is not None:
+            out["exact_match_only"] = self.exact_match_only
+        return out
 
 
 def format_table(results: dict[str, EvaluationResult]) -> str:

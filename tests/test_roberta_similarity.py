@@ -174,9 +174,12 @@ def test_matrix_threshold_exact_strings_and_determinism(tiny):
 def test_signature_names_the_encoder_revision_and_settings(tiny):
     sim = RobertaSimilarity(tiny)
     assert sim.revision == model_revision(ModelLocation(tiny, "local")) and sim.revision.startswith("sha256:")
-    assert sim.label == f"roberta(tiny-roberta@{sim.revision},gp-rbf,thr=0.1)"
-    # The default is the paper's fixed length scale 1; every other choice has its own label.
-    assert sim.length_scale == 1.0 and RobertaSimilarity(tiny, length_scale=1).label == sim.label
+    assert sim.label == f"roberta(tiny-roberta@{sim.revision},gp-rbf:median*0.375,thr=0.1)"
+    # The default follows the encoder's scale; the papers' fixed 1 and every other rule have their own label.
+    assert sim.length_scale == "median*0.375" == RobertaSimilarity(tiny, length_scale="median*0.3750").length_scale
+    papers = RobertaSimilarity(tiny, length_scale=1)
+    assert papers.label == f"roberta(tiny-roberta@{sim.revision},gp-rbf:l=1,thr=0.1)" != sim.label
+    assert RobertaSimilarity(tiny, length_scale="median").label.endswith(",gp-rbf:median,thr=0.1)")
     fitted = RobertaSimilarity(tiny, length_scale="fit")
     assert fitted.label == f"roberta(tiny-roberta@{sim.revision},gp-rbf:fit,thr=0.1)"
     other = RobertaSimilarity(tiny, length_scale=2.5)
@@ -184,11 +187,14 @@ def test_signature_names_the_encoder_revision_and_settings(tiny):
     question = pet_question()
     predictions = ["puppies", "a pet dog", "kitten"]
     assert np.array_equal(
-        RobertaSimilarity(tiny, length_scale=1.0).scores(question, predictions), sim.scores(question, predictions)
+        RobertaSimilarity(tiny, length_scale="median*0.375").scores(question, predictions),
+        sim.scores(question, predictions),
     )
     assert not np.array_equal(fitted.scores(question, predictions), sim.scores(question, predictions))
-    with pytest.raises(ValueError, match="length scale must be 'fit' or a positive number"):
-        RobertaSimilarity(tiny, length_scale="auto")
+    assert not np.array_equal(papers.scores(question, predictions), sim.scores(question, predictions))
+    for bad in ("auto", "median*0", "median*-1", "median*x", 0, float("nan"), True):
+        with pytest.raises(ValueError, match="length scale must be a positive number, 'fit', 'median'"):
+            RobertaSimilarity(tiny, length_scale=bad)
     assert RobertaSimilarity(tiny, threshold=0.3, repetition=False, context=False).label.endswith(
         "thr=0.3,distinct,no-question)"
     )
@@ -276,8 +282,9 @@ def test_cli_library_and_evaluate_module_agree(tiny, tmp_path):
         raw_answers=[dict(q.raw_answers) for q in questions.values()],
         encoder=tiny,
     )
-    assert {k: v for k, v in result.items() if k != "signature"} == library.scores
+    assert {k: v for k, v in result.items() if k not in ("signature", "exact_match_only")} == library.scores
     assert result["signature"] == library.signature
+    assert result["exact_match_only"] is library.exact_match_only is from_cli["exact_match_only"]
     with pytest.raises(ValueError, match="pass questions="):
         module.compute(predictions=[["dog"]], references=[[{"answers": ["dog"], "count": 1}]], encoder=tiny)
 
@@ -342,3 +349,83 @@ def test_the_matching_study_has_a_roberta_arm_at_the_papers_threshold(tiny, shar
     assert arm["by_threshold_in_sample"]["0.1"] == {k: arm["weighted"][k] for k in ("precision", "recall", "f1")}
     with pytest.raises(ValueError, match="needs an encoder"):
         run_matching_study(shared_data, matchers=["roberta"], num_questions=1)
+
+
+def test_a_similarity_that_matches_only_identical_strings_says_so(tiny, tmp_path):
+    question = pet_question()
+    predictions = {"q": ["kittens", "dog", "zebra"]}
+    # A length scale far below every distance: the regression is 0 away from the training strings.
+    blind = ProtoQA("roberta", encoder=tiny)
+    blind._per_question = RobertaSimilarity(tiny, length_scale=1e-9)
+    with pytest.warns(UserWarning, match=r"sent none of the 2 predictions that are not a cluster string"):
+        result = blind.evaluate([question], predictions)
+    assert result.exact_match_only is True and result.as_dict()["exact_match_only"] is True
+    exact = ProtoQA("exact_match").evaluate([question], predictions)
+    assert result.scores == exact.scores and "exact_match_only" not in exact.as_dict()
+    # The counters start again for the next evaluation: all predictions identical says nothing.
+    assert blind.evaluate([question], {"q": ["dog"]}).exact_match_only is False
+    # The default rule matches a near string, so there is no warning.
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        matched = ProtoQA("roberta", encoder=tiny).evaluate([question], {"q": ["puppies", "a pet dog"]})
+    assert matched.exact_match_only is False
+
+
+def test_the_command_line_warns_when_roberta_is_exact_match(tiny, tmp_path):
+    targets, predictions = _write_data(tmp_path)
+    run = _run_cli([str(targets), str(predictions), "--similarity", "roberta", "--encoder", tiny, "--json"], tmp_path)
+    assert run.returncode == 0, run.stderr
+    default = json.loads(run.stdout)
+    assert default["exact_match_only"] is ("exact match" in run.stderr)  # the field and the warning say the same
+    exact = _run_cli([str(targets), str(predictions), "--similarity", "exact_match", "--json"], tmp_path)
+    assert exact.returncode == 0 and "exact_match_only" not in json.loads(exact.stdout)
+    # A length scale far below every distance: only identical strings match, and the command says so.
+    args = [str(targets), str(predictions), "--similarity", "roberta", "--encoder", tiny, "--json"]
+    blind = _run_cli([*args, "--length-scale", "1e-9"], tmp_path)
+    assert blind.returncode == 0, blind.stderr
+    result = json.loads(blind.stdout)
+    assert result["exact_match_only"] is True and "gp-rbf:l=1e-09" in result["signature"]
+    assert "warning: the roberta similarity" in blind.stderr and "scored as exact match" in blind.stderr
+    exact_scores = json.loads(exact.stdout)
+    assert {k: v for k, v in result.items() if k.startswith("max_")} == {
+        k: v for k, v in exact_scores.items() if k.startswith("max_")
+    }
+    bad = _run_cli([*args, "--length-scale", "median*0"], tmp_path)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "length scale must be" in bad.stderr
+    other = _run_cli([str(targets), str(predictions), "--length-scale", "1"], tmp_path)
+    assert other.returncode == 2 and "--length-scale is used by --similarity roberta only" in other.stderr
+
+
+@pytest.mark.slow
+def test_the_length_scale_is_chosen_on_folds_and_reported_held_out(tiny, shared_data, tmp_path):
+    from studies.validation.matching_study import run_length_scale_study, run_matching_study
+
+    rules = (1.0, "median*0.5", "median")
+    result = run_length_scale_study(shared_data, tiny, rules=rules, num_questions=4, folds=2)
+    assert result["rules"] == ["1", "median*0.5", "median"] and result["chosen"] in result["rules"]
+    assert set(result["roberta_held_out"]["fold_rules"]) == {"0", "1"}
+    per_rule = result["rules_in_sample"]
+    assert result["roberta_held_out"]["similarity"] == per_rule[result["chosen"]]["similarity"]
+    assert per_rule["median*0.5"]["similarity"].endswith(",gp-rbf:median*0.5,thr=0.1)")
+    assert per_rule["1"]["similarity"].endswith(",gp-rbf:l=1,thr=0.1)")
+    for figures in per_rule.values():
+        assert 0 <= figures["non_identical_accepted"] <= figures["non_identical_answers"] > 0
+    # The chosen rule has the best in-sample F1 of all (ties: the earlier rule).
+    f1s = [per_rule[r]["in_sample"]["weighted"]["f1"] for r in result["rules"]]
+    assert result["chosen"] == result["rules"][f1s.index(max(f1s))]
+    baseline = run_matching_study(shared_data, matchers=["exact_match"], num_questions=4, folds=2)
+    assert result["exact_match"]["weighted"] == baseline["matchers"]["exact_match"]["weighted"]
+    assert result["within_cluster_distance"]["pairs"] > 0 and result["within_cluster_distance"]["median"] > 0
+    with pytest.raises(ValueError, match="repeat"):
+        run_length_scale_study(shared_data, tiny, rules=("median", "median*1"), num_questions=1)
+    run = subprocess.run(
+        [sys.executable, "-m", "studies.validation.matching_study", "--choose-length-scale"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 2 and "--choose-length-scale needs --encoder" in run.stderr

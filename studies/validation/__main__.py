@@ -1,4 +1,4 @@
-"""``python -m studies.validation {study,leaderboard,clusters,all}``: the agreement study and the leaderboard.
+"""``python -m studies.validation {study,leaderboard,clusters,all,claims,papers}``: the agreement study and the leaderboard.
 
 Examples::
 
@@ -8,6 +8,7 @@ Examples::
     python -m studies.validation leaderboard --data-dir ../shared/data --out studies/reports/
     python -m studies.validation claims                   # README and card claims from validation.json
     python -m studies.validation clusters                 # cluster-level agreement: clusters.{json,md}
+    python -m studies.validation papers                   # the papers' tables beside ours (paper_tables.md)
 
 The data folder is ``--data-dir``, else ``$PROTOQA_DATA_DIR``, else ``../shared/data``
 beside the checkout.
@@ -191,7 +192,9 @@ def build_parser() -> argparse.ArgumentParser:
         "default, G-means from 4 centers of MiniLM embeddings with WordNet matching)",
     )
     board.add_argument("--questions", type=int, default=None, help="only the first N questions of each data set")
-    both = sub.add_parser("all", help="the study, the leaderboard, then the marked claims of the README and card")
+    both = sub.add_parser(
+        "all", help="the study, the leaderboard, the marked claims of the README and card, then the paper tables"
+    )
     common(both)
     study_options(both)
     clusters = sub.add_parser(
@@ -205,7 +208,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="rewrite the marked system-level claims of README.md and cfc_probeval/README.md from validation.json",
     )
     claims.add_argument("--out", default=str(REPORTS), help=f"folder of validation.json (default {REPORTS_HELP})")
+    papers = sub.add_parser(
+        "papers",
+        help="the papers' tables beside this project's figures: paper_tables.md from the committed study outputs",
+    )
+    papers.add_argument(
+        "--out",
+        default=str(REPORTS),
+        help=f"folder of the study outputs and of paper_tables.md (default {REPORTS_HELP})",
+    )
     return parser
+
+
+def _papers(out: Path) -> None:
+    from .paper_tables import write_paper_tables
+
+    print(f"papers: wrote {write_paper_tables(out)}")
 
 
 def _claims(out: Path) -> None:
@@ -376,6 +394,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if args.command == "claims":
             _claims(Path(args.out))
             return 0
+        if args.command == "papers":
+            _papers(Path(args.out))
+            return 0
         data_dir = resolve_data_dir(args.data_dir)
         out = Path(args.out)
         with limit_threads(args.threads), warnings.catch_warnings(), _hub_allowed(args.hub):
@@ -389,6 +410,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 _clusters(args, data_dir, out)
             if args.command == "all" and out.resolve() == REPORTS and not args.no_systems:
                 _claims(out)
+            if args.command == "all" and (out / "matching_roberta_length_scale.json").is_file():
+                _papers(out)  # the paper tables read the figures just written
     except (DataFormatError, FileNotFoundError, ValueError, RuntimeError) as exc:
         print(f"python -m studies.validation: error: {exc}", file=sys.stderr)
         return 2

@@ -505,7 +505,7 @@ def study_markdown(
     # --- matching -----------------------------------------------------------------------------------------
     if matching is not None:
         lines += [
-            "## Matching validity (ProtoQA dev GPT-2 samples, the ProtoQA paper's Table 4 design)",
+            "## Matching validity (ProtoQA dev GPT-2 samples, the later ProtoQA paper's Table 4 design)",
             "",
             f"{matching['answers']} distinct annotated answers ({matching['answer_instances']} with repetition) of "
             f"{matching['questions']} questions, each matched to the human clusters and compared with the "
@@ -530,7 +530,8 @@ def study_markdown(
             )
         lines += [
             "",
-            "The ProtoQA paper's Table 4 (its own annotations of other answers, so not the same data): "
+            "The ProtoQA paper's Table 4 (in a later version than the EMNLP 2020 one; its own annotations of other "
+            "answers, so not the same data): "
             + "; ".join(
                 f"{k} {v['precision']:.3f} / {v['recall']:.3f} / {v['f1']:.3f}"
                 for k, v in matching["paper_table4"].items()

@@ -64,7 +64,9 @@ Returns:
     One float in [0, 1] per metric: `max_answers@1`, `max_answers@3`, `max_answers@5`,
     `max_answers@10`, `max_answers@all`, `max_incorrect@1`, `max_incorrect@3`,
     `max_incorrect@5`, `max_incorrect@all`, `set_intersection`; and `signature`, a string
-    naming the settings for reproducibility.
+    naming the settings for reproducibility. With `roberta` also `exact_match_only`: True
+    (with a warning) when no prediction other than a cluster's own strings went to a cluster,
+    so that the similarity scored as exact match does.
 Examples:
     >>> import evaluate
     >>> protoqa = evaluate.load("protoqa", "exact_match")  # doctest: +SKIP
