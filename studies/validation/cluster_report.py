@@ -350,8 +350,8 @@ def cluster_markdown(result: Mapping[str, Any]) -> str:
         "A ceiling is the annotators' clustering with every string (or normalization group) moved whole into the "
         "cluster holding most of its occurrences: an attainable clustering that keeps them together, scored "
         "against the annotators. A reviewer should take the CFC test annotators' clusters as the test reference, "
-        "as published, and read every test figure against its ceiling: the part of the gap above the ceiling is "
-        "the annotators' own inconsistency, which no clustering of distinct strings can recover.",
+        "as published, and read every test figure against its ceiling: the distance from the ceiling to 1 is "
+        "the annotators' own inconsistency, which no clustering that keeps those strings together can recover.",
         "",
     ]
     return "\n".join(lines)
