@@ -7,7 +7,7 @@
 
 Defaults (:mod:`cfc_probeval.defaults`): references that carry human clusters (a targets
 file's clusters, a dataset row's ``clusters``) are scored with those clusters; raw answers
-without clusters are clustered with G-means (``k_init=4``) over all-MiniLM-L6-v2
+without clusters are clustered with G-means (``k_init=8``) over all-MiniLM-L6-v2
 embeddings. Samples are matched with WordNet. Pass ``clustering=`` (``human``, ``hac``,
 ``xmeans``, ``gmeans``) to force one; the signature says which ran.
 """

@@ -215,3 +215,11 @@ def test_clusters_command_refuses_a_missing_data_folder(tmp_path):
         timeout=300,
     )
     assert done.returncode == 2 and "data folder not found" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_raw_answers_the_annotators_left_out_are_counted_not_clustered(tmp_path):
+    from studies.validation.cluster_agreement import read_questions
+
+    path = _targets(tmp_path, {"q1.0": {"count": 4, "answers": ["person"]}}, {"person": 4, "answer": 1})
+    (q,) = read_questions(path)
+    assert q.strings == ["person"] and q.unclustered == 1

@@ -124,7 +124,7 @@ def test_raw_answers_without_clusters_are_clustered_by_the_automatic_default_eve
     cfc_rows, shared_data, tmp_path
 ):
     """The rows' ``raw_answers`` as references, a targets file without clusters, and ``Question``
-    objects without clusters all get G-means (k_init=4) + WordNet, with the same numbers."""
+    objects without clusters all get G-means (k_init=8) + WordNet, with the same numbers."""
     from protoqa_core.readers import read_targets
 
     targets_path, samples_path = shared_data / "cfc" / "dev.targets.jsonl", shared_data / "cfc" / SAMPLES
@@ -167,7 +167,7 @@ def test_raw_answers_without_clusters_are_clustered_by_the_automatic_default_eve
     assert abs(from_cli["kl"] - from_library.kl) <= 1e-9 and abs(from_rows["kl"] - from_library.kl) <= 1e-9
     assert from_cli["signature"] == from_library.signature == from_rows["signature"]
     assert from_library.signature.startswith(
-        "clustering:auto->gmeans(k_init=4,k_max=20,seed=0,alpha=0.0001)|embedder:all-MiniLM-L6-v2@"
+        "clustering:auto->gmeans(k_init=8,k_max=20,seed=0,alpha=0.0001)|embedder:all-MiniLM-L6-v2@"
     )
     assert (
         from_cli["clusters_per_question"]

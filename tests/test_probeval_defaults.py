@@ -48,7 +48,7 @@ def raw(truth: GroundTruth) -> GroundTruth:
 def test_the_defaults_are_the_validation_studys_choice():
     assert (DEFAULTS.clustering, DEFAULTS.gmeans_k_init, DEFAULTS.embedder, DEFAULTS.matching) == (
         "gmeans",
-        4,
+        8,
         "minilm",
         "wordnet",
     )
@@ -58,6 +58,7 @@ def test_the_defaults_are_the_validation_studys_choice():
     import cfc_probeval.defaults as module
 
     assert "reports/validation.md" in module.__doc__ and "Automatic default" in module.__doc__
+    assert "reports/clusters.md" in module.__doc__ and "protocol.toml" in module.__doc__
     assert ProbEval().clustering_name == AUTO == "auto"
 
 

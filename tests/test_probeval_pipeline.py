@@ -190,7 +190,7 @@ def test_signature_names_every_setting():
     assert (
         auto.resolved([raw])
         .signature(1)
-        .startswith("clustering:auto->gmeans(k_init=4,k_max=20,seed=0,alpha=0.0001)|embedder:char-ngrams:3x256|")
+        .startswith("clustering:auto->gmeans(k_init=8,k_max=20,seed=0,alpha=0.0001)|embedder:char-ngrams:3x256|")
     )
     cosine = ProbEval("human", "cosine", embedder=CharNgramEmbedder()).signature(1)
     assert cosine.count(f"threshold={DEFAULTS.cosine_threshold}") == 1
@@ -219,7 +219,7 @@ def test_default_setting_with_the_real_minilm_model(cfc_dev, monkeypatch, tmp_pa
         perfect = pe.evaluate(raw, human_answers_as_samples(subset))
         narrow = pe.evaluate(raw, one_cluster_samples(subset))
     assert perfect.signature.startswith(
-        "clustering:auto->gmeans(k_init=4,k_max=20,seed=0,alpha=0.0001)|"
+        "clustering:auto->gmeans(k_init=8,k_max=20,seed=0,alpha=0.0001)|"
         "embedder:all-MiniLM-L6-v2@package|matching:wordnet"
     )
     # G-means makes about four clusters per question here, so one cluster costs less than

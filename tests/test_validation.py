@@ -476,7 +476,7 @@ def test_leaderboard_command_end_to_end(shared_data, tmp_path):
 
     assert board["info"]["automatic"] == AUTOMATIC_DEFAULT
     assert board["cfc_dev"]["systems"][0]["probeval"]["automatic"]["signature"].startswith(
-        "clustering:gmeans(k_init=4,k_max=20,seed=0,alpha=0.0001)"
+        "clustering:gmeans(k_init=8,k_max=20,seed=0,alpha=0.0001)"
     )
 
 

@@ -189,7 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--automatic",
         default=None,
         help="the automatic setting as JSON ProbEval arguments (default: ProbEval's automatic "
-        "default, G-means from 4 centers of MiniLM embeddings with WordNet matching)",
+        "default, G-means from 8 centers of MiniLM embeddings with WordNet matching)",
     )
     board.add_argument("--questions", type=int, default=None, help="only the first N questions of each data set")
     both = sub.add_parser(

@@ -6,7 +6,9 @@ for references without clusters), so all occurrences of a string share its clust
 annotators' side keeps what the data says: in CFC test each cluster lists its
 occurrences (a string may sit in several clusters), in CFC dev and ProtoQA dev each
 cluster lists distinct strings and a string's raw count goes with it (split evenly in
-the rare case it is listed by several clusters). BLANC, ARI and V-measure
+the rare case it is listed by several clusters). Raw answers that the annotators left out
+of every cluster (ProtoQA dev has some, e.g. "answer") are left out, as ProbEval leaves
+them out of the references' answers; :attr:`Question.unclustered` counts them. BLANC, ARI and V-measure
 (:mod:`studies.validation.partitions`) are computed per question and averaged, with
 95% bootstrap intervals over questions.
 
@@ -211,6 +213,7 @@ class Question:
     mentions: list[tuple[int, str, float]]
     split_strings: int = 0  # strings that several annotator clusters list
     source: str = ""  # the targets file: ProtoQA and CFC reuse question ids
+    unclustered: int = 0  # raw answers the annotators left out of every cluster: left out here too, as by ProbEval
 
     @property
     def key(self) -> tuple[str, str]:
@@ -244,10 +247,19 @@ def read_questions(path: Union[str, Path], num_questions: Optional[int] = None) 
                 clusters = {str(k): list(v["answers"]) for k, v in row["answers"]["clusters"].items()}
             except (KeyError, TypeError, AttributeError):
                 raise ValueError(f"{path}, line {line_no} (question {qid}): clusters without answer lists") from None
-            out.append(_question(path, line_no, qid, truth, clusters))
+            raw = row["answers"].get("raw") or {}
+            question = _question(path, line_no, qid, truth, clusters)
+            question.unclustered = sum(
+                1 for a, n in raw.items() if n and normalize_unicode(str(a)) not in _listed(clusters)
+            )
+            out.append(question)
             if num_questions is not None and len(out) >= num_questions:
                 break
     return out
+
+
+def _listed(clusters: dict[str, list[str]]) -> set[str]:
+    return {normalize_unicode(str(a)) for answers in clusters.values() for a in answers}
 
 
 def _question(path: Path, line_no: int, qid: str, truth: GroundTruth, clusters: dict[str, list[str]]) -> Question:

@@ -5,7 +5,7 @@ questions (:func:`protoqa_core.significance.bootstrap_ci`).
 
 * **ProbEval** (lower is better), with the data's human clusters (WordNet matching:
   what ProbEval uses when the references carry clusters) and with the automatic
-  setting for raw answers (:data:`AUTOMATIC_DEFAULT`: G-means from 4 centers of MiniLM
+  setting for raw answers (:data:`AUTOMATIC_DEFAULT`: G-means from 8 centers of MiniLM
   embeddings, WordNet matching; written out here rather than read from ProbEval's
   defaults, so the table does not move when they do). ProbEval wants samples with repetition: a file of *distinct* answers
   (a ranked list, or samples with duplicates removed) gives every answer weight 1,
@@ -58,7 +58,7 @@ PROTOQA_METRICS = tuple(m.name for m in PAPER_METRICS)
 AUTOMATIC_DEFAULT: dict[str, Any] = {
     "clustering": "gmeans",
     "matching": "wordnet",
-    "k_init": 4,
+    "k_init": 8,
     "k_max": 20,
     "alpha": 0.0001,
     "seed": 0,

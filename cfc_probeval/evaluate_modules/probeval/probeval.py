@@ -43,7 +43,7 @@ similarity or a Gaussian-process classifier), and samples matching no cluster go
 extra "wrong" cluster. By default (clustering `auto`) references that carry human
 clusters (a dataset's `clusters` column) are scored with those clusters, and raw
 answers without clusters (a dataset's `raw_answers` column) are clustered with G-means
-(k_init 4, all-MiniLM-L6-v2 embeddings); matching is WordNet. `cfc_probeval.defaults`
+(k_init 8, all-MiniLM-L6-v2 embeddings); matching is WordNet. `cfc_probeval.defaults`
 documents each default value and where it comes from. The signature says which
 clustering ran (`clustering:auto->human`, `clustering:auto->gmeans(...)`).
 """
