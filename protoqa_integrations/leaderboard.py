@@ -418,7 +418,7 @@ def build_leaderboard(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # every question of every system is scored: nothing for them to say
         if "protoqa" in metrics and all(q.clusters for q in scored_targets.values()):
-            metric = ProtoQA(similarity, PAPER_METRICS)
+            metric = ProtoQA(similarity, "paper")
             for system in systems:
                 if system.ranked is None:
                     continue
