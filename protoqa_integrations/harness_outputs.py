@@ -156,6 +156,28 @@ def _answers(value: Any, path: Path, line: int, qid: str) -> list[str]:
     return list(value)
 
 
+def _without_secrets(model_args: Any) -> Any:
+    """``model_args`` less any entry whose name says it holds a key, token or password (not copied into answers files)."""
+    if isinstance(model_args, dict):
+        secret = ("key", "token", "secret", "password")
+        return {k: v for k, v in model_args.items() if not any(word in str(k).lower() for word in secret)}
+    return model_args if not isinstance(model_args, str) or "key" not in model_args.lower() else None
+
+
+def _lm_eval_model(model_args: Any) -> Optional[str]:
+    """The model an lm-eval run names: ``pretrained`` (or ``model``) of its ``model_args``, a dict or ``k=v,...``.
+
+    >>> _lm_eval_model("pretrained=gpt2,seed=7"), _lm_eval_model({"model": "tiny", "base_url": "http://..."})
+    ('gpt2', 'tiny')
+    """
+    if isinstance(model_args, str):
+        model_args = dict(part.split("=", 1) for part in model_args.split(",") if "=" in part)
+    if isinstance(model_args, dict):
+        found = model_args.get("pretrained") or model_args.get("model")
+        return str(found) if found is not None else None
+    return None
+
+
 def read_lm_eval_samples(path: PathLike) -> HarnessAnswers:
     """Samples per question from an lm-evaluation-harness ``--log_samples`` JSONL file.
 
@@ -205,11 +227,13 @@ def read_lm_eval_samples(path: PathLike) -> HarnessAnswers:
     results = _sibling_results(path.parent, stamp)
     config = results.get("configs", {}).get(task, {}) if isinstance(results.get("configs"), dict) else {}
     kwargs = config.get("dataset_kwargs", {}) if isinstance(config, dict) else {}
-    model = results.get("config", {}).get("model_args") if isinstance(results.get("config"), dict) else None
+    run: dict[str, Any] = results["config"] if isinstance(results.get("config"), dict) else {}
     generation: dict[str, Any] = {
         "harness": "lm-eval",
         "task": task,
-        "model": model,
+        "model": _lm_eval_model(run.get("model_args")),
+        "backend": run.get("model"),
+        "model_args": _without_secrets(run.get("model_args")),
         "sampling": sampling,
         "num_samples": max((len(s) for s in samples.values()), default=0),
         "converted_from": str(path),

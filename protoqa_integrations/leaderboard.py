@@ -49,6 +49,7 @@ __all__ = [
     "FORMATS",
     "MAX_SYSTEMS",
     "MAX_RESAMPLES",
+    "PROBEVAL_KEY",
     "LeaderboardError",
     "SystemAnswers",
     "Interval",
@@ -58,6 +59,8 @@ __all__ = [
     "parse_system_argument",
     "read_system",
     "build_leaderboard",
+    "leaderboard_from_dict",
+    "add_systems",
     "format_table",
     "to_markdown",
     "to_csv",
@@ -70,6 +73,7 @@ MAX_SYSTEMS = 100
 MAX_RESAMPLES = 10_000
 """The most bootstrap resamples: the index matrix holds resamples x questions integers."""
 PROBEVAL_KEY = "probeval_kl"
+"""The key of ProbEval's KL among a leaderboard's metrics (the ProtoQA metrics keep their names)."""
 
 
 class LeaderboardError(ValueError):
@@ -134,6 +138,7 @@ class Leaderboard:
     seed: int
     alpha: float
     dropped: list[str] = field(default_factory=list)
+    per_question: dict[str, dict[str, list[float]]] = field(default_factory=dict)
 
     @property
     def signature(self) -> str:
@@ -157,8 +162,12 @@ class Leaderboard:
         sign = -1.0 if column.higher_is_better else 1.0
         return sorted(scored, key=lambda name: sign * scored[name].mean)
 
-    def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (no NaN): questions, metrics with signatures, systems with scores and ranks."""
+    def as_dict(self, per_question: bool = False) -> dict[str, Any]:
+        """A JSON-ready dict (no NaN): metrics with signatures, systems with scores and ranks, pairwise p-values.
+
+        With ``per_question``, also the question ids and every system's per-question scores
+        (what :func:`leaderboard_from_dict` and :func:`add_systems` need).
+        """
         systems = []
         for system in self.systems:
             scores = {
@@ -181,8 +190,12 @@ class Leaderboard:
                     "scores": scores,
                 }
             )
+        extra: dict[str, Any] = {}
+        if per_question:
+            extra = {"questions": list(self.questions), "per_question": self.per_question}
         return finite_json(
             {
+                **extra,
                 "num_questions": len(self.questions),
                 "questions_dropped": list(self.dropped),
                 "signature": self.signature,
@@ -325,7 +338,8 @@ def _bootstrap(
 ) -> tuple[dict[str, Interval], dict[str, tuple[int, int]], dict[tuple[str, str], float]]:
     """Intervals, rank ranges and Holm-corrected pairwise p-values of one metric; ``values`` is systems x questions."""
     tail = (1 - level) / 2 * 100
-    means = values.mean(axis=1)
+    # Exactly rounded means, as protoqa-eval and probeval report them.
+    means = np.asarray([math.fsum(row) / len(row) for row in values.tolist()])
     resampled = np.stack([row[idx].mean(axis=1) for row in values])  # systems x resamples, same resampled questions
     scores = {}
     for i, name in enumerate(names):
@@ -357,35 +371,7 @@ def _only(values: Mapping[str, Any], questions: Iterable[str]) -> dict[str, Any]
     return {qid: values[qid] for qid in questions}
 
 
-def build_leaderboard(
-    targets: Mapping[str, Question],
-    systems: Sequence[SystemAnswers],
-    *,
-    metrics: Sequence[str] = ("protoqa", "probeval"),
-    similarity: str = "wordnet",
-    probeval: Optional[ProbEval] = None,
-    only_common: bool = False,
-    level: float = 0.95,
-    resamples: int = DEFAULT_RESAMPLES,
-    seed: int = DEFAULT_SEED,
-    alpha: float = 0.05,
-) -> Leaderboard:
-    """Score ``systems`` on ``targets`` and rank them (module doc).
-
-    ``metrics``: ``protoqa`` (the paper's seven metrics under ``similarity``, for systems with
-    ranked lists, when every target has answer clusters) and/or ``probeval`` (``probeval``, by
-    default ``ProbEval("auto")``: human clusters when the targets carry them, else automatic
-    clustering). Systems must answer the same questions (else :class:`LeaderboardError`
-    names the differences), unless ``only_common``.
-
-    >>> from protoqa_core.readers import Cluster
-    >>> q = {f"q{i}": Question(f"q{i}", "name a pet", (Cluster(f"q{i}.0", ("dog",), 6),)) for i in range(20)}
-    >>> good = SystemAnswers("good", "-", "predictions", {k: {"dog": 1} for k in q}, {k: ["dog"] for k in q})
-    >>> bad = SystemAnswers("bad", "-", "predictions", {k: {"cat": 1} for k in q}, {k: ["cat"] for k in q})
-    >>> board = build_leaderboard(q, [good, bad], metrics=["protoqa"], similarity="exact_match")
-    >>> board.scores["max_answers@1"]["good"].mean, board.ranks["max_answers@1"]
-    (1.0, {'good': (1, 1), 'bad': (2, 2)})
-    """
+def _check_systems(systems: Sequence[SystemAnswers]) -> None:
     if not systems:
         raise LeaderboardError("no systems to rank")
     if len(systems) > MAX_SYSTEMS:
@@ -394,14 +380,21 @@ def build_leaderboard(
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
         raise LeaderboardError(f"two systems are named {repeated[0]!r}")
+
+
+def _score(
+    targets: Mapping[str, Question],
+    systems: Sequence[SystemAnswers],
+    questions: list[str],
+    metrics: Sequence[str],
+    similarity: str,
+    probeval: Optional[ProbEval],
+) -> tuple[list[MetricColumn], dict[str, dict[str, list[float]]]]:
+    """Per-question scores of every system on ``questions``: the columns and ``{metric: {system: values}}``."""
     unknown = set(metrics) - {"protoqa", "probeval"}
     if unknown or not metrics:
         raise LeaderboardError(f"unknown metrics {sorted(unknown)}; choose protoqa and/or probeval")
-    if not 1 <= resamples <= MAX_RESAMPLES:
-        raise LeaderboardError(f"resamples must be between 1 and {MAX_RESAMPLES}, got {resamples}")
-    questions, dropped = _question_set(targets, systems, only_common)
     scored_targets = {qid: targets[qid] for qid in questions}
-    idx = resample_indices(len(questions), resamples, seed)
     columns: list[MetricColumn] = []
     per_question: dict[str, dict[str, list[float]]] = {}
 
@@ -434,6 +427,25 @@ def build_leaderboard(
                 record(PROBEVAL_KEY, system.name, kl.signature, values, "ProbEval KL", False)
     if not columns:
         raise LeaderboardError("no metric applies: the targets have no answer clusters and ProbEval was not asked for")
+    return columns, per_question
+
+
+def _ranked(
+    questions: list[str],
+    columns: list[MetricColumn],
+    per_question: dict[str, dict[str, list[float]]],
+    systems: Sequence[SystemAnswers],
+    *,
+    level: float,
+    resamples: int,
+    seed: int,
+    alpha: float,
+    dropped: list[str],
+) -> Leaderboard:
+    if not 1 <= resamples <= MAX_RESAMPLES:
+        raise LeaderboardError(f"resamples must be between 1 and {MAX_RESAMPLES}, got {resamples}")
+    idx = resample_indices(len(questions), resamples, seed)
+    names = [s.name for s in systems]
     scores, ranks, p_values = {}, {}, {}
     for column in columns:
         scored_names = [n for n in names if n in per_question[column.key]]
@@ -442,7 +454,143 @@ def build_leaderboard(
             matrix, column.higher_is_better, idx, level, alpha, scored_names
         )
     return Leaderboard(
-        questions, columns, list(systems), scores, ranks, p_values, level, resamples, seed, alpha, dropped
+        questions, columns, list(systems), scores, ranks, p_values, level, resamples, seed, alpha, dropped, per_question
+    )
+
+
+def build_leaderboard(
+    targets: Mapping[str, Question],
+    systems: Sequence[SystemAnswers],
+    *,
+    metrics: Sequence[str] = ("protoqa", "probeval"),
+    similarity: str = "wordnet",
+    probeval: Optional[ProbEval] = None,
+    only_common: bool = False,
+    level: float = 0.95,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    alpha: float = 0.05,
+) -> Leaderboard:
+    """Score ``systems`` on ``targets`` and rank them (module doc).
+
+    ``metrics``: ``protoqa`` (the paper's seven metrics under ``similarity``, for systems with
+    ranked lists, when every target has answer clusters) and/or ``probeval`` (``probeval``, by
+    default ``ProbEval("auto")``: human clusters when the targets carry them, else automatic
+    clustering). Systems must answer the same questions (else :class:`LeaderboardError`
+    names the differences), unless ``only_common``.
+
+    >>> from protoqa_core.readers import Cluster
+    >>> q = {f"q{i}": Question(f"q{i}", "name a pet", (Cluster(f"q{i}.0", ("dog",), 6),)) for i in range(20)}
+    >>> good = SystemAnswers("good", "-", "predictions", {k: {"dog": 1} for k in q}, {k: ["dog"] for k in q})
+    >>> bad = SystemAnswers("bad", "-", "predictions", {k: {"cat": 1} for k in q}, {k: ["cat"] for k in q})
+    >>> board = build_leaderboard(q, [good, bad], metrics=["protoqa"], similarity="exact_match")
+    >>> board.scores["max_answers@1"]["good"].mean, board.ranks["max_answers@1"]
+    (1.0, {'good': (1, 1), 'bad': (2, 2)})
+    """
+    _check_systems(systems)
+    if not 1 <= resamples <= MAX_RESAMPLES:
+        raise LeaderboardError(f"resamples must be between 1 and {MAX_RESAMPLES}, got {resamples}")
+    questions, dropped = _question_set(targets, systems, only_common)
+    columns, per_question = _score(targets, systems, questions, metrics, similarity, probeval)
+    return _ranked(
+        questions,
+        columns,
+        per_question,
+        systems,
+        level=level,
+        resamples=resamples,
+        seed=seed,
+        alpha=alpha,
+        dropped=dropped,
+    )
+
+
+def leaderboard_from_dict(document: Mapping[str, Any]) -> Leaderboard:
+    """A leaderboard again from ``Leaderboard.as_dict(per_question=True)`` (ranked again from its per-question scores).
+
+    >>> from protoqa_core.readers import Cluster
+    >>> q = {f"q{i}": Question(f"q{i}", "name a pet", (Cluster(f"q{i}.0", ("dog",), 6),)) for i in range(5)}
+    >>> one = SystemAnswers("one", "-", "predictions", {k: {"dog": 1} for k in q}, {k: ["dog"] for k in q})
+    >>> board = build_leaderboard(q, [one], metrics=["protoqa"], similarity="exact_match")
+    >>> leaderboard_from_dict(board.as_dict(per_question=True)).scores == board.scores
+    True
+    """
+    try:
+        per_question = document["per_question"]
+        columns = [
+            MetricColumn(m["key"], m["label"], m["higher_is_better"], m["signature"]) for m in document["metrics"]
+        ]
+        systems = [
+            SystemAnswers(s["name"], s["file"], s["format"], {}, None, s["ranking"] or "", s["settings"])
+            for s in document["systems"]
+        ]
+        return _ranked(
+            list(document["questions"]),
+            columns,
+            {k: {n: [float(v) for v in values] for n, values in by.items()} for k, by in per_question.items()},
+            systems,
+            level=float(document["level"]),
+            resamples=int(document["resamples"]),
+            seed=int(document["seed"]),
+            alpha=float(document["alpha"]),
+            dropped=list(document["questions_dropped"]),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise LeaderboardError(f"not a leaderboard with per-question scores: {exc}") from None
+
+
+def add_systems(
+    board: Leaderboard,
+    targets: Mapping[str, Question],
+    systems: Sequence[SystemAnswers],
+    *,
+    similarity: str = "wordnet",
+    probeval: Optional[ProbEval] = None,
+) -> Leaderboard:
+    """``board`` with ``systems`` scored on its questions, under its settings, and everything ranked again.
+
+    The new systems must answer the board's questions (others are ignored) and be scored under
+    the same signatures; :class:`LeaderboardError` says what differs.
+
+    >>> from protoqa_core.readers import Cluster
+    >>> q = {f"q{i}": Question(f"q{i}", "name a pet", (Cluster(f"q{i}.0", ("dog",), 6),)) for i in range(5)}
+    >>> one = SystemAnswers("one", "-", "predictions", {k: {"dog": 1} for k in q}, {k: ["dog"] for k in q})
+    >>> two = SystemAnswers("two", "-", "predictions", {k: {"cat": 1} for k in q}, {k: ["cat"] for k in q})
+    >>> board = build_leaderboard(q, [one], metrics=["protoqa"], similarity="exact_match")
+    >>> add_systems(board, q, [two], similarity="exact_match").order("max_answers@1")
+    ['one', 'two']
+    """
+    _check_systems([*board.systems, *systems])
+    missing_targets = [qid for qid in board.questions if qid not in targets]
+    if missing_targets:
+        raise LeaderboardError(f"the targets lack the board's questions: {preview_ids(missing_targets)}")
+    for system in systems:
+        missing = [qid for qid in board.questions if qid not in system.samples]
+        if missing:
+            raise LeaderboardError(
+                f"{system.name} lacks {len(missing)} of the board's questions: {preview_ids(missing)}"
+            )
+    metrics = sorted({"probeval" if c.key == PROBEVAL_KEY else "protoqa" for c in board.columns})
+    columns, per_question = _score(targets, systems, board.questions, metrics, similarity, probeval)
+    merged = {key: dict(values) for key, values in board.per_question.items()}
+    for column in columns:
+        known = next((c for c in board.columns if c.key == column.key), None)
+        if known is None or known.signature != column.signature:
+            raise LeaderboardError(
+                f"{column.key}: scored under {column.signature}, the board under "
+                f"{known.signature if known else 'no such metric'}"
+            )
+        merged[column.key].update(per_question[column.key])
+    return _ranked(
+        board.questions,
+        board.columns,
+        merged,
+        [*board.systems, *systems],
+        level=board.level,
+        resamples=board.resamples,
+        seed=board.seed,
+        alpha=board.alpha,
+        dropped=board.dropped,
     )
 
 

@@ -2,7 +2,7 @@
 
 protoqa-eval leaderboard TARGETS NAME=FILE [NAME=FILE ...] [--similarity wordnet]
              [--metrics protoqa,probeval] [--only-common] [--json | --markdown | --csv]
-             [--plot FILE.png] [--model-index DIR] [--resamples 1000] [--seed 12345] [--force]
+             [--plot FILE.png] [--model-index DIR] [--per-question] [--resamples 1000] [--seed 12345] [--force]
 protoqa-eval convert HARNESS_OUTPUT -o ANSWERS.json [--force]
 """
 
@@ -70,6 +70,7 @@ def build_leaderboard_parser() -> argparse.ArgumentParser:
     p.add_argument("--only-common", action="store_true", help="rank on the questions every system answers")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    p.add_argument("--per-question", action="store_true", help="with --json: the question ids and per-question scores")
     out.add_argument("--markdown", action="store_true", help="print a Markdown table")
     out.add_argument("--csv", action="store_true", help="print CSV, one row per system and metric")
     p.add_argument("--plot", metavar="FILE.png", help="draw every metric's scores and intervals into a PNG")
@@ -122,7 +123,7 @@ def _run_leaderboard(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     if args.json:
-        print(json.dumps(board.as_dict(), ensure_ascii=False, allow_nan=False))
+        print(json.dumps(board.as_dict(per_question=args.per_question), ensure_ascii=False, allow_nan=False))
     elif args.markdown:
         print(to_markdown(board), end="")
     elif args.csv:
