@@ -651,8 +651,11 @@ def to_markdown(board: Leaderboard) -> str:
 def to_csv(board: Leaderboard) -> str:
     """One CSV row per (system, metric): mean, interval, rank range, signature.
 
-    >>> to_csv.__name__
-    'to_csv'
+    >>> from protoqa_core.readers import Cluster
+    >>> q = {f"q{i}": Question(f"q{i}", "name a pet", (Cluster(f"q{i}.0", ("dog",), 6),)) for i in range(5)}
+    >>> one = SystemAnswers("one", "one.json", "predictions", {k: {"dog": 1} for k in q}, {k: ["dog"] for k in q})
+    >>> print(to_csv(build_leaderboard(q, [one], metrics=["protoqa"], similarity="exact_match")).splitlines()[1])
+    one,one.json,predictions,max_answers@1,1.0,1.0,1.0,1,1,sim:exact_match|metrics:paper|missing:zero|n:5|version:0.1.0
     """
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
@@ -734,8 +737,12 @@ def model_index(board: Leaderboard, dataset: str, dataset_name: str, split: str)
     Each result names the task (text generation), the data set and split, and every metric
     with its value and, in ``config``, the signature it was computed under.
 
-    >>> model_index.__name__
-    'model_index'
+    >>> from protoqa_core.readers import Cluster
+    >>> q = {f"q{i}": Question(f"q{i}", "name a pet", (Cluster(f"q{i}.0", ("dog",), 6),)) for i in range(5)}
+    >>> one = SystemAnswers("one", "one.json", "predictions", {k: {"dog": 1} for k in q}, {k: ["dog"] for k in q})
+    >>> board = build_leaderboard(q, [one], metrics=["protoqa"], similarity="exact_match")
+    >>> print(model_index(board, "protoqa", "ProtoQA dev", "validation")["one"].splitlines()[11:15])
+    ['    - type: "max_answers@1"', '      name: "max_answers@1"', '      value: 1.0', '      config: "sim:exact_match|metrics:paper|missing:zero|n:5|version:0.1.0"']
     """
     blocks = {}
     for system in board.systems:
