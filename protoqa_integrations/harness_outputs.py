@@ -91,6 +91,8 @@ def detect_format(path: PathLike) -> str:
         raise DataFormatError("is a directory, not a system file", path)
     if not path.exists():
         raise FileNotFoundError(f"system file not found: {path}")
+    if not path.is_file():
+        raise DataFormatError("not a regular file (a pipe, a device or a socket)", path)
     head = _head(path)
     if not head.strip():
         raise DataFormatError("the file is empty", path)

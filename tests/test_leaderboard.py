@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -210,6 +211,7 @@ def one_line_failure(result: subprocess.CompletedProcess) -> str:
         (["a=unknown.bin", "b=b.json"], "unknown.bin: the file holds NUL bytes"),
         (["a=list.json", "b=b.json"], "list.json: unknown format"),
         (["a=folder", "b=b.json"], "is a directory"),
+        (["a=pipe", "b=b.json"], "pipe: not a regular file"),
         (["a=a.json", "a=b.json"], "two systems are named 'a'"),
         (["runs/a=a.json", "b=b.json"], "path separator"),
         (["a.json", "b=b.json"], "expected NAME=FILE"),
@@ -222,6 +224,7 @@ def test_bad_systems_end_with_one_line_and_status_2(small_files, systems, expect
     (small_files / "unknown.csv").write_text("system,score\nx,1\n")
     (small_files / "list.json").write_text('["dog", "cat"]')
     (small_files / "folder").mkdir()
+    os.mkfifo(small_files / "pipe")  # nobody writes to it: reading it would wait forever
     line = one_line_failure(protoqa_eval("leaderboard", "targets.jsonl", *systems, *FAST, cwd=small_files))
     assert expected in line
 
