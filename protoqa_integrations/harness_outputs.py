@@ -246,11 +246,18 @@ def read_lm_eval_samples(path: PathLike) -> HarnessAnswers:
 
 
 def _lighteval_results(path: Path, stamp: str) -> dict[str, Any]:
-    """lighteval writes ``OUT/details/MODEL/STAMP/details_*.parquet`` and ``OUT/results/MODEL/results_STAMP.json``."""
-    parents = path.resolve().parents
-    if len(parents) < 4:
-        return {}
-    return _sibling_results(parents[2].parent / "results" / parents[1].name, stamp)
+    """lighteval writes ``OUT/details/MODEL/STAMP/details_*.parquet`` and ``OUT/results/MODEL/results_STAMP.json``.
+
+    MODEL is the model's name, slashes and all (``org/name``, or a folder's absolute path),
+    so the ``details`` folder is looked for among the ancestors.
+    """
+    model_dir = path.resolve().parent.parent
+    for ancestor in model_dir.parents:
+        if ancestor.name == "details":
+            found = _sibling_results(ancestor.parent / "results" / model_dir.relative_to(ancestor), stamp)
+            if found:
+                return found
+    return {}
 
 
 def read_lighteval_details(path: PathLike) -> HarnessAnswers:
