@@ -734,7 +734,7 @@ def _yaml_string(text: str) -> str:
 def model_index(board: Leaderboard, dataset: str, dataset_name: str, split: str) -> dict[str, str]:
     """One ``model-index`` YAML block per system, as a model card's metadata holds it.
 
-    Each result names the task (text generation), the data set and split, and every metric
+    Each result names the task (text generation), the data set (and its split, when given), and every metric
     with its value and, in ``config``, the signature it was computed under.
 
     >>> from protoqa_core.readers import Cluster
@@ -756,7 +756,7 @@ def model_index(board: Leaderboard, dataset: str, dataset_name: str, split: str)
             "    dataset:",
             f"      type: {_yaml_string(dataset)}",
             f"      name: {_yaml_string(dataset_name)}",
-            f"      split: {_yaml_string(split)}",
+            *([f"      split: {_yaml_string(split)}"] if split else []),
             "    metrics:",
         ]
         for column in board.columns:

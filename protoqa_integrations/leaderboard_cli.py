@@ -75,8 +75,9 @@ def build_leaderboard_parser() -> argparse.ArgumentParser:
     out.add_argument("--csv", action="store_true", help="print CSV, one row per system and metric")
     p.add_argument("--plot", metavar="FILE.png", help="draw every metric's scores and intervals into a PNG")
     p.add_argument("--model-index", metavar="DIR", help="write NAME.yaml, a model card's model-index, per system")
-    p.add_argument("--dataset-name", default="", help="the data set's name in --model-index (default: targets file)")
-    p.add_argument("--split", default="validation", help="the split named in --model-index (default validation)")
+    p.add_argument("--dataset-type", default="", help="the data set's Hub id in --model-index (default: targets file)")
+    p.add_argument("--dataset-name", default="", help="the data set's name in --model-index (default: its type)")
+    p.add_argument("--split", default="", help="the split named in --model-index (default: none named)")
     p.add_argument("--resamples", type=int_at_least(1, MAX_RESAMPLES), default=DEFAULT_RESAMPLES)
     p.add_argument("--seed", type=int_at_least(0), default=DEFAULT_SEED, help="bootstrap seed")
     p.add_argument("--force", action="store_true", help="replace existing --plot and --model-index files")
@@ -133,7 +134,8 @@ def _run_leaderboard(args: argparse.Namespace) -> int:
     if plot is not None:
         plot_leaderboard(board, plot)
     if index_files:
-        blocks = model_index(board, Path(args.targets).name, args.dataset_name or Path(args.targets).name, args.split)
+        dataset = args.dataset_type or Path(args.targets).name
+        blocks = model_index(board, dataset, args.dataset_name or dataset, args.split)
         for name, path in index_files.items():
             write_output_file(path, _writer(blocks[name]))
     print(f"{len(systems)} systems scored in {time.perf_counter() - start:.1f} s", file=sys.stderr)
