@@ -38,7 +38,7 @@ from cfc_probeval.inputs import read_samples, sample_counts, sample_fields
 from cfc_probeval.probeval import ProbEval
 from protoqa_core.cli_io import finite_json
 from protoqa_core.ranking import rank_by_frequency
-from protoqa_core.readers import DataFormatError, PathLike, Question, preview_ids, read_predictions
+from protoqa_core.readers import DataFormatError, PathLike, ProtoQAWarning, Question, preview_ids, read_predictions
 from protoqa_core.significance import DEFAULT_RESAMPLES, DEFAULT_SEED, holm_adjust, resample_indices
 from protoqa_metric.metric import ProtoQA
 from protoqa_metric.metric_set import PAPER_METRICS
@@ -271,10 +271,10 @@ def read_system(name: str, path: PathLike) -> SystemAnswers:
     path = Path(path)
     fmt = detect_format(path)
     with warnings.catch_warnings():
-        warnings.simplefilter("error")  # an empty predictions file is an error here, not a warning
+        warnings.simplefilter("error", ProtoQAWarning)  # an empty predictions file is an error here, not a warning
         try:
             return _read_system(name, path, fmt)
-        except UserWarning as exc:
+        except ProtoQAWarning as exc:
             raise DataFormatError(str(exc)) from None
 
 

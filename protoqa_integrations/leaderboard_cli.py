@@ -117,6 +117,11 @@ def _run_leaderboard(args: argparse.Namespace) -> int:
         resamples=args.resamples,
         seed=args.seed,
     )
+    if len(board.questions) < len(targets) and not board.dropped:
+        print(
+            f"note: ranking on the {len(board.questions)} of {len(targets)} target questions that the systems answer",
+            file=sys.stderr,
+        )
     if board.dropped:
         print(
             f"--only-common: ranking on the {len(board.questions)} questions every system answers; "

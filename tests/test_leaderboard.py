@@ -337,3 +337,12 @@ def test_protoqa_dev_max_answers_equal_protoqa_eval(tmp_path):
         scores = json.loads(single.stdout)
         for k in (1, 3, 5, 10):
             assert board[name][f"max_answers@{k}"]["mean"] == scores[f"max_answers@{k}"], (name, k)
+
+
+def test_questions_no_system_answers_are_named_as_left_out(small_files):
+    for name in ("a", "b"):
+        (small_files / f"{name}2.json").write_text(json.dumps({"q0": ["dog"], "q1": ["cat"]}))
+    out = protoqa_eval("leaderboard", "targets.jsonl", "a=a2.json", "b=b2.json", *FAST, "--csv", cwd=small_files)
+    assert out.returncode == 0, out.stderr
+    assert "ranking on the 2 of 3 target questions that the systems answer" in out.stderr
+    assert out.stdout.startswith("system,file,format,metric,mean,low,high,rank_best,rank_worst,signature\n")
