@@ -84,7 +84,7 @@ def board_plot(key: str, folder: Path = LEADERBOARD_DIR) -> Optional[str]:
 
 
 def board_table(board: Leaderboard, uploaded: Sequence[str] = ()) -> tuple[list[str], list[list[Any]]]:
-    """Headers and rows for a sortable table: per metric its mean (a number), interval and rank range.
+    """Headers and rows for a sortable table: per metric its mean (a number), then its interval and rank range.
 
     Rows are in the order of the first metric (best first); uploaded systems are marked.
 
@@ -93,28 +93,25 @@ def board_table(board: Leaderboard, uploaded: Sequence[str] = ()) -> tuple[list[
     >>> q = {f"q{i}": Question(f"q{i}", "name a pet", (Cluster(f"q{i}.0", ("dog",), 6),)) for i in range(5)}
     >>> one = SystemAnswers("one", "-", "predictions", {k: {"dog": 1} for k in q}, {k: ["dog"] for k in q})
     >>> headers, rows = board_table(build_leaderboard(q, [one], metrics=["protoqa"], similarity="exact_match"))
-    >>> headers[:4], rows[0][:4]
-    (['system', 'max_answers@1', 'max_answers@1 95% interval', 'max_answers@1 rank'], ['one', 1.0, '[1.000, 1.000]', '1'])
+    >>> headers[:3], rows[0][:3]
+    (['system', 'max_answers@1', 'max_answers@1: 95% interval (rank)'], ['one', 1.0, '[1.000, 1.000] (1)'])
     """
     first = board.columns[0].key
     names = board.order(first) + [s.name for s in board.systems if s.name not in board.scores[first]]
     headers = ["system"]
     for column in board.columns:
-        headers += [column.label, f"{column.label} {board.level:.0%} interval", f"{column.label} rank"]
+        headers += [column.label, f"{column.label}: {board.level:.0%} interval (rank)"]
     rows = []
     for name in names:
         row: list[Any] = [f"{name} (uploaded)" if name in uploaded else name]
         for column in board.columns:
             score = board.scores[column.key].get(name)
             if score is None:
-                row += [None, "", ""]
+                row += [None, ""]
                 continue
             best, worst = board.ranks[column.key][name]
-            row += [
-                round(score.mean, 4),
-                f"[{score.low:.3f}, {score.high:.3f}]",
-                f"{best}" if best == worst else f"{best}-{worst}",
-            ]
+            ranks = f"{best}" if best == worst else f"{best}-{worst}"
+            row += [round(score.mean, 4), f"[{score.low:.3f}, {score.high:.3f}] ({ranks})"]
         rows.append(row)
     return headers, rows
 
