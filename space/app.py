@@ -407,7 +407,7 @@ def _leaderboard_view(key: str, files: Any = None) -> tuple[Any, Optional[str], 
         note = demo_leaderboard.board_markdown(board)
         if uploaded:
             note = f"{len(uploaded)} uploaded file(s) ranked with the shipped systems (no plot drawn for uploads).\n\n{note}"
-        return gr.update(value={"headers": headers, "data": rows}, headers=headers), plot, note
+        return {"headers": headers, "data": rows}, plot, note
     except DemoError as exc:
         return gr.update(), None, f"**Error:** {exc}"
 
@@ -429,9 +429,7 @@ def _leaderboard_tab() -> None:
         label="Leaderboard",
         elem_id="leaderboard-board",
     )
-    frame = gr.Dataframe(
-        value=table.get("value"), interactive=False, wrap=True, label="Leaderboard", elem_id="leaderboard-table"
-    )
+    frame = gr.Dataframe(value=table, interactive=False, wrap=True, label="Leaderboard", elem_id="leaderboard-table")
     image = gr.Image(plot, type="filepath", label="Scores and intervals", elem_id="leaderboard-plot")
     legend = gr.Markdown(note, elem_id="leaderboard-note")
     uploads = gr.File(
