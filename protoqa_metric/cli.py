@@ -12,7 +12,8 @@ Two systems on the same questions, with a paired bootstrap test:
     protoqa-eval compare TARGETS PREDICTIONS_A PREDICTIONS_B [--similarity wordnet] [--json]
 
 The installed ``protoqa-eval`` command is :func:`protoqa_integrations.cli.main`, which adds
-``generate`` and ``score-generated`` (a language model's answers) to these commands;
+``generate`` and ``score-generated`` (a language model's answers), ``leaderboard`` (several
+systems ranked) and ``convert`` (harness outputs as answers files) to these commands;
 ``python -m protoqa_metric`` runs this module alone.
 """
 
@@ -294,7 +295,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     with warnings.catch_warnings():
         warnings.showwarning = show_warning
         warnings.simplefilter("always", ProtoQAWarning)
-        if args_list and args_list[0] in ("generate", "score-generated"):
+        if args_list and args_list[0] in ("generate", "score-generated", "leaderboard", "convert"):
             print(
                 f"protoqa-eval: error: {args_list[0]} is a command of the installed protoqa-eval "
                 f"(or python -m protoqa_integrations {args_list[0]}), not of python -m protoqa_metric",
