@@ -648,7 +648,10 @@ def main() -> None:
     demo = build_demo()
     demo.queue(max_size=32, default_concurrency_limit=1)
     # Request bodies over serving.MAX_REQUEST_BYTES are refused before they are read or parsed.
-    demo.launch(show_error=False, css=CSS, **serving.launch_options())
+    # The shipped leaderboards' plots are served from the Space's own folder, wherever it is started from.
+    demo.launch(
+        show_error=False, css=CSS, allowed_paths=[str(demo_leaderboard.LEADERBOARD_DIR)], **serving.launch_options()
+    )
 
 
 if __name__ == "__main__":
