@@ -229,15 +229,14 @@ def write_output_file(path: Path, write: Callable[[Any], None], *, newline: Opti
 def replace_file(path: Path, fill: Callable[[Path], None]) -> None:
     """``fill(temporary)`` writes a new file in ``path``'s folder, which then atomically replaces ``path``.
 
-        For writers that take a file name (Parquet, say). The temporary name is unique and
-        created exclusively, and the replace swaps the directory entry, so a link planted
-        at ``path`` is replaced, never written through. A failure leaves no temporary file.
+    For writers that take a file name (Parquet, say). The temporary name is unique and
+    created exclusively, and the replace swaps the directory entry, so a link planted
+    at ``path`` is replaced, never written through. A failure leaves no temporary file.
 
-        >>> import tempfile
-    import warnings
-        >>> p = Path(tempfile.mkdtemp()) / "out.bin"
-        >>> replace_file(p, lambda tmp: tmp.write_bytes(b"ok")); p.read_bytes()
-        b'ok'
+    >>> import tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "out.bin"
+    >>> replace_file(p, lambda tmp: tmp.write_bytes(b"ok")); p.read_bytes()
+    b'ok'
     """
     with _replacing(path) as (fd, tmp):
         os.close(fd)
@@ -269,12 +268,11 @@ def _replacing(path: Path) -> Iterator[tuple[int, Path]]:
 def open_append(path: Path):
     """``path`` opened to append UTF-8 text, refusing to follow a link or to open anything but a regular file.
 
-        >>> import tempfile
-    import warnings
-        >>> p = Path(tempfile.mkdtemp()) / "log.jsonl"
-        >>> with open_append(p) as fh: _ = fh.write("a\\n")
-        >>> p.read_text()
-        'a\\n'
+    >>> import tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "log.jsonl"
+    >>> with open_append(p) as fh: _ = fh.write("a\\n")
+    >>> p.read_text()
+    'a\\n'
     """
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
     try:
