@@ -27,6 +27,7 @@ __all__ = [
     "int_at_least",
     "float_between",
     "check_output_file",
+    "add_overwrite_option",
     "write_output_file",
     "replace_file",
     "reason_of",
@@ -138,8 +139,21 @@ def _kind_of(path: Path) -> Optional[str]:
     return "not a regular file"
 
 
+def add_overwrite_option(parser: argparse.ArgumentParser, help: str) -> None:
+    """``--overwrite``, every command's one name for "replace an existing output" (``args.overwrite``);
+    the spelling ``--force`` is accepted too, without a line in ``--help``.
+
+    >>> parser = argparse.ArgumentParser()
+    >>> add_overwrite_option(parser, "replace OUT")
+    >>> parser.parse_args(["--force"]).overwrite, parser.parse_args([]).overwrite
+    (True, False)
+    """
+    parser.add_argument("--overwrite", action="store_true", help=help)
+    parser.add_argument("--force", dest="overwrite", action="store_true", help=argparse.SUPPRESS)
+
+
 def check_output_file(
-    name: str, inputs: Iterable[str] = (), force: bool = False, *, force_flag: str = "--force"
+    name: str, inputs: Iterable[str] = (), force: bool = False, *, force_flag: str = "--overwrite"
 ) -> Path:
     """Check, before any work, that ``name`` can be written without destroying anything.
 
