@@ -62,6 +62,7 @@ __all__ = [
     "GenerationError",
     "SamplingConfig",
     "PromptSamples",
+    "default_protocol",
     "prompt_function",
     "cut_at_stop",
     "answer_from_text",
@@ -89,6 +90,15 @@ STOP_STRINGS = ("\n", ".")
 
 class GenerationError(ValueError):
     """The model, tokenizer or settings cannot be used for sampling answers."""
+
+
+def default_protocol(dataset: str) -> tuple[str, int]:
+    """``(prompt style, samples per question)`` of a data set's protocol.
+
+    >>> default_protocol("cfc"), default_protocol("protoqa")
+    (('cfc-one-shot', 100), ('statement', 300))
+    """
+    return ("cfc-one-shot", CFC_NUM_SAMPLES) if dataset == "cfc" else ("statement", PROTOQA_NUM_SAMPLES)
 
 
 @dataclass(frozen=True)

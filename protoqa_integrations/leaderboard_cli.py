@@ -2,8 +2,8 @@
 
 protoqa-eval leaderboard TARGETS NAME=FILE [NAME=FILE ...] [--similarity wordnet]
              [--metrics protoqa,probeval] [--only-common] [--json | --markdown | --csv]
-             [--plot FILE.png] [--model-index DIR] [--per-question] [--resamples 1000] [--seed 12345] [--force]
-protoqa-eval convert HARNESS_OUTPUT -o ANSWERS.json [--force]
+             [--plot FILE.png] [--model-index DIR] [--per-question] [--resamples 1000] [--seed 12345] [--overwrite]
+protoqa-eval convert HARNESS_OUTPUT -o ANSWERS.json [--overwrite]
 """
 
 from __future__ import annotations
@@ -12,30 +12,14 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
-from protoqa_core.cli_io import OneLineParser, check_output_file, int_at_least, write_output_file
-from protoqa_core.readers import Question, read_targets
+from protoqa_core.cli_io import Subcommand, add_overwrite_option, check_output_file, int_at_least, write_output_file
 from protoqa_core.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
 
-from .harness_outputs import FORMATS, read_harness_output
-from .leaderboard import (
-    MAX_RESAMPLES,
-    MAX_SYSTEMS,
-    LeaderboardError,
-    build_leaderboard,
-    format_table,
-    model_index,
-    parse_system_argument,
-    plot_leaderboard,
-    read_system,
-    to_csv,
-    to_markdown,
-)
-
-__all__ = ["build_leaderboard_parser", "build_convert_parser", "leaderboard_main", "convert_main"]
+__all__ = ["COMMANDS", "add_leaderboard_arguments", "add_convert_arguments"]
 
 
 def _metric_list(text: str) -> list[str]:
@@ -45,21 +29,17 @@ def _metric_list(text: str) -> list[str]:
     return names
 
 
-def build_leaderboard_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``protoqa-eval leaderboard``.
+def add_leaderboard_arguments(p: argparse.ArgumentParser) -> None:
+    """The arguments of ``protoqa-eval leaderboard``.
 
-    >>> build_leaderboard_parser().parse_args(["t.jsonl", "a=a.json", "b=b.json"]).metrics
+    >>> from protoqa_core.cli_io import OneLineParser
+    >>> p = OneLineParser()
+    >>> add_leaderboard_arguments(p)
+    >>> p.parse_args(["t.jsonl", "a=a.json", "b=b.json"]).metrics
     ['protoqa', 'probeval']
     """
-    p = OneLineParser(
-        prog="protoqa-eval leaderboard",
-        description="Rank several systems on one set of questions: ProtoQA metrics and ProbEval KL with 95%% "
-        "bootstrap intervals (the same resampled questions for every system), Holm-corrected paired bootstrap "
-        "tests between every pair, rank ranges. Each FILE is an answers file, a predictions file, lm-eval "
-        "--log_samples output or lighteval details; the format is detected.",
-    )
     p.add_argument("targets", help="targets JSONL with the questions (and their clusters)")
-    p.add_argument("systems", nargs="+", metavar="NAME=FILE", help=f"a system and its file (at most {MAX_SYSTEMS})")
+    p.add_argument("systems", nargs="+", metavar="NAME=FILE", help="a system and its file (at most 100 systems)")
     p.add_argument("--similarity", default="wordnet", help="similarity of the ProtoQA metrics (default wordnet)")
     p.add_argument(
         "--metrics",
@@ -78,13 +58,28 @@ def build_leaderboard_parser() -> argparse.ArgumentParser:
     p.add_argument("--dataset-type", default="", help="the data set's Hub id in --model-index (default: targets file)")
     p.add_argument("--dataset-name", default="", help="the data set's name in --model-index (default: its type)")
     p.add_argument("--split", default="", help="the split named in --model-index (default: none named)")
-    p.add_argument("--resamples", type=int_at_least(1, MAX_RESAMPLES), default=DEFAULT_RESAMPLES)
+    p.add_argument("--resamples", type=int_at_least(1), default=DEFAULT_RESAMPLES, help="at most 10,000")
     p.add_argument("--seed", type=int_at_least(0), default=DEFAULT_SEED, help="bootstrap seed")
-    p.add_argument("--force", action="store_true", help="replace existing --plot and --model-index files")
-    return p
+    add_overwrite_option(p, "replace existing --plot and --model-index files")
 
 
 def _run_leaderboard(args: argparse.Namespace) -> int:
+    from protoqa_core.readers import read_targets
+
+    from .harness_outputs import FORMATS
+    from .leaderboard import (
+        MAX_SYSTEMS,
+        LeaderboardError,
+        build_leaderboard,
+        format_table,
+        model_index,
+        parse_system_argument,
+        plot_leaderboard,
+        read_system,
+        to_csv,
+        to_markdown,
+    )
+
     if len(args.systems) > MAX_SYSTEMS:
         raise LeaderboardError(f"{len(args.systems)} systems: a leaderboard ranks at most {MAX_SYSTEMS}")
     pairs = [parse_system_argument(a) for a in args.systems]
@@ -93,14 +88,14 @@ def _run_leaderboard(args: argparse.Namespace) -> int:
     if repeated is not None:
         raise LeaderboardError(f"two systems are named {repeated!r}")
     inputs = [args.targets] + [str(p) for _, p in pairs]
-    plot = check_output_file(args.plot, inputs, args.force) if args.plot else None
+    plot = check_output_file(args.plot, inputs, args.overwrite) if args.plot else None
     index_files = {}
     if args.model_index:
         folder = Path(args.model_index)
         if folder.exists() and not folder.is_dir():
             raise LeaderboardError(f"{folder}: --model-index needs a folder")
         folder.mkdir(parents=True, exist_ok=True)
-        index_files = {n: check_output_file(str(folder / f"{n}.yaml"), inputs, args.force) for n in names}
+        index_files = {n: check_output_file(str(folder / f"{n}.yaml"), inputs, args.overwrite) for n in names}
     start = time.perf_counter()
     targets = read_targets(args.targets)
     systems = []
@@ -151,28 +146,27 @@ def _writer(text: str) -> Callable[[Any], None]:
     return lambda fh: fh.write(text)
 
 
-def build_convert_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``protoqa-eval convert``.
+def add_convert_arguments(p: argparse.ArgumentParser) -> None:
+    """The arguments of ``protoqa-eval convert``.
 
-    >>> build_convert_parser().parse_args(["samples.jsonl", "-o", "a.json"]).output
+    >>> from protoqa_core.cli_io import OneLineParser
+    >>> p = OneLineParser()
+    >>> add_convert_arguments(p)
+    >>> p.parse_args(["samples.jsonl", "-o", "a.json"]).output
     'a.json'
     """
-    p = OneLineParser(
-        prog="protoqa-eval convert",
-        description="Write lm-eval --log_samples output or lighteval details as an answers file (the format of "
-        "protoqa-eval generate, read by score-generated, leaderboard and probeval), keeping the sampling "
-        "settings the harness recorded.",
-    )
     p.add_argument("source", help="lm-eval samples_<task>_<time>.jsonl or lighteval details_<task>|<shots>_*.parquet")
     p.add_argument("-o", "--output", required=True, help="answers file to write (JSON)")
-    p.add_argument("--force", action="store_true", help="replace an existing output file")
-    return p
+    add_overwrite_option(p, "replace an existing output file")
 
 
 def _run_convert(args: argparse.Namespace) -> int:
-    from .generate_cli import answers_document
+    from protoqa_core.readers import Question
 
-    output = check_output_file(args.output, [args.source], args.force)
+    from .answers_file import answers_document
+    from .harness_outputs import read_harness_output
+
+    output = check_output_file(args.output, [args.source], args.overwrite)
     read = read_harness_output(args.source)
     questions = [Question(qid, "", ()) for qid in read.samples]
     document = answers_document(questions, read.samples, {}, read.generation)
@@ -185,11 +179,28 @@ def _run_convert(args: argparse.Namespace) -> int:
     return 0
 
 
-def leaderboard_main(argv: Optional[Sequence[str]] = None) -> int:
-    """``protoqa-eval leaderboard ...``; returns the exit status (0 ok, 2 bad input)."""
-    return _run_leaderboard(build_leaderboard_parser().parse_args(list(sys.argv[1:] if argv is None else argv)))
-
-
-def convert_main(argv: Optional[Sequence[str]] = None) -> int:
-    """``protoqa-eval convert ...``; returns the exit status (0 ok, 2 bad input)."""
-    return _run_convert(build_convert_parser().parse_args(list(sys.argv[1:] if argv is None else argv)))
+COMMANDS: dict[str, Subcommand] = {
+    c.name: c
+    for c in (
+        Subcommand(
+            "leaderboard",
+            "rank several systems: intervals, paired tests, rank ranges",
+            "Rank several systems on one set of questions: ProtoQA metrics and ProbEval KL with 95% bootstrap "
+            "intervals (the same resampled questions for every system), Holm-corrected paired bootstrap tests "
+            "between every pair, rank ranges. Each FILE is an answers file, a predictions file, lm-eval "
+            "--log_samples output or lighteval details; the format is detected.",
+            add_leaderboard_arguments,
+            _run_leaderboard,
+        ),
+        Subcommand(
+            "convert",
+            "write lm-eval or lighteval outputs as an answers file",
+            "Write lm-eval --log_samples output or lighteval details as an answers file (the format of "
+            "protoqa-eval generate, read by score-generated, leaderboard and probeval), keeping the sampling "
+            "settings the harness recorded.",
+            add_convert_arguments,
+            _run_convert,
+        ),
+    )
+}
+"""The sub-commands of several systems, for :func:`protoqa_integrations.cli.main`."""

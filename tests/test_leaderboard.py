@@ -187,7 +187,7 @@ def test_cli_writes_the_table_json_plot_and_model_index(small_files):
     again = protoqa_eval(
         "leaderboard", "targets.jsonl", "a=a.json", "b=b.json", *FAST, "--plot", "board.png", cwd=small_files
     )
-    assert again.returncode == 2 and "--force" in again.stderr
+    assert again.returncode == 2 and "--overwrite" in again.stderr
     parsed = protoqa_eval("leaderboard", "targets.jsonl", "a=a.json", "b=b.json", *FAST, "--json", cwd=small_files)
     assert json.loads(parsed.stdout)["systems"][1]["scores"]["max_answers@1"]["mean"] == pytest.approx(4 / 6)
 

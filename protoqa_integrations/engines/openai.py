@@ -38,7 +38,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any, Optional
 
 from ..generation import STOP_STRINGS, PromptSamples, SamplingConfig
-from .base import Engine, EngineError, Prompt, answers_of, request_seed
+from .base import Engine, EngineError, EngineOption, Prompt, answers_of, register_engine, request_seed
 
 __all__ = ["OpenAIEngine", "KEY_ENV", "MAX_REPLY_CHARS", "retry_delay"]
 
@@ -99,13 +99,31 @@ def _server_message(response: Any) -> str:
     return " ".join(str(text).split())[:300] or f"HTTP {response.status_code}"
 
 
+@register_engine("openai")
 class OpenAIEngine(Engine):
     """An OpenAI-compatible server at ``base_url`` serving ``model``.
 
     >>> engine = OpenAIEngine("gpt-3.5-turbo-instruct", base_url="https://api.openai.com/v1")  # doctest: +SKIP
     """
 
-    name = "openai"
+    summary = "an OpenAI-compatible server at --base-url; key from $OPENAI_API_KEY"
+    common = ("revision", "chat")
+    options = (
+        EngineOption(
+            "base_url", "--base-url", "the server's API root, e.g. http://127.0.0.1:8000/v1", str, metavar="URL"
+        ),
+        EngineOption("concurrency", "--concurrency", "most requests in flight", int),
+        EngineOption("max_n", "--max-n", "most choices asked per request", int, recorded=True),
+        EngineOption("timeout", "--request-timeout", "seconds per request", float, metavar="SECONDS"),
+        EngineOption("max_retries", "--max-retries", "retries of a request on 429, 5xx and timeouts", int),
+        EngineOption(
+            "request_seeds",
+            "--no-request-seeds",
+            "send no seed (for servers that fail on seeded requests); samples are then not repeatable",
+            negate=True,
+            recorded=True,
+        ),
+    )
 
     def __init__(
         self,
@@ -121,7 +139,6 @@ class OpenAIEngine(Engine):
         backoff: float = 1.0,
         check_model: bool = True,
         request_seeds: bool = True,
-        **unused: Any,
     ) -> None:
         super().__init__()
         for option, value in (("--concurrency", concurrency), ("--max-n", max_n)):
@@ -166,9 +183,17 @@ class OpenAIEngine(Engine):
         }
 
     def _fail_unreachable(self, exc: Exception) -> EngineError:
+        hint = "check --base-url and that the server is running"
+        if self.request_seeds and self.requests:
+            # It answered before and then went away: some servers stop on a seeded request
+            # (vLLM's CPU build: "CPU Generator does not use offset").
+            hint += (
+                "; it answered earlier requests, so it may have stopped on a seeded request "
+                "(vLLM's CPU build does): run again with --no-request-seeds"
+            )
         return EngineError(
             f"cannot reach the server at {self.base_url} ({type(exc).__name__}: "
-            f"{' '.join(str(exc).split())[:200]}); check --base-url and that the server is running"
+            f"{' '.join(str(exc).split())[:200]}); {hint}"
         )
 
     def _check_status(self, response: Any) -> None:
