@@ -120,12 +120,20 @@ def test_lm_eval_log_samples_are_ranked_as_the_harness_scored_them(tmp_path):
 
 
 def test_lighteval_details_are_ranked_as_the_harness_scored_them(tmp_path):
-    from test_lighteval_tasks import build_sampling_gpt2, isolated_env, lighteval_python
+    from test_lighteval_tasks import build_fitted_gpt2, isolated_env, lighteval_python
 
     python = lighteval_python()
     if python is None:
         pytest.skip("no interpreter imports lighteval: set $LIGHTEVAL_PYTHON or run bash scripts/setup.sh --test")
-    model = build_sampling_gpt2(tmp_path / "tiny-gpt2")
+    build_fitted_gpt2(tmp_path / "tiny-gpt2")
+    # lighteval's transformers backend samples only from a model whose generation config says so.
+    copied = run(
+        [python, "-m", "protoqa_integrations.lighteval_tasks", "sampling-model", "./tiny-gpt2", "./tiny-gpt2-sampling"],
+        tmp_path,
+        isolated_env(tmp_path),
+    )
+    assert copied.returncode == 0, copied.stderr[-3000:]
+    model = tmp_path / "tiny-gpt2-sampling"
     custom_tasks = run([python, "-m", "protoqa_integrations.lighteval_tasks"], tmp_path, isolated_env(tmp_path)).stdout
     out = tmp_path / "lighteval-out"
     result = run(
