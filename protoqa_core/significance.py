@@ -15,7 +15,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ConfidenceInterval", "PairedComparison", "bootstrap_ci", "paired_bootstrap", "compare_paired"]
+__all__ = [
+    "ConfidenceInterval",
+    "PairedComparison",
+    "bootstrap_ci",
+    "paired_bootstrap",
+    "compare_paired",
+    "resample_indices",
+    "holm_adjust",
+]
 
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 12345
@@ -43,10 +51,41 @@ class PairedComparison:
     num_questions: int
 
 
-def _resample_means(values: np.ndarray, resamples: int, seed: int) -> np.ndarray:
+def resample_indices(num_questions: int, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> np.ndarray:
+    """The questions drawn by each bootstrap resample, ``(resamples, num_questions)`` indices.
+
+    Every function here draws its resamples from this one matrix, so two calls with the same
+    seed and number of questions resample the same questions: every system of a
+    leaderboard is scored on the same resampled question sets.
+
+    >>> resample_indices(3, 2, seed=0).shape
+    (2, 3)
+    """
     rng = np.random.default_rng(seed)
-    idx = rng.integers(0, len(values), size=(resamples, len(values)))
-    return values[idx].mean(axis=1)
+    return rng.integers(0, num_questions, size=(resamples, num_questions))
+
+
+def _resample_means(values: np.ndarray, resamples: int, seed: int) -> np.ndarray:
+    return values[resample_indices(len(values), resamples, seed)].mean(axis=1)
+
+
+def holm_adjust(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values (family-wise error rate), in the order given.
+
+    The k-th smallest p-value is multiplied by ``m - k + 1`` (m tests), capped at 1, and
+    the adjusted values are made non-decreasing in that order.
+
+    >>> holm_adjust([0.01, 0.04, 0.03])
+    [0.03, 0.06, 0.06]
+    """
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * float(p_values[i])))
+        adjusted[i] = running
+    return adjusted
 
 
 def bootstrap_ci(

@@ -4,10 +4,13 @@
     protoqa-eval compare TARGETS PREDICTIONS_A PREDICTIONS_B [...]
     protoqa-eval generate MODEL -o ANSWERS.json [--dataset protoqa|cfc] [--split validation|test] ...
     protoqa-eval score-generated ANSWERS.json [--json]
+    protoqa-eval leaderboard TARGETS NAME=FILE [NAME=FILE ...] [...]
+    protoqa-eval convert HARNESS_OUTPUT -o ANSWERS.json
 
 The sub-commands are the entries of :data:`COMMANDS`, each a
 :class:`~protoqa_core.cli_io.Subcommand` (its arguments and what it runs) defined next to
-its code: :data:`protoqa_metric.cli.COMMANDS` and :data:`protoqa_integrations.generate_cli.COMMANDS`.
+its code: :data:`protoqa_metric.cli.COMMANDS`, :data:`protoqa_integrations.generate_cli.COMMANDS` and
+:data:`protoqa_integrations.leaderboard_cli.COMMANDS`.
 A new sub-command is one more entry.
 """
 
@@ -22,20 +25,21 @@ from protoqa_core.cli_io import Subcommand, run_subcommands
 from protoqa_metric import cli as metric_cli
 from protoqa_metric.metric_set import ProtoQAWarning
 
-from . import generate_cli
+from . import generate_cli, leaderboard_cli
 
 __all__ = ["COMMANDS", "main"]
 
-COMMANDS: dict[str, Subcommand] = {**metric_cli.COMMANDS, **generate_cli.COMMANDS}
+COMMANDS: dict[str, Subcommand] = {**metric_cli.COMMANDS, **generate_cli.COMMANDS, **leaderboard_cli.COMMANDS}
 """Every ``protoqa-eval`` sub-command, in the order ``--help`` lists them.
 
 >>> list(COMMANDS)
-['evaluate', 'compare', 'generate', 'score-generated']
+['evaluate', 'compare', 'generate', 'score-generated', 'leaderboard', 'convert']
 """
 
 DESCRIPTION = (
     f"{metric_cli.DESCRIPTION} 'generate' samples a language model's answers into an answers file; "
-    "'score-generated' scores one."
+    "'score-generated' scores one; 'leaderboard' ranks several systems; 'convert' writes lm-eval or lighteval "
+    "outputs as an answers file."
 )
 
 

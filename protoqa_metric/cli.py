@@ -12,8 +12,9 @@ Two systems on the same questions, with a paired bootstrap test:
     protoqa-eval compare TARGETS PREDICTIONS_A PREDICTIONS_B [--similarity wordnet] [--json]
 
 The installed ``protoqa-eval`` command is :func:`protoqa_integrations.cli.main`: one parser
-for these sub-commands (:data:`COMMANDS`) and those of a language model's answers
-(``generate``, ``score-generated``); ``python -m protoqa_metric`` runs these alone.
+for these sub-commands (:data:`COMMANDS`), those of a language model's answers
+(``generate``, ``score-generated``) and those of several systems (``leaderboard``, ``convert``);
+``python -m protoqa_metric`` runs these alone.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Optional
 
 from protoqa_core.cli_io import (
     Subcommand,
+    add_overwrite_option,
     build_command_parser,
     check_output_file,
     finite_json,
@@ -82,7 +84,7 @@ def _add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="write per-question scores and cluster assignments as JSONL (never over an input file)",
     )
-    p.add_argument("--force", action="store_true", help="let --per-question replace an existing file")
+    add_overwrite_option(p, "let --per-question replace an existing file")
     p.add_argument(
         "--allow-empty",
         action="store_true",
@@ -268,7 +270,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     known); a closed standard output ends the command quietly.
     """
     args_list = list(sys.argv[1:] if argv is None else argv)
-    if args_list and args_list[0] in ("generate", "score-generated"):
+    if args_list and args_list[0] in ("generate", "score-generated", "leaderboard", "convert"):
         print(
             f"protoqa-eval: error: {args_list[0]} is a command of the installed protoqa-eval "
             f"(or python -m protoqa_integrations {args_list[0]}), not of python -m protoqa_metric",
@@ -292,7 +294,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     try:
         metric_specs(args.metrics)  # fail early on an unknown metric name
         per_question = (
-            check_output_file(args.per_question, [args.targets, args.predictions], args.force)
+            check_output_file(args.per_question, [args.targets, args.predictions], args.overwrite)
             if args.per_question
             else None
         )

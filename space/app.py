@@ -42,6 +42,7 @@ from demo_settings import DATA_DIR_ENV, configure_environment
 # Before gradio and matplotlib are imported: they read these variables once.
 configure_environment()
 
+import demo_leaderboard  # noqa: E402
 import gradio as gr  # noqa: E402
 from demo_render import (  # noqa: E402
     answers_html,
@@ -395,6 +396,61 @@ def _side_by_side(*panels: tuple[str, Any]) -> None:
                 component.render()
 
 
+def _leaderboard_view(key: str, files: Any = None) -> tuple[Any, Optional[str], str]:
+    """The table (as a Dataframe value), the plot and the legend of a shipped board, with uploads ranked in it."""
+    try:
+        uploaded = list(files or [])
+        board = demo_leaderboard.rank_uploads(key, uploaded) if uploaded else demo_leaderboard.shipped_board(key)
+        names = {s.name for s in board.systems[-len(uploaded) :]} if uploaded else set()
+        headers, rows = demo_leaderboard.board_table(board, sorted(names))
+        plot = None if uploaded else demo_leaderboard.board_plot(key)
+        note = demo_leaderboard.board_markdown(board)
+        if uploaded:
+            note = f"{len(uploaded)} uploaded file(s) ranked with the shipped systems (no plot drawn for uploads).\n\n{note}"
+        return {"headers": headers, "data": rows}, plot, note
+    except DemoError as exc:
+        return gr.update(), None, f"**Error:** {exc}"
+
+
+def _leaderboard_tab() -> None:
+    """The Leaderboard tab (inside ``gr.Blocks``): a board picker, the sortable table, the plot, an upload."""
+    first = next(iter(demo_leaderboard.BOARDS))
+    table, plot, note = _leaderboard_view(first)
+    gr.Markdown(
+        "Systems ranked on every question of a data set: each figure is a mean with its 95% bootstrap interval "
+        "(the same resampled questions for every system); a rank range spans the ranks a system may hold once "
+        "Holm-corrected paired bootstrap tests say which differences are significant. Click a column to sort. "
+        f"Upload up to {demo_leaderboard.MAX_UPLOADS} answers files (from `protoqa-eval generate`, a predictions "
+        "file, lm-eval `--log_samples` output or lighteval details) to rank them against the shipped systems."
+    )
+    choice = gr.Radio(
+        [(info.label, key) for key, info in demo_leaderboard.BOARDS.items()],
+        value=first,
+        label="Leaderboard",
+        elem_id="leaderboard-board",
+    )
+    frame = gr.Dataframe(value=table, interactive=False, wrap=True, label="Leaderboard", elem_id="leaderboard-table")
+    image = gr.Image(plot, type="filepath", label="Scores and intervals", elem_id="leaderboard-plot")
+    legend = gr.Markdown(note, elem_id="leaderboard-note")
+    uploads = gr.File(
+        file_count="multiple",
+        file_types=[".json", ".jsonl", ".parquet"],
+        label=f"Answers files to rank (at most {demo_leaderboard.MAX_UPLOADS})",
+        elem_id="leaderboard-upload",
+    )
+    rank = gr.Button("Rank the uploaded files", elem_id="leaderboard-rank")
+    private = {"api_visibility": "private"}
+    choice.change(_leaderboard_view, inputs=[choice], outputs=[frame, image, legend], queue=False, **private)
+    rank.click(
+        _leaderboard_view,
+        inputs=[choice, uploads],
+        outputs=[frame, image, legend],
+        concurrency_limit=1,
+        concurrency_id="score",
+        **private,
+    )
+
+
 def build_demo(app: Optional[SpaceApp] = None) -> gr.Blocks:
     """The page. Generation and scoring share one queue slot (``concurrency_id="model"``).
 
@@ -433,73 +489,81 @@ def build_demo(app: Optional[SpaceApp] = None) -> gr.Blocks:
             return app.show_stored(dataset_key, question_id, custom_question, progress)
 
         gr.Markdown(INTRO)
-        model_status = gr.Markdown(f"Model **{app.models.name}**: loading ...", elem_id="model-status")
-        with gr.Row():
-            with gr.Column(scale=3, min_width=280):
-                dataset = gr.Radio(app.dataset_choices(), value=first_key, label="Data set", elem_id="dataset")
-                question = gr.Dropdown(
-                    initial_questions.get("choices", []),
-                    value=initial_questions.get("value"),
-                    label="Question (type to search)",
-                    filterable=True,
-                    elem_id="question",
+        with gr.Tabs():
+            with gr.Tab("One question", id="question"):
+                model_status = gr.Markdown(f"Model **{app.models.name}**: loading ...", elem_id="model-status")
+                with gr.Row():
+                    with gr.Column(scale=3, min_width=280):
+                        dataset = gr.Radio(app.dataset_choices(), value=first_key, label="Data set", elem_id="dataset")
+                        question = gr.Dropdown(
+                            initial_questions.get("choices", []),
+                            value=initial_questions.get("value"),
+                            label="Question (type to search)",
+                            filterable=True,
+                            elem_id="question",
+                        )
+                        custom = gr.Textbox(
+                            label=f"... or type your own question (answers only, no scores; at most "
+                            f"{serving.MAX_QUESTION_CHARS} characters)",
+                            placeholder="Name something people bring to a picnic.",
+                            max_length=serving.MAX_QUESTION_CHARS,
+                            elem_id="custom-question",
+                        )
+                        stored_note = gr.Markdown(initial_note, elem_id="stored-note")
+                        gr.Examples(
+                            examples=[[key, qid] for key, qid, _ in EXAMPLES],
+                            example_labels=[label for *_, label in EXAMPLES],
+                            inputs=[dataset, question],
+                            outputs=outputs,
+                            fn=stored_event,
+                            run_on_click=True,
+                            cache_examples=False,
+                            label="Examples: stored GPT-2 answers to these questions",
+                            **private,
+                        )
+                    with gr.Column(scale=2, min_width=280):
+                        with gr.Accordion("Sampling (nucleus sampling, as in the ProtoQA paper)", open=True):
+                            num_samples = gr.Slider(
+                                1,
+                                MAX_NUM_SAMPLES,
+                                value=DEFAULT_NUM_SAMPLES,
+                                step=1,
+                                label="Samples",
+                                elem_id="num-samples",
+                            )
+                            temperature = gr.Slider(
+                                MIN_TEMPERATURE,
+                                MAX_TEMPERATURE,
+                                value=DEFAULT_TEMPERATURE,
+                                step=0.01,
+                                label="Temperature",
+                                elem_id="temperature",
+                            )
+                            top_p = gr.Slider(0.05, 1.0, value=DEFAULT_TOP_P, step=0.01, label="top_p", elem_id="top-p")
+                            seed = gr.Number(
+                                DEFAULT_SEED, precision=0, minimum=0, maximum=2**32 - 1, label="Seed", elem_id="seed"
+                            )
+                        # Disabled until the model has loaded: a click could only fail before that.
+                        generate = gr.Button(
+                            f"Generate answers with {app.models.display_name} (loading the model ...)",
+                            variant="secondary",
+                            interactive=False,
+                            elem_id="generate",
+                        )
+                        stored = gr.Button(
+                            "Show stored GPT-2 answers",
+                            elem_id="stored",
+                            interactive=initial_stored.get("interactive", True),
+                        )
+                status.render()
+                summary.render()
+                _side_by_side(("Scores", scores), ("ProbEval: people vs model over the clusters", plot))
+                _side_by_side(
+                    ("People's answers (clusters)", clusters), ("The model's answers, most sampled first", answers)
                 )
-                custom = gr.Textbox(
-                    label=f"... or type your own question (answers only, no scores; at most "
-                    f"{serving.MAX_QUESTION_CHARS} characters)",
-                    placeholder="Name something people bring to a picnic.",
-                    max_length=serving.MAX_QUESTION_CHARS,
-                    elem_id="custom-question",
-                )
-                stored_note = gr.Markdown(initial_note, elem_id="stored-note")
-                gr.Examples(
-                    examples=[[key, qid] for key, qid, _ in EXAMPLES],
-                    example_labels=[label for *_, label in EXAMPLES],
-                    inputs=[dataset, question],
-                    outputs=outputs,
-                    fn=stored_event,
-                    run_on_click=True,
-                    cache_examples=False,
-                    label="Examples: stored GPT-2 answers to these questions",
-                    **private,
-                )
-            with gr.Column(scale=2, min_width=280):
-                with gr.Accordion("Sampling (nucleus sampling, as in the ProtoQA paper)", open=True):
-                    num_samples = gr.Slider(
-                        1,
-                        MAX_NUM_SAMPLES,
-                        value=DEFAULT_NUM_SAMPLES,
-                        step=1,
-                        label="Samples",
-                        elem_id="num-samples",
-                    )
-                    temperature = gr.Slider(
-                        MIN_TEMPERATURE,
-                        MAX_TEMPERATURE,
-                        value=DEFAULT_TEMPERATURE,
-                        step=0.01,
-                        label="Temperature",
-                        elem_id="temperature",
-                    )
-                    top_p = gr.Slider(0.05, 1.0, value=DEFAULT_TOP_P, step=0.01, label="top_p", elem_id="top-p")
-                    seed = gr.Number(
-                        DEFAULT_SEED, precision=0, minimum=0, maximum=2**32 - 1, label="Seed", elem_id="seed"
-                    )
-                # Disabled until the model has loaded: a click could only fail before that.
-                generate = gr.Button(
-                    f"Generate answers with {app.models.display_name} (loading the model ...)",
-                    variant="secondary",
-                    interactive=False,
-                    elem_id="generate",
-                )
-                stored = gr.Button(
-                    "Show stored GPT-2 answers", elem_id="stored", interactive=initial_stored.get("interactive", True)
-                )
-        status.render()
-        summary.render()
-        _side_by_side(("Scores", scores), ("ProbEval: people vs model over the clusters", plot))
-        _side_by_side(("People's answers (clusters)", clusters), ("The model's answers, most sampled first", answers))
-        signatures.render()
+                signatures.render()
+            with gr.Tab("Leaderboard", id="leaderboard"):
+                _leaderboard_tab()
 
         def generate_event(
             dataset_key: str,
@@ -584,7 +648,10 @@ def main() -> None:
     demo = build_demo()
     demo.queue(max_size=32, default_concurrency_limit=1)
     # Request bodies over serving.MAX_REQUEST_BYTES are refused before they are read or parsed.
-    demo.launch(show_error=False, css=CSS, **serving.launch_options())
+    # The shipped leaderboards' plots are served from the Space's own folder, wherever it is started from.
+    demo.launch(
+        show_error=False, css=CSS, allowed_paths=[str(demo_leaderboard.LEADERBOARD_DIR)], **serving.launch_options()
+    )
 
 
 if __name__ == "__main__":

@@ -374,3 +374,38 @@ return [...document.querySelectorAll('.cm-editor')].map(editor => {
         assert all(f["overflow"] <= 1 for f in fields), fields  # long JSON lines wrap
         ARTIFACTS.mkdir(exist_ok=True)
         assert browser.save_screenshot(str(ARTIFACTS / f"hub_page_{name}.png"))
+
+
+@pytest.mark.parametrize("running_app", ["no model"], indirect=True)  # the tab needs no model
+def test_leaderboard_tab_shows_the_shipped_boards_and_ranks_an_upload(running_app, browser, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    url, log = running_app
+    browser.get(url)
+    wait = WebDriverWait(browser, STEP_TIMEOUT)
+    tab = wait.until(
+        lambda d: next((b for b in d.find_elements(By.CSS_SELECTOR, "[role=tab]") if b.text == "Leaderboard"), None)
+    )
+    tab.click()
+    # The tab's content is drawn once it is shown: look the table up again on every try.
+    wait.until(
+        lambda d: "GPT-2 fine-tuned (ProtoQA paper)" in d.find_element(By.ID, "leaderboard-table").text,
+        message=log.read_text()[-2000:],
+    )
+    assert browser.find_element(By.CSS_SELECTOR, "#leaderboard-plot img").get_attribute("src")
+    label = next(e for e in browser.find_elements(By.CSS_SELECTOR, "#leaderboard-board label") if "CFC test" in e.text)
+    label.click()
+    wait.until(lambda d: "gpt2-large-ft.zeroshot" in d.find_element(By.ID, "leaderboard-table").text)
+    upload = tmp_path / "mine.jsonl"
+    shutil.copy(SHARED_DATA / "cfc" / "test.samples.gpt2-xl.oneshot.jsonl", upload)
+    browser.find_element(By.CSS_SELECTOR, "#leaderboard-upload input[type=file]").send_keys(str(upload))
+    wait.until(lambda d: "mine.jsonl" in d.find_element(By.ID, "leaderboard-upload").text)
+    browser.find_element(By.ID, "leaderboard-rank").click()
+    wait.until(
+        lambda d: "mine (uploaded)" in d.find_element(By.ID, "leaderboard-table").text,
+        message=f"{browser.find_element(By.ID, 'leaderboard-note').text}\n{log.read_text()[-2000:]}",
+    )
+    assert "1 uploaded file(s) ranked" in browser.find_element(By.ID, "leaderboard-note").text
+    ARTIFACTS.mkdir(exist_ok=True)
+    assert browser.save_screenshot(str(ARTIFACTS / "space_leaderboard.png"))

@@ -1,7 +1,9 @@
 """Leaderboard: every prediction file of the shared data scored with ProbEval and the ProtoQA metric.
 
-Each figure is a mean over questions with a 95% percentile bootstrap interval over
-questions (:func:`protoqa_core.significance.bootstrap_ci`).
+The scores come from :func:`protoqa_integrations.leaderboard.build_leaderboard` (what
+``protoqa-eval leaderboard`` runs), given the answers as each file's kind says to read
+them: each figure is a mean over questions with a 95% percentile bootstrap interval over
+questions, the same resampled questions for every file of a data set.
 
 * **ProbEval** (lower is better), with the data's human clusters (WordNet matching:
   what ProbEval uses when the references carry clusters) and with the automatic
@@ -23,21 +25,19 @@ questions (:func:`protoqa_core.significance.bootstrap_ci`).
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, Optional, Union
 
 from cfc_probeval.compare import compare_probeval
 from cfc_probeval.embedders import Embedder, get_embedder
-from cfc_probeval.inputs import GroundTruth, ground_truth_from_question, read_samples, sample_fields
+from cfc_probeval.inputs import read_samples, sample_fields
 from cfc_probeval.matching import WordNetMatcher
 from cfc_probeval.probeval import ProbEval, normalized_sample_counts
 from protoqa_core.ids import reconcile_ids
 from protoqa_core.ranking import rank_by_frequency
 from protoqa_core.readers import read_predictions, read_targets
-from protoqa_core.significance import ConfidenceInterval, bootstrap_ci
-from protoqa_metric.metric import evaluate_predictions
+from protoqa_integrations.leaderboard import PROBEVAL_KEY, Leaderboard, SystemAnswers, build_leaderboard
 from protoqa_metric.metric_set import PAPER_METRICS
 
 __all__ = [
@@ -144,11 +144,6 @@ BOARDS = (
 )
 
 
-def _interval(values: Sequence[float]) -> dict[str, float]:
-    ci: ConfidenceInterval = bootstrap_ci(values)
-    return {"mean": ci.mean, "low": ci.low, "high": ci.high}
-
-
 def _ranked_lists(path: Path, entry: Entry, samples: Mapping[str, Mapping[str, int]]) -> tuple[Optional[dict], str]:
     """The ranked answers a ProtoQA score uses, and how they were ranked (None when unranked)."""
     if entry.kind == "ranked list":
@@ -186,12 +181,11 @@ def _read_entry_samples(path: Path, entry: Entry) -> dict[str, dict[str, int]]:
     return read_samples(path)
 
 
-def _score_entry(
-    data_dir: Path, board_targets, truths: Mapping[str, GroundTruth], entry: Entry, probevals: Mapping[str, ProbEval]
-) -> dict[str, Any]:
+def _entry_system(data_dir: Path, board_targets, entry: Entry) -> tuple[dict[str, Any], SystemAnswers]:
+    """The file's descriptive row and its answers as the leaderboard library scores them."""
     path = data_dir / entry.path
     samples = _read_entry_samples(path, entry)
-    ids = reconcile_ids(truths, samples, ignore_unknown=True)  # the board lists unknown ids instead of failing
+    ids = reconcile_ids(board_targets, samples, ignore_unknown=True)  # the board lists unknown ids instead of failing
     ignored, missing = sorted(ids.ignored), sorted(ids.missing)
     samples = {q: samples[q] for q in ids.kept}
     row: dict[str, Any] = {
@@ -199,7 +193,7 @@ def _score_entry(
         "file": entry.path,
         "kind": entry.kind,
         "note": entry.note,
-        "questions": len(truths),
+        "questions": len(board_targets),
         "ignored_ids": ignored,
         "missing_ids": missing,
         "samples_per_question": sum(sum(s.values()) for s in samples.values()) / max(len(samples), 1),
@@ -209,24 +203,34 @@ def _score_entry(
         "protoqa": None,
         "ranking": None,
     }
-    with warnings.catch_warnings():
-        # Questions without samples are scored as empty (and listed in missing_ids).
-        warnings.simplefilter("ignore")
-        for name, pe in probevals.items():
-            result = pe.evaluate(truths, samples)
-            row["probeval"][name] = {**_interval(list(result.per_question.values())), "signature": result.signature}
     ranked, how = _ranked_lists(path, entry, samples)
     row["ranking"] = how
     if ranked is not None:
         ranked = {q: r for q, r in ranked.items() if q in board_targets}
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            result = evaluate_predictions(board_targets, ranked, "wordnet", PAPER_METRICS)
-        row["protoqa"] = {
-            m: _interval([result.per_question[q][m].score for q in result.per_question]) for m in PROTOQA_METRICS
-        }
-        row["protoqa_signature"] = result.signature
-    return row
+    return row, SystemAnswers(entry.system, entry.path, entry.kind, samples, ranked, how)
+
+
+def _interval_of(board: Leaderboard, key: str, system: str) -> dict[str, float]:
+    score = board.scores[key][system]
+    return {"mean": score.mean, "low": score.low, "high": score.high}
+
+
+def _score_board(
+    data_dir: Path, targets: Mapping[str, Any], board: Board, probevals: Mapping[str, ProbEval]
+) -> list[dict[str, Any]]:
+    """Every file of a board scored by :func:`protoqa_integrations.leaderboard.build_leaderboard`, one call per ProbEval setting."""
+    pairs = [_entry_system(data_dir, targets, entry) for entry in board.entries]
+    rows, systems = [row for row, _ in pairs], [system for _, system in pairs]
+    for setting, pe in probevals.items():
+        metrics = ["protoqa", "probeval"] if setting == "human" else ["probeval"]
+        scored = build_leaderboard(targets, systems, metrics=metrics, similarity="wordnet", probeval=pe)
+        kl = next(c for c in scored.columns if c.key == PROBEVAL_KEY)
+        for row in rows:
+            row["probeval"][setting] = {**_interval_of(scored, PROBEVAL_KEY, row["system"]), "signature": kl.signature}
+            if setting == "human" and row["system"] in scored.scores[PROTOQA_METRICS[0]]:
+                row["protoqa"] = {m: _interval_of(scored, m, row["system"]) for m in PROTOQA_METRICS}
+                row["protoqa_signature"] = next(c for c in scored.columns if c.key == PROTOQA_METRICS[0]).signature
+    return rows
 
 
 def run_leaderboard(
@@ -258,7 +262,6 @@ def run_leaderboard(
         targets = read_targets(data_dir / board.targets)
         if num_questions is not None:
             targets = dict(list(targets.items())[:num_questions])
-        truths = {qid: ground_truth_from_question(q) for qid, q in targets.items()}
         # One embedder and one WordNet cache per data set: both ProbEval settings and
         # every file share the ground-truth embeddings and the (answer, answer) pairs.
         config = dict(automatic or AUTOMATIC_DEFAULT)
@@ -276,8 +279,8 @@ def run_leaderboard(
                 **config,
             ),
         }
-        rows = [_score_entry(data_dir, targets, truths, entry, probevals) for entry in board.entries]
-        out[board.name] = {"label": board.label, "targets": board.targets, "questions": len(truths), "systems": rows}
+        rows = _score_board(data_dir, targets, board, probevals)
+        out[board.name] = {"label": board.label, "targets": board.targets, "questions": len(targets), "systems": rows}
         log(f"{board.name}: {len(rows)} files, {time.perf_counter() - t:.1f} s")
     out["info"] = {
         "seconds": round(time.perf_counter() - start, 2),
