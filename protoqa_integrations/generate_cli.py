@@ -58,6 +58,11 @@ class CommandError(Exception):
     """Bad input or set-up, reported as one line with exit status 2."""
 
 
+def _takers(setting: str) -> str:
+    """The registered engines that take a shared ``generate`` setting, for ``--help``."""
+    return ", ".join(name for name, engine in ENGINES.items() if setting in engine.common)
+
+
 def add_generate_arguments(p: argparse.ArgumentParser) -> None:
     """The arguments of ``protoqa-eval generate``: the run's, then each engine's (from the registry).
 
@@ -80,8 +85,17 @@ def add_generate_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--data-dir", help="local data folder (default $PROTOQA_DATA_DIR; else the files are downloaded)")
     p.add_argument("--no-verify", action="store_true", help="accept data files whose checksum differs from upstream's")
-    p.add_argument("--device", default="auto", help="cpu, cuda, cuda:1, mps, ... (default: cuda if available)")
-    p.add_argument("--dtype", default="auto", choices=("auto", "float32", "float16", "bfloat16"))
+    p.add_argument(
+        "--device",
+        default="auto",
+        help=f"cpu, cuda, cuda:1, mps, ... (default: cuda if available; engines: {_takers('device')})",
+    )
+    p.add_argument(
+        "--dtype",
+        default="auto",
+        choices=("auto", "float32", "float16", "bfloat16"),
+        help=f"weights' type (engines: {_takers('dtype')})",
+    )
     p.add_argument("--batch-size", type=int, default=100, help="sequences per forward pass (default 100)")
     p.add_argument("--seed", type=int, default=42, help="question i is sampled under seed + i (default 42)")
     p.add_argument("--num-samples", type=int, help="samples per question (default 300 for ProtoQA, 100 for CFC)")
@@ -104,7 +118,7 @@ def add_generate_arguments(p: argparse.ArgumentParser) -> None:
         help="how the samples are drawn: "
         + "; ".join(f"{name}{' (default)' if name == 'hf' else ''}: {c.summary}" for name, c in ENGINES.items()),
     )
-    p.add_argument("--revision", help="model revision recorded in the answers file")
+    p.add_argument("--revision", help=f"model revision, recorded in the answers file (engines: {_takers('revision')})")
     p.add_argument(
         "--chat",
         action="store_true",

@@ -79,9 +79,10 @@ _CONTEXT_WORDS = ("context length", "context window", "maximum context", "too lo
 
 
 class _Retryable(Exception):
-    def __init__(self, message: str, retry_after: Optional[str] = None) -> None:
+    def __init__(self, message: str, retry_after: Optional[str] = None, server_failed: bool = False) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+        self.server_failed = server_failed  # a 5xx or a dropped connection: the server itself went wrong
 
 
 def _server_message(response: Any) -> str:
@@ -182,18 +183,21 @@ class OpenAIEngine(Engine):
             "request_seeds": self.request_seeds,
         }
 
+    def _seed_hint(self) -> str:
+        """Why a server that answered before may have gone wrong: some stop on a seeded request
+        (vLLM's CPU build: "CPU Generator does not use offset", seen as HTTP 500 or a dropped connection)."""
+        if not (self.request_seeds and self.requests):
+            return ""
+        return (
+            "; it answered earlier requests, so it may have stopped on a seeded request "
+            "(vLLM's CPU build does): run again with --no-request-seeds"
+        )
+
     def _fail_unreachable(self, exc: Exception) -> EngineError:
-        hint = "check --base-url and that the server is running"
-        if self.request_seeds and self.requests:
-            # It answered before and then went away: some servers stop on a seeded request
-            # (vLLM's CPU build: "CPU Generator does not use offset").
-            hint += (
-                "; it answered earlier requests, so it may have stopped on a seeded request "
-                "(vLLM's CPU build does): run again with --no-request-seeds"
-            )
         return EngineError(
             f"cannot reach the server at {self.base_url} ({type(exc).__name__}: "
-            f"{' '.join(str(exc).split())[:200]}); {hint}"
+            f"{' '.join(str(exc).split())[:200]}); check --base-url and that the server is running"
+            f"{self._seed_hint()}"
         )
 
     def _check_status(self, response: Any) -> None:
@@ -241,12 +245,14 @@ class OpenAIEngine(Engine):
                 except self.httpx.TransportError as exc:
                     if attempt >= self.max_retries:
                         raise self._fail_unreachable(exc) from exc
-                    raise _Retryable(f"{type(exc).__name__}: {exc}") from exc
+                    raise _Retryable(f"{type(exc).__name__}: {exc}", server_failed=True) from exc
                 with self._lock:
                     self.requests += 1
                 if response.status_code in RETRY_STATUSES:
                     raise _Retryable(
-                        f"HTTP {response.status_code}: {_server_message(response)}", response.headers.get("retry-after")
+                        f"HTTP {response.status_code}: {_server_message(response)}",
+                        response.headers.get("retry-after"),
+                        server_failed=response.status_code >= 500,
                     )
                 self._check_status(response)
                 if response.status_code == 400 and any(w in _server_message(response).lower() for w in _CONTEXT_WORDS):
@@ -261,7 +267,7 @@ class OpenAIEngine(Engine):
                 if attempt >= self.max_retries:
                     raise EngineError(
                         f"{path}: still failing after {self.max_retries} retries ({exc}); "
-                        "lower --concurrency or try again later"
+                        "lower --concurrency or try again later" + (self._seed_hint() if exc.server_failed else "")
                     ) from exc
                 with self._lock:
                     self.retries += 1
