@@ -333,7 +333,7 @@ def test_a_timeout_is_retried_then_reported(stub, tmp_path):
     result = generate(
         stub.url, tmp_path / "t.json", tmp_path, "--request-timeout", "1", "--max-retries", "1", "--concurrency", "1"
     )
-    one_line_error(result, "no reply within 1 s")
+    one_line_error(result, "no complete reply within 1 s")
 
 
 @pytest.mark.slow
