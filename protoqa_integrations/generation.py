@@ -11,7 +11,8 @@ How a sample is drawn (the ProtoQA paper's protocol, :class:`SamplingConfig`):
 * a sample ends at its first line break or period (the stop strings ``"\\n"`` and
   ``"."``, :data:`STOP_STRINGS`) or at the end-of-text token; the text before it,
   cleaned by :func:`~protoqa_integrations.prompts.clean_answer`, is the answer
-  (:func:`answer_from_text`); an empty answer is kept as ``""``;
+  (:func:`answer_from_text`); invisible characters (zero-width, bidi controls) are removed,
+  and an answer of only punctuation is no answer; an empty answer is kept as ``""``;
 * the answers of a question are ranked by how often they were sampled
   (:func:`~protoqa_core.ranking.rank_by_frequency`).
 
@@ -49,7 +50,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .prompts import PROMPT_STYLES, clean_answer, prompt_for
+from .prompts import PROMPT_STYLES, clean_answer, has_content, prompt_for, visible_text
 
 __all__ = [
     "PAPER_TOP_P",
@@ -184,14 +185,16 @@ def cut_at_stop(text: str, stops: Sequence[str] = STOP_STRINGS) -> str:
 
 
 def answer_from_text(text: str) -> str:
-    """The answer in a sampled continuation: cut at the first stop string, then cleaned.
+    """The answer in a sampled continuation: cut at the first stop string, cleaned, invisible characters
+    removed (:func:`~protoqa_integrations.prompts.visible_text`); ``""`` when only punctuation is left.
 
     >>> answer_from_text("Sun Screen\\nQ: next")
     'sun screen'
-    >>> answer_from_text("\\nnothing on the first line")
-    ''
+    >>> answer_from_text("\\nnothing on the first line"), answer_from_text(" --"), answer_from_text(" \\u200b")
+    ('', '', '')
     """
-    return clean_answer(cut_at_stop(text))
+    answer = clean_answer(visible_text(cut_at_stop(text)))
+    return answer if has_content(answer) else ""
 
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)

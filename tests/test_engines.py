@@ -68,10 +68,43 @@ def test_docstring_examples(name):
         ("", ""),
         ("\n\n  \n", ""),
         ("1.5 hours", "1.5 hours"),
+        # markdown tables: never the header row
+        ("| # | answer |\n|---|---|\n| 1 | Sunscreen |\n| 2 | Hat |", "sunscreen"),
+        ("Here are a few:\n\n| Answer |\n| :---: |\n| **Pizza** |", "pizza"),
+        ("| # | answer |\n|---|---|", ""),
+        # several answers in one line: the first
+        ("Sunscreen, a hat, a towel.", "sunscreen"),
+        ("Salt; pepper", "salt"),
+        ("Bread and butter", "bread and butter"),
+        ("Milk, please", "milk, please"),
+        # quotes, headings, a preamble with nothing after it
+        ("> Sunscreen", "sunscreen"),
+        ("### Sunscreen", "sunscreen"),
+        ("Sure! Here's one:", ""),
+        # nothing but punctuation, separators or invisible characters: no answer
+        ("...", ""),
+        ("\u2014", ""),
+        ("---\n***", ""),
+        ("\u200b\u200c\u200d\ufeff", ""),
+        ("\u00a0\u3000\u2028", ""),
+        ("\u2066\u202e", ""),
+        # bidi controls and zero-width characters inside an answer are removed
+        ("\u202eazzip\u202c", "azzip"),
+        ("piz\u200bza", "pizza"),
+        ("\u2067Coffee\u2069", "coffee"),
     ],
 )
 def test_answers_from_chat_replies_of_real_shapes(reply, answer):
     assert answer_from_reply(reply) == answer
+
+
+def test_completion_answers_drop_invisible_characters_and_punctuation_only_text():
+    assert answers_of([" \u200b\u200b", " ...", " pi\u200dzza\u202e.", " -- and"], chat=False) == [
+        "",
+        "",
+        "pizza",
+        "-- and",
+    ]
 
 
 def test_an_over_long_reply_gives_a_capped_answer():
