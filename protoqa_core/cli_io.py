@@ -14,8 +14,10 @@ import os
 import stat
 import sys
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
@@ -31,6 +33,9 @@ __all__ = [
     "open_append",
     "finite_json",
     "run_command",
+    "Subcommand",
+    "build_command_parser",
+    "run_subcommands",
 ]
 
 TRACEBACK_ENV = "PROTOQA_EVAL_TRACEBACK"
@@ -224,14 +229,15 @@ def write_output_file(path: Path, write: Callable[[Any], None], *, newline: Opti
 def replace_file(path: Path, fill: Callable[[Path], None]) -> None:
     """``fill(temporary)`` writes a new file in ``path``'s folder, which then atomically replaces ``path``.
 
-    For writers that take a file name (Parquet, say). The temporary name is unique and
-    created exclusively, and the replace swaps the directory entry, so a link planted
-    at ``path`` is replaced, never written through. A failure leaves no temporary file.
+        For writers that take a file name (Parquet, say). The temporary name is unique and
+        created exclusively, and the replace swaps the directory entry, so a link planted
+        at ``path`` is replaced, never written through. A failure leaves no temporary file.
 
-    >>> import tempfile
-    >>> p = Path(tempfile.mkdtemp()) / "out.bin"
-    >>> replace_file(p, lambda tmp: tmp.write_bytes(b"ok")); p.read_bytes()
-    b'ok'
+        >>> import tempfile
+    import warnings
+        >>> p = Path(tempfile.mkdtemp()) / "out.bin"
+        >>> replace_file(p, lambda tmp: tmp.write_bytes(b"ok")); p.read_bytes()
+        b'ok'
     """
     with _replacing(path) as (fd, tmp):
         os.close(fd)
@@ -263,11 +269,12 @@ def _replacing(path: Path) -> Iterator[tuple[int, Path]]:
 def open_append(path: Path):
     """``path`` opened to append UTF-8 text, refusing to follow a link or to open anything but a regular file.
 
-    >>> import tempfile
-    >>> p = Path(tempfile.mkdtemp()) / "log.jsonl"
-    >>> with open_append(p) as fh: _ = fh.write("a\\n")
-    >>> p.read_text()
-    'a\\n'
+        >>> import tempfile
+    import warnings
+        >>> p = Path(tempfile.mkdtemp()) / "log.jsonl"
+        >>> with open_append(p) as fh: _ = fh.write("a\\n")
+        >>> p.read_text()
+        'a\\n'
     """
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
     try:
@@ -338,3 +345,82 @@ def run_command(prog: str, body: Callable[[], int]) -> int:
         except (OSError, ValueError):
             pass
         return 2
+
+
+@dataclass(frozen=True)
+class Subcommand:
+    """One sub-command of a command line: ``PROG NAME ARGS``.
+
+    ``add_arguments`` fills its parser, ``run`` turns the parsed arguments into an exit
+    status; ``prog`` is the name its usage and error lines show (default ``PROG NAME``).
+
+    >>> Subcommand("hello", "say hello", "Say hello.", lambda p: None, lambda args: 0).name
+    'hello'
+    """
+
+    name: str
+    help: str
+    description: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+    prog: Optional[str] = None
+
+
+def build_command_parser(
+    prog: str, description: str, commands: Mapping[str, Subcommand], version: str
+) -> OneLineParser:
+    """One parser for every sub-command of ``commands`` (``--help`` lists them all, in order).
+
+    >>> hello = Subcommand("hello", "say hello", "Say hello.", lambda p: p.add_argument("who"), lambda a: 0)
+    >>> build_command_parser("demo", "A demo.", {"hello": hello}, "1.0").parse_args(["hello", "you"]).who
+    'you'
+    """
+    parser = OneLineParser(prog=prog, description=description)
+    parser.add_argument("--version", action="version", version=f"{prog} {version}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
+    for name, command in commands.items():
+        sub = subparsers.add_parser(
+            name, prog=command.prog or f"{prog} {name}", help=command.help, description=command.description
+        )
+        command.add_arguments(sub)
+    return parser
+
+
+def run_subcommands(
+    prog: str,
+    description: str,
+    commands: Mapping[str, Subcommand],
+    argv: Sequence[str],
+    *,
+    version: str,
+    default: Optional[str] = None,
+    always_show: tuple[type[Warning], ...] = (),
+) -> int:
+    """Parse ``argv`` with :func:`build_command_parser` and run the sub-command it names; returns the exit status.
+
+    Arguments that do not start with a sub-command (nor ``-h``, ``--help``, ``--version``) are
+    the ``default`` sub-command's. Warnings are one ``warning: ...`` line each (those of
+    ``always_show`` every time); errors are one line and status 2 (:func:`run_command`).
+
+    >>> hello = Subcommand("hello", "say hello", "Say hello.", lambda p: p.add_argument("who"), lambda a: 0)
+    >>> run_subcommands("demo", "A demo.", {"hello": hello}, ["you"], version="1.0", default="hello")
+    0
+    """
+    args = list(argv)
+    if default is not None and (not args or (args[0] not in commands and args[0] not in ("-h", "--help", "--version"))):
+        args = [default, *args]
+    parser = build_command_parser(prog, description, commands, version)
+
+    def show_warning(message, category, filename, lineno, file=None, line=None):
+        print(f"warning: {message}", file=sys.stderr)
+
+    with warnings.catch_warnings():
+        warnings.showwarning = show_warning
+        for category in always_show:
+            warnings.simplefilter("always", category)
+        parsed = parser.parse_args(args)
+        if parsed.command is None:
+            parser.print_help(sys.stderr)
+            return 2
+        command = commands[parsed.command]
+        return run_command(command.prog or f"{prog} {command.name}", lambda: command.run(parsed))

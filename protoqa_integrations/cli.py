@@ -1,9 +1,14 @@
-"""``protoqa-eval``, the installed command: the metric's commands plus the language-model ones.
+"""``protoqa-eval``, the installed command: one parser for every sub-command.
 
-protoqa-eval TARGETS PREDICTIONS [...]                 (protoqa_metric.cli)
-protoqa-eval compare TARGETS PREDICTIONS_A PREDICTIONS_B [...]
-protoqa-eval generate MODEL -o ANSWERS.json [--dataset protoqa|cfc] [--split validation|test] ...
-protoqa-eval score-generated ANSWERS.json [--json]     (protoqa_integrations.generate_cli)
+    protoqa-eval TARGETS PREDICTIONS [...]                     (evaluate, the default)
+    protoqa-eval compare TARGETS PREDICTIONS_A PREDICTIONS_B [...]
+    protoqa-eval generate MODEL -o ANSWERS.json [--dataset protoqa|cfc] [--split validation|test] ...
+    protoqa-eval score-generated ANSWERS.json [--json]
+
+The sub-commands are the entries of :data:`COMMANDS`, each a
+:class:`~protoqa_core.cli_io.Subcommand` (its arguments and what it runs) defined next to
+its code: :data:`protoqa_metric.cli.COMMANDS` and :data:`protoqa_integrations.generate_cli.COMMANDS`.
+A new sub-command is one more entry.
 """
 
 from __future__ import annotations
@@ -12,12 +17,26 @@ import sys
 from collections.abc import Sequence
 from typing import Optional
 
-from protoqa_core.cli_io import run_command
+from protoqa_core import __version__
+from protoqa_core.cli_io import Subcommand, run_subcommands
 from protoqa_metric import cli as metric_cli
+from protoqa_metric.metric_set import ProtoQAWarning
 
-__all__ = ["main"]
+from . import generate_cli
 
-MODEL_COMMANDS = ("generate", "score-generated")
+__all__ = ["COMMANDS", "main"]
+
+COMMANDS: dict[str, Subcommand] = {**metric_cli.COMMANDS, **generate_cli.COMMANDS}
+"""Every ``protoqa-eval`` sub-command, in the order ``--help`` lists them.
+
+>>> list(COMMANDS)
+['evaluate', 'compare', 'generate', 'score-generated']
+"""
+
+DESCRIPTION = (
+    f"{metric_cli.DESCRIPTION} 'generate' samples a language model's answers into an answers file; "
+    "'score-generated' scores one."
+)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -25,11 +44,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
     >>> main(["generate", "--help"])  # doctest: +SKIP
     """
-    args = list(sys.argv[1:] if argv is None else argv)
-    if args and args[0] in MODEL_COMMANDS:
-        # transformers is imported only for these commands
-        from . import generate_cli
-
-        command = generate_cli.main if args[0] == "generate" else generate_cli.score_main
-        return run_command(f"protoqa-eval {args[0]}", lambda: command(args[1:]))
-    return metric_cli.main(args)
+    return run_subcommands(
+        "protoqa-eval",
+        DESCRIPTION,
+        COMMANDS,
+        list(sys.argv[1:] if argv is None else argv),
+        version=__version__,
+        default="evaluate",
+        always_show=(ProtoQAWarning,),
+    )

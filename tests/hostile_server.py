@@ -6,7 +6,12 @@
 * ``trickle``: a valid completion reply sent one byte a second;
 * ``huge``: a valid completion reply of ``--huge-mb`` MB (one choice's text), sent at full speed;
 * ``retry-after``: ``429`` with ``Retry-After: 1000000000``;
-* ``stall``: headers, then nothing until the client goes away.
+* ``stall``: headers, then nothing until the client goes away;
+* ``ok``: a valid reply (``n`` choices, a different answer per seed), after ``delay`` seconds:
+  the well-behaved server that runs racing each other or reading provenance need.
+
+``GET /version`` answers ``{"version": VERSION}`` when the server is given a ``version``
+(vLLM's server does), else 404.
 
 Used by tests/test_hostile_servers.py and benchmarks/bench_hostile_servers.py:
 
@@ -22,7 +27,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-MODES = ("endless", "trickle", "huge", "retry-after", "stall")
+MODES = ("endless", "trickle", "huge", "retry-after", "stall", "ok")
 
 
 def _completion(text: str, n: int, chat: bool) -> bytes:
@@ -35,11 +40,13 @@ def _completion(text: str, n: int, chat: bool) -> bytes:
 class HostileServer:
     """A server misbehaving as ``mode`` (:data:`MODES`); ``url`` is its ``/v1`` base URL."""
 
-    def __init__(self, mode: str, huge_mb: int = 300) -> None:
+    def __init__(self, mode: str, huge_mb: int = 300, delay: float = 0.0, version: str = "") -> None:
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
         self.mode, self.huge_bytes = mode, huge_mb * 1_000_000
         self.posts = 0
+        self.delay, self.version = delay, version
+        self.paths: list[str] = []
         self.lock = threading.Lock()
         self.closing = threading.Event()
         server = self
@@ -51,8 +58,15 @@ class HostileServer:
                 pass
 
             def do_GET(self) -> None:
-                body = json.dumps({"data": [{"id": "tiny", "object": "model", "root": "/models/tiny"}]}).encode()
-                self.send_response(200)
+                with server.lock:
+                    server.paths.append(self.path)
+                status, body = 200, json.dumps({"data": [{"id": "tiny", "object": "model", "root": "/models/tiny"}]})
+                if self.path.split("?")[0] == "/version":
+                    status, body = (200, json.dumps({"version": server.version})) if server.version else (404, "{}")
+                self._send(status, body.encode())
+
+            def _send(self, status: int, body: bytes) -> None:
+                self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
@@ -63,6 +77,7 @@ class HostileServer:
                 payload = json.loads(self.rfile.read(length) or b"{}")
                 with server.lock:
                     server.posts += 1
+                    server.paths.append(self.path)
                 chat = "messages" in payload
                 try:
                     getattr(self, "_" + server.mode.replace("-", "_"))(int(payload.get("n") or 1), chat)
@@ -114,6 +129,18 @@ class HostileServer:
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)
+
+            def _ok(self, n: int, chat: bool) -> None:
+                time.sleep(server.delay)
+                with server.lock:
+                    count = server.posts
+                choices = [
+                    {"index": i, "message": {"role": "assistant", "content": f"answer {(count + i) % 7}"}}
+                    if chat
+                    else {"index": i, "text": f" answer {(count + i) % 7}. more"}
+                    for i in range(n)
+                ]
+                self._send(200, json.dumps({"choices": choices}).encode())
 
             def _stall(self, n: int, chat: bool) -> None:
                 self.send_response(200)

@@ -96,6 +96,48 @@ def generate(python, model, output, cwd, *extra, timeout=900):
     )
 
 
+def test_the_documented_vllm_command_runs_in_the_vllm_environment_without_the_checkout_on_the_path(
+    tiny_model, tmp_path
+):
+    # README/docs: `protoqa-eval generate MODEL -o OUT --engine vllm`, in the environment with vLLM
+    # (setup.sh installs the project there), from any folder, without PYTHONPATH.
+    command = Path(vllm_python()).parent / "protoqa-eval"
+    assert command.is_file(), f"{command} is missing: bash scripts/setup.sh --test installs protoqa-eval there"
+    env = offline_env(VLLM_LOGGING_LEVEL="ERROR")
+    env.pop("PYTHONPATH")
+    out = tmp_path / "vllm.json"
+    result = subprocess.run(
+        [
+            str(command),
+            "generate",
+            str(tiny_model),
+            "-o",
+            str(out),
+            "--engine",
+            "vllm",
+            "--data-dir",
+            str(DATA),
+            "--no-progress",
+            "--gpu-memory-utilization",
+            MEMORY,
+            "--enforce-eager",
+            "--limit",
+            "2",
+            "--num-samples",
+            "10",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    doc = json.loads(out.read_text())
+    assert [len(v) for v in doc["model_answers"].values()] == [10, 10]
+    assert doc["generation"]["engine"]["engine"] == "vllm"
+
+
 def test_vllm_engine_draws_the_protocol_in_one_call(tiny_model, tmp_path):
     python = vllm_python()
     out = tmp_path / "vllm.json"

@@ -20,7 +20,7 @@ pytest.importorskip("datasets")
 
 from protoqa_core.ranking import rank_by_frequency  # noqa: E402
 from protoqa_dataset.parsing import load_questions  # noqa: E402
-from protoqa_integrations.generate_cli import answers_document, score_generated  # noqa: E402
+from protoqa_integrations.answers_file import answers_document, score_generated  # noqa: E402
 from protoqa_integrations.generation import (  # noqa: E402
     GenerationError,
     SamplingConfig,
@@ -519,6 +519,7 @@ def test_lm_eval_hf_backend_runs_the_task_offline_and_prints_scores(tiny_dir, tm
     [
         "protoqa_integrations.generation",
         "protoqa_integrations.generate_cli",
+        "protoqa_integrations.answers_file",
         "protoqa_integrations.lm_eval_tasks",
         "protoqa_integrations.lm_eval_tasks.harness",
     ],

@@ -176,14 +176,9 @@ def test_task_module_docstring_examples_under_lighteval(tmp_path):
     assert "failed=0" in result.stdout
 
 
-def build_sampling_gpt2(folder: Path) -> Path:
-    """A tiny GPT-2 fitted for a moment to ProtoQA dev answers, whose generation config samples.
-
-    lighteval 0.13's ``transformers`` backend never sets ``do_sample``; it draws several
-    samples only from a model whose generation config does.
-    """
+def build_fitted_gpt2(folder: Path) -> Path:
+    """A tiny GPT-2 fitted for a moment to ProtoQA dev answers; like GPT-2, its generation config is greedy."""
     import torch
-    from transformers import GenerationConfig
 
     from protoqa_dataset.parsing import load_questions
     from protoqa_integrations.prompts import cfc_prompt, question_to_prompt
@@ -202,9 +197,6 @@ def build_sampling_gpt2(folder: Path) -> Path:
         build_tiny_gpt2(folder, texts, vocab_size=400, n_positions=512, fit_lines=lines, fit_steps=40)
     finally:
         torch.set_num_threads(threads)
-    config = GenerationConfig.from_pretrained(folder)
-    config.do_sample = True
-    config.save_pretrained(folder)
     return folder
 
 
@@ -220,15 +212,40 @@ def test_lighteval_run_reports_the_scores_we_compute_for_its_answers(tmp_path):
     python = lighteval_python()
     if python is None:
         pytest.skip("no interpreter imports lighteval: set $LIGHTEVAL_PYTHON or run bash scripts/setup.sh --test")
-    from transformers import AutoTokenizer
+    from transformers import AutoTokenizer, GenerationConfig
 
     from protoqa_dataset.parsing import load_questions
-    from protoqa_integrations.generate_cli import answers_document, score_generated
+    from protoqa_integrations.answers_file import answers_document, score_generated
     from protoqa_integrations.generation import CFC_NUM_SAMPLES, PROTOQA_NUM_SAMPLES, answer_from_text
     from protoqa_integrations.prompts import cfc_prompt, question_to_prompt
     from protoqa_metric.metric_set import PAPER_METRICS
 
-    model = build_sampling_gpt2(tmp_path / "tiny-gpt2")
+    greedy = build_fitted_gpt2(tmp_path / "tiny-gpt2")
+    assert not GenerationConfig.from_pretrained(greedy).do_sample
+    # The documented commands: a sampling copy of the model (lighteval 0.13's transformers backend
+    # never sets do_sample and refuses several greedy samples), then the run.
+    copied = subprocess.run(
+        [python, "-m", "protoqa_integrations.lighteval_tasks", "sampling-model", "./tiny-gpt2", "./tiny-gpt2-sampling"],
+        cwd=tmp_path,
+        env=isolated_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert copied.returncode == 0, copied.stderr[-3000:]
+    model = tmp_path / "tiny-gpt2-sampling"
+    assert GenerationConfig.from_pretrained(model).do_sample
+    again = subprocess.run(
+        [python, "-m", "protoqa_integrations.lighteval_tasks", "sampling-model", "./tiny-gpt2", "./tiny-gpt2-sampling"],
+        cwd=tmp_path,
+        env=isolated_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert (
+        again.returncode == 2 and len(again.stderr.strip().splitlines()) == 1 and "not an empty folder" in again.stderr
+    )
     custom_tasks = subprocess.run(
         [python, "-m", "protoqa_integrations.lighteval_tasks"],
         cwd=tmp_path,
@@ -242,7 +259,8 @@ def test_lighteval_run_reports_the_scores_we_compute_for_its_answers(tmp_path):
         "-m",
         "lighteval",
         "accelerate",
-        f"model_name={model},device=cpu,batch_size=4,generation_parameters={{temperature:0.69,top_p:0.9,top_k:0}}",
+        "model_name=./tiny-gpt2-sampling,device=cpu,batch_size=4,"
+        "generation_parameters={temperature:0.69,top_p:0.9,top_k:0}",
         "protoqa|0,cfc|0",
         "--custom-tasks",
         custom_tasks,

@@ -37,8 +37,8 @@ def failing(*args, **kwargs):
         raise OSError(errno.ENOSPC, "No space left on device")
     return real(*args, **kwargs)
 setattr(module, name, failing)
-from protoqa_integrations.generate_cli import main
-raise SystemExit(main(sys.argv[3:]))
+from protoqa_integrations.cli import main
+raise SystemExit(main(["generate", *sys.argv[3:]]))
 """
 
 
@@ -46,8 +46,8 @@ raise SystemExit(main(sys.argv[3:]))
 RESUME_EACH = """
 import contextlib, io, json, sys
 from pathlib import Path
-from protoqa_integrations.generate_cli import main
-journal, argv = Path(sys.argv[1]), sys.argv[2:]
+from protoqa_integrations.cli import main
+journal, argv = Path(sys.argv[1]), ["generate", *sys.argv[2:]]
 outcomes = []
 for lines in json.loads(Path("cases.json").read_text(encoding="utf-8")):
     journal.write_text("\\n".join(lines) + "\\n", encoding="utf-8")

@@ -9,10 +9,12 @@
 Every engine takes a list of prompts (a string, or a list of chat messages), a
 :class:`~protoqa_integrations.generation.SamplingConfig` and one seed per prompt, and
 yields :class:`~protoqa_integrations.generation.PromptSamples`; :func:`make_engine` builds
-one by name. Engine modules import their heavy packages only when an engine is built.
+one by name from the registry :data:`ENGINES`, where each engine module registers its engine
+(:func:`register_engine`) with the options it takes. Engine modules import their heavy
+packages only when an engine is built.
 
->>> ENGINES
-('hf', 'vllm', 'openai')
+>>> list(ENGINES)
+['hf', 'openai', 'vllm']
 """
 
 from __future__ import annotations
@@ -25,9 +27,15 @@ from .base import (
     ENGINES,
     Engine,
     EngineError,
+    EngineOption,
     collapsed_share,
+    engine_class,
     is_collapsed,
+    register_engine,
 )
+
+# Each engine module registers its engine in ENGINES when imported: a new engine is one more name here.
+from . import hf, openai, vllm  # noqa: F401  isort: skip
 
 __all__ = [
     "ENGINES",
@@ -35,31 +43,31 @@ __all__ = [
     "COLLAPSE_SHARE",
     "Engine",
     "EngineError",
+    "EngineOption",
     "collapsed_share",
+    "engine_class",
     "is_collapsed",
     "make_engine",
+    "register_engine",
 ]
 
 
 def make_engine(name: str, model: str, **options: Any) -> Engine:
     """The engine ``name`` for ``model`` (a Hub id or local folder; for ``openai`` the served model name).
 
-    ``options`` are the engine's own (see each engine class).
+    ``options`` are the keywords of the engine's :meth:`~Engine.build` (see each engine class);
+    any other is an error naming it.
 
     >>> make_engine("gpu", "gpt2")  # doctest: +IGNORE_EXCEPTION_DETAIL
     Traceback (most recent call last):
-    EngineError: unknown engine 'gpu'; choose one of hf, vllm, openai
+    EngineError: unknown engine 'gpu'; choose one of hf, openai, vllm
+    >>> make_engine("openai", "m", batch=8)  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    EngineError: the openai engine has no option 'batch'; its options: base_url, chat, revision, ...
     """
-    if name == "hf":
-        from .hf import HFEngine
-
-        return HFEngine.load(model, **options)
-    if name == "vllm":
-        from .vllm import VLLMEngine
-
-        return VLLMEngine(model, **options)
-    if name == "openai":
-        from .openai import OpenAIEngine
-
-        return OpenAIEngine(model, **options)
-    raise EngineError(f"unknown engine {name!r}; choose one of {', '.join(ENGINES)}")
+    cls = engine_class(name)
+    known = cls.defaults()
+    for key in options:
+        if key not in known:
+            raise EngineError(f"the {name} engine has no option {key!r}; its options: {', '.join(known)}")
+    return cls.build(model, **options)

@@ -1,10 +1,19 @@
-"""The engine interface and the collapse guard; :func:`protoqa_integrations.engines.make_engine` builds an engine."""
+"""The engine interface, the engine registry and the collapse guard.
+
+An engine is a subclass of :class:`Engine` registered with :func:`register_engine`: its
+``name``, the shared ``generate`` settings it takes (``common``), its own command-line
+options (``options``, :class:`EngineOption`) and a constructor with those keywords.
+:func:`protoqa_integrations.engines.make_engine` builds one by name.
+"""
 
 from __future__ import annotations
 
+import argparse
+import inspect
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Optional, Union
+from dataclasses import dataclass
+from typing import Any, ClassVar, Optional, TypeVar, Union
 from urllib.parse import parse_qsl, quote, unquote_plus, urlsplit, urlunsplit
 
 from ..generation import GenerationError, PromptSamples, SamplingConfig, answer_from_text, sample_uniforms
@@ -12,6 +21,9 @@ from ..prompts import answer_from_reply, cfc_chat_messages, protoqa_chat_message
 
 __all__ = [
     "ENGINES",
+    "COMMON_SETTINGS",
+    "EngineOption",
+    "register_engine",
     "CHAT_MAX_NEW_TOKENS",
     "COLLAPSE_SHARE",
     "Prompt",
@@ -26,9 +38,11 @@ __all__ = [
     "request_seed",
     "redact_url",
     "url_secrets",
+    "library_versions",
 ]
 
-ENGINES = ("hf", "vllm", "openai")
+COMMON_SETTINGS = ("revision", "chat", "device", "dtype", "seed")
+"""The ``generate`` settings an engine may take besides its own options (:attr:`Engine.common`)."""
 CHAT_MAX_NEW_TOKENS = 32
 """Default token budget of a chat reply: room for a short preamble before the answer."""
 COLLAPSE_SHARE = 0.9
@@ -80,22 +94,85 @@ def answers_of(texts: Sequence[str], chat: bool) -> list[str]:
     return [answer_from_reply(t) if chat else answer_from_text(t) for t in texts]
 
 
-class Engine:
-    """What every engine offers. ``usage`` counts prompt and completion tokens where the engine reports them."""
+@dataclass(frozen=True)
+class EngineOption:
+    """One command-line option of an engine: ``FLAG VALUE`` (or the switch ``FLAG``) -> keyword ``keyword``.
 
-    name = "engine"
+    ``type`` parses the value (None: a switch, which sets the keyword to True, or to False
+    when ``negate``); ``recorded`` options change the samples and are recorded in the
+    answers file and its sampling signature; ``metavar`` names the value in ``--help``.
+    The default is the constructor's.
+
+    >>> EngineOption("max_n", "--max-n", "most choices per request", int, recorded=True).flag
+    '--max-n'
+    """
+
+    keyword: str
+    flag: str
+    help: str
+    type: Optional[Callable[[str], Any]] = None
+    negate: bool = False
+    recorded: bool = False
+    metavar: Optional[str] = None
+
+
+class Engine:
+    """What every engine offers. ``usage`` counts prompt and completion tokens where the engine reports them.
+
+    A subclass sets ``name`` (through :func:`register_engine`), ``summary`` (for ``--help``), ``common`` (which of
+    :data:`COMMON_SETTINGS` its constructor takes) and ``options`` (its own), and builds
+    itself from a model name and those keywords in :meth:`build`.
+    """
+
+    name: ClassVar[str] = "engine"
+    summary: ClassVar[str] = ""
+    common: ClassVar[tuple[str, ...]] = ()
+    options: ClassVar[tuple[EngineOption, ...]] = ()
     chat = False
 
     def __init__(self) -> None:
         self.usage: dict[str, int] = {}
+
+    @classmethod
+    def build(cls, model: str, **options: Any) -> Engine:
+        """The engine for ``model`` with the keywords of ``common`` and ``options``."""
+        return cls(model, **options)  # type: ignore[call-arg]
+
+    @classmethod
+    def defaults(cls) -> dict[str, Any]:
+        """The keywords :meth:`build` (by default the constructor) takes, with their defaults
+        (``inspect.Parameter.empty`` for none)."""
+        own_build = cls.build.__func__ is not Engine.build.__func__  # type: ignore[attr-defined]
+        parameters = inspect.signature(cls.build if own_build else cls.__init__).parameters.values()
+        return {p.name: p.default for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY}
+
+    @classmethod
+    def recorded_settings(cls, model: str, options: dict[str, Any]) -> dict[str, Any]:
+        """What the answers file records of this engine built with ``options``: the settings that change
+        the samples (engine, model, revision, chat and the ``recorded`` options), not those that change
+        only speed or robustness, so a run resumes under another ``--concurrency``."""
+        given = {**cls.defaults(), **options}
+        settings = {
+            "engine": cls.name,
+            "model": model,
+            "revision": given.get("revision"),
+            "chat": bool(given.get("chat")),
+        }
+        settings.update({o.keyword: given[o.keyword] for o in cls.options if o.recorded})
+        return settings
+
+    @classmethod
+    def signature(cls, config: SamplingConfig, settings: dict[str, Any]) -> str:
+        """How the samples of an engine with these ``settings`` are drawn (:func:`sampling_signature`)."""
+        return sampling_signature(config, settings)
 
     def describe(self) -> dict[str, Any]:
         """Engine, model, revision and engine settings, for the answers file."""
         raise NotImplementedError
 
     def sampling_signature(self, config: SamplingConfig) -> str:
-        """How the samples are drawn, ``key:value|...`` (:func:`sampling_signature`)."""
-        return sampling_signature(config, self.describe())
+        """How the samples are drawn, ``key:value|...`` (:meth:`signature` of :meth:`describe`)."""
+        return self.signature(config, self.describe())
 
     def sample(
         self,
@@ -113,6 +190,118 @@ class Engine:
 
     def close(self) -> None:
         """Free the engine's resources."""
+
+
+ENGINES: dict[str, type[Engine]] = {}
+"""The engines by name, in the order they registered (:func:`register_engine`)."""
+
+EngineClass = TypeVar("EngineClass", bound=type[Engine])
+
+
+def register_engine(name: str) -> Callable[[EngineClass], EngineClass]:
+    """A class decorator: register an :class:`Engine` subclass in :data:`ENGINES` under ``name``.
+
+    Its ``common`` must name settings of :data:`COMMON_SETTINGS` and its options' keywords
+    must be keywords of its :meth:`~Engine.build`, so that the command line built from the
+    registry can always build it.
+
+    >>> @register_engine("echo-doc")
+    ... class Echo(Engine):
+    ...     options = (EngineOption("loud", "--loud", "echo: shout"),)
+    ...     def __init__(self, model: str, *, loud: bool = False) -> None:
+    ...         super().__init__()
+    >>> ENGINES.pop("echo-doc").defaults()
+    {'loud': False}
+    """
+
+    def register(cls: EngineClass) -> EngineClass:
+        if name in ENGINES:
+            raise ValueError(f"an engine named {name!r} is registered already ({ENGINES[name].__qualname__})")
+        cls.name = name
+        keywords = cls.defaults()
+        for keyword in (*cls.common, *(o.keyword for o in cls.options)):
+            if keyword not in keywords:
+                raise ValueError(f"engine {name!r}: {cls.__qualname__}.build takes no keyword {keyword!r}")
+        unknown = set(cls.common) - set(COMMON_SETTINGS)
+        if unknown:
+            raise ValueError(f"engine {name!r}: {sorted(unknown)} are not settings of {COMMON_SETTINGS}")
+        ENGINES[name] = cls
+        return cls
+
+    return register
+
+
+def _dest(flag: str) -> str:
+    return "engine_option" + flag  # the flag's own name: engines that share a flag share its value
+
+
+def add_engine_options(parser: argparse.ArgumentParser) -> None:
+    """The options of every registered engine, one argument group per engine; an option is absent
+    (None) when not given, so that :func:`engine_options` knows what was asked for.
+
+    >>> parser = argparse.ArgumentParser()
+    >>> add_engine_options(parser)
+    >>> engine_options(parser.parse_args(["--max-n", "8"]), "openai")["max_n"]
+    8
+    """
+    added: dict[str, EngineOption] = {}
+    for name, cls in ENGINES.items():
+        group = parser.add_argument_group(f"{name} engine options") if cls.options else None
+        defaults = cls.defaults()
+        for option in cls.options:
+            if option.flag in added:
+                if added[option.flag].type is not option.type or added[option.flag].negate != option.negate:
+                    raise ValueError(f"engine {name!r}: {option.flag} differs from the other engines' {option.flag}")
+                continue
+            added[option.flag] = option
+            default = defaults[option.keyword]
+            shown = "" if default in (inspect.Parameter.empty, None) or option.type is None else f" (default {default})"
+            kwargs: dict[str, Any] = {"dest": _dest(option.flag), "default": None, "help": option.help + shown}
+            if option.type is None:
+                kwargs.update(action="store_const", const=not option.negate)
+            else:
+                metavar = option.metavar or {int: "N", float: "X"}.get(option.type, "VALUE")  # type: ignore[call-overload]
+                kwargs.update(type=option.type, metavar=metavar)
+            assert group is not None
+            group.add_argument(option.flag, **kwargs)
+
+
+def engine_options(args: argparse.Namespace, name: str) -> dict[str, Any]:
+    """The keywords of engine ``name`` from a command line built with :func:`add_engine_options`:
+    the ``common`` settings it takes and the options given. An option of another engine is an error.
+
+    >>> parser = argparse.ArgumentParser()
+    >>> add_engine_options(parser)
+    >>> engine_options(parser.parse_args(["--max-n", "8"]), "vllm")  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    EngineError: --max-n is an option of --engine openai, not of --engine vllm
+    """
+    cls = engine_class(name)
+    values = vars(args)
+    own = {o.flag for o in cls.options}
+    for other, other_cls in ENGINES.items():
+        for option in other_cls.options:
+            if option.flag not in own and values.get(_dest(option.flag)) is not None:
+                raise EngineError(f"{option.flag} is an option of --engine {other}, not of --engine {name}")
+    options = {key: values[key] for key in cls.common if key in values}
+    for option in cls.options:
+        value = values.get(_dest(option.flag))
+        if value is not None:
+            options[option.keyword] = value
+    return options
+
+
+def engine_class(name: str) -> type[Engine]:
+    """The registered engine ``name``.
+
+    >>> engine_class("gpu")  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    EngineError: unknown engine 'gpu'; choose one of hf, openai, vllm
+    """
+    try:
+        return ENGINES[name]
+    except KeyError:
+        raise EngineError(f"unknown engine {name!r}; choose one of {', '.join(ENGINES)}") from None
 
 
 def sampling_signature(config: SamplingConfig, settings: dict[str, Any]) -> str:
@@ -211,3 +400,21 @@ def redact_url(url: str) -> str:
         for k, _, v in [pair.partition("=")]
     )
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def library_versions(*packages: str) -> dict[str, str]:
+    """The installed version of each of ``packages`` (distribution names), as ``{name: version}``;
+    a package not installed is left out, not guessed.
+
+    >>> library_versions("numpy")["numpy"] != "", library_versions("no-such-package-xyz")
+    (True, {})
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = {}
+    for package in packages:
+        try:
+            found[package] = version(package)
+        except PackageNotFoundError:
+            continue
+    return found

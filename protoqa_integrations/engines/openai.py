@@ -61,9 +61,20 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from typing import Any, Optional
+from urllib.parse import urlsplit
 
 from ..generation import STOP_STRINGS, PromptSamples, SamplingConfig
-from .base import Engine, EngineError, Prompt, answers_of, redact_url, request_seed, url_secrets
+from .base import (
+    Engine,
+    EngineError,
+    EngineOption,
+    Prompt,
+    answers_of,
+    redact_url,
+    register_engine,
+    request_seed,
+    url_secrets,
+)
 
 __all__ = [
     "OpenAIEngine",
@@ -236,13 +247,42 @@ def _server_message(response: Any) -> str:
     return " ".join(str(text).split())[:300] or f"HTTP {response.status_code}"
 
 
+@register_engine("openai")
 class OpenAIEngine(Engine):
     """An OpenAI-compatible server at ``base_url`` serving ``model``.
 
     >>> engine = OpenAIEngine("gpt-3.5-turbo-instruct", base_url="https://api.openai.com/v1")  # doctest: +SKIP
     """
 
-    name = "openai"
+    summary = "an OpenAI-compatible server at --base-url; key from $OPENAI_API_KEY"
+    common = ("revision", "chat")
+    options = (
+        EngineOption(
+            "base_url", "--base-url", "the server's API root, e.g. http://127.0.0.1:8000/v1", str, metavar="URL"
+        ),
+        EngineOption("concurrency", "--concurrency", "most requests in flight", int),
+        EngineOption("max_n", "--max-n", "most choices asked per request", int, recorded=True),
+        EngineOption(
+            "timeout",
+            "--request-timeout",
+            "seconds a whole request may take: connecting, sending, waiting and reading the reply",
+            float,
+            metavar="SECONDS",
+        ),
+        EngineOption(
+            "max_retries",
+            "--max-retries",
+            "retries of a request on 429, 5xx, timeouts and dropped connections (a refused connection is not retried)",
+            int,
+        ),
+        EngineOption(
+            "request_seeds",
+            "--no-request-seeds",
+            "send no seed (for servers that fail on seeded requests); samples are then not repeatable",
+            negate=True,
+            recorded=True,
+        ),
+    )
 
     def __init__(
         self,
@@ -258,7 +298,6 @@ class OpenAIEngine(Engine):
         backoff: float = 1.0,
         check_model: bool = True,
         request_seeds: bool = True,
-        **unused: Any,
     ) -> None:
         super().__init__()
         for option, value in (("--concurrency", concurrency), ("--max-n", max_n)):
@@ -274,9 +313,11 @@ class OpenAIEngine(Engine):
             raise EngineError(f"the openai engine needs httpx ({exc}); pip install 'protoqa-eval[openai]'") from exc
         self.httpx = httpx
         self.model_name, self.revision, self.chat = model, revision, chat
-        self.base_url = base_url.rstrip("/")
-        self.shown_url = redact_url(self.base_url)
-        self._secrets = sorted(url_secrets(self.base_url), key=len, reverse=True)
+        # A query in the address (``?api-version=...``, ``?key=...``) goes after each request's path.
+        address, _, self.query = base_url.partition("?")
+        self.base_url = address.rstrip("/")
+        self.shown_url = redact_url(base_url.rstrip("/"))
+        self._secrets = sorted(url_secrets(base_url), key=len, reverse=True)
         if not self.base_url.startswith(("http://", "https://")):
             raise EngineError(f"--base-url must start with http:// or https://, got {self.shown_url!r}")
         self.concurrency, self.max_n, self.timeout = concurrency, max_n, float(timeout)
@@ -311,6 +352,10 @@ class OpenAIEngine(Engine):
             **self.server,
         }
 
+    def _url(self, path: str, root: Optional[str] = None) -> str:
+        """The address of ``path`` under ``root`` (default: the API root), with the address's query."""
+        return (root or self.base_url) + path + (f"?{self.query}" if self.query else "")
+
     def _scrub(self, text: str) -> str:
         """``text`` with the address's credentials replaced by ``***`` (error texts may quote the address)."""
         for secret in self._secrets:
@@ -318,10 +363,17 @@ class OpenAIEngine(Engine):
         return text
 
     def _fail_unreachable(self, exc: Exception) -> EngineError:
+        hint = "check --base-url and that the server is running"
+        if self.request_seeds and self.requests:
+            # It answered before and then went away: some servers stop on a seeded request
+            # (vLLM's CPU build: "CPU Generator does not use offset").
+            hint += (
+                "; it answered earlier requests, so it may have stopped on a seeded request "
+                "(vLLM's CPU build does): run again with --no-request-seeds"
+            )
         return EngineError(
             f"cannot reach the server at {self.shown_url} ({type(exc).__name__}: "
-            f"{self._scrub(' '.join(str(exc).split()))[:200]}); check --base-url and that the server is running "
-            "(a refused connection is not retried)"
+            f"{self._scrub(' '.join(str(exc).split()))[:200]}); {hint} (a refused connection is not retried)"
         )
 
     def _check_status(self, response: Any) -> None:
@@ -368,7 +420,7 @@ class OpenAIEngine(Engine):
         """Record the server's version where it reports one at ``/version`` beside the API (vLLM does)."""
         root = self.base_url[: -len("/v1")] if self.base_url.endswith("/v1") else self.base_url
         try:
-            reply = self._request("GET", root + "/version", None, REPLY_BASE_BYTES)
+            reply = self._request("GET", self._url("/version", root), None, REPLY_BASE_BYTES)
             version = reply.json().get("version") if reply.status_code == 200 else None
         except Exception:  # noqa: BLE001  (any failure: the version is then not known, and not recorded)
             return
@@ -389,7 +441,7 @@ class OpenAIEngine(Engine):
                     body += chunk
                     if len(body) > cap:
                         raise ReplyTooLarge(
-                            f"the reply of the server at {self.shown_url} to {url[len(self.base_url) :] or url} "
+                            f"the reply of the server at {self.shown_url} to {urlsplit(url).path} "
                             f"passed {cap:,} bytes and was cut off there; the server ignores max_tokens "
                             "(check its settings, or lower --max-n)"
                         )
@@ -413,7 +465,7 @@ class OpenAIEngine(Engine):
         attempt, waited = 0, 0.0
         while True:
             try:
-                response = self._request(method, self.base_url + path, payload, cap)
+                response = self._request(method, self._url(path), payload, cap)
                 with self._lock:
                     self.requests += 1
                 if response.status_code in RETRY_STATUSES:

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, Optional
 
 from ..generation import STOP_STRINGS, PromptSamples, SamplingConfig
-from .base import Engine, EngineError, Prompt, answers_of, request_seed
+from .base import Engine, EngineError, EngineOption, Prompt, answers_of, register_engine, request_seed
 
 __all__ = ["VLLMEngine", "MEMORY_HINT"]
 
@@ -29,6 +29,7 @@ def _first_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
+@register_engine("vllm")
 class VLLMEngine(Engine):
     """vLLM's ``LLM`` on ``model`` (Hub id or local folder; no remote code).
 
@@ -37,7 +38,25 @@ class VLLMEngine(Engine):
     ['an apple', 'a banana']
     """
 
-    name = "vllm"
+    summary = "vLLM's offline engine"
+    common = ("revision", "chat", "dtype", "seed")
+    options = (
+        EngineOption("tensor_parallel_size", "--tensor-parallel-size", "GPUs per model replica", int, recorded=True),
+        EngineOption(
+            "pipeline_parallel_size", "--pipeline-parallel-size", "pipeline stages (nodes)", int, recorded=True
+        ),
+        EngineOption("data_parallel_size", "--data-parallel-size", "model replicas", int),
+        EngineOption(
+            "gpu_memory_utilization",
+            "--gpu-memory-utilization",
+            "share of GPU memory (RAM on vLLM's CPU build) to reserve",
+            float,
+        ),
+        EngineOption("max_model_len", "--max-model-len", "context length (default: the model's)", int, recorded=True),
+        EngineOption(
+            "enforce_eager", "--enforce-eager", "no graph compilation or capture (starts sooner, samples slower)"
+        ),
+    )
 
     def __init__(
         self,
@@ -45,7 +64,6 @@ class VLLMEngine(Engine):
         *,
         revision: Optional[str] = None,
         chat: bool = False,
-        system_prompt: Optional[str] = None,
         tensor_parallel_size: int = 1,
         pipeline_parallel_size: int = 1,
         data_parallel_size: int = 1,
@@ -54,7 +72,6 @@ class VLLMEngine(Engine):
         dtype: str = "auto",
         seed: int = 42,
         enforce_eager: bool = False,
-        **unused: Any,
     ) -> None:
         super().__init__()
         for option, value in (

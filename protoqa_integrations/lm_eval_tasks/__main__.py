@@ -25,7 +25,7 @@ def main(argv: list[str]) -> int:
 
         from . import backend  # noqa: F401  (registers protoqa-hf)
     except ImportError as exc:
-        print(f"error: lm_eval is not installed ({exc}); pip install lm-eval", file=sys.stderr)
+        print(f"error: lm_eval is not installed ({exc}); pip install 'protoqa-eval[lm-eval]'", file=sys.stderr)
         return 2
     args = list(argv[1:])
     model = args[args.index("--model") + 1] if "--model" in args[:-1] else ""
