@@ -212,7 +212,8 @@ def test_a_planted_lock_file_symlink_is_refused(hostile, tmp_path):
     assert target.read_text() == "keep me" and server.posts == 0
 
 
-def test_lm_eval_chat_backend_against_an_endless_reply_ends_in_one_line(hostile, tmp_path):
+@pytest.mark.parametrize("concurrent", [1, 2])  # the harness's two code paths: requests, aiohttp
+def test_lm_eval_chat_backend_against_an_endless_reply_ends_in_one_line(hostile, tmp_path, concurrent):
     pytest.importorskip("lm_eval")
     pytest.importorskip("aiohttp")
     server = hostile("endless")
@@ -224,7 +225,7 @@ def test_lm_eval_chat_backend_against_an_endless_reply_ends_in_one_line(hostile,
         "--model",
         "protoqa-local-chat-completions",
         "--model_args",
-        f"model=tiny,base_url={server.url}/chat/completions,num_concurrent=2,max_retries=1,timeout=10",
+        f"model=tiny,base_url={server.url}/chat/completions,num_concurrent={concurrent},max_retries=1,timeout=10",
         "--tasks",
         "protoqa_chat",
         "--apply_chat_template",

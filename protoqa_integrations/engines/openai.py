@@ -164,9 +164,10 @@ _CONTEXT_WORDS = ("context length", "context window", "maximum context", "too lo
 
 
 class _Retryable(Exception):
-    def __init__(self, message: str, retry_after: Optional[str] = None) -> None:
+    def __init__(self, message: str, retry_after: Optional[str] = None, dropped: Optional[Exception] = None) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+        self.dropped = dropped  # the connection failed under the request (the server may have gone)
 
 
 @dataclass
@@ -371,9 +372,10 @@ class OpenAIEngine(Engine):
                 "; it answered earlier requests, so it may have stopped on a seeded request "
                 "(vLLM's CPU build does): run again with --no-request-seeds"
             )
+        refused = " (a refused connection is not retried)" if isinstance(exc, self.httpx.ConnectError) else ""
         return EngineError(
             f"cannot reach the server at {self.shown_url} ({type(exc).__name__}: "
-            f"{self._scrub(' '.join(str(exc).split()))[:200]}); {hint} (a refused connection is not retried)"
+            f"{self._scrub(' '.join(str(exc).split()))[:200]}); {hint}{refused}"
         )
 
     def _check_status(self, response: Any) -> None:
@@ -455,7 +457,7 @@ class OpenAIEngine(Engine):
         except self.httpx.TransportError as exc:
             if deadline.passed():
                 raise _Retryable(late) from exc
-            raise _Retryable(f"{type(exc).__name__}: {self._scrub(str(exc))[:200]}") from exc
+            raise _Retryable(f"{type(exc).__name__}: {self._scrub(str(exc))[:200]}", dropped=exc) from exc
         finally:
             deadline.cancel()
 
@@ -493,6 +495,8 @@ class OpenAIEngine(Engine):
         :data:`MAX_RETRY_AFTER_S`, or when the wait would take the request's waits past :data:`MAX_RETRY_WAIT_S`.
         """
         if attempt >= self.max_retries:
+            if exc.dropped is not None:  # still no connection that holds: say where and what to check
+                raise self._fail_unreachable(exc.dropped) from exc
             raise EngineError(
                 f"{path}: still failing after {self.max_retries} retries ({exc}); "
                 "lower --concurrency or try again later"
