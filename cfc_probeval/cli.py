@@ -25,8 +25,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Optional
 
+from protoqa_core import __version__
 from protoqa_core.cli_io import (
     OneLineParser,
+    add_overwrite_option,
     check_output_file,
     finite_json,
     float_between,
@@ -72,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
         description=_DESCRIPTION + " Without a command, 'probeval TARGETS "
         "PREDICTIONS ...' is 'probeval evaluate TARGETS PREDICTIONS ...'.",
     )
+    parser.add_argument("--version", action="version", version=f"probeval {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
     # The default form has the program's own name in usage and error lines.
     _add_evaluate_arguments(
@@ -99,7 +102,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     1000
     """
     args = list(argv)
-    if not args or (args[0] not in COMMANDS and args[0] not in ("-h", "--help")):
+    if not args or (args[0] not in COMMANDS and args[0] not in ("-h", "--help", "--version")):
         args = ["evaluate", *args]
     return build_parser().parse_args(args)
 
@@ -188,7 +191,7 @@ def _add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
         help="write every question's clusters, P_G, P_H and matches: .csv/.tsv table or JSONL "
         "(never over an input file)",
     )
-    parser.add_argument("--force", action="store_true", help="let --per-question replace an existing file")
+    add_overwrite_option(parser, "let --per-question replace an existing file")
     parser.add_argument(
         "--allow-empty",
         action="store_true",
@@ -386,7 +389,7 @@ def _main(argv: Sequence[str]) -> int:
         try:
             _check_options(args)
             per_question = (
-                check_output_file(args.per_question, [args.targets, args.predictions], args.force)
+                check_output_file(args.per_question, [args.targets, args.predictions], args.overwrite)
                 if args.per_question
                 else None
             )

@@ -27,6 +27,7 @@ __all__ = [
     "int_at_least",
     "float_between",
     "check_output_file",
+    "add_overwrite_option",
     "write_output_file",
     "replace_file",
     "reason_of",
@@ -138,8 +139,21 @@ def _kind_of(path: Path) -> Optional[str]:
     return "not a regular file"
 
 
+def add_overwrite_option(parser: argparse.ArgumentParser, help: str) -> None:
+    """``--overwrite``, every command's one name for "replace an existing output" (``args.overwrite``);
+    the spelling ``--force`` is accepted too, without a line in ``--help``.
+
+    >>> parser = argparse.ArgumentParser()
+    >>> add_overwrite_option(parser, "replace OUT")
+    >>> parser.parse_args(["--force"]).overwrite, parser.parse_args([]).overwrite
+    (True, False)
+    """
+    parser.add_argument("--overwrite", action="store_true", help=help)
+    parser.add_argument("--force", dest="overwrite", action="store_true", help=argparse.SUPPRESS)
+
+
 def check_output_file(
-    name: str, inputs: Iterable[str] = (), force: bool = False, *, force_flag: str = "--force"
+    name: str, inputs: Iterable[str] = (), force: bool = False, *, force_flag: str = "--overwrite"
 ) -> Path:
     """Check, before any work, that ``name`` can be written without destroying anything.
 
@@ -229,15 +243,14 @@ def write_output_file(path: Path, write: Callable[[Any], None], *, newline: Opti
 def replace_file(path: Path, fill: Callable[[Path], None]) -> None:
     """``fill(temporary)`` writes a new file in ``path``'s folder, which then atomically replaces ``path``.
 
-        For writers that take a file name (Parquet, say). The temporary name is unique and
-        created exclusively, and the replace swaps the directory entry, so a link planted
-        at ``path`` is replaced, never written through. A failure leaves no temporary file.
+    For writers that take a file name (Parquet, say). The temporary name is unique and
+    created exclusively, and the replace swaps the directory entry, so a link planted
+    at ``path`` is replaced, never written through. A failure leaves no temporary file.
 
-        >>> import tempfile
-    import warnings
-        >>> p = Path(tempfile.mkdtemp()) / "out.bin"
-        >>> replace_file(p, lambda tmp: tmp.write_bytes(b"ok")); p.read_bytes()
-        b'ok'
+    >>> import tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "out.bin"
+    >>> replace_file(p, lambda tmp: tmp.write_bytes(b"ok")); p.read_bytes()
+    b'ok'
     """
     with _replacing(path) as (fd, tmp):
         os.close(fd)
@@ -269,12 +282,11 @@ def _replacing(path: Path) -> Iterator[tuple[int, Path]]:
 def open_append(path: Path):
     """``path`` opened to append UTF-8 text, refusing to follow a link or to open anything but a regular file.
 
-        >>> import tempfile
-    import warnings
-        >>> p = Path(tempfile.mkdtemp()) / "log.jsonl"
-        >>> with open_append(p) as fh: _ = fh.write("a\\n")
-        >>> p.read_text()
-        'a\\n'
+    >>> import tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "log.jsonl"
+    >>> with open_append(p) as fh: _ = fh.write("a\\n")
+    >>> p.read_text()
+    'a\\n'
     """
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
     try:

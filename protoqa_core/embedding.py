@@ -321,8 +321,11 @@ def _load_encoder(path: str, device: str) -> tuple[Any, Any]:
     bar_was_on = transformers_logging.is_progress_bar_enabled()
     transformers_logging.disable_progress_bar()  # the weight-loading bar would be noise in every run
     try:
-        tokenizer = AutoTokenizer.from_pretrained(path, use_fast=True)
-        model = AutoModel.from_pretrained(path)
+        tokenizer = AutoTokenizer.from_pretrained(path, use_fast=True, trust_remote_code=False)
+        model = AutoModel.from_pretrained(path, trust_remote_code=False)
+    except (OSError, ValueError) as exc:  # transformers explains over many lines; one is enough here
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise ValueError(f"the encoder in {path} cannot be loaded (--encoder): {first}") from None
     finally:
         if bar_was_on:
             transformers_logging.enable_progress_bar()

@@ -40,6 +40,7 @@ from typing import Any, Optional, Union
 
 __all__ = [
     "DataFormatError",
+    "MalformedJSONError",
     "ProtoQAWarning",
     "MAX_COUNT",
     "MAX_INPUT_ENV",
@@ -54,6 +55,7 @@ __all__ = [
     "read_prediction_lists",
     "clusters_from_records",
     "question_ids_for",
+    "check_answer_list",
     "REFERENCE_FORMS",
     "check_count",
     "preview_ids",
@@ -309,7 +311,7 @@ class _DuplicateKey(Exception):
     pass
 
 
-class _MalformedJSON(DataFormatError):
+class MalformedJSONError(DataFormatError):
     """Text that is not JSON at all (as opposed to JSON with a value we refuse)."""
 
 
@@ -376,7 +378,7 @@ def parse_json(text: str, path: Optional[PathLike] = None, line: Optional[int] =
     try:
         value = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
-        raise _MalformedJSON(f"malformed JSON ({exc.msg} at column {exc.colno})", path, where(exc.lineno)) from None
+        raise MalformedJSONError(f"malformed JSON ({exc.msg} at column {exc.colno})", path, where(exc.lineno)) from None
     except _DuplicateKey as exc:
         key = exc.args[0]
         raise DataFormatError(
@@ -604,7 +606,7 @@ def _prediction_records(path: PathLike, field: Optional[str]) -> dict[str, tuple
     one_line = 1 if "\n" not in text.strip() else None
     try:
         records = [(one_line, parse_json(text, path, one_line))]
-    except _MalformedJSON:
+    except MalformedJSONError:
         records = [
             (number, parse_json(line_text, path, number))
             for number, line_text in enumerate(text.split("\n"), start=1)
@@ -733,6 +735,28 @@ def clusters_from_records(reference: Any, question_id: Optional[str] = None) -> 
             )
         )
     return tuple(clusters)
+
+
+def check_answer_list(value: Any, question_id: Optional[str] = None) -> list[str]:
+    """One question's answers given in memory (an ``evaluate`` module's prediction): a list of strings.
+
+    Each item is checked in turn, without recursion, so a value nested any depth is one
+    :class:`DataFormatError`, never a ``RecursionError``.
+
+    >>> check_answer_list(("dog", "cat"), "q1")
+    ['dog', 'cat']
+    >>> check_answer_list([["dog"]], "q1")
+    Traceback (most recent call last):
+    ...
+    protoqa_core.readers.DataFormatError: question 'q1': answers must contain only strings, found ['dog']
+    """
+    if not _is_list_like(value):
+        raise DataFormatError(f"answers must be a list of strings, got {type(value).__name__}", None, None, question_id)
+    items = value.tolist() if hasattr(value, "tolist") else list(value)
+    for item in items:
+        if not isinstance(item, str):
+            raise DataFormatError(f"answers must contain only strings, found {_short(item)}", None, None, question_id)
+    return items
 
 
 def question_ids_for(question_ids: Optional[Sequence[Any]], count: int) -> list[str]:

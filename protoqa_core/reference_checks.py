@@ -9,13 +9,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .readers import clusters_from_records, question_ids_for
+from .readers import check_answer_list, clusters_from_records, question_ids_for
 
 __all__ = ["CheckedReferences", "stored_clusters"]
 
 
 class CheckedReferences:
-    """Mixin for an ``evaluate.Metric``: references are checked before ``datasets`` casts them.
+    """Mixin for an ``evaluate.Metric``: references and predictions are checked before ``datasets`` casts them.
+
+    Each prediction must be a list of strings (:func:`protoqa_core.readers.check_answer_list`):
+    ``datasets`` would otherwise recurse into a value nested too deep and fail with a
+    ``RecursionError``.
 
     ``datasets`` casts each input to the declared features, so a count of 2.9 would become 2
     and ``"5"`` or ``True`` would pass as integers; a missing optional field or a value too
@@ -40,20 +44,36 @@ class CheckedReferences:
         references = list(references)
         return self.check_references(references, question_ids_for(question_ids, len(references)))
 
+    @staticmethod
+    def _checked_predictions(predictions: Any, question_ids: Any = None) -> Any:
+        if predictions is None or isinstance(predictions, (str, bytes)) or not hasattr(predictions, "__len__"):
+            return predictions  # evaluate reports what is missing or malformed
+        predictions = list(predictions)
+        ids = [str(q) for q in question_ids] if question_ids is not None else []
+        if len(ids) != len(predictions):
+            ids = [str(i) for i in range(len(predictions))]
+        return [check_answer_list(p, q) for p, q in zip(predictions, ids, strict=True)]
+
     def compute(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> Any:
         """The metric's result for ``predictions`` and ``references`` (checked first); see below."""
         references = self._checked(references, kwargs.get("question_ids"))
+        predictions = self._checked_predictions(predictions, kwargs.get("question_ids"))
         return super().compute(predictions=predictions, references=references, **kwargs)  # type: ignore[misc]
 
     def add_batch(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> None:
         """Add a batch of predictions and references (checked first) for a later ``compute()``."""
         references = self._checked(references)
+        predictions = self._checked_predictions(predictions)
         super().add_batch(predictions=predictions, references=references, **kwargs)  # type: ignore[misc]
 
     def add(self, *, prediction: Any = None, reference: Any = None, **kwargs: Any) -> None:
         """Add one prediction and its reference (checked first) for a later ``compute()``."""
         if reference is not None:
             reference = self.check_references([reference], ["0"])[0]
+        if prediction is not None:
+            prediction = check_answer_list(prediction, "0")
+        if kwargs.get("predictions") is not None:  # evaluate takes the plural keyword for one prediction too
+            kwargs["predictions"] = check_answer_list(kwargs["predictions"], "0")
         super().add(prediction=prediction, reference=reference, **kwargs)  # type: ignore[misc]
 
 

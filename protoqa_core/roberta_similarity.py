@@ -39,10 +39,12 @@ the vectors: it is the same for the same inputs on the same device.
 
 from __future__ import annotations
 
+import json
 import re
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Optional, Union
 
 import numpy as np
@@ -58,6 +60,7 @@ __all__ = [
     "ENCODER_OPTION",
     "MAX_TRAINING_ANSWERS",
     "RobertaSimilarity",
+    "check_encoder_folder",
     "locate_encoder",
 ]
 
@@ -94,12 +97,41 @@ def locate_encoder(encoder: str = DEFAULT_ENCODER) -> ModelLocation:
             f"the roberta similarity needs {' and '.join(missing)}: pip install 'protoqa-eval[roberta]' "
             "(and PyTorch; the CPU build is enough)"
         )
-    return locate_model(
+    location = locate_model(
         encoder.strip(),
         what="encoder",
         folder_hint=f"a local folder named {encoder!r} (none)",
         override_hint=ENCODER_OPTION,
     )
+    check_encoder_folder(location.path, encoder)
+    return location
+
+
+def check_encoder_folder(folder: Union[str, Path], encoder: str) -> None:
+    """Refuse, in one line naming ``--encoder``, a folder that holds no model or whose configuration asks
+    to run its own code (remote code is never run).
+
+    >>> import tempfile
+    >>> check_encoder_folder(tempfile.mkdtemp(), "my-encoder")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: --encoder my-encoder: the folder ... holds no model (no config.json). ...
+    """
+    config = Path(folder) / "config.json"
+    if not config.is_file():
+        raise ValueError(f"--encoder {encoder}: the folder {folder} holds no model (no config.json). {ENCODER_OPTION}")
+    try:
+        settings = json.loads(config.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise ValueError(
+            f"--encoder {encoder}: {config} is not a readable model configuration ({type(exc).__name__}). "
+            f"{ENCODER_OPTION}"
+        ) from None
+    if isinstance(settings, dict) and settings.get("auto_map"):
+        raise ValueError(
+            f"--encoder {encoder}: {config} asks to run the model's own code (auto_map), which is never run; "
+            f"use an encoder that transformers supports as it is. {ENCODER_OPTION}"
+        )
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 from typing import Optional
 
+from protoqa_core.cli_io import add_overwrite_option
 from protoqa_core.readers import DataFormatError
 
 from .sources import CONFIG_NAMES, DATA_DIR_ENV, SourceError
@@ -50,10 +51,9 @@ def _parser() -> argparse.ArgumentParser:
         help="export the other splits when a source file is missing or cannot be downloaded "
         "(each is reported and named in the card)",
     )
-    export.add_argument(
-        "--overwrite",
-        action="store_true",
-        help="replace a previous export in OUT_DIR (deletes only files its manifest lists; "
+    add_overwrite_option(
+        export,
+        "replace a previous export in OUT_DIR (deletes only files its manifest lists; "
         "never a README.md that is not an export's card)",
     )
     export.add_argument("--cache-dir", metavar="DIR", help="datasets cache to build in (default: a temporary one)")

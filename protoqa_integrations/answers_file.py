@@ -227,13 +227,14 @@ def _journal_error(path: Path, number: int, what: str) -> AnswersFileError:
 
 def _read_journal(
     path: Path, header: dict[str, Any], num_samples: Optional[int] = None, question_ids: Optional[Sequence[str]] = None
-) -> tuple[dict[str, list[str]], dict[str, str]]:
-    """Samples already drawn by an interrupted run with the same settings, every line checked.
+) -> tuple[dict[str, list[str]], dict[str, str], dict[str, int]]:
+    """Samples already drawn by an interrupted run with the same settings, every line checked, and the
+    token usage its last complete question recorded.
 
     A record must name a question of this run once, with a list of ``num_samples``
     strings (or a skip reason); anything else is an error naming the journal and line.
     """
-    from protoqa_core.readers import parse_json, read_text
+    from protoqa_core.readers import MalformedJSONError, parse_json, read_text
 
     if os.path.islink(path) or not path.is_file():
         raise AnswersFileError(f"{path}: the resume journal is not a regular file; move it away")
@@ -245,16 +246,19 @@ def _read_journal(
     known = None if question_ids is None else set(question_ids)
     samples: dict[str, list[str]] = {}
     skipped: dict[str, str] = {}
+    usage: dict[str, int] = {}
     first_line: dict[str, int] = {}
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
             record = parse_json(line, path, number)
-        except DataFormatError:
+        except MalformedJSONError:
             if number >= len(lines) - 1 and number > 1:
                 break  # the last line was cut short by the interruption; it is sampled again
             raise _journal_error(path, number, "not JSON") from None
+        except DataFormatError as exc:  # JSON, but nested too deeply or with a value JSON does not allow
+            raise AnswersFileError(f"{exc}; delete the file to start over") from None
         if number == 1:
             stored = record.get("header") if isinstance(record, dict) else None
             found = stored if isinstance(stored, dict) else {}
@@ -285,7 +289,10 @@ def _read_journal(
         samples[qid] = list(drawn)
         if reason:
             skipped[qid] = reason
-    return samples, skipped
+        recorded = record.get("usage")
+        if isinstance(recorded, dict):
+            usage = {k: v for k, v in recorded.items() if isinstance(k, str) and type(v) is int}
+    return samples, skipped, usage
 
 
 def check_journal(
@@ -308,21 +315,6 @@ def _journal_hint(journal: Path, count: int) -> str:
         f"the {count} question(s) sampled so far are kept in {journal}; make room and run the same command "
         "again to resume"
     )
-
-
-def _journal_usage(path: Path) -> dict[str, int]:
-    """The token usage recorded by the last complete question of an interrupted run."""
-    usage: dict[str, int] = {}
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # the cut-short last line, dropped by _read_journal too
-            found = record.get("usage") if isinstance(record, dict) else None
-            if isinstance(found, dict):
-                usage = {k: int(v) for k, v in found.items() if isinstance(v, int) and not isinstance(v, bool)}
-    return usage
 
 
 def _write_json_atomically(path: Path, document: Any, jsonl: bool = False) -> None:
@@ -399,8 +391,7 @@ def _sample_and_write(
     skipped: dict[str, str] = {}
     usage: dict[str, int] = {}
     if os.path.lexists(journal):
-        samples, skipped = _read_journal(journal, header, config.num_samples, [q.id for q in questions])
-        usage = _journal_usage(journal)
+        samples, skipped, usage = _read_journal(journal, header, config.num_samples, [q.id for q in questions])
     todo = [(i, q) for i, q in enumerate(questions) if q.id not in samples]
     # The journal is rewritten without a possibly cut-short last line, then appended to.
     try:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Optional
 
 from protoqa_core import __version__
-from protoqa_core.cli_io import Subcommand
+from protoqa_core.cli_io import Subcommand, add_overwrite_option
 from protoqa_core.readers import DataFormatError, read_targets
 from protoqa_metric.metric_set import format_table
 
@@ -120,10 +120,9 @@ def add_generate_arguments(p: argparse.ArgumentParser) -> None:
         help="ProtoQA test questions: where to write the leaderboard's ranked-list "
         "file (default: OUTPUT with .leaderboard.jsonl)",
     )
-    p.add_argument(
-        "--overwrite",
-        action="store_true",
-        help="replace an existing answers file and leaderboard file "
+    add_overwrite_option(
+        p,
+        "replace an existing answers file and leaderboard file "
         "(never an input file; the outputs are checked before any work)",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")

@@ -1,7 +1,7 @@
 """Write an ``evaluate`` module as a folder ready to run as a Hugging Face Space.
 
     python -m protoqa_integrations.hub OUT_DIR [--module protoqa|probeval]
-                                 [--requirement "protoqa-eval[evaluate] @ URL"] [--force]
+                                 [--requirement "protoqa-eval[evaluate] @ URL"] [--overwrite]
 
 A metric on the Hub is a Space holding the module script ``<name>/<name>.py``, its
 card (README.md with the Space header), an ``app.py`` page and a
@@ -17,7 +17,7 @@ git+https://...``, a wheel URL). Without it, ``requirements.txt`` lists only
 ``evaluate`` and a comment saying what to add; the page then stops with a message
 naming ``protoqa-eval``.
 
-A non-empty OUT_DIR is refused unless ``--force``, which rewrites only the four files
+A non-empty OUT_DIR is refused unless ``--overwrite``, which rewrites only the four files
 this command writes and leaves every other file alone.
 """
 
@@ -33,7 +33,7 @@ from pathlib import Path
 from string import Template
 from typing import Optional
 
-from protoqa_core.cli_io import write_output_file
+from protoqa_core.cli_io import add_overwrite_option, write_output_file
 
 __all__ = ["MODULES", "HubFolderError", "write_hub_folder", "main"]
 
@@ -193,7 +193,7 @@ def _check_out_dir(out: Path, name: str, force: bool) -> None:
     if present and not force:
         raise HubFolderError(
             f"{out} is not empty ({', '.join(present[:5])}{', ...' if len(present) > 5 else ''}); "
-            f"pass --force to rewrite {', '.join((f'{name}.py',) + _WRITTEN)} there "
+            f"pass --overwrite to rewrite {', '.join((f'{name}.py',) + _WRITTEN)} there "
             "(other files are left alone)"
         )
 
@@ -213,7 +213,7 @@ def write_hub_folder(
     >>> write_hub_folder(folder)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    protoqa_integrations.hub.HubFolderError: ... is not empty (...); pass --force to rewrite ...
+    protoqa_integrations.hub.HubFolderError: ... is not empty (...); pass --overwrite to rewrite ...
     """
     if module not in MODULES:
         raise ValueError(f"unknown module {module!r}; choose one of {', '.join(MODULES)}")
@@ -271,14 +271,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         help="pip requirement line installing this project, e.g. "
         "'protoqa-eval[evaluate] @ git+https://...' (default: a comment saying what to add)",
     )
-    parser.add_argument(
-        "--force",
-        action="store_true",
-        help="write into a non-empty folder (rewrites only the files this command writes)",
-    )
+    add_overwrite_option(parser, "write into a non-empty folder (rewrites only the files this command writes)")
     args = parser.parse_args(argv)
     try:
-        out = write_hub_folder(args.out_dir, args.module, args.requirement, force=args.force)
+        out = write_hub_folder(args.out_dir, args.module, args.requirement, force=args.overwrite)
     except (HubFolderError, ValueError, OSError) as exc:
         print(f"{parser.prog}: error: {exc}", file=sys.stderr)
         return 2

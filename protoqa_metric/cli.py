@@ -26,6 +26,7 @@ from typing import Optional
 
 from protoqa_core.cli_io import (
     Subcommand,
+    add_overwrite_option,
     build_command_parser,
     check_output_file,
     finite_json,
@@ -82,7 +83,7 @@ def _add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="write per-question scores and cluster assignments as JSONL (never over an input file)",
     )
-    p.add_argument("--force", action="store_true", help="let --per-question replace an existing file")
+    add_overwrite_option(p, "let --per-question replace an existing file")
     p.add_argument(
         "--allow-empty",
         action="store_true",
@@ -280,7 +281,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     try:
         metric_specs(args.metrics)  # fail early on an unknown metric name
         per_question = (
-            check_output_file(args.per_question, [args.targets, args.predictions], args.force)
+            check_output_file(args.per_question, [args.targets, args.predictions], args.overwrite)
             if args.per_question
             else None
         )

@@ -360,6 +360,13 @@ def test_a_server_that_drops_seeded_requests_is_reported_naming_no_request_seeds
         "--no-request-seeds",
     )
     assert not (tmp_path / "a.json").exists()
+    # the same crash seen as HTTP 500 (vLLM: "EngineCore encountered an issue")
+    stub.plan = [lambda p: (500, {}, {"error": {"message": "EngineCore encountered an issue"}})] * 20
+    one_line_error(
+        generate(stub.url, tmp_path / "a2.json", tmp_path, "--max-retries", "1", "--concurrency", "1"),
+        "still failing after 1 retries",
+        "--no-request-seeds",
+    )
     stub.plan = [lambda p: "drop" if "seed" in p else None] * 20
     result = generate(stub.url, tmp_path / "b.json", tmp_path, "--no-request-seeds", "--concurrency", "1")
     assert result.returncode == 0, result.stderr

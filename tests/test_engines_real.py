@@ -9,6 +9,7 @@ They skip, saying why, only when that environment is absent or vLLM cannot start
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -218,12 +219,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def server(tiny_model, tmp_path_factory):
-    """``vllm serve`` (its OpenAI-compatible server) on 127.0.0.1, serving the tiny model as ``tiny``."""
+@contextlib.contextmanager
+def served(model: Path, log: Path):
+    """The docs' server command for vLLM's CPU build (its ``vllm`` command cannot find its own version):
+    ``python -m vllm.entrypoints.openai.api_server`` on 127.0.0.1, serving ``model`` as ``tiny``; yields its URL."""
     python = vllm_python()
     port = free_port()
-    log = tmp_path_factory.mktemp("serve") / "serve.log"
     with open(log, "w") as fh:
         process = subprocess.Popen(
             [
@@ -231,7 +232,7 @@ def server(tiny_model, tmp_path_factory):
                 "-m",
                 "vllm.entrypoints.openai.api_server",
                 "--model",
-                str(tiny_model),
+                str(model),
                 "--host",
                 "127.0.0.1",
                 "--port",
@@ -269,6 +270,41 @@ def server(tiny_model, tmp_path_factory):
             process.wait(timeout=60)
         except subprocess.TimeoutExpired:
             process.kill()
+
+
+@pytest.fixture(scope="module")
+def server(tiny_model, tmp_path_factory):
+    """``vllm serve`` (its OpenAI-compatible server) on 127.0.0.1, serving the tiny model as ``tiny``."""
+    with served(tiny_model, tmp_path_factory.mktemp("serve") / "serve.log") as url:
+        yield url
+
+
+def test_seeded_requests_stop_the_cpu_server_and_the_error_names_no_request_seeds(tiny_model, tmp_path):
+    # The CPU build stops on a seeded request ("CPU Generator does not use offset"); the client,
+    # which had been answered before, says to run again with --no-request-seeds.
+    with served(tiny_model, tmp_path / "serve.log") as url:
+        result = generate(
+            sys.executable,
+            "tiny",
+            tmp_path / "seeded.json",
+            tmp_path,
+            "--engine",
+            "openai",
+            "--base-url",
+            url,
+            "--limit",
+            "3",
+            "--num-samples",
+            "300",
+            "--max-retries",
+            "1",
+        )
+        log = (tmp_path / "serve.log").read_text()
+    if "CPU Generator does not use offset" not in log:
+        pytest.skip("this vLLM build answered seeded requests")
+    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert "--no-request-seeds" in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "seeded.json").exists()
 
 
 def test_openai_engine_against_vllm_serve_completions_and_chat(server, tmp_path):

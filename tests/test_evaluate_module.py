@@ -160,3 +160,52 @@ def test_docstring_examples_of_the_module_folders(name):
 
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+# Both metrics' modules given a prediction nested 100,000 deep, in a new process: each call ends in
+# the library's DataFormatError naming the question, never in a RecursionError.
+DEEP_PREDICTIONS = """
+import evaluate, sys
+import cfc_probeval, protoqa_metric
+from protoqa_core.readers import DataFormatError
+
+deep = "x"
+for _ in range(100_000):
+    deep = [deep]
+refs = [{"id": ["q.0"], "answers": [["dog"]], "count": [6]}]
+for path, config in ((protoqa_metric.evaluate_module_path(), "exact_match"), (cfc_probeval.evaluate_module_path(), "human")):
+    metric = evaluate.load(path, config)
+    calls = (
+        lambda: metric.compute(predictions=[deep], references=refs, question_ids=["r1q1"]),
+        lambda: metric.compute(predictions=deep, references=refs),
+        lambda: metric.add_batch(predictions=[deep], references=refs),
+        lambda: metric.add(prediction=deep, reference=refs[0]),
+        lambda: metric.add(predictions=deep, references=refs[0]),
+    )
+    for call in calls:
+        try:
+            call()
+        except DataFormatError as exc:
+            print(type(exc).__name__, exc)
+"""
+
+
+def test_predictions_nested_100000_deep_are_a_data_format_error(tmp_path):
+    import subprocess
+    import sys
+
+    from offline import offline_env
+
+    result = subprocess.run(
+        [sys.executable, "-c", DEEP_PREDICTIONS],
+        cwd=tmp_path,
+        env=offline_env(HF_MODULES_CACHE=str(tmp_path / "modules")),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = result.stdout.strip().splitlines()
+    assert len(lines) == 10, result.stdout + result.stderr[-2000:]
+    assert all(line.startswith("DataFormatError question ") and "must contain only strings" in line for line in lines)
+    assert lines[0].startswith("DataFormatError question 'r1q1'")

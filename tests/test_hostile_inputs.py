@@ -329,11 +329,15 @@ def test_per_question_never_replaces_an_existing_file_without_force(cli, files, 
     out = tmp_path / "mine.jsonl"
     out.write_text("precious\n")
     line = error_line(run(module, *files, *options, "--per-question", out))
-    assert "mine.jsonl" in line and "--force" in line
+    assert "mine.jsonl" in line and "--overwrite" in line
     assert out.read_text() == "precious\n"
-    done = run(module, *files, *options, "--per-question", out, "--force")
-    assert done.returncode == 0, done.stderr
-    assert json.loads(out.read_text().splitlines()[0])["id"] == "q1"
+    for flag in ("--overwrite", "--force"):  # one name in --help and messages; the other spelling still works
+        out.write_text("precious\n")
+        done = run(module, *files, *options, "--per-question", out, flag)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(out.read_text().splitlines()[0])["id"] == "q1"
+    shown = run(module, "evaluate", "--help")
+    assert "--overwrite" in shown.stdout and "--force" not in shown.stdout
 
 
 @both("cli")

@@ -88,7 +88,7 @@ def test_repository_folders_link_to_the_packaged_module(module):
 def test_requirement_option_and_refusals(tmp_path):
     folder = write_hub_folder(tmp_path / "protoqa", "protoqa", requirement="protoqa-eval @ git+https://example.org/x")
     assert (folder / "requirements.txt").read_text().splitlines()[-1] == "protoqa-eval @ git+https://example.org/x"
-    with pytest.raises(HubFolderError, match="not empty.*--force"):
+    with pytest.raises(HubFolderError, match="not empty.*--overwrite"):
         write_hub_folder(folder, "protoqa")
     with pytest.raises(ValueError, match="one pip requirement line"):
         write_hub_folder(tmp_path / "other", "protoqa", requirement="a\nb")
@@ -122,7 +122,7 @@ def test_command_line(tmp_path, capsys):
     assert "probeval.py" in captured.out and "does not install protoqa-eval yet" in captured.err
     assert main([str(tmp_path / "probeval"), "--module", "probeval"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "error:" in err and "--force" in err
+    assert err.count("\n") == 1 and "error:" in err and "--overwrite" in err
     assert (
         main(
             [

@@ -230,6 +230,8 @@ def test_generate_checks_every_line_of_the_resume_journal(tmp_path, data_copy, t
     def variant(**changes) -> str:
         return json.dumps({**record, **changes})
 
+    deep = '{"id": "r1q1", "samples": ' + "[" * 100_000 + "]" * 100_000 + "}"
+
     cases = [
         ([header, variant(samples="dog")], "line 2: question 'r1q1': 'samples' must be a list of strings"),
         ([header, variant(samples=["dog"])], "line 2: question 'r1q1': 1 samples, expected 4"),
@@ -238,6 +240,9 @@ def test_generate_checks_every_line_of_the_resume_journal(tmp_path, data_copy, t
         ([header, variant(id="nope")], "line 2: question 'nope' is not one of the questions of this run"),
         ([header, "[1, 2]", second], "line 2: not a question record"),
         ([header, "{oops", second], "line 2: not JSON"),
+        # nested 100,000 deep: refused with file and line, in the middle and as the last line
+        ([header, deep, second], "line 2: JSON nested too deeply"),
+        ([header, first, deep], "line 3: JSON nested too deeply"),
     ]
     # One new process tries every damaged journal (the command body, as the command line runs it).
     (tmp_path / "cases.json").write_text(json.dumps([lines for lines, _ in cases]), encoding="utf-8")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -295,6 +296,30 @@ def test_offline_without_roberta_base_names_the_override(tmp_path):
     assert "the encoder roberta-base was not found" in run.stderr and "--encoder" in run.stderr
     wrong = _run_cli([str(targets), str(predictions), "--encoder", "x"], tmp_path)
     assert wrong.returncode == 2 and "--similarity roberta only" in wrong.stderr
+
+
+def test_an_encoder_folder_without_a_model_or_asking_for_remote_code_is_one_line_naming_encoder(tmp_path, tiny):
+    targets, predictions = _write_data(tmp_path)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    remote = tmp_path / "remote"
+    shutil.copytree(tiny, remote)
+    config = json.loads((remote / "config.json").read_text())
+    (remote / "config.json").write_text(json.dumps({**config, "auto_map": {"AutoModel": "modeling.Custom"}}))
+    no_weights = tmp_path / "no-weights"
+    shutil.copytree(tiny, no_weights)
+    for weights in no_weights.glob("*.safetensors"):
+        weights.unlink()
+    expected = {empty: "holds no model (no config.json)", remote: "asks to run the model's own code", no_weights: ""}
+    for folder, reason in expected.items():
+        run = _run_cli(
+            [str(targets), str(predictions), "--similarity", "roberta", "--encoder", str(folder)],
+            tmp_path,
+            HF_HUB_OFFLINE="1",
+        )
+        assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
+        assert run.stderr.count("\n") == 1, run.stderr
+        assert "--encoder" in run.stderr and reason in run.stderr, run.stderr
 
 
 def test_gp_matcher_keeps_its_classifier_and_takes_the_papers_regression():

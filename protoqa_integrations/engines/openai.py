@@ -164,10 +164,17 @@ _CONTEXT_WORDS = ("context length", "context window", "maximum context", "too lo
 
 
 class _Retryable(Exception):
-    def __init__(self, message: str, retry_after: Optional[str] = None, dropped: Optional[Exception] = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        retry_after: Optional[str] = None,
+        dropped: Optional[Exception] = None,
+        server_failed: bool = False,
+    ) -> None:
         super().__init__(message)
         self.retry_after = retry_after
         self.dropped = dropped  # the connection failed under the request (the server may have gone)
+        self.server_failed = server_failed or dropped is not None  # a 5xx or a dropped connection
 
 
 @dataclass
@@ -363,19 +370,22 @@ class OpenAIEngine(Engine):
             text = text.replace(secret, "***")
         return text
 
+    def _seed_hint(self) -> str:
+        """Why a server that answered before may have gone wrong: some stop on a seeded request
+        (vLLM's CPU build: "CPU Generator does not use offset", seen as HTTP 500 or a dropped connection)."""
+        if not (self.request_seeds and self.requests):
+            return ""
+        return (
+            "; it answered earlier requests, so it may have stopped on a seeded request "
+            "(vLLM's CPU build does): run again with --no-request-seeds"
+        )
+
     def _fail_unreachable(self, exc: Exception) -> EngineError:
-        hint = "check --base-url and that the server is running"
-        if self.request_seeds and self.requests:
-            # It answered before and then went away: some servers stop on a seeded request
-            # (vLLM's CPU build: "CPU Generator does not use offset").
-            hint += (
-                "; it answered earlier requests, so it may have stopped on a seeded request "
-                "(vLLM's CPU build does): run again with --no-request-seeds"
-            )
         refused = " (a refused connection is not retried)" if isinstance(exc, self.httpx.ConnectError) else ""
         return EngineError(
             f"cannot reach the server at {self.shown_url} ({type(exc).__name__}: "
-            f"{self._scrub(' '.join(str(exc).split()))[:200]}); {hint}{refused}"
+            f"{self._scrub(' '.join(str(exc).split()))[:200]}); check --base-url and that the server is running"
+            f"{refused}{self._seed_hint()}"
         )
 
     def _check_status(self, response: Any) -> None:
@@ -474,6 +484,7 @@ class OpenAIEngine(Engine):
                     raise _Retryable(
                         f"HTTP {response.status_code}: {self._scrub(_server_message(response))}",
                         response.headers.get("retry-after"),
+                        server_failed=response.status_code >= 500,
                     )
                 self._check_status(response)
                 if response.status_code == 400 and any(w in _server_message(response).lower() for w in _CONTEXT_WORDS):
@@ -499,7 +510,7 @@ class OpenAIEngine(Engine):
                 raise self._fail_unreachable(exc.dropped) from exc
             raise EngineError(
                 f"{path}: still failing after {self.max_retries} retries ({exc}); "
-                "lower --concurrency or try again later"
+                "lower --concurrency or try again later" + (self._seed_hint() if exc.server_failed else "")
             ) from exc
         wanted = retry_after_seconds(exc.retry_after)
         if wanted is not None and wanted > MAX_RETRY_AFTER_S:
