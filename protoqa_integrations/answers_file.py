@@ -4,7 +4,11 @@
 :mod:`protoqa_integrations.engines` and writes ``{"model_answers": ..., "model_answers_with_count":
 ..., "model_ranked_answers": ..., "generation": ...}``, which ``protoqa-eval`` and ``probeval``
 both read. Each question is appended to ``<output>.partial.jsonl`` (the journal) as soon as its
-samples are drawn; a run that stops is resumed from there with the same settings.
+samples are drawn; a run that stops is resumed from there with the same settings. One run
+at a time writes an answers file: it holds an exclusive lock (``fcntl.flock``) on
+``<output>.partial.lock`` from before it reads the journal until the answers file is written
+(:func:`output_lock`), and a second run on the same ``-o`` is refused, naming the first
+run's process, so no question is asked twice.
 :func:`score_generated` scores such a file: the ProtoQA metrics under each similarity, the
 ProbEval KL (human clusters, WordNet matching) and their signatures.
 
@@ -14,10 +18,14 @@ are these functions behind a command line.
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
 import os
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -42,7 +50,9 @@ __all__ = [
     "check_journal",
     "generate_answers_file",
     "journal_path",
+    "lock_path",
     "locate_questions",
+    "output_lock",
     "read_questions_file",
     "score_generated",
 ]
@@ -120,6 +130,95 @@ def journal_path(output: Path) -> Path:
     'a.json.partial.jsonl'
     """
     return output.with_name(output.name + ".partial.jsonl")
+
+
+def lock_path(output: Path) -> Path:
+    """The lock file of an answers file's run: ``<output>.partial.lock``.
+
+    >>> lock_path(Path("runs/a.json")).name
+    'a.json.partial.lock'
+    """
+    return output.with_name(output.name + ".partial.lock")
+
+
+_held: dict[str, int] = {}  # lock files this process holds -> how many nested holders
+_held_guard = threading.Lock()
+
+
+def _open_lock(path: Path) -> int:
+    """The lock file ``path``, opened (created if absent) and locked exclusively; refused while another holds it."""
+    for _ in range(10):  # the file may be removed by the run ending just as it is opened: open it again
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise AnswersFileError(f"{path}: the lock file is a symbolic link; move it away") from None
+            raise AnswersFileError(f"{path}: cannot create the lock file: {reason_of(exc)}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            owner = os.read(fd, 32).decode("ascii", "replace").strip()
+            os.close(fd)
+            if exc.errno in (errno.EAGAIN, errno.EACCES):
+                by = f"process {owner}" if owner.isdigit() else "another process"
+                raise AnswersFileError(
+                    f"{path}: another run ({by}) is writing these answers; wait for it to end or choose another -o"
+                ) from None
+            raise AnswersFileError(f"{path}: cannot lock: {reason_of(exc)}") from None
+        try:
+            same = os.stat(path, follow_symlinks=False).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if not same:
+            os.close(fd)
+            continue
+        if not os.path.isfile(path) or os.fstat(fd).st_size > 32:
+            os.close(fd)
+            raise AnswersFileError(f"{path}: not a lock file of protoqa-eval; move it away")
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        return fd
+    raise AnswersFileError(f"{path}: the lock file keeps being replaced; is another run starting and stopping?")
+
+
+@contextmanager
+def output_lock(output: Path) -> Iterator[Path]:
+    """Hold the exclusive lock of the run writing ``output`` (:func:`lock_path`); yields the lock file.
+
+    A second holder in another process (or with another open of the file) is refused with
+    :class:`AnswersFileError` naming the lock file and the holder's process id; nested holds in
+    this process share the lock. The lock file is removed when the last holder lets go, and the
+    kernel frees the lock of a process that dies.
+
+    >>> import tempfile
+    >>> out = Path(tempfile.mkdtemp()) / "a.json"
+    >>> with output_lock(out) as held, output_lock(out):
+    ...     held.read_text().strip() == str(os.getpid())
+    True
+    >>> lock_path(out).exists()
+    False
+    """
+    path = lock_path(output)
+    key = os.path.abspath(path)
+    with _held_guard:
+        nested = key in _held
+        if nested:
+            _held[key] += 1
+        else:
+            fd = _open_lock(path)
+            _held[key] = 1
+    try:
+        yield path
+    finally:
+        with _held_guard:
+            _held[key] -= 1
+            if not _held[key]:
+                del _held[key]
+                try:
+                    path.unlink()  # while still locked: a run opening it now locks a file no longer there, and retries
+                except OSError:
+                    pass
+                os.close(fd)
 
 
 def _journal_error(path: Path, number: int, what: str) -> AnswersFileError:
@@ -251,6 +350,7 @@ def generate_answers_file(
     a temperature above 0 are warned about and listed as ``collapsed_questions``; the tokens
     an engine reports are summed as ``usage``. The leaderboard file (one ``{question id:
     [ranked answers]}`` line per question) is written when ``leaderboard`` is given.
+    The run holds :func:`output_lock` throughout: a second run on the same ``output`` is refused.
     Returns the document written to ``output``.
 
     >>> from protoqa_integrations.engines import make_engine
@@ -258,6 +358,32 @@ def generate_answers_file(
     >>> doc = generate_answers_file(engine, questions, Path("answers.json"), config=SamplingConfig(),
     ...                             prompt_style="statement", header={})  # doctest: +SKIP
     """
+    with output_lock(output):
+        return _sample_and_write(
+            engine,
+            questions,
+            output,
+            config=config,
+            prompt_style=prompt_style,
+            header=header,
+            progress=progress,
+            leaderboard=leaderboard,
+            system_prompt=system_prompt,
+        )
+
+
+def _sample_and_write(
+    engine: Engine,
+    questions: Sequence[Question],
+    output: Path,
+    *,
+    config: SamplingConfig,
+    prompt_style: str,
+    header: dict[str, Any],
+    progress: Optional[bool] = None,
+    leaderboard: Optional[Path] = None,
+    system_prompt: Optional[str] = None,
+) -> dict[str, Any]:
     chat_prompt = chat_prompt_function(prompt_style)
     to_prompt = (lambda q: chat_prompt(q, system_prompt)) if chat_prompt is not None else prompt_function(prompt_style)
     journal = journal_path(output)
@@ -312,8 +438,8 @@ def generate_answers_file(
             f"{config.temperature} (a fixed seed in every request?): {', '.join(collapsed[:10])}",
             file=sys.stderr,
         )
-    if engine.name != "hf":  # what the engine found at start-up (vLLM version, seeding)
-        document["generation"]["engine_details"] = engine.describe()
+    # what the engine found at start-up: the model loaded or served, library and server versions
+    document["generation"]["engine_details"] = engine.describe()
     total_usage = {k: usage.get(k, 0) + engine.usage.get(k, 0) for k in set(usage) | set(engine.usage)}
     if total_usage:
         document["generation"]["usage"] = dict(sorted(total_usage.items()))

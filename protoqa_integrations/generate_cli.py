@@ -36,6 +36,7 @@ from .answers_file import (
     check_journal,
     generate_answers_file,
     locate_questions,
+    output_lock,
     read_questions_file,
     score_generated,
 )
@@ -193,43 +194,46 @@ def _run_generate(args: argparse.Namespace) -> int:
         seed=args.seed,
     )
     questions_path, origin = locate_questions(args.dataset, args.split, args.data_dir, verify=not args.no_verify)
-    check_generate_outputs(output, leaderboard, [questions_path], args.overwrite)
-    questions = read_questions_file(questions_path, args.dataset, args.split)
-    questions = questions[: args.limit] if args.limit else questions
-    settings = engine_type.recorded_settings(args.model, options)
-    header = {
-        "model": args.model,
-        "dataset": args.dataset,
-        "split": args.split,
-        "limit": args.limit,
-        "prompt": style,
-        "system_prompt": args.system_prompt,
-        "engine": settings,
-        "sampling": engine_type.signature(config, settings),
-        "dtype": args.dtype,
-        "version": __version__,
-        "questions_from": origin,
-    }
-    # settings and records of a resume journal are checked before the model is loaded
-    check_journal(output, header, config.num_samples, [q.id for q in questions])
-    _quiet_transformers()
-    # vLLM logs every start-up step and its workers' tracebacks; our own message says what failed.
-    os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
-    engine = make_engine(args.engine, args.model, **options)
-    try:
-        document = generate_answers_file(
-            engine,
-            questions,
-            output,
-            config=config,
-            prompt_style=style,
-            header=header,
-            progress=None if not args.no_progress else False,
-            leaderboard=leaderboard,
-            system_prompt=args.system_prompt,
-        )
-    finally:
-        engine.close()
+    # One run per output, from before its journal is read until the answers file is written: a second
+    # run is refused (and one that starts after the first ended finds the answers file and stops).
+    with output_lock(output):
+        check_generate_outputs(output, leaderboard, [questions_path], args.overwrite)
+        questions = read_questions_file(questions_path, args.dataset, args.split)
+        questions = questions[: args.limit] if args.limit else questions
+        settings = engine_type.recorded_settings(args.model, options)
+        header = {
+            "model": args.model,
+            "dataset": args.dataset,
+            "split": args.split,
+            "limit": args.limit,
+            "prompt": style,
+            "system_prompt": args.system_prompt,
+            "engine": settings,
+            "sampling": engine_type.signature(config, settings),
+            "dtype": args.dtype,
+            "version": __version__,
+            "questions_from": origin,
+        }
+        # settings and records of a resume journal are checked before the model is loaded
+        check_journal(output, header, config.num_samples, [q.id for q in questions])
+        _quiet_transformers()
+        # vLLM logs every start-up step and its workers' tracebacks; our own message says what failed.
+        os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
+        engine = make_engine(args.engine, args.model, **options)
+        try:
+            document = generate_answers_file(
+                engine,
+                questions,
+                output,
+                config=config,
+                prompt_style=style,
+                header=header,
+                progress=None if not args.no_progress else False,
+                leaderboard=leaderboard,
+                system_prompt=args.system_prompt,
+            )
+        finally:
+            engine.close()
     info = document["generation"]
     total = sum(len(s) for s in document["model_answers"].values())
     empty = sum(info["empty_samples"].values())

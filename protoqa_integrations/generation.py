@@ -162,12 +162,16 @@ class PromptSamples:
         texts: each sample's text up to its stop string, in sample order.
         answers: each sample's cleaned answer (:func:`answer_from_text`), ``""`` for none.
         skipped: why the prompt was not sampled (then both lists are empty), else None.
+        usage: tokens the sampler reports for this prompt (``prompt_tokens``: the prompt's tokens
+            times the forward passes that ran it; ``completion_tokens``: tokens generated before
+            each sample's end), empty when it reports none.
     """
 
     index: int
     texts: list[str] = field(default_factory=list)
     answers: list[str] = field(default_factory=list)
     skipped: Optional[str] = None
+    usage: dict[str, int] = field(default_factory=dict)
 
 
 def prompt_function(style: str) -> Callable[[str], str]:
@@ -484,7 +488,8 @@ def _generation_config(config: SamplingConfig, count: int, eos_id: int, pad_id: 
     )
 
 
-def _decode_rows(tokenizer: Any, rows: Any, eos_id: int, pad_id: int) -> list[str]:
+def _decode_rows(tokenizer: Any, rows: Any, eos_id: int, pad_id: int) -> tuple[list[str], list[int]]:
+    """Each row's text up to its stop string, and the number of tokens it generated before its end."""
     ends = {eos_id, pad_id}
     cut = []
     for ids in rows.tolist():
@@ -492,7 +497,8 @@ def _decode_rows(tokenizer: Any, rows: Any, eos_id: int, pad_id: int) -> list[st
         while stop < len(ids) and ids[stop] not in ends:
             stop += 1
         cut.append(ids[:stop])
-    return [cut_at_stop(text) for text in tokenizer.batch_decode(cut, skip_special_tokens=True)]
+    texts = [cut_at_stop(text) for text in tokenizer.batch_decode(cut, skip_special_tokens=True)]
+    return texts, [len(ids) for ids in cut]
 
 
 def resolve_device(device: str) -> str:
@@ -677,6 +683,7 @@ def iter_prompt_samples(
     )
     remaining = dict.fromkeys(eligible, config.num_samples)
     texts: dict[int, list[str]] = {i: [] for i in eligible}
+    usage: dict[int, dict[str, int]] = {i: {"prompt_tokens": 0, "completion_tokens": 0} for i in eligible}
 
     device = next(model.parameters()).device
     stop_table = _stop_table(tokenizer, _vocab_size(model, tokenizer))
@@ -695,7 +702,7 @@ def iter_prompt_samples(
             if i in skipped:
                 done = PromptSamples(i, skipped=skipped[i])
             elif remaining.get(i) == 0:
-                done = PromptSamples(i, texts.pop(i), [])
+                done = PromptSamples(i, texts.pop(i), [], usage=usage.pop(i))
                 done.answers = [clean_answer(t) for t in done.texts]
             else:
                 return
@@ -733,10 +740,12 @@ def iter_prompt_samples(
                     stopping_criteria=StoppingCriteriaList([stopper]),
                     **({_cache_keyword(): cache} if cache is not None else {}),
                 )
-            decoded = _decode_rows(tokenizer, output[:, width:].cpu(), eos_id, pad_id)
+            decoded, lengths = _decode_rows(tokenizer, output[:, width:].cpu(), eos_id, pad_id)
             for k, (p, _, _) in enumerate(call):
                 texts[p].extend(decoded[k * count : (k + 1) * count])
                 remaining[p] -= count
+                usage[p]["prompt_tokens"] += len(encoded[p])
+                usage[p]["completion_tokens"] += sum(lengths[k * count : (k + 1) * count])
             drawn += len(decoded)
             if on_progress is not None:
                 on_progress(drawn, config.num_samples * len(eligible))

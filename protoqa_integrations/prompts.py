@@ -43,6 +43,7 @@ both cases.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Mapping
 from typing import Optional
 
@@ -63,6 +64,8 @@ __all__ = [
     "protoqa_chat_messages",
     "cfc_chat_messages",
     "answer_from_reply",
+    "visible_text",
+    "has_content",
 ]
 
 ANSWER_SEPARATOR = "\t"
@@ -301,7 +304,9 @@ def cfc_chat_messages(question: str, system_prompt: Optional[str] = None) -> lis
 # A leading "Sure! Here's one:" kind of clause: a short line or clause ending in a colon.
 _PREAMBLE = re.compile(r"^[^:\n]{0,60}:\s*(?=\S)")
 _ANSWER_LABEL = re.compile(r"^(?:\[?a\]?|answer)\s*:\s*", re.IGNORECASE)
-_LIST_MARKER = re.compile(r"^(?:[-*+\u2022\u2013\u2014]\s+|\(?\d{1,3}[.)]\s+|\(?[a-z][.)]\s+)", re.IGNORECASE)
+_LIST_MARKER = re.compile(
+    r"^(?:[-*+>\u2022\u2013\u2014]\s+|#{1,6}\s+|\(?\d{1,3}[.)]\s+|\(?[a-z][.)]\s+)", re.IGNORECASE
+)
 _MARKUP = re.compile(r"\*\*|__|`+|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)")
 _QUOTES = "\"'\u201c\u201d\u2018\u2019\u00ab\u00bb"
 _PREAMBLE_WORDS = re.compile(
@@ -309,17 +314,70 @@ _PREAMBLE_WORDS = re.compile(
     r"the answer|i'?d say|i would say)\b",
     re.IGNORECASE,
 )
+# A cell that only numbers or marks a table row: "#", "1", "2.", "-".
+_ROW_LABEL = re.compile(r"#|no\.?|\d{1,3}[.)]?|[-*]", re.IGNORECASE)
+_TABLE_RULE = re.compile(r"\|?(?:\s*:?-+:?\s*\|)+(?:\s*:?-+:?\s*)?")
+_LIST_SEPARATOR = re.compile(r"\s*;\s*|\s*,\s*")
+
+
+def visible_text(text: str) -> str:
+    """``text`` without its invisible characters: format characters (Unicode category ``Cf``: zero-width
+    spaces and joiners, bidi controls such as U+202E, soft hyphens, byte-order marks) and control
+    characters (``Cc``) other than line breaks and tabs.
+
+    >>> visible_text("pi\\u200bzza\\u202e")
+    'pizza'
+    """
+    return "".join(ch for ch in text if ch in "\n\r\t" or unicodedata.category(ch) not in ("Cf", "Cc"))
+
+
+def has_content(text: str) -> bool:
+    """Whether ``text`` has a character that is not punctuation (``P*``), a separator (``Z*``), white space or an
+    invisible character (``Cf``, ``Cc``): a reply of dots, dashes or zero-width spaces says nothing.
+
+    >>> has_content("..."), has_content("\\u200b\\u200b"), has_content("-- !"), has_content("42")
+    (False, False, False, True)
+    """
+    return any(unicodedata.category(ch)[0] not in "PZC" and not ch.isspace() for ch in text)
+
+
+def _table_rows(lines: list[str]) -> list[str]:
+    """The lines with a markdown table's header row and rule dropped, and each remaining row replaced by its
+    first cell that is not a row number (:data:`_ROW_LABEL`)."""
+    kept: list[str] = []
+    previous_is_row = False
+    for line in lines:
+        if _TABLE_RULE.fullmatch(line):  # the rule under the header: | --- | :---: |
+            if previous_is_row:
+                kept.pop()  # the header row above it
+            previous_is_row = False
+            continue
+        previous_is_row = line.startswith("|")
+        if previous_is_row:
+            cells = [cell.strip() for cell in line.strip("|").split("|")]
+            line = next((cell for cell in cells if cell and not _ROW_LABEL.fullmatch(cell)), "")
+        kept.append(line)
+    return kept
 
 
 def answer_from_reply(reply: str) -> str:
-    """The answer in a chat model's reply.
+    """The answer in a chat model's reply; ``""`` when the reply holds none.
 
-    In order: the first non-empty line; a leading preamble ending in a colon ("Sure!
-    Here's one:") is dropped, and when the first line is only such a preamble the next
-    non-empty line is taken; an ``A:`` / ``Answer:`` label, list markers (``-``, ``*``,
-    ``1.``, ``2)``), markdown emphasis and surrounding quotes are stripped; the text is
-    cut at the first sentence end (:func:`clean_answer`), lower-cased and capped at
-    :data:`MAX_REPLY_ANSWER_CHARS` characters. An empty reply gives ``""``.
+    The rules, in order:
+
+    1. invisible characters are removed (:func:`visible_text`: zero-width characters, bidi controls);
+    2. lines without content (:func:`has_content`: only punctuation, such as ``---``) are dropped;
+    3. a markdown table's header row and rule are dropped and each row becomes its first cell
+       that is not a row number (``| 1 | Sunscreen |`` -> ``Sunscreen``);
+    4. the first remaining line is taken; a leading preamble ending in a colon ("Sure!
+       Here's one:") is dropped, and when the first line is only such a preamble the next
+       line is taken (a preamble with nothing after it is no answer);
+    5. an ``A:`` / ``Answer:`` label, list, quote and heading markers (``-``, ``*``, ``1.``,
+       ``2)``, ``>``, ``#``), markdown emphasis and surrounding quotes are stripped;
+    6. several answers in one line, separated by ``;`` or by two or more commas, give the first;
+    7. the text is cut at the first sentence end (:func:`clean_answer`), lower-cased and
+       capped at :data:`MAX_REPLY_ANSWER_CHARS` characters;
+    8. an answer without content (only punctuation or separators) is ``""``.
 
     >>> answer_from_reply("1. Brush teeth")
     'brush teeth'
@@ -331,12 +389,22 @@ def answer_from_reply(reply: str) -> str:
     'sunscreen'
     >>> answer_from_reply("A: into the river.")
     'into the river'
+    >>> answer_from_reply("| # | answer |\\n|---|---|\\n| 1 | Sunscreen |")
+    'sunscreen'
+    >>> answer_from_reply("Sunscreen, a hat, a towel")
+    'sunscreen'
+    >>> answer_from_reply("..."), answer_from_reply("\\u200b\\u200d")
+    ('', '')
     """
-    lines = [line.strip() for line in reply.replace("\r", "\n").split("\n") if line.strip()]
+    lines = [line.strip() for line in visible_text(reply).replace("\r", "\n").split("\n")]
+    lines = _table_rows([line for line in lines if has_content(line)])
+    lines = [line for line in lines if has_content(line)]
     if not lines:
         return ""
     text = lines[0]
-    if text.endswith(":") and len(lines) > 1 and len(text) <= 80:
+    if text.endswith(":") and len(text) <= 80:
+        if len(lines) == 1:
+            return ""  # only a preamble
         text = lines[1]
     elif _PREAMBLE_WORDS.match(text):
         text = _PREAMBLE.sub("", text, count=1)
@@ -344,4 +412,7 @@ def answer_from_reply(reply: str) -> str:
         text = _ANSWER_LABEL.sub("", text)
         text = _LIST_MARKER.sub("", text)
         text = _MARKUP.sub("", text).strip().strip(_QUOTES).strip()
-    return clean_answer(text)[:MAX_REPLY_ANSWER_CHARS].strip()
+    if ";" in text or text.count(",") >= 2:
+        text = next((part for part in _LIST_SEPARATOR.split(text) if has_content(part)), "")
+    answer = clean_answer(text)[:MAX_REPLY_ANSWER_CHARS].strip()
+    return answer if has_content(answer) else ""

@@ -68,6 +68,30 @@ def test_docstring_examples(name):
         ("", ""),
         ("\n\n  \n", ""),
         ("1.5 hours", "1.5 hours"),
+        # markdown tables: never the header row
+        ("| # | answer |\n|---|---|\n| 1 | Sunscreen |\n| 2 | Hat |", "sunscreen"),
+        ("Here are a few:\n\n| Answer |\n| :---: |\n| **Pizza** |", "pizza"),
+        ("| # | answer |\n|---|---|", ""),
+        # several answers in one line: the first
+        ("Sunscreen, a hat, a towel.", "sunscreen"),
+        ("Salt; pepper", "salt"),
+        ("Bread and butter", "bread and butter"),
+        ("Milk, please", "milk, please"),
+        # quotes, headings, a preamble with nothing after it
+        ("> Sunscreen", "sunscreen"),
+        ("### Sunscreen", "sunscreen"),
+        ("Sure! Here's one:", ""),
+        # nothing but punctuation, separators or invisible characters: no answer
+        ("...", ""),
+        ("\u2014", ""),
+        ("---\n***", ""),
+        ("\u200b\u200c\u200d\ufeff", ""),
+        ("\u00a0\u3000\u2028", ""),
+        ("\u2066\u202e", ""),
+        # bidi controls and zero-width characters inside an answer are removed
+        ("\u202eazzip\u202c", "azzip"),
+        ("piz\u200bza", "pizza"),
+        ("\u2067Coffee\u2069", "coffee"),
     ],
 )
 def test_answers_from_chat_replies_of_real_shapes(reply, answer):
@@ -368,7 +392,7 @@ def test_a_timeout_is_retried_then_reported(stub, tmp_path):
     result = generate(
         stub.url, tmp_path / "t.json", tmp_path, "--request-timeout", "1", "--max-retries", "1", "--concurrency", "1"
     )
-    one_line_error(result, "no reply within 1 s")
+    one_line_error(result, "no complete reply within 1 s")
 
 
 @pytest.mark.slow

@@ -307,7 +307,7 @@ def test_seeded_requests_stop_the_cpu_server_and_the_error_names_no_request_seed
     assert not (tmp_path / "seeded.json").exists()
 
 
-def test_openai_engine_against_vllm_serve_completions_and_chat(server, tmp_path):
+def test_openai_engine_against_vllm_serve_completions_and_chat(server, tiny_model, tmp_path):
     # vLLM 0.32's CPU build stops on seeded requests whose prompt is computed in chunks, hence no seeds.
     out = tmp_path / "openai.json"
     result = generate(
@@ -333,6 +333,11 @@ def test_openai_engine_against_vllm_serve_completions_and_chat(server, tmp_path)
     assert all(len(set(v)) > 1 for v in doc["model_answers"].values())
     assert "collapsed_questions" not in doc["generation"]
     assert doc["generation"]["usage"]["completion_tokens"] > 0
+    # what the server says of itself: the model it serves, from where, and its version; no seed was sent
+    details = doc["generation"]["engine_details"]
+    assert details["served_model_id"] == "tiny" and details["served_model_root"] == str(tiny_model)
+    assert details["server_version"] and details["base_url"] == server
+    assert "|seed:none|" in doc["generation"]["sampling"]
     chat = tmp_path / "chat.json"
     result = generate(
         sys.executable,

@@ -239,6 +239,12 @@ def test_generate_and_score_offline_print_scores(tiny_dir, tmp_path):
     assert [len(v) for v in doc["model_answers"].values()] == [300, 300, 300]
     assert doc["generation"]["sampling"].startswith("samples:300|top_p:0.9|temperature:0.69|top_k:0")
     assert not (tmp_path / "answers.json.partial.jsonl").exists()
+    # What was loaded and with what, as vllm and openai record it
+    details = doc["generation"]["engine_details"]
+    assert details["engine"] == "hf" and details["model_path"] == str(tiny_dir)
+    assert details["torch"] and details["transformers"] and details["device"] == "cpu"
+    usage = doc["generation"]["usage"]
+    assert 0 < usage["completion_tokens"] <= 3 * 300 * 10 and usage["prompt_tokens"] > 0
     scored = run(
         [sys.executable, "-m", "protoqa_integrations", "score-generated", str(answers), "--data-dir", str(DATA)],
         tmp_path,
@@ -315,7 +321,7 @@ def test_generate_resumes_from_a_partial_file_and_refuses_bad_input(tiny_dir, tm
     header = {
         k: v
         for k, v in first["generation"].items()
-        if k not in ("num_questions", "empty_samples", "questions_without_answer", "skipped")
+        if k not in ("num_questions", "empty_samples", "questions_without_answer", "skipped", "engine_details", "usage")
     }
     qid = next(iter(first["model_answers"]))
     lines = [

@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Optional, TypeVar, Union
+from urllib.parse import parse_qsl, quote, unquote_plus, urlsplit, urlunsplit
 
 from ..generation import GenerationError, PromptSamples, SamplingConfig, answer_from_text, sample_uniforms
 from ..prompts import answer_from_reply, cfc_chat_messages, protoqa_chat_messages
@@ -35,6 +36,9 @@ __all__ = [
     "CHAT_STYLES",
     "chat_prompt_function",
     "request_seed",
+    "redact_url",
+    "url_secrets",
+    "library_versions",
 ]
 
 COMMON_SETTINGS = ("revision", "chat", "device", "dtype", "seed")
@@ -305,12 +309,16 @@ def sampling_signature(config: SamplingConfig, settings: dict[str, Any]) -> str:
 
     >>> sampling_signature(SamplingConfig(num_samples=3), {"engine": "openai", "model": "m", "chat": True})
     'engine:openai|samples:3|top_p:0.9|temperature:0.69|top_k:0|max_new_tokens:10|stop:none|seed:42|chat:True'
+    >>> sampling_signature(SamplingConfig(num_samples=3), {"engine": "openai", "request_seeds": False})
+    'engine:openai|samples:3|top_p:0.9|temperature:0.69|top_k:0|max_new_tokens:10|stop:newline,period|seed:none|request_seeds:False'
     """
     extra = "".join(f"|{k}:{v}" for k, v in settings.items() if k not in ("engine", "model") and v is not None)
+    # With request seeds off the engine sends none: the samples depend on no seed of ours.
+    seed = "none" if settings.get("request_seeds") is False else config.seed
     return (
         f"engine:{settings['engine']}|samples:{config.num_samples}|top_p:{config.top_p}"
         f"|temperature:{config.temperature}|top_k:{config.top_k}|max_new_tokens:{config.max_new_tokens}"
-        f"|stop:{'none' if settings.get('chat') else 'newline,period'}|seed:{config.seed}{extra}"
+        f"|stop:{'none' if settings.get('chat') else 'newline,period'}|seed:{seed}{extra}"
     )
 
 
@@ -337,3 +345,76 @@ def request_seed(question_seed: int, request: int) -> int:
     True
     """
     return int(sample_uniforms([question_seed], [request], 0)[0] * (1 << 31))
+
+
+_SECRET_QUERY_NAMES = frozenset(
+    {"key", "api_key", "apikey", "api-key", "token", "access_token", "auth", "password", "secret", "sig", "signature"}
+)
+"""Query parameters of a server address whose values are credentials (compared lower-cased)."""
+
+
+def url_secrets(url: str) -> list[str]:
+    """The credentials written into ``url``: user name, password, and the values of credential-like query
+    parameters (:data:`_SECRET_QUERY_NAMES`), each as written and URL-decoded.
+
+    >>> url_secrets("https://me:pw@host/v1?api_key=s3cr3t&x=1")
+    ['me', 'pw', 's3cr3t']
+    """
+    try:
+        parts = urlsplit(url)
+        found = [parts.username or "", parts.password or ""]
+        found += [v for k, v in parse_qsl(parts.query, keep_blank_values=True) if k.lower() in _SECRET_QUERY_NAMES]
+    except ValueError:  # not parseable (a bad port, say): nothing can be told apart, so nothing is kept back
+        return []
+    secrets: list[str] = []
+    for value in found:
+        for form in (value, quote(value, safe="")):
+            if form and form not in secrets:
+                secrets.append(form)
+    return secrets
+
+
+def redact_url(url: str) -> str:
+    """``url`` with its user name, password and credential-like query values replaced by ``***``.
+
+    >>> redact_url("https://user:pass@example.com:8443/v1?key=abc&model=x")
+    'https://***:***@example.com:8443/v1?key=***&model=x'
+    >>> redact_url("http://127.0.0.1:8000/v1")
+    'http://127.0.0.1:8000/v1'
+    """
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = parts.port
+    except ValueError:
+        return "***"  # an address that cannot be taken apart cannot be shown safely either
+    netloc = f"[{host}]" if ":" in host else host
+    if port is not None:
+        netloc += f":{port}"
+    if parts.username or parts.password:
+        netloc = ("***:***@" if parts.password else "***@") + netloc
+    query = "&".join(
+        f"{k}=***" if unquote_plus(k).lower() in _SECRET_QUERY_NAMES else (f"{k}={v}" if v or "=" in pair else k)
+        for pair in parts.query.split("&")
+        if pair
+        for k, _, v in [pair.partition("=")]
+    )
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def library_versions(*packages: str) -> dict[str, str]:
+    """The installed version of each of ``packages`` (distribution names), as ``{name: version}``;
+    a package not installed is left out, not guessed.
+
+    >>> library_versions("numpy")["numpy"] != "", library_versions("no-such-package-xyz")
+    (True, {})
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = {}
+    for package in packages:
+        try:
+            found[package] = version(package)
+        except PackageNotFoundError:
+            continue
+    return found

@@ -6,7 +6,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, Optional
 
 from ..generation import GenerationError, PromptSamples, SamplingConfig, iter_prompt_samples, load_model, resolve_device
-from .base import Engine, EngineError, Prompt, register_engine
+from .base import Engine, EngineError, Prompt, library_versions, register_engine
 
 __all__ = ["HFEngine"]
 
@@ -69,7 +69,22 @@ class HFEngine(Engine):
         return config.signature()
 
     def describe(self) -> dict[str, Any]:
-        return {"engine": self.name, "model": self.model_name, "revision": self.revision, "chat": self.chat}
+        # What was loaded, as transformers reports it: the folder or Hub id and, from the Hub, the commit.
+        config = getattr(self.model, "config", None)
+        loaded = {
+            "model_path": getattr(config, "_name_or_path", None) or None,
+            "model_commit": getattr(config, "_commit_hash", None) or None,
+        }
+        return {
+            "engine": self.name,
+            "model": self.model_name,
+            "revision": self.revision,
+            "chat": self.chat,
+            "device": self.device,
+            "dtype": self.dtype,
+            **{k: v for k, v in loaded.items() if isinstance(v, str)},
+            **library_versions("torch", "transformers"),
+        }
 
     def sample(
         self,
@@ -82,7 +97,7 @@ class HFEngine(Engine):
         texts = [p for p in prompts if isinstance(p, str)]
         if len(texts) != len(prompts):
             raise EngineError("the hf engine samples completions only; chat prompts need --engine vllm or openai")
-        yield from iter_prompt_samples(
+        for done in iter_prompt_samples(
             self.model,
             self.tokenizer,
             texts,
@@ -90,4 +105,7 @@ class HFEngine(Engine):
             seeds=seeds,
             progress=progress,
             model_name=self.model_name,
-        )
+        ):
+            for name, count in done.usage.items():
+                self.usage[name] = self.usage.get(name, 0) + count
+            yield done

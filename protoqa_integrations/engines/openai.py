@@ -8,67 +8,152 @@
   (``request_seeds=False`` sends none, for servers that fail on seeds: vLLM 0.32's CPU
   build stops with "CPU Generator does not use offset" when a seeded request's prompt is
   computed in chunks);
-* 429, 5xx, timeouts and dropped connections are retried ``max_retries`` times with
-  exponential backoff and full jitter, waiting at least what ``Retry-After`` asks;
-* every request has a ``timeout``; the token usage the server reports is summed;
-* the key comes from ``$OPENAI_API_KEY`` only, and is never printed.
+* the key comes from ``$OPENAI_API_KEY`` only, and is never printed; credentials written
+  into the server's address (``user:pass@``, ``?key=``, ``?api_key=``, ``?token=``) are
+  shown as ``***`` in every message and in the answers file (:func:`~.base.redact_url`).
 
-Faults that retrying cannot mend (unreachable server, wrong key, model not served,
-malformed or short replies after the retries) raise :class:`EngineError` after every
-question already complete has been yielded, so the caller's journal keeps them.
+Every request is bounded:
+
+* **time**: ``timeout`` seconds for the whole request (connecting, sending, waiting and
+  reading the reply), not for each read: a server sending one byte a second is cut off;
+* **size**: the reply is read in pieces and reading stops once it passes
+  :func:`reply_byte_cap` bytes (64 KiB plus 16 KiB per choice asked, room for
+  :data:`MAX_REPLY_CHARS` characters per choice even when every one is JSON-escaped);
+  such a reply stops the run with one line (the server ignores ``max_tokens``);
+* **retries**: 429, 5xx, timeouts, dropped connections and malformed replies are retried
+  ``max_retries`` times with exponential backoff and full jitter (at most
+  :data:`MAX_BACKOFF_S` per wait), waiting what ``Retry-After`` asks when it asks for at
+  most :data:`MAX_RETRY_AFTER_S` seconds (a warning says how long and why); a server asking
+  for more stops the run at once, saying so, and the waits of one request add up to at most
+  :data:`MAX_RETRY_WAIT_S` seconds. So one request ends within
+  ``(max_retries + 1) * timeout + MAX_RETRY_WAIT_S`` seconds;
+* **refused connections**: a server that refuses the connection or whose name does not
+  resolve is down, not busy: nothing is retried, the run stops at once (the start-up
+  check of ``/models`` finds it before any sampling).
+
+Faults that retrying cannot mend (unreachable server, wrong key, model not served, an
+over-long reply, malformed or short replies after the retries) raise :class:`EngineError`
+after every question already complete has been yielded, so the caller's journal keeps them.
 
 A prompt the server refuses as longer than the model's context (HTTP 400 naming the
 context length) is skipped with the server's reason, as the ``hf`` engine skips it.
 
 Reply rules: a reply with fewer choices than asked is asked again for the missing ones
 (within the retries); an empty choice is a sample with no answer (``""``); a choice's
-text is kept up to :data:`MAX_REPLY_CHARS` characters (a server that ignores
-``max_tokens`` cannot blow up the answers file).
+text is kept up to :data:`MAX_REPLY_CHARS` characters.
+
+What the server says of itself is recorded by :meth:`OpenAIEngine.describe`: the model's
+``id`` and ``root`` (vLLM: the served folder or Hub id) from ``/v1/models`` and the
+server's version from ``/version`` (vLLM), each only when the server reports it.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import random
+import socket
 import threading
 import time
+import warnings
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from typing import Any, Optional
+from urllib.parse import urlsplit
 
 from ..generation import STOP_STRINGS, PromptSamples, SamplingConfig
-from .base import Engine, EngineError, EngineOption, Prompt, answers_of, register_engine, request_seed
+from .base import (
+    Engine,
+    EngineError,
+    EngineOption,
+    Prompt,
+    answers_of,
+    redact_url,
+    register_engine,
+    request_seed,
+    url_secrets,
+)
 
-__all__ = ["OpenAIEngine", "KEY_ENV", "MAX_REPLY_CHARS", "retry_delay"]
+__all__ = [
+    "OpenAIEngine",
+    "KEY_ENV",
+    "MAX_REPLY_CHARS",
+    "MAX_BACKOFF_S",
+    "MAX_RETRY_AFTER_S",
+    "MAX_RETRY_WAIT_S",
+    "ReplyTooLarge",
+    "reply_byte_cap",
+    "retry_after_seconds",
+    "retry_delay",
+]
 
 KEY_ENV = "OPENAI_API_KEY"
 MAX_REPLY_CHARS = 2000
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
 MAX_BACKOFF_S = 60.0
+"""The longest wait of the exponential backoff."""
+MAX_RETRY_AFTER_S = 60.0
+"""The longest ``Retry-After`` obeyed; a server asking for more stops the run."""
+MAX_RETRY_WAIT_S = 120.0
+"""The longest time one request spends waiting between its retries, all waits together."""
+REPLY_BASE_BYTES = 64 * 1024
+REPLY_CHOICE_BYTES = 16 * 1024
+
+
+def reply_byte_cap(n: int) -> int:
+    """The most bytes read of a reply asking for ``n`` choices: 64 KiB plus 16 KiB per choice.
+
+    A choice of :data:`MAX_REPLY_CHARS` characters takes at most 12,000 bytes even when every
+    character is JSON-escaped (``\\uXXXX``); the rest is room for the reply's other fields.
+
+    >>> reply_byte_cap(1), reply_byte_cap(128)
+    (81920, 2162688)
+    """
+    return REPLY_BASE_BYTES + max(1, n) * REPLY_CHOICE_BYTES
+
+
+def retry_after_seconds(value: Optional[str]) -> Optional[float]:
+    """The seconds a ``Retry-After`` header asks for (seconds or an HTTP date), None when absent or unreadable.
+
+    >>> retry_after_seconds("3"), retry_after_seconds("soon"), retry_after_seconds("Wed, 21 Oct 2015 07:28:00 GMT")
+    (3.0, None, 0.0)
+    """
+    if not value:
+        return None
+    try:
+        wanted = float(value)
+    except ValueError:
+        try:
+            wanted = parsedate_to_datetime(value).timestamp() - time.time()
+        except (TypeError, ValueError):
+            return None
+    if wanted != wanted:  # NaN
+        return None
+    return max(wanted, 0.0)
 
 
 def retry_delay(
     attempt: int, retry_after: Optional[str], base: float = 1.0, rng: Optional[random.Random] = None
 ) -> float:
     """Seconds to wait before retry ``attempt`` (0-based): full jitter over ``base * 2**attempt``, capped at
-    60 s, and never less than the server's ``Retry-After`` (seconds or an HTTP date).
+    :data:`MAX_BACKOFF_S`, and never less than the server's ``Retry-After`` (seconds or an HTTP date) up to
+    :data:`MAX_RETRY_AFTER_S`.
 
-    >>> retry_delay(0, "3") >= 3.0, retry_delay(10, None) <= 60.0
-    (True, True)
+    >>> retry_delay(0, "3") >= 3.0, retry_delay(10, None) <= 60.0, retry_delay(0, "1000000000") <= 60.0
+    (True, True, True)
     """
     uniform = rng.uniform if rng is not None else random.uniform
     delay = uniform(0, min(MAX_BACKOFF_S, base * (2**attempt)))
-    if retry_after:
-        try:
-            wanted = float(retry_after)
-        except ValueError:
-            try:
-                wanted = parsedate_to_datetime(retry_after).timestamp() - time.time()
-            except (TypeError, ValueError):
-                wanted = 0.0
-        delay = max(delay, min(max(wanted, 0.0), 10 * MAX_BACKOFF_S))
+    wanted = retry_after_seconds(retry_after)
+    if wanted is not None:
+        delay = max(delay, min(wanted, MAX_RETRY_AFTER_S))
     return delay
+
+
+class ReplyTooLarge(EngineError):
+    """A reply passed its byte cap (:func:`reply_byte_cap`): the server ignores ``max_tokens``."""
 
 
 class _TooLong(Exception):
@@ -79,10 +164,80 @@ _CONTEXT_WORDS = ("context length", "context window", "maximum context", "too lo
 
 
 class _Retryable(Exception):
-    def __init__(self, message: str, retry_after: Optional[str] = None, server_failed: bool = False) -> None:
+    def __init__(
+        self,
+        message: str,
+        retry_after: Optional[str] = None,
+        dropped: Optional[Exception] = None,
+        server_failed: bool = False,
+    ) -> None:
         super().__init__(message)
         self.retry_after = retry_after
-        self.server_failed = server_failed  # a 5xx or a dropped connection: the server itself went wrong
+        self.dropped = dropped  # the connection failed under the request (the server may have gone)
+        self.server_failed = server_failed or dropped is not None  # a 5xx or a dropped connection
+
+
+@dataclass
+class _Reply:
+    """A reply read within its bounds: status, headers and the whole body."""
+
+    status_code: int
+    headers: Any
+    content: bytes = field(repr=False)
+
+    @property
+    def text(self) -> str:
+        return self.content.decode("utf-8", "replace")
+
+    def json(self) -> Any:
+        return json.loads(self.content)
+
+
+class _Deadline:
+    """Ends a request at a fixed time: when it passes, the request's socket is shut down, which wakes a read
+    blocked on it (a per-read timeout alone lets a server sending a byte at a time go on for ever)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.end = time.monotonic() + seconds
+        self.expired = False
+        self._sock: Optional[socket.socket] = None
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def trace(self, event: str, info: dict) -> None:
+        """httpcore's ``trace`` hook: adopt the socket of a new connection (and of its TLS layer)."""
+        if event.endswith((".connect_tcp.complete", ".start_tls.complete")):
+            self.adopt(info.get("return_value"))
+
+    def adopt(self, stream: Any) -> None:
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        if not isinstance(sock, socket.socket):
+            return
+        with self._lock:
+            self._sock = sock
+            if self.expired:
+                self._shut()
+
+    def passed(self) -> bool:
+        return self.expired or time.monotonic() >= self.end
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            self._shut()
+
+    def _shut(self) -> None:
+        if self._sock is not None:
+            try:
+                self._sock.shutdown(socket.SHUT_RDWR)
+            except OSError:  # already closed
+                pass
+
+    def cancel(self) -> None:
+        self._timer.cancel()
 
 
 def _server_message(response: Any) -> str:
@@ -96,7 +251,7 @@ def _server_message(response: Any) -> str:
         message = (
             error.get("message") if isinstance(error, dict) else (error or body.get("message") or body.get("detail"))
         )
-    text = str(message) if message else response.text
+    text = str(message) if message else response.text[:1000]
     return " ".join(str(text).split())[:300] or f"HTTP {response.status_code}"
 
 
@@ -115,8 +270,19 @@ class OpenAIEngine(Engine):
         ),
         EngineOption("concurrency", "--concurrency", "most requests in flight", int),
         EngineOption("max_n", "--max-n", "most choices asked per request", int, recorded=True),
-        EngineOption("timeout", "--request-timeout", "seconds per request", float, metavar="SECONDS"),
-        EngineOption("max_retries", "--max-retries", "retries of a request on 429, 5xx and timeouts", int),
+        EngineOption(
+            "timeout",
+            "--request-timeout",
+            "seconds a whole request may take: connecting, sending, waiting and reading the reply",
+            float,
+            metavar="SECONDS",
+        ),
+        EngineOption(
+            "max_retries",
+            "--max-retries",
+            "retries of a request on 429, 5xx, timeouts and dropped connections (a refused connection is not retried)",
+            int,
+        ),
         EngineOption(
             "request_seeds",
             "--no-request-seeds",
@@ -155,25 +321,34 @@ class OpenAIEngine(Engine):
             raise EngineError(f"the openai engine needs httpx ({exc}); pip install 'protoqa-eval[openai]'") from exc
         self.httpx = httpx
         self.model_name, self.revision, self.chat = model, revision, chat
-        self.base_url = base_url.rstrip("/")
+        # A query in the address (``?api-version=...``, ``?key=...``) goes after each request's path.
+        address, _, self.query = base_url.partition("?")
+        self.base_url = address.rstrip("/")
+        self.shown_url = redact_url(base_url.rstrip("/"))
+        self._secrets = sorted(url_secrets(base_url), key=len, reverse=True)
         if not self.base_url.startswith(("http://", "https://")):
-            raise EngineError(f"--base-url must start with http:// or https://, got {base_url!r}")
+            raise EngineError(f"--base-url must start with http:// or https://, got {self.shown_url!r}")
         self.concurrency, self.max_n, self.timeout = concurrency, max_n, float(timeout)
         self.max_retries, self.backoff = max_retries, float(backoff)
         self.request_seeds = bool(request_seeds)
         key = os.environ.get(KEY_ENV, "")
-        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        # identity: the byte cap counts what the server sends, not what a decompressor makes of it
+        headers = {"Accept-Encoding": "identity"}
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
         self.client = httpx.Client(
             headers=headers, timeout=httpx.Timeout(self.timeout), limits=httpx.Limits(max_connections=concurrency)
         )
         self._lock = threading.Lock()
         self.requests = 0
         self.retries = 0
+        self.server: dict[str, str] = {}
         if check_model:
             self._check_model()
+            self._check_version()
 
     def describe(self) -> dict[str, Any]:
-        # The key is a secret and the server's address may embed one: neither is recorded.
+        # The key is a secret and the server's address may embed one: the address is recorded redacted.
         return {
             "engine": self.name,
             "model": self.model_name,
@@ -181,7 +356,19 @@ class OpenAIEngine(Engine):
             "chat": self.chat,
             "max_n": self.max_n,
             "request_seeds": self.request_seeds,
+            "base_url": self.shown_url,
+            **self.server,
         }
+
+    def _url(self, path: str, root: Optional[str] = None) -> str:
+        """The address of ``path`` under ``root`` (default: the API root), with the address's query."""
+        return (root or self.base_url) + path + (f"?{self.query}" if self.query else "")
+
+    def _scrub(self, text: str) -> str:
+        """``text`` with the address's credentials replaced by ``***`` (error texts may quote the address)."""
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return text
 
     def _seed_hint(self) -> str:
         """Why a server that answered before may have gone wrong: some stop on a seeded request
@@ -194,26 +381,28 @@ class OpenAIEngine(Engine):
         )
 
     def _fail_unreachable(self, exc: Exception) -> EngineError:
+        refused = " (a refused connection is not retried)" if isinstance(exc, self.httpx.ConnectError) else ""
         return EngineError(
-            f"cannot reach the server at {self.base_url} ({type(exc).__name__}: "
-            f"{' '.join(str(exc).split())[:200]}); check --base-url and that the server is running"
-            f"{self._seed_hint()}"
+            f"cannot reach the server at {self.shown_url} ({type(exc).__name__}: "
+            f"{self._scrub(' '.join(str(exc).split()))[:200]}); check --base-url and that the server is running"
+            f"{refused}{self._seed_hint()}"
         )
 
     def _check_status(self, response: Any) -> None:
         if response.status_code in (401, 403):
             raise EngineError(
-                f"the server at {self.base_url} refused the key (HTTP {response.status_code}: "
-                f"{_server_message(response)}); set ${KEY_ENV} to a valid key"
+                f"the server at {self.shown_url} refused the key (HTTP {response.status_code}: "
+                f"{self._scrub(_server_message(response))}); set ${KEY_ENV} to a valid key"
             )
         if response.status_code == 404 and "model" in _server_message(response).lower():
             raise EngineError(
-                f"the server at {self.base_url} does not serve the model {self.model_name!r}: "
-                f"{_server_message(response)}"
+                f"the server at {self.shown_url} does not serve the model {self.model_name!r}: "
+                f"{self._scrub(_server_message(response))}"
             )
 
     def _check_model(self) -> None:
-        """Ask ``/models`` once, so a wrong key or model name stops the run before any sampling."""
+        """Ask ``/models`` once, so an unreachable server, a wrong key or model name stops the run before any
+        sampling; records the served model's ``id`` and ``root`` where the server lists them."""
         try:
             response = self._send("GET", "/models", None)
         except EngineError as exc:
@@ -226,53 +415,122 @@ class OpenAIEngine(Engine):
         except (ValueError, RecursionError):
             return
         listed = body.get("data", []) if isinstance(body, dict) else []
-        served = [m.get("id") for m in listed if isinstance(m, dict)] if isinstance(listed, list) else []
+        models = [m for m in listed if isinstance(m, dict)] if isinstance(listed, list) else []
+        served = [m.get("id") for m in models]
         if served and self.model_name not in served:
             raise EngineError(
-                f"the server at {self.base_url} does not serve the model {self.model_name!r}; "
+                f"the server at {self.shown_url} does not serve the model {self.model_name!r}; "
                 f"it serves: {', '.join(map(str, served[:10]))}"
             )
+        for entry in models:
+            if entry.get("id") == self.model_name:
+                for name in ("id", "root"):
+                    if isinstance(entry.get(name), str) and entry[name]:
+                        self.server[f"served_model_{name}"] = entry[name][:300]
 
-    def _send(self, method: str, path: str, payload: Optional[dict]) -> Any:
-        """One request, retried on 429, 5xx, timeouts and dropped connections; the response of a success."""
-        attempt = 0
+    def _check_version(self) -> None:
+        """Record the server's version where it reports one at ``/version`` beside the API (vLLM does)."""
+        root = self.base_url[: -len("/v1")] if self.base_url.endswith("/v1") else self.base_url
+        try:
+            reply = self._request("GET", self._url("/version", root), None, REPLY_BASE_BYTES)
+            version = reply.json().get("version") if reply.status_code == 200 else None
+        except Exception:  # noqa: BLE001  (any failure: the version is then not known, and not recorded)
+            return
+        if isinstance(version, str) and version:
+            self.server["server_version"] = version[:100]
+
+    def _request(self, method: str, url: str, payload: Optional[dict], cap: int) -> _Reply:
+        """One request within :attr:`timeout` seconds in all, its reply read up to ``cap`` bytes."""
+        deadline = _Deadline(self.timeout)
+        late = f"no complete reply within {self.timeout:g} s (--request-timeout)"
+        try:
+            with self.client.stream(method, url, json=payload, extensions={"trace": deadline.trace}) as response:
+                deadline.adopt(response.extensions.get("network_stream"))
+                if deadline.passed():
+                    raise _Retryable(late)
+                body = bytearray()
+                for chunk in response.iter_raw():
+                    body += chunk
+                    if len(body) > cap:
+                        raise ReplyTooLarge(
+                            f"the reply of the server at {self.shown_url} to {urlsplit(url).path} "
+                            f"passed {cap:,} bytes and was cut off there; the server ignores max_tokens "
+                            "(check its settings, or lower --max-n)"
+                        )
+                    if deadline.passed():
+                        raise _Retryable(late)
+                return _Reply(response.status_code, response.headers, bytes(body))
+        except self.httpx.ConnectError as exc:
+            raise self._fail_unreachable(exc) from exc
+        except self.httpx.TimeoutException as exc:
+            raise _Retryable(f"{late} ({type(exc).__name__})") from exc
+        except self.httpx.TransportError as exc:
+            if deadline.passed():
+                raise _Retryable(late) from exc
+            raise _Retryable(f"{type(exc).__name__}: {self._scrub(str(exc))[:200]}", dropped=exc) from exc
+        finally:
+            deadline.cancel()
+
+    def _send(self, method: str, path: str, payload: Optional[dict]) -> _Reply:
+        """One request, retried on 429, 5xx, timeouts and dropped connections; the reply of a success."""
+        cap = reply_byte_cap(int(payload.get("n", 1)) if payload else 1)
+        attempt, waited = 0, 0.0
         while True:
             try:
-                try:
-                    response = self.client.request(method, self.base_url + path, json=payload)
-                except self.httpx.TimeoutException as exc:
-                    raise _Retryable(f"no reply within {self.timeout:g} s ({type(exc).__name__})") from exc
-                except self.httpx.TransportError as exc:
-                    if attempt >= self.max_retries:
-                        raise self._fail_unreachable(exc) from exc
-                    raise _Retryable(f"{type(exc).__name__}: {exc}", server_failed=True) from exc
+                response = self._request(method, self._url(path), payload, cap)
                 with self._lock:
                     self.requests += 1
                 if response.status_code in RETRY_STATUSES:
                     raise _Retryable(
-                        f"HTTP {response.status_code}: {_server_message(response)}",
+                        f"HTTP {response.status_code}: {self._scrub(_server_message(response))}",
                         response.headers.get("retry-after"),
                         server_failed=response.status_code >= 500,
                     )
                 self._check_status(response)
                 if response.status_code == 400 and any(w in _server_message(response).lower() for w in _CONTEXT_WORDS):
-                    raise _TooLong(_server_message(response))
+                    raise _TooLong(self._scrub(_server_message(response)))
                 if response.status_code >= 400:
                     raise EngineError(
-                        f"the server at {self.base_url} answered HTTP {response.status_code} to {path}: "
-                        f"{_server_message(response)}"
+                        f"the server at {self.shown_url} answered HTTP {response.status_code} to {path}: "
+                        f"{self._scrub(_server_message(response))}"
                     )
                 return response
             except _Retryable as exc:
-                if attempt >= self.max_retries:
-                    raise EngineError(
-                        f"{path}: still failing after {self.max_retries} retries ({exc}); "
-                        "lower --concurrency or try again later" + (self._seed_hint() if exc.server_failed else "")
-                    ) from exc
-                with self._lock:
-                    self.retries += 1
-                time.sleep(retry_delay(attempt, exc.retry_after, self.backoff))
+                waited += self._wait_before_retry(path, attempt, exc, waited)
                 attempt += 1
+
+    def _wait_before_retry(self, path: str, attempt: int, exc: _Retryable, waited: float) -> float:
+        """Sleep before retry ``attempt`` of a request that has waited ``waited`` s so far; the seconds slept.
+
+        Raises :class:`EngineError` when the retries are spent, when the server asks for a longer wait than
+        :data:`MAX_RETRY_AFTER_S`, or when the wait would take the request's waits past :data:`MAX_RETRY_WAIT_S`.
+        """
+        if attempt >= self.max_retries:
+            if exc.dropped is not None:  # still no connection that holds: say where and what to check
+                raise self._fail_unreachable(exc.dropped) from exc
+            raise EngineError(
+                f"{path}: still failing after {self.max_retries} retries ({exc}); "
+                "lower --concurrency or try again later" + (self._seed_hint() if exc.server_failed else "")
+            ) from exc
+        wanted = retry_after_seconds(exc.retry_after)
+        if wanted is not None and wanted > MAX_RETRY_AFTER_S:
+            raise EngineError(
+                f"{path}: the server asks to wait {wanted:,.0f} s before retrying ({exc}, Retry-After: "
+                f"{exc.retry_after[:40] if exc.retry_after else ''}), more than the {MAX_RETRY_AFTER_S:g} s "
+                "this client waits; try again later"
+            ) from exc
+        delay = retry_delay(attempt, exc.retry_after, self.backoff)
+        if waited + delay > MAX_RETRY_WAIT_S:
+            raise EngineError(
+                f"{path}: still failing after {attempt} retries and {waited:.0f} s of waiting ({exc}); the next "
+                f"wait would pass the {MAX_RETRY_WAIT_S:g} s a request may wait in all; try again later"
+            ) from exc
+        if wanted is not None and wanted >= 1:
+            warnings.warn(f"{path}: waiting {delay:.0f} s before a retry, as the server asks ({exc})", stacklevel=2)
+        with self._lock:
+            self.retries += 1
+        time.sleep(delay)
+        return delay
 
     def _payload(self, prompt: Prompt, config: SamplingConfig, n: int, seed: int) -> dict[str, Any]:
         payload: dict[str, Any] = {
@@ -394,7 +652,8 @@ class OpenAIEngine(Engine):
             if isinstance(failure, EngineError):
                 raise EngineError(f"{failure}{kept}") from failure
             raise EngineError(
-                f"sampling from {self.base_url} failed: {type(failure).__name__}: {failure}{kept}"
+                f"sampling from {self.shown_url} failed: {type(failure).__name__}: "
+                f"{self._scrub(str(failure))[:300]}{kept}"
             ) from failure
 
     def close(self) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 
+from ..engines.base import EngineError
 from . import tasks_path
 
 
@@ -37,7 +38,11 @@ def main(argv: list[str]) -> int:
     if "--include_path" not in args:
         args += ["--include_path", tasks_path()]
     sys.argv = ["lm-eval", "run", *args]
-    cli_evaluate()
+    try:
+        cli_evaluate()
+    except EngineError as exc:  # a request that failed past the retries (api_backends.APIRequestError)
+        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2
     return 0
 
 
