@@ -196,9 +196,15 @@ def _corrupt_names(data: bytes) -> bytes:
     return data[:-200] + b"\xff" * 100 + data[-100:]  # invalid UTF-8 in the synset names
 
 
+# Each case rebuilds the whole walk file (about 12 s of CPU): one runs in the fast subset.
 @pytest.mark.parametrize(
     "damage",
-    [_corrupt_same_size, _corrupt_names, lambda d: d[: len(d) // 3], lambda d: b""],
+    [
+        pytest.param(_corrupt_same_size, marks=pytest.mark.slow),
+        pytest.param(_corrupt_names, marks=pytest.mark.slow),
+        lambda d: d[: len(d) // 3],
+        pytest.param(lambda d: b"", marks=pytest.mark.slow),
+    ],
     ids=["same size", "bad names", "truncated", "empty"],
 )
 def test_a_damaged_walk_file_is_rebuilt_and_scores_do_not_change(tmp_path, shared_data, built_cache, damage):
