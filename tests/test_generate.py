@@ -228,6 +228,7 @@ def generate_cmd(model_dir, output, *extra):
     ]
 
 
+@pytest.mark.slow
 @needs_data
 def test_generate_and_score_offline_print_scores(tiny_dir, tmp_path):
     env = offline_env()
@@ -301,6 +302,7 @@ def test_generate_and_score_offline_print_scores(tiny_dir, tmp_path):
     assert em["max_answers@10"] == score_json["protoqa"]["exact_match"]["max_answers@10"]
 
 
+@pytest.mark.slow
 @needs_data
 def test_generate_resumes_from_a_partial_file_and_refuses_bad_input(tiny_dir, tmp_path):
     env = offline_env()
@@ -393,6 +395,7 @@ def test_test_questions_get_the_leaderboard_file(tiny_dir, tmp_path):
 EQUAL_SETTINGS = {"num_samples": 12, "batch_size": 8, "seed": 7}
 
 
+@pytest.mark.slow
 @needs_data
 def test_generate_callback_and_lm_eval_give_the_same_answers_and_scores(tiny_dir, tiny, dev3, tmp_path):
     from protoqa_integrations.training import ProtoQAEvalCallback, metric_key
@@ -477,6 +480,7 @@ def test_generate_callback_and_lm_eval_give_the_same_answers_and_scores(tiny_dir
     assert {s["doc"]["id"]: s["filtered_resps"][0] for s in logged_samples} == generated
 
 
+@pytest.mark.slow
 @needs_data
 def test_lm_eval_hf_backend_runs_the_task_offline_and_prints_scores(tiny_dir, tmp_path):
     python = lm_eval_python()

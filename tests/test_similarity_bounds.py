@@ -666,6 +666,7 @@ def test_rounded_matrix_is_the_rounding_of_the_exact_matrix(predictions, cluster
         assert np.array_equal(rounded, np.round(exact)), name
 
 
+@pytest.mark.slow
 def test_walk_file_equals_the_computed_walk_of_every_synset():
     # The file the Wu-Palmer hot path reads, against the walks computed in the process
     # from the data lines (which the tests above check against NLTK), for all 117,659.
