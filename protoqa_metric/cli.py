@@ -11,6 +11,10 @@ Two systems on the same questions, with a paired bootstrap test:
 
     protoqa-eval compare TARGETS PREDICTIONS_A PREDICTIONS_B [--similarity wordnet] [--json]
 
+Build WordNet's cache files (the lemma tables and the Wu-Palmer walk file) once, now:
+
+    protoqa-eval prepare [--wordnet-dir DIR]
+
 The installed ``protoqa-eval`` command is :func:`protoqa_integrations.cli.main`, which adds
 ``generate`` and ``score-generated`` (a language model's answers) to these commands;
 ``python -m protoqa_metric`` runs this module alone.
@@ -56,7 +60,7 @@ def _similarity_list(text: str) -> list[str]:
     return names
 
 
-COMMANDS = ("evaluate", "compare")
+COMMANDS = ("evaluate", "compare", "prepare")
 """The sub-commands; without one, ``evaluate`` is meant (``protoqa-eval TARGETS PREDICTIONS``)."""
 
 
@@ -97,12 +101,16 @@ def _add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
         help="for {'model_answers': ...} files: which mapping to read (default: model_ranked_answers if present)",
     )
     add_input_options(p, progress_default=True)
+    _add_wordnet_dir_argument(p)
+    _add_encoder_arguments(p)
+    p.add_argument("--version", action="version", version=f"protoqa-eval {__version__}")
+
+
+def _add_wordnet_dir_argument(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--wordnet-dir",
         help=f"folder with a WordNet 3.0 database (index.noun, data.noun, ...), read in place (or ${WORDNET_DIR_ENV})",
     )
-    _add_encoder_arguments(p)
-    p.add_argument("--version", action="version", version=f"protoqa-eval {__version__}")
 
 
 def _add_encoder_arguments(p: argparse.ArgumentParser) -> None:
@@ -138,7 +146,7 @@ def _add_compare_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``protoqa-eval``: the sub-commands ``evaluate`` and ``compare``.
+    """The argument parser of ``protoqa-eval``: the sub-commands ``evaluate``, ``compare`` and ``prepare``.
 
     Use :func:`parse_args`, which reads arguments without a sub-command as ``evaluate``.
 
@@ -172,6 +180,14 @@ def build_parser() -> argparse.ArgumentParser:
             "its 95% bootstrap confidence interval and a paired bootstrap p-value, per metric.",
         )
     )
+    prepare = commands.add_parser(
+        "prepare",
+        prog="protoqa-eval prepare",
+        help="build WordNet's cache files now (the Wu-Palmer walk file)",
+        description="Find WordNet and build its cache files (the lemma tables and the Wu-Palmer walk file), "
+        "once per installation; runs without them compute what they need themselves.",
+    )
+    _add_wordnet_dir_argument(prepare)
     return p
 
 
@@ -306,7 +322,22 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 def _run(args_list: Sequence[str]) -> int:
     args = parse_args(args_list)
+    if args.command == "prepare":
+        return _prepare(args)
     return _compare(args) if args.command == "compare" else _evaluate(args)
+
+
+def _prepare(args: argparse.Namespace) -> int:
+    from protoqa_core.wu_palmer import prepare_wordnet  # the walk tables' code, only for this command
+
+    print("protoqa-eval prepare: checking WordNet's cache files (a first build takes about 10 s)", file=sys.stderr)
+    try:
+        path = prepare_wordnet(args.wordnet_dir)
+    except (WordNetUnavailableError, OSError) as exc:
+        print(f"protoqa-eval prepare: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"WordNet cache files ready in {path.parent}")
+    return 0
 
 
 def _evaluate(args: argparse.Namespace) -> int:
