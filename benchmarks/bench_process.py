@@ -23,7 +23,7 @@ and other questions' answers) on a quarter, half and all of them; the first
 ``protoqa-eval ... --similarity wordnet_wup`` run on an empty cache folder, with every
 process it starts, against a warm one (with peak memory; with ``--before-src``, the
 earlier checkout's alternated with it);
-``probeval`` on CFC dev with default settings.
+``probeval`` on CFC dev with default settings, on the human answers and on GPT-2 XL's samples.
 """
 
 from __future__ import annotations
@@ -260,8 +260,9 @@ def main() -> None:
                     while time.monotonic() - waited < 300 and list(cache.glob("wordnet_tables/*.building")):
                         time.sleep(0.5)
                     detached = bool(list(cache.glob("wordnet_tables/wup-walks-*.bin")))
-                    build = run(prepare, ours_env(src, PROTOQA_CACHE_DIR=str(folder / f"build-{name}{r}")))
-                    if not detached:  # nothing started: the walk file comes from the explicit step
+                    if detached:
+                        build = run(prepare, ours_env(src, PROTOQA_CACHE_DIR=str(folder / f"build-{name}{r}")))
+                    else:  # nothing started: the walk file comes from the explicit step
                         build = run(prepare, env)
                     warm = run(cmd, env)
                     total = first[0] + (build[0] if detached else 0.0)
@@ -279,21 +280,25 @@ def main() -> None:
 
         if "probeval" in parts:
             cfc = data / "cfc"
-            print("\nprobeval on CFC dev (human answers as samples), default settings:")
-            contenders = {
-                name: (
-                    cli(
-                        "cfc_probeval.cli",
-                        str(cfc / "dev.targets.jsonl"),
-                        str(cfc / "dev.predictions.human.json"),
-                        "--ignore-unknown",
-                        "--json",
-                    ),
-                    ours_env(src),
-                )
-                for name, src in versions.items()
-            }
-            ratio_line("probeval CFC dev", compare("probeval", contenders, args.rounds))
+            for label, samples in (
+                ("the human answers as samples: dev.predictions.human.json, 23-70 a question, 34 on average", "human"),
+                ("GPT-2 XL's samples: dev.predictions.gpt2-xl.oneshot.json, 100 a question", "gpt2-xl.oneshot"),
+            ):
+                print(f"\nprobeval on CFC dev ({label}), default settings:")
+                contenders = {
+                    name: (
+                        cli(
+                            "cfc_probeval.cli",
+                            str(cfc / "dev.targets.jsonl"),
+                            str(cfc / f"dev.predictions.{samples}.json"),
+                            "--ignore-unknown",
+                            "--json",
+                        ),
+                        ours_env(src),
+                    )
+                    for name, src in versions.items()
+                }
+                ratio_line(f"probeval CFC dev {samples}", compare(f"probeval {samples}", contenders, args.rounds))
 
 
 if __name__ == "__main__":
