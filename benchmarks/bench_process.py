@@ -226,20 +226,29 @@ def main() -> None:
         if "scraped" in parts:
             print("\nthe 980 scraped dev questions, 10 answers each, whole processes (cost per question):")
             for sim in ("wordnet", "exact_match"):
-                costs = []
+                costs: dict[str, list[tuple[int, float]]] = {name: [] for name in versions}
                 for n, t, p in scraped_inputs(data, folder):
-                    cmd = cli("protoqa_integrations.cli", str(t), str(p), "--similarity", sim, "--json")
-                    best = compare(f"{sim} {n}", {"ours": (cmd, ours_env(REPO))}, max(1, args.rounds - 1))
-                    floor = best.get("ours", float("nan"))
-                    costs.append((n, floor))
+                    contenders = {
+                        name: (
+                            cli("protoqa_integrations.cli", str(t), str(p), "--similarity", sim, "--json"),
+                            ours_env(src),
+                        )
+                        for name, src in versions.items()
+                    }
+                    best = compare(f"{sim} {n}", contenders, args.rounds)
+                    for name in versions:
+                        floor = best.get(name, float("nan"))
+                        costs[name].append((n, floor))
+                        print(
+                            f"  {sim}, {n} questions, {name}: {floor:.2f} s CPU, {1000 * floor / n:.2f} ms per "
+                            f"question ({load()})"
+                        )
+                for name, found in costs.items():
+                    (n0, c0), (n1, c1) = found[0], found[-1]
                     print(
-                        f"  {sim}, {n} questions: {floor:.2f} s CPU, {1000 * floor / n:.2f} ms per question ({load()})"
+                        f"  {sim}, {name}: each further question costs {1000 * (c1 - c0) / (n1 - n0):.2f} ms "
+                        f"(from {n0} to {n1} questions; the rest is the process's fixed cost)"
                     )
-                (n0, c0), (n1, c1) = costs[0], costs[-1]
-                print(
-                    f"  {sim}: each further question costs {1000 * (c1 - c0) / (n1 - n0):.2f} ms "
-                    f"(from {n0} to {n1} questions; the rest is the process's fixed cost)"
-                )
 
         if "cold" in parts:
             print(

@@ -597,8 +597,8 @@ def prepare_wordnet(wordnet_dir: Optional[str | os.PathLike] = None) -> Path:
     prepare the same cache at once build it one at a time: the others wait for the
     first and find its file (see :func:`_build_walk_file`).
 
-    >>> prepare_wordnet().name.startswith("wup-walks-")
-    True
+    >>> prepare_wordnet()  # doctest: +SKIP
+    PosixPath('/root/.cache/protoqa_eval/wordnet_tables/wup-walks-10377ce4d5a7a342.bin')
 
     Raises:
         WordNetUnavailableError: no WordNet 3.0 was found.
