@@ -354,6 +354,7 @@ def test_generate_resumes_from_a_partial_file_and_refuses_bad_input(tiny_dir, tm
         assert len(result.stderr.strip().splitlines()) == 1, result.stderr
 
 
+@pytest.mark.slow
 @needs_data
 def test_a_tokenizer_without_eos_is_a_one_line_error(tmp_path, dev3):
     folder = build_tiny_gpt2(tmp_path / "noeos", [question_to_prompt(q.question) for q in dev3])
@@ -367,6 +368,7 @@ def test_a_tokenizer_without_eos_is_a_one_line_error(tmp_path, dev3):
     assert not (tmp_path / "x.json").exists()
 
 
+@pytest.mark.slow
 @needs_data
 def test_test_questions_get_the_leaderboard_file(tiny_dir, tmp_path):
     answers = tmp_path / "test.json"

@@ -341,6 +341,7 @@ _WUP_WORDS = [
 ]
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(st.sampled_from(_WUP_WORDS), max_size=4).map(" ".join),
