@@ -29,7 +29,7 @@ from typing import Literal, Optional, TypeVar, Union
 
 from .walk_table import MAGIC, Walk, WalkTable, write_walk_table
 from .wordnet_cache import table_path
-from .wordnet_files import WordNetUnavailableError
+from .wordnet_files import REQUIRED_FILES, WordNetUnavailableError, is_wordnet_db
 from .wordnet_lookup import max_lemma_tokens, open_wordnet
 from .wordnet_reader import SynsetKey, WordNetFormatError, WordNetReader
 
@@ -601,9 +601,14 @@ def prepare_wordnet(wordnet_dir: Optional[str | os.PathLike] = None) -> Path:
     PosixPath('/root/.cache/protoqa_eval/wordnet_tables/wup-walks-10377ce4d5a7a342.bin')
 
     Raises:
-        WordNetUnavailableError: no WordNet 3.0 was found.
+        WordNetUnavailableError: no WordNet 3.0 was found, or ``wordnet_dir`` does not hold one
+            (the files of another WordNet are not prepared in its place).
         OSError: the cache folder cannot be written.
     """
+    if wordnet_dir is not None and not is_wordnet_db(Path(wordnet_dir).expanduser()):
+        raise WordNetUnavailableError(
+            f"{wordnet_dir}: not a WordNet database folder (it needs {', '.join(REQUIRED_FILES)})"
+        )
     reader = open_wordnet(wordnet_dir)
     max_lemma_tokens()  # reads the lemma tables, writing their file first if there is none
     path = _walk_file_path(reader)

@@ -101,16 +101,12 @@ def _add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
         help="for {'model_answers': ...} files: which mapping to read (default: model_ranked_answers if present)",
     )
     add_input_options(p, progress_default=True)
-    _add_wordnet_dir_argument(p)
-    _add_encoder_arguments(p)
-    p.add_argument("--version", action="version", version=f"protoqa-eval {__version__}")
-
-
-def _add_wordnet_dir_argument(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--wordnet-dir",
         help=f"folder with a WordNet 3.0 database (index.noun, data.noun, ...), read in place (or ${WORDNET_DIR_ENV})",
     )
+    _add_encoder_arguments(p)
+    p.add_argument("--version", action="version", version=f"protoqa-eval {__version__}")
 
 
 def _add_encoder_arguments(p: argparse.ArgumentParser) -> None:
@@ -187,7 +183,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="Find WordNet and build its cache files (the lemma tables and the Wu-Palmer walk file), "
         "once per installation; runs without them compute what they need themselves.",
     )
-    _add_wordnet_dir_argument(prepare)
+    prepare.add_argument(
+        "--wordnet-dir",
+        help=f"folder with a WordNet 3.0 database (index.noun, data.noun, ...), read in place (or ${WORDNET_DIR_ENV})",
+    )
     return p
 
 

@@ -185,10 +185,10 @@ def built_cache(tmp_path_factory):
     return cache, walk_file, intact.stdout
 
 
-def _prepare(env: dict) -> subprocess.CompletedProcess:
+def _prepare(env: dict, *args: str) -> subprocess.CompletedProcess:
     env = {**env, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     return subprocess.run(
-        [sys.executable, "-m", "protoqa_metric", "prepare"], capture_output=True, text=True, env=env, timeout=600
+        [sys.executable, "-m", "protoqa_metric", "prepare", *args], capture_output=True, text=True, env=env, timeout=600
     )
 
 
@@ -301,3 +301,13 @@ def test_wordnet_works_with_a_home_and_cache_that_cannot_be_written(tmp_path, sh
     assert done.stdout == built_cache[2]
     assert done.stdout.split()[1] == "False"  # and no NLTK
     assert not list(tmp_path.glob("**/*.bin"))
+
+
+def test_prepare_refuses_a_wordnet_dir_without_wordnet(tmp_path):
+    # The cache files of another WordNet are not built in place of the one asked for.
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    done = _prepare({**os.environ, "PROTOQA_CACHE_DIR": str(tmp_path / "cache")}, "--wordnet-dir", str(empty))
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1].startswith(f"protoqa-eval prepare: error: {empty}: not a WordNet database")
+    assert "Traceback" not in done.stderr and not (tmp_path / "cache").exists()
