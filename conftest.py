@@ -3,12 +3,17 @@
 pytest collects the docstring examples of every module of the packages (``--doctest-modules``
 in pyproject.toml). A module that imports an optional dependency at import time cannot be
 collected without it: such modules are left out when it is missing, and the report header
-names each one and what it needs, so none is left out silently.
+names each one and what it needs, so none is left out silently. Docstrings whose every
+example is ``+SKIP`` (shown to readers, never run) are not collected; the report says how many.
 """
 
 from __future__ import annotations
 
+import doctest
 import importlib.util
+
+import pytest
+from _pytest.doctest import DoctestItem, DoctestModule
 
 # module file or package folder -> the optional distributions it imports when imported
 _NEEDS = {
@@ -24,9 +29,39 @@ _MISSING = {path: names for path, names in _MISSING.items() if names}
 
 collect_ignore = sorted(_MISSING)
 
+_SHOWN_ONLY = pytest.StashKey[int]()
+
 
 def pytest_report_header() -> list[str]:
     return [
         f"docstring examples not collected: {path} (needs {', '.join(names)})"
         for path, names in sorted(_MISSING.items())
     ]
+
+
+def _nothing_to_run(item: pytest.Item) -> bool:
+    """Whether ``item`` is a docstring whose every example is marked ``+SKIP`` (shown, never run).
+
+    pytest would report each such docstring as a skipped test; it has nothing to check, so
+    it is left out. A docstring with one runnable example is kept whole.
+    """
+    if not isinstance(item, DoctestItem) or item.dtest is None:
+        return False
+    return all(example.options.get(doctest.SKIP, False) for example in item.dtest.examples)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector):
+    # Filtered where a module's docstrings are collected, so that they are not counted either.
+    outcome = yield
+    report = outcome.get_result()
+    if isinstance(collector, DoctestModule) and report.result:
+        kept = [item for item in report.result if not _nothing_to_run(item)]
+        stash = collector.config.stash
+        stash[_SHOWN_ONLY] = stash.get(_SHOWN_ONLY, 0) + len(report.result) - len(kept)
+        report.result[:] = kept
+
+
+def pytest_report_collectionfinish(config: pytest.Config) -> list[str]:
+    count = config.stash.get(_SHOWN_ONLY, 0)
+    return [f"{count} docstrings not collected: every example in them is +SKIP (shown, never run)"] if count else []

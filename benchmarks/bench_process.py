@@ -20,9 +20,10 @@ Measured: ``import protoqa_metric``, ``import cfc_probeval``, ``protoqa-eval --h
 and ``probeval --help``; dev x fine-tuned GPT-2 answers under WordNet and exact match;
 the 980 scraped dev questions (10 answers each, drawn with a fixed seed from their own
 and other questions' answers) on a quarter, half and all of them; the first
-``wordnet_wup`` run on a fresh cache folder against a warm one (with peak memory; with
-``--before-src``, the earlier checkout's alternated with it);
-``probeval`` on CFC dev with default settings.
+``protoqa-eval ... --similarity wordnet_wup`` run on an empty cache folder, with every
+process it starts, against a warm one (with peak memory; with ``--before-src``, the
+earlier checkout's alternated with it);
+``probeval`` on CFC dev with default settings, on the human answers and on GPT-2 XL's samples.
 """
 
 from __future__ import annotations
@@ -225,87 +226,88 @@ def main() -> None:
         if "scraped" in parts:
             print("\nthe 980 scraped dev questions, 10 answers each, whole processes (cost per question):")
             for sim in ("wordnet", "exact_match"):
-                costs = []
+                costs: dict[str, list[tuple[int, float]]] = {name: [] for name in versions}
                 for n, t, p in scraped_inputs(data, folder):
-                    cmd = cli("protoqa_integrations.cli", str(t), str(p), "--similarity", sim, "--json")
-                    best = compare(f"{sim} {n}", {"ours": (cmd, ours_env(REPO))}, max(1, args.rounds - 1))
-                    floor = best.get("ours", float("nan"))
-                    costs.append((n, floor))
+                    contenders = {
+                        name: (
+                            cli("protoqa_integrations.cli", str(t), str(p), "--similarity", sim, "--json"),
+                            ours_env(src),
+                        )
+                        for name, src in versions.items()
+                    }
+                    best = compare(f"{sim} {n}", contenders, args.rounds)
+                    for name in versions:
+                        floor = best.get(name, float("nan"))
+                        costs[name].append((n, floor))
+                        print(
+                            f"  {sim}, {n} questions, {name}: {floor:.2f} s CPU, {1000 * floor / n:.2f} ms per "
+                            f"question ({load()})"
+                        )
+                for name, found in costs.items():
+                    (n0, c0), (n1, c1) = found[0], found[-1]
                     print(
-                        f"  {sim}, {n} questions: {floor:.2f} s CPU, {1000 * floor / n:.2f} ms per question ({load()})"
+                        f"  {sim}, {name}: each further question costs {1000 * (c1 - c0) / (n1 - n0):.2f} ms "
+                        f"(from {n0} to {n1} questions; the rest is the process's fixed cost)"
                     )
-                (n0, c0), (n1, c1) = costs[0], costs[-1]
-                print(
-                    f"  {sim}: each further question costs {1000 * (c1 - c0) / (n1 - n0):.2f} ms "
-                    f"(from {n0} to {n1} questions; the rest is the process's fixed cost)"
-                )
 
         if "cold" in parts:
-            print("\nwordnet_wup on dev: first run on a fresh cache folder against a warm run:")
-            code = (
-                "from protoqa_metric import ProtoQA, read_targets, read_predictions; "
-                f"ProtoQA('wordnet_wup').evaluate(read_targets({str(targets)!r}), "
-                f"read_predictions({str(preds)!r}))"
+            print(
+                "\nprotoqa-eval dev --similarity wordnet_wup: the first run on an empty cache folder, with "
+                "everything it starts, against a warm run (the walk file built):"
             )
-            ratios: dict[str, list[float]] = {name: [] for name in versions}
-            least: dict[str, list[float]] = {name: [float("inf"), float("inf")] for name in versions}
+            cmd = cli("protoqa_integrations.cli", str(targets), str(preds), "--similarity", "wordnet_wup", "--json")
+            prepare = py("from protoqa_core.wu_palmer import prepare_wordnet; prepare_wordnet()")
             for r in range(args.rounds):
                 for name, src in versions.items():  # alternated, each on a fresh cache folder of its own
                     cache = folder / f"cache-{name}{r}"
-                    first = run(py(code), ours_env(src, PROTOQA_CACHE_DIR=str(cache)))
-                    # The walk file is built by a detached child, started when the first run exits;
-                    # let it finish (a marker file says it is under way).
+                    env = ours_env(src, PROTOQA_CACHE_DIR=str(cache))
+                    first = run(cmd, env)
+                    # A checkout whose first run leaves a detached child building the walk file (started
+                    # as the run exits, so wait4 does not count it, and marked by a ".building" file): let
+                    # it finish, then cost the same build waited for, on a cache folder of its own.
                     waited = time.monotonic()
-                    while time.monotonic() - waited < 300 and (
-                        list(cache.glob("wordnet_tables/*.building"))
-                        or not list(cache.glob("wordnet_tables/wup-walks-*.bin"))
-                    ):
+                    while time.monotonic() - waited < 300 and list(cache.glob("wordnet_tables/*.building")):
                         time.sleep(0.5)
-                    warm = run(py(code), ours_env(src, PROTOQA_CACHE_DIR=str(cache)))
-                    ratios[name].append(first[0] / warm[0])
-                    least[name] = [min(least[name][0], first[0]), min(least[name][1], warm[0])]
+                    detached = bool(list(cache.glob("wordnet_tables/wup-walks-*.bin")))
+                    if detached:
+                        build = run(prepare, ours_env(src, PROTOQA_CACHE_DIR=str(folder / f"build-{name}{r}")))
+                    else:  # nothing started: the walk file comes from the explicit step
+                        build = run(prepare, env)
+                    warm = run(cmd, env)
+                    total = first[0] + (build[0] if detached else 0.0)
+                    peak = max(first[1], build[1]) if detached else first[1]
                     print(
-                        f"  {name:6s} round {r + 1}: first {first[0]:.2f} s CPU, {first[1]:.0f} MB; warm "
-                        f"{warm[0]:.2f} s CPU, {warm[1]:.0f} MB; first/warm {first[0] / warm[0]:.2f}x ({load()})"
+                        f"  {name:6s} round {r + 1}: first {first[0]:.2f} s CPU, {first[1]:.0f} MB"
+                        + (
+                            f" + the detached build it starts {build[0]:.2f} s CPU, {build[1]:.0f} MB"
+                            if detached
+                            else f" (starts nothing; `protoqa-eval prepare`: {build[0]:.2f} s CPU, {build[1]:.0f} MB)"
+                        )
+                        + f"; warm {warm[0]:.2f} s CPU, {warm[1]:.0f} MB; first with all it starts / warm "
+                        f"{total / warm[0]:.2f}x CPU, {peak / warm[1]:.2f}x peak memory ({load()})"
                     )
-            for name, found in ratios.items():
-                print(
-                    f"  {name}: first/warm {min(found):.2f}x to {max(found):.2f}x over {len(found)} rounds; "
-                    f"the least first {least[name][0]:.2f} s against the least warm {least[name][1]:.2f} s: "
-                    f"{least[name][0] / least[name][1]:.2f}x ({load()})"
-                )
-            cache = folder / "cache-wait"
-            wait = run(py(code), ours_env(REPO, PROTOQA_CACHE_DIR=str(cache), PROTOQA_WALK_FILE="wait"))
-            print(
-                f"  the first run building the walk file before scoring (PROTOQA_WALK_FILE=wait): "
-                f"{wait[0]:.2f} s CPU, {wait[1]:.0f} MB ({load()})"
-            )
-            build = run(
-                py("from protoqa_core.wu_palmer import prepare_wordnet; prepare_wordnet()"),
-                ours_env(REPO, PROTOQA_CACHE_DIR=str(folder / "cache-build")),
-            )
-            print(
-                f"  building the walk file alone (what the detached child of a first run does, off its "
-                f"critical path): {build[0]:.2f} s CPU, {build[1]:.0f} MB ({load()})"
-            )
 
         if "probeval" in parts:
             cfc = data / "cfc"
-            print("\nprobeval on CFC dev (human answers as samples), default settings:")
-            contenders = {
-                name: (
-                    cli(
-                        "cfc_probeval.cli",
-                        str(cfc / "dev.targets.jsonl"),
-                        str(cfc / "dev.predictions.human.json"),
-                        "--ignore-unknown",
-                        "--json",
-                    ),
-                    ours_env(src),
-                )
-                for name, src in versions.items()
-            }
-            ratio_line("probeval CFC dev", compare("probeval", contenders, args.rounds))
+            for label, samples in (
+                ("the human answers as samples: dev.predictions.human.json, 23-70 a question, 34 on average", "human"),
+                ("GPT-2 XL's samples: dev.predictions.gpt2-xl.oneshot.json, 100 a question", "gpt2-xl.oneshot"),
+            ):
+                print(f"\nprobeval on CFC dev ({label}), default settings:")
+                contenders = {
+                    name: (
+                        cli(
+                            "cfc_probeval.cli",
+                            str(cfc / "dev.targets.jsonl"),
+                            str(cfc / f"dev.predictions.{samples}.json"),
+                            "--ignore-unknown",
+                            "--json",
+                        ),
+                        ours_env(src),
+                    )
+                    for name, src in versions.items()
+                }
+                ratio_line(f"probeval CFC dev {samples}", compare(f"probeval {samples}", contenders, args.rounds))
 
 
 if __name__ == "__main__":

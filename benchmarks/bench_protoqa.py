@@ -374,7 +374,7 @@ def wup_against_wordnet(targets, predictions, targets_path: Path, preds_path: Pa
         start = time.perf_counter()
         wu_palmer._build_walk_file(path, wordnet_lookup.open_wordnet().folder)
         print(
-            f"  computing the walk file (once per WordNet installation, a child process): "
+            f"  computing the walk file (once per WordNet installation, protoqa-eval prepare): "
             f"{time.perf_counter() - start:.1f} s, {path.stat().st_size / 1e6:.1f} MB"
         )
     exe = Path(sys.executable).parent / "protoqa-eval"

@@ -8,20 +8,19 @@ once, and caches every pair. One :class:`WuPalmer` holds every table of one Word
 the functions below use the one of this process's WordNet, made on first use.
 
 The walks of every synset are also kept in a per-installation file (see
-:mod:`protoqa_core.walk_table`), built once by a child process and read through a
-memory map, so that a run does not compute them again. Synsets are found by
+:mod:`protoqa_core.walk_table`), read through a memory map, so that a run does not
+compute them again. It is built by an explicit step, :func:`prepare_wordnet` (run by
+``scripts/setup.sh`` and ``protoqa-eval prepare``); a run that finds none computes the
+walks it needs in its own process (the same values) and says once, on stderr, how to
+build the file. Nothing is started in the background. Synsets are found by
 :mod:`protoqa_core.wordnet_lookup`.
 """
 
 from __future__ import annotations
 
-import atexit
 import logging
 import os
 import re
-import subprocess
-import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -30,7 +29,7 @@ from typing import Literal, Optional, TypeVar, Union
 
 from .walk_table import MAGIC, Walk, WalkTable, write_walk_table
 from .wordnet_cache import table_path
-from .wordnet_files import WordNetUnavailableError
+from .wordnet_files import REQUIRED_FILES, WordNetUnavailableError, is_wordnet_db
 from .wordnet_lookup import max_lemma_tokens, open_wordnet
 from .wordnet_reader import SynsetKey, WordNetFormatError, WordNetReader
 
@@ -38,19 +37,15 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "WuPalmer",
-    "WALK_FILE_ENV",
     "wup_from_keys",
     "best_wup",
     "best_wup_reaches",
     "prepare_wordnet",
 ]
 
-WALK_FILE_ENV = "PROTOQA_WALK_FILE"
-_STALE_BUILD_SECONDS = 600
-# A run that finds no walk file starts its build when it exits, so that the build does not
-# compete with its scoring for the processor; a process that runs on (a server) starts it
-# after this many seconds.
-_BUILD_DELAY_SECONDS = 20.0
+# How long a build waits for another process's build of the same file (one takes about
+# 12 s of CPU) before it gives up with an error.
+_LOCK_WAIT_SECONDS = 600.0
 
 _ROOT = "*ROOT*"  # NLTK's simulated root, which joins the verb (and adjective) trees
 
@@ -142,8 +137,8 @@ class WuPalmer:
 
     The tables grow as synsets are scored (bounded where they grow with the pairs
     scored); dropping the object drops them all. ``walk_table`` says where walks come
-    from: ``"find"`` (the default) opens this WordNet's walk file on first use, or has
-    it built as ``$PROTOQA_WALK_FILE`` says (see :meth:`walk_table`); a
+    from: ``"find"`` (the default) opens this WordNet's walk file on first use, if
+    :func:`prepare_wordnet` has built it (see :meth:`walk_table`); a
     :class:`~protoqa_core.walk_table.WalkTable` is read as given; ``None`` computes
     every walk in the process. The values are the same either way.
 
@@ -434,12 +429,9 @@ class WuPalmer:
         """The walk file of this WordNet (see :mod:`protoqa_core.walk_table`), or None while
         there is none (walks are then computed in the process).
 
-        Opened on first use. A missing or damaged file is built by a detached child
-        process, started when this process exits (or after ``_BUILD_DELAY_SECONDS``),
-        while this process computes the walks it needs itself (the same values): a first
-        run on a fresh cache costs about what a run with the file costs, and later runs
-        read the file. ``$PROTOQA_WALK_FILE`` changes that: ``wait`` builds
-        the file first, ``off`` never builds one.
+        Opened on first use. Without the file (or with a damaged one) this process
+        computes the walks it needs itself, the same values, and a one-line warning says
+        how to build the file (``protoqa-eval prepare``); nothing is built or started.
 
         >>> WuPalmer(open_wordnet(), walk_table=None).walk_table() is None
         True
@@ -448,14 +440,23 @@ class WuPalmer:
             with self._walk_file_lock:
                 if self._walk_file_state == "find":
                     table: Optional[WalkTable] = None
+                    path = None
                     try:
-                        table = _open_walk_file(
-                            _walk_file_path(self._reader),
-                            os.environ.get(WALK_FILE_ENV, "background"),
-                            self._reader.folder,
+                        path = _walk_file_path(self._reader)
+                        table = _open_walk_file(path)
+                        if table is None:
+                            logger.warning(
+                                "no Wu-Palmer walk file at %s: this run computes the walks it needs "
+                                "(build the file once with `protoqa-eval prepare`)",
+                                path,
+                            )
+                    except (OSError, ValueError) as exc:
+                        logger.warning(
+                            "the Wu-Palmer walk file %s cannot be read (%s): this run computes the walks it "
+                            "needs (rebuild the file with `protoqa-eval prepare`)",
+                            path,
+                            exc,
                         )
-                    except Exception as exc:  # noqa: BLE001 - any failure leaves the exact in-process path
-                        logger.info("Wu-Palmer walks are computed in this process (no walk file: %s)", exc)
                     self._walk_file_state = table
         return self._walk_file_state
 
@@ -576,137 +577,98 @@ def _walk_file_path(reader: WordNetReader) -> Path:
     return table_path(reader, "wup-walks", MAGIC.decode(), ".bin")
 
 
-def _open_walk_file(path: Path, mode: str, wordnet_folder: Path) -> Optional[WalkTable]:
-    """The walk file at ``path``, verified; built (again) from the WordNet in
-    ``wordnet_folder`` as ``mode`` says when missing or damaged."""
-    if mode not in {"background", "wait", "off"}:
-        raise WordNetUnavailableError(f"${WALK_FILE_ENV} must be background, wait or off, not {mode!r}")
-    if path.is_file():
-        try:
-            return WalkTable(path)
-        except (OSError, ValueError) as exc:
-            logger.warning("the Wu-Palmer walk file is rebuilt: %s", exc)
-    if mode == "off":
+def _open_walk_file(path: Path) -> Optional[WalkTable]:
+    """The walk file at ``path``, verified, or None when there is none.
+
+    Raises:
+        OSError, ValueError: the file is there but cannot be read, or is damaged.
+    """
+    if not path.exists():
         return None
-    if mode == "wait":
-        _build_walk_file(path, wordnet_folder)
-        return WalkTable(path)
-    _start_walk_file_build_later(path, wordnet_folder)
-    return None
+    return WalkTable(path)
 
 
 def prepare_wordnet(wordnet_dir: Optional[str | os.PathLike] = None) -> Path:
     """Find WordNet and build its cache files now (the lemma tables and the walk file), as
-    set-up scripts do; return the walk file's path.
+    ``scripts/setup.sh`` and ``protoqa-eval prepare`` do; return the walk file's path.
+
+    A walk file that is there and intact is kept; a missing or damaged one is built in
+    this process (about 12 s of CPU and 250 MB) and written atomically. Processes that
+    prepare the same cache at once build it one at a time: the others wait for the
+    first and find its file (see :func:`_build_walk_file`).
+
+    >>> prepare_wordnet()  # doctest: +SKIP
+    PosixPath('/root/.cache/protoqa_eval/wordnet_tables/wup-walks-10377ce4d5a7a342.bin')
 
     Raises:
-        WordNetUnavailableError: no WordNet 3.0 was found.
+        WordNetUnavailableError: no WordNet 3.0 was found, or ``wordnet_dir`` does not hold one
+            (the files of another WordNet are not prepared in its place).
         OSError: the cache folder cannot be written.
     """
+    if wordnet_dir is not None and not is_wordnet_db(Path(wordnet_dir).expanduser()):
+        raise WordNetUnavailableError(
+            f"{wordnet_dir}: not a WordNet database folder (it needs {', '.join(REQUIRED_FILES)})"
+        )
     reader = open_wordnet(wordnet_dir)
     max_lemma_tokens()  # reads the lemma tables, writing their file first if there is none
     path = _walk_file_path(reader)
-    if _open_walk_file(path, "wait", reader.folder) is None:  # pragma: no cover - "wait" always gives a table
-        raise OSError(f"could not build {path}")
+    _build_walk_file(path, reader.folder)
     return path
 
 
-def _start_walk_file_build_later(path: Path, wordnet_folder: Path) -> None:
-    """Start the detached build of the walk file when this process exits, or after
-    ``_BUILD_DELAY_SECONDS`` if it runs that long, whichever comes first."""
-    once = threading.Lock()
-
-    def start() -> None:
-        if not once.acquire(blocking=False):
-            return
-        timer.cancel()
-        try:
-            _start_walk_file_build(path, wordnet_folder)
-        except Exception as exc:  # noqa: BLE001 - later runs compute their walks as this one did
-            logger.info("the Wu-Palmer walk file is not built (%s: %s)", path, exc)
-
-    timer = threading.Timer(_BUILD_DELAY_SECONDS, start)
-    timer.daemon = True
-    timer.start()
-    atexit.register(start)
-
-
-def _start_walk_file_build(path: Path, wordnet_folder: Path) -> None:
-    """Start a detached child that builds the walk file, unless one is building it already."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    marker = path.with_name(path.name + ".building")
+def _intact(path: Path) -> bool:
+    """Whether ``path`` is a readable, verified walk file (a damaged one is named in the log)."""
     try:
-        fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0), 0o644)
-    except FileExistsError:
-        age = time.time() - marker.stat().st_mtime
-        if age < _STALE_BUILD_SECONDS:
-            return  # another process is building it
-        marker.unlink(missing_ok=True)  # a build that died; the next run starts a new one
-        return
-    os.close(fd)
-    try:
-        subprocess.Popen(
-            _builder_command(path, wordnet_folder, marker),
-            env=_child_env(),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-            cwd=path.parent,
-        )
-    except BaseException:
-        marker.unlink(missing_ok=True)
-        raise
-
-
-def _child_env() -> dict[str, str]:
-    env = dict(os.environ)
-    package_parent = str(Path(__file__).resolve().parents[1])
-    env["PYTHONPATH"] = package_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    return env
-
-
-def _builder_command(path: Path, wordnet_folder: Path, marker: Optional[Path] = None) -> list[str]:
-    code = (
-        "import os, sys; os.nice(5); from protoqa_core.wu_palmer import _write_all_walks; "
-        "_write_all_walks(sys.argv[1], sys.argv[2], sys.argv[3])"
-    )
-    return [sys.executable, "-c", code, str(path), str(wordnet_folder), str(marker or "")]
+        return _open_walk_file(path) is not None
+    except (OSError, ValueError) as exc:
+        logger.warning("the Wu-Palmer walk file is rebuilt: %s", exc)
+        return False
 
 
 def _build_walk_file(path: Path, wordnet_folder: Path) -> None:
-    """Compute every synset's walk of the WordNet in ``wordnet_folder`` in a child process
-    (its tables would take about 250 MB here) and write them to ``path``."""
-    # A folder that cannot be written fails here, at once, not after the child's work.
+    """Write the walk file of the WordNet in ``wordnet_folder`` to ``path``, unless an intact
+    one is there.
+
+    The build holds an exclusive ``flock`` on ``<path>.lock``: a second builder waits for
+    the first (at most ``_LOCK_WAIT_SECONDS``) and then finds its file. The system
+    releases the lock when its holder ends, killed or not, so no lock outlives a build;
+    the file itself appears whole or not at all (a temporary file and one rename).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryFile(dir=path.parent):
-        pass
-    done = subprocess.run(
-        _builder_command(path, wordnet_folder),
-        env=_child_env(),
-        timeout=600,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    if done.returncode != 0:
-        last = (done.stderr.decode("utf-8", "replace").strip().splitlines() or ["no message"])[-1]
-        raise OSError(f"computing the walk file {path} failed: {last}")
-
-
-def _write_all_walks(path: str, wordnet_root: str, marker: str = "") -> None:
-    """Compute the walk of every synset of the WordNet in ``wordnet_root`` and write the file;
-    then remove ``marker`` (the sign that a build is under way), if given."""
+    lock = path.with_name(path.name + ".lock")
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
     try:
-        _write_walks(path, wordnet_root)
+        _lock_exclusively(fd, lock)
+        if not _intact(path):  # checked under the lock: another process may have just built it
+            _write_walks(path, wordnet_folder)
     finally:
-        if marker:
-            Path(marker).unlink(missing_ok=True)
+        os.close(fd)  # releases the lock
 
 
-def _write_walks(path: str, wordnet_root: str) -> None:
-    reader = WordNetReader(Path(wordnet_root))  # the same WordNet as the parent process
-    wup = WuPalmer(reader, walk_table=None)
+def _lock_exclusively(fd: int, lock: Path) -> None:
+    """Take an exclusive ``flock`` on ``fd``, waiting at most ``_LOCK_WAIT_SECONDS`` for its holder."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - no flock (Windows): builders may overlap; each writes whole files
+        return
+    deadline = time.monotonic() + _LOCK_WAIT_SECONDS
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise OSError(
+                    f"{lock}: another process has been building the Wu-Palmer walk file for "
+                    f"{_LOCK_WAIT_SECONDS:.0f} s; try again when it has finished"
+                ) from None
+            time.sleep(0.1)
+
+
+def _write_walks(path: Path, wordnet_folder: Path) -> None:
+    """Compute the walk of every synset of the WordNet in ``wordnet_folder`` and write the file."""
+    reader = WordNetReader(wordnet_folder)
+    wup = WuPalmer(reader, walk_table=None)  # its tables (about 250 MB) go when it returns
 
     def rows() -> Iterator[tuple[SynsetKey, str, Walk]]:
         for pos in "nvar":  # satellites ("s") are lines of data.adj, filed under "a"
@@ -715,7 +677,7 @@ def _write_walks(path: str, wordnet_root: str) -> None:
                 name = wup._register(key)
                 yield key, name, wup._walk(name)
 
-    write_walk_table(Path(path), rows())
+    write_walk_table(path, rows())
 
 
 # --- scoring two groups of synsets at once ----------------------------------------------

@@ -11,6 +11,10 @@ Two systems on the same questions, with a paired bootstrap test:
 
     protoqa-eval compare TARGETS PREDICTIONS_A PREDICTIONS_B [--similarity wordnet] [--json]
 
+Build WordNet's cache files (the lemma tables and the Wu-Palmer walk file) once, now:
+
+    protoqa-eval prepare [--wordnet-dir DIR]
+
 The installed ``protoqa-eval`` command is :func:`protoqa_integrations.cli.main`: one parser
 for these sub-commands (:data:`COMMANDS`), those of a language model's answers
 (``generate``, ``score-generated``) and those of several systems (``leaderboard``, ``convert``);
@@ -142,7 +146,7 @@ def _add_compare_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``python -m protoqa_metric``: the sub-commands ``evaluate`` and ``compare``.
+    """The argument parser of ``python -m protoqa_metric``: the sub-commands ``evaluate``, ``compare`` and ``prepare``.
 
     Use :func:`parse_args`, which reads arguments without a sub-command as ``evaluate``.
 
@@ -355,6 +359,26 @@ def _evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_prepare_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--wordnet-dir",
+        help=f"folder with a WordNet 3.0 database (index.noun, data.noun, ...), read in place (or ${WORDNET_DIR_ENV})",
+    )
+
+
+def _prepare(args: argparse.Namespace) -> int:
+    from protoqa_core.wu_palmer import prepare_wordnet  # the walk tables' code, only for this command
+
+    print("protoqa-eval prepare: checking WordNet's cache files (a first build takes about 10 s)", file=sys.stderr)
+    try:
+        path = prepare_wordnet(args.wordnet_dir)
+    except (WordNetUnavailableError, OSError) as exc:
+        print(f"protoqa-eval prepare: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"WordNet cache files ready in {path.parent}")
+    return 0
+
+
 DESCRIPTION = (
     "Score ranked answer lists against ProtoQA/CFC answer clusters (Max Answers@k, Max Incorrect@k, set "
     "intersection). Without a command, 'protoqa-eval TARGETS PREDICTIONS ...' is 'protoqa-eval evaluate "
@@ -382,6 +406,14 @@ COMMANDS: dict[str, Subcommand] = {
             "its 95% bootstrap confidence interval and a paired bootstrap p-value, per metric.",
             _add_compare_arguments,
             _compare,
+        ),
+        Subcommand(
+            "prepare",
+            "build WordNet's cache files now (the Wu-Palmer walk file)",
+            "Find WordNet and build its cache files (the lemma tables and the Wu-Palmer walk file), "
+            "once per installation; runs without them compute what they need themselves.",
+            _add_prepare_arguments,
+            _prepare,
         ),
     )
 }

@@ -2,9 +2,19 @@
 # Every check CI runs, in order, on a checkout set up with `bash scripts/setup.sh --test`:
 # lint, format, types, the documentation site, then the test suite (arguments go to pytest, e.g. -x or a test file).
 #   bash scripts/check.sh
-#   bash scripts/check.sh -m "not slow and not browser"
+#   bash scripts/check.sh tests/test_cli.py -x
+# With --fast (first), the checks to run before each commit, in minutes: lint, format, types and
+# the fast subset of the tests (-m "not slow and not browser"); no documentation site.
+#   bash scripts/check.sh --fast
+#   bash scripts/check.sh --fast -x
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+fast=0
+if [ "${1:-}" = --fast ]; then
+  fast=1
+  shift
+fi
 
 echo "== ruff check" >&2
 .venv/bin/ruff check .
@@ -12,6 +22,10 @@ echo "== ruff format --check" >&2
 .venv/bin/ruff format --check .
 echo "== mypy" >&2
 .venv/bin/mypy
+if [ "$fast" = 1 ]; then
+  echo "== pytest (fast subset)" >&2
+  exec .venv/bin/python -m pytest -q -m "not slow and not browser" "$@"
+fi
 echo "== mkdocs build --strict" >&2
 site=$(mktemp -d)
 trap 'rm -rf "$site"' EXIT

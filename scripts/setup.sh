@@ -122,6 +122,7 @@ if [ "$mode" = --test ]; then
   log=$venv/setup-pip.log
 fi
 echo "setup: ready ($venv)" >&2
-# Finds WordNet and builds its cache files (lemma tables, Wu-Palmer walks) once, here.
-"$venv/bin/python" -c "from protoqa_core.wu_palmer import prepare_wordnet; prepare_wordnet()" \
+# Finds WordNet and builds its cache files (lemma tables, Wu-Palmer walks) once, here, as
+# `protoqa-eval prepare` does; runs without them compute what they need themselves.
+"$venv/bin/python" -m protoqa_metric prepare \
   || echo "setup: WordNet is not available yet; WordNet similarity will explain how to get it" >&2

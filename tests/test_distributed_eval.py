@@ -122,6 +122,7 @@ def in_batches(predictions, references, size):
     ]
 
 
+@pytest.mark.slow
 def test_protoqa_metric_two_processes_equal_one(dev_rows, tmp_path):
     evaluate = pytest.importorskip("evaluate")
     from protoqa_metric import evaluate_module_path
@@ -189,6 +190,7 @@ def write_targets(path: Path, questions) -> None:
             )
 
 
+@pytest.mark.slow
 def test_callback_two_processes_equal_one(tmp_path):
     torch = pytest.importorskip("torch")
     pytest.importorskip("transformers")

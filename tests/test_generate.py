@@ -228,6 +228,7 @@ def generate_cmd(model_dir, output, *extra):
     ]
 
 
+@pytest.mark.slow
 @needs_data
 def test_generate_and_score_offline_print_scores(tiny_dir, tmp_path):
     env = offline_env()
@@ -307,6 +308,7 @@ def test_generate_and_score_offline_print_scores(tiny_dir, tmp_path):
     assert em["max_answers@10"] == score_json["protoqa"]["exact_match"]["max_answers@10"]
 
 
+@pytest.mark.slow
 @needs_data
 def test_generate_resumes_from_a_partial_file_and_refuses_bad_input(tiny_dir, tmp_path):
     env = offline_env()
@@ -358,6 +360,7 @@ def test_generate_resumes_from_a_partial_file_and_refuses_bad_input(tiny_dir, tm
         assert len(result.stderr.strip().splitlines()) == 1, result.stderr
 
 
+@pytest.mark.slow
 @needs_data
 def test_a_tokenizer_without_eos_is_a_one_line_error(tmp_path, dev3):
     folder = build_tiny_gpt2(tmp_path / "noeos", [question_to_prompt(q.question) for q in dev3])
@@ -371,6 +374,7 @@ def test_a_tokenizer_without_eos_is_a_one_line_error(tmp_path, dev3):
     assert not (tmp_path / "x.json").exists()
 
 
+@pytest.mark.slow
 @needs_data
 def test_test_questions_get_the_leaderboard_file(tiny_dir, tmp_path):
     answers = tmp_path / "test.json"
@@ -399,6 +403,7 @@ def test_test_questions_get_the_leaderboard_file(tiny_dir, tmp_path):
 EQUAL_SETTINGS = {"num_samples": 12, "batch_size": 8, "seed": 7}
 
 
+@pytest.mark.slow
 @needs_data
 def test_generate_callback_and_lm_eval_give_the_same_answers_and_scores(tiny_dir, tiny, dev3, tmp_path):
     from protoqa_integrations.training import ProtoQAEvalCallback, metric_key
@@ -483,6 +488,7 @@ def test_generate_callback_and_lm_eval_give_the_same_answers_and_scores(tiny_dir
     assert {s["doc"]["id"]: s["filtered_resps"][0] for s in logged_samples} == generated
 
 
+@pytest.mark.slow
 @needs_data
 def test_lm_eval_hf_backend_runs_the_task_offline_and_prints_scores(tiny_dir, tmp_path):
     python = lm_eval_python()

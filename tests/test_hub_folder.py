@@ -189,6 +189,7 @@ class _FakeHub(http.server.BaseHTTPRequestHandler):
         pass
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("module, config, predictions, key, expected", CASES)
 def test_loads_as_user_slash_name_from_an_uploaded_folder(tmp_path, module, config, predictions, key, expected):
     """``evaluate.load("<user>/<name>")`` fetches ``<name>.py`` from the Space: the layout the folder has."""

@@ -173,6 +173,7 @@ def test_partial_predictions_warn_about_questions_without_samples(cfc, capsys, t
     assert json.loads(out)["num_questions"] == 1
 
 
+@pytest.mark.slow
 def test_python_m_runs_the_same_command_deterministically_across_hash_seeds(cfc, tmp_path):
     samples = tmp_path / "few.jsonl"
     gpt2 = read_samples(cfc / FILES["gpt2"])

@@ -260,6 +260,7 @@ def _write_data(folder: Path) -> tuple[Path, Path]:
     return targets, predictions
 
 
+@pytest.mark.slow
 def test_cli_library_and_evaluate_module_agree(tiny, tmp_path):
     targets, predictions = _write_data(tmp_path)
     run = _run_cli([str(targets), str(predictions), "--similarity", "roberta", "--encoder", tiny, "--json"], tmp_path)

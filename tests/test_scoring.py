@@ -139,7 +139,7 @@ def test_limits_must_be_positive():
         score_question(["age"], CLUSTERS, "exact_match", max_incorrect=0)
 
 
-@pytest.mark.parametrize("sim", ["exact_match", "wordnet"])
+@pytest.mark.parametrize("sim", ["exact_match", pytest.param("wordnet", marks=pytest.mark.slow)])
 def test_scores_equal_plain_spec_implementation_on_dev(shared_data, sim):
     """Every metric on 12 real dev questions equals the straightforward code of docs/spec.md to 1e-9."""
     from protoqa_core.readers import read_predictions, read_targets

@@ -185,6 +185,7 @@ _token = st.one_of(
 _phrase = st.lists(_token, min_size=0, max_size=6).map(" ".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_phrase, _phrase)
 def test_wordnet_similarity_equals_brute_force(a, b):

@@ -341,6 +341,7 @@ _WUP_WORDS = [
 ]
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(st.sampled_from(_WUP_WORDS), max_size=4).map(" ".join),
@@ -666,6 +667,7 @@ def test_rounded_matrix_is_the_rounding_of_the_exact_matrix(predictions, cluster
         assert np.array_equal(rounded, np.round(exact)), name
 
 
+@pytest.mark.slow
 def test_walk_file_equals_the_computed_walk_of_every_synset():
     # The file the Wu-Palmer hot path reads, against the walks computed in the process
     # from the data lines (which the tests above check against NLTK), for all 117,659.

@@ -331,6 +331,7 @@ def test_models_load_without_remote_code(monkeypatch, tmp_path):
     assert seen == [False]
 
 
+@pytest.mark.slow
 def test_generation_with_the_tiny_model_is_scored_and_reproducible(tiny_model, local_data):
     progress, stages = [], []
     settings = demo_model.SamplingSettings(num_samples=60, seed=3)

@@ -274,6 +274,7 @@ def test_unmatched_eval_set_warns(dev_rows, tokenizer, model):
     assert set(metrics) == {"eval_scraped_loss", "eval_scraped_runtime"}
 
 
+@pytest.mark.slow
 def test_example_script_on_load_dataset_rows_in_a_new_process(export_dir, tmp_path):
     rows = datasets.load_dataset(str(export_dir), "protoqa", split="validation", cache_dir=str(tmp_path / "c0"))
     dev = questions_from_rows(rows.select(range(3)))

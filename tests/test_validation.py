@@ -378,6 +378,60 @@ def test_tuning_picks_values_from_the_grid_per_fold(shared_data):
 
 
 def test_study_command_end_to_end(shared_data, tmp_path, capsys):
+    # A small slice of the command, in one process: every table of validation.json but the
+    # system level (test_study_command_full_run runs that, two processes and the plots).
+    out = tmp_path / "reports"
+    command = [
+        "study",
+        "--data-dir",
+        str(shared_data),
+        "--questions",
+        "2",
+        "--sets",
+        "6",
+        "--embedder",
+        "char-ngrams",
+        "--clusterings",
+        "human,hac",
+        "--matchings",
+        "wordnet,cosine",
+        "--matchers",
+        "exact_match,wordnet",
+        "--no-tune",
+        "--sensitivity-sizes",
+        "30",
+        "--no-systems",
+        "--jobs",
+        "1",
+        "--no-plots",
+        "--out",
+        str(out),
+    ]
+    assert main(command) == 0
+    table = json.loads((out / "validation.json").read_text())
+    assert set(table) == {"protoqa_dev", "cfc_dev", "matching", "notes"}
+    for ds in ("protoqa_dev", "cfc_dev"):
+        assert set(table[ds]) == SAMPLING_KEYS
+        for by_key in table[ds].values():
+            keys = {"human+wordnet", "human+cosine", "hac+wordnet", "hac+cosine", "protoqa_score"}
+            assert set(by_key) == keys | {"ci"} and set(by_key["ci"]) == keys
+            assert all(v is None or -1 <= v <= 1 for k, v in by_key.items() if k != "ci")
+    assert "SANITY CHECK" in table["notes"]["cfc_dev"]
+    matching = table["matching"]["protoqa_dev"]
+    assert set(matching) == {"exact_match", "wordnet"}
+    assert matching["exact_match"]["precision"] == pytest.approx(1.0)
+    assert {"precision", "recall", "f1", "ci"} <= set(matching["wordnet"])
+    details = json.loads((out / "validation_details.json").read_text())
+    assert details["tuned"] is False and details["info"]["num_sets"] == 6
+    assert {"pool", "30"} <= set(details["info"]["set_size_sensitivity"]["cfc_dev"])
+    markdown = (out / "validation.md").read_text()
+    assert "| `human+wordnet` |" in markdown and "0.752" in markdown and "sanity check only" in markdown
+    assert not list(out.glob("*.png"))
+    assert "study:" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_study_command_full_run(shared_data, tmp_path, capsys):
     out = tmp_path / "reports"
     command = [
         "study",

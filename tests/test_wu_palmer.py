@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
 from protoqa_core import wu_palmer
+from protoqa_core.walk_table import WalkTable, write_walk_table
 from protoqa_core.wordnet_lookup import open_wordnet, synset_keys
 from protoqa_core.wu_palmer import WuPalmer, best_wup, best_wup_reaches, wup_from_keys
 
@@ -55,27 +59,100 @@ def test_objects_keep_their_own_tables_and_agree():
         )
 
 
-def test_a_missing_walk_file_is_built_after_the_run_once(monkeypatch, tmp_path):
-    # Not while the run scores: when it exits, or after a delay if it runs on; never twice.
-    started: list[tuple[object, object]] = []
-    hooks: list = []
-    monkeypatch.setattr(wu_palmer, "_start_walk_file_build", lambda path, folder: started.append((path, folder)))
-    monkeypatch.setattr(wu_palmer.atexit, "register", hooks.append)
+# --- building the walk file: one builder at a time, and no lock outlives its holder ---------
 
-    monkeypatch.setattr(wu_palmer, "_BUILD_DELAY_SECONDS", 600.0)
-    wu_palmer._start_walk_file_build_later(tmp_path / "a.bin", tmp_path)
-    assert started == [] and len(hooks) == 1
-    hooks[0]()  # the process exits
-    hooks[0]()
-    assert started == [(tmp_path / "a.bin", tmp_path)]
+_TINY_WALKS = [
+    (("n", 2), "dog.n.01", ((("dog.n.01", 2, 0, False), ("animal.n.01", 1, 1, False)), 2)),
+    (("n", 1), "animal.n.01", ((("animal.n.01", 1, 0, False),), 1)),
+]
 
-    monkeypatch.setattr(wu_palmer, "_BUILD_DELAY_SECONDS", 0.5)
-    wu_palmer._start_walk_file_build_later(tmp_path / "b.bin", tmp_path)
-    deadline = time.monotonic() + 60
-    while len(started) < 2 and time.monotonic() < deadline:
-        time.sleep(0.02)
-    hooks[1]()  # the process exits after the delay
-    assert started == [(tmp_path / "a.bin", tmp_path), (tmp_path / "b.bin", tmp_path)]
+
+@pytest.fixture
+def writes(monkeypatch):
+    """The builds of the walk file, each writing a two-synset file instead of WordNet's."""
+    done: list[Path] = []
+
+    def write(path: Path, folder: Path) -> None:
+        done.append(path)
+        write_walk_table(path, _TINY_WALKS)
+
+    monkeypatch.setattr(wu_palmer, "_write_walks", write)
+    return done
+
+
+def _hold_lock_in_a_child(lock: Path) -> subprocess.Popen:
+    code = (
+        "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT); "
+        "fcntl.flock(fd, fcntl.LOCK_EX); print('locked', flush=True); time.sleep(600)"
+    )
+    child = subprocess.Popen([sys.executable, "-c", code, str(lock)], stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None and child.stdout.readline() == "locked\n"
+    return child
+
+
+def test_a_lock_left_by_a_killed_build_blocks_nothing(tmp_path, writes):
+    path = tmp_path / "walks.bin"
+    child = _hold_lock_in_a_child(path.with_name(path.name + ".lock"))
+    child.kill()  # a build killed mid-way: its lock file stays, its lock goes with it
+    child.wait()
+    start = time.monotonic()
+    wu_palmer._build_walk_file(path, tmp_path)
+    assert time.monotonic() - start < 5
+    assert writes == [path] and WalkTable(path).walk(("n", 1)) == _TINY_WALKS[1][2]
+    wu_palmer._build_walk_file(path, tmp_path)  # intact: kept, not built again
+    assert writes == [path]
+
+
+def test_a_second_build_waits_for_the_first_and_uses_its_file(tmp_path, writes):
+    path = tmp_path / "walks.bin"
+    child = _hold_lock_in_a_child(path.with_name(path.name + ".lock"))
+    try:
+        waiting = threading.Thread(target=wu_palmer._build_walk_file, args=(path, tmp_path))
+        waiting.start()
+        waiting.join(0.5)
+        assert waiting.is_alive() and writes == []  # waits while the first holds the lock
+        write_walk_table(path, _TINY_WALKS)  # the first build's file
+    finally:
+        child.kill()
+        child.wait()
+    waiting.join(30)
+    assert not waiting.is_alive() and writes == []  # found the file: nothing built twice
+
+
+def test_a_build_that_cannot_get_the_lock_says_so(tmp_path, writes, monkeypatch):
+    monkeypatch.setattr(wu_palmer, "_LOCK_WAIT_SECONDS", 0.3)
+    path = tmp_path / "walks.bin"
+    lock = path.with_name(path.name + ".lock")
+    child = _hold_lock_in_a_child(lock)
+    try:
+        with pytest.raises(OSError, match="another process has been building"):
+            wu_palmer._build_walk_file(path, tmp_path)
+    finally:
+        child.kill()
+        child.wait()
+    assert writes == [] and not path.exists()
+
+
+def test_a_lock_file_planted_as_a_symlink_is_not_followed(tmp_path, writes):
+    path = tmp_path / "walks.bin"
+    target = tmp_path / "elsewhere"
+    path.with_name(path.name + ".lock").symlink_to(target)
+    with pytest.raises(OSError):
+        wu_palmer._build_walk_file(path, tmp_path)
+    assert writes == [] and not target.exists()
+
+
+def test_the_object_starts_nothing_without_a_walk_file(monkeypatch, tmp_path, caplog):
+    monkeypatch.setenv("PROTOQA_CACHE_DIR", str(tmp_path / "empty"))
+    own = WuPalmer(open_wordnet())
+    started: list[str] = []
+    monkeypatch.setattr(subprocess, "Popen", lambda *a, **k: started.append("Popen"))
+    with caplog.at_level("WARNING", logger=wu_palmer.__name__):
+        assert own.walk_table() is None
+        assert own.best_wup(synset_keys("dog"), synset_keys("cat")) == best_wup(synset_keys("dog"), synset_keys("cat"))
+    assert started == [] and not list((tmp_path / "empty").glob("**/wup-walks-*"))
+    (record,) = [r for r in caplog.records if r.name == wu_palmer.__name__]
+    assert "protoqa-eval prepare" in record.getMessage()
 
 
 @pytest.mark.parametrize("stride", [pytest.param(1, marks=pytest.mark.slow), 29])
