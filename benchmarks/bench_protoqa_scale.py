@@ -41,26 +41,53 @@ from typing import Optional
 from process_timing import REPO, extract_revision, run_measured
 
 
-def write_inputs(folder: Path, data_dir: Path, num_questions: int) -> tuple[Path, Path]:
-    """Targets JSONL and predictions JSONL of ``num_questions`` copies of the dev questions."""
+def _tag_words(data_dir: Path) -> list[str]:
+    """The one-word answers of the scraped dev set's clusters (real answer words), sorted."""
+    words = set()
+    for line in (data_dir / "protoqa" / "dev.scraped.jsonl").read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            for cluster in json.loads(line)["answers"]["clusters"].values():
+                words.update(a for a in cluster["answers"] if a.isalpha())
+    return sorted(words)
+
+
+def write_inputs(folder: Path, data_dir: Path, num_questions: int, strings: str = "repeated") -> tuple[Path, Path]:
+    """Targets JSONL and predictions JSONL of ``num_questions`` copies of the dev questions.
+
+    With ``strings="distinct"``, every cluster answer and prediction of copy ``i`` gets one
+    more word, a one-word answer of the scraped dev set picked by ``i``, so that the strings
+    differ from copy to copy (about 1,500 strings times the number of such words) and the
+    similarities' caches fill as on a large set of distinct questions.
+    """
     dev = [
         json.loads(line)
         for line in (data_dir / "protoqa" / "dev.crowdsourced.jsonl").read_text(encoding="utf-8").splitlines()
         if line.strip()
     ]
     predictions = json.loads((data_dir / "protoqa" / "dev.predictions.gpt2finetuned.json").read_text(encoding="utf-8"))
+    tags = _tag_words(data_dir) if strings == "distinct" else []
+
+    def tagged(texts: list[str], i: int) -> list[str]:
+        return [f"{text} {tags[(i * 7919) % len(tags)]}" for text in texts] if tags else texts
+
     targets_path, predictions_path = folder / f"targets.{num_questions}.jsonl", folder / f"preds.{num_questions}.jsonl"
     with open(targets_path, "w", encoding="utf-8") as targets:
         for i in range(num_questions):
             row = dev[i % len(dev)]
             copy = {**row, "metadata": {**row["metadata"], "id": f"{row['metadata']['id']}-{i}"}}
+            if tags:
+                clusters = row["answers"]["clusters"]
+                copy["answers"] = {
+                    **row["answers"],
+                    "clusters": {cid: {**c, "answers": tagged(c["answers"], i)} for cid, c in clusters.items()},
+                }
             targets.write(json.dumps(copy) + "\n")
     order = list(range(num_questions))
     random.Random(0).shuffle(order)
     with open(predictions_path, "w", encoding="utf-8") as preds:
         for i in order:
             qid = dev[i % len(dev)]["metadata"]["id"]
-            preds.write(json.dumps({f"{qid}-{i}": predictions.get(qid, [])}) + "\n")
+            preds.write(json.dumps({f"{qid}-{i}": tagged(predictions.get(qid, []), i)}) + "\n")
     return targets_path, predictions_path
 
 
@@ -118,6 +145,12 @@ def main() -> None:
     parser.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
     parser.add_argument("--sizes", default="10000,100000", help="comma-separated question counts")
     parser.add_argument("--similarities", default="exact_match,wordnet", help="comma-separated similarities")
+    parser.add_argument(
+        "--strings",
+        choices=("repeated", "distinct"),
+        default="repeated",
+        help="the dev set's strings as they are, or made distinct from copy to copy (see write_inputs)",
+    )
     parser.add_argument("--baseline-ref", help="git revision to measure in the same run and compare bit for bit")
     parser.add_argument("--baseline-sizes", default="10000,100000", help="sizes the baseline runs on")
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds before a run is killed")
@@ -134,9 +167,9 @@ def main() -> None:
         baseline = extract_revision(args.baseline_ref, folder) if args.baseline_ref else None
         smallest: dict[tuple[str, str], tuple[int, float, float]] = {}
         for n in sorted(set(sizes) | set(baseline_sizes)):
-            inputs = write_inputs(folder, Path(args.data_dir), n)
+            inputs = write_inputs(folder, Path(args.data_dir), n, args.strings)
             sizes_mb = " and ".join(f"{path.stat().st_size / 2**20:.0f} MB" for path in inputs)
-            print(f"{n:,} questions ({sizes_mb} of targets and predictions):", flush=True)
+            print(f"{n:,} questions ({sizes_mb} of targets and predictions, {args.strings} strings):", flush=True)
             for similarity in similarities:
                 outputs = {}
                 runs = [(f"baseline {args.baseline_ref}", baseline)] if baseline and n in baseline_sizes else []
