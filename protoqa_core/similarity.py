@@ -165,7 +165,9 @@ def exact_match(prediction: str, answer: str) -> float:
     return 1.0 if prediction == answer else 0.0
 
 
-@lru_cache(maxsize=100_000)
+# The caches of what each distinct string offers are capped by their memory: on inputs where
+# every string is new they would otherwise hold hundreds of MB.
+@lru_cache(maxsize=20_000)
 def _spans_with_synsets(tokens: tuple[str, ...]) -> tuple[tuple[int, int, frozenset[SynsetKey]], ...]:
     """Every contiguous group of ``tokens`` that WordNet knows, with its synsets."""
     longest = max_lemma_tokens()
