@@ -31,6 +31,8 @@ import json
 import os
 import re
 import reprlib
+import stat
+import tempfile
 import warnings
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
@@ -53,6 +55,9 @@ __all__ = [
     "read_targets",
     "read_predictions",
     "read_prediction_lists",
+    "read_packed_predictions",
+    "PackedPredictions",
+    "TargetStream",
     "clusters_from_records",
     "question_ids_for",
     "check_answer_list",
@@ -190,6 +195,14 @@ class _Prefixed(io.RawIOBase):
         super().close()
 
 
+def _too_large(limit: int, path: PathLike) -> DataFormatError:
+    return DataFormatError(
+        f"the input is larger than {limit / 2**20:.4g} MB (after decompression); this is refused "
+        f"to keep memory bounded: set {MAX_INPUT_ENV} to a larger number of megabytes to read it",
+        path,
+    )
+
+
 class _Bounded(io.RawIOBase):
     """A stream that fails, naming the file and the cap, once more than ``limit`` bytes come out of it."""
 
@@ -205,11 +218,7 @@ class _Bounded(io.RawIOBase):
         want = min(len(view), self._left + 1)
         data = self._inner.read(want)
         if len(data) > self._left:
-            raise DataFormatError(
-                f"the input is larger than {self._limit / 2**20:.4g} MB (after decompression); this is refused "
-                f"to keep memory bounded: set {MAX_INPUT_ENV} to a larger number of megabytes to read it",
-                self._path,
-            )
+            raise _too_large(self._limit, self._path)
         self._left -= len(data)
         view[: len(data)] = data
         return len(data)
@@ -240,6 +249,11 @@ def _open_binary(path: Path):
     raw = open(path, "rb", buffering=0)
     try:
         head = _read_head(raw, 6)
+        # A plain regular file is refused from its size, before its content is read; gzip and
+        # pipes are counted while they are read (_Bounded).
+        if head[:2] != b"\x1f\x8b" and stat.S_ISREG(os.fstat(raw.fileno()).st_mode):
+            if os.fstat(raw.fileno()).st_size > limit:
+                raise _too_large(limit, path)
         if raw.seekable():
             raw.seek(0)
             stream: Any = raw
@@ -295,11 +309,16 @@ def read_text(path: PathLike) -> str:
     return _decode(data, path, None, first=True)
 
 
-def _iter_text_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """``(line number, text)`` for each line of a UTF-8 (or gzip) file, read as a stream."""
+def _iter_text_lines(path: Path, spool: Optional[Any] = None) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` for each line of a UTF-8 (or gzip) file, read as a stream.
+
+    With ``spool`` (a binary file), every line's bytes, decompressed, are copied there too.
+    """
     try:
         with _open_binary(path) as fh:
             for number, raw in enumerate(fh, start=1):
+                if spool is not None:
+                    spool.write(raw)
                 yield number, _decode(raw, path, number, first=number == 1)
     except (OSError, EOFError, zlib.error) as exc:
         if isinstance(exc, (gzip.BadGzipFile, EOFError, zlib.error)):
@@ -547,8 +566,8 @@ def _question_from_json(obj: Any, path=None, line=None) -> Question:
     return Question(qid, normalized, tuple(clusters), original or normalized, source or "", raw)
 
 
-def _json_lines(path: PathLike) -> Iterator[tuple[int, Any]]:
-    for number, text in _iter_text_lines(Path(path)):
+def _json_lines(path: PathLike, spool: Optional[Any] = None) -> Iterator[tuple[int, Any]]:
+    for number, text in _iter_text_lines(Path(path), spool):
         if text.strip():
             yield number, parse_json(text, path, number)
 
@@ -573,6 +592,100 @@ def read_targets(path: PathLike) -> dict[str, Question]:
     return questions
 
 
+class TargetStream:
+    """A targets file checked whole in a first pass, then read again one question at a time.
+
+    The first pass raises every error :func:`read_targets` raises, with the same message,
+    and keeps only each question's id, first line and whether its clusters total 0. Each
+    iteration reads the file again (a pipe's bytes are copied to an unnamed temporary
+    file in the first pass), so memory does not grow with the number of questions.
+    Iterating after the file changed is an error naming it.
+
+    >>> import tempfile, os
+    >>> name = os.path.join(tempfile.mkdtemp(), "t.jsonl")
+    >>> row = {"metadata": {"id": "q1"}, "question": {"normalized": "name a pet"},
+    ...        "answers": {"clusters": {"q1.0": {"count": 3, "answers": ["dog"]}}}}
+    >>> with open(name, "w") as fh: _ = fh.write(json.dumps(row) + "\\n")
+    >>> targets = TargetStream(name)
+    >>> targets.ids, [q.clusters[0].answers for q in targets]
+    (('q1',), [('dog',)])
+    """
+
+    def __init__(self, path: PathLike):
+        self._spool: Optional[Any] = None
+        self.path = Path(path)
+        _check_file(self.path, "targets")
+        self._stat = self._file_stat()
+        if self._stat is None:
+            self._spool = tempfile.TemporaryFile(prefix="protoqa-targets-")
+        first_line: dict[str, int] = {}
+        zero_total: list[str] = []
+        try:
+            for number, obj in _json_lines(self.path, self._spool):
+                q = _question_from_json(obj, self.path, number)
+                if q.id in first_line:
+                    raise DataFormatError(
+                        f"duplicate question id (first on line {first_line[q.id]})", self.path, number, q.id
+                    )
+                first_line[q.id] = number
+                if q.total_count <= 0:
+                    zero_total.append(q.id)
+        except BaseException:
+            self.close()
+            raise
+        self.ids: tuple[str, ...] = tuple(first_line)
+        """Every question id, in file order."""
+        self.zero_total: tuple[str, ...] = tuple(zero_total)
+        """The ids of the questions whose clusters total 0 (or that have none), in file order."""
+
+    def _file_stat(self) -> Optional[tuple[int, int, int, int]]:
+        """Identity and version of a regular file (which can be read again), None for anything else."""
+        try:
+            st = os.stat(self.path)
+        except OSError as exc:
+            raise _os_error(exc, self.path) from None
+        return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) if stat.S_ISREG(st.st_mode) else None
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __iter__(self) -> Iterator[Question]:
+        if self._spool is not None:
+            self._spool.seek(0)
+            lines: Iterator[tuple[int, str]] = (
+                (number, _decode(raw, self.path, number, first=number == 1))
+                for number, raw in enumerate(self._spool, start=1)
+            )
+        else:
+            if self._file_stat() != self._stat:
+                raise self._changed()
+            lines = _iter_text_lines(self.path)
+        count = 0
+        for number, text in lines:
+            if not text.strip():
+                continue
+            q = _question_from_json(parse_json(text, self.path, number), self.path, number)
+            if count >= len(self.ids) or q.id != self.ids[count]:
+                raise self._changed()
+            count += 1
+            yield q
+        if count != len(self.ids):
+            raise self._changed()
+
+    def _changed(self) -> DataFormatError:
+        return DataFormatError("the file changed while it was read; score it again", self.path)
+
+    def close(self) -> None:
+        """Remove the copy of a piped file (also done when the object is collected)."""
+        if self._spool is not None:
+            self._spool.close()
+            self._spool = None
+
+    def __del__(self) -> None:
+        if hasattr(self, "_spool"):
+            self.close()
+
+
 def _rank_by_count(pairs: Any, path, line, qid) -> list[str]:
     if not isinstance(pairs, list):
         raise DataFormatError("model_answers_with_count must be a list of [answer, count]", path, line, qid)
@@ -595,59 +708,93 @@ def read_prediction_lists(path: PathLike, field: Optional[str] = None) -> dict[s
     >>> read_prediction_lists("../shared/data/cfc/dev.predictions.human.json")["r1q4"][:2]  # doctest: +SKIP
     ['dancing time.', 'it is very good']
     """
-    return {qid: value for qid, (value, _) in _prediction_records(path, field).items()}
+    return {qid: value for qid, value, _ in _prediction_items(path, field)}
 
 
-def _prediction_records(path: PathLike, field: Optional[str]) -> dict[str, tuple[Any, Optional[int]]]:
+def _prediction_objects(path: Path) -> Iterator[tuple[Optional[int], Any]]:
+    """``(line, JSON value)`` of each record: each line of a JSONL file, or one JSON document.
+
+    A file whose first non-blank line is a JSON value on its own is JSONL and is read
+    one line at a time; otherwise it is one document over several lines, read whole.
+    """
+    lines = _iter_text_lines(path)
+    head: list[str] = []
+    number, text = 0, ""
+    while not text.strip():
+        number, text = next(lines, (0, ""))
+        if not number:
+            return
+        head.append(text)
+    try:
+        yield number, parse_json(text, path, number)
+    except MalformedJSONError:
+        whole = "".join(head) + "".join(rest for _, rest in lines)
+        # A one-line file is also a JSONL file: keep its line number for errors.
+        one_line = 1 if "\n" not in whole.strip() else None
+        try:
+            value = parse_json(whole, path, one_line)
+        except MalformedJSONError:
+            # Not one document either: report the first line that is not JSON.
+            for at, line_text in enumerate(whole.split("\n"), start=1):
+                if line_text.strip():
+                    parse_json(line_text, path, at)
+            raise
+        yield one_line, value
+        return
+    for number, text in lines:
+        if text.strip():
+            yield number, parse_json(text, path, number)
+
+
+def _prediction_items(path: PathLike, field: Optional[str]) -> Iterator[tuple[str, Any, Optional[int]]]:
+    """``(question id, value, line)`` of each prediction, in file order, read as a stream.
+
+    Every id is checked to be a string seen once, every value to be a list; only the
+    ids and their lines are kept.
+    """
     path = Path(path)
     _check_file(path, "predictions")
-    text = read_text(path)
-    # A one-line file is also a JSONL file: keep its line number for errors.
-    one_line = 1 if "\n" not in text.strip() else None
-    try:
-        records = [(one_line, parse_json(text, path, one_line))]
-    except MalformedJSONError:
-        records = [
-            (number, parse_json(line_text, path, number))
-            for number, line_text in enumerate(text.split("\n"), start=1)
-            if line_text.strip()
-        ]
+    seen: dict[str, Optional[int]] = {}
 
-    out: dict[str, tuple[Any, Optional[int]]] = {}
-
-    def put(qid: Any, value: Any, line: Optional[int]) -> None:
+    def checked(qid: Any, value: Any, line: Optional[int]) -> tuple[str, Any, Optional[int]]:
         if not isinstance(qid, str):
             raise DataFormatError(f"question id must be a string, got {qid!r}", path, line)
-        if qid in out:
-            first = out[qid][1]
+        if qid in seen:
+            first = seen[qid]
             raise DataFormatError(
                 "duplicate question id" + (f" (first on line {first})" if first else ""), path, line, qid
             )
         if not isinstance(value, list):
             raise DataFormatError(f"answers must be a list, got {type(value).__name__}", path, line, qid)
-        out[qid] = (value, line)
+        seen[qid] = line
+        return qid, value, line
 
-    for line, obj in records:
+    for line, obj in _prediction_objects(path):
         if not isinstance(obj, dict):
             raise DataFormatError(f"expected a JSON object, got {type(obj).__name__}", path, line)
         if "question_id" in obj and "ranked_answers" in obj:
-            put(obj["question_id"], obj["ranked_answers"], line)
+            yield checked(obj["question_id"], obj["ranked_answers"], line)
         elif any(f in obj for f in PREDICTION_FIELDS) and all(isinstance(v, dict) for v in obj.values()):
             chosen = field or next(f for f in PREDICTION_FIELDS if f in obj)
             if chosen not in obj:
                 raise DataFormatError(f"no field {chosen!r}; the file has {sorted(obj)}", path, line)
             for qid, value in obj[chosen].items():
-                put(qid, value, line)
+                yield checked(qid, value, line)
         else:
             for qid, value in obj.items():
-                put(qid, value, line)
-    if not out:
+                yield checked(qid, value, line)
+    if not seen:
         warnings.warn(
             f"{path}: the predictions file holds no predictions; every question will score as unanswered",
             ProtoQAWarning,
             stacklevel=4,
         )
-    return out
+
+
+def _ranked(value: list[Any], path: PathLike, line: Optional[int], qid: str) -> list[str]:
+    if value and all(isinstance(v, list) for v in value):
+        return _rank_by_count(value, path, line, qid)
+    return list(_check_answers(value, "answers", path, line, qid))
 
 
 def read_predictions(path: PathLike, field: Optional[str] = None) -> dict[str, list[str]]:
@@ -660,12 +807,58 @@ def read_predictions(path: PathLike, field: Optional[str] = None) -> dict[str, l
     >>> preds["r1q1"][:2]  # doctest: +SKIP
     ['age', 'name']
     """
-    out: dict[str, list[str]] = {}
-    for qid, (value, line) in _prediction_records(path, field).items():
-        if value and all(isinstance(v, list) for v in value):
-            out[qid] = _rank_by_count(value, path, line, qid)
-        else:
-            out[qid] = list(_check_answers(value, "answers", path, line, qid))
+    return {qid: _ranked(value, path, line, qid) for qid, value, line in _prediction_items(path, field)}
+
+
+class PackedPredictions(Mapping[str, list[str]]):
+    """Ranked answer lists held packed: one compact UTF-8 JSON ``bytes`` per question.
+
+    What :func:`read_packed_predictions` returns: a read-only mapping like the one of
+    :func:`read_predictions` whose values are decoded when asked for, so that holding
+    every prediction costs about the bytes of its answers plus some 150 bytes per question.
+
+    >>> packed = PackedPredictions({"q1": ["dog", "cat"]})
+    >>> packed["q1"], list(packed), len(packed)
+    (['dog', 'cat'], ['q1'], 1)
+    """
+
+    def __init__(self, lists: Optional[Mapping[str, Sequence[str]]] = None):
+        self._packed: dict[str, bytes] = {}
+        for qid, answers in (lists or {}).items():
+            self.add(qid, answers)
+
+    def add(self, qid: str, answers: Sequence[str]) -> None:
+        """Hold ``answers`` under ``qid`` (an id already held is an error: nothing is overwritten)."""
+        if qid in self._packed:
+            raise DataFormatError("duplicate question id", question_id=qid)
+        self._packed[qid] = json.dumps(list(answers), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+    def __getitem__(self, qid: str) -> list[str]:
+        return json.loads(self._packed[qid])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._packed)
+
+    def __len__(self) -> int:
+        return len(self._packed)
+
+    def __contains__(self, qid: object) -> bool:
+        return qid in self._packed
+
+
+def read_packed_predictions(path: PathLike, field: Optional[str] = None) -> PackedPredictions:
+    """:func:`read_predictions` read as a stream into a :class:`PackedPredictions`.
+
+    The same lists, the same order and the same errors; a JSONL file is never held
+    whole, and each list is kept packed.
+
+    >>> preds = read_packed_predictions("../shared/data/protoqa/dev.predictions.gpt2finetuned.json")  # doctest: +SKIP
+    >>> preds["r1q1"][:2]  # doctest: +SKIP
+    ['age', 'name']
+    """
+    out = PackedPredictions()
+    for qid, value, line in _prediction_items(path, field):
+        out.add(qid, _ranked(value, path, line, qid))
     return out
 
 

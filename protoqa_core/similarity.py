@@ -165,7 +165,9 @@ def exact_match(prediction: str, answer: str) -> float:
     return 1.0 if prediction == answer else 0.0
 
 
-@lru_cache(maxsize=100_000)
+# The caches of what each distinct string offers are capped by their memory: on inputs where
+# every string is new they would otherwise hold hundreds of MB.
+@lru_cache(maxsize=20_000)
 def _spans_with_synsets(tokens: tuple[str, ...]) -> tuple[tuple[int, int, frozenset[SynsetKey]], ...]:
     """Every contiguous group of ``tokens`` that WordNet knows, with its synsets."""
     longest = max_lemma_tokens()
@@ -188,7 +190,8 @@ class _SpanIndex:
     by_synset: dict[SynsetKey, tuple[tuple[int, int], ...]]
 
 
-@lru_cache(maxsize=100_000)
+# About 2 KB an entry: the cap keeps this cache near 40 MB on inputs with many distinct strings.
+@lru_cache(maxsize=20_000)
 def _span_index(tokens: tuple[str, ...]) -> _SpanIndex:
     positions: dict[str, list[int]] = {}
     for i, tok in enumerate(tokens):
@@ -212,7 +215,7 @@ def _equal_token_pairs(
     )
 
 
-@lru_cache(maxsize=500_000)
+@lru_cache(maxsize=100_000)
 def _wordnet_tokens_similarity(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[float, bool]:
     """``(value, exact)`` of the WordNet partition similarity of two token tuples."""
     if a == b:
@@ -273,7 +276,8 @@ def _bounded(
     return value
 
 
-@lru_cache(maxsize=50_000)
+# About 1 KB an entry (one per cluster): capped near 10 MB.
+@lru_cache(maxsize=10_000)
 def _answers_offer(answers: tuple[str, ...]) -> tuple[frozenset, frozenset]:
     """Every synset and token that any answer of a cluster can match on."""
     synsets: set = set()

@@ -87,7 +87,7 @@ def normalize_prediction(answer: str, max_chars: int = MAX_PREDICTION_CHARS) -> 
     return normalize_unicode(answer).lower()[:max_chars].strip()
 
 
-@lru_cache(maxsize=200_000)
+@lru_cache(maxsize=50_000)
 def content_tokens(text: str) -> tuple[str, ...]:
     """Treebank-style word tokens of ``text`` with the English stopwords removed.
 

@@ -15,8 +15,11 @@ from protoqa_core import __version__
 from protoqa_core.readers import (
     Cluster,
     DataFormatError,
+    PackedPredictions,
     Question,
+    TargetStream,
     clusters_from_records,
+    read_packed_predictions,
     read_predictions,
     read_targets,
 )
@@ -61,6 +64,9 @@ __all__ = [
     "clusters_from_records",
     "read_predictions",
     "read_targets",
+    "TargetStream",
+    "PackedPredictions",
+    "read_packed_predictions",
     "question_from_row",
     "questions_from_rows",
     "QuestionScore",

@@ -41,7 +41,7 @@ from protoqa_core.cli_io import (
 )
 from protoqa_core.cli_options import add_input_options
 from protoqa_core.ids import reconcile_ids
-from protoqa_core.readers import DataFormatError, read_predictions, read_targets
+from protoqa_core.readers import DataFormatError, TargetStream, read_packed_predictions
 from protoqa_core.significance import compare_paired
 from protoqa_core.similarity import ALL_SIMILARITIES, SIMILARITIES
 from protoqa_core.wordnet_files import WORDNET_DIR_ENV, WordNetUnavailableError
@@ -50,6 +50,7 @@ from protoqa_core.wordnet_lookup import open_wordnet
 from . import __version__
 from .metric import ProtoQA
 from .metric_set import EvaluationResult, ProtoQAWarning, format_table, metric_specs
+from .scoring import QuestionScore
 
 __all__ = ["main", "build_parser", "parse_args", "COMMANDS", "DESCRIPTION"]
 
@@ -170,22 +171,25 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     return build_parser().parse_args(args)
 
 
-def _per_question_records(sim: str, result: EvaluationResult):
-    for qid, by_metric in result.per_question.items():
-        yield {
-            "id": qid,
-            "similarity": sim,
-            "scores": {m: qs.score for m, qs in by_metric.items()},
-            "details": {
-                m: {
-                    "raw_score": qs.raw_score,
-                    "oracle_score": qs.oracle_score,
-                    "predictions": list(qs.predictions),
-                    "assigned_cluster": list(qs.assignment),
-                }
-                for m, qs in by_metric.items()
-            },
-        }
+def _per_question_record(sim: str, qid: str, by_metric: dict[str, QuestionScore]) -> dict:
+    return {
+        "id": qid,
+        "similarity": sim,
+        "scores": {m: qs.score for m, qs in by_metric.items()},
+        "details": {
+            m: {
+                "raw_score": qs.raw_score,
+                "oracle_score": qs.oracle_score,
+                "predictions": list(qs.predictions),
+                "assigned_cluster": list(qs.assignment),
+            }
+            for m, qs in by_metric.items()
+        },
+    }
+
+
+def _ignore(qid: str, by_metric: dict[str, QuestionScore]) -> None:
+    """The sink of questions whose details nobody reads: the result keeps their scores only."""
 
 
 def _encoder_options(similarity: str, args: argparse.Namespace) -> dict:
@@ -211,17 +215,18 @@ def _compare(args: argparse.Namespace) -> int:
             all_stopword_match=not args.all_stopwords_zero,
             **_encoder_options(args.similarity, args),
         )
-        targets = read_targets(args.targets)
+        targets = TargetStream(args.targets)
         runs = []
         for path in (args.predictions_a, args.predictions_b):
-            predictions = read_predictions(path, args.field)
-            reconcile_ids(targets, predictions, ignore_unknown=args.ignore_unknown, path=path)
-            runs.append(protoqa.evaluate(targets, predictions, ignore_unknown=args.ignore_unknown))
+            predictions = read_packed_predictions(path, args.field)
+            reconcile_ids(targets.ids, predictions, ignore_unknown=args.ignore_unknown, path=path)
+            runs.append(protoqa.evaluate(targets, predictions, ignore_unknown=args.ignore_unknown, on_question=_ignore))
+            del predictions
     except (DataFormatError, FileNotFoundError, WordNetUnavailableError, ValueError) as exc:
         print(f"protoqa-eval compare: error: {exc}", file=sys.stderr)
         return 2
     a, b = runs
-    if not a.per_question:
+    if not a.num_questions:
         print(
             f"protoqa-eval compare: error: {args.targets}: no question to compare on "
             "(no question has answer clusters with a count above 0)",
@@ -231,8 +236,8 @@ def _compare(args: argparse.Namespace) -> int:
     table = {}
     for metric in a.scores:
         r = compare_paired(
-            {q: s[metric].score for q, s in a.per_question.items()},
-            {q: s[metric].score for q, s in b.per_question.items()},
+            dict(zip(a.question_ids, a.question_scores[metric], strict=True)),
+            dict(zip(b.question_ids, b.question_scores[metric], strict=True)),
             resamples=args.resamples,
             seed=args.seed,
         )
@@ -302,8 +307,10 @@ def _evaluate(args: argparse.Namespace) -> int:
             if args.per_question
             else None
         )
-        targets = read_targets(args.targets)
-        predictions = read_predictions(args.predictions, args.field)
+        # The targets are checked whole, then read again one question at a time; the
+        # predictions are held packed (docs/protoqa-metric.md: the memory bound).
+        targets = TargetStream(args.targets)
+        predictions = read_packed_predictions(args.predictions, args.field)
         if any(s in SIMILARITIES and SIMILARITIES[s].uses_wordnet for s in similarities):
             open_wordnet(args.wordnet_dir)
         if args.encoder is not None and "roberta" not in similarities:
@@ -318,16 +325,36 @@ def _evaluate(args: argparse.Namespace) -> int:
             for sim in similarities
         }
         # The gate names the predictions file; the library repeats it per similarity.
-        reconcile_ids(targets, predictions, ignore_unknown=args.ignore_unknown, path=args.predictions)
+        ids = reconcile_ids(targets.ids, predictions, ignore_unknown=args.ignore_unknown, path=args.predictions)
+        left_out = set(targets.zero_total) | (set(ids.missing) if args.only_predicted else set())
+        to_score = sum(1 for qid in targets.ids if qid not in left_out)
         results: dict[str, EvaluationResult] = {}
-        for sim in similarities:
-            results[sim] = configured[sim].evaluate(
-                targets,
-                predictions,
-                only_predicted=args.only_predicted,
-                ignore_unknown=args.ignore_unknown,
-                progress=args.progress,
-            )
+
+        def score(sink) -> None:
+            for sim in similarities:
+                on_question = _ignore if sink is None else lambda qid, by_metric, sim=sim: sink(sim, qid, by_metric)
+                results[sim] = configured[sim].evaluate(
+                    targets,
+                    predictions,
+                    only_predicted=args.only_predicted,
+                    ignore_unknown=args.ignore_unknown,
+                    progress=args.progress,
+                    on_question=on_question,
+                )
+
+        if per_question is not None and to_score:
+            # Each question's record is written as soon as it is scored, into a temporary
+            # file that replaces the output only when every similarity has scored.
+            def write(fh) -> None:
+                def sink(sim: str, qid: str, by_metric: dict[str, QuestionScore]) -> None:
+                    record = _per_question_record(sim, qid, by_metric)
+                    fh.write(json.dumps(finite_json(record), allow_nan=False) + "\n")
+
+                score(sink)
+
+            write_output_file(per_question, write)
+        else:
+            score(None)
     except (DataFormatError, FileNotFoundError, WordNetUnavailableError, ValueError) as exc:
         print(f"protoqa-eval: error: {exc}", file=sys.stderr)
         return 2
@@ -342,15 +369,8 @@ def _evaluate(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-
-    if per_question is not None:
-
-        def write(fh) -> None:
-            for sim, result in results.items():
-                for record in _per_question_records(sim, result):
-                    fh.write(json.dumps(finite_json(record), allow_nan=False) + "\n")
-
-        write_output_file(per_question, write)
+    if per_question is not None and not to_score:
+        write_output_file(per_question, lambda fh: None)
     if args.json:
         for result in results.values():
             print(json.dumps(finite_json(result.as_dict()), allow_nan=False))

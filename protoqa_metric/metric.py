@@ -10,11 +10,20 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from array import array
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Optional, Union
 
 from protoqa_core.ids import reconcile_ids
-from protoqa_core.readers import Cluster, DataFormatError, ProtoQAWarning, Question, preview_ids
+from protoqa_core.readers import (
+    Cluster,
+    DataFormatError,
+    PackedPredictions,
+    ProtoQAWarning,
+    Question,
+    TargetStream,
+    preview_ids,
+)
 from protoqa_core.signature import make_signature
 from protoqa_core.similarity import QUESTION_SIMILARITIES, Similarity, get_similarity, question_similarity
 from protoqa_core.text import normalize_prediction
@@ -191,18 +200,21 @@ class ProtoQA:
 
     def evaluate(
         self,
-        targets: Union[Mapping[str, Question], Sequence[Question]],
+        targets: Union[Mapping[str, Question], Sequence[Question], TargetStream],
         predictions: Mapping[str, Sequence[str]],
         *,
         only_predicted: bool = False,
         ignore_unknown: bool = False,
         progress: bool = False,
+        on_question: Optional[Callable[[str, dict[str, QuestionScore]], None]] = None,
     ) -> EvaluationResult:
         """Score ranked answer lists against a set of questions and average over questions.
 
         Args:
-            targets: questions with clusters (as from :func:`~protoqa_core.readers.read_targets`).
-            predictions: question id -> ranked answers.
+            targets: questions with clusters (as from :func:`~protoqa_core.readers.read_targets`),
+                or a :class:`~protoqa_core.readers.TargetStream`, read one question at a time.
+            predictions: question id -> ranked answers (a
+                :class:`~protoqa_core.readers.PackedPredictions` holds them compactly).
             only_predicted: average only over questions that have predictions (the
                 reference evaluator's behaviour). By default a question without
                 predictions scores 0 and is named in a warning.
@@ -210,6 +222,9 @@ class ProtoQA:
                 instead of raising :class:`DataFormatError` (see
                 :func:`protoqa_core.ids.reconcile_ids`).
             progress: show a progress bar on stderr (when stderr is a terminal).
+            on_question: called with each question's id and scores as soon as it is scored;
+                then the result keeps no :class:`QuestionScore` (``per_question`` is empty),
+                only each question's id and scores (``question_ids``, ``question_scores``).
 
         >>> qs = [Question("q1", "name a pet", (Cluster("q1.0", ("dog",), 6), Cluster("q1.1", ("cat",), 4)))]
         >>> r = ProtoQA("exact_match").evaluate(qs, {"q1": ["cat", "dog"]})
@@ -217,21 +232,35 @@ class ProtoQA:
         (0.6666666666666666, 1.0)
         >>> r.signature == ProtoQA("exact_match").signature(1)
         True
+        >>> seen = []
+        >>> ProtoQA("exact_match").evaluate(qs, {"q1": ["cat"]}, on_question=lambda q, s: seen.append(q)).per_question
+        {}
+        >>> seen
+        ['q1']
         """
-        questions = dict(targets) if isinstance(targets, Mapping) else {q.id: q for q in targets}
-        ids = reconcile_ids(questions, predictions, ignore_unknown=ignore_unknown)
+        questions: Iterable[Question]
+        if isinstance(targets, TargetStream):
+            target_ids: Sequence[str] = targets.ids
+            skipped = list(targets.zero_total)
+            questions = targets
+        else:
+            by_id = dict(targets) if isinstance(targets, Mapping) else {q.id: q for q in targets}
+            target_ids = list(by_id)
+            skipped = [qid for qid, q in by_id.items() if q.total_count <= 0]
+            questions = by_id.values()
+        ids = reconcile_ids(target_ids, predictions, ignore_unknown=ignore_unknown)
         if ids.message:
             _warn(ids.message)
-        for qid, answers in predictions.items():
-            if isinstance(answers, str) or not isinstance(answers, Sequence):
-                raise DataFormatError(
-                    f"answers must be a list of strings, got {type(answers).__name__}", question_id=qid
-                )
-            for a in answers:
-                if not isinstance(a, str):
-                    raise DataFormatError(f"answers must be strings, found {type(a).__name__}", question_id=qid)
+        if not isinstance(predictions, PackedPredictions):  # read and checked by its reader
+            for qid, answers in predictions.items():
+                if isinstance(answers, str) or not isinstance(answers, Sequence):
+                    raise DataFormatError(
+                        f"answers must be a list of strings, got {type(answers).__name__}", question_id=qid
+                    )
+                for a in answers:
+                    if not isinstance(a, str):
+                        raise DataFormatError(f"answers must be strings, found {type(a).__name__}", question_id=qid)
 
-        skipped = [qid for qid, q in questions.items() if q.total_count <= 0]
         if skipped:
             _warn(f"left out {len(skipped)} question(s) whose clusters total 0: {preview_ids(skipped)}")
         left_out = set(skipped)
@@ -248,19 +277,28 @@ class ProtoQA:
         sim = self.similarity
         if only_predicted:
             left_out.update(missing)
-        scored_ids = [qid for qid in questions if qid not in left_out]
-        iterator: Iterable[str] = scored_ids
+        scored: Iterable[Question] = (q for q in questions if q.id not in left_out)
         if progress:
             from tqdm.auto import tqdm
 
-            iterator = tqdm(scored_ids, desc=f"scoring ({sim.name})", unit="question", leave=False, disable=None)
+            total = sum(1 for qid in target_ids if qid not in left_out)
+            scored = tqdm(scored, total=total, desc=f"scoring ({sim.name})", unit="question", leave=False, disable=None)
         per_question: dict[str, dict[str, QuestionScore]] = {}
+        scored_ids: list[str] = []
+        question_scores = {m.name: array("d") for m in self.metrics}
         approximated = 0
-        for qid in iterator:
-            q = questions[qid]
+        for q in scored:
+            qid = q.id
             cut: list[tuple[int, int]] = []
             preds = [normalize_prediction(a) for a in predictions.get(qid, ())]
-            per_question[qid] = self._score_normalized(preds, q, cut)
+            by_metric = self._score_normalized(preds, q, cut)
+            scored_ids.append(qid)
+            for name, qs in by_metric.items():
+                question_scores[name].append(qs.score)
+            if on_question is None:
+                per_question[qid] = by_metric
+            else:
+                on_question(qid, by_metric)
             if cut:
                 approximated += len(cut)
                 _warn(
@@ -268,15 +306,12 @@ class ProtoQA:
                     f"{preview_ids(sorted({q.clusters[j].id for _, j in cut}))} (a string over "
                     "the token limit, or the search budget ran out; see protoqa_core.similarity)"
                 )
-        n = len(per_question)
-        scores = {
-            m.name: (math.fsum(per_question[qid][m.name].score for qid in per_question) / n if n else 0.0)
-            for m in self.metrics
-        }
+        n = len(scored_ids)
+        scores = {name: (math.fsum(values) / n if n else 0.0) for name, values in question_scores.items()}
         uncounted = 0
         exact_match_only: Optional[bool] = None
         if self._per_question is not None:
-            uncounted = len(self._per_question.uncounted & set(per_question))
+            uncounted = len(self._per_question.uncounted & set(scored_ids))
             self._per_question.uncounted.clear()
             if uncounted:
                 _warn(
@@ -286,7 +321,16 @@ class ProtoQA:
             exact_match_only = self._exact_match_only()
         signature = self.signature(n, "skip" if only_predicted else "zero", approximated, uncounted)
         return EvaluationResult(
-            scores, per_question, n, missing, skipped, list(ids.ignored), signature, exact_match_only
+            scores,
+            per_question,
+            n,
+            missing,
+            skipped,
+            list(ids.ignored),
+            signature,
+            question_ids=scored_ids,
+            question_scores=question_scores,
+            exact_match_only=exact_match_only,
         )
 
     def _exact_match_only(self) -> bool:

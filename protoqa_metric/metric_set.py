@@ -6,6 +6,7 @@ set, so asking for all ten metrics costs little more than asking for one.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
@@ -102,6 +103,9 @@ class EvaluationResult:
         ignored: prediction ids not among the targets (when ignored).
         signature: reproducibility signature, e.g.
             ``sim:wordnet|stop:match|metrics:standard|missing:zero|n:52|wordnet:3.0|version:0.1.0``.
+        question_ids: the scored question ids, in the order they were scored.
+        question_scores: metric name -> each scored question's score, in ``question_ids``
+            order (8 bytes a question: what a bootstrap needs when ``per_question`` is not kept).
         exact_match_only: learned similarities (``roberta``) only, else None: True when
             some predictions were not a cluster string of their question and the
             similarity sent none of them to a cluster, so that on these targets it
@@ -115,6 +119,8 @@ class EvaluationResult:
     skipped: list[str] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)
     signature: str = ""
+    question_ids: list[str] = field(default_factory=list)
+    question_scores: dict[str, array] = field(default_factory=dict)
     exact_match_only: Optional[bool] = None
 
     def as_dict(self) -> dict[str, Any]:
