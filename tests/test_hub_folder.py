@@ -275,6 +275,9 @@ def wheel_venv(tmp_path_factory):
         capture_output=True,
         text=True,
         timeout=1200,
+        # A PYTHONPATH holding a source tree with its egg-info would make pip take the
+        # project as installed already and skip the wheel.
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
     )
     if install.returncode != 0 and re.search(r"(?i)connection|resolve host|network is unreachable", install.stderr):
         pytest.skip("the package index is not reachable: " + install.stderr.strip().splitlines()[-1])

@@ -222,10 +222,11 @@ def test_default_setting_with_the_real_minilm_model(cfc_dev, monkeypatch, tmp_pa
         "clustering:auto->gmeans(k_init=8,k_max=20,seed=0,alpha=0.0001)|"
         "embedder:all-MiniLM-L6-v2@package|matching:wordnet"
     )
-    # G-means makes about four clusters per question here, so one cluster costs less than
-    # under the finer HAC clusters, but still far more than answering like the crowd.
-    assert perfect.kl < 0.05 < 0.2 < narrow.kl
-    assert narrow.kl > 10 * perfect.kl
+    # G-means from eight centers makes about eight clusters per question here; answering like
+    # the crowd still costs a little (a string WordNet-matches more than one cluster), one
+    # cluster far more.
+    assert perfect.kl < 0.1 < 0.2 < narrow.kl
+    assert narrow.kl > 5 * perfect.kl
     assert perfect.human_clusters_per_question is None and perfect.clusters_per_question >= 1
     explicit = ProbEval("gmeans").evaluate(raw, human_answers_as_samples(subset))
     assert explicit.per_question == perfect.per_question
