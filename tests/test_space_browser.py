@@ -400,7 +400,8 @@ def test_leaderboard_tab_shows_the_shipped_boards_and_ranks_an_upload(running_ap
     upload = tmp_path / "mine.jsonl"
     shutil.copy(SHARED_DATA / "cfc" / "test.samples.gpt2-xl.oneshot.jsonl", upload)
     browser.find_element(By.CSS_SELECTOR, "#leaderboard-upload input[type=file]").send_keys(str(upload))
-    wait.until(lambda d: "mine.jsonl" in d.find_element(By.ID, "leaderboard-upload").text)
+    # Gradio shows a file's stem and extension in separate elements: its name is their joined text.
+    wait.until(lambda d: "mine.jsonl" in d.find_element(By.ID, "leaderboard-upload").text.replace("\n", ""))
     browser.find_element(By.ID, "leaderboard-rank").click()
     wait.until(
         lambda d: "mine (uploaded)" in d.find_element(By.ID, "leaderboard-table").text,
