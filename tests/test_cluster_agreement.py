@@ -111,13 +111,16 @@ def test_committed_report_names_the_protocol_file_it_ran_under():
 
 
 def test_documents_state_the_cluster_claims_of_the_committed_report():
-    from studies.validation.cluster_report import CLUSTER_CLAIM_FILES, cluster_claims, rewrite_cluster_claims
+    from studies.validation.claims import rewrite_claims
+    from studies.validation.cluster_report import CLUSTER_CLAIM_FILES, cluster_claims
 
     claims = cluster_claims(json.loads((ROOT / "studies/reports/clusters.json").read_text(encoding="utf-8")))
     for name in CLUSTER_CLAIM_FILES:
         text = (ROOT / name).read_text(encoding="utf-8")
         assert "<!-- clusters:headline -->" in text, name
-        assert rewrite_cluster_claims(text, claims) == text, f"{name}: run python -m studies.validation clusters"
+        assert rewrite_claims(text, claims, marker="clusters") == text, (
+            f"{name}: run python -m studies.validation clusters"
+        )
 
 
 AUDIT_SCRIPT = r"""

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Optional, Union
 
-__all__ = ["CLAIM_FILES", "claim_texts", "rewrite_claims", "write_claims"]
+__all__ = ["CLAIM_FILES", "claim_texts", "rewrite_claims", "rewrite_claim_files", "write_claims"]
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The documents whose marked claims are rewritten, relative to the checkout.
@@ -69,20 +69,39 @@ def claim_texts(table: Mapping[str, Any]) -> dict[str, str]:
     return {"default": default, "levers": levers}
 
 
-def rewrite_claims(text: str, claims: Mapping[str, str]) -> str:
-    """``text`` with every marked claim replaced (a marker naming an unknown claim is a ValueError).
+def rewrite_claims(text: str, claims: Mapping[str, str], marker: str = "claims") -> str:
+    """``text`` with every claim marked ``<!-- MARKER:name -->`` replaced (an unknown name is a ValueError).
 
     >>> rewrite_claims("a <!-- claims:x -->old<!-- /claims:x --> b", {"x": "new"})
     'a <!-- claims:x -->new<!-- /claims:x --> b'
+    >>> rewrite_claims("<!-- clusters:x -->old<!-- /clusters:x -->", {"x": "new"}, marker="clusters")
+    '<!-- clusters:x -->new<!-- /clusters:x -->'
     """
 
     def replace(match: re.Match[str]) -> str:
         name = match.group(1)
         if name not in claims:
-            raise ValueError(f"unknown claim marker {name!r}; known: {', '.join(sorted(claims))}")
-        return f"<!-- claims:{name} -->{claims[name]}<!-- /claims:{name} -->"
+            raise ValueError(f"unknown claim marker {marker}:{name!r}; known: {', '.join(sorted(claims))}")
+        return f"<!-- {marker}:{name} -->{claims[name]}<!-- /{marker}:{name} -->"
 
-    return re.sub(r"<!-- claims:([\w-]+) -->.*?<!-- /claims:\1 -->", replace, text, flags=re.S)
+    return re.sub(
+        rf"<!-- {re.escape(marker)}:([\w-]+) -->.*?<!-- /{re.escape(marker)}:\1 -->", replace, text, flags=re.S
+    )
+
+
+def rewrite_claim_files(
+    files: Sequence[Union[str, Path]], claims: Mapping[str, str], marker: str = "claims"
+) -> list[Path]:
+    """Rewrite the claims marked ``marker`` in each of ``files``; returns the files that changed."""
+    changed = []
+    for name in files:
+        path = Path(name)
+        before = path.read_text(encoding="utf-8")
+        after = rewrite_claims(before, claims, marker)
+        if after != before:
+            path.write_text(after, encoding="utf-8")
+            changed.append(path)
+    return changed
 
 
 def write_claims(validation_json: Union[str, Path], files: Sequence[Union[str, Path]] = ()) -> list[Path]:
@@ -91,13 +110,4 @@ def write_claims(validation_json: Union[str, Path], files: Sequence[Union[str, P
     table = json.loads(Path(validation_json).read_text(encoding="utf-8"))
     if "system_level" not in table:
         raise ValueError(f"{validation_json}: no system_level figures (run the study without --no-systems)")
-    claims = claim_texts(table)
-    changed = []
-    for name in files or [ROOT / f for f in CLAIM_FILES]:
-        path = Path(name)
-        before = path.read_text(encoding="utf-8")
-        after = rewrite_claims(before, claims)
-        if after != before:
-            path.write_text(after, encoding="utf-8")
-            changed.append(path)
-    return changed
+    return rewrite_claim_files(files or [ROOT / f for f in CLAIM_FILES], claim_texts(table))

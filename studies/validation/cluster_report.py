@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Optional, Union
+
+from .claims import rewrite_claim_files
 
 __all__ = [
     "CLUSTER_CLAIM_FILES",
     "cluster_markdown",
     "cluster_claims",
-    "rewrite_cluster_claims",
     "write_cluster_study",
     "write_cluster_claims",
 ]
@@ -139,34 +139,10 @@ def cluster_claims(result: Mapping[str, Any]) -> dict[str, str]:
     return {"headline": "".join(parts).strip()}
 
 
-def rewrite_cluster_claims(text: str, claims: Mapping[str, str]) -> str:
-    """``text`` with every marked cluster-level claim replaced (an unknown name is a ValueError).
-
-    >>> rewrite_cluster_claims("a <!-- clusters:x -->old<!-- /clusters:x --> b", {"x": "new"})
-    'a <!-- clusters:x -->new<!-- /clusters:x --> b'
-    """
-
-    def replace(match: re.Match[str]) -> str:
-        name = match.group(1)
-        if name not in claims:
-            raise ValueError(f"unknown clusters marker {name!r}; known: {', '.join(sorted(claims))}")
-        return f"<!-- clusters:{name} -->{claims[name]}<!-- /clusters:{name} -->"
-
-    return re.sub(r"<!-- clusters:([\w-]+) -->.*?<!-- /clusters:\1 -->", replace, text, flags=re.S)
-
-
 def write_cluster_claims(clusters_json: Union[str, Path], files: Sequence[Union[str, Path]] = ()) -> list[Path]:
     """Rewrite the marked claims of ``files`` (default :data:`CLUSTER_CLAIM_FILES`); returns those that changed."""
     claims = cluster_claims(json.loads(Path(clusters_json).read_text(encoding="utf-8")))
-    changed = []
-    for name in files or [ROOT / f for f in CLUSTER_CLAIM_FILES]:
-        path = Path(name)
-        before = path.read_text(encoding="utf-8")
-        after = rewrite_cluster_claims(before, claims)
-        if after != before:
-            path.write_text(after, encoding="utf-8")
-            changed.append(path)
-    return changed
+    return rewrite_claim_files(files or [ROOT / f for f in CLUSTER_CLAIM_FILES], claims, marker="clusters")
 
 
 def _metric_row(label: str, fig: Mapping[str, Any]) -> str:
