@@ -42,7 +42,7 @@ class Registry(Mapping[str, T], Generic[T]):
     >>> MODES.add("fast", 2)
     Traceback (most recent call last):
     ...
-    ValueError: a mode named 'fast' is registered already
+    ValueError: the mode name 'fast' is registered already
     >>> dict(MODES), MODES.names()
     ({'fast': 1}, ('fast',))
     """
@@ -66,7 +66,7 @@ class Registry(Mapping[str, T], Generic[T]):
         '#f00'
         """
         if name in self._items:
-            raise ValueError(f"a {self.kind} named {name!r} is registered already")
+            raise ValueError(f"the {self.kind} name {name!r} is registered already")
         if self._check is not None:
             self._check(name, plugin)  # type: ignore[arg-type]
         self._items[name] = plugin  # type: ignore[assignment]
