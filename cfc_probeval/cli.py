@@ -42,7 +42,8 @@ from .defaults import AUTO, DEFAULTS, HAC_METHODS
 from .errors import DataFormatError, ProbEvalWarning
 from .inputs import SAMPLE_FIELDS, read_ground_truth, read_samples, reconcile_sample_ids, sample_fields
 from .matching import MATCHINGS
-from .probeval import CLUSTERING_CHOICES, ProbEvalResult, evaluate_probeval
+from .probeval import CLUSTERING_CHOICES, evaluate_probeval
+from .results import ProbEvalResult
 
 __all__ = ["main", "build_parser", "build_compare_parser", "parse_args", "write_per_question", "COMMANDS"]
 
@@ -126,7 +127,7 @@ def _add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--matching",
-        choices=MATCHINGS,
+        choices=MATCHINGS.names(),
         default=DEFAULTS.matching,
         help=f"how samples are matched to clusters (default {DEFAULTS.matching})",
     )
@@ -283,7 +284,7 @@ def _add_compare_arguments(parser: argparse.ArgumentParser) -> None:
         default=AUTO,
         help="as for probeval (default auto: the targets' human clusters when they have them)",
     )
-    parser.add_argument("--matching", choices=MATCHINGS, default=DEFAULTS.matching)
+    parser.add_argument("--matching", choices=MATCHINGS.names(), default=DEFAULTS.matching)
     parser.add_argument("--embedder", default=None)
     parser.add_argument("--model-dir", default=None)
     parser.add_argument("--field", choices=SAMPLE_FIELDS, default=None)
