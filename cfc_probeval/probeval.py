@@ -187,8 +187,9 @@ class ProbEval:
         self._embedder_spec, self._model_dir, self._seed = embedder, model_dir, seed
         self._resolutions: dict[str, ProbEval] = {}
         if isinstance(clustering, str):
-            if clustering not in CLUSTERING_CHOICES:
-                raise ValueError(f"unknown clustering {clustering!r}; choose one of {', '.join(CLUSTERING_CHOICES)}")
+            if clustering != AUTO and clustering not in CLUSTERINGS:  # the registry now, with any added since
+                choices = ", ".join((AUTO, *CLUSTERINGS.names()))
+                raise ValueError(f"unknown clustering {clustering!r}; choose one of {choices}")
             self.clustering_name = clustering
             # ``auto`` has no clusterer of its own: :meth:`resolved` picks one per data set.
             self.clusterer = (
@@ -382,24 +383,66 @@ class ProbEval:
         if ids.message:
             _warn(ids.message)
         parsed = {qid: sample_counts(v, question_id=qid) for qid, v in samples.items() if qid in truths}
+        scored, skipped, empty = self._questions_to_score(truths, parsed, only_sampled)
+        embedded_before = self.embedder.num_embedded if self.embedder else 0
+        pairs_before = self.matcher.num_pairs_scored if isinstance(self.matcher, WordNetMatcher) else 0
+        questions, distinct_samples, approximated = self._score_questions(truths, parsed, scored, progress)
+        per_question = {qid: q.kl for qid, q in questions.items()}
+        mean = math.fsum(per_question.values()) / len(per_question) if per_question else math.nan
+        stats = {
+            "strings_embedded": (self.embedder.num_embedded if self.embedder else 0) - embedded_before,
+            "wordnet_pairs_scored": (
+                self.matcher.num_pairs_scored - pairs_before if isinstance(self.matcher, WordNetMatcher) else 0
+            ),
+            "samples": sum(q.num_samples for q in questions.values()),
+            "distinct_samples": distinct_samples,
+            "ground_truth_answers": sum(len(truths[qid].answer_counts) for qid in questions),
+        }
+        return ProbEvalResult(
+            mean,
+            per_question,
+            questions,
+            len(questions),
+            self.signature(
+                len(questions),
+                "skip" if only_sampled else "empty",
+                answer_counts_label([truths[qid] for qid in questions]),
+                approximated,
+            ),
+            empty,
+            skipped,
+            list(ids.ignored),
+            stats,
+            *_clusters_per_question(questions, truths),
+        )
 
+    def _questions_to_score(
+        self, truths: Mapping[str, GroundTruth], parsed: Mapping[str, Any], only_sampled: bool
+    ) -> tuple[list[str], list[str], list[str]]:
+        """The questions :meth:`evaluate` scores, those it leaves out, and those scored without samples,
+        each group named in a warning (pointing at the caller of :meth:`evaluate`)."""
         skipped = [qid for qid, t in truths.items() if not (t.total > 0 and (t.clusters or self.clusterer))]
         if skipped:
             what = "ground-truth answers" if self.clusterer else "ground-truth answers or human clusters"
-            _warn(f"left out {len(skipped)} question(s) without {what}: {preview_ids(skipped)}")
+            _warn(f"left out {len(skipped)} question(s) without {what}: {preview_ids(skipped)}", stacklevel=4)
         scored = [qid for qid in truths if qid not in skipped and not (only_sampled and qid not in parsed)]
         if only_sampled and len(scored) < len(truths) - len(skipped):
             absent = [qid for qid in truths if qid not in skipped and qid not in parsed]
-            _warn(f"left out {len(absent)} question(s) without samples: {preview_ids(absent)}")
+            _warn(f"left out {len(absent)} question(s) without samples: {preview_ids(absent)}", stacklevel=4)
         empty = [qid for qid in scored if not parsed.get(qid)]
         if empty:
             _warn(
                 f"{len(empty)} question(s) have no samples and are scored against the smoothed empty "
-                f"distribution: {preview_ids(empty)}"
+                f"distribution: {preview_ids(empty)}",
+                stacklevel=4,
             )
+        return scored, skipped, empty
 
-        embedded_before = self.embedder.num_embedded if self.embedder else 0
-        pairs_before = self.matcher.num_pairs_scored if isinstance(self.matcher, WordNetMatcher) else 0
+    def _score_questions(
+        self, truths: Mapping[str, GroundTruth], parsed: Mapping[str, Any], scored: Sequence[str], progress: bool
+    ) -> tuple[dict[str, QuestionResult], int, int]:
+        """Each scored question's result, how many distinct samples they had, and how many matches were
+        decided on a lower-bound similarity."""
         bar = None
         if progress:
             from tqdm.auto import tqdm
@@ -430,34 +473,7 @@ class ProbEval:
                 bar.update(len(chunk))
         if bar is not None:
             bar.close()
-        per_question = {qid: q.kl for qid, q in questions.items()}
-        mean = math.fsum(per_question.values()) / len(per_question) if per_question else math.nan
-        stats = {
-            "strings_embedded": (self.embedder.num_embedded if self.embedder else 0) - embedded_before,
-            "wordnet_pairs_scored": (
-                self.matcher.num_pairs_scored - pairs_before if isinstance(self.matcher, WordNetMatcher) else 0
-            ),
-            "samples": sum(q.num_samples for q in questions.values()),
-            "distinct_samples": distinct_samples,
-            "ground_truth_answers": sum(len(truths[qid].answer_counts) for qid in questions),
-        }
-        return ProbEvalResult(
-            mean,
-            per_question,
-            questions,
-            len(questions),
-            self.signature(
-                len(questions),
-                "skip" if only_sampled else "empty",
-                answer_counts_label([truths[qid] for qid in questions]),
-                approximated,
-            ),
-            empty,
-            skipped,
-            list(ids.ignored),
-            stats,
-            *_clusters_per_question(questions, truths),
-        )
+        return questions, distinct_samples, approximated
 
     def _embed_in_advance(self, truths: Sequence[GroundTruth], samples: Sequence[Mapping[str, int]]) -> None:
         """Embed every string a chunk of questions will need in one call (``samples`` normalized).
@@ -504,8 +520,8 @@ def _ground_truths(targets: Any) -> dict[str, GroundTruth]:
     return out
 
 
-def _warn(message: str) -> None:
-    warnings.warn(message, ProbEvalWarning, stacklevel=3)
+def _warn(message: str, stacklevel: int = 3) -> None:
+    warnings.warn(message, ProbEvalWarning, stacklevel=stacklevel)
 
 
 def _warn_approximated(question_id: str, found: Sequence[tuple[str, str]]) -> None:
