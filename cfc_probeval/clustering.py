@@ -51,11 +51,6 @@ __all__ = [
 
 _EUCLIDEAN_ONLY = ("centroid", "median", "ward")
 
-CLUSTERINGS: Registry[Optional[type[Clusterer]]] = Registry("clustering")
-"""Ground-truth clusterings by name: ``human`` (the data's human clusters, no clusterer) and the
-automatic ones, each a :class:`Clusterer` class registered with ``@CLUSTERINGS.register(name)``."""
-CLUSTERINGS.add("human", None)
-
 
 @dataclass(frozen=True)
 class ClusteringOptions:
@@ -89,10 +84,10 @@ class Clusterer(ABC):
     name: str = "clusterer"
 
     @classmethod
-    @abstractmethod
     def from_options(cls, options: ClusteringOptions) -> Clusterer:
         """This clustering from the shared options, with the package defaults (:data:`DEFAULTS`) for unset ones;
-        an option it does not read is ignored."""
+        an option it does not read is ignored. A clustering registered in :data:`CLUSTERINGS` defines it."""
+        raise TypeError(f"{cls.__qualname__} defines no from_options, so it cannot be built by name")
 
     @abstractmethod
     def params(self) -> dict[str, Any]:
@@ -114,6 +109,24 @@ class Clusterer(ABC):
         if len(vectors) <= 1:
             return np.zeros(len(vectors), dtype=int)
         return canonical_labels(self._labels(vectors))
+
+
+def _builds_itself(name: str, clustering: Optional[type[Clusterer]]) -> None:
+    """The check of :data:`CLUSTERINGS`: a clustering class builds itself from the shared options.
+
+    >>> _builds_itself("plain", Clusterer)
+    Traceback (most recent call last):
+    ...
+    TypeError: clustering 'plain': Clusterer defines no from_options
+    """
+    if clustering is not None and clustering.from_options.__func__ is Clusterer.from_options.__func__:  # type: ignore[attr-defined]
+        raise TypeError(f"clustering {name!r}: {clustering.__qualname__} defines no from_options")
+
+
+CLUSTERINGS: Registry[Optional[type[Clusterer]]] = Registry("clustering", check=_builds_itself)
+"""Ground-truth clusterings by name: ``human`` (the data's human clusters, no clusterer) and the
+automatic ones, each a :class:`Clusterer` class registered with ``@CLUSTERINGS.register(name)``."""
+CLUSTERINGS.add("human", None)
 
 
 @CLUSTERINGS.register("hac")

@@ -86,10 +86,6 @@ _MINILM_NAMES = {"minilm", "default", "all-minilm-l6-v2", "sentence-transformers
 _WORD = re.compile(r"[\w'-]+")
 _ANY_OTHER_SPEC = "st"  # the family of a spec no other family claims: a sentence-transformers name or folder
 
-EMBEDDERS: Registry[type[Embedder]] = Registry("embedder")
-"""Embedder families by spec prefix, each an :class:`Embedder` class registered with
-``@EMBEDDERS.register(prefix)``, built by its :meth:`~Embedder.from_spec`."""
-
 
 class Embedder(ABC):
     """Maps strings to vectors; each distinct string is embedded once per instance.
@@ -121,7 +117,7 @@ class Embedder(ABC):
     def from_spec(cls, argument: str, *, model_dir: Optional[Union[str, os.PathLike]] = None) -> Embedder:
         """The family's embedder from what follows ``PREFIX:`` in a spec ("" for a shorthand);
         a family registered in :data:`EMBEDDERS` defines it."""
-        raise TypeError(f"{cls.__name__} is not built from a spec; register a family that defines from_spec")
+        raise TypeError(f"{cls.__qualname__} defines no from_spec, so it cannot be built from a spec")
 
     @abstractmethod
     def _encode(self, texts: list[str]) -> np.ndarray:
@@ -159,6 +155,23 @@ class Embedder(ABC):
             return
         for text in [t for t in self._cache if t not in keep][:excess]:
             del self._cache[text]
+
+
+def _builds_itself(name: str, family: type[Embedder]) -> None:
+    """The check of :data:`EMBEDDERS`: an embedder family builds itself from a spec.
+
+    >>> _builds_itself("plain", Embedder)
+    Traceback (most recent call last):
+    ...
+    TypeError: embedder 'plain': Embedder defines no from_spec
+    """
+    if family.from_spec.__func__ is Embedder.from_spec.__func__:  # type: ignore[attr-defined]
+        raise TypeError(f"embedder {name!r}: {family.__qualname__} defines no from_spec")
+
+
+EMBEDDERS: Registry[type[Embedder]] = Registry("embedder", check=_builds_itself)
+"""Embedder families by spec prefix, each an :class:`Embedder` class registered with
+``@EMBEDDERS.register(prefix)``, built by its :meth:`~Embedder.from_spec`."""
 
 
 def _compact(vectors: np.ndarray) -> np.ndarray:

@@ -47,9 +47,6 @@ __all__ = [
     "best_clusters",
 ]
 
-MATCHINGS: Registry[type[Matcher]] = Registry("matching")
-"""Matchings by name, each a :class:`Matcher` class registered with ``@MATCHINGS.register(name)``."""
-
 
 @dataclass(frozen=True)
 class MatchingOptions:
@@ -109,9 +106,10 @@ class Matcher(ABC):
     """Whether it matches on the embedder's vectors (ProbEval then builds one)."""
 
     @classmethod
-    @abstractmethod
     def from_options(cls, options: MatchingOptions) -> Matcher:
-        """This matching from the shared options, with the package default threshold (:data:`DEFAULTS`) when unset."""
+        """This matching from the shared options, with the package default threshold (:data:`DEFAULTS`) when
+        unset. A matching registered in :data:`MATCHINGS` defines it."""
+        raise TypeError(f"{cls.__qualname__} defines no from_options, so it cannot be built by name")
 
     @abstractmethod
     def params(self) -> dict[str, Any]:
@@ -133,6 +131,22 @@ class Matcher(ABC):
         True
         """
         return self.match(samples, clusters), []
+
+
+def _builds_itself(name: str, matching: type[Matcher]) -> None:
+    """The check of :data:`MATCHINGS`: a matching class builds itself from the shared options.
+
+    >>> _builds_itself("plain", Matcher)
+    Traceback (most recent call last):
+    ...
+    TypeError: matching 'plain': Matcher defines no from_options
+    """
+    if matching.from_options.__func__ is Matcher.from_options.__func__:  # type: ignore[attr-defined]
+        raise TypeError(f"matching {name!r}: {matching.__qualname__} defines no from_options")
+
+
+MATCHINGS: Registry[type[Matcher]] = Registry("matching", check=_builds_itself)
+"""Matchings by name, each a :class:`Matcher` class registered with ``@MATCHINGS.register(name)``."""
 
 
 class _BoundedCache(dict):

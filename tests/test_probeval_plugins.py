@@ -13,11 +13,27 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from cfc_probeval import CLUSTERINGS, EMBEDDERS, MATCHINGS, ClusteringOptions, MatchingOptions, make_clusterer
+from cfc_probeval import (
+    CLUSTERINGS,
+    EMBEDDERS,
+    MATCHINGS,
+    Clusterer,
+    ClusteringOptions,
+    Matcher,
+    MatchingOptions,
+    make_clusterer,
+)
 from cfc_probeval.clustering import GMeansClusterer, HACClusterer, XMeansClusterer
-from cfc_probeval.embedders import CharNgramEmbedder, FastTextEmbedder, SentenceTransformerEmbedder, get_embedder
+from cfc_probeval.embedders import (
+    CharNgramEmbedder,
+    Embedder,
+    FastTextEmbedder,
+    SentenceTransformerEmbedder,
+    get_embedder,
+)
 from cfc_probeval.matching import CosineMatcher, GPMatcher, WordNetMatcher
 
 REPO = Path(__file__).resolve().parents[1]
@@ -55,6 +71,21 @@ def test_each_clustering_builds_itself_with_the_package_defaults():
         make_clusterer("kmeans")
     with pytest.raises(ValueError, match="gp matching needs an embedder"):
         GPMatcher.from_options(MatchingOptions(threshold=0.5))
+
+
+def test_a_class_that_cannot_build_itself_is_refused_and_the_registry_unchanged():
+    class Plain(Embedder):  # no from_spec
+        def _encode(self, texts):
+            return np.zeros((len(texts), 2))
+
+    with pytest.raises(TypeError, match="embedder 'plain': .*Plain defines no from_spec"):
+        EMBEDDERS.register("plain")(Plain)
+    with pytest.raises(TypeError, match="clustering 'plain': .*Clusterer defines no from_options"):
+        CLUSTERINGS.add("plain", Clusterer)
+    with pytest.raises(TypeError, match="matching 'plain': .*Matcher defines no from_options"):
+        MATCHINGS.add("plain", Matcher)
+    assert "plain" not in EMBEDDERS and "plain" not in CLUSTERINGS and "plain" not in MATCHINGS
+    assert Plain().embed(["a"]).shape == (1, 2)  # usable unregistered, as an instance
 
 
 def test_embedder_specs_are_read_through_the_families():

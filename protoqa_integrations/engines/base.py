@@ -189,8 +189,8 @@ class Engine:
         """Yield one :class:`PromptSamples` per prompt, each as soon as it is complete (any order).
 
         Prompt ``i`` is sampled under ``seeds[i]`` (default ``config.seed + i``); ``progress``
-        shows a bar (None: only on a terminal). On a fault every prompt already complete is
-        yielded before :class:`EngineError` is raised.
+        asks for a progress bar where the engine draws one. On a fault every prompt already
+        complete is yielded before :class:`EngineError` is raised.
         """
         prompts = list(prompts)
         seeds = [config.seed + i for i in range(len(prompts))] if seeds is None else [int(s) for s in seeds]
