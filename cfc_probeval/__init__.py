@@ -18,10 +18,25 @@ from pathlib import Path
 
 from protoqa_core import __version__
 
-from .clustering import CLUSTERINGS, Clusterer, GMeansClusterer, HACClusterer, XMeansClusterer, make_clusterer
+from .clustering import (
+    CLUSTERINGS,
+    Clusterer,
+    ClusteringOptions,
+    GMeansClusterer,
+    HACClusterer,
+    XMeansClusterer,
+    make_clusterer,
+)
 from .defaults import AUTO, DEFAULTS
 from .distributions import WRONG, human_counts, kl_divergence, laplace_smoothed, model_counts
-from .embedders import CharNgramEmbedder, Embedder, FastTextEmbedder, SentenceTransformerEmbedder, get_embedder
+from .embedders import (
+    EMBEDDERS,
+    CharNgramEmbedder,
+    Embedder,
+    FastTextEmbedder,
+    SentenceTransformerEmbedder,
+    get_embedder,
+)
 from .errors import DataFormatError, ProbEvalWarning
 from .inputs import (
     GroundTruth,
@@ -32,17 +47,9 @@ from .inputs import (
     read_ground_truth,
     read_samples,
 )
-from .matching import MATCHINGS, CosineMatcher, GPMatcher, Matcher, WordNetMatcher, make_matcher
-from .probeval import (
-    CLUSTERING_CHOICES,
-    AnswerCluster,
-    ClusterResult,
-    ProbEval,
-    ProbEvalResult,
-    QuestionResult,
-    evaluate_probeval,
-    resolve_clustering,
-)
+from .matching import MATCHINGS, CosineMatcher, GPMatcher, Matcher, MatchingOptions, WordNetMatcher, make_matcher
+from .probeval import CLUSTERING_CHOICES, ProbEval, evaluate_probeval, resolve_clustering
+from .results import AnswerCluster, ClusterResult, ProbEvalResult, QuestionResult
 
 __all__ = [
     "__version__",
@@ -52,6 +59,7 @@ __all__ = [
     "CLUSTERINGS",
     "CLUSTERING_CHOICES",
     "MATCHINGS",
+    "EMBEDDERS",
     "WRONG",
     "evaluate_probeval",
     "resolve_clustering",
@@ -71,11 +79,13 @@ __all__ = [
     "HACClusterer",
     "XMeansClusterer",
     "GMeansClusterer",
+    "ClusteringOptions",
     "make_clusterer",
     "Matcher",
     "WordNetMatcher",
     "CosineMatcher",
     "GPMatcher",
+    "MatchingOptions",
     "make_matcher",
     "Embedder",
     "SentenceTransformerEmbedder",

@@ -42,7 +42,8 @@ from .defaults import AUTO, DEFAULTS, HAC_METHODS
 from .errors import DataFormatError, ProbEvalWarning
 from .inputs import SAMPLE_FIELDS, read_ground_truth, read_samples, reconcile_sample_ids, sample_fields
 from .matching import MATCHINGS
-from .probeval import CLUSTERING_CHOICES, ProbEvalResult, evaluate_probeval
+from .probeval import CLUSTERING_CHOICES, evaluate_probeval
+from .results import ProbEvalResult
 
 __all__ = ["main", "build_parser", "build_compare_parser", "parse_args", "write_per_question", "COMMANDS"]
 
@@ -116,6 +117,33 @@ def _add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
         help="samples: JSONL lines {id: [answers]}, a JSON object {id: [answers]}, "
         'or {"model_answers": {id: [answers]}, ...}',
     )
+    _add_method_arguments(parser)
+    parser.add_argument(
+        "--field",
+        choices=SAMPLE_FIELDS,
+        default=None,
+        help='which field of a {"model_answers": ...} file to read (default model_answers)',
+    )
+    add_input_options(parser, progress_default=False)
+    parser.add_argument("--json", action="store_true", help="print a JSON object (kl, num_questions, signature, ...)")
+    parser.add_argument(
+        "--per-question",
+        metavar="FILE",
+        default=None,
+        help="write every question's clusters, P_G, P_H and matches: .csv/.tsv table or JSONL "
+        "(never over an input file)",
+    )
+    add_overwrite_option(parser, "let --per-question replace an existing file")
+    parser.add_argument(
+        "--allow-empty",
+        action="store_true",
+        help="exit 0 when no question can be scored (kl is then null); by default that is an error",
+    )
+    parser.add_argument("--quiet", action="store_true", help="do not print warnings")
+
+
+def _add_method_arguments(parser: argparse.ArgumentParser) -> None:
+    """How ``evaluate`` clusters, embeds and matches: the options of :class:`~cfc_probeval.ProbEval`."""
     parser.add_argument(
         "--clustering",
         choices=CLUSTERING_CHOICES,
@@ -126,7 +154,7 @@ def _add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--matching",
-        choices=MATCHINGS,
+        choices=MATCHINGS.names(),
         default=DEFAULTS.matching,
         help=f"how samples are matched to clusters (default {DEFAULTS.matching})",
     )
@@ -176,28 +204,6 @@ def _add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--seed", type=int_at_least(0, 2**32 - 1), default=DEFAULTS.seed, help="seed of K-means and the GP classifiers"
     )
-    parser.add_argument(
-        "--field",
-        choices=SAMPLE_FIELDS,
-        default=None,
-        help='which field of a {"model_answers": ...} file to read (default model_answers)',
-    )
-    add_input_options(parser, progress_default=False)
-    parser.add_argument("--json", action="store_true", help="print a JSON object (kl, num_questions, signature, ...)")
-    parser.add_argument(
-        "--per-question",
-        metavar="FILE",
-        default=None,
-        help="write every question's clusters, P_G, P_H and matches: .csv/.tsv table or JSONL "
-        "(never over an input file)",
-    )
-    add_overwrite_option(parser, "let --per-question replace an existing file")
-    parser.add_argument(
-        "--allow-empty",
-        action="store_true",
-        help="exit 0 when no question can be scored (kl is then null); by default that is an error",
-    )
-    parser.add_argument("--quiet", action="store_true", help="do not print warnings")
 
 
 def write_per_question(result: ProbEvalResult, path: Path) -> None:
@@ -283,7 +289,7 @@ def _add_compare_arguments(parser: argparse.ArgumentParser) -> None:
         default=AUTO,
         help="as for probeval (default auto: the targets' human clusters when they have them)",
     )
-    parser.add_argument("--matching", choices=MATCHINGS, default=DEFAULTS.matching)
+    parser.add_argument("--matching", choices=MATCHINGS.names(), default=DEFAULTS.matching)
     parser.add_argument("--embedder", default=None)
     parser.add_argument("--model-dir", default=None)
     parser.add_argument("--field", choices=SAMPLE_FIELDS, default=None)

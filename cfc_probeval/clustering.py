@@ -24,9 +24,12 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from typing import Any, Optional
 
 import numpy as np
+
+from protoqa_core.registry import Registry
 
 from .defaults import DEFAULTS, GMEANS_CRITICAL_VALUES, check_k_range, check_option
 from .embedders import unit_rows
@@ -38,6 +41,7 @@ __all__ = [
     "XMeansClusterer",
     "GMeansClusterer",
     "CLUSTERINGS",
+    "ClusteringOptions",
     "make_clusterer",
     "canonical_labels",
     "flat_clusters",
@@ -46,6 +50,22 @@ __all__ = [
 ]
 
 _EUCLIDEAN_ONLY = ("centroid", "median", "ward")
+
+
+@dataclass(frozen=True)
+class ClusteringOptions:
+    """The options every clustering is built from (:meth:`Clusterer.from_options`); None is the package default.
+
+    >>> ClusteringOptions(k_init=2).k_max is None
+    True
+    """
+
+    linkage_method: Optional[str] = None
+    distance_threshold: Optional[float] = None
+    k_init: Optional[int] = None
+    k_max: Optional[int] = None
+    alpha: Optional[float] = None
+    seed: int = 0
 
 
 def canonical_labels(labels: np.ndarray) -> np.ndarray:
@@ -62,6 +82,12 @@ class Clusterer(ABC):
     """Groups the rows of an embedding matrix; ``name`` and :meth:`params` go in signatures."""
 
     name: str = "clusterer"
+
+    @classmethod
+    def from_options(cls, options: ClusteringOptions) -> Clusterer:
+        """This clustering from the shared options, with the package defaults (:data:`DEFAULTS`) for unset ones;
+        an option it does not read is ignored. A clustering registered in :data:`CLUSTERINGS` defines it."""
+        raise TypeError(f"{cls.__qualname__} defines no from_options, so it cannot be built by name")
 
     @abstractmethod
     def params(self) -> dict[str, Any]:
@@ -85,6 +111,25 @@ class Clusterer(ABC):
         return canonical_labels(self._labels(vectors))
 
 
+def _builds_itself(name: str, clustering: Optional[type[Clusterer]]) -> None:
+    """The check of :data:`CLUSTERINGS`: a clustering class builds itself from the shared options.
+
+    >>> _builds_itself("plain", Clusterer)
+    Traceback (most recent call last):
+    ...
+    TypeError: clustering 'plain': Clusterer defines no from_options
+    """
+    if clustering is not None and clustering.from_options.__func__ is Clusterer.from_options.__func__:  # type: ignore[attr-defined]
+        raise TypeError(f"clustering {name!r}: {clustering.__qualname__} defines no from_options")
+
+
+CLUSTERINGS: Registry[Optional[type[Clusterer]]] = Registry("clustering", check=_builds_itself)
+"""Ground-truth clusterings by name: ``human`` (the data's human clusters, no clusterer) and the
+automatic ones, each a :class:`Clusterer` class registered with ``@CLUSTERINGS.register(name)``."""
+CLUSTERINGS.add("human", None)
+
+
+@CLUSTERINGS.register("hac")
 class HACClusterer(Clusterer):
     """Hierarchical agglomerative clustering cut at a distance threshold (scipy).
 
@@ -108,6 +153,13 @@ class HACClusterer(Clusterer):
         if method in _EUCLIDEAN_ONLY and metric != "euclidean":
             raise ValueError(f"linkage {method!r} needs metric='euclidean'")
         self.method, self.threshold, self.metric = method, float(threshold), metric
+
+    @classmethod
+    def from_options(cls, options: ClusteringOptions) -> HACClusterer:
+        threshold = options.distance_threshold
+        return cls(
+            options.linkage_method or DEFAULTS.hac_linkage, DEFAULTS.hac_threshold if threshold is None else threshold
+        )
 
     def params(self) -> dict[str, Any]:
         return {"linkage": self.method, "threshold": self.threshold, "metric": self.metric}
@@ -220,6 +272,12 @@ class _SplittingKMeans(Clusterer):
     def params(self) -> dict[str, Any]:
         return {"k_init": self.k_init, "k_max": self.k_max, "seed": self.seed}
 
+    @staticmethod
+    def _k_range(options: ClusteringOptions, default_k_init: int) -> tuple[Any, Any]:
+        """``k_init`` and ``k_max`` with their defaults; an unset ``k_init`` never exceeds the ``k_max`` chosen."""
+        k_max = DEFAULTS.k_max if options.k_max is None else options.k_max
+        return _default_k_init(default_k_init, k_max) if options.k_init is None else options.k_init, k_max
+
     @abstractmethod
     def _split_strength(self, points: np.ndarray, children) -> Optional[float]:
         """How strongly the test favours replacing ``points``' cluster by ``children``, or None."""
@@ -263,6 +321,7 @@ class _SplittingKMeans(Clusterer):
                 return labels  # the refit merged the split back: no progress
 
 
+@CLUSTERINGS.register("xmeans")
 class XMeansClusterer(_SplittingKMeans):
     """X-means: split a cluster in two while that raises its BIC (:func:`spherical_bic`).
 
@@ -274,6 +333,10 @@ class XMeansClusterer(_SplittingKMeans):
 
     name = "xmeans"
 
+    @classmethod
+    def from_options(cls, options: ClusteringOptions) -> XMeansClusterer:
+        return cls(*cls._k_range(options, DEFAULTS.xmeans_k_init), options.seed)
+
     def _min_split_size(self) -> int:
         return 4  # the children's variance needs points beyond their two centers
 
@@ -283,6 +346,7 @@ class XMeansClusterer(_SplittingKMeans):
         return child - parent if child > parent else None
 
 
+@CLUSTERINGS.register("gmeans")
 class GMeansClusterer(_SplittingKMeans):
     """G-means: split a cluster while its points do not look Gaussian along the split axis.
 
@@ -311,6 +375,11 @@ class GMeansClusterer(_SplittingKMeans):
     ) -> None:
         super().__init__(k_init, k_max, seed, n_init)
         self.alpha, self.min_split_size = check_option("alpha", alpha), int(min_split_size)
+
+    @classmethod
+    def from_options(cls, options: ClusteringOptions) -> GMeansClusterer:
+        alpha = DEFAULTS.gmeans_alpha if options.alpha is None else options.alpha
+        return cls(*cls._k_range(options, DEFAULTS.gmeans_k_init), options.seed, alpha)
 
     def params(self) -> dict[str, Any]:
         return {**super().params(), "alpha": self.alpha}
@@ -364,10 +433,6 @@ def _default_k_init(default: int, k_max: Any) -> Any:
     return default
 
 
-CLUSTERINGS = ("human", "hac", "xmeans", "gmeans")
-"""Ground-truth clusterings: the data's human clusters or one of the automatic ones."""
-
-
 def make_clusterer(
     name: str,
     *,
@@ -385,25 +450,8 @@ def make_clusterer(
     >>> make_clusterer("human") is None
     True
     """
-    if name == "human":
+    clustering = CLUSTERINGS.get(name)
+    if clustering is None:
         return None
-    if name == "hac":
-        return HACClusterer(
-            linkage_method or DEFAULTS.hac_linkage,
-            DEFAULTS.hac_threshold if distance_threshold is None else distance_threshold,
-        )
-    if name == "xmeans":
-        k_max = DEFAULTS.k_max if k_max is None else k_max
-        # An unset k_init never exceeds the k_max the user chose.
-        return XMeansClusterer(
-            _default_k_init(DEFAULTS.xmeans_k_init, k_max) if k_init is None else k_init, k_max, seed
-        )
-    if name == "gmeans":
-        k_max = DEFAULTS.k_max if k_max is None else k_max
-        return GMeansClusterer(
-            _default_k_init(DEFAULTS.gmeans_k_init, k_max) if k_init is None else k_init,
-            k_max,
-            seed,
-            DEFAULTS.gmeans_alpha if alpha is None else alpha,
-        )
-    raise ValueError(f"unknown clustering {name!r}; choose one of {', '.join(CLUSTERINGS)}")
+    options = ClusteringOptions(linkage_method, distance_threshold, k_init, k_max, alpha, seed)
+    return clustering.from_options(options)

@@ -14,6 +14,10 @@ spec (``get_embedder``)             embedder
 ``char-ngrams``                     hashed character trigrams: no model, fast, deterministic
 =================================== ==============================================================
 
+Each family is an :class:`Embedder` class registered in :data:`EMBEDDERS` under its spec
+prefix, with the whole specs (``shorthands``) and file endings (``suffixes``) that also
+name it; :func:`get_embedder` reads a spec through that registry.
+
 An :class:`Embedder` embeds every distinct string once per instance; the counter
 :attr:`Embedder.num_embedded` says how many strings it has embedded. Models and vector
 files are loaded once per process and shared between instances, but each instance keeps
@@ -32,7 +36,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any, ClassVar, Optional, Union
 
 import numpy as np
 
@@ -47,6 +51,7 @@ from protoqa_core.embedding import (
     unit_rows,
 )
 from protoqa_core.embedding import hub_host_resolves as _hub_host_resolves
+from protoqa_core.registry import Registry
 
 __all__ = [
     "Embedder",
@@ -56,6 +61,7 @@ __all__ = [
     "DEFAULT_EMBEDDER",
     "DEFAULT_SENTENCE_TRANSFORMER",
     "MODEL_DIR_ENV",
+    "EMBEDDERS",
     "get_embedder",
     "MINILM_REVISION",
     "MINILM_WEIGHTS_SHA256",
@@ -78,6 +84,7 @@ MINILM_WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4f
 """SHA-256 of that revision's ``model.safetensors`` (the Hub's LFS object id)."""
 _MINILM_NAMES = {"minilm", "default", "all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
 _WORD = re.compile(r"[\w'-]+")
+_ANY_OTHER_SPEC = "st"  # the family of a spec no other family claims: a sentence-transformers name or folder
 
 
 class Embedder(ABC):
@@ -96,11 +103,21 @@ class Embedder(ABC):
 
     name: str = "embedder"
     max_cached: int = 200_000
+    shorthands: ClassVar[tuple[str, ...]] = ()
+    """Whole specs (compared lower-cased) that name this family with its default model."""
+    suffixes: ClassVar[tuple[str, ...]] = ()
+    """File name endings that name this family, the spec being the file."""
 
     def __init__(self) -> None:
         self._cache: dict[str, np.ndarray] = {}
         self._dimension: Optional[int] = None
         self._num_embedded = 0
+
+    @classmethod
+    def from_spec(cls, argument: str, *, model_dir: Optional[Union[str, os.PathLike]] = None) -> Embedder:
+        """The family's embedder from what follows ``PREFIX:`` in a spec ("" for a shorthand);
+        a family registered in :data:`EMBEDDERS` defines it."""
+        raise TypeError(f"{cls.__qualname__} defines no from_spec, so it cannot be built from a spec")
 
     @abstractmethod
     def _encode(self, texts: list[str]) -> np.ndarray:
@@ -138,6 +155,23 @@ class Embedder(ABC):
             return
         for text in [t for t in self._cache if t not in keep][:excess]:
             del self._cache[text]
+
+
+def _builds_itself(name: str, family: type[Embedder]) -> None:
+    """The check of :data:`EMBEDDERS`: an embedder family builds itself from a spec.
+
+    >>> _builds_itself("plain", Embedder)
+    Traceback (most recent call last):
+    ...
+    TypeError: embedder 'plain': Embedder defines no from_spec
+    """
+    if family.from_spec.__func__ is Embedder.from_spec.__func__:  # type: ignore[attr-defined]
+        raise TypeError(f"embedder {name!r}: {family.__qualname__} defines no from_spec")
+
+
+EMBEDDERS: Registry[type[Embedder]] = Registry("embedder", check=_builds_itself)
+"""Embedder families by spec prefix, each an :class:`Embedder` class registered with
+``@EMBEDDERS.register(prefix)``, built by its :meth:`~Embedder.from_spec`."""
 
 
 def _compact(vectors: np.ndarray) -> np.ndarray:
@@ -236,6 +270,7 @@ def _load_sentence_transformer(location: str, device: str) -> Any:
             transformers_logging.enable_progress_bar()
 
 
+@EMBEDDERS.register("st")
 class SentenceTransformerEmbedder(Embedder):
     """A sentence-transformers model (default: all-MiniLM-L6-v2), found by :func:`locate_sentence_transformer`.
 
@@ -252,6 +287,8 @@ class SentenceTransformerEmbedder(Embedder):
     >>> emb.embed(["evening", "night"]).shape  # doctest: +SKIP
     (2, 384)
     """
+
+    shorthands = ("minilm", "default")
 
     def __init__(
         self,
@@ -272,6 +309,12 @@ class SentenceTransformerEmbedder(Embedder):
         short = "all-MiniLM-L6-v2" if is_minilm(model) else "st:" + model.rstrip("/").split("/")[-1]
         # Where the weights came from is part of the name, hence of every signature.
         self.name = f"{short}@{self.source}"
+
+    @classmethod
+    def from_spec(
+        cls, argument: str, *, model_dir: Optional[Union[str, os.PathLike]] = None
+    ) -> SentenceTransformerEmbedder:
+        return cls(argument or DEFAULT_SENTENCE_TRANSFORMER, model_dir=model_dir)
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         import torch
@@ -350,6 +393,7 @@ def _load_fasttext_bin(path: str) -> Any:
     return fasttext.load_model(path)
 
 
+@EMBEDDERS.register("fasttext")
 class FastTextEmbedder(Embedder):
     """FastText vectors, an answer being the average of its word vectors (the paper's best).
 
@@ -364,6 +408,8 @@ class FastTextEmbedder(Embedder):
     (1, 300)
     """
 
+    suffixes = (".vec", ".vec.gz", ".bin")
+
     def __init__(self, path: Union[str, os.PathLike], *, max_words: Optional[int] = None) -> None:
         super().__init__()
         self.path = Path(path).expanduser()
@@ -372,6 +418,10 @@ class FastTextEmbedder(Embedder):
         self.max_words = max_words
         self.is_binary = self.path.suffix == ".bin"
         self.name = f"fasttext:{self.path.name}" + (f"@{max_words}" if max_words else "")
+
+    @classmethod
+    def from_spec(cls, argument: str, *, model_dir: Optional[Union[str, os.PathLike]] = None) -> FastTextEmbedder:
+        return cls(argument)
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         if self.is_binary:
@@ -391,6 +441,7 @@ class FastTextEmbedder(Embedder):
         return out
 
 
+@EMBEDDERS.register("char-ngrams")
 class CharNgramEmbedder(Embedder):
     """Hashed character n-grams of the lower-cased string: no model, deterministic.
 
@@ -404,10 +455,18 @@ class CharNgramEmbedder(Embedder):
     True
     """
 
+    shorthands = ("char-ngrams", "char-ngram", "ngrams")
+
     def __init__(self, n: int = 3, dimension: int = 256) -> None:
         super().__init__()
         self.n, self.dimension = n, dimension
         self.name = f"char-ngrams:{n}x{dimension}"
+
+    @classmethod
+    def from_spec(cls, argument: str, *, model_dir: Optional[Union[str, os.PathLike]] = None) -> CharNgramEmbedder:
+        if argument:
+            raise ValueError(f"the char-ngrams embedder takes no argument, got char-ngrams:{argument}")
+        return cls()
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dimension))
@@ -433,14 +492,13 @@ def get_embedder(
     if isinstance(spec, Embedder):
         return spec
     text = (spec or DEFAULT_EMBEDDER).strip()
-    if text.lower() in ("minilm", "default"):
-        return SentenceTransformerEmbedder(DEFAULT_SENTENCE_TRANSFORMER, model_dir=model_dir)
-    if text.lower() in ("char-ngrams", "char-ngram", "ngrams"):
-        return CharNgramEmbedder()
-    if text.startswith("fasttext:"):
-        return FastTextEmbedder(text[len("fasttext:") :])
-    if text.endswith((".vec", ".vec.gz", ".bin")):
-        return FastTextEmbedder(text)
-    if text.startswith("st:"):
-        text = text[3:]
-    return SentenceTransformerEmbedder(text, model_dir=model_dir)
+    prefix, colon, argument = text.partition(":")
+    if colon and prefix in EMBEDDERS:
+        return EMBEDDERS[prefix].from_spec(argument, model_dir=model_dir)
+    for family in EMBEDDERS.values():
+        if text.lower() in family.shorthands:
+            return family.from_spec("", model_dir=model_dir)
+    for family in EMBEDDERS.values():
+        if family.suffixes and text.endswith(family.suffixes):
+            return family.from_spec(text, model_dir=model_dir)
+    return EMBEDDERS.get(_ANY_OTHER_SPEC).from_spec(text, model_dir=model_dir)

@@ -22,15 +22,17 @@ import itertools
 import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import Any, Optional
+from dataclasses import dataclass
+from typing import Any, ClassVar, Optional
 
 import numpy as np
 
 from protoqa_core.gaussian_process import GP_MODELS, OneVsAll, fit_one_vs_all
+from protoqa_core.registry import Registry
 from protoqa_core.similarity import _span_index, collect_approximations, wordnet_similarity
 from protoqa_core.text import content_tokens
 
-from .defaults import check_option
+from .defaults import DEFAULTS, check_option
 from .embedders import Embedder, unit_rows
 
 __all__ = [
@@ -39,12 +41,33 @@ __all__ = [
     "CosineMatcher",
     "GPMatcher",
     "MATCHINGS",
+    "MatchingOptions",
     "make_matcher",
     "wordnet_scores_one",
     "best_clusters",
 ]
 
-MATCHINGS = ("wordnet", "cosine", "gp")
+
+@dataclass(frozen=True)
+class MatchingOptions:
+    """The options every matching is built from (:meth:`Matcher.from_options`); a None threshold is the default.
+
+    >>> MatchingOptions().embedder_for("cosine")
+    Traceback (most recent call last):
+    ...
+    ValueError: cosine matching needs an embedder
+    """
+
+    embedder: Optional[Embedder] = None
+    threshold: Optional[float] = None
+    seed: int = 0
+    all_stopword_match: bool = True
+
+    def embedder_for(self, matching: str) -> Embedder:
+        """The embedder, which ``matching`` cannot do without."""
+        if self.embedder is None:
+            raise ValueError(f"{matching} matching needs an embedder")
+        return self.embedder
 
 
 def wordnet_scores_one(similarity: float) -> bool:
@@ -79,6 +102,14 @@ class Matcher(ABC):
     """Assigns samples to clusters; ``name`` and :meth:`params` go in signatures."""
 
     name: str = "matcher"
+    needs_embedder: ClassVar[bool] = False
+    """Whether it matches on the embedder's vectors (ProbEval then builds one)."""
+
+    @classmethod
+    def from_options(cls, options: MatchingOptions) -> Matcher:
+        """This matching from the shared options, with the package default threshold (:data:`DEFAULTS`) when
+        unset. A matching registered in :data:`MATCHINGS` defines it."""
+        raise TypeError(f"{cls.__qualname__} defines no from_options, so it cannot be built by name")
 
     @abstractmethod
     def params(self) -> dict[str, Any]:
@@ -102,6 +133,22 @@ class Matcher(ABC):
         return self.match(samples, clusters), []
 
 
+def _builds_itself(name: str, matching: type[Matcher]) -> None:
+    """The check of :data:`MATCHINGS`: a matching class builds itself from the shared options.
+
+    >>> _builds_itself("plain", Matcher)
+    Traceback (most recent call last):
+    ...
+    TypeError: matching 'plain': Matcher defines no from_options
+    """
+    if matching.from_options.__func__ is Matcher.from_options.__func__:  # type: ignore[attr-defined]
+        raise TypeError(f"matching {name!r}: {matching.__qualname__} defines no from_options")
+
+
+MATCHINGS: Registry[type[Matcher]] = Registry("matching", check=_builds_itself)
+"""Matchings by name, each a :class:`Matcher` class registered with ``@MATCHINGS.register(name)``."""
+
+
 class _BoundedCache(dict):
     """A dict that forgets its oldest entries beyond ``limit`` (bounded memory on any input)."""
 
@@ -116,6 +163,7 @@ class _BoundedCache(dict):
         self[key] = value
 
 
+@MATCHINGS.register("wordnet")
 class WordNetMatcher(Matcher):
     """A sample belongs to every cluster holding a string it fully WordNet-matches (similarity 1).
 
@@ -139,6 +187,12 @@ class WordNetMatcher(Matcher):
         self._indexes: _BoundedCache = _BoundedCache(cache_size)
         self._key_ids: dict[Any, int] = {}
         self._num_scored = 0
+
+    @classmethod
+    def from_options(cls, options: MatchingOptions) -> WordNetMatcher:
+        if options.threshold is not None:
+            raise ValueError("WordNet matching takes no threshold (a pair matches when its similarity is 1)")
+        return cls(options.all_stopword_match)
 
     def params(self) -> dict[str, Any]:
         return {"stop": "match" if self.all_stopword_match else "zero"}
@@ -269,6 +323,7 @@ def _flatten(clusters: Sequence[Sequence[str]]) -> tuple[list[str], np.ndarray]:
     return answers, owners
 
 
+@MATCHINGS.register("cosine")
 class CosineMatcher(Matcher):
     """A sample goes to the cluster of its most similar answer string if that cosine >= ``threshold``.
 
@@ -282,9 +337,15 @@ class CosineMatcher(Matcher):
     """
 
     name = "cosine"
+    needs_embedder = True
 
     def __init__(self, embedder: Embedder, threshold: float) -> None:
         self.embedder, self.threshold = embedder, check_option("threshold", threshold)
+
+    @classmethod
+    def from_options(cls, options: MatchingOptions) -> CosineMatcher:
+        threshold = DEFAULTS.cosine_threshold if options.threshold is None else options.threshold
+        return cls(options.embedder_for(cls.name), threshold)
 
     def params(self) -> dict[str, Any]:
         return {"threshold": self.threshold}
@@ -299,6 +360,7 @@ class CosineMatcher(Matcher):
         return best_clusters(_cluster_max(similarity, owners, len(clusters)), self.threshold)
 
 
+@MATCHINGS.register("gp")
 class GPMatcher(Matcher):
     """One Gaussian-process classifier per cluster over answer embeddings (scikit-learn).
 
@@ -326,6 +388,7 @@ class GPMatcher(Matcher):
     """
 
     name = "gp"
+    needs_embedder = True
 
     def __init__(
         self,
@@ -335,8 +398,6 @@ class GPMatcher(Matcher):
         fallback_cosine_threshold: Optional[float] = None,
         model: str = "classification",
     ) -> None:
-        from .defaults import DEFAULTS
-
         self.embedder, self.threshold = embedder, check_option("threshold", threshold)
         self.seed = check_option("seed", seed)
         if model not in GP_MODELS:
@@ -347,6 +408,11 @@ class GPMatcher(Matcher):
         )
         self._fitted: dict[tuple[tuple[str, ...], ...], OneVsAll] = {}
         self.fallbacks = 0
+
+    @classmethod
+    def from_options(cls, options: MatchingOptions) -> GPMatcher:
+        threshold = DEFAULTS.gp_threshold if options.threshold is None else options.threshold
+        return cls(options.embedder_for(cls.name), threshold, options.seed)
 
     def params(self) -> dict[str, Any]:
         params: dict[str, Any] = {"threshold": self.threshold, "seed": self.seed}
@@ -406,16 +472,5 @@ def make_matcher(
     >>> make_matcher("wordnet").name
     'wordnet'
     """
-    from .defaults import DEFAULTS
-
-    if name == "wordnet":
-        if threshold is not None:
-            raise ValueError("WordNet matching takes no threshold (a pair matches when its similarity is 1)")
-        return WordNetMatcher(all_stopword_match)
-    if name in ("cosine", "gp"):
-        if embedder is None:
-            raise ValueError(f"{name} matching needs an embedder")
-        if name == "cosine":
-            return CosineMatcher(embedder, DEFAULTS.cosine_threshold if threshold is None else threshold)
-        return GPMatcher(embedder, DEFAULTS.gp_threshold if threshold is None else threshold, seed)
-    raise ValueError(f"unknown matching {name!r}; choose one of {', '.join(MATCHINGS)}")
+    options = MatchingOptions(embedder, threshold, seed, all_stopword_match)
+    return MATCHINGS.get(name).from_options(options)

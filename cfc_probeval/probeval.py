@@ -22,7 +22,6 @@ import math
 import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
 from protoqa_core.ids import reconcile_ids
@@ -36,12 +35,9 @@ from .embedders import Embedder, get_embedder
 from .errors import ProbEvalWarning
 from .inputs import GroundTruth, answer_counts_label, ground_truth_from_question, has_human_clusters, sample_counts
 from .matching import MATCHINGS, Matcher, WordNetMatcher, make_matcher
+from .results import AnswerCluster, ClusterResult, ProbEvalResult, QuestionResult
 
 __all__ = [
-    "AnswerCluster",
-    "ClusterResult",
-    "QuestionResult",
-    "ProbEvalResult",
     "ProbEval",
     "evaluate_probeval",
     "normalized_sample_counts",
@@ -50,158 +46,7 @@ __all__ = [
 ]
 
 #: Every ``clustering`` option: ``auto`` (the default), ``human`` or an automatic clustering.
-CLUSTERING_CHOICES: tuple[str, ...] = (AUTO, *CLUSTERINGS)
-
-
-@dataclass(frozen=True)
-class AnswerCluster:
-    """A ground-truth cluster: id, answer strings, how many people gave them, a representative."""
-
-    id: str
-    answers: tuple[str, ...]
-    count: float
-    representative: str
-
-
-@dataclass(frozen=True)
-class ClusterResult:
-    """One cluster of a scored question, ready for a table or a bar plot.
-
-    Attributes:
-        id: cluster id (``"wrong"`` for the extra cluster).
-        representative: its most frequent ground-truth answer ("" for "wrong").
-        answers: its ground-truth answer strings.
-        human_count: ground-truth answers in it (before smoothing).
-        model_count: sample weight it received (before smoothing; split samples count a share).
-        p_g: smoothed ground-truth probability.
-        p_h: smoothed model probability.
-        predictions: normalized sample -> weight it gave this cluster.
-    """
-
-    id: str
-    representative: str
-    answers: tuple[str, ...]
-    human_count: float
-    model_count: float
-    p_g: float
-    p_h: float
-    predictions: Mapping[str, float]
-
-    def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict of every field."""
-        return {
-            "id": self.id,
-            "representative": self.representative,
-            "answers": list(self.answers),
-            "human_count": self.human_count,
-            "model_count": self.model_count,
-            "p_g": self.p_g,
-            "p_h": self.p_h,
-            "predictions": dict(self.predictions),
-        }
-
-
-@dataclass(frozen=True)
-class QuestionResult:
-    """KL of one question with its clusters (the "wrong" cluster last)."""
-
-    question_id: str
-    kl: float
-    num_samples: int
-    clusters: tuple[ClusterResult, ...]
-
-    def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict, as written by ``probeval --per-question FILE.jsonl``."""
-        return {
-            "id": self.question_id,
-            "kl": self.kl,
-            "num_samples": self.num_samples,
-            "clusters": [c.as_dict() for c in self.clusters],
-        }
-
-
-@dataclass
-class ProbEvalResult:
-    """Data-set ProbEval result with everything needed to trust and reproduce it.
-
-    Attributes:
-        kl: mean KL(P_G || P_H) over the scored questions (lower is better).
-        per_question: question id -> KL.
-        questions: question id -> :class:`QuestionResult` (clusters, probabilities, matches).
-        num_questions: how many questions the mean is over.
-        signature: reproducibility signature (clustering, embedder, matching, versions).
-        clusters_per_question: mean number of ground-truth clusters the scored questions
-            were scored with ("wrong" not counted); None when no question was scored.
-        human_clusters_per_question: the annotators' mean number of clusters over the same
-            questions, when every scored question carries human clusters (else None).
-        empty: questions scored without any sample (smoothed empty distribution).
-        skipped: questions left out for lack of ground-truth answers.
-        ignored: sample ids dropped because they are not among the targets.
-        stats: work done: ``strings_embedded``, ``wordnet_pairs_scored``, ``samples``,
-            ``distinct_samples``, ``ground_truth_answers``.
-    """
-
-    kl: float
-    per_question: dict[str, float]
-    questions: dict[str, QuestionResult]
-    num_questions: int
-    signature: str
-    empty: list[str] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
-    ignored: list[str] = field(default_factory=list)
-    stats: dict[str, int] = field(default_factory=dict)
-    clusters_per_question: Optional[float] = None
-    human_clusters_per_question: Optional[float] = None
-
-    def as_dict(self, details: bool = False) -> dict[str, Any]:
-        """``kl``, ``num_questions``, ``per_question``, ``signature``, cluster counts, ...
-
-        With ``details``, every question's clusters too.
-        """
-        out: dict[str, Any] = {
-            "kl": self.kl,
-            "num_questions": self.num_questions,
-            "per_question": dict(self.per_question),
-            "signature": self.signature,
-            "clusters_per_question": self.clusters_per_question,
-            "human_clusters_per_question": self.human_clusters_per_question,
-            "empty": list(self.empty),
-            "skipped": list(self.skipped),
-            "ignored": list(self.ignored),
-            "stats": dict(self.stats),
-        }
-        if details:
-            out["questions"] = [q.as_dict() for q in self.questions.values()]
-        return out
-
-    def cluster_rows(self) -> list[dict[str, Any]]:
-        """One flat row per (question, cluster), for a CSV table or a plot.
-
-        >>> from cfc_probeval.inputs import GroundTruth
-        >>> from protoqa_core.readers import Cluster
-        >>> gt = GroundTruth("q1", (Cluster("q1.0", ("dog",), 6),))
-        >>> [r["cluster"] for r in evaluate_probeval([gt], {"q1": ["dog"]}, clustering="human").cluster_rows()]
-        ['q1.0', 'wrong']
-        """
-        rows = []
-        for q in self.questions.values():
-            for c in q.clusters:
-                top = sorted(c.predictions.items(), key=lambda kv: (-kv[1], kv[0]))[:5]
-                rows.append(
-                    {
-                        "question": q.question_id,
-                        "kl": q.kl,
-                        "cluster": c.id,
-                        "representative": c.representative,
-                        "human_count": c.human_count,
-                        "model_count": c.model_count,
-                        "p_g": c.p_g,
-                        "p_h": c.p_h,
-                        "num_answers": len(c.answers),
-                        "top_predictions": "; ".join(s for s, _ in top),
-                    }
-                )
-        return rows
+CLUSTERING_CHOICES: tuple[str, ...] = (AUTO, *CLUSTERINGS.names())
 
 
 def normalized_sample_counts(samples: Mapping[str, int]) -> dict[str, int]:
@@ -342,8 +187,9 @@ class ProbEval:
         self._embedder_spec, self._model_dir, self._seed = embedder, model_dir, seed
         self._resolutions: dict[str, ProbEval] = {}
         if isinstance(clustering, str):
-            if clustering not in CLUSTERING_CHOICES:
-                raise ValueError(f"unknown clustering {clustering!r}; choose one of {', '.join(CLUSTERING_CHOICES)}")
+            if clustering != AUTO and clustering not in CLUSTERINGS:  # the registry now, with any added since
+                choices = ", ".join((AUTO, *CLUSTERINGS.names()))
+                raise ValueError(f"unknown clustering {clustering!r}; choose one of {choices}")
             self.clustering_name = clustering
             # ``auto`` has no clusterer of its own: :meth:`resolved` picks one per data set.
             self.clusterer = (
@@ -361,9 +207,8 @@ class ProbEval:
             )
         else:
             self.clustering_name, self.clusterer = clustering.name, clustering
-        if isinstance(matching, str) and matching not in MATCHINGS:
-            raise ValueError(f"unknown matching {matching!r}; choose one of {', '.join(MATCHINGS)}")
-        needs_embedder = self.clusterer is not None or matching_name in ("cosine", "gp")
+        matcher_class = MATCHINGS.get(matching) if isinstance(matching, str) else type(matching)
+        needs_embedder = self.clusterer is not None or matcher_class.needs_embedder
         self.embedder: Optional[Embedder] = get_embedder(embedder, model_dir=model_dir) if needs_embedder else None
         self.matcher = (
             make_matcher(matching, self.embedder, threshold=threshold, seed=seed, all_stopword_match=all_stopword_match)
@@ -538,24 +383,66 @@ class ProbEval:
         if ids.message:
             _warn(ids.message)
         parsed = {qid: sample_counts(v, question_id=qid) for qid, v in samples.items() if qid in truths}
+        scored, skipped, empty = self._questions_to_score(truths, parsed, only_sampled)
+        embedded_before = self.embedder.num_embedded if self.embedder else 0
+        pairs_before = self.matcher.num_pairs_scored if isinstance(self.matcher, WordNetMatcher) else 0
+        questions, distinct_samples, approximated = self._score_questions(truths, parsed, scored, progress)
+        per_question = {qid: q.kl for qid, q in questions.items()}
+        mean = math.fsum(per_question.values()) / len(per_question) if per_question else math.nan
+        stats = {
+            "strings_embedded": (self.embedder.num_embedded if self.embedder else 0) - embedded_before,
+            "wordnet_pairs_scored": (
+                self.matcher.num_pairs_scored - pairs_before if isinstance(self.matcher, WordNetMatcher) else 0
+            ),
+            "samples": sum(q.num_samples for q in questions.values()),
+            "distinct_samples": distinct_samples,
+            "ground_truth_answers": sum(len(truths[qid].answer_counts) for qid in questions),
+        }
+        return ProbEvalResult(
+            mean,
+            per_question,
+            questions,
+            len(questions),
+            self.signature(
+                len(questions),
+                "skip" if only_sampled else "empty",
+                answer_counts_label([truths[qid] for qid in questions]),
+                approximated,
+            ),
+            empty,
+            skipped,
+            list(ids.ignored),
+            stats,
+            *_clusters_per_question(questions, truths),
+        )
 
+    def _questions_to_score(
+        self, truths: Mapping[str, GroundTruth], parsed: Mapping[str, Any], only_sampled: bool
+    ) -> tuple[list[str], list[str], list[str]]:
+        """The questions :meth:`evaluate` scores, those it leaves out, and those scored without samples,
+        each group named in a warning (pointing at the caller of :meth:`evaluate`)."""
         skipped = [qid for qid, t in truths.items() if not (t.total > 0 and (t.clusters or self.clusterer))]
         if skipped:
             what = "ground-truth answers" if self.clusterer else "ground-truth answers or human clusters"
-            _warn(f"left out {len(skipped)} question(s) without {what}: {preview_ids(skipped)}")
+            _warn(f"left out {len(skipped)} question(s) without {what}: {preview_ids(skipped)}", stacklevel=4)
         scored = [qid for qid in truths if qid not in skipped and not (only_sampled and qid not in parsed)]
         if only_sampled and len(scored) < len(truths) - len(skipped):
             absent = [qid for qid in truths if qid not in skipped and qid not in parsed]
-            _warn(f"left out {len(absent)} question(s) without samples: {preview_ids(absent)}")
+            _warn(f"left out {len(absent)} question(s) without samples: {preview_ids(absent)}", stacklevel=4)
         empty = [qid for qid in scored if not parsed.get(qid)]
         if empty:
             _warn(
                 f"{len(empty)} question(s) have no samples and are scored against the smoothed empty "
-                f"distribution: {preview_ids(empty)}"
+                f"distribution: {preview_ids(empty)}",
+                stacklevel=4,
             )
+        return scored, skipped, empty
 
-        embedded_before = self.embedder.num_embedded if self.embedder else 0
-        pairs_before = self.matcher.num_pairs_scored if isinstance(self.matcher, WordNetMatcher) else 0
+    def _score_questions(
+        self, truths: Mapping[str, GroundTruth], parsed: Mapping[str, Any], scored: Sequence[str], progress: bool
+    ) -> tuple[dict[str, QuestionResult], int, int]:
+        """Each scored question's result, how many distinct samples they had, and how many matches were
+        decided on a lower-bound similarity."""
         bar = None
         if progress:
             from tqdm.auto import tqdm
@@ -586,34 +473,7 @@ class ProbEval:
                 bar.update(len(chunk))
         if bar is not None:
             bar.close()
-        per_question = {qid: q.kl for qid, q in questions.items()}
-        mean = math.fsum(per_question.values()) / len(per_question) if per_question else math.nan
-        stats = {
-            "strings_embedded": (self.embedder.num_embedded if self.embedder else 0) - embedded_before,
-            "wordnet_pairs_scored": (
-                self.matcher.num_pairs_scored - pairs_before if isinstance(self.matcher, WordNetMatcher) else 0
-            ),
-            "samples": sum(q.num_samples for q in questions.values()),
-            "distinct_samples": distinct_samples,
-            "ground_truth_answers": sum(len(truths[qid].answer_counts) for qid in questions),
-        }
-        return ProbEvalResult(
-            mean,
-            per_question,
-            questions,
-            len(questions),
-            self.signature(
-                len(questions),
-                "skip" if only_sampled else "empty",
-                answer_counts_label([truths[qid] for qid in questions]),
-                approximated,
-            ),
-            empty,
-            skipped,
-            list(ids.ignored),
-            stats,
-            *_clusters_per_question(questions, truths),
-        )
+        return questions, distinct_samples, approximated
 
     def _embed_in_advance(self, truths: Sequence[GroundTruth], samples: Sequence[Mapping[str, int]]) -> None:
         """Embed every string a chunk of questions will need in one call (``samples`` normalized).
@@ -660,8 +520,8 @@ def _ground_truths(targets: Any) -> dict[str, GroundTruth]:
     return out
 
 
-def _warn(message: str) -> None:
-    warnings.warn(message, ProbEvalWarning, stacklevel=3)
+def _warn(message: str, stacklevel: int = 3) -> None:
+    warnings.warn(message, ProbEvalWarning, stacklevel=stacklevel)
 
 
 def _warn_approximated(question_id: str, found: Sequence[tuple[str, str]]) -> None:

@@ -115,7 +115,7 @@ def add_generate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--engine",
         default="hf",
-        choices=tuple(ENGINES),
+        choices=ENGINES.names(),
         help="how the samples are drawn: "
         + "; ".join(f"{name}{' (default)' if name == 'hf' else ''}: {c.summary}" for name, c in ENGINES.items()),
     )

@@ -36,8 +36,45 @@ __all__ = ["ProtoQA", "evaluate_predictions", "score_question"]
 MetricsArg = Union[str, Iterable[str], Sequence[MetricSpec]]
 
 
-def _warn(message: str) -> None:
-    warnings.warn(message, ProtoQAWarning, stacklevel=3)
+def _warn(message: str, stacklevel: int = 3) -> None:
+    warnings.warn(message, ProtoQAWarning, stacklevel=stacklevel)
+
+
+def _questions_of(
+    targets: Union[Mapping[str, Question], Sequence[Question], TargetStream],
+) -> tuple[Sequence[str], list[str], Iterable[Question]]:
+    """The target ids, those whose clusters total 0 (left out), and the questions to go through."""
+    if isinstance(targets, TargetStream):
+        return targets.ids, list(targets.zero_total), targets
+    by_id = dict(targets) if isinstance(targets, Mapping) else {q.id: q for q in targets}
+    return list(by_id), [qid for qid, q in by_id.items() if q.total_count <= 0], by_id.values()
+
+
+def _check_answer_lists(predictions: Mapping[str, Any]) -> None:
+    """DataFormatError naming the question whose answers are not a list of strings."""
+    for qid, answers in predictions.items():
+        if isinstance(answers, str) or not isinstance(answers, Sequence):
+            raise DataFormatError(f"answers must be a list of strings, got {type(answers).__name__}", question_id=qid)
+        for a in answers:
+            if not isinstance(a, str):
+                raise DataFormatError(f"answers must be strings, found {type(a).__name__}", question_id=qid)
+
+
+def _warn_left_out(skipped: Sequence[str], absent: Iterable[str], only_predicted: bool) -> list[str]:
+    """The questions without predictions (those left out already aside), each group named in a warning
+    that points at the caller of :meth:`ProtoQA.evaluate`."""
+    if skipped:
+        _warn(f"left out {len(skipped)} question(s) whose clusters total 0: {preview_ids(skipped)}", stacklevel=4)
+    left_out = set(skipped)
+    missing = [qid for qid in absent if qid not in left_out]
+    if missing and only_predicted:
+        _warn(
+            f"{len(missing)} question(s) have no predictions and are left out of the means: {preview_ids(missing)}",
+            stacklevel=4,
+        )
+    elif missing:
+        _warn(f"{len(missing)} question(s) have no predictions and score 0: {preview_ids(missing)}", stacklevel=4)
+    return missing
 
 
 def _scored_per_question(prediction: str, answer: str) -> float:
@@ -238,56 +275,59 @@ class ProtoQA:
         >>> seen
         ['q1']
         """
-        questions: Iterable[Question]
-        if isinstance(targets, TargetStream):
-            target_ids: Sequence[str] = targets.ids
-            skipped = list(targets.zero_total)
-            questions = targets
-        else:
-            by_id = dict(targets) if isinstance(targets, Mapping) else {q.id: q for q in targets}
-            target_ids = list(by_id)
-            skipped = [qid for qid, q in by_id.items() if q.total_count <= 0]
-            questions = by_id.values()
+        target_ids, skipped, questions = _questions_of(targets)
         ids = reconcile_ids(target_ids, predictions, ignore_unknown=ignore_unknown)
         if ids.message:
             _warn(ids.message)
         if not isinstance(predictions, PackedPredictions):  # read and checked by its reader
-            for qid, answers in predictions.items():
-                if isinstance(answers, str) or not isinstance(answers, Sequence):
-                    raise DataFormatError(
-                        f"answers must be a list of strings, got {type(answers).__name__}", question_id=qid
-                    )
-                for a in answers:
-                    if not isinstance(a, str):
-                        raise DataFormatError(f"answers must be strings, found {type(a).__name__}", question_id=qid)
-
-        if skipped:
-            _warn(f"left out {len(skipped)} question(s) whose clusters total 0: {preview_ids(skipped)}")
-        left_out = set(skipped)
-        missing = [qid for qid in ids.missing if qid not in left_out]
-        if missing:
-            if only_predicted:
-                _warn(
-                    f"{len(missing)} question(s) have no predictions and are left out of the means: "
-                    f"{preview_ids(missing)}"
-                )
-            else:
-                _warn(f"{len(missing)} question(s) have no predictions and score 0: {preview_ids(missing)}")
-
-        sim = self.similarity
-        if only_predicted:
-            left_out.update(missing)
+            _check_answer_lists(predictions)
+        missing = _warn_left_out(skipped, ids.missing, only_predicted)
+        left_out = set(skipped).union(missing if only_predicted else ())
         scored: Iterable[Question] = (q for q in questions if q.id not in left_out)
         if progress:
             from tqdm.auto import tqdm
 
             total = sum(1 for qid in target_ids if qid not in left_out)
-            scored = tqdm(scored, total=total, desc=f"scoring ({sim.name})", unit="question", leave=False, disable=None)
+            scored = tqdm(
+                scored,
+                total=total,
+                desc=f"scoring ({self.similarity.name})",
+                unit="question",
+                leave=False,
+                disable=None,
+            )
+        per_question, scored_ids, question_scores, approximated = self._score_each(scored, predictions, on_question)
+        n = len(scored_ids)
+        scores = {name: (math.fsum(values) / n if n else 0.0) for name, values in question_scores.items()}
+        uncounted, exact_match_only = self._per_question_report(scored_ids)
+        signature = self.signature(n, "skip" if only_predicted else "zero", approximated, uncounted)
+        return EvaluationResult(
+            scores,
+            per_question,
+            n,
+            missing,
+            skipped,
+            list(ids.ignored),
+            signature,
+            question_ids=scored_ids,
+            question_scores=question_scores,
+            exact_match_only=exact_match_only,
+        )
+
+    def _score_each(
+        self,
+        questions: Iterable[Question],
+        predictions: Mapping[str, Sequence[str]],
+        on_question: Optional[Callable[[str, dict[str, QuestionScore]], None]],
+    ) -> tuple[dict[str, dict[str, QuestionScore]], list[str], dict[str, array], int]:
+        """Every question's scores (kept, or handed to ``on_question``), the ids scored, each metric's
+        scores in that order, and how many entries were decided on a lower-bound similarity (each such
+        question named in a warning)."""
         per_question: dict[str, dict[str, QuestionScore]] = {}
         scored_ids: list[str] = []
         question_scores = {m.name: array("d") for m in self.metrics}
         approximated = 0
-        for q in scored:
+        for q in questions:
             qid = q.id
             cut: list[tuple[int, int]] = []
             preds = [normalize_prediction(a) for a in predictions.get(qid, ())]
@@ -302,36 +342,27 @@ class ProtoQA:
             if cut:
                 approximated += len(cut)
                 _warn(
-                    f"question {qid}: {sim.name} similarity is a lower bound for cluster(s) "
+                    f"question {qid}: {self.similarity.name} similarity is a lower bound for cluster(s) "
                     f"{preview_ids(sorted({q.clusters[j].id for _, j in cut}))} (a string over "
-                    "the token limit, or the search budget ran out; see protoqa_core.similarity)"
+                    "the token limit, or the search budget ran out; see protoqa_core.similarity)",
+                    stacklevel=4,
                 )
-        n = len(scored_ids)
-        scores = {name: (math.fsum(values) / n if n else 0.0) for name, values in question_scores.items()}
-        uncounted = 0
-        exact_match_only: Optional[bool] = None
-        if self._per_question is not None:
-            uncounted = len(self._per_question.uncounted & set(scored_ids))
-            self._per_question.uncounted.clear()
-            if uncounted:
-                _warn(
-                    f"{uncounted} question(s) have no crowd counts for their cluster strings; the "
-                    f"{sim.name} similarity trained on each string once there"
-                )
-            exact_match_only = self._exact_match_only()
-        signature = self.signature(n, "skip" if only_predicted else "zero", approximated, uncounted)
-        return EvaluationResult(
-            scores,
-            per_question,
-            n,
-            missing,
-            skipped,
-            list(ids.ignored),
-            signature,
-            question_ids=scored_ids,
-            question_scores=question_scores,
-            exact_match_only=exact_match_only,
-        )
+        return per_question, scored_ids, question_scores, approximated
+
+    def _per_question_report(self, scored_ids: Sequence[str]) -> tuple[int, Optional[bool]]:
+        """For a per-question similarity, how many scored questions had no crowd counts and whether it
+        scored as exact match does (both warned of, then reset); ``(0, None)`` for the others."""
+        if self._per_question is None:
+            return 0, None
+        uncounted = len(self._per_question.uncounted & set(scored_ids))
+        self._per_question.uncounted.clear()
+        if uncounted:
+            _warn(
+                f"{uncounted} question(s) have no crowd counts for their cluster strings; the "
+                f"{self.similarity.name} similarity trained on each string once there",
+                stacklevel=4,
+            )
+        return uncounted, self._exact_match_only()
 
     def _exact_match_only(self) -> bool:
         """Whether the per-question similarity matched no prediction but identical ones (warned), then reset."""

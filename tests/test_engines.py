@@ -20,9 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from protoqa_integrations.engines import collapsed_share, is_collapsed
+from protoqa_integrations.engines import ENGINES, Engine, EngineError, collapsed_share, is_collapsed, make_engine
 from protoqa_integrations.engines.base import answers_of, request_seed
 from protoqa_integrations.engines.openai import retry_delay
+from protoqa_integrations.generation import PromptSamples, SamplingConfig
 from protoqa_integrations.prompts import answer_from_reply, cfc_chat_messages, protoqa_chat_messages
 
 REPO = Path(__file__).resolve().parents[1]
@@ -129,6 +130,58 @@ def test_the_guard_flags_collapsed_samples_only_above_temperature_zero():
 def test_request_seeds_are_distinct_and_repeatable():
     seeds = {request_seed(q, r) for q in range(50) for r in range(5)}
     assert len(seeds) == 250 and all(0 <= s < 2**31 for s in seeds)
+
+
+class _Echo(Engine):
+    """An engine that draws its own way: each prompt's text and seed."""
+
+    def _sample(self, prompts, config, seeds, progress):
+        for i in reversed(range(len(prompts))):  # any order, as the contract allows
+            yield PromptSamples(i, [f"{prompts[i]}{seeds[i]}"], [prompts[i]])
+
+
+def test_engine_sample_lists_the_prompts_and_gives_each_its_seed():
+    config = SamplingConfig(num_samples=1, seed=7)
+    assert [s.texts for s in _Echo().sample(iter(["a", "b"]), config)] == [["b8"], ["a7"]]
+    assert [s.texts for s in _Echo().sample(["a"], config, seeds=[3.0])] == [["a3"]]
+    samples = _Echo().sample(["a", "b"], config, seeds=[1])  # checked when drawn, as the engines' own were
+    with pytest.raises(EngineError, match="^1 seeds for 2 prompts$"):
+        next(samples)
+
+
+def test_the_engine_registry_checks_and_names_what_joins_it():
+    assert ENGINES.names() == ("hf", "openai", "vllm") and ENGINES["openai"].name == "openai"
+    with pytest.raises(EngineError, match="unknown engine 'gpu'; choose one of: hf, openai, vllm"):
+        make_engine("gpu", "gpt2")
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from protoqa_integrations.engines import ENGINES, Engine\n"
+            "class Echo(Engine):\n"
+            "    common = ('device',)\n"
+            "    def __init__(self, model, *, device='cpu'):\n"
+            "        super().__init__()\n"
+            "ENGINES.register('echo')(Echo)\n"
+            "print(ENGINES.names(), Echo.name)\n"
+            "class Bad(Engine):\n"
+            "    common = ('gpu',)\n"
+            "for name, cls in (('bad', Bad), ('echo', Echo)):\n"
+            "    try:\n"
+            "        ENGINES.register(name)(cls)\n"
+            "    except ValueError as exc:\n"
+            "        print(exc)\n",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    registered, bad, twice = out.stdout.splitlines()
+    assert registered == "('hf', 'openai', 'vllm', 'echo') echo"
+    assert bad == "engine 'bad': Bad.build takes no keyword 'gpu'"
+    assert twice.endswith("named 'echo' is registered already")
 
 
 def test_retry_delay_honours_retry_after_and_is_capped():

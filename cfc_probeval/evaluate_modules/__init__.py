@@ -26,12 +26,12 @@ from ..matching import MATCHINGS
 
 __all__ = ["PROBEVAL_CONFIGS", "CheckedReferences", "PROBEVAL_CITATION", "config_settings", "question_ids_for"]
 
-_CHOICES = (AUTO, *CLUSTERINGS)
+_CHOICES = (AUTO, *CLUSTERINGS.names())
 
 #: Configuration names of the ``probeval`` module: ``default`` (the same as ``auto``: the
 #: references' human clusters when they carry them, else G-means), a clustering, or
 #: ``<clustering>-<matching>``.
-PROBEVAL_CONFIGS: tuple[str, ...] = ("default", *_CHOICES, *(f"{c}-{m}" for c in _CHOICES for m in MATCHINGS))
+PROBEVAL_CONFIGS: tuple[str, ...] = ("default", *_CHOICES, *(f"{c}-{m}" for c in _CHOICES for m in MATCHINGS.names()))
 
 
 def config_settings(config_name: str) -> dict[str, str]:

@@ -10,7 +10,7 @@ Every engine takes a list of prompts (a string, or a list of chat messages), a
 :class:`~protoqa_integrations.generation.SamplingConfig` and one seed per prompt, and
 yields :class:`~protoqa_integrations.generation.PromptSamples`; :func:`make_engine` builds
 one by name from the registry :data:`ENGINES`, where each engine module registers its engine
-(:func:`register_engine`) with the options it takes. Engine modules import their heavy
+(``@ENGINES.register(name)``) with the options it takes. Engine modules import their heavy
 packages only when an engine is built.
 
 >>> list(ENGINES)
@@ -31,7 +31,6 @@ from .base import (
     collapsed_share,
     engine_class,
     is_collapsed,
-    register_engine,
 )
 
 # Each engine module registers its engine in ENGINES when imported: a new engine is one more name here.
@@ -48,7 +47,6 @@ __all__ = [
     "engine_class",
     "is_collapsed",
     "make_engine",
-    "register_engine",
 ]
 
 
@@ -60,7 +58,7 @@ def make_engine(name: str, model: str, **options: Any) -> Engine:
 
     >>> make_engine("gpu", "gpt2")  # doctest: +IGNORE_EXCEPTION_DETAIL
     Traceback (most recent call last):
-    EngineError: unknown engine 'gpu'; choose one of hf, openai, vllm
+    EngineError: unknown engine 'gpu'; choose one of: hf, openai, vllm
     >>> make_engine("openai", "m", batch=8)  # doctest: +IGNORE_EXCEPTION_DETAIL
     Traceback (most recent call last):
     EngineError: the openai engine has no option 'batch'; its options: base_url, chat, revision, ...

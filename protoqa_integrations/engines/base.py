@@ -1,8 +1,9 @@
 """The engine interface, the engine registry and the collapse guard.
 
-An engine is a subclass of :class:`Engine` registered with :func:`register_engine`: its
-``name``, the shared ``generate`` settings it takes (``common``), its own command-line
-options (``options``, :class:`EngineOption`) and a constructor with those keywords.
+An engine is a subclass of :class:`Engine` registered in :data:`ENGINES` with
+``@ENGINES.register(name)``: its ``name``, the shared ``generate`` settings it takes
+(``common``), its own command-line options (``options``, :class:`EngineOption`), a
+constructor with those keywords, and :meth:`Engine._sample`.
 :func:`protoqa_integrations.engines.make_engine` builds one by name.
 """
 
@@ -13,8 +14,10 @@ import inspect
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Optional, TypeVar, Union
+from typing import Any, ClassVar, Optional, Union
 from urllib.parse import parse_qsl, quote, unquote_plus, urlsplit, urlunsplit
+
+from protoqa_core.registry import Registry
 
 from ..generation import GenerationError, PromptSamples, SamplingConfig, answer_from_text, sample_uniforms
 from ..prompts import answer_from_reply, cfc_chat_messages, protoqa_chat_messages
@@ -23,7 +26,7 @@ __all__ = [
     "ENGINES",
     "COMMON_SETTINGS",
     "EngineOption",
-    "register_engine",
+    "check_engine",
     "CHAT_MAX_NEW_TOKENS",
     "COLLAPSE_SHARE",
     "Prompt",
@@ -119,9 +122,10 @@ class EngineOption:
 class Engine:
     """What every engine offers. ``usage`` counts prompt and completion tokens where the engine reports them.
 
-    A subclass sets ``name`` (through :func:`register_engine`), ``summary`` (for ``--help``), ``common`` (which of
-    :data:`COMMON_SETTINGS` its constructor takes) and ``options`` (its own), and builds
-    itself from a model name and those keywords in :meth:`build`.
+    A subclass gets ``name`` from its registration in :data:`ENGINES`, sets ``summary`` (for ``--help``),
+    ``common`` (which of :data:`COMMON_SETTINGS` its constructor takes) and ``options`` (its own),
+    builds itself from a model name and those keywords in :meth:`build`, and draws samples in
+    :meth:`_sample`.
     """
 
     name: ClassVar[str] = "engine"
@@ -184,51 +188,58 @@ class Engine:
     ) -> Iterator[PromptSamples]:
         """Yield one :class:`PromptSamples` per prompt, each as soon as it is complete (any order).
 
-        On a fault every prompt already complete is yielded before :class:`EngineError` is raised.
+        Prompt ``i`` is sampled under ``seeds[i]`` (default ``config.seed + i``); ``progress``
+        asks for a progress bar where the engine draws one. On a fault every prompt already
+        complete is yielded before :class:`EngineError` is raised.
         """
+        prompts = list(prompts)
+        seeds = [config.seed + i for i in range(len(prompts))] if seeds is None else [int(s) for s in seeds]
+        if len(seeds) != len(prompts):
+            raise EngineError(f"{len(seeds)} seeds for {len(prompts)} prompts")
+        yield from self._sample(prompts, config, seeds, progress)
+
+    def _sample(
+        self, prompts: list[Prompt], config: SamplingConfig, seeds: list[int], progress: Optional[bool]
+    ) -> Iterator[PromptSamples]:
+        """:meth:`sample` with the prompts listed and one seed per prompt: what each engine draws its own way."""
         raise NotImplementedError
 
     def close(self) -> None:
         """Free the engine's resources."""
 
 
-ENGINES: dict[str, type[Engine]] = {}
-"""The engines by name, in the order they registered (:func:`register_engine`)."""
-
-EngineClass = TypeVar("EngineClass", bound=type[Engine])
-
-
-def register_engine(name: str) -> Callable[[EngineClass], EngineClass]:
-    """A class decorator: register an :class:`Engine` subclass in :data:`ENGINES` under ``name``.
+def check_engine(name: str, cls: type[Engine]) -> None:
+    """The check of every engine registered in :data:`ENGINES`, which then carries ``name``.
 
     Its ``common`` must name settings of :data:`COMMON_SETTINGS` and its options' keywords
     must be keywords of its :meth:`~Engine.build`, so that the command line built from the
     registry can always build it.
 
-    >>> @register_engine("echo-doc")
-    ... class Echo(Engine):
+    >>> class Echo(Engine):
     ...     options = (EngineOption("loud", "--loud", "echo: shout"),)
     ...     def __init__(self, model: str, *, loud: bool = False) -> None:
     ...         super().__init__()
-    >>> ENGINES.pop("echo-doc").defaults()
-    {'loud': False}
+    >>> check_engine("echo", Echo); Echo.name, Echo.defaults()
+    ('echo', {'loud': False})
+    >>> Echo.common = ("chat",)
+    >>> check_engine("echo", Echo)
+    Traceback (most recent call last):
+    ...
+    ValueError: engine 'echo': Echo.build takes no keyword 'chat'
     """
+    keywords = cls.defaults()
+    for keyword in (*cls.common, *(o.keyword for o in cls.options)):
+        if keyword not in keywords:
+            raise ValueError(f"engine {name!r}: {cls.__qualname__}.build takes no keyword {keyword!r}")
+    unknown = set(cls.common) - set(COMMON_SETTINGS)
+    if unknown:
+        raise ValueError(f"engine {name!r}: {sorted(unknown)} are not settings of {COMMON_SETTINGS}")
+    cls.name = name
 
-    def register(cls: EngineClass) -> EngineClass:
-        if name in ENGINES:
-            raise ValueError(f"an engine named {name!r} is registered already ({ENGINES[name].__qualname__})")
-        cls.name = name
-        keywords = cls.defaults()
-        for keyword in (*cls.common, *(o.keyword for o in cls.options)):
-            if keyword not in keywords:
-                raise ValueError(f"engine {name!r}: {cls.__qualname__}.build takes no keyword {keyword!r}")
-        unknown = set(cls.common) - set(COMMON_SETTINGS)
-        if unknown:
-            raise ValueError(f"engine {name!r}: {sorted(unknown)} are not settings of {COMMON_SETTINGS}")
-        ENGINES[name] = cls
-        return cls
 
-    return register
+ENGINES: Registry[type[Engine]] = Registry("engine", check=check_engine, error=EngineError)
+"""The engines by name, in the order they registered (``@ENGINES.register(name)`` on an :class:`Engine`
+subclass, checked by :func:`check_engine`)."""
 
 
 def _dest(flag: str) -> str:
@@ -296,12 +307,9 @@ def engine_class(name: str) -> type[Engine]:
 
     >>> engine_class("gpu")  # doctest: +IGNORE_EXCEPTION_DETAIL
     Traceback (most recent call last):
-    EngineError: unknown engine 'gpu'; choose one of hf, openai, vllm
+    EngineError: unknown engine 'gpu'; choose one of: hf, openai, vllm
     """
-    try:
-        return ENGINES[name]
-    except KeyError:
-        raise EngineError(f"unknown engine {name!r}; choose one of {', '.join(ENGINES)}") from None
+    return ENGINES.get(name)
 
 
 def sampling_signature(config: SamplingConfig, settings: dict[str, Any]) -> str:

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import Any, Optional
 
 from ..generation import GenerationError, PromptSamples, SamplingConfig, iter_prompt_samples, load_model, resolve_device
-from .base import Engine, EngineError, Prompt, library_versions, register_engine
+from .base import ENGINES, Engine, EngineError, Prompt, library_versions
 
 __all__ = ["HFEngine"]
 
 
-@register_engine("hf")
+@ENGINES.register("hf")
 class HFEngine(Engine):
     """:func:`~protoqa_integrations.generation.iter_prompt_samples` on a loaded model.
 
@@ -86,13 +86,8 @@ class HFEngine(Engine):
             **library_versions("torch", "transformers"),
         }
 
-    def sample(
-        self,
-        prompts: Sequence[Prompt],
-        config: SamplingConfig,
-        *,
-        seeds: Optional[Sequence[int]] = None,
-        progress: Optional[bool] = False,
+    def _sample(
+        self, prompts: list[Prompt], config: SamplingConfig, seeds: list[int], progress: Optional[bool]
     ) -> Iterator[PromptSamples]:
         texts = [p for p in prompts if isinstance(p, str)]
         if len(texts) != len(prompts):

@@ -56,7 +56,7 @@ import socket
 import threading
 import time
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
@@ -65,13 +65,13 @@ from urllib.parse import urlsplit
 
 from ..generation import STOP_STRINGS, PromptSamples, SamplingConfig
 from .base import (
+    ENGINES,
     Engine,
     EngineError,
     EngineOption,
     Prompt,
     answers_of,
     redact_url,
-    register_engine,
     request_seed,
     url_secrets,
 )
@@ -255,7 +255,7 @@ def _server_message(response: Any) -> str:
     return " ".join(str(text).split())[:300] or f"HTTP {response.status_code}"
 
 
-@register_engine("openai")
+@ENGINES.register("openai")
 class OpenAIEngine(Engine):
     """An OpenAI-compatible server at ``base_url`` serving ``model``.
 
@@ -595,16 +595,9 @@ class OpenAIEngine(Engine):
             texts.extend(got[:n])
         return texts
 
-    def sample(
-        self,
-        prompts: Sequence[Prompt],
-        config: SamplingConfig,
-        *,
-        seeds: Optional[Sequence[int]] = None,
-        progress: Optional[bool] = False,
+    def _sample(
+        self, prompts: list[Prompt], config: SamplingConfig, seeds: list[int], progress: Optional[bool]
     ) -> Iterator[PromptSamples]:
-        prompts = list(prompts)
-        seeds = [config.seed + i for i in range(len(prompts))] if seeds is None else [int(s) for s in seeds]
         bar = None
         if progress is not False:
             from tqdm.auto import tqdm

@@ -11,11 +11,11 @@ vLLM starts worker processes: a script that builds this engine must do it under
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import Any, Optional
 
 from ..generation import STOP_STRINGS, PromptSamples, SamplingConfig
-from .base import Engine, EngineError, EngineOption, Prompt, answers_of, register_engine, request_seed
+from .base import ENGINES, Engine, EngineError, EngineOption, Prompt, answers_of, request_seed
 
 __all__ = ["VLLMEngine", "MEMORY_HINT"]
 
@@ -29,7 +29,7 @@ def _first_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
-@register_engine("vllm")
+@ENGINES.register("vllm")
 class VLLMEngine(Engine):
     """vLLM's ``LLM`` on ``model`` (Hub id or local folder; no remote code).
 
@@ -167,16 +167,9 @@ class VLLMEngine(Engine):
             **options,
         )
 
-    def sample(
-        self,
-        prompts: Sequence[Prompt],
-        config: SamplingConfig,
-        *,
-        seeds: Optional[Sequence[int]] = None,
-        progress: Optional[bool] = False,
+    def _sample(
+        self, prompts: list[Prompt], config: SamplingConfig, seeds: list[int], progress: Optional[bool]
     ) -> Iterator[PromptSamples]:
-        prompts = list(prompts)
-        seeds = [config.seed + i for i in range(len(prompts))] if seeds is None else [int(s) for s in seeds]
         skipped: dict[int, str] = {}
         if not self.chat:
             tokenizer = self.llm.get_tokenizer()

@@ -122,14 +122,14 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--seed", type=int, default=0, help="seed of the answer sets, folds and bootstrap (default 0)")
         p.add_argument(
             "--clusterings",
-            default=",".join(CLUSTERINGS),
-            type=lambda t: _names(t, CLUSTERINGS, "--clusterings"),
+            default=",".join(CLUSTERINGS.names()),
+            type=lambda t: _names(t, CLUSTERINGS.names(), "--clusterings"),
             help="comma-separated clusterings",
         )
         p.add_argument(
             "--matchings",
-            default=",".join(MATCHINGS),
-            type=lambda t: _names(t, MATCHINGS, "--matchings"),
+            default=",".join(MATCHINGS.names()),
+            type=lambda t: _names(t, MATCHINGS.names(), "--matchings"),
             help="comma-separated matchings",
         )
         p.add_argument(

@@ -42,7 +42,8 @@ import numpy as np
 from cfc_probeval.embedders import Embedder, get_embedder
 from cfc_probeval.inputs import GroundTruth, read_ground_truth
 from cfc_probeval.matching import WordNetMatcher
-from cfc_probeval.probeval import AnswerCluster, ProbEval
+from cfc_probeval.probeval import ProbEval
+from cfc_probeval.results import AnswerCluster
 from protoqa_core.text import normalize_unicode
 
 from .partitions import adjusted_rand, blanc, contingency, v_measure

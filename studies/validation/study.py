@@ -62,7 +62,8 @@ from cfc_probeval.distributions import human_counts, kl_divergence, laplace_smoo
 from cfc_probeval.embedders import Embedder, get_embedder
 from cfc_probeval.inputs import GroundTruth, read_ground_truth
 from cfc_probeval.matching import MATCHINGS, GPMatcher, Matcher, make_matcher
-from cfc_probeval.probeval import AnswerCluster, ProbEval, normalized_sample_counts
+from cfc_probeval.probeval import ProbEval, normalized_sample_counts
+from cfc_probeval.results import AnswerCluster
 from protoqa_core.ranking import rank_by_frequency
 from protoqa_core.readers import Cluster
 from protoqa_core.similarity import get_similarity
@@ -249,7 +250,7 @@ def clustering_params(clustering: str, params: Mapping[str, Any]) -> tuple[tuple
         return (("k_init", params[f"{clustering}_k_init"]),)
     if clustering == "human":
         return ()
-    raise ValueError(f"unknown clustering {clustering!r}; choose one of {', '.join(CLUSTERINGS)}")
+    raise ValueError(f"unknown clustering {clustering!r}; choose one of {', '.join(CLUSTERINGS.names())}")
 
 
 def matching_threshold(matching: str, params: Mapping[str, Any]) -> Optional[float]:
@@ -262,11 +263,13 @@ def matching_threshold(matching: str, params: Mapping[str, Any]) -> Optional[flo
         return None
     if matching in ("cosine", "gp"):
         return float(params[f"{matching}_threshold"])
-    raise ValueError(f"unknown matching {matching!r}; choose one of {', '.join(MATCHINGS)}")
+    raise ValueError(f"unknown matching {matching!r}; choose one of {', '.join(MATCHINGS.names())}")
 
 
 def final_settings(
-    params: Mapping[str, Any], clusterings: Sequence[str] = CLUSTERINGS, matchings: Sequence[str] = MATCHINGS
+    params: Mapping[str, Any],
+    clusterings: Sequence[str] = CLUSTERINGS.names(),
+    matchings: Sequence[str] = MATCHINGS.names(),
 ) -> list[Setting]:
     """Every ``clustering x matching`` setting with the given parameters.
 
@@ -452,7 +455,7 @@ class Toolkit:
     ) -> list[tuple[int, ...]]:
         """Cluster indices of every sample under a setting.
 
-        >>> from cfc_probeval.probeval import AnswerCluster
+        >>> from cfc_probeval.results import AnswerCluster
         >>> clusters = [AnswerCluster("c0", ("dog",), 3, "dog"), AnswerCluster("c1", ("cat",), 1, "cat")]
         >>> Toolkit("char-ngrams").match(Setting("human", "wordnet"), ["dogs", "car"], clusters)
         [(0,), ()]
@@ -868,7 +871,7 @@ def tune_study(
     dev: Dev,
     toolkit: Toolkit,
     *,
-    clusterings: Sequence[str] = CLUSTERINGS,
+    clusterings: Sequence[str] = CLUSTERINGS.names(),
     tune_parameters: bool = True,
     grid: Grid = DEFAULT_GRID,
     samplings: Sequence[str] = SAMPLINGS,
@@ -942,8 +945,8 @@ def score_study(
     toolkit: Toolkit,
     parameters: StudyParameters,
     *,
-    clusterings: Sequence[str] = CLUSTERINGS,
-    matchings: Sequence[str] = MATCHINGS,
+    clusterings: Sequence[str] = CLUSTERINGS.names(),
+    matchings: Sequence[str] = MATCHINGS.names(),
     samplings: Sequence[str] = SAMPLINGS,
     folds: int = FOLDS,
     seed: int = 0,
@@ -1009,8 +1012,8 @@ def run_study(
     num_sets: int = 50,
     seed: int = 0,
     embedder: Union[str, Embedder, None] = None,
-    clusterings: Sequence[str] = CLUSTERINGS,
-    matchings: Sequence[str] = MATCHINGS,
+    clusterings: Sequence[str] = CLUSTERINGS.names(),
+    matchings: Sequence[str] = MATCHINGS.names(),
     samplings: Sequence[str] = SAMPLINGS,
     dev_sets: Sequence[DevSet] = DEV_SETS,
     tune_parameters: bool = True,
@@ -1047,8 +1050,8 @@ def run_study(
     >>> r.table()["cfc_dev"]["centered"]["human+wordnet"]  # doctest: +SKIP
     """
     for names, allowed, what in (
-        (clusterings, CLUSTERINGS, "clustering"),
-        (matchings, MATCHINGS, "matching"),
+        (clusterings, CLUSTERINGS.names(), "clustering"),
+        (matchings, MATCHINGS.names(), "matching"),
         (samplings, SAMPLINGS, "sampling"),
     ):
         for name in names:

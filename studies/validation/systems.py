@@ -32,7 +32,8 @@ from cfc_probeval.distributions import human_counts, kl_divergence, laplace_smoo
 from cfc_probeval.embedders import Embedder, get_embedder, unit_rows
 from cfc_probeval.inputs import GroundTruth, read_ground_truth, read_samples
 from cfc_probeval.matching import GPMatcher, Matcher, WordNetMatcher, best_clusters, make_matcher
-from cfc_probeval.probeval import AnswerCluster, ProbEval, normalized_sample_counts
+from cfc_probeval.probeval import ProbEval, normalized_sample_counts
+from cfc_probeval.results import AnswerCluster
 
 from .stats import RESAMPLES, bootstrap_interval, interval, spearman
 
