@@ -13,7 +13,7 @@ accept "red sports car" for "sports car", 2/3). Reasons: it is the literal readi
 the ProbEval authors' code never rounds in this step, and when a sample fully matches
 one cluster it never shares it with a cluster it matches only partly, which the
 rounded rule would do; and against the human matchings of CFC dev and ProtoQA dev the
-raw rule agrees with the annotators at least as well (numbers in the card, "Defaults").
+raw rule agrees with the annotators at least as well (numbers in the manual, docs/probeval.md, "Where each default comes from").
 """
 
 from __future__ import annotations
