@@ -28,7 +28,6 @@ from typing import Optional
 from protoqa_core import __version__
 from protoqa_core.cli_io import (
     OneLineParser,
-    add_overwrite_option,
     check_output_file,
     finite_json,
     float_between,
@@ -36,7 +35,7 @@ from protoqa_core.cli_io import (
     run_command,
     write_output_file,
 )
-from protoqa_core.cli_options import add_input_options
+from protoqa_core.cli_options import add_input_options, add_per_question_option
 
 from .defaults import AUTO, DEFAULTS, HAC_METHODS
 from .errors import DataFormatError, ProbEvalWarning
@@ -184,14 +183,7 @@ def _add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_input_options(parser, progress_default=False)
     parser.add_argument("--json", action="store_true", help="print a JSON object (kl, num_questions, signature, ...)")
-    parser.add_argument(
-        "--per-question",
-        metavar="FILE",
-        default=None,
-        help="write every question's clusters, P_G, P_H and matches: .csv/.tsv table or JSONL "
-        "(never over an input file)",
-    )
-    add_overwrite_option(parser, "let --per-question replace an existing file")
+    add_per_question_option(parser, "every question's clusters, P_G, P_H and matches: .csv/.tsv table or JSONL")
     parser.add_argument(
         "--allow-empty",
         action="store_true",

@@ -31,7 +31,6 @@ from typing import Optional
 
 from protoqa_core.cli_io import (
     Subcommand,
-    add_overwrite_option,
     build_command_parser,
     check_output_file,
     finite_json,
@@ -39,7 +38,7 @@ from protoqa_core.cli_io import (
     run_subcommands,
     write_output_file,
 )
-from protoqa_core.cli_options import add_input_options
+from protoqa_core.cli_options import add_input_options, add_per_question_option
 from protoqa_core.ids import reconcile_ids
 from protoqa_core.readers import DataFormatError, TargetStream, read_packed_predictions
 from protoqa_core.significance import compare_paired
@@ -84,12 +83,7 @@ def _add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
         help="'standard' (the ten metrics, default), 'paper' (seven) or comma-separated names such as max_answers@10",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object per similarity (scores and signature)")
-    p.add_argument(
-        "--per-question",
-        metavar="FILE",
-        help="write per-question scores and cluster assignments as JSONL (never over an input file)",
-    )
-    add_overwrite_option(p, "let --per-question replace an existing file")
+    add_per_question_option(p, "per-question scores and cluster assignments as JSONL")
     p.add_argument(
         "--allow-empty",
         action="store_true",

@@ -19,7 +19,9 @@ from cfc_probeval.evaluate_modules import (  # From: protoqa-eval[probeval]
     PROBEVAL_CITATION,
     PROBEVAL_CONFIGS,
     CheckedReferences,
+    ModuleDescription,
     config_settings,
+    metric_info,
     question_ids_for,
 )
 from cfc_probeval.inputs import (  # From: protoqa-eval[probeval]
@@ -117,6 +119,13 @@ _RAW_ANSWERS = {
 }  # a row's ``raw_answers``: counts may be fractional
 
 CONFIG_NAMES = PROBEVAL_CONFIGS
+_MODULE = ModuleDescription(
+    _DESCRIPTION,
+    _CITATION,
+    _KWARGS_DESCRIPTION,
+    homepage="https://github.com/qxc101/PROBEVAL_CFC",
+    reference_url="https://arxiv.org/abs/2406.04145",
+)
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
@@ -136,16 +145,7 @@ class Probeval(CheckedReferences, evaluate.Metric):
             datasets.Features({"predictions": _STRING_LIST, "references": _CLUSTER_LIST}),
             datasets.Features({"predictions": _STRING_LIST, "references": _RAW_ANSWERS}),
         ]
-        return evaluate.MetricInfo(
-            module_type="metric",
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=features,
-            homepage="https://github.com/qxc101/PROBEVAL_CFC",
-            codebase_urls=["https://github.com/qxc101/PROBEVAL_CFC"],
-            reference_urls=["https://arxiv.org/abs/2406.04145"],
-        )
+        return metric_info(_MODULE, features)
 
     def _enforce_nested_string_type(self, schema: Any, obj: Any) -> Any:
         # evaluate's input check needs every key of a dict feature; cluster ids are optional.
