@@ -17,7 +17,7 @@ What is measured:
    process (imports, model load, embedding, clustering, matching): wall time and peak
    resident memory. Target: under 20 s.
 2. The same work in this process, stage by stage: loading the model, embedding the
-   ground-truth answers, clustering them, matching the samples with WordNet. Every
+   target answers, clustering them, matching the samples with WordNet. Every
    string handed to the model and every WordNet similarity computed is counted, to
    show that each distinct string is embedded once and each (sample, answer) pair is
    scored once.
@@ -144,7 +144,7 @@ def stages(targets_path: Path, samples_path: Path) -> None:
     )
     print(f"   load all-MiniLM-L6-v2        {t_load:8.2f} s")
     print(
-        f"   embed ground-truth answers   {t_embed:8.2f} s   {len(encoded)} strings encoded, "
+        f"   embed target answers        {t_embed:8.2f} s   {len(encoded)} strings encoded, "
         f"{len(set(encoded))} distinct, {len(answers)} distinct answers"
     )
     print(

@@ -119,7 +119,7 @@ def _add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
         "--clustering",
         choices=CLUSTERING_CHOICES,
         default=AUTO,
-        help=f"ground-truth clusters: {AUTO} (default) takes the targets' human clusters when "
+        help=f"how the targets' answers are clustered: {AUTO} (default) takes the targets' human clusters when "
         f"they have them, else clusters the raw answers with {DEFAULTS.clustering} "
         f"(k_init {DEFAULTS.gmeans_k_init}); human, or an automatic clustering, forces one",
     )
@@ -303,13 +303,13 @@ def _compare(args: argparse.Namespace) -> int:
             if ids.message:
                 warnings.warn(ids.message, ProbEvalWarning, stacklevel=2)
             systems.append({qid: samples[qid] for qid in ids.kept})
-        # Questions without ground truth cannot be scored: compare on the others only.
+        # Questions without target answers cannot be scored: compare on the others only.
         pe = ProbEval(args.clustering, args.matching, embedder=args.embedder, model_dir=args.model_dir).resolved(
             targets
         )
         usable = {qid: t for qid, t in targets.items() if t.total > 0 and (t.clusters or pe.clusterer is not None)}
         if not any(qid in systems[0] and qid in systems[1] for qid in usable):
-            raise ValueError(f"{args.targets}: no question with ground-truth answers was answered by both systems")
+            raise ValueError(f"{args.targets}: no question with target answers was answered by both systems")
         r = compare_probeval(usable, systems[0], systems[1], pe, resamples=args.resamples, seed=args.seed)
     except (DataFormatError, FileNotFoundError, ValueError, ImportError) as exc:
         print(f"probeval compare: error: {exc}", file=sys.stderr)
@@ -391,7 +391,7 @@ def _main(argv: Sequence[str]) -> int:
             return 2
     if not result.num_questions and not args.allow_empty:
         print(
-            f"probeval: error: {args.targets}: nothing to score: no question has ground-truth answers"
+            f"probeval: error: {args.targets}: nothing to score: no question has target answers"
             f"{' and samples' if args.only_predicted else ''} (pass --allow-empty to accept this)",
             file=sys.stderr,
         )

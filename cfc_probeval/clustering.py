@@ -365,7 +365,7 @@ def _default_k_init(default: int, k_max: Any) -> Any:
 
 
 CLUSTERINGS = ("human", "hac", "xmeans", "gmeans")
-"""Ground-truth clusterings: the data's human clusters or one of the automatic ones."""
+"""Clusterings of the targets: the data's human clusters or one of the automatic ones."""
 
 
 def make_clusterer(

@@ -1,13 +1,13 @@
-"""Ground truth and model samples for ProbEval, from files or from memory.
+"""Targets and model samples for ProbEval, from files or from memory.
 
-Ground truth for a question is its human clusters and, for automatic clustering, its
+The target of a question (a :class:`GroundTruth`) is its human clusters and, for automatic clustering, its
 answer strings with how many people gave each (:class:`GroundTruth`). From a targets
 file the answer strings are those of the human clusters, counted with the file's
 ``answers.raw`` counts: ProtoQA's raw answers also hold strings the annotators threw
-away ("broken socks"), which are not ground truth. When there are no raw counts (an
+away ("broken socks"), which are not targets. When there are no raw counts (an
 in-memory ``clusters`` record) a cluster's count is shared evenly by its strings.
 
-A question *carries human clusters* (:func:`has_human_clusters`) when its ground truth
+A question *carries human clusters* (:func:`has_human_clusters`) when its target
 has at least one cluster: a targets line whose ``answers.clusters`` (or the older
 ``answers-cleaned``) is not empty, a dataset row's ``clusters`` field with a cluster in
 it, a :class:`~protoqa_core.readers.Question` or :class:`GroundTruth` whose
@@ -100,7 +100,7 @@ class GroundTruth:
 
 
 def has_human_clusters(truth: GroundTruth) -> bool:
-    """Whether a question's ground truth carries human clusters (at least one cluster; see the module docstring).
+    """Whether a question's target carries human clusters (at least one cluster; see the module docstring).
 
     >>> has_human_clusters(GroundTruth("q1", (Cluster("q1.0", ("dog",), 6),), {"dog": 6.0}))
     True
@@ -138,7 +138,7 @@ def answer_counts_from_clusters(
 
 
 def ground_truth_from_question(question: Question) -> GroundTruth:
-    """Ground truth from a :class:`~protoqa_core.readers.Question` (as read from a targets file).
+    """The target of a :class:`~protoqa_core.readers.Question` (as read from a targets file).
 
     A question with raw answers but no clusters uses all its raw answers.
 
@@ -167,7 +167,7 @@ def answer_counts_label(truths: Sequence[GroundTruth]) -> Optional[str]:
 
 
 def ground_truth_from_reference(reference: Any, question_id: str, raw_answers: Any = None) -> GroundTruth:
-    """Ground truth from a dataset row's ``clusters`` field or a list of ``{"answers", "count"}`` records.
+    """The target from a dataset row's ``clusters`` field or a list of ``{"answers", "count"}`` records.
 
     ``raw_answers`` (the row's ``raw_answers`` field, or any form of
     :func:`raw_answer_counts`) gives each answer string's count, as a targets file
@@ -196,7 +196,7 @@ def ground_truth_from_reference(reference: Any, question_id: str, raw_answers: A
 
 
 def ground_truth_from_raw_answers(raw_answers: Any, question_id: str) -> GroundTruth:
-    """Ground truth of raw answers without clusters (any form of :func:`raw_answer_counts`).
+    """The target of raw answers without clusters (any form of :func:`raw_answer_counts`).
 
     Such a question has no human clusters: ProbEval's default clusters its strings
     automatically.
@@ -212,7 +212,7 @@ def ground_truth_from_raw_answers(raw_answers: Any, question_id: str) -> GroundT
 
 
 def read_ground_truth(path: PathLike) -> dict[str, GroundTruth]:
-    """Ground truth per question id from a ProtoQA/CFC targets JSONL file, in file order.
+    """The target of each question id from a ProtoQA/CFC targets JSONL file, in file order.
 
     >>> gts = read_ground_truth("../shared/data/cfc/dev.targets.jsonl")  # doctest: +SKIP
     >>> gts["r1q1"].clusters[0].id  # doctest: +SKIP

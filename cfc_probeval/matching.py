@@ -303,7 +303,7 @@ class GPMatcher(Matcher):
     """One Gaussian-process classifier per cluster over answer embeddings (scikit-learn).
 
     The classifier of cluster ``c`` learns "in ``c``" against "in another cluster"
-    from the distinct ground-truth answer strings; a sample goes to the cluster with
+    from the distinct target answer strings; a sample goes to the cluster with
     the highest probability when it exceeds ``threshold`` (0.1 in the ProtoQA paper).
     With a single cluster there is nothing to learn "against": the matcher then falls
     back to cosine matching at ``fallback_cosine_threshold``, with a warning, and

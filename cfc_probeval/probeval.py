@@ -55,7 +55,7 @@ CLUSTERING_CHOICES: tuple[str, ...] = (AUTO, *CLUSTERINGS)
 
 @dataclass(frozen=True)
 class AnswerCluster:
-    """A ground-truth cluster: id, answer strings, how many people gave them, a representative."""
+    """A cluster of the target answers: id, answer strings, how many people gave them, a representative."""
 
     id: str
     answers: tuple[str, ...]
@@ -69,11 +69,11 @@ class ClusterResult:
 
     Attributes:
         id: cluster id (``"wrong"`` for the extra cluster).
-        representative: its most frequent ground-truth answer ("" for "wrong").
-        answers: its ground-truth answer strings.
-        human_count: ground-truth answers in it (before smoothing).
+        representative: its most frequent target answer ("" for "wrong").
+        answers: its target answer strings.
+        human_count: target answers in it (before smoothing).
         model_count: sample weight it received (before smoothing; split samples count a share).
-        p_g: smoothed ground-truth probability.
+        p_g: smoothed target (human) probability.
         p_h: smoothed model probability.
         predictions: normalized sample -> weight it gave this cluster.
     """
@@ -130,12 +130,12 @@ class ProbEvalResult:
         questions: question id -> :class:`QuestionResult` (clusters, probabilities, matches).
         num_questions: how many questions the mean is over.
         signature: reproducibility signature (clustering, embedder, matching, versions).
-        clusters_per_question: mean number of ground-truth clusters the scored questions
+        clusters_per_question: mean number of target clusters the scored questions
             were scored with ("wrong" not counted); None when no question was scored.
         human_clusters_per_question: the annotators' mean number of clusters over the same
             questions, when every scored question carries human clusters (else None).
         empty: questions scored without any sample (smoothed empty distribution).
-        skipped: questions left out for lack of ground-truth answers.
+        skipped: questions left out for lack of target answers.
         ignored: sample ids dropped because they are not among the targets.
         stats: work done: ``strings_embedded``, ``wordnet_pairs_scored``, ``samples``,
             ``distinct_samples``, ``ground_truth_answers``.
@@ -229,7 +229,7 @@ def _human_answer_clusters(truth: GroundTruth) -> tuple[AnswerCluster, ...]:
 def resolve_clustering(clustering: str, truths: Iterable[GroundTruth]) -> str:
     """The clustering ``auto`` stands for with these references (any other name is returned as is).
 
-    ``human`` when every question with ground-truth answers carries human clusters
+    ``human`` when every question with target answers carries human clusters
     (:func:`~cfc_probeval.inputs.has_human_clusters`), the automatic default
     (``DEFAULTS.clustering``) when none does. References that mix the two are an error
     naming the questions without clusters, since one data set is scored one way.
@@ -265,7 +265,7 @@ def _describe(name: str, params: Mapping[str, Any]) -> str:
 
 
 class ProbEval:
-    """A ProbEval configuration: how to cluster the ground truth and match samples.
+    """A ProbEval configuration: how to cluster the targets and match samples.
 
     Args:
         clustering: ``auto`` (default: ``human`` when the references carry human
@@ -435,7 +435,7 @@ class ProbEval:
         return "|".join(parts)
 
     def clusters_for(self, truth: GroundTruth) -> tuple[AnswerCluster, ...]:
-        """The ground-truth clusters of a question: the human ones or automatic ones.
+        """The target clusters of a question: the human ones or automatic ones.
 
         Automatic clusters group the distinct answer strings (those with a positive
         count), taken most frequent first; they are ordered by count (then by their
@@ -541,7 +541,7 @@ class ProbEval:
 
         skipped = [qid for qid, t in truths.items() if not (t.total > 0 and (t.clusters or self.clusterer))]
         if skipped:
-            what = "ground-truth answers" if self.clusterer else "ground-truth answers or human clusters"
+            what = "target answers" if self.clusterer else "target answers or human clusters"
             _warn(f"left out {len(skipped)} question(s) without {what}: {preview_ids(skipped)}")
         scored = [qid for qid in truths if qid not in skipped and not (only_sampled and qid not in parsed)]
         if only_sampled and len(scored) < len(truths) - len(skipped):
@@ -684,7 +684,7 @@ def evaluate_probeval(
     progress: bool = False,
     **settings: Any,
 ) -> ProbEvalResult:
-    """ProbEval of model samples against ground truth: mean KL(P_G || P_H) over questions.
+    """ProbEval of model samples against the targets: mean KL(P_G || P_H) over questions.
 
     Args:
         targets: question id -> :class:`~cfc_probeval.inputs.GroundTruth` or

@@ -115,7 +115,7 @@ def test_default_clusters_raw_answers_automatically_as_the_forced_clustering_doe
 def test_mixed_references_are_refused_until_a_clustering_is_named():
     with pytest.raises(ValueError, match='pass clustering="human" to leave them out'):
         evaluate_probeval([PETS, raw(DRINKS)], SAMPLES)
-    with pytest.warns(UserWarning, match="without ground-truth answers or human clusters: drinks"):
+    with pytest.warns(UserWarning, match="without target answers or human clusters: drinks"):
         human = evaluate_probeval([PETS, raw(DRINKS)], SAMPLES, clustering="human")
     assert human.num_questions == 1 and human.skipped == ["drinks"]
 

@@ -110,7 +110,7 @@ def test_configurations_and_keyword_arguments():
 def test_question_without_answers_is_reported_as_none():
     module = evaluate.load(cfc_probeval.evaluate_module_path(), "human")
     refs = [STORED[0], {"id": [], "answers": [], "count": []}]
-    with pytest.warns(UserWarning, match="without ground-truth answers"):
+    with pytest.warns(UserWarning, match="without target answers"):
         out = module.compute(predictions=PREDICTIONS, references=refs)
     assert out["num_questions"] == 1 and out["per_question_kl"][1] is None
 

@@ -1,4 +1,4 @@
-"""Reading ground truth and samples: formats, counts, and errors naming file, line and question id."""
+"""Reading targets and samples: formats, counts, and errors naming file, line and question id."""
 
 from __future__ import annotations
 

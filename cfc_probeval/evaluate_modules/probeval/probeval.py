@@ -54,7 +54,8 @@ _KWARGS_DESCRIPTION = """
 Args:
     predictions (`list` of `list` of `str`): for each question, the model's sampled
         answers, with repetition (e.g. 100 samples).
-    references: for each question, its human answer clusters: the `clusters` field of a
+    references: the targets (`evaluate` fixes the name; `targets=` is taken too): for each
+        question, its human answer clusters: the `clusters` field of a
         dataset row, `{"id": [...], "answers": [[...], ...], "count": [...]}` (`id`
         optional), or a list of `{"answers": [...], "count": n}` records; or its raw
         answers without clusters: the `raw_answers` field of a dataset row,
@@ -84,9 +85,9 @@ Args:
     all_stopword_match (`bool`): WordNet: two all-stopword strings match (default True).
 
 Returns:
-    kl (`float`): mean KL(P_G || P_H) over the questions with ground truth (lower is better).
+    kl (`float`): mean KL(P_G || P_H) over the questions with target answers (lower is better).
     per_question_kl (`list` of `float` or None): one per question; None for a question
-        left out for lack of ground-truth answers.
+        left out for lack of target answers.
     num_questions (`int`): how many questions the mean is over.
     signature (`str`): the settings that produced the numbers.
     clusters_per_question (`float` or None): mean number of clusters the questions were
@@ -203,7 +204,7 @@ def _is_raw_answers(reference: Any) -> bool:
 
 
 def _ground_truth(reference: Any, question_id: str, raw_answers: Any):
-    """A question's ground truth from its reference: human clusters, or raw answers without clusters."""
+    """A question's target from its reference: human clusters, or raw answers without clusters."""
     if not _is_raw_answers(reference):
         return ground_truth_from_reference(reference, question_id, raw_answers)
     if raw_answers is not None:

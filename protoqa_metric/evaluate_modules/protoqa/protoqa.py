@@ -42,7 +42,8 @@ on the question's crowd answers; it needs the question texts).
 _KWARGS_DESCRIPTION = """
 Args:
     predictions (`list` of `list` of `str`): one ranked answer list per question, best first.
-    references: one value per question: the `clusters` field of a ProtoQA/CFC dataset row
+    references: the targets (`evaluate` fixes the name; `targets=` is taken too), one per
+        question: the `clusters` field of a ProtoQA/CFC dataset row
         (`{"id": [str], "answers": [[str]], "count": [int]}`, `id` optional), or a list of
         `{"answers": [str], "count": int}` records. Counts must be integers from 0 to 2**53
         (2.9, "5" or True is an error naming the question and the cluster, never cast).
