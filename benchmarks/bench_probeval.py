@@ -79,7 +79,7 @@ def stages(targets_path: Path, samples_path: Path) -> None:
     import warnings
 
     import cfc_probeval.matching as matching_module
-    from cfc_probeval import ProbEval, read_ground_truth, read_samples
+    from cfc_probeval import ProbEval, read_samples, read_targets
     from cfc_probeval.embedders import _load_sentence_transformer
     from cfc_probeval.inputs import drop_unknown_ids
     from cfc_probeval.probeval import normalized_sample_counts
@@ -87,7 +87,7 @@ def stages(targets_path: Path, samples_path: Path) -> None:
     t_import = time.perf_counter() - start
 
     start = time.perf_counter()
-    targets = read_ground_truth(targets_path)
+    targets = read_targets(targets_path)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         samples = drop_unknown_ids(read_samples(samples_path), targets, ignore_unknown=True)

@@ -1,7 +1,7 @@
 """ProbEval: KL divergence between the human and the model answer distributions over clusters.
 
->>> from cfc_probeval import evaluate_probeval, read_ground_truth, read_samples  # doctest: +SKIP
->>> result = evaluate_probeval(read_ground_truth("dev.targets.jsonl"),
+>>> from cfc_probeval import evaluate_probeval, read_targets, read_samples  # doctest: +SKIP
+>>> result = evaluate_probeval(read_targets("dev.targets.jsonl"),
 ...                            read_samples("dev.predictions.gpt2-xl.oneshot.json"))  # doctest: +SKIP
 >>> result.kl, result.signature  # doctest: +SKIP
 
@@ -24,13 +24,13 @@ from .distributions import WRONG, human_counts, kl_divergence, laplace_smoothed,
 from .embedders import CharNgramEmbedder, Embedder, FastTextEmbedder, SentenceTransformerEmbedder, get_embedder
 from .errors import DataFormatError, ProbEvalWarning
 from .inputs import (
-    GroundTruth,
-    ground_truth_from_question,
-    ground_truth_from_raw_answers,
-    ground_truth_from_reference,
+    QuestionTargets,
     has_human_clusters,
-    read_ground_truth,
     read_samples,
+    read_targets,
+    targets_from_question,
+    targets_from_raw_answers,
+    targets_from_reference,
 )
 from .matching import MATCHINGS, CosineMatcher, GPMatcher, Matcher, WordNetMatcher, make_matcher
 from .probeval import (
@@ -60,12 +60,12 @@ __all__ = [
     "QuestionResult",
     "ClusterResult",
     "AnswerCluster",
-    "GroundTruth",
-    "ground_truth_from_question",
-    "ground_truth_from_reference",
-    "ground_truth_from_raw_answers",
+    "QuestionTargets",
+    "targets_from_question",
+    "targets_from_reference",
+    "targets_from_raw_answers",
     "has_human_clusters",
-    "read_ground_truth",
+    "read_targets",
     "read_samples",
     "Clusterer",
     "HACClusterer",

@@ -39,7 +39,7 @@ from protoqa_core.cli_options import add_input_options, add_per_question_option
 
 from .defaults import AUTO, DEFAULTS, HAC_METHODS
 from .errors import DataFormatError, ProbEvalWarning
-from .inputs import SAMPLE_FIELDS, read_ground_truth, read_samples, reconcile_sample_ids, sample_fields
+from .inputs import SAMPLE_FIELDS, read_samples, read_targets, reconcile_sample_ids, sample_fields
 from .matching import MATCHINGS
 from .probeval import CLUSTERING_CHOICES, ProbEvalResult, evaluate_probeval
 
@@ -227,7 +227,7 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 
 
 def _run(args: argparse.Namespace) -> ProbEvalResult:
-    targets = read_ground_truth(args.targets)
+    targets = read_targets(args.targets)
     samples = read_samples(args.predictions, args.field)
     # The field read decides where an id's line is, for error messages.
     field = args.field or next(iter(sample_fields(args.predictions)), None)
@@ -294,7 +294,7 @@ def _compare(args: argparse.Namespace) -> int:
     from .probeval import ProbEval
 
     try:
-        targets = read_ground_truth(args.targets)
+        targets = read_targets(args.targets)
         systems = []
         for path in (args.predictions_a, args.predictions_b):
             samples = read_samples(path, args.field)

@@ -1,8 +1,8 @@
 """ProbEval for one question and for a data set: clusters, matching, distributions, KL.
 
->>> from cfc_probeval.inputs import GroundTruth
+>>> from cfc_probeval.inputs import QuestionTargets
 >>> from protoqa_core.readers import Cluster
->>> gt = GroundTruth("q1", (Cluster("q1.0", ("dog",), 6), Cluster("q1.1", ("cat",), 4)))
+>>> gt = QuestionTargets("q1", (Cluster("q1.0", ("dog",), 6), Cluster("q1.1", ("cat",), 4)))
 >>> result = evaluate_probeval({"q1": gt}, {"q1": ["dog"] * 6 + ["cat"] * 4})
 >>> round(result.kl, 6), result.signature.split("|")[0]
 (0.0, 'clustering:auto->human')
@@ -34,7 +34,7 @@ from .defaults import AUTO, DEFAULTS, check_option, check_settings
 from .distributions import WRONG, human_counts, kl_divergence, laplace_smoothed, model_counts
 from .embedders import Embedder, get_embedder
 from .errors import ProbEvalWarning
-from .inputs import GroundTruth, answer_counts_label, ground_truth_from_question, has_human_clusters, sample_counts
+from .inputs import QuestionTargets, answer_counts_label, has_human_clusters, sample_counts, targets_from_question
 from .matching import MATCHINGS, Matcher, WordNetMatcher, make_matcher
 
 __all__ = [
@@ -138,7 +138,7 @@ class ProbEvalResult:
         skipped: questions left out for lack of target answers.
         ignored: sample ids dropped because they are not among the targets.
         stats: work done: ``strings_embedded``, ``wordnet_pairs_scored``, ``samples``,
-            ``distinct_samples``, ``ground_truth_answers``.
+            ``distinct_samples``, ``target_answers``.
     """
 
     kl: float
@@ -177,9 +177,9 @@ class ProbEvalResult:
     def cluster_rows(self) -> list[dict[str, Any]]:
         """One flat row per (question, cluster), for a CSV table or a plot.
 
-        >>> from cfc_probeval.inputs import GroundTruth
+        >>> from cfc_probeval.inputs import QuestionTargets
         >>> from protoqa_core.readers import Cluster
-        >>> gt = GroundTruth("q1", (Cluster("q1.0", ("dog",), 6),))
+        >>> gt = QuestionTargets("q1", (Cluster("q1.0", ("dog",), 6),))
         >>> [r["cluster"] for r in evaluate_probeval([gt], {"q1": ["dog"]}, clustering="human").cluster_rows()]
         ['q1.0', 'wrong']
         """
@@ -217,7 +217,7 @@ def normalized_sample_counts(samples: Mapping[str, int]) -> dict[str, int]:
     return out
 
 
-def _human_answer_clusters(truth: GroundTruth) -> tuple[AnswerCluster, ...]:
+def _human_answer_clusters(truth: QuestionTargets) -> tuple[AnswerCluster, ...]:
     clusters = []
     for c in truth.clusters:
         # The most frequent string; ties go to the one listed first.
@@ -226,7 +226,7 @@ def _human_answer_clusters(truth: GroundTruth) -> tuple[AnswerCluster, ...]:
     return tuple(clusters)
 
 
-def resolve_clustering(clustering: str, truths: Iterable[GroundTruth]) -> str:
+def resolve_clustering(clustering: str, truths: Iterable[QuestionTargets]) -> str:
     """The clustering ``auto`` stands for with these references (any other name is returned as is).
 
     ``human`` when every question with target answers carries human clusters
@@ -235,8 +235,8 @@ def resolve_clustering(clustering: str, truths: Iterable[GroundTruth]) -> str:
     naming the questions without clusters, since one data set is scored one way.
 
     >>> from protoqa_core.readers import Cluster
-    >>> clustered = GroundTruth("q1", (Cluster("q1.0", ("dog",), 6),), {"dog": 6.0})
-    >>> raw = GroundTruth("q2", (), {"dog": 6.0})
+    >>> clustered = QuestionTargets("q1", (Cluster("q1.0", ("dog",), 6),), {"dog": 6.0})
+    >>> raw = QuestionTargets("q2", (), {"dog": 6.0})
     >>> resolve_clustering("auto", [clustered]), resolve_clustering("auto", [raw]), resolve_clustering("hac", [raw])
     ('human', 'gmeans', 'hac')
     >>> resolve_clustering("auto", [clustered, raw])
@@ -300,7 +300,7 @@ class ProbEval:
     With ``auto`` the signature says what it was resolved to, from the references:
 
     >>> from protoqa_core.readers import Cluster
-    >>> gt = GroundTruth("q1", (Cluster("q1.0", ("dog",), 6),), {"dog": 6.0})
+    >>> gt = QuestionTargets("q1", (Cluster("q1.0", ("dog",), 6),), {"dog": 6.0})
     >>> ProbEval().resolved([gt]).signature(1).split("|")[0]
     'clustering:auto->human'
     """
@@ -385,7 +385,7 @@ class ProbEval:
         """
         if not self.is_auto:
             return self
-        name = resolve_clustering(AUTO, _ground_truths(targets).values())
+        name = resolve_clustering(AUTO, _targets_by_id(targets).values())
         if name not in self._resolutions:
             child = copy.copy(self)
             child.clustering_name, child.resolved_from_auto, child._resolutions = name, True, {}
@@ -434,7 +434,7 @@ class ProbEval:
         parts.append(f"version:{__version__}")
         return "|".join(parts)
 
-    def clusters_for(self, truth: GroundTruth) -> tuple[AnswerCluster, ...]:
+    def clusters_for(self, truth: QuestionTargets) -> tuple[AnswerCluster, ...]:
         """The target clusters of a question: the human ones or automatic ones.
 
         Automatic clusters group the distinct answer strings (those with a positive
@@ -463,7 +463,7 @@ class ProbEval:
         )
 
     def score_question(
-        self, truth: GroundTruth, samples: Mapping[str, int], clusters: Optional[Sequence[AnswerCluster]] = None
+        self, truth: QuestionTargets, samples: Mapping[str, int], clusters: Optional[Sequence[AnswerCluster]] = None
     ) -> QuestionResult:
         """KL(P_G || P_H) of one question, with every cluster's probabilities and matches.
 
@@ -471,7 +471,7 @@ class ProbEval:
         (default: :meth:`clusters_for`) can be given to reuse a clustering.
 
         >>> from protoqa_core.readers import Cluster
-        >>> gt = GroundTruth("q1", (Cluster("q1.0", ("dog",), 6), Cluster("q1.1", ("cat",), 4)))
+        >>> gt = QuestionTargets("q1", (Cluster("q1.0", ("dog",), 6), Cluster("q1.1", ("cat",), 4)))
         >>> r = ProbEval("human").score_question(gt, {"dog": 10})
         >>> [round(c.p_h, 3) for c in r.clusters]
         [0.846, 0.077, 0.077]
@@ -482,7 +482,7 @@ class ProbEval:
 
     def _score_normalized(
         self,
-        truth: GroundTruth,
+        truth: QuestionTargets,
         normalized: Mapping[str, int],
         clusters: Optional[Sequence[AnswerCluster]] = None,
         approximated: Optional[list[tuple[str, str]]] = None,
@@ -521,7 +521,7 @@ class ProbEval:
 
     def evaluate(
         self,
-        targets: Union[Mapping[str, Union[GroundTruth, Question]], Iterable[Union[GroundTruth, Question]]],
+        targets: Union[Mapping[str, Union[QuestionTargets, Question]], Iterable[Union[QuestionTargets, Question]]],
         samples: Mapping[str, Any],
         *,
         ignore_unknown: bool = False,
@@ -529,7 +529,7 @@ class ProbEval:
         progress: bool = False,
     ) -> ProbEvalResult:
         """Mean KL over questions; see :func:`evaluate_probeval` for the arguments."""
-        truths = _ground_truths(targets)
+        truths = _targets_by_id(targets)
         if self.is_auto:
             return self.resolved(truths).evaluate(
                 truths, samples, ignore_unknown=ignore_unknown, only_sampled=only_sampled, progress=progress
@@ -595,7 +595,7 @@ class ProbEval:
             ),
             "samples": sum(q.num_samples for q in questions.values()),
             "distinct_samples": distinct_samples,
-            "ground_truth_answers": sum(len(truths[qid].answer_counts) for qid in questions),
+            "target_answers": sum(len(truths[qid].answer_counts) for qid in questions),
         }
         return ProbEvalResult(
             mean,
@@ -615,7 +615,7 @@ class ProbEval:
             *_clusters_per_question(questions, truths),
         )
 
-    def _embed_in_advance(self, truths: Sequence[GroundTruth], samples: Sequence[Mapping[str, int]]) -> None:
+    def _embed_in_advance(self, truths: Sequence[QuestionTargets], samples: Sequence[Mapping[str, int]]) -> None:
         """Embed every string a chunk of questions will need in one call (``samples`` normalized).
 
         One call lets the model batch strings of similar length together (a third
@@ -637,7 +637,7 @@ class ProbEval:
 
 
 def _clusters_per_question(
-    questions: Mapping[str, QuestionResult], truths: Mapping[str, GroundTruth]
+    questions: Mapping[str, QuestionResult], truths: Mapping[str, QuestionTargets]
 ) -> tuple[Optional[float], Optional[float]]:
     """Mean clusters the questions were scored with, and the annotators' mean when all have human clusters."""
     if not questions:
@@ -648,14 +648,14 @@ def _clusters_per_question(
     return used, math.fsum(len(truths[qid].clusters) for qid in questions) / len(questions)
 
 
-def _ground_truths(targets: Any) -> dict[str, GroundTruth]:
+def _targets_by_id(targets: Any) -> dict[str, QuestionTargets]:
     items = targets.values() if isinstance(targets, Mapping) else targets
-    out: dict[str, GroundTruth] = {}
+    out: dict[str, QuestionTargets] = {}
     for t in items:
         if isinstance(t, Question):
-            t = ground_truth_from_question(t)
-        if not isinstance(t, GroundTruth):
-            raise TypeError(f"targets must be GroundTruth or Question objects, got {type(t).__name__}")
+            t = targets_from_question(t)
+        if not isinstance(t, QuestionTargets):
+            raise TypeError(f"targets must be QuestionTargets or Question objects, got {type(t).__name__}")
         out[t.question_id] = t
     return out
 
@@ -687,7 +687,7 @@ def evaluate_probeval(
     """ProbEval of model samples against the targets: mean KL(P_G || P_H) over questions.
 
     Args:
-        targets: question id -> :class:`~cfc_probeval.inputs.GroundTruth` or
+        targets: question id -> :class:`~cfc_probeval.inputs.QuestionTargets` or
             :class:`~protoqa_core.readers.Question` (as from ``read_targets``), or a
             sequence of them.
         samples: question id -> sampled answers with repetition (a list), ``{answer:
@@ -702,8 +702,8 @@ def evaluate_probeval(
         **settings: the other :class:`ProbEval` options (``embedder``, ``threshold``,
             ``linkage``, ``distance_threshold``, ``k_init``, ``k_max``, ``alpha``, ``seed``, ...).
 
-    >>> from cfc_probeval.inputs import read_ground_truth, read_samples  # doctest: +SKIP
-    >>> r = evaluate_probeval(read_ground_truth("dev.targets.jsonl"), read_samples("samples.json"))  # doctest: +SKIP
+    >>> from cfc_probeval.inputs import read_targets, read_samples  # doctest: +SKIP
+    >>> r = evaluate_probeval(read_targets("dev.targets.jsonl"), read_samples("samples.json"))  # doctest: +SKIP
     >>> r.kl, r.signature  # doctest: +SKIP
     >>> r.clusters_per_question, r.human_clusters_per_question  # doctest: +SKIP
     """

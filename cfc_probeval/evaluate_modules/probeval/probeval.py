@@ -25,8 +25,8 @@ from cfc_probeval.evaluate_modules import (  # From: protoqa-eval[probeval]
     question_ids_for,
 )
 from cfc_probeval.inputs import (  # From: protoqa-eval[probeval]
-    ground_truth_from_raw_answers,
-    ground_truth_from_reference,
+    targets_from_raw_answers,
+    targets_from_reference,
 )
 from cfc_probeval.probeval import evaluate_probeval  # From: protoqa-eval[probeval]
 
@@ -136,7 +136,7 @@ class Probeval(CheckedReferences, evaluate.Metric):
     def check_references(self, references, question_ids):
         # The library's checks, before datasets casts a count of 2.9 to 2; the forms stay as given.
         for ref, qid in zip(references, question_ids, strict=True):
-            _ground_truth(ref, qid, None)
+            _question_targets(ref, qid, None)
         return references
 
     def _info(self) -> evaluate.MetricInfo:
@@ -182,7 +182,7 @@ class Probeval(CheckedReferences, evaluate.Metric):
                 f"raw_answers has {len(raw)} entries for {len(references)} references; give one "
                 "per question (a dataset's raw_answers column)"
             )
-        targets = {qid: _ground_truth(ref, qid, r) for qid, ref, r in zip(ids, references, raw, strict=True)}
+        targets = {qid: _question_targets(ref, qid, r) for qid, ref, r in zip(ids, references, raw, strict=True)}
         result = evaluate_probeval(
             targets, dict(zip(ids, predictions, strict=True)), clustering=clustering, matching=matching, **settings
         )
@@ -203,13 +203,13 @@ def _is_raw_answers(reference: Any) -> bool:
     return isinstance(reference, dict) and set(reference) == {"answer", "count"}
 
 
-def _ground_truth(reference: Any, question_id: str, raw_answers: Any):
-    """A question's target from its reference: human clusters, or raw answers without clusters."""
+def _question_targets(reference: Any, question_id: str, raw_answers: Any):
+    """A question's targets from its reference: human clusters, or raw answers without clusters."""
     if not _is_raw_answers(reference):
-        return ground_truth_from_reference(reference, question_id, raw_answers)
+        return targets_from_reference(reference, question_id, raw_answers)
     if raw_answers is not None:
         raise ValueError(
             f"question {question_id!r}: the reference is already raw answers; pass raw_answers only "
             "with cluster references"
         )
-    return ground_truth_from_raw_answers(reference, question_id)
+    return targets_from_raw_answers(reference, question_id)
