@@ -5,7 +5,7 @@
 ...                            read_samples("dev.predictions.gpt2-xl.oneshot.json"))  # doctest: +SKIP
 >>> result.kl, result.signature  # doctest: +SKIP
 
-Defaults (:mod:`cfc_probeval.defaults`): references that carry human clusters (a targets
+Defaults (:mod:`cfc_probeval.defaults`): targets that carry human clusters (a targets
 file's clusters, a dataset row's ``clusters``) are scored with those clusters; raw answers
 without clusters are clustered with G-means (``k_init=8``) over all-MiniLM-L6-v2
 embeddings. Samples are matched with WordNet. Pass ``clustering=`` (``human``, ``hac``,

@@ -108,10 +108,13 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
 
 def _add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "targets", help="targets JSONL (ProtoQA/CFC format: answers.raw and, when clustered, answers.clusters)"
+        "targets",
+        metavar="TARGETS",
+        help="targets JSONL (ProtoQA/CFC format: answers.raw and, when clustered, answers.clusters)",
     )
     parser.add_argument(
         "predictions",
+        metavar="PREDICTIONS",
         help="samples: JSONL lines {id: [answers]}, a JSON object {id: [answers]}, "
         'or {"model_answers": {id: [answers]}, ...}',
     )
@@ -266,9 +269,9 @@ def build_compare_parser() -> argparse.ArgumentParser:
 
 
 def _add_compare_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("targets")
-    parser.add_argument("predictions_a", help="system A's samples")
-    parser.add_argument("predictions_b", help="system B's samples")
+    parser.add_argument("targets", metavar="TARGETS", help="targets JSONL")
+    parser.add_argument("predictions_a", metavar="PREDICTIONS_A", help="system A's samples")
+    parser.add_argument("predictions_b", metavar="PREDICTIONS_B", help="system B's samples")
     parser.add_argument(
         "--clustering",
         choices=CLUSTERING_CHOICES,

@@ -16,7 +16,7 @@ as a cluster of its own (as ProtoQA's scraped questions do, whose strings are th
 survey's categories) carries clusters. A question has *raw answers without clusters*
 when it has answer counts and no cluster: a targets line with ``answers.raw`` and no
 (or an empty) ``answers.clusters``, or ``QuestionTargets(id, (), {answer: count})``.
-ProbEval's default clustering ``auto`` uses the human clusters when the references
+ProbEval's default clustering ``auto`` uses the human clusters when the targets
 carry them and clusters raw answers automatically.
 
 Samples are a question's sampled answers with repetition, kept as ``{answer: count}``

@@ -7,7 +7,7 @@
 >>> round(result.kl, 6), result.signature.split("|")[0]
 (0.0, 'clustering:auto->human')
 
-The default clustering ``auto`` scores references that carry human clusters with those
+The default clustering ``auto`` scores targets that carry human clusters with those
 clusters, and clusters raw answers without clusters automatically (G-means over
 all-MiniLM-L6-v2 embeddings; :data:`~cfc_probeval.defaults.DEFAULTS`).
 
@@ -227,7 +227,7 @@ def _human_answer_clusters(truth: QuestionTargets) -> tuple[AnswerCluster, ...]:
 
 
 def resolve_clustering(clustering: str, truths: Iterable[QuestionTargets]) -> str:
-    """The clustering ``auto`` stands for with these references (any other name is returned as is).
+    """The clustering ``auto`` stands for with these targets (any other name is returned as is).
 
     ``human`` when every question with target answers carries human clusters
     (:func:`~cfc_probeval.inputs.has_human_clusters`), the automatic default
@@ -268,7 +268,7 @@ class ProbEval:
     """A ProbEval configuration: how to cluster the targets and match samples.
 
     Args:
-        clustering: ``auto`` (default: ``human`` when the references carry human
+        clustering: ``auto`` (default: ``human`` when the targets carry human
             clusters, else G-means, see :func:`resolve_clustering`), ``human`` (the
             data's clusters), ``hac``, ``xmeans``, ``gmeans``, or a
             :class:`~cfc_probeval.clustering.Clusterer`.
@@ -297,7 +297,7 @@ class ProbEval:
     >>> pe.signature(3)  # doctest: +ELLIPSIS
     'clustering:human|embedder:none|matching:wordnet(stop=match)|smoothing:1|missing:empty|n:3|wordnet:...'
 
-    With ``auto`` the signature says what it was resolved to, from the references:
+    With ``auto`` the signature says what it was resolved to, from the targets:
 
     >>> from protoqa_core.readers import Cluster
     >>> gt = QuestionTargets("q1", (Cluster("q1.0", ("dog",), 6),), {"dog": 6.0})
@@ -373,7 +373,7 @@ class ProbEval:
 
     @property
     def is_auto(self) -> bool:
-        """Whether the clustering is still ``auto``, to be decided by the references."""
+        """Whether the clustering is still ``auto``, to be decided by the targets."""
         return self.clustering_name == AUTO and not self.resolved_from_auto
 
     def resolved(self, targets: Any) -> ProbEval:
@@ -405,7 +405,7 @@ class ProbEval:
         shown with automatic clustering only: human clusters do not use answer counts.
         The clustering part is ``clustering:<name>(<parameters>)`` for a clustering
         chosen by name, ``clustering:auto-><name>(<parameters>)`` for one that ``auto``
-        resolved to from the references, and ``clustering:auto`` before resolution.
+        resolved to from the targets, and ``clustering:auto`` before resolution.
         ``approx:N`` appears only when ``N > 0`` (sample, cluster) matches were decided
         on a similarity that is a lower bound (a cluster string over the token limit of
         :mod:`protoqa_core.similarity`), as in the ProtoQA signature.
@@ -693,7 +693,7 @@ def evaluate_probeval(
         samples: question id -> sampled answers with repetition (a list), ``{answer:
             count}`` or ``[[answer, count], ...]``.
         clustering, matching: see :class:`ProbEval`; by default (``auto``) the
-            references' human clusters when they carry them, else G-means, and WordNet.
+            targets' human clusters when they carry them, else G-means, and WordNet.
         ignore_unknown: drop samples for ids not in ``targets`` (with a warning)
             instead of raising :class:`~protoqa_core.readers.DataFormatError`.
         only_sampled: leave out questions absent from ``samples``; by default they are

@@ -63,9 +63,11 @@ def _similarity_list(text: str) -> list[str]:
 
 
 def _add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("targets", help="targets JSONL (ProtoQA/CFC format, e.g. dev.crowdsourced.jsonl)")
+    p.add_argument("targets", metavar="TARGETS", help="targets JSONL (ProtoQA/CFC format, e.g. dev.crowdsourced.jsonl)")
     p.add_argument(
-        "predictions", help="predictions: JSONL {id: [answers]} lines, a JSON object, or {'model_answers': ...}"
+        "predictions",
+        metavar="PREDICTIONS",
+        help="predictions: JSONL {id: [answers]} lines, a JSON object, or {'model_answers': ...}",
     )
     p.add_argument(
         "--similarity",
@@ -118,9 +120,9 @@ def _add_encoder_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _add_compare_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("targets")
-    p.add_argument("predictions_a", help="system A's predictions")
-    p.add_argument("predictions_b", help="system B's predictions")
+    p.add_argument("targets", metavar="TARGETS", help="targets JSONL")
+    p.add_argument("predictions_a", metavar="PREDICTIONS_A", help="system A's predictions")
+    p.add_argument("predictions_b", metavar="PREDICTIONS_B", help="system B's predictions")
     p.add_argument("--similarity", default="wordnet", choices=list(ALL_SIMILARITIES))
     p.add_argument("--metrics", default="standard")
     p.add_argument("--resamples", type=int_at_least(1, 10**7), default=1000, help="bootstrap resamples (default 1000)")

@@ -1,4 +1,4 @@
-"""ProbEval's defaults: human clusters when the references carry them, else the automatic default;
+"""ProbEval's defaults: human clusters when the targets carry them, else the automatic default;
 the signature says which ran; cluster counts per question; every surface resolves the same way."""
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ def test_mixed_references_are_refused_until_a_clustering_is_named():
 
 
 def test_clustering_options_need_a_named_clustering():
-    with pytest.raises(ValueError, match="with clustering auto the references decide the clustering"):
+    with pytest.raises(ValueError, match="with clustering auto the targets decide the clustering"):
         ProbEval(k_init=2)
     with pytest.raises(ValueError, match="unknown clustering 'kmeans'; choose one of auto, human, hac"):
         ProbEval("kmeans")

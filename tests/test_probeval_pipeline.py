@@ -181,7 +181,7 @@ def test_signature_names_every_setting():
     hac = ProbEval("hac", embedder=CharNgramEmbedder()).signature(54)
     assert hac.startswith(HAC_SIGNATURE)
     assert "|matching:wordnet(stop=match)|" in hac and "|wordnet:" in hac
-    # The default is decided by the references; the signature says so and what it chose.
+    # The default is decided by the targets; the signature says so and what it chose.
     auto = ProbEval(embedder=CharNgramEmbedder())
     assert auto.signature(54).startswith("clustering:auto|")
     # Human clusters with WordNet embed nothing.
