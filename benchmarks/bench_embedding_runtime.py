@@ -119,7 +119,7 @@ def make_embedder(runtime: str, work: Path):
 
 
 def child_probeval(runtime: str, work: Path, data: Path, out: Path) -> None:
-    from cfc_probeval import evaluate_probeval, read_ground_truth, read_samples
+    from cfc_probeval import evaluate_probeval, read_samples, read_targets
 
     cfc = data / "cfc"
     splits = {
@@ -132,7 +132,7 @@ def child_probeval(runtime: str, work: Path, data: Path, out: Path) -> None:
     results: dict[str, Any] = {}
     started = time.process_time()
     for split, (targets, samples) in splits.items():
-        truth, sampled = read_ground_truth(cfc / targets), read_samples(cfc / samples)
+        truth, sampled = read_targets(cfc / targets), read_samples(cfc / samples)
         for label, clustering, matching in SETTINGS:
             r = evaluate_probeval(
                 truth, sampled, clustering=clustering, matching=matching, embedder=embedder, ignore_unknown=True

@@ -17,7 +17,7 @@ What is measured:
    process (imports, model load, embedding, clustering, matching): wall time and peak
    resident memory. Target: under 20 s.
 2. The same work in this process, stage by stage: loading the model, embedding the
-   ground-truth answers, clustering them, matching the samples with WordNet. Every
+   target answers, clustering them, matching the samples with WordNet. Every
    string handed to the model and every WordNet similarity computed is counted, to
    show that each distinct string is embedded once and each (sample, answer) pair is
    scored once.
@@ -79,7 +79,7 @@ def stages(targets_path: Path, samples_path: Path) -> None:
     import warnings
 
     import cfc_probeval.matching as matching_module
-    from cfc_probeval import ProbEval, read_ground_truth, read_samples
+    from cfc_probeval import ProbEval, read_samples, read_targets
     from cfc_probeval.embedders import _load_sentence_transformer
     from cfc_probeval.inputs import drop_unknown_ids
     from cfc_probeval.probeval import normalized_sample_counts
@@ -87,7 +87,7 @@ def stages(targets_path: Path, samples_path: Path) -> None:
     t_import = time.perf_counter() - start
 
     start = time.perf_counter()
-    targets = read_ground_truth(targets_path)
+    targets = read_targets(targets_path)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         samples = drop_unknown_ids(read_samples(samples_path), targets, ignore_unknown=True)
@@ -144,7 +144,7 @@ def stages(targets_path: Path, samples_path: Path) -> None:
     )
     print(f"   load all-MiniLM-L6-v2        {t_load:8.2f} s")
     print(
-        f"   embed ground-truth answers   {t_embed:8.2f} s   {len(encoded)} strings encoded, "
+        f"   embed target answers        {t_embed:8.2f} s   {len(encoded)} strings encoded, "
         f"{len(set(encoded))} distinct, {len(answers)} distinct answers"
     )
     print(

@@ -1,11 +1,11 @@
 """ProbEval: KL divergence between the human and the model answer distributions over clusters.
 
->>> from cfc_probeval import evaluate_probeval, read_ground_truth, read_samples  # doctest: +SKIP
->>> result = evaluate_probeval(read_ground_truth("dev.targets.jsonl"),
+>>> from cfc_probeval import evaluate_probeval, read_targets, read_samples  # doctest: +SKIP
+>>> result = evaluate_probeval(read_targets("dev.targets.jsonl"),
 ...                            read_samples("dev.predictions.gpt2-xl.oneshot.json"))  # doctest: +SKIP
 >>> result.kl, result.signature  # doctest: +SKIP
 
-Defaults (:mod:`cfc_probeval.defaults`): references that carry human clusters (a targets
+Defaults (:mod:`cfc_probeval.defaults`): targets that carry human clusters (a targets
 file's clusters, a dataset row's ``clusters``) are scored with those clusters; raw answers
 without clusters are clustered with G-means (``k_init=8``) over all-MiniLM-L6-v2
 embeddings. Samples are matched with WordNet. Pass ``clustering=`` (``human``, ``hac``,
@@ -39,13 +39,13 @@ from .embedders import (
 )
 from .errors import DataFormatError, ProbEvalWarning
 from .inputs import (
-    GroundTruth,
-    ground_truth_from_question,
-    ground_truth_from_raw_answers,
-    ground_truth_from_reference,
+    QuestionTargets,
     has_human_clusters,
-    read_ground_truth,
     read_samples,
+    read_targets,
+    targets_from_question,
+    targets_from_raw_answers,
+    targets_from_reference,
 )
 from .matching import MATCHINGS, CosineMatcher, GPMatcher, Matcher, MatchingOptions, WordNetMatcher, make_matcher
 from .probeval import CLUSTERING_CHOICES, ProbEval, evaluate_probeval, resolve_clustering
@@ -68,12 +68,12 @@ __all__ = [
     "QuestionResult",
     "ClusterResult",
     "AnswerCluster",
-    "GroundTruth",
-    "ground_truth_from_question",
-    "ground_truth_from_reference",
-    "ground_truth_from_raw_answers",
+    "QuestionTargets",
+    "targets_from_question",
+    "targets_from_reference",
+    "targets_from_raw_answers",
     "has_human_clusters",
-    "read_ground_truth",
+    "read_targets",
     "read_samples",
     "Clusterer",
     "HACClusterer",

@@ -28,7 +28,6 @@ from typing import Optional
 from protoqa_core import __version__
 from protoqa_core.cli_io import (
     OneLineParser,
-    add_overwrite_option,
     check_output_file,
     finite_json,
     float_between,
@@ -36,11 +35,11 @@ from protoqa_core.cli_io import (
     run_command,
     write_output_file,
 )
-from protoqa_core.cli_options import add_input_options
+from protoqa_core.cli_options import add_input_options, add_per_question_option
 
 from .defaults import AUTO, DEFAULTS, HAC_METHODS
 from .errors import DataFormatError, ProbEvalWarning
-from .inputs import SAMPLE_FIELDS, read_ground_truth, read_samples, reconcile_sample_ids, sample_fields
+from .inputs import SAMPLE_FIELDS, read_samples, read_targets, reconcile_sample_ids, sample_fields
 from .matching import MATCHINGS
 from .probeval import CLUSTERING_CHOICES, evaluate_probeval
 from .results import ProbEvalResult
@@ -110,10 +109,13 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
 
 def _add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "targets", help="targets JSONL (ProtoQA/CFC format: answers.raw and, when clustered, answers.clusters)"
+        "targets",
+        metavar="TARGETS",
+        help="targets JSONL (ProtoQA/CFC format: answers.raw and, when clustered, answers.clusters)",
     )
     parser.add_argument(
         "predictions",
+        metavar="PREDICTIONS",
         help="samples: JSONL lines {id: [answers]}, a JSON object {id: [answers]}, "
         'or {"model_answers": {id: [answers]}, ...}',
     )
@@ -126,14 +128,7 @@ def _add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_input_options(parser, progress_default=False)
     parser.add_argument("--json", action="store_true", help="print a JSON object (kl, num_questions, signature, ...)")
-    parser.add_argument(
-        "--per-question",
-        metavar="FILE",
-        default=None,
-        help="write every question's clusters, P_G, P_H and matches: .csv/.tsv table or JSONL "
-        "(never over an input file)",
-    )
-    add_overwrite_option(parser, "let --per-question replace an existing file")
+    add_per_question_option(parser, "every question's clusters, P_G, P_H and matches: .csv/.tsv table or JSONL")
     parser.add_argument(
         "--allow-empty",
         action="store_true",
@@ -148,7 +143,7 @@ def _add_method_arguments(parser: argparse.ArgumentParser) -> None:
         "--clustering",
         choices=CLUSTERING_CHOICES,
         default=AUTO,
-        help=f"ground-truth clusters: {AUTO} (default) takes the targets' human clusters when "
+        help=f"how the targets' answers are clustered: {AUTO} (default) takes the targets' human clusters when "
         f"they have them, else clusters the raw answers with {DEFAULTS.clustering} "
         f"(k_init {DEFAULTS.gmeans_k_init}); human, or an automatic clustering, forces one",
     )
@@ -241,7 +236,7 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 
 
 def _run(args: argparse.Namespace) -> ProbEvalResult:
-    targets = read_ground_truth(args.targets)
+    targets = read_targets(args.targets)
     samples = read_samples(args.predictions, args.field)
     # The field read decides where an id's line is, for error messages.
     field = args.field or next(iter(sample_fields(args.predictions)), None)
@@ -280,9 +275,9 @@ def build_compare_parser() -> argparse.ArgumentParser:
 
 
 def _add_compare_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("targets")
-    parser.add_argument("predictions_a", help="system A's samples")
-    parser.add_argument("predictions_b", help="system B's samples")
+    parser.add_argument("targets", metavar="TARGETS", help="targets JSONL")
+    parser.add_argument("predictions_a", metavar="PREDICTIONS_A", help="system A's samples")
+    parser.add_argument("predictions_b", metavar="PREDICTIONS_B", help="system B's samples")
     parser.add_argument(
         "--clustering",
         choices=CLUSTERING_CHOICES,
@@ -308,7 +303,7 @@ def _compare(args: argparse.Namespace) -> int:
     from .probeval import ProbEval
 
     try:
-        targets = read_ground_truth(args.targets)
+        targets = read_targets(args.targets)
         systems = []
         for path in (args.predictions_a, args.predictions_b):
             samples = read_samples(path, args.field)
@@ -317,13 +312,13 @@ def _compare(args: argparse.Namespace) -> int:
             if ids.message:
                 warnings.warn(ids.message, ProbEvalWarning, stacklevel=2)
             systems.append({qid: samples[qid] for qid in ids.kept})
-        # Questions without ground truth cannot be scored: compare on the others only.
+        # Questions without target answers cannot be scored: compare on the others only.
         pe = ProbEval(args.clustering, args.matching, embedder=args.embedder, model_dir=args.model_dir).resolved(
             targets
         )
         usable = {qid: t for qid, t in targets.items() if t.total > 0 and (t.clusters or pe.clusterer is not None)}
         if not any(qid in systems[0] and qid in systems[1] for qid in usable):
-            raise ValueError(f"{args.targets}: no question with ground-truth answers was answered by both systems")
+            raise ValueError(f"{args.targets}: no question with target answers was answered by both systems")
         r = compare_probeval(usable, systems[0], systems[1], pe, resamples=args.resamples, seed=args.seed)
     except (DataFormatError, FileNotFoundError, ValueError, ImportError) as exc:
         print(f"probeval compare: error: {exc}", file=sys.stderr)
@@ -405,7 +400,7 @@ def _main(argv: Sequence[str]) -> int:
             return 2
     if not result.num_questions and not args.allow_empty:
         print(
-            f"probeval: error: {args.targets}: nothing to score: no question has ground-truth answers"
+            f"probeval: error: {args.targets}: nothing to score: no question has target answers"
             f"{' and samples' if args.only_predicted else ''} (pass --allow-empty to accept this)",
             file=sys.stderr,
         )

@@ -7,14 +7,14 @@ from typing import Any, Optional
 
 from protoqa_core.significance import PairedComparison, compare_paired
 
-from .inputs import GroundTruth
+from .inputs import QuestionTargets
 from .probeval import ProbEval
 
 __all__ = ["compare_probeval"]
 
 
 def compare_probeval(
-    targets: Mapping[str, GroundTruth],
+    targets: Mapping[str, QuestionTargets],
     samples_a: Mapping[str, Any],
     samples_b: Mapping[str, Any],
     probeval: Optional[ProbEval] = None,
@@ -30,7 +30,7 @@ def compare_probeval(
     :func:`protoqa_core.significance.compare_paired`.
 
     >>> from protoqa_core.readers import Cluster
-    >>> gts = {f"q{i}": GroundTruth(f"q{i}", (Cluster(f"q{i}.0", ("dog",), 6), Cluster(f"q{i}.1", ("cat",), 4)))
+    >>> gts = {f"q{i}": QuestionTargets(f"q{i}", (Cluster(f"q{i}.0", ("dog",), 6), Cluster(f"q{i}.1", ("cat",), 4)))
     ...        for i in range(20)}
     >>> good = {q: ["dog"] * 6 + ["cat"] * 4 for q in gts}
     >>> bad = {q: ["car"] * 10 for q in gts}

@@ -2,7 +2,7 @@
 
 Which clustering runs by default (``clustering="auto"``, :data:`AUTO`):
 
-- references that carry human clusters (see :func:`cfc_probeval.inputs.has_human_clusters`)
+- targets that carry human clusters (see :func:`cfc_probeval.inputs.has_human_clusters`)
   are scored with those clusters (``human``): they are what the automatic settings try
   to reproduce, and scoring with them ranks systems the way the annotators would;
 - raw answers without clusters are clustered automatically with :data:`DEFAULTS`:
@@ -51,7 +51,7 @@ __all__ = [
 ]
 
 
-#: The default ``clustering`` option: the references' human clusters when they carry
+#: The default ``clustering`` option: the targets' human clusters when they carry
 #: them, else the automatic clustering :data:`DEFAULTS` names.
 AUTO = "auto"
 
@@ -184,7 +184,7 @@ def check_settings(clustering: str, matching: str, options: dict[str, Any]) -> N
     >>> check_settings("auto", "wordnet", {"k_init": 4})
     Traceback (most recent call last):
     ...
-    ValueError: k_init applies to xmeans and gmeans clustering only (got k_init=4 with clustering auto, matching wordnet); with clustering auto the references decide the clustering, so name one (e.g. gmeans) to set its options
+    ValueError: k_init applies to xmeans and gmeans clustering only (got k_init=4 with clustering auto, matching wordnet); with clustering auto the targets decide the clustering, so name one (e.g. gmeans) to set its options
     """
     readers = {
         "threshold": {"cosine", "gp"},
@@ -200,7 +200,7 @@ def check_settings(clustering: str, matching: str, options: dict[str, Any]) -> N
     for name, value in options.items():
         if value is not None and not readers[name] & {clustering, matching}:
             hint = (
-                f"; with clustering {AUTO} the references decide the clustering, so name one (e.g. "
+                f"; with clustering {AUTO} the targets decide the clustering, so name one (e.g. "
                 f"{DEFAULTS.clustering}) to set its options"
                 if clustering == AUTO
                 else ""

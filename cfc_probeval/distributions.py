@@ -1,7 +1,7 @@
 """Cluster distributions and their KL divergence (docs/spec.md section 2, steps 2 to 5).
 
 Count vectors have one entry per answer cluster plus a last entry for the cluster
-"wrong", which holds no ground-truth answer and every sample that matched nothing.
+"wrong", which holds no target answer and every sample that matched nothing.
 
 >>> p_g = laplace_smoothed(human_counts([6, 4]))        # [7, 5, 1] / 13
 >>> p_h = laplace_smoothed(model_counts([(0,), (0, 1), ()], [2, 2, 1], 2))  # [4, 2, 2] / 8
@@ -24,7 +24,7 @@ WRONG = "wrong"
 
 
 def human_counts(cluster_counts: Sequence[float]) -> np.ndarray:
-    """Ground-truth counts per cluster, with 0 appended for "wrong".
+    """Target counts per cluster, with 0 appended for "wrong".
 
     >>> human_counts([35, 28]).tolist()
     [35.0, 28.0, 0.0]

@@ -1,22 +1,22 @@
-"""Ground truth and model samples for ProbEval, from files or from memory.
+"""Targets and model samples for ProbEval, from files or from memory.
 
-Ground truth for a question is its human clusters and, for automatic clustering, its
-answer strings with how many people gave each (:class:`GroundTruth`). From a targets
+The targets of a question (:class:`QuestionTargets`) are its human clusters and, for automatic
+clustering, its answer strings with how many people gave each. From a targets
 file the answer strings are those of the human clusters, counted with the file's
 ``answers.raw`` counts: ProtoQA's raw answers also hold strings the annotators threw
-away ("broken socks"), which are not ground truth. When there are no raw counts (an
+away ("broken socks"), which are not targets. When there are no raw counts (an
 in-memory ``clusters`` record) a cluster's count is shared evenly by its strings.
 
-A question *carries human clusters* (:func:`has_human_clusters`) when its ground truth
-has at least one cluster: a targets line whose ``answers.clusters`` (or the older
+A question *carries human clusters* (:func:`has_human_clusters`) when its targets
+have at least one cluster: a targets line whose ``answers.clusters`` (or the older
 ``answers-cleaned``) is not empty, a dataset row's ``clusters`` field with a cluster in
-it, a :class:`~protoqa_core.readers.Question` or :class:`GroundTruth` whose
+it, a :class:`~protoqa_core.readers.Question` or :class:`QuestionTargets` whose
 ``clusters`` is not empty. Clusters are taken as given: a file that lists every string
 as a cluster of its own (as ProtoQA's scraped questions do, whose strings are the
 survey's categories) carries clusters. A question has *raw answers without clusters*
 when it has answer counts and no cluster: a targets line with ``answers.raw`` and no
-(or an empty) ``answers.clusters``, or ``GroundTruth(id, (), {answer: count})``.
-ProbEval's default clustering ``auto`` uses the human clusters when the references
+(or an empty) ``answers.clusters``, or ``QuestionTargets(id, (), {answer: count})``.
+ProbEval's default clustering ``auto`` uses the human clusters when the targets
 carry them and clusters raw answers automatically.
 
 Samples are a question's sampled answers with repetition, kept as ``{answer: count}``
@@ -54,17 +54,17 @@ from protoqa_core.rows import RAW_ANSWER_FORMS, raw_answer_counts
 from .errors import ProbEvalWarning
 
 __all__ = [
-    "GroundTruth",
+    "QuestionTargets",
     "SampleCounts",
-    "ground_truth_from_question",
-    "ground_truth_from_reference",
-    "ground_truth_from_raw_answers",
+    "targets_from_question",
+    "targets_from_reference",
+    "targets_from_raw_answers",
     "has_human_clusters",
     "raw_answer_counts",
     "answer_counts_label",
     "RAW_ANSWER_FORMS",
     "answer_counts_from_clusters",
-    "read_ground_truth",
+    "read_targets",
     "sample_counts",
     "read_samples",
     "sample_fields",
@@ -78,7 +78,7 @@ SAMPLE_FIELDS = ("model_answers", "model_answers_with_count", "model_ranked_answ
 
 
 @dataclass(frozen=True)
-class GroundTruth:
+class QuestionTargets:
     """One question's human answers: its clusters and every answer string with its count.
 
     ``shared_counts`` is True when no raw answer counts were given, so that each
@@ -99,12 +99,12 @@ class GroundTruth:
         return float(sum(self.answer_counts.values()))
 
 
-def has_human_clusters(truth: GroundTruth) -> bool:
-    """Whether a question's ground truth carries human clusters (at least one cluster; see the module docstring).
+def has_human_clusters(truth: QuestionTargets) -> bool:
+    """Whether a question's targets carry human clusters (at least one cluster; see the module docstring).
 
-    >>> has_human_clusters(GroundTruth("q1", (Cluster("q1.0", ("dog",), 6),), {"dog": 6.0}))
+    >>> has_human_clusters(QuestionTargets("q1", (Cluster("q1.0", ("dog",), 6),), {"dog": 6.0}))
     True
-    >>> has_human_clusters(GroundTruth("q1", (), {"dog": 6.0, "puppy": 2.0}))
+    >>> has_human_clusters(QuestionTargets("q1", (), {"dog": 6.0, "puppy": 2.0}))
     False
     """
     return bool(truth.clusters)
@@ -137,27 +137,27 @@ def answer_counts_from_clusters(
     return out
 
 
-def ground_truth_from_question(question: Question) -> GroundTruth:
-    """Ground truth from a :class:`~protoqa_core.readers.Question` (as read from a targets file).
+def targets_from_question(question: Question) -> QuestionTargets:
+    """The targets of a :class:`~protoqa_core.readers.Question` (as read from a targets file).
 
     A question with raw answers but no clusters uses all its raw answers.
 
     >>> q = Question("q1", "name a pet", (Cluster("q1.0", ("dog",), 6),), raw_answers={"dog": 6, "xx": 1})
-    >>> ground_truth_from_question(q).answer_counts
+    >>> targets_from_question(q).answer_counts
     {'dog': 6.0}
     """
     if question.clusters:
         counts = answer_counts_from_clusters(question.clusters, question.raw_answers)
     else:
         counts = {a: float(c) for a, c in question.raw_answers.items()}
-    return GroundTruth(question.id, question.clusters, counts, shared_counts=not question.raw_answers)
+    return QuestionTargets(question.id, question.clusters, counts, shared_counts=not question.raw_answers)
 
 
-def answer_counts_label(truths: Sequence[GroundTruth]) -> Optional[str]:
+def answer_counts_label(truths: Sequence[QuestionTargets]) -> Optional[str]:
     """The signature part saying that answer counts were shared evenly, or None when raw counts were used.
 
-    >>> shared = GroundTruth("q", (Cluster("q.0", ("dog",), 2),), {"dog": 2.0}, shared_counts=True)
-    >>> answer_counts_label([shared]), answer_counts_label([shared, GroundTruth("r", ())]), answer_counts_label([])
+    >>> shared = QuestionTargets("q", (Cluster("q.0", ("dog",), 2),), {"dog": 2.0}, shared_counts=True)
+    >>> answer_counts_label([shared]), answer_counts_label([shared, QuestionTargets("r", ())]), answer_counts_label([])
     ('answers:shared', 'answers:shared(1/2)', None)
     """
     shared = sum(1 for t in truths if t.shared_counts)
@@ -166,19 +166,19 @@ def answer_counts_label(truths: Sequence[GroundTruth]) -> Optional[str]:
     return "answers:shared" if shared == len(truths) else f"answers:shared({shared}/{len(truths)})"
 
 
-def ground_truth_from_reference(reference: Any, question_id: str, raw_answers: Any = None) -> GroundTruth:
-    """Ground truth from a dataset row's ``clusters`` field or a list of ``{"answers", "count"}`` records.
+def targets_from_reference(reference: Any, question_id: str, raw_answers: Any = None) -> QuestionTargets:
+    """The targets from a dataset row's ``clusters`` field or a list of ``{"answers", "count"}`` records.
 
     ``raw_answers`` (the row's ``raw_answers`` field, or any form of
     :func:`raw_answer_counts`) gives each answer string's count, as a targets file
     does; without it a cluster's count is shared evenly by its strings. Cluster ids
     default to ``"<question_id>.<i>"``.
 
-    >>> gt = ground_truth_from_reference({"answers": [["dog", "puppy"], ["cat"]], "count": [6, 4]}, "q1")
+    >>> gt = targets_from_reference({"answers": [["dog", "puppy"], ["cat"]], "count": [6, 4]}, "q1")
     >>> [c.id for c in gt.clusters], gt.answer_counts, gt.shared_counts
     (['q1.0', 'q1.1'], {'dog': 3.0, 'puppy': 3.0, 'cat': 4.0}, True)
     >>> raw = {"answer": ["dog", "puppy", "cat"], "count": [5, 1, 4]}
-    >>> ground_truth_from_reference({"answers": [["dog", "puppy"], ["cat"]], "count": [6, 4]}, "q1", raw).answer_counts
+    >>> targets_from_reference({"answers": [["dog", "puppy"], ["cat"]], "count": [6, 4]}, "q1", raw).answer_counts
     {'dog': 5.0, 'puppy': 1.0, 'cat': 4.0}
     """
     raw = raw_answer_counts(raw_answers, question_id)
@@ -192,33 +192,33 @@ def ground_truth_from_reference(reference: Any, question_id: str, raw_answers: A
     clusters = clusters_from_records(reference, question_id)
     if not has_ids:
         clusters = tuple(Cluster(f"{question_id}.{i}", c.answers, c.count) for i, c in enumerate(clusters))
-    return GroundTruth(question_id, clusters, answer_counts_from_clusters(clusters, raw), shared_counts=not raw)
+    return QuestionTargets(question_id, clusters, answer_counts_from_clusters(clusters, raw), shared_counts=not raw)
 
 
-def ground_truth_from_raw_answers(raw_answers: Any, question_id: str) -> GroundTruth:
-    """Ground truth of raw answers without clusters (any form of :func:`raw_answer_counts`).
+def targets_from_raw_answers(raw_answers: Any, question_id: str) -> QuestionTargets:
+    """The targets of raw answers without clusters (any form of :func:`raw_answer_counts`).
 
     Such a question has no human clusters: ProbEval's default clusters its strings
     automatically.
 
-    >>> gt = ground_truth_from_raw_answers({"answer": ["dog", "puppy"], "count": [5, 1]}, "q1")
+    >>> gt = targets_from_raw_answers({"answer": ["dog", "puppy"], "count": [5, 1]}, "q1")
     >>> gt.clusters, gt.answer_counts, has_human_clusters(gt)
     ((), {'dog': 5, 'puppy': 1}, False)
     """
     counts = raw_answer_counts(raw_answers, question_id)
     if counts is None:
         raise DataFormatError(f"raw answers are missing; accepted forms: {RAW_ANSWER_FORMS}", question_id=question_id)
-    return GroundTruth(question_id, (), counts)
+    return QuestionTargets(question_id, (), counts)
 
 
-def read_ground_truth(path: PathLike) -> dict[str, GroundTruth]:
-    """Ground truth per question id from a ProtoQA/CFC targets JSONL file, in file order.
+def read_targets(path: PathLike) -> dict[str, QuestionTargets]:
+    """The targets of each question id from a ProtoQA/CFC targets JSONL file, in file order.
 
-    >>> gts = read_ground_truth("../shared/data/cfc/dev.targets.jsonl")  # doctest: +SKIP
+    >>> gts = read_targets("../shared/data/cfc/dev.targets.jsonl")  # doctest: +SKIP
     >>> gts["r1q1"].clusters[0].id  # doctest: +SKIP
     'r1q1.1'
     """
-    return {qid: ground_truth_from_question(q) for qid, q in _read_targets(path).items()}
+    return {qid: targets_from_question(q) for qid, q in _read_targets(path).items()}
 
 
 def sample_counts(
@@ -363,3 +363,12 @@ def drop_unknown_ids(
     if ids.message:
         warnings.warn(ids.message, ProbEvalWarning, stacklevel=2)
     return {qid: samples[qid] for qid in ids.kept}
+
+
+# The earlier spellings of the names above, accepted quietly (not in __all__ nor in the docs):
+# the project's word for the reference data is "targets".
+GroundTruth = QuestionTargets
+read_ground_truth = read_targets
+ground_truth_from_question = targets_from_question
+ground_truth_from_reference = targets_from_reference
+ground_truth_from_raw_answers = targets_from_raw_answers

@@ -13,7 +13,7 @@ accept "red sports car" for "sports car", 2/3). Reasons: it is the literal readi
 the ProbEval authors' code never rounds in this step, and when a sample fully matches
 one cluster it never shares it with a cluster it matches only partly, which the
 rounded rule would do; and against the human matchings of CFC dev and ProtoQA dev the
-raw rule agrees with the annotators at least as well (numbers in the card, "Defaults").
+raw rule agrees with the annotators at least as well (numbers in the manual, docs/probeval.md, "Where each default comes from").
 """
 
 from __future__ import annotations
@@ -365,7 +365,7 @@ class GPMatcher(Matcher):
     """One Gaussian-process classifier per cluster over answer embeddings (scikit-learn).
 
     The classifier of cluster ``c`` learns "in ``c``" against "in another cluster"
-    from the distinct ground-truth answer strings; a sample goes to the cluster with
+    from the distinct target answer strings; a sample goes to the cluster with
     the highest probability when it exceeds ``threshold`` (0.1 in the ProtoQA paper).
     With a single cluster there is nothing to learn "against": the matcher then falls
     back to cosine matching at ``fallback_cosine_threshold``, with a warning, and

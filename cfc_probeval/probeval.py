@@ -1,13 +1,13 @@
 """ProbEval for one question and for a data set: clusters, matching, distributions, KL.
 
->>> from cfc_probeval.inputs import GroundTruth
+>>> from cfc_probeval.inputs import QuestionTargets
 >>> from protoqa_core.readers import Cluster
->>> gt = GroundTruth("q1", (Cluster("q1.0", ("dog",), 6), Cluster("q1.1", ("cat",), 4)))
+>>> gt = QuestionTargets("q1", (Cluster("q1.0", ("dog",), 6), Cluster("q1.1", ("cat",), 4)))
 >>> result = evaluate_probeval({"q1": gt}, {"q1": ["dog"] * 6 + ["cat"] * 4})
 >>> round(result.kl, 6), result.signature.split("|")[0]
 (0.0, 'clustering:auto->human')
 
-The default clustering ``auto`` scores references that carry human clusters with those
+The default clustering ``auto`` scores targets that carry human clusters with those
 clusters, and clusters raw answers without clusters automatically (G-means over
 all-MiniLM-L6-v2 embeddings; :data:`~cfc_probeval.defaults.DEFAULTS`).
 
@@ -33,7 +33,7 @@ from .defaults import AUTO, DEFAULTS, check_option, check_settings
 from .distributions import WRONG, human_counts, kl_divergence, laplace_smoothed, model_counts
 from .embedders import Embedder, get_embedder
 from .errors import ProbEvalWarning
-from .inputs import GroundTruth, answer_counts_label, ground_truth_from_question, has_human_clusters, sample_counts
+from .inputs import QuestionTargets, answer_counts_label, has_human_clusters, sample_counts, targets_from_question
 from .matching import MATCHINGS, Matcher, WordNetMatcher, make_matcher
 from .results import AnswerCluster, ClusterResult, ProbEvalResult, QuestionResult
 
@@ -62,7 +62,7 @@ def normalized_sample_counts(samples: Mapping[str, int]) -> dict[str, int]:
     return out
 
 
-def _human_answer_clusters(truth: GroundTruth) -> tuple[AnswerCluster, ...]:
+def _human_answer_clusters(truth: QuestionTargets) -> tuple[AnswerCluster, ...]:
     clusters = []
     for c in truth.clusters:
         # The most frequent string; ties go to the one listed first.
@@ -71,17 +71,17 @@ def _human_answer_clusters(truth: GroundTruth) -> tuple[AnswerCluster, ...]:
     return tuple(clusters)
 
 
-def resolve_clustering(clustering: str, truths: Iterable[GroundTruth]) -> str:
-    """The clustering ``auto`` stands for with these references (any other name is returned as is).
+def resolve_clustering(clustering: str, truths: Iterable[QuestionTargets]) -> str:
+    """The clustering ``auto`` stands for with these targets (any other name is returned as is).
 
-    ``human`` when every question with ground-truth answers carries human clusters
+    ``human`` when every question with target answers carries human clusters
     (:func:`~cfc_probeval.inputs.has_human_clusters`), the automatic default
     (``DEFAULTS.clustering``) when none does. References that mix the two are an error
     naming the questions without clusters, since one data set is scored one way.
 
     >>> from protoqa_core.readers import Cluster
-    >>> clustered = GroundTruth("q1", (Cluster("q1.0", ("dog",), 6),), {"dog": 6.0})
-    >>> raw = GroundTruth("q2", (), {"dog": 6.0})
+    >>> clustered = QuestionTargets("q1", (Cluster("q1.0", ("dog",), 6),), {"dog": 6.0})
+    >>> raw = QuestionTargets("q2", (), {"dog": 6.0})
     >>> resolve_clustering("auto", [clustered]), resolve_clustering("auto", [raw]), resolve_clustering("hac", [raw])
     ('human', 'gmeans', 'hac')
     >>> resolve_clustering("auto", [clustered, raw])
@@ -110,10 +110,10 @@ def _describe(name: str, params: Mapping[str, Any]) -> str:
 
 
 class ProbEval:
-    """A ProbEval configuration: how to cluster the ground truth and match samples.
+    """A ProbEval configuration: how to cluster the targets and match samples.
 
     Args:
-        clustering: ``auto`` (default: ``human`` when the references carry human
+        clustering: ``auto`` (default: ``human`` when the targets carry human
             clusters, else G-means, see :func:`resolve_clustering`), ``human`` (the
             data's clusters), ``hac``, ``xmeans``, ``gmeans``, or a
             :class:`~cfc_probeval.clustering.Clusterer`.
@@ -142,10 +142,10 @@ class ProbEval:
     >>> pe.signature(3)  # doctest: +ELLIPSIS
     'clustering:human|embedder:none|matching:wordnet(stop=match)|smoothing:1|missing:empty|n:3|wordnet:...'
 
-    With ``auto`` the signature says what it was resolved to, from the references:
+    With ``auto`` the signature says what it was resolved to, from the targets:
 
     >>> from protoqa_core.readers import Cluster
-    >>> gt = GroundTruth("q1", (Cluster("q1.0", ("dog",), 6),), {"dog": 6.0})
+    >>> gt = QuestionTargets("q1", (Cluster("q1.0", ("dog",), 6),), {"dog": 6.0})
     >>> ProbEval().resolved([gt]).signature(1).split("|")[0]
     'clustering:auto->human'
     """
@@ -218,7 +218,7 @@ class ProbEval:
 
     @property
     def is_auto(self) -> bool:
-        """Whether the clustering is still ``auto``, to be decided by the references."""
+        """Whether the clustering is still ``auto``, to be decided by the targets."""
         return self.clustering_name == AUTO and not self.resolved_from_auto
 
     def resolved(self, targets: Any) -> ProbEval:
@@ -230,7 +230,7 @@ class ProbEval:
         """
         if not self.is_auto:
             return self
-        name = resolve_clustering(AUTO, _ground_truths(targets).values())
+        name = resolve_clustering(AUTO, _targets_by_id(targets).values())
         if name not in self._resolutions:
             child = copy.copy(self)
             child.clustering_name, child.resolved_from_auto, child._resolutions = name, True, {}
@@ -250,7 +250,7 @@ class ProbEval:
         shown with automatic clustering only: human clusters do not use answer counts.
         The clustering part is ``clustering:<name>(<parameters>)`` for a clustering
         chosen by name, ``clustering:auto-><name>(<parameters>)`` for one that ``auto``
-        resolved to from the references, and ``clustering:auto`` before resolution.
+        resolved to from the targets, and ``clustering:auto`` before resolution.
         ``approx:N`` appears only when ``N > 0`` (sample, cluster) matches were decided
         on a similarity that is a lower bound (a cluster string over the token limit of
         :mod:`protoqa_core.similarity`), as in the ProtoQA signature.
@@ -279,8 +279,8 @@ class ProbEval:
         parts.append(f"version:{__version__}")
         return "|".join(parts)
 
-    def clusters_for(self, truth: GroundTruth) -> tuple[AnswerCluster, ...]:
-        """The ground-truth clusters of a question: the human ones or automatic ones.
+    def clusters_for(self, truth: QuestionTargets) -> tuple[AnswerCluster, ...]:
+        """The target clusters of a question: the human ones or automatic ones.
 
         Automatic clusters group the distinct answer strings (those with a positive
         count), taken most frequent first; they are ordered by count (then by their
@@ -308,7 +308,7 @@ class ProbEval:
         )
 
     def score_question(
-        self, truth: GroundTruth, samples: Mapping[str, int], clusters: Optional[Sequence[AnswerCluster]] = None
+        self, truth: QuestionTargets, samples: Mapping[str, int], clusters: Optional[Sequence[AnswerCluster]] = None
     ) -> QuestionResult:
         """KL(P_G || P_H) of one question, with every cluster's probabilities and matches.
 
@@ -316,7 +316,7 @@ class ProbEval:
         (default: :meth:`clusters_for`) can be given to reuse a clustering.
 
         >>> from protoqa_core.readers import Cluster
-        >>> gt = GroundTruth("q1", (Cluster("q1.0", ("dog",), 6), Cluster("q1.1", ("cat",), 4)))
+        >>> gt = QuestionTargets("q1", (Cluster("q1.0", ("dog",), 6), Cluster("q1.1", ("cat",), 4)))
         >>> r = ProbEval("human").score_question(gt, {"dog": 10})
         >>> [round(c.p_h, 3) for c in r.clusters]
         [0.846, 0.077, 0.077]
@@ -327,7 +327,7 @@ class ProbEval:
 
     def _score_normalized(
         self,
-        truth: GroundTruth,
+        truth: QuestionTargets,
         normalized: Mapping[str, int],
         clusters: Optional[Sequence[AnswerCluster]] = None,
         approximated: Optional[list[tuple[str, str]]] = None,
@@ -366,7 +366,7 @@ class ProbEval:
 
     def evaluate(
         self,
-        targets: Union[Mapping[str, Union[GroundTruth, Question]], Iterable[Union[GroundTruth, Question]]],
+        targets: Union[Mapping[str, Union[QuestionTargets, Question]], Iterable[Union[QuestionTargets, Question]]],
         samples: Mapping[str, Any],
         *,
         ignore_unknown: bool = False,
@@ -374,7 +374,7 @@ class ProbEval:
         progress: bool = False,
     ) -> ProbEvalResult:
         """Mean KL over questions; see :func:`evaluate_probeval` for the arguments."""
-        truths = _ground_truths(targets)
+        truths = _targets_by_id(targets)
         if self.is_auto:
             return self.resolved(truths).evaluate(
                 truths, samples, ignore_unknown=ignore_unknown, only_sampled=only_sampled, progress=progress
@@ -396,7 +396,7 @@ class ProbEval:
             ),
             "samples": sum(q.num_samples for q in questions.values()),
             "distinct_samples": distinct_samples,
-            "ground_truth_answers": sum(len(truths[qid].answer_counts) for qid in questions),
+            "target_answers": sum(len(truths[qid].answer_counts) for qid in questions),
         }
         return ProbEvalResult(
             mean,
@@ -417,13 +417,13 @@ class ProbEval:
         )
 
     def _questions_to_score(
-        self, truths: Mapping[str, GroundTruth], parsed: Mapping[str, Any], only_sampled: bool
+        self, truths: Mapping[str, QuestionTargets], parsed: Mapping[str, Any], only_sampled: bool
     ) -> tuple[list[str], list[str], list[str]]:
         """The questions :meth:`evaluate` scores, those it leaves out, and those scored without samples,
         each group named in a warning (pointing at the caller of :meth:`evaluate`)."""
         skipped = [qid for qid, t in truths.items() if not (t.total > 0 and (t.clusters or self.clusterer))]
         if skipped:
-            what = "ground-truth answers" if self.clusterer else "ground-truth answers or human clusters"
+            what = "target answers" if self.clusterer else "target answers or human clusters"
             _warn(f"left out {len(skipped)} question(s) without {what}: {preview_ids(skipped)}", stacklevel=4)
         scored = [qid for qid in truths if qid not in skipped and not (only_sampled and qid not in parsed)]
         if only_sampled and len(scored) < len(truths) - len(skipped):
@@ -439,7 +439,7 @@ class ProbEval:
         return scored, skipped, empty
 
     def _score_questions(
-        self, truths: Mapping[str, GroundTruth], parsed: Mapping[str, Any], scored: Sequence[str], progress: bool
+        self, truths: Mapping[str, QuestionTargets], parsed: Mapping[str, Any], scored: Sequence[str], progress: bool
     ) -> tuple[dict[str, QuestionResult], int, int]:
         """Each scored question's result, how many distinct samples they had, and how many matches were
         decided on a lower-bound similarity."""
@@ -475,7 +475,7 @@ class ProbEval:
             bar.close()
         return questions, distinct_samples, approximated
 
-    def _embed_in_advance(self, truths: Sequence[GroundTruth], samples: Sequence[Mapping[str, int]]) -> None:
+    def _embed_in_advance(self, truths: Sequence[QuestionTargets], samples: Sequence[Mapping[str, int]]) -> None:
         """Embed every string a chunk of questions will need in one call (``samples`` normalized).
 
         One call lets the model batch strings of similar length together (a third
@@ -497,7 +497,7 @@ class ProbEval:
 
 
 def _clusters_per_question(
-    questions: Mapping[str, QuestionResult], truths: Mapping[str, GroundTruth]
+    questions: Mapping[str, QuestionResult], truths: Mapping[str, QuestionTargets]
 ) -> tuple[Optional[float], Optional[float]]:
     """Mean clusters the questions were scored with, and the annotators' mean when all have human clusters."""
     if not questions:
@@ -508,14 +508,14 @@ def _clusters_per_question(
     return used, math.fsum(len(truths[qid].clusters) for qid in questions) / len(questions)
 
 
-def _ground_truths(targets: Any) -> dict[str, GroundTruth]:
+def _targets_by_id(targets: Any) -> dict[str, QuestionTargets]:
     items = targets.values() if isinstance(targets, Mapping) else targets
-    out: dict[str, GroundTruth] = {}
+    out: dict[str, QuestionTargets] = {}
     for t in items:
         if isinstance(t, Question):
-            t = ground_truth_from_question(t)
-        if not isinstance(t, GroundTruth):
-            raise TypeError(f"targets must be GroundTruth or Question objects, got {type(t).__name__}")
+            t = targets_from_question(t)
+        if not isinstance(t, QuestionTargets):
+            raise TypeError(f"targets must be QuestionTargets or Question objects, got {type(t).__name__}")
         out[t.question_id] = t
     return out
 
@@ -544,16 +544,16 @@ def evaluate_probeval(
     progress: bool = False,
     **settings: Any,
 ) -> ProbEvalResult:
-    """ProbEval of model samples against ground truth: mean KL(P_G || P_H) over questions.
+    """ProbEval of model samples against the targets: mean KL(P_G || P_H) over questions.
 
     Args:
-        targets: question id -> :class:`~cfc_probeval.inputs.GroundTruth` or
+        targets: question id -> :class:`~cfc_probeval.inputs.QuestionTargets` or
             :class:`~protoqa_core.readers.Question` (as from ``read_targets``), or a
             sequence of them.
         samples: question id -> sampled answers with repetition (a list), ``{answer:
             count}`` or ``[[answer, count], ...]``.
         clustering, matching: see :class:`ProbEval`; by default (``auto``) the
-            references' human clusters when they carry them, else G-means, and WordNet.
+            targets' human clusters when they carry them, else G-means, and WordNet.
         ignore_unknown: drop samples for ids not in ``targets`` (with a warning)
             instead of raising :class:`~protoqa_core.readers.DataFormatError`.
         only_sampled: leave out questions absent from ``samples``; by default they are
@@ -562,8 +562,8 @@ def evaluate_probeval(
         **settings: the other :class:`ProbEval` options (``embedder``, ``threshold``,
             ``linkage``, ``distance_threshold``, ``k_init``, ``k_max``, ``alpha``, ``seed``, ...).
 
-    >>> from cfc_probeval.inputs import read_ground_truth, read_samples  # doctest: +SKIP
-    >>> r = evaluate_probeval(read_ground_truth("dev.targets.jsonl"), read_samples("samples.json"))  # doctest: +SKIP
+    >>> from cfc_probeval.inputs import read_targets, read_samples  # doctest: +SKIP
+    >>> r = evaluate_probeval(read_targets("dev.targets.jsonl"), read_samples("samples.json"))  # doctest: +SKIP
     >>> r.kl, r.signature  # doctest: +SKIP
     >>> r.clusters_per_question, r.human_clusters_per_question  # doctest: +SKIP
     """

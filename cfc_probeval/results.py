@@ -2,7 +2,7 @@
 
 :class:`ProbEvalResult` holds the mean KL, the signature and every question's
 :class:`QuestionResult`, whose :class:`ClusterResult` rows give each cluster's counts and
-probabilities (:class:`AnswerCluster` is a ground-truth cluster as scored).
+probabilities (:class:`AnswerCluster` is a cluster of the targets as scored).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ __all__ = ["AnswerCluster", "ClusterResult", "QuestionResult", "ProbEvalResult"]
 
 @dataclass(frozen=True)
 class AnswerCluster:
-    """A ground-truth cluster: id, answer strings, how many people gave them, a representative."""
+    """A cluster of the target answers: id, answer strings, how many people gave them, a representative."""
 
     id: str
     answers: tuple[str, ...]
@@ -30,11 +30,11 @@ class ClusterResult:
 
     Attributes:
         id: cluster id (``"wrong"`` for the extra cluster).
-        representative: its most frequent ground-truth answer ("" for "wrong").
-        answers: its ground-truth answer strings.
-        human_count: ground-truth answers in it (before smoothing).
+        representative: its most frequent target answer ("" for "wrong").
+        answers: its target answer strings.
+        human_count: target answers in it (before smoothing).
         model_count: sample weight it received (before smoothing; split samples count a share).
-        p_g: smoothed ground-truth probability.
+        p_g: smoothed target (human) probability.
         p_h: smoothed model probability.
         predictions: normalized sample -> weight it gave this cluster.
     """
@@ -91,15 +91,15 @@ class ProbEvalResult:
         questions: question id -> :class:`QuestionResult` (clusters, probabilities, matches).
         num_questions: how many questions the mean is over.
         signature: reproducibility signature (clustering, embedder, matching, versions).
-        clusters_per_question: mean number of ground-truth clusters the scored questions
+        clusters_per_question: mean number of target clusters the scored questions
             were scored with ("wrong" not counted); None when no question was scored.
         human_clusters_per_question: the annotators' mean number of clusters over the same
             questions, when every scored question carries human clusters (else None).
         empty: questions scored without any sample (smoothed empty distribution).
-        skipped: questions left out for lack of ground-truth answers.
+        skipped: questions left out for lack of target answers.
         ignored: sample ids dropped because they are not among the targets.
         stats: work done: ``strings_embedded``, ``wordnet_pairs_scored``, ``samples``,
-            ``distinct_samples``, ``ground_truth_answers``.
+            ``distinct_samples``, ``target_answers``.
     """
 
     kl: float
@@ -138,9 +138,9 @@ class ProbEvalResult:
     def cluster_rows(self) -> list[dict[str, Any]]:
         """One flat row per (question, cluster), for a CSV table or a plot.
 
-        >>> from cfc_probeval.inputs import GroundTruth
+        >>> from cfc_probeval.inputs import QuestionTargets
         >>> from protoqa_core.readers import Cluster
-        >>> gt = GroundTruth("q1", (Cluster("q1.0", ("dog",), 6),))
+        >>> gt = QuestionTargets("q1", (Cluster("q1.0", ("dog",), 6),))
         >>> from cfc_probeval import evaluate_probeval
         >>> [r["cluster"] for r in evaluate_probeval([gt], {"q1": ["dog"]}, clustering="human").cluster_rows()]
         ['q1.0', 'wrong']

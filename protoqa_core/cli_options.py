@@ -2,14 +2,16 @@
 
 ``protoqa-eval`` and ``probeval`` read the same kinds of input and offer the same
 choices about it; :func:`add_input_options` gives those choices the same names in
-both.
+both, and :func:`add_per_question_option` their one per-question output file.
 """
 
 from __future__ import annotations
 
 import argparse
 
-__all__ = ["add_input_options"]
+from .cli_io import add_overwrite_option
+
+__all__ = ["add_input_options", "add_per_question_option"]
 
 
 def add_input_options(parser: argparse.ArgumentParser, *, progress_default: bool) -> None:
@@ -50,3 +52,18 @@ def add_input_options(parser: argparse.ArgumentParser, *, progress_default: bool
         help="a progress bar on stderr"
         + (" when it is a terminal (default: on)" if progress_default else " (default: off)"),
     )
+
+
+def add_per_question_option(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--per-question FILE`` (``args.per_question``, default None) and ``--overwrite`` to replace it.
+
+    ``what`` says what the file holds; the help adds that it is never written over an input file.
+
+    >>> p = argparse.ArgumentParser()
+    >>> add_per_question_option(p, "per-question scores as JSONL")
+    >>> a = p.parse_args(["--per-question", "q.jsonl", "--force"])
+    >>> a.per_question, a.overwrite, p.parse_args([]).per_question
+    ('q.jsonl', True, None)
+    """
+    parser.add_argument("--per-question", metavar="FILE", default=None, help=f"write {what} (never over an input file)")
+    add_overwrite_option(parser, "let --per-question replace an existing file")

@@ -55,14 +55,18 @@ class CheckedReferences:
         return [check_answer_list(p, q) for p, q in zip(predictions, ids, strict=True)]
 
     def compute(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> Any:
-        """The metric's result for ``predictions`` and ``references`` (checked first); see below."""
+        """The metric's result for ``predictions`` and ``references`` (checked first); see below.
+
+        ``references`` are the targets (``evaluate`` fixes the name); ``targets=`` is taken too.
+        """
+        references = _references_or_targets(references, kwargs)
         references = self._checked(references, kwargs.get("question_ids"))
         predictions = self._checked_predictions(predictions, kwargs.get("question_ids"))
         return super().compute(predictions=predictions, references=references, **kwargs)  # type: ignore[misc]
 
     def add_batch(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> None:
         """Add a batch of predictions and references (checked first) for a later ``compute()``."""
-        references = self._checked(references)
+        references = self._checked(_references_or_targets(references, kwargs))
         predictions = self._checked_predictions(predictions)
         super().add_batch(predictions=predictions, references=references, **kwargs)  # type: ignore[misc]
 
@@ -75,6 +79,16 @@ class CheckedReferences:
         if kwargs.get("predictions") is not None:  # evaluate takes the plural keyword for one prediction too
             kwargs["predictions"] = check_answer_list(kwargs["predictions"], "0")
         super().add(prediction=prediction, reference=reference, **kwargs)  # type: ignore[misc]
+
+
+def _references_or_targets(references: Any, kwargs: dict[str, Any]) -> Any:
+    """``references``, or the same given as ``targets=`` (removed from ``kwargs``); both is an error."""
+    if "targets" not in kwargs:
+        return references
+    targets = kwargs.pop("targets")
+    if references is not None:
+        raise ValueError("pass the targets once: as references= or as targets=, not both")
+    return targets
 
 
 def stored_clusters(reference: Any, question_id: str) -> dict[str, list[Any]]:

@@ -38,7 +38,7 @@ def add_leaderboard_arguments(p: argparse.ArgumentParser) -> None:
     >>> p.parse_args(["t.jsonl", "a=a.json", "b=b.json"]).metrics
     ['protoqa', 'probeval']
     """
-    p.add_argument("targets", help="targets JSONL with the questions (and their clusters)")
+    p.add_argument("targets", metavar="TARGETS", help="targets JSONL with the questions (and their clusters)")
     p.add_argument("systems", nargs="+", metavar="NAME=FILE", help="a system and its file (at most 100 systems)")
     p.add_argument("--similarity", default="wordnet", help="similarity of the ProtoQA metrics (default wordnet)")
     p.add_argument(

@@ -31,7 +31,6 @@ from typing import Optional
 
 from protoqa_core.cli_io import (
     Subcommand,
-    add_overwrite_option,
     build_command_parser,
     check_output_file,
     finite_json,
@@ -39,7 +38,7 @@ from protoqa_core.cli_io import (
     run_subcommands,
     write_output_file,
 )
-from protoqa_core.cli_options import add_input_options
+from protoqa_core.cli_options import add_input_options, add_per_question_option
 from protoqa_core.ids import reconcile_ids
 from protoqa_core.readers import DataFormatError, TargetStream, read_packed_predictions
 from protoqa_core.significance import compare_paired
@@ -64,9 +63,11 @@ def _similarity_list(text: str) -> list[str]:
 
 
 def _add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("targets", help="targets JSONL (ProtoQA/CFC format, e.g. dev.crowdsourced.jsonl)")
+    p.add_argument("targets", metavar="TARGETS", help="targets JSONL (ProtoQA/CFC format, e.g. dev.crowdsourced.jsonl)")
     p.add_argument(
-        "predictions", help="predictions: JSONL {id: [answers]} lines, a JSON object, or {'model_answers': ...}"
+        "predictions",
+        metavar="PREDICTIONS",
+        help="predictions: JSONL {id: [answers]} lines, a JSON object, or {'model_answers': ...}",
     )
     p.add_argument(
         "--similarity",
@@ -84,12 +85,7 @@ def _add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
         help="'standard' (the ten metrics, default), 'paper' (seven) or comma-separated names such as max_answers@10",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object per similarity (scores and signature)")
-    p.add_argument(
-        "--per-question",
-        metavar="FILE",
-        help="write per-question scores and cluster assignments as JSONL (never over an input file)",
-    )
-    add_overwrite_option(p, "let --per-question replace an existing file")
+    add_per_question_option(p, "per-question scores and cluster assignments as JSONL")
     p.add_argument(
         "--allow-empty",
         action="store_true",
@@ -124,9 +120,9 @@ def _add_encoder_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _add_compare_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("targets")
-    p.add_argument("predictions_a", help="system A's predictions")
-    p.add_argument("predictions_b", help="system B's predictions")
+    p.add_argument("targets", metavar="TARGETS", help="targets JSONL")
+    p.add_argument("predictions_a", metavar="PREDICTIONS_A", help="system A's predictions")
+    p.add_argument("predictions_b", metavar="PREDICTIONS_B", help="system B's predictions")
     p.add_argument("--similarity", default="wordnet", choices=list(ALL_SIMILARITIES))
     p.add_argument("--metrics", default="standard")
     p.add_argument("--resamples", type=int_at_least(1, 10**7), default=1000, help="bootstrap resamples (default 1000)")

@@ -126,11 +126,11 @@ def probeval_score(question: Question, samples: Mapping[str, int]) -> tuple[Any,
     >>> round(result.kl, 6), [c.id for c in result.clusters]
     (0.0, ['q1.0', 'q1.1', 'wrong'])
     """
-    from cfc_probeval import ground_truth_from_question
+    from cfc_probeval import targets_from_question
 
     probeval = _probeval_instance()
     with _probeval_lock:  # its WordNet caches are shared
-        result = probeval.score_question(ground_truth_from_question(question), dict(samples))
+        result = probeval.score_question(targets_from_question(question), dict(samples))
         return result, probeval.signature(1)
 
 

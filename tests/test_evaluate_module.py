@@ -8,6 +8,7 @@ import pytest
 
 evaluate = pytest.importorskip("evaluate")
 
+import cfc_probeval  # noqa: E402
 import protoqa_metric  # noqa: E402
 from protoqa_metric import evaluate_predictions, read_predictions, read_targets  # noqa: E402
 
@@ -70,6 +71,21 @@ def test_add_batch_equals_one_compute():
     batched = metric.compute()
     once = metric.compute(predictions=[["cat", "dog"], ["coffee", "tea"]], references=REFS)
     assert batched == once
+
+
+@pytest.mark.parametrize("path", [protoqa_metric.evaluate_module_path(), cfc_probeval.evaluate_module_path()])
+def test_targets_is_another_name_for_references(path):
+    """`evaluate` fixes the name references; the project's word, targets=, is taken too (not both)."""
+    metric = evaluate.load(path)
+    predictions = [["cat", "dog"], ["coffee", "tea"]]
+    assert metric.compute(predictions=predictions, targets=REFS) == metric.compute(
+        predictions=predictions, references=REFS
+    )
+    metric.add_batch(predictions=predictions, targets=REFS)
+    assert metric.compute() == metric.compute(predictions=predictions, references=REFS)
+    with pytest.raises(ValueError, match="as references= or as targets=, not both"):
+        metric.compute(predictions=predictions, references=REFS, targets=REFS)
+    assert metric._info().module_type == "metric" and len(metric._info().reference_urls) == 1
 
 
 def test_unknown_config_is_rejected():

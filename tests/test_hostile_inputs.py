@@ -430,7 +430,7 @@ def test_compare_with_zero_resamples(cli, files):
 
 
 @both("cli")
-def test_compare_without_ground_truth(cli, tmp_path):
+def test_compare_without_target_answers(cli, tmp_path):
     module, _ = CLIS[cli]
     targets = tmp_path / "questions.jsonl"
     targets.write_text(_target("q1", {}) + "\n")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cfc_probeval import evaluate_module_path, evaluate_probeval, read_ground_truth, read_samples
+from cfc_probeval import evaluate_module_path, evaluate_probeval, read_samples, read_targets
 from cfc_probeval.cli import main
 from cfc_probeval.defaults import DEFAULTS
 
@@ -47,7 +47,7 @@ def test_cli_library_and_evaluate_module_agree_on_cfc_dev(cfc, capsys, monkeypat
     assert status == 0 and "ignored predictions for 1 question id(s) that are not in the targets: r3q21" in err
     from_cli = json.loads(out)
 
-    targets, samples = read_ground_truth(targets_path), read_samples(samples_path)
+    targets, samples = read_targets(targets_path), read_samples(samples_path)
     with pytest.warns(UserWarning, match="r3q21"):
         from_library = evaluate_probeval(targets, samples, ignore_unknown=True, **settings)
 
@@ -111,7 +111,7 @@ def test_text_output_and_per_question_files(cfc, capsys, tmp_path):
     assert out.startswith("ProbEval KL: ") and "mean over 54 questions" in out
     assert "\nsignature: clustering:human|embedder:none|matching:wordnet(stop=match)|" in out
     rows = list(csv.DictReader(table.open(encoding="utf-8")))
-    assert {r["question"] for r in rows} == set(read_ground_truth(cfc / "dev.targets.jsonl"))
+    assert {r["question"] for r in rows} == set(read_targets(cfc / "dev.targets.jsonl"))
     assert rows[0]["cluster"] == "r1q1.1" and {"p_g", "p_h", "representative"} <= set(rows[0])
     run_cli(
         capsys,

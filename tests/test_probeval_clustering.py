@@ -167,10 +167,10 @@ def test_splitting_kmeans_labels_equal_those_of_the_estimator_and_scipy(shared_d
 
     import cfc_probeval.clustering as clustering
     import cfc_probeval.kmeans as kmeans
-    from cfc_probeval import read_ground_truth
+    from cfc_probeval import read_targets
     from cfc_probeval.embedders import CharNgramEmbedder
 
-    truths = read_ground_truth(shared_data / "cfc" / "dev.targets.jsonl")
+    truths = read_targets(shared_data / "cfc" / "dev.targets.jsonl")
     embedder = CharNgramEmbedder()
     matrices = [embedder.embed(sorted(t.answer_counts)) for t in list(truths.values())[:30]]
     fast = [make().fit_labels(m).tolist() for m in matrices]

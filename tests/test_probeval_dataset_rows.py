@@ -18,7 +18,7 @@ evaluate = pytest.importorskip("evaluate")
 datasets = pytest.importorskip("datasets")
 pytest.importorskip("pyarrow")
 
-from cfc_probeval import evaluate_module_path, evaluate_probeval, read_ground_truth, read_samples  # noqa: E402
+from cfc_probeval import evaluate_module_path, evaluate_probeval, read_samples, read_targets  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = "dev.predictions.gpt2-xl.oneshot.json"
@@ -82,7 +82,7 @@ def test_cli_library_and_evaluate_on_dataset_rows_agree(cfc_rows, shared_data, f
     samples = read_samples(samples_path)
     settings = {} if config == "default" else {"clustering": config}
     with pytest.warns(UserWarning, match="r3q21"):
-        from_library = evaluate_probeval(read_ground_truth(targets_path), samples, ignore_unknown=True, **settings)
+        from_library = evaluate_probeval(read_targets(targets_path), samples, ignore_unknown=True, **settings)
 
     module = evaluate.load(evaluate_module_path(), config)
     ids = list(cfc_rows["id"])

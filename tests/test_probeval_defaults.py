@@ -1,4 +1,4 @@
-"""ProbEval's defaults: human clusters when the references carry them, else the automatic default;
+"""ProbEval's defaults: human clusters when the targets carry them, else the automatic default;
 the signature says which ran; cluster counts per question; every surface resolves the same way."""
 
 from __future__ import annotations
@@ -15,23 +15,23 @@ from cfc_probeval import (
     DEFAULTS,
     ProbEval,
     evaluate_probeval,
-    ground_truth_from_raw_answers,
-    ground_truth_from_reference,
     has_human_clusters,
-    read_ground_truth,
+    read_targets,
     resolve_clustering,
+    targets_from_raw_answers,
+    targets_from_reference,
 )
 from cfc_probeval.cli import main
 from cfc_probeval.embedders import CharNgramEmbedder
-from cfc_probeval.inputs import GroundTruth
+from cfc_probeval.inputs import QuestionTargets
 from protoqa_core.readers import Cluster, Question
 
-PETS = GroundTruth(
+PETS = QuestionTargets(
     "pets",
     (Cluster("pets.0", ("dog", "puppy"), 6), Cluster("pets.1", ("cat", "kitten"), 4)),
     {"dog": 5, "puppy": 1, "cat": 3, "kitten": 1},
 )
-DRINKS = GroundTruth(
+DRINKS = QuestionTargets(
     "drinks",
     (Cluster("drinks.0", ("tea",), 3), Cluster("drinks.1", ("coffee",), 1), Cluster("drinks.2", ("juice",), 1)),
     {"tea": 3, "coffee": 1, "juice": 1},
@@ -40,9 +40,9 @@ SAMPLES = {"pets": ["dog"] * 5 + ["cat"] * 3 + ["banana"] * 2, "drinks": ["tea",
 GMEANS = f"gmeans(k_init={DEFAULTS.gmeans_k_init},k_max={DEFAULTS.k_max},seed=0,alpha={DEFAULTS.gmeans_alpha})"
 
 
-def raw(truth: GroundTruth) -> GroundTruth:
+def raw(truth: QuestionTargets) -> QuestionTargets:
     """The same answers without their clusters."""
-    return GroundTruth(truth.question_id, (), dict(truth.answer_counts))
+    return QuestionTargets(truth.question_id, (), dict(truth.answer_counts))
 
 
 def test_the_defaults_are_the_validation_studys_choice():
@@ -64,24 +64,24 @@ def test_the_defaults_are_the_validation_studys_choice():
 
 def test_what_carries_human_clusters():
     assert has_human_clusters(PETS) and not has_human_clusters(raw(PETS))
-    row = ground_truth_from_reference({"answers": [["dog", "puppy"], ["cat"]], "count": [6, 4]}, "q1")
+    row = targets_from_reference({"answers": [["dog", "puppy"], ["cat"]], "count": [6, 4]}, "q1")
     assert has_human_clusters(row)
     q = Question("q2", "name a pet", (), raw_answers={"dog": 3, "cat": 1})
-    assert not has_human_clusters(read_ground_truth_from(q))
-    assert not has_human_clusters(ground_truth_from_raw_answers({"dog": 3, "cat": 1}, "q3"))
+    assert not has_human_clusters(targets_of(q))
+    assert not has_human_clusters(targets_from_raw_answers({"dog": 3, "cat": 1}, "q3"))
 
 
-def read_ground_truth_from(question: Question) -> GroundTruth:
-    from cfc_probeval.inputs import ground_truth_from_question
+def targets_of(question: Question) -> QuestionTargets:
+    from cfc_probeval.inputs import targets_from_question
 
-    return ground_truth_from_question(question)
+    return targets_from_question(question)
 
 
 def test_resolution_of_auto():
     assert resolve_clustering("auto", [PETS, DRINKS]) == "human"
     assert resolve_clustering("auto", [raw(PETS), raw(DRINKS)]) == DEFAULTS.clustering
     # Questions without any answer are left out whatever the clustering; they do not decide.
-    assert resolve_clustering("auto", [PETS, GroundTruth("empty", ())]) == "human"
+    assert resolve_clustering("auto", [PETS, QuestionTargets("empty", ())]) == "human"
     assert resolve_clustering("auto", []) == "human"
     for name in ("human", "hac", "xmeans", "gmeans"):
         assert resolve_clustering(name, [raw(PETS)]) == name
@@ -115,13 +115,13 @@ def test_default_clusters_raw_answers_automatically_as_the_forced_clustering_doe
 def test_mixed_references_are_refused_until_a_clustering_is_named():
     with pytest.raises(ValueError, match='pass clustering="human" to leave them out'):
         evaluate_probeval([PETS, raw(DRINKS)], SAMPLES)
-    with pytest.warns(UserWarning, match="without ground-truth answers or human clusters: drinks"):
+    with pytest.warns(UserWarning, match="without target answers or human clusters: drinks"):
         human = evaluate_probeval([PETS, raw(DRINKS)], SAMPLES, clustering="human")
     assert human.num_questions == 1 and human.skipped == ["drinks"]
 
 
 def test_clustering_options_need_a_named_clustering():
-    with pytest.raises(ValueError, match="with clustering auto the references decide the clustering"):
+    with pytest.raises(ValueError, match="with clustering auto the targets decide the clustering"):
         ProbEval(k_init=2)
     with pytest.raises(ValueError, match="unknown clustering 'kmeans'; choose one of auto, human, hac"):
         ProbEval("kmeans")
@@ -171,7 +171,7 @@ def test_cli_default_is_auto_and_reports_cluster_counts(files, capsys):
     clustered, raw_file, samples = files
     assert main([str(clustered), str(samples), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    library = evaluate_probeval(read_ground_truth(clustered), SAMPLES)
+    library = evaluate_probeval(read_targets(clustered), SAMPLES)
     assert out["kl"] == library.kl and out["signature"] == library.signature
     assert out["signature"].startswith("clustering:auto->human|")
     assert out["clusters_per_question"] == out["human_clusters_per_question"] == 2.5

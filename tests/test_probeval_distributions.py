@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from cfc_probeval.distributions import human_counts, kl_divergence, laplace_smoothed, model_counts
-from cfc_probeval.inputs import GroundTruth
+from cfc_probeval.inputs import QuestionTargets
 from cfc_probeval.probeval import ProbEval
 from protoqa_core.readers import Cluster
 
@@ -54,8 +54,8 @@ def test_kl_rejects_distributions_of_different_sizes():
         kl_divergence([0.5, 0.5], [1.0])
 
 
-def _two_clusters() -> GroundTruth:
-    return GroundTruth(
+def _two_clusters() -> QuestionTargets:
+    return QuestionTargets(
         "q1", (Cluster("q1.0", ("dog", "puppy"), 6), Cluster("q1.1", ("cat",), 4)), {"dog": 5, "puppy": 1, "cat": 4}
     )
 
@@ -72,7 +72,7 @@ def test_question_kl_by_hand_with_wrong_and_smoothing():
 
 def test_question_kl_by_hand_with_a_sample_split_between_two_clusters():
     # "pet" is in both clusters, so its 4 samples give 2 to each. P_H = [3, 3, 1] / 7 (wrong: 0 + 1).
-    truth = GroundTruth("q1", (Cluster("q1.0", ("dog", "pet"), 6), Cluster("q1.1", ("cat", "pet"), 4)))
+    truth = QuestionTargets("q1", (Cluster("q1.0", ("dog", "pet"), 6), Cluster("q1.1", ("cat", "pet"), 4)))
     result = ProbEval("human").score_question(truth, {"pet": 4})
     p_g, p_h = np.array([7, 5, 1]) / 13, np.array([3, 3, 1]) / 7
     assert result.kl == pytest.approx(float(np.sum(p_g * np.log(p_g / p_h))))

@@ -11,7 +11,7 @@ import pytest
 evaluate = pytest.importorskip("evaluate")
 
 import cfc_probeval  # noqa: E402
-from cfc_probeval import ProbEval, ground_truth_from_reference  # noqa: E402
+from cfc_probeval import ProbEval, targets_from_reference  # noqa: E402
 from cfc_probeval.defaults import DEFAULTS  # noqa: E402
 
 HAC_SIGNATURE = f"clustering:hac(linkage={DEFAULTS.hac_linkage},threshold={DEFAULTS.hac_threshold},metric=cosine)|"
@@ -37,7 +37,7 @@ def offline(monkeypatch, tmp_path):
 def library_kls(references, **settings):
     pe = ProbEval(**settings)
     return [
-        pe.score_question(ground_truth_from_reference(r, str(i)), _counts(p)).kl
+        pe.score_question(targets_from_reference(r, str(i)), _counts(p)).kl
         for i, (r, p) in enumerate(zip(references, PREDICTIONS, strict=True))
     ]
 
@@ -110,7 +110,7 @@ def test_configurations_and_keyword_arguments():
 def test_question_without_answers_is_reported_as_none():
     module = evaluate.load(cfc_probeval.evaluate_module_path(), "human")
     refs = [STORED[0], {"id": [], "answers": [], "count": []}]
-    with pytest.warns(UserWarning, match="without ground-truth answers"):
+    with pytest.warns(UserWarning, match="without target answers"):
         out = module.compute(predictions=PREDICTIONS, references=refs)
     assert out["num_questions"] == 1 and out["per_question_kl"][1] is None
 
@@ -138,7 +138,7 @@ def test_raw_answers_in_the_dataset_form_equal_every_other_form():
     assert shared["kl"] != pytest.approx(dataset_form["kl"])
     expected = [
         ProbEval("hac", embedder="char-ngrams", distance_threshold=0.9)
-        .score_question(ground_truth_from_reference(ref, str(i), raw), _counts(p))
+        .score_question(targets_from_reference(ref, str(i), raw), _counts(p))
         .kl
         for i, (ref, raw, p) in enumerate(zip(STORED, RAW, PREDICTIONS, strict=True))
     ]
@@ -174,9 +174,9 @@ def test_reference_forms_that_are_not_understood_are_errors():
     from cfc_probeval import DataFormatError
 
     with pytest.raises(DataFormatError, match="a reference must be .*records; got an object with keys"):
-        ground_truth_from_reference({"clusters": STORED[0], "raw_answers": RAW[0]}, "q")
+        targets_from_reference({"clusters": STORED[0], "raw_answers": RAW[0]}, "q")
     with pytest.raises(DataFormatError, match="a reference must be"):
-        ground_truth_from_reference("dog", "q")
+        targets_from_reference("dog", "q")
 
 
 def test_duplicate_question_ids_are_an_error():

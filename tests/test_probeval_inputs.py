@@ -1,4 +1,4 @@
-"""Reading ground truth and samples: formats, counts, and errors naming file, line and question id."""
+"""Reading targets and samples: formats, counts, and errors naming file, line and question id."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from cfc_probeval.errors import ProbEvalWarning
 from cfc_probeval.inputs import (
     answer_counts_from_clusters,
     drop_unknown_ids,
-    ground_truth_from_question,
-    ground_truth_from_reference,
-    read_ground_truth,
     read_samples,
+    read_targets,
     sample_counts,
+    targets_from_question,
+    targets_from_reference,
 )
 from protoqa_core.readers import Cluster, DataFormatError, Question
 
@@ -43,14 +43,14 @@ def test_sample_counts_errors_name_the_question(bad, message):
     assert "question 'r1q1'" in str(info.value)
 
 
-def test_ground_truth_uses_raw_counts_of_cluster_strings_only():
+def test_targets_use_raw_counts_of_cluster_strings_only():
     q = Question(
         "q1",
         "name a pet",
         (Cluster("q1.0", ("dog", "puppy"), 6), Cluster("q1.1", ("cat",), 4)),
         raw_answers={"dog": 5, "puppy": 1, "cat": 4, "broken socks": 1},
     )
-    truth = ground_truth_from_question(q)
+    truth = targets_from_question(q)
     assert truth.answer_counts == {"dog": 5.0, "puppy": 1.0, "cat": 4.0}
     assert truth.total == 10
 
@@ -60,13 +60,13 @@ def test_answer_counts_share_a_cluster_count_without_raw_counts():
     assert counts == {"a": 2.0, "b": 1.5, "c": 1.5}
 
 
-def test_ground_truth_from_both_reference_forms():
-    stored = ground_truth_from_reference({"id": ["x.1", "x.2"], "answers": [["dog"], ["cat"]], "count": [6, 4]}, "x")
-    records = ground_truth_from_reference([{"answers": ["dog"], "count": 6}, {"answers": ["cat"], "count": 4}], "x")
+def test_targets_from_both_reference_forms():
+    stored = targets_from_reference({"id": ["x.1", "x.2"], "answers": [["dog"], ["cat"]], "count": [6, 4]}, "x")
+    records = targets_from_reference([{"answers": ["dog"], "count": 6}, {"answers": ["cat"], "count": 4}], "x")
     assert [c.id for c in stored.clusters] == ["x.1", "x.2"]
     assert [c.id for c in records.clusters] == ["x.0", "x.1"]
     assert stored.answer_counts == records.answer_counts == {"dog": 6.0, "cat": 4.0}
-    with_raw = ground_truth_from_reference({"answers": [["dog", "puppy"]], "count": [6]}, "x", {"dog": 5, "puppy": 1})
+    with_raw = targets_from_reference({"answers": [["dog", "puppy"]], "count": [6]}, "x", {"dog": 5, "puppy": 1})
     assert with_raw.answer_counts == {"dog": 5.0, "puppy": 1.0}
 
 
@@ -124,8 +124,8 @@ def test_unknown_ids_are_an_error_naming_file_and_line_unless_ignored(tmp_path):
         assert drop_unknown_ids({"q1": {}}, {"q1"}) == {"q1": {}}
 
 
-def test_read_ground_truth_on_cfc_dev(shared_data):
-    truths = read_ground_truth(shared_data / "cfc" / "dev.targets.jsonl")
+def test_read_targets_on_cfc_dev(shared_data):
+    truths = read_targets(shared_data / "cfc" / "dev.targets.jsonl")
     assert len(truths) == 54
     r1q1 = truths["r1q1"]
     assert sum(r1q1.answer_counts.values()) == r1q1.total == sum(c.count for c in r1q1.clusters)

@@ -61,13 +61,13 @@ def test_wordnet_scores_only_pairs_sharing_a_token_or_synset_and_each_once():
 @pytest.mark.parametrize("samples_file", ["dev.predictions.gpt2-xl.oneshot.json", "dev.predictions.human.json"])
 @pytest.mark.parametrize("all_stopword_match", [True, False])
 def test_wordnet_matching_equals_scoring_every_pair_on_real_data(shared_data, samples_file, all_stopword_match):
-    from cfc_probeval.inputs import read_ground_truth, read_samples
+    from cfc_probeval.inputs import read_samples, read_targets
     from cfc_probeval.probeval import normalized_sample_counts
 
     targets_path = shared_data / "cfc" / "dev.targets.jsonl"
     if not targets_path.is_file():
         pytest.skip("CFC dev data not available")
-    targets = read_ground_truth(targets_path)
+    targets = read_targets(targets_path)
     samples = read_samples(shared_data / "cfc" / samples_file)
     matcher = WordNetMatcher(all_stopword_match)
     checked = 0

@@ -9,16 +9,16 @@ import warnings
 import numpy as np
 import pytest
 
-from cfc_probeval import ProbEval, evaluate_probeval, read_ground_truth
+from cfc_probeval import ProbEval, evaluate_probeval, read_targets
 from cfc_probeval.defaults import DEFAULTS
 from cfc_probeval.embedders import CharNgramEmbedder, bundled_minilm_path
 from cfc_probeval.errors import ProbEvalWarning
-from cfc_probeval.inputs import GroundTruth
+from cfc_probeval.inputs import QuestionTargets
 from protoqa_core.readers import Cluster, DataFormatError, Question
 
 HAC_SIGNATURE = f"clustering:hac(linkage={DEFAULTS.hac_linkage},threshold={DEFAULTS.hac_threshold},metric=cosine)|"
 
-PETS = GroundTruth(
+PETS = QuestionTargets(
     "pets",
     (Cluster("pets.0", ("dog", "puppy"), 6), Cluster("pets.1", ("cat", "kitten"), 4)),
     {"dog": 5, "puppy": 1, "cat": 3, "kitten": 1},
@@ -27,7 +27,7 @@ PETS = GroundTruth(
 
 @pytest.fixture(scope="module")
 def cfc_dev(shared_data):
-    return read_ground_truth(shared_data / "cfc" / "dev.targets.jsonl")
+    return read_targets(shared_data / "cfc" / "dev.targets.jsonl")
 
 
 def human_answers_as_samples(truths):
@@ -78,7 +78,7 @@ def test_result_lists_clusters_probabilities_and_matches():
 
 
 def test_automatic_clusters_are_named_ordered_and_represented():
-    truth = GroundTruth("q", (), {"evening": 40, "evenings": 3, "in the evening": 2, "dentist": 5, "dentists": 1})
+    truth = QuestionTargets("q", (), {"evening": 40, "evenings": 3, "in the evening": 2, "dentist": 5, "dentists": 1})
     clusters = ProbEval("hac", embedder=CharNgramEmbedder(), distance_threshold=0.6).clusters_for(truth)
     assert [c.id for c in clusters] == [f"q.auto{i}" for i in range(len(clusters))]
     assert clusters[0].representative == "evening" and clusters[0].count >= 43
@@ -99,9 +99,9 @@ def test_no_samples_warns_and_scores_the_smoothed_empty_distribution():
         assert evaluate_probeval([PETS], {}, clustering="human", only_sampled=True).num_questions == 0
 
 
-def test_question_without_ground_truth_is_left_out_with_a_warning():
+def test_question_without_target_answers_is_left_out_with_a_warning():
     empty = Question("none", "?", ())
-    zero = GroundTruth("zero", (Cluster("zero.0", ("x",), 0),))
+    zero = QuestionTargets("zero", (Cluster("zero.0", ("x",), 0),))
     with pytest.warns(ProbEvalWarning, match="left out 2 question"):
         result = evaluate_probeval(
             {"none": empty, "zero": zero, "pets": PETS}, {"pets": ["dog"], "none": ["x"]}, clustering="human"
@@ -135,7 +135,7 @@ def test_same_inputs_give_the_same_result_whatever_the_answer_order(cfc_dev, clu
     for qid, t in subset.items():
         items = list(t.answer_counts.items())
         rng.shuffle(items)
-        shuffled[qid] = GroundTruth(qid, t.clusters, dict(items))
+        shuffled[qid] = QuestionTargets(qid, t.clusters, dict(items))
     samples = one_cluster_samples(subset, 10)
     runs = [
         evaluate_probeval(targets, samples, clustering=clustering, embedder=CharNgramEmbedder())
@@ -181,12 +181,12 @@ def test_signature_names_every_setting():
     hac = ProbEval("hac", embedder=CharNgramEmbedder()).signature(54)
     assert hac.startswith(HAC_SIGNATURE)
     assert "|matching:wordnet(stop=match)|" in hac and "|wordnet:" in hac
-    # The default is decided by the references; the signature says so and what it chose.
+    # The default is decided by the targets; the signature says so and what it chose.
     auto = ProbEval(embedder=CharNgramEmbedder())
     assert auto.signature(54).startswith("clustering:auto|")
     # Human clusters with WordNet embed nothing.
     assert auto.resolved([PETS]).signature(1).startswith("clustering:auto->human|embedder:none|")
-    raw = GroundTruth("raw", (), dict(PETS.answer_counts))
+    raw = QuestionTargets("raw", (), dict(PETS.answer_counts))
     assert (
         auto.resolved([raw])
         .signature(1)
@@ -212,7 +212,7 @@ def test_default_setting_with_the_real_minilm_model(cfc_dev, monkeypatch, tmp_pa
     monkeypatch.delenv("PROBEVAL_MODEL_DIR", raising=False)
     subset = {qid: cfc_dev[qid] for qid in list(cfc_dev)[:3]}
     # Raw answers without clusters: the default clusters them automatically.
-    raw = {qid: GroundTruth(qid, (), dict(t.answer_counts)) for qid, t in subset.items()}
+    raw = {qid: QuestionTargets(qid, (), dict(t.answer_counts)) for qid, t in subset.items()}
     pe = ProbEval()  # one embedding cache for both evaluations
     with warnings.catch_warnings():
         warnings.simplefilter("error", ProbEvalWarning)
@@ -292,7 +292,7 @@ LONG_ANSWER = "cat " * 70 + "dog"  # 71 content tokens: over the similarity's li
 
 @pytest.mark.parametrize("clustering", ["human", "hac"])
 def test_signature_counts_matches_decided_on_a_long_string_approximation(clustering):
-    truth = GroundTruth(
+    truth = QuestionTargets(
         "q1", (Cluster("q1.0", (LONG_ANSWER,), 6), Cluster("q1.1", ("dog",), 4)), {LONG_ANSWER: 6, "dog": 4}
     )
     samples = {"q1": ["dog"] * 3 + ["cat"] * 2 + ["bird"]}
@@ -311,13 +311,13 @@ def test_signature_has_no_approximation_part_when_nothing_was_approximated(cfc_d
     subset = {qid: cfc_dev[qid] for qid in list(cfc_dev)[:5]}
     result = evaluate_probeval(subset, human_answers_as_samples(subset), clustering="human")
     assert "approx:" not in result.signature
-    far = GroundTruth("q1", (Cluster("q1.0", (LONG_ANSWER,), 6), Cluster("q1.1", ("bird",), 4)))
+    far = QuestionTargets("q1", (Cluster("q1.0", (LONG_ANSWER,), 6), Cluster("q1.1", ("bird",), 4)))
     assert "approx:" not in evaluate_probeval([far], {"q1": ["bird", "fish"]}, clustering="human").signature
 
 
 def test_approximation_count_is_the_same_with_warm_caches_and_in_chunks():
     truths = {
-        f"q{i}": GroundTruth(f"q{i}", (Cluster(f"q{i}.0", (LONG_ANSWER,), 6), Cluster(f"q{i}.1", ("dog",), 4)))
+        f"q{i}": QuestionTargets(f"q{i}", (Cluster(f"q{i}.0", (LONG_ANSWER,), 6), Cluster(f"q{i}.1", ("dog",), 4)))
         for i in range(5)
     }
     samples = {qid: ["dog", "cat", "dog"] for qid in truths}

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from cfc_probeval import ProbEval
-from cfc_probeval.inputs import GroundTruth
+from cfc_probeval.inputs import QuestionTargets
 from protoqa_core.readers import Cluster
 from protoqa_metric.metric import score_question
 from studies.validation import sampling
@@ -43,9 +43,9 @@ from studies.validation.study import (
 SAMPLING_KEYS = {"centered", "missing_answers", "wrong_ranking", "wrong_score"}
 
 
-def toy_truth() -> GroundTruth:
+def toy_truth() -> QuestionTargets:
     clusters = (Cluster("q.0", ("dog", "puppy"), 6), Cluster("q.1", ("cat",), 3), Cluster("q.2", ("fish",), 1))
-    return GroundTruth("q", clusters, {"dog": 5, "puppy": 1, "cat": 3, "fish": 1})
+    return QuestionTargets("q", clusters, {"dog": 5, "puppy": 1, "cat": 3, "fish": 1})
 
 
 def toy_pool(annotations=None):
@@ -76,7 +76,7 @@ def test_pool_uses_annotations_then_human_strings():
 
 
 def test_wrong_pool_falls_back_to_other_questions():
-    truths = {"a": toy_truth(), "b": GroundTruth("b", (Cluster("b.0", ("red",), 2),), {"red": 2})}
+    truths = {"a": toy_truth(), "b": QuestionTargets("b", (Cluster("b.0", ("red",), 2),), {"red": 2})}
     annotations = {
         "a": {"doggy": Annotation("q.0", 1), "boat": Annotation("wrong", 2), "red": Annotation("wrong", 1)},
         "b": {"red": Annotation("b.0", 2)},

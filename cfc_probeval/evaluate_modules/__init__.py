@@ -14,17 +14,26 @@ package's name.
 from __future__ import annotations
 
 from protoqa_core.citations import PROBEVAL_CITATION
-from protoqa_core.readers import question_ids_for
 
 # The module script imports the core through this package, so that evaluate's missing-dependency
 # message names one package to install.
+from protoqa_core.evaluate_info import ModuleDescription, metric_info
+from protoqa_core.readers import question_ids_for
 from protoqa_core.reference_checks import CheckedReferences
 
 from ..clustering import CLUSTERINGS
 from ..defaults import AUTO
 from ..matching import MATCHINGS
 
-__all__ = ["PROBEVAL_CONFIGS", "CheckedReferences", "PROBEVAL_CITATION", "config_settings", "question_ids_for"]
+__all__ = [
+    "PROBEVAL_CONFIGS",
+    "CheckedReferences",
+    "ModuleDescription",
+    "metric_info",
+    "PROBEVAL_CITATION",
+    "config_settings",
+    "question_ids_for",
+]
 
 _CHOICES = (AUTO, *CLUSTERINGS.names())
 

@@ -220,7 +220,7 @@ def process_results(doc: dict, results: Sequence[Sequence[str]]) -> dict[str, An
     The metrics are those of ``protoqa-eval`` on the frequency-ranked answers, and the
     KL that of ``probeval`` on all samples (human clusters, WordNet matching).
     """
-    from cfc_probeval import ground_truth_from_question
+    from cfc_probeval import targets_from_question
     from cfc_probeval.inputs import sample_counts
 
     samples = list(results[0])
@@ -230,7 +230,7 @@ def process_results(doc: dict, results: Sequence[Sequence[str]]) -> dict[str, An
     for similarity in SIMILARITIES:
         result = evaluate_predictions([question], ranked, similarity, "paper")
         scores.update({f"{similarity}_{name}": float(value) for name, value in result.scores.items()})
-    truth = ground_truth_from_question(question)
+    truth = targets_from_question(question)
     scores["probeval_kl"] = float(_probeval().score_question(truth, sample_counts(samples, question_id=question.id)).kl)
     # The tasks sample at PAPER_TEMPERATURE; nearly identical samples there mean a backend repeated itself.
     scores["collapsed"] = (question.id, is_collapsed(samples, PAPER_TEMPERATURE))

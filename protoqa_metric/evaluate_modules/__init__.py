@@ -15,10 +15,11 @@ from __future__ import annotations
 from typing import Any
 
 from protoqa_core.citations import PROTOQA_CITATION
-from protoqa_core.readers import Question, clusters_from_records, question_ids_for
 
 # The module script imports the core through this package, so that evaluate's missing-dependency
 # message names one package to install.
+from protoqa_core.evaluate_info import ModuleDescription, metric_info
+from protoqa_core.readers import Question, clusters_from_records, question_ids_for
 from protoqa_core.reference_checks import CheckedReferences, stored_clusters
 from protoqa_core.rows import raw_answer_counts
 from protoqa_core.similarity import ALL_SIMILARITIES
@@ -26,6 +27,8 @@ from protoqa_core.similarity import ALL_SIMILARITIES
 __all__ = [
     "PROTOQA_CONFIGS",
     "CheckedReferences",
+    "ModuleDescription",
+    "metric_info",
     "stored_clusters",
     "PROTOQA_CITATION",
     "Question",

@@ -205,7 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
     clusters.add_argument("--questions", type=int, default=None, help="only the first N questions of each data set")
     claims = sub.add_parser(
         "claims",
-        help="rewrite the marked system-level claims of README.md and cfc_probeval/README.md from validation.json",
+        help="rewrite the marked system-level claims of docs/probeval.md and docs/validation.md from validation.json",
     )
     claims.add_argument("--out", default=str(REPORTS), help=f"folder of validation.json (default {REPORTS_HELP})")
     papers = sub.add_parser(

@@ -1,4 +1,4 @@
-"""The system-level claims of the documentation pages and the ProbEval card, written from ``validation.json``.
+"""The system-level claims of the documentation pages, written from ``validation.json``.
 
 Each document marks its claims with ``<!-- claims:NAME -->`` ... ``<!-- /claims:NAME -->``;
 ``python -m studies.validation claims`` rewrites what lies between from the study's
@@ -17,7 +17,7 @@ __all__ = ["CLAIM_FILES", "claim_texts", "rewrite_claims", "rewrite_claim_files"
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The documents whose marked claims are rewritten, relative to the checkout.
-CLAIM_FILES = ("docs/probeval.md", "docs/validation.md", "cfc_probeval/README.md")
+CLAIM_FILES = ("docs/probeval.md", "docs/validation.md")
 
 
 def _f(value: Optional[float], digits: int = 3) -> str:

@@ -19,12 +19,14 @@ from cfc_probeval.evaluate_modules import (  # From: protoqa-eval[probeval]
     PROBEVAL_CITATION,
     PROBEVAL_CONFIGS,
     CheckedReferences,
+    ModuleDescription,
     config_settings,
+    metric_info,
     question_ids_for,
 )
 from cfc_probeval.inputs import (  # From: protoqa-eval[probeval]
-    ground_truth_from_raw_answers,
-    ground_truth_from_reference,
+    targets_from_raw_answers,
+    targets_from_reference,
 )
 from cfc_probeval.probeval import evaluate_probeval  # From: protoqa-eval[probeval]
 
@@ -52,7 +54,8 @@ _KWARGS_DESCRIPTION = """
 Args:
     predictions (`list` of `list` of `str`): for each question, the model's sampled
         answers, with repetition (e.g. 100 samples).
-    references: for each question, its human answer clusters: the `clusters` field of a
+    references: the targets (`evaluate` fixes the name; `targets=` is taken too): for each
+        question, its human answer clusters: the `clusters` field of a
         dataset row, `{"id": [...], "answers": [[...], ...], "count": [...]}` (`id`
         optional), or a list of `{"answers": [...], "count": n}` records; or its raw
         answers without clusters: the `raw_answers` field of a dataset row,
@@ -82,9 +85,9 @@ Args:
     all_stopword_match (`bool`): WordNet: two all-stopword strings match (default True).
 
 Returns:
-    kl (`float`): mean KL(P_G || P_H) over the questions with ground truth (lower is better).
+    kl (`float`): mean KL(P_G || P_H) over the questions with target answers (lower is better).
     per_question_kl (`list` of `float` or None): one per question; None for a question
-        left out for lack of ground-truth answers.
+        left out for lack of target answers.
     num_questions (`int`): how many questions the mean is over.
     signature (`str`): the settings that produced the numbers.
     clusters_per_question (`float` or None): mean number of clusters the questions were
@@ -117,6 +120,13 @@ _RAW_ANSWERS = {
 }  # a row's ``raw_answers``: counts may be fractional
 
 CONFIG_NAMES = PROBEVAL_CONFIGS
+_MODULE = ModuleDescription(
+    _DESCRIPTION,
+    _CITATION,
+    _KWARGS_DESCRIPTION,
+    homepage="https://github.com/qxc101/PROBEVAL_CFC",
+    reference_url="https://arxiv.org/abs/2406.04145",
+)
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
@@ -126,7 +136,7 @@ class Probeval(CheckedReferences, evaluate.Metric):
     def check_references(self, references, question_ids):
         # The library's checks, before datasets casts a count of 2.9 to 2; the forms stay as given.
         for ref, qid in zip(references, question_ids, strict=True):
-            _ground_truth(ref, qid, None)
+            _question_targets(ref, qid, None)
         return references
 
     def _info(self) -> evaluate.MetricInfo:
@@ -136,16 +146,7 @@ class Probeval(CheckedReferences, evaluate.Metric):
             datasets.Features({"predictions": _STRING_LIST, "references": _CLUSTER_LIST}),
             datasets.Features({"predictions": _STRING_LIST, "references": _RAW_ANSWERS}),
         ]
-        return evaluate.MetricInfo(
-            module_type="metric",
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=features,
-            homepage="https://github.com/qxc101/PROBEVAL_CFC",
-            codebase_urls=["https://github.com/qxc101/PROBEVAL_CFC"],
-            reference_urls=["https://arxiv.org/abs/2406.04145"],
-        )
+        return metric_info(_MODULE, features)
 
     def _enforce_nested_string_type(self, schema: Any, obj: Any) -> Any:
         # evaluate's input check needs every key of a dict feature; cluster ids are optional.
@@ -181,7 +182,7 @@ class Probeval(CheckedReferences, evaluate.Metric):
                 f"raw_answers has {len(raw)} entries for {len(references)} references; give one "
                 "per question (a dataset's raw_answers column)"
             )
-        targets = {qid: _ground_truth(ref, qid, r) for qid, ref, r in zip(ids, references, raw, strict=True)}
+        targets = {qid: _question_targets(ref, qid, r) for qid, ref, r in zip(ids, references, raw, strict=True)}
         result = evaluate_probeval(
             targets, dict(zip(ids, predictions, strict=True)), clustering=clustering, matching=matching, **settings
         )
@@ -202,13 +203,13 @@ def _is_raw_answers(reference: Any) -> bool:
     return isinstance(reference, dict) and set(reference) == {"answer", "count"}
 
 
-def _ground_truth(reference: Any, question_id: str, raw_answers: Any):
-    """A question's ground truth from its reference: human clusters, or raw answers without clusters."""
+def _question_targets(reference: Any, question_id: str, raw_answers: Any):
+    """A question's targets from its reference: human clusters, or raw answers without clusters."""
     if not _is_raw_answers(reference):
-        return ground_truth_from_reference(reference, question_id, raw_answers)
+        return targets_from_reference(reference, question_id, raw_answers)
     if raw_answers is not None:
         raise ValueError(
             f"question {question_id!r}: the reference is already raw answers; pass raw_answers only "
             "with cluster references"
         )
-    return ground_truth_from_raw_answers(reference, question_id)
+    return targets_from_raw_answers(reference, question_id)

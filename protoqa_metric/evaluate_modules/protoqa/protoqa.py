@@ -14,8 +14,10 @@ from protoqa_metric.evaluate_modules import (  # From: protoqa-eval
     PROTOQA_CITATION,
     PROTOQA_CONFIGS,
     CheckedReferences,
+    ModuleDescription,
     Question,
     clusters_from_records,
+    metric_info,
     per_question_values,
     question_ids_for,
     raw_answer_counts,
@@ -40,7 +42,8 @@ on the question's crowd answers; it needs the question texts).
 _KWARGS_DESCRIPTION = """
 Args:
     predictions (`list` of `list` of `str`): one ranked answer list per question, best first.
-    references: one value per question: the `clusters` field of a ProtoQA/CFC dataset row
+    references: the targets (`evaluate` fixes the name; `targets=` is taken too), one per
+        question: the `clusters` field of a ProtoQA/CFC dataset row
         (`{"id": [str], "answers": [[str]], "count": [int]}`, `id` optional), or a list of
         `{"answers": [str], "count": int}` records. Counts must be integers from 0 to 2**53
         (2.9, "5" or True is an error naming the question and the cluster, never cast).
@@ -88,6 +91,13 @@ _CLUSTERS_AS_RECORDS = datasets.List(
     {"answers": datasets.List(datasets.Value("string")), "count": datasets.Value("int64")}
 )
 _PREDICTIONS = datasets.Sequence(datasets.Value("string"))
+_MODULE = ModuleDescription(
+    _DESCRIPTION,
+    _CITATION,
+    _KWARGS_DESCRIPTION,
+    homepage="https://github.com/iesl/protoqa-evaluator",
+    reference_url="https://aclanthology.org/2020.emnlp-main.85",
+)
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
@@ -105,16 +115,7 @@ class Protoqa(CheckedReferences, evaluate.Metric):
             datasets.Features({"predictions": _PREDICTIONS, "references": _CLUSTERS_AS_STORED}),
             datasets.Features({"predictions": _PREDICTIONS, "references": _CLUSTERS_AS_RECORDS}),
         ]
-        return evaluate.MetricInfo(
-            module_type="metric",
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=features,
-            homepage="https://github.com/iesl/protoqa-evaluator",
-            codebase_urls=["https://github.com/iesl/protoqa-evaluator"],
-            reference_urls=["https://aclanthology.org/2020.emnlp-main.85"],
-        )
+        return metric_info(_MODULE, features)
 
     def _compute(
         self,
