@@ -26,7 +26,7 @@ What is measured, in one run:
    alternating, each run from empty caches and Wu-Palmer tables after a garbage
    collection (so neither pays for the other's garbage); and as whole commands.
    Wu-Palmer reads each synset's walk from the walk file that is computed once per
-   WordNet installation (``protoqa_core.walk_table``); the time to compute that file
+   WordNet installation (``protoqa_core.wordnet.walk_table``); the time to compute that file
    is printed too, as is the same run with walks computed in the process.
 7. ``lcs`` with 1,000 answers per question, and 10 predictions against 100 cluster
    strings of 10,000 characters; the baseline is the textbook dynamic-programming LCS
@@ -53,10 +53,11 @@ sys.path.insert(0, str(REPO / "tests"))  # the plain-Python reference implementa
 
 from protoqa_core import similarity as sim_module  # noqa: E402
 from protoqa_core import text as text_module  # noqa: E402
-from protoqa_core import wordnet_lookup, wu_palmer  # noqa: E402
 from protoqa_core.readers import Cluster, Question  # noqa: E402
 from protoqa_core.similarity import SIMILARITIES, collect_approximations, get_similarity  # noqa: E402
-from protoqa_core.walk_table import WalkTable  # noqa: E402
+from protoqa_core.wordnet import lookup as wordnet_lookup  # noqa: E402
+from protoqa_core.wordnet import wu_palmer  # noqa: E402
+from protoqa_core.wordnet.walk_table import WalkTable  # noqa: E402
 from protoqa_metric import evaluate_predictions, read_predictions, read_targets  # noqa: E402
 from protoqa_metric.metric_set import STANDARD_METRICS  # noqa: E402
 from spec_reference import reference_question_score, reference_wordnet_similarity  # noqa: E402

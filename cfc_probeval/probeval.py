@@ -426,7 +426,7 @@ class ProbEval:
             f"n:{num_questions}",
         ]
         if isinstance(self.matcher, WordNetMatcher):
-            from protoqa_core.wordnet_lookup import wordnet_version
+            from protoqa_core.wordnet.lookup import wordnet_version
 
             parts.append(f"wordnet:{wordnet_version()}")
         if approximated:

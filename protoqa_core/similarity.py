@@ -63,9 +63,9 @@ from typing import Optional
 from .partition_alignment import SpanPair, best_partition_alignment_checked
 from .string_similarity import best_lcs_ratios, jaro_winkler, lcs_ratio, longest_common_substring_ratio
 from .text import content_tokens
-from .wordnet_lookup import max_lemma_tokens, may_start_collocation, synset_keys
-from .wordnet_reader import SynsetKey
-from .wu_palmer import best_wup, best_wup_reaches
+from .wordnet.lookup import max_lemma_tokens, may_start_collocation, synset_keys
+from .wordnet.reader import SynsetKey
+from .wordnet.wu_palmer import best_wup, best_wup_reaches
 
 __all__ = [
     "Similarity",

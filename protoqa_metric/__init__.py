@@ -33,8 +33,8 @@ from protoqa_core.similarity import (
     wup_similarity,
 )
 from protoqa_core.text import ENGLISH_STOPWORDS, content_tokens, normalize_prediction
-from protoqa_core.wordnet_files import WordNetUnavailableError
-from protoqa_core.wordnet_nltk import get_wordnet
+from protoqa_core.wordnet.files import WordNetUnavailableError
+from protoqa_core.wordnet.nltk_reader import get_wordnet
 
 from .metric import ProtoQA, evaluate_predictions, score_question
 from .metric_set import (

@@ -44,8 +44,8 @@ from protoqa_core.ids import reconcile_ids
 from protoqa_core.readers import DataFormatError, TargetStream, read_packed_predictions
 from protoqa_core.significance import compare_paired
 from protoqa_core.similarity import ALL_SIMILARITIES, SIMILARITIES
-from protoqa_core.wordnet_files import WORDNET_DIR_ENV, WordNetUnavailableError
-from protoqa_core.wordnet_lookup import open_wordnet
+from protoqa_core.wordnet.files import WORDNET_DIR_ENV, WordNetUnavailableError
+from protoqa_core.wordnet.lookup import open_wordnet
 
 from . import __version__
 from .metric import ProtoQA
@@ -387,7 +387,7 @@ def _add_prepare_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _prepare(args: argparse.Namespace) -> int:
-    from protoqa_core.wu_palmer import prepare_wordnet  # the walk tables' code, only for this command
+    from protoqa_core.wordnet.wu_palmer import prepare_wordnet  # the walk tables' code, only for this command
 
     print("protoqa-eval prepare: checking WordNet's cache files (a first build takes about 10 s)", file=sys.stderr)
     try:

@@ -29,14 +29,14 @@ from protoqa_core.string_similarity import (
     lcs_ratio,
     longest_common_substring_ratio,
 )
-from protoqa_core.wordnet_lookup import open_wordnet, synset_keys
-from protoqa_core.wordnet_nltk import (
+from protoqa_core.wordnet.lookup import open_wordnet, synset_keys
+from protoqa_core.wordnet.nltk_reader import (
     get_wordnet,
     nltk_hypernym_pointers,
     nltk_lemma_offsets,
     nltk_shortest_hypernym_paths,
 )
-from protoqa_core.wu_palmer import WuPalmer, best_wup, best_wup_reaches, wup_from_keys
+from protoqa_core.wordnet.wu_palmer import WuPalmer, best_wup, best_wup_reaches, wup_from_keys
 from protoqa_metric import evaluate_predictions
 from spec_reference import (
     reference_question_score,
@@ -704,7 +704,7 @@ def test_wup_without_the_walk_file_gives_the_same_values(monkeypatch, tmp_path):
 
 
 def test_a_damaged_walk_file_is_refused(tmp_path):
-    from protoqa_core.walk_table import WalkTable, write_walk_table
+    from protoqa_core.wordnet.walk_table import WalkTable, write_walk_table
 
     path = tmp_path / "walks.bin"
     write_walk_table(path, [(("n", 1), "entity.n.01", ((("entity.n.01", 1, 0, False),), 1))])

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from protoqa_core import wu_palmer
-from protoqa_core.walk_table import WalkTable, write_walk_table
-from protoqa_core.wordnet_lookup import open_wordnet, synset_keys
-from protoqa_core.wu_palmer import WuPalmer, best_wup, best_wup_reaches, wup_from_keys
+from protoqa_core.wordnet import wu_palmer
+from protoqa_core.wordnet.lookup import open_wordnet, synset_keys
+from protoqa_core.wordnet.walk_table import WalkTable, write_walk_table
+from protoqa_core.wordnet.wu_palmer import WuPalmer, best_wup, best_wup_reaches, wup_from_keys
 
 WORDS = ["dog", "cat", "person", "run", "good", "quickly", "bank", "ice cream"]
 

@@ -8,12 +8,12 @@ once, and caches every pair. One :class:`WuPalmer` holds every table of one Word
 the functions below use the one of this process's WordNet, made on first use.
 
 The walks of every synset are also kept in a per-installation file (see
-:mod:`protoqa_core.walk_table`), read through a memory map, so that a run does not
+:mod:`protoqa_core.wordnet.walk_table`), read through a memory map, so that a run does not
 compute them again. It is built by an explicit step, :func:`prepare_wordnet` (run by
 ``scripts/setup.sh`` and ``protoqa-eval prepare``); a run that finds none computes the
 walks it needs in its own process (the same values) and says once, on stderr, how to
 build the file. Nothing is started in the background. Synsets are found by
-:mod:`protoqa_core.wordnet_lookup`.
+:mod:`protoqa_core.wordnet.lookup`.
 """
 
 from __future__ import annotations
@@ -27,11 +27,11 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Literal, Optional, TypeVar, Union
 
+from .cache import table_path
+from .files import REQUIRED_FILES, WordNetUnavailableError, is_wordnet_db
+from .lookup import max_lemma_tokens, open_wordnet
+from .reader import SynsetKey, WordNetFormatError, WordNetReader
 from .walk_table import MAGIC, Walk, WalkTable, write_walk_table
-from .wordnet_cache import table_path
-from .wordnet_files import REQUIRED_FILES, WordNetUnavailableError, is_wordnet_db
-from .wordnet_lookup import max_lemma_tokens, open_wordnet
-from .wordnet_reader import SynsetKey, WordNetFormatError, WordNetReader
 
 logger = logging.getLogger(__name__)
 
@@ -139,10 +139,10 @@ class WuPalmer:
     scored); dropping the object drops them all. ``walk_table`` says where walks come
     from: ``"find"`` (the default) opens this WordNet's walk file on first use, if
     :func:`prepare_wordnet` has built it (see :meth:`walk_table`); a
-    :class:`~protoqa_core.walk_table.WalkTable` is read as given; ``None`` computes
+    :class:`~protoqa_core.wordnet.walk_table.WalkTable` is read as given; ``None`` computes
     every walk in the process. The values are the same either way.
 
-    >>> from protoqa_core.wordnet_lookup import synset_keys
+    >>> from protoqa_core.wordnet.lookup import synset_keys
     >>> wup = WuPalmer(open_wordnet(), walk_table=None)
     >>> round(wup.best_wup(synset_keys("dog"), synset_keys("cat")), 4)
     0.8571
@@ -426,7 +426,7 @@ class WuPalmer:
         return found
 
     def walk_table(self) -> Optional[WalkTable]:
-        """The walk file of this WordNet (see :mod:`protoqa_core.walk_table`), or None while
+        """The walk file of this WordNet (see :mod:`protoqa_core.wordnet.walk_table`), or None while
         there is none (walks are then computed in the process).
 
         Opened on first use. Without the file (or with a damaged one) this process
@@ -502,7 +502,7 @@ _shared: Optional[WuPalmer] = None
 
 
 def _wu_palmer() -> WuPalmer:
-    """The :class:`WuPalmer` of this process's WordNet (:func:`~protoqa_core.wordnet_lookup.open_wordnet`),
+    """The :class:`WuPalmer` of this process's WordNet (:func:`~protoqa_core.wordnet.lookup.open_wordnet`),
     made on first use."""
     global _shared
     found = _shared
@@ -521,7 +521,7 @@ def wup_from_keys(first: SynsetKey, second: SynsetKey) -> float:
     greatest *minimum* depth, ties by name, the first synset itself first), which is
     why a synset with several hypernym paths scores below 1 with itself.
 
-    >>> from protoqa_core.wordnet_lookup import synset_from_key, synset_keys
+    >>> from protoqa_core.wordnet.lookup import synset_from_key, synset_keys
     >>> person = min(k for k in synset_keys("person") if synset_from_key(k).name() == "person.n.01")
     >>> round(wup_from_keys(person, person), 4)
     0.8571
@@ -544,7 +544,7 @@ def best_wup(first: frozenset[SynsetKey], second: frozenset[SynsetKey]) -> float
     scored one by one. No value exceeds 1, so the search stops at 1. Shared synsets
     go first, as they most often reach it.
 
-    >>> from protoqa_core.wordnet_lookup import synset_keys
+    >>> from protoqa_core.wordnet.lookup import synset_keys
     >>> best_wup(synset_keys("dog"), synset_keys("dog")) == max(
     ...     wup_from_keys(x, y) for x in synset_keys("dog") for y in synset_keys("dog"))
     True
@@ -559,7 +559,7 @@ def best_wup_reaches(first: frozenset[SynsetKey], second: frozenset[SynsetKey], 
     more than the bound, so a bound below the level settles it), else by the search of
     :func:`best_wup`, stopped at the first pair that reaches the level.
 
-    >>> from protoqa_core.wordnet_lookup import synset_keys
+    >>> from protoqa_core.wordnet.lookup import synset_keys
     >>> best_wup_reaches(synset_keys("dog"), synset_keys("cat"), 0.5)
     True
     >>> best_wup_reaches(synset_keys("dog"), synset_keys("run"), 0.5)

@@ -1,10 +1,10 @@
 """WordNet look-ups for the similarities: the reader of this process, the synsets of a phrase
 and the lemma tables that bound which look-ups can succeed.
 
-WordNet is found by :mod:`protoqa_core.wordnet_files` and read by
-:class:`protoqa_core.wordnet_reader.WordNetReader`, which gives NLTK's answers without
+WordNet is found by :mod:`protoqa_core.wordnet.files` and read by
+:class:`protoqa_core.wordnet.reader.WordNetReader`, which gives NLTK's answers without
 importing NLTK. Wu-Palmer similarity of the synsets found here is
-:mod:`protoqa_core.wu_palmer`; NLTK's own reader is :mod:`protoqa_core.wordnet_nltk`.
+:mod:`protoqa_core.wordnet.wu_palmer`; NLTK's own reader is :mod:`protoqa_core.wordnet.nltk_reader`.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ import os
 import threading
 from typing import Optional
 
-from .wordnet_cache import LemmaTables, lemma_tables
-from .wordnet_files import WordNetUnavailableError, find_wordnet
-from .wordnet_nltk import get_wordnet
-from .wordnet_reader import SynsetKey, WordNetFormatError, WordNetReader
+from .cache import LemmaTables, lemma_tables
+from .files import WordNetUnavailableError, find_wordnet
+from .nltk_reader import get_wordnet
+from .reader import SynsetKey, WordNetFormatError, WordNetReader
 
 __all__ = [
     "open_wordnet",
@@ -35,7 +35,7 @@ _lemma_tables: Optional[LemmaTables] = None
 
 def open_wordnet(wordnet_dir: Optional[str | os.PathLike] = None, download: bool = True) -> WordNetReader:
     """The WordNet 3.0 reader of this process, finding WordNet on first use (see
-    :func:`protoqa_core.wordnet_files.find_wordnet`); later calls return the same reader.
+    :func:`protoqa_core.wordnet.files.find_wordnet`); later calls return the same reader.
 
     Raises:
         WordNetUnavailableError: no WordNet 3.0 could be found or downloaded.
