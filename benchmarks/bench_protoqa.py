@@ -56,7 +56,7 @@ from protoqa_core import text as text_module  # noqa: E402
 from protoqa_core.readers import Cluster, Question  # noqa: E402
 from protoqa_core.similarity import SIMILARITIES, collect_approximations, get_similarity  # noqa: E402
 from protoqa_core.wordnet import lookup as wordnet_lookup  # noqa: E402
-from protoqa_core.wordnet import wu_palmer  # noqa: E402
+from protoqa_core.wordnet import walk_file, wu_palmer  # noqa: E402
 from protoqa_core.wordnet.walk_table import WalkTable  # noqa: E402
 from protoqa_metric import evaluate_predictions, read_predictions, read_targets  # noqa: E402
 from protoqa_metric.metric_set import STANDARD_METRICS  # noqa: E402
@@ -373,7 +373,7 @@ def wup_against_wordnet(targets, predictions, targets_path: Path, preds_path: Pa
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "walks.bin"
         start = time.perf_counter()
-        wu_palmer._build_walk_file(path, wordnet_lookup.open_wordnet().folder)
+        walk_file._build_walk_file(path, wordnet_lookup.open_wordnet().folder)
         print(
             f"  computing the walk file (once per WordNet installation, protoqa-eval prepare): "
             f"{time.perf_counter() - start:.1f} s, {path.stat().st_size / 1e6:.1f} MB"

@@ -387,7 +387,7 @@ def _add_prepare_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _prepare(args: argparse.Namespace) -> int:
-    from protoqa_core.wordnet.wu_palmer import prepare_wordnet  # the walk tables' code, only for this command
+    from protoqa_core.wordnet.walk_file import prepare_wordnet  # the walk tables' code, only for this command
 
     print("protoqa-eval prepare: checking WordNet's cache files (a first build takes about 10 s)", file=sys.stderr)
     try:
