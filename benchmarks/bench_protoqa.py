@@ -53,7 +53,7 @@ sys.path.insert(0, str(REPO / "tests"))  # the plain-Python reference implementa
 
 from protoqa_core import similarity as sim_module  # noqa: E402
 from protoqa_core import text as text_module  # noqa: E402
-from protoqa_core.readers import Cluster, Question  # noqa: E402
+from protoqa_core.io.readers import Cluster, Question  # noqa: E402
 from protoqa_core.similarity import SIMILARITIES, collect_approximations, get_similarity  # noqa: E402
 from protoqa_core.wordnet import lookup as wordnet_lookup  # noqa: E402
 from protoqa_core.wordnet import walk_file, wu_palmer  # noqa: E402

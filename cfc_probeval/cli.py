@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Optional
 
 from protoqa_core import __version__
-from protoqa_core.cli_io import (
+from protoqa_core.io.cli import (
     OneLineParser,
     add_overwrite_option,
     check_output_file,
@@ -36,7 +36,7 @@ from protoqa_core.cli_io import (
     run_command,
     write_output_file,
 )
-from protoqa_core.cli_options import add_input_options
+from protoqa_core.io.cli_options import add_input_options
 
 from .defaults import AUTO, DEFAULTS, HAC_METHODS
 from .errors import DataFormatError, ProbEvalWarning

@@ -36,7 +36,6 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
-from protoqa_core.data import sha256_of  # noqa: F401 - kept importable from here
 from protoqa_core.embedding import (
     ModelLocation,
     bundled_minilm_path,
@@ -47,6 +46,7 @@ from protoqa_core.embedding import (
     unit_rows,
 )
 from protoqa_core.embedding import hub_host_resolves as _hub_host_resolves
+from protoqa_core.io.data import sha256_of  # noqa: F401 - kept importable from here
 
 __all__ = [
     "Embedder",

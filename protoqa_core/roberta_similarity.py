@@ -60,7 +60,7 @@ import numpy as np
 
 from .embedding import ContextEncoder, ModelLocation, locate_model, model_revision
 from .gaussian_process import LengthScale, OneVsAll, fit_one_vs_all, length_scale_rule
-from .readers import DataFormatError, Question
+from .io.readers import DataFormatError, Question
 
 __all__ = [
     "DEFAULT_ENCODER",

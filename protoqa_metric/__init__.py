@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from protoqa_core import __version__
-from protoqa_core.readers import (
+from protoqa_core.io.readers import (
     Cluster,
     DataFormatError,
     PackedPredictions,
@@ -23,7 +23,7 @@ from protoqa_core.readers import (
     read_predictions,
     read_targets,
 )
-from protoqa_core.rows import question_from_row, questions_from_rows
+from protoqa_core.io.rows import question_from_row, questions_from_rows
 from protoqa_core.similarity import (
     SIMILARITIES,
     exact_match,

@@ -29,7 +29,7 @@ import sys
 from collections.abc import Sequence
 from typing import Optional
 
-from protoqa_core.cli_io import (
+from protoqa_core.io.cli import (
     Subcommand,
     add_overwrite_option,
     build_command_parser,
@@ -39,9 +39,9 @@ from protoqa_core.cli_io import (
     run_subcommands,
     write_output_file,
 )
-from protoqa_core.cli_options import add_input_options
-from protoqa_core.ids import reconcile_ids
-from protoqa_core.readers import DataFormatError, TargetStream, read_packed_predictions
+from protoqa_core.io.cli_options import add_input_options
+from protoqa_core.io.ids import reconcile_ids
+from protoqa_core.io.readers import DataFormatError, TargetStream, read_packed_predictions
 from protoqa_core.significance import compare_paired
 from protoqa_core.similarity import ALL_SIMILARITIES, SIMILARITIES
 from protoqa_core.wordnet.files import WORDNET_DIR_ENV, WordNetUnavailableError

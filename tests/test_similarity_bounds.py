@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from protoqa_core import partition_alignment as pm
-from protoqa_core.readers import Cluster, Question
+from protoqa_core.io.readers import Cluster, Question
 from protoqa_core.similarity import (
     MAX_SIMILARITY_TOKENS,
     SIMILARITIES,

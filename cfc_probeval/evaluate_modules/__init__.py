@@ -14,7 +14,7 @@ package's name.
 from __future__ import annotations
 
 from protoqa_core.citations import PROBEVAL_CITATION
-from protoqa_core.readers import question_ids_for
+from protoqa_core.io.readers import question_ids_for
 
 # The module script imports the core through this package, so that evaluate's missing-dependency
 # message names one package to install.

@@ -221,7 +221,7 @@ def _roberta_assignments(
     (an identical cluster string first, else the best cluster when its score passes the
     threshold), with the question's text and crowd counts from the targets file.
     """
-    from protoqa_core.readers import read_targets
+    from protoqa_core.io.readers import read_targets
     from protoqa_core.roberta_similarity import RobertaSimilarity
 
     targets = read_targets(Path(data_dir) / DATA[0])
@@ -415,7 +415,7 @@ def run_length_scale_study(
     'median'
     """
     from protoqa_core.gaussian_process import length_scale_rule
-    from protoqa_core.readers import read_targets
+    from protoqa_core.io.readers import read_targets
     from protoqa_core.roberta_similarity import RobertaSimilarity
 
     start = time.perf_counter()
@@ -518,8 +518,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     import argparse
     import sys
 
-    from protoqa_core import data as data_location
     from protoqa_core.gaussian_process import length_scale_rule
+    from protoqa_core.io import data as data_location
 
     p = argparse.ArgumentParser(prog="python -m studies.validation.matching_study")
     p.add_argument("--data-dir", default=None)

@@ -75,7 +75,7 @@ def reconcile_ids(
     >>> reconcile_ids(["q1"], ["q9"], path="p.json")
     Traceback (most recent call last):
     ...
-    protoqa_core.readers.DataFormatError: p.json, question 'q9': predictions for 1 question id(s) that are not in the targets: q9 (pass ignore_unknown=True / --ignore-unknown to drop them)
+    protoqa_core.io.files.DataFormatError: p.json, question 'q9': predictions for 1 question id(s) that are not in the targets: q9 (pass ignore_unknown=True / --ignore-unknown to drop them)
     """
     target_ids = list(targets)
     known = set(target_ids)
