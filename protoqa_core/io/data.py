@@ -55,7 +55,7 @@ DATA_DIR_ENV = "PROTOQA_DATA_DIR"
 CACHE_DIR_ENV = "PROTOQA_CACHE_DIR"
 """Downloaded data files go to ``$PROTOQA_CACHE_DIR/data`` (default ``~/.cache/protoqa_eval/data``)."""
 
-_CHECKOUT = Path(__file__).resolve().parents[1]
+_CHECKOUT = Path(__file__).resolve().parents[2]
 
 
 class SourceError(Exception):
