@@ -54,7 +54,7 @@ sys.path.insert(0, str(REPO / "tests"))  # the plain-Python reference implementa
 from protoqa_core import similarity as sim_module  # noqa: E402
 from protoqa_core import text as text_module  # noqa: E402
 from protoqa_core.io.readers import Cluster, Question  # noqa: E402
-from protoqa_core.similarity import SIMILARITIES, collect_approximations, get_similarity  # noqa: E402
+from protoqa_core.similarity import SIMILARITIES, collect_approximations, get_similarity, spans, wordnet, wordnet_wup  # noqa: E402  # noqa: E402
 from protoqa_core.wordnet import lookup as wordnet_lookup  # noqa: E402
 from protoqa_core.wordnet import walk_file, wu_palmer  # noqa: E402
 from protoqa_core.wordnet.walk_table import WalkTable  # noqa: E402
@@ -66,15 +66,15 @@ from spec_reference import reference_question_score, reference_wordnet_similarit
 def clear_caches() -> None:
     """Every similarity cache and every Wu-Palmer table back to empty, then a full garbage
     collection, so that no timing pays for another's leftovers."""
-    sim_module._wup_tokens_similarity.cache_clear()
-    sim_module._phrase_wup.cache_clear()
-    sim_module._phrase_wup_reaches.cache_clear()
-    sim_module._groups_by_gaps.cache_clear()
-    sim_module._whole_group.cache_clear()
-    sim_module._wordnet_tokens_similarity.cache_clear()
-    sim_module._spans_with_synsets.cache_clear()
-    sim_module._span_index.cache_clear()
-    sim_module._answers_offer.cache_clear()
+    wordnet_wup._wup_tokens_similarity.cache_clear()
+    wordnet_wup._phrase_wup.cache_clear()
+    wordnet_wup._phrase_wup_reaches.cache_clear()
+    wordnet_wup._groups_by_gaps.cache_clear()
+    wordnet_wup._whole_group.cache_clear()
+    wordnet._wordnet_tokens_similarity.cache_clear()
+    spans._spans_with_synsets.cache_clear()
+    spans._span_index.cache_clear()
+    wordnet._answers_offer.cache_clear()
     text_module.content_tokens.cache_clear()
     wordnet_lookup._synset_cache.clear()
     fresh_wu_palmer()

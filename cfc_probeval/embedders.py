@@ -36,7 +36,8 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
-from protoqa_core.embedding import (
+from protoqa_core.io.data import sha256_of  # noqa: F401 - kept importable from here
+from protoqa_core.similarity.embedding import (
     ModelLocation,
     bundled_minilm_path,
     hf_hub_cache,
@@ -45,8 +46,7 @@ from protoqa_core.embedding import (
     locate_model,
     unit_rows,
 )
-from protoqa_core.embedding import hub_host_resolves as _hub_host_resolves
-from protoqa_core.io.data import sha256_of  # noqa: F401 - kept importable from here
+from protoqa_core.similarity.embedding import hub_host_resolves as _hub_host_resolves
 
 __all__ = [
     "Embedder",

@@ -52,7 +52,7 @@ class ProtoQA:
     Args:
         similarity: ``exact_match``, ``wordnet`` (default), ``wordnet_wup``, ``lcs``,
             ``longest_common_substring``, ``jaro_winkler``, ``roberta`` (the ProtoQA paper's
-            RoBERTa similarity, see :mod:`protoqa_core.roberta_similarity`) or a
+            RoBERTa similarity, see :mod:`protoqa_core.similarity.roberta`) or a
             :class:`~protoqa_core.similarity.Similarity`.
         metrics: ``"standard"`` (the ten metrics), ``"paper"`` (seven), metric names
             (a list or a comma-separated string) or :class:`MetricSpec` objects.
@@ -63,7 +63,7 @@ class ProtoQA:
             error here, naming the option; no other encoder is used instead.
         length_scale: ``roberta`` only: the RBF length-scale rule (default
             ``"median*0.375"``; ``1.0`` is the papers' code; see
-            :class:`~protoqa_core.roberta_similarity.RobertaSimilarity`).
+            :class:`~protoqa_core.similarity.roberta.RobertaSimilarity`).
 
     An unknown similarity or metric name raises ValueError here, before any scoring.
 
@@ -94,7 +94,7 @@ class ProtoQA:
                 options["length_scale"] = length_scale
             self._per_question = question_similarity(similarity, **options)
             self.similarity = Similarity(
-                similarity, _scored_per_question, False, False, QUESTION_SIMILARITIES[similarity]
+                similarity, _scored_per_question, False, False, QUESTION_SIMILARITIES[similarity].description
             )
         else:
             if encoder is not None:

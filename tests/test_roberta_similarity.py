@@ -22,10 +22,10 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
-from protoqa_core.embedding import ContextEncoder, ModelLocation, model_revision  # noqa: E402
-from protoqa_core.gaussian_process import fit_one_vs_all  # noqa: E402
 from protoqa_core.io.readers import Cluster, Question  # noqa: E402
-from protoqa_core.roberta_similarity import RobertaSimilarity  # noqa: E402
+from protoqa_core.similarity.embedding import ContextEncoder, ModelLocation, model_revision  # noqa: E402
+from protoqa_core.similarity.gaussian_process import fit_one_vs_all  # noqa: E402
+from protoqa_core.similarity.roberta import RobertaSimilarity  # noqa: E402
 from protoqa_metric import ProtoQA  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")

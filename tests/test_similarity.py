@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from protoqa_core.partition_alignment import SpanPair, best_partition_alignment
 from protoqa_core.similarity import exact_match, lcs_ratio, wordnet_similarity, wup_similarity
+from protoqa_core.similarity.partition_alignment import SpanPair, best_partition_alignment
 from protoqa_core.text import ENGLISH_STOPWORDS, content_tokens, normalize_prediction
 from protoqa_core.wordnet.nltk_reader import get_wordnet, nltk_lemma_offsets
 from spec_reference import (
@@ -95,7 +95,7 @@ def test_partition_alignment_value_examples():
 
 def test_partition_alignment_integer_program_agrees_with_search(monkeypatch):
     """Force the integer-programming fallback and compare with the plain search."""
-    from protoqa_core import partition_alignment as pm
+    from protoqa_core.similarity import partition_alignment as pm
 
     rng = random.Random(7)
     for _ in range(25):

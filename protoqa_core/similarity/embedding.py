@@ -27,7 +27,7 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
-from .io.data import sha256_of
+from ..io.data import sha256_of
 
 __all__ = [
     "ModelLocation",

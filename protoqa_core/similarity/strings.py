@@ -39,6 +39,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import lru_cache
 
+from .registry import SIMILARITIES, Similarity
+
 __all__ = [
     "lcs_ratio",
     "longest_common_substring_ratio",
@@ -286,3 +288,15 @@ def jaro_winkler(prediction: str, answer: str) -> float:
         if prefix == JARO_WINKLER_MAX_PREFIX:
             break
     return jaro + (prefix * JARO_WINKLER_PREFIX_SCALE * (1 - jaro))
+
+
+SIMILARITIES.add("lcs", Similarity("lcs", lcs_ratio, False, False, "longest common subsequence ratio", best_lcs_ratios))
+SIMILARITIES.add(
+    "longest_common_substring",
+    Similarity(
+        "longest_common_substring", longest_common_substring_ratio, False, False, "longest common substring ratio"
+    ),
+)
+SIMILARITIES.add(
+    "jaro_winkler", Similarity("jaro_winkler", jaro_winkler, False, False, "Jaro-Winkler similarity (NLTK's)")
+)
