@@ -28,7 +28,7 @@ _ROOT = "*ROOT*"  # NLTK's simulated root, which joins the verb (and adjective) 
 _HYPERNYM_POINTER = re.compile(r" @i? (\d{8}) ([nvasr]) 0000(?= |$)")
 
 # A synset on a walk: its NLTK name (from the walk file, or :meth:`SynsetTables._walk`) or its
-# key code (from :meth:`SynsetTables._coded_walk`); one object uses one kind throughout.
+# key code (from :meth:`WuPalmer._coded_walk`); one object uses one kind throughout.
 _Id = Union[str, int]
 _Step = tuple[_Id, int, int, bool]  # (synset, depth, path length, to root), as in Walk
 _KeyWalk = tuple[tuple[_Step, ...], int, frozenset[_Id]]  # steps, root path, the synsets on them
@@ -130,12 +130,6 @@ class SynsetTables:
         self._walk_cache: dict[str, Walk] = {}
         self._wup_cache: dict[tuple[SynsetKey, SynsetKey], float] = {}
         self._path_cache: dict[tuple[str, str, bool], Optional[int]] = {}
-        # The same tables for the walks computed in the process, each synset known by its key
-        # code (see _coded_walk): parents, minimum and maximum depth, hypernym distances.
-        self._coded_parents: dict[int, tuple[int, ...]] = {}
-        self._coded_min_depth: dict[int, int] = {}
-        self._coded_max_depth: dict[int, int] = {}
-        self._coded_distances: dict[int, dict[int, int]] = {}
 
     # --- the tables of one synset, from its data line ----------------------------------
 
@@ -312,60 +306,3 @@ class SynsetTables:
                 max(dist.values()) + 1,
             )
         return found
-
-    # --- walks computed in the process: synsets known by key codes, named where needed ---
-
-    def _coded_register(self, code: int) -> None:
-        """:meth:`_register` for a synset known by its key code, without naming it.
-
-        A name costs a look-up in an index file (its sense number), and the walks of
-        a run need names only where NLTK's order does (see :meth:`_coded_walk`).
-        """
-        if code in self._coded_distances:
-            return
-        _, rest = self._line_fields(_CODE_POS[code >> 32], code & 0xFFFFFFFF)
-        # Satellite adjectives are filed under "a", as synset_keys() gives them.
-        parents = tuple(_POS_CODE["a" if p == "s" else p] << 32 | o for p, o in _hypernym_pointers(rest[-1]))
-        for parent in parents:  # recursion depth is the synset's depth (under 20)
-            self._coded_register(parent)
-        _set_tables_from_parents(code, parents, self._coded_min_depth, self._coded_max_depth, self._coded_distances)
-        self._coded_parents[code] = parents
-
-    def _coded_name(self, code: int) -> str:
-        return self._record((_CODE_POS[code >> 32], code & 0xFFFFFFFF))[0]
-
-    def _coded_walk(self, code: int) -> tuple[tuple[_Step, ...], int]:
-        """:meth:`_walk` of a synset known by its key code, each step's synset as its key code.
-
-        The same steps in the same order: NLTK's order is by minimum depth, then by
-        name, so only synsets that tie on minimum depth in one walk are named, and
-        the synsets of minimum depth 0 (for the simulated root, which sorts by name).
-        """
-        self._coded_register(code)
-        dist = self._coded_distances[code]
-        max_depth = self._coded_max_depth
-        min_depth = self._coded_min_depth
-        paths = _path_lengths(dist, max_depth, self._coded_parents)
-        order = sorted(dist, key=min_depth.__getitem__, reverse=True)
-        depths = [min_depth[c] for c in order]
-        if len(set(depths)) != len(depths):  # a run of equal minimum depth goes by name
-            start = 0
-            while start < len(order):
-                end = start + 1
-                while end < len(order) and depths[end] == depths[start]:
-                    end += 1
-                if end - start > 1:
-                    order[start:end] = sorted(order[start:end], key=self._coded_name)
-                start = end
-        at = order.index(code)
-        first = at
-        while first and min_depth[order[first - 1]] == min_depth[code]:
-            first -= 1
-        if first != at:
-            del order[at]
-            order.insert(first, code)
-        steps = tuple(
-            (c, max_depth[c] + 1, paths[c], c != code and min_depth[c] == 0 and _ROOT < self._coded_name(c))
-            for c in order
-        )
-        return steps, max(dist.values()) + 1
