@@ -257,3 +257,37 @@ def test_fast_tokenizer_path_on_every_answer_in_the_data(shared_data):
 def test_fast_tokenizer_path_with_contractions(text):
     content_tokens.cache_clear()
     assert content_tokens(text) == _nltk_tokens(text)
+
+
+def test_the_similarities_are_registries_in_the_listed_order():
+    from protoqa_core.registry import Registry
+    from protoqa_core.similarity import (
+        ALL_SIMILARITIES,
+        QUESTION_SIMILARITIES,
+        SIMILARITIES,
+        Similarity,
+        exact_match,
+        get_similarity,
+    )
+
+    assert isinstance(SIMILARITIES, Registry) and isinstance(QUESTION_SIMILARITIES, Registry)
+    assert ALL_SIMILARITIES == (
+        "exact_match",
+        "wordnet",
+        "wordnet_wup",
+        "lcs",
+        "longest_common_substring",
+        "jaro_winkler",
+        "roberta",
+    )
+    assert all(SIMILARITIES[name].name == name for name in SIMILARITIES)
+    assert QUESTION_SIMILARITIES["roberta"].description.startswith("the ProtoQA paper's RoBERTa similarity")
+    with pytest.raises(
+        ValueError, match="unknown similarity 'bleu'; choose one of: exact_match, wordnet, .*, roberta$"
+    ):
+        get_similarity("bleu")
+    with pytest.raises(ValueError, match="registered under another name"):
+        SIMILARITIES.add("exact", Similarity("exact_match", exact_match, False, False, "identical strings"))
+    with pytest.raises(ValueError, match="registered already"):
+        SIMILARITIES.add("exact_match", Similarity("exact_match", exact_match, False, False, "identical strings"))
+    assert "exact" not in SIMILARITIES

@@ -37,7 +37,6 @@ order their names are listed.
 from __future__ import annotations
 
 from .bounds import MAX_SIMILARITY_TOKENS, ApproximationWarning, collect_approximations
-from .exact import exact_match
 from .registry import (
     ABOVE_HALF,
     QUESTION_SIMILARITIES,
@@ -47,11 +46,16 @@ from .registry import (
     get_similarity,
     question_similarity,
 )
+
+# Each similarity module registers its similarities when imported, so they are imported in
+# the order the names are listed (every choice list and error message reads that order).
+# isort: off
+from .exact import exact_match
 from .wordnet import best_wordnet_similarity, wordnet_reaches, wordnet_similarity
 from .wordnet_wup import best_wup_similarity, wup_reaches, wup_similarity
-
-from .strings import jaro_winkler, lcs_ratio, longest_common_substring_ratio  # isort: skip (registration order)
-from .roberta import RobertaSimilarity  # isort: skip (registration order)
+from .strings import jaro_winkler, lcs_ratio, longest_common_substring_ratio
+from .roberta import RobertaSimilarity
+# isort: on
 
 __all__ = [
     "Similarity",
