@@ -256,7 +256,7 @@ def main() -> None:
                 "everything it starts, against a warm run (the walk file built):"
             )
             cmd = cli("protoqa_integrations.cli", str(targets), str(preds), "--similarity", "wordnet_wup", "--json")
-            prepare = py("from protoqa_core.wu_palmer import prepare_wordnet; prepare_wordnet()")
+            prepare = py("from protoqa_core.wordnet.walk_file import prepare_wordnet; prepare_wordnet()")
             for r in range(args.rounds):
                 for name, src in versions.items():  # alternated, each on a fresh cache folder of its own
                     cache = folder / f"cache-{name}{r}"

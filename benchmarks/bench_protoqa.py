@@ -26,7 +26,7 @@ What is measured, in one run:
    alternating, each run from empty caches and Wu-Palmer tables after a garbage
    collection (so neither pays for the other's garbage); and as whole commands.
    Wu-Palmer reads each synset's walk from the walk file that is computed once per
-   WordNet installation (``protoqa_core.walk_table``); the time to compute that file
+   WordNet installation (``protoqa_core.wordnet.walk_table``); the time to compute that file
    is printed too, as is the same run with walks computed in the process.
 7. ``lcs`` with 1,000 answers per question, and 10 predictions against 100 cluster
    strings of 10,000 characters; the baseline is the textbook dynamic-programming LCS
@@ -53,10 +53,11 @@ sys.path.insert(0, str(REPO / "tests"))  # the plain-Python reference implementa
 
 from protoqa_core import similarity as sim_module  # noqa: E402
 from protoqa_core import text as text_module  # noqa: E402
-from protoqa_core import wordnet_lookup, wu_palmer  # noqa: E402
-from protoqa_core.readers import Cluster, Question  # noqa: E402
-from protoqa_core.similarity import SIMILARITIES, collect_approximations, get_similarity  # noqa: E402
-from protoqa_core.walk_table import WalkTable  # noqa: E402
+from protoqa_core.io.readers import Cluster, Question  # noqa: E402
+from protoqa_core.similarity import SIMILARITIES, collect_approximations, get_similarity, spans, wordnet, wordnet_wup  # noqa: E402  # noqa: E402
+from protoqa_core.wordnet import lookup as wordnet_lookup  # noqa: E402
+from protoqa_core.wordnet import walk_file, wu_palmer  # noqa: E402
+from protoqa_core.wordnet.walk_table import WalkTable  # noqa: E402
 from protoqa_metric import evaluate_predictions, read_predictions, read_targets  # noqa: E402
 from protoqa_metric.metric_set import STANDARD_METRICS  # noqa: E402
 from spec_reference import reference_question_score, reference_wordnet_similarity  # noqa: E402
@@ -65,15 +66,15 @@ from spec_reference import reference_question_score, reference_wordnet_similarit
 def clear_caches() -> None:
     """Every similarity cache and every Wu-Palmer table back to empty, then a full garbage
     collection, so that no timing pays for another's leftovers."""
-    sim_module._wup_tokens_similarity.cache_clear()
-    sim_module._phrase_wup.cache_clear()
-    sim_module._phrase_wup_reaches.cache_clear()
-    sim_module._groups_by_gaps.cache_clear()
-    sim_module._whole_group.cache_clear()
-    sim_module._wordnet_tokens_similarity.cache_clear()
-    sim_module._spans_with_synsets.cache_clear()
-    sim_module._span_index.cache_clear()
-    sim_module._answers_offer.cache_clear()
+    wordnet_wup._wup_tokens_similarity.cache_clear()
+    wordnet_wup._phrase_wup.cache_clear()
+    wordnet_wup._phrase_wup_reaches.cache_clear()
+    wordnet_wup._groups_by_gaps.cache_clear()
+    wordnet_wup._whole_group.cache_clear()
+    wordnet._wordnet_tokens_similarity.cache_clear()
+    spans._spans_with_synsets.cache_clear()
+    spans._span_index.cache_clear()
+    wordnet._answers_offer.cache_clear()
     text_module.content_tokens.cache_clear()
     wordnet_lookup._synset_cache.clear()
     fresh_wu_palmer()
@@ -372,7 +373,7 @@ def wup_against_wordnet(targets, predictions, targets_path: Path, preds_path: Pa
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "walks.bin"
         start = time.perf_counter()
-        wu_palmer._build_walk_file(path, wordnet_lookup.open_wordnet().folder)
+        walk_file._build_walk_file(path, wordnet_lookup.open_wordnet().folder)
         print(
             f"  computing the walk file (once per WordNet installation, protoqa-eval prepare): "
             f"{time.perf_counter() - start:.1f} s, {path.stat().st_size / 1e6:.1f} MB"

@@ -34,8 +34,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from protoqa_core import data as data_location  # noqa: E402
-from protoqa_core.embedding import bundled_minilm_path  # noqa: E402
+from protoqa_core.io import data as data_location  # noqa: E402
+from protoqa_core.similarity.embedding import bundled_minilm_path  # noqa: E402
 from protoqa_metric import ProtoQA, get_wordnet, read_predictions, read_targets  # noqa: E402
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Optional
 
 from protoqa_core import __version__
-from protoqa_core.cli_io import (
+from protoqa_core.io.cli import (
     OneLineParser,
     check_output_file,
     finite_json,
@@ -35,7 +35,7 @@ from protoqa_core.cli_io import (
     run_command,
     write_output_file,
 )
-from protoqa_core.cli_options import add_input_options, add_per_question_option
+from protoqa_core.io.cli_options import add_input_options, add_per_question_option
 
 from .defaults import AUTO, DEFAULTS, HAC_METHODS
 from .errors import DataFormatError, ProbEvalWarning

@@ -40,8 +40,8 @@ from typing import Any, ClassVar, Optional, Union
 
 import numpy as np
 
-from protoqa_core.data import sha256_of  # noqa: F401 - kept importable from here
-from protoqa_core.embedding import (
+from protoqa_core.io.data import sha256_of  # noqa: F401 - kept importable from here
+from protoqa_core.similarity.embedding import (
     ModelLocation,
     bundled_minilm_path,
     hf_hub_cache,
@@ -50,7 +50,7 @@ from protoqa_core.embedding import (
     locate_model,
     unit_rows,
 )
-from protoqa_core.embedding import hub_host_resolves as _hub_host_resolves
+from protoqa_core.similarity.embedding import hub_host_resolves as _hub_host_resolves
 from protoqa_core.registry import Registry
 
 __all__ = [

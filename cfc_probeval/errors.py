@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from protoqa_core.readers import DataFormatError, ProtoQAWarning
+from protoqa_core.io.readers import DataFormatError, ProtoQAWarning
 
 __all__ = ["ProbEvalWarning", "DataFormatError"]
 

@@ -10,7 +10,7 @@ in-memory ``clusters`` record) a cluster's count is shared evenly by its strings
 A question *carries human clusters* (:func:`has_human_clusters`) when its targets
 have at least one cluster: a targets line whose ``answers.clusters`` (or the older
 ``answers-cleaned``) is not empty, a dataset row's ``clusters`` field with a cluster in
-it, a :class:`~protoqa_core.readers.Question` or :class:`QuestionTargets` whose
+it, a :class:`~protoqa_core.io.readers.Question` or :class:`QuestionTargets` whose
 ``clusters`` is not empty. Clusters are taken as given: a file that lists every string
 as a cluster of its own (as ProtoQA's scraped questions do, whose strings are the
 survey's categories) carries clusters. A question has *raw answers without clusters*
@@ -37,8 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Union
 
-from protoqa_core.ids import IdReconciliation, reconcile_ids
-from protoqa_core.readers import (
+from protoqa_core.io.ids import IdReconciliation, reconcile_ids
+from protoqa_core.io.readers import (
     Cluster,
     DataFormatError,
     Question,
@@ -48,8 +48,8 @@ from protoqa_core.readers import (
     read_prediction_lists,
     read_text,
 )
-from protoqa_core.readers import read_targets as _read_targets
-from protoqa_core.rows import RAW_ANSWER_FORMS, raw_answer_counts
+from protoqa_core.io.readers import read_targets as _read_targets
+from protoqa_core.io.rows import RAW_ANSWER_FORMS, raw_answer_counts
 
 from .errors import ProbEvalWarning
 
@@ -138,7 +138,7 @@ def answer_counts_from_clusters(
 
 
 def targets_from_question(question: Question) -> QuestionTargets:
-    """The targets of a :class:`~protoqa_core.readers.Question` (as read from a targets file).
+    """The targets of a :class:`~protoqa_core.io.readers.Question` (as read from a targets file).
 
     A question with raw answers but no clusters uses all its raw answers.
 
@@ -326,7 +326,7 @@ def reconcile_sample_ids(
     field: Optional[str] = None,
     ignore_unknown: bool = False,
 ) -> IdReconciliation:
-    """:func:`protoqa_core.ids.reconcile_ids` for a samples file: an error names its file and line.
+    """:func:`protoqa_core.io.ids.reconcile_ids` for a samples file: an error names its file and line.
 
     ``field`` is the ``{"model_answers": ...}`` field that was read (where the id's line is).
 

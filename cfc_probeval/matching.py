@@ -27,9 +27,10 @@ from typing import Any, ClassVar, Optional
 
 import numpy as np
 
-from protoqa_core.gaussian_process import GP_MODELS, OneVsAll, fit_one_vs_all
+from protoqa_core.similarity.gaussian_process import GP_MODELS, OneVsAll, fit_one_vs_all
 from protoqa_core.registry import Registry
-from protoqa_core.similarity import _span_index, collect_approximations, wordnet_similarity
+from protoqa_core.similarity import collect_approximations, wordnet_similarity
+from protoqa_core.similarity.spans import _span_index
 from protoqa_core.text import content_tokens
 
 from .defaults import DEFAULTS, check_option
@@ -371,14 +372,14 @@ class GPMatcher(Matcher):
     back to cosine matching at ``fallback_cosine_threshold``, with a warning, and
     :attr:`fallbacks` counts the questions matched that way.
 
-    The models are :func:`protoqa_core.gaussian_process.fit_one_vs_all`'s, which the
+    The models are :func:`protoqa_core.similarity.gaussian_process.fit_one_vs_all`'s, which the
     ProtoQA metric's ``roberta`` similarity shares. This matcher differs from the
     ProtoQA paper's method in four ways (the table in
-    :mod:`protoqa_core.gaussian_process`): ``model="classification"`` here (the
+    :mod:`protoqa_core.similarity.gaussian_process`): ``model="classification"`` here (the
     paper's is ``"regression"``, which this matcher also takes), distinct strings
     rather than the crowd answers with repetition, unit-length vectors rather than raw
     ones, and the embedder's vectors of the answer alone rather than the answer's
-    tokens after the question (:class:`protoqa_core.embedding.ContextEncoder`).
+    tokens after the question (:class:`protoqa_core.similarity.embedding.ContextEncoder`).
 
     >>> from cfc_probeval.embedders import CharNgramEmbedder
     >>> m = GPMatcher(CharNgramEmbedder(), threshold=0.1)

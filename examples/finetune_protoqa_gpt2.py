@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from protoqa_core.rows import questions_from_rows
+from protoqa_core.io.rows import questions_from_rows
 from protoqa_integrations.prompts import training_line
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .readers import check_answer_list, clusters_from_records, question_ids_for
+from .io.readers import check_answer_list, clusters_from_records, question_ids_for
 
 __all__ = ["CheckedReferences", "stored_clusters"]
 
@@ -17,7 +17,7 @@ __all__ = ["CheckedReferences", "stored_clusters"]
 class CheckedReferences:
     """Mixin for an ``evaluate.Metric``: references and predictions are checked before ``datasets`` casts them.
 
-    Each prediction must be a list of strings (:func:`protoqa_core.readers.check_answer_list`):
+    Each prediction must be a list of strings (:func:`protoqa_core.io.readers.check_answer_list`):
     ``datasets`` would otherwise recurse into a value nested too deep and fail with a
     ``RecursionError``.
 
@@ -25,7 +25,7 @@ class CheckedReferences:
     and ``"5"`` or ``True`` would pass as integers; a missing optional field or a value too
     large for int64 would fail inside ``datasets`` with a bare ``KeyError`` or ``OverflowError``.
     A subclass's ``check_references(references, question_ids)`` runs the library's own checks
-    (:func:`protoqa_core.readers.clusters_from_records` and ``check_count``) first and returns
+    (:func:`protoqa_core.io.readers.clusters_from_records` and ``check_count``) first and returns
     the references in a form the features carry without change.
 
     >>> class Checked(CheckedReferences):
@@ -99,7 +99,7 @@ def stored_clusters(reference: Any, question_id: str) -> dict[str, list[Any]]:
     >>> stored_clusters({"answers": [["dog"]], "count": [2.9]}, "q1")
     Traceback (most recent call last):
     ...
-    protoqa_core.readers.DataFormatError: question 'q1': cluster 0 count must be a non-negative integer, got 2.9
+    protoqa_core.io.files.DataFormatError: question 'q1': cluster 0 count must be a non-negative integer, got 2.9
     """
     clusters = clusters_from_records(reference, question_id)
     return {

@@ -40,7 +40,7 @@ def make_signature(
         parts.append(f"stop:{'match' if all_stopword_match else 'zero'}")
     parts += [f"metrics:{metrics}", f"missing:{missing}", f"n:{num_questions}"]
     if all_stopword_match is not None:
-        from .wordnet_lookup import wordnet_version
+        from .wordnet.lookup import wordnet_version
 
         parts.append(f"wordnet:{wordnet_version()}")
     if approximated:

@@ -15,8 +15,8 @@ import sys
 from collections.abc import Sequence
 from typing import Optional
 
-from protoqa_core.cli_io import add_overwrite_option
-from protoqa_core.readers import DataFormatError
+from protoqa_core.io.cli import add_overwrite_option
+from protoqa_core.io.readers import DataFormatError
 
 from .sources import CONFIG_NAMES, DATA_DIR_ENV, SourceError
 

@@ -29,8 +29,8 @@ from typing import Any, Optional, Union
 import datasets
 from datasets.utils import logging as ds_logging
 
-from protoqa_core import readers as _readers
 from protoqa_core.citations import PROBEVAL_CITATION, PROTOQA_CITATION
+from protoqa_core.io import readers as _readers
 
 from . import parsing as _parsing
 from . import schema as _schema

@@ -23,7 +23,7 @@ from typing import Optional, Union
 
 import datasets
 
-from protoqa_core.cli_io import replace_file, write_output_file
+from protoqa_core.io.cli import replace_file, write_output_file
 
 from .builder import ProtoQA
 from .card import SplitFile, parquet_path, render_card

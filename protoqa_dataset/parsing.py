@@ -1,8 +1,8 @@
 """Turn a ProtoQA/CFC JSONL file into dataset rows (see :mod:`protoqa_dataset.schema`).
 
-Parsing and its errors are :func:`protoqa_core.readers.read_targets`': malformed
+Parsing and its errors are :func:`protoqa_core.io.readers.read_targets`': malformed
 JSON, a missing id or question, a cluster count that is not a non-negative integer
-and duplicate question ids all raise :class:`~protoqa_core.readers.DataFormatError`
+and duplicate question ids all raise :class:`~protoqa_core.io.files.DataFormatError`
 naming the file and line. On top of that this module checks what a split promises:
 answered splits need clusters on every question, the test split must have none.
 
@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 from typing import Any, Optional, Union
 
-from protoqa_core.readers import DataFormatError, Question, read_targets
+from protoqa_core.io.readers import DataFormatError, Question, read_targets
 
 from .sources import SOURCES, source_path
 
@@ -32,7 +32,7 @@ def question_to_row(question: Question) -> dict[str, Any]:
     ``num_answers`` is the sum of the cluster counts, the quantity the metric
     normalises by; the file's own ``num`` block is not copied (it can be stale).
 
-    >>> from protoqa_core.readers import Cluster
+    >>> from protoqa_core.io.readers import Cluster
     >>> row = question_to_row(Question("q1", "name a pet", (Cluster("q1.0", ("dog", "puppy"), 6),)))
     >>> row["clusters"], row["num_answers"]
     ({'id': ['q1.0'], 'answers': [['dog', 'puppy']], 'count': [6]}, 6)
@@ -98,11 +98,11 @@ def load_questions(
 ) -> tuple[list[Question], str]:
     """The questions of a ``protoqa_dataset`` config and split, in file order, and where they came from.
 
-    Found by :func:`protoqa_core.data.locate_source`: in ``data_dir``, ``$PROTOQA_DATA_DIR``
+    Found by :func:`protoqa_core.io.data.locate_source`: in ``data_dir``, ``$PROTOQA_DATA_DIR``
     or ``../shared/data`` beside a checkout under any name the dataset builder accepts,
     else downloaded from upstream into the cache; either way checked against the pinned
     checksum unless ``verify=False``. A file that cannot be found, downloaded or verified
-    raises :class:`~protoqa_core.data.SourceError`.
+    raises :class:`~protoqa_core.io.data.SourceError`.
 
     >>> questions, origin = load_questions("cfc", "test", "../shared/data")  # doctest: +SKIP
     >>> len(questions), questions[0].id  # doctest: +SKIP

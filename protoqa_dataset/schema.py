@@ -3,7 +3,7 @@
 ``clusters`` uses ``datasets.Sequence`` over a dict, which ``datasets`` stores as a
 dict of lists: a row's clusters read back as ``{"id": [str], "answers": [[str]],
 "count": [int]}``, the reference format of the ProtoQA ``evaluate`` metric and of
-:func:`protoqa_core.readers.clusters_from_records`. ``raw_answers`` follows the
+:func:`protoqa_core.io.readers.clusters_from_records`. ``raw_answers`` follows the
 same convention so both answer fields look alike.
 
 >>> sorted(FEATURES)

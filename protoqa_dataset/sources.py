@@ -4,7 +4,7 @@ Every split is one upstream JSONL file (format: ``data/protoqa/DATAFORMAT.md`` o
 iesl/protoqa-data). A :class:`SourceFile` knows its upstream URL, the names it may
 have in a local directory and how to verify it. This module is the registry of those
 files (:data:`SOURCES`, :data:`PAPER_PREDICTIONS`); finding, downloading and checking
-a file is :mod:`protoqa_core.data` (re-exported here), and :func:`source_path` finds
+a file is :mod:`protoqa_core.io.data` (re-exported here), and :func:`source_path` finds
 one split's file through it. The ``datasets`` builder hands in its own downloader.
 
 >>> SOURCES["cfc"]["validation"].url()
@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Optional, Union
 
-from protoqa_core.data import (
+from protoqa_core.io.data import (
     CACHE_DIR_ENV,
     DATA_DIR_ENV,
     SourceDownloadError,
@@ -158,7 +158,7 @@ PAPER_PREDICTIONS = _protoqa_source(
 
 
 def source_path(config: str, split: str, data_dir: Optional[PathLike] = None, **options: Any) -> tuple[Path, str]:
-    """``(path, origin)`` of one split's file, found by :func:`protoqa_core.data.locate_source`.
+    """``(path, origin)`` of one split's file, found by :func:`protoqa_core.io.data.locate_source`.
 
     ``options`` are those of ``locate_source`` (``verify``, ``verify_local``,
     ``cache_dir``, ``download``). An unknown config or split is a :class:`SourceError`
@@ -167,7 +167,7 @@ def source_path(config: str, split: str, data_dir: Optional[PathLike] = None, **
     >>> source_path("cfc", "dev")
     Traceback (most recent call last):
     ...
-    protoqa_core.data.SourceError: config 'cfc' has no split 'dev'; choose one of validation, test
+    protoqa_core.io.data.SourceError: config 'cfc' has no split 'dev'; choose one of validation, test
     """
     if config not in SOURCES:
         raise SourceError(f"unknown config {config!r}; choose one of {', '.join(SOURCES)}")

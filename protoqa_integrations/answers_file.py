@@ -30,10 +30,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from protoqa_core.cli_io import OutputFileError, check_output_file, open_append, reason_of, write_output_file
-from protoqa_core.data import SourceError
+from protoqa_core.io.cli import OutputFileError, check_output_file, open_append, reason_of, write_output_file
+from protoqa_core.io.data import SourceError
+from protoqa_core.io.readers import DataFormatError, Question
 from protoqa_core.ranking import answer_frequencies, rank_by_frequency
-from protoqa_core.readers import DataFormatError, Question
 from protoqa_metric.metric import evaluate_predictions
 
 from .engines import Engine, is_collapsed
@@ -234,7 +234,7 @@ def _read_journal(
     A record must name a question of this run once, with a list of ``num_samples``
     strings (or a skip reason); anything else is an error naming the journal and line.
     """
-    from protoqa_core.readers import MalformedJSONError, parse_json, read_text
+    from protoqa_core.io.readers import MalformedJSONError, parse_json, read_text
 
     if os.path.islink(path) or not path.is_file():
         raise AnswersFileError(f"{path}: the resume journal is not a regular file; move it away")
@@ -535,7 +535,7 @@ def _recorded_questions(path: Path, generation: dict[str, Any], data_dir: Option
                 f"{path} answers the questions in {source}, which is gone; pass --data-dir DIR or --targets FILE"
             )
         try:
-            from protoqa_core.data import SourceError, verify_checksum
+            from protoqa_core.io.data import SourceError, verify_checksum
 
             verify_checksum(SOURCES[dataset][split], source, str(source), f"config {dataset!r}, split {split!r}")
         except SourceError as exc:
@@ -562,7 +562,7 @@ def score_generated(
 
     >>> score_generated("answers.json").protoqa["wordnet"].scores["max_answers@10"]  # doctest: +SKIP
     """
-    from protoqa_core.readers import parse_json, read_prediction_lists, read_predictions, read_text
+    from protoqa_core.io.readers import parse_json, read_prediction_lists, read_predictions, read_text
 
     path = Path(answers_path)
     try:

@@ -8,7 +8,7 @@
     protoqa-eval convert HARNESS_OUTPUT -o ANSWERS.json
 
 The sub-commands are the entries of :data:`COMMANDS`, each a
-:class:`~protoqa_core.cli_io.Subcommand` (its arguments and what it runs) defined next to
+:class:`~protoqa_core.io.cli.Subcommand` (its arguments and what it runs) defined next to
 its code: :data:`protoqa_metric.cli.COMMANDS`, :data:`protoqa_integrations.generate_cli.COMMANDS` and
 :data:`protoqa_integrations.leaderboard_cli.COMMANDS`.
 A new sub-command is one more entry.
@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import Optional
 
 from protoqa_core import __version__
-from protoqa_core.cli_io import Subcommand, run_subcommands
+from protoqa_core.io.cli import Subcommand, run_subcommands
 from protoqa_metric import cli as metric_cli
 from protoqa_metric.metric_set import ProtoQAWarning
 

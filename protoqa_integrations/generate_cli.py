@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Optional
 
 from protoqa_core import __version__
-from protoqa_core.cli_io import Subcommand, add_overwrite_option
-from protoqa_core.readers import DataFormatError, read_targets
+from protoqa_core.io.cli import Subcommand, add_overwrite_option
+from protoqa_core.io.readers import DataFormatError, read_targets
 from protoqa_metric.metric_set import format_table
 
 from .answers_file import (
@@ -67,7 +67,7 @@ def _takers(setting: str) -> str:
 def add_generate_arguments(p: argparse.ArgumentParser) -> None:
     """The arguments of ``protoqa-eval generate``: the run's, then each engine's (from the registry).
 
-    >>> from protoqa_core.cli_io import OneLineParser
+    >>> from protoqa_core.io.cli import OneLineParser
     >>> p = OneLineParser()
     >>> add_generate_arguments(p)
     >>> p.parse_args(["gpt2", "-o", "a.json"]).batch_size
@@ -259,7 +259,7 @@ def _run_generate(args: argparse.Namespace) -> int:
 def add_score_arguments(p: argparse.ArgumentParser) -> None:
     """The arguments of ``protoqa-eval score-generated``.
 
-    >>> from protoqa_core.cli_io import OneLineParser
+    >>> from protoqa_core.io.cli import OneLineParser
     >>> p = OneLineParser()
     >>> add_score_arguments(p)
     >>> p.parse_args(["a.json"]).similarity

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from protoqa_core.readers import DataFormatError, PathLike, max_input_bytes, parse_json, read_text
+from protoqa_core.io.readers import DataFormatError, PathLike, max_input_bytes, parse_json, read_text
 
 from .generation import answer_from_text
 

@@ -36,9 +36,9 @@ import numpy as np
 
 from cfc_probeval.inputs import read_samples, sample_counts, sample_fields
 from cfc_probeval.probeval import ProbEval
-from protoqa_core.cli_io import finite_json
+from protoqa_core.io.cli import finite_json
+from protoqa_core.io.readers import DataFormatError, PathLike, ProtoQAWarning, Question, preview_ids, read_predictions
 from protoqa_core.ranking import rank_by_frequency
-from protoqa_core.readers import DataFormatError, PathLike, ProtoQAWarning, Question, preview_ids, read_predictions
 from protoqa_core.significance import DEFAULT_RESAMPLES, DEFAULT_SEED, holm_adjust, resample_indices
 from protoqa_metric.metric import ProtoQA
 from protoqa_metric.metric_set import PAPER_METRICS
@@ -284,7 +284,7 @@ def _read_system(name: str, path: Path, fmt: str) -> SystemAnswers:
         ranked = {qid: rank_by_frequency(answers) for qid, answers in read.samples.items()}
         return SystemAnswers(name, str(path), fmt, _counts(read.samples, path), ranked, "by frequency", read.generation)
     if fmt == "answers":
-        from protoqa_core.readers import parse_json, read_text
+        from protoqa_core.io.readers import parse_json, read_text
 
         generation = parse_json(read_text(path), path).get("generation")
         samples = read_samples(path, "model_answers")
@@ -479,7 +479,7 @@ def build_leaderboard(
     clustering). Systems must answer the same questions (else :class:`LeaderboardError`
     names the differences), unless ``only_common``.
 
-    >>> from protoqa_core.readers import Cluster
+    >>> from protoqa_core.io.readers import Cluster
     >>> q = {f"q{i}": Question(f"q{i}", "name a pet", (Cluster(f"q{i}.0", ("dog",), 6),)) for i in range(20)}
     >>> good = SystemAnswers("good", "-", "predictions", {k: {"dog": 1} for k in q}, {k: ["dog"] for k in q})
     >>> bad = SystemAnswers("bad", "-", "predictions", {k: {"cat": 1} for k in q}, {k: ["cat"] for k in q})
@@ -508,7 +508,7 @@ def build_leaderboard(
 def leaderboard_from_dict(document: Mapping[str, Any]) -> Leaderboard:
     """A leaderboard again from ``Leaderboard.as_dict(per_question=True)`` (ranked again from its per-question scores).
 
-    >>> from protoqa_core.readers import Cluster
+    >>> from protoqa_core.io.readers import Cluster
     >>> q = {f"q{i}": Question(f"q{i}", "name a pet", (Cluster(f"q{i}.0", ("dog",), 6),)) for i in range(5)}
     >>> one = SystemAnswers("one", "-", "predictions", {k: {"dog": 1} for k in q}, {k: ["dog"] for k in q})
     >>> board = build_leaderboard(q, [one], metrics=["protoqa"], similarity="exact_match")
@@ -552,7 +552,7 @@ def add_systems(
     The new systems must answer the board's questions (others are ignored) and be scored under
     the same signatures; :class:`LeaderboardError` says what differs.
 
-    >>> from protoqa_core.readers import Cluster
+    >>> from protoqa_core.io.readers import Cluster
     >>> q = {f"q{i}": Question(f"q{i}", "name a pet", (Cluster(f"q{i}.0", ("dog",), 6),)) for i in range(5)}
     >>> one = SystemAnswers("one", "-", "predictions", {k: {"dog": 1} for k in q}, {k: ["dog"] for k in q})
     >>> two = SystemAnswers("two", "-", "predictions", {k: {"cat": 1} for k in q}, {k: ["cat"] for k in q})
@@ -651,7 +651,7 @@ def to_markdown(board: Leaderboard) -> str:
 def to_csv(board: Leaderboard) -> str:
     """One CSV row per (system, metric): mean, interval, rank range, signature.
 
-    >>> from protoqa_core.readers import Cluster
+    >>> from protoqa_core.io.readers import Cluster
     >>> q = {f"q{i}": Question(f"q{i}", "name a pet", (Cluster(f"q{i}.0", ("dog",), 6),)) for i in range(5)}
     >>> one = SystemAnswers("one", "one.json", "predictions", {k: {"dog": 1} for k in q}, {k: ["dog"] for k in q})
     >>> print(to_csv(build_leaderboard(q, [one], metrics=["protoqa"], similarity="exact_match")).splitlines()[1])
@@ -696,7 +696,7 @@ def plot_leaderboard(board: Leaderboard, path: PathLike, title: str = "") -> Non
         import matplotlib.pyplot as plt
     except ImportError as exc:
         raise ImportError("--plot needs matplotlib: pip install 'protoqa-eval[plots]'") from exc
-    from protoqa_core.cli_io import replace_file
+    from protoqa_core.io.cli import replace_file
 
     columns = board.columns
     cols = min(len(columns), 4)
@@ -737,7 +737,7 @@ def model_index(board: Leaderboard, dataset: str, dataset_name: str, split: str)
     Each result names the task (text generation), the data set (and its split, when given), and every metric
     with its value and, in ``config``, the signature it was computed under.
 
-    >>> from protoqa_core.readers import Cluster
+    >>> from protoqa_core.io.readers import Cluster
     >>> q = {f"q{i}": Question(f"q{i}", "name a pet", (Cluster(f"q{i}.0", ("dog",), 6),)) for i in range(5)}
     >>> one = SystemAnswers("one", "one.json", "predictions", {k: {"dog": 1} for k in q}, {k: ["dog"] for k in q})
     >>> board = build_leaderboard(q, [one], metrics=["protoqa"], similarity="exact_match")

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from protoqa_core.cli_io import Subcommand, add_overwrite_option, check_output_file, int_at_least, write_output_file
+from protoqa_core.io.cli import Subcommand, add_overwrite_option, check_output_file, int_at_least, write_output_file
 from protoqa_core.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
 
 __all__ = ["COMMANDS", "add_leaderboard_arguments", "add_convert_arguments"]
@@ -32,7 +32,7 @@ def _metric_list(text: str) -> list[str]:
 def add_leaderboard_arguments(p: argparse.ArgumentParser) -> None:
     """The arguments of ``protoqa-eval leaderboard``.
 
-    >>> from protoqa_core.cli_io import OneLineParser
+    >>> from protoqa_core.io.cli import OneLineParser
     >>> p = OneLineParser()
     >>> add_leaderboard_arguments(p)
     >>> p.parse_args(["t.jsonl", "a=a.json", "b=b.json"]).metrics
@@ -64,7 +64,7 @@ def add_leaderboard_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _run_leaderboard(args: argparse.Namespace) -> int:
-    from protoqa_core.readers import read_targets
+    from protoqa_core.io.readers import read_targets
 
     from .harness_outputs import FORMATS
     from .leaderboard import (
@@ -149,7 +149,7 @@ def _writer(text: str) -> Callable[[Any], None]:
 def add_convert_arguments(p: argparse.ArgumentParser) -> None:
     """The arguments of ``protoqa-eval convert``.
 
-    >>> from protoqa_core.cli_io import OneLineParser
+    >>> from protoqa_core.io.cli import OneLineParser
     >>> p = OneLineParser()
     >>> add_convert_arguments(p)
     >>> p.parse_args(["samples.jsonl", "-o", "a.json"]).output
@@ -161,7 +161,7 @@ def add_convert_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _run_convert(args: argparse.Namespace) -> int:
-    from protoqa_core.readers import Question
+    from protoqa_core.io.readers import Question
 
     from .answers_file import answers_document
     from .harness_outputs import read_harness_output

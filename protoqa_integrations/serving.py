@@ -216,8 +216,8 @@ def check_question_limits(
 
 def _reference_strings(reference: Any, question_id: str) -> tuple[list[list[str]], list[int], list[str]]:
     """(cluster strings, counts, ids) of one reference: clusters, or raw answers (each its own string)."""
-    from protoqa_core.readers import clusters_from_records
-    from protoqa_core.rows import raw_answer_counts
+    from protoqa_core.io.readers import clusters_from_records
+    from protoqa_core.io.rows import raw_answer_counts
 
     if isinstance(reference, Mapping) and set(reference) == {"answer", "count"}:
         raw = raw_answer_counts(reference, question_id) or {}
@@ -231,7 +231,7 @@ def check_compute_request(predictions: Any, references: Any) -> None:
 
     Every question must stay within :func:`check_question_limits`; at most
     :data:`MAX_QUESTIONS` questions and :data:`MAX_REQUEST_PAIRS` comparisons in all.
-    Malformed references are the library's errors (:class:`~protoqa_core.readers.DataFormatError`).
+    Malformed references are the library's errors (:class:`~protoqa_core.io.files.DataFormatError`).
 
     >>> check_compute_request([["cat"]], [{"answers": [["dog"], ["cat"]], "count": [6, 4]}])
     >>> check_compute_request([["cat"]] * 201, [{"answers": [["cat"]], "count": [1]}] * 201)

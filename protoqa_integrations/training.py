@@ -32,9 +32,9 @@ import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Optional, Union
 
+from protoqa_core.io.readers import Question
+from protoqa_core.io.rows import questions_from_rows
 from protoqa_core.ranking import rank_by_frequency
-from protoqa_core.readers import Question
-from protoqa_core.rows import questions_from_rows
 from protoqa_metric.metric import evaluate_predictions
 
 from .prompts import clean_answer, prompt_for
@@ -81,8 +81,8 @@ Similarities = Union[str, Sequence[str]]
 QuestionRows = Any
 """Evaluation questions in any accepted form: a ``datasets.Dataset`` of the dataset export
 (columns ``id``, ``question``, ``clusters``; extra columns such as ``input_ids`` are
-ignored), a list of such rows, a list of :class:`~protoqa_core.readers.Question` or a
-``{question id: Question}`` mapping (see :func:`~protoqa_core.rows.questions_from_rows`)."""
+ignored), a list of such rows, a list of :class:`~protoqa_core.io.readers.Question` or a
+``{question id: Question}`` mapping (see :func:`~protoqa_core.io.rows.questions_from_rows`)."""
 
 LABELS_NEEDED = (
     "the Trainer calls compute_metrics only when the evaluation batches carry 'labels', so with these rows it "

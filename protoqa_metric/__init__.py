@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from protoqa_core import __version__
-from protoqa_core.readers import (
+from protoqa_core.io.readers import (
     Cluster,
     DataFormatError,
     PackedPredictions,
@@ -23,7 +23,7 @@ from protoqa_core.readers import (
     read_predictions,
     read_targets,
 )
-from protoqa_core.rows import question_from_row, questions_from_rows
+from protoqa_core.io.rows import question_from_row, questions_from_rows
 from protoqa_core.similarity import (
     SIMILARITIES,
     exact_match,
@@ -33,8 +33,8 @@ from protoqa_core.similarity import (
     wup_similarity,
 )
 from protoqa_core.text import ENGLISH_STOPWORDS, content_tokens, normalize_prediction
-from protoqa_core.wordnet_files import WordNetUnavailableError
-from protoqa_core.wordnet_nltk import get_wordnet
+from protoqa_core.wordnet.files import WordNetUnavailableError
+from protoqa_core.wordnet.nltk_reader import get_wordnet
 
 from .metric import ProtoQA, evaluate_predictions, score_question
 from .metric_set import (

@@ -29,7 +29,7 @@ import sys
 from collections.abc import Sequence
 from typing import Optional
 
-from protoqa_core.cli_io import (
+from protoqa_core.io.cli import (
     Subcommand,
     build_command_parser,
     check_output_file,
@@ -38,13 +38,13 @@ from protoqa_core.cli_io import (
     run_subcommands,
     write_output_file,
 )
-from protoqa_core.cli_options import add_input_options, add_per_question_option
-from protoqa_core.ids import reconcile_ids
-from protoqa_core.readers import DataFormatError, TargetStream, read_packed_predictions
+from protoqa_core.io.cli_options import add_input_options, add_per_question_option
+from protoqa_core.io.ids import reconcile_ids
+from protoqa_core.io.readers import DataFormatError, TargetStream, read_packed_predictions
 from protoqa_core.significance import compare_paired
 from protoqa_core.similarity import ALL_SIMILARITIES, SIMILARITIES
-from protoqa_core.wordnet_files import WORDNET_DIR_ENV, WordNetUnavailableError
-from protoqa_core.wordnet_lookup import open_wordnet
+from protoqa_core.wordnet.files import WORDNET_DIR_ENV, WordNetUnavailableError
+from protoqa_core.wordnet.lookup import open_wordnet
 
 from . import __version__
 from .metric import ProtoQA
@@ -383,7 +383,7 @@ def _add_prepare_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _prepare(args: argparse.Namespace) -> int:
-    from protoqa_core.wu_palmer import prepare_wordnet  # the walk tables' code, only for this command
+    from protoqa_core.wordnet.walk_file import prepare_wordnet  # the walk tables' code, only for this command
 
     print("protoqa-eval prepare: checking WordNet's cache files (a first build takes about 10 s)", file=sys.stderr)
     try:

@@ -14,8 +14,8 @@ from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Optional, Union
 
-from protoqa_core.ids import reconcile_ids
-from protoqa_core.readers import (
+from protoqa_core.io.ids import reconcile_ids
+from protoqa_core.io.readers import (
     Cluster,
     DataFormatError,
     PackedPredictions,
@@ -89,7 +89,7 @@ class ProtoQA:
     Args:
         similarity: ``exact_match``, ``wordnet`` (default), ``wordnet_wup``, ``lcs``,
             ``longest_common_substring``, ``jaro_winkler``, ``roberta`` (the ProtoQA paper's
-            RoBERTa similarity, see :mod:`protoqa_core.roberta_similarity`) or a
+            RoBERTa similarity, see :mod:`protoqa_core.similarity.roberta`) or a
             :class:`~protoqa_core.similarity.Similarity`.
         metrics: ``"standard"`` (the ten metrics), ``"paper"`` (seven), metric names
             (a list or a comma-separated string) or :class:`MetricSpec` objects.
@@ -100,7 +100,7 @@ class ProtoQA:
             error here, naming the option; no other encoder is used instead.
         length_scale: ``roberta`` only: the RBF length-scale rule (default
             ``"median*0.375"``; ``1.0`` is the papers' code; see
-            :class:`~protoqa_core.roberta_similarity.RobertaSimilarity`).
+            :class:`~protoqa_core.similarity.roberta.RobertaSimilarity`).
 
     An unknown similarity or metric name raises ValueError here, before any scoring.
 
@@ -131,7 +131,7 @@ class ProtoQA:
                 options["length_scale"] = length_scale
             self._per_question = question_similarity(similarity, **options)
             self.similarity = Similarity(
-                similarity, _scored_per_question, False, False, QUESTION_SIMILARITIES[similarity]
+                similarity, _scored_per_question, False, False, QUESTION_SIMILARITIES[similarity].description
             )
         else:
             if encoder is not None:
@@ -248,16 +248,16 @@ class ProtoQA:
         """Score ranked answer lists against a set of questions and average over questions.
 
         Args:
-            targets: questions with clusters (as from :func:`~protoqa_core.readers.read_targets`),
-                or a :class:`~protoqa_core.readers.TargetStream`, read one question at a time.
+            targets: questions with clusters (as from :func:`~protoqa_core.io.readers.read_targets`),
+                or a :class:`~protoqa_core.io.readers.TargetStream`, read one question at a time.
             predictions: question id -> ranked answers (a
-                :class:`~protoqa_core.readers.PackedPredictions` holds them compactly).
+                :class:`~protoqa_core.io.readers.PackedPredictions` holds them compactly).
             only_predicted: average only over questions that have predictions (the
                 reference evaluator's behaviour). By default a question without
                 predictions scores 0 and is named in a warning.
             ignore_unknown: drop predictions for ids not in the targets (with a warning)
                 instead of raising :class:`DataFormatError` (see
-                :func:`protoqa_core.ids.reconcile_ids`).
+                :func:`protoqa_core.io.ids.reconcile_ids`).
             progress: show a progress bar on stderr (when stderr is a terminal).
             on_question: called with each question's id and scores as soon as it is scored;
                 then the result keeps no :class:`QuestionScore` (``per_question`` is empty),
@@ -391,7 +391,7 @@ def score_question(
 ) -> QuestionScore:
     """Score one ranked answer list against one question's clusters.
 
-    >>> from protoqa_core.readers import Cluster
+    >>> from protoqa_core.io.readers import Cluster
     >>> clusters = [Cluster("c0", ("age",), 35), Cluster("c1", ("name",), 10)]
     >>> score_question(["name", "age"], clusters, "exact_match", max_answers=1).score
     0.2857142857142857
@@ -435,7 +435,7 @@ def evaluate_predictions(
             score 1 (the published behaviour) or, with False, 0.
         progress: show a progress bar on stderr (when stderr is a terminal).
 
-    >>> from protoqa_core.readers import Question, Cluster
+    >>> from protoqa_core.io.readers import Question, Cluster
     >>> qs = [Question("q1", "name a pet", (Cluster("q1.0", ("dog",), 6), Cluster("q1.1", ("cat",), 4)))]
     >>> r = evaluate_predictions(qs, {"q1": ["cat", "dog"]}, "exact_match")
     >>> r.scores["max_answers@1"], r.scores["max_answers@all"]

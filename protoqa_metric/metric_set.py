@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
-from protoqa_core.readers import ProtoQAWarning
+from protoqa_core.io.readers import ProtoQAWarning
 
 from .scoring import QuestionScore
 

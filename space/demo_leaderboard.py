@@ -88,7 +88,7 @@ def board_table(board: Leaderboard, uploaded: Sequence[str] = ()) -> tuple[list[
 
     Rows are in the order of the first metric (best first); uploaded systems are marked.
 
-    >>> from protoqa_core.readers import Cluster, Question
+    >>> from protoqa_core.io.readers import Cluster, Question
     >>> from protoqa_integrations.leaderboard import SystemAnswers, build_leaderboard
     >>> q = {f"q{i}": Question(f"q{i}", "name a pet", (Cluster(f"q{i}.0", ("dog",), 6),)) for i in range(5)}
     >>> one = SystemAnswers("one", "-", "predictions", {k: {"dog": 1} for k in q}, {k: ["dog"] for k in q})

@@ -16,7 +16,7 @@ from typing import Optional, Union
 
 from demo_errors import DemoError
 
-from protoqa_core import data as data_location
+from protoqa_core.io import data as data_location
 
 __all__ = [
     "MODEL_ENV",
@@ -83,7 +83,7 @@ def configure_environment() -> None:
 
 def resolve_data_dir(data_dir: Union[None, str, os.PathLike] = None) -> Optional[Path]:
     """The local data folder: the argument, ``$PROTOQA_SPACE_DATA_DIR``, then the project's
-    own order (:func:`protoqa_core.data.resolve_data_dir`); None means "download".
+    own order (:func:`protoqa_core.io.data.resolve_data_dir`); None means "download".
 
     >>> resolve_data_dir("/some/where")
     PosixPath('/some/where')

@@ -7,7 +7,7 @@ Scores the paper's fine-tuned GPT-2 ranked answers
 crowdsourced dev questions (``data/dev/dev.crowdsourced.jsonl``) and prints every
 metric under exact match and WordNet similarity.
 
-The files are found by the project's one data locator (:func:`protoqa_core.data.locate_source`):
+The files are found by the project's one data locator (:func:`protoqa_core.io.data.locate_source`):
 a local folder when one is given (``--data-dir`` or ``$PROTOQA_DATA_DIR``, laid out as
 ``DIR/protoqa/<file>``, ``DIR/<file>`` or the upstream ``DIR/data/dev/<file>``), else
 ``../shared/data`` beside the checkout when it exists, else downloaded from their
@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Optional
 
-from protoqa_core.data import DATA_DIR_ENV, SourceError, locate_source
+from protoqa_core.io.data import DATA_DIR_ENV, SourceError, locate_source
 from protoqa_dataset.sources import PAPER_PREDICTIONS, SOURCES
 from protoqa_metric.cli import main as cli_main
 
@@ -33,7 +33,7 @@ PAPER_SOURCES = (SOURCES["protoqa"]["validation"], PAPER_PREDICTIONS)
 
 
 def locate_paper_files(data_dir: Optional[str] = None) -> tuple[Path, Path]:
-    """Paths of the dev targets and the GPT-2 predictions (:func:`protoqa_core.data.locate_source`).
+    """Paths of the dev targets and the GPT-2 predictions (:func:`protoqa_core.io.data.locate_source`).
 
     >>> targets, predictions = locate_paper_files()  # doctest: +SKIP
     >>> targets.name  # doctest: +SKIP

@@ -17,7 +17,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from protoqa_core.text import content_tokens
-from protoqa_core.wordnet_nltk import get_wordnet
+from protoqa_core.wordnet.nltk_reader import get_wordnet
 
 __all__ = [
     "contiguous_partitions",

@@ -12,7 +12,7 @@ import pytest
 from scipy.optimize import linear_sum_assignment
 
 from conftest import REPO
-from protoqa_core.readers import read_predictions, read_targets
+from protoqa_core.io.readers import read_predictions, read_targets
 from protoqa_metric import assignment
 from protoqa_metric.assignment import max_weight_assignment
 from protoqa_metric.scoring import ScoringTable, similarity_matrix

@@ -15,7 +15,7 @@ from pathlib import Path
 import datasets
 import pytest
 
-from protoqa_core.readers import DataFormatError
+from protoqa_core.io.readers import DataFormatError
 from protoqa_dataset import FEATURES, ProtoQA, load_protoqa
 from protoqa_dataset.sources import (
     DATA_DIR_ENV,

@@ -15,7 +15,7 @@ import datasets
 import pytest
 from huggingface_hub import DatasetCard, HfApi
 
-from protoqa_core.readers import Question
+from protoqa_core.io.readers import Question
 from protoqa_dataset import FEATURES, SourceNotFoundError, export_dataset, plan_upload, upload_export
 from protoqa_dataset import upload as upload_module
 from protoqa_dataset.__main__ import main

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from protoqa_core.readers import Cluster, DataFormatError
+from protoqa_core.io.readers import Cluster, DataFormatError
 from protoqa_metric.metric import score_question
 from protoqa_metric.scoring import score_matrix
 

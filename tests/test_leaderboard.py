@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from offline import offline_env
-from protoqa_core.readers import Cluster, Question
+from protoqa_core.io.readers import Cluster, Question
 from protoqa_core.significance import bootstrap_ci, holm_adjust, paired_bootstrap
 from protoqa_integrations.leaderboard import (
     MAX_SYSTEMS,

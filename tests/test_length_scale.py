@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from protoqa_core.gaussian_process import fit_one_vs_all, length_scale_rule, median_distance
+from protoqa_core.similarity.gaussian_process import fit_one_vs_all, length_scale_rule, median_distance
 
 
 def _clusters(scale: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

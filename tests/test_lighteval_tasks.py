@@ -132,7 +132,7 @@ def test_parquet_export_is_read_as_it_is(tmp_path, monkeypatch):
 
 
 def test_a_data_folder_without_the_files_names_the_missing_file(tmp_path):
-    from protoqa_core.data import SourceError
+    from protoqa_core.io.data import SourceError
 
     with pytest.raises(SourceError, match="dev.crowdsourced.jsonl"):
         dataset_source(data_dir=str(tmp_path))

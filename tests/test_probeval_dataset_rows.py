@@ -125,7 +125,7 @@ def test_raw_answers_without_clusters_are_clustered_by_the_automatic_default_eve
 ):
     """The rows' ``raw_answers`` as references, a targets file without clusters, and ``Question``
     objects without clusters all get G-means (k_init=8) + WordNet, with the same numbers."""
-    from protoqa_core.readers import read_targets
+    from protoqa_core.io.readers import read_targets
 
     targets_path, samples_path = shared_data / "cfc" / "dev.targets.jsonl", shared_data / "cfc" / SAMPLES
     raw_targets = tmp_path / "dev.raw.jsonl"

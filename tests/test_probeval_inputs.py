@@ -17,7 +17,7 @@ from cfc_probeval.inputs import (
     targets_from_question,
     targets_from_reference,
 )
-from protoqa_core.readers import Cluster, DataFormatError, Question
+from protoqa_core.io.readers import Cluster, DataFormatError, Question
 
 
 def test_sample_counts_from_lists_pairs_and_mappings():

@@ -14,7 +14,7 @@ from cfc_probeval.defaults import DEFAULTS
 from cfc_probeval.embedders import CharNgramEmbedder, bundled_minilm_path
 from cfc_probeval.errors import ProbEvalWarning
 from cfc_probeval.inputs import QuestionTargets
-from protoqa_core.readers import Cluster, DataFormatError, Question
+from protoqa_core.io.readers import Cluster, DataFormatError, Question
 
 HAC_SIGNATURE = f"clustering:hac(linkage={DEFAULTS.hac_linkage},threshold={DEFAULTS.hac_threshold},metric=cosine)|"
 

@@ -77,7 +77,7 @@ def test_readme_trainer_example_runs_as_written(tmp_path, shared_data):
         "import sys, json\n"
         f"sys.path.insert(0, {str(REPO / 'tests')!r})\n"
         "from tiny_lm import build_tiny_gpt2\n"
-        "from protoqa_core.readers import read_targets\n"
+        "from protoqa_core.io.readers import read_targets\n"
         f"qs = read_targets({str(shared_data / 'protoqa' / 'dev.crowdsourced.jsonl')!r}).values()\n"
         "texts = [q.question for q in qs] + [a for q in qs for c in q.clusters for a in c.answers]\n"
         f"build_tiny_gpt2(__import__('pathlib').Path({str(tmp_path / 'tiny')!r}), texts, n_positions=128)\n"

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from protoqa_core.partition_alignment import SpanPair, best_partition_alignment
 from protoqa_core.similarity import exact_match, lcs_ratio, wordnet_similarity, wup_similarity
+from protoqa_core.similarity.partition_alignment import SpanPair, best_partition_alignment
 from protoqa_core.text import ENGLISH_STOPWORDS, content_tokens, normalize_prediction
-from protoqa_core.wordnet_nltk import get_wordnet, nltk_lemma_offsets
+from protoqa_core.wordnet.nltk_reader import get_wordnet, nltk_lemma_offsets
 from spec_reference import (
     contiguous_partitions,
     reference_wordnet_similarity,
@@ -95,7 +95,7 @@ def test_partition_alignment_value_examples():
 
 def test_partition_alignment_integer_program_agrees_with_search(monkeypatch):
     """Force the integer-programming fallback and compare with the plain search."""
-    from protoqa_core import partition_alignment as pm
+    from protoqa_core.similarity import partition_alignment as pm
 
     rng = random.Random(7)
     for _ in range(25):
@@ -257,3 +257,37 @@ def test_fast_tokenizer_path_on_every_answer_in_the_data(shared_data):
 def test_fast_tokenizer_path_with_contractions(text):
     content_tokens.cache_clear()
     assert content_tokens(text) == _nltk_tokens(text)
+
+
+def test_the_similarities_are_registries_in_the_listed_order():
+    from protoqa_core.registry import Registry
+    from protoqa_core.similarity import (
+        ALL_SIMILARITIES,
+        QUESTION_SIMILARITIES,
+        SIMILARITIES,
+        Similarity,
+        exact_match,
+        get_similarity,
+    )
+
+    assert isinstance(SIMILARITIES, Registry) and isinstance(QUESTION_SIMILARITIES, Registry)
+    assert ALL_SIMILARITIES == (
+        "exact_match",
+        "wordnet",
+        "wordnet_wup",
+        "lcs",
+        "longest_common_substring",
+        "jaro_winkler",
+        "roberta",
+    )
+    assert all(SIMILARITIES[name].name == name for name in SIMILARITIES)
+    assert QUESTION_SIMILARITIES["roberta"].description.startswith("the ProtoQA paper's RoBERTa similarity")
+    with pytest.raises(
+        ValueError, match="unknown similarity 'bleu'; choose one of: exact_match, wordnet, .*, roberta$"
+    ):
+        get_similarity("bleu")
+    with pytest.raises(ValueError, match="registered under another name"):
+        SIMILARITIES.add("exact", Similarity("exact_match", exact_match, False, False, "identical strings"))
+    with pytest.raises(ValueError, match="registered already"):
+        SIMILARITIES.add("exact_match", Similarity("exact_match", exact_match, False, False, "identical strings"))
+    assert "exact" not in SIMILARITIES

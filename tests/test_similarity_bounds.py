@@ -12,8 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from protoqa_core import partition_alignment as pm
-from protoqa_core.readers import Cluster, Question
+from protoqa_core.io.readers import Cluster, Question
 from protoqa_core.similarity import (
     MAX_SIMILARITY_TOKENS,
     SIMILARITIES,
@@ -23,20 +22,21 @@ from protoqa_core.similarity import (
     wordnet_similarity,
     wup_similarity,
 )
-from protoqa_core.string_similarity import (
+from protoqa_core.similarity import partition_alignment as pm
+from protoqa_core.similarity.strings import (
     best_lcs_ratios,
     jaro_winkler,
     lcs_ratio,
     longest_common_substring_ratio,
 )
-from protoqa_core.wordnet_lookup import open_wordnet, synset_keys
-from protoqa_core.wordnet_nltk import (
+from protoqa_core.wordnet.lookup import open_wordnet, synset_keys
+from protoqa_core.wordnet.nltk_reader import (
     get_wordnet,
     nltk_hypernym_pointers,
     nltk_lemma_offsets,
     nltk_shortest_hypernym_paths,
 )
-from protoqa_core.wu_palmer import WuPalmer, best_wup, best_wup_reaches, wup_from_keys
+from protoqa_core.wordnet.wu_palmer import WuPalmer, best_wup, best_wup_reaches, wup_from_keys
 from protoqa_metric import evaluate_predictions
 from spec_reference import (
     reference_question_score,
@@ -425,7 +425,7 @@ def test_exhausted_search_gives_a_flagged_lower_bound(monkeypatch):
     rng = random.Random(3)
     a = " ".join(rng.choice(["dog", "cat", "car"]) for _ in range(9))
     b = " ".join(rng.choice(["dog", "cat", "car"]) for _ in range(9))
-    from protoqa_core import similarity as sim_module
+    from protoqa_core.similarity import wordnet as sim_module
 
     sim_module._wordnet_tokens_similarity.cache_clear()
     exact = wordnet_similarity(a, b)
@@ -480,7 +480,7 @@ def test_long_answer_json_round_trip_through_the_cli(tmp_path):
 def _wup_by_search(a: str, b: str) -> float:
     """Wu-Palmer partition similarity the straightforward way: every group pair weighted by
     the pair-by-pair maximum of NLTK's Wu-Palmer (equal tokens 1), then the partition search."""
-    from protoqa_core.similarity import _spans_with_synsets
+    from protoqa_core.similarity.spans import _spans_with_synsets
     from protoqa_core.text import content_tokens
 
     x, y = content_tokens(a), content_tokens(b)
@@ -528,7 +528,7 @@ def test_wup_fast_paths_equal_the_search_on_random_word_lists():
     # One side a single token (the closed form), both sides one token, and longer
     # lists on both sides, all bit for bit against the plain evaluation.
     rng = random.Random(11)
-    from protoqa_core import similarity as sim_module
+    from protoqa_core.similarity import wordnet_wup as sim_module
 
     for trial in range(400):
         sizes = rng.choice([(1, 1), (1, 2), (2, 1), (1, 5), (6, 1), (2, 3), (3, 2)])
@@ -704,7 +704,7 @@ def test_wup_without_the_walk_file_gives_the_same_values(monkeypatch, tmp_path):
 
 
 def test_a_damaged_walk_file_is_refused(tmp_path):
-    from protoqa_core.walk_table import WalkTable, write_walk_table
+    from protoqa_core.wordnet.walk_table import WalkTable, write_walk_table
 
     path = tmp_path / "walks.bin"
     write_walk_table(path, [(("n", 1), "entity.n.01", ((("entity.n.01", 1, 0, False),), 1))])

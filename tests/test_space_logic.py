@@ -36,7 +36,7 @@ import demo_requests  # noqa: E402
 import demo_scoring  # noqa: E402
 import demo_settings  # noqa: E402
 
-import protoqa_core.data  # noqa: E402
+import protoqa_core.io.data  # noqa: E402
 from protoqa_integrations import generation, serving  # noqa: E402
 
 TINY_WORDS = ("pumpkin", "cabbage", "watermelon", "melon", "lettuce", "potato", "tomato", "big", "green")
@@ -202,7 +202,7 @@ def no_local_data(monkeypatch, tmp_path):
     """No data folder anywhere: DemoData must download, into the temporary root."""
     for variable in (demo_settings.DATA_DIR_ENV, demo_settings.FALLBACK_DATA_DIR_ENV):
         monkeypatch.delenv(variable, raising=False)
-    monkeypatch.setattr(protoqa_core.data, "checkout_data_dir", lambda: None)
+    monkeypatch.setattr(protoqa_core.io.data, "checkout_data_dir", lambda: None)
     monkeypatch.setenv(demo_settings.TEMP_DIR_ENV, str(tmp_path / "tmp"))
     return tmp_path / "tmp"
 
@@ -220,7 +220,7 @@ def test_downloaded_targets_are_verified(no_local_data, monkeypatch, tmp_path):
     forged = tmp_path / "forged.jsonl"
     forged.write_text(json.dumps(VEGETABLE_QUESTION) + "\n")
     calls = []
-    monkeypatch.setattr(protoqa_core.data, "download_file", _fake_download(forged, calls))
+    monkeypatch.setattr(protoqa_core.io.data, "download_file", _fake_download(forged, calls))
     data = demo_data.DemoData()
     assert data.data_dir is None and "downloaded" in data.describe()
     with pytest.raises(demo_errors.DemoError, match="cannot load ProtoQA crowdsourced dev: .*sha256"):
@@ -234,7 +234,7 @@ def test_downloaded_targets_are_read(no_local_data, monkeypatch):
         pytest.skip(f"{SHARED_DATA} is not available")
     calls = []
     monkeypatch.setattr(
-        protoqa_core.data, "download_file", _fake_download(SHARED_DATA / "cfc" / "dev.targets.jsonl", calls)
+        protoqa_core.io.data, "download_file", _fake_download(SHARED_DATA / "cfc" / "dev.targets.jsonl", calls)
     )
     data = demo_data.DemoData()
     assert len(data.questions("cfc")) == 54 and calls[0][0].endswith("/all_dev_targets.jsonl")

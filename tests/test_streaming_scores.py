@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from protoqa_core.readers import (
+from protoqa_core.io.readers import (
     DataFormatError,
     TargetStream,
     read_packed_predictions,

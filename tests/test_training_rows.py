@@ -356,7 +356,7 @@ def test_example_script_bad_option_exits_2(tmp_path):
 def test_rows_module_docstring_examples():
     import doctest
 
-    import protoqa_core.rows
+    import protoqa_core.io.rows
 
-    result = doctest.testmod(protoqa_core.rows, optionflags=doctest.ELLIPSIS)
+    result = doctest.testmod(protoqa_core.io.rows, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0

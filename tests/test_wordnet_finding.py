@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from protoqa_core import wordnet_files, wordnet_lookup, wordnet_nltk
-from protoqa_core.wordnet_files import WordNetUnavailableError
+from protoqa_core.wordnet import files as wordnet_files
+from protoqa_core.wordnet import lookup as wordnet_lookup
+from protoqa_core.wordnet import nltk_reader as wordnet_nltk
+from protoqa_core.wordnet.files import WordNetUnavailableError
 
 SYSTEM_DIRS = [Path(d) for d in wordnet_files.SYSTEM_WORDNET_DIRS if (Path(d) / "index.noun").is_file()]
 
@@ -34,8 +36,8 @@ def test_installs_system_wordnet_into_a_fresh_cache(tmp_path):
     env = {"PROTOQA_CACHE_DIR": str(tmp_path / "cache"), "NLTK_DATA": str(tmp_path / "no_nltk_data")}
     done = _run(
         """
-        from protoqa_core.wordnet_nltk import get_wordnet
-        from protoqa_core.wordnet_lookup import wordnet_version, synset_keys
+        from protoqa_core.wordnet.nltk_reader import get_wordnet
+        from protoqa_core.wordnet.lookup import wordnet_version, synset_keys
         wn = get_wordnet(download=False)
         print(wordnet_version(), wn.synsets("dogs")[0].name(), len(synset_keys("chewing gum")))
     """,
@@ -49,7 +51,7 @@ def test_installs_system_wordnet_into_a_fresh_cache(tmp_path):
     assert not (folder / "index.noun").is_symlink()
     # Second run: found as NLTK data already present, nothing copied again.
     stamp = (folder / "index.noun").stat().st_mtime_ns
-    again = _run("from protoqa_core.wordnet_nltk import get_wordnet; get_wordnet(download=False)", env)
+    again = _run("from protoqa_core.wordnet.nltk_reader import get_wordnet; get_wordnet(download=False)", env)
     assert again.returncode == 0 and (folder / "index.noun").stat().st_mtime_ns == stamp
 
 
@@ -61,7 +63,8 @@ def test_explicit_directory_via_environment(tmp_path):
         "PROTOQA_WORDNET_DIR": str(SYSTEM_DIRS[0]),
     }
     done = _run(
-        "from protoqa_core.wordnet_nltk import get_wordnet; print(get_wordnet(download=False).get_version())", env
+        "from protoqa_core.wordnet.nltk_reader import get_wordnet; print(get_wordnet(download=False).get_version())",
+        env,
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "3.0"
@@ -92,9 +95,9 @@ def test_nltks_reader_searches_as_the_similarities_do_and_says_what_it_tried(tmp
     done = _run(
         f"""
         import nltk
-        from protoqa_core import wordnet_files
-        from protoqa_core.wordnet_files import WordNetUnavailableError
-        from protoqa_core.wordnet_nltk import get_wordnet
+        from protoqa_core.wordnet import files as wordnet_files
+        from protoqa_core.wordnet.files import WordNetUnavailableError
+        from protoqa_core.wordnet.nltk_reader import get_wordnet
         nltk.data.path[:] = [{str(tmp_path / "no_nltk_data")!r}]
         wordnet_files.nltk_data_dirs = lambda: []
         wordnet_files.SYSTEM_WORDNET_DIRS = ({str(tmp_path / "nowhere")!r},)

@@ -11,10 +11,10 @@ import pytest
 
 pytest.importorskip("nltk")
 
-from protoqa_core import wordnet_lookup
-from protoqa_core.wordnet_nltk import get_wordnet, nltk_exception_map, nltk_lemma_offsets, nltk_morphy
-from protoqa_core.wordnet_reader import SUBSTITUTIONS
-from protoqa_core.wu_palmer import WuPalmer, wup_from_keys
+from protoqa_core.wordnet import lookup as wordnet_lookup
+from protoqa_core.wordnet.nltk_reader import get_wordnet, nltk_exception_map, nltk_lemma_offsets, nltk_morphy
+from protoqa_core.wordnet.reader import SUBSTITUTIONS
+from protoqa_core.wordnet.wu_palmer import WuPalmer, wup_from_keys
 
 
 @pytest.fixture(scope="module")

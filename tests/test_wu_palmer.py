@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from protoqa_core import wu_palmer
-from protoqa_core.walk_table import WalkTable, write_walk_table
-from protoqa_core.wordnet_lookup import open_wordnet, synset_keys
-from protoqa_core.wu_palmer import WuPalmer, best_wup, best_wup_reaches, wup_from_keys
+from protoqa_core.wordnet import walk_file, wu_palmer
+from protoqa_core.wordnet.lookup import open_wordnet, synset_keys
+from protoqa_core.wordnet.walk_table import WalkTable, write_walk_table
+from protoqa_core.wordnet.wu_palmer import WuPalmer, best_wup, best_wup_reaches, wup_from_keys
 
 WORDS = ["dog", "cat", "person", "run", "good", "quickly", "bank", "ice cream"]
 
@@ -76,7 +76,7 @@ def writes(monkeypatch):
         done.append(path)
         write_walk_table(path, _TINY_WALKS)
 
-    monkeypatch.setattr(wu_palmer, "_write_walks", write)
+    monkeypatch.setattr(walk_file, "_write_walks", write)
     return done
 
 
@@ -96,10 +96,10 @@ def test_a_lock_left_by_a_killed_build_blocks_nothing(tmp_path, writes):
     child.kill()  # a build killed mid-way: its lock file stays, its lock goes with it
     child.wait()
     start = time.monotonic()
-    wu_palmer._build_walk_file(path, tmp_path)
+    walk_file._build_walk_file(path, tmp_path)
     assert time.monotonic() - start < 5
     assert writes == [path] and WalkTable(path).walk(("n", 1)) == _TINY_WALKS[1][2]
-    wu_palmer._build_walk_file(path, tmp_path)  # intact: kept, not built again
+    walk_file._build_walk_file(path, tmp_path)  # intact: kept, not built again
     assert writes == [path]
 
 
@@ -107,7 +107,7 @@ def test_a_second_build_waits_for_the_first_and_uses_its_file(tmp_path, writes):
     path = tmp_path / "walks.bin"
     child = _hold_lock_in_a_child(path.with_name(path.name + ".lock"))
     try:
-        waiting = threading.Thread(target=wu_palmer._build_walk_file, args=(path, tmp_path))
+        waiting = threading.Thread(target=walk_file._build_walk_file, args=(path, tmp_path))
         waiting.start()
         waiting.join(0.5)
         assert waiting.is_alive() and writes == []  # waits while the first holds the lock
@@ -120,13 +120,13 @@ def test_a_second_build_waits_for_the_first_and_uses_its_file(tmp_path, writes):
 
 
 def test_a_build_that_cannot_get_the_lock_says_so(tmp_path, writes, monkeypatch):
-    monkeypatch.setattr(wu_palmer, "_LOCK_WAIT_SECONDS", 0.3)
+    monkeypatch.setattr(walk_file, "_LOCK_WAIT_SECONDS", 0.3)
     path = tmp_path / "walks.bin"
     lock = path.with_name(path.name + ".lock")
     child = _hold_lock_in_a_child(lock)
     try:
         with pytest.raises(OSError, match="another process has been building"):
-            wu_palmer._build_walk_file(path, tmp_path)
+            walk_file._build_walk_file(path, tmp_path)
     finally:
         child.kill()
         child.wait()
@@ -138,7 +138,7 @@ def test_a_lock_file_planted_as_a_symlink_is_not_followed(tmp_path, writes):
     target = tmp_path / "elsewhere"
     path.with_name(path.name + ".lock").symlink_to(target)
     with pytest.raises(OSError):
-        wu_palmer._build_walk_file(path, tmp_path)
+        walk_file._build_walk_file(path, tmp_path)
     assert writes == [] and not target.exists()
 
 

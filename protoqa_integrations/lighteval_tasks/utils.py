@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from protoqa_core.data import CACHE_DIR_ENV, data_dir_from_env
+from protoqa_core.io.data import CACHE_DIR_ENV, data_dir_from_env
 from protoqa_integrations.generation import (
     CFC_NUM_SAMPLES,
     PAPER_MAX_NEW_TOKENS,

@@ -28,9 +28,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Optional
 
-from protoqa_core.cli_io import write_output_file
+from protoqa_core.io.cli import write_output_file
+from protoqa_core.io.readers import Question, clusters_from_records
 from protoqa_core.ranking import rank_by_frequency
-from protoqa_core.readers import Question, clusters_from_records
 from protoqa_core.signature import make_signature
 from protoqa_integrations.engines.base import COLLAPSE_SHARE, is_collapsed
 from protoqa_integrations.generation import PAPER_TEMPERATURE, answer_from_text
@@ -190,7 +190,7 @@ def chat_target(doc: dict) -> str:
 
 
 def question_from_doc(doc: dict) -> Question:
-    """The :class:`~protoqa_core.readers.Question` of a dataset row.
+    """The :class:`~protoqa_core.io.readers.Question` of a dataset row.
 
     >>> question_from_doc({"id": "q1", "question": "name a pet", "clusters": {"id": ["q1.0"],
     ...                    "answers": [["dog"]], "count": [3]}}).clusters[0].count

@@ -37,7 +37,7 @@ from typing import Any, Optional
 from cfc_probeval.clustering import CLUSTERINGS
 from cfc_probeval.errors import DataFormatError
 from cfc_probeval.matching import MATCHINGS
-from protoqa_core import data as data_location
+from protoqa_core.io import data as data_location
 
 from .matching_study import MATCHERS
 from .sampling import SAMPLINGS
@@ -50,7 +50,7 @@ __all__ = ["main", "build_parser", "resolve_data_dir", "limit_threads"]
 
 
 def resolve_data_dir(given: Optional[str] = None) -> Path:
-    """The data folder of :func:`protoqa_core.data.resolve_data_dir` (``given``, ``$PROTOQA_DATA_DIR``,
+    """The data folder of :func:`protoqa_core.io.data.resolve_data_dir` (``given``, ``$PROTOQA_DATA_DIR``,
     ``../shared/data`` beside the checkout); it must exist, since the study reads many files.
 
     >>> resolve_data_dir("/nonexistent")

@@ -182,7 +182,7 @@ def protocol_grid(protocol: dict[str, Any]) -> list[ClusterCandidate]:
 
 
 def _lemma(word: str) -> str:
-    from protoqa_core.wordnet_lookup import open_wordnet
+    from protoqa_core.wordnet.lookup import open_wordnet
 
     forms = open_wordnet().morphy(word, "n")
     return min(forms, key=lambda f: (len(f), f)) if forms else word

@@ -11,7 +11,7 @@ clusters, or to none ("wrong"):
 * ``wordnet_wup``, ``lcs``, ``cosine`` (MiniLM), ``gp`` (a Gaussian-process classifier per
   cluster): the best-scoring cluster(s) when the score passes a threshold;
 * ``roberta`` (not in the default set: it needs an encoder, ``encoder=``): the ProtoQA
-  metric's ``roberta`` similarity (:mod:`protoqa_core.roberta_similarity`), the paper's
+  metric's ``roberta`` similarity (:mod:`protoqa_core.similarity.roberta`), the paper's
   RoBERTa method, trained per question on the crowd answers of ProtoQA dev with
   repetition. Its threshold is not tuned: it is the paper's 0.1 (``ROBERTA_THRESHOLD``),
   and the figures at the other thresholds are given in-sample, for orientation only. Its
@@ -217,12 +217,12 @@ def _roberta_assignments(
 ) -> tuple[list[list[list[tuple[int, ...]]]], str]:
     """Per question, per threshold of ``grid``, the ``roberta`` similarity's cluster of each answer; its label.
 
-    The answers go through :meth:`~protoqa_core.roberta_similarity.RobertaSimilarity.matrix`
+    The answers go through :meth:`~protoqa_core.similarity.roberta.RobertaSimilarity.matrix`
     (an identical cluster string first, else the best cluster when its score passes the
     threshold), with the question's text and crowd counts from the targets file.
     """
-    from protoqa_core.readers import read_targets
-    from protoqa_core.roberta_similarity import RobertaSimilarity
+    from protoqa_core.io.readers import read_targets
+    from protoqa_core.similarity.roberta import RobertaSimilarity
 
     targets = read_targets(Path(data_dir) / DATA[0])
     sims = {t: RobertaSimilarity(encoder, threshold=t, **options) for t in grid}
@@ -262,7 +262,7 @@ def run_matching_study(
     scored in order until the budget is spent, and the figures say how many were covered.
     ``encoder`` (a Hub id or a folder) is the ``roberta`` arm's encoder, and
     ``roberta_options`` further options of
-    :class:`~protoqa_core.roberta_similarity.RobertaSimilarity`; its figures are at the
+    :class:`~protoqa_core.similarity.roberta.RobertaSimilarity`; its figures are at the
     paper's threshold 0.1, untuned.
 
     >>> r = run_matching_study("../shared/data", matchers=["exact_match"], num_questions=3)  # doctest: +SKIP
@@ -414,9 +414,9 @@ def run_length_scale_study(
     >>> r["chosen"]  # doctest: +SKIP
     'median'
     """
-    from protoqa_core.gaussian_process import length_scale_rule
-    from protoqa_core.readers import read_targets
-    from protoqa_core.roberta_similarity import RobertaSimilarity
+    from protoqa_core.io.readers import read_targets
+    from protoqa_core.similarity.gaussian_process import length_scale_rule
+    from protoqa_core.similarity.roberta import RobertaSimilarity
 
     start = time.perf_counter()
     questions = load_questions(data_dir)
@@ -518,8 +518,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     import argparse
     import sys
 
-    from protoqa_core import data as data_location
-    from protoqa_core.gaussian_process import length_scale_rule
+    from protoqa_core.io import data as data_location
+    from protoqa_core.similarity.gaussian_process import length_scale_rule
 
     p = argparse.ArgumentParser(prog="python -m studies.validation.matching_study")
     p.add_argument("--data-dir", default=None)

@@ -65,7 +65,7 @@ from cfc_probeval.matching import MATCHINGS, GPMatcher, Matcher, make_matcher
 from cfc_probeval.probeval import ProbEval, normalized_sample_counts
 from cfc_probeval.results import AnswerCluster
 from protoqa_core.ranking import rank_by_frequency
-from protoqa_core.readers import Cluster
+from protoqa_core.io.readers import Cluster
 from protoqa_core.similarity import get_similarity
 from protoqa_core.text import normalize_prediction
 from protoqa_metric.scoring import score_matrix
@@ -1261,7 +1261,7 @@ def _pool_summary(studies: Sequence[QuestionStudy]) -> dict[str, Any]:
 def annotations_are_ground_truth(truth: GroundTruth, annotations: Mapping[str, Any]) -> bool:
     """Whether a question's annotated answers ("wrong" aside) are its ground-truth answers with their counts.
 
-    >>> from protoqa_core.readers import Cluster
+    >>> from protoqa_core.io.readers import Cluster
     >>> from studies.validation.sampling import Annotation
     >>> gt = GroundTruth("q", (Cluster("q.0", ("dog",), 2),), {"dog": 2})
     >>> annotations_are_ground_truth(gt, {"dog": Annotation("q.0", 2), "wrong": Annotation("wrong", 1)})

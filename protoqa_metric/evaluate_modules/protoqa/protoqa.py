@@ -145,7 +145,7 @@ class Protoqa(CheckedReferences, evaluate.Metric):
             for qid, ref, text, r in zip(question_ids, references, texts, raw, strict=True)
         ]
         # Predictions are paired with references by position, so every id is known; the
-        # library's id gate (protoqa_core.ids.reconcile_ids) still checks them.
+        # library's id gate (protoqa_core.io.ids.reconcile_ids) still checks them.
         options = {"encoder": encoder, "device": device} if similarity == "roberta" else {}
         protoqa = ProtoQA(similarity, metrics, all_stopword_match=all_stopword_match, **options)
         return protoqa.evaluate(targets, dict(zip(question_ids, predictions, strict=True))).as_dict()

@@ -83,7 +83,7 @@ def _body_start(data: mmap.mmap) -> int:
 class WordNetReader:
     """Look-ups in the WordNet database in ``folder`` (``index.noun``, ``data.noun``, ``noun.exc``, ...).
 
-    >>> from protoqa_core.wordnet_files import find_wordnet
+    >>> from protoqa_core.wordnet.files import find_wordnet
     >>> wn = WordNetReader(find_wordnet())
     >>> wn.morphy("dogs", "n"), wn.offsets("dog", "n")[:2]
     (['dog'], (2084071, 10114209))
@@ -201,7 +201,7 @@ class WordNetReader:
         The form itself first, then either its exception-list bases or, when it has
         none, the forms one rule of detachment gives; each once, in that order.
 
-        >>> from protoqa_core.wordnet_files import find_wordnet
+        >>> from protoqa_core.wordnet.files import find_wordnet
         >>> WordNetReader(find_wordnet()).morphy("geese", "n")
         ['goose']
         """
@@ -270,7 +270,7 @@ class WordNetReader:
         """NLTK's sense number of a synset for its first lemma: the synset's place among the
         lemma's synsets of that part of speech; for satellites (NLTK 3.10), among its satellites.
 
-        >>> from protoqa_core.wordnet_files import find_wordnet
+        >>> from protoqa_core.wordnet.files import find_wordnet
         >>> WordNetReader(find_wordnet()).sense_number("dog", "n", 2084071)
         1
         """
@@ -301,7 +301,7 @@ class WordNetReader:
         One regular-expression pass over the file: a first run of a fresh installation
         reads every index file for its lemma tables, and most lemmas are single words.
 
-        >>> from protoqa_core.wordnet_files import find_wordnet
+        >>> from protoqa_core.wordnet.files import find_wordnet
         >>> "hot_dog" in WordNetReader(find_wordnet()).multiword_lemmas("n")
         True
         """

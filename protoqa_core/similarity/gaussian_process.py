@@ -20,7 +20,7 @@ training answers            the ~100 crowd answers with            the distinct 
 vectors                     raw, L2 distance                       scaled to unit length (the caller)
 representation (embedder)   the answer after the question,         a sentence embedding of the answer
                             averaged over its tokens               alone
-                            (:class:`~protoqa_core.embedding.
+                            (:class:`~protoqa_core.similarity.embedding.
                             ContextEncoder`)
 =========================== ===================================== ======================================
 

@@ -41,6 +41,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple, Optional
 
 __all__ = [
     "SpanPair",
@@ -220,10 +221,40 @@ def best_partition_alignment_checked(
     """
     if n_a <= 0 or n_b <= 0:
         raise ValueError("both token sequences must be non-empty")
+    tables = _index_pairs(n_a, n_b, pairs)
+    if tables is None:
+        return 0.0, True
+    best, proven = _search_within_budget(n_a, n_b, tables)
+    if proven:
+        return best, True
+    live = [p for p in pairs if p.weight > 0]
+    if len(live) > MILP_MAX_PAIRS:
+        return best, False
+    return _solve_by_integer_programming(n_a, n_b, live, best)
+
+
+class _PairTables(NamedTuple):
+    """The span pairs of one problem indexed for the search, and the counts its bound reads."""
+
+    options: list[list[tuple[int, int, float]]]  # by a-start: (a end, b mask, weight), best first
+    coverable_b: int  # mask of the b tokens some pair covers
+    never_b: int  # mask of the b tokens no pair covers
+    max_ratio_ab: float  # most a-tokens one pair covers per b-token
+    max_ratio_ba: float
+    rem_coverable_a: list[int]  # coverable a tokens at or after i
+    unc_after: list[bool]  # an uncoverable a token at or after i
+
+
+def _index_pairs(n_a: int, n_b: int, pairs: Sequence[SpanPair]) -> Optional[_PairTables]:
+    """The tables of :class:`_PairTables`, or None when no pair of positive weight is left.
+
+    >>> _index_pairs(2, 1, [SpanPair(1, 2, 0, 1, 1.0)]).rem_coverable_a
+    [1, 1, 0]
+    """
     options: list[list[tuple[int, int, float]]] = [[] for _ in range(n_a)]
     coverable_a = [False] * n_a
     coverable_b = 0
-    max_ratio_ab = 0.0  # most a-tokens one pair covers per b-token
+    max_ratio_ab = 0.0
     max_ratio_ba = 0.0
     for p in pairs:
         if p.weight <= 0:
@@ -237,7 +268,7 @@ def best_partition_alignment_checked(
         max_ratio_ab = max(max_ratio_ab, len_a / len_b)
         max_ratio_ba = max(max_ratio_ba, len_b / len_a)
     if not coverable_b:
-        return 0.0, True
+        return None
     for opts in options:
         # Heavier pairs first, then shorter spans: finds a good solution early,
         # which makes the bound prune more.
@@ -245,31 +276,45 @@ def best_partition_alignment_checked(
 
     # Suffix counts over the first sequence.
     rem_coverable_a = [0] * (n_a + 1)
-    unc_after = [False] * (n_a + 1)  # an uncoverable token at or after i
+    unc_after = [False] * (n_a + 1)
     for i in range(n_a - 1, -1, -1):
         rem_coverable_a[i] = rem_coverable_a[i + 1] + coverable_a[i]
         unc_after[i] = unc_after[i + 1] or not coverable_a[i]
     never_b = ~coverable_b & ((1 << n_b) - 1)
+    return _PairTables(options, coverable_b, never_b, max_ratio_ab, max_ratio_ba, rem_coverable_a, unc_after)
 
+
+def _gaps_b_lower_bound(mask: int, never_b: int, n_b: int) -> int:
+    """Tokens of b that no pair covers stay uncovered; runs of them separated by already
+    covered tokens (``mask``) are distinct gaps whatever happens next.
+
+    >>> _gaps_b_lower_bound(0b010, 0b101, 3)
+    2
+    """
+    if not never_b:
+        return 0
+    runs = 0
+    inside = False
+    for t in range(n_b):
+        bit = 1 << t
+        if mask & bit:
+            inside = False
+        elif never_b & bit and not inside:
+            runs += 1
+            inside = True
+    return runs
+
+
+def _search_within_budget(n_a: int, n_b: int, tables: _PairTables) -> tuple[float, bool]:
+    """The branch-and-bound search over partitions: ``(best value found, whether it finished)``.
+
+    It stops unfinished after :data:`SEARCH_STEP_BUDGET` distinct states or
+    :data:`SEARCH_CALL_BUDGET` calls; its best value is then a lower bound.
+    """
+    options, coverable_b, never_b, max_ratio_ab, max_ratio_ba, rem_coverable_a, unc_after = tables
     best = 0.0
     steps = calls = 0
     seen: set[tuple[int, bool, int, int, float, int]] = set()
-
-    def gaps_b_lower_bound(mask: int) -> int:
-        # Tokens of b that no pair covers stay uncovered; runs of them separated
-        # by already covered tokens are distinct gaps whatever happens next.
-        if not never_b:
-            return 0
-        runs = 0
-        inside = False
-        for t in range(n_b):
-            bit = 1 << t
-            if mask & bit:
-                inside = False
-            elif never_b & bit and not inside:
-                runs += 1
-                inside = True
-        return runs
 
     def search(i: int, prev_uncovered: bool, mask: int, k: int, weight: float, gaps_a: int) -> None:
         nonlocal best
@@ -303,7 +348,7 @@ def best_partition_alignment_checked(
         a_left_uncovered = unc_after[i] or remaining_a > min(rem_coverable_a[i], int(free_b * max_ratio_ab + 1e-9))
         ga = gaps_a + (1 if a_left_uncovered and not prev_uncovered else 0)
         b_uncovered_now = n_b - mask.bit_count()
-        gb = gaps_b_lower_bound(mask)
+        gb = _gaps_b_lower_bound(mask, never_b, n_b)
         if gb == 0 and b_uncovered_now > min(free_b, int(rem_coverable_a[i] * max_ratio_ba + 1e-9)):
             gb = 1
         g = max(ga, gb)
@@ -324,10 +369,7 @@ def best_partition_alignment_checked(
     try:
         search(0, False, 0, 0, 0.0, 0)
     except _BudgetExceeded:
-        live = [p for p in pairs if p.weight > 0]
-        if len(live) > MILP_MAX_PAIRS:
-            return best, False
-        return _solve_by_integer_programming(n_a, n_b, live, best)
+        return best, False
     finally:
         sys.setrecursionlimit(old_limit)
     return best, True

@@ -19,7 +19,7 @@ def add_input_options(parser: argparse.ArgumentParser, *, progress_default: bool
 
     The metric-specific help stays with each command; these four mean the same in
     both: what to do with prediction ids that are not in the targets (see
-    :func:`protoqa_core.ids.reconcile_ids`), with target questions that have no
+    :func:`protoqa_core.io.ids.reconcile_ids`), with target questions that have no
     predictions, with two all-stopword strings under WordNet, and whether to draw a
     progress bar on stderr (``progress_default`` differs between the commands).
 

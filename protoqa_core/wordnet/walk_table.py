@@ -1,6 +1,6 @@
 """A memory-mapped file of Wu-Palmer walks, one per WordNet synset.
 
-Wu-Palmer similarity (:func:`protoqa_core.wu_palmer.best_wup`) scores synset
+Wu-Palmer similarity (:func:`protoqa_core.wordnet.wu_palmer.best_wup`) scores synset
 pairs from each synset's *walk*: the synset and its hypernyms in the order NLTK
 prefers them as subsumers, each with its depth and path length, and the path length
 to NLTK's simulated root. Computing a walk reads the data-file line of every
@@ -10,7 +10,7 @@ a fresh process that was most of the cost of a Wu-Palmer evaluation.
 So the walks of all 117,659 synsets of WordNet 3.0 are computed once per WordNet
 installation (6-8 s here, in a child process so that the tables it builds do not
 stay in the caller's memory), written to one file of 13 MB in the cache folder
-(:func:`protoqa_core.wordnet_files.cache_dir`), and read through a memory map:
+(:func:`protoqa_core.wordnet.files.cache_dir`), and read through a memory map:
 nothing is loaded up front and a walk is decoded when first asked for. The file is
 named after the WordNet files it was computed from (their sizes and modification
 times), so another WordNet gets its own file. When the file cannot be written or

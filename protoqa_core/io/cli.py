@@ -171,7 +171,7 @@ def check_output_file(
     >>> check_output_file("/dev/null", force=True)
     Traceback (most recent call last):
     ...
-    protoqa_core.cli_io.OutputFileError: /dev/null: cannot write: it is a device, not a regular file
+    protoqa_core.io.cli.OutputFileError: /dev/null: cannot write: it is a device, not a regular file
     """
     path = Path(name)
     try:

@@ -4,12 +4,12 @@ The method (ProtoQA paper, section 3.1.3):
 
 1. Each answer is represented by an encoder's (RoBERTa's) last-layer vectors of the
    question followed by the answer, averaged over the answer's tokens
-   (:class:`~protoqa_core.embedding.ContextEncoder`).
+   (:class:`~protoqa_core.similarity.embedding.ContextEncoder`).
 2. For each cluster, a one-vs-all Gaussian-process regression (RBF kernel on the L2
    distance) is trained on the question's crowd answers with repetition: every string
    of a cluster counts as often as the crowd gave it (its count among the question's
    raw answers; once when the data has no count for it). See
-   :mod:`protoqa_core.gaussian_process`. The paper's text does not give the kernel's
+   :mod:`protoqa_core.similarity.gaussian_process`. The paper's text does not give the kernel's
    length scale; its code fixed it at 1 in the vectors' own units (scikit-learn's
    default kernel then), which ties the result to the scale of the encoder's vectors:
    with all-MiniLM-L6-v2 two different answers of one cluster lie about 11 units
@@ -34,8 +34,8 @@ Cost: per question, one encoder pass over its distinct cluster strings (batched,
 cached per question), one kernel matrix and one Cholesky factorization of at most
 that many rows for all clusters together, and one encoder pass over the distinct
 predictions. Contexts and answers are cut to a fixed number of tokens
-(:data:`~protoqa_core.embedding.MAX_CONTEXT_TOKENS`,
-:data:`~protoqa_core.embedding.MAX_ANSWER_TOKENS`); a cut is reported as an
+(:data:`~protoqa_core.similarity.embedding.MAX_CONTEXT_TOKENS`,
+:data:`~protoqa_core.similarity.embedding.MAX_ANSWER_TOKENS`); a cut is reported as an
 approximation. The regression's hyperparameters come from the vectors by a fixed rule
 (no random restart), so the result is the same for the same inputs on the same device.
 
@@ -58,9 +58,10 @@ from typing import Optional, Union
 
 import numpy as np
 
+from ..io.readers import DataFormatError, Question
 from .embedding import ContextEncoder, ModelLocation, locate_model, model_revision
 from .gaussian_process import LengthScale, OneVsAll, fit_one_vs_all, length_scale_rule
-from .readers import DataFormatError, Question
+from .registry import QUESTION_SIMILARITIES, QuestionSimilarity
 
 __all__ = [
     "DEFAULT_ENCODER",
@@ -162,7 +163,7 @@ class RobertaSimilarity:
 
     Args:
         encoder: a Hugging Face Hub id or a local folder (default ``roberta-base``),
-            found by :func:`protoqa_core.embedding.locate_model`. A missing encoder is
+            found by :func:`protoqa_core.similarity.embedding.locate_model`. A missing encoder is
             an error naming the ``--encoder`` option; no other model is ever used instead.
         threshold: the best cluster's score must exceed it (default 0.1, the paper's).
         device: where the encoder runs (``cpu``, ``cuda``...).
@@ -171,7 +172,7 @@ class RobertaSimilarity:
         context: put the question before each answer (the paper's); False encodes the
             answer alone.
         length_scale: the RBF kernel's length-scale rule
-            (:func:`~protoqa_core.gaussian_process.length_scale_rule`): default
+            (:func:`~protoqa_core.similarity.gaussian_process.length_scale_rule`): default
             ``"median*0.375"`` (that factor times the median distance between the
             question's distinct cluster strings); ``"median"`` or ``"median*<factor>"``
             for another factor; a positive number fixes it (``1.0``: the papers' code);
@@ -345,3 +346,13 @@ def _short_name(encoder: str, location: ModelLocation) -> str:
         name = "/".join(parts[-2:]) if parts and parts[-1] in ("model", "models") else (parts[-1] if parts else "")
         return re.sub(r"[|,()\s]", "_", name) or "local"
     return re.sub(r"[|,()\s]", "_", encoder.strip())
+
+
+QUESTION_SIMILARITIES.add(
+    "roberta",
+    QuestionSimilarity(
+        "roberta",
+        RobertaSimilarity,
+        "the ProtoQA paper's RoBERTa similarity: contextual vectors, a Gaussian process per cluster",
+    ),
+)

@@ -1,14 +1,14 @@
 """Per-installation cache files derived from a WordNet database, each verified before use.
 
 Two files live in ``<cache folder>/wordnet_tables/`` (see
-:func:`protoqa_core.wordnet_files.cache_dir`), named after the database files they
+:func:`protoqa_core.wordnet.files.cache_dir`), named after the database files they
 were derived from (their sizes and modification times), so another WordNet gets its
 own files:
 
 * the *lemma tables*: the most words a look-up can match, and every proper prefix of a
   multi-word lemma or exception form, so that the similarity skips look-ups that
   cannot succeed (a text file, about 0.9 MB);
-* the Wu-Palmer *walk file* (see :mod:`protoqa_core.walk_table`).
+* the Wu-Palmer *walk file* (see :mod:`protoqa_core.wordnet.walk_table`).
 
 Each file carries a SHA-256 digest of its contents. A file that is cut short, damaged
 or of another format is rebuilt (and the rebuild is logged with the file's name); when
@@ -25,8 +25,8 @@ import tempfile
 from pathlib import Path
 from typing import Optional
 
-from .wordnet_files import REQUIRED_FILES, cache_dir
-from .wordnet_reader import WordNetReader
+from .files import REQUIRED_FILES, cache_dir
+from .reader import WordNetReader
 
 __all__ = ["LemmaTables", "installation_digest", "table_path", "write_atomically", "lemma_tables"]
 

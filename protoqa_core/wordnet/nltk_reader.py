@@ -1,10 +1,10 @@
 """NLTK's WordNet reader, for those who want NLTK ``Synset`` objects and for the tests' oracle.
 
-The similarities do not use NLTK (see :mod:`protoqa_core.wordnet_reader`); this module
+The similarities do not use NLTK (see :mod:`protoqa_core.wordnet.reader`); this module
 is the one place that touches NLTK's WordNet reader and its private attributes. NLTK's
 WordNet is found in this order: NLTK data that is already present (``nltk.data.path``,
 ``$NLTK_DATA``, and this package's cache folder from an earlier run); else WordNet as
-:func:`protoqa_core.wordnet_files.find_wordnet` finds it (the folder given, NLTK data,
+:func:`protoqa_core.wordnet.files.find_wordnet` finds it (the folder given, NLTK data,
 a system WordNet 3.0 database, ``nltk.download("wordnet")`` into the cache folder),
 copied into the cache as an NLTK ``corpora/wordnet`` folder with the ``lexnames`` file
 that Debian does not ship.
@@ -20,8 +20,8 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
-from . import wordnet_files
-from .wordnet_files import FIX_HINT, REQUIRED_FILES, WordNetUnavailableError, cache_dir
+from . import files as wordnet_files
+from .files import FIX_HINT, REQUIRED_FILES, WordNetUnavailableError, cache_dir
 
 if TYPE_CHECKING:  # pragma: no cover
     from nltk.corpus.reader.wordnet import Synset, WordNetCorpusReader
@@ -146,7 +146,7 @@ def get_wordnet(wordnet_dir: Optional[str | os.PathLike] = None, download: bool 
         wordnet_dir: a folder with a WordNet 3.0 database (``index.noun``,
             ``data.noun``, ...) to use when NLTK has no WordNet yet. Defaults to
             ``$PROTOQA_WORDNET_DIR``, then the places
-            :func:`~protoqa_core.wordnet_files.find_wordnet` searches.
+            :func:`~protoqa_core.wordnet.files.find_wordnet` searches.
         download: whether to fall back to ``nltk.download("wordnet")``.
 
     Raises:

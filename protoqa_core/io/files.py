@@ -1,0 +1,388 @@
+"""Reading a data file safely: bounded, decompressed, strictly decoded, and parsed as strict JSON.
+
+Files are UTF-8 (a byte order mark is allowed) and may be gzip-compressed; a JSON object
+with the same key twice, nesting deeper than Python can parse, a lone surrogate escape
+(``"\\ud800"``, which no UTF-8 file can hold) and counts above :data:`MAX_COUNT` are errors. At
+most :data:`DEFAULT_MAX_INPUT_MB` megabytes are read from one file, after decompression
+(``$PROTOQA_MAX_INPUT_MB`` raises the cap). Pipes, ``/dev/stdin`` and process substitution
+are read like files. Every error names the file and the line where there is one.
+"""
+
+from __future__ import annotations
+
+import errno
+import gzip
+import io
+import json
+import os
+import re
+import reprlib
+import stat
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Optional, Union
+
+__all__ = [
+    "DataFormatError",
+    "MalformedJSONError",
+    "ProtoQAWarning",
+    "MAX_COUNT",
+    "MAX_INPUT_ENV",
+    "DEFAULT_MAX_INPUT_MB",
+    "max_input_bytes",
+    "read_text",
+    "parse_json",
+]
+
+PathLike = Union[str, os.PathLike]
+
+MAX_COUNT = 2**53
+"""Largest count accepted: every count and every sum of a few of them stays exact as a float."""
+
+
+class DataFormatError(ValueError):
+    """A targets or predictions file (or in-memory record) is not in the expected format."""
+
+    def __init__(
+        self,
+        message: str,
+        path: Optional[PathLike] = None,
+        line: Optional[int] = None,
+        question_id: Optional[str] = None,
+    ):
+        where = []
+        if path is not None:
+            where.append(str(path))
+        if line is not None:
+            where.append(f"line {line}")
+        if question_id is not None:
+            where.append(f"question {question_id!r}")
+        super().__init__(f"{', '.join(where)}: {message}" if where else message)
+        self.path, self.line, self.question_id = path, line, question_id
+
+
+class ProtoQAWarning(UserWarning):
+    """Something in the input was handled in a way the user should know about."""
+
+
+_SHORT = reprlib.Repr()
+_SHORT.maxstring, _SHORT.maxother, _SHORT.maxlist, _SHORT.maxdict, _SHORT.maxlevel = 60, 60, 4, 4, 3
+
+
+def _short(value: Any) -> str:
+    """A bounded repr for messages: a hostile value must not make a megabyte-long error line."""
+    return _SHORT.repr(value)
+
+
+_COMPRESSED = {b"BZh": "bzip2", b"\xfd7zXZ\x00": "xz", b"PK\x03\x04": "zip", b"\x28\xb5\x2f\xfd": "zstd"}
+_WIDE_BOMS = {
+    b"\xff\xfe\x00\x00": "UTF-32",
+    b"\x00\x00\xfe\xff": "UTF-32",
+    b"\xff\xfe": "UTF-16",
+    b"\xfe\xff": "UTF-16",
+}
+
+
+def _os_error(exc: OSError, path: PathLike) -> Exception:
+    """An input/output error as one message naming the file."""
+    if isinstance(exc, FileNotFoundError):
+        return FileNotFoundError(f"file not found: {path}")
+    reasons: dict[Optional[int], str] = {
+        errno.EACCES: "permission denied",
+        errno.EPERM: "permission denied",
+        errno.EISDIR: "is a directory, not a file",
+        errno.ENAMETOOLONG: "file name too long",
+        errno.ENOTDIR: "a part of the path is not a directory",
+        errno.ELOOP: "too many symbolic links",
+    }
+    reason = reasons.get(exc.errno) or exc.strerror or type(exc).__name__
+    return DataFormatError(f"cannot read the file: {reason}", path)
+
+
+def _check_file(path: Path, what: str) -> None:
+    try:
+        is_dir, exists = path.is_dir(), path.exists()
+    except OSError as exc:  # e.g. a name too long to look up
+        raise _os_error(exc, path) from None
+    if is_dir:
+        raise DataFormatError("cannot read the file: is a directory, not a file", path)
+    if not exists:
+        raise FileNotFoundError(f"{what} file not found: {path}")
+
+
+MAX_INPUT_ENV = "PROTOQA_MAX_INPUT_MB"
+"""Environment variable that raises (or lowers) :data:`DEFAULT_MAX_INPUT_MB`."""
+DEFAULT_MAX_INPUT_MB = 512
+"""The most megabytes (after gzip decompression) read from one input file.
+
+The largest ProtoQA file is a few tens of MB; the cap keeps ``/dev/zero`` or a
+gzip bomb from taking every byte of memory."""
+
+
+def max_input_bytes() -> int:
+    """The input size cap in bytes: ``$PROTOQA_MAX_INPUT_MB`` megabytes, else :data:`DEFAULT_MAX_INPUT_MB`.
+
+    >>> max_input_bytes() == DEFAULT_MAX_INPUT_MB * 2**20 or MAX_INPUT_ENV in os.environ
+    True
+    """
+    text = os.environ.get(MAX_INPUT_ENV, "").strip()
+    if not text:
+        return DEFAULT_MAX_INPUT_MB * 2**20
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0 or value != value or value == float("inf"):
+        raise DataFormatError(f"{MAX_INPUT_ENV} must be a positive number of megabytes, got {text!r}")
+    return int(value * 2**20)
+
+
+class _Prefixed(io.RawIOBase):
+    """The bytes already taken from a stream by the format probe, then the rest of the stream.
+
+    A pipe cannot seek back, so what the probe read is handed out again from here.
+    """
+
+    def __init__(self, head: bytes, rest: Any):
+        self._head, self._rest = head, rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self._head:
+            n = min(len(buffer), len(self._head))
+            buffer[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        return self._rest.readinto(buffer)
+
+    def close(self) -> None:
+        self._rest.close()
+        super().close()
+
+
+def _too_large(limit: int, path: PathLike) -> DataFormatError:
+    return DataFormatError(
+        f"the input is larger than {limit / 2**20:.4g} MB (after decompression); this is refused "
+        f"to keep memory bounded: set {MAX_INPUT_ENV} to a larger number of megabytes to read it",
+        path,
+    )
+
+
+class _Bounded(io.RawIOBase):
+    """A stream that fails, naming the file and the cap, once more than ``limit`` bytes come out of it."""
+
+    def __init__(self, inner: Any, limit: int, path: PathLike):
+        self._inner, self._left, self._limit, self._path = inner, limit, limit, path
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer)
+        # One byte more than allowed is asked for, so that a file of exactly the cap passes.
+        want = min(len(view), self._left + 1)
+        data = self._inner.read(want)
+        if len(data) > self._left:
+            raise _too_large(self._limit, self._path)
+        self._left -= len(data)
+        view[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        self._inner.close()
+        super().close()
+
+
+def _read_head(fh: Any, size: int) -> bytes:
+    # A pipe may hand out fewer bytes per read than were asked for.
+    head = b""
+    while len(head) < size:
+        chunk = fh.read(size - len(head))
+        if not chunk:
+            break
+        head += chunk
+    return head
+
+
+def _open_binary(path: Path):
+    """``path`` opened once for binary reading, decompressed when it is gzip, capped in size.
+
+    Pipes, ``/dev/stdin`` and process substitution work: the bytes of the format probe
+    are kept and read again.
+    """
+    limit = max_input_bytes()
+    raw = open(path, "rb", buffering=0)
+    try:
+        head = _read_head(raw, 6)
+        # A plain regular file is refused from its size, before its content is read; gzip and
+        # pipes are counted while they are read (_Bounded).
+        if head[:2] != b"\x1f\x8b" and stat.S_ISREG(os.fstat(raw.fileno()).st_mode):
+            if os.fstat(raw.fileno()).st_size > limit:
+                raise _too_large(limit, path)
+        if raw.seekable():
+            raw.seek(0)
+            stream: Any = raw
+        else:
+            stream = _Prefixed(head, raw)
+        for magic, name in _COMPRESSED.items():
+            if head.startswith(magic):
+                raise DataFormatError(f"the file is {name}-compressed; decompress it first (gzip is read as is)", path)
+        if head[:2] == b"\x1f\x8b":
+            stream = gzip.GzipFile(fileobj=io.BufferedReader(stream), mode="rb")
+        return io.BufferedReader(_Bounded(stream, limit, path))
+    except BaseException:
+        raw.close()
+        raise
+
+
+def _decode(data: bytes, path: PathLike, line: Optional[int], first: bool) -> str:
+    if first:
+        for bom, name in _WIDE_BOMS.items():
+            if data.startswith(bom):
+                raise DataFormatError(f"the file is {name}-encoded; save it as UTF-8", path)
+        if data.startswith(b"\xef\xbb\xbf"):
+            data = data[3:]
+        if b"\x00" in data[:4]:
+            raise DataFormatError(
+                "the file holds NUL bytes (UTF-16 or UTF-32 without a byte order mark?); save it as UTF-8", path
+            )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        at = line if line is not None else data.count(b"\n", 0, exc.start) + 1
+        raise DataFormatError(f"not valid UTF-8 (byte {data[exc.start]:#04x})", path, at) from None
+
+
+def read_text(path: PathLike) -> str:
+    """The whole text of a UTF-8 file (gzip read transparently); errors name the file and line.
+
+    >>> import gzip, tempfile, os
+    >>> name = os.path.join(tempfile.mkdtemp(), "p.json.gz")
+    >>> with gzip.open(name, "wt", encoding="utf-8") as fh: _ = fh.write('{"q1": ["dog"]}')
+    >>> read_text(name)
+    '{"q1": ["dog"]}'
+    """
+    path = Path(path)
+    _check_file(path, "input")
+    try:
+        with _open_binary(path) as fh:
+            data = fh.read()
+    except (OSError, EOFError, zlib.error) as exc:
+        if isinstance(exc, (gzip.BadGzipFile, EOFError, zlib.error)):
+            raise DataFormatError(f"damaged gzip data ({exc})", path) from None
+        raise _os_error(exc, path) from None
+    return _decode(data, path, None, first=True)
+
+
+def _iter_text_lines(path: Path, spool: Optional[Any] = None) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` for each line of a UTF-8 (or gzip) file, read as a stream.
+
+    With ``spool`` (a binary file), every line's bytes, decompressed, are copied there too.
+    """
+    try:
+        with _open_binary(path) as fh:
+            for number, raw in enumerate(fh, start=1):
+                if spool is not None:
+                    spool.write(raw)
+                yield number, _decode(raw, path, number, first=number == 1)
+    except (OSError, EOFError, zlib.error) as exc:
+        if isinstance(exc, (gzip.BadGzipFile, EOFError, zlib.error)):
+            raise DataFormatError(f"damaged gzip data ({exc})", path) from None
+        raise _os_error(exc, path) from None
+
+
+class _DuplicateKey(Exception):
+    pass
+
+
+class MalformedJSONError(DataFormatError):
+    """Text that is not JSON at all (as opposed to JSON with a value we refuse)."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return out
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _first_bad_string(value: Any) -> Optional[str]:
+    """The first string in ``value`` that is not valid Unicode (holds a lone surrogate)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return item
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return None
+
+
+def _line_of(text: str, key: str, occurrence: int = 2) -> Optional[int]:
+    pattern = re.compile(re.escape(json.dumps(key)) + r"\s*:")
+    found = None
+    for found_count, match in enumerate(pattern.finditer(text), start=1):
+        found = match
+        if found_count == occurrence:
+            break
+    return text.count("\n", 0, found.start()) + 1 if found else None
+
+
+def parse_json(text: str, path: Optional[PathLike] = None, line: Optional[int] = None) -> Any:
+    """Parse one JSON document strictly; every problem is a :class:`DataFormatError` naming file and line.
+
+    Duplicate keys, nesting deeper than Python's recursion limit, ``NaN``/``Infinity``,
+    integers with more than 4,300 digits and lone surrogates are refused.
+
+    >>> parse_json('{"q1": ["dog"]}')
+    {'q1': ['dog']}
+    >>> parse_json('{"q1": [], "q1": ["cat"]}', "p.json", 3)
+    Traceback (most recent call last):
+    ...
+    protoqa_core.io.files.DataFormatError: p.json, line 3: duplicate key 'q1' in a JSON object
+    """
+
+    def where(found: Optional[int] = None) -> Optional[int]:
+        # ``line`` is given for one line of a JSONL file: the error is on that line.
+        return found if line is None else line
+
+    try:
+        value = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        raise MalformedJSONError(f"malformed JSON ({exc.msg} at column {exc.colno})", path, where(exc.lineno)) from None
+    except _DuplicateKey as exc:
+        key = exc.args[0]
+        raise DataFormatError(
+            f"duplicate key {_short(key)} in a JSON object", path, where(_line_of(text, key))
+        ) from None
+    except (RecursionError, MemoryError):
+        raise DataFormatError("JSON nested too deeply", path, line) from None
+    except ValueError as exc:  # NaN/Infinity, or an integer too long to convert
+        raise DataFormatError(f"unsupported JSON value ({exc})", path, line) from None
+    if _SURROGATE_ESCAPE.search(text):
+        bad = _first_bad_string(value)
+        if bad is not None:
+            raise DataFormatError(
+                f"string {_short(bad)} holds a lone surrogate escape, which is not valid Unicode", path, line
+            )
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows")

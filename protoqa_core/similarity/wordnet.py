@@ -1,0 +1,116 @@
+"""``wordnet``: the partition similarity of docs/spec.md, groups agreeing when they share a synset."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+
+from ..text import content_tokens
+from .bounds import _bounded, _capped, _first_best
+from .partition_alignment import SpanPair, best_partition_alignment_checked
+from .registry import SIMILARITIES, Similarity
+from .spans import _equal_token_pairs, _span_index
+
+__all__ = ["wordnet_similarity", "best_wordnet_similarity", "wordnet_reaches"]
+
+
+@lru_cache(maxsize=100_000)
+def _wordnet_tokens_similarity(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[float, bool]:
+    """``(value, exact)`` of the WordNet partition similarity of two token tuples."""
+    if a == b:
+        return 1.0, True
+    ia, ib = _span_index(a), _span_index(b)
+    # Most pairs share nothing at all; set intersections find that fast.
+    shared_synsets = ia.by_synset.keys() & ib.by_synset.keys()
+    shared_tokens = ia.token_positions.keys() & ib.token_positions.keys()
+    if not shared_synsets and not shared_tokens:
+        return 0.0, True
+    spans = {(sa, ea, sb, eb) for key in shared_synsets for sa, ea in ia.by_synset[key] for sb, eb in ib.by_synset[key]}
+    spans.update(_equal_token_pairs(ia, ib, shared_tokens))
+    return best_partition_alignment_checked(len(a), len(b), [SpanPair(*s, 1.0) for s in sorted(spans)])
+
+
+def wordnet_similarity(prediction: str, answer: str, *, all_stopword_match: bool = True) -> float:
+    """The WordNet similarity of docs/spec.md: the best partition alignment of the content tokens.
+
+    Both strings are tokenized (NLTK Treebank tokenizer) and stripped of English
+    stopwords; groups of contiguous tokens agree when they are equal or share a
+    WordNet synset; the score is the best ``matched groups / max(groups)`` over all
+    partitions of both token lists. Computed exactly, without enumerating
+    partitions (see :mod:`protoqa_core.similarity.partition_alignment`).
+
+    Args:
+        all_stopword_match: two strings made only of stopwords ("the" vs "a") score
+            1, as in the published ProtoQA numbers. Pass False to score them 0.
+
+    >>> wordnet_similarity("chewing gum", "gum")
+    1.0
+    >>> wordnet_similarity("red car", "car")
+    0.5
+    """
+    return _bounded(_wordnet_tokens_similarity, prediction, answer, all_stopword_match)
+
+
+# About 1 KB an entry (one per cluster): capped near 10 MB.
+@lru_cache(maxsize=10_000)
+def _answers_offer(answers: tuple[str, ...]) -> tuple[frozenset, frozenset]:
+    """Every synset and token that any answer of a cluster can match on."""
+    synsets: set = set()
+    tokens: set = set()
+    for answer in answers:
+        index = _span_index(_capped(content_tokens(answer), 1)[0])
+        synsets.update(index.by_synset)
+        tokens.update(index.token_positions)
+    return frozenset(synsets), frozenset(tokens)
+
+
+def best_wordnet_similarity(prediction: str, answers: Sequence[str], *, all_stopword_match: bool = True) -> float:
+    """``max(wordnet_similarity(prediction, y) for y in answers)``, skipping hopeless clusters.
+
+    A prediction that shares no token and no synset with any answer of the cluster
+    scores 0 against all of them, which one set intersection shows.
+
+    >>> best_wordnet_similarity("puppies", ["dog", "puppy"])
+    1.0
+    """
+    if _shares_nothing(prediction, answers):
+        return 0.0
+    return _first_best(wordnet_similarity, prediction, answers, all_stopword_match)
+
+
+def _shares_nothing(prediction: str, answers: Sequence[str]) -> bool:
+    """Whether the prediction has content tokens and shares no token and no synset with
+    any answer, so that its WordNet similarity to each of them is 0."""
+    a = _capped(content_tokens(prediction), 0)[0]
+    if not a:
+        return False
+    synsets, tokens = _answers_offer(tuple(answers))
+    index = _span_index(a)
+    return synsets.isdisjoint(index.by_synset) and tokens.isdisjoint(index.token_positions)
+
+
+def wordnet_reaches(prediction: str, answers: Sequence[str], level: float, *, all_stopword_match: bool = True) -> bool:
+    """Whether ``best_wordnet_similarity(prediction, answers) >= level``, stopping at the
+    first answer that reaches ``level``.
+
+    >>> from protoqa_core.similarity import ABOVE_HALF
+    >>> wordnet_reaches("red car", ["car", "bus"], ABOVE_HALF), wordnet_reaches("car", ["red car"], 0.5)
+    (False, True)
+    """
+    if level > 0.0 and _shares_nothing(prediction, answers):
+        return False
+    return _first_best(wordnet_similarity, prediction, answers, all_stopword_match, enough=level) >= level
+
+
+SIMILARITIES.add(
+    "wordnet",
+    Similarity(
+        "wordnet",
+        wordnet_similarity,
+        True,
+        True,
+        "WordNet synsets over token partitions",
+        best_wordnet_similarity,
+        wordnet_reaches,
+    ),
+)

@@ -1,0 +1,308 @@
+"""The hypernym tables of WordNet synsets that NLTK's Wu-Palmer similarity reads, built once per synset.
+
+:class:`SynsetTables` parses each synset's data line as NLTK's reader does (its name and
+hypernym pointers), records NLTK's depths and hypernym distances from its parents', and
+gives NLTK's Wu-Palmer value of one pair and each synset's *walk*: its candidate subsumers
+in the order NLTK prefers them. :class:`~protoqa_core.wordnet.wu_palmer.WuPalmer` scores
+groups of synsets from these walks; :mod:`protoqa_core.wordnet.walk_file` writes every
+synset's walk to a file.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional, TypeVar, Union
+
+from .files import WordNetUnavailableError
+from .reader import SynsetKey, WordNetFormatError, WordNetReader
+from .walk_table import Walk
+
+__all__ = ["SynsetTables"]
+
+_ROOT = "*ROOT*"  # NLTK's simulated root, which joins the verb (and adjective) trees
+
+# A hypernym or instance-hypernym pointer between whole synsets ("0000"), as it stands
+# in a data line's pointer list: symbol, target offset, target part of speech, source/
+# target. Only a pointer symbol can be "@" or "@i" (offsets are digits, parts of speech
+# letters, source/target hex digits, verb frames "+ NN NN"), so a match is a pointer field.
+_HYPERNYM_POINTER = re.compile(r" @i? (\d{8}) ([nvasr]) 0000(?= |$)")
+
+# A synset on a walk: its NLTK name (from the walk file, or :meth:`SynsetTables._walk`) or its
+# key code (from :meth:`WuPalmer._coded_walk`); one object uses one kind throughout.
+_Id = Union[str, int]
+_Step = tuple[_Id, int, int, bool]  # (synset, depth, path length, to root), as in Walk
+_KeyWalk = tuple[tuple[_Step, ...], int, frozenset[_Id]]  # steps, root path, the synsets on them
+
+_POS_CODE = {"n": 0, "v": 1, "a": 2, "r": 3}
+_CODE_POS = "nvar"
+
+
+def _hypernym_pointers(pointers: str) -> tuple[tuple[str, int], ...]:
+    """The hypernym and instance-hypernym pointers of a data line's pointer field, as
+    ``(part of speech, offset)``: NLTK's hypernyms() follow only those between whole synsets."""
+    return tuple((target_pos, int(target)) for target, target_pos in _HYPERNYM_POINTER.findall(" " + pointers))
+
+
+_Node = TypeVar("_Node", str, int)
+
+
+def _set_tables_from_parents(
+    node: _Node,
+    parents: tuple[_Node, ...],
+    min_depth: dict[_Node, int],
+    max_depth: dict[_Node, int],
+    distances_by_node: dict[_Node, dict[_Node, int]],
+) -> None:
+    """Record ``node``'s depths and hypernym distances, following from its parents' (recorded first).
+
+    NLTK's ``min_depth``/``max_depth`` are one more than the least/greatest of the parents',
+    and its ``_shortest_hypernym_paths`` distance to an ancestor is one more than the least
+    of the parents' distances to it (the breadth-first search NLTK runs).
+
+    >>> mins, maxs, dists = {"r": 0}, {"r": 0}, {"r": {"r": 0}}
+    >>> _set_tables_from_parents("a", ("r",), mins, maxs, dists)
+    >>> mins["a"], maxs["a"], dists["a"]
+    (1, 1, {'r': 1, 'a': 0})
+    """
+    if not parents:
+        min_depth[node] = max_depth[node] = 0
+        distances = {node: 0}
+    else:
+        min_depth[node] = 1 + min(min_depth[p] for p in parents)
+        max_depth[node] = 1 + max(max_depth[p] for p in parents)
+        distances = {c: d + 1 for c, d in distances_by_node[parents[0]].items()}
+        for p in parents[1:]:
+            for c, d in distances_by_node[p].items():
+                if d + 1 < distances.get(c, d + 2):
+                    distances[c] = d + 1
+        distances[node] = 0
+    distances_by_node[node] = distances
+
+
+def _path_lengths(
+    dist: dict[_Node, int], max_depth: dict[_Node, int], parents_by_node: dict[_Node, tuple[_Node, ...]]
+) -> dict[_Node, int]:
+    """NLTK's ``shortest_path_distance`` from a synset to each of its hypernyms (``dist``: its
+    hypernym distances).
+
+    The path goes up from the synset to some common hypernym and down to the hypernym, so it
+    is the direct distance or one more than the path to a parent of it; parents have lower
+    max depth, so they come first.
+
+    >>> _path_lengths({"s": 0, "p": 1, "r": 1}, {"r": 0, "p": 1, "s": 2}, {"r": (), "p": ("r",), "s": ("p", "r")})
+    {'r': 1, 'p': 1, 's': 0}
+    """
+    paths: dict[_Node, int] = {}
+    for c in sorted(dist, key=max_depth.__getitem__):
+        length = dist[c]
+        for parent in parents_by_node[c]:
+            if paths[parent] + 1 < length:
+                length = paths[parent] + 1
+        paths[c] = length
+    return paths
+
+
+class SynsetTables:
+    """NLTK's depths, hypernym distances and walks of the synsets of ``reader``'s WordNet,
+    each built once, and NLTK's Wu-Palmer value of one pair of synsets.
+
+    >>> from protoqa_core.wordnet.lookup import open_wordnet, synset_from_key, synset_keys
+    >>> tables = SynsetTables(open_wordnet())
+    >>> person = min(k for k in synset_keys("person") if synset_from_key(k).name() == "person.n.01")
+    >>> round(tables.wup_from_keys(person, person), 4)  # two hypernym paths: below 1 with itself
+    0.8571
+    """
+
+    def __init__(self, reader: WordNetReader) -> None:
+        self._reader = reader
+        # synset name -> its hypernyms' names, NLTK's min_depth() and max_depth(), and its
+        # distance to each hypernym (and itself), with and without the simulated root
+        self._parents: dict[str, tuple[str, ...]] = {_ROOT: ()}
+        self._min_depth: dict[str, int] = {_ROOT: 0}
+        self._max_depth: dict[str, int] = {_ROOT: 0}
+        self._distances_by_name: dict[str, dict[str, int]] = {_ROOT: {_ROOT: 0}}
+        self._distances_with_root: dict[str, dict[str, int]] = {_ROOT: {_ROOT: 0}}
+        # NLTK's preference among common hypernyms: greatest minimum depth first, then by name
+        self._order_key: dict[str, tuple[int, str]] = {_ROOT: (0, _ROOT)}
+        self._records: dict[SynsetKey, tuple[str, tuple[SynsetKey, ...]]] = {}
+        self._name_by_key: dict[SynsetKey, str] = {}
+        self._order_cache: dict[str, tuple[str, ...]] = {}
+        self._walk_cache: dict[str, Walk] = {}
+        self._wup_cache: dict[tuple[SynsetKey, SynsetKey], float] = {}
+        self._path_cache: dict[tuple[str, str, bool], Optional[int]] = {}
+
+    # --- the tables of one synset, from its data line ----------------------------------
+
+    def _data_line(self, pos: str, offset: int) -> str:
+        """The line of a WordNet data file at a byte offset."""
+        try:
+            return self._reader.data_line(pos, offset)
+        except WordNetFormatError as exc:
+            raise WordNetUnavailableError(str(exc)) from None
+
+    def _synset_record(self, pos: str, offset: int) -> tuple[str, tuple[tuple[str, int], ...]]:
+        """NLTK's name of a synset and its hypernym and instance-hypernym pointers.
+
+        Parsed from the data line as NLTK's reader parses it, without building the
+        ``Synset`` (its glosses, lemmas and sense keys are most of the cost).
+        """
+        line_pos, rest = self._line_fields(pos, offset)
+        first_lemma = rest[0]
+        if first_lemma.endswith(")") and "(" in first_lemma:  # a syntactic marker, as "(a)"
+            first_lemma = first_lemma[: first_lemma.rindex("(")]
+        first_lemma = first_lemma.lower()
+        sense = self._reader.sense_number(first_lemma, line_pos, offset)
+        name = f"{first_lemma}.{line_pos}.{sense:02d}"
+        return name, _hypernym_pointers(rest[-1])
+
+    def _line_fields(self, pos: str, offset: int) -> tuple[str, list[str]]:
+        """A synset's type (``s`` for satellites) and its data line's fields from the first
+        lemma on: the lemmas and their lexical ids, then the rest (pointers and frames) in one."""
+        head = self._data_line(pos, offset).split("|", 1)[0].split(" ", 4)
+        return head[2], head[4].split(" ", 2 * int(head[3], 16))
+
+    def _record(self, key: SynsetKey) -> tuple[str, tuple[SynsetKey, ...]]:
+        found = self._records.get(key)
+        if found is None:
+            name, parents = self._synset_record(*key)
+            # Satellite adjectives are filed under "a", as synset_keys() gives them.
+            found = self._records[key] = (name, tuple(("a" if p == "s" else p, o) for p, o in parents))
+        return found
+
+    def _register(self, key: SynsetKey) -> str:
+        """Record the hypernym links, depths and hypernym distances of a synset and all its
+        ancestors (:func:`_set_tables_from_parents`); return its name."""
+        name = self._name_by_key.get(key)
+        if name is not None:
+            return name
+        name, parent_keys = self._record(key)
+        if name not in self._parents:
+            # Recursion depth is the synset's depth in the hypernym graph (under 20).
+            parents = tuple(self._register(p) for p in parent_keys)
+            _set_tables_from_parents(name, parents, self._min_depth, self._max_depth, self._distances_by_name)
+            self._order_key[name] = (-self._min_depth[name], name)
+            self._parents[name] = parents
+        self._name_by_key[key] = name
+        return name
+
+    def _synset_name(self, key: SynsetKey) -> str:
+        name = self._name_by_key.get(key)
+        return self._register(key) if name is None else name
+
+    def _depths(self, name: str) -> tuple[int, int]:
+        """NLTK's ``min_depth()`` and ``max_depth()`` of a registered synset."""
+        return self._min_depth[name], self._max_depth[name]
+
+    def _distances(self, name: str, simulate_root: bool) -> dict[str, int]:
+        """NLTK's ``_shortest_hypernym_paths``: each ancestor (and the synset) with its distance."""
+        found = self._distances_by_name[name]
+        if not simulate_root:
+            return found
+        with_root = self._distances_with_root.get(name)
+        if with_root is None:
+            with_root = self._distances_with_root[name] = {**found, _ROOT: max(found.values()) + 1}
+        return with_root
+
+    # --- one pair of synsets ------------------------------------------------------------
+
+    def _path_distance(self, name: str, subsumer: str, simulate_root: bool) -> Optional[int]:
+        """NLTK's ``shortest_path_distance`` from a synset to one of its common hypernyms."""
+        if name == subsumer:
+            return 0
+        key = (name, subsumer, simulate_root)
+        if key in self._path_cache:
+            return self._path_cache[key]
+        mine = self._distances(name, simulate_root)
+        theirs = self._distances(subsumer, simulate_root) if subsumer != _ROOT else {_ROOT: 0}
+        best = None
+        for n, d2 in theirs.items():
+            d1 = mine.get(n)
+            if d1 is not None and (best is None or d1 + d2 < best):
+                best = d1 + d2
+        self._path_cache[key] = best
+        return best
+
+    def _subsumer_order(self, name: str) -> tuple[str, ...]:
+        """The synset and its hypernyms, deepest minimum depth first, then by name."""
+        order = self._order_cache.get(name)
+        if order is None:
+            dist = self._distances(name, False)
+            for c in dist:
+                self._depths(c)
+            min_depth = self._min_depth
+            order = self._order_cache[name] = tuple(sorted(dist, key=lambda c: (-min_depth[c], c)))
+        return order
+
+    def _wup_names(self, n1: str, n2: str, simulate_root: bool) -> float:
+        min_depth = self._min_depth
+        d2 = self._distances(n2, False)
+        subsumer = None
+        for c in self._subsumer_order(n1):  # NLTK's lowest_common_hypernyms(use_min_depth=True)[0]
+            if c in d2:
+                subsumer = c
+                break
+        if subsumer is None:
+            if not simulate_root:
+                return 0.0
+            subsumer = _ROOT
+        elif simulate_root and min_depth[subsumer] == 0 and _ROOT < subsumer:
+            subsumer = _ROOT  # the simulated root ties at depth 0 and sorts first by name
+        # NLTK prefers the first synset itself among the lowest common hypernyms.
+        if subsumer != n1 and n1 in d2 and min_depth[n1] == min_depth.get(subsumer, 0):
+            subsumer = n1
+        depth = self._max_depth[subsumer] + 1
+        len1 = self._path_distance(n1, subsumer, simulate_root)
+        len2 = self._path_distance(n2, subsumer, simulate_root)
+        if len1 is None or len2 is None:
+            return 0.0
+        return (2.0 * depth) / (len1 + depth + len2 + depth)
+
+    def wup_from_keys(self, first: SynsetKey, second: SynsetKey) -> float:
+        """NLTK's ``first.wup_similarity(second)`` (0.0 where NLTK gives None); see :func:`wup_from_keys`."""
+        cached = self._wup_cache.get((first, second))
+        if cached is None:
+            # NLTK's Synset._needs_root for WordNet 3.0: only the nouns share one root.
+            cached = self._wup_names(
+                self._synset_name(first), self._synset_name(second), first[0] != "n" or second[0] != "n"
+            )
+            if len(self._wup_cache) >= 1_000_000:  # keep memory bounded; the tables make a miss cheap
+                self._wup_cache.clear()
+            self._wup_cache[(first, second)] = cached
+        return cached
+
+    # --- walks: a synset's candidate subsumers, for scoring groups of synsets -----------
+
+    def _walk(self, name: str) -> Walk:
+        """The candidate subsumers of a synset in the order NLTK prefers them, and its root path.
+
+        Each hypernym (or the synset itself) comes as ``(name, depth, path length, to
+        root)``: ``depth`` is NLTK's Wu-Palmer depth (``max_depth() + 1``), ``path
+        length`` its ``shortest_path_distance`` from the synset (the same with or without
+        the simulated root, since a path through the root is longer), and ``to root``
+        whether NLTK takes the simulated root instead when it simulates one (minimum
+        depth 0 and named after ``*ROOT*``). The order is NLTK's
+        ``lowest_common_hypernyms(use_min_depth=True)`` followed by its preference for
+        the synset itself: greatest minimum depth first, the synset before its equals,
+        then by name. So for any other synset, the first entry it also has is the
+        subsumer of the pair. The root path is the path length to the simulated root.
+        """
+        found = self._walk_cache.get(name)
+        if found is None:
+            dist = self._distances_by_name[name]
+            max_depth = self._max_depth
+            min_depth = self._min_depth
+            paths = _path_lengths(dist, max_depth, self._parents)
+            order = sorted(dist, key=self._order_key.__getitem__)
+            # The synset itself goes first among its equals in minimum depth.
+            at = order.index(name)
+            first = at
+            while first and min_depth[order[first - 1]] == min_depth[name]:
+                first -= 1
+            if first != at:
+                del order[at]
+                order.insert(first, name)
+            found = self._walk_cache[name] = (
+                tuple((c, max_depth[c] + 1, paths[c], c != name and min_depth[c] == 0 and _ROOT < c) for c in order),
+                max(dist.values()) + 1,
+            )
+        return found

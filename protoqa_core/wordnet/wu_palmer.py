@@ -1,0 +1,298 @@
+"""NLTK's Wu-Palmer similarity of WordNet synsets, from tables built once per synset.
+
+NLTK's ``Synset.wup_similarity`` recomputes hypernym closures by breadth-first search on
+every call (and re-reads a file header twice per call). :class:`WuPalmer` computes the
+same value from per-synset tables (hypernym links, depths, hypernym distances, and each
+synset's *walk*: its candidate subsumers in the order NLTK prefers them), each built
+once (:mod:`protoqa_core.wordnet.synset_tables`), and caches every pair; groups of synsets
+are scored by :mod:`protoqa_core.wordnet.sense_search`. One :class:`WuPalmer` holds every table of one WordNet;
+the functions below use the one of this process's WordNet, made on first use.
+
+The walks of every synset are also kept in a per-installation file (see
+:mod:`protoqa_core.wordnet.walk_table`), read through a memory map, so that a run does not
+compute them again. It is built by an explicit step,
+:func:`~protoqa_core.wordnet.walk_file.prepare_wordnet` (run by
+``scripts/setup.sh`` and ``protoqa-eval prepare``); a run that finds none computes the
+walks it needs in its own process (the same values) and says once, on stderr, how to
+build the file. Nothing is started in the background. Synsets are found by
+:mod:`protoqa_core.wordnet.lookup`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Literal, Optional, Union
+
+from .lookup import open_wordnet
+from .reader import SynsetKey, WordNetReader
+from .sense_search import _bound_reached, _search_pairs, _Senses
+from .synset_tables import (
+    _CODE_POS,
+    _POS_CODE,
+    _ROOT,
+    SynsetTables,
+    _hypernym_pointers,
+    _KeyWalk,
+    _path_lengths,
+    _set_tables_from_parents,
+    _Step,
+)
+from .walk_file import _open_walk_file, _walk_file_path
+from .walk_table import WalkTable
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "WuPalmer",
+    "wup_from_keys",
+    "best_wup",
+    "best_wup_reaches",
+]
+
+WalkTableChoice = Union[WalkTable, None, Literal["find"]]
+
+
+class WuPalmer(SynsetTables):
+    """NLTK's Wu-Palmer similarity on the WordNet of ``reader``, with every table it builds.
+
+    The tables grow as synsets are scored (bounded where they grow with the pairs
+    scored); dropping the object drops them all. ``walk_table`` says where walks come
+    from: ``"find"`` (the default) opens this WordNet's walk file on first use, if
+    :func:`~protoqa_core.wordnet.walk_file.prepare_wordnet` has built it (see :meth:`walk_table`); a
+    :class:`~protoqa_core.wordnet.walk_table.WalkTable` is read as given; ``None`` computes
+    every walk in the process. The values are the same either way.
+
+    >>> from protoqa_core.wordnet.lookup import synset_keys
+    >>> wup = WuPalmer(open_wordnet(), walk_table=None)
+    >>> round(wup.best_wup(synset_keys("dog"), synset_keys("cat")), 4)
+    0.8571
+    """
+
+    def __init__(self, reader: WordNetReader, walk_table: WalkTableChoice = "find") -> None:
+        super().__init__(reader)
+        self._walk_file_lock = threading.Lock()
+        self._walk_file_state: WalkTableChoice = walk_table
+        self._key_walks: dict[SynsetKey, _KeyWalk] = {}
+        self._senses_cache: dict[frozenset[SynsetKey], _Senses] = {}
+        # The same tables for the walks computed in the process, each synset known by its key
+        # code (see _coded_walk): parents, minimum and maximum depth, hypernym distances.
+        self._coded_parents: dict[int, tuple[int, ...]] = {}
+        self._coded_min_depth: dict[int, int] = {}
+        self._coded_max_depth: dict[int, int] = {}
+        self._coded_distances: dict[int, dict[int, int]] = {}
+
+    # --- walks computed in the process: synsets known by key codes, named where needed ---
+
+    def _coded_register(self, code: int) -> None:
+        """:meth:`_register` for a synset known by its key code, without naming it.
+
+        A name costs a look-up in an index file (its sense number), and the walks of
+        a run need names only where NLTK's order does (see :meth:`_coded_walk`).
+        """
+        if code in self._coded_distances:
+            return
+        _, rest = self._line_fields(_CODE_POS[code >> 32], code & 0xFFFFFFFF)
+        # Satellite adjectives are filed under "a", as synset_keys() gives them.
+        parents = tuple(_POS_CODE["a" if p == "s" else p] << 32 | o for p, o in _hypernym_pointers(rest[-1]))
+        for parent in parents:  # recursion depth is the synset's depth (under 20)
+            self._coded_register(parent)
+        _set_tables_from_parents(code, parents, self._coded_min_depth, self._coded_max_depth, self._coded_distances)
+        self._coded_parents[code] = parents
+
+    def _coded_name(self, code: int) -> str:
+        return self._record((_CODE_POS[code >> 32], code & 0xFFFFFFFF))[0]
+
+    def _coded_walk(self, code: int) -> tuple[tuple[_Step, ...], int]:
+        """:meth:`_walk` of a synset known by its key code, each step's synset as its key code.
+
+        The same steps in the same order: NLTK's order is by minimum depth, then by
+        name, so only synsets that tie on minimum depth in one walk are named, and
+        the synsets of minimum depth 0 (for the simulated root, which sorts by name).
+        """
+        self._coded_register(code)
+        dist = self._coded_distances[code]
+        max_depth = self._coded_max_depth
+        min_depth = self._coded_min_depth
+        paths = _path_lengths(dist, max_depth, self._coded_parents)
+        order = sorted(dist, key=min_depth.__getitem__, reverse=True)
+        depths = [min_depth[c] for c in order]
+        if len(set(depths)) != len(depths):  # a run of equal minimum depth goes by name
+            start = 0
+            while start < len(order):
+                end = start + 1
+                while end < len(order) and depths[end] == depths[start]:
+                    end += 1
+                if end - start > 1:
+                    order[start:end] = sorted(order[start:end], key=self._coded_name)
+                start = end
+        at = order.index(code)
+        first = at
+        while first and min_depth[order[first - 1]] == min_depth[code]:
+            first -= 1
+        if first != at:
+            del order[at]
+            order.insert(first, code)
+        steps = tuple(
+            (c, max_depth[c] + 1, paths[c], c != code and min_depth[c] == 0 and _ROOT < self._coded_name(c))
+            for c in order
+        )
+        return steps, max(dist.values()) + 1
+
+    def _key_walk(self, key: SynsetKey) -> _KeyWalk:
+        """A synset's walk and root path (see :meth:`_walk`), and the names on its walk (the
+        synset and its hypernyms): read from the walk file when there is one, else computed."""
+        found = self._key_walks.get(key)
+        if found is None:
+            table = self.walk_table()
+            if table is None:
+                # Without the file every walk of this object is computed, and its synsets
+                # are known by key codes, not names: the same identities in every walk.
+                steps, root_path = self._coded_walk(_POS_CODE[key[0]] << 32 | key[1])
+            else:
+                walk = table.walk(key)
+                steps, root_path = walk if walk is not None else self._walk(self._synset_name(key))
+            found = self._key_walks[key] = (steps, root_path, frozenset(step[0] for step in steps))
+        return found
+
+    def walk_table(self) -> Optional[WalkTable]:
+        """The walk file of this WordNet (see :mod:`protoqa_core.wordnet.walk_table`), or None while
+        there is none (walks are then computed in the process).
+
+        Opened on first use. Without the file (or with a damaged one) this process
+        computes the walks it needs itself, the same values, and a one-line warning says
+        how to build the file (``protoqa-eval prepare``); nothing is built or started.
+
+        >>> WuPalmer(open_wordnet(), walk_table=None).walk_table() is None
+        True
+        """
+        if self._walk_file_state == "find":
+            with self._walk_file_lock:
+                if self._walk_file_state == "find":
+                    table: Optional[WalkTable] = None
+                    path = None
+                    try:
+                        path = _walk_file_path(self._reader)
+                        table = _open_walk_file(path)
+                        if table is None:
+                            logger.warning(
+                                "no Wu-Palmer walk file at %s: this run computes the walks it needs "
+                                "(build the file once with `protoqa-eval prepare`)",
+                                path,
+                            )
+                    except (OSError, ValueError) as exc:
+                        logger.warning(
+                            "the Wu-Palmer walk file %s cannot be read (%s): this run computes the walks it "
+                            "needs (rebuild the file with `protoqa-eval prepare`)",
+                            path,
+                            exc,
+                        )
+                    self._walk_file_state = table
+        return self._walk_file_state
+
+    # --- groups of synsets --------------------------------------------------------------
+
+    def _senses(self, keys: frozenset[SynsetKey]) -> _Senses:
+        found = self._senses_cache.get(keys)
+        if found is None:
+            if len(self._senses_cache) >= 200_000:  # keep memory bounded; a miss only rebuilds from the tables
+                self._senses_cache.clear()
+            found = self._senses_cache[keys] = _Senses(keys, self._key_walk)
+        return found
+
+    def best_wup(self, first: frozenset[SynsetKey], second: frozenset[SynsetKey]) -> float:
+        """The best Wu-Palmer over the pairs of two groups of synsets; see :func:`best_wup`."""
+        if not first or not second:
+            return 0.0
+        senses = self._senses_cache
+        mine = senses.get(first) or self._senses(first)
+        other = senses.get(second) or self._senses(second)
+        found, _ = _bound_reached(mine, other)
+        if found is not None:
+            return found
+        return _search_pairs(mine, other, first, second, 1.0)
+
+    def best_wup_reaches(self, first: frozenset[SynsetKey], second: frozenset[SynsetKey], level: float) -> bool:
+        """Whether ``best_wup(first, second) >= level``; see :func:`best_wup_reaches`."""
+        if not first or not second:
+            return 0.0 >= level
+        senses = self._senses_cache
+        mine = senses.get(first) or self._senses(first)
+        other = senses.get(second) or self._senses(second)
+        found, bound = _bound_reached(mine, other)
+        if found is not None:
+            return found >= level
+        if bound < level:
+            return False
+        return _search_pairs(mine, other, first, second, level) >= level
+
+
+_lock = threading.Lock()
+_shared: Optional[WuPalmer] = None
+
+
+def _wu_palmer() -> WuPalmer:
+    """The :class:`WuPalmer` of this process's WordNet (:func:`~protoqa_core.wordnet.lookup.open_wordnet`),
+    made on first use."""
+    global _shared
+    found = _shared
+    if found is None:
+        with _lock:
+            if _shared is None:
+                _shared = WuPalmer(open_wordnet())
+            found = _shared
+    return found
+
+
+def wup_from_keys(first: SynsetKey, second: SynsetKey) -> float:
+    """NLTK's ``first.wup_similarity(second)`` (0.0 where NLTK gives None), from cached tables.
+
+    Follows NLTK 3 exactly, including its choice of subsumer (the common hypernym of
+    greatest *minimum* depth, ties by name, the first synset itself first), which is
+    why a synset with several hypernym paths scores below 1 with itself.
+
+    >>> from protoqa_core.wordnet.lookup import synset_from_key, synset_keys
+    >>> person = min(k for k in synset_keys("person") if synset_from_key(k).name() == "person.n.01")
+    >>> round(wup_from_keys(person, person), 4)
+    0.8571
+    """
+    return (_shared or _wu_palmer()).wup_from_keys(first, second)
+
+
+def best_wup(first: frozenset[SynsetKey], second: frozenset[SynsetKey]) -> float:
+    """``max(wup_from_keys(x, y) for x in first for y in second)``, 0.0 for none.
+
+    Most group pairs are settled by :func:`_bound_reached`, which checks one pair
+    against a bound on all of them. Otherwise scores every pair as
+    :func:`wup_from_keys` does, but finds the subsumers of one synset ``x`` with
+    all synsets ``y`` of the other group in one walk down ``x``'s candidate
+    subsumers (see :meth:`WuPalmer._walk`): the first that ``y`` also has is the
+    subsumer of ``(x, y)``, or the simulated root in its place. The synsets ``y``
+    that share a subsumer ``c`` share its depth ``D`` and the path length ``L`` from
+    ``x``, so ``2D / (L + 2D + m)``, with ``m`` the shortest path to ``c`` in the
+    group, bounds all of them; groups that cannot beat the best so far are not
+    scored one by one. No value exceeds 1, so the search stops at 1. Shared synsets
+    go first, as they most often reach it.
+
+    >>> from protoqa_core.wordnet.lookup import synset_keys
+    >>> best_wup(synset_keys("dog"), synset_keys("dog")) == max(
+    ...     wup_from_keys(x, y) for x in synset_keys("dog") for y in synset_keys("dog"))
+    True
+    """
+    return (_shared or _wu_palmer()).best_wup(first, second)
+
+
+def best_wup_reaches(first: frozenset[SynsetKey], second: frozenset[SynsetKey], level: float) -> bool:
+    """Whether ``best_wup(first, second) >= level``.
+
+    Decided by the bound of :func:`_bound_reached` where it suffices (no pair scores
+    more than the bound, so a bound below the level settles it), else by the search of
+    :func:`best_wup`, stopped at the first pair that reaches the level.
+
+    >>> from protoqa_core.wordnet.lookup import synset_keys
+    >>> best_wup_reaches(synset_keys("dog"), synset_keys("cat"), 0.5)
+    True
+    >>> best_wup_reaches(synset_keys("dog"), synset_keys("run"), 0.5)
+    False
+    """
+    return (_shared or _wu_palmer()).best_wup_reaches(first, second, level)
