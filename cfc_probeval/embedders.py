@@ -41,6 +41,7 @@ from typing import Any, ClassVar, Optional, Union
 import numpy as np
 
 from protoqa_core.io.data import sha256_of  # noqa: F401 - kept importable from here
+from protoqa_core.registry import Registry
 from protoqa_core.similarity.embedding import (
     ModelLocation,
     bundled_minilm_path,
@@ -51,7 +52,6 @@ from protoqa_core.similarity.embedding import (
     unit_rows,
 )
 from protoqa_core.similarity.embedding import hub_host_resolves as _hub_host_resolves
-from protoqa_core.registry import Registry
 
 __all__ = [
     "Embedder",

@@ -27,9 +27,9 @@ from typing import Any, ClassVar, Optional
 
 import numpy as np
 
-from protoqa_core.similarity.gaussian_process import GP_MODELS, OneVsAll, fit_one_vs_all
 from protoqa_core.registry import Registry
 from protoqa_core.similarity import collect_approximations, wordnet_similarity
+from protoqa_core.similarity.gaussian_process import GP_MODELS, OneVsAll, fit_one_vs_all
 from protoqa_core.similarity.spans import _span_index
 from protoqa_core.text import content_tokens
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from .cli_io import add_overwrite_option
+from .cli import add_overwrite_option
 
 __all__ = ["add_input_options", "add_per_question_option"]
 

@@ -20,8 +20,8 @@ from protoqa_core.citations import PROTOQA_CITATION
 # message names one package to install.
 from protoqa_core.evaluate_info import ModuleDescription, metric_info
 from protoqa_core.io.readers import Question, clusters_from_records, question_ids_for
-from protoqa_core.reference_checks import CheckedReferences, stored_clusters
 from protoqa_core.io.rows import raw_answer_counts
+from protoqa_core.reference_checks import CheckedReferences, stored_clusters
 from protoqa_core.similarity import ALL_SIMILARITIES
 
 __all__ = [

@@ -64,8 +64,8 @@ from cfc_probeval.inputs import GroundTruth, read_ground_truth
 from cfc_probeval.matching import MATCHINGS, GPMatcher, Matcher, make_matcher
 from cfc_probeval.probeval import ProbEval, normalized_sample_counts
 from cfc_probeval.results import AnswerCluster
-from protoqa_core.ranking import rank_by_frequency
 from protoqa_core.io.readers import Cluster
+from protoqa_core.ranking import rank_by_frequency
 from protoqa_core.similarity import get_similarity
 from protoqa_core.text import normalize_prediction
 from protoqa_metric.scoring import score_matrix
