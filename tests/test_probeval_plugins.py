@@ -103,7 +103,7 @@ def test_a_new_clustering_and_matching_are_their_class_and_one_line():
         """
         import numpy as np
         from cfc_probeval import CLUSTERINGS, MATCHINGS, Clusterer, Matcher, ProbEval, evaluate_probeval
-        from cfc_probeval import make_matcher, CharNgramEmbedder, GroundTruth
+        from cfc_probeval import make_matcher, CharNgramEmbedder, QuestionTargets
         from protoqa_core.io.readers import Cluster
 
         @CLUSTERINGS.register("one")
@@ -134,10 +134,10 @@ def test_a_new_clustering_and_matching_are_their_class_and_one_line():
             def match(self, samples, clusters):
                 return [tuple(j for j, c in enumerate(clusters) if s in c) for s in samples]
 
-        raw = GroundTruth("q1", (), {"dog": 6.0, "cat": 4.0})
+        raw = QuestionTargets("q1", (), {"dog": 6.0, "cat": 4.0})
         r = evaluate_probeval([raw], {"q1": ["dog", "cat", "cow"]}, clustering="one", embedder=CharNgramEmbedder())
         print(r.signature.split("|")[0], [c.id for c in r.questions["q1"].clusters])
-        human = GroundTruth("q1", (Cluster("q1.0", ("dog",), 6), Cluster("q1.1", ("cat",), 4)))
+        human = QuestionTargets("q1", (Cluster("q1.0", ("dog",), 6), Cluster("q1.1", ("cat",), 4)))
         r = evaluate_probeval([human], {"q1": ["dog"] * 6 + ["cat"] * 4}, clustering="human", matching="exact")
         print(r.signature.split("|")[2], r.kl, make_matcher("exact").name)
         try:

@@ -40,7 +40,7 @@ from typing import Any, Optional, Union, cast
 import numpy as np
 
 from cfc_probeval.embedders import Embedder, get_embedder
-from cfc_probeval.inputs import GroundTruth, read_ground_truth
+from cfc_probeval.inputs import QuestionTargets, read_targets
 from cfc_probeval.matching import WordNetMatcher
 from cfc_probeval.probeval import ProbEval
 from cfc_probeval.results import AnswerCluster
@@ -221,8 +221,8 @@ class Question:
         return (self.source, self.qid)
 
     @property
-    def truth(self) -> GroundTruth:
-        return GroundTruth(self.qid, (), dict(zip(self.strings, self.counts, strict=True)))
+    def truth(self) -> QuestionTargets:
+        return QuestionTargets(self.qid, (), dict(zip(self.strings, self.counts, strict=True)))
 
 
 def read_questions(path: Union[str, Path], num_questions: Optional[int] = None) -> list[Question]:
@@ -233,7 +233,7 @@ def read_questions(path: Union[str, Path], num_questions: Optional[int] = None) 
     ('person', 99.0)
     """
     path = Path(path)
-    truths = read_ground_truth(path)  # validates the file; names file and line on bad input
+    truths = read_targets(path)  # validates the file; names file and line on bad input
     out = []
     with path.open(encoding="utf-8") as handle:
         for line_no, line in enumerate(handle, 1):
@@ -263,7 +263,7 @@ def _listed(clusters: dict[str, list[str]]) -> set[str]:
     return {normalize_unicode(str(a)) for answers in clusters.values() for a in answers}
 
 
-def _question(path: Path, line_no: int, qid: str, truth: GroundTruth, clusters: dict[str, list[str]]) -> Question:
+def _question(path: Path, line_no: int, qid: str, truth: QuestionTargets, clusters: dict[str, list[str]]) -> Question:
     counts = {a: float(n) for a, n in truth.answer_counts.items() if n > 0}
     strings = sorted(counts, key=lambda a: (-counts[a], a))
     index = {a: i for i, a in enumerate(strings)}
@@ -353,7 +353,7 @@ class ClusterMaker:
                 group_count[k] = group_count.get(k, 0.0) + q.counts[i]
             # The group is clustered as its most frequent string, weighted by the group's count.
             rep = {k: q.strings[i] for k, i in first.items()}
-            truth = GroundTruth(q.qid, (), {rep[k]: group_count[k] for k in first})
+            truth = QuestionTargets(q.qid, (), {rep[k]: group_count[k] for k in first})
             owner = _owners(self._probeval(c, seed).clusters_for(truth))
             labels = np.array([owner[rep[k]] for k in keys], dtype=int)
         else:

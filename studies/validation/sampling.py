@@ -73,7 +73,7 @@ import numpy as np
 
 from cfc_probeval.distributions import WRONG
 from cfc_probeval.errors import DataFormatError
-from cfc_probeval.inputs import GroundTruth
+from cfc_probeval.inputs import QuestionTargets
 
 __all__ = [
     "SAMPLINGS",
@@ -251,7 +251,7 @@ def _weighted(items: Mapping[str, float], source: str) -> CategoryPool:
     return CategoryPool(tuple(s for s, _ in kept), tuple(w for _, w in kept), source)
 
 
-def stratified_answers(truth: GroundTruth, num: int, rng: np.random.Generator) -> list[Counter]:
+def stratified_answers(truth: QuestionTargets, num: int, rng: np.random.Generator) -> list[Counter]:
     """``num`` ground-truth answer instances stratified by cluster, drawn without replacement.
 
     Cluster ``k`` with ``n_k`` of the ``N`` answers gets ``min(ceil(num * n_k / N), its
@@ -259,7 +259,7 @@ def stratified_answers(truth: GroundTruth, num: int, rng: np.random.Generator) -
     strings sorted). A cluster whose strings have no count offers each string once.
 
     >>> from protoqa_core.io.readers import Cluster
-    >>> gt = GroundTruth("q", (Cluster("q.0", ("dog", "puppy"), 6), Cluster("q.1", ("cat",), 4)),
+    >>> gt = QuestionTargets("q", (Cluster("q.0", ("dog", "puppy"), 6), Cluster("q.1", ("cat",), 4)),
     ...                  {"dog": 5, "puppy": 1, "cat": 4})
     >>> [sum(c.values()) for c in stratified_answers(gt, 5, np.random.default_rng(0))]
     [3, 2]
@@ -277,7 +277,7 @@ def stratified_answers(truth: GroundTruth, num: int, rng: np.random.Generator) -
 
 
 def build_pools(
-    truths: Mapping[str, GroundTruth],
+    truths: Mapping[str, QuestionTargets],
     annotations: Mapping[str, Mapping[str, Annotation]],
     *,
     stratified: int = 0,
@@ -290,7 +290,7 @@ def build_pools(
     ``DataFormatError`` when an annotation names a cluster the question does not have.
 
     >>> from protoqa_core.io.readers import Cluster
-    >>> gt = GroundTruth("q", (Cluster("q.0", ("dog",), 6), Cluster("q.1", ("cat", "kitten"), 4)),
+    >>> gt = QuestionTargets("q", (Cluster("q.0", ("dog",), 6), Cluster("q.1", ("cat", "kitten"), 4)),
     ...                  {"dog": 6, "cat": 3, "kitten": 1})
     >>> pool = build_pools({"q": gt}, {"q": {"puppy": Annotation("q.0", 5), "car": Annotation("wrong", 2)}})["q"]
     >>> [(c.strings, c.source) for c in pool.categories]
@@ -511,7 +511,7 @@ def draw_answer_set(pool: QuestionPool, p: Sequence[float], size: int, rng: np.r
     Categories with an empty pool get probability 0 first.
 
     >>> from protoqa_core.io.readers import Cluster
-    >>> gt = GroundTruth("q", (Cluster("q.0", ("dog",), 6),), {"dog": 6})
+    >>> gt = QuestionTargets("q", (Cluster("q.0", ("dog",), 6),), {"dog": 6})
     >>> pool = build_pools({"q": gt}, {"q": {"dog": Annotation("q.0", 2), "car": Annotation("wrong", 1)}})["q"]
     >>> s = draw_answer_set(pool, [0.75, 0.25], 4, np.random.default_rng(0))
     >>> dict(s.answers), s.gold
@@ -565,7 +565,7 @@ def draw_authors_set(pool: QuestionPool, p: Sequence[float], sampling: str, rng:
     """One answer set by the authors' procedure (:func:`authors_counts`, then slots without replacement).
 
     >>> from protoqa_core.io.readers import Cluster
-    >>> gt = GroundTruth("q", (Cluster("q.0", ("dog",), 6),), {"dog": 6})
+    >>> gt = QuestionTargets("q", (Cluster("q.0", ("dog",), 6),), {"dog": 6})
     >>> pool = build_pools({"q": gt}, {"q": {"dog": Annotation("q.0", 4), "car": Annotation("wrong", 2)}})["q"]
     >>> s = draw_authors_set(pool, [0.75, 0.25], "centered", np.random.default_rng(0))
     >>> s.gold[0] <= 4 and s.gold[1] <= 2, sum(s.answers.values()) == sum(s.gold)
@@ -604,7 +604,7 @@ def draw_answer_sets(
     with replacement).
 
     >>> from protoqa_core.io.readers import Cluster
-    >>> gt = GroundTruth("q", (Cluster("q.0", ("dog",), 6), Cluster("q.1", ("cat",), 4)), {"dog": 6, "cat": 4})
+    >>> gt = QuestionTargets("q", (Cluster("q.0", ("dog",), 6), Cluster("q.1", ("cat",), 4)), {"dog": 6, "cat": 4})
     >>> pool = build_pools({"q": gt}, {"q": {"dog": Annotation("q.0", 2), "car": Annotation("wrong", 1)}})["q"]
     >>> sets = draw_answer_sets(pool, "centered", 3, size=20, procedure="pool")
     >>> len(sets), all(sum(s.gold) == 20 for s in sets)

@@ -26,7 +26,7 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
-from cfc_probeval.inputs import read_ground_truth, read_samples
+from cfc_probeval.inputs import read_samples, read_targets
 from cfc_probeval.probeval import normalized_sample_counts
 
 from .stats import spearman
@@ -77,7 +77,7 @@ def load_dev_systems(
     """
     data_dir = Path(data_dir)
     targets, model_path, human_path = DEV_POOLS[name]
-    truths = read_ground_truth(data_dir / targets)
+    truths = read_targets(data_dir / targets)
     model, human = _distinct(data_dir / model_path), _distinct(data_dir / human_path)
     ids = [q for q in truths if truths[q].clusters and model.get(q) and human.get(q)]
     if num_questions is not None:

@@ -60,7 +60,7 @@ import numpy as np
 from cfc_probeval.clustering import CLUSTERINGS
 from cfc_probeval.distributions import human_counts, kl_divergence, laplace_smoothed, model_counts
 from cfc_probeval.embedders import Embedder, get_embedder
-from cfc_probeval.inputs import GroundTruth, read_ground_truth
+from cfc_probeval.inputs import QuestionTargets, read_targets
 from cfc_probeval.matching import MATCHINGS, GPMatcher, Matcher, make_matcher
 from cfc_probeval.probeval import ProbEval, normalized_sample_counts
 from cfc_probeval.results import AnswerCluster
@@ -467,7 +467,7 @@ class Toolkit:
 class QuestionStudy:
     """One question: its pool, its answer sets per sampling, their gold KLs, and cached clusters and matches."""
 
-    truth: GroundTruth
+    truth: QuestionTargets
     pool: QuestionPool
     sets: dict[str, list[AnswerSet]]
     annotations_are_ground_truth: bool = False
@@ -569,7 +569,7 @@ def load_dev_set(
     [3, 3]
     """
     data_dir = Path(data_dir)
-    truths = read_ground_truth(data_dir / dev_set.targets)
+    truths = read_targets(data_dir / dev_set.targets)
     annotations = read_annotations(data_dir / dev_set.annotations)
     pools = build_pools(truths, annotations, stratified=STRATIFIED_ANSWERS if procedure == "authors" else 0, seed=seed)
     ids = [qid for qid in annotations if qid in pools]
@@ -1258,12 +1258,12 @@ def _pool_summary(studies: Sequence[QuestionStudy]) -> dict[str, Any]:
     }
 
 
-def annotations_are_ground_truth(truth: GroundTruth, annotations: Mapping[str, Any]) -> bool:
+def annotations_are_ground_truth(truth: QuestionTargets, annotations: Mapping[str, Any]) -> bool:
     """Whether a question's annotated answers ("wrong" aside) are its ground-truth answers with their counts.
 
     >>> from protoqa_core.io.readers import Cluster
     >>> from studies.validation.sampling import Annotation
-    >>> gt = GroundTruth("q", (Cluster("q.0", ("dog",), 2),), {"dog": 2})
+    >>> gt = QuestionTargets("q", (Cluster("q.0", ("dog",), 2),), {"dog": 2})
     >>> annotations_are_ground_truth(gt, {"dog": Annotation("q.0", 2), "wrong": Annotation("wrong", 1)})
     True
     """

@@ -30,7 +30,7 @@ import numpy as np
 
 from cfc_probeval.distributions import human_counts, kl_divergence, laplace_smoothed, model_counts
 from cfc_probeval.embedders import Embedder, get_embedder, unit_rows
-from cfc_probeval.inputs import GroundTruth, read_ground_truth, read_samples
+from cfc_probeval.inputs import QuestionTargets, read_samples, read_targets
 from cfc_probeval.matching import GPMatcher, Matcher, WordNetMatcher, best_clusters, make_matcher
 from cfc_probeval.probeval import ProbEval, normalized_sample_counts
 from cfc_probeval.results import AnswerCluster
@@ -176,7 +176,7 @@ def candidates(cosine_threshold: float, embedders: Sequence[str] = ("minilm", "c
 class SystemData:
     """The CFC test questions every system answered, and each system's normalized answers."""
 
-    truths: dict[str, GroundTruth]
+    truths: dict[str, QuestionTargets]
     question_ids: list[str]
     answers: dict[str, dict[str, dict[str, int]]]  # system -> question -> normalized answer -> count
 
@@ -188,7 +188,7 @@ class SystemData:
 def load_systems(data_dir: Union[str, Path]) -> SystemData:
     """Read the CFC test targets and the nine systems (questions every system answered)."""
     data_dir = Path(data_dir)
-    truths = read_ground_truth(data_dir / TARGETS)
+    truths = read_targets(data_dir / TARGETS)
     raw = {name: read_samples(data_dir / path) for name, path in SYSTEMS}
     ids = [q for q in truths if all(q in r for r in raw.values()) and truths[q].clusters]
     answers = {name: {q: normalized_sample_counts(r[q]) for q in ids} for name, r in raw.items()}
