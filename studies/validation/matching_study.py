@@ -41,7 +41,8 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from cfc_probeval.embedders import Embedder, get_embedder, unit_rows
-from cfc_probeval.inputs import QuestionTargets, read_targets
+from cfc_probeval.inputs import QuestionTargets
+from cfc_probeval.inputs import read_targets as read_question_targets
 from cfc_probeval.matching import GPMatcher, WordNetMatcher, best_clusters
 from protoqa_core.similarity import get_similarity
 from protoqa_core.text import normalize_prediction
@@ -127,7 +128,7 @@ def _sums(question: MatchingQuestion, assigned: Sequence[tuple[int, ...]]) -> np
 def load_questions(data_dir: Union[str, Path]) -> list[MatchingQuestion]:
     """ProtoQA dev's annotated answers, grouped per question (answers normalizing alike merged if same label)."""
     data_dir = Path(data_dir)
-    truths: Mapping[str, QuestionTargets] = read_targets(data_dir / DATA[0])
+    truths: Mapping[str, QuestionTargets] = read_question_targets(data_dir / DATA[0])
     annotations = read_annotations(data_dir / DATA[1])
     out = []
     for qid, answers in annotations.items():
