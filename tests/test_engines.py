@@ -181,7 +181,7 @@ def test_the_engine_registry_checks_and_names_what_joins_it():
     registered, bad, twice = out.stdout.splitlines()
     assert registered == "('hf', 'openai', 'vllm', 'echo') echo"
     assert bad == "engine 'bad': Bad.build takes no keyword 'gpu'"
-    assert twice.endswith("named 'echo' is registered already")
+    assert twice.endswith("name 'echo' is registered already")
 
 
 def test_retry_delay_honours_retry_after_and_is_capped():
