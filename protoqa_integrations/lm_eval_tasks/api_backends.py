@@ -25,7 +25,7 @@ Everything else is the harness's own code.
 
 Importing this module registers them (it needs ``lm-eval[api]``);
 ``python -m protoqa_integrations.lm_eval_tasks run ...`` imports it. The tasks' guard
-(:func:`~protoqa_integrations.lm_eval_tasks.harness.collapsed_questions`) still reports a
+(:func:`~protoqa_integrations.lm_eval_tasks.harness.mean_warning_collapsed`) still reports a
 question whose samples came back identical, whatever the backend.
 
 >>> payload_without_fixed_seed({"prompt": "p", "seed": 1234, "top_k": 0, "top_p": 0.9})
