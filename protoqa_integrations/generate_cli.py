@@ -22,7 +22,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from protoqa_core import __version__
 from protoqa_core.io.cli import Subcommand, add_overwrite_option
@@ -40,7 +40,7 @@ from .answers_file import (
     read_questions_file,
     score_generated,
 )
-from .engines import CHAT_MAX_NEW_TOKENS, ENGINES, engine_class, make_engine
+from .engines import CHAT_MAX_NEW_TOKENS, ENGINES, Engine, engine_class, make_engine
 from .engines.base import add_engine_options, engine_options
 from .generation import (
     PAPER_MAX_NEW_TOKENS,
@@ -168,31 +168,7 @@ def _run_generate(args: argparse.Namespace) -> int:
     options = engine_options(args, args.engine)  # an option of another engine fails here, before any work
     leaderboard = _leaderboard_path(args, output)
     check_generate_outputs(output, leaderboard, (), args.overwrite)  # before the questions are looked for
-    style, num_samples = default_protocol(args.dataset)
-    style = args.prompt or style
-    if args.chat:
-        if "chat" not in engine_type.common:
-            chat_engines = " or ".join(n for n, c in ENGINES.items() if "chat" in c.common)
-            raise CommandError(f"--chat needs --engine {chat_engines} (the {args.engine} engine samples completions)")
-        if args.prompt:
-            raise CommandError("--prompt chooses a completion prompt; --chat uses the chat prompt of the dataset")
-        style = "cfc-chat" if args.dataset == "cfc" else "protoqa-chat"
-    elif args.system_prompt:
-        raise CommandError("--system-prompt needs --chat")
-    if args.num_samples is not None:
-        num_samples = args.num_samples
-    max_new_tokens = args.max_new_tokens
-    if max_new_tokens is None:
-        max_new_tokens = CHAT_MAX_NEW_TOKENS if args.chat else PAPER_MAX_NEW_TOKENS
-    config = SamplingConfig(
-        num_samples=num_samples,
-        max_new_tokens=max_new_tokens,
-        top_p=args.top_p,
-        temperature=args.temperature,
-        top_k=0,
-        batch_size=args.batch_size,
-        seed=args.seed,
-    )
+    style, config = _prompt_and_config(args, engine_type)
     questions_path, origin = locate_questions(args.dataset, args.split, args.data_dir, verify=not args.no_verify)
     # One run per output, from before its journal is read until the answers file is written: a second
     # run is refused (and one that starts after the first ended finds the answers file and stops).
@@ -234,12 +210,49 @@ def _run_generate(args: argparse.Namespace) -> int:
             )
         finally:
             engine.close()
-    info = document["generation"]
-    total = sum(len(s) for s in document["model_answers"].values())
+    _report_run(output, leaderboard, len(questions), document["generation"], document["model_answers"])
+    print(f"sampling: {header['sampling']}|prompt:{style}|model:{args.model}")
+    return 0
+
+
+def _prompt_and_config(args: argparse.Namespace, engine_type: type[Engine]) -> tuple[str, SamplingConfig]:
+    """The prompt style and sampling settings the options ask for, checked against the engine."""
+    style, num_samples = default_protocol(args.dataset)
+    style = args.prompt or style
+    if args.chat:
+        if "chat" not in engine_type.common:
+            chat_engines = " or ".join(n for n, c in ENGINES.items() if "chat" in c.common)
+            raise CommandError(f"--chat needs --engine {chat_engines} (the {args.engine} engine samples completions)")
+        if args.prompt:
+            raise CommandError("--prompt chooses a completion prompt; --chat uses the chat prompt of the dataset")
+        style = "cfc-chat" if args.dataset == "cfc" else "protoqa-chat"
+    elif args.system_prompt:
+        raise CommandError("--system-prompt needs --chat")
+    if args.num_samples is not None:
+        num_samples = args.num_samples
+    max_new_tokens = args.max_new_tokens
+    if max_new_tokens is None:
+        max_new_tokens = CHAT_MAX_NEW_TOKENS if args.chat else PAPER_MAX_NEW_TOKENS
+    config = SamplingConfig(
+        num_samples=num_samples,
+        max_new_tokens=max_new_tokens,
+        top_p=args.top_p,
+        temperature=args.temperature,
+        top_k=0,
+        batch_size=args.batch_size,
+        seed=args.seed,
+    )
+    return style, config
+
+
+def _report_run(
+    output: Path, leaderboard: Optional[Path], count: int, info: dict[str, Any], answers: dict[str, list[str]]
+) -> None:
+    """What the run wrote, on stderr: questions, samples, skips, questions without any answer, tokens."""
+    total = sum(len(s) for s in answers.values())
     empty = sum(info["empty_samples"].values())
     print(
-        f"{output}: {len(questions)} questions, {total} samples ({empty} without an answer), "
-        f"{len(info['skipped'])} skipped",
+        f"{output}: {count} questions, {total} samples ({empty} without an answer), {len(info['skipped'])} skipped",
         file=sys.stderr,
     )
     if info["questions_without_answer"]:
@@ -252,8 +265,6 @@ def _run_generate(args: argparse.Namespace) -> int:
         print(f"{leaderboard}: ranked lists for the ProtoQA leaderboard", file=sys.stderr)
     if info.get("usage"):
         print(f"tokens: {', '.join(f'{k} {v}' for k, v in info['usage'].items())}", file=sys.stderr)
-    print(f"sampling: {header['sampling']}|prompt:{style}|model:{args.model}")
-    return 0
 
 
 def add_score_arguments(p: argparse.ArgumentParser) -> None:

@@ -35,21 +35,37 @@ or device changes only the floating-point rounding of the logits.
 'samples:300|top_p:0.9|temperature:0.69|top_k:0|max_new_tokens:10|stop:newline,period|batch:100|seed:42|rng:splitmix64'
 >>> answer_from_text(" A Beach Towel. And more")
 'a beach towel'
+
+The settings and the answer cleaning live in :mod:`~protoqa_integrations.sampling_settings`,
+the seeded uniforms, the nucleus draw and the batch plan in
+:mod:`~protoqa_integrations.nucleus_sampling`; this module names them all.
 """
 
 from __future__ import annotations
 
-import math
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-import numpy as np
-
-from .prompts import PROMPT_STYLES, clean_answer, prompt_for
+from .nucleus_sampling import nucleus_tokens, plan_batches, sample_uniforms
+from .prompts import PROMPT_STYLES, clean_answer
+from .sampling_settings import (
+    CFC_NUM_SAMPLES,
+    PAPER_MAX_NEW_TOKENS,
+    PAPER_TEMPERATURE,
+    PAPER_TOP_P,
+    PROTOQA_NUM_SAMPLES,
+    STOP_STRINGS,
+    GenerationError,
+    PromptSamples,
+    SamplingConfig,
+    answer_from_text,
+    cut_at_stop,
+    default_protocol,
+    prompt_function,
+)
 
 __all__ = [
     "PAPER_TOP_P",
@@ -76,262 +92,6 @@ __all__ = [
     "iter_prompt_samples",
     "sample_prompts",
 ]
-
-PAPER_TOP_P = 0.9
-PAPER_TEMPERATURE = 0.69
-PAPER_MAX_NEW_TOKENS = 10
-PROTOQA_NUM_SAMPLES = 300
-"""Samples per ProtoQA question in the paper's GPT-2 baseline."""
-CFC_NUM_SAMPLES = 100
-"""Samples per CFC question (ProbEval's protocol)."""
-STOP_STRINGS = ("\n", ".")
-"""A sample ends at the first of these; the same strings are the ``until`` of the lm-eval tasks."""
-
-
-class GenerationError(ValueError):
-    """The model, tokenizer or settings cannot be used for sampling answers."""
-
-
-def default_protocol(dataset: str) -> tuple[str, int]:
-    """``(prompt style, samples per question)`` of a data set's protocol.
-
-    >>> default_protocol("cfc"), default_protocol("protoqa")
-    (('cfc-one-shot', 100), ('statement', 300))
-    """
-    return ("cfc-one-shot", CFC_NUM_SAMPLES) if dataset == "cfc" else ("statement", PROTOQA_NUM_SAMPLES)
-
-
-@dataclass(frozen=True)
-class SamplingConfig:
-    """Nucleus sampling settings, checked on creation.
-
-    Attributes:
-        num_samples: samples per question.
-        max_new_tokens: most tokens a sample may have.
-        top_p: nucleus mass (1.0: no nucleus filtering).
-        temperature: logits are divided by it (> 0).
-        top_k: keep only the k most likely tokens first (0: off, as in the paper).
-        batch_size: most sequences per forward pass.
-        seed: question ``i`` of a list is sampled under ``seed + i``.
-
-    >>> SamplingConfig(num_samples=0)
-    Traceback (most recent call last):
-    ...
-    protoqa_integrations.generation.GenerationError: num_samples must be >= 1, got 0
-    """
-
-    num_samples: int = PROTOQA_NUM_SAMPLES
-    max_new_tokens: int = PAPER_MAX_NEW_TOKENS
-    top_p: float = PAPER_TOP_P
-    temperature: float = PAPER_TEMPERATURE
-    top_k: int = 0
-    batch_size: int = 100
-    seed: int = 42
-
-    def __post_init__(self) -> None:
-        for name in ("num_samples", "max_new_tokens", "batch_size"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise GenerationError(f"{name} must be >= 1, got {value!r}")
-        if isinstance(self.top_k, bool) or not isinstance(self.top_k, int) or self.top_k < 0:
-            raise GenerationError(f"top_k must be >= 0 (0: off), got {self.top_k!r}")
-        if not (isinstance(self.top_p, (int, float)) and 0 < self.top_p <= 1):
-            raise GenerationError(f"top_p must be in (0, 1], got {self.top_p!r}")
-        if not (
-            isinstance(self.temperature, (int, float)) and math.isfinite(self.temperature) and self.temperature > 0
-        ):
-            raise GenerationError(f"temperature must be > 0, got {self.temperature!r}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
-            raise GenerationError(f"seed must be an integer, got {self.seed!r}")
-
-    def signature(self) -> str:
-        """How the samples were drawn, in the ``key:value|...`` style of the metric signatures."""
-        return (
-            f"samples:{self.num_samples}|top_p:{self.top_p}|temperature:{self.temperature}|top_k:{self.top_k}"
-            f"|max_new_tokens:{self.max_new_tokens}|stop:newline,period|batch:{self.batch_size}"
-            f"|seed:{self.seed}|rng:splitmix64"
-        )
-
-
-@dataclass
-class PromptSamples:
-    """The samples drawn for one prompt.
-
-    Attributes:
-        index: position of the prompt in the list given to the sampler.
-        texts: each sample's text up to its stop string, in sample order.
-        answers: each sample's cleaned answer (:func:`answer_from_text`), ``""`` for none.
-        skipped: why the prompt was not sampled (then both lists are empty), else None.
-        usage: tokens the sampler reports for this prompt (``prompt_tokens``: the prompt's tokens
-            times the forward passes that ran it; ``completion_tokens``: tokens generated before
-            each sample's end), empty when it reports none.
-    """
-
-    index: int
-    texts: list[str] = field(default_factory=list)
-    answers: list[str] = field(default_factory=list)
-    skipped: Optional[str] = None
-    usage: dict[str, int] = field(default_factory=dict)
-
-
-def prompt_function(style: str) -> Callable[[str], str]:
-    """The question-to-prompt function of a prompt style: :func:`~protoqa_integrations.prompts.prompt_for`.
-
-    >>> prompt_function("statement")("Name a fruit.")
-    'one fruit is'
-    """
-    if style not in PROMPT_STYLES:
-        raise GenerationError(f"unknown prompt style {style!r}; choose one of {', '.join(PROMPT_STYLES)}")
-    return lambda question: prompt_for(question, style)
-
-
-def cut_at_stop(text: str, stops: Sequence[str] = STOP_STRINGS) -> str:
-    """``text`` up to (not including) the first stop string, as the harness's ``until`` cuts it.
-
-    >>> cut_at_stop(" sun hat. And more")
-    ' sun hat'
-    """
-    for stop in stops:
-        if stop:
-            text = text.split(stop, 1)[0]
-    return text
-
-
-def answer_from_text(text: str) -> str:
-    """The answer in a sampled continuation: cut at the first stop string, then cleaned.
-
-    >>> answer_from_text("Sun Screen\\nQ: next")
-    'sun screen'
-    >>> answer_from_text("\\nnothing on the first line")
-    ''
-    """
-    return clean_answer(cut_at_stop(text))
-
-
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
-
-
-def _splitmix64(x: np.ndarray) -> np.ndarray:
-    # Arrays, not numpy scalars: uint64 arithmetic on arrays wraps around silently.
-    x = x + _GOLDEN
-    x = (x ^ (x >> np.uint64(30))) * _MIX1
-    x = (x ^ (x >> np.uint64(27))) * _MIX2
-    return x ^ (x >> np.uint64(31))
-
-
-def sample_uniforms(seeds: Sequence[int], sample_indices: Sequence[int], step: int) -> np.ndarray:
-    """Uniform numbers in [0, 1), one per (question seed, sample index) pair, for one generation step.
-
-    A counter-based generator: the number depends only on its three inputs.
-
-    >>> u = sample_uniforms([42, 42, 43], [0, 1, 0], step=0)
-    >>> bool(((0 <= u) & (u < 1)).all()), len(set(u.tolist()))
-    (True, 3)
-    >>> float(sample_uniforms([42], [1], 0)[0]) == float(u[1])
-    True
-    """
-    keys = np.array([int(s) & 0xFFFFFFFFFFFFFFFF for s in seeds], dtype=np.uint64)
-    counters = np.array([int(j) for j in sample_indices], dtype=np.uint64)
-    x = _splitmix64(_splitmix64(_splitmix64(keys) ^ counters) ^ np.full_like(keys, step))
-    return (x >> np.uint64(11)).astype(np.float64) * (1.0 / (1 << 53))
-
-
-def _nucleus_threshold(probs: Any, top_p: float) -> Any:
-    """Per row, the smallest probability ``v`` such that the mass of tokens more likely than ``v`` is below ``top_p``.
-
-    A radix select on the bits of the float32 probabilities (non-negative floats order
-    like their bit patterns): three passes over 12, 12 and 8 bits, each summing the mass
-    per bucket, instead of sorting the vocabulary.
-    """
-    import torch
-
-    rows = probs.shape[0]
-    bits = probs.contiguous().view(torch.int32)
-    weights = probs.double()
-    offset = torch.zeros(rows, dtype=torch.float64, device=probs.device)  # mass above the chosen buckets
-    prefix = torch.zeros(rows, dtype=torch.int64, device=probs.device)
-    active = None
-    for shift, width in ((20, 12), (8, 12), (0, 8)):
-        size = 1 << width
-        key = ((bits >> shift) & (size - 1)).long()
-        mass = torch.zeros(rows, size, dtype=torch.float64, device=probs.device)
-        mass.scatter_add_(1, key, weights if active is None else weights * active)
-        descending = mass.flip(-1)
-        above = offset.unsqueeze(-1) + descending.cumsum(-1) - descending
-        # Buckets holding some mass with less than top_p above them; `above` grows downwards,
-        # so the last such bucket holds the threshold.
-        candidates = (above < top_p) & (descending > 0)
-        positions = torch.arange(size, device=probs.device).expand(rows, size)
-        last = torch.where(candidates, positions, torch.full_like(positions, -1)).max(-1).values.clamp(min=0)
-        bucket = size - 1 - last
-        offset = above.gather(1, last.unsqueeze(-1)).squeeze(-1)
-        inside = key == bucket.unsqueeze(-1)
-        active = inside if active is None else active & inside
-        prefix = (prefix << width) | bucket
-    return prefix.to(torch.int32).view(torch.float32)
-
-
-def nucleus_tokens(logits: Any, uniforms: Any, *, top_p: float, temperature: float, top_k: int = 0) -> Any:
-    """One token per row of ``logits``, drawn by inverse transform of ``uniforms`` (a 1-D tensor).
-
-    Temperature first, then top-k (0: off), then the nucleus: the tokens such that the
-    mass of the tokens more likely than them is below ``top_p`` (the most likely token
-    always; tokens tied in probability are kept or dropped together), renormalized. The
-    uniform picks a token by the cumulative probability in vocabulary order.
-
-    >>> import torch
-    >>> logits = torch.tensor([[0.0, 5.0, 1.0], [0.0, 0.1, 0.2]])
-    >>> nucleus_tokens(logits, torch.tensor([0.3, 0.99]), top_p=0.9, temperature=1.0)
-    tensor([1, 2])
-    """
-    import torch
-
-    scaled = logits.float() / float(temperature)
-    if 0 < top_k < scaled.shape[-1]:
-        kth = torch.topk(scaled, top_k, dim=-1).values[:, -1:]
-        scaled = scaled.masked_fill(scaled < kth, float("-inf"))
-    probs = torch.softmax(scaled, dim=-1)
-    if top_p < 1.0:
-        probs = probs * (probs >= _nucleus_threshold(probs, top_p).unsqueeze(-1))
-    cumulative = probs.cumsum(dim=-1)
-    target = uniforms.to(cumulative.device, torch.float32).unsqueeze(-1) * cumulative[:, -1:]
-    position = torch.searchsorted(cumulative, target, right=True).squeeze(-1)
-    # Rounding can put the target at the very end: take the last token with mass then.
-    size = probs.shape[-1]
-    last_kept = size - 1 - (probs.flip(-1) > 0).int().argmax(-1)
-    position = torch.where(position >= size, last_kept, position)
-    return position
-
-
-def plan_batches(num_prompts: int, num_samples: int, batch_size: int) -> list[list[tuple[int, int, int]]]:
-    """The generate calls: each a list of ``(prompt, first sample index, count)`` with one count.
-
-    A question needing more than ``batch_size`` samples gets equal chunks, one call
-    each; otherwise as many questions as fit share a call.
-
-    >>> plan_batches(2, 300, 128)
-    [[(0, 0, 100)], [(0, 100, 100)], [(0, 200, 100)], [(1, 0, 100)], [(1, 100, 100)], [(1, 200, 100)]]
-    >>> plan_batches(3, 5, 10)
-    [[(0, 0, 5), (1, 0, 5)], [(2, 0, 5)]]
-    """
-    chunks = -(-num_samples // batch_size)
-    if chunks > 1:
-        base, extra = divmod(num_samples, chunks)
-        calls = []
-        for prompt in range(num_prompts):
-            start = 0
-            for c in range(chunks):
-                count = base + (1 if c < extra else 0)
-                calls.append([(prompt, start, count)])
-                start += count
-        return calls
-    per_call = max(1, batch_size // num_samples)
-    return [
-        [(p, 0, num_samples) for p in range(first, min(first + per_call, num_prompts))]
-        for first in range(0, num_prompts, per_call)
-    ]
 
 
 def context_length(model: Any) -> Optional[int]:
@@ -650,28 +410,12 @@ def iter_prompt_samples(
     ...     print(done.index, done.answers)
     0 ['an apple', 'a banana', 'an apple', '', 'the orange']
     """
-    import torch
-    from transformers import LogitsProcessorList, StoppingCriteriaList
-
     prompts = list(prompts)
     seeds = [config.seed + i for i in range(len(prompts))] if seeds is None else [int(s) for s in seeds]
     if len(seeds) != len(prompts):
         raise GenerationError(f"{len(seeds)} seeds for {len(prompts)} prompts")
     eos_id, pad_id = check_tokenizer(tokenizer, model_name)
-    limit = context_length(model)
-    encoded: dict[int, list[int]] = {}
-    skipped: dict[int, str] = {}
-    for i, prompt in enumerate(prompts):
-        ids = list(tokenizer(prompt)["input_ids"])
-        if not ids:
-            skipped[i] = "the prompt tokenizes to nothing"
-        elif limit is not None and len(ids) + config.max_new_tokens > limit:
-            skipped[i] = (
-                f"the prompt has {len(ids)} tokens; with {config.max_new_tokens} new tokens that exceeds "
-                f"the model's context of {limit}"
-            )
-        else:
-            encoded[i] = ids
+    encoded, skipped = _encode_prompts(tokenizer, prompts, config.max_new_tokens, context_length(model))
     eligible = list(encoded)
     calls = (
         [
@@ -681,10 +425,7 @@ def iter_prompt_samples(
         if eligible
         else []
     )
-    remaining = dict.fromkeys(eligible, config.num_samples)
-    texts: dict[int, list[str]] = {i: [] for i in eligible}
-    usage: dict[int, dict[str, int]] = {i: {"prompt_tokens": 0, "completion_tokens": 0} for i in eligible}
-
+    collected = _Collected(len(prompts), skipped, dict.fromkeys(eligible, config.num_samples))
     device = next(model.parameters()).device
     stop_table = _stop_table(tokenizer, _vocab_size(model, tokenizer))
     bar = None
@@ -693,70 +434,130 @@ def iter_prompt_samples(
 
         bar = tqdm(total=len(prompts), desc="sampling", unit="question", disable=None if progress is None else False)
     started, drawn = time.perf_counter(), 0
-    next_to_yield = 0
-
-    def ready() -> Iterator[PromptSamples]:
-        nonlocal next_to_yield
-        while next_to_yield < len(prompts):
-            i = next_to_yield
-            if i in skipped:
-                done = PromptSamples(i, skipped=skipped[i])
-            elif remaining.get(i) == 0:
-                done = PromptSamples(i, texts.pop(i), [], usage=usage.pop(i))
-                done.answers = [clean_answer(t) for t in done.texts]
-            else:
-                return
-            next_to_yield += 1
-            if bar is not None:
-                bar.update(1)
-            yield done
-
     was_training = model.training
     model.eval()
     try:
-        yield from ready()
+        yield from collected.ready(bar)
         for call in calls:
-            count = call[0][2]
-            width = max(len(encoded[p]) for p, _, _ in call)
-            input_ids = torch.full((len(call), width), pad_id, dtype=torch.long)
-            mask = torch.zeros((len(call), width), dtype=torch.long)
-            for row, (p, _, _) in enumerate(call):
-                ids = encoded[p]
-                input_ids[row, width - len(ids) :] = torch.tensor(ids, dtype=torch.long)
-                mask[row, width - len(ids) :] = 1
-            row_seeds = [seeds[p] for p, _, _ in call for _ in range(count)]
-            row_indices = [start + j for _, start, _ in call for j in range(count)]
-            sampler, stopper = _processors(row_seeds, row_indices, width, config, stop_table)
-            input_ids, mask = input_ids.to(device), mask.to(device)
-            cache = _shared_prompt_cache(model, input_ids, mask, count)
-            # The sampler decides every token; generate's own multinomial over the one-hot
-            # result is certain, but it would advance the global RNG, hence the fork.
-            with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
-                output = model.generate(
-                    input_ids=input_ids,
-                    attention_mask=mask,
-                    generation_config=_generation_config(config, count, eos_id, pad_id),
-                    logits_processor=LogitsProcessorList([sampler]),
-                    stopping_criteria=StoppingCriteriaList([stopper]),
-                    **({_cache_keyword(): cache} if cache is not None else {}),
-                )
-            decoded, lengths = _decode_rows(tokenizer, output[:, width:].cpu(), eos_id, pad_id)
-            for k, (p, _, _) in enumerate(call):
-                texts[p].extend(decoded[k * count : (k + 1) * count])
-                remaining[p] -= count
-                usage[p]["prompt_tokens"] += len(encoded[p])
-                usage[p]["completion_tokens"] += sum(lengths[k * count : (k + 1) * count])
+            rows = [(encoded[p], seeds[p], start, count) for p, start, count in call]
+            decoded, lengths = _draw_call(model, tokenizer, rows, config, stop_table, device, (eos_id, pad_id))
+            collected.add(call, decoded, lengths, encoded)
             drawn += len(decoded)
             if on_progress is not None:
                 on_progress(drawn, config.num_samples * len(eligible))
             if bar is not None:
                 bar.set_postfix_str(f"{drawn / max(time.perf_counter() - started, 1e-9):.1f} samples/s")
-            yield from ready()
-        yield from ready()
+            yield from collected.ready(bar)
+        yield from collected.ready(bar)
     finally:
         model.train(was_training)
         if bar is not None:
             bar.close()
+
+
+def _encode_prompts(
+    tokenizer: Any, prompts: Sequence[str], max_new_tokens: int, limit: Optional[int]
+) -> tuple[dict[int, list[int]], dict[int, str]]:
+    """Each prompt's token ids by position, and why each prompt that cannot be sampled is skipped."""
+    encoded: dict[int, list[int]] = {}
+    skipped: dict[int, str] = {}
+    for i, prompt in enumerate(prompts):
+        ids = list(tokenizer(prompt)["input_ids"])
+        if not ids:
+            skipped[i] = "the prompt tokenizes to nothing"
+        elif limit is not None and len(ids) + max_new_tokens > limit:
+            skipped[i] = (
+                f"the prompt has {len(ids)} tokens; with {max_new_tokens} new tokens that exceeds "
+                f"the model's context of {limit}"
+            )
+        else:
+            encoded[i] = ids
+    return encoded, skipped
+
+
+class _Collected:
+    """The samples drawn so far per prompt, handed out in prompt order as each prompt completes."""
+
+    def __init__(self, count: int, skipped: dict[int, str], remaining: dict[int, int]) -> None:
+        self.count, self.skipped, self.remaining = count, skipped, remaining
+        self.texts: dict[int, list[str]] = {i: [] for i in remaining}
+        self.usage = {i: {"prompt_tokens": 0, "completion_tokens": 0} for i in remaining}
+        self.next_to_yield = 0
+
+    def add(
+        self,
+        call: Sequence[tuple[int, int, int]],
+        decoded: list[str],
+        lengths: list[int],
+        encoded: dict[int, list[int]],
+    ) -> None:
+        """Record one ``generate`` call's rows: ``count`` consecutive rows per prompt of the call."""
+        count = call[0][2]
+        for k, (p, _, _) in enumerate(call):
+            self.texts[p].extend(decoded[k * count : (k + 1) * count])
+            self.remaining[p] -= count
+            self.usage[p]["prompt_tokens"] += len(encoded[p])
+            self.usage[p]["completion_tokens"] += sum(lengths[k * count : (k + 1) * count])
+
+    def ready(self, bar: Any) -> Iterator[PromptSamples]:
+        """The prompts, in order, that are complete (or skipped) and not yet handed out."""
+        while self.next_to_yield < self.count:
+            i = self.next_to_yield
+            if i in self.skipped:
+                done = PromptSamples(i, skipped=self.skipped[i])
+            elif self.remaining.get(i) == 0:
+                done = PromptSamples(i, self.texts.pop(i), [], usage=self.usage.pop(i))
+                done.answers = [clean_answer(t) for t in done.texts]
+            else:
+                return
+            self.next_to_yield += 1
+            if bar is not None:
+                bar.update(1)
+            yield done
+
+
+def _draw_call(
+    model: Any,
+    tokenizer: Any,
+    rows: Sequence[tuple[list[int], int, int, int]],
+    config: SamplingConfig,
+    stop_table: Any,
+    device: Any,
+    eos_pad: tuple[int, int],
+) -> tuple[list[str], list[int]]:
+    """One ``generate`` call over a left-padded batch of prompts: each sample's text and its token count.
+
+    ``rows`` holds each prompt's ``(token ids, seed, first sample index, samples)``; every
+    prompt of a call draws the same number of samples.
+    """
+    import torch
+    from transformers import LogitsProcessorList, StoppingCriteriaList
+
+    eos_id, pad_id = eos_pad
+    count = rows[0][3]
+    width = max(len(ids) for ids, _, _, _ in rows)
+    input_ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for row, (ids, _, _, _) in enumerate(rows):
+        input_ids[row, width - len(ids) :] = torch.tensor(ids, dtype=torch.long)
+        mask[row, width - len(ids) :] = 1
+    row_seeds = [seed for _, seed, _, _ in rows for _ in range(count)]
+    row_indices = [start + j for _, _, start, _ in rows for j in range(count)]
+    sampler, stopper = _processors(row_seeds, row_indices, width, config, stop_table)
+    input_ids, mask = input_ids.to(device), mask.to(device)
+    cache = _shared_prompt_cache(model, input_ids, mask, count)
+    # The sampler decides every token; generate's own multinomial over the one-hot
+    # result is certain, but it would advance the global RNG, hence the fork.
+    with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
+        output = model.generate(
+            input_ids=input_ids,
+            attention_mask=mask,
+            generation_config=_generation_config(config, count, eos_id, pad_id),
+            logits_processor=LogitsProcessorList([sampler]),
+            stopping_criteria=StoppingCriteriaList([stopper]),
+            **({_cache_keyword(): cache} if cache is not None else {}),
+        )
+    return _decode_rows(tokenizer, output[:, width:].cpu(), eos_id, pad_id)
 
 
 def sample_prompts(

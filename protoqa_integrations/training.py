@@ -20,24 +20,46 @@ The Trainer adds its ``eval_`` prefix, giving ``eval_protoqa_wordnet_max_answers
 a function, see :data:`ProbEvalFn`) the ProbEval KL divergence is added as
 ``probeval_kl`` (lower is better).
 
+>>> metric_key("wordnet", "max_answers@10")
+'protoqa_wordnet_max_answers_at_10'
+
 ``transformers`` and ``torch`` are imported only when a hook runs, so this module (and
 ``import protoqa_metric``) works without them. ``ProtoQAEvalCallback`` is created on
 first access, as a subclass of ``transformers.TrainerCallback``.
+
+What both hooks share (metric names, sampling and scoring answers) lives in
+:mod:`~protoqa_integrations.training_samples`, the callback's work in
+:mod:`~protoqa_integrations.training_callback`; this module names all of it.
 """
 
 from __future__ import annotations
 
-import math
-import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 from protoqa_core.io.readers import Question
 from protoqa_core.io.rows import questions_from_rows
-from protoqa_core.ranking import rank_by_frequency
-from protoqa_metric.metric import evaluate_predictions
 
-from .prompts import clean_answer, prompt_for
+from .prompts import clean_answer
+from .training_callback import _ProtoQAEvalCallbackBase
+from .training_samples import (
+    PAPER_NUM_SAMPLES,
+    PAPER_TEMPERATURE,
+    PAPER_TOP_P,
+    PROBEVAL_KEY,
+    ProbEvalFn,
+    ProbEvalOption,
+    QuestionRows,
+    Similarities,
+    _probeval_function,
+    _similarity_names,
+    finetuned_prompt,
+    metric_key,
+    probeval_with_human_clusters,
+    sample_answers,
+    sample_question_answers,
+    score_sampled_answers,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -62,27 +84,9 @@ __all__ = [
     "ProtoQAEvalCallback",
 ]
 
-PAPER_TOP_P = 0.9
-PAPER_TEMPERATURE = 0.69
-PAPER_NUM_SAMPLES = 300
-PROBEVAL_KEY = "probeval_kl"
 IGNORE_INDEX = -100
 """What the Trainer pads predictions, labels and inputs with when it concatenates batches."""
 
-ProbEvalFn = Callable[[Sequence[Question], Sequence[Sequence[str]]], float]
-"""``fn(questions, samples) -> mean KL``: ``samples[i]`` holds every cleaned sample drawn
-for ``questions[i]``, repeats kept (their counts are the model's distribution), empty
-strings included (a sample with no answer matches no cluster)."""
-
-ProbEvalOption = Union[bool, ProbEvalFn]
-
-Similarities = Union[str, Sequence[str]]
-
-QuestionRows = Any
-"""Evaluation questions in any accepted form: a ``datasets.Dataset`` of the dataset export
-(columns ``id``, ``question``, ``clusters``; extra columns such as ``input_ids`` are
-ignored), a list of such rows, a list of :class:`~protoqa_core.io.readers.Question` or a
-``{question id: Question}`` mapping (see :func:`~protoqa_core.io.rows.questions_from_rows`)."""
 
 LABELS_NEEDED = (
     "the Trainer calls compute_metrics only when the evaluation batches carry 'labels', so with these rows it "
@@ -92,103 +96,6 @@ LABELS_NEEDED = (
     "arguments; or use ProtoQAEvalCallback, which samples by itself and needs no labels"
 )
 """Why prompt-only evaluation rows cannot reach ``compute_metrics``, and what to pass instead."""
-
-
-def finetuned_prompt(question: str) -> str:
-    """The hooks' default prompt: :func:`~protoqa_integrations.prompts.prompt_for` in the ``finetuned`` style.
-
-    >>> finetuned_prompt("Name a fruit")
-    'one fruit is\\t'
-    """
-    return prompt_for(question, "finetuned")
-
-
-def metric_key(similarity: str, metric: str, prefix: str = "protoqa") -> str:
-    """The logged name of one ProtoQA metric, safe for every Trainer logger.
-
-    >>> metric_key("wordnet", "max_answers@10")
-    'protoqa_wordnet_max_answers_at_10'
-    """
-    return f"{prefix}_{similarity}_{metric.replace('@', '_at_')}"
-
-
-def _similarity_names(similarity: Similarities) -> tuple[str, ...]:
-    names = (similarity,) if isinstance(similarity, str) else tuple(similarity)
-    if not names:
-        raise ValueError("give at least one similarity, e.g. 'wordnet'")
-    return names
-
-
-def probeval_with_human_clusters(questions: Sequence[Question], samples: Sequence[Sequence[str]]) -> float:
-    """Mean ProbEval KL(P_G || P_H) over questions, with the data's human clusters and WordNet matching.
-
-    The :data:`ProbEvalFn` used by ``probeval=True``; needs the ``cfc_probeval`` package
-    (part of this project) but no embedding model, since the clusters are the human ones.
-
-    >>> from protoqa_metric import Cluster, Question
-    >>> q = Question("q1", "name a pet", (Cluster("q1.0", ("dog",), 6), Cluster("q1.1", ("cat",), 4)))
-    >>> probeval_with_human_clusters([q], [["dog"] * 6 + ["cat"] * 4])  # the human distribution
-    0.0
-    >>> probeval_with_human_clusters([q], [["cat"] * 10]) > 0
-    True
-    """
-    from cfc_probeval import evaluate_probeval
-
-    if len(questions) != len(samples):
-        raise ValueError(f"{len(samples)} sample lists for {len(questions)} questions")
-    by_id = {q.id: list(s) for q, s in zip(questions, samples, strict=True)}
-    return float(evaluate_probeval(list(questions), by_id, clustering="human", matching="wordnet").kl)
-
-
-def _probeval_function(probeval: ProbEvalOption) -> Optional[ProbEvalFn]:
-    if probeval is True:
-        return probeval_with_human_clusters
-    if probeval is False or probeval is None:
-        return None
-    if callable(probeval):
-        return probeval
-    raise TypeError(f"probeval must be True, False or a function (questions, samples) -> KL, got {probeval!r}")
-
-
-def score_sampled_answers(
-    questions: Sequence[Question],
-    samples: Sequence[Sequence[str]],
-    *,
-    similarity: Similarities = "wordnet",
-    metrics: Union[str, Iterable[str]] = "paper",
-    probeval: ProbEvalOption = False,
-) -> dict[str, float]:
-    """ProtoQA scores (and ProbEval's KL) of the answers sampled for each question.
-
-    ``samples[i]`` are the cleaned answers sampled for ``questions[i]``; they are ranked
-    by frequency (:func:`~protoqa_core.ranking.rank_by_frequency`) and the ranked lists are
-    scored with :func:`~protoqa_metric.evaluate_predictions` under each similarity.
-    ``probeval``: ``True`` adds ``probeval_kl`` from :func:`probeval_with_human_clusters`,
-    a :data:`ProbEvalFn` adds its value under that key.
-
-    >>> from protoqa_metric import Cluster, Question
-    >>> q = Question("q1", "name a pet", (Cluster("q1.0", ("dog",), 6), Cluster("q1.1", ("cat",), 4)))
-    >>> score_sampled_answers([q], [["cat", "dog", "dog"]], similarity="exact_match",
-    ...                       metrics=["max_answers@1"])
-    {'protoqa_exact_match_max_answers_at_1': 1.0}
-    """
-    if len(questions) != len(samples):
-        raise ValueError(f"{len(samples)} sample lists for {len(questions)} questions")
-    ids = [q.id for q in questions]
-    if len(set(ids)) != len(ids):
-        raise ValueError("each question must appear once; group the samples of a question together")
-    ranked = {q.id: rank_by_frequency(answers) for q, answers in zip(questions, samples, strict=True)}
-    scores: dict[str, float] = {}
-    for name in _similarity_names(similarity):
-        result = evaluate_predictions(questions, ranked, name, metrics)
-        scores.update({metric_key(name, metric): float(value) for metric, value in result.scores.items()})
-    probeval_fn = _probeval_function(probeval)
-    if probeval_fn is not None:
-        kl = float(probeval_fn(list(questions), [list(s) for s in samples]))
-        if math.isnan(kl):
-            raise ValueError("the ProbEval function returned NaN")
-        scores[PROBEVAL_KEY] = kl
-    return scores
 
 
 def _special_ids(tokenizer: Any) -> tuple[set[int], set[int]]:
@@ -355,38 +262,9 @@ def make_compute_metrics(
     _probeval_function(probeval)
 
     def compute_metrics(eval_prediction: Any) -> dict[str, float]:
-        import numpy as np
-
-        predictions = eval_prediction.predictions
-        if isinstance(predictions, tuple):
-            predictions = predictions[0]  # (generated ids, extra model outputs, ...)
-        sequences = np.asarray(predictions)
-        if sequences.ndim != 2 or not np.issubdtype(sequences.dtype, np.integer):
-            raise ValueError(
-                f"expected generated token ids of shape (rows, length), got {sequences.dtype} {sequences.shape}; "
-                "evaluate with generation (e.g. Seq2SeqTrainingArguments(predict_with_generate=True))"
-            )
-        if sequences.shape[0] % len(questions):
-            raise ValueError(
-                f"{sequences.shape[0]} generated sequences do not divide evenly among the "
-                f"{len(questions)} rows of `questions`"
-            )
+        sequences = _generated_sequences(eval_prediction, len(questions))
         per_row = sequences.shape[0] // len(questions)
-        prompt_lengths = None
-        if strip_prompt:
-            inputs = getattr(eval_prediction, "inputs", None)
-            if inputs is None:
-                raise ValueError(
-                    "strip_prompt=True needs the prompts: set TrainingArguments(include_for_metrics=['inputs']) "
-                    "(or pass strip_prompt=False for an encoder-decoder model)"
-                )
-            inputs = np.asarray(inputs)
-            if inputs.shape[0] != len(questions):
-                raise ValueError(f"{inputs.shape[0]} input rows for {len(questions)} questions")
-            # Batches are concatenated with -100 padding on the right; within a batch the
-            # (left-padded) prompt is exactly what the generated sequence starts with.
-            lengths = (inputs != IGNORE_INDEX).sum(axis=1)
-            prompt_lengths = np.repeat(lengths, per_row)
+        prompt_lengths = _prompt_lengths(eval_prediction, len(questions), per_row) if strip_prompt else None
         answers = decode_answers(tokenizer, sequences, prompt_lengths)
         unique, samples = _group_by_question(questions, answers)
         return score_sampled_answers(unique, samples, similarity=similarity, metrics=metrics, probeval=probeval)
@@ -394,299 +272,43 @@ def make_compute_metrics(
     return compute_metrics
 
 
-def sample_question_answers(
-    model: Any,
-    tokenizer: Any,
-    question: str,
-    *,
-    num_samples: int = PAPER_NUM_SAMPLES,
-    batch_size: int = 100,
-    max_new_tokens: int = 10,
-    top_p: float = PAPER_TOP_P,
-    temperature: float = PAPER_TEMPERATURE,
-    seed: int = 42,
-    prompt_fn: Callable[[str], str] = finetuned_prompt,
-) -> list[str]:
-    """Nucleus-sample ``num_samples`` answers to one question from a causal language model.
+def _generated_sequences(eval_prediction: Any, rows: int) -> np.ndarray:
+    """The generated token ids of an ``EvalPrediction``, checked: integers, one row per sample, ``rows`` dividing them."""
+    import numpy as np
 
-    The samples are drawn ``batch_size`` at a time from ``prompt_fn(question)`` under
-    ``seed`` (the global RNG state is saved and restored, so training randomness is not
-    disturbed) and cleaned with :func:`~protoqa_integrations.prompts.clean_answer`. Top-k
-    filtering is off (``top_k=0``) as in the paper; other settings of the model's
-    ``generation_config`` apply. The model is put in eval mode and back.
-
-    >>> answers = sample_question_answers(model, tokenizer, "name a fruit", num_samples=5)  # doctest: +SKIP
-    >>> len(answers), rank_by_frequency(answers)[0]  # e.g. (5, 'apple')  # doctest: +SKIP
-    """
-    from .generation import SamplingConfig, sample_prompts
-
-    config = SamplingConfig(
-        num_samples=num_samples,
-        batch_size=batch_size,
-        max_new_tokens=max_new_tokens,
-        top_p=top_p,
-        temperature=temperature,
-        top_k=0,
-        seed=seed,
-    )
-    (done,) = sample_prompts(model, tokenizer, [prompt_fn(question)], config, seeds=[seed])
-    if done.skipped:
-        raise ValueError(f"cannot sample answers to {question!r}: {done.skipped}")
-    return done.answers
-
-
-def sample_answers(
-    model: Any,
-    tokenizer: Any,
-    questions: Sequence[str],
-    *,
-    seed: int = 42,
-    **sampling: Any,
-) -> list[list[str]]:
-    """:func:`sample_question_answers` for each question, question ``i`` under ``seed + i``.
-
-    Seeding each question on its own keeps its samples the same however the
-    questions are split among processes.
-
-    >>> samples = sample_answers(model, tokenizer, ["name a fruit", "name a pet"], num_samples=3)  # doctest: +SKIP
-    >>> [len(s) for s in samples]  # doctest: +SKIP
-    [3, 3]
-    """
-    from .generation import SamplingConfig, sample_prompts
-
-    prompt_fn = sampling.pop("prompt_fn", finetuned_prompt)
-    config = SamplingConfig(
-        seed=seed,
-        top_k=0,
-        **{
-            "num_samples": PAPER_NUM_SAMPLES,
-            "batch_size": 100,
-            "max_new_tokens": 10,
-            "top_p": PAPER_TOP_P,
-            "temperature": PAPER_TEMPERATURE,
-            **sampling,
-        },
-    )
-    results = sample_prompts(model, tokenizer, [prompt_fn(q) for q in questions], config)
-    for question, done in zip(questions, results, strict=True):
-        if done.skipped:
-            raise ValueError(f"cannot sample answers to {question!r}: {done.skipped}")
-    return [done.answers for done in results]
-
-
-def _process_rank_and_count() -> tuple[int, int]:
-    import torch.distributed as dist
-
-    if dist.is_available() and dist.is_initialized():
-        return dist.get_rank(), dist.get_world_size()
-    return 0, 1
-
-
-def _all_gather(obj: Any, world_size: int) -> list[Any]:
-    if world_size == 1:
-        return [obj]
-    import torch.distributed as dist
-
-    gathered: list[Any] = [None] * world_size
-    dist.all_gather_object(gathered, obj)
-    return gathered
-
-
-def _metric_prefix(metrics: Optional[Mapping[str, Any]]) -> str:
-    """The Trainer's ``metric_key_prefix`` of one evaluation, read back from its metrics.
-
-    The Trainer does not pass the prefix to callbacks, but it always adds
-    ``<prefix>_runtime`` (``eval_runtime``; ``eval_dev_runtime`` for the ``dev`` set of
-    a dict ``eval_dataset``; ``test_runtime`` for ``evaluate(metric_key_prefix="test")``).
-
-    >>> _metric_prefix({"eval_dev_loss": 2.1, "eval_dev_runtime": 0.5}), _metric_prefix({})
-    ('eval_dev', 'eval')
-    """
-    for key in metrics or {}:
-        if key.endswith("_runtime"):
-            return key[: -len("_runtime")]
-    return "eval"
-
-
-def _question_sets(questions: Any) -> dict[Optional[str], list[Question]]:
-    """``{eval set name: questions}``, or ``{None: questions}`` for one set used by every evaluation."""
-    if isinstance(questions, Mapping) and questions and not all(isinstance(v, Question) for v in questions.values()):
-        sets: dict[Optional[str], list[Question]] = {}
-        for name, rows in questions.items():
-            if not isinstance(name, str) or not name:
-                raise TypeError(f"eval set names must be non-empty strings, got {name!r}")
-            sets[name] = questions_from_rows(rows, f"questions[{name!r}]")
-        return sets
-    return {None: questions_from_rows(questions, "questions")}
-
-
-class _ProtoQAEvalCallbackBase:
-    """Sampling and scoring for :class:`ProtoQAEvalCallback`, without the transformers base class."""
-
-    def __init__(
-        self,
-        questions: QuestionRows,
-        tokenizer: Any = None,
-        *,
-        num_samples: int = PAPER_NUM_SAMPLES,
-        batch_size: int = 100,
-        max_new_tokens: int = 10,
-        top_p: float = PAPER_TOP_P,
-        temperature: float = PAPER_TEMPERATURE,
-        seed: int = 42,
-        similarity: Similarities = "wordnet",
-        metrics: Union[str, Iterable[str]] = "paper",
-        probeval: ProbEvalOption = False,
-        prompt_fn: Callable[[str], str] = finetuned_prompt,
-        trainer: Any = None,
-    ) -> None:
-        self.question_sets = _question_sets(questions)
-        for name, qs in self.question_sets.items():
-            where = "" if name is None else f" of eval set {name!r}"
-            if not qs:
-                raise ValueError(f"no questions to evaluate{where}")
-            if any(not q.clusters for q in qs):
-                raise ValueError(f"every evaluation question{where} needs answer clusters (test questions have none)")
-        _similarity_names(similarity)
-        _probeval_function(probeval)
-        self.tokenizer = tokenizer
-        self.sampling: dict[str, Any] = {
-            "num_samples": num_samples,
-            "batch_size": batch_size,
-            "max_new_tokens": max_new_tokens,
-            "top_p": top_p,
-            "temperature": temperature,
-            "prompt_fn": prompt_fn,
-        }
-        self.seed = seed
-        self.similarity = similarity
-        self.metrics = metrics
-        self.probeval = probeval
-        self.trainer = trainer
-        self.last_samples: dict[str, list[str]] = {}
-        """Question id -> cleaned samples of the latest evaluation."""
-        self.last_scores: dict[str, float] = {}
-        """Scores of the latest evaluation, without the metric prefix (``eval_``)."""
-        self._scored: dict[Optional[str], tuple[int, dict[str, list[str]], dict[str, float]]] = {}
-        self._logged: set[tuple[int, str]] = set()
-        self._warned_unbound = False
-        self._warned_sets: set[str] = set()
-
-    @property
-    def questions(self) -> list[Question]:
-        """The evaluation questions (of every eval set, in order, when there are several)."""
-        return [q for qs in self.question_sets.values() for q in qs]
-
-    def bind(self, trainer: Any) -> _ProtoQAEvalCallbackBase:
-        """Log through ``trainer`` (so the scores reach its loggers); returns the callback.
-
-        >>> trainer.add_callback(ProtoQAEvalCallback(dev_questions).bind(trainer))  # doctest: +SKIP
-        """
-        self.trainer = trainer
-        return self
-
-    def ranked_predictions(self) -> dict[str, list[str]]:
-        """The latest evaluation's answers ranked by frequency, ``{question id: [answer, ...]}``.
-
-        The format of ``protoqa-eval`` prediction files.
-        """
-        return {qid: rank_by_frequency(samples) for qid, samples in self.last_samples.items()}
-
-    def evaluate_model(self, model: Any, tokenizer: Any, eval_set: Optional[str] = None) -> dict[str, float]:
-        """Sample answers for the evaluation questions and score them (keys without a prefix).
-
-        ``eval_set`` names the question set when the callback was given one per eval set.
-        Under ``torch.distributed`` each process samples every ``world_size``-th question
-        and the samples are exchanged, so every process returns the same scores.
-        """
-        if eval_set not in self.question_sets:
-            known = ", ".join(repr(n) for n in self.question_sets if n is not None) or "none (one set for all)"
-            raise KeyError(f"no questions for eval set {eval_set!r}; the callback has: {known}")
-        questions = self.question_sets[eval_set]
-        rank, world_size = _process_rank_and_count()
-        mine = {
-            i: sample_question_answers(model, tokenizer, q.question, seed=self.seed + i, **self.sampling)
-            for i, q in enumerate(questions)
-            if i % world_size == rank
-        }
-        samples: dict[int, list[str]] = {}
-        for part in _all_gather(mine, world_size):
-            samples.update(part)
-        ordered = [samples[i] for i in range(len(questions))]
-        self.last_samples = {q.id: s for q, s in zip(questions, ordered, strict=True)}
-        self.last_scores = score_sampled_answers(
-            questions,
-            ordered,
-            similarity=self.similarity,
-            metrics=self.metrics,
-            probeval=self.probeval,
+    predictions = eval_prediction.predictions
+    if isinstance(predictions, tuple):
+        predictions = predictions[0]  # (generated ids, extra model outputs, ...)
+    sequences = np.asarray(predictions)
+    if sequences.ndim != 2 or not np.issubdtype(sequences.dtype, np.integer):
+        raise ValueError(
+            f"expected generated token ids of shape (rows, length), got {sequences.dtype} {sequences.shape}; "
+            "evaluate with generation (e.g. Seq2SeqTrainingArguments(predict_with_generate=True))"
         )
-        return dict(self.last_scores)
+    if sequences.shape[0] % rows:
+        raise ValueError(
+            f"{sequences.shape[0]} generated sequences do not divide evenly among the {rows} rows of `questions`"
+        )
+    return sequences
 
-    def _set_for_prefix(self, prefix: str) -> tuple[bool, Optional[str]]:
-        """(whether this evaluation is scored, the question set for it)."""
-        if None in self.question_sets:
-            return True, None
-        # "eval_dev" is the "dev" set of a dict eval_dataset; the longest matching name wins.
-        matches = [n for n in self.question_sets if n is not None and (prefix == n or prefix.endswith("_" + n))]
-        if matches:
-            return True, max(matches, key=len)
-        return False, None
 
-    def on_evaluate(
-        self,
-        args: Any,
-        state: Any,
-        control: Any,
-        metrics: Optional[dict] = None,
-        model: Any = None,
-        processing_class: Any = None,
-        **kwargs: Any,
-    ) -> None:
-        """Add ``<prefix>_protoqa_...`` scores to the evaluation metrics and log them.
+def _prompt_lengths(eval_prediction: Any, rows: int, per_row: int) -> np.ndarray:
+    """Each generated sequence's prompt length, read from ``EvalPrediction.inputs``."""
+    import numpy as np
 
-        The prefix is the Trainer's ``metric_key_prefix`` (``eval``, ``eval_dev`` for the
-        ``dev`` set of a dict ``eval_dataset``, ...).
-        """
-        prefix = _metric_prefix(metrics)
-        scored, eval_set = self._set_for_prefix(prefix)
-        if not scored:
-            if prefix not in self._warned_sets:
-                self._warned_sets.add(prefix)
-                warnings.warn(
-                    f"ProtoQAEvalCallback has no questions for the evaluation {prefix!r} (its eval sets: "
-                    f"{', '.join(repr(n) for n in self.question_sets)}); no protoqa scores are added to it",
-                    stacklevel=2,
-                )
-            return
-        tokenizer = self.tokenizer if self.tokenizer is not None else processing_class
-        if tokenizer is None:
-            raise ValueError("ProtoQAEvalCallback needs a tokenizer: pass it, or give the Trainer processing_class=")
-        if model is None:
-            raise ValueError("ProtoQAEvalCallback got no model from the Trainer")
-        # Several evaluation datasets give several on_evaluate calls per step: sample each question set once.
-        cached = self._scored.get(eval_set)
-        if cached is None or cached[0] != state.global_step:
-            self.evaluate_model(model, tokenizer, eval_set)
-            cached = (state.global_step, dict(self.last_samples), dict(self.last_scores))
-            self._scored[eval_set] = cached
-        _, self.last_samples, self.last_scores = cached[0], dict(cached[1]), dict(cached[2])
-        scores = {f"{prefix}_{name}": value for name, value in self.last_scores.items()}
-        if metrics is not None:
-            # The Trainer's best-model selection reads this dict after on_evaluate.
-            metrics.update(scores)
-        if (state.global_step, prefix) in self._logged:
-            return
-        self._logged.add((state.global_step, prefix))
-        if self.trainer is not None:
-            self.trainer.log(dict(scores))
-        elif not self._warned_unbound:
-            self._warned_unbound = True
-            warnings.warn(
-                "ProtoQAEvalCallback is not bound to the Trainer: its scores are in the evaluation metrics but "
-                "reach no logger; use trainer.add_callback(ProtoQAEvalCallback(...).bind(trainer))",
-                stacklevel=2,
-            )
+    inputs = getattr(eval_prediction, "inputs", None)
+    if inputs is None:
+        raise ValueError(
+            "strip_prompt=True needs the prompts: set TrainingArguments(include_for_metrics=['inputs']) "
+            "(or pass strip_prompt=False for an encoder-decoder model)"
+        )
+    inputs = np.asarray(inputs)
+    if inputs.shape[0] != rows:
+        raise ValueError(f"{inputs.shape[0]} input rows for {rows} questions")
+    # Batches are concatenated with -100 padding on the right; within a batch the
+    # (left-padded) prompt is exactly what the generated sequence starts with.
+    lengths = (inputs != IGNORE_INDEX).sum(axis=1)
+    return np.repeat(lengths, per_row)
 
 
 _CALLBACK_DOC = """Score a causal language model on ProtoQA questions at every evaluation.

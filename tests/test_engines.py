@@ -38,6 +38,7 @@ KEY = "sk-test-secret-0123456789"
     [
         "protoqa_integrations.engines.base",
         "protoqa_integrations.engines.openai",
+        "protoqa_integrations.engines.request_bounds",
         "protoqa_integrations.engines.hf",
         "protoqa_integrations.engines.vllm",
         "protoqa_integrations.engines",

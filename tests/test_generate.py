@@ -530,10 +530,14 @@ def test_lm_eval_hf_backend_runs_the_task_offline_and_prints_scores(tiny_dir, tm
     "name",
     [
         "protoqa_integrations.generation",
+        "protoqa_integrations.sampling_settings",
+        "protoqa_integrations.nucleus_sampling",
         "protoqa_integrations.generate_cli",
         "protoqa_integrations.answers_file",
+        "protoqa_integrations.answers_journal",
         "protoqa_integrations.lm_eval_tasks",
         "protoqa_integrations.lm_eval_tasks.harness",
+        "protoqa_integrations.task_functions",
     ],
 )
 def test_docstring_examples(name):

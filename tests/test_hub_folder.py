@@ -74,15 +74,23 @@ def test_loads_by_name_from_the_folder_holding_the_built_folder(
 
 @pytest.mark.parametrize("module", list(MODULES))
 def test_repository_folders_link_to_the_packaged_module(module):
-    """The checkout's protoqa/ and probeval/ hold links to the packaged script and card, nothing else."""
+    """The checkout's protoqa/ and probeval/ hold a link to the packaged script and a README saying so."""
     folder = REPO / module
     assert sorted(p.name for p in folder.iterdir() if not p.name.startswith((".", "__pycache__"))) == [
         "README.md",
         f"{module}.py",
     ]
     package = {"protoqa": REPO / "protoqa_metric", "probeval": REPO / "cfc_probeval"}[module]
-    assert (folder / f"{module}.py").resolve() == package / "evaluate_modules" / module / f"{module}.py"
-    assert (folder / "README.md").resolve() == package / "README.md"
+    script = package / "evaluate_modules" / module / f"{module}.py"
+    assert (folder / f"{module}.py").is_symlink() and (folder / f"{module}.py").resolve() == script
+    readme = folder / "README.md"
+    assert not readme.is_symlink()
+    text = readme.read_text(encoding="utf-8")
+    assert f'evaluate.load("{module}"' in text
+    # Every file the README links to exists.
+    links = re.findall(r"\]\(([^)#]+)", text)
+    assert script.relative_to(REPO).as_posix() in {Path(link).as_posix().removeprefix("../") for link in links}
+    assert links and all((folder / link).resolve().is_file() for link in links), links
 
 
 def test_requirement_option_and_refusals(tmp_path):

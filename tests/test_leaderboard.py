@@ -266,6 +266,7 @@ def test_an_empty_predictions_object_is_an_error_not_a_silent_zero(tmp_path):
     "name",
     [
         "protoqa_integrations.leaderboard",
+        "protoqa_integrations.leaderboard_report",
         "protoqa_integrations.harness_outputs",
         "protoqa_integrations.leaderboard_cli",
     ],

@@ -96,7 +96,7 @@ def test_metric_names_are_those_the_scores_carry():
 def test_parquet_copy_holds_the_rows_and_is_written_once(tmp_path, monkeypatch):
     import datasets
 
-    from protoqa_integrations.lm_eval_tasks.harness import load_split
+    from protoqa_integrations.task_functions import load_split
 
     monkeypatch.setenv("PROTOQA_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf-datasets"))

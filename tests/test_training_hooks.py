@@ -269,14 +269,20 @@ def test_probeval_true_uses_human_clusters(tokenizer):
     assert math.isfinite(scores[PROBEVAL_KEY]) and scores[PROBEVAL_KEY] >= 0
 
 
-def test_docstring_examples():
+@pytest.mark.parametrize(
+    "name",
+    [
+        "protoqa_integrations.training",
+        "protoqa_integrations.training_samples",
+        "protoqa_integrations.training_callback",
+    ],
+)
+def test_docstring_examples(name):
     import doctest
-
-    import protoqa_integrations.training
 
     if importlib.util.find_spec("cfc_probeval") is None:
         pytest.skip("cfc_probeval is not installed")
-    result = doctest.testmod(protoqa_integrations.training, optionflags=doctest.ELLIPSIS)
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0
 
 

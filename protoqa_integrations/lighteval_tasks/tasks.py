@@ -44,7 +44,7 @@ from protoqa_integrations.lighteval_tasks.utils import (
     dataset_source,
     score_samples,
 )
-from protoqa_integrations.lm_eval_tasks.harness import (
+from protoqa_integrations.task_functions import (
     mean,
     mean_logging_exact_match_signature,
     mean_logging_probeval_signature,

@@ -1,7 +1,7 @@
 """What the lighteval tasks of :mod:`.tasks` do without lighteval: data, prompts, per-question scores.
 
-The prompts and the per-question scores are those of the lm-evaluation-harness tasks
-(:mod:`protoqa_integrations.lm_eval_tasks.harness`), so the two harnesses score the same
+The prompts and the per-question scores are the ones the lm-evaluation-harness tasks use
+(:mod:`protoqa_integrations.task_functions`), so the two harnesses score the same
 answers the same way: the statement prompt of a ProtoQA question and the one-shot prompt of
 a CFC question; every sample cleaned by :func:`~protoqa_integrations.generation.answer_from_text`;
 the paper's seven ProtoQA metrics under WordNet and exact-match similarity, on the answers
@@ -48,7 +48,7 @@ from protoqa_integrations.generation import (
     STOP_STRINGS,
     answer_from_text,
 )
-from protoqa_integrations.lm_eval_tasks.harness import (
+from protoqa_integrations.task_functions import (
     PARQUET_ENV,
     SIMILARITIES,
     cfc_one_shot_prompt,
@@ -164,7 +164,7 @@ def dataset_source(
     >>> dataset_source(data_dir="../shared/data")  # doctest: +SKIP
     ('/root/.cache/protoqa_eval/lighteval/...', {'protoqa': 'protoqa', 'cfc': 'cfc'})
     """
-    from protoqa_integrations.lm_eval_tasks.harness import load_split
+    from protoqa_integrations.task_functions import load_split
 
     subsets = {spec.name: spec.config for spec in specs}
     data_dir = data_dir or data_dir_from_env()
