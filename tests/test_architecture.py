@@ -285,29 +285,3 @@ NOTE = "no examples here; the space is free"
 ''')
     named = [node.value for node in _strings_outside_docs(tree) if _UPPER_NAME.search(node.value)]
     assert sorted(named) == [": studies/reports", "protoqa_metric"]
-
-
-MAX_MODULE_LINES = 600
-MAX_FUNCTION_LINES = 80
-
-
-def _core_sizes() -> tuple[list[str], list[str]]:
-    """The core's modules over :data:`MAX_MODULE_LINES` and its functions over :data:`MAX_FUNCTION_LINES`."""
-    modules, functions = [], []
-    for path in sorted((REPO / "protoqa_core").rglob("*.py")):
-        text = path.read_text(encoding="utf-8")
-        name = path.relative_to(REPO)
-        if len(text.splitlines()) > MAX_MODULE_LINES:
-            modules.append(f"{name}: {len(text.splitlines())} lines")
-        for node in ast.walk(ast.parse(text, filename=str(path))):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                length = node.end_lineno - node.lineno + 1
-                if length > MAX_FUNCTION_LINES:
-                    functions.append(f"{name}:{node.lineno} {node.name}: {length} lines")
-    return modules, functions
-
-
-def test_the_core_has_no_long_module_or_function():
-    """Each module and function of the core does one job that fits on a few screens."""
-    modules, functions = _core_sizes()
-    assert not modules and not functions, "\n".join(modules + functions)
