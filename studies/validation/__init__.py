@@ -3,8 +3,10 @@
 * :mod:`~studies.validation.sampling`: answer sets drawn around a model's answers
   (centered sampling) and three error types, with their gold matching;
 * :mod:`~studies.validation.study`: the agreement study (Spearman correlation of
-  automatic ProbEval settings and the ProtoQA score with the gold KL) and the choice
-  of the automatic settings' parameters;
+  automatic ProbEval settings and the ProtoQA score with the gold KL), run in steps;
+  :mod:`~studies.validation.design` (seeds, grid, dev sets, settings),
+  :mod:`~studies.validation.questions` (one question's sets, gold KLs and scores) and
+  :mod:`~studies.validation.tuning` (the choice of the automatic settings' parameters) serve it;
 * :mod:`~studies.validation.matching_study`: every matcher against the annotators'
   assignments of ProtoQA dev GPT-2 samples (precision, recall, F1, thresholds by F1);
 * :mod:`~studies.validation.systems`: agreement with the human clusters at the system

@@ -313,7 +313,7 @@ class ClusterMaker:
         return self._links[q.key]
 
     def _probeval(self, c: ClusterCandidate, seed: int) -> ProbEval:
-        from .study import CLUSTERING_LIMITS
+        from .design import CLUSTERING_LIMITS
 
         key = (c.embedder, c.clustering, c.params, seed if c.seeded else 0)
         if key not in self._probevals:

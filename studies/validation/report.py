@@ -27,8 +27,9 @@ from typing import Any, Optional
 
 import numpy as np
 
+from .design import BASELINE, PAPER_FIGURES, default_parameters
 from .leaderboard import PROTOQA_METRICS
-from .study import BASELINE, PAPER_FIGURES, StudyResult, default_parameters
+from .study import StudyResult
 
 __all__ = [
     "write_study",
