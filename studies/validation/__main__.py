@@ -373,7 +373,7 @@ def _automatic_config(args: argparse.Namespace) -> Optional[dict]:
 
 def _leaderboard(args: argparse.Namespace, data_dir: Path, out: Path) -> None:
     from .leaderboard import run_leaderboard
-    from .report import write_leaderboard
+    from .leaderboard_report import write_leaderboard
 
     board = run_leaderboard(
         data_dir, embedder=args.embedder, num_questions=args.questions, log=_log, automatic=_automatic_config(args)

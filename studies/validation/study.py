@@ -318,44 +318,25 @@ def run_study(
     timings: dict[str, float] = {}
     start = time.perf_counter()
     lap = _lap_timer(timings, log)
-    dev = load_study(data_dir, dev_sets, num_questions=num_questions, num_sets=num_sets, seed=seed, samplings=samplings)
+    # The options every step shares, given once.
+    drawn: dict[str, Any] = {"num_questions": num_questions, "num_sets": num_sets}
+    shape: dict[str, Any] = {"clusterings": clusterings, "samplings": samplings, "folds": folds, "seed": seed}
+    dev = load_study(data_dir, dev_sets, seed=seed, samplings=samplings, **drawn)
     lap("sampling and gold KL")
     toolkit = Toolkit(embedder, seed=STUDY_SEED)
     if any(c != "human" for c in clusterings) or any(m != "wordnet" for m in matchings):
         embed_study(dev, toolkit)
     lap("embedding")
-    tuning = tune_study(
-        dev,
-        toolkit,
-        clusterings=clusterings,
-        tune_parameters=tune_parameters,
-        grid=grid,
-        samplings=samplings,
-        folds=folds,
-        seed=seed,
-        log=log,
-    )
+    tuning = tune_study(dev, toolkit, tune_parameters=tune_parameters, grid=grid, log=log, **shape)
     if tuning.tuned:
         lap("tuning")
     parameters = study_parameters(tuning, matching() if callable(matching) else matching)
     on_parameters(parameters)
-    scored = score_study(
-        dev,
-        toolkit,
-        parameters,
-        clusterings=clusterings,
-        matchings=matchings,
-        samplings=samplings,
-        folds=folds,
-        seed=seed,
-        lap=lap,
-    )
+    scored = score_study(dev, toolkit, parameters, matchings=matchings, lap=lap, **shape)
     sensitivity_rows: dict[str, dict[str, dict[str, Any]]] = {}
     if sensitivity and "centered" in samplings:
         sizes = sensitivity_sizes
-        sensitivity_rows = set_size_sensitivity(
-            data_dir, dev_sets, toolkit, num_questions=num_questions, num_sets=num_sets, seed=seed, sizes=sizes
-        )
+        sensitivity_rows = set_size_sensitivity(data_dir, dev_sets, toolkit, seed=seed, sizes=sizes, **drawn)
         lap("set-size sensitivity")
     timings["total"] = round(time.perf_counter() - start, 2)
     return summarize_study(
@@ -364,16 +345,12 @@ def run_study(
         tuning,
         parameters,
         scored,
-        clusterings=clusterings,
         matchings=matchings,
-        samplings=samplings,
-        num_sets=num_sets,
-        seed=seed,
-        num_questions=num_questions,
-        folds=folds,
         grid=grid,
         sensitivity=sensitivity_rows,
         timings=timings,
+        **drawn,
+        **shape,
     )
 
 
