@@ -28,7 +28,9 @@ The study runs in five steps, each a function: :func:`load_study` (answer sets a
 gold KLs), :func:`embed_study` (every string once, in one sorted batch),
 :func:`tune_study` (the clustering grid, K-fold), :func:`score_study` (every setting
 with its held-out and in-sample parameters) and :func:`summarize_study`;
-:func:`run_study` chains them. Clusterings and matchers come from ProbEval's own
+:func:`run_study` chains them. The study's design (seeds, grid, dev sets, settings) is
+:mod:`studies.validation.design`, one question's sets and scores :mod:`studies.validation.questions`,
+the tuning :mod:`studies.validation.tuning`. Clusterings and matchers come from ProbEval's own
 registries (:func:`~cfc_probeval.clustering.make_clusterer` through
 :class:`~cfc_probeval.ProbEval`, :func:`~cfc_probeval.matching.make_matcher`, one
 matcher per matching and threshold); samples are normalized by
@@ -323,9 +325,7 @@ def run_study(
     shape: dict[str, Any] = {"clusterings": clusterings, "samplings": samplings, "folds": folds, "seed": seed}
     dev = load_study(data_dir, dev_sets, seed=seed, samplings=samplings, **drawn)
     lap("sampling and gold KL")
-    toolkit = Toolkit(embedder, seed=STUDY_SEED)
-    if any(c != "human" for c in clusterings) or any(m != "wordnet" for m in matchings):
-        embed_study(dev, toolkit)
+    toolkit = _embedded_toolkit(dev, embedder, clusterings, matchings)
     lap("embedding")
     tuning = tune_study(dev, toolkit, tune_parameters=tune_parameters, grid=grid, log=log, **shape)
     if tuning.tuned:
@@ -333,10 +333,9 @@ def run_study(
     parameters = study_parameters(tuning, matching() if callable(matching) else matching)
     on_parameters(parameters)
     scored = score_study(dev, toolkit, parameters, matchings=matchings, lap=lap, **shape)
-    sensitivity_rows: dict[str, dict[str, dict[str, Any]]] = {}
+    rows: dict[str, dict[str, dict[str, Any]]] = {}  # the set-size sensitivity
     if sensitivity and "centered" in samplings:
-        sizes = sensitivity_sizes
-        sensitivity_rows = set_size_sensitivity(data_dir, dev_sets, toolkit, seed=seed, sizes=sizes, **drawn)
+        rows = set_size_sensitivity(data_dir, dev_sets, toolkit, seed=seed, sizes=sensitivity_sizes, **drawn)
         lap("set-size sensitivity")
     timings["total"] = round(time.perf_counter() - start, 2)
     return summarize_study(
@@ -347,11 +346,21 @@ def run_study(
         scored,
         matchings=matchings,
         grid=grid,
-        sensitivity=sensitivity_rows,
+        sensitivity=rows,
         timings=timings,
         **drawn,
         **shape,
     )
+
+
+def _embedded_toolkit(
+    dev: Dev, embedder: Union[str, Embedder, None], clusterings: Sequence[str], matchings: Sequence[str]
+) -> Toolkit:
+    """The study's :class:`Toolkit`, every string embedded up front when an automatic setting will need them."""
+    toolkit = Toolkit(embedder, seed=STUDY_SEED)
+    if any(c != "human" for c in clusterings) or any(m != "wordnet" for m in matchings):
+        embed_study(dev, toolkit)
+    return toolkit
 
 
 def _check_names(clusterings: Sequence[str], matchings: Sequence[str], samplings: Sequence[str]) -> None:
