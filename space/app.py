@@ -560,7 +560,7 @@ def _register_api(app: SpaceApp) -> None:
 
 
 @dataclass
-class Controls:
+class _Controls:
     """The question tab's inputs, buttons and status line, for wiring their events."""
 
     dataset: Any
@@ -577,7 +577,7 @@ class Controls:
 
 
 def _wire_events(
-    demo: gr.Blocks, app: SpaceApp, c: Controls, outputs: list[Any], stored_event: Callable[..., Outputs]
+    demo: gr.Blocks, app: SpaceApp, c: _Controls, outputs: list[Any], stored_event: Callable[..., Outputs]
 ) -> None:
     """The page's own (private) events: data set change, Generate, Stored, and the model's status on load."""
     private = {"api_visibility": "private"}
@@ -682,7 +682,7 @@ def build_demo(app: Optional[SpaceApp] = None) -> gr.Blocks:
             with gr.Tab("Leaderboard", id="leaderboard"):
                 _leaderboard_tab()
 
-        controls = Controls(*picked, *sampling, model_status)
+        controls = _Controls(*picked, *sampling, model_status)
         _wire_events(demo, app, controls, outputs, stored_event)
         _register_api(app)
     return demo

@@ -365,7 +365,13 @@ Dev = dict[str, list[QuestionStudy]]
 def evaluate_settings(
     studies: Sequence[QuestionStudy], toolkit: Toolkit, settings: Sequence[Setting], sampling: str
 ) -> dict[Setting, dict[str, list[float]]]:
-    """Every setting's KLs of every set of a sampling, question by question."""
+    """Every setting's KLs of every set of a sampling, question by question: setting -> question id -> KLs.
+
+    >>> qs = load_dev_set("../shared/data", DEV_SETS[1], num_questions=2, num_sets=3)  # doctest: +SKIP
+    >>> setting = Setting("human", "wordnet")
+    >>> [len(v) for v in evaluate_settings(qs, Toolkit(), [setting], "centered")[setting].values()]  # doctest: +SKIP
+    [3, 3]
+    """
     # Question by question, so each question's clusterings and GP classifiers are
     # computed once and used by every setting while still in the caches.
     out: dict[Setting, dict[str, list[float]]] = {s: {} for s in settings}

@@ -156,15 +156,15 @@ def tune(
     return chosen, per_fold, table
 
 
-Rhos = dict[str, dict[str, dict[Setting, dict[str, float]]]]
+_Rhos = dict[str, dict[str, dict[Setting, dict[str, float]]]]
 """Data set -> sampling -> setting -> question id -> Spearman with the gold KL (constant = 0)."""
 
 
 def _candidate_rhos(
     dev: Mapping[str, Sequence[QuestionStudy]], toolkit: Toolkit, settings: Sequence[Setting], samplings: Sequence[str]
-) -> Rhos:
+) -> _Rhos:
     """Every candidate's per-question correlations, computed once; the folds only select questions."""
-    rhos: Rhos = {}
+    rhos: _Rhos = {}
     for name, studies in dev.items():
         rhos[name] = {}
         for sampling in samplings:
@@ -180,7 +180,7 @@ def _add_to_table(
     setting: Setting,
     dev: Mapping[str, Sequence[QuestionStudy]],
     toolkit: Toolkit,
-    rhos: Rhos,
+    rhos: _Rhos,
     samplings: Sequence[str],
     log: Callable[[str], None],
 ) -> None:
