@@ -278,11 +278,18 @@ def main() -> None:
     if prepared.returncode != 0:
         sys.exit(f"preparing the models failed: {prepared.stderr.strip().splitlines()[-1:]}")
 
+    _load_rounds(args.python, work, env, args.rounds)
+    if not args.skip_probeval:
+        _probeval_runs(me, env)
+
+
+def _load_rounds(python: Path, work: Path, env: dict[str, str], rounds: int) -> None:
+    """Import + load + embed one string in a fresh process per runtime, ``rounds`` times; the least CPU of each."""
     print("\nimport + load + embed one string, whole processes (least of the rounds):")
     best: dict[str, tuple[float, float]] = {}
-    for r in range(args.rounds):
+    for r in range(rounds):
         for runtime in ("floor", *RUNTIMES):
-            cpu, rss, status, last = measure([str(args.python), "-c", load_code(runtime, work)], env)
+            cpu, rss, status, last = measure([str(python), "-c", load_code(runtime, work)], env)
             if status != 0:
                 print(f"  {runtime}: exit {status}: {last}")
                 continue
@@ -292,9 +299,10 @@ def main() -> None:
     for runtime, (cpu, rss) in best.items():
         ratio = f", torch/this {best['torch'][0] / cpu:.1f}x CPU" if "torch" in best and runtime != "floor" else ""
         print(f"{runtime:12s} {cpu:6.2f} s CPU, {rss:5.0f} MB peak{ratio}")
-    if args.skip_probeval:
-        return
 
+
+def _probeval_runs(me: list[str], env: dict[str, str]) -> None:
+    """ProbEval on CFC dev and test in one process per runtime; every runtime's KLs against torch's."""
     print(f"\nProbEval on CFC dev and test, every setting, one process per runtime (KL tolerance {KL_TOLERANCE:g}):")
     found: dict[str, dict] = {}
     with tempfile.TemporaryDirectory() as tmp:

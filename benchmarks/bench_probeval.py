@@ -133,6 +133,24 @@ def stages(targets_path: Path, samples_path: Path) -> None:
     t_match = time.perf_counter() - start
     matching_module.wordnet_similarity = original_similarity
 
+    seconds = {"import": t_import, "read": t_read, "load": t_load, "embed": t_embed, "cluster": t_cluster}
+    _print_stages({**seconds, "match": t_match}, targets, samples, clusters, results, encoded, wordnet_calls)
+
+
+def _print_stages(
+    seconds: dict[str, float],
+    targets: dict,
+    samples: dict,
+    clusters: dict,
+    results: dict,
+    encoded: list[str],
+    wordnet_calls: list[tuple[str, str]],
+) -> None:
+    """Section 2 of the report: each stage's time beside what it did, and whether nothing was done twice."""
+    from cfc_probeval.probeval import normalized_sample_counts
+
+    t_import, t_read, t_load = seconds["import"], seconds["read"], seconds["load"]
+    t_embed, t_cluster, t_match = seconds["embed"], seconds["cluster"], seconds["match"]
     answers = set().union(*(t.answer_counts for t in targets.values()))
     distinct_samples = sum(len(normalized_sample_counts(s)) for s in samples.values())
     kl = sum(r.kl for r in results.values()) / len(results)

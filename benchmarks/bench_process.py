@@ -134,7 +134,8 @@ def scraped_inputs(data: Path, folder: Path) -> list[tuple[int, Path, Path]]:
     return out
 
 
-def main() -> None:
+def _parser() -> argparse.ArgumentParser:
+    """The command line (the module docstring is its description)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data-dir", type=Path, default=REPO.parent / "shared" / "data")
     parser.add_argument("--reference-python", type=Path)
@@ -150,7 +151,11 @@ def main() -> None:
     parser.add_argument(
         "--only", action="append", choices=("imports", "exact", "wordnet", "scraped", "cold", "probeval")
     )
-    args = parser.parse_args()
+    return parser
+
+
+def main() -> None:
+    args = _parser().parse_args()
     parts = set(args.only or ("imports", "exact", "wordnet", "scraped", "cold", "probeval"))
     for name in ("data_dir", "reference_python", "reference_src", "reference_nltk_data", "before_src"):
         if getattr(args, name) is not None:  # the processes run elsewhere
@@ -169,145 +174,177 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         if "imports" in parts:
-            print("\nimports and --help (CPU of the whole process; `python -c pass` is the floor):")
-            for label, code in (
-                ("python -c pass", None),
-                ("import protoqa_metric", "import protoqa_metric"),
-                ("import cfc_probeval", "import cfc_probeval"),
-            ):
-                contenders = {name: (py(code or "pass"), ours_env(src)) for name, src in versions.items()}
-                if code is None:
-                    contenders = {"python": (py("pass"), ours_env(REPO))}
-                ratio_line(label, compare(label, contenders, args.rounds))
-            for label, module in (
-                ("protoqa-eval --help", "protoqa_integrations.cli"),
-                ("probeval --help", "cfc_probeval.cli"),
-            ):
-                contenders = {name: (cli(module, "--help"), ours_env(src)) for name, src in versions.items()}
-                ratio_line(label, compare(label, contenders, args.rounds))
-
-        reference = None
-        if args.reference_python and args.reference_src:
-            jsonl = folder / "dev.predictions.jsonl"
-            loaded = json.loads(preds.read_text(encoding="utf-8"))
-            jsonl.write_text("".join(json.dumps({k: v}) + "\n" for k, v in loaded.items()), encoding="utf-8")
-            nltk_data = str(args.reference_nltk_data or os.environ.get("NLTK_DATA", ""))
-            reference = (jsonl, {**base_env(), "PYTHONPATH": str(args.reference_src), "NLTK_DATA": nltk_data})
+            _imports(versions, args.rounds)
+        reference = _reference(args, folder, preds)
         for sim, part in (("exact_match", "exact"), ("wordnet", "wordnet")):
-            if part not in parts:
-                continue
-            print(f"\ndev ({targets.name} x {preds.name}), --similarity {sim}, whole processes:")
+            if part in parts:
+                _dev(sim, versions, targets, preds, reference, args)
+        if "scraped" in parts:
+            _scraped(data, folder, versions, args.rounds)
+        if "cold" in parts:
+            _cold(targets, preds, folder, versions, args.rounds)
+        if "probeval" in parts:
+            _probeval(data, versions, args.rounds)
+
+
+def _imports(versions: dict[str, Path], rounds: int) -> None:
+    """Imports and --help, whole processes, against `python -c pass`."""
+    print("\nimports and --help (CPU of the whole process; `python -c pass` is the floor):")
+    for label, code in (
+        ("python -c pass", None),
+        ("import protoqa_metric", "import protoqa_metric"),
+        ("import cfc_probeval", "import cfc_probeval"),
+    ):
+        contenders = {name: (py(code or "pass"), ours_env(src)) for name, src in versions.items()}
+        if code is None:
+            contenders = {"python": (py("pass"), ours_env(REPO))}
+        ratio_line(label, compare(label, contenders, rounds))
+    for label, module in (
+        ("protoqa-eval --help", "protoqa_integrations.cli"),
+        ("probeval --help", "cfc_probeval.cli"),
+    ):
+        contenders = {name: (cli(module, "--help"), ours_env(src)) for name, src in versions.items()}
+        ratio_line(label, compare(label, contenders, rounds))
+
+
+def _reference(args: argparse.Namespace, folder: Path, preds: Path) -> Optional[tuple[Path, dict[str, str]]]:
+    """The reference implementation's predictions file (JSON lines) and environment, when one is given."""
+    reference = None
+    if args.reference_python and args.reference_src:
+        jsonl = folder / "dev.predictions.jsonl"
+        loaded = json.loads(preds.read_text(encoding="utf-8"))
+        jsonl.write_text("".join(json.dumps({k: v}) + "\n" for k, v in loaded.items()), encoding="utf-8")
+        nltk_data = str(args.reference_nltk_data or os.environ.get("NLTK_DATA", ""))
+        reference = (jsonl, {**base_env(), "PYTHONPATH": str(args.reference_src), "NLTK_DATA": nltk_data})
+    return reference
+
+
+def _dev(
+    sim: str,
+    versions: dict[str, Path],
+    targets: Path,
+    preds: Path,
+    reference: Optional[tuple[Path, dict[str, str]]],
+    args: argparse.Namespace,
+) -> None:
+    """ProtoQA dev under one similarity, whole processes, beside the reference implementation when given."""
+    print(f"\ndev ({targets.name} x {preds.name}), --similarity {sim}, whole processes:")
+    contenders = {
+        name: (
+            cli("protoqa_integrations.cli", str(targets), str(preds), "--similarity", sim, "--json"),
+            ours_env(src),
+        )
+        for name, src in versions.items()
+    }
+    best = compare(sim, contenders, args.rounds)
+    if reference:
+        # its __main__ defines the click group without calling it; the console script does
+        ref_cmd = [
+            str(args.reference_python),
+            "-c",
+            "import sys; from protoqa_evaluator.__main__ import main; sys.argv[0] = 'protoqa_evaluator'; main()",
+            "evaluate",
+            str(targets),
+            str(reference[0]),
+            "--similarity_function",
+            sim,
+        ]
+        rounds = args.reference_wordnet_rounds if sim == "wordnet" else args.rounds
+        best.update(compare(sim, {"reference": (ref_cmd, reference[1])}, rounds))
+        best.update({k: min(v, best[k]) for k, v in compare(sim, contenders, 1).items()})
+    ratio_line(f"dev {sim}", best)
+
+
+def _scraped(data: Path, folder: Path, versions: dict[str, Path], rounds: int) -> None:
+    """The scraped dev questions at growing sizes: the cost of each further question."""
+    print("\nthe 980 scraped dev questions, 10 answers each, whole processes (cost per question):")
+    for sim in ("wordnet", "exact_match"):
+        costs: dict[str, list[tuple[int, float]]] = {name: [] for name in versions}
+        for n, t, p in scraped_inputs(data, folder):
             contenders = {
                 name: (
-                    cli("protoqa_integrations.cli", str(targets), str(preds), "--similarity", sim, "--json"),
+                    cli("protoqa_integrations.cli", str(t), str(p), "--similarity", sim, "--json"),
                     ours_env(src),
                 )
                 for name, src in versions.items()
             }
-            best = compare(sim, contenders, args.rounds)
-            if reference:
-                # its __main__ defines the click group without calling it; the console script does
-                ref_cmd = [
-                    str(args.reference_python),
-                    "-c",
-                    "import sys; from protoqa_evaluator.__main__ import main; "
-                    "sys.argv[0] = 'protoqa_evaluator'; main()",
-                    "evaluate",
-                    str(targets),
-                    str(reference[0]),
-                    "--similarity_function",
-                    sim,
-                ]
-                rounds = args.reference_wordnet_rounds if sim == "wordnet" else args.rounds
-                best.update(compare(sim, {"reference": (ref_cmd, reference[1])}, rounds))
-                best.update({k: min(v, best[k]) for k, v in compare(sim, contenders, 1).items()})
-            ratio_line(f"dev {sim}", best)
-
-        if "scraped" in parts:
-            print("\nthe 980 scraped dev questions, 10 answers each, whole processes (cost per question):")
-            for sim in ("wordnet", "exact_match"):
-                costs: dict[str, list[tuple[int, float]]] = {name: [] for name in versions}
-                for n, t, p in scraped_inputs(data, folder):
-                    contenders = {
-                        name: (
-                            cli("protoqa_integrations.cli", str(t), str(p), "--similarity", sim, "--json"),
-                            ours_env(src),
-                        )
-                        for name, src in versions.items()
-                    }
-                    best = compare(f"{sim} {n}", contenders, args.rounds)
-                    for name in versions:
-                        floor = best.get(name, float("nan"))
-                        costs[name].append((n, floor))
-                        print(
-                            f"  {sim}, {n} questions, {name}: {floor:.2f} s CPU, {1000 * floor / n:.2f} ms per "
-                            f"question ({load()})"
-                        )
-                for name, found in costs.items():
-                    (n0, c0), (n1, c1) = found[0], found[-1]
-                    print(
-                        f"  {sim}, {name}: each further question costs {1000 * (c1 - c0) / (n1 - n0):.2f} ms "
-                        f"(from {n0} to {n1} questions; the rest is the process's fixed cost)"
-                    )
-
-        if "cold" in parts:
+            best = compare(f"{sim} {n}", contenders, rounds)
+            for name in versions:
+                floor = best.get(name, float("nan"))
+                costs[name].append((n, floor))
+                print(
+                    f"  {sim}, {n} questions, {name}: {floor:.2f} s CPU, {1000 * floor / n:.2f} ms per "
+                    f"question ({load()})"
+                )
+        for name, found in costs.items():
+            (n0, c0), (n1, c1) = found[0], found[-1]
             print(
-                "\nprotoqa-eval dev --similarity wordnet_wup: the first run on an empty cache folder, with "
-                "everything it starts, against a warm run (the walk file built):"
+                f"  {sim}, {name}: each further question costs {1000 * (c1 - c0) / (n1 - n0):.2f} ms "
+                f"(from {n0} to {n1} questions; the rest is the process's fixed cost)"
             )
-            cmd = cli("protoqa_integrations.cli", str(targets), str(preds), "--similarity", "wordnet_wup", "--json")
-            prepare = py("from protoqa_core.wordnet.walk_file import prepare_wordnet; prepare_wordnet()")
-            for r in range(args.rounds):
-                for name, src in versions.items():  # alternated, each on a fresh cache folder of its own
-                    cache = folder / f"cache-{name}{r}"
-                    env = ours_env(src, PROTOQA_CACHE_DIR=str(cache))
-                    first = run(cmd, env)
-                    # A checkout whose first run leaves a detached child building the walk file (started
-                    # as the run exits, so wait4 does not count it, and marked by a ".building" file): let
-                    # it finish, then cost the same build waited for, on a cache folder of its own.
-                    waited = time.monotonic()
-                    while time.monotonic() - waited < 300 and list(cache.glob("wordnet_tables/*.building")):
-                        time.sleep(0.5)
-                    detached = bool(list(cache.glob("wordnet_tables/wup-walks-*.bin")))
-                    if detached:
-                        build = run(prepare, ours_env(src, PROTOQA_CACHE_DIR=str(folder / f"build-{name}{r}")))
-                    else:  # nothing started: the walk file comes from the explicit step
-                        build = run(prepare, env)
-                    warm = run(cmd, env)
-                    total = first[0] + (build[0] if detached else 0.0)
-                    peak = max(first[1], build[1]) if detached else first[1]
-                    print(
-                        f"  {name:6s} round {r + 1}: first {first[0]:.2f} s CPU, {first[1]:.0f} MB"
-                        + (
-                            f" + the detached build it starts {build[0]:.2f} s CPU, {build[1]:.0f} MB"
-                            if detached
-                            else f" (starts nothing; `protoqa-eval prepare`: {build[0]:.2f} s CPU, {build[1]:.0f} MB)"
-                        )
-                        + f"; warm {warm[0]:.2f} s CPU, {warm[1]:.0f} MB; first with all it starts / warm "
-                        f"{total / warm[0]:.2f}x CPU, {peak / warm[1]:.2f}x peak memory ({load()})"
-                    )
 
-        if "probeval" in parts:
-            cfc = data / "cfc"
-            for label, samples in (
-                ("the human answers as samples: dev.predictions.human.json, 23-70 a question, 34 on average", "human"),
-                ("GPT-2 XL's samples: dev.predictions.gpt2-xl.oneshot.json, 100 a question", "gpt2-xl.oneshot"),
-            ):
-                print(f"\nprobeval on CFC dev ({label}), default settings:")
-                contenders = {
-                    name: (
-                        cli(
-                            "cfc_probeval.cli",
-                            str(cfc / "dev.targets.jsonl"),
-                            str(cfc / f"dev.predictions.{samples}.json"),
-                            "--ignore-unknown",
-                            "--json",
-                        ),
-                        ours_env(src),
-                    )
-                    for name, src in versions.items()
-                }
-                ratio_line(f"probeval CFC dev {samples}", compare(f"probeval {samples}", contenders, args.rounds))
+
+def _cold(targets: Path, preds: Path, folder: Path, versions: dict[str, Path], rounds: int) -> None:
+    """Wu-Palmer's first run on an empty cache folder, with everything it starts, against a warm run."""
+    print(
+        "\nprotoqa-eval dev --similarity wordnet_wup: the first run on an empty cache folder, with "
+        "everything it starts, against a warm run (the walk file built):"
+    )
+    cmd = cli("protoqa_integrations.cli", str(targets), str(preds), "--similarity", "wordnet_wup", "--json")
+    prepare = py("from protoqa_core.wordnet.walk_file import prepare_wordnet; prepare_wordnet()")
+    for r in range(rounds):
+        for name, src in versions.items():  # alternated, each on a fresh cache folder of its own
+            cache = folder / f"cache-{name}{r}"
+            env = ours_env(src, PROTOQA_CACHE_DIR=str(cache))
+            first = run(cmd, env)
+            # A checkout whose first run leaves a detached child building the walk file (started
+            # as the run exits, so wait4 does not count it, and marked by a ".building" file): let
+            # it finish, then cost the same build waited for, on a cache folder of its own.
+            waited = time.monotonic()
+            while time.monotonic() - waited < 300 and list(cache.glob("wordnet_tables/*.building")):
+                time.sleep(0.5)
+            detached = bool(list(cache.glob("wordnet_tables/wup-walks-*.bin")))
+            if detached:
+                build = run(prepare, ours_env(src, PROTOQA_CACHE_DIR=str(folder / f"build-{name}{r}")))
+            else:  # nothing started: the walk file comes from the explicit step
+                build = run(prepare, env)
+            warm = run(cmd, env)
+            total = first[0] + (build[0] if detached else 0.0)
+            peak = max(first[1], build[1]) if detached else first[1]
+            print(
+                f"  {name:6s} round {r + 1}: first {first[0]:.2f} s CPU, {first[1]:.0f} MB"
+                + (
+                    f" + the detached build it starts {build[0]:.2f} s CPU, {build[1]:.0f} MB"
+                    if detached
+                    else f" (starts nothing; `protoqa-eval prepare`: {build[0]:.2f} s CPU, {build[1]:.0f} MB)"
+                )
+                + f"; warm {warm[0]:.2f} s CPU, {warm[1]:.0f} MB; first with all it starts / warm "
+                f"{total / warm[0]:.2f}x CPU, {peak / warm[1]:.2f}x peak memory ({load()})"
+            )
+
+
+def _probeval(data: Path, versions: dict[str, Path], rounds: int) -> None:
+    """probeval on CFC dev with the human answers and with GPT-2 XL's samples as samples."""
+    cfc = data / "cfc"
+    for label, samples in (
+        ("the human answers as samples: dev.predictions.human.json, 23-70 a question, 34 on average", "human"),
+        ("GPT-2 XL's samples: dev.predictions.gpt2-xl.oneshot.json, 100 a question", "gpt2-xl.oneshot"),
+    ):
+        print(f"\nprobeval on CFC dev ({label}), default settings:")
+        contenders = {
+            name: (
+                cli(
+                    "cfc_probeval.cli",
+                    str(cfc / "dev.targets.jsonl"),
+                    str(cfc / f"dev.predictions.{samples}.json"),
+                    "--ignore-unknown",
+                    "--json",
+                ),
+                ours_env(src),
+            )
+            for name, src in versions.items()
+        }
+        ratio_line(f"probeval CFC dev {samples}", compare(f"probeval {samples}", contenders, rounds))
 
 
 if __name__ == "__main__":

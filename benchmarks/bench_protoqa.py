@@ -125,7 +125,8 @@ def thirty_tokens(text: str) -> str:
     return " ".join(tokens[:30])
 
 
-def main() -> None:
+def _parser() -> argparse.ArgumentParser:
+    """The command line (the module docstring is its description)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
     parser.add_argument(
@@ -140,7 +141,11 @@ def main() -> None:
         action="append",
         help="run only these parts (Wu-Palmer against WordNet; LCS at scale); repeatable",
     )
-    args = parser.parse_args()
+    return parser
+
+
+def main() -> None:
+    args = _parser().parse_args()
     data = Path(args.data_dir)
     targets_path = data / "protoqa" / "dev.crowdsourced.jsonl"
     preds_path = data / "protoqa" / "dev.predictions.gpt2finetuned.json"
@@ -160,6 +165,16 @@ def main() -> None:
             lcs_at_scale(targets, predictions)
         return
 
+    _against_baseline(targets, predictions, qids, base_qids)
+    _whole_command(targets_path, preds_path)
+    _one_similarity()
+    long_strings()
+    wup_against_wordnet(targets, predictions, targets_path, preds_path)
+    lcs_at_scale(targets, predictions)
+
+
+def _against_baseline(targets: dict, predictions: dict, qids: list[str], base_qids: list[str]) -> None:
+    """Ten metrics under WordNet: ours with cold caches against the plain baseline, and the largest difference."""
     # 2. Ours, cold caches.
     clear_caches()
     start = time.perf_counter()
@@ -189,7 +204,9 @@ def main() -> None:
     print(f"  speed-up: {base_seconds * scale / ours_seconds:.0f}x")
     print(f"  largest score difference from the baseline: {worst:.2e}")
 
-    # 3. The whole command in a fresh process.
+
+def _whole_command(targets_path: Path, preds_path: Path) -> None:
+    """The whole command in a fresh process: wall time and peak memory."""
     exe = Path(sys.executable).parent / "protoqa-eval"
     cmd = [
         str(exe) if exe.exists() else "protoqa-eval",
@@ -209,7 +226,9 @@ def main() -> None:
     )
     print(f"  wall time {wall:.2f} s, peak memory {peak_mb:.0f} MB ({status})")
 
-    # 4. One similarity between two 30-token strings.
+
+def _one_similarity() -> None:
+    """One WordNet similarity between two 30-token strings, cold caches, ordinary and adversarial."""
     print("\none WordNet similarity between two 30-token strings (cold caches):")
     rng = random.Random(0)
     vocab = [
@@ -253,9 +272,6 @@ def main() -> None:
     print(
         f"  for scale, brute force on 6 tokens each: {(time.perf_counter() - start) * 1000:.0f} ms (similarity {value:.4f})"
     )
-    long_strings()
-    wup_against_wordnet(targets, predictions, targets_path, preds_path)
-    lcs_at_scale(targets, predictions)
 
 
 def textbook_lcs_ratio(prediction: str, answer: str) -> float:

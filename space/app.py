@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
@@ -451,6 +452,183 @@ def _leaderboard_tab() -> None:
     )
 
 
+def _question_column(
+    app: SpaceApp,
+    first_key: str,
+    initial_questions: dict[str, Any],
+    initial_note: str,
+    outputs: list[Any],
+    stored_event: Callable[..., Outputs],
+) -> tuple[Any, Any, Any, Any]:
+    """The left column of the question tab: data set, question picker, typed question, note, and examples that
+    show a question's stored answers in ``outputs``; returns the data set, question, typed question and note."""
+    with gr.Column(scale=3, min_width=280):
+        dataset = gr.Radio(app.dataset_choices(), value=first_key, label="Data set", elem_id="dataset")
+        question = gr.Dropdown(
+            initial_questions.get("choices", []),
+            value=initial_questions.get("value"),
+            label="Question (type to search)",
+            filterable=True,
+            elem_id="question",
+        )
+        custom = gr.Textbox(
+            label=f"... or type your own question (answers only, no scores; at most "
+            f"{serving.MAX_QUESTION_CHARS} characters)",
+            placeholder="Name something people bring to a picnic.",
+            max_length=serving.MAX_QUESTION_CHARS,
+            elem_id="custom-question",
+        )
+        stored_note = gr.Markdown(initial_note, elem_id="stored-note")
+        gr.Examples(
+            examples=[[key, qid] for key, qid, _ in EXAMPLES],
+            example_labels=[label for *_, label in EXAMPLES],
+            inputs=[dataset, question],
+            outputs=outputs,
+            fn=stored_event,
+            run_on_click=True,
+            cache_examples=False,
+            label="Examples: stored GPT-2 answers to these questions",
+            api_visibility="private",
+        )
+    return dataset, question, custom, stored_note
+
+
+def _sampling_column(app: SpaceApp, initial_stored: dict[str, Any]) -> tuple[Any, ...]:
+    """The right column: the sampling settings and the two buttons; returns the four settings, Generate, Stored."""
+    with gr.Column(scale=2, min_width=280):
+        with gr.Accordion("Sampling (nucleus sampling, as in the ProtoQA paper)", open=True):
+            num_samples = gr.Slider(
+                1,
+                MAX_NUM_SAMPLES,
+                value=DEFAULT_NUM_SAMPLES,
+                step=1,
+                label="Samples",
+                elem_id="num-samples",
+            )
+            temperature = gr.Slider(
+                MIN_TEMPERATURE,
+                MAX_TEMPERATURE,
+                value=DEFAULT_TEMPERATURE,
+                step=0.01,
+                label="Temperature",
+                elem_id="temperature",
+            )
+            top_p = gr.Slider(0.05, 1.0, value=DEFAULT_TOP_P, step=0.01, label="top_p", elem_id="top-p")
+            seed = gr.Number(DEFAULT_SEED, precision=0, minimum=0, maximum=2**32 - 1, label="Seed", elem_id="seed")
+        # Disabled until the model has loaded: a click could only fail before that.
+        generate = gr.Button(
+            f"Generate answers with {app.models.display_name} (loading the model ...)",
+            variant="secondary",
+            interactive=False,
+            elem_id="generate",
+        )
+        stored = gr.Button(
+            "Show stored GPT-2 answers",
+            elem_id="stored",
+            interactive=initial_stored.get("interactive", True),
+        )
+    return num_samples, temperature, top_p, seed, generate, stored
+
+
+def _register_api(app: SpaceApp) -> None:
+    """The API (inside ``gr.Blocks``): JSON numbers under stable names."""
+
+    def score(question: str, clusters: dict, answers: list[str]) -> dict:
+        """Score ``answers`` (ranked, best first) against ``clusters`` ({"id", "answers", "count"} lists, or
+        a list of {"answers", "count"} records), with ProtoQA (exact match, WordNet) and ProbEval."""
+        return app.api_score(question, clusters, answers)
+
+    def stored_scores(dataset: str, question_id: str) -> dict:
+        """Scores of the stored GPT-2 answers to a question of "protoqa" (crowdsourced dev) or "cfc" (dev)."""
+        return app.api_stored(dataset, question_id)
+
+    def generate_scores(
+        dataset: str,
+        question_id: str,
+        question: str = "",
+        num_samples: int = 50,
+        temperature: float = DEFAULT_TEMPERATURE,
+        top_p: float = DEFAULT_TOP_P,
+        seed: int = DEFAULT_SEED,
+    ) -> dict:
+        """Sample answers with the Space's model and score them (a typed question gets answers only)."""
+        return app.api_generate(dataset, question_id, question, num_samples, temperature, top_p, seed)
+
+    gr.api(score, api_name="score", concurrency_limit=1, concurrency_id="score")
+    gr.api(stored_scores, api_name="stored", concurrency_limit=1, concurrency_id="score")
+    gr.api(generate_scores, api_name="generate", concurrency_limit=1, concurrency_id="model")
+
+
+@dataclass
+class _Controls:
+    """The question tab's inputs, buttons and status line, for wiring their events."""
+
+    dataset: Any
+    question: Any
+    custom: Any
+    stored_note: Any
+    num_samples: Any
+    temperature: Any
+    top_p: Any
+    seed: Any
+    generate: Any
+    stored: Any
+    model_status: Any
+
+
+def _wire_events(
+    demo: gr.Blocks, app: SpaceApp, c: _Controls, outputs: list[Any], stored_event: Callable[..., Outputs]
+) -> None:
+    """The page's own (private) events: data set change, Generate, Stored, and the model's status on load."""
+    private = {"api_visibility": "private"}
+
+    def generate_event(
+        dataset_key: str,
+        question_id: Optional[str],
+        custom_question: str,
+        n: float,
+        temp: float,
+        p: float,
+        s: float,
+        progress: gr.Progress = gr.Progress(),
+    ) -> Outputs:
+        return app.generate(dataset_key, question_id, custom_question, n, temp, p, s, progress)
+
+    def status_event(progress: gr.Progress = gr.Progress()) -> tuple[str, dict[str, Any], dict[str, Any]]:
+        return app.model_controls(progress)
+
+    c.dataset.change(
+        app.question_update,
+        inputs=[c.dataset, c.question],
+        outputs=[c.question, c.stored, c.stored_note],
+        queue=False,
+        **private,
+    )
+    c.generate.click(
+        generate_event,
+        inputs=[c.dataset, c.question, c.custom, c.num_samples, c.temperature, c.top_p, c.seed],
+        outputs=outputs,
+        concurrency_limit=1,
+        concurrency_id="model",
+        **private,
+    ).then(app.model_summary, outputs=c.model_status, queue=False, show_progress="hidden", **private)
+    c.stored.click(
+        stored_event,
+        inputs=[c.dataset, c.question, c.custom],
+        outputs=outputs,
+        concurrency_limit=1,
+        concurrency_id="model",
+        **private,
+    )
+    demo.load(
+        status_event,
+        outputs=[c.model_status, c.generate, c.stored],
+        concurrency_limit=1,
+        concurrency_id="model",
+        **private,
+    )
+
+
 def build_demo(app: Optional[SpaceApp] = None) -> gr.Blocks:
     """The page. Generation and scoring share one queue slot (``concurrency_id="model"``).
 
@@ -466,7 +644,6 @@ def build_demo(app: Optional[SpaceApp] = None) -> gr.Blocks:
     first_key = next(iter(DATASETS))
     initial_questions, initial_stored, initial_note = app.question_update(first_key, "r1q1")
     first = app.first_view()
-    private = {"api_visibility": "private"}
 
     with gr.Blocks(title="ProtoQA & ProbEval on GPT-2 answers", analytics_enabled=False) as demo:
         # Built first and placed below, so that the examples beside the question picker can fill them.
@@ -493,68 +670,8 @@ def build_demo(app: Optional[SpaceApp] = None) -> gr.Blocks:
             with gr.Tab("One question", id="question"):
                 model_status = gr.Markdown(f"Model **{app.models.name}**: loading ...", elem_id="model-status")
                 with gr.Row():
-                    with gr.Column(scale=3, min_width=280):
-                        dataset = gr.Radio(app.dataset_choices(), value=first_key, label="Data set", elem_id="dataset")
-                        question = gr.Dropdown(
-                            initial_questions.get("choices", []),
-                            value=initial_questions.get("value"),
-                            label="Question (type to search)",
-                            filterable=True,
-                            elem_id="question",
-                        )
-                        custom = gr.Textbox(
-                            label=f"... or type your own question (answers only, no scores; at most "
-                            f"{serving.MAX_QUESTION_CHARS} characters)",
-                            placeholder="Name something people bring to a picnic.",
-                            max_length=serving.MAX_QUESTION_CHARS,
-                            elem_id="custom-question",
-                        )
-                        stored_note = gr.Markdown(initial_note, elem_id="stored-note")
-                        gr.Examples(
-                            examples=[[key, qid] for key, qid, _ in EXAMPLES],
-                            example_labels=[label for *_, label in EXAMPLES],
-                            inputs=[dataset, question],
-                            outputs=outputs,
-                            fn=stored_event,
-                            run_on_click=True,
-                            cache_examples=False,
-                            label="Examples: stored GPT-2 answers to these questions",
-                            **private,
-                        )
-                    with gr.Column(scale=2, min_width=280):
-                        with gr.Accordion("Sampling (nucleus sampling, as in the ProtoQA paper)", open=True):
-                            num_samples = gr.Slider(
-                                1,
-                                MAX_NUM_SAMPLES,
-                                value=DEFAULT_NUM_SAMPLES,
-                                step=1,
-                                label="Samples",
-                                elem_id="num-samples",
-                            )
-                            temperature = gr.Slider(
-                                MIN_TEMPERATURE,
-                                MAX_TEMPERATURE,
-                                value=DEFAULT_TEMPERATURE,
-                                step=0.01,
-                                label="Temperature",
-                                elem_id="temperature",
-                            )
-                            top_p = gr.Slider(0.05, 1.0, value=DEFAULT_TOP_P, step=0.01, label="top_p", elem_id="top-p")
-                            seed = gr.Number(
-                                DEFAULT_SEED, precision=0, minimum=0, maximum=2**32 - 1, label="Seed", elem_id="seed"
-                            )
-                        # Disabled until the model has loaded: a click could only fail before that.
-                        generate = gr.Button(
-                            f"Generate answers with {app.models.display_name} (loading the model ...)",
-                            variant="secondary",
-                            interactive=False,
-                            elem_id="generate",
-                        )
-                        stored = gr.Button(
-                            "Show stored GPT-2 answers",
-                            elem_id="stored",
-                            interactive=initial_stored.get("interactive", True),
-                        )
+                    picked = _question_column(app, first_key, initial_questions, initial_note, outputs, stored_event)
+                    sampling = _sampling_column(app, initial_stored)
                 status.render()
                 summary.render()
                 _side_by_side(("Scores", scores), ("ProbEval: people vs model over the clusters", plot))
@@ -565,77 +682,9 @@ def build_demo(app: Optional[SpaceApp] = None) -> gr.Blocks:
             with gr.Tab("Leaderboard", id="leaderboard"):
                 _leaderboard_tab()
 
-        def generate_event(
-            dataset_key: str,
-            question_id: Optional[str],
-            custom_question: str,
-            n: float,
-            temp: float,
-            p: float,
-            s: float,
-            progress: gr.Progress = gr.Progress(),
-        ) -> Outputs:
-            return app.generate(dataset_key, question_id, custom_question, n, temp, p, s, progress)
-
-        def status_event(progress: gr.Progress = gr.Progress()) -> tuple[str, dict[str, Any], dict[str, Any]]:
-            return app.model_controls(progress)
-
-        dataset.change(
-            app.question_update,
-            inputs=[dataset, question],
-            outputs=[question, stored, stored_note],
-            queue=False,
-            **private,
-        )
-        generate.click(
-            generate_event,
-            inputs=[dataset, question, custom, num_samples, temperature, top_p, seed],
-            outputs=outputs,
-            concurrency_limit=1,
-            concurrency_id="model",
-            **private,
-        ).then(app.model_summary, outputs=model_status, queue=False, show_progress="hidden", **private)
-        stored.click(
-            stored_event,
-            inputs=[dataset, question, custom],
-            outputs=outputs,
-            concurrency_limit=1,
-            concurrency_id="model",
-            **private,
-        )
-        demo.load(
-            status_event,
-            outputs=[model_status, generate, stored],
-            concurrency_limit=1,
-            concurrency_id="model",
-            **private,
-        )
-
-        # The API: JSON numbers under stable names.
-        def score(question: str, clusters: dict, answers: list[str]) -> dict:
-            """Score ``answers`` (ranked, best first) against ``clusters`` ({"id", "answers", "count"} lists, or
-            a list of {"answers", "count"} records), with ProtoQA (exact match, WordNet) and ProbEval."""
-            return app.api_score(question, clusters, answers)
-
-        def stored_scores(dataset: str, question_id: str) -> dict:
-            """Scores of the stored GPT-2 answers to a question of "protoqa" (crowdsourced dev) or "cfc" (dev)."""
-            return app.api_stored(dataset, question_id)
-
-        def generate_scores(
-            dataset: str,
-            question_id: str,
-            question: str = "",
-            num_samples: int = 50,
-            temperature: float = DEFAULT_TEMPERATURE,
-            top_p: float = DEFAULT_TOP_P,
-            seed: int = DEFAULT_SEED,
-        ) -> dict:
-            """Sample answers with the Space's model and score them (a typed question gets answers only)."""
-            return app.api_generate(dataset, question_id, question, num_samples, temperature, top_p, seed)
-
-        gr.api(score, api_name="score", concurrency_limit=1, concurrency_id="score")
-        gr.api(stored_scores, api_name="stored", concurrency_limit=1, concurrency_id="score")
-        gr.api(generate_scores, api_name="generate", concurrency_limit=1, concurrency_id="model")
+        controls = _Controls(*picked, *sampling, model_status)
+        _wire_events(demo, app, controls, outputs, stored_event)
+        _register_api(app)
     return demo
 
 

@@ -3,8 +3,10 @@
 * :mod:`~studies.validation.sampling`: answer sets drawn around a model's answers
   (centered sampling) and three error types, with their gold matching;
 * :mod:`~studies.validation.study`: the agreement study (Spearman correlation of
-  automatic ProbEval settings and the ProtoQA score with the gold KL) and the choice
-  of the automatic settings' parameters;
+  automatic ProbEval settings and the ProtoQA score with the gold KL), run in steps;
+  :mod:`~studies.validation.design` (seeds, grid, dev sets, settings),
+  :mod:`~studies.validation.questions` (one question's sets, gold KLs and scores) and
+  :mod:`~studies.validation.tuning` (the choice of the automatic settings' parameters) serve it;
 * :mod:`~studies.validation.matching_study`: every matcher against the annotators'
   assignments of ProtoQA dev GPT-2 samples (precision, recall, F1, thresholds by F1);
 * :mod:`~studies.validation.systems`: agreement with the human clusters at the system
@@ -13,8 +15,9 @@
 * :mod:`~studies.validation.leaderboard`: every prediction file of the shared data
   under ProbEval and the ProtoQA metric, with bootstrap intervals, and
   :func:`compare_probeval` for two systems;
-* :mod:`~studies.validation.report`: ``studies/reports/validation.{json,md}``, plots,
-  ``studies/reports/leaderboard.{json,md}``.
+* :mod:`~studies.validation.report`: ``studies/reports/validation.{json,md}`` and plots
+  (:mod:`~studies.validation.system_report` its system-level section);
+  :mod:`~studies.validation.leaderboard_report`: ``studies/reports/leaderboard.{json,md}``.
 
 Command line: ``python -m studies.validation {study,leaderboard,all}``.
 
@@ -25,15 +28,9 @@ Command line: ``python -m studies.validation {study,leaderboard,all}``.
 from __future__ import annotations
 
 from .leaderboard import BOARDS, Board, Entry, compare_probeval, rank_by_frequency, run_leaderboard
+from .leaderboard_report import leaderboard_markdown, write_leaderboard
 from .matching_study import MATCHERS, run_matching_study
-from .report import (
-    best_automatic,
-    leaderboard_markdown,
-    study_markdown,
-    validation_table,
-    write_leaderboard,
-    write_study,
-)
+from .report import best_automatic, study_markdown, validation_table, write_study
 from .sampling import (
     SAMPLINGS,
     AnswerSet,

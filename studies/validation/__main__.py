@@ -37,7 +37,7 @@ from typing import Any, Optional
 from cfc_probeval.clustering import CLUSTERINGS
 from cfc_probeval.errors import DataFormatError
 from cfc_probeval.matching import MATCHINGS
-from protoqa_core.io import data as data_location
+from protoqa_core import data as data_location
 
 from .matching_study import MATCHERS
 from .sampling import SAMPLINGS
@@ -101,90 +101,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
-    def common(p: argparse.ArgumentParser) -> None:
-        p.add_argument(
-            "--data-dir",
-            default=None,
-            help=f"shared data folder (else ${data_location.DATA_DIR_ENV}, else ../shared/data)",
-        )
-        p.add_argument("--out", default=str(REPORTS), help=f"output folder (default {REPORTS_HELP})")
-        p.add_argument("--embedder", default=None, help="minilm (default), char-ngrams, st:MODEL, fasttext:FILE")
-        p.add_argument("--threads", type=int, default=1, help="threads for PyTorch and BLAS (default 1)")
-        p.add_argument(
-            "--hub",
-            action="store_true",
-            help="let the embedder look for its model on the Hugging Face Hub (default: local copies only)",
-        )
-
-    def study_options(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--questions", type=int, default=None, help="only the first N questions of each dev set")
-        p.add_argument("--sets", type=int, default=50, help="answer sets per question and sampling (default 50)")
-        p.add_argument("--seed", type=int, default=0, help="seed of the answer sets, folds and bootstrap (default 0)")
-        p.add_argument(
-            "--clusterings",
-            default=",".join(CLUSTERINGS.names()),
-            type=lambda t: _names(t, CLUSTERINGS.names(), "--clusterings"),
-            help="comma-separated clusterings",
-        )
-        p.add_argument(
-            "--matchings",
-            default=",".join(MATCHINGS.names()),
-            type=lambda t: _names(t, MATCHINGS.names(), "--matchings"),
-            help="comma-separated matchings",
-        )
-        p.add_argument(
-            "--samplings",
-            default=",".join(SAMPLINGS),
-            type=lambda t: _names(t, SAMPLINGS, "--samplings"),
-            help="comma-separated samplings",
-        )
-        p.add_argument(
-            "--no-tune",
-            action="store_true",
-            help="use ProbEval's current defaults instead of choosing the parameters on the grid",
-        )
-        p.add_argument(
-            "--sensitivity-sizes",
-            default="100",
-            help="fixed set sizes of the earlier 'pool' procedure to re-measure human+WordNet at "
-            "('' for none; default 100)",
-        )
-        p.add_argument(
-            "--matchers",
-            default=",".join(MATCHERS),
-            type=lambda t: _names(t, MATCHERS, "--matchers"),
-            help="matchers of the matching-validity table (comma-separated)",
-        )
-        p.add_argument(
-            "--wup-budget",
-            type=float,
-            default=120.0,
-            help="seconds the Wu-Palmer matcher may spend (questions in order until spent; default 120)",
-        )
-        p.add_argument(
-            "--jobs",
-            type=int,
-            choices=(1, 2),
-            default=2,
-            help="processes: 2 runs the matching and system-level studies beside the agreement study (default 2)",
-        )
-        p.add_argument("--no-systems", action="store_true", help="skip the system-level study on CFC test")
-        p.add_argument(
-            "--extra-embedders",
-            default="",
-            help="comma-separated further embedders (e.g. st:FOLDER) tried as a lever of the automatic "
-            "default, chosen on dev like the others (default: none)",
-        )
-        p.add_argument(
-            "--state", default=None, help="also pickle the measured results to this file (to re-render the reports)"
-        )
-        p.add_argument("--no-plots", action="store_true", help="do not draw the PNG scatter plots")
-
     study = sub.add_parser("study", help="the agreement study: studies/reports/validation.{json,md} and plots")
-    common(study)
-    study_options(study)
+    _common_options(study)
+    _study_options(study)
     board = sub.add_parser("leaderboard", help="studies/reports/leaderboard.{json,md}")
-    common(board)
+    _common_options(board)
     board.add_argument(
         "--automatic",
         default=None,
@@ -195,13 +116,13 @@ def build_parser() -> argparse.ArgumentParser:
     both = sub.add_parser(
         "all", help="the study, the leaderboard, the marked claims of the README and card, then the paper tables"
     )
-    common(both)
-    study_options(both)
+    _common_options(both)
+    _study_options(both)
     clusters = sub.add_parser(
         "clusters",
         help="cluster-level agreement: choose on dev, report CFC test once; studies/reports/clusters.{json,md}",
     )
-    common(clusters)
+    _common_options(clusters)
     clusters.add_argument("--questions", type=int, default=None, help="only the first N questions of each data set")
     claims = sub.add_parser(
         "claims",
@@ -218,6 +139,89 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"folder of the study outputs and of paper_tables.md (default {REPORTS_HELP})",
     )
     return parser
+
+
+def _common_options(p: argparse.ArgumentParser) -> None:
+    """The options every command that reads the data takes."""
+    p.add_argument(
+        "--data-dir",
+        default=None,
+        help=f"shared data folder (else ${data_location.DATA_DIR_ENV}, else ../shared/data)",
+    )
+    p.add_argument("--out", default=str(REPORTS), help=f"output folder (default {REPORTS_HELP})")
+    p.add_argument("--embedder", default=None, help="minilm (default), char-ngrams, st:MODEL, fasttext:FILE")
+    p.add_argument("--threads", type=int, default=1, help="threads for PyTorch and BLAS (default 1)")
+    p.add_argument(
+        "--hub",
+        action="store_true",
+        help="let the embedder look for its model on the Hugging Face Hub (default: local copies only)",
+    )
+
+
+def _study_options(p: argparse.ArgumentParser) -> None:
+    """The options of ``study`` and ``all``."""
+    p.add_argument("--questions", type=int, default=None, help="only the first N questions of each dev set")
+    p.add_argument("--sets", type=int, default=50, help="answer sets per question and sampling (default 50)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the answer sets, folds and bootstrap (default 0)")
+    p.add_argument(
+        "--clusterings",
+        default=",".join(CLUSTERINGS.names()),
+        type=lambda t: _names(t, CLUSTERINGS.names(), "--clusterings"),
+        help="comma-separated clusterings",
+    )
+    p.add_argument(
+        "--matchings",
+        default=",".join(MATCHINGS.names()),
+        type=lambda t: _names(t, MATCHINGS.names(), "--matchings"),
+        help="comma-separated matchings",
+    )
+    p.add_argument(
+        "--samplings",
+        default=",".join(SAMPLINGS),
+        type=lambda t: _names(t, SAMPLINGS, "--samplings"),
+        help="comma-separated samplings",
+    )
+    p.add_argument(
+        "--no-tune",
+        action="store_true",
+        help="use ProbEval's current defaults instead of choosing the parameters on the grid",
+    )
+    p.add_argument(
+        "--sensitivity-sizes",
+        default="100",
+        help="fixed set sizes of the earlier 'pool' procedure to re-measure human+WordNet at "
+        "('' for none; default 100)",
+    )
+    p.add_argument(
+        "--matchers",
+        default=",".join(MATCHERS),
+        type=lambda t: _names(t, MATCHERS, "--matchers"),
+        help="matchers of the matching-validity table (comma-separated)",
+    )
+    p.add_argument(
+        "--wup-budget",
+        type=float,
+        default=120.0,
+        help="seconds the Wu-Palmer matcher may spend (questions in order until spent; default 120)",
+    )
+    p.add_argument(
+        "--jobs",
+        type=int,
+        choices=(1, 2),
+        default=2,
+        help="processes: 2 runs the matching and system-level studies beside the agreement study (default 2)",
+    )
+    p.add_argument("--no-systems", action="store_true", help="skip the system-level study on CFC test")
+    p.add_argument(
+        "--extra-embedders",
+        default="",
+        help="comma-separated further embedders (e.g. st:FOLDER) tried as a lever of the automatic "
+        "default, chosen on dev like the others (default: none)",
+    )
+    p.add_argument(
+        "--state", default=None, help="also pickle the measured results to this file (to re-render the reports)"
+    )
+    p.add_argument("--no-plots", action="store_true", help="do not draw the PNG scatter plots")
 
 
 def _papers(out: Path) -> None:
@@ -251,10 +255,43 @@ def _log(message: str) -> None:
 
 def _study(args: argparse.Namespace, data_dir: Path, out: Path, command: str) -> dict:
     from .report import write_study
+
+    start = time.perf_counter()
+    result, matching_result, systems = _run_studies(args, data_dir)
+    seconds = time.perf_counter() - start
+    if args.state:
+        import pickle
+
+        with open(args.state, "wb") as handle:
+            pickle.dump({"result": result, "matching": matching_result, "systems": systems, "seconds": seconds}, handle)
+    paths = write_study(
+        result,
+        out,
+        command=command,
+        plots=not args.no_plots,
+        matching=matching_result,
+        systems=systems,
+        seconds=seconds,
+    )
+    print(
+        f"study: {seconds:.1f} s; wrote {', '.join(str(p) for p in paths[:3])}"
+        + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+    )
+    if systems is not None:
+        default = systems["default"]
+        print(
+            f"automatic default (chosen on dev): {default['label']} (test rho over the 8 model systems "
+            f"{default['test']['rho']})"
+        )
+    return {"systems": systems}
+
+
+def _run_studies(args: argparse.Namespace, data_dir: Path) -> tuple[Any, dict, Optional[dict]]:
+    """The agreement study, with the matching study and the system level beside it (``--jobs 2``: in a
+    second process) or before and after it (``--jobs 1``); returns the three results."""
     from .study import run_study
     from .systems import settings_as_candidates
 
-    start = time.perf_counter()
     sizes = [int(s) for s in args.sensitivity_sizes.split(",") if s.strip()]
     options = {
         "data_dir": str(data_dir),
@@ -327,33 +364,7 @@ def _study(args: argparse.Namespace, data_dir: Path, out: Path, command: str) ->
             worker.join(timeout=5)
             if worker.is_alive():
                 worker.terminate()
-    matching_result = received["matching"]
-    seconds = time.perf_counter() - start
-    if args.state:
-        import pickle
-
-        with open(args.state, "wb") as handle:
-            pickle.dump({"result": result, "matching": matching_result, "systems": systems, "seconds": seconds}, handle)
-    paths = write_study(
-        result,
-        out,
-        command=command,
-        plots=not args.no_plots,
-        matching=matching_result,
-        systems=systems,
-        seconds=seconds,
-    )
-    print(
-        f"study: {seconds:.1f} s; wrote {', '.join(str(p) for p in paths[:3])}"
-        + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
-    )
-    if systems is not None:
-        default = systems["default"]
-        print(
-            f"automatic default (chosen on dev): {default['label']} (test rho over the 8 model systems "
-            f"{default['test']['rho']})"
-        )
-    return {"systems": systems}
+    return result, received["matching"], systems
 
 
 def _automatic_config(args: argparse.Namespace) -> Optional[dict]:
@@ -373,7 +384,7 @@ def _automatic_config(args: argparse.Namespace) -> Optional[dict]:
 
 def _leaderboard(args: argparse.Namespace, data_dir: Path, out: Path) -> None:
     from .leaderboard import run_leaderboard
-    from .report import write_leaderboard
+    from .leaderboard_report import write_leaderboard
 
     board = run_leaderboard(
         data_dir, embedder=args.embedder, num_questions=args.questions, log=_log, automatic=_automatic_config(args)

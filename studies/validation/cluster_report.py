@@ -165,9 +165,19 @@ def _table(title: str, candidates: Mapping[str, Any], labels: Sequence[str]) -> 
 
 def cluster_markdown(result: Mapping[str, Any]) -> str:
     """The report page of the cluster-level study."""
-    proto, dev, test = result["protocol"], result["dev"], result["cfc_test"]
-    default, selected = dev["default"], dev["selected"]
-    controls = list(test["default_vs_controls"])
+    dev, test = result["dev"], result["cfc_test"]
+    lines = _intro_lines(result)
+    lines += _dev_lines(dev, list(test["default_vs_controls"]))
+    lines += _test_lines(dev, test)
+    lines += _goal_lines(result["protocol"], dev, test)
+    lines += _test_system_lines(test["system_level"])
+    lines += _consistency_lines(dev, test["consistency"])
+    return "\n".join(lines)
+
+
+def _intro_lines(result: Mapping[str, Any]) -> list[str]:
+    """The title, how to regenerate the page, what is measured, and the protocol with its changes."""
+    proto = result["protocol"]
     lines = [
         "# Cluster-level agreement: ProbEval's automatic clusters against the annotators'",
         "",
@@ -189,7 +199,13 @@ def cluster_markdown(result: Mapping[str, Any]) -> str:
         "",
     ]
     lines += [f"- {c['date']}: {c['what']} Reason: {c['reason']}" for c in proto["changes"]]
-    lines += [
+    return lines
+
+
+def _dev_lines(dev: Mapping[str, Any], controls: Sequence[str]) -> list[str]:
+    """The choice on dev: the selected clustering and default, the top candidates, each dev set's table."""
+    default, selected = dev["default"], dev["selected"]
+    lines = [
         "",
         "## Choice on dev",
         "",
@@ -225,7 +241,14 @@ def cluster_markdown(result: Mapping[str, Any]) -> str:
             s["candidates"],
             list(dict.fromkeys([default, selected, dev["current_default"], *controls])),
         )
-    lines += ["## CFC test (read once)", ""]
+    return lines
+
+
+def _test_lines(dev: Mapping[str, Any], test: Mapping[str, Any]) -> list[str]:
+    """CFC test (read once): the table of the choices and controls, and the paired differences."""
+    default, selected = dev["default"], dev["selected"]
+    controls = list(test["default_vs_controls"])
+    lines = ["## CFC test (read once)", ""]
     lines += _table(
         f"CFC test ({test['questions']} questions; annotators {_f(test['human_clusters_per_question'], 1)} clusters "
         "per question)",
@@ -252,6 +275,13 @@ def cluster_markdown(result: Mapping[str, Any]) -> str:
         for control, d in test["selected_vs_controls"].items():
             lines.append(f"| {control} | " + " | ".join(_ci(d[m]) for m in ("blanc", "ari", "v_measure")) + " |")
         lines.append("")
+    return lines
+
+
+def _goal_lines(proto: Mapping[str, Any], dev: Mapping[str, Any], test: Mapping[str, Any]) -> list[str]:
+    """Whether the default reaches the goal, beside the ceilings, and the nested test figures."""
+    default = dev["default"]
+    lines: list[str] = []
     goal = proto["goal"]["blanc_test"]
     fig = test["candidates"][default]["blanc"]
     best_label = max(
@@ -280,8 +310,12 @@ def cluster_markdown(result: Mapping[str, Any]) -> str:
             f"- {rule}: test BLANC with the selection redone in each dev resample {_f(n['blanc_mean'])} "
             f"[{_f(n['blanc_ci']['low'])}, {_f(n['blanc_ci']['high'])}]"
         )
-    sysl = test["system_level"]
-    lines += ["", "### System level (eight CFC test model systems, Spearman with the human clusters' ranking)", ""]
+    return lines
+
+
+def _test_system_lines(sysl: Mapping[str, Any]) -> list[str]:
+    """The system level on the eight CFC test model systems, with the paired differences to the controls."""
+    lines = ["", "### System level (eight CFC test model systems, Spearman with the human clusters' ranking)", ""]
     lines += ["| clustering | ρ | interval | ρ over seeds |", "|---|---|---|---|"]
     for label, f in sysl["figures"].items():
         if "rho" in f:
@@ -309,7 +343,12 @@ def cluster_markdown(result: Mapping[str, Any]) -> str:
         + (f"[{_f(ci['low'])}, {_f(ci['high'])}]" if ci else "n/a")
         for rule, ci in sysl["nested"].items()
     ]
-    lines += ["", "## How consistent each reference is", ""]
+    return lines
+
+
+def _consistency_lines(dev: Mapping[str, Any], cons: Mapping[str, Any]) -> list[str]:
+    """How consistent each reference is, and the ceilings that puts on any clustering."""
+    lines = ["", "## How consistent each reference is", ""]
     lines += [
         "| data | normalization-equal groups | split by the annotators | strings in several clusters | "
         "ceiling BLANC (strings kept whole) | ceiling BLANC (normalized groups kept whole) |",
@@ -330,7 +369,7 @@ def cluster_markdown(result: Mapping[str, Any]) -> str:
         "the annotators' own inconsistency, which no clustering that keeps those strings together can recover.",
         "",
     ]
-    return "\n".join(lines)
+    return lines
 
 
 def write_cluster_study(result: Mapping[str, Any], out: Union[str, Path]) -> list[Path]:

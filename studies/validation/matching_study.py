@@ -41,8 +41,7 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from cfc_probeval.embedders import Embedder, get_embedder, unit_rows
-from cfc_probeval.inputs import QuestionTargets
-from cfc_probeval.inputs import read_targets as read_question_targets
+from cfc_probeval.inputs import QuestionTargets, read_targets
 from cfc_probeval.matching import GPMatcher, WordNetMatcher, best_clusters
 from protoqa_core.similarity import get_similarity
 from protoqa_core.text import normalize_prediction
@@ -128,7 +127,7 @@ def _sums(question: MatchingQuestion, assigned: Sequence[tuple[int, ...]]) -> np
 def load_questions(data_dir: Union[str, Path]) -> list[MatchingQuestion]:
     """ProtoQA dev's annotated answers, grouped per question (answers normalizing alike merged if same label)."""
     data_dir = Path(data_dir)
-    truths: Mapping[str, QuestionTargets] = read_question_targets(data_dir / DATA[0])
+    truths: Mapping[str, QuestionTargets] = read_targets(data_dir / DATA[0])
     annotations = read_annotations(data_dir / DATA[1])
     out = []
     for qid, answers in annotations.items():
@@ -244,6 +243,16 @@ def _roberta_assignments(
     return out, first.label
 
 
+def _first_questions(data_dir: Union[str, Path], num_questions: Optional[int]) -> list[MatchingQuestion]:
+    """ProtoQA dev's annotated questions (the first ``num_questions``); a ValueError when there are none."""
+    questions = load_questions(data_dir)
+    if num_questions is not None:
+        questions = questions[:num_questions]
+    if not questions:
+        raise ValueError("no annotated ProtoQA dev question found")
+    return questions
+
+
 def run_matching_study(
     data_dir: Union[str, Path],
     *,
@@ -270,11 +279,7 @@ def run_matching_study(
     >>> sorted(r["matchers"]["exact_match"]["weighted"])  # doctest: +SKIP
     ['ci', 'f1', 'precision', 'recall']
     """
-    questions = load_questions(data_dir)
-    if num_questions is not None:
-        questions = questions[:num_questions]
-    if not questions:
-        raise ValueError("no annotated ProtoQA dev question found")
+    questions = _first_questions(data_dir, num_questions)
     fold = fold_of([q.question_id for q in questions], folds, seed)
     emb = get_embedder(embedder) if any(m in ("cosine", "gp") for m in matchers) else None
     if emb is not None:
@@ -294,58 +299,12 @@ def run_matching_study(
         start = time.perf_counter()
         covered = questions
         if name == "roberta":
-            if encoder is None:
-                raise ValueError("the roberta arm needs an encoder (a Hub id or a local folder)")
-            grid = THRESHOLDS[name]
-            by_threshold, label = _roberta_assignments(data_dir, questions, encoder, grid, roberta_options or {})
-            table = np.array([[_sums(q, a) for a in per] for q, per in zip(questions, by_threshold, strict=True)])
-            sums = table[:, 0]
-            result = {
-                "threshold": ROBERTA_THRESHOLD,
-                "similarity": label,
-                "tuned": False,
-                "by_threshold_in_sample": {str(t): prf(table[:, j, 0].sum(axis=0)) for j, t in enumerate(grid)},
-            }
+            result, sums = _roberta_arm(data_dir, questions, encoder, roberta_options or {})
         elif name in ("exact_match", "wordnet"):
-            if name == "wordnet":
-                matcher = WordNetMatcher()
-                assigned = [matcher.match(list(q.answers), q.clusters) for q in questions]
-            else:
-                sim = get_similarity("exact_match")
-                assigned = [
-                    [tuple(j for j, c in enumerate(q.clusters) if sim.best(a, c) >= 1.0) for a in q.answers]
-                    for q in questions
-                ]
-            sums = np.array([_sums(q, a) for q, a in zip(questions, assigned, strict=True)])  # questions x 2 x 3
-            result: dict[str, Any] = {"threshold": None}
+            result, sums = _fixed_arm(name, questions)
         else:
-            gp = GPMatcher(emb, 0.5, seed) if name == "gp" else None
-            grid = THRESHOLDS[name]
-            per_threshold = []
-            covered = []
-            for q in questions:
-                if budgets and name in budgets and time.perf_counter() - start > budgets[name]:
-                    break
-                scores = _scores(name, q, emb, gp)
-                per_threshold.append([_sums(q, best_clusters(scores, t, strict=(name == "gp"))) for t in grid])
-                covered.append(q)
-            table = np.array(per_threshold)  # questions x thresholds x 2 x 3
-            ids = [q.question_id for q in covered]
-            chosen = _best_threshold(table, len(grid))
-            by_fold = {}
-            for f in range(folds):
-                train = np.array([fold[qid] != f for qid in ids])
-                by_fold[f] = _best_threshold(table[train], len(grid)) if train.any() else chosen
-            sums = np.array([table[i, by_fold[fold[qid]]] for i, qid in enumerate(ids)])
-            result = {
-                "threshold": grid[chosen],
-                "fold_thresholds": {str(f): grid[t] for f, t in by_fold.items()},
-                "in_sample": {
-                    "weighted": prf(table[:, chosen, 0].sum(axis=0)),
-                    "unweighted": prf(table[:, chosen, 1].sum(axis=0)),
-                },
-                "by_threshold": {str(t): prf(table[:, j, 0].sum(axis=0))["f1"] for j, t in enumerate(grid)},
-            }
+            budget = budgets.get(name) if budgets else None
+            result, sums, covered = _threshold_arm(name, questions, emb, fold, folds, seed, budget, start)
         result.update(_figures(sums, seed))
         result["questions_covered"] = len(covered)
         result["seconds"] = round(time.perf_counter() - start, 1)
@@ -357,6 +316,92 @@ def run_matching_study(
             + f", {len(covered)} questions, {result['seconds']} s"
         )
     return out
+
+
+def _roberta_arm(
+    data_dir: Union[str, Path],
+    questions: Sequence[MatchingQuestion],
+    encoder: Optional[str],
+    options: Mapping[str, Any],
+) -> tuple[dict[str, Any], np.ndarray]:
+    """The ``roberta`` arm at the paper's threshold, untuned (in-sample figures per threshold beside)."""
+    if encoder is None:
+        raise ValueError("the roberta arm needs an encoder (a Hub id or a local folder)")
+    grid = THRESHOLDS["roberta"]
+    by_threshold, label = _roberta_assignments(data_dir, questions, encoder, grid, options)
+    table = np.array([[_sums(q, a) for a in per] for q, per in zip(questions, by_threshold, strict=True)])
+    result = {
+        "threshold": ROBERTA_THRESHOLD,
+        "similarity": label,
+        "tuned": False,
+        "by_threshold_in_sample": {str(t): prf(table[:, j, 0].sum(axis=0)) for j, t in enumerate(grid)},
+    }
+    return result, table[:, 0]
+
+
+def _fixed_arm(name: str, questions: Sequence[MatchingQuestion]) -> tuple[dict[str, Any], np.ndarray]:
+    """Exact match or WordNet: no threshold to choose."""
+    if name == "wordnet":
+        matcher = WordNetMatcher()
+        assigned = [matcher.match(list(q.answers), q.clusters) for q in questions]
+    else:
+        sim = get_similarity("exact_match")
+        assigned = [
+            [tuple(j for j, c in enumerate(q.clusters) if sim.best(a, c) >= 1.0) for a in q.answers] for q in questions
+        ]
+    sums = np.array([_sums(q, a) for q, a in zip(questions, assigned, strict=True)])  # questions x 2 x 3
+    return {"threshold": None}, sums
+
+
+def _threshold_arm(
+    name: str,
+    questions: Sequence[MatchingQuestion],
+    emb: Optional[Embedder],
+    fold: Mapping[str, int],
+    folds: int,
+    seed: int,
+    budget: Optional[float],
+    start: float,
+) -> tuple[dict[str, Any], np.ndarray, list[MatchingQuestion]]:
+    """Cosine or GP: the threshold chosen by F1 on all questions and per fold; questions in order until
+    ``budget`` seconds since ``start`` are spent."""
+    gp = GPMatcher(emb, 0.5, seed) if name == "gp" else None
+    grid = THRESHOLDS[name]
+    per_threshold = []
+    covered = []
+    for q in questions:
+        if budget is not None and time.perf_counter() - start > budget:
+            break
+        scores = _scores(name, q, emb, gp)
+        per_threshold.append([_sums(q, best_clusters(scores, t, strict=(name == "gp"))) for t in grid])
+        covered.append(q)
+    table = np.array(per_threshold)  # questions x thresholds x 2 x 3
+    ids = [q.question_id for q in covered]
+    chosen, by_fold = _held_out_choice(table, ids, fold, folds, len(grid))
+    sums = np.array([table[i, by_fold[fold[qid]]] for i, qid in enumerate(ids)])
+    result = {
+        "threshold": grid[chosen],
+        "fold_thresholds": {str(f): grid[t] for f, t in by_fold.items()},
+        "in_sample": {
+            "weighted": prf(table[:, chosen, 0].sum(axis=0)),
+            "unweighted": prf(table[:, chosen, 1].sum(axis=0)),
+        },
+        "by_threshold": {str(t): prf(table[:, j, 0].sum(axis=0))["f1"] for j, t in enumerate(grid)},
+    }
+    return result, sums, covered
+
+
+def _held_out_choice(
+    table: np.ndarray, ids: Sequence[str], fold: Mapping[str, int], folds: int, options: int
+) -> tuple[int, dict[int, int]]:
+    """The option (of ``options`` columns of ``table``, questions x options x 2 x 3) with the best F1 on all
+    questions, and per fold the best on the other folds' questions (all questions' choice where none is left)."""
+    chosen = _best_threshold(table, options)
+    by_fold = {}
+    for f in range(folds):
+        train = np.array([fold[qid] != f for qid in ids])
+        by_fold[f] = _best_threshold(table[train], options) if train.any() else chosen
+    return chosen, by_fold
 
 
 LENGTH_SCALE_RULES: tuple[Union[float, str], ...] = (
@@ -389,6 +434,61 @@ def _within_cluster_distances(sim: Any, target: Any) -> list[float]:
     return out
 
 
+def _rule_similarities(encoder: str, rules: Sequence[Union[float, str]]) -> tuple[list[str], list[Any]]:
+    """Each rule's name and its ``roberta`` similarity at the paper's threshold, all sharing one encoder."""
+    from protoqa_core.similarity.gaussian_process import length_scale_rule
+    from protoqa_core.similarity.roberta import RobertaSimilarity
+
+    checked = [length_scale_rule(r) for r in rules]
+    if len(set(checked)) != len(checked):
+        raise ValueError(f"the length-scale rules repeat one: {checked}")
+    names = [r if isinstance(r, str) else f"{r:g}" for r in checked]
+    sims = [RobertaSimilarity(encoder, threshold=ROBERTA_THRESHOLD, length_scale=r) for r in checked]
+    for sim in sims[1:]:
+        sim.encoder = sims[0].encoder  # one encoder pass serves every rule
+    return names, sims
+
+
+def _distance_summary(distances: Sequence[float]) -> dict[str, Any]:
+    """How many within-cluster distances, their median, and the RBF kernel's value there at length scale 1.
+
+    >>> _distance_summary([1.0, 2.0, 3.0])["median"], _distance_summary([])["median"]
+    (2.0, None)
+    """
+    median = float(np.median(distances)) if distances else None
+    return {
+        "pairs": len(distances),
+        "median": median,
+        "rbf_at_median_length_scale_1": None if median is None else float(np.exp(-0.5 * median * median)),
+    }
+
+
+def _rule_table(
+    questions: Sequence[MatchingQuestion], targets: Mapping[str, Any], sims: Sequence[Any]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[float]]:
+    """Per question and rule, the matching sums (questions x rules x 2 x 3); per rule, how many answers that are
+    not a cluster string it saw and sent to a cluster; and the within-cluster distances of the encoder."""
+    table = np.zeros((len(questions), len(sims), 2, 3))
+    non_identical = np.zeros(len(sims))
+    accepted = np.zeros(len(sims))
+    distances: list[float] = []
+    for i, q in enumerate(questions):
+        target = targets[q.question_id]
+        if tuple(tuple(c.answers) for c in target.clusters) != q.clusters:
+            raise ValueError(f"question {q.question_id}: the targets' clusters differ from the ground truth's")
+        strings = {a for c in q.clusters for a in c}
+        for k, sim in enumerate(sims):
+            matrix, _ = sim.matrix(target, list(q.answers))
+            assigned = [tuple(int(j) for j in np.flatnonzero(row)) for row in matrix]
+            table[i, k] = _sums(q, assigned)
+            for answer, clusters in zip(q.answers, assigned, strict=True):
+                if answer not in strings:
+                    non_identical[k] += 1
+                    accepted[k] += bool(clusters)
+        distances.extend(_within_cluster_distances(sims[0], target))
+    return table, non_identical, accepted, distances
+
+
 def run_length_scale_study(
     data_dir: Union[str, Path],
     encoder: str,
@@ -416,50 +516,16 @@ def run_length_scale_study(
     'median'
     """
     from protoqa_core.io.readers import read_targets
-    from protoqa_core.similarity.gaussian_process import length_scale_rule
-    from protoqa_core.similarity.roberta import RobertaSimilarity
 
     start = time.perf_counter()
-    questions = load_questions(data_dir)
-    if num_questions is not None:
-        questions = questions[:num_questions]
-    if not questions:
-        raise ValueError("no annotated ProtoQA dev question found")
-    checked = [length_scale_rule(r) for r in rules]
-    if len(set(checked)) != len(checked):
-        raise ValueError(f"the length-scale rules repeat one: {checked}")
-    names = [r if isinstance(r, str) else f"{r:g}" for r in checked]
+    questions = _first_questions(data_dir, num_questions)
+    names, sims = _rule_similarities(encoder, rules)
     targets = read_targets(Path(data_dir) / DATA[0])
-    sims = [RobertaSimilarity(encoder, threshold=ROBERTA_THRESHOLD, length_scale=r) for r in checked]
-    for sim in sims[1:]:
-        sim.encoder = sims[0].encoder  # one encoder pass serves every rule
-    table = np.zeros((len(questions), len(sims), 2, 3))
-    non_identical = np.zeros(len(sims))
-    accepted = np.zeros(len(sims))
-    distances: list[float] = []
-    for i, q in enumerate(questions):
-        target = targets[q.question_id]
-        if tuple(tuple(c.answers) for c in target.clusters) != q.clusters:
-            raise ValueError(f"question {q.question_id}: the targets' clusters differ from the ground truth's")
-        strings = {a for c in q.clusters for a in c}
-        for k, sim in enumerate(sims):
-            matrix, _ = sim.matrix(target, list(q.answers))
-            assigned = [tuple(int(j) for j in np.flatnonzero(row)) for row in matrix]
-            table[i, k] = _sums(q, assigned)
-            for answer, clusters in zip(q.answers, assigned, strict=True):
-                if answer not in strings:
-                    non_identical[k] += 1
-                    accepted[k] += bool(clusters)
-        distances.extend(_within_cluster_distances(sims[0], target))
+    table, non_identical, accepted, distances = _rule_table(questions, targets, sims)
     ids = [q.question_id for q in questions]
     fold = fold_of(ids, folds, seed)
-    chosen = _best_threshold(table, len(sims))
-    by_fold = {}
-    for f in range(folds):
-        train = np.array([fold[qid] != f for qid in ids])
-        by_fold[f] = _best_threshold(table[train], len(sims)) if train.any() else chosen
+    chosen, by_fold = _held_out_choice(table, ids, fold, folds, len(sims))
     held_out = np.array([table[i, by_fold[fold[qid]]] for i, qid in enumerate(ids)])
-    median = float(np.median(distances)) if distances else None
     roberta: dict[str, Any] = {
         "threshold": ROBERTA_THRESHOLD,
         "encoder": sims[0].encoder_name,
@@ -467,14 +533,15 @@ def run_length_scale_study(
         "fold_rules": {str(f): names[k] for f, k in by_fold.items()},
         **_figures(held_out, seed),
     }
-    per_rule = {}
-    for k, name in enumerate(names):
-        per_rule[name] = {
+    per_rule = {
+        name: {
             "similarity": sims[k].label,
             "in_sample": _figures(table[:, k], seed),
             "non_identical_answers": int(non_identical[k]),
             "non_identical_accepted": int(accepted[k]),
         }
+        for k, name in enumerate(names)
+    }
     baselines = run_matching_study(
         data_dir, matchers=("exact_match", "wordnet"), num_questions=num_questions, folds=folds, seed=seed
     )["matchers"]
@@ -490,11 +557,7 @@ def run_length_scale_study(
         "rules_in_sample": per_rule,
         "exact_match": {k: baselines["exact_match"][k] for k in ("weighted", "unweighted")},
         "wordnet": {k: baselines["wordnet"][k] for k in ("weighted", "unweighted")},
-        "within_cluster_distance": {
-            "pairs": len(distances),
-            "median": median,
-            "rbf_at_median_length_scale_1": None if median is None else float(np.exp(-0.5 * median * median)),
-        },
+        "within_cluster_distance": _distance_summary(distances),
         "paper_table4": PAPER_TABLE4,
         "seconds": round(time.perf_counter() - start, 1),
     }
@@ -519,7 +582,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     import argparse
     import sys
 
-    from protoqa_core.io import data as data_location
+    from protoqa_core import data as data_location
     from protoqa_core.similarity.gaussian_process import length_scale_rule
 
     p = argparse.ArgumentParser(prog="python -m studies.validation.matching_study")

@@ -12,63 +12,32 @@ Files (under the output folder, ``studies/reports/`` by default):
   system-level studies in full, the set-size sensitivity, pool statistics and timings;
 * ``validation.md``: the tables beside the paper's figures, the chosen parameters and why;
 * ``validation_<data set>_<sampling>.png``: automatic vs gold KL of every answer set;
-* ``leaderboard.json`` and ``leaderboard.md``.
+* ``leaderboard.json`` and ``leaderboard.md`` (:mod:`studies.validation.leaderboard_report`).
+
+The system-level section and table come from :mod:`studies.validation.system_report`, the
+shared figure formatting from :mod:`studies.validation.report_text`.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Mapping, Sequence
-from itertools import pairwise
 from pathlib import Path
 from typing import Any, Optional
 
-import numpy as np
-
-from .leaderboard import PROTOQA_METRICS
-from .study import BASELINE, PAPER_FIGURES, StudyResult, default_parameters
+from .design import BASELINE, PAPER_FIGURES, default_parameters
+from .report_text import DATASET_LABELS, SAMPLING_LABELS, ci_text, fmt, write_json
+from .study import StudyResult
+from .system_report import system_level_markdown, system_level_table
 
 __all__ = [
     "write_study",
-    "write_leaderboard",
     "study_markdown",
-    "leaderboard_markdown",
     "plot_study",
     "best_automatic",
+    "validation_table",
 ]
-
-DATASET_LABELS = {"protoqa_dev": "ProtoQA dev", "cfc_dev": "CFC dev", "cfc_test": "CFC test"}
-ORACLE_OVERLAP = 0.9
-"""A file whose answers are at least this share of the targets' own answers is flagged as an oracle."""
-SAMPLING_LABELS = {
-    "centered": "centered",
-    "missing_answers": "missing answers",
-    "wrong_ranking": "wrong ranking",
-    "wrong_score": "wrong score",
-}
-
-
-def _fmt(value: Optional[float], digits: int = 3) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "n/a"
-    return f"{value:.{digits}f}"
-
-
-def _clean(value: Any) -> Any:
-    """JSON-ready: NaN becomes null, floats are rounded to 6 places."""
-    if isinstance(value, float):
-        return None if math.isnan(value) or math.isinf(value) else round(value, 6)
-    if isinstance(value, Mapping):
-        return {str(k): _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    return value
-
-
-def _write_json(path: Path, data: Any) -> None:
-    path.write_text(json.dumps(_clean(data), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def best_automatic(table: Mapping[str, float]) -> Optional[tuple[str, float]]:
@@ -175,166 +144,6 @@ def validation_table(
     return out
 
 
-def _figures(result: Mapping[str, Any]) -> dict[str, Any]:
-    test = result["test"]
-    return {
-        "setting": result["label"],
-        "config": result["config"],
-        "varies": result.get("varies"),
-        "dev_criterion": result["dev"]["criterion"],
-        "dev": result["dev"]["dev_sets"],
-        "rho": test["rho"],
-        "ci": test["ci"],
-        "kendall": test["kendall"],
-        "kendall_ci": test["kendall_ci"],
-        "rho_with_oracle": test["rho_with_oracle"],
-        "ci_with_oracle": test["ci_with_oracle"],
-        "clusters_per_question": test["clusters_per_question"],
-    }
-
-
-def system_level_table(systems: Mapping[str, Any]) -> dict[str, Any]:
-    """``validation.json``'s ``system_level``: every figure over the eight model systems, the nine-system
-    (oracle) figures beside, the dev-selected default with its nested interval, and every lever.
-
-    >>> fig = {"rho": 0.5, "ci": None, "kendall": 0.4, "kendall_ci": None, "rho_with_oracle": 0.6,
-    ...        "ci_with_oracle": None, "clusters_per_question": 5.0}
-    >>> pick = {"label": "x", "config": {}, "dev": {"criterion": 0.9, "dev_sets": {}}, "test": fig}
-    >>> t = system_level_table({"settings": {"s": {**fig, "label": "s"}}, "default": {**pick, "nested": {"ci": None}},
-    ...                         "levers": {"grid": pick}, "human_clusters_per_question": 6.0})
-    >>> t["cfc_test"]["automatic_default"], t["cfc_test_with_oracle"]["s"]
-    (0.5, 0.6)
-    """
-    default = systems["default"]
-    cell: dict[str, Any] = {key: v["rho"] for key, v in systems["settings"].items()}
-    cell["automatic_default"] = default["test"]["rho"]
-    cell["ci"] = {key: v["ci"] for key, v in systems["settings"].items()}
-    cell["ci"]["automatic_default"] = default["test"]["ci"]
-    oracle: dict[str, Any] = {key: v["rho_with_oracle"] for key, v in systems["settings"].items()}
-    oracle["automatic_default"] = default["test"]["rho_with_oracle"]
-    oracle["ci"] = {key: v["ci_with_oracle"] for key, v in systems["settings"].items()}
-    oracle["ci"]["automatic_default"] = default["test"]["ci_with_oracle"]
-    return {
-        "cfc_test": cell,
-        "cfc_test_with_oracle": oracle,
-        "automatic_default": {**_figures(default), "nested_ci": default["nested"]["ci"]},
-        "automatic_default_setting": default["label"],
-        "automatic_default_config": default["config"],
-        "levers": {name: _figures(r) for name, r in systems["levers"].items()},
-        "human_clusters_per_question": systems["human_clusters_per_question"],
-    }
-
-
-def _closest(means: Sequence[float], models: Sequence[str], systems: Sequence[str]) -> float:
-    """Smallest gap between two model systems' mean KLs.
-
-    >>> _closest([0.5, 0.1, 0.35, 9.0], ["a", "b", "c"], ["a", "b", "c", "h"])
-    0.15
-    """
-    values = sorted(means[systems.index(m)] for m in models)
-    return round(min(b - a for a, b in pairwise(values)), 12)
-
-
-def system_level_markdown(systems: Mapping[str, Any]) -> list[str]:
-    """The report's system-level section: the protocol, the default, every lever, the study's settings."""
-    default, levers = systems["default"], systems["levers"]
-    pools = systems["dev_pools"]
-    lines = [
-        "## System level (CFC test: eight model systems, the human file as an oracle)",
-        "",
-        f"Spearman ρ and Kendall τ between each setting's KL (averaged over {systems['questions']} questions) and "
-        "the human-cluster setting's (human clusters + WordNet) over the eight model systems: "
-        + ", ".join(f"`{s}`" for s in systems["model_systems"])
-        + ". The ninth file, `human`, holds the "
-        "references' own raw answers: it ranks first under every setting, so the nine-system ρ is shown beside, "
-        "labelled oracle. The eight model files hold distinct answers without sample counts, so each answer weighs "
-        "1 and absolute KLs differ from the paper's Table 5; only rankings compare. Intervals: 95% bootstrap over "
-        "test questions.",
-        "",
-        "**How the automatic default and every lever are chosen (dev data only).** No choice reads a CFC test file "
-        "(a test checks it with an audit hook on every file opened). Each candidate scores "
-        + ", ".join(
-            f"{len(v['pools'])} system-like pools of {name.replace('_', ' ')} ({v['questions']} questions)"
-            for name, v in pools.items()
-        )
-        + ": per question, seeded shares of the dev set's distinct model answers (CFC dev: GPT-2 XL one-shot "
-        "samples; ProtoQA dev: the annotated GPT-2 samples), of its extra human answers and of other questions' "
-        "answers (off-topic), each kept once with weight 1 as in the test files. The dev criterion is Spearman's ρ "
-        "between the candidate's pool means and the human-cluster reference's, averaged over the two dev sets; ties "
-        "go to the cluster count per question closest to the annotators' on dev. The cosine threshold of the grid "
-        "comes from the matching study (ProtoQA dev). CFC test is read once, after every choice is fixed.",
-        "",
-        f"**Automatic default** (for raw answers without clusters): `{default['label']}`, the best shippable "
-        f"candidate by the dev criterion ({_fmt(default['dev']['criterion'])}). On CFC test: ρ over the eight "
-        f"models **{_ci_text(default['test']['rho'], default['test']['ci'])}**, τ "
-        f"{_ci_text(default['test']['kendall'], default['test']['kendall_ci'])}; with the oracle (nine systems) "
-        f"ρ {_ci_text(default['test']['rho_with_oracle'], default['test']['ci_with_oracle'])}. Nested interval "
-        f"(the dev selection redone in each of {default['nested']['resamples']} resamples of dev and test "
-        f"questions): {_ci_text(default['test']['rho'], default['nested']['ci'])}. It makes "
-        f"{_fmt(default['test']['clusters_per_question'], 1)} clusters per test question; the annotators made "
-        f"{_fmt(systems['human_clusters_per_question'], 1)}. Goal ρ ≥ 0.8 over the eight models: the point "
-        f"figure {'meets' if (default['test']['rho'] or -1) >= 0.8 else 'misses'} it; the lower bounds of the "
-        f"bootstrap and nested intervals are {_fmt((default['test']['ci'] or {}).get('low'))} and "
-        f"{_fmt((default['nested']['ci'] or {}).get('low'))}. The closest two model systems differ by "
-        f"{_fmt(_closest(default['test']['system_means'], systems['model_systems'], systems['systems']), 4)} in "
-        f"mean KL under the default and by "
-        f"{_fmt(_closest(systems['reference_system_means'], systems['model_systems'], systems['systems']), 4)} "
-        "under the reference, so a perfect ρ rests on small gaps; the intervals say how often it holds.",
-        "",
-        "Every lever, its choice made on dev first, then its test figure (all levers shown, whatever their figure):",
-        "",
-        "| lever | what it varies | choice (on dev) | dev criterion | CFC dev ρ / ProtoQA dev ρ "
-        "| ρ, 8 models [95% CI] | τ, 8 models | ρ, 9 with oracle | clusters per test question |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|",
-    ]
-    for name, r in levers.items():
-        dev_sets = r["dev"]["dev_sets"]
-        t = r["test"]
-        lines.append(
-            f"| {name} | {r['varies']} ({r['candidates']} candidates) | `{r['label']}` | {_fmt(r['dev']['criterion'])} "
-            f"| {' / '.join(_fmt(dev_sets[d]['spearman']) for d in dev_sets)} | {_ci_text(t['rho'], t['ci'])} "
-            f"| {_ci_text(t['kendall'], t['kendall_ci'])} | {_ci_text(t['rho_with_oracle'], t['ci_with_oracle'])} "
-            f"| {_fmt(t['clusters_per_question'], 1)} |"
-        )
-    wins = default["nested"]["chosen_in_resamples"]
-    ranked = sorted(systems["dev_candidates"].items(), key=lambda kv: (-kv[1]["criterion"], kv[1]["count_gap"]))
-    lines += [
-        "",
-        f"How sharply dev separates the candidates (dev figures only; {len(ranked)} candidates): "
-        + ", ".join(f"`{label}` {_fmt(v['criterion'])}" for label, v in ranked[:8])
-        + f"; median {_fmt(float(np.median([v['criterion'] for _, v in ranked])))}.",
-        "",
-        "Choices in the nested resamples: "
-        + ", ".join(f"`{k}` {v}" for k, v in list(wins.items())[:6])
-        + (f", {len(wins) - 6} others" if len(wins) > 6 else "")
-        + ".",
-    ]
-    if systems["settings"]:
-        lines += [
-            "",
-            "The study's settings (parameters tuned on the dev sets):",
-            "",
-            "| setting | ρ, 8 models [95% CI] | τ, 8 models | ρ, 9 with oracle | clusters per question |",
-            "|---|---:|---:|---:|---:|",
-        ]
-    for v in systems["settings"].values():
-        lines.append(
-            f"| `{v['label']}` | {_ci_text(v['rho'], v['ci'])} | {_ci_text(v['kendall'], v['kendall_ci'])} "
-            f"| {_ci_text(v['rho_with_oracle'], v['ci_with_oracle'])} "
-            f"| {_fmt(v['clusters_per_question'], 1)} |"
-        )
-    lines.append("")
-    return lines
-
-
-def _ci_text(point: Optional[float], ci: Optional[Mapping[str, float]]) -> str:
-    if point is None or (isinstance(point, float) and math.isnan(point)):
-        return "n/a"
-    if not ci:
-        return _fmt(point)
-    return f"{_fmt(point)} [{_fmt(ci['low'])}, {_fmt(ci['high'])}]"
-
-
 def _label(key: str) -> str:
     return "ProtoQA score (1 − Max Answers@10, WordNet)" if key == BASELINE else f"`{key}`"
 
@@ -396,9 +205,28 @@ def study_markdown(
 
     >>> print(study_markdown(run_study("../shared/data", num_questions=2, num_sets=5)))  # doctest: +SKIP
     """
-    info = result.info
     keys = _setting_keys(result)
-    pools = info.get("pools", {})
+    pools = result.info.get("pools", {})
+    lines = _intro_lines(result, command, matching, systems, seconds)
+    lines += _headline_lines(result, keys, pools)
+    lines += _matching_lines(matching)
+    if systems is not None:
+        lines += system_level_markdown(systems)
+    lines += _cfc_dev_lines(result, keys, pools)
+    lines += _parameter_lines(result, matching)
+    lines += _pool_lines(pools, plots)
+    return "\n".join(lines) + "\n"
+
+
+def _intro_lines(
+    result: StudyResult,
+    command: str,
+    matching: Optional[Mapping[str, Any]],
+    systems: Optional[Mapping[str, Any]],
+    seconds: Optional[float],
+) -> list[str]:
+    """The title, how to regenerate the report, the run's parameters and what the study can and cannot show."""
+    info = result.info
     lines = [
         "# ProbEval validation: agreement with human judgment",
         "",
@@ -434,7 +262,13 @@ def study_markdown(
         "answers unlike GPT-2's.",
         "",
     ]
-    # --- headline: ProtoQA dev, centered -----------------------------------------------------------------
+    return lines
+
+
+def _headline_lines(result: StudyResult, keys: Sequence[str], pools: Mapping[str, Any]) -> list[str]:
+    """The headline (ProtoQA dev, centered) with the set-size sensitivity, then the error types."""
+    info = result.info
+    lines: list[str] = []
     pq = result.correlations.get("protoqa_dev", {})
     sizes = pools.get("protoqa_dev", {}).get("set_sizes", {})
     if "centered" in pq:
@@ -443,7 +277,7 @@ def study_markdown(
             "## Headline: ProtoQA dev, centered sampling",
             "",
             f"Answer sets drawn as the authors' code draws them (50 stratified ground-truth answers added to the "
-            f"pool, sizes scaled to the pool, without replacement: median {_fmt(med, 0)} answers per set). ρ is the "
+            f"pool, sizes scaled to the pool, without replacement: median {fmt(med, 0)} answers per set). ρ is the "
             "per-question Spearman correlation with the gold KL, averaged over questions, a question whose score "
             "is constant counting 0 (the authors' way); parameters held out (each question scored with parameters "
             "chosen without it). The paper's figures use different sets drawn the same way.",
@@ -457,9 +291,9 @@ def study_markdown(
                 continue
             paper = PAPER_FIGURES["protoqa_dev"].get(key)
             lines.append(
-                f"| {_label(key)} | {_ci_text(c.mean, c.ci.get('mean'))} | "
-                f"{_fmt(paper) if paper is not None else ''} | "
-                f"{_ci_text(c.mean_dropped, c.ci.get('mean_dropped'))} | {_ci_text(c.pooled, c.ci.get('pooled'))} |"
+                f"| {_label(key)} | {ci_text(c.mean, c.ci.get('mean'))} | "
+                f"{fmt(paper) if paper is not None else ''} | "
+                f"{ci_text(c.mean_dropped, c.ci.get('mean_dropped'))} | {ci_text(c.pooled, c.ci.get('pooled'))} |"
             )
         sens = info.get("set_size_sensitivity", {}).get("protoqa_dev", {})
         if sens:
@@ -475,9 +309,9 @@ def study_markdown(
             for size, row in sens.items():
                 name = "pool-sized sets" if size == "pool" else f"sets of {size}"
                 lines.append(
-                    f"| {name} | {_fmt(row['median_set_size'], 0)} | "
-                    f"{_ci_text(row['human+wordnet']['mean'], row['human+wordnet']['ci'])} | "
-                    f"{_ci_text(row[BASELINE]['mean'], row[BASELINE]['ci'])} |"
+                    f"| {name} | {fmt(row['median_set_size'], 0)} | "
+                    f"{ci_text(row['human+wordnet']['mean'], row['human+wordnet']['ci'])} | "
+                    f"{ci_text(row[BASELINE]['mean'], row[BASELINE]['ci'])} |"
                 )
         lines.append("")
         lines += [
@@ -489,20 +323,23 @@ def study_markdown(
         for key in keys:
             lines.append(
                 f"| {_label(key)} | "
-                + " | ".join(
-                    _ci_text(pq[s][key].mean, pq[s][key].ci.get("mean")) if key in pq[s] else "n/a" for s in pq
-                )
+                + " | ".join(ci_text(pq[s][key].mean, pq[s][key].ci.get("mean")) if key in pq[s] else "n/a" for s in pq)
                 + " |"
             )
         lines += [
             "",
             "Set sizes (median) per sampling: "
-            + ", ".join(f"{SAMPLING_LABELS[s]} {_fmt(v['median'], 0)}" for s, v in sizes.items())
+            + ", ".join(f"{SAMPLING_LABELS[s]} {fmt(v['median'], 0)}" for s, v in sizes.items())
             + ". Overlapping intervals "
             "mean the settings cannot be told apart on these 52 questions.",
             "",
         ]
-    # --- matching -----------------------------------------------------------------------------------------
+    return lines
+
+
+def _matching_lines(matching: Optional[Mapping[str, Any]]) -> list[str]:
+    """Every matcher against the annotators' assignments, beside the ProtoQA paper's Table 4."""
+    lines: list[str] = []
     if matching is not None:
         lines += [
             "## Matching validity (ProtoQA dev GPT-2 samples, the later ProtoQA paper's Table 4 design)",
@@ -524,9 +361,9 @@ def study_markdown(
                 else f" (first {r['questions_covered']} questions: time-bounded)"
             )
             lines.append(
-                f"| `{name}`{cover} | {_fmt(r['threshold'], 2) if r['threshold'] is not None else '—'} | "
-                + " | ".join(_ci_text(w[k], w["ci"][k]) for k in ("precision", "recall", "f1"))
-                + f" | {_fmt(u['precision'])} / {_fmt(u['recall'])} / {_fmt(u['f1'])} |"
+                f"| `{name}`{cover} | {fmt(r['threshold'], 2) if r['threshold'] is not None else '—'} | "
+                + " | ".join(ci_text(w[k], w["ci"][k]) for k in ("precision", "recall", "f1"))
+                + f" | {fmt(u['precision'])} / {fmt(u['recall'])} / {fmt(u['f1'])} |"
             )
         lines += [
             "",
@@ -539,10 +376,12 @@ def study_markdown(
             + ".",
             "",
         ]
-    # --- system level -----------------------------------------------------------------------------------------
-    if systems is not None:
-        lines += system_level_markdown(systems)
-    # --- CFC dev sanity check --------------------------------------------------------------------------------
+    return lines
+
+
+def _cfc_dev_lines(result: StudyResult, keys: Sequence[str], pools: Mapping[str, Any]) -> list[str]:
+    """The CFC dev sanity check (its annotated pool is the ground truth relabelled)."""
+    lines: list[str] = []
     cfc = result.correlations.get("cfc_dev", {})
     if cfc:
         gt = pools.get("cfc_dev", {}).get("annotations_are_ground_truth", 0)
@@ -562,13 +401,18 @@ def study_markdown(
             lines.append(
                 f"| {_label(key)} | "
                 + " | ".join(
-                    _ci_text(cfc[s][key].mean, cfc[s][key].ci.get("mean")) if key in cfc[s] else "n/a" for s in cfc
+                    ci_text(cfc[s][key].mean, cfc[s][key].ci.get("mean")) if key in cfc[s] else "n/a" for s in cfc
                 )
                 + " |"
             )
         lines.append("")
-    # --- parameters --------------------------------------------------------------------------------------------
-    lines += [
+    return lines
+
+
+def _parameter_lines(result: StudyResult, matching: Optional[Mapping[str, Any]]) -> list[str]:
+    """The chosen parameters (overall, per fold, untuned) and the deviations from the authors' procedure."""
+    info = result.info
+    lines = [
         "## Parameters and how they were chosen",
         "",
         "| parameter | chosen on all questions | per fold | untuned value (ProbEval default) |",
@@ -604,20 +448,26 @@ def study_markdown(
         "## Answer pools",
         "",
     ]
+    return lines
+
+
+def _pool_lines(pools: Mapping[str, Any], plots: Sequence[str]) -> list[str]:
+    """How each data set's answer pools were built, and the scatter plots' files."""
+    lines: list[str] = []
     for ds, p in pools.items():
         lines.append(
             f"- **{DATASET_LABELS.get(ds, ds)}**: {p['questions']} questions, {p['clusters']} clusters; "
             f"{p.get('stratified_answers', 0)} stratified ground-truth answers added per question; mean "
-            f"P_model(wrong) {_fmt(p['mean_p_model_wrong'])}; set sizes "
+            f"P_model(wrong) {fmt(p['mean_p_model_wrong'])}; set sizes "
             + ", ".join(
-                f"{SAMPLING_LABELS[s]} {v['min']}–{v['max']} (median {_fmt(v['median'], 0)})"
+                f"{SAMPLING_LABELS[s]} {v['min']}–{v['max']} (median {fmt(v['median'], 0)})"
                 for s, v in p.get("set_sizes", {}).items()
             )
             + "."
         )
     if plots:
         lines += ["", "Scatter plots: " + ", ".join(f"`{Path(x).name}`" for x in plots) + "."]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def plot_study(result: StudyResult, out_dir: Path) -> list[Path]:
@@ -646,7 +496,7 @@ def plot_study(result: StudyResult, out_dir: Path) -> list[Path]:
                     ax.scatter(gold[qid], values, s=4, alpha=0.5, color=colours(i % 20), linewidths=0)
                 rho = result.correlations[ds][sampling][key].mean
                 title = "ProtoQA score (1 − MA@10)" if key == BASELINE else key
-                ax.set_title(f"{title}: ρ = {_fmt(rho)}", fontsize=10)
+                ax.set_title(f"{title}: ρ = {fmt(rho)}", fontsize=10)
                 ax.set_xlabel("gold KL", fontsize=8)
                 ax.set_ylabel("1 − Max Answers@10" if key == BASELINE else "automatic KL", fontsize=8)
                 ax.tick_params(labelsize=7)
@@ -683,126 +533,9 @@ def write_study(
     out_dir.mkdir(parents=True, exist_ok=True)
     pngs = plot_study(result, out_dir) if plots else []
     written = [out_dir / "validation.json", out_dir / "validation_details.json", out_dir / "validation.md"]
-    _write_json(written[0], validation_table(result, matching, systems))
-    _write_json(written[1], _details(result, matching, systems))
+    write_json(written[0], validation_table(result, matching, systems))
+    write_json(written[1], _details(result, matching, systems))
     written[2].write_text(
         study_markdown(result, command, [str(p) for p in pngs], matching, systems, seconds), encoding="utf-8"
     )
     return written + pngs
-
-
-def _ci(cell: Optional[Mapping[str, float]]) -> str:
-    if not cell:
-        return "n/a"
-    return f"{cell['mean']:.3f} [{cell['low']:.3f}, {cell['high']:.3f}]"
-
-
-def leaderboard_markdown(board: Mapping[str, Any], command: str = "python -m studies.validation leaderboard") -> str:
-    """``leaderboard.md``: per data set, a ProbEval table and a ProtoQA table, each figure with its 95% interval.
-
-    >>> print(leaderboard_markdown(run_leaderboard("../shared/data", num_questions=5)))  # doctest: +SKIP
-    """
-    info = board.get("info", {})
-    defaults = info.get("defaults", {})
-    automatic = info.get("automatic") or {
-        "clustering": defaults.get("clustering"),
-        "matching": defaults.get("matching"),
-    }
-    described = ", ".join(f"{k} {v}" for k, v in automatic.items() if k not in ("clustering", "matching", "embedder"))
-    lines = [
-        "# Leaderboard",
-        "",
-        f"Regenerate with `{command}` ({info.get('seconds', 0):.0f} s"
-        + (f", first {info['num_questions']} questions per data set" if info.get("num_questions") else "")
-        + "). Every figure is a mean over questions "
-        "with a 95% percentile bootstrap interval over questions (1,000 resamples, fixed seed).",
-        "",
-        "- **ProbEval KL** (lower is better): *human clusters* = the data's own clusters with WordNet matching "
-        "(the setting to use whenever the references carry clusters); *automatic* = the setting for raw "
-        f"answers without clusters ({automatic.get('clustering')} clustering of `{info.get('embedder')}` "
-        f"embeddings, {automatic.get('matching')} matching"
-        + (f", {described}" if described else "")
-        + ": ProbEval's automatic default for answers without clusters, passed explicitly).",
-        "- **ProtoQA** (higher is better): WordNet similarity, the paper's metrics; only for files whose "
-        "answers are ranked.",
-        "- *In targets*: the share of a file's answers (with repetition) that are also among the targets' raw "
-        "answers; near 100% means the file holds the ground truth itself.",
-        "- *Kinds*: a **ranked list** holds distinct answers, best first; **samples** repeat answers as often as "
-        "they were given; **distinct samples** are samples with duplicates removed and no ranking. ProbEval "
-        "reads distinct answers as one sample each, so for ranked lists and distinct samples P_H says which "
-        "clusters the answers cover, not how often a model gives them: their KL is not comparable with that "
-        "of real samples. Samples with repetition are ranked by frequency for the ProtoQA score.",
-        "",
-    ]
-    for name, data in board.items():
-        if name == "info":
-            continue
-        lines += [
-            f"## {data['label']}",
-            "",
-            f"Targets `{data['targets']}`, {data['questions']} questions.",
-            "",
-            "| system | file | kind | answers / question (distinct) | in targets | ProbEval KL, human clusters | "
-            "ProbEval KL, automatic |",
-            "|---|---|---|---:|---:|---:|---:|",
-        ]
-        for row in data["systems"]:
-            lines.append(
-                f"| {row['system']} | `{row['file']}` | {row['kind']} | "
-                f"{row['samples_per_question']:.1f} ({row['distinct_per_question']:.1f}) | "
-                f"{row.get('overlap_with_targets', 0):.0%} | "
-                f"{_ci(row['probeval'].get('human'))} | {_ci(row['probeval'].get('automatic'))} |"
-            )
-        notes = [f"`{row['file']}`: {row['note']}" for row in data["systems"] if row.get("note")]
-        notes += [
-            f"`{row['file']}`: {row['overlap_with_targets']:.1%} of its answers (with repetition) are the "
-            "targets' own raw answers: it is (nearly) the ground truth itself, an oracle rather than a "
-            "system, whatever the file name says"
-            for row in data["systems"]
-            if row.get("overlap_with_targets", 0) >= ORACLE_OVERLAP
-        ]
-        notes += [
-            f"`{row['file']}`: ids not in the targets ignored: {', '.join(row['ignored_ids'])}"
-            for row in data["systems"]
-            if row["ignored_ids"]
-        ]
-        notes += [
-            f"`{row['file']}`: questions without answers (scored as empty / 0): {', '.join(row['missing_ids'])}"
-            for row in data["systems"]
-            if row["missing_ids"]
-        ]
-        if notes:
-            lines += [""] + [f"- {n}" for n in notes]
-        ranked = [row for row in data["systems"] if row.get("protoqa")]
-        if ranked:
-            lines += [
-                "",
-                "| system | ranking | " + " | ".join(PROTOQA_METRICS) + " |",
-                "|---|---|" + "---:|" * len(PROTOQA_METRICS),
-            ]
-            for row in ranked:
-                lines.append(
-                    f"| {row['system']} | {row['ranking']} | "
-                    + " | ".join(_ci(row["protoqa"][m]) for m in PROTOQA_METRICS)
-                    + " |"
-                )
-        unranked = [row["system"] for row in data["systems"] if not row.get("protoqa")]
-        if unranked:
-            lines += ["", "No ProtoQA score (answers not ranked): " + "; ".join(unranked) + "."]
-        lines.append("")
-    return "\n".join(lines)
-
-
-def write_leaderboard(
-    board: Mapping[str, Any], out_dir: Path, command: str = "python -m studies.validation leaderboard"
-) -> list[Path]:
-    """Write ``leaderboard.json`` and ``leaderboard.md``; returns their paths.
-
-    >>> write_leaderboard(run_leaderboard("../shared/data"), Path("studies/reports"))  # doctest: +SKIP
-    """
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = [out_dir / "leaderboard.json", out_dir / "leaderboard.md"]
-    _write_json(paths[0], board)
-    paths[1].write_text(leaderboard_markdown(board, command), encoding="utf-8")
-    return paths

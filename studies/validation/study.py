@@ -28,7 +28,9 @@ The study runs in five steps, each a function: :func:`load_study` (answer sets a
 gold KLs), :func:`embed_study` (every string once, in one sorted batch),
 :func:`tune_study` (the clustering grid, K-fold), :func:`score_study` (every setting
 with its held-out and in-sample parameters) and :func:`summarize_study`;
-:func:`run_study` chains them. Clusterings and matchers come from ProbEval's own
+:func:`run_study` chains them. The study's design (seeds, grid, dev sets, settings) is
+:mod:`studies.validation.design`, one question's sets and scores :mod:`studies.validation.questions`,
+the tuning :mod:`studies.validation.tuning`. Clusterings and matchers come from ProbEval's own
 registries (:func:`~cfc_probeval.clustering.make_clusterer` through
 :class:`~cfc_probeval.ProbEval`, :func:`~cfc_probeval.matching.make_matcher`, one
 matcher per matching and threshold); samples are normalized by
@@ -48,38 +50,46 @@ the recommended ones, and their in-sample figures are reported as a secondary ta
 
 from __future__ import annotations
 
-import math
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Union
 
 import numpy as np
 
 from cfc_probeval.clustering import CLUSTERINGS
-from cfc_probeval.distributions import human_counts, kl_divergence, laplace_smoothed, model_counts
-from cfc_probeval.embedders import Embedder, get_embedder
-from cfc_probeval.inputs import QuestionTargets, read_targets
-from cfc_probeval.matching import MATCHINGS, GPMatcher, Matcher, make_matcher
-from cfc_probeval.probeval import ProbEval, normalized_sample_counts
-from cfc_probeval.results import AnswerCluster
-from protoqa_core.io.readers import Cluster
-from protoqa_core.ranking import rank_by_frequency
-from protoqa_core.similarity import get_similarity
-from protoqa_core.text import normalize_prediction
-from protoqa_metric.scoring import score_matrix
+from cfc_probeval.embedders import Embedder
+from cfc_probeval.matching import MATCHINGS
 
-from .sampling import (
-    SAMPLINGS,
-    STRATIFIED_ANSWERS,
-    AnswerSet,
-    QuestionPool,
-    build_pools,
-    draw_answer_sets,
-    read_annotations,
+from .design import (
+    BASELINE,
+    CLUSTERING_LIMITS,
+    DEFAULT_GRID,
+    DEV_SETS,
+    PAPER_FIGURES,
+    STUDY_SEED,
+    UNTUNED_PARAMETERS,
+    DevSet,
+    Grid,
+    Setting,
+    default_parameters,
+    final_settings,
 )
-from .stats import FOLDS, RESAMPLES, bootstrap_interval, fold_of, interval, spearman
+from .questions import (
+    Correlation,
+    Dev,
+    QuestionStudy,
+    Toolkit,
+    baseline_score,
+    evaluate_settings,
+    gold_kl,
+    load_dev_set,
+    mean_spearman,
+)
+from .sampling import SAMPLINGS, STRATIFIED_ANSWERS
+from .stats import FOLDS, RESAMPLES, fold_of
+from .tuning import StudyParameters, Tuning, TuningTable, study_parameters, tune_study
 
 __all__ = [
     "DevSet",
@@ -116,478 +126,6 @@ __all__ = [
     "run_study",
 ]
 
-STUDY_SEED = 0
-"""Seed of K-means and the GP classifiers in every setting."""
-
-UNTUNED_PARAMETERS: dict[str, Any] = {
-    "hac_linkage": "complete",
-    "hac_threshold": 0.3,
-    "xmeans_k_init": 16,
-    "gmeans_k_init": 4,
-    "cosine_threshold": 0.6,
-    "gp_threshold": 0.4,
-}
-"""The parameters a setting uses when they are not tuned (``--no-tune``, or a group left out of the grid),
-written out here rather than read from ProbEval's defaults: G-means from 4 centers, cosine 0.6 and GP 0.4 as
-ProbEval's automatic default and thresholds; HAC complete linkage at 0.3 and X-means from 16 centers."""
-
-CLUSTERING_LIMITS: dict[str, tuple[tuple[str, Any], ...]] = {
-    "xmeans": (("k_max", 20),),
-    "gmeans": (("k_max", 20), ("alpha", 0.0001)),
-}
-"""Fixed (not tuned) options of X-means and G-means, passed to ProbEval explicitly."""
-
-POOLED_RESAMPLES = 200
-"""Bootstrap resamples of the pooled correlation's interval (each re-ranks every set of every question)."""
-
-BASELINE = "protoqa_score"
-"""Key of the ProtoQA baseline (1 - Max Answers@10, WordNet) in the result tables."""
-
-PAPER_FIGURES: dict[str, dict[str, float]] = {
-    "protoqa_dev": {
-        "human+wordnet": 0.752,
-        "hac+wordnet": 0.698,
-        "gmeans+wordnet": 0.681,
-        "xmeans+wordnet": 0.669,
-        BASELINE: 0.193,
-    },
-    "cfc_dev": {
-        "human+wordnet": 0.788,
-        "hac+wordnet": 0.728,
-        "gmeans+wordnet": 0.721,
-        "xmeans+wordnet": 0.728,
-        BASELINE: 0.257,
-    },
-}
-"""docs/spec.md section 2: the paper's dev-set correlations under centered sampling."""
-
-
-@dataclass(frozen=True)
-class DevSet:
-    """A dev set of the study: targets and the gold matching of an annotated answer pool (paths under the data dir)."""
-
-    name: str
-    label: str
-    targets: str
-    annotations: str
-
-
-DEV_SETS = (
-    DevSet(
-        "protoqa_dev",
-        "ProtoQA dev",
-        "protoqa/dev.crowdsourced.jsonl",
-        "probeval_validation/protoqa_dev.gpt2.samples.annotated.json",
-    ),
-    DevSet("cfc_dev", "CFC dev", "cfc/dev.targets.jsonl", "cfc/dev.predictions.human.annotated.json"),
-)
-
-
-@dataclass(frozen=True)
-class Grid:
-    """The candidate parameters tried on the dev sets (each list in the order tried; ties keep the first)."""
-
-    hac_linkage: tuple[str, ...] = ("average", "complete", "single")
-    hac_threshold: tuple[float, ...] = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
-    xmeans_k_init: tuple[int, ...] = (1, 2, 4, 8, 16)
-    gmeans_k_init: tuple[int, ...] = (1, 2, 4, 8, 16)
-    cosine_threshold: tuple[float, ...] = (0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
-    gp_threshold: tuple[float, ...] = (0.05, 0.1, 0.2, 0.3, 0.5, 0.7)
-
-    def as_dict(self) -> dict[str, list]:
-        """Every candidate list, JSON-ready."""
-        return {f.name: list(getattr(self, f.name)) for f in fields(self)}
-
-
-DEFAULT_GRID = Grid()
-
-
-def default_parameters() -> dict[str, Any]:
-    """The tunable parameters when nothing is tuned (a copy of :data:`UNTUNED_PARAMETERS`).
-
-    >>> sorted(default_parameters())
-    ['cosine_threshold', 'gmeans_k_init', 'gp_threshold', 'hac_linkage', 'hac_threshold', 'xmeans_k_init']
-    """
-    return {name: UNTUNED_PARAMETERS[name] for name in Grid.__dataclass_fields__}
-
-
-@dataclass(frozen=True)
-class Setting:
-    """An automatic ProbEval setting: clustering and its parameters, matching and its threshold.
-
-    >>> Setting("hac", "wordnet", (("linkage", "average"), ("distance_threshold", 0.5))).key
-    'hac+wordnet'
-    """
-
-    clustering: str
-    matching: str
-    clustering_params: tuple[tuple[str, Any], ...] = ()
-    threshold: Optional[float] = None
-
-    @property
-    def key(self) -> str:
-        """``<clustering>+<matching>``, the key in the result tables."""
-        return f"{self.clustering}+{self.matching}"
-
-    @property
-    def label(self) -> str:
-        """The key with every parameter, e.g. ``hac(linkage=average,distance_threshold=0.5)+cosine(0.7)``."""
-        inner = ",".join(f"{k}={v}" for k, v in self.clustering_params)
-        clustering = f"{self.clustering}({inner})" if inner else self.clustering
-        matching = self.matching if self.threshold is None else f"{self.matching}({self.threshold})"
-        return f"{clustering}+{matching}"
-
-
-def clustering_params(clustering: str, params: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
-    """The :class:`~cfc_probeval.ProbEval` keyword arguments of a clustering from the tunable parameters.
-
-    >>> clustering_params("gmeans", {"gmeans_k_init": 8})
-    (('k_init', 8),)
-    """
-    if clustering == "hac":
-        return (("linkage", params["hac_linkage"]), ("distance_threshold", params["hac_threshold"]))
-    if clustering in ("xmeans", "gmeans"):
-        return (("k_init", params[f"{clustering}_k_init"]),)
-    if clustering == "human":
-        return ()
-    raise ValueError(f"unknown clustering {clustering!r}; choose one of {', '.join(CLUSTERINGS.names())}")
-
-
-def matching_threshold(matching: str, params: Mapping[str, Any]) -> Optional[float]:
-    """The threshold of a matching from the tunable parameters (None for WordNet).
-
-    >>> matching_threshold("wordnet", default_parameters()) is None
-    True
-    """
-    if matching == "wordnet":
-        return None
-    if matching in ("cosine", "gp"):
-        return float(params[f"{matching}_threshold"])
-    raise ValueError(f"unknown matching {matching!r}; choose one of {', '.join(MATCHINGS.names())}")
-
-
-def final_settings(
-    params: Mapping[str, Any],
-    clusterings: Sequence[str] = CLUSTERINGS.names(),
-    matchings: Sequence[str] = MATCHINGS.names(),
-) -> list[Setting]:
-    """Every ``clustering x matching`` setting with the given parameters.
-
-    >>> [s.key for s in final_settings(default_parameters(), ["human"], ["wordnet", "gp"])]
-    ['human+wordnet', 'human+gp']
-    """
-    return [
-        Setting(c, m, clustering_params(c, params), matching_threshold(m, params))
-        for c in clusterings
-        for m in matchings
-    ]
-
-
-@dataclass(frozen=True)
-class Correlation:
-    """Spearman correlation with the gold KL: per-question mean (two ways), pooled, with intervals.
-
-    Attributes:
-        mean: mean over all questions, a question with a constant side counting 0 (the authors' way).
-        per_question: question id -> correlation (only defined ones).
-        constant: questions where one side was constant over the sets.
-        mean_dropped: mean over the questions with a defined correlation (NaN if none).
-        pooled: Spearman over every set of every question together.
-        ci: ``{"mean" | "mean_dropped" | "pooled": {"low", "high"} or None}``, 95% bootstrap over questions.
-    """
-
-    mean: float
-    per_question: Mapping[str, float]
-    constant: tuple[str, ...]
-    mean_dropped: float = math.nan
-    pooled: float = math.nan
-    ci: Mapping[str, Optional[Mapping[str, float]]] = field(default_factory=dict)
-
-    @property
-    def num_questions(self) -> int:
-        """How many questions have a defined correlation."""
-        return len(self.per_question)
-
-
-def mean_spearman(
-    scores: Mapping[str, Sequence[float]],
-    gold: Mapping[str, Sequence[float]],
-    *,
-    resamples: int = RESAMPLES,
-    pooled_resamples: int = POOLED_RESAMPLES,
-    seed: int = 0,
-) -> Correlation:
-    """Per-question Spearman correlation of ``scores`` with ``gold``: mean (constant = 0), mean of defined, pooled.
-
-    >>> c = mean_spearman({"a": [1, 2, 3], "b": [1, 1, 1]}, {"a": [0.1, 0.3, 0.2], "b": [1, 2, 3]}, resamples=20)
-    >>> c.mean, c.mean_dropped, c.constant
-    (0.25, 0.5, ('b',))
-    """
-    ids = list(scores)
-    xs, ys, rhos = [], [], []
-    for qid in ids:
-        x, y = np.asarray(scores[qid], dtype=np.float64), np.asarray(gold[qid], dtype=np.float64)
-        if x.shape != y.shape:
-            raise ValueError(f"question {qid}: {x.size} scores for {y.size} gold values")
-        xs.append(x)
-        ys.append(y)
-        rhos.append(spearman(x, y))
-    values = {qid: r for qid, r in zip(ids, rhos, strict=True) if not math.isnan(r)}
-    constant = tuple(qid for qid, r in zip(ids, rhos, strict=True) if math.isnan(r))
-    as_zero = np.array([0.0 if math.isnan(r) else r for r in rhos])
-    defined = np.array([not math.isnan(r) for r in rhos])
-
-    def mean_zero(idx: np.ndarray) -> float:
-        return float(as_zero[idx].mean())
-
-    def mean_defined(idx: np.ndarray) -> float:
-        keep = idx[defined[idx]]
-        return float(as_zero[keep].mean()) if keep.size else math.nan
-
-    def pooled(idx: np.ndarray) -> float:
-        return spearman(np.concatenate([xs[i] for i in idx]), np.concatenate([ys[i] for i in idx]))
-
-    everything = np.arange(len(ids))
-    if not ids:
-        return Correlation(math.nan, {}, (), math.nan, math.nan, {})
-    ci = {
-        name: interval(bootstrap_interval(stat, len(ids), resamples=n, seed=seed)) if n else None
-        for name, stat, n in (
-            ("mean", mean_zero, resamples),
-            ("mean_dropped", mean_defined, resamples),
-            ("pooled", pooled, min(resamples, pooled_resamples)),
-        )
-    }
-    return Correlation(mean_zero(everything), values, constant, mean_defined(everything), pooled(everything), ci)
-
-
-def gold_kl(cluster_counts: Sequence[float], answers_per_category: Sequence[float]) -> float:
-    """The gold KL of an answer set: human clusters, human matching, Laplace smoothing, KL(P_G || P_H).
-
-    ``answers_per_category`` has one entry per human cluster and "wrong" last.
-
-    >>> round(gold_kl([6, 4], [5, 3, 2]), 4)  # P_G = [7, 5, 1] / 13, P_H = [6, 4, 3] / 13
-    0.0843
-    """
-    counts = np.asarray(answers_per_category, dtype=np.float64)
-    if len(counts) != len(cluster_counts) + 1:
-        raise ValueError(f'{len(counts)} category counts for {len(cluster_counts)} clusters plus "wrong"')
-    return kl_divergence(laplace_smoothed(human_counts(cluster_counts)), laplace_smoothed(counts))
-
-
-def baseline_score(
-    answers: Mapping[str, int],
-    clusters: Sequence[Cluster],
-    similarity_row: Callable[[str], Sequence[float]],
-    max_answers: int = 10,
-) -> float:
-    """1 - Max Answers@k of an answer set, its answers ranked by :func:`rank_by_frequency`.
-
-    ``answers`` are the set's answers with counts (normalized and merged by the ranker,
-    ties in order of first appearance); ``similarity_row(answer)`` gives the unrounded
-    WordNet similarity of a normalized answer to every cluster (rounded here, as the
-    ProtoQA metric does).
-
-    >>> cl = [Cluster("a", ("dog",), 3), Cluster("b", ("cat",), 1)]
-    >>> round(baseline_score({"cat": 5, "dog": 1}, cl, lambda s: [float(s == "dog"), float(s == "cat")],
-    ...                      max_answers=1), 4)  # "cat" claims 1 of the 3 an oracle gets
-    0.6667
-    """
-    # A drawn set lists its answers category by category (gold clusters first, "wrong" last);
-    # that order would leak the gold matching into tie-breaks, so the set is given in
-    # alphabetical order, which then breaks the ties.
-    ranked = rank_by_frequency(dict(sorted(answers.items())), max_answers)
-    matrix = np.array([similarity_row(a) for a in ranked], dtype=np.float64).reshape(len(ranked), len(clusters))
-    return 1.0 - score_matrix(matrix, clusters, max_answers=max_answers, rounded=True, predictions=ranked).score
-
-
-class Toolkit:
-    """What every question of a study shares: the embedder, ProbEval's clusterers and one matcher per threshold.
-
-    Matchers come from :func:`~cfc_probeval.matching.make_matcher`, one per
-    ``(matching, threshold)`` and never changed afterwards: one
-    :class:`~cfc_probeval.matching.WordNetMatcher` serves every clustering (a (sample,
-    answer) pair is scored once), and each GP matcher keeps its fitted classifiers.
-    """
-
-    def __init__(self, embedder: Union[str, Embedder, None] = None, seed: int = STUDY_SEED) -> None:
-        self.embedder = get_embedder(embedder)
-        self.seed = seed
-        self._probevals: dict[tuple, ProbEval] = {}
-        self._matchers: dict[tuple[str, Optional[float]], Matcher] = {}
-
-    @property
-    def gp_fallbacks(self) -> int:
-        """Questions the GP matchers matched by cosine similarity because they had a single cluster."""
-        return sum(m.fallbacks for m in self._matchers.values() if isinstance(m, GPMatcher))
-
-    def probeval(self, setting: Setting) -> ProbEval:
-        """The ProbEval configuration that makes a setting's clusters (cached per clustering).
-
-        >>> Toolkit("char-ngrams").probeval(Setting("human", "wordnet")).clustering_name
-        'human'
-        """
-        key = (setting.clustering, setting.clustering_params)
-        pe = self._probevals.get(key)
-        if pe is None:
-            options = dict(setting.clustering_params) | dict(CLUSTERING_LIMITS.get(setting.clustering, ()))
-            pe = ProbEval(
-                setting.clustering, self.matcher("wordnet"), embedder=self.embedder, seed=self.seed, **options
-            )
-            self._probevals[key] = pe
-        return pe
-
-    def matcher(self, matching: str, threshold: Optional[float] = None) -> Matcher:
-        """The matcher of a matching at a threshold (one instance per pair, built once).
-
-        >>> Toolkit("char-ngrams").matcher("cosine", 0.7).params()
-        {'threshold': 0.7}
-        """
-        key = (matching, None if threshold is None else float(threshold))
-        matcher = self._matchers.get(key)
-        if matcher is None:
-            matcher = make_matcher(matching, self.embedder, threshold=key[1], seed=self.seed)
-            self._matchers[key] = matcher
-        return matcher
-
-    def match(
-        self, setting: Setting, samples: Sequence[str], clusters: Sequence[AnswerCluster]
-    ) -> list[tuple[int, ...]]:
-        """Cluster indices of every sample under a setting.
-
-        >>> from cfc_probeval.results import AnswerCluster
-        >>> clusters = [AnswerCluster("c0", ("dog",), 3, "dog"), AnswerCluster("c1", ("cat",), 1, "cat")]
-        >>> Toolkit("char-ngrams").match(Setting("human", "wordnet"), ["dogs", "car"], clusters)
-        [(0,), ()]
-        """
-        return self.matcher(setting.matching, setting.threshold).match(list(samples), [c.answers for c in clusters])
-
-
-@dataclass
-class QuestionStudy:
-    """One question: its pool, its answer sets per sampling, their gold KLs, and cached clusters and matches."""
-
-    truth: QuestionTargets
-    pool: QuestionPool
-    sets: dict[str, list[AnswerSet]]
-    annotations_are_ground_truth: bool = False
-    gold: dict[str, list[float]] = field(default_factory=dict, init=False)
-    _normalized: dict[str, list[tuple[list[str], list[int]]]] = field(default_factory=dict, init=False, repr=False)
-    _pool_strings: list[str] = field(default_factory=list, init=False, repr=False)
-    _clusters: dict[tuple, tuple[AnswerCluster, ...]] = field(default_factory=dict, init=False, repr=False)
-    _matches: dict[tuple, dict[str, tuple[int, ...]]] = field(default_factory=dict, init=False, repr=False)
-    _kls: dict[tuple, list[float]] = field(default_factory=dict, init=False, repr=False)
-    _similarity_rows: dict[str, list[float]] = field(default_factory=dict, init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        counts = [c.count for c in self.truth.clusters]
-        for sampling, sets in self.sets.items():
-            self.gold[sampling] = [gold_kl(counts, s.gold) for s in sets]
-            merged = [normalized_sample_counts(s.answers) for s in sets]
-            self._normalized[sampling] = [(list(m), list(m.values())) for m in merged]
-        self._pool_strings = sorted({normalize_prediction(a) for c in self.pool.categories for a in c.strings})
-
-    @property
-    def question_id(self) -> str:
-        """The question's id."""
-        return self.truth.question_id
-
-    def strings_to_embed(self) -> set[str]:
-        """Every string an automatic setting may embed: ground-truth answers and normalized pool answers."""
-        return {a for a, n in self.truth.answer_counts.items() if n > 0} | set(self._pool_strings)
-
-    def clusters(self, toolkit: Toolkit, setting: Setting) -> tuple[AnswerCluster, ...]:
-        """The setting's ground-truth clusters (computed once per clustering and parameters)."""
-        key = (setting.clustering, setting.clustering_params)
-        if key not in self._clusters:
-            self._clusters[key] = tuple(toolkit.probeval(setting).clusters_for(self.truth))
-        return self._clusters[key]
-
-    def matches(self, toolkit: Toolkit, setting: Setting) -> dict[str, tuple[int, ...]]:
-        """Every pool answer's clusters under the setting (computed once per setting)."""
-        key = (setting.clustering, setting.clustering_params, setting.matching, setting.threshold)
-        if key not in self._matches:
-            clusters = self.clusters(toolkit, setting)
-            self._matches[key] = dict(
-                zip(self._pool_strings, toolkit.match(setting, self._pool_strings, clusters), strict=True)
-            )
-        return self._matches[key]
-
-    def kls(self, toolkit: Toolkit, setting: Setting, sampling: str) -> list[float]:
-        """The setting's KL for every set of a sampling, as :meth:`ProbEval.score_question` computes it.
-
-        The matches of the question's pool strings are computed once per setting; each
-        set then takes ProbEval's steps (:func:`~cfc_probeval.distributions.model_counts`,
-        Laplace smoothing, KL) on its normalized answers. The KLs are kept per setting
-        and sampling, so held-out and in-sample scoring share them where the parameters agree.
-        """
-        key = (setting, sampling)
-        if key in self._kls:
-            return list(self._kls[key])
-        clusters = self.clusters(toolkit, setting)
-        matches = self.matches(toolkit, setting)
-        p_g = laplace_smoothed(human_counts([c.count for c in clusters]))
-        out = []
-        for strings, counts in self._normalized[sampling]:
-            h = model_counts([matches[s] for s in strings], counts, len(clusters))
-            out.append(kl_divergence(p_g, laplace_smoothed(h)))
-        self._kls[key] = out
-        return list(out)
-
-    def _similarity_row(self, answer: str) -> list[float]:
-        row = self._similarity_rows.get(answer)
-        if row is None:
-            wordnet = get_similarity("wordnet")
-            row = [wordnet.best(answer, c.answers) for c in self.truth.clusters]
-            self._similarity_rows[answer] = row
-        return row
-
-    def baseline(self, sampling: str) -> list[float]:
-        """1 - Max Answers@10 (WordNet) of every set of a sampling."""
-        return [baseline_score(s.answers, self.truth.clusters, self._similarity_row) for s in self.sets[sampling]]
-
-
-def load_dev_set(
-    data_dir: Union[str, Path],
-    dev_set: DevSet,
-    *,
-    num_questions: Optional[int] = None,
-    num_sets: int = 50,
-    set_size: Optional[int] = None,
-    seed: int = 0,
-    samplings: Sequence[str] = SAMPLINGS,
-    procedure: str = "authors",
-) -> list[QuestionStudy]:
-    """The study's questions of one dev set (the first ``num_questions`` annotated ones), with their sets drawn.
-
-    ``procedure``: ``authors`` (50 stratified ground-truth answers added to each pool, set
-    sizes scaled to the pool, without replacement) or ``pool`` (sets of ``set_size``
-    answers, default the pool's size, with replacement); see :mod:`~studies.validation.sampling`.
-
-    >>> qs = load_dev_set("../shared/data", DEV_SETS[1], num_questions=2, num_sets=3)  # doctest: +SKIP
-    >>> [len(q.sets["centered"]) for q in qs]  # doctest: +SKIP
-    [3, 3]
-    """
-    data_dir = Path(data_dir)
-    truths = read_targets(data_dir / dev_set.targets)
-    annotations = read_annotations(data_dir / dev_set.annotations)
-    pools = build_pools(truths, annotations, stratified=STRATIFIED_ANSWERS if procedure == "authors" else 0, seed=seed)
-    ids = [qid for qid in annotations if qid in pools]
-    if num_questions is not None:
-        ids = ids[:num_questions]
-    return [
-        QuestionStudy(
-            truths[qid],
-            pools[qid],
-            {
-                s: draw_answer_sets(pools[qid], s, num_sets, size=set_size, seed=seed, procedure=procedure)
-                for s in samplings
-            },
-            annotations_are_ground_truth(truths[qid], annotations[qid]),
-        )
-        for qid in ids
-    ]
-
 
 @dataclass
 class StudyResult:
@@ -620,200 +158,6 @@ class StudyResult:
             ds: {sampling: {key: c.mean for key, c in by_key.items()} for sampling, by_key in by_sampling.items()}
             for ds, by_sampling in self.correlations.items()
         }
-
-
-def _evaluate(
-    studies: Sequence[QuestionStudy], toolkit: Toolkit, settings: Sequence[Setting], sampling: str
-) -> dict[Setting, dict[str, list[float]]]:
-    # Question by question, so each question's clusterings and GP classifiers are
-    # computed once and used by every setting while still in the caches.
-    out: dict[Setting, dict[str, list[float]]] = {s: {} for s in settings}
-    for study in studies:
-        for setting in settings:
-            out[setting][study.question_id] = study.kls(toolkit, setting, sampling)
-    return out
-
-
-def _candidates(grid: Grid) -> list[tuple[str, dict[str, Any], Setting]]:
-    """(parameter group, parameter values, setting to try) for every clustering grid point."""
-    base = default_parameters()
-    out: list[tuple[str, dict[str, Any], Setting]] = []
-    for linkage in grid.hac_linkage:
-        for threshold in grid.hac_threshold:
-            values = {"hac_linkage": linkage, "hac_threshold": threshold}
-            out.append(("hac", values, Setting("hac", "wordnet", clustering_params("hac", {**base, **values}))))
-    for name in ("xmeans", "gmeans"):
-        for k in getattr(grid, f"{name}_k_init"):
-            values = {f"{name}_k_init": k}
-            out.append((name, values, Setting(name, "wordnet", clustering_params(name, {**base, **values}))))
-    return out
-
-
-def _rhos(scores: Mapping[str, Sequence[float]], gold: Mapping[str, Sequence[float]]) -> dict[str, float]:
-    """Per-question Spearman with the gold KL, a constant side counting 0."""
-    out = {}
-    for qid, values in scores.items():
-        rho = spearman(values, gold[qid])
-        out[qid] = 0.0 if math.isnan(rho) else rho
-    return out
-
-
-@dataclass
-class TuningTable:
-    """Every clustering grid candidate's agreement, by candidate label.
-
-    Attributes:
-        correlations: data set -> sampling -> label -> mean per-question correlation (constant = 0).
-        per_data_set: data set -> label -> mean over the samplings.
-        mean: label -> the criterion (mean over the data sets).
-        clusters: data set -> label -> mean clusters per question.
-        group: label -> parameter group (``hac``, ``xmeans``, ``gmeans``).
-        fold_choices: group -> fold -> label chosen without that fold.
-    """
-
-    correlations: dict[str, dict[str, dict[str, float]]]
-    per_data_set: dict[str, dict[str, float]]
-    mean: dict[str, float] = field(default_factory=dict)
-    clusters: dict[str, dict[str, float]] = field(default_factory=dict)
-    group: dict[str, str] = field(default_factory=dict)
-    fold_choices: dict[str, dict[str, str]] = field(default_factory=dict)
-
-    @classmethod
-    def empty(cls, data_sets: Iterable[str], samplings: Sequence[str]) -> TuningTable:
-        """A table with a slot per data set and sampling and no candidate yet.
-
-        >>> TuningTable.empty(["cfc_dev"], ["centered"]).correlations
-        {'cfc_dev': {'centered': {}}}
-        """
-        names = list(data_sets)
-        return cls(
-            {n: {s: {} for s in samplings} for n in names}, {n: {} for n in names}, clusters={n: {} for n in names}
-        )
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-ready, in the field order."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
-
-def tune(
-    dev: Mapping[str, Sequence[QuestionStudy]],
-    toolkit: Toolkit,
-    grid: Grid = DEFAULT_GRID,
-    groups: Iterable[str] = ("hac", "xmeans", "gmeans"),
-    samplings: Sequence[str] = SAMPLINGS,
-    folds: int = FOLDS,
-    seed: int = 0,
-    log: Callable[[str], None] = lambda _: None,
-) -> tuple[dict[str, Any], dict[int, dict[str, Any]], TuningTable]:
-    """Pick each clustering group's parameters by the mean correlation, on all questions and per fold.
-
-    The criterion of a candidate on a set of questions: per dev set, the per-question
-    correlation (constant = 0) averaged over those questions and the samplings; then
-    averaged over the dev sets. Fold ``f``'s choice uses every question not in fold ``f``
-    of either dev set. Every sampling counts: centered sampling alone mostly measures how
-    many answers are wrong, which a single all-embracing cluster captures as well as a
-    good clustering; the error types need the clusters to be right. Each candidate's
-    clusters and per-question correlations are computed once; the folds only select
-    questions.
-
-    Returns the parameters chosen on all questions (:data:`UNTUNED_PARAMETERS` for groups
-    not tuned), those chosen per fold, and the :class:`TuningTable`.
-
-    >>> dev = {"cfc_dev": load_dev_set("../shared/data", DEV_SETS[1], num_questions=4, num_sets=5)}  # doctest: +SKIP
-    >>> chosen, per_fold, table = tune(dev, Toolkit("char-ngrams"), Grid(hac_threshold=(0.3, 0.5)), ["hac"])  # doctest: +SKIP
-    >>> chosen["hac_threshold"] in (0.3, 0.5)  # doctest: +SKIP
-    True
-    """
-    groups = set(groups)
-    chosen = default_parameters()
-    per_fold = {f: default_parameters() for f in range(folds)}
-    table = TuningTable.empty(dev, samplings)
-    candidates = [c for c in _candidates(grid) if c[0] in groups]
-    if not candidates:
-        return chosen, per_fold, table
-    settings = [c[2] for c in candidates]
-    fold = {name: fold_of([s.question_id for s in studies], folds, seed) for name, studies in dev.items()}
-    rhos: dict[str, dict[str, dict[Setting, dict[str, float]]]] = {}
-    for name, studies in dev.items():
-        rhos[name] = {}
-        for sampling in samplings:
-            gold = {s.question_id: s.gold[sampling] for s in studies}
-            scored = _evaluate(studies, toolkit, settings, sampling)
-            rhos[name][sampling] = {setting: _rhos(scored[setting], gold) for setting in settings}
-
-    def criterion(setting: Setting, left_out: Optional[int]) -> float:
-        per_set = []
-        for name in dev:
-            per_sampling = []
-            for sampling in samplings:
-                kept = [r for qid, r in rhos[name][sampling][setting].items() if fold[name][qid] != left_out]
-                if kept:
-                    per_sampling.append(math.fsum(kept) / len(kept))
-            if per_sampling:
-                per_set.append(math.fsum(per_sampling) / len(per_sampling))
-        return math.fsum(per_set) / len(per_set) if per_set else math.nan
-
-    for group, _values, setting in candidates:
-        per_set = []
-        for name, studies in dev.items():
-            here = []
-            for sampling in samplings:
-                values_q = rhos[name][sampling][setting]
-                rho = math.fsum(values_q.values()) / len(values_q)
-                table.correlations[name][sampling][setting.label] = rho
-                here.append(rho)
-            table.per_data_set[name][setting.label] = math.fsum(here) / len(here)
-            table.clusters[name][setting.label] = float(np.mean([len(s.clusters(toolkit, setting)) for s in studies]))
-            per_set.append(table.per_data_set[name][setting.label])
-        table.mean[setting.label] = math.fsum(per_set) / len(per_set)
-        table.group[setting.label] = group
-        log(
-            f"  {setting.label}: "
-            + ", ".join(f"{n} {v:.3f}" for n, v in zip(dev, per_set, strict=True))
-            + f", mean {table.mean[setting.label]:.3f}"
-        )
-
-    def best(
-        options: Sequence[tuple[dict[str, Any], Setting]], left_out: Optional[int]
-    ) -> tuple[dict[str, Any], Setting]:
-        scored = [(criterion(setting, left_out), i) for i, (_, setting) in enumerate(options)]
-        scored = [(v, i) for v, i in scored if not math.isnan(v)]
-        top = max(scored, key=lambda vi: (vi[0], -vi[1]))[1]  # ties: the first tried
-        return options[top]
-
-    for group in sorted(groups, key=("hac", "xmeans", "gmeans").index):
-        mine = [(values, setting) for g, values, setting in candidates if g == group]
-        if not mine:
-            continue
-        values, setting = best(mine, None)
-        chosen.update(values)
-        table.fold_choices[group] = {}
-        for f in range(folds):
-            values_f, setting_f = best(mine, f)
-            per_fold[f].update(values_f)
-            table.fold_choices[group][str(f)] = setting_f.label
-    return chosen, per_fold, table
-
-
-def _thresholds(
-    matching: Optional[Mapping[str, Any]],
-) -> tuple[dict[str, float], dict[str, dict[int, float]], dict[str, int]]:
-    """Thresholds chosen on all ProtoQA dev questions, per fold, and ProtoQA dev's question folds."""
-    overall: dict[str, float] = {}
-    by_fold: dict[str, dict[int, float]] = {}
-    folds: dict[str, int] = {}
-    if matching:
-        folds = {q: int(f) for q, f in matching.get("question_folds", {}).items()}
-        for name in ("cosine", "gp"):
-            result = matching.get("matchers", {}).get(name)
-            if result and result.get("threshold") is not None:
-                overall[f"{name}_threshold"] = float(result["threshold"])
-                by_fold[f"{name}_threshold"] = {int(f): float(t) for f, t in result["fold_thresholds"].items()}
-    return overall, by_fold, folds
-
-
-Dev = dict[str, list[QuestionStudy]]
-"""Data set name -> its questions with their answer sets."""
 
 
 def load_study(
@@ -851,83 +195,6 @@ def embed_study(dev: Dev, toolkit: Toolkit) -> int:
     strings = sorted(set().union(*(s.strings_to_embed() for ss in dev.values() for s in ss)))
     toolkit.embedder.embed(strings)
     return len(strings)
-
-
-@dataclass
-class Tuning:
-    """Step 3's result: the clustering parameters on all questions and per fold, and the grid's table."""
-
-    chosen: dict[str, Any]
-    per_fold: dict[int, dict[str, Any]]
-    table: Optional[TuningTable]
-
-    @property
-    def tuned(self) -> bool:
-        """Whether the parameters came from the grid."""
-        return self.table is not None
-
-
-def tune_study(
-    dev: Dev,
-    toolkit: Toolkit,
-    *,
-    clusterings: Sequence[str] = CLUSTERINGS.names(),
-    tune_parameters: bool = True,
-    grid: Grid = DEFAULT_GRID,
-    samplings: Sequence[str] = SAMPLINGS,
-    folds: int = FOLDS,
-    seed: int = 0,
-    log: Callable[[str], None] = lambda _: None,
-) -> Tuning:
-    """Step 3: choose the clustering parameters on the grid (:func:`tune`), or take :data:`UNTUNED_PARAMETERS`."""
-    groups = [g for g in ("hac", "xmeans", "gmeans") if g in clusterings]
-    if not (tune_parameters and groups):
-        return Tuning(default_parameters(), {f: default_parameters() for f in range(folds)}, None)
-    log(f"tuning {', '.join(groups)} on {', '.join(samplings)} ({folds}-fold)")
-    chosen, per_fold, table = tune(dev, toolkit, grid, groups, samplings, folds, seed, log)
-    return Tuning(chosen, per_fold, table)
-
-
-@dataclass
-class StudyParameters:
-    """The parameters every question is scored with: tuned clustering parameters and matching thresholds.
-
-    Attributes:
-        chosen: chosen on all questions (the recommendation; the in-sample figures use them).
-        per_fold: fold -> parameters chosen without that fold's questions.
-        tuned: whether the clustering parameters came from the grid.
-        matching_folds: ProtoQA dev question -> its fold in the matching study.
-        fold_thresholds: ``cosine_threshold``/``gp_threshold`` -> matching fold -> threshold chosen without it.
-    """
-
-    chosen: dict[str, Any]
-    per_fold: dict[int, dict[str, Any]]
-    tuned: bool
-    matching_folds: dict[str, int] = field(default_factory=dict)
-    fold_thresholds: dict[str, dict[int, float]] = field(default_factory=dict)
-
-    def held_out(self, dev_name: str, question_id: str, fold: int) -> dict[str, Any]:
-        """The parameters of one question, chosen without it (clustering: its fold; thresholds: its matching fold)."""
-        params = dict(self.per_fold[fold] if self.tuned else self.chosen)
-        if dev_name == "protoqa_dev" and question_id in self.matching_folds:
-            for key, by in self.fold_thresholds.items():
-                params[key] = by.get(self.matching_folds[question_id], params[key])
-        return params
-
-
-def study_parameters(tuning: Tuning, matching: Optional[Mapping[str, Any]]) -> StudyParameters:
-    """The tuned clustering parameters with the thresholds of the matching study (overall and per fold).
-
-    CFC dev questions take the thresholds chosen on all ProtoQA dev questions, which never saw them.
-    """
-    chosen = dict(tuning.chosen)
-    per_fold = {f: dict(p) for f, p in tuning.per_fold.items()}
-    overall, fold_t, matching_folds = _thresholds(matching)
-    chosen.update(overall)
-    for f in per_fold:
-        per_fold[f].update({k: v for k, v in chosen.items() if k.endswith("_threshold") and k != "hac_threshold"})
-        per_fold[f]["hac_threshold"] = per_fold[f]["hac_threshold"] if tuning.tuned else chosen["hac_threshold"]
-    return StudyParameters(chosen, per_fold, tuning.tuned, matching_folds, fold_t)
 
 
 @dataclass
@@ -1049,67 +316,26 @@ def run_study(
     ...               clusterings=["human"], matchings=["wordnet"], tune_parameters=False)  # doctest: +SKIP
     >>> r.table()["cfc_dev"]["centered"]["human+wordnet"]  # doctest: +SKIP
     """
-    for names, allowed, what in (
-        (clusterings, CLUSTERINGS.names(), "clustering"),
-        (matchings, MATCHINGS.names(), "matching"),
-        (samplings, SAMPLINGS, "sampling"),
-    ):
-        for name in names:
-            if name not in allowed:
-                raise ValueError(f"unknown {what} {name!r}; choose from {', '.join(allowed)}")
+    _check_names(clusterings, matchings, samplings)
     timings: dict[str, float] = {}
-    start = last = time.perf_counter()
-
-    def lap(name: str) -> None:
-        nonlocal last
-        now = time.perf_counter()
-        timings[name] = round(now - last, 2)
-        log(f"{name}: {now - last:.1f} s")
-        last = now
-
-    dev = load_study(data_dir, dev_sets, num_questions=num_questions, num_sets=num_sets, seed=seed, samplings=samplings)
+    start = time.perf_counter()
+    lap = _lap_timer(timings, log)
+    # The options every step shares, given once.
+    drawn: dict[str, Any] = {"num_questions": num_questions, "num_sets": num_sets}
+    shape: dict[str, Any] = {"clusterings": clusterings, "samplings": samplings, "folds": folds, "seed": seed}
+    dev = load_study(data_dir, dev_sets, seed=seed, samplings=samplings, **drawn)
     lap("sampling and gold KL")
-    toolkit = Toolkit(embedder, seed=STUDY_SEED)
-    if any(c != "human" for c in clusterings) or any(m != "wordnet" for m in matchings):
-        embed_study(dev, toolkit)
+    toolkit = _embedded_toolkit(dev, embedder, clusterings, matchings)
     lap("embedding")
-    tuning = tune_study(
-        dev,
-        toolkit,
-        clusterings=clusterings,
-        tune_parameters=tune_parameters,
-        grid=grid,
-        samplings=samplings,
-        folds=folds,
-        seed=seed,
-        log=log,
-    )
+    tuning = tune_study(dev, toolkit, tune_parameters=tune_parameters, grid=grid, log=log, **shape)
     if tuning.tuned:
         lap("tuning")
     parameters = study_parameters(tuning, matching() if callable(matching) else matching)
     on_parameters(parameters)
-    scored = score_study(
-        dev,
-        toolkit,
-        parameters,
-        clusterings=clusterings,
-        matchings=matchings,
-        samplings=samplings,
-        folds=folds,
-        seed=seed,
-        lap=lap,
-    )
-    sensitivity_rows: dict[str, dict[str, dict[str, Any]]] = {}
+    scored = score_study(dev, toolkit, parameters, matchings=matchings, lap=lap, **shape)
+    rows: dict[str, dict[str, dict[str, Any]]] = {}  # the set-size sensitivity
     if sensitivity and "centered" in samplings:
-        sensitivity_rows = set_size_sensitivity(
-            data_dir,
-            dev_sets,
-            toolkit,
-            num_questions=num_questions,
-            num_sets=num_sets,
-            seed=seed,
-            sizes=sensitivity_sizes,
-        )
+        rows = set_size_sensitivity(data_dir, dev_sets, toolkit, seed=seed, sizes=sensitivity_sizes, **drawn)
         lap("set-size sensitivity")
     timings["total"] = round(time.perf_counter() - start, 2)
     return summarize_study(
@@ -1118,17 +344,55 @@ def run_study(
         tuning,
         parameters,
         scored,
-        clusterings=clusterings,
         matchings=matchings,
-        samplings=samplings,
-        num_sets=num_sets,
-        seed=seed,
-        num_questions=num_questions,
-        folds=folds,
         grid=grid,
-        sensitivity=sensitivity_rows,
+        sensitivity=rows,
         timings=timings,
+        **drawn,
+        **shape,
     )
+
+
+def _embedded_toolkit(
+    dev: Dev, embedder: Union[str, Embedder, None], clusterings: Sequence[str], matchings: Sequence[str]
+) -> Toolkit:
+    """The study's :class:`Toolkit`, every string embedded up front when an automatic setting will need them."""
+    toolkit = Toolkit(embedder, seed=STUDY_SEED)
+    if any(c != "human" for c in clusterings) or any(m != "wordnet" for m in matchings):
+        embed_study(dev, toolkit)
+    return toolkit
+
+
+def _check_names(clusterings: Sequence[str], matchings: Sequence[str], samplings: Sequence[str]) -> None:
+    """Raise a ValueError naming the first clustering, matching or sampling the study does not know.
+
+    >>> _check_names(["human"], ["wordnet"], ["sideways"])
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown sampling 'sideways'; choose from centered, missing_answers, wrong_ranking, wrong_score
+    """
+    for names, allowed, what in (
+        (clusterings, CLUSTERINGS.names(), "clustering"),
+        (matchings, MATCHINGS.names(), "matching"),
+        (samplings, SAMPLINGS, "sampling"),
+    ):
+        for name in names:
+            if name not in allowed:
+                raise ValueError(f"unknown {what} {name!r}; choose from {', '.join(allowed)}")
+
+
+def _lap_timer(timings: dict[str, float], log: Callable[[str], None]) -> Callable[[str], None]:
+    """A function that records (in ``timings``) and logs the seconds since its previous call, or since now."""
+    last = time.perf_counter()
+
+    def lap(name: str) -> None:
+        nonlocal last
+        now = time.perf_counter()
+        timings[name] = round(now - last, 2)
+        log(f"{name}: {now - last:.1f} s")
+        last = now
+
+    return lap
 
 
 def summarize_study(
@@ -1221,7 +485,7 @@ def _centered_reference(studies: Sequence[QuestionStudy], toolkit: Toolkit) -> d
     """Centered-sampling correlation (with its interval) of human clusters + WordNet and of the baseline."""
     reference = Setting("human", "wordnet")
     gold = {s.question_id: s.gold["centered"] for s in studies}
-    auto = _evaluate(studies, toolkit, [reference], "centered")[reference]
+    auto = evaluate_settings(studies, toolkit, [reference], "centered")[reference]
     baseline = {s.question_id: s.baseline("centered") for s in studies}
     sizes = [sum(x.gold) for s in studies for x in s.sets["centered"]]
     out = {}
@@ -1256,20 +520,3 @@ def _pool_summary(studies: Sequence[QuestionStudy]) -> dict[str, Any]:
         "mean_p_model_wrong": float(np.mean([s.pool.p_model[-1] for s in studies])),
         "annotations_are_ground_truth": sum(1 for s in studies if s.annotations_are_ground_truth),
     }
-
-
-def annotations_are_ground_truth(truth: QuestionTargets, annotations: Mapping[str, Any]) -> bool:
-    """Whether a question's annotated answers ("wrong" aside) are its ground-truth answers with their counts.
-
-    >>> from protoqa_core.io.readers import Cluster
-    >>> from studies.validation.sampling import Annotation
-    >>> gt = QuestionTargets("q", (Cluster("q.0", ("dog",), 2),), {"dog": 2})
-    >>> annotations_are_ground_truth(gt, {"dog": Annotation("q.0", 2), "wrong": Annotation("wrong", 1)})
-    True
-    """
-    annotated: dict[str, float] = {}
-    for answer, ann in annotations.items():
-        if ann.cluster != "wrong":
-            annotated[answer] = annotated.get(answer, 0.0) + ann.count
-    truth_counts = {a: float(n) for a, n in truth.answer_counts.items() if n > 0}
-    return bool(annotated) and annotated == truth_counts

@@ -74,6 +74,34 @@ def _nested(
     return {"ci": ci, "resamples": resamples, "chosen_in_resamples": dict(sorted(wins.items(), key=lambda kv: -kv[1]))}
 
 
+class _TestSide:
+    """CFC test, read once: the model systems' scorer, the reference's KLs, and each candidate's KLs (kept)."""
+
+    def __init__(self, data_dir: Union[str, Path], num_questions: Optional[int], seed: int) -> None:
+        self.data = load_systems(data_dir)
+        if num_questions is not None:
+            self.data.question_ids = self.data.question_ids[:num_questions]
+        self.seed = seed
+        self.scorer = _Scorer(self.data, seed)
+        self.ref = self.scorer.kls(REFERENCE)
+        self.oracle = self.data.systems.index("human")
+        self.rows = np.array([i for i in range(len(self.data.systems)) if i != self.oracle], dtype=int)
+        self._matrices: dict[Candidate, np.ndarray] = {}
+
+    def kls(self, c: Candidate) -> np.ndarray:
+        """Systems x questions KLs of a candidate (scored once)."""
+        if c not in self._matrices:
+            self._matrices[c] = self.scorer.kls(c)
+        return self._matrices[c]
+
+    def figures(self, c: Candidate) -> dict[str, Any]:
+        """The candidate's agreement with the reference over the systems, and its clusters per question."""
+        return {
+            **agreement(self.kls(c), self.ref, self.seed, self.oracle),
+            "clusters_per_question": self.scorer.cluster_count(c),
+        }
+
+
 def run_system_study(
     data_dir: Union[str, Path],
     settings: Union[Mapping[str, Candidate], Callable[[], Mapping[str, Candidate]]],
@@ -100,19 +128,8 @@ def run_system_study(
     default = picked["default"]
     log(f"  dev-selected default {default.label}: dev criterion {dev.criterion()[index[default]]:.3f}")
     # Only now is CFC test read: every choice above is fixed.
-    data = load_systems(data_dir)
-    if num_questions is not None:
-        data.question_ids = data.question_ids[:num_questions]
-    scorer = _Scorer(data, seed)
-    ref = scorer.kls(REFERENCE)
-    oracle = data.systems.index("human")
-    rows = np.array([i for i in range(len(data.systems)) if i != oracle], dtype=int)
-    matrices: dict[Candidate, np.ndarray] = {}
-
-    def test_kls(c: Candidate) -> np.ndarray:
-        if c not in matrices:
-            matrices[c] = scorer.kls(c)
-        return matrices[c]
+    test = _TestSide(data_dir, num_questions, seed)
+    data, scorer, ref, rows = test.data, test.scorer, test.ref, test.rows
 
     def report(c: Candidate) -> dict[str, Any]:
         return {
@@ -120,7 +137,7 @@ def run_system_study(
             "config": c.as_dict(),
             "shippable": c.shippable,
             "dev": dev.summary(index[c]),
-            "test": {**agreement(test_kls(c), ref, seed, oracle), "clusters_per_question": scorer.cluster_count(c)},
+            "test": test.figures(c),
         }
 
     out: dict[str, Any] = {
@@ -137,7 +154,7 @@ def run_system_study(
         },
     }
     out["default"] = report(default)
-    out["default"]["nested"] = _nested(dev, union, picked["shippable"], test_kls, ref, rows, seed, nested_resamples)
+    out["default"]["nested"] = _nested(dev, union, picked["shippable"], test.kls, ref, rows, seed, nested_resamples)
     out["levers"] = {}
     for name, choice in picked["choices"].items():
         out["levers"][name] = {
@@ -154,11 +171,7 @@ def run_system_study(
         for c, v, g in zip(union, dev.criterion(), dev.count_gap(), strict=True)
     }
     for key, c in (settings() if callable(settings) else settings).items():
-        out["settings"][key] = {
-            "label": c.label,
-            **agreement(test_kls(c), ref, seed, oracle),
-            "clusters_per_question": scorer.cluster_count(c),
-        }
+        out["settings"][key] = {"label": c.label, **test.figures(c)}
         log(f"  system level {key}: rho {out['settings'][key]['rho']}")
     out["gp_single_cluster_fallbacks"] = scorer.gp_fallbacks
     out["seconds"] = round(time.perf_counter() - start, 1)

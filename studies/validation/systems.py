@@ -121,7 +121,7 @@ def study_candidates(result: Any, embedder: Optional[str] = None) -> dict[str, C
     """The agreement study's settings (parameters chosen on the dev sets) as candidates, the reference left out.
 
     >>> from types import SimpleNamespace
-    >>> from studies.validation.study import default_parameters
+    >>> from studies.validation.design import default_parameters
     >>> r = SimpleNamespace(chosen=default_parameters(), info={"clusterings": ["human", "hac"], "matchings": ["wordnet"]})
     >>> list(study_candidates(r))
     ['hac+wordnet']
@@ -134,11 +134,11 @@ def settings_as_candidates(
 ) -> dict[str, Candidate]:
     """Every ``clustering x matching`` setting with the study's parameters, as candidates (reference left out).
 
-    >>> from studies.validation.study import default_parameters
+    >>> from studies.validation.design import default_parameters
     >>> list(settings_as_candidates(default_parameters(), ["human"], ["wordnet", "cosine"]))
     ['human+cosine']
     """
-    from .study import clustering_params, matching_threshold
+    from .design import clustering_params, matching_threshold
 
     out = {}
     for c in clusterings:
@@ -233,7 +233,7 @@ class _Scorer:
         if key not in self._clusters:
             pkey = key[:3]
             if pkey not in self._probevals:
-                from .study import CLUSTERING_LIMITS
+                from .design import CLUSTERING_LIMITS
 
                 emb = self.embedder(c.embedder) if c.clustering != "human" else None
                 options = dict(c.clustering_params) | dict(CLUSTERING_LIMITS.get(c.clustering, ()))

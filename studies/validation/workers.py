@@ -103,7 +103,7 @@ def run_matching(options: Mapping[str, Any]) -> dict:
 
 def run_systems(options: Mapping[str, Any], settings: Callable[[], Mapping[str, Any]]) -> dict:
     """The system-level study; ``settings`` is called for the study's tuned settings after the search."""
-    from .study import UNTUNED_PARAMETERS
+    from .design import UNTUNED_PARAMETERS
     from .system_study import run_system_study
 
     log("automatic default chosen on dev pools, then the system level (CFC test)")
