@@ -15,7 +15,7 @@ from cfc_probeval import evaluate_module_path, evaluate_probeval, read_ground_tr
 from cfc_probeval.cli import main
 from cfc_probeval.defaults import DEFAULTS
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SETTINGS = {  # fast settings: the data's clusters, and HAC over dependency-free embeddings
     "human": (["--clustering", "human"], {"clustering": "human"}),
     "hac": (["--clustering", "hac", "--embedder", "char-ngrams"], {"clustering": "hac", "embedder": "char-ngrams"}),
@@ -218,7 +218,7 @@ def test_evaluate_module_path_points_at_the_module():
 
 
 def test_compare_two_systems_with_paired_bootstrap(capsys):
-    data = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "cfc"
+    data = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "cfc"
     if not data.is_dir():
         pytest.skip("../shared/data is not available")
     targets = str(data / "dev.targets.jsonl")

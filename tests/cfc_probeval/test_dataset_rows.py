@@ -20,7 +20,7 @@ pytest.importorskip("pyarrow")
 
 from cfc_probeval import evaluate_module_path, evaluate_probeval, read_ground_truth, read_samples  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SAMPLES = "dev.predictions.gpt2-xl.oneshot.json"
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PACKAGES_OUTSIDE_THE_WHEEL = ("space", "studies", "benchmarks", "examples")
 # Folders whose files run as scripts from the folder itself (``python app.py``), so that a
 # bare ``import demo_data`` there means the sibling file ``demo_data.py``.

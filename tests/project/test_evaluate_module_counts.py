@@ -19,7 +19,7 @@ import pytest
 # Found, not imported: the modules run in a new process, and importing evaluate here costs seconds.
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("evaluate") is None, reason="evaluate is not installed")
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 SCRIPT = r"""
 import json, sys, warnings

@@ -24,7 +24,7 @@ from protoqa_core.readers import Cluster, DataFormatError
 from protoqa_metric.metric import score_question
 from protoqa_metric.scoring import score_matrix
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 TIME_LIMIT = 90  # seconds per process; every case here takes a few seconds
 
 EVAL = ["-m", "protoqa_metric"]

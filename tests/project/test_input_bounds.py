@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DATA = REPO.parent / "shared" / "data"
 TARGETS = DATA / "protoqa" / "dev.crowdsourced.jsonl"
 PREDICTIONS = DATA / "protoqa" / "dev.predictions.gpt2finetuned.json"

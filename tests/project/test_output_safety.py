@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from offline import offline_env
+from tests.support.offline import offline_env
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DATA = REPO.parent / "shared" / "data"
 DEV = DATA / "protoqa" / "dev.crowdsourced.jsonl"
 needs_data = pytest.mark.skipif(not DEV.is_file(), reason=f"shared ProtoQA data not found under {DATA}")
@@ -127,8 +127,7 @@ def test_generate_checks_every_output_before_any_work_and_never_writes_over_an_i
 def tiny_model(tmp_path_factory) -> Path:
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from tiny_lm import build_tiny_gpt2
+    from tests.support.tiny_lm import build_tiny_gpt2
 
     folder = tmp_path_factory.mktemp("tiny") / "model"
     build_tiny_gpt2(folder, ["name something people do at night", "sleep", "eat dinner", "watch tv"] * 10)

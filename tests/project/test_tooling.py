@@ -9,7 +9,7 @@ import configparser
 import re
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 CHECK_COMMAND = "bash scripts/setup.sh --test && bash scripts/check.sh"
 
 

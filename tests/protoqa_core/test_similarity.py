@@ -12,7 +12,7 @@ from protoqa_core.partition_alignment import SpanPair, best_partition_alignment
 from protoqa_core.similarity import exact_match, lcs_ratio, wordnet_similarity, wup_similarity
 from protoqa_core.text import ENGLISH_STOPWORDS, content_tokens, normalize_prediction
 from protoqa_core.wordnet_nltk import get_wordnet, nltk_lemma_offsets
-from spec_reference import (
+from tests.support.spec_reference import (
     contiguous_partitions,
     reference_wordnet_similarity,
     reference_wup_similarity,

@@ -38,7 +38,7 @@ from protoqa_core.wordnet_nltk import (
 )
 from protoqa_core.wu_palmer import WuPalmer, best_wup, best_wup_reaches, wup_from_keys
 from protoqa_metric import evaluate_predictions
-from spec_reference import (
+from tests.support.spec_reference import (
     reference_question_score,
     reference_wordnet_similarity,
     reference_wup_similarity,

@@ -17,7 +17,7 @@ import pytest
 
 from protoqa_core.text import normalize_prediction, normalize_unicode
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 NFC = unicodedata.normalize("NFC", "café")
 NFD = unicodedata.normalize("NFD", "café")

@@ -15,7 +15,7 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import example, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 _NLTK = nltk_tokenize.NLTKWordTokenizer()
 # The rules are those of NLTK 3.10 (older releases split dashes and leading apostrophes
 # differently), so NLTK is the oracle only from 3.10 on.

@@ -26,7 +26,7 @@ from protoqa_core.wordnet_nltk import (  # noqa: E402
     nltk_shortest_hypernym_paths,
 )
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 ADAPTER = Path(wordnet_nltk.__file__).resolve()
 
 
@@ -81,7 +81,10 @@ def test_nltk_private_attributes_are_reached_only_through_the_adapter():
     private = {name for names in NLTK_PRIVATE_ATTRIBUTES.values() for name in names}
     assert not private & set(NLTK_OVERRIDDEN_METHODS)
     files = _python_files()
-    assert REPO / "protoqa_core" / "similarity.py" in files and REPO / "tests" / "test_wordnet_reader.py" in files
+    assert (
+        REPO / "protoqa_core" / "similarity.py" in files
+        and REPO / "tests" / "protoqa_core" / "test_wordnet_reader.py" in files
+    )
     found = []
     for path in files:
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))

@@ -26,7 +26,7 @@ from protoqa_dataset.sources import (
     SourceVerificationError,
 )
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 
 
 @pytest.fixture(autouse=True)

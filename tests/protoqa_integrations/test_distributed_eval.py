@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DATA = REPO.parent / "shared" / "data" / "protoqa"
 ENV = {
     **os.environ,
@@ -201,7 +201,7 @@ def test_callback_two_processes_equal_one(tmp_path):
     from protoqa_integrations.prompts import generation_prompt
     from protoqa_integrations.training import ProtoQAEvalCallback
     from protoqa_metric import read_targets
-    from tiny_lm import tiny_gpt2, word_tokenizer
+    from tests.support.tiny_lm import tiny_gpt2, word_tokenizer
 
     questions = [
         ("q1", "name a pet", [(["dog"], 6), (["cat"], 4)]),

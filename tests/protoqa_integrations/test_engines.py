@@ -24,8 +24,9 @@ from protoqa_integrations.engines import collapsed_share, is_collapsed
 from protoqa_integrations.engines.base import answers_of, request_seed
 from protoqa_integrations.engines.openai import retry_delay
 from protoqa_integrations.prompts import answer_from_reply, cfc_chat_messages, protoqa_chat_messages
+from tests.support.hostile_server import closed_port_url
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DATA = REPO.parent / "shared" / "data"
 DEV = DATA / "protoqa" / "dev.crowdsourced.jsonl"
 needs_data = pytest.mark.skipif(not DEV.is_file(), reason=f"shared ProtoQA data not found under {DATA}")
@@ -327,11 +328,8 @@ def test_faults_end_with_one_line_and_exit_2(stub, tmp_path):
     stub.models = ["other-model"]
     one_line_error(generate(stub.url, tmp_path / "c.json", tmp_path), "does not serve the model 'tiny'", "other-model")
     stub.models = ["tiny"]
-    closed = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
-    port = closed.server_address[1]
-    closed.server_close()
     one_line_error(
-        generate(f"http://127.0.0.1:{port}/v1", tmp_path / "d.json", tmp_path, "--max-retries", "1"),
+        generate(closed_port_url(), tmp_path / "d.json", tmp_path, "--max-retries", "1"),
         "cannot reach the server",
     )
     stub.plan = [lambda p: (200, {}, b"<html>not json</html>")] * 10
@@ -372,10 +370,7 @@ def test_a_server_that_drops_seeded_requests_is_reported_naming_no_request_seeds
     assert result.returncode == 0, result.stderr
     assert all("seed" not in r["payload"] for r in stub.requests[-3:])
     # a server that never answered is not said to have stopped on a seed
-    closed = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
-    port = closed.server_address[1]
-    closed.server_close()
-    result = generate(f"http://127.0.0.1:{port}/v1", tmp_path / "c.json", tmp_path, "--max-retries", "0")
+    result = generate(closed_port_url(), tmp_path / "c.json", tmp_path, "--max-retries", "0")
     assert result.returncode == 2 and "--no-request-seeds" not in result.stderr, result.stderr
 
 

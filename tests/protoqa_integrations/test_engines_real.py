@@ -13,20 +13,19 @@ import contextlib
 import importlib.util
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from offline import offline_env
+from tests.support.apps import free_port, started_server
+from tests.support.harnesses import python_importing, vllm_python
+from tests.support.offline import offline_env
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DATA = REPO.parent / "shared" / "data"
 DEV = DATA / "protoqa" / "dev.crowdsourced.jsonl"
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 # Found, not imported: importing transformers costs seconds, and the module is collected in every run.
 pytestmark = [
@@ -44,18 +43,6 @@ CHAT_TEMPLATE = (
 MEMORY = "0.15"
 
 
-def vllm_python() -> str:
-    """The interpreter with vLLM; skips with the reason when there is none that starts."""
-    path = os.environ.get("PROTOQA_VLLM_PYTHON") or str(REPO / ".venv-vllm" / "bin" / "python")
-    if not Path(path).is_file():
-        pytest.skip(f"no vLLM environment at {path} (bash scripts/setup.sh --test builds it)")
-    result = subprocess.run([path, "-c", "import vllm"], capture_output=True, text=True, timeout=300)
-    if result.returncode != 0:
-        last = (result.stderr.strip().splitlines() or ["no message"])[-1]
-        pytest.skip(f"vLLM cannot start in {path}: {last}")
-    return path
-
-
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory) -> Path:
     """A tiny GPT-2 (2 layers, 64 wide, 2 heads: head dimension 32) fitted a moment on dev answers, with a chat
@@ -64,7 +51,7 @@ def tiny_model(tmp_path_factory) -> Path:
 
     from protoqa_integrations.prompts import question_to_prompt
     from protoqa_metric import read_targets
-    from tiny_lm import build_tiny_gpt2
+    from tests.support.tiny_lm import build_tiny_gpt2
 
     questions = list(read_targets(DEV).values())
     lines = [f"{question_to_prompt(q.question)} {c.answers[0]}." for q in questions[:3] for c in q.clusters[:4]]
@@ -217,63 +204,32 @@ def test_vllm_out_of_memory_at_start_names_the_option_to_lower(tiny_model, tmp_p
     assert not (tmp_path / "oom.json").exists()
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @contextlib.contextmanager
 def served(model: Path, log: Path):
     """The docs' server command for vLLM's CPU build (its ``vllm`` command cannot find its own version):
     ``python -m vllm.entrypoints.openai.api_server`` on 127.0.0.1, serving ``model`` as ``tiny``; yields its URL."""
     python = vllm_python()
     port = free_port()
-    with open(log, "w") as fh:
-        process = subprocess.Popen(
-            [
-                python,
-                "-m",
-                "vllm.entrypoints.openai.api_server",
-                "--model",
-                str(model),
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--gpu-memory-utilization",
-                MEMORY,
-                "--served-model-name",
-                "tiny",
-                "--enforce-eager",
-            ],
-            stdout=fh,
-            stderr=subprocess.STDOUT,
-            env=offline_env(VLLM_LOGGING_LEVEL="WARNING"),
-        )
+    command = [
+        python,
+        "-m",
+        "vllm.entrypoints.openai.api_server",
+        "--model",
+        str(model),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--gpu-memory-utilization",
+        MEMORY,
+        "--served-model-name",
+        "tiny",
+        "--enforce-eager",
+    ]
     url = f"http://127.0.0.1:{port}/v1"
-    try:
-        import httpx
-
-        deadline = time.monotonic() + 900
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                pytest.fail(f"vllm serve stopped: {log.read_text()[-2000:]}")
-            try:
-                if httpx.get(url + "/models", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(2)
-        else:
-            pytest.fail(f"vllm serve did not start in 900 s: {log.read_text()[-2000:]}")
+    env = offline_env(VLLM_LOGGING_LEVEL="WARNING")
+    with started_server(command, ready_url=url + "/models", env=env, log=log, timeout=900, every=2, stop_timeout=60):
         yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            process.kill()
 
 
 @pytest.fixture(scope="module")
@@ -385,18 +341,11 @@ def test_openai_engine_against_vllm_serve_completions_and_chat(server, tiny_mode
 
 
 def lm_eval_api_python() -> str:
-    for candidate in (sys.executable, os.environ.get("LM_EVAL_PYTHON")):
-        if (
-            candidate
-            and subprocess.run(
-                [candidate, "-c", "import lm_eval.models.api_models"],
-                capture_output=True,
-                env=offline_env(VLLM_LOGGING_LEVEL="ERROR"),
-            ).returncode
-            == 0
-        ):
-            return candidate
-    pytest.skip("lm-eval[api] is not importable here and $LM_EVAL_PYTHON is not set")
+    candidates = (sys.executable, os.environ.get("LM_EVAL_PYTHON"))
+    python = python_importing("lm_eval.models.api_models", candidates, env=offline_env(VLLM_LOGGING_LEVEL="ERROR"))
+    if python is None:
+        pytest.skip("lm-eval[api] is not importable here and $LM_EVAL_PYTHON is not set")
+    return python
 
 
 def lm_eval(python, model, model_args, task, cwd, *extra):

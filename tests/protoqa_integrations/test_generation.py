@@ -7,7 +7,6 @@ The lm-evaluation-harness runs need ``lm_eval``; when this interpreter cannot im
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -32,23 +31,14 @@ from protoqa_integrations.generation import (  # noqa: E402
 )
 from protoqa_integrations.prompts import cfc_prompt, question_to_prompt  # noqa: E402
 from protoqa_metric import read_targets  # noqa: E402
+from tests.support.harnesses import lm_eval_python  # noqa: E402
+from tests.support.offline import offline_env  # noqa: E402
+from tests.support.tiny_lm import build_tiny_gpt2  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from offline import offline_env  # noqa: E402
-from tiny_lm import build_tiny_gpt2  # noqa: E402
-
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DATA = REPO.parent / "shared" / "data"
 DEV = DATA / "protoqa" / "dev.crowdsourced.jsonl"
 needs_data = pytest.mark.skipif(not DEV.is_file(), reason=f"shared ProtoQA data not found under {DATA}")
-
-
-def lm_eval_python() -> str | None:
-    """An interpreter that imports lm_eval: this one, or $LM_EVAL_PYTHON."""
-    for candidate in (sys.executable, os.environ.get("LM_EVAL_PYTHON")):
-        if candidate and subprocess.run([candidate, "-c", "import lm_eval"], capture_output=True).returncode == 0:
-            return candidate
-    return None
 
 
 def run(args, cwd, env, timeout=900):

@@ -1,6 +1,6 @@
 """``convert`` and ``leaderboard`` on real lm-evaluation-harness and lighteval outputs, produced here.
 
-Each harness runs this project's task on a tiny GPT-2 (as ``test_generate.py`` and
+Each harness runs this project's task on a tiny GPT-2 (as ``test_generation.py`` and
 ``test_lighteval_tasks.py`` run them); the leaderboard must report for its output the
 scores the harness itself reported, and ``convert`` must keep the settings the harness recorded.
 """
@@ -14,10 +14,9 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from offline import offline_env
+from tests.support.offline import offline_env
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DATA = REPO.parent / "shared" / "data"
 DEV = DATA / "protoqa" / "dev.crowdsourced.jsonl"
 CFC_DEV = DATA / "cfc" / "dev.targets.jsonl"
@@ -70,7 +69,7 @@ def test_lm_eval_log_samples_are_ranked_as_the_harness_scored_them(tmp_path):
     from protoqa_integrations.lm_eval_tasks import tasks_path
     from protoqa_integrations.prompts import question_to_prompt
     from protoqa_metric import read_targets
-    from tiny_lm import build_tiny_gpt2
+    from tests.support.tiny_lm import build_tiny_gpt2
 
     dev3 = list(read_targets(DEV).values())[:3]
     lines = [f"{question_to_prompt(q.question)} {c.answers[0]}." for q in dev3 for c in q.clusters[:4]]
@@ -120,12 +119,14 @@ def test_lm_eval_log_samples_are_ranked_as_the_harness_scored_them(tmp_path):
 
 
 def test_lighteval_details_are_ranked_as_the_harness_scored_them(tmp_path):
-    from test_lighteval_tasks import build_fitted_gpt2, isolated_env, lighteval_python
+    from tests.support.harnesses import lighteval_python
+    from tests.support.offline import isolated_env
+    from tests.support.tiny_lm import build_fitted_gpt2
 
     python = lighteval_python()
     if python is None:
         pytest.skip("no interpreter imports lighteval: set $LIGHTEVAL_PYTHON or run bash scripts/setup.sh --test")
-    build_fitted_gpt2(tmp_path / "tiny-gpt2")
+    build_fitted_gpt2(tmp_path / "tiny-gpt2", DATA)
     # lighteval's transformers backend samples only from a model whose generation config says so.
     copied = run(
         [python, "-m", "protoqa_integrations.lighteval_tasks", "sampling-model", "./tiny-gpt2", "./tiny-gpt2-sampling"],

@@ -1,6 +1,6 @@
 """``protoqa-eval generate --engine openai`` and lm-eval's API backends against servers that misbehave.
 
-Each case runs the command in a new process against :mod:`hostile_server` on 127.0.0.1
+Each case runs the command in a new process against :mod:`tests.support.hostile_server` on 127.0.0.1
 (a chunked reply that never ends, one byte a second, a reply far past its cap, a
 ``Retry-After`` of 30 years, headers and then silence, nothing listening) and checks that
 it ends with exit status 2 and one line saying what happened, well before the server
@@ -21,11 +21,9 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from tests.support.hostile_server import HostileServer, closed_port_url
 
-from hostile_server import HostileServer, closed_port_url
-
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DATA = REPO.parent / "shared" / "data"
 DEV = DATA / "protoqa" / "dev.crowdsourced.jsonl"
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not DEV.is_file(), reason=f"no ProtoQA data under {DATA}")]

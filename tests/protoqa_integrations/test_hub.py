@@ -18,13 +18,14 @@ import venv
 from pathlib import Path
 
 import pytest
-from app_server import open_local, started_app
+
+from tests.support.apps import open_local, started_app
 
 evaluate = pytest.importorskip("evaluate")
 
 from protoqa_integrations.hub import MODULES, HubFolderError, main, write_hub_folder  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 REFS = [{"id": ["q.0", "q.1"], "answers": [["dog", "puppy"], ["cat"]], "count": [6, 4]}]
 CASES = [  # module, configuration, predictions, key, expected
     ("protoqa", "exact_match", [["cat", "dog"]], "max_answers@1", 4 / 6),

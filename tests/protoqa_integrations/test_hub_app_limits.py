@@ -15,9 +15,10 @@ import time
 from pathlib import Path
 
 import pytest
-from app_server import open_local, post_raw, process_memory, started_app
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.support.apps import open_local, post_raw, process_memory, started_app
+
+REPO = Path(__file__).resolve().parents[2]
 STARTUP_TIMEOUT = 180
 REQUEST_LIMIT = 40.0
 

@@ -13,7 +13,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from offline import offline_env
 from protoqa_core.readers import Cluster, Question
 from protoqa_core.significance import bootstrap_ci, holm_adjust, paired_bootstrap
 from protoqa_integrations.leaderboard import (
@@ -27,8 +26,9 @@ from protoqa_integrations.leaderboard import (
     to_csv,
     to_markdown,
 )
+from tests.support.offline import offline_env
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DATA = REPO.parent / "shared" / "data"
 CFC_TEST = DATA / "cfc" / "test.targets.jsonl"
 PROTOQA_DEV = DATA / "protoqa" / "dev.crowdsourced.jsonl"

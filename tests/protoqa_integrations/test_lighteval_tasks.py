@@ -9,14 +9,12 @@ lighteval, ``$LIGHTEVAL_PYTHON``, then the checkout's ``.venv-lighteval`` (built
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from offline import offline_env
 from protoqa_integrations.lighteval_tasks import TASK_NAMES, tasks_file
 from protoqa_integrations.lighteval_tasks.utils import (
     HIGHER_IS_BETTER,
@@ -26,33 +24,15 @@ from protoqa_integrations.lighteval_tasks.utils import (
     score_samples,
     write_parquet_copy,
 )
+from tests.support.harnesses import lighteval_python
+from tests.support.offline import isolated_env
+from tests.support.tiny_lm import build_fitted_gpt2
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DATA = REPO.parent / "shared" / "data"
 needs_data = pytest.mark.skipif(
     not (DATA / "protoqa" / "dev.crowdsourced.jsonl").is_file(), reason=f"shared ProtoQA data not found under {DATA}"
 )
-
-
-def lighteval_python() -> str | None:
-    """An interpreter that imports lighteval (module doc)."""
-    candidates = (sys.executable, os.environ.get("LIGHTEVAL_PYTHON"), str(REPO / ".venv-lighteval" / "bin" / "python"))
-    for candidate in candidates:
-        if (
-            candidate
-            and Path(candidate).exists()
-            and subprocess.run([candidate, "-c", "import lighteval"], capture_output=True).returncode == 0
-        ):
-            return candidate
-    return None
-
-
-def isolated_env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    """:func:`offline_env` with the Hub and project caches in ``tmp_path`` and no Parquet folder."""
-    env = offline_env(HF_HOME=str(tmp_path / "hf-home"), PROTOQA_CACHE_DIR=str(tmp_path / "protoqa-cache"))
-    env.pop("PROTOQA_PARQUET", None)
-    env.update(extra)
-    return env
 
 
 # ---------------------------------------------------------------- without lighteval
@@ -176,30 +156,6 @@ def test_task_module_docstring_examples_under_lighteval(tmp_path):
     assert "failed=0" in result.stdout
 
 
-def build_fitted_gpt2(folder: Path) -> Path:
-    """A tiny GPT-2 fitted for a moment to ProtoQA dev answers; like GPT-2, its generation config is greedy."""
-    import torch
-
-    from protoqa_dataset.parsing import load_questions
-    from protoqa_integrations.prompts import cfc_prompt, question_to_prompt
-
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from tiny_lm import build_tiny_gpt2
-
-    protoqa = load_questions("protoqa", "validation", str(DATA))[0]
-    cfc = load_questions("cfc", "validation", str(DATA))[0]
-    lines = [f"{question_to_prompt(q.question)} {q.clusters[0].answers[0]}." for q in protoqa]
-    texts = lines + [cfc_prompt(q.question) for q in cfc]
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        # 512 positions: the CFC one-shot prompts are about 170 tokens of this small vocabulary.
-        build_tiny_gpt2(folder, texts, vocab_size=400, n_positions=512, fit_lines=lines, fit_steps=40)
-    finally:
-        torch.set_num_threads(threads)
-    return folder
-
-
 def read_details(path: Path) -> list[dict]:
     import pyarrow.parquet as pq
 
@@ -220,7 +176,7 @@ def test_lighteval_run_reports_the_scores_we_compute_for_its_answers(tmp_path):
     from protoqa_integrations.prompts import cfc_prompt, question_to_prompt
     from protoqa_metric.metric_set import PAPER_METRICS
 
-    greedy = build_fitted_gpt2(tmp_path / "tiny-gpt2")
+    greedy = build_fitted_gpt2(tmp_path / "tiny-gpt2", DATA)
     assert not GenerationConfig.from_pretrained(greedy).do_sample
     # The documented commands: a sampling copy of the model (lighteval 0.13's transformers backend
     # never sets do_sample and refuses several greedy samples), then the run.

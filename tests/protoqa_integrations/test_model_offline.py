@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.support.apps import free_port
+
+REPO = Path(__file__).resolve().parents[2]
 
 SCRIPT = r"""
 import json, sys, time
@@ -30,12 +31,6 @@ except demo_errors.ModelUnavailableError as exc:
 print(json.dumps({"seconds": time.perf_counter() - started, "outcome": outcome,
                   "torch_imported": "torch" in sys.modules}))
 """
-
-
-def _closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.mark.parametrize(
@@ -63,7 +58,7 @@ def test_a_missing_model_fails_at_once_without_the_hub(tmp_path, setting, reason
             "PROTOQA_SPACE_MODEL",
         )
     }
-    env.update({k: v.format(port=_closed_port()) for k, v in setting.items()})
+    env.update({k: v.format(port=free_port()) for k, v in setting.items()})
     env.update(PYTHONPATH=str(REPO), HF_HOME=str(tmp_path / "hf"), PROTOQA_SPACE_TMP=str(tmp_path / "space"))
     done = subprocess.run(
         [sys.executable, "-c", SCRIPT, str(REPO / "space")],

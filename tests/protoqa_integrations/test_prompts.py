@@ -17,7 +17,7 @@ from protoqa_integrations.prompts import (
     training_line,
 )
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,7 @@ pytest.importorskip("transformers")
 pytest.importorskip("torch")
 pytest.importorskip("accelerate")
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PAGE = REPO / "docs" / "training.md"
 HEADING = "## `compute_metrics` for a Trainer that generates"
 
@@ -75,8 +75,8 @@ def test_readme_trainer_example_runs_as_written(tmp_path, shared_data):
 
     build = (
         "import sys, json\n"
-        f"sys.path.insert(0, {str(REPO / 'tests')!r})\n"
-        "from tiny_lm import build_tiny_gpt2\n"
+        f"sys.path.insert(0, {str(REPO)!r})\n"
+        "from tests.support.tiny_lm import build_tiny_gpt2\n"
         "from protoqa_core.readers import read_targets\n"
         f"qs = read_targets({str(shared_data / 'protoqa' / 'dev.crowdsourced.jsonl')!r}).values()\n"
         "texts = [q.question for q in qs] + [a for q in qs for c in q.clusters for a in c.answers]\n"

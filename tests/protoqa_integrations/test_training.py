@@ -39,10 +39,10 @@ from protoqa_integrations.training import (  # noqa: E402
     score_sampled_answers,
 )
 from protoqa_metric import Cluster, Question, evaluate_predictions  # noqa: E402
-from tiny_lm import tiny_gpt2 as build_model  # noqa: E402
-from tiny_lm import word_tokenizer as build_tokenizer  # noqa: E402 (after the importorskip calls above)
+from tests.support.tiny_lm import tiny_gpt2 as build_model  # noqa: E402
+from tests.support.tiny_lm import word_tokenizer as build_tokenizer  # noqa: E402 (after the importorskip calls above)
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DATA = REPO.parent / "shared" / "data" / "protoqa"
 PAPER_KEYS = (
     "max_answers@1",
@@ -469,4 +469,4 @@ def test_callback_rejects_questions_without_clusters():
     assert issubclass(ProtoQAEvalCallback, TrainerCallback)
 
 
-# The example script runs in a new process on dataset rows in tests/test_training_rows.py.
+# The example script runs in a new process on dataset rows in tests/protoqa_integrations/test_training_rows.py.

@@ -42,11 +42,12 @@ from protoqa_integrations.training import (  # noqa: E402
     score_sampled_answers,
 )
 from protoqa_metric import question_from_row, questions_from_rows, read_targets  # noqa: E402
+from tests.protoqa_integrations.test_training import PAPER_KEYS, pad_to_longest  # noqa: E402
+from tests.support.tiny_lm import build_word_gpt2  # noqa: E402
+from tests.support.tiny_lm import tiny_gpt2 as build_model  # noqa: E402
+from tests.support.tiny_lm import word_tokenizer as build_tokenizer  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_training_hooks import PAPER_KEYS, build_model, build_tokenizer, pad_to_longest  # noqa: E402
-
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SHARED_DATA = REPO.parent / "shared" / "data"
 ENV = {
     **os.environ,
@@ -279,10 +280,7 @@ def test_example_script_on_load_dataset_rows_in_a_new_process(export_dir, tmp_pa
     rows = datasets.load_dataset(str(export_dir), "protoqa", split="validation", cache_dir=str(tmp_path / "c0"))
     dev = questions_from_rows(rows.select(range(3)))
     texts = [training_line(q.question, a) for q in dev for c in q.clusters for a in c.answers]
-    tokenizer = build_tokenizer(texts)
-    model_dir = tmp_path / "tiny-gpt2"
-    build_model(tokenizer).save_pretrained(model_dir)
-    tokenizer.save_pretrained(model_dir)
+    model_dir = build_word_gpt2(tmp_path / "tiny-gpt2", texts)
     out = tmp_path / "out"
     probeval = ["--probeval"] if __import__("importlib").util.find_spec("cfc_probeval") else []
 

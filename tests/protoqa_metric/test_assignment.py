@@ -6,16 +6,18 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy.optimize import linear_sum_assignment
 
-from conftest import REPO
 from protoqa_core.readers import read_predictions, read_targets
 from protoqa_metric import assignment
 from protoqa_metric.assignment import max_weight_assignment
 from protoqa_metric.scoring import ScoringTable, similarity_matrix
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)

@@ -11,7 +11,7 @@ evaluate = pytest.importorskip("evaluate")
 import protoqa_metric  # noqa: E402
 from protoqa_metric import evaluate_predictions, read_predictions, read_targets  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 REFS = [
     {"id": ["q.0", "q.1"], "answers": [["dog", "puppy"], ["cat"]], "count": [6, 4]},
     {"id": ["r.0"], "answers": [["tea"]], "count": [3]},
@@ -194,7 +194,7 @@ def test_predictions_nested_100000_deep_are_a_data_format_error(tmp_path):
     import subprocess
     import sys
 
-    from offline import offline_env
+    from tests.support.offline import offline_env
 
     result = subprocess.run(
         [sys.executable, "-c", DEEP_PREDICTIONS],

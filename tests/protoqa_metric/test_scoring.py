@@ -8,7 +8,7 @@ import pytest
 from protoqa_core.readers import Cluster
 from protoqa_metric.metric import score_question
 from protoqa_metric.scoring import oracle_score, score_matrix, similarity_matrix
-from spec_reference import reference_question_score
+from tests.support.spec_reference import reference_question_score
 
 CLUSTERS = (
     Cluster("q.0", ("age", "birthday"), 35),
@@ -145,7 +145,7 @@ def test_scores_equal_plain_spec_implementation_on_dev(shared_data, sim):
     from protoqa_core.readers import read_predictions, read_targets
     from protoqa_core.similarity import exact_match
     from protoqa_metric.metric_set import STANDARD_METRICS
-    from spec_reference import reference_wordnet_similarity
+    from tests.support.spec_reference import reference_wordnet_similarity
 
     targets = read_targets(shared_data / "protoqa" / "dev.crowdsourced.jsonl")
     preds = read_predictions(shared_data / "protoqa" / "dev.predictions.gpt2finetuned.json")

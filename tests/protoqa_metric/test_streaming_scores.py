@@ -26,7 +26,7 @@ from protoqa_core.readers import (
 )
 from protoqa_metric import ProtoQA
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DATA = REPO.parent / "shared" / "data"
 TARGETS = DATA / "protoqa" / "dev.crowdsourced.jsonl"
 PREDICTIONS = DATA / "protoqa" / "dev.predictions.gpt2finetuned.json"

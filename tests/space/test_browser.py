@@ -23,9 +23,10 @@ import time
 from pathlib import Path
 
 import pytest
-from app_server import started_app
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.support.apps import started_app
+
+REPO = Path(__file__).resolve().parents[2]
 SHARED_DATA = REPO.parent / "shared" / "data"
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -65,13 +66,12 @@ def running_app(tmp_path, request):
     Parametrized indirectly with ``"no model"``, it serves a model folder that does not exist.
     """
     _require_tools()
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from test_space_logic import build_tiny_model
+    from tests.support.tiny_lm import build_word_list_gpt2
 
     if getattr(request, "param", None) == "no model":
         model_dir = tmp_path / "no-such-model"
     else:
-        model_dir = build_tiny_model(tmp_path / "tiny-gpt2", _cluster_words(QUESTION_ID))
+        model_dir = build_word_list_gpt2(tmp_path / "tiny-gpt2", _cluster_words(QUESTION_ID))
     env = {
         **os.environ,
         "GRADIO_ANALYTICS_ENABLED": "False",

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-SPACE_DIR = Path(__file__).resolve().parents[1] / "space"
+SPACE_DIR = Path(__file__).resolve().parents[2] / "space"
 sys.path.insert(0, str(SPACE_DIR))
 
 import demo_leaderboard  # noqa: E402

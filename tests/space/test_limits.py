@@ -17,9 +17,10 @@ import time
 from pathlib import Path
 
 import pytest
-from app_server import open_local, post_raw, process_memory, started_app
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.support.apps import open_local, post_raw, process_memory, started_app
+
+REPO = Path(__file__).resolve().parents[2]
 SHARED_DATA = REPO.parent / "shared" / "data"
 STARTUP_TIMEOUT = 120
 REQUEST_LIMIT = 30.0

@@ -7,7 +7,6 @@ import json
 import math
 import os
 import sys
-from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -19,8 +18,8 @@ pytest.importorskip("transformers")
 pytest.importorskip("torch")
 pytest.importorskip("gradio", minversion="6.31")  # the demo needs gr.api
 
-SPACE_DIR = Path(__file__).resolve().parents[1] / "space"
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+SPACE_DIR = Path(__file__).resolve().parents[2] / "space"
+SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 # Every module of the Space, so that a new one has its docstring examples run too.
 SPACE_MODULES = sorted(path.stem for path in SPACE_DIR.glob("*.py"))
 sys.path.insert(0, str(SPACE_DIR))
@@ -38,38 +37,14 @@ import demo_settings  # noqa: E402
 
 import protoqa_core.data  # noqa: E402
 from protoqa_integrations import generation, serving  # noqa: E402
+from tests.support.tiny_lm import build_word_list_gpt2  # noqa: E402
 
 TINY_WORDS = ("pumpkin", "cabbage", "watermelon", "melon", "lettuce", "potato", "tomato", "big", "green")
 
 
-def build_tiny_model(folder: Path, words: Iterable[str] = TINY_WORDS, seed: int = 0) -> Path:
-    """A randomly initialized 2-layer GPT-2 with a word-level tokenizer over ``words``, saved to ``folder``.
-
-    With so few tokens, a random model ends a good share of its samples after one word,
-    so its answers often hit clusters made of those words.
-    """
-    from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
-
-    from tiny_lm import tiny_gpt2
-
-    vocab = {"[UNK]": 0, "<|endoftext|>": 1, ".": 2}
-    for word in words:
-        vocab.setdefault(word, len(vocab))
-    tokenizer = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
-    tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    fast = PreTrainedTokenizerFast(
-        tokenizer_object=tokenizer, unk_token="[UNK]", eos_token="<|endoftext|>", pad_token="<|endoftext|>"
-    )
-    folder.mkdir(parents=True, exist_ok=True)
-    fast.save_pretrained(folder)
-    tiny_gpt2(fast, seed=seed, n_positions=256).save_pretrained(folder)
-    return folder
-
-
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory) -> demo_model.ModelHolder:
-    folder = build_tiny_model(tmp_path_factory.mktemp("tiny-gpt2"))
+    folder = build_word_list_gpt2(tmp_path_factory.mktemp("tiny-gpt2"), TINY_WORDS)
     holder = demo_model.ModelHolder(str(folder))
     holder.get()
     return holder

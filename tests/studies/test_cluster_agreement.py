@@ -14,7 +14,7 @@ import pytest
 
 from studies.validation.partitions import adjusted_rand, blanc, contingency, v_measure
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_blanc_and_ari_on_a_hand_made_example():

@@ -12,7 +12,7 @@ import pytest
 
 from studies.validation.paper_tables import INPUTS, paper_tables, paper_tables_markdown, rank_agreement
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 REPORTS = REPO / "studies" / "reports"
 
 

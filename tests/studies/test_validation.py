@@ -676,7 +676,7 @@ def test_default_selection_opens_no_cfc_test_file(shared_data, tmp_path):
     import sys
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     env = {**__import__("os").environ, "PYTHONPATH": str(root), "HF_HUB_OFFLINE": "1"}
     done = subprocess.run(
         [sys.executable, "-c", AUDIT_SCRIPT, str(shared_data)],
@@ -718,7 +718,7 @@ def test_readme_and_card_claims_agree_with_validation_json():
 
     from studies.validation.claims import CLAIM_FILES, claim_texts, rewrite_claims
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     claims = claim_texts(json.loads((root / "studies/reports/validation.json").read_text(encoding="utf-8")))
     for name in CLAIM_FILES:
         text = (root / name).read_text(encoding="utf-8")

@@ -1,7 +1,8 @@
-"""A page (``python app.py``) run for a test in its own process: started, awaited, always stopped.
+"""A server run for a test in its own process: started, polled until it answers, always stopped.
 
-The Space's and the Hub-folder apps' tests start a server the way a user or a Space does,
-talk to it over HTTP, and read its memory from ``/proc``.
+The Space's and the Hub-folder apps' tests start a page (``python app.py``) the way a user or
+a Space does (:func:`started_app`), talk to it over HTTP, and read its memory from ``/proc``;
+the engine tests start ``vllm serve`` the same way (:func:`started_server`).
 """
 
 from __future__ import annotations
@@ -61,11 +62,11 @@ def _log_tail(log: Path) -> str:
     return log.read_text(errors="replace")[-3000:]
 
 
-def _wait_until_answering(url: str, process: subprocess.Popen, log: Path, timeout: float) -> None:
+def _wait_until_answering(url: str, process: subprocess.Popen, log: Path, timeout: float, every: float) -> None:
     deadline = time.monotonic() + timeout
     while True:
         if process.poll() is not None:
-            raise AssertionError(f"the app exited with {process.returncode}:\n{_log_tail(log)}")
+            raise AssertionError(f"the server exited with {process.returncode}:\n{_log_tail(log)}")
         try:
             with open_local(url, timeout=2) as response:
                 if response.status == 200:
@@ -73,17 +74,55 @@ def _wait_until_answering(url: str, process: subprocess.Popen, log: Path, timeou
         except OSError:
             pass  # not listening yet
         if time.monotonic() > deadline:
-            raise AssertionError(f"the app did not answer at {url} within {timeout} s:\n{_log_tail(log)}")
-        time.sleep(0.5)
+            raise AssertionError(f"the server did not answer at {url} within {timeout} s:\n{_log_tail(log)}")
+        time.sleep(every)
 
 
-def _stop(process: subprocess.Popen) -> None:
+def _stop(process: subprocess.Popen, timeout: float) -> None:
     process.terminate()
     try:
-        process.wait(timeout=STOP_TIMEOUT)
+        process.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         process.kill()
-        process.wait(timeout=STOP_TIMEOUT)
+        process.wait(timeout=timeout)
+
+
+@contextmanager
+def started_server(
+    command: Sequence[str],
+    *,
+    ready_url: str,
+    env: Mapping[str, str],
+    log: Path,
+    timeout: float,
+    cwd: Union[str, Path, None] = None,
+    every: float = 0.5,
+    stop_timeout: float = STOP_TIMEOUT,
+) -> Iterator[subprocess.Popen]:
+    """Run ``command`` (a server on 127.0.0.1) until the block ends; the block gets its process.
+
+    ``env`` is the server's whole environment, and its output goes to ``log``. ``ready_url``
+    is polled every ``every`` seconds; the block starts once it answers 200. A server that exits
+    first, or does not answer within ``timeout`` seconds, fails the test with the end of its
+    log. The server is stopped (killed after ``stop_timeout`` seconds if it must be) however
+    the block ends.
+
+    >>> import os, sys, tempfile
+    >>> port = free_port()
+    >>> command = [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"]
+    >>> with tempfile.TemporaryDirectory() as folder, started_server(
+    ...     command, ready_url=f"http://127.0.0.1:{port}/", env=os.environ, log=Path(folder) / "log", timeout=30, cwd=folder
+    ... ) as process:
+    ...     process.poll() is None
+    True
+    """
+    with open(log, "w") as out:
+        process = subprocess.Popen(list(command), cwd=cwd, env=dict(env), stdout=out, stderr=subprocess.STDOUT)
+    try:
+        _wait_until_answering(ready_url, process, log, timeout, every)
+        yield process
+    finally:
+        _stop(process, stop_timeout)
 
 
 @contextmanager
@@ -109,13 +148,8 @@ def started_app(
     port = free_port()
     env = {**env, "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_SERVER_PORT": str(port), "PYTHONUNBUFFERED": "1"}
     base = f"http://127.0.0.1:{port}"
-    with open(log, "w") as out:
-        process = subprocess.Popen(list(command), cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
-    try:
-        _wait_until_answering(base + ready_path, process, log, timeout)
+    with started_server(command, ready_url=base + ready_path, env=env, log=log, timeout=timeout, cwd=cwd) as process:
         yield base, process
-    finally:
-        _stop(process)
 
 
 def post_raw(base: str, path: str, body: bytes, chunked: bool = False, timeout: float = 30.0) -> tuple[object, float]:

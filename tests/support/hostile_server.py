@@ -13,9 +13,9 @@
 ``GET /version`` answers ``{"version": VERSION}`` when the server is given a ``version``
 (vLLM's server does), else 404.
 
-Used by tests/test_hostile_servers.py and benchmarks/bench_hostile_servers.py:
+Used by tests/protoqa_integrations/test_hostile_servers.py and benchmarks/bench_hostile_servers.py:
 
-    python tests/hostile_server.py endless    # prints the base URL, serves until killed
+    python tests/support/hostile_server.py endless    # prints the base URL, serves until killed
 """
 
 from __future__ import annotations

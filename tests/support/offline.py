@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def offline_env(**extra: str) -> dict[str, str]:
@@ -21,5 +21,13 @@ def offline_env(**extra: str) -> dict[str, str]:
         TOKENIZERS_PARALLELISM="false",
     )
     env.pop("PROTOQA_DATA_DIR", None)
+    env.update(extra)
+    return env
+
+
+def isolated_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """:func:`offline_env` with the Hub and project caches in ``tmp_path`` and no Parquet folder."""
+    env = offline_env(HF_HOME=str(tmp_path / "hf-home"), PROTOQA_CACHE_DIR=str(tmp_path / "protoqa-cache"))
+    env.pop("PROTOQA_PARQUET", None)
     env.update(extra)
     return env

@@ -1,8 +1,11 @@
-"""Tiny random GPT-2 models for tests, built offline: one model builder, two tokenizers.
+"""Tiny random models for tests, built offline: every test that runs a model builds it here.
 
-:func:`tiny_gpt2` makes the model for any tokenizer; :func:`word_tokenizer` is a
-word-level tokenizer over the words of some texts, and :func:`build_tiny_gpt2` trains a
-byte-level BPE, makes the model (optionally fitted to some lines) and saves both.
+:func:`tiny_gpt2` makes the GPT-2 for any tokenizer; :func:`word_tokenizer` is a
+word-level tokenizer over the words of some texts, and :func:`build_word_gpt2` saves both.
+:func:`build_tiny_gpt2` trains a byte-level BPE, makes the model (optionally fitted to some
+lines) and saves both; :func:`build_fitted_gpt2` fits one to the ProtoQA dev answers.
+:func:`build_word_list_gpt2` is the Space's model: a few words, so its answers hit clusters.
+:func:`build_tiny_roberta` is a random RoBERTa with a byte-level tokenizer.
 """
 
 from __future__ import annotations
@@ -44,6 +47,14 @@ def tiny_gpt2(tokenizer: Any, *, seed: int = 0, n_positions: int = 64, n_layer: 
         pad_token_id=tokenizer.pad_token_id,
     )
     return GPT2LMHeadModel(config)
+
+
+def build_word_gpt2(folder: Path, texts: Iterable[str], *, seed: int = 0, n_positions: int = 64) -> Path:
+    """:func:`tiny_gpt2` over a :func:`word_tokenizer` of ``texts``, both saved to ``folder``."""
+    tokenizer = word_tokenizer(texts)
+    tiny_gpt2(tokenizer, seed=seed, n_positions=n_positions).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return Path(folder)
 
 
 def build_tiny_gpt2(
@@ -95,4 +106,104 @@ def build_tiny_gpt2(
     folder = Path(folder)
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
+    return folder
+
+
+def build_fitted_gpt2(folder: Path, data: Path) -> Path:
+    """A tiny GPT-2 fitted for a moment to the ProtoQA dev answers under ``data`` (the shared data folder),
+    with the CFC prompts in its vocabulary; like GPT-2, its generation config is greedy."""
+    import torch
+
+    from protoqa_dataset.parsing import load_questions
+    from protoqa_integrations.prompts import cfc_prompt, question_to_prompt
+
+    protoqa = load_questions("protoqa", "validation", str(data))[0]
+    cfc = load_questions("cfc", "validation", str(data))[0]
+    lines = [f"{question_to_prompt(q.question)} {q.clusters[0].answers[0]}." for q in protoqa]
+    texts = lines + [cfc_prompt(q.question) for q in cfc]
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        # 512 positions: the CFC one-shot prompts are about 170 tokens of this small vocabulary.
+        build_tiny_gpt2(folder, texts, vocab_size=400, n_positions=512, fit_lines=lines, fit_steps=40)
+    finally:
+        torch.set_num_threads(threads)
+    return folder
+
+
+def build_word_list_gpt2(folder: Path, words: Iterable[str], seed: int = 0) -> Path:
+    """A randomly initialized 2-layer GPT-2 with a word-level tokenizer over ``words``, saved to ``folder``.
+
+    With so few tokens, a random model ends a good share of its samples after one word,
+    so its answers often hit clusters made of those words.
+    """
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {"[UNK]": 0, "<|endoftext|>": 1, ".": 2}
+    for word in words:
+        vocab.setdefault(word, len(vocab))
+    tokenizer = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer, unk_token="[UNK]", eos_token="<|endoftext|>", pad_token="<|endoftext|>"
+    )
+    folder.mkdir(parents=True, exist_ok=True)
+    fast.save_pretrained(folder)
+    tiny_gpt2(fast, seed=seed, n_positions=256).save_pretrained(folder)
+    return folder
+
+
+def _byte_alphabet() -> list[str]:
+    """GPT-2's byte-level alphabet (printable bytes as themselves, the others moved past 255)."""
+    printable = set(range(33, 127)) | set(range(161, 173)) | set(range(174, 256))
+    out, shifted = [], 0
+    for b in range(256):
+        if b in printable:
+            out.append(chr(b))
+        else:
+            out.append(chr(256 + shifted))
+            shifted += 1
+    return out
+
+
+def build_tiny_roberta(folder: Path) -> Path:
+    """A random RoBERTa (16 dimensions, one layer) with a byte-level tokenizer without merges."""
+    import torch
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
+    from transformers import RobertaConfig, RobertaModel, RobertaTokenizerFast
+
+    specials = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
+    vocab = {t: i for i, t in enumerate(specials)}
+    for ch in _byte_alphabet():
+        vocab.setdefault(ch, len(vocab))
+    core = Tokenizer(models.BPE(vocab=vocab, merges=[], unk_token="<unk>"))
+    core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    core.decoder = decoders.ByteLevel()
+    core.post_processor = processors.RobertaProcessing(("</s>", 2), ("<s>", 0), trim_offsets=True)
+    tokenizer = RobertaTokenizerFast(
+        tokenizer_object=core,
+        bos_token="<s>",
+        eos_token="</s>",
+        sep_token="</s>",
+        cls_token="<s>",
+        unk_token="<unk>",
+        pad_token="<pad>",
+        mask_token="<mask>",
+    )
+    folder.mkdir(parents=True, exist_ok=True)
+    tokenizer.save_pretrained(folder)
+    torch.manual_seed(0)
+    config = RobertaConfig(
+        vocab_size=len(vocab),
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=300,
+        pad_token_id=1,
+        bos_token_id=0,
+        eos_token_id=2,
+    )
+    RobertaModel(config).save_pretrained(folder)
     return folder
