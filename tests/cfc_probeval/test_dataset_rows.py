@@ -48,10 +48,7 @@ def cfc_rows(shared_data, tmp_path_factory):
     return datasets.load_dataset(str(out), "cfc", split="validation")
 
 
-@pytest.fixture(autouse=True)
-def offline(monkeypatch, tmp_path):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_MODULES_CACHE", str(tmp_path / "modules"))
+pytestmark = pytest.mark.usefixtures("hub_offline")
 
 
 @pytest.mark.slow

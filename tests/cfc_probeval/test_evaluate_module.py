@@ -28,10 +28,7 @@ RECORDS = [
 PREDICTIONS = [["dog"] * 5 + ["cat"] * 3 + ["banana"] * 2, ["tea", "tea", "juice"]]
 
 
-@pytest.fixture(autouse=True)
-def offline(monkeypatch, tmp_path):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_MODULES_CACHE", str(tmp_path / "modules"))
+pytestmark = pytest.mark.usefixtures("hub_offline")
 
 
 def library_kls(references, **settings):

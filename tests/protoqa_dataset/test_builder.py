@@ -26,8 +26,6 @@ from protoqa_dataset.sources import (
     SourceVerificationError,
 )
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-
 
 @pytest.fixture(autouse=True)
 def isolated_hf(tmp_path, monkeypatch):
@@ -40,13 +38,6 @@ def isolated_hf(tmp_path, monkeypatch):
     monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
     monkeypatch.delenv(DATA_DIR_ENV, raising=False)
     return cache
-
-
-@pytest.fixture
-def shared():
-    if not SHARED.is_dir():
-        pytest.skip("../shared/data is not available")
-    return SHARED
 
 
 def copy_into(data_dir: Path, files: dict[str, Path]) -> Path:

@@ -22,19 +22,11 @@ from protoqa_dataset.__main__ import main
 from protoqa_dataset.sources import DATA_DIR_ENV
 from protoqa_metric import clusters_from_records, evaluate_predictions, read_predictions, read_targets
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 SPLIT_ROWS = {
     "protoqa": {"train": 980, "validation": 52, "test": 102},  # train: the stand-in, see module docstring
     "protoqa_scraped_dev": {"validation": 980},
     "cfc": {"validation": 54, "test": 46},
 }
-
-
-@pytest.fixture(scope="module")
-def shared():
-    if not SHARED.is_dir():
-        pytest.skip("../shared/data is not available")
-    return SHARED
 
 
 @pytest.fixture(scope="module")

@@ -34,9 +34,7 @@ CASES = [  # module, configuration, predictions, key, expected
 
 
 @pytest.fixture(autouse=True)
-def offline(monkeypatch, tmp_path):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_MODULES_CACHE", str(tmp_path / "modules"))
+def offline(hub_offline, monkeypatch):
     monkeypatch.setenv("GRADIO_ANALYTICS_ENABLED", "False")
 
 

@@ -18,10 +18,7 @@ REFS = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def offline(monkeypatch, tmp_path):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_MODULES_CACHE", str(tmp_path / "modules"))
+pytestmark = pytest.mark.usefixtures("hub_offline")
 
 
 def test_load_by_helper_path_from_anywhere(tmp_path, monkeypatch):
