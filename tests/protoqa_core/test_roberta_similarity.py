@@ -27,7 +27,7 @@ from protoqa_core.gaussian_process import fit_one_vs_all  # noqa: E402
 from protoqa_core.readers import Cluster, Question  # noqa: E402
 from protoqa_core.roberta_similarity import RobertaSimilarity  # noqa: E402
 from protoqa_metric import ProtoQA  # noqa: E402
-from tests.support.tiny_lm import build_tiny_roberta  # noqa: E402
+from tests.support.tiny_roberta import build_tiny_roberta  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
