@@ -1,6 +1,6 @@
 """The openai engine and lm-eval's chat backend against servers that misbehave: exit status, wall time, peak memory.
 
-Each case runs one client process against :mod:`tests.hostile_server` on 127.0.0.1 (or
+Each case runs one client process against :mod:`tests.support.hostile_server` on 127.0.0.1 (or
 against a port where nothing listens), once with the code under ``--baseline`` (another
 checkout, e.g. the main branch) and once with this checkout, side by side in one run:
 
@@ -45,9 +45,9 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO))
 
-from hostile_server import HostileServer, closed_port_url  # noqa: E402
+from tests.support.hostile_server import HostileServer, closed_port_url  # noqa: E402
 
 CASES = ("endless", "trickle", "huge", "retry-after", "refused", "lm-eval-endless")
 

@@ -10,7 +10,7 @@ What is measured, in one run:
 1. Baseline: the straightforward implementation of docs/spec.md section 1 — for each of
    the ten metrics, every (prediction, cluster string) WordNet similarity is
    computed by enumerating all partition pairs, with no caching
-   (``spec_reference``). Its scores are checked against ours.
+   (``tests/support/spec_reference.py``). Its scores are checked against ours.
 2. Ours: ``evaluate_predictions`` for the same ten metrics, WordNet loaded but
    every similarity cache cleared first.
 3. The whole command ``protoqa-eval TARGETS PREDICTIONS --similarity wordnet --json``
@@ -49,7 +49,6 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tests"))  # the plain-Python reference implementation of docs/spec.md
 
 from protoqa_core import similarity as sim_module  # noqa: E402
 from protoqa_core import text as text_module  # noqa: E402
@@ -60,7 +59,7 @@ from protoqa_core.wordnet import walk_file, wu_palmer  # noqa: E402
 from protoqa_core.wordnet.walk_table import WalkTable  # noqa: E402
 from protoqa_metric import evaluate_predictions, read_predictions, read_targets  # noqa: E402
 from protoqa_metric.metric_set import STANDARD_METRICS  # noqa: E402
-from spec_reference import reference_question_score, reference_wordnet_similarity  # noqa: E402
+from tests.support.spec_reference import reference_question_score, reference_wordnet_similarity  # noqa: E402
 
 
 def clear_caches() -> None:

@@ -99,7 +99,7 @@ def kmeans_like_sklearn(
     lowest-inertia run unless it is the same clustering as the best so far. With
     ``init`` there is one run from those centers. None when this scikit-learn lacks
     the internals used (the caller then runs the estimator);
-    ``tests/test_probeval_kmeans.py`` checks the equality on every installed version.
+    ``tests/cfc_probeval/test_kmeans.py`` checks the equality on every installed version.
 
     >>> pts = np.array([[0.0, 0.0], [0.1, 0.0], [5.0, 5.0], [5.1, 5.0]])
     >>> kmeans_like_sklearn(pts, 2, seed=0).labels_.tolist() in ([0, 0, 1, 1], [1, 1, 0, 0])

@@ -2,7 +2,7 @@
 # Every check CI runs, in order, on a checkout set up with `bash scripts/setup.sh --test`:
 # lint, format, types, the documentation site, then the test suite (arguments go to pytest, e.g. -x or a test file).
 #   bash scripts/check.sh
-#   bash scripts/check.sh tests/test_cli.py -x
+#   bash scripts/check.sh tests/protoqa_metric/test_cli.py -x
 # With --fast (first), the checks to run before each commit, in minutes: lint, format, types and
 # the fast subset of the tests (-m "not slow and not browser"); no documentation site.
 #   bash scripts/check.sh --fast

@@ -1,4 +1,4 @@
-"""Shared fixtures: where the read-only copies of the public data live; one torch thread."""
+"""Shared fixtures: where the read-only copies of the public data live; one torch thread; the Hub switched off."""
 
 from __future__ import annotations
 
@@ -30,3 +30,14 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+@pytest.fixture
+def hub_offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The Hub switched off and ``evaluate``'s module cache in ``tmp_path``, for one test.
+
+    Modules that load an ``evaluate`` module use it with
+    ``pytestmark = pytest.mark.usefixtures("hub_offline")``.
+    """
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_MODULES_CACHE", str(tmp_path / "modules"))

@@ -18,7 +18,7 @@ The study runs in the order of ``protocol.toml`` (this folder):
    on CFC dev and ProtoQA dev (BLANC averaged over the seeds; the system-like pools of
    :mod:`studies.validation.selection` as a gate) and chooses, with the nested
    selections redone in every bootstrap resample of dev questions. It opens no CFC test
-   file (``tests/test_validation.py`` checks it with an audit hook).
+   file (``tests/studies/test_validation.py`` checks it with an audit hook).
 2. :func:`report_on_test` then reads CFC test once and measures every choice.
 
 :func:`run_cluster_study` runs both and records the protocol file's SHA-256 and commit.

@@ -13,7 +13,7 @@ and keeps them as distinct answers of weight 1, as the CFC test system files do.
 criterion of a candidate is Spearman's rho between its pool means and the human-cluster
 reference's, averaged over the two dev sets; ties go to the candidate whose clusters per
 question are closest to the annotators' on dev. Nothing here opens a CFC test file
-(``tests/test_validation.py`` checks it with an audit hook).
+(``tests/studies/test_validation.py`` checks it with an audit hook).
 """
 
 from __future__ import annotations

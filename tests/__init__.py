@@ -1,0 +1,1 @@
+"""The tests, one folder per package of the checkout (``project/``: the checkout as a whole)."""

@@ -1,0 +1,287 @@
+"""The import graph follows ARCHITECTURE.md: no module imports a layer above its own, and
+no modules import one another in a circle.
+
+The layers are read from the ``layers`` block of ARCHITECTURE.md, so the document and
+this check cannot drift apart. Every import statement counts, including those inside
+functions. The core does not even name a package above it in a string (a module path
+to find or import later is an import all the same); only its docs may.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+PACKAGES_OUTSIDE_THE_WHEEL = ("space", "studies", "benchmarks", "examples")
+# Folders whose files run as scripts from the folder itself (``python app.py``), so that a
+# bare ``import demo_data`` there means the sibling file ``demo_data.py``.
+SCRIPT_FOLDERS = ("space", "benchmarks")
+
+
+def _layers() -> dict[str, int]:
+    text = (REPO / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    block = re.search(r"```layers\n(.*?)```", text, re.S)
+    assert block, "ARCHITECTURE.md has no ```layers block"
+    layers = {}
+    for line in block.group(1).splitlines():
+        match = re.match(r"\s*(\d+)\s*:\s*(.+)", line)
+        if match:
+            for package in match.group(2).split():
+                layers[package] = int(match.group(1))
+    return layers
+
+
+def _modules() -> list[Path]:
+    layers = _layers()
+    files = []
+    for package in layers:
+        folder = REPO / package
+        if folder.is_dir():
+            files += [p for p in folder.rglob("*.py") if not p.is_symlink()]
+    return sorted(files)
+
+
+def _imported(path: Path) -> list[tuple[int, str]]:
+    """(line, top-level package) of every import in ``path``, relative ones resolved."""
+    own = path.relative_to(REPO).parts[0]
+    found = []
+    for node in ast.walk(_tree(path)):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name.split(".")[0]) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            found.append((node.lineno, own if node.level else (node.module or "").split(".")[0]))
+    return found
+
+
+def _tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
+def _module_name(path: Path, root: Path = REPO) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def test_layers_block_names_every_package():
+    layers = _layers()
+    assert {"protoqa_core", "protoqa_metric", "cfc_probeval", "protoqa_dataset", "protoqa_integrations"} <= set(layers)
+    assert layers["protoqa_core"] < layers["protoqa_metric"] < layers["protoqa_integrations"]
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(REPO)))
+def test_no_module_imports_upward_or_sideways(path):
+    layers = _layers()
+    own = path.relative_to(REPO).parts[0]
+    wrong = []
+    for line, package in _imported(path):
+        if package not in layers or package == own:
+            continue
+        # below its own layer: always allowed; the same layer only for applications
+        if layers[package] < layers[own] or (layers[package] == layers[own] and own in PACKAGES_OUTSIDE_THE_WHEEL):
+            continue
+        wrong.append(
+            f"{path.relative_to(REPO)}:{line} imports {package} (layer {layers[package]}) from layer {layers[own]}"
+        )
+    assert not wrong, "\n".join(wrong)
+
+
+def test_wheel_layout_leaves_research_out():
+    """setup.cfg installs the five packages and nothing from the applications."""
+    text = (REPO / "setup.cfg").read_text(encoding="utf-8")
+    include = re.search(r"\[options\.packages\.find\]\ninclude =\n((?:\s+.+\n)+)", text).group(1).split()
+    assert not [p for p in include if p.split(".")[0] in PACKAGES_OUTSIDE_THE_WHEEL]
+    assert {p for p in include if "." not in p} == {
+        "protoqa_core",
+        "protoqa_metric",
+        "cfc_probeval",
+        "protoqa_dataset",
+        "protoqa_integrations",
+    }
+
+
+def _module_edges(path: Path, modules: set[str], root: Path = REPO) -> list[tuple[int, str]]:
+    """(line, module) for every import in ``path`` that names a module of the repository.
+
+    ``from package import name`` points at the submodule ``package.name`` when there is
+    one, else at ``package`` itself. The parent packages Python initializes on the way are
+    not counted: a submodule's own package is always being initialized already.
+    """
+    name = _module_name(path, root)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    edges = []
+    for node in ast.walk(_tree(path)):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                anchor = ".".join(parts[: len(parts) - node.level + 1])
+                base = f"{anchor}.{base}" if base else anchor
+            targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names]
+        else:
+            continue
+        for target in targets:
+            folder = path.parent
+            if (
+                folder.parent == root
+                and folder.name in SCRIPT_FOLDERS
+                and f"{folder.name}.{target.split('.')[0]}" in modules
+            ):
+                target = f"{folder.name}.{target}"
+            while target and target not in modules:  # ``import a.b.c`` where c is a name in a.b
+                target = target.rpartition(".")[0]
+            if target:
+                edges.append((node.lineno, target))
+    return edges
+
+
+def _import_graph() -> dict[str, dict[str, int]]:
+    """module -> {imported module: first line}, over every module of the layered packages."""
+    paths = {_module_name(p): p for p in _modules()}
+    graph: dict[str, dict[str, int]] = {}
+    for name, path in paths.items():
+        graph[name] = {}
+        for line, target in _module_edges(path, set(paths)):
+            graph[name].setdefault(target, line)
+    return graph
+
+
+def _circles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
+    """The strongly connected components of more than one module, and modules importing themselves (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in graph.get(node, {}):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1 or node in graph.get(node, {}):
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_modules_import_one_another_in_a_circle():
+    """Inside a package too, and counting imports inside functions: every import graph is one-way."""
+    graph = _import_graph()
+    report = []
+    for component in _circles(graph):
+        members = set(component)
+        report.append(
+            "circle: "
+            + ", ".join(
+                f"{source}:{line} imports {target}"
+                for source in component
+                for target, line in sorted(graph[source].items())
+                if target in members
+            )
+        )
+    assert not report, "\n".join(report)
+
+
+def test_the_circle_check_sees_function_level_and_relative_imports(tmp_path):
+    package = tmp_path / "pkg"
+    package.mkdir()
+    files = {
+        "__init__.py": "from .c import y\n",
+        "a.py": "from .b import x\n",
+        "b.py": "def f():\n    from pkg import a\n",
+        "c.py": "import pkg.a\ny = 1\n",
+    }
+    for file, text in files.items():
+        (package / file).write_text(text)
+    modules = {"pkg", "pkg.a", "pkg.b", "pkg.c"}
+    graph = {
+        _module_name(p, tmp_path): {t: n for n, t in _module_edges(p, modules, tmp_path)} for p in package.glob("*.py")
+    }
+    assert graph == {"pkg": {"pkg.c": 1}, "pkg.a": {"pkg.b": 1}, "pkg.b": {"pkg.a": 2}, "pkg.c": {"pkg.a": 1}}
+    assert _circles(graph) == [["pkg.a", "pkg.b"]]
+    assert _circles({"pkg.a": {"pkg.a": 1}}) == [["pkg.a"]]
+    assert _circles({"pkg.a": {"pkg.b": 1}, "pkg.b": {}}) == []
+
+
+def test_the_circle_check_sees_bare_imports_between_scripts_of_one_folder(tmp_path):
+    space = tmp_path / "space"
+    space.mkdir()
+    (space / "app.py").write_text("import demo_data\nimport json\n")
+    (space / "demo_data.py").write_text("def f():\n    from app import build\n")
+    modules = {"space.app", "space.demo_data"}
+    graph = {
+        _module_name(p, tmp_path): {t: n for n, t in _module_edges(p, modules, tmp_path)} for p in space.glob("*.py")
+    }
+    assert graph == {"space.app": {"space.demo_data": 1}, "space.demo_data": {"space.app": 2}}
+    assert _circles(graph) == [["space.app", "space.demo_data"]]
+
+
+_UPPER_NAME = re.compile(
+    r"(?<![\w.])(?:protoqa_metric|cfc_probeval|protoqa_dataset|protoqa_integrations)\b"
+    r"|(?<![\w.])(?:space|studies|benchmarks|examples)[./]\w"
+)
+
+
+def _strings_outside_docs(tree: ast.Module) -> list[ast.Constant]:
+    """Every string constant of ``tree`` except docstrings and other bare string statements (docs)."""
+    docs = {
+        id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+    }
+    return [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
+    ]
+
+
+def _upper_names_in_core() -> list[str]:
+    layers = _layers()
+    core = [package for package, layer in layers.items() if layer == 0]
+    found = []
+    for path in _modules():
+        if path.relative_to(REPO).parts[0] not in core:
+            continue
+        for node in _strings_outside_docs(_tree(path)):
+            match = _UPPER_NAME.search(node.value)
+            if match:
+                found.append(f"{path.relative_to(REPO)}:{node.lineno} names {match.group(0)!r} in {node.value[:60]!r}")
+    return found
+
+
+def test_the_core_names_no_package_above_it():
+    """Not in an import, and not in a string either (a module path, a package to locate)."""
+    assert not _upper_names_in_core(), "\n".join(_upper_names_in_core())
+
+
+def test_the_name_check_sees_module_paths_and_folders_but_not_docs():
+    tree = ast.parse('''"""Docs may say protoqa_metric.ProtoQA."""
+PATHS = {"protoqa": ("protoqa_metric", "evaluate_modules/protoqa/protoqa.py")}
+WHERE = f"{1}: studies/reports"
+NOTE = "no examples here; the space is free"
+''')
+    named = [node.value for node in _strings_outside_docs(tree) if _UPPER_NAME.search(node.value)]
+    assert sorted(named) == [": studies/reports", "protoqa_metric"]

@@ -1,0 +1,89 @@
+"""Importing the packages and asking for help load no heavy library; each path loads only what it needs.
+
+Each check runs in a new process, from a folder outside the checkout, and reads
+``sys.modules`` at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+HEAVY = (
+    "nltk",
+    "scipy.stats",
+    "sklearn",
+    "pandas",
+    "pyarrow",
+    "torch",
+    "transformers",
+    "sentence_transformers",
+    "datasets",
+    "evaluate",
+    "gradio",
+)
+
+
+def _loaded(tmp_path: Path, code: str) -> list[str]:
+    """The heavy modules loaded by the end of ``code``, run in a new process in ``tmp_path``."""
+    report = tmp_path / "modules.json"
+    script = f"{code}\nimport json, sys\nopen({str(report)!r}, 'w').write(json.dumps(sorted(sys.modules)))\n"
+    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""), "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    modules = json.loads(report.read_text())
+    return [m for m in modules if m in HEAVY]
+
+
+def _help(module: str) -> str:
+    return (
+        f"import sys\nsys.argv = ['x', '--help']\nfrom {module} import main\n"
+        "try:\n    main()\nexcept SystemExit as stop:\n    assert stop.code in (0, None), stop.code\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import protoqa_metric",
+        "import cfc_probeval",
+        "import protoqa_core.similarity, protoqa_core.text",
+        _help("protoqa_integrations.cli"),
+        _help("cfc_probeval.cli"),
+    ],
+    ids=["import protoqa_metric", "import cfc_probeval", "import the core", "protoqa-eval --help", "probeval --help"],
+)
+def test_nothing_heavy_is_imported(tmp_path, code):
+    assert _loaded(tmp_path, code) == []
+
+
+def test_a_wordnet_evaluation_loads_no_nltk(tmp_path, shared_data):
+    pytest.importorskip("scipy")
+    code = (
+        "from protoqa_metric import ProtoQA, read_targets, read_predictions\n"
+        f"q = read_targets({str(shared_data / 'protoqa' / 'dev.crowdsourced.jsonl')!r})\n"
+        f"p = read_predictions({str(shared_data / 'protoqa' / 'dev.predictions.gpt2finetuned.json')!r})\n"
+        "r = ProtoQA('wordnet').evaluate(q, p)\n"
+        "assert 0.3 < r.scores['max_answers@10'] < 1, r.scores\n"
+    )
+    assert _loaded(tmp_path, code) == []
+
+
+def test_probeval_on_human_clusters_loads_no_embedder(tmp_path, shared_data):
+    cfc = shared_data / "cfc"
+    code = (
+        "import sys\nfrom cfc_probeval.cli import main\n"
+        f"status = main([{str(cfc / 'dev.targets.jsonl')!r}, {str(cfc / 'dev.predictions.human.json')!r}, "
+        "'--ignore-unknown', '--json'])\n"
+        "assert status == 0, status\n"
+    )
+    loaded = _loaded(tmp_path, code)
+    assert "torch" not in loaded and "sentence_transformers" not in loaded, loaded
