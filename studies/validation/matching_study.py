@@ -582,7 +582,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     import argparse
     import sys
 
-    from protoqa_core import data as data_location
+    from protoqa_core.io import data as data_location
     from protoqa_core.similarity.gaussian_process import length_scale_rule
 
     p = argparse.ArgumentParser(prog="python -m studies.validation.matching_study")

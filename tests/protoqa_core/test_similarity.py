@@ -95,7 +95,7 @@ def test_partition_alignment_value_examples():
 
 def test_partition_alignment_integer_program_agrees_with_search(monkeypatch):
     """Force the integer-programming fallback and compare with the plain search."""
-    from protoqa_core import partition_alignment as pm
+    from protoqa_core.similarity import partition_alignment as pm
 
     rng = random.Random(7)
     for _ in range(25):

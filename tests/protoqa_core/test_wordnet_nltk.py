@@ -1,4 +1,4 @@
-"""NLTK's private attributes: reached only through protoqa_core/wordnet_nltk.py, and still there.
+"""NLTK's private attributes: reached only through protoqa_core/wordnet/nltk_reader.py, and still there.
 
 A new NLTK that renames one fails here, with the attribute's name, instead of deep in a
 comparison with the reference or, for an overridden method, not at all.
@@ -13,7 +13,7 @@ import pytest
 
 nltk = pytest.importorskip("nltk")
 
-from protoqa_core import wordnet_nltk  # noqa: E402
+from protoqa_core.wordnet import nltk_reader as wordnet_nltk  # noqa: E402
 from protoqa_core.wordnet.nltk_reader import (  # noqa: E402
     NLTK_OVERRIDDEN_METHODS,
     NLTK_PRIVATE_ATTRIBUTES,
@@ -33,7 +33,7 @@ ADAPTER = Path(wordnet_nltk.__file__).resolve()
 def test_the_installed_nltk_has_every_private_attribute_the_adapter_relies_on():
     missing = missing_nltk_attributes(get_wordnet())
     assert not missing, (
-        f"NLTK {nltk.__version__} no longer has {', '.join(missing)}, which protoqa_core/wordnet_nltk.py "
+        f"NLTK {nltk.__version__} no longer has {', '.join(missing)}, which protoqa_core/wordnet/nltk_reader.py "
         "relies on: adapt that module to this NLTK"
     )
 
@@ -93,4 +93,4 @@ def test_nltk_private_attributes_are_reached_only_through_the_adapter():
             for node in ast.walk(tree)
             if isinstance(node, ast.Attribute) and node.attr in private
         ]
-    assert not found, "NLTK's private attributes outside protoqa_core/wordnet_nltk.py:\n" + "\n".join(found)
+    assert not found, "NLTK's private attributes outside protoqa_core/wordnet/nltk_reader.py:\n" + "\n".join(found)
