@@ -1,7 +1,10 @@
-"""Shared fixtures: where the read-only copies of the public data live; one torch thread."""
+"""Shared fixtures: where the read-only copies of the public data live; one torch thread; the project's wheel;
+a tiny fitted GPT-2."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -30,3 +33,41 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="session")
+def project_wheel(tmp_path_factory) -> Path:
+    """The project's wheel, built once per run from the checkout's files (tracked or not ignored).
+
+    Built from a copy so that the checkout gets no build/ or egg-info folders; the tests that
+    install the project as users do (the Hub folders' Space, the extras under pip 23.2) share it.
+    """
+    root = tmp_path_factory.mktemp("wheel")
+    source = root / "source"
+    files = subprocess.run(
+        ["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        check=True,
+        capture_output=True,
+    ).stdout.decode()
+    for name in filter(None, files.split("\0")):
+        if (REPO / name).is_file():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            (source / name).write_bytes((REPO / name).read_bytes())
+    dist = root / "dist"
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(dist), str(source)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert built.returncode == 0, built.stderr[-2000:]
+    return next(dist.glob("protoqa_eval-*.whl"))
+
+
+@pytest.fixture(scope="session")
+def fitted_gpt2(tmp_path_factory) -> Path:
+    """The tiny GPT-2 fitted to ProtoQA dev answers that the harness tests run (``build_fitted_gpt2``), built once
+    per run; tests copy it where they need it, as it costs seconds to fit."""
+    from test_lighteval_tasks import build_fitted_gpt2
+
+    return build_fitted_gpt2(tmp_path_factory.mktemp("fitted") / "tiny-gpt2")

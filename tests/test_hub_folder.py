@@ -229,33 +229,10 @@ def test_loads_as_user_slash_name_from_an_uploaded_folder(tmp_path, module, conf
 
 
 @pytest.fixture(scope="module")
-def wheel_venv(tmp_path_factory):
-    """A fresh venv with the project's wheel (built from the checkout) and what the Hub folders need."""
+def wheel_venv(tmp_path_factory, project_wheel):
+    """A fresh venv with the project's wheel and what the Hub folders need."""
     root = tmp_path_factory.mktemp("space")
-    source = root / "source"
-    # Build from a copy so that the checkout gets no build/ or egg-info folders.
-    files = (
-        subprocess.run(
-            ["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-            check=True,
-            capture_output=True,
-        )
-        .stdout.decode()
-        .split("\0")
-    )
-    for name in filter(None, files):
-        if (REPO / name).is_file():
-            (source / name).parent.mkdir(parents=True, exist_ok=True)
-            (source / name).write_bytes((REPO / name).read_bytes())
-    dist = root / "dist"
-    built = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(dist), str(source)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert built.returncode == 0, built.stderr[-2000:]
-    wheel = next(dist.glob("protoqa_eval-*.whl"))
+    wheel = project_wheel
     env_dir = root / "venv"
     venv.create(env_dir, with_pip=True)
     python = env_dir / "bin" / "python"

@@ -8,6 +8,7 @@ scores the harness itself reported, and ``convert`` must keep the settings the h
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -119,13 +120,13 @@ def test_lm_eval_log_samples_are_ranked_as_the_harness_scored_them(tmp_path):
     assert all(len(v) == 12 for v in document["model_answers"].values())
 
 
-def test_lighteval_details_are_ranked_as_the_harness_scored_them(tmp_path):
-    from test_lighteval_tasks import build_fitted_gpt2, isolated_env, lighteval_python
+def test_lighteval_details_are_ranked_as_the_harness_scored_them(tmp_path, fitted_gpt2):
+    from test_lighteval_tasks import isolated_env, lighteval_python
 
     python = lighteval_python()
     if python is None:
         pytest.skip("no interpreter imports lighteval: set $LIGHTEVAL_PYTHON or run bash scripts/setup.sh --test")
-    build_fitted_gpt2(tmp_path / "tiny-gpt2")
+    shutil.copytree(fitted_gpt2, tmp_path / "tiny-gpt2")
     # lighteval's transformers backend samples only from a model whose generation config says so.
     copied = run(
         [python, "-m", "protoqa_integrations.lighteval_tasks", "sampling-model", "./tiny-gpt2", "./tiny-gpt2-sampling"],

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -208,7 +209,7 @@ def read_details(path: Path) -> list[dict]:
 
 @pytest.mark.slow
 @needs_data
-def test_lighteval_run_reports_the_scores_we_compute_for_its_answers(tmp_path):
+def test_lighteval_run_reports_the_scores_we_compute_for_its_answers(tmp_path, fitted_gpt2):
     python = lighteval_python()
     if python is None:
         pytest.skip("no interpreter imports lighteval: set $LIGHTEVAL_PYTHON or run bash scripts/setup.sh --test")
@@ -220,7 +221,7 @@ def test_lighteval_run_reports_the_scores_we_compute_for_its_answers(tmp_path):
     from protoqa_integrations.prompts import cfc_prompt, question_to_prompt
     from protoqa_metric.metric_set import PAPER_METRICS
 
-    greedy = build_fitted_gpt2(tmp_path / "tiny-gpt2")
+    greedy = Path(shutil.copytree(fitted_gpt2, tmp_path / "tiny-gpt2"))
     assert not GenerationConfig.from_pretrained(greedy).do_sample
     # The documented commands: a sampling copy of the model (lighteval 0.13's transformers backend
     # never sets do_sample and refuses several greedy samples), then the run.
