@@ -144,7 +144,8 @@ build_main_venv() {
 }
 
 # With --test, the two side environments do not depend on the main one: they are built beside
-# it, each with its own log, and waited for; any failure still fails the setup.
+# it, each with its own log, and waited for. A failure in the main or the lighteval environment
+# fails the setup; one in the vLLM environment is reported and leaves its tests to skip.
 side_jobs=()
 if [ "$mode" = --test ]; then
   build_vllm_venv &
