@@ -1,5 +1,5 @@
 """Shared fixtures: where the read-only copies of the public data live; one torch thread; the project's wheel;
-a tiny fitted GPT-2."""
+the tiny fitted GPT-2s that several modules run."""
 
 from __future__ import annotations
 
@@ -71,3 +71,27 @@ def fitted_gpt2(tmp_path_factory) -> Path:
     from test_lighteval_tasks import build_fitted_gpt2
 
     return build_fitted_gpt2(tmp_path_factory.mktemp("fitted") / "tiny-gpt2")
+
+
+@pytest.fixture(scope="session")
+def dev3_gpt2(tmp_path_factory) -> Path:
+    """A tiny GPT-2 fitted for a moment on the statement prompts of 3 ProtoQA dev questions and their answers, knowing
+    every dev prompt's tokens; built once per run for the modules that generate with it."""
+    from protoqa_integrations.prompts import question_to_prompt
+    from protoqa_metric import read_targets
+    from tiny_lm import build_tiny_gpt2
+
+    dev = SHARED_DATA / "protoqa" / "dev.crowdsourced.jsonl"
+    if not dev.is_file():
+        pytest.skip(f"shared ProtoQA data not found under {SHARED_DATA}")
+    questions = list(read_targets(dev).values())
+    lines = [f"{question_to_prompt(q.question)} {c.answers[0]}." for q in questions[:3] for c in q.clusters[:4]]
+    texts = lines + [question_to_prompt(q.question) for q in questions]
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # the same weights whatever the machine's cores
+    try:
+        return build_tiny_gpt2(tmp_path_factory.mktemp("tiny-gpt2"), texts, fit_lines=lines, fit_steps=80)
+    finally:
+        torch.set_num_threads(threads)

@@ -66,16 +66,11 @@ def check_convert_and_leaderboard(source: Path, targets: Path, reported: dict[st
     return document, systems
 
 
-def test_lm_eval_log_samples_are_ranked_as_the_harness_scored_them(tmp_path):
+def test_lm_eval_log_samples_are_ranked_as_the_harness_scored_them(tmp_path, dev3_gpt2):
     pytest.importorskip("lm_eval")
     from protoqa_integrations.lm_eval_tasks import tasks_path
-    from protoqa_integrations.prompts import question_to_prompt
-    from protoqa_metric import read_targets
-    from tiny_lm import build_tiny_gpt2
 
-    dev3 = list(read_targets(DEV).values())[:3]
-    lines = [f"{question_to_prompt(q.question)} {c.answers[0]}." for q in dev3 for c in q.clusters[:4]]
-    model = build_tiny_gpt2(tmp_path / "tiny", lines + [question_to_prompt(q.question) for q in dev3], fit_lines=lines)
+    model = dev3_gpt2
     tasks = tmp_path / "tasks"
     tasks.mkdir()
     (tasks / "protoqa_12.yaml").write_text(f"include: {tasks_path()}/protoqa.yaml\ntask: protoqa_12\nrepeats: 12\n")
