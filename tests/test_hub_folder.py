@@ -190,16 +190,21 @@ class _FakeHub(http.server.BaseHTTPRequestHandler):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("module, config, predictions, key, expected", CASES)
-def test_loads_as_user_slash_name_from_an_uploaded_folder(tmp_path, module, config, predictions, key, expected):
-    """``evaluate.load("<user>/<name>")`` fetches ``<name>.py`` from the Space: the layout the folder has."""
-    folder = write_hub_folder(tmp_path / "upload", module)
-    _FakeHub.spaces = {f"someone/{module}": folder}
+def test_loads_as_user_slash_name_from_an_uploaded_folder(tmp_path):
+    """``evaluate.load("<user>/<name>")`` fetches ``<name>.py`` from the Space: the layout the folder has.
+
+    Both modules are uploaded and loaded by one new process (an interpreter start and an ``import evaluate`` each
+    cost seconds)."""
+    _FakeHub.spaces = {
+        f"someone/{module}": write_hub_folder(tmp_path / "upload" / module, module) for module in {c[0] for c in CASES}
+    }
+    _FakeHub.requested = []
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _FakeHub)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    code = (
-        f"import evaluate, json; m = evaluate.load('someone/{module}', {config!r}); "
-        f"print(json.dumps(m.compute(predictions={predictions!r}, references={REFS!r})))"
+    code = "import evaluate, json\n" + "".join(
+        f"m = evaluate.load('someone/{module}', {config!r})\n"
+        f"print(json.dumps(m.compute(predictions={predictions!r}, references={REFS!r})))\n"
+        for module, config, predictions, _, _ in CASES
     )
     env = {
         **os.environ,
@@ -217,12 +222,15 @@ def test_loads_as_user_slash_name_from_an_uploaded_folder(tmp_path, module, conf
     finally:
         server.shutdown()
     assert done.returncode == 0, done.stderr[-2000:]
-    assert json.loads(done.stdout.splitlines()[-1])[key] == pytest.approx(expected)
-    assert any(
-        p.endswith(f"/spaces/someone/{module}/resolve/main/{module}.py")
-        or re.search(rf"/spaces/someone/{module}/resolve/[^/]+/{module}\.py", p)
-        for p in _FakeHub.requested
-    )
+    results = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    assert len(results) == len(CASES), done.stdout
+    for (module, config, _, key, expected), result in zip(CASES, results, strict=True):
+        assert result[key] == pytest.approx(expected), (module, config)
+        assert any(
+            p.endswith(f"/spaces/someone/{module}/resolve/main/{module}.py")
+            or re.search(rf"/spaces/someone/{module}/resolve/[^/]+/{module}\.py", p)
+            for p in _FakeHub.requested
+        ), module
 
 
 # --- the folders started as a Space starts them -------------------------------------------------
