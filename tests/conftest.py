@@ -1,7 +1,10 @@
-"""Shared fixtures: where the read-only copies of the public data live; one torch thread; the Hub switched off."""
+"""Shared fixtures: where the read-only copies of the public data live; one torch thread; the Hub switched off;
+the project's wheel; the tiny fitted GPT-2s that several modules run."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -41,3 +44,65 @@ def hub_offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_MODULES_CACHE", str(tmp_path / "modules"))
+
+
+@pytest.fixture(scope="session")
+def project_wheel(tmp_path_factory) -> Path:
+    """The project's wheel, built once per run from the checkout's files (tracked or not ignored).
+
+    Built from a copy so that the checkout gets no build/ or egg-info folders; the tests that
+    install the project as users do (the Hub folders' Space, the extras under pip 23.2) share it.
+    """
+    root = tmp_path_factory.mktemp("wheel")
+    source = root / "source"
+    files = subprocess.run(
+        ["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        check=True,
+        capture_output=True,
+    ).stdout.decode()
+    for name in filter(None, files.split("\0")):
+        if (REPO / name).is_file():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            (source / name).write_bytes((REPO / name).read_bytes())
+    dist = root / "dist"
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(dist), str(source)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert built.returncode == 0, built.stderr[-2000:]
+    return next(dist.glob("protoqa_eval-*.whl"))
+
+
+@pytest.fixture(scope="session")
+def fitted_gpt2(tmp_path_factory) -> Path:
+    """The tiny GPT-2 fitted to ProtoQA dev answers that the harness tests run (``build_fitted_gpt2``), built once
+    per run; tests copy it where they need it, as it costs seconds to fit."""
+    from tests.support.tiny_lm import build_fitted_gpt2
+
+    return build_fitted_gpt2(tmp_path_factory.mktemp("fitted") / "tiny-gpt2", SHARED_DATA)
+
+
+@pytest.fixture(scope="session")
+def dev3_gpt2(tmp_path_factory) -> Path:
+    """A tiny GPT-2 fitted for a moment on the statement prompts of 3 ProtoQA dev questions and their answers, knowing
+    every dev prompt's tokens; built once per run for the modules that generate with it."""
+    from protoqa_integrations.prompts import question_to_prompt
+    from protoqa_metric import read_targets
+    from tests.support.tiny_lm import build_tiny_gpt2
+
+    dev = SHARED_DATA / "protoqa" / "dev.crowdsourced.jsonl"
+    if not dev.is_file():
+        pytest.skip(f"shared ProtoQA data not found under {SHARED_DATA}")
+    questions = list(read_targets(dev).values())
+    lines = [f"{question_to_prompt(q.question)} {c.answers[0]}." for q in questions[:3] for c in q.clusters[:4]]
+    texts = lines + [question_to_prompt(q.question) for q in questions]
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # the same weights whatever the machine's cores
+    try:
+        return build_tiny_gpt2(tmp_path_factory.mktemp("tiny-gpt2"), texts, fit_lines=lines, fit_steps=80)
+    finally:
+        torch.set_num_threads(threads)

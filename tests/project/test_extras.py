@@ -61,16 +61,8 @@ def test_the_docs_and_scripts_name_extras_that_exist_in_that_spelling():
 
 
 @pytest.mark.slow
-def test_pip_23_2_installs_lm_eval_for_the_documented_extra(tmp_path):
-    pytest.importorskip("build")
-    built = subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--outdir", str(tmp_path / "dist"), str(REPO)],
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert built.returncode == 0, built.stderr[-3000:]
-    wheel = next((tmp_path / "dist").glob("protoqa_eval-*.whl"))
+def test_pip_23_2_installs_lm_eval_for_the_documented_extra(tmp_path, project_wheel):
+    wheel = project_wheel
     with zipfile.ZipFile(wheel) as archive:
         metadata = archive.read(next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))).decode()
     assert "Provides-Extra: lm-eval" in metadata

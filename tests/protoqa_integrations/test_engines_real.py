@@ -88,11 +88,10 @@ def generate(python, model, output, cwd, *extra, timeout=900):
     )
 
 
-def test_the_documented_vllm_command_runs_in_the_vllm_environment_without_the_checkout_on_the_path(
-    tiny_model, tmp_path
-):
+def test_the_documented_vllm_command_draws_the_protocol_in_one_call(tiny_model, tmp_path):
     # README/docs: `protoqa-eval generate MODEL -o OUT --engine vllm`, in the environment with vLLM
-    # (setup.sh installs the project there), from any folder, without PYTHONPATH.
+    # (setup.sh installs the project there), from any folder, without PYTHONPATH. One engine start
+    # serves both points: the documented command runs, and it draws the whole protocol in one call.
     command = Path(vllm_python()).parent / "protoqa-eval"
     assert command.is_file(), f"{command} is missing: bash scripts/setup.sh --test installs protoqa-eval there"
     env = offline_env(VLLM_LOGGING_LEVEL="ERROR")
@@ -114,9 +113,9 @@ def test_the_documented_vllm_command_runs_in_the_vllm_environment_without_the_ch
             MEMORY,
             "--enforce-eager",
             "--limit",
-            "2",
+            "3",
             "--num-samples",
-            "10",
+            "100",
         ],
         cwd=tmp_path,
         env=env,
@@ -126,34 +125,11 @@ def test_the_documented_vllm_command_runs_in_the_vllm_environment_without_the_ch
     )
     assert result.returncode == 0, result.stderr[-3000:]
     doc = json.loads(out.read_text())
-    assert [len(v) for v in doc["model_answers"].values()] == [10, 10]
-    assert doc["generation"]["engine"]["engine"] == "vllm"
-
-
-def test_vllm_engine_draws_the_protocol_in_one_call(tiny_model, tmp_path):
-    python = vllm_python()
-    out = tmp_path / "vllm.json"
-    result = generate(
-        python,
-        tiny_model,
-        out,
-        tmp_path,
-        "--engine",
-        "vllm",
-        "--gpu-memory-utilization",
-        MEMORY,
-        "--enforce-eager",
-        "--limit",
-        "3",
-        "--num-samples",
-        "100",
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    doc = json.loads(out.read_text())
     assert [len(v) for v in doc["model_answers"].values()] == [100, 100, 100]
     # Independent samples: the model, fitted to these questions, still spreads over answers.
     assert all(len(set(v)) > 1 for v in doc["model_answers"].values())
     info = doc["generation"]
+    assert info["engine"]["engine"] == "vllm"
     assert info["sampling"].startswith("engine:vllm|samples:100|top_p:0.9|temperature:0.69|top_k:0")
     assert info["engine_details"]["vllm"] and info["engine_details"]["gpu_memory_utilization"] == 0.15
     assert info["usage"]["completion_tokens"] > 0 and "collapsed_questions" not in info
@@ -233,38 +209,17 @@ def served(model: Path, log: Path):
 
 
 @pytest.fixture(scope="module")
-def server(tiny_model, tmp_path_factory):
-    """``vllm serve`` (its OpenAI-compatible server) on 127.0.0.1, serving the tiny model as ``tiny``."""
-    with served(tiny_model, tmp_path_factory.mktemp("serve") / "serve.log") as url:
+def server_log(tmp_path_factory) -> Path:
+    """Where the module's server writes its log."""
+    return tmp_path_factory.mktemp("serve") / "serve.log"
+
+
+@pytest.fixture(scope="module")
+def server(tiny_model, server_log):
+    """``vllm serve`` (its OpenAI-compatible server) on 127.0.0.1, serving the tiny model as ``tiny``; one per module,
+    as each start costs tens of seconds."""
+    with served(tiny_model, server_log) as url:
         yield url
-
-
-def test_seeded_requests_stop_the_cpu_server_and_the_error_names_no_request_seeds(tiny_model, tmp_path):
-    # The CPU build stops on a seeded request ("CPU Generator does not use offset"); the client,
-    # which had been answered before, says to run again with --no-request-seeds.
-    with served(tiny_model, tmp_path / "serve.log") as url:
-        result = generate(
-            sys.executable,
-            "tiny",
-            tmp_path / "seeded.json",
-            tmp_path,
-            "--engine",
-            "openai",
-            "--base-url",
-            url,
-            "--limit",
-            "3",
-            "--num-samples",
-            "300",
-            "--max-retries",
-            "1",
-        )
-        log = (tmp_path / "serve.log").read_text()
-    if "CPU Generator does not use offset" not in log:
-        pytest.skip("this vLLM build answered seeded requests")
-    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr
-    assert "--no-request-seeds" in result.stderr and "Traceback" not in result.stderr
-    assert not (tmp_path / "seeded.json").exists()
 
 
 def test_openai_engine_against_vllm_serve_completions_and_chat(server, tiny_model, tmp_path):
@@ -406,3 +361,34 @@ def test_lm_eval_api_backends_against_vllm_serve(server, tiny_model, tmp_path):
         "--fewshot_as_multiturn",
     )
     assert scores["collapsed,answers"] == 0.0 and "probeval_kl,answers" in scores
+
+
+# Last in the module: a seeded request stops the CPU server, so this test uses the module's server after the others.
+def test_seeded_requests_stop_the_cpu_server_and_the_error_names_no_request_seeds(server, server_log, tmp_path):
+    # The CPU build stops on a seeded request ("CPU Generator does not use offset"); the client,
+    # which had been answered before, says to run again with --no-request-seeds.
+    logged = server_log.stat().st_size
+    result = generate(
+        sys.executable,
+        "tiny",
+        tmp_path / "seeded.json",
+        tmp_path,
+        "--engine",
+        "openai",
+        "--base-url",
+        server,
+        "--limit",
+        "3",
+        "--num-samples",
+        "300",
+        "--max-retries",
+        "1",
+    )
+    with open(server_log, "rb") as fh:
+        fh.seek(logged)
+        log = fh.read().decode(errors="replace")
+    if "CPU Generator does not use offset" not in log:
+        pytest.skip("this vLLM build answered seeded requests")
+    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert "--no-request-seeds" in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "seeded.json").exists()

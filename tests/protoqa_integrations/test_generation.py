@@ -57,11 +57,9 @@ def dev3():
 
 
 @pytest.fixture(scope="module")
-def tiny_dir(tmp_path_factory, dev3):
+def tiny_dir(dev3, dev3_gpt2):
     """A tiny GPT-2 fitted for a moment on the statement prompts of 3 dev questions and their answers."""
-    lines = [f"{question_to_prompt(q.question)} {c.answers[0]}." for q in dev3 for c in q.clusters[:4]]
-    texts = lines + [question_to_prompt(q.question) for q in read_targets(DEV).values()]
-    return build_tiny_gpt2(tmp_path_factory.mktemp("tiny-gpt2"), texts, fit_lines=lines, fit_steps=80)
+    return dev3_gpt2
 
 
 @pytest.fixture(scope="module")

@@ -8,6 +8,7 @@ scores the harness itself reported, and ``convert`` must keep the settings the h
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -64,16 +65,11 @@ def check_convert_and_leaderboard(source: Path, targets: Path, reported: dict[st
     return document, systems
 
 
-def test_lm_eval_log_samples_are_ranked_as_the_harness_scored_them(tmp_path):
+def test_lm_eval_log_samples_are_ranked_as_the_harness_scored_them(tmp_path, dev3_gpt2):
     pytest.importorskip("lm_eval")
     from protoqa_integrations.lm_eval_tasks import tasks_path
-    from protoqa_integrations.prompts import question_to_prompt
-    from protoqa_metric import read_targets
-    from tests.support.tiny_lm import build_tiny_gpt2
 
-    dev3 = list(read_targets(DEV).values())[:3]
-    lines = [f"{question_to_prompt(q.question)} {c.answers[0]}." for q in dev3 for c in q.clusters[:4]]
-    model = build_tiny_gpt2(tmp_path / "tiny", lines + [question_to_prompt(q.question) for q in dev3], fit_lines=lines)
+    model = dev3_gpt2
     tasks = tmp_path / "tasks"
     tasks.mkdir()
     (tasks / "protoqa_12.yaml").write_text(f"include: {tasks_path()}/protoqa.yaml\ntask: protoqa_12\nrepeats: 12\n")
@@ -118,15 +114,14 @@ def test_lm_eval_log_samples_are_ranked_as_the_harness_scored_them(tmp_path):
     assert all(len(v) == 12 for v in document["model_answers"].values())
 
 
-def test_lighteval_details_are_ranked_as_the_harness_scored_them(tmp_path):
+def test_lighteval_details_are_ranked_as_the_harness_scored_them(tmp_path, fitted_gpt2):
     from tests.support.harnesses import lighteval_python
     from tests.support.offline import isolated_env
-    from tests.support.tiny_lm import build_fitted_gpt2
 
     python = lighteval_python()
     if python is None:
         pytest.skip("no interpreter imports lighteval: set $LIGHTEVAL_PYTHON or run bash scripts/setup.sh --test")
-    build_fitted_gpt2(tmp_path / "tiny-gpt2", DATA)
+    shutil.copytree(fitted_gpt2, tmp_path / "tiny-gpt2")
     # lighteval's transformers backend samples only from a model whose generation config says so.
     copied = run(
         [python, "-m", "protoqa_integrations.lighteval_tasks", "sampling-model", "./tiny-gpt2", "./tiny-gpt2-sampling"],

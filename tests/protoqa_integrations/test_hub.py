@@ -197,16 +197,21 @@ class _FakeHub(http.server.BaseHTTPRequestHandler):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("module, config, predictions, key, expected", CASES)
-def test_loads_as_user_slash_name_from_an_uploaded_folder(tmp_path, module, config, predictions, key, expected):
-    """``evaluate.load("<user>/<name>")`` fetches ``<name>.py`` from the Space: the layout the folder has."""
-    folder = write_hub_folder(tmp_path / "upload", module)
-    _FakeHub.spaces = {f"someone/{module}": folder}
+def test_loads_as_user_slash_name_from_an_uploaded_folder(tmp_path):
+    """``evaluate.load("<user>/<name>")`` fetches ``<name>.py`` from the Space: the layout the folder has.
+
+    Both modules are uploaded and loaded by one new process (an interpreter start and an ``import evaluate`` each
+    cost seconds)."""
+    _FakeHub.spaces = {
+        f"someone/{module}": write_hub_folder(tmp_path / "upload" / module, module) for module in {c[0] for c in CASES}
+    }
+    _FakeHub.requested = []
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _FakeHub)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    code = (
-        f"import evaluate, json; m = evaluate.load('someone/{module}', {config!r}); "
-        f"print(json.dumps(m.compute(predictions={predictions!r}, references={REFS!r})))"
+    code = "import evaluate, json\n" + "".join(
+        f"m = evaluate.load('someone/{module}', {config!r})\n"
+        f"print(json.dumps(m.compute(predictions={predictions!r}, references={REFS!r})))\n"
+        for module, config, predictions, _, _ in CASES
     )
     env = {
         **os.environ,
@@ -224,45 +229,25 @@ def test_loads_as_user_slash_name_from_an_uploaded_folder(tmp_path, module, conf
     finally:
         server.shutdown()
     assert done.returncode == 0, done.stderr[-2000:]
-    assert json.loads(done.stdout.splitlines()[-1])[key] == pytest.approx(expected)
-    assert any(
-        p.endswith(f"/spaces/someone/{module}/resolve/main/{module}.py")
-        or re.search(rf"/spaces/someone/{module}/resolve/[^/]+/{module}\.py", p)
-        for p in _FakeHub.requested
-    )
+    results = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    assert len(results) == len(CASES), done.stdout
+    for (module, config, _, key, expected), result in zip(CASES, results, strict=True):
+        assert result[key] == pytest.approx(expected), (module, config)
+        assert any(
+            p.endswith(f"/spaces/someone/{module}/resolve/main/{module}.py")
+            or re.search(rf"/spaces/someone/{module}/resolve/[^/]+/{module}\.py", p)
+            for p in _FakeHub.requested
+        ), module
 
 
 # --- the folders started as a Space starts them -------------------------------------------------
 
 
 @pytest.fixture(scope="module")
-def wheel_venv(tmp_path_factory):
-    """A fresh venv with the project's wheel (built from the checkout) and what the Hub folders need."""
+def wheel_venv(tmp_path_factory, project_wheel):
+    """A fresh venv with the project's wheel and what the Hub folders need."""
     root = tmp_path_factory.mktemp("space")
-    source = root / "source"
-    # Build from a copy so that the checkout gets no build/ or egg-info folders.
-    files = (
-        subprocess.run(
-            ["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-            check=True,
-            capture_output=True,
-        )
-        .stdout.decode()
-        .split("\0")
-    )
-    for name in filter(None, files):
-        if (REPO / name).is_file():
-            (source / name).parent.mkdir(parents=True, exist_ok=True)
-            (source / name).write_bytes((REPO / name).read_bytes())
-    dist = root / "dist"
-    built = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(dist), str(source)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert built.returncode == 0, built.stderr[-2000:]
-    wheel = next(dist.glob("protoqa_eval-*.whl"))
+    wheel = project_wheel
     env_dir = root / "venv"
     venv.create(env_dir, with_pip=True)
     python = env_dir / "bin" / "python"
@@ -292,17 +277,17 @@ def wheel_venv(tmp_path_factory):
     return python, wheel
 
 
+# Each module's page serves every configuration: one Space start per module checks them all.
+SPACE_CASES = {
+    module: [(config, predictions, key, expected) for m, config, predictions, key, expected in CASES if m == module]
+    for module in MODULES
+}
+SPACE_CASES["protoqa"].append(("wordnet", [["puppies", "cats"]], "max_answers@all", 1.0))
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "module, config, predictions, key, expected",
-    CASES
-    + [
-        ("protoqa", "wordnet", [["puppies", "cats"]], "max_answers@all", 1.0),
-    ],
-)
-def test_folder_starts_as_a_space_and_computes_over_http(
-    tmp_path, wheel_venv, module, config, predictions, key, expected
-):
+@pytest.mark.parametrize("module", list(SPACE_CASES))
+def test_folder_starts_as_a_space_and_computes_over_http(tmp_path, wheel_venv, module):
     gradio_client = pytest.importorskip("gradio_client")
     python, wheel = wheel_venv
     folder = write_hub_folder(tmp_path / module, module, requirement=f"protoqa-eval[evaluate] @ {wheel.as_uri()}")
@@ -327,12 +312,14 @@ def test_folder_starts_as_a_space_and_computes_over_http(
             page = response.read().decode()
         assert MODULES[module]["title"] in page
         client = gradio_client.Client(url, verbose=False)
-        result = client.predict(json.dumps(predictions), json.dumps(REFS), config, "{}", api_name="/compute")
-        result = json.loads(result) if isinstance(result, str) else result
-        assert result[key] == pytest.approx(expected)
-        assert isinstance(result["signature"], str)
-        with pytest.raises(Exception, match="JSONDecodeError"):
-            client.predict("[not json", json.dumps(REFS), config, "{}", api_name="/compute")
+        assert SPACE_CASES[module]
+        for config, predictions, key, expected in SPACE_CASES[module]:
+            result = client.predict(json.dumps(predictions), json.dumps(REFS), config, "{}", api_name="/compute")
+            result = json.loads(result) if isinstance(result, str) else result
+            assert result[key] == pytest.approx(expected), config
+            assert isinstance(result["signature"], str)
+            with pytest.raises(Exception, match="JSONDecodeError"):
+                client.predict("[not json", json.dumps(REFS), config, "{}", api_name="/compute")
 
 
 @pytest.mark.slow

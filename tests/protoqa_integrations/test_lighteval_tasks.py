@@ -9,6 +9,7 @@ lighteval, ``$LIGHTEVAL_PYTHON``, then the checkout's ``.venv-lighteval`` (built
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -26,7 +27,6 @@ from protoqa_integrations.lighteval_tasks.utils import (
 )
 from tests.support.harnesses import lighteval_python
 from tests.support.offline import isolated_env
-from tests.support.tiny_lm import build_fitted_gpt2
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO.parent / "shared" / "data"
@@ -164,7 +164,7 @@ def read_details(path: Path) -> list[dict]:
 
 @pytest.mark.slow
 @needs_data
-def test_lighteval_run_reports_the_scores_we_compute_for_its_answers(tmp_path):
+def test_lighteval_run_reports_the_scores_we_compute_for_its_answers(tmp_path, fitted_gpt2):
     python = lighteval_python()
     if python is None:
         pytest.skip("no interpreter imports lighteval: set $LIGHTEVAL_PYTHON or run bash scripts/setup.sh --test")
@@ -176,7 +176,7 @@ def test_lighteval_run_reports_the_scores_we_compute_for_its_answers(tmp_path):
     from protoqa_integrations.prompts import cfc_prompt, question_to_prompt
     from protoqa_metric.metric_set import PAPER_METRICS
 
-    greedy = build_fitted_gpt2(tmp_path / "tiny-gpt2", DATA)
+    greedy = Path(shutil.copytree(fitted_gpt2, tmp_path / "tiny-gpt2"))
     assert not GenerationConfig.from_pretrained(greedy).do_sample
     # The documented commands: a sampling copy of the model (lighteval 0.13's transformers backend
     # never sets do_sample and refuses several greedy samples), then the run.

@@ -59,13 +59,15 @@ def _cluster_words(question_id: str) -> list[str]:
     raise LookupError(question_id)
 
 
-@pytest.fixture
-def running_app(tmp_path, request):
+@pytest.fixture(scope="module")
+def running_app(tmp_path_factory, request):
     """(url, log path) of the app serving a tiny GPT-2 and the shared data; always stopped.
 
     Parametrized indirectly with ``"no model"``, it serves a model folder that does not exist.
+    One app per kind serves the module's tests (each test loads its own page): a start costs seconds.
     """
     _require_tools()
+    tmp_path = tmp_path_factory.mktemp("space-app")
     from tests.support.tiny_lm import build_word_list_gpt2
 
     if getattr(request, "param", None) == "no model":
@@ -89,9 +91,11 @@ def running_app(tmp_path, request):
         yield f"{base}/", log
 
 
-@pytest.fixture
-def browser(tmp_path):
+@pytest.fixture(scope="module")
+def chromium(tmp_path_factory):
+    """One headless Chromium for the module's tests; ``browser`` hands it to each test reset."""
     _require_tools()
+    tmp_path = tmp_path_factory.mktemp("chromium")
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -116,6 +120,14 @@ def browser(tmp_path):
         yield driver
     finally:
         driver.quit()
+
+
+@pytest.fixture
+def browser(chromium):
+    """The module's Chromium on a blank page at its window size, as a newly started one is."""
+    chromium.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    chromium.get("about:blank")
+    return chromium
 
 
 ARTIFACTS = REPO / "artifacts"
@@ -331,15 +343,13 @@ def test_without_a_model_generate_is_disabled_and_explained(running_app, browser
     assert browser.save_screenshot(str(ARTIFACTS / "space_no_model.png"))
 
 
-@pytest.mark.parametrize("size", [(1280, 800, False, "desktop"), (390, 844, True, "phone")], ids=["desktop", "phone"])
-def test_hub_folder_page_fits_a_phone(tmp_path, browser, size):
-    """The Hub-folder page: JSON fields wrap long lines, and no field's buttons cover its label."""
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
-
+@pytest.fixture(scope="module")
+def hub_page(tmp_path_factory):
+    """The URL of a Hub-folder page (``python app.py`` in a built folder); one for the module's tests."""
     from protoqa_integrations.hub import write_hub_folder
 
-    width, height, mobile, name = size
+    _require_tools()
+    tmp_path = tmp_path_factory.mktemp("hub-page")
     folder = write_hub_folder(tmp_path / "protoqa", "protoqa", requirement="protoqa-eval[evaluate]")
     env = {
         **os.environ,
@@ -351,12 +361,21 @@ def test_hub_folder_page_fits_a_phone(tmp_path, browser, size):
     log = tmp_path / "app.log"
     command = [sys.executable, "app.py"]
     with started_app(command, cwd=folder, env=env, log=log, timeout=STARTUP_TIMEOUT, ready_path="/") as (base, _):
-        url = f"{base}/"
-        _viewport(browser, width, height, mobile)
-        browser.get(url)
-        WebDriverWait(browser, STEP_TIMEOUT).until(lambda d: d.find_elements(By.CSS_SELECTOR, ".cm-content"))
-        time.sleep(1.0)
-        fields = browser.execute_script("""
+        yield f"{base}/"
+
+
+@pytest.mark.parametrize("size", [(1280, 800, False, "desktop"), (390, 844, True, "phone")], ids=["desktop", "phone"])
+def test_hub_folder_page_fits_a_phone(hub_page, browser, size):
+    """The Hub-folder page: JSON fields wrap long lines, and no field's buttons cover its label."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    width, height, mobile, name = size
+    _viewport(browser, width, height, mobile)
+    browser.get(hub_page)
+    WebDriverWait(browser, STEP_TIMEOUT).until(lambda d: d.find_elements(By.CSS_SELECTOR, ".cm-content"))
+    time.sleep(1.0)
+    fields = browser.execute_script("""
 return [...document.querySelectorAll('.cm-editor')].map(editor => {
   const block = editor.closest('.block');
   const label = block.querySelector('label, [data-testid="block-label"]');
@@ -369,11 +388,11 @@ return [...document.querySelectorAll('.cm-editor')].map(editor => {
   return {label: label ? label.textContent.trim() : null, covered: covered,
           overflow: scroller.scrollWidth - scroller.clientWidth};
 });""")
-        assert len(fields) >= 3, fields
-        assert all(not f["covered"] for f in fields), fields
-        assert all(f["overflow"] <= 1 for f in fields), fields  # long JSON lines wrap
-        ARTIFACTS.mkdir(exist_ok=True)
-        assert browser.save_screenshot(str(ARTIFACTS / f"hub_page_{name}.png"))
+    assert len(fields) >= 3, fields
+    assert all(not f["covered"] for f in fields), fields
+    assert all(f["overflow"] <= 1 for f in fields), fields  # long JSON lines wrap
+    ARTIFACTS.mkdir(exist_ok=True)
+    assert browser.save_screenshot(str(ARTIFACTS / f"hub_page_{name}.png"))
 
 
 @pytest.mark.parametrize("running_app", ["no model"], indirect=True)  # the tab needs no model

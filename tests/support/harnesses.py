@@ -7,6 +7,7 @@ share one environment, so ``bash scripts/setup.sh --test`` builds ``.venv-lighte
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
@@ -54,14 +55,28 @@ def lighteval_python() -> Optional[str]:
     return python_importing("lighteval", candidates)
 
 
+@functools.cache
+def vllm_import_error(path: str) -> Optional[str]:
+    """Why ``import vllm`` fails with the interpreter ``path`` (None when it works); asked once per
+    run, as the import costs seconds.
+
+    >>> vllm_import_error("/no/such/python")
+    'no vLLM environment at /no/such/python (bash scripts/setup.sh --test builds it)'
+    """
+    if not Path(path).is_file():
+        return f"no vLLM environment at {path} (bash scripts/setup.sh --test builds it)"
+    result = subprocess.run([path, "-c", "import vllm"], capture_output=True, text=True, timeout=300)
+    if result.returncode != 0:
+        last = (result.stderr.strip().splitlines() or ["no message"])[-1]
+        return f"vLLM cannot start in {path}: {last}"
+    return None
+
+
 def vllm_python() -> str:
     """The interpreter with vLLM (``$PROTOQA_VLLM_PYTHON`` or ``.venv-vllm``'s); skips with the reason
     when there is none that starts."""
     path = os.environ.get("PROTOQA_VLLM_PYTHON") or str(REPO / ".venv-vllm" / "bin" / "python")
-    if not Path(path).is_file():
-        pytest.skip(f"no vLLM environment at {path} (bash scripts/setup.sh --test builds it)")
-    result = subprocess.run([path, "-c", "import vllm"], capture_output=True, text=True, timeout=300)
-    if result.returncode != 0:
-        last = (result.stderr.strip().splitlines() or ["no message"])[-1]
-        pytest.skip(f"vLLM cannot start in {path}: {last}")
+    reason = vllm_import_error(path)
+    if reason is not None:
+        pytest.skip(reason)
     return path
