@@ -32,4 +32,6 @@ trap 'rm -rf "$site"' EXIT
 # MkDocs 1.6 prints a notice about MkDocs 2 on every build; it says nothing about this site.
 NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir "$site"
 echo "== pytest" >&2
-.venv/bin/python -m pytest -q "$@"
+# Two workers, each taking whole test files (module fixtures, such as one server per file, and
+# the order inside a file hold): most slow tests wait on servers, subprocesses and a browser.
+.venv/bin/python -m pytest -q -n 2 --dist loadfile "$@"
