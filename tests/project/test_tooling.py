@@ -48,7 +48,7 @@ def test_ci_runs_the_readme_command_and_checks_before_the_tests():
         # --fast stops here: lint, types and the fast subset, no documentation build
         'exec .venv/bin/python -m pytest -q -m "not slow and not browser" "$@"',
         'NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir "$site"',
-        '.venv/bin/python -m pytest -q "$@"',
+        '.venv/bin/python -m pytest -q -n 2 --dist loadfile "$@"',
     ]
     commands = [line.strip() for line in script.splitlines() if ".venv/bin/" in line and not line.startswith("#")]
     assert commands == steps

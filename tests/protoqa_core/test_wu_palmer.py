@@ -143,13 +143,18 @@ def test_a_lock_file_planted_as_a_symlink_is_not_followed(tmp_path, writes):
 
 
 def test_the_object_starts_nothing_without_a_walk_file(monkeypatch, tmp_path, caplog):
+    # The process's reader and Wu-Palmer object first, from the usual cache: made under the empty
+    # cache, the reader would copy WordNet there and every later test in this process would read
+    # that copy, with no walk file.
+    reader = open_wordnet()
+    expected = best_wup(synset_keys("dog"), synset_keys("cat"))
     monkeypatch.setenv("PROTOQA_CACHE_DIR", str(tmp_path / "empty"))
-    own = WuPalmer(open_wordnet())
+    own = WuPalmer(reader)
     started: list[str] = []
     monkeypatch.setattr(subprocess, "Popen", lambda *a, **k: started.append("Popen"))
     with caplog.at_level("WARNING", logger=wu_palmer.__name__):
         assert own.walk_table() is None
-        assert own.best_wup(synset_keys("dog"), synset_keys("cat")) == best_wup(synset_keys("dog"), synset_keys("cat"))
+        assert own.best_wup(synset_keys("dog"), synset_keys("cat")) == expected
     assert started == [] and not list((tmp_path / "empty").glob("**/wup-walks-*"))
     (record,) = [r for r in caplog.records if r.name == wu_palmer.__name__]
     assert "protoqa-eval prepare" in record.getMessage()
