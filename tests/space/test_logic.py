@@ -137,12 +137,19 @@ def test_data_dir_setting_precedence(monkeypatch, tmp_path):
 
 def test_everything_written_goes_under_the_temporary_root(monkeypatch, tmp_path):
     monkeypatch.setenv(demo_settings.TEMP_DIR_ENV, str(tmp_path))
-    for variable in ("GRADIO_TEMP_DIR", "MPLCONFIGDIR", "PROTOQA_CACHE_DIR"):
-        monkeypatch.delenv(variable, raising=False)
-    demo_settings.configure_environment()
-    for variable in ("GRADIO_TEMP_DIR", "MPLCONFIGDIR", "PROTOQA_CACHE_DIR"):
-        assert Path(os.environ[variable]).is_relative_to(tmp_path)
-    assert demo_settings.space_temp_dir("models").is_relative_to(tmp_path)
+    # The variables it sets are put back as they were, present or not: left set, they would send
+    # every later test in this process (the WordNet cache among them) to this temporary folder.
+    saved = dict(os.environ)
+    try:
+        for variable in ("GRADIO_TEMP_DIR", "MPLCONFIGDIR", "PROTOQA_CACHE_DIR"):
+            os.environ.pop(variable, None)
+        demo_settings.configure_environment()
+        for variable in ("GRADIO_TEMP_DIR", "MPLCONFIGDIR", "PROTOQA_CACHE_DIR"):
+            assert Path(os.environ[variable]).is_relative_to(tmp_path)
+        assert demo_settings.space_temp_dir("models").is_relative_to(tmp_path)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 def test_answers_are_cut_at_the_first_sentence_end_and_ranked_by_frequency():
