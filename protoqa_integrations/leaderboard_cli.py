@@ -53,12 +53,20 @@ def add_leaderboard_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--per-question", action="store_true", help="with --json: the question ids and per-question scores")
     out.add_argument("--markdown", action="store_true", help="print a Markdown table")
     out.add_argument("--csv", action="store_true", help="print CSV, one row per system and metric")
-    p.add_argument("--plot", metavar="FILE.png", help="draw every metric's scores and intervals into a PNG")
-    p.add_argument("--model-index", metavar="DIR", help="write NAME.yaml, a model card's model-index, per system")
+    p.add_argument(
+        "--plot", metavar="FILE.png", help="draw every metric's scores and intervals into a PNG (default: no plot)"
+    )
+    p.add_argument(
+        "--model-index",
+        metavar="DIR",
+        help="write NAME.yaml, a model card's model-index, per system (default: none written)",
+    )
     p.add_argument("--dataset-type", default="", help="the data set's Hub id in --model-index (default: targets file)")
     p.add_argument("--dataset-name", default="", help="the data set's name in --model-index (default: its type)")
     p.add_argument("--split", default="", help="the split named in --model-index (default: none named)")
-    p.add_argument("--resamples", type=int_at_least(1), default=DEFAULT_RESAMPLES, help="at most 10,000")
+    p.add_argument(
+        "--resamples", type=int_at_least(1), default=DEFAULT_RESAMPLES, help="bootstrap resamples, at most 10,000"
+    )
     p.add_argument("--seed", type=int_at_least(0), default=DEFAULT_SEED, help="bootstrap seed")
     add_overwrite_option(p, "replace existing --plot and --model-index files")
 

@@ -24,6 +24,7 @@ from protoqa_core.io.readers import (
     TargetStream,
     preview_ids,
 )
+from protoqa_core.progress import track
 from protoqa_core.signature import make_signature
 from protoqa_core.similarity import QUESTION_SIMILARITIES, Similarity, get_similarity, question_similarity
 from protoqa_core.text import normalize_prediction
@@ -258,7 +259,8 @@ class ProtoQA:
             ignore_unknown: drop predictions for ids not in the targets (with a warning)
                 instead of raising :class:`DataFormatError` (see
                 :func:`protoqa_core.io.ids.reconcile_ids`).
-            progress: show a progress bar on stderr (when stderr is a terminal).
+            progress: report progress on stderr (:mod:`protoqa_core.progress`: a bar on a
+                terminal, else a line every 15 s of a long run).
             on_question: called with each question's id and scores as soon as it is scored;
                 then the result keeps no :class:`QuestionScore` (``per_question`` is empty),
                 only each question's id and scores (``question_ids``, ``question_scores``).
@@ -285,17 +287,8 @@ class ProtoQA:
         left_out = set(skipped).union(missing if only_predicted else ())
         scored: Iterable[Question] = (q for q in questions if q.id not in left_out)
         if progress:
-            from tqdm.auto import tqdm
-
             total = sum(1 for qid in target_ids if qid not in left_out)
-            scored = tqdm(
-                scored,
-                total=total,
-                desc=f"scoring ({self.similarity.name})",
-                unit="question",
-                leave=False,
-                disable=None,
-            )
+            scored = track(scored, total, f"scoring ({self.similarity.name})")
         per_question, scored_ids, question_scores, approximated = self._score_each(scored, predictions, on_question)
         n = len(scored_ids)
         scores = {name: (math.fsum(values) / n if n else 0.0) for name, values in question_scores.items()}
