@@ -35,6 +35,7 @@ import numpy as np
 from cfc_probeval.inputs import read_samples, sample_counts, sample_fields
 from cfc_probeval.probeval import ProbEval
 from protoqa_core.io.readers import DataFormatError, PathLike, ProtoQAWarning, Question, preview_ids, read_predictions
+from protoqa_core.progress import track
 from protoqa_core.ranking import rank_by_frequency
 from protoqa_core.significance import DEFAULT_RESAMPLES, DEFAULT_SEED, holm_adjust, resample_indices
 from protoqa_metric.metric import ProtoQA
@@ -257,6 +258,7 @@ def _score(
     metrics: Sequence[str],
     similarity: str,
     probeval: Optional[ProbEval],
+    progress: bool = False,
 ) -> tuple[list[MetricColumn], dict[str, dict[str, list[float]]]]:
     """Per-question scores of every system on ``questions``: the columns and ``{metric: {system: values}}``."""
     unknown = set(metrics) - {"protoqa", "probeval"}
@@ -280,7 +282,9 @@ def _score(
         warnings.simplefilter("ignore")  # every question of every system is scored: nothing for them to say
         if "protoqa" in metrics and all(q.clusters for q in scored_targets.values()):
             metric = ProtoQA(similarity, "paper")
-            for system in systems:
+            for system in track(
+                systems, len(systems), f"leaderboard: ProtoQA ({similarity})", "system", enabled=progress
+            ):
                 if system.ranked is None:
                     continue
                 result = metric.evaluate(scored_targets, _only(system.ranked, questions))
@@ -289,7 +293,7 @@ def _score(
                     record(spec.name, system.name, result.signature, values, spec.name, True)
         if "probeval" in metrics:
             pe = (probeval or ProbEval("auto")).resolved(scored_targets)
-            for system in systems:
+            for system in track(systems, len(systems), "leaderboard: ProbEval", "system", enabled=progress):
                 kl = pe.evaluate(scored_targets, _only(system.samples, questions))
                 values = [kl.per_question[qid] for qid in questions]
                 record(PROBEVAL_KEY, system.name, kl.signature, values, "ProbEval KL", False)
@@ -338,6 +342,7 @@ def build_leaderboard(
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
     alpha: float = 0.05,
+    progress: bool = False,
 ) -> Leaderboard:
     """Score ``systems`` on ``targets`` and rank them (module doc).
 
@@ -345,7 +350,8 @@ def build_leaderboard(
     ranked lists, when every target has answer clusters) and/or ``probeval`` (``probeval``, by
     default ``ProbEval("auto")``: human clusters when the targets carry them, else automatic
     clustering). Systems must answer the same questions (else :class:`LeaderboardError`
-    names the differences), unless ``only_common``.
+    names the differences), unless ``only_common``. ``progress`` reports the systems scored
+    on stderr (:mod:`protoqa_core.progress`).
 
     >>> from protoqa_core.io.readers import Cluster
     >>> q = {f"q{i}": Question(f"q{i}", "name a pet", (Cluster(f"q{i}.0", ("dog",), 6),)) for i in range(20)}
@@ -359,7 +365,7 @@ def build_leaderboard(
     if not 1 <= resamples <= MAX_RESAMPLES:
         raise LeaderboardError(f"resamples must be between 1 and {MAX_RESAMPLES}, got {resamples}")
     questions, dropped = _question_set(targets, systems, only_common)
-    columns, per_question = _score(targets, systems, questions, metrics, similarity, probeval)
+    columns, per_question = _score(targets, systems, questions, metrics, similarity, probeval, progress)
     return _ranked(
         questions,
         columns,

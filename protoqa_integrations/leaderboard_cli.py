@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from protoqa_core.io.cli import Subcommand, add_overwrite_option, check_output_file, int_at_least, write_output_file
+from protoqa_core.io.cli_options import add_quiet_option
 from protoqa_core.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
 
 __all__ = ["COMMANDS", "add_leaderboard_arguments", "add_convert_arguments"]
@@ -69,6 +70,7 @@ def add_leaderboard_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--seed", type=int_at_least(0), default=DEFAULT_SEED, help="bootstrap seed")
     add_overwrite_option(p, "replace existing --plot and --model-index files")
+    add_quiet_option(p)
 
 
 def _run_leaderboard(args: argparse.Namespace) -> int:
@@ -119,6 +121,7 @@ def _run_leaderboard(args: argparse.Namespace) -> int:
         only_common=args.only_common,
         resamples=args.resamples,
         seed=args.seed,
+        progress=not args.quiet,
     )
     if len(board.questions) < len(targets) and not board.dropped:
         print(
