@@ -324,6 +324,8 @@ def load_model(
 ) -> tuple[Any, Any]:
     """``(model, tokenizer)`` of a causal language model (Hub id or local folder), no remote code, in eval mode.
 
+    ``name`` is a local folder when it exists as one (or starts with ``/``, ``.`` or ``~``), else a Hub id.
+
     ``cache_dir`` is where Hub downloads go (default: the Hub's own cache). Every
     failure is a :class:`GenerationError` saying why, in one line; so is a tokenizer
     without an end-of-text token (:func:`check_tokenizer`). When the Hub cannot be reached
@@ -334,7 +336,8 @@ def load_model(
     Traceback (most recent call last):
     GenerationError: there is no model folder /no/such/folder
     """
-    looks_local = os.path.isabs(name) or name.startswith((".", "~"))
+    # A folder that exists is the model, as for from_pretrained (``models/tiny-a`` as well as ``./models/tiny-a``).
+    looks_local = os.path.isabs(name) or name.startswith((".", "~")) or Path(name).expanduser().is_dir()
     if looks_local and not Path(name).expanduser().is_dir():
         raise GenerationError(f"there is no model folder {name}")
     # Without the Hub, a model missing from the cache fails here in milliseconds, before torch is
