@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -62,9 +63,24 @@ def add_leaderboard_arguments(p: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="write NAME.yaml, a model card's model-index, per system (default: none written)",
     )
-    p.add_argument("--dataset-type", default="", help="the data set's Hub id in --model-index (default: targets file)")
-    p.add_argument("--dataset-name", default="", help="the data set's name in --model-index (default: its type)")
-    p.add_argument("--split", default="", help="the split named in --model-index (default: none named)")
+    p.add_argument(
+        "--dataset-type",
+        metavar="HUB_ID",
+        default="",
+        help="the data set's id on the Hugging Face Hub, as --model-index records it (e.g. OWNER/protoqa after "
+        "python -m protoqa_dataset upload; default: none, so --model-index asks for it)",
+    )
+    p.add_argument(
+        "--dataset-name",
+        default="",
+        help="the data set's name in --model-index and the --plot title (default: the name of a known ProtoQA "
+        "or CFC file, recognized by its checksum, else the targets file's name)",
+    )
+    p.add_argument(
+        "--split",
+        default="",
+        help="the split named in --model-index and the --plot title (default: that of a known file, else none)",
+    )
     p.add_argument(
         "--resamples", type=int_at_least(1), default=DEFAULT_RESAMPLES, help="bootstrap resamples, at most 10,000"
     )
@@ -89,6 +105,7 @@ def _run_leaderboard(args: argparse.Namespace) -> int:
         to_csv,
         to_markdown,
     )
+    from .leaderboard_report import known_data_set
 
     if len(args.systems) > MAX_SYSTEMS:
         raise LeaderboardError(f"{len(args.systems)} systems: a leaderboard ranks at most {MAX_SYSTEMS}")
@@ -101,6 +118,7 @@ def _run_leaderboard(args: argparse.Namespace) -> int:
     plot = check_output_file(args.plot, inputs, args.overwrite) if args.plot else None
     index_files = {}
     if args.model_index:
+        _check_hub_id(args.dataset_type)
         folder = Path(args.model_index)
         if folder.exists() and not folder.is_dir():
             raise LeaderboardError(f"{folder}: --model-index needs a folder")
@@ -142,15 +160,53 @@ def _run_leaderboard(args: argparse.Namespace) -> int:
         print(to_csv(board), end="")
     else:
         print(format_table(board))
+    if plot is not None or index_files:
+        config, split, name = known_data_set(args.targets) or ("", "", "")
+        name, split = args.dataset_name or name, args.split or split
     if plot is not None:
-        plot_leaderboard(board, plot)
+        shown = f"{name or Path(args.targets).name}{f' ({split})' if split else ''}"
+        plot_leaderboard(
+            board, plot, f"{shown}: {len(board.questions)} questions, {board.level:.0%} bootstrap intervals"
+        )
     if index_files:
-        dataset = args.dataset_type or Path(args.targets).name
-        blocks = model_index(board, dataset, args.dataset_name or dataset, args.split)
-        for name, path in index_files.items():
-            write_output_file(path, _writer(blocks[name]))
+        blocks = model_index(board, args.dataset_type, name or args.dataset_type, split, config)
+        for system, path in index_files.items():
+            write_output_file(path, _writer(blocks[system]))
+        named = ", ".join(f"{k} {v}" for k, v in (("config", config), ("split", split)) if v)
+        print(
+            f"--model-index: data set {args.dataset_type} ({name or args.dataset_type}{'; ' + named if named else ''}) "
+            f"in {len(index_files)} file(s) under {args.model_index}",
+            file=sys.stderr,
+        )
     print(f"{len(systems)} systems scored in {time.perf_counter() - start:.1f} s", file=sys.stderr)
     return 0
+
+
+_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]{0,95}(/[A-Za-z0-9][\w.-]{0,95})?")
+
+
+def _check_hub_id(dataset_type: str) -> None:
+    """``--model-index`` records the data set by its Hub id: ask for one, and refuse a file name.
+
+    >>> _check_hub_id("someone/protoqa")
+    >>> _check_hub_id("dev.crowdsourced.jsonl")
+    Traceback (most recent call last):
+    ...
+    protoqa_integrations.leaderboard_report.LeaderboardError: --dataset-type 'dev.crowdsourced.jsonl' is a file name; give the data set's Hugging Face Hub id (OWNER/NAME)
+    """
+    from .leaderboard_report import LeaderboardError
+
+    if not dataset_type:
+        raise LeaderboardError(
+            "--model-index needs --dataset-type HUB_ID, the data set's id on the Hugging Face Hub "
+            "(e.g. OWNER/protoqa after python -m protoqa_dataset upload)"
+        )
+    if dataset_type.lower().endswith((".jsonl", ".json", ".parquet", ".csv")) or Path(dataset_type).is_file():
+        raise LeaderboardError(
+            f"--dataset-type {dataset_type!r} is a file name; give the data set's Hugging Face Hub id (OWNER/NAME)"
+        )
+    if not _HUB_ID.fullmatch(dataset_type):
+        raise LeaderboardError(f"--dataset-type {dataset_type!r} is not a Hugging Face Hub id (OWNER/NAME)")
 
 
 def _writer(text: str) -> Callable[[Any], None]:

@@ -31,6 +31,7 @@ __all__ = [
     "to_csv",
     "plot_leaderboard",
     "model_index",
+    "known_data_set",
 ]
 
 PROBEVAL_KEY = "probeval_kl"
@@ -297,6 +298,7 @@ def plot_leaderboard(board: Leaderboard, path: PathLike, title: str = "") -> Non
         )
         ax.set_yticks(y, [f"{n} ({_rank_text(board.ranks[column.key][n])})" for n in order], fontsize=8)
         ax.set_title(f"{column.label} ({'higher' if column.higher_is_better else 'lower'} is better)", fontsize=9)
+        ax.set_xlim(*_axis_range([v for s in scores for v in (s.low, s.mean, s.high)]))
         ax.grid(axis="x", alpha=0.3)
     for ax in list(axes.flat)[len(columns) :]:
         ax.axis("off")
@@ -308,15 +310,58 @@ def plot_leaderboard(board: Leaderboard, path: PathLike, title: str = "") -> Non
         plt.close(fig)
 
 
+def _axis_range(values: list[float]) -> tuple[float, float]:
+    """The x range of a panel: the values with a margin; without any spread, one that shows where they sit.
+
+    Every metric is at least 0 (ProtoQA's at most 1), so values that do not differ are drawn
+    from 0 to 1 (or to twice their value) rather than on a range around them too narrow to read.
+
+    >>> _axis_range([0.0, 0.0, 0.0])
+    (0.0, 1.0)
+    >>> _axis_range([2.5, 2.5])
+    (0.0, 5.0)
+    >>> _axis_range([0.2, 0.6])
+    (0.18, 0.62)
+    """
+    finite = [v for v in values if math.isfinite(v)] or [0.0]
+    low, high = min(finite), max(finite)
+    if high - low > 1e-12:
+        margin = (high - low) * 0.05
+        return round(low - margin, 12), round(high + margin, 12)
+    return (min(0.0, low), max(1.0, 2 * high))
+
+
+def known_data_set(path: PathLike) -> Optional[tuple[str, str, str]]:
+    """``(config, split, name)`` of a targets file that is one of the project's pinned data files
+    (``protoqa_dataset.sources``, recognized by its checksum), else None.
+
+    >>> known_data_set("../shared/data/cfc/dev.targets.jsonl")  # doctest: +SKIP
+    ('cfc', 'validation', 'CFC dev')
+    """
+    try:
+        from protoqa_dataset.sources import SOURCES
+    except ImportError:  # the datasets extra is not installed: nothing to recognize it by
+        return None
+    from protoqa_core.io.data import sha256_of
+
+    digest = sha256_of(path)
+    for config, splits in SOURCES.items():
+        for split, source in splits.items():
+            if source.sha256 == digest:
+                return config, split, source.name
+    return None
+
+
 def _yaml_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def model_index(board: Leaderboard, dataset: str, dataset_name: str, split: str) -> dict[str, str]:
+def model_index(board: Leaderboard, dataset: str, dataset_name: str, split: str, config: str = "") -> dict[str, str]:
     """One ``model-index`` YAML block per system, as a model card's metadata holds it.
 
-    Each result names the task (text generation), the data set (and its split, when given), and every metric
-    with its value and, in ``config``, the signature it was computed under.
+    Each result names the task (text generation), the data set (its Hub id ``dataset``, and its
+    config and split, when given), and every metric with its value and, in ``config``, the
+    signature it was computed under.
 
     >>> from protoqa_core.io.readers import Cluster, Question
     >>> from protoqa_integrations.leaderboard import build_leaderboard
@@ -338,6 +383,7 @@ def model_index(board: Leaderboard, dataset: str, dataset_name: str, split: str)
             "    dataset:",
             f"      type: {_yaml_string(dataset)}",
             f"      name: {_yaml_string(dataset_name)}",
+            *([f"      config: {_yaml_string(config)}"] if config else []),
             *([f"      split: {_yaml_string(split)}"] if split else []),
             "    metrics:",
         ]

@@ -175,9 +175,12 @@ def test_cli_writes_the_table_json_plot_and_model_index(small_files):
         "board.png",
         "--model-index",
         "cards",
+        "--dataset-type",
+        "someone/pets",
         cwd=small_files,
     )
     assert out.returncode == 0, out.stderr
+    assert "--model-index: data set someone/pets (someone/pets) in 2 file(s) under cards" in out.stderr
     table = out.stdout.splitlines()
     assert table[0].split()[:3] == ["system", "format", "max_answers@1"] and table[2].startswith("a ")
     assert out.stdout.count("signature:") == 1 and "signature: protoqa:sim:exact_match|metrics:paper|" in out.stdout
