@@ -161,7 +161,7 @@ def _plural(unit: str) -> str:
 def _log_bar_class(base: Any) -> Any:
     """tqdm's class, made to write log lines: counts in words, and a suffix that waits for the next line."""
 
-    class LogBar(base):  # type: ignore[misc, valid-type]
+    class LogBar(base):
         @property
         def format_dict(self) -> dict:
             values = super().format_dict

@@ -170,8 +170,8 @@ def _run_leaderboard(args: argparse.Namespace) -> int:
         )
     if index_files:
         blocks = model_index(board, args.dataset_type, name or args.dataset_type, split, config)
-        for system, path in index_files.items():
-            write_output_file(path, _writer(blocks[system]))
+        for entry, path in index_files.items():
+            write_output_file(path, _writer(blocks[entry]))
         named = ", ".join(f"{k} {v}" for k, v in (("config", config), ("split", split)) if v)
         print(
             f"--model-index: data set {args.dataset_type} ({name or args.dataset_type}{'; ' + named if named else ''}) "
