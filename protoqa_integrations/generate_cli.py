@@ -100,30 +100,7 @@ def add_generate_arguments(p: argparse.ArgumentParser) -> None:
         help=f"weights' type (engines: {_takers('dtype')})",
     )
     p.add_argument("--batch-size", type=int, default=100, help="sequences per forward pass (default 100)")
-    p.add_argument("--seed", type=int, default=42, help="question i is sampled under seed + i (default 42)")
-    p.add_argument("--num-samples", type=int, help="samples per question (default 300 for ProtoQA, 100 for CFC)")
-    p.add_argument("--limit", type=int, help="only the first N questions (default: every question)")
-    p.add_argument(
-        "--prompt",
-        choices=tuple(PROMPT_STYLES),
-        help="prompt style (default: statement for ProtoQA, cfc-one-shot for CFC; "
-        "finetuned for a model fine-tuned on the ProtoQA training format)",
-    )
-    p.add_argument(
-        "--max-new-tokens", type=int, help=f"default {PAPER_MAX_NEW_TOKENS} ({CHAT_MAX_NEW_TOKENS} with --chat)"
-    )
-    p.add_argument(
-        "--top-p",
-        type=float,
-        default=PAPER_TOP_P,
-        help=f"nucleus sampling: the smallest set of tokens whose probability reaches this (default {PAPER_TOP_P})",
-    )
-    p.add_argument(
-        "--temperature",
-        type=float,
-        default=PAPER_TEMPERATURE,
-        help=f"softmax temperature of the sampling (default {PAPER_TEMPERATURE}, the ProtoQA paper's)",
-    )
+    _add_sampling_arguments(p)
     p.add_argument(
         "--engine",
         default="hf",
@@ -157,6 +134,34 @@ def add_generate_arguments(p: argparse.ArgumentParser) -> None:
     add_quiet_option(p)
     p.add_argument("--version", action="version", version=f"protoqa-eval {__version__}")
     add_engine_options(p)
+
+
+def _add_sampling_arguments(p: argparse.ArgumentParser) -> None:
+    """The sampling protocol's options of ``generate``: seed, samples, questions, prompt and nucleus settings."""
+    p.add_argument("--seed", type=int, default=42, help="question i is sampled under seed + i (default 42)")
+    p.add_argument("--num-samples", type=int, help="samples per question (default 300 for ProtoQA, 100 for CFC)")
+    p.add_argument("--limit", type=int, help="only the first N questions (default: every question)")
+    p.add_argument(
+        "--prompt",
+        choices=tuple(PROMPT_STYLES),
+        help="prompt style (default: statement for ProtoQA, cfc-one-shot for CFC; "
+        "finetuned for a model fine-tuned on the ProtoQA training format)",
+    )
+    p.add_argument(
+        "--max-new-tokens", type=int, help=f"default {PAPER_MAX_NEW_TOKENS} ({CHAT_MAX_NEW_TOKENS} with --chat)"
+    )
+    p.add_argument(
+        "--top-p",
+        type=float,
+        default=PAPER_TOP_P,
+        help=f"nucleus sampling: the smallest set of tokens whose probability reaches this (default {PAPER_TOP_P})",
+    )
+    p.add_argument(
+        "--temperature",
+        type=float,
+        default=PAPER_TEMPERATURE,
+        help=f"softmax temperature of the sampling (default {PAPER_TEMPERATURE}, the ProtoQA paper's)",
+    )
 
 
 def _leaderboard_path(args: argparse.Namespace, output: Path) -> Optional[Path]:

@@ -15,7 +15,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from protoqa_core.io.cli import Subcommand, add_overwrite_option, check_output_file, int_at_least, write_output_file
 from protoqa_core.io.cli_options import add_quiet_option
@@ -98,14 +98,11 @@ def _run_leaderboard(args: argparse.Namespace) -> int:
         LeaderboardError,
         build_leaderboard,
         format_table,
-        model_index,
         parse_system_argument,
-        plot_leaderboard,
         read_system,
         to_csv,
         to_markdown,
     )
-    from .leaderboard_report import known_data_set
 
     if len(args.systems) > MAX_SYSTEMS:
         raise LeaderboardError(f"{len(args.systems)} systems: a leaderboard ranks at most {MAX_SYSTEMS}")
@@ -160,9 +157,19 @@ def _run_leaderboard(args: argparse.Namespace) -> int:
         print(to_csv(board), end="")
     else:
         print(format_table(board))
-    if plot is not None or index_files:
-        config, split, name = known_data_set(args.targets) or ("", "", "")
-        name, split = args.dataset_name or name, args.split or split
+    _write_figures(args, board, plot, index_files)
+    print(f"{len(systems)} systems scored in {time.perf_counter() - start:.1f} s", file=sys.stderr)
+    return 0
+
+
+def _write_figures(args: argparse.Namespace, board: Any, plot: Optional[Path], index_files: dict[str, Path]) -> None:
+    """``--plot`` and ``--model-index``, naming the data set: a known file's name, config and split, or the options'."""
+    from .leaderboard_report import known_data_set, model_index, plot_leaderboard
+
+    if plot is None and not index_files:
+        return
+    config, split, name = known_data_set(args.targets) or ("", "", "")
+    name, split = args.dataset_name or name, args.split or split
     if plot is not None:
         shown = f"{name or Path(args.targets).name}{f' ({split})' if split else ''}"
         plot_leaderboard(
@@ -178,8 +185,6 @@ def _run_leaderboard(args: argparse.Namespace) -> int:
             f"in {len(index_files)} file(s) under {args.model_index}",
             file=sys.stderr,
         )
-    print(f"{len(systems)} systems scored in {time.perf_counter() - start:.1f} s", file=sys.stderr)
-    return 0
 
 
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]{0,95}(/[A-Za-z0-9][\w.-]{0,95})?")
