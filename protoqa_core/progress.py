@@ -172,6 +172,11 @@ def _log_bar_class(base: Any) -> Any:
         def set_postfix_str(self, s: str = "", refresh: bool = True) -> None:
             super().set_postfix_str(s, refresh=False)
 
+        def close(self) -> None:
+            if getattr(self, "last_print_n", None) == self.n:
+                self.leave = False  # its last line is out already: no second line with the same count
+            super().close()
+
     return LogBar
 
 

@@ -64,8 +64,10 @@ def test_a_log_gets_whole_lines_with_done_total_rate_and_time_left(tmp_path):
     first, last = LINE.match(lines[0]), LINE.match(lines[-1])
     assert first and first["desc"] == "scoring (demo)" and first["total"] == "8"
     assert last and last["done"] == last["total"] == "8"  # the last line says the job ended
-    # 0.8 s at one line per 0.2 s at most: a short log, not a line per question
+    # 0.8 s at one line per 0.2 s at most: a short log, not a line per question, each with news
     assert 2 <= len(lines) <= 6, lines
+    done = [int(LINE.match(line)["done"]) for line in lines]
+    assert done == sorted(set(done)), lines
 
 
 def test_a_job_shorter_than_the_interval_leaves_the_log_empty(tmp_path):
