@@ -47,7 +47,8 @@ def add_leaderboard_arguments(p: argparse.ArgumentParser) -> None:
         "--metrics",
         type=_metric_list,
         default=["protoqa", "probeval"],
-        help="protoqa, probeval or both (default); ProtoQA metrics need targets with clusters",
+        help="protoqa (the seven metrics of the ProtoQA paper, as score-generated shows them), probeval or both "
+        "(default); ProtoQA metrics need targets with clusters",
     )
     p.add_argument("--only-common", action="store_true", help="rank on the questions every system answers")
     out = p.add_mutually_exclusive_group()
@@ -67,8 +68,8 @@ def add_leaderboard_arguments(p: argparse.ArgumentParser) -> None:
         "--dataset-type",
         metavar="HUB_ID",
         default="",
-        help="the data set's id on the Hugging Face Hub, as --model-index records it (e.g. OWNER/protoqa after "
-        "python -m protoqa_dataset upload; default: none, so --model-index asks for it)",
+        help="the data set's id on the Hugging Face Hub, as --model-index records it, e.g. OWNER/protoqa after "
+        "python -m protoqa_dataset upload (required with --model-index; default: none)",
     )
     p.add_argument(
         "--dataset-name",
