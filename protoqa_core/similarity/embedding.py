@@ -400,14 +400,12 @@ def read_safetensors(path: Union[str, Path]) -> dict[str, np.ndarray]:
             raise ValueError(f"{path}: the entry of {name!r} is not a tensor description") from None
         if kind not in _SAFETENSORS_TYPES:
             raise ValueError(f"{path}: tensor {name!r} has the type {kind}, which is not read here")
-        raw = data[begin:end]
-        if kind == "BF16":  # bfloat16: the upper half of a float32
-            halves = raw.view(np.uint16).astype(np.uint32) << 16
-            array = halves.view(np.float32)
-        else:
-            array = raw.view(_SAFETENSORS_TYPES[kind])
-        if begin > end or end > len(data) or array.size != int(np.prod(shape)):
+        item: np.dtype[Any] = np.dtype(np.uint16 if kind == "BF16" else _SAFETENSORS_TYPES[kind])
+        if not 0 <= begin <= end <= len(data) or end - begin != int(np.prod(shape)) * item.itemsize:
             raise ValueError(f"{path}: tensor {name!r} does not fit its byte range")
+        array: np.ndarray = data[begin:end].view(item)
+        if kind == "BF16":  # bfloat16: the upper half of a float32
+            array = (array.astype(np.uint32) << 16).view(np.float32)
         array = array.reshape(shape)
         tensors[name] = array if array.dtype in (np.float32, np.int64) else array.astype(np.float32)
     return tensors
