@@ -136,3 +136,18 @@ def test_leaderboard_reports_the_systems_scored(tmp_path):
     assert status == 0, log
     lines = progress_lines(log)
     assert lines and lines[-1]["desc"] == "leaderboard: ProbEval" and lines[-1]["done"] == "3", log
+
+
+@needs_data
+@pytest.mark.parametrize("quiet", [False, True], ids=["reported", "quiet"])
+def test_probeval_reports_in_a_log_and_quiet_turns_it_off(tmp_path, quiet):
+    cfc = DATA / "cfc"
+    args = [sys.executable, "-m", "cfc_probeval", str(cfc / "dev.targets.jsonl")]
+    args += [str(cfc / "dev.predictions.gpt2-xl.oneshot.json"), "--ignore-unknown"]
+    status, log = run_logged([*args, *(["--quiet"] if quiet else [])], tmp_path, interval="0")
+    assert status == 0, log
+    lines = progress_lines(log)
+    if quiet:
+        assert log == ""
+        return
+    assert lines and lines[-1]["desc"].startswith("ProbEval (") and lines[-1]["done"] == lines[-1]["total"], log
