@@ -214,11 +214,8 @@ class VLLMEngine(Engine):
         self.llm = None
 
 
-class _QuestionsDone:
-    """What vLLM's one sampling call reports, as the project's progress of questions done.
-
-    vLLM counts the samples of each finished request; each request here is one question.
-    """
+class _SamplesDone:
+    """What vLLM's one sampling call reports (samples drawn of all asked), as the project's progress."""
 
     def __init__(self, bar: Any) -> None:
         self.bar, self.n, self.started = bar, 0, time.monotonic()
@@ -235,9 +232,9 @@ class _QuestionsDone:
     def postfix(self, text: str) -> None:
         self.bar.set_postfix_str(text.replace("est. speed ", ""), refresh=False)
 
-    def update(self, samples: float = 1) -> None:
-        self.n += 1
-        self.bar.update(1)
+    def update(self, samples: int = 1) -> None:
+        self.n += samples
+        self.bar.update(samples)
 
     def refresh(self) -> None:
         """Nothing to redraw before the report's own next line."""
@@ -255,8 +252,10 @@ def _vllm_bar(progress: Optional[bool]) -> Any:
     if progress is False:
         return False
 
-    def make(total: int, **_: Any) -> _QuestionsDone:
-        return _QuestionsDone(report_progress(total, "sampling", enabled=progress))
+    def make(*items: Any, total: Optional[int] = None, **_: Any) -> Any:
+        if items:  # vLLM adding the requests (quick): nothing to report
+            return items[0]
+        return _SamplesDone(report_progress(total, "sampling", "sample", enabled=progress))
 
-    maker: Callable[..., _QuestionsDone] = make
+    maker: Callable[..., Any] = make
     return maker
