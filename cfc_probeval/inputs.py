@@ -364,11 +364,3 @@ def drop_unknown_ids(
         warnings.warn(ids.message, ProbEvalWarning, stacklevel=2)
     return {qid: samples[qid] for qid in ids.kept}
 
-
-# The earlier spellings of the names above, accepted quietly (not in __all__ nor in the docs):
-# the project's word for the reference data is "targets".
-GroundTruth = QuestionTargets
-read_ground_truth = read_targets
-ground_truth_from_question = targets_from_question
-ground_truth_from_reference = targets_from_reference
-ground_truth_from_raw_answers = targets_from_raw_answers
