@@ -105,7 +105,8 @@ def baseline(model, tokenizer, prompts, samples_per_prompt: int) -> tuple[int, f
 
 def batched(model, tokenizer, prompts, samples_per_prompt: int, batch_size: int) -> tuple[int, float]:
     """The project's sampler."""
-    from protoqa_integrations.generation import SamplingConfig, iter_prompt_samples
+    from protoqa_integrations.generation import iter_prompt_samples
+    from protoqa_integrations.sampling_settings import SamplingConfig
 
     config = SamplingConfig(num_samples=samples_per_prompt, batch_size=batch_size, seed=42)
     start = time.perf_counter()
@@ -116,7 +117,7 @@ def batched(model, tokenizer, prompts, samples_per_prompt: int, batch_size: int)
 VLLM_WORKER = r"""
 import json, sys, time
 from protoqa_integrations.engines.vllm import VLLMEngine
-from protoqa_integrations.generation import SamplingConfig
+from protoqa_integrations.sampling_settings import SamplingConfig
 if __name__ == "__main__":
     folder, count = sys.argv[1], int(sys.argv[2])
     prompts = json.loads(sys.argv[3])
@@ -209,7 +210,7 @@ def start_server(python: str, folder: Path) -> tuple[Any, str]:
 
 def openai_rate(url: str, prompts: list[str], count: int) -> tuple[int, float]:
     from protoqa_integrations.engines.openai import OpenAIEngine
-    from protoqa_integrations.generation import SamplingConfig
+    from protoqa_integrations.sampling_settings import SamplingConfig
 
     # The CPU build of vLLM fails on seeded requests whose prompt is computed in chunks.
     engine = OpenAIEngine("tiny", base_url=url, request_seeds=False, concurrency=4, max_n=128)

@@ -29,8 +29,9 @@ from typing import Any, Optional
 
 from protoqa_core.io.cli import OutputFileError, check_output_file, open_append, reason_of
 from protoqa_core.io.data import SourceError
-from protoqa_core.io.readers import Question
+from protoqa_core.io.records import Question
 from protoqa_core.ranking import answer_frequencies, rank_by_frequency
+from protoqa_integrations.sampling_settings import SamplingConfig, prompt_function
 from protoqa_metric.metric import evaluate_predictions
 
 from .answers_journal import (
@@ -38,28 +39,20 @@ from .answers_journal import (
     _journal_hint,
     _read_journal,
     _write_json_atomically,
-    check_journal,
     journal_path,
-    lock_path,
     output_lock,
 )
 from .engines import Engine, is_collapsed
 from .engines.base import chat_prompt_function
-from .generation import SamplingConfig, prompt_function
 
 __all__ = [
     "DATASETS",
     "SCORE_SIMILARITIES",
-    "AnswersFileError",
     "GeneratedScores",
     "answers_document",
     "check_generate_outputs",
-    "check_journal",
     "generate_answers_file",
-    "journal_path",
-    "lock_path",
     "locate_questions",
-    "output_lock",
     "read_questions_file",
     "score_generated",
 ]
@@ -389,11 +382,12 @@ def score_generated(
     Without ``targets`` the questions come from the file's ``generation`` block (its
     dataset and split). The ranked lists are ``model_ranked_answers``; ProbEval uses every
     sample (``model_answers``, empty ones included) with the human clusters and WordNet
-    matching, as :func:`protoqa_integrations.training.probeval_with_human_clusters` does.
+    matching, as :func:`protoqa_integrations.training_samples.probeval_with_human_clusters` does.
 
     >>> score_generated("answers.json").protoqa["wordnet"].scores["max_answers@10"]  # doctest: +SKIP
     """
-    from protoqa_core.io.readers import parse_json, read_prediction_lists, read_predictions, read_text
+    from protoqa_core.io.files import parse_json, read_text
+    from protoqa_core.io.predictions import read_prediction_lists, read_predictions
 
     path = Path(answers_path)
     try:

@@ -24,9 +24,8 @@ from pathlib import Path
 from typing import Any, Optional
 
 from protoqa_core.io.cli import reason_of, write_output_file
-from protoqa_core.io.readers import DataFormatError
-
-from .generation import GenerationError
+from protoqa_core.io.files import DataFormatError
+from protoqa_integrations.sampling_settings import GenerationError
 
 __all__ = ["AnswersFileError", "journal_path", "lock_path", "output_lock", "check_journal"]
 
@@ -148,7 +147,7 @@ def _read_journal(
     A record must name a question of this run once, with a list of ``num_samples``
     strings (or a skip reason); anything else is an error naming the journal and line.
     """
-    from protoqa_core.io.readers import MalformedJSONError, parse_json, read_text
+    from protoqa_core.io.files import MalformedJSONError, parse_json, read_text
 
     if os.path.islink(path) or not path.is_file():
         raise AnswersFileError(f"{path}: the resume journal is not a regular file; move it away")

@@ -26,31 +26,31 @@ from typing import Any, Optional
 
 from protoqa_core import __version__
 from protoqa_core.io.cli import Subcommand, add_overwrite_option
-from protoqa_core.io.readers import DataFormatError, read_targets
+from protoqa_core.io.files import DataFormatError
+from protoqa_core.io.readers import read_targets
+from protoqa_integrations.answers_journal import check_journal, output_lock
+from protoqa_integrations.prompts import PROMPT_STYLES
+from protoqa_integrations.sampling_settings import (
+    PAPER_MAX_NEW_TOKENS,
+    PAPER_TEMPERATURE,
+    PAPER_TOP_P,
+    GenerationError,
+    SamplingConfig,
+    default_protocol,
+)
 from protoqa_metric.metric_set import format_table
 
 from .answers_file import (
     DATASETS,
     SCORE_SIMILARITIES,
     check_generate_outputs,
-    check_journal,
     generate_answers_file,
     locate_questions,
-    output_lock,
     read_questions_file,
     score_generated,
 )
 from .engines import CHAT_MAX_NEW_TOKENS, ENGINES, Engine, engine_class, make_engine
 from .engines.base import add_engine_options, engine_options
-from .generation import (
-    PAPER_MAX_NEW_TOKENS,
-    PAPER_TEMPERATURE,
-    PAPER_TOP_P,
-    PROMPT_STYLES,
-    GenerationError,
-    SamplingConfig,
-    default_protocol,
-)
 
 __all__ = ["COMMANDS", "add_generate_arguments", "add_score_arguments"]
 

@@ -1,7 +1,7 @@
 """Batched nucleus sampling of answers from a causal language model: the one sampling code path.
 
 ``protoqa-eval generate``, the ``protoqa-hf`` backend of the lm-evaluation-harness
-tasks and the Trainer hooks (:func:`protoqa_integrations.training.sample_question_answers`)
+tasks and the Trainer hooks (:func:`protoqa_integrations.training_samples.sample_question_answers`)
 all draw their samples here, so the same model, prompts, settings and seed give the
 same answers everywhere.
 
@@ -33,6 +33,7 @@ or device changes only the floating-point rounding of the logits.
 >>> config = SamplingConfig(num_samples=300)
 >>> config.signature()
 'samples:300|top_p:0.9|temperature:0.69|top_k:0|max_new_tokens:10|stop:newline,period|batch:100|seed:42|rng:splitmix64'
+>>> from protoqa_integrations.sampling_settings import answer_from_text
 >>> answer_from_text(" A Beach Towel. And more")
 'a beach towel'
 
@@ -50,48 +51,16 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .nucleus_sampling import nucleus_tokens, plan_batches, sample_uniforms
-from .prompts import PROMPT_STYLES, clean_answer
+from .prompts import clean_answer
 from .sampling_settings import (
-    CFC_NUM_SAMPLES,
-    PAPER_MAX_NEW_TOKENS,
-    PAPER_TEMPERATURE,
-    PAPER_TOP_P,
-    PROTOQA_NUM_SAMPLES,
     STOP_STRINGS,
     GenerationError,
     PromptSamples,
     SamplingConfig,
-    answer_from_text,
     cut_at_stop,
-    default_protocol,
-    prompt_function,
 )
 
-__all__ = [
-    "PAPER_TOP_P",
-    "PAPER_TEMPERATURE",
-    "PAPER_MAX_NEW_TOKENS",
-    "PROTOQA_NUM_SAMPLES",
-    "CFC_NUM_SAMPLES",
-    "STOP_STRINGS",
-    "PROMPT_STYLES",
-    "GenerationError",
-    "SamplingConfig",
-    "PromptSamples",
-    "default_protocol",
-    "prompt_function",
-    "cut_at_stop",
-    "answer_from_text",
-    "sample_uniforms",
-    "nucleus_tokens",
-    "plan_batches",
-    "context_length",
-    "check_tokenizer",
-    "resolve_device",
-    "load_model",
-    "iter_prompt_samples",
-    "sample_prompts",
-]
+__all__ = ["context_length", "check_tokenizer", "resolve_device", "load_model", "iter_prompt_samples", "sample_prompts"]
 
 
 def context_length(model: Any) -> Optional[int]:

@@ -8,7 +8,7 @@ Two harnesses run this project's tasks and keep what the model said:
   the ``results_<time>.json`` beside it names the model and the task's data set and split.
 * **lighteval**, with ``--save-details``: a Parquet file ``details_<task>|<shots>_<time>.parquet``,
   one row per question, whose ``model_response.text`` holds the raw continuations (cleaned
-  here as the task cleans them, :func:`~protoqa_integrations.generation.answer_from_text`);
+  here as the task cleans them, :func:`~protoqa_integrations.sampling_settings.answer_from_text`);
   the ``results_<time>.json`` of the same run names the model and its generation parameters.
 
 :func:`read_harness_output` reads either into a :class:`HarnessAnswers` (samples per question
@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from protoqa_core.io.readers import DataFormatError, PathLike, max_input_bytes, parse_json, read_text
-
-from .generation import answer_from_text
+from protoqa_core.io.files import DataFormatError, max_input_bytes, parse_json, read_text
+from protoqa_core.io.readers import PathLike
+from protoqa_integrations.sampling_settings import answer_from_text
 
 __all__ = [
     "FORMATS",

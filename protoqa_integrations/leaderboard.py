@@ -34,13 +34,16 @@ import numpy as np
 
 from cfc_probeval.inputs import read_samples, sample_counts, sample_fields
 from cfc_probeval.probeval import ProbEval
-from protoqa_core.io.readers import DataFormatError, PathLike, ProtoQAWarning, Question, preview_ids, read_predictions
+from protoqa_core.io.files import DataFormatError, ProtoQAWarning
+from protoqa_core.io.predictions import read_predictions
+from protoqa_core.io.readers import PathLike
+from protoqa_core.io.records import Question, preview_ids
 from protoqa_core.ranking import rank_by_frequency
 from protoqa_core.significance import DEFAULT_RESAMPLES, DEFAULT_SEED, holm_adjust, resample_indices
 from protoqa_metric.metric import ProtoQA
 from protoqa_metric.metric_set import PAPER_METRICS
 
-from .harness_outputs import FORMATS, detect_format, read_harness_output
+from .harness_outputs import detect_format, read_harness_output
 from .leaderboard_report import (
     PROBEVAL_KEY,
     Interval,
@@ -48,34 +51,17 @@ from .leaderboard_report import (
     LeaderboardError,
     MetricColumn,
     SystemAnswers,
-    format_table,
-    model_index,
-    plot_leaderboard,
-    to_csv,
-    to_markdown,
 )
 
 __all__ = [
-    "FORMATS",
     "MAX_SYSTEMS",
     "MAX_RESAMPLES",
-    "PROBEVAL_KEY",
-    "LeaderboardError",
-    "SystemAnswers",
-    "Interval",
-    "MetricColumn",
-    "Leaderboard",
     "check_system_name",
     "parse_system_argument",
     "read_system",
     "build_leaderboard",
     "leaderboard_from_dict",
     "add_systems",
-    "format_table",
-    "to_markdown",
-    "to_csv",
-    "plot_leaderboard",
-    "model_index",
 ]
 
 MAX_SYSTEMS = 100
@@ -152,7 +138,7 @@ def _read_system(name: str, path: Path, fmt: str) -> SystemAnswers:
         ranked = {qid: rank_by_frequency(answers) for qid, answers in read.samples.items()}
         return SystemAnswers(name, str(path), fmt, _counts(read.samples, path), ranked, "by frequency", read.generation)
     if fmt == "answers":
-        from protoqa_core.io.readers import parse_json, read_text
+        from protoqa_core.io.files import parse_json, read_text
 
         generation = parse_json(read_text(path), path).get("generation")
         samples = read_samples(path, "model_answers")
@@ -347,7 +333,7 @@ def build_leaderboard(
     clustering). Systems must answer the same questions (else :class:`LeaderboardError`
     names the differences), unless ``only_common``.
 
-    >>> from protoqa_core.io.readers import Cluster
+    >>> from protoqa_core.io.records import Cluster
     >>> q = {f"q{i}": Question(f"q{i}", "name a pet", (Cluster(f"q{i}.0", ("dog",), 6),)) for i in range(20)}
     >>> good = SystemAnswers("good", "-", "predictions", {k: {"dog": 1} for k in q}, {k: ["dog"] for k in q})
     >>> bad = SystemAnswers("bad", "-", "predictions", {k: {"cat": 1} for k in q}, {k: ["cat"] for k in q})
@@ -376,7 +362,7 @@ def build_leaderboard(
 def leaderboard_from_dict(document: Mapping[str, Any]) -> Leaderboard:
     """A leaderboard again from ``Leaderboard.as_dict(per_question=True)`` (ranked again from its per-question scores).
 
-    >>> from protoqa_core.io.readers import Cluster
+    >>> from protoqa_core.io.records import Cluster
     >>> q = {f"q{i}": Question(f"q{i}", "name a pet", (Cluster(f"q{i}.0", ("dog",), 6),)) for i in range(5)}
     >>> one = SystemAnswers("one", "-", "predictions", {k: {"dog": 1} for k in q}, {k: ["dog"] for k in q})
     >>> board = build_leaderboard(q, [one], metrics=["protoqa"], similarity="exact_match")
@@ -420,7 +406,7 @@ def add_systems(
     The new systems must answer the board's questions (others are ignored) and be scored under
     the same signatures; :class:`LeaderboardError` says what differs.
 
-    >>> from protoqa_core.io.readers import Cluster
+    >>> from protoqa_core.io.records import Cluster
     >>> q = {f"q{i}": Question(f"q{i}", "name a pet", (Cluster(f"q{i}.0", ("dog",), 6),)) for i in range(5)}
     >>> one = SystemAnswers("one", "-", "predictions", {k: {"dog": 1} for k in q}, {k: ["dog"] for k in q})
     >>> two = SystemAnswers("two", "-", "predictions", {k: {"cat": 1} for k in q}, {k: ["cat"] for k in q})

@@ -65,20 +65,17 @@ def add_leaderboard_arguments(p: argparse.ArgumentParser) -> None:
 
 def _run_leaderboard(args: argparse.Namespace) -> int:
     from protoqa_core.io.readers import read_targets
-
-    from .harness_outputs import FORMATS
-    from .leaderboard import (
-        MAX_SYSTEMS,
+    from protoqa_integrations.leaderboard_report import (
         LeaderboardError,
-        build_leaderboard,
         format_table,
         model_index,
-        parse_system_argument,
         plot_leaderboard,
-        read_system,
         to_csv,
         to_markdown,
     )
+
+    from .harness_outputs import FORMATS
+    from .leaderboard import MAX_SYSTEMS, build_leaderboard, parse_system_argument, read_system
 
     if len(args.systems) > MAX_SYSTEMS:
         raise LeaderboardError(f"{len(args.systems)} systems: a leaderboard ranks at most {MAX_SYSTEMS}")
@@ -161,7 +158,7 @@ def add_convert_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _run_convert(args: argparse.Namespace) -> int:
-    from protoqa_core.io.readers import Question
+    from protoqa_core.io.records import Question
 
     from .answers_file import answers_document
     from .harness_outputs import read_harness_output

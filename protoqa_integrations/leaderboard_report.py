@@ -231,7 +231,7 @@ def to_markdown(board: Leaderboard) -> str:
 def to_csv(board: Leaderboard) -> str:
     """One CSV row per (system, metric): mean, interval, rank range, signature.
 
-    >>> from protoqa_core.io.readers import Cluster, Question
+    >>> from protoqa_core.io.records import Cluster, Question
     >>> from protoqa_integrations.leaderboard import build_leaderboard
     >>> q = {f"q{i}": Question(f"q{i}", "name a pet", (Cluster(f"q{i}.0", ("dog",), 6),)) for i in range(5)}
     >>> one = SystemAnswers("one", "one.json", "predictions", {k: {"dog": 1} for k in q}, {k: ["dog"] for k in q})
@@ -318,7 +318,7 @@ def model_index(board: Leaderboard, dataset: str, dataset_name: str, split: str)
     Each result names the task (text generation), the data set (and its split, when given), and every metric
     with its value and, in ``config``, the signature it was computed under.
 
-    >>> from protoqa_core.io.readers import Cluster, Question
+    >>> from protoqa_core.io.records import Cluster, Question
     >>> from protoqa_integrations.leaderboard import build_leaderboard
     >>> q = {f"q{i}": Question(f"q{i}", "name a pet", (Cluster(f"q{i}.0", ("dog",), 6),)) for i in range(5)}
     >>> one = SystemAnswers("one", "one.json", "predictions", {k: {"dog": 1} for k in q}, {k: ["dog"] for k in q})

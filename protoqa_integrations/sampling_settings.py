@@ -26,7 +26,6 @@ __all__ = [
     "PROTOQA_NUM_SAMPLES",
     "CFC_NUM_SAMPLES",
     "STOP_STRINGS",
-    "PROMPT_STYLES",
     "GenerationError",
     "SamplingConfig",
     "PromptSamples",

@@ -28,12 +28,13 @@ import os
 from collections.abc import Sequence
 from typing import Any, Optional
 
-from protoqa_core.io.readers import Question, clusters_from_records
+from protoqa_core.io.readers import clusters_from_records
+from protoqa_core.io.records import Question
 from protoqa_core.ranking import rank_by_frequency
 from protoqa_core.signature import make_signature
 from protoqa_integrations.engines.base import is_collapsed
-from protoqa_integrations.generation import PAPER_TEMPERATURE
 from protoqa_integrations.prompts import prompt_for
+from protoqa_integrations.sampling_settings import PAPER_TEMPERATURE
 from protoqa_metric.metric import evaluate_predictions
 
 __all__ = [
@@ -72,9 +73,9 @@ def load_split(
     """
     import datasets
 
+    from protoqa_core.io.data import data_dir_from_env
     from protoqa_dataset.parsing import load_questions, question_to_row
     from protoqa_dataset.schema import FEATURES
-    from protoqa_dataset.sources import data_dir_from_env
 
     data_dir = data_dir or data_dir_from_env()
     parquet = parquet or os.environ.get(PARQUET_ENV, "").strip() or None
@@ -105,7 +106,7 @@ def cfc_one_shot_prompt(doc: dict) -> str:
 
 
 def question_from_doc(doc: dict) -> Question:
-    """The :class:`~protoqa_core.io.readers.Question` of a dataset row.
+    """The :class:`~protoqa_core.io.records.Question` of a dataset row.
 
     >>> question_from_doc({"id": "q1", "question": "name a pet", "clusters": {"id": ["q1.0"],
     ...                    "answers": [["dog"]], "count": [3]}}).clusters[0].count
@@ -132,7 +133,7 @@ def process_results(doc: dict, results: Sequence[Sequence[str]]) -> dict[str, An
     and ``collapsed``: the question id with whether its samples collapsed.
 
     ``results[0]`` holds the question's cleaned samples (each sample through
-    :func:`~protoqa_integrations.generation.answer_from_text`).
+    :func:`~protoqa_integrations.sampling_settings.answer_from_text`).
     The metrics are those of ``protoqa-eval`` on the frequency-ranked answers, and the
     KL that of ``probeval`` on all samples (human clusters, WordNet matching).
     """

@@ -17,9 +17,10 @@ Metric names are ``protoqa_<similarity>_<metric>`` with ``@`` written ``_at_``
 tags or MLflow metric names, so the names are made safe once, here, for every logger.
 The Trainer adds its ``eval_`` prefix, giving ``eval_protoqa_wordnet_max_answers_at_10``
 (``eval/protoqa_wordnet_max_answers_at_10`` in TensorBoard). With ``probeval=True`` (or
-a function, see :data:`ProbEvalFn`) the ProbEval KL divergence is added as
+a function, see :data:`~protoqa_integrations.training_samples.ProbEvalFn`) the ProbEval KL divergence is added as
 ``probeval_kl`` (lower is better).
 
+>>> from protoqa_integrations.training_samples import metric_key
 >>> metric_key("wordnet", "max_answers@10")
 'protoqa_wordnet_max_answers_at_10'
 
@@ -37,52 +38,25 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Optional, Union
 
-from protoqa_core.io.readers import Question
+from protoqa_core.io.records import Question
 from protoqa_core.io.rows import questions_from_rows
 
 from .prompts import clean_answer
 from .training_callback import _ProtoQAEvalCallbackBase
 from .training_samples import (
-    PAPER_NUM_SAMPLES,
-    PAPER_TEMPERATURE,
-    PAPER_TOP_P,
-    PROBEVAL_KEY,
-    ProbEvalFn,
     ProbEvalOption,
     QuestionRows,
     Similarities,
     _probeval_function,
     _similarity_names,
     finetuned_prompt,
-    metric_key,
-    probeval_with_human_clusters,
-    sample_answers,
-    sample_question_answers,
     score_sampled_answers,
 )
 
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = [
-    "PAPER_TOP_P",
-    "PAPER_TEMPERATURE",
-    "PAPER_NUM_SAMPLES",
-    "PROBEVAL_KEY",
-    "ProbEvalFn",
-    "probeval_with_human_clusters",
-    "metric_key",
-    "score_sampled_answers",
-    "decode_answers",
-    "make_compute_metrics",
-    "generation_rows",
-    "QuestionRows",
-    "LABELS_NEEDED",
-    "finetuned_prompt",
-    "sample_question_answers",
-    "sample_answers",
-    "ProtoQAEvalCallback",
-]
+__all__ = ["decode_answers", "make_compute_metrics", "generation_rows", "LABELS_NEEDED", "ProtoQAEvalCallback"]
 
 IGNORE_INDEX = -100
 """What the Trainer pads predictions, labels and inputs with when it concatenates batches."""

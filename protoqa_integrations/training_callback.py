@@ -11,7 +11,7 @@ import warnings
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Optional, Union
 
-from protoqa_core.io.readers import Question
+from protoqa_core.io.records import Question
 from protoqa_core.io.rows import questions_from_rows
 from protoqa_core.ranking import rank_by_frequency
 

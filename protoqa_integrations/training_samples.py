@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Optional, Union
 
-from protoqa_core.io.readers import Question
+from protoqa_core.io.records import Question
 from protoqa_core.ranking import rank_by_frequency
 from protoqa_metric.metric import evaluate_predictions
 
@@ -61,7 +61,7 @@ Similarities = Union[str, Sequence[str]]
 QuestionRows = Any
 """Evaluation questions in any accepted form: a ``datasets.Dataset`` of the dataset export
 (columns ``id``, ``question``, ``clusters``; extra columns such as ``input_ids`` are
-ignored), a list of such rows, a list of :class:`~protoqa_core.io.readers.Question` or a
+ignored), a list of such rows, a list of :class:`~protoqa_core.io.records.Question` or a
 ``{question id: Question}`` mapping (see :func:`~protoqa_core.io.rows.questions_from_rows`)."""
 
 
@@ -186,7 +186,9 @@ def sample_question_answers(
     >>> answers = sample_question_answers(model, tokenizer, "name a fruit", num_samples=5)  # doctest: +SKIP
     >>> len(answers), rank_by_frequency(answers)[0]  # e.g. (5, 'apple')  # doctest: +SKIP
     """
-    from .generation import SamplingConfig, sample_prompts
+    from protoqa_integrations.sampling_settings import SamplingConfig
+
+    from .generation import sample_prompts
 
     config = SamplingConfig(
         num_samples=num_samples,
@@ -220,7 +222,9 @@ def sample_answers(
     >>> [len(s) for s in samples]  # doctest: +SKIP
     [3, 3]
     """
-    from .generation import SamplingConfig, sample_prompts
+    from protoqa_integrations.sampling_settings import SamplingConfig
+
+    from .generation import sample_prompts
 
     prompt_fn = sampling.pop("prompt_fn", finetuned_prompt)
     config = SamplingConfig(

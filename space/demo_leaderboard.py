@@ -22,15 +22,8 @@ from demo_errors import DemoError
 from demo_settings import resolve_data_dir
 
 from protoqa_integrations import serving
-from protoqa_integrations.leaderboard import (
-    Leaderboard,
-    LeaderboardError,
-    add_systems,
-    check_system_name,
-    leaderboard_from_dict,
-    read_system,
-    to_markdown,
-)
+from protoqa_integrations.leaderboard import add_systems, check_system_name, leaderboard_from_dict, read_system
+from protoqa_integrations.leaderboard_report import Leaderboard, LeaderboardError, to_markdown
 
 __all__ = ["BOARDS", "MAX_UPLOADS", "BoardInfo", "shipped_board", "board_table", "board_plot", "rank_uploads"]
 
@@ -88,8 +81,9 @@ def board_table(board: Leaderboard, uploaded: Sequence[str] = ()) -> tuple[list[
 
     Rows are in the order of the first metric (best first); uploaded systems are marked.
 
-    >>> from protoqa_core.io.readers import Cluster, Question
-    >>> from protoqa_integrations.leaderboard import SystemAnswers, build_leaderboard
+    >>> from protoqa_core.io.records import Cluster, Question
+    >>> from protoqa_integrations.leaderboard import build_leaderboard
+    >>> from protoqa_integrations.leaderboard_report import SystemAnswers
     >>> q = {f"q{i}": Question(f"q{i}", "name a pet", (Cluster(f"q{i}.0", ("dog",), 6),)) for i in range(5)}
     >>> one = SystemAnswers("one", "-", "predictions", {k: {"dog": 1} for k in q}, {k: ["dog"] for k in q})
     >>> headers, rows = board_table(build_leaderboard(q, [one], metrics=["protoqa"], similarity="exact_match"))

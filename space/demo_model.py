@@ -21,7 +21,7 @@ from demo_errors import DemoError, ModelUnavailableError
 from demo_settings import CACHE_DIR_ENV, MODEL_ENV, PROMPT_STYLE_ENV, prompt_style, space_temp_dir
 
 from protoqa_integrations import generation, prompts, serving
-from protoqa_integrations.generation import PAPER_TEMPERATURE, PAPER_TOP_P, PROTOQA_NUM_SAMPLES, SamplingConfig
+from protoqa_integrations.sampling_settings import PAPER_TEMPERATURE, PAPER_TOP_P, PROTOQA_NUM_SAMPLES, SamplingConfig
 
 __all__ = [
     "DEFAULT_MODEL",

@@ -58,7 +58,9 @@ from typing import Optional, Union
 
 import numpy as np
 
-from ..io.readers import DataFormatError, Question
+from protoqa_core.io.files import DataFormatError
+from protoqa_core.io.records import Question
+
 from .embedding import ContextEncoder, ModelLocation, locate_model, model_revision
 from .gaussian_process import LengthScale, OneVsAll, fit_one_vs_all, length_scale_rule
 from .registry import QUESTION_SIMILARITIES, QuestionSimilarity

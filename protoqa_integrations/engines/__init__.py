@@ -7,8 +7,8 @@
   (``pip install 'protoqa-eval[openai]'``; the key is read from ``$OPENAI_API_KEY`` only).
 
 Every engine takes a list of prompts (a string, or a list of chat messages), a
-:class:`~protoqa_integrations.generation.SamplingConfig` and one seed per prompt, and
-yields :class:`~protoqa_integrations.generation.PromptSamples`; :func:`make_engine` builds
+:class:`~protoqa_integrations.sampling_settings.SamplingConfig` and one seed per prompt, and
+yields :class:`~protoqa_integrations.sampling_settings.PromptSamples`; :func:`make_engine` builds
 one by name from the registry :data:`ENGINES`, where each engine module registers its engine
 (``@ENGINES.register(name)``) with the options it takes. Engine modules import their heavy
 packages only when an engine is built.

@@ -18,8 +18,9 @@ from typing import Any, ClassVar, Optional, Union
 from urllib.parse import parse_qsl, quote, unquote_plus, urlsplit, urlunsplit
 
 from protoqa_core.registry import Registry
+from protoqa_integrations.nucleus_sampling import sample_uniforms
+from protoqa_integrations.sampling_settings import GenerationError, PromptSamples, SamplingConfig, answer_from_text
 
-from ..generation import GenerationError, PromptSamples, SamplingConfig, answer_from_text, sample_uniforms
 from ..prompts import answer_from_reply, cfc_chat_messages, protoqa_chat_messages
 
 __all__ = [

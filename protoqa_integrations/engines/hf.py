@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Optional
 
-from ..generation import GenerationError, PromptSamples, SamplingConfig, iter_prompt_samples, load_model, resolve_device
+from protoqa_integrations.sampling_settings import GenerationError, PromptSamples, SamplingConfig
+
+from ..generation import iter_prompt_samples, load_model, resolve_device
 from .base import ENGINES, Engine, EngineError, Prompt, library_versions
 
 __all__ = ["HFEngine"]

@@ -60,7 +60,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, Optional
 from urllib.parse import urlsplit
 
-from ..generation import STOP_STRINGS, PromptSamples, SamplingConfig
+from protoqa_integrations.sampling_settings import STOP_STRINGS, PromptSamples, SamplingConfig
+
 from .base import (
     ENGINES,
     Engine,
@@ -74,7 +75,6 @@ from .base import (
 )
 from .request_bounds import (
     _CONTEXT_WORDS,
-    MAX_BACKOFF_S,
     MAX_REPLY_CHARS,
     MAX_RETRY_AFTER_S,
     MAX_RETRY_WAIT_S,
@@ -91,18 +91,7 @@ from .request_bounds import (
     retry_delay,
 )
 
-__all__ = [
-    "OpenAIEngine",
-    "KEY_ENV",
-    "MAX_REPLY_CHARS",
-    "MAX_BACKOFF_S",
-    "MAX_RETRY_AFTER_S",
-    "MAX_RETRY_WAIT_S",
-    "ReplyTooLarge",
-    "reply_byte_cap",
-    "retry_after_seconds",
-    "retry_delay",
-]
+__all__ = ["OpenAIEngine", "KEY_ENV"]
 
 KEY_ENV = "OPENAI_API_KEY"
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Optional
 
-from ..generation import STOP_STRINGS, PromptSamples, SamplingConfig
+from protoqa_integrations.sampling_settings import STOP_STRINGS, PromptSamples, SamplingConfig
+
 from .base import ENGINES, Engine, EngineError, EngineOption, Prompt, answers_of, request_seed
 
 __all__ = ["VLLMEngine", "MEMORY_HINT"]

@@ -38,12 +38,12 @@ from protoqa_integrations.lighteval_tasks.utils import (
     HIGHER_IS_BETTER,
     MAX_NEW_TOKENS,
     METRIC_NAMES,
-    STOP_STRINGS,
     TASKS,
     TaskSpec,
     dataset_source,
     score_samples,
 )
+from protoqa_integrations.sampling_settings import STOP_STRINGS
 from protoqa_integrations.task_functions import (
     mean,
     mean_logging_exact_match_signature,

@@ -3,7 +3,7 @@
 The prompts and the per-question scores are the ones the lm-evaluation-harness tasks use
 (:mod:`protoqa_integrations.task_functions`), so the two harnesses score the same
 answers the same way: the statement prompt of a ProtoQA question and the one-shot prompt of
-a CFC question; every sample cleaned by :func:`~protoqa_integrations.generation.answer_from_text`;
+a CFC question; every sample cleaned by :func:`~protoqa_integrations.sampling_settings.answer_from_text`;
 the paper's seven ProtoQA metrics under WordNet and exact-match similarity, on the answers
 ranked by frequency, and ProbEval's KL (human clusters, WordNet matching) on all samples;
 averaged with ``math.fsum``.
@@ -39,13 +39,12 @@ from pathlib import Path
 from typing import Any, Optional
 
 from protoqa_core.io.data import CACHE_DIR_ENV, data_dir_from_env
-from protoqa_integrations.generation import (
+from protoqa_integrations.sampling_settings import (
     CFC_NUM_SAMPLES,
     PAPER_MAX_NEW_TOKENS,
     PAPER_TEMPERATURE,
     PAPER_TOP_P,
     PROTOQA_NUM_SAMPLES,
-    STOP_STRINGS,
     answer_from_text,
 )
 from protoqa_integrations.task_functions import (
@@ -63,7 +62,6 @@ __all__ = [
     "METRIC_NAMES",
     "HIGHER_IS_BETTER",
     "SAMPLING_PARAMETERS",
-    "STOP_STRINGS",
     "MAX_NEW_TOKENS",
     "dataset_source",
     "write_parquet_copy",

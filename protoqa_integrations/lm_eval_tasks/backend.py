@@ -25,14 +25,15 @@ from typing import Any
 from lm_eval.api.registry import register_model
 from lm_eval.models.huggingface import HFLM
 
-from protoqa_integrations.generation import STOP_STRINGS, SamplingConfig, iter_prompt_samples
+from protoqa_integrations.generation import iter_prompt_samples
+from protoqa_integrations.sampling_settings import STOP_STRINGS, SamplingConfig
 
 __all__ = ["ProtoQAHFLM", "sampling_config"]
 
 
 def sampling_config(gen_kwargs: dict, num_samples: int, batch_size: int, seed: int) -> SamplingConfig | None:
     """The :class:`SamplingConfig` of a request's generation kwargs, or None when it is not nucleus sampling
-    with the stop strings of :data:`~protoqa_integrations.generation.STOP_STRINGS`.
+    with the stop strings of :data:`~protoqa_integrations.sampling_settings.STOP_STRINGS`.
 
     >>> sampling_config({"do_sample": True, "until": ["\\n", "."], "temperature": 0.69, "top_p": 0.9,
     ...                  "top_k": 0, "max_gen_toks": 10}, 300, 100, 42).signature()  # doctest: +ELLIPSIS

@@ -1,12 +1,12 @@
-"""The functions the task YAML files name: data, prompts, answer cleaning, per-question scores.
+"""The task YAML files' functions that are lm-eval's alone: the chat prompts, the answer filters,
+the collapse warning and the test split's leaderboard file.
 
 Everything here is plain Python on dicts and lists (no ``lm_eval`` import), so it is
 tested without the harness and shared by every backend. What lighteval's tasks use as well
 (data, the base prompts, per-question scores and their means) lives in
-:mod:`protoqa_integrations.task_functions` and is named here because the YAML files name
-their functions in this module; the chat prompts, the answer filters, the collapse warning
-and the test split's leaderboard file are lm-eval's alone.
+:mod:`protoqa_integrations.task_functions`, where the YAML files name it.
 
+>>> from protoqa_integrations.task_functions import process_results, protoqa_prompt
 >>> doc = {"id": "q1", "question": "name a pet", "clusters": {"id": ["q1.0", "q1.1"],
 ...        "answers": [["dog"], ["cat"]], "count": [6, 4]}}
 >>> protoqa_prompt(doc)
@@ -27,35 +27,20 @@ from typing import Any
 from protoqa_core.io.cli import write_output_file
 from protoqa_core.ranking import rank_by_frequency
 from protoqa_integrations.engines.base import COLLAPSE_SHARE
-from protoqa_integrations.generation import PAPER_TEMPERATURE, answer_from_text
 from protoqa_integrations.prompts import (
     CFC_EXAMPLE,
     answer_from_reply,
     cfc_chat_messages,
     protoqa_chat_messages,
 )
+from protoqa_integrations.sampling_settings import PAPER_TEMPERATURE, answer_from_text
 from protoqa_integrations.task_functions import (
-    PARQUET_ENV,
-    SIMILARITIES,
-    cfc_one_shot_prompt,
-    load_split,
     logger,
     mean,
-    mean_logging_exact_match_signature,
-    mean_logging_probeval_signature,
-    mean_logging_wordnet_signature,
-    process_results,
-    protoqa_prompt,
-    question_from_doc,
 )
 
 __all__ = [
-    "SIMILARITIES",
-    "PARQUET_ENV",
     "LEADERBOARD_ENV",
-    "load_split",
-    "protoqa_prompt",
-    "cfc_one_shot_prompt",
     "answers_filter",
     "chat_answers_filter",
     "protoqa_chat_prompt",
@@ -63,13 +48,7 @@ __all__ = [
     "cfc_chat_example",
     "chat_target",
     "mean_warning_collapsed",
-    "question_from_doc",
-    "process_results",
     "process_test_results",
-    "mean",
-    "mean_logging_wordnet_signature",
-    "mean_logging_exact_match_signature",
-    "mean_logging_probeval_signature",
     "write_leaderboard",
 ]
 

@@ -35,9 +35,11 @@ from cfc_probeval.inputs import read_samples, sample_fields
 from cfc_probeval.matching import WordNetMatcher
 from cfc_probeval.probeval import ProbEval, normalized_sample_counts
 from protoqa_core.io.ids import reconcile_ids
-from protoqa_core.io.readers import read_predictions, read_targets
+from protoqa_core.io.predictions import read_predictions
+from protoqa_core.io.readers import read_targets
 from protoqa_core.ranking import rank_by_frequency
-from protoqa_integrations.leaderboard import PROBEVAL_KEY, Leaderboard, SystemAnswers, build_leaderboard
+from protoqa_integrations.leaderboard import build_leaderboard
+from protoqa_integrations.leaderboard_report import PROBEVAL_KEY, Leaderboard, SystemAnswers
 from protoqa_metric.metric_set import PAPER_METRICS
 
 __all__ = [
@@ -160,7 +162,7 @@ def target_overlap(samples: Mapping[str, Mapping[str, int]], targets: Mapping[st
 
     Near 1 means the file holds the ground truth itself rather than a system's answers.
 
-    >>> from protoqa_core.io.readers import Question
+    >>> from protoqa_core.io.records import Question
     >>> overlap = target_overlap({"q": {"dog": 2, "cat": 2}}, {"q": Question("q", "", (), raw_answers={"dog": 1})})
     >>> overlap
     0.25

@@ -22,9 +22,9 @@ import pytest
 
 from protoqa_integrations.engines import ENGINES, Engine, EngineError, collapsed_share, is_collapsed, make_engine
 from protoqa_integrations.engines.base import answers_of, request_seed
-from protoqa_integrations.engines.openai import retry_delay
-from protoqa_integrations.generation import PromptSamples, SamplingConfig
+from protoqa_integrations.engines.request_bounds import retry_delay
 from protoqa_integrations.prompts import answer_from_reply, cfc_chat_messages, protoqa_chat_messages
+from protoqa_integrations.sampling_settings import PromptSamples, SamplingConfig
 from tests.support.hostile_server import closed_port_url
 
 REPO = Path(__file__).resolve().parents[2]

@@ -20,16 +20,10 @@ pytest.importorskip("datasets")
 from protoqa_core.ranking import rank_by_frequency  # noqa: E402
 from protoqa_dataset.parsing import load_questions  # noqa: E402
 from protoqa_integrations.answers_file import answers_document, score_generated  # noqa: E402
-from protoqa_integrations.generation import (  # noqa: E402
-    GenerationError,
-    SamplingConfig,
-    answer_from_text,
-    nucleus_tokens,
-    plan_batches,
-    sample_prompts,
-    sample_uniforms,
-)
+from protoqa_integrations.generation import sample_prompts  # noqa: E402
+from protoqa_integrations.nucleus_sampling import nucleus_tokens, plan_batches, sample_uniforms  # noqa: E402
 from protoqa_integrations.prompts import cfc_prompt, question_to_prompt  # noqa: E402
+from protoqa_integrations.sampling_settings import GenerationError, SamplingConfig, answer_from_text  # noqa: E402
 from protoqa_metric import read_targets  # noqa: E402
 from tests.support.harnesses import lm_eval_python  # noqa: E402
 from tests.support.offline import offline_env  # noqa: E402
@@ -394,7 +388,8 @@ EQUAL_SETTINGS = {"num_samples": 12, "batch_size": 8, "seed": 7}
 @pytest.mark.slow
 @needs_data
 def test_generate_callback_and_lm_eval_give_the_same_answers_and_scores(tiny_dir, tiny, dev3, tmp_path):
-    from protoqa_integrations.training import ProtoQAEvalCallback, metric_key
+    from protoqa_integrations.training import ProtoQAEvalCallback
+    from protoqa_integrations.training_samples import metric_key
 
     env = offline_env()
     # 1. protoqa-eval generate + score-generated

@@ -13,16 +13,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from protoqa_core.io.readers import Cluster, Question
+from protoqa_core.io.records import Cluster, Question
 from protoqa_core.significance import bootstrap_ci, holm_adjust, paired_bootstrap
-from protoqa_integrations.leaderboard import (
-    MAX_SYSTEMS,
+from protoqa_integrations.leaderboard import MAX_SYSTEMS, build_leaderboard, read_system
+from protoqa_integrations.leaderboard_report import (
     LeaderboardError,
     SystemAnswers,
-    build_leaderboard,
     format_table,
     model_index,
-    read_system,
     to_csv,
     to_markdown,
 )

@@ -172,8 +172,8 @@ def test_lighteval_run_reports_the_scores_we_compute_for_its_answers(tmp_path, f
 
     from protoqa_dataset.parsing import load_questions
     from protoqa_integrations.answers_file import answers_document, score_generated
-    from protoqa_integrations.generation import CFC_NUM_SAMPLES, PROTOQA_NUM_SAMPLES, answer_from_text
     from protoqa_integrations.prompts import cfc_prompt, question_to_prompt
+    from protoqa_integrations.sampling_settings import CFC_NUM_SAMPLES, PROTOQA_NUM_SAMPLES, answer_from_text
     from protoqa_metric.metric_set import PAPER_METRICS
 
     greedy = Path(shutil.copytree(fitted_gpt2, tmp_path / "tiny-gpt2"))

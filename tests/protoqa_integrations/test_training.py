@@ -28,11 +28,9 @@ from transformers import (  # noqa: E402
 
 from protoqa_core.ranking import rank_by_frequency  # noqa: E402
 from protoqa_integrations.prompts import generation_prompt, training_line  # noqa: E402
-from protoqa_integrations.training import (  # noqa: E402
+from protoqa_integrations.training import ProtoQAEvalCallback, decode_answers, make_compute_metrics  # noqa: E402
+from protoqa_integrations.training_samples import (  # noqa: E402
     PROBEVAL_KEY,
-    ProtoQAEvalCallback,
-    decode_answers,
-    make_compute_metrics,
     metric_key,
     sample_answers,
     sample_question_answers,

@@ -268,7 +268,7 @@ def test_stored_cfc_samples_are_cleaned_and_counted(shared_demo_data):
 
 def test_the_space_shows_the_numbers_of_the_libraries(shared_demo_data):
     """Sampled answers are ranked, scored and compared exactly as the Trainer hooks do it."""
-    from protoqa_integrations.training import metric_key, score_sampled_answers
+    from protoqa_integrations.training_samples import metric_key, score_sampled_answers
 
     for qid in ("r1q1", "r1q9"):  # r1q9: two long answers that the metric reads as one
         result = demo_requests.stored_result(shared_demo_data, "cfc", qid)
