@@ -8,6 +8,7 @@ import it from there or from the package face, never through a sibling.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -75,3 +76,17 @@ def test_the_check_sees_imports_star_chains_and_conditional_definitions():
         "__all__ = ['One', 'Two', 'Three', 'Four', 'Five', 'Six']\n"
     )
     assert reexported(source) == ["One", "Two"]
+
+
+def test_the_harness_task_files_name_each_function_in_its_own_module():
+    folder = REPO / "protoqa_integrations" / "harnesses" / "lm_eval_tasks"
+    named = [
+        match.groups()
+        for path in sorted(folder.iterdir())
+        if path.suffix != ".py" and path.is_file()
+        for match in re.finditer(r"!function ([\w.]+)\.(\w+)", path.read_text(encoding="utf-8"))
+    ]
+    assert len(named) > 10
+    for module, name in named:
+        source = REPO / (module.replace(".", "/") + ".py")
+        assert name in _defined(ast.parse(source.read_text(encoding="utf-8")).body), f"{module}.{name}"
