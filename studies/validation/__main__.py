@@ -35,9 +35,9 @@ from pathlib import Path
 from typing import Any, Optional
 
 from cfc_probeval.clustering import CLUSTERINGS
-from cfc_probeval.errors import DataFormatError
 from cfc_probeval.matching import MATCHINGS
 from protoqa_core.io import data as data_location
+from protoqa_core.io.files import DataFormatError
 
 from .matching_study import MATCHERS
 from .sampling import SAMPLINGS

@@ -20,7 +20,7 @@ from cfc_probeval.embedders import Embedder, get_embedder
 from cfc_probeval.inputs import QuestionTargets, read_targets
 from cfc_probeval.matching import GPMatcher, Matcher, make_matcher
 from cfc_probeval.probeval import AnswerCluster, ProbEval, normalized_sample_counts
-from protoqa_core.io.readers import Cluster
+from protoqa_core.io.records import Cluster
 from protoqa_core.ranking import rank_by_frequency
 from protoqa_core.similarity import get_similarity
 from protoqa_core.text import normalize_prediction
@@ -384,7 +384,7 @@ def evaluate_settings(
 def annotations_are_ground_truth(truth: QuestionTargets, annotations: Mapping[str, Any]) -> bool:
     """Whether a question's annotated answers ("wrong" aside) are its ground-truth answers with their counts.
 
-    >>> from protoqa_core.io.readers import Cluster
+    >>> from protoqa_core.io.records import Cluster
     >>> from studies.validation.sampling import Annotation
     >>> gt = QuestionTargets("q", (Cluster("q.0", ("dog",), 2),), {"dog": 2})
     >>> annotations_are_ground_truth(gt, {"dog": Annotation("q.0", 2), "wrong": Annotation("wrong", 1)})
