@@ -410,6 +410,7 @@ def dev_report(choice: DevChoice) -> dict[str, Any]:
         "verdicts_against_current": choice.rule["against_current"],
         "controls_against_chosen_clustering": choice.rule["controls_against_chosen"],
         "chosen_clustering_against_controls": choice.rule["chosen_against_controls"],
+        "clusterings_beating_every_control": choice.rule["clusterings_beating_every_control"],
         "control_shares": control_shares(choice.criteria, choice.rule["chosen_clustering"], controls),
         "wrong_question_not_worse": {
             name: {labels[i]: float(v) for i, v in enumerate(vals)} for name, vals in choice.wrong_question.items()

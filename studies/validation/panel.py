@@ -168,9 +168,10 @@ def detectable_difference(paired: np.ndarray, power: float = 0.8) -> Optional[fl
     """The smallest difference a two-sided 95% test detects with ``power``, from bootstrap paired differences.
 
     (z(0.975) + z(power)) times the standard deviation of the resampled differences; None without spread.
+    Here the standard deviation is 0.01155 and 1.960 + 0.842 = 2.802.
 
     >>> round(detectable_difference(np.array([-0.01, 0.01, -0.01, 0.01])), 4)
-    0.0281
+    0.0323
     """
     from scipy.stats import norm
 
