@@ -201,6 +201,31 @@ def cluster_claims(result: Mapping[str, Any]) -> dict[str, str]:
             f"{_f(test['candidates'][chosen]['blanc']['mean'])} against {_f(test['candidates'][old]['blanc']['mean'])} "
             f"(new − old {_diff(test['new_minus'][old]['blanc'])}). "
         )
+    best = max(_controls(result), key=lambda c: sysl["figures"][c]["rho"])
+    parts.append(
+        f"Its best control there, {best}, scores {_f(sysl['figures'][best]['rho'])} (new − {best} "
+        f"{_diff(sysl['new_minus'][best])}). "
+    )
+    if old != chosen:
+        panel_old = "; ".join(
+            f"{_SETS[p['dev_set']]} {_diff(p['chosen_minus_old'])}" for p in panel if p.get("chosen_minus_old")
+        )
+        test_ci = sysl["new_minus"][old]["ci"]
+        panel_low = [p["chosen_minus_old"]["ci"]["low"] for p in panel if p.get("chosen_minus_old")]
+        panel_high = [p["chosen_minus_old"]["ci"]["high"] for p in panel if p.get("chosen_minus_old")]
+        disagree = (test_ci["high"] < 0 and bool(panel_low) and min(panel_low) > 0) or (
+            test_ci["low"] > 0 and bool(panel_high) and max(panel_high) < 0
+        )
+        parts.append(
+            f"On the dev system panel new − old is {panel_old}"
+            + (
+                ": the panel and the eight test systems disagree, so on this comparison the panel, built from "
+                "annotated pool answers with counts, cannot stand in for the test's model answers (distinct "
+                "strings without counts). "
+                if disagree
+                else ". "
+            )
+        )
     parts.append(
         f"The dev system panel ({panel[0]['systems'] if panel else 0} systems whose order is known by construction) "
         f"detects a difference of ρ of about {detect} (80% power){_test_detectable(result)}. "
