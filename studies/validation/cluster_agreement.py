@@ -374,6 +374,11 @@ def dev_report(choice: DevChoice) -> dict[str, Any]:
             "minus_current": {labels[i]: paired(c, boot, i, current) for i in range(len(cands)) if i != current},
             "chosen_minus_old": paired(c, boot, chosen, old) if chosen != old else None,
             "chosen_minus_controls": {k: paired(c, boot, chosen, i) for k, i in controls.items() if i != chosen},
+            "candidates_minus_controls": {
+                labels[j]: {k: paired(c, boot, j, i) for k, i in controls.items()}
+                for j in range(len(cands))
+                if not cands[j].is_control
+            },
         }
         if c.name == "panel":
             detectable = [
@@ -411,6 +416,12 @@ def dev_report(choice: DevChoice) -> dict[str, Any]:
         "controls_against_chosen_clustering": choice.rule["controls_against_chosen"],
         "chosen_clustering_against_controls": choice.rule["chosen_against_controls"],
         "clusterings_beating_every_control": choice.rule["clusterings_beating_every_control"],
+        "clusterings_against_controls": choice.rule["clusterings_against_controls"],
+        "control_shares_of_each_clustering": {
+            labels[j]: control_shares(choice.criteria, j, controls)
+            for j in range(len(cands))
+            if not cands[j].is_control
+        },
         "control_shares": control_shares(choice.criteria, choice.rule["chosen_clustering"], controls),
         "wrong_question_not_worse": {
             name: {labels[i]: float(v) for i, v in enumerate(vals)} for name, vals in choice.wrong_question.items()

@@ -372,13 +372,44 @@ def _dev_lines(result: Mapping[str, Any]) -> list[str]:
         + " |",
         "|---|---|" + "---|" * (1 + 2 * len(controls)),
     ]
+    lines += _chosen_rows(dev, keys, chosen, controls)
+    every = dev.get("clusterings_against_controls")
+    if every:
+        ctl = list(next(iter(every.values())))
+        lines += [
+            "",
+            "Every clustering against each control under the rule (beats: non-inferior on every criterion and "
+            "better on one; otherwise the criteria where it is not non-inferior; paired differences in "
+            "`clusters.json`, `candidates_minus_controls`):",
+            "",
+            "| clustering | " + " | ".join(ctl) + " |",
+            "|---|" + "---|" * len(ctl),
+        ]
+        for label, verdicts in every.items():
+            cells = [
+                "beats" if v["replaces"] else (", ".join(_short(k) for k in v["inferior_on"]) or "better on none")
+                for v in (verdicts[c] for c in ctl)
+            ]
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
+def _short(key: str) -> str:
+    """``answer_sets:cfc_dev`` as ``answer sets (CFC dev)``."""
+    name, dev_set = key.split(":")
+    return f"{name.replace('_', ' ')} ({_SETS.get(dev_set, dev_set)})"
+
+
+def _chosen_rows(dev: Mapping[str, Any], keys: Sequence[str], chosen: str, controls: Sequence[str]) -> list[str]:
+    """One row per criterion: the chosen figure, chosen − old, chosen − each control, each control's share."""
+    lines = []
     for k in keys:
         entry = dev["criteria"][k]
         cells = [_f(entry["figures"][chosen]["value"]), _diff(entry["chosen_minus_old"])]
         cells += [_diff(entry["chosen_minus_controls"].get(c)) for c in controls]
         cells += [_f(dev["control_shares"][k].get(c), 2) for c in controls]
         lines.append(f"| {_criterion_name(k)} | " + " | ".join(cells) + " |")
-    return lines + [""]
+    return lines
 
 
 def _panel_lines(result: Mapping[str, Any]) -> list[str]:
@@ -408,7 +439,8 @@ def _panel_lines(result: Mapping[str, Any]) -> list[str]:
     lines += [
         "",
         f"The detectable difference is (z(0.975) + z({panel['power']})) times the bootstrap standard deviation of the "
-        "paired difference candidate − current default.",
+        "paired difference candidate − current default. CFC dev's annotated pool is its targets relabelled (see "
+        "docs/validation.md), so on CFC dev the panel and the answer-set criterion see reference strings only.",
         "",
         "Share of questions where a candidate scores the all-wrong-question system at least as well as the "
         "question's real answers (0 is right):",
@@ -463,13 +495,18 @@ def _test_lines(result: Mapping[str, Any]) -> list[str]:
     )
     lines += _metric_table(title, test["candidates"], labels)
     lines += [
-        f"Paired differences, `{new}` − other (95% bootstrap over test questions):",
+        f"Paired differences, `{new}` − other (95% bootstrap over test questions), and the other's BLANC as a share "
+        f"of `{new}`'s:",
         "",
-        "| other | BLANC | ARI | V-measure |",
-        "|---|---|---|---|",
+        "| other | BLANC | ARI | V-measure | BLANC share |",
+        "|---|---|---|---|---|",
     ]
+    new_blanc = test["candidates"][new]["blanc"]["mean"]
     for label, d in test["new_minus"].items():
-        lines.append(f"| {label} | " + " | ".join(_diff(d[m]) for m in ("blanc", "ari", "v_measure")) + " |")
+        share = test["candidates"][label]["blanc"]["mean"] / new_blanc if new_blanc else None
+        lines.append(
+            f"| {label} | " + " | ".join(_diff(d[m]) for m in ("blanc", "ari", "v_measure")) + f" | {_f(share, 2)} |"
+        )
     sysl = test["system_level"]
     lines += [
         "",
@@ -483,9 +520,15 @@ def _test_lines(result: Mapping[str, Any]) -> list[str]:
         lines.append(
             f"| {label} | {_f(fig['rho'])}{_iv(fig['ci'])} | {_f(fig['seeds']['min'])}–{_f(fig['seeds']['max'])} |"
         )
-    lines += ["", "| new − other | ρ difference | detectable difference (80% power) |", "|---|---|---|"]
+    lines += [
+        "",
+        "| new − other | ρ difference | detectable difference (80% power) | other's ρ as a share of new's |",
+        "|---|---|---|---|",
+    ]
+    new_rho = sysl["figures"][new]["rho"]
     for label, d in sysl["new_minus"].items():
-        lines.append(f"| {label} | {_diff(d)} | {_f(d.get('detectable'))} |")
+        share = sysl["figures"][label]["rho"] / new_rho if new_rho else None
+        lines.append(f"| {label} | {_diff(d)} | {_f(d.get('detectable'))} | {_f(share, 2)} |")
     return lines + [""]
 
 

@@ -123,8 +123,8 @@ def choose(
     ``controls`` are the controls' indices in simplicity order (simplest first); the other
     indices keep grid order. Returns the chosen index, every candidate's verdict against
     ``current``, every control's verdict against the chosen candidate (as good: non-inferior
-    everywhere), the chosen one's against each control (does it beat it?), and the clusterings that beat
-    every control.
+    everywhere), the chosen one's against each control (does it beat it?), every clustering's against
+    each control, and the clusterings that beat every control.
     """
     margins = {c.key: c.margin for c in criteria}
     values = {c.key: c.values() for c in criteria}
@@ -146,11 +146,12 @@ def choose(
     if simpler and chosen not in controls:
         chosen = simpler[0]
     beats = {labels[i]: verdict(diffs(chosen_clustering, i), margins) for i in controls if i != chosen_clustering}
-    beating_all = [
-        labels[i]
+    every = {
+        labels[i]: {labels[j]: verdict(diffs(i, j), margins) for j in controls}
         for i in range(len(labels))
-        if i not in controls and all(verdict(diffs(i, j), margins)["replaces"] for j in controls)
-    ]
+        if i not in controls
+    }
+    beating_all = [name for name, v in every.items() if all(x["replaces"] for x in v.values())]
     return {
         "chosen": chosen,
         "chosen_clustering": chosen_clustering,
@@ -158,6 +159,7 @@ def choose(
         "controls_against_chosen": as_good,
         "chosen_against_controls": beats,
         "clusterings_beating_every_control": beating_all,
+        "clusterings_against_controls": every,
     }
 
 

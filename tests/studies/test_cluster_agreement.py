@@ -290,6 +290,8 @@ def test_rule_replaces_only_when_non_inferior_everywhere_and_better_somewhere():
     assert out["chosen_clustering"] == 1
     # The control is below "better" on A: not as good, so "better" ships and beats the control.
     assert out["chosen"] == 1 and out["chosen_against_controls"]["control"]["replaces"]
+    assert out["clusterings_beating_every_control"] == ["better"]
+    assert out["clusterings_against_controls"]["mixed"]["control"]["inferior_on"] == ["B:d"]
     # Without "better" and "mixed", the control, as good as the current default, ships as the simpler option.
     two = [Criterion(c.name, c.dev_set, c.margin, per_question=c.per_question[[0, 3]]) for c in crits]
     out = choose(two, {c.key: c.resampled(300, 0) for c in two}, ["current", "control"], 0, [1])
