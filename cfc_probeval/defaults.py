@@ -17,7 +17,8 @@ regenerate with ``python -m studies.validation``) and the choice of the automati
   before any of its CFC test figures). Every candidate and every control (one cluster, one
   cluster per string, normalized strings, WordNet components) is measured on CFC dev and
   ProtoQA dev by cluster-level BLANC, the CFC paper's answer-set criterion (its Table 2), the
-  system-like dev pools and a dev panel of systems whose order is known by construction; a
+  system-like dev pools (described in ``validation.md``, section "System level", paragraph
+  "Automatic default") and a dev panel of systems whose order is known by construction; a
   candidate replaces the default only when it is non-inferior on all of them and better on
   one, and a control as good as the default would ship instead. No candidate or control
   passes, so G-means from 8 centers stays; it does not beat every control (the controls tie or
