@@ -166,6 +166,7 @@ class DevChoice:
     old: int
     wrong_question: dict[str, np.ndarray]  # dev set -> per candidate, the wrong-question control's share
     seconds: float
+    embedders: dict[str, str] = field(default_factory=dict)  # grid name -> the embedder's full name (runtime)
 
     @property
     def chosen(self) -> int:
@@ -239,8 +240,19 @@ def select_on_dev(
     labels = [c.label for c in cands]
     rule = choose(criteria, boots, labels, current, list(range(len(grid), len(cands))))
     log(f"  chosen {labels[rule['chosen']]} (current {labels[current]})")
+    embedders = {e: maker.embedder(e).name for e in sorted({c.embedder for c in cands if c.embedder})}
     return DevChoice(
-        protocol, cands, scores, criteria, boots, rule, current, old, wrong_question, time.perf_counter() - start
+        protocol,
+        cands,
+        scores,
+        criteria,
+        boots,
+        rule,
+        current,
+        old,
+        wrong_question,
+        time.perf_counter() - start,
+        embedders,
     )
 
 
@@ -427,6 +439,7 @@ def dev_report(choice: DevChoice) -> dict[str, Any]:
             name: {labels[i]: float(v) for i, v in enumerate(vals)} for name, vals in choice.wrong_question.items()
         },
         "clusters": clusters,
+        "embedders": choice.embedders,
         "seconds": round(choice.seconds, 1),
     }
 

@@ -297,7 +297,9 @@ def _intro_lines(result: Mapping[str, Any]) -> list[str]:
         f"`{proto['file']}` version {proto['version']}, fixed {proto['fixed']}, SHA-256 `{proto['sha256']}`, "
         f"commit `{proto['commit']}`. Every choice below was made on CFC dev and ProtoQA dev; CFC test was read "
         "once, afterwards. Clustering seeds "
-        f"{result['seeds']}: every figure averages them.",
+        f"{result['seeds']}: every figure averages them. Embedder: "
+        + (", ".join(f"`{v}`" for v in result["dev"].get("embedders", {}).values()) or "not recorded")
+        + ".",
         "",
         "Dev criteria (each on CFC dev and on ProtoQA dev; higher is better) and their non-inferiority margins:",
         "",

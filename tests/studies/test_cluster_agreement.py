@@ -330,4 +330,5 @@ def test_protocol_compares_against_what_ships():
         dict(CURRENT_DEFAULT.params)["k_init"],
         CURRENT_DEFAULT.embedder,
     )
-    assert "ranked" in protocol["changes"][-1]["reason"] and "seen on test" in protocol["changes"][-1]["reason"]
+    (v2,) = [c for c in protocol["changes"] if c["what"].startswith("Version 2")]
+    assert v2["date"] == "2026-11-28" and "ranked" in v2["reason"] and "seen on test" in v2["reason"]
