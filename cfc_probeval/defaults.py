@@ -24,7 +24,8 @@ regenerate with ``python -m studies.validation``) and the choice of the automati
   passes, so G-means from 8 centers stays; it does not beat every control (the controls tie or
   win on the answer-set criterion), but none is as good on every criterion. G-means from 4
   centers, the earlier default, falls short of it on dev, yet ranks the eight CFC test systems
-  better: that is reported in ``clusters.md`` beside every control, with CFC test read once.
+  better: that is reported in ``clusters.md`` beside every control, with CFC test read only
+  after the choice.
   No CFC test file is read to choose it.
 - The matching thresholds (``cosine_threshold`` 0.6, ``gp_threshold`` 0.4): section
   "Matching validity": the threshold with the best count-weighted matching F1 against

@@ -160,14 +160,14 @@ def trust_rows(result: Mapping[str, Any]) -> list[str]:
     blanc = test["candidates"]
     best = max(controls, key=lambda c: blanc[c]["blanc"]["mean"])
     rows.append(
-        f"| {part} (CFC test, once; its reference is inconsistent) | cluster BLANC | "
+        f"| {part} (CFC test, after the choice; its reference is inconsistent) | cluster BLANC | "
         f"{_f(blanc[new]['blanc']['mean'])}{_iv(blanc[new]['blanc']['ci'])} | {best} {_f(blanc[best]['blanc']['mean'])} | "
         f"{_diff(test['new_minus'][best]['blanc'])} |"
     )
     sysl = test["system_level"]
     best = max(controls, key=lambda c: sysl["figures"][c]["rho"])
     rows.append(
-        f"| {part} (CFC test, once) | ρ over the eight GPT-2 systems | {_f(sysl['figures'][new]['rho'])}"
+        f"| {part} (CFC test, after the choice) | ρ over the eight GPT-2 systems | {_f(sysl['figures'][new]['rho'])}"
         f"{_iv(sysl['figures'][new]['ci'])} | {best} {_f(sysl['figures'][best]['rho'])} | "
         f"{_diff(sysl['new_minus'][best])} |"
     )
@@ -195,7 +195,7 @@ def cluster_claims(result: Mapping[str, Any]) -> dict[str, str]:
     if old in sysl["figures"] and old != chosen:
         t_old = sysl["new_minus"][old]
         parts.append(
-            f"On CFC test, read once after the choice, it ranks the eight GPT-2 systems with Spearman ρ "
+            f"On CFC test, read after the choice, it ranks the eight GPT-2 systems with Spearman ρ "
             f"{_f(sysl['figures'][chosen]['rho'])}{_iv(sysl['figures'][chosen]['ci'])} against the earlier "
             f"`{old}`'s {_f(sysl['figures'][old]['rho'])} (new − old {_diff(t_old)}); cluster BLANC "
             f"{_f(test['candidates'][chosen]['blanc']['mean'])} against {_f(test['candidates'][old]['blanc']['mean'])} "
@@ -285,7 +285,7 @@ def cluster_markdown(result: Mapping[str, Any]) -> str:
 def _intro_lines(result: Mapping[str, Any]) -> list[str]:
     proto = result["protocol"]
     lines = [
-        "# ProbEval's automatic clustering: every dev criterion, the controls, and CFC test once",
+        "# ProbEval's automatic clustering: every dev criterion, the controls, and CFC test after the choice",
         "",
         f"Regenerate with `{COMMAND}` ({_f(result['seconds'], 0)} s wall, {_f(result.get('cpu_seconds'), 0)} s CPU "
         "in this run"
@@ -296,7 +296,7 @@ def _intro_lines(result: Mapping[str, Any]) -> list[str]:
         "",
         f"`{proto['file']}` version {proto['version']}, fixed {proto['fixed']}, SHA-256 `{proto['sha256']}`, "
         f"commit `{proto['commit']}`. Every choice below was made on CFC dev and ProtoQA dev; CFC test was read "
-        "once, afterwards. Clustering seeds "
+        "only afterwards (every run of CFC test is in the changes below). Clustering seeds "
         f"{result['seeds']}: every figure averages them. Embedder: "
         + (", ".join(f"`{v}`" for v in result["dev"].get("embedders", {}).values()) or "not recorded")
         + ".",
@@ -490,7 +490,7 @@ def _test_lines(result: Mapping[str, Any]) -> list[str]:
     test = result["cfc_test"]
     new = test["new"]
     labels = list(test["candidates"])
-    lines = ["## CFC test (read once)", ""]
+    lines = ["## CFC test (read after the choice)", ""]
     title = (
         f"CFC test ({test['questions']} questions; annotators {_f(test['human_clusters_per_question'], 1)} clusters "
         "per question)"

@@ -196,7 +196,7 @@ def test_clusters_command_end_to_end_on_a_slice(shared_data, tmp_path):
     assert {"one_cluster", "one_per_string", "normalized_strings", "wordnet_components"} <= others
     assert report["dev"]["old"] in others or report["dev"]["chosen"] == report["dev"]["old"]
     page = (out / "clusters.md").read_text(encoding="utf-8")
-    assert "## Protocol" in page and "## The dev system panel" in page and "## CFC test (read once)" in page
+    assert "## Protocol" in page and "## The dev system panel" in page and "## CFC test (read after the choice)" in page
 
 
 def test_clusters_command_refuses_a_missing_data_folder(tmp_path):
