@@ -76,14 +76,14 @@ RUN_HERE: dict[str, tuple[str, ...]] = {
     "docs/probeval.md: from cfc_probeval import evaluate_probeval, read_targets, re": ("data",),
     "docs/protoqa-metric.md: from protoqa_metric import ProtoQA, read_predictions, read_t": ("data",),
     "docs/protoqa-metric.md: protoqa-eval prepare                 # prints: WordNet cache": (),
-    "docs/training.md: from protoqa_integrations.prompts import prompt_for, questio": (),
+    "docs/training.md: from protoqa_integrations.generation.prompts import (": (),
     "docs/training.md: from datasets import load_dataset": ("export",),
 }
 # Blocks that continue the block before them on the same page: run after it, in one script.
 CONTINUES = {"docs/protoqa-metric.md: from protoqa_metric import TargetStream, read_packed_predict": ("data",)}
 # Blocks of which the tests run some commands (here or elsewhere); the page's note says which.
 PARTLY = {
-    'docs/evaluate-a-model.md: TASKS="$(python -m protoqa_integrations.lm_eval_tasks)"': ("tiny-gpt2",),
+    'docs/evaluate-a-model.md: TASKS="$(python -m protoqa_integrations.harnesses.lm_eval_ta': ("tiny-gpt2",),
     "docs/datasets.md: python -m protoqa_dataset export protoqa-hub/": (),
     "README.md: bash scripts/setup.sh && .venv/bin/python -m studies.paper_e": (),
     "docs/install.md: bash scripts/setup.sh && .venv/bin/python -m studies.paper_e": (),
