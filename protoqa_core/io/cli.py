@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
+from ..redaction import redact_text
+
 __all__ = [
     "OutputFileError",
     "OneLineParser",
@@ -353,7 +355,7 @@ def run_command(prog: str, body: Callable[[], int]) -> int:
         if not known or isinstance(exc, (KeyError, IndexError)):
             message = f"unexpected {type(exc).__name__}: {message} (set {TRACEBACK_ENV}=1 for details)"
         try:
-            print(f"{prog}: error: {_one_line(message)}", file=sys.stderr)
+            print(f"{prog}: error: {_one_line(redact_text(message))}", file=sys.stderr)
         except (OSError, ValueError):
             pass
         return 2

@@ -10,7 +10,7 @@
   computed in chunks);
 * the key comes from ``$OPENAI_API_KEY`` only, and is never printed; credentials written
   into the server's address (``user:pass@``, ``?key=``, ``?api_key=``, ``?token=``) are
-  shown as ``***`` in every message and in the answers file (:func:`~.base.redact_url`).
+  shown as ``***`` in every message and in the answers file (:func:`protoqa_core.redaction.redact_url`).
 
 Every request is bounded:
 
@@ -60,6 +60,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, Optional
 from urllib.parse import urlsplit
 
+from protoqa_core.redaction import redact_url, url_secrets
+
 from ..generation import STOP_STRINGS, PromptSamples, SamplingConfig
 from .base import (
     ENGINES,
@@ -68,9 +70,7 @@ from .base import (
     EngineOption,
     Prompt,
     answers_of,
-    redact_url,
     request_seed,
-    url_secrets,
 )
 from .request_bounds import (
     _CONTEXT_WORDS,
