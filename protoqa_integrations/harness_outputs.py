@@ -124,6 +124,8 @@ _EXPECTED = "expected an answers file, a predictions file, lm-eval --log_samples
 def _probe(text: str, path: Path) -> _Probe:
     """The file parsed as one JSON document and its first line parsed; malformed JSON in both is an error
     naming the line and column, and JSON nested too deeply or with duplicate keys is one at once."""
+    if not text.lstrip().startswith(("{", "[")):
+        return _Probe()  # not JSON at all (a CSV file, say): an unknown format, not a parse position
     try:
         return _Probe(document=parse_json(text, path))
     except MalformedJSONError as whole_error:

@@ -208,13 +208,19 @@ def check_provenance(
         if not any(a.startswith(f"{key} (") for a in result.accepted):
             result.accepted.append(described)
     if len(inputs) > 1 or targets is not None:
+        plain = [name for name, found in recorded.items() if not found]
+        if plain:
+            result.notes.append(
+                f"{_listed(plain)} record{'s' if len(plain) == 1 else ''} no provenance (plain predictions): data "
+                "set, split, questions, samples per question, sampling settings and prompt could not be checked"
+            )
         for name, found in recorded.items():
-            if not found:
-                result.notes.append(
-                    f"{name} records no provenance (plain predictions): its data set, split, questions, "
-                    "samples per question, sampling settings and prompt could not be checked"
-                )
-            elif set(FIELDS) - set(found) - {"questions"}:
-                missing = [f for f in FIELDS if f not in found and f != "questions"]
+            missing = [f for f in FIELDS if found and f not in found and f != "questions"]
+            if missing:
                 result.notes.append(f"{name} does not record {', '.join(missing)}: not checked")
     return result
+
+
+def _listed(names: list[str], most: int = 5) -> str:
+    shown = ", ".join(names[:most])
+    return shown + (f" and {len(names) - most} more" if len(names) > most else "")

@@ -96,5 +96,5 @@ def test_an_uploaded_file_is_ranked_with_the_shipped_systems(tmp_path, monkeypat
     assert any(row[0] == "mine (uploaded)" for row in rows)
     partial = tmp_path / "partial.jsonl"
     partial.write_text(json.dumps({"r4q1": ["a driver"]}) + "\n")
-    with pytest.raises(DemoError, match="partial lacks 45 of the board's questions"):
+    with pytest.raises(DemoError, match="partial lacks 45 of the board's 46 questions"):
         demo_leaderboard.rank_uploads("cfc_test", [str(partial)])

@@ -87,7 +87,7 @@ def test_only_named_endpoints_are_exposed(server):
     base, _, _ = server
     with open_local(base + "/gradio_api/info", timeout=10) as response:
         info = json.load(response)
-    assert set(info["named_endpoints"]) == {"/score", "/stored", "/generate"}
+    assert set(info["named_endpoints"]) == {"/score", "/stored", "/generate", "/leaderboard"}
     assert not info["unnamed_endpoints"]
 
 
