@@ -386,6 +386,7 @@ CSS = """
 }
 #leaderboard-table td, #leaderboard-table td * { overflow-wrap: anywhere; }
 #leaderboard-phone { display: none; }
+#leaderboard-note code { white-space: pre-wrap; overflow-wrap: anywhere; }
 .lb-phone { margin: 0; padding-left: 0; list-style: none; }
 .lb-phone li { padding: 0.3em 0; border-bottom: 1px solid #ddd; overflow-wrap: anywhere; }
 .lb-rank { display: inline-block; min-width: 2.5em; color: #666; }
