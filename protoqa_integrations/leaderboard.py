@@ -471,7 +471,9 @@ def add_systems(
     """
     _check_systems([*board.systems, *systems])
     checked = check_provenance(
-        {s.name: s.settings for s in [*board.systems, *systems]}, targets_data, [*board.accepted, *accept]
+        {s.name: s.settings for s in [*board.systems, *systems]},
+        targets_data,
+        [*(a.split(" (", 1)[0] for a in board.accepted), *accept],
     )
     missing_targets = [qid for qid in board.questions if qid not in targets]
     if missing_targets:

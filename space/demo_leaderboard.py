@@ -26,6 +26,7 @@ from typing import Any, Optional
 from demo_errors import DemoError
 from demo_settings import resolve_data_dir, space_temp_dir
 
+from protoqa_core.redaction import redact_text
 from protoqa_integrations import serving
 from protoqa_integrations.leaderboard import (
     PROBEVAL_KEY,
@@ -380,8 +381,8 @@ def board_view(key: str, files: Sequence[Any] = (), only_common: bool = False) -
         plot = upload_plot(board)
     except DemoError as exc:
         view = _view(shipped, (), board_plot(key), board_markdown(shipped))
-        view.error = str(exc)
-        view.note = f"**Error:** {markdown_text(str(exc))}\n\nThe shipped board is shown.\n\n{view.note}"
+        view.error = redact_text(str(exc))
+        view.note = f"**Error:** {markdown_text(view.error)}\n\nThe shipped board is shown.\n\n{view.note}"
         return view
     common = f" on the {len(board.questions)} questions every upload answers" if only_common else ""
     note = f"{len(uploaded)} uploaded file(s) ranked with the shipped systems{common}.\n\n{board_markdown(board)}"
@@ -431,7 +432,7 @@ def api_rank(key: str, uploads: Any, only_common: bool = False) -> dict[str, Any
             view = board_view(key, _upload_files(uploads, Path(folder)), bool(only_common))
     except DemoError as exc:
         view = board_view(key) if key in BOARDS else None
-        error: Optional[str] = str(exc)
+        error: Optional[str] = redact_text(str(exc))
     else:
         error = view.error
     board = view.board.as_dict() if view is not None and view.board is not None else None

@@ -426,7 +426,7 @@ def run_subcommands(
     parser = build_command_parser(prog, description, commands, version)
 
     def show_warning(message, category, filename, lineno, file=None, line=None):
-        print(f"warning: {message}", file=sys.stderr)
+        print(f"warning: {redact_text(str(message))}", file=sys.stderr)
 
     with warnings.catch_warnings():
         warnings.showwarning = show_warning
