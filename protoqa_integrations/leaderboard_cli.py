@@ -117,6 +117,7 @@ def _run_leaderboard(args: argparse.Namespace) -> int:
         system = read_system(name, path)
         print(f"{name}: {path} ({FORMATS[system.format]})", file=sys.stderr)
         systems.append(system)
+    known = targets_data(args.targets)
     board = build_leaderboard(
         targets,
         systems,
@@ -125,9 +126,15 @@ def _run_leaderboard(args: argparse.Namespace) -> int:
         only_common=args.only_common,
         resamples=args.resamples,
         seed=args.seed,
-        targets_data=targets_data(args.targets),
+        targets_data=known,
         accept=args.accept_mismatch,
     )
+    if known is None and any(s.settings.get("dataset") for s in systems):
+        print(
+            f"note: {args.targets} is not a file of a published data set (its checksum is unknown): the data set "
+            "and split the systems record were compared between them, not with it",
+            file=sys.stderr,
+        )
     for note in board.notes:
         print(f"note: {note}", file=sys.stderr)
     for accepted in board.accepted:
