@@ -90,13 +90,10 @@ def _run_leaderboard(args: argparse.Namespace) -> int:
         MAX_SYSTEMS,
         LeaderboardError,
         build_leaderboard,
-        format_table,
         model_index,
         parse_system_argument,
         plot_leaderboard,
         read_system,
-        to_csv,
-        to_markdown,
     )
     from .provenance import targets_data
 
@@ -129,35 +126,8 @@ def _run_leaderboard(args: argparse.Namespace) -> int:
         targets_data=known,
         accept=args.accept_mismatch,
     )
-    if known is None and any(s.settings.get("dataset") for s in systems):
-        print(
-            f"note: {args.targets} is not a file of a published data set (its checksum is unknown): the data set "
-            "and split the systems record were compared between them, not with it",
-            file=sys.stderr,
-        )
-    for note in board.notes:
-        print(f"note: {note}", file=sys.stderr)
-    for accepted in board.accepted:
-        print(f"warning: ranked despite differing {accepted} (--accept-mismatch)", file=sys.stderr)
-    if len(board.questions) < len(targets) and not board.dropped:
-        print(
-            f"note: ranking on the {len(board.questions)} of {len(targets)} target questions that the systems answer",
-            file=sys.stderr,
-        )
-    if board.dropped:
-        print(
-            f"--only-common: ranking on the {len(board.questions)} questions every system answers; "
-            f"{len(board.dropped)} question id(s) left out",
-            file=sys.stderr,
-        )
-    if args.json:
-        print(json.dumps(board.as_dict(per_question=args.per_question), ensure_ascii=False, allow_nan=False))
-    elif args.markdown:
-        print(to_markdown(board), end="")
-    elif args.csv:
-        print(to_csv(board), end="")
-    else:
-        print(format_table(board))
+    _print_notes(board, args.targets, len(targets), known is None and any(s.settings.get("dataset") for s in systems))
+    _print_board(board, args)
     if plot is not None:
         plot_leaderboard(board, plot)
     if index_files:
@@ -167,6 +137,45 @@ def _run_leaderboard(args: argparse.Namespace) -> int:
             write_output_file(path, _writer(blocks[name]))
     print(f"{len(systems)} systems scored in {time.perf_counter() - start:.1f} s", file=sys.stderr)
     return 0
+
+
+def _print_notes(board: Any, targets: str, num_targets: int, unknown_targets: bool) -> None:
+    """What was not checked, what was accepted and which questions are left out, on stderr."""
+    if unknown_targets:
+        print(
+            f"note: {targets} is not a file of a published data set (its checksum is unknown): the data set "
+            "and split the systems record were compared between them, not with it",
+            file=sys.stderr,
+        )
+    for note in board.notes:
+        print(f"note: {note}", file=sys.stderr)
+    for accepted in board.accepted:
+        print(f"warning: ranked despite differing {accepted} (--accept-mismatch)", file=sys.stderr)
+    if len(board.questions) < num_targets and not board.dropped:
+        print(
+            f"note: ranking on the {len(board.questions)} of {num_targets} target questions that the systems answer",
+            file=sys.stderr,
+        )
+    if board.dropped:
+        print(
+            f"--only-common: ranking on the {len(board.questions)} questions every system answers; "
+            f"{len(board.dropped)} question id(s) left out",
+            file=sys.stderr,
+        )
+
+
+def _print_board(board: Any, args: argparse.Namespace) -> None:
+    """The board on stdout in the format asked for."""
+    from .leaderboard import format_table, to_csv, to_markdown
+
+    if args.json:
+        print(json.dumps(board.as_dict(per_question=args.per_question), ensure_ascii=False, allow_nan=False))
+    elif args.markdown:
+        print(to_markdown(board), end="")
+    elif args.csv:
+        print(to_csv(board), end="")
+    else:
+        print(format_table(board))
 
 
 def _model_index_files(directory: str, names: list[str], inputs: list[str], overwrite: bool) -> dict[str, Path]:
