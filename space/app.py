@@ -415,6 +415,7 @@ def _leaderboard_view(key: str, files: Any = None, only_common: bool = False) ->
     """The table, the intervals, the phone list, the plot and the legend of a board, with uploads ranked in it."""
     view = demo_leaderboard.board_view(key, files or [], bool(only_common))
     return (
+        view.status,
         {"headers": view.headers, "data": view.rows},
         {"headers": view.interval_headers, "data": view.interval_rows},
         view.phone,
@@ -426,7 +427,7 @@ def _leaderboard_view(key: str, files: Any = None, only_common: bool = False) ->
 def _leaderboard_tab() -> None:
     """The Leaderboard tab (inside ``gr.Blocks``): a board picker, the sortable table, the plot, an upload."""
     first = next(iter(demo_leaderboard.BOARDS))
-    table, intervals, phone, plot, note = _leaderboard_view(first)
+    status, table, intervals, phone, plot, note = _leaderboard_view(first)
     gr.Markdown(
         "Systems ranked on every question of a data set: each figure is a mean over questions; *rank* is the range "
         "of ranks a system may hold on the main figure (ProbEval KL, lower is better) once Holm-corrected paired "
@@ -441,6 +442,7 @@ def _leaderboard_tab() -> None:
         label="Leaderboard",
         elem_id="leaderboard-board",
     )
+    status_line = gr.Markdown(status, elem_id="leaderboard-status")
     phone_list = gr.HTML(phone, elem_id="leaderboard-phone")
     frame = gr.Dataframe(value=table, interactive=False, wrap=True, label="Leaderboard", elem_id="leaderboard-table")
     image = gr.Image(plot, type="filepath", label="Scores and intervals", elem_id="leaderboard-plot")
@@ -461,7 +463,7 @@ def _leaderboard_tab() -> None:
         elem_id="leaderboard-common",
     )
     rank = gr.Button("Rank the uploaded files", elem_id="leaderboard-rank")
-    outputs = [frame, spans, phone_list, image, legend]
+    outputs = [status_line, frame, spans, phone_list, image, legend]
     private = {"api_visibility": "private"}
     choice.change(_leaderboard_view, inputs=[choice], outputs=outputs, queue=False, **private)
     rank.click(

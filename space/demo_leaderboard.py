@@ -344,9 +344,10 @@ def upload_plot(board: Leaderboard) -> str:
 
 @dataclass
 class BoardView:
-    """What the Leaderboard tab shows: the table, the intervals, the phone list, the plot and the legend.
+    """What the Leaderboard tab shows: a status line, the table, the intervals, the phone list, the plot and the
+    legend with the signature.
 
-    ``error`` is the one line of a failed upload (the shipped board is then shown, with it).
+    ``error`` is the one line of a failed upload (the shipped board is then shown, and ``status`` says so).
     """
 
     headers: list[str]
@@ -358,6 +359,7 @@ class BoardView:
     note: str
     error: Optional[str] = None
     board: Optional[Leaderboard] = field(default=None, repr=False)
+    status: str = ""
 
 
 def _view(board: Leaderboard, uploaded: Sequence[str], plot: Optional[str], note: str) -> BoardView:
@@ -370,7 +372,7 @@ def _view(board: Leaderboard, uploaded: Sequence[str], plot: Optional[str], note
 
 def board_view(key: str, files: Sequence[Any] = (), only_common: bool = False) -> BoardView:
     """The tab's content for board ``key``, with ``files`` ranked in it; a failed upload keeps the shipped board,
-    its plot and its signature, and says why in ``error`` (and at the top of ``note``)."""
+    its plot and its signature, and says why in ``error`` (and in ``status``, shown above the table)."""
     uploaded = list(files or [])
     shipped = shipped_board(key)
     if not uploaded:
@@ -382,11 +384,12 @@ def board_view(key: str, files: Sequence[Any] = (), only_common: bool = False) -
     except DemoError as exc:
         view = _view(shipped, (), board_plot(key), board_markdown(shipped))
         view.error = redact_text(str(exc))
-        view.note = f"**Error:** {markdown_text(view.error)}\n\nThe shipped board is shown.\n\n{view.note}"
+        view.status = f"**Error:** {markdown_text(view.error)} (the shipped board is shown)"
         return view
     common = f" on the {len(board.questions)} questions every upload answers" if only_common else ""
-    note = f"{len(uploaded)} uploaded file(s) ranked with the shipped systems{common}.\n\n{board_markdown(board)}"
-    return _view(board, names, plot, note)
+    view = _view(board, names, plot, board_markdown(board))
+    view.status = f"{len(uploaded)} uploaded file(s) ranked with the shipped systems{common}."
+    return view
 
 
 def _upload_files(uploads: Any, folder: Path) -> list[str]:

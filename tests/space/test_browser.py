@@ -425,9 +425,9 @@ def test_leaderboard_tab_shows_the_shipped_boards_and_ranks_an_upload(running_ap
     browser.find_element(By.ID, "leaderboard-rank").click()
     wait.until(
         lambda d: "<i>mine<i> (uploaded)" in d.find_element(By.ID, "leaderboard-table").text,
-        message=f"{browser.find_element(By.ID, 'leaderboard-note').text}\n{log.read_text()[-2000:]}",
+        message=f"{browser.find_element(By.ID, 'leaderboard-status').text}\n{log.read_text()[-2000:]}",
     )
-    assert "1 uploaded file(s) ranked" in browser.find_element(By.ID, "leaderboard-note").text
+    assert "1 uploaded file(s) ranked" in browser.find_element(By.ID, "leaderboard-status").text
     # The upload is drawn in the plot too.
     wait.until(
         lambda d: "board-" in (d.find_element(By.CSS_SELECTOR, "#leaderboard-plot img").get_attribute("src") or "")
@@ -522,9 +522,9 @@ def test_leaderboard_reads_at_desktop_and_phone_sizes(running_app, browser, size
     browser.find_element(By.CSS_SELECTOR, "#leaderboard-upload input[type=file]").send_keys(str(deep))
     wait.until(lambda d: "deep.json" in d.find_element(By.ID, "leaderboard-upload").text.replace("\n", ""))
     browser.find_element(By.ID, "leaderboard-rank").click()
-    wait.until(lambda d: "JSON nested too deeply" in d.find_element(By.ID, "leaderboard-note").text)
-    note = browser.find_element(By.ID, "leaderboard-note").text
-    assert "deep.json: JSON nested too deeply" in note and "Signature:" in note
+    wait.until(lambda d: "JSON nested too deeply" in d.find_element(By.ID, "leaderboard-status").text)
+    assert "deep.json: JSON nested too deeply" in browser.find_element(By.ID, "leaderboard-status").text
+    assert "Signature:" in browser.find_element(By.ID, "leaderboard-note").text
     assert "GPT-2 fine-tuned (ProtoQA paper)" in browser.find_element(By.ID, "leaderboard-table").text
     assert browser.find_element(By.CSS_SELECTOR, "#leaderboard-plot img").get_attribute("src")
     _full_page_screenshot(browser, ARTIFACTS / f"space_leaderboard_{name}_error.png", width, mobile)

@@ -130,7 +130,7 @@ def test_a_bad_upload_shows_the_command_lines_one_line_and_keeps_the_shipped_boa
         assert view.error is not None and view.error.startswith(expected), view.error
         # The shipped board, its plot and its signature stay.
         assert (view.rows, view.plot) == (shipped.rows, shipped.plot) and "Signature:" in view.note
-        assert "**Error:**" in view.note and "unexpected" not in view.error
+        assert view.status.startswith("**Error:**") and "unexpected" not in view.error
         # The command line says the same line.
         cli = subprocess.run(
             [sys.executable, "-m", "protoqa_integrations", "leaderboard", str(DATA / "cfc" / "test.targets.jsonl")]
@@ -162,7 +162,7 @@ def test_uploads_are_drawn_and_can_be_ranked_on_the_common_questions(tmp_path, m
     view = demo_leaderboard.board_view("cfc_test", [str(partial)], only_common=True)
     assert view.error is None and view.board.questions == ["r4q1", "r4q2"]
     assert Path(view.plot).read_bytes()[:4] == b"\x89PNG" and Path(view.plot).parent == demo_leaderboard.plots_dir()
-    assert "on the 2 questions every upload answers" in view.note
+    assert "on the 2 questions every upload answers" in view.status
     assert any(row[0] == "partial (uploaded)" for row in view.rows)
     # Every system is ranked on those two questions: the shipped ones' figures are recomputed on them.
     assert "|n:2|" in view.board.signature and len(view.board.dropped) == 44
