@@ -416,15 +416,15 @@ def test_leaderboard_tab_shows_the_shipped_boards_and_ranks_an_upload(running_ap
     label = next(e for e in browser.find_elements(By.CSS_SELECTOR, "#leaderboard-board label") if "CFC test" in e.text)
     label.click()
     wait.until(lambda d: "gpt2-large-ft.zeroshot" in d.find_element(By.ID, "leaderboard-table").text)
-    # A name written as HTML is shown as its text, not rendered.
-    upload = tmp_path / "<i>mine<i>.jsonl"
+    # A name written as a Markdown link is shown as its text, not rendered (Gradio strips "<>" from upload names).
+    upload = tmp_path / "[mine](x).jsonl"
     shutil.copy(SHARED_DATA / "cfc" / "test.samples.gpt2-xl.oneshot.jsonl", upload)
     browser.find_element(By.CSS_SELECTOR, "#leaderboard-upload input[type=file]").send_keys(str(upload))
     # Gradio shows a file's stem and extension in separate elements: its name is their joined text.
-    wait.until(lambda d: "mine<i>.jsonl" in d.find_element(By.ID, "leaderboard-upload").text.replace("\n", ""))
+    wait.until(lambda d: "[mine](x).jsonl" in d.find_element(By.ID, "leaderboard-upload").text.replace("\n", ""))
     browser.find_element(By.ID, "leaderboard-rank").click()
     wait.until(
-        lambda d: "<i>mine<i> (uploaded)" in d.find_element(By.ID, "leaderboard-table").text,
+        lambda d: "[mine](x) (uploaded)" in d.find_element(By.ID, "leaderboard-table").text,
         message=f"{browser.find_element(By.ID, 'leaderboard-status').text}\n{log.read_text()[-2000:]}",
     )
     assert "1 uploaded file(s) ranked" in browser.find_element(By.ID, "leaderboard-status").text
