@@ -14,16 +14,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from protoqa_core.io.readers import Cluster, Question
+from protoqa_core.io.records import Cluster, Question
 from protoqa_core.significance import bootstrap_ci, holm_adjust, paired_bootstrap
-from protoqa_integrations.leaderboard import (
-    MAX_SYSTEMS,
+from protoqa_integrations.leaderboard.board import MAX_SYSTEMS, build_leaderboard, read_system
+from protoqa_integrations.leaderboard.report import (
     LeaderboardError,
     SystemAnswers,
-    build_leaderboard,
     format_table,
     model_index,
-    read_system,
     to_csv,
     to_markdown,
 )
@@ -266,9 +264,9 @@ def test_an_empty_predictions_object_is_an_error_not_a_silent_zero(tmp_path):
 @pytest.mark.parametrize(
     "name",
     [
-        "protoqa_integrations.leaderboard",
-        "protoqa_integrations.harness_outputs",
-        "protoqa_integrations.leaderboard_cli",
+        "protoqa_integrations.leaderboard.board",
+        "protoqa_integrations.harnesses.outputs",
+        "protoqa_integrations.leaderboard.cli",
     ],
 )
 def test_docstring_examples(name):
@@ -380,7 +378,7 @@ def test_hostile_names_are_shown_literally_in_every_format(small_files):
     names = {row[0] for row in list(csv.reader(io.StringIO(to_csv(board))))[1:]}
     assert {"'@SUM(1+1)", "'+cmd|' -C calc'!A0", "'-2+3", "$a^b^c$"} <= names
     # The plot draws "$a^b^c$" as text, not as (broken) math.
-    from protoqa_integrations.leaderboard import plot_leaderboard
+    from protoqa_integrations.leaderboard.report import plot_leaderboard
 
     plot_leaderboard(board, small_files / "board.png")
     assert (small_files / "board.png").read_bytes()[:4] == b"\x89PNG"

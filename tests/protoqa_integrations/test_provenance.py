@@ -12,8 +12,13 @@ from pathlib import Path
 import pytest
 
 from protoqa_core.io.readers import read_targets
-from protoqa_integrations.answers_file import answers_document
-from protoqa_integrations.provenance import ProvenanceError, check_provenance, recorded_provenance, targets_data
+from protoqa_integrations.generation.answers_file import answers_document
+from protoqa_integrations.generation.provenance import (
+    ProvenanceError,
+    check_provenance,
+    recorded_provenance,
+    targets_data,
+)
 from tests.support.offline import offline_env
 
 REPO = Path(__file__).resolve().parents[2]
