@@ -22,8 +22,8 @@ from typing import Optional
 
 from protoqa_core import __version__
 from protoqa_core.io.cli import Subcommand, run_subcommands
+from protoqa_core.io.readers import ProtoQAWarning
 from protoqa_metric import cli as metric_cli
-from protoqa_metric.metric_set import ProtoQAWarning
 
 from . import generate_cli, leaderboard_cli
 

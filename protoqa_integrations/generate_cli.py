@@ -22,35 +22,18 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from protoqa_core import __version__
 from protoqa_core.io.cli import Subcommand, add_overwrite_option
 from protoqa_core.io.readers import DataFormatError, read_targets
-from protoqa_metric.metric_set import format_table
 
-from .answers_file import (
-    DATASETS,
-    SCORE_SIMILARITIES,
-    check_generate_outputs,
-    check_journal,
-    generate_answers_file,
-    locate_questions,
-    output_lock,
-    read_questions_file,
-    score_generated,
-)
-from .engines import CHAT_MAX_NEW_TOKENS, ENGINES, Engine, engine_class, make_engine
-from .engines.base import add_engine_options, engine_options
-from .generation import (
-    PAPER_MAX_NEW_TOKENS,
-    PAPER_TEMPERATURE,
-    PAPER_TOP_P,
-    PROMPT_STYLES,
-    GenerationError,
-    SamplingConfig,
-    default_protocol,
-)
+if TYPE_CHECKING:
+    from .engines import Engine
+    from .generation import SamplingConfig
+
+# Each sub-command imports the engines, the generation and the scoring modules when it is built
+# or run, so that the parser of another sub-command (and ``protoqa-eval --help``) imports none.
 
 __all__ = ["COMMANDS", "add_generate_arguments", "add_score_arguments"]
 
@@ -61,6 +44,8 @@ class CommandError(Exception):
 
 def _takers(setting: str) -> str:
     """The registered engines that take a shared ``generate`` setting, for ``--help``."""
+    from .engines import ENGINES
+
     return ", ".join(name for name, engine in ENGINES.items() if setting in engine.common)
 
 
@@ -73,6 +58,11 @@ def add_generate_arguments(p: argparse.ArgumentParser) -> None:
     >>> p.parse_args(["gpt2", "-o", "a.json"]).batch_size
     100
     """
+    from .answers_file import DATASETS
+    from .engines import CHAT_MAX_NEW_TOKENS, ENGINES
+    from .engines.base import add_engine_options
+    from .generation import PAPER_MAX_NEW_TOKENS, PAPER_TEMPERATURE, PAPER_TOP_P, PROMPT_STYLES
+
     p.add_argument("model", help="a causal language model: Hub id (e.g. gpt2) or local folder")
     p.add_argument("-o", "--output", required=True, help="answers file to write (JSON)")
     p.add_argument(
@@ -161,6 +151,17 @@ def _quiet_transformers() -> None:
 
 
 def _run_generate(args: argparse.Namespace) -> int:
+    from .answers_file import (
+        check_generate_outputs,
+        check_journal,
+        generate_answers_file,
+        locate_questions,
+        output_lock,
+        read_questions_file,
+    )
+    from .engines import engine_class, make_engine
+    from .engines.base import engine_options
+
     output = Path(args.output)
     if args.limit is not None and args.limit < 1:
         raise CommandError(f"--limit must be >= 1, got {args.limit}")
@@ -217,6 +218,9 @@ def _run_generate(args: argparse.Namespace) -> int:
 
 def _prompt_and_config(args: argparse.Namespace, engine_type: type[Engine]) -> tuple[str, SamplingConfig]:
     """The prompt style and sampling settings the options ask for, checked against the engine."""
+    from .engines import CHAT_MAX_NEW_TOKENS, ENGINES
+    from .generation import PAPER_MAX_NEW_TOKENS, SamplingConfig, default_protocol
+
     style, num_samples = default_protocol(args.dataset)
     style = args.prompt or style
     if args.chat:
@@ -276,6 +280,8 @@ def add_score_arguments(p: argparse.ArgumentParser) -> None:
     >>> p.parse_args(["a.json"]).similarity
     'wordnet,exact_match'
     """
+    from .answers_file import SCORE_SIMILARITIES
+
     p.add_argument("answers", help="answers file written by protoqa-eval generate")
     p.add_argument(
         "--targets",
@@ -290,7 +296,9 @@ def add_score_arguments(p: argparse.ArgumentParser) -> None:
 
 def _run_score(args: argparse.Namespace) -> int:
     from protoqa_core.similarity import SIMILARITIES
-    from protoqa_metric.metric_set import metric_specs
+    from protoqa_metric.metric_set import format_table, metric_specs
+
+    from .answers_file import score_generated
 
     similarities = [s.strip() for s in args.similarity.split(",") if s.strip()]
     for sim in similarities:
@@ -324,6 +332,8 @@ def _guarded(run: Callable[[argparse.Namespace], int], prog: str) -> Callable[[a
     """``run`` with its errors as one line and status 2, and an interruption that says how to resume."""
 
     def guarded(args: argparse.Namespace) -> int:
+        from .generation import GenerationError
+
         try:
             return run(args)
         except (CommandError, GenerationError, DataFormatError, OSError, ValueError) as exc:

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from protoqa_core.io.cli import Subcommand, add_overwrite_option, check_output_file, int_at_least, write_output_file
-from protoqa_core.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
 
 __all__ = ["COMMANDS", "add_leaderboard_arguments", "add_convert_arguments"]
 
@@ -38,6 +37,8 @@ def add_leaderboard_arguments(p: argparse.ArgumentParser) -> None:
     >>> p.parse_args(["t.jsonl", "a=a.json", "b=b.json"]).metrics
     ['protoqa', 'probeval']
     """
+    from protoqa_core.significance import DEFAULT_RESAMPLES, DEFAULT_SEED  # numpy: only to build this command
+
     p.add_argument("targets", metavar="TARGETS", help="targets JSONL with the questions (and their clusters)")
     p.add_argument("systems", nargs="+", metavar="NAME=FILE", help="a system and its file (at most 100 systems)")
     p.add_argument("--similarity", default="wordnet", help="similarity of the ProtoQA metrics (default wordnet)")

@@ -9,43 +9,48 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from protoqa_core import __version__
-from protoqa_core.io.readers import (
-    Cluster,
-    DataFormatError,
-    PackedPredictions,
-    Question,
-    TargetStream,
-    clusters_from_records,
-    read_packed_predictions,
-    read_predictions,
-    read_targets,
-)
-from protoqa_core.io.rows import question_from_row, questions_from_rows
-from protoqa_core.similarity import (
-    SIMILARITIES,
-    exact_match,
-    get_similarity,
-    lcs_ratio,
-    wordnet_similarity,
-    wup_similarity,
-)
-from protoqa_core.text import ENGLISH_STOPWORDS, content_tokens, normalize_prediction
-from protoqa_core.wordnet.files import WordNetUnavailableError
-from protoqa_core.wordnet.nltk_reader import get_wordnet
+from protoqa_core.lazy_exports import lazy_exports
 
-from .metric import ProtoQA, evaluate_predictions, score_question
-from .metric_set import (
-    PAPER_METRICS,
-    STANDARD_METRICS,
-    EvaluationResult,
-    MetricSpec,
-    ProtoQAWarning,
-    metric_specs,
-)
-from .scoring import QuestionScore, oracle_score, score_matrix, similarity_matrix
+if TYPE_CHECKING:
+    from protoqa_core.io.readers import (
+        Cluster,
+        DataFormatError,
+        PackedPredictions,
+        Question,
+        TargetStream,
+        clusters_from_records,
+        read_packed_predictions,
+        read_predictions,
+        read_targets,
+    )
+    from protoqa_core.io.rows import question_from_row, questions_from_rows
+    from protoqa_core.similarity import (
+        SIMILARITIES,
+        exact_match,
+        get_similarity,
+        lcs_ratio,
+        wordnet_similarity,
+        wup_similarity,
+    )
+    from protoqa_core.text import ENGLISH_STOPWORDS, content_tokens, normalize_prediction
+    from protoqa_core.wordnet.files import WordNetUnavailableError
+    from protoqa_core.wordnet.nltk_reader import get_wordnet
+
+    from .metric import ProtoQA, evaluate_predictions, score_question
+    from .metric_set import (
+        PAPER_METRICS,
+        STANDARD_METRICS,
+        EvaluationResult,
+        MetricSpec,
+        ProtoQAWarning,
+        metric_specs,
+    )
+    from .scoring import QuestionScore, oracle_score, score_matrix, similarity_matrix
 
 __all__ = [
     "__version__",
@@ -97,3 +102,47 @@ def evaluate_module_path() -> str:
     >>> protoqa = evaluate.load(evaluate_module_path(), "wordnet")  # doctest: +SKIP
     """
     return str(Path(__file__).resolve().parent / "evaluate_modules" / "protoqa" / "protoqa.py")
+
+
+# The names are imported from their modules when first read: a command that needs a few of
+# them (``protoqa-eval --help`` needs none) loads those modules alone.
+__getattr__, __dir__ = lazy_exports(
+    sys.modules[__name__],
+    {
+        "Cluster": "protoqa_core.io.readers",
+        "DataFormatError": "protoqa_core.io.readers",
+        "PackedPredictions": "protoqa_core.io.readers",
+        "Question": "protoqa_core.io.readers",
+        "TargetStream": "protoqa_core.io.readers",
+        "clusters_from_records": "protoqa_core.io.readers",
+        "read_packed_predictions": "protoqa_core.io.readers",
+        "read_predictions": "protoqa_core.io.readers",
+        "read_targets": "protoqa_core.io.readers",
+        "question_from_row": "protoqa_core.io.rows",
+        "questions_from_rows": "protoqa_core.io.rows",
+        "SIMILARITIES": "protoqa_core.similarity",
+        "exact_match": "protoqa_core.similarity",
+        "get_similarity": "protoqa_core.similarity",
+        "lcs_ratio": "protoqa_core.similarity",
+        "wordnet_similarity": "protoqa_core.similarity",
+        "wup_similarity": "protoqa_core.similarity",
+        "ENGLISH_STOPWORDS": "protoqa_core.text",
+        "content_tokens": "protoqa_core.text",
+        "normalize_prediction": "protoqa_core.text",
+        "WordNetUnavailableError": "protoqa_core.wordnet.files",
+        "get_wordnet": "protoqa_core.wordnet.nltk_reader",
+        "ProtoQA": ".metric",
+        "evaluate_predictions": ".metric",
+        "score_question": ".metric",
+        "PAPER_METRICS": ".metric_set",
+        "STANDARD_METRICS": ".metric_set",
+        "EvaluationResult": ".metric_set",
+        "MetricSpec": ".metric_set",
+        "ProtoQAWarning": ".metric_set",
+        "metric_specs": ".metric_set",
+        "QuestionScore": ".scoring",
+        "oracle_score": ".scoring",
+        "score_matrix": ".scoring",
+        "similarity_matrix": ".scoring",
+    },
+)
