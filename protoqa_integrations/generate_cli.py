@@ -59,7 +59,7 @@ def add_generate_arguments(p: argparse.ArgumentParser) -> None:
     100
     """
     from .answers_file import DATASETS
-    from .engines import CHAT_MAX_NEW_TOKENS, ENGINES
+    from .engines import CHAT_MAX_NEW_TOKENS
     from .engines.base import add_engine_options
     from .generation import PAPER_MAX_NEW_TOKENS, PAPER_TEMPERATURE, PAPER_TOP_P, PROMPT_STYLES
 
@@ -102,6 +102,26 @@ def add_generate_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--top-p", type=float, default=PAPER_TOP_P)
     p.add_argument("--temperature", type=float, default=PAPER_TEMPERATURE)
+    _add_engine_arguments(p)
+    p.add_argument(
+        "--leaderboard",
+        help="ProtoQA test questions: where to write the leaderboard's ranked-list "
+        "file (default: OUTPUT with .leaderboard.jsonl)",
+    )
+    add_overwrite_option(
+        p,
+        "replace an existing answers file and leaderboard file "
+        "(never an input file; the outputs are checked before any work)",
+    )
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--version", action="version", version=f"protoqa-eval {__version__}")
+    add_engine_options(p)
+
+
+def _add_engine_arguments(p: argparse.ArgumentParser) -> None:
+    """``--engine`` and the shared settings some engines take (``--revision``, ``--chat``, ``--system-prompt``)."""
+    from .engines import CHAT_MAX_NEW_TOKENS, ENGINES
+
     p.add_argument(
         "--engine",
         default="hf",
@@ -119,19 +139,6 @@ def add_generate_arguments(p: argparse.ArgumentParser) -> None:
         f"--max-new-tokens default {CHAT_MAX_NEW_TOKENS}",
     )
     p.add_argument("--system-prompt", help="a system turn before the chat prompt (with --chat)")
-    p.add_argument(
-        "--leaderboard",
-        help="ProtoQA test questions: where to write the leaderboard's ranked-list "
-        "file (default: OUTPUT with .leaderboard.jsonl)",
-    )
-    add_overwrite_option(
-        p,
-        "replace an existing answers file and leaderboard file "
-        "(never an input file; the outputs are checked before any work)",
-    )
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--version", action="version", version=f"protoqa-eval {__version__}")
-    add_engine_options(p)
 
 
 def _leaderboard_path(args: argparse.Namespace, output: Path) -> Optional[Path]:

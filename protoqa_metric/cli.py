@@ -314,6 +314,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     )
 
 
+def _find_wordnet_if_used(similarities: Sequence[str], wordnet_dir: Optional[str]) -> None:
+    """Find WordNet now, before any scoring, when a similarity declares that it reads it (it is imported only then)."""
+    if any(s in SIMILARITIES and SIMILARITIES[s].uses_wordnet for s in similarities):
+        from protoqa_core.wordnet.lookup import open_wordnet
+
+        open_wordnet(wordnet_dir)
+
+
 def _evaluate(args: argparse.Namespace) -> int:
     from .metric import ProtoQA
     from .metric_set import format_table, metric_specs
@@ -331,10 +339,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         # predictions are held packed (docs/protoqa-metric.md: the memory bound).
         targets = TargetStream(args.targets)
         predictions = read_packed_predictions(args.predictions, args.field)
-        if any(s in SIMILARITIES and SIMILARITIES[s].uses_wordnet for s in similarities):
-            from protoqa_core.wordnet.lookup import open_wordnet
-
-            open_wordnet(args.wordnet_dir)
+        _find_wordnet_if_used(similarities, args.wordnet_dir)
         _check_option_flags(similarities, args)
         # Each similarity is configured before any scoring, so that a missing encoder fails first.
         configured = {

@@ -52,11 +52,15 @@ def _questions_of(
 
 
 def _check_options(similarity: Union[str, Similarity], given: Mapping[str, Any], takes: Sequence[str]) -> None:
-    """ValueError naming the first option in ``given`` that the similarity does not declare in ``takes``."""
+    """ValueError naming the first option in ``given`` that the similarity does not declare in ``takes``,
+    and the similarities that declare it."""
     for option in given:
         if option not in takes:
             name = similarity if isinstance(similarity, str) else similarity.name
-            raise ValueError(f"the {name!r} similarity takes no {option.replace('_', ' ')}")
+            takers = " or ".join(n for n, s in QUESTION_SIMILARITIES.items() if option in s.options) or "no"
+            what = option.replace("_", " ")
+            article = "an" if what[0] in "aeiou" else "a"
+            raise ValueError(f"{article} {what} is used by the {takers} similarity only, not by {name!r}")
 
 
 def _check_answer_lists(predictions: Mapping[str, Any]) -> None:

@@ -11,12 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.lazy import require
+
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-pytest.importorskip("transformers")
-pytest.importorskip("torch")
-pytest.importorskip("gradio", minversion="6.31")  # the demo needs gr.api
+require("transformers")
+require("torch")
+require("gradio", minversion="6.31")  # the demo needs gr.api
 
 SPACE_DIR = Path(__file__).resolve().parents[2] / "space"
 SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
