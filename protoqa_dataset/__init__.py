@@ -56,7 +56,7 @@ __all__ = [
 
 # Each name is imported from its module when first read: ``datasets`` (which the builder, the
 # schema and the export need) loads only for them, not for the question parsing or the sources.
-__getattr__, __dir__ = lazy_exports(
+__getattr__ = lazy_exports(
     sys.modules[__name__],
     {
         "ProtoQA": ".builder",

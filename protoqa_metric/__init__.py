@@ -106,7 +106,7 @@ def evaluate_module_path() -> str:
 
 # The names are imported from their modules when first read: a command that needs a few of
 # them (``protoqa-eval --help`` needs none) loads those modules alone.
-__getattr__, __dir__ = lazy_exports(
+__getattr__ = lazy_exports(
     sys.modules[__name__],
     {
         "Cluster": "protoqa_core.io.readers",

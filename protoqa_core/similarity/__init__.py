@@ -85,7 +85,7 @@ __all__ = [
     "RobertaSimilarity",
 ]
 
-__getattr__, __dir__ = lazy_exports(
+__getattr__ = lazy_exports(
     sys.modules[__name__],
     {
         "MAX_SIMILARITY_TOKENS": ".bounds",

@@ -32,7 +32,9 @@ class _LazyModule(types.ModuleType):
         self._lazy_module: Optional[types.ModuleType] = None
 
     def __getattr__(self, attribute: str) -> Any:
-        if attribute.startswith("_lazy_"):
+        # pytest's collection probes every module global for dunder names (``__test__``,
+        # ``__wrapped__``) and for ``_mock_name``: those never import the module.
+        if attribute.startswith(("_lazy_", "_mock_")) or (attribute.startswith("__") and attribute.endswith("__")):
             raise AttributeError(attribute)
         if self._lazy_module is None:
             self._lazy_module = pytest.importorskip(self.__name__, minversion=self._lazy_minversion)
