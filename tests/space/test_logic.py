@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.lazy import require
+from tests.support.lazy import lazy_import, require
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -32,7 +32,6 @@ import demo_data  # noqa: E402
 import demo_errors  # noqa: E402
 import demo_limits  # noqa: E402
 import demo_model  # noqa: E402
-import demo_render as render  # noqa: E402
 import demo_requests  # noqa: E402
 import demo_scoring  # noqa: E402
 import demo_settings  # noqa: E402
@@ -40,6 +39,8 @@ import demo_settings  # noqa: E402
 import protoqa_core.io.data  # noqa: E402
 from protoqa_integrations import generation, serving  # noqa: E402
 from tests.support.tiny_lm import build_word_list_gpt2  # noqa: E402
+
+render = lazy_import("demo_render", optional=False)  # matplotlib loads with the first test that draws
 
 TINY_WORDS = ("pumpkin", "cabbage", "watermelon", "melon", "lettuce", "potato", "tomato", "big", "green")
 

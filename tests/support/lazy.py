@@ -13,6 +13,7 @@ tests need.
 
 from __future__ import annotations
 
+import importlib
 import importlib.metadata
 import importlib.util
 import types
@@ -26,9 +27,10 @@ __all__ = ["lazy_import", "require"]
 class _LazyModule(types.ModuleType):
     """A stand-in for a module, importing it (or skipping the test) when an attribute is first read."""
 
-    def __init__(self, name: str, minversion: Optional[str]) -> None:
+    def __init__(self, name: str, minversion: Optional[str], optional: bool) -> None:
         super().__init__(name)
         self._lazy_minversion = minversion
+        self._lazy_optional = optional
         self._lazy_module: Optional[types.ModuleType] = None
 
     def __getattr__(self, attribute: str) -> Any:
@@ -37,7 +39,11 @@ class _LazyModule(types.ModuleType):
         if attribute.startswith(("_lazy_", "_mock_")) or (attribute.startswith("__") and attribute.endswith("__")):
             raise AttributeError(attribute)
         if self._lazy_module is None:
-            self._lazy_module = pytest.importorskip(self.__name__, minversion=self._lazy_minversion)
+            self._lazy_module = (
+                pytest.importorskip(self.__name__, minversion=self._lazy_minversion)
+                if self._lazy_optional
+                else importlib.import_module(self.__name__)
+            )
         return getattr(self._lazy_module, attribute)
 
     def __repr__(self) -> str:
@@ -45,9 +51,13 @@ class _LazyModule(types.ModuleType):
         return f"<module {self.__name__!r}, {state}>"
 
 
-def lazy_import(name: str, minversion: Optional[str] = None) -> Any:
-    """The module ``name``, imported when a test first reads one of its attributes (skipped if missing)."""
-    return _LazyModule(name, minversion)
+def lazy_import(name: str, minversion: Optional[str] = None, *, optional: bool = True) -> Any:
+    """The module ``name``, imported when a test first reads one of its attributes.
+
+    An ``optional`` library that is missing skips the test; a module of the project
+    (``optional=False``) that fails to import fails it.
+    """
+    return _LazyModule(name, minversion, optional)
 
 
 def require(name: str, minversion: Optional[str] = None) -> None:
