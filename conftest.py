@@ -38,10 +38,6 @@ collect_ignore = sorted(_MISSING)
 _SLOW_TO_IMPORT = {
     "protoqa_metric/evaluate_modules/protoqa/protoqa.py": "evaluate, datasets, torch",
     "cfc_probeval/evaluate_modules/probeval/probeval.py": "evaluate, datasets, torch",
-    "protoqa_dataset/builder.py": "datasets",
-    "protoqa_dataset/card.py": "datasets",
-    "protoqa_dataset/export.py": "datasets",
-    "protoqa_dataset/schema.py": "datasets",
     "protoqa_integrations/lm_eval_tasks/backend.py": "lm_eval, transformers",
     "protoqa_integrations/lighteval_tasks/tasks.py": "lighteval",
 }
