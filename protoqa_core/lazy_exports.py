@@ -27,11 +27,13 @@ from typing import Any
 __all__ = ["lazy_exports"]
 
 
-def lazy_exports(package: ModuleType, homes: Mapping[str, str]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-    """The ``__getattr__`` and ``__dir__`` of ``package`` for the names of ``homes`` (``{name: module}``).
+def lazy_exports(package: ModuleType, homes: Mapping[str, str]) -> Callable[[str], Any]:
+    """The ``__getattr__`` of ``package`` for the names of ``homes`` (``{name: module}``).
 
     A module name starting with ``.`` is relative to ``package``. The value read is kept in
-    the package, so each name is imported once.
+    the package, so each name is imported once. ``dir(package)`` lists the names read so far
+    (its ``__all__`` lists them all): tools that read every attribute ``dir`` names, as
+    pytest's collection does, would otherwise import every module.
     """
 
     def __getattr__(name: str) -> Any:
