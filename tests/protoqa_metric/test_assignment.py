@@ -10,14 +10,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy.optimize import linear_sum_assignment
 
 from protoqa_core.io.readers import read_predictions, read_targets
 from protoqa_metric import assignment
 from protoqa_metric.assignment import max_weight_assignment
 from protoqa_metric.scoring import ScoringTable, similarity_matrix
-from tests.support.lazy import lazy_import
-
-scipy_optimize = lazy_import("scipy.optimize")
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -29,7 +27,7 @@ def solve_here(monkeypatch):
 
 
 def assert_same_as_scipy(block: np.ndarray) -> None:
-    rows, cols = scipy_optimize.linear_sum_assignment(block, maximize=True)
+    rows, cols = linear_sum_assignment(block, maximize=True)
     ours_rows, ours_cols = max_weight_assignment(block)
     assert (ours_rows, ours_cols) == (rows.tolist(), cols.tolist()), block
     assert float(block[ours_rows, ours_cols].sum()).hex() == float(block[rows, cols].sum()).hex(), block
@@ -67,7 +65,7 @@ def test_random_blocks_match_scipy(seed):
 
 def test_blocks_too_large_or_not_finite_go_to_scipy(monkeypatch):
     calls = []
-    real = scipy_optimize.linear_sum_assignment
+    real = linear_sum_assignment
 
     def counting(block, maximize=False):
         calls.append(block.shape)
@@ -86,7 +84,7 @@ def test_blocks_too_large_or_not_finite_go_to_scipy(monkeypatch):
 
 def test_after_enough_blocks_scipy_takes_over(monkeypatch):
     calls = []
-    real = scipy_optimize.linear_sum_assignment
+    real = linear_sum_assignment
 
     def counting(block, maximize=False):
         calls.append(block.shape)
