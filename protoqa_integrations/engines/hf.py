@@ -6,12 +6,11 @@ from collections.abc import Iterator
 from typing import Any, Optional
 
 from ..generation import GenerationError, PromptSamples, SamplingConfig, iter_prompt_samples, load_model, resolve_device
-from .base import ENGINES, Engine, EngineError, Prompt, library_versions
+from .base import Engine, EngineError, Prompt, library_versions
 
 __all__ = ["HFEngine"]
 
 
-@ENGINES.register("hf")
 class HFEngine(Engine):
     """:func:`~protoqa_integrations.generation.iter_prompt_samples` on a loaded model.
 
@@ -23,6 +22,7 @@ class HFEngine(Engine):
     ['an apple', 'the banana', 'a pear']
     """
 
+    name = "hf"
     summary = "transformers in this process"
     common = ("revision", "device", "dtype")
 

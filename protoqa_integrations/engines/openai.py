@@ -62,7 +62,6 @@ from urllib.parse import urlsplit
 
 from ..generation import STOP_STRINGS, PromptSamples, SamplingConfig
 from .base import (
-    ENGINES,
     Engine,
     EngineError,
     EngineOption,
@@ -107,13 +106,13 @@ __all__ = [
 KEY_ENV = "OPENAI_API_KEY"
 
 
-@ENGINES.register("openai")
 class OpenAIEngine(Engine):
     """An OpenAI-compatible server at ``base_url`` serving ``model``.
 
     >>> engine = OpenAIEngine("gpt-3.5-turbo-instruct", base_url="https://api.openai.com/v1")  # doctest: +SKIP
     """
 
+    name = "openai"
     summary = "an OpenAI-compatible server at --base-url; key from $OPENAI_API_KEY"
     common = ("revision", "chat")
     options = (

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any, Optional
 
 from ..generation import STOP_STRINGS, PromptSamples, SamplingConfig
-from .base import ENGINES, Engine, EngineError, EngineOption, Prompt, answers_of, request_seed
+from .base import Engine, EngineError, EngineOption, Prompt, answers_of, request_seed
 
 __all__ = ["VLLMEngine", "MEMORY_HINT"]
 
@@ -29,7 +29,6 @@ def _first_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
-@ENGINES.register("vllm")
 class VLLMEngine(Engine):
     """vLLM's ``LLM`` on ``model`` (Hub id or local folder; no remote code).
 
@@ -38,6 +37,7 @@ class VLLMEngine(Engine):
     ['an apple', 'a banana']
     """
 
+    name = "vllm"
     summary = "vLLM's offline engine"
     common = ("revision", "chat", "dtype", "seed")
     options = (
