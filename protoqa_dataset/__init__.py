@@ -21,18 +21,18 @@ from typing import TYPE_CHECKING
 from protoqa_core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
-    from .builder import ProtoQA, ProtoQAConfig, load_protoqa
-    from .export import ExportReport, export_dataset
-    from .schema import FEATURES
-    from .sources import (
-        CONFIG_NAMES,
+    from protoqa_core.io.data import (
         DATA_DIR_ENV,
-        SOURCES,
         SourceDownloadError,
         SourceError,
         SourceNotFoundError,
         SourceVerificationError,
     )
+
+    from .builder import ProtoQA, ProtoQAConfig, load_protoqa
+    from .export import ExportReport, export_dataset
+    from .schema import FEATURES
+    from .sources import CONFIG_NAMES, SOURCES
     from .upload import UploadPlan, plan_upload, upload_export
 
 __all__ = [
@@ -59,6 +59,11 @@ __all__ = [
 __getattr__ = lazy_exports(
     sys.modules[__name__],
     {
+        "DATA_DIR_ENV": "protoqa_core.io.data",
+        "SourceDownloadError": "protoqa_core.io.data",
+        "SourceError": "protoqa_core.io.data",
+        "SourceNotFoundError": "protoqa_core.io.data",
+        "SourceVerificationError": "protoqa_core.io.data",
         "ProtoQA": ".builder",
         "ProtoQAConfig": ".builder",
         "load_protoqa": ".builder",
@@ -66,12 +71,7 @@ __getattr__ = lazy_exports(
         "export_dataset": ".export",
         "FEATURES": ".schema",
         "CONFIG_NAMES": ".sources",
-        "DATA_DIR_ENV": ".sources",
         "SOURCES": ".sources",
-        "SourceError": ".sources",
-        "SourceNotFoundError": ".sources",
-        "SourceDownloadError": ".sources",
-        "SourceVerificationError": ".sources",
         "UploadPlan": ".upload",
         "plan_upload": ".upload",
         "upload_export": ".upload",

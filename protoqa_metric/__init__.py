@@ -17,17 +17,10 @@ from protoqa_core import __version__
 from protoqa_core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
-    from protoqa_core.io.readers import (
-        Cluster,
-        DataFormatError,
-        PackedPredictions,
-        Question,
-        TargetStream,
-        clusters_from_records,
-        read_packed_predictions,
-        read_predictions,
-        read_targets,
-    )
+    from protoqa_core.io.files import DataFormatError, ProtoQAWarning
+    from protoqa_core.io.predictions import PackedPredictions, read_packed_predictions, read_predictions
+    from protoqa_core.io.readers import TargetStream, clusters_from_records, read_targets
+    from protoqa_core.io.records import Cluster, Question
     from protoqa_core.io.rows import question_from_row, questions_from_rows
     from protoqa_core.similarity import (
         SIMILARITIES,
@@ -42,14 +35,7 @@ if TYPE_CHECKING:
     from protoqa_core.wordnet.nltk_reader import get_wordnet
 
     from .metric import ProtoQA, evaluate_predictions, score_question
-    from .metric_set import (
-        PAPER_METRICS,
-        STANDARD_METRICS,
-        EvaluationResult,
-        MetricSpec,
-        ProtoQAWarning,
-        metric_specs,
-    )
+    from .metric_set import PAPER_METRICS, STANDARD_METRICS, EvaluationResult, MetricSpec, metric_specs
     from .scoring import QuestionScore, oracle_score, score_matrix, similarity_matrix
 
 __all__ = [
@@ -109,15 +95,16 @@ def evaluate_module_path() -> str:
 __getattr__ = lazy_exports(
     sys.modules[__name__],
     {
-        "Cluster": "protoqa_core.io.readers",
-        "DataFormatError": "protoqa_core.io.readers",
-        "PackedPredictions": "protoqa_core.io.readers",
-        "Question": "protoqa_core.io.readers",
+        "DataFormatError": "protoqa_core.io.files",
+        "ProtoQAWarning": "protoqa_core.io.files",
+        "PackedPredictions": "protoqa_core.io.predictions",
+        "read_packed_predictions": "protoqa_core.io.predictions",
+        "read_predictions": "protoqa_core.io.predictions",
         "TargetStream": "protoqa_core.io.readers",
         "clusters_from_records": "protoqa_core.io.readers",
-        "read_packed_predictions": "protoqa_core.io.readers",
-        "read_predictions": "protoqa_core.io.readers",
         "read_targets": "protoqa_core.io.readers",
+        "Cluster": "protoqa_core.io.records",
+        "Question": "protoqa_core.io.records",
         "question_from_row": "protoqa_core.io.rows",
         "questions_from_rows": "protoqa_core.io.rows",
         "SIMILARITIES": "protoqa_core.similarity",
@@ -138,7 +125,6 @@ __getattr__ = lazy_exports(
         "STANDARD_METRICS": ".metric_set",
         "EvaluationResult": ".metric_set",
         "MetricSpec": ".metric_set",
-        "ProtoQAWarning": ".metric_set",
         "metric_specs": ".metric_set",
         "QuestionScore": ".scoring",
         "oracle_score": ".scoring",

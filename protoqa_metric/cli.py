@@ -39,8 +39,10 @@ from protoqa_core.io.cli import (
     write_output_file,
 )
 from protoqa_core.io.cli_options import add_input_options, add_per_question_option
+from protoqa_core.io.files import DataFormatError, ProtoQAWarning
 from protoqa_core.io.ids import reconcile_ids
-from protoqa_core.io.readers import DataFormatError, ProtoQAWarning, TargetStream, read_packed_predictions
+from protoqa_core.io.predictions import read_packed_predictions
+from protoqa_core.io.readers import TargetStream
 from protoqa_core.similarity import ALL_SIMILARITIES, QUESTION_SIMILARITIES, SIMILARITIES
 from protoqa_core.wordnet.files import WORDNET_DIR_ENV, WordNetUnavailableError
 

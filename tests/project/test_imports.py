@@ -105,7 +105,7 @@ def _forbidden(modules: set[str], *roots: str) -> list[str]:
     return sorted(m for m in modules if any(m == r or m.startswith(r + ".") for r in roots))
 
 
-ENGINES = "protoqa_integrations.engines"
+ENGINES = "protoqa_integrations.generation.engines"
 
 
 def test_protoqa_eval_help_imports_no_numpy_torch_httpx_nor_any_engine_or_similarity(tmp_path):

@@ -15,15 +15,15 @@ from pathlib import Path
 import pytest
 
 import protoqa_dataset  # its names are read when used: datasets loads with the first test that needs it
-from protoqa_core.io.readers import DataFormatError
-from protoqa_dataset.sources import (
+from protoqa_core.io.data import (
     DATA_DIR_ENV,
-    SOURCES,
     SourceDownloadError,
     SourceError,
     SourceNotFoundError,
     SourceVerificationError,
 )
+from protoqa_core.io.files import DataFormatError
+from protoqa_dataset.sources import SOURCES
 from tests.support.lazy import lazy_import
 
 datasets = lazy_import("datasets")

@@ -15,10 +15,10 @@ import pytest
 from huggingface_hub import DatasetCard, HfApi
 
 import protoqa_dataset  # its names are read when used: datasets loads with the first test that needs it
-from protoqa_core.io.readers import Question
+from protoqa_core.io.data import DATA_DIR_ENV
+from protoqa_core.io.records import Question
 from protoqa_dataset import upload as upload_module
 from protoqa_dataset.__main__ import main
-from protoqa_dataset.sources import DATA_DIR_ENV
 from protoqa_metric import clusters_from_records, evaluate_predictions, read_predictions, read_targets
 from tests.support.lazy import lazy_import
 

@@ -21,12 +21,11 @@ require("accelerate")  # the Trainer needs it
 
 
 from protoqa_core.ranking import rank_by_frequency  # noqa: E402
-from protoqa_integrations import training  # noqa: E402  (the callback class is made, with transformers, when read)
-from protoqa_integrations.prompts import generation_prompt, training_line  # noqa: E402
-from protoqa_integrations.training import (  # noqa: E402
+from protoqa_integrations.generation.prompts import generation_prompt, training_line  # noqa: E402
+from protoqa_integrations.training import hooks  # noqa: E402  (the callback class is made, with transformers, when read)
+from protoqa_integrations.training.hooks import decode_answers, make_compute_metrics  # noqa: E402
+from protoqa_integrations.training.samples import (  # noqa: E402
     PROBEVAL_KEY,
-    decode_answers,
-    make_compute_metrics,
     metric_key,
     sample_answers,
     sample_question_answers,
@@ -97,7 +96,7 @@ def fitted_model(tokenizer):
 
 def test_importing_the_package_and_module_needs_no_torch():
     code = (
-        "import sys, protoqa_metric, protoqa_integrations.training, protoqa_integrations.prompts; "
+        "import sys, protoqa_metric, protoqa_integrations.training.hooks, protoqa_integrations.generation.prompts; "
         "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
@@ -265,9 +264,9 @@ def test_probeval_true_uses_human_clusters(tokenizer):
 @pytest.mark.parametrize(
     "name",
     [
-        "protoqa_integrations.training",
-        "protoqa_integrations.training_samples",
-        "protoqa_integrations.training_callback",
+        "protoqa_integrations.training.hooks",
+        "protoqa_integrations.training.samples",
+        "protoqa_integrations.training.callback",
     ],
 )
 def test_docstring_examples(name):
@@ -404,7 +403,7 @@ def test_callback_logs_protoqa_scores_during_training(tokenizer, fitted_model, t
         processing_class=tokenizer,
         callbacks=[recorder],
     )
-    callback = training.ProtoQAEvalCallback(
+    callback = hooks.ProtoQAEvalCallback(
         QUESTIONS, num_samples=6, batch_size=4, max_new_tokens=4, similarity="exact_match", seed=1
     )
     trainer.add_callback(callback.bind(trainer))
@@ -436,7 +435,7 @@ def test_callback_logs_protoqa_scores_during_training(tokenizer, fitted_model, t
 
 def test_unbound_callback_adds_scores_and_warns(tokenizer, tmp_path):
     model = build_model(tokenizer)
-    callback = training.ProtoQAEvalCallback(
+    callback = hooks.ProtoQAEvalCallback(
         {q.id: q for q in QUESTIONS},
         num_samples=3,
         batch_size=3,
@@ -474,10 +473,10 @@ def test_unbound_callback_adds_scores_and_warns(tokenizer, tmp_path):
 
 def test_callback_rejects_questions_without_clusters():
     with pytest.raises(ValueError, match="clusters"):
-        training.ProtoQAEvalCallback([Question("t1", "name a pet", ())])
+        hooks.ProtoQAEvalCallback([Question("t1", "name a pet", ())])
     with pytest.raises(ValueError, match="no questions"):
-        training.ProtoQAEvalCallback([])
-    assert issubclass(training.ProtoQAEvalCallback, transformers.TrainerCallback)
+        hooks.ProtoQAEvalCallback([])
+    assert issubclass(hooks.ProtoQAEvalCallback, transformers.TrainerCallback)
 
 
 # The example script runs in a new process on dataset rows in tests/protoqa_integrations/test_training_rows.py.

@@ -28,15 +28,10 @@ transformers = lazy_import("transformers")
 require("accelerate")
 datasets = lazy_import("datasets")
 
-
-from protoqa_integrations import training  # noqa: E402  (the callback class is made, with transformers, when read)
-from protoqa_integrations.prompts import generation_prompt, training_line  # noqa: E402
-from protoqa_integrations.training import (  # noqa: E402
-    LABELS_NEEDED,
-    make_compute_metrics,
-    metric_key,
-    score_sampled_answers,
-)
+from protoqa_integrations.generation.prompts import generation_prompt, training_line  # noqa: E402
+from protoqa_integrations.training import hooks  # noqa: E402  (the callback class is made, with transformers, when read)
+from protoqa_integrations.training.hooks import LABELS_NEEDED, make_compute_metrics  # noqa: E402
+from protoqa_integrations.training.samples import metric_key, score_sampled_answers  # noqa: E402
 from protoqa_metric import question_from_row, questions_from_rows, read_targets  # noqa: E402
 from tests.protoqa_integrations.test_training import PAPER_KEYS, pad_to_longest  # noqa: E402
 from tests.support.tiny_lm import build_word_gpt2  # noqa: E402
@@ -138,12 +133,12 @@ def test_wrong_question_forms_fail_at_construction_naming_the_accepted_ones(dev_
         with pytest.raises(TypeError, match="datasets.Dataset of the ProtoQA export"):
             make_compute_metrics(tokenizer, bad, strip_prompt=False)
         with pytest.raises(TypeError, match="datasets.Dataset of the ProtoQA export"):
-            training.ProtoQAEvalCallback(bad)
+            hooks.ProtoQAEvalCallback(bad)
     broken = {**dev_rows[0], "clusters": {"answers": [["age"]], "count": [-1]}}
     with pytest.raises(ValueError, match="question 'r1q1': cluster 0 count must be a non-negative integer"):
-        training.ProtoQAEvalCallback([broken])
+        hooks.ProtoQAEvalCallback([broken])
     with pytest.raises(ValueError, match="answer clusters"):
-        training.ProtoQAEvalCallback(
+        hooks.ProtoQAEvalCallback(
             datasets.Dataset.from_list([{**dev_rows[0], "clusters": {"id": [], "answers": [], "count": []}}])
         )
 
@@ -220,8 +215,8 @@ def test_callback_on_rows_follows_the_prefix_and_several_eval_sets(dev_rows, tok
         processing_class=tokenizer,
     )
     sampling = {"num_samples": 4, "batch_size": 4, "max_new_tokens": 3, "similarity": "exact_match", "seed": 5}
-    shared = training.ProtoQAEvalCallback(first, **sampling)
-    per_set = training.ProtoQAEvalCallback({"dev": first, "other": second}, **sampling)
+    shared = hooks.ProtoQAEvalCallback(first, **sampling)
+    per_set = hooks.ProtoQAEvalCallback({"dev": first, "other": second}, **sampling)
     trainer.add_callback(shared.bind(trainer))
     metrics = trainer.evaluate()
     for name in ("dev", "other"):
@@ -256,7 +251,7 @@ def test_callback_on_rows_follows_the_prefix_and_several_eval_sets(dev_rows, tok
 
 def test_unmatched_eval_set_warns(dev_rows, tokenizer, model):
 
-    callback = training.ProtoQAEvalCallback(
+    callback = hooks.ProtoQAEvalCallback(
         {"dev": dev_rows.select(range(1))}, num_samples=2, batch_size=2, max_new_tokens=2, similarity="exact_match"
     )
     metrics = {"eval_scraped_loss": 1.0, "eval_scraped_runtime": 0.1}
