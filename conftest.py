@@ -38,8 +38,8 @@ collect_ignore = sorted(_MISSING)
 _SLOW_TO_IMPORT = {
     "protoqa_metric/evaluate_modules/protoqa/protoqa.py": "evaluate, datasets, torch",
     "cfc_probeval/evaluate_modules/probeval/probeval.py": "evaluate, datasets, torch",
-    "protoqa_integrations/lm_eval_tasks/backend.py": "lm_eval, transformers",
-    "protoqa_integrations/lighteval_tasks/tasks.py": "lighteval",
+    "protoqa_integrations/harnesses/lm_eval_tasks/backend.py": "lm_eval, transformers",
+    "protoqa_integrations/harnesses/lighteval_tasks/tasks.py": "lighteval",
 }
 _ROOT = Path(__file__).resolve().parent
 

@@ -145,3 +145,10 @@ def test_a_wordnet_run_imports_the_wordnet_similarity_alone(tmp_path, shared_dat
     assert _forbidden(loaded, "torch", "httpx", "openai", ENGINES, "nltk") == []
     for other in ("roberta", "embedding", "gaussian_process", "wordnet_wup", "strings", "exact"):
         assert f"protoqa_core.similarity.{other}" not in loaded
+
+
+def test_every_module_whose_docstring_examples_are_slow_to_import_exists():
+    import conftest
+
+    for path in conftest._SLOW_TO_IMPORT:
+        assert (REPO / path).is_file(), path
