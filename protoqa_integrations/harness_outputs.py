@@ -10,6 +10,10 @@ Two harnesses run this project's tasks and keep what the model said:
   one row per question, whose ``model_response.text`` holds the raw continuations (cleaned
   here as the task cleans them, :func:`~protoqa_integrations.generation.answer_from_text`);
   the ``results_<time>.json`` of the same run names the model and its generation parameters.
+* **Inspect AI**: the eval log of ``inspect eval`` (``.eval``, or ``.json`` with ``--log-format
+  json``), one sample per question, whose ``output.choices`` hold the raw completions (cleaned
+  here as the task cleans them for its ``prompt`` argument); the log itself names the model,
+  the task's arguments and the generation settings that ran.
 
 :func:`read_harness_output` reads either into a :class:`HarnessAnswers` (samples per question
 id and a ``generation`` block), which ``protoqa-eval convert`` writes as an answers file and
@@ -24,7 +28,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Literal, Optional
 
 from protoqa_core.io.readers import DataFormatError, PathLike, max_input_bytes, parse_json, read_text
 
@@ -37,6 +41,7 @@ __all__ = [
     "read_harness_output",
     "read_lm_eval_samples",
     "read_lighteval_details",
+    "read_inspect_log",
 ]
 
 FORMATS: Mapping[str, str] = {
@@ -44,10 +49,12 @@ FORMATS: Mapping[str, str] = {
     "predictions": "predictions file (ranked lists or samples)",
     "lm-eval": "lm-evaluation-harness --log_samples output",
     "lighteval": "lighteval details (Parquet)",
+    "inspect": "Inspect AI eval log (.eval or .json)",
 }
 """The formats a system file may take, each with the name printed for it."""
 
 _PARQUET_MAGIC = b"PAR1"
+_ZIP_MAGIC = b"PK\x03\x04"
 _TASK_DATA = {"protoqa": ("protoqa", "validation"), "cfc": ("cfc", "validation")}
 """lighteval's tasks of this project and the data they answer (``protoqa_integrations.lighteval_tasks``)."""
 
@@ -98,6 +105,8 @@ def detect_format(path: PathLike) -> str:
         raise DataFormatError("the file is empty", path)
     if head.startswith(_PARQUET_MAGIC):
         return "lighteval"
+    if head.startswith(_ZIP_MAGIC):
+        return "inspect"
     try:
         text = read_text(path)
     except DataFormatError:
@@ -115,6 +124,8 @@ def detect_format(path: PathLike) -> str:
         whole = None
     if isinstance(whole, dict) and isinstance(whole.get("model_answers"), dict) and "generation" in whole:
         return "answers"
+    if _is_inspect_json(whole):
+        return "inspect"
     if isinstance(whole, dict) or (whole is None and isinstance(record, dict)):
         return "predictions"
     raise DataFormatError(
@@ -307,8 +318,126 @@ def read_lighteval_details(path: PathLike) -> HarnessAnswers:
     return HarnessAnswers(samples, generation)
 
 
+# ---------------------------------------------------------------- Inspect AI
+
+_INSPECT_TASKS = {"protoqa": "protoqa", "cfc": "cfc"}
+"""The Inspect tasks of this project (``protoqa_integrations.inspect_tasks``) and the data set each answers."""
+_INSPECT_SAMPLING = ("temperature", "top_p", "top_k", "max_tokens", "stop_seqs", "seed", "num_choices")
+
+
+def _is_inspect_json(whole: Any) -> bool:
+    """Whether a parsed JSON document is an Inspect eval log (``--log-format json``)."""
+    run = whole.get("eval") if isinstance(whole, dict) else None
+    return isinstance(run, dict) and "task" in run and "model" in run and "version" in whole
+
+
+def _check_inspect_zip(path: Path) -> None:
+    """Refuse a ``.eval`` archive whose entries claim more than the input cap once unpacked (read before unpacking)."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            largest = max((info.file_size for info in archive.infolist()), default=0)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise DataFormatError(f"not an Inspect log: a damaged zip archive ({exc})", path) from None
+    if largest > max_input_bytes():
+        raise DataFormatError(f"an entry of the archive unpacks to more than {max_input_bytes() // 2**20} MB", path)
+
+
+def _inspect_text(content: Any) -> str:
+    """The text of a completion: a string, or the ``text`` parts of a list of content parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(part.text for part in content if getattr(part, "type", None) == "text")
+    return ""
+
+
+def read_inspect_log(path: PathLike) -> HarnessAnswers:
+    """Samples per question from an Inspect AI eval log of this project's ``protoqa`` or ``cfc`` task.
+
+    Each sample of the log is a question (its ``id``); its completions are the ``choices`` of
+    its ``output``, cleaned as the task's ``prompt`` argument has them cleaned
+    (:func:`~protoqa_integrations.generation.answer_from_text` for ``base``,
+    :func:`~protoqa_integrations.prompts.answer_from_reply` for ``chat``). ``sampling`` holds
+    the generation settings that ran (the task's, with the command line's over them);
+    ``dataset``, ``split`` and ``num_samples`` are the task's arguments. Reading needs
+    ``inspect-ai`` (``pip install 'protoqa-eval[inspect]'``): a ``.eval`` log is a
+    zstd-compressed archive.
+
+    >>> read_inspect_log("logs/2026-01-01T00-00-00_protoqa_abc.eval").samples  # doctest: +SKIP
+    {'r1q1': ['sunscreen', ...], ...}
+    """
+    from .prompts import answer_from_reply
+
+    path = Path(path)
+    if path.stat().st_size > max_input_bytes():
+        raise DataFormatError(f"the file is larger than {max_input_bytes() // 2**20} MB", path)
+    archive = _head(path, 4).startswith(_ZIP_MAGIC)
+    if archive:
+        _check_inspect_zip(path)
+    log_format: Literal["eval", "json"] = "eval" if archive else "json"
+    try:
+        from inspect_ai.log import read_eval_log, read_eval_log_samples
+    except ImportError:
+        raise DataFormatError(
+            "reading an Inspect log needs inspect-ai: pip install 'protoqa-eval[inspect]'", path
+        ) from None
+    try:
+        header = read_eval_log(str(path), header_only=True, format=log_format)
+    except Exception as exc:  # noqa: BLE001 (inspect-ai raises KeyError, ValueError, zstd errors, ... for a foreign log)
+        raise DataFormatError(f"not a readable Inspect log: {' '.join(str(exc).split())[:200]}", path) from None
+    run = header.eval
+    task = run.task.rsplit("/", 1)[-1]
+    if task not in _INSPECT_TASKS:
+        raise DataFormatError(f"an Inspect log of task {run.task!r}, not of this project's protoqa or cfc task", path)
+    if header.status != "success":
+        raise DataFormatError(f"the Inspect run did not finish (status {header.status!r}); score a finished run", path)
+    args = dict(run.task_args or {})
+    prompt = str(args.get("prompt", "base"))
+    if prompt not in ("base", "chat"):
+        raise DataFormatError(f"the task ran with an unknown prompt {prompt!r}", path)
+    clean = answer_from_text if prompt == "base" else answer_from_reply
+    samples: dict[str, list[str]] = {}
+    try:
+        # The events (every model call, by far the bulk of a log) are not read; long completions may be
+        # stored once as attachments, which are resolved.
+        read = read_eval_log_samples(str(path), resolve_attachments=True, format=log_format, exclude_fields={"events"})
+        for sample in read:
+            qid = str(sample.id)
+            if qid in samples:
+                raise DataFormatError(
+                    "the question appears twice (a run of several epochs); run one epoch", path, None, qid
+                )
+            if sample.error is not None:
+                raise DataFormatError(
+                    f"the sample failed: {' '.join(str(sample.error.message).split())[:200]}", path, None, qid
+                )
+            samples[qid] = [clean(_inspect_text(choice.message.content)) for choice in sample.output.choices]
+    except DataFormatError:
+        raise
+    except Exception as exc:  # noqa: BLE001 (as for the header: one line for any damaged sample)
+        raise DataFormatError(f"cannot read the log's samples: {' '.join(str(exc).split())[:200]}", path) from None
+    if not samples:
+        raise DataFormatError("the log holds no samples (run without --no-log-samples)", path)
+    config = header.plan.config.model_dump(exclude_none=True) if header.plan is not None else {}
+    generation: dict[str, Any] = {
+        "harness": "inspect",
+        "task": task,
+        "model": run.model,
+        "model_args": _without_secrets(dict(run.model_args or {})),
+        "sampling": {key: config[key] for key in _INSPECT_SAMPLING if key in config},
+        "prompt": prompt,
+        "num_samples": int(args.get("samples") or max((len(s) for s in samples.values()), default=0)),
+        "dataset": _INSPECT_TASKS[task],
+        "split": str(args.get("split", "validation")),
+        "converted_from": str(path),
+    }
+    return HarnessAnswers(samples, generation)
+
+
 def read_harness_output(path: PathLike, fmt: Optional[str] = None) -> HarnessAnswers:
-    """lm-eval samples or lighteval details, the format detected unless ``fmt`` names it.
+    """lm-eval samples, lighteval details or an Inspect log, the format detected unless ``fmt`` names it.
 
     >>> read_harness_output("README.md")  # doctest: +IGNORE_EXCEPTION_DETAIL
     Traceback (most recent call last):
@@ -319,4 +448,8 @@ def read_harness_output(path: PathLike, fmt: Optional[str] = None) -> HarnessAns
         return read_lm_eval_samples(path)
     if fmt == "lighteval":
         return read_lighteval_details(path)
-    raise DataFormatError(f"not lm-eval --log_samples output or lighteval details, but a {FORMATS[fmt]}", path)
+    if fmt == "inspect":
+        return read_inspect_log(path)
+    raise DataFormatError(
+        f"not lm-eval --log_samples output, lighteval details or an Inspect log, but a {FORMATS[fmt]}", path
+    )
