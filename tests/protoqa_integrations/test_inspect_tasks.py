@@ -1,8 +1,9 @@
 """The Inspect AI tasks: real ``inspect eval`` runs (a tiny local GPT-2 through the ``hf`` provider, and Inspect's
 mock model), their logs read by ``convert`` and ``leaderboard``, the scores Inspect reports checked against ours.
 
-Inspect runs in this interpreter (``inspect-ai`` is in the test environment, extra ``inspect``);
-without it the tests that need it skip, saying so.
+Inspect runs with this interpreter (``inspect-ai`` is in the test environment, extra ``inspect``);
+without it the tests that need it skip, saying so. The modules' docstring examples are collected
+with the package's (``--doctest-modules``).
 """
 
 from __future__ import annotations
@@ -106,17 +107,6 @@ def test_model_config_renders_the_prompt_unchanged():
     assert rendered == prompt
 
 
-@needs_data
-@pytest.mark.parametrize("name", ["protoqa_integrations.inspect_tasks", "protoqa_integrations.inspect_tasks.tasks"])
-def test_docstring_examples(name):
-    import doctest
-    import importlib
-
-    _inspect_ai()
-    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
-    assert result.failed == 0 and result.attempted > 0
-
-
 def test_foreign_and_damaged_logs_are_one_line_errors(tmp_path, monkeypatch):
     _inspect_ai()
     foreign = tmp_path / "foreign.eval"
@@ -144,76 +134,77 @@ def test_foreign_and_damaged_logs_are_one_line_errors(tmp_path, monkeypatch):
         read_inspect_log(bomb)
 
 
-def _mock_model(texts: list[str]):
-    """Inspect's mock model answering ``texts`` in turn; usage is given, as the mock model would otherwise count
-    tokens with tiktoken, which downloads its encoding."""
-    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+# Inspect's own mock model, run in a new process (an evaluation sets up logging for the whole process):
+# each run answers the texts given, in turn. Usage is given, as the mock model would otherwise count
+# tokens with tiktoken, which downloads its encoding.
+MOCK_RUNS = """
+import json, sys
+import inspect_ai
+from inspect_ai.dataset import Sample
+from inspect_ai.model import ModelOutput, ModelUsage, get_model
+from protoqa_integrations.inspect_tasks.tasks import cfc, protoqa
 
-    outputs = []
-    for text in texts:
-        output = ModelOutput.from_content("mockllm/model", text)
+def mock(texts):
+    outputs = [ModelOutput.from_content("mockllm/model", text) for text in texts]
+    for output in outputs:
         output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
-        outputs.append(output)
     return get_model("mockllm/model", custom_outputs=outputs)
 
+data, out = sys.argv[1], sys.argv[2]
+runs = {
+    "base": (cfc(samples=4, data_dir=data), [" the farm.", " a barn", " the farm\\n", "\\nnothing"] * 3, 3, 1),
+    "chat": (protoqa(samples=2, prompt="chat", data_dir=data),
+             ["Sure! Here's one: a beach towel. Enjoy!", "1. **Sunscreen**"], 1, 1),
+    "epochs": (cfc(samples=1, data_dir=data), ["a", "b"], 1, 2),
+    "other": (inspect_ai.Task(dataset=[Sample(input="hi", target="hello")], name="greeting"), ["hello"], 1, 1),
+}
+found = {}
+for name, (task, texts, limit, epochs) in runs.items():
+    log = inspect_ai.eval(task, model=mock(texts), limit=limit, epochs=epochs, log_dir=f"{out}/{name}",
+                          display="none")[0]
+    found[name] = {"status": log.status, "location": log.location, "error": str(log.error)}
+# The same log in Inspect's JSON format (--log-format json).
+inspect_ai.log.write_eval_log(inspect_ai.log.read_eval_log(found["base"]["location"]), f"{out}/base.json")
+print(json.dumps(found))
+"""
 
+
+@pytest.mark.slow
 @needs_data
-def test_mock_model_run_is_read_back_and_scored_as_inspect_scored_it(tmp_path):
-    """Inspect's own mock model, in this process: the task, its log, the reader, Inspect's figures against ours."""
-    inspect_ai = _inspect_ai()
-    from protoqa_integrations.inspect_tasks.tasks import cfc
-
-    texts = [" the farm.", " a barn", " the farm\n", "\nnothing"] * 3
-    logs = inspect_ai.eval(
-        cfc(samples=4, data_dir=str(DATA)),
-        model=_mock_model(texts),
-        limit=3,
-        log_dir=str(tmp_path / "logs"),
-        display="none",
+def test_mock_model_runs_are_read_back_and_scored_as_inspect_scored_them(tmp_path):
+    _inspect_ai()
+    env = isolated_env(tmp_path, PROTOQA_DATA_DIR=str(DATA))
+    ran = subprocess.run(
+        [sys.executable, "-c", MOCK_RUNS, str(DATA), str(tmp_path / "logs")],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
-    assert logs[0].status == "success", logs[0].error
-    log_path = Path(logs[0].location)
-    assert detect_format(log_path) == "inspect"
-    read = read_inspect_log(log_path)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    logs = json.loads(ran.stdout.strip().splitlines()[-1])
+    assert {name: run["status"] for name, run in logs.items()} == dict.fromkeys(logs, "success"), logs
+    base = Path(logs["base"]["location"])
+    assert detect_format(base) == "inspect"
+    read = read_inspect_log(base)
     assert len(read.samples) == 3 and all(len(answers) == 4 for answers in read.samples.values())
     assert sorted(answer for answers in read.samples.values() for answer in answers) == sorted(
         ["the farm", "a barn", "the farm", ""] * 3
     )
     assert read.generation["num_samples"] == 4 and read.generation["prompt"] == "base"
-    _assert_inspect_equals_ours(log_path, tmp_path, env=isolated_env(tmp_path, PROTOQA_DATA_DIR=str(DATA)))
+    _assert_inspect_equals_ours(base, tmp_path, env=env)
+    as_json = tmp_path / "logs" / "base.json"
+    assert detect_format(as_json) == "inspect" and read_inspect_log(as_json).samples == read.samples
     # The chat prompt: the instruction and question as the user turn, the answer taken from each reply.
-    from protoqa_integrations.inspect_tasks.tasks import protoqa
-
-    chat = inspect_ai.eval(
-        protoqa(samples=2, prompt="chat", data_dir=str(DATA)),
-        model=_mock_model(["Sure! Here's one: a beach towel. Enjoy!", "1. **Sunscreen**"]),
-        limit=1,
-        log_dir=str(tmp_path / "chat"),
-        display="none",
-    )
-    assert chat[0].status == "success", chat[0].error
-    read_chat = read_inspect_log(chat[0].location)
-    assert read_chat.samples == {"r1q1": ["a beach towel", "sunscreen"]} and read_chat.generation["prompt"] == "chat"
-    assert read_chat.generation["sampling"]["max_tokens"] == 32 and "stop_seqs" not in read_chat.generation["sampling"]
+    chat = read_inspect_log(logs["chat"]["location"])
+    assert chat.samples == {"r1q1": ["a beach towel", "sunscreen"]} and chat.generation["prompt"] == "chat"
+    assert chat.generation["sampling"]["max_tokens"] == 32 and "stop_seqs" not in chat.generation["sampling"]
     # Several epochs put each question in the log more than once: refused, not merged.
-    again = inspect_ai.eval(
-        cfc(samples=1, data_dir=str(DATA)),
-        model=_mock_model(["a", "b"]),
-        limit=1,
-        epochs=2,
-        log_dir=str(tmp_path / "epochs"),
-        display="none",
-    )
     with pytest.raises(DataFormatError, match="appears twice"):
-        read_inspect_log(again[0].location)
-    other = inspect_ai.eval(
-        inspect_ai.Task(dataset=[inspect_ai.dataset.Sample(input="hi", target="hello")], name="greeting"),
-        model=_mock_model(["hello"]),
-        log_dir=str(tmp_path / "other"),
-        display="none",
-    )
+        read_inspect_log(logs["epochs"]["location"])
     with pytest.raises(DataFormatError, match="task 'greeting', not of this project's"):
-        read_inspect_log(other[0].location)
+        read_inspect_log(logs["other"]["location"])
 
 
 # ---------------------------------------------------------------- a real inspect eval run
