@@ -105,7 +105,7 @@ def detect_format(path: PathLike) -> str:
         raise DataFormatError("the file is empty", path)
     if head.startswith(_PARQUET_MAGIC):
         return "lighteval"
-    if head.startswith(_ZIP_MAGIC):
+    if head.startswith(_ZIP_MAGIC) and (path.suffix == ".eval" or _is_inspect_archive(path)):
         return "inspect"
     try:
         text = read_text(path)
@@ -331,6 +331,18 @@ def _is_inspect_json(whole: Any) -> bool:
     return isinstance(run, dict) and "task" in run and "model" in run and "version" in whole
 
 
+def _is_inspect_archive(path: Path) -> bool:
+    """Whether a zip archive holds an Inspect log's entries (read from its directory, nothing unpacked)."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = set(archive.namelist())
+    except (zipfile.BadZipFile, OSError):
+        return False
+    return bool(names & {"header.json", "_journal/start.json"})
+
+
 def _check_inspect_zip(path: Path) -> None:
     """Refuse a ``.eval`` archive whose entries claim more than the input cap once unpacked (read before unpacking)."""
     import zipfile
@@ -353,32 +365,10 @@ def _inspect_text(content: Any) -> str:
     return ""
 
 
-def read_inspect_log(path: PathLike) -> HarnessAnswers:
-    """Samples per question from an Inspect AI eval log of this project's ``protoqa`` or ``cfc`` task.
-
-    Each sample of the log is a question (its ``id``); its completions are the ``choices`` of
-    its ``output``, cleaned as the task's ``prompt`` argument has them cleaned
-    (:func:`~protoqa_integrations.generation.answer_from_text` for ``base``,
-    :func:`~protoqa_integrations.prompts.answer_from_reply` for ``chat``). ``sampling`` holds
-    the generation settings that ran (the task's, with the command line's over them);
-    ``dataset``, ``split`` and ``num_samples`` are the task's arguments. Reading needs
-    ``inspect-ai`` (``pip install 'protoqa-eval[inspect]'``): a ``.eval`` log is a
-    zstd-compressed archive.
-
-    >>> read_inspect_log("logs/2026-01-01T00-00-00_protoqa_abc.eval").samples  # doctest: +SKIP
-    {'r1q1': ['sunscreen', ...], ...}
-    """
-    from .prompts import answer_from_reply
-
-    path = Path(path)
-    if path.stat().st_size > max_input_bytes():
-        raise DataFormatError(f"the file is larger than {max_input_bytes() // 2**20} MB", path)
-    archive = _head(path, 4).startswith(_ZIP_MAGIC)
-    if archive:
-        _check_inspect_zip(path)
-    log_format: Literal["eval", "json"] = "eval" if archive else "json"
+def _inspect_header(path: Path, log_format: Literal["eval", "json"]) -> Any:
+    """The header of a finished Inspect run of this project's task (no samples read)."""
     try:
-        from inspect_ai.log import read_eval_log, read_eval_log_samples
+        from inspect_ai.log import read_eval_log
     except ImportError:
         raise DataFormatError(
             "reading an Inspect log needs inspect-ai: pip install 'protoqa-eval[inspect]'", path
@@ -387,16 +377,21 @@ def read_inspect_log(path: PathLike) -> HarnessAnswers:
         header = read_eval_log(str(path), header_only=True, format=log_format)
     except Exception as exc:  # noqa: BLE001 (inspect-ai raises KeyError, ValueError, zstd errors, ... for a foreign log)
         raise DataFormatError(f"not a readable Inspect log: {' '.join(str(exc).split())[:200]}", path) from None
-    run = header.eval
-    task = run.task.rsplit("/", 1)[-1]
-    if task not in _INSPECT_TASKS:
-        raise DataFormatError(f"an Inspect log of task {run.task!r}, not of this project's protoqa or cfc task", path)
+    if header.eval.task.rsplit("/", 1)[-1] not in _INSPECT_TASKS:
+        raise DataFormatError(
+            f"an Inspect log of task {header.eval.task!r}, not of this project's protoqa or cfc task", path
+        )
     if header.status != "success":
         raise DataFormatError(f"the Inspect run did not finish (status {header.status!r}); score a finished run", path)
-    args = dict(run.task_args or {})
-    prompt = str(args.get("prompt", "base"))
-    if prompt not in ("base", "chat"):
-        raise DataFormatError(f"the task ran with an unknown prompt {prompt!r}", path)
+    return header
+
+
+def _inspect_samples(path: Path, log_format: Literal["eval", "json"], prompt: str) -> dict[str, list[str]]:
+    """Every question's completions, cleaned for the task's ``prompt``, one sample of the log at a time."""
+    from inspect_ai.log import read_eval_log_samples
+
+    from .prompts import answer_from_reply
+
     clean = answer_from_text if prompt == "base" else answer_from_reply
     samples: dict[str, list[str]] = {}
     try:
@@ -420,7 +415,40 @@ def read_inspect_log(path: PathLike) -> HarnessAnswers:
         raise DataFormatError(f"cannot read the log's samples: {' '.join(str(exc).split())[:200]}", path) from None
     if not samples:
         raise DataFormatError("the log holds no samples (run without --no-log-samples)", path)
+    return samples
+
+
+def read_inspect_log(path: PathLike) -> HarnessAnswers:
+    """Samples per question from an Inspect AI eval log of this project's ``protoqa`` or ``cfc`` task.
+
+    Each sample of the log is a question (its ``id``); its completions are the ``choices`` of
+    its ``output``, cleaned as the task's ``prompt`` argument has them cleaned
+    (:func:`~protoqa_integrations.generation.answer_from_text` for ``base``,
+    :func:`~protoqa_integrations.prompts.answer_from_reply` for ``chat``). ``sampling`` holds
+    the generation settings that ran (the task's, with the command line's over them);
+    ``dataset``, ``split`` and ``num_samples`` are the task's arguments. Reading needs
+    ``inspect-ai`` (``pip install 'protoqa-eval[inspect]'``): a ``.eval`` log is a
+    zstd-compressed archive.
+
+    >>> read_inspect_log("logs/2026-01-01T00-00-00_protoqa_abc.eval").samples  # doctest: +SKIP
+    {'r1q1': ['sunscreen', ...], ...}
+    """
+    path = Path(path)
+    if path.stat().st_size > max_input_bytes():
+        raise DataFormatError(f"the file is larger than {max_input_bytes() // 2**20} MB", path)
+    archive = _head(path, 4).startswith(_ZIP_MAGIC)
+    if archive:
+        _check_inspect_zip(path)
+    log_format: Literal["eval", "json"] = "eval" if archive else "json"
+    header = _inspect_header(path, log_format)
+    run, args = header.eval, dict(header.eval.task_args or {})
+    prompt = args.get("prompt", "base")
+    if prompt not in ("base", "chat"):
+        raise DataFormatError(f"the task ran with an unknown prompt {str(prompt)[:60]!r}", path)
+    samples = _inspect_samples(path, log_format, prompt)
     config = header.plan.config.model_dump(exclude_none=True) if header.plan is not None else {}
+    asked = args.get("samples")
+    task = run.task.rsplit("/", 1)[-1]
     generation: dict[str, Any] = {
         "harness": "inspect",
         "task": task,
@@ -428,7 +456,7 @@ def read_inspect_log(path: PathLike) -> HarnessAnswers:
         "model_args": _without_secrets(dict(run.model_args or {})),
         "sampling": {key: config[key] for key in _INSPECT_SAMPLING if key in config},
         "prompt": prompt,
-        "num_samples": int(args.get("samples") or max((len(s) for s in samples.values()), default=0)),
+        "num_samples": asked if isinstance(asked, int) else max((len(s) for s in samples.values()), default=0),
         "dataset": _INSPECT_TASKS[task],
         "split": str(args.get("split", "validation")),
         "converted_from": str(path),

@@ -115,6 +115,11 @@ def test_foreign_and_damaged_logs_are_one_line_errors(tmp_path, monkeypatch):
     assert detect_format(foreign) == "inspect"
     with pytest.raises(DataFormatError, match="foreign.eval: not a readable Inspect log"):
         read_harness_output(foreign)
+    # Another zip archive, named otherwise, keeps the message for compressed input.
+    other = tmp_path / "answers.zip"
+    other.write_bytes(foreign.read_bytes())
+    with pytest.raises(DataFormatError, match="zip-compressed; decompress it first"):
+        detect_format(other)
     truncated = tmp_path / "truncated.eval"
     truncated.write_bytes(foreign.read_bytes()[:20])
     with pytest.raises(DataFormatError, match="damaged zip archive"):
