@@ -15,6 +15,8 @@ Task arguments (``-T NAME=VALUE``): ``samples`` (300 for ProtoQA, 100 for CFC), 
 ``chat``, :data:`~protoqa_integrations.inspect_tasks.PROMPTS`) and ``data_dir`` (the JSONL
 files; else ``$PROTOQA_DATA_DIR``, ``../shared/data`` beside a checkout, ``$PROTOQA_PARQUET``
 or the pinned download, as :func:`~protoqa_integrations.task_functions.load_split` finds them).
+Inspect runs a task file in the file's own folder, so a data folder is given by its absolute
+path (:func:`absolute_data_dir`).
 
 The sampling settings are the protocol's (temperature 0.69, top-p 0.9, no top-k; 10 new
 tokens cut at ``"\\n"`` and ``"."`` for ``base``, 32 for ``chat``); ``--temperature`` and the
@@ -22,7 +24,7 @@ other generation options of ``inspect eval`` override them, and the log records 
 
 Importing this module needs ``inspect-ai``.
 
->>> [task.name for task in (protoqa(data_dir="../shared/data"), cfc(data_dir="../shared/data"))]
+>>> [task.name for task in (protoqa(), cfc())]  # the data beside the checkout
 ['protoqa', 'cfc']
 """
 
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, Optional
 
 from inspect_ai import Task, task
@@ -39,6 +42,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric
 from inspect_ai.solver import Generate, Solver, TaskState, fork, solver
 from inspect_ai.solver import generate as generate_step
 
+from protoqa_core.io.data import data_dir_from_env
 from protoqa_integrations.generation import (
     CFC_NUM_SAMPLES,
     PAPER_MAX_NEW_TOKENS,
@@ -62,6 +66,7 @@ __all__ = [
     "fsum_mean",
     "generate_config",
     "clean_answers",
+    "absolute_data_dir",
 ]
 
 CHAT_MAX_NEW_TOKENS = 32
@@ -205,9 +210,30 @@ def protoqa_scores(prompt: str = "base") -> Scorer:
     return score
 
 
+def absolute_data_dir(data_dir: Optional[str] = None) -> Optional[str]:
+    """``data_dir``, else ``$PROTOQA_DATA_DIR``, refused when relative: ``inspect eval`` runs a task file in that
+    file's own folder, where a relative path would be read (without either, the data are found as
+    :func:`~protoqa_integrations.task_functions.load_split` finds them).
+
+    >>> absolute_data_dir("/data/protoqa")
+    '/data/protoqa'
+    >>> absolute_data_dir("../shared/data")
+    Traceback (most recent call last):
+    ...
+    ValueError: data_dir '../shared/data' is a relative path, ...
+    """
+    chosen = data_dir or data_dir_from_env()
+    if chosen and not Path(chosen).expanduser().is_absolute():
+        raise ValueError(
+            f"data_dir {chosen!r} is a relative path, but inspect eval runs a task file in the file's own folder "
+            f'({Path(__file__).resolve().parent}); give an absolute path, such as "$PWD/{chosen}"'
+        )
+    return chosen
+
+
 def _task(dataset: str, samples: int, split: str, prompt: str, data_dir: Optional[str]) -> Task:
     return Task(
-        dataset=question_samples(dataset, split, prompt, data_dir),
+        dataset=question_samples(dataset, split, prompt, absolute_data_dir(data_dir)),
         solver=sample_answers(int(samples)),
         scorer=protoqa_scores(prompt),
         config=generate_config(prompt),
