@@ -157,16 +157,16 @@ def mock(texts):
 
 data, out = sys.argv[1], sys.argv[2]
 runs = {
-    "base": (cfc(samples=4, data_dir=data), [" the farm.", " a barn", " the farm\\n", "\\nnothing"] * 3, 3, 1),
+    "base": (cfc(samples=4, data_dir=data), [" the farm.", " a barn", " the farm\\n", "\\nnothing"] * 3, 3, 1, {}),
     "chat": (protoqa(samples=2, prompt="chat", data_dir=data),
-             ["Sure! Here's one: a beach towel. Enjoy!", "1. **Sunscreen**"], 1, 1),
-    "epochs": (cfc(samples=1, data_dir=data), ["a", "b"], 1, 2),
-    "other": (inspect_ai.Task(dataset=[Sample(input="hi", target="hello")], name="greeting"), ["hello"], 1, 1),
+             ["Sure! Here's one: a beach towel. Enjoy!", "1. **Sunscreen**"], 1, 1, {"temperature": 0.5}),
+    "epochs": (cfc(samples=1, data_dir=data), ["a", "b"], 1, 2, {}),
+    "other": (inspect_ai.Task(dataset=[Sample(input="hi", target="hello")], name="greeting"), ["hello"], 1, 1, {}),
 }
 found = {}
-for name, (task, texts, limit, epochs) in runs.items():
+for name, (task, texts, limit, epochs, config) in runs.items():
     log = inspect_ai.eval(task, model=mock(texts), limit=limit, epochs=epochs, log_dir=f"{out}/{name}",
-                          display="none")[0]
+                          display="none", **config)[0]
     found[name] = {"status": log.status, "location": log.location, "error": str(log.error)}
 # The same log in Inspect's JSON format (--log-format json).
 inspect_ai.log.write_eval_log(inspect_ai.log.read_eval_log(found["base"]["location"]), f"{out}/base.json")
@@ -201,10 +201,12 @@ def test_mock_model_runs_are_read_back_and_scored_as_inspect_scored_them(tmp_pat
     _assert_inspect_equals_ours(base, tmp_path, env=env)
     as_json = tmp_path / "logs" / "base.json"
     assert detect_format(as_json) == "inspect" and read_inspect_log(as_json).samples == read.samples
-    # The chat prompt: the instruction and question as the user turn, the answer taken from each reply.
+    # The chat prompt: the instruction and question as the user turn, the answer taken from each reply; a
+    # temperature given at the command line is what the log records.
     chat = read_inspect_log(logs["chat"]["location"])
     assert chat.samples == {"r1q1": ["a beach towel", "sunscreen"]} and chat.generation["prompt"] == "chat"
     assert chat.generation["sampling"]["max_tokens"] == 32 and "stop_seqs" not in chat.generation["sampling"]
+    assert chat.generation["sampling"]["temperature"] == 0.5 and chat.generation["sampling"]["top_p"] == 0.9
     # Several epochs put each question in the log more than once: refused, not merged.
     with pytest.raises(DataFormatError, match="appears twice"):
         read_inspect_log(logs["epochs"]["location"])
