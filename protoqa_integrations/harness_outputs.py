@@ -356,15 +356,6 @@ def _check_inspect_zip(path: Path) -> None:
         raise DataFormatError(f"an entry of the archive unpacks to more than {max_input_bytes() // 2**20} MB", path)
 
 
-def _inspect_text(content: Any) -> str:
-    """The text of a completion: a string, or the ``text`` parts of a list of content parts."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(part.text for part in content if getattr(part, "type", None) == "text")
-    return ""
-
-
 def _inspect_header(path: Path, log_format: Literal["eval", "json"]) -> Any:
     """The header of a finished Inspect run of this project's task (no samples read)."""
     try:
@@ -390,9 +381,8 @@ def _inspect_samples(path: Path, log_format: Literal["eval", "json"], prompt: st
     """Every question's completions, cleaned for the task's ``prompt``, one sample of the log at a time."""
     from inspect_ai.log import read_eval_log_samples
 
-    from .prompts import answer_from_reply
+    from .inspect_tasks import clean_answers
 
-    clean = answer_from_text if prompt == "base" else answer_from_reply
     samples: dict[str, list[str]] = {}
     try:
         # The events (every model call, by far the bulk of a log) are not read; long completions may be
@@ -408,7 +398,7 @@ def _inspect_samples(path: Path, log_format: Literal["eval", "json"], prompt: st
                 raise DataFormatError(
                     f"the sample failed: {' '.join(str(sample.error.message).split())[:200]}", path, None, qid
                 )
-            samples[qid] = [clean(_inspect_text(choice.message.content)) for choice in sample.output.choices]
+            samples[qid] = clean_answers([choice.message.text for choice in sample.output.choices], prompt)
     except DataFormatError:
         raise
     except Exception as exc:  # noqa: BLE001 (as for the header: one line for any damaged sample)

@@ -25,9 +25,13 @@ lighteval tasks (:mod:`protoqa_integrations.task_functions`); the Inspect side i
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["tasks_file", "model_config_file", "TASK_NAMES", "PROMPTS"]
+from protoqa_integrations.generation import answer_from_text
+from protoqa_integrations.prompts import answer_from_reply
+
+__all__ = ["tasks_file", "model_config_file", "clean_answers", "TASK_NAMES", "PROMPTS"]
 
 TASK_NAMES = ("protoqa", "cfc")
 
@@ -53,3 +57,17 @@ def model_config_file() -> str:
     True
     """
     return str(Path(__file__).resolve().parent / "base-model.yaml")
+
+
+def clean_answers(texts: Sequence[str], prompt: str = "base") -> list[str]:
+    """Every sampled text as its answer (``""`` for none), order kept, as the other harnesses' tasks clean them:
+    :func:`~protoqa_integrations.generation.answer_from_text` for ``base``,
+    :func:`~protoqa_integrations.prompts.answer_from_reply` for ``chat``.
+
+    >>> clean_answers([" Dog.", "\\ncat"]), clean_answers(["1. **Dog**"], "chat")
+    (['dog', ''], ['dog'])
+    """
+    if prompt not in PROMPTS:
+        raise ValueError(f"unknown prompt {prompt!r}; choose one of {', '.join(PROMPTS)}")
+    clean = answer_from_text if prompt == "base" else answer_from_reply
+    return [clean(text) for text in texts]

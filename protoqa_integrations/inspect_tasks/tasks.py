@@ -50,11 +50,10 @@ from protoqa_integrations.generation import (
     PAPER_TOP_P,
     PROTOQA_NUM_SAMPLES,
     STOP_STRINGS,
-    answer_from_text,
 )
-from protoqa_integrations.inspect_tasks import PROMPTS
+from protoqa_integrations.inspect_tasks import PROMPTS, clean_answers
 from protoqa_integrations.lighteval_tasks.utils import METRIC_NAMES
-from protoqa_integrations.prompts import answer_from_reply, cfc_chat_messages, protoqa_chat_messages
+from protoqa_integrations.prompts import cfc_chat_messages, protoqa_chat_messages
 from protoqa_integrations.task_functions import cfc_one_shot_prompt, load_split, mean, process_results, protoqa_prompt
 
 __all__ = [
@@ -65,7 +64,6 @@ __all__ = [
     "protoqa_scores",
     "fsum_mean",
     "generate_config",
-    "clean_answers",
     "absolute_data_dir",
 ]
 
@@ -145,17 +143,6 @@ def generate_config(prompt: str = "base") -> GenerateConfig:
         max_tokens=PAPER_MAX_NEW_TOKENS,
         stop_seqs=list(STOP_STRINGS),
     )
-
-
-def clean_answers(texts: list[str], prompt: str = "base") -> list[str]:
-    """Every sampled text as its answer (``""`` for none), order kept: as the other harnesses' tasks clean them.
-
-    >>> clean_answers([" Dog.", "\\ncat"]), clean_answers(["1. **Dog**"], "chat")
-    (['dog', ''], ['dog'])
-    """
-    _check_prompt(prompt)
-    clean = answer_from_text if prompt == "base" else answer_from_reply
-    return [clean(text) for text in texts]
 
 
 @solver
