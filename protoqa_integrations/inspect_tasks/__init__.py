@@ -28,9 +28,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from protoqa_integrations.generation import answer_from_text
-from protoqa_integrations.prompts import answer_from_reply
-
 __all__ = ["tasks_file", "model_config_file", "clean_answers", "TASK_NAMES", "PROMPTS"]
 
 TASK_NAMES = ("protoqa", "cfc")
@@ -67,6 +64,10 @@ def clean_answers(texts: Sequence[str], prompt: str = "base") -> list[str]:
     >>> clean_answers([" Dog.", "\\ncat"]), clean_answers(["1. **Dog**"], "chat")
     (['dog', ''], ['dog'])
     """
+    # Imported here: printing the task file (python -m ...) needs neither, nor numpy, which generation imports.
+    from protoqa_integrations.generation import answer_from_text
+    from protoqa_integrations.prompts import answer_from_reply
+
     if prompt not in PROMPTS:
         raise ValueError(f"unknown prompt {prompt!r}; choose one of {', '.join(PROMPTS)}")
     clean = answer_from_text if prompt == "base" else answer_from_reply
