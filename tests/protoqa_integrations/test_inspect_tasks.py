@@ -137,6 +137,14 @@ def test_foreign_and_damaged_logs_are_one_line_errors(tmp_path, monkeypatch):
     assert bomb.stat().st_size < 0.01 * 2**20
     with pytest.raises(DataFormatError, match="unpacks to more than"):
         read_inspect_log(bomb)
+    # Without inspect-ai (last: the module stays hidden until the test ends), a log is one line naming the extra.
+    monkeypatch.delenv("PROTOQA_MAX_INPUT_MB")
+    monkeypatch.setitem(sys.modules, "inspect_ai.log", None)
+    real = tmp_path / "real.eval"
+    with zipfile.ZipFile(real, "w") as archive:
+        archive.writestr("header.json", "{}")
+    with pytest.raises(DataFormatError, match=r"needs inspect-ai: pip install 'protoqa-eval\[inspect\]'"):
+        read_inspect_log(real)
 
 
 # Inspect's own mock model, run in a new process (an evaluation sets up logging for the whole process):
