@@ -1,7 +1,7 @@
 """What Inspect AI's bookkeeping costs per sample in the ``protoqa`` task, without a model's own time.
 
 The task draws each sample with its own ``generate`` call on a forked copy of the question's
-state (``protoqa_integrations.inspect_tasks.tasks.sample_answers``), and Inspect records each call
+state (``protoqa_integrations.harnesses.inspect_tasks.tasks.sample_answers``), and Inspect records each call
 in the sample's transcript. Here Inspect's mock model (``mockllm``, which answers at once) stands
 in for the model, so what is measured is Inspect's own work and the scoring: one process per run,
 ``inspect_ai.eval`` of the task on ``--questions`` ProtoQA dev questions with 1 sample per question
@@ -29,7 +29,7 @@ RUN = """
 import sys
 import inspect_ai
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
-from protoqa_integrations.inspect_tasks.tasks import protoqa
+from protoqa_integrations.harnesses.inspect_tasks.tasks import protoqa
 
 data, samples, questions, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 outputs = []

@@ -58,7 +58,9 @@ from typing import Optional, Union
 
 import numpy as np
 
-from ..io.readers import DataFormatError, Question
+from protoqa_core.io.files import DataFormatError
+from protoqa_core.io.records import Question
+
 from .embedding import (
     EMBEDDING_DECIMALS,
     ContextEncoder,

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from protoqa_core.io.readers import DataFormatError
-from protoqa_integrations.harness_outputs import detect_format, read_harness_output, read_inspect_log
-from protoqa_integrations.inspect_tasks import TASK_NAMES, model_config_file, tasks_file
+from protoqa_integrations.harnesses.inspect_tasks import TASK_NAMES, model_config_file, tasks_file
+from protoqa_integrations.harnesses.outputs import detect_format, read_harness_output, read_inspect_log
 from tests.support.offline import isolated_env
 
 REPO = Path(__file__).resolve().parents[2]
@@ -47,7 +47,7 @@ def _assert_inspect_equals_ours(log_path: Path, tmp_path: Path, *, env: dict[str
     """``protoqa-eval convert`` the log (a new process), score the answers file with ``score_generated`` and check
     each figure Inspect reported against ours, bit for bit; returns Inspect's figures."""
     from protoqa_dataset.parsing import load_questions
-    from protoqa_integrations.answers_file import score_generated
+    from protoqa_integrations.generation.answers_file import score_generated
     from protoqa_metric.metric_set import PAPER_METRICS
 
     answers = tmp_path / f"{log_path.stem}.answers.json"
@@ -81,7 +81,7 @@ def _assert_inspect_equals_ours(log_path: Path, tmp_path: Path, *, env: dict[str
 
 def test_task_file_and_model_config_are_printed_and_a_stray_argument_is_one_line(tmp_path):
     env = isolated_env(tmp_path)
-    command = [sys.executable, "-m", "protoqa_integrations.inspect_tasks"]
+    command = [sys.executable, "-m", "protoqa_integrations.harnesses.inspect_tasks"]
     printed = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True)
     assert printed.returncode == 0 and printed.stdout.strip() == tasks_file() and Path(tasks_file()).is_file()
     config = subprocess.run([*command, "model-config"], cwd=tmp_path, env=env, capture_output=True, text=True)
@@ -94,7 +94,7 @@ def test_task_file_and_model_config_are_printed_and_a_stray_argument_is_one_line
 def test_model_config_renders_the_prompt_unchanged():
     import yaml
 
-    from protoqa_integrations.prompts import cfc_prompt
+    from protoqa_integrations.generation.prompts import cfc_prompt
     from tests.support.tiny_lm import word_tokenizer
 
     template = yaml.safe_load(Path(model_config_file()).read_text())["chat_template"]
@@ -155,7 +155,7 @@ import json, sys
 import inspect_ai
 from inspect_ai.dataset import Sample
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
-from protoqa_integrations.inspect_tasks.tasks import cfc, protoqa
+from protoqa_integrations.harnesses.inspect_tasks.tasks import cfc, protoqa
 
 def mock(texts):
     outputs = [ModelOutput.from_content("mockllm/model", text) for text in texts]
@@ -232,7 +232,7 @@ def inspect_gpt2(tmp_path_factory) -> Path:
     import torch
 
     from protoqa_dataset.parsing import load_questions
-    from protoqa_integrations.prompts import cfc_prompt, question_to_prompt
+    from protoqa_integrations.generation.prompts import cfc_prompt, question_to_prompt
     from tests.support.tiny_lm import build_tiny_gpt2
 
     protoqa = load_questions("protoqa", "validation", str(DATA))[0][:3]
@@ -261,7 +261,7 @@ def test_inspect_eval_reports_the_scores_we_compute_for_its_answers(tmp_path, in
     env = isolated_env(tmp_path, PROTOQA_DATA_DIR=str(DATA))
     printed = {
         name: subprocess.run(
-            [sys.executable, "-m", "protoqa_integrations.inspect_tasks", *args],
+            [sys.executable, "-m", "protoqa_integrations.harnesses.inspect_tasks", *args],
             cwd=tmp_path,
             env=env,
             capture_output=True,
@@ -292,9 +292,9 @@ def test_inspect_eval_reports_the_scores_we_compute_for_its_answers(tmp_path, in
     assert set(logs) == {"protoqa", "cfc"}
     from inspect_ai.log import read_eval_log_samples
 
-    from protoqa_integrations.generation import CFC_NUM_SAMPLES, PROTOQA_NUM_SAMPLES
-    from protoqa_integrations.leaderboard import read_system
-    from protoqa_integrations.prompts import cfc_prompt, question_to_prompt
+    from protoqa_integrations.generation.prompts import cfc_prompt, question_to_prompt
+    from protoqa_integrations.generation.settings import CFC_NUM_SAMPLES, PROTOQA_NUM_SAMPLES
+    from protoqa_integrations.leaderboard.board import read_system
 
     scored = 0
     for task, prompt_of, num_samples in (
