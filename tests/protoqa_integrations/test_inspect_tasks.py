@@ -112,14 +112,11 @@ def test_foreign_and_damaged_logs_are_one_line_errors(tmp_path, monkeypatch):
     foreign = tmp_path / "foreign.eval"
     with zipfile.ZipFile(foreign, "w") as archive:
         archive.writestr("hello.txt", "hi")
-    assert detect_format(foreign) == "inspect"
-    with pytest.raises(DataFormatError, match="foreign.eval: not a readable Inspect log"):
-        read_harness_output(foreign)
-    # Another zip archive, named otherwise, keeps the message for compressed input.
-    other = tmp_path / "answers.zip"
-    other.write_bytes(foreign.read_bytes())
+    # An archive whose first entry is not an Inspect log's is not taken for one, whatever its name.
     with pytest.raises(DataFormatError, match="zip-compressed; decompress it first"):
-        detect_format(other)
+        detect_format(foreign)
+    with pytest.raises(DataFormatError, match="foreign.eval: not a readable Inspect log"):
+        read_harness_output(foreign, "inspect")
     truncated = tmp_path / "truncated.eval"
     truncated.write_bytes(foreign.read_bytes()[:20])
     with pytest.raises(DataFormatError, match="damaged zip archive"):
@@ -205,14 +202,15 @@ def test_mock_model_runs_are_read_back_and_scored_as_inspect_scored_them(tmp_pat
     assert sorted(answer for answers in read.samples.values() for answer in answers) == sorted(
         ["the farm", "a barn", "the farm", ""] * 3
     )
-    assert read.generation["num_samples"] == 4 and read.generation["prompt"] == "base"
+    # The prompt as protoqa-eval generate --prompt names it, so that runs of other harnesses compare with it.
+    assert read.generation["num_samples"] == 4 and read.generation["prompt"] == "cfc-one-shot"
     _assert_inspect_equals_ours(base, tmp_path, env=env)
     as_json = tmp_path / "logs" / "base.json"
     assert detect_format(as_json) == "inspect" and read_inspect_log(as_json).samples == read.samples
     # The chat prompt: the instruction and question as the user turn, the answer taken from each reply; a
     # temperature given at the command line is what the log records.
     chat = read_inspect_log(logs["chat"]["location"])
-    assert chat.samples == {"r1q1": ["a beach towel", "sunscreen"]} and chat.generation["prompt"] == "chat"
+    assert chat.samples == {"r1q1": ["a beach towel", "sunscreen"]} and chat.generation["prompt"] == "protoqa-chat"
     assert chat.generation["sampling"]["max_tokens"] == 32 and "stop_seqs" not in chat.generation["sampling"]
     assert chat.generation["sampling"]["temperature"] == 0.5 and chat.generation["sampling"]["top_p"] == 0.9
     # Several epochs put each question in the log more than once: refused, not merged.
