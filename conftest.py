@@ -25,6 +25,7 @@ _NEEDS = {
     "cfc_probeval/evaluate_modules/probeval/probeval.py": ("datasets", "evaluate"),
     "protoqa_integrations/harnesses/lm_eval_tasks/backend.py": ("lm_eval",),
     "protoqa_integrations/harnesses/lighteval_tasks/tasks.py": ("lighteval",),
+    "protoqa_integrations/harnesses/inspect_tasks/tasks.py": ("inspect_ai",),
 }
 
 _MISSING = {path: [name for name in names if importlib.util.find_spec(name) is None] for path, names in _NEEDS.items()}
