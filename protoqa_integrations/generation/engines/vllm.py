@@ -17,7 +17,6 @@ from typing import Any, Optional
 
 from protoqa_core.progress import report_progress
 from protoqa_integrations.generation.engines.base import (
-    ENGINES,
     Engine,
     EngineError,
     EngineOption,
@@ -39,7 +38,6 @@ def _first_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
-@ENGINES.register("vllm")
 class VLLMEngine(Engine):
     """vLLM's ``LLM`` on ``model`` (Hub id or local folder; no remote code).
 
@@ -48,6 +46,7 @@ class VLLMEngine(Engine):
     ['an apple', 'a banana']
     """
 
+    name = "vllm"
     summary = "vLLM's offline engine"
     common = ("revision", "chat", "dtype", "seed")
     options = (
