@@ -9,14 +9,16 @@ one option (``--quiet``) turns them off. The drawing is tqdm's:
   :data:`LOG_INTERVAL` seconds, ``DESC: DONE/TOTAL UNIT (P%), ELAPSED elapsed, LEFT left,
   RATE``, and a last line when the job ends; a job shorter than the interval prints nothing.
 
-``$PROTOQA_PROGRESS_INTERVAL`` sets the interval in seconds. tqdm is imported only when a
-report starts, never when a command merely starts or prints its help.
+``$PROTOQA_PROGRESS_INTERVAL`` sets the interval in seconds. tqdm is imported only when there
+is something to draw: on a terminal when a report starts, in a log when its first line is due; a
+command that merely starts, prints its help or ends within the interval never imports it.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Iterable, Iterator
 from typing import Any, Optional, TextIO, TypeVar
 
@@ -124,23 +126,64 @@ def report_progress(
     terminal = _is_terminal(out)
     if not terminal and enabled is None:
         return Progress()
-    from tqdm import tqdm  # here, so that starting a command does not import it
-
     if terminal:
+        from tqdm import tqdm  # here, so that starting a command does not import it
+
         return tqdm(total=total, desc=desc, unit=unit, file=out, delay=_TERMINAL_DELAY, dynamic_ncols=True)
-    interval = _interval()
-    return _log_bar_class(tqdm)(
-        total=total,
-        desc=desc,
-        unit=unit,
-        file=_Lines(out),
-        delay=interval,
-        mininterval=interval,
-        maxinterval=max(interval, 1.0) * 2,
-        miniters=1,
-        ascii=True,
-        bar_format=_LOG_FORMAT if total else _LOG_FORMAT_NO_TOTAL,
-    )
+    return _LogReport(total, desc, unit, out)
+
+
+class _LogReport(Progress):
+    """A report in a log: counts until its first line is due, then a tqdm bar writing lines does the rest.
+
+    A job that ends within the interval costs a counter, and no tqdm import.
+    """
+
+    def __init__(self, total: Optional[int], desc: str, unit: str, out: TextIO) -> None:
+        self.total, self.desc, self.unit, self.out = total, desc, unit, out
+        self.interval, self.started, self.postfix = _interval(), time.monotonic(), ""
+        self.n: float = 0
+        self.bar: Any = None
+
+    def update(self, n: float = 1) -> None:
+        if self.bar is not None:
+            self.bar.update(n)
+            return
+        self.n += n
+        if time.monotonic() - self.started >= self.interval:
+            self._start_bar()
+
+    def set_postfix_str(self, text: str = "", refresh: bool = True) -> None:
+        if self.bar is not None:
+            self.bar.set_postfix_str(text, refresh=False)
+        else:
+            self.postfix = text
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+    def _start_bar(self) -> None:
+        from tqdm import tqdm  # the first line is due: only now is there anything to draw
+
+        bar = _log_bar_class(tqdm)(
+            total=self.total,
+            desc=self.desc,
+            unit=self.unit,
+            file=_Lines(self.out),
+            delay=self.interval,
+            mininterval=self.interval,
+            maxinterval=max(self.interval, 1.0) * 2,
+            miniters=1,
+            ascii=True,
+            bar_format=_LOG_FORMAT if self.total else _LOG_FORMAT_NO_TOTAL,
+        )
+        # The job started earlier than the bar: its clock and its first line count from the start.
+        bar.start_t = bar.last_print_t = bar._time() - (time.monotonic() - self.started)
+        if self.postfix:
+            bar.set_postfix_str(self.postfix, refresh=False)
+        self.bar = bar
+        bar.update(int(self.n) if float(self.n).is_integer() else self.n)  # counts of whole units print as such
 
 
 def _speed(rate: Optional[float], unit: str) -> str:

@@ -27,7 +27,6 @@ from protoqa_core.io.cli import (
     write_output_file,
 )
 from protoqa_core.io.cli_options import add_quiet_option
-from protoqa_core.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
 from protoqa_integrations.generation.provenance import parse_accepted
 
 __all__ = ["COMMANDS", "add_leaderboard_arguments", "add_convert_arguments"]
@@ -49,6 +48,7 @@ def add_leaderboard_arguments(p: argparse.ArgumentParser) -> None:
     >>> p.parse_args(["t.jsonl", "a=a.json", "b=b.json"]).metrics
     ['protoqa', 'probeval']
     """
+    from protoqa_core.significance import DEFAULT_RESAMPLES, DEFAULT_SEED  # numpy: only to build this command
 
     p.add_argument("targets", metavar="TARGETS", help="targets JSONL with the questions (and their clusters)")
     p.add_argument("systems", nargs="+", metavar="NAME=FILE", help="a system and its file (at most 100 systems)")
