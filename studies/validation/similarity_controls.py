@@ -321,6 +321,25 @@ def _summary(measured: Measured, ids: Sequence[str], seed: int) -> dict[str, Any
     return {"metrics": metrics, "controls": controls, "judgements": precision_recall(_judged_rows(measured, ids))}
 
 
+def judgement_difference(new: Measured, old: Measured, ids: Sequence[str], seed: int = 0) -> dict[str, Any]:
+    """New minus old precision, recall and F1 against the judgements, with paired intervals over questions."""
+    out: dict[str, Any] = {}
+    for figure in ("precision", "recall", "f1"):
+
+        def statistic(idx: np.ndarray, figure: str = figure) -> float:
+            chosen = [ids[int(i)] for i in idx]
+            return (
+                precision_recall(_judged_rows(new, chosen))[figure]
+                - precision_recall(_judged_rows(old, chosen))[figure]
+            )
+
+        out[figure] = {
+            "difference": statistic(np.arange(len(ids))),
+            "interval": interval(bootstrap_interval(statistic, len(ids), resamples=RESAMPLES, seed=seed)),
+        }
+    return out
+
+
 def run_similarity_controls(data_dir: Path, encoder: Optional[str] = None, seed: int = 0) -> dict[str, Any]:
     """Every figure of the study (see the module docstring) as a JSON-ready dictionary."""
     started = time.process_time()
@@ -416,6 +435,8 @@ def run_similarity_controls(data_dir: Path, encoder: Optional[str] = None, seed:
             )
         ),
     }
+    result["roberta_new_minus_previous_judgements"] = judgement_difference(held_out, per_rule[previous], ids, seed)
+    result["roberta_held_out_minus_wordnet_judgements"] = judgement_difference(held_out, measured["wordnet"], ids, seed)
     result["cpu_seconds"] = time.process_time() - started
     return result
 
