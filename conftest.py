@@ -20,8 +20,8 @@ _NEEDS = {
     "protoqa_dataset": ("datasets", "huggingface_hub"),
     "protoqa_metric/evaluate_modules/protoqa/protoqa.py": ("datasets", "evaluate"),
     "cfc_probeval/evaluate_modules/probeval/probeval.py": ("datasets", "evaluate"),
-    "protoqa_integrations/lm_eval_tasks/backend.py": ("lm_eval",),
-    "protoqa_integrations/lighteval_tasks/tasks.py": ("lighteval",),
+    "protoqa_integrations/harnesses/lm_eval_tasks/backend.py": ("lm_eval",),
+    "protoqa_integrations/harnesses/lighteval_tasks/tasks.py": ("lighteval",),
 }
 
 _MISSING = {path: [name for name in names if importlib.util.find_spec(name) is None] for path, names in _NEEDS.items()}

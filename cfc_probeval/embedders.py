@@ -40,18 +40,14 @@ from typing import Any, ClassVar, Optional, Union
 
 import numpy as np
 
-from protoqa_core.io.data import sha256_of  # noqa: F401 - kept importable from here
 from protoqa_core.registry import Registry
 from protoqa_core.similarity.embedding import (
     EMBEDDING_DECIMALS,
     ModelLocation,
     bundled_minilm_path,
-    hf_hub_cache,
-    hub_offline,
     local_model_folder,
     locate_model,
     round_embeddings,
-    unit_rows,
 )
 from protoqa_core.similarity.embedding import hub_host_resolves as _hub_host_resolves
 from protoqa_core.similarity.numpy_encoder import (
@@ -74,14 +70,9 @@ __all__ = [
     "get_embedder",
     "MINILM_REVISION",
     "MINILM_WEIGHTS_SHA256",
-    "ModelLocation",
     "locate_sentence_transformer",
     "resolve_sentence_transformer",
-    "bundled_minilm_path",
-    "hf_hub_cache",
-    "hub_offline",
     "is_minilm",
-    "unit_rows",
 ]
 
 DEFAULT_EMBEDDER = "minilm"
@@ -545,6 +536,7 @@ class CharNgramEmbedder(Embedder):
     ``hash``) to one of ``dimension`` buckets. Strings sharing many n-grams get high
     cosine similarity. Useful for tests and as a cheap lexical baseline.
 
+    >>> from protoqa_core.similarity.embedding import unit_rows
     >>> emb = CharNgramEmbedder()
     >>> a, b, c = unit_rows(emb.embed(["evening", "evenings", "car"]))
     >>> bool(a @ b > 0.7 > a @ c)

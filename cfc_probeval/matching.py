@@ -29,12 +29,13 @@ import numpy as np
 
 from protoqa_core.registry import Registry
 from protoqa_core.similarity import collect_approximations, wordnet_similarity
+from protoqa_core.similarity.embedding import unit_rows
 from protoqa_core.similarity.gaussian_process import GP_MODELS, OneVsAll, fit_one_vs_all
 from protoqa_core.similarity.spans import _span_index
 from protoqa_core.text import content_tokens
 
 from .defaults import DEFAULTS, check_option
-from .embedders import Embedder, unit_rows
+from .embedders import Embedder
 
 __all__ = [
     "Matcher",

@@ -1,7 +1,7 @@
 """ProbEval for one question and for a data set: clusters, matching, distributions, KL.
 
 >>> from cfc_probeval.inputs import QuestionTargets
->>> from protoqa_core.io.readers import Cluster
+>>> from protoqa_core.io.records import Cluster
 >>> gt = QuestionTargets("q1", (Cluster("q1.0", ("dog",), 6), Cluster("q1.1", ("cat",), 4)))
 >>> result = evaluate_probeval({"q1": gt}, {"q1": ["dog"] * 6 + ["cat"] * 4})
 >>> round(result.kl, 6), result.signature.split("|")[0]
@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Optional, Union
 
 from protoqa_core.io.ids import reconcile_ids
-from protoqa_core.io.readers import Question, preview_ids
+from protoqa_core.io.records import Question, preview_ids
 from protoqa_core.text import normalize_prediction
 
 from .clustering import CLUSTERINGS, Clusterer, make_clusterer
@@ -79,7 +79,7 @@ def resolve_clustering(clustering: str, truths: Iterable[QuestionTargets]) -> st
     (``DEFAULTS.clustering``) when none does. References that mix the two are an error
     naming the questions without clusters, since one data set is scored one way.
 
-    >>> from protoqa_core.io.readers import Cluster
+    >>> from protoqa_core.io.records import Cluster
     >>> clustered = QuestionTargets("q1", (Cluster("q1.0", ("dog",), 6),), {"dog": 6.0})
     >>> raw = QuestionTargets("q2", (), {"dog": 6.0})
     >>> resolve_clustering("auto", [clustered]), resolve_clustering("auto", [raw]), resolve_clustering("hac", [raw])
@@ -144,7 +144,7 @@ class ProbEval:
 
     With ``auto`` the signature says what it was resolved to, from the targets:
 
-    >>> from protoqa_core.io.readers import Cluster
+    >>> from protoqa_core.io.records import Cluster
     >>> gt = QuestionTargets("q1", (Cluster("q1.0", ("dog",), 6),), {"dog": 6.0})
     >>> ProbEval().resolved([gt]).signature(1).split("|")[0]
     'clustering:auto->human'
@@ -315,7 +315,7 @@ class ProbEval:
         ``samples`` maps each sampled answer to how often it was sampled; ``clusters``
         (default: :meth:`clusters_for`) can be given to reuse a clustering.
 
-        >>> from protoqa_core.io.readers import Cluster
+        >>> from protoqa_core.io.records import Cluster
         >>> gt = QuestionTargets("q1", (Cluster("q1.0", ("dog",), 6), Cluster("q1.1", ("cat",), 4)))
         >>> r = ProbEval("human").score_question(gt, {"dog": 10})
         >>> [round(c.p_h, 3) for c in r.clusters]
@@ -548,14 +548,14 @@ def evaluate_probeval(
 
     Args:
         targets: question id -> :class:`~cfc_probeval.inputs.QuestionTargets` or
-            :class:`~protoqa_core.io.readers.Question` (as from ``read_targets``), or a
+            :class:`~protoqa_core.io.records.Question` (as from ``read_targets``), or a
             sequence of them.
         samples: question id -> sampled answers with repetition (a list), ``{answer:
             count}`` or ``[[answer, count], ...]``.
         clustering, matching: see :class:`ProbEval`; by default (``auto``) the
             targets' human clusters when they carry them, else G-means, and WordNet.
         ignore_unknown: drop samples for ids not in ``targets`` (with a warning)
-            instead of raising :class:`~protoqa_core.io.readers.DataFormatError`.
+            instead of raising :class:`~protoqa_core.io.files.DataFormatError`.
         only_sampled: leave out questions absent from ``samples``; by default they are
             scored like questions with no samples (smoothed empty distribution).
         progress: show a progress bar on stderr.

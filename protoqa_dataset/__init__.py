@@ -15,18 +15,18 @@ Two ways to load, one loading logic:
 
 from __future__ import annotations
 
-from .builder import ProtoQA, ProtoQAConfig, load_protoqa
-from .export import ExportReport, export_dataset
-from .schema import FEATURES
-from .sources import (
-    CONFIG_NAMES,
+from protoqa_core.io.data import (
     DATA_DIR_ENV,
-    SOURCES,
     SourceDownloadError,
     SourceError,
     SourceNotFoundError,
     SourceVerificationError,
 )
+
+from .builder import ProtoQA, ProtoQAConfig, load_protoqa
+from .export import ExportReport, export_dataset
+from .schema import FEATURES
+from .sources import CONFIG_NAMES, SOURCES
 from .upload import UploadPlan, plan_upload, upload_export
 
 __all__ = [

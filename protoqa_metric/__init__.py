@@ -12,17 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from protoqa_core import __version__
-from protoqa_core.io.readers import (
-    Cluster,
-    DataFormatError,
-    PackedPredictions,
-    Question,
-    TargetStream,
-    clusters_from_records,
-    read_packed_predictions,
-    read_predictions,
-    read_targets,
-)
+from protoqa_core.io.files import DataFormatError, ProtoQAWarning
+from protoqa_core.io.predictions import PackedPredictions, read_packed_predictions, read_predictions
+from protoqa_core.io.readers import TargetStream, clusters_from_records, read_targets
+from protoqa_core.io.records import Cluster, Question
 from protoqa_core.io.rows import question_from_row, questions_from_rows
 from protoqa_core.similarity import (
     SIMILARITIES,
@@ -37,14 +30,7 @@ from protoqa_core.wordnet.files import WordNetUnavailableError
 from protoqa_core.wordnet.nltk_reader import get_wordnet
 
 from .metric import ProtoQA, evaluate_predictions, score_question
-from .metric_set import (
-    PAPER_METRICS,
-    STANDARD_METRICS,
-    EvaluationResult,
-    MetricSpec,
-    ProtoQAWarning,
-    metric_specs,
-)
+from .metric_set import PAPER_METRICS, STANDARD_METRICS, EvaluationResult, MetricSpec, metric_specs
 from .scoring import QuestionScore, oracle_score, score_matrix, similarity_matrix
 
 __all__ = [

@@ -39,8 +39,10 @@ from protoqa_core.io.cli import (
     write_output_file,
 )
 from protoqa_core.io.cli_options import add_input_options, add_per_question_option
+from protoqa_core.io.files import DataFormatError, ProtoQAWarning
 from protoqa_core.io.ids import reconcile_ids
-from protoqa_core.io.readers import DataFormatError, TargetStream, read_packed_predictions
+from protoqa_core.io.predictions import read_packed_predictions
+from protoqa_core.io.readers import TargetStream
 from protoqa_core.significance import compare_paired
 from protoqa_core.similarity import ALL_SIMILARITIES, SIMILARITIES
 from protoqa_core.wordnet.files import WORDNET_DIR_ENV, WordNetUnavailableError
@@ -48,7 +50,7 @@ from protoqa_core.wordnet.lookup import open_wordnet
 
 from . import __version__
 from .metric import ProtoQA
-from .metric_set import EvaluationResult, ProtoQAWarning, format_table, metric_specs
+from .metric_set import EvaluationResult, format_table, metric_specs
 from .scoring import QuestionScore
 
 __all__ = ["main", "build_parser", "parse_args", "COMMANDS", "DESCRIPTION"]

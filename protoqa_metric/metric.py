@@ -14,16 +14,11 @@ from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Optional, Union
 
+from protoqa_core.io.files import DataFormatError, ProtoQAWarning
 from protoqa_core.io.ids import reconcile_ids
-from protoqa_core.io.readers import (
-    Cluster,
-    DataFormatError,
-    PackedPredictions,
-    ProtoQAWarning,
-    Question,
-    TargetStream,
-    preview_ids,
-)
+from protoqa_core.io.predictions import PackedPredictions
+from protoqa_core.io.readers import TargetStream
+from protoqa_core.io.records import Cluster, Question, preview_ids
 from protoqa_core.signature import make_signature
 from protoqa_core.similarity import QUESTION_SIMILARITIES, Similarity, get_similarity, question_similarity
 from protoqa_core.text import normalize_prediction
@@ -251,7 +246,7 @@ class ProtoQA:
             targets: questions with clusters (as from :func:`~protoqa_core.io.readers.read_targets`),
                 or a :class:`~protoqa_core.io.readers.TargetStream`, read one question at a time.
             predictions: question id -> ranked answers (a
-                :class:`~protoqa_core.io.readers.PackedPredictions` holds them compactly).
+                :class:`~protoqa_core.io.predictions.PackedPredictions` holds them compactly).
             only_predicted: average only over questions that have predictions (the
                 reference evaluator's behaviour). By default a question without
                 predictions scores 0 and is named in a warning.
@@ -391,7 +386,7 @@ def score_question(
 ) -> QuestionScore:
     """Score one ranked answer list against one question's clusters.
 
-    >>> from protoqa_core.io.readers import Cluster
+    >>> from protoqa_core.io.records import Cluster
     >>> clusters = [Cluster("c0", ("age",), 35), Cluster("c1", ("name",), 10)]
     >>> score_question(["name", "age"], clusters, "exact_match", max_answers=1).score
     0.2857142857142857
@@ -435,7 +430,7 @@ def evaluate_predictions(
             score 1 (the published behaviour) or, with False, 0.
         progress: show a progress bar on stderr (when stderr is a terminal).
 
-    >>> from protoqa_core.io.readers import Question, Cluster
+    >>> from protoqa_core.io.records import Question, Cluster
     >>> qs = [Question("q1", "name a pet", (Cluster("q1.0", ("dog",), 6), Cluster("q1.1", ("cat",), 4)))]
     >>> r = evaluate_predictions(qs, {"q1": ["cat", "dog"]}, "exact_match")
     >>> r.scores["max_answers@1"], r.scores["max_answers@all"]

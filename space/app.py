@@ -54,7 +54,7 @@ from demo_render import (  # noqa: E402
     signatures_markdown,
 )
 
-from protoqa_integrations import serving  # noqa: E402
+from protoqa_integrations.hub import serving  # noqa: E402
 
 __all__ = ["SpaceApp", "build_demo", "main", "INTRO", "EXAMPLES", "CSS"]
 

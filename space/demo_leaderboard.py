@@ -4,8 +4,8 @@ The shipped leaderboards (ProtoQA crowdsourced dev, CFC dev, CFC test) are the J
 files in ``leaderboard/`` beside this module, written by ``protoqa-eval leaderboard ... --json
 --per-question --plot`` (the commands are in README.md). An upload of up to
 :data:`MAX_UPLOADS` answers files is scored on the same questions under the same settings
-(:func:`protoqa_integrations.leaderboard.add_systems`) and ranked with the shipped systems,
-inside the Space's caps and budget (:mod:`protoqa_integrations.serving`).
+(:func:`protoqa_integrations.leaderboard.board.add_systems`) and ranked with the shipped systems,
+inside the Space's caps and budget (:mod:`protoqa_integrations.hub.serving`).
 """
 
 from __future__ import annotations
@@ -21,16 +21,9 @@ from typing import Any, Optional
 from demo_errors import DemoError
 from demo_settings import resolve_data_dir
 
-from protoqa_integrations import serving
-from protoqa_integrations.leaderboard import (
-    Leaderboard,
-    LeaderboardError,
-    add_systems,
-    check_system_name,
-    leaderboard_from_dict,
-    read_system,
-    to_markdown,
-)
+from protoqa_integrations.hub import serving
+from protoqa_integrations.leaderboard.board import add_systems, check_system_name, leaderboard_from_dict, read_system
+from protoqa_integrations.leaderboard.report import Leaderboard, LeaderboardError, to_markdown
 
 __all__ = ["BOARDS", "MAX_UPLOADS", "BoardInfo", "shipped_board", "board_table", "board_plot", "rank_uploads"]
 
@@ -88,8 +81,9 @@ def board_table(board: Leaderboard, uploaded: Sequence[str] = ()) -> tuple[list[
 
     Rows are in the order of the first metric (best first); uploaded systems are marked.
 
-    >>> from protoqa_core.io.readers import Cluster, Question
-    >>> from protoqa_integrations.leaderboard import SystemAnswers, build_leaderboard
+    >>> from protoqa_core.io.records import Cluster, Question
+    >>> from protoqa_integrations.leaderboard.board import build_leaderboard
+    >>> from protoqa_integrations.leaderboard.report import SystemAnswers
     >>> q = {f"q{i}": Question(f"q{i}", "name a pet", (Cluster(f"q{i}.0", ("dog",), 6),)) for i in range(5)}
     >>> one = SystemAnswers("one", "-", "predictions", {k: {"dog": 1} for k in q}, {k: ["dog"] for k in q})
     >>> headers, rows = board_table(build_leaderboard(q, [one], metrics=["protoqa"], similarity="exact_match"))

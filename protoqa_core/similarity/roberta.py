@@ -66,7 +66,9 @@ from typing import Optional, Union
 
 import numpy as np
 
-from ..io.readers import DataFormatError, Question
+from protoqa_core.io.files import DataFormatError
+from protoqa_core.io.records import Question
+
 from .embedding import EMBEDDING_DECIMALS, ContextEncoder, ModelLocation, locate_model, model_revision
 from .gaussian_process import LengthScale, OneVsAll, fit_one_vs_all, length_scale_rule
 from .numpy_encoder import choose_runtime

@@ -56,7 +56,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from protoqa_core.io.readers import Question
+from protoqa_core.io.records import Question
 from protoqa_core.similarity.embedding import ContextEncoder, bundled_minilm_path
 from protoqa_core.text import normalize_prediction
 from protoqa_metric import ProtoQA, read_predictions, read_targets, similarity_matrix

@@ -333,7 +333,7 @@ def test_dataset_export_refuses_links_into_the_data_folder_and_replaces_planted_
 
 
 def test_hub_folder_force_replaces_planted_links_and_refuses_the_placeholder_requirement(tmp_path):
-    hub = [sys.executable, "-m", "protoqa_integrations.hub"]
+    hub = [sys.executable, "-m", "protoqa_integrations.hub.folders"]
     first = run([*hub, "protoqa"], tmp_path)
     assert first.returncode == 0, first.stderr
     victim = tmp_path / "victim.py"

@@ -15,16 +15,16 @@ from pathlib import Path
 import datasets
 import pytest
 
-from protoqa_core.io.readers import DataFormatError
-from protoqa_dataset import FEATURES, ProtoQA, load_protoqa
-from protoqa_dataset.sources import (
+from protoqa_core.io.data import (
     DATA_DIR_ENV,
-    SOURCES,
     SourceDownloadError,
     SourceError,
     SourceNotFoundError,
     SourceVerificationError,
 )
+from protoqa_core.io.files import DataFormatError
+from protoqa_dataset import FEATURES, ProtoQA, load_protoqa
+from protoqa_dataset.sources import SOURCES
 
 
 @pytest.fixture(autouse=True)

@@ -15,11 +15,11 @@ import datasets
 import pytest
 from huggingface_hub import DatasetCard, HfApi
 
-from protoqa_core.io.readers import Question
+from protoqa_core.io.data import DATA_DIR_ENV
+from protoqa_core.io.records import Question
 from protoqa_dataset import FEATURES, SourceNotFoundError, export_dataset, plan_upload, upload_export
 from protoqa_dataset import upload as upload_module
 from protoqa_dataset.__main__ import main
-from protoqa_dataset.sources import DATA_DIR_ENV
 from protoqa_metric import clusters_from_records, evaluate_predictions, read_predictions, read_targets
 
 SPLIT_ROWS = {

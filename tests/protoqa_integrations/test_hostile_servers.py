@@ -218,7 +218,7 @@ def test_lm_eval_chat_backend_against_an_endless_reply_ends_in_one_line(hostile,
     args = [
         sys.executable,
         "-m",
-        "protoqa_integrations.lm_eval_tasks",
+        "protoqa_integrations.harnesses.lm_eval_tasks",
         "run",
         "--model",
         "protoqa-local-chat-completions",

@@ -13,16 +13,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from protoqa_core.io.readers import Cluster, Question
+from protoqa_core.io.records import Cluster, Question
 from protoqa_core.significance import bootstrap_ci, holm_adjust, paired_bootstrap
-from protoqa_integrations.leaderboard import (
-    MAX_SYSTEMS,
+from protoqa_integrations.leaderboard.board import MAX_SYSTEMS, build_leaderboard, read_system
+from protoqa_integrations.leaderboard.report import (
     LeaderboardError,
     SystemAnswers,
-    build_leaderboard,
     format_table,
     model_index,
-    read_system,
     to_csv,
     to_markdown,
 )
@@ -265,9 +263,9 @@ def test_an_empty_predictions_object_is_an_error_not_a_silent_zero(tmp_path):
 @pytest.mark.parametrize(
     "name",
     [
-        "protoqa_integrations.leaderboard",
-        "protoqa_integrations.harness_outputs",
-        "protoqa_integrations.leaderboard_cli",
+        "protoqa_integrations.leaderboard.board",
+        "protoqa_integrations.harnesses.outputs",
+        "protoqa_integrations.leaderboard.cli",
     ],
 )
 def test_docstring_examples(name):

@@ -27,12 +27,10 @@ from transformers import (  # noqa: E402
 )
 
 from protoqa_core.ranking import rank_by_frequency  # noqa: E402
-from protoqa_integrations.prompts import generation_prompt, training_line  # noqa: E402
-from protoqa_integrations.training import (  # noqa: E402
+from protoqa_integrations.generation.prompts import generation_prompt, training_line  # noqa: E402
+from protoqa_integrations.training.hooks import ProtoQAEvalCallback, decode_answers, make_compute_metrics  # noqa: E402
+from protoqa_integrations.training.samples import (  # noqa: E402
     PROBEVAL_KEY,
-    ProtoQAEvalCallback,
-    decode_answers,
-    make_compute_metrics,
     metric_key,
     sample_answers,
     sample_question_answers,
@@ -103,7 +101,7 @@ def fitted_model(tokenizer):
 
 def test_importing_the_package_and_module_needs_no_torch():
     code = (
-        "import sys, protoqa_metric, protoqa_integrations.training, protoqa_integrations.prompts; "
+        "import sys, protoqa_metric, protoqa_integrations.training.hooks, protoqa_integrations.generation.prompts; "
         "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
@@ -272,9 +270,9 @@ def test_probeval_true_uses_human_clusters(tokenizer):
 @pytest.mark.parametrize(
     "name",
     [
-        "protoqa_integrations.training",
-        "protoqa_integrations.training_samples",
-        "protoqa_integrations.training_callback",
+        "protoqa_integrations.training.hooks",
+        "protoqa_integrations.training.samples",
+        "protoqa_integrations.training.callback",
     ],
 )
 def test_docstring_examples(name):

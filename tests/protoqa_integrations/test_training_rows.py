@@ -33,14 +33,9 @@ from transformers import (  # noqa: E402
     TrainingArguments,
 )
 
-from protoqa_integrations.prompts import generation_prompt, training_line  # noqa: E402
-from protoqa_integrations.training import (  # noqa: E402
-    LABELS_NEEDED,
-    ProtoQAEvalCallback,
-    make_compute_metrics,
-    metric_key,
-    score_sampled_answers,
-)
+from protoqa_integrations.generation.prompts import generation_prompt, training_line  # noqa: E402
+from protoqa_integrations.training.hooks import LABELS_NEEDED, ProtoQAEvalCallback, make_compute_metrics  # noqa: E402
+from protoqa_integrations.training.samples import metric_key, score_sampled_answers  # noqa: E402
 from protoqa_metric import question_from_row, questions_from_rows, read_targets  # noqa: E402
 from tests.protoqa_integrations.test_training import PAPER_KEYS, pad_to_longest  # noqa: E402
 from tests.support.tiny_lm import build_word_gpt2  # noqa: E402

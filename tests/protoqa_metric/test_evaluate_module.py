@@ -180,7 +180,7 @@ def test_docstring_examples_of_the_module_folders(name):
 DEEP_PREDICTIONS = """
 import evaluate, sys
 import cfc_probeval, protoqa_metric
-from protoqa_core.io.readers import DataFormatError
+from protoqa_core.io.files import DataFormatError
 
 deep = "x"
 for _ in range(100_000):

@@ -17,13 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from protoqa_core.io.readers import (
-    DataFormatError,
-    TargetStream,
-    read_packed_predictions,
-    read_predictions,
-    read_targets,
-)
+from protoqa_core.io.files import DataFormatError
+from protoqa_core.io.predictions import read_packed_predictions, read_predictions
+from protoqa_core.io.readers import TargetStream, read_targets
 from protoqa_metric import ProtoQA
 
 REPO = Path(__file__).resolve().parents[2]

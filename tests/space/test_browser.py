@@ -346,7 +346,7 @@ def test_without_a_model_generate_is_disabled_and_explained(running_app, browser
 @pytest.fixture(scope="module")
 def hub_page(tmp_path_factory):
     """The URL of a Hub-folder page (``python app.py`` in a built folder); one for the module's tests."""
-    from protoqa_integrations.hub import write_hub_folder
+    from protoqa_integrations.hub.folders import write_hub_folder
 
     _require_tools()
     tmp_path = tmp_path_factory.mktemp("hub-page")

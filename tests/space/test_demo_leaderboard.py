@@ -15,7 +15,7 @@ sys.path.insert(0, str(SPACE_DIR))
 import demo_leaderboard  # noqa: E402
 from demo_errors import DemoError  # noqa: E402
 
-from protoqa_integrations import serving  # noqa: E402
+from protoqa_integrations.hub import serving  # noqa: E402
 
 DATA = SPACE_DIR.parents[1] / "shared" / "data"
 needs_data = pytest.mark.skipif(not (DATA / "cfc" / "test.targets.jsonl").is_file(), reason="shared data not found")

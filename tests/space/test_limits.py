@@ -230,7 +230,7 @@ def test_a_47_mb_body_is_refused_before_parsing_and_memory_stays_small(server, c
 
 def test_a_body_just_under_the_limit_is_read_and_answered_with_the_caps(server):
     base, process, _ = server
-    from protoqa_integrations.serving import MAX_REQUEST_BYTES
+    from protoqa_integrations.hub.serving import MAX_REQUEST_BYTES
 
     clusters = {"answers": [[f"a{i}"] for i in range(40_000)], "count": [1] * 40_000}
     data = ["Name a pet", clusters, ["dog"]]

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from protoqa_core.io.readers import Cluster, Question
+from protoqa_core.io.records import Cluster, Question
 from protoqa_metric import ProtoQA
 from studies.validation.similarity_controls import (
     MIN_PRECISION,

@@ -1,0 +1,450 @@
+"""A leaderboard of several systems on one set of questions: intervals, paired tests, rank groups.
+
+Every system is scored per question with both metrics where they apply:
+
+* the ProtoQA metrics (Max Answers@k, Max Incorrect@k; the paper's seven) under one
+  similarity, on the system's ranked lists, when the targets carry answer clusters;
+* ProbEval's KL on the system's samples, with ProbEval's own default: the references'
+  human clusters when they carry them, else its automatic clustering.
+
+Each figure is the mean over questions with a percentile bootstrap interval. All systems
+are resampled with the same question sets (:func:`protoqa_core.significance.resample_indices`),
+so every pair is compared by a paired bootstrap on those resamples; the p-values of all
+pairs of one metric are Holm-corrected, and a system's *rank range* runs from one more than
+the number of systems significantly better to the number of systems minus those
+significantly worse. Systems whose rank ranges overlap are not told apart.
+
+:func:`read_system` reads a system file of any supported format (:data:`FORMATS`);
+:func:`build_leaderboard` scores systems already read; :func:`format_table`,
+:func:`to_markdown`, :func:`to_csv`, :func:`plot_leaderboard` and :func:`model_index`
+present a :class:`Leaderboard` (those and the record's types live in
+:mod:`~protoqa_integrations.leaderboard.report`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Optional
+
+import numpy as np
+
+from cfc_probeval.inputs import read_samples, sample_counts, sample_fields
+from cfc_probeval.probeval import ProbEval
+from protoqa_core.io.files import DataFormatError, ProtoQAWarning
+from protoqa_core.io.predictions import read_predictions
+from protoqa_core.io.readers import PathLike
+from protoqa_core.io.records import Question, preview_ids
+from protoqa_core.ranking import rank_by_frequency
+from protoqa_core.significance import DEFAULT_RESAMPLES, DEFAULT_SEED, holm_adjust, resample_indices
+from protoqa_integrations.harnesses.outputs import detect_format, read_harness_output
+from protoqa_integrations.leaderboard.report import (
+    PROBEVAL_KEY,
+    Interval,
+    Leaderboard,
+    LeaderboardError,
+    MetricColumn,
+    SystemAnswers,
+)
+from protoqa_metric.metric import ProtoQA
+from protoqa_metric.metric_set import PAPER_METRICS
+
+__all__ = [
+    "MAX_SYSTEMS",
+    "MAX_RESAMPLES",
+    "check_system_name",
+    "parse_system_argument",
+    "read_system",
+    "build_leaderboard",
+    "leaderboard_from_dict",
+    "add_systems",
+]
+
+MAX_SYSTEMS = 100
+"""The most systems one leaderboard ranks: the pairwise tests grow with its square."""
+MAX_RESAMPLES = 10_000
+"""The most bootstrap resamples: the index matrix holds resamples x questions integers."""
+
+
+# ---------------------------------------------------------------- reading systems
+
+
+def check_system_name(name: str) -> str:
+    """A system name, checked: not empty, no path separator, one line, at most 200 characters.
+
+    >>> check_system_name("gpt2-xl one-shot")
+    'gpt2-xl one-shot'
+    >>> check_system_name("runs/gpt2")  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    LeaderboardError: system name 'runs/gpt2' contains a path separator
+    """
+    if not name.strip():
+        raise LeaderboardError("a system name is empty")
+    if "/" in name or "\\" in name or (os.altsep and os.altsep in name) or name in (".", ".."):
+        raise LeaderboardError(f"system name {name!r} contains a path separator")
+    if any(ord(ch) < 32 for ch in name) or len(name) > 200:
+        raise LeaderboardError(f"system name {name[:40]!r}... must be one line of at most 200 characters")
+    return name
+
+
+def parse_system_argument(argument: str) -> tuple[str, Path]:
+    """``NAME=FILE`` split at the first ``=``, the name checked.
+
+    >>> parse_system_argument("xl=runs/xl.answers.json")
+    ('xl', PosixPath('runs/xl.answers.json'))
+    """
+    name, sep, path = argument.partition("=")
+    if not sep or not path:
+        raise LeaderboardError(f"expected NAME=FILE, got {argument!r}")
+    return check_system_name(name), Path(path)
+
+
+def _counts(lists: Mapping[str, Sequence[str]], path: Path) -> dict[str, dict[str, int]]:
+    return {qid: sample_counts(list(answers), path=path, question_id=qid) for qid, answers in lists.items()}
+
+
+def read_system(name: str, path: PathLike) -> SystemAnswers:
+    """Read one system file of any format in :data:`FORMATS` (detected from its content).
+
+    * an answers file of ``protoqa-eval generate``: samples ``model_answers``, ranked lists
+      ``model_ranked_answers``, settings ``generation``;
+    * a predictions file: ``{"model_answers": ...}`` files as ``probeval`` reads them (ranked
+      by ``model_ranked_answers`` when present, else by frequency), plain ``{id: [answers]}``
+      files as ranked lists (as ``protoqa-eval`` reads them) and as one sample per answer
+      (as ``probeval`` reads them);
+    * lm-eval ``--log_samples`` output and lighteval details: every sample, ranked by frequency.
+
+    >>> s = read_system("xl", "../shared/data/cfc/test.samples.gpt2-xl.oneshot.jsonl")  # doctest: +SKIP
+    >>> s.format, len(s.samples)  # doctest: +SKIP
+    ('predictions', 46)
+    """
+    path = Path(path)
+    fmt = detect_format(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ProtoQAWarning)  # an empty predictions file is an error here, not a warning
+        try:
+            return _read_system(name, path, fmt)
+        except ProtoQAWarning as exc:
+            raise DataFormatError(str(exc)) from None
+
+
+def _read_system(name: str, path: Path, fmt: str) -> SystemAnswers:
+    if fmt in ("lm-eval", "lighteval"):
+        read = read_harness_output(path, fmt)
+        ranked = {qid: rank_by_frequency(answers) for qid, answers in read.samples.items()}
+        return SystemAnswers(name, str(path), fmt, _counts(read.samples, path), ranked, "by frequency", read.generation)
+    if fmt == "answers":
+        from protoqa_core.io.files import parse_json, read_text
+
+        generation = parse_json(read_text(path), path).get("generation")
+        samples = read_samples(path, "model_answers")
+        ranked = read_predictions(path, "model_ranked_answers")
+        settings = generation if isinstance(generation, dict) else {}
+        return SystemAnswers(name, str(path), fmt, samples, ranked, "model_ranked_answers", settings)
+    fields = sample_fields(path)
+    if fields:
+        samples = read_samples(path, "model_answers" if "model_answers" in fields else fields[0])
+        if "model_ranked_answers" in fields:
+            return SystemAnswers(
+                name, str(path), fmt, samples, read_predictions(path, "model_ranked_answers"), "model_ranked_answers"
+            )
+        return SystemAnswers(
+            name, str(path), fmt, samples, {q: rank_by_frequency(s) for q, s in samples.items()}, "by frequency"
+        )
+    return SystemAnswers(name, str(path), fmt, read_samples(path), read_predictions(path), "as given")
+
+
+# ---------------------------------------------------------------- scoring
+
+
+def _question_set(
+    targets: Mapping[str, Question], systems: Sequence[SystemAnswers], only_common: bool
+) -> tuple[list[str], list[str]]:
+    """The questions every system is scored on (targets order) and those left out by ``only_common``."""
+    common = [qid for qid in targets if all(qid in s.samples for s in systems)]
+    problems = []
+    for system in systems:
+        unknown = [qid for qid in system.samples if qid not in targets]
+        if unknown:
+            problems.append(f"{system.name} answers {len(unknown)} id(s) not in the targets: {preview_ids(unknown)}")
+    answered = [qid for qid in targets if any(qid in s.samples for s in systems)]
+    for system in systems:
+        missing = [qid for qid in answered if qid not in system.samples]
+        if missing:
+            problems.append(f"{system.name} lacks {len(missing)} question(s): {preview_ids(missing)}")
+    if problems and not only_common:
+        raise LeaderboardError(
+            "the systems answer different question sets (" + "; ".join(problems) + "); pass --only-common "
+            "to rank them on the questions all of them answer"
+        )
+    if not common:
+        raise LeaderboardError("no target question is answered by every system")
+    dropped = sorted({qid for s in systems for qid in s.samples if qid not in common} | set(answered) - set(common))
+    return common, dropped
+
+
+def _bootstrap(
+    values: np.ndarray, higher: bool, idx: np.ndarray, level: float, alpha: float, names: Sequence[str]
+) -> tuple[dict[str, Interval], dict[str, tuple[int, int]], dict[tuple[str, str], float]]:
+    """Intervals, rank ranges and Holm-corrected pairwise p-values of one metric; ``values`` is systems x questions."""
+    tail = (1 - level) / 2 * 100
+    # Exactly rounded means, as protoqa-eval and probeval report them.
+    means = np.asarray([math.fsum(row) / len(row) for row in values.tolist()])
+    resampled = np.stack([row[idx].mean(axis=1) for row in values])  # systems x resamples, same resampled questions
+    scores = {}
+    for i, name in enumerate(names):
+        low, high = np.percentile(resampled[i], [tail, 100 - tail])
+        scores[name] = Interval(float(means[i]), float(low), float(high))
+    pairs = [(i, j) for i in range(len(names)) for j in range(i + 1, len(names))]
+    raw = []
+    for i, j in pairs:
+        # The mean of resampled differences is the difference of resampled means: a paired bootstrap.
+        observed = float(means[i] - means[j])
+        shifted = resampled[i] - resampled[j] - observed
+        extreme = np.count_nonzero(np.abs(shifted) >= abs(observed) - 1e-15)
+        raw.append((extreme + 1) / (idx.shape[0] + 1))
+    adjusted = holm_adjust(raw)
+    p_values = {(names[i], names[j]): p for (i, j), p in zip(pairs, adjusted, strict=True)}
+    better = [0] * len(names)
+    worse = [0] * len(names)
+    for (i, j), p in zip(pairs, adjusted, strict=True):
+        if p < alpha and means[i] != means[j]:
+            i_better = (means[i] > means[j]) == higher
+            winner, loser = (i, j) if i_better else (j, i)
+            better[loser] += 1
+            worse[winner] += 1
+    ranks = {name: (better[i] + 1, len(names) - worse[i]) for i, name in enumerate(names)}
+    return scores, ranks, p_values
+
+
+def _only(values: Mapping[str, Any], questions: Iterable[str]) -> dict[str, Any]:
+    return {qid: values[qid] for qid in questions}
+
+
+def _check_systems(systems: Sequence[SystemAnswers]) -> None:
+    if not systems:
+        raise LeaderboardError("no systems to rank")
+    if len(systems) > MAX_SYSTEMS:
+        raise LeaderboardError(f"{len(systems)} systems: a leaderboard ranks at most {MAX_SYSTEMS}")
+    names = [s.name for s in systems]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise LeaderboardError(f"two systems are named {repeated[0]!r}")
+
+
+def _score(
+    targets: Mapping[str, Question],
+    systems: Sequence[SystemAnswers],
+    questions: list[str],
+    metrics: Sequence[str],
+    similarity: str,
+    probeval: Optional[ProbEval],
+) -> tuple[list[MetricColumn], dict[str, dict[str, list[float]]]]:
+    """Per-question scores of every system on ``questions``: the columns and ``{metric: {system: values}}``."""
+    unknown = set(metrics) - {"protoqa", "probeval"}
+    if unknown or not metrics:
+        raise LeaderboardError(f"unknown metrics {sorted(unknown)}; choose protoqa and/or probeval")
+    scored_targets = {qid: targets[qid] for qid in questions}
+    columns: list[MetricColumn] = []
+    per_question: dict[str, dict[str, list[float]]] = {}
+
+    def record(key: str, system: str, signature: str, values: list[float], label: str, higher: bool) -> None:
+        column = next((c for c in columns if c.key == key), None)
+        if column is None:
+            columns.append(MetricColumn(key, label, higher, signature))
+        elif column.signature != signature:
+            raise LeaderboardError(
+                f"{key}: the systems were scored under different settings ({column.signature} vs {signature})"
+            )
+        per_question.setdefault(key, {})[system] = values
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # every question of every system is scored: nothing for them to say
+        if "protoqa" in metrics and all(q.clusters for q in scored_targets.values()):
+            metric = ProtoQA(similarity, "paper")
+            for system in systems:
+                if system.ranked is None:
+                    continue
+                result = metric.evaluate(scored_targets, _only(system.ranked, questions))
+                for spec in PAPER_METRICS:
+                    values = [result.per_question[qid][spec.name].score for qid in questions]
+                    record(spec.name, system.name, result.signature, values, spec.name, True)
+        if "probeval" in metrics:
+            pe = (probeval or ProbEval("auto")).resolved(scored_targets)
+            for system in systems:
+                kl = pe.evaluate(scored_targets, _only(system.samples, questions))
+                values = [kl.per_question[qid] for qid in questions]
+                record(PROBEVAL_KEY, system.name, kl.signature, values, "ProbEval KL", False)
+    if not columns:
+        raise LeaderboardError("no metric applies: the targets have no answer clusters and ProbEval was not asked for")
+    return columns, per_question
+
+
+def _ranked(
+    questions: list[str],
+    columns: list[MetricColumn],
+    per_question: dict[str, dict[str, list[float]]],
+    systems: Sequence[SystemAnswers],
+    *,
+    level: float,
+    resamples: int,
+    seed: int,
+    alpha: float,
+    dropped: list[str],
+) -> Leaderboard:
+    if not 1 <= resamples <= MAX_RESAMPLES:
+        raise LeaderboardError(f"resamples must be between 1 and {MAX_RESAMPLES}, got {resamples}")
+    idx = resample_indices(len(questions), resamples, seed)
+    names = [s.name for s in systems]
+    scores, ranks, p_values = {}, {}, {}
+    for column in columns:
+        scored_names = [n for n in names if n in per_question[column.key]]
+        matrix = np.asarray([per_question[column.key][n] for n in scored_names], dtype=float)
+        scores[column.key], ranks[column.key], p_values[column.key] = _bootstrap(
+            matrix, column.higher_is_better, idx, level, alpha, scored_names
+        )
+    return Leaderboard(
+        questions, columns, list(systems), scores, ranks, p_values, level, resamples, seed, alpha, dropped, per_question
+    )
+
+
+def build_leaderboard(
+    targets: Mapping[str, Question],
+    systems: Sequence[SystemAnswers],
+    *,
+    metrics: Sequence[str] = ("protoqa", "probeval"),
+    similarity: str = "wordnet",
+    probeval: Optional[ProbEval] = None,
+    only_common: bool = False,
+    level: float = 0.95,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    alpha: float = 0.05,
+) -> Leaderboard:
+    """Score ``systems`` on ``targets`` and rank them (module doc).
+
+    ``metrics``: ``protoqa`` (the paper's seven metrics under ``similarity``, for systems with
+    ranked lists, when every target has answer clusters) and/or ``probeval`` (``probeval``, by
+    default ``ProbEval("auto")``: human clusters when the targets carry them, else automatic
+    clustering). Systems must answer the same questions (else :class:`LeaderboardError`
+    names the differences), unless ``only_common``.
+
+    >>> from protoqa_core.io.records import Cluster
+    >>> q = {f"q{i}": Question(f"q{i}", "name a pet", (Cluster(f"q{i}.0", ("dog",), 6),)) for i in range(20)}
+    >>> good = SystemAnswers("good", "-", "predictions", {k: {"dog": 1} for k in q}, {k: ["dog"] for k in q})
+    >>> bad = SystemAnswers("bad", "-", "predictions", {k: {"cat": 1} for k in q}, {k: ["cat"] for k in q})
+    >>> board = build_leaderboard(q, [good, bad], metrics=["protoqa"], similarity="exact_match")
+    >>> board.scores["max_answers@1"]["good"].mean, board.ranks["max_answers@1"]
+    (1.0, {'good': (1, 1), 'bad': (2, 2)})
+    """
+    _check_systems(systems)
+    if not 1 <= resamples <= MAX_RESAMPLES:
+        raise LeaderboardError(f"resamples must be between 1 and {MAX_RESAMPLES}, got {resamples}")
+    questions, dropped = _question_set(targets, systems, only_common)
+    columns, per_question = _score(targets, systems, questions, metrics, similarity, probeval)
+    return _ranked(
+        questions,
+        columns,
+        per_question,
+        systems,
+        level=level,
+        resamples=resamples,
+        seed=seed,
+        alpha=alpha,
+        dropped=dropped,
+    )
+
+
+def leaderboard_from_dict(document: Mapping[str, Any]) -> Leaderboard:
+    """A leaderboard again from ``Leaderboard.as_dict(per_question=True)`` (ranked again from its per-question scores).
+
+    >>> from protoqa_core.io.records import Cluster
+    >>> q = {f"q{i}": Question(f"q{i}", "name a pet", (Cluster(f"q{i}.0", ("dog",), 6),)) for i in range(5)}
+    >>> one = SystemAnswers("one", "-", "predictions", {k: {"dog": 1} for k in q}, {k: ["dog"] for k in q})
+    >>> board = build_leaderboard(q, [one], metrics=["protoqa"], similarity="exact_match")
+    >>> leaderboard_from_dict(board.as_dict(per_question=True)).scores == board.scores
+    True
+    """
+    try:
+        per_question = document["per_question"]
+        columns = [
+            MetricColumn(m["key"], m["label"], m["higher_is_better"], m["signature"]) for m in document["metrics"]
+        ]
+        systems = [
+            SystemAnswers(s["name"], s["file"], s["format"], {}, None, s["ranking"] or "", s["settings"])
+            for s in document["systems"]
+        ]
+        return _ranked(
+            list(document["questions"]),
+            columns,
+            {k: {n: [float(v) for v in values] for n, values in by.items()} for k, by in per_question.items()},
+            systems,
+            level=float(document["level"]),
+            resamples=int(document["resamples"]),
+            seed=int(document["seed"]),
+            alpha=float(document["alpha"]),
+            dropped=list(document["questions_dropped"]),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise LeaderboardError(f"not a leaderboard with per-question scores: {exc}") from None
+
+
+def add_systems(
+    board: Leaderboard,
+    targets: Mapping[str, Question],
+    systems: Sequence[SystemAnswers],
+    *,
+    similarity: str = "wordnet",
+    probeval: Optional[ProbEval] = None,
+) -> Leaderboard:
+    """``board`` with ``systems`` scored on its questions, under its settings, and everything ranked again.
+
+    The new systems must answer the board's questions (others are ignored) and be scored under
+    the same signatures; :class:`LeaderboardError` says what differs.
+
+    >>> from protoqa_core.io.records import Cluster
+    >>> q = {f"q{i}": Question(f"q{i}", "name a pet", (Cluster(f"q{i}.0", ("dog",), 6),)) for i in range(5)}
+    >>> one = SystemAnswers("one", "-", "predictions", {k: {"dog": 1} for k in q}, {k: ["dog"] for k in q})
+    >>> two = SystemAnswers("two", "-", "predictions", {k: {"cat": 1} for k in q}, {k: ["cat"] for k in q})
+    >>> board = build_leaderboard(q, [one], metrics=["protoqa"], similarity="exact_match")
+    >>> add_systems(board, q, [two], similarity="exact_match").order("max_answers@1")
+    ['one', 'two']
+    """
+    _check_systems([*board.systems, *systems])
+    missing_targets = [qid for qid in board.questions if qid not in targets]
+    if missing_targets:
+        raise LeaderboardError(f"the targets lack the board's questions: {preview_ids(missing_targets)}")
+    for system in systems:
+        missing = [qid for qid in board.questions if qid not in system.samples]
+        if missing:
+            raise LeaderboardError(
+                f"{system.name} lacks {len(missing)} of the board's questions: {preview_ids(missing)}"
+            )
+    metrics = sorted({"probeval" if c.key == PROBEVAL_KEY else "protoqa" for c in board.columns})
+    columns, per_question = _score(targets, systems, board.questions, metrics, similarity, probeval)
+    merged = {key: dict(values) for key, values in board.per_question.items()}
+    for column in columns:
+        known = next((c for c in board.columns if c.key == column.key), None)
+        if known is None or known.signature != column.signature:
+            raise LeaderboardError(
+                f"{column.key}: scored under {column.signature}, the board under "
+                f"{known.signature if known else 'no such metric'}"
+            )
+        merged[column.key].update(per_question[column.key])
+    return _ranked(
+        board.questions,
+        board.columns,
+        merged,
+        [*board.systems, *systems],
+        level=board.level,
+        resamples=board.resamples,
+        seed=board.seed,
+        alpha=board.alpha,
+        dropped=board.dropped,
+    )
+
+
+# ---------------------------------------------------------------- presenting
