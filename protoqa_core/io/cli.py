@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
+from ..redaction import redact_text
+
 __all__ = [
     "OutputFileError",
     "OneLineParser",
@@ -353,7 +355,7 @@ def run_command(prog: str, body: Callable[[], int]) -> int:
         if not known or isinstance(exc, (KeyError, IndexError)):
             message = f"unexpected {type(exc).__name__}: {message} (set {TRACEBACK_ENV}=1 for details)"
         try:
-            print(f"{prog}: error: {_one_line(message)}", file=sys.stderr)
+            print(f"{prog}: error: {_one_line(redact_text(message))}", file=sys.stderr)
         except (OSError, ValueError):
             pass
         return 2
@@ -424,7 +426,7 @@ def run_subcommands(
     parser = build_command_parser(prog, description, commands, version)
 
     def show_warning(message, category, filename, lineno, file=None, line=None):
-        print(f"warning: {message}", file=sys.stderr)
+        print(f"warning: {redact_text(str(message))}", file=sys.stderr)
 
     with warnings.catch_warnings():
         warnings.showwarning = show_warning

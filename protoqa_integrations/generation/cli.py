@@ -28,6 +28,7 @@ from protoqa_core import __version__
 from protoqa_core.io.cli import Subcommand, add_overwrite_option
 from protoqa_core.io.files import DataFormatError
 from protoqa_core.io.readers import read_targets
+from protoqa_core.redaction import redact_text
 from protoqa_integrations.generation.answers_file import (
     DATASETS,
     SCORE_SIMILARITIES,
@@ -41,6 +42,7 @@ from protoqa_integrations.generation.answers_journal import check_journal, outpu
 from protoqa_integrations.generation.engines import CHAT_MAX_NEW_TOKENS, ENGINES, Engine, engine_class, make_engine
 from protoqa_integrations.generation.engines.base import add_engine_options, engine_options
 from protoqa_integrations.generation.prompts import PROMPT_STYLES
+from protoqa_integrations.generation.provenance import parse_accepted, targets_data
 from protoqa_integrations.generation.settings import (
     PAPER_MAX_NEW_TOKENS,
     PAPER_TEMPERATURE,
@@ -285,6 +287,14 @@ def add_score_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--metrics", default="paper", help="'paper' (default), 'standard' or metric names")
     p.add_argument("--no-probeval", action="store_true", help="skip the ProbEval KL")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument(
+        "--accept-mismatch",
+        metavar="FIELD[,FIELD]",
+        type=parse_accepted,
+        default=[],
+        help="score against --targets of another data set or split than the answers file records "
+        "(dataset, split or all); the output then says so (default: such a run stops with status 2)",
+    )
 
 
 def _run_score(args: argparse.Namespace) -> int:
@@ -304,10 +314,14 @@ def _run_score(args: argparse.Namespace) -> int:
         metrics=args.metrics,
         probeval=not args.no_probeval,
         data_dir=args.data_dir,
+        targets_data=targets_data(args.targets) if args.targets else None,
+        accept=args.accept_mismatch,
     )
     if args.json:
         print(json.dumps(result.as_dict()))
         return 0
+    for accepted in result.accepted:
+        print(f"NOT COMPARABLE AS RECORDED: scored despite differing {accepted} (--accept-mismatch)")
     print(format_table(result.protoqa))
     if result.probeval is not None:
         print(f"\nprobeval_kl  {result.probeval.kl:.4f}  (lower is better)\nprobeval: {result.probeval.signature}")
@@ -326,7 +340,7 @@ def _guarded(run: Callable[[argparse.Namespace], int], prog: str) -> Callable[[a
         try:
             return run(args)
         except (CommandError, GenerationError, DataFormatError, OSError, ValueError) as exc:
-            print(f"{prog}: error: {' '.join(str(exc).split())}", file=sys.stderr)
+            print(f"{prog}: error: {redact_text(' '.join(str(exc).split()))}", file=sys.stderr)
             return 2
         except RuntimeError as exc:  # torch errors (out of memory, device) while sampling
             first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]

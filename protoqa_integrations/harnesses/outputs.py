@@ -19,19 +19,22 @@ take apart, by content, not by name.
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from protoqa_core.io.files import DataFormatError, max_input_bytes, parse_json, read_text
+from protoqa_core.io.files import DataFormatError, MalformedJSONError, max_input_bytes, parse_json, read_text
 from protoqa_core.io.readers import PathLike
+from protoqa_core.redaction import redact
 from protoqa_integrations.generation.settings import answer_from_text
 
 __all__ = [
     "FORMATS",
+    "BINARY_FORMATS",
+    "TEXT_FORMATS",
+    "READERS",
     "HarnessAnswers",
     "detect_format",
     "read_harness_output",
@@ -50,6 +53,15 @@ FORMATS: Mapping[str, str] = {
 _PARQUET_MAGIC = b"PAR1"
 _TASK_DATA = {"protoqa": ("protoqa", "validation"), "cfc": ("cfc", "validation")}
 """lighteval's tasks of this project and the data they answer (``protoqa_integrations.harnesses.lighteval_tasks``)."""
+_TASK_PROMPTS = {
+    "protoqa": "statement",
+    "protoqa_test": "statement",
+    "cfc": "cfc-one-shot",
+    "cfc_test": "cfc-one-shot",
+    "protoqa_chat": "protoqa-chat",
+    "cfc_chat": "cfc-chat",
+}
+"""The prompt style (as ``protoqa-eval generate --prompt`` names it) of each harness task of this project."""
 
 
 @dataclass
@@ -70,11 +82,67 @@ def _head(path: Path, size: int = 4096) -> bytes:
         return fh.read(size)
 
 
+@dataclass(frozen=True)
+class _Probe:
+    """What format detection looks at: the whole file as one JSON document and its first line as JSON
+    (each None when it is not JSON)."""
+
+    document: Any = None
+    first: Any = None
+
+
+def _is_lm_eval_record(record: Any) -> bool:
+    return isinstance(record, dict) and "doc" in record and ("filtered_resps" in record or "resps" in record)
+
+
+def _is_answers_file(document: Any) -> bool:
+    return isinstance(document, dict) and isinstance(document.get("model_answers"), dict) and "generation" in document
+
+
+BINARY_FORMATS: tuple[tuple[str, Callable[[bytes], bool]], ...] = (
+    ("lighteval", lambda head: head.startswith(_PARQUET_MAGIC)),
+)
+"""Formats told by a file's first bytes, tried first, in order: (format, test of the first 4 KiB)."""
+
+TEXT_FORMATS: tuple[tuple[str, Callable[[_Probe], bool]], ...] = (
+    ("lm-eval", lambda probe: _is_lm_eval_record(probe.first) or _is_lm_eval_record(probe.document)),
+    ("answers", lambda probe: _is_answers_file(probe.document)),
+    ("predictions", lambda probe: isinstance(probe.document, dict) or isinstance(probe.first, dict)),
+)
+"""Formats told by a text file's JSON, tried in order after :data:`BINARY_FORMATS`: (format, test)."""
+
+_EXPECTED = "expected an answers file, a predictions file, lm-eval --log_samples output or lighteval details"
+
+
+def _probe(text: str, path: Path) -> _Probe:
+    """The file parsed as one JSON document and its first line parsed; malformed JSON in both is an error
+    naming the line and column, and JSON nested too deeply or with duplicate keys is one at once."""
+    if not text.lstrip().startswith(("{", "[")):
+        return _Probe()  # not JSON at all (a CSV file, say): an unknown format, not a parse position
+    try:
+        return _Probe(document=parse_json(text, path))
+    except MalformedJSONError as whole_error:
+        first_line = text.lstrip().split("\n", 1)[0]
+        try:
+            return _Probe(first=parse_json(first_line, path, text[: len(text) - len(text.lstrip())].count("\n") + 1))
+        except MalformedJSONError:
+            where = f"{path}, line {whole_error.line}: " if whole_error.line is not None else f"{path}: "
+            raise DataFormatError(
+                f"{str(whole_error).removeprefix(where)}: the file is cut short or is not JSON; {_EXPECTED}",
+                path,
+                whole_error.line,
+            ) from None
+    except DataFormatError as exc:
+        raise DataFormatError(f"{exc}; {_EXPECTED}") from None
+
+
 def detect_format(path: PathLike) -> str:
     """The format of a system file, one of :data:`FORMATS`; raises ``DataFormatError`` when none fits.
 
-    Raises ``FileNotFoundError`` for a missing file and ``DataFormatError`` for a directory or an
-    empty file.
+    The tests of :data:`BINARY_FORMATS` and then :data:`TEXT_FORMATS` are tried in order (a new
+    format is one entry there, its reader one in :data:`READERS`). Raises ``FileNotFoundError``
+    for a missing file and ``DataFormatError`` for a directory, an empty file, malformed JSON
+    (naming line and column) or JSON nested too deeply.
 
     >>> import json, tempfile, os
     >>> folder = tempfile.mkdtemp()
@@ -96,31 +164,14 @@ def detect_format(path: PathLike) -> str:
     head = _head(path)
     if not head.strip():
         raise DataFormatError("the file is empty", path)
-    if head.startswith(_PARQUET_MAGIC):
-        return "lighteval"
-    try:
-        text = read_text(path)
-    except DataFormatError:
-        raise
-    first = text.lstrip().split("\n", 1)[0]
-    try:
-        record = json.loads(first)
-    except ValueError:
-        record = None
-    if isinstance(record, dict) and "doc" in record and ("filtered_resps" in record or "resps" in record):
-        return "lm-eval"
-    try:
-        whole = parse_json(text, path)
-    except DataFormatError:
-        whole = None
-    if isinstance(whole, dict) and isinstance(whole.get("model_answers"), dict) and "generation" in whole:
-        return "answers"
-    if isinstance(whole, dict) or (whole is None and isinstance(record, dict)):
-        return "predictions"
-    raise DataFormatError(
-        "unknown format: not an answers file, a predictions file, lm-eval --log_samples output or lighteval details",
-        path,
-    )
+    for fmt, test in BINARY_FORMATS:
+        if test(head):
+            return fmt
+    probe = _probe(read_text(path), path)
+    for fmt, check in TEXT_FORMATS:
+        if check(probe):
+            return fmt
+    raise DataFormatError(f"unknown format: {_EXPECTED}", path)
 
 
 def _sibling_results(directory: Path, stamp: str) -> dict[str, Any]:
@@ -156,14 +207,6 @@ def _answers(value: Any, path: Path, line: int, qid: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(a, str) for a in value):
         raise DataFormatError("expected a list of answer strings", path, line, qid)
     return list(value)
-
-
-def _without_secrets(model_args: Any) -> Any:
-    """``model_args`` less any entry whose name says it holds a key, token or password (not copied into answers files)."""
-    if isinstance(model_args, dict):
-        secret = ("key", "token", "secret", "password")
-        return {k: v for k, v in model_args.items() if not any(word in str(k).lower() for word in secret)}
-    return model_args if not isinstance(model_args, str) or "key" not in model_args.lower() else None
 
 
 def _lm_eval_model(model_args: Any) -> Optional[str]:
@@ -235,14 +278,16 @@ def read_lm_eval_samples(path: PathLike) -> HarnessAnswers:
         "task": task,
         "model": _lm_eval_model(run.get("model_args")),
         "backend": run.get("model"),
-        "model_args": _without_secrets(run.get("model_args")),
+        "model_args": run.get("model_args"),
         "sampling": sampling,
         "num_samples": max((len(s) for s in samples.values()), default=0),
         "converted_from": str(path),
     }
     if isinstance(kwargs, dict) and kwargs.get("protoqa_config") and kwargs.get("protoqa_split"):
         generation["dataset"], generation["split"] = kwargs["protoqa_config"], kwargs["protoqa_split"]
-    return HarnessAnswers(samples, generation)
+    if task in _TASK_PROMPTS:
+        generation["prompt"] = _TASK_PROMPTS[task]
+    return HarnessAnswers(samples, redact(generation))
 
 
 def _lighteval_results(path: Path, stamp: str) -> dict[str, Any]:
@@ -282,8 +327,15 @@ def read_lighteval_details(path: PathLike) -> HarnessAnswers:
     samples: dict[str, list[str]] = {}
     for number, row in enumerate(rows, start=1):
         doc, response = row.get("doc") or {}, row.get("model_response") or {}
-        specific = doc.get("specific") or {}
-        qid = _question_id(specific.get("row") if isinstance(specific, dict) else None, path, number)
+        specific = doc.get("specific") if isinstance(doc, dict) else None
+        if not isinstance(specific, dict) or not isinstance(response, dict):
+            raise DataFormatError(
+                f"row {number}: 'doc' and 'model_response' are not the structs lighteval writes "
+                f"(doc is {type(doc).__name__}, model_response {type(response).__name__}); "
+                "pass the details file lighteval --save-details wrote for this project's tasks",
+                path,
+            )
+        qid = _question_id(specific.get("row"), path, number)
         if qid in samples:
             raise DataFormatError("duplicate question id", path, number, qid)
         samples[qid] = [answer_from_text(t) for t in _answers(response.get("text"), path, number, qid)]
@@ -304,19 +356,26 @@ def read_lighteval_details(path: PathLike) -> HarnessAnswers:
     }
     if task in _TASK_DATA:
         generation["dataset"], generation["split"] = _TASK_DATA[task]
-    return HarnessAnswers(samples, generation)
+    if task in _TASK_PROMPTS:
+        generation["prompt"] = _TASK_PROMPTS[task]
+    return HarnessAnswers(samples, redact(generation))
+
+
+READERS: dict[str, Callable[[PathLike], HarnessAnswers]] = {
+    "lm-eval": read_lm_eval_samples,
+    "lighteval": read_lighteval_details,
+}
+"""The reader of each harness format of :data:`FORMATS`."""
 
 
 def read_harness_output(path: PathLike, fmt: Optional[str] = None) -> HarnessAnswers:
-    """lm-eval samples or lighteval details, the format detected unless ``fmt`` names it.
+    """A harness's output (a format of :data:`READERS`), the format detected unless ``fmt`` names it.
 
     >>> read_harness_output("README.md")  # doctest: +IGNORE_EXCEPTION_DETAIL
     Traceback (most recent call last):
     DataFormatError: README.md: ...
     """
     fmt = fmt or detect_format(path)
-    if fmt == "lm-eval":
-        return read_lm_eval_samples(path)
-    if fmt == "lighteval":
-        return read_lighteval_details(path)
+    if fmt in READERS:
+        return READERS[fmt](path)
     raise DataFormatError(f"not lm-eval --log_samples output or lighteval details, but a {FORMATS[fmt]}", path)

@@ -16,8 +16,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from protoqa_core.io.cli import Subcommand, add_overwrite_option, check_output_file, int_at_least, write_output_file
+from protoqa_core.io.cli import (
+    OutputFileError,
+    Subcommand,
+    add_overwrite_option,
+    check_output_file,
+    int_at_least,
+    reason_of,
+    write_output_file,
+)
 from protoqa_core.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
+from protoqa_integrations.generation.provenance import parse_accepted
 
 __all__ = ["COMMANDS", "add_leaderboard_arguments", "add_convert_arguments"]
 
@@ -48,6 +57,15 @@ def add_leaderboard_arguments(p: argparse.ArgumentParser) -> None:
         help="protoqa, probeval or both (default); ProtoQA metrics need targets with clusters",
     )
     p.add_argument("--only-common", action="store_true", help="rank on the questions every system answers")
+    p.add_argument(
+        "--accept-mismatch",
+        metavar="FIELD[,FIELD]",
+        type=parse_accepted,
+        default=[],
+        help="rank systems whose recorded provenance differs in these fields (dataset, split, questions, samples, "
+        "temperature, top_p, max_tokens, prompt, or all); every output and the signature then say so "
+        "(default: none, a difference stops the run with status 2)",
+    )
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     p.add_argument("--per-question", action="store_true", help="with --json: the question ids and per-question scores")
@@ -65,6 +83,7 @@ def add_leaderboard_arguments(p: argparse.ArgumentParser) -> None:
 
 def _run_leaderboard(args: argparse.Namespace) -> int:
     from protoqa_core.io.readers import read_targets
+    from protoqa_integrations.generation.provenance import targets_data
     from protoqa_integrations.harnesses.outputs import FORMATS
     from protoqa_integrations.leaderboard.board import (
         MAX_SYSTEMS,
@@ -74,11 +93,8 @@ def _run_leaderboard(args: argparse.Namespace) -> int:
     )
     from protoqa_integrations.leaderboard.report import (
         LeaderboardError,
-        format_table,
         model_index,
         plot_leaderboard,
-        to_csv,
-        to_markdown,
     )
 
     if len(args.systems) > MAX_SYSTEMS:
@@ -90,13 +106,7 @@ def _run_leaderboard(args: argparse.Namespace) -> int:
         raise LeaderboardError(f"two systems are named {repeated!r}")
     inputs = [args.targets] + [str(p) for _, p in pairs]
     plot = check_output_file(args.plot, inputs, args.overwrite) if args.plot else None
-    index_files = {}
-    if args.model_index:
-        folder = Path(args.model_index)
-        if folder.exists() and not folder.is_dir():
-            raise LeaderboardError(f"{folder}: --model-index needs a folder")
-        folder.mkdir(parents=True, exist_ok=True)
-        index_files = {n: check_output_file(str(folder / f"{n}.yaml"), inputs, args.overwrite) for n in names}
+    index_files = _model_index_files(args.model_index, names, inputs, args.overwrite) if args.model_index else {}
     start = time.perf_counter()
     targets = read_targets(args.targets)
     systems = []
@@ -104,6 +114,7 @@ def _run_leaderboard(args: argparse.Namespace) -> int:
         system = read_system(name, path)
         print(f"{name}: {path} ({FORMATS[system.format]})", file=sys.stderr)
         systems.append(system)
+    known = targets_data(args.targets)
     board = build_leaderboard(
         targets,
         systems,
@@ -112,26 +123,11 @@ def _run_leaderboard(args: argparse.Namespace) -> int:
         only_common=args.only_common,
         resamples=args.resamples,
         seed=args.seed,
+        targets_data=known,
+        accept=args.accept_mismatch,
     )
-    if len(board.questions) < len(targets) and not board.dropped:
-        print(
-            f"note: ranking on the {len(board.questions)} of {len(targets)} target questions that the systems answer",
-            file=sys.stderr,
-        )
-    if board.dropped:
-        print(
-            f"--only-common: ranking on the {len(board.questions)} questions every system answers; "
-            f"{len(board.dropped)} question id(s) left out",
-            file=sys.stderr,
-        )
-    if args.json:
-        print(json.dumps(board.as_dict(per_question=args.per_question), ensure_ascii=False, allow_nan=False))
-    elif args.markdown:
-        print(to_markdown(board), end="")
-    elif args.csv:
-        print(to_csv(board), end="")
-    else:
-        print(format_table(board))
+    _print_notes(board, args.targets, len(targets), known is None and any(s.settings.get("dataset") for s in systems))
+    _print_board(board, args)
     if plot is not None:
         plot_leaderboard(board, plot)
     if index_files:
@@ -141,6 +137,63 @@ def _run_leaderboard(args: argparse.Namespace) -> int:
             write_output_file(path, _writer(blocks[name]))
     print(f"{len(systems)} systems scored in {time.perf_counter() - start:.1f} s", file=sys.stderr)
     return 0
+
+
+def _print_notes(board: Any, targets: str, num_targets: int, unknown_targets: bool) -> None:
+    """What was not checked, what was accepted and which questions are left out, on stderr."""
+    if unknown_targets:
+        print(
+            f"note: {targets} is not a file of a published data set (its checksum is unknown): the data set "
+            "and split the systems record were compared between them, not with it",
+            file=sys.stderr,
+        )
+    for note in board.notes:
+        print(f"note: {note}", file=sys.stderr)
+    for accepted in board.accepted:
+        print(f"warning: ranked despite differing {accepted} (--accept-mismatch)", file=sys.stderr)
+    if len(board.questions) < num_targets and not board.dropped:
+        print(
+            f"note: ranking on the {len(board.questions)} of {num_targets} target questions that the systems answer",
+            file=sys.stderr,
+        )
+    if board.dropped:
+        print(
+            f"--only-common: ranking on the {len(board.questions)} questions every system answers; "
+            f"{len(board.dropped)} question id(s) left out",
+            file=sys.stderr,
+        )
+
+
+def _print_board(board: Any, args: argparse.Namespace) -> None:
+    """The board on stdout in the format asked for."""
+    from protoqa_integrations.leaderboard.report import format_table, to_csv, to_markdown
+
+    if args.json:
+        print(json.dumps(board.as_dict(per_question=args.per_question), ensure_ascii=False, allow_nan=False))
+    elif args.markdown:
+        print(to_markdown(board), end="")
+    elif args.csv:
+        print(to_csv(board), end="")
+    else:
+        print(format_table(board))
+
+
+def _model_index_files(directory: str, names: list[str], inputs: list[str], overwrite: bool) -> dict[str, Path]:
+    """The ``NAME.yaml`` of every system in the ``--model-index`` folder (made when missing), each checked writable."""
+    from protoqa_integrations.leaderboard.report import LeaderboardError
+
+    folder = Path(directory)
+    if folder.exists() and not folder.is_dir():
+        raise LeaderboardError(f"{folder}: --model-index needs a folder, and this is a file")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        return {n: check_output_file(str(folder / f"{n}.yaml"), inputs, overwrite) for n in names}
+    except OutputFileError as exc:
+        raise LeaderboardError(f"{exc}; choose a writable --model-index folder") from None
+    except OSError as exc:
+        raise LeaderboardError(
+            f"{folder}: cannot make the --model-index folder: {reason_of(exc)}; choose a writable folder"
+        ) from None
 
 
 def _writer(text: str) -> Callable[[Any], None]:
