@@ -129,7 +129,7 @@ def read_system(name: str, path: PathLike) -> SystemAnswers:
       by ``model_ranked_answers`` when present, else by frequency), plain ``{id: [answers]}``
       files as ranked lists (as ``protoqa-eval`` reads them) and as one sample per answer
       (as ``probeval`` reads them);
-    * lm-eval ``--log_samples`` output and lighteval details: every sample, ranked by frequency.
+    * lm-eval ``--log_samples`` output, lighteval details and Inspect logs: every sample, ranked by frequency.
 
     >>> s = read_system("xl", "../shared/data/cfc/test.samples.gpt2-xl.oneshot.jsonl")  # doctest: +SKIP
     >>> s.format, len(s.samples)  # doctest: +SKIP
@@ -146,7 +146,7 @@ def read_system(name: str, path: PathLike) -> SystemAnswers:
 
 
 def _read_system(name: str, path: Path, fmt: str) -> SystemAnswers:
-    if fmt in ("lm-eval", "lighteval"):
+    if fmt in ("lm-eval", "lighteval", "inspect"):
         read = read_harness_output(path, fmt)
         ranked = {qid: rank_by_frequency(answers) for qid, answers in read.samples.items()}
         return SystemAnswers(name, str(path), fmt, _counts(read.samples, path), ranked, "by frequency", read.generation)

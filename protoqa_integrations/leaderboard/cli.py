@@ -25,7 +25,6 @@ from protoqa_core.io.cli import (
     reason_of,
     write_output_file,
 )
-from protoqa_core.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
 from protoqa_integrations.generation.provenance import parse_accepted
 
 __all__ = ["COMMANDS", "add_leaderboard_arguments", "add_convert_arguments"]
@@ -47,6 +46,8 @@ def add_leaderboard_arguments(p: argparse.ArgumentParser) -> None:
     >>> p.parse_args(["t.jsonl", "a=a.json", "b=b.json"]).metrics
     ['protoqa', 'probeval']
     """
+    from protoqa_core.significance import DEFAULT_RESAMPLES, DEFAULT_SEED  # numpy: only to build this command
+
     p.add_argument("targets", metavar="TARGETS", help="targets JSONL with the questions (and their clusters)")
     p.add_argument("systems", nargs="+", metavar="NAME=FILE", help="a system and its file (at most 100 systems)")
     p.add_argument("--similarity", default="wordnet", help="similarity of the ProtoQA metrics (default wordnet)")
@@ -209,7 +210,10 @@ def add_convert_arguments(p: argparse.ArgumentParser) -> None:
     >>> p.parse_args(["samples.jsonl", "-o", "a.json"]).output
     'a.json'
     """
-    p.add_argument("source", help="lm-eval samples_<task>_<time>.jsonl or lighteval details_<task>|<shots>_*.parquet")
+    p.add_argument(
+        "source",
+        help="lm-eval samples_<task>_<time>.jsonl, lighteval details_<task>|<shots>_*.parquet or an Inspect log (.eval, .json)",
+    )
     p.add_argument("-o", "--output", required=True, help="answers file to write (JSON)")
     add_overwrite_option(p, "replace an existing output file")
 
@@ -241,14 +245,14 @@ COMMANDS: dict[str, Subcommand] = {
             "Rank several systems on one set of questions: ProtoQA metrics and ProbEval KL with 95% bootstrap "
             "intervals (the same resampled questions for every system), Holm-corrected paired bootstrap tests "
             "between every pair, rank ranges. Each FILE is an answers file, a predictions file, lm-eval "
-            "--log_samples output or lighteval details; the format is detected.",
+            "--log_samples output, lighteval details or an Inspect log; the format is detected.",
             add_leaderboard_arguments,
             _run_leaderboard,
         ),
         Subcommand(
             "convert",
-            "write lm-eval or lighteval outputs as an answers file",
-            "Write lm-eval --log_samples output or lighteval details as an answers file (the format of "
+            "write lm-eval, lighteval or Inspect outputs as an answers file",
+            "Write lm-eval --log_samples output, lighteval details or an Inspect log as an answers file (the format of "
             "protoqa-eval generate, read by score-generated, leaderboard and probeval), keeping the sampling "
             "settings the harness recorded.",
             add_convert_arguments,

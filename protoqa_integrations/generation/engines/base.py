@@ -119,7 +119,8 @@ class EngineOption:
 class Engine:
     """What every engine offers. ``usage`` counts prompt and completion tokens where the engine reports them.
 
-    A subclass gets ``name`` from its registration in :data:`ENGINES`, sets ``summary`` (for ``--help``),
+    A subclass gets ``name`` from its registration in :data:`ENGINES` (a built-in one declares the same
+    name, so that importing its class directly gives it too), sets ``summary`` (for ``--help``),
     ``common`` (which of :data:`COMMON_SETTINGS` its constructor takes) and ``options`` (its own),
     builds itself from a model name and those keywords in :meth:`build`, and draws samples in
     :meth:`_sample`.
@@ -231,12 +232,24 @@ def check_engine(name: str, cls: type[Engine]) -> None:
     unknown = set(cls.common) - set(COMMON_SETTINGS)
     if unknown:
         raise ValueError(f"engine {name!r}: {sorted(unknown)} are not settings of {COMMON_SETTINGS}")
+    if cls.name not in (Engine.name, name):
+        raise ValueError(f"engine {name!r}: {cls.__qualname__} is named {cls.name!r}")
     cls.name = name
 
 
-ENGINES: Registry[type[Engine]] = Registry("engine", check=check_engine, error=EngineError)
-"""The engines by name, in the order they registered (``@ENGINES.register(name)`` on an :class:`Engine`
-subclass, checked by :func:`check_engine`)."""
+ENGINES: Registry[type[Engine]] = Registry(
+    "engine",
+    plugins={
+        "hf": "protoqa_integrations.generation.engines.hf:HFEngine",
+        "openai": "protoqa_integrations.generation.engines.openai:OpenAIEngine",
+        "vllm": "protoqa_integrations.generation.engines.vllm:VLLMEngine",
+    },
+    check=check_engine,
+    error=EngineError,
+)
+"""The engines by name: the built-in ones named with their place (each module imported when its engine
+is first asked for), then any added with ``@ENGINES.register(name)`` on an :class:`Engine` subclass;
+each checked by :func:`check_engine` as it joins."""
 
 
 def _dest(flag: str) -> str:

@@ -62,7 +62,6 @@ from urllib.parse import urlsplit
 
 from protoqa_core.redaction import redact_url, url_secrets
 from protoqa_integrations.generation.engines.base import (
-    ENGINES,
     Engine,
     EngineError,
     EngineOption,
@@ -94,13 +93,13 @@ __all__ = ["OpenAIEngine", "KEY_ENV"]
 KEY_ENV = "OPENAI_API_KEY"
 
 
-@ENGINES.register("openai")
 class OpenAIEngine(Engine):
     """An OpenAI-compatible server at ``base_url`` serving ``model``.
 
     >>> engine = OpenAIEngine("gpt-3.5-turbo-instruct", base_url="https://api.openai.com/v1")  # doctest: +SKIP
     """
 
+    name = "openai"
     summary = "an OpenAI-compatible server at --base-url; key from $OPENAI_API_KEY"
     common = ("revision", "chat")
     options = (
