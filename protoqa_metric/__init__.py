@@ -12,14 +12,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from protoqa_core import __version__
+from protoqa_core.io.question_index import QuestionIndex
 from protoqa_core.io.readers import (
     Cluster,
     DataFormatError,
-    PackedPredictions,
     Question,
-    TargetStream,
     clusters_from_records,
-    read_packed_predictions,
     read_predictions,
     read_targets,
 )
@@ -64,9 +62,7 @@ __all__ = [
     "clusters_from_records",
     "read_predictions",
     "read_targets",
-    "TargetStream",
-    "PackedPredictions",
-    "read_packed_predictions",
+    "QuestionIndex",
     "question_from_row",
     "questions_from_rows",
     "QuestionScore",
