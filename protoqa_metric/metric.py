@@ -328,6 +328,7 @@ class ProtoQA:
         with the number of questions.
 
         >>> import json, os, tempfile
+        >>> from protoqa_core.io.question_index import QuestionIndex
         >>> folder = tempfile.mkdtemp()
         >>> row = {"metadata": {"id": "q1"}, "question": {"normalized": "name a pet"},
         ...        "answers": {"clusters": {"q1.0": {"count": 6, "answers": ["dog"]},
