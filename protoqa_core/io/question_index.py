@@ -26,7 +26,7 @@ from .records import Question, _question_from_json
 
 __all__ = ["QuestionIndex", "CACHE_KIB"]
 
-CACHE_KIB = 16384
+CACHE_KIB = 4096
 """SQLite's page cache for one index, in KiB: the memory the index itself takes."""
 
 
