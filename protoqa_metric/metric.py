@@ -13,7 +13,7 @@ from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Optional, Union
 
-from protoqa_core.io.ids import IdReconciliation, reconcile_ids
+from protoqa_core.io.ids import reconcile_ids
 from protoqa_core.io.readers import (
     Cluster,
     DataFormatError,
@@ -58,13 +58,11 @@ def _check_answer_lists(predictions: Mapping[str, Any]) -> None:
                 raise DataFormatError(f"answers must be strings, found {type(a).__name__}", question_id=qid)
 
 
-def _warn_left_out(skipped: Sequence[str], absent: Iterable[str], only_predicted: bool) -> list[str]:
-    """The questions without predictions (those left out already aside), each group named in a warning
-    that points at the caller of :meth:`ProtoQA.evaluate`."""
+def _warn_left_out(skipped: Sequence[str], missing: Sequence[str], only_predicted: bool) -> None:
+    """Name in warnings the questions left out because their clusters total 0, and those without
+    predictions (``missing``, the others), pointing at the caller of :meth:`ProtoQA.evaluate`."""
     if skipped:
         _warn(f"left out {len(skipped)} question(s) whose clusters total 0: {preview_ids(skipped)}", stacklevel=4)
-    left_out = set(skipped)
-    missing = [qid for qid in absent if qid not in left_out]
     if missing and only_predicted:
         _warn(
             f"{len(missing)} question(s) have no predictions and are left out of the means: {preview_ids(missing)}",
@@ -72,7 +70,6 @@ def _warn_left_out(skipped: Sequence[str], absent: Iterable[str], only_predicted
         )
     elif missing:
         _warn(f"{len(missing)} question(s) have no predictions and score 0: {preview_ids(missing)}", stacklevel=4)
-    return missing
 
 
 class _ExactSum:
@@ -301,11 +298,16 @@ class ProtoQA:
         target_ids, skipped, questions = _questions_of(targets)
         ids = reconcile_ids(target_ids, predictions, ignore_unknown=ignore_unknown)
         _check_answer_lists(predictions)
-        missing = _warn_left_out(skipped, ids.missing, only_predicted)
-        left_out = set(skipped).union(missing if only_predicted else ())
+        left_out = set(skipped)
+        missing = [qid for qid in ids.missing if qid not in left_out]
+        _warn_left_out(skipped, missing, only_predicted)
+        left_out.update(missing if only_predicted else ())
         scored = ((q, predictions.get(q.id, ())) for q in questions if q.id not in left_out)
         total = sum(1 for qid in target_ids if qid not in left_out)
-        return self._summarize(scored, total, ids, missing, skipped, only_predicted, progress, on_question, True)
+        if ids.message:
+            _warn(ids.message)
+        lists = (missing, list(skipped), list(ids.ignored))
+        return self._summarize(scored, total, lists, only_predicted, progress, on_question, True)
 
     def evaluate_index(
         self,
@@ -321,7 +323,9 @@ class ProtoQA:
         """:meth:`evaluate` on the targets and predictions file ``run`` of a
         :class:`~protoqa_core.io.question_index.QuestionIndex`, one question at a time.
 
-        The same scores, warnings and errors as :meth:`evaluate` on the files read whole.
+        The same scores, warnings and errors as :meth:`evaluate` on the files read whole; the
+        result's ``missing``, ``skipped`` and ``ignored`` are read from the index while it is open
+        (:class:`~protoqa_core.io.question_index.IndexedIds`).
         With ``on_question``, no question's scores are kept but as they are handed over, and
         with ``keep_question_scores=False`` neither ``question_ids`` nor ``question_scores``
         is filled (the means are summed exactly as they come): memory then does not grow
@@ -340,29 +344,27 @@ class ProtoQA:
         0.6666666666666666
         """
         ids = index.reconcile(run, ignore_unknown=ignore_unknown)
+        if ids.message:
+            _warn(ids.message)
         skipped = index.zero_total()
-        missing = _warn_left_out(skipped, ids.missing, only_predicted)
+        _warn_left_out(skipped, ids.missing, only_predicted)
         total = index.count(run, only_predicted=only_predicted)
         scored = index.questions(run, only_predicted=only_predicted)
-        return self._summarize(
-            scored, total, ids, missing, skipped, only_predicted, progress, on_question, keep_question_scores
-        )
+        lists = (ids.missing, skipped, ids.ignored)
+        return self._summarize(scored, total, lists, only_predicted, progress, on_question, keep_question_scores)
 
     def _summarize(
         self,
         scored: Iterable[tuple[Question, Sequence[str]]],
         total: int,
-        ids: IdReconciliation,
-        missing: list[str],
-        skipped: Sequence[str],
+        lists: tuple[Sequence[str], Sequence[str], Sequence[str]],
         only_predicted: bool,
         progress: bool,
         on_question: Optional[Callable[[str, dict[str, QuestionScore]], None]],
         keep_question_scores: bool,
     ) -> EvaluationResult:
-        """Score ``scored`` (``total`` questions) and build the result of :meth:`evaluate`."""
-        if ids.message:
-            _warn(ids.message, stacklevel=4)
+        """Score ``scored`` (``total`` questions) and build the result of :meth:`evaluate` (``lists``:
+        its ``missing``, ``skipped`` and ``ignored`` ids)."""
         if progress:
             from tqdm.auto import tqdm
 
@@ -386,9 +388,7 @@ class ProtoQA:
             scores,
             per_question,
             n,
-            missing,
-            list(skipped),
-            list(ids.ignored),
+            *lists,  # type: ignore[arg-type]  # lists, or ids read from an index
             signature,
             question_ids=scored_ids,
             question_scores=question_scores,

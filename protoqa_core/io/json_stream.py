@@ -113,7 +113,7 @@ def json_events(stream: Any, path: Optional[PathLike], line: Optional[int]) -> I
     >>> list(json_events(io.BytesIO(b'{"q1": ["dog"]}'), "p.json", None))[:3]
     [('start_map', None), ('map_key', 'q1'), ('start_array', None)]
     """
-    import ijson  # here: only large documents need it
+    import ijson  # type: ignore[import-untyped]  # here: only large documents need it
 
     events = ijson.basic_parse(_SurrogateCheck(stream, path, line), use_float=True)
     try:

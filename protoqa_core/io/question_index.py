@@ -17,14 +17,14 @@ import json
 import sqlite3
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Union, overload
 
 from .files import DataFormatError, PathLike, _check_file, _iter_text_lines, parse_json
 from .ids import IdReconciliation, unknown_ids_message
 from .predictions import _duplicate, _prediction_items, _ranked
 from .records import Question, _question_from_json
 
-__all__ = ["QuestionIndex", "CACHE_KIB"]
+__all__ = ["QuestionIndex", "IndexedIds", "CACHE_KIB"]
 
 CACHE_KIB = 4096
 """SQLite's page cache for one index, in KiB: the memory the index itself takes."""
@@ -109,35 +109,39 @@ class QuestionIndex:
         """The number of target questions."""
         return int(self._db.execute("SELECT count(*) FROM targets").fetchone()[0])
 
-    def zero_total(self) -> list[str]:
+    def zero_total(self) -> IndexedIds:
         """The ids of the questions whose clusters total 0 (or that have none), in file order."""
-        return [qid for (qid,) in self._db.execute("SELECT qid FROM targets WHERE zero ORDER BY rowid")]
+        return IndexedIds(self._db, "SELECT qid FROM targets WHERE zero ORDER BY rowid", ())
 
     def reconcile(self, run: int, *, ignore_unknown: bool = False) -> IdReconciliation:
         """:func:`~protoqa_core.io.ids.reconcile_ids` of predictions file ``run`` against the targets.
 
-        ``kept`` is left empty: the index holds those ids, and nothing needs them in memory.
-        A prediction id not among the targets raises :class:`DataFormatError` naming the file,
-        its line and the id unless ``ignore_unknown``.
+        ``kept`` is left empty (the index holds those ids), ``missing`` leaves out the questions
+        whose clusters total 0 (:meth:`zero_total`), and ``missing`` and ``ignored`` are
+        :class:`IndexedIds`, read from the index while it is open. A prediction id not among
+        the targets raises :class:`DataFormatError` naming the file, its line and the id
+        unless ``ignore_unknown``.
         """
-        unknown = self._db.execute(
-            "SELECT p.qid, p.line FROM predictions p WHERE p.run = ? AND NOT EXISTS "
+        unknown = IndexedIds(
+            self._db,
+            "SELECT p.qid FROM predictions p WHERE p.run = ? AND NOT EXISTS "
             "(SELECT 1 FROM targets t WHERE t.qid = p.qid) ORDER BY p.rowid",
             (run,),
-        ).fetchall()
-        ids = [qid for qid, _ in unknown]
-        if ids and not ignore_unknown:
-            raise DataFormatError(unknown_ids_message(ids, ignored=False), self.predictions[run], unknown[0][1], ids[0])
-        missing = tuple(
-            qid
-            for (qid,) in self._db.execute(
-                "SELECT t.qid FROM targets t WHERE NOT EXISTS "
-                "(SELECT 1 FROM predictions p WHERE p.run = ? AND p.qid = t.qid) ORDER BY t.rowid",
-                (run,),
-            )
         )
-        message = unknown_ids_message(ids, ignored=True) if ids else None
-        return IdReconciliation((), missing, tuple(ids), message)
+        if unknown and not ignore_unknown:
+            first = unknown[0]
+            (line,) = self._db.execute(
+                "SELECT line FROM predictions WHERE run = ? AND qid = ?", (run, first)
+            ).fetchone()
+            raise DataFormatError(unknown_ids_message(unknown, ignored=False), self.predictions[run], line, first)
+        missing = IndexedIds(
+            self._db,
+            "SELECT t.qid FROM targets t WHERE NOT t.zero AND NOT EXISTS "
+            "(SELECT 1 FROM predictions p WHERE p.run = ? AND p.qid = t.qid) ORDER BY t.rowid",
+            (run,),
+        )
+        message = unknown_ids_message(unknown, ignored=True) if unknown else None
+        return IdReconciliation((), missing, unknown, message)  # type: ignore[arg-type]
 
     def count(self, run: int, *, only_predicted: bool) -> int:
         """How many questions :meth:`questions` hands out with the same arguments."""
@@ -169,3 +173,52 @@ class QuestionIndex:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class IndexedIds(Sequence[str]):
+    """Question ids read from a :class:`QuestionIndex` when asked for: its length, a slice, an item,
+    or all of them in order, without holding them (a million ids would take some 100 MB).
+
+    Valid while its index is open.
+    """
+
+    def __init__(self, db: sqlite3.Connection, query: str, params: tuple):
+        self._db, self._query, self._params = db, query, params
+        self._length: Optional[int] = None
+
+    def __len__(self) -> int:
+        if self._length is None:
+            self._length = int(self._db.execute(f"SELECT count(*) FROM ({self._query})", self._params).fetchone()[0])
+        return self._length
+
+    def __bool__(self) -> bool:
+        return self._db.execute(f"SELECT 1 FROM ({self._query}) LIMIT 1", self._params).fetchone() is not None
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+
+    def __getitem__(self, index: Union[int, slice]) -> Union[str, list[str]]:
+        if isinstance(index, slice):
+            start, stop, step = index.indices(len(self))
+            rows = self._db.execute(
+                f"SELECT * FROM ({self._query}) LIMIT ? OFFSET ?", (*self._params, max(0, stop - start), start)
+            )
+            return [qid for (qid,) in rows][::step]
+        if index < 0:
+            index += len(self)
+        row = self._db.execute(f"SELECT * FROM ({self._query}) LIMIT 1 OFFSET ?", (*self._params, index)).fetchone()
+        if index < 0 or row is None:
+            raise IndexError(index)
+        return row[0]
+
+    def __iter__(self) -> Iterator[str]:
+        return (qid for (qid,) in self._db.execute(self._query, self._params))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    def __repr__(self) -> str:
+        return f"IndexedIds({len(self)} ids)"
