@@ -24,10 +24,14 @@ from .ids import IdReconciliation, unknown_ids_message
 from .predictions import _duplicate, _prediction_items, _ranked
 from .records import Question, _question_from_json
 
-__all__ = ["QuestionIndex", "IndexedIds", "CACHE_KIB"]
+__all__ = ["QuestionIndex", "IndexedIds", "CACHE_KIB", "MAX_TARGET_LINE_MB"]
 
 CACHE_KIB = 4096
 """SQLite's page cache for one index, in KiB: the memory the index itself takes."""
+
+MAX_TARGET_LINE_MB = 16
+"""The longest line (one question) of a targets file, in MB. Parsed, a line takes several times
+its size in Python objects; the largest real question is a few KB."""
 
 
 class QuestionIndex:
@@ -86,6 +90,13 @@ class QuestionIndex:
         for number, text in _iter_text_lines(path):
             if not text.strip():
                 continue
+            if len(text) > MAX_TARGET_LINE_MB * 2**20:
+                raise DataFormatError(
+                    f"the line is longer than {MAX_TARGET_LINE_MB} MB; one question's line is refused past "
+                    "that, to keep memory bounded",
+                    path,
+                    number,
+                )
             q = _question_from_json(parse_json(text, path, number), path, number)
             try:
                 self._db.execute(insert, (q.id, number, q.total_count <= 0, text))

@@ -164,3 +164,15 @@ def test_the_command_line_caps_answers_per_question(tmp_path):
     )
     assert raised.returncode == 0, raised.stderr
     assert json.loads(raised.stdout)["signature"].startswith("sim:exact_match|")
+
+
+def test_a_targets_line_over_its_cap_is_refused(tmp_path, monkeypatch):
+    from protoqa_core.io import question_index
+
+    monkeypatch.setattr(question_index, "MAX_TARGET_LINE_MB", 1 / 2**20 * 100)
+    targets = tmp_path / "t.jsonl"
+    row = {"metadata": {"id": "q1"}, "question": {"normalized": "x"}, "answers": {"clusters": {}}}
+    long_row = {**row, "metadata": {"id": "q2"}, "question": {"normalized": "x" * 200}}
+    targets.write_text(json.dumps(row) + "\n" + json.dumps(long_row) + "\n", encoding="utf-8")
+    with pytest.raises(DataFormatError, match=r"t.jsonl, line 2: the line is longer than"):
+        QuestionIndex(targets)
