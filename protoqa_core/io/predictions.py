@@ -38,9 +38,11 @@ from .files import (
 from .json_stream import GROUP, LARGE_LINE_BYTES, TooManyItems, json_events, object_members
 from .records import _check_answers, check_count
 
-__all__ = ["read_predictions", "read_prediction_lists"]
+__all__ = ["read_predictions", "read_prediction_lists", "read_prediction_document", "PredictionDocument"]
 
 PREDICTION_FIELDS = ("model_ranked_answers", "model_answers", "model_answers_with_count")
+EVERY_FIELD = "*"
+"""The ``field`` of the internal readers that reads every field at once (:func:`read_prediction_document`)."""
 
 
 def _rank_by_count(pairs: Any, path, line, qid) -> list[str]:
@@ -68,7 +70,7 @@ def read_prediction_lists(
     >>> read_prediction_lists("../shared/data/cfc/dev.predictions.human.json")["r1q4"][:2]  # doctest: +SKIP
     ['dancing time.', 'it is very good']
     """
-    return {qid: value for qid, value, _ in _unique_items(path, field, max_answers)}
+    return {qid: value for _, qid, value, _ in _unique_items(path, field, max_answers)}
 
 
 WHOLE_DOCUMENT_BYTES = 16 << 20
@@ -78,7 +80,7 @@ a larger one is parsed incrementally (:mod:`protoqa_core.io.json_stream`)."""
 
 def _line_objects(
     fh: Any, path: Path, field: Optional[str], max_answers: Optional[int]
-) -> Iterator[tuple[str, Any, Optional[int]]]:
+) -> Iterator[tuple[Optional[str], Any, Any, Optional[int]]]:
     """``(question id, value, line)`` of each prediction of the open binary file ``fh``.
 
     A file whose first non-blank line is a JSON value on its own is JSONL, read one line
@@ -88,17 +90,19 @@ def _line_objects(
     number = 0
     head: list[bytes] = []
     raw = b""
-    for raw in fh:
+    while True:
+        raw = fh.readline(LARGE_LINE_BYTES + 1)
+        if not raw:
+            return
         number += 1
         head.append(raw)
-        if raw.strip():
+        if raw.strip() or _is_long(raw):
             break
-    else:
-        return
     for at, blank in enumerate(head[:-1], start=1):
         _decode(blank, path, at, first=at == 1)
-    if len(raw) > LARGE_LINE_BYTES:  # a long first line: JSONL (a one-line document is one too)
-        yield from _streamed_items(io.BytesIO(_without_bom(raw, path, number)), path, number, field, max_answers)
+    if _is_long(raw):  # a long first line: JSONL (a one-line document is one too)
+        line = _RestOfLine(_without_bom(raw, path, number), fh)
+        yield from _streamed_items(line, path, number, field, max_answers)
     else:
         text = _decode(raw, path, number, first=number == 1)
         try:
@@ -107,14 +111,42 @@ def _line_objects(
             yield from _document_items(fh, head, path, field, max_answers)
             return
         yield from _object_items(first, path, number, field)
-    for raw in fh:
+    while raw := fh.readline(LARGE_LINE_BYTES + 1):
         number += 1
-        if len(raw) > LARGE_LINE_BYTES:
-            yield from _streamed_items(io.BytesIO(raw), path, number, field, max_answers)
+        if _is_long(raw):
+            yield from _streamed_items(_RestOfLine(raw, fh), path, number, field, max_answers)
             continue
         text = _decode(raw, path, number, first=False)
         if text.strip():
             yield from _object_items(parse_json(text, path, number), path, number, field)
+
+
+def _is_long(raw: bytes) -> bool:
+    """Whether ``raw``, read with a limit of one byte over :data:`LARGE_LINE_BYTES`, is only the start of its line."""
+    return len(raw) > LARGE_LINE_BYTES and not raw.endswith(b"\n")
+
+
+class _RestOfLine(io.RawIOBase):
+    """The bytes of one line of ``fh``: ``head`` (its start, already read), then the rest up to its
+    newline, handed out a piece at a time, so that a line of hundreds of megabytes is never held."""
+
+    def __init__(self, head: bytes, fh: Any):
+        self._head, self._fh = head, fh
+        self._done = head.endswith(b"\n")
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self._head:
+            data, self._head = self._head[: len(buffer)], self._head[len(buffer) :]
+        elif self._done:
+            return 0
+        else:
+            data = self._fh.readline(len(buffer))
+            self._done = not data or data.endswith(b"\n")
+        buffer[: len(data)] = data
+        return len(data)
 
 
 def _without_bom(raw: bytes, path: Path, number: int) -> bytes:
@@ -127,7 +159,7 @@ def _without_bom(raw: bytes, path: Path, number: int) -> bytes:
 
 def _document_items(
     fh: Any, head: list[bytes], path: Path, field: Optional[str], max_answers: Optional[int]
-) -> Iterator[tuple[str, Any, Optional[int]]]:
+) -> Iterator[tuple[Optional[str], Any, Any, Optional[int]]]:
     """The predictions of one JSON document over several lines: parsed whole when it is small
     (so that its errors give a line), incrementally when it is large."""
     read = sum(len(h) for h in head)
@@ -159,21 +191,28 @@ def _document_items(
 
 def _object_items(
     obj: Any, path: Path, line: Optional[int], field: Optional[str]
-) -> Iterator[tuple[str, Any, Optional[int]]]:
+) -> Iterator[tuple[Optional[str], Any, Any, Optional[int]]]:
     """The predictions of one parsed JSON object (a JSONL line, or a whole small document)."""
     if not isinstance(obj, dict):
         raise DataFormatError(f"expected a JSON object, got {type(obj).__name__}", path, line)
     if "question_id" in obj and "ranked_answers" in obj:
-        yield obj["question_id"], obj["ranked_answers"], line
+        yield None, obj["question_id"], obj["ranked_answers"], line
     elif any(f in obj for f in PREDICTION_FIELDS) and all(isinstance(v, dict) for v in obj.values()):
+        if field == EVERY_FIELD:
+            for name, members in obj.items():
+                if name in PREDICTION_FIELDS:
+                    yield from ((name, qid, value, line) for qid, value in members.items())
+                else:
+                    yield name, None, members, line
+            return
         chosen = field or next(f for f in PREDICTION_FIELDS if f in obj)
         if chosen not in obj:
             raise DataFormatError(f"no field {chosen!r}; the file has {sorted(obj)}", path, line)
         for qid, value in obj[chosen].items():
-            yield qid, value, line
+            yield chosen, qid, value, line
     else:
         for qid, value in obj.items():
-            yield qid, value, line
+            yield None, qid, value, line
 
 
 def _too_many_answers(path: PathLike, line: Optional[int], qid: str, max_answers: int) -> DataFormatError:
@@ -187,7 +226,7 @@ def _too_many_answers(path: PathLike, line: Optional[int], qid: str, max_answers
 
 def _streamed_items(
     stream: Any, path: Path, line: Optional[int], field: Optional[str], max_answers: Optional[int]
-) -> Iterator[tuple[str, Any, Optional[int]]]:
+) -> Iterator[tuple[Optional[str], Any, Any, Optional[int]]]:
     """:func:`_object_items` of one JSON object read incrementally from the binary ``stream``.
 
     Only one question's value is built at a time. The ``model_answers`` form is known to be
@@ -203,6 +242,7 @@ def _streamed_items(
     record: dict[str, Any] = {}
     mode = "skip"
     stage: Optional[_Stage] = None
+    extras: dict[str, dict[str, Any]] = {}
     members = object_members(json_events(stream, path, line), path, line, limit)
     while True:
         try:
@@ -217,8 +257,11 @@ def _streamed_items(
                 raise DataFormatError("answers must be a list, got dict", path, line, qid)
             first_group = first_group or qid
             groups.append(qid)
-            if qid == best:
+            if qid == best or (field == EVERY_FIELD and qid in PREDICTION_FIELDS):
                 mode = "yield"
+            elif field == EVERY_FIELD:
+                mode = "extra"
+                extras[qid] = {}
             elif field is None and qid in PREDICTION_FIELDS and _rank(qid) < min(map(_rank, groups[:-1]), default=9):
                 mode = "stage"
             else:
@@ -231,26 +274,31 @@ def _streamed_items(
             if qid in ("question_id", "ranked_answers"):
                 record[qid] = value
                 continue
-            yield qid, value, line
+            yield None, qid, value, line
         elif mode == "yield":
-            yield qid, value, line
+            yield group, qid, value, line
+        elif mode == "extra":
+            extras[group][qid] = value
         elif mode == "stage":
             stage = stage or _Stage()
             stage.add(group, qid, value)
     if len(record) == 2:
-        yield record["question_id"], record["ranked_answers"], line
+        yield None, record["question_id"], record["ranked_answers"], line
     elif record:
         for qid, value in record.items():
-            yield qid, value, line
+            yield None, qid, value, line
     if plain or not groups:
         return
     if not any(g in PREDICTION_FIELDS for g in groups):
         raise DataFormatError("answers must be a list, got dict", path, line, first_group)
+    if field == EVERY_FIELD:
+        yield from ((name, None, members, line) for name, members in extras.items())
+        return
     chosen = field or next(f for f in PREDICTION_FIELDS if f in groups)
     if chosen not in groups:
         raise DataFormatError(f"no field {chosen!r}; the file has {sorted(groups)}", path, line)
     if chosen != best and stage is not None:
-        yield from ((qid, value, line) for qid, value in stage.items(chosen))
+        yield from ((chosen, qid, value, line) for qid, value in stage.items(chosen))
     if stage is not None:
         stage.close()
 
@@ -282,19 +330,24 @@ class _Stage:
 
 def _prediction_items(
     path: PathLike, field: Optional[str], max_answers: Optional[int] = None
-) -> Iterator[tuple[str, Any, Optional[int]]]:
-    """``(question id, value, line)`` of each prediction, in file order, read as a stream.
+) -> Iterator[tuple[Optional[str], Any, Any, Optional[int]]]:
+    """``(field, question id, value, line)`` of each prediction, in file order, read as a stream.
 
-    Every id is checked to be a string, every value to be a list (of at most
-    ``max_answers`` items when given). Repeated ids are the caller's to check: this
-    keeps nothing per question.
+    ``field`` is the ``model_answers``-style field read (None for a plain file). Every id is
+    checked to be a string, every value to be a list (of at most ``max_answers`` items when
+    given). Repeated ids are the caller's to check: this keeps nothing per question. With
+    ``field`` :data:`EVERY_FIELD`, every such field is read, and each other member of the
+    document comes whole as ``(name, None, value, line)``.
     """
     path = Path(path)
     _check_file(path, "predictions")
     count = 0
     try:
         with _open_binary(path) as fh:
-            for qid, value, line in _line_objects(fh, path, field, max_answers):
+            for group, qid, value, line in _line_objects(fh, path, field, max_answers):
+                if qid is None and field == EVERY_FIELD:
+                    yield group, qid, value, line
+                    continue
                 if not isinstance(qid, str):
                     raise DataFormatError(f"question id must be a string, got {qid!r}", path, line)
                 if not isinstance(value, list):
@@ -302,7 +355,7 @@ def _prediction_items(
                 if max_answers is not None and len(value) > max_answers:
                     raise _too_many_answers(path, line, qid, max_answers)
                 count += 1
-                yield qid, value, line
+                yield group, qid, value, line
     except (OSError, EOFError, zlib.error) as exc:
         if isinstance(exc, (gzip.BadGzipFile, EOFError, zlib.error)):
             raise DataFormatError(f"damaged gzip data ({exc})", path) from None
@@ -339,16 +392,75 @@ def read_predictions(
     >>> preds["r1q1"][:2]  # doctest: +SKIP
     ['age', 'name']
     """
-    return {qid: _ranked(value, path, line, qid) for qid, value, line in _unique_items(path, field, max_answers)}
+    return {qid: _ranked(value, path, line, qid) for _, qid, value, line in _unique_items(path, field, max_answers)}
+
+
+class PredictionDocument:
+    """A predictions file read once, whole: every ``model_answers``-style field it has (or its plain
+    lists) and its other top-level members, for readers that need several of them.
+
+    :meth:`lists` and :meth:`ranked` give what :func:`read_prediction_lists` and
+    :func:`read_predictions` give for a field, without reading the file again.
+
+    >>> import json, os, tempfile
+    >>> name = os.path.join(tempfile.mkdtemp(), "a.json")
+    >>> doc = {"model_answers": {"q1": ["b", "a", "a"]}, "model_ranked_answers": {"q1": ["a", "b"]}, "generation": {}}
+    >>> with open(name, "w") as fh: _ = fh.write(json.dumps(doc))
+    >>> d = read_prediction_document(name)
+    >>> d.fields, d.lists("model_answers"), d.ranked(), d.members
+    (('model_answers', 'model_ranked_answers'), {'q1': ['b', 'a', 'a']}, {'q1': ['a', 'b']}, {'generation': {}})
+    """
+
+    def __init__(self, path: Path, groups: dict[Optional[str], dict[str, tuple[Any, Optional[int]]]], members: dict):
+        self.path = path
+        self._groups = groups
+        self.fields: tuple[str, ...] = tuple(g for g in groups if g is not None)
+        """The ``model_answers``-style fields of the file, in file order (empty for a plain file)."""
+        self.members: dict[str, Any] = members
+        """The file's other top-level members (such as ``generation``), by name."""
+
+    def _group(self, field: Optional[str]) -> dict[str, tuple[Any, Optional[int]]]:
+        if not self.fields:
+            return self._groups.get(None, {})
+        chosen = field or next(f for f in PREDICTION_FIELDS if f in self._groups)
+        if chosen not in self._groups:
+            names = sorted([*self.fields, *self.members])
+            raise DataFormatError(f"no field {chosen!r}; the file has {names}", self.path)
+        return self._groups[chosen]
+
+    def lists(self, field: Optional[str] = None) -> dict[str, Any]:
+        """:func:`read_prediction_lists` of the file."""
+        return {qid: value for qid, (value, _) in self._group(field).items()}
+
+    def ranked(self, field: Optional[str] = None) -> dict[str, list[str]]:
+        """:func:`read_predictions` of the file."""
+        return {qid: _ranked(value, self.path, line, qid) for qid, (value, line) in self._group(field).items()}
+
+
+def read_prediction_document(path: PathLike, *, max_answers: Optional[int] = None) -> PredictionDocument:
+    """Read a predictions file once into a :class:`PredictionDocument` (see there).
+
+    The same checks and errors as :func:`read_prediction_lists`, for every field.
+    """
+    path = Path(path)
+    groups: dict[Optional[str], dict[str, tuple[Any, Optional[int]]]] = {}
+    members: dict[str, Any] = {}
+    for group, qid, value, line in _unique_items(path, EVERY_FIELD, max_answers):
+        if qid is None:
+            members[str(group)] = value
+        else:
+            groups.setdefault(group, {})[qid] = (value, line)
+    return PredictionDocument(path, groups, members)
 
 
 def _unique_items(
     path: PathLike, field: Optional[str], max_answers: Optional[int]
-) -> Iterator[tuple[str, Any, Optional[int]]]:
-    """:func:`_prediction_items`, each id checked to be seen once (the ids are kept to check it)."""
-    seen: dict[str, Optional[int]] = {}
-    for qid, value, line in _prediction_items(path, field, max_answers):
-        if qid in seen:
-            raise _duplicate(path, line, qid, seen[qid])
-        seen[qid] = line
-        yield qid, value, line
+) -> Iterator[tuple[Optional[str], Any, Any, Optional[int]]]:
+    """:func:`_prediction_items`, each id checked to be seen once in its field (the ids are kept to check it)."""
+    seen: dict[tuple[Optional[str], str], Optional[int]] = {}
+    for group, qid, value, line in _prediction_items(path, field, max_answers):
+        if qid is not None:
+            if (group, qid) in seen:
+                raise _duplicate(path, line, qid, seen[group, qid])
+            seen[group, qid] = line
+        yield group, qid, value, line

@@ -106,7 +106,7 @@ class QuestionIndex:
 
     def _read_predictions(self, run: int, path: Path, field: Optional[str], max_answers: Optional[int]) -> None:
         insert = "INSERT INTO predictions(run, qid, line, answers) VALUES (?, ?, ?, ?)"
-        for qid, value, line in _prediction_items(path, field, max_answers):
+        for _, qid, value, line in _prediction_items(path, field, max_answers):
             packed = json.dumps(_ranked(value, path, line, qid), ensure_ascii=False, separators=(",", ":"))
             try:
                 self._db.execute(insert, (run, qid, line, packed))
