@@ -84,6 +84,26 @@ def machine() -> str:
     return f"{os.cpu_count()} CPUs ({model}), {memory:.0f} GiB, Python {platform.python_version()}"
 
 
+def portable_command(command: str) -> str:
+    """``command`` without ``--json-out FILE`` and ``--data-dir DIR``: the command line to run from the
+    repository root with the default data folder and results file.
+
+    >>> portable_command("python b.py --data-dir /x --sizes 1 --json-out /tmp/r.json")
+    'python b.py --sizes 1'
+    """
+    words = command.split()
+    kept: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif word in ("--json-out", "--data-dir"):
+            skip = True
+        elif not word.startswith(("--json-out=", "--data-dir=")):
+            kept.append(word)
+    return " ".join(kept)
+
+
 class ResultsFile:
     """A benchmark's figures as JSON: the command that wrote them, the machine, and one record per
     measurement, rewritten whole after each one (so that a run cut short keeps what it measured)."""
@@ -91,7 +111,7 @@ class ResultsFile:
     def __init__(self, path: Path, command: str):
         self.path = path
         self.data = {
-            "command": command,
+            "command": portable_command(command),
             "machine": machine(),
             "started": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
             "finished": None,
