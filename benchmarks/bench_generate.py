@@ -7,7 +7,7 @@ temperature 0.69, top_k 0, at most 10 new tokens), alternating so that load on a
 machine hits both alike:
 
 * baseline: ``model.generate(prompt, do_sample=True, ...)`` once per sample;
-* batched: :func:`protoqa_integrations.generation.iter_prompt_samples` (``num_return_sequences``,
+* batched: :func:`protoqa_integrations.generation.sampling.iter_prompt_samples` (``num_return_sequences``,
   KV cache, ``--batch-size`` sequences per forward pass, stop at newline or period).
 
 It prints samples per second of each, their ratio, and the wall time of the full ProtoQA
@@ -57,7 +57,7 @@ def build_model_and_tokenizer(seed: int = 0):
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
 
-    from protoqa_integrations.prompts import question_to_prompt
+    from protoqa_integrations.generation.prompts import question_to_prompt
     from protoqa_metric import read_targets
 
     texts = [question_to_prompt(q.question) for q in read_targets(DEV).values()]
@@ -105,7 +105,8 @@ def baseline(model, tokenizer, prompts, samples_per_prompt: int) -> tuple[int, f
 
 def batched(model, tokenizer, prompts, samples_per_prompt: int, batch_size: int) -> tuple[int, float]:
     """The project's sampler."""
-    from protoqa_integrations.generation import SamplingConfig, iter_prompt_samples
+    from protoqa_integrations.generation.sampling import iter_prompt_samples
+    from protoqa_integrations.generation.settings import SamplingConfig
 
     config = SamplingConfig(num_samples=samples_per_prompt, batch_size=batch_size, seed=42)
     start = time.perf_counter()
@@ -115,8 +116,8 @@ def batched(model, tokenizer, prompts, samples_per_prompt: int, batch_size: int)
 
 VLLM_WORKER = r"""
 import json, sys, time
-from protoqa_integrations.engines.vllm import VLLMEngine
-from protoqa_integrations.generation import SamplingConfig
+from protoqa_integrations.generation.engines.vllm import VLLMEngine
+from protoqa_integrations.generation.settings import SamplingConfig
 if __name__ == "__main__":
     folder, count = sys.argv[1], int(sys.argv[2])
     prompts = json.loads(sys.argv[3])
@@ -208,8 +209,8 @@ def start_server(python: str, folder: Path) -> tuple[Any, str]:
 
 
 def openai_rate(url: str, prompts: list[str], count: int) -> tuple[int, float]:
-    from protoqa_integrations.engines.openai import OpenAIEngine
-    from protoqa_integrations.generation import SamplingConfig
+    from protoqa_integrations.generation.engines.openai import OpenAIEngine
+    from protoqa_integrations.generation.settings import SamplingConfig
 
     # The CPU build of vLLM fails on seeded requests whose prompt is computed in chunks.
     engine = OpenAIEngine("tiny", base_url=url, request_seeds=False, concurrency=4, max_n=128)

@@ -19,7 +19,7 @@ The ``generate`` cases run::
 
 and the lm-eval case::
 
-    python -m protoqa_integrations.lm_eval_tasks run --model protoqa-local-chat-completions \\
+    python -m protoqa_integrations.harnesses.lm_eval_tasks run --model protoqa-local-chat-completions \\
         --model_args model=tiny,base_url=URL/chat/completions,num_concurrent=2,max_retries=1,timeout=10 \\
         --tasks protoqa_chat --apply_chat_template --limit 1     # with PROTOQA_DATA_DIR=DATA/protoqa
 
@@ -103,7 +103,7 @@ def case_command(case: str, url: str, data: Path, out: Path) -> tuple[list[str],
         args = [
             sys.executable,
             "-m",
-            "protoqa_integrations.lm_eval_tasks",
+            "protoqa_integrations.harnesses.lm_eval_tasks",
             "run",
             "--model",
             "protoqa-local-chat-completions",

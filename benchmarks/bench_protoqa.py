@@ -52,7 +52,7 @@ sys.path.insert(0, str(REPO))
 
 from protoqa_core import similarity as sim_module  # noqa: E402
 from protoqa_core import text as text_module  # noqa: E402
-from protoqa_core.io.readers import Cluster, Question  # noqa: E402
+from protoqa_core.io.records import Cluster, Question  # noqa: E402
 from protoqa_core.similarity import SIMILARITIES, collect_approximations, get_similarity, spans, wordnet, wordnet_wup  # noqa: E402  # noqa: E402
 from protoqa_core.wordnet import lookup as wordnet_lookup  # noqa: E402
 from protoqa_core.wordnet import walk_file, wu_palmer  # noqa: E402
@@ -424,7 +424,7 @@ def lcs_at_scale(targets, predictions) -> None:
     ours = time.perf_counter() - start
     sample = list(targets)[:2]
     start = time.perf_counter()
-    baseline_sim = sim_module.Similarity("lcs_textbook", textbook_lcs_ratio, False, False, "textbook LCS")
+    baseline_sim = sim_module.Similarity("lcs_textbook", textbook_lcs_ratio, description="textbook LCS")
     evaluate_predictions({q: targets[q] for q in sample}, {q: many[q] for q in sample}, baseline_sim)
     base = (time.perf_counter() - start) * len(targets) / len(sample)
     print(

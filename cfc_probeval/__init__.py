@@ -17,6 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from protoqa_core import __version__
+from protoqa_core.io.files import DataFormatError
 
 from .clustering import (
     CLUSTERINGS,
@@ -37,7 +38,7 @@ from .embedders import (
     SentenceTransformerEmbedder,
     get_embedder,
 )
-from .errors import DataFormatError, ProbEvalWarning
+from .errors import ProbEvalWarning
 from .inputs import (
     QuestionTargets,
     has_human_clusters,

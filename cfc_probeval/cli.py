@@ -36,10 +36,11 @@ from protoqa_core.io.cli import (
     write_output_file,
 )
 from protoqa_core.io.cli_options import add_input_options, add_per_question_option
+from protoqa_core.io.files import DataFormatError
 from protoqa_core.io.predictions import read_prediction_document
 
 from .defaults import AUTO, DEFAULTS, HAC_METHODS
-from .errors import DataFormatError, ProbEvalWarning
+from .errors import ProbEvalWarning
 from .inputs import SAMPLE_FIELDS, read_samples, read_targets, reconcile_sample_ids, sample_fields
 from .matching import MATCHINGS
 from .probeval import CLUSTERING_CHOICES, evaluate_probeval

@@ -30,9 +30,9 @@ from typing import Any, Optional
 import numpy as np
 
 from protoqa_core.registry import Registry
+from protoqa_core.similarity.embedding import unit_rows
 
 from .defaults import DEFAULTS, GMEANS_CRITICAL_VALUES, check_k_range, check_option
-from .embedders import unit_rows
 from .kmeans import KMeansFit, kmeans, one_thread
 
 __all__ = [
@@ -46,7 +46,6 @@ __all__ = [
     "canonical_labels",
     "flat_clusters",
     "spherical_bic",
-    "GMEANS_CRITICAL_VALUES",
 ]
 
 _EUCLIDEAN_ONLY = ("centroid", "median", "ward")

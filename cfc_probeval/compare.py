@@ -29,7 +29,7 @@ def compare_probeval(
     distribution. Questions missing from either side are left out; the test is
     :func:`protoqa_core.significance.compare_paired`.
 
-    >>> from protoqa_core.io.readers import Cluster
+    >>> from protoqa_core.io.records import Cluster
     >>> gts = {f"q{i}": QuestionTargets(f"q{i}", (Cluster(f"q{i}.0", ("dog",), 6), Cluster(f"q{i}.1", ("cat",), 4)))
     ...        for i in range(20)}
     >>> good = {q: ["dog"] * 6 + ["cat"] * 4 for q in gts}

@@ -41,7 +41,6 @@ from typing import Any, ClassVar, Optional, Union
 
 import numpy as np
 
-from protoqa_core.io.data import sha256_of  # noqa: F401 - kept importable from here
 from protoqa_core.registry import Registry
 from protoqa_core.similarity.embedding import (
     EMBEDDING_DECIMALS,
@@ -49,14 +48,11 @@ from protoqa_core.similarity.embedding import (
     blas_threads,
     bundled_minilm_path,
     encode_token_batches,
-    hf_hub_cache,
-    hub_offline,
     load_numpy_transformer,
     local_model_folder,
     locate_model,
     numpy_runtime_problem,
     round_embeddings,
-    unit_rows,
 )
 from protoqa_core.similarity.embedding import hub_host_resolves as _hub_host_resolves
 
@@ -72,14 +68,9 @@ __all__ = [
     "get_embedder",
     "MINILM_REVISION",
     "MINILM_WEIGHTS_SHA256",
-    "ModelLocation",
     "locate_sentence_transformer",
     "resolve_sentence_transformer",
-    "bundled_minilm_path",
-    "hf_hub_cache",
-    "hub_offline",
     "is_minilm",
-    "unit_rows",
 ]
 
 DEFAULT_EMBEDDER = "minilm"
@@ -550,6 +541,7 @@ class CharNgramEmbedder(Embedder):
     ``hash``) to one of ``dimension`` buckets. Strings sharing many n-grams get high
     cosine similarity. Useful for tests and as a cheap lexical baseline.
 
+    >>> from protoqa_core.similarity.embedding import unit_rows
     >>> emb = CharNgramEmbedder()
     >>> a, b, c = unit_rows(emb.embed(["evening", "evenings", "car"]))
     >>> bool(a @ b > 0.7 > a @ c)

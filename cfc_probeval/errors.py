@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from protoqa_core.io.readers import DataFormatError, ProtoQAWarning
+from protoqa_core.io.files import ProtoQAWarning
 
-__all__ = ["ProbEvalWarning", "DataFormatError"]
+__all__ = ["ProbEvalWarning"]
 
 
 class ProbEvalWarning(ProtoQAWarning):

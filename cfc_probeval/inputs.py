@@ -10,7 +10,7 @@ in-memory ``clusters`` record) a cluster's count is shared evenly by its strings
 A question *carries human clusters* (:func:`has_human_clusters`) when its targets
 have at least one cluster: a targets line whose ``answers.clusters`` (or the older
 ``answers-cleaned``) is not empty, a dataset row's ``clusters`` field with a cluster in
-it, a :class:`~protoqa_core.io.readers.Question` or :class:`QuestionTargets` whose
+it, a :class:`~protoqa_core.io.records.Question` or :class:`QuestionTargets` whose
 ``clusters`` is not empty. Clusters are taken as given: a file that lists every string
 as a cluster of its own (as ProtoQA's scraped questions do, whose strings are the
 survey's categories) carries clusters. A question has *raw answers without clusters*
@@ -36,17 +36,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
+from protoqa_core.io.files import DataFormatError, read_text
 from protoqa_core.io.ids import IdReconciliation, reconcile_ids
 from protoqa_core.io.predictions import PredictionDocument, read_prediction_document
-from protoqa_core.io.readers import (
-    Cluster,
-    DataFormatError,
-    Question,
-    check_count,
-    clusters_from_records,
-    read_text,
-)
+from protoqa_core.io.readers import clusters_from_records
 from protoqa_core.io.readers import read_targets as _read_targets
+from protoqa_core.io.records import Cluster, Question, check_count
 from protoqa_core.io.rows import RAW_ANSWER_FORMS, raw_answer_counts
 
 from .errors import ProbEvalWarning
@@ -58,9 +53,7 @@ __all__ = [
     "targets_from_reference",
     "targets_from_raw_answers",
     "has_human_clusters",
-    "raw_answer_counts",
     "answer_counts_label",
-    "RAW_ANSWER_FORMS",
     "answer_counts_from_clusters",
     "read_targets",
     "sample_counts",
@@ -136,7 +129,7 @@ def answer_counts_from_clusters(
 
 
 def targets_from_question(question: Question) -> QuestionTargets:
-    """The targets of a :class:`~protoqa_core.io.readers.Question` (as read from a targets file).
+    """The targets of a :class:`~protoqa_core.io.records.Question` (as read from a targets file).
 
     A question with raw answers but no clusters uses all its raw answers.
 
@@ -366,12 +359,3 @@ def drop_unknown_ids(
     if ids.message:
         warnings.warn(ids.message, ProbEvalWarning, stacklevel=2)
     return {qid: samples[qid] for qid in ids.kept}
-
-
-# The earlier spellings of the names above, accepted quietly (not in __all__ nor in the docs):
-# the project's word for the reference data is "targets".
-GroundTruth = QuestionTargets
-read_ground_truth = read_targets
-ground_truth_from_question = targets_from_question
-ground_truth_from_reference = targets_from_reference
-ground_truth_from_raw_answers = targets_from_raw_answers

@@ -1,7 +1,7 @@
 """ProbEval for one question and for a data set: clusters, matching, distributions, KL.
 
 >>> from cfc_probeval.inputs import QuestionTargets
->>> from protoqa_core.io.readers import Cluster
+>>> from protoqa_core.io.records import Cluster
 >>> gt = QuestionTargets("q1", (Cluster("q1.0", ("dog",), 6), Cluster("q1.1", ("cat",), 4)))
 >>> result = evaluate_probeval({"q1": gt}, {"q1": ["dog"] * 6 + ["cat"] * 4})
 >>> round(result.kl, 6), result.signature.split("|")[0]
@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Optional, Union
 
 from protoqa_core.io.ids import reconcile_ids
-from protoqa_core.io.readers import Question, preview_ids
+from protoqa_core.io.records import Question, preview_ids
 from protoqa_core.text import normalize_prediction
 
 from .clustering import CLUSTERINGS, Clusterer, make_clusterer
@@ -34,7 +34,7 @@ from .distributions import WRONG, human_counts, kl_divergence, laplace_smoothed,
 from .embedders import Embedder, get_embedder
 from .errors import ProbEvalWarning
 from .inputs import QuestionTargets, answer_counts_label, has_human_clusters, sample_counts, targets_from_question
-from .matching import MATCHINGS, Matcher, WordNetMatcher, make_matcher
+from .matching import MATCHINGS, Matcher, make_matcher
 from .results import AnswerCluster, ClusterResult, ProbEvalResult, QuestionResult
 
 __all__ = [
@@ -79,7 +79,7 @@ def resolve_clustering(clustering: str, truths: Iterable[QuestionTargets]) -> st
     (``DEFAULTS.clustering``) when none does. References that mix the two are an error
     naming the questions without clusters, since one data set is scored one way.
 
-    >>> from protoqa_core.io.readers import Cluster
+    >>> from protoqa_core.io.records import Cluster
     >>> clustered = QuestionTargets("q1", (Cluster("q1.0", ("dog",), 6),), {"dog": 6.0})
     >>> raw = QuestionTargets("q2", (), {"dog": 6.0})
     >>> resolve_clustering("auto", [clustered]), resolve_clustering("auto", [raw]), resolve_clustering("hac", [raw])
@@ -144,7 +144,7 @@ class ProbEval:
 
     With ``auto`` the signature says what it was resolved to, from the targets:
 
-    >>> from protoqa_core.io.readers import Cluster
+    >>> from protoqa_core.io.records import Cluster
     >>> gt = QuestionTargets("q1", (Cluster("q1.0", ("dog",), 6),), {"dog": 6.0})
     >>> ProbEval().resolved([gt]).signature(1).split("|")[0]
     'clustering:auto->human'
@@ -270,7 +270,7 @@ class ProbEval:
             f"missing:{missing}",
             f"n:{num_questions}",
         ]
-        if isinstance(self.matcher, WordNetMatcher):
+        if self.matcher.uses_wordnet:
             from protoqa_core.wordnet.lookup import wordnet_version
 
             parts.append(f"wordnet:{wordnet_version()}")
@@ -315,7 +315,7 @@ class ProbEval:
         ``samples`` maps each sampled answer to how often it was sampled; ``clusters``
         (default: :meth:`clusters_for`) can be given to reuse a clustering.
 
-        >>> from protoqa_core.io.readers import Cluster
+        >>> from protoqa_core.io.records import Cluster
         >>> gt = QuestionTargets("q1", (Cluster("q1.0", ("dog",), 6), Cluster("q1.1", ("cat",), 4)))
         >>> r = ProbEval("human").score_question(gt, {"dog": 10})
         >>> [round(c.p_h, 3) for c in r.clusters]
@@ -385,15 +385,13 @@ class ProbEval:
         parsed = {qid: sample_counts(v, question_id=qid) for qid, v in samples.items() if qid in truths}
         scored, skipped, empty = self._questions_to_score(truths, parsed, only_sampled)
         embedded_before = self.embedder.num_embedded if self.embedder else 0
-        pairs_before = self.matcher.num_pairs_scored if isinstance(self.matcher, WordNetMatcher) else 0
+        pairs_before = self.matcher.num_pairs_scored
         questions, distinct_samples, approximated = self._score_questions(truths, parsed, scored, progress)
         per_question = {qid: q.kl for qid, q in questions.items()}
         mean = math.fsum(per_question.values()) / len(per_question) if per_question else math.nan
         stats = {
             "strings_embedded": (self.embedder.num_embedded if self.embedder else 0) - embedded_before,
-            "wordnet_pairs_scored": (
-                self.matcher.num_pairs_scored - pairs_before if isinstance(self.matcher, WordNetMatcher) else 0
-            ),
+            "wordnet_pairs_scored": self.matcher.num_pairs_scored - pairs_before if self.matcher.uses_wordnet else 0,
             "samples": sum(q.num_samples for q in questions.values()),
             "distinct_samples": distinct_samples,
             "target_answers": sum(len(truths[qid].answer_counts) for qid in questions),
@@ -488,9 +486,9 @@ class ProbEval:
         for truth in truths:
             if self.clusterer is not None:
                 needed.update(a for a, n in truth.answer_counts.items() if n > 0)
-            elif not isinstance(self.matcher, WordNetMatcher):
+            elif self.matcher.needs_embedder:
                 needed.update(a for c in truth.clusters for a in c.answers)
-        if not isinstance(self.matcher, WordNetMatcher):
+        if self.matcher.needs_embedder:
             for counts in samples:
                 needed.update(counts)
         self.embedder.embed(sorted(needed))
@@ -548,14 +546,14 @@ def evaluate_probeval(
 
     Args:
         targets: question id -> :class:`~cfc_probeval.inputs.QuestionTargets` or
-            :class:`~protoqa_core.io.readers.Question` (as from ``read_targets``), or a
+            :class:`~protoqa_core.io.records.Question` (as from ``read_targets``), or a
             sequence of them.
         samples: question id -> sampled answers with repetition (a list), ``{answer:
             count}`` or ``[[answer, count], ...]``.
         clustering, matching: see :class:`ProbEval`; by default (``auto``) the
             targets' human clusters when they carry them, else G-means, and WordNet.
         ignore_unknown: drop samples for ids not in ``targets`` (with a warning)
-            instead of raising :class:`~protoqa_core.io.readers.DataFormatError`.
+            instead of raising :class:`~protoqa_core.io.files.DataFormatError`.
         only_sampled: leave out questions absent from ``samples``; by default they are
             scored like questions with no samples (smoothed empty distribution).
         progress: show a progress bar on stderr.

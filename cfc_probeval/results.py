@@ -139,7 +139,7 @@ class ProbEvalResult:
         """One flat row per (question, cluster), for a CSV table or a plot.
 
         >>> from cfc_probeval.inputs import QuestionTargets
-        >>> from protoqa_core.io.readers import Cluster
+        >>> from protoqa_core.io.records import Cluster
         >>> gt = QuestionTargets("q1", (Cluster("q1.0", ("dog",), 6),))
         >>> from cfc_probeval import evaluate_probeval
         >>> [r["cluster"] for r in evaluate_probeval([gt], {"q1": ["dog"]}, clustering="human").cluster_rows()]

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from protoqa_core.io.rows import questions_from_rows
-from protoqa_integrations.prompts import training_line
+from protoqa_integrations.generation.prompts import training_line
 
 
 @dataclass
@@ -173,7 +173,7 @@ def main(argv: Optional[Sequence[str]] = None) -> dict[str, float]:
     example, training_args = parse_args(argv)
     from transformers import AutoModelForCausalLM, AutoTokenizer, Trainer, set_seed
 
-    from protoqa_integrations.training import ProtoQAEvalCallback
+    from protoqa_integrations.training.hooks import ProtoQAEvalCallback
 
     set_seed(training_args.seed)
     train_rows = load_rows(example, example.train_config or example.dataset_config, example.train_split)

@@ -16,9 +16,10 @@ from collections.abc import Sequence
 from typing import Optional
 
 from protoqa_core.io.cli import add_overwrite_option
-from protoqa_core.io.readers import DataFormatError
+from protoqa_core.io.data import DATA_DIR_ENV, SourceError
+from protoqa_core.io.files import DataFormatError
 
-from .sources import CONFIG_NAMES, DATA_DIR_ENV, SourceError
+from .sources import CONFIG_NAMES
 
 __all__ = ["main"]
 

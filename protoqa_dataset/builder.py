@@ -31,26 +31,24 @@ from datasets.utils import logging as ds_logging
 
 from protoqa_core.citations import PROBEVAL_CITATION, PROTOQA_CITATION
 from protoqa_core.io import readers as _readers
+from protoqa_core.io.data import (
+    DATA_DIR_ENV,
+    SourceDownloadError,
+    SourceFile,
+    SourceNotFoundError,
+    data_dir_from_env,
+    fetch,
+    locate_local,
+    verify_checksum,
+    verify_row_count,
+)
 
 from . import parsing as _parsing
 from . import schema as _schema
 from . import sources as _sources
 from .parsing import read_rows
 from .schema import FEATURES
-from .sources import (
-    DATA_DIR_ENV,
-    SOURCES,
-    TRAIN_ROWS,
-    SourceDownloadError,
-    SourceFile,
-    SourceNotFoundError,
-    data_dir_from_env,
-    fetch,
-    local_fingerprint,
-    locate_local,
-    verify_checksum,
-    verify_row_count,
-)
+from .sources import SOURCES, TRAIN_ROWS, local_fingerprint
 
 __all__ = ["ProtoQAConfig", "ProtoQA", "load_protoqa", "CITATION", "DATASET_NAME", "VERSION"]
 

@@ -24,10 +24,11 @@ from typing import Optional, Union
 import datasets
 
 from protoqa_core.io.cli import replace_file, write_output_file
+from protoqa_core.io.data import data_dir_from_env
 
 from .builder import ProtoQA
 from .card import SplitFile, parquet_path, render_card
-from .sources import SOURCES, TRAIN_ROWS, data_dir_from_env
+from .sources import SOURCES, TRAIN_ROWS
 
 __all__ = ["ExportReport", "export_dataset", "MANIFEST"]
 

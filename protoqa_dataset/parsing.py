@@ -17,7 +17,9 @@ import os
 from pathlib import Path
 from typing import Any, Optional, Union
 
-from protoqa_core.io.readers import DataFormatError, Question, read_targets
+from protoqa_core.io.files import DataFormatError
+from protoqa_core.io.readers import read_targets
+from protoqa_core.io.records import Question
 
 from .sources import SOURCES, source_path
 
@@ -32,7 +34,7 @@ def question_to_row(question: Question) -> dict[str, Any]:
     ``num_answers`` is the sum of the cluster counts, the quantity the metric
     normalises by; the file's own ``num`` block is not copied (it can be stale).
 
-    >>> from protoqa_core.io.readers import Cluster
+    >>> from protoqa_core.io.records import Cluster
     >>> row = question_to_row(Question("q1", "name a pet", (Cluster("q1.0", ("dog", "puppy"), 6),)))
     >>> row["clusters"], row["num_answers"]
     ({'id': ['q1.0'], 'answers': [['dog', 'puppy']], 'count': [6]}, 6)

@@ -20,46 +20,13 @@ from pathlib import Path
 from typing import Any, Optional, Union
 
 from protoqa_core.io.data import (
-    CACHE_DIR_ENV,
-    DATA_DIR_ENV,
-    SourceDownloadError,
     SourceError,
     SourceFile,
-    SourceNotFoundError,
-    SourceVerificationError,
-    data_dir_from_env,
-    fetch,
-    locate_local,
     locate_source,
-    resolve_data_dir,
     sha256_of,
-    verify_checksum,
-    verify_row_count,
 )
 
-__all__ = [
-    "DATA_DIR_ENV",
-    "CACHE_DIR_ENV",
-    "TRAIN_ROWS",
-    "SourceFile",
-    "SOURCES",
-    "PAPER_PREDICTIONS",
-    "CONFIG_NAMES",
-    "SourceError",
-    "SourceNotFoundError",
-    "SourceDownloadError",
-    "SourceVerificationError",
-    "data_dir_from_env",
-    "resolve_data_dir",
-    "sha256_of",
-    "locate_local",
-    "fetch",
-    "verify_checksum",
-    "verify_row_count",
-    "locate_source",
-    "source_path",
-    "local_fingerprint",
-]
+__all__ = ["TRAIN_ROWS", "SOURCES", "PAPER_PREDICTIONS", "CONFIG_NAMES", "source_path", "local_fingerprint"]
 
 PathLike = Union[str, os.PathLike]
 

@@ -1,5 +1,5 @@
 import sys
 
-from .cli import main
+from protoqa_integrations.cli import main
 
 sys.exit(main())

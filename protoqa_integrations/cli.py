@@ -9,8 +9,8 @@
 
 The sub-commands are the entries of :data:`COMMANDS`, each a
 :class:`~protoqa_core.io.cli.Subcommand` (its arguments and what it runs) defined next to
-its code: :data:`protoqa_metric.cli.COMMANDS`, :data:`protoqa_integrations.generate_cli.COMMANDS` and
-:data:`protoqa_integrations.leaderboard_cli.COMMANDS`.
+its code: :data:`protoqa_metric.cli.COMMANDS`, :data:`protoqa_integrations.generation.cli.COMMANDS` and
+:data:`protoqa_integrations.leaderboard.cli.COMMANDS`.
 A new sub-command is one more entry.
 """
 
@@ -22,10 +22,10 @@ from typing import Optional
 
 from protoqa_core import __version__
 from protoqa_core.io.cli import Subcommand, run_subcommands
+from protoqa_core.io.files import ProtoQAWarning
+from protoqa_integrations.generation import cli as generate_cli
+from protoqa_integrations.leaderboard import cli as leaderboard_cli
 from protoqa_metric import cli as metric_cli
-from protoqa_metric.metric_set import ProtoQAWarning
-
-from . import generate_cli, leaderboard_cli
 
 __all__ = ["COMMANDS", "main"]
 
@@ -38,7 +38,7 @@ COMMANDS: dict[str, Subcommand] = {**metric_cli.COMMANDS, **generate_cli.COMMAND
 
 DESCRIPTION = (
     f"{metric_cli.DESCRIPTION} 'generate' samples a language model's answers into an answers file; "
-    "'score-generated' scores one; 'leaderboard' ranks several systems; 'convert' writes lm-eval or lighteval "
+    "'score-generated' scores one; 'leaderboard' ranks several systems; 'convert' writes lm-eval, lighteval or Inspect "
     "outputs as an answers file."
 )
 

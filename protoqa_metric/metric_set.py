@@ -11,19 +11,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
-from protoqa_core.io.readers import ProtoQAWarning
-
 from .scoring import QuestionScore
 
-__all__ = [
-    "MetricSpec",
-    "STANDARD_METRICS",
-    "PAPER_METRICS",
-    "ProtoQAWarning",
-    "EvaluationResult",
-    "format_table",
-    "metric_specs",
-]
+__all__ = ["MetricSpec", "STANDARD_METRICS", "PAPER_METRICS", "EvaluationResult", "format_table", "metric_specs"]
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,8 @@ from typing import Optional, Union
 
 import numpy as np
 
-from protoqa_core.io.readers import Cluster, DataFormatError
+from protoqa_core.io.files import DataFormatError
+from protoqa_core.io.records import Cluster
 from protoqa_core.similarity import ABOVE_HALF, Similarity, collect_approximations, get_similarity
 from protoqa_core.text import normalize_prediction
 from protoqa_metric.assignment import max_weight_assignment
@@ -58,7 +59,7 @@ def similarity_matrix(
     long-string rule or an exhausted search budget are appended to it (instead of
     a warning per string pair).
 
-    >>> from protoqa_core.io.readers import Cluster
+    >>> from protoqa_core.io.records import Cluster
     >>> similarity_matrix(["Age"], [Cluster("c0", ("age", "birthday"), 35)], "exact_match")
     array([[1.]])
     """
@@ -85,7 +86,7 @@ def matrix_of_normalized(
     it exceed 1/2?), which needs less work than the exact value; the entries marked
     approximated are then those whose rounded value rests on a lower bound.
 
-    >>> from protoqa_core.io.readers import Cluster
+    >>> from protoqa_core.io.records import Cluster
     >>> from protoqa_core.similarity import get_similarity
     >>> matrix_of_normalized(["age"], [Cluster("c0", ("age",), 35)], get_similarity("exact_match"), None, {})
     array([[1.]])
@@ -172,7 +173,7 @@ def score_matrix(
         rounded: round the matrix half-to-even first (WordNet similarities).
 
     >>> import numpy as np
-    >>> from protoqa_core.io.readers import Cluster
+    >>> from protoqa_core.io.records import Cluster
     >>> cl = [Cluster("a", ("x",), 3), Cluster("b", ("y",), 1)]
     >>> score_matrix(np.array([[1.0, 1.0], [1.0, 0.0]]), cl).score
     1.0
@@ -192,7 +193,7 @@ class ScoringTable:
     could find nothing better). The results are those of :func:`score_matrix`, bit for bit.
 
     >>> import numpy as np
-    >>> from protoqa_core.io.readers import Cluster
+    >>> from protoqa_core.io.records import Cluster
     >>> table = ScoringTable(np.array([[0.0, 1.0], [1.0, 0.0]]), [Cluster("a", ("x",), 3), Cluster("b", ("y",), 1)])
     >>> table.score(max_answers=1).score, table.score().score, table.score(max_answers=1, weighted=False).score
     (0.3333333333333333, 1.0, 1.0)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from protoqa_core.ranking import answer_frequencies, rank_by_frequency
-from protoqa_integrations.prompts import clean_answer
+from protoqa_integrations.generation.prompts import clean_answer
 
 __all__ = ["Answers", "answers_from_samples", "answers_from_ranked_list"]
 

@@ -14,7 +14,7 @@ from demo_errors import DemoError
 from demo_limits import check_question, scored_within_budget
 from demo_scoring import DemoResult
 
-from protoqa_integrations import serving
+from protoqa_integrations.hub import serving
 
 __all__ = ["custom_result", "scores_json"]
 

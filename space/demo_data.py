@@ -21,8 +21,9 @@ from demo_answers import Answers, answers_from_ranked_list, answers_from_samples
 from demo_errors import DemoError
 from demo_settings import DATA_DIR_ENV, resolve_data_dir, space_temp_dir
 
-from protoqa_core.io.readers import read_prediction_lists, read_predictions
-from protoqa_dataset.sources import SourceError, source_path
+from protoqa_core.io.data import SourceError
+from protoqa_core.io.predictions import read_prediction_lists, read_predictions
+from protoqa_dataset.sources import source_path
 from protoqa_metric import Question, read_targets
 
 __all__ = ["DataSetInfo", "DATASETS", "dataset_info", "DemoData"]

@@ -1,8 +1,8 @@
 """The Space's bounds on outside input: caps checked before any scoring, and scoring under a budget.
 
-The caps and the budget are :mod:`protoqa_integrations.serving`'s, shared with the Hub-folder
+The caps and the budget are :mod:`protoqa_integrations.hub.serving`'s, shared with the Hub-folder
 apps; here they are applied to the Space's questions and answers, and a
-:class:`~protoqa_integrations.serving.LimitError` becomes a :class:`~demo_errors.DemoError`
+:class:`~protoqa_integrations.hub.serving.LimitError` becomes a :class:`~demo_errors.DemoError`
 for the page. The real data stays well below the caps (ProtoQA and CFC: at most 35
 clusters, 124 answer strings per question, 126 characters and 22 words per cluster answer;
 stored samples up to 530 characters), while they bound the memory and the number of
@@ -18,7 +18,7 @@ from demo_answers import Answers
 from demo_errors import DemoError
 from demo_scoring import DemoResult, as_question, score_answers
 
-from protoqa_integrations import serving
+from protoqa_integrations.hub import serving
 from protoqa_metric import Question
 
 __all__ = ["check_question", "check_limits", "run_with_budget", "scored_within_budget"]
@@ -39,7 +39,7 @@ def check_question(text: Optional[str]) -> str:
 
 
 def check_limits(question: Optional[Question], answers: Answers) -> None:
-    """Refuse, with a message, an input bigger than the Space scores (the ``MAX_*`` caps of :mod:`protoqa_integrations.serving`).
+    """Refuse, with a message, an input bigger than the Space scores (the ``MAX_*`` caps of :mod:`protoqa_integrations.hub.serving`).
 
     Runs before any scoring, so an oversized request costs only this check.
 
@@ -77,8 +77,8 @@ def run_with_budget(
 ) -> Any:
     """``function(*args, **kwargs)`` in a forked process, stopped after ``seconds`` (:class:`DemoError`).
 
-    :func:`protoqa_integrations.serving.run_with_budget`, the budget the Hub-folder apps use
-    too; its :class:`~protoqa_integrations.serving.LimitError` becomes a :class:`DemoError`.
+    :func:`protoqa_integrations.hub.serving.run_with_budget`, the budget the Hub-folder apps use
+    too; its :class:`~protoqa_integrations.hub.serving.LimitError` becomes a :class:`DemoError`.
 
     >>> run_with_budget(sum, [1, 2, 3])
     6

@@ -3,7 +3,7 @@
 * :func:`prompt_for`: which prompt a data set's question gets;
 * :class:`SamplingSettings`: the page's sampling settings, checked on creation;
 * :class:`ModelHolder`: the Space's one model, loaded on first use
-  (:func:`protoqa_integrations.generation.load_model`);
+  (:func:`protoqa_integrations.generation.sampling.load_model`);
 * :func:`sample_answers`: the library's nucleus sampler on one prompt.
 """
 
@@ -20,8 +20,15 @@ from demo_data import DATASETS
 from demo_errors import DemoError, ModelUnavailableError
 from demo_settings import CACHE_DIR_ENV, MODEL_ENV, PROMPT_STYLE_ENV, prompt_style, space_temp_dir
 
-from protoqa_integrations import generation, prompts, serving
-from protoqa_integrations.generation import PAPER_TEMPERATURE, PAPER_TOP_P, PROTOQA_NUM_SAMPLES, SamplingConfig
+from protoqa_integrations.generation import prompts, sampling
+from protoqa_integrations.generation.settings import (
+    PAPER_TEMPERATURE,
+    PAPER_TOP_P,
+    PROTOQA_NUM_SAMPLES,
+    GenerationError,
+    SamplingConfig,
+)
+from protoqa_integrations.hub import serving
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -60,7 +67,7 @@ def prompt_for(dataset_key: str, question: str, style: Optional[str] = None) -> 
     CFC questions get the one-shot prompt; ProtoQA questions the prompt style ``style``
     (default :func:`prompt_style`): ``statement`` for a plain GPT-2, ``finetuned`` (with
     the tab separator of the ProtoQA fine-tuning format). The prompt is the library's
-    :func:`protoqa_integrations.prompts.prompt_for`, from the lower-case question, as
+    :func:`protoqa_integrations.generation.prompts.prompt_for`, from the lower-case question, as
     ``protoqa-eval generate``, the lm-eval tasks and the Trainer hooks build it.
 
     >>> prompt_for("protoqa", "Name a fruit"), prompt_for("protoqa", "name a fruit", "finetuned")
@@ -156,7 +163,7 @@ class LoadedModel:
 
 
 def load_model(name: str, cache_dir: Union[None, str, os.PathLike] = None) -> LoadedModel:
-    """Load a causal language model and its tokenizer (:func:`protoqa_integrations.generation.load_model`).
+    """Load a causal language model and its tokenizer (:func:`protoqa_integrations.generation.sampling.load_model`).
 
     No remote code, on the CPU, in float32; Hub downloads go to ``cache_dir`` (default a
     folder under the Space's temporary root). Raises :class:`ModelUnavailableError`
@@ -168,8 +175,8 @@ def load_model(name: str, cache_dir: Union[None, str, os.PathLike] = None) -> Lo
     """
     cache = str(cache_dir) if cache_dir is not None else str(space_temp_dir("models"))
     try:
-        model, tokenizer = generation.load_model(name, "cpu", "float32", cache_dir=cache)
-    except generation.GenerationError as exc:
+        model, tokenizer = sampling.load_model(name, "cpu", "float32", cache_dir=cache)
+    except GenerationError as exc:
         raise ModelUnavailableError(str(exc)) from exc
     return LoadedModel(name, model, tokenizer)
 
@@ -239,7 +246,7 @@ def sample_answers(
     on_progress: Optional[Callable[[int, int], None]] = None,
 ) -> list[str]:
     """The cleaned answers of ``settings.num_samples`` samples (the library's sampler), in sample order."""
-    (done,) = generation.iter_prompt_samples(
+    (done,) = sampling.iter_prompt_samples(
         loaded.model, loaded.tokenizer, [prompt], settings.config(), on_progress=on_progress, model_name=loaded.name
     )
     if done.skipped:

@@ -88,7 +88,7 @@ def fitted_gpt2(tmp_path_factory) -> Path:
 def dev3_gpt2(tmp_path_factory) -> Path:
     """A tiny GPT-2 fitted for a moment on the statement prompts of 3 ProtoQA dev questions and their answers, knowing
     every dev prompt's tokens; built once per run for the modules that generate with it."""
-    from protoqa_integrations.prompts import question_to_prompt
+    from protoqa_integrations.generation.prompts import question_to_prompt
     from protoqa_metric import read_targets
     from tests.support.tiny_lm import build_tiny_gpt2
 

@@ -14,7 +14,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Optional, Union
 
-from .readers import DataFormatError, preview_ids
+from protoqa_core.io.files import DataFormatError
+from protoqa_core.io.records import preview_ids
 
 __all__ = ["IdReconciliation", "reconcile_ids", "unknown_ids_message"]
 

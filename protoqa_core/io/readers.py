@@ -34,44 +34,21 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .files import (
-    DEFAULT_MAX_INPUT_MB,
-    MAX_COUNT,
-    MAX_INPUT_ENV,
     DataFormatError,
-    MalformedJSONError,
     PathLike,
-    ProtoQAWarning,
     _check_file,
     _iter_text_lines,
     _short,
-    max_input_bytes,
     parse_json,
-    read_text,
 )
-from .predictions import read_prediction_lists, read_predictions
 from .records import Cluster, Question, _check_answers, _question_from_json, check_count, preview_ids
 
 __all__ = [
-    "DataFormatError",
-    "MalformedJSONError",
-    "ProtoQAWarning",
-    "MAX_COUNT",
-    "MAX_INPUT_ENV",
-    "DEFAULT_MAX_INPUT_MB",
-    "max_input_bytes",
-    "read_text",
-    "parse_json",
-    "Cluster",
-    "Question",
     "read_targets",
-    "read_predictions",
-    "read_prediction_lists",
     "clusters_from_records",
     "question_ids_for",
     "check_answer_list",
     "REFERENCE_FORMS",
-    "check_count",
-    "preview_ids",
 ]
 
 

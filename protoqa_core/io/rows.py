@@ -10,7 +10,7 @@ with stock ``datasets.load_dataset``) looks like::
      "num_answers": 98}
 
 :func:`question_from_row` turns such a row (or the same fields as lists of records)
-into a :class:`~protoqa_core.io.readers.Question`; :func:`questions_from_rows` does it for
+into a :class:`~protoqa_core.io.records.Question`; :func:`questions_from_rows` does it for
 a whole ``datasets.Dataset``, a list of rows or a list of questions. Extra columns (a
 tokenized row's ``input_ids``, ``labels``, ...) are ignored; missing or malformed
 answer fields are errors naming the row.
@@ -22,7 +22,10 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Optional
 
-from .readers import Cluster, DataFormatError, Question, check_count, clusters_from_records
+from protoqa_core.io.files import DataFormatError
+from protoqa_core.io.records import Cluster, Question, check_count
+
+from .readers import clusters_from_records
 
 __all__ = [
     "ACCEPTED_QUESTION_FORMS",
@@ -34,7 +37,7 @@ __all__ = [
 
 ACCEPTED_QUESTION_FORMS = (
     "a datasets.Dataset of the ProtoQA export (columns id, question, clusters; raw_answers optional), "
-    "a list of such rows (dicts), or a list of Question objects (protoqa_core.io.readers.Question)"
+    "a list of such rows (dicts), or a list of Question objects (protoqa_core.io.records.Question)"
 )
 """What :func:`questions_from_rows` accepts, for error messages."""
 
@@ -70,7 +73,7 @@ def raw_answer_counts(
     a mapping ``{answer: count}``, or a list of ``{"answer": ..., "count": ...}`` records.
     Anything else, and any answer given twice, is an error naming the accepted forms.
     Counts are non-negative numbers; ``whole=True`` asks for whole numbers, as a targets
-    file has (:func:`~protoqa_core.io.readers.check_count`).
+    file has (:func:`~protoqa_core.io.records.check_count`).
 
     >>> raw_answer_counts({"answer": ["night", "evening"], "count": [7, 41]})
     {'night': 7, 'evening': 41}
@@ -123,7 +126,7 @@ def raw_answer_counts(
 
 
 def question_from_row(row: Mapping[str, Any]) -> Question:
-    """A :class:`~protoqa_core.io.readers.Question` from one row of the dataset export.
+    """A :class:`~protoqa_core.io.records.Question` from one row of the dataset export.
 
     Needs ``id``, ``question`` and ``clusters`` (``{"id", "answers", "count"}`` lists, or a
     list of ``{"answers", "count", "id"}`` records); ``question_original``, ``source`` and
@@ -173,7 +176,7 @@ def questions_from_rows(rows: Any, what: str = "questions") -> list[Question]:
     returns) is accepted too. Anything else is a ``TypeError`` naming the accepted forms;
     ``what`` names the argument in messages.
 
-    >>> from protoqa_core.io.readers import Cluster, Question
+    >>> from protoqa_core.io.records import Cluster, Question
     >>> pet = Question("q1", "name a pet", (Cluster("q1.0", ("dog",), 6),))
     >>> [q.id for q in questions_from_rows([pet, {"id": "q2", "question": "name a fruit",
     ...                                            "clusters": [{"answers": ["apple"], "count": 3}]}])]
@@ -181,7 +184,7 @@ def questions_from_rows(rows: Any, what: str = "questions") -> list[Question]:
     >>> questions_from_rows("r1q1")
     Traceback (most recent call last):
     ...
-    TypeError: questions must be a datasets.Dataset of the ProtoQA export (columns id, question, clusters; raw_answers optional), a list of such rows (dicts), or a list of Question objects (protoqa_core.io.readers.Question); got str
+    TypeError: questions must be a datasets.Dataset of the ProtoQA export (columns id, question, clusters; raw_answers optional), a list of such rows (dicts), or a list of Question objects (protoqa_core.io.records.Question); got str
     """
     column_names = getattr(rows, "column_names", None)
     if isinstance(column_names, list) and hasattr(rows, "select_columns"):  # a datasets.Dataset

@@ -1,6 +1,6 @@
 """Leaderboard: every prediction file of the shared data scored with ProbEval and the ProtoQA metric.
 
-The scores come from :func:`protoqa_integrations.leaderboard.build_leaderboard` (what
+The scores come from :func:`protoqa_integrations.leaderboard.board.build_leaderboard` (what
 ``protoqa-eval leaderboard`` runs), given the answers as each file's kind says to read
 them: each figure is a mean over questions with a 95% percentile bootstrap interval over
 questions, the same resampled questions for every file of a data set.
@@ -35,9 +35,11 @@ from cfc_probeval.inputs import read_samples, sample_fields
 from cfc_probeval.matching import WordNetMatcher
 from cfc_probeval.probeval import ProbEval, normalized_sample_counts
 from protoqa_core.io.ids import reconcile_ids
-from protoqa_core.io.readers import read_predictions, read_targets
+from protoqa_core.io.predictions import read_predictions
+from protoqa_core.io.readers import read_targets
 from protoqa_core.ranking import rank_by_frequency
-from protoqa_integrations.leaderboard import PROBEVAL_KEY, Leaderboard, SystemAnswers, build_leaderboard
+from protoqa_integrations.leaderboard.board import build_leaderboard
+from protoqa_integrations.leaderboard.report import PROBEVAL_KEY, Leaderboard, SystemAnswers
 from protoqa_metric.metric_set import PAPER_METRICS
 
 __all__ = [
@@ -160,7 +162,7 @@ def target_overlap(samples: Mapping[str, Mapping[str, int]], targets: Mapping[st
 
     Near 1 means the file holds the ground truth itself rather than a system's answers.
 
-    >>> from protoqa_core.io.readers import Question
+    >>> from protoqa_core.io.records import Question
     >>> overlap = target_overlap({"q": {"dog": 2, "cat": 2}}, {"q": Question("q", "", (), raw_answers={"dog": 1})})
     >>> overlap
     0.25
@@ -218,7 +220,7 @@ def _interval_of(board: Leaderboard, key: str, system: str) -> dict[str, float]:
 def _score_board(
     data_dir: Path, targets: Mapping[str, Any], board: Board, probevals: Mapping[str, ProbEval]
 ) -> list[dict[str, Any]]:
-    """Every file of a board scored by :func:`protoqa_integrations.leaderboard.build_leaderboard`, one call per ProbEval setting."""
+    """Every file of a board scored by :func:`protoqa_integrations.leaderboard.board.build_leaderboard`, one call per ProbEval setting."""
     pairs = [_entry_system(data_dir, targets, entry) for entry in board.entries]
     rows, systems = [row for row, _ in pairs], [system for _, system in pairs]
     for setting, pe in probevals.items():

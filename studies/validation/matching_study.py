@@ -40,10 +40,11 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
-from cfc_probeval.embedders import Embedder, get_embedder, unit_rows
+from cfc_probeval.embedders import Embedder, get_embedder
 from cfc_probeval.inputs import QuestionTargets, read_targets
 from cfc_probeval.matching import GPMatcher, WordNetMatcher, best_clusters
 from protoqa_core.similarity import get_similarity
+from protoqa_core.similarity.embedding import unit_rows
 from protoqa_core.text import normalize_prediction
 
 from .sampling import read_annotations

@@ -20,7 +20,7 @@ from cfc_probeval.embedders import Embedder, get_embedder
 from cfc_probeval.inputs import QuestionTargets, read_targets
 from cfc_probeval.matching import GPMatcher, Matcher, make_matcher
 from cfc_probeval.probeval import AnswerCluster, ProbEval, normalized_sample_counts
-from protoqa_core.io.readers import Cluster
+from protoqa_core.io.records import Cluster
 from protoqa_core.ranking import rank_by_frequency
 from protoqa_core.similarity import get_similarity
 from protoqa_core.text import normalize_prediction
@@ -293,15 +293,25 @@ class QuestionStudy:
         key = (setting, sampling)
         if key in self._kls:
             return list(self._kls[key])
-        clusters = self.clusters(toolkit, setting)
-        matches = self.matches(toolkit, setting)
+        out = self.kls_given(self.clusters(toolkit, setting), self.matches(toolkit, setting), sampling)
+        self._kls[key] = out
+        return list(out)
+
+    @property
+    def pool_strings(self) -> list[str]:
+        """The normalized answers of the question's pool (every answer a set can hold), sorted."""
+        return list(self._pool_strings)
+
+    def kls_given(
+        self, clusters: Sequence[AnswerCluster], matches: Mapping[str, Sequence[int]], sampling: str
+    ) -> list[float]:
+        """The KL of every set of a sampling under given clusters and matches of :attr:`pool_strings`."""
         p_g = laplace_smoothed(human_counts([c.count for c in clusters]))
         out = []
         for strings, counts in self._normalized[sampling]:
             h = model_counts([matches[s] for s in strings], counts, len(clusters))
             out.append(kl_divergence(p_g, laplace_smoothed(h)))
-        self._kls[key] = out
-        return list(out)
+        return out
 
     def _similarity_row(self, answer: str) -> list[float]:
         row = self._similarity_rows.get(answer)
@@ -384,7 +394,7 @@ def evaluate_settings(
 def annotations_are_ground_truth(truth: QuestionTargets, annotations: Mapping[str, Any]) -> bool:
     """Whether a question's annotated answers ("wrong" aside) are its ground-truth answers with their counts.
 
-    >>> from protoqa_core.io.readers import Cluster
+    >>> from protoqa_core.io.records import Cluster
     >>> from studies.validation.sampling import Annotation
     >>> gt = QuestionTargets("q", (Cluster("q.0", ("dog",), 2),), {"dog": 2})
     >>> annotations_are_ground_truth(gt, {"dog": Annotation("q.0", 2), "wrong": Annotation("wrong", 1)})

@@ -72,8 +72,8 @@ from typing import Optional, Union
 import numpy as np
 
 from cfc_probeval.distributions import WRONG
-from cfc_probeval.errors import DataFormatError
 from cfc_probeval.inputs import QuestionTargets
+from protoqa_core.io.files import DataFormatError
 
 __all__ = [
     "SAMPLINGS",
@@ -258,7 +258,7 @@ def stratified_answers(truth: QuestionTargets, num: int, rng: np.random.Generato
     instances)``; an instance is one person's answer (a string repeated by its count,
     strings sorted). A cluster whose strings have no count offers each string once.
 
-    >>> from protoqa_core.io.readers import Cluster
+    >>> from protoqa_core.io.records import Cluster
     >>> gt = QuestionTargets("q", (Cluster("q.0", ("dog", "puppy"), 6), Cluster("q.1", ("cat",), 4)),
     ...                  {"dog": 5, "puppy": 1, "cat": 4})
     >>> [sum(c.values()) for c in stratified_answers(gt, 5, np.random.default_rng(0))]
@@ -289,7 +289,7 @@ def build_pools(
     cluster (:func:`stratified_answers`, the ``authors`` procedure). Raises
     ``DataFormatError`` when an annotation names a cluster the question does not have.
 
-    >>> from protoqa_core.io.readers import Cluster
+    >>> from protoqa_core.io.records import Cluster
     >>> gt = QuestionTargets("q", (Cluster("q.0", ("dog",), 6), Cluster("q.1", ("cat", "kitten"), 4)),
     ...                  {"dog": 6, "cat": 3, "kitten": 1})
     >>> pool = build_pools({"q": gt}, {"q": {"puppy": Annotation("q.0", 5), "car": Annotation("wrong", 2)}})["q"]
@@ -510,7 +510,7 @@ def draw_answer_set(pool: QuestionPool, p: Sequence[float], size: int, rng: np.r
 
     Categories with an empty pool get probability 0 first.
 
-    >>> from protoqa_core.io.readers import Cluster
+    >>> from protoqa_core.io.records import Cluster
     >>> gt = QuestionTargets("q", (Cluster("q.0", ("dog",), 6),), {"dog": 6})
     >>> pool = build_pools({"q": gt}, {"q": {"dog": Annotation("q.0", 2), "car": Annotation("wrong", 1)}})["q"]
     >>> s = draw_answer_set(pool, [0.75, 0.25], 4, np.random.default_rng(0))
@@ -564,7 +564,7 @@ def authors_counts(p: Sequence[float], pool_counts: Sequence[float], *, one_more
 def draw_authors_set(pool: QuestionPool, p: Sequence[float], sampling: str, rng: np.random.Generator) -> AnswerSet:
     """One answer set by the authors' procedure (:func:`authors_counts`, then slots without replacement).
 
-    >>> from protoqa_core.io.readers import Cluster
+    >>> from protoqa_core.io.records import Cluster
     >>> gt = QuestionTargets("q", (Cluster("q.0", ("dog",), 6),), {"dog": 6})
     >>> pool = build_pools({"q": gt}, {"q": {"dog": Annotation("q.0", 4), "car": Annotation("wrong", 2)}})["q"]
     >>> s = draw_authors_set(pool, [0.75, 0.25], "centered", np.random.default_rng(0))
@@ -603,7 +603,7 @@ def draw_answer_sets(
     must be None) or ``pool`` (``size`` answers, default :attr:`QuestionPool.pool_size`,
     with replacement).
 
-    >>> from protoqa_core.io.readers import Cluster
+    >>> from protoqa_core.io.records import Cluster
     >>> gt = QuestionTargets("q", (Cluster("q.0", ("dog",), 6), Cluster("q.1", ("cat",), 4)), {"dog": 6, "cat": 4})
     >>> pool = build_pools({"q": gt}, {"q": {"dog": Annotation("q.0", 2), "car": Annotation("wrong", 1)}})["q"]
     >>> sets = draw_answer_sets(pool, "centered", 3, size=20, procedure="pool")

@@ -29,11 +29,12 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from cfc_probeval.distributions import human_counts, kl_divergence, laplace_smoothed, model_counts
-from cfc_probeval.embedders import Embedder, get_embedder, unit_rows
+from cfc_probeval.embedders import Embedder, get_embedder
 from cfc_probeval.inputs import QuestionTargets, read_samples, read_targets
 from cfc_probeval.matching import GPMatcher, Matcher, WordNetMatcher, best_clusters, make_matcher
 from cfc_probeval.probeval import ProbEval, normalized_sample_counts
 from cfc_probeval.results import AnswerCluster
+from protoqa_core.similarity.embedding import unit_rows
 
 from .stats import RESAMPLES, bootstrap_interval, interval, spearman
 
@@ -178,7 +179,7 @@ class SystemData:
 
     truths: dict[str, QuestionTargets]
     question_ids: list[str]
-    answers: dict[str, dict[str, dict[str, int]]]  # system -> question -> normalized answer -> count
+    answers: dict[str, dict[str, dict[str, float]]]  # system -> question -> normalized answer -> count
 
     @property
     def systems(self) -> list[str]:

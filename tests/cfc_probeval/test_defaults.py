@@ -24,7 +24,7 @@ from cfc_probeval import (
 from cfc_probeval.cli import main
 from cfc_probeval.embedders import CharNgramEmbedder
 from cfc_probeval.inputs import QuestionTargets
-from protoqa_core.io.readers import Cluster, Question
+from protoqa_core.io.records import Cluster, Question
 
 PETS = QuestionTargets(
     "pets",

@@ -10,7 +10,7 @@ import pytest
 from cfc_probeval.distributions import human_counts, kl_divergence, laplace_smoothed, model_counts
 from cfc_probeval.inputs import QuestionTargets
 from cfc_probeval.probeval import ProbEval
-from protoqa_core.io.readers import Cluster
+from protoqa_core.io.records import Cluster
 
 
 def test_human_counts_append_an_empty_wrong_cluster():

@@ -20,14 +20,12 @@ from cfc_probeval.embedders import (
     CharNgramEmbedder,
     Embedder,
     FastTextEmbedder,
-    ModelLocation,
     SentenceTransformerEmbedder,
-    bundled_minilm_path,
     get_embedder,
     locate_sentence_transformer,
     resolve_sentence_transformer,
-    unit_rows,
 )
+from protoqa_core.similarity.embedding import ModelLocation, bundled_minilm_path, unit_rows
 
 
 class CountingEmbedder(Embedder):

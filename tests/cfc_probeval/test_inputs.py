@@ -17,7 +17,8 @@ from cfc_probeval.inputs import (
     targets_from_question,
     targets_from_reference,
 )
-from protoqa_core.io.readers import Cluster, DataFormatError, Question
+from protoqa_core.io.files import DataFormatError
+from protoqa_core.io.records import Cluster, Question
 
 
 def test_sample_counts_from_lists_pairs_and_mappings():

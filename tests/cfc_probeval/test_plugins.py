@@ -104,7 +104,7 @@ def test_a_new_clustering_and_matching_are_their_class_and_one_line():
         import numpy as np
         from cfc_probeval import CLUSTERINGS, MATCHINGS, Clusterer, Matcher, ProbEval, evaluate_probeval
         from cfc_probeval import make_matcher, CharNgramEmbedder, QuestionTargets
-        from protoqa_core.io.readers import Cluster
+        from protoqa_core.io.records import Cluster
 
         @CLUSTERINGS.register("one")
         class OneCluster(Clusterer):

@@ -11,10 +11,12 @@ import pytest
 
 from cfc_probeval import ProbEval, evaluate_probeval, read_targets
 from cfc_probeval.defaults import DEFAULTS
-from cfc_probeval.embedders import CharNgramEmbedder, bundled_minilm_path
+from cfc_probeval.embedders import CharNgramEmbedder
 from cfc_probeval.errors import ProbEvalWarning
 from cfc_probeval.inputs import QuestionTargets
-from protoqa_core.io.readers import Cluster, DataFormatError, Question
+from protoqa_core.io.files import DataFormatError
+from protoqa_core.io.records import Cluster, Question
+from protoqa_core.similarity.embedding import bundled_minilm_path
 
 HAC_SIGNATURE = f"clustering:hac(linkage={DEFAULTS.hac_linkage},threshold={DEFAULTS.hac_threshold},metric=cosine)|"
 

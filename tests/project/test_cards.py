@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from protoqa_integrations.hub import MODULES
+from protoqa_integrations.hub.folders import MODULES
 
 REPO = Path(__file__).resolve().parents[2]
 MAX_LINES = 160

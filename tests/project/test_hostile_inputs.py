@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from protoqa_core.io.readers import Cluster, DataFormatError
+from protoqa_core.io.files import DataFormatError
+from protoqa_core.io.records import Cluster
 from protoqa_metric.metric import score_question
 from protoqa_metric.scoring import score_matrix
 

@@ -1,8 +1,7 @@
 """Every ``protoqa_core`` import that the documentation shows works, each in a fresh process.
 
 The documentation is docs/ (with the API reference's ``:::`` modules), the README and the
-package cards. The modules that moved into subpackages stay importable at exactly the paths
-that the documentation showed before the move, as the same objects, and at no other old path.
+package cards. The flat module paths from before the subpackages are gone: a module has one path.
 """
 
 from __future__ import annotations
@@ -21,18 +20,15 @@ DOCUMENTS = sorted(
     key=lambda p: str(p.relative_to(REPO)),
 )
 
-# The documented module paths from before the subpackages, and where each module lives now.
-PREVIOUSLY_DOCUMENTED = {
-    "protoqa_core.readers": "protoqa_core.io.readers",
-    "protoqa_core.ids": "protoqa_core.io.ids",
-    "protoqa_core.data": "protoqa_core.io.data",
-    "protoqa_core.string_similarity": "protoqa_core.similarity.strings",
-    "protoqa_core.wordnet_lookup": "protoqa_core.wordnet.lookup",
-    "protoqa_core.wu_palmer": "protoqa_core.wordnet.wu_palmer",
-    "protoqa_core.embedding": "protoqa_core.similarity.embedding",
-}
-# Flat modules that moved without ever being documented: gone from the old path.
-UNDOCUMENTED_OLD_PATHS = (
+# The flat module paths from before the subpackages: gone.
+OLD_PATHS = (
+    "protoqa_core.readers",
+    "protoqa_core.ids",
+    "protoqa_core.data",
+    "protoqa_core.string_similarity",
+    "protoqa_core.wordnet_lookup",
+    "protoqa_core.wu_palmer",
+    "protoqa_core.embedding",
     "protoqa_core.wordnet_files",
     "protoqa_core.wordnet_reader",
     "protoqa_core.wordnet_cache",
@@ -102,36 +98,13 @@ def test_each_documented_import_works_in_a_fresh_process(statement, tmp_path):
     assert done.returncode == 0, f"{statement}\n{done.stderr[-2000:]}"
 
 
-def test_the_api_reference_documents_the_new_paths():
+def test_the_api_reference_documents_no_old_path():
     text = (REPO / "docs" / "api" / "protoqa_core.md").read_text(encoding="utf-8")
     modules = _API_MODULE.findall(text)
-    assert modules and not set(modules) & set(PREVIOUSLY_DOCUMENTED), modules
-    assert set(PREVIOUSLY_DOCUMENTED.values()) - {"protoqa_core.similarity.embedding"} <= set(modules)
+    assert modules and not set(modules) & set(OLD_PATHS), modules
 
 
-@pytest.mark.parametrize("old, new", sorted(PREVIOUSLY_DOCUMENTED.items()))
-def test_a_previously_documented_path_gives_the_same_objects(old, new, tmp_path):
-    code = (
-        f"import importlib\nold = importlib.import_module({old!r})\nnew = importlib.import_module({new!r})\n"
-        "assert new.__all__, new\n"
-        "missing = [n for n in new.__all__ if getattr(old, n, None) is not getattr(new, n)]\n"
-        "assert not missing, missing\n"
-    )
-    done = _run(code, tmp_path)
-    assert done.returncode == 0, done.stderr[-2000:]
-
-
-def test_no_other_old_path_is_left():
+def test_no_old_path_is_left():
     core = REPO / "protoqa_core"
-    left = [
-        m
-        for m in UNDOCUMENTED_OLD_PATHS
-        if (core / f"{m.split('.')[1]}.py").exists() or (core / m.split(".")[1]).exists()
-    ]
+    left = [m for m in OLD_PATHS if (core / f"{m.split('.')[1]}.py").exists() or (core / m.split(".")[1]).exists()]
     assert not left, left
-    aliases = {
-        f"protoqa_core.{p.stem}"
-        for p in (REPO / "protoqa_core").glob("*.py")
-        if p.read_text(encoding="utf-8").startswith('"""The documented path of')
-    }
-    assert aliases == set(PREVIOUSLY_DOCUMENTED)

@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from protoqa_core.io import predictions as predictions_module
+from protoqa_core.io.files import DataFormatError
+from protoqa_core.io.predictions import read_prediction_lists, read_predictions
 from protoqa_core.io.question_index import QuestionIndex
-from protoqa_core.io.readers import DataFormatError, read_prediction_lists, read_predictions
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO.parent / "shared" / "data"

@@ -233,7 +233,7 @@ def test_duplicate_keys_are_errors_with_their_line(tmp_path):
 
 
 def test_counts_are_bounded_and_strings_valid(tmp_path):
-    from protoqa_core.io.readers import MAX_COUNT
+    from protoqa_core.io.files import MAX_COUNT
 
     ok = tmp_path / "ok.jsonl"
     ok.write_text(_target_line("q0", {"q0.0": {"count": MAX_COUNT, "answers": ["x"]}}) + "\n")
@@ -252,7 +252,7 @@ def test_counts_are_bounded_and_strings_valid(tmp_path):
 
 
 def test_empty_predictions_file_warns_naming_it(tmp_path):
-    from protoqa_core.io.readers import ProtoQAWarning
+    from protoqa_core.io.files import ProtoQAWarning
 
     empty = tmp_path / "empty.jsonl"
     empty.write_text("\n")

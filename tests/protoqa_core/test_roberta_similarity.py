@@ -18,11 +18,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
-pytest.importorskip("tokenizers")
+from tests.support.lazy import lazy_import, require
 
-from protoqa_core.io.readers import Cluster, Question  # noqa: E402
+torch = lazy_import("torch")
+transformers = lazy_import("transformers")
+require("tokenizers")
+
+from protoqa_core.io.records import Cluster, Question  # noqa: E402
 from protoqa_core.similarity.embedding import ContextEncoder, ModelLocation, model_revision  # noqa: E402
 from protoqa_core.similarity.gaussian_process import fit_one_vs_all  # noqa: E402
 from protoqa_core.similarity.roberta import RobertaSimilarity  # noqa: E402
@@ -213,7 +215,8 @@ def test_cli_library_and_evaluate_module_agree(tiny, tmp_path):
     run = _run_cli([str(targets), str(predictions), "--similarity", "roberta", "--encoder", tiny, "--json"], tmp_path)
     assert run.returncode == 0, run.stderr
     from_cli = json.loads(run.stdout)
-    from protoqa_core.io.readers import read_predictions, read_targets
+    from protoqa_core.io.predictions import read_predictions
+    from protoqa_core.io.readers import read_targets
 
     library = ProtoQA("roberta", encoder=tiny).evaluate(read_targets(targets), read_predictions(predictions))
     assert from_cli == library.as_dict()

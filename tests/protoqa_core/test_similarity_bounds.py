@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from protoqa_core.io.readers import Cluster, Question
+from protoqa_core.io.records import Cluster, Question
 from protoqa_core.similarity import (
     MAX_SIMILARITY_TOKENS,
     SIMILARITIES,

@@ -57,7 +57,7 @@ torch.set_num_threads(1)
 dist.init_process_group("gloo", init_method="file://" + store, rank=int(rank), world_size=int(world))
 from transformers import AutoModelForCausalLM, AutoTokenizer
 from protoqa_metric import read_targets
-from protoqa_integrations.training import ProtoQAEvalCallback
+from protoqa_integrations.training.hooks import ProtoQAEvalCallback
 
 model = AutoModelForCausalLM.from_pretrained(model_dir)
 tokenizer = AutoTokenizer.from_pretrained(model_dir)
@@ -198,8 +198,8 @@ def test_callback_two_processes_equal_one(tmp_path):
         pytest.skip("torch.distributed is not available")
     from transformers import GPT2LMHeadModel
 
-    from protoqa_integrations.prompts import generation_prompt
-    from protoqa_integrations.training import ProtoQAEvalCallback
+    from protoqa_integrations.generation.prompts import generation_prompt
+    from protoqa_integrations.training.hooks import ProtoQAEvalCallback
     from protoqa_metric import read_targets
     from tests.support.tiny_lm import tiny_gpt2, word_tokenizer
 

@@ -20,11 +20,18 @@ from pathlib import Path
 
 import pytest
 
-from protoqa_integrations.engines import ENGINES, Engine, EngineError, collapsed_share, is_collapsed, make_engine
-from protoqa_integrations.engines.base import answers_of, request_seed
-from protoqa_integrations.engines.openai import retry_delay
-from protoqa_integrations.generation import PromptSamples, SamplingConfig
-from protoqa_integrations.prompts import answer_from_reply, cfc_chat_messages, protoqa_chat_messages
+from protoqa_integrations.generation.engines import (
+    ENGINES,
+    Engine,
+    EngineError,
+    collapsed_share,
+    is_collapsed,
+    make_engine,
+)
+from protoqa_integrations.generation.engines.base import answers_of, request_seed
+from protoqa_integrations.generation.engines.request_bounds import retry_delay
+from protoqa_integrations.generation.prompts import answer_from_reply, cfc_chat_messages, protoqa_chat_messages
+from protoqa_integrations.generation.settings import PromptSamples, SamplingConfig
 from tests.support.hostile_server import closed_port_url
 
 REPO = Path(__file__).resolve().parents[2]
@@ -37,12 +44,12 @@ KEY = "sk-test-secret-0123456789"
 @pytest.mark.parametrize(
     "name",
     [
-        "protoqa_integrations.engines.base",
-        "protoqa_integrations.engines.openai",
-        "protoqa_integrations.engines.request_bounds",
-        "protoqa_integrations.engines.hf",
-        "protoqa_integrations.engines.vllm",
-        "protoqa_integrations.engines",
+        "protoqa_integrations.generation.engines.base",
+        "protoqa_integrations.generation.engines.openai",
+        "protoqa_integrations.generation.engines.request_bounds",
+        "protoqa_integrations.generation.engines.hf",
+        "protoqa_integrations.generation.engines.vllm",
+        "protoqa_integrations.generation.engines",
     ],
 )
 def test_docstring_examples(name):
@@ -159,7 +166,7 @@ def test_the_engine_registry_checks_and_names_what_joins_it():
         [
             sys.executable,
             "-c",
-            "from protoqa_integrations.engines import ENGINES, Engine\n"
+            "from protoqa_integrations.generation.engines import ENGINES, Engine\n"
             "class Echo(Engine):\n"
             "    common = ('device',)\n"
             "    def __init__(self, model, *, device='cpu'):\n"
@@ -520,7 +527,7 @@ def test_lm_eval_api_backends_drop_the_fixed_seed_and_top_k():
         importlib.import_module("lm_eval.models.api_models")
     except ImportError as exc:
         pytest.skip(f"lm-eval[api] is not installed: {exc}")
-    from protoqa_integrations.lm_eval_tasks import api_backends
+    from protoqa_integrations.harnesses.lm_eval_tasks import api_backends
 
     backend = object.__new__(api_backends.REGISTERED["protoqa-local-completions"])  # no server to contact
     backend.model, backend._max_gen_toks = "m", 10

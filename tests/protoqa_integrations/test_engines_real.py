@@ -49,7 +49,7 @@ def tiny_model(tmp_path_factory) -> Path:
     template."""
     from transformers import AutoTokenizer
 
-    from protoqa_integrations.prompts import question_to_prompt
+    from protoqa_integrations.generation.prompts import question_to_prompt
     from protoqa_metric import read_targets
     from tests.support.tiny_lm import build_tiny_gpt2
 
@@ -304,13 +304,13 @@ def lm_eval_api_python() -> str:
 
 
 def lm_eval(python, model, model_args, task, cwd, *extra):
-    from protoqa_integrations.lm_eval_tasks import tasks_path
+    from protoqa_integrations.harnesses.lm_eval_tasks import tasks_path
 
     out = cwd / f"out-{model}-{task}"
     args = [
         python,
         "-m",
-        "protoqa_integrations.lm_eval_tasks",
+        "protoqa_integrations.harnesses.lm_eval_tasks",
         "run",
         "--model",
         model,

@@ -13,23 +13,19 @@ from pathlib import Path
 
 import pytest
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
-pytest.importorskip("datasets")
+from tests.support.lazy import lazy_import, require
+
+torch = lazy_import("torch")
+transformers = lazy_import("transformers")
+require("datasets")
 
 from protoqa_core.ranking import rank_by_frequency  # noqa: E402
 from protoqa_dataset.parsing import load_questions  # noqa: E402
-from protoqa_integrations.answers_file import answers_document, score_generated  # noqa: E402
-from protoqa_integrations.generation import (  # noqa: E402
-    GenerationError,
-    SamplingConfig,
-    answer_from_text,
-    nucleus_tokens,
-    plan_batches,
-    sample_prompts,
-    sample_uniforms,
-)
-from protoqa_integrations.prompts import cfc_prompt, question_to_prompt  # noqa: E402
+from protoqa_integrations.generation.answers_file import answers_document, score_generated  # noqa: E402
+from protoqa_integrations.generation.nucleus import nucleus_tokens, plan_batches, sample_uniforms  # noqa: E402
+from protoqa_integrations.generation.prompts import cfc_prompt, question_to_prompt  # noqa: E402
+from protoqa_integrations.generation.sampling import sample_prompts  # noqa: E402
+from protoqa_integrations.generation.settings import GenerationError, SamplingConfig, answer_from_text  # noqa: E402
 from protoqa_metric import read_targets  # noqa: E402
 from tests.support.harnesses import lm_eval_python  # noqa: E402
 from tests.support.offline import offline_env  # noqa: E402
@@ -154,7 +150,7 @@ def test_sampling_is_deterministic_and_independent_of_the_batch_neighbours(tiny,
 
 
 def test_the_prompt_cache_shared_by_the_samples_changes_nothing(tiny, dev3, monkeypatch):
-    import protoqa_integrations.generation as generation
+    import protoqa_integrations.generation.sampling as generation
 
     model, tokenizer = tiny
     prompts = [question_to_prompt(q.question) for q in dev3] + ["One is"]  # left padding in one batch
@@ -394,7 +390,8 @@ EQUAL_SETTINGS = {"num_samples": 12, "batch_size": 8, "seed": 7}
 @pytest.mark.slow
 @needs_data
 def test_generate_callback_and_lm_eval_give_the_same_answers_and_scores(tiny_dir, tiny, dev3, tmp_path):
-    from protoqa_integrations.training import ProtoQAEvalCallback, metric_key
+    from protoqa_integrations.training.hooks import ProtoQAEvalCallback
+    from protoqa_integrations.training.samples import metric_key
 
     env = offline_env()
     # 1. protoqa-eval generate + score-generated
@@ -432,7 +429,7 @@ def test_generate_callback_and_lm_eval_give_the_same_answers_and_scores(tiny_dir
         pytest.skip("lm_eval is not importable here and $LM_EVAL_PYTHON is not set")
     tasks = tmp_path / "tasks"
     tasks.mkdir()
-    from protoqa_integrations.lm_eval_tasks import tasks_path
+    from protoqa_integrations.harnesses.lm_eval_tasks import tasks_path
 
     (tasks / "protoqa_12.yaml").write_text(f"include: {tasks_path()}/protoqa.yaml\ntask: protoqa_12\nrepeats: 12\n")
     out = tmp_path / "lm_eval_out"
@@ -440,7 +437,7 @@ def test_generate_callback_and_lm_eval_give_the_same_answers_and_scores(tiny_dir
         [
             python,
             "-m",
-            "protoqa_integrations.lm_eval_tasks",
+            "protoqa_integrations.harnesses.lm_eval_tasks",
             "run",
             "--model",
             "protoqa-hf",
@@ -482,9 +479,9 @@ def test_lm_eval_hf_backend_runs_the_task_offline_and_prints_scores(tiny_dir, tm
     python = lm_eval_python()
     if python is None:
         pytest.skip("lm_eval is not importable here and $LM_EVAL_PYTHON is not set")
-    from protoqa_integrations.lm_eval_tasks import tasks_path
+    from protoqa_integrations.harnesses.lm_eval_tasks import tasks_path
 
-    path = run([sys.executable, "-m", "protoqa_integrations.lm_eval_tasks"], tmp_path, offline_env())
+    path = run([sys.executable, "-m", "protoqa_integrations.harnesses.lm_eval_tasks"], tmp_path, offline_env())
     assert path.stdout.strip() == tasks_path()
     result = run(
         [
@@ -517,15 +514,15 @@ def test_lm_eval_hf_backend_runs_the_task_offline_and_prints_scores(tiny_dir, tm
 @pytest.mark.parametrize(
     "name",
     [
-        "protoqa_integrations.generation",
-        "protoqa_integrations.sampling_settings",
-        "protoqa_integrations.nucleus_sampling",
-        "protoqa_integrations.generate_cli",
-        "protoqa_integrations.answers_file",
-        "protoqa_integrations.answers_journal",
-        "protoqa_integrations.lm_eval_tasks",
-        "protoqa_integrations.lm_eval_tasks.harness",
-        "protoqa_integrations.task_functions",
+        "protoqa_integrations.generation.sampling",
+        "protoqa_integrations.generation.settings",
+        "protoqa_integrations.generation.nucleus",
+        "protoqa_integrations.generation.cli",
+        "protoqa_integrations.generation.answers_file",
+        "protoqa_integrations.generation.answers_journal",
+        "protoqa_integrations.harnesses.lm_eval_tasks",
+        "protoqa_integrations.harnesses.lm_eval_tasks.harness",
+        "protoqa_integrations.harnesses.task_functions",
     ],
 )
 def test_docstring_examples(name):

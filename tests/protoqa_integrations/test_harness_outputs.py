@@ -67,7 +67,7 @@ def check_convert_and_leaderboard(source: Path, targets: Path, reported: dict[st
 
 def test_lm_eval_log_samples_are_ranked_as_the_harness_scored_them(tmp_path, dev3_gpt2):
     pytest.importorskip("lm_eval")
-    from protoqa_integrations.lm_eval_tasks import tasks_path
+    from protoqa_integrations.harnesses.lm_eval_tasks import tasks_path
 
     model = dev3_gpt2
     tasks = tmp_path / "tasks"
@@ -78,7 +78,7 @@ def test_lm_eval_log_samples_are_ranked_as_the_harness_scored_them(tmp_path, dev
         [
             sys.executable,
             "-m",
-            "protoqa_integrations.lm_eval_tasks",
+            "protoqa_integrations.harnesses.lm_eval_tasks",
             "run",
             "--model",
             "protoqa-hf",
@@ -124,13 +124,22 @@ def test_lighteval_details_are_ranked_as_the_harness_scored_them(tmp_path, fitte
     shutil.copytree(fitted_gpt2, tmp_path / "tiny-gpt2")
     # lighteval's transformers backend samples only from a model whose generation config says so.
     copied = run(
-        [python, "-m", "protoqa_integrations.lighteval_tasks", "sampling-model", "./tiny-gpt2", "./tiny-gpt2-sampling"],
+        [
+            python,
+            "-m",
+            "protoqa_integrations.harnesses.lighteval_tasks",
+            "sampling-model",
+            "./tiny-gpt2",
+            "./tiny-gpt2-sampling",
+        ],
         tmp_path,
         isolated_env(tmp_path),
     )
     assert copied.returncode == 0, copied.stderr[-3000:]
     model = tmp_path / "tiny-gpt2-sampling"
-    custom_tasks = run([python, "-m", "protoqa_integrations.lighteval_tasks"], tmp_path, isolated_env(tmp_path)).stdout
+    custom_tasks = run(
+        [python, "-m", "protoqa_integrations.harnesses.lighteval_tasks"], tmp_path, isolated_env(tmp_path)
+    ).stdout
     out = tmp_path / "lighteval-out"
     result = run(
         [

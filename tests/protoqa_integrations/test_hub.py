@@ -20,10 +20,11 @@ from pathlib import Path
 import pytest
 
 from tests.support.apps import open_local, started_app
+from tests.support.lazy import lazy_import
 
-evaluate = pytest.importorskip("evaluate")
+evaluate = lazy_import("evaluate")
 
-from protoqa_integrations.hub import MODULES, HubFolderError, main, write_hub_folder  # noqa: E402
+from protoqa_integrations.hub.folders import MODULES, HubFolderError, main, write_hub_folder  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 REFS = [{"id": ["q.0", "q.1"], "answers": [["dog", "puppy"], ["cat"]], "count": [6, 4]}]

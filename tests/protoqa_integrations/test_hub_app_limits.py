@@ -1,6 +1,6 @@
 """The Hub-folder page (``python app.py``) under hostile input: the Space's caps, budget and body limit.
 
-The folder is built by ``protoqa_integrations.hub`` and started in its own process with the
+The folder is built by ``protoqa_integrations.hub.folders`` and started in its own process with the
 folder as working directory, as a Space starts it; requests go to its ``/compute`` endpoint
 over HTTP. Each oversized request must come back within seconds as an error naming the cap,
 a 47 MB body must be refused before it is read, and the server must stay up and small.
@@ -31,7 +31,7 @@ REFS = [{"answers": [["dog", "puppy"], ["cat"]], "count": [6, 4]}]
 def hub_app(tmp_path_factory):
     pytest.importorskip("gradio", minversion="6.31")
     pytest.importorskip("evaluate")
-    from protoqa_integrations.hub import write_hub_folder
+    from protoqa_integrations.hub.folders import write_hub_folder
 
     tmp = tmp_path_factory.mktemp("hub-app")
     folder = write_hub_folder(tmp / "protoqa", "protoqa", requirement="protoqa-eval[evaluate]")

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from protoqa_integrations.lighteval_tasks import TASK_NAMES, tasks_file
-from protoqa_integrations.lighteval_tasks.utils import (
+from protoqa_integrations.harnesses.lighteval_tasks import TASK_NAMES, tasks_file
+from protoqa_integrations.harnesses.lighteval_tasks.utils import (
     HIGHER_IS_BETTER,
     METRIC_NAMES,
     TASKS,
@@ -41,7 +41,7 @@ needs_data = pytest.mark.skipif(
 def test_custom_task_file_is_printed_and_a_stray_argument_is_one_line(tmp_path):
     env = isolated_env(tmp_path)
     printed = subprocess.run(
-        [sys.executable, "-m", "protoqa_integrations.lighteval_tasks"],
+        [sys.executable, "-m", "protoqa_integrations.harnesses.lighteval_tasks"],
         cwd=tmp_path,
         env=env,
         capture_output=True,
@@ -50,7 +50,7 @@ def test_custom_task_file_is_printed_and_a_stray_argument_is_one_line(tmp_path):
     assert printed.returncode == 0 and printed.stdout.strip() == tasks_file()
     assert Path(printed.stdout.strip()).is_file()
     wrong = subprocess.run(
-        [sys.executable, "-m", "protoqa_integrations.lighteval_tasks", "run"],
+        [sys.executable, "-m", "protoqa_integrations.harnesses.lighteval_tasks", "run"],
         cwd=tmp_path,
         env=env,
         capture_output=True,
@@ -76,7 +76,7 @@ def test_metric_names_are_those_the_scores_carry():
 def test_parquet_copy_holds_the_rows_and_is_written_once(tmp_path, monkeypatch):
     import datasets
 
-    from protoqa_integrations.task_functions import load_split
+    from protoqa_integrations.harnesses.task_functions import load_split
 
     monkeypatch.setenv("PROTOQA_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf-datasets"))
@@ -119,7 +119,9 @@ def test_a_data_folder_without_the_files_names_the_missing_file(tmp_path):
     assert not (tmp_path / "lighteval").exists()
 
 
-@pytest.mark.parametrize("name", ["protoqa_integrations.lighteval_tasks", "protoqa_integrations.lighteval_tasks.utils"])
+@pytest.mark.parametrize(
+    "name", ["protoqa_integrations.harnesses.lighteval_tasks", "protoqa_integrations.harnesses.lighteval_tasks.utils"]
+)
 def test_docstring_examples(name):
     import doctest
     import importlib
@@ -139,7 +141,7 @@ def test_task_module_docstring_examples_under_lighteval(tmp_path):
         pytest.skip("no interpreter imports lighteval: set $LIGHTEVAL_PYTHON or run bash scripts/setup.sh --test")
     script = (
         "import doctest, sys\n"
-        "import protoqa_integrations.lighteval_tasks.tasks as tasks\n"
+        "import protoqa_integrations.harnesses.lighteval_tasks.tasks as tasks\n"
         "result = doctest.testmod(tasks, optionflags=doctest.ELLIPSIS)\n"
         "print(result)\n"
         "sys.exit(1 if result.failed or not result.attempted else 0)\n"
@@ -171,9 +173,9 @@ def test_lighteval_run_reports_the_scores_we_compute_for_its_answers(tmp_path, f
     from transformers import AutoTokenizer, GenerationConfig
 
     from protoqa_dataset.parsing import load_questions
-    from protoqa_integrations.answers_file import answers_document, score_generated
-    from protoqa_integrations.generation import CFC_NUM_SAMPLES, PROTOQA_NUM_SAMPLES, answer_from_text
-    from protoqa_integrations.prompts import cfc_prompt, question_to_prompt
+    from protoqa_integrations.generation.answers_file import answers_document, score_generated
+    from protoqa_integrations.generation.prompts import cfc_prompt, question_to_prompt
+    from protoqa_integrations.generation.settings import CFC_NUM_SAMPLES, PROTOQA_NUM_SAMPLES, answer_from_text
     from protoqa_metric.metric_set import PAPER_METRICS
 
     greedy = Path(shutil.copytree(fitted_gpt2, tmp_path / "tiny-gpt2"))
@@ -181,7 +183,14 @@ def test_lighteval_run_reports_the_scores_we_compute_for_its_answers(tmp_path, f
     # The documented commands: a sampling copy of the model (lighteval 0.13's transformers backend
     # never sets do_sample and refuses several greedy samples), then the run.
     copied = subprocess.run(
-        [python, "-m", "protoqa_integrations.lighteval_tasks", "sampling-model", "./tiny-gpt2", "./tiny-gpt2-sampling"],
+        [
+            python,
+            "-m",
+            "protoqa_integrations.harnesses.lighteval_tasks",
+            "sampling-model",
+            "./tiny-gpt2",
+            "./tiny-gpt2-sampling",
+        ],
         cwd=tmp_path,
         env=isolated_env(tmp_path),
         capture_output=True,
@@ -192,7 +201,14 @@ def test_lighteval_run_reports_the_scores_we_compute_for_its_answers(tmp_path, f
     model = tmp_path / "tiny-gpt2-sampling"
     assert GenerationConfig.from_pretrained(model).do_sample
     again = subprocess.run(
-        [python, "-m", "protoqa_integrations.lighteval_tasks", "sampling-model", "./tiny-gpt2", "./tiny-gpt2-sampling"],
+        [
+            python,
+            "-m",
+            "protoqa_integrations.harnesses.lighteval_tasks",
+            "sampling-model",
+            "./tiny-gpt2",
+            "./tiny-gpt2-sampling",
+        ],
         cwd=tmp_path,
         env=isolated_env(tmp_path),
         capture_output=True,
@@ -203,7 +219,7 @@ def test_lighteval_run_reports_the_scores_we_compute_for_its_answers(tmp_path, f
         again.returncode == 2 and len(again.stderr.strip().splitlines()) == 1 and "not an empty folder" in again.stderr
     )
     custom_tasks = subprocess.run(
-        [python, "-m", "protoqa_integrations.lighteval_tasks"],
+        [python, "-m", "protoqa_integrations.harnesses.lighteval_tasks"],
         cwd=tmp_path,
         env=isolated_env(tmp_path),
         capture_output=True,

@@ -19,9 +19,9 @@ import json, sys
 sys.path.insert(0, sys.argv[2])  # the Space's folder, as the Space runs its modules
 import demo_model
 from protoqa_core.io.readers import read_targets
-from protoqa_integrations.generation import prompt_function
-from protoqa_integrations.lm_eval_tasks.harness import cfc_one_shot_prompt, protoqa_prompt
-from protoqa_integrations.training import finetuned_prompt
+from protoqa_integrations.generation.settings import prompt_function
+from protoqa_integrations.harnesses.task_functions import cfc_one_shot_prompt, protoqa_prompt
+from protoqa_integrations.training.samples import finetuned_prompt
 
 rows = []
 for path, key in ((sys.argv[1] + "/protoqa/dev.crowdsourced.jsonl", "protoqa"),

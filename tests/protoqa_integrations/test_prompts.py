@@ -1,4 +1,4 @@
-"""Question -> prompt rules, answer clean-up (protoqa_integrations.prompts)."""
+"""Question -> prompt rules, answer clean-up (protoqa_integrations.generation.prompts)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protoqa_integrations.prompts import (
+from protoqa_integrations.generation.prompts import (
     ANSWER_SEPARATOR,
     clean_answer,
     generation_prompt,
@@ -69,9 +69,9 @@ def test_the_first_clause_with_a_trigger_wins():
 def test_docstring_examples():
     import doctest
 
-    import protoqa_integrations.prompts
+    import protoqa_integrations.generation.prompts
 
-    result = doctest.testmod(protoqa_integrations.prompts)
+    result = doctest.testmod(protoqa_integrations.generation.prompts)
     assert result.failed == 0 and result.attempted > 0
 
 

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 from scipy.optimize import linear_sum_assignment
 
-from protoqa_core.io.readers import read_predictions, read_targets
+from protoqa_core.io.predictions import read_predictions
+from protoqa_core.io.readers import read_targets
 from protoqa_metric import assignment
 from protoqa_metric.assignment import max_weight_assignment
 from protoqa_metric.scoring import ScoringTable, similarity_matrix

@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-evaluate = pytest.importorskip("evaluate")
+from tests.support.lazy import lazy_import
+
+evaluate = lazy_import("evaluate")
 
 import cfc_probeval  # noqa: E402
 import protoqa_metric  # noqa: E402
@@ -180,7 +182,7 @@ def test_docstring_examples_of_the_module_folders(name):
 DEEP_PREDICTIONS = """
 import evaluate, sys
 import cfc_probeval, protoqa_metric
-from protoqa_core.io.readers import DataFormatError
+from protoqa_core.io.files import DataFormatError
 
 deep = "x"
 for _ in range(100_000):

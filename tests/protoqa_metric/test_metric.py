@@ -8,8 +8,11 @@ import warnings
 import pytest
 
 from cfc_probeval import cli as probeval_cli
+from protoqa_core.io.files import DataFormatError
 from protoqa_core.io.ids import IdReconciliation, reconcile_ids
-from protoqa_core.io.readers import Cluster, DataFormatError, Question, read_predictions, read_targets
+from protoqa_core.io.predictions import read_predictions
+from protoqa_core.io.readers import read_targets
+from protoqa_core.io.records import Cluster, Question
 from protoqa_core.significance import compare_paired, paired_bootstrap
 from protoqa_metric import ProtoQA, evaluate_predictions, score_question, scoring
 from protoqa_metric import cli as metric_cli

@@ -28,7 +28,8 @@ from typing import Optional
 import numpy as np
 import pytest
 
-from protoqa_core.io.readers import Cluster, read_targets
+from protoqa_core.io.readers import read_targets
+from protoqa_core.io.records import Cluster
 from protoqa_core.similarity import SIMILARITIES
 from protoqa_core.text import normalize_prediction
 from protoqa_metric.metric import score_question

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from protoqa_core.io.readers import Cluster
+from protoqa_core.io.records import Cluster
 from protoqa_metric.metric import score_question
 from protoqa_metric.scoring import oracle_score, score_matrix, similarity_matrix
 from tests.support.spec_reference import reference_question_score
@@ -142,7 +142,8 @@ def test_limits_must_be_positive():
 @pytest.mark.parametrize("sim", ["exact_match", pytest.param("wordnet", marks=pytest.mark.slow)])
 def test_scores_equal_plain_spec_implementation_on_dev(shared_data, sim):
     """Every metric on 12 real dev questions equals the straightforward code of docs/spec.md to 1e-9."""
-    from protoqa_core.io.readers import read_predictions, read_targets
+    from protoqa_core.io.predictions import read_predictions
+    from protoqa_core.io.readers import read_targets
     from protoqa_core.similarity import exact_match
     from protoqa_metric.metric_set import STANDARD_METRICS
     from tests.support.spec_reference import reference_wordnet_similarity

@@ -17,11 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from protoqa_core.io.predictions import read_predictions
 from protoqa_core.io.question_index import QuestionIndex
-from protoqa_core.io.readers import (
-    read_predictions,
-    read_targets,
-)
+from protoqa_core.io.readers import read_targets
 from protoqa_metric import ProtoQA
 
 REPO = Path(__file__).resolve().parents[2]

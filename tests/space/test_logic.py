@@ -11,12 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.lazy import lazy_import, require
+
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-pytest.importorskip("transformers")
-pytest.importorskip("torch")
-pytest.importorskip("gradio", minversion="6.31")  # the demo needs gr.api
+require("transformers")
+require("torch")
+require("gradio", minversion="6.31")  # the demo needs gr.api
 
 SPACE_DIR = Path(__file__).resolve().parents[2] / "space"
 SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
@@ -30,14 +32,16 @@ import demo_data  # noqa: E402
 import demo_errors  # noqa: E402
 import demo_limits  # noqa: E402
 import demo_model  # noqa: E402
-import demo_render as render  # noqa: E402
 import demo_requests  # noqa: E402
 import demo_scoring  # noqa: E402
 import demo_settings  # noqa: E402
 
 import protoqa_core.io.data  # noqa: E402
-from protoqa_integrations import generation, serving  # noqa: E402
+from protoqa_integrations.generation import sampling  # noqa: E402
+from protoqa_integrations.hub import serving  # noqa: E402
 from tests.support.tiny_lm import build_word_list_gpt2  # noqa: E402
+
+render = lazy_import("demo_render", optional=False)  # matplotlib loads with the first test that draws
 
 TINY_WORDS = ("pumpkin", "cabbage", "watermelon", "melon", "lettuce", "potato", "tomato", "big", "green")
 
@@ -268,7 +272,7 @@ def test_stored_cfc_samples_are_cleaned_and_counted(shared_demo_data):
 
 def test_the_space_shows_the_numbers_of_the_libraries(shared_demo_data):
     """Sampled answers are ranked, scored and compared exactly as the Trainer hooks do it."""
-    from protoqa_integrations.training import metric_key, score_sampled_answers
+    from protoqa_integrations.training.samples import metric_key, score_sampled_answers
 
     for qid in ("r1q1", "r1q9"):  # r1q9: two long answers that the metric reads as one
         result = demo_requests.stored_result(shared_demo_data, "cfc", qid)
@@ -307,7 +311,7 @@ def test_models_load_without_remote_code(monkeypatch, tmp_path):
         raise OSError("offline")
 
     monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", refuse)
-    monkeypatch.setattr(generation, "hub_unavailable", lambda: None)  # as if the Hub answered
+    monkeypatch.setattr(sampling, "hub_unavailable", lambda: None)  # as if the Hub answered
     with pytest.raises(demo_errors.ModelUnavailableError, match="offline"):
         demo_model.load_model("gpt2", cache_dir=tmp_path)
     assert seen == [False]

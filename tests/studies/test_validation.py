@@ -13,7 +13,7 @@ import pytest
 
 from cfc_probeval import ProbEval
 from cfc_probeval.inputs import QuestionTargets
-from protoqa_core.io.readers import Cluster
+from protoqa_core.io.records import Cluster
 from protoqa_metric.metric import score_question
 from studies.validation import sampling
 from studies.validation.__main__ import main, resolve_data_dir

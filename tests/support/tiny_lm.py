@@ -115,7 +115,7 @@ def build_fitted_gpt2(folder: Path, data: Path) -> Path:
     import torch
 
     from protoqa_dataset.parsing import load_questions
-    from protoqa_integrations.prompts import cfc_prompt, question_to_prompt
+    from protoqa_integrations.generation.prompts import cfc_prompt, question_to_prompt
 
     protoqa = load_questions("protoqa", "validation", str(data))[0]
     cfc = load_questions("cfc", "validation", str(data))[0]

@@ -1,0 +1,254 @@
+"""The resume journal and the run lock of an answers file, and its error.
+
+Each question a run samples is appended to ``<output>.partial.jsonl`` (:func:`journal_path`)
+under a header of the run's settings; a run that stops is resumed from there with the same
+settings, every line checked (:func:`check_journal`). One run at a time writes an answers
+file: it holds an exclusive lock (``fcntl.flock``) on ``<output>.partial.lock``
+(:func:`output_lock`). :mod:`protoqa_integrations.generation.answers_file` writes and scores the answers
+file with these, and names them all.
+
+>>> journal_path(Path("runs/a.json")).name, lock_path(Path("runs/a.json")).name
+('a.json.partial.jsonl', 'a.json.partial.lock')
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Optional
+
+from protoqa_core.io.cli import reason_of, write_output_file
+from protoqa_core.io.files import DataFormatError
+from protoqa_integrations.generation.settings import GenerationError
+
+__all__ = ["AnswersFileError", "journal_path", "lock_path", "output_lock", "check_journal"]
+
+
+class AnswersFileError(GenerationError):
+    """An answers file, its journal or its questions cannot be read or written; one line saying what to change."""
+
+
+def journal_path(output: Path) -> Path:
+    """The resume journal of an answers file: ``<output>.partial.jsonl``.
+
+    >>> journal_path(Path("runs/a.json")).name
+    'a.json.partial.jsonl'
+    """
+    return output.with_name(output.name + ".partial.jsonl")
+
+
+def lock_path(output: Path) -> Path:
+    """The lock file of an answers file's run: ``<output>.partial.lock``.
+
+    >>> lock_path(Path("runs/a.json")).name
+    'a.json.partial.lock'
+    """
+    return output.with_name(output.name + ".partial.lock")
+
+
+_held: dict[str, int] = {}  # lock files this process holds -> how many nested holders
+
+
+_held_guard = threading.Lock()
+
+
+def _open_lock(path: Path) -> int:
+    """The lock file ``path``, opened (created if absent) and locked exclusively; refused while another holds it."""
+    for _ in range(10):  # the file may be removed by the run ending just as it is opened: open it again
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise AnswersFileError(f"{path}: the lock file is a symbolic link; move it away") from None
+            raise AnswersFileError(f"{path}: cannot create the lock file: {reason_of(exc)}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            owner = os.read(fd, 32).decode("ascii", "replace").strip()
+            os.close(fd)
+            if exc.errno in (errno.EAGAIN, errno.EACCES):
+                by = f"process {owner}" if owner.isdigit() else "another process"
+                raise AnswersFileError(
+                    f"{path}: another run ({by}) is writing these answers; wait for it to end or choose another -o"
+                ) from None
+            raise AnswersFileError(f"{path}: cannot lock: {reason_of(exc)}") from None
+        try:
+            same = os.stat(path, follow_symlinks=False).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if not same:
+            os.close(fd)
+            continue
+        if not os.path.isfile(path) or os.fstat(fd).st_size > 32:
+            os.close(fd)
+            raise AnswersFileError(f"{path}: not a lock file of protoqa-eval; move it away")
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+        except OSError as exc:  # a full disk, say: no lock file is left behind, empty or not
+            _remove_lock(path, fd)
+            raise AnswersFileError(
+                f"{path}: cannot write the lock file: {reason_of(exc)}; make room (or choose another -o) and run "
+                "the same command again"
+            ) from None
+        return fd
+    raise AnswersFileError(f"{path}: the lock file keeps being replaced; is another run starting and stopping?")
+
+
+def _remove_lock(path: Path, fd: int) -> None:
+    """Remove the lock file ``path`` while still holding it (``fd``), then let go of it."""
+    try:
+        path.unlink()  # while still locked: a run opening it now locks a file no longer there, and retries
+    except OSError:
+        pass
+    os.close(fd)
+
+
+@contextmanager
+def output_lock(output: Path) -> Iterator[Path]:
+    """Hold the exclusive lock of the run writing ``output`` (:func:`lock_path`); yields the lock file.
+
+    A second holder in another process (or with another open of the file) is refused with
+    :class:`AnswersFileError` naming the lock file and the holder's process id; nested holds in
+    this process share the lock. The lock file is removed when the last holder lets go, and the
+    kernel frees the lock of a process that dies.
+
+    >>> import tempfile
+    >>> out = Path(tempfile.mkdtemp()) / "a.json"
+    >>> with output_lock(out) as held, output_lock(out):
+    ...     held.read_text().strip() == str(os.getpid())
+    True
+    >>> lock_path(out).exists()
+    False
+    """
+    path = lock_path(output)
+    key = os.path.abspath(path)
+    with _held_guard:
+        nested = key in _held
+        if nested:
+            _held[key] += 1
+        else:
+            fd = _open_lock(path)
+            _held[key] = 1
+    try:
+        yield path
+    finally:
+        with _held_guard:
+            _held[key] -= 1
+            if not _held[key]:
+                del _held[key]
+                _remove_lock(path, fd)
+
+
+def _journal_error(path: Path, number: int, what: str) -> AnswersFileError:
+    return AnswersFileError(f"{path}, line {number}: {what}; delete the file to start over")
+
+
+def _read_journal(
+    path: Path, header: dict[str, Any], num_samples: Optional[int] = None, question_ids: Optional[Sequence[str]] = None
+) -> tuple[dict[str, list[str]], dict[str, str], dict[str, int]]:
+    """Samples already drawn by an interrupted run with the same settings, every line checked, and the
+    token usage its last complete question recorded.
+
+    A record must name a question of this run once, with a list of ``num_samples``
+    strings (or a skip reason); anything else is an error naming the journal and line.
+    """
+    from protoqa_core.io.files import MalformedJSONError, parse_json, read_text
+
+    if os.path.islink(path) or not path.is_file():
+        raise AnswersFileError(f"{path}: the resume journal is not a regular file; move it away")
+    try:
+        text = read_text(path)
+    except (OSError, DataFormatError) as exc:
+        raise AnswersFileError(f"{exc}; delete the journal {path} to start over") from None
+    lines = text.split("\n")
+    known = None if question_ids is None else set(question_ids)
+    samples: dict[str, list[str]] = {}
+    skipped: dict[str, str] = {}
+    usage: dict[str, int] = {}
+    first_line: dict[str, int] = {}
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = parse_json(line, path, number)
+        except MalformedJSONError:
+            if number >= len(lines) - 1 and number > 1:
+                break  # the last line was cut short by the interruption; it is sampled again
+            raise _journal_error(path, number, "not JSON") from None
+        except DataFormatError as exc:  # JSON, but nested too deeply or with a value JSON does not allow
+            raise AnswersFileError(f"{exc}; delete the file to start over") from None
+        if number == 1:
+            stored = record.get("header") if isinstance(record, dict) else None
+            found = stored if isinstance(stored, dict) else {}
+            if found != header:
+                differ = sorted(k for k in set(found) | set(header) if found.get(k) != header.get(k))
+                raise AnswersFileError(
+                    f"{path} was written by a run with other settings (differing: "
+                    f"{', '.join(differ)}); use the same settings to resume it, or delete it to "
+                    "start over"
+                )
+            continue
+        if not isinstance(record, dict) or not isinstance(record.get("id"), str):
+            raise _journal_error(path, number, "not a question record")
+        qid = record["id"]
+        if known is not None and qid not in known:
+            raise _journal_error(path, number, f"question {qid!r} is not one of the questions of this run")
+        if qid in first_line:
+            raise _journal_error(path, number, f"question {qid!r} again (first on line {first_line[qid]})")
+        drawn, reason = record.get("samples"), record.get("skipped")
+        if reason is not None and not isinstance(reason, str):
+            raise _journal_error(path, number, f"question {qid!r}: 'skipped' must be a string or null")
+        if not isinstance(drawn, list) or not all(isinstance(a, str) for a in drawn):
+            raise _journal_error(path, number, f"question {qid!r}: 'samples' must be a list of strings")
+        expected = 0 if reason else num_samples
+        if expected is not None and len(drawn) != expected:
+            raise _journal_error(path, number, f"question {qid!r}: {len(drawn)} samples, expected {expected}")
+        first_line[qid] = number
+        samples[qid] = list(drawn)
+        if reason:
+            skipped[qid] = reason
+        recorded = record.get("usage")
+        if isinstance(recorded, dict):
+            usage = {k: v for k, v in recorded.items() if isinstance(k, str) and type(v) is int}
+    return samples, skipped, usage
+
+
+def check_journal(
+    output: Path, header: dict[str, Any], num_samples: Optional[int], question_ids: Sequence[str]
+) -> None:
+    """Refuse, before any sampling, a resume journal beside ``output`` that this run cannot resume.
+
+    The journal must have been written with the same ``header`` and hold, per line, one of
+    ``question_ids`` with ``num_samples`` samples; no journal is fine.
+
+    >>> check_journal(Path("/no/such/answers.json"), {}, 3, ["q1"])
+    """
+    journal = journal_path(output)
+    if os.path.lexists(journal):
+        _read_journal(journal, header, num_samples, question_ids)
+
+
+def _journal_hint(journal: Path, count: int) -> str:
+    return (
+        f"the {count} question(s) sampled so far are kept in {journal}; make room and run the same command "
+        "again to resume"
+    )
+
+
+def _write_json_atomically(path: Path, document: Any, jsonl: bool = False) -> None:
+    def write(fh: Any) -> None:
+        if jsonl:
+            for record in document:
+                fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+        else:
+            json.dump(document, fh, ensure_ascii=False, indent=1)
+            fh.write("\n")
+
+    write_output_file(path, write)

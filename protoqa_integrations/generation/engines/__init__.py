@@ -1,0 +1,68 @@
+"""Sampling engines: one interface, several ways of drawing a question's samples.
+
+* ``hf``: the batched ``transformers`` sampler of :mod:`protoqa_integrations.generation.sampling`
+  (the default; its answers are those of that module, bit for bit);
+* ``vllm``: vLLM's offline engine, every prompt in one call (``pip install 'protoqa-eval[vllm]'``);
+* ``openai``: any OpenAI-compatible server, completions or chat completions
+  (``pip install 'protoqa-eval[openai]'``; the key is read from ``$OPENAI_API_KEY`` only).
+
+Every engine takes a list of prompts (a string, or a list of chat messages), a
+:class:`~protoqa_integrations.generation.settings.SamplingConfig` and one seed per prompt, and
+yields :class:`~protoqa_integrations.generation.settings.PromptSamples`; :func:`make_engine` builds
+one by name from the registry :data:`ENGINES`, which names each built-in engine with its module
+and imports that module when the engine is first asked for (another package adds its own with
+``@ENGINES.register(name)``). Engine modules import their heavy packages only when an engine is built.
+
+>>> list(ENGINES)
+['hf', 'openai', 'vllm']
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from protoqa_integrations.generation.engines.base import (
+    CHAT_MAX_NEW_TOKENS,
+    COLLAPSE_SHARE,
+    ENGINES,
+    Engine,
+    EngineError,
+    EngineOption,
+    collapsed_share,
+    engine_class,
+    is_collapsed,
+)
+
+__all__ = [
+    "ENGINES",
+    "CHAT_MAX_NEW_TOKENS",
+    "COLLAPSE_SHARE",
+    "Engine",
+    "EngineError",
+    "EngineOption",
+    "collapsed_share",
+    "engine_class",
+    "is_collapsed",
+    "make_engine",
+]
+
+
+def make_engine(name: str, model: str, **options: Any) -> Engine:
+    """The engine ``name`` for ``model`` (a Hub id or local folder; for ``openai`` the served model name).
+
+    ``options`` are the keywords of the engine's :meth:`~Engine.build` (see each engine class);
+    any other is an error naming it.
+
+    >>> make_engine("gpu", "gpt2")  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    EngineError: unknown engine 'gpu'; choose one of: hf, openai, vllm
+    >>> make_engine("openai", "m", batch=8)  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    EngineError: the openai engine has no option 'batch'; its options: base_url, chat, revision, ...
+    """
+    cls = engine_class(name)
+    known = cls.defaults()
+    for key in options:
+        if key not in known:
+            raise EngineError(f"the {name} engine has no option {key!r}; its options: {', '.join(known)}")
+    return cls.build(model, **options)

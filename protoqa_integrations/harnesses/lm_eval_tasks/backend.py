@@ -1,0 +1,92 @@
+"""``protoqa-hf``: lm-evaluation-harness's ``hf`` backend, sampling with :mod:`protoqa_integrations.generation.sampling`.
+
+The harness's ``hf`` backend draws the ``repeats`` of a request one by one, in batches
+that mix questions, from the global RNG: valid samples, but not the ones ``protoqa-eval
+generate`` draws. This backend hands each question's repeats to
+:func:`~protoqa_integrations.generation.sampling.iter_prompt_samples` instead (``num_return_sequences``,
+KV cache, question seeded with ``seed + doc_id``), so for the same model, seed and
+sample batch size its answers are those of ``protoqa-eval generate`` and of the Trainer
+callback. Requests it cannot serve that way (greedy decoding, other stop strings) go to
+the ``hf`` backend unchanged.
+
+Importing this module registers the backend (it needs ``lm_eval``, ``torch`` and
+``transformers``). Model arguments: those of ``hf`` plus ``seed`` (default 42) and
+``sample_batch_size`` (sequences per forward pass, default 100).
+
+>>> import protoqa_integrations.harnesses.lm_eval_tasks.backend  # doctest: +SKIP
+>>> lm_eval.simple_evaluate(model="protoqa-hf", model_args="pretrained=gpt2,seed=42", tasks=["protoqa"],
+...                         task_manager=TaskManager(include_path=tasks_path()))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lm_eval.api.registry import register_model
+from lm_eval.models.huggingface import HFLM
+
+from protoqa_integrations.generation.sampling import iter_prompt_samples
+from protoqa_integrations.generation.settings import STOP_STRINGS, SamplingConfig
+
+__all__ = ["ProtoQAHFLM", "sampling_config"]
+
+
+def sampling_config(gen_kwargs: dict, num_samples: int, batch_size: int, seed: int) -> SamplingConfig | None:
+    """The :class:`SamplingConfig` of a request's generation kwargs, or None when it is not nucleus sampling
+    with the stop strings of :data:`~protoqa_integrations.generation.settings.STOP_STRINGS`.
+
+    >>> sampling_config({"do_sample": True, "until": ["\\n", "."], "temperature": 0.69, "top_p": 0.9,
+    ...                  "top_k": 0, "max_gen_toks": 10}, 300, 100, 42).signature()  # doctest: +ELLIPSIS
+    'samples:300|top_p:0.9|temperature:0.69|top_k:0|max_new_tokens:10|...'
+    """
+    until = gen_kwargs.get("until") or []
+    until = [until] if isinstance(until, str) else list(until)
+    known = {"do_sample", "until", "temperature", "top_p", "top_k", "max_gen_toks", "max_new_tokens"}
+    if not gen_kwargs.get("do_sample") or set(until) != set(STOP_STRINGS) or set(gen_kwargs) - known:
+        return None
+    return SamplingConfig(
+        num_samples=num_samples,
+        batch_size=batch_size,
+        seed=seed,
+        max_new_tokens=int(gen_kwargs.get("max_gen_toks") or gen_kwargs.get("max_new_tokens") or 10),
+        temperature=float(gen_kwargs.get("temperature", 1.0)),
+        top_p=float(gen_kwargs.get("top_p", 1.0)),
+        top_k=int(gen_kwargs.get("top_k") or 0),
+    )
+
+
+@register_model("protoqa-hf")
+class ProtoQAHFLM(HFLM):
+    """The ``hf`` backend with ProtoQA's batched, per-question-seeded sampler for repeated requests."""
+
+    def __init__(self, *args: Any, seed: int = 42, sample_batch_size: int = 100, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.sampling_seed = int(seed)
+        self.sample_batch_size = int(sample_batch_size)
+
+    def generate_until(self, requests: list, disable_tqdm: bool = False) -> list[str]:
+        # The harness repeats a request `repeats` times as the same Instance object.
+        groups: dict[int, list[int]] = {}
+        for position, request in enumerate(requests):
+            groups.setdefault(id(request), []).append(position)
+        plans: dict[tuple, list[tuple[Any, list[int]]]] = {}
+        for positions in groups.values():
+            request = requests[positions[0]]
+            context, gen_kwargs = request.args
+            config = sampling_config(gen_kwargs, len(positions), self.sample_batch_size, self.sampling_seed)
+            if config is None:
+                return super().generate_until(requests, disable_tqdm)
+            plans.setdefault((config,), []).append((request, positions))
+        results: list[str] = [""] * len(requests)
+        for (config,), items in plans.items():
+            prompts = [request.args[0] for request, _ in items]
+            seeds = [self.sampling_seed + int(request.doc_id) for request, _ in items]
+            progress = None if (self.rank == 0 and not disable_tqdm) else False
+            for done in iter_prompt_samples(
+                self.model, self.tokenizer, prompts, config, seeds=seeds, progress=progress
+            ):
+                _, positions = items[done.index]
+                texts = done.texts if done.skipped is None else [""] * len(positions)
+                for position, text in zip(positions, texts, strict=True):
+                    results[position] = text
+        return results

@@ -1,0 +1,185 @@
+"""The task functions both harnesses share: data, prompts, per-question scores, their means.
+
+The lm-evaluation-harness tasks (:mod:`protoqa_integrations.harnesses.lm_eval_tasks`) and the
+lighteval tasks (:mod:`protoqa_integrations.harnesses.lighteval_tasks`) build on these, so the two
+harnesses read the same rows, send the same prompts and score the same answers the same way.
+Everything here is plain Python on dicts and lists (no harness import).
+
+Data (:func:`load_split`): from ``--metadata '{"data_dir": DIR}'`` or ``$PROTOQA_DATA_DIR``
+(the JSONL files, any layout ``protoqa_dataset`` accepts), else from
+``--metadata '{"parquet": DIR_OR_HUB_ID}'`` or ``$PROTOQA_PARQUET`` (the Parquet export of
+``python -m protoqa_dataset export``, read by stock ``datasets.load_dataset``), else
+downloaded from upstream and checked against the pinned checksums. No loading script.
+
+>>> doc = {"id": "q1", "question": "name a pet", "clusters": {"id": ["q1.0", "q1.1"],
+...        "answers": [["dog"], ["cat"]], "count": [6, 4]}}
+>>> protoqa_prompt(doc)
+'one pet is'
+>>> scores = process_results(doc, [["dog", "cat", "dog"]])
+>>> scores["exact_match_max_answers@1"], round(scores["probeval_kl"], 4)
+(1.0, 0.0355)
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+from collections.abc import Sequence
+from typing import Any, Optional
+
+from protoqa_core.io.readers import clusters_from_records
+from protoqa_core.io.records import Question
+from protoqa_core.ranking import rank_by_frequency
+from protoqa_core.signature import make_signature
+from protoqa_integrations.generation.engines.base import is_collapsed
+from protoqa_integrations.generation.prompts import prompt_for
+from protoqa_integrations.generation.settings import PAPER_TEMPERATURE
+from protoqa_metric.metric import evaluate_predictions
+
+__all__ = [
+    "SIMILARITIES",
+    "PARQUET_ENV",
+    "load_split",
+    "protoqa_prompt",
+    "cfc_one_shot_prompt",
+    "question_from_doc",
+    "process_results",
+    "mean",
+    "mean_logging_wordnet_signature",
+    "mean_logging_exact_match_signature",
+    "mean_logging_probeval_signature",
+]
+
+SIMILARITIES = ("wordnet", "exact_match")
+PARQUET_ENV = "PROTOQA_PARQUET"
+
+# lm-eval shows INFO records only of loggers under its own "lm_eval"; lighteval shows them all.
+logger = logging.getLogger("lm_eval.protoqa_eval")
+
+
+def load_split(
+    protoqa_config: str,
+    protoqa_split: str,
+    data_dir: Optional[str] = None,
+    parquet: Optional[str] = None,
+    verify: bool = True,
+    **_metadata: Any,
+) -> Any:
+    """``DatasetDict`` with one split of a ``protoqa_dataset`` config (the ``custom_dataset`` of the tasks).
+
+    >>> load_split("cfc", "test", data_dir="../shared/data")["test"].num_rows  # doctest: +SKIP
+    46
+    """
+    import datasets
+
+    from protoqa_core.io.data import data_dir_from_env
+    from protoqa_dataset.parsing import load_questions, question_to_row
+    from protoqa_dataset.schema import FEATURES
+
+    data_dir = data_dir or data_dir_from_env()
+    parquet = parquet or os.environ.get(PARQUET_ENV, "").strip() or None
+    if data_dir is None and parquet is not None:
+        split = datasets.load_dataset(parquet, protoqa_config, split=protoqa_split)
+        return datasets.DatasetDict({protoqa_split: split})
+    questions, _ = load_questions(protoqa_config, protoqa_split, data_dir, verify=verify)
+    rows = [question_to_row(q) for q in questions]
+    return datasets.DatasetDict({protoqa_split: datasets.Dataset.from_list(rows, features=FEATURES)})
+
+
+def protoqa_prompt(doc: dict) -> str:
+    """The docs/spec.md statement prompt of a ProtoQA question (its normalized text).
+
+    >>> protoqa_prompt({"question": "name something people bring to a picnic."})
+    'one thing people bring to a picnic is'
+    """
+    return prompt_for(doc["question"], "statement")
+
+
+def cfc_one_shot_prompt(doc: dict) -> str:
+    """The one-shot prompt of a CFC question.
+
+    >>> cfc_one_shot_prompt({"question": "a man reads. where is he?"}).splitlines()[-2:]
+    ['Q: a man reads. where is he?', 'A:']
+    """
+    return prompt_for(doc["question"], "cfc-one-shot")
+
+
+def question_from_doc(doc: dict) -> Question:
+    """The :class:`~protoqa_core.io.records.Question` of a dataset row.
+
+    >>> question_from_doc({"id": "q1", "question": "name a pet", "clusters": {"id": ["q1.0"],
+    ...                    "answers": [["dog"]], "count": [3]}}).clusters[0].count
+    3
+    """
+    clusters = clusters_from_records(doc.get("clusters") or [], doc["id"]) if doc.get("clusters") else ()
+    return Question(doc["id"], doc["question"], clusters, doc.get("question_original") or "")
+
+
+_PROBEVAL: Any = None
+
+
+def _probeval() -> Any:
+    global _PROBEVAL
+    if _PROBEVAL is None:
+        from cfc_probeval import ProbEval
+
+        _PROBEVAL = ProbEval("human", "wordnet")
+    return _PROBEVAL
+
+
+def process_results(doc: dict, results: Sequence[Sequence[str]]) -> dict[str, Any]:
+    """One question's scores: the paper's seven metrics per similarity and ProbEval's KL (floats),
+    and ``collapsed``: the question id with whether its samples collapsed.
+
+    ``results[0]`` holds the question's cleaned samples (each sample through
+    :func:`~protoqa_integrations.generation.settings.answer_from_text`).
+    The metrics are those of ``protoqa-eval`` on the frequency-ranked answers, and the
+    KL that of ``probeval`` on all samples (human clusters, WordNet matching).
+    """
+    from cfc_probeval import targets_from_question
+    from cfc_probeval.inputs import sample_counts
+
+    samples = list(results[0])
+    question = question_from_doc(doc)
+    ranked = {question.id: rank_by_frequency(samples)}
+    scores: dict[str, Any] = {}
+    for similarity in SIMILARITIES:
+        result = evaluate_predictions([question], ranked, similarity, "paper")
+        scores.update({f"{similarity}_{name}": float(value) for name, value in result.scores.items()})
+    truth = targets_from_question(question)
+    scores["probeval_kl"] = float(_probeval().score_question(truth, sample_counts(samples, question_id=question.id)).kl)
+    # The tasks sample at PAPER_TEMPERATURE; nearly identical samples there mean a backend repeated itself.
+    scores["collapsed"] = (question.id, is_collapsed(samples, PAPER_TEMPERATURE))
+    return scores
+
+
+def mean(values: Sequence[float]) -> float:
+    """The exactly rounded mean (``math.fsum``), as ``protoqa-eval`` and ``probeval`` average.
+
+    >>> mean([0.25, 0.5, 0.125])
+    0.2916666666666667
+    """
+    values = list(values)
+    return math.fsum(values) / len(values) if values else 0.0
+
+
+def mean_logging_wordnet_signature(values: Sequence[float]) -> float:
+    """:func:`mean`, logging the signature of the WordNet scores (once per task, on Max Answers@1)."""
+    logger.info(
+        "protoqa signature (wordnet): %s",
+        make_signature("wordnet", "paper", "zero", len(values), all_stopword_match=True),
+    )
+    return mean(values)
+
+
+def mean_logging_exact_match_signature(values: Sequence[float]) -> float:
+    """:func:`mean`, logging the signature of the exact-match scores."""
+    logger.info("protoqa signature (exact_match): %s", make_signature("exact_match", "paper", "zero", len(values)))
+    return mean(values)
+
+
+def mean_logging_probeval_signature(values: Sequence[float]) -> float:
+    """:func:`mean`, logging ProbEval's signature."""
+    logger.info("probeval signature: %s", _probeval().signature(len(values)))
+    return mean(values)

@@ -1,0 +1,515 @@
+"""A leaderboard of several systems on one set of questions: intervals, paired tests, rank groups.
+
+Every system is scored per question with both metrics where they apply:
+
+* the ProtoQA metrics (Max Answers@k, Max Incorrect@k; the paper's seven) under one
+  similarity, on the system's ranked lists, when the targets carry answer clusters;
+* ProbEval's KL on the system's samples, with ProbEval's own default: the references'
+  human clusters when they carry them, else its automatic clustering.
+
+Each figure is the mean over questions with a percentile bootstrap interval. All systems
+are resampled with the same question sets (:func:`protoqa_core.significance.resample_indices`),
+so every pair is compared by a paired bootstrap on those resamples; the p-values of all
+pairs of one metric are Holm-corrected, and a system's *rank range* runs from one more than
+the number of systems significantly better to the number of systems minus those
+significantly worse. Systems whose rank ranges overlap are not told apart.
+
+:func:`read_system` reads a system file of any supported format (:data:`FORMATS`);
+:func:`build_leaderboard` scores systems already read; :func:`format_table`,
+:func:`to_markdown`, :func:`to_csv`, :func:`plot_leaderboard` and :func:`model_index`
+present a :class:`Leaderboard` (those and the record's types live in
+:mod:`~protoqa_integrations.leaderboard.report`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import unicodedata
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Optional
+
+import numpy as np
+
+from cfc_probeval.inputs import read_samples, sample_counts, sample_fields
+from cfc_probeval.probeval import ProbEval
+from protoqa_core.io.files import DataFormatError, ProtoQAWarning
+from protoqa_core.io.predictions import read_prediction_document
+from protoqa_core.io.readers import PathLike
+from protoqa_core.io.records import Question, preview_ids
+from protoqa_core.ranking import rank_by_frequency
+from protoqa_core.redaction import redact
+from protoqa_core.significance import DEFAULT_RESAMPLES, DEFAULT_SEED, holm_adjust, resample_indices
+from protoqa_integrations.generation.provenance import check_provenance
+from protoqa_integrations.harnesses.outputs import detect_format, read_harness_output
+from protoqa_integrations.leaderboard.report import (
+    PROBEVAL_KEY,
+    Interval,
+    Leaderboard,
+    LeaderboardError,
+    MetricColumn,
+    SystemAnswers,
+)
+from protoqa_metric.metric import ProtoQA
+from protoqa_metric.metric_set import PAPER_METRICS
+
+__all__ = [
+    "MAX_SYSTEMS",
+    "MAX_RESAMPLES",
+    "check_system_name",
+    "parse_system_argument",
+    "read_system",
+    "build_leaderboard",
+    "leaderboard_from_dict",
+    "add_systems",
+]
+
+MAX_SYSTEMS = 100
+"""The most systems one leaderboard ranks: the pairwise tests grow with its square."""
+MAX_RESAMPLES = 10_000
+"""The most bootstrap resamples: the index matrix holds resamples x questions integers."""
+_REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+"""Unicode categories refused in a system name: controls, format (bidirectional overrides), line breaks."""
+
+
+# ---------------------------------------------------------------- reading systems
+
+
+def check_system_name(name: str) -> str:
+    """A system name, checked: not empty, no path separator, at most 200 characters, no control or format
+    characters (line breaks, DEL, NEL, bidirectional overrides), so that every output can show it as it is.
+
+    >>> check_system_name("gpt2-xl one-shot")
+    'gpt2-xl one-shot'
+    >>> check_system_name("runs/gpt2")  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    LeaderboardError: system name 'runs/gpt2' contains a path separator
+    """
+    if not name.strip():
+        raise LeaderboardError("a system name is empty")
+    if "/" in name or "\\" in name or (os.altsep and os.altsep in name) or name in (".", ".."):
+        raise LeaderboardError(f"system name {name!r} contains a path separator")
+    if len(name) > 200:
+        raise LeaderboardError(f"system name {name[:40]!r}... is longer than 200 characters")
+    bad = next((ch for ch in name if unicodedata.category(ch) in _REFUSED_CATEGORIES), None)
+    if bad is not None:
+        raise LeaderboardError(
+            f"system name {name[:60]!r} holds the control character U+{ord(bad):04X}; name it with printable "
+            "characters only"
+        )
+    return name
+
+
+def parse_system_argument(argument: str) -> tuple[str, Path]:
+    """``NAME=FILE`` split at the first ``=``, the name checked.
+
+    >>> parse_system_argument("xl=runs/xl.answers.json")
+    ('xl', PosixPath('runs/xl.answers.json'))
+    """
+    name, sep, path = argument.partition("=")
+    if not sep or not path:
+        raise LeaderboardError(f"expected NAME=FILE, got {argument!r}")
+    return check_system_name(name), Path(path)
+
+
+def _counts(lists: Mapping[str, Sequence[str]], path: Path) -> dict[str, dict[str, int]]:
+    return {qid: sample_counts(list(answers), path=path, question_id=qid) for qid, answers in lists.items()}
+
+
+def read_system(name: str, path: PathLike) -> SystemAnswers:
+    """Read one system file of any format in :data:`FORMATS` (detected from its content).
+
+    * an answers file of ``protoqa-eval generate``: samples ``model_answers``, ranked lists
+      ``model_ranked_answers``, settings ``generation``;
+    * a predictions file: ``{"model_answers": ...}`` files as ``probeval`` reads them (ranked
+      by ``model_ranked_answers`` when present, else by frequency), plain ``{id: [answers]}``
+      files as ranked lists (as ``protoqa-eval`` reads them) and as one sample per answer
+      (as ``probeval`` reads them);
+    * lm-eval ``--log_samples`` output, lighteval details and Inspect logs: every sample, ranked by frequency.
+
+    >>> s = read_system("xl", "../shared/data/cfc/test.samples.gpt2-xl.oneshot.jsonl")  # doctest: +SKIP
+    >>> s.format, len(s.samples)  # doctest: +SKIP
+    ('predictions', 46)
+    """
+    path = Path(path)
+    fmt = detect_format(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ProtoQAWarning)  # an empty predictions file is an error here, not a warning
+        try:
+            return _read_system(name, path, fmt)
+        except ProtoQAWarning as exc:
+            raise DataFormatError(str(exc)) from None
+
+
+def _read_system(name: str, path: Path, fmt: str) -> SystemAnswers:
+    if fmt in ("lm-eval", "lighteval", "inspect"):
+        read = read_harness_output(path, fmt)
+        ranked = {qid: rank_by_frequency(answers) for qid, answers in read.samples.items()}
+        return SystemAnswers(name, str(path), fmt, _counts(read.samples, path), ranked, "by frequency", read.generation)
+    document = read_prediction_document(path)  # read once; the fields below come from it
+    if fmt == "answers":
+        generation = document.members.get("generation")
+        samples = read_samples(document, "model_answers")
+        ranked = document.ranked("model_ranked_answers")
+        settings = redact(generation) if isinstance(generation, dict) else {}
+        return SystemAnswers(name, str(path), fmt, samples, ranked, "model_ranked_answers", settings)
+    fields = sample_fields(document)
+    if fields:
+        samples = read_samples(document, "model_answers" if "model_answers" in fields else fields[0])
+        if "model_ranked_answers" in fields:
+            return SystemAnswers(
+                name, str(path), fmt, samples, document.ranked("model_ranked_answers"), "model_ranked_answers"
+            )
+        return SystemAnswers(
+            name, str(path), fmt, samples, {q: rank_by_frequency(s) for q, s in samples.items()}, "by frequency"
+        )
+    return SystemAnswers(name, str(path), fmt, read_samples(document), document.ranked(), "as given")
+
+
+# ---------------------------------------------------------------- scoring
+
+
+def _question_set(
+    targets: Mapping[str, Question], systems: Sequence[SystemAnswers], only_common: bool
+) -> tuple[list[str], list[str]]:
+    """The questions every system is scored on (targets order) and those left out by ``only_common``."""
+    common = [qid for qid in targets if all(qid in s.samples for s in systems)]
+    problems = []
+    for system in systems:
+        unknown = [qid for qid in system.samples if qid not in targets]
+        if unknown:
+            problems.append(f"{system.name} answers {len(unknown)} id(s) not in the targets: {preview_ids(unknown)}")
+    answered = [qid for qid in targets if any(qid in s.samples for s in systems)]
+    for system in systems:
+        missing = [qid for qid in answered if qid not in system.samples]
+        if missing:
+            problems.append(f"{system.name} lacks {len(missing)} question(s): {preview_ids(missing)}")
+    if problems and not only_common:
+        raise LeaderboardError(
+            "the systems answer different question sets (" + "; ".join(problems) + "); pass --only-common "
+            "to rank them on the questions all of them answer"
+        )
+    if not common:
+        answers = "; ".join(
+            f"{s.name} answers {len(s.samples)}: {preview_ids([q for q in targets if q in s.samples] or list(s.samples))}"
+            for s in systems
+        )
+        raise LeaderboardError(f"no target question is answered by every system ({answers})")
+    dropped = sorted({qid for s in systems for qid in s.samples if qid not in common} | set(answered) - set(common))
+    return common, dropped
+
+
+def _bootstrap(
+    values: np.ndarray, higher: bool, idx: np.ndarray, level: float, alpha: float, names: Sequence[str]
+) -> tuple[dict[str, Interval], dict[str, tuple[int, int]], dict[tuple[str, str], float]]:
+    """Intervals, rank ranges and Holm-corrected pairwise p-values of one metric; ``values`` is systems x questions."""
+    tail = (1 - level) / 2 * 100
+    # Exactly rounded means, as protoqa-eval and probeval report them.
+    means = np.asarray([math.fsum(row) / len(row) for row in values.tolist()])
+    resampled = np.stack([row[idx].mean(axis=1) for row in values])  # systems x resamples, same resampled questions
+    scores = {}
+    for i, name in enumerate(names):
+        low, high = np.percentile(resampled[i], [tail, 100 - tail])
+        scores[name] = Interval(float(means[i]), float(low), float(high))
+    pairs = [(i, j) for i in range(len(names)) for j in range(i + 1, len(names))]
+    raw = []
+    for i, j in pairs:
+        # The mean of resampled differences is the difference of resampled means: a paired bootstrap.
+        observed = float(means[i] - means[j])
+        shifted = resampled[i] - resampled[j] - observed
+        extreme = np.count_nonzero(np.abs(shifted) >= abs(observed) - 1e-15)
+        raw.append((extreme + 1) / (idx.shape[0] + 1))
+    adjusted = holm_adjust(raw)
+    p_values = {(names[i], names[j]): p for (i, j), p in zip(pairs, adjusted, strict=True)}
+    better = [0] * len(names)
+    worse = [0] * len(names)
+    for (i, j), p in zip(pairs, adjusted, strict=True):
+        if p < alpha and means[i] != means[j]:
+            i_better = (means[i] > means[j]) == higher
+            winner, loser = (i, j) if i_better else (j, i)
+            better[loser] += 1
+            worse[winner] += 1
+    ranks = {name: (better[i] + 1, len(names) - worse[i]) for i, name in enumerate(names)}
+    return scores, ranks, p_values
+
+
+def _only(values: Mapping[str, Any], questions: Iterable[str]) -> dict[str, Any]:
+    return {qid: values[qid] for qid in questions}
+
+
+def _check_systems(systems: Sequence[SystemAnswers]) -> None:
+    if not systems:
+        raise LeaderboardError("no systems to rank")
+    if len(systems) > MAX_SYSTEMS:
+        raise LeaderboardError(f"{len(systems)} systems: a leaderboard ranks at most {MAX_SYSTEMS}")
+    names = [s.name for s in systems]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise LeaderboardError(f"two systems are named {repeated[0]!r}")
+
+
+def _score(
+    targets: Mapping[str, Question],
+    systems: Sequence[SystemAnswers],
+    questions: list[str],
+    metrics: Sequence[str],
+    similarity: str,
+    probeval: Optional[ProbEval],
+) -> tuple[list[MetricColumn], dict[str, dict[str, list[float]]]]:
+    """Per-question scores of every system on ``questions``: the columns and ``{metric: {system: values}}``."""
+    unknown = set(metrics) - {"protoqa", "probeval"}
+    if unknown or not metrics:
+        raise LeaderboardError(f"unknown metrics {sorted(unknown)}; choose protoqa and/or probeval")
+    scored_targets = {qid: targets[qid] for qid in questions}
+    columns: list[MetricColumn] = []
+    per_question: dict[str, dict[str, list[float]]] = {}
+
+    def record(key: str, system: str, signature: str, values: list[float], label: str, higher: bool) -> None:
+        column = next((c for c in columns if c.key == key), None)
+        if column is None:
+            columns.append(MetricColumn(key, label, higher, signature))
+        elif column.signature != signature:
+            raise LeaderboardError(
+                f"{key}: the systems were scored under different settings ({column.signature} vs {signature})"
+            )
+        per_question.setdefault(key, {})[system] = values
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # every question of every system is scored: nothing for them to say
+        if "protoqa" in metrics and all(q.clusters for q in scored_targets.values()):
+            metric = ProtoQA(similarity, "paper")
+            for system in systems:
+                if system.ranked is None:
+                    continue
+                result = metric.evaluate(scored_targets, _only(system.ranked, questions))
+                for spec in PAPER_METRICS:
+                    values = [result.per_question[qid][spec.name].score for qid in questions]
+                    record(spec.name, system.name, result.signature, values, spec.name, True)
+        if "probeval" in metrics:
+            pe = (probeval or ProbEval("auto")).resolved(scored_targets)
+            for system in systems:
+                kl = pe.evaluate(scored_targets, _only(system.samples, questions))
+                values = [kl.per_question[qid] for qid in questions]
+                record(PROBEVAL_KEY, system.name, kl.signature, values, "ProbEval KL", False)
+    if not columns:
+        raise LeaderboardError("no metric applies: the targets have no answer clusters and ProbEval was not asked for")
+    return columns, per_question
+
+
+def _ranked(
+    questions: list[str],
+    columns: list[MetricColumn],
+    per_question: dict[str, dict[str, list[float]]],
+    systems: Sequence[SystemAnswers],
+    *,
+    level: float,
+    resamples: int,
+    seed: int,
+    alpha: float,
+    dropped: list[str],
+) -> Leaderboard:
+    if not 1 <= resamples <= MAX_RESAMPLES:
+        raise LeaderboardError(f"resamples must be between 1 and {MAX_RESAMPLES}, got {resamples}")
+    idx = resample_indices(len(questions), resamples, seed)
+    names = [s.name for s in systems]
+    scores, ranks, p_values = {}, {}, {}
+    for column in columns:
+        scored_names = [n for n in names if n in per_question[column.key]]
+        matrix = np.asarray([per_question[column.key][n] for n in scored_names], dtype=float)
+        scores[column.key], ranks[column.key], p_values[column.key] = _bootstrap(
+            matrix, column.higher_is_better, idx, level, alpha, scored_names
+        )
+    return Leaderboard(
+        questions, columns, list(systems), scores, ranks, p_values, level, resamples, seed, alpha, dropped, per_question
+    )
+
+
+def build_leaderboard(
+    targets: Mapping[str, Question],
+    systems: Sequence[SystemAnswers],
+    *,
+    metrics: Sequence[str] = ("protoqa", "probeval"),
+    similarity: str = "wordnet",
+    probeval: Optional[ProbEval] = None,
+    only_common: bool = False,
+    level: float = 0.95,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    alpha: float = 0.05,
+    targets_data: Optional[tuple[str, str]] = None,
+    accept: Sequence[str] = (),
+) -> Leaderboard:
+    """Score ``systems`` on ``targets`` and rank them (module doc).
+
+    Before any scoring, the provenance the systems record (data set, split, questions file,
+    samples per question, temperature, top-p, max tokens, prompt) is compared between them
+    and with ``targets_data`` (the targets' config and split, when known):
+    :func:`~protoqa_integrations.generation.provenance.check_provenance` raises a one-line error for a
+    difference not named in ``accept``; accepted ones are listed in the board's ``accepted``
+    (and so in its signature and every output), notes on what could not be checked in ``notes``.
+
+    ``metrics``: ``protoqa`` (the paper's seven metrics under ``similarity``, for systems with
+    ranked lists, when every target has answer clusters) and/or ``probeval`` (``probeval``, by
+    default ``ProbEval("auto")``: human clusters when the targets carry them, else automatic
+    clustering). Systems must answer the same questions (else :class:`LeaderboardError`
+    names the differences), unless ``only_common``.
+
+    >>> from protoqa_core.io.records import Cluster
+    >>> q = {f"q{i}": Question(f"q{i}", "name a pet", (Cluster(f"q{i}.0", ("dog",), 6),)) for i in range(20)}
+    >>> good = SystemAnswers("good", "-", "predictions", {k: {"dog": 1} for k in q}, {k: ["dog"] for k in q})
+    >>> bad = SystemAnswers("bad", "-", "predictions", {k: {"cat": 1} for k in q}, {k: ["cat"] for k in q})
+    >>> board = build_leaderboard(q, [good, bad], metrics=["protoqa"], similarity="exact_match")
+    >>> board.scores["max_answers@1"]["good"].mean, board.ranks["max_answers@1"]
+    (1.0, {'good': (1, 1), 'bad': (2, 2)})
+    """
+    _check_systems(systems)
+    if not 1 <= resamples <= MAX_RESAMPLES:
+        raise LeaderboardError(f"resamples must be between 1 and {MAX_RESAMPLES}, got {resamples}")
+    checked = check_provenance({s.name: s.settings for s in systems}, targets_data, accept)
+    questions, dropped = _question_set(targets, systems, only_common)
+    columns, per_question = _score(targets, systems, questions, metrics, similarity, probeval)
+    board = _ranked(
+        questions,
+        columns,
+        per_question,
+        systems,
+        level=level,
+        resamples=resamples,
+        seed=seed,
+        alpha=alpha,
+        dropped=dropped,
+    )
+    board.accepted, board.notes = checked.accepted, checked.notes
+    return board
+
+
+def leaderboard_from_dict(document: Mapping[str, Any]) -> Leaderboard:
+    """A leaderboard again from ``Leaderboard.as_dict(per_question=True)`` (ranked again from its per-question scores).
+
+    >>> from protoqa_core.io.records import Cluster
+    >>> q = {f"q{i}": Question(f"q{i}", "name a pet", (Cluster(f"q{i}.0", ("dog",), 6),)) for i in range(5)}
+    >>> one = SystemAnswers("one", "-", "predictions", {k: {"dog": 1} for k in q}, {k: ["dog"] for k in q})
+    >>> board = build_leaderboard(q, [one], metrics=["protoqa"], similarity="exact_match")
+    >>> leaderboard_from_dict(board.as_dict(per_question=True)).scores == board.scores
+    True
+    """
+    try:
+        per_question = document["per_question"]
+        columns = [
+            MetricColumn(m["key"], m["label"], m["higher_is_better"], m["signature"]) for m in document["metrics"]
+        ]
+        systems = [
+            SystemAnswers(s["name"], s["file"], s["format"], {}, None, s["ranking"] or "", s["settings"])
+            for s in document["systems"]
+        ]
+        board = _ranked(
+            list(document["questions"]),
+            columns,
+            {k: {n: [float(v) for v in values] for n, values in by.items()} for k, by in per_question.items()},
+            systems,
+            level=float(document["level"]),
+            resamples=int(document["resamples"]),
+            seed=int(document["seed"]),
+            alpha=float(document["alpha"]),
+            dropped=list(document["questions_dropped"]),
+        )
+        board.accepted = [str(a) for a in document.get("accepted_mismatches", [])]
+        return board
+    except (KeyError, TypeError, ValueError) as exc:
+        raise LeaderboardError(f"not a leaderboard with per-question scores: {exc}") from None
+
+
+def add_systems(
+    board: Leaderboard,
+    targets: Mapping[str, Question],
+    systems: Sequence[SystemAnswers],
+    *,
+    similarity: str = "wordnet",
+    probeval: Optional[ProbEval] = None,
+    only_common: bool = False,
+    targets_data: Optional[tuple[str, str]] = None,
+    accept: Sequence[str] = (),
+) -> Leaderboard:
+    """``board`` with ``systems`` scored on its questions, under its settings, and everything ranked again.
+
+    The new systems must answer the board's questions (others are ignored) and be scored under
+    the same signatures; :class:`LeaderboardError` says what differs. With ``only_common``,
+    every system is ranked on the board's questions that all the new systems answer. Their
+    provenance is checked against the board's systems and ``targets_data`` as
+    :func:`build_leaderboard` checks it.
+
+    >>> from protoqa_core.io.records import Cluster
+    >>> q = {f"q{i}": Question(f"q{i}", "name a pet", (Cluster(f"q{i}.0", ("dog",), 6),)) for i in range(5)}
+    >>> one = SystemAnswers("one", "-", "predictions", {k: {"dog": 1} for k in q}, {k: ["dog"] for k in q})
+    >>> two = SystemAnswers("two", "-", "predictions", {k: {"cat": 1} for k in q}, {k: ["cat"] for k in q})
+    >>> board = build_leaderboard(q, [one], metrics=["protoqa"], similarity="exact_match")
+    >>> add_systems(board, q, [two], similarity="exact_match").order("max_answers@1")
+    ['one', 'two']
+    >>> three = SystemAnswers("three", "-", "predictions", {"q1": {"dog": 1}}, {"q1": ["dog"]})
+    >>> add_systems(board, q, [three], similarity="exact_match", only_common=True).questions
+    ['q1']
+    """
+    _check_systems([*board.systems, *systems])
+    checked = check_provenance(
+        {s.name: s.settings for s in [*board.systems, *systems]},
+        targets_data,
+        [*(a.split(" (", 1)[0] for a in board.accepted), *accept],
+    )
+    missing_targets = [qid for qid in board.questions if qid not in targets]
+    if missing_targets:
+        raise LeaderboardError(f"the targets lack the board's questions: {preview_ids(missing_targets)}")
+    questions = list(board.questions)
+    if only_common:
+        questions = [qid for qid in board.questions if all(qid in s.samples for s in systems)]
+        if not questions:
+            answers = "; ".join(f"{s.name} answers {len(s.samples)}: {preview_ids(list(s.samples))}" for s in systems)
+            raise LeaderboardError(f"no question of the board is answered by every uploaded system ({answers})")
+    for system in systems:
+        missing = [qid for qid in questions if qid not in system.samples]
+        if missing:
+            raise LeaderboardError(
+                f"{system.name} lacks {len(missing)} of the board's {len(questions)} questions: "
+                f"{preview_ids(missing)}; rank on the common questions to leave them out"
+            )
+    metrics = sorted({"probeval" if c.key == PROBEVAL_KEY else "protoqa" for c in board.columns})
+    columns, per_question = _score(targets, systems, questions, metrics, similarity, probeval)
+    keep = [board.questions.index(qid) for qid in questions]
+    merged = {key: {n: [v[i] for i in keep] for n, v in values.items()} for key, values in board.per_question.items()}
+    for column in columns:
+        known = next((c for c in board.columns if c.key == column.key), None)
+        if known is None or _without_count(known.signature) != _without_count(column.signature):
+            raise LeaderboardError(
+                f"{column.key}: scored under {column.signature}, the board under "
+                f"{known.signature if known else 'no such metric'}"
+            )
+        merged[column.key].update(per_question[column.key])
+    dropped = sorted(set(board.dropped) | (set(board.questions) - set(questions)))
+    ranked = _ranked(
+        questions,
+        [replace(c, signature=_with_count(c.signature, len(questions))) for c in board.columns],
+        merged,
+        [*board.systems, *systems],
+        level=board.level,
+        resamples=board.resamples,
+        seed=board.seed,
+        alpha=board.alpha,
+        dropped=dropped,
+    )
+    ranked.accepted, ranked.notes = checked.accepted, checked.notes
+    return ranked
+
+
+def _with_count(signature: str, count: int) -> str:
+    return re.sub(r"(?<![a-z_])n:\d+", f"n:{count}", signature)
+
+
+def _without_count(signature: str) -> str:
+    """A signature less its question count (``n:52``), to compare settings on a subset of the questions."""
+    return re.sub(r"(?<![a-z_])n:\d+", "n:*", signature)
+
+
+# ---------------------------------------------------------------- presenting

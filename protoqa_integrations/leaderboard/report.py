@@ -1,0 +1,431 @@
+"""A built leaderboard and how it is shown: the :class:`Leaderboard` record, its text table, Markdown, CSV, plot and model-index.
+
+:mod:`protoqa_integrations.leaderboard.board` scores the systems and builds the record; this
+module holds the record's types and every presentation of it, and that module names them
+all.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import numpy as np
+
+from protoqa_core.io.cli import finite_json
+from protoqa_core.io.readers import PathLike
+from protoqa_core.redaction import redact
+
+__all__ = [
+    "PROBEVAL_KEY",
+    "LeaderboardError",
+    "SystemAnswers",
+    "Interval",
+    "MetricColumn",
+    "Leaderboard",
+    "format_table",
+    "markdown_text",
+    "csv_text",
+    "to_markdown",
+    "to_csv",
+    "plot_leaderboard",
+    "model_index",
+]
+
+PROBEVAL_KEY = "probeval_kl"
+"""The key of ProbEval's KL among a leaderboard's metrics (the ProtoQA metrics keep their names)."""
+
+
+class LeaderboardError(ValueError):
+    """Input that cannot make a leaderboard (names, formats, question sets, settings)."""
+
+
+@dataclass
+class SystemAnswers:
+    """One system: its samples (for ProbEval), its ranked lists (for ProtoQA) and where they came from.
+
+    ``samples``: question id -> ``{answer: count}``; ``ranked``: question id -> ranked
+    answers, or None when the system's answers have no order (no ProtoQA score);
+    ``ranking`` says how the ranked lists were made; ``settings`` is the generation
+    block the file recorded (empty when none).
+    """
+
+    name: str
+    source: str
+    format: str
+    samples: dict[str, dict[str, int]]
+    ranked: Optional[dict[str, list[str]]]
+    ranking: str = "as given"
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A mean over questions with its bootstrap interval."""
+
+    mean: float
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class MetricColumn:
+    """One metric of the leaderboard: key, label, direction and the signature it was computed under."""
+
+    key: str
+    label: str
+    higher_is_better: bool
+    signature: str
+
+
+@dataclass
+class Leaderboard:
+    """Scores, intervals, Holm-corrected pairwise p-values and rank ranges of every system.
+
+    ``scores[metric][system]`` is an :class:`Interval`; ``ranks[metric][system]`` is
+    ``(best, worst)`` rank; ``p_values[metric][(a, b)]`` the Holm-corrected p-value of the
+    pair; systems without a score for a metric are absent from its tables.
+    """
+
+    questions: list[str]
+    columns: list[MetricColumn]
+    systems: list[SystemAnswers]
+    scores: dict[str, dict[str, Interval]]
+    ranks: dict[str, dict[str, tuple[int, int]]]
+    p_values: dict[str, dict[tuple[str, str], float]]
+    level: float
+    resamples: int
+    seed: int
+    alpha: float
+    dropped: list[str] = field(default_factory=list)
+    per_question: dict[str, dict[str, list[float]]] = field(default_factory=dict)
+    accepted: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def signature(self) -> str:
+        """One line naming every metric's signature and the bootstrap settings (and any mismatch accepted)."""
+        parts = [f"{c.key}:{c.signature}" for c in self._distinct_signatures()]
+        return (
+            " ; ".join(parts)
+            + f" ; bootstrap:{self.resamples}|seed:{self.seed}|level:{self.level}|holm:{self.alpha}"
+            + (f" ; {self.mark}" if self.accepted else "")
+        )
+
+    @property
+    def mark(self) -> str:
+        """``accepted-mismatch:FIELD,...`` when provenance mismatches were accepted, else ``""``."""
+        fields = [a.split(" (", 1)[0] for a in self.accepted]
+        return f"accepted-mismatch:{','.join(fields)}" if fields else ""
+
+    def metric_signature(self, column: MetricColumn) -> str:
+        """A metric's signature as every output shows it: with :attr:`mark` when mismatches were accepted."""
+        return f"{column.signature}|{self.mark}" if self.accepted else column.signature
+
+    def _distinct_signatures(self) -> list[MetricColumn]:
+        seen: dict[str, MetricColumn] = {}
+        for column in self.columns:
+            family = "probeval" if column.key == PROBEVAL_KEY else "protoqa"
+            seen.setdefault(family, MetricColumn(family, family, column.higher_is_better, column.signature))
+        return list(seen.values())
+
+    def order(self, metric: str) -> list[str]:
+        """Systems with a score for ``metric``, best first (ties in input order)."""
+        column = next(c for c in self.columns if c.key == metric)
+        scored = self.scores[metric]
+        sign = -1.0 if column.higher_is_better else 1.0
+        return sorted(scored, key=lambda name: sign * scored[name].mean)
+
+    def as_dict(self, per_question: bool = False) -> dict[str, Any]:
+        """A JSON-ready dict (no NaN): metrics with signatures, systems with scores and ranks, pairwise p-values.
+
+        With ``per_question``, also the question ids and every system's per-question scores
+        (what :func:`leaderboard_from_dict` and :func:`add_systems` need).
+        """
+        systems = []
+        for system in self.systems:
+            scores = {
+                c.key: {
+                    "mean": self.scores[c.key][system.name].mean,
+                    "low": self.scores[c.key][system.name].low,
+                    "high": self.scores[c.key][system.name].high,
+                    "rank": list(self.ranks[c.key][system.name]),
+                }
+                for c in self.columns
+                if system.name in self.scores[c.key]
+            }
+            systems.append(
+                {
+                    "name": system.name,
+                    "file": system.source,
+                    "format": system.format,
+                    "ranking": system.ranking if system.ranked is not None else None,
+                    "settings": redact(system.settings),
+                    "scores": scores,
+                }
+            )
+        extra: dict[str, Any] = {}
+        if per_question:
+            extra = {"questions": list(self.questions), "per_question": self.per_question}
+        return finite_json(
+            {
+                **extra,
+                "num_questions": len(self.questions),
+                "questions_dropped": list(self.dropped),
+                "accepted_mismatches": list(self.accepted),
+                "notes": list(self.notes),
+                "signature": self.signature,
+                "level": self.level,
+                "resamples": self.resamples,
+                "seed": self.seed,
+                "alpha": self.alpha,
+                "metrics": [
+                    {"key": c.key, "label": c.label, "higher_is_better": c.higher_is_better, "signature": c.signature}
+                    for c in self.columns
+                ],
+                "systems": systems,
+                "pairwise": {
+                    key: [{"a": a, "b": b, "p_holm": p} for (a, b), p in pairs.items()]
+                    for key, pairs in self.p_values.items()
+                },
+            }
+        )
+
+
+def _rank_text(rank: tuple[int, int]) -> str:
+    return str(rank[0]) if rank[0] == rank[1] else f"{rank[0]}-{rank[1]}"
+
+
+def _cell(board: Leaderboard, key: str, name: str) -> str:
+    if name not in board.scores[key]:
+        return "-"
+    s = board.scores[key][name]
+    return f"{s.mean:.3f} [{s.low:.3f}, {s.high:.3f}] ({_rank_text(board.ranks[key][name])})"
+
+
+def _main_metric(board: Leaderboard) -> str:
+    keys = [c.key for c in board.columns]
+    return PROBEVAL_KEY if PROBEVAL_KEY in keys else ("max_answers@10" if "max_answers@10" in keys else keys[0])
+
+
+def _rows(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
+    main = _main_metric(board)
+    ordered = board.order(main) + [s.name for s in board.systems if s.name not in board.scores[main]]
+    formats = {s.name: s.format for s in board.systems}
+    header = ["system", "format"] + [c.label for c in board.columns]
+    rows = [[name, formats[name]] + [_cell(board, c.key, name) for c in board.columns] for name in ordered]
+    return header, rows
+
+
+def _legend(board: Leaderboard) -> str:
+    accepted = (
+        f" NOT COMPARABLE AS RECORDED: mismatches accepted with --accept-mismatch: {'; '.join(board.accepted)}."
+        if board.accepted
+        else ""
+    )
+    return (
+        f"mean [{board.level:.0%} bootstrap interval] (rank range); {len(board.questions)} questions, the same "
+        f"{board.resamples} resamples for every system; ranks from paired bootstrap tests, Holm-corrected, "
+        f"alpha {board.alpha}: systems whose ranges overlap are not significantly different. "
+        f"ProbEval KL: lower is better; ProtoQA metrics: higher is better.{accepted}"
+    )
+
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~!$])")
+
+
+def markdown_text(text: str) -> str:
+    r"""``text`` shown literally in Markdown and in the HTML it becomes: HTML escaped, Markdown punctuation
+    backslash-escaped (no link, image, emphasis or tag can come from it).
+
+    >>> markdown_text("[x](javascript:alert(1)) <b>")
+    '\\[x\\](javascript:alert(1)) &lt;b&gt;'
+    """
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(text, quote=True))
+
+
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_text(text: str) -> str:
+    """A text cell safe in a spreadsheet: one starting with ``= + - @``, tab or carriage return is prefixed
+    with ``'`` (as OWASP recommends against formula injection).
+
+    >>> csv_text("@SUM(1+1)"), csv_text("gpt2")
+    ("'@SUM(1+1)", 'gpt2')
+    """
+    return f"'{text}" if text.startswith(_FORMULA_STARTS) else text
+
+
+def format_table(board: Leaderboard) -> str:
+    """The leaderboard as an aligned text table, best first by the main metric, with its legend and signature."""
+    header, rows = _rows(board)
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in [header, *rows]]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines + ["", _legend(board), f"signature: {board.signature}"])
+
+
+def to_markdown(board: Leaderboard) -> str:
+    """The leaderboard as a Markdown table with its legend and signature; names are shown literally
+    (:func:`markdown_text`), never as links, tags or emphasis."""
+    header, rows = _rows(board)
+    lines = ["| " + " | ".join(markdown_text(h) for h in header) + " |", "|" + "---|" * 2 + "---:|" * (len(header) - 2)]
+    lines += ["| " + " | ".join(markdown_text(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines + ["", markdown_text(_legend(board)), "", f"Signature: `{board.signature}`"]) + "\n"
+
+
+def to_csv(board: Leaderboard) -> str:
+    """One CSV row per (system, metric): mean, interval, rank range, signature.
+
+    >>> from protoqa_core.io.records import Cluster, Question
+    >>> from protoqa_integrations.leaderboard.board import build_leaderboard
+    >>> q = {f"q{i}": Question(f"q{i}", "name a pet", (Cluster(f"q{i}.0", ("dog",), 6),)) for i in range(5)}
+    >>> one = SystemAnswers("one", "one.json", "predictions", {k: {"dog": 1} for k in q}, {k: ["dog"] for k in q})
+    >>> print(to_csv(build_leaderboard(q, [one], metrics=["protoqa"], similarity="exact_match")).splitlines()[1])
+    one,one.json,predictions,max_answers@1,1.0,1.0,1.0,1,1,sim:exact_match|metrics:paper|missing:zero|n:5|version:0.1.0
+    """
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(
+        ["system", "file", "format", "metric", "mean", "low", "high", "rank_best", "rank_worst", "signature"]
+    )
+    for system in board.systems:
+        for column in board.columns:
+            if system.name in board.scores[column.key]:
+                s = board.scores[column.key][system.name]
+                best, worst = board.ranks[column.key][system.name]
+                writer.writerow(
+                    [
+                        csv_text(system.name),
+                        csv_text(system.source),
+                        system.format,
+                        column.key,
+                        repr(s.mean),
+                        repr(s.low),
+                        repr(s.high),
+                        best,
+                        worst,
+                        board.metric_signature(column),
+                    ]
+                )
+    return out.getvalue()
+
+
+def plot_leaderboard(board: Leaderboard, path: PathLike, title: str = "") -> None:
+    """A PNG with one panel per metric: every system's mean and interval, best at the top.
+
+    Needs matplotlib (``pip install 'protoqa-eval[plots]'``); the file is written atomically.
+    """
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        raise ImportError("--plot needs matplotlib: pip install 'protoqa-eval[plots]'") from exc
+    from protoqa_core.io.cli import replace_file
+
+    columns = board.columns
+    cols = min(len(columns), 4)
+    rows = math.ceil(len(columns) / cols)
+    height = max(2.0, 0.35 * max(len(board.scores[c.key]) for c in columns) + 1.2)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, height * rows), squeeze=False)
+    for ax, column in zip(axes.flat, columns, strict=False):
+        order = board.order(column.key)[::-1]  # best at the top
+        scores = [board.scores[column.key][n] for n in order]
+        y = np.arange(len(order))
+        ax.errorbar(
+            [s.mean for s in scores],
+            y,
+            xerr=[[s.mean - s.low for s in scores], [s.high - s.mean for s in scores]],
+            fmt="o",
+            capsize=3,
+        )
+        # Names are plain text: a "$" in a name is a dollar sign, never matplotlib's math.
+        ax.set_yticks(
+            y, [f"{n} ({_rank_text(board.ranks[column.key][n])})" for n in order], fontsize=8, parse_math=False
+        )
+        ax.set_title(
+            f"{column.label} ({'higher' if column.higher_is_better else 'lower'} is better)",
+            fontsize=9,
+            parse_math=False,
+        )
+        ax.grid(axis="x", alpha=0.3)
+    for ax in list(axes.flat)[len(columns) :]:
+        ax.axis("off")
+    heading = title or f"{len(board.questions)} questions, {board.level:.0%} bootstrap intervals"
+    if board.accepted:
+        heading += f"\nNOT COMPARABLE AS RECORDED: {board.mark}"
+    fig.suptitle(heading, fontsize=10, parse_math=False)
+    fig.tight_layout()
+    try:
+        replace_file(Path(path), lambda tmp: fig.savefig(tmp, format="png", dpi=110))
+    finally:
+        plt.close(fig)
+
+
+_YAML_ESCAPE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff\ufffe\uffff]")
+
+
+def _yaml_string(text: str) -> str:
+    r"""A YAML double-quoted scalar that reads back as ``text``: every character YAML does not print as
+    itself (controls, DEL, C1 such as NEL, line and paragraph separators, BOM) written as an escape.
+
+    >>> import yaml
+    >>> all(yaml.safe_load(_yaml_string(t)) == t for t in ("a\x7fb", "a\x85b", "x\u2028y", 'q"\\', "\t#: -"))
+    True
+    """
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + _YAML_ESCAPE.sub(lambda m: f"\\u{ord(m.group()):04x}", escaped) + '"'
+
+
+def model_index(board: Leaderboard, dataset: str, dataset_name: str, split: str) -> dict[str, str]:
+    """One ``model-index`` YAML block per system, as a model card's metadata holds it.
+
+    Each result names the task (text generation), the data set (and its split, when given), and every metric
+    with its value and, in ``config``, the signature it was computed under.
+
+    >>> from protoqa_core.io.records import Cluster, Question
+    >>> from protoqa_integrations.leaderboard.board import build_leaderboard
+    >>> q = {f"q{i}": Question(f"q{i}", "name a pet", (Cluster(f"q{i}.0", ("dog",), 6),)) for i in range(5)}
+    >>> one = SystemAnswers("one", "one.json", "predictions", {k: {"dog": 1} for k in q}, {k: ["dog"] for k in q})
+    >>> board = build_leaderboard(q, [one], metrics=["protoqa"], similarity="exact_match")
+    >>> print(model_index(board, "protoqa", "ProtoQA dev", "validation")["one"].splitlines()[11:15])
+    ['    - type: "max_answers@1"', '      name: "max_answers@1"', '      value: 1.0', '      config: "sim:exact_match|metrics:paper|missing:zero|n:5|version:0.1.0"']
+    """
+    blocks = {}
+    for system in board.systems:
+        lines = [
+            "model-index:",
+            f"- name: {_yaml_string(system.name)}",
+            "  results:",
+            "  - task:",
+            "      type: text-generation",
+            "      name: Text Generation",
+            "    dataset:",
+            f"      type: {_yaml_string(dataset)}",
+            f"      name: {_yaml_string(dataset_name)}",
+            *([f"      split: {_yaml_string(split)}"] if split else []),
+            "    metrics:",
+        ]
+        for column in board.columns:
+            if system.name not in board.scores[column.key]:
+                continue
+            s = board.scores[column.key][system.name]
+            lines += [
+                f"    - type: {_yaml_string(column.key)}",
+                f"      name: {_yaml_string(column.label)}",
+                f"      value: {s.mean!r}",
+                f"      config: {_yaml_string(board.metric_signature(column))}",
+                f"      args: {{ci_low: {s.low!r}, ci_high: {s.high!r}, level: {board.level}}}",
+                "      verified: false",
+            ]
+        blocks[system.name] = "\n".join(lines) + "\n"
+    return blocks

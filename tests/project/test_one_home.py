@@ -1,0 +1,92 @@
+"""One home per name: an installed module's ``__all__`` names only what the module defines.
+
+A package's ``__init__`` is its public face and gathers the names of its modules; every other
+module exports its own definitions only, so each public name has one defining module and callers
+import it from there or from the package face, never through a sibling.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+INSTALLED = ("protoqa_core", "protoqa_metric", "cfc_probeval", "protoqa_dataset", "protoqa_integrations")
+MODULES = sorted(p for package in INSTALLED for p in (REPO / package).rglob("*.py") if p.name != "__init__.py")
+
+
+def _defined(body: list[ast.stmt]) -> set[str]:
+    """The names a module body binds by a definition or an assignment (imports bind none)."""
+    names: set[str] = set()
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(n.id for target in node.targets for n in ast.walk(target) if isinstance(n, ast.Name))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+        elif isinstance(node, ast.If):
+            names |= _defined(node.body) | _defined(node.orelse)
+        elif isinstance(node, ast.Try):
+            names |= _defined(node.body) | _defined(node.orelse) | _defined(node.finalbody)
+            for handler in node.handlers:
+                names |= _defined(handler.body)
+    return names
+
+
+def reexported(source: str) -> list[str]:
+    """The entries of ``__all__`` in ``source`` that the module does not define.
+
+    >>> reexported("from os import sep\\nX = 1\\n__all__ = ['X', 'sep']")
+    ['sep']
+    """
+    tree = ast.parse(source)
+    exported: list[str] = []
+    for node in tree.body:
+        targets = (
+            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        )
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+            assert node.value is not None
+            exported = list(ast.literal_eval(node.value))
+    defined = _defined(tree.body)
+    return [name for name in exported if name not in defined]
+
+
+def test_every_installed_package_has_modules():
+    assert {p.relative_to(REPO).parts[0] for p in MODULES} == set(INSTALLED)
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(REPO)))
+def test_a_module_exports_only_what_it_defines(path):
+    assert reexported(path.read_text(encoding="utf-8")) == []
+
+
+def test_the_check_sees_imports_star_chains_and_conditional_definitions():
+    source = (
+        "from .a import One\n"
+        "import b as Two\n"
+        "try:\n    from c import Three\nexcept ImportError:\n    Three = None\n"
+        "if True:\n    def Four(): ...\n"
+        "class Five: ...\n"
+        "Six: int = 1\n"
+        "__all__ = ['One', 'Two', 'Three', 'Four', 'Five', 'Six']\n"
+    )
+    assert reexported(source) == ["One", "Two"]
+
+
+def test_the_harness_task_files_name_each_function_in_its_own_module():
+    folder = REPO / "protoqa_integrations" / "harnesses" / "lm_eval_tasks"
+    named = [
+        match.groups()
+        for path in sorted(folder.iterdir())
+        if path.suffix != ".py" and path.is_file()
+        for match in re.finditer(r"!function ([\w.]+)\.(\w+)", path.read_text(encoding="utf-8"))
+    ]
+    assert len(named) > 10
+    for module, name in named:
+        source = REPO / (module.replace(".", "/") + ".py")
+        assert name in _defined(ast.parse(source.read_text(encoding="utf-8")).body), f"{module}.{name}"
