@@ -24,6 +24,11 @@ question beyond the run on the smallest size. ``--baseline-ref`` also runs the c
 git revision (``git archive`` of it into a temporary folder) in the same session on
 ``--baseline-sizes``, and checks that the scores and the per-question files of the two
 versions are identical, byte for byte.
+
+``--json-out FILE`` (default ``benchmarks/results/protoqa_scale.json``) records every run as it
+ends: the command line, the machine, and per run the size, similarity, version, load average,
+wall and CPU seconds, peak memory and whether the outputs matched the baseline. The pages
+quote that file (``python benchmarks/figures.py --write`` copies its figures into them).
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ import tempfile
 from pathlib import Path
 from typing import Optional
 
-from process_timing import REPO, extract_revision, run_measured
+from process_timing import REPO, ResultsFile, extract_revision, run_measured
 
 
 def _tag_words(data_dir: Path) -> list[str]:
@@ -122,9 +127,22 @@ def measure(
     n: int,
     timeout: float,
     smallest: Optional[tuple[int, float, float]],
+    results: ResultsFile,
 ) -> tuple[Optional[str], float, float]:
     load = os.getloadavg()[0]
     out, wall, cpu, rss = run_command(code, similarity, *inputs, per_question, timeout)
+    results.add(
+        {
+            "questions": n,
+            "similarity": similarity,
+            "version": label,
+            "load": round(load, 1),
+            "wall_s": round(wall, 1),
+            "cpu_s": round(cpu, 1),
+            "peak_mb": round(rss),
+            "killed": out is None,
+        }
+    )
     line = (
         f"   {similarity:<12} {label:<12} n={n:>9,}  load {load:4.1f}  wall {wall:8.1f} s  CPU {cpu:8.1f} s  "
         f"peak RSS {rss:7.0f} MB  {1e6 * cpu / n:7.1f} us CPU per question"
@@ -154,7 +172,13 @@ def main() -> None:
     parser.add_argument("--baseline-ref", help="git revision to measure in the same run and compare bit for bit")
     parser.add_argument("--baseline-sizes", default="10000,100000", help="sizes the baseline runs on")
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds before a run is killed")
+    parser.add_argument(
+        "--json-out",
+        default=str(REPO / "benchmarks" / "results" / "protoqa_scale.json"),
+        help="where the figures are recorded (rewritten after every run)",
+    )
     args = parser.parse_args()
+    results = ResultsFile(Path(args.json_out), "python benchmarks/bench_protoqa_scale.py " + " ".join(sys.argv[1:]))
     sizes = sorted(int(s) for s in args.sizes.split(","))
     similarities = [s.strip() for s in args.similarities.split(",") if s.strip()]
     baseline_sizes = sorted(int(s) for s in args.baseline_sizes.split(",")) if args.baseline_ref else []
@@ -179,13 +203,14 @@ def main() -> None:
                     per_question = folder / f"per_question.{len(outputs)}.jsonl"
                     key = (label, similarity)
                     out, cpu, rss = measure(
-                        label, code, similarity, inputs, per_question, n, args.timeout, smallest.get(key)
+                        label, code, similarity, inputs, per_question, n, args.timeout, smallest.get(key), results
                     )
                     smallest.setdefault(key, (n, cpu, rss))
                     outputs[label] = (out, per_question)
                 if len(outputs) == 2 and all(out is not None for out, _ in outputs.values()):
                     (old, old_file), (new, new_file) = outputs.values()
                     same = old == new and filecmp.cmp(old_file, new_file, shallow=False)
+                    results.add({"questions": n, "similarity": similarity, "identical": same})
                     print(
                         f"   {similarity}: --json output and per-question file byte-identical to the baseline: "
                         f"{'yes' if same else 'NO'}",

@@ -3,7 +3,10 @@ time and peak memory, and a git revision unpacked as the baseline to run beside 
 
 from __future__ import annotations
 
+import datetime
+import json
 import os
+import platform
 import subprocess
 import tarfile
 import tempfile
@@ -66,3 +69,61 @@ def extract_revision(ref: str, folder: Path) -> Path:
     with tarfile.open(archive) as tar:
         tar.extractall(target, filter="data")
     return target
+
+
+def machine() -> str:
+    """The machine in words: its CPU model and count, memory and Python (for a results file)."""
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            names = [line.split(":", 1)[1].strip() for line in fh if line.startswith("model name")]
+        model = names[0] if names else model
+    except OSError:
+        pass
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return f"{os.cpu_count()} CPUs ({model}), {memory:.0f} GiB, Python {platform.python_version()}"
+
+
+def portable_command(command: str) -> str:
+    """``command`` without ``--json-out FILE`` and ``--data-dir DIR``: the command line to run from the
+    repository root with the default data folder and results file.
+
+    >>> portable_command("python b.py --data-dir /x --sizes 1 --json-out /tmp/r.json")
+    'python b.py --sizes 1'
+    """
+    words = command.split()
+    kept: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif word in ("--json-out", "--data-dir"):
+            skip = True
+        elif not word.startswith(("--json-out=", "--data-dir=")):
+            kept.append(word)
+    return " ".join(kept)
+
+
+class ResultsFile:
+    """A benchmark's figures as JSON: the command that wrote them, the machine, and one record per
+    measurement, rewritten whole after each one (so that a run cut short keeps what it measured)."""
+
+    def __init__(self, path: Path, command: str):
+        self.path = path
+        self.data = {
+            "command": portable_command(command),
+            "machine": machine(),
+            "started": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+            "finished": None,
+            "load_at_start": [round(x, 1) for x in os.getloadavg()],
+            "rows": [],
+        }
+
+    def add(self, row: dict) -> None:
+        """Record one measurement (the load average when it ended is added)."""
+        self.data["rows"].append({**row, "load_after": round(os.getloadavg()[0], 1)})
+        self.data["finished"] = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        partial = self.path.with_name(self.path.name + ".part")
+        partial.write_text(json.dumps(self.data, indent=1) + "\n", encoding="utf-8")
+        partial.replace(self.path)

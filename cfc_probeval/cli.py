@@ -37,6 +37,7 @@ from protoqa_core.io.cli import (
 )
 from protoqa_core.io.cli_options import add_input_options, add_per_question_option
 from protoqa_core.io.files import DataFormatError
+from protoqa_core.io.predictions import read_prediction_document
 
 from .defaults import AUTO, DEFAULTS, HAC_METHODS
 from .errors import ProbEvalWarning
@@ -243,9 +244,10 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 
 def _run(args: argparse.Namespace) -> ProbEvalResult:
     targets = read_targets(args.targets)
-    samples = read_samples(args.predictions, args.field)
+    document = read_prediction_document(args.predictions)  # the one read of the file
+    samples = read_samples(document, args.field)
     # The field read decides where an id's line is, for error messages.
-    field = args.field or next(iter(sample_fields(args.predictions)), None)
+    field = args.field or next(iter(sample_fields(document)), None)
     # The gate names the file and line of an unknown id; the library repeats it and records what it ignored.
     reconcile_sample_ids(samples, targets, path=args.predictions, field=field, ignore_unknown=args.ignore_unknown)
     return evaluate_probeval(
@@ -314,8 +316,9 @@ def _compare(args: argparse.Namespace) -> int:
         targets = read_targets(args.targets)
         systems = []
         for path in (args.predictions_a, args.predictions_b):
-            samples = read_samples(path, args.field)
-            field = args.field or next(iter(sample_fields(path)), None)
+            document = read_prediction_document(path)
+            samples = read_samples(document, args.field)
+            field = args.field or next(iter(sample_fields(document)), None)
             ids = reconcile_sample_ids(samples, targets, path=path, field=field, ignore_unknown=args.ignore_unknown)
             if ids.message:
                 warnings.warn(ids.message, ProbEvalWarning, stacklevel=2)

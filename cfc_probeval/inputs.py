@@ -34,12 +34,11 @@ import re
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Optional, Union
 
-from protoqa_core.io.files import DataFormatError, parse_json, read_text
+from protoqa_core.io.files import DataFormatError, read_text
 from protoqa_core.io.ids import IdReconciliation, reconcile_ids
-from protoqa_core.io.predictions import read_prediction_lists
+from protoqa_core.io.predictions import PredictionDocument, read_prediction_document
 from protoqa_core.io.readers import clusters_from_records
 from protoqa_core.io.readers import read_targets as _read_targets
 from protoqa_core.io.records import Cluster, Question, check_count
@@ -246,19 +245,20 @@ def sample_counts(
     return out
 
 
-def sample_fields(path: PathLike) -> list[str]:
+def sample_fields(source: Union[PathLike, PredictionDocument]) -> list[str]:
     """Which ``model_answers``-style fields a predictions file has (empty for plain ``{id: [...]}`` files).
+
+    ``source`` is a path or the file already read (:func:`~protoqa_core.io.predictions.read_prediction_document`).
 
     >>> sample_fields("../shared/data/cfc/dev.predictions.gpt2-xl.oneshot.json")  # doctest: +SKIP
     ['model_answers', 'model_answers_with_count', 'model_ranked_answers']
     """
-    try:
-        whole = parse_json(read_text(path), path)
-    except (DataFormatError, OSError):
-        return []
-    if not isinstance(whole, dict):
-        return []
-    return [f for f in SAMPLE_FIELDS if isinstance(whole.get(f), dict)]
+    if not isinstance(source, PredictionDocument):
+        try:
+            source = read_prediction_document(source)
+        except (DataFormatError, OSError):
+            return []
+    return [f for f in SAMPLE_FIELDS if f in source.fields]
 
 
 def _id_line(path: PathLike, question_id: str, field_name: Optional[str]) -> Optional[int]:
@@ -275,8 +275,11 @@ def _id_line(path: PathLike, question_id: str, field_name: Optional[str]) -> Opt
     return text.count("\n", 0, found.start()) + 1 if found else None
 
 
-def read_samples(path: PathLike, field: Optional[str] = None) -> dict[str, SampleCounts]:
+def read_samples(source: Union[PathLike, PredictionDocument], field: Optional[str] = None) -> dict[str, SampleCounts]:
     """Samples per question id, ``{id: {answer: count}}``, from a predictions file.
+
+    ``source`` is its path or the file already read
+    (:func:`~protoqa_core.io.predictions.read_prediction_document`): the file is read once.
 
     Without ``field``, ``{"model_answers": ...}`` files use ``model_answers`` (the
     samples, with repetition), else ``model_answers_with_count``, else (with a
@@ -286,9 +289,12 @@ def read_samples(path: PathLike, field: Optional[str] = None) -> dict[str, Sampl
     >>> sum(s["r1q1"].values())  # doctest: +SKIP
     100
     """
-    path = Path(path)
+    if field is not None and field not in SAMPLE_FIELDS:
+        raise ValueError(f"unknown predictions field {field!r}; choose one of {', '.join(SAMPLE_FIELDS)}")
+    document = source if isinstance(source, PredictionDocument) else read_prediction_document(source)
+    path = document.path
     if field is None:
-        available = sample_fields(path) if path.is_file() else []
+        available = sample_fields(document)
         field = available[0] if available else None
         if field == "model_ranked_answers":
             warnings.warn(
@@ -296,9 +302,7 @@ def read_samples(path: PathLike, field: Optional[str] = None) -> dict[str, Sampl
                 ProbEvalWarning,
                 stacklevel=2,
             )
-    elif field not in SAMPLE_FIELDS:
-        raise ValueError(f"unknown predictions field {field!r}; choose one of {', '.join(SAMPLE_FIELDS)}")
-    raw = read_prediction_lists(path, field)
+    raw = document.lists(field)
     out: dict[str, SampleCounts] = {}
     for qid, value in raw.items():
         try:

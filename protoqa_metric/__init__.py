@@ -18,8 +18,9 @@ from protoqa_core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from protoqa_core.io.files import DataFormatError, ProtoQAWarning
-    from protoqa_core.io.predictions import PackedPredictions, read_packed_predictions, read_predictions
-    from protoqa_core.io.readers import TargetStream, clusters_from_records, read_targets
+    from protoqa_core.io.predictions import read_predictions
+    from protoqa_core.io.question_index import QuestionIndex
+    from protoqa_core.io.readers import clusters_from_records, read_targets
     from protoqa_core.io.records import Cluster, Question
     from protoqa_core.io.rows import question_from_row, questions_from_rows
     from protoqa_core.similarity import (
@@ -55,9 +56,7 @@ __all__ = [
     "clusters_from_records",
     "read_predictions",
     "read_targets",
-    "TargetStream",
-    "PackedPredictions",
-    "read_packed_predictions",
+    "QuestionIndex",
     "question_from_row",
     "questions_from_rows",
     "QuestionScore",
@@ -97,10 +96,8 @@ __getattr__ = lazy_exports(
     {
         "DataFormatError": "protoqa_core.io.files",
         "ProtoQAWarning": "protoqa_core.io.files",
-        "PackedPredictions": "protoqa_core.io.predictions",
-        "read_packed_predictions": "protoqa_core.io.predictions",
         "read_predictions": "protoqa_core.io.predictions",
-        "TargetStream": "protoqa_core.io.readers",
+        "QuestionIndex": "protoqa_core.io.question_index",
         "clusters_from_records": "protoqa_core.io.readers",
         "read_targets": "protoqa_core.io.readers",
         "Cluster": "protoqa_core.io.records",

@@ -24,6 +24,7 @@ for these sub-commands (:data:`COMMANDS`), those of a language model's answers
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from collections.abc import Sequence
@@ -38,11 +39,8 @@ from protoqa_core.io.cli import (
     run_subcommands,
     write_output_file,
 )
-from protoqa_core.io.cli_options import add_input_options, add_per_question_option
+from protoqa_core.io.cli_options import add_input_options, add_max_answers_option, add_per_question_option
 from protoqa_core.io.files import DataFormatError, ProtoQAWarning
-from protoqa_core.io.ids import reconcile_ids
-from protoqa_core.io.predictions import read_packed_predictions
-from protoqa_core.io.readers import TargetStream
 from protoqa_core.similarity import ALL_SIMILARITIES, QUESTION_SIMILARITIES, SIMILARITIES
 from protoqa_core.wordnet.files import WORDNET_DIR_ENV, WordNetUnavailableError
 
@@ -109,6 +107,7 @@ def _add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
         help="for {'model_answers': ...} files: which mapping to read (default: model_ranked_answers if present)",
     )
     add_input_options(p, unanswered="as 0 on every ProtoQA metric")
+    add_max_answers_option(p)
     p.add_argument("--wordnet-dir", help=_WORDNET_DIR_HELP)
     _add_encoder_arguments(p)
     p.add_argument("--version", action="version", version=f"protoqa-eval {__version__}")
@@ -158,6 +157,7 @@ def _add_compare_arguments(p: argparse.ArgumentParser) -> None:
         help="WordNet: two all-stopword strings do not match (default: they do, as published)",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_max_answers_option(p)
     _add_encoder_arguments(p)
 
 
@@ -237,6 +237,7 @@ def _encoder_options(similarity: str, args: argparse.Namespace) -> dict:
 
 
 def _compare(args: argparse.Namespace) -> int:
+    from protoqa_core.io.question_index import QuestionIndex
     from protoqa_core.significance import compare_paired
 
     from .metric import ProtoQA
@@ -249,13 +250,16 @@ def _compare(args: argparse.Namespace) -> int:
             all_stopword_match=not args.all_stopwords_zero,
             **_encoder_options(args.similarity, args),
         )
-        targets = TargetStream(args.targets)
-        runs = []
-        for path in (args.predictions_a, args.predictions_b):
-            predictions = read_packed_predictions(path, args.field)
-            reconcile_ids(targets.ids, predictions, ignore_unknown=args.ignore_unknown, path=path)
-            runs.append(protoqa.evaluate(targets, predictions, ignore_unknown=args.ignore_unknown, on_question=_ignore))
-            del predictions
+        # Each file is read once into an on-disk index; one question at a time is held.
+        with QuestionIndex(
+            args.targets, [args.predictions_a, args.predictions_b], args.field, max_answers=args.max_answers
+        ) as index:
+            for run in (0, 1):
+                index.reconcile(run, ignore_unknown=args.ignore_unknown)  # both files' ids before any scoring
+            runs = [
+                protoqa.evaluate_index(index, run, ignore_unknown=args.ignore_unknown, on_question=_ignore)
+                for run in (0, 1)
+            ]
     except (DataFormatError, FileNotFoundError, WordNetUnavailableError, ValueError) as exc:
         print(f"protoqa-eval compare: error: {exc}", file=sys.stderr)
         return 2
@@ -340,6 +344,13 @@ def _find_wordnet_if_used(similarities: Sequence[str], wordnet_dir: Optional[str
 
 
 def _evaluate(args: argparse.Namespace) -> int:
+    with contextlib.ExitStack() as stack:  # the index is removed however the command ends
+        return _evaluate_in(args, stack)
+
+
+def _evaluate_in(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
+    from protoqa_core.io.question_index import QuestionIndex
+
     from .metric import ProtoQA
     from .metric_set import format_table, metric_specs
 
@@ -352,10 +363,10 @@ def _evaluate(args: argparse.Namespace) -> int:
             if args.per_question
             else None
         )
-        # The targets are checked whole, then read again one question at a time; the
-        # predictions are held packed (docs/protoqa-metric.md: the memory bound).
-        targets = TargetStream(args.targets)
-        predictions = read_packed_predictions(args.predictions, args.field)
+        # Each file is read once into an on-disk index (docs/protoqa-metric.md: the memory bound).
+        index = stack.enter_context(
+            QuestionIndex(args.targets, [args.predictions], args.field, max_answers=args.max_answers)
+        )
         _find_wordnet_if_used(similarities, args.wordnet_dir)
         _check_option_flags(similarities, args)
         # Each similarity is configured before any scoring, so that a missing encoder fails first.
@@ -365,22 +376,21 @@ def _evaluate(args: argparse.Namespace) -> int:
             )
             for sim in similarities
         }
-        # The gate names the predictions file; the library repeats it per similarity.
-        ids = reconcile_ids(targets.ids, predictions, ignore_unknown=args.ignore_unknown, path=args.predictions)
-        left_out = set(targets.zero_total) | (set(ids.missing) if args.only_predicted else set())
-        to_score = sum(1 for qid in targets.ids if qid not in left_out)
+        # The gate names the predictions file, before any scoring; the library repeats it per similarity.
+        index.reconcile(0, ignore_unknown=args.ignore_unknown)
+        to_score = index.count(0, only_predicted=args.only_predicted)
         results: dict[str, EvaluationResult] = {}
 
         def score(sink) -> None:
             for sim in similarities:
                 on_question = _ignore if sink is None else lambda qid, by_metric, sim=sim: sink(sim, qid, by_metric)
-                results[sim] = configured[sim].evaluate(
-                    targets,
-                    predictions,
+                results[sim] = configured[sim].evaluate_index(
+                    index,
                     only_predicted=args.only_predicted,
                     ignore_unknown=args.ignore_unknown,
                     progress=not args.quiet,
                     on_question=on_question,
+                    keep_question_scores=False,
                 )
 
         if per_question is not None and to_score:

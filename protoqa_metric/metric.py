@@ -8,16 +8,13 @@ and :func:`score_question` are thin wrappers around it.
 
 from __future__ import annotations
 
-import math
 import warnings
 from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 from protoqa_core.io.files import DataFormatError, ProtoQAWarning
 from protoqa_core.io.ids import reconcile_ids
-from protoqa_core.io.predictions import PackedPredictions
-from protoqa_core.io.readers import TargetStream
 from protoqa_core.io.records import Cluster, Question, preview_ids
 from protoqa_core.progress import track
 from protoqa_core.signature import make_signature
@@ -26,6 +23,9 @@ from protoqa_core.text import normalize_prediction
 
 from .metric_set import _METRIC_SETS, EvaluationResult, MetricSpec, metric_specs
 from .scoring import QuestionScore, ScoringTable, _check_predictions, matrix_of_normalized
+
+if TYPE_CHECKING:  # the index (sqlite3) is imported by those who read files with it
+    from protoqa_core.io.question_index import QuestionIndex
 
 __all__ = ["ProtoQA", "evaluate_predictions", "score_question"]
 
@@ -37,11 +37,9 @@ def _warn(message: str, stacklevel: int = 3) -> None:
 
 
 def _questions_of(
-    targets: Union[Mapping[str, Question], Sequence[Question], TargetStream],
+    targets: Union[Mapping[str, Question], Sequence[Question]],
 ) -> tuple[Sequence[str], list[str], Iterable[Question]]:
     """The target ids, those whose clusters total 0 (left out), and the questions to go through."""
-    if isinstance(targets, TargetStream):
-        return targets.ids, list(targets.zero_total), targets
     by_id = dict(targets) if isinstance(targets, Mapping) else {q.id: q for q in targets}
     return list(by_id), [qid for qid, q in by_id.items() if q.total_count <= 0], by_id.values()
 
@@ -68,13 +66,11 @@ def _check_answer_lists(predictions: Mapping[str, Any]) -> None:
                 raise DataFormatError(f"answers must be strings, found {type(a).__name__}", question_id=qid)
 
 
-def _warn_left_out(skipped: Sequence[str], absent: Iterable[str], only_predicted: bool) -> list[str]:
-    """The questions without predictions (those left out already aside), each group named in a warning
-    that points at the caller of :meth:`ProtoQA.evaluate`."""
+def _warn_left_out(skipped: Sequence[str], missing: Sequence[str], only_predicted: bool) -> None:
+    """Name in warnings the questions left out because their clusters total 0, and those without
+    predictions (``missing``, the others), pointing at the caller of :meth:`ProtoQA.evaluate`."""
     if skipped:
         _warn(f"left out {len(skipped)} question(s) whose clusters total 0: {preview_ids(skipped)}", stacklevel=4)
-    left_out = set(skipped)
-    missing = [qid for qid in absent if qid not in left_out]
     if missing and only_predicted:
         _warn(
             f"{len(missing)} question(s) have no predictions and are left out of the means: {preview_ids(missing)}",
@@ -82,7 +78,33 @@ def _warn_left_out(skipped: Sequence[str], absent: Iterable[str], only_predicted
         )
     elif missing:
         _warn(f"{len(missing)} question(s) have no predictions and score 0: {preview_ids(missing)}", stacklevel=4)
-    return missing
+
+
+class _ExactSum:
+    """The sum of floats, exact: what :func:`math.fsum` returns for them, kept in constant memory.
+
+    Each float is a whole multiple of 2**-1074, so the running total is a Python integer
+    counted in those units; the final division is correctly rounded, as fsum's result is.
+
+    >>> import math
+    >>> total = _ExactSum()
+    >>> for x in (0.1, 0.2, 0.3, 1e-300): total.add(x)
+    >>> total.value() == math.fsum((0.1, 0.2, 0.3, 1e-300))
+    True
+    """
+
+    __slots__ = ("_units",)
+    _SHIFT = 1074
+
+    def __init__(self) -> None:
+        self._units = 0
+
+    def add(self, x: float) -> None:
+        numerator, denominator = x.as_integer_ratio()
+        self._units += numerator << (self._SHIFT - denominator.bit_length() + 1)
+
+    def value(self) -> float:
+        return self._units / (1 << self._SHIFT)
 
 
 def _scored_per_question(prediction: str, answer: str) -> float:
@@ -249,7 +271,7 @@ class ProtoQA:
 
     def evaluate(
         self,
-        targets: Union[Mapping[str, Question], Sequence[Question], TargetStream],
+        targets: Union[Mapping[str, Question], Sequence[Question]],
         predictions: Mapping[str, Sequence[str]],
         *,
         only_predicted: bool = False,
@@ -260,10 +282,8 @@ class ProtoQA:
         """Score ranked answer lists against a set of questions and average over questions.
 
         Args:
-            targets: questions with clusters (as from :func:`~protoqa_core.io.readers.read_targets`),
-                or a :class:`~protoqa_core.io.readers.TargetStream`, read one question at a time.
-            predictions: question id -> ranked answers (a
-                :class:`~protoqa_core.io.predictions.PackedPredictions` holds them compactly).
+            targets: questions with clusters (as from :func:`~protoqa_core.io.readers.read_targets`).
+            predictions: question id -> ranked answers.
             only_predicted: average only over questions that have predictions (the
                 reference evaluator's behaviour). By default a question without
                 predictions scores 0 and is named in a warning.
@@ -290,28 +310,89 @@ class ProtoQA:
         """
         target_ids, skipped, questions = _questions_of(targets)
         ids = reconcile_ids(target_ids, predictions, ignore_unknown=ignore_unknown)
+        _check_answer_lists(predictions)
+        left_out = set(skipped)
+        missing = [qid for qid in ids.missing if qid not in left_out]
+        _warn_left_out(skipped, missing, only_predicted)
+        left_out.update(missing if only_predicted else ())
+        scored = ((q, predictions.get(q.id, ())) for q in questions if q.id not in left_out)
+        total = sum(1 for qid in target_ids if qid not in left_out)
         if ids.message:
             _warn(ids.message)
-        if not isinstance(predictions, PackedPredictions):  # read and checked by its reader
-            _check_answer_lists(predictions)
-        missing = _warn_left_out(skipped, ids.missing, only_predicted)
-        left_out = set(skipped).union(missing if only_predicted else ())
-        scored: Iterable[Question] = (q for q in questions if q.id not in left_out)
+        lists = (missing, list(skipped), list(ids.ignored))
+        return self._summarize(scored, total, lists, only_predicted, progress, on_question, True)
+
+    def evaluate_index(
+        self,
+        index: QuestionIndex,
+        run: int = 0,
+        *,
+        only_predicted: bool = False,
+        ignore_unknown: bool = False,
+        progress: bool = False,
+        on_question: Optional[Callable[[str, dict[str, QuestionScore]], None]] = None,
+        keep_question_scores: bool = True,
+    ) -> EvaluationResult:
+        """:meth:`evaluate` on the targets and predictions file ``run`` of a
+        :class:`~protoqa_core.io.question_index.QuestionIndex`, one question at a time.
+
+        The same scores, warnings and errors as :meth:`evaluate` on the files read whole; the
+        result's ``missing``, ``skipped`` and ``ignored`` are read from the index while it is open
+        (:class:`~protoqa_core.io.question_index.IndexedIds`).
+        With ``on_question``, no question's scores are kept but as they are handed over, and
+        with ``keep_question_scores=False`` neither ``question_ids`` nor ``question_scores``
+        is filled (the means are summed exactly as they come): memory then does not grow
+        with the number of questions.
+
+        >>> import json, os, tempfile
+        >>> from protoqa_core.io.question_index import QuestionIndex
+        >>> folder = tempfile.mkdtemp()
+        >>> row = {"metadata": {"id": "q1"}, "question": {"normalized": "name a pet"},
+        ...        "answers": {"clusters": {"q1.0": {"count": 6, "answers": ["dog"]},
+        ...                                 "q1.1": {"count": 4, "answers": ["cat"]}}}}
+        >>> with open(os.path.join(folder, "t.jsonl"), "w") as fh: _ = fh.write(json.dumps(row) + "\\n")
+        >>> with open(os.path.join(folder, "p.json"), "w") as fh: _ = fh.write('{"q1": ["cat", "dog"]}')
+        >>> with QuestionIndex(os.path.join(folder, "t.jsonl"), [os.path.join(folder, "p.json")]) as index:
+        ...     ProtoQA("exact_match").evaluate_index(index).scores["max_answers@1"]
+        0.6666666666666666
+        """
+        ids = index.reconcile(run, ignore_unknown=ignore_unknown)
+        if ids.message:
+            _warn(ids.message)
+        skipped = index.zero_total()
+        _warn_left_out(skipped, ids.missing, only_predicted)
+        total = index.count(run, only_predicted=only_predicted)
+        scored = index.questions(run, only_predicted=only_predicted)
+        lists = (ids.missing, skipped, ids.ignored)
+        return self._summarize(scored, total, lists, only_predicted, progress, on_question, keep_question_scores)
+
+    def _summarize(
+        self,
+        scored: Iterable[tuple[Question, Sequence[str]]],
+        total: int,
+        lists: tuple[Sequence[str], Sequence[str], Sequence[str]],
+        only_predicted: bool,
+        progress: bool,
+        on_question: Optional[Callable[[str, dict[str, QuestionScore]], None]],
+        keep_question_scores: bool,
+    ) -> EvaluationResult:
+        """Score ``scored`` (``total`` questions) and build the result of :meth:`evaluate` (``lists``:
+        its ``missing``, ``skipped`` and ``ignored`` ids)."""
         if progress:
-            total = sum(1 for qid in target_ids if qid not in left_out)
             scored = track(scored, total, f"scoring ({self.similarity.name})")
-        per_question, scored_ids, question_scores, approximated = self._score_each(scored, predictions, on_question)
-        n = len(scored_ids)
-        scores = {name: (math.fsum(values) / n if n else 0.0) for name, values in question_scores.items()}
-        uncounted, exact_match_only = self._per_question_report(scored_ids)
+        if self._per_question is not None:
+            self._per_question.uncounted.clear()
+        per_question, scored_ids, question_scores, sums, n, approximated = self._score_each(
+            scored, on_question, keep_question_scores
+        )
+        scores = {name: (total_sum.value() / n if n else 0.0) for name, total_sum in sums.items()}
+        uncounted, exact_match_only = self._per_question_report()
         signature = self.signature(n, "skip" if only_predicted else "zero", approximated, uncounted)
         return EvaluationResult(
             scores,
             per_question,
             n,
-            missing,
-            skipped,
-            list(ids.ignored),
+            *lists,  # type: ignore[arg-type]  # lists, or ids read from an index
             signature,
             question_ids=scored_ids,
             question_scores=question_scores,
@@ -320,25 +401,30 @@ class ProtoQA:
 
     def _score_each(
         self,
-        questions: Iterable[Question],
-        predictions: Mapping[str, Sequence[str]],
+        scored: Iterable[tuple[Question, Sequence[str]]],
         on_question: Optional[Callable[[str, dict[str, QuestionScore]], None]],
-    ) -> tuple[dict[str, dict[str, QuestionScore]], list[str], dict[str, array], int]:
-        """Every question's scores (kept, or handed to ``on_question``), the ids scored, each metric's
-        scores in that order, and how many entries were decided on a lower-bound similarity (each such
-        question named in a warning)."""
+        keep_question_scores: bool,
+    ) -> tuple[dict[str, dict[str, QuestionScore]], list[str], dict[str, array], dict[str, _ExactSum], int, int]:
+        """Every question's scores (kept, or handed to ``on_question``), the ids scored and each metric's
+        scores in that order (when kept), each metric's exact sum, how many questions were scored, and
+        how many entries were decided on a lower-bound similarity (each such question named in a warning)."""
         per_question: dict[str, dict[str, QuestionScore]] = {}
         scored_ids: list[str] = []
-        question_scores = {m.name: array("d") for m in self.metrics}
-        approximated = 0
-        for q in questions:
+        question_scores = {m.name: array("d") for m in self.metrics} if keep_question_scores else {}
+        sums = {m.name: _ExactSum() for m in self.metrics}
+        approximated = n = 0
+        for q, answers in scored:
             qid = q.id
             cut: list[tuple[int, int]] = []
-            preds = [normalize_prediction(a) for a in predictions.get(qid, ())]
+            preds = [normalize_prediction(a) for a in answers]
             by_metric = self._score_normalized(preds, q, cut)
-            scored_ids.append(qid)
+            n += 1
             for name, qs in by_metric.items():
-                question_scores[name].append(qs.score)
+                sums[name].add(qs.score)
+            if keep_question_scores:
+                scored_ids.append(qid)
+                for name, qs in by_metric.items():
+                    question_scores[name].append(qs.score)
             if on_question is None:
                 per_question[qid] = by_metric
             else:
@@ -349,22 +435,22 @@ class ProtoQA:
                     f"question {qid}: {self.similarity.name} similarity is a lower bound for cluster(s) "
                     f"{preview_ids(sorted({q.clusters[j].id for _, j in cut}))} (a string over "
                     "the token limit, or the search budget ran out; see protoqa_core.similarity)",
-                    stacklevel=4,
+                    stacklevel=5,
                 )
-        return per_question, scored_ids, question_scores, approximated
+        return per_question, scored_ids, question_scores, sums, n, approximated
 
-    def _per_question_report(self, scored_ids: Sequence[str]) -> tuple[int, Optional[bool]]:
+    def _per_question_report(self) -> tuple[int, Optional[bool]]:
         """For a per-question similarity, how many scored questions had no crowd counts and whether it
         scored as exact match does (both warned of, then reset); ``(0, None)`` for the others."""
         if self._per_question is None:
             return 0, None
-        uncounted = len(self._per_question.uncounted & set(scored_ids))
+        uncounted = len(self._per_question.uncounted)
         self._per_question.uncounted.clear()
         if uncounted:
             _warn(
                 f"{uncounted} question(s) have no crowd counts for their cluster strings; the "
                 f"{self.similarity.name} similarity trained on each string once there",
-                stacklevel=4,
+                stacklevel=5,
             )
         return uncounted, self._exact_match_only()
 

@@ -10,9 +10,18 @@ from __future__ import annotations
 import argparse
 
 from ..progress import LOG_INTERVAL
-from .cli import add_overwrite_option
+from .cli import add_overwrite_option, int_at_least
 
-__all__ = ["add_input_options", "add_per_question_option", "add_quiet_option"]
+__all__ = [
+    "add_input_options",
+    "add_per_question_option",
+    "add_quiet_option",
+    "add_max_answers_option",
+    "DEFAULT_MAX_ANSWERS",
+]
+
+DEFAULT_MAX_ANSWERS = 500
+"""The most answers one question may have in a predictions file read by a command line (as in the Space)."""
 
 
 def add_input_options(parser: argparse.ArgumentParser, *, unanswered: str, quiet: str = "progress reports") -> None:
@@ -88,3 +97,24 @@ def add_per_question_option(parser: argparse.ArgumentParser, what: str) -> None:
         help=f"write {what} (never over an input file; default: no such file)",
     )
     add_overwrite_option(parser, "let --per-question replace an existing file")
+
+
+def add_max_answers_option(parser: argparse.ArgumentParser) -> None:
+    """``--max-answers N`` (``args.max_answers``): the cap on one question's answers, default :data:`DEFAULT_MAX_ANSWERS`.
+
+    A question over the cap is one error line naming the file and the question, found
+    while the file is read, before its lists are built and before any scoring.
+
+    >>> p = argparse.ArgumentParser()
+    >>> add_max_answers_option(p)
+    >>> p.parse_args([]).max_answers, p.parse_args(["--max-answers", "2000"]).max_answers
+    (500, 2000)
+    """
+    parser.add_argument(
+        "--max-answers",
+        type=int_at_least(1),
+        default=DEFAULT_MAX_ANSWERS,
+        metavar="N",
+        help=f"refuse a question with more than N answers in a predictions file (default {DEFAULT_MAX_ANSWERS}; "
+        "memory and time grow with it)",
+    )

@@ -10,7 +10,7 @@ Both metrics, their ``evaluate`` modules and both command lines go through
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Optional, Union
 
@@ -38,7 +38,7 @@ class IdReconciliation:
     message: Optional[str] = None
 
 
-def unknown_ids_message(unknown: list[str], ignored: bool) -> str:
+def unknown_ids_message(unknown: Sequence[str], ignored: bool) -> str:
     """The one text for prediction ids that are not among the targets.
 
     >>> unknown_ids_message(["q9"], ignored=False)

@@ -14,9 +14,12 @@ line where there is one, and the question id.
 
 from __future__ import annotations
 
+import gzip
+import io
 import json
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+import zlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Optional
 
@@ -26,14 +29,20 @@ from .files import (
     PathLike,
     ProtoQAWarning,
     _check_file,
-    _iter_text_lines,
+    _decode,
+    _open_binary,
+    _os_error,
+    _Prefixed,
     parse_json,
 )
+from .json_stream import GROUP, LARGE_LINE_BYTES, TooManyItems, json_events, object_members
 from .records import _check_answers, check_count
 
-__all__ = ["read_predictions", "read_prediction_lists", "read_packed_predictions", "PackedPredictions"]
+__all__ = ["read_predictions", "read_prediction_lists", "read_prediction_document", "PredictionDocument"]
 
 PREDICTION_FIELDS = ("model_ranked_answers", "model_answers", "model_answers_with_count")
+EVERY_FIELD = "*"
+"""The ``field`` of the internal readers that reads every field at once (:func:`read_prediction_document`)."""
 
 
 def _rank_by_count(pairs: Any, path, line, qid) -> list[str]:
@@ -48,97 +57,319 @@ def _rank_by_count(pairs: Any, path, line, qid) -> list[str]:
     return [a for a, _ in sorted(checked, key=lambda ac: -ac[1])]
 
 
-def read_prediction_lists(path: PathLike, field: Optional[str] = None) -> dict[str, Any]:
+def read_prediction_lists(
+    path: PathLike, field: Optional[str] = None, *, max_answers: Optional[int] = None
+) -> dict[str, Any]:
     """Read a predictions file into ``{question id: value}`` without interpreting the values.
 
     For ``{"model_answers": ...}`` files, ``field`` picks which mapping to return
     (default: ``model_ranked_answers`` when present, else ``model_answers``, else
-    ``model_answers_with_count``). Values are checked to be lists.
+    ``model_answers_with_count``). Values are checked to be lists (of at most
+    ``max_answers`` items when given).
 
     >>> read_prediction_lists("../shared/data/cfc/dev.predictions.human.json")["r1q4"][:2]  # doctest: +SKIP
     ['dancing time.', 'it is very good']
     """
-    return {qid: value for qid, value, _ in _prediction_items(path, field)}
+    return {qid: value for _, qid, value, _ in _unique_items(path, field, max_answers)}
 
 
-def _prediction_objects(path: Path) -> Iterator[tuple[Optional[int], Any]]:
-    """``(line, JSON value)`` of each record: each line of a JSONL file, or one JSON document.
+WHOLE_DOCUMENT_BYTES = 16 << 20
+"""A JSON document over several lines is parsed whole up to this size (its errors then give a line);
+a larger one is parsed incrementally (:mod:`protoqa_core.io.json_stream`)."""
 
-    A file whose first non-blank line is a JSON value on its own is JSONL and is read
-    one line at a time; otherwise it is one document over several lines, read whole.
+
+def _line_objects(
+    fh: Any, path: Path, field: Optional[str], max_answers: Optional[int]
+) -> Iterator[tuple[Optional[str], Any, Any, Optional[int]]]:
+    """``(question id, value, line)`` of each prediction of the open binary file ``fh``.
+
+    A file whose first non-blank line is a JSON value on its own is JSONL, read one line
+    at a time; otherwise it is one document over several lines. A long line and a large
+    document are parsed incrementally, one prediction at a time.
     """
-    lines = _iter_text_lines(path)
-    head: list[str] = []
-    number, text = 0, ""
-    while not text.strip():
-        number, text = next(lines, (0, ""))
-        if not number:
+    number = 0
+    head: list[bytes] = []
+    raw = b""
+    while True:
+        raw = fh.readline(LARGE_LINE_BYTES + 1)
+        if not raw:
             return
-        head.append(text)
-    try:
-        yield number, parse_json(text, path, number)
-    except MalformedJSONError:
-        whole = "".join(head) + "".join(rest for _, rest in lines)
-        # A one-line file is also a JSONL file: keep its line number for errors.
-        one_line = 1 if "\n" not in whole.strip() else None
+        number += 1
+        head.append(raw)
+        if raw.strip() or _is_long(raw):
+            break
+    for at, blank in enumerate(head[:-1], start=1):
+        _decode(blank, path, at, first=at == 1)
+    if _is_long(raw):  # a long first line: JSONL (a one-line document is one too)
+        line = _RestOfLine(_without_bom(raw, path, number), fh)
+        yield from _streamed_items(line, path, number, field, max_answers)
+    else:
+        text = _decode(raw, path, number, first=number == 1)
         try:
-            value = parse_json(whole, path, one_line)
+            first = parse_json(text, path, number)
         except MalformedJSONError:
-            # Not one document either: report the first line that is not JSON.
-            for at, line_text in enumerate(whole.split("\n"), start=1):
-                if line_text.strip():
-                    parse_json(line_text, path, at)
-            raise
-        yield one_line, value
-        return
-    for number, text in lines:
+            yield from _document_items(fh, head, path, field, max_answers)
+            return
+        yield from _object_items(first, path, number, field)
+    while raw := fh.readline(LARGE_LINE_BYTES + 1):
+        number += 1
+        if _is_long(raw):
+            yield from _streamed_items(_RestOfLine(raw, fh), path, number, field, max_answers)
+            continue
+        text = _decode(raw, path, number, first=False)
         if text.strip():
-            yield number, parse_json(text, path, number)
+            yield from _object_items(parse_json(text, path, number), path, number, field)
 
 
-def _prediction_items(path: PathLike, field: Optional[str]) -> Iterator[tuple[str, Any, Optional[int]]]:
-    """``(question id, value, line)`` of each prediction, in file order, read as a stream.
+def _is_long(raw: bytes) -> bool:
+    """Whether ``raw``, read with a limit of one byte over :data:`LARGE_LINE_BYTES`, is only the start of its line."""
+    return len(raw) > LARGE_LINE_BYTES and not raw.endswith(b"\n")
 
-    Every id is checked to be a string seen once, every value to be a list; only the
-    ids and their lines are kept.
+
+class _RestOfLine(io.RawIOBase):
+    """The bytes of one line of ``fh``: ``head`` (its start, already read), then the rest up to its
+    newline, handed out a piece at a time, so that a line of hundreds of megabytes is never held."""
+
+    def __init__(self, head: bytes, fh: Any):
+        self._head, self._fh = head, fh
+        self._done = head.endswith(b"\n")
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self._head:
+            data, self._head = self._head[: len(buffer)], self._head[len(buffer) :]
+        elif self._done:
+            return 0
+        else:
+            data = self._fh.readline(len(buffer))
+            self._done = not data or data.endswith(b"\n")
+        buffer[: len(data)] = data
+        return len(data)
+
+
+def _without_bom(raw: bytes, path: Path, number: int) -> bytes:
+    if number == 1:
+        _decode(raw[:4], path, number, first=True)  # wide encodings and NUL bytes are refused
+        if raw.startswith(b"\xef\xbb\xbf"):
+            return raw[3:]
+    return raw
+
+
+def _document_items(
+    fh: Any, head: list[bytes], path: Path, field: Optional[str], max_answers: Optional[int]
+) -> Iterator[tuple[Optional[str], Any, Any, Optional[int]]]:
+    """The predictions of one JSON document over several lines: parsed whole when it is small
+    (so that its errors give a line), incrementally when it is large."""
+    read = sum(len(h) for h in head)
+    while read <= WHOLE_DOCUMENT_BYTES:
+        chunk = fh.read(1 << 20)
+        if not chunk:
+            break
+        head.append(chunk)
+        read += len(chunk)
+    else:
+        data = _without_bom(b"".join(head), path, 1)
+        head.clear()
+        yield from _streamed_items(_Prefixed(data, fh), path, None, field, max_answers)
+        return
+    whole = _decode(b"".join(head), path, None, first=True)
+    head.clear()
+    # A one-line file is also a JSONL file: keep its line number for errors.
+    one_line = 1 if "\n" not in whole.strip() else None
+    try:
+        value = parse_json(whole, path, one_line)
+    except MalformedJSONError:
+        # Not one document either: report the first line that is not JSON.
+        for at, line_text in enumerate(whole.split("\n"), start=1):
+            if line_text.strip():
+                parse_json(line_text, path, at)
+        raise
+    yield from _object_items(value, path, one_line, field)
+
+
+def _object_items(
+    obj: Any, path: Path, line: Optional[int], field: Optional[str]
+) -> Iterator[tuple[Optional[str], Any, Any, Optional[int]]]:
+    """The predictions of one parsed JSON object (a JSONL line, or a whole small document)."""
+    if not isinstance(obj, dict):
+        raise DataFormatError(f"expected a JSON object, got {type(obj).__name__}", path, line)
+    if "question_id" in obj and "ranked_answers" in obj:
+        yield None, obj["question_id"], obj["ranked_answers"], line
+    elif any(f in obj for f in PREDICTION_FIELDS) and all(isinstance(v, dict) for v in obj.values()):
+        if field == EVERY_FIELD:
+            for name, members in obj.items():
+                if name in PREDICTION_FIELDS:
+                    yield from ((name, qid, value, line) for qid, value in members.items())
+                else:
+                    yield name, None, members, line
+            return
+        chosen = field or next(f for f in PREDICTION_FIELDS if f in obj)
+        if chosen not in obj:
+            raise DataFormatError(f"no field {chosen!r}; the file has {sorted(obj)}", path, line)
+        for qid, value in obj[chosen].items():
+            yield chosen, qid, value, line
+    else:
+        for qid, value in obj.items():
+            yield None, qid, value, line
+
+
+def _too_many_answers(path: PathLike, line: Optional[int], qid: str, max_answers: int) -> DataFormatError:
+    return DataFormatError(
+        f"more than {max_answers:,} answers for one question, the cap per question (--max-answers raises it)",
+        path,
+        line,
+        qid,
+    )
+
+
+def _streamed_items(
+    stream: Any, path: Path, line: Optional[int], field: Optional[str], max_answers: Optional[int]
+) -> Iterator[tuple[Optional[str], Any, Any, Optional[int]]]:
+    """:func:`_object_items` of one JSON object read incrementally from the binary ``stream``.
+
+    Only one question's value is built at a time. The ``model_answers`` form is known to be
+    that form only at the end of the object (every member an object); until then the
+    members of a field that a later one may outrank wait in a temporary on-disk table.
+    """
+    # An answer list of n strings is n items; [answer, count] pairs are 3 a pair.
+    limit = None if max_answers is None else 3 * max_answers + 3
+    best = field or PREDICTION_FIELDS[0]
+    groups: list[str] = []
+    first_group: Optional[str] = None
+    plain = False
+    record: dict[str, Any] = {}
+    mode = "skip"
+    stage: Optional[_Stage] = None
+    extras: dict[str, dict[str, Any]] = {}
+    members = object_members(json_events(stream, path, line), path, line, limit)
+    while True:
+        try:
+            item = next(members, None)
+        except TooManyItems as exc:
+            raise _too_many_answers(path, line, exc.args[0], max_answers or 0) from None
+        if item is None:
+            break
+        group, qid, value = item
+        if group is None and value is GROUP:
+            if plain:
+                raise DataFormatError("answers must be a list, got dict", path, line, qid)
+            first_group = first_group or qid
+            groups.append(qid)
+            if qid == best or (field == EVERY_FIELD and qid in PREDICTION_FIELDS):
+                mode = "yield"
+            elif field == EVERY_FIELD:
+                mode = "extra"
+                extras[qid] = {}
+            elif field is None and qid in PREDICTION_FIELDS and _rank(qid) < min(map(_rank, groups[:-1]), default=9):
+                mode = "stage"
+            else:
+                mode = "skip"
+            continue
+        if group is None:
+            if first_group is not None:
+                raise DataFormatError("answers must be a list, got dict", path, line, first_group)
+            plain = True
+            if qid in ("question_id", "ranked_answers"):
+                record[qid] = value
+                continue
+            yield None, qid, value, line
+        elif mode == "yield":
+            yield group, qid, value, line
+        elif mode == "extra":
+            extras[group][qid] = value
+        elif mode == "stage":
+            stage = stage or _Stage()
+            stage.add(group, qid, value)
+    if len(record) == 2:
+        yield None, record["question_id"], record["ranked_answers"], line
+    elif record:
+        for qid, value in record.items():
+            yield None, qid, value, line
+    if plain or not groups:
+        return
+    if not any(g in PREDICTION_FIELDS for g in groups):
+        raise DataFormatError("answers must be a list, got dict", path, line, first_group)
+    if field == EVERY_FIELD:
+        yield from ((name, None, members, line) for name, members in extras.items())
+        return
+    chosen = field or next(f for f in PREDICTION_FIELDS if f in groups)
+    if chosen not in groups:
+        raise DataFormatError(f"no field {chosen!r}; the file has {sorted(groups)}", path, line)
+    if chosen != best and stage is not None:
+        yield from ((chosen, qid, value, line) for qid, value in stage.items(chosen))
+    if stage is not None:
+        stage.close()
+
+
+def _rank(group: str) -> int:
+    return PREDICTION_FIELDS.index(group) if group in PREDICTION_FIELDS else 9
+
+
+class _Stage:
+    """Members of a JSON object held on disk (a private SQLite database) until the object ends."""
+
+    def __init__(self) -> None:
+        import sqlite3  # here: only a large document that needs it pays its import
+
+        # An empty name: a private temporary database, deleted when it is closed.
+        self._db = sqlite3.connect("")
+        self._db.execute("CREATE TABLE stage(grp TEXT, qid TEXT, value TEXT)")
+
+    def add(self, group: str, qid: str, value: Any) -> None:
+        self._db.execute("INSERT INTO stage VALUES (?, ?, ?)", (group, qid, json.dumps(value, ensure_ascii=False)))
+
+    def items(self, group: str) -> Iterator[tuple[str, Any]]:
+        for qid, value in self._db.execute("SELECT qid, value FROM stage WHERE grp = ? ORDER BY rowid", (group,)):
+            yield qid, json.loads(value)
+
+    def close(self) -> None:
+        self._db.close()
+
+
+def _prediction_items(
+    path: PathLike, field: Optional[str], max_answers: Optional[int] = None
+) -> Iterator[tuple[Optional[str], Any, Any, Optional[int]]]:
+    """``(field, question id, value, line)`` of each prediction, in file order, read as a stream.
+
+    ``field`` is the ``model_answers``-style field read (None for a plain file). Every id is
+    checked to be a string, every value to be a list (of at most ``max_answers`` items when
+    given). Repeated ids are the caller's to check: this keeps nothing per question. With
+    ``field`` :data:`EVERY_FIELD`, every such field is read, and each other member of the
+    document comes whole as ``(name, None, value, line)``.
     """
     path = Path(path)
     _check_file(path, "predictions")
-    seen: dict[str, Optional[int]] = {}
-
-    def checked(qid: Any, value: Any, line: Optional[int]) -> tuple[str, Any, Optional[int]]:
-        if not isinstance(qid, str):
-            raise DataFormatError(f"question id must be a string, got {qid!r}", path, line)
-        if qid in seen:
-            first = seen[qid]
-            raise DataFormatError(
-                "duplicate question id" + (f" (first on line {first})" if first else ""), path, line, qid
-            )
-        if not isinstance(value, list):
-            raise DataFormatError(f"answers must be a list, got {type(value).__name__}", path, line, qid)
-        seen[qid] = line
-        return qid, value, line
-
-    for line, obj in _prediction_objects(path):
-        if not isinstance(obj, dict):
-            raise DataFormatError(f"expected a JSON object, got {type(obj).__name__}", path, line)
-        if "question_id" in obj and "ranked_answers" in obj:
-            yield checked(obj["question_id"], obj["ranked_answers"], line)
-        elif any(f in obj for f in PREDICTION_FIELDS) and all(isinstance(v, dict) for v in obj.values()):
-            chosen = field or next(f for f in PREDICTION_FIELDS if f in obj)
-            if chosen not in obj:
-                raise DataFormatError(f"no field {chosen!r}; the file has {sorted(obj)}", path, line)
-            for qid, value in obj[chosen].items():
-                yield checked(qid, value, line)
-        else:
-            for qid, value in obj.items():
-                yield checked(qid, value, line)
-    if not seen:
+    count = 0
+    try:
+        with _open_binary(path) as fh:
+            for group, qid, value, line in _line_objects(fh, path, field, max_answers):
+                if qid is None and field == EVERY_FIELD:
+                    yield group, qid, value, line
+                    continue
+                if not isinstance(qid, str):
+                    raise DataFormatError(f"question id must be a string, got {qid!r}", path, line)
+                if not isinstance(value, list):
+                    raise DataFormatError(f"answers must be a list, got {type(value).__name__}", path, line, qid)
+                if max_answers is not None and len(value) > max_answers:
+                    raise _too_many_answers(path, line, qid, max_answers)
+                count += 1
+                yield group, qid, value, line
+    except (OSError, EOFError, zlib.error) as exc:
+        if isinstance(exc, (gzip.BadGzipFile, EOFError, zlib.error)):
+            raise DataFormatError(f"damaged gzip data ({exc})", path) from None
+        raise _os_error(exc, path) from None
+    if not count:
         warnings.warn(
             f"{path}: the predictions file holds no predictions; every question will score as unanswered",
             ProtoQAWarning,
             stacklevel=4,
         )
+
+
+def _duplicate(path: PathLike, line: Optional[int], qid: str, first: Optional[int]) -> DataFormatError:
+    return DataFormatError("duplicate question id" + (f" (first on line {first})" if first else ""), path, line, qid)
 
 
 def _ranked(value: list[Any], path: PathLike, line: Optional[int], qid: str) -> list[str]:
@@ -147,66 +378,89 @@ def _ranked(value: list[Any], path: PathLike, line: Optional[int], qid: str) -> 
     return list(_check_answers(value, "answers", path, line, qid))
 
 
-def read_predictions(path: PathLike, field: Optional[str] = None) -> dict[str, list[str]]:
+def read_predictions(
+    path: PathLike, field: Optional[str] = None, *, max_answers: Optional[int] = None
+) -> dict[str, list[str]]:
     """Read ranked answer lists ``{question id: [answer, ...]}`` from any supported file.
 
     Answers given with counts (``model_answers_with_count``) are ranked by count,
-    ties kept in file order. Empty strings and repeated answers are kept.
+    ties kept in file order. Empty strings and repeated answers are kept. With
+    ``max_answers``, a question with more answers is an error naming it (a large
+    file is then refused before its lists are built).
 
     >>> preds = read_predictions("../shared/data/protoqa/dev.predictions.gpt2finetuned.json")  # doctest: +SKIP
     >>> preds["r1q1"][:2]  # doctest: +SKIP
     ['age', 'name']
     """
-    return {qid: _ranked(value, path, line, qid) for qid, value, line in _prediction_items(path, field)}
+    return {qid: _ranked(value, path, line, qid) for _, qid, value, line in _unique_items(path, field, max_answers)}
 
 
-class PackedPredictions(Mapping[str, list[str]]):
-    """Ranked answer lists held packed: one compact UTF-8 JSON ``bytes`` per question.
+class PredictionDocument:
+    """A predictions file read once, whole: every ``model_answers``-style field it has (or its plain
+    lists) and its other top-level members, for readers that need several of them.
 
-    What :func:`read_packed_predictions` returns: a read-only mapping like the one of
-    :func:`read_predictions` whose values are decoded when asked for, so that holding
-    every prediction costs about the bytes of its answers plus some 150 bytes per question.
+    :meth:`lists` and :meth:`ranked` give what :func:`read_prediction_lists` and
+    :func:`read_predictions` give for a field, without reading the file again.
 
-    >>> packed = PackedPredictions({"q1": ["dog", "cat"]})
-    >>> packed["q1"], list(packed), len(packed)
-    (['dog', 'cat'], ['q1'], 1)
+    >>> import json, os, tempfile
+    >>> name = os.path.join(tempfile.mkdtemp(), "a.json")
+    >>> doc = {"model_answers": {"q1": ["b", "a", "a"]}, "model_ranked_answers": {"q1": ["a", "b"]}, "generation": {}}
+    >>> with open(name, "w") as fh: _ = fh.write(json.dumps(doc))
+    >>> d = read_prediction_document(name)
+    >>> d.fields, d.lists("model_answers"), d.ranked(), d.members
+    (('model_answers', 'model_ranked_answers'), {'q1': ['b', 'a', 'a']}, {'q1': ['a', 'b']}, {'generation': {}})
     """
 
-    def __init__(self, lists: Optional[Mapping[str, Sequence[str]]] = None):
-        self._packed: dict[str, bytes] = {}
-        for qid, answers in (lists or {}).items():
-            self.add(qid, answers)
+    def __init__(self, path: Path, groups: dict[Optional[str], dict[str, tuple[Any, Optional[int]]]], members: dict):
+        self.path = path
+        self._groups = groups
+        self.fields: tuple[str, ...] = tuple(g for g in groups if g is not None)
+        """The ``model_answers``-style fields of the file, in file order (empty for a plain file)."""
+        self.members: dict[str, Any] = members
+        """The file's other top-level members (such as ``generation``), by name."""
 
-    def add(self, qid: str, answers: Sequence[str]) -> None:
-        """Hold ``answers`` under ``qid`` (an id already held is an error: nothing is overwritten)."""
-        if qid in self._packed:
-            raise DataFormatError("duplicate question id", question_id=qid)
-        self._packed[qid] = json.dumps(list(answers), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    def _group(self, field: Optional[str]) -> dict[str, tuple[Any, Optional[int]]]:
+        if not self.fields:
+            return self._groups.get(None, {})
+        chosen = field or next(f for f in PREDICTION_FIELDS if f in self._groups)
+        if chosen not in self._groups:
+            names = sorted([*self.fields, *self.members])
+            raise DataFormatError(f"no field {chosen!r}; the file has {names}", self.path)
+        return self._groups[chosen]
 
-    def __getitem__(self, qid: str) -> list[str]:
-        return json.loads(self._packed[qid])
+    def lists(self, field: Optional[str] = None) -> dict[str, Any]:
+        """:func:`read_prediction_lists` of the file."""
+        return {qid: value for qid, (value, _) in self._group(field).items()}
 
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._packed)
-
-    def __len__(self) -> int:
-        return len(self._packed)
-
-    def __contains__(self, qid: object) -> bool:
-        return qid in self._packed
+    def ranked(self, field: Optional[str] = None) -> dict[str, list[str]]:
+        """:func:`read_predictions` of the file."""
+        return {qid: _ranked(value, self.path, line, qid) for qid, (value, line) in self._group(field).items()}
 
 
-def read_packed_predictions(path: PathLike, field: Optional[str] = None) -> PackedPredictions:
-    """:func:`read_predictions` read as a stream into a :class:`PackedPredictions`.
+def read_prediction_document(path: PathLike, *, max_answers: Optional[int] = None) -> PredictionDocument:
+    """Read a predictions file once into a :class:`PredictionDocument` (see there).
 
-    The same lists, the same order and the same errors; a JSONL file is never held
-    whole, and each list is kept packed.
-
-    >>> preds = read_packed_predictions("../shared/data/protoqa/dev.predictions.gpt2finetuned.json")  # doctest: +SKIP
-    >>> preds["r1q1"][:2]  # doctest: +SKIP
-    ['age', 'name']
+    The same checks and errors as :func:`read_prediction_lists`, for every field.
     """
-    out = PackedPredictions()
-    for qid, value, line in _prediction_items(path, field):
-        out.add(qid, _ranked(value, path, line, qid))
-    return out
+    path = Path(path)
+    groups: dict[Optional[str], dict[str, tuple[Any, Optional[int]]]] = {}
+    members: dict[str, Any] = {}
+    for group, qid, value, line in _unique_items(path, EVERY_FIELD, max_answers):
+        if qid is None:
+            members[str(group)] = value
+        else:
+            groups.setdefault(group, {})[qid] = (value, line)
+    return PredictionDocument(path, groups, members)
+
+
+def _unique_items(
+    path: PathLike, field: Optional[str], max_answers: Optional[int]
+) -> Iterator[tuple[Optional[str], Any, Any, Optional[int]]]:
+    """:func:`_prediction_items`, each id checked to be seen once in its field (the ids are kept to check it)."""
+    seen: dict[tuple[Optional[str], str], Optional[int]] = {}
+    for group, qid, value, line in _prediction_items(path, field, max_answers):
+        if qid is not None:
+            if (group, qid) in seen:
+                raise _duplicate(path, line, qid, seen[group, qid])
+            seen[group, qid] = line
+        yield group, qid, value, line

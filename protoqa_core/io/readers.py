@@ -29,9 +29,6 @@ and clusters :mod:`protoqa_core.io.records`, prediction files
 
 from __future__ import annotations
 
-import os
-import stat
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Optional
@@ -40,9 +37,7 @@ from .files import (
     DataFormatError,
     PathLike,
     _check_file,
-    _decode,
     _iter_text_lines,
-    _os_error,
     _short,
     parse_json,
 )
@@ -50,7 +45,6 @@ from .records import Cluster, Question, _check_answers, _question_from_json, che
 
 __all__ = [
     "read_targets",
-    "TargetStream",
     "clusters_from_records",
     "question_ids_for",
     "check_answer_list",
@@ -82,100 +76,6 @@ def read_targets(path: PathLike) -> dict[str, Question]:
         questions[q.id] = q
         first_line[q.id] = number
     return questions
-
-
-class TargetStream:
-    """A targets file checked whole in a first pass, then read again one question at a time.
-
-    The first pass raises every error :func:`read_targets` raises, with the same message,
-    and keeps only each question's id, first line and whether its clusters total 0. Each
-    iteration reads the file again (a pipe's bytes are copied to an unnamed temporary
-    file in the first pass), so memory does not grow with the number of questions.
-    Iterating after the file changed is an error naming it.
-
-    >>> import json, os, tempfile
-    >>> name = os.path.join(tempfile.mkdtemp(), "t.jsonl")
-    >>> row = {"metadata": {"id": "q1"}, "question": {"normalized": "name a pet"},
-    ...        "answers": {"clusters": {"q1.0": {"count": 3, "answers": ["dog"]}}}}
-    >>> with open(name, "w") as fh: _ = fh.write(json.dumps(row) + "\\n")
-    >>> targets = TargetStream(name)
-    >>> targets.ids, [q.clusters[0].answers for q in targets]
-    (('q1',), [('dog',)])
-    """
-
-    def __init__(self, path: PathLike):
-        self._spool: Optional[Any] = None
-        self.path = Path(path)
-        _check_file(self.path, "targets")
-        self._stat = self._file_stat()
-        if self._stat is None:
-            self._spool = tempfile.TemporaryFile(prefix="protoqa-targets-")
-        first_line: dict[str, int] = {}
-        zero_total: list[str] = []
-        try:
-            for number, obj in _json_lines(self.path, self._spool):
-                q = _question_from_json(obj, self.path, number)
-                if q.id in first_line:
-                    raise DataFormatError(
-                        f"duplicate question id (first on line {first_line[q.id]})", self.path, number, q.id
-                    )
-                first_line[q.id] = number
-                if q.total_count <= 0:
-                    zero_total.append(q.id)
-        except BaseException:
-            self.close()
-            raise
-        self.ids: tuple[str, ...] = tuple(first_line)
-        """Every question id, in file order."""
-        self.zero_total: tuple[str, ...] = tuple(zero_total)
-        """The ids of the questions whose clusters total 0 (or that have none), in file order."""
-
-    def _file_stat(self) -> Optional[tuple[int, int, int, int]]:
-        """Identity and version of a regular file (which can be read again), None for anything else."""
-        try:
-            st = os.stat(self.path)
-        except OSError as exc:
-            raise _os_error(exc, self.path) from None
-        return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) if stat.S_ISREG(st.st_mode) else None
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-    def __iter__(self) -> Iterator[Question]:
-        if self._spool is not None:
-            self._spool.seek(0)
-            lines: Iterator[tuple[int, str]] = (
-                (number, _decode(raw, self.path, number, first=number == 1))
-                for number, raw in enumerate(self._spool, start=1)
-            )
-        else:
-            if self._file_stat() != self._stat:
-                raise self._changed()
-            lines = _iter_text_lines(self.path)
-        count = 0
-        for number, text in lines:
-            if not text.strip():
-                continue
-            q = _question_from_json(parse_json(text, self.path, number), self.path, number)
-            if count >= len(self.ids) or q.id != self.ids[count]:
-                raise self._changed()
-            count += 1
-            yield q
-        if count != len(self.ids):
-            raise self._changed()
-
-    def _changed(self) -> DataFormatError:
-        return DataFormatError("the file changed while it was read; score it again", self.path)
-
-    def close(self) -> None:
-        """Remove the copy of a piped file (also done when the object is collected)."""
-        if self._spool is not None:
-            self._spool.close()
-            self._spool = None
-
-    def __del__(self) -> None:
-        if hasattr(self, "_spool"):
-            self.close()
 
 
 REFERENCE_FORMS = (

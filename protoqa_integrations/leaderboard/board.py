@@ -38,7 +38,7 @@ import numpy as np
 from cfc_probeval.inputs import read_samples, sample_counts, sample_fields
 from cfc_probeval.probeval import ProbEval
 from protoqa_core.io.files import DataFormatError, ProtoQAWarning
-from protoqa_core.io.predictions import read_predictions
+from protoqa_core.io.predictions import read_prediction_document
 from protoqa_core.io.readers import PathLike
 from protoqa_core.io.records import Question, preview_ids
 from protoqa_core.progress import track
@@ -151,25 +151,24 @@ def _read_system(name: str, path: Path, fmt: str) -> SystemAnswers:
         read = read_harness_output(path, fmt)
         ranked = {qid: rank_by_frequency(answers) for qid, answers in read.samples.items()}
         return SystemAnswers(name, str(path), fmt, _counts(read.samples, path), ranked, "by frequency", read.generation)
+    document = read_prediction_document(path)  # read once; the fields below come from it
     if fmt == "answers":
-        from protoqa_core.io.files import parse_json, read_text
-
-        generation = parse_json(read_text(path), path).get("generation")
-        samples = read_samples(path, "model_answers")
-        ranked = read_predictions(path, "model_ranked_answers")
+        generation = document.members.get("generation")
+        samples = read_samples(document, "model_answers")
+        ranked = document.ranked("model_ranked_answers")
         settings = redact(generation) if isinstance(generation, dict) else {}
         return SystemAnswers(name, str(path), fmt, samples, ranked, "model_ranked_answers", settings)
-    fields = sample_fields(path)
+    fields = sample_fields(document)
     if fields:
-        samples = read_samples(path, "model_answers" if "model_answers" in fields else fields[0])
+        samples = read_samples(document, "model_answers" if "model_answers" in fields else fields[0])
         if "model_ranked_answers" in fields:
             return SystemAnswers(
-                name, str(path), fmt, samples, read_predictions(path, "model_ranked_answers"), "model_ranked_answers"
+                name, str(path), fmt, samples, document.ranked("model_ranked_answers"), "model_ranked_answers"
             )
         return SystemAnswers(
             name, str(path), fmt, samples, {q: rank_by_frequency(s) for q, s in samples.items()}, "by frequency"
         )
-    return SystemAnswers(name, str(path), fmt, read_samples(path), read_predictions(path), "as given")
+    return SystemAnswers(name, str(path), fmt, read_samples(document), document.ranked(), "as given")
 
 
 # ---------------------------------------------------------------- scoring

@@ -51,7 +51,6 @@ def test_dev_zero_and_a_gzip_bomb_stop_at_the_cap_with_one_line_naming_the_file(
     for targets, predictions, named in (
         (TARGETS, bomb, str(bomb)),
         ("/dev/zero", PREDICTIONS, "/dev/zero"),
-        (TARGETS, "/dev/zero", "/dev/zero"),
     ):
         result = protoqa_eval(tmp_path, targets, predictions, PROTOQA_MAX_INPUT_MB="2")
         assert result.returncode == 2, result.stderr
@@ -59,6 +58,11 @@ def test_dev_zero_and_a_gzip_bomb_stop_at_the_cap_with_one_line_naming_the_file(
         assert stderr.count("\n") == 1 and "Traceback" not in stderr, stderr
         assert f"{named}: the input is larger than 2 MB (after decompression)" in stderr
         assert "set PROTOQA_MAX_INPUT_MB to a larger number of megabytes" in stderr
+    # A predictions file is read a megabyte of a line at a time: /dev/zero stops at its first NUL bytes.
+    result = protoqa_eval(tmp_path, TARGETS, "/dev/zero", PROTOQA_MAX_INPUT_MB="2")
+    stderr = result.stderr.decode()
+    assert result.returncode == 2 and stderr.count("\n") == 1 and "Traceback" not in stderr, stderr
+    assert "/dev/zero: the file holds NUL bytes" in stderr
     # The cap is the only reason: raised above the bomb's size, the bomb is read (and is no predictions file).
     raised = protoqa_eval(tmp_path, TARGETS, bomb, PROTOQA_MAX_INPUT_MB="9")
     assert b"larger than" not in raised.stderr

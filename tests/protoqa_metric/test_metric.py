@@ -256,7 +256,7 @@ def _small_files(tmp_path):
 def test_protoqa_eval_compare_sub_command(tmp_path, capsys):
     targets, good, bad = _small_files(tmp_path)
     assert metric_cli.main(["compare", str(targets), str(good), str(bad), "--similarity", "exact_match"]) == 2
-    assert f"{bad}, question 'zz': predictions for 1 question id(s)" in capsys.readouterr().err
+    assert f"{bad}, line 1, question 'zz': predictions for 1 question id(s)" in capsys.readouterr().err
     assert (
         metric_cli.main(
             [

@@ -1,0 +1,122 @@
+"""Peak memory of ``protoqa-eval`` on a predictions file just under the input size cap.
+
+Prints figures; asserts nothing about time (machines are noisy). Run from the repository
+root:
+
+    python benchmarks/bench_input_cap.py [--megabytes 437] [--baseline-ref REV]
+
+The input cap (``$PROTOQA_MAX_INPUT_MB``, 512 MB by default) bounds what is read from one
+file; what memory the command then takes depends on how it holds what it read. The case
+measured here is the one that takes the most memory per byte: one JSON document (not
+JSONL) of many short answer lists, ``{"<id>": ["dog", "cat", ...], ...}``, so that Python
+objects outnumber bytes. The file holds the 52 ProtoQA crowdsourced dev questions' real
+fine-tuned GPT-2 lists and then short lists under ids that are not in the targets, up to
+``--megabytes`` MB, and is scored against the dev targets with ``--ignore-unknown`` (so that
+the time goes to reading, not to scoring 52 questions). It is written into a temporary
+folder and removed afterwards.
+
+Each run is the whole command ``protoqa-eval TARGETS PREDICTIONS --similarity exact_match
+--ignore-unknown --json`` in a fresh process; ``--baseline-ref`` also runs the code of a git
+revision (unpacked into a temporary folder) on the same file in the same session, and checks
+that the ``--json`` outputs are identical. Figures are recorded in ``--json-out`` (default
+``benchmarks/results/input_cap.json``) as each run ends.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import tempfile
+from pathlib import Path
+
+from process_timing import REPO, ResultsFile, extract_revision, run_measured
+
+WORDS = ["dog", "cat", "a fish", "birthday", "age", "name", "money", "car", "tea", "x"]
+
+
+def write_predictions(path: Path, data_dir: Path, megabytes: float) -> int:
+    """The predictions document described above, about ``megabytes`` MB; returns its number of ids."""
+    dev = json.loads((data_dir / "protoqa" / "dev.predictions.gpt2finetuned.json").read_text(encoding="utf-8"))
+    target = int(megabytes * 2**20)
+    rng = random.Random(0)
+    count = 0
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write("{")
+        size = 1
+        for qid, answers in dev.items():
+            text = f"{json.dumps(qid)}: {json.dumps(answers)}, "
+            fh.write(text)
+            size += len(text.encode())
+            count += 1
+        while size < target - 200:
+            answers = [rng.choice(WORDS) for _ in range(rng.randint(5, 20))]
+            text = f'"u{count}": {json.dumps(answers)}, '
+            fh.write(text)
+            size += len(text)
+            count += 1
+        fh.write('"last": []}\n')
+    return count + 1
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
+    parser.add_argument("--megabytes", type=float, default=437.0, help="size of the predictions file")
+    parser.add_argument("--baseline-ref", help="git revision to measure in the same run")
+    parser.add_argument("--timeout", type=float, default=3600.0, help="seconds before a run is killed")
+    parser.add_argument("--json-out", default=str(REPO / "benchmarks" / "results" / "input_cap.json"))
+    args = parser.parse_args()
+    results = ResultsFile(Path(args.json_out), "python benchmarks/bench_input_cap.py " + " ".join(sys.argv[1:]))
+    data_dir = Path(args.data_dir)
+    targets = data_dir / "protoqa" / "dev.crowdsourced.jsonl"
+    print(f"machine: {results.data['machine']}, load average {' '.join(map(str, results.data['load_at_start']))}")
+    with tempfile.TemporaryDirectory(prefix="bench-input-cap-") as tmp:
+        folder = Path(tmp)
+        predictions = folder / "predictions.json"
+        ids = write_predictions(predictions, data_dir, args.megabytes)
+        size_mb = predictions.stat().st_size / 2**20
+        print(f"predictions: one JSON document, {size_mb:.0f} MB, {ids:,} question ids", flush=True)
+        results.data["file"] = {"megabytes": round(size_mb, 1), "ids": ids}
+        runs = [("this version", REPO, predictions)]
+        if args.baseline_ref:
+            runs.insert(0, (f"baseline {args.baseline_ref}", extract_revision(args.baseline_ref, folder), predictions))
+        # The interpreter and the scoring of the 52 questions alone: the dev predictions file (27 KB).
+        small = data_dir / "protoqa" / "dev.predictions.gpt2finetuned.json"
+        runs.append(("this version, dev predictions only", REPO, small))
+        outputs = {}
+        for label, code, path in runs:
+            env = {**os.environ, "PYTHONPATH": str(code)}
+            env.pop("PROTOQA_MAX_INPUT_MB", None)
+            command = [sys.executable, "-m", "protoqa_metric", str(targets), str(path)]
+            command += ["--similarity", "exact_match", "--ignore-unknown", "--json", "--no-progress"]
+            load = os.getloadavg()[0]
+            run = run_measured(command, folder, env, args.timeout, f"protoqa-eval ({label})")
+            outputs[label] = run.stdout
+            results.add(
+                {
+                    "case": "json_document" if path == predictions else "dev_predictions",
+                    "file_mb": round(path.stat().st_size / 2**20, 3),
+                    "version": label,
+                    "load": round(load, 1),
+                    "wall_s": round(run.wall, 1),
+                    "cpu_s": round(run.cpu, 1),
+                    "peak_mb": round(run.rss_mb),
+                    "killed": run.stdout is None,
+                }
+            )
+            print(
+                f"   {label:<24} load {load:4.1f}  wall {run.wall:7.1f} s  CPU {run.cpu:7.1f} s  "
+                f"peak RSS {run.rss_mb:6.0f} MB" + ("  KILLED (timeout)" if run.stdout is None else ""),
+                flush=True,
+            )
+        if args.baseline_ref and None not in outputs.values():
+            same = outputs[runs[0][0]] == outputs["this version"]
+            results.add({"case": "json_document", "identical": same})
+            print(f"   --json output identical to the baseline: {'yes' if same else 'NO'}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,180 @@
+"""Copy measured figures from benchmark results files into the pages that quote them.
+
+A page quotes a results file in a block that this script writes and a test checks:
+
+    <!-- figures: benchmarks/results/protoqa_scale.json scale_table -->
+    ...the table, written from the file...
+    <!-- /figures -->
+
+The block names the file and a table kind from :data:`TABLES`; what lies between the two
+comment lines is exactly what the table function returns for the file's contents: the
+command that wrote the file, the machine, the date and load, and every row beside its
+baseline from the same run. So a figure on a page cannot drift from its measurement: to
+change the page, rerun the command, then
+
+    python benchmarks/figures.py --write     # rewrite every block from its file
+    python benchmarks/figures.py --check     # exit 1 naming each block that differs (the test)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+PAGES = ("README.md", "docs/*.md", "benchmarks/README.md", "*/evaluate_modules/*/README.md")
+BLOCK = re.compile(
+    r"(?P<open><!-- figures: (?P<file>\S+) (?P<table>\w+) -->\n)(?P<body>.*?)(?P<close><!-- /figures -->)", re.S
+)
+
+
+def _mb(value: float) -> str:
+    return f"{value:,.0f} MB"
+
+
+def _s(value: float) -> str:
+    return f"{value:,.1f} s"
+
+
+def _header(data: dict[str, Any]) -> str:
+    loads = sorted({row["load"] for row in data["rows"] if "load" in row})
+    span = f"{loads[0]}-{loads[-1]}" if loads and loads[0] != loads[-1] else (str(loads[0]) if loads else "?")
+    return (
+        f"Measured {data['started']} to {data['finished']} by `{data['command']}` on {data['machine']}, "
+        f"load average {span} (one row each: CPU is user + system of the whole process; peak is its "
+        "largest resident set)."
+    )
+
+
+def scale_table(data: dict[str, Any]) -> str:
+    """``bench_protoqa_scale.py``: per size and similarity, the baseline beside this version."""
+    runs: dict[tuple[int, str], dict[str, dict]] = {}
+    identical: dict[tuple[int, str], bool] = {}
+    for row in data["rows"]:
+        key = (row["questions"], row["similarity"])
+        if "identical" in row:
+            identical[key] = row["identical"]
+        else:
+            runs.setdefault(key, {})["baseline" if row["version"].startswith("baseline") else "this"] = row
+    baselines = {row["version"] for row in data["rows"] if row.get("version", "").startswith("baseline")}
+    smallest = {sim: min(n for n, s in runs if s == sim) for _, sim in runs}
+
+    def cell(run: dict | None) -> str:
+        if run is None:
+            return "not run"
+        if run.get("killed"):
+            return f"killed after {_s(run['wall_s'])} wall"
+        return f"{_s(run['cpu_s'])}, {_mb(run['peak_mb'])} (load {run['load']})"
+
+    lines = [
+        _header(data),
+        "",
+        "| questions | similarity | "
+        + (f"{', '.join(sorted(baselines))}: " if baselines else "no baseline: ")
+        + "CPU, peak | this version: CPU, peak | this version at the smallest size, same run | outputs identical |",
+        "|---:|---|---|---|---|---|",
+    ]
+    for (n, sim), pair in sorted(runs.items()):
+        first = runs[(smallest[sim], sim)].get("this")
+        same = identical.get((n, sim))
+        lines.append(
+            f"| {n:,} | `{sim}` | {cell(pair.get('baseline'))} | {cell(pair.get('this'))} | "
+            f"{cell(first) if first is not None and smallest[sim] != n else '(this row)'} | "
+            f"{'yes' if same else 'NO' if same is not None else 'not compared'} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def cap_table(data: dict[str, Any]) -> str:
+    """``bench_input_cap.py``: the predictions document under the cap, before and after, and the
+    interpreter with the dev predictions alone."""
+    file = data.get("file", {})
+    lines = [
+        _header(data),
+        f"The predictions file: one JSON document of {file.get('megabytes', '?')} MB "
+        f"and {file.get('ids', 0):,} question ids.",
+        "",
+        "| input | version | wall | CPU | peak memory | peak / file size |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    same = None
+    for row in data["rows"]:
+        if "identical" in row:
+            same = row["identical"]
+            continue
+        what = "the document" if row["case"] == "json_document" else "dev predictions only (27 KB)"
+        ratio = f"{row['peak_mb'] / file['megabytes']:.2f}x" if row["case"] == "json_document" and file else ""
+        killed = " (killed)" if row.get("killed") else ""
+        lines.append(
+            f"| {what} | {row['version']} | {_s(row['wall_s'])}{killed} | {_s(row['cpu_s'])} | "
+            f"{_mb(row['peak_mb'])} | {ratio} |"
+        )
+    if same is not None:
+        lines += ["", f"`--json` output identical to the baseline's: {'yes' if same else 'NO'}."]
+    return "\n".join(lines) + "\n"
+
+
+def prepare_table(data: dict[str, Any]) -> str:
+    """``bench_prepare.py``: ``protoqa-eval prepare`` into an empty cache, beside ``import numpy``."""
+    lines = [_header(data), "", "| command | round | CPU | peak memory | load |", "|---|---:|---:|---:|---:|"]
+    for row in data["rows"]:
+        lines.append(
+            f"| `{row['command']}` | {row['round']} | {_s(row['cpu_s'])} | {_mb(row['peak_mb'])} | {row['load']} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+TABLES: dict[str, Callable[[dict[str, Any]], str]] = {
+    "scale_table": scale_table,
+    "cap_table": cap_table,
+    "prepare_table": prepare_table,
+}
+"""The table kinds a block may name."""
+
+
+def pages() -> list[Path]:
+    """Every page that may quote a results file."""
+    found: list[Path] = []
+    for pattern in PAGES:
+        found += sorted(REPO.glob(pattern))
+    return found
+
+
+def render(text: str) -> tuple[str, list[str]]:
+    """``text`` with every block rewritten from its file, and the files it quotes."""
+    quoted: list[str] = []
+
+    def one(match: re.Match) -> str:
+        quoted.append(match["file"])
+        data = json.loads((REPO / match["file"]).read_text(encoding="utf-8"))
+        return match["open"] + TABLES[match["table"]](data) + match["close"]
+
+    return BLOCK.sub(one, text), quoted
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    group = parser.add_mutually_exclusive_group(required=True)
+    group.add_argument("--check", action="store_true", help="exit 1 naming every page whose blocks differ")
+    group.add_argument("--write", action="store_true", help="rewrite every block from its results file")
+    args = parser.parse_args(argv)
+    stale = []
+    for page in pages():
+        text = page.read_text(encoding="utf-8")
+        new, _ = render(text)
+        if new != text:
+            stale.append(page.relative_to(REPO))
+            if args.write:
+                page.write_text(new, encoding="utf-8")
+    for page in stale:
+        print(f"{page}: {'rewritten' if args.write else 'differs from its results files'}", file=sys.stderr)
+    return 1 if stale and args.check else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,235 @@
+"""A targets file and prediction files read once each into a temporary on-disk index, joined by id.
+
+Scoring a million questions must not hold a million questions. :class:`QuestionIndex`
+reads the targets file and each predictions file once, as a stream, checks them whole
+(every error :func:`~protoqa_core.io.readers.read_targets` and
+:func:`~protoqa_core.io.predictions.read_predictions` raise, with the same message) and
+keeps each question in a private SQLite database (the standard library's ``sqlite3``; its
+pages live in a temporary file, with a page cache of :data:`CACHE_KIB` KiB). Then the
+questions are handed out one at a time, in target order, each with its ranked answers
+from one predictions file, whatever order that file lists them in. Memory does not grow
+with the number of questions; disk use is about the size of the inputs.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Optional, Union, overload
+
+from .files import DataFormatError, PathLike, _check_file, _iter_text_lines, parse_json
+from .ids import IdReconciliation, unknown_ids_message
+from .predictions import _duplicate, _prediction_items, _ranked
+from .records import Question, _question_from_json
+
+__all__ = ["QuestionIndex", "IndexedIds", "CACHE_KIB", "MAX_TARGET_LINE_MB"]
+
+CACHE_KIB = 4096
+"""SQLite's page cache for one index, in KiB: the memory the index itself takes."""
+
+MAX_TARGET_LINE_MB = 16
+"""The longest line (one question) of a targets file, in MB. Parsed, a line takes several times
+its size in Python objects; the largest real question is a few KB."""
+
+
+class QuestionIndex:
+    """Targets and the ranked answers of one or more prediction files, each file read once.
+
+    Args:
+        targets: a ProtoQA/CFC targets JSONL file (see :mod:`protoqa_core.io.readers`).
+        predictions: predictions files, each in any format
+            :func:`~protoqa_core.io.predictions.read_predictions` reads; ``run`` numbers
+            them from 0 in the methods below.
+        field: for ``{"model_answers": ...}`` files, which mapping to read.
+        max_answers: refuse a question with more answers than this (None: no cap).
+
+    >>> import json, os, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> row = {"metadata": {"id": "q1"}, "question": {"normalized": "name a pet"},
+    ...        "answers": {"clusters": {"q1.0": {"count": 3, "answers": ["dog"]}}}}
+    >>> with open(os.path.join(folder, "t.jsonl"), "w") as fh: _ = fh.write(json.dumps(row) + "\\n")
+    >>> with open(os.path.join(folder, "p.json"), "w") as fh: _ = fh.write('{"q1": ["Dog", "cat"]}')
+    >>> with QuestionIndex(os.path.join(folder, "t.jsonl"), [os.path.join(folder, "p.json")]) as index:
+    ...     [(q.id, answers) for q, answers in index.questions(0)]
+    [('q1', ['Dog', 'cat'])]
+    """
+
+    def __init__(
+        self,
+        targets: PathLike,
+        predictions: Sequence[PathLike] = (),
+        field: Optional[str] = None,
+        *,
+        max_answers: Optional[int] = None,
+    ):
+        self.targets = Path(targets)
+        self.predictions = [Path(p) for p in predictions]
+        # An empty name: a private temporary database, removed when it is closed.
+        self._db = sqlite3.connect("")
+        try:
+            self._db.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
+            self._db.execute("PRAGMA journal_mode = OFF")
+            self._db.execute("PRAGMA synchronous = OFF")
+            self._db.execute("CREATE TABLE targets(qid TEXT UNIQUE NOT NULL, line INTEGER, zero INTEGER, body TEXT)")
+            self._db.execute(
+                "CREATE TABLE predictions(run INTEGER, qid TEXT, line INTEGER, answers TEXT, UNIQUE(run, qid))"
+            )
+            self._read_targets()
+            for run, path in enumerate(self.predictions):
+                self._read_predictions(run, path, field, max_answers)
+        except BaseException:
+            self.close()
+            raise
+
+    def _read_targets(self) -> None:
+        path = self.targets
+        _check_file(path, "targets")
+        insert = "INSERT INTO targets(qid, line, zero, body) VALUES (?, ?, ?, ?)"
+        for number, text in _iter_text_lines(path):
+            if not text.strip():
+                continue
+            if len(text) > MAX_TARGET_LINE_MB * 2**20:
+                raise DataFormatError(
+                    f"the line is longer than {MAX_TARGET_LINE_MB} MB; one question's line is refused past "
+                    "that, to keep memory bounded",
+                    path,
+                    number,
+                )
+            q = _question_from_json(parse_json(text, path, number), path, number)
+            try:
+                self._db.execute(insert, (q.id, number, q.total_count <= 0, text))
+            except sqlite3.IntegrityError:
+                (first,) = self._db.execute("SELECT line FROM targets WHERE qid = ?", (q.id,)).fetchone()
+                raise DataFormatError(f"duplicate question id (first on line {first})", path, number, q.id) from None
+
+    def _read_predictions(self, run: int, path: Path, field: Optional[str], max_answers: Optional[int]) -> None:
+        insert = "INSERT INTO predictions(run, qid, line, answers) VALUES (?, ?, ?, ?)"
+        for _, qid, value, line in _prediction_items(path, field, max_answers):
+            packed = json.dumps(_ranked(value, path, line, qid), ensure_ascii=False, separators=(",", ":"))
+            try:
+                self._db.execute(insert, (run, qid, line, packed))
+            except sqlite3.IntegrityError:
+                (first,) = self._db.execute(
+                    "SELECT line FROM predictions WHERE run = ? AND qid = ?", (run, qid)
+                ).fetchone()
+                raise _duplicate(path, line, qid, first) from None
+
+    def __len__(self) -> int:
+        """The number of target questions."""
+        return int(self._db.execute("SELECT count(*) FROM targets").fetchone()[0])
+
+    def zero_total(self) -> IndexedIds:
+        """The ids of the questions whose clusters total 0 (or that have none), in file order."""
+        return IndexedIds(self._db, "SELECT qid FROM targets WHERE zero ORDER BY rowid", ())
+
+    def reconcile(self, run: int, *, ignore_unknown: bool = False) -> IdReconciliation:
+        """:func:`~protoqa_core.io.ids.reconcile_ids` of predictions file ``run`` against the targets.
+
+        ``kept`` is left empty (the index holds those ids), ``missing`` leaves out the questions
+        whose clusters total 0 (:meth:`zero_total`), and ``missing`` and ``ignored`` are
+        :class:`IndexedIds`, read from the index while it is open. A prediction id not among
+        the targets raises :class:`DataFormatError` naming the file, its line and the id
+        unless ``ignore_unknown``.
+        """
+        unknown = IndexedIds(
+            self._db,
+            "SELECT p.qid FROM predictions p WHERE p.run = ? AND NOT EXISTS "
+            "(SELECT 1 FROM targets t WHERE t.qid = p.qid) ORDER BY p.rowid",
+            (run,),
+        )
+        if unknown and not ignore_unknown:
+            first = unknown[0]
+            (line,) = self._db.execute(
+                "SELECT line FROM predictions WHERE run = ? AND qid = ?", (run, first)
+            ).fetchone()
+            raise DataFormatError(unknown_ids_message(unknown, ignored=False), self.predictions[run], line, first)
+        missing = IndexedIds(
+            self._db,
+            "SELECT t.qid FROM targets t WHERE NOT t.zero AND NOT EXISTS "
+            "(SELECT 1 FROM predictions p WHERE p.run = ? AND p.qid = t.qid) ORDER BY t.rowid",
+            (run,),
+        )
+        message = unknown_ids_message(unknown, ignored=True) if unknown else None
+        return IdReconciliation((), missing, unknown, message)  # type: ignore[arg-type]
+
+    def count(self, run: int, *, only_predicted: bool) -> int:
+        """How many questions :meth:`questions` hands out with the same arguments."""
+        query = "SELECT count(*) FROM targets t WHERE NOT t.zero"
+        if only_predicted:
+            query += " AND EXISTS (SELECT 1 FROM predictions p WHERE p.run = ? AND p.qid = t.qid)"
+            return int(self._db.execute(query, (run,)).fetchone()[0])
+        return int(self._db.execute(query).fetchone()[0])
+
+    def questions(self, run: int, *, only_predicted: bool = False) -> Iterator[tuple[Question, list[str]]]:
+        """Each question whose clusters total more than 0, in target order, with its ranked answers
+        from predictions file ``run`` (an empty list where it has none; left out with ``only_predicted``)."""
+        join = "JOIN" if only_predicted else "LEFT JOIN"
+        rows = self._db.execute(
+            f"SELECT t.line, t.body, p.answers FROM targets t {join} predictions p ON p.run = ? AND p.qid = t.qid "
+            "WHERE NOT t.zero ORDER BY t.rowid",
+            (run,),
+        )
+        for line, body, answers in rows:
+            question = _question_from_json(parse_json(body, self.targets, line), self.targets, line)
+            yield question, ([] if answers is None else json.loads(answers))
+
+    def close(self) -> None:
+        """Remove the index (also done when the object is collected or its ``with`` block ends)."""
+        self._db.close()
+
+    def __enter__(self) -> QuestionIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class IndexedIds(Sequence[str]):
+    """Question ids read from a :class:`QuestionIndex` when asked for: its length, a slice, an item,
+    or all of them in order, without holding them (a million ids would take some 100 MB).
+
+    Valid while its index is open.
+    """
+
+    def __init__(self, db: sqlite3.Connection, query: str, params: tuple):
+        self._db, self._query, self._params = db, query, params
+        self._length: Optional[int] = None
+
+    def __len__(self) -> int:
+        if self._length is None:
+            self._length = int(self._db.execute(f"SELECT count(*) FROM ({self._query})", self._params).fetchone()[0])
+        return self._length
+
+    def __bool__(self) -> bool:
+        return self._db.execute(f"SELECT 1 FROM ({self._query}) LIMIT 1", self._params).fetchone() is not None
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+
+    def __getitem__(self, index: Union[int, slice]) -> Union[str, list[str]]:
+        if isinstance(index, slice):
+            start, stop, step = index.indices(len(self))
+            rows = self._db.execute(
+                f"SELECT * FROM ({self._query}) LIMIT ? OFFSET ?", (*self._params, max(0, stop - start), start)
+            )
+            return [qid for (qid,) in rows][::step]
+        if index < 0:
+            index += len(self)
+        row = self._db.execute(f"SELECT * FROM ({self._query}) LIMIT 1 OFFSET ?", (*self._params, index)).fetchone()
+        if index < 0 or row is None:
+            raise IndexError(index)
+        return row[0]
+
+    def __iter__(self) -> Iterator[str]:
+        return (qid for (qid,) in self._db.execute(self._query, self._params))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    def __repr__(self) -> str:
+        return f"IndexedIds({len(self)} ids)"

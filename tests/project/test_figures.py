@@ -1,0 +1,62 @@
+"""Every measured figure a page quotes from a benchmark results file is that file's, as written.
+
+The pages (README, docs/, benchmarks/README.md, the cards) quote results files in blocks that
+``benchmarks/figures.py`` writes; a page edited by hand, or a results file regenerated without
+rewriting the pages, fails here. Each results file names the command that wrote it, the
+machine and the load, and each measured row has its baseline from the same run.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _figures():
+    spec = importlib.util.spec_from_file_location("bench_figures", REPO / "benchmarks" / "figures.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_block_on_every_page_is_its_results_file_as_written():
+    figures = _figures()
+    quoted = []
+    for page in figures.pages():
+        text = page.read_text(encoding="utf-8")
+        rendered, files = figures.render(text)
+        assert rendered == text, f"{page.relative_to(REPO)}: run python benchmarks/figures.py --write"
+        quoted += files
+    assert "benchmarks/results/protoqa_scale.json" in quoted and "benchmarks/results/input_cap.json" in quoted
+
+
+def test_every_results_file_names_its_command_machine_load_and_baseline():
+    for path in sorted((REPO / "benchmarks" / "results").glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        assert data["command"].startswith("python benchmarks/bench_"), path.name
+        script = data["command"].split()[1]
+        assert (REPO / script).is_file(), (path.name, script)
+        assert data["machine"] and data["started"] and data["finished"], path.name
+        measured = [row for row in data["rows"] if "cpu_s" in row]
+        assert measured and all("load" in row for row in measured), path.name
+        versions = {row.get("version", row.get("command")) for row in measured}
+        baseline = (
+            any(
+                str(v).startswith("baseline") or "import numpy" in str(v) or "dev predictions only" in str(v)
+                for v in versions
+            )
+            or len({row.get("questions") for row in measured}) > 1
+        )
+        assert baseline, f"{path.name}: no baseline from the same run"
+
+
+def test_the_figures_that_drifted_are_no_longer_quoted_by_hand():
+    metric_page = (REPO / "docs" / "protoqa-metric.md").read_text(encoding="utf-8")
+    outside = re.sub(r"<!-- figures: .*?<!-- /figures -->", "", metric_page, flags=re.S)
+    for phrase in ("about 7 s of CPU and 250 MB", "144 MB", "169 MB", "1,777 MB"):
+        assert phrase not in outside, phrase

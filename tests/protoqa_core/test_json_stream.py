@@ -1,0 +1,179 @@
+"""Large predictions read a piece at a time give what reading them whole gives, with the same checks.
+
+The thresholds (a long JSONL line, a large document) are lowered here so that small files
+take the incremental path; each case is read both ways and compared.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from protoqa_core.io import predictions as predictions_module
+from protoqa_core.io.files import DataFormatError
+from protoqa_core.io.predictions import read_prediction_lists, read_predictions
+from protoqa_core.io.question_index import QuestionIndex
+
+REPO = Path(__file__).resolve().parents[2]
+DATA = REPO.parent / "shared" / "data"
+TARGETS = DATA / "protoqa" / "dev.crowdsourced.jsonl"
+
+
+@pytest.fixture
+def incremental(monkeypatch):
+    """Every line and every document of more than a few bytes is parsed incrementally."""
+    monkeypatch.setattr(predictions_module, "LARGE_LINE_BYTES", 8)
+    monkeypatch.setattr(predictions_module, "WHOLE_DOCUMENT_BYTES", 8)
+
+
+LISTS = {"q1": ["dog", "cat", "dog"], "q2": [], "q3": ["a fish", "é", "\U0001f600 emoji"]}
+DOCUMENTS = {
+    "plain": LISTS,
+    "answers then ranked": {"model_answers": {"q1": ["b", "a", "a"]}, "model_ranked_answers": {"q1": ["a", "b"]}},
+    "ranked then answers": {"model_ranked_answers": {"q1": ["a", "b"]}, "model_answers": {"q1": ["b"]}},
+    "answers only": {"model_answers": LISTS},
+    "with counts": {"model_answers_with_count": {"q1": [["a", 1], ["b", 3], ["c", 3]]}},
+    "with counts and answers": {
+        "model_answers_with_count": {"q1": [["a", 1], ["b", 3]]},
+        "model_answers": {"q1": ["z"]},
+        "metadata": {"model": "m"},
+    },
+    "record": {"question_id": "q9", "ranked_answers": ["x", "y"]},
+}
+
+
+@pytest.mark.parametrize("name", list(DOCUMENTS))
+@pytest.mark.parametrize("layout", ["one line", "pretty", "gzip"])
+def test_incremental_reading_equals_whole_reading(tmp_path, monkeypatch, name, layout):
+    document = DOCUMENTS[name]
+    text = json.dumps(document, indent=1 if layout == "pretty" else None, ensure_ascii=False)
+    path = tmp_path / ("p.json.gz" if layout == "gzip" else "p.json")
+    path.write_bytes(gzip.compress(text.encode()) if layout == "gzip" else text.encode())
+    whole = read_predictions(path), read_prediction_lists(path)
+    fields = [f for f in predictions_module.PREDICTION_FIELDS if f in document]
+    whole_by_field = {f: read_prediction_lists(path, f) for f in fields}
+    monkeypatch.setattr(predictions_module, "LARGE_LINE_BYTES", 8)
+    monkeypatch.setattr(predictions_module, "WHOLE_DOCUMENT_BYTES", 8)
+    assert (read_predictions(path), read_prediction_lists(path)) == whole
+    assert {f: read_prediction_lists(path, f) for f in fields} == whole_by_field
+
+
+def test_jsonl_with_long_lines_keeps_its_line_numbers(tmp_path, incremental):
+    path = tmp_path / "p.jsonl"
+    path.write_text('{"q1": ["dog"]}\n\n{"q2": ["cat"], "q3": []}\n{"q1": ["again"]}\n', encoding="utf-8")
+    with pytest.raises(
+        DataFormatError, match=r"p.jsonl, line 4, question 'q1': duplicate question id \(first on line 1\)"
+    ):
+        read_predictions(path)
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('{"q1": ["\\ud800"]}', "lone surrogate"),
+        ('{"q1": ["\\udc00 x"]}', "lone surrogate"),
+        ('{"q1": ["dog"], "q1": ["cat"]}', "duplicate question id"),
+        ('{"model_answers": {"q1": []}, "model_answers": {"q1": []}}', "duplicate key 'model_answers'"),
+        ('{"q1": ["dog", 3]}', "question 'q1': answers must contain only strings"),
+        ('{"q1": "dog"}', "question 'q1': answers must be a list, got str"),
+        ('{"model_answers": {"q1": []}, "q2": ["x"]}', "question 'model_answers': answers must be a list, got dict"),
+        ('{"metadata": {"m": 1}}', "question 'metadata': answers must be a list, got dict"),
+        ('{"model_answers": {"q1": []}}', "no field 'nope'"),
+        ('{"q1": ["dog"', "malformed JSON"),
+        ('{"q1": [NaN]}', "malformed JSON"),
+        ('["dog"]', "expected a JSON object, got list"),
+        ('{"q1": ["dog"]} {"q2": []}', "malformed JSON"),
+    ],
+)
+def test_incremental_reading_refuses_what_whole_reading_refuses(tmp_path, incremental, text, message):
+    path = tmp_path / "p.json"
+    path.write_text(text + "\n\n", encoding="utf-8")
+    with pytest.raises(DataFormatError, match=message):
+        read_predictions(path, "nope" if "nope" in message else None)
+
+
+def test_surrogate_pairs_and_escaped_backslashes_are_kept(tmp_path, incremental):
+    path = tmp_path / "p.json"
+    path.write_text('{"q1": ["\\ud83d\\ude00", "\\\\ud800", "\\\\\\\\udc00"]}', encoding="utf-8")
+    assert read_predictions(path) == {"q1": ["\U0001f600", "\\ud800", "\\\\udc00"]}
+
+
+@pytest.mark.parametrize("small", [True, False])
+def test_the_answers_cap_names_the_file_and_question(tmp_path, monkeypatch, small):
+    if not small:
+        monkeypatch.setattr(predictions_module, "LARGE_LINE_BYTES", 8)
+        monkeypatch.setattr(predictions_module, "WHOLE_DOCUMENT_BYTES", 8)
+    path = tmp_path / "p.jsonl"
+    path.write_text('{"q1": ["a", "b", "c"]}\n{"q2": ["a", "b", "c", "d"]}\n', encoding="utf-8")
+    assert len(read_predictions(path, max_answers=4)) == 2
+    with pytest.raises(DataFormatError, match=r"p.jsonl, line 2, question 'q2': more than 3 answers for one question"):
+        read_predictions(path, max_answers=3)
+    counted = tmp_path / "c.json"
+    counted.write_text(json.dumps({"model_answers_with_count": {"q1": [["a", 1]] * 5}}), encoding="utf-8")
+    with pytest.raises(DataFormatError, match=r"question 'q1': more than 4 answers"):
+        read_predictions(counted, max_answers=4)
+
+
+def test_the_index_joins_files_in_any_order_and_reads_each_once(tmp_path, monkeypatch):
+    targets = tmp_path / "t.jsonl"
+    rows = [
+        {"metadata": {"id": f"q{i}"}, "question": {"normalized": "x"}, "answers": {"clusters": clusters}}
+        for i, clusters in enumerate([{"c": {"count": 2, "answers": ["a"]}}, {}, {"c": {"count": 1, "answers": ["b"]}}])
+    ]
+    targets.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    predictions = tmp_path / "p.json"
+    predictions.write_text(json.dumps({"q2": ["b"], "q0": ["a", "z"]}), encoding="utf-8")
+    opened: list[str] = []
+    real_open = open
+
+    def counting_open(file, *args, **kwargs):
+        opened.append(str(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", counting_open)
+    with QuestionIndex(targets, [predictions]) as index:
+        assert [(q.id, answers) for q, answers in index.questions(0)] == [("q0", ["a", "z"]), ("q2", ["b"])]
+        assert index.zero_total() == ["q1"] and len(index) == 3
+        assert index.count(0, only_predicted=True) == 2
+    assert sorted(opened) == sorted([str(targets), str(predictions)])
+
+
+@pytest.mark.skipif(not TARGETS.is_file(), reason=f"shared ProtoQA data not found under {DATA}")
+def test_the_command_line_caps_answers_per_question(tmp_path):
+    qid = json.loads(TARGETS.read_text(encoding="utf-8").splitlines()[0])["metadata"]["id"]
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps({qid: [f"answer {i}" for i in range(501)]}), encoding="utf-8")
+    command = [sys.executable, "-m", "protoqa_metric", str(TARGETS), str(path), "--similarity", "exact_match"]
+    done = subprocess.run(command + ["--no-progress"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stderr
+    lines = [line for line in done.stderr.splitlines() if not line.startswith("warning:")]
+    assert lines == [
+        f"protoqa-eval: error: {path}, line 1, question '{qid}': more than 500 answers for one question, "
+        "the cap per question (--max-answers raises it)"
+    ]
+    raised = subprocess.run(
+        command + ["--max-answers", "501", "--json", "--no-progress"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert raised.returncode == 0, raised.stderr
+    assert json.loads(raised.stdout)["signature"].startswith("sim:exact_match|")
+
+
+def test_a_targets_line_over_its_cap_is_refused(tmp_path, monkeypatch):
+    from protoqa_core.io import question_index
+
+    monkeypatch.setattr(question_index, "MAX_TARGET_LINE_MB", 1 / 2**20 * 100)
+    targets = tmp_path / "t.jsonl"
+    row = {"metadata": {"id": "q1"}, "question": {"normalized": "x"}, "answers": {"clusters": {}}}
+    long_row = {**row, "metadata": {"id": "q2"}, "question": {"normalized": "x" * 200}}
+    targets.write_text(json.dumps(row) + "\n" + json.dumps(long_row) + "\n", encoding="utf-8")
+    with pytest.raises(DataFormatError, match=r"t.jsonl, line 2: the line is longer than"):
+        QuestionIndex(targets)
