@@ -80,7 +80,7 @@ RUN_HERE: dict[str, tuple[str, ...]] = {
     "docs/training.md: from datasets import load_dataset": ("export",),
 }
 # Blocks that continue the block before them on the same page: run after it, in one script.
-CONTINUES = {"docs/protoqa-metric.md: from protoqa_metric import TargetStream, read_packed_predict": ("data",)}
+CONTINUES = {"docs/protoqa-metric.md: from protoqa_metric import QuestionIndex": ("data",)}
 # Blocks of which the tests run some commands (here or elsewhere); the page's note says which.
 PARTLY = {
     'docs/evaluate-a-model.md: TASKS="$(python -m protoqa_integrations.harnesses.lm_eval_ta': ("tiny-gpt2",),
