@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import json
 import os
 import re
 from abc import ABC, abstractmethod
@@ -40,13 +41,18 @@ from typing import Any, ClassVar, Optional, Union
 
 import numpy as np
 
-from protoqa_core.io.data import sha256_of  # noqa: F401 - kept importable from here
 from protoqa_core.registry import Registry
 from protoqa_core.similarity.embedding import (
+    EMBEDDING_DECIMALS,
     ModelLocation,
+    blas_threads,
     bundled_minilm_path,
+    encode_token_batches,
+    load_numpy_transformer,
     local_model_folder,
     locate_model,
+    numpy_runtime_problem,
+    round_embeddings,
 )
 from protoqa_core.similarity.embedding import hub_host_resolves as _hub_host_resolves
 
@@ -240,13 +246,66 @@ def resolve_sentence_transformer(
     return locate_sentence_transformer(model, model_dir).path
 
 
+_MEAN_POOLING_ONLY = {
+    "pooling_mode_cls_token": False,
+    "pooling_mode_mean_tokens": True,
+    "pooling_mode_max_tokens": False,
+    "pooling_mode_mean_sqrt_len_tokens": False,
+}
+_MODULE_TYPES = "sentence_transformers.models."
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return None
+
+
+def sentence_pipeline(folder: Union[str, os.PathLike]) -> tuple[Optional[dict[str, Any]], str]:
+    """What the numpy runtime must do to match a sentence-transformers folder, or why it cannot.
+
+    The folder's modules must be a Transformer, a mean Pooling and optionally a Normalize
+    (all-MiniLM-L6-v2's), the network one :class:`~protoqa_core.similarity.embedding.NumpyTransformer`
+    runs. Returns ``({"max_seq_length": n, "lower_case": bool, "normalize": bool}, "")`` or
+    ``(None, reason)``.
+
+    >>> sentence_pipeline("/nonexistent")
+    (None, 'no modules.json')
+    """
+    folder = Path(folder)
+    modules = _read_json(folder / "modules.json")
+    if not isinstance(modules, list) or not all(isinstance(m, dict) for m in modules):
+        return None, "no modules.json"
+    types = [str(m.get("type", "")).removeprefix(_MODULE_TYPES) for m in modules]
+    if types not in (["Transformer", "Pooling"], ["Transformer", "Pooling", "Normalize"]) or modules[0].get("path"):
+        return None, f"modules {types} (numpy runs Transformer, mean Pooling, Normalize)"
+    pooling = _read_json(folder / str(modules[1].get("path", "")) / "config.json")
+    if not isinstance(pooling, dict) or any(pooling.get(k, False) != v for k, v in _MEAN_POOLING_ONLY.items()):
+        return None, "pooling other than the mean of the tokens"
+    if pooling.get("include_prompt", True) is not True:
+        return None, "pooling that leaves out a prompt"
+    problem = numpy_runtime_problem(folder)
+    if problem is not None:
+        return None, problem
+    settings = _read_json(folder / "sentence_bert_config.json")
+    settings = settings if isinstance(settings, dict) else {}
+    config = _read_json(folder / "config.json") or {}
+    limit = settings.get("max_seq_length") or config.get("max_position_embeddings", 512)
+    return {
+        "max_seq_length": int(limit),
+        "lower_case": bool(settings.get("do_lower_case", False)),
+        "normalize": types[-1] == "Normalize",
+    }, ""
+
+
 @lru_cache(maxsize=4)
 def _load_sentence_transformer(location: str, device: str) -> Any:
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError(
-            "sentence-transformers is needed for this embedder: pip install 'protoqa-eval[probeval]'"
+            "sentence-transformers is needed for this embedder on torch: pip install 'protoqa-eval[probeval]'"
         ) from exc
     try:
         from transformers.utils import logging as transformers_logging
@@ -266,14 +325,24 @@ def _load_sentence_transformer(location: str, device: str) -> Any:
 class SentenceTransformerEmbedder(Embedder):
     """A sentence-transformers model (default: all-MiniLM-L6-v2), found by :func:`locate_sentence_transformer`.
 
-    Its :attr:`name` (in every signature) ends with where the weights came from:
-    ``all-MiniLM-L6-v2@hf-cache``, ``@local``, ``@hub`` or ``@package``.
+    ``runtime``: ``numpy`` runs the model's network with
+    :class:`~protoqa_core.similarity.embedding.NumpyTransformer` and pools as its
+    sentence-transformers modules do (mean over the tokens, unit length), without
+    torch or sentence-transformers, which costs a fraction of a second to load instead
+    of several seconds; ``torch`` uses sentence-transformers; ``auto`` (the default)
+    numpy wherever :func:`sentence_pipeline` accepts the folder (all-MiniLM-L6-v2 and
+    other BERT-family models with mean pooling), torch otherwise. Vectors are rounded
+    to :data:`~protoqa_core.similarity.embedding.EMBEDDING_DECIMALS` decimals.
+
+    Its :attr:`name` (in every signature) names where the weights came from
+    (``@hf-cache``, ``@local``, ``@hub`` or ``@package``), the runtime and the rounding:
+    ``all-MiniLM-L6-v2@package:numpy:round4``.
 
     The model is loaded on first use and shared by every instance in the process.
-    Encoding runs on ``num_threads`` torch threads (None: torch's setting), restored
-    afterwards: answers are a few tokens long, so one thread wastes little, while
-    several threads contending for a busy machine made encoding 5 to 10 times slower on
-    a shared two-core machine.
+    Strings are encoded in sorted order in fixed batches. On torch, encoding runs on
+    ``num_threads`` torch threads (None: torch's setting), restored afterwards: answers
+    are a few tokens long, so one thread wastes little, while several threads contending
+    for a busy machine made encoding 5 to 10 times slower on a shared two-core machine.
 
     >>> emb = SentenceTransformerEmbedder()  # doctest: +SKIP
     >>> emb.embed(["evening", "night"]).shape  # doctest: +SKIP
@@ -290,6 +359,7 @@ class SentenceTransformerEmbedder(Embedder):
         device: str = "cpu",
         batch_size: int = 32,
         num_threads: Optional[int] = 1,
+        runtime: str = "auto",
     ) -> None:
         super().__init__()
         self.model = model
@@ -298,9 +368,19 @@ class SentenceTransformerEmbedder(Embedder):
         self.device = device
         self.batch_size = batch_size
         self.num_threads = num_threads
+        if runtime not in ("auto", "numpy", "torch"):
+            raise ValueError(f"the embedder runtime must be auto, numpy or torch, got {runtime!r}")
+        pipeline, problem = sentence_pipeline(self.location) if runtime != "torch" and device == "cpu" else (None, "")
+        if runtime == "numpy" and pipeline is None:
+            raise ValueError(
+                f"the numpy runtime cannot run {model} ({problem or 'numpy runs on the CPU only'}); use runtime torch"
+            )
+        self._pipeline = pipeline
+        self.runtime = "numpy" if pipeline is not None else "torch"
+        self._tokenizer: Any = None
         short = "all-MiniLM-L6-v2" if is_minilm(model) else "st:" + model.rstrip("/").split("/")[-1]
-        # Where the weights came from is part of the name, hence of every signature.
-        self.name = f"{short}@{self.source}"
+        # Where the weights came from, the runtime and the rounding are part of every signature.
+        self.name = f"{short}@{self.source}:{self.runtime}:round{EMBEDDING_DECIMALS}"
 
     @classmethod
     def from_spec(
@@ -309,6 +389,8 @@ class SentenceTransformerEmbedder(Embedder):
         return cls(argument or DEFAULT_SENTENCE_TRANSFORMER, model_dir=model_dir)
 
     def _encode(self, texts: list[str]) -> np.ndarray:
+        if self._pipeline is not None:
+            return round_embeddings(self._encode_numpy(texts, self._pipeline))
         import torch
 
         model = _load_sentence_transformer(self.location, self.device)
@@ -316,9 +398,27 @@ class SentenceTransformerEmbedder(Embedder):
         if self.num_threads:
             torch.set_num_threads(self.num_threads)
         try:
-            return model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True, show_progress_bar=False)
+            vectors = model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True, show_progress_bar=False)
         finally:
             torch.set_num_threads(previous)
+        return round_embeddings(vectors)
+
+    def _encode_numpy(self, texts: list[str], pipeline: dict[str, Any]) -> np.ndarray:
+        network = load_numpy_transformer(self.location)
+        if self._tokenizer is None:
+            self._tokenizer = network.tokenizer()
+            self._tokenizer.enable_truncation(max_length=pipeline["max_seq_length"])
+        encodings = self._tokenizer.encode_batch([t.lower() for t in texts] if pipeline["lower_case"] else texts)
+
+        def mean_pool(hidden: np.ndarray, mask: np.ndarray, rows: list[int]) -> np.ndarray:
+            weights = mask[:, :, None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), np.float32(1e-9), None)
+            if pipeline["normalize"]:
+                pooled = pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), np.float32(1e-12))
+            return pooled
+
+        with blas_threads(self.num_threads):
+            return encode_token_batches(network, encodings, self.batch_size, mean_pool)
 
 
 def answer_words(text: str) -> list[str]:

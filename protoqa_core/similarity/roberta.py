@@ -61,7 +61,14 @@ import numpy as np
 from protoqa_core.io.files import DataFormatError
 from protoqa_core.io.records import Question
 
-from .embedding import ContextEncoder, ModelLocation, locate_model, model_revision
+from .embedding import (
+    EMBEDDING_DECIMALS,
+    ContextEncoder,
+    ModelLocation,
+    choose_runtime,
+    locate_model,
+    model_revision,
+)
 from .gaussian_process import LengthScale, OneVsAll, fit_one_vs_all, length_scale_rule
 from .registry import QUESTION_SIMILARITIES, QuestionSimilarity
 
@@ -97,8 +104,11 @@ ENCODER_OPTION = (
 )
 
 
-def locate_encoder(encoder: str = DEFAULT_ENCODER) -> ModelLocation:
+def locate_encoder(encoder: str = DEFAULT_ENCODER, runtime: str = "auto") -> ModelLocation:
     """Where the encoder's weights are: a folder, the Hugging Face cache or the Hub (never another model).
+
+    ``runtime`` (``auto``, ``numpy``, ``torch``) decides what must be installed: torch and
+    transformers only where the model runs on torch.
 
     >>> locate_encoder("/nonexistent/encoder")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
@@ -107,14 +117,6 @@ def locate_encoder(encoder: str = DEFAULT_ENCODER) -> ModelLocation:
     """
     if not isinstance(encoder, str) or not encoder.strip():
         raise ValueError("the encoder must be a Hugging Face Hub id or a local folder")
-    import importlib.util
-
-    missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
-    if missing:
-        raise ImportError(
-            f"the roberta similarity needs {' and '.join(missing)}: pip install 'protoqa-eval[roberta]' "
-            "(and PyTorch; the CPU build is enough)"
-        )
     location = locate_model(
         encoder.strip(),
         what="encoder",
@@ -122,6 +124,15 @@ def locate_encoder(encoder: str = DEFAULT_ENCODER) -> ModelLocation:
         override_hint=ENCODER_OPTION,
     )
     check_encoder_folder(location.path, encoder)
+    if choose_runtime(runtime, location.path, "runtime") == "torch":
+        import importlib.util
+
+        missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
+        if missing:
+            raise ImportError(
+                f"the roberta similarity needs {' and '.join(missing)} for the encoder {encoder} "
+                "(it cannot run on numpy): pip install 'protoqa-eval[roberta]' and PyTorch (the CPU build is enough)"
+            )
     return location
 
 
@@ -173,6 +184,8 @@ class RobertaSimilarity:
             counts every distinct string once (as ProbEval's ``gp`` matcher does).
         context: put the question before each answer (the paper's); False encodes the
             answer alone.
+        runtime: ``auto`` (default: numpy wherever it can run the encoder, else torch),
+            ``numpy`` or ``torch`` (:class:`~protoqa_core.similarity.embedding.ContextEncoder`).
         length_scale: the RBF kernel's length-scale rule
             (:func:`~protoqa_core.similarity.gaussian_process.length_scale_rule`): default
             ``"median*0.375"`` (that factor times the median distance between the
@@ -200,10 +213,11 @@ class RobertaSimilarity:
         repetition: bool = True,
         context: bool = True,
         length_scale: LengthScale = DEFAULT_LENGTH_SCALE,
+        runtime: str = "auto",
     ) -> None:
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not np.isfinite(threshold):
             raise ValueError(f"the roberta threshold must be a finite number, got {threshold!r}")
-        self.location = locate_encoder(encoder)
+        self.location = locate_encoder(encoder, runtime if device == "cpu" else "torch")
         self.encoder_name = _short_name(encoder, self.location)
         self.revision = model_revision(self.location)
         self.threshold = float(threshold)
@@ -212,7 +226,7 @@ class RobertaSimilarity:
             self.length_scale: LengthScale = length_scale_rule(length_scale)
         except ValueError as exc:
             raise ValueError(f"roberta similarity: {exc}") from None
-        self.encoder = ContextEncoder(self.location.path, device=device)
+        self.encoder = ContextEncoder(self.location.path, device=device, runtime=runtime)
         self._fitted: OrderedDict[tuple, _Fitted] = OrderedDict()
         self.uncounted: set[str] = set()
         # Predictions (per question, distinct) that are not one of their question's cluster
@@ -226,7 +240,8 @@ class RobertaSimilarity:
         """The similarity's name in signatures: encoder@revision and every setting that changes numbers."""
         rule = self.length_scale
         kernel = f"gp-rbf:{rule}" if isinstance(rule, str) else f"gp-rbf:l={rule:g}"
-        parts = [f"{self.encoder_name}@{self.revision}", kernel, f"thr={self.threshold:g}"]
+        runtime = f"{self.encoder.runtime}:round{EMBEDDING_DECIMALS}"
+        parts = [f"{self.encoder_name}@{self.revision}", runtime, kernel, f"thr={self.threshold:g}"]
         if not self.repetition:
             parts.append("distinct")
         if not self.context:

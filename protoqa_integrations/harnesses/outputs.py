@@ -26,8 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from protoqa_core.io.files import DataFormatError, max_input_bytes, parse_json, read_text
-from protoqa_core.io.readers import PathLike
+from protoqa_core.io.files import DataFormatError, PathLike, max_input_bytes, parse_json, read_text
 from protoqa_integrations.generation.settings import answer_from_text
 
 __all__ = [

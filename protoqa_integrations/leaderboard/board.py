@@ -34,9 +34,8 @@ import numpy as np
 
 from cfc_probeval.inputs import read_samples, sample_counts, sample_fields
 from cfc_probeval.probeval import ProbEval
-from protoqa_core.io.files import DataFormatError, ProtoQAWarning
+from protoqa_core.io.files import DataFormatError, PathLike, ProtoQAWarning
 from protoqa_core.io.predictions import read_predictions
-from protoqa_core.io.readers import PathLike
 from protoqa_core.io.records import Question, preview_ids
 from protoqa_core.ranking import rank_by_frequency
 from protoqa_core.significance import DEFAULT_RESAMPLES, DEFAULT_SEED, holm_adjust, resample_indices

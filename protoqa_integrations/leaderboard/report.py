@@ -17,7 +17,7 @@ from typing import Any, Optional
 import numpy as np
 
 from protoqa_core.io.cli import finite_json
-from protoqa_core.io.readers import PathLike
+from protoqa_core.io.files import PathLike
 
 __all__ = [
     "PROBEVAL_KEY",

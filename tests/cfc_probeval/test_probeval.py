@@ -222,7 +222,7 @@ def test_default_setting_with_the_real_minilm_model(cfc_dev, monkeypatch, tmp_pa
         narrow = pe.evaluate(raw, one_cluster_samples(subset))
     assert perfect.signature.startswith(
         "clustering:auto->gmeans(k_init=8,k_max=20,seed=0,alpha=0.0001)|"
-        "embedder:all-MiniLM-L6-v2@package|matching:wordnet"
+        "embedder:all-MiniLM-L6-v2@package:numpy:round4|matching:wordnet"
     )
     # G-means from eight centers makes about eight clusters per question here; answering like
     # the crowd still costs a little (a string WordNet-matches more than one cluster), one

@@ -90,3 +90,41 @@ def test_the_harness_task_files_name_each_function_in_its_own_module():
     for module, name in named:
         source = REPO / (module.replace(".", "/") + ".py")
         assert name in _defined(ast.parse(source.read_text(encoding="utf-8")).body), f"{module}.{name}"
+
+
+def _module_path(dotted: str) -> Path | None:
+    path = REPO / (dotted.replace(".", "/") + ".py")
+    return path if dotted.split(".")[0] in INSTALLED and path.exists() else None
+
+
+def _through_a_sibling(path: Path) -> list[str]:
+    """``from module import name`` statements in ``path`` where ``module`` is not a package and does not define ``name``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = ".".join(path.relative_to(REPO).with_suffix("").parts[:-1])
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        dotted = node.module or ""
+        if node.level:
+            parts = package.split(".")
+            anchor = ".".join(parts[: len(parts) - node.level + 1])
+            dotted = f"{anchor}.{dotted}" if dotted else anchor
+        source = _module_path(dotted)
+        if source is None:
+            continue
+        defined = _defined(ast.parse(source.read_text(encoding="utf-8")).body)
+        found += [f"{node.lineno}: {dotted}.{a.name}" for a in node.names if a.name not in defined and a.name != "*"]
+    return found
+
+
+CALLERS = sorted(
+    p
+    for folder in (*INSTALLED, "tests", "studies", "space", "benchmarks", "examples")
+    for p in (REPO / folder).rglob("*.py")
+)
+
+
+@pytest.mark.parametrize("path", CALLERS, ids=lambda p: str(p.relative_to(REPO)))
+def test_callers_import_a_name_from_where_it_is_defined(path):
+    assert _through_a_sibling(path) == []
