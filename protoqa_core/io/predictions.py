@@ -25,11 +25,11 @@ from .files import (
     MalformedJSONError,
     PathLike,
     ProtoQAWarning,
-    _check_file,
-    _iter_text_lines,
+    check_file,
+    iter_text_lines,
     parse_json,
 )
-from .records import _check_answers, check_count
+from .records import check_answers, check_count
 
 __all__ = ["read_predictions", "read_prediction_lists", "read_packed_predictions", "PackedPredictions"]
 
@@ -67,7 +67,7 @@ def _prediction_objects(path: Path) -> Iterator[tuple[Optional[int], Any]]:
     A file whose first non-blank line is a JSON value on its own is JSONL and is read
     one line at a time; otherwise it is one document over several lines, read whole.
     """
-    lines = _iter_text_lines(path)
+    lines = iter_text_lines(path)
     head: list[str] = []
     number, text = 0, ""
     while not text.strip():
@@ -103,7 +103,7 @@ def _prediction_items(path: PathLike, field: Optional[str]) -> Iterator[tuple[st
     ids and their lines are kept.
     """
     path = Path(path)
-    _check_file(path, "predictions")
+    check_file(path, "predictions")
     seen: dict[str, Optional[int]] = {}
 
     def checked(qid: Any, value: Any, line: Optional[int]) -> tuple[str, Any, Optional[int]]:
@@ -144,7 +144,7 @@ def _prediction_items(path: PathLike, field: Optional[str]) -> Iterator[tuple[st
 def _ranked(value: list[Any], path: PathLike, line: Optional[int], qid: str) -> list[str]:
     if value and all(isinstance(v, list) for v in value):
         return _rank_by_count(value, path, line, qid)
-    return list(_check_answers(value, "answers", path, line, qid))
+    return list(check_answers(value, "answers", path, line, qid))
 
 
 def read_predictions(path: PathLike, field: Optional[str] = None) -> dict[str, list[str]]:

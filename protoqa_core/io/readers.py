@@ -39,14 +39,14 @@ from typing import Any, Optional
 from .files import (
     DataFormatError,
     PathLike,
-    _check_file,
-    _decode,
-    _iter_text_lines,
-    _os_error,
-    _short,
+    check_file,
+    decode_line,
+    file_error,
+    iter_text_lines,
     parse_json,
+    short_repr,
 )
-from .records import Cluster, Question, _check_answers, _question_from_json, check_count, preview_ids
+from .records import Cluster, Question, check_answers, check_count, preview_ids, question_from_json
 
 __all__ = [
     "read_targets",
@@ -59,7 +59,7 @@ __all__ = [
 
 
 def _json_lines(path: PathLike, spool: Optional[Any] = None) -> Iterator[tuple[int, Any]]:
-    for number, text in _iter_text_lines(Path(path), spool):
+    for number, text in iter_text_lines(Path(path), spool):
         if text.strip():
             yield number, parse_json(text, path, number)
 
@@ -72,11 +72,11 @@ def read_targets(path: PathLike) -> dict[str, Question]:
     35
     """
     path = Path(path)
-    _check_file(path, "targets")
+    check_file(path, "targets")
     questions: dict[str, Question] = {}
     first_line: dict[str, int] = {}
     for number, obj in _json_lines(path):
-        q = _question_from_json(obj, path, number)
+        q = question_from_json(obj, path, number)
         if q.id in questions:
             raise DataFormatError(f"duplicate question id (first on line {first_line[q.id]})", path, number, q.id)
         questions[q.id] = q
@@ -106,7 +106,7 @@ class TargetStream:
     def __init__(self, path: PathLike):
         self._spool: Optional[Any] = None
         self.path = Path(path)
-        _check_file(self.path, "targets")
+        check_file(self.path, "targets")
         self._stat = self._file_stat()
         if self._stat is None:
             self._spool = tempfile.TemporaryFile(prefix="protoqa-targets-")
@@ -114,7 +114,7 @@ class TargetStream:
         zero_total: list[str] = []
         try:
             for number, obj in _json_lines(self.path, self._spool):
-                q = _question_from_json(obj, self.path, number)
+                q = question_from_json(obj, self.path, number)
                 if q.id in first_line:
                     raise DataFormatError(
                         f"duplicate question id (first on line {first_line[q.id]})", self.path, number, q.id
@@ -135,7 +135,7 @@ class TargetStream:
         try:
             st = os.stat(self.path)
         except OSError as exc:
-            raise _os_error(exc, self.path) from None
+            raise file_error(exc, self.path) from None
         return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) if stat.S_ISREG(st.st_mode) else None
 
     def __len__(self) -> int:
@@ -145,18 +145,18 @@ class TargetStream:
         if self._spool is not None:
             self._spool.seek(0)
             lines: Iterator[tuple[int, str]] = (
-                (number, _decode(raw, self.path, number, first=number == 1))
+                (number, decode_line(raw, self.path, number, first=number == 1))
                 for number, raw in enumerate(self._spool, start=1)
             )
         else:
             if self._file_stat() != self._stat:
                 raise self._changed()
-            lines = _iter_text_lines(self.path)
+            lines = iter_text_lines(self.path)
         count = 0
         for number, text in lines:
             if not text.strip():
                 continue
-            q = _question_from_json(parse_json(text, self.path, number), self.path, number)
+            q = question_from_json(parse_json(text, self.path, number), self.path, number)
             if count >= len(self.ids) or q.id != self.ids[count]:
                 raise self._changed()
             count += 1
@@ -237,7 +237,7 @@ def clusters_from_records(reference: Any, question_id: Optional[str] = None) -> 
         clusters.append(
             Cluster(
                 str(rec.get("id", i)),
-                _check_answers(
+                check_answers(
                     list(answers) if isinstance(answers, tuple) else answers, f"cluster {i} answers", None, None, qid
                 ),
                 check_count(rec["count"], f"cluster {i} count", None, None, qid),
@@ -264,7 +264,9 @@ def check_answer_list(value: Any, question_id: Optional[str] = None) -> list[str
     items = value.tolist() if hasattr(value, "tolist") else list(value)
     for item in items:
         if not isinstance(item, str):
-            raise DataFormatError(f"answers must contain only strings, found {_short(item)}", None, None, question_id)
+            raise DataFormatError(
+                f"answers must contain only strings, found {short_repr(item)}", None, None, question_id
+            )
     return items
 
 

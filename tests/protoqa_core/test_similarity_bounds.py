@@ -480,7 +480,7 @@ def test_long_answer_json_round_trip_through_the_cli(tmp_path):
 def _wup_by_search(a: str, b: str) -> float:
     """Wu-Palmer partition similarity the straightforward way: every group pair weighted by
     the pair-by-pair maximum of NLTK's Wu-Palmer (equal tokens 1), then the partition search."""
-    from protoqa_core.similarity.spans import _spans_with_synsets
+    from protoqa_core.similarity.spans import spans_with_synsets
     from protoqa_core.text import content_tokens
 
     x, y = content_tokens(a), content_tokens(b)
@@ -489,8 +489,8 @@ def _wup_by_search(a: str, b: str) -> float:
     if x == y:
         return 1.0
     weights = {}
-    for sa, ea, na in _spans_with_synsets(x):
-        for sb, eb, nb in _spans_with_synsets(y):
+    for sa, ea, na in spans_with_synsets(x):
+        for sb, eb, nb in spans_with_synsets(y):
             w = max(wup_from_keys(k1, k2) for k1 in na for k2 in nb)
             if w > 0:
                 weights[(sa, ea, sb, eb)] = w
