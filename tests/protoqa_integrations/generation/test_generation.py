@@ -29,7 +29,7 @@ from tests.support.harnesses import lm_eval_python  # noqa: E402
 from tests.support.offline import offline_env  # noqa: E402
 from tests.support.tiny_lm import build_tiny_gpt2  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 DATA = REPO.parent / "shared" / "data"
 DEV = DATA / "protoqa" / "dev.crowdsourced.jsonl"
 needs_data = pytest.mark.skipif(not DEV.is_file(), reason=f"shared ProtoQA data not found under {DATA}")

@@ -31,7 +31,7 @@ from tests.support.tiny_roberta import build_tiny_roberta  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(scope="module")

@@ -40,7 +40,7 @@ from protoqa_metric import Cluster, Question, evaluate_predictions  # noqa: E402
 from tests.support.tiny_lm import tiny_gpt2 as build_model  # noqa: E402
 from tests.support.tiny_lm import word_tokenizer as build_tokenizer  # noqa: E402 (after the importorskip calls above)
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 DATA = REPO.parent / "shared" / "data" / "protoqa"
 PAPER_KEYS = (
     "max_answers@1",
@@ -473,4 +473,4 @@ def test_callback_rejects_questions_without_clusters():
     assert issubclass(ProtoQAEvalCallback, TrainerCallback)
 
 
-# The example script runs in a new process on dataset rows in tests/protoqa_integrations/test_training_rows.py.
+# The example script runs in a new process on dataset rows in tests/protoqa_integrations/training/test_training_rows.py.

@@ -17,7 +17,7 @@ import pytest
 
 from tests.support.offline import offline_env
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 DATA = REPO.parent / "shared" / "data"
 DEV = DATA / "protoqa" / "dev.crowdsourced.jsonl"
 CFC_DEV = DATA / "cfc" / "dev.targets.jsonl"

@@ -26,7 +26,7 @@ from protoqa_integrations.leaderboard.report import (
 )
 from tests.support.offline import offline_env
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 DATA = REPO.parent / "shared" / "data"
 CFC_TEST = DATA / "cfc" / "test.targets.jsonl"
 PROTOQA_DEV = DATA / "protoqa" / "dev.crowdsourced.jsonl"

@@ -135,7 +135,7 @@ def test_synset_keys_match_nltk_synsets():
 
 # --- run as users run it: a new process, outside the checkout ---------------------------
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 SHARED_DATA = REPO.parent / "shared" / "data"
 # Every process the run starts (there should be none) is named on stderr.
 _SCORE = """

@@ -18,7 +18,7 @@ import pytest
 
 from tests.support.apps import open_local, post_raw, process_memory, started_app
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 STARTUP_TIMEOUT = 180
 REQUEST_LIMIT = 40.0
 

@@ -25,7 +25,7 @@ evaluate = pytest.importorskip("evaluate")
 
 from protoqa_integrations.hub.folders import MODULES, HubFolderError, main, write_hub_folder  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 REFS = [{"id": ["q.0", "q.1"], "answers": [["dog", "puppy"], ["cat"]], "count": [6, 4]}]
 CASES = [  # module, configuration, predictions, key, expected
     ("protoqa", "exact_match", [["cat", "dog"]], "max_answers@1", 4 / 6),

@@ -26,7 +26,7 @@ from protoqa_core.wordnet.nltk_reader import (  # noqa: E402
     nltk_shortest_hypernym_paths,
 )
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 ADAPTER = Path(wordnet_nltk.__file__).resolve()
 
 

@@ -17,7 +17,7 @@ from protoqa_integrations.generation.prompts import (
     training_line,
 )
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data"
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,7 @@ pytest.importorskip("transformers")
 pytest.importorskip("torch")
 pytest.importorskip("accelerate")
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 PAGE = REPO / "docs" / "training.md"
 HEADING = "## `compute_metrics` for a Trainer that generates"
 

@@ -27,7 +27,7 @@ from protoqa_core.similarity.embedding import (
     round_embeddings,
 )
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 TEXTS = ["evening", "night time", "dentist", "chewing gum", "8:00 p.m. primetime", "the", "", "Ünïcödé ✓ answer"]
 
 
