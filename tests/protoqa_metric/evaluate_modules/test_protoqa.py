@@ -12,7 +12,7 @@ import cfc_probeval  # noqa: E402
 import protoqa_metric  # noqa: E402
 from protoqa_metric import evaluate_predictions, read_predictions, read_targets  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 REFS = [
     {"id": ["q.0", "q.1"], "answers": [["dog", "puppy"], ["cat"]], "count": [6, 4]},
     {"id": ["r.0"], "answers": [["tea"]], "count": [3]},

@@ -16,7 +16,7 @@ from cfc_probeval.defaults import DEFAULTS  # noqa: E402
 
 HAC_SIGNATURE = f"clustering:hac(linkage={DEFAULTS.hac_linkage},threshold={DEFAULTS.hac_threshold},metric=cosine)|"
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 STORED = [  # the `clusters` field of dataset rows
     {"id": ["q.0", "q.1"], "answers": [["dog", "puppy"], ["cat"]], "count": [6, 4]},
     {"id": ["r.0", "r.1"], "answers": [["tea"], ["coffee"]], "count": [3, 1]},
