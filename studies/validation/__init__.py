@@ -11,6 +11,10 @@
   assignments of ProtoQA dev GPT-2 samples (precision, recall, F1, thresholds by F1);
 * :mod:`~studies.validation.systems`: agreement with the human clusters at the system
   level (nine CFC test systems) and the search for the automatic default;
+* :mod:`~studies.validation.cluster_agreement`: the choice of the automatic clustering under
+  ``protocol.toml``, with :mod:`~studies.validation.criteria` (the dev criteria, paired
+  differences and the non-inferiority rule) and :mod:`~studies.validation.panel` (a dev panel
+  of systems whose order is known by construction);
 * :mod:`~studies.validation.stats`: folds, bootstrap intervals over questions;
 * :mod:`~studies.validation.leaderboard`: every prediction file of the shared data
   under ProbEval and the ProtoQA metric, with bootstrap intervals, and
@@ -19,7 +23,7 @@
   (:mod:`~studies.validation.system_report` its system-level section);
   :mod:`~studies.validation.leaderboard_report`: ``studies/reports/leaderboard.{json,md}``.
 
-Command line: ``python -m studies.validation {study,leaderboard,all}``.
+Command line: ``python -m studies.validation {study,leaderboard,clusters,all}``.
 
 >>> from studies.validation import run_study, write_study  # doctest: +SKIP
 >>> write_study(run_study("../shared/data"), Path("studies/reports"))  # doctest: +SKIP

@@ -7,7 +7,7 @@ Examples::
     python -m studies.validation study --questions 5 --sets 10 --no-tune --no-systems
     python -m studies.validation leaderboard --data-dir ../shared/data --out studies/reports/
     python -m studies.validation claims                   # README and card claims from validation.json
-    python -m studies.validation clusters                 # cluster-level agreement: clusters.{json,md}
+    python -m studies.validation clusters                 # the automatic clustering's choice: clusters.{json,md}
     python -m studies.validation papers                   # the papers' tables beside ours (paper_tables.md)
 
 The data folder is ``--data-dir``, else ``$PROTOQA_DATA_DIR``, else ``../shared/data``
@@ -120,13 +120,14 @@ def build_parser() -> argparse.ArgumentParser:
     _study_options(both)
     clusters = sub.add_parser(
         "clusters",
-        help="cluster-level agreement: choose on dev, report CFC test once; studies/reports/clusters.{json,md}",
+        help="ProbEval's automatic clustering: every dev criterion beside the controls, the protocol's rule, "
+        "then CFC test once; studies/reports/clusters.{json,md}",
     )
     _common_options(clusters)
     clusters.add_argument("--questions", type=int, default=None, help="only the first N questions of each data set")
     claims = sub.add_parser(
         "claims",
-        help="rewrite the marked system-level claims of docs/probeval.md and docs/validation.md from validation.json",
+        help="rewrite the marked system-level claims of docs/validation.md from validation.json",
     )
     claims.add_argument("--out", default=str(REPORTS), help=f"folder of validation.json (default {REPORTS_HELP})")
     papers = sub.add_parser(

@@ -12,14 +12,18 @@ them out of the references' answers; :attr:`Question.unclustered` counts them. B
 (:mod:`studies.validation.partitions`) are computed per question and averaged, with
 95% bootstrap intervals over questions.
 
-The study runs in the order of ``protocol.toml`` (this folder):
+The study runs in the order of ``protocol.toml`` (this folder, version 2):
 
-1. :func:`select_on_dev` scores every candidate of the protocol's grid and every control
-   on CFC dev and ProtoQA dev (BLANC averaged over the seeds; the system-like pools of
-   :mod:`studies.validation.selection` as a gate) and chooses, with the nested
-   selections redone in every bootstrap resample of dev questions. It opens no CFC test
-   file (``tests/studies/test_validation.py`` checks it with an audit hook).
-2. :func:`report_on_test` then reads CFC test once and measures every choice.
+1. :func:`select_on_dev` measures every candidate of the protocol's grid and every control
+   on CFC dev and ProtoQA dev by each dev criterion (:mod:`studies.validation.criteria`:
+   cluster-level BLANC; the answer-set criterion of the CFC paper's Table 2; the
+   system-like pools of :mod:`studies.validation.selection`; the system panel of
+   :mod:`studies.validation.panel`) and applies the rule: a candidate, control or not,
+   replaces the current default only when non-inferior on every criterion and better on
+   one. It opens no CFC test file (``tests/studies/test_cluster_agreement.py`` checks it
+   with an audit hook).
+2. :func:`report_on_test` then reads CFC test once: cluster level and the eight model
+   systems, the choice minus the old default and minus each control as paired differences.
 
 :func:`run_cluster_study` runs both and records the protocol file's SHA-256 and commit.
 """
@@ -48,31 +52,20 @@ from .cluster_candidates import (
     ClusterMaker,
     Question,
     load_protocol,
-    normalized_key,
     protocol_grid,
     question_scores,
     read_questions,
     reference_consistency,
 )
-from .selection import DevSelection, load_dev_systems
+from .criteria import Criterion, choose, control_shares, paired
+from .design import DEV_SETS
+from .panel import build_panel, detectable_difference, wrong_question_not_worse
+from .questions import load_dev_set
+from .selection import load_dev_systems
+from .stats import spearman
 from .systems import REFERENCE, SystemData, _Scorer, load_systems
 
-__all__ = [
-    "PROTOCOL",
-    "DATA",
-    "METRICS",
-    "ClusterCandidate",
-    "CONTROLS",
-    "load_protocol",
-    "protocol_grid",
-    "normalized_key",
-    "Question",
-    "read_questions",
-    "reference_consistency",
-    "select_on_dev",
-    "report_on_test",
-    "run_cluster_study",
-]
+__all__ = ["Scores", "DevChoice", "select_on_dev", "dev_report", "report_on_test", "run_cluster_study"]
 
 
 @dataclass
@@ -159,50 +152,32 @@ def _summary(per_question: np.ndarray, idx: np.ndarray, level: float = 0.95) -> 
     }
 
 
-def _choose(
-    crit: np.ndarray,
-    pools: np.ndarray,
-    gap: np.ndarray,
-    cands: Sequence[ClusterCandidate],
-    among: Sequence[int],
-    pools_min: float,
-    margin: float,
-) -> int:
-    """The protocol's rule: best primary criterion among admissible candidates, ties by shippable, steps, gap, order."""
-    admissible = [i for i in among if pools[i] >= pools_min] or list(among)
-    best = max(crit[i] for i in admissible)
-    tied = [i for i in admissible if crit[i] >= best - margin]
-    return min(tied, key=lambda i: (not cands[i].shippable, cands[i].steps, round(float(gap[i]), 12), i))
-
-
 @dataclass
 class DevChoice:
-    """What the dev sets chose, and everything the choice saw."""
+    """What the dev sets chose under the protocol's rule, and everything the choice saw."""
 
     protocol: dict[str, Any]
     candidates: list[ClusterCandidate]  # grid then controls
     scores: Scores
-    pools: np.ndarray  # candidates x seeds: the pools criterion
-    pool_selections: list[DevSelection]  # one per seed
-    selected: int
-    default: int
-    current_default: int
-    nested: dict[str, list[int]]  # rule -> chosen candidate per resample
-    dev_resamples: dict[str, np.ndarray]
+    criteria: list[Criterion]
+    boots: dict[str, np.ndarray]  # criterion key -> resamples x candidates
+    rule: dict[str, Any]  # what :func:`studies.validation.criteria.choose` returned
+    current: int
+    old: int
+    wrong_question: dict[str, np.ndarray]  # dev set -> per candidate, the wrong-question control's share
     seconds: float
+    embedders: dict[str, str] = field(default_factory=dict)  # grid name -> the embedder's full name (runtime)
+
+    @property
+    def chosen(self) -> int:
+        return int(self.rule["chosen"])
 
 
-def _criteria(scores: Scores, idx: Optional[dict[str, np.ndarray]] = None) -> tuple[np.ndarray, np.ndarray]:
-    """Per candidate: dev BLANC (seed-averaged, mean over each dev set's questions, averaged over the
-    dev sets) and the relative gap of clusters per question to the annotators'."""
-    crit = np.zeros(len(scores.candidates))
-    gap = np.zeros(len(scores.candidates))
-    for name, vals in scores.values.items():
-        pick = slice(None) if idx is None else idx[name]
-        crit += vals["blanc"].mean(axis=1)[:, pick].mean(axis=1)
-        human = scores.human_clusters[name][pick].mean()
-        gap += np.abs(scores.clusters[name].mean(axis=1)[:, pick].mean(axis=1) - human) / human
-    return crit / len(scores.values), gap / len(scores.values)
+def _by_label(cands: Sequence[ClusterCandidate], label: str, what: str) -> int:
+    for i, c in enumerate(cands):
+        if c.label == label:
+            return i
+    raise ValueError(f"protocol: candidates.{what} {label!r} is not in the grid")
 
 
 def select_on_dev(
@@ -210,57 +185,116 @@ def select_on_dev(
     *,
     protocol_path: Union[str, Path] = PROTOCOL,
     num_questions: Optional[int] = None,
-    grid: Optional[Sequence[ClusterCandidate]] = None,
     seeds: Optional[Sequence[int]] = None,
-    nested_resamples: Optional[int] = None,
+    resamples: Optional[int] = None,
     maker: Optional[ClusterMaker] = None,
     log: Callable[[str], None] = lambda _: None,
 ) -> DevChoice:
-    """Score the protocol's grid and the controls on the dev sets and choose (no CFC test file is read).
+    """Every dev criterion for the protocol's grid and controls, and the rule's choice (no CFC test file is read).
 
-    ``num_questions``, ``grid``, ``seeds`` and ``nested_resamples`` cut the run down for tests.
+    ``num_questions``, ``seeds`` and ``resamples`` cut the run down for tests.
     """
     start = time.perf_counter()
     protocol, _ = load_protocol(protocol_path)
     data_dir = Path(data_dir)
-    grid = list(grid) if grid is not None else protocol_grid(protocol)
-    current_label = protocol["default"]["current"]
-    if current_label != CURRENT_DEFAULT.label:
-        raise ValueError(
-            f"{protocol_path}: default.current is {current_label!r}, ProbEval's is {CURRENT_DEFAULT.label!r}"
-        )
-    if CURRENT_DEFAULT not in grid:  # a cut-down grid (tests) still compares with the current default
-        grid.append(CURRENT_DEFAULT)
-    cands = grid + list(CONTROLS)
+    grid = protocol_grid(protocol)
+    current = _by_label(grid, protocol["candidates"]["current"], "current")
+    old = _by_label(grid, protocol["candidates"]["old"], "old")
+    if grid[current] != CURRENT_DEFAULT:
+        raise ValueError(f"{protocol_path}: candidates.current is not ProbEval's default {CURRENT_DEFAULT.label!r}")
+    controls = [c for name in protocol["controls"]["simplicity"] for c in CONTROLS if c.label == name]
+    cands = grid + controls
     seeds = list(seeds) if seeds is not None else list(protocol["measures"]["seeds"])
     maker = maker or ClusterMaker()
     scores = _score_dev(data_dir, protocol["data"]["dev"], cands, seeds, maker, num_questions, log)
-    selections, pool_ids = _dev_pools(data_dir, protocol["data"]["dev"], scores, maker, num_questions, log)
-    pools = np.stack([s.criterion() for s in selections], axis=1)
-    rule = protocol["criterion"]["pools_min"], protocol["tie"]["margin"]
-    grid_idx = list(range(len(grid)))
-    shippable = [i for i in grid_idx if cands[i].shippable]
-    crit, gap = _criteria(scores)
-    selected = _choose(crit, pools.mean(axis=1), gap, cands, grid_idx, *rule)
-    best_shippable = _choose(crit, pools.mean(axis=1), gap, cands, shippable, *rule)
-    current = cands.index(CURRENT_DEFAULT)
-    default = best_shippable if crit[best_shippable] > crit[current] + rule[1] else current
-    # Nested: the same choices in every resample of dev questions.
-    resamples = nested_resamples if nested_resamples is not None else protocol["nested"]["resamples"]
-    rng = np.random.default_rng(protocol["nested"]["seed"])
-    dev_idx = {n: rng.integers(0, len(qs), size=(resamples, len(qs))) for n, qs in scores.questions.items()}
-    nested: dict[str, list[int]] = {"selected": [], "default": []}
-    for r in range(resamples):
-        idx = {n: dev_idx[n][r] for n in dev_idx}
-        pidx = _pool_indices(scores, pool_ids, idx)
-        c_r, g_r = _criteria(scores, idx)
-        p_r = np.mean([s.criterion(pidx) for s in selections], axis=0)
-        nested["selected"].append(_choose(c_r, p_r, g_r, cands, grid_idx, *rule))
-        best = _choose(c_r, p_r, g_r, cands, shippable, *rule)
-        nested["default"].append(best if c_r[best] > c_r[current] + rule[1] else current)
-    log(f"  selected {cands[selected].label}; default {cands[default].label}")
-    seconds = time.perf_counter() - start
-    return DevChoice(protocol, cands, scores, pools, selections, selected, default, current, nested, dev_idx, seconds)
+    crit_cfg = protocol["criteria"]
+    criteria: list[Criterion] = []
+    wrong_question: dict[str, np.ndarray] = {}
+    for name in protocol["data"]["dev"]:
+        questions = scores.questions[name]
+        criteria.append(Criterion("blanc", name, crit_cfg["blanc"]["margin"], scores.values[name]["blanc"].mean(1)))
+        sets = _answer_set_values(data_dir, name, questions, cands, seeds, maker, crit_cfg["answer_sets"])
+        criteria.append(Criterion("answer_sets", name, crit_cfg["answer_sets"]["margin"], per_question=sets))
+        log(f"  answer sets {name}: {sets.shape[1]} questions")
+        pools = load_dev_systems(data_dir, name, seed=0, num_questions=num_questions)
+        kls, ref = _system_kls(pools, maker, questions, cands, seeds)
+        criteria.append(Criterion("pools", name, crit_cfg["pools"]["margin"], kls=kls.mean(axis=1), reference=ref))
+        log(f"  pools {name}: {len(pools.question_ids)} questions, {len(pools.systems)} pools")
+        panel = build_panel(data_dir, name, protocol["panel"], question_ids=[q.qid for q in questions])
+        kls, _ = _system_kls(panel.data, maker, questions, cands, seeds)
+        mean_kls = kls.mean(axis=1)
+        criteria.append(
+            Criterion(
+                "panel",
+                name,
+                crit_cfg["panel"]["margin"],
+                kls=mean_kls[:, panel.ranked],
+                reference=panel.gold[panel.ranked],
+            )
+        )
+        wrong_question[name] = np.array([wrong_question_not_worse(k, panel) for k in mean_kls])
+        log(f"  panel {name}: {len(panel.data.question_ids)} questions, {len(panel.ranked)} systems")
+    res = protocol["measures"]
+    n_boot = resamples if resamples is not None else res["bootstrap_resamples"]
+    boots = {c.key: c.resampled(n_boot, res["bootstrap_seed"]) for c in criteria}
+    labels = [c.label for c in cands]
+    rule = choose(criteria, boots, labels, current, list(range(len(grid), len(cands))))
+    log(f"  chosen {labels[rule['chosen']]} (current {labels[current]})")
+    embedders = {e: maker.embedder(e).name for e in sorted({c.embedder for c in cands if c.embedder})}
+    return DevChoice(
+        protocol,
+        cands,
+        scores,
+        criteria,
+        boots,
+        rule,
+        current,
+        old,
+        wrong_question,
+        time.perf_counter() - start,
+        embedders,
+    )
+
+
+def _answer_set_values(
+    data_dir: Path,
+    name: str,
+    questions: Sequence[Question],
+    cands: Sequence[ClusterCandidate],
+    seeds: Sequence[int],
+    maker: ClusterMaker,
+    settings: dict[str, Any],
+) -> np.ndarray:
+    """candidates x questions: per question, Spearman of the candidate's KLs with the gold KLs over the
+    answer sets (a constant side counts 0), averaged over the seeds."""
+    dev = {d.name: d for d in DEV_SETS}[name]
+    sampling = settings["sampling"]
+    by_id = {q.qid: q for q in questions}
+    studies = [
+        s
+        for s in load_dev_set(data_dir, dev, num_sets=settings["sets"], seed=settings["seed"], samplings=(sampling,))
+        if s.question_id in by_id
+    ]
+    out = np.zeros((len(cands), len(seeds), len(studies)))
+    for j, study in enumerate(studies):
+        q = by_id[study.question_id]
+        pool = study.pool_strings
+        full = np.zeros((len(pool), len(q.strings)), dtype=bool)
+        for i, hits in enumerate(maker.wordnet.match(pool, [[b] for b in q.strings])):
+            full[i, list(hits)] = True
+        gold = study.gold[sampling]
+        for ci, c in enumerate(cands):
+            for si, seed in enumerate(seeds):
+                if si and not c.seeded:
+                    out[ci, si, j] = out[ci, 0, j]
+                    continue
+                labels = maker.labels(c, q, seed)
+                clusters = maker.clusters(c, q, seed)
+                member = np.stack([full[:, labels == k].any(axis=1) for k in range(len(clusters))], axis=1)
+                matches = {s: tuple(int(k) for k in np.flatnonzero(row)) for s, row in zip(pool, member, strict=True)}
+                rho = spearman(study.kls_given(clusters, matches, sampling), gold)
+                out[ci, si, j] = 0.0 if math.isnan(rho) else rho
+    return out.mean(axis=1)
 
 
 def _score_dev(
@@ -282,48 +316,6 @@ def _score_dev(
             f"  clusters {name}: {len(scores.questions[name])} questions, {len(cands)} clusterings x {len(seeds)} seeds"
         )
     return scores
-
-
-def _dev_pools(
-    data_dir: Path,
-    names: Sequence[str],
-    scores: Scores,
-    maker: ClusterMaker,
-    num_questions: Optional[int],
-    log: Callable[[str], None],
-) -> tuple[list[DevSelection], dict[str, list[str]]]:
-    """The system-like pools' criterion, one :class:`DevSelection` per seed (the gate), and each set's pool ids."""
-    cands, seeds = scores.candidates, scores.seeds
-    kls: dict[str, np.ndarray] = {}
-    refs, pool_ids = {}, {}
-    for name in names:
-        data = load_dev_systems(data_dir, name, seed=0, num_questions=num_questions)
-        kls[name], refs[name] = _system_kls(data, maker, scores.questions[name], cands, seeds)
-        pool_ids[name] = data.question_ids
-        log(f"  pools {name}: {len(data.question_ids)} questions, {len(data.systems)} pools")
-    selections = [
-        DevSelection(
-            cast(Any, cands),
-            {n: kls[n][:, si] for n in kls},
-            refs,
-            {n: scores.clusters[n][:, si] for n in kls},
-            {n: scores.human_clusters[n] for n in kls},
-        )
-        for si in range(len(seeds))
-    ]
-    return selections, pool_ids
-
-
-def _pool_indices(scores: Scores, pool_ids: dict[str, list[str]], idx: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """A resample of dev questions (``idx``) as positions among the pools' questions (those the pools have)."""
-    position = {n: {q: j for j, q in enumerate(pool_ids[n])} for n in pool_ids}
-    return {
-        n: np.array(
-            [position[n][scores.questions[n][i].qid] for i in idx[n] if scores.questions[n][i].qid in position[n]],
-            dtype=int,
-        )
-        for n in idx
-    }
 
 
 def _git_state() -> tuple[Optional[str], Optional[bool]]:
@@ -363,12 +355,93 @@ def _paired(scores_set: dict[str, np.ndarray], a: int, b: int, idx: np.ndarray) 
     return out
 
 
-def _spearman_rows(kl: np.ndarray, ref: np.ndarray, idx: Optional[np.ndarray] = None) -> float:
-    from .stats import spearman
+def _pct(values: np.ndarray, level: float = 0.95) -> Optional[dict[str, float]]:
+    values = values[~np.isnan(values)]
+    if not len(values):
+        return None
+    tail = (1 - level) / 2 * 100
+    return {"low": float(np.percentile(values, tail)), "high": float(np.percentile(values, 100 - tail))}
 
-    pick = slice(None) if idx is None else idx
-    value = spearman(kl[:, pick].mean(axis=1), ref[:, pick].mean(axis=1))
-    return value
+
+def _nan_none(x: Optional[float]) -> Optional[float]:
+    return None if x is None or math.isnan(x) else float(x)
+
+
+def dev_report(choice: DevChoice) -> dict[str, Any]:
+    """The dev figures: every criterion for every candidate, paired differences, the rule's verdicts, the panel's power."""
+    cands, labels = choice.candidates, [c.label for c in choice.candidates]
+    chosen, current, old = choice.chosen, choice.current, choice.old
+    controls = {c.label: cands.index(c) for c in cands if c.is_control}
+    power = choice.protocol["panel"]["power"]
+    criteria: dict[str, Any] = {}
+    for c in choice.criteria:
+        values, boot = c.values(), choice.boots[c.key]
+        ci = {labels[i]: _pct(boot[:, i]) for i in range(len(cands))}
+        entry: dict[str, Any] = {
+            "name": c.name,
+            "dev_set": c.dev_set,
+            "margin": c.margin,
+            "questions": c.num_questions,
+            "figures": {labels[i]: {"value": float(values[i]), "ci": ci[labels[i]]} for i in range(len(cands))},
+            "minus_current": {labels[i]: paired(c, boot, i, current) for i in range(len(cands)) if i != current},
+            "chosen_minus_old": paired(c, boot, chosen, old) if chosen != old else None,
+            "chosen_minus_controls": {k: paired(c, boot, chosen, i) for k, i in controls.items() if i != chosen},
+            "candidates_minus_controls": {
+                labels[j]: {k: paired(c, boot, j, i) for k, i in controls.items()}
+                for j in range(len(cands))
+                if not cands[j].is_control
+            },
+        }
+        if c.name == "panel":
+            detectable = [
+                detectable_difference(boot[:, i] - boot[:, current], power)
+                for i in range(len(cands))
+                if i != current and not cands[i].is_control
+            ]
+            found = [d for d in detectable if d is not None]
+            entry["systems"] = int(c.reference.shape[0]) if c.reference is not None else 0
+            entry["detectable_difference"] = {
+                "median": float(np.median(found)) if found else None,
+                "min": float(np.min(found)) if found else None,
+                "max": float(np.max(found)) if found else None,
+                "power": power,
+            }
+        criteria[c.key] = entry
+    clusters = {}
+    for name, qs in choice.scores.questions.items():
+        res = choice.protocol["measures"]
+        idx = _resample_indices(len(qs), res["bootstrap_resamples"], res["bootstrap_seed"])
+        vals, counts = choice.scores.values[name], choice.scores.clusters[name]
+        clusters[name] = {
+            "questions": len(qs),
+            "human_clusters_per_question": float(choice.scores.human_clusters[name].mean()),
+            "candidates": {c.label: _set_figures(vals, counts, i, idx) for i, c in enumerate(cands)},
+            "consistency": reference_consistency(qs, ClusterMaker()),
+        }
+    return {
+        "chosen": labels[chosen],
+        "chosen_clustering": labels[choice.rule["chosen_clustering"]],
+        "current": labels[current],
+        "old": labels[old],
+        "criteria": criteria,
+        "verdicts_against_current": choice.rule["against_current"],
+        "controls_against_chosen_clustering": choice.rule["controls_against_chosen"],
+        "chosen_clustering_against_controls": choice.rule["chosen_against_controls"],
+        "clusterings_beating_every_control": choice.rule["clusterings_beating_every_control"],
+        "clusterings_against_controls": choice.rule["clusterings_against_controls"],
+        "control_shares_of_each_clustering": {
+            labels[j]: control_shares(choice.criteria, j, controls)
+            for j in range(len(cands))
+            if not cands[j].is_control
+        },
+        "control_shares": control_shares(choice.criteria, choice.rule["chosen_clustering"], controls),
+        "wrong_question_not_worse": {
+            name: {labels[i]: float(v) for i, v in enumerate(vals)} for name, vals in choice.wrong_question.items()
+        },
+        "clusters": clusters,
+        "embedders": choice.embedders,
+        "seconds": round(choice.seconds, 1),
+    }
 
 
 def report_on_test(
@@ -378,155 +451,69 @@ def report_on_test(
     num_questions: Optional[int] = None,
     log: Callable[[str], None] = lambda _: None,
 ) -> dict[str, Any]:
-    """Read CFC test once and measure every candidate, control and choice of ``choice``."""
+    """Read CFC test once: the chosen default, the old one, the current one and the controls, at the cluster
+    level and on the eight model systems, with chosen-minus-each as paired differences."""
     protocol, cands, seeds = choice.protocol, choice.candidates, choice.scores.seeds
+    chosen = choice.rule["chosen_clustering"] if cands[choice.chosen].is_control else choice.chosen
+    shown = list(
+        dict.fromkeys(
+            [choice.chosen, chosen, choice.current, choice.old] + [i for i, c in enumerate(cands) if c.is_control]
+        )
+    )
+    subset = [cands[i] for i in shown]
+    labels = [c.label for c in subset]
+    new = labels.index(cands[choice.chosen].label)
     maker = ClusterMaker()
     questions = read_questions(Path(data_dir) / DATA["cfc_test"], num_questions)
-    values, counts, human = _score_set("cfc_test", questions, cands, seeds, maker)
+    values, counts, human = _score_set("cfc_test", questions, subset, seeds, maker)
     res = protocol["measures"]
     idx = _resample_indices(len(questions), res["bootstrap_resamples"], res["bootstrap_seed"])
-    controls = {c.label: cands.index(c) for c in CONTROLS}
-    d, s = choice.default, choice.selected
     out: dict[str, Any] = {
         "questions": len(questions),
         "human_clusters_per_question": float(human.mean()),
-        "candidates": {c.label: _set_figures(values, counts, i, idx) for i, c in enumerate(cands)},
-        "default_vs_controls": {k: _paired(values, d, i, idx) for k, i in controls.items()},
-        "selected_vs_controls": {k: _paired(values, s, i, idx) for k, i in controls.items()},
+        "new": labels[new],
+        "candidates": {label: _set_figures(values, counts, i, idx) for i, label in enumerate(labels)},
+        "new_minus": {label: _paired(values, new, i, idx) for i, label in enumerate(labels) if i != new},
         "consistency": reference_consistency(questions, maker),
     }
-    # Nested: the dev choice of each resample, scored on a paired resample of test questions.
-    rng = np.random.default_rng(protocol["nested"]["seed"] + 1)
-    test_idx = rng.integers(0, len(questions), size=(len(choice.nested["default"]), len(questions)))
-    blanc_avg = values["blanc"].mean(axis=1)
-    out["nested"] = {}
-    for rule, chosen in choice.nested.items():
-        figures = [float(blanc_avg[c, test_idx[r]].mean()) for r, c in enumerate(chosen)]
-        wins: dict[str, int] = {}
-        for c in chosen:
-            wins[cands[c].label] = wins.get(cands[c].label, 0) + 1
-        out["nested"][rule] = {
-            "blanc_ci": {"low": float(np.percentile(figures, 2.5)), "high": float(np.percentile(figures, 97.5))},
-            "blanc_mean": float(np.mean(figures)),
-            "chosen": dict(sorted(wins.items(), key=lambda kv: -kv[1])),
-        }
-    # System level on the eight model systems, the same controls as paired differences.
-    out["system_level"] = _test_system_level(choice, data_dir, questions, maker, controls, num_questions, log)
-    return out
-
-
-def _test_system_level(
-    choice: DevChoice,
-    data_dir: Union[str, Path],
-    questions: Sequence[Question],
-    maker: ClusterMaker,
-    controls: dict[str, int],
-    num_questions: Optional[int],
-    log: Callable[[str], None],
-) -> dict[str, Any]:
-    """Spearman over the eight CFC test model systems of the choices and two controls, with paired differences."""
-    protocol, cands, seeds = choice.protocol, choice.candidates, choice.scores.seeds
-    res = protocol["measures"]
-    d, s = choice.default, choice.selected
     log("  system level on CFC test")
     data = load_systems(data_dir)
     if num_questions is not None:
         data.question_ids = data.question_ids[:num_questions]
-    by_id = {q.qid: q for q in questions}
+    by_id = {q.qid for q in questions}
     data.question_ids = [q for q in data.question_ids if q in by_id]
     rows = np.array([i for i, name in enumerate(data.systems) if name != "human"], dtype=int)
-    needed = sorted(
-        {d, s}
-        | {controls["one_cluster"], controls["one_per_string"]}
-        | set(choice.nested["default"])
-        | set(choice.nested["selected"])
-    )
-    kls, ref = _system_kls(data, maker, questions, [cands[i] for i in needed], seeds)
-    kl_of = {c: kls[j][:, rows] for j, c in enumerate(needed)}  # seeds x systems x questions
+    kls, ref = _system_kls(data, maker, questions, subset, seeds)
+    per_seed = kls[:, :, rows]  # candidates x seeds x systems x questions
+    mean_kl = per_seed.mean(axis=1)
     ref = ref[rows]
-    n_test = len(data.question_ids)
-    sidx = _resample_indices(n_test, res["bootstrap_resamples"], res["bootstrap_seed"])
-
-    def rho_fig(c: int) -> dict[str, Any]:
-        mean_kl = kl_of[c].mean(axis=0)
-        boot = np.array([_spearman_rows(mean_kl, ref, i) for i in sidx])
-        per_seed = [_spearman_rows(kl_of[c][k], ref) for k in range(len(seeds))]
-        return {
-            "rho": _nan_none(_spearman_rows(mean_kl, ref)),
-            "ci": _pct(boot),
-            "seeds": {"min": _nan_none(float(np.nanmin(per_seed))), "max": _nan_none(float(np.nanmax(per_seed)))},
-            "boot": boot,
+    system = Criterion("systems", "cfc_test", 0.0, kls=mean_kl, reference=ref)
+    boot = system.resampled(res["bootstrap_resamples"], res["bootstrap_seed"])
+    value = system.values()
+    figures = {}
+    for i, label in enumerate(labels):
+        seed_rhos = [
+            Criterion("s", "t", 0.0, kls=per_seed[i : i + 1, k], reference=ref).values()[0] for k in range(len(seeds))
+        ]
+        figures[label] = {
+            "rho": float(value[i]),
+            "ci": _pct(boot[:, i]),
+            "seeds": {"min": float(np.min(seed_rhos)), "max": float(np.max(seed_rhos))},
         }
-
-    system = {cands[c].label: rho_fig(c) for c in sorted({d, s, controls["one_cluster"], controls["one_per_string"]})}
-    for key in ("one_cluster", "one_per_string"):
-        diff = system[cands[d].label]["boot"] - system[key]["boot"]
-        system[f"default - {key}"] = {
-            "diff": _nan_none(_none_sub(system[cands[d].label]["rho"], system[key]["rho"])),
-            "ci": _pct(diff),
-            "p_not_above": float(np.mean(diff[~np.isnan(diff)] <= 0)) if np.any(~np.isnan(diff)) else None,
-        }
-    for v in system.values():
-        v.pop("boot", None)
-    nested_rho = {}
-    for rule, chosen in choice.nested.items():
-        rng = np.random.default_rng(protocol["nested"]["seed"] + 2)
-        vals = [_spearman_rows(kl_of[c].mean(axis=0), ref, rng.integers(0, n_test, size=n_test)) for c in chosen]
-        nested_rho[rule] = _pct(np.array(vals))
-    return {"questions": n_test, "figures": system, "nested": nested_rho}
-
-
-def _pct(values: np.ndarray) -> Optional[dict[str, float]]:
-    values = values[~np.isnan(values)]
-    if not len(values):
-        return None
-    return {"low": float(np.percentile(values, 2.5)), "high": float(np.percentile(values, 97.5))}
-
-
-def _nan_none(x: Optional[float]) -> Optional[float]:
-    return None if x is None or math.isnan(x) else float(x)
-
-
-def _none_sub(a: Optional[float], b: Optional[float]) -> Optional[float]:
-    return None if a is None or b is None else a - b
-
-
-def dev_report(choice: DevChoice) -> dict[str, Any]:
-    """The dev figures: every candidate's criterion, pools criterion, per-set metrics; the choices."""
-    protocol = choice.protocol
-    res = protocol["measures"]
-    crit, gap = _criteria(choice.scores)
-    out: dict[str, Any] = {"sets": {}, "candidates": {}}
-    for name, qs in choice.scores.questions.items():
-        idx = _resample_indices(len(qs), res["bootstrap_resamples"], res["bootstrap_seed"])
-        vals, counts = choice.scores.values[name], choice.scores.clusters[name]
-        out["sets"][name] = {
-            "questions": len(qs),
-            "human_clusters_per_question": float(choice.scores.human_clusters[name].mean()),
-            "candidates": {c.label: _set_figures(vals, counts, i, idx) for i, c in enumerate(choice.candidates)},
-            "default_vs_controls": {
-                c.label: _paired(vals, choice.default, choice.candidates.index(c), idx) for c in CONTROLS
-            },
-            "consistency": reference_consistency(qs, ClusterMaker()),
-        }
-    for i, c in enumerate(choice.candidates):
-        out["candidates"][c.label] = {
-            "criterion": float(crit[i]),
-            "pools": float(choice.pools[i].mean()),
-            "pools_seeds": {"min": float(choice.pools[i].min()), "max": float(choice.pools[i].max())},
-            "count_gap": float(gap[i]),
-            "shippable": c.shippable,
-            "control": c.is_control,
-        }
-    out["selected"] = choice.candidates[choice.selected].label
-    out["default"] = choice.candidates[choice.default].label
-    out["current_default"] = choice.candidates[choice.current_default].label
-    for rule, chosen in choice.nested.items():
-        wins: dict[str, int] = {}
-        for i in chosen:
-            wins[choice.candidates[i].label] = wins.get(choice.candidates[i].label, 0) + 1
-        out[f"nested_{rule}"] = dict(sorted(wins.items(), key=lambda kv: -kv[1]))
-    out["seconds"] = round(choice.seconds, 1)
+    power = protocol["panel"]["power"]
+    out["system_level"] = {
+        "questions": len(data.question_ids),
+        "systems": [data.systems[r] for r in rows],
+        "figures": figures,
+        "new_minus": {
+            label: {
+                **paired(system, boot, new, i),
+                "detectable": detectable_difference(boot[:, new] - boot[:, i], power),
+            }
+            for i, label in enumerate(labels)
+            if i != new
+        },
+    }
     return out
 
 
@@ -539,10 +526,10 @@ def run_cluster_study(
     **cut: Any,
 ) -> dict[str, Any]:
     """The whole study in the protocol's order: choose on dev, then report CFC test once."""
-    start = time.perf_counter()
-    _, digest = load_protocol(protocol_path)
+    start, cpu = time.perf_counter(), time.process_time()
+    protocol, digest = load_protocol(protocol_path)
     commit, clean = _git_state()  # before anything is computed: the code that runs
-    log("cluster-level study: dev selection")
+    log("cluster-level study: dev criteria and the rule")
     choice = select_on_dev(data_dir, protocol_path=protocol_path, num_questions=num_questions, log=log, **cut)
     dev = dev_report(choice)
     log("cluster-level study: CFC test, read once")
@@ -550,15 +537,19 @@ def run_cluster_study(
     return {
         "protocol": {
             "file": "studies/validation/protocol.toml",
+            "version": protocol["version"],
+            "fixed": protocol["fixed"],
             "sha256": digest,
             "commit": commit,
             "code_committed": clean,
-            "changes": choice.protocol.get("changes", []),
-            "goal": choice.protocol["goal"],
+            "changes": protocol.get("changes", []),
+            "criteria": protocol["criteria"],
+            "panel": protocol["panel"],
         },
         "dev": dev,
         "cfc_test": test,
         "questions_limit": num_questions,
         "seeds": choice.scores.seeds,
         "seconds": round(time.perf_counter() - start, 1),
+        "cpu_seconds": round(time.process_time() - cpu, 1),
     }

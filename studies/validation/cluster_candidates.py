@@ -109,8 +109,8 @@ class ClusterCandidate:
         return self.clustering in ("gmeans", "xmeans")
 
 
-#: ProbEval's automatic default when the protocol was fixed.
-CURRENT_DEFAULT = ClusterCandidate("minilm", "gmeans", (("k_init", 4),))
+#: ProbEval's automatic default when protocol version 2 was fixed (what ships; the rule compares against it).
+CURRENT_DEFAULT = ClusterCandidate("minilm", "gmeans", (("k_init", 8),))
 
 _CONTROL_NAMES = ("one_cluster", "one_per_string", "normalized_strings", "wordnet_components")
 #: The controls: no clustering, no grouping, exact normalized strings, WordNet-match components.
@@ -135,7 +135,7 @@ def protocol_grid(protocol: dict[str, Any]) -> list[ClusterCandidate]:
     """Every candidate of the protocol's grid, in grid order (embedder, normalization, merge, clustering).
 
     >>> len(protocol_grid(load_protocol()[0]))
-    144
+    8
     """
     grid = protocol["grid"]
     clusterings: list[tuple[str, tuple[tuple[str, Any], ...]]] = []
@@ -398,11 +398,13 @@ def reference_consistency(questions: Sequence[Question], maker: ClusterMaker) ->
     """How consistent the annotators' clusters are, and the ceiling that puts on automatic clusterings.
 
     ``groups_split``: groups of normalization-equal strings whose mentions the annotators put in
-    more than one cluster. The ceilings are the annotators' own clusters with every string (or every
+    more than one cluster; ``multi_string_groups_split``: the same among groups of more than one
+    distinct string (with their mentions' weights). The ceilings are the annotators' own clusters with every string (or every
     normalization group) moved whole into the cluster that holds most of its mentions: attainable
     clusterings that keep strings (groups) together, scored against the annotators.
     """
-    groups = split = strings_split = 0
+    groups = split = strings_split = multi = multi_split = 0
+    multi_mentions = multi_split_mentions = 0.0
     ceil_string, ceil_group = [], []
     for q in questions:
         keys = maker.keys(q)
@@ -415,6 +417,14 @@ def reference_consistency(questions: Sequence[Question], maker: ClusterMaker) ->
             by_string[i][cid] += w
         groups += len(owners)
         split += sum(1 for o in owners.values() if len(o) > 1)
+        members: dict[str, set[int]] = {}
+        for i, _, _ in q.mentions:
+            members.setdefault(keys[i], set()).add(i)
+        several = {k for k, m in members.items() if len(m) > 1}
+        multi += len(several)
+        multi_split += sum(1 for k in several if len(owners[k]) > 1)
+        multi_mentions += sum(w for i, _, w in q.mentions if keys[i] in several)
+        multi_split_mentions += sum(w for i, _, w in q.mentions if keys[i] in several and len(owners[keys[i]]) > 1)
         strings_split += sum(1 for o in by_string.values() if len(o) > 1)
         major = {i: max(o, key=lambda k: (o[k], k)) for i, o in by_string.items()}
         ceil_string.append(question_scores(q, _canonical([major[i] for i in range(len(q.strings))]))["blanc"])
@@ -426,6 +436,10 @@ def reference_consistency(questions: Sequence[Question], maker: ClusterMaker) ->
         "groups_split": split,
         "share_split": split / groups if groups else None,
         "strings_in_several_clusters": strings_split,
+        "multi_string_groups": multi,
+        "multi_string_groups_split": multi_split,
+        "multi_string_mentions": multi_mentions,
+        "multi_string_mentions_split": multi_split_mentions,
         "ceiling_blanc_strings": float(np.mean(ceil_string)) if questions else None,
         "ceiling_blanc_normalized": float(np.mean(ceil_group)) if questions else None,
     }

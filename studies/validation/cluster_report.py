@@ -3,7 +3,8 @@
 Each document marks its cluster-level claims with ``<!-- clusters:NAME -->`` ...
 ``<!-- /clusters:NAME -->``; ``python -m studies.validation clusters`` rewrites what lies
 between from the study's ``clusters.json`` (:func:`write_cluster_claims`), so the
-documents say what the last run measured.
+documents say what the last run measured. ``headline`` is a paragraph; ``trust`` is the
+rows of the README's table (part | criterion | figure | best control | difference).
 """
 
 from __future__ import annotations
@@ -26,18 +27,38 @@ __all__ = [
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The documents whose marked cluster-level claims are rewritten, relative to the checkout.
-CLUSTER_CLAIM_FILES = ("README.md", "docs/validation.md", "cfc_probeval/README.md")
+CLUSTER_CLAIM_FILES = ("README.md", "docs/validation.md", "docs/probeval.md", "cfc_probeval/README.md")
 COMMAND = "python -m studies.validation clusters"
 _NAMES = {"blanc": "BLANC", "ari": "ARI", "v_measure": "V-measure"}
+_CRITERIA = {
+    "blanc": "cluster BLANC",
+    "answer_sets": "answer-set ρ (Table 2)",
+    "pools": "system-like pools ρ",
+    "panel": "system panel ρ",
+}
+_SETS = {"cfc_dev": "CFC dev", "protoqa_dev": "ProtoQA dev", "cfc_test": "CFC test"}
 
 
 def _f(value: Optional[float], digits: int = 3) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
-def _ci(fig: Mapping[str, Any], key: str = "mean") -> str:
-    ci = fig.get("ci")
-    return _f(fig.get(key)) + (f" [{_f(ci['low'])}, {_f(ci['high'])}]" if ci else "")
+def _signed(value: Optional[float]) -> str:
+    return "n/a" if value is None else f"{value:+.3f}"
+
+
+def _iv(ci: Optional[Mapping[str, float]], signed: bool = False) -> str:
+    if not ci:
+        return ""
+    show = _signed if signed else _f
+    return f" [{show(ci['low'])}, {show(ci['high'])}]"
+
+
+def _diff(d: Optional[Mapping[str, Any]]) -> str:
+    """A paired difference as ``+0.012 [-0.003, +0.027]``."""
+    if not d:
+        return "n/a"
+    return _signed(d.get("diff", d.get("mean"))) + _iv(d.get("ci"), signed=True)
 
 
 def _clean(value: Any) -> Any:
@@ -51,92 +72,197 @@ def _clean(value: Any) -> Any:
     return value
 
 
-def _separation(diff: Mapping[str, Any], control: str, metric: str) -> str:
-    if diff["separated"] and diff["ci"]["low"] > 0:
-        return ""
-    if diff["separated"]:
-        return f" The default is below {control} by {_NAMES[metric]}."
-    return f" By {_NAMES[metric]} the check cannot separate the default from {control}."
+def _criterion_name(key: str) -> str:
+    name, dev_set = key.split(":")
+    return f"{_CRITERIA.get(name, name)}, {_SETS.get(dev_set, dev_set)}"
+
+
+def _best_control(entry: Mapping[str, Any], controls: Sequence[str]) -> str:
+    return max(controls, key=lambda c: (entry["figures"][c]["value"], -controls.index(c)))
+
+
+def _controls(result: Mapping[str, Any]) -> list[str]:
+    """The controls' labels, in the protocol's simplicity order."""
+    return list(next(iter(result["dev"]["control_shares"].values())))
+
+
+def _criteria_list(keys: Sequence[str]) -> str:
+    """Criterion keys as words, grouped by criterion: ``answer-set ρ (Table 2) on CFC dev and ProtoQA dev``."""
+    by_name: dict[str, list[str]] = {}
+    for key in keys:
+        name, dev_set = key.split(":")
+        by_name.setdefault(name, []).append(_SETS.get(dev_set, dev_set))
+    return "; ".join(f"{_CRITERIA.get(n, n)} on {' and '.join(sets)}" for n, sets in by_name.items())
+
+
+def _control_sentence(result: Mapping[str, Any]) -> str:
+    """One sentence: does any clustering beat every control under the rule, and what ships then?"""
+    dev = result["dev"]
+    chosen = dev["chosen"]
+    if chosen != dev["chosen_clustering"]:
+        return (
+            f"No clustering beats the control `{chosen}`, which is as good on every dev criterion, so it ships as the "
+            "simplest option."
+        )
+    beating = dev.get("clusterings_beating_every_control", [])
+    against = dev["chosen_clustering_against_controls"]
+    if chosen in beating:
+        return (
+            f"`{chosen}` beats every control: non-inferior to each on every dev criterion and better on at least one."
+        )
+    lose = sorted({k for v in against.values() for k in v["inferior_on"]})
+    shortfalls = [set(v["inferior_on"]) for v in dev["controls_against_chosen_clustering"].values()]
+    win = sorted(set.intersection(*shortfalls)) if shortfalls else []
+    who = (
+        "no clustering of the grid beats every control"
+        if not beating
+        else f"only {', '.join(beating)} beats every control"
+    )
+    return (
+        f"Under the rule {who}: `{chosen}` is not non-inferior to some control on {_criteria_list(lose)}; but no "
+        f"control is as good as it (every control falls short on {_criteria_list(win) or 'at least one criterion'}), "
+        f"so no simpler option is as good and `{chosen}` stays."
+    )
+
+
+def trust_rows(result: Mapping[str, Any]) -> list[str]:
+    """The README table's rows for ProbEval's automatic clustering: each dev criterion and CFC test's two figures.
+
+    >>> fig = lambda v: {"value": v, "ci": {"low": v - 0.01, "high": v + 0.01}}
+    >>> d = {"diff": 0.1, "ci": {"low": 0.05, "high": 0.15}}
+    >>> r = {"dev": {"chosen": "g", "chosen_clustering": "g", "old": "o", "current": "g",
+    ...      "chosen_clustering_against_controls": {"one_cluster": {}}, "control_shares": {"blanc:cfc_dev":
+    ...      {"one_cluster": 0.86}},
+    ...      "criteria": {"blanc:cfc_dev": {"figures": {"g": fig(0.7), "one_cluster": fig(0.6)},
+    ...                                      "chosen_minus_controls": {"one_cluster": d}}}},
+    ...      "cfc_test": {"new": "g", "candidates": {"g": {"blanc": {"mean": 0.5, "ci": None}},
+    ...                   "one_cluster": {"blanc": {"mean": 0.3, "ci": None}}},
+    ...                   "new_minus": {"one_cluster": {"blanc": d}},
+    ...                   "system_level": {"figures": {"g": {"rho": 0.9, "ci": None},
+    ...                                    "one_cluster": {"rho": 0.95, "ci": None}},
+    ...                                    "new_minus": {"one_cluster": d}}}}
+    >>> trust_rows(r)[0]
+    '| ProbEval automatic clustering `g` (dev) | cluster BLANC, CFC dev | 0.700 [0.690, 0.710] | one_cluster 0.600 | +0.100 [+0.050, +0.150] |'
+    """
+    dev, test = result["dev"], result["cfc_test"]
+    chosen = dev["chosen"]
+    controls = [c for c in _controls(result) if c != chosen]
+    part = f"ProbEval automatic clustering `{chosen}`"
+    rows = []
+    for key, entry in dev["criteria"].items():
+        best = _best_control(entry, controls)
+        fig = entry["figures"][chosen]
+        rows.append(
+            f"| {part} (dev) | {_criterion_name(key)} | {_f(fig['value'])}{_iv(fig['ci'])} | "
+            f"{best} {_f(entry['figures'][best]['value'])} | {_diff(entry['chosen_minus_controls'][best])} |"
+        )
+    new = test["new"]
+    blanc = test["candidates"]
+    best = max(controls, key=lambda c: blanc[c]["blanc"]["mean"])
+    rows.append(
+        f"| {part} (CFC test, after the choice; its reference is inconsistent) | cluster BLANC | "
+        f"{_f(blanc[new]['blanc']['mean'])}{_iv(blanc[new]['blanc']['ci'])} | {best} {_f(blanc[best]['blanc']['mean'])} | "
+        f"{_diff(test['new_minus'][best]['blanc'])} |"
+    )
+    sysl = test["system_level"]
+    best = max(controls, key=lambda c: sysl["figures"][c]["rho"])
+    rows.append(
+        f"| {part} (CFC test, after the choice) | ρ over the eight GPT-2 systems | {_f(sysl['figures'][new]['rho'])}"
+        f"{_iv(sysl['figures'][new]['ci'])} | {best} {_f(sysl['figures'][best]['rho'])} | "
+        f"{_diff(sysl['new_minus'][best])} |"
+    )
+    return rows
 
 
 def cluster_claims(result: Mapping[str, Any]) -> dict[str, str]:
-    """Claim name -> its text, from ``clusters.json``.
-
-    >>> fig = {"mean": 0.6, "ci": {"low": 0.5, "high": 0.7}}
-    >>> diff = {"blanc": {"mean": 0.1, "ci": {"low": 0.05, "high": 0.15}, "separated": True}}
-    >>> r = {"dev": {"default": "g [minilm]", "selected": "g [minilm]"}, "protocol": {"goal": {"blanc_test": 0.76}},
-    ...      "cfc_test": {"candidates": {"g [minilm]": {"blanc": fig, "ari": fig, "v_measure": fig,
-    ...      "clusters_per_question": 5.0}}, "default_vs_controls": {"one_cluster": {**diff, "ari": diff["blanc"],
-    ...      "v_measure": diff["blanc"]}}, "human_clusters_per_question": 6.8,
-    ...      "consistency": {"ceiling_blanc_strings": 0.9, "ceiling_blanc_normalized": 0.88}}}
-    >>> "0.600 [0.500, 0.700]" in cluster_claims(r)["headline"]
-    True
-    """
-    test = result["cfc_test"]
-    default = result["dev"]["default"]
-    fig = test["candidates"][default]
-    goal = result["protocol"]["goal"]["blanc_test"]
-    parts = [
-        f"ProbEval's automatic clustering of raw answers (`{default}`, chosen on CFC dev and ProtoQA dev by "
-        f"cluster-level agreement) against the annotators' clusters on CFC test, reported once: BLANC "
-        f"**{_ci(fig['blanc'])}**, ARI {_ci(fig['ari'])}, V-measure {_ci(fig['v_measure'])}, "
-        f"{_f(fig['clusters_per_question'], 1)} clusters per question where the annotators made "
-        f"{_f(test['human_clusters_per_question'], 1)}. "
-    ]
-    diffs = []
-    notes = []
-    for control, d in test["default_vs_controls"].items():
-        b = test["candidates"].get(control, {}).get("blanc", {})
-        diffs.append(f"{control} {_f(b.get('mean'))} (difference {_ci(d['blanc'])})")
-        for metric in ("blanc", "ari"):
-            note = _separation(d[metric], control, metric)
-            if note:
-                notes.append(note.strip())
-    parts.append("Controls by BLANC, with the paired difference default − control: " + "; ".join(diffs) + ". ")
-    parts.extend(n + " " for n in notes)
-    blanc = fig["blanc"]["mean"]
-    cons = test["consistency"]
-    nested = test.get("nested", {}).get("default")
-    if nested:
-        parts.append(
-            f"With the selection redone in every resample of dev questions, test BLANC {_f(nested['blanc_mean'])} "
-            f"[{_f(nested['blanc_ci']['low'])}, {_f(nested['blanc_ci']['high'])}]; over the five clustering seeds "
-            f"{_f(fig['blanc']['seeds']['min'])}–{_f(fig['blanc']['seeds']['max'])}. "
-        )
-    earlier = result["dev"].get("current_default")
-    if earlier and earlier != default and earlier in test["candidates"]:
-        e = test["candidates"][earlier]
-        parts.append(
-            f"The earlier default `{earlier}`, which dev ranks lower, scores test BLANC {_ci(e['blanc'])} "
-            f"(ARI {_ci(e['ari'])}): the dev gain does not carry over to test. "
-        )
-    sysl = test.get("system_level", {}).get("figures", {})
-    if default in sysl:
-        s = sysl[default]
-        parts.append(f"System level (Spearman over the eight CFC test model systems): {_f(s['rho'])}")
-        for key in ("one_cluster", "one_per_string"):
-            d = sysl.get(f"default - {key}")
-            if d and d["ci"]:
-                parts.append(
-                    f"; − {key} ({_f(sysl[key]['rho'])}): {_f(d['diff'])} [{_f(d['ci']['low'])}, {_f(d['ci']['high'])}]"
-                )
-        nested_rho = test["system_level"]["nested"].get("default")
-        if nested_rho:
-            parts.append(f"; nested [{_f(nested_rho['low'])}, {_f(nested_rho['high'])}]")
-        parts.append(". ")
-        d = sysl.get("default - one_cluster")
-        if d and d["ci"] and d["ci"]["low"] <= 0:
-            parts.append(
-                "The system-level check cannot separate the default from putting every answer in one cluster. "
-            )
-    parts.append(
-        f"The goal, the inter-annotator level BLANC {goal:.2f}, is "
-        + ("reached" if blanc >= goal else f"missed by {_f(goal - blanc)}")
-        + f"; the test annotations cap a clustering of distinct strings at {_f(cons['ceiling_blanc_strings'])} and "
-        f"one that keeps normalization-equal strings together at {_f(cons['ceiling_blanc_normalized'])}. "
-        f"Regenerate with `{COMMAND}`; details in `studies/reports/clusters.md`."
+    """Claim name -> its text, from ``clusters.json``: ``headline`` (a paragraph) and ``trust`` (table rows)."""
+    dev, test = result["dev"], result["cfc_test"]
+    chosen, old = dev["chosen"], dev["old"]
+    sysl = test["system_level"]
+    panel = [dev["criteria"][k] for k in dev["criteria"] if k.startswith("panel:")]
+    detect = ", ".join(
+        f"{_SETS[p['dev_set']]} {_f(p['detectable_difference']['median'])}"
+        for p in panel
+        if p.get("detectable_difference")
     )
-    return {"headline": "".join(parts).strip()}
+    kept = "stays" if chosen == dev["current"] else f"replaces `{dev['current']}`"
+    parts = [
+        f"ProbEval's automatic clustering of raw answers is `{chosen}`: under the committed protocol "
+        f"(version {result['protocol']['version']}, {result['protocol']['fixed']}) it {kept}, since no candidate "
+        "or control is non-inferior to it on every dev criterion and better on one. ",
+        _control_sentence(result) + " ",
+    ]
+    if old in sysl["figures"] and old != chosen:
+        t_old = sysl["new_minus"][old]
+        parts.append(
+            f"On CFC test, read after the choice, it ranks the eight GPT-2 systems with Spearman ρ "
+            f"{_f(sysl['figures'][chosen]['rho'])}{_iv(sysl['figures'][chosen]['ci'])} against the earlier "
+            f"`{old}`'s {_f(sysl['figures'][old]['rho'])} (new − old {_diff(t_old)}); cluster BLANC "
+            f"{_f(test['candidates'][chosen]['blanc']['mean'])} against {_f(test['candidates'][old]['blanc']['mean'])} "
+            f"(new − old {_diff(test['new_minus'][old]['blanc'])}). "
+        )
+    best = max(_controls(result), key=lambda c: sysl["figures"][c]["rho"])
+    parts.append(
+        f"Its best control there, {best}, scores {_f(sysl['figures'][best]['rho'])} (new − {best} "
+        f"{_diff(sysl['new_minus'][best])}). "
+    )
+    if old != chosen:
+        panel_old = "; ".join(
+            f"{_SETS[p['dev_set']]} {_diff(p['chosen_minus_old'])}" for p in panel if p.get("chosen_minus_old")
+        )
+        test_ci = sysl["new_minus"][old]["ci"]
+        panel_low = [p["chosen_minus_old"]["ci"]["low"] for p in panel if p.get("chosen_minus_old")]
+        panel_high = [p["chosen_minus_old"]["ci"]["high"] for p in panel if p.get("chosen_minus_old")]
+        disagree = (test_ci["high"] < 0 and bool(panel_low) and min(panel_low) > 0) or (
+            test_ci["low"] > 0 and bool(panel_high) and max(panel_high) < 0
+        )
+        parts.append(
+            f"On the dev system panel new − old is {panel_old}"
+            + (
+                ": the panel and the eight test systems disagree, so on this comparison the panel, built from "
+                "annotated pool answers with counts, cannot stand in for the test's model answers (distinct "
+                "strings without counts). "
+                if disagree
+                else ". "
+            )
+        )
+    parts.append(
+        f"The dev system panel ({panel[0]['systems'] if panel else 0} systems whose order is known by construction) "
+        f"detects a difference of ρ of about {detect} (80% power){_test_detectable(result)}. "
+        f"{_consistency_sentence(result)} Regenerate with `{COMMAND}`; "
+        "every figure beside its controls in `studies/reports/clusters.md`."
+    )
+    header = [
+        "| part | criterion | figure | best control | difference |",
+        "|---|---|---|---|---|",
+    ]
+    # The table sits between its markers on lines of its own, so that Markdown renders it.
+    return {"headline": "".join(parts).strip(), "trust": "\n" + "\n".join(header + trust_rows(result)) + "\n"}
+
+
+def _test_detectable(result: Mapping[str, Any]) -> str:
+    """``; the eight CFC test systems, about 0.25`` (median over the test comparisons), or ``""``."""
+    sysl = result["cfc_test"]["system_level"]
+    found = sorted(d["detectable"] for d in sysl["new_minus"].values() if d.get("detectable") is not None)
+    if not found:
+        return ""
+    median = found[len(found) // 2] if len(found) % 2 else (found[len(found) // 2 - 1] + found[len(found) // 2]) / 2
+    return f"; the {len(sysl['systems'])} CFC test systems, about {_f(median)}"
+
+
+def _consistency_sentence(result: Mapping[str, Any]) -> str:
+    """How often each reference splits groups of several normalization-equal strings across its clusters."""
+    rows = [(n, s["consistency"]) for n, s in result["dev"]["clusters"].items()]
+    test = result["cfc_test"]["consistency"]
+
+    def part(c: Mapping[str, Any]) -> str:
+        return f"{c.get('multi_string_groups_split', 'n/a')} of {c.get('multi_string_groups', 'n/a')}"
+
+    dev = ", ".join(f"{_SETS.get(n, n)} {part(c)}" for n, c in rows)
+    return (
+        f"CFC test's annotators split {part(test)} groups of several normalization-equal strings across clusters "
+        f"({dev}), so its cluster-level figures are read with that caveat and no goal is set on them."
+    )
 
 
 def write_cluster_claims(clusters_json: Union[str, Path], files: Sequence[Union[str, Path]] = ()) -> list[Path]:
@@ -145,243 +271,312 @@ def write_cluster_claims(clusters_json: Union[str, Path], files: Sequence[Union[
     return rewrite_claim_files(files or [ROOT / f for f in CLUSTER_CLAIM_FILES], claims, marker="clusters")
 
 
+def cluster_markdown(result: Mapping[str, Any]) -> str:
+    """The report page of the cluster-level study."""
+    lines = _intro_lines(result)
+    lines += _dev_lines(result)
+    lines += _panel_lines(result)
+    lines += _cluster_level_lines(result)
+    lines += _test_lines(result)
+    lines += _consistency_lines(result)
+    return "\n".join(lines) + "\n"
+
+
+def _intro_lines(result: Mapping[str, Any]) -> list[str]:
+    proto = result["protocol"]
+    lines = [
+        "# ProbEval's automatic clustering: every dev criterion, the controls, and CFC test after the choice",
+        "",
+        f"Regenerate with `{COMMAND}` ({_f(result['seconds'], 0)} s wall, {_f(result.get('cpu_seconds'), 0)} s CPU "
+        "in this run"
+        + (f", first {result['questions_limit']} questions of each set" if result.get("questions_limit") else "")
+        + ").",
+        "",
+        "## Protocol",
+        "",
+        f"`{proto['file']}` version {proto['version']}, fixed {proto['fixed']}, SHA-256 `{proto['sha256']}`, "
+        f"commit `{proto['commit']}`. Every choice below was made on CFC dev and ProtoQA dev; CFC test was read "
+        "only afterwards (every run of CFC test is in the changes below). Clustering seeds "
+        f"{result['seeds']}: every figure averages them. Embedder: "
+        + (", ".join(f"`{v}`" for v in result["dev"].get("embedders", {}).values()) or "not recorded")
+        + ".",
+        "",
+        "Dev criteria (each on CFC dev and on ProtoQA dev; higher is better) and their non-inferiority margins:",
+        "",
+    ]
+    for name, c in proto["criteria"].items():
+        lines.append(f"- {_CRITERIA.get(name, name)} (margin {c['margin']}): {c['what']}.")
+    lines += [
+        "",
+        "Rule: a candidate, control or clustering, replaces the current default only when, on every criterion, "
+        "the lower bound of the paired 95% interval of candidate − current is above −margin, and on at least "
+        "one above 0. A control as good as the chosen clustering on every criterion ships instead.",
+        "",
+        "Changes and events bearing on the protocol:",
+        "",
+    ]
+    lines += [f"- {c['date']}: {c['what']} Reason: {c['reason']}" for c in proto.get("changes", [])]
+    return lines + [""]
+
+
+def _dev_lines(result: Mapping[str, Any]) -> list[str]:
+    dev = result["dev"]
+    keys = list(dev["criteria"])
+    labels = list(dev["criteria"][keys[0]]["figures"])
+    chosen, current, old = dev["chosen"], dev["current"], dev["old"]
+    lines = [
+        "## Choice on dev",
+        "",
+        f"- Current default (what shipped when the protocol was fixed): `{current}`; the one before it: `{old}`.",
+        f"- Chosen by the rule: **`{chosen}`**.",
+        f"- {_control_sentence(result)}",
+        "",
+        "Every candidate on every dev criterion (95% bootstrap intervals over questions):",
+        "",
+        "| candidate | " + " | ".join(_criterion_name(k) for k in keys) + " |",
+        "|---|" + "---|" * len(keys),
+    ]
+    for label in labels:
+        cells = []
+        for k in keys:
+            fig = dev["criteria"][k]["figures"][label]
+            cells.append(_f(fig["value"]) + _iv(fig["ci"]))
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        f"The rule against the current default `{current}` (candidate − current, paired):",
+        "",
+        "| candidate | " + " | ".join(_criterion_name(k) for k in keys) + " | verdict |",
+        "|---|" + "---|" * (len(keys) + 1),
+    ]
+    for label in labels:
+        if label == current:
+            continue
+        v = dev["verdicts_against_current"][label]
+        cells = [_diff(dev["criteria"][k]["minus_current"][label]) for k in keys]
+        if v["replaces"]:
+            verdict = "replaces"
+        elif v["inferior_on"]:
+            verdict = f"inferior on {len(v['inferior_on'])}"
+        else:
+            verdict = "non-inferior, better on none"
+        lines.append(f"| {label} | " + " | ".join(cells) + f" | {verdict} |")
+    controls = [c for c in _controls(result) if c != chosen]
+    lines += [
+        "",
+        f"The chosen `{chosen}` against the old default and each control (chosen − other, paired), and each control's "
+        "figure as a share of the chosen clustering's:",
+        "",
+        "| criterion | chosen | − "
+        + " | − ".join([old] + controls)
+        + " | "
+        + " | ".join(f"{c} share" for c in controls)
+        + " |",
+        "|---|---|" + "---|" * (1 + 2 * len(controls)),
+    ]
+    lines += _chosen_rows(dev, keys, chosen, controls)
+    every = dev.get("clusterings_against_controls")
+    if every:
+        ctl = list(next(iter(every.values())))
+        lines += [
+            "",
+            "Every clustering against each control under the rule (beats: non-inferior on every criterion and "
+            "better on one; otherwise the criteria where it is not non-inferior; paired differences in "
+            "`clusters.json`, `candidates_minus_controls`):",
+            "",
+            "| clustering | " + " | ".join(ctl) + " |",
+            "|---|" + "---|" * len(ctl),
+        ]
+        for label, verdicts in every.items():
+            cells = [
+                "beats" if v["replaces"] else (", ".join(_short(k) for k in v["inferior_on"]) or "better on none")
+                for v in (verdicts[c] for c in ctl)
+            ]
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
+def _short(key: str) -> str:
+    """``answer_sets:cfc_dev`` as ``answer sets (CFC dev)``."""
+    name, dev_set = key.split(":")
+    return f"{name.replace('_', ' ')} ({_SETS.get(dev_set, dev_set)})"
+
+
+def _chosen_rows(dev: Mapping[str, Any], keys: Sequence[str], chosen: str, controls: Sequence[str]) -> list[str]:
+    """One row per criterion: the chosen figure, chosen − old, chosen − each control, each control's share."""
+    lines = []
+    for k in keys:
+        entry = dev["criteria"][k]
+        cells = [_f(entry["figures"][chosen]["value"]), _diff(entry["chosen_minus_old"])]
+        cells += [_diff(entry["chosen_minus_controls"].get(c)) for c in controls]
+        cells += [_f(dev["control_shares"][k].get(c), 2) for c in controls]
+        lines.append(f"| {_criterion_name(k)} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _panel_lines(result: Mapping[str, Any]) -> list[str]:
+    dev = result["dev"]
+    panel = result["protocol"]["panel"]
+    lines = [
+        "## The dev system panel",
+        "",
+        f"Per dev question, {panel['answers']} expected answers from the question's annotated pool (every answer's "
+        f"gold cluster known): (a) the annotators' cluster frequencies with a share {panel['wrong_rates']} replaced by "
+        f"wrong-question answers; (b) all answers correct, cluster frequencies raised to the powers {panel['powers']} "
+        "(flattened below 1, sharpened above). Each system's KL by construction is the gold KL of its counts; the "
+        "criterion is Spearman of a candidate's KLs with those. The all-wrong-question system is the wrong-question "
+        "control, kept out of the Spearman.",
+        "",
+        "| dev set | systems | questions | detectable ρ difference (median over candidates; min–max) |",
+        "|---|---|---|---|",
+    ]
+    for entry in dev["criteria"].values():
+        if entry["name"] != "panel":
+            continue
+        d = entry["detectable_difference"]
+        lines.append(
+            f"| {_SETS[entry['dev_set']]} | {entry['systems']} | {entry['questions']} | {_f(d['median'])} "
+            f"({_f(d['min'])}–{_f(d['max'])}) |"
+        )
+    lines += [
+        "",
+        f"The detectable difference is (z(0.975) + z({panel['power']})) times the bootstrap standard deviation of the "
+        "paired difference candidate − current default. CFC dev's annotated pool is its targets relabelled (see "
+        "docs/validation.md), so on CFC dev the panel and the answer-set criterion see reference strings only.",
+        "",
+        "Share of questions where a candidate scores the all-wrong-question system at least as well as the "
+        "question's real answers (0 is right):",
+        "",
+        "| candidate | " + " | ".join(_SETS[n] for n in dev["wrong_question_not_worse"]) + " |",
+        "|---|" + "---|" * len(dev["wrong_question_not_worse"]),
+    ]
+    sets = list(dev["wrong_question_not_worse"])
+    for label in dev["wrong_question_not_worse"][sets[0]]:
+        lines.append(
+            f"| {label} | " + " | ".join(_f(dev["wrong_question_not_worse"][n][label], 2) for n in sets) + " |"
+        )
+    return lines + [""]
+
+
 def _metric_row(label: str, fig: Mapping[str, Any]) -> str:
-    cells = [_ci(fig[m]) for m in ("blanc", "ari", "v_measure")]
+    cells = [_f(fig[m]["mean"]) + _iv(fig[m]["ci"]) for m in ("blanc", "ari", "v_measure")]
     spread = fig["blanc"].get("seeds")
     seeds = f"{_f(spread['min'])}–{_f(spread['max'])}" if spread else ""
     return f"| {label} | " + " | ".join(cells) + f" | {seeds} | {_f(fig['clusters_per_question'], 1)} |"
 
 
-def _table(title: str, candidates: Mapping[str, Any], labels: Sequence[str]) -> list[str]:
+def _metric_table(title: str, candidates: Mapping[str, Any], labels: Sequence[str]) -> list[str]:
     lines = [
         f"**{title}**",
         "",
         "| clustering | BLANC | ARI | V-measure | BLANC over seeds | clusters/question |",
         "|---|---|---|---|---|---|",
     ]
-    lines += [_metric_row(label, candidates[label]) for label in labels]
+    return lines + [_metric_row(label, candidates[label]) for label in labels] + [""]
+
+
+def _cluster_level_lines(result: Mapping[str, Any]) -> list[str]:
+    lines = ["## Cluster level on dev", ""]
+    for name, s in result["dev"]["clusters"].items():
+        title = (
+            f"{_SETS[name]} ({s['questions']} questions; annotators {_f(s['human_clusters_per_question'], 1)} "
+            "clusters per question)"
+        )
+        lines += _metric_table(title, s["candidates"], list(s["candidates"]))
+    return lines
+
+
+def _test_lines(result: Mapping[str, Any]) -> list[str]:
+    test = result["cfc_test"]
+    new = test["new"]
+    labels = list(test["candidates"])
+    lines = ["## CFC test (read after the choice)", ""]
+    title = (
+        f"CFC test ({test['questions']} questions; annotators {_f(test['human_clusters_per_question'], 1)} clusters "
+        "per question)"
+    )
+    lines += _metric_table(title, test["candidates"], labels)
+    lines += [
+        f"Paired differences, `{new}` − other (95% bootstrap over test questions), and the other's BLANC as a share "
+        f"of `{new}`'s:",
+        "",
+        "| other | BLANC | ARI | V-measure | BLANC share |",
+        "|---|---|---|---|---|",
+    ]
+    new_blanc = test["candidates"][new]["blanc"]["mean"]
+    for label, d in test["new_minus"].items():
+        share = test["candidates"][label]["blanc"]["mean"] / new_blanc if new_blanc else None
+        lines.append(
+            f"| {label} | " + " | ".join(_diff(d[m]) for m in ("blanc", "ari", "v_measure")) + f" | {_f(share, 2)} |"
+        )
+    sysl = test["system_level"]
+    lines += [
+        "",
+        f"**System level**: Spearman over the {len(sysl['systems'])} CFC test GPT-2 systems ({sysl['questions']} "
+        "questions) of the KLs averaged over the seeds, against ProbEval with the human clusters and WordNet matching.",
+        "",
+        "| clustering | ρ | ρ over seeds |",
+        "|---|---|---|",
+    ]
+    for label, fig in sysl["figures"].items():
+        lines.append(
+            f"| {label} | {_f(fig['rho'])}{_iv(fig['ci'])} | {_f(fig['seeds']['min'])}–{_f(fig['seeds']['max'])} |"
+        )
+    lines += [
+        "",
+        "| new − other | ρ difference | detectable difference (80% power) | other's ρ as a share of new's |",
+        "|---|---|---|---|",
+    ]
+    new_rho = sysl["figures"][new]["rho"]
+    for label, d in sysl["new_minus"].items():
+        share = sysl["figures"][label]["rho"] / new_rho if new_rho else None
+        lines.append(f"| {label} | {_diff(d)} | {_f(d.get('detectable'))} | {_f(share, 2)} |")
     return lines + [""]
 
 
-def cluster_markdown(result: Mapping[str, Any]) -> str:
-    """The report page of the cluster-level study."""
-    dev, test = result["dev"], result["cfc_test"]
-    lines = _intro_lines(result)
-    lines += _dev_lines(dev, list(test["default_vs_controls"]))
-    lines += _test_lines(dev, test)
-    lines += _goal_lines(result["protocol"], dev, test)
-    lines += _test_system_lines(test["system_level"])
-    lines += _consistency_lines(dev, test["consistency"])
-    return "\n".join(lines)
-
-
-def _intro_lines(result: Mapping[str, Any]) -> list[str]:
-    """The title, how to regenerate the page, what is measured, and the protocol with its changes."""
-    proto = result["protocol"]
+def _consistency_lines(result: Mapping[str, Any]) -> list[str]:
+    rows = [(name, s["consistency"]) for name, s in result["dev"]["clusters"].items()]
+    rows.append(("cfc_test", result["cfc_test"]["consistency"]))
     lines = [
-        "# Cluster-level agreement: ProbEval's automatic clusters against the annotators'",
+        "## How consistent each reference is",
         "",
-        f"Regenerate with `{COMMAND}` ({_f(result['seconds'], 0)} s in this run"
-        + (f", first {result['questions_limit']} questions of each set" if result.get("questions_limit") else "")
-        + ").",
-        "",
-        "Per question, every raw answer occurrence is a mention (pairs weighted by counts); an automatic "
-        "clustering sees only the distinct raw answers, as ProbEval does for references without clusters. "
-        "Figures are means over questions with 95% bootstrap intervals over questions, averaged over the "
-        f"clustering seeds {result['seeds']} (the spread over seeds is given beside).",
-        "",
-        "## Protocol",
-        "",
-        f"`{proto['file']}`, SHA-256 `{proto['sha256']}`, commit `{proto['commit']}`. Every choice below was made "
-        "on CFC dev and ProtoQA dev; CFC test was read once, afterwards.",
-        "",
-        "Changes and events bearing on the protocol:",
-        "",
+        "| data | normalization-equal groups | split by the annotators | groups of several strings | split | "
+        "their mentions split | strings in several clusters | ceiling BLANC (strings kept whole) | "
+        "ceiling BLANC (normalized groups kept whole) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
-    lines += [f"- {c['date']}: {c['what']} Reason: {c['reason']}" for c in proto["changes"]]
-    return lines
-
-
-def _dev_lines(dev: Mapping[str, Any], controls: Sequence[str]) -> list[str]:
-    """The choice on dev: the selected clustering and default, the top candidates, each dev set's table."""
-    default, selected = dev["default"], dev["selected"]
-    lines = [
-        "",
-        "## Choice on dev",
-        "",
-        f"- Selected clustering (best of the whole grid by dev BLANC, system-like pools as gate): `{selected}`",
-        f"- ProbEval's automatic default after the study: `{default}`"
-        + (
-            " (unchanged: no shippable candidate beats it on dev by more than the tie margin)"
-            if default == dev["current_default"]
-            else f" (was `{dev['current_default']}`)"
-        ),
-        "- Nested: how often each clustering wins when the selection is redone in resamples of dev questions: "
-        + ", ".join(f"`{k}` {v}" for k, v in list(dev["nested_selected"].items())[:5])
-        + "; for the default rule: "
-        + ", ".join(f"`{k}` {v}" for k, v in list(dev["nested_default"].items())[:5]),
-        "",
-    ]
-    top = sorted(
-        (k for k, v in dev["candidates"].items() if not v["control"]), key=lambda k: -dev["candidates"][k]["criterion"]
-    )
-    lines += [
-        "| clustering | dev BLANC (criterion) | pools criterion (gate) | count gap | shippable |",
-        "|---|---|---|---|---|",
-    ]
-    for label in top[:15] + [k for k, v in dev["candidates"].items() if v["control"]]:
-        c = dev["candidates"][label]
+    for name, c in rows:
+        share = c.get("share_split")
+        mentions = c.get("multi_string_mentions")
         lines.append(
-            f"| {label} | {_f(c['criterion'])} | {_f(c['pools'])} | {_f(c['count_gap'])} | {'yes' if c['shippable'] else 'no'} |"
-        )
-    lines += ["", f"The other {len(top) - 15} candidates are in `clusters.json`.", ""] if len(top) > 15 else [""]
-    for name, s in dev["sets"].items():
-        lines += _table(
-            f"{name} ({s['questions']} questions; annotators {_f(s['human_clusters_per_question'], 1)} clusters per question)",
-            s["candidates"],
-            list(dict.fromkeys([default, selected, dev["current_default"], *controls])),
-        )
-    return lines
-
-
-def _test_lines(dev: Mapping[str, Any], test: Mapping[str, Any]) -> list[str]:
-    """CFC test (read once): the table of the choices and controls, and the paired differences."""
-    default, selected = dev["default"], dev["selected"]
-    controls = list(test["default_vs_controls"])
-    lines = ["## CFC test (read once)", ""]
-    lines += _table(
-        f"CFC test ({test['questions']} questions; annotators {_f(test['human_clusters_per_question'], 1)} clusters "
-        "per question)",
-        test["candidates"],
-        list(dict.fromkeys([default, selected, dev["current_default"], *controls])),
-    )
-    lines += ["Paired differences, default − control (95% bootstrap over test questions):", ""]
-    lines += ["| control | BLANC | ARI | V-measure |", "|---|---|---|---|"]
-    for control, d in test["default_vs_controls"].items():
-        lines.append(f"| {control} | " + " | ".join(_ci(d[m]) for m in ("blanc", "ari", "v_measure")) + " |")
-    notes = [
-        _separation(d[m], control, m).strip()
-        for control, d in test["default_vs_controls"].items()
-        for m in ("blanc", "ari", "v_measure")
-    ]
-    lines += [""] + [n for n in notes if n] + [""]
-    if selected != default:
-        lines += [
-            "Paired differences, selected − control:",
-            "",
-            "| control | BLANC | ARI | V-measure |",
-            "|---|---|---|---|",
-        ]
-        for control, d in test["selected_vs_controls"].items():
-            lines.append(f"| {control} | " + " | ".join(_ci(d[m]) for m in ("blanc", "ari", "v_measure")) + " |")
-        lines.append("")
-    return lines
-
-
-def _goal_lines(proto: Mapping[str, Any], dev: Mapping[str, Any], test: Mapping[str, Any]) -> list[str]:
-    """Whether the default reaches the goal, beside the ceilings, and the nested test figures."""
-    default = dev["default"]
-    lines: list[str] = []
-    goal = proto["goal"]["blanc_test"]
-    fig = test["candidates"][default]["blanc"]
-    best_label = max(
-        (k for k in test["candidates"] if k in dev["candidates"] and not dev["candidates"][k]["control"]),
-        key=lambda k: test["candidates"][k]["blanc"]["mean"],
-    )
-    cons = test["consistency"]
-    lines += [
-        "### Goal",
-        "",
-        f"Goal: BLANC ≥ {goal:.2f} on CFC test (the CFC paper's inter-annotator level) with every paired interval "
-        f"above 0. The default scores {_ci(fig)}: "
-        + ("reached." if fig["mean"] >= goal else f"missed by {_f(goal - fig['mean'])}.")
-        + f" The ceiling for any clustering of distinct strings (below) is {_f(cons['ceiling_blanc_strings'])}, "
-        f"{_f(cons['ceiling_blanc_strings'] - fig['mean'])} above the default; for one that keeps "
-        f"normalization-equal strings together it is {_f(cons['ceiling_blanc_normalized'])}, "
-        f"{_f(cons['ceiling_blanc_normalized'] - fig['mean'])} above. For orientation only (picked on "
-        f"test, so not an honest figure): the highest test BLANC of any grid candidate is "
-        f"{_f(test['candidates'][best_label]['blanc']['mean'])} (`{best_label}`).",
-        "",
-        "### Nested figures",
-        "",
-    ]
-    for rule, n in test["nested"].items():
-        lines.append(
-            f"- {rule}: test BLANC with the selection redone in each dev resample {_f(n['blanc_mean'])} "
-            f"[{_f(n['blanc_ci']['low'])}, {_f(n['blanc_ci']['high'])}]"
-        )
-    return lines
-
-
-def _test_system_lines(sysl: Mapping[str, Any]) -> list[str]:
-    """The system level on the eight CFC test model systems, with the paired differences to the controls."""
-    lines = ["", "### System level (eight CFC test model systems, Spearman with the human clusters' ranking)", ""]
-    lines += ["| clustering | ρ | interval | ρ over seeds |", "|---|---|---|---|"]
-    for label, f in sysl["figures"].items():
-        if "rho" in f:
-            ci = f["ci"]
-            lines.append(
-                f"| {label} | {_f(f['rho'])} | "
-                + (f"[{_f(ci['low'])}, {_f(ci['high'])}]" if ci else "n/a")
-                + f" | {_f(f['seeds']['min'])}–{_f(f['seeds']['max'])} |"
-            )
-    for label, f in sysl["figures"].items():
-        if "diff" in f:
-            ci = f["ci"]
-            interval = f"[{_f(ci['low'])}, {_f(ci['high'])}]" if ci else "n/a"
-            lines.append("")
-            lines.append(
-                f"- {label}: {_f(f['diff'])} {interval}, P(difference ≤ 0) {_f(f['p_not_above'], 2)}"
-                + (
-                    ""
-                    if ci and ci["low"] > 0
-                    else " — the system-level check cannot separate the default from this control."
-                )
-            )
-    lines += [""] + [
-        f"- Nested system-level ρ ({rule}, the selection redone in each dev resample): "
-        + (f"[{_f(ci['low'])}, {_f(ci['high'])}]" if ci else "n/a")
-        for rule, ci in sysl["nested"].items()
-    ]
-    return lines
-
-
-def _consistency_lines(dev: Mapping[str, Any], cons: Mapping[str, Any]) -> list[str]:
-    """How consistent each reference is, and the ceilings that puts on any clustering."""
-    lines = ["", "## How consistent each reference is", ""]
-    lines += [
-        "| data | normalization-equal groups | split by the annotators | strings in several clusters | "
-        "ceiling BLANC (strings kept whole) | ceiling BLANC (normalized groups kept whole) |",
-        "|---|---|---|---|---|---|",
-    ]
-    refs = {**{k: v["consistency"] for k, v in dev["sets"].items()}, "cfc_test": cons}
-    for name, c in refs.items():
-        lines.append(
-            f"| {name} | {c['normalized_groups']} | {c['groups_split']} ({_f(100 * (c['share_split'] or 0), 1)}%) | "
-            f"{c['strings_in_several_clusters']} | {_f(c['ceiling_blanc_strings'])} | {_f(c['ceiling_blanc_normalized'])} |"
+            f"| {_SETS.get(name, name)} | {c['normalized_groups']} | {c['groups_split']} "
+            f"({_f(None if share is None else 100 * share, 1)}%) | {c.get('multi_string_groups')} | "
+            f"{c.get('multi_string_groups_split')} | {_f(c.get('multi_string_mentions_split'), 0)} of "
+            f"{_f(mentions, 0)} | {c['strings_in_several_clusters']} | "
+            f"{_f(c['ceiling_blanc_strings'])} | {_f(c['ceiling_blanc_normalized'])} |"
         )
     lines += [
         "",
         "A ceiling is the annotators' clustering with every string (or normalization group) moved whole into the "
-        "cluster holding most of its occurrences: an attainable clustering that keeps them together, scored "
-        "against the annotators. A reviewer should take the CFC test annotators' clusters as the test reference, "
-        "as published, and read every test figure against its ceiling: the distance from the ceiling to 1 is "
-        "the annotators' own inconsistency, which no clustering that keeps those strings together can recover.",
-        "",
+        "cluster holding most of its occurrences, scored against the annotators. " + _consistency_sentence(result),
     ]
     return lines
 
 
 def write_cluster_study(result: Mapping[str, Any], out: Union[str, Path]) -> list[Path]:
-    """Write ``clusters.json`` and ``clusters.md`` into ``out`` (never through a symlink)."""
+    """Write ``clusters.json`` then ``clusters.md`` into ``out`` (never through a symlink)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / "clusters.json", out / "clusters.md"]
-    texts = [json.dumps(_clean(result), indent=1, allow_nan=False) + "\n", cluster_markdown(result)]
-    for path, text in zip(paths, texts, strict=True):
+    clean = _clean(result)
+    for path, render in zip(
+        paths,
+        (lambda: json.dumps(clean, indent=1, allow_nan=False) + "\n", lambda: cluster_markdown(clean)),
+        strict=True,
+    ):
         if path.is_symlink():
             raise ValueError(f"{path}: refusing to write through a symlink")
         tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
+        tmp.write_text(render(), encoding="utf-8")
         tmp.replace(path)
     return paths

@@ -294,15 +294,25 @@ class QuestionStudy:
         key = (setting, sampling)
         if key in self._kls:
             return list(self._kls[key])
-        clusters = self.clusters(toolkit, setting)
-        matches = self.matches(toolkit, setting)
+        out = self.kls_given(self.clusters(toolkit, setting), self.matches(toolkit, setting), sampling)
+        self._kls[key] = out
+        return list(out)
+
+    @property
+    def pool_strings(self) -> list[str]:
+        """The normalized answers of the question's pool (every answer a set can hold), sorted."""
+        return list(self._pool_strings)
+
+    def kls_given(
+        self, clusters: Sequence[AnswerCluster], matches: Mapping[str, Sequence[int]], sampling: str
+    ) -> list[float]:
+        """The KL of every set of a sampling under given clusters and matches of :attr:`pool_strings`."""
         p_g = laplace_smoothed(human_counts([c.count for c in clusters]))
         out = []
         for strings, counts in self._normalized[sampling]:
             h = model_counts([matches[s] for s in strings], counts, len(clusters))
             out.append(kl_divergence(p_g, laplace_smoothed(h)))
-        self._kls[key] = out
-        return list(out)
+        return out
 
     def _similarity_row(self, answer: str) -> list[float]:
         row = self._similarity_rows.get(answer)

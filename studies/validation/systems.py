@@ -179,7 +179,7 @@ class SystemData:
 
     truths: dict[str, QuestionTargets]
     question_ids: list[str]
-    answers: dict[str, dict[str, dict[str, int]]]  # system -> question -> normalized answer -> count
+    answers: dict[str, dict[str, dict[str, float]]]  # system -> question -> normalized answer -> count
 
     @property
     def systems(self) -> list[str]:
