@@ -83,7 +83,7 @@ def test_nltk_private_attributes_are_reached_only_through_the_adapter():
     files = _python_files()
     assert (
         REPO / "protoqa_core" / "similarity" / "wordnet.py" in files
-        and REPO / "tests" / "protoqa_core" / "test_wordnet_reader.py" in files
+        and REPO / "tests" / "protoqa_core" / "wordnet" / "test_reader.py" in files
     )
     found = []
     for path in files:

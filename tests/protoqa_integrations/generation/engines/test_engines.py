@@ -34,7 +34,7 @@ from protoqa_integrations.generation.prompts import answer_from_reply, cfc_chat_
 from protoqa_integrations.generation.settings import PromptSamples, SamplingConfig
 from tests.support.hostile_server import closed_port_url
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[4]
 DATA = REPO.parent / "shared" / "data"
 DEV = DATA / "protoqa" / "dev.crowdsourced.jsonl"
 needs_data = pytest.mark.skipif(not DEV.is_file(), reason=f"shared ProtoQA data not found under {DATA}")

@@ -23,7 +23,7 @@ from tests.support.apps import free_port, started_server
 from tests.support.harnesses import python_importing, vllm_python
 from tests.support.offline import offline_env
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[4]
 DATA = REPO.parent / "shared" / "data"
 DEV = DATA / "protoqa" / "dev.crowdsourced.jsonl"
 

@@ -23,7 +23,7 @@ import pytest
 
 from tests.support.hostile_server import HostileServer, closed_port_url
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[4]
 DATA = REPO.parent / "shared" / "data"
 DEV = DATA / "protoqa" / "dev.crowdsourced.jsonl"
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not DEV.is_file(), reason=f"no ProtoQA data under {DATA}")]
