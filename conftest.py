@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import doctest
 import importlib.util
+from pathlib import Path
+from typing import Optional
 
 import pytest
 from _pytest.doctest import DoctestItem, DoctestModule
+from _pytest.mark.expression import Expression
 
 # module file or package folder -> the optional distributions it imports when imported
 _NEEDS = {
@@ -22,6 +25,7 @@ _NEEDS = {
     "cfc_probeval/evaluate_modules/probeval/probeval.py": ("datasets", "evaluate"),
     "protoqa_integrations/harnesses/lm_eval_tasks/backend.py": ("lm_eval",),
     "protoqa_integrations/harnesses/lighteval_tasks/tasks.py": ("lighteval",),
+    "protoqa_integrations/harnesses/inspect_tasks/tasks.py": ("inspect_ai",),
 }
 
 _MISSING = {path: [name for name in names if importlib.util.find_spec(name) is None] for path, names in _NEEDS.items()}
@@ -29,14 +33,55 @@ _MISSING = {path: names for path, names in _MISSING.items() if names}
 
 collect_ignore = sorted(_MISSING)
 
+# module file -> the libraries that importing it loads: seconds of CPU before any of its docstring
+# examples runs, so those examples are marked slow, and a run that leaves slow tests out (the
+# fast subset, -m "not slow ...") does not import the module at all.
+_SLOW_TO_IMPORT = {
+    "protoqa_metric/evaluate_modules/protoqa/protoqa.py": "evaluate, datasets, torch",
+    "cfc_probeval/evaluate_modules/probeval/probeval.py": "evaluate, datasets, torch",
+    "protoqa_integrations/harnesses/lm_eval_tasks/backend.py": "lm_eval, transformers",
+    "protoqa_integrations/harnesses/lighteval_tasks/tasks.py": "lighteval",
+}
+_ROOT = Path(__file__).resolve().parent
+
+
+def _slow_left_out(config: pytest.Config) -> bool:
+    """Whether the run's -m expression leaves out tests marked slow."""
+    expression = config.getoption("markexpr", "")
+    return bool(expression) and not Expression.compile(expression).evaluate(lambda mark: mark == "slow")
+
+
+def _slow_to_import(path: Path) -> bool:
+    return path.is_relative_to(_ROOT) and path.relative_to(_ROOT).as_posix() in _SLOW_TO_IMPORT
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> Optional[bool]:
+    if _slow_to_import(collection_path) and _slow_left_out(config):
+        return True
+    return None
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if isinstance(item, DoctestItem) and _slow_to_import(item.path):
+            item.add_marker(pytest.mark.slow)
+
+
 _SHOWN_ONLY = pytest.StashKey[int]()
 
 
-def pytest_report_header() -> list[str]:
-    return [
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    lines = [
         f"docstring examples not collected: {path} (needs {', '.join(names)})"
         for path, names in sorted(_MISSING.items())
     ]
+    if _slow_left_out(config):
+        lines += [
+            f"docstring examples left out with the slow tests: {path} (imports {libraries})"
+            for path, libraries in _SLOW_TO_IMPORT.items()
+            if path not in _MISSING
+        ]
+    return lines
 
 
 def _nothing_to_run(item: pytest.Item) -> bool:

@@ -424,7 +424,7 @@ def lcs_at_scale(targets, predictions) -> None:
     ours = time.perf_counter() - start
     sample = list(targets)[:2]
     start = time.perf_counter()
-    baseline_sim = sim_module.Similarity("lcs_textbook", textbook_lcs_ratio, False, False, "textbook LCS")
+    baseline_sim = sim_module.Similarity("lcs_textbook", textbook_lcs_ratio, description="textbook LCS")
     evaluate_predictions({q: targets[q] for q in sample}, {q: many[q] for q in sample}, baseline_sim)
     base = (time.perf_counter() - start) * len(targets) / len(sample)
     print(

@@ -105,7 +105,19 @@ class Matcher(ABC):
 
     name: str = "matcher"
     needs_embedder: ClassVar[bool] = False
-    """Whether it matches on the embedder's vectors (ProbEval then builds one)."""
+    """Whether it matches on the embedder's vectors (ProbEval then builds one and embeds the strings it matches)."""
+    uses_wordnet: ClassVar[bool] = False
+    """Whether it reads WordNet (the signature then names WordNet's version)."""
+
+    @property
+    def num_pairs_scored(self) -> int:
+        """How many (sample, answer) pairs it has scored one by one (0 for a matcher that scores none so).
+
+        >>> from cfc_probeval.embedders import CharNgramEmbedder
+        >>> CosineMatcher(CharNgramEmbedder(), 0.6).num_pairs_scored, WordNetMatcher().num_pairs_scored
+        (0, 0)
+        """
+        return 0
 
     @classmethod
     def from_options(cls, options: MatchingOptions) -> Matcher:
@@ -182,6 +194,7 @@ class WordNetMatcher(Matcher):
     """
 
     name = "wordnet"
+    uses_wordnet = True
 
     def __init__(self, all_stopword_match: bool = True, cache_size: int = 200_000) -> None:
         self.all_stopword_match = all_stopword_match

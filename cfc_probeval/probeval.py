@@ -34,7 +34,7 @@ from .distributions import WRONG, human_counts, kl_divergence, laplace_smoothed,
 from .embedders import Embedder, get_embedder
 from .errors import ProbEvalWarning
 from .inputs import QuestionTargets, answer_counts_label, has_human_clusters, sample_counts, targets_from_question
-from .matching import MATCHINGS, Matcher, WordNetMatcher, make_matcher
+from .matching import MATCHINGS, Matcher, make_matcher
 from .results import AnswerCluster, ClusterResult, ProbEvalResult, QuestionResult
 
 __all__ = [
@@ -270,7 +270,7 @@ class ProbEval:
             f"missing:{missing}",
             f"n:{num_questions}",
         ]
-        if isinstance(self.matcher, WordNetMatcher):
+        if self.matcher.uses_wordnet:
             from protoqa_core.wordnet.lookup import wordnet_version
 
             parts.append(f"wordnet:{wordnet_version()}")
@@ -385,15 +385,13 @@ class ProbEval:
         parsed = {qid: sample_counts(v, question_id=qid) for qid, v in samples.items() if qid in truths}
         scored, skipped, empty = self._questions_to_score(truths, parsed, only_sampled)
         embedded_before = self.embedder.num_embedded if self.embedder else 0
-        pairs_before = self.matcher.num_pairs_scored if isinstance(self.matcher, WordNetMatcher) else 0
+        pairs_before = self.matcher.num_pairs_scored
         questions, distinct_samples, approximated = self._score_questions(truths, parsed, scored, progress)
         per_question = {qid: q.kl for qid, q in questions.items()}
         mean = math.fsum(per_question.values()) / len(per_question) if per_question else math.nan
         stats = {
             "strings_embedded": (self.embedder.num_embedded if self.embedder else 0) - embedded_before,
-            "wordnet_pairs_scored": (
-                self.matcher.num_pairs_scored - pairs_before if isinstance(self.matcher, WordNetMatcher) else 0
-            ),
+            "wordnet_pairs_scored": self.matcher.num_pairs_scored - pairs_before if self.matcher.uses_wordnet else 0,
             "samples": sum(q.num_samples for q in questions.values()),
             "distinct_samples": distinct_samples,
             "target_answers": sum(len(truths[qid].answer_counts) for qid in questions),
@@ -488,9 +486,9 @@ class ProbEval:
         for truth in truths:
             if self.clusterer is not None:
                 needed.update(a for a, n in truth.answer_counts.items() if n > 0)
-            elif not isinstance(self.matcher, WordNetMatcher):
+            elif self.matcher.needs_embedder:
                 needed.update(a for c in truth.clusters for a in c.answers)
-        if not isinstance(self.matcher, WordNetMatcher):
+        if self.matcher.needs_embedder:
             for counts in samples:
                 needed.update(counts)
         self.embedder.embed(sorted(needed))

@@ -1,25 +1,29 @@
 """One registry for every kind of plug-in: similarities, clusterings, matchers, embedders, engines.
 
-A :class:`Registry` maps names to plug-ins in the order they registered. A plug-in joins it
-with one line, the decorator ``@REGISTRY.register("name")`` on its class or function (or
-``REGISTRY.add("name", obj)`` for an object built in place); every command line, option
-check and error message that lists the choices reads them from the registry, so a new
-plug-in is one file and that line.
+A :class:`Registry` maps names to plug-ins in the order they joined. The built-in plug-ins
+are known by name and place, ``"module:attribute"``, and their module is imported only when
+one of them is asked for (as lm-eval's model registry and sacrebleu's metric table do): listing
+the names, checking a choice or printing ``--help`` imports no plug-in. A new built-in
+plug-in is its class (or object) and one line in its kind's table. Code outside the package
+adds its own with the decorator ``@REGISTRY.register("name")`` (or ``REGISTRY.add("name",
+obj)`` for an object built in place); every command line, option check and error message
+that lists the choices reads them from the registry.
 
->>> TOKENIZERS = Registry("tokenizer")
+>>> TOKENIZERS = Registry("tokenizer", plugins={"shell": "shlex:split"})
 >>> @TOKENIZERS.register("whitespace")
 ... def whitespace(text: str) -> list[str]:
 ...     return text.split()
->>> list(TOKENIZERS), TOKENIZERS.get("whitespace")("a b")
-(['whitespace'], ['a', 'b'])
+>>> list(TOKENIZERS), TOKENIZERS.get("whitespace")("a b"), TOKENIZERS.get("shell")("a 'b c'")
+(['shell', 'whitespace'], ['a', 'b'], ['a', 'b c'])
 >>> TOKENIZERS.get("bpe")
 Traceback (most recent call last):
 ...
-ValueError: unknown tokenizer 'bpe'; choose one of: whitespace
+ValueError: unknown tokenizer 'bpe'; choose one of: shell, whitespace
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterator, Mapping
 from typing import Generic, Optional, TypeVar
 
@@ -30,34 +34,47 @@ P = TypeVar("P")
 
 
 class Registry(Mapping[str, T], Generic[T]):
-    """Plug-ins of one ``kind`` by name, in registration order (a read-only mapping).
+    """Plug-ins of one ``kind`` by name, in the order they joined (a read-only mapping).
 
-    ``check(name, plugin)``, when given, runs at registration and raises to refuse a
-    plug-in that the code built from the registry could not use. ``error`` is the exception
-    class :meth:`get` raises for an unknown name (``ValueError`` unless a layer has its own).
+    ``plugins`` names the built-in plug-ins and where they live, ``{name: "module:attribute"}``;
+    each is imported the first time it is asked for (:meth:`get`, ``registry[name]``), and
+    iterating, ``in``, ``len`` and :meth:`names` import nothing. ``check(name, plugin)``,
+    when given, runs as a plug-in joins (for a built-in one, when it is first loaded) and
+    raises to refuse a plug-in that the code built from the registry could not use.
+    ``error`` is the exception class :meth:`get` raises for an unknown name (``ValueError``
+    unless a layer has its own).
 
-    >>> MODES = Registry("mode")
+    >>> MODES = Registry("mode", plugins={"exact": "math:pi"})
     >>> MODES.add("fast", 1)
     1
     >>> MODES.add("fast", 2)
     Traceback (most recent call last):
     ...
     ValueError: the mode name 'fast' is registered already
-    >>> dict(MODES), MODES.names()
-    ({'fast': 1}, ('fast',))
+    >>> MODES.names(), MODES.is_loaded("exact"), round(MODES["exact"], 2), MODES.is_loaded("exact")
+    (('exact', 'fast'), False, 3.14, True)
     """
 
     def __init__(
         self,
         kind: str,
         *,
+        plugins: Mapping[str, str] = {},
         check: Optional[Callable[[str, T], None]] = None,
         error: type[Exception] = ValueError,
     ) -> None:
         self.kind = kind
         self._check = check
         self._error = error
+        self._places: dict[str, str] = {}
         self._items: dict[str, T] = {}
+        self._order: list[str] = []
+        for name, place in plugins.items():
+            module, _, attribute = place.partition(":")
+            if not module or not attribute:
+                raise ValueError(f"the {kind} {name!r} is placed at {place!r}, not at 'module:attribute'")
+            self._places[name] = place
+            self._order.append(name)
 
     def add(self, name: str, plugin: P) -> P:
         """Register ``plugin`` under ``name`` and return it unchanged.
@@ -65,11 +82,12 @@ class Registry(Mapping[str, T], Generic[T]):
         >>> Registry("colour").add("red", "#f00")
         '#f00'
         """
-        if name in self._items:
+        if name in self._places or name in self._items:
             raise ValueError(f"the {self.kind} name {name!r} is registered already")
         if self._check is not None:
             self._check(name, plugin)  # type: ignore[arg-type]
         self._items[name] = plugin  # type: ignore[assignment]
+        self._order.append(name)
         return plugin
 
     def register(self, name: str) -> Callable[[P], P]:
@@ -89,7 +107,8 @@ class Registry(Mapping[str, T], Generic[T]):
         return decorate
 
     def get(self, name: str) -> T:  # type: ignore[override]
-        """The plug-in called ``name``; an unknown name raises ``error`` listing the choices.
+        """The plug-in called ``name`` (imported now if it is a built-in one not yet loaded); an
+        unknown name raises ``error`` listing the choices.
 
         >>> Registry("engine").get("gpu")
         Traceback (most recent call last):
@@ -97,27 +116,58 @@ class Registry(Mapping[str, T], Generic[T]):
         ValueError: unknown engine 'gpu'; choose one of: (none registered)
         """
         try:
-            return self._items[name]
+            return self[name]
         except KeyError:
-            choices = ", ".join(self._items) or "(none registered)"
+            choices = ", ".join(self._order) or "(none registered)"
             raise self._error(f"unknown {self.kind} {name!r}; choose one of: {choices}") from None
 
     def names(self) -> tuple[str, ...]:
-        """The registered names, in registration order (``choices=`` for a command line).
+        """The registered names, in order (``choices=`` for a command line); imports nothing.
 
         >>> Registry("mode").names()
         ()
         """
-        return tuple(self._items)
+        return tuple(self._order)
+
+    def is_loaded(self, name: str) -> bool:
+        """Whether the plug-in ``name`` is loaded (a built-in one is loaded when first asked for).
+
+        >>> Registry("mode", plugins={"exact": "math:pi"}).is_loaded("exact")
+        False
+        """
+        return name in self._items
+
+    def place(self, name: str) -> Optional[str]:
+        """Where the built-in plug-in ``name`` lives, ``"module:attribute"`` (None for one added in code).
+
+        >>> Registry("mode", plugins={"exact": "math:pi"}).place("exact")
+        'math:pi'
+        """
+        return self._places.get(name)
+
+    def _load(self, name: str) -> T:
+        module, _, attribute = self._places[name].partition(":")
+        plugin = getattr(importlib.import_module(module), attribute)
+        if self._check is not None:
+            self._check(name, plugin)
+        self._items[name] = plugin
+        return plugin
 
     def __getitem__(self, name: str) -> T:
-        return self._items[name]
+        if name in self._items:
+            return self._items[name]
+        if name in self._places:
+            return self._load(name)
+        raise KeyError(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._places or name in self._items
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._items)
+        return iter(tuple(self._order))
 
     def __len__(self) -> int:
-        return len(self._items)
+        return len(self._order)
 
     def __repr__(self) -> str:
-        return f"Registry({self.kind!r}: {', '.join(self._items)})"
+        return f"Registry({self.kind!r}: {', '.join(self._order)})"

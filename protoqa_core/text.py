@@ -13,8 +13,6 @@ import re
 import unicodedata
 from functools import lru_cache
 
-from .treebank import treebank_tokens
-
 __all__ = [
     "ENGLISH_STOPWORDS",
     "MAX_PREDICTION_CHARS",
@@ -97,5 +95,8 @@ def content_tokens(text: str) -> tuple[str, ...]:
     if _PLAIN_WORDS.fullmatch(text) and _SPLIT_BY_TREEBANK.isdisjoint(text.lower().split()):
         tokens = text.split()
     else:
+        # The Treebank rules (and the regex package) load for the first string that needs them.
+        from .treebank import treebank_tokens
+
         tokens = treebank_tokens(text)
     return tuple(tok for tok in tokens if tok not in ENGLISH_STOPWORDS)

@@ -15,19 +15,25 @@ Two ways to load, one loading logic:
 
 from __future__ import annotations
 
-from protoqa_core.io.data import (
-    DATA_DIR_ENV,
-    SourceDownloadError,
-    SourceError,
-    SourceNotFoundError,
-    SourceVerificationError,
-)
+import sys
+from typing import TYPE_CHECKING
 
-from .builder import ProtoQA, ProtoQAConfig, load_protoqa
-from .export import ExportReport, export_dataset
-from .schema import FEATURES
-from .sources import CONFIG_NAMES, SOURCES
-from .upload import UploadPlan, plan_upload, upload_export
+from protoqa_core.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    from protoqa_core.io.data import (
+        DATA_DIR_ENV,
+        SourceDownloadError,
+        SourceError,
+        SourceNotFoundError,
+        SourceVerificationError,
+    )
+
+    from .builder import ProtoQA, ProtoQAConfig, load_protoqa
+    from .export import ExportReport, export_dataset
+    from .schema import FEATURES
+    from .sources import CONFIG_NAMES, SOURCES
+    from .upload import UploadPlan, plan_upload, upload_export
 
 __all__ = [
     "ProtoQA",
@@ -47,3 +53,27 @@ __all__ = [
     "plan_upload",
     "upload_export",
 ]
+
+# Each name is imported from its module when first read: ``datasets`` (which the builder, the
+# schema and the export need) loads only for them, not for the question parsing or the sources.
+__getattr__ = lazy_exports(
+    sys.modules[__name__],
+    {
+        "DATA_DIR_ENV": "protoqa_core.io.data",
+        "SourceDownloadError": "protoqa_core.io.data",
+        "SourceError": "protoqa_core.io.data",
+        "SourceNotFoundError": "protoqa_core.io.data",
+        "SourceVerificationError": "protoqa_core.io.data",
+        "ProtoQA": ".builder",
+        "ProtoQAConfig": ".builder",
+        "load_protoqa": ".builder",
+        "ExportReport": ".export",
+        "export_dataset": ".export",
+        "FEATURES": ".schema",
+        "CONFIG_NAMES": ".sources",
+        "SOURCES": ".sources",
+        "UploadPlan": ".upload",
+        "plan_upload": ".upload",
+        "upload_export": ".upload",
+    },
+)

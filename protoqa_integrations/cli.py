@@ -34,7 +34,7 @@ COMMANDS: dict[str, Subcommand] = {**metric_cli.COMMANDS, **generate_cli.COMMAND
 
 DESCRIPTION = (
     f"{metric_cli.DESCRIPTION} 'generate' samples a language model's answers into an answers file; "
-    "'score-generated' scores one; 'leaderboard' ranks several systems; 'convert' writes lm-eval or lighteval "
+    "'score-generated' scores one; 'leaderboard' ranks several systems; 'convert' writes lm-eval, lighteval or Inspect "
     "outputs as an answers file."
 )
 

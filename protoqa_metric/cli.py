@@ -27,7 +27,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from protoqa_core.io.cli import (
     Subcommand,
@@ -44,15 +44,17 @@ from protoqa_core.io.files import DataFormatError, ProtoQAWarning
 from protoqa_core.io.ids import reconcile_ids
 from protoqa_core.io.predictions import read_packed_predictions
 from protoqa_core.io.readers import TargetStream
-from protoqa_core.significance import compare_paired
-from protoqa_core.similarity import ALL_SIMILARITIES, SIMILARITIES
+from protoqa_core.similarity import ALL_SIMILARITIES, QUESTION_SIMILARITIES, SIMILARITIES
 from protoqa_core.wordnet.files import WORDNET_DIR_ENV, WordNetUnavailableError
-from protoqa_core.wordnet.lookup import open_wordnet
 
 from . import __version__
-from .metric import ProtoQA
-from .metric_set import EvaluationResult, format_table, metric_specs
-from .scoring import QuestionScore
+
+if TYPE_CHECKING:
+    from .metric_set import EvaluationResult
+    from .scoring import QuestionScore
+
+# The scoring modules (and numpy) are imported by the commands that score, not to build the
+# parser: ``protoqa-eval --help`` and a usage error import none of them.
 
 __all__ = ["main", "build_parser", "parse_args", "COMMANDS", "DESCRIPTION"]
 
@@ -188,23 +190,42 @@ def _ignore(qid: str, by_metric: dict[str, QuestionScore]) -> None:
     """The sink of questions whose details nobody reads: the result keeps their scores only."""
 
 
+_OPTION_FLAGS = {"encoder": "--encoder", "length_scale": "--length-scale"}
+"""The command-line flags of the options a per-question similarity may declare (``device`` has a default)."""
+
+
+def _declared_options(similarity: str) -> tuple[str, ...]:
+    """The options ``similarity`` declares (none for a pairwise one, whose module is not imported)."""
+    return QUESTION_SIMILARITIES[similarity].options if similarity in QUESTION_SIMILARITIES else ()
+
+
+def _check_option_flags(similarities: Sequence[str], args: argparse.Namespace) -> None:
+    """ValueError naming a flag given that none of ``similarities`` declares, and those that do."""
+    for option, flag in _OPTION_FLAGS.items():
+        if getattr(args, option) is not None and not any(option in _declared_options(s) for s in similarities):
+            takers = [name for name in QUESTION_SIMILARITIES if option in _declared_options(name)]
+            raise ValueError(f"{flag} is used by --similarity {' or '.join(takers)} only")
+
+
 def _encoder_options(similarity: str, args: argparse.Namespace) -> dict:
-    """The ``ProtoQA`` options of the roberta similarity (none for the others)."""
-    if similarity != "roberta":
-        return {}
-    options: dict[str, object] = {"encoder": args.encoder, "device": args.device}
-    if args.length_scale is not None:
+    """The ``ProtoQA`` options given on the command line that ``similarity`` declares."""
+    length_scale: object = args.length_scale
+    if length_scale is not None:
         try:
-            options["length_scale"] = float(args.length_scale)
+            length_scale = float(args.length_scale)
         except ValueError:
-            options["length_scale"] = args.length_scale
-    return options
+            pass
+    given = {"encoder": args.encoder, "device": args.device, "length_scale": length_scale}
+    return {k: v for k, v in given.items() if k in _declared_options(similarity) and v is not None}
 
 
 def _compare(args: argparse.Namespace) -> int:
+    from protoqa_core.significance import compare_paired
+
+    from .metric import ProtoQA
+
     try:
-        if (args.encoder is not None or args.length_scale is not None) and args.similarity != "roberta":
-            raise ValueError("--encoder and --length-scale are used by --similarity roberta only")
+        _check_option_flags([args.similarity], args)
         protoqa = ProtoQA(
             args.similarity,
             args.metrics,
@@ -286,7 +307,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     )
 
 
+def _find_wordnet_if_used(similarities: Sequence[str], wordnet_dir: Optional[str]) -> None:
+    """Find WordNet now, before any scoring, when a similarity declares that it reads it (it is imported only then)."""
+    if any(s in SIMILARITIES and SIMILARITIES[s].uses_wordnet for s in similarities):
+        from protoqa_core.wordnet.lookup import open_wordnet
+
+        open_wordnet(wordnet_dir)
+
+
 def _evaluate(args: argparse.Namespace) -> int:
+    from .metric import ProtoQA
+    from .metric_set import format_table, metric_specs
+
     similarities = [name for group in (args.similarity or [["wordnet"]]) for name in group]
     similarities = list(dict.fromkeys(similarities))
     try:
@@ -300,12 +332,8 @@ def _evaluate(args: argparse.Namespace) -> int:
         # predictions are held packed (docs/protoqa-metric.md: the memory bound).
         targets = TargetStream(args.targets)
         predictions = read_packed_predictions(args.predictions, args.field)
-        if any(s in SIMILARITIES and SIMILARITIES[s].uses_wordnet for s in similarities):
-            open_wordnet(args.wordnet_dir)
-        if args.encoder is not None and "roberta" not in similarities:
-            raise ValueError("--encoder is used by --similarity roberta only")
-        if args.length_scale is not None and "roberta" not in similarities:
-            raise ValueError("--length-scale is used by --similarity roberta only")
+        _find_wordnet_if_used(similarities, args.wordnet_dir)
+        _check_option_flags(similarities, args)
         # Each similarity is configured before any scoring, so that a missing encoder fails first.
         configured = {
             sim: ProtoQA(

@@ -9,6 +9,7 @@ and :func:`score_question` are thin wrappers around it.
 from __future__ import annotations
 
 import math
+import sys
 import warnings
 from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -43,6 +44,18 @@ def _questions_of(
         return targets.ids, list(targets.zero_total), targets
     by_id = dict(targets) if isinstance(targets, Mapping) else {q.id: q for q in targets}
     return list(by_id), [qid for qid, q in by_id.items() if q.total_count <= 0], by_id.values()
+
+
+def _check_options(similarity: Union[str, Similarity], given: Mapping[str, Any], takes: Sequence[str]) -> None:
+    """ValueError naming the first option in ``given`` that the similarity does not declare in ``takes``,
+    and the similarities that declare it."""
+    for option in given:
+        if option not in takes:
+            name = similarity if isinstance(similarity, str) else similarity.name
+            takers = " or ".join(n for n, s in QUESTION_SIMILARITIES.items() if option in s.options) or "no"
+            what = option.replace("_", " ")
+            article = "an" if what[0] in "aeiou" else "a"
+            raise ValueError(f"{article} {what} is used by the {takers} similarity only, not by {name!r}")
 
 
 def _check_answer_lists(predictions: Mapping[str, Any]) -> None:
@@ -118,21 +131,16 @@ class ProtoQA:
         length_scale: Union[float, str, None] = None,
     ) -> None:
         self._per_question: Any = None
+        given = {"encoder": encoder, "length_scale": length_scale}
         if isinstance(similarity, str) and similarity in QUESTION_SIMILARITIES:
-            options: dict[str, Any] = {"device": device}
-            if encoder is not None:
-                options["encoder"] = encoder
-            if length_scale is not None:
-                options["length_scale"] = length_scale
+            per_question = QUESTION_SIMILARITIES[similarity]
+            options: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
+            options.update({"device": device} if "device" in per_question.options else {})
+            _check_options(similarity, options, per_question.options)
             self._per_question = question_similarity(similarity, **options)
-            self.similarity = Similarity(
-                similarity, _scored_per_question, False, False, QUESTION_SIMILARITIES[similarity].description
-            )
+            self.similarity = Similarity(similarity, _scored_per_question, description=per_question.description)
         else:
-            if encoder is not None:
-                raise ValueError(f"an encoder is used by the roberta similarity only, not by {similarity!r}")
-            if length_scale is not None:
-                raise ValueError(f"a length scale is used by the roberta similarity only, not by {similarity!r}")
+            _check_options(similarity, {k: v for k, v in given.items() if v is not None}, ())
             self.similarity = get_similarity(similarity) if isinstance(similarity, str) else similarity
         if isinstance(metrics, str) or not all(isinstance(m, MetricSpec) for m in metrics):
             self.metrics: tuple[MetricSpec, ...] = metric_specs(metrics)  # type: ignore[arg-type]
@@ -151,6 +159,15 @@ class ProtoQA:
             f"ProtoQA(similarity={self.similarity_label!r}, metrics={self.metric_set_name!r}, "
             f"all_stopword_match={self.all_stopword_match!r})"
         )
+
+    @property
+    def needs_question_text(self) -> bool:
+        """Whether the similarity reads each question's text (a per-question one that declares so).
+
+        >>> ProtoQA("wordnet").needs_question_text
+        False
+        """
+        return self._per_question is not None and QUESTION_SIMILARITIES[self.similarity.name].needs_question_text
 
     @property
     def similarity_label(self) -> str:
@@ -279,7 +296,8 @@ class ProtoQA:
         missing = _warn_left_out(skipped, ids.missing, only_predicted)
         left_out = set(skipped).union(missing if only_predicted else ())
         scored: Iterable[Question] = (q for q in questions if q.id not in left_out)
-        if progress:
+        # The bar shows on a terminal only (tqdm's disable=None), so tqdm is imported only for one.
+        if progress and sys.stderr is not None and sys.stderr.isatty():
             from tqdm.auto import tqdm
 
             total = sum(1 for qid in target_ids if qid not in left_out)

@@ -2,7 +2,7 @@
 # Set up this checkout on a fresh Debian machine (Python 3.11; root for system packages).
 #   bash scripts/setup.sh          # the library, CLI and evaluate modules (light)
 #   bash scripts/setup.sh --test   # everything the test suite needs (torch, transformers,
-#                                  # sentence-transformers, gradio, Chromium, ...) and the
+#                                  # sentence-transformers, gradio, Inspect AI, Chromium, ...) and the
 #                                  # documentation site's MkDocs
 #   bash scripts/setup.sh --oldest # the same in .venv-oldest, with the oldest supported
 #                                  # versions (constraints/oldest.txt); then run the fast tests:
@@ -138,7 +138,8 @@ build_main_venv() {
     pip_into "$venv" "$log" --constraint constraints/oldest.txt \
       -e ".[evaluate,datasets,probeval,plots,train,lm-eval,test,offline]" gradio || return 1
   else
-    pip_into "$venv" "$log" -e ".[all,test,offline,docs]" || return 1
+    # "inspect" (Inspect AI, for its tasks' test) fits beside the others (pip check) but is not in "all".
+    pip_into "$venv" "$log" -e ".[all,test,offline,docs,inspect]" || return 1
   fi
   pip_check "$venv" "$log" || return 1
 }

@@ -380,7 +380,21 @@ CSS = """
 #question input { padding-right: 2.2em !important; text-overflow: ellipsis; }
 /* Signatures wrap instead of running off the page. */
 #signatures code { white-space: pre-wrap; overflow-wrap: anywhere; }
+/* Leaderboard headers wrap between words only, never inside one. */
+#leaderboard-table th, #leaderboard-table th *, #leaderboard-intervals th, #leaderboard-intervals th * {
+  word-break: normal !important; overflow-wrap: normal !important; hyphens: none !important;
+}
+#leaderboard-table td, #leaderboard-table td * { overflow-wrap: anywhere; }
+#leaderboard-phone { display: none; }
+#leaderboard-note code { white-space: pre-wrap; overflow-wrap: anywhere; }
+.lb-phone { margin: 0; padding-left: 0; list-style: none; }
+.lb-phone li { padding: 0.3em 0; border-bottom: 1px solid #ddd; overflow-wrap: anywhere; }
+.lb-rank { display: inline-block; min-width: 2.5em; color: #666; }
+.lb-ci { color: #666; white-space: nowrap; }
+.lb-phone-head { font-weight: 600; margin-bottom: 0.3em; }
 @media (max-width: 700px) {
+  /* On a phone the ranking is a list, each system with its main figure; the full table scrolls sideways. */
+  #leaderboard-phone { display: block; }
   /* On a phone the chart keeps its own size (labels stay readable) and scrolls sideways. */
   #distribution { overflow-x: auto; }
   #distribution img { max-width: none !important; width: auto !important; }
@@ -397,30 +411,28 @@ def _side_by_side(*panels: tuple[str, Any]) -> None:
                 component.render()
 
 
-def _leaderboard_view(key: str, files: Any = None) -> tuple[Any, Optional[str], str]:
-    """The table (as a Dataframe value), the plot and the legend of a shipped board, with uploads ranked in it."""
-    try:
-        uploaded = list(files or [])
-        board = demo_leaderboard.rank_uploads(key, uploaded) if uploaded else demo_leaderboard.shipped_board(key)
-        names = {s.name for s in board.systems[-len(uploaded) :]} if uploaded else set()
-        headers, rows = demo_leaderboard.board_table(board, sorted(names))
-        plot = None if uploaded else demo_leaderboard.board_plot(key)
-        note = demo_leaderboard.board_markdown(board)
-        if uploaded:
-            note = f"{len(uploaded)} uploaded file(s) ranked with the shipped systems (no plot drawn for uploads).\n\n{note}"
-        return {"headers": headers, "data": rows}, plot, note
-    except DemoError as exc:
-        return gr.update(), None, f"**Error:** {exc}"
+def _leaderboard_view(key: str, files: Any = None, only_common: bool = False) -> tuple[Any, ...]:
+    """The table, the intervals, the phone list, the plot and the legend of a board, with uploads ranked in it."""
+    view = demo_leaderboard.board_view(key, files or [], bool(only_common))
+    return (
+        view.status,
+        {"headers": view.headers, "data": view.rows},
+        {"headers": view.interval_headers, "data": view.interval_rows},
+        view.phone,
+        view.plot,
+        view.note,
+    )
 
 
 def _leaderboard_tab() -> None:
     """The Leaderboard tab (inside ``gr.Blocks``): a board picker, the sortable table, the plot, an upload."""
     first = next(iter(demo_leaderboard.BOARDS))
-    table, plot, note = _leaderboard_view(first)
+    status, table, intervals, phone, plot, note = _leaderboard_view(first)
     gr.Markdown(
-        "Systems ranked on every question of a data set: each figure is a mean with its 95% bootstrap interval "
-        "(the same resampled questions for every system); a rank range spans the ranks a system may hold once "
-        "Holm-corrected paired bootstrap tests say which differences are significant. Click a column to sort. "
+        "Systems ranked on every question of a data set: each figure is a mean over questions; *rank* is the range "
+        "of ranks a system may hold on the main figure (ProbEval KL, lower is better) once Holm-corrected paired "
+        "bootstrap tests say which differences are significant. The 95% bootstrap intervals (the same resampled "
+        "questions for every system) are in the plot and under it. Click a column to sort. "
         f"Upload up to {demo_leaderboard.MAX_UPLOADS} answers files (from `protoqa-eval generate`, a predictions "
         "file, lm-eval `--log_samples` output or lighteval details) to rank them against the shipped systems."
     )
@@ -430,22 +442,34 @@ def _leaderboard_tab() -> None:
         label="Leaderboard",
         elem_id="leaderboard-board",
     )
+    status_line = gr.Markdown(status, elem_id="leaderboard-status")
+    phone_list = gr.HTML(phone, elem_id="leaderboard-phone")
     frame = gr.Dataframe(value=table, interactive=False, wrap=True, label="Leaderboard", elem_id="leaderboard-table")
     image = gr.Image(plot, type="filepath", label="Scores and intervals", elem_id="leaderboard-plot")
     legend = gr.Markdown(note, elem_id="leaderboard-note")
+    with gr.Accordion("95% intervals and rank ranges of every metric", open=False):
+        spans = gr.Dataframe(
+            value=intervals, interactive=False, wrap=True, show_label=False, elem_id="leaderboard-intervals"
+        )
     uploads = gr.File(
         file_count="multiple",
         file_types=[".json", ".jsonl", ".parquet"],
         label=f"Answers files to rank (at most {demo_leaderboard.MAX_UPLOADS})",
         elem_id="leaderboard-upload",
     )
+    common = gr.Checkbox(
+        False,
+        label="Rank on the questions every upload answers (leaves the others out, for every system)",
+        elem_id="leaderboard-common",
+    )
     rank = gr.Button("Rank the uploaded files", elem_id="leaderboard-rank")
+    outputs = [status_line, frame, spans, phone_list, image, legend]
     private = {"api_visibility": "private"}
-    choice.change(_leaderboard_view, inputs=[choice], outputs=[frame, image, legend], queue=False, **private)
+    choice.change(_leaderboard_view, inputs=[choice], outputs=outputs, queue=False, **private)
     rank.click(
         _leaderboard_view,
-        inputs=[choice, uploads],
-        outputs=[frame, image, legend],
+        inputs=[choice, uploads, common],
+        outputs=outputs,
         concurrency_limit=1,
         concurrency_id="score",
         **private,
@@ -554,7 +578,14 @@ def _register_api(app: SpaceApp) -> None:
         """Sample answers with the Space's model and score them (a typed question gets answers only)."""
         return app.api_generate(dataset, question_id, question, num_samples, temperature, top_p, seed)
 
+    def leaderboard(board: str, uploads: list[dict], only_common: bool = False) -> dict:
+        """Rank answers files against a shipped board ("protoqa_dev", "cfc_dev" or "cfc_test"): ``uploads`` is a
+        list of {"name": "mine.jsonl", "content": TEXT} (or "base64": DATA for Parquet); ``error`` is the one
+        line the page shows when they cannot be ranked (the shipped board is then returned)."""
+        return demo_leaderboard.api_rank(board, uploads, only_common)
+
     gr.api(score, api_name="score", concurrency_limit=1, concurrency_id="score")
+    gr.api(leaderboard, api_name="leaderboard", concurrency_limit=1, concurrency_id="score")
     gr.api(stored_scores, api_name="stored", concurrency_limit=1, concurrency_id="score")
     gr.api(generate_scores, api_name="generate", concurrency_limit=1, concurrency_id="model")
 
@@ -699,7 +730,10 @@ def main() -> None:
     # Request bodies over serving.MAX_REQUEST_BYTES are refused before they are read or parsed.
     # The shipped leaderboards' plots are served from the Space's own folder, wherever it is started from.
     demo.launch(
-        show_error=False, css=CSS, allowed_paths=[str(demo_leaderboard.LEADERBOARD_DIR)], **serving.launch_options()
+        show_error=False,
+        css=CSS,
+        allowed_paths=[str(demo_leaderboard.LEADERBOARD_DIR), str(demo_leaderboard.plots_dir())],
+        **serving.launch_options(),
     )
 
 

@@ -10,22 +10,48 @@ inside the Space's caps and budget (:mod:`protoqa_integrations.hub.serving`).
 
 from __future__ import annotations
 
+import base64
+import html
 import json
+import os
 import re
+import tempfile
+import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any, Optional
 
 from demo_errors import DemoError
-from demo_settings import resolve_data_dir
+from demo_settings import resolve_data_dir, space_temp_dir
 
+from protoqa_core.redaction import redact_text
 from protoqa_integrations.hub import serving
 from protoqa_integrations.leaderboard.board import add_systems, check_system_name, leaderboard_from_dict, read_system
-from protoqa_integrations.leaderboard.report import Leaderboard, LeaderboardError, to_markdown
+from protoqa_integrations.leaderboard.report import (
+    PROBEVAL_KEY,
+    Leaderboard,
+    markdown_text,
+    plot_leaderboard,
+    to_markdown,
+)
 
-__all__ = ["BOARDS", "MAX_UPLOADS", "BoardInfo", "shipped_board", "board_table", "board_plot", "rank_uploads"]
+__all__ = [
+    "BOARDS",
+    "MAX_UPLOADS",
+    "BoardInfo",
+    "BoardView",
+    "shipped_board",
+    "board_table",
+    "board_intervals",
+    "board_phone_list",
+    "board_plot",
+    "upload_plot",
+    "rank_uploads",
+    "board_view",
+    "plots_dir",
+]
 
 LEADERBOARD_DIR = Path(__file__).resolve().parent / "leaderboard"
 MAX_UPLOADS = 10
@@ -76,10 +102,50 @@ def board_plot(key: str, folder: Path = LEADERBOARD_DIR) -> Optional[str]:
     return str(path) if path.is_file() else None
 
 
-def board_table(board: Leaderboard, uploaded: Sequence[str] = ()) -> tuple[list[str], list[list[Any]]]:
-    """Headers and rows for a sortable table: per metric its mean (a number), then its interval and rank range.
+_SHORT_LABELS = {
+    "max_answers": "Max Answers",
+    "max_incorrect": "Max Incorrect",
+}
 
-    Rows are in the order of the first metric (best first); uploaded systems are marked.
+
+def column_label(label: str) -> str:
+    """A metric's header as the paper writes it, with spaces where a narrow column may wrap (never mid-word).
+
+    >>> column_label("max_answers@10"), column_label("ProbEval KL")
+    ('Max Answers@10', 'ProbEval KL ↓')
+    """
+    name, at, k = label.partition("@")
+    if at and name in _SHORT_LABELS:
+        return f"{_SHORT_LABELS[name]}@{k}"
+    return f"{label} ↓" if label == "ProbEval KL" else label
+
+
+def _main_key(board: Leaderboard) -> str:
+    keys = [c.key for c in board.columns]
+    return PROBEVAL_KEY if PROBEVAL_KEY in keys else keys[0]
+
+
+def _ordered_columns(board: Leaderboard) -> list[Any]:
+    """The main metric (ProbEval KL where the board has it) first, then the others in the board's order."""
+    main = _main_key(board)
+    return sorted(board.columns, key=lambda c: c.key != main)
+
+
+def _names(board: Leaderboard) -> list[str]:
+    main = _main_key(board)
+    return board.order(main) + [s.name for s in board.systems if s.name not in board.scores[main]]
+
+
+def _shown_name(name: str, uploaded: Sequence[str]) -> str:
+    return f"{name} (uploaded)" if name in uploaded else name
+
+
+def board_table(board: Leaderboard, uploaded: Sequence[str] = ()) -> tuple[list[str], list[list[Any]]]:
+    """Headers and rows for a sortable table: the system, its rank range on the main metric, then every metric's
+    mean (a number; the main metric, ProbEval KL where the board has it, first).
+
+    Rows are best first by the main metric; uploaded systems are marked. Intervals are in
+    :func:`board_intervals`.
 
     >>> from protoqa_core.io.records import Cluster, Question
     >>> from protoqa_integrations.leaderboard.board import build_leaderboard
@@ -87,33 +153,92 @@ def board_table(board: Leaderboard, uploaded: Sequence[str] = ()) -> tuple[list[
     >>> q = {f"q{i}": Question(f"q{i}", "name a pet", (Cluster(f"q{i}.0", ("dog",), 6),)) for i in range(5)}
     >>> one = SystemAnswers("one", "-", "predictions", {k: {"dog": 1} for k in q}, {k: ["dog"] for k in q})
     >>> headers, rows = board_table(build_leaderboard(q, [one], metrics=["protoqa"], similarity="exact_match"))
-    >>> headers[:3], rows[0][:3]
-    (['system', 'max_answers@1', 'max_answers@1: 95% interval (rank)'], ['one', 1.0, '[1.000, 1.000] (1)'])
+    >>> headers[:4], rows[0][:4]
+    (['system', 'rank', 'Max Answers@1', 'Max Answers@3'], ['one', '1', 1.0, 1.0])
     """
-    first = board.columns[0].key
-    names = board.order(first) + [s.name for s in board.systems if s.name not in board.scores[first]]
-    headers = ["system"]
-    for column in board.columns:
-        headers += [column.label, f"{column.label}: {board.level:.0%} interval (rank)"]
+    main = _main_key(board)
+    columns = _ordered_columns(board)
+    headers = ["system", "rank"] + [column_label(c.label) for c in columns]
     rows = []
-    for name in names:
-        row: list[Any] = [f"{name} (uploaded)" if name in uploaded else name]
-        for column in board.columns:
+    for name in _names(board):
+        rank = board.ranks[main].get(name)
+        row: list[Any] = [_shown_name(name, uploaded), "" if rank is None else _rank_text(rank)]
+        for column in columns:
             score = board.scores[column.key].get(name)
-            if score is None:
-                row += [None, ""]
-                continue
-            best, worst = board.ranks[column.key][name]
-            ranks = f"{best}" if best == worst else f"{best}-{worst}"
-            row += [round(score.mean, 4), f"[{score.low:.3f}, {score.high:.3f}] ({ranks})"]
+            row.append(None if score is None else round(score.mean, 3))
         rows.append(row)
     return headers, rows
+
+
+def _rank_text(rank: tuple[int, int]) -> str:
+    best, worst = rank
+    return f"{best}" if best == worst else f"{best}-{worst}"
+
+
+def board_intervals(board: Leaderboard, uploaded: Sequence[str] = ()) -> tuple[list[str], list[list[Any]]]:
+    """Headers and rows of every metric's bootstrap interval and rank range, ``[low, high] (rank)``, per system.
+
+    >>> from protoqa_core.io.readers import Cluster, Question
+    >>> from protoqa_integrations.leaderboard import SystemAnswers, build_leaderboard
+    >>> q = {f"q{i}": Question(f"q{i}", "name a pet", (Cluster(f"q{i}.0", ("dog",), 6),)) for i in range(5)}
+    >>> one = SystemAnswers("one", "-", "predictions", {k: {"dog": 1} for k in q}, {k: ["dog"] for k in q})
+    >>> board_intervals(build_leaderboard(q, [one], metrics=["protoqa"], similarity="exact_match"))[1][0][:2]
+    ['one', '[1.000, 1.000] (1)']
+    """
+    columns = _ordered_columns(board)
+    headers = ["system"] + [column_label(c.label) for c in columns]
+    rows = []
+    for name in _names(board):
+        row: list[Any] = [_shown_name(name, uploaded)]
+        for column in columns:
+            score = board.scores[column.key].get(name)
+            rank = board.ranks[column.key].get(name)
+            row.append(
+                "" if score is None or rank is None else f"[{score.low:.3f}, {score.high:.3f}] ({_rank_text(rank)})"
+            )
+        rows.append(row)
+    return headers, rows
+
+
+def board_phone_list(board: Leaderboard, uploaded: Sequence[str] = ()) -> str:
+    """The ranking as an HTML list for a narrow screen: each system with its main figure, interval and rank.
+
+    Names are HTML-escaped.
+
+    >>> from protoqa_core.io.readers import Cluster, Question
+    >>> from protoqa_integrations.leaderboard import SystemAnswers, build_leaderboard
+    >>> q = {f"q{i}": Question(f"q{i}", "name a pet", (Cluster(f"q{i}.0", ("dog",), 6),)) for i in range(5)}
+    >>> one = SystemAnswers("<b>", "-", "predictions", {k: {"dog": 1} for k in q}, {k: ["dog"] for k in q})
+    >>> "&lt;b&gt;" in board_phone_list(build_leaderboard(q, [one], metrics=["protoqa"], similarity="exact_match"))
+    True
+    """
+    main = _main_key(board)
+    column = next(c for c in board.columns if c.key == main)
+    items = []
+    for name in _names(board):
+        score = board.scores[main].get(name)
+        if score is None:
+            continue
+        rank = _rank_text(board.ranks[main][name])
+        items.append(
+            f"<li><span class='lb-rank'>{rank}</span> <span class='lb-name'>"
+            f"{html.escape(_shown_name(name, uploaded))}</span> <b>{score.mean:.3f}</b> "
+            f"<span class='lb-ci'>[{score.low:.3f}, {score.high:.3f}]</span></li>"
+        )
+    return (
+        f"<div class='lb-phone-head'>{html.escape(column_label(column.label))} "
+        f"({'higher' if column.higher_is_better else 'lower'} is better), rank range first</div>"
+        f"<ol class='lb-phone'>{''.join(items)}</ol>"
+    )
 
 
 def _upload_name(path: Path, taken: set[str]) -> str:
     """The system name of an uploaded file: its name without the extension(s)."""
     name = re.sub(r"(\.(json|jsonl|parquet|gz))+$", "", path.name) or path.name
-    check_system_name(name)
+    try:
+        check_system_name(name)
+    except ValueError as exc:
+        raise DemoError(f"{exc}; rename the file") from None
     if name in taken:
         raise DemoError(f"two systems would be named {name!r}: rename one of the files")
     taken.add(name)
@@ -127,12 +252,17 @@ def _targets(info: BoardInfo) -> dict[str, Any]:
     return {q.id: q for q in questions}
 
 
-def rank_uploads(key: str, files: Sequence[Any], folder: Path = LEADERBOARD_DIR) -> Leaderboard:
+def rank_uploads(
+    key: str, files: Sequence[Any], folder: Path = LEADERBOARD_DIR, only_common: bool = False
+) -> Leaderboard:
     """The shipped leaderboard ``key`` with the uploaded answers files scored and ranked in it.
 
     At most :data:`MAX_UPLOADS` files of at most ``serving.MAX_REQUEST_BYTES`` each, at most
     ``serving.MAX_ANSWERS`` answers per question; scoring runs under the Space's memory budget
-    and ``serving.SCORE_TIME_BUDGET`` seconds per file. Every problem is a :class:`DemoError`.
+    and ``serving.SCORE_TIME_BUDGET`` seconds per file. With ``only_common``, every system is
+    ranked on the board's questions that every upload answers. An upload whose recorded data
+    set, split or sampling settings differ from the board's is refused. Every problem is a
+    :class:`DemoError` of one line, as the command line words it.
     """
     info = _info(key)
     paths = [Path(getattr(f, "name", f)) for f in files or []]
@@ -151,7 +281,8 @@ def rank_uploads(key: str, files: Sequence[Any], folder: Path = LEADERBOARD_DIR)
         try:
             system = read_system(name, path)
         except (ValueError, OSError) as exc:
-            raise DemoError(f"{path.name}: {' '.join(str(exc).replace(str(path), path.name).split())}") from None
+            message = " ".join(str(exc).replace(str(path), path.name).split())
+            raise DemoError(message if message.startswith(path.name) else f"{path.name}: {message}") from None
         most = max((sum(c.values()) for c in system.samples.values()), default=0)
         if most > serving.MAX_ANSWERS:
             raise DemoError(f"{path.name} has {most} answers for a question; at most {serving.MAX_ANSWERS} are scored")
@@ -163,13 +294,150 @@ def rank_uploads(key: str, files: Sequence[Any], folder: Path = LEADERBOARD_DIR)
             board,
             targets,
             systems,
+            only_common=only_common,
+            targets_data=(info.config, info.split),
             seconds=serving.SCORE_TIME_BUDGET * len(systems),
             memory=serving.SCORE_MEMORY_BUDGET,
         )
-    except (LeaderboardError, serving.LimitError) as exc:
-        raise DemoError(str(exc)) from None
+    except (ValueError, serving.LimitError) as exc:  # LeaderboardError, ProvenanceError
+        raise DemoError(" ".join(str(exc).split())) from None
 
 
 def board_markdown(board: Leaderboard) -> str:
-    """The legend and signature under the table (the Markdown table's last lines)."""
-    return to_markdown(board).split("\n\n", 1)[1]
+    """The legend and signature under the table (the Markdown table's last lines), with the board's notes."""
+    notes = "".join(f"Note: {markdown_text(n)}\n\n" for n in board.notes)
+    return notes + to_markdown(board).split("\n\n", 1)[1]
+
+
+def plots_dir() -> Path:
+    """Where the plots of uploaded systems are drawn (the Space serves files from it)."""
+    return space_temp_dir("leaderboard-plots")
+
+
+_PLOT_LIFETIME_S = 3600
+
+
+def upload_plot(board: Leaderboard) -> str:
+    """Draw ``board`` (with its uploads) into a new PNG under :func:`plots_dir`; plots older than an hour go.
+
+    Returns the PNG's path.
+    """
+    folder = plots_dir()
+    now = time.time()
+    for old in folder.glob("board-*.png"):
+        try:
+            if now - old.stat().st_mtime > _PLOT_LIFETIME_S:
+                old.unlink()
+        except OSError:
+            pass
+    fd, name = tempfile.mkstemp(prefix="board-", suffix=".png", dir=folder)
+    os.close(fd)
+    try:
+        plot_leaderboard(board, name)
+    except Exception as exc:  # noqa: BLE001  (the table stands without its plot; say why)
+        Path(name).unlink(missing_ok=True)
+        raise DemoError(f"the plot could not be drawn: {' '.join(str(exc).split())[:200]}") from None
+    return name
+
+
+@dataclass
+class BoardView:
+    """What the Leaderboard tab shows: a status line, the table, the intervals, the phone list, the plot and the
+    legend with the signature.
+
+    ``error`` is the one line of a failed upload (the shipped board is then shown, and ``status`` says so).
+    """
+
+    headers: list[str]
+    rows: list[list[Any]]
+    interval_headers: list[str]
+    interval_rows: list[list[Any]]
+    phone: str
+    plot: Optional[str]
+    note: str
+    error: Optional[str] = None
+    board: Optional[Leaderboard] = field(default=None, repr=False)
+    status: str = ""
+
+
+def _view(board: Leaderboard, uploaded: Sequence[str], plot: Optional[str], note: str) -> BoardView:
+    headers, rows = board_table(board, uploaded)
+    interval_headers, interval_rows = board_intervals(board, uploaded)
+    return BoardView(
+        headers, rows, interval_headers, interval_rows, board_phone_list(board, uploaded), plot, note, None, board
+    )
+
+
+def board_view(key: str, files: Sequence[Any] = (), only_common: bool = False) -> BoardView:
+    """The tab's content for board ``key``, with ``files`` ranked in it; a failed upload keeps the shipped board,
+    its plot and its signature, and says why in ``error`` (and in ``status``, shown above the table)."""
+    uploaded = list(files or [])
+    shipped = shipped_board(key)
+    if not uploaded:
+        return _view(shipped, (), board_plot(key), board_markdown(shipped))
+    try:
+        board = rank_uploads(key, uploaded, only_common=only_common)
+        names = [s.name for s in board.systems[-len(uploaded) :]]
+        plot = upload_plot(board)
+    except DemoError as exc:
+        view = _view(shipped, (), board_plot(key), board_markdown(shipped))
+        view.error = redact_text(str(exc))
+        view.status = f"**Error:** {markdown_text(view.error)} (the shipped board is shown)"
+        return view
+    common = f" on the {len(board.questions)} questions every upload answers" if only_common else ""
+    view = _view(board, names, plot, board_markdown(board))
+    view.status = f"{len(uploaded)} uploaded file(s) ranked with the shipped systems{common}."
+    return view
+
+
+def _upload_files(uploads: Any, folder: Path) -> list[str]:
+    """Write the API's uploads (``{"name": ..., "content": text}`` or ``{"name": ..., "base64": ...}``) into
+    ``folder``; the paths written."""
+    if not isinstance(uploads, list) or not uploads:
+        raise DemoError('uploads must be a list of {"name": FILE NAME, "content": TEXT} (or "base64": DATA) objects')
+    if len(uploads) > MAX_UPLOADS:
+        raise DemoError(f"{len(uploads)} files: at most {MAX_UPLOADS} are ranked at once")
+    paths = []
+    for number, upload in enumerate(uploads, start=1):
+        name = upload.get("name") if isinstance(upload, dict) else None
+        if not isinstance(name, str) or not name or Path(name).name != name or "\x00" in name or name in (".", ".."):
+            raise DemoError(f"upload {number}: 'name' must be a plain file name such as mine.jsonl")
+        if isinstance(upload.get("content"), str):
+            data = upload["content"].encode("utf-8", "surrogatepass")
+        elif isinstance(upload.get("base64"), str):
+            try:
+                data = base64.b64decode(upload["base64"], validate=True)
+            except ValueError:
+                raise DemoError(f"{name}: 'base64' is not base64 data") from None
+        else:
+            raise DemoError(f"{name}: give the file as 'content' (text) or 'base64'")
+        path = folder / name
+        if path.exists():
+            raise DemoError(f"two uploads are named {name!r}: rename one")
+        path.write_bytes(data)
+        paths.append(str(path))
+    return paths
+
+
+def api_rank(key: str, uploads: Any, only_common: bool = False) -> dict[str, Any]:
+    """The API's leaderboard: ``uploads`` ranked against board ``key``, as ``protoqa-eval leaderboard --json``
+    writes a board, with ``error`` the one line the page shows when they cannot be ranked (the shipped board
+    is then returned).
+
+    >>> api_rank("cfc_test", [])["error"]
+    'uploads must be a list of {"name": FILE NAME, "content": TEXT} (or "base64": DATA) objects'
+    """
+    try:
+        _info(key)
+        with tempfile.TemporaryDirectory(dir=space_temp_dir("uploads")) as folder:
+            view = board_view(key, _upload_files(uploads, Path(folder)), bool(only_common))
+    except DemoError as exc:
+        view = board_view(key) if key in BOARDS else None
+        error: Optional[str] = redact_text(str(exc))
+    else:
+        error = view.error
+    board = view.board.as_dict() if view is not None and view.board is not None else None
+    if board is not None:
+        for system in board["systems"]:
+            system["file"] = Path(system["file"]).name
+    return {"board": key, "error": error, "leaderboard": board}

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
+from ..redaction import redact_text
+
 __all__ = [
     "OutputFileError",
     "OneLineParser",
@@ -354,7 +356,7 @@ def run_command(prog: str, body: Callable[[], int]) -> int:
         if not known or isinstance(exc, (KeyError, IndexError)):
             message = f"unexpected {type(exc).__name__}: {message} (set {TRACEBACK_ENV}=1 for details)"
         try:
-            print(f"{prog}: error: {_one_line(message)}", file=sys.stderr)
+            print(f"{prog}: error: {_one_line(redact_text(message))}", file=sys.stderr)
         except (OSError, ValueError):
             pass
         return 2
@@ -380,9 +382,13 @@ class Subcommand:
 
 
 def build_command_parser(
-    prog: str, description: str, commands: Mapping[str, Subcommand], version: str
+    prog: str, description: str, commands: Mapping[str, Subcommand], version: str, *, only: Optional[str] = None
 ) -> OneLineParser:
     """One parser for every sub-command of ``commands`` (``--help`` lists them all, in order).
+
+    With ``only``, the arguments of that sub-command alone are added (the others are listed
+    but take none): a command line that names its sub-command first has it parsed without
+    building, and importing what builds, every other sub-command's options.
 
     >>> hello = Subcommand("hello", "say hello", "Say hello.", lambda p: p.add_argument("who"), lambda a: 0)
     >>> build_command_parser("demo", "A demo.", {"hello": hello}, "1.0").parse_args(["hello", "you"]).who
@@ -395,7 +401,8 @@ def build_command_parser(
         sub = subparsers.add_parser(
             name, prog=command.prog or f"{prog} {name}", help=command.help, description=command.description
         )
-        command.add_arguments(sub)
+        if only is None or name == only:
+            command.add_arguments(sub)
     return parser
 
 
@@ -436,11 +443,12 @@ def run_subcommands(
     0
     """
     args = with_default_command(argv, commands, default)
-    parser = build_command_parser(prog, description, commands, version)
+    # Only the sub-command named first is built in full; with none (--help, --version), none is.
+    parser = build_command_parser(prog, description, commands, version, only=args[0] if args else "")
     shown = prog
 
     def show_warning(message, category, filename, lineno, file=None, line=None):
-        print(f"{shown}: warning: {message}", file=sys.stderr)
+        print(f"{shown}: warning: {redact_text(str(message))}", file=sys.stderr)
 
     with warnings.catch_warnings():
         warnings.showwarning = show_warning

@@ -29,16 +29,21 @@ ProtoQA evaluator does, so that a WordNet similarity of exactly 0.5 counts as 0.
 Every similarity has a worst-case cost for strings of any length, and a value computed
 under a bound is reported (see :mod:`protoqa_core.similarity.bounds`).
 
-Each similarity lives in its own module and joins the registries of
-:mod:`protoqa_core.similarity.registry` with one line; this package imports them in the
-order their names are listed.
+Each similarity lives in its own module, named in the tables of the registries of
+:mod:`protoqa_core.similarity.registry`; this package imports a similarity's module only when
+the similarity, or a function of its module, is first asked for (``import
+protoqa_core.similarity`` and every name list import none of them).
 """
 
 from __future__ import annotations
 
-from .bounds import MAX_SIMILARITY_TOKENS, ApproximationWarning, collect_approximations
+import sys
+from typing import TYPE_CHECKING
+
+from ..lazy_exports import lazy_exports
 from .registry import (
     ABOVE_HALF,
+    ALL_SIMILARITIES,
     QUESTION_SIMILARITIES,
     SIMILARITIES,
     QuestionSimilarity,
@@ -47,15 +52,13 @@ from .registry import (
     question_similarity,
 )
 
-# Each similarity module registers its similarities when imported, so they are imported in
-# the order the names are listed (every choice list and error message reads that order).
-# isort: off
-from .exact import exact_match
-from .wordnet import best_wordnet_similarity, wordnet_reaches, wordnet_similarity
-from .wordnet_wup import best_wup_similarity, wup_reaches, wup_similarity
-from .strings import jaro_winkler, lcs_ratio, longest_common_substring_ratio
-from .roberta import RobertaSimilarity
-# isort: on
+if TYPE_CHECKING:
+    from .bounds import MAX_SIMILARITY_TOKENS, ApproximationWarning, collect_approximations
+    from .exact import exact_match
+    from .roberta import RobertaSimilarity
+    from .strings import jaro_winkler, lcs_ratio, longest_common_substring_ratio
+    from .wordnet import best_wordnet_similarity, wordnet_reaches, wordnet_similarity
+    from .wordnet_wup import best_wup_similarity, wup_reaches, wup_similarity
 
 __all__ = [
     "Similarity",
@@ -82,5 +85,22 @@ __all__ = [
     "RobertaSimilarity",
 ]
 
-ALL_SIMILARITIES: tuple[str, ...] = (*SIMILARITIES, *QUESTION_SIMILARITIES)
-"""Every similarity name the metric takes: the pairwise ones, then the per-question ones."""
+__getattr__ = lazy_exports(
+    sys.modules[__name__],
+    {
+        "MAX_SIMILARITY_TOKENS": ".bounds",
+        "ApproximationWarning": ".bounds",
+        "collect_approximations": ".bounds",
+        "exact_match": ".exact",
+        "wordnet_similarity": ".wordnet",
+        "best_wordnet_similarity": ".wordnet",
+        "wordnet_reaches": ".wordnet",
+        "wup_similarity": ".wordnet_wup",
+        "best_wup_similarity": ".wordnet_wup",
+        "wup_reaches": ".wordnet_wup",
+        "lcs_ratio": ".strings",
+        "longest_common_substring_ratio": ".strings",
+        "jaro_winkler": ".strings",
+        "RobertaSimilarity": ".roberta",
+    },
+)

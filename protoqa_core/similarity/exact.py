@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from .registry import SIMILARITIES, Similarity
+from .registry import Similarity
 
-__all__ = ["exact_match"]
+__all__ = ["exact_match", "EXACT_MATCH"]
 
 
 def exact_match(prediction: str, answer: str) -> float:
@@ -16,4 +16,5 @@ def exact_match(prediction: str, answer: str) -> float:
     return 1.0 if prediction == answer else 0.0
 
 
-SIMILARITIES.add("exact_match", Similarity("exact_match", exact_match, False, False, "identical strings"))
+EXACT_MATCH = Similarity("exact_match", exact_match, description="identical strings")
+"""The ``exact_match`` similarity of :data:`~protoqa_core.similarity.SIMILARITIES`."""

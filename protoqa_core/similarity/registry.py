@@ -1,17 +1,22 @@
 """The similarities by name: :data:`SIMILARITIES` (per string pair) and :data:`QUESTION_SIMILARITIES`.
 
-A pairwise similarity joins with one line in its own module,
-``SIMILARITIES.add(name, Similarity(name, function, ...))``; a per-question one with
-``QUESTION_SIMILARITIES.add(name, QuestionSimilarity(name, build, description))``. The
-package imports every similarity module, so the registries are full once
-:mod:`protoqa_core.similarity` is imported.
+Each built-in similarity is an object in its own module, named here in the tables of the two
+registries (``name: "module:attribute"``); its module is imported only when the similarity is
+first asked for, so listing the names (every ``--help`` and choice check) imports no
+similarity. A new pairwise similarity is a :class:`Similarity` in its module and one line
+in :data:`SIMILARITIES`' table; a per-question one, a :class:`QuestionSimilarity` and one
+line in :data:`QUESTION_SIMILARITIES`' table. What a similarity can do is declared on it:
+whether the metric rounds its scores (``rounded``), whether it reads WordNet
+(``uses_wordnet``), a faster best-of search (``best_of``, ``reaches_of``); for a
+per-question one, the options it takes (``options``) and whether it needs each question's
+text (``needs_question_text``).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Optional
 
 from ..registry import Registry
@@ -22,6 +27,7 @@ __all__ = [
     "QuestionSimilarity",
     "SIMILARITIES",
     "QUESTION_SIMILARITIES",
+    "ALL_SIMILARITIES",
     "get_similarity",
     "question_similarity",
 ]
@@ -33,8 +39,10 @@ ABOVE_HALF = math.nextafter(0.5, 1.0)
 
 @dataclass(frozen=True)
 class Similarity:
-    """A named similarity function and whether the metric rounds its scores.
+    """A named similarity function and what the metric may do with it, every property by name.
 
+    ``rounded``: the metric rounds its scores half-to-even; ``uses_wordnet``: it reads
+    WordNet (the command line finds WordNet first, and the signature names its version).
     ``best_of(prediction, answers, **options)``, when given, must equal the maximum
     of ``function`` over the answers; it lets a similarity skip work per cluster.
     ``reaches_of(prediction, answers, level, **options)``, when given, must equal
@@ -44,9 +52,10 @@ class Similarity:
 
     name: str
     function: Callable[..., float]
-    rounded: bool
-    uses_wordnet: bool
+    _: KW_ONLY
     description: str
+    rounded: bool = False
+    uses_wordnet: bool = False
     best_of: Optional[Callable[..., float]] = None
     reaches_of: Optional[Callable[..., bool]] = None
 
@@ -85,12 +94,18 @@ class Similarity:
 class QuestionSimilarity:
     """A similarity scored per question (it needs the question and all its clusters' answers).
 
-    ``build(**options)`` makes a new scorer for one evaluation.
+    ``build(**options)`` makes a new scorer for one evaluation; ``options`` names the
+    keywords it takes (a caller passes only those, and refuses them for a similarity
+    that declares none); ``needs_question_text``: it reads each question's text, so
+    callers that hold answers alone must be given the questions.
     """
 
     name: str
     build: Callable[..., object]
+    _: KW_ONLY
     description: str
+    options: tuple[str, ...] = ()
+    needs_question_text: bool = False
 
 
 def _named_as_registered(name: str, plugin: Similarity | QuestionSimilarity) -> None:
@@ -98,11 +113,29 @@ def _named_as_registered(name: str, plugin: Similarity | QuestionSimilarity) -> 
         raise ValueError(f"the similarity {plugin.name!r} is registered under another name, {name!r}")
 
 
-SIMILARITIES: Registry[Similarity] = Registry("similarity", check=_named_as_registered)
-"""The pairwise similarities by name, in registration order."""
+SIMILARITIES: Registry[Similarity] = Registry(
+    "similarity",
+    plugins={
+        "exact_match": "protoqa_core.similarity.exact:EXACT_MATCH",
+        "wordnet": "protoqa_core.similarity.wordnet:WORDNET",
+        "wordnet_wup": "protoqa_core.similarity.wordnet_wup:WORDNET_WUP",
+        "lcs": "protoqa_core.similarity.strings:LCS",
+        "longest_common_substring": "protoqa_core.similarity.strings:LONGEST_COMMON_SUBSTRING",
+        "jaro_winkler": "protoqa_core.similarity.strings:JARO_WINKLER",
+    },
+    check=_named_as_registered,
+)
+"""The pairwise similarities by name, in the order every choice list shows them."""
 
-QUESTION_SIMILARITIES: Registry[QuestionSimilarity] = Registry("per-question similarity", check=_named_as_registered)
+QUESTION_SIMILARITIES: Registry[QuestionSimilarity] = Registry(
+    "per-question similarity",
+    plugins={"roberta": "protoqa_core.similarity.roberta:ROBERTA"},
+    check=_named_as_registered,
+)
 """Similarities scored per question rather than per string pair, by name."""
+
+ALL_SIMILARITIES: tuple[str, ...] = (*SIMILARITIES, *QUESTION_SIMILARITIES)
+"""Every built-in similarity name the metric takes: the pairwise ones, then the per-question ones."""
 
 
 def question_similarity(name: str, **options: object) -> object:

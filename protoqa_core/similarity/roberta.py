@@ -70,7 +70,7 @@ from .embedding import (
     model_revision,
 )
 from .gaussian_process import LengthScale, OneVsAll, fit_one_vs_all, length_scale_rule
-from .registry import QUESTION_SIMILARITIES, QuestionSimilarity
+from .registry import QuestionSimilarity
 
 __all__ = [
     "DEFAULT_ENCODER",
@@ -82,6 +82,7 @@ __all__ = [
     "RobertaSimilarity",
     "check_encoder_folder",
     "locate_encoder",
+    "ROBERTA",
 ]
 
 DEFAULT_ENCODER = "roberta-base"
@@ -365,11 +366,11 @@ def _short_name(encoder: str, location: ModelLocation) -> str:
     return re.sub(r"[|,()\s]", "_", encoder.strip())
 
 
-QUESTION_SIMILARITIES.add(
+ROBERTA = QuestionSimilarity(
     "roberta",
-    QuestionSimilarity(
-        "roberta",
-        RobertaSimilarity,
-        "the ProtoQA paper's RoBERTa similarity: contextual vectors, a Gaussian process per cluster",
-    ),
+    RobertaSimilarity,
+    description="the ProtoQA paper's RoBERTa similarity: contextual vectors, a Gaussian process per cluster",
+    options=("encoder", "device", "length_scale"),
+    needs_question_text=True,
 )
+"""The ``roberta`` similarity of :data:`~protoqa_core.similarity.QUESTION_SIMILARITIES`."""

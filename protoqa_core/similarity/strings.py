@@ -39,7 +39,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import lru_cache
 
-from .registry import SIMILARITIES, Similarity
+from .registry import Similarity
 
 __all__ = [
     "lcs_ratio",
@@ -49,6 +49,9 @@ __all__ = [
     "JARO_WINKLER_PREFIX_SCALE",
     "JARO_WINKLER_MAX_PREFIX",
     "best_lcs_ratios",
+    "LCS",
+    "LONGEST_COMMON_SUBSTRING",
+    "JARO_WINKLER",
 ]
 
 JARO_WINKLER_PREFIX_SCALE = 0.1
@@ -290,13 +293,13 @@ def jaro_winkler(prediction: str, answer: str) -> float:
     return jaro + (prefix * JARO_WINKLER_PREFIX_SCALE * (1 - jaro))
 
 
-SIMILARITIES.add("lcs", Similarity("lcs", lcs_ratio, False, False, "longest common subsequence ratio", best_lcs_ratios))
-SIMILARITIES.add(
-    "longest_common_substring",
-    Similarity(
-        "longest_common_substring", longest_common_substring_ratio, False, False, "longest common substring ratio"
-    ),
+LCS = Similarity("lcs", lcs_ratio, description="longest common subsequence ratio", best_of=best_lcs_ratios)
+"""The ``lcs`` similarity of :data:`~protoqa_core.similarity.SIMILARITIES`."""
+
+LONGEST_COMMON_SUBSTRING = Similarity(
+    "longest_common_substring", longest_common_substring_ratio, description="longest common substring ratio"
 )
-SIMILARITIES.add(
-    "jaro_winkler", Similarity("jaro_winkler", jaro_winkler, False, False, "Jaro-Winkler similarity (NLTK's)")
-)
+"""The ``longest_common_substring`` similarity of :data:`~protoqa_core.similarity.SIMILARITIES`."""
+
+JARO_WINKLER = Similarity("jaro_winkler", jaro_winkler, description="Jaro-Winkler similarity (NLTK's)")
+"""The ``jaro_winkler`` similarity of :data:`~protoqa_core.similarity.SIMILARITIES`."""

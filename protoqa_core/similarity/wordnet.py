@@ -8,10 +8,10 @@ from functools import lru_cache
 from ..text import content_tokens
 from .bounds import bounded, capped, first_best
 from .partition_alignment import SpanPair, best_partition_alignment_checked
-from .registry import SIMILARITIES, Similarity
+from .registry import Similarity
 from .spans import equal_token_pairs, span_index
 
-__all__ = ["wordnet_similarity", "best_wordnet_similarity", "wordnet_reaches"]
+__all__ = ["wordnet_similarity", "best_wordnet_similarity", "wordnet_reaches", "WORDNET"]
 
 
 @lru_cache(maxsize=100_000)
@@ -102,15 +102,13 @@ def wordnet_reaches(prediction: str, answers: Sequence[str], level: float, *, al
     return first_best(wordnet_similarity, prediction, answers, all_stopword_match, enough=level) >= level
 
 
-SIMILARITIES.add(
+WORDNET = Similarity(
     "wordnet",
-    Similarity(
-        "wordnet",
-        wordnet_similarity,
-        True,
-        True,
-        "WordNet synsets over token partitions",
-        best_wordnet_similarity,
-        wordnet_reaches,
-    ),
+    wordnet_similarity,
+    description="WordNet synsets over token partitions",
+    rounded=True,
+    uses_wordnet=True,
+    best_of=best_wordnet_similarity,
+    reaches_of=wordnet_reaches,
 )
+"""The ``wordnet`` similarity of :data:`~protoqa_core.similarity.SIMILARITIES`."""

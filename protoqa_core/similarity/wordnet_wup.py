@@ -11,10 +11,10 @@ from ..wordnet.reader import SynsetKey
 from ..wordnet.wu_palmer import best_wup, best_wup_reaches
 from .bounds import MAX_SIMILARITY_TOKENS, bounded, first_best
 from .partition_alignment import SpanPair, best_partition_alignment_checked
-from .registry import SIMILARITIES, Similarity
+from .registry import Similarity
 from .spans import equal_token_pairs, span_index, spans_with_synsets
 
-__all__ = ["wup_similarity", "best_wup_similarity", "wup_reaches"]
+__all__ = ["wup_similarity", "best_wup_similarity", "wup_reaches", "WORDNET_WUP"]
 
 
 @lru_cache(maxsize=200_000)
@@ -238,15 +238,13 @@ def wup_reaches(prediction: str, answers: Sequence[str], level: float, *, all_st
     return first_best(wup_similarity, prediction, others, all_stopword_match, enough=level) >= level
 
 
-SIMILARITIES.add(
+WORDNET_WUP = Similarity(
     "wordnet_wup",
-    Similarity(
-        "wordnet_wup",
-        wup_similarity,
-        True,
-        True,
-        "Wu-Palmer weighted WordNet partitions",
-        best_wup_similarity,
-        wup_reaches,
-    ),
+    wup_similarity,
+    description="Wu-Palmer weighted WordNet partitions",
+    rounded=True,
+    uses_wordnet=True,
+    best_of=best_wup_similarity,
+    reaches_of=wup_reaches,
 )
+"""The ``wordnet_wup`` similarity of :data:`~protoqa_core.similarity.SIMILARITIES`."""

@@ -23,7 +23,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
@@ -31,6 +31,7 @@ from protoqa_core.io.cli import OutputFileError, check_output_file, open_append,
 from protoqa_core.io.data import SourceError
 from protoqa_core.io.records import Question
 from protoqa_core.ranking import answer_frequencies, rank_by_frequency
+from protoqa_core.redaction import redact
 from protoqa_integrations.generation.answers_journal import (
     AnswersFileError,
     journal_hint,
@@ -41,6 +42,7 @@ from protoqa_integrations.generation.answers_journal import (
 )
 from protoqa_integrations.generation.engines import Engine, is_collapsed
 from protoqa_integrations.generation.engines.base import chat_prompt_function
+from protoqa_integrations.generation.provenance import check_provenance
 from protoqa_integrations.generation.settings import SamplingConfig, prompt_function
 from protoqa_metric.metric import evaluate_predictions
 
@@ -109,7 +111,7 @@ def answers_document(
         "model_answers_with_count": with_count,
         "model_ranked_answers": ranked,
         "generation": {
-            **generation,
+            **redact(generation),
             "num_questions": len(questions),
             "empty_samples": empty,
             "questions_without_answer": no_answer,
@@ -325,12 +327,15 @@ class GeneratedScores:
         probeval: ``cfc_probeval.ProbEvalResult`` (None when there are no answer clusters to compare with).
         generation: the ``generation`` block of the file (settings), empty when absent.
         num_questions: questions scored.
+        accepted: provenance mismatches with the targets accepted by the caller (``field (...)``), marked
+            in the output.
     """
 
     protoqa: dict[str, Any]
     probeval: Any
     generation: dict[str, Any]
     num_questions: int
+    accepted: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready dict: scores and signatures."""
@@ -339,6 +344,8 @@ class GeneratedScores:
             out["probeval"] = {"kl": self.probeval.kl, "signature": self.probeval.signature}
         out["sampling"] = self.generation.get("sampling")
         out["num_questions"] = self.num_questions
+        if self.accepted:
+            out["accepted_mismatches"] = list(self.accepted)
         return out
 
 
@@ -375,11 +382,15 @@ def score_generated(
     metrics: str = "paper",
     probeval: bool = True,
     data_dir: Optional[str] = None,
+    targets_data: Optional[tuple[str, str]] = None,
+    accept: Sequence[str] = (),
 ) -> GeneratedScores:
     """ProtoQA metrics and ProbEval KL of an answers file, over the questions it answers.
 
     Without ``targets`` the questions come from the file's ``generation`` block (its
-    dataset and split). The ranked lists are ``model_ranked_answers``; ProbEval uses every
+    dataset and split). With ``targets`` whose config and split are ``targets_data``, the
+    data set and split the file records must be those (a :class:`ProvenanceError` says
+    which differs) unless ``accept`` names the field; the result then lists it. The ranked lists are ``model_ranked_answers``; ProbEval uses every
     sample (``model_answers``, empty ones included) with the human clusters and WordNet
     matching, as :func:`protoqa_integrations.training.samples.probeval_with_human_clusters` does.
 
@@ -395,6 +406,7 @@ def score_generated(
         raise AnswersFileError(f"answers file not found: {path}") from exc
     generation = whole.get("generation") if isinstance(whole, dict) else None
     generation = generation if isinstance(generation, dict) else {}
+    checked = check_provenance({path.name: generation}, targets_data, accept, targets_name="the targets")
     if targets is None:
         targets = _recorded_questions(path, generation, data_dir)
     ranked = read_predictions(path, "model_ranked_answers")
@@ -423,4 +435,4 @@ def score_generated(
         probeval_result = evaluate_probeval(
             scored, {q.id: samples[q.id] for q in scored}, clustering="human", matching="wordnet"
         )
-    return GeneratedScores(results, probeval_result, generation, len(scored))
+    return GeneratedScores(results, probeval_result, redact(generation), len(scored), checked.accepted)

@@ -97,10 +97,26 @@ def _open_lock(path: Path) -> int:
         if not os.path.isfile(path) or os.fstat(fd).st_size > 32:
             os.close(fd)
             raise AnswersFileError(f"{path}: not a lock file of protoqa-eval; move it away")
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+        except OSError as exc:  # a full disk, say: no lock file is left behind, empty or not
+            _remove_lock(path, fd)
+            raise AnswersFileError(
+                f"{path}: cannot write the lock file: {reason_of(exc)}; make room (or choose another -o) and run "
+                "the same command again"
+            ) from None
         return fd
     raise AnswersFileError(f"{path}: the lock file keeps being replaced; is another run starting and stopping?")
+
+
+def _remove_lock(path: Path, fd: int) -> None:
+    """Remove the lock file ``path`` while still holding it (``fd``), then let go of it."""
+    try:
+        path.unlink()  # while still locked: a run opening it now locks a file no longer there, and retries
+    except OSError:
+        pass
+    os.close(fd)
 
 
 @contextmanager
@@ -136,11 +152,7 @@ def output_lock(output: Path) -> Iterator[Path]:
             _held[key] -= 1
             if not _held[key]:
                 del _held[key]
-                try:
-                    path.unlink()  # while still locked: a run opening it now locks a file no longer there, and retries
-                except OSError:
-                    pass
-                os.close(fd)
+                _remove_lock(path, fd)
 
 
 def _journal_error(path: Path, number: int, what: str) -> AnswersFileError:

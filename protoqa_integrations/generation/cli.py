@@ -22,34 +22,21 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from protoqa_core import __version__
 from protoqa_core.io.cli import Subcommand, add_overwrite_option
 from protoqa_core.io.files import DataFormatError
 from protoqa_core.io.readers import read_targets
-from protoqa_integrations.generation.answers_file import (
-    DATASETS,
-    SCORE_SIMILARITIES,
-    check_generate_outputs,
-    generate_answers_file,
-    locate_questions,
-    read_questions_file,
-    score_generated,
-)
-from protoqa_integrations.generation.answers_journal import check_journal, output_lock
-from protoqa_integrations.generation.engines import CHAT_MAX_NEW_TOKENS, ENGINES, Engine, engine_class, make_engine
-from protoqa_integrations.generation.engines.base import add_engine_options, engine_options
-from protoqa_integrations.generation.prompts import PROMPT_STYLES
-from protoqa_integrations.generation.settings import (
-    PAPER_MAX_NEW_TOKENS,
-    PAPER_TEMPERATURE,
-    PAPER_TOP_P,
-    GenerationError,
-    SamplingConfig,
-    default_protocol,
-)
-from protoqa_metric.metric_set import format_table
+from protoqa_core.redaction import redact_text
+from protoqa_integrations.generation.provenance import parse_accepted, targets_data
+
+if TYPE_CHECKING:
+    from protoqa_integrations.generation.engines import Engine
+    from protoqa_integrations.generation.settings import SamplingConfig
+
+# Each sub-command imports the engines, the generation and the scoring modules when it is built
+# or run, so that the parser of another sub-command (and ``protoqa-eval --help``) imports none.
 
 __all__ = ["COMMANDS", "add_generate_arguments", "add_score_arguments"]
 
@@ -60,6 +47,8 @@ class CommandError(Exception):
 
 def _takers(setting: str) -> str:
     """The registered engines that take a shared ``generate`` setting, for ``--help``."""
+    from protoqa_integrations.generation.engines import ENGINES
+
     return ", ".join(name for name, engine in ENGINES.items() if setting in engine.common)
 
 
@@ -72,6 +61,12 @@ def add_generate_arguments(p: argparse.ArgumentParser) -> None:
     >>> p.parse_args(["gpt2", "-o", "a.json"]).batch_size
     100
     """
+    from protoqa_integrations.generation.answers_file import DATASETS
+    from protoqa_integrations.generation.engines import CHAT_MAX_NEW_TOKENS
+    from protoqa_integrations.generation.engines.base import add_engine_options
+    from protoqa_integrations.generation.prompts import PROMPT_STYLES
+    from protoqa_integrations.generation.settings import PAPER_MAX_NEW_TOKENS, PAPER_TEMPERATURE, PAPER_TOP_P
+
     p.add_argument("model", help="a causal language model: Hub id (e.g. gpt2) or local folder")
     p.add_argument("-o", "--output", required=True, help="answers file to write (JSON)")
     p.add_argument(
@@ -111,6 +106,26 @@ def add_generate_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--top-p", type=float, default=PAPER_TOP_P)
     p.add_argument("--temperature", type=float, default=PAPER_TEMPERATURE)
+    _add_engine_arguments(p)
+    p.add_argument(
+        "--leaderboard",
+        help="ProtoQA test questions: where to write the leaderboard's ranked-list "
+        "file (default: OUTPUT with .leaderboard.jsonl)",
+    )
+    add_overwrite_option(
+        p,
+        "replace an existing answers file and leaderboard file "
+        "(never an input file; the outputs are checked before any work)",
+    )
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--version", action="version", version=f"protoqa-eval {__version__}")
+    add_engine_options(p)
+
+
+def _add_engine_arguments(p: argparse.ArgumentParser) -> None:
+    """``--engine`` and the shared settings some engines take (``--revision``, ``--chat``, ``--system-prompt``)."""
+    from protoqa_integrations.generation.engines import CHAT_MAX_NEW_TOKENS, ENGINES
+
     p.add_argument(
         "--engine",
         default="hf",
@@ -128,19 +143,6 @@ def add_generate_arguments(p: argparse.ArgumentParser) -> None:
         f"--max-new-tokens default {CHAT_MAX_NEW_TOKENS}",
     )
     p.add_argument("--system-prompt", help="a system turn before the chat prompt (with --chat)")
-    p.add_argument(
-        "--leaderboard",
-        help="ProtoQA test questions: where to write the leaderboard's ranked-list "
-        "file (default: OUTPUT with .leaderboard.jsonl)",
-    )
-    add_overwrite_option(
-        p,
-        "replace an existing answers file and leaderboard file "
-        "(never an input file; the outputs are checked before any work)",
-    )
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--version", action="version", version=f"protoqa-eval {__version__}")
-    add_engine_options(p)
 
 
 def _leaderboard_path(args: argparse.Namespace, output: Path) -> Optional[Path]:
@@ -160,6 +162,16 @@ def _quiet_transformers() -> None:
 
 
 def _run_generate(args: argparse.Namespace) -> int:
+    from protoqa_integrations.generation.answers_file import (
+        check_generate_outputs,
+        generate_answers_file,
+        locate_questions,
+        read_questions_file,
+    )
+    from protoqa_integrations.generation.answers_journal import check_journal, output_lock
+    from protoqa_integrations.generation.engines import engine_class, make_engine
+    from protoqa_integrations.generation.engines.base import engine_options
+
     output = Path(args.output)
     if args.limit is not None and args.limit < 1:
         raise CommandError(f"--limit must be >= 1, got {args.limit}")
@@ -216,6 +228,9 @@ def _run_generate(args: argparse.Namespace) -> int:
 
 def _prompt_and_config(args: argparse.Namespace, engine_type: type[Engine]) -> tuple[str, SamplingConfig]:
     """The prompt style and sampling settings the options ask for, checked against the engine."""
+    from protoqa_integrations.generation.engines import CHAT_MAX_NEW_TOKENS, ENGINES
+    from protoqa_integrations.generation.settings import PAPER_MAX_NEW_TOKENS, SamplingConfig, default_protocol
+
     style, num_samples = default_protocol(args.dataset)
     style = args.prompt or style
     if args.chat:
@@ -275,6 +290,8 @@ def add_score_arguments(p: argparse.ArgumentParser) -> None:
     >>> p.parse_args(["a.json"]).similarity
     'wordnet,exact_match'
     """
+    from protoqa_integrations.generation.answers_file import SCORE_SIMILARITIES
+
     p.add_argument("answers", help="answers file written by protoqa-eval generate")
     p.add_argument(
         "--targets",
@@ -285,11 +302,20 @@ def add_score_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--metrics", default="paper", help="'paper' (default), 'standard' or metric names")
     p.add_argument("--no-probeval", action="store_true", help="skip the ProbEval KL")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument(
+        "--accept-mismatch",
+        metavar="FIELD[,FIELD]",
+        type=parse_accepted,
+        default=[],
+        help="score against --targets of another data set or split than the answers file records "
+        "(dataset, split or all); the output then says so (default: such a run stops with status 2)",
+    )
 
 
 def _run_score(args: argparse.Namespace) -> int:
     from protoqa_core.similarity import SIMILARITIES
-    from protoqa_metric.metric_set import metric_specs
+    from protoqa_integrations.generation.answers_file import score_generated
+    from protoqa_metric.metric_set import format_table, metric_specs
 
     similarities = [s.strip() for s in args.similarity.split(",") if s.strip()]
     for sim in similarities:
@@ -304,10 +330,14 @@ def _run_score(args: argparse.Namespace) -> int:
         metrics=args.metrics,
         probeval=not args.no_probeval,
         data_dir=args.data_dir,
+        targets_data=targets_data(args.targets) if args.targets else None,
+        accept=args.accept_mismatch,
     )
     if args.json:
         print(json.dumps(result.as_dict()))
         return 0
+    for accepted in result.accepted:
+        print(f"NOT COMPARABLE AS RECORDED: scored despite differing {accepted} (--accept-mismatch)")
     print(format_table(result.protoqa))
     if result.probeval is not None:
         print(f"\nprobeval_kl  {result.probeval.kl:.4f}  (lower is better)\nprobeval: {result.probeval.signature}")
@@ -323,10 +353,12 @@ def _guarded(run: Callable[[argparse.Namespace], int], prog: str) -> Callable[[a
     """``run`` with its errors as one line and status 2, and an interruption that says how to resume."""
 
     def guarded(args: argparse.Namespace) -> int:
+        from protoqa_integrations.generation.settings import GenerationError
+
         try:
             return run(args)
         except (CommandError, GenerationError, DataFormatError, OSError, ValueError) as exc:
-            print(f"{prog}: error: {' '.join(str(exc).split())}", file=sys.stderr)
+            print(f"{prog}: error: {redact_text(' '.join(str(exc).split()))}", file=sys.stderr)
             return 2
         except RuntimeError as exc:  # torch errors (out of memory, device) while sampling
             first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]

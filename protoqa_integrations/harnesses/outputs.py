@@ -1,6 +1,6 @@
 """Readers of evaluation-harness outputs: every sample of every question, with the settings recorded.
 
-Two harnesses run this project's tasks and keep what the model said:
+Three harnesses run this project's tasks and keep what the model said:
 
 * **lm-evaluation-harness**, with ``--log_samples``: a JSONL file ``samples_<task>_<time>.jsonl``,
   one record per question, whose ``filtered_resps`` hold the cleaned answers of the task's
@@ -10,6 +10,10 @@ Two harnesses run this project's tasks and keep what the model said:
   one row per question, whose ``model_response.text`` holds the raw continuations (cleaned
   here as the task cleans them, :func:`~protoqa_integrations.generation.settings.answer_from_text`);
   the ``results_<time>.json`` of the same run names the model and its generation parameters.
+* **Inspect AI**: the eval log of ``inspect eval`` (``.eval``, or ``.json`` with ``--log-format
+  json``), one sample per question, whose ``output.choices`` hold the raw completions (cleaned
+  here as the task cleans them for its ``prompt`` argument); the log itself names the model,
+  the task's arguments and the generation settings that ran.
 
 :func:`read_harness_output` reads either into a :class:`HarnessAnswers` (samples per question
 id and a ``generation`` block), which ``protoqa-eval convert`` writes as an answers file and
@@ -19,23 +23,27 @@ take apart, by content, not by name.
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Literal, Optional
 
-from protoqa_core.io.files import DataFormatError, PathLike, max_input_bytes, parse_json, read_text
+from protoqa_core.io.files import DataFormatError, MalformedJSONError, PathLike, max_input_bytes, parse_json, read_text
+from protoqa_core.redaction import redact
 from protoqa_integrations.generation.settings import answer_from_text
 
 __all__ = [
     "FORMATS",
+    "BINARY_FORMATS",
+    "TEXT_FORMATS",
+    "READERS",
     "HarnessAnswers",
     "detect_format",
     "read_harness_output",
     "read_lm_eval_samples",
     "read_lighteval_details",
+    "read_inspect_log",
 ]
 
 FORMATS: Mapping[str, str] = {
@@ -43,12 +51,24 @@ FORMATS: Mapping[str, str] = {
     "predictions": "predictions file (ranked lists or samples)",
     "lm-eval": "lm-evaluation-harness --log_samples output",
     "lighteval": "lighteval details (Parquet)",
+    "inspect": "Inspect AI eval log (.eval or .json)",
 }
 """The formats a system file may take, each with the name printed for it."""
 
 _PARQUET_MAGIC = b"PAR1"
+_ZIP_MAGIC = b"PK\x03\x04"
+_INSPECT_ENTRIES = (b"_journal/", b"header.json", b"samples/", b"summaries.json", b"reductions.json")
 _TASK_DATA = {"protoqa": ("protoqa", "validation"), "cfc": ("cfc", "validation")}
 """lighteval's tasks of this project and the data they answer (``protoqa_integrations.harnesses.lighteval_tasks``)."""
+_TASK_PROMPTS = {
+    "protoqa": "statement",
+    "protoqa_test": "statement",
+    "cfc": "cfc-one-shot",
+    "cfc_test": "cfc-one-shot",
+    "protoqa_chat": "protoqa-chat",
+    "cfc_chat": "cfc-chat",
+}
+"""The prompt style (as ``protoqa-eval generate --prompt`` names it) of each harness task of this project."""
 
 
 @dataclass
@@ -69,11 +89,89 @@ def _head(path: Path, size: int = 4096) -> bytes:
         return fh.read(size)
 
 
+@dataclass(frozen=True)
+class _Probe:
+    """What format detection looks at: the whole file as one JSON document and its first line as JSON
+    (each None when it is not JSON)."""
+
+    document: Any = None
+    first: Any = None
+
+
+def _is_lm_eval_record(record: Any) -> bool:
+    return isinstance(record, dict) and "doc" in record and ("filtered_resps" in record or "resps" in record)
+
+
+def _is_answers_file(document: Any) -> bool:
+    return isinstance(document, dict) and isinstance(document.get("model_answers"), dict) and "generation" in document
+
+
+def _is_inspect_archive(head: bytes) -> bool:
+    """Whether a file's first bytes are a zip archive whose first entry is one of an Inspect log's.
+
+    >>> _is_inspect_archive(b"PK\\x03\\x04" + bytes(22) + (19).to_bytes(2, "little") + bytes(2) + b"_journal/start.json")
+    True
+    """
+    if not head.startswith(_ZIP_MAGIC) or len(head) < 30:
+        return False
+    name = head[30 : 30 + int.from_bytes(head[26:28], "little")]
+    return name.startswith(_INSPECT_ENTRIES)
+
+
+def _is_inspect_json(document: Any) -> bool:
+    """Whether a parsed JSON document is an Inspect eval log (``--log-format json``)."""
+    run = document.get("eval") if isinstance(document, dict) else None
+    return isinstance(run, dict) and "task" in run and "model" in run and "version" in document
+
+
+BINARY_FORMATS: tuple[tuple[str, Callable[[bytes], bool]], ...] = (
+    ("lighteval", lambda head: head.startswith(_PARQUET_MAGIC)),
+    ("inspect", _is_inspect_archive),
+)
+"""Formats told by a file's first bytes, tried first, in order: (format, test of the first 4 KiB)."""
+
+TEXT_FORMATS: tuple[tuple[str, Callable[[_Probe], bool]], ...] = (
+    ("lm-eval", lambda probe: _is_lm_eval_record(probe.first) or _is_lm_eval_record(probe.document)),
+    ("answers", lambda probe: _is_answers_file(probe.document)),
+    ("inspect", lambda probe: _is_inspect_json(probe.document)),
+    ("predictions", lambda probe: isinstance(probe.document, dict) or isinstance(probe.first, dict)),
+)
+"""Formats told by a text file's JSON, tried in order after :data:`BINARY_FORMATS`: (format, test)."""
+
+_EXPECTED = (
+    "expected an answers file, a predictions file, lm-eval --log_samples output, lighteval details or an Inspect log"
+)
+
+
+def _probe(text: str, path: Path) -> _Probe:
+    """The file parsed as one JSON document and its first line parsed; malformed JSON in both is an error
+    naming the line and column, and JSON nested too deeply or with duplicate keys is one at once."""
+    if not text.lstrip().startswith(("{", "[")):
+        return _Probe()  # not JSON at all (a CSV file, say): an unknown format, not a parse position
+    try:
+        return _Probe(document=parse_json(text, path))
+    except MalformedJSONError as whole_error:
+        first_line = text.lstrip().split("\n", 1)[0]
+        try:
+            return _Probe(first=parse_json(first_line, path, text[: len(text) - len(text.lstrip())].count("\n") + 1))
+        except MalformedJSONError:
+            where = f"{path}, line {whole_error.line}: " if whole_error.line is not None else f"{path}: "
+            raise DataFormatError(
+                f"{str(whole_error).removeprefix(where)}: the file is cut short or is not JSON; {_EXPECTED}",
+                path,
+                whole_error.line,
+            ) from None
+    except DataFormatError as exc:
+        raise DataFormatError(f"{exc}; {_EXPECTED}") from None
+
+
 def detect_format(path: PathLike) -> str:
     """The format of a system file, one of :data:`FORMATS`; raises ``DataFormatError`` when none fits.
 
-    Raises ``FileNotFoundError`` for a missing file and ``DataFormatError`` for a directory or an
-    empty file.
+    The tests of :data:`BINARY_FORMATS` and then :data:`TEXT_FORMATS` are tried in order (a new
+    format is one entry there, its reader one in :data:`READERS`). Raises ``FileNotFoundError``
+    for a missing file and ``DataFormatError`` for a directory, an empty file, malformed JSON
+    (naming line and column) or JSON nested too deeply.
 
     >>> import json, tempfile, os
     >>> folder = tempfile.mkdtemp()
@@ -95,31 +193,14 @@ def detect_format(path: PathLike) -> str:
     head = _head(path)
     if not head.strip():
         raise DataFormatError("the file is empty", path)
-    if head.startswith(_PARQUET_MAGIC):
-        return "lighteval"
-    try:
-        text = read_text(path)
-    except DataFormatError:
-        raise
-    first = text.lstrip().split("\n", 1)[0]
-    try:
-        record = json.loads(first)
-    except ValueError:
-        record = None
-    if isinstance(record, dict) and "doc" in record and ("filtered_resps" in record or "resps" in record):
-        return "lm-eval"
-    try:
-        whole = parse_json(text, path)
-    except DataFormatError:
-        whole = None
-    if isinstance(whole, dict) and isinstance(whole.get("model_answers"), dict) and "generation" in whole:
-        return "answers"
-    if isinstance(whole, dict) or (whole is None and isinstance(record, dict)):
-        return "predictions"
-    raise DataFormatError(
-        "unknown format: not an answers file, a predictions file, lm-eval --log_samples output or lighteval details",
-        path,
-    )
+    for fmt, test in BINARY_FORMATS:
+        if test(head):
+            return fmt
+    probe = _probe(read_text(path), path)
+    for fmt, check in TEXT_FORMATS:
+        if check(probe):
+            return fmt
+    raise DataFormatError(f"unknown format: {_EXPECTED}", path)
 
 
 def _sibling_results(directory: Path, stamp: str) -> dict[str, Any]:
@@ -155,14 +236,6 @@ def _answers(value: Any, path: Path, line: int, qid: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(a, str) for a in value):
         raise DataFormatError("expected a list of answer strings", path, line, qid)
     return list(value)
-
-
-def _without_secrets(model_args: Any) -> Any:
-    """``model_args`` less any entry whose name says it holds a key, token or password (not copied into answers files)."""
-    if isinstance(model_args, dict):
-        secret = ("key", "token", "secret", "password")
-        return {k: v for k, v in model_args.items() if not any(word in str(k).lower() for word in secret)}
-    return model_args if not isinstance(model_args, str) or "key" not in model_args.lower() else None
 
 
 def _lm_eval_model(model_args: Any) -> Optional[str]:
@@ -234,14 +307,16 @@ def read_lm_eval_samples(path: PathLike) -> HarnessAnswers:
         "task": task,
         "model": _lm_eval_model(run.get("model_args")),
         "backend": run.get("model"),
-        "model_args": _without_secrets(run.get("model_args")),
+        "model_args": run.get("model_args"),
         "sampling": sampling,
         "num_samples": max((len(s) for s in samples.values()), default=0),
         "converted_from": str(path),
     }
     if isinstance(kwargs, dict) and kwargs.get("protoqa_config") and kwargs.get("protoqa_split"):
         generation["dataset"], generation["split"] = kwargs["protoqa_config"], kwargs["protoqa_split"]
-    return HarnessAnswers(samples, generation)
+    if task in _TASK_PROMPTS:
+        generation["prompt"] = _TASK_PROMPTS[task]
+    return HarnessAnswers(samples, redact(generation))
 
 
 def _lighteval_results(path: Path, stamp: str) -> dict[str, Any]:
@@ -281,8 +356,15 @@ def read_lighteval_details(path: PathLike) -> HarnessAnswers:
     samples: dict[str, list[str]] = {}
     for number, row in enumerate(rows, start=1):
         doc, response = row.get("doc") or {}, row.get("model_response") or {}
-        specific = doc.get("specific") or {}
-        qid = _question_id(specific.get("row") if isinstance(specific, dict) else None, path, number)
+        specific = doc.get("specific") if isinstance(doc, dict) else None
+        if not isinstance(specific, dict) or not isinstance(response, dict):
+            raise DataFormatError(
+                f"row {number}: 'doc' and 'model_response' are not the structs lighteval writes "
+                f"(doc is {type(doc).__name__}, model_response {type(response).__name__}); "
+                "pass the details file lighteval --save-details wrote for this project's tasks",
+                path,
+            )
+        qid = _question_id(specific.get("row"), path, number)
         if qid in samples:
             raise DataFormatError("duplicate question id", path, number, qid)
         samples[qid] = [answer_from_text(t) for t in _answers(response.get("text"), path, number, qid)]
@@ -303,19 +385,155 @@ def read_lighteval_details(path: PathLike) -> HarnessAnswers:
     }
     if task in _TASK_DATA:
         generation["dataset"], generation["split"] = _TASK_DATA[task]
-    return HarnessAnswers(samples, generation)
+    if task in _TASK_PROMPTS:
+        generation["prompt"] = _TASK_PROMPTS[task]
+    return HarnessAnswers(samples, redact(generation))
+
+
+# ---------------------------------------------------------------- Inspect AI
+
+_INSPECT_TASKS = {"protoqa": "protoqa", "cfc": "cfc"}
+"""The Inspect tasks of this project (``protoqa_integrations.harnesses.inspect_tasks``) and the data set each answers."""
+_INSPECT_PROMPTS = {
+    ("protoqa", "base"): "statement",
+    ("cfc", "base"): "cfc-one-shot",
+    ("protoqa", "chat"): "protoqa-chat",
+    ("cfc", "chat"): "cfc-chat",
+}
+"""The prompt style (as ``protoqa-eval generate --prompt`` names it) of each Inspect task and ``prompt`` argument."""
+_INSPECT_SAMPLING = ("temperature", "top_p", "top_k", "max_tokens", "stop_seqs", "seed", "num_choices")
+
+
+def _check_inspect_zip(path: Path) -> None:
+    """Refuse a ``.eval`` archive whose entries claim more than the input cap once unpacked (read before unpacking)."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            largest = max((info.file_size for info in archive.infolist()), default=0)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise DataFormatError(f"not an Inspect log: a damaged zip archive ({exc})", path) from None
+    if largest > max_input_bytes():
+        raise DataFormatError(f"an entry of the archive unpacks to more than {max_input_bytes() // 2**20} MB", path)
+
+
+def _inspect_header(path: Path, log_format: Literal["eval", "json"]) -> Any:
+    """The header of a finished Inspect run of this project's task (no samples read)."""
+    try:
+        from inspect_ai.log import read_eval_log
+    except ImportError:
+        raise DataFormatError(
+            "reading an Inspect log needs inspect-ai: pip install 'protoqa-eval[inspect]'", path
+        ) from None
+    try:
+        header = read_eval_log(str(path), header_only=True, format=log_format)
+    except Exception as exc:  # noqa: BLE001 (inspect-ai raises KeyError, ValueError, zstd errors, ... for a foreign log)
+        raise DataFormatError(f"not a readable Inspect log: {' '.join(str(exc).split())[:200]}", path) from None
+    if header.eval.task.rsplit("/", 1)[-1] not in _INSPECT_TASKS:
+        raise DataFormatError(
+            f"an Inspect log of task {header.eval.task!r}, not of this project's protoqa or cfc task", path
+        )
+    if header.status != "success":
+        raise DataFormatError(f"the Inspect run did not finish (status {header.status!r}); score a finished run", path)
+    return header
+
+
+def _inspect_samples(path: Path, log_format: Literal["eval", "json"], prompt: str) -> dict[str, list[str]]:
+    """Every question's completions, cleaned for the task's ``prompt``, one sample of the log at a time."""
+    from inspect_ai.log import read_eval_log_samples
+
+    from protoqa_integrations.harnesses.inspect_tasks import clean_answers
+
+    samples: dict[str, list[str]] = {}
+    try:
+        # The events (every model call, by far the bulk of a log) are not read; long completions may be
+        # stored once as attachments, which are resolved.
+        read = read_eval_log_samples(str(path), resolve_attachments=True, format=log_format, exclude_fields={"events"})
+        for sample in read:
+            qid = str(sample.id)
+            if qid in samples:
+                raise DataFormatError(
+                    "the question appears twice (a run of several epochs); run one epoch", path, None, qid
+                )
+            if sample.error is not None:
+                raise DataFormatError(
+                    f"the sample failed: {' '.join(str(sample.error.message).split())[:200]}", path, None, qid
+                )
+            samples[qid] = clean_answers([choice.message.text for choice in sample.output.choices], prompt)
+    except DataFormatError:
+        raise
+    except Exception as exc:  # noqa: BLE001 (as for the header: one line for any damaged sample)
+        raise DataFormatError(f"cannot read the log's samples: {' '.join(str(exc).split())[:200]}", path) from None
+    if not samples:
+        raise DataFormatError("the log holds no samples (run without --no-log-samples)", path)
+    return samples
+
+
+def read_inspect_log(path: PathLike) -> HarnessAnswers:
+    """Samples per question from an Inspect AI eval log of this project's ``protoqa`` or ``cfc`` task.
+
+    Each sample of the log is a question (its ``id``); its completions are the ``choices`` of
+    its ``output``, cleaned as the task's ``prompt`` argument has them cleaned
+    (:func:`~protoqa_integrations.generation.settings.answer_from_text` for ``base``,
+    :func:`~protoqa_integrations.generation.prompts.answer_from_reply` for ``chat``). ``sampling`` holds
+    the generation settings that ran (the task's, with the command line's over them);
+    ``dataset``, ``split`` and ``num_samples`` are the task's arguments. Reading needs
+    ``inspect-ai`` (``pip install 'protoqa-eval[inspect]'``): a ``.eval`` log is a
+    zstd-compressed archive.
+
+    >>> read_inspect_log("logs/2026-01-01T00-00-00_protoqa_abc.eval").samples  # doctest: +SKIP
+    {'r1q1': ['sunscreen', ...], ...}
+    """
+    path = Path(path)
+    if path.stat().st_size > max_input_bytes():
+        raise DataFormatError(f"the file is larger than {max_input_bytes() // 2**20} MB", path)
+    archive = _head(path, 4).startswith(_ZIP_MAGIC)
+    if archive:
+        _check_inspect_zip(path)
+    log_format: Literal["eval", "json"] = "eval" if archive else "json"
+    header = _inspect_header(path, log_format)
+    run, args = header.eval, dict(header.eval.task_args or {})
+    prompt = args.get("prompt", "base")
+    if prompt not in ("base", "chat"):
+        raise DataFormatError(f"the task ran with an unknown prompt {str(prompt)[:60]!r}", path)
+    samples = _inspect_samples(path, log_format, prompt)
+    config = header.plan.config.model_dump(exclude_none=True) if header.plan is not None else {}
+    asked = args.get("samples")
+    task = run.task.rsplit("/", 1)[-1]
+    generation: dict[str, Any] = {
+        "harness": "inspect",
+        "task": task,
+        "model": run.model,
+        "model_args": dict(run.model_args or {}),
+        "sampling": {key: config[key] for key in _INSPECT_SAMPLING if key in config},
+        # as `protoqa-eval generate --prompt` and the other harnesses' outputs name it, so that they compare
+        "prompt": _INSPECT_PROMPTS[task, prompt],
+        "num_samples": asked if isinstance(asked, int) else max((len(s) for s in samples.values()), default=0),
+        "dataset": _INSPECT_TASKS[task],
+        "split": str(args.get("split", "validation")),
+        "converted_from": str(path),
+    }
+    return HarnessAnswers(samples, redact(generation))
+
+
+READERS: dict[str, Callable[[PathLike], HarnessAnswers]] = {
+    "lm-eval": read_lm_eval_samples,
+    "lighteval": read_lighteval_details,
+    "inspect": read_inspect_log,
+}
+"""The reader of each harness format of :data:`FORMATS`."""
 
 
 def read_harness_output(path: PathLike, fmt: Optional[str] = None) -> HarnessAnswers:
-    """lm-eval samples or lighteval details, the format detected unless ``fmt`` names it.
+    """A harness's output (a format of :data:`READERS`), the format detected unless ``fmt`` names it.
 
     >>> read_harness_output("README.md")  # doctest: +IGNORE_EXCEPTION_DETAIL
     Traceback (most recent call last):
     DataFormatError: README.md: ...
     """
     fmt = fmt or detect_format(path)
-    if fmt == "lm-eval":
-        return read_lm_eval_samples(path)
-    if fmt == "lighteval":
-        return read_lighteval_details(path)
-    raise DataFormatError(f"not lm-eval --log_samples output or lighteval details, but a {FORMATS[fmt]}", path)
+    if fmt in READERS:
+        return READERS[fmt](path)
+    raise DataFormatError(
+        f"not lm-eval --log_samples output, lighteval details or an Inspect log, but a {FORMATS[fmt]}", path
+    )

@@ -25,8 +25,11 @@ from __future__ import annotations
 
 import math
 import os
+import re
+import unicodedata
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Optional
 
@@ -38,7 +41,9 @@ from protoqa_core.io.files import DataFormatError, PathLike, ProtoQAWarning
 from protoqa_core.io.predictions import read_predictions
 from protoqa_core.io.records import Question, preview_ids
 from protoqa_core.ranking import rank_by_frequency
+from protoqa_core.redaction import redact
 from protoqa_core.significance import DEFAULT_RESAMPLES, DEFAULT_SEED, holm_adjust, resample_indices
+from protoqa_integrations.generation.provenance import check_provenance
 from protoqa_integrations.harnesses.outputs import detect_format, read_harness_output
 from protoqa_integrations.leaderboard.report import (
     PROBEVAL_KEY,
@@ -67,13 +72,16 @@ MAX_SYSTEMS = 100
 """The most systems one leaderboard ranks: the pairwise tests grow with its square."""
 MAX_RESAMPLES = 10_000
 """The most bootstrap resamples: the index matrix holds resamples x questions integers."""
+_REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+"""Unicode categories refused in a system name: controls, format (bidirectional overrides), line breaks."""
 
 
 # ---------------------------------------------------------------- reading systems
 
 
 def check_system_name(name: str) -> str:
-    """A system name, checked: not empty, no path separator, one line, at most 200 characters.
+    """A system name, checked: not empty, no path separator, at most 200 characters, no control or format
+    characters (line breaks, DEL, NEL, bidirectional overrides), so that every output can show it as it is.
 
     >>> check_system_name("gpt2-xl one-shot")
     'gpt2-xl one-shot'
@@ -85,8 +93,14 @@ def check_system_name(name: str) -> str:
         raise LeaderboardError("a system name is empty")
     if "/" in name or "\\" in name or (os.altsep and os.altsep in name) or name in (".", ".."):
         raise LeaderboardError(f"system name {name!r} contains a path separator")
-    if any(ord(ch) < 32 for ch in name) or len(name) > 200:
-        raise LeaderboardError(f"system name {name[:40]!r}... must be one line of at most 200 characters")
+    if len(name) > 200:
+        raise LeaderboardError(f"system name {name[:40]!r}... is longer than 200 characters")
+    bad = next((ch for ch in name if unicodedata.category(ch) in _REFUSED_CATEGORIES), None)
+    if bad is not None:
+        raise LeaderboardError(
+            f"system name {name[:60]!r} holds the control character U+{ord(bad):04X}; name it with printable "
+            "characters only"
+        )
     return name
 
 
@@ -143,7 +157,7 @@ def read_system(name: str, path: PathLike) -> SystemAnswers:
       by ``model_ranked_answers`` when present, else by frequency), plain ``{id: [answers]}``
       files as ranked lists (as ``protoqa-eval`` reads them) and as one sample per answer
       (as ``probeval`` reads them);
-    * lm-eval ``--log_samples`` output and lighteval details: every sample, ranked by frequency.
+    * lm-eval ``--log_samples`` output, lighteval details and Inspect logs: every sample, ranked by frequency.
 
     >>> s = read_system("xl", "../shared/data/cfc/test.samples.gpt2-xl.oneshot.jsonl")  # doctest: +SKIP
     >>> s.format, len(s.samples)  # doctest: +SKIP
@@ -160,7 +174,7 @@ def read_system(name: str, path: PathLike) -> SystemAnswers:
 
 
 def _read_system(name: str, path: Path, fmt: str) -> SystemAnswers:
-    if fmt in ("lm-eval", "lighteval"):
+    if fmt in ("lm-eval", "lighteval", "inspect"):
         read = read_harness_output(path, fmt)
         ranked = {qid: rank_by_frequency(answers) for qid, answers in read.samples.items()}
         return SystemAnswers(name, str(path), fmt, _counts(read.samples, path), ranked, "by frequency", read.generation)
@@ -170,7 +184,7 @@ def _read_system(name: str, path: Path, fmt: str) -> SystemAnswers:
         generation = parse_json(read_text(path), path).get("generation")
         samples = read_samples(path, "model_answers")
         ranked = read_predictions(path, "model_ranked_answers")
-        settings = generation if isinstance(generation, dict) else {}
+        settings = redact(generation) if isinstance(generation, dict) else {}
         return SystemAnswers(name, str(path), fmt, samples, ranked, "model_ranked_answers", settings)
     fields = sample_fields(path)
     if fields:
@@ -209,7 +223,11 @@ def _question_set(
             "to rank them on the questions all of them answer"
         )
     if not common:
-        raise LeaderboardError("no target question is answered by every system")
+        answers = "; ".join(
+            f"{s.name} answers {len(s.samples)}: {preview_ids([q for q in targets if q in s.samples] or list(s.samples))}"
+            for s in systems
+        )
+        raise LeaderboardError(f"no target question is answered by every system ({answers})")
     dropped = sorted({qid for s in systems for qid in s.samples if qid not in common} | set(answered) - set(common))
     return common, dropped
 
@@ -345,8 +363,17 @@ def build_leaderboard(
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
     alpha: float = 0.05,
+    targets_data: Optional[tuple[str, str]] = None,
+    accept: Sequence[str] = (),
 ) -> Leaderboard:
     """Score ``systems`` on ``targets`` and rank them (module doc).
+
+    Before any scoring, the provenance the systems record (data set, split, questions file,
+    samples per question, temperature, top-p, max tokens, prompt) is compared between them
+    and with ``targets_data`` (the targets' config and split, when known):
+    :func:`~protoqa_integrations.generation.provenance.check_provenance` raises a one-line error for a
+    difference not named in ``accept``; accepted ones are listed in the board's ``accepted``
+    (and so in its signature and every output), notes on what could not be checked in ``notes``.
 
     ``metrics``: ``protoqa`` (the paper's seven metrics under ``similarity``, for systems with
     ranked lists, when every target has answer clusters) and/or ``probeval`` (``probeval``, by
@@ -365,9 +392,10 @@ def build_leaderboard(
     _check_systems(systems)
     if not 1 <= resamples <= MAX_RESAMPLES:
         raise LeaderboardError(f"resamples must be between 1 and {MAX_RESAMPLES}, got {resamples}")
+    checked = check_provenance({s.name: s.settings for s in systems}, targets_data, accept)
     questions, dropped = _question_set(targets, systems, only_common)
     columns, per_question = _score(targets, systems, questions, metrics, similarity, probeval)
-    return _ranked(
+    board = _ranked(
         questions,
         columns,
         per_question,
@@ -378,6 +406,8 @@ def build_leaderboard(
         alpha=alpha,
         dropped=dropped,
     )
+    board.accepted, board.notes = checked.accepted, checked.notes
+    return board
 
 
 def leaderboard_from_dict(document: Mapping[str, Any]) -> Leaderboard:
@@ -399,7 +429,7 @@ def leaderboard_from_dict(document: Mapping[str, Any]) -> Leaderboard:
             SystemAnswers(s["name"], s["file"], s["format"], {}, None, s["ranking"] or "", s["settings"])
             for s in document["systems"]
         ]
-        return _ranked(
+        board = _ranked(
             list(document["questions"]),
             columns,
             {k: {n: [float(v) for v in values] for n, values in by.items()} for k, by in per_question.items()},
@@ -410,6 +440,8 @@ def leaderboard_from_dict(document: Mapping[str, Any]) -> Leaderboard:
             alpha=float(document["alpha"]),
             dropped=list(document["questions_dropped"]),
         )
+        board.accepted = [str(a) for a in document.get("accepted_mismatches", [])]
+        return board
     except (KeyError, TypeError, ValueError) as exc:
         raise LeaderboardError(f"not a leaderboard with per-question scores: {exc}") from None
 
@@ -421,11 +453,17 @@ def add_systems(
     *,
     similarity: str = "wordnet",
     probeval: Optional[ProbEval] = None,
+    only_common: bool = False,
+    targets_data: Optional[tuple[str, str]] = None,
+    accept: Sequence[str] = (),
 ) -> Leaderboard:
     """``board`` with ``systems`` scored on its questions, under its settings, and everything ranked again.
 
     The new systems must answer the board's questions (others are ignored) and be scored under
-    the same signatures; :class:`LeaderboardError` says what differs.
+    the same signatures; :class:`LeaderboardError` says what differs. With ``only_common``,
+    every system is ranked on the board's questions that all the new systems answer. Their
+    provenance is checked against the board's systems and ``targets_data`` as
+    :func:`build_leaderboard` checks it.
 
     >>> from protoqa_core.io.records import Cluster
     >>> q = {f"q{i}": Question(f"q{i}", "name a pet", (Cluster(f"q{i}.0", ("dog",), 6),)) for i in range(5)}
@@ -434,39 +472,67 @@ def add_systems(
     >>> board = build_leaderboard(q, [one], metrics=["protoqa"], similarity="exact_match")
     >>> add_systems(board, q, [two], similarity="exact_match").order("max_answers@1")
     ['one', 'two']
+    >>> three = SystemAnswers("three", "-", "predictions", {"q1": {"dog": 1}}, {"q1": ["dog"]})
+    >>> add_systems(board, q, [three], similarity="exact_match", only_common=True).questions
+    ['q1']
     """
     _check_systems([*board.systems, *systems])
+    checked = check_provenance(
+        {s.name: s.settings for s in [*board.systems, *systems]},
+        targets_data,
+        [*(a.split(" (", 1)[0] for a in board.accepted), *accept],
+    )
     missing_targets = [qid for qid in board.questions if qid not in targets]
     if missing_targets:
         raise LeaderboardError(f"the targets lack the board's questions: {preview_ids(missing_targets)}")
+    questions = list(board.questions)
+    if only_common:
+        questions = [qid for qid in board.questions if all(qid in s.samples for s in systems)]
+        if not questions:
+            answers = "; ".join(f"{s.name} answers {len(s.samples)}: {preview_ids(list(s.samples))}" for s in systems)
+            raise LeaderboardError(f"no question of the board is answered by every uploaded system ({answers})")
     for system in systems:
-        missing = [qid for qid in board.questions if qid not in system.samples]
+        missing = [qid for qid in questions if qid not in system.samples]
         if missing:
             raise LeaderboardError(
-                f"{system.name} lacks {len(missing)} of the board's questions: {preview_ids(missing)}"
+                f"{system.name} lacks {len(missing)} of the board's {len(questions)} questions: "
+                f"{preview_ids(missing)}; rank on the common questions to leave them out"
             )
     metrics = sorted({"probeval" if c.key == PROBEVAL_KEY else "protoqa" for c in board.columns})
-    columns, per_question = _score(targets, systems, board.questions, metrics, similarity, probeval)
-    merged = {key: dict(values) for key, values in board.per_question.items()}
+    columns, per_question = _score(targets, systems, questions, metrics, similarity, probeval)
+    keep = [board.questions.index(qid) for qid in questions]
+    merged = {key: {n: [v[i] for i in keep] for n, v in values.items()} for key, values in board.per_question.items()}
     for column in columns:
         known = next((c for c in board.columns if c.key == column.key), None)
-        if known is None or known.signature != column.signature:
+        if known is None or _without_count(known.signature) != _without_count(column.signature):
             raise LeaderboardError(
                 f"{column.key}: scored under {column.signature}, the board under "
                 f"{known.signature if known else 'no such metric'}"
             )
         merged[column.key].update(per_question[column.key])
-    return _ranked(
-        board.questions,
-        board.columns,
+    dropped = sorted(set(board.dropped) | (set(board.questions) - set(questions)))
+    ranked = _ranked(
+        questions,
+        [replace(c, signature=_with_count(c.signature, len(questions))) for c in board.columns],
         merged,
         [*board.systems, *systems],
         level=board.level,
         resamples=board.resamples,
         seed=board.seed,
         alpha=board.alpha,
-        dropped=board.dropped,
+        dropped=dropped,
     )
+    ranked.accepted, ranked.notes = checked.accepted, checked.notes
+    return ranked
+
+
+def _with_count(signature: str, count: int) -> str:
+    return re.sub(r"(?<![a-z_])n:\d+", f"n:{count}", signature)
+
+
+def _without_count(signature: str) -> str:
+    """A signature less its question count (``n:52``), to compare settings on a subset of the questions."""
+    return re.sub(r"(?<![a-z_])n:\d+", "n:*", signature)
 
 
 # ---------------------------------------------------------------- presenting

@@ -16,8 +16,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from protoqa_core.io.cli import Subcommand, add_overwrite_option, check_output_file, int_at_least, write_output_file
-from protoqa_core.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
+from protoqa_core.io.cli import (
+    OutputFileError,
+    Subcommand,
+    add_overwrite_option,
+    check_output_file,
+    int_at_least,
+    reason_of,
+    write_output_file,
+)
+from protoqa_integrations.generation.provenance import parse_accepted
 
 __all__ = ["COMMANDS", "add_leaderboard_arguments", "add_convert_arguments"]
 
@@ -38,6 +46,8 @@ def add_leaderboard_arguments(p: argparse.ArgumentParser) -> None:
     >>> p.parse_args(["t.jsonl", "a=a.json", "b=b.json"]).metrics
     ['protoqa', 'probeval']
     """
+    from protoqa_core.significance import DEFAULT_RESAMPLES, DEFAULT_SEED  # numpy: only to build this command
+
     p.add_argument("targets", metavar="TARGETS", help="targets JSONL with the questions (and their clusters)")
     p.add_argument("systems", nargs="+", metavar="NAME=FILE", help="a system and its file (at most 100 systems)")
     p.add_argument("--similarity", default="wordnet", help="similarity of the ProtoQA metrics (default wordnet)")
@@ -48,6 +58,15 @@ def add_leaderboard_arguments(p: argparse.ArgumentParser) -> None:
         help="protoqa, probeval or both (default); ProtoQA metrics need targets with clusters",
     )
     p.add_argument("--only-common", action="store_true", help="rank on the questions every system answers")
+    p.add_argument(
+        "--accept-mismatch",
+        metavar="FIELD[,FIELD]",
+        type=parse_accepted,
+        default=[],
+        help="rank systems whose recorded provenance differs in these fields (dataset, split, questions, samples, "
+        "temperature, top_p, max_tokens, prompt, or all); every output and the signature then say so "
+        "(default: none, a difference stops the run with status 2)",
+    )
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     p.add_argument(
@@ -67,28 +86,19 @@ def add_leaderboard_arguments(p: argparse.ArgumentParser) -> None:
 
 def _run_leaderboard(args: argparse.Namespace) -> int:
     from protoqa_core.io.readers import read_targets
+    from protoqa_integrations.generation.provenance import targets_data
     from protoqa_integrations.harnesses.outputs import FORMATS
     from protoqa_integrations.leaderboard.board import build_leaderboard, parse_system_arguments, read_system
     from protoqa_integrations.leaderboard.report import (
-        LeaderboardError,
-        format_table,
         model_index,
         plot_leaderboard,
-        to_csv,
-        to_markdown,
     )
 
     pairs = parse_system_arguments(args.systems)
     names = [n for n, _ in pairs]
     inputs = [args.targets] + [str(p) for _, p in pairs]
     plot = check_output_file(args.plot, inputs, args.overwrite) if args.plot else None
-    index_files = {}
-    if args.model_index:
-        folder = Path(args.model_index)
-        if folder.exists() and not folder.is_dir():
-            raise LeaderboardError(f"{folder}: --model-index needs a folder")
-        folder.mkdir(parents=True, exist_ok=True)
-        index_files = {n: check_output_file(str(folder / f"{n}.yaml"), inputs, args.overwrite) for n in names}
+    index_files = _model_index_files(args.model_index, names, inputs, args.overwrite) if args.model_index else {}
     start = time.perf_counter()
     targets = read_targets(args.targets)
     systems = []
@@ -96,6 +106,7 @@ def _run_leaderboard(args: argparse.Namespace) -> int:
         system = read_system(name, path)
         print(f"{name}: {path} ({FORMATS[system.format]})", file=sys.stderr)
         systems.append(system)
+    known = targets_data(args.targets)
     board = build_leaderboard(
         targets,
         systems,
@@ -104,26 +115,11 @@ def _run_leaderboard(args: argparse.Namespace) -> int:
         only_common=args.only_common,
         resamples=args.resamples,
         seed=args.seed,
+        targets_data=known,
+        accept=args.accept_mismatch,
     )
-    if len(board.questions) < len(targets) and not board.dropped:
-        print(
-            f"note: ranking on the {len(board.questions)} of {len(targets)} target questions that the systems answer",
-            file=sys.stderr,
-        )
-    if board.dropped:
-        print(
-            f"--only-common: ranking on the {len(board.questions)} questions every system answers; "
-            f"{len(board.dropped)} question id(s) left out",
-            file=sys.stderr,
-        )
-    if args.json:
-        print(json.dumps(board.as_dict(per_question=args.question_scores), ensure_ascii=False, allow_nan=False))
-    elif args.markdown:
-        print(to_markdown(board), end="")
-    elif args.csv:
-        print(to_csv(board), end="")
-    else:
-        print(format_table(board))
+    _print_notes(board, args.targets, len(targets), known is None and any(s.settings.get("dataset") for s in systems))
+    _print_board(board, args)
     if plot is not None:
         plot_leaderboard(board, plot)
     if index_files:
@@ -133,6 +129,63 @@ def _run_leaderboard(args: argparse.Namespace) -> int:
             write_output_file(path, _writer(blocks[name]))
     print(f"{len(systems)} systems scored in {time.perf_counter() - start:.1f} s", file=sys.stderr)
     return 0
+
+
+def _print_notes(board: Any, targets: str, num_targets: int, unknown_targets: bool) -> None:
+    """What was not checked, what was accepted and which questions are left out, on stderr."""
+    if unknown_targets:
+        print(
+            f"note: {targets} is not a file of a published data set (its checksum is unknown): the data set "
+            "and split the systems record were compared between them, not with it",
+            file=sys.stderr,
+        )
+    for note in board.notes:
+        print(f"note: {note}", file=sys.stderr)
+    for accepted in board.accepted:
+        print(f"warning: ranked despite differing {accepted} (--accept-mismatch)", file=sys.stderr)
+    if len(board.questions) < num_targets and not board.dropped:
+        print(
+            f"note: ranking on the {len(board.questions)} of {num_targets} target questions that the systems answer",
+            file=sys.stderr,
+        )
+    if board.dropped:
+        print(
+            f"--only-common: ranking on the {len(board.questions)} questions every system answers; "
+            f"{len(board.dropped)} question id(s) left out",
+            file=sys.stderr,
+        )
+
+
+def _print_board(board: Any, args: argparse.Namespace) -> None:
+    """The board on stdout in the format asked for."""
+    from protoqa_integrations.leaderboard.report import format_table, to_csv, to_markdown
+
+    if args.json:
+        print(json.dumps(board.as_dict(per_question=args.question_scores), ensure_ascii=False, allow_nan=False))
+    elif args.markdown:
+        print(to_markdown(board), end="")
+    elif args.csv:
+        print(to_csv(board), end="")
+    else:
+        print(format_table(board))
+
+
+def _model_index_files(directory: str, names: list[str], inputs: list[str], overwrite: bool) -> dict[str, Path]:
+    """The ``NAME.yaml`` of every system in the ``--model-index`` folder (made when missing), each checked writable."""
+    from protoqa_integrations.leaderboard.report import LeaderboardError
+
+    folder = Path(directory)
+    if folder.exists() and not folder.is_dir():
+        raise LeaderboardError(f"{folder}: --model-index needs a folder, and this is a file")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        return {n: check_output_file(str(folder / f"{n}.yaml"), inputs, overwrite) for n in names}
+    except OutputFileError as exc:
+        raise LeaderboardError(f"{exc}; choose a writable --model-index folder") from None
+    except OSError as exc:
+        raise LeaderboardError(
+            f"{folder}: cannot make the --model-index folder: {reason_of(exc)}; choose a writable folder"
+        ) from None
 
 
 def _writer(text: str) -> Callable[[Any], None]:
@@ -148,7 +201,10 @@ def add_convert_arguments(p: argparse.ArgumentParser) -> None:
     >>> p.parse_args(["samples.jsonl", "-o", "a.json"]).output
     'a.json'
     """
-    p.add_argument("source", help="lm-eval samples_<task>_<time>.jsonl or lighteval details_<task>|<shots>_*.parquet")
+    p.add_argument(
+        "source",
+        help="lm-eval samples_<task>_<time>.jsonl, lighteval details_<task>|<shots>_*.parquet or an Inspect log (.eval, .json)",
+    )
     p.add_argument("-o", "--output", required=True, help="answers file to write (JSON)")
     add_overwrite_option(p, "replace an existing output file")
 
@@ -180,14 +236,14 @@ COMMANDS: dict[str, Subcommand] = {
             "Rank several systems on one set of questions: ProtoQA metrics and ProbEval KL with 95% bootstrap "
             "intervals (the same resampled questions for every system), Holm-corrected paired bootstrap tests "
             "between every pair, rank ranges. Each FILE is an answers file, a predictions file, lm-eval "
-            "--log_samples output or lighteval details; the format is detected.",
+            "--log_samples output, lighteval details or an Inspect log; the format is detected.",
             add_leaderboard_arguments,
             _run_leaderboard,
         ),
         Subcommand(
             "convert",
-            "write lm-eval or lighteval outputs as an answers file",
-            "Write lm-eval --log_samples output or lighteval details as an answers file (the format of "
+            "write lm-eval, lighteval or Inspect outputs as an answers file",
+            "Write lm-eval --log_samples output, lighteval details or an Inspect log as an answers file (the format of "
             "protoqa-eval generate, read by score-generated, leaderboard and probeval), keeping the sampling "
             "settings the harness recorded.",
             add_convert_arguments,

@@ -8,8 +8,10 @@ all.
 from __future__ import annotations
 
 import csv
+import html
 import io
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -18,6 +20,7 @@ import numpy as np
 
 from protoqa_core.io.cli import finite_json
 from protoqa_core.io.files import PathLike
+from protoqa_core.redaction import redact
 
 __all__ = [
     "PROBEVAL_KEY",
@@ -27,6 +30,8 @@ __all__ = [
     "MetricColumn",
     "Leaderboard",
     "format_table",
+    "markdown_text",
+    "csv_text",
     "to_markdown",
     "to_csv",
     "plot_leaderboard",
@@ -100,14 +105,28 @@ class Leaderboard:
     alpha: float
     dropped: list[str] = field(default_factory=list)
     per_question: dict[str, dict[str, list[float]]] = field(default_factory=dict)
+    accepted: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def signature(self) -> str:
-        """One line naming every metric's signature and the bootstrap settings."""
+        """One line naming every metric's signature and the bootstrap settings (and any mismatch accepted)."""
         parts = [f"{c.key}:{c.signature}" for c in self._distinct_signatures()]
         return (
-            " ; ".join(parts) + f" ; bootstrap:{self.resamples}|seed:{self.seed}|level:{self.level}|holm:{self.alpha}"
+            " ; ".join(parts)
+            + f" ; bootstrap:{self.resamples}|seed:{self.seed}|level:{self.level}|holm:{self.alpha}"
+            + (f" ; {self.mark}" if self.accepted else "")
         )
+
+    @property
+    def mark(self) -> str:
+        """``accepted-mismatch:FIELD,...`` when provenance mismatches were accepted, else ``""``."""
+        fields = [a.split(" (", 1)[0] for a in self.accepted]
+        return f"accepted-mismatch:{','.join(fields)}" if fields else ""
+
+    def metric_signature(self, column: MetricColumn) -> str:
+        """A metric's signature as every output shows it: with :attr:`mark` when mismatches were accepted."""
+        return f"{column.signature}|{self.mark}" if self.accepted else column.signature
 
     def _distinct_signatures(self) -> list[MetricColumn]:
         seen: dict[str, MetricColumn] = {}
@@ -147,7 +166,7 @@ class Leaderboard:
                     "file": system.source,
                     "format": system.format,
                     "ranking": system.ranking if system.ranked is not None else None,
-                    "settings": system.settings,
+                    "settings": redact(system.settings),
                     "scores": scores,
                 }
             )
@@ -159,6 +178,8 @@ class Leaderboard:
                 **extra,
                 "num_questions": len(self.questions),
                 "questions_dropped": list(self.dropped),
+                "accepted_mismatches": list(self.accepted),
+                "notes": list(self.notes),
                 "signature": self.signature,
                 "level": self.level,
                 "resamples": self.resamples,
@@ -203,12 +224,43 @@ def _rows(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
 
 
 def _legend(board: Leaderboard) -> str:
+    accepted = (
+        f" NOT COMPARABLE AS RECORDED: mismatches accepted with --accept-mismatch: {'; '.join(board.accepted)}."
+        if board.accepted
+        else ""
+    )
     return (
         f"mean [{board.level:.0%} bootstrap interval] (rank range); {len(board.questions)} questions, the same "
         f"{board.resamples} resamples for every system; ranks from paired bootstrap tests, Holm-corrected, "
         f"alpha {board.alpha}: systems whose ranges overlap are not significantly different. "
-        "ProbEval KL: lower is better; ProtoQA metrics: higher is better."
+        f"ProbEval KL: lower is better; ProtoQA metrics: higher is better.{accepted}"
     )
+
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~!$])")
+
+
+def markdown_text(text: str) -> str:
+    r"""``text`` shown literally in Markdown and in the HTML it becomes: HTML escaped, Markdown punctuation
+    backslash-escaped (no link, image, emphasis or tag can come from it).
+
+    >>> markdown_text("[x](javascript:alert(1)) <b>")
+    '\\[x\\](javascript:alert(1)) &lt;b&gt;'
+    """
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(text, quote=True))
+
+
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_text(text: str) -> str:
+    """A text cell safe in a spreadsheet: one starting with ``= + - @``, tab or carriage return is prefixed
+    with ``'`` (as OWASP recommends against formula injection).
+
+    >>> csv_text("@SUM(1+1)"), csv_text("gpt2")
+    ("'@SUM(1+1)", 'gpt2')
+    """
+    return f"'{text}" if text.startswith(_FORMULA_STARTS) else text
 
 
 def format_table(board: Leaderboard) -> str:
@@ -221,11 +273,12 @@ def format_table(board: Leaderboard) -> str:
 
 
 def to_markdown(board: Leaderboard) -> str:
-    """The leaderboard as a Markdown table with its legend and signature."""
+    """The leaderboard as a Markdown table with its legend and signature; names are shown literally
+    (:func:`markdown_text`), never as links, tags or emphasis."""
     header, rows = _rows(board)
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * 2 + "---:|" * (len(header) - 2)]
-    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
-    return "\n".join(lines + ["", _legend(board), "", f"Signature: `{board.signature}`"]) + "\n"
+    lines = ["| " + " | ".join(markdown_text(h) for h in header) + " |", "|" + "---|" * 2 + "---:|" * (len(header) - 2)]
+    lines += ["| " + " | ".join(markdown_text(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines + ["", markdown_text(_legend(board)), "", f"Signature: `{board.signature}`"]) + "\n"
 
 
 def to_csv(board: Leaderboard) -> str:
@@ -250,8 +303,8 @@ def to_csv(board: Leaderboard) -> str:
                 best, worst = board.ranks[column.key][system.name]
                 writer.writerow(
                     [
-                        system.name,
-                        system.source,
+                        csv_text(system.name),
+                        csv_text(system.source),
                         system.format,
                         column.key,
                         repr(s.mean),
@@ -259,7 +312,7 @@ def to_csv(board: Leaderboard) -> str:
                         repr(s.high),
                         best,
                         worst,
-                        column.signature,
+                        board.metric_signature(column),
                     ]
                 )
     return out.getvalue()
@@ -295,12 +348,22 @@ def plot_leaderboard(board: Leaderboard, path: PathLike, title: str = "") -> Non
             fmt="o",
             capsize=3,
         )
-        ax.set_yticks(y, [f"{n} ({_rank_text(board.ranks[column.key][n])})" for n in order], fontsize=8)
-        ax.set_title(f"{column.label} ({'higher' if column.higher_is_better else 'lower'} is better)", fontsize=9)
+        # Names are plain text: a "$" in a name is a dollar sign, never matplotlib's math.
+        ax.set_yticks(
+            y, [f"{n} ({_rank_text(board.ranks[column.key][n])})" for n in order], fontsize=8, parse_math=False
+        )
+        ax.set_title(
+            f"{column.label} ({'higher' if column.higher_is_better else 'lower'} is better)",
+            fontsize=9,
+            parse_math=False,
+        )
         ax.grid(axis="x", alpha=0.3)
     for ax in list(axes.flat)[len(columns) :]:
         ax.axis("off")
-    fig.suptitle(title or f"{len(board.questions)} questions, {board.level:.0%} bootstrap intervals", fontsize=10)
+    heading = title or f"{len(board.questions)} questions, {board.level:.0%} bootstrap intervals"
+    if board.accepted:
+        heading += f"\nNOT COMPARABLE AS RECORDED: {board.mark}"
+    fig.suptitle(heading, fontsize=10, parse_math=False)
     fig.tight_layout()
     try:
         replace_file(Path(path), lambda tmp: fig.savefig(tmp, format="png", dpi=110))
@@ -308,8 +371,19 @@ def plot_leaderboard(board: Leaderboard, path: PathLike, title: str = "") -> Non
         plt.close(fig)
 
 
+_YAML_ESCAPE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff\ufffe\uffff]")
+
+
 def _yaml_string(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    r"""A YAML double-quoted scalar that reads back as ``text``: every character YAML does not print as
+    itself (controls, DEL, C1 such as NEL, line and paragraph separators, BOM) written as an escape.
+
+    >>> import yaml
+    >>> all(yaml.safe_load(_yaml_string(t)) == t for t in ("a\x7fb", "a\x85b", "x\u2028y", 'q"\\', "\t#: -"))
+    True
+    """
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + _YAML_ESCAPE.sub(lambda m: f"\\u{ord(m.group()):04x}", escaped) + '"'
 
 
 def model_index(board: Leaderboard, dataset: str, dataset_name: str, split: str) -> dict[str, str]:
@@ -349,7 +423,7 @@ def model_index(board: Leaderboard, dataset: str, dataset_name: str, split: str)
                 f"    - type: {_yaml_string(column.key)}",
                 f"      name: {_yaml_string(column.label)}",
                 f"      value: {s.mean!r}",
-                f"      config: {_yaml_string(column.signature)}",
+                f"      config: {_yaml_string(board.metric_signature(column))}",
                 f"      args: {{ci_low: {s.low!r}, ci_high: {s.high!r}, level: {board.level}}}",
                 "      verified: false",
             ]

@@ -14,9 +14,11 @@ from pathlib import Path
 
 import pytest
 
-evaluate = pytest.importorskip("evaluate")
-datasets = pytest.importorskip("datasets")
-pytest.importorskip("pyarrow")
+from tests.support.lazy import lazy_import, require
+
+evaluate = lazy_import("evaluate")
+datasets = lazy_import("datasets")
+require("pyarrow")
 
 from cfc_probeval import evaluate_module_path, evaluate_probeval, read_samples, read_targets  # noqa: E402
 

@@ -8,11 +8,13 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.cluster import KMeans
 from threadpoolctl import threadpool_limits
 
 from cfc_probeval import kmeans as kmeans_module
 from cfc_probeval.kmeans import kmeans, kmeans_like_sklearn, one_thread
+from tests.support.lazy import lazy_import
+
+sklearn_cluster = lazy_import("sklearn.cluster")
 
 
 def _kmeans_cases():
@@ -42,9 +44,9 @@ def _estimator(points, k, seed, init):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = (
-            KMeans(n_clusters=k, n_init=10, random_state=seed)
+            sklearn_cluster.KMeans(n_clusters=k, n_init=10, random_state=seed)
             if init is None
-            else KMeans(n_clusters=k, init=init, n_init=1, random_state=seed)
+            else sklearn_cluster.KMeans(n_clusters=k, init=init, n_init=1, random_state=seed)
         )
         return model.fit(points)
 

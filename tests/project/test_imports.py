@@ -87,3 +87,68 @@ def test_probeval_on_human_clusters_loads_no_embedder(tmp_path, shared_data):
     )
     loaded = _loaded(tmp_path, code)
     assert "torch" not in loaded and "sentence_transformers" not in loaded, loaded
+
+
+def _modules_after(tmp_path: Path, code: str) -> set[str]:
+    """Every module loaded by the end of ``code``, run in a new process in ``tmp_path``."""
+    report = tmp_path / "all-modules.json"
+    script = f"{code}\nimport json, sys\nopen({str(report)!r}, 'w').write(json.dumps(sorted(sys.modules)))\n"
+    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""), "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    return set(json.loads(report.read_text()))
+
+
+def _forbidden(modules: set[str], *roots: str) -> list[str]:
+    return sorted(m for m in modules if any(m == r or m.startswith(r + ".") for r in roots))
+
+
+ENGINES = "protoqa_integrations.generation.engines"
+
+
+def test_protoqa_eval_help_imports_no_numpy_torch_httpx_nor_any_engine_or_similarity(tmp_path):
+    loaded = _modules_after(tmp_path, _help("protoqa_integrations.cli"))
+    assert _forbidden(loaded, "numpy", "torch", "httpx", "openai", ENGINES) == []
+    # the similarities are listed by name; none of their modules is imported to list them
+    assert [m for m in loaded if m.startswith("protoqa_core.similarity.") and not m.endswith(".registry")] == []
+
+
+def test_an_exact_match_run_imports_no_torch_httpx_engine_wordnet_nor_other_similarity(tmp_path, shared_data):
+    protoqa = shared_data / "protoqa"
+    code = (
+        "import sys\nfrom protoqa_integrations.cli import main\n"
+        f"status = main([{str(protoqa / 'dev.crowdsourced.jsonl')!r}, "
+        f"{str(protoqa / 'dev.predictions.gpt2finetuned.json')!r}, '--similarity', 'exact_match', '--json'])\n"
+        "assert status == 0, status\n"
+    )
+    loaded = _modules_after(tmp_path, code)
+    assert _forbidden(loaded, "torch", "httpx", "openai", "tqdm", ENGINES, "protoqa_core.wordnet.lookup") == []
+    similarity_modules = {m for m in loaded if m.startswith("protoqa_core.similarity.")}
+    assert similarity_modules == {
+        "protoqa_core.similarity.registry",
+        "protoqa_core.similarity.exact",
+        "protoqa_core.similarity.bounds",
+    }
+
+
+def test_a_wordnet_run_imports_the_wordnet_similarity_alone(tmp_path, shared_data):
+    protoqa = shared_data / "protoqa"
+    code = (
+        "import sys\nfrom protoqa_integrations.cli import main\n"
+        f"status = main([{str(protoqa / 'dev.crowdsourced.jsonl')!r}, "
+        f"{str(protoqa / 'dev.predictions.gpt2finetuned.json')!r}, '--json'])\n"
+        "assert status == 0, status\n"
+    )
+    loaded = _modules_after(tmp_path, code)
+    assert _forbidden(loaded, "torch", "httpx", "openai", ENGINES, "nltk") == []
+    for other in ("roberta", "embedding", "gaussian_process", "wordnet_wup", "strings", "exact"):
+        assert f"protoqa_core.similarity.{other}" not in loaded
+
+
+def test_every_module_whose_docstring_examples_are_slow_to_import_exists():
+    import conftest
+
+    for path in conftest._SLOW_TO_IMPORT:
+        assert (REPO / path).is_file(), path

@@ -203,6 +203,17 @@ def test_generate_full_disk_names_the_file_keeps_the_journal_and_never_follows_p
     assert json.loads(scored.stdout)["num_questions"] == 3
 
 
+def test_a_full_disk_while_the_lock_file_is_made_is_one_line_and_leaves_no_lock(tmp_path, data_copy):
+    script = tmp_path / "full_disk.py"
+    script.write_text(FULL_DISK, encoding="utf-8")
+    # Emptying the lock file for the process id is the run's first os.ftruncate, before the model
+    # (here a folder that holds none) is loaded.
+    args = [tmp_path, "-o", "out.json", "--data-dir", data_copy, "--limit", "1", "--no-progress"]
+    line = one_error_line(run([sys.executable, script, "os.ftruncate", "1", *args], tmp_path))
+    assert "out.json.partial.lock: cannot write the lock file: no space left on device; make room" in line
+    assert "Errno" not in line and not (tmp_path / "out.json.partial.lock").exists()
+
+
 @pytest.mark.slow
 def test_generate_checks_every_line_of_the_resume_journal(tmp_path, data_copy, tiny_model):
     script = tmp_path / "full_disk.py"

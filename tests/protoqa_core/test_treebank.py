@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import importlib.metadata
 import json
 from pathlib import Path
 
@@ -9,17 +11,28 @@ import pytest
 
 from protoqa_core.text import content_tokens
 from protoqa_core.treebank import treebank_tokens
+from tests.support.lazy import lazy_import
 
-nltk_tokenize = pytest.importorskip("nltk.tokenize")
-hypothesis = pytest.importorskip("hypothesis")
+nltk_tokenize = lazy_import("nltk.tokenize")
 from hypothesis import example, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-_NLTK = nltk_tokenize.NLTKWordTokenizer()
+
+
+def _nltk_tokens(text: str) -> list[str]:
+    """NLTK's Treebank tokens of ``text`` (NLTK is imported by the first test that compares with it)."""
+    return _nltk_tokenizer().tokenize(text)
+
+
+@functools.cache
+def _nltk_tokenizer():
+    return nltk_tokenize.NLTKWordTokenizer()
+
+
 # The rules are those of NLTK 3.10 (older releases split dashes and leading apostrophes
 # differently), so NLTK is the oracle only from 3.10 on.
-_ORACLE = tuple(int(p) for p in __import__("nltk").__version__.split(".")[:2]) >= (3, 10)
+_ORACLE = tuple(int(p) for p in importlib.metadata.version("nltk").split(".")[:2]) >= (3, 10)
 needs_oracle = pytest.mark.skipif(not _ORACLE, reason="NLTK older than 3.10 tokenizes by older rules")
 
 
@@ -59,8 +72,8 @@ def test_every_data_string_tokenizes_as_nltk_does():
     stopwords = __import__("protoqa_core.text").text.ENGLISH_STOPWORDS
     for text in strings:
         for variant in {text, text.lower()}:
-            assert treebank_tokens(variant) == _NLTK.tokenize(variant), variant
-            assert content_tokens(variant) == tuple(t for t in _NLTK.tokenize(variant) if t not in stopwords)
+            assert treebank_tokens(variant) == _nltk_tokens(variant), variant
+            assert content_tokens(variant) == tuple(t for t in _nltk_tokens(variant) if t not in stopwords)
 
 
 _HOSTILE = st.text(
@@ -111,7 +124,7 @@ _WORDY = st.lists(
 @settings(max_examples=1500, deadline=None)
 @given(_HOSTILE)
 def test_generated_strings_tokenize_as_nltk_does(text):
-    assert treebank_tokens(text) == _NLTK.tokenize(text)
+    assert treebank_tokens(text) == _nltk_tokens(text)
 
 
 @needs_oracle
@@ -119,9 +132,9 @@ def test_generated_strings_tokenize_as_nltk_does(text):
 @given(_WORDY)
 def test_contractions_and_quotes_tokenize_as_nltk_does(parts):
     text = "".join(parts)
-    assert treebank_tokens(text) == _NLTK.tokenize(text)
+    assert treebank_tokens(text) == _nltk_tokens(text)
     spaced = " ".join(parts)
-    assert treebank_tokens(spaced) == _NLTK.tokenize(spaced)
+    assert treebank_tokens(spaced) == _nltk_tokens(spaced)
 
 
 @needs_oracle
@@ -132,7 +145,7 @@ def test_contractions_and_quotes_tokenize_as_nltk_does(parts):
 @example("\u0f2d'\u0444")  # U+0F2D is a word character to re, not to NLTK's regular expressions
 @example("e\u0301'x")  # a combining mark is a word character to NLTK's regular expressions
 def test_any_unicode_tokenizes_as_nltk_does(text):
-    assert treebank_tokens(text) == _NLTK.tokenize(text)
+    assert treebank_tokens(text) == _nltk_tokens(text)
 
 
 def test_known_splits():

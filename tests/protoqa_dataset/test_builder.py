@@ -12,9 +12,9 @@ import json
 import shutil
 from pathlib import Path
 
-import datasets
 import pytest
 
+import protoqa_dataset  # its names are read when used: datasets loads with the first test that needs it
 from protoqa_core.io.data import (
     DATA_DIR_ENV,
     SourceDownloadError,
@@ -23,8 +23,10 @@ from protoqa_core.io.data import (
     SourceVerificationError,
 )
 from protoqa_core.io.files import DataFormatError
-from protoqa_dataset import FEATURES, ProtoQA, load_protoqa
 from protoqa_dataset.sources import SOURCES
+from tests.support.lazy import lazy_import
+
+datasets = lazy_import("datasets")
 
 
 @pytest.fixture(autouse=True)
@@ -54,7 +56,7 @@ def json_lines(path: Path) -> list[dict]:
 
 
 def load(name, cache, **kwargs):
-    return load_protoqa(name, cache_dir=str(cache), **kwargs)
+    return protoqa_dataset.load_protoqa(name, cache_dir=str(cache), **kwargs)
 
 
 # --- the configs -------------------------------------------------------------------------
@@ -64,7 +66,7 @@ def test_cfc_config_matches_the_jsonl_files(shared, isolated_hf):
     ds = load("cfc", isolated_hf, data_dir=shared)
     assert {split: ds[split].num_rows for split in ds} == {"validation": 54, "test": 46}
     for split, relative in (("validation", "cfc/dev.targets.jsonl"), ("test", "cfc/test.targets.jsonl")):
-        assert ds[split].features == FEATURES
+        assert ds[split].features == protoqa_dataset.FEATURES
         records = json_lines(shared / relative)
         assert ds[split]["id"] == [r["metadata"]["id"] for r in records]
         for row, record in zip(ds[split], records, strict=True):
@@ -89,7 +91,7 @@ def test_scraped_dev_config(shared, isolated_hf):
     ds = load("protoqa_scraped_dev", isolated_hf, data_dir=shared)
     assert list(ds) == ["validation"]
     validation = ds["validation"]
-    assert validation.num_rows == 980 and validation.features == FEATURES
+    assert validation.num_rows == 980 and validation.features == protoqa_dataset.FEATURES
     assert validation[0]["id"] == "dev-scraped_q3"
     assert validation[0]["clusters"]["answers"][:2] == [["9"], ["10"]]
     # Scraped data has one string per cluster.
@@ -113,7 +115,7 @@ def test_protoqa_config_all_splits(shared, isolated_hf, tmp_path):
     data_dir = protoqa_dir(shared, tmp_path / "data")
     ds = load("protoqa", isolated_hf, data_dir=data_dir, expected_train_rows=980)
     assert {split: ds[split].num_rows for split in ds} == {"train": 980, "validation": 52, "test": 102}
-    assert all(ds[split].features == FEATURES for split in ds)
+    assert all(ds[split].features == protoqa_dataset.FEATURES for split in ds)
     r1q1 = ds["validation"][0]
     assert r1q1["id"] == "r1q1"
     largest = max(range(len(r1q1["clusters"]["count"])), key=lambda i: r1q1["clusters"]["count"][i])
@@ -148,7 +150,9 @@ def test_missing_train_is_an_error_unless_skipped(shared, isolated_hf):
     assert {split: ds[split].num_rows for split in ds} == {"validation": 52, "test": 102}
     with pytest.raises(ValueError, match="split 'train' was not built"), pytest.warns(UserWarning):
         load("protoqa", isolated_hf, data_dir=shared, skip_unavailable=True, split="train")
-    builder = ProtoQA(config_name="protoqa", data_dir=shared, cache_dir=str(isolated_hf), skip_unavailable=True)
+    builder = protoqa_dataset.ProtoQA(
+        config_name="protoqa", data_dir=shared, cache_dir=str(isolated_hf), skip_unavailable=True
+    )
     builder.download_and_prepare(download_mode="reuse_cache_if_exists")
     assert list(builder.skipped_splits) == ["train"]
 
@@ -160,7 +164,7 @@ def test_nonexistent_data_dir(isolated_hf, tmp_path):
 
 def test_data_dir_from_environment(shared, isolated_hf, monkeypatch):
     monkeypatch.setenv(DATA_DIR_ENV, str(shared))
-    builder = ProtoQA(config_name="cfc", cache_dir=str(isolated_hf))
+    builder = protoqa_dataset.ProtoQA(config_name="cfc", cache_dir=str(isolated_hf))
     assert builder.config.data_dir == str(shared.resolve())
     assert load("cfc", isolated_hf, split="test").num_rows == 46
 
@@ -350,7 +354,7 @@ def test_answers_in_the_test_questions_file_are_an_error(shared, isolated_hf, tm
 
 def test_unknown_config_is_refused(isolated_hf):
     with pytest.raises(ValueError, match="BuilderConfig 'nope' not found"):
-        ProtoQA(config_name="nope", cache_dir=str(isolated_hf))
+        protoqa_dataset.ProtoQA(config_name="nope", cache_dir=str(isolated_hf))
 
 
 @pytest.mark.parametrize("module", ["sources", "schema", "parsing", "card", "export", "upload"])

@@ -11,16 +11,18 @@ import json
 import shutil
 from pathlib import Path
 
-import datasets
 import pytest
 from huggingface_hub import DatasetCard, HfApi
 
+import protoqa_dataset  # its names are read when used: datasets loads with the first test that needs it
 from protoqa_core.io.data import DATA_DIR_ENV
 from protoqa_core.io.records import Question
-from protoqa_dataset import FEATURES, SourceNotFoundError, export_dataset, plan_upload, upload_export
 from protoqa_dataset import upload as upload_module
 from protoqa_dataset.__main__ import main
 from protoqa_metric import clusters_from_records, evaluate_predictions, read_predictions, read_targets
+from tests.support.lazy import lazy_import
+
+datasets = lazy_import("datasets")
 
 SPLIT_ROWS = {
     "protoqa": {"train": 980, "validation": 52, "test": 102},  # train: the stand-in, see module docstring
@@ -63,14 +65,14 @@ def full_data_dir(shared: Path, root: Path) -> Path:
 def full_export(shared, hf_env, tmp_path_factory):
     data_dir = full_data_dir(shared, tmp_path_factory.mktemp("data"))
     out = tmp_path_factory.mktemp("export") / "repo"
-    report = export_dataset(out, data_dir=data_dir, expected_train_rows=980)
+    report = protoqa_dataset.export_dataset(out, data_dir=data_dir, expected_train_rows=980)
     return out, report, data_dir
 
 
 @pytest.fixture(scope="module")
 def partial_export(shared, hf_env, tmp_path_factory):
     out = tmp_path_factory.mktemp("partial") / "repo"
-    report = export_dataset(out, data_dir=shared, skip_unavailable=True)
+    report = protoqa_dataset.export_dataset(out, data_dir=shared, skip_unavailable=True)
     return out, report
 
 
@@ -87,7 +89,7 @@ def test_every_split_reads_back(full_export, hf_env):
     for config, rows in SPLIT_ROWS.items():
         ds = load(out, config, hf_env=hf_env)
         assert {split: ds[split].num_rows for split in ds} == rows
-        assert all(ds[split].features == FEATURES for split in ds)
+        assert all(ds[split].features == protoqa_dataset.FEATURES for split in ds)
     assert load(out, "cfc", split="validation", hf_env=hf_env).num_rows == 54
     default = load(out, hf_env=hf_env)  # the card marks protoqa as the default config
     assert {split: default[split].num_rows for split in default} == SPLIT_ROWS["protoqa"]
@@ -157,7 +159,7 @@ def test_card_metadata(full_export):
 def test_export_is_deterministic(full_export, hf_env, tmp_path):
     out, _, data_dir = full_export
     again = tmp_path / "again"
-    export_dataset(again, data_dir=data_dir, expected_train_rows=980)
+    protoqa_dataset.export_dataset(again, data_dir=data_dir, expected_train_rows=980)
     files = sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file())
     assert files == sorted(p.relative_to(again) for p in again.rglob("*") if p.is_file())
     assert all((out / f).read_bytes() == (again / f).read_bytes() for f in files)
@@ -168,8 +170,8 @@ def test_export_is_deterministic(full_export, hf_env, tmp_path):
 
 def test_export_without_train_fails_and_writes_nothing(shared, hf_env, tmp_path):
     out = tmp_path / "out"
-    with pytest.raises(SourceNotFoundError, match="train"):
-        export_dataset(out, data_dir=shared)
+    with pytest.raises(protoqa_dataset.SourceNotFoundError, match="train"):
+        protoqa_dataset.export_dataset(out, data_dir=shared)
     assert not out.exists()
 
 
@@ -210,8 +212,8 @@ def test_overwrite_replaces_only_export_files(full_export, shared, hf_env, tmp_p
     shutil.copytree(full_export[0], out)
     (out / ".gitattributes").write_text("*.parquet filter=lfs\n", encoding="utf-8")
     with pytest.raises(FileExistsError):
-        export_dataset(out, data_dir=shared, skip_unavailable=True)
-    export_dataset(out, data_dir=shared, skip_unavailable=True, overwrite=True)
+        protoqa_dataset.export_dataset(out, data_dir=shared, skip_unavailable=True)
+    protoqa_dataset.export_dataset(out, data_dir=shared, skip_unavailable=True, overwrite=True)
     assert not (out / "protoqa" / "train-00000-of-00001.parquet").exists()  # stale split removed
     assert (out / ".gitattributes").is_file()
     assert "train" not in load(out, "protoqa", hf_env=hf_env)
@@ -237,7 +239,7 @@ class RecordingApi(HfApi):
 def test_upload_sends_the_folder_as_a_dataset_repo(full_export):
     out, _, _ = full_export
     api = RecordingApi()
-    plan = upload_export(out, "someone/protoqa", api=api, private=True)
+    plan = protoqa_dataset.upload_export(out, "someone/protoqa", api=api, private=True)
     (create, repo_id, create_kwargs), (upload, upload_repo, upload_kwargs) = api.calls
     assert (create, repo_id, upload, upload_repo) == (
         "create_repo",
@@ -271,17 +273,17 @@ def test_upload_dry_run_touches_no_network(full_export, monkeypatch, capsys):
 def test_upload_refuses_folders_that_would_not_load(full_export, tmp_path):
     out, _, _ = full_export
     with pytest.raises(ValueError, match="no README.md"):
-        plan_upload(tmp_path, "someone/protoqa")
+        protoqa_dataset.plan_upload(tmp_path, "someone/protoqa")
     broken = tmp_path / "broken"
     shutil.copytree(out, broken)
     (broken / "cfc" / "test-00000-of-00001.parquet").unlink()
     with pytest.raises(ValueError, match="config 'cfc' split 'test' names cfc/test-00000-of-00001.parquet"):
-        plan_upload(broken, "someone/protoqa")
+        protoqa_dataset.plan_upload(broken, "someone/protoqa")
     (broken / "README.md").write_text("---\nlicense: cc-by-4.0\n---\n# card\n", encoding="utf-8")
     with pytest.raises(ValueError, match="no `configs:`"):
-        plan_upload(broken, "someone/protoqa")
+        protoqa_dataset.plan_upload(broken, "someone/protoqa")
     with pytest.raises(ValueError, match="owner/name"):
-        plan_upload(out, "protoqa")
+        protoqa_dataset.plan_upload(out, "protoqa")
 
 
 def test_overwrite_deletes_only_what_an_export_wrote(full_export, shared, hf_env, tmp_path):
@@ -293,7 +295,7 @@ def test_overwrite_deletes_only_what_an_export_wrote(full_export, shared, hf_env
     mine.write_bytes(b"not from the export")
     notes = out / "cfc" / "notes.txt"
     notes.write_text("keep me", encoding="utf-8")
-    export_dataset(out, data_dir=shared, skip_unavailable=True, overwrite=True)
+    protoqa_dataset.export_dataset(out, data_dir=shared, skip_unavailable=True, overwrite=True)
     assert mine.read_bytes() == b"not from the export" and notes.read_text(encoding="utf-8") == "keep me"
     assert not (out / "protoqa" / "train-00000-of-00001.parquet").exists()  # listed in the manifest: removed
     listed = json.loads((out / MANIFEST).read_text(encoding="utf-8"))["files"]

@@ -416,16 +416,115 @@ def test_leaderboard_tab_shows_the_shipped_boards_and_ranks_an_upload(running_ap
     label = next(e for e in browser.find_elements(By.CSS_SELECTOR, "#leaderboard-board label") if "CFC test" in e.text)
     label.click()
     wait.until(lambda d: "gpt2-large-ft.zeroshot" in d.find_element(By.ID, "leaderboard-table").text)
-    upload = tmp_path / "mine.jsonl"
+    # A name written as a Markdown link is shown as its text, not rendered (Gradio strips "<>" from upload names).
+    upload = tmp_path / "[mine](x).jsonl"
     shutil.copy(SHARED_DATA / "cfc" / "test.samples.gpt2-xl.oneshot.jsonl", upload)
     browser.find_element(By.CSS_SELECTOR, "#leaderboard-upload input[type=file]").send_keys(str(upload))
     # Gradio shows a file's stem and extension in separate elements: its name is their joined text.
-    wait.until(lambda d: "mine.jsonl" in d.find_element(By.ID, "leaderboard-upload").text.replace("\n", ""))
+    wait.until(lambda d: "[mine](x).jsonl" in d.find_element(By.ID, "leaderboard-upload").text.replace("\n", ""))
     browser.find_element(By.ID, "leaderboard-rank").click()
     wait.until(
-        lambda d: "mine (uploaded)" in d.find_element(By.ID, "leaderboard-table").text,
-        message=f"{browser.find_element(By.ID, 'leaderboard-note').text}\n{log.read_text()[-2000:]}",
+        lambda d: "[mine](x) (uploaded)" in d.find_element(By.ID, "leaderboard-table").text,
+        message=f"{browser.find_element(By.ID, 'leaderboard-status').text}\n{log.read_text()[-2000:]}",
     )
-    assert "1 uploaded file(s) ranked" in browser.find_element(By.ID, "leaderboard-note").text
+    assert "1 uploaded file(s) ranked" in browser.find_element(By.ID, "leaderboard-status").text
+    # The upload is drawn in the plot too.
+    wait.until(
+        lambda d: "board-" in (d.find_element(By.CSS_SELECTOR, "#leaderboard-plot img").get_attribute("src") or "")
+    )
     ARTIFACTS.mkdir(exist_ok=True)
     assert browser.save_screenshot(str(ARTIFACTS / "space_leaderboard.png"))
+
+
+# Every header cell of the leaderboard: its text, its right edge, and the words that the browser broke across lines.
+HEADERS_JS = """
+const cells = [...document.querySelectorAll('#leaderboard-table thead th')];
+const report = [];
+for (const th of cells) {
+  const walker = document.createTreeWalker(th, NodeFilter.SHOW_TEXT);
+  const broken = [];
+  let node;
+  while ((node = walker.nextNode())) {
+    const text = node.textContent;
+    const re = /\\S+/g;
+    let m;
+    while ((m = re.exec(text))) {
+      const range = document.createRange();
+      range.setStart(node, m.index);
+      range.setEnd(node, m.index + m[0].length);
+      const tops = new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
+      if (tops.size > 1) broken.push(m[0]);
+    }
+  }
+  const box = th.getBoundingClientRect();
+  report.push({text: th.innerText.replace(/\\s+/g, ' ').trim(), right: box.right, width: box.width, broken: broken});
+}
+return {width: document.documentElement.clientWidth, headers: report};
+"""
+
+PHONE_JS = """
+const list = document.querySelector('#leaderboard-phone');
+const items = [...document.querySelectorAll('#leaderboard-phone li')];
+return {shown: !!list && list.offsetHeight > 0,
+        items: items.map(li => ({text: li.innerText, right: li.getBoundingClientRect().right})),
+        width: document.documentElement.clientWidth};
+"""
+
+
+def _open_leaderboard(browser, url, log):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.get(url)
+    wait = WebDriverWait(browser, STEP_TIMEOUT)
+    tab = wait.until(
+        lambda d: next((b for b in d.find_elements(By.CSS_SELECTOR, "[role=tab]") if b.text == "Leaderboard"), None)
+    )
+    tab.click()
+    wait.until(
+        lambda d: "GPT-2 fine-tuned (ProtoQA paper)" in d.find_element(By.ID, "leaderboard-table").text,
+        message=log.read_text()[-2000:],
+    )
+    time.sleep(1.0)  # let the layout settle
+    return wait
+
+
+@pytest.mark.parametrize("running_app", ["no model"], indirect=True)
+@pytest.mark.parametrize("size", [(1280, 1800, False, "desktop"), (390, 2400, True, "phone")], ids=["desktop", "phone"])
+def test_leaderboard_reads_at_desktop_and_phone_sizes(running_app, browser, size, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    width, height, mobile, name = size
+    url, log = running_app
+    _viewport(browser, width, height, mobile)
+    wait = _open_leaderboard(browser, url, log)
+    report = browser.execute_script(HEADERS_JS)
+    texts = [h["text"] for h in report["headers"]]
+    assert "ProbEval KL ↓" in " ".join(texts) and "Max Answers@10" in " ".join(texts), report
+    # No header is broken inside a word.
+    assert not [h for h in report["headers"] if h["broken"]], report
+    phone = browser.execute_script(PHONE_JS)
+    if mobile:
+        # Each system with its main figure, inside the screen.
+        assert phone["shown"] and len(phone["items"]) == 2, phone
+        assert all(any(ch.isdigit() for ch in item["text"]) for item in phone["items"]), phone
+        assert all(item["right"] <= phone["width"] + 1 for item in phone["items"]), phone
+    else:
+        # The paper's seven metrics and the KL are on screen without scrolling sideways.
+        assert not phone["shown"], phone
+        assert all(h["right"] <= report["width"] + 1 for h in report["headers"]), report
+    ARTIFACTS.mkdir(exist_ok=True)
+    browser.execute_script("window.scrollTo(0, 0)")
+    assert browser.save_screenshot(str(ARTIFACTS / f"space_leaderboard_{name}.png"))
+    # A bad upload keeps the shipped board, its plot and its signature, and shows the one-line error.
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    browser.find_element(By.CSS_SELECTOR, "#leaderboard-upload input[type=file]").send_keys(str(deep))
+    wait.until(lambda d: "deep.json" in d.find_element(By.ID, "leaderboard-upload").text.replace("\n", ""))
+    browser.find_element(By.ID, "leaderboard-rank").click()
+    wait.until(lambda d: "JSON nested too deeply" in d.find_element(By.ID, "leaderboard-status").text)
+    assert "deep.json: JSON nested too deeply" in browser.find_element(By.ID, "leaderboard-status").text
+    assert "Signature:" in browser.find_element(By.ID, "leaderboard-note").text
+    assert "GPT-2 fine-tuned (ProtoQA paper)" in browser.find_element(By.ID, "leaderboard-table").text
+    assert browser.find_element(By.CSS_SELECTOR, "#leaderboard-plot img").get_attribute("src")
+    _full_page_screenshot(browser, ARTIFACTS / f"space_leaderboard_{name}_error.png", width, mobile)

@@ -25,10 +25,11 @@ needs_data = pytest.mark.skipif(not (DATA / "cfc" / "test.targets.jsonl").is_fil
 def test_every_shipped_board_has_its_table_plot_and_signature(key):
     board = demo_leaderboard.shipped_board(key)
     headers, rows = demo_leaderboard.board_table(board)
-    assert headers[:2] == ["system", board.columns[0].label] and len(rows) == len(board.systems) >= 2
-    # Rows are best first by the first metric, its means are numbers the table can sort.
-    means = [row[1] for row in rows]
-    assert means == sorted(means, reverse=board.columns[0].higher_is_better)
+    # The main figure (ProbEval KL, on every shipped board) follows the system and its rank range.
+    assert headers[:3] == ["system", "rank", "ProbEval KL ↓"] and len(rows) == len(board.systems) >= 2
+    # Rows are best first by it, its means are numbers the table can sort.
+    means = [row[2] for row in rows]
+    assert means == sorted(means) and all(isinstance(m, float) for m in means)
     assert Path(demo_leaderboard.board_plot(key)).read_bytes()[:4] == b"\x89PNG"
     assert "Signature:" in demo_leaderboard.board_markdown(board)
     # The shipped JSON holds the per-question scores the figures are recomputed from.
@@ -96,5 +97,81 @@ def test_an_uploaded_file_is_ranked_with_the_shipped_systems(tmp_path, monkeypat
     assert any(row[0] == "mine (uploaded)" for row in rows)
     partial = tmp_path / "partial.jsonl"
     partial.write_text(json.dumps({"r4q1": ["a driver"]}) + "\n")
-    with pytest.raises(DemoError, match="partial lacks 45 of the board's questions"):
+    with pytest.raises(DemoError, match="partial lacks 45 of the board's 46 questions"):
         demo_leaderboard.rank_uploads("cfc_test", [str(partial)])
+
+
+def _bad_files(folder: Path) -> dict[str, str]:
+    """Files users upload by mistake, each with what its one line must say."""
+    (folder / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    (folder / "cut.json").write_text('{"r4q1": ["a driver",\n "a cop"')
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"doc": ["a"], "model_response": [1]}), folder / "wrong.parquet")
+    return {
+        "deep.json": "deep.json: JSON nested too deeply",
+        "cut.json": "cut.json, line 2: malformed JSON (Expecting ',' delimiter at column 9)",
+        "wrong.parquet": "wrong.parquet: row 1: 'doc' and 'model_response' are not the structs lighteval writes",
+    }
+
+
+@needs_data
+def test_a_bad_upload_shows_the_command_lines_one_line_and_keeps_the_shipped_board(tmp_path, monkeypatch):
+    import subprocess
+
+    from tests.support.offline import offline_env
+
+    monkeypatch.setenv("PROTOQA_SPACE_DATA_DIR", str(DATA))
+    monkeypatch.setenv("PROTOQA_SPACE_TMP", str(tmp_path / "space"))
+    shipped = demo_leaderboard.board_view("cfc_test")
+    for name, expected in _bad_files(tmp_path).items():
+        view = demo_leaderboard.board_view("cfc_test", [str(tmp_path / name)])
+        assert view.error is not None and view.error.startswith(expected), view.error
+        # The shipped board, its plot and its signature stay.
+        assert (view.rows, view.plot) == (shipped.rows, shipped.plot) and "Signature:" in view.note
+        assert view.status.startswith("**Error:**") and "unexpected" not in view.error
+        # The command line says the same line.
+        cli = subprocess.run(
+            [sys.executable, "-m", "protoqa_integrations", "leaderboard", str(DATA / "cfc" / "test.targets.jsonl")]
+            + [f"{Path(name).stem}={name}", "--metrics", "probeval"],
+            cwd=tmp_path,
+            env=offline_env(),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert cli.returncode == 2 and cli.stderr.strip().splitlines()[-1].endswith(view.error), cli.stderr
+        # And the API, with the file's content.
+        content = (tmp_path / name).read_bytes()
+        upload = {"name": name, "base64": __import__("base64").b64encode(content).decode()}
+        answer = demo_leaderboard.api_rank("cfc_test", [upload])
+        assert answer["error"] == view.error and len(answer["leaderboard"]["systems"]) == 8
+
+
+@pytest.mark.slow
+@needs_data
+def test_uploads_are_drawn_and_can_be_ranked_on_the_common_questions(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    monkeypatch.setenv("PROTOQA_SPACE_DATA_DIR", str(DATA))
+    monkeypatch.setenv("PROTOQA_SPACE_TMP", str(tmp_path / "space"))
+    partial = tmp_path / "partial.jsonl"
+    partial.write_text(json.dumps({"r4q1": ["a driver"], "r4q2": ["a cop"]}) + "\n")
+    refused = demo_leaderboard.board_view("cfc_test", [str(partial)])
+    assert "partial lacks 44 of the board's 46 questions" in refused.error
+    view = demo_leaderboard.board_view("cfc_test", [str(partial)], only_common=True)
+    assert view.error is None and view.board.questions == ["r4q1", "r4q2"]
+    assert Path(view.plot).read_bytes()[:4] == b"\x89PNG" and Path(view.plot).parent == demo_leaderboard.plots_dir()
+    assert "on the 2 questions every upload answers" in view.status
+    assert any(row[0] == "partial (uploaded)" for row in view.rows)
+    # Every system is ranked on those two questions: the shipped ones' figures are recomputed on them.
+    assert "|n:2|" in view.board.signature and len(view.board.dropped) == 44
+
+
+def test_the_phone_list_and_the_table_escape_names_and_read_as_headers():
+    board = demo_leaderboard.shipped_board("protoqa_dev")
+    headers, rows = demo_leaderboard.board_table(board)
+    assert headers[:3] == ["system", "rank", "ProbEval KL ↓"] and "Max Answers@10" in headers
+    assert all(isinstance(value, float) for value in rows[0][2:])
+    phone = demo_leaderboard.board_phone_list(board)
+    assert phone.count("<li>") == len(board.systems) and "ProbEval KL" in phone

@@ -87,7 +87,7 @@ def test_only_named_endpoints_are_exposed(server):
     base, _, _ = server
     with open_local(base + "/gradio_api/info", timeout=10) as response:
         info = json.load(response)
-    assert set(info["named_endpoints"]) == {"/score", "/stored", "/generate"}
+    assert set(info["named_endpoints"]) == {"/score", "/stored", "/generate", "/leaderboard"}
     assert not info["unnamed_endpoints"]
 
 
@@ -237,3 +237,27 @@ def test_a_body_just_under_the_limit_is_read_and_answered_with_the_caps(server):
     assert len(json.dumps({"data": data})) < MAX_REQUEST_BYTES
     event, payload, _ = call(base, "score", data)
     assert event == "error" and "40000 clusters; at most 50" in payload["error"], payload
+
+
+@pytest.mark.skipif(not SHARED_DATA.is_dir(), reason="the leaderboard's targets need the shared data")
+def test_the_leaderboard_api_ranks_an_upload_and_says_the_one_line_of_a_bad_one(server):
+    base, _, _ = server
+    upload = {"name": "mine.jsonl", "content": (SHARED_DATA / "cfc" / "test.samples.gpt2-xl.oneshot.jsonl").read_text()}
+    event, payload, _ = call(base, "leaderboard", ["cfc_test", [upload], False])
+    assert event == "complete", payload
+    result = payload[0]
+    assert result["error"] is None, result
+    systems = {s["name"]: s for s in result["leaderboard"]["systems"]}
+    assert systems["mine"]["file"] == "mine.jsonl"
+    assert systems["mine"]["scores"]["probeval_kl"] == {
+        **systems["gpt2-xl.oneshot"]["scores"]["probeval_kl"],
+        "rank": systems["mine"]["scores"]["probeval_kl"]["rank"],
+    }
+    for name, content, expected in (
+        ("deep.json", "[" * 100_000 + "]" * 100_000, "deep.json: JSON nested too deeply; expected an answers file"),
+        ("cut.json", '{"r4q1": ["a driver",\n "a cop"', "cut.json, line 2: malformed JSON (Expecting ',' delimiter"),
+    ):
+        event, payload, _ = call(base, "leaderboard", ["cfc_test", [{"name": name, "content": content}], False])
+        assert event == "complete", payload
+        assert payload[0]["error"].startswith(expected), payload[0]["error"]
+        assert len(payload[0]["leaderboard"]["systems"]) == 8  # the shipped board, kept

@@ -11,12 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.lazy import lazy_import, require
+
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-pytest.importorskip("transformers")
-pytest.importorskip("torch")
-pytest.importorskip("gradio", minversion="6.31")  # the demo needs gr.api
+require("transformers")
+require("torch")
+require("gradio", minversion="6.31")  # the demo needs gr.api
 
 SPACE_DIR = Path(__file__).resolve().parents[2] / "space"
 SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
@@ -30,7 +32,6 @@ import demo_data  # noqa: E402
 import demo_errors  # noqa: E402
 import demo_limits  # noqa: E402
 import demo_model  # noqa: E402
-import demo_render as render  # noqa: E402
 import demo_requests  # noqa: E402
 import demo_scoring  # noqa: E402
 import demo_settings  # noqa: E402
@@ -39,6 +40,8 @@ import protoqa_core.io.data  # noqa: E402
 from protoqa_integrations.generation import sampling  # noqa: E402
 from protoqa_integrations.hub import serving  # noqa: E402
 from tests.support.tiny_lm import build_word_list_gpt2  # noqa: E402
+
+render = lazy_import("demo_render", optional=False)  # matplotlib loads with the first test that draws
 
 TINY_WORDS = ("pumpkin", "cabbage", "watermelon", "melon", "lettuce", "potato", "tomato", "big", "green")
 

@@ -8,7 +8,10 @@
 * ``retry-after``: ``429`` with ``Retry-After: 1000000000``;
 * ``stall``: headers, then nothing until the client goes away;
 * ``ok``: a valid reply (``n`` choices, a different answer per seed), after ``delay`` seconds:
-  the well-behaved server that runs racing each other or reading provenance need.
+  the well-behaved server that runs racing each other or reading provenance need; with
+  ``reply_models``, each reply names the next of them as its ``model``;
+* ``redirect``: ``307`` to another address;
+* ``gzip``: a valid reply, gzip-compressed although the client asks for none.
 
 ``GET /version`` answers ``{"version": VERSION}`` when the server is given a ``version``
 (vLLM's server does), else 404.
@@ -21,13 +24,14 @@ Used by tests/protoqa_integrations/generation/engines/test_hostile_servers.py an
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-MODES = ("endless", "trickle", "huge", "retry-after", "stall", "ok")
+MODES = ("endless", "trickle", "huge", "retry-after", "stall", "ok", "redirect", "gzip")
 
 
 def _completion(text: str, n: int, chat: bool) -> bytes:
@@ -40,12 +44,14 @@ def _completion(text: str, n: int, chat: bool) -> bytes:
 class HostileServer:
     """A server misbehaving as ``mode`` (:data:`MODES`); ``url`` is its ``/v1`` base URL."""
 
-    def __init__(self, mode: str, huge_mb: int = 300, delay: float = 0.0, version: str = "") -> None:
+    def __init__(
+        self, mode: str, huge_mb: int = 300, delay: float = 0.0, version: str = "", reply_models: tuple[str, ...] = ()
+    ) -> None:
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
         self.mode, self.huge_bytes = mode, huge_mb * 1_000_000
         self.posts = 0
-        self.delay, self.version = delay, version
+        self.delay, self.version, self.reply_models = delay, version, reply_models
         self.paths: list[str] = []
         self.lock = threading.Lock()
         self.closing = threading.Event()
@@ -140,7 +146,25 @@ class HostileServer:
                     else {"index": i, "text": f" answer {(count + i) % 7}. more"}
                     for i in range(n)
                 ]
-                self._send(200, json.dumps({"choices": choices}).encode())
+                reply: dict = {"choices": choices}
+                if server.reply_models:
+                    reply["model"] = server.reply_models[(count - 1) % len(server.reply_models)]
+                self._send(200, json.dumps(reply).encode())
+
+            def _redirect(self, n: int, chat: bool) -> None:
+                self.send_response(307)
+                self.send_header("Location", "http://127.0.0.1:9/v1/completions")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def _gzip(self, n: int, chat: bool) -> None:
+                body = gzip.compress(_completion("a packed answer", n, chat))
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Encoding", "gzip")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
 
             def _stall(self, n: int, chat: bool) -> None:
                 self.send_response(200)

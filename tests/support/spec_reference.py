@@ -14,10 +14,12 @@ from itertools import combinations, pairwise
 from typing import Optional
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from protoqa_core.text import content_tokens
 from protoqa_core.wordnet.nltk_reader import get_wordnet
+from tests.support.lazy import lazy_import
+
+scipy_optimize = lazy_import("scipy.optimize")
 
 __all__ = [
     "contiguous_partitions",
@@ -73,7 +75,7 @@ def _partition_similarity(a: str, b: str, part_score: Callable[[str, str], float
     for p in contiguous_partitions(ta):
         for q in contiguous_partitions(tb):
             m = np.array([[part_score(x, y) for y in q] for x in p])
-            rows, cols = linear_sum_assignment(-m)
+            rows, cols = scipy_optimize.linear_sum_assignment(-m)
             best = max(best, m[rows, cols].sum() / max(len(p), len(q)))
     return float(best)
 
@@ -143,7 +145,7 @@ def reference_question_score(
     raw = 0.0
     if s.size:
         w = s * weights[None, :]
-        rows, cols = linear_sum_assignment(w, maximize=True)
+        rows, cols = scipy_optimize.linear_sum_assignment(w, maximize=True)
         raw = float(w[rows, cols].sum())
     ordered = sorted(weights, reverse=True)
     oracle = float(sum(ordered[:max_answers] if max_answers is not None else ordered))

@@ -9,9 +9,9 @@
 Every engine takes a list of prompts (a string, or a list of chat messages), a
 :class:`~protoqa_integrations.generation.settings.SamplingConfig` and one seed per prompt, and
 yields :class:`~protoqa_integrations.generation.settings.PromptSamples`; :func:`make_engine` builds
-one by name from the registry :data:`ENGINES`, where each engine module registers its engine
-(``@ENGINES.register(name)``) with the options it takes. Engine modules import their heavy
-packages only when an engine is built.
+one by name from the registry :data:`ENGINES`, which names each built-in engine with its module
+and imports that module when the engine is first asked for (another package adds its own with
+``@ENGINES.register(name)``). Engine modules import their heavy packages only when an engine is built.
 
 >>> list(ENGINES)
 ['hf', 'openai', 'vllm']
@@ -32,9 +32,6 @@ from protoqa_integrations.generation.engines.base import (
     engine_class,
     is_collapsed,
 )
-
-# Each engine module registers its engine in ENGINES when imported: a new engine is one more name here.
-from protoqa_integrations.generation.engines import hf, openai, vllm  # noqa: F401  isort: skip
 
 __all__ = [
     "ENGINES",

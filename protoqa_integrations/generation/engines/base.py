@@ -15,7 +15,6 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Optional, Union
-from urllib.parse import parse_qsl, quote, unquote_plus, urlsplit, urlunsplit
 
 from protoqa_core.registry import Registry
 from protoqa_integrations.generation.nucleus import sample_uniforms
@@ -39,8 +38,6 @@ __all__ = [
     "CHAT_STYLES",
     "chat_prompt_function",
     "request_seed",
-    "redact_url",
-    "url_secrets",
     "library_versions",
 ]
 
@@ -122,7 +119,8 @@ class EngineOption:
 class Engine:
     """What every engine offers. ``usage`` counts prompt and completion tokens where the engine reports them.
 
-    A subclass gets ``name`` from its registration in :data:`ENGINES`, sets ``summary`` (for ``--help``),
+    A subclass gets ``name`` from its registration in :data:`ENGINES` (a built-in one declares the same
+    name, so that importing its class directly gives it too), sets ``summary`` (for ``--help``),
     ``common`` (which of :data:`COMMON_SETTINGS` its constructor takes) and ``options`` (its own),
     builds itself from a model name and those keywords in :meth:`build`, and draws samples in
     :meth:`_sample`.
@@ -234,12 +232,24 @@ def check_engine(name: str, cls: type[Engine]) -> None:
     unknown = set(cls.common) - set(COMMON_SETTINGS)
     if unknown:
         raise ValueError(f"engine {name!r}: {sorted(unknown)} are not settings of {COMMON_SETTINGS}")
+    if cls.name not in (Engine.name, name):
+        raise ValueError(f"engine {name!r}: {cls.__qualname__} is named {cls.name!r}")
     cls.name = name
 
 
-ENGINES: Registry[type[Engine]] = Registry("engine", check=check_engine, error=EngineError)
-"""The engines by name, in the order they registered (``@ENGINES.register(name)`` on an :class:`Engine`
-subclass, checked by :func:`check_engine`)."""
+ENGINES: Registry[type[Engine]] = Registry(
+    "engine",
+    plugins={
+        "hf": "protoqa_integrations.generation.engines.hf:HFEngine",
+        "openai": "protoqa_integrations.generation.engines.openai:OpenAIEngine",
+        "vllm": "protoqa_integrations.generation.engines.vllm:VLLMEngine",
+    },
+    check=check_engine,
+    error=EngineError,
+)
+"""The engines by name: the built-in ones named with their place (each module imported when its engine
+is first asked for), then any added with ``@ENGINES.register(name)`` on an :class:`Engine` subclass;
+each checked by :func:`check_engine` as it joins."""
 
 
 def _dest(flag: str) -> str:
@@ -353,61 +363,6 @@ def request_seed(question_seed: int, request: int) -> int:
     True
     """
     return int(sample_uniforms([question_seed], [request], 0)[0] * (1 << 31))
-
-
-_SECRET_QUERY_NAMES = frozenset(
-    {"key", "api_key", "apikey", "api-key", "token", "access_token", "auth", "password", "secret", "sig", "signature"}
-)
-"""Query parameters of a server address whose values are credentials (compared lower-cased)."""
-
-
-def url_secrets(url: str) -> list[str]:
-    """The credentials written into ``url``: user name, password, and the values of credential-like query
-    parameters (:data:`_SECRET_QUERY_NAMES`), each as written and URL-decoded.
-
-    >>> url_secrets("https://me:pw@host/v1?api_key=s3cr3t&x=1")
-    ['me', 'pw', 's3cr3t']
-    """
-    try:
-        parts = urlsplit(url)
-        found = [parts.username or "", parts.password or ""]
-        found += [v for k, v in parse_qsl(parts.query, keep_blank_values=True) if k.lower() in _SECRET_QUERY_NAMES]
-    except ValueError:  # not parseable (a bad port, say): nothing can be told apart, so nothing is kept back
-        return []
-    secrets: list[str] = []
-    for value in found:
-        for form in (value, quote(value, safe="")):
-            if form and form not in secrets:
-                secrets.append(form)
-    return secrets
-
-
-def redact_url(url: str) -> str:
-    """``url`` with its user name, password and credential-like query values replaced by ``***``.
-
-    >>> redact_url("https://user:pass@example.com:8443/v1?key=abc&model=x")
-    'https://***:***@example.com:8443/v1?key=***&model=x'
-    >>> redact_url("http://127.0.0.1:8000/v1")
-    'http://127.0.0.1:8000/v1'
-    """
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        port = parts.port
-    except ValueError:
-        return "***"  # an address that cannot be taken apart cannot be shown safely either
-    netloc = f"[{host}]" if ":" in host else host
-    if port is not None:
-        netloc += f":{port}"
-    if parts.username or parts.password:
-        netloc = ("***:***@" if parts.password else "***@") + netloc
-    query = "&".join(
-        f"{k}=***" if unquote_plus(k).lower() in _SECRET_QUERY_NAMES else (f"{k}={v}" if v or "=" in pair else k)
-        for pair in parts.query.split("&")
-        if pair
-        for k, _, v in [pair.partition("=")]
-    )
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
 def library_versions(*packages: str) -> dict[str, str]:

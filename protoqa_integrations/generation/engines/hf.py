@@ -5,14 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Optional
 
-from protoqa_integrations.generation.engines.base import ENGINES, Engine, EngineError, Prompt, library_versions
+from protoqa_integrations.generation.engines.base import Engine, EngineError, Prompt, library_versions
 from protoqa_integrations.generation.sampling import iter_prompt_samples, load_model, resolve_device
 from protoqa_integrations.generation.settings import GenerationError, PromptSamples, SamplingConfig
 
 __all__ = ["HFEngine"]
 
 
-@ENGINES.register("hf")
 class HFEngine(Engine):
     """:func:`~protoqa_integrations.generation.sampling.iter_prompt_samples` on a loaded model.
 
@@ -24,6 +23,7 @@ class HFEngine(Engine):
     ['an apple', 'the banana', 'a pear']
     """
 
+    name = "hf"
     summary = "transformers in this process"
     common = ("revision", "device", "dtype")
 

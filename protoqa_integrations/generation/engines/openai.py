@@ -10,7 +10,7 @@
   computed in chunks);
 * the key comes from ``$OPENAI_API_KEY`` only, and is never printed; credentials written
   into the server's address (``user:pass@``, ``?key=``, ``?api_key=``, ``?token=``) are
-  shown as ``***`` in every message and in the answers file (:func:`~.base.redact_url`).
+  shown as ``***`` in every message and in the answers file (:func:`protoqa_core.redaction.redact_url`).
 
 Every request is bounded:
 
@@ -60,16 +60,14 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, Optional
 from urllib.parse import urlsplit
 
+from protoqa_core.redaction import redact_url, url_secrets
 from protoqa_integrations.generation.engines.base import (
-    ENGINES,
     Engine,
     EngineError,
     EngineOption,
     Prompt,
     answers_of,
-    redact_url,
     request_seed,
-    url_secrets,
 )
 from protoqa_integrations.generation.engines.request_bounds import (
     CONTEXT_WORDS,
@@ -95,13 +93,13 @@ __all__ = ["OpenAIEngine", "KEY_ENV"]
 KEY_ENV = "OPENAI_API_KEY"
 
 
-@ENGINES.register("openai")
 class OpenAIEngine(Engine):
     """An OpenAI-compatible server at ``base_url`` serving ``model``.
 
     >>> engine = OpenAIEngine("gpt-3.5-turbo-instruct", base_url="https://api.openai.com/v1")  # doctest: +SKIP
     """
 
+    name = "openai"
     summary = "an OpenAI-compatible server at --base-url; key from $OPENAI_API_KEY"
     common = ("revision", "chat")
     options = (
@@ -172,6 +170,12 @@ class OpenAIEngine(Engine):
         self.max_retries, self.backoff = max_retries, float(backoff)
         self.request_seeds = bool(request_seeds)
         key = os.environ.get(KEY_ENV, "")
+        if key and urlsplit(address).username is not None:
+            # httpx would send the address's user:password as Basic auth in place of the key
+            raise EngineError(
+                f"--base-url {self.shown_url} carries a user name and password and ${KEY_ENV} is set: only one "
+                f"can be sent; drop the user:password from --base-url to send the key, or unset ${KEY_ENV}"
+            )
         # identity: the byte cap counts what the server sends, not what a decompressor makes of it
         headers = {"Accept-Encoding": "identity"}
         if key:
@@ -183,6 +187,7 @@ class OpenAIEngine(Engine):
         self.requests = 0
         self.retries = 0
         self.server: dict[str, str] = {}
+        self.reply_models: list[str] = []  # the model names the replies give, in the order first seen
         if check_model:
             self._check_model()
             self._check_version()
@@ -198,6 +203,7 @@ class OpenAIEngine(Engine):
             "request_seeds": self.request_seeds,
             "base_url": self.shown_url,
             **self.server,
+            **({"reply_model": self.reply_models[0]} if self.reply_models else {}),
         }
 
     def _url(self, path: str, root: Optional[str] = None) -> str:
@@ -238,6 +244,42 @@ class OpenAIEngine(Engine):
             raise EngineError(
                 f"the server at {self.shown_url} does not serve the model {self.model_name!r}: "
                 f"{self._scrub(server_message(response))}"
+            )
+
+    def _check_plain_reply(self, response: Any, path: str) -> None:
+        """Refuse a redirect and a compressed reply (asked for with ``Accept-Encoding: identity``) in one line."""
+        if 300 <= response.status_code < 400:
+            target = redact_url(str(response.headers.get("location", "")))[:200] or "an address it does not give"
+            raise EngineError(
+                f"the server at {self.shown_url} answered {path} with a redirect (HTTP {response.status_code}) to "
+                f"{target}; pass the address it redirects to as --base-url"
+            )
+        encoding = str(response.headers.get("content-encoding", "identity")).strip().lower()
+        if encoding not in ("", "identity"):
+            raise EngineError(
+                f"the server at {self.shown_url} answered {path} with a {encoding}-compressed reply although this "
+                "client asks for none (Accept-Encoding: identity); turn compression off on the server or on the "
+                "proxy in front of it"
+            )
+
+    def _note_reply_model(self, body: Any, path: str) -> None:
+        """Record the model a reply names; replies naming two different models stop the run.
+
+        A hosted API answers an alias with a dated snapshot, so a name other than ``--model`` alone is
+        recorded (``reply_model``), not refused."""
+        named = body.get("model") if isinstance(body, dict) else None
+        if not isinstance(named, str) or not named:
+            return
+        named = named[:300]
+        with self._lock:
+            if named not in self.reply_models:
+                self.reply_models.append(named)
+            models = list(self.reply_models)
+        if len(models) > 1:
+            raise EngineError(
+                f"the replies of the server at {self.shown_url} to {path} name more than one model "
+                f"({', '.join(repr(m) for m in models[:3])}) for --model {self.model_name!r}: the samples would mix "
+                "models; check what the server (or a proxy in front of it) routes the requests to"
             )
 
     def _check_model(self) -> None:
@@ -327,6 +369,7 @@ class OpenAIEngine(Engine):
                         server_failed=response.status_code >= 500,
                     )
                 self._check_status(response)
+                self._check_plain_reply(response, path)
                 if response.status_code == 400 and any(w in server_message(response).lower() for w in CONTEXT_WORDS):
                     raise TooLong(self._scrub(server_message(response)))
                 if response.status_code >= 400:
@@ -403,6 +446,7 @@ class OpenAIEngine(Engine):
             usage = body.get("usage") or {}
         except Exception as exc:  # any shape that is not a completion reply
             raise Retryable(f"malformed reply to {path} ({type(exc).__name__}: {str(exc)[:100]})") from exc
+        self._note_reply_model(body, path)
         with self._lock:
             for name in ("prompt_tokens", "completion_tokens", "total_tokens"):
                 value = usage.get(name) if isinstance(usage, dict) else None

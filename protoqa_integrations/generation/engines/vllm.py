@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from typing import Any, Optional
 
 from protoqa_integrations.generation.engines.base import (
-    ENGINES,
     Engine,
     EngineError,
     EngineOption,
@@ -37,7 +36,6 @@ def _first_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
-@ENGINES.register("vllm")
 class VLLMEngine(Engine):
     """vLLM's ``LLM`` on ``model`` (Hub id or local folder; no remote code).
 
@@ -46,6 +44,7 @@ class VLLMEngine(Engine):
     ['an apple', 'a banana']
     """
 
+    name = "vllm"
     summary = "vLLM's offline engine"
     common = ("revision", "chat", "dtype", "seed")
     options = (

@@ -40,7 +40,8 @@ import json
 import time
 from typing import Any, Optional
 
-from protoqa_integrations.generation.engines.base import EngineError, redact_url, url_secrets
+from protoqa_core.redaction import redact_url, url_secrets
+from protoqa_integrations.generation.engines.base import EngineError
 from protoqa_integrations.generation.engines.request_bounds import reply_byte_cap
 
 __all__ = ["APIRequestError", "payload_without_fixed_seed", "read_capped", "register"]

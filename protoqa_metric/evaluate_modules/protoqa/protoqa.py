@@ -135,9 +135,10 @@ class Protoqa(CheckedReferences, evaluate.Metric):
         question_ids = question_ids_for(question_ids, len(references))
         texts = per_question_values(questions, "questions", len(references))
         raw = per_question_values(raw_answers, "raw_answers", len(references))
-        if similarity == "roberta" and questions is None:
+        protoqa = ProtoQA(similarity, metrics, all_stopword_match=all_stopword_match, encoder=encoder, device=device)
+        if protoqa.needs_question_text and questions is None:
             raise ValueError(
-                "the roberta similarity puts the question before each answer: pass "
+                f"the {similarity} similarity reads each question's text: pass "
                 "questions=[question text, ...], one per reference"
             )
         targets = [
@@ -146,6 +147,4 @@ class Protoqa(CheckedReferences, evaluate.Metric):
         ]
         # Predictions are paired with references by position, so every id is known; the
         # library's id gate (protoqa_core.io.ids.reconcile_ids) still checks them.
-        options = {"encoder": encoder, "device": device} if similarity == "roberta" else {}
-        protoqa = ProtoQA(similarity, metrics, all_stopword_match=all_stopword_match, **options)
         return protoqa.evaluate(targets, dict(zip(question_ids, predictions, strict=True))).as_dict()

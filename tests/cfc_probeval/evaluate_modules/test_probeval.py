@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-evaluate = pytest.importorskip("evaluate")
+from tests.support.lazy import lazy_import
+
+evaluate = lazy_import("evaluate")
 
 import cfc_probeval  # noqa: E402
 from cfc_probeval import ProbEval, targets_from_reference  # noqa: E402

@@ -18,9 +18,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
-pytest.importorskip("tokenizers")
+from tests.support.lazy import lazy_import, require
+
+torch = lazy_import("torch")
+transformers = lazy_import("transformers")
+require("tokenizers")
 
 from protoqa_core.io.records import Cluster, Question  # noqa: E402
 from protoqa_core.similarity.embedding import ContextEncoder, ModelLocation, model_revision  # noqa: E402

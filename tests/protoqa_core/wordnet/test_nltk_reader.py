@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-nltk = pytest.importorskip("nltk")
+from tests.support.lazy import lazy_import
+
+nltk = lazy_import("nltk")
 
 from protoqa_core.wordnet import nltk_reader as wordnet_nltk  # noqa: E402
 from protoqa_core.wordnet.nltk_reader import (  # noqa: E402

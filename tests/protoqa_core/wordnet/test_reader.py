@@ -9,12 +9,14 @@ import random
 
 import pytest
 
-pytest.importorskip("nltk")
+from tests.support.lazy import require
 
-from protoqa_core.wordnet import lookup as wordnet_lookup
-from protoqa_core.wordnet.nltk_reader import get_wordnet, nltk_exception_map, nltk_lemma_offsets, nltk_morphy
-from protoqa_core.wordnet.reader import SUBSTITUTIONS
-from protoqa_core.wordnet.wu_palmer import WuPalmer, wup_from_keys
+require("nltk")
+
+from protoqa_core.wordnet import lookup as wordnet_lookup  # noqa: E402
+from protoqa_core.wordnet.nltk_reader import get_wordnet, nltk_exception_map, nltk_lemma_offsets, nltk_morphy  # noqa: E402
+from protoqa_core.wordnet.reader import SUBSTITUTIONS  # noqa: E402
+from protoqa_core.wordnet.wu_palmer import WuPalmer, wup_from_keys  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -13,9 +13,11 @@ from pathlib import Path
 
 import pytest
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
-pytest.importorskip("datasets")
+from tests.support.lazy import lazy_import, require
+
+torch = lazy_import("torch")
+transformers = lazy_import("transformers")
+require("datasets")
 
 from protoqa_core.ranking import rank_by_frequency  # noqa: E402
 from protoqa_dataset.parsing import load_questions  # noqa: E402

@@ -20,8 +20,9 @@ from pathlib import Path
 import pytest
 
 from tests.support.apps import open_local, started_app
+from tests.support.lazy import lazy_import
 
-evaluate = pytest.importorskip("evaluate")
+evaluate = lazy_import("evaluate")
 
 from protoqa_integrations.hub.folders import MODULES, HubFolderError, main, write_hub_folder  # noqa: E402
 

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -344,3 +345,111 @@ def test_questions_no_system_answers_are_named_as_left_out(small_files):
     assert out.returncode == 0, out.stderr
     assert "ranking on the 2 of 3 target questions that the systems answer" in out.stderr
     assert out.stdout.startswith("system,file,format,metric,mean,low,high,rank_best,rank_worst,signature\n")
+
+
+# ---------------------------------------------------------------- names that cannot harm a reader
+
+HOSTILE_NAMES = {
+    "marquee": "<marquee onstart=alert(1)>x</marquee>",
+    "link": "[x](javascript:alert(1))",
+    "formula": "@SUM(1+1)",
+    "dde": "+cmd|' -C calc'!A0",
+    "math": "$a^b^c$",
+    "minus": "-2+3",
+    "quote": 'say "hi" # and: \\ [b]',
+}
+
+
+def test_hostile_names_are_shown_literally_in_every_format(small_files):
+    pytest.importorskip("matplotlib")
+    yaml = pytest.importorskip("yaml")
+    qs = questions(3)
+    systems = [
+        system(name, {q: ["dog", "cat"][: i % 2 + 1] for q in qs}) for i, name in enumerate(HOSTILE_NAMES.values())
+    ]
+    board = build_leaderboard(qs, systems, metrics=["protoqa"], similarity="exact_match", resamples=50)
+    markdown = to_markdown(board)
+    assert "<marquee" not in markdown and "&lt;marquee onstart=alert(1)&gt;x&lt;/marquee&gt;" in markdown
+    assert "| [x](" not in markdown and "| \\[x\\](javascript:alert(1)) |" in markdown  # text, not a link
+    assert "\\$a^b^c\\$" in markdown
+    # Every text cell a spreadsheet could read as a formula starts with a quote.
+    for row in csv.reader(io.StringIO(to_csv(board))):
+        assert not any(cell.startswith(("=", "+", "-", "@", "\t", "\r")) for cell in row[:3]), row
+    names = {row[0] for row in list(csv.reader(io.StringIO(to_csv(board))))[1:]}
+    assert {"'@SUM(1+1)", "'+cmd|' -C calc'!A0", "'-2+3", "$a^b^c$"} <= names
+    # The plot draws "$a^b^c$" as text, not as (broken) math.
+    from protoqa_integrations.leaderboard.report import plot_leaderboard
+
+    plot_leaderboard(board, small_files / "board.png")
+    assert (small_files / "board.png").read_bytes()[:4] == b"\x89PNG"
+    # model-index YAML reads back every name as it was.
+    for name, block in model_index(board, "protoqa", "ProtoQA dev", "validation").items():
+        assert yaml.safe_load(block)["model-index"][0]["name"] == name
+
+
+@pytest.mark.parametrize("bad", ["a\x7fb", "a\x85b", "a\u2028b", "a\u202eb", "a\nb", "a\x1bb"])
+def test_names_yaml_or_a_terminal_would_mangle_are_refused_before_any_file_is_read(small_files, bad):
+    # The file does not exist: the name is refused first, so a bad name never costs a run.
+    line = one_line_failure(
+        protoqa_eval("leaderboard", "targets.jsonl", f"{bad}=missing.json", "b=b.json", *FAST, cwd=small_files)
+    )
+    assert "holds the control character U+" in line and "printable characters only" in line
+
+
+# ---------------------------------------------------------------- bad input: one line naming the file and the fix
+
+
+def _wrong_type_parquet(path: Path) -> Path:
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"doc": ["a", "b"], "model_response": [1, 2]}), path)
+    return path
+
+
+@pytest.mark.parametrize("command", ["leaderboard", "convert"])
+def test_deep_cut_and_wrong_type_files_end_in_one_line_naming_the_file(small_files, command):
+    (small_files / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    (small_files / "cut.json").write_text('{"q0": ["dog",\n "cat"')
+    _wrong_type_parquet(small_files / "details_protoqa|0_2026-01-01T00-00-00.parquet")
+    expected = {
+        "deep.json": "deep.json: JSON nested too deeply; expected an answers file",
+        "cut.json": "cut.json, line 2: malformed JSON (Expecting ',' delimiter at column 7): the file is cut short",
+        "details_protoqa|0_2026-01-01T00-00-00.parquet": "'doc' and 'model_response' are not the structs lighteval "
+        "writes (doc is str, model_response int); pass the details file",
+    }
+    for name, message in expected.items():
+        if command == "leaderboard":
+            result = protoqa_eval("leaderboard", "targets.jsonl", f"a={name}", "b=b.json", *FAST, cwd=small_files)
+        else:
+            result = protoqa_eval("convert", name, "-o", "out.json", cwd=small_files)
+        assert message in one_line_failure(result)
+        assert "unexpected" not in result.stderr
+
+
+def test_a_read_only_model_index_folder_is_one_line(small_files, monkeypatch, capsys):
+    import errno
+
+    from protoqa_integrations.cli import main
+
+    monkeypatch.chdir(small_files)
+    real = tempfile.NamedTemporaryFile
+
+    def read_only(*args, **kwargs):  # what a read-only file system answers to the writability probe
+        if "cards" in str(kwargs.get("dir", "")):
+            raise OSError(errno.EROFS, "Read-only file system")
+        return real(*args, **kwargs)
+
+    (small_files / "cards").mkdir()
+    monkeypatch.setattr(tempfile, "NamedTemporaryFile", read_only)
+    assert main(["leaderboard", "targets.jsonl", "a=a.json", "b=b.json", *FAST, "--model-index", "cards"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "read-only file system; choose a writable --model-index folder" in err and "Errno" not in err
+
+    def no_mkdir(self, *args, **kwargs):
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(Path, "mkdir", no_mkdir)
+    assert main(["leaderboard", "targets.jsonl", "a=a.json", "b=b.json", *FAST, "--model-index", "new"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "new: cannot make the --model-index folder: read-only file system; choose a writable folder" in err

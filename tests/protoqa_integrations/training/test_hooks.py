@@ -13,22 +13,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
-pytest.importorskip("accelerate")  # the Trainer needs it
+from tests.support.lazy import lazy_import, require
 
-from transformers import (  # noqa: E402
-    EvalPrediction,
-    Trainer,
-    TrainerCallback,
-    TrainerControl,
-    TrainerState,
-    TrainingArguments,
-)
+torch = lazy_import("torch")
+transformers = lazy_import("transformers")
+require("accelerate")  # the Trainer needs it
+
 
 from protoqa_core.ranking import rank_by_frequency  # noqa: E402
 from protoqa_integrations.generation.prompts import generation_prompt, training_line  # noqa: E402
-from protoqa_integrations.training.hooks import ProtoQAEvalCallback, decode_answers, make_compute_metrics  # noqa: E402
+from protoqa_integrations.training import hooks  # noqa: E402  (the callback class is made, with transformers, when read)
+from protoqa_integrations.training.hooks import decode_answers, make_compute_metrics  # noqa: E402
 from protoqa_integrations.training.samples import (  # noqa: E402
     PROBEVAL_KEY,
     metric_key,
@@ -154,7 +149,7 @@ def test_compute_metrics_decoder_only_matches_the_library(tokenizer):
         # generate() pads finished sequences with the pad id.
         batches_outputs.append([o + [pad] * (longest - len(o)) for o in outputs])
         batches_inputs.append(prompts)
-    prediction = EvalPrediction(
+    prediction = transformers.EvalPrediction(
         predictions=concat_batches(batches_outputs), label_ids=None, inputs=concat_batches(batches_inputs)
     )
 
@@ -167,13 +162,12 @@ def test_compute_metrics_decoder_only_matches_the_library(tokenizer):
 
 def test_compute_metrics_in_a_seq2seq_trainer_with_a_decoder_only_model(tokenizer, fitted_model, tmp_path):
     """Greedy generation through the Trainer scores like generating each prompt by hand."""
-    from transformers import Seq2SeqTrainer, Seq2SeqTrainingArguments
 
     model = fitted_model
     rows = [QUESTIONS[0], QUESTIONS[1], QUESTIONS[2], QUESTIONS[0]]
     prompts = [ids(tokenizer, generation_prompt(q.question)) for q in rows]
     dataset = [{"input_ids": p, "labels": p} for p in prompts]
-    args = Seq2SeqTrainingArguments(
+    args = transformers.Seq2SeqTrainingArguments(
         str(tmp_path / "s2s"),
         predict_with_generate=True,
         include_for_metrics=["inputs"],
@@ -181,7 +175,7 @@ def test_compute_metrics_in_a_seq2seq_trainer_with_a_decoder_only_model(tokenize
         report_to="none",
         use_cpu=True,
     )
-    trainer = Seq2SeqTrainer(
+    trainer = transformers.Seq2SeqTrainer(
         model=model,
         args=args,
         eval_dataset=dataset,
@@ -215,7 +209,7 @@ def test_compute_metrics_encoder_decoder_and_several_similarities(tokenizer):
     compute = make_compute_metrics(
         tokenizer, QUESTIONS, strip_prompt=False, similarity=["exact_match", "wordnet"], metrics="standard"
     )
-    scores = compute(EvalPrediction(predictions=(predictions, None), label_ids=None))
+    scores = compute(transformers.EvalPrediction(predictions=(predictions, None), label_ids=None))
     samples = {"q1": ["cat"], "q2": ["eggs"], "q3": ["cold"]}
     for similarity in ("exact_match", "wordnet"):
         ranked = {qid: rank_by_frequency(s) for qid, s in samples.items()}
@@ -245,7 +239,7 @@ def test_compute_metrics_passes_grouped_samples_to_probeval(tokenizer):
     compute = make_compute_metrics(
         tokenizer, rows, strip_prompt=False, similarity="exact_match", probeval=share_of_samples_in_a_cluster
     )
-    scores = compute(EvalPrediction(predictions=predictions, label_ids=None))
+    scores = compute(transformers.EvalPrediction(predictions=predictions, label_ids=None))
     assert seen == {"ids": ["q3", "q1"], "samples": [["snow", ""], ["toast"]]}
     assert scores[PROBEVAL_KEY] == pytest.approx((0.5 + 0.0) / 2)
 
@@ -259,7 +253,7 @@ def test_probeval_true_uses_human_clusters(tokenizer):
     longest = max(map(len, sequences))
     predictions = np.array([s + [pad] * (longest - len(s)) for s in sequences])
     scores = make_compute_metrics(tokenizer, rows, strip_prompt=False, similarity="exact_match", probeval=True)(
-        EvalPrediction(predictions=predictions, label_ids=None)
+        transformers.EvalPrediction(predictions=predictions, label_ids=None)
     )
     samples = {"q1": ["dog", "cat", "puppy"], "q2": ["eggs", "eggs", "cereal"], "q3": ["snow", ""]}
     direct = cfc_probeval.evaluate_probeval(list(QUESTIONS), samples, clustering="human", matching="wordnet")
@@ -287,21 +281,23 @@ def test_docstring_examples(name):
 def test_compute_metrics_errors(tokenizer):
     predictions = np.array([[3, 4, 2], [3, 4, 2]])
     with pytest.raises(ValueError, match="include_for_metrics"):
-        make_compute_metrics(tokenizer, QUESTIONS[:2])(EvalPrediction(predictions=predictions, label_ids=None))
+        make_compute_metrics(tokenizer, QUESTIONS[:2])(
+            transformers.EvalPrediction(predictions=predictions, label_ids=None)
+        )
     with pytest.raises(ValueError, match="divide evenly"):
         make_compute_metrics(tokenizer, QUESTIONS, strip_prompt=False)(
-            EvalPrediction(predictions=predictions, label_ids=None)
+            transformers.EvalPrediction(predictions=predictions, label_ids=None)
         )
     with pytest.raises(ValueError, match="token ids"):
         make_compute_metrics(tokenizer, QUESTIONS[:2], strip_prompt=False)(
-            EvalPrediction(predictions=np.zeros((2, 3, 5)), label_ids=None)
+            transformers.EvalPrediction(predictions=np.zeros((2, 3, 5)), label_ids=None)
         )
     with pytest.raises(ValueError, match="no questions"):
         make_compute_metrics(tokenizer, [])
     other_q1 = Question("q1", "another question", QUESTIONS[0].clusters)
     with pytest.raises(ValueError, match="share the id"):
         make_compute_metrics(tokenizer, [QUESTIONS[0], other_q1], strip_prompt=False)(
-            EvalPrediction(predictions=predictions, label_ids=None)
+            transformers.EvalPrediction(predictions=predictions, label_ids=None)
         )
 
 
@@ -360,14 +356,17 @@ def test_sampling_is_seeded_and_leaves_the_global_rng_alone(tokenizer):
 # ---------------------------------------------------------------- the callback
 
 
-class RecordLogs(TrainerCallback):
-    """Stands in for TensorBoard / W&B: keeps what reaches on_log."""
+def record_logs():
+    """A callback that stands in for TensorBoard / W&B: keeps what reaches on_log (transformers imported here)."""
 
-    def __init__(self):
-        self.logs = []
+    class RecordLogs(transformers.TrainerCallback):
+        def __init__(self):
+            self.logs = []
 
-    def on_log(self, args, state, control, logs=None, **kwargs):
-        self.logs.append(dict(logs))
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            self.logs.append(dict(logs))
+
+    return RecordLogs()
 
 
 def pad_to_longest(rows):
@@ -380,7 +379,7 @@ def pad_to_longest(rows):
 def test_callback_logs_protoqa_scores_during_training(tokenizer, fitted_model, tmp_path):
     model = copy.deepcopy(fitted_model)
     rows = [{"input_ids": ids(tokenizer, line) + [tokenizer.eos_token_id]} for line in lines_of(QUESTIONS)]
-    args = TrainingArguments(
+    args = transformers.TrainingArguments(
         str(tmp_path / "run"),
         max_steps=4,
         eval_strategy="steps",
@@ -394,8 +393,8 @@ def test_callback_logs_protoqa_scores_during_training(tokenizer, fitted_model, t
         use_cpu=True,
         metric_for_best_model="protoqa_exact_match_max_answers_at_10",
     )
-    recorder = RecordLogs()
-    trainer = Trainer(
+    recorder = record_logs()
+    trainer = transformers.Trainer(
         model=model,
         args=args,
         train_dataset=rows,
@@ -404,7 +403,7 @@ def test_callback_logs_protoqa_scores_during_training(tokenizer, fitted_model, t
         processing_class=tokenizer,
         callbacks=[recorder],
     )
-    callback = ProtoQAEvalCallback(
+    callback = hooks.ProtoQAEvalCallback(
         QUESTIONS, num_samples=6, batch_size=4, max_new_tokens=4, similarity="exact_match", seed=1
     )
     trainer.add_callback(callback.bind(trainer))
@@ -436,7 +435,7 @@ def test_callback_logs_protoqa_scores_during_training(tokenizer, fitted_model, t
 
 def test_unbound_callback_adds_scores_and_warns(tokenizer, tmp_path):
     model = build_model(tokenizer)
-    callback = ProtoQAEvalCallback(
+    callback = hooks.ProtoQAEvalCallback(
         {q.id: q for q in QUESTIONS},
         num_samples=3,
         batch_size=3,
@@ -444,13 +443,13 @@ def test_unbound_callback_adds_scores_and_warns(tokenizer, tmp_path):
         similarity="exact_match",
         metrics=["max_answers@1"],
     )
-    args = TrainingArguments(str(tmp_path / "unbound"), report_to="none", use_cpu=True)
+    args = transformers.TrainingArguments(str(tmp_path / "unbound"), report_to="none", use_cpu=True)
     metrics = {"eval_loss": 1.0}
     with pytest.warns(UserWarning, match="not bound"):
         callback.on_evaluate(
             args,
-            TrainerState(global_step=7),
-            TrainerControl(),
+            transformers.TrainerState(global_step=7),
+            transformers.TrainerControl(),
             metrics=metrics,
             model=model,
             processing_class=tokenizer,
@@ -459,18 +458,25 @@ def test_unbound_callback_adds_scores_and_warns(tokenizer, tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # warned once only
         callback.on_evaluate(
-            args, TrainerState(global_step=8), TrainerControl(), metrics={}, model=model, processing_class=tokenizer
+            args,
+            transformers.TrainerState(global_step=8),
+            transformers.TrainerControl(),
+            metrics={},
+            model=model,
+            processing_class=tokenizer,
         )
     with pytest.raises(ValueError, match="tokenizer"):
-        callback.on_evaluate(args, TrainerState(global_step=9), TrainerControl(), metrics={}, model=model)
+        callback.on_evaluate(
+            args, transformers.TrainerState(global_step=9), transformers.TrainerControl(), metrics={}, model=model
+        )
 
 
 def test_callback_rejects_questions_without_clusters():
     with pytest.raises(ValueError, match="clusters"):
-        ProtoQAEvalCallback([Question("t1", "name a pet", ())])
+        hooks.ProtoQAEvalCallback([Question("t1", "name a pet", ())])
     with pytest.raises(ValueError, match="no questions"):
-        ProtoQAEvalCallback([])
-    assert issubclass(ProtoQAEvalCallback, TrainerCallback)
+        hooks.ProtoQAEvalCallback([])
+    assert issubclass(hooks.ProtoQAEvalCallback, transformers.TrainerCallback)
 
 
 # The example script runs in a new process on dataset rows in tests/protoqa_integrations/training/test_training_rows.py.

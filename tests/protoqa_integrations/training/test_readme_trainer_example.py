@@ -16,9 +16,11 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("transformers")
-pytest.importorskip("torch")
-pytest.importorskip("accelerate")
+from tests.support.lazy import require
+
+require("transformers")
+require("torch")
+require("accelerate")
 
 REPO = Path(__file__).resolve().parents[3]
 PAGE = REPO / "docs" / "training.md"

@@ -21,20 +21,16 @@ from pathlib import Path
 
 import pytest
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("transformers")
-pytest.importorskip("accelerate")
-datasets = pytest.importorskip("datasets")
+from tests.support.lazy import lazy_import, require
 
-from transformers import (  # noqa: E402
-    Seq2SeqTrainer,
-    Seq2SeqTrainingArguments,
-    Trainer,
-    TrainingArguments,
-)
+torch = lazy_import("torch")
+transformers = lazy_import("transformers")
+require("accelerate")
+datasets = lazy_import("datasets")
 
 from protoqa_integrations.generation.prompts import generation_prompt, training_line  # noqa: E402
-from protoqa_integrations.training.hooks import LABELS_NEEDED, ProtoQAEvalCallback, make_compute_metrics  # noqa: E402
+from protoqa_integrations.training import hooks  # noqa: E402  (the callback class is made, with transformers, when read)
+from protoqa_integrations.training.hooks import LABELS_NEEDED, make_compute_metrics  # noqa: E402
 from protoqa_integrations.training.samples import metric_key, score_sampled_answers  # noqa: E402
 from protoqa_metric import question_from_row, questions_from_rows, read_targets  # noqa: E402
 from tests.protoqa_integrations.training.test_hooks import PAPER_KEYS, pad_to_longest  # noqa: E402
@@ -137,12 +133,12 @@ def test_wrong_question_forms_fail_at_construction_naming_the_accepted_ones(dev_
         with pytest.raises(TypeError, match="datasets.Dataset of the ProtoQA export"):
             make_compute_metrics(tokenizer, bad, strip_prompt=False)
         with pytest.raises(TypeError, match="datasets.Dataset of the ProtoQA export"):
-            ProtoQAEvalCallback(bad)
+            hooks.ProtoQAEvalCallback(bad)
     broken = {**dev_rows[0], "clusters": {"answers": [["age"]], "count": [-1]}}
     with pytest.raises(ValueError, match="question 'r1q1': cluster 0 count must be a non-negative integer"):
-        ProtoQAEvalCallback([broken])
+        hooks.ProtoQAEvalCallback([broken])
     with pytest.raises(ValueError, match="answer clusters"):
-        ProtoQAEvalCallback(
+        hooks.ProtoQAEvalCallback(
             datasets.Dataset.from_list([{**dev_rows[0], "clusters": {"id": [], "answers": [], "count": []}}])
         )
 
@@ -163,7 +159,7 @@ def test_prompt_only_rows_are_refused_and_scored_once_labelled(dev_rows, tokeniz
     assert LABELS_NEEDED in str(refused.value) and "include_for_metrics=['inputs']" in str(refused.value)
 
     # Why it is refused: the Trainer never calls compute_metrics on such rows.
-    args = Seq2SeqTrainingArguments(
+    args = transformers.Seq2SeqTrainingArguments(
         str(tmp_path / "s2s"),
         predict_with_generate=True,
         include_for_metrics=["inputs"],
@@ -171,7 +167,7 @@ def test_prompt_only_rows_are_refused_and_scored_once_labelled(dev_rows, tokeniz
         report_to="none",
         use_cpu=True,
     )
-    silent = Seq2SeqTrainer(
+    silent = transformers.Seq2SeqTrainer(
         model=model,
         args=args,
         eval_dataset=rows,
@@ -183,7 +179,7 @@ def test_prompt_only_rows_are_refused_and_scored_once_labelled(dev_rows, tokeniz
 
     # What the message says to add: any labels.
     labelled = rows.map(lambda r: {"labels": r["input_ids"]})
-    trainer = Seq2SeqTrainer(
+    trainer = transformers.Seq2SeqTrainer(
         model=model,
         args=args,
         eval_dataset=labelled,
@@ -208,8 +204,10 @@ def lm_lines(rows, tokenizer):
 def test_callback_on_rows_follows_the_prefix_and_several_eval_sets(dev_rows, tokenizer, model, tmp_path):
     first, second = dev_rows.select(range(2)), dev_rows.select(range(2, 3))
     lines = lm_lines(first, tokenizer)
-    args = TrainingArguments(str(tmp_path / "run"), per_device_eval_batch_size=4, report_to="none", use_cpu=True)
-    trainer = Trainer(
+    args = transformers.TrainingArguments(
+        str(tmp_path / "run"), per_device_eval_batch_size=4, report_to="none", use_cpu=True
+    )
+    trainer = transformers.Trainer(
         model=model,
         args=args,
         eval_dataset={"dev": lines, "other": lines[:2]},
@@ -217,8 +215,8 @@ def test_callback_on_rows_follows_the_prefix_and_several_eval_sets(dev_rows, tok
         processing_class=tokenizer,
     )
     sampling = {"num_samples": 4, "batch_size": 4, "max_new_tokens": 3, "similarity": "exact_match", "seed": 5}
-    shared = ProtoQAEvalCallback(first, **sampling)
-    per_set = ProtoQAEvalCallback({"dev": first, "other": second}, **sampling)
+    shared = hooks.ProtoQAEvalCallback(first, **sampling)
+    per_set = hooks.ProtoQAEvalCallback({"dev": first, "other": second}, **sampling)
     trainer.add_callback(shared.bind(trainer))
     metrics = trainer.evaluate()
     for name in ("dev", "other"):
@@ -252,17 +250,16 @@ def test_callback_on_rows_follows_the_prefix_and_several_eval_sets(dev_rows, tok
 
 
 def test_unmatched_eval_set_warns(dev_rows, tokenizer, model):
-    from transformers import TrainerControl, TrainerState
 
-    callback = ProtoQAEvalCallback(
+    callback = hooks.ProtoQAEvalCallback(
         {"dev": dev_rows.select(range(1))}, num_samples=2, batch_size=2, max_new_tokens=2, similarity="exact_match"
     )
     metrics = {"eval_scraped_loss": 1.0, "eval_scraped_runtime": 0.1}
     with pytest.warns(UserWarning, match="no questions for the evaluation 'eval_scraped'"):
         callback.on_evaluate(
             None,
-            TrainerState(global_step=1),
-            TrainerControl(),
+            transformers.TrainerState(global_step=1),
+            transformers.TrainerControl(),
             metrics=metrics,
             model=model,
             processing_class=tokenizer,

@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-evaluate = pytest.importorskip("evaluate")
+from tests.support.lazy import lazy_import
+
+evaluate = lazy_import("evaluate")
 
 import cfc_probeval  # noqa: E402
 import protoqa_metric  # noqa: E402

@@ -237,3 +237,40 @@ def test_lm_eval_chat_backend_against_an_endless_reply_ends_in_one_line(hostile,
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and errors[0].startswith("error: the reply of http://127.0.0.1:"), result.stderr[-3000:]
     assert "passed 81,920 bytes" in errors[0]
+
+
+def test_a_redirect_and_a_compressed_reply_are_explained_in_one_line(hostile, tmp_path):
+    server = hostile("redirect")
+    result, _ = run(generate_args(server.url, tmp_path / "a.json", "--max-retries", "1"), tmp_path)
+    one_line_error(result, "with a redirect (HTTP 307)", "pass the address it redirects to as --base-url")
+    assert "falling short" not in result.stderr and server.posts == 1
+    server = hostile("gzip")
+    result, _ = run(generate_args(server.url, tmp_path / "b.json", "--max-retries", "1"), tmp_path)
+    one_line_error(result, "a gzip-compressed reply", "turn compression off")
+    assert "falling short" not in result.stderr and server.posts == 1
+
+
+def test_a_key_and_a_password_in_the_address_are_refused_before_any_request(hostile, tmp_path):
+    server = hostile("ok")
+    url = server.url.replace("http://", f"http://me:{SECRETS[0]}@")
+    args = generate_args(url, tmp_path / "a.json")
+    result = subprocess.run(
+        args, cwd=tmp_path, env={**_env(), "OPENAI_API_KEY": SECRETS[2]}, capture_output=True, text=True, timeout=120
+    )
+    line = one_line_error(result, "carries a user name and password and $OPENAI_API_KEY is set")
+    assert not any(s in line for s in SECRETS) and not server.paths
+
+
+def test_the_answers_file_records_the_model_the_replies_name(hostile, tmp_path):
+    # A hosted API answers an alias with a dated snapshot: recorded, not refused.
+    server = hostile("ok", reply_models=("tiny-2026-01-01",))
+    out = tmp_path / "a.json"
+    result, _ = run(generate_args(server.url, out), tmp_path)
+    assert result.returncode == 0, result.stderr
+    details = json.loads(out.read_text())["generation"]["engine_details"]
+    assert details["model"] == "tiny" and details["reply_model"] == "tiny-2026-01-01"
+    # Replies naming two models would mix them in one answers file: the run ends in one line.
+    mixed = hostile("ok", reply_models=("tiny", "evil-model"))
+    result, _ = run(generate_args(mixed.url, tmp_path / "b.json", "--max-n", "2"), tmp_path)
+    one_line_error(result, "name more than one model", "'evil-model'")
+    assert not (tmp_path / "b.json").exists()

@@ -1,0 +1,189 @@
+"""Redaction: credentials removed from settings, addresses and messages before they are written or shown.
+
+Every place that records settings (answers files, converted harness outputs, every leaderboard
+format, model-index files) and every one-line error runs through :func:`redact`, so a key
+given to a server never reaches a file meant for sharing. What counts as a credential:
+
+* the value of a mapping key whose name says so (``api_key``, ``hf_token``,
+  ``Authorization``, ``password``, ``secret``, ``cookie``, ...; not ``max_tokens``);
+* the user name and password of an address (``https://user:pw@host``) and the values of
+  credential-like query parameters (``?key=``, ``?token=``, ``?sig=``);
+* the rest of an ``Authorization``-style value (``Bearer ...``, ``Basic ...``);
+* in a string of ``key=value`` pairs (lm-eval's ``model_args``), or a printed mapping, the
+  value of a credential-like name;
+* the well-known key shapes ``sk-...`` (OpenAI) and ``hf_...`` (Hugging Face).
+
+Each is replaced by ``***``; the rest of the text is kept, so a redacted address still says
+which server was used.
+
+>>> redact({"model_args": "pretrained=m,base_url=http://u:pw@h/v1,api_key=sk-abc"})
+{'model_args': 'pretrained=m,base_url=http://***:***@h/v1,api_key=***'}
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import parse_qsl, quote, unquote_plus, urlsplit, urlunsplit
+
+__all__ = ["MASK", "is_secret_name", "redact", "redact_text", "redact_url", "url_secrets"]
+
+MASK = "***"
+"""What a credential is replaced by."""
+
+_SECRET_WORDS = frozenset(
+    {
+        "key",
+        "apikey",
+        "token",
+        "secret",
+        "password",
+        "passwd",
+        "pwd",
+        "auth",
+        "authorization",
+        "credential",
+        "credentials",
+        "cookie",
+        "bearer",
+        "sig",
+        "signature",
+        "session",
+    }
+)
+"""Words that make a name a credential's name (``api_key``, ``x-api-key``, ``HF_TOKEN``, ``accessToken``)."""
+
+_NOT_SECRET = frozenset({"key_column", "sort_key", "key_field"})
+_WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+_MAX_DEPTH = 200
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a setting named ``name`` holds a credential: one of its words is a credential word.
+
+    >>> [is_secret_name(n) for n in ("api_key", "X-Api-Key", "hfToken", "Authorization", "max_tokens", "tokenizer")]
+    [True, True, True, True, False, False]
+    """
+    lowered = name.lower()
+    if lowered in _NOT_SECRET:
+        return False
+    words = {w.lower() for w in _WORD.findall(name)}
+    return bool(words & _SECRET_WORDS) or lowered.replace("-", "").replace("_", "") in _SECRET_WORDS
+
+
+_NAME = r"[A-Za-z][A-Za-z0-9_.-]{0,63}"
+# ``scheme://userinfo@`` anywhere in a text; the user information ends at the last ``@`` before the path.
+_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^\s/?#@]+)@")
+# ``name=value`` (query strings, model_args, environment-style settings) and ``"name": "value"`` / ``name: value``.
+_ASSIGNED = re.compile(rf"(?P<name>{_NAME})(?P<sep>=)(?P<value>[^\s,&;\"'}}\])]+)")
+_QUOTED = re.compile(
+    rf"(?P<q>[\"'])(?P<name>{_NAME})(?P=q)(?P<sep>\s*:\s*)(?P<vq>[\"']?)(?P<value>[^\"',}}\]]*)(?P=vq)"
+)
+_SCHEMES = re.compile(r"\b(?P<scheme>Bearer|Basic|Token|Digest)\s+(?P<value>[A-Za-z0-9._~+/=-]{4,})", re.IGNORECASE)
+_KNOWN_KEYS = re.compile(r"\b(?:sk-[A-Za-z0-9_-]{12,}|hf_[A-Za-z0-9]{16,})")
+
+
+def _mask_assigned(match: re.Match[str]) -> str:
+    if not is_secret_name(match.group("name")) or match.group("value") in ("", MASK):
+        return match.group(0)
+    if match.re is _QUOTED:
+        quote_mark = match.group("q")
+        value_quote = match.group("vq")
+        return f"{quote_mark}{match.group('name')}{quote_mark}{match.group('sep')}{value_quote}{MASK}{value_quote}"
+    return f"{match.group('name')}{match.group('sep')}{MASK}"
+
+
+def _mask_userinfo(match: re.Match[str]) -> str:
+    userinfo = match.group("userinfo")
+    return match.group("scheme") + (f"{MASK}:{MASK}@" if ":" in userinfo else f"{MASK}@")
+
+
+def redact_text(text: str) -> str:
+    """``text`` with every credential it holds (module doc) replaced by ``***``.
+
+    >>> redact_text("headers: {'Authorization': 'Bearer sk-abcdefghijklmnop'} at https://me:pw@host/v1?token=t&n=1")
+    "headers: {'Authorization': '***'} at https://***:***@host/v1?token=***&n=1"
+    """
+    if not text:
+        return text
+    text = _USERINFO.sub(_mask_userinfo, text)
+    text = _SCHEMES.sub(lambda m: f"{m.group('scheme')} {MASK}", text)
+    text = _QUOTED.sub(_mask_assigned, text)
+    text = _ASSIGNED.sub(_mask_assigned, text)
+    return _KNOWN_KEYS.sub(MASK, text)
+
+
+def redact(value: Any, _depth: int = 0) -> Any:
+    """A copy of ``value`` (settings: mappings, lists, strings, numbers) with every credential replaced by ``***``.
+
+    A mapping's value under a credential-like name (:func:`is_secret_name`) is masked whole;
+    every string is passed through :func:`redact_text`; other values are kept. Nesting past
+    200 levels is masked rather than followed.
+
+    >>> redact({"headers": {"Authorization": "Bearer sk-x"}, "sampling": {"api_key": "k", "max_tokens": 8}})
+    {'headers': {'Authorization': '***'}, 'sampling': {'api_key': '***', 'max_tokens': 8}}
+    """
+    if _depth > _MAX_DEPTH:
+        return MASK
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, Mapping):
+        out = {}
+        for key, item in value.items():
+            name = redact_text(key) if isinstance(key, str) else key
+            masked = isinstance(key, str) and is_secret_name(key) and item not in (None, "", False)
+            out[name] = MASK if masked else redact(item, _depth + 1)
+        return out
+    if isinstance(value, (list, tuple)):
+        return type(value)(redact(item, _depth + 1) for item in value)
+    return value
+
+
+def url_secrets(url: str) -> list[str]:
+    """The credentials written into ``url``: user name, password, and the values of credential-like query
+    parameters, each as written and URL-decoded (to scrub from texts that quote the address).
+
+    >>> url_secrets("https://me:pw@host/v1?api_key=s3cr3t&x=1")
+    ['me', 'pw', 's3cr3t']
+    """
+    try:
+        parts = urlsplit(url)
+        found = [parts.username or "", parts.password or ""]
+        found += [v for k, v in parse_qsl(parts.query, keep_blank_values=True) if is_secret_name(k)]
+    except ValueError:  # not parseable (a bad port, say): nothing can be told apart, so nothing is kept back
+        return []
+    secrets: list[str] = []
+    for value in found:
+        for form in (value, quote(value, safe="")):
+            if form and form not in secrets:
+                secrets.append(form)
+    return secrets
+
+
+def redact_url(url: str) -> str:
+    """``url`` with its user name, password and credential-like query values replaced by ``***``.
+
+    >>> redact_url("https://user:pass@example.com:8443/v1?key=abc&model=x")
+    'https://***:***@example.com:8443/v1?key=***&model=x'
+    >>> redact_url("http://127.0.0.1:8000/v1")
+    'http://127.0.0.1:8000/v1'
+    """
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = parts.port
+    except ValueError:
+        return MASK  # an address that cannot be taken apart cannot be shown safely either
+    netloc = f"[{host}]" if ":" in host else host
+    if port is not None:
+        netloc += f":{port}"
+    if parts.username or parts.password:
+        netloc = (f"{MASK}:{MASK}@" if parts.password else f"{MASK}@") + netloc
+    query = "&".join(
+        f"{k}={MASK}" if is_secret_name(unquote_plus(k)) else (f"{k}={v}" if v or "=" in pair else k)
+        for pair in parts.query.split("&")
+        if pair
+        for k, _, v in [pair.partition("=")]
+    )
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))

@@ -1,0 +1,227 @@
+"""Provenance: what an input says about how its answers were made, and whether two inputs are comparable.
+
+Answers files (``protoqa-eval generate``), converted harness outputs and the harness outputs
+themselves record the data set, the split and the questions file they answer, the sampling
+settings and the prompt. Two systems sampled under different settings, or answers to one
+data set scored against another's targets, give figures that look comparable and are not;
+:func:`check_provenance` refuses them in one line naming the systems and the field, unless
+the user accepts that field (``--accept-mismatch FIELD``), in which case the result says so.
+
+:data:`FIELDS` are the fields compared: ``dataset``, ``split``, ``questions`` (the questions
+file's name), ``samples`` (per question), ``temperature``, ``top_p``, ``max_tokens`` and
+``prompt``. Plain predictions record none of them; they are accepted with a note saying what
+could not be checked.
+
+>>> a = {"dataset": "protoqa", "split": "validation", "sampling": "samples:30|top_p:0.9|temperature:0.69"}
+>>> b = {"dataset": "protoqa", "split": "validation", "sampling": "samples:300|top_p:0.9|temperature:0.69"}
+>>> check_provenance({"a": a, "b": b})  # doctest: +IGNORE_EXCEPTION_DETAIL
+Traceback (most recent call last):
+ProvenanceError: a and b differ in samples (a: 30, b: 300): ...
+>>> check_provenance({"a": a, "b": b}, accept=["samples"]).accepted
+['samples (a: 30, b: 300)']
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+__all__ = [
+    "FIELDS",
+    "ProvenanceCheck",
+    "ProvenanceError",
+    "check_provenance",
+    "parse_accepted",
+    "recorded_provenance",
+    "targets_data",
+]
+
+FIELDS = ("dataset", "split", "questions", "samples", "temperature", "top_p", "max_tokens", "prompt")
+"""The provenance fields compared between inputs and against the targets."""
+
+_SAMPLING_NAMES = {
+    "samples": ("samples", "num_samples", "n", "repeats"),
+    "temperature": ("temperature",),
+    "top_p": ("top_p",),
+    "max_tokens": ("max_tokens", "max_new_tokens", "max_gen_toks"),
+}
+
+
+class ProvenanceError(ValueError):
+    """Inputs that are not comparable: one line naming the systems, the field and how to accept it."""
+
+
+@dataclass
+class ProvenanceCheck:
+    """What :func:`check_provenance` found: ``accepted`` mismatches (``field (a: x, b: y)``) and ``notes``."""
+
+    accepted: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _number(value: Any) -> Optional[str]:
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    if number != number or number in (float("inf"), float("-inf")):
+        return None
+    return str(int(number)) if number.is_integer() else repr(number)
+
+
+def _sampling(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The sampling settings as a mapping: a dict as the harnesses record it, or the ``key:value|...`` signature."""
+    sampling = settings.get("sampling")
+    if isinstance(sampling, Mapping):
+        return dict(sampling)
+    if isinstance(sampling, str):
+        pairs = (part.partition(":") for part in sampling.split("|"))
+        return {key: value for key, sep, value in pairs if sep}
+    return {}
+
+
+def recorded_provenance(settings: Optional[Mapping[str, Any]]) -> dict[str, str]:
+    """The :data:`FIELDS` an input's settings (its ``generation`` block) record, as comparable strings.
+
+    >>> recorded_provenance({"dataset": "cfc", "split": "validation", "num_samples": 100, "prompt": "cfc-one-shot",
+    ...                      "sampling": {"temperature": 0.69, "top_p": 0.9, "max_gen_toks": 10}})
+    {'dataset': 'cfc', 'split': 'validation', 'samples': '100', 'temperature': '0.69', 'top_p': '0.9', 'max_tokens': '10', 'prompt': 'cfc-one-shot'}
+    >>> recorded_provenance({})
+    {}
+    """
+    if not settings:
+        return {}
+    found: dict[str, str] = {}
+    for name in ("dataset", "split"):
+        if isinstance(settings.get(name), str) and settings[name]:
+            found[name] = settings[name]
+    source = settings.get("questions_from")
+    if isinstance(source, str) and source:
+        found["questions"] = os.path.basename(source.rstrip("/").split("?", 1)[0])
+    sampling = _sampling(settings)
+    for name, keys in _SAMPLING_NAMES.items():
+        values = [_number(settings.get(k)) for k in keys if name == "samples"]
+        values += [_number(sampling.get(k)) for k in keys]
+        value = next((v for v in values if v is not None), None)
+        if value is not None:
+            found[name] = value
+    if isinstance(settings.get("prompt"), str) and settings["prompt"]:
+        found["prompt"] = settings["prompt"]
+    return {name: found[name] for name in FIELDS if name in found}
+
+
+def targets_data(path: os.PathLike[str] | str) -> Optional[tuple[str, str]]:
+    """The ``protoqa_dataset`` config and split whose file ``path`` is (by its sha256), None for any other file.
+
+    >>> targets_data("../shared/data/cfc/dev.targets.jsonl")  # doctest: +SKIP
+    ('cfc', 'validation')
+    """
+    from protoqa_core.io.data import sha256_of
+    from protoqa_dataset.sources import SOURCES
+
+    try:
+        digest = sha256_of(path) if Path(path).is_file() else None
+    except OSError:
+        return None
+    for config, splits in SOURCES.items():
+        for split, source in splits.items():
+            if digest is not None and source.sha256 == digest:
+                return config, split
+    return None
+
+
+def parse_accepted(text: str) -> list[str]:
+    """The fields named by ``--accept-mismatch`` (comma-separated, or ``all``), checked (``argparse.ArgumentTypeError``).
+
+    >>> parse_accepted("samples,temperature"), len(parse_accepted("all"))
+    (['samples', 'temperature'], 8)
+    """
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if names == ["all"]:
+        return list(FIELDS)
+    unknown = [n for n in names if n not in FIELDS]
+    if unknown or not names:
+        # argparse shows this message as it is, for the option it checks
+        raise argparse.ArgumentTypeError(
+            f"--accept-mismatch takes fields among {', '.join(FIELDS)} or all, got {text!r}"
+        )
+    return names
+
+
+def _values(found: Mapping[str, str]) -> str:
+    return ", ".join(f"{name}: {value}" for name, value in found.items())
+
+
+def check_provenance(
+    inputs: Mapping[str, Optional[Mapping[str, Any]]],
+    targets: Optional[tuple[str, str]] = None,
+    accept: Collection[str] = (),
+    *,
+    targets_name: str = "the targets",
+) -> ProvenanceCheck:
+    """Check the inputs' recorded provenance against each other and the targets' data set and split.
+
+    ``inputs`` maps each system's name to its settings (None or empty for plain predictions);
+    ``targets`` is the targets' ``(config, split)`` when known (:func:`targets_data`). A field
+    that differs raises :class:`ProvenanceError` (one line) unless it is in ``accept``; then
+    it is listed in the result's ``accepted``. Inputs that record nothing, or not every field,
+    get one note each saying what could not be checked.
+
+    >>> check_provenance({"a": {"dataset": "protoqa", "split": "validation"}}, ("cfc", "validation"))
+    Traceback (most recent call last):
+    ...
+    protoqa_integrations.generation.provenance.ProvenanceError: a answers dataset protoqa, the targets are cfc; score it against its own data set's targets, or pass --accept-mismatch dataset to rank it anyway
+    """
+    recorded = {name: recorded_provenance(settings) for name, settings in inputs.items()}
+    result = ProvenanceCheck()
+    if targets is not None:
+        for key, expected in zip(("dataset", "split"), targets, strict=True):
+            wrong = {name: found[key] for name, found in recorded.items() if key in found and found[key] != expected}
+            if not wrong:
+                continue
+            first = next(iter(wrong))
+            if key not in accept:
+                raise ProvenanceError(
+                    f"{first} answers {key} {wrong[first]}, {targets_name} are {expected}; score it against its "
+                    f"own data set's targets, or pass --accept-mismatch {key} to rank it anyway"
+                )
+            result.accepted.append(f"{key} ({targets_name}: {expected}, {_values(wrong)})")
+    for key in FIELDS:
+        values = {name: found[key] for name, found in recorded.items() if key in found}
+        if len(set(values.values())) < 2:
+            continue
+        names = list(values)
+        first = names[0]
+        other = next(n for n in names if values[n] != values[first])
+        if key not in accept:
+            raise ProvenanceError(
+                f"{first} and {other} differ in {key} ({first}: {values[first]}, {other}: {values[other]}): "
+                f"their figures are not comparable; make them under the same settings, or pass "
+                f"--accept-mismatch {key} to rank them anyway"
+            )
+        described = f"{key} ({_values(values)})"
+        if not any(a.startswith(f"{key} (") for a in result.accepted):
+            result.accepted.append(described)
+    if len(inputs) > 1 or targets is not None:
+        plain = [name for name, found in recorded.items() if not found]
+        if plain:
+            result.notes.append(
+                f"{_listed(plain)} record{'s' if len(plain) == 1 else ''} no provenance (plain predictions): data "
+                "set, split, questions, samples per question, sampling settings and prompt could not be checked"
+            )
+        for name, found in recorded.items():
+            missing = [f for f in FIELDS if found and f not in found and f != "questions"]
+            if missing:
+                result.notes.append(f"{name} does not record {', '.join(missing)}: not checked")
+    return result
+
+
+def _listed(names: list[str], most: int = 5) -> str:
+    shown = ", ".join(names[:most])
+    return shown + (f" and {len(names) - most} more" if len(names) > most else "")
