@@ -7,6 +7,8 @@ printed side by side in one run (``--runtimes``, default ``torch,numpy``):
 * ``numpy``: what ProbEval uses by default, the project's own numpy forward pass on the
   same ``model.safetensors`` (:class:`protoqa_core.similarity.embedding.NumpyTransformer`,
   one BLAS thread), ``runtime="numpy"``; nothing is exported or converted;
+* ``numpy-seed1`` (only when asked): numpy with seed 1 for the clusterings and the GP
+  matcher instead of 0: the seed-to-seed spread, the yardstick for a runtime's differences;
 * ``onnxruntime`` (only when asked): the same network exported to ONNX (torch's exporter, once, into
   ``--work``), run by onnxruntime (one thread) with the ``tokenizers`` tokenizer, mean
   pooling over the attention mask and unit length, as the model's sentence-transformers
@@ -53,7 +55,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-RUNTIMES = ("torch", "numpy", "onnxruntime", "model2vec")
+RUNTIMES = ("torch", "numpy", "numpy-seed1", "onnxruntime", "model2vec")
 KL_TOLERANCE = 1e-4
 # (label, clustering, matching): the default first, then every setting that embeds.
 SETTINGS = (
@@ -108,8 +110,8 @@ def make_embedder(runtime: str, work: Path):
     from cfc_probeval.embedders import Embedder, SentenceTransformerEmbedder
     from protoqa_core.similarity.embedding import round_embeddings
 
-    if runtime in ("torch", "numpy"):
-        return SentenceTransformerEmbedder(runtime=runtime)
+    if runtime in ("torch", "numpy", "numpy-seed1"):
+        return SentenceTransformerEmbedder(runtime=runtime.split("-")[0])
 
     class Lighter(Embedder):
         def __init__(self) -> None:
@@ -146,7 +148,13 @@ def child_probeval(runtime: str, work: Path, data: Path, out: Path) -> None:
         truth, sampled = read_targets(cfc / targets), read_samples(cfc / samples)
         for label, clustering, matching in SETTINGS:
             r = evaluate_probeval(
-                truth, sampled, clustering=clustering, matching=matching, embedder=embedder, ignore_unknown=True
+                truth,
+                sampled,
+                clustering=clustering,
+                matching=matching,
+                embedder=embedder,
+                ignore_unknown=True,
+                seed=1 if runtime.endswith("-seed1") else 0,
             )
             results[f"{split} | {label}"] = {
                 "kl": r.kl,
@@ -262,13 +270,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--runtimes", default="torch,numpy", help="comma-separated, from " + ",".join(RUNTIMES))
     parser.add_argument("--skip-probeval", action="store_true")
+    parser.add_argument("--skip-costs", action="store_true", help="only the ProbEval comparison")
     parser.add_argument("--child", nargs=2, metavar=("RUNTIME", "OUT"), help=argparse.SUPPRESS)
     parser.add_argument("--prepare", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     runtimes = tuple(r.strip() for r in args.runtimes.split(",") if r.strip())
     unknown = sorted(set(runtimes) - set(RUNTIMES))
-    if unknown or "torch" not in runtimes:
-        parser.error(f"--runtimes: torch (the reference) and some of {', '.join(RUNTIMES)}; unknown: {unknown}")
+    if unknown or len(runtimes) < 2:
+        parser.error(f"--runtimes: the reference first, then some of {', '.join(RUNTIMES)}; unknown: {unknown}")
     sys.path.insert(0, str(REPO))  # this checkout, wherever the script is run from
     work = (args.work or Path(tempfile.gettempdir()) / "protoqa-embedding-runtimes").absolute()
     if args.prepare:
@@ -295,8 +304,9 @@ def main() -> None:
     if prepared.returncode != 0:
         sys.exit(f"preparing the models failed: {prepared.stderr.strip().splitlines()[-1:]}")
 
-    _load_rounds(args.python, work, env, args.rounds, runtimes)
-    _command_rounds(args.python, args.data_dir.absolute(), env, args.rounds)
+    if not args.skip_costs:
+        _load_rounds(args.python, work, env, args.rounds, runtimes)
+        _command_rounds(args.python, args.data_dir.absolute(), env, args.rounds)
     if not args.skip_probeval:
         _probeval_runs(me, env, runtimes)
 
@@ -346,7 +356,7 @@ def _command_rounds(python: Path, data: Path, env: dict[str, str], rounds: int) 
 
 
 def _probeval_runs(me: list[str], env: dict[str, str], runtimes: tuple[str, ...]) -> None:
-    """ProbEval on CFC dev and test in one process per runtime; every runtime's KLs against torch's."""
+    """ProbEval on CFC dev and test in one process per runtime; every runtime's KLs against the first's."""
     print(f"\nProbEval on CFC dev and test, every setting, one process per runtime (KL tolerance {KL_TOLERANCE:g}):")
     found: dict[str, dict] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -361,20 +371,24 @@ def _probeval_runs(me: list[str], env: dict[str, str], runtimes: tuple[str, ...]
                 f"  {runtime:12s} whole process {cpu:6.1f} s CPU, {rss:5.0f} MB; ProbEval runs "
                 f"{found[runtime]['cpu_s']:.1f} s CPU (load {os.getloadavg()[0]:.1f})"
             )
-    if "torch" not in found:
+    reference = runtimes[0]
+    if reference not in found:
         return
-    for key, value in found["torch"].items():
+    for key, value in found[reference].items():
         if key != "cpu_s":
-            line = f"  {key}: torch {value['kl']:.6f}"
-            for runtime in runtimes:
-                if runtime != "torch" and runtime in found:
+            line = f"  {key}: {reference} {value['kl']:.6f}"
+            for runtime in runtimes[1:]:
+                if runtime in found:
                     line += f", {runtime} {found[runtime][key]['kl']:.6f}"
             print(line)
-    for runtime in runtimes:
-        if runtime == "torch" or runtime not in found:
+    pairs = [(reference, r) for r in runtimes[1:] if r in found]
+    if "numpy" in found and "numpy-seed1" in found and ("numpy", "numpy-seed1") not in pairs:
+        pairs.append(("numpy", "numpy-seed1"))  # the seed-to-seed spread on one runtime: the yardstick
+    for base, runtime in pairs:
+        if base == runtime:
             continue
-        differ, total, worst, worst_mean, failures = compare(found["torch"], found[runtime])
-        verdict = "MATCHES torch" if not failures else "does NOT match torch"
+        differ, total, worst, worst_mean, failures = compare(found[base], found[runtime])
+        verdict = f"MATCHES {base}" if not failures else f"does NOT match {base}"
         print(
             f"\n{runtime}: {verdict}: {differ} of {total} question results clustered otherwise; largest "
             f"per-question KL gap {worst:.2e}; largest mean-KL gap {worst_mean:.2e}"

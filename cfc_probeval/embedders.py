@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import json
 import os
 import re
 from abc import ABC, abstractmethod
@@ -45,16 +44,19 @@ from protoqa_core.registry import Registry
 from protoqa_core.similarity.embedding import (
     EMBEDDING_DECIMALS,
     ModelLocation,
-    blas_threads,
     bundled_minilm_path,
-    encode_token_batches,
-    load_numpy_transformer,
     local_model_folder,
     locate_model,
-    numpy_runtime_problem,
     round_embeddings,
 )
 from protoqa_core.similarity.embedding import hub_host_resolves as _hub_host_resolves
+from protoqa_core.similarity.numpy_encoder import (
+    blas_threads,
+    encode_token_batches,
+    load_numpy_transformer,
+    numpy_runtime_problem,
+    read_json,
+)
 
 __all__ = [
     "Embedder",
@@ -255,13 +257,6 @@ _MEAN_POOLING_ONLY = {
 _MODULE_TYPES = "sentence_transformers.models."
 
 
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
-        return None
-
-
 def sentence_pipeline(folder: Union[str, os.PathLike]) -> tuple[Optional[dict[str, Any]], str]:
     """What the numpy runtime must do to match a sentence-transformers folder, or why it cannot.
 
@@ -274,13 +269,13 @@ def sentence_pipeline(folder: Union[str, os.PathLike]) -> tuple[Optional[dict[st
     (None, 'no modules.json')
     """
     folder = Path(folder)
-    modules = _read_json(folder / "modules.json")
+    modules = read_json(folder / "modules.json")
     if not isinstance(modules, list) or not all(isinstance(m, dict) for m in modules):
         return None, "no modules.json"
     types = [str(m.get("type", "")).removeprefix(_MODULE_TYPES) for m in modules]
     if types not in (["Transformer", "Pooling"], ["Transformer", "Pooling", "Normalize"]) or modules[0].get("path"):
         return None, f"modules {types} (numpy runs Transformer, mean Pooling, Normalize)"
-    pooling = _read_json(folder / str(modules[1].get("path", "")) / "config.json")
+    pooling = read_json(folder / str(modules[1].get("path", "")) / "config.json")
     if not isinstance(pooling, dict) or any(pooling.get(k, False) != v for k, v in _MEAN_POOLING_ONLY.items()):
         return None, "pooling other than the mean of the tokens"
     if pooling.get("include_prompt", True) is not True:
@@ -288,9 +283,9 @@ def sentence_pipeline(folder: Union[str, os.PathLike]) -> tuple[Optional[dict[st
     problem = numpy_runtime_problem(folder)
     if problem is not None:
         return None, problem
-    settings = _read_json(folder / "sentence_bert_config.json")
+    settings = read_json(folder / "sentence_bert_config.json")
     settings = settings if isinstance(settings, dict) else {}
-    config = _read_json(folder / "config.json") or {}
+    config = read_json(folder / "config.json") or {}
     limit = settings.get("max_seq_length") or config.get("max_position_embeddings", 512)
     return {
         "max_seq_length": int(limit),

@@ -119,7 +119,7 @@ def _add_encoder_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--length-scale",
         metavar="RULE",
-        help="roberta similarity: the RBF length-scale rule: median*0.375 (default), median*<factor>, "
+        help="roberta similarity: the RBF length-scale rule: median*0.5 (default), median*<factor>, "
         "a positive number (1: the papers' code) or fit",
     )
 

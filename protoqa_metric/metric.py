@@ -107,7 +107,7 @@ class ProtoQA:
             folder; default ``roberta-base``) and where it runs. A missing encoder is an
             error here, naming the option; no other encoder is used instead.
         length_scale: ``roberta`` only: the RBF length-scale rule (default
-            ``"median*0.375"``; ``1.0`` is the papers' code; see
+            ``"median*0.5"``, with the threshold 0.6; ``1.0`` is the papers' code; see
             :class:`~protoqa_core.similarity.roberta.RobertaSimilarity`).
 
     An unknown similarity or metric name raises ValueError here, before any scoring.

@@ -9,6 +9,7 @@ Examples::
     python -m studies.validation claims                   # README and card claims from validation.json
     python -m studies.validation clusters                 # the automatic clustering's choice: clusters.{json,md}
     python -m studies.validation papers                   # the papers' tables beside ours (paper_tables.md)
+    python -m studies.validation similarity-controls      # the similarities against controls (similarity_controls.md)
 
 The data folder is ``--data-dir``, else ``$PROTOQA_DATA_DIR``, else ``../shared/data``
 beside the checkout.
@@ -39,6 +40,7 @@ from cfc_probeval.matching import MATCHINGS
 from protoqa_core.io import data as data_location
 from protoqa_core.io.files import DataFormatError
 
+from . import similarity_controls
 from .matching_study import MATCHERS
 from .sampling import SAMPLINGS
 from .workers import cosine_threshold, limit_threads, receive, run_matching, run_systems, side_studies
@@ -139,6 +141,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=str(REPORTS),
         help=f"folder of the study outputs and of paper_tables.md (default {REPORTS_HELP})",
     )
+    controls = sub.add_parser(
+        "similarity-controls",
+        help="the ProtoQA metric's similarities against wrong-question and random-word lists and human judgements; "
+        "chooses the roberta rule on dev folds: similarity_controls.{json,md}",
+    )
+    _common_options(controls)
+    similarity_controls.add_arguments(controls)
     return parser
 
 
@@ -414,6 +423,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         with limit_threads(args.threads), warnings.catch_warnings(), _hub_allowed(args.hub):
             # Library warnings (GP convergence, empty samples) are summarized in the reports instead.
             warnings.simplefilter("ignore")
+            if args.command == "similarity-controls":
+                similarity_controls.main(args, data_dir, out)
             if args.command in ("study", "all"):
                 _study(args, data_dir, out, command)
             if args.command in ("leaderboard", "all"):

@@ -16,15 +16,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from protoqa_core.similarity.embedding import (
-    EMBEDDING_DECIMALS,
-    ContextEncoder,
+from protoqa_core.similarity.embedding import EMBEDDING_DECIMALS, ContextEncoder, bundled_minilm_path, round_embeddings
+from protoqa_core.similarity.numpy_encoder import (
     NumpyTransformer,
-    bundled_minilm_path,
     choose_runtime,
     numpy_runtime_problem,
     read_safetensors,
-    round_embeddings,
 )
 
 REPO = Path(__file__).resolve().parents[3]

@@ -108,9 +108,10 @@ def test_matrix_threshold_exact_strings_and_determinism(tiny):
     matrix, cut = sim.matrix(question, predictions)
     assert cut == [] and set(np.unique(matrix)) <= {0.0, 1.0}
     assert matrix[0].tolist() == [1.0, 0.0] and matrix[1].tolist() == [0.0, 1.0]  # identical strings
-    for i in range(2, 5):  # the best cluster when its score passes 0.1, else none
+    assert sim.threshold == 0.6
+    for i in range(2, 5):  # the best cluster when its score passes the threshold, else none
         best = scores[i].max()
-        expected = (scores[i] == best).astype(float) if best > 0.1 else np.zeros(2)
+        expected = (scores[i] == best).astype(float) if best > sim.threshold else np.zeros(2)
         assert matrix[i].tolist() == expected.tolist()
     # Threshold above every score: only identical strings match.
     strict = RobertaSimilarity(tiny, threshold=float(scores.max()) + 1.0)
@@ -124,20 +125,21 @@ def test_matrix_threshold_exact_strings_and_determinism(tiny):
 def test_signature_names_the_encoder_revision_and_settings(tiny):
     sim = RobertaSimilarity(tiny)
     assert sim.revision == model_revision(ModelLocation(tiny, "local")) and sim.revision.startswith("sha256:")
-    assert sim.label == f"roberta(tiny-roberta@{sim.revision},numpy:round4,gp-rbf:median*0.375,thr=0.1)"
+    assert sim.label == f"roberta(tiny-roberta@{sim.revision},numpy:round4,gp-rbf:median*0.5,thr=0.6)"
     # The default follows the encoder's scale; the papers' fixed 1 and every other rule have their own label.
-    assert sim.length_scale == "median*0.375" == RobertaSimilarity(tiny, length_scale="median*0.3750").length_scale
+    assert sim.length_scale == "median*0.5" == RobertaSimilarity(tiny, length_scale="median*0.50").length_scale
     papers = RobertaSimilarity(tiny, length_scale=1)
-    assert papers.label == f"roberta(tiny-roberta@{sim.revision},numpy:round4,gp-rbf:l=1,thr=0.1)" != sim.label
-    assert RobertaSimilarity(tiny, length_scale="median").label.endswith(",gp-rbf:median,thr=0.1)")
+    assert papers.label == f"roberta(tiny-roberta@{sim.revision},numpy:round4,gp-rbf:l=1,thr=0.6)" != sim.label
+    assert RobertaSimilarity(tiny, length_scale="median").label.endswith(",gp-rbf:median,thr=0.6)")
+    assert RobertaSimilarity(tiny, threshold=0.1).label.endswith(",gp-rbf:median*0.5,thr=0.1)")
     fitted = RobertaSimilarity(tiny, length_scale="fit")
-    assert fitted.label == f"roberta(tiny-roberta@{sim.revision},numpy:round4,gp-rbf:fit,thr=0.1)"
+    assert fitted.label == f"roberta(tiny-roberta@{sim.revision},numpy:round4,gp-rbf:fit,thr=0.6)"
     other = RobertaSimilarity(tiny, length_scale=2.5)
-    assert other.label == f"roberta(tiny-roberta@{sim.revision},numpy:round4,gp-rbf:l=2.5,thr=0.1)"
+    assert other.label == f"roberta(tiny-roberta@{sim.revision},numpy:round4,gp-rbf:l=2.5,thr=0.6)"
     question = pet_question()
     predictions = ["puppies", "a pet dog", "kitten"]
     assert np.array_equal(
-        RobertaSimilarity(tiny, length_scale="median*0.375").scores(question, predictions),
+        RobertaSimilarity(tiny, length_scale="median*0.5").scores(question, predictions),
         sim.scores(question, predictions),
     )
     assert not np.array_equal(fitted.scores(question, predictions), sim.scores(question, predictions))
@@ -340,12 +342,14 @@ def test_a_similarity_that_matches_only_identical_strings_says_so(tiny, tmp_path
     assert result.scores == exact.scores and "exact_match_only" not in exact.as_dict()
     # The counters start again for the next evaluation: all predictions identical says nothing.
     assert blind.evaluate([question], {"q": ["dog"]}).exact_match_only is False
-    # The default rule matches a near string, so there is no warning.
+    # A rule that matches a near string gives no warning (the tiny random model needs the paper's low threshold).
     import warnings
 
+    permissive = ProtoQA("roberta", encoder=tiny)
+    permissive._per_question = RobertaSimilarity(tiny, threshold=0.1)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        matched = ProtoQA("roberta", encoder=tiny).evaluate([question], {"q": ["puppies", "a pet dog"]})
+        matched = permissive.evaluate([question], {"q": ["puppies", "a pet dog"]})
     assert matched.exact_match_only is False
 
 
