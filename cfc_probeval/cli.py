@@ -27,12 +27,14 @@ from typing import Optional
 
 from protoqa_core import __version__
 from protoqa_core.io.cli import (
-    OneLineParser,
+    Subcommand,
+    build_command_parser,
     check_output_file,
     finite_json,
     float_between,
     int_at_least,
-    run_command,
+    run_subcommands,
+    with_default_command,
     write_output_file,
 )
 from protoqa_core.io.cli_options import add_input_options, add_per_question_option
@@ -46,11 +48,7 @@ from .matching import MATCHINGS
 from .probeval import CLUSTERING_CHOICES, evaluate_probeval
 from .results import ProbEvalResult
 
-__all__ = ["main", "build_parser", "build_compare_parser", "parse_args", "write_per_question", "COMMANDS"]
-
-
-COMMANDS = ("evaluate", "compare")
-"""The sub-commands; without one, ``evaluate`` is meant (``probeval TARGETS PREDICTIONS``)."""
+__all__ = ["main", "build_parser", "parse_args", "write_per_question", "COMMANDS", "DESCRIPTION"]
 
 _DESCRIPTION = (
     "ProbEval: KL divergence between the human and the model answer distributions "
@@ -64,35 +62,16 @@ _COMPARE_DESCRIPTION = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``probeval`` argument parser: the sub-commands ``evaluate`` and ``compare``.
+    """The ``probeval`` argument parser, one sub-command of :data:`COMMANDS` each (``evaluate`` and ``compare``).
 
     Use :func:`parse_args`, which reads arguments without a sub-command as ``evaluate``.
 
+    >>> list(COMMANDS)
+    ['evaluate', 'compare']
     >>> build_parser().parse_args(["evaluate", "t.jsonl", "p.json", "--clustering", "human"]).clustering
     'human'
     """
-    parser = OneLineParser(
-        prog="probeval",
-        description=_DESCRIPTION + " Without a command, 'probeval TARGETS "
-        "PREDICTIONS ...' is 'probeval evaluate TARGETS PREDICTIONS ...'.",
-    )
-    parser.add_argument("--version", action="version", version=f"probeval {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
-    # The default form has the program's own name in usage and error lines.
-    _add_evaluate_arguments(
-        commands.add_parser(
-            "evaluate", prog="probeval evaluate", description=_DESCRIPTION, help="score samples (the default command)"
-        )
-    )
-    _add_compare_arguments(
-        commands.add_parser(
-            "compare",
-            prog="probeval compare",
-            description=_COMPARE_DESCRIPTION,
-            help="compare two systems with a paired bootstrap test",
-        )
-    )
-    return parser
+    return build_command_parser("probeval", DESCRIPTION, COMMANDS, __version__)
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
@@ -103,10 +82,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     >>> parse_args(["compare", "t.jsonl", "a.json", "b.json"]).resamples
     1000
     """
-    args = list(argv)
-    if not args or (args[0] not in COMMANDS and args[0] not in ("-h", "--help", "--version")):
-        args = ["evaluate", *args]
-    return build_parser().parse_args(args)
+    return build_parser().parse_args(with_default_command(argv, COMMANDS, "evaluate"))
 
 
 def _add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
@@ -238,10 +214,6 @@ def _check_options(args: argparse.Namespace) -> None:
         raise ValueError(f"--k-init ({args.k_init}) must not exceed --k-max ({args.k_max})")
 
 
-def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    print(f"probeval: warning: {message}", file=sys.stderr)
-
-
 def _run(args: argparse.Namespace) -> ProbEvalResult:
     targets = read_targets(args.targets)
     document = read_prediction_document(args.predictions)  # the one read of the file
@@ -269,17 +241,6 @@ def _run(args: argparse.Namespace) -> ProbEvalResult:
         seed=args.seed,
         all_stopword_match=not args.all_stopwords_zero,
     )
-
-
-def build_compare_parser() -> argparse.ArgumentParser:
-    """The ``probeval compare`` argument parser (the ``compare`` sub-command of :func:`build_parser`).
-
-    >>> build_compare_parser().parse_args(["t.jsonl", "a.json", "b.json"]).resamples
-    1000
-    """
-    parser = OneLineParser(prog="probeval compare", description=_COMPARE_DESCRIPTION)
-    _add_compare_arguments(parser)
-    return parser
 
 
 def _add_compare_arguments(parser: argparse.ArgumentParser) -> None:
@@ -382,33 +343,27 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     >>> main(["../shared/data/cfc/dev.targets.jsonl", "samples.json", "--json"])  # doctest: +SKIP
     """
     argv = list(sys.argv[1:] if argv is None else argv)
-    return run_command("probeval", lambda: _main(argv))
+    return run_subcommands("probeval", DESCRIPTION, COMMANDS, argv, version=__version__, default="evaluate")
 
 
-def _main(argv: Sequence[str]) -> int:
-    args = parse_args(argv)
-    if args.command == "compare":
-        with warnings.catch_warnings():
-            warnings.simplefilter("always")
-            warnings.showwarning = _show_warning
-            return _compare(args)
-    with warnings.catch_warnings():
-        if args.quiet:
-            warnings.simplefilter("ignore")
-        else:
-            warnings.simplefilter("always")
-            warnings.showwarning = _show_warning
-        try:
-            _check_options(args)
-            per_question = (
-                check_output_file(args.per_question, [args.targets, args.predictions], args.overwrite)
-                if args.per_question
-                else None
-            )
-            result = _run(args)
-        except (DataFormatError, FileNotFoundError, ValueError, ImportError) as exc:
-            print(f"probeval: error: {exc}", file=sys.stderr)
-            return 2
+def _compare_command(args: argparse.Namespace) -> int:
+    warnings.simplefilter("always")
+    return _compare(args)
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    warnings.simplefilter("ignore" if args.quiet else "always")
+    try:
+        _check_options(args)
+        per_question = (
+            check_output_file(args.per_question, [args.targets, args.predictions], args.overwrite)
+            if args.per_question
+            else None
+        )
+        result = _run(args)
+    except (DataFormatError, FileNotFoundError, ValueError, ImportError) as exc:
+        print(f"probeval: error: {exc}", file=sys.stderr)
+        return 2
     if not result.num_questions and not args.allow_empty:
         print(
             f"probeval: error: {args.targets}: nothing to score: no question has target answers"
@@ -428,3 +383,31 @@ def _main(argv: Sequence[str]) -> int:
         print("ProbEval KL: none (no question was scored)")
         print(f"signature: {result.signature}")
     return 0
+
+
+_DEFAULT_NOTE = " Without a command, 'probeval TARGETS PREDICTIONS ...' is 'probeval evaluate TARGETS PREDICTIONS ...'."
+DESCRIPTION = _DESCRIPTION + _DEFAULT_NOTE
+"""What ``probeval --help`` says first."""
+
+COMMANDS: dict[str, Subcommand] = {
+    c.name: c
+    for c in (
+        # The default form has the program's own name in usage and error lines.
+        Subcommand(
+            "evaluate",
+            "score samples (the default command)",
+            _DESCRIPTION,
+            _add_evaluate_arguments,
+            _evaluate,
+            prog="probeval",
+        ),
+        Subcommand(
+            "compare",
+            "compare two systems with a paired bootstrap test",
+            _COMPARE_DESCRIPTION,
+            _add_compare_arguments,
+            _compare_command,
+        ),
+    )
+}
+"""The sub-commands of ``probeval``; without one, ``evaluate`` is meant (``probeval TARGETS PREDICTIONS``)."""

@@ -31,7 +31,7 @@ from protoqa_core.registry import Registry
 from protoqa_core.similarity import collect_approximations, wordnet_similarity
 from protoqa_core.similarity.embedding import unit_rows
 from protoqa_core.similarity.gaussian_process import GP_MODELS, OneVsAll, fit_one_vs_all
-from protoqa_core.similarity.spans import _span_index
+from protoqa_core.similarity.spans import span_index
 from protoqa_core.text import content_tokens
 
 from .defaults import DEFAULTS, check_option
@@ -246,7 +246,7 @@ class WordNetMatcher(Matcher):
         if keys is _MISSING:
             tokens = content_tokens(text)
             if tokens:
-                index = _span_index(tokens)
+                index = span_index(tokens)
                 # Small integers hash and compare faster than synset tuples.
                 ids = self._key_ids
                 keys = frozenset(

@@ -30,11 +30,7 @@ from protoqa_metric import cli as metric_cli
 __all__ = ["COMMANDS", "main"]
 
 COMMANDS: dict[str, Subcommand] = {**metric_cli.COMMANDS, **generate_cli.COMMANDS, **leaderboard_cli.COMMANDS}
-"""Every ``protoqa-eval`` sub-command, in the order ``--help`` lists them.
-
->>> list(COMMANDS)
-['evaluate', 'compare', 'generate', 'score-generated', 'leaderboard', 'convert']
-"""
+"""Every ``protoqa-eval`` sub-command, in the order ``--help`` lists them."""
 
 DESCRIPTION = (
     f"{metric_cli.DESCRIPTION} 'generate' samples a language model's answers into an answers file; "
@@ -46,6 +42,10 @@ DESCRIPTION = (
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run ``protoqa-eval``; returns the exit status (0 ok, 2 bad input, output or set-up).
 
+    The sub-commands are those of :data:`COMMANDS`:
+
+    >>> list(COMMANDS)
+    ['evaluate', 'compare', 'prepare', 'generate', 'score-generated', 'leaderboard', 'convert']
     >>> main(["generate", "--help"])  # doctest: +SKIP
     """
     return run_subcommands(

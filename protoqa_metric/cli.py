@@ -18,7 +18,7 @@ Build WordNet's cache files (the lemma tables and the Wu-Palmer walk file) once,
 The installed ``protoqa-eval`` command is :func:`protoqa_integrations.cli.main`: one parser
 for these sub-commands (:data:`COMMANDS`), those of a language model's answers
 (``generate``, ``score-generated``) and those of several systems (``leaderboard``, ``convert``);
-``python -m protoqa_metric`` runs these alone.
+``python -m protoqa_metric`` runs that installed command. :func:`main` runs the metric's own sub-commands.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from protoqa_core.io.cli import (
     finite_json,
     int_at_least,
     run_subcommands,
+    with_default_command,
     write_output_file,
 )
 from protoqa_core.io.cli_options import add_input_options, add_max_answers_option, add_per_question_option
@@ -162,7 +163,7 @@ def _add_compare_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``python -m protoqa_metric``: the sub-commands ``evaluate``, ``compare`` and ``prepare``.
+    """The argument parser of the metric's sub-commands ``evaluate``, ``compare`` and ``prepare``.
 
     Use :func:`parse_args`, which reads arguments without a sub-command as ``evaluate``.
 
@@ -180,10 +181,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     >>> parse_args(["evaluate", "t.jsonl", "p.json"]).command
     'evaluate'
     """
-    args = list(argv)
-    if not args or (args[0] not in COMMANDS and args[0] not in ("-h", "--help", "--version")):
-        args = ["evaluate", *args]
-    return build_parser().parse_args(args)
+    return build_parser().parse_args(with_default_command(argv, COMMANDS, "evaluate"))
 
 
 def _per_question_record(sim: str, qid: str, by_metric: dict[str, QuestionScore]) -> dict:
@@ -311,19 +309,12 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Run ``python -m protoqa_metric``; returns the exit status (0 ok, 2 bad input, output or set-up).
+    """Run the metric's sub-commands (:data:`COMMANDS`); returns the exit status (0 ok, 2 bad input, output or set-up).
 
     Every error is one line on stderr naming the file (and line and question where
     known); a closed standard output ends the command quietly.
     """
     args_list = list(sys.argv[1:] if argv is None else argv)
-    if args_list and args_list[0] in ("generate", "score-generated", "leaderboard", "convert"):
-        print(
-            f"protoqa-eval: error: {args_list[0]} is a command of the installed protoqa-eval "
-            f"(or python -m protoqa_integrations {args_list[0]}), not of python -m protoqa_metric",
-            file=sys.stderr,
-        )
-        return 2
     return run_subcommands(
         "protoqa-eval",
         DESCRIPTION,

@@ -21,8 +21,8 @@ from protoqa_core.signature import make_signature
 from protoqa_core.similarity import QUESTION_SIMILARITIES, Similarity, get_similarity, question_similarity
 from protoqa_core.text import normalize_prediction
 
-from .metric_set import _METRIC_SETS, EvaluationResult, MetricSpec, metric_specs
-from .scoring import QuestionScore, ScoringTable, _check_predictions, matrix_of_normalized
+from .metric_set import METRIC_SETS, EvaluationResult, MetricSpec, metric_specs
+from .scoring import QuestionScore, ScoringTable, check_predictions, matrix_of_normalized
 
 if TYPE_CHECKING:  # the index (sqlite3) is imported by those who read files with it
     from protoqa_core.io.question_index import QuestionIndex
@@ -166,7 +166,7 @@ class ProtoQA:
             self.similarity = get_similarity(similarity) if isinstance(similarity, str) else similarity
         if isinstance(metrics, str) or not all(isinstance(m, MetricSpec) for m in metrics):
             self.metrics: tuple[MetricSpec, ...] = metric_specs(metrics)  # type: ignore[arg-type]
-            self.metric_set_name = metrics if isinstance(metrics, str) and metrics in _METRIC_SETS else "custom"
+            self.metric_set_name = metrics if isinstance(metrics, str) and metrics in METRIC_SETS else "custom"
         else:
             self.metrics = tuple(metrics)  # type: ignore[arg-type]
             self.metric_set_name = "custom"
@@ -266,7 +266,7 @@ class ProtoQA:
         >>> ProtoQA("exact_match", ["max_answers@1"]).score_question(clusters, ["name", "age"])
         {'max_answers@1': QuestionScore(score=0.2857142857142857, raw_score=10.0, oracle_score=35.0, assignment=('c1',), predictions=('name',))}
         """
-        _check_predictions(predictions)
+        check_predictions(predictions)
         return self._score_normalized([normalize_prediction(p) for p in predictions], question, None)
 
     def evaluate(

@@ -13,7 +13,15 @@ from typing import Any, Optional, Union
 
 from .scoring import QuestionScore
 
-__all__ = ["MetricSpec", "STANDARD_METRICS", "PAPER_METRICS", "EvaluationResult", "format_table", "metric_specs"]
+__all__ = [
+    "MetricSpec",
+    "STANDARD_METRICS",
+    "PAPER_METRICS",
+    "EvaluationResult",
+    "format_table",
+    "metric_specs",
+    "METRIC_SETS",
+]
 
 
 @dataclass(frozen=True)
@@ -56,7 +64,7 @@ PAPER_METRICS: tuple[MetricSpec, ...] = tuple(
 )
 """The seven metrics reported in the ProtoQA paper."""
 
-_METRIC_SETS = {"standard": STANDARD_METRICS, "paper": PAPER_METRICS}
+METRIC_SETS = {"standard": STANDARD_METRICS, "paper": PAPER_METRICS}
 
 
 def metric_specs(names: Union[str, Iterable[str]] = "standard") -> tuple[MetricSpec, ...]:
@@ -66,15 +74,15 @@ def metric_specs(names: Union[str, Iterable[str]] = "standard") -> tuple[MetricS
     ['max_answers@1', 'set_intersection']
     """
     if isinstance(names, str):
-        if names in _METRIC_SETS:
-            return _METRIC_SETS[names]
+        if names in METRIC_SETS:
+            return METRIC_SETS[names]
         names = [n.strip() for n in names.split(",") if n.strip()]
     by_name = {m.name: m for m in STANDARD_METRICS}
     out = []
     for name in names:
         if name not in by_name:
             raise ValueError(
-                f"unknown metric {name!r}; choose from {', '.join(by_name)} or a set: {', '.join(_METRIC_SETS)}"
+                f"unknown metric {name!r}; choose from {', '.join(by_name)} or a set: {', '.join(METRIC_SETS)}"
             )
         out.append(by_name[name])
     return tuple(out)

@@ -20,7 +20,15 @@ from protoqa_core.similarity import ABOVE_HALF, Similarity, collect_approximatio
 from protoqa_core.text import normalize_prediction
 from protoqa_metric.assignment import max_weight_assignment
 
-__all__ = ["QuestionScore", "similarity_matrix", "matrix_of_normalized", "score_matrix", "ScoringTable", "oracle_score"]
+__all__ = [
+    "QuestionScore",
+    "similarity_matrix",
+    "matrix_of_normalized",
+    "score_matrix",
+    "ScoringTable",
+    "oracle_score",
+    "check_predictions",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +71,7 @@ def similarity_matrix(
     >>> similarity_matrix(["Age"], [Cluster("c0", ("age", "birthday"), 35)], "exact_match")
     array([[1.]])
     """
-    _check_predictions(predictions)
+    check_predictions(predictions)
     sim = get_similarity(similarity) if isinstance(similarity, str) else similarity
     preds = [normalize_prediction(p) for p in predictions]
     return matrix_of_normalized(preds, clusters, sim, approximated, similarity_options)
@@ -129,7 +137,14 @@ def matrix_of_normalized(
     return out
 
 
-def _check_predictions(predictions: Sequence[str]) -> None:
+def check_predictions(predictions: Sequence[str]) -> None:
+    """Refuse a ranked answer list that is not a list of strings (a bare string included).
+
+    >>> check_predictions("dog")
+    Traceback (most recent call last):
+    ...
+    protoqa_core.io.files.DataFormatError: predictions must be a list of strings, got a string
+    """
     # A bare string is a Sequence of its characters: scoring it would silently be wrong.
     if isinstance(predictions, (str, bytes)):
         raise DataFormatError("predictions must be a list of strings, got a string")

@@ -2,7 +2,7 @@
 
 The shipped leaderboards (ProtoQA crowdsourced dev, CFC dev, CFC test) are the JSON and PNG
 files in ``leaderboard/`` beside this module, written by ``protoqa-eval leaderboard ... --json
---per-question --plot`` (the commands are in README.md). An upload of up to
+--question-scores --plot`` (the commands are in README.md). An upload of up to
 :data:`MAX_UPLOADS` answers files is scored on the same questions under the same settings
 (:func:`protoqa_integrations.leaderboard.board.add_systems`) and ranked with the shipped systems,
 inside the Space's caps and budget (:mod:`protoqa_integrations.hub.serving`).

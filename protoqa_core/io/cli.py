@@ -40,6 +40,7 @@ __all__ = [
     "run_command",
     "Subcommand",
     "build_command_parser",
+    "with_default_command",
     "run_subcommands",
 ]
 
@@ -450,6 +451,21 @@ def build_command_parser(
     return parser
 
 
+def with_default_command(argv: Sequence[str], commands: Mapping[str, Subcommand], default: Optional[str]) -> list[str]:
+    """``argv`` with the ``default`` sub-command put first when it names none (nor ``-h``, ``--help``, ``--version``):
+    the one place where no sub-command means the default one.
+
+    >>> with_default_command(["t.jsonl", "p.json"], {"evaluate": None, "compare": None}, "evaluate")
+    ['evaluate', 't.jsonl', 'p.json']
+    >>> with_default_command(["compare", "t", "a", "b"], {"evaluate": None, "compare": None}, "evaluate")
+    ['compare', 't', 'a', 'b']
+    """
+    args = list(argv)
+    if default is not None and (not args or (args[0] not in commands and args[0] not in ("-h", "--help", "--version"))):
+        args = [default, *args]
+    return args
+
+
 def run_subcommands(
     prog: str,
     description: str,
@@ -462,22 +478,22 @@ def run_subcommands(
 ) -> int:
     """Parse ``argv`` with :func:`build_command_parser` and run the sub-command it names; returns the exit status.
 
-    Arguments that do not start with a sub-command (nor ``-h``, ``--help``, ``--version``) are
-    the ``default`` sub-command's. Warnings are one ``warning: ...`` line each (those of
-    ``always_show`` every time); errors are one line and status 2 (:func:`run_command`).
+    Arguments that do not start with a sub-command are the ``default`` sub-command's
+    (:func:`with_default_command`). Warnings and errors are one line each, ``PROG: warning: ...`` and
+    ``PROG: error: ...``, where PROG is the sub-command's program name (those of ``always_show`` every
+    time); an error ends with status 2 (:func:`run_command`).
 
     >>> hello = Subcommand("hello", "say hello", "Say hello.", lambda p: p.add_argument("who"), lambda a: 0)
     >>> run_subcommands("demo", "A demo.", {"hello": hello}, ["you"], version="1.0", default="hello")
     0
     """
-    args = list(argv)
-    if default is not None and (not args or (args[0] not in commands and args[0] not in ("-h", "--help", "--version"))):
-        args = [default, *args]
+    args = with_default_command(argv, commands, default)
     # Only the sub-command named first is built in full; with none (--help, --version), none is.
     parser = build_command_parser(prog, description, commands, version, only=args[0] if args else "")
+    shown = prog
 
     def show_warning(message, category, filename, lineno, file=None, line=None):
-        print(f"warning: {redact_text(str(message))}", file=sys.stderr)
+        print(f"{shown}: warning: {redact_text(str(message))}", file=sys.stderr)
 
     with warnings.catch_warnings():
         warnings.showwarning = show_warning
@@ -488,4 +504,5 @@ def run_subcommands(
             parser.print_help(sys.stderr)
             return 2
         command = commands[parsed.command]
-        return run_command(command.prog or f"{prog} {command.name}", lambda: command.run(parsed))
+        shown = command.prog or f"{prog} {command.name}"
+        return run_command(shown, lambda: command.run(parsed))

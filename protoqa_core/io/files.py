@@ -33,6 +33,11 @@ __all__ = [
     "max_input_bytes",
     "read_text",
     "parse_json",
+    "check_file",
+    "decode_line",
+    "iter_text_lines",
+    "file_error",
+    "short_repr",
 ]
 
 PathLike = Union[str, os.PathLike]
@@ -70,7 +75,7 @@ _SHORT = reprlib.Repr()
 _SHORT.maxstring, _SHORT.maxother, _SHORT.maxlist, _SHORT.maxdict, _SHORT.maxlevel = 60, 60, 4, 4, 3
 
 
-def _short(value: Any) -> str:
+def short_repr(value: Any) -> str:
     """A bounded repr for messages: a hostile value must not make a megabyte-long error line."""
     return _SHORT.repr(value)
 
@@ -84,7 +89,7 @@ _WIDE_BOMS = {
 }
 
 
-def _os_error(exc: OSError, path: PathLike) -> Exception:
+def file_error(exc: OSError, path: PathLike) -> Exception:
     """An input/output error as one message naming the file."""
     if isinstance(exc, FileNotFoundError):
         return FileNotFoundError(f"file not found: {path}")
@@ -100,11 +105,15 @@ def _os_error(exc: OSError, path: PathLike) -> Exception:
     return DataFormatError(f"cannot read the file: {reason}", path)
 
 
-def _check_file(path: Path, what: str) -> None:
+def check_file(path: Path, what: str) -> None:
+    """Check that ``path`` is an existing readable file before reading it, else a :class:`DataFormatError` naming it.
+
+    >>> check_file(Path("/nonexistent.jsonl"), "targets")  # doctest: +SKIP
+    """
     try:
         is_dir, exists = path.is_dir(), path.exists()
     except OSError as exc:  # e.g. a name too long to look up
-        raise _os_error(exc, path) from None
+        raise file_error(exc, path) from None
     if is_dir:
         raise DataFormatError("cannot read the file: is a directory, not a file", path)
     if not exists:
@@ -238,7 +247,13 @@ def _open_binary(path: Path):
         raise
 
 
-def _decode(data: bytes, path: PathLike, line: Optional[int], first: bool) -> str:
+def decode_line(data: bytes, path: PathLike, line: Optional[int], first: bool) -> str:
+    """One line's bytes as strict UTF-8 text (a leading byte-order mark dropped on the ``first`` line); other
+    encodings are a :class:`DataFormatError` naming the file and line.
+
+    >>> decode_line(b"\\xef\\xbb\\xbfdog", "f.jsonl", 1, True)
+    'dog'
+    """
     if first:
         for bom, name in _WIDE_BOMS.items():
             if data.startswith(bom):
@@ -266,18 +281,18 @@ def read_text(path: PathLike) -> str:
     '{"q1": ["dog"]}'
     """
     path = Path(path)
-    _check_file(path, "input")
+    check_file(path, "input")
     try:
         with _open_binary(path) as fh:
             data = fh.read()
     except (OSError, EOFError, zlib.error) as exc:
         if isinstance(exc, (gzip.BadGzipFile, EOFError, zlib.error)):
             raise DataFormatError(f"damaged gzip data ({exc})", path) from None
-        raise _os_error(exc, path) from None
-    return _decode(data, path, None, first=True)
+        raise file_error(exc, path) from None
+    return decode_line(data, path, None, first=True)
 
 
-def _iter_text_lines(path: Path, spool: Optional[Any] = None) -> Iterator[tuple[int, str]]:
+def iter_text_lines(path: Path, spool: Optional[Any] = None) -> Iterator[tuple[int, str]]:
     """``(line number, text)`` for each line of a UTF-8 (or gzip) file, read as a stream.
 
     With ``spool`` (a binary file), every line's bytes, decompressed, are copied there too.
@@ -287,11 +302,11 @@ def _iter_text_lines(path: Path, spool: Optional[Any] = None) -> Iterator[tuple[
             for number, raw in enumerate(fh, start=1):
                 if spool is not None:
                     spool.write(raw)
-                yield number, _decode(raw, path, number, first=number == 1)
+                yield number, decode_line(raw, path, number, first=number == 1)
     except (OSError, EOFError, zlib.error) as exc:
         if isinstance(exc, (gzip.BadGzipFile, EOFError, zlib.error)):
             raise DataFormatError(f"damaged gzip data ({exc})", path) from None
-        raise _os_error(exc, path) from None
+        raise file_error(exc, path) from None
 
 
 class _DuplicateKey(Exception):
@@ -369,7 +384,7 @@ def parse_json(text: str, path: Optional[PathLike] = None, line: Optional[int] =
     except _DuplicateKey as exc:
         key = exc.args[0]
         raise DataFormatError(
-            f"duplicate key {_short(key)} in a JSON object", path, where(_line_of(text, key))
+            f"duplicate key {short_repr(key)} in a JSON object", path, where(_line_of(text, key))
         ) from None
     except (RecursionError, MemoryError):
         raise DataFormatError("JSON nested too deeply", path, line) from None
@@ -379,7 +394,7 @@ def parse_json(text: str, path: Optional[PathLike] = None, line: Optional[int] =
         bad = _first_bad_string(value)
         if bad is not None:
             raise DataFormatError(
-                f"string {_short(bad)} holds a lone surrogate escape, which is not valid Unicode", path, line
+                f"string {short_repr(bad)} holds a lone surrogate escape, which is not valid Unicode", path, line
             )
     return value
 

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterator
 from typing import Any, Optional
 
-from .files import DataFormatError, MalformedJSONError, PathLike, _short
+from .files import DataFormatError, MalformedJSONError, PathLike, short_repr
 
 __all__ = ["LARGE_LINE_BYTES", "GROUP", "TooManyItems", "object_members", "json_events"]
 
@@ -142,7 +142,7 @@ def _build(event: str, value: Any, events: Iterator[tuple[str, Any]], limit: Opt
     for event, value in events:
         if event == "map_key":
             if value in stack[-1]:
-                raise DataFormatError(f"duplicate key {_short(value)} in a JSON object", *where)
+                raise DataFormatError(f"duplicate key {short_repr(value)} in a JSON object", *where)
             keys[-1] = value
             continue
         if event in ("end_map", "end_array"):
@@ -191,7 +191,7 @@ def object_members(
         if event == "end_map":
             break
         if key in top_keys:
-            raise DataFormatError(f"duplicate key {_short(key)} in a JSON object", path, line)
+            raise DataFormatError(f"duplicate key {short_repr(key)} in a JSON object", path, line)
         event, value = next(events)
         if event != "start_map":
             yield None, key, _build(event, value, events, limit, (path, line, key))

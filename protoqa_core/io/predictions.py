@@ -28,15 +28,15 @@ from .files import (
     MalformedJSONError,
     PathLike,
     ProtoQAWarning,
-    _check_file,
-    _decode,
     _open_binary,
-    _os_error,
     _Prefixed,
+    check_file,
+    decode_line,
+    file_error,
     parse_json,
 )
 from .json_stream import GROUP, LARGE_LINE_BYTES, TooManyItems, json_events, object_members
-from .records import _check_answers, check_count
+from .records import check_answers, check_count
 
 __all__ = ["read_predictions", "read_prediction_lists", "read_prediction_document", "PredictionDocument"]
 
@@ -99,12 +99,12 @@ def _line_objects(
         if raw.strip() or _is_long(raw):
             break
     for at, blank in enumerate(head[:-1], start=1):
-        _decode(blank, path, at, first=at == 1)
+        decode_line(blank, path, at, first=at == 1)
     if _is_long(raw):  # a long first line: JSONL (a one-line document is one too)
         line = _RestOfLine(_without_bom(raw, path, number), fh)
         yield from _streamed_items(line, path, number, field, max_answers)
     else:
-        text = _decode(raw, path, number, first=number == 1)
+        text = decode_line(raw, path, number, first=number == 1)
         try:
             first = parse_json(text, path, number)
         except MalformedJSONError:
@@ -116,7 +116,7 @@ def _line_objects(
         if _is_long(raw):
             yield from _streamed_items(_RestOfLine(raw, fh), path, number, field, max_answers)
             continue
-        text = _decode(raw, path, number, first=False)
+        text = decode_line(raw, path, number, first=False)
         if text.strip():
             yield from _object_items(parse_json(text, path, number), path, number, field)
 
@@ -151,7 +151,7 @@ class _RestOfLine(io.RawIOBase):
 
 def _without_bom(raw: bytes, path: Path, number: int) -> bytes:
     if number == 1:
-        _decode(raw[:4], path, number, first=True)  # wide encodings and NUL bytes are refused
+        decode_line(raw[:4], path, number, first=True)  # wide encodings and NUL bytes are refused
         if raw.startswith(b"\xef\xbb\xbf"):
             return raw[3:]
     return raw
@@ -174,7 +174,7 @@ def _document_items(
         head.clear()
         yield from _streamed_items(_Prefixed(data, fh), path, None, field, max_answers)
         return
-    whole = _decode(b"".join(head), path, None, first=True)
+    whole = decode_line(b"".join(head), path, None, first=True)
     head.clear()
     # A one-line file is also a JSONL file: keep its line number for errors.
     one_line = 1 if "\n" not in whole.strip() else None
@@ -340,7 +340,7 @@ def _prediction_items(
     document comes whole as ``(name, None, value, line)``.
     """
     path = Path(path)
-    _check_file(path, "predictions")
+    check_file(path, "predictions")
     count = 0
     try:
         with _open_binary(path) as fh:
@@ -359,7 +359,7 @@ def _prediction_items(
     except (OSError, EOFError, zlib.error) as exc:
         if isinstance(exc, (gzip.BadGzipFile, EOFError, zlib.error)):
             raise DataFormatError(f"damaged gzip data ({exc})", path) from None
-        raise _os_error(exc, path) from None
+        raise file_error(exc, path) from None
     if not count:
         warnings.warn(
             f"{path}: the predictions file holds no predictions; every question will score as unanswered",
@@ -375,7 +375,7 @@ def _duplicate(path: PathLike, line: Optional[int], qid: str, first: Optional[in
 def _ranked(value: list[Any], path: PathLike, line: Optional[int], qid: str) -> list[str]:
     if value and all(isinstance(v, list) for v in value):
         return _rank_by_count(value, path, line, qid)
-    return list(_check_answers(value, "answers", path, line, qid))
+    return list(check_answers(value, "answers", path, line, qid))
 
 
 def read_predictions(

@@ -19,10 +19,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Optional, Union, overload
 
-from .files import DataFormatError, PathLike, _check_file, _iter_text_lines, parse_json
+from .files import DataFormatError, PathLike, check_file, iter_text_lines, parse_json
 from .ids import IdReconciliation, unknown_ids_message
 from .predictions import _duplicate, _prediction_items, _ranked
-from .records import Question, _question_from_json
+from .records import Question, question_from_json
 
 __all__ = ["QuestionIndex", "IndexedIds", "CACHE_KIB", "MAX_TARGET_LINE_MB"]
 
@@ -85,9 +85,9 @@ class QuestionIndex:
 
     def _read_targets(self) -> None:
         path = self.targets
-        _check_file(path, "targets")
+        check_file(path, "targets")
         insert = "INSERT INTO targets(qid, line, zero, body) VALUES (?, ?, ?, ?)"
-        for number, text in _iter_text_lines(path):
+        for number, text in iter_text_lines(path):
             if not text.strip():
                 continue
             if len(text) > MAX_TARGET_LINE_MB * 2**20:
@@ -97,7 +97,7 @@ class QuestionIndex:
                     path,
                     number,
                 )
-            q = _question_from_json(parse_json(text, path, number), path, number)
+            q = question_from_json(parse_json(text, path, number), path, number)
             try:
                 self._db.execute(insert, (q.id, number, q.total_count <= 0, text))
             except sqlite3.IntegrityError:
@@ -172,7 +172,7 @@ class QuestionIndex:
             (run,),
         )
         for line, body, answers in rows:
-            question = _question_from_json(parse_json(body, self.targets, line), self.targets, line)
+            question = question_from_json(parse_json(body, self.targets, line), self.targets, line)
             yield question, ([] if answers is None else json.loads(answers))
 
     def close(self) -> None:

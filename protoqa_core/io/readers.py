@@ -36,12 +36,12 @@ from typing import Any, Optional
 from .files import (
     DataFormatError,
     PathLike,
-    _check_file,
-    _iter_text_lines,
-    _short,
+    check_file,
+    iter_text_lines,
     parse_json,
+    short_repr,
 )
-from .records import Cluster, Question, _check_answers, _question_from_json, check_count, preview_ids
+from .records import Cluster, Question, check_answers, check_count, preview_ids, question_from_json
 
 __all__ = [
     "read_targets",
@@ -53,7 +53,7 @@ __all__ = [
 
 
 def _json_lines(path: PathLike, spool: Optional[Any] = None) -> Iterator[tuple[int, Any]]:
-    for number, text in _iter_text_lines(Path(path), spool):
+    for number, text in iter_text_lines(Path(path), spool):
         if text.strip():
             yield number, parse_json(text, path, number)
 
@@ -66,11 +66,11 @@ def read_targets(path: PathLike) -> dict[str, Question]:
     35
     """
     path = Path(path)
-    _check_file(path, "targets")
+    check_file(path, "targets")
     questions: dict[str, Question] = {}
     first_line: dict[str, int] = {}
     for number, obj in _json_lines(path):
-        q = _question_from_json(obj, path, number)
+        q = question_from_json(obj, path, number)
         if q.id in questions:
             raise DataFormatError(f"duplicate question id (first on line {first_line[q.id]})", path, number, q.id)
         questions[q.id] = q
@@ -137,7 +137,7 @@ def clusters_from_records(reference: Any, question_id: Optional[str] = None) -> 
         clusters.append(
             Cluster(
                 str(rec.get("id", i)),
-                _check_answers(
+                check_answers(
                     list(answers) if isinstance(answers, tuple) else answers, f"cluster {i} answers", None, None, qid
                 ),
                 check_count(rec["count"], f"cluster {i} count", None, None, qid),
@@ -164,7 +164,9 @@ def check_answer_list(value: Any, question_id: Optional[str] = None) -> list[str
     items = value.tolist() if hasattr(value, "tolist") else list(value)
     for item in items:
         if not isinstance(item, str):
-            raise DataFormatError(f"answers must contain only strings, found {_short(item)}", None, None, question_id)
+            raise DataFormatError(
+                f"answers must contain only strings, found {short_repr(item)}", None, None, question_id
+            )
     return items
 
 

@@ -6,9 +6,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .files import MAX_COUNT, DataFormatError, _short
+from .files import MAX_COUNT, DataFormatError, short_repr
 
-__all__ = ["Cluster", "Question", "check_count", "preview_ids"]
+__all__ = ["Cluster", "Question", "check_count", "preview_ids", "check_answers", "question_from_json"]
 
 
 @dataclass(frozen=True)
@@ -63,9 +63,9 @@ def check_count(value: Any, what: str, path=None, line=None, qid=None) -> int:
     if hasattr(value, "item") and not isinstance(value, (bool, int)):
         value = value.item()
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise DataFormatError(f"{what} must be a non-negative integer, got {_short(value)}", path, line, qid)
+        raise DataFormatError(f"{what} must be a non-negative integer, got {short_repr(value)}", path, line, qid)
     if value > MAX_COUNT:
-        raise DataFormatError(f"{what} is too large ({_short(value)}; at most {MAX_COUNT})", path, line, qid)
+        raise DataFormatError(f"{what} is too large ({short_repr(value)}; at most {MAX_COUNT})", path, line, qid)
     return value
 
 
@@ -79,16 +79,22 @@ def preview_ids(ids: Sequence[str], limit: int = 10) -> str:
     return shown + (f", ... ({len(ids)} in all)" if len(ids) > limit else "")
 
 
-def _check_answers(value: Any, what: str, path, line, qid) -> tuple[str, ...]:
+def check_answers(value: Any, what: str, path, line, qid) -> tuple[str, ...]:
+    """``value`` as a tuple of strings, else a :class:`DataFormatError` naming file, line and question.
+
+    >>> check_answers(["dog", "cat"], "answers", "t.jsonl", 1, "q1")
+    ('dog', 'cat')
+    """
     if not isinstance(value, list):
         raise DataFormatError(f"{what} must be a list of strings, got {type(value).__name__}", path, line, qid)
     for item in value:
         if not isinstance(item, str):
-            raise DataFormatError(f"{what} must contain only strings, found {_short(item)}", path, line, qid)
+            raise DataFormatError(f"{what} must contain only strings, found {short_repr(item)}", path, line, qid)
     return tuple(value)
 
 
-def _question_from_json(obj: Any, path=None, line=None) -> Question:
+def question_from_json(obj: Any, path=None, line=None) -> Question:
+    """A :class:`Question` from one parsed line of a targets file (ProtoQA's or CFC's layout)."""
     if not isinstance(obj, dict):
         raise DataFormatError(f"expected a JSON object, got {type(obj).__name__}", path, line)
     meta = obj.get("metadata")
@@ -126,7 +132,7 @@ def _question_from_json(obj: Any, path=None, line=None) -> Question:
             clusters.append(
                 Cluster(
                     str(cid),
-                    _check_answers(c["answers"], f"cluster {cid!r} answers", path, line, qid),
+                    check_answers(c["answers"], f"cluster {cid!r} answers", path, line, qid),
                     check_count(c["count"], f"cluster {cid!r} count", path, line, qid),
                 )
             )
@@ -134,7 +140,9 @@ def _question_from_json(obj: Any, path=None, line=None) -> Question:
         # The oldest format: {answer: count}, every answer a cluster of its own.
         for i, (answer, count) in enumerate(obj["answers-cleaned"].items()):
             clusters.append(
-                Cluster(f"{qid}.{i}", (answer,), check_count(count, f"answer {_short(answer)} count", path, line, qid))
+                Cluster(
+                    f"{qid}.{i}", (answer,), check_count(count, f"answer {short_repr(answer)} count", path, line, qid)
+                )
             )
     elif "answers-cleaned" in obj:
         cleaned = obj["answers-cleaned"]
@@ -148,7 +156,7 @@ def _question_from_json(obj: Any, path=None, line=None) -> Question:
             clusters.append(
                 Cluster(
                     f"{qid}.{i}",
-                    _check_answers(c["answers"], f"cluster {i} answers", path, line, qid),
+                    check_answers(c["answers"], f"cluster {i} answers", path, line, qid),
                     check_count(c["count"], f"cluster {i} count", path, line, qid),
                 )
             )

@@ -31,7 +31,7 @@ from typing import Optional
 
 from ..text import content_tokens
 
-__all__ = ["MAX_SIMILARITY_TOKENS", "ApproximationWarning", "collect_approximations"]
+__all__ = ["MAX_SIMILARITY_TOKENS", "ApproximationWarning", "collect_approximations", "bounded", "capped", "first_best"]
 
 MAX_SIMILARITY_TOKENS = 64
 """Content tokens a side keeps for the WordNet similarities; the rest count as one unmatched token."""
@@ -90,7 +90,12 @@ def _preview(text: str, limit: int = 40) -> str:
 _REST_TOKENS = ("\x00rest-of-prediction", "\x00rest-of-answer")
 
 
-def _capped(tokens: tuple[str, ...], side: int) -> tuple[tuple[str, ...], bool]:
+def capped(tokens: tuple[str, ...], side: int) -> tuple[tuple[str, ...], bool]:
+    """``tokens`` cut to :data:`MAX_SIMILARITY_TOKENS` (the rest stands as one token of ``side``), and whether they were.
+
+    >>> capped(("a", "b"), 0)
+    (('a', 'b'), False)
+    """
     if len(tokens) <= MAX_SIMILARITY_TOKENS:
         return tokens, False
     return tokens[:MAX_SIMILARITY_TOKENS] + (_REST_TOKENS[side],), True
@@ -102,7 +107,7 @@ def _empty_side(a: tuple[str, ...], b: tuple[str, ...], all_stopword_match: bool
     return 1.0 if (not a and not b and all_stopword_match) else 0.0
 
 
-def _bounded(
+def bounded(
     tokens_similarity: Callable[[tuple[str, ...], tuple[str, ...]], tuple[float, bool]],
     prediction: str,
     answer: str,
@@ -112,15 +117,15 @@ def _bounded(
     a, b = content_tokens(prediction), content_tokens(answer)
     if not a or not b:
         return _empty_side(a, b, all_stopword_match)
-    a, cut_a = _capped(a, 0)
-    b, cut_b = _capped(b, 1)
+    a, cut_a = capped(a, 0)
+    b, cut_b = capped(b, 1)
     value, exact = tokens_similarity(a, b)
     if cut_a or cut_b or not exact:
         _report_approximation(prediction, answer)
     return value
 
 
-def _first_best(
+def first_best(
     similarity: Callable[..., float],
     prediction: str,
     answers: Iterable[str],

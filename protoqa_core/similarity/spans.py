@@ -1,8 +1,8 @@
 """The groups of contiguous tokens of a string that WordNet knows, indexed for matching.
 
 Both WordNet similarities pair groups of the prediction with groups of the answer; these
-are the groups each side offers (:func:`_spans_with_synsets`) and an index of them by
-token and by synset (:func:`_span_index`), cached per distinct token sequence.
+are the groups each side offers (:func:`spans_with_synsets`) and an index of them by
+token and by synset (:func:`span_index`), cached per distinct token sequence.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ __all__: list[str] = []
 # The caches of what each distinct string offers are capped by their memory: on inputs where
 # every string is new they would otherwise hold hundreds of MB.
 @lru_cache(maxsize=20_000)
-def _spans_with_synsets(tokens: tuple[str, ...]) -> tuple[tuple[int, int, frozenset[SynsetKey]], ...]:
+def spans_with_synsets(tokens: tuple[str, ...]) -> tuple[tuple[int, int, frozenset[SynsetKey]], ...]:
     """Every contiguous group of ``tokens`` that WordNet knows, with its synsets."""
     longest = max_lemma_tokens()
     found = []
@@ -44,12 +44,13 @@ class _SpanIndex:
 
 # About 2 KB an entry: the cap keeps this cache near 40 MB on inputs with many distinct strings.
 @lru_cache(maxsize=20_000)
-def _span_index(tokens: tuple[str, ...]) -> _SpanIndex:
+def span_index(tokens: tuple[str, ...]) -> _SpanIndex:
+    """Where each token stands in ``tokens`` and which spans of them name each synset, for the WordNet similarities."""
     positions: dict[str, list[int]] = {}
     for i, tok in enumerate(tokens):
         positions.setdefault(tok, []).append(i)
     by_synset: dict[SynsetKey, list[tuple[int, int]]] = {}
-    for start, end, keys in _spans_with_synsets(tokens):
+    for start, end, keys in spans_with_synsets(tokens):
         for key in keys:
             by_synset.setdefault(key, []).append((start, end))
     return _SpanIndex(
@@ -58,7 +59,7 @@ def _span_index(tokens: tuple[str, ...]) -> _SpanIndex:
     )
 
 
-def _equal_token_pairs(
+def equal_token_pairs(
     ia: _SpanIndex, ib: _SpanIndex, shared_tokens: Iterable[str]
 ) -> Iterator[tuple[int, int, int, int]]:
     """Single-token span pairs ``(i, i+1, j, j+1)`` where the two sequences have the same token."""

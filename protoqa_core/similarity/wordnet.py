@@ -6,10 +6,10 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from ..text import content_tokens
-from .bounds import _bounded, _capped, _first_best
+from .bounds import bounded, capped, first_best
 from .partition_alignment import SpanPair, best_partition_alignment_checked
 from .registry import Similarity
-from .spans import _equal_token_pairs, _span_index
+from .spans import equal_token_pairs, span_index
 
 __all__ = ["wordnet_similarity", "best_wordnet_similarity", "wordnet_reaches", "WORDNET"]
 
@@ -19,14 +19,14 @@ def _wordnet_tokens_similarity(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[
     """``(value, exact)`` of the WordNet partition similarity of two token tuples."""
     if a == b:
         return 1.0, True
-    ia, ib = _span_index(a), _span_index(b)
+    ia, ib = span_index(a), span_index(b)
     # Most pairs share nothing at all; set intersections find that fast.
     shared_synsets = ia.by_synset.keys() & ib.by_synset.keys()
     shared_tokens = ia.token_positions.keys() & ib.token_positions.keys()
     if not shared_synsets and not shared_tokens:
         return 0.0, True
     spans = {(sa, ea, sb, eb) for key in shared_synsets for sa, ea in ia.by_synset[key] for sb, eb in ib.by_synset[key]}
-    spans.update(_equal_token_pairs(ia, ib, shared_tokens))
+    spans.update(equal_token_pairs(ia, ib, shared_tokens))
     return best_partition_alignment_checked(len(a), len(b), [SpanPair(*s, 1.0) for s in sorted(spans)])
 
 
@@ -48,7 +48,7 @@ def wordnet_similarity(prediction: str, answer: str, *, all_stopword_match: bool
     >>> wordnet_similarity("red car", "car")
     0.5
     """
-    return _bounded(_wordnet_tokens_similarity, prediction, answer, all_stopword_match)
+    return bounded(_wordnet_tokens_similarity, prediction, answer, all_stopword_match)
 
 
 # About 1 KB an entry (one per cluster): capped near 10 MB.
@@ -58,7 +58,7 @@ def _answers_offer(answers: tuple[str, ...]) -> tuple[frozenset, frozenset]:
     synsets: set = set()
     tokens: set = set()
     for answer in answers:
-        index = _span_index(_capped(content_tokens(answer), 1)[0])
+        index = span_index(capped(content_tokens(answer), 1)[0])
         synsets.update(index.by_synset)
         tokens.update(index.token_positions)
     return frozenset(synsets), frozenset(tokens)
@@ -75,17 +75,17 @@ def best_wordnet_similarity(prediction: str, answers: Sequence[str], *, all_stop
     """
     if _shares_nothing(prediction, answers):
         return 0.0
-    return _first_best(wordnet_similarity, prediction, answers, all_stopword_match)
+    return first_best(wordnet_similarity, prediction, answers, all_stopword_match)
 
 
 def _shares_nothing(prediction: str, answers: Sequence[str]) -> bool:
     """Whether the prediction has content tokens and shares no token and no synset with
     any answer, so that its WordNet similarity to each of them is 0."""
-    a = _capped(content_tokens(prediction), 0)[0]
+    a = capped(content_tokens(prediction), 0)[0]
     if not a:
         return False
     synsets, tokens = _answers_offer(tuple(answers))
-    index = _span_index(a)
+    index = span_index(a)
     return synsets.isdisjoint(index.by_synset) and tokens.isdisjoint(index.token_positions)
 
 
@@ -99,7 +99,7 @@ def wordnet_reaches(prediction: str, answers: Sequence[str], level: float, *, al
     """
     if level > 0.0 and _shares_nothing(prediction, answers):
         return False
-    return _first_best(wordnet_similarity, prediction, answers, all_stopword_match, enough=level) >= level
+    return first_best(wordnet_similarity, prediction, answers, all_stopword_match, enough=level) >= level
 
 
 WORDNET = Similarity(

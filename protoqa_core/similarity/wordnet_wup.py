@@ -9,10 +9,10 @@ from ..text import content_tokens
 from ..wordnet.lookup import synset_keys
 from ..wordnet.reader import SynsetKey
 from ..wordnet.wu_palmer import best_wup, best_wup_reaches
-from .bounds import MAX_SIMILARITY_TOKENS, _bounded, _first_best
+from .bounds import MAX_SIMILARITY_TOKENS, bounded, first_best
 from .partition_alignment import SpanPair, best_partition_alignment_checked
 from .registry import Similarity
-from .spans import _equal_token_pairs, _span_index, _spans_with_synsets
+from .spans import equal_token_pairs, span_index, spans_with_synsets
 
 __all__ = ["wup_similarity", "best_wup_similarity", "wup_reaches", "WORDNET_WUP"]
 
@@ -50,14 +50,14 @@ def _wup_tokens_similarity(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[floa
     if len(a) == 1 or (len(b) == 1 and len(a) <= _ONE_TOKEN_CLOSED_FORM_MAX):
         return _wup_against_one_token(a, b), True
     weights: dict[tuple[int, int, int, int], float] = {}
-    spans_b = _spans_with_synsets(b)
-    for a_start, a_end, names_a in _spans_with_synsets(a):
+    spans_b = spans_with_synsets(b)
+    for a_start, a_end, names_a in spans_with_synsets(a):
         for b_start, b_end, names_b in spans_b:
             w = _phrase_wup(names_a, names_b)
             if w > 0:
                 weights[(a_start, a_end, b_start, b_end)] = w
-    ia, ib = _span_index(a), _span_index(b)
-    for key in _equal_token_pairs(ia, ib, ia.token_positions.keys() & ib.token_positions.keys()):
+    ia, ib = span_index(a), span_index(b)
+    for key in equal_token_pairs(ia, ib, ia.token_positions.keys() & ib.token_positions.keys()):
         weights[key] = 1.0  # equal groups score 1 (the reference's exact-match part score)
     # Equal multi-token groups also score 1; matching their tokens one to one is at
     # least as good (see partition_alignment), so they need no pair of their own.
@@ -124,7 +124,7 @@ def _groups_by_gaps(tokens: tuple[str, ...]) -> tuple[tuple[tuple[int, int, froz
     group WordNet knows."""
     n = len(tokens)
     levels: tuple[list, list, list] = ([], [], [])
-    for start, end, names in _spans_with_synsets(tokens):
+    for start, end, names in spans_with_synsets(tokens):
         if end - start > 1:
             levels[(start > 0) + (end < n)].append((start, end, names))
     for j, tok in enumerate(tokens):
@@ -145,7 +145,7 @@ def wup_similarity(prediction: str, answer: str, *, all_stopword_match: bool = T
     >>> round(wup_similarity("person", "someone"), 4)  # one synset, below 1 with itself
     0.8571
     """
-    return _bounded(_wup_tokens_similarity, prediction, answer, all_stopword_match)
+    return bounded(_wup_tokens_similarity, prediction, answer, all_stopword_match)
 
 
 def best_wup_similarity(prediction: str, answers: Sequence[str], *, all_stopword_match: bool = True) -> float:
@@ -180,7 +180,7 @@ def best_wup_similarity(prediction: str, answers: Sequence[str], *, all_stopword
     if best >= 1.0 or len(singles) <= 1:
         others = list(answers)  # one by one, as the plain maximum
         best = 0.0
-    return _first_best(wup_similarity, prediction, others, all_stopword_match, best)
+    return first_best(wup_similarity, prediction, others, all_stopword_match, best)
 
 
 @lru_cache(maxsize=100_000)
@@ -189,7 +189,7 @@ def _whole_group(tokens: tuple[str, ...]) -> frozenset[SynsetKey]:
     if len(tokens) == 1:
         return synset_keys(tokens[0])
     return next(
-        (names for start, end, names in _spans_with_synsets(tokens) if start == 0 and end == len(tokens)), frozenset()
+        (names for start, end, names in spans_with_synsets(tokens) if start == 0 and end == len(tokens)), frozenset()
     )
 
 
@@ -235,7 +235,7 @@ def wup_reaches(prediction: str, answers: Sequence[str], level: float, *, all_st
                 names = synset_keys(token)
                 if names and _phrase_wup_reaches(whole_a, names, level):
                     return True
-    return _first_best(wup_similarity, prediction, others, all_stopword_match, enough=level) >= level
+    return first_best(wup_similarity, prediction, others, all_stopword_match, enough=level) >= level
 
 
 WORDNET_WUP = Similarity(

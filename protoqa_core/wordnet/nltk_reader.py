@@ -184,7 +184,7 @@ def get_wordnet(wordnet_dir: Optional[str | os.PathLike] = None, download: bool 
 
 
 # NLTK's private attributes, reached only here (and named in NLTK_PRIVATE_ATTRIBUTES);
-# tests/protoqa_core/test_wordnet_nltk.py fails loudly, naming the attribute, if a new NLTK drops one.
+# tests/protoqa_core/wordnet/test_nltk_reader.py fails loudly, naming the attribute, if a new NLTK drops one.
 
 #: NLTK's private attributes that this module reads, by the class that has them.
 NLTK_PRIVATE_ATTRIBUTES: dict[str, tuple[str, ...]] = {

@@ -1,8 +1,8 @@
 """The best Wu-Palmer over the pairs of two groups of synsets, without scoring every pair.
 
-:class:`_Senses` holds what one group offers (its synsets' walks, shortest paths to each
-candidate subsumer); :func:`_bound_reached` settles most group pairs by one bound, and
-:func:`_search_pairs` scores the rest subsumer by subsumer, skipping those that cannot
+:class:`Senses` holds what one group offers (its synsets' walks, shortest paths to each
+candidate subsumer); :func:`bound_reached` settles most group pairs by one bound, and
+:func:`search_pairs` scores the rest subsumer by subsumer, skipping those that cannot
 beat the best so far (see :func:`protoqa_core.wordnet.wu_palmer.best_wup`).
 """
 
@@ -12,10 +12,10 @@ from collections.abc import Callable, Sequence
 from typing import Optional
 
 from .reader import SynsetKey
-from .synset_tables import _Id, _KeyWalk, _Step
+from .synset_tables import KeyWalk, SynsetId, WalkStep
 
 
-class _Senses:
+class Senses:
     """The synsets of one group, with what Wu-Palmer needs to score them all at once."""
 
     __slots__ = (
@@ -33,7 +33,7 @@ class _Senses:
     def __init__(
         self,
         keys: frozenset[SynsetKey],
-        key_walk: Callable[[SynsetKey], _KeyWalk],
+        key_walk: Callable[[SynsetKey], KeyWalk],
     ) -> None:
         ordered = sorted(keys)
         found = [key_walk(k) for k in ordered]
@@ -61,14 +61,14 @@ class _Senses:
         self.root_non_noun = min(
             ((length, i) for i, length in enumerate(self.root_paths) if not nouns[i]), default=None
         )
-        self._holders: Optional[dict[_Id, tuple[int, tuple[tuple[int, int], ...], int]]] = None
+        self._holders: Optional[dict[SynsetId, tuple[int, tuple[tuple[int, int], ...], int]]] = None
 
     @property
-    def holders(self) -> dict[_Id, tuple[int, tuple[tuple[int, int], ...], int]]:
+    def holders(self) -> dict[SynsetId, tuple[int, tuple[tuple[int, int], ...], int]]:
         """Hypernym (or synset) -> (bit mask of the synsets having it, (synset, path length)
         pairs shortest path first, the shortest of those path lengths); built on first use."""
         if self._holders is None:
-            members: dict[_Id, list[tuple[int, int]]] = {}
+            members: dict[SynsetId, list[tuple[int, int]]] = {}
             for index, (_, walk, _) in enumerate(self.walks):
                 for c, _, length, _ in walk:
                     members.setdefault(c, []).append((index, length))
@@ -83,7 +83,7 @@ class _Senses:
         return self._holders
 
 
-def _bound_reached(mine: _Senses, other: _Senses) -> tuple[Optional[float], float]:
+def bound_reached(mine: Senses, other: Senses) -> tuple[Optional[float], float]:
     """The best Wu-Palmer of two groups when one pair reaches the bound on all pairs (else
     None), and that bound: no pair scores more.
 
@@ -148,7 +148,7 @@ def _bound_reached(mine: _Senses, other: _Senses) -> tuple[Optional[float], floa
     return None, bound
 
 
-def _earlier(c: _Id, behind: _Id, shortest: dict[_Id, tuple[int, int, int]]) -> bool:
+def _earlier(c: SynsetId, behind: SynsetId, shortest: dict[SynsetId, tuple[int, int, int]]) -> bool:
     """Whether hypernym ``c`` comes before ``behind`` among equal bounds: greater
     ``2D / (m + 2D)`` on this side first, then the first name."""
     m1, _, d1 = shortest[c]
@@ -156,8 +156,8 @@ def _earlier(c: _Id, behind: _Id, shortest: dict[_Id, tuple[int, int, int]]) -> 
     return (-(2.0 * d1) / (m1 + d1 + d1), c) < (-(2.0 * d0) / (m0 + d0 + d0), behind)
 
 
-def _search_pairs(
-    mine: _Senses, other: _Senses, first: frozenset[SynsetKey], second: frozenset[SynsetKey], enough: float
+def search_pairs(
+    mine: Senses, other: Senses, first: frozenset[SynsetKey], second: frozenset[SynsetKey], enough: float
 ) -> float:
     """The best Wu-Palmer over every pair of the two groups (see :func:`best_wup`), or, once
     a pair reaches ``enough``, that pair's value."""
@@ -166,7 +166,7 @@ def _search_pairs(
     everyone = (1 << len(root_paths)) - 1
     noun_mask = other.noun_mask
     best = 0.0
-    walks: Sequence[tuple[SynsetKey, tuple[_Step, ...], int]] = mine.walks
+    walks: Sequence[tuple[SynsetKey, tuple[WalkStep, ...], int]] = mine.walks
     if not first.isdisjoint(second):
         walks = sorted(walks, key=lambda entry: entry[0] not in second)
     for x, walk, root_x in walks:

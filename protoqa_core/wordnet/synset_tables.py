@@ -17,9 +17,20 @@ from .files import WordNetUnavailableError
 from .reader import SynsetKey, WordNetFormatError, WordNetReader
 from .walk_table import Walk
 
-__all__ = ["SynsetTables"]
+__all__ = [
+    "SynsetTables",
+    "CODE_POS",
+    "SynsetId",
+    "KeyWalk",
+    "POS_CODE",
+    "ROOT",
+    "WalkStep",
+    "hypernym_pointers",
+    "path_lengths",
+    "set_tables_from_parents",
+]
 
-_ROOT = "*ROOT*"  # NLTK's simulated root, which joins the verb (and adjective) trees
+ROOT = "*ROOT*"  # NLTK's simulated root, which joins the verb (and adjective) trees
 
 # A hypernym or instance-hypernym pointer between whole synsets ("0000"), as it stands
 # in a data line's pointer list: symbol, target offset, target part of speech, source/
@@ -29,15 +40,15 @@ _HYPERNYM_POINTER = re.compile(r" @i? (\d{8}) ([nvasr]) 0000(?= |$)")
 
 # A synset on a walk: its NLTK name (from the walk file, or :meth:`SynsetTables._walk`) or its
 # key code (from :meth:`WuPalmer._coded_walk`); one object uses one kind throughout.
-_Id = Union[str, int]
-_Step = tuple[_Id, int, int, bool]  # (synset, depth, path length, to root), as in Walk
-_KeyWalk = tuple[tuple[_Step, ...], int, frozenset[_Id]]  # steps, root path, the synsets on them
+SynsetId = Union[str, int]
+WalkStep = tuple[SynsetId, int, int, bool]  # (synset, depth, path length, to root), as in Walk
+KeyWalk = tuple[tuple[WalkStep, ...], int, frozenset[SynsetId]]  # steps, root path, the synsets on them
 
-_POS_CODE = {"n": 0, "v": 1, "a": 2, "r": 3}
-_CODE_POS = "nvar"
+POS_CODE = {"n": 0, "v": 1, "a": 2, "r": 3}
+CODE_POS = "nvar"
 
 
-def _hypernym_pointers(pointers: str) -> tuple[tuple[str, int], ...]:
+def hypernym_pointers(pointers: str) -> tuple[tuple[str, int], ...]:
     """The hypernym and instance-hypernym pointers of a data line's pointer field, as
     ``(part of speech, offset)``: NLTK's hypernyms() follow only those between whole synsets."""
     return tuple((target_pos, int(target)) for target, target_pos in _HYPERNYM_POINTER.findall(" " + pointers))
@@ -46,7 +57,7 @@ def _hypernym_pointers(pointers: str) -> tuple[tuple[str, int], ...]:
 _Node = TypeVar("_Node", str, int)
 
 
-def _set_tables_from_parents(
+def set_tables_from_parents(
     node: _Node,
     parents: tuple[_Node, ...],
     min_depth: dict[_Node, int],
@@ -60,7 +71,7 @@ def _set_tables_from_parents(
     of the parents' distances to it (the breadth-first search NLTK runs).
 
     >>> mins, maxs, dists = {"r": 0}, {"r": 0}, {"r": {"r": 0}}
-    >>> _set_tables_from_parents("a", ("r",), mins, maxs, dists)
+    >>> set_tables_from_parents("a", ("r",), mins, maxs, dists)
     >>> mins["a"], maxs["a"], dists["a"]
     (1, 1, {'r': 1, 'a': 0})
     """
@@ -79,7 +90,7 @@ def _set_tables_from_parents(
     distances_by_node[node] = distances
 
 
-def _path_lengths(
+def path_lengths(
     dist: dict[_Node, int], max_depth: dict[_Node, int], parents_by_node: dict[_Node, tuple[_Node, ...]]
 ) -> dict[_Node, int]:
     """NLTK's ``shortest_path_distance`` from a synset to each of its hypernyms (``dist``: its
@@ -89,7 +100,7 @@ def _path_lengths(
     is the direct distance or one more than the path to a parent of it; parents have lower
     max depth, so they come first.
 
-    >>> _path_lengths({"s": 0, "p": 1, "r": 1}, {"r": 0, "p": 1, "s": 2}, {"r": (), "p": ("r",), "s": ("p", "r")})
+    >>> path_lengths({"s": 0, "p": 1, "r": 1}, {"r": 0, "p": 1, "s": 2}, {"r": (), "p": ("r",), "s": ("p", "r")})
     {'r': 1, 'p': 1, 's': 0}
     """
     paths: dict[_Node, int] = {}
@@ -117,13 +128,13 @@ class SynsetTables:
         self._reader = reader
         # synset name -> its hypernyms' names, NLTK's min_depth() and max_depth(), and its
         # distance to each hypernym (and itself), with and without the simulated root
-        self._parents: dict[str, tuple[str, ...]] = {_ROOT: ()}
-        self._min_depth: dict[str, int] = {_ROOT: 0}
-        self._max_depth: dict[str, int] = {_ROOT: 0}
-        self._distances_by_name: dict[str, dict[str, int]] = {_ROOT: {_ROOT: 0}}
-        self._distances_with_root: dict[str, dict[str, int]] = {_ROOT: {_ROOT: 0}}
+        self._parents: dict[str, tuple[str, ...]] = {ROOT: ()}
+        self._min_depth: dict[str, int] = {ROOT: 0}
+        self._max_depth: dict[str, int] = {ROOT: 0}
+        self._distances_by_name: dict[str, dict[str, int]] = {ROOT: {ROOT: 0}}
+        self._distances_with_root: dict[str, dict[str, int]] = {ROOT: {ROOT: 0}}
         # NLTK's preference among common hypernyms: greatest minimum depth first, then by name
-        self._order_key: dict[str, tuple[int, str]] = {_ROOT: (0, _ROOT)}
+        self._order_key: dict[str, tuple[int, str]] = {ROOT: (0, ROOT)}
         self._records: dict[SynsetKey, tuple[str, tuple[SynsetKey, ...]]] = {}
         self._name_by_key: dict[SynsetKey, str] = {}
         self._order_cache: dict[str, tuple[str, ...]] = {}
@@ -153,7 +164,7 @@ class SynsetTables:
         first_lemma = first_lemma.lower()
         sense = self._reader.sense_number(first_lemma, line_pos, offset)
         name = f"{first_lemma}.{line_pos}.{sense:02d}"
-        return name, _hypernym_pointers(rest[-1])
+        return name, hypernym_pointers(rest[-1])
 
     def _line_fields(self, pos: str, offset: int) -> tuple[str, list[str]]:
         """A synset's type (``s`` for satellites) and its data line's fields from the first
@@ -171,7 +182,7 @@ class SynsetTables:
 
     def _register(self, key: SynsetKey) -> str:
         """Record the hypernym links, depths and hypernym distances of a synset and all its
-        ancestors (:func:`_set_tables_from_parents`); return its name."""
+        ancestors (:func:`set_tables_from_parents`); return its name."""
         name = self._name_by_key.get(key)
         if name is not None:
             return name
@@ -179,7 +190,7 @@ class SynsetTables:
         if name not in self._parents:
             # Recursion depth is the synset's depth in the hypernym graph (under 20).
             parents = tuple(self._register(p) for p in parent_keys)
-            _set_tables_from_parents(name, parents, self._min_depth, self._max_depth, self._distances_by_name)
+            set_tables_from_parents(name, parents, self._min_depth, self._max_depth, self._distances_by_name)
             self._order_key[name] = (-self._min_depth[name], name)
             self._parents[name] = parents
         self._name_by_key[key] = name
@@ -200,7 +211,7 @@ class SynsetTables:
             return found
         with_root = self._distances_with_root.get(name)
         if with_root is None:
-            with_root = self._distances_with_root[name] = {**found, _ROOT: max(found.values()) + 1}
+            with_root = self._distances_with_root[name] = {**found, ROOT: max(found.values()) + 1}
         return with_root
 
     # --- one pair of synsets ------------------------------------------------------------
@@ -213,7 +224,7 @@ class SynsetTables:
         if key in self._path_cache:
             return self._path_cache[key]
         mine = self._distances(name, simulate_root)
-        theirs = self._distances(subsumer, simulate_root) if subsumer != _ROOT else {_ROOT: 0}
+        theirs = self._distances(subsumer, simulate_root) if subsumer != ROOT else {ROOT: 0}
         best = None
         for n, d2 in theirs.items():
             d1 = mine.get(n)
@@ -244,9 +255,9 @@ class SynsetTables:
         if subsumer is None:
             if not simulate_root:
                 return 0.0
-            subsumer = _ROOT
-        elif simulate_root and min_depth[subsumer] == 0 and _ROOT < subsumer:
-            subsumer = _ROOT  # the simulated root ties at depth 0 and sorts first by name
+            subsumer = ROOT
+        elif simulate_root and min_depth[subsumer] == 0 and ROOT < subsumer:
+            subsumer = ROOT  # the simulated root ties at depth 0 and sorts first by name
         # NLTK prefers the first synset itself among the lowest common hypernyms.
         if subsumer != n1 and n1 in d2 and min_depth[n1] == min_depth.get(subsumer, 0):
             subsumer = n1
@@ -291,7 +302,7 @@ class SynsetTables:
             dist = self._distances_by_name[name]
             max_depth = self._max_depth
             min_depth = self._min_depth
-            paths = _path_lengths(dist, max_depth, self._parents)
+            paths = path_lengths(dist, max_depth, self._parents)
             order = sorted(dist, key=self._order_key.__getitem__)
             # The synset itself goes first among its equals in minimum depth.
             at = order.index(name)
@@ -302,7 +313,7 @@ class SynsetTables:
                 del order[at]
                 order.insert(first, name)
             found = self._walk_cache[name] = (
-                tuple((c, max_depth[c] + 1, paths[c], c != name and min_depth[c] == 0 and _ROOT < c) for c in order),
+                tuple((c, max_depth[c] + 1, paths[c], c != name and min_depth[c] == 0 and ROOT < c) for c in order),
                 max(dist.values()) + 1,
             )
         return found

@@ -23,20 +23,20 @@ from .walk_table import MAGIC, Walk, WalkTable, write_walk_table
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["prepare_wordnet"]
+__all__ = ["prepare_wordnet", "open_walk_file", "walk_file_path"]
 
 # How long a build waits for another process's build of the same file (one takes about
 # 12 s of CPU) before it gives up with an error.
 _LOCK_WAIT_SECONDS = 600.0
 
 
-def _walk_file_path(reader: WordNetReader) -> Path:
+def walk_file_path(reader: WordNetReader) -> Path:
     """Where the walk file of ``reader``'s WordNet lives: named after its database files'
     sizes and modification times, and the file format."""
     return table_path(reader, "wup-walks", MAGIC.decode(), ".bin")
 
 
-def _open_walk_file(path: Path) -> Optional[WalkTable]:
+def open_walk_file(path: Path) -> Optional[WalkTable]:
     """The walk file at ``path``, verified, or None when there is none.
 
     Raises:
@@ -70,7 +70,7 @@ def prepare_wordnet(wordnet_dir: Optional[str | os.PathLike] = None) -> Path:
         )
     reader = open_wordnet(wordnet_dir)
     max_lemma_tokens()  # reads the lemma tables, writing their file first if there is none
-    path = _walk_file_path(reader)
+    path = walk_file_path(reader)
     _build_walk_file(path, reader.folder)
     return path
 
@@ -78,7 +78,7 @@ def prepare_wordnet(wordnet_dir: Optional[str | os.PathLike] = None) -> Path:
 def _intact(path: Path) -> bool:
     """Whether ``path`` is a readable, verified walk file (a damaged one is named in the log)."""
     try:
-        return _open_walk_file(path) is not None
+        return open_walk_file(path) is not None
     except (OSError, ValueError) as exc:
         logger.warning("the Wu-Palmer walk file is rebuilt: %s", exc)
         return False

@@ -26,19 +26,19 @@ from typing import Literal, Optional, Union
 
 from .lookup import open_wordnet
 from .reader import SynsetKey, WordNetReader
-from .sense_search import _bound_reached, _search_pairs, _Senses
+from .sense_search import Senses, bound_reached, search_pairs
 from .synset_tables import (
-    _CODE_POS,
-    _POS_CODE,
-    _ROOT,
+    CODE_POS,
+    POS_CODE,
+    ROOT,
+    KeyWalk,
     SynsetTables,
-    _hypernym_pointers,
-    _KeyWalk,
-    _path_lengths,
-    _set_tables_from_parents,
-    _Step,
+    WalkStep,
+    hypernym_pointers,
+    path_lengths,
+    set_tables_from_parents,
 )
-from .walk_file import _open_walk_file, _walk_file_path
+from .walk_file import open_walk_file, walk_file_path
 from .walk_table import WalkTable
 
 logger = logging.getLogger(__name__)
@@ -73,8 +73,8 @@ class WuPalmer(SynsetTables):
         super().__init__(reader)
         self._walk_file_lock = threading.Lock()
         self._walk_file_state: WalkTableChoice = walk_table
-        self._key_walks: dict[SynsetKey, _KeyWalk] = {}
-        self._senses_cache: dict[frozenset[SynsetKey], _Senses] = {}
+        self._key_walks: dict[SynsetKey, KeyWalk] = {}
+        self._senses_cache: dict[frozenset[SynsetKey], Senses] = {}
         # The same tables for the walks computed in the process, each synset known by its key
         # code (see _coded_walk): parents, minimum and maximum depth, hypernym distances.
         self._coded_parents: dict[int, tuple[int, ...]] = {}
@@ -92,18 +92,18 @@ class WuPalmer(SynsetTables):
         """
         if code in self._coded_distances:
             return
-        _, rest = self._line_fields(_CODE_POS[code >> 32], code & 0xFFFFFFFF)
+        _, rest = self._line_fields(CODE_POS[code >> 32], code & 0xFFFFFFFF)
         # Satellite adjectives are filed under "a", as synset_keys() gives them.
-        parents = tuple(_POS_CODE["a" if p == "s" else p] << 32 | o for p, o in _hypernym_pointers(rest[-1]))
+        parents = tuple(POS_CODE["a" if p == "s" else p] << 32 | o for p, o in hypernym_pointers(rest[-1]))
         for parent in parents:  # recursion depth is the synset's depth (under 20)
             self._coded_register(parent)
-        _set_tables_from_parents(code, parents, self._coded_min_depth, self._coded_max_depth, self._coded_distances)
+        set_tables_from_parents(code, parents, self._coded_min_depth, self._coded_max_depth, self._coded_distances)
         self._coded_parents[code] = parents
 
     def _coded_name(self, code: int) -> str:
-        return self._record((_CODE_POS[code >> 32], code & 0xFFFFFFFF))[0]
+        return self._record((CODE_POS[code >> 32], code & 0xFFFFFFFF))[0]
 
-    def _coded_walk(self, code: int) -> tuple[tuple[_Step, ...], int]:
+    def _coded_walk(self, code: int) -> tuple[tuple[WalkStep, ...], int]:
         """:meth:`_walk` of a synset known by its key code, each step's synset as its key code.
 
         The same steps in the same order: NLTK's order is by minimum depth, then by
@@ -114,7 +114,7 @@ class WuPalmer(SynsetTables):
         dist = self._coded_distances[code]
         max_depth = self._coded_max_depth
         min_depth = self._coded_min_depth
-        paths = _path_lengths(dist, max_depth, self._coded_parents)
+        paths = path_lengths(dist, max_depth, self._coded_parents)
         order = sorted(dist, key=min_depth.__getitem__, reverse=True)
         depths = [min_depth[c] for c in order]
         if len(set(depths)) != len(depths):  # a run of equal minimum depth goes by name
@@ -134,12 +134,12 @@ class WuPalmer(SynsetTables):
             del order[at]
             order.insert(first, code)
         steps = tuple(
-            (c, max_depth[c] + 1, paths[c], c != code and min_depth[c] == 0 and _ROOT < self._coded_name(c))
+            (c, max_depth[c] + 1, paths[c], c != code and min_depth[c] == 0 and ROOT < self._coded_name(c))
             for c in order
         )
         return steps, max(dist.values()) + 1
 
-    def _key_walk(self, key: SynsetKey) -> _KeyWalk:
+    def _key_walk(self, key: SynsetKey) -> KeyWalk:
         """A synset's walk and root path (see :meth:`_walk`), and the names on its walk (the
         synset and its hypernyms): read from the walk file when there is one, else computed."""
         found = self._key_walks.get(key)
@@ -148,7 +148,7 @@ class WuPalmer(SynsetTables):
             if table is None:
                 # Without the file every walk of this object is computed, and its synsets
                 # are known by key codes, not names: the same identities in every walk.
-                steps, root_path = self._coded_walk(_POS_CODE[key[0]] << 32 | key[1])
+                steps, root_path = self._coded_walk(POS_CODE[key[0]] << 32 | key[1])
             else:
                 walk = table.walk(key)
                 steps, root_path = walk if walk is not None else self._walk(self._synset_name(key))
@@ -172,8 +172,8 @@ class WuPalmer(SynsetTables):
                     table: Optional[WalkTable] = None
                     path = None
                     try:
-                        path = _walk_file_path(self._reader)
-                        table = _open_walk_file(path)
+                        path = walk_file_path(self._reader)
+                        table = open_walk_file(path)
                         if table is None:
                             logger.warning(
                                 "no Wu-Palmer walk file at %s: this run computes the walks it needs "
@@ -192,12 +192,12 @@ class WuPalmer(SynsetTables):
 
     # --- groups of synsets --------------------------------------------------------------
 
-    def _senses(self, keys: frozenset[SynsetKey]) -> _Senses:
+    def _senses(self, keys: frozenset[SynsetKey]) -> Senses:
         found = self._senses_cache.get(keys)
         if found is None:
             if len(self._senses_cache) >= 200_000:  # keep memory bounded; a miss only rebuilds from the tables
                 self._senses_cache.clear()
-            found = self._senses_cache[keys] = _Senses(keys, self._key_walk)
+            found = self._senses_cache[keys] = Senses(keys, self._key_walk)
         return found
 
     def best_wup(self, first: frozenset[SynsetKey], second: frozenset[SynsetKey]) -> float:
@@ -207,10 +207,10 @@ class WuPalmer(SynsetTables):
         senses = self._senses_cache
         mine = senses.get(first) or self._senses(first)
         other = senses.get(second) or self._senses(second)
-        found, _ = _bound_reached(mine, other)
+        found, _ = bound_reached(mine, other)
         if found is not None:
             return found
-        return _search_pairs(mine, other, first, second, 1.0)
+        return search_pairs(mine, other, first, second, 1.0)
 
     def best_wup_reaches(self, first: frozenset[SynsetKey], second: frozenset[SynsetKey], level: float) -> bool:
         """Whether ``best_wup(first, second) >= level``; see :func:`best_wup_reaches`."""
@@ -219,12 +219,12 @@ class WuPalmer(SynsetTables):
         senses = self._senses_cache
         mine = senses.get(first) or self._senses(first)
         other = senses.get(second) or self._senses(second)
-        found, bound = _bound_reached(mine, other)
+        found, bound = bound_reached(mine, other)
         if found is not None:
             return found >= level
         if bound < level:
             return False
-        return _search_pairs(mine, other, first, second, level) >= level
+        return search_pairs(mine, other, first, second, level) >= level
 
 
 _lock = threading.Lock()
@@ -262,7 +262,7 @@ def wup_from_keys(first: SynsetKey, second: SynsetKey) -> float:
 def best_wup(first: frozenset[SynsetKey], second: frozenset[SynsetKey]) -> float:
     """``max(wup_from_keys(x, y) for x in first for y in second)``, 0.0 for none.
 
-    Most group pairs are settled by :func:`_bound_reached`, which checks one pair
+    Most group pairs are settled by :func:`bound_reached`, which checks one pair
     against a bound on all of them. Otherwise scores every pair as
     :func:`wup_from_keys` does, but finds the subsumers of one synset ``x`` with
     all synsets ``y`` of the other group in one walk down ``x``'s candidate
@@ -285,7 +285,7 @@ def best_wup(first: frozenset[SynsetKey], second: frozenset[SynsetKey]) -> float
 def best_wup_reaches(first: frozenset[SynsetKey], second: frozenset[SynsetKey], level: float) -> bool:
     """Whether ``best_wup(first, second) >= level``.
 
-    Decided by the bound of :func:`_bound_reached` where it suffices (no pair scores
+    Decided by the bound of :func:`bound_reached` where it suffices (no pair scores
     more than the bound, so a bound below the level settles it), else by the search of
     :func:`best_wup`, stopped at the first pair that reaches the level.
 

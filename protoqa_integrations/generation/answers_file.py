@@ -34,11 +34,11 @@ from protoqa_core.ranking import answer_frequencies, rank_by_frequency
 from protoqa_core.redaction import redact
 from protoqa_integrations.generation.answers_journal import (
     AnswersFileError,
-    _journal_hint,
-    _read_journal,
-    _write_json_atomically,
+    journal_hint,
     journal_path,
     output_lock,
+    read_journal,
+    write_json_atomically,
 )
 from protoqa_integrations.generation.engines import Engine, is_collapsed
 from protoqa_integrations.generation.engines.base import chat_prompt_function
@@ -185,13 +185,13 @@ def _sample_and_write(
     document = answers_document(questions, samples, skipped, header)
     _add_run_details(document, questions, samples, config, engine, usage)
     try:
-        _write_json_atomically(output, document)
+        write_json_atomically(output, document)
         if leaderboard is not None:
-            _write_json_atomically(
+            write_json_atomically(
                 leaderboard, [{q.id: document["model_ranked_answers"][q.id]} for q in questions], jsonl=True
             )
     except OutputFileError as exc:
-        raise AnswersFileError(f"{exc}; {_journal_hint(journal, len(samples))}") from None
+        raise AnswersFileError(f"{exc}; {journal_hint(journal, len(samples))}") from None
     journal.unlink()
     return document
 
@@ -204,10 +204,10 @@ def _resume_journal(
     skipped: dict[str, str] = {}
     usage: dict[str, int] = {}
     if os.path.lexists(journal):
-        samples, skipped, usage = _read_journal(journal, header, num_samples, [q.id for q in questions])
+        samples, skipped, usage = read_journal(journal, header, num_samples, [q.id for q in questions])
     # The journal is rewritten without a possibly cut-short last line, then appended to.
     try:
-        _write_json_atomically(
+        write_json_atomically(
             journal,
             [{"header": header}]
             + [
@@ -218,7 +218,7 @@ def _resume_journal(
             jsonl=True,
         )
     except OutputFileError as exc:
-        raise AnswersFileError(f"{exc}; {_journal_hint(journal, len(samples))}" if samples else str(exc)) from None
+        raise AnswersFileError(f"{exc}; {journal_hint(journal, len(samples))}" if samples else str(exc)) from None
     return samples, skipped, usage
 
 
@@ -252,7 +252,7 @@ def _append_samples(
     except OSError as exc:
         # A line cut short by a full disk is dropped and sampled again on resume.
         raise AnswersFileError(
-            f"{journal}: cannot write: {reason_of(exc)}; {_journal_hint(journal, len(samples))}"
+            f"{journal}: cannot write: {reason_of(exc)}; {journal_hint(journal, len(samples))}"
         ) from None
 
 

@@ -27,7 +27,16 @@ from protoqa_core.io.cli import reason_of, write_output_file
 from protoqa_core.io.files import DataFormatError
 from protoqa_integrations.generation.settings import GenerationError
 
-__all__ = ["AnswersFileError", "journal_path", "lock_path", "output_lock", "check_journal"]
+__all__ = [
+    "AnswersFileError",
+    "journal_path",
+    "lock_path",
+    "output_lock",
+    "check_journal",
+    "journal_hint",
+    "read_journal",
+    "write_json_atomically",
+]
 
 
 class AnswersFileError(GenerationError):
@@ -150,7 +159,7 @@ def _journal_error(path: Path, number: int, what: str) -> AnswersFileError:
     return AnswersFileError(f"{path}, line {number}: {what}; delete the file to start over")
 
 
-def _read_journal(
+def read_journal(
     path: Path, header: dict[str, Any], num_samples: Optional[int] = None, question_ids: Optional[Sequence[str]] = None
 ) -> tuple[dict[str, list[str]], dict[str, str], dict[str, int]]:
     """Samples already drawn by an interrupted run with the same settings, every line checked, and the
@@ -232,17 +241,24 @@ def check_journal(
     """
     journal = journal_path(output)
     if os.path.lexists(journal):
-        _read_journal(journal, header, num_samples, question_ids)
+        read_journal(journal, header, num_samples, question_ids)
 
 
-def _journal_hint(journal: Path, count: int) -> str:
+def journal_hint(journal: Path, count: int) -> str:
+    """What an error says about the questions sampled so far and how to resume.
+
+    >>> journal_hint(Path("a.json.journal"), 3).startswith("the 3 question(s)")
+    True
+    """
     return (
         f"the {count} question(s) sampled so far are kept in {journal}; make room and run the same command "
         "again to resume"
     )
 
 
-def _write_json_atomically(path: Path, document: Any, jsonl: bool = False) -> None:
+def write_json_atomically(path: Path, document: Any, jsonl: bool = False) -> None:
+    """Write ``document`` to ``path`` as JSON (or, with ``jsonl``, one record a line), replacing it atomically."""
+
     def write(fh: Any) -> None:
         if jsonl:
             for record in document:

@@ -122,7 +122,8 @@ def targets_data(path: os.PathLike[str] | str) -> Optional[tuple[str, str]]:
     >>> targets_data("../shared/data/cfc/dev.targets.jsonl")  # doctest: +SKIP
     ('cfc', 'validation')
     """
-    from protoqa_dataset.sources import SOURCES, sha256_of
+    from protoqa_core.io.data import sha256_of
+    from protoqa_dataset.sources import SOURCES
 
     try:
         digest = sha256_of(path) if Path(path).is_file() else None

@@ -29,8 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Optional
 
-from protoqa_core.io.files import DataFormatError, MalformedJSONError, max_input_bytes, parse_json, read_text
-from protoqa_core.io.readers import PathLike
+from protoqa_core.io.files import DataFormatError, MalformedJSONError, PathLike, max_input_bytes, parse_json, read_text
 from protoqa_core.redaction import redact
 from protoqa_integrations.generation.settings import answer_from_text
 

@@ -37,9 +37,8 @@ import numpy as np
 
 from cfc_probeval.inputs import read_samples, sample_counts, sample_fields
 from cfc_probeval.probeval import ProbEval
-from protoqa_core.io.files import DataFormatError, ProtoQAWarning
+from protoqa_core.io.files import DataFormatError, PathLike, ProtoQAWarning
 from protoqa_core.io.predictions import read_prediction_document
-from protoqa_core.io.readers import PathLike
 from protoqa_core.io.records import Question, preview_ids
 from protoqa_core.progress import track
 from protoqa_core.ranking import rank_by_frequency
@@ -60,6 +59,7 @@ from protoqa_metric.metric_set import PAPER_METRICS
 
 __all__ = [
     "MAX_SYSTEMS",
+    "parse_system_arguments",
     "MAX_RESAMPLES",
     "check_system_name",
     "parse_system_argument",
@@ -115,6 +115,34 @@ def parse_system_argument(argument: str) -> tuple[str, Path]:
     if not sep or not path:
         raise LeaderboardError(f"expected NAME=FILE, got {argument!r}")
     return check_system_name(name), Path(path)
+
+
+def parse_system_arguments(arguments: Sequence[str]) -> list[tuple[str, Path]]:
+    """Every ``NAME=FILE`` of a command line, checked before any file is read: at most :data:`MAX_SYSTEMS`,
+    each name valid and none repeated.
+
+    >>> parse_system_arguments(["a=a.json", "a=b.json"])
+    Traceback (most recent call last):
+    ...
+    protoqa_integrations.leaderboard.report.LeaderboardError: two systems are named 'a'
+    """
+    _check_count(len(arguments))
+    pairs = [parse_system_argument(a) for a in arguments]
+    _check_names([name for name, _ in pairs])
+    return pairs
+
+
+def _check_count(count: int) -> None:
+    if not count:
+        raise LeaderboardError("no systems to rank")
+    if count > MAX_SYSTEMS:
+        raise LeaderboardError(f"{count} systems: a leaderboard ranks at most {MAX_SYSTEMS}")
+
+
+def _check_names(names: Sequence[str]) -> None:
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise LeaderboardError(f"two systems are named {repeated[0]!r}")
 
 
 def _counts(lists: Mapping[str, Sequence[str]], path: Path) -> dict[str, dict[str, int]]:
@@ -243,14 +271,8 @@ def _only(values: Mapping[str, Any], questions: Iterable[str]) -> dict[str, Any]
 
 
 def _check_systems(systems: Sequence[SystemAnswers]) -> None:
-    if not systems:
-        raise LeaderboardError("no systems to rank")
-    if len(systems) > MAX_SYSTEMS:
-        raise LeaderboardError(f"{len(systems)} systems: a leaderboard ranks at most {MAX_SYSTEMS}")
-    names = [s.name for s in systems]
-    repeated = sorted({n for n in names if names.count(n) > 1})
-    if repeated:
-        raise LeaderboardError(f"two systems are named {repeated[0]!r}")
+    _check_count(len(systems))
+    _check_names([s.name for s in systems])
 
 
 def _score(

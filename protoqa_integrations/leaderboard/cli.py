@@ -2,7 +2,7 @@
 
 protoqa-eval leaderboard TARGETS NAME=FILE [NAME=FILE ...] [--similarity wordnet]
              [--metrics protoqa,probeval] [--only-common] [--json | --markdown | --csv]
-             [--plot FILE.png] [--model-index DIR] [--per-question] [--resamples 1000] [--seed 12345] [--overwrite]
+             [--plot FILE.png] [--model-index DIR] [--question-scores] [--resamples 1000] [--seed 12345] [--overwrite]
 protoqa-eval convert HARNESS_OUTPUT -o ANSWERS.json [--overwrite]
 """
 
@@ -72,7 +72,9 @@ def add_leaderboard_arguments(p: argparse.ArgumentParser) -> None:
     )
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
-    p.add_argument("--per-question", action="store_true", help="with --json: the question ids and per-question scores")
+    p.add_argument(
+        "--question-scores", action="store_true", help="with --json: the question ids and per-question scores"
+    )
     out.add_argument("--markdown", action="store_true", help="print a Markdown table")
     out.add_argument("--csv", action="store_true", help="print CSV, one row per system and metric")
     p.add_argument(
@@ -113,23 +115,10 @@ def _run_leaderboard(args: argparse.Namespace) -> int:
     from protoqa_core.io.readers import read_targets
     from protoqa_integrations.generation.provenance import targets_data
     from protoqa_integrations.harnesses.outputs import FORMATS
-    from protoqa_integrations.leaderboard.board import (
-        MAX_SYSTEMS,
-        build_leaderboard,
-        parse_system_argument,
-        read_system,
-    )
-    from protoqa_integrations.leaderboard.report import (
-        LeaderboardError,
-    )
+    from protoqa_integrations.leaderboard.board import build_leaderboard, parse_system_arguments, read_system
 
-    if len(args.systems) > MAX_SYSTEMS:
-        raise LeaderboardError(f"{len(args.systems)} systems: a leaderboard ranks at most {MAX_SYSTEMS}")
-    pairs = [parse_system_argument(a) for a in args.systems]
+    pairs = parse_system_arguments(args.systems)
     names = [n for n, _ in pairs]
-    repeated = next((n for n in names if names.count(n) > 1), None)
-    if repeated is not None:
-        raise LeaderboardError(f"two systems are named {repeated!r}")
     inputs = [args.targets] + [str(p) for _, p in pairs]
     plot = check_output_file(args.plot, inputs, args.overwrite) if args.plot else None
     if args.model_index:
@@ -192,7 +181,7 @@ def _print_board(board: Any, args: argparse.Namespace) -> None:
     from protoqa_integrations.leaderboard.report import format_table, to_csv, to_markdown
 
     if args.json:
-        print(json.dumps(board.as_dict(per_question=args.per_question), ensure_ascii=False, allow_nan=False))
+        print(json.dumps(board.as_dict(per_question=args.question_scores), ensure_ascii=False, allow_nan=False))
     elif args.markdown:
         print(to_markdown(board), end="")
     elif args.csv:

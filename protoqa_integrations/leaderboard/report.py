@@ -19,7 +19,7 @@ from typing import Any, Optional
 import numpy as np
 
 from protoqa_core.io.cli import finite_json
-from protoqa_core.io.readers import PathLike
+from protoqa_core.io.files import PathLike
 from protoqa_core.redaction import redact
 
 __all__ = [

@@ -1,6 +1,6 @@
 """The work of :class:`~protoqa_integrations.training.hooks.ProtoQAEvalCallback`: which questions an evaluation gets, sampling them across processes, scoring and logging.
 
-:mod:`protoqa_integrations.training.hooks` joins :class:`_ProtoQAEvalCallbackBase` with
+:mod:`protoqa_integrations.training.hooks` joins :class:`ProtoQAEvalCallbackBase` with
 ``transformers.TrainerCallback`` on first access, so neither module imports ``transformers``
 (nor ``torch``) until the callback is used.
 """
@@ -21,11 +21,11 @@ from protoqa_integrations.training.samples import (
     ProbEvalOption,
     QuestionRows,
     Similarities,
-    _probeval_function,
-    _similarity_names,
     finetuned_prompt,
+    probeval_function,
     sample_question_answers,
     score_sampled_answers,
+    similarity_names,
 )
 
 __all__: list[str] = []
@@ -77,7 +77,7 @@ def _question_sets(questions: Any) -> dict[Optional[str], list[Question]]:
     return {None: questions_from_rows(questions, "questions")}
 
 
-class _ProtoQAEvalCallbackBase:
+class ProtoQAEvalCallbackBase:
     """Sampling and scoring for :class:`ProtoQAEvalCallback`, without the transformers base class."""
 
     def __init__(
@@ -104,8 +104,8 @@ class _ProtoQAEvalCallbackBase:
                 raise ValueError(f"no questions to evaluate{where}")
             if any(not q.clusters for q in qs):
                 raise ValueError(f"every evaluation question{where} needs answer clusters (test questions have none)")
-        _similarity_names(similarity)
-        _probeval_function(probeval)
+        similarity_names(similarity)
+        probeval_function(probeval)
         self.tokenizer = tokenizer
         self.sampling: dict[str, Any] = {
             "num_samples": num_samples,
@@ -134,7 +134,7 @@ class _ProtoQAEvalCallbackBase:
         """The evaluation questions (of every eval set, in order, when there are several)."""
         return [q for qs in self.question_sets.values() for q in qs]
 
-    def bind(self, trainer: Any) -> _ProtoQAEvalCallbackBase:
+    def bind(self, trainer: Any) -> ProtoQAEvalCallbackBase:
         """Log through ``trainer`` (so the scores reach its loggers); returns the callback.
 
         >>> trainer.add_callback(ProtoQAEvalCallback(dev_questions).bind(trainer))  # doctest: +SKIP

@@ -41,15 +41,15 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 from protoqa_core.io.records import Question
 from protoqa_core.io.rows import questions_from_rows
 from protoqa_integrations.generation.prompts import clean_answer
-from protoqa_integrations.training.callback import _ProtoQAEvalCallbackBase
+from protoqa_integrations.training.callback import ProtoQAEvalCallbackBase
 from protoqa_integrations.training.samples import (
     ProbEvalOption,
     QuestionRows,
     Similarities,
-    _probeval_function,
-    _similarity_names,
     finetuned_prompt,
+    probeval_function,
     score_sampled_answers,
+    similarity_names,
 )
 
 if TYPE_CHECKING:
@@ -231,8 +231,8 @@ def make_compute_metrics(
     questions = questions_from_rows(questions, "questions")
     if not questions:
         raise ValueError("no questions to evaluate")
-    _similarity_names(similarity)
-    _probeval_function(probeval)
+    similarity_names(similarity)
+    probeval_function(probeval)
 
     def compute_metrics(eval_prediction: Any) -> dict[str, float]:
         sequences = _generated_sequences(eval_prediction, len(questions))
@@ -316,14 +316,14 @@ def _make_callback_class() -> type:
 
     return type(
         "ProtoQAEvalCallback",
-        (_ProtoQAEvalCallbackBase, TrainerCallback),
+        (ProtoQAEvalCallbackBase, TrainerCallback),
         {"__doc__": _CALLBACK_DOC, "__module__": __name__},
     )
 
 
 if TYPE_CHECKING:
     # Built by __getattr__ on first access; declared for type checkers and linters.
-    ProtoQAEvalCallback: type[_ProtoQAEvalCallbackBase]
+    ProtoQAEvalCallback: type[ProtoQAEvalCallbackBase]
 
 
 def __getattr__(name: str) -> Any:

@@ -31,6 +31,8 @@ __all__ = [
     "finetuned_prompt",
     "sample_question_answers",
     "sample_answers",
+    "probeval_function",
+    "similarity_names",
 ]
 
 PAPER_TOP_P = 0.9
@@ -82,7 +84,12 @@ def metric_key(similarity: str, metric: str, prefix: str = "protoqa") -> str:
     return f"{prefix}_{similarity}_{metric.replace('@', '_at_')}"
 
 
-def _similarity_names(similarity: Similarities) -> tuple[str, ...]:
+def similarity_names(similarity: Similarities) -> tuple[str, ...]:
+    """A hook's ``similarity`` option as a tuple of names.
+
+    >>> similarity_names("wordnet")
+    ('wordnet',)
+    """
     names = (similarity,) if isinstance(similarity, str) else tuple(similarity)
     if not names:
         raise ValueError("give at least one similarity, e.g. 'wordnet'")
@@ -110,7 +117,12 @@ def probeval_with_human_clusters(questions: Sequence[Question], samples: Sequenc
     return float(evaluate_probeval(list(questions), by_id, clustering="human", matching="wordnet").kl)
 
 
-def _probeval_function(probeval: ProbEvalOption) -> Optional[ProbEvalFn]:
+def probeval_function(probeval: ProbEvalOption) -> Optional[ProbEvalFn]:
+    """The ProbEval function a hook's ``probeval`` option asks for: the human clusters' for True, none for False.
+
+    >>> probeval_function(False) is None
+    True
+    """
     if probeval is True:
         return probeval_with_human_clusters
     if probeval is False or probeval is None:
@@ -149,10 +161,10 @@ def score_sampled_answers(
         raise ValueError("each question must appear once; group the samples of a question together")
     ranked = {q.id: rank_by_frequency(answers) for q, answers in zip(questions, samples, strict=True)}
     scores: dict[str, float] = {}
-    for name in _similarity_names(similarity):
+    for name in similarity_names(similarity):
         result = evaluate_predictions(questions, ranked, name, metrics)
         scores.update({metric_key(name, metric): float(value) for metric, value in result.scores.items()})
-    probeval_fn = _probeval_function(probeval)
+    probeval_fn = probeval_function(probeval)
     if probeval_fn is not None:
         kl = float(probeval_fn(list(questions), [list(s) for s in samples]))
         if math.isnan(kl):

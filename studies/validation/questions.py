@@ -19,7 +19,8 @@ from cfc_probeval.distributions import human_counts, kl_divergence, laplace_smoo
 from cfc_probeval.embedders import Embedder, get_embedder
 from cfc_probeval.inputs import QuestionTargets, read_targets
 from cfc_probeval.matching import GPMatcher, Matcher, make_matcher
-from cfc_probeval.probeval import AnswerCluster, ProbEval, normalized_sample_counts
+from cfc_probeval.probeval import ProbEval, normalized_sample_counts
+from cfc_probeval.results import AnswerCluster
 from protoqa_core.io.records import Cluster
 from protoqa_core.ranking import rank_by_frequency
 from protoqa_core.similarity import get_similarity

@@ -285,3 +285,49 @@ NOTE = "no examples here; the space is free"
 ''')
     named = [node.value for node in _strings_outside_docs(tree) if _UPPER_NAME.search(node.value)]
     assert sorted(named) == [": studies/reports", "protoqa_metric"]
+
+
+INSTALLED = ("protoqa_core", "protoqa_metric", "cfc_probeval", "protoqa_dataset", "protoqa_integrations")
+
+
+def _subpackages(package: str) -> list[str]:
+    """The folders directly under ``package`` that are Python packages."""
+    return sorted(p.name for p in (REPO / package).iterdir() if (p / "__init__.py").is_file())
+
+
+def _table_rows() -> dict[str, str]:
+    """ARCHITECTURE.md's package table: the package named in a row's second cell -> the row."""
+    text = (REPO / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    rows = {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and re.fullmatch(r"`\w+`", cells[1]):
+            rows[cells[1].strip("`")] = line
+    return rows
+
+
+@pytest.mark.parametrize("package", INSTALLED)
+def test_the_table_names_every_subpackage(package):
+    row = _table_rows()[package]
+    named = set(re.findall(r"`(\w+)/`", row))
+    assert set(_subpackages(package)) <= named, (package, _subpackages(package), named)
+    assert named <= {p.name for p in (REPO / package).rglob("*") if (p / "__init__.py").is_file()}, named
+
+
+@pytest.mark.parametrize("package", INSTALLED)
+def test_tests_have_a_folder_for_every_subpackage(package):
+    missing = [sub for sub in _subpackages(package) if not (REPO / "tests" / package / sub / "__init__.py").is_file()]
+    assert not missing, missing
+
+
+def test_every_path_the_page_names_exists():
+    text = (REPO / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    tops = {p.name for p in REPO.iterdir() if p.is_dir()}
+    paths = [t for t in re.findall(r"`([\w./-]+)`", text) if "/" in t and t.split("/")[0] in tops]
+    assert len(paths) > 10, paths
+    assert not [p for p in paths if not (REPO / p).exists()]
+
+
+def test_every_module_that_holds_code_has_its_docstring():
+    modules = [p for package in INSTALLED for p in (REPO / package).rglob("*.py") if p.stat().st_size]
+    assert not [str(p.relative_to(REPO)) for p in modules if ast.get_docstring(_tree(p)) is None]

@@ -90,3 +90,87 @@ def test_the_harness_task_files_name_each_function_in_its_own_module():
     for module, name in named:
         source = REPO / (module.replace(".", "/") + ".py")
         assert name in _defined(ast.parse(source.read_text(encoding="utf-8")).body), f"{module}.{name}"
+
+
+def _module_path(dotted: str) -> Path | None:
+    path = REPO / (dotted.replace(".", "/") + ".py")
+    return path if dotted.split(".")[0] in INSTALLED and path.exists() else None
+
+
+def _through_a_sibling(path: Path) -> list[str]:
+    """``from module import name`` statements in ``path`` where ``module`` is not a package and does not define ``name``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = ".".join(path.relative_to(REPO).with_suffix("").parts[:-1])
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        dotted = node.module or ""
+        if node.level:
+            parts = package.split(".")
+            anchor = ".".join(parts[: len(parts) - node.level + 1])
+            dotted = f"{anchor}.{dotted}" if dotted else anchor
+        source = _module_path(dotted)
+        if source is None:
+            continue
+        defined = _defined(ast.parse(source.read_text(encoding="utf-8")).body)
+        found += [f"{node.lineno}: {dotted}.{a.name}" for a in node.names if a.name not in defined and a.name != "*"]
+    return found
+
+
+CALLERS = sorted(
+    p
+    for folder in (*INSTALLED, "tests", "studies", "space", "benchmarks", "examples")
+    for p in (REPO / folder).rglob("*.py")
+)
+
+
+@pytest.mark.parametrize("path", CALLERS, ids=lambda p: str(p.relative_to(REPO)))
+def test_callers_import_a_name_from_where_it_is_defined(path):
+    assert _through_a_sibling(path) == []
+
+
+def _private_names_taken(path: Path, source: str | None = None) -> list[str]:
+    """The private names of other project modules that ``path`` (or ``source`` standing there) imports or reads
+    as ``module._name``."""
+    tree = ast.parse(path.read_text(encoding="utf-8") if source is None else source)
+    package = ".".join(path.relative_to(REPO).with_suffix("").parts[:-1])
+    modules: dict[str, str] = {}  # local name -> project module
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            dotted = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                anchor = ".".join(parts[: len(parts) - node.level + 1])
+                dotted = f"{anchor}.{dotted}" if dotted else anchor
+            if dotted.split(".")[0] not in INSTALLED:
+                continue
+            for alias in node.names:
+                if _module_path(f"{dotted}.{alias.name}") or (REPO / dotted.replace(".", "/") / alias.name).is_dir():
+                    modules[alias.asname or alias.name] = f"{dotted}.{alias.name}"
+                elif alias.name.startswith("_") and not alias.name.startswith("__"):
+                    found.append(f"{node.lineno}: {dotted}.{alias.name}")
+        elif isinstance(node, ast.Import):
+            modules.update({a.asname: a.name for a in node.names if a.asname and a.name.split(".")[0] in INSTALLED})
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in modules
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+        ):
+            found.append(f"{node.lineno}: {modules[node.value.id]}.{node.attr}")
+    return found
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(REPO)))
+def test_private_names_stay_inside_their_module(path):
+    assert _private_names_taken(path) == []
+
+
+def test_the_private_name_check_sees_imports_and_attributes():
+    source = "from protoqa_core.io.files import _WIDE_BOMS\nfrom protoqa_core.io import files\nfiles._SHORT\n"
+    taken = _private_names_taken(REPO / "protoqa_core" / "probe.py", source)
+    assert taken == ["1: protoqa_core.io.files._WIDE_BOMS", "3: protoqa_core.io.files._SHORT"]

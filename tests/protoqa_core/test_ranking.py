@@ -67,10 +67,10 @@ def test_sequence_and_counts_rank_alike_by_the_definition(samples):
 
 def test_every_surface_ranks_the_night_example_the_same():
     """Training hooks, generate, the lm-eval tasks, the leaderboard and the study all use the core ranker."""
+    from protoqa_core.io.records import Cluster, Question
     from protoqa_integrations.generation.answers_file import answers_document
     from protoqa_integrations.harnesses.lm_eval_tasks.harness import process_test_results
     from protoqa_integrations.training.samples import score_sampled_answers
-    from protoqa_metric import Cluster, Question
 
     question = Question("q", "when do you sleep", (Cluster("q.0", ("night",), 6), Cluster("q.1", ("evening",), 4)))
     assert process_test_results({"id": "q"}, [NIGHT]) == {"answered": ("q", ["night", "evening"])}

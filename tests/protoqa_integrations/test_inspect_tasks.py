@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from protoqa_core.io.readers import DataFormatError
+from protoqa_core.io.files import DataFormatError
 from protoqa_integrations.harnesses.inspect_tasks import TASK_NAMES, model_config_file, tasks_file
 from protoqa_integrations.harnesses.outputs import detect_format, read_harness_output, read_inspect_log
 from tests.support.offline import isolated_env

@@ -52,7 +52,7 @@ def run(cwd: Path, *args: object, **extra_env: str) -> subprocess.CompletedProce
 def one_error(done: subprocess.CompletedProcess) -> str:
     assert done.returncode == 2, (done.returncode, done.stderr[-2000:])
     assert "Traceback" not in done.stderr, done.stderr[-2000:]
-    lines = [line for line in done.stderr.splitlines() if line and not line.startswith("warning:")]
+    lines = [line for line in done.stderr.splitlines() if line and ": warning: " not in line]
     assert len(lines) == 1, done.stderr[-2000:]
     return lines[0]
 
@@ -319,8 +319,8 @@ def test_missing_and_zero_count_questions_warn_as_before_and_interleave_freely(t
     done = run(tmp_path, "t.jsonl", "p.jsonl", "--similarity", "exact_match", "--json", "--per-question", out)
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines() == [
-        "warning: left out 1 question(s) whose clusters total 0: q2",
-        "warning: 1 question(s) have no predictions and score 0: q3",
+        "protoqa-eval: warning: left out 1 question(s) whose clusters total 0: q2",
+        "protoqa-eval: warning: 1 question(s) have no predictions and score 0: q3",
     ]
     assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == ["q1", "q3", "q4"]
     scores = json.loads(done.stdout)

@@ -16,7 +16,7 @@
 ``GET /version`` answers ``{"version": VERSION}`` when the server is given a ``version``
 (vLLM's server does), else 404.
 
-Used by tests/protoqa_integrations/test_hostile_servers.py and benchmarks/bench_hostile_servers.py:
+Used by tests/protoqa_integrations/generation/engines/test_hostile_servers.py and benchmarks/bench_hostile_servers.py:
 
     python tests/support/hostile_server.py endless    # prints the base URL, serves until killed
 """

@@ -71,21 +71,21 @@ from protoqa_integrations.generation.engines.base import (
     request_seed,
 )
 from protoqa_integrations.generation.engines.request_bounds import (
-    _CONTEXT_WORDS,
+    CONTEXT_WORDS,
     MAX_REPLY_CHARS,
     MAX_RETRY_AFTER_S,
     MAX_RETRY_WAIT_S,
     REPLY_BASE_BYTES,
     RETRY_STATUSES,
+    Deadline,
+    Reply,
     ReplyTooLarge,
-    _Deadline,
-    _Reply,
-    _Retryable,
-    _server_message,
-    _TooLong,
+    Retryable,
+    TooLong,
     reply_byte_cap,
     retry_after_seconds,
     retry_delay,
+    server_message,
 )
 from protoqa_integrations.generation.settings import STOP_STRINGS, PromptSamples, SamplingConfig
 
@@ -239,12 +239,12 @@ class OpenAIEngine(Engine):
         if response.status_code in (401, 403):
             raise EngineError(
                 f"the server at {self.shown_url} refused the key (HTTP {response.status_code}: "
-                f"{self._scrub(_server_message(response))}); set ${KEY_ENV} to a valid key"
+                f"{self._scrub(server_message(response))}); set ${KEY_ENV} to a valid key"
             )
-        if response.status_code == 404 and "model" in _server_message(response).lower():
+        if response.status_code == 404 and "model" in server_message(response).lower():
             raise EngineError(
                 f"the server at {self.shown_url} does not serve the model {self.model_name!r}: "
-                f"{self._scrub(_server_message(response))}"
+                f"{self._scrub(server_message(response))}"
             )
 
     def _check_plain_reply(self, response: Any, path: str) -> None:
@@ -322,15 +322,15 @@ class OpenAIEngine(Engine):
         if isinstance(version, str) and version:
             self.server["server_version"] = version[:100]
 
-    def _request(self, method: str, url: str, payload: Optional[dict], cap: int) -> _Reply:
+    def _request(self, method: str, url: str, payload: Optional[dict], cap: int) -> Reply:
         """One request within :attr:`timeout` seconds in all, its reply read up to ``cap`` bytes."""
-        deadline = _Deadline(self.timeout)
+        deadline = Deadline(self.timeout)
         late = f"no complete reply within {self.timeout:g} s (--request-timeout)"
         try:
             with self.client.stream(method, url, json=payload, extensions={"trace": deadline.trace}) as response:
                 deadline.adopt(response.extensions.get("network_stream"))
                 if deadline.passed():
-                    raise _Retryable(late)
+                    raise Retryable(late)
                 body = bytearray()
                 for chunk in response.iter_raw():
                     body += chunk
@@ -341,20 +341,20 @@ class OpenAIEngine(Engine):
                             "(check its settings, or lower --max-n)"
                         )
                     if deadline.passed():
-                        raise _Retryable(late)
-                return _Reply(response.status_code, response.headers, bytes(body))
+                        raise Retryable(late)
+                return Reply(response.status_code, response.headers, bytes(body))
         except self.httpx.ConnectError as exc:
             raise self._fail_unreachable(exc) from exc
         except self.httpx.TimeoutException as exc:
-            raise _Retryable(f"{late} ({type(exc).__name__})") from exc
+            raise Retryable(f"{late} ({type(exc).__name__})") from exc
         except self.httpx.TransportError as exc:
             if deadline.passed():
-                raise _Retryable(late) from exc
-            raise _Retryable(f"{type(exc).__name__}: {self._scrub(str(exc))[:200]}", dropped=exc) from exc
+                raise Retryable(late) from exc
+            raise Retryable(f"{type(exc).__name__}: {self._scrub(str(exc))[:200]}", dropped=exc) from exc
         finally:
             deadline.cancel()
 
-    def _send(self, method: str, path: str, payload: Optional[dict]) -> _Reply:
+    def _send(self, method: str, path: str, payload: Optional[dict]) -> Reply:
         """One request, retried on 429, 5xx, timeouts and dropped connections; the reply of a success."""
         cap = reply_byte_cap(int(payload.get("n", 1)) if payload else 1)
         attempt, waited = 0, 0.0
@@ -364,26 +364,26 @@ class OpenAIEngine(Engine):
                 with self._lock:
                     self.requests += 1
                 if response.status_code in RETRY_STATUSES:
-                    raise _Retryable(
-                        f"HTTP {response.status_code}: {self._scrub(_server_message(response))}",
+                    raise Retryable(
+                        f"HTTP {response.status_code}: {self._scrub(server_message(response))}",
                         response.headers.get("retry-after"),
                         server_failed=response.status_code >= 500,
                     )
                 self._check_status(response)
                 self._check_plain_reply(response, path)
-                if response.status_code == 400 and any(w in _server_message(response).lower() for w in _CONTEXT_WORDS):
-                    raise _TooLong(self._scrub(_server_message(response)))
+                if response.status_code == 400 and any(w in server_message(response).lower() for w in CONTEXT_WORDS):
+                    raise TooLong(self._scrub(server_message(response)))
                 if response.status_code >= 400:
                     raise EngineError(
                         f"the server at {self.shown_url} answered HTTP {response.status_code} to {path}: "
-                        f"{self._scrub(_server_message(response))}"
+                        f"{self._scrub(server_message(response))}"
                     )
                 return response
-            except _Retryable as exc:
+            except Retryable as exc:
                 waited += self._wait_before_retry(path, attempt, exc, waited)
                 attempt += 1
 
-    def _wait_before_retry(self, path: str, attempt: int, exc: _Retryable, waited: float) -> float:
+    def _wait_before_retry(self, path: str, attempt: int, exc: Retryable, waited: float) -> float:
         """Sleep before retry ``attempt`` of a request that has waited ``waited`` s so far; the seconds slept.
 
         Raises :class:`EngineError` when the retries are spent, when the server asks for a longer wait than
@@ -446,7 +446,7 @@ class OpenAIEngine(Engine):
                 texts.append("" if text is None else str(text)[:MAX_REPLY_CHARS])
             usage = body.get("usage") or {}
         except Exception as exc:  # any shape that is not a completion reply
-            raise _Retryable(f"malformed reply to {path} ({type(exc).__name__}: {str(exc)[:100]})") from exc
+            raise Retryable(f"malformed reply to {path} ({type(exc).__name__}: {str(exc)[:100]})") from exc
         self._note_reply_model(body, path)
         with self._lock:
             for name in ("prompt_tokens", "completion_tokens", "total_tokens"):
@@ -466,7 +466,7 @@ class OpenAIEngine(Engine):
             request += 1
             try:
                 got = self._choices(self._send("POST", path, payload), path)
-            except _Retryable as exc:
+            except Retryable as exc:
                 got, reason = [], str(exc)
             else:
                 reason = f"{len(got)} of {n} choices"
@@ -501,7 +501,7 @@ class OpenAIEngine(Engine):
                 for future in finished:
                     i = pending.pop(future)
                     error = future.exception()
-                    if isinstance(error, _TooLong):
+                    if isinstance(error, TooLong):
                         bar.update(1)
                         yield PromptSamples(i, skipped=f"the server refused the prompt as too long: {error}")
                         continue

@@ -31,6 +31,12 @@ __all__ = [
     "reply_byte_cap",
     "retry_after_seconds",
     "retry_delay",
+    "CONTEXT_WORDS",
+    "Deadline",
+    "Reply",
+    "Retryable",
+    "TooLong",
+    "server_message",
 ]
 
 MAX_REPLY_CHARS = 2000
@@ -111,14 +117,16 @@ class ReplyTooLarge(EngineError):
     """A reply passed its byte cap (:func:`reply_byte_cap`): the server ignores ``max_tokens``."""
 
 
-class _TooLong(Exception):
+class TooLong(Exception):
     """The server says the prompt does not fit the model's context: the question is skipped."""
 
 
-_CONTEXT_WORDS = ("context length", "context window", "maximum context", "too long", "max_model_len")
+CONTEXT_WORDS = ("context length", "context window", "maximum context", "too long", "max_model_len")
 
 
-class _Retryable(Exception):
+class Retryable(Exception):
+    """A failed request worth asking again: the server's ``Retry-After``, the error it replaces, and whether the server failed."""
+
     def __init__(
         self,
         message: str,
@@ -133,7 +141,7 @@ class _Retryable(Exception):
 
 
 @dataclass
-class _Reply:
+class Reply:
     """A reply read within its bounds: status, headers and the whole body."""
 
     status_code: int
@@ -148,7 +156,7 @@ class _Reply:
         return json.loads(self.content)
 
 
-class _Deadline:
+class Deadline:
     """Ends a request at a fixed time: when it passes, the request's socket is shut down, which wakes a read
     blocked on it (a per-read timeout alone lets a server sending a byte at a time go on for ever)."""
 
@@ -195,7 +203,8 @@ class _Deadline:
         self._timer.cancel()
 
 
-def _server_message(response: Any) -> str:
+def server_message(response: Any) -> str:
+    """The error message of a server's reply: its JSON ``error`` when it has one, else its text, cut short."""
     try:
         body = response.json()
     except (ValueError, RecursionError):  # not JSON (or nested past the parser's limit): the raw text

@@ -1,0 +1,76 @@
+"""Without the Hub, a model missing from the cache fails at once (the Space and ``protoqa-eval generate``).
+
+Each case is a new process outside the checkout, with an empty Hub cache: offline mode
+(``HF_HUB_OFFLINE=1``), and a Hub endpoint that refuses connections (no network).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.apps import free_port
+
+REPO = Path(__file__).resolve().parents[3]
+
+SCRIPT = r"""
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+import demo_errors, demo_model
+started = time.perf_counter()
+try:
+    demo_model.ModelHolder("gpt2").get()
+    outcome = "loaded"
+except demo_errors.ModelUnavailableError as exc:
+    outcome = str(exc)
+print(json.dumps({"seconds": time.perf_counter() - started, "outcome": outcome,
+                  "torch_imported": "torch" in sys.modules}))
+"""
+
+
+@pytest.mark.parametrize(
+    "setting, reason",
+    [
+        ({"HF_HUB_OFFLINE": "1"}, "offline mode is on (HF_HUB_OFFLINE=1)"),
+        ({"HF_ENDPOINT": "http://127.0.0.1:{port}"}, "the Hub (127.0.0.1) cannot be reached"),
+    ],
+    ids=["offline-mode", "no-connection"],
+)
+def test_a_missing_model_fails_at_once_without_the_hub(tmp_path, setting, reason):
+    pytest.importorskip("transformers")
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k
+        not in (
+            "HF_HUB_OFFLINE",
+            "TRANSFORMERS_OFFLINE",
+            "HF_ENDPOINT",
+            "HTTPS_PROXY",
+            "https_proxy",
+            "ALL_PROXY",
+            "all_proxy",
+            "PROTOQA_SPACE_MODEL",
+        )
+    }
+    env.update({k: v.format(port=free_port()) for k, v in setting.items()})
+    env.update(PYTHONPATH=str(REPO), HF_HOME=str(tmp_path / "hf"), PROTOQA_SPACE_TMP=str(tmp_path / "space"))
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(REPO / "space")],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout.splitlines()[-1])
+    assert result["outcome"].startswith("cannot load the model 'gpt2': it is not in the local cache and "), result
+    assert reason in result["outcome"]
+    assert not result["torch_imported"]  # failed before the heavy imports
+    assert result["seconds"] < 5.0, result

@@ -1,0 +1,295 @@
+"""The lighteval custom tasks: a real ``lighteval accelerate`` run on a tiny local GPT-2, scored by us again.
+
+lighteval runs in its own interpreter, found in this order: this one when it imports
+lighteval, ``$LIGHTEVAL_PYTHON``, then the checkout's ``.venv-lighteval`` (built by
+``bash scripts/setup.sh --test``; lighteval 0.13 needs older ``huggingface_hub``, ``nltk`` and
+``xxhash`` than the main environment has). Without one the run is skipped, saying so.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from protoqa_integrations.harnesses.lighteval_tasks import TASK_NAMES, tasks_file
+from protoqa_integrations.harnesses.lighteval_tasks.utils import (
+    HIGHER_IS_BETTER,
+    METRIC_NAMES,
+    TASKS,
+    dataset_source,
+    score_samples,
+    write_parquet_copy,
+)
+from tests.support.harnesses import lighteval_python
+from tests.support.offline import isolated_env
+
+REPO = Path(__file__).resolve().parents[3]
+DATA = REPO.parent / "shared" / "data"
+needs_data = pytest.mark.skipif(
+    not (DATA / "protoqa" / "dev.crowdsourced.jsonl").is_file(), reason=f"shared ProtoQA data not found under {DATA}"
+)
+
+
+# ---------------------------------------------------------------- without lighteval
+
+
+def test_custom_task_file_is_printed_and_a_stray_argument_is_one_line(tmp_path):
+    env = isolated_env(tmp_path)
+    printed = subprocess.run(
+        [sys.executable, "-m", "protoqa_integrations.harnesses.lighteval_tasks"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert printed.returncode == 0 and printed.stdout.strip() == tasks_file()
+    assert Path(printed.stdout.strip()).is_file()
+    wrong = subprocess.run(
+        [sys.executable, "-m", "protoqa_integrations.harnesses.lighteval_tasks", "run"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert wrong.returncode == 2 and len(wrong.stderr.strip().splitlines()) == 1 and not wrong.stdout
+
+
+def test_metric_names_are_those_the_scores_carry():
+    row = {
+        "id": "q1",
+        "question": "name a pet",
+        "clusters": {"id": ["q1.0", "q1.1"], "answers": [["dog"], ["cat"]], "count": [6, 4]},
+    }
+    scores = score_samples(row, [" Cat.", " dog\nQ:", "", " cat"])
+    assert tuple(scores) == METRIC_NAMES and set(HIGHER_IS_BETTER) == set(METRIC_NAMES)
+    # "cat" ranks first (twice drawn): 4 of the best possible 6 at one answer.
+    assert scores["wordnet_max_answers@1"] == pytest.approx(4 / 6) and scores["exact_match_max_answers@3"] == 1.0
+    assert TASK_NAMES == tuple(TASKS)
+
+
+@needs_data
+def test_parquet_copy_holds_the_rows_and_is_written_once(tmp_path, monkeypatch):
+    import datasets
+
+    from protoqa_integrations.harnesses.task_functions import load_split
+
+    monkeypatch.setenv("PROTOQA_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf-datasets"))
+    repo, subsets = dataset_source(data_dir=str(DATA))
+    assert Path(repo).parent == tmp_path / "cache" / "lighteval" and subsets == {"protoqa": "protoqa", "cfc": "cfc"}
+    for spec in TASKS.values():
+        read = datasets.load_dataset(repo, subsets[spec.name], split=spec.split)
+        assert read.to_list() == load_split(spec.config, spec.split, data_dir=str(DATA))[spec.split].to_list()
+    written = {p: p.stat().st_mtime_ns for p in Path(repo).rglob("*") if p.is_file()}
+    assert dataset_source(data_dir=str(DATA))[0] == repo
+    assert {p: p.stat().st_mtime_ns for p in Path(repo).rglob("*") if p.is_file()} == written
+    assert [p.name for p in Path(repo).parent.iterdir()] == [Path(repo).name]  # no half-written copy left
+
+
+def test_parquet_copy_never_writes_through_a_planted_symlink(tmp_path):
+    import datasets
+
+    splits = {("cfc", "validation"): datasets.Dataset.from_list([{"id": "q1", "question": "where?"}])}
+    digest = write_parquet_copy(tmp_path / "first", splits).name
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "second").mkdir()
+    (tmp_path / "second" / digest).symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(FileExistsError, match=digest):
+        write_parquet_copy(tmp_path / "second", splits)
+    assert not list(elsewhere.iterdir())
+
+
+def test_parquet_export_is_read_as_it_is(tmp_path, monkeypatch):
+    monkeypatch.delenv("PROTOQA_DATA_DIR", raising=False)
+    monkeypatch.setenv("PROTOQA_PARQUET", "someone/protoqa-parquet")
+    assert dataset_source() == ("someone/protoqa-parquet", {"protoqa": "protoqa", "cfc": "cfc"})
+
+
+def test_a_data_folder_without_the_files_names_the_missing_file(tmp_path):
+    from protoqa_core.io.data import SourceError
+
+    with pytest.raises(SourceError, match="dev.crowdsourced.jsonl"):
+        dataset_source(data_dir=str(tmp_path))
+    assert not (tmp_path / "lighteval").exists()
+
+
+@pytest.mark.parametrize(
+    "name", ["protoqa_integrations.harnesses.lighteval_tasks", "protoqa_integrations.harnesses.lighteval_tasks.utils"]
+)
+def test_docstring_examples(name):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0 and result.attempted > 0
+
+
+# ---------------------------------------------------------------- a real lighteval run
+
+
+@pytest.mark.slow
+@needs_data
+def test_task_module_docstring_examples_under_lighteval(tmp_path):
+    python = lighteval_python()
+    if python is None:
+        pytest.skip("no interpreter imports lighteval: set $LIGHTEVAL_PYTHON or run bash scripts/setup.sh --test")
+    script = (
+        "import doctest, sys\n"
+        "import protoqa_integrations.harnesses.lighteval_tasks.tasks as tasks\n"
+        "result = doctest.testmod(tasks, optionflags=doctest.ELLIPSIS)\n"
+        "print(result)\n"
+        "sys.exit(1 if result.failed or not result.attempted else 0)\n"
+    )
+    result = subprocess.run(
+        [python, "-c", script],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=isolated_env(tmp_path, PROTOQA_DATA_DIR=str(DATA)),
+        timeout=300,
+    )
+    assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
+    assert "failed=0" in result.stdout
+
+
+def read_details(path: Path) -> list[dict]:
+    import pyarrow.parquet as pq
+
+    return pq.read_table(path).to_pylist()
+
+
+@pytest.mark.slow
+@needs_data
+def test_lighteval_run_reports_the_scores_we_compute_for_its_answers(tmp_path, fitted_gpt2):
+    python = lighteval_python()
+    if python is None:
+        pytest.skip("no interpreter imports lighteval: set $LIGHTEVAL_PYTHON or run bash scripts/setup.sh --test")
+    from transformers import AutoTokenizer, GenerationConfig
+
+    from protoqa_dataset.parsing import load_questions
+    from protoqa_integrations.generation.answers_file import answers_document, score_generated
+    from protoqa_integrations.generation.prompts import cfc_prompt, question_to_prompt
+    from protoqa_integrations.generation.settings import CFC_NUM_SAMPLES, PROTOQA_NUM_SAMPLES, answer_from_text
+    from protoqa_metric.metric_set import PAPER_METRICS
+
+    greedy = Path(shutil.copytree(fitted_gpt2, tmp_path / "tiny-gpt2"))
+    assert not GenerationConfig.from_pretrained(greedy).do_sample
+    # The documented commands: a sampling copy of the model (lighteval 0.13's transformers backend
+    # never sets do_sample and refuses several greedy samples), then the run.
+    copied = subprocess.run(
+        [
+            python,
+            "-m",
+            "protoqa_integrations.harnesses.lighteval_tasks",
+            "sampling-model",
+            "./tiny-gpt2",
+            "./tiny-gpt2-sampling",
+        ],
+        cwd=tmp_path,
+        env=isolated_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert copied.returncode == 0, copied.stderr[-3000:]
+    model = tmp_path / "tiny-gpt2-sampling"
+    assert GenerationConfig.from_pretrained(model).do_sample
+    again = subprocess.run(
+        [
+            python,
+            "-m",
+            "protoqa_integrations.harnesses.lighteval_tasks",
+            "sampling-model",
+            "./tiny-gpt2",
+            "./tiny-gpt2-sampling",
+        ],
+        cwd=tmp_path,
+        env=isolated_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert (
+        again.returncode == 2 and len(again.stderr.strip().splitlines()) == 1 and "not an empty folder" in again.stderr
+    )
+    custom_tasks = subprocess.run(
+        [python, "-m", "protoqa_integrations.harnesses.lighteval_tasks"],
+        cwd=tmp_path,
+        env=isolated_env(tmp_path),
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    out = tmp_path / "lighteval-out"
+    command = [
+        python,
+        "-m",
+        "lighteval",
+        "accelerate",
+        "model_name=./tiny-gpt2-sampling,device=cpu,batch_size=4,"
+        "generation_parameters={temperature:0.69,top_p:0.9,top_k:0}",
+        "protoqa|0,cfc|0",
+        "--custom-tasks",
+        custom_tasks,
+        "--max-samples",
+        "3",
+        "--output-dir",
+        str(out),
+        "--save-details",
+    ]
+    result = subprocess.run(
+        command,
+        cwd=tmp_path,
+        env=isolated_env(tmp_path, PROTOQA_DATA_DIR=str(DATA)),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, (result.stdout + result.stderr)[-4000:]
+    log = result.stdout + result.stderr
+    assert "probeval signature: clustering:human|embedder:none|matching:wordnet" in log
+    assert "protoqa signature (wordnet): sim:wordnet|stop:match|metrics:paper|missing:zero|n:3" in log
+    reported = json.loads(next(out.rglob("results_*.json")).read_text())["results"]
+    tokenizer = AutoTokenizer.from_pretrained(model)
+
+    expectations = {"protoqa": (question_to_prompt, PROTOQA_NUM_SAMPLES), "cfc": (cfc_prompt, CFC_NUM_SAMPLES)}
+    answered, scored = 0, 0
+    for task, (prompt_of, num_samples) in expectations.items():
+        questions = {q.id: q for q in load_questions(task, "validation", str(DATA))[0]}
+        details = read_details(next(out.rglob(f"details_{task}|0_*.parquet")))
+        assert len(details) == 3
+        samples = {}
+        for detail in details:
+            question = questions[detail["doc"]["specific"]["row"]["id"]]
+            # The prompt lighteval fed the model is ours, token for token.
+            assert detail["doc"]["query"] == prompt_of(question.question)
+            tokens = detail["model_response"]["input_tokens"]
+            # lighteval pads on the left with the eos token when the tokenizer has no pad token.
+            pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+            start = next(i for i, token in enumerate(tokens) if token != pad)
+            assert tokenizer.decode(tokens[start:]) == prompt_of(question.question)
+            texts = detail["model_response"]["text"]
+            assert len(texts) == num_samples
+            samples[question.id] = [answer_from_text(text) for text in texts]
+        answered += sum(bool(answer) for answers in samples.values() for answer in answers)
+        asked = [questions[qid] for qid in samples]
+        answers_file = tmp_path / f"{task}.answers.json"
+        answers_file.write_text(json.dumps(answers_document(asked, samples, {}, {"dataset": task})))
+        ours = score_generated(str(answers_file), asked)
+        theirs = reported[f"{task}|0"]
+        for similarity in ("wordnet", "exact_match"):
+            for metric in PAPER_METRICS:
+                assert theirs[f"{similarity}_{metric.name}"] == ours.protoqa[similarity].scores[metric.name], (
+                    task,
+                    similarity,
+                    metric.name,
+                )
+        assert theirs["probeval_kl"] == ours.probeval.kl
+        scored += sum(theirs[name] > 0 for name in METRIC_NAMES if name not in ("probeval_kl", "collapsed"))
+    # The fitted model's samples hold real answers, so the comparison is not one of zeros.
+    assert answered > 0 and scored > 0

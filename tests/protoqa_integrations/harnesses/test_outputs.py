@@ -1,0 +1,171 @@
+"""``convert`` and ``leaderboard`` on real lm-evaluation-harness and lighteval outputs, produced here.
+
+Each harness runs this project's task on a tiny GPT-2 (as ``test_generation.py`` and
+``test_lighteval_tasks.py`` run them); the leaderboard must report for its output the
+scores the harness itself reported, and ``convert`` must keep the settings the harness recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.offline import offline_env
+
+REPO = Path(__file__).resolve().parents[3]
+DATA = REPO.parent / "shared" / "data"
+DEV = DATA / "protoqa" / "dev.crowdsourced.jsonl"
+CFC_DEV = DATA / "cfc" / "dev.targets.jsonl"
+needs_data = pytest.mark.skipif(not DEV.is_file(), reason=f"shared data not found under {DATA}")
+PAPER = ("max_answers@1", "max_answers@3", "max_answers@5", "max_answers@10")
+
+pytestmark = [pytest.mark.slow, needs_data]
+
+
+def run(args: list[str], cwd: Path, env: dict[str, str], timeout: int = 900) -> subprocess.CompletedProcess:
+    return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def protoqa_eval(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return run([sys.executable, "-m", "protoqa_integrations", *args], cwd, offline_env(), 600)
+
+
+def check_convert_and_leaderboard(source: Path, targets: Path, reported: dict[str, float], suffix: str, tmp: Path):
+    """convert keeps the settings; leaderboard gives the harness's scores for the raw output and the converted file."""
+    answers = tmp / "converted.answers.json"
+    converted = protoqa_eval("convert", str(source), "-o", str(answers), cwd=tmp)
+    assert converted.returncode == 0, converted.stderr
+    document = json.loads(answers.read_text())
+    board = protoqa_eval(
+        "leaderboard",
+        str(targets),
+        f"raw={source}",
+        f"converted={answers}",
+        "--json",
+        "--similarity",
+        "wordnet",
+        cwd=tmp,
+    )
+    assert board.returncode == 0, board.stderr
+    systems = {s["name"]: s for s in json.loads(board.stdout)["systems"]}
+    assert systems["converted"]["format"] == "answers"
+    for name in ("raw", "converted"):
+        scores = systems[name]["scores"]
+        for metric in PAPER:
+            assert scores[metric]["mean"] == pytest.approx(reported[f"wordnet_{metric}{suffix}"], abs=1e-12), (
+                name,
+                metric,
+            )
+        assert scores["probeval_kl"]["mean"] == pytest.approx(reported[f"probeval_kl{suffix}"], abs=1e-9), name
+    return document, systems
+
+
+def test_lm_eval_log_samples_are_ranked_as_the_harness_scored_them(tmp_path, dev3_gpt2):
+    pytest.importorskip("lm_eval")
+    from protoqa_integrations.harnesses.lm_eval_tasks import tasks_path
+
+    model = dev3_gpt2
+    tasks = tmp_path / "tasks"
+    tasks.mkdir()
+    (tasks / "protoqa_12.yaml").write_text(f"include: {tasks_path()}/protoqa.yaml\ntask: protoqa_12\nrepeats: 12\n")
+    out = tmp_path / "lm_eval_out"
+    result = run(
+        [
+            sys.executable,
+            "-m",
+            "protoqa_integrations.harnesses.lm_eval_tasks",
+            "run",
+            "--model",
+            "protoqa-hf",
+            "--model_args",
+            f"pretrained={model},seed=7,sample_batch_size=12",
+            "--tasks",
+            "protoqa_12",
+            "--include_path",
+            str(tasks),
+            "--limit",
+            "3",
+            "--device",
+            "cpu",
+            "--output_path",
+            str(out),
+            "--log_samples",
+            "--metadata",
+            json.dumps({"data_dir": str(DATA)}),
+        ],
+        tmp_path,
+        offline_env(),
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    reported = json.loads(next(out.rglob("results_*.json")).read_text())["results"]["protoqa_12"]
+    samples = next(out.rglob("samples_protoqa_12_*.jsonl"))
+    document, _ = check_convert_and_leaderboard(samples, DEV, reported, ",answers", tmp_path)
+    generation = document["generation"]
+    assert generation["harness"] == "lm-eval" and generation["task"] == "protoqa_12"
+    assert (generation["dataset"], generation["split"]) == ("protoqa", "validation")
+    assert generation["sampling"]["temperature"] == 0.69 and generation["sampling"]["top_p"] == 0.9
+    assert generation["num_samples"] == 12 and generation["model"] == str(model)
+    assert generation["backend"] == "protoqa-hf" and generation["model_args"]["seed"] == 7
+    assert all(len(v) == 12 for v in document["model_answers"].values())
+
+
+def test_lighteval_details_are_ranked_as_the_harness_scored_them(tmp_path, fitted_gpt2):
+    from tests.support.harnesses import lighteval_python
+    from tests.support.offline import isolated_env
+
+    python = lighteval_python()
+    if python is None:
+        pytest.skip("no interpreter imports lighteval: set $LIGHTEVAL_PYTHON or run bash scripts/setup.sh --test")
+    shutil.copytree(fitted_gpt2, tmp_path / "tiny-gpt2")
+    # lighteval's transformers backend samples only from a model whose generation config says so.
+    copied = run(
+        [
+            python,
+            "-m",
+            "protoqa_integrations.harnesses.lighteval_tasks",
+            "sampling-model",
+            "./tiny-gpt2",
+            "./tiny-gpt2-sampling",
+        ],
+        tmp_path,
+        isolated_env(tmp_path),
+    )
+    assert copied.returncode == 0, copied.stderr[-3000:]
+    model = tmp_path / "tiny-gpt2-sampling"
+    custom_tasks = run(
+        [python, "-m", "protoqa_integrations.harnesses.lighteval_tasks"], tmp_path, isolated_env(tmp_path)
+    ).stdout
+    out = tmp_path / "lighteval-out"
+    result = run(
+        [
+            python,
+            "-m",
+            "lighteval",
+            "accelerate",
+            f"model_name={model},device=cpu,batch_size=4,generation_parameters={{temperature:0.69,top_p:0.9,top_k:0}}",
+            "cfc|0",
+            "--custom-tasks",
+            custom_tasks.strip(),
+            "--max-samples",
+            "3",
+            "--output-dir",
+            str(out),
+            "--save-details",
+        ],
+        tmp_path,
+        isolated_env(tmp_path, PROTOQA_DATA_DIR=str(DATA)),
+    )
+    assert result.returncode == 0, (result.stdout + result.stderr)[-4000:]
+    reported = json.loads(next(out.rglob("results_*.json")).read_text())["results"]["cfc|0"]
+    details = next(out.rglob("details_cfc|0_*.parquet"))
+    document, _ = check_convert_and_leaderboard(details, CFC_DEV, reported, "", tmp_path)
+    generation = document["generation"]
+    assert generation["harness"] == "lighteval" and generation["task"] == "cfc"
+    assert (generation["dataset"], generation["split"]) == ("cfc", "validation")
+    assert generation["sampling"]["temperature"] == 0.69 and generation["sampling"]["top_p"] == 0.9
+    assert generation["num_samples"] == 100 and len(document["model_answers"]) == 3

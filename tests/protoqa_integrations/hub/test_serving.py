@@ -1,0 +1,141 @@
+"""The Hub-folder page (``python app.py``) under hostile input: the Space's caps, budget and body limit.
+
+The folder is built by ``protoqa_integrations.hub.folders`` and started in its own process with the
+folder as working directory, as a Space starts it; requests go to its ``/compute`` endpoint
+over HTTP. Each oversized request must come back within seconds as an error naming the cap,
+a 47 MB body must be refused before it is read, and the server must stay up and small.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.support.apps import open_local, post_raw, process_memory, started_app
+
+REPO = Path(__file__).resolve().parents[3]
+STARTUP_TIMEOUT = 180
+REQUEST_LIMIT = 40.0
+
+pytestmark = pytest.mark.slow
+
+REFS = [{"answers": [["dog", "puppy"], ["cat"]], "count": [6, 4]}]
+
+
+@pytest.fixture(scope="module")
+def hub_app(tmp_path_factory):
+    pytest.importorskip("gradio", minversion="6.31")
+    pytest.importorskip("evaluate")
+    from protoqa_integrations.hub.folders import write_hub_folder
+
+    tmp = tmp_path_factory.mktemp("hub-app")
+    folder = write_hub_folder(tmp / "protoqa", "protoqa", requirement="protoqa-eval[evaluate]")
+    env = {
+        **os.environ,
+        "GRADIO_ANALYTICS_ENABLED": "False",
+        "HF_HUB_OFFLINE": "1",
+        "HF_MODULES_CACHE": str(tmp / "modules"),
+        "PYTHONPATH": str(REPO),
+    }
+    log = tmp / "app.log"
+    command = [sys.executable, "app.py"]
+    with started_app(command, cwd=folder, env=env, log=log, timeout=STARTUP_TIMEOUT) as (base, process):
+        yield base, process, log
+
+
+def compute(base: str, predictions, references, config: str = "exact_match") -> tuple[str, object, float]:
+    started = time.perf_counter()
+    data = [json.dumps(predictions), json.dumps(references), config, "{}"]
+    with open_local(
+        f"{base}/gradio_api/call/compute",
+        timeout=REQUEST_LIMIT,
+        data=json.dumps({"data": data}).encode(),
+        headers={"Content-Type": "application/json"},
+    ) as response:
+        event_id = json.load(response)["event_id"]
+    with open_local(f"{base}/gradio_api/call/compute/{event_id}", timeout=REQUEST_LIMIT) as response:
+        stream = response.read().decode()
+    event, payload = None, None
+    for line in stream.splitlines():
+        if line.startswith("event: "):
+            event = line[len("event: ") :]
+        elif line.startswith("data: "):
+            payload = json.loads(line[len("data: ") :])
+    return event, payload, time.perf_counter() - started
+
+
+HOSTILE = {
+    "2,000 clusters": (
+        [["dog"] * 500],
+        [{"answers": [[f"a{i}"] for i in range(2000)], "count": [1] * 2000}],
+        "question 0: 2000 clusters; at most 50",
+    ),
+    "201 questions": ([["dog"]] * 201, REFS * 201, "201 questions; at most 200"),
+    "too many comparisons": (
+        [[f"b{i}" for i in range(251)]],
+        [{"answers": [[f"a{i}" for i in range(200)]], "count": [1]}],
+        "50200 comparisons; at most 50000",
+    ),
+    "a long cluster answer": ([["dog"]], [{"answers": [["dog " * 300]], "count": [1]}], "at most 200 are allowed"),
+    "too many answers": ([[f"x{i}" for i in range(501)]], REFS, "501 answers; at most 500"),
+    "a float count": ([["dog"]], [{"answers": [["dog"]], "count": [2.9]}], "must be a non-negative integer, got 2.9"),
+}
+
+
+def test_hostile_requests_are_refused_by_the_caps(hub_app):
+    base, process, log = hub_app
+    figures = []
+    for name, (predictions, references, message) in HOSTILE.items():
+        event, payload, seconds = compute(base, predictions, references)
+        memory = process_memory(process.pid)
+        figures.append(f"{name}: {event} after {seconds:.2f} s, RSS {memory['VmRSS'] / 2**20:.0f} MB")
+        assert event == "error" and message in (payload or {}).get("error", ""), (name, payload)
+        assert seconds < 10, (name, seconds)
+        assert process.poll() is None, log.read_text()[-3000:]
+    print("\n".join(figures))
+    event, payload, _ = compute(base, [["cat", "dog"]], REFS)
+    assert event == "complete" and payload[0]["max_answers@1"] == pytest.approx(4 / 6), payload
+
+
+def test_a_slow_request_within_the_caps_ends_within_the_budget(hub_app):
+    import random
+
+    base, process, _ = hub_app
+    rng = random.Random(0)
+    words = "dog cat car house tree bird fish book door road water fire table chair apple bread milk egg".split()
+
+    def phrase(n):
+        return " ".join(rng.choice(words) for _ in range(n))
+
+    refs = [{"answers": [[phrase(25)[:200] for _ in range(6)] for _ in range(50)], "count": [5] * 50}] * 8
+    predictions = [[f"{phrase(8)[:45]} {i}" for i in range(166)]] * 8
+    event, payload, seconds = compute(base, predictions, refs, "wordnet_wup")
+    print(
+        f"slow request within the caps: {event} after {seconds:.2f} s, peak RSS "
+        f"{process_memory(process.pid)['VmHWM'] / 2**20:.0f} MB"
+    )
+    assert seconds < REQUEST_LIMIT
+    assert event == "complete" or "budget" in payload["error"], payload
+    assert process.poll() is None
+
+
+def test_a_47_mb_body_is_refused_before_it_is_read(hub_app):
+    base, process, log = hub_app
+    before = process_memory(process.pid)
+    references = json.dumps([{"answers": [[f"answer {i}"] for i in range(3_000_000)], "count": [1] * 3_000_000}])
+    body = json.dumps({"data": ['[["dog"]]', references, "exact_match", "{}"]}).encode()
+    assert len(body) > 47 * 10**6
+    status, seconds = post_raw(base, "/gradio_api/call/compute", body)
+    after = process_memory(process.pid)
+    print(
+        f"47 MB body: {status} after {seconds:.2f} s; RSS {before['VmRSS'] / 2**20:.0f} -> "
+        f"{after['VmRSS'] / 2**20:.0f} MB, peak {after['VmHWM'] / 2**20:.0f} MB"
+    )
+    assert status in (413, "ConnectionResetError", "BrokenPipeError", "RemoteDisconnected"), status
+    assert process.poll() is None, log.read_text()[-3000:]
+    assert after["VmHWM"] - before["VmHWM"] < 30 * 2**20
