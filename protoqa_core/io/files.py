@@ -38,6 +38,8 @@ __all__ = [
     "iter_text_lines",
     "file_error",
     "short_repr",
+    "open_binary",
+    "PrefixedReader",
 ]
 
 PathLike = Union[str, os.PathLike]
@@ -147,7 +149,7 @@ def max_input_bytes() -> int:
     return int(value * 2**20)
 
 
-class _Prefixed(io.RawIOBase):
+class PrefixedReader(io.RawIOBase):
     """The bytes already taken from a stream by the format probe, then the rest of the stream.
 
     A pipe cannot seek back, so what the probe read is handed out again from here.
@@ -216,7 +218,7 @@ def _read_head(fh: Any, size: int) -> bytes:
     return head
 
 
-def _open_binary(path: Path):
+def open_binary(path: Path):
     """``path`` opened once for binary reading, decompressed when it is gzip, capped in size.
 
     Pipes, ``/dev/stdin`` and process substitution work: the bytes of the format probe
@@ -235,7 +237,7 @@ def _open_binary(path: Path):
             raw.seek(0)
             stream: Any = raw
         else:
-            stream = _Prefixed(head, raw)
+            stream = PrefixedReader(head, raw)
         for magic, name in _COMPRESSED.items():
             if head.startswith(magic):
                 raise DataFormatError(f"the file is {name}-compressed; decompress it first (gzip is read as is)", path)
@@ -283,7 +285,7 @@ def read_text(path: PathLike) -> str:
     path = Path(path)
     check_file(path, "input")
     try:
-        with _open_binary(path) as fh:
+        with open_binary(path) as fh:
             data = fh.read()
     except (OSError, EOFError, zlib.error) as exc:
         if isinstance(exc, (gzip.BadGzipFile, EOFError, zlib.error)):
@@ -298,7 +300,7 @@ def iter_text_lines(path: Path, spool: Optional[Any] = None) -> Iterator[tuple[i
     With ``spool`` (a binary file), every line's bytes, decompressed, are copied there too.
     """
     try:
-        with _open_binary(path) as fh:
+        with open_binary(path) as fh:
             for number, raw in enumerate(fh, start=1):
                 if spool is not None:
                     spool.write(raw)

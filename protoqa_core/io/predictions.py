@@ -27,18 +27,26 @@ from .files import (
     DataFormatError,
     MalformedJSONError,
     PathLike,
+    PrefixedReader,
     ProtoQAWarning,
-    _open_binary,
-    _Prefixed,
     check_file,
     decode_line,
     file_error,
+    open_binary,
     parse_json,
 )
 from .json_stream import GROUP, LARGE_LINE_BYTES, TooManyItems, json_events, object_members
 from .records import check_answers, check_count
 
-__all__ = ["read_predictions", "read_prediction_lists", "read_prediction_document", "PredictionDocument"]
+__all__ = [
+    "read_predictions",
+    "read_prediction_lists",
+    "read_prediction_document",
+    "PredictionDocument",
+    "prediction_items",
+    "duplicate_id_error",
+    "ranked_answers",
+]
 
 PREDICTION_FIELDS = ("model_ranked_answers", "model_answers", "model_answers_with_count")
 EVERY_FIELD = "*"
@@ -172,7 +180,7 @@ def _document_items(
     else:
         data = _without_bom(b"".join(head), path, 1)
         head.clear()
-        yield from _streamed_items(_Prefixed(data, fh), path, None, field, max_answers)
+        yield from _streamed_items(PrefixedReader(data, fh), path, None, field, max_answers)
         return
     whole = decode_line(b"".join(head), path, None, first=True)
     head.clear()
@@ -328,7 +336,7 @@ class _Stage:
         self._db.close()
 
 
-def _prediction_items(
+def prediction_items(
     path: PathLike, field: Optional[str], max_answers: Optional[int] = None
 ) -> Iterator[tuple[Optional[str], Any, Any, Optional[int]]]:
     """``(field, question id, value, line)`` of each prediction, in file order, read as a stream.
@@ -343,7 +351,7 @@ def _prediction_items(
     check_file(path, "predictions")
     count = 0
     try:
-        with _open_binary(path) as fh:
+        with open_binary(path) as fh:
             for group, qid, value, line in _line_objects(fh, path, field, max_answers):
                 if qid is None and field == EVERY_FIELD:
                     yield group, qid, value, line
@@ -368,11 +376,13 @@ def _prediction_items(
         )
 
 
-def _duplicate(path: PathLike, line: Optional[int], qid: str, first: Optional[int]) -> DataFormatError:
+def duplicate_id_error(path: PathLike, line: Optional[int], qid: str, first: Optional[int]) -> DataFormatError:
+    """The error for a question id seen twice in one predictions file, naming the first line."""
     return DataFormatError("duplicate question id" + (f" (first on line {first})" if first else ""), path, line, qid)
 
 
-def _ranked(value: list[Any], path: PathLike, line: Optional[int], qid: str) -> list[str]:
+def ranked_answers(value: list[Any], path: PathLike, line: Optional[int], qid: str) -> list[str]:
+    """A prediction's ranked answers: a checked list of strings, or sampled answers ranked by count."""
     if value and all(isinstance(v, list) for v in value):
         return _rank_by_count(value, path, line, qid)
     return list(check_answers(value, "answers", path, line, qid))
@@ -392,7 +402,9 @@ def read_predictions(
     >>> preds["r1q1"][:2]  # doctest: +SKIP
     ['age', 'name']
     """
-    return {qid: _ranked(value, path, line, qid) for _, qid, value, line in _unique_items(path, field, max_answers)}
+    return {
+        qid: ranked_answers(value, path, line, qid) for _, qid, value, line in _unique_items(path, field, max_answers)
+    }
 
 
 class PredictionDocument:
@@ -434,7 +446,7 @@ class PredictionDocument:
 
     def ranked(self, field: Optional[str] = None) -> dict[str, list[str]]:
         """:func:`read_predictions` of the file."""
-        return {qid: _ranked(value, self.path, line, qid) for qid, (value, line) in self._group(field).items()}
+        return {qid: ranked_answers(value, self.path, line, qid) for qid, (value, line) in self._group(field).items()}
 
 
 def read_prediction_document(path: PathLike, *, max_answers: Optional[int] = None) -> PredictionDocument:
@@ -456,11 +468,11 @@ def read_prediction_document(path: PathLike, *, max_answers: Optional[int] = Non
 def _unique_items(
     path: PathLike, field: Optional[str], max_answers: Optional[int]
 ) -> Iterator[tuple[Optional[str], Any, Any, Optional[int]]]:
-    """:func:`_prediction_items`, each id checked to be seen once in its field (the ids are kept to check it)."""
+    """:func:`prediction_items`, each id checked to be seen once in its field (the ids are kept to check it)."""
     seen: dict[tuple[Optional[str], str], Optional[int]] = {}
-    for group, qid, value, line in _prediction_items(path, field, max_answers):
+    for group, qid, value, line in prediction_items(path, field, max_answers):
         if qid is not None:
             if (group, qid) in seen:
-                raise _duplicate(path, line, qid, seen[group, qid])
+                raise duplicate_id_error(path, line, qid, seen[group, qid])
             seen[group, qid] = line
         yield group, qid, value, line

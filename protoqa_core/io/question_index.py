@@ -21,7 +21,7 @@ from typing import Optional, Union, overload
 
 from .files import DataFormatError, PathLike, check_file, iter_text_lines, parse_json
 from .ids import IdReconciliation, unknown_ids_message
-from .predictions import _duplicate, _prediction_items, _ranked
+from .predictions import duplicate_id_error, prediction_items, ranked_answers
 from .records import Question, question_from_json
 
 __all__ = ["QuestionIndex", "IndexedIds", "CACHE_KIB", "MAX_TARGET_LINE_MB"]
@@ -106,15 +106,15 @@ class QuestionIndex:
 
     def _read_predictions(self, run: int, path: Path, field: Optional[str], max_answers: Optional[int]) -> None:
         insert = "INSERT INTO predictions(run, qid, line, answers) VALUES (?, ?, ?, ?)"
-        for _, qid, value, line in _prediction_items(path, field, max_answers):
-            packed = json.dumps(_ranked(value, path, line, qid), ensure_ascii=False, separators=(",", ":"))
+        for _, qid, value, line in prediction_items(path, field, max_answers):
+            packed = json.dumps(ranked_answers(value, path, line, qid), ensure_ascii=False, separators=(",", ":"))
             try:
                 self._db.execute(insert, (run, qid, line, packed))
             except sqlite3.IntegrityError:
                 (first,) = self._db.execute(
                     "SELECT line FROM predictions WHERE run = ? AND qid = ?", (run, qid)
                 ).fetchone()
-                raise _duplicate(path, line, qid, first) from None
+                raise duplicate_id_error(path, line, qid, first) from None
 
     def __len__(self) -> int:
         """The number of target questions."""

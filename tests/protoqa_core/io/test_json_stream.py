@@ -19,7 +19,7 @@ from protoqa_core.io.files import DataFormatError
 from protoqa_core.io.predictions import read_prediction_lists, read_predictions
 from protoqa_core.io.question_index import QuestionIndex
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 DATA = REPO.parent / "shared" / "data"
 TARGETS = DATA / "protoqa" / "dev.crowdsourced.jsonl"
 
