@@ -104,7 +104,11 @@ def _add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help='which field of a {"model_answers": ...} file to read (default model_answers)',
     )
-    add_input_options(parser, progress_default=False)
+    add_input_options(
+        parser,
+        unanswered="as an empty CFC sample: its ProbEval KL is that of the smoothed empty distribution",
+        quiet="progress reports and no warnings",
+    )
     parser.add_argument("--json", action="store_true", help="print a JSON object (kl, num_questions, signature, ...)")
     add_per_question_option(parser, "every question's clusters, P_G, P_H and matches: .csv/.tsv table or JSONL")
     parser.add_argument(
@@ -112,7 +116,6 @@ def _add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="exit 0 when no question can be scored (kl is then null); by default that is an error",
     )
-    parser.add_argument("--quiet", action="store_true", help="do not print warnings")
 
 
 def _add_method_arguments(parser: argparse.ArgumentParser) -> None:
@@ -137,7 +140,9 @@ def _add_method_arguments(parser: argparse.ArgumentParser) -> None:
         help="minilm (default, offline), st:MODEL_OR_FOLDER, fasttext:FILE.vec|FILE.bin, char-ngrams",
     )
     parser.add_argument(
-        "--model-dir", default=None, help="folder of local sentence-transformers models (else $PROBEVAL_MODEL_DIR)"
+        "--model-dir",
+        default=None,
+        help="folder of local sentence-transformers models (default: $PROBEVAL_MODEL_DIR, else the Hub cache)",
     )
     parser.add_argument(
         "--threshold",
@@ -224,7 +229,7 @@ def _run(args: argparse.Namespace) -> ProbEvalResult:
         matching=args.matching,
         ignore_unknown=args.ignore_unknown,
         only_sampled=args.only_predicted,
-        progress=args.progress,
+        progress=not args.quiet,
         embedder=args.embedder,
         model_dir=args.model_dir,
         threshold=args.threshold,
@@ -248,18 +253,20 @@ def _add_compare_arguments(parser: argparse.ArgumentParser) -> None:
         default=AUTO,
         help="as for probeval (default auto: the targets' human clusters when they have them)",
     )
-    parser.add_argument("--matching", choices=MATCHINGS.names(), default=DEFAULTS.matching)
-    parser.add_argument("--embedder", default=None)
-    parser.add_argument("--model-dir", default=None)
-    parser.add_argument("--field", choices=SAMPLE_FIELDS, default=None)
+    parser.add_argument("--matching", choices=MATCHINGS.names(), default=DEFAULTS.matching, help="as for probeval")
+    parser.add_argument("--embedder", default=None, help="as for probeval (default: minilm)")
+    parser.add_argument(
+        "--model-dir", default=None, help="as for probeval (default: $PROBEVAL_MODEL_DIR, else the Hub cache)"
+    )
+    parser.add_argument("--field", choices=SAMPLE_FIELDS, default=None, help="as for probeval (default: model_answers)")
     parser.add_argument(
         "--ignore-unknown",
         action="store_true",
         help="drop predictions for question ids that are not in the targets, with a warning (default: error)",
     )
-    parser.add_argument("--resamples", type=int_at_least(1, 10**7), default=1000)
+    parser.add_argument("--resamples", type=int_at_least(1, 10**7), default=1000, help="bootstrap resamples")
     parser.add_argument("--seed", type=int_at_least(0), default=12345, help="bootstrap seed")
-    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def _compare(args: argparse.Namespace) -> int:

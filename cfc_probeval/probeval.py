@@ -26,6 +26,7 @@ from typing import Any, Optional, Union
 
 from protoqa_core.io.ids import reconcile_ids
 from protoqa_core.io.records import Question, preview_ids
+from protoqa_core.progress import report_progress
 from protoqa_core.text import normalize_prediction
 
 from .clustering import CLUSTERINGS, Clusterer, make_clusterer
@@ -441,16 +442,7 @@ class ProbEval:
     ) -> tuple[dict[str, QuestionResult], int, int]:
         """Each scored question's result, how many distinct samples they had, and how many matches were
         decided on a lower-bound similarity."""
-        bar = None
-        if progress:
-            from tqdm.auto import tqdm
-
-            bar = tqdm(
-                total=len(scored),
-                desc=f"ProbEval ({self.clustering_name}, {self.matcher.name})",
-                unit="question",
-                leave=False,
-            )
+        bar = report_progress(len(scored), f"ProbEval ({self.clustering_name}, {self.matcher.name})", enabled=progress)
         questions: dict[str, QuestionResult] = {}
         distinct_samples = 0
         approximated = 0
@@ -467,10 +459,8 @@ class ProbEval:
                 if bounded:
                     _warn_approximated(qid, bounded)
                     approximated += len(bounded)
-            if bar is not None:
-                bar.update(len(chunk))
-        if bar is not None:
-            bar.close()
+            bar.update(len(chunk))
+        bar.close()
         return questions, distinct_samples, approximated
 
     def _embed_in_advance(self, truths: Sequence[QuestionTargets], samples: Sequence[Mapping[str, int]]) -> None:

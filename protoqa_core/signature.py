@@ -6,9 +6,10 @@ that two reported numbers can be checked to come from the same settings.
 
 from __future__ import annotations
 
-from typing import Optional
+from collections.abc import Mapping
+from typing import Any, Optional
 
-__all__ = ["make_signature"]
+__all__ = ["make_signature", "settings_signature"]
 
 
 def make_signature(
@@ -48,4 +49,30 @@ def make_signature(
     if uncounted:
         parts.append(f"uncounted:{uncounted}")
     parts.append(f"version:{__version__}")
+    return "|".join(parts)
+
+
+def settings_signature(settings: Mapping[str, Any]) -> str:
+    """Settings as a signature: ``key:value`` joined by ``|``, in order, leaving out unset (None) ones.
+
+    Nested settings get dotted keys; lists are comma-separated. For settings another tool
+    recorded (a harness's generation parameters), so that they print as the project's own do.
+
+    >>> settings_signature({"temperature": 0.69, "top_k": None, "stop": ["\\n", "."], "extra": {"seed": 1}})
+    'temperature:0.69|stop:\\n,.|extra.seed:1'
+    >>> settings_signature({"top_k": None})
+    ''
+    """
+    parts: list[str] = []
+    for key, value in settings.items():
+        if value is None:
+            continue
+        if isinstance(value, Mapping):
+            inner = settings_signature({f"{key}.{k}": v for k, v in value.items()})
+            if inner:
+                parts.append(inner)
+        elif isinstance(value, (list, tuple)):
+            parts.append(f"{key}:{','.join(str(v) for v in value)}")
+        else:
+            parts.append(f"{key}:{value}")
     return "|".join(parts)

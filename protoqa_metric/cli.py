@@ -65,6 +65,14 @@ def _similarity_list(text: str) -> list[str]:
     return names
 
 
+_METRICS_HELP = "'standard' (default: the ten metrics of the reference evaluator, which scores one predictions file)"
+
+_WORDNET_DIR_HELP = (
+    f"folder with a WordNet 3.0 database (index.noun, data.noun, ...), read in place "
+    f"(default: ${WORDNET_DIR_ENV}, else a system or NLTK copy)"
+)
+
+
 def _add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("targets", metavar="TARGETS", help="targets JSONL (ProtoQA/CFC format, e.g. dev.crowdsourced.jsonl)")
     p.add_argument(
@@ -85,7 +93,8 @@ def _add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--metrics",
         default="standard",
-        help="'standard' (the ten metrics, default), 'paper' (seven) or comma-separated names such as max_answers@10",
+        help=f"{_METRICS_HELP}, 'paper' (the seven the ProtoQA paper reports, which score-generated and "
+        "leaderboard show to compare models) or comma-separated names such as max_answers@10",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object per similarity (scores and signature)")
     add_per_question_option(p, "per-question scores and cluster assignments as JSONL")
@@ -98,12 +107,9 @@ def _add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
         "--field",
         help="for {'model_answers': ...} files: which mapping to read (default: model_ranked_answers if present)",
     )
-    add_input_options(p, progress_default=True)
+    add_input_options(p, unanswered="as 0 on every ProtoQA metric")
     add_max_answers_option(p)
-    p.add_argument(
-        "--wordnet-dir",
-        help=f"folder with a WordNet 3.0 database (index.noun, data.noun, ...), read in place (or ${WORDNET_DIR_ENV})",
-    )
+    p.add_argument("--wordnet-dir", help=_WORDNET_DIR_HELP)
     _add_encoder_arguments(p)
     p.add_argument("--version", action="version", version=f"protoqa-eval {__version__}")
 
@@ -127,11 +133,20 @@ def _add_compare_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("targets", metavar="TARGETS", help="targets JSONL")
     p.add_argument("predictions_a", metavar="PREDICTIONS_A", help="system A's predictions")
     p.add_argument("predictions_b", metavar="PREDICTIONS_B", help="system B's predictions")
-    p.add_argument("--similarity", default="wordnet", choices=list(ALL_SIMILARITIES))
-    p.add_argument("--metrics", default="standard")
+    p.add_argument(
+        "--similarity",
+        default="wordnet",
+        choices=list(ALL_SIMILARITIES),
+        metavar="NAME",
+        help=f"one of {', '.join(ALL_SIMILARITIES)} (default: wordnet)",
+    )
+    p.add_argument("--metrics", default="standard", help=f"{_METRICS_HELP}, 'paper' (seven) or metric names")
     p.add_argument("--resamples", type=int_at_least(1, 10**7), default=1000, help="bootstrap resamples (default 1000)")
     p.add_argument("--seed", type=int_at_least(0), default=12345, help="bootstrap seed")
-    p.add_argument("--field", help="for {'model_answers': ...} files: which mapping to read")
+    p.add_argument(
+        "--field",
+        help="for {'model_answers': ...} files: which mapping to read (default: model_ranked_answers if present)",
+    )
     p.add_argument(
         "--ignore-unknown",
         action="store_true",
@@ -364,7 +379,7 @@ def _evaluate_in(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
                     index,
                     only_predicted=args.only_predicted,
                     ignore_unknown=args.ignore_unknown,
-                    progress=args.progress,
+                    progress=not args.quiet,
                     on_question=on_question,
                     keep_question_scores=False,
                 )
@@ -407,10 +422,7 @@ def _evaluate_in(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
 
 
 def _add_prepare_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--wordnet-dir",
-        help=f"folder with a WordNet 3.0 database (index.noun, data.noun, ...), read in place (or ${WORDNET_DIR_ENV})",
-    )
+    p.add_argument("--wordnet-dir", help=_WORDNET_DIR_HELP)
 
 
 def _prepare(args: argparse.Namespace) -> int:

@@ -8,7 +8,6 @@ and :func:`score_question` are thin wrappers around it.
 
 from __future__ import annotations
 
-import sys
 import warnings
 from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -17,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 from protoqa_core.io.files import DataFormatError, ProtoQAWarning
 from protoqa_core.io.ids import reconcile_ids
 from protoqa_core.io.records import Cluster, Question, preview_ids
+from protoqa_core.progress import track
 from protoqa_core.signature import make_signature
 from protoqa_core.similarity import QUESTION_SIMILARITIES, Similarity, get_similarity, question_similarity
 from protoqa_core.text import normalize_prediction
@@ -290,7 +290,8 @@ class ProtoQA:
             ignore_unknown: drop predictions for ids not in the targets (with a warning)
                 instead of raising :class:`DataFormatError` (see
                 :func:`protoqa_core.io.ids.reconcile_ids`).
-            progress: show a progress bar on stderr (when stderr is a terminal).
+            progress: report progress on stderr (:mod:`protoqa_core.progress`: a bar on a
+                terminal, else a line every 15 s of a long run).
             on_question: called with each question's id and scores as soon as it is scored;
                 then the result keeps no :class:`QuestionScore` (``per_question`` is empty),
                 only each question's id and scores (``question_ids``, ``question_scores``).
@@ -377,18 +378,8 @@ class ProtoQA:
     ) -> EvaluationResult:
         """Score ``scored`` (``total`` questions) and build the result of :meth:`evaluate` (``lists``:
         its ``missing``, ``skipped`` and ``ignored`` ids)."""
-        # The bar shows on a terminal only (tqdm's disable=None), so tqdm is imported only for one.
-        if progress and sys.stderr is not None and sys.stderr.isatty():
-            from tqdm.auto import tqdm
-
-            scored = tqdm(
-                scored,
-                total=total,
-                desc=f"scoring ({self.similarity.name})",
-                unit="question",
-                leave=False,
-                disable=None,
-            )
+        if progress:
+            scored = track(scored, total, f"scoring ({self.similarity.name})")
         if self._per_question is not None:
             self._per_question.uncounted.clear()
         per_question, scored_ids, question_scores, sums, n, approximated = self._score_each(

@@ -25,6 +25,8 @@ from ..redaction import redact_text
 
 __all__ = [
     "OutputFileError",
+    "EXIT_STATUS",
+    "DefaultsHelpFormatter",
     "OneLineParser",
     "int_at_least",
     "float_between",
@@ -50,8 +52,52 @@ class OutputFileError(ValueError):
     """An output file that cannot or must not be written."""
 
 
+EXIT_STATUS = (
+    "exit status: 0 done; 2 bad input, options, output file or set-up (one line on stderr naming the file, "
+    "line or question); 130 interrupted"
+)
+"""The last paragraph of every ``--help``: what the command's exit status means."""
+
+
+class DefaultsHelpFormatter(argparse.HelpFormatter):
+    """Help that shows each option's default: ``(default: X)`` is added where the help names none.
+
+    Flags (on or off) and options without a value by default are left as written; their help
+    says what happens without them.
+
+    >>> p = argparse.ArgumentParser(formatter_class=DefaultsHelpFormatter)
+    >>> _ = p.add_argument("--seed", type=int, default=42, help="seed")
+    >>> "seed (default: 42)" in p.format_help()
+    True
+    """
+
+    def _get_help_string(self, action: argparse.Action) -> Optional[str]:
+        text = action.help or ""
+        default = action.default
+        if (
+            not action.option_strings
+            or "default" in text
+            or default is None
+            or default is argparse.SUPPRESS
+            or isinstance(default, bool)
+            or action.nargs == 0
+        ):
+            return text
+        shown = ",".join(map(str, default)) if isinstance(default, (list, tuple)) else "%(default)s"
+        return f"{text} (default: {shown})" if text else f"default: {shown}"
+
+
 class OneLineParser(argparse.ArgumentParser):
-    """An argument parser whose usage errors are one line (``prog: error: ...``) with status 2."""
+    """An argument parser whose usage errors are one line (``prog: error: ...``) with status 2.
+
+    Its help shows every option's default (:class:`DefaultsHelpFormatter`) and ends with the
+    exit status (:data:`EXIT_STATUS`).
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", DefaultsHelpFormatter)
+        kwargs.setdefault("epilog", EXIT_STATUS)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         """Print one line and exit with status 2.
@@ -367,7 +413,8 @@ class Subcommand:
     """One sub-command of a command line: ``PROG NAME ARGS``.
 
     ``add_arguments`` fills its parser, ``run`` turns the parsed arguments into an exit
-    status; ``prog`` is the name its usage and error lines show (default ``PROG NAME``).
+    status; ``prog`` is the name its run-time error lines show (default ``PROG NAME``; its
+    usage line always names ``PROG NAME``).
 
     >>> Subcommand("hello", "say hello", "Say hello.", lambda p: None, lambda args: 0).name
     'hello'
@@ -398,9 +445,7 @@ def build_command_parser(
     parser.add_argument("--version", action="version", version=f"{prog} {version}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
     for name, command in commands.items():
-        sub = subparsers.add_parser(
-            name, prog=command.prog or f"{prog} {name}", help=command.help, description=command.description
-        )
+        sub = subparsers.add_parser(name, prog=f"{prog} {name}", help=command.help, description=command.description)
         if only is None or name == only:
             command.add_arguments(sub)
     return parser

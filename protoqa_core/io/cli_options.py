@@ -9,28 +9,36 @@ from __future__ import annotations
 
 import argparse
 
+from ..progress import LOG_INTERVAL
 from .cli import add_overwrite_option, int_at_least
 
-__all__ = ["add_input_options", "add_per_question_option", "add_max_answers_option", "DEFAULT_MAX_ANSWERS"]
+__all__ = [
+    "add_input_options",
+    "add_per_question_option",
+    "add_quiet_option",
+    "add_max_answers_option",
+    "DEFAULT_MAX_ANSWERS",
+]
 
 DEFAULT_MAX_ANSWERS = 500
 """The most answers one question may have in a predictions file read by a command line (as in the Space)."""
 
 
-def add_input_options(parser: argparse.ArgumentParser, *, progress_default: bool) -> None:
-    """``--ignore-unknown``, ``--only-predicted``, ``--all-stopwords-zero`` and ``--progress/--no-progress``.
+def add_input_options(parser: argparse.ArgumentParser, *, unanswered: str, quiet: str = "progress reports") -> None:
+    """``--ignore-unknown``, ``--only-predicted``, ``--all-stopwords-zero`` and ``--quiet``.
 
     The metric-specific help stays with each command; these four mean the same in
     both: what to do with prediction ids that are not in the targets (see
     :func:`protoqa_core.io.ids.reconcile_ids`), with target questions that have no
-    predictions, with two all-stopword strings under WordNet, and whether to draw a
-    progress bar on stderr (``progress_default`` differs between the commands).
+    predictions, with two all-stopword strings under WordNet, and no progress reports
+    on stderr (:func:`add_quiet_option`; ``quiet`` names what it silences). ``unanswered``
+    says how the command scores a question without predictions by default.
 
     >>> p = argparse.ArgumentParser()
-    >>> add_input_options(p, progress_default=False)
-    >>> a = p.parse_args(["--only-predicted", "--no-progress"])
-    >>> a.only_predicted, a.ignore_unknown, a.all_stopwords_zero, a.progress
-    (True, False, False, False)
+    >>> add_input_options(p, unanswered="as 0")
+    >>> a = p.parse_args(["--only-predicted", "--quiet"])
+    >>> a.only_predicted, a.ignore_unknown, a.all_stopwords_zero, a.quiet
+    (True, False, False, True)
     """
     parser.add_argument(
         "--ignore-unknown",
@@ -40,21 +48,35 @@ def add_input_options(parser: argparse.ArgumentParser, *, progress_default: bool
     parser.add_argument(
         "--only-predicted",
         action="store_true",
-        help="leave target questions without predictions out of the mean (default: score them, "
-        "as 0 for ProtoQA and as an empty sample for ProbEval)",
+        help=f"leave target questions without predictions out of the mean (default: score each {unanswered})",
     )
     parser.add_argument(
         "--all-stopwords-zero",
         action="store_true",
         help="WordNet: two all-stopword strings do not match (default: they do, as published)",
     )
+    add_quiet_option(parser, quiet)
+
+
+def add_quiet_option(parser: argparse.ArgumentParser, what: str = "progress reports") -> None:
+    """``--quiet`` (``args.quiet``): no progress reports on stderr (``what`` says what it silences).
+
+    By default a long run reports its progress (:mod:`protoqa_core.progress`): a bar on a
+    terminal, else a line every 15 s. The spelling ``--no-progress`` is accepted too, without
+    a line in ``--help``.
+
+    >>> p = argparse.ArgumentParser()
+    >>> add_quiet_option(p)
+    >>> p.parse_args(["--no-progress"]).quiet, p.parse_args([]).quiet
+    (True, False)
+    """
     parser.add_argument(
-        "--progress",
-        action=argparse.BooleanOptionalAction,
-        default=progress_default,
-        help="a progress bar on stderr"
-        + (" when it is a terminal (default: on)" if progress_default else " (default: off)"),
+        "--quiet",
+        action="store_true",
+        help=f"no {what} on stderr (default: progress as a bar on a terminal, else one line every "
+        f"{LOG_INTERVAL:g} s of a long run)",
     )
+    parser.add_argument("--no-progress", dest="quiet", action="store_true", help=argparse.SUPPRESS)
 
 
 def add_per_question_option(parser: argparse.ArgumentParser, what: str) -> None:
@@ -68,7 +90,12 @@ def add_per_question_option(parser: argparse.ArgumentParser, what: str) -> None:
     >>> a.per_question, a.overwrite, p.parse_args([]).per_question
     ('q.jsonl', True, None)
     """
-    parser.add_argument("--per-question", metavar="FILE", default=None, help=f"write {what} (never over an input file)")
+    parser.add_argument(
+        "--per-question",
+        metavar="FILE",
+        default=None,
+        help=f"write {what} (never over an input file; default: no such file)",
+    )
     add_overwrite_option(parser, "let --per-question replace an existing file")
 
 

@@ -26,9 +26,11 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from protoqa_core import __version__
 from protoqa_core.io.cli import Subcommand, add_overwrite_option
+from protoqa_core.io.cli_options import add_quiet_option
 from protoqa_core.io.files import DataFormatError
 from protoqa_core.io.readers import read_targets
 from protoqa_core.redaction import redact_text
+from protoqa_core.signature import settings_signature
 from protoqa_integrations.generation.provenance import parse_accepted, targets_data
 
 if TYPE_CHECKING:
@@ -94,7 +96,7 @@ def add_generate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch-size", type=int, default=100, help="sequences per forward pass (default 100)")
     p.add_argument("--seed", type=int, default=42, help="question i is sampled under seed + i (default 42)")
     p.add_argument("--num-samples", type=int, help="samples per question (default 300 for ProtoQA, 100 for CFC)")
-    p.add_argument("--limit", type=int, help="only the first N questions")
+    p.add_argument("--limit", type=int, help="only the first N questions (default: every question)")
     p.add_argument(
         "--prompt",
         choices=tuple(PROMPT_STYLES),
@@ -104,8 +106,18 @@ def add_generate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--max-new-tokens", type=int, help=f"default {PAPER_MAX_NEW_TOKENS} ({CHAT_MAX_NEW_TOKENS} with --chat)"
     )
-    p.add_argument("--top-p", type=float, default=PAPER_TOP_P)
-    p.add_argument("--temperature", type=float, default=PAPER_TEMPERATURE)
+    p.add_argument(
+        "--top-p",
+        type=float,
+        default=PAPER_TOP_P,
+        help=f"nucleus sampling: the smallest set of tokens whose probability reaches this (default {PAPER_TOP_P})",
+    )
+    p.add_argument(
+        "--temperature",
+        type=float,
+        default=PAPER_TEMPERATURE,
+        help=f"softmax temperature of the sampling (default {PAPER_TEMPERATURE}, the ProtoQA paper's)",
+    )
     _add_engine_arguments(p)
     p.add_argument(
         "--leaderboard",
@@ -117,7 +129,7 @@ def add_generate_arguments(p: argparse.ArgumentParser) -> None:
         "replace an existing answers file and leaderboard file "
         "(never an input file; the outputs are checked before any work)",
     )
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_quiet_option(p)
     p.add_argument("--version", action="version", version=f"protoqa-eval {__version__}")
     add_engine_options(p)
 
@@ -133,7 +145,10 @@ def _add_engine_arguments(p: argparse.ArgumentParser) -> None:
         help="how the samples are drawn: "
         + "; ".join(f"{name}{' (default)' if name == 'hf' else ''}: {c.summary}" for name, c in ENGINES.items()),
     )
-    p.add_argument("--revision", help=f"model revision, recorded in the answers file (engines: {_takers('revision')})")
+    p.add_argument(
+        "--revision",
+        help=f"model revision, recorded in the answers file (default: the latest; engines: {_takers('revision')})",
+    )
     p.add_argument(
         "--chat",
         action="store_true",
@@ -142,7 +157,7 @@ def _add_engine_arguments(p: argparse.ArgumentParser) -> None:
         "ProtoQA/CFC chat prompt, answer taken from the reply; "
         f"--max-new-tokens default {CHAT_MAX_NEW_TOKENS}",
     )
-    p.add_argument("--system-prompt", help="a system turn before the chat prompt (with --chat)")
+    p.add_argument("--system-prompt", help="a system turn before the chat prompt (with --chat; default: none)")
 
 
 def _leaderboard_path(args: argparse.Namespace, output: Path) -> Optional[Path]:
@@ -215,7 +230,7 @@ def _run_generate(args: argparse.Namespace) -> int:
                 config=config,
                 prompt_style=style,
                 header=header,
-                progress=None if not args.no_progress else False,
+                progress=not args.quiet,
                 leaderboard=leaderboard,
                 system_prompt=args.system_prompt,
             )
@@ -298,8 +313,17 @@ def add_score_arguments(p: argparse.ArgumentParser) -> None:
         help="targets JSONL (default: the questions file the answers file records, else its dataset and split)",
     )
     p.add_argument("--data-dir", help="local data folder for the targets (default $PROTOQA_DATA_DIR, else download)")
-    p.add_argument("--similarity", default=",".join(SCORE_SIMILARITIES), help="comma-separated similarities")
-    p.add_argument("--metrics", default="paper", help="'paper' (default), 'standard' or metric names")
+    p.add_argument(
+        "--similarity",
+        default=",".join(SCORE_SIMILARITIES),
+        help="comma-separated similarities (default: wordnet,exact_match)",
+    )
+    p.add_argument(
+        "--metrics",
+        default="paper",
+        help="'paper' (default: the seven metrics the ProtoQA paper reports, as leaderboard ranks models; "
+        "protoqa-eval evaluate shows the reference evaluator's ten, 'standard'), 'standard' or metric names",
+    )
     p.add_argument("--no-probeval", action="store_true", help="skip the ProbEval KL")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument(
@@ -341,12 +365,26 @@ def _run_score(args: argparse.Namespace) -> int:
     print(format_table(result.protoqa))
     if result.probeval is not None:
         print(f"\nprobeval_kl  {result.probeval.kl:.4f}  (lower is better)\nprobeval: {result.probeval.signature}")
-    if result.generation.get("sampling"):
-        print(
-            f"sampling: {result.generation['sampling']}|prompt:{result.generation.get('prompt')}"
-            f"|model:{result.generation.get('model')}"
-        )
+    line = _sampling_line(result.generation)
+    if line:
+        print(f"sampling: {line}")
     return 0
+
+
+def _sampling_line(generation: dict[str, Any]) -> str:
+    """How the answers were drawn, as a signature: the sampling settings (a harness's as recorded), prompt, model.
+
+    >>> _sampling_line({"sampling": {"temperature": 0.7, "top_k": None}, "model": "gpt2"})
+    'temperature:0.7|model:gpt2'
+    >>> _sampling_line({"sampling": "samples:300|top_p:0.9", "prompt": "statement", "model": "gpt2"})
+    'samples:300|top_p:0.9|prompt:statement|model:gpt2'
+    """
+    sampling = generation.get("sampling")
+    if not sampling:
+        return ""
+    parts = [sampling if isinstance(sampling, str) else settings_signature(sampling)]
+    parts += [f"{key}:{generation[key]}" for key in ("prompt", "model") if generation.get(key) is not None]
+    return "|".join(p for p in parts if p)
 
 
 def _guarded(run: Callable[[argparse.Namespace], int], prog: str) -> Callable[[argparse.Namespace], int]:

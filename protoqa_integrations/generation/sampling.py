@@ -50,6 +50,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Optional
 
+from protoqa_core.progress import report_progress
 from protoqa_integrations.generation.nucleus import nucleus_tokens, plan_batches, sample_uniforms
 from protoqa_integrations.generation.prompts import clean_answer
 from protoqa_integrations.generation.settings import (
@@ -291,6 +292,8 @@ def load_model(
 ) -> tuple[Any, Any]:
     """``(model, tokenizer)`` of a causal language model (Hub id or local folder), no remote code, in eval mode.
 
+    ``name`` is a local folder when it exists as one (or starts with ``/``, ``.`` or ``~``), else a Hub id.
+
     ``cache_dir`` is where Hub downloads go (default: the Hub's own cache). Every
     failure is a :class:`GenerationError` saying why, in one line; so is a tokenizer
     without an end-of-text token (:func:`check_tokenizer`). When the Hub cannot be reached
@@ -301,7 +304,8 @@ def load_model(
     Traceback (most recent call last):
     GenerationError: there is no model folder /no/such/folder
     """
-    looks_local = os.path.isabs(name) or name.startswith((".", "~"))
+    # A folder that exists is the model, as for from_pretrained (``models/tiny-a`` as well as ``./models/tiny-a``).
+    looks_local = os.path.isabs(name) or name.startswith((".", "~")) or Path(name).expanduser().is_dir()
     if looks_local and not Path(name).expanduser().is_dir():
         raise GenerationError(f"there is no model folder {name}")
     # Without the Hub, a model missing from the cache fails here in milliseconds, before torch is
@@ -370,8 +374,9 @@ def iter_prompt_samples(
     ``config.seed + i``). A prompt that tokenizes to nothing, or whose tokens plus
     ``max_new_tokens`` exceed the model's context, is yielded with ``skipped`` set and
     no samples. The model is put in eval mode and back; the global RNG is untouched.
-    ``progress`` shows a bar (tqdm, stderr) with questions done and samples per second
-    (None: only on a terminal); ``on_progress(samples drawn, samples in all)`` is called
+    ``progress`` reports questions done and samples per second on stderr
+    (:func:`protoqa_core.progress.report_progress`: True on a terminal and in a log, None on a
+    terminal only); ``on_progress(samples drawn, samples in all)`` is called
     after each ``generate`` call.
 
     >>> config = SamplingConfig(num_samples=5)
@@ -397,11 +402,7 @@ def iter_prompt_samples(
     collected = _Collected(len(prompts), skipped, dict.fromkeys(eligible, config.num_samples))
     device = next(model.parameters()).device
     stop_table = _stop_table(tokenizer, _vocab_size(model, tokenizer))
-    bar = None
-    if progress is not False:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=len(prompts), desc="sampling", unit="question", disable=None if progress is None else False)
+    bar = report_progress(len(prompts), "sampling", enabled=progress)
     started, drawn = time.perf_counter(), 0
     was_training = model.training
     model.eval()
@@ -414,14 +415,12 @@ def iter_prompt_samples(
             drawn += len(decoded)
             if on_progress is not None:
                 on_progress(drawn, config.num_samples * len(eligible))
-            if bar is not None:
-                bar.set_postfix_str(f"{drawn / max(time.perf_counter() - started, 1e-9):.1f} samples/s")
+            bar.set_postfix_str(f"{drawn / max(time.perf_counter() - started, 1e-9):.1f} samples/s")
             yield from collected.ready(bar)
         yield from collected.ready(bar)
     finally:
         model.train(was_training)
-        if bar is not None:
-            bar.close()
+        bar.close()
 
 
 def _encode_prompts(
@@ -480,8 +479,7 @@ class _Collected:
             else:
                 return
             self.next_to_yield += 1
-            if bar is not None:
-                bar.update(1)
+            bar.update(1)
             yield done
 
 

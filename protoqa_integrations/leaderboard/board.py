@@ -40,6 +40,7 @@ from cfc_probeval.probeval import ProbEval
 from protoqa_core.io.files import DataFormatError, PathLike, ProtoQAWarning
 from protoqa_core.io.predictions import read_prediction_document
 from protoqa_core.io.records import Question, preview_ids
+from protoqa_core.progress import track
 from protoqa_core.ranking import rank_by_frequency
 from protoqa_core.redaction import redact
 from protoqa_core.significance import DEFAULT_RESAMPLES, DEFAULT_SEED, holm_adjust, resample_indices
@@ -281,6 +282,7 @@ def _score(
     metrics: Sequence[str],
     similarity: str,
     probeval: Optional[ProbEval],
+    progress: bool = False,
 ) -> tuple[list[MetricColumn], dict[str, dict[str, list[float]]]]:
     """Per-question scores of every system on ``questions``: the columns and ``{metric: {system: values}}``."""
     unknown = set(metrics) - {"protoqa", "probeval"}
@@ -304,7 +306,9 @@ def _score(
         warnings.simplefilter("ignore")  # every question of every system is scored: nothing for them to say
         if "protoqa" in metrics and all(q.clusters for q in scored_targets.values()):
             metric = ProtoQA(similarity, "paper")
-            for system in systems:
+            for system in track(
+                systems, len(systems), f"leaderboard: ProtoQA ({similarity})", "system", enabled=progress
+            ):
                 if system.ranked is None:
                     continue
                 result = metric.evaluate(scored_targets, _only(system.ranked, questions))
@@ -313,7 +317,7 @@ def _score(
                     record(spec.name, system.name, result.signature, values, spec.name, True)
         if "probeval" in metrics:
             pe = (probeval or ProbEval("auto")).resolved(scored_targets)
-            for system in systems:
+            for system in track(systems, len(systems), "leaderboard: ProbEval", "system", enabled=progress):
                 kl = pe.evaluate(scored_targets, _only(system.samples, questions))
                 values = [kl.per_question[qid] for qid in questions]
                 record(PROBEVAL_KEY, system.name, kl.signature, values, "ProbEval KL", False)
@@ -364,6 +368,7 @@ def build_leaderboard(
     alpha: float = 0.05,
     targets_data: Optional[tuple[str, str]] = None,
     accept: Sequence[str] = (),
+    progress: bool = False,
 ) -> Leaderboard:
     """Score ``systems`` on ``targets`` and rank them (module doc).
 
@@ -378,7 +383,8 @@ def build_leaderboard(
     ranked lists, when every target has answer clusters) and/or ``probeval`` (``probeval``, by
     default ``ProbEval("auto")``: human clusters when the targets carry them, else automatic
     clustering). Systems must answer the same questions (else :class:`LeaderboardError`
-    names the differences), unless ``only_common``.
+    names the differences), unless ``only_common``. ``progress`` reports the systems scored
+    on stderr (:mod:`protoqa_core.progress`).
 
     >>> from protoqa_core.io.records import Cluster
     >>> q = {f"q{i}": Question(f"q{i}", "name a pet", (Cluster(f"q{i}.0", ("dog",), 6),)) for i in range(20)}
@@ -393,7 +399,7 @@ def build_leaderboard(
         raise LeaderboardError(f"resamples must be between 1 and {MAX_RESAMPLES}, got {resamples}")
     checked = check_provenance({s.name: s.settings for s in systems}, targets_data, accept)
     questions, dropped = _question_set(targets, systems, only_common)
-    columns, per_question = _score(targets, systems, questions, metrics, similarity, probeval)
+    columns, per_question = _score(targets, systems, questions, metrics, similarity, probeval, progress)
     board = _ranked(
         questions,
         columns,

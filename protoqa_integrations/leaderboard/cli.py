@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from protoqa_core.io.cli import (
     OutputFileError,
@@ -25,6 +26,7 @@ from protoqa_core.io.cli import (
     reason_of,
     write_output_file,
 )
+from protoqa_core.io.cli_options import add_quiet_option
 from protoqa_integrations.generation.provenance import parse_accepted
 
 __all__ = ["COMMANDS", "add_leaderboard_arguments", "add_convert_arguments"]
@@ -55,7 +57,8 @@ def add_leaderboard_arguments(p: argparse.ArgumentParser) -> None:
         "--metrics",
         type=_metric_list,
         default=["protoqa", "probeval"],
-        help="protoqa, probeval or both (default); ProtoQA metrics need targets with clusters",
+        help="protoqa (the seven metrics of the ProtoQA paper, as score-generated shows them), probeval or both "
+        "(default); ProtoQA metrics need targets with clusters",
     )
     p.add_argument("--only-common", action="store_true", help="rank on the questions every system answers")
     p.add_argument(
@@ -74,14 +77,38 @@ def add_leaderboard_arguments(p: argparse.ArgumentParser) -> None:
     )
     out.add_argument("--markdown", action="store_true", help="print a Markdown table")
     out.add_argument("--csv", action="store_true", help="print CSV, one row per system and metric")
-    p.add_argument("--plot", metavar="FILE.png", help="draw every metric's scores and intervals into a PNG")
-    p.add_argument("--model-index", metavar="DIR", help="write NAME.yaml, a model card's model-index, per system")
-    p.add_argument("--dataset-type", default="", help="the data set's Hub id in --model-index (default: targets file)")
-    p.add_argument("--dataset-name", default="", help="the data set's name in --model-index (default: its type)")
-    p.add_argument("--split", default="", help="the split named in --model-index (default: none named)")
-    p.add_argument("--resamples", type=int_at_least(1), default=DEFAULT_RESAMPLES, help="at most 10,000")
+    p.add_argument(
+        "--plot", metavar="FILE.png", help="draw every metric's scores and intervals into a PNG (default: no plot)"
+    )
+    p.add_argument(
+        "--model-index",
+        metavar="DIR",
+        help="write NAME.yaml, a model card's model-index, per system (default: none written)",
+    )
+    p.add_argument(
+        "--dataset-type",
+        metavar="HUB_ID",
+        default="",
+        help="the data set's id on the Hugging Face Hub, as --model-index records it, e.g. OWNER/protoqa after "
+        "python -m protoqa_dataset upload (required with --model-index; default: none)",
+    )
+    p.add_argument(
+        "--dataset-name",
+        default="",
+        help="the data set's name in --model-index and the --plot title (default: the name of a known ProtoQA "
+        "or CFC file, recognized by its checksum, else the targets file's name)",
+    )
+    p.add_argument(
+        "--split",
+        default="",
+        help="the split named in --model-index and the --plot title (default: that of a known file, else none)",
+    )
+    p.add_argument(
+        "--resamples", type=int_at_least(1), default=DEFAULT_RESAMPLES, help="bootstrap resamples, at most 10,000"
+    )
     p.add_argument("--seed", type=int_at_least(0), default=DEFAULT_SEED, help="bootstrap seed")
     add_overwrite_option(p, "replace existing --plot and --model-index files")
+    add_quiet_option(p)
 
 
 def _run_leaderboard(args: argparse.Namespace) -> int:
@@ -89,15 +116,13 @@ def _run_leaderboard(args: argparse.Namespace) -> int:
     from protoqa_integrations.generation.provenance import targets_data
     from protoqa_integrations.harnesses.outputs import FORMATS
     from protoqa_integrations.leaderboard.board import build_leaderboard, parse_system_arguments, read_system
-    from protoqa_integrations.leaderboard.report import (
-        model_index,
-        plot_leaderboard,
-    )
 
     pairs = parse_system_arguments(args.systems)
     names = [n for n, _ in pairs]
     inputs = [args.targets] + [str(p) for _, p in pairs]
     plot = check_output_file(args.plot, inputs, args.overwrite) if args.plot else None
+    if args.model_index:
+        _check_hub_id(args.dataset_type)
     index_files = _model_index_files(args.model_index, names, inputs, args.overwrite) if args.model_index else {}
     start = time.perf_counter()
     targets = read_targets(args.targets)
@@ -117,16 +142,11 @@ def _run_leaderboard(args: argparse.Namespace) -> int:
         seed=args.seed,
         targets_data=known,
         accept=args.accept_mismatch,
+        progress=not args.quiet,
     )
     _print_notes(board, args.targets, len(targets), known is None and any(s.settings.get("dataset") for s in systems))
     _print_board(board, args)
-    if plot is not None:
-        plot_leaderboard(board, plot)
-    if index_files:
-        dataset = args.dataset_type or Path(args.targets).name
-        blocks = model_index(board, dataset, args.dataset_name or dataset, args.split)
-        for name, path in index_files.items():
-            write_output_file(path, _writer(blocks[name]))
+    _write_figures(args, board, plot, index_files, known)
     print(f"{len(systems)} systems scored in {time.perf_counter() - start:.1f} s", file=sys.stderr)
     return 0
 
@@ -186,6 +206,67 @@ def _model_index_files(directory: str, names: list[str], inputs: list[str], over
         raise LeaderboardError(
             f"{folder}: cannot make the --model-index folder: {reason_of(exc)}; choose a writable folder"
         ) from None
+
+
+def _write_figures(
+    args: argparse.Namespace,
+    board: Any,
+    plot: Optional[Path],
+    index_files: dict[str, Path],
+    known: Optional[tuple[str, str]],
+) -> None:
+    """``--plot`` and ``--model-index``, naming the data set: a known file's (``known``: its config and split), or
+    the options'."""
+    from protoqa_dataset.sources import SOURCES
+    from protoqa_integrations.leaderboard.report import model_index, plot_leaderboard
+
+    if plot is None and not index_files:
+        return
+    config, split = known or ("", "")
+    name = args.dataset_name or (SOURCES[config][split].name if known else "")
+    split = args.split or split
+    if plot is not None:
+        shown = f"{name or Path(args.targets).name}{f' ({split})' if split else ''}"
+        plot_leaderboard(
+            board, plot, f"{shown}: {len(board.questions)} questions, {board.level:.0%} bootstrap intervals"
+        )
+    if index_files:
+        blocks = model_index(board, args.dataset_type, name or args.dataset_type, split, config)
+        for entry, path in index_files.items():
+            write_output_file(path, _writer(blocks[entry]))
+        named = ", ".join(f"{k} {v}" for k, v in (("config", config), ("split", split)) if v)
+        print(
+            f"--model-index: data set {args.dataset_type} ({name or args.dataset_type}{'; ' + named if named else ''}) "
+            f"in {len(index_files)} file(s) under {args.model_index}",
+            file=sys.stderr,
+        )
+
+
+_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]{0,95}(/[A-Za-z0-9][\w.-]{0,95})?")
+
+
+def _check_hub_id(dataset_type: str) -> None:
+    """``--model-index`` records the data set by its Hub id: ask for one, and refuse a file name.
+
+    >>> _check_hub_id("someone/protoqa")
+    >>> _check_hub_id("dev.crowdsourced.jsonl")
+    Traceback (most recent call last):
+    ...
+    protoqa_integrations.leaderboard.report.LeaderboardError: --dataset-type 'dev.crowdsourced.jsonl' is a file name; give the data set's Hugging Face Hub id (OWNER/NAME)
+    """
+    from protoqa_integrations.leaderboard.report import LeaderboardError
+
+    if not dataset_type:
+        raise LeaderboardError(
+            "--model-index needs --dataset-type HUB_ID, the data set's id on the Hugging Face Hub "
+            "(e.g. OWNER/protoqa after python -m protoqa_dataset upload)"
+        )
+    if dataset_type.lower().endswith((".jsonl", ".json", ".parquet", ".csv")) or Path(dataset_type).is_file():
+        raise LeaderboardError(
+            f"--dataset-type {dataset_type!r} is a file name; give the data set's Hugging Face Hub id (OWNER/NAME)"
+        )
+    if not _HUB_ID.fullmatch(dataset_type):
+        raise LeaderboardError(f"--dataset-type {dataset_type!r} is not a Hugging Face Hub id (OWNER/NAME)")
 
 
 def _writer(text: str) -> Callable[[Any], None]:

@@ -357,6 +357,7 @@ def plot_leaderboard(board: Leaderboard, path: PathLike, title: str = "") -> Non
             fontsize=9,
             parse_math=False,
         )
+        ax.set_xlim(*_axis_range([v for s in scores for v in (s.low, s.mean, s.high)]))
         ax.grid(axis="x", alpha=0.3)
     for ax in list(axes.flat)[len(columns) :]:
         ax.axis("off")
@@ -369,6 +370,27 @@ def plot_leaderboard(board: Leaderboard, path: PathLike, title: str = "") -> Non
         replace_file(Path(path), lambda tmp: fig.savefig(tmp, format="png", dpi=110))
     finally:
         plt.close(fig)
+
+
+def _axis_range(values: list[float]) -> tuple[float, float]:
+    """The x range of a panel: the values with a margin; without any spread, one that shows where they sit.
+
+    Every metric is at least 0 (ProtoQA's at most 1), so values that do not differ are drawn
+    from 0 to 1 (or to twice their value) rather than on a range around them too narrow to read.
+
+    >>> _axis_range([0.0, 0.0, 0.0])
+    (0.0, 1.0)
+    >>> _axis_range([2.5, 2.5])
+    (0.0, 5.0)
+    >>> _axis_range([0.2, 0.6])
+    (0.18, 0.62)
+    """
+    finite = [v for v in values if math.isfinite(v)] or [0.0]
+    low, high = min(finite), max(finite)
+    if high - low > 1e-12:
+        margin = (high - low) * 0.05
+        return round(low - margin, 12), round(high + margin, 12)
+    return (min(0.0, low), max(1.0, 2 * high))
 
 
 _YAML_ESCAPE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff\ufffe\uffff]")
@@ -386,11 +408,12 @@ def _yaml_string(text: str) -> str:
     return '"' + _YAML_ESCAPE.sub(lambda m: f"\\u{ord(m.group()):04x}", escaped) + '"'
 
 
-def model_index(board: Leaderboard, dataset: str, dataset_name: str, split: str) -> dict[str, str]:
+def model_index(board: Leaderboard, dataset: str, dataset_name: str, split: str, config: str = "") -> dict[str, str]:
     """One ``model-index`` YAML block per system, as a model card's metadata holds it.
 
-    Each result names the task (text generation), the data set (and its split, when given), and every metric
-    with its value and, in ``config``, the signature it was computed under.
+    Each result names the task (text generation), the data set (its Hub id ``dataset``, and its
+    config and split, when given), and every metric with its value and, in ``config``, the
+    signature it was computed under.
 
     >>> from protoqa_core.io.records import Cluster, Question
     >>> from protoqa_integrations.leaderboard.board import build_leaderboard
@@ -412,6 +435,7 @@ def model_index(board: Leaderboard, dataset: str, dataset_name: str, split: str)
             "    dataset:",
             f"      type: {_yaml_string(dataset)}",
             f"      name: {_yaml_string(dataset_name)}",
+            *([f"      config: {_yaml_string(config)}"] if config else []),
             *([f"      split: {_yaml_string(split)}"] if split else []),
             "    metrics:",
         ]

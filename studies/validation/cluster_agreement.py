@@ -41,6 +41,7 @@ from typing import Any, Optional, Union, cast
 import numpy as np
 
 from cfc_probeval.results import AnswerCluster
+from protoqa_core.progress import track
 
 from .cluster_candidates import (
     CONTROLS,
@@ -86,7 +87,7 @@ def _score_set(
     shape = (len(cands), len(seeds), len(questions))
     values = {m: np.zeros(shape) for m in METRICS}
     counts = np.zeros(shape)
-    for ci, c in enumerate(cands):
+    for ci, c in enumerate(track(cands, len(cands), f"clusterings on {name}", "candidate")):
         for si, seed in enumerate(seeds):
             if si and not c.seeded:
                 for m in METRICS:

@@ -61,6 +61,7 @@ import numpy as np
 from cfc_probeval.clustering import CLUSTERINGS
 from cfc_probeval.embedders import Embedder
 from cfc_probeval.matching import MATCHINGS
+from protoqa_core.progress import track
 
 from .design import (
     BASELINE,
@@ -466,7 +467,7 @@ def _score_dev_set(
     for sampling in samplings:
         gold = {s.question_id: s.gold[sampling] for s in studies}
         by_key: dict[str, dict[str, list[float]]] = {setting.key: {} for setting in settings}
-        for study in studies:
+        for study in track(studies, len(studies), f"scoring {sampling}"):
             mine = per_question[study.question_id] if per_question is not None else settings
             for setting in mine:
                 by_key[setting.key][study.question_id] = study.kls(toolkit, setting, sampling)

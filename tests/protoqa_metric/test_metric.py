@@ -202,19 +202,14 @@ def test_without_a_sub_command_evaluate_is_meant(parse):
 
 @pytest.mark.parametrize("parse", [metric_cli.parse_args, probeval_cli.parse_args])
 def test_both_commands_share_the_input_option_names(parse):
-    args = parse(["t.jsonl", "p.json", "--ignore-unknown", "--only-predicted", "--all-stopwords-zero", "--no-progress"])
-    assert (args.ignore_unknown, args.only_predicted, args.all_stopwords_zero, args.progress) == (
-        True,
-        True,
-        True,
-        False,
-    )
-    assert parse(["t.jsonl", "p.json", "--progress"]).progress is True
+    args = parse(["t.jsonl", "p.json", "--ignore-unknown", "--only-predicted", "--all-stopwords-zero", "--quiet"])
+    assert (args.ignore_unknown, args.only_predicted, args.all_stopwords_zero, args.quiet) == (True, True, True, True)
+    assert parse(["t.jsonl", "p.json", "--no-progress"]).quiet is True
 
 
-def test_progress_defaults_are_those_of_each_command():
-    assert metric_cli.parse_args(["t", "p"]).progress is True  # drawn only when stderr is a terminal
-    assert probeval_cli.parse_args(["t", "p"]).progress is False
+def test_both_commands_report_progress_by_default():
+    assert metric_cli.parse_args(["t", "p"]).quiet is False
+    assert probeval_cli.parse_args(["t", "p"]).quiet is False
 
 
 @pytest.mark.parametrize(

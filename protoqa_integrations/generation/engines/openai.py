@@ -60,6 +60,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, Optional
 from urllib.parse import urlsplit
 
+from protoqa_core.progress import report_progress
 from protoqa_core.redaction import redact_url, url_secrets
 from protoqa_integrations.generation.engines.base import (
     Engine,
@@ -482,13 +483,7 @@ class OpenAIEngine(Engine):
     def _sample(
         self, prompts: list[Prompt], config: SamplingConfig, seeds: list[int], progress: Optional[bool]
     ) -> Iterator[PromptSamples]:
-        bar = None
-        if progress is not False:
-            from tqdm.auto import tqdm
-
-            bar = tqdm(
-                total=len(prompts), desc="sampling", unit="question", disable=None if progress is None else False
-            )
+        bar = report_progress(len(prompts), "sampling", enabled=progress)
         failure: Optional[BaseException] = None
         # Questions run one per worker; each question's requests run in order inside it, so at most
         # `concurrency` requests are in flight.
@@ -507,23 +502,20 @@ class OpenAIEngine(Engine):
                     i = pending.pop(future)
                     error = future.exception()
                     if isinstance(error, TooLong):
-                        if bar is not None:
-                            bar.update(1)
+                        bar.update(1)
                         yield PromptSamples(i, skipped=f"the server refused the prompt as too long: {error}")
                         continue
                     if error is not None:
                         failure = failure or error
                         continue
                     texts = future.result()
-                    if bar is not None:
-                        bar.update(1)
+                    bar.update(1)
                     yield PromptSamples(i, texts, answers_of(texts, self.chat))
                 if failure is not None:
                     queue.clear()
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
-            if bar is not None:
-                bar.close()
+            bar.close()
         if failure is not None:
             kept = "; the questions already sampled are kept, run the same command again to resume"
             if isinstance(failure, EngineError):

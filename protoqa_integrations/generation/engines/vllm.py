@@ -11,9 +11,11 @@ vLLM starts worker processes: a script that builds this engine must do it under
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from typing import Any, Optional
 
+from protoqa_core.progress import report_progress
 from protoqa_integrations.generation.engines.base import (
     Engine,
     EngineError,
@@ -197,9 +199,9 @@ class VLLMEngine(Engine):
         params = [self._params(config, seeds[i]) for i in todo]
         try:
             if self.chat:
-                outputs = self.llm.chat([list(prompts[i]) for i in todo], params, use_tqdm=bool(progress))
+                outputs = self.llm.chat([list(prompts[i]) for i in todo], params, use_tqdm=_vllm_bar(progress))
             else:
-                outputs = self.llm.generate([prompts[i] for i in todo], params, use_tqdm=bool(progress))
+                outputs = self.llm.generate([prompts[i] for i in todo], params, use_tqdm=_vllm_bar(progress))
         except Exception as exc:
             raise EngineError(
                 f"vLLM failed while sampling: {_first_line(exc)}; the questions already sampled are "
@@ -216,3 +218,50 @@ class VLLMEngine(Engine):
 
     def close(self) -> None:
         self.llm = None
+
+
+class _SamplesDone:
+    """What vLLM's one sampling call reports (samples drawn of all asked), as the project's progress."""
+
+    def __init__(self, bar: Any) -> None:
+        self.bar, self.n, self.started = bar, 0, time.monotonic()
+
+    @property
+    def format_dict(self) -> dict[str, float]:
+        return {"elapsed": max(time.monotonic() - self.started, 1e-9)}
+
+    @property
+    def postfix(self) -> str:
+        return ""
+
+    @postfix.setter
+    def postfix(self, text: str) -> None:
+        self.bar.set_postfix_str(text.replace("est. speed ", ""), refresh=False)
+
+    def update(self, samples: int = 1) -> None:
+        self.n += samples
+        self.bar.update(samples)
+
+    def refresh(self) -> None:
+        """Nothing to redraw before the report's own next line."""
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def _vllm_bar(progress: Optional[bool]) -> Any:
+    """vLLM's ``use_tqdm``: False, or a maker of the project's report (:mod:`protoqa_core.progress`).
+
+    >>> _vllm_bar(False)
+    False
+    """
+    if progress is False:
+        return False
+
+    def make(*items: Any, total: Optional[int] = None, **_: Any) -> Any:
+        if items:  # vLLM adding the requests (quick): nothing to report
+            return items[0]
+        return _SamplesDone(report_progress(total, "sampling", "sample", enabled=progress))
+
+    maker: Callable[..., Any] = make
+    return maker

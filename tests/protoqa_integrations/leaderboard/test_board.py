@@ -174,9 +174,12 @@ def test_cli_writes_the_table_json_plot_and_model_index(small_files):
         "board.png",
         "--model-index",
         "cards",
+        "--dataset-type",
+        "someone/pets",
         cwd=small_files,
     )
     assert out.returncode == 0, out.stderr
+    assert "--model-index: data set someone/pets (someone/pets) in 2 file(s) under cards" in out.stderr
     table = out.stdout.splitlines()
     assert table[0].split()[:3] == ["system", "format", "max_answers@1"] and table[2].startswith("a ")
     assert out.stdout.count("signature:") == 1 and "signature: protoqa:sim:exact_match|metrics:paper|" in out.stdout
@@ -442,7 +445,8 @@ def test_a_read_only_model_index_folder_is_one_line(small_files, monkeypatch, ca
 
     (small_files / "cards").mkdir()
     monkeypatch.setattr(tempfile, "NamedTemporaryFile", read_only)
-    assert main(["leaderboard", "targets.jsonl", "a=a.json", "b=b.json", *FAST, "--model-index", "cards"]) == 2
+    args = ["targets.jsonl", "a=a.json", "b=b.json", *FAST, "--dataset-type", "someone/pets"]
+    assert main(["leaderboard", *args, "--model-index", "cards"]) == 2
     err = capsys.readouterr().err.strip()
     assert "read-only file system; choose a writable --model-index folder" in err and "Errno" not in err
 
@@ -450,6 +454,6 @@ def test_a_read_only_model_index_folder_is_one_line(small_files, monkeypatch, ca
         raise OSError(errno.EROFS, "Read-only file system")
 
     monkeypatch.setattr(Path, "mkdir", no_mkdir)
-    assert main(["leaderboard", "targets.jsonl", "a=a.json", "b=b.json", *FAST, "--model-index", "new"]) == 2
+    assert main(["leaderboard", *args, "--model-index", "new"]) == 2
     err = capsys.readouterr().err.strip()
     assert "new: cannot make the --model-index folder: read-only file system; choose a writable folder" in err

@@ -1,9 +1,10 @@
-"""The documented Trainer ``compute_metrics`` example runs as written, with a tiny GPT-2.
+"""The documented Trainer ``compute_metrics`` example runs as written, in its documented offline form.
 
-The block is read from docs/training.md and run in a new process outside the checkout; only the two
-names it loads change: the export folder (built here from the local data) and the model
-("gpt2" -> a tiny random GPT-2 with GPT-2's kind of tokenizer: byte-level BPE, no padding
-token). The Trainer's default evaluation batch size (8) applies.
+The block is read from docs/training.md and run in a new process outside the checkout, offline,
+with the two names the page's offline form gives it: the export folder ``protoqa-export``, made
+by the page's export command, and the model folder ``models/gpt2`` (here a tiny random GPT-2
+with GPT-2's kind of tokenizer: byte-level BPE, no padding token, in place of the page's
+download of GPT-2). The Trainer's default evaluation batch size (8) applies.
 """
 
 from __future__ import annotations
@@ -35,6 +36,15 @@ def documented_block() -> str:
     return match.group(1)
 
 
+def offline_commands() -> list[str]:
+    """The page's offline form: its export command and the names it gives the block."""
+    text = PAGE.read_text(encoding="utf-8")
+    section = text[text.index("**Offline**") :]
+    match = re.search(r"```bash\n(.*?)```", section, re.DOTALL)
+    assert match, "no offline commands under the block"
+    return match.group(1).splitlines()
+
+
 def test_the_block_is_the_documented_one():
     block = documented_block()
     assert 'AutoTokenizer.from_pretrained("gpt2")' in block and '"path/to/export"' in block
@@ -53,24 +63,17 @@ def test_readme_trainer_example_runs_as_written(tmp_path, shared_data):
         "CUDA_VISIBLE_DEVICES": "",
         "OMP_NUM_THREADS": "1",
     }
-    export = tmp_path / "export"
+    export_line, _, run_line = offline_commands()
+    assert run_line.startswith("HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 python trainer_example.py")
+    export = tmp_path / "protoqa-export"
+    command = export_line.split("#")[0].split()
+    assert command[:4] == ["python", "-m", "protoqa_dataset", "export"] and command[4] == export.name
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "protoqa_dataset",
-            "export",
-            str(export),
-            "--config",
-            "protoqa",
-            "--data-dir",
-            str(shared_data),
-            "--skip-unavailable",
-        ],
+        [sys.executable, *command[1:]],
         capture_output=True,
         text=True,
         cwd=tmp_path,
-        env=env,
+        env={**env, "PROTOQA_DATA_DIR": str(shared_data)},  # where the page's ../shared/data is, from here
         timeout=300,
     )
     assert (export / "protoqa").is_dir(), done.stderr[-2000:]
@@ -82,24 +85,20 @@ def test_readme_trainer_example_runs_as_written(tmp_path, shared_data):
         "from protoqa_core.io.readers import read_targets\n"
         f"qs = read_targets({str(shared_data / 'protoqa' / 'dev.crowdsourced.jsonl')!r}).values()\n"
         "texts = [q.question for q in qs] + [a for q in qs for c in q.clusters for a in c.answers]\n"
-        f"build_tiny_gpt2(__import__('pathlib').Path({str(tmp_path / 'tiny')!r}), texts, n_positions=128)\n"
+        f"build_tiny_gpt2(__import__('pathlib').Path({str(tmp_path / 'models' / 'gpt2')!r}), texts, n_positions=128)\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", build], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300
     )
     assert done.returncode == 0, done.stderr[-2000:]
 
-    block = (
-        documented_block()
-        .replace('"path/to/export"', repr(str(export)))
-        .replace('"gpt2"', repr(str(tmp_path / "tiny")))
-    )
+    block = documented_block().replace('"path/to/export"', '"protoqa-export"').replace('"gpt2"', '"models/gpt2"')
     lines = block.rstrip().splitlines()
     # The last line shows two values; print them so that the test can read them.
     script = "\n".join(lines[:-1]) + f"\nprint('RESULT', repr(({lines[-1]})))\n"
-    (tmp_path / "example.py").write_text(script, encoding="utf-8")
+    (tmp_path / "trainer_example.py").write_text(script, encoding="utf-8")
     done = subprocess.run(
-        [sys.executable, "example.py"], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=900
+        [sys.executable, "trainer_example.py"], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=900
     )
     assert done.returncode == 0, done.stderr[-4000:]
     result = next(line for line in done.stdout.splitlines() if line.startswith("RESULT "))

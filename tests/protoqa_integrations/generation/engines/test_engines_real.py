@@ -94,7 +94,7 @@ def test_the_documented_vllm_command_draws_the_protocol_in_one_call(tiny_model, 
     # serves both points: the documented command runs, and it draws the whole protocol in one call.
     command = Path(vllm_python()).parent / "protoqa-eval"
     assert command.is_file(), f"{command} is missing: bash scripts/setup.sh --test installs protoqa-eval there"
-    env = offline_env(VLLM_LOGGING_LEVEL="ERROR")
+    env = offline_env(VLLM_LOGGING_LEVEL="ERROR", PROTOQA_PROGRESS_INTERVAL="0")  # progress lines, in a log
     env.pop("PYTHONPATH")
     out = tmp_path / "vllm.json"
     result = subprocess.run(
@@ -108,7 +108,6 @@ def test_the_documented_vllm_command_draws_the_protocol_in_one_call(tiny_model, 
             "vllm",
             "--data-dir",
             str(DATA),
-            "--no-progress",
             "--gpu-memory-utilization",
             MEMORY,
             "--enforce-eager",
@@ -124,6 +123,8 @@ def test_the_documented_vllm_command_draws_the_protocol_in_one_call(tiny_model, 
         timeout=900,
     )
     assert result.returncode == 0, result.stderr[-3000:]
+    # vLLM's one call reports through the project's progress: whole lines, the last one of every sample
+    assert "sampling: 300/300 samples (100%)" in result.stderr, result.stderr[-3000:]
     doc = json.loads(out.read_text())
     assert [len(v) for v in doc["model_answers"].values()] == [100, 100, 100]
     # Independent samples: the model, fitted to these questions, still spreads over answers.

@@ -1,0 +1,243 @@
+"""Progress of long runs on stderr: a bar on a terminal, a short line now and then in a log.
+
+Every long job of the project (``generate``, scoring, ``probeval``, ``leaderboard``, the
+studies) reports through :func:`report_progress` or :func:`track`, so that they all look alike and
+one option (``--quiet``) turns them off. The drawing is tqdm's:
+
+- on a terminal, tqdm's bar (questions done, rate, time left), redrawn in place;
+- elsewhere (stderr sent to a file, a pipe, a job log), one line at most every
+  :data:`LOG_INTERVAL` seconds, ``DESC: DONE/TOTAL UNIT (P%), ELAPSED elapsed, LEFT left,
+  RATE``, and a last line when the job ends; a job shorter than the interval prints nothing.
+
+``$PROTOQA_PROGRESS_INTERVAL`` sets the interval in seconds. tqdm is imported only when there
+is something to draw: on a terminal when a report starts, in a log when its first line is due; a
+command that merely starts, prints its help or ends within the interval never imports it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Iterable, Iterator
+from typing import Any, Optional, TextIO, TypeVar
+
+__all__ = ["LOG_INTERVAL", "INTERVAL_ENV", "Progress", "report_progress", "track"]
+
+T = TypeVar("T")
+
+LOG_INTERVAL = 15.0
+"""Seconds between two lines of a report that goes to a file or a pipe (and before the first)."""
+
+INTERVAL_ENV = "PROTOQA_PROGRESS_INTERVAL"
+"""Environment variable: seconds between two lines in a log (default :data:`LOG_INTERVAL`)."""
+
+_TERMINAL_DELAY = 0.5  # a job that ends sooner leaves no bar behind
+
+_LOG_FORMAT = (
+    "{desc}: {n_fmt}/{total_fmt} {units} ({percentage:.0f}%), {elapsed} elapsed, {remaining} left, {speed}{postfix}"
+)
+_LOG_FORMAT_NO_TOTAL = "{desc}: {n_fmt} {units}, {elapsed} elapsed, {speed}{postfix}"
+
+
+class Progress:
+    """A report that draws nothing: what :func:`report_progress` returns when it is off.
+
+    Reports that draw are tqdm bars, with the same methods.
+
+    >>> with report_progress(3, "scoring", enabled=False) as bar:
+    ...     bar.update(3)
+    """
+
+    def update(self, n: float = 1) -> None:
+        """Count ``n`` more units done."""
+
+    def set_postfix_str(self, text: str = "", refresh: bool = True) -> None:
+        """Show ``text`` after the counts."""
+
+    def close(self) -> None:
+        """End the report."""
+
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _Lines:
+    """A file for tqdm that turns its in-place redraws into whole lines (tqdm writes ``\\r`` + text)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.last = ""
+
+    def write(self, text: str) -> None:
+        line = text.replace("\r", "").strip()
+        if line and line != self.last:
+            self.stream.write(line + "\n")
+            self.stream.flush()
+            self.last = line
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
+def _interval() -> float:
+    text = os.environ.get(INTERVAL_ENV, "")
+    try:
+        value = float(text)
+    except ValueError:
+        return LOG_INTERVAL
+    return value if 0 <= value < 1e6 else LOG_INTERVAL
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def report_progress(
+    total: Optional[int],
+    desc: str,
+    unit: str = "question",
+    *,
+    enabled: Optional[bool] = True,
+    stream: Optional[TextIO] = None,
+) -> Any:
+    """A progress report of a job of ``total`` units (None: unknown), on stderr unless ``stream``.
+
+    ``enabled``: True reports on a terminal and in logs, None on a terminal only, False
+    never. Returns a tqdm bar, or a :class:`Progress` that draws nothing; either way call
+    ``update(n)`` as units are done and ``close()`` at the end (or use it in a ``with``).
+
+    >>> import io
+    >>> log = io.StringIO()
+    >>> with report_progress(2, "scoring", stream=log) as bar:
+    ...     bar.update(2)
+    >>> log.getvalue()  # done within the interval: nothing to say
+    ''
+    """
+    out = sys.stderr if stream is None else stream
+    if enabled is False or out is None:
+        return Progress()
+    terminal = _is_terminal(out)
+    if not terminal and enabled is None:
+        return Progress()
+    if terminal:
+        from tqdm import tqdm  # here, so that starting a command does not import it
+
+        return tqdm(total=total, desc=desc, unit=unit, file=out, delay=_TERMINAL_DELAY, dynamic_ncols=True)
+    return _LogReport(total, desc, unit, out)
+
+
+class _LogReport(Progress):
+    """A report in a log: counts until its first line is due, then a tqdm bar writing lines does the rest.
+
+    A job that ends within the interval costs a counter, and no tqdm import.
+    """
+
+    def __init__(self, total: Optional[int], desc: str, unit: str, out: TextIO) -> None:
+        self.total, self.desc, self.unit, self.out = total, desc, unit, out
+        self.interval, self.started, self.postfix = _interval(), time.monotonic(), ""
+        self.n: float = 0
+        self.bar: Any = None
+
+    def update(self, n: float = 1) -> None:
+        if self.bar is not None:
+            self.bar.update(n)
+            return
+        self.n += n
+        if time.monotonic() - self.started >= self.interval:
+            self._start_bar()
+
+    def set_postfix_str(self, text: str = "", refresh: bool = True) -> None:
+        if self.bar is not None:
+            self.bar.set_postfix_str(text, refresh=False)
+        else:
+            self.postfix = text
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+    def _start_bar(self) -> None:
+        from tqdm import tqdm  # the first line is due: only now is there anything to draw
+
+        bar = _log_bar_class(tqdm)(
+            total=self.total,
+            desc=self.desc,
+            unit=self.unit,
+            file=_Lines(self.out),
+            delay=self.interval,
+            mininterval=self.interval,
+            maxinterval=max(self.interval, 1.0) * 2,
+            miniters=1,
+            ascii=True,
+            bar_format=_LOG_FORMAT if self.total else _LOG_FORMAT_NO_TOTAL,
+        )
+        # The job started earlier than the bar: its clock and its first line count from the start.
+        bar.start_t = bar.last_print_t = bar._time() - (time.monotonic() - self.started)
+        if self.postfix:
+            bar.set_postfix_str(self.postfix, refresh=False)
+        self.bar = bar
+        bar.update(int(self.n) if float(self.n).is_integer() else self.n)  # counts of whole units print as such
+
+
+def _speed(rate: Optional[float], unit: str) -> str:
+    """``rate`` units per second, as a log line says it (``2.5 questions/s``, ``12.0 s/question``).
+
+    >>> _speed(2.5, "question"), _speed(1 / 12, "question"), _speed(None, "system")
+    ('2.50 questions/s', '12.0 s/question', '? systems/s')
+    """
+    if not rate:
+        return f"? {_plural(unit)}/s"
+    return f"{rate:.2f} {_plural(unit)}/s" if rate >= 1 else f"{1 / rate:.1f} s/{unit}"
+
+
+def _plural(unit: str) -> str:
+    return unit if unit.endswith("s") else unit + "s"
+
+
+def _log_bar_class(base: Any) -> Any:
+    """tqdm's class, made to write log lines: counts in words, and a suffix that waits for the next line."""
+
+    class LogBar(base):
+        @property
+        def format_dict(self) -> dict:
+            values = super().format_dict
+            elapsed = values.get("elapsed") or 0
+            rate = values.get("rate") or (self.n / elapsed if elapsed and self.n else None)
+            return {**values, "speed": _speed(rate, self.unit), "units": _plural(self.unit)}
+
+        def set_postfix_str(self, s: str = "", refresh: bool = True) -> None:
+            super().set_postfix_str(s, refresh=False)
+
+        def close(self) -> None:
+            if getattr(self, "last_print_n", None) == self.n:
+                self.leave = False  # its last line is out already: no second line with the same count
+            super().close()
+
+    return LogBar
+
+
+def track(
+    items: Iterable[T],
+    total: Optional[int],
+    desc: str,
+    unit: str = "question",
+    *,
+    enabled: Optional[bool] = True,
+    stream: Optional[TextIO] = None,
+) -> Iterator[T]:
+    """Yield ``items``, reporting each as done (:func:`report_progress`); the report ends with the loop.
+
+    >>> list(track(["a", "b"], 2, "reading", enabled=False))
+    ['a', 'b']
+    """
+    with report_progress(total, desc, unit, enabled=enabled, stream=stream) as bar:
+        for item in items:
+            yield item
+            bar.update(1)
