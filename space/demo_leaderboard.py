@@ -179,7 +179,8 @@ def board_intervals(board: Leaderboard, uploaded: Sequence[str] = ()) -> tuple[l
     """Headers and rows of every metric's bootstrap interval and rank range, ``[low, high] (rank)``, per system.
 
     >>> from protoqa_core.io.readers import Cluster, Question
-    >>> from protoqa_integrations.leaderboard import SystemAnswers, build_leaderboard
+    >>> from protoqa_integrations.leaderboard.board import build_leaderboard
+    >>> from protoqa_integrations.leaderboard.report import SystemAnswers
     >>> q = {f"q{i}": Question(f"q{i}", "name a pet", (Cluster(f"q{i}.0", ("dog",), 6),)) for i in range(5)}
     >>> one = SystemAnswers("one", "-", "predictions", {k: {"dog": 1} for k in q}, {k: ["dog"] for k in q})
     >>> board_intervals(build_leaderboard(q, [one], metrics=["protoqa"], similarity="exact_match"))[1][0][:2]
@@ -206,7 +207,8 @@ def board_phone_list(board: Leaderboard, uploaded: Sequence[str] = ()) -> str:
     Names are HTML-escaped.
 
     >>> from protoqa_core.io.readers import Cluster, Question
-    >>> from protoqa_integrations.leaderboard import SystemAnswers, build_leaderboard
+    >>> from protoqa_integrations.leaderboard.board import build_leaderboard
+    >>> from protoqa_integrations.leaderboard.report import SystemAnswers
     >>> q = {f"q{i}": Question(f"q{i}", "name a pet", (Cluster(f"q{i}.0", ("dog",), 6),)) for i in range(5)}
     >>> one = SystemAnswers("<b>", "-", "predictions", {k: {"dog": 1} for k in q}, {k: ["dog"] for k in q})
     >>> "&lt;b&gt;" in board_phone_list(build_leaderboard(q, [one], metrics=["protoqa"], similarity="exact_match"))

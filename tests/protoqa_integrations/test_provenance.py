@@ -89,7 +89,17 @@ def test_different_samples_per_question_are_refused_unless_accepted_and_then_mar
     line = one_line_failure(protoqa_eval("leaderboard", str(PROTOQA_DEV), "a=a.json", "b=b.json", *FAST, cwd=tmp_path))
     assert "a and b differ in samples (a: 30, b: 300)" in line and "--accept-mismatch samples" in line
     systems = (str(PROTOQA_DEV), "a=a.json", "b=b.json", *FAST, "--accept-mismatch", "samples")
-    table = protoqa_eval("leaderboard", *systems, "--model-index", "cards", "--plot", "board.png", cwd=tmp_path)
+    table = protoqa_eval(
+        "leaderboard",
+        *systems,
+        "--model-index",
+        "cards",
+        "--dataset-type",
+        "someone/protoqa",
+        "--plot",
+        "board.png",
+        cwd=tmp_path,
+    )
     assert table.returncode == 0, table.stderr
     assert "NOT COMPARABLE AS RECORDED" in table.stdout and "; accepted-mismatch:samples" in table.stdout
     assert "warning: ranked despite differing samples (a: 30, b: 300)" in table.stderr

@@ -428,9 +428,12 @@ def test_the_page_queues_generation_one_at_a_time(local_data, tiny_model, app):
 def test_the_api_has_named_json_endpoints_only(local_data, tiny_model, app):
     demo = app.build_demo(app.SpaceApp(local_data, tiny_model))
     public = {fn.api_name for fn in demo.fns.values() if fn.api_visibility == "public"}
-    assert public == {"score", "stored", "generate"}
+    assert public == {"score", "stored", "generate", "leaderboard"}
     info = demo.get_api_info()
-    assert set(info["named_endpoints"]) == {"/score", "/stored", "/generate"} and not info["unnamed_endpoints"]
+    assert (
+        set(info["named_endpoints"]) == {"/score", "/stored", "/generate", "/leaderboard"}
+        and not info["unnamed_endpoints"]
+    )
 
 
 # -- dataset rows, first view, limits, budget, API ------------------------------------------
