@@ -38,14 +38,13 @@ import numpy as np
 from cfc_probeval.inputs import read_samples, sample_counts, sample_fields
 from cfc_probeval.probeval import ProbEval
 from protoqa_core.io.files import DataFormatError, PathLike, ProtoQAWarning
-from protoqa_core.io.predictions import read_prediction_document
 from protoqa_core.io.records import Question, preview_ids
 from protoqa_core.progress import track
 from protoqa_core.ranking import rank_by_frequency
 from protoqa_core.redaction import redact
 from protoqa_core.significance import DEFAULT_RESAMPLES, DEFAULT_SEED, holm_adjust, resample_indices
 from protoqa_integrations.generation.provenance import check_provenance
-from protoqa_integrations.harnesses.outputs import detect_format, read_harness_output
+from protoqa_integrations.harnesses.outputs import Keep, SystemFile, read_system_file
 from protoqa_integrations.leaderboard.report import (
     PROBEVAL_KEY,
     Interval,
@@ -149,8 +148,10 @@ def _counts(lists: Mapping[str, Sequence[str]], path: Path) -> dict[str, dict[st
     return {qid: sample_counts(list(answers), path=path, question_id=qid) for qid, answers in lists.items()}
 
 
-def read_system(name: str, path: PathLike) -> SystemAnswers:
-    """Read one system file of any format in :data:`FORMATS` (detected from its content).
+def read_system(
+    name: str, path: PathLike, *, keep: Optional[Keep] = None, max_answers: Optional[int] = None
+) -> SystemAnswers:
+    """Read one system file of any format in :data:`FORMATS` (detected from its content), opening it once.
 
     * an answers file of ``protoqa-eval generate``: samples ``model_answers``, ranked lists
       ``model_ranked_answers``, settings ``generation``;
@@ -160,26 +161,31 @@ def read_system(name: str, path: PathLike) -> SystemAnswers:
       (as ``probeval`` reads them);
     * lm-eval ``--log_samples`` output, lighteval details and Inspect logs: every sample, ranked by frequency.
 
+    ``keep`` and ``max_answers`` are those of
+    :func:`~protoqa_integrations.harnesses.outputs.read_system_file`: which questions' answers
+    to keep (by default all, a repeated id refused) and the cap on one question's answers.
+
     >>> s = read_system("xl", "../shared/data/cfc/test.samples.gpt2-xl.oneshot.jsonl")  # doctest: +SKIP
     >>> s.format, len(s.samples)  # doctest: +SKIP
     ('predictions', 46)
     """
     path = Path(path)
-    fmt = detect_format(path)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ProtoQAWarning)  # an empty predictions file is an error here, not a warning
         try:
-            return _read_system(name, path, fmt)
+            return _read_system(name, path, read_system_file(path, keep=keep, max_answers=max_answers))
         except ProtoQAWarning as exc:
             raise DataFormatError(str(exc)) from None
 
 
-def _read_system(name: str, path: Path, fmt: str) -> SystemAnswers:
-    if fmt in ("lm-eval", "lighteval", "inspect"):
-        read = read_harness_output(path, fmt)
-        ranked = {qid: rank_by_frequency(answers) for qid, answers in read.samples.items()}
-        return SystemAnswers(name, str(path), fmt, _counts(read.samples, path), ranked, "by frequency", read.generation)
-    document = read_prediction_document(path)  # read once; the fields below come from it
+def _read_system(name: str, path: Path, read: SystemFile) -> SystemAnswers:
+    fmt = read.format
+    if read.harness is not None:
+        samples = read.harness.samples
+        ranked = {qid: rank_by_frequency(answers) for qid, answers in samples.items()}
+        return SystemAnswers(name, str(path), fmt, _counts(samples, path), ranked, "by frequency", read.harness.generation)
+    document = read.document
+    assert document is not None  # a text format that is not a harness's
     if fmt == "answers":
         generation = document.members.get("generation")
         samples = read_samples(document, "model_answers")
