@@ -46,6 +46,7 @@ __all__ = [
     "prediction_items",
     "stream_items",
     "duplicate_id_error",
+    "too_many_answers_error",
     "ranked_answers",
 ]
 
@@ -224,7 +225,8 @@ def _object_items(
             yield None, qid, value, line
 
 
-def _too_many_answers(path: PathLike, line: Optional[int], qid: str, max_answers: int) -> DataFormatError:
+def too_many_answers_error(path: PathLike, line: Optional[int], qid: str, max_answers: int) -> DataFormatError:
+    """The error for a question with more than ``max_answers`` answers, naming the file, line and question."""
     return DataFormatError(
         f"more than {max_answers:,} answers for one question, the cap per question (--max-answers raises it)",
         path,
@@ -257,7 +259,7 @@ def _streamed_items(
         try:
             item = next(members, None)
         except TooManyItems as exc:
-            raise _too_many_answers(path, line, exc.args[0], max_answers or 0) from None
+            raise too_many_answers_error(path, line, exc.args[0], max_answers or 0) from None
         if item is None:
             break
         group, qid, value = item
@@ -380,7 +382,7 @@ def _checked_items(
             if not isinstance(value, list):
                 raise DataFormatError(f"answers must be a list, got {type(value).__name__}", path, line, qid)
             if max_answers is not None and len(value) > max_answers:
-                raise _too_many_answers(path, line, qid, max_answers)
+                raise too_many_answers_error(path, line, qid, max_answers)
             yield group, qid, value, line
     except (OSError, EOFError, zlib.error) as exc:
         if isinstance(exc, (gzip.BadGzipFile, EOFError, zlib.error)):

@@ -45,7 +45,7 @@ from protoqa_core.io.files import (
     parse_json,
     read_text,
 )
-from protoqa_core.io.predictions import PredictionDocument, duplicate_id_error, stream_items
+from protoqa_core.io.predictions import PredictionDocument, duplicate_id_error, stream_items, too_many_answers_error
 from protoqa_core.redaction import redact
 from protoqa_integrations.generation.settings import answer_from_text
 
@@ -267,22 +267,26 @@ def _read_file(path: Path, keep: Keep, max_answers: Optional[int], detect: bool)
             raise DataFormatError("the file is empty", path)
         for fmt, test in BINARY_FORMATS:
             if test(head):
-                return SystemFile(fmt) if detect else _binary_file(fmt, raw, path, keep)
+                return SystemFile(fmt) if detect else _binary_file(fmt, raw, path, keep, max_answers)
         raw.seek(0)
         with binary_stream(raw, path) as stream:
             return _text_file(stream, path, keep, max_answers, detect)
 
 
-def _binary_file(fmt: str, raw: Any, path: Path, keep: Keep) -> SystemFile:
+def _binary_file(fmt: str, raw: Any, path: Path, keep: Keep, max_answers: Optional[int]) -> SystemFile:
     if fmt == "lighteval":
         if os.fstat(raw.fileno()).st_size > max_input_bytes():
             raise DataFormatError(f"the file is larger than {max_input_bytes() // 2**20} MB", path)
         raw.seek(0)
-        return SystemFile(fmt, harness=_kept(_lighteval_details(raw.read(), path), keep))
-    return SystemFile(fmt, harness=_kept(read_inspect_log(path), keep))
+        return SystemFile(fmt, harness=_kept(_lighteval_details(raw.read(), path), keep, path, max_answers))
+    return SystemFile(fmt, harness=_kept(read_inspect_log(path), keep, path, max_answers))
 
 
-def _kept(read: HarnessAnswers, keep: Keep) -> HarnessAnswers:
+def _kept(read: HarnessAnswers, keep: Keep, path: Path, max_answers: Optional[int]) -> HarnessAnswers:
+    """A harness's samples, capped at ``max_answers`` per question, less those ``keep`` leaves out."""
+    for qid, samples in read.samples.items():
+        if max_answers is not None and len(samples) > max_answers:
+            raise too_many_answers_error(path, None, qid, max_answers)
     read.samples = {qid: samples for qid, samples in read.samples.items() if keep(None, qid, None)}
     return read
 
@@ -298,9 +302,11 @@ def _text_file(stream: Any, path: Path, keep: Keep, max_answers: Optional[int], 
         if detect:
             return SystemFile(fmt)
         if fmt == "lm-eval":
-            return SystemFile(fmt, harness=_lm_eval_samples(enumerate(text.split("\n"), start=1), path, keep))
+            return SystemFile(
+                fmt, harness=_lm_eval_samples(enumerate(text.split("\n"), start=1), path, keep, max_answers)
+            )
         if fmt == "inspect":
-            return SystemFile(fmt, harness=_kept(read_inspect_log(path), keep))
+            return SystemFile(fmt, harness=_kept(read_inspect_log(path), keep, path, max_answers))
         del probe, text  # the document is read again as items: one of the two held at a time
         return SystemFile(fmt, document=_collect(stream_items(io.BytesIO(data), path, max_answers), path, keep))
     rest = io.BufferedReader(PrefixedReader(data, stream))
@@ -313,9 +319,13 @@ def _text_file(stream: Any, path: Path, keep: Keep, max_answers: Optional[int], 
         if detect:
             return SystemFile("lm-eval")
         lines = ((n, decode_line(raw, path, n, first=n == 1)) for n, raw in enumerate(rest, start=1))
-        return SystemFile("lm-eval", harness=_lm_eval_samples(lines, path, keep))
+        return SystemFile("lm-eval", harness=_lm_eval_samples(lines, path, keep, max_answers))
     if _is_inspect_json(first) or _INSPECT_HEAD.match(data):
-        return SystemFile("inspect") if detect else SystemFile("inspect", harness=_kept(read_inspect_log(path), keep))
+        return (
+            SystemFile("inspect")
+            if detect
+            else SystemFile("inspect", harness=_kept(read_inspect_log(path), keep, path, max_answers))
+        )
     document = _collect(stream_items(rest, path, max_answers), path, keep)
     return SystemFile(_document_format(document), document=document)
 
@@ -435,7 +445,9 @@ def read_lm_eval_samples(path: PathLike) -> HarnessAnswers:
     return _lm_eval_samples(iter_text_lines(path), path, _Seen(path))
 
 
-def _lm_eval_samples(lines: Iterable[tuple[int, str]], path: Path, keep: Keep) -> HarnessAnswers:
+def _lm_eval_samples(
+    lines: Iterable[tuple[int, str]], path: Path, keep: Keep, max_answers: Optional[int] = None
+) -> HarnessAnswers:
     """:func:`read_lm_eval_samples` of the file's lines, keeping the questions ``keep`` keeps."""
     samples: dict[str, list[str]] = {}
     sampling: dict[str, Any] = {}
@@ -458,6 +470,8 @@ def _lm_eval_samples(lines: Iterable[tuple[int, str]], path: Path, keep: Keep) -
             raw = record.get("resps")
             texts = raw[0] if isinstance(raw, list) and len(raw) == 1 and isinstance(raw[0], list) else raw
             answers = [answer_from_text(t) for t in _answers(texts, path, number, qid)]
+        if max_answers is not None and len(answers) > max_answers:
+            raise too_many_answers_error(path, number, qid, max_answers)
         records, most = records + 1, max(most, len(answers))
         if keep(None, qid, number):
             samples[qid] = answers
