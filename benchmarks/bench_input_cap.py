@@ -37,6 +37,8 @@ import os
 import random
 import sys
 import tempfile
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from process_timing import REPO, ResultsFile, extract_revision, run_measured
@@ -94,6 +96,7 @@ def main() -> None:
     parser.add_argument(
         "--command", choices=("evaluate", "leaderboard"), default="evaluate", help="the command measured"
     )
+    parser.add_argument("--jobs", type=int, default=1, help="runs measured side by side (default 1: one at a time)")
     parser.add_argument("--json-out", help="results file (default: benchmarks/results/input_cap[_leaderboard].json)")
     args = parser.parse_args()
     leaderboard = args.command == "leaderboard"
@@ -123,13 +126,16 @@ def main() -> None:
         runs.append(("this version, dev predictions only", REPO, small, 1))
         build = _leaderboard_command if leaderboard else _evaluate_command
         outputs = {}
-        for label, code, path, copies in runs:
+        lock = threading.Lock()
+
+        def measure(label: str, code: Path, path: Path, copies: int) -> None:
             env = {**os.environ, "PYTHONPATH": str(code)}
             env.pop("PROTOQA_MAX_INPUT_MB", None)
             load = os.getloadavg()[0]
             what = f"{args.command} ({label}, {copies} system{'s' if copies > 1 else ''})"
             run = run_measured(build(targets, path, copies), folder, env, args.timeout, what, args.max_rss_mb)
-            outputs[label, copies] = run.stdout
+            with lock:
+                outputs[label, copies] = run.stdout
             row = {
                 "case": "json_document" if path == predictions else "dev_predictions",
                 "file_mb": round(path.stat().st_size / 2**20, 3),
@@ -144,12 +150,21 @@ def main() -> None:
                 row["killed_by"] = run.killed
             if leaderboard:
                 row["systems"] = copies
-            results.add(row)
-            print(
-                f"   {label:<24} {copies} system(s)  load {load:4.1f}  wall {run.wall:7.1f} s  CPU {run.cpu:7.1f} s  "
-                f"peak RSS {run.rss_mb:6.0f} MB" + (f"  KILLED ({run.killed})" if run.killed else ""),
-                flush=True,
-            )
+            with lock:
+                results.add(row)
+                print(
+                    f"   {label:<24} {copies} system(s)  load {load:4.1f}  wall {run.wall:7.1f} s  "
+                    f"CPU {run.cpu:7.1f} s  peak RSS {run.rss_mb:6.0f} MB"
+                    + (f"  KILLED ({run.killed})" if run.killed else ""),
+                    flush=True,
+                )
+
+        # Runs may go side by side (--jobs): each is its own process, whose CPU time and peak memory
+        # are its own; only the wall time and the load then count the others.
+        results.data["jobs"] = args.jobs
+        with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            for done in [pool.submit(measure, *run) for run in runs]:
+                done.result()
         if baseline is not None:
             for copies in (1, 2) if leaderboard else (1,):
                 before, after = (
