@@ -151,7 +151,8 @@ def cap_leaderboard_table(data: dict[str, Any]) -> str:
         ratio = f"{row['peak_mb'] / file['megabytes']:.2f}x" if document and file else ""
         killed = {"memory": " (killed past the memory cap)", "timeout": " (killed at the timeout)"}
         stopped = killed.get(row.get("killed_by", "timeout"), "") if row.get("killed") else ""
-        peak = f"more than {_mb(row['peak_mb'])}" if row.get("killed_by") == "memory" else _mb(row["peak_mb"])
+        # A killed run's peak is what it had reached when it was stopped: a lower bound.
+        peak = f"at least {_mb(row['peak_mb'])}" if row.get("killed") else _mb(row["peak_mb"])
         lines.append(
             f"| {what} | {row.get('systems', 1)} | {row['version']} | {_s(row['wall_s'])}{stopped} | "
             f"{_s(row['cpu_s'])} | {peak} | {ratio} |"
