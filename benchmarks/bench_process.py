@@ -357,17 +357,20 @@ def _startup(
                 f"{label}, {names[name]}: {row['cpu_s']:.2f} s CPU, {row['ratio']:.2f}x {STARTUP_BASELINE} "
                 f"({row['baseline_cpu_s']:.2f} s); within each round {row['round_ratios']} ({load()})"
             )
-        if "reference" in contenders and cpus["reference"] and len(cpus["reference"]) == len(cpus["ours"]):
+        ref = cpus.get("reference", [])
+        for name in versions:
+            if not ref or len(ref) != len(cpus[name]):
+                continue
             row = startup_row(
                 "reference evaluator: evaluate DEV GPT2 --similarity_function exact_match",
                 "reference",
-                cpus["reference"],
-                f"this version: {label}",
-                cpus["ours"],
+                ref,
+                f"{names[name]}: {label}",
+                cpus[name],
                 start_load,
             )
             results.add(row)
-            print(f"reference evaluator, exact match: {row['cpu_s']:.2f} s CPU, {row['ratio']:.1f}x this version's")
+            print(f"reference evaluator, exact match: {row['cpu_s']:.2f} s CPU, {row['ratio']:.1f}x {names[name]}'s")
 
 
 def _scraped(data: Path, folder: Path, versions: dict[str, Path], rounds: int) -> None:
