@@ -29,13 +29,15 @@ from protoqa_core.io.records import Question, preview_ids
 from protoqa_core.progress import report_progress
 from protoqa_core.text import normalize_prediction
 
-from .clustering import CLUSTERINGS, Clusterer, make_clusterer
-from .defaults import AUTO, DEFAULTS, check_option, check_settings
+from .clustering import Clusterer, clustering_options, make_clusterer
+from .defaults import AUTO, DEFAULTS
 from .distributions import WRONG, human_counts, kl_divergence, laplace_smoothed, model_counts
 from .embedders import Embedder, get_embedder
 from .errors import ProbEvalWarning
 from .inputs import QuestionTargets, answer_counts_label, has_human_clusters, sample_counts, targets_from_question
-from .matching import MATCHINGS, Matcher, make_matcher
+from .matching import Matcher, make_matcher
+from .options import SEED, THRESHOLD, Option
+from .registry import CLUSTERINGS, MATCHINGS
 from .results import AnswerCluster, ClusterResult, ProbEvalResult, QuestionResult
 
 __all__ = [
@@ -43,6 +45,7 @@ __all__ = [
     "evaluate_probeval",
     "normalized_sample_counts",
     "resolve_clustering",
+    "check_settings",
     "CLUSTERING_CHOICES",
 ]
 
@@ -110,6 +113,87 @@ def _describe(name: str, params: Mapping[str, Any]) -> str:
     return f"{name}({inner})" if inner else name
 
 
+def check_settings(
+    clustering: Union[str, Clusterer], matching: Union[str, Matcher], options: Mapping[str, Any]
+) -> None:
+    """Refuse the ProbEval ``options`` (None: unset) that the clustering and matching cannot take.
+
+    ValueError for a clustering no registry knows, a value out of its declared range (or
+    breaking a rule between options, such as ``k_init <= k_max``), or an option the chosen
+    clustering and matching do not read; TypeError for a name nothing declares. Each error
+    is one line naming the option. :class:`ProbEval` checks its options here; ``probeval``
+    checks its flags here before reading any file.
+
+    >>> check_settings("hac", "wordnet", {"distance_threshold": 0.3, "k_max": None})
+    >>> check_settings("hac", "wordnet", {"threshold": -5})
+    Traceback (most recent call last):
+    ...
+    ValueError: threshold must be a number in [0, 1], got -5
+    >>> check_settings("xmeans", "wordnet", {"k_init": 5, "k_max": 3})
+    Traceback (most recent call last):
+    ...
+    ValueError: k_init must be an integer in [1, 10000] and <= k_max, got k_init=5 with k_max=3
+    >>> check_settings("human", "wordnet", {"k_max": 10})
+    Traceback (most recent call last):
+    ...
+    ValueError: k_max applies to xmeans and gmeans clustering only (got k_max=10 with clustering human, matching wordnet)
+    >>> check_settings("auto", "wordnet", {"k_init": 4})
+    Traceback (most recent call last):
+    ...
+    ValueError: k_init applies to xmeans and gmeans clustering only (got k_init=4 with clustering auto, matching wordnet); with clustering auto the targets decide the clustering, so name one (e.g. gmeans) to set its options
+    """
+    if isinstance(clustering, str) and clustering != AUTO and clustering not in CLUSTERINGS:
+        # the registry now, with any added since
+        raise ValueError(f"unknown clustering {clustering!r}; choose one of {', '.join((AUTO, *CLUSTERINGS.names()))}")
+    declared = clustering_options()
+    known: dict[str, Option] = {
+        THRESHOLD.name: THRESHOLD,
+        SEED.name: SEED,
+        **{name: owners[0][1] for name, owners in declared.items()},
+    }
+    for name, value in options.items():
+        if name not in known:
+            raise TypeError(f"unknown option {name!r}; the options are {', '.join(known)}")
+        if value is not None:
+            known[name].check(value)
+    clustering_class = (
+        type(clustering)
+        if not isinstance(clustering, str)
+        else (None if clustering == AUTO else CLUSTERINGS.get(clustering))
+    )
+    matching_class = MATCHINGS.get(matching) if isinstance(matching, str) else type(matching)
+    read = {o.name for group in (getattr(clustering_class, "options", ()), matching_class.options) for o in group}
+    for name, value in options.items():
+        if value is not None and not known[name].shared and name not in read:
+            raise ValueError(_not_read(name, value, clustering, matching, declared))
+    if isinstance(clustering, str) and clustering_class is not None:
+        clustering_class.option_values(options)
+
+
+def _not_read(
+    name: str, value: Any, clustering: Any, matching: Any, declared: Mapping[str, tuple[tuple[str, Option], ...]]
+) -> str:
+    """The error for option ``name`` given to a clustering and matching that do not read it."""
+    readers = []
+    if name in declared:
+        readers.append(f"{' and '.join(c for c, _ in declared[name])} clustering")
+    matchings = [m for m in MATCHINGS if any(o.name == name for o in MATCHINGS[m].options)]
+    if matchings:
+        readers.append(f"{' and '.join(matchings)} matching")
+    clustering_name = clustering if isinstance(clustering, str) else clustering.name
+    matching_name = matching if isinstance(matching, str) else matching.name
+    hint = (
+        f"; with clustering {AUTO} the targets decide the clustering, so name one (e.g. "
+        f"{DEFAULTS.clustering}) to set its options"
+        if clustering == AUTO
+        else ""
+    )
+    return (
+        f"{name} applies to {' and '.join(readers)} only "
+        f"(got {name}={value!r} with clustering {clustering_name}, matching {matching_name}){hint}"
+    )
+
+
 class ProbEval:
     """A ProbEval configuration: how to cluster the targets and match samples.
 
@@ -124,16 +208,17 @@ class ProbEval:
             clustering and cosine/GP matching.
         model_dir: folder holding local sentence-transformers models (else ``$PROBEVAL_MODEL_DIR``).
         threshold: matching threshold (cosine similarity, or GP probability).
-        linkage, distance_threshold: HAC linkage method and cut distance (cosine).
-        k_init, k_max, alpha: X-means/G-means initial and maximal cluster numbers,
-            G-means significance level.
         seed: random seed of K-means and the GP classifiers.
         all_stopword_match: WordNet: two all-stopword strings match (the published behaviour).
+        **options: the chosen clustering's options, as its class declares them
+            (:func:`~cfc_probeval.clustering.clustering_options`): HAC's ``linkage`` and
+            ``distance_threshold`` (cosine), X-means' and G-means' ``k_init`` and ``k_max``,
+            G-means' ``alpha``.
 
-    Every option is checked against its range (``cfc_probeval.defaults.OPTION_RANGES``);
-    a value out of range, or an option that the chosen clustering and matching do not
-    read, raises ValueError naming the option and what it accepts (with ``auto``,
-    clustering options need an explicit clustering). :meth:`evaluate`
+    Every option is checked against its declared range (:func:`check_settings`); a value
+    out of range, or an option that the chosen clustering and matching do not read, raises
+    ValueError naming the option and what it accepts (with ``auto``, clustering options
+    need an explicit clustering), and a name no clustering declares raises TypeError. :meth:`evaluate`
     takes the questions ``chunk_questions`` at a time: the chunk's new strings are
     embedded in one call, then each question is clustered, matched and scored, so time
     grows linearly with the number of questions and memory holds only the results and
@@ -161,51 +246,18 @@ class ProbEval:
         embedder: Union[None, str, Embedder] = None,
         model_dir: Optional[Union[str, os.PathLike]] = None,
         threshold: Optional[float] = None,
-        linkage: Optional[str] = None,
-        distance_threshold: Optional[float] = None,
-        k_init: Optional[int] = None,
-        k_max: Optional[int] = None,
-        alpha: Optional[float] = None,
         seed: int = DEFAULTS.seed,
         all_stopword_match: bool = True,
+        **options: Any,
     ) -> None:
-        clustering_name = clustering if isinstance(clustering, str) else clustering.name
-        matching_name = matching if isinstance(matching, str) else matching.name
-        check_settings(
-            clustering_name,
-            matching_name,
-            {
-                "threshold": threshold,
-                "linkage": linkage,
-                "distance_threshold": distance_threshold,
-                "k_init": k_init,
-                "k_max": k_max,
-                "alpha": alpha,
-            },
-        )
-        check_option("seed", seed)
+        check_settings(clustering, matching, {"threshold": threshold, "seed": seed, **options})
         self.resolved_from_auto = False
         self._embedder_spec, self._model_dir, self._seed = embedder, model_dir, seed
         self._resolutions: dict[str, ProbEval] = {}
         if isinstance(clustering, str):
-            if clustering != AUTO and clustering not in CLUSTERINGS:  # the registry now, with any added since
-                choices = ", ".join((AUTO, *CLUSTERINGS.names()))
-                raise ValueError(f"unknown clustering {clustering!r}; choose one of {choices}")
             self.clustering_name = clustering
             # ``auto`` has no clusterer of its own: :meth:`resolved` picks one per data set.
-            self.clusterer = (
-                None
-                if clustering == AUTO
-                else make_clusterer(
-                    clustering,
-                    linkage_method=linkage,
-                    distance_threshold=distance_threshold,
-                    k_init=k_init,
-                    k_max=k_max,
-                    alpha=alpha,
-                    seed=seed,
-                )
-            )
+            self.clusterer = None if clustering == AUTO else make_clusterer(clustering, seed=seed, **options)
         else:
             self.clustering_name, self.clusterer = clustering.name, clustering
         matcher_class = MATCHINGS.get(matching) if isinstance(matching, str) else type(matching)
