@@ -109,7 +109,7 @@ __getattr__ = lazy_exports(
         "AUTO": ".defaults",
         "DEFAULTS": ".defaults",
         "CLUSTERINGS": ".registry",
-        "CLUSTERING_CHOICES": ".probeval",
+        "CLUSTERING_CHOICES": ".registry",
         "MATCHINGS": ".registry",
         "EMBEDDERS": ".registry",
         "WRONG": ".distributions",

@@ -45,8 +45,7 @@ from .clustering import clustering_options, describe_option
 from .defaults import AUTO, DEFAULTS
 from .errors import ProbEvalWarning
 from .inputs import SAMPLE_FIELDS, read_samples, read_targets, reconcile_sample_ids, sample_fields
-from .probeval import CLUSTERING_CHOICES, check_settings, evaluate_probeval
-from .registry import CLUSTERINGS, MATCHINGS
+from .registry import CLUSTERING_CHOICES, CLUSTERINGS, MATCHINGS
 from .results import ProbEvalResult
 
 __all__ = ["main", "build_parser", "parse_args", "write_per_question", "COMMANDS", "DESCRIPTION"]
@@ -203,6 +202,8 @@ def write_per_question(result: ProbEvalResult, path: Path) -> None:
 
 
 def _run(args: argparse.Namespace) -> ProbEvalResult:
+    from .probeval import evaluate_probeval
+
     targets = read_targets(args.targets)
     document = read_prediction_document(args.predictions)  # the one read of the file
     samples = read_samples(document, args.field)
@@ -338,7 +339,9 @@ def _compare_command(args: argparse.Namespace) -> int:
 def _evaluate(args: argparse.Namespace) -> int:
     warnings.simplefilter("ignore" if args.quiet else "always")
     try:
-        # The library's checks, before any file is read.
+        # The library's checks, before any file is read; the library is imported to run, not for --help.
+        from .probeval import check_settings
+
         check_settings(
             args.clustering,
             args.matching,

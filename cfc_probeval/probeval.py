@@ -46,11 +46,7 @@ __all__ = [
     "normalized_sample_counts",
     "resolve_clustering",
     "check_settings",
-    "CLUSTERING_CHOICES",
 ]
-
-#: Every ``clustering`` option: ``auto`` (the default), ``human`` or an automatic clustering.
-CLUSTERING_CHOICES: tuple[str, ...] = (AUTO, *CLUSTERINGS.names())
 
 
 def normalized_sample_counts(samples: Mapping[str, int]) -> dict[str, int]:

@@ -21,9 +21,10 @@ from typing import Any
 
 from protoqa_core.registry import Registry
 
+from .defaults import AUTO
 from .options import Option
 
-__all__ = ["CLUSTERINGS", "MATCHINGS", "EMBEDDERS", "HUMAN"]
+__all__ = ["CLUSTERINGS", "CLUSTERING_CHOICES", "MATCHINGS", "EMBEDDERS", "HUMAN"]
 
 HUMAN = None
 """The ``human`` clustering: the targets' own clusters, so no clusterer."""
@@ -103,6 +104,9 @@ CLUSTERINGS: Registry[Any] = Registry(
 )
 """Ground-truth clusterings by name: ``human`` (the data's human clusters, no clusterer) and the
 automatic ones, each a :class:`~cfc_probeval.clustering.Clusterer` class with its declared options."""
+
+CLUSTERING_CHOICES: tuple[str, ...] = (AUTO, *CLUSTERINGS.names())
+"""Every ``clustering`` setting of the package: ``auto`` (the default), ``human`` or an automatic clustering."""
 
 MATCHINGS: Registry[Any] = Registry(
     "matching",
