@@ -28,8 +28,6 @@ from typing import TYPE_CHECKING, Any, ClassVar, Optional
 import numpy as np
 
 from protoqa_core.similarity import collect_approximations, wordnet_similarity
-from protoqa_core.similarity.embedding import unit_rows
-from protoqa_core.similarity.gaussian_process import GP_MODELS, OneVsAll, fit_one_vs_all
 from protoqa_core.similarity.spans import span_index
 from protoqa_core.text import content_tokens
 
@@ -38,6 +36,8 @@ from .options import SEED, THRESHOLD, Option
 from .registry import MATCHINGS
 
 if TYPE_CHECKING:
+    from protoqa_core.similarity.gaussian_process import OneVsAll
+
     from .embedders import Embedder
 
 __all__ = [
@@ -309,6 +309,13 @@ class WordNetMatcher(Matcher):
 _MISSING = object()
 
 
+def _unit_rows(vectors: np.ndarray) -> np.ndarray:
+    """The rows scaled to unit length; the embedding module is imported by the matchings that embed only."""
+    from protoqa_core.similarity.embedding import unit_rows
+
+    return unit_rows(vectors)
+
+
 def _cluster_max(similarity: np.ndarray, owners: np.ndarray, num_clusters: int) -> np.ndarray:
     """Column-reduce ``similarity`` (samples x answers) to samples x clusters by maximum."""
     out = np.full((similarity.shape[0], num_clusters), -np.inf)
@@ -358,7 +365,7 @@ class CosineMatcher(Matcher):
             return []
         if not answers:
             return [() for _ in samples]
-        similarity = unit_rows(self.embedder.embed(list(samples))) @ unit_rows(self.embedder.embed(answers)).T
+        similarity = _unit_rows(self.embedder.embed(list(samples))) @ _unit_rows(self.embedder.embed(answers)).T
         return best_clusters(_cluster_max(similarity, owners, len(clusters)), self.threshold)
 
 
@@ -402,6 +409,8 @@ class GPMatcher(Matcher):
     ) -> None:
         self.embedder, self.threshold = embedder, THRESHOLD.check(threshold)
         self.seed = SEED.check(seed)
+        from protoqa_core.similarity.gaussian_process import GP_MODELS
+
         if model not in GP_MODELS:
             raise ValueError(f"unknown Gaussian-process model {model!r}; choose one of {', '.join(GP_MODELS)}")
         self.model = model
@@ -430,10 +439,12 @@ class GPMatcher(Matcher):
             return cached
         # Train on distinct strings, each labelled with every cluster it appears in.
         answers = sorted({a for c in clusters for a in c})
-        train = unit_rows(self.embedder.embed(answers))
+        train = _unit_rows(self.embedder.embed(answers))
         members = np.array(
             [[a in inside for inside in (set(c) for c in clusters)] for a in answers], dtype=bool
         ).reshape(len(answers), len(clusters))
+        from protoqa_core.similarity.gaussian_process import fit_one_vs_all
+
         fitted = fit_one_vs_all(train, members, model=self.model, seed=self.seed)
         if len(self._fitted) >= 64:  # the same clusters are usually matched again right away, if at all
             self._fitted.pop(next(iter(self._fitted)))
@@ -443,7 +454,7 @@ class GPMatcher(Matcher):
     def cluster_probabilities(self, samples: Sequence[str], clusters: Sequence[Sequence[str]]) -> np.ndarray:
         """``P[i, c]``: probability that sample ``i`` belongs to cluster ``c`` (the regression's mean with
         ``model="regression"``)."""
-        test = unit_rows(self.embedder.embed(list(samples)))
+        test = _unit_rows(self.embedder.embed(list(samples)))
         return self._classifiers(clusters).scores(test)
 
     def match(self, samples: Sequence[str], clusters: Sequence[Sequence[str]]) -> list[tuple[int, ...]]:

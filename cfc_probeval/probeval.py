@@ -22,7 +22,7 @@ import math
 import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 from protoqa_core.io.ids import reconcile_ids
 from protoqa_core.io.records import Question, preview_ids
@@ -32,13 +32,15 @@ from protoqa_core.text import normalize_prediction
 from .clustering import Clusterer, clustering_options, make_clusterer
 from .defaults import AUTO, DEFAULTS
 from .distributions import WRONG, human_counts, kl_divergence, laplace_smoothed, model_counts
-from .embedders import Embedder, get_embedder
 from .errors import ProbEvalWarning
 from .inputs import QuestionTargets, answer_counts_label, has_human_clusters, sample_counts, targets_from_question
 from .matching import Matcher, make_matcher
 from .options import SEED, THRESHOLD, Option
 from .registry import CLUSTERINGS, MATCHINGS
 from .results import AnswerCluster, ClusterResult, ProbEvalResult, QuestionResult
+
+if TYPE_CHECKING:
+    from .embedders import Embedder
 
 __all__ = [
     "ProbEval",
@@ -258,7 +260,7 @@ class ProbEval:
             self.clustering_name, self.clusterer = clustering.name, clustering
         matcher_class = MATCHINGS.get(matching) if isinstance(matching, str) else type(matching)
         needs_embedder = self.clusterer is not None or matcher_class.needs_embedder
-        self.embedder: Optional[Embedder] = get_embedder(embedder, model_dir=model_dir) if needs_embedder else None
+        self.embedder: Optional[Embedder] = _embedder(embedder, model_dir) if needs_embedder else None
         self.matcher = (
             make_matcher(matching, self.embedder, threshold=threshold, seed=seed, all_stopword_match=all_stopword_match)
             if isinstance(matching, str)
@@ -285,7 +287,7 @@ class ProbEval:
             child.clustering_name, child.resolved_from_auto, child._resolutions = name, True, {}
             child.clusterer = make_clusterer(name, seed=self._seed)
             if child.clusterer is not None and child.embedder is None:
-                self.embedder = get_embedder(self._embedder_spec, model_dir=self._model_dir)
+                self.embedder = _embedder(self._embedder_spec, self._model_dir)
                 child.embedder = self.embedder
             self._resolutions[name] = child
         return self._resolutions[name]
@@ -530,6 +532,13 @@ class ProbEval:
             for counts in samples:
                 needed.update(counts)
         self.embedder.embed(sorted(needed))
+
+
+def _embedder(spec: Union[None, str, Embedder], model_dir: Optional[Union[str, os.PathLike]]) -> Embedder:
+    """The embedder of ``spec``; the embedders are imported only by a setting that embeds."""
+    from .embedders import get_embedder
+
+    return get_embedder(spec, model_dir=model_dir)
 
 
 def _clusters_per_question(
