@@ -46,8 +46,8 @@ if TYPE_CHECKING:
     )
     from .matching import CosineMatcher, GPMatcher, Matcher, MatchingOptions, WordNetMatcher, make_matcher
     from .options import Option
-    from .probeval import CLUSTERING_CHOICES, ProbEval, check_settings, evaluate_probeval, resolve_clustering
-    from .registry import CLUSTERINGS, EMBEDDERS, MATCHINGS
+    from .probeval import ProbEval, check_settings, evaluate_probeval, resolve_clustering
+    from .registry import CLUSTERING_CHOICES, CLUSTERINGS, EMBEDDERS, MATCHINGS
     from .results import AnswerCluster, ClusterResult, ProbEvalResult, QuestionResult
 
 __all__ = [

@@ -115,15 +115,15 @@ class Option:
         below = self.high is None or (number < self.high if self.high_open else number <= self.high)
         return above and below
 
-    def parse(self) -> Optional[Callable[[str], Any]]:
-        """The ``argparse`` type of its flag (None for a string, which lists its ``choices``)."""
+    def parse(self) -> Callable[[str], Any]:
+        """The ``argparse`` type of its flag (``str`` for a string, which lists its ``choices``)."""
         if self.kind is int:
             return int_at_least(int(self.low if self.low is not None else -(2**63)), _int_or_none(self.high))
         if self.kind is float:
             low = -math.inf if self.low is None else self.low
             high = math.inf if self.high is None else self.high
             return float_between(low, high, low_open=self.low_open, high_open=self.high_open)
-        return None
+        return str
 
 
 def _int_or_none(value: Optional[float]) -> Optional[int]:
