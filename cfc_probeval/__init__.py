@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from .matching import CosineMatcher, GPMatcher, Matcher, MatchingOptions, WordNetMatcher, make_matcher
     from .options import Option
     from .probeval import ProbEval, check_settings, evaluate_probeval, resolve_clustering
-    from .registry import CLUSTERING_CHOICES, CLUSTERINGS, EMBEDDERS, MATCHINGS
+    from .registry import CLUSTERINGS, EMBEDDERS, MATCHINGS, clustering_choices
     from .results import AnswerCluster, ClusterResult, ProbEvalResult, QuestionResult
 
 __all__ = [
@@ -56,7 +56,7 @@ __all__ = [
     "AUTO",
     "DEFAULTS",
     "CLUSTERINGS",
-    "CLUSTERING_CHOICES",
+    "clustering_choices",
     "MATCHINGS",
     "EMBEDDERS",
     "WRONG",
@@ -109,7 +109,7 @@ __getattr__ = lazy_exports(
         "AUTO": ".defaults",
         "DEFAULTS": ".defaults",
         "CLUSTERINGS": ".registry",
-        "CLUSTERING_CHOICES": ".registry",
+        "clustering_choices": ".registry",
         "MATCHINGS": ".registry",
         "EMBEDDERS": ".registry",
         "WRONG": ".distributions",

@@ -45,7 +45,7 @@ from .clustering import clustering_options, describe_option
 from .defaults import AUTO, DEFAULTS
 from .errors import ProbEvalWarning
 from .inputs import SAMPLE_FIELDS, read_samples, read_targets, reconcile_sample_ids, sample_fields
-from .registry import CLUSTERING_CHOICES, CLUSTERINGS, MATCHINGS
+from .registry import CLUSTERINGS, MATCHINGS, clustering_choices
 from .results import ProbEvalResult
 
 __all__ = ["main", "build_parser", "parse_args", "write_per_question", "COMMANDS", "DESCRIPTION"]
@@ -122,7 +122,7 @@ def _add_method_arguments(parser: argparse.ArgumentParser) -> None:
     """How ``evaluate`` clusters, embeds and matches: the options of :class:`~cfc_probeval.ProbEval`."""
     parser.add_argument(
         "--clustering",
-        choices=CLUSTERING_CHOICES,
+        choices=clustering_choices(),
         default=AUTO,
         help=f"how the targets' answers are clustered: {AUTO} (default) takes the targets' human clusters when "
         f"they have them, else clusters the raw answers with {DEFAULTS.clustering} "
@@ -234,7 +234,7 @@ def _add_compare_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("predictions_b", metavar="PREDICTIONS_B", help="system B's samples")
     parser.add_argument(
         "--clustering",
-        choices=CLUSTERING_CHOICES,
+        choices=clustering_choices(),
         default=AUTO,
         help="as for probeval (default auto: the targets' human clusters when they have them)",
     )

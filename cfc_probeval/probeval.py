@@ -36,7 +36,7 @@ from .errors import ProbEvalWarning
 from .inputs import QuestionTargets, answer_counts_label, has_human_clusters, sample_counts, targets_from_question
 from .matching import Matcher, make_matcher
 from .options import SEED, THRESHOLD, Option
-from .registry import CLUSTERINGS, MATCHINGS
+from .registry import CLUSTERINGS, MATCHINGS, clustering_choices
 from .results import AnswerCluster, ClusterResult, ProbEvalResult, QuestionResult
 
 if TYPE_CHECKING:
@@ -142,7 +142,7 @@ def check_settings(
     """
     if isinstance(clustering, str) and clustering != AUTO and clustering not in CLUSTERINGS:
         # the registry now, with any added since
-        raise ValueError(f"unknown clustering {clustering!r}; choose one of {', '.join((AUTO, *CLUSTERINGS.names()))}")
+        raise ValueError(f"unknown clustering {clustering!r}; choose one of {', '.join(clustering_choices())}")
     declared = clustering_options()
     known: dict[str, Option] = {
         THRESHOLD.name: THRESHOLD,

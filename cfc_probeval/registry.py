@@ -10,8 +10,10 @@ the base classes, so that this module stays light.
 
 >>> CLUSTERINGS.names(), MATCHINGS.names(), EMBEDDERS.names()
 (('human', 'hac', 'xmeans', 'gmeans'), ('wordnet', 'cosine', 'gp'), ('st', 'fasttext', 'char-ngrams'))
->>> CLUSTERINGS.is_loaded("gmeans")
-False
+>>> CLUSTERINGS.place("gmeans")
+'cfc_probeval.clustering:GMeansClusterer'
+>>> clustering_choices()
+('auto', 'human', 'hac', 'xmeans', 'gmeans')
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from protoqa_core.registry import Registry
 from .defaults import AUTO
 from .options import Option
 
-__all__ = ["CLUSTERINGS", "CLUSTERING_CHOICES", "MATCHINGS", "EMBEDDERS", "HUMAN"]
+__all__ = ["CLUSTERINGS", "MATCHINGS", "EMBEDDERS", "HUMAN", "clustering_choices"]
 
 HUMAN = None
 """The ``human`` clustering: the targets' own clusters, so no clusterer."""
@@ -105,8 +107,12 @@ CLUSTERINGS: Registry[Any] = Registry(
 """Ground-truth clusterings by name: ``human`` (the data's human clusters, no clusterer) and the
 automatic ones, each a :class:`~cfc_probeval.clustering.Clusterer` class with its declared options."""
 
-CLUSTERING_CHOICES: tuple[str, ...] = (AUTO, *CLUSTERINGS.names())
-"""Every ``clustering`` setting of the package: ``auto`` (the default), ``human`` or an automatic clustering."""
+
+def clustering_choices() -> tuple[str, ...]:
+    """Every ``clustering`` setting: ``auto`` (the default), ``human`` and each automatic clustering
+    registered so far (a registry grows when code registers its own)."""
+    return (AUTO, *CLUSTERINGS.names())
+
 
 MATCHINGS: Registry[Any] = Registry(
     "matching",

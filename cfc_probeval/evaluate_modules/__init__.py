@@ -22,8 +22,7 @@ from protoqa_core.io.readers import question_ids_for
 from protoqa_core.reference_checks import CheckedReferences
 
 from ..clustering import clustering_options, describe_option
-from ..defaults import AUTO
-from ..registry import CLUSTERINGS, MATCHINGS
+from ..registry import MATCHINGS, clustering_choices
 
 __all__ = [
     "PROBEVAL_CONFIGS",
@@ -36,7 +35,7 @@ __all__ = [
     "question_ids_for",
 ]
 
-_CHOICES = (AUTO, *CLUSTERINGS.names())
+_CHOICES = clustering_choices()
 
 #: Configuration names of the ``probeval`` module: ``default`` (the same as ``auto``: the
 #: references' human clusters when they carry them, else G-means), a clustering, or
