@@ -23,6 +23,7 @@ from protoqa_core.io.files import DataFormatError
 from protoqa_core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
+    from .checks import check_settings
     from .clustering import (
         Clusterer,
         GMeansClusterer,
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
     )
     from .matching import CosineMatcher, GPMatcher, Matcher, MatchingOptions, WordNetMatcher, make_matcher
     from .options import Option
-    from .probeval import ProbEval, check_settings, evaluate_probeval, resolve_clustering
+    from .probeval import ProbEval, evaluate_probeval, resolve_clustering
     from .registry import CLUSTERINGS, EMBEDDERS, MATCHINGS, clustering_choices
     from .results import AnswerCluster, ClusterResult, ProbEvalResult, QuestionResult
 
@@ -114,7 +115,7 @@ __getattr__ = lazy_exports(
         "EMBEDDERS": ".registry",
         "WRONG": ".distributions",
         "evaluate_probeval": ".probeval",
-        "check_settings": ".probeval",
+        "check_settings": ".checks",
         "resolve_clustering": ".probeval",
         "ProbEval": ".probeval",
         "ProbEvalResult": ".results",

@@ -41,6 +41,7 @@ from protoqa_core.io.cli_options import add_input_options, add_per_question_opti
 from protoqa_core.io.files import DataFormatError
 from protoqa_core.io.predictions import read_prediction_document
 
+from .checks import check_settings
 from .clustering import clustering_options, describe_option
 from .defaults import AUTO, DEFAULTS
 from .errors import ProbEvalWarning
@@ -339,9 +340,7 @@ def _compare_command(args: argparse.Namespace) -> int:
 def _evaluate(args: argparse.Namespace) -> int:
     warnings.simplefilter("ignore" if args.quiet else "always")
     try:
-        # The library's checks, before any file is read; the library is imported to run, not for --help.
-        from .probeval import check_settings
-
+        # The library's checks, before any file is read.
         check_settings(
             args.clustering,
             args.matching,
