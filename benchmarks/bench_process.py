@@ -300,6 +300,28 @@ def paired_rounds(label: str, contenders: dict[str, tuple[list[str], dict]], rou
     return found
 
 
+#: The options whose values differ from machine to machine, as a results file shows them.
+SHOWN_AS = {"--reference-python": "REF/bin/python", "--reference-src": "REF/src", "--reference-nltk-data": "NLTK_DATA"}
+
+
+def shown_arguments(argv: list[str]) -> list[str]:
+    """``argv`` with the reference evaluator's folders named by their role, as the docstring names them.
+
+    >>> shown_arguments(["--rounds", "7", "--reference-src", "/x/src", "--reference-python=/x/bin/python"])
+    ['--rounds', '7', '--reference-src', 'REF/src', '--reference-python=REF/bin/python']
+    """
+    shown: list[str] = []
+    for word in argv:
+        option = word.split("=", 1)[0]
+        if shown and shown[-1] in SHOWN_AS:
+            shown.append(SHOWN_AS[shown[-1]])
+        elif "=" in word and option in SHOWN_AS:
+            shown.append(f"{option}={SHOWN_AS[option]}")
+        else:
+            shown.append(word)
+    return shown
+
+
 def startup_row(command: str, version: str, cpus: list[float], baseline: str, base: list[float], load_: float) -> dict:
     """One results row: a command's least CPU over the rounds beside its baseline's in the same rounds.
 
@@ -328,7 +350,7 @@ def _startup(
     args: argparse.Namespace,
 ) -> None:
     """``--help``, exact match and WordNet on dev, each alternated with ``import numpy``, into the results file."""
-    command_line = "python benchmarks/bench_process.py " + " ".join(sys.argv[1:])
+    command_line = "python benchmarks/bench_process.py " + " ".join(shown_arguments(sys.argv[1:]))
     results = ResultsFile(args.json_out, command_line)
     names = {"ours": "this version", "before": f"before {args.before_ref or args.before_src}"}
     print(f"\nstart-up, each command alternated with {STARTUP_BASELINE} (least CPU of {args.rounds} rounds):")
