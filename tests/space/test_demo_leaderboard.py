@@ -177,30 +177,17 @@ def test_the_phone_list_and_the_table_escape_names_and_read_as_headers():
     assert phone.count("<li>") == len(board.systems) and "ProbEval KL" in phone
 
 
-def _sampled_uploads(folder: Path, counts: dict[str, int]) -> dict[str, Path]:
-    """Answers files of CFC test, one per name, from the shipped GPT-2 XL samples cut to ``counts[name]`` a question,
-    each recording its samples per question as ``protoqa-eval generate`` does."""
-    from protoqa_core.io.readers import read_targets
-    from protoqa_integrations.generation.answers_file import answers_document
-
-    questions = list(read_targets(DATA / "cfc" / "test.targets.jsonl").values())
-    with open(DATA / "cfc" / "test.samples.gpt2-xl.oneshot.jsonl", encoding="utf-8") as fh:
-        samples = {qid: answers for line in fh for qid, answers in json.loads(line).items()}
-    paths = {}
-    for name, count in counts.items():
-        generation = {"model": "gpt2-xl", "dataset": "cfc", "split": "test", "sampling": f"samples:{count}"}
-        drawn = {q.id: samples[q.id][:count] for q in questions}
-        paths[name] = folder / f"{name}.json"
-        paths[name].write_text(json.dumps(answers_document(questions, drawn, {}, generation)))
-    return paths
-
-
 @needs_data
 def test_a_mismatch_is_refused_naming_the_tabs_control_and_ranked_marked_once_accepted(tmp_path, monkeypatch):
     pytest.importorskip("matplotlib")
     monkeypatch.setenv("PROTOQA_SPACE_DATA_DIR", str(DATA))
     monkeypatch.setenv("PROTOQA_SPACE_TMP", str(tmp_path / "space"))
-    files = [str(p) for p in _sampled_uploads(tmp_path, {"few": 10, "many": 40}).values()]
+    from tests.support.uploads import cfc_test_answers
+
+    files = []
+    for name, document in cfc_test_answers(DATA, {"few": 10, "many": 40}).items():
+        (tmp_path / f"{name}.json").write_text(json.dumps(document))
+        files.append(str(tmp_path / f"{name}.json"))
     refused = demo_leaderboard.board_view("cfc_test", files)
     assert refused.error.startswith("few and many differ in samples (few: 10, many: 40)"), refused.error
     assert f"tick samples under “{demo_leaderboard.ACCEPT_LABEL}”" in refused.error
