@@ -1,7 +1,7 @@
 """``protoqa-eval generate --engine openai`` and lm-eval's API backends against servers that misbehave.
 
-Each case runs the command (and lm-eval with our API backends) in a new process against :mod:`tests.support.hostile_server` on 127.0.0.1
-(a chunked reply that never ends, one byte a second, a reply far past its cap, a
+Each case runs the command (or lm-eval with our API backends) in a new process against
+:mod:`tests.support.hostile_server` on 127.0.0.1 (a chunked reply that never ends, one byte a second, a reply far past its cap, a
 ``Retry-After`` of 30 years, headers and then silence, nothing listening) and checks that
 it ends with exit status 2 and one line saying what happened, well before the server
 would have let it go. Then: two runs on one ``-o`` (the second refused, no request asked
