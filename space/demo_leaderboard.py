@@ -47,6 +47,8 @@ __all__ = [
     "MAX_UPLOADS",
     "BoardInfo",
     "BoardView",
+    "accepted_fields",
+    "space_wording",
     "shipped_board",
     "board_table",
     "board_intervals",
