@@ -243,7 +243,7 @@ def test_a_body_just_under_the_limit_is_read_and_answered_with_the_caps(server):
 def test_the_leaderboard_api_ranks_an_upload_and_says_the_one_line_of_a_bad_one(server):
     base, _, _ = server
     upload = {"name": "mine.jsonl", "content": (SHARED_DATA / "cfc" / "test.samples.gpt2-xl.oneshot.jsonl").read_text()}
-    event, payload, _ = call(base, "leaderboard", ["cfc_test", [upload], False])
+    event, payload, _ = call(base, "leaderboard", ["cfc_test", [upload], False, []])
     assert event == "complete", payload
     result = payload[0]
     assert result["error"] is None, result
@@ -257,7 +257,7 @@ def test_the_leaderboard_api_ranks_an_upload_and_says_the_one_line_of_a_bad_one(
         ("deep.json", "[" * 100_000 + "]" * 100_000, "deep.json: JSON nested too deeply; expected an answers file"),
         ("cut.json", '{"r4q1": ["a driver",\n "a cop"', "cut.json, line 2: malformed JSON (Expecting ',' delimiter"),
     ):
-        event, payload, _ = call(base, "leaderboard", ["cfc_test", [{"name": name, "content": content}], False])
+        event, payload, _ = call(base, "leaderboard", ["cfc_test", [{"name": name, "content": content}], False, []])
         assert event == "complete", payload
         assert payload[0]["error"].startswith(expected), payload[0]["error"]
         assert len(payload[0]["leaderboard"]["systems"]) == 8  # the shipped board, kept
