@@ -138,9 +138,17 @@ def lloyd_step(
     if centers_new is None or center_shift is None:
         return
     k = len(centers_old)
+    counts = np.bincount(labels, minlength=k)
+    weight = counts.astype(np.float64)
+    # Each cluster's points summed in input order: a stable sort groups them, and numpy's
+    # sum along the first axis adds row after row (its reduceat does not). Adding 0.0
+    # makes a sum of negative zeros +0.0, as scikit-learn's sum into a zeroed buffer gives.
+    grouped = X[np.argsort(labels, kind="stable")]
+    ends = np.cumsum(counts).tolist()
     centers_new[:] = 0.0
-    np.add.at(centers_new, labels, X)
-    weight = np.bincount(labels, minlength=k).astype(np.float64)
+    for j, (start, end) in enumerate(zip([0, *ends[:-1]], ends, strict=True)):
+        if end > start:
+            centers_new[j] = grouped[start:end].sum(axis=0) + 0.0
     empty = np.flatnonzero(weight == 0)
     if len(empty):
         far = ((X - centers_old[labels]) ** 2).sum(axis=1)
@@ -152,12 +160,15 @@ def lloyd_step(
                 centers_new[new_id] = X[index]
                 weight[new_id] = 1.0
                 weight[old_id] -= 1.0
-    heaviest = int(np.argmax(weight))
-    for j in range(k):  # in order: an empty cluster copies the heaviest center, scaled or not yet
-        if weight[j] > 0:
-            centers_new[j] *= 1.0 / weight[j]
-        else:
-            centers_new[j] = centers_new[heaviest]
+    if weight.all():
+        centers_new *= (1.0 / weight)[:, None]  # the reciprocal, as scikit-learn scales (not a division)
+    else:
+        heaviest = int(np.argmax(weight))
+        for j in range(k):  # in order: an empty cluster copies the heaviest center, scaled or not yet
+            if weight[j] > 0:
+                centers_new[j] *= 1.0 / weight[j]
+            else:
+                centers_new[j] = centers_new[heaviest]
     center_shift[:] = np.sqrt(_squared_row_distances(centers_new, centers_old))
 
 

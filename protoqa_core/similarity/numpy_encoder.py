@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import mmap
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -80,6 +81,9 @@ def read_safetensors(path: Union[str, Path]) -> dict[str, np.ndarray]:
                 raise ValueError(f"a header of {size} bytes")
             header = json.loads(handle.read(size).decode("utf-8"))
         data = np.memmap(path, dtype=np.uint8, mode="r", offset=8 + size)
+        # No read-ahead: a word-embedding table is read a few scattered rows at a time, and
+        # pages read ahead around them would count in the process's memory.
+        data._mmap.madvise(mmap.MADV_RANDOM)
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise ValueError(f"{path}: not a readable safetensors file ({type(exc).__name__})") from None
     if not isinstance(header, dict):
@@ -215,20 +219,24 @@ class NumpyTransformer:
 
     @staticmethod
     def _layer(weights: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
-        """One layer's weights in memory, as ``(in, out)`` views for ``x @ w`` (torch stores ``(out, in)``)."""
+        """One layer's weights, as ``(in, out)`` views for ``x @ w`` (torch stores ``(out, in)``).
+
+        The matrices stay views of the mapped file (a copy would hold each in memory twice,
+        once in the page cache the process maps and once in its own pages); only query,
+        key and value are joined into one matrix, for one product.
+        """
         attention = prefix + "attention."
         names = [f"{attention}self.{part}" for part in ("query", "key", "value")]
-        # One product for query, key and value.
         return {
             "qkv": np.concatenate([weights.pop(n + ".weight") for n in names]).T,
             "qkv_bias": np.concatenate([weights.pop(n + ".bias") for n in names]),
-            "out": np.array(weights.pop(attention + "output.dense.weight")).T,
+            "out": weights.pop(attention + "output.dense.weight").T,
             "out_bias": np.array(weights.pop(attention + "output.dense.bias")),
             "norm1": np.array(weights.pop(attention + "output.LayerNorm.weight")),
             "norm1_bias": np.array(weights.pop(attention + "output.LayerNorm.bias")),
-            "up": np.array(weights.pop(prefix + "intermediate.dense.weight")).T,
+            "up": weights.pop(prefix + "intermediate.dense.weight").T,
             "up_bias": np.array(weights.pop(prefix + "intermediate.dense.bias")),
-            "down": np.array(weights.pop(prefix + "output.dense.weight")).T,
+            "down": weights.pop(prefix + "output.dense.weight").T,
             "down_bias": np.array(weights.pop(prefix + "output.dense.bias")),
             "norm2": np.array(weights.pop(prefix + "output.LayerNorm.weight")),
             "norm2_bias": np.array(weights.pop(prefix + "output.LayerNorm.bias")),
