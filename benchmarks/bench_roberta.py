@@ -173,8 +173,9 @@ def _whole_processes(data: Path, encoder: str, rounds: int, baseline_ref: str | 
                     print(f"  {label}: exit {status}")
                     continue
                 outputs[label] = output
+                version = f"baseline {baseline_ref}" if code != REPO else "this version"
                 results.add(
-                    {"case": "protoqa_dev", "run": label, "round": r + 1, "load": round(load, 1)}
+                    {"case": "protoqa_dev", "run": label, "version": version, "round": r + 1, "load": round(load, 1)}
                     | {"cpu_s": round(cpu, 2), "peak_mb": round(rss)}
                 )
                 if label not in best or cpu < best[label][0]:

@@ -483,7 +483,7 @@ class ContextEncoder:
             return total / np.maximum(weights.sum(axis=1), 1.0)[:, None]
 
         with blas_threads(self.num_threads):
-            return encode_token_batches(model, encodings, self.batch_size, answer_mean)
+            return encode_token_batches(model, encodings, self.batch_size, answer_mean, read=in_answer)
 
     def _encode(self, context: str, answers: list[str]) -> np.ndarray:
         import torch

@@ -260,8 +260,13 @@ class NumpyTransformer:
         centered += bias
         return centered
 
-    def last_hidden_state(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    def last_hidden_state(self, ids: np.ndarray, mask: np.ndarray, keep: Optional[np.ndarray] = None) -> np.ndarray:
         """The last layer, float32 ``(batch, tokens, dimension)``, for token ids and a 0/1 attention mask (right-padded).
+
+        With ``keep`` (boolean, like ``mask``) the last layer is finished only for the
+        tokens it marks, the others being 0: every token's keys and values are still
+        needed there, but the attention output, the feed-forward layer and the norms of a
+        token nobody reads are not (most of a context encoder's tokens are its context).
 
         >>> NumpyTransformer("/models/all-MiniLM-L6-v2").last_hidden_state(ids, mask)  # doctest: +SKIP
         """
@@ -279,7 +284,8 @@ class NumpyTransformer:
         heads, size = self.heads, self.dimension // self.heads
         blocked = np.where(mask[:, None, None, :] > 0, np.float32(0.0), np.float32(-1e9)).astype(np.float32)
         scale = np.float32(1.0 / np.sqrt(size))
-        for layer in self._layers:
+        rows: Optional[np.ndarray] = None
+        for index, layer in enumerate(self._layers):
             qkv = (x @ layer["qkv"] + layer["qkv_bias"]).reshape(batch, tokens, 3, heads, size)
             q, k, v = qkv.transpose(2, 0, 3, 1, 4)
             scores = q @ k.transpose(0, 1, 3, 2)
@@ -289,9 +295,15 @@ class NumpyTransformer:
             np.exp(scores, out=scores)
             scores /= scores.sum(axis=-1, keepdims=True)
             context = (scores @ v).transpose(0, 2, 1, 3).reshape(batch * tokens, heads * size)
+            if keep is not None and index == len(self._layers) - 1:
+                rows = np.flatnonzero(np.asarray(keep, dtype=bool).reshape(-1))
+                context, x = context[rows], x[rows]
             x = self._norm(context @ layer["out"] + layer["out_bias"] + x, layer["norm1"], layer["norm1_bias"])
             hidden = x @ layer["up"] + layer["up_bias"]
             x = self._norm(gelu(hidden) @ layer["down"] + layer["down_bias"] + x, layer["norm2"], layer["norm2_bias"])
+        if rows is not None:
+            kept, x = x, np.zeros((batch * tokens, x.shape[1]), dtype=np.float32)
+            x[rows] = kept
         return x.reshape(batch, tokens, -1)
 
 
@@ -355,12 +367,16 @@ def encode_token_batches(
     encodings: Sequence[Any],
     batch_size: int,
     pool: Callable[[np.ndarray, np.ndarray, list[int]], np.ndarray],
+    read: Optional[Sequence[np.ndarray]] = None,
 ) -> np.ndarray:
     """``pool(hidden, mask, rows)`` over batches of tokenized strings of similar length, in input order.
 
     Strings are grouped by token count (ties by position), so that batches carry little
     padding and depend only on the inputs; ``rows`` are the batch's positions in
-    ``encodings``. Returns the pooled rows stacked in the order of ``encodings``.
+    ``encodings``. ``read`` (one boolean array per encoding) marks the tokens whose last
+    layer ``pool`` reads, where it reads only some: the others' last layer is not finished
+    (:meth:`NumpyTransformer.last_hidden_state`). Returns the pooled rows stacked in the
+    order of ``encodings``.
     """
     order = sorted(range(len(encodings)), key=lambda i: (len(encodings[i].ids), i))
     pooled: list[np.ndarray] = [np.zeros(0)] * len(encodings)
@@ -369,10 +385,13 @@ def encode_token_batches(
         tokens = max(len(encodings[i].ids) for i in rows)
         ids = np.full((len(rows), tokens), network.pad_id, dtype=np.int64)
         mask = np.zeros((len(rows), tokens), dtype=np.int64)
+        keep = None if read is None else np.zeros((len(rows), tokens), dtype=bool)
         for r, i in enumerate(rows):
             n = len(encodings[i].ids)
             ids[r, :n], mask[r, :n] = encodings[i].ids, 1
-        for i, vector in zip(rows, pool(network.last_hidden_state(ids, mask), mask, rows), strict=True):
+            if keep is not None and read is not None:
+                keep[r, :n] = read[i]
+        for i, vector in zip(rows, pool(network.last_hidden_state(ids, mask, keep), mask, rows), strict=True):
             pooled[i] = vector
     return np.stack(pooled) if pooled else np.zeros((0, network.dimension))
 
