@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import mmap
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -81,9 +80,6 @@ def read_safetensors(path: Union[str, Path]) -> dict[str, np.ndarray]:
                 raise ValueError(f"a header of {size} bytes")
             header = json.loads(handle.read(size).decode("utf-8"))
         data = np.memmap(path, dtype=np.uint8, mode="r", offset=8 + size)
-        # No read-ahead: a word-embedding table is read a few scattered rows at a time, and
-        # pages read ahead around them would count in the process's memory.
-        data._mmap.madvise(mmap.MADV_RANDOM)
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise ValueError(f"{path}: not a readable safetensors file ({type(exc).__name__})") from None
     if not isinstance(header, dict):
