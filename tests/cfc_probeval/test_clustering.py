@@ -184,6 +184,7 @@ def test_splitting_kmeans_labels_equal_those_of_the_estimator_and_scipy(shared_d
     from scipy.stats import anderson
 
     import cfc_probeval.clustering as clustering
+    import cfc_probeval.kmeans as kmeans
     from cfc_probeval import read_targets
     from cfc_probeval.embedders import CharNgramEmbedder
 
@@ -191,7 +192,7 @@ def test_splitting_kmeans_labels_equal_those_of_the_estimator_and_scipy(shared_d
     embedder = CharNgramEmbedder()
     matrices = [embedder.embed(sorted(t.answer_counts)) for t in list(truths.values())[:30]]
     fast = [make().fit_labels(m).tolist() for m in matrices]
-    monkeypatch.setattr(clustering, "kmeans", _kmeans_by_the_estimator)
+    monkeypatch.setattr(kmeans, "kmeans", _kmeans_by_the_estimator)
     monkeypatch.setattr(
         clustering, "anderson_normal_statistic", lambda x: float(anderson(x, "norm", method="interpolate").statistic)
     )
