@@ -33,6 +33,7 @@ def test_every_block_on_every_page_is_its_results_file_as_written():
         assert rendered == text, f"{page.relative_to(REPO)}: run python benchmarks/figures.py --write"
         quoted += files
     assert "benchmarks/results/protoqa_scale.json" in quoted and "benchmarks/results/input_cap.json" in quoted
+    assert "benchmarks/results/embedding_paths.json" in quoted and "benchmarks/results/roberta.json" in quoted
 
 
 def test_every_results_file_names_its_command_machine_load_and_baseline():
