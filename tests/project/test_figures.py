@@ -32,7 +32,7 @@ def test_every_block_on_every_page_is_its_results_file_as_written():
         rendered, files = figures.render(text)
         assert rendered == text, f"{page.relative_to(REPO)}: run python benchmarks/figures.py --write"
         quoted += files
-    for results in ("protoqa_scale.json", "input_cap.json", "startup.json"):
+    for results in ("protoqa_scale.json", "input_cap.json", "embedding_paths.json", "roberta.json", "startup.json"):
         assert f"benchmarks/results/{results}" in quoted, results
 
 
