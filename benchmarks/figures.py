@@ -119,6 +119,49 @@ def cap_table(data: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def cap_leaderboard_table(data: dict[str, Any]) -> str:
+    """``bench_input_cap.py --command leaderboard``: the document ranked as one and as two systems, before and
+    after, and the interpreter with the dev predictions alone as one system."""
+    file = data.get("file", {})
+    lines = [
+        _header(data),
+        f"The predictions file: one JSON document of {file.get('megabytes', '?')} MB "
+        f"and {file.get('ids', 0):,} question ids.",
+        "",
+        *(
+            [f"The runs went {data['jobs']} side by side: wall times and loads count each other.", ""]
+            if data.get("jobs", 1) > 1
+            else []
+        ),
+        "| input | systems | version | wall | CPU | peak memory | peak / file size |",
+        "|---|---:|---|---:|---:|---:|---:|",
+    ]
+    same = []
+    measured = [r for r in data["rows"] if "identical" not in r]
+    # In the order of the comparison, whichever run of a side-by-side measurement ended first.
+    measured.sort(
+        key=lambda r: (r["case"] != "json_document", r.get("systems", 1), not r["version"].startswith("baseline"))
+    )
+    for row in measured + [r for r in data["rows"] if "identical" in r]:
+        if "identical" in row:
+            same.append(f"{row.get('systems', 1)} system(s): {'yes' if row['identical'] else 'NO'}")
+            continue
+        document = row["case"] == "json_document"
+        what = "the document" if document else "dev predictions only (27 KB)"
+        ratio = f"{row['peak_mb'] / file['megabytes']:.2f}x" if document and file else ""
+        killed = {"memory": " (killed past the memory cap)", "timeout": " (killed at the timeout)"}
+        stopped = killed.get(row.get("killed_by", "timeout"), "") if row.get("killed") else ""
+        # A killed run's peak is what it had reached when it was stopped: a lower bound.
+        peak = f"at least {_mb(row['peak_mb'])}" if row.get("killed") else _mb(row["peak_mb"])
+        lines.append(
+            f"| {what} | {row.get('systems', 1)} | {row['version']} | {_s(row['wall_s'])}{stopped} | "
+            f"{_s(row['cpu_s'])} | {peak} | {ratio} |"
+        )
+    if same:
+        lines += ["", f"`--json` output identical to the baseline's: {'; '.join(same)}."]
+    return "\n".join(lines) + "\n"
+
+
 def prepare_table(data: dict[str, Any]) -> str:
     """``bench_prepare.py``: ``protoqa-eval prepare`` into an empty cache, beside ``import numpy``."""
     lines = [_header(data), "", "| command | round | CPU | peak memory | load |", "|---|---:|---:|---:|---:|"]
@@ -236,6 +279,7 @@ TABLES: dict[str, Callable[[dict[str, Any]], str]] = {
     "startup_table": startup_table,
     "scale_table": scale_table,
     "cap_table": cap_table,
+    "cap_leaderboard_table": cap_leaderboard_table,
     "prepare_table": prepare_table,
     "embedding_paths_table": embedding_paths_table,
     "roberta_table": roberta_table,

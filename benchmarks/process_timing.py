@@ -24,10 +24,29 @@ class ProcessRun(NamedTuple):
     wall: float
     cpu: float
     rss_mb: float
+    killed: str = ""
+    """Why the run was killed: "timeout", "memory" (past ``max_rss_mb``), or "" when it ran to its end."""
 
 
-def run_measured(command: list[str], cwd: Path, env: dict[str, str], timeout: float, what: str) -> ProcessRun:
-    """Run ``command`` to the end (or kill it after ``timeout`` seconds) and measure it.
+def _rss_mb(pid: int) -> float:
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            return next((int(line.split()[1]) / 1024 for line in fh if line.startswith("VmRSS:")), 0.0)
+    except OSError:
+        return 0.0
+
+
+def run_measured(
+    command: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    timeout: float,
+    what: str,
+    max_rss_mb: Optional[float] = None,
+) -> ProcessRun:
+    """Run ``command`` to the end (or kill it after ``timeout`` seconds, or once its resident memory
+    passes ``max_rss_mb``, so that a baseline that needs more than the machine can spare is stopped
+    and reported as such) and measure it.
 
     CPU time and peak RSS come from ``os.wait4``, so they are the process's own, read
     once it has ended. A non-zero exit ends the benchmark with the command's last error
@@ -46,11 +65,16 @@ def run_measured(command: list[str], cwd: Path, env: dict[str, str], timeout: fl
             pid, status, usage = os.wait4(process.pid, os.WNOHANG)
             if pid:
                 break
-            if time.perf_counter() > deadline:
+            over = max_rss_mb is not None and _rss_mb(process.pid) > max_rss_mb
+            if over or time.perf_counter() > deadline:
                 process.kill()
                 pid, status, usage = os.wait4(process.pid, 0)
                 return ProcessRun(
-                    None, time.perf_counter() - start, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+                    None,
+                    time.perf_counter() - start,
+                    usage.ru_utime + usage.ru_stime,
+                    usage.ru_maxrss / 1024,
+                    "memory" if over else "timeout",
                 )
             time.sleep(0.05)
         wall = time.perf_counter() - start

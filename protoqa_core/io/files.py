@@ -39,6 +39,7 @@ __all__ = [
     "file_error",
     "short_repr",
     "open_binary",
+    "binary_stream",
     "PrefixedReader",
 ]
 
@@ -224,8 +225,14 @@ def open_binary(path: Path):
     Pipes, ``/dev/stdin`` and process substitution work: the bytes of the format probe
     are kept and read again.
     """
+    return binary_stream(open(path, "rb", buffering=0), path)
+
+
+def binary_stream(raw: Any, path: PathLike):
+    """:func:`open_binary` of a file already open (unbuffered, binary) as ``raw``, which it takes over:
+    a reader that has looked at a file's first bytes reads the rest without opening it again.
+    """
     limit = max_input_bytes()
-    raw = open(path, "rb", buffering=0)
     try:
         head = _read_head(raw, 6)
         # A plain regular file is refused from its size, before its content is read; gzip and

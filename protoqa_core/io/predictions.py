@@ -44,7 +44,9 @@ __all__ = [
     "read_prediction_document",
     "PredictionDocument",
     "prediction_items",
+    "stream_items",
     "duplicate_id_error",
+    "too_many_answers_error",
     "ranked_answers",
 ]
 
@@ -223,7 +225,8 @@ def _object_items(
             yield None, qid, value, line
 
 
-def _too_many_answers(path: PathLike, line: Optional[int], qid: str, max_answers: int) -> DataFormatError:
+def too_many_answers_error(path: PathLike, line: Optional[int], qid: str, max_answers: int) -> DataFormatError:
+    """The error for a question with more than ``max_answers`` answers, naming the file, line and question."""
     return DataFormatError(
         f"more than {max_answers:,} answers for one question, the cap per question (--max-answers raises it)",
         path,
@@ -256,7 +259,7 @@ def _streamed_items(
         try:
             item = next(members, None)
         except TooManyItems as exc:
-            raise _too_many_answers(path, line, exc.args[0], max_answers or 0) from None
+            raise too_many_answers_error(path, line, exc.args[0], max_answers or 0) from None
         if item is None:
             break
         group, qid, value = item
@@ -351,29 +354,57 @@ def prediction_items(
     check_file(path, "predictions")
     count = 0
     try:
-        with open_binary(path) as fh:
-            for group, qid, value, line in _line_objects(fh, path, field, max_answers):
-                if qid is None and field == EVERY_FIELD:
-                    yield group, qid, value, line
-                    continue
-                if not isinstance(qid, str):
-                    raise DataFormatError(f"question id must be a string, got {qid!r}", path, line)
-                if not isinstance(value, list):
-                    raise DataFormatError(f"answers must be a list, got {type(value).__name__}", path, line, qid)
-                if max_answers is not None and len(value) > max_answers:
-                    raise _too_many_answers(path, line, qid, max_answers)
-                count += 1
-                yield group, qid, value, line
-    except (OSError, EOFError, zlib.error) as exc:
-        if isinstance(exc, (gzip.BadGzipFile, EOFError, zlib.error)):
-            raise DataFormatError(f"damaged gzip data ({exc})", path) from None
+        fh = open_binary(path)
+    except OSError as exc:
         raise file_error(exc, path) from None
+    with fh:
+        for group, qid, value, line in _checked_items(fh, path, field, max_answers):
+            count += qid is not None
+            yield group, qid, value, line
     if not count:
         warnings.warn(
             f"{path}: the predictions file holds no predictions; every question will score as unanswered",
             ProtoQAWarning,
             stacklevel=4,
         )
+
+
+def _checked_items(
+    fh: Any, path: Path, field: Optional[str], max_answers: Optional[int]
+) -> Iterator[tuple[Optional[str], Any, Any, Optional[int]]]:
+    try:
+        for group, qid, value, line in _line_objects(fh, path, field, max_answers):
+            if qid is None and field == EVERY_FIELD:
+                yield group, qid, value, line
+                continue
+            if not isinstance(qid, str):
+                raise DataFormatError(f"question id must be a string, got {qid!r}", path, line)
+            if not isinstance(value, list):
+                raise DataFormatError(f"answers must be a list, got {type(value).__name__}", path, line, qid)
+            if max_answers is not None and len(value) > max_answers:
+                raise too_many_answers_error(path, line, qid, max_answers)
+            yield group, qid, value, line
+    except (OSError, EOFError, zlib.error) as exc:
+        if isinstance(exc, (gzip.BadGzipFile, EOFError, zlib.error)):
+            raise DataFormatError(f"damaged gzip data ({exc})", path) from None
+        raise file_error(exc, path) from None
+
+
+def stream_items(
+    stream: Any, path: PathLike, max_answers: Optional[int] = None
+) -> Iterator[tuple[Optional[str], Optional[str], Any, Optional[int]]]:
+    """:func:`prediction_items` of every field of a predictions file already open as the binary ``stream``
+    (:func:`~protoqa_core.io.files.open_binary`): ``(field, question id, value, line)`` of each prediction
+    and ``(name, None, value, line)`` of each other top-level member, with the same checks and errors.
+
+    For a reader that has looked at the file's first bytes (to tell its format) and reads the
+    rest from the same stream. Repeated ids are the caller's to check.
+
+    >>> import io
+    >>> list(stream_items(io.BytesIO(b'{"q1": ["dog"]}'), "p.json"))
+    [(None, 'q1', ['dog'], 1)]
+    """
+    return _checked_items(stream, Path(path), EVERY_FIELD, max_answers)
 
 
 def duplicate_id_error(path: PathLike, line: Optional[int], qid: str, first: Optional[int]) -> DataFormatError:

@@ -58,8 +58,11 @@ def _json_lines(path: PathLike, spool: Optional[Any] = None) -> Iterator[tuple[i
             yield number, parse_json(text, path, number)
 
 
-def read_targets(path: PathLike) -> dict[str, Question]:
+def read_targets(path: PathLike, *, spool: Optional[Any] = None) -> dict[str, Question]:
     """Read a ProtoQA/CFC targets JSONL file into ``{question id: Question}`` (file order).
+
+    With ``spool`` (anything with a binary ``write``, such as a checksum), the file's bytes,
+    decompressed, are handed to it as they are read, so that nothing needs to read the file again.
 
     >>> qs = read_targets("../shared/data/protoqa/dev.crowdsourced.jsonl")  # doctest: +SKIP
     >>> qs["r1q1"].clusters[0].count  # doctest: +SKIP
@@ -69,7 +72,7 @@ def read_targets(path: PathLike) -> dict[str, Question]:
     check_file(path, "targets")
     questions: dict[str, Question] = {}
     first_line: dict[str, int] = {}
-    for number, obj in _json_lines(path):
+    for number, obj in _json_lines(path, spool):
         q = question_from_json(obj, path, number)
         if q.id in questions:
             raise DataFormatError(f"duplicate question id (first on line {first_line[q.id]})", path, number, q.id)

@@ -23,13 +23,29 @@ take apart, by content, not by name.
 
 from __future__ import annotations
 
+import io
+import os
 import re
-from collections.abc import Callable, Mapping
+import stat
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Optional
 
-from protoqa_core.io.files import DataFormatError, MalformedJSONError, PathLike, max_input_bytes, parse_json, read_text
+from protoqa_core.io.files import (
+    DataFormatError,
+    MalformedJSONError,
+    PathLike,
+    PrefixedReader,
+    binary_stream,
+    decode_line,
+    file_error,
+    iter_text_lines,
+    max_input_bytes,
+    parse_json,
+    read_text,
+)
+from protoqa_core.io.predictions import PredictionDocument, duplicate_id_error, stream_items, too_many_answers_error
 from protoqa_core.redaction import redact
 from protoqa_integrations.generation.settings import answer_from_text
 
@@ -39,6 +55,9 @@ __all__ = [
     "TEXT_FORMATS",
     "READERS",
     "HarnessAnswers",
+    "Keep",
+    "SystemFile",
+    "read_system_file",
     "detect_format",
     "read_harness_output",
     "read_lm_eval_samples",
@@ -165,13 +184,184 @@ def _probe(text: str, path: Path) -> _Probe:
         raise DataFormatError(f"{exc}; {_EXPECTED}") from None
 
 
+Keep = Callable[[Optional[str], str, Optional[int]], bool]
+"""Called with ``(field, question id, line)`` for every answer list a system file holds (``field`` None
+outside ``model_answers``-style files, ``line`` None where there is none); says whether to keep it.
+It may raise, for a repeated id say; :func:`read_system_file` keeps everything by default."""
+
+
+@dataclass
+class SystemFile:
+    """A system file read once: its format (one of :data:`FORMATS`) and what it holds, less what ``keep``
+    left out: ``document`` for answers and predictions files, ``harness`` for the harness formats."""
+
+    format: str
+    document: Optional[PredictionDocument] = None
+    harness: Optional[HarnessAnswers] = None
+
+
+class _Seen:
+    """The default :data:`Keep`: keeps every answer list, refusing a question id given twice in one field."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.lines: dict[tuple[Optional[str], str], Optional[int]] = {}
+
+    def __call__(self, group: Optional[str], qid: str, line: Optional[int]) -> bool:
+        if (group, qid) in self.lines:
+            raise duplicate_id_error(self.path, line, qid, self.lines[group, qid])
+        self.lines[group, qid] = line
+        return True
+
+
+_INSPECT_HEAD = re.compile(rb'\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:\s*"\w+"\s*,\s*"eval"\s*:\s*\{')
+"""How Inspect starts a JSON eval log: told from the first bytes of a document too large to parse whole."""
+_WHOLE_BYTES = 16 << 20
+"""A text file up to this size is parsed whole to tell its format (its errors then give a line and a
+column); a larger one is told from its first line and then read as a stream."""
+
+
+def _check_system_path(path: Path) -> None:
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise FileNotFoundError(f"system file not found: {path}") from None
+    except OSError as exc:
+        raise file_error(exc, path) from None
+    if stat.S_ISDIR(mode):
+        raise DataFormatError("is a directory, not a system file", path)
+    if not stat.S_ISREG(mode):
+        raise DataFormatError("not a regular file (a pipe, a device or a socket)", path)
+
+
+def read_system_file(path: PathLike, *, keep: Optional[Keep] = None, max_answers: Optional[int] = None) -> SystemFile:
+    """A system file of any format of :data:`FORMATS`, opened once: its format told from its content
+    (:data:`BINARY_FORMATS`, then :data:`TEXT_FORMATS`) and its answers read from the same stream.
+
+    ``keep`` (:data:`Keep`) says which answer lists to keep: a caller scoring some questions
+    keeps only theirs, so that a large file never sits whole in memory. ``max_answers`` caps
+    the answers of one question. A text file over 16 MB is read as a stream, one question at
+    a time. Inspect logs are read by ``inspect-ai``, which opens the file itself.
+
+    >>> import json, tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "a.json")
+    >>> _ = open(p, "w").write(json.dumps({"model_answers": {"q1": ["dog"], "q2": ["cat"]}, "generation": {}}))
+    >>> read = read_system_file(p, keep=lambda field, qid, line: qid == "q1")
+    >>> read.format, read.document.lists("model_answers")
+    ('answers', {'q1': ['dog']})
+    """
+    path = Path(path)
+    return _read_file(path, keep or _Seen(path), max_answers, detect=False)
+
+
+def _read_file(path: Path, keep: Keep, max_answers: Optional[int], detect: bool) -> SystemFile:
+    """:func:`read_system_file`; with ``detect``, only as far as its format is known (for :func:`detect_format`)."""
+    _check_system_path(path)
+    try:
+        raw = open(path, "rb", buffering=0)
+    except OSError as exc:
+        raise file_error(exc, path) from None
+    with raw:
+        head = raw.read(4096)
+        if not head.strip():
+            raise DataFormatError("the file is empty", path)
+        for fmt, test in BINARY_FORMATS:
+            if test(head):
+                return SystemFile(fmt) if detect else _binary_file(fmt, raw, path, keep, max_answers)
+        raw.seek(0)
+        with binary_stream(raw, path) as stream:
+            return _text_file(stream, path, keep, max_answers, detect)
+
+
+def _binary_file(fmt: str, raw: Any, path: Path, keep: Keep, max_answers: Optional[int]) -> SystemFile:
+    if fmt == "lighteval":
+        if os.fstat(raw.fileno()).st_size > max_input_bytes():
+            raise DataFormatError(f"the file is larger than {max_input_bytes() // 2**20} MB", path)
+        raw.seek(0)
+        return SystemFile(fmt, harness=_kept(_lighteval_details(raw.read(), path), keep, path, max_answers))
+    return SystemFile(fmt, harness=_kept(read_inspect_log(path), keep, path, max_answers))
+
+
+def _kept(read: HarnessAnswers, keep: Keep, path: Path, max_answers: Optional[int]) -> HarnessAnswers:
+    """A harness's samples, capped at ``max_answers`` per question, less those ``keep`` leaves out."""
+    for qid, samples in read.samples.items():
+        if max_answers is not None and len(samples) > max_answers:
+            raise too_many_answers_error(path, None, qid, max_answers)
+    read.samples = {qid: samples for qid, samples in read.samples.items() if keep(None, qid, None)}
+    return read
+
+
+def _text_file(stream: Any, path: Path, keep: Keep, max_answers: Optional[int], detect: bool) -> SystemFile:
+    data = stream.read(_WHOLE_BYTES + 1)
+    if len(data) <= _WHOLE_BYTES:
+        text = decode_line(data, path, None, first=True)
+        probe = _probe(text, path)
+        fmt = next((fmt for fmt, check in TEXT_FORMATS if check(probe)), None)
+        if fmt is None:
+            raise DataFormatError(f"unknown format: {_EXPECTED}", path)
+        if detect:
+            return SystemFile(fmt)
+        if fmt == "lm-eval":
+            return SystemFile(
+                fmt, harness=_lm_eval_samples(enumerate(text.split("\n"), start=1), path, keep, max_answers)
+            )
+        if fmt == "inspect":
+            return SystemFile(fmt, harness=_kept(read_inspect_log(path), keep, path, max_answers))
+        del probe, text  # the document is read again as items: one of the two held at a time
+        return SystemFile(fmt, document=_collect(stream_items(io.BytesIO(data), path, max_answers), path, keep))
+    rest = io.BufferedReader(PrefixedReader(data, stream))
+    first_line = data.lstrip()[: 1 << 20].split(b"\n", 1)[0]
+    try:
+        first = parse_json(decode_line(first_line, path, None, first=True), path)
+    except DataFormatError:
+        first = None
+    if _is_lm_eval_record(first):
+        if detect:
+            return SystemFile("lm-eval")
+        lines = ((n, decode_line(raw, path, n, first=n == 1)) for n, raw in enumerate(rest, start=1))
+        return SystemFile("lm-eval", harness=_lm_eval_samples(lines, path, keep, max_answers))
+    if _is_inspect_json(first) or _INSPECT_HEAD.match(data):
+        return (
+            SystemFile("inspect")
+            if detect
+            else SystemFile("inspect", harness=_kept(read_inspect_log(path), keep, path, max_answers))
+        )
+    document = _collect(stream_items(rest, path, max_answers), path, keep)
+    return SystemFile(_document_format(document), document=document)
+
+
+def _collect(
+    items: Iterable[tuple[Optional[str], Optional[str], Any, Optional[int]]], path: Path, keep: Keep
+) -> PredictionDocument:
+    """The answer lists ``keep`` keeps and every other member of a document, as a :class:`PredictionDocument`."""
+    groups: dict[Optional[str], dict[str, tuple[Any, Optional[int]]]] = {}
+    members: dict[str, Any] = {}
+    count = 0
+    for group, qid, value, line in items:
+        if qid is None:
+            members[str(group)] = value
+            continue
+        count += 1
+        kept = groups.setdefault(group, {})
+        if keep(group, qid, line):
+            kept[qid] = (value, line)
+    if not count:
+        raise DataFormatError("the file holds no predictions (no question id with answers)", path)
+    return PredictionDocument(path, groups, members)
+
+
+def _document_format(document: PredictionDocument) -> str:
+    return "answers" if "model_answers" in document.fields and "generation" in document.members else "predictions"
+
+
 def detect_format(path: PathLike) -> str:
     """The format of a system file, one of :data:`FORMATS`; raises ``DataFormatError`` when none fits.
 
     The tests of :data:`BINARY_FORMATS` and then :data:`TEXT_FORMATS` are tried in order (a new
     format is one entry there, its reader one in :data:`READERS`). Raises ``FileNotFoundError``
     for a missing file and ``DataFormatError`` for a directory, an empty file, malformed JSON
-    (naming line and column) or JSON nested too deeply.
+    (naming line and column) or JSON nested too deeply. The file is read once, as
+    :func:`read_system_file` reads it, keeping no answers.
 
     >>> import json, tempfile, os
     >>> folder = tempfile.mkdtemp()
@@ -183,24 +373,7 @@ def detect_format(path: PathLike) -> str:
     >>> detect_format(p)
     'lm-eval'
     """
-    path = Path(path)
-    if path.is_dir():
-        raise DataFormatError("is a directory, not a system file", path)
-    if not path.exists():
-        raise FileNotFoundError(f"system file not found: {path}")
-    if not path.is_file():
-        raise DataFormatError("not a regular file (a pipe, a device or a socket)", path)
-    head = _head(path)
-    if not head.strip():
-        raise DataFormatError("the file is empty", path)
-    for fmt, test in BINARY_FORMATS:
-        if test(head):
-            return fmt
-    probe = _probe(read_text(path), path)
-    for fmt, check in TEXT_FORMATS:
-        if check(probe):
-            return fmt
-    raise DataFormatError(f"unknown format: {_EXPECTED}", path)
+    return _read_file(Path(path), lambda group, qid, line: False, None, detect=True).format
 
 
 def _sibling_results(directory: Path, stamp: str) -> dict[str, Any]:
@@ -269,10 +442,17 @@ def read_lm_eval_samples(path: PathLike) -> HarnessAnswers:
     ({'q1': ['dog', '', 'cat']}, {'temperature': 0.69}, 'protoqa')
     """
     path = Path(path)
+    return _lm_eval_samples(iter_text_lines(path), path, _Seen(path))
+
+
+def _lm_eval_samples(
+    lines: Iterable[tuple[int, str]], path: Path, keep: Keep, max_answers: Optional[int] = None
+) -> HarnessAnswers:
+    """:func:`read_lm_eval_samples` of the file's lines, keeping the questions ``keep`` keeps."""
     samples: dict[str, list[str]] = {}
-    lines: dict[str, int] = {}
     sampling: dict[str, Any] = {}
-    for number, text in enumerate(read_text(path).split("\n"), start=1):
+    records = most = 0
+    for number, text in lines:
         if not text.strip():
             continue
         record = parse_json(text, path, number)
@@ -281,20 +461,22 @@ def read_lm_eval_samples(path: PathLike) -> HarnessAnswers:
         if record.get("filter", "answers") != "answers":
             continue  # another filter's view of the same samples
         qid = _question_id(record["doc"], path, number)
-        if qid in samples:
-            raise DataFormatError(f"duplicate question id (first on line {lines[qid]})", path, number, qid)
         if "filtered_resps" in record:
             filtered = record["filtered_resps"]
             if not isinstance(filtered, list) or len(filtered) != 1:
                 raise DataFormatError("expected filtered_resps to hold one list of answers", path, number, qid)
-            samples[qid] = _answers(filtered[0], path, number, qid)
+            answers = _answers(filtered[0], path, number, qid)
         else:
             raw = record.get("resps")
             texts = raw[0] if isinstance(raw, list) and len(raw) == 1 and isinstance(raw[0], list) else raw
-            samples[qid] = [answer_from_text(t) for t in _answers(texts, path, number, qid)]
-        lines[qid] = number
+            answers = [answer_from_text(t) for t in _answers(texts, path, number, qid)]
+        if max_answers is not None and len(answers) > max_answers:
+            raise too_many_answers_error(path, number, qid, max_answers)
+        records, most = records + 1, max(most, len(answers))
+        if keep(None, qid, number):
+            samples[qid] = answers
         sampling = sampling or _gen_kwargs(record.get("arguments"))
-    if not samples:
+    if not records:
         raise DataFormatError("no lm-eval sample records with the 'answers' filter", path)
     found = re.fullmatch(r"samples_(.+)_(\d{4}-\d\d-\d\dT[\d\-.:]+)\.jsonl", path.name)
     task, stamp = (found.group(1), found.group(2)) if found else ("", "")
@@ -309,7 +491,7 @@ def read_lm_eval_samples(path: PathLike) -> HarnessAnswers:
         "backend": run.get("model"),
         "model_args": run.get("model_args"),
         "sampling": sampling,
-        "num_samples": max((len(s) for s in samples.values()), default=0),
+        "num_samples": most,
         "converted_from": str(path),
     }
     if isinstance(kwargs, dict) and kwargs.get("protoqa_config") and kwargs.get("protoqa_split"):
@@ -343,14 +525,20 @@ def read_lighteval_details(path: PathLike) -> HarnessAnswers:
     >>> read_lighteval_details("details_cfc|0_2026-01-01T00-00-00.parquet").samples  # doctest: +SKIP
     {'r1q1': ['dancing', ...], ...}
     """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     path = Path(path)
     if path.stat().st_size > max_input_bytes():
         raise DataFormatError(f"the file is larger than {max_input_bytes() // 2**20} MB", path)
+    return _lighteval_details(path, path)
+
+
+def _lighteval_details(source: Any, path: Path) -> HarnessAnswers:
+    """:func:`read_lighteval_details` of ``source``: the file's path, or its bytes already read."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     try:
-        rows = pq.read_table(path, columns=["doc", "model_response"]).to_pylist()
+        table = pa.BufferReader(source) if isinstance(source, bytes) else source
+        rows = pq.read_table(table, columns=["doc", "model_response"]).to_pylist()
     except (pa.ArrowException, KeyError, OSError) as exc:
         raise DataFormatError(f"not lighteval details: {' '.join(str(exc).split())[:200]}", path) from None
     samples: dict[str, list[str]] = {}
@@ -525,14 +713,19 @@ READERS: dict[str, Callable[[PathLike], HarnessAnswers]] = {
 
 
 def read_harness_output(path: PathLike, fmt: Optional[str] = None) -> HarnessAnswers:
-    """A harness's output (a format of :data:`READERS`), the format detected unless ``fmt`` names it.
+    """A harness's output (a format of :data:`READERS`), the format detected unless ``fmt`` names it
+    (then the file is read in the same pass, :func:`read_system_file`).
 
     >>> read_harness_output("README.md")  # doctest: +IGNORE_EXCEPTION_DETAIL
     Traceback (most recent call last):
     DataFormatError: README.md: ...
     """
-    fmt = fmt or detect_format(path)
-    if fmt in READERS:
+    if fmt is None:
+        read = read_system_file(path)
+        if read.harness is not None:
+            return read.harness
+        fmt = read.format
+    elif fmt in READERS:
         return READERS[fmt](path)
     raise DataFormatError(
         f"not lm-eval --log_samples output, lighteval details or an Inspect log, but a {FORMATS[fmt]}", path

@@ -23,29 +23,29 @@ present a :class:`Leaderboard` (those and the record's types live in
 
 from __future__ import annotations
 
+import heapq
 import math
 import os
 import re
 import unicodedata
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Protocol
 
 import numpy as np
 
 from cfc_probeval.inputs import read_samples, sample_counts, sample_fields
 from cfc_probeval.probeval import ProbEval
 from protoqa_core.io.files import DataFormatError, PathLike, ProtoQAWarning
-from protoqa_core.io.predictions import read_prediction_document
 from protoqa_core.io.records import Question, preview_ids
 from protoqa_core.progress import track
 from protoqa_core.ranking import rank_by_frequency
 from protoqa_core.redaction import redact
 from protoqa_core.significance import DEFAULT_RESAMPLES, DEFAULT_SEED, holm_adjust, resample_indices
 from protoqa_integrations.generation.provenance import check_provenance
-from protoqa_integrations.harnesses.outputs import detect_format, read_harness_output
+from protoqa_integrations.harnesses.outputs import Keep, SystemFile, read_system_file
 from protoqa_integrations.leaderboard.report import (
     PROBEVAL_KEY,
     Interval,
@@ -67,6 +67,7 @@ __all__ = [
     "build_leaderboard",
     "leaderboard_from_dict",
     "add_systems",
+    "AnswerIndex",
 ]
 
 MAX_SYSTEMS = 100
@@ -149,8 +150,10 @@ def _counts(lists: Mapping[str, Sequence[str]], path: Path) -> dict[str, dict[st
     return {qid: sample_counts(list(answers), path=path, question_id=qid) for qid, answers in lists.items()}
 
 
-def read_system(name: str, path: PathLike) -> SystemAnswers:
-    """Read one system file of any format in :data:`FORMATS` (detected from its content).
+def read_system(
+    name: str, path: PathLike, *, keep: Optional[Keep] = None, max_answers: Optional[int] = None
+) -> SystemAnswers:
+    """Read one system file of any format in :data:`FORMATS` (detected from its content), opening it once.
 
     * an answers file of ``protoqa-eval generate``: samples ``model_answers``, ranked lists
       ``model_ranked_answers``, settings ``generation``;
@@ -160,26 +163,33 @@ def read_system(name: str, path: PathLike) -> SystemAnswers:
       (as ``probeval`` reads them);
     * lm-eval ``--log_samples`` output, lighteval details and Inspect logs: every sample, ranked by frequency.
 
+    ``keep`` and ``max_answers`` are those of
+    :func:`~protoqa_integrations.harnesses.outputs.read_system_file`: which questions' answers
+    to keep (by default all, a repeated id refused) and the cap on one question's answers.
+
     >>> s = read_system("xl", "../shared/data/cfc/test.samples.gpt2-xl.oneshot.jsonl")  # doctest: +SKIP
     >>> s.format, len(s.samples)  # doctest: +SKIP
     ('predictions', 46)
     """
     path = Path(path)
-    fmt = detect_format(path)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ProtoQAWarning)  # an empty predictions file is an error here, not a warning
         try:
-            return _read_system(name, path, fmt)
+            return _read_system(name, path, read_system_file(path, keep=keep, max_answers=max_answers))
         except ProtoQAWarning as exc:
             raise DataFormatError(str(exc)) from None
 
 
-def _read_system(name: str, path: Path, fmt: str) -> SystemAnswers:
-    if fmt in ("lm-eval", "lighteval", "inspect"):
-        read = read_harness_output(path, fmt)
-        ranked = {qid: rank_by_frequency(answers) for qid, answers in read.samples.items()}
-        return SystemAnswers(name, str(path), fmt, _counts(read.samples, path), ranked, "by frequency", read.generation)
-    document = read_prediction_document(path)  # read once; the fields below come from it
+def _read_system(name: str, path: Path, read: SystemFile) -> SystemAnswers:
+    fmt = read.format
+    if read.harness is not None:
+        lists = read.harness.samples
+        by_frequency = {qid: rank_by_frequency(answers) for qid, answers in lists.items()}
+        return SystemAnswers(
+            name, str(path), fmt, _counts(lists, path), by_frequency, "by frequency", read.harness.generation
+        )
+    document = read.document
+    assert document is not None  # a text format that is not a harness's
     if fmt == "answers":
         generation = document.members.get("generation")
         samples = read_samples(document, "model_answers")
@@ -202,21 +212,44 @@ def _read_system(name: str, path: Path, fmt: str) -> SystemAnswers:
 # ---------------------------------------------------------------- scoring
 
 
+class AnswerIndex(Protocol):
+    """Systems' answers held elsewhere (on disk), handed out one system at a time for scoring."""
+
+    def answered(self, name: str) -> Collection[str]:
+        """The target question ids system ``name`` answers."""
+
+    def unknown(self, name: str) -> Sequence[str]:
+        """The question ids system ``name`` answers that are not among the targets, in file order."""
+
+    def unknown_ids(self) -> Iterable[str]:
+        """Every question id outside the targets that some system answers, once each, sorted."""
+
+    def load(self, system: SystemAnswers) -> SystemAnswers:
+        """``system`` with its samples and ranked lists (those of the target questions)."""
+
+
 def _question_set(
-    targets: Mapping[str, Question], systems: Sequence[SystemAnswers], only_common: bool
+    targets: Mapping[str, Question],
+    systems: Sequence[SystemAnswers],
+    only_common: bool,
+    answered: Mapping[str, Collection[str]],
+    unknown: Mapping[str, Sequence[str]],
 ) -> tuple[list[str], list[str]]:
-    """The questions every system is scored on (targets order) and those left out by ``only_common``."""
-    common = [qid for qid in targets if all(qid in s.samples for s in systems)]
+    """The questions every system is scored on (targets order) and the target questions ``only_common``
+    leaves out; ``answered`` holds each system's question ids among the targets, ``unknown`` its others."""
+    names = [s.name for s in systems]
+    common = [qid for qid in targets if all(qid in answered[n] for n in names)]
     problems = []
-    for system in systems:
-        unknown = [qid for qid in system.samples if qid not in targets]
-        if unknown:
-            problems.append(f"{system.name} answers {len(unknown)} id(s) not in the targets: {preview_ids(unknown)}")
-    answered = [qid for qid in targets if any(qid in s.samples for s in systems)]
-    for system in systems:
-        missing = [qid for qid in answered if qid not in system.samples]
+    for name in names:
+        if unknown[name]:
+            problems.append(
+                f"{name} answers {len(unknown[name])} id(s) not in the targets: {preview_ids(unknown[name])}"
+            )
+    answered_by_any = [qid for qid in targets if any(qid in answered[n] for n in names)]
+    for name in names:
+        missing = [qid for qid in answered_by_any if qid not in answered[name]]
         if missing:
-            problems.append(f"{system.name} lacks {len(missing)} question(s): {preview_ids(missing)}")
+            problems.append(f"{name} lacks {len(missing)} question(s): {preview_ids(missing)}")
     if problems and not only_common:
         raise LeaderboardError(
             "the systems answer different question sets (" + "; ".join(problems) + "); pass --only-common "
@@ -224,11 +257,13 @@ def _question_set(
         )
     if not common:
         answers = "; ".join(
-            f"{s.name} answers {len(s.samples)}: {preview_ids([q for q in targets if q in s.samples] or list(s.samples))}"
-            for s in systems
+            f"{n} answers {len(answered[n]) + len(unknown[n])}: "
+            f"{preview_ids([q for q in targets if q in answered[n]] or list(unknown[n][:10]))}"
+            for n in names
         )
         raise LeaderboardError(f"no target question is answered by every system ({answers})")
-    dropped = sorted({qid for s in systems for qid in s.samples if qid not in common} | set(answered) - set(common))
+    common_set = set(common)
+    dropped = [qid for qid in answered_by_any if qid not in common_set]
     return common, dropped
 
 
@@ -283,8 +318,12 @@ def _score(
     similarity: str,
     probeval: Optional[ProbEval],
     progress: bool = False,
+    load: Optional[Callable[[SystemAnswers], SystemAnswers]] = None,
 ) -> tuple[list[MetricColumn], dict[str, dict[str, list[float]]]]:
-    """Per-question scores of every system on ``questions``: the columns and ``{metric: {system: values}}``."""
+    """Per-question scores of every system on ``questions``: the columns and ``{metric: {system: values}}``.
+
+    ``load`` gives a listed system's answers when the list holds only names and provenance.
+    """
     unknown = set(metrics) - {"protoqa", "probeval"}
     if unknown or not metrics:
         raise LeaderboardError(f"unknown metrics {sorted(unknown)}; choose protoqa and/or probeval")
@@ -302,25 +341,31 @@ def _score(
             )
         per_question.setdefault(key, {})[system] = values
 
+    metric = None
+    if "protoqa" in metrics and all(q.clusters for q in scored_targets.values()):
+        metric = ProtoQA(similarity, "paper")
+    pe = (probeval or ProbEval("auto")).resolved(scored_targets) if "probeval" in metrics else None
+    what = " and ".join(
+        name for name, on in ((f"ProtoQA ({similarity})", metric is not None), ("ProbEval", pe is not None)) if on
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # every question of every system is scored: nothing for them to say
-        if "protoqa" in metrics and all(q.clusters for q in scored_targets.values()):
-            metric = ProtoQA(similarity, "paper")
-            for system in track(
-                systems, len(systems), f"leaderboard: ProtoQA ({similarity})", "system", enabled=progress
-            ):
-                if system.ranked is None:
-                    continue
+        # One system at a time: a system read from disk by ``load`` is dropped once it is scored.
+        for listed in track(systems, len(systems), f"leaderboard: {what}", "system", enabled=progress):
+            system = load(listed) if load is not None else listed
+            if metric is not None and system.ranked is not None:
                 result = metric.evaluate(scored_targets, _only(system.ranked, questions))
                 for spec in PAPER_METRICS:
                     values = [result.per_question[qid][spec.name].score for qid in questions]
                     record(spec.name, system.name, result.signature, values, spec.name, True)
-        if "probeval" in metrics:
-            pe = (probeval or ProbEval("auto")).resolved(scored_targets)
-            for system in track(systems, len(systems), "leaderboard: ProbEval", "system", enabled=progress):
+            if pe is not None:
                 kl = pe.evaluate(scored_targets, _only(system.samples, questions))
                 values = [kl.per_question[qid] for qid in questions]
                 record(PROBEVAL_KEY, system.name, kl.signature, values, "ProbEval KL", False)
+            del system
+    # The paper's metrics first, then ProbEval's, whichever system first had a score.
+    order = [spec.name for spec in PAPER_METRICS] + [PROBEVAL_KEY]
+    columns.sort(key=lambda c: order.index(c.key))
     if not columns:
         raise LeaderboardError("no metric applies: the targets have no answer clusters and ProbEval was not asked for")
     return columns, per_question
@@ -369,8 +414,13 @@ def build_leaderboard(
     targets_data: Optional[tuple[str, str]] = None,
     accept: Sequence[str] = (),
     progress: bool = False,
+    index: Optional[AnswerIndex] = None,
 ) -> Leaderboard:
     """Score ``systems`` on ``targets`` and rank them (module doc).
+
+    With ``index`` (an :class:`AnswerIndex`, such as
+    :class:`~protoqa_integrations.leaderboard.store.SystemIndex`), ``systems`` hold only
+    their names and provenance, and their answers are read from ``index`` one system at a time.
 
     Before any scoring, the provenance the systems record (data set, split, questions file,
     samples per question, temperature, top-p, max tokens, prompt) is compared between them
@@ -398,8 +448,20 @@ def build_leaderboard(
     if not 1 <= resamples <= MAX_RESAMPLES:
         raise LeaderboardError(f"resamples must be between 1 and {MAX_RESAMPLES}, got {resamples}")
     checked = check_provenance({s.name: s.settings for s in systems}, targets_data, accept)
-    questions, dropped = _question_set(targets, systems, only_common)
-    columns, per_question = _score(targets, systems, questions, metrics, similarity, probeval, progress)
+    if index is None:
+        answered: Mapping[str, Collection[str]] = {s.name: s.samples.keys() for s in systems}
+        unknown: Mapping[str, Sequence[str]] = {
+            s.name: [qid for qid in s.samples if qid not in targets] for s in systems
+        }
+        questions, dropped = _question_set(targets, systems, only_common, answered, unknown)
+        dropped = sorted({*dropped, *(qid for ids in unknown.values() for qid in ids)})
+    else:
+        answered = {s.name: index.answered(s.name) for s in systems}
+        unknown = {s.name: index.unknown(s.name) for s in systems}
+        questions, dropped = _question_set(targets, systems, only_common, answered, unknown)
+        dropped = list(heapq.merge(sorted(dropped), index.unknown_ids()))
+    load = index.load if index is not None else None
+    columns, per_question = _score(targets, systems, questions, metrics, similarity, probeval, progress, load)
     board = _ranked(
         questions,
         columns,

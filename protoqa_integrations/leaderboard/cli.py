@@ -10,23 +10,21 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Optional
 
 from protoqa_core.io.cli import (
-    OutputFileError,
     Subcommand,
     add_overwrite_option,
     check_output_file,
     int_at_least,
-    reason_of,
     write_output_file,
 )
-from protoqa_core.io.cli_options import add_quiet_option
+from protoqa_core.io.cli_options import add_max_answers_option, add_quiet_option
 from protoqa_integrations.generation.provenance import parse_accepted
 
 __all__ = ["COMMANDS", "add_leaderboard_arguments", "add_convert_arguments"]
@@ -107,73 +105,77 @@ def add_leaderboard_arguments(p: argparse.ArgumentParser) -> None:
         "--resamples", type=int_at_least(1), default=DEFAULT_RESAMPLES, help="bootstrap resamples, at most 10,000"
     )
     p.add_argument("--seed", type=int_at_least(0), default=DEFAULT_SEED, help="bootstrap seed")
+    add_max_answers_option(p)
     add_overwrite_option(p, "replace existing --plot and --model-index files")
     add_quiet_option(p)
 
 
 def _run_leaderboard(args: argparse.Namespace) -> int:
-    from protoqa_core.io.readers import read_targets
-    from protoqa_integrations.generation.provenance import targets_data
+    from protoqa_integrations.generation.provenance import read_targets_and_data
     from protoqa_integrations.harnesses.outputs import FORMATS
-    from protoqa_integrations.leaderboard.board import build_leaderboard, parse_system_arguments, read_system
+    from protoqa_integrations.leaderboard.board import build_leaderboard, parse_system_arguments
+    from protoqa_integrations.leaderboard.report import check_hub_id, model_index_files
+    from protoqa_integrations.leaderboard.store import SystemIndex
 
     pairs = parse_system_arguments(args.systems)
     names = [n for n, _ in pairs]
     inputs = [args.targets] + [str(p) for _, p in pairs]
     plot = check_output_file(args.plot, inputs, args.overwrite) if args.plot else None
     if args.model_index:
-        _check_hub_id(args.dataset_type)
-    index_files = _model_index_files(args.model_index, names, inputs, args.overwrite) if args.model_index else {}
+        check_hub_id(args.dataset_type)
+    index_files = model_index_files(args.model_index, names, inputs, args.overwrite) if args.model_index else {}
     start = time.perf_counter()
-    targets = read_targets(args.targets)
-    systems = []
-    for name, path in pairs:
-        system = read_system(name, path)
-        print(f"{name}: {path} ({FORMATS[system.format]})", file=sys.stderr)
-        systems.append(system)
-    known = targets_data(args.targets)
-    board = build_leaderboard(
-        targets,
-        systems,
-        metrics=args.metrics,
-        similarity=args.similarity,
-        only_common=args.only_common,
-        resamples=args.resamples,
-        seed=args.seed,
-        targets_data=known,
-        accept=args.accept_mismatch,
-        progress=not args.quiet,
-    )
-    _print_notes(board, args.targets, len(targets), known is None and any(s.settings.get("dataset") for s in systems))
+    targets, known = read_targets_and_data(args.targets)
+    # One system file at a time: its answers to the targets go to an on-disk index, and only its
+    # name and provenance stay in memory until it is scored.
+    with SystemIndex(targets) as index:
+        systems = []
+        for name, path in pairs:
+            system = index.add(name, path, max_answers=args.max_answers)
+            print(f"{name}: {path} ({FORMATS[system.format]})", file=sys.stderr)
+            systems.append(system)
+        board = build_leaderboard(
+            targets,
+            systems,
+            metrics=args.metrics,
+            similarity=args.similarity,
+            only_common=args.only_common,
+            resamples=args.resamples,
+            seed=args.seed,
+            targets_data=known,
+            accept=args.accept_mismatch,
+            progress=not args.quiet,
+            index=index,
+        )
+    _warn_notes(board, args.targets, len(targets), known is None and any(s.settings.get("dataset") for s in systems))
     _print_board(board, args)
     _write_figures(args, board, plot, index_files, known)
     print(f"{len(systems)} systems scored in {time.perf_counter() - start:.1f} s", file=sys.stderr)
     return 0
 
 
-def _print_notes(board: Any, targets: str, num_targets: int, unknown_targets: bool) -> None:
-    """What was not checked, what was accepted and which questions are left out, on stderr."""
+def _warn_notes(board: Any, targets: str, num_targets: int, unknown_targets: bool) -> None:
+    """What was not checked, what was accepted and which questions are left out, as warnings
+    (``protoqa-eval leaderboard: warning: ...``, as every command prints them)."""
+    from protoqa_core.io.files import ProtoQAWarning
+
+    notes = list(board.notes)
     if unknown_targets:
-        print(
-            f"note: {targets} is not a file of a published data set (its checksum is unknown): the data set "
-            "and split the systems record were compared between them, not with it",
-            file=sys.stderr,
+        notes.insert(
+            0,
+            f"{targets} is not a file of a published data set (its checksum is unknown): the data set and split "
+            "the systems record were compared between them, not with it",
         )
-    for note in board.notes:
-        print(f"note: {note}", file=sys.stderr)
-    for accepted in board.accepted:
-        print(f"warning: ranked despite differing {accepted} (--accept-mismatch)", file=sys.stderr)
+    notes += [f"ranked despite differing {accepted} (--accept-mismatch)" for accepted in board.accepted]
     if len(board.questions) < num_targets and not board.dropped:
-        print(
-            f"note: ranking on the {len(board.questions)} of {num_targets} target questions that the systems answer",
-            file=sys.stderr,
-        )
+        notes.append(f"ranking on the {len(board.questions)} of {num_targets} target questions that the systems answer")
     if board.dropped:
-        print(
-            f"--only-common: ranking on the {len(board.questions)} questions every system answers; "
-            f"{len(board.dropped)} question id(s) left out",
-            file=sys.stderr,
+        notes.append(
+            f"ranking on the {len(board.questions)} questions every system answers; "
+            f"{len(board.dropped)} question id(s) left out (--only-common)"
         )
+    for note in notes:
+        warnings.warn(note, ProtoQAWarning, stacklevel=2)
 
 
 def _print_board(board: Any, args: argparse.Namespace) -> None:
@@ -188,24 +190,6 @@ def _print_board(board: Any, args: argparse.Namespace) -> None:
         print(to_csv(board), end="")
     else:
         print(format_table(board))
-
-
-def _model_index_files(directory: str, names: list[str], inputs: list[str], overwrite: bool) -> dict[str, Path]:
-    """The ``NAME.yaml`` of every system in the ``--model-index`` folder (made when missing), each checked writable."""
-    from protoqa_integrations.leaderboard.report import LeaderboardError
-
-    folder = Path(directory)
-    if folder.exists() and not folder.is_dir():
-        raise LeaderboardError(f"{folder}: --model-index needs a folder, and this is a file")
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        return {n: check_output_file(str(folder / f"{n}.yaml"), inputs, overwrite) for n in names}
-    except OutputFileError as exc:
-        raise LeaderboardError(f"{exc}; choose a writable --model-index folder") from None
-    except OSError as exc:
-        raise LeaderboardError(
-            f"{folder}: cannot make the --model-index folder: {reason_of(exc)}; choose a writable folder"
-        ) from None
 
 
 def _write_figures(
@@ -240,33 +224,6 @@ def _write_figures(
             f"in {len(index_files)} file(s) under {args.model_index}",
             file=sys.stderr,
         )
-
-
-_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]{0,95}(/[A-Za-z0-9][\w.-]{0,95})?")
-
-
-def _check_hub_id(dataset_type: str) -> None:
-    """``--model-index`` records the data set by its Hub id: ask for one, and refuse a file name.
-
-    >>> _check_hub_id("someone/protoqa")
-    >>> _check_hub_id("dev.crowdsourced.jsonl")
-    Traceback (most recent call last):
-    ...
-    protoqa_integrations.leaderboard.report.LeaderboardError: --dataset-type 'dev.crowdsourced.jsonl' is a file name; give the data set's Hugging Face Hub id (OWNER/NAME)
-    """
-    from protoqa_integrations.leaderboard.report import LeaderboardError
-
-    if not dataset_type:
-        raise LeaderboardError(
-            "--model-index needs --dataset-type HUB_ID, the data set's id on the Hugging Face Hub "
-            "(e.g. OWNER/protoqa after python -m protoqa_dataset upload)"
-        )
-    if dataset_type.lower().endswith((".jsonl", ".json", ".parquet", ".csv")) or Path(dataset_type).is_file():
-        raise LeaderboardError(
-            f"--dataset-type {dataset_type!r} is a file name; give the data set's Hugging Face Hub id (OWNER/NAME)"
-        )
-    if not _HUB_ID.fullmatch(dataset_type):
-        raise LeaderboardError(f"--dataset-type {dataset_type!r} is not a Hugging Face Hub id (OWNER/NAME)")
 
 
 def _writer(text: str) -> Callable[[Any], None]:

@@ -18,7 +18,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from protoqa_core.io.cli import finite_json
+from protoqa_core.io.cli import OutputFileError, check_output_file, finite_json, reason_of
 from protoqa_core.io.files import PathLike
 from protoqa_core.redaction import redact
 
@@ -36,6 +36,8 @@ __all__ = [
     "to_csv",
     "plot_leaderboard",
     "model_index",
+    "check_hub_id",
+    "model_index_files",
 ]
 
 PROBEVAL_KEY = "probeval_kl"
@@ -453,3 +455,53 @@ def model_index(board: Leaderboard, dataset: str, dataset_name: str, split: str,
             ]
         blocks[system.name] = "\n".join(lines) + "\n"
     return blocks
+
+
+_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]{0,95}(/[A-Za-z0-9][\w.-]{0,95})?")
+
+
+def check_hub_id(dataset_type: str) -> str:
+    """The data set's Hugging Face Hub id that a model-index records, checked: given, not a file name.
+
+    >>> check_hub_id("someone/protoqa")
+    'someone/protoqa'
+    >>> check_hub_id("dev.crowdsourced.jsonl")
+    Traceback (most recent call last):
+    ...
+    protoqa_integrations.leaderboard.report.LeaderboardError: --dataset-type 'dev.crowdsourced.jsonl' is a file name; give the data set's Hugging Face Hub id (OWNER/NAME)
+    """
+    if not dataset_type:
+        raise LeaderboardError(
+            "--model-index needs --dataset-type HUB_ID, the data set's id on the Hugging Face Hub "
+            "(e.g. OWNER/protoqa after python -m protoqa_dataset upload)"
+        )
+    if dataset_type.lower().endswith((".jsonl", ".json", ".parquet", ".csv")) or Path(dataset_type).is_file():
+        raise LeaderboardError(
+            f"--dataset-type {dataset_type!r} is a file name; give the data set's Hugging Face Hub id (OWNER/NAME)"
+        )
+    if not _HUB_ID.fullmatch(dataset_type):
+        raise LeaderboardError(f"--dataset-type {dataset_type!r} is not a Hugging Face Hub id (OWNER/NAME)")
+    return dataset_type
+
+
+def model_index_files(directory: PathLike, names: list[str], inputs: list[str], overwrite: bool) -> dict[str, Path]:
+    """The ``NAME.yaml`` of every system in the model-index folder ``directory`` (made when missing), each
+    checked writable, never over one of ``inputs``, and new unless ``overwrite``
+    (:func:`~protoqa_core.io.cli.check_output_file`); every failure is one :class:`LeaderboardError`.
+
+    >>> import os, tempfile
+    >>> sorted(model_index_files(os.path.join(tempfile.mkdtemp(), "cards"), ["a", "b"], [], False))
+    ['a', 'b']
+    """
+    folder = Path(directory)
+    if folder.exists() and not folder.is_dir():
+        raise LeaderboardError(f"{folder}: --model-index needs a folder, and this is a file")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        return {n: check_output_file(str(folder / f"{n}.yaml"), inputs, overwrite) for n in names}
+    except OutputFileError as exc:
+        raise LeaderboardError(f"{exc}; choose a writable --model-index folder") from None
+    except OSError as exc:
+        raise LeaderboardError(
+            f"{folder}: cannot make the --model-index folder: {reason_of(exc)}; choose a writable folder"
+        ) from None

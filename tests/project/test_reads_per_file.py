@@ -7,6 +7,7 @@ file once into its on-disk index.
 
 from __future__ import annotations
 
+import gzip
 import json
 import subprocess
 import sys
@@ -81,19 +82,47 @@ def test_protoqa_eval_reads_each_file_once(tmp_path):
     assert counted == {targets.name: 1, predictions.name: 1}
 
 
-def test_the_leaderboard_reads_each_system_file_once_after_detecting_its_format(tmp_path):
+def _system_files(folder: Path) -> list[Path]:
+    """One CFC test system in each text format the leaderboard reads, and one over the size that is parsed
+    whole (read as a stream, gzip-compressed): each is opened once all the same."""
+    jsonl = CFC / "test.samples.gpt2-xl.oneshot.jsonl"
+    samples = {qid: answers for line in jsonl.read_text().splitlines() for qid, answers in json.loads(line).items()}
+    lm_eval = folder / "samples_cfc_2026-01-01T00-00-00.jsonl"
+    records = [
+        {"doc_id": i, "doc": {"id": qid}, "filter": "answers", "filtered_resps": [answers]}
+        for i, (qid, answers) in enumerate(samples.items())
+    ]
+    lm_eval.write_text("".join(json.dumps(r) + "\n" for r in records))
+    answers = folder / "answers.json"
+    ranked = {qid: sorted(set(a), key=a.index) for qid, a in samples.items()}
+    answers.write_text(
+        json.dumps({"model_answers": samples, "model_ranked_answers": ranked, "generation": {"model": "x"}})
+    )
+    large = folder / "large.json.gz"
+    padding = {f"pad{i}": [f"answer {j}" for j in range(400)] for i in range(4000)}  # about 20 MB
+    with gzip.open(large, "wt") as fh:
+        json.dump({**samples, **padding}, fh, indent=1)
+    return [jsonl, CFC / "test.predictions.human.json", lm_eval, answers, large]
+
+
+def test_the_leaderboard_opens_each_system_file_and_the_targets_once(tmp_path):
     targets = CFC / "test.targets.jsonl"
-    systems = [CFC / "test.samples.gpt2-xl.oneshot.jsonl", CFC / "test.predictions.human.json"]
+    systems = _system_files(tmp_path)
     counted = opens(
         tmp_path,
         "protoqa_integrations",
         "leaderboard",
         targets,
         *(f"s{i}={path}" for i, path in enumerate(systems)),
-        "--json",
+        *("--metrics", "protoqa", "--similarity", "exact_match", "--resamples", "50", "--only-common", "--json"),
         files=[targets, *systems],
     )
-    # Format detection opens a system file twice (its first bytes, then its text); the one read
-    # that parses it serves the field discovery, the samples and the ranked lists. The targets
-    # are read once and hashed once more for the provenance check (their checksum).
-    assert counted == {targets.name: 2, **{path.name: 3 for path in systems}}
+    # Format detection, field discovery, the samples and the ranked lists all come from one read of
+    # each system file; the targets' checksum (for the provenance check) from the one read of them.
+    assert counted == {targets.name: 1, **{path.name: 1 for path in systems}}
+
+
+def test_convert_opens_the_harness_output_once(tmp_path):
+    lm_eval = _system_files(tmp_path)[2]
+    counted = opens(tmp_path, "protoqa_integrations", "convert", lm_eval, "-o", tmp_path / "out.json", files=[lm_eval])
+    assert counted == {lm_eval.name: 1}

@@ -118,11 +118,13 @@ def test_plain_predictions_get_one_note_and_nothing_in_common_lists_who_answers_
     (tmp_path / "plain.json").write_text(json.dumps({qid: ["dog"] for qid in ids}))
     out = protoqa_eval("leaderboard", str(PROTOQA_DEV), "a=a.json", "p=plain.json", *FAST, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
-    notes = [line for line in out.stderr.splitlines() if line.startswith("note: ")]
+    # In the one prefix style of every command's warnings.
+    notes = [line for line in out.stderr.splitlines() if "warning: " in line]
     assert notes == [
-        "note: p records no provenance (plain predictions): data set, split, questions, samples per question, "
-        "sampling settings and prompt could not be checked"
+        "protoqa-eval leaderboard: warning: p records no provenance (plain predictions): data set, split, "
+        "questions, samples per question, sampling settings and prompt could not be checked"
     ]
+    assert not any(line.startswith(("note:", "--only-common:")) for line in out.stderr.splitlines())
     (tmp_path / "first.json").write_text(json.dumps({qid: ["dog"] for qid in ids[:3]}))
     (tmp_path / "last.json").write_text(json.dumps({qid: ["dog"] for qid in ids[-3:]}))
     line = one_line_failure(

@@ -1,4 +1,5 @@
-"""``convert`` and ``leaderboard`` on real lm-evaluation-harness and lighteval outputs, produced here.
+"""``convert`` and ``leaderboard`` on real lm-evaluation-harness and lighteval outputs, produced here, and
+every system file read in one pass.
 
 Each harness runs this project's task on a tiny GPT-2 (as ``test_generation.py`` and
 ``test_lighteval_tasks.py`` run them); the leaderboard must report for its output the
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from protoqa_core.io.files import DataFormatError
 from tests.support.offline import offline_env
 
 REPO = Path(__file__).resolve().parents[3]
@@ -23,8 +25,6 @@ DEV = DATA / "protoqa" / "dev.crowdsourced.jsonl"
 CFC_DEV = DATA / "cfc" / "dev.targets.jsonl"
 needs_data = pytest.mark.skipif(not DEV.is_file(), reason=f"shared data not found under {DATA}")
 PAPER = ("max_answers@1", "max_answers@3", "max_answers@5", "max_answers@10")
-
-pytestmark = [pytest.mark.slow, needs_data]
 
 
 def run(args: list[str], cwd: Path, env: dict[str, str], timeout: int = 900) -> subprocess.CompletedProcess:
@@ -65,6 +65,8 @@ def check_convert_and_leaderboard(source: Path, targets: Path, reported: dict[st
     return document, systems
 
 
+@pytest.mark.slow
+@needs_data
 def test_lm_eval_log_samples_are_ranked_as_the_harness_scored_them(tmp_path, dev3_gpt2):
     pytest.importorskip("lm_eval")
     from protoqa_integrations.harnesses.lm_eval_tasks import tasks_path
@@ -114,6 +116,8 @@ def test_lm_eval_log_samples_are_ranked_as_the_harness_scored_them(tmp_path, dev
     assert all(len(v) == 12 for v in document["model_answers"].values())
 
 
+@pytest.mark.slow
+@needs_data
 def test_lighteval_details_are_ranked_as_the_harness_scored_them(tmp_path, fitted_gpt2):
     from tests.support.harnesses import lighteval_python
     from tests.support.offline import isolated_env
@@ -169,3 +173,54 @@ def test_lighteval_details_are_ranked_as_the_harness_scored_them(tmp_path, fitte
     assert (generation["dataset"], generation["split"]) == ("cfc", "validation")
     assert generation["sampling"]["temperature"] == 0.69 and generation["sampling"]["top_p"] == 0.9
     assert generation["num_samples"] == 100 and len(document["model_answers"]) == 3
+
+
+# ---------------------------------------------------------------- one read of any system file
+
+
+def _lm_eval_lines(samples: dict[str, list[str]]) -> str:
+    return "".join(
+        json.dumps({"doc_id": i, "doc": {"id": qid}, "filter": "answers", "filtered_resps": [answers]}) + "\n"
+        for i, (qid, answers) in enumerate(samples.items())
+    )
+
+
+@pytest.mark.parametrize("size", ["small", pytest.param("large", marks=pytest.mark.slow)])
+def test_every_text_format_is_told_and_read_in_one_pass_keeping_what_is_asked(tmp_path, size):
+    from protoqa_integrations.harnesses.outputs import detect_format, read_system_file
+
+    # "large": past the 16 MB parsed whole, so each format is told from its first line and streamed.
+    padding = {f"pad{i}": [f"answer {j}" for j in range(200)] for i in range(7_500 if size == "large" else 2)}
+    samples = {"q1": ["dog", "dog", "cat"], "q2": ["fish"], **padding}
+    files = {
+        "lm-eval": ("samples_protoqa_2026-01-01T00-00-00.jsonl", _lm_eval_lines(samples)),
+        "answers": ("a.json", json.dumps({"model_answers": samples, "generation": {"model": "m"}}, indent=1)),
+        "predictions": ("p.json", json.dumps(samples, indent=1)),
+    }
+    keep = lambda field, qid, line: qid in ("q1", "q2")  # noqa: E731
+    for fmt, (name, text) in files.items():
+        (tmp_path / name).write_text(text)
+        assert (tmp_path / name).stat().st_size > 16 * 2**20 or size == "small"
+        assert detect_format(tmp_path / name) == fmt
+        read = read_system_file(tmp_path / name, keep=keep)
+        got = (
+            read.harness.samples
+            if read.harness is not None
+            else read.document.lists("model_answers" if fmt == "answers" else None)
+        )
+        assert read.format == fmt and got == {"q1": ["dog", "dog", "cat"], "q2": ["fish"]}
+    # A repeated id is refused by the default keep, naming the file, the line and the id.
+    repeated = tmp_path / "samples_protoqa_2026-01-02T00-00-00.jsonl"
+    repeated.write_text(_lm_eval_lines({"q1": ["dog"]}) * 2)
+    with pytest.raises(DataFormatError, match=r"line 2, question 'q1': duplicate question id \(first on line 1\)"):
+        read_system_file(repeated)
+
+
+def test_the_answers_cap_holds_for_harness_outputs_with_their_line(tmp_path):
+    from protoqa_integrations.harnesses.outputs import read_system_file
+
+    path = tmp_path / "samples_protoqa_2026-01-01T00-00-00.jsonl"
+    path.write_text(_lm_eval_lines({"q1": ["dog"], "q2": ["cat"] * 11}))
+    with pytest.raises(DataFormatError, match=r"line 2, question 'q2': more than 10 answers"):
+        read_system_file(path, max_answers=10)
+    assert read_system_file(path, max_answers=11).harness.samples["q2"] == ["cat"] * 11

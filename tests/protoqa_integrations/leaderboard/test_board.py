@@ -270,6 +270,8 @@ def test_an_empty_predictions_object_is_an_error_not_a_silent_zero(tmp_path):
         "protoqa_integrations.leaderboard.board",
         "protoqa_integrations.harnesses.outputs",
         "protoqa_integrations.leaderboard.cli",
+        "protoqa_integrations.leaderboard.report",
+        "protoqa_integrations.leaderboard.store",
     ],
 )
 def test_docstring_examples(name):
@@ -457,3 +459,20 @@ def test_a_read_only_model_index_folder_is_one_line(small_files, monkeypatch, ca
     assert main(["leaderboard", *args, "--model-index", "new"]) == 2
     err = capsys.readouterr().err.strip()
     assert "new: cannot make the --model-index folder: read-only file system; choose a writable folder" in err
+
+
+def test_the_model_index_folder_and_data_set_id_are_checked_by_the_library(tmp_path):
+    from protoqa_integrations.leaderboard.report import check_hub_id, model_index_files
+
+    (tmp_path / "file").write_text("")
+    with pytest.raises(LeaderboardError, match="--model-index needs a folder, and this is a file"):
+        model_index_files(tmp_path / "file", ["a"], [], overwrite=False)
+    files = model_index_files(tmp_path / "cards", ["a", "b"], [], overwrite=False)
+    assert files == {"a": tmp_path / "cards" / "a.yaml", "b": tmp_path / "cards" / "b.yaml"}
+    files["a"].write_text("model-index: []\n")
+    with pytest.raises(LeaderboardError, match="--overwrite"):
+        model_index_files(tmp_path / "cards", ["a"], [], overwrite=False)
+    assert model_index_files(tmp_path / "cards", ["a"], [], overwrite=True) == {"a": files["a"]}
+    for bad, message in (("", "needs --dataset-type"), ("x.jsonl", "is a file name"), ("a b", "not a Hugging Face")):
+        with pytest.raises(LeaderboardError, match=message):
+            check_hub_id(bad)
