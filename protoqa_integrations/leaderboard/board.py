@@ -508,6 +508,9 @@ def leaderboard_from_dict(document: Mapping[str, Any]) -> Leaderboard:
             dropped=list(document["questions_dropped"]),
         )
         board.accepted = [str(a) for a in document.get("accepted_mismatches", [])]
+        if board.accepted:
+            # The stored metric signatures carry the mark, which the board adds again on output.
+            board.columns = [replace(c, signature=c.signature.removesuffix(f"|{board.mark}")) for c in board.columns]
         return board
     except (KeyError, TypeError, ValueError) as exc:
         raise LeaderboardError(f"not a leaderboard with per-question scores: {exc}") from None

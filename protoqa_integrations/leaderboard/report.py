@@ -188,7 +188,12 @@ class Leaderboard:
                 "seed": self.seed,
                 "alpha": self.alpha,
                 "metrics": [
-                    {"key": c.key, "label": c.label, "higher_is_better": c.higher_is_better, "signature": c.signature}
+                    {
+                        "key": c.key,
+                        "label": c.label,
+                        "higher_is_better": c.higher_is_better,
+                        "signature": self.metric_signature(c),
+                    }
                     for c in self.columns
                 ],
                 "systems": systems,

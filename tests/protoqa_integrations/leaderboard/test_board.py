@@ -16,7 +16,7 @@ import pytest
 
 from protoqa_core.io.records import Cluster, Question
 from protoqa_core.significance import bootstrap_ci, holm_adjust, paired_bootstrap
-from protoqa_integrations.leaderboard.board import MAX_SYSTEMS, build_leaderboard, read_system
+from protoqa_integrations.leaderboard.board import MAX_SYSTEMS, build_leaderboard, leaderboard_from_dict, read_system
 from protoqa_integrations.leaderboard.report import (
     LeaderboardError,
     SystemAnswers,
@@ -160,6 +160,22 @@ def test_json_csv_markdown_and_model_index_carry_the_same_figures():
     assert result["dataset"] == {"type": "protoqa", "name": "ProtoQA dev", "split": "validation"}
     metric = next(m for m in result["metrics"] if m["type"] == "max_answers@1")
     assert metric["value"] == pytest.approx(4 / 6) and metric["config"].startswith("sim:exact_match|")
+
+
+def test_an_accepted_mismatch_marks_every_metric_signature_and_survives_a_round_trip():
+    qs = questions(6)
+    board = build_leaderboard(
+        qs, [system("x", {q: ["dog"] for q in qs})], metrics=["protoqa"], similarity="exact_match"
+    )
+    plain = [m["signature"] for m in board.as_dict()["metrics"]]
+    board.accepted = ["samples (x.json: 30, y.json: 300)"]
+    document = json.loads(json.dumps(board.as_dict(per_question=True)))
+    assert [m["signature"] for m in document["metrics"]] == [f"{s}|accepted-mismatch:samples" for s in plain]
+    assert document["signature"].endswith(" ; accepted-mismatch:samples")
+    again = leaderboard_from_dict(document)
+    # Read back, the mark is added once on output, never twice.
+    assert again.as_dict(per_question=True)["metrics"] == document["metrics"]
+    assert again.signature == board.signature and again.scores == board.scores
 
 
 def test_cli_writes_the_table_json_plot_and_model_index(small_files):
