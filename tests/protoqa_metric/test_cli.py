@@ -134,3 +134,32 @@ def test_compare_two_systems(dev_files, shared_data, capsys):
     main(["compare", dev_files[0], dev_files[1], dev_files[1], "--similarity", "exact_match", "--json"])
     same = json.loads(capsys.readouterr().out)["metrics"]["max_answers@1"]
     assert same["difference"] == 0 and same["p_value"] == 1.0
+
+
+def test_long_answer_json_round_trip_through_the_cli(tmp_path):
+    import subprocess
+    import sys
+
+    answer = " ".join(["dog", "cat", "car"] * 200)
+    (tmp_path / "t.jsonl").write_text(
+        json.dumps(
+            {
+                "metadata": {"id": "q1"},
+                "question": {"normalized": "name an animal"},
+                "answers": {
+                    "raw": {answer: 3, "bird": 1},
+                    "clusters": {"q1.0": {"count": 3, "answers": [answer]}, "q1.1": {"count": 1, "answers": ["bird"]}},
+                },
+            }
+        )
+        + "\n"
+    )
+    (tmp_path / "p.json").write_text(json.dumps({"q1": ["dog cat car dog cat car dog cat car dog cat car d"]}))
+    done = subprocess.run(
+        [sys.executable, "-m", "protoqa_metric", str(tmp_path / "t.jsonl"), str(tmp_path / "p.json"), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "approx:" in done.stdout and "q1.0" in done.stderr

@@ -4,6 +4,7 @@ what the metric makes of missing, unknown, empty and repeated predictions."""
 from __future__ import annotations
 
 import json
+import random
 import warnings
 
 import pytest
@@ -14,9 +15,11 @@ from protoqa_core.io.predictions import read_predictions
 from protoqa_core.io.readers import read_targets
 from protoqa_core.io.records import Cluster, Question
 from protoqa_core.significance import compare_paired, paired_bootstrap
+from protoqa_core.similarity import ApproximationWarning
 from protoqa_metric import ProtoQA, evaluate_predictions, score_question, scoring
 from protoqa_metric import cli as metric_cli
 from protoqa_metric import metric as metric_module
+from tests.support.spec_reference import reference_question_score, reference_wup_similarity
 
 
 @pytest.fixture(scope="module")
@@ -307,3 +310,44 @@ def test_results_are_deterministic(shared_data):
     second = evaluate_predictions(dict(reversed(list(targets.items()))), dict(reversed(list(preds.items()))), "wordnet")
     assert first.scores == second.scores
     assert first.signature == second.signature
+
+
+def test_the_character_similarities_score_unrounded_and_sign():
+    clusters = [Cluster("c0", ("colour",), 4), Cluster("c1", ("dog",), 1)]
+    r = evaluate_predictions([Question("q", "", tuple(clusters))], {"q": ["color"]}, "jaro_winkler", ["max_answers@1"])
+    assert r.signature.startswith("sim:jaro_winkler|")
+    assert 0.0 < r.scores["max_answers@1"] < 1.0
+
+
+def test_wup_question_example_matches_the_reference():
+    clusters = (Cluster("q.0", ("someone algebra",), 10), Cluster("q.1", ("cat",), 5))
+    r = evaluate_predictions([Question("q", "", clusters)], {"q": ["person giraffe"]}, "wordnet_wup", ["max_answers@1"])
+    expected = reference_question_score(
+        ["person giraffe"], [(("someone algebra",), 10), (("cat",), 5)], reference_wup_similarity, max_answers=1
+    )
+    assert r.scores["max_answers@1"] == expected == 0.0
+
+
+def test_no_string_of_the_data_is_approximated(shared_data):
+    from protoqa_metric import read_predictions, read_targets
+
+    targets = read_targets(shared_data / "protoqa" / "dev.crowdsourced.jsonl")
+    predictions = read_predictions(shared_data / "protoqa" / "dev.predictions.gpt2finetuned.json")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ApproximationWarning)
+        result = evaluate_predictions(targets, predictions, "wordnet")
+    assert "approx" not in result.signature
+
+
+def test_the_500_token_case_is_bounded_named_and_signed():
+    rng = random.Random(0)
+    answer = " ".join(rng.choice(["dog", "cat", "car"]) for _ in range(500))
+    clusters = (Cluster("q7.0", (answer,), 3), Cluster("q7.1", ("bird",), 1))
+    prediction = "dog cat car dog cat car dog cat car dog cat car d"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        r = evaluate_predictions([Question("q7", "", clusters)], {"q7": [prediction]}, "wordnet", ["max_answers@1"])
+    messages = [str(w.message) for w in caught]
+    assert any("q7" in m and "q7.0" in m and "lower bound" in m for m in messages), messages
+    assert "|approx:1|" in r.signature
+    assert r.scores["max_answers@1"] == 1.0  # 0.857 or more rounds to 1 either way
