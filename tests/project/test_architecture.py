@@ -331,3 +331,80 @@ def test_every_path_the_page_names_exists():
 def test_every_module_that_holds_code_has_its_docstring():
     modules = [p for package in INSTALLED for p in (REPO / package).rglob("*.py") if p.stat().st_size]
     assert not [str(p.relative_to(REPO)) for p in modules if ast.get_docstring(_tree(p)) is None]
+
+
+# --- the tests keep the layers too ----------------------------------------------------------------
+
+# What a test module names as code: its import statements, a string that is a module path of an
+# installed package (``python -m protoqa_metric``, a name to patch), and an import inside a string of
+# code run in a new process. The Space's scripts are imported by their bare names (``import demo_api``).
+_CODE_IMPORT = re.compile(r"(?m)^\s*(?:from\s+(\w+)[\w.]*\s+import\b|import\s+(\w+))")
+
+
+def _named_packages(path: Path, layers: dict[str, int]) -> list[tuple[int, str]]:
+    """(line, package) for every layered package that the test module ``path`` imports or runs."""
+    script_names = {p.stem: folder for folder in SCRIPT_FOLDERS for p in (REPO / folder).glob("*.py")}
+    found = []
+    for node in ast.walk(_tree(path)):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            names = [node.module or ""]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if re.fullmatch(r"\w+(\.\w+)*", node.value) and node.value.split(".")[0] in INSTALLED:
+                names = [node.value]
+            names += [a or b for a, b in _CODE_IMPORT.findall(node.value)]
+        for name in names:
+            top = name.split(".")[0]
+            top = script_names.get(top, top)
+            if top in layers:
+                found.append((node.lineno, top))
+    return found
+
+
+def _test_modules() -> list[Path]:
+    layers = _layers()
+    return sorted(p for p in (REPO / "tests").rglob("*.py") if p.relative_to(REPO / "tests").parts[0] in layers)
+
+
+def _tests_above_their_package(path: Path) -> list[str]:
+    layers = _layers()
+    own = path.relative_to(REPO / "tests").parts[0]
+    return [
+        f"{path.relative_to(REPO)}:{line} names {package} (layer {layers[package]}) from the tests of {own}"
+        for line, package in _named_packages(path, layers)
+        if package != own and layers[package] >= layers[own]
+    ]
+
+
+@pytest.mark.parametrize("path", _test_modules(), ids=lambda p: str(p.relative_to(REPO)))
+def test_the_tests_of_a_package_name_only_it_and_the_layers_below(path):
+    """tests/<package>/ tests that package: it imports or runs its own package and lower layers only
+    (and tests/support). A test that joins packages of one layer, or runs one above, is in tests/project/."""
+    wrong = _tests_above_their_package(path)
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_test_layer_check_sees_imports_module_paths_and_code_strings(tmp_path):
+    folder = tmp_path / "tests" / "protoqa_core"
+    folder.mkdir(parents=True)
+    test = folder / "test_x.py"
+    test.write_text(
+        "import json\n"
+        "from protoqa_core.text import normalize_unicode\n"
+        "def test_a():\n"
+        "    from cfc_probeval import cli\n"
+        "    run = ['python', '-m', 'protoqa_metric.cli']\n"
+        "    code = 'import sys\\nfrom protoqa_integrations.cli import main\\n'\n"
+        "    import demo_api\n"
+        "    note = 'the metric, protoqa_metric, is above'\n"
+    )
+    named = sorted(_named_packages(test, _layers()))
+    assert named == [
+        (2, "protoqa_core"),
+        (4, "cfc_probeval"),
+        (5, "protoqa_metric"),
+        (6, "protoqa_integrations"),
+        (7, "space"),
+    ]

@@ -15,6 +15,8 @@ import pytest
 from protoqa_metric.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
+DATA = REPO.parent / "shared" / "data"
+TARGETS = DATA / "protoqa" / "dev.crowdsourced.jsonl"
 
 KEYS = {
     "max_answers@1",
@@ -241,3 +243,27 @@ def test_spellings_of_one_answer_match_in_a_new_process(tmp_path, similarity):
     result = json.loads(done.stdout.splitlines()[-1])
     scores = result.get("scores", result)
     assert scores["max_answers@1"] == 1.0, result
+
+
+@pytest.mark.skipif(not TARGETS.is_file(), reason=f"shared ProtoQA data not found under {DATA}")
+def test_the_command_line_caps_answers_per_question(tmp_path):
+    qid = json.loads(TARGETS.read_text(encoding="utf-8").splitlines()[0])["metadata"]["id"]
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps({qid: [f"answer {i}" for i in range(501)]}), encoding="utf-8")
+    command = [sys.executable, "-m", "protoqa_metric", str(TARGETS), str(path), "--similarity", "exact_match"]
+    done = subprocess.run(command + ["--no-progress"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stderr
+    lines = [line for line in done.stderr.splitlines() if not line.startswith("warning:")]
+    assert lines == [
+        f"protoqa-eval: error: {path}, line 1, question '{qid}': more than 500 answers for one question, "
+        "the cap per question (--max-answers raises it)"
+    ]
+    raised = subprocess.run(
+        command + ["--max-answers", "501", "--json", "--no-progress"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert raised.returncode == 0, raised.stderr
+    assert json.loads(raised.stdout)["signature"].startswith("sim:exact_match|")
