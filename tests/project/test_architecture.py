@@ -408,3 +408,14 @@ def test_the_test_layer_check_sees_imports_module_paths_and_code_strings(tmp_pat
         (6, "protoqa_integrations"),
         (7, "space"),
     ]
+
+
+def test_tests_share_code_through_tests_support_only():
+    """A helper two test modules use lives in tests/support/, never in one of the test modules."""
+    wrong = []
+    for path in sorted((REPO / "tests").rglob("*.py")):
+        for node in ast.walk(_tree(path)):
+            if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").startswith("tests."):
+                if not node.module.startswith("tests.support"):
+                    wrong.append(f"{path.relative_to(REPO)}:{node.lineno} imports {node.module}")
+    assert not wrong, "\n".join(wrong)
