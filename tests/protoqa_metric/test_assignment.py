@@ -6,7 +6,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from scipy.optimize import linear_sum_assignment
 
 from protoqa_core.io.predictions import read_predictions
 from protoqa_core.io.readers import read_targets
@@ -24,6 +23,8 @@ def solve_here(monkeypatch):
 
 
 def assert_same_as_scipy(block: np.ndarray) -> None:
+    from scipy.optimize import linear_sum_assignment
+
     rows, cols = linear_sum_assignment(block, maximize=True)
     ours_rows, ours_cols = max_weight_assignment(block)
     assert (ours_rows, ours_cols) == (rows.tolist(), cols.tolist()), block
@@ -62,7 +63,7 @@ def test_random_blocks_match_scipy(seed):
 
 def test_blocks_too_large_or_not_finite_go_to_scipy(monkeypatch):
     calls = []
-    real = linear_sum_assignment
+    from scipy.optimize import linear_sum_assignment as real
 
     def counting(block, maximize=False):
         calls.append(block.shape)
@@ -81,7 +82,7 @@ def test_blocks_too_large_or_not_finite_go_to_scipy(monkeypatch):
 
 def test_after_enough_blocks_scipy_takes_over(monkeypatch):
     calls = []
-    real = linear_sum_assignment
+    from scipy.optimize import linear_sum_assignment as real
 
     def counting(block, maximize=False):
         calls.append(block.shape)
