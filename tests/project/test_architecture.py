@@ -419,3 +419,104 @@ def test_tests_share_code_through_tests_support_only():
                 if not node.module.startswith("tests.support"):
                     wrong.append(f"{path.relative_to(REPO)}:{node.lineno} imports {node.module}")
     assert not wrong, "\n".join(wrong)
+
+
+# --- one test module per module with logic -------------------------------------------------------
+
+# Modules with logic of their own that have no test module yet: their behaviour is checked through
+# the tests of the modules that use them. The list only shrinks; a module leaves it when it gains its
+# test module, and a new module never joins it. A module with no function or class (data only: a
+# schema, a table) needs no test module of its own.
+WITHOUT_A_TEST_MODULE_YET = (
+    "protoqa_core/citations.py",
+    "protoqa_core/evaluate_info.py",
+    "protoqa_core/io/cli.py",
+    "protoqa_core/io/cli_options.py",
+    "protoqa_core/io/data.py",
+    "protoqa_core/io/files.py",
+    "protoqa_core/io/ids.py",
+    "protoqa_core/io/predictions.py",
+    "protoqa_core/io/question_index.py",
+    "protoqa_core/io/records.py",
+    "protoqa_core/io/rows.py",
+    "protoqa_core/reference_checks.py",
+    "protoqa_core/similarity/embedding.py",
+    "protoqa_core/similarity/partition_alignment.py",
+    "protoqa_core/similarity/registry.py",
+    "protoqa_core/similarity/spans.py",
+    "protoqa_core/similarity/strings.py",
+    "protoqa_core/similarity/wordnet.py",
+    "protoqa_core/similarity/wordnet_wup.py",
+    "protoqa_core/wordnet/cache.py",
+    "protoqa_core/wordnet/lookup.py",
+    "protoqa_core/wordnet/sense_search.py",
+    "protoqa_core/wordnet/synset_tables.py",
+    "protoqa_core/wordnet/walk_file.py",
+    "protoqa_core/wordnet/walk_table.py",
+    "protoqa_metric/metric_set.py",
+    "cfc_probeval/compare.py",
+    "cfc_probeval/results.py",
+    "protoqa_dataset/card.py",
+    "protoqa_dataset/parsing.py",
+    "protoqa_dataset/sources.py",
+    "protoqa_dataset/upload.py",
+    "protoqa_integrations/cli.py",
+    "protoqa_integrations/generation/answers_file.py",
+    "protoqa_integrations/generation/answers_journal.py",
+    "protoqa_integrations/generation/engines/base.py",
+    "protoqa_integrations/generation/engines/hf.py",
+    "protoqa_integrations/generation/engines/openai.py",
+    "protoqa_integrations/generation/engines/request_bounds.py",
+    "protoqa_integrations/generation/engines/vllm.py",
+    "protoqa_integrations/generation/nucleus.py",
+    "protoqa_integrations/generation/sampling.py",
+    "protoqa_integrations/harnesses/lighteval_tasks/utils.py",
+    "protoqa_integrations/harnesses/lm_eval_tasks/api_backends.py",
+    "protoqa_integrations/harnesses/lm_eval_tasks/backend.py",
+    "protoqa_integrations/harnesses/task_functions.py",
+    "protoqa_integrations/leaderboard/cli.py",
+    "protoqa_integrations/training/callback.py",
+    "protoqa_integrations/training/samples.py",
+)
+
+
+def _has_logic(path: Path) -> bool:
+    return any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) for node in _tree(path).body)
+
+
+def _test_module_of(module: Path) -> Path:
+    """``tests/<package>/<folders>/test_<name>.py``; a folder named after its one module
+    (``evaluate_modules/probeval/probeval.py``) is left out of the path."""
+    parts = module.relative_to(REPO).parts
+    if len(parts) >= 3 and parts[-2] == module.stem:
+        parts = parts[:-2] + parts[-1:]
+    return REPO.joinpath("tests", *parts[:-1], f"test_{module.stem}.py")
+
+
+def _modules_with_logic() -> list[Path]:
+    return [
+        path
+        for package in INSTALLED
+        for path in sorted((REPO / package).rglob("*.py"))
+        if path.name not in ("__init__.py", "__main__.py") and _has_logic(path)
+    ]
+
+
+def test_every_module_with_logic_has_its_test_module():
+    untested = {
+        path.relative_to(REPO).as_posix() for path in _modules_with_logic() if not _test_module_of(path).is_file()
+    }
+    new = sorted(untested - set(WITHOUT_A_TEST_MODULE_YET))
+    assert not new, f"modules without their test module (tests/<package>/.../test_<name>.py): {new}"
+    tested = sorted(set(WITHOUT_A_TEST_MODULE_YET) - untested)
+    assert not tested, (
+        f"these now have a test module (or are gone): leave them out of WITHOUT_A_TEST_MODULE_YET: {tested}"
+    )
+
+
+def test_the_test_module_path_mirrors_the_module_path():
+    assert _test_module_of(REPO / "protoqa_core/io/readers.py") == REPO / "tests/protoqa_core/io/test_readers.py"
+    assert _test_module_of(REPO / "cfc_probeval/evaluate_modules/probeval/probeval.py") == (
+        REPO / "tests/cfc_probeval/evaluate_modules/test_probeval.py"
+    )
+    assert not _has_logic(REPO / "protoqa_dataset/schema.py") and _has_logic(REPO / "protoqa_core/text.py")
