@@ -150,50 +150,27 @@ def generate_answers_file(
     ...                             prompt_style="statement", header={})  # doctest: +SKIP
     """
     with output_lock(output):
-        return _sample_and_write(
-            engine,
-            questions,
-            output,
-            config=config,
-            prompt_style=prompt_style,
-            header=header,
-            progress=progress,
-            leaderboard=leaderboard,
-            system_prompt=system_prompt,
+        chat_prompt = chat_prompt_function(prompt_style)
+        to_prompt = (
+            (lambda q: chat_prompt(q, system_prompt)) if chat_prompt is not None else prompt_function(prompt_style)
         )
-
-
-def _sample_and_write(
-    engine: Engine,
-    questions: Sequence[Question],
-    output: Path,
-    *,
-    config: SamplingConfig,
-    prompt_style: str,
-    header: dict[str, Any],
-    progress: Optional[bool] = None,
-    leaderboard: Optional[Path] = None,
-    system_prompt: Optional[str] = None,
-) -> dict[str, Any]:
-    chat_prompt = chat_prompt_function(prompt_style)
-    to_prompt = (lambda q: chat_prompt(q, system_prompt)) if chat_prompt is not None else prompt_function(prompt_style)
-    journal = journal_path(output)
-    samples, skipped, usage = _resume_journal(journal, questions, header, config.num_samples)
-    todo = [(i, q) for i, q in enumerate(questions) if q.id not in samples]
-    prompts = [to_prompt(q.question) for _, q in todo]
-    _append_samples(engine, journal, todo, prompts, config, progress, (samples, skipped, usage))
-    document = answers_document(questions, samples, skipped, header)
-    _add_run_details(document, questions, samples, config, engine, usage)
-    try:
-        write_json_atomically(output, document)
-        if leaderboard is not None:
-            write_json_atomically(
-                leaderboard, [{q.id: document["model_ranked_answers"][q.id]} for q in questions], jsonl=True
-            )
-    except OutputFileError as exc:
-        raise AnswersFileError(f"{exc}; {journal_hint(journal, len(samples))}") from None
-    journal.unlink()
-    return document
+        journal = journal_path(output)
+        samples, skipped, usage = _resume_journal(journal, questions, header, config.num_samples)
+        todo = [(i, q) for i, q in enumerate(questions) if q.id not in samples]
+        prompts = [to_prompt(q.question) for _, q in todo]
+        _append_samples(engine, journal, todo, prompts, config, progress, (samples, skipped, usage))
+        document = answers_document(questions, samples, skipped, header)
+        _add_run_details(document, questions, samples, config, engine, usage)
+        try:
+            write_json_atomically(output, document)
+            if leaderboard is not None:
+                write_json_atomically(
+                    leaderboard, [{q.id: document["model_ranked_answers"][q.id]} for q in questions], jsonl=True
+                )
+        except OutputFileError as exc:
+            raise AnswersFileError(f"{exc}; {journal_hint(journal, len(samples))}") from None
+        journal.unlink()
+        return document
 
 
 def _resume_journal(
