@@ -434,7 +434,6 @@ WITHOUT_A_TEST_MODULE_YET = (
     "protoqa_core/io/cli_options.py",
     "protoqa_core/io/data.py",
     "protoqa_core/io/files.py",
-    "protoqa_core/io/ids.py",
     "protoqa_core/io/predictions.py",
     "protoqa_core/io/question_index.py",
     "protoqa_core/io/records.py",

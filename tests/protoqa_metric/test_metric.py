@@ -10,11 +10,9 @@ import warnings
 import pytest
 
 from protoqa_core.io.files import DataFormatError, ProtoQAWarning
-from protoqa_core.io.ids import IdReconciliation, reconcile_ids
 from protoqa_core.io.predictions import read_predictions
 from protoqa_core.io.readers import read_targets
 from protoqa_core.io.records import Cluster, Question
-from protoqa_core.significance import compare_paired, paired_bootstrap
 from protoqa_core.similarity import ApproximationWarning
 from protoqa_metric import ProtoQA, evaluate_predictions, score_question, scoring
 from protoqa_metric import cli as metric_cli
@@ -114,55 +112,6 @@ def test_protoqa_repr_names_the_configuration():
     assert repr(ProtoQA("exact_match", "paper")) == (
         "ProtoQA(similarity='exact_match', metrics='paper', all_stopword_match=True)"
     )
-
-
-# --- reconcile_ids -----------------------------------------------------------------------------
-
-
-def test_reconcile_ids_keeps_prediction_order_and_lists_missing_in_target_order():
-    r = reconcile_ids(["q3", "q1", "q2"], {"q2": [], "zz": [], "q3": [], "aa": []}, ignore_unknown=True)
-    assert r == IdReconciliation(
-        ("q2", "q3"),
-        ("q1",),
-        ("zz", "aa"),
-        "ignored predictions for 2 question id(s) that are not in the targets: zz, aa",
-    )
-
-
-def test_reconcile_ids_without_unknown_ids_has_no_message():
-    r = reconcile_ids(iter(["q1", "q2"]), iter(["q1", "q2"]))
-    assert r == IdReconciliation(("q1", "q2"), (), (), None)
-
-
-def test_reconcile_ids_error_names_file_line_and_first_unknown_id():
-    with pytest.raises(DataFormatError) as info:
-        reconcile_ids(["q1"], ["q1", "x7", "x8"], path="p.jsonl", locate={"x7": 2}.get)
-    assert str(info.value) == (
-        "p.jsonl, line 2, question 'x7': predictions for 2 question id(s) that are not in the targets: x7, x8 "
-        "(pass ignore_unknown=True / --ignore-unknown to drop them)"
-    )
-    assert (info.value.path, info.value.line, info.value.question_id) == ("p.jsonl", 2, "x7")
-
-
-def test_reconcile_ids_bounds_the_message_for_many_unknown_ids():
-    r = reconcile_ids([], [f"q{i}" for i in range(10_000)], ignore_unknown=True)
-    assert len(r.ignored) == 10_000 and r.message.endswith("q9, ... (10000 in all)")
-
-
-# --- compare_paired ----------------------------------------------------------------------------
-
-
-def test_compare_paired_uses_the_shared_questions_in_the_first_systems_order():
-    a = {"q1": 1.0, "q2": 0.5, "q3": 0.0, "only_a": 1.0}
-    b = {"q3": 0.5, "q2": 0.5, "q1": 0.0, "only_b": 0.0}
-    assert compare_paired(a, b, resamples=200, seed=7) == paired_bootstrap(
-        [1.0, 0.5, 0.0], [0.0, 0.5, 0.5], resamples=200, seed=7
-    )
-
-
-def test_compare_paired_without_shared_questions_is_an_error():
-    with pytest.raises(ValueError, match="share no question"):
-        compare_paired({"q1": 1.0}, {"q2": 1.0})
 
 
 # --- command lines -----------------------------------------------------------------------------
