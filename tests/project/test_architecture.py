@@ -368,12 +368,23 @@ def _test_modules() -> list[Path]:
     return sorted(p for p in (REPO / "tests").rglob("*.py") if p.relative_to(REPO / "tests").parts[0] in layers)
 
 
+def _support_modules(path: Path) -> list[Path]:
+    """The modules of tests/support/ that the test module ``path`` imports."""
+    found = []
+    for node in ast.walk(_tree(path)):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tests.support."):
+            found.append(REPO.joinpath(*node.module.split(".")).with_suffix(".py"))
+    return [p for p in found if p.is_file()]
+
+
 def _tests_above_their_package(path: Path) -> list[str]:
+    """What the test module ``path``, or a tests/support/ module it imports, names above its package."""
     layers = _layers()
     own = path.relative_to(REPO / "tests").parts[0]
     return [
-        f"{path.relative_to(REPO)}:{line} names {package} (layer {layers[package]}) from the tests of {own}"
-        for line, package in _named_packages(path, layers)
+        f"{source.relative_to(REPO)}:{line} names {package} (layer {layers[package]}) for the tests of {own}"
+        for source in [path, *_support_modules(path)]
+        for line, package in _named_packages(source, layers)
         if package != own and layers[package] >= layers[own]
     ]
 
