@@ -362,6 +362,7 @@ REPO = Path(__file__).resolve().parents[2]
 TEXTS = ["evening", "night time", "dentist", "chewing gum", "8:00 p.m. primetime", "the", "", "Ünïcödé ✓ answer"]
 
 
+@pytest.mark.slow
 def test_minilm_on_numpy_equals_sentence_transformers():
     pytest.importorskip("sentence_transformers")
     from cfc_probeval.embedders import SentenceTransformerEmbedder, sentence_pipeline

@@ -51,6 +51,7 @@ for path, config in ((protoqa_metric.evaluate_module_path(), "exact_match"), (cf
 """
 
 
+@pytest.mark.slow
 def test_predictions_nested_100000_deep_are_a_data_format_error(tmp_path):
     import subprocess
     import sys

@@ -61,6 +61,7 @@ def test_evaluate_reports_scoring_in_a_log_and_quiet_turns_it_off(tmp_path, quie
     assert lines[-1]["desc"] == "scoring (wordnet)" and lines[-1]["done"] == lines[-1]["total"] == "52"
 
 
+@pytest.mark.slow
 @needs_data
 def test_leaderboard_reports_the_systems_scored(tmp_path):
     cfc = DATA / "cfc"

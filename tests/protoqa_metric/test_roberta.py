@@ -149,6 +149,7 @@ def test_offline_without_roberta_base_names_the_override(tmp_path):
     assert wrong.returncode == 2 and "--similarity roberta only" in wrong.stderr
 
 
+@pytest.mark.slow
 def test_an_encoder_folder_without_a_model_or_asking_for_remote_code_is_one_line_naming_encoder(tmp_path, tiny_roberta):
     targets, predictions = _write_data(tmp_path)
     empty = tmp_path / "empty"

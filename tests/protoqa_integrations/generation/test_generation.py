@@ -75,6 +75,7 @@ def test_uniforms_are_counter_based_and_uniform():
     assert float(sample_uniforms([7], [123], 4)[0]) != float(u[123])
 
 
+@pytest.mark.slow
 def test_nucleus_tokens_follow_the_nucleus_and_the_distribution():
     logits = torch.log(torch.tensor([[0.5, 0.3, 0.15, 0.05]]))
     # top_p 0.9: the nucleus is the first three tokens (mass before the fourth is 0.95 >= 0.9).
