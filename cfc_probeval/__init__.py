@@ -14,43 +14,42 @@ embeddings. Samples are matched with WordNet. Pass ``clustering=`` (``human``, `
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from protoqa_core import __version__
 from protoqa_core.io.files import DataFormatError
+from protoqa_core.lazy_exports import lazy_exports
 
-from .clustering import (
-    CLUSTERINGS,
-    Clusterer,
-    ClusteringOptions,
-    GMeansClusterer,
-    HACClusterer,
-    XMeansClusterer,
-    make_clusterer,
-)
-from .defaults import AUTO, DEFAULTS
-from .distributions import WRONG, human_counts, kl_divergence, laplace_smoothed, model_counts
-from .embedders import (
-    EMBEDDERS,
-    CharNgramEmbedder,
-    Embedder,
-    FastTextEmbedder,
-    SentenceTransformerEmbedder,
-    get_embedder,
-)
-from .errors import ProbEvalWarning
-from .inputs import (
-    QuestionTargets,
-    has_human_clusters,
-    read_samples,
-    read_targets,
-    targets_from_question,
-    targets_from_raw_answers,
-    targets_from_reference,
-)
-from .matching import MATCHINGS, CosineMatcher, GPMatcher, Matcher, MatchingOptions, WordNetMatcher, make_matcher
-from .probeval import CLUSTERING_CHOICES, ProbEval, evaluate_probeval, resolve_clustering
-from .results import AnswerCluster, ClusterResult, ProbEvalResult, QuestionResult
+if TYPE_CHECKING:
+    from .checks import check_settings
+    from .clustering import (
+        Clusterer,
+        GMeansClusterer,
+        HACClusterer,
+        XMeansClusterer,
+        clustering_options,
+        make_clusterer,
+    )
+    from .defaults import AUTO, DEFAULTS
+    from .distributions import WRONG, human_counts, kl_divergence, laplace_smoothed, model_counts
+    from .embedders import CharNgramEmbedder, Embedder, FastTextEmbedder, SentenceTransformerEmbedder, get_embedder
+    from .errors import ProbEvalWarning
+    from .inputs import (
+        QuestionTargets,
+        has_human_clusters,
+        read_samples,
+        read_targets,
+        targets_from_question,
+        targets_from_raw_answers,
+        targets_from_reference,
+    )
+    from .matching import CosineMatcher, GPMatcher, Matcher, MatchingOptions, WordNetMatcher, make_matcher
+    from .options import Option
+    from .probeval import ProbEval, evaluate_probeval, resolve_clustering
+    from .registry import CLUSTERINGS, EMBEDDERS, MATCHINGS, clustering_choices
+    from .results import AnswerCluster, ClusterResult, ProbEvalResult, QuestionResult
 
 __all__ = [
     "__version__",
@@ -58,11 +57,12 @@ __all__ = [
     "AUTO",
     "DEFAULTS",
     "CLUSTERINGS",
-    "CLUSTERING_CHOICES",
+    "clustering_choices",
     "MATCHINGS",
     "EMBEDDERS",
     "WRONG",
     "evaluate_probeval",
+    "check_settings",
     "resolve_clustering",
     "ProbEval",
     "ProbEvalResult",
@@ -80,7 +80,8 @@ __all__ = [
     "HACClusterer",
     "XMeansClusterer",
     "GMeansClusterer",
-    "ClusteringOptions",
+    "Option",
+    "clustering_options",
     "make_clusterer",
     "Matcher",
     "WordNetMatcher",
@@ -100,6 +101,59 @@ __all__ = [
     "DataFormatError",
     "ProbEvalWarning",
 ]
+
+# Each name is imported from its module when first read: ``probeval --help`` and a run with human
+# clusters import neither the embedders nor the clusterings they do not use.
+__getattr__ = lazy_exports(
+    sys.modules[__name__],
+    {
+        "AUTO": ".defaults",
+        "DEFAULTS": ".defaults",
+        "CLUSTERINGS": ".registry",
+        "clustering_choices": ".registry",
+        "MATCHINGS": ".registry",
+        "EMBEDDERS": ".registry",
+        "WRONG": ".distributions",
+        "evaluate_probeval": ".probeval",
+        "check_settings": ".checks",
+        "resolve_clustering": ".probeval",
+        "ProbEval": ".probeval",
+        "ProbEvalResult": ".results",
+        "QuestionResult": ".results",
+        "ClusterResult": ".results",
+        "AnswerCluster": ".results",
+        "QuestionTargets": ".inputs",
+        "targets_from_question": ".inputs",
+        "targets_from_reference": ".inputs",
+        "targets_from_raw_answers": ".inputs",
+        "has_human_clusters": ".inputs",
+        "read_targets": ".inputs",
+        "read_samples": ".inputs",
+        "Clusterer": ".clustering",
+        "HACClusterer": ".clustering",
+        "XMeansClusterer": ".clustering",
+        "GMeansClusterer": ".clustering",
+        "Option": ".options",
+        "clustering_options": ".clustering",
+        "make_clusterer": ".clustering",
+        "Matcher": ".matching",
+        "WordNetMatcher": ".matching",
+        "CosineMatcher": ".matching",
+        "GPMatcher": ".matching",
+        "MatchingOptions": ".matching",
+        "make_matcher": ".matching",
+        "Embedder": ".embedders",
+        "SentenceTransformerEmbedder": ".embedders",
+        "FastTextEmbedder": ".embedders",
+        "CharNgramEmbedder": ".embedders",
+        "get_embedder": ".embedders",
+        "human_counts": ".distributions",
+        "model_counts": ".distributions",
+        "laplace_smoothed": ".distributions",
+        "kl_divergence": ".distributions",
+        "ProbEvalWarning": ".errors",
+    },
+)
 
 
 def evaluate_module_path() -> str:

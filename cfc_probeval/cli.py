@@ -23,7 +23,7 @@ import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from protoqa_core import __version__
 from protoqa_core.io.cli import (
@@ -41,11 +41,12 @@ from protoqa_core.io.cli_options import add_input_options, add_per_question_opti
 from protoqa_core.io.files import DataFormatError
 from protoqa_core.io.predictions import read_prediction_document
 
-from .defaults import AUTO, DEFAULTS, HAC_METHODS
+from .checks import check_settings
+from .clustering import clustering_options, describe_option
+from .defaults import AUTO, DEFAULTS
 from .errors import ProbEvalWarning
 from .inputs import SAMPLE_FIELDS, read_samples, read_targets, reconcile_sample_ids, sample_fields
-from .matching import MATCHINGS
-from .probeval import CLUSTERING_CHOICES, evaluate_probeval
+from .registry import CLUSTERINGS, MATCHINGS, clustering_choices
 from .results import ProbEvalResult
 
 __all__ = ["main", "build_parser", "parse_args", "write_per_question", "COMMANDS", "DESCRIPTION"]
@@ -122,11 +123,11 @@ def _add_method_arguments(parser: argparse.ArgumentParser) -> None:
     """How ``evaluate`` clusters, embeds and matches: the options of :class:`~cfc_probeval.ProbEval`."""
     parser.add_argument(
         "--clustering",
-        choices=CLUSTERING_CHOICES,
+        choices=clustering_choices(),
         default=AUTO,
         help=f"how the targets' answers are clustered: {AUTO} (default) takes the targets' human clusters when "
         f"they have them, else clusters the raw answers with {DEFAULTS.clustering} "
-        f"(k_init {DEFAULTS.gmeans_k_init}); human, or an automatic clustering, forces one",
+        f"(k_init {CLUSTERINGS[DEFAULTS.clustering].option('k_init').default}); human, or an automatic clustering, forces one",
     )
     parser.add_argument(
         "--matching",
@@ -151,37 +152,30 @@ def _add_method_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"cosine similarity (default {DEFAULTS.cosine_threshold}) or GP probability "
         f"(default {DEFAULTS.gp_threshold}) a match needs",
     )
-    parser.add_argument(
-        "--linkage", choices=HAC_METHODS, default=None, help=f"HAC linkage method (default {DEFAULTS.hac_linkage})"
-    )
-    parser.add_argument(
-        "--distance-threshold",
-        type=float_between(0, 2),
-        default=None,
-        help=f"HAC cut, in cosine distance (default {DEFAULTS.hac_threshold})",
-    )
-    parser.add_argument(
-        "--k-init",
-        type=int_at_least(1, 10_000),
-        default=None,
-        help=f"X-means/G-means initial number of clusters (default {DEFAULTS.xmeans_k_init} / "
-        f"{DEFAULTS.gmeans_k_init})",
-    )
-    parser.add_argument(
-        "--k-max",
-        type=int_at_least(1, 10_000),
-        default=None,
-        help=f"X-means/G-means maximum (default {DEFAULTS.k_max})",
-    )
-    parser.add_argument(
-        "--alpha",
-        type=float_between(0, 1, low_open=True, high_open=True),
-        default=None,
-        help=f"G-means significance level (default {DEFAULTS.gmeans_alpha})",
-    )
+    _add_clustering_arguments(parser)
     parser.add_argument(
         "--seed", type=int_at_least(0, 2**32 - 1), default=DEFAULTS.seed, help="seed of K-means and the GP classifiers"
     )
+
+
+def _add_clustering_arguments(parser: argparse.ArgumentParser) -> None:
+    """One flag per option the clusterings declare (``--k-init`` for ``k_init``), unset by default."""
+    for name, owners in clustering_options().items():
+        option = owners[0][1]
+        if option.shared:  # a setting of ProbEval as a whole, with a flag of its own
+            continue
+        parser.add_argument(
+            option.flag,
+            type=option.parse(),
+            choices=option.choices if option.kind is str else None,
+            default=None,
+            help=describe_option(name),
+        )
+
+
+def _clustering_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The clustering options of the command line, by name (None: not given)."""
+    return {name: getattr(args, name) for name, owners in clustering_options().items() if not owners[0][1].shared}
 
 
 def write_per_question(result: ProbEvalResult, path: Path) -> None:
@@ -208,13 +202,9 @@ def write_per_question(result: ProbEvalResult, path: Path) -> None:
     write_output_file(path, write_lines)
 
 
-def _check_options(args: argparse.Namespace) -> None:
-    """Ranges that depend on more than one option, checked before anything is read."""
-    if args.k_init is not None and args.k_max is not None and args.k_init > args.k_max:
-        raise ValueError(f"--k-init ({args.k_init}) must not exceed --k-max ({args.k_max})")
-
-
 def _run(args: argparse.Namespace) -> ProbEvalResult:
+    from .probeval import evaluate_probeval
+
     targets = read_targets(args.targets)
     document = read_prediction_document(args.predictions)  # the one read of the file
     samples = read_samples(document, args.field)
@@ -233,13 +223,9 @@ def _run(args: argparse.Namespace) -> ProbEvalResult:
         embedder=args.embedder,
         model_dir=args.model_dir,
         threshold=args.threshold,
-        linkage=args.linkage,
-        distance_threshold=args.distance_threshold,
-        k_init=args.k_init,
-        k_max=args.k_max,
-        alpha=args.alpha,
         seed=args.seed,
         all_stopword_match=not args.all_stopwords_zero,
+        **_clustering_settings(args),
     )
 
 
@@ -249,7 +235,7 @@ def _add_compare_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("predictions_b", metavar="PREDICTIONS_B", help="system B's samples")
     parser.add_argument(
         "--clustering",
-        choices=CLUSTERING_CHOICES,
+        choices=clustering_choices(),
         default=AUTO,
         help="as for probeval (default auto: the targets' human clusters when they have them)",
     )
@@ -354,7 +340,12 @@ def _compare_command(args: argparse.Namespace) -> int:
 def _evaluate(args: argparse.Namespace) -> int:
     warnings.simplefilter("ignore" if args.quiet else "always")
     try:
-        _check_options(args)
+        # The library's checks, before any file is read.
+        check_settings(
+            args.clustering,
+            args.matching,
+            {"threshold": args.threshold, "seed": args.seed, **_clustering_settings(args)},
+        )
         per_question = (
             check_output_file(args.per_question, [args.targets, args.predictions], args.overwrite)
             if args.per_question

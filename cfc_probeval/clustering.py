@@ -24,25 +24,25 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
-from typing import Any, Optional
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any, ClassVar, Optional
 
 import numpy as np
 
-from protoqa_core.registry import Registry
-from protoqa_core.similarity.embedding import unit_rows
-
-from .defaults import DEFAULTS, GMEANS_CRITICAL_VALUES, check_k_range, check_option
-from .kmeans import KMeansFit, kmeans, one_thread
+from .options import SEED, Option
+from .registry import CLUSTERINGS
 
 __all__ = [
     "Clusterer",
     "HACClusterer",
     "XMeansClusterer",
     "GMeansClusterer",
-    "CLUSTERINGS",
-    "ClusteringOptions",
+    "HAC_METHODS",
+    "GMEANS_CRITICAL_VALUES",
     "make_clusterer",
+    "clustering_options",
+    "describe_option",
     "canonical_labels",
     "flat_clusters",
     "spherical_bic",
@@ -50,21 +50,20 @@ __all__ = [
 
 _EUCLIDEAN_ONLY = ("centroid", "median", "ward")
 
+#: The linkage methods of scipy's hierarchical clustering that HAC accepts.
+HAC_METHODS = ("single", "complete", "average", "weighted", "centroid", "median", "ward")
 
-@dataclass(frozen=True)
-class ClusteringOptions:
-    """The options every clustering is built from (:meth:`Clusterer.from_options`); None is the package default.
-
-    >>> ClusteringOptions(k_init=2).k_max is None
-    True
-    """
-
-    linkage_method: Optional[str] = None
-    distance_threshold: Optional[float] = None
-    k_init: Optional[int] = None
-    k_max: Optional[int] = None
-    alpha: Optional[float] = None
-    seed: int = 0
+# Critical values of the Anderson-Darling statistic for normality with estimated mean
+# and variance (Stephens 1974, case 3), plus the alpha = 0.0001 value used by G-means;
+# their keys are the significance levels G-means accepts.
+GMEANS_CRITICAL_VALUES: dict[float, float] = {
+    0.15: 0.576,
+    0.10: 0.656,
+    0.05: 0.787,
+    0.025: 0.918,
+    0.01: 1.092,
+    0.0001: 1.8692,
+}
 
 
 def canonical_labels(labels: np.ndarray) -> np.ndarray:
@@ -78,19 +77,62 @@ def canonical_labels(labels: np.ndarray) -> np.ndarray:
 
 
 class Clusterer(ABC):
-    """Groups the rows of an embedding matrix; ``name`` and :meth:`params` go in signatures."""
+    """Groups the rows of an embedding matrix; ``name`` and :meth:`params` go in signatures.
 
-    name: str = "clusterer"
+    A clustering declares its options in :attr:`options`, and its constructor takes them by
+    those names: :meth:`from_options` builds it from them, :meth:`params` puts them in the
+    signature, and ``probeval``'s flags, :class:`~cfc_probeval.ProbEval`'s range checks and the
+    ``evaluate`` module read them from there (:func:`clustering_options`).
+    """
+
+    name: ClassVar[str] = "clusterer"
+    title: ClassVar[str] = ""
+    """How ``probeval --help`` names it (``HAC``); the name when empty."""
+    options: ClassVar[tuple[Option, ...]] = ()
+    """Its options, in the order the signature shows them."""
 
     @classmethod
-    def from_options(cls, options: ClusteringOptions) -> Clusterer:
-        """This clustering from the shared options, with the package defaults (:data:`DEFAULTS`) for unset ones;
-        an option it does not read is ignored. A clustering registered in :data:`CLUSTERINGS` defines it."""
-        raise TypeError(f"{cls.__qualname__} defines no from_options, so it cannot be built by name")
+    def option(cls, name: str) -> Option:
+        """Its declared option ``name`` (KeyError when it declares none so called).
 
-    @abstractmethod
+        >>> GMeansClusterer.option("k_init").default
+        8
+        """
+        for option in cls.options:
+            if option.name == name:
+                return option
+        raise KeyError(f"{cls.__qualname__} declares no option {name!r}")
+
+    @classmethod
+    def option_values(cls, given: Mapping[str, Any] = {}) -> dict[str, Any]:
+        """Every declared option's value: the one ``given`` (not None), checked, else its default.
+
+        An option it does not declare is ignored; a value out of its range raises ValueError
+        naming the option and what it accepts.
+
+        >>> XMeansClusterer.option_values({"k_max": 5, "linkage": "average"})
+        {'k_init': 5, 'k_max': 5, 'seed': 0}
+        """
+        values = {o.name: o.default if given.get(o.name) is None else o.check(given[o.name]) for o in cls.options}
+        return cls._settle(values, given)
+
+    @classmethod
+    def _settle(cls, values: dict[str, Any], given: Mapping[str, Any]) -> dict[str, Any]:
+        """The rules between options (``values`` checked one by one; ``given`` what the caller set)."""
+        return values
+
+    @classmethod
+    def from_options(cls, given: Mapping[str, Any] = {}) -> Clusterer:
+        """This clustering with the options ``given`` (by their declared names) and the declared defaults.
+
+        >>> GMeansClusterer.from_options({"k_init": 2}).params()
+        {'k_init': 2, 'k_max': 20, 'seed': 0, 'alpha': 0.0001}
+        """
+        return cls(**cls.option_values(given))
+
     def params(self) -> dict[str, Any]:
-        """The settings that determine the result, for the reproducibility signature."""
+        """The settings that determine the result, for the reproducibility signature: each declared option."""
+        return {o.label: getattr(self, o.name) for o in self.options}
 
     @abstractmethod
     def _labels(self, vectors: np.ndarray) -> np.ndarray:
@@ -99,7 +141,7 @@ class Clusterer(ABC):
     def fit_labels(self, vectors: np.ndarray) -> np.ndarray:
         """One cluster label per row of ``vectors``, numbered by first appearance.
 
-        >>> HACClusterer(threshold=0.5).fit_labels(np.array([[1.0, 0], [0.9, 0.1], [0, 1.0]])).tolist()
+        >>> HACClusterer(distance_threshold=0.5).fit_labels(np.array([[1.0, 0], [0.9, 0.1], [0, 1.0]])).tolist()
         [0, 0, 1]
         """
         vectors = np.asarray(vectors, dtype=np.float64)
@@ -110,32 +152,13 @@ class Clusterer(ABC):
         return canonical_labels(self._labels(vectors))
 
 
-def _builds_itself(name: str, clustering: Optional[type[Clusterer]]) -> None:
-    """The check of :data:`CLUSTERINGS`: a clustering class builds itself from the shared options.
-
-    >>> _builds_itself("plain", Clusterer)
-    Traceback (most recent call last):
-    ...
-    TypeError: clustering 'plain': Clusterer defines no from_options
-    """
-    if clustering is not None and clustering.from_options.__func__ is Clusterer.from_options.__func__:  # type: ignore[attr-defined]
-        raise TypeError(f"clustering {name!r}: {clustering.__qualname__} defines no from_options")
-
-
-CLUSTERINGS: Registry[Optional[type[Clusterer]]] = Registry("clustering", check=_builds_itself)
-"""Ground-truth clusterings by name: ``human`` (the data's human clusters, no clusterer) and the
-automatic ones, each a :class:`Clusterer` class registered with ``@CLUSTERINGS.register(name)``."""
-CLUSTERINGS.add("human", None)
-
-
-@CLUSTERINGS.register("hac")
 class HACClusterer(Clusterer):
     """Hierarchical agglomerative clustering cut at a distance threshold (scipy).
 
     Args:
-        method: linkage method (``average``, ``complete``, ``single``, ``weighted``,
+        linkage: linkage method (``average``, ``complete``, ``single``, ``weighted``,
             or ``ward``/``centroid``/``median`` with ``metric="euclidean"``).
-        threshold: clusters are merged while their linkage distance is at most this.
+        distance_threshold: clusters are merged while their linkage distance is at most this.
         metric: ``cosine`` (1 - cosine similarity) or ``euclidean`` (of unit rows).
 
     >>> HACClusterer("average", 0.3).params()
@@ -143,37 +166,36 @@ class HACClusterer(Clusterer):
     """
 
     name = "hac"
+    title = "HAC"
+    options = (
+        Option("linkage", str, "complete", "linkage method", choices=HAC_METHODS),
+        Option("distance_threshold", float, 0.3, "cut, in cosine distance", low=0.0, high=2.0, label="threshold"),
+    )
 
-    def __init__(self, method: str = "average", threshold: float = 0.5, metric: str = "cosine") -> None:
-        check_option("linkage", method)
-        threshold = check_option("distance_threshold", threshold)
+    def __init__(self, linkage: str = "average", distance_threshold: float = 0.5, metric: str = "cosine") -> None:
+        checked = self.option_values({"linkage": linkage, "distance_threshold": distance_threshold})
         if metric not in ("cosine", "euclidean"):
             raise ValueError(f"unknown metric {metric!r}; choose cosine or euclidean")
-        if method in _EUCLIDEAN_ONLY and metric != "euclidean":
-            raise ValueError(f"linkage {method!r} needs metric='euclidean'")
-        self.method, self.threshold, self.metric = method, float(threshold), metric
-
-    @classmethod
-    def from_options(cls, options: ClusteringOptions) -> HACClusterer:
-        threshold = options.distance_threshold
-        return cls(
-            options.linkage_method or DEFAULTS.hac_linkage, DEFAULTS.hac_threshold if threshold is None else threshold
-        )
+        if linkage in _EUCLIDEAN_ONLY and metric != "euclidean":
+            raise ValueError(f"linkage {linkage!r} needs metric='euclidean'")
+        self.linkage, self.distance_threshold, self.metric = linkage, checked["distance_threshold"], metric
 
     def params(self) -> dict[str, Any]:
-        return {"linkage": self.method, "threshold": self.threshold, "metric": self.metric}
+        return {**super().params(), "metric": self.metric}
 
     def _labels(self, vectors: np.ndarray) -> np.ndarray:
         # scipy.cluster costs 0.2-0.4 s to import; only this clustering needs it.
         from scipy.cluster.hierarchy import linkage
         from scipy.spatial.distance import pdist
 
+        from protoqa_core.similarity.embedding import unit_rows
+
         distances = pdist(unit_rows(vectors), metric=self.metric)
         # A zero vector (an answer with no known word) has no cosine; treat it as
         # unrelated to everything rather than letting NaN poison the linkage.
         distances = np.nan_to_num(distances, nan=1.0)
-        tree = linkage(distances, method=self.method)
-        return flat_clusters(tree, self.threshold)
+        tree = linkage(distances, method=self.linkage)
+        return flat_clusters(tree, self.distance_threshold)
 
 
 def flat_clusters(tree: np.ndarray, threshold: float) -> np.ndarray:
@@ -261,21 +283,38 @@ def _distinct_rows(vectors: np.ndarray, at_least: Optional[int] = None) -> int:
     return len(seen)
 
 
+_K_INIT = Option("k_init", int, 1, "initial number of clusters", low=1, high=10_000)
+_K_MAX = Option("k_max", int, 20, "maximum", low=1, high=10_000)
+
+
 class _SplittingKMeans(Clusterer):
     """K-means from ``k_init`` centers, then split clusters while a test says so, up to ``k_max``."""
 
     def __init__(self, k_init: int = 1, k_max: int = 20, seed: int = 0, n_init: int = 10) -> None:
-        k_init, k_max = check_k_range(k_init, k_max)
-        self.k_init, self.k_max, self.seed, self.n_init = k_init, k_max, check_option("seed", seed), int(n_init)
+        checked = self.option_values({"k_init": k_init, "k_max": k_max, "seed": seed})
+        self.k_init, self.k_max, self.seed, self.n_init = (
+            checked["k_init"],
+            checked["k_max"],
+            checked["seed"],
+            int(n_init),
+        )
 
-    def params(self) -> dict[str, Any]:
-        return {"k_init": self.k_init, "k_max": self.k_max, "seed": self.seed}
+    @classmethod
+    def _settle(cls, values: dict[str, Any], given: Mapping[str, Any]) -> dict[str, Any]:
+        """An unset ``k_init`` never exceeds the ``k_max`` chosen; a set one must not.
 
-    @staticmethod
-    def _k_range(options: ClusteringOptions, default_k_init: int) -> tuple[Any, Any]:
-        """``k_init`` and ``k_max`` with their defaults; an unset ``k_init`` never exceeds the ``k_max`` chosen."""
-        k_max = DEFAULTS.k_max if options.k_max is None else options.k_max
-        return _default_k_init(default_k_init, k_max) if options.k_init is None else options.k_init, k_max
+        >>> GMeansClusterer.option_values({"k_init": 5, "k_max": 3})
+        Traceback (most recent call last):
+        ...
+        ValueError: k_init must be an integer in [1, 10000] and <= k_max, got k_init=5 with k_max=3
+        """
+        if given.get("k_init") is None:
+            values["k_init"] = min(values["k_init"], values["k_max"])
+        elif values["k_init"] > values["k_max"]:
+            raise ValueError(
+                f"k_init must be {_K_INIT.accepts} and <= k_max, got k_init={values['k_init']} with k_max={values['k_max']}"
+            )
+        return values
 
     @abstractmethod
     def _split_strength(self, points: np.ndarray, children) -> Optional[float]:
@@ -286,12 +325,17 @@ class _SplittingKMeans(Clusterer):
         """Clusters with fewer points than this are never split."""
 
     def _labels(self, vectors: np.ndarray) -> np.ndarray:
+        # K-means (numpy and scikit-learn's internals) is loaded when a K-means clustering first runs.
+        from .kmeans import one_thread
+
         with one_thread():
             return self._split_until_stable(vectors)
 
     def _split_until_stable(self, vectors: np.ndarray) -> np.ndarray:
+        from .kmeans import kmeans
+
         model = kmeans(vectors, min(self.k_init, _distinct_rows(vectors)), self.seed, n_init=self.n_init)
-        children_of: dict[bytes, KMeansFit] = {}  # a cluster unchanged by a refit splits as before
+        children_of: dict[bytes, Any] = {}  # a cluster unchanged by a refit splits as before
         while True:
             labels, centers = model.labels_, model.cluster_centers_
             proposals = []  # (strength, cluster index, two child centers)
@@ -320,7 +364,6 @@ class _SplittingKMeans(Clusterer):
                 return labels  # the refit merged the split back: no progress
 
 
-@CLUSTERINGS.register("xmeans")
 class XMeansClusterer(_SplittingKMeans):
     """X-means: split a cluster in two while that raises its BIC (:func:`spherical_bic`).
 
@@ -331,10 +374,8 @@ class XMeansClusterer(_SplittingKMeans):
     """
 
     name = "xmeans"
-
-    @classmethod
-    def from_options(cls, options: ClusteringOptions) -> XMeansClusterer:
-        return cls(*cls._k_range(options, DEFAULTS.xmeans_k_init), options.seed)
+    title = "X-means"
+    options = (replace(_K_INIT, default=16), _K_MAX, SEED)
 
     def _min_split_size(self) -> int:
         return 4  # the children's variance needs points beyond their two centers
@@ -345,7 +386,19 @@ class XMeansClusterer(_SplittingKMeans):
         return child - parent if child > parent else None
 
 
-@CLUSTERINGS.register("gmeans")
+_ALPHA = Option(
+    "alpha",
+    float,
+    0.0001,
+    "significance level",
+    low=0.0,
+    high=1.0,
+    low_open=True,
+    high_open=True,
+    choices=tuple(sorted(GMEANS_CRITICAL_VALUES)),
+)
+
+
 class GMeansClusterer(_SplittingKMeans):
     """G-means: split a cluster while its points do not look Gaussian along the split axis.
 
@@ -362,6 +415,8 @@ class GMeansClusterer(_SplittingKMeans):
     """
 
     name = "gmeans"
+    title = "G-means"
+    options = (replace(_K_INIT, default=8), _K_MAX, SEED, _ALPHA)
 
     def __init__(
         self,
@@ -373,15 +428,7 @@ class GMeansClusterer(_SplittingKMeans):
         n_init: int = 10,
     ) -> None:
         super().__init__(k_init, k_max, seed, n_init)
-        self.alpha, self.min_split_size = check_option("alpha", alpha), int(min_split_size)
-
-    @classmethod
-    def from_options(cls, options: ClusteringOptions) -> GMeansClusterer:
-        alpha = DEFAULTS.gmeans_alpha if options.alpha is None else options.alpha
-        return cls(*cls._k_range(options, DEFAULTS.gmeans_k_init), options.seed, alpha)
-
-    def params(self) -> dict[str, Any]:
-        return {**super().params(), "alpha": self.alpha}
+        self.alpha, self.min_split_size = _ALPHA.check(alpha), int(min_split_size)
 
     def _min_split_size(self) -> int:
         return max(self.min_split_size, 3)
@@ -426,23 +473,9 @@ def anderson_normal_statistic(x: np.ndarray) -> float:
     return float(-N - np.sum((2 * i - 1.0) / N * (logcdf + logsf[::-1]), axis=0))
 
 
-def _default_k_init(default: int, k_max: Any) -> Any:
-    if isinstance(k_max, int) and not isinstance(k_max, bool) and 1 <= k_max < default:
-        return k_max
-    return default
-
-
-def make_clusterer(
-    name: str,
-    *,
-    linkage_method: Optional[str] = None,
-    distance_threshold: Optional[float] = None,
-    k_init: Optional[int] = None,
-    k_max: Optional[int] = None,
-    alpha: Optional[float] = None,
-    seed: int = 0,
-) -> Optional[Clusterer]:
-    """The clusterer called ``name`` with the package defaults for unset options (None for ``human``).
+def make_clusterer(name: str, **options: Any) -> Optional[Clusterer]:
+    """The clusterer called ``name`` with ``options`` (by their declared names) and the declared defaults
+    for the others (None for ``human``); an option it does not declare is ignored.
 
     >>> make_clusterer("gmeans", k_init=2).params()
     {'k_init': 2, 'k_max': 20, 'seed': 0, 'alpha': 0.0001}
@@ -450,7 +483,44 @@ def make_clusterer(
     True
     """
     clustering = CLUSTERINGS.get(name)
-    if clustering is None:
-        return None
-    options = ClusteringOptions(linkage_method, distance_threshold, k_init, k_max, alpha, seed)
-    return clustering.from_options(options)
+    return None if clustering is None else clustering.from_options(options)
+
+
+def clustering_options() -> dict[str, tuple[tuple[str, Option], ...]]:
+    """Every option a registered clustering declares, by name, with the clusterings declaring it.
+
+    Loads every clustering. An option declared by several clusterings is one flag and one keyword,
+    so its type and range must agree (its default and help may differ); TypeError when they do not.
+
+    >>> [(name, [c for c, _ in owners]) for name, owners in clustering_options().items()][2:4]
+    [('k_init', ['xmeans', 'gmeans']), ('k_max', ['xmeans', 'gmeans'])]
+    """
+    found: dict[str, list[tuple[str, Option]]] = {}
+    for name in CLUSTERINGS:
+        clustering = CLUSTERINGS[name]
+        for option in () if clustering is None else clustering.options:
+            owners = found.setdefault(option.name, [])
+            if owners and _accepted(owners[0][1]) != _accepted(option):
+                raise TypeError(
+                    f"clustering {name!r} declares option {option.name!r} with another type or range "
+                    f"than clustering {owners[0][0]!r}; one option name means one thing"
+                )
+            owners.append((name, option))
+    return {name: tuple(owners) for name, owners in found.items()}
+
+
+def _accepted(option: Option) -> tuple[Any, ...]:
+    return (option.kind, option.low, option.high, option.low_open, option.high_open, option.choices, option.shared)
+
+
+def describe_option(name: str) -> str:
+    """What an option is, for ``--help`` and the ``evaluate`` module: the clusterings' titles, its help,
+    and each clustering's default.
+
+    >>> describe_option("k_init")
+    'X-means/G-means initial number of clusters (default 16 / 8)'
+    """
+    owners = clustering_options()[name]
+    titles = "/".join(dict.fromkeys(CLUSTERINGS[c].title or c for c, _ in owners))
+    defaults = " / ".join(dict.fromkeys(str(o.default) for _, o in owners))
+    return f"{titles} {owners[0][1].help} (default {defaults})"

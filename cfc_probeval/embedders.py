@@ -14,7 +14,7 @@ spec (``get_embedder``)             embedder
 ``char-ngrams``                     hashed character trigrams: no model, fast, deterministic
 =================================== ==============================================================
 
-Each family is an :class:`Embedder` class registered in :data:`EMBEDDERS` under its spec
+Each family is an :class:`Embedder` class registered in :data:`~cfc_probeval.registry.EMBEDDERS` under its spec
 prefix, with the whole specs (``shorthands``) and file endings (``suffixes``) that also
 name it; :func:`get_embedder` reads a spec through that registry.
 
@@ -40,7 +40,6 @@ from typing import Any, ClassVar, Optional, Union
 
 import numpy as np
 
-from protoqa_core.registry import Registry
 from protoqa_core.similarity.embedding import (
     EMBEDDING_DECIMALS,
     ModelLocation,
@@ -58,6 +57,8 @@ from protoqa_core.similarity.numpy_encoder import (
     read_json,
 )
 
+from .registry import EMBEDDERS
+
 __all__ = [
     "Embedder",
     "SentenceTransformerEmbedder",
@@ -66,7 +67,6 @@ __all__ = [
     "DEFAULT_EMBEDDER",
     "DEFAULT_SENTENCE_TRANSFORMER",
     "MODEL_DIR_ENV",
-    "EMBEDDERS",
     "get_embedder",
     "MINILM_REVISION",
     "MINILM_WEIGHTS_SHA256",
@@ -155,23 +155,6 @@ class Embedder(ABC):
             return
         for text in [t for t in self._cache if t not in keep][:excess]:
             del self._cache[text]
-
-
-def _builds_itself(name: str, family: type[Embedder]) -> None:
-    """The check of :data:`EMBEDDERS`: an embedder family builds itself from a spec.
-
-    >>> _builds_itself("plain", Embedder)
-    Traceback (most recent call last):
-    ...
-    TypeError: embedder 'plain': Embedder defines no from_spec
-    """
-    if family.from_spec.__func__ is Embedder.from_spec.__func__:  # type: ignore[attr-defined]
-        raise TypeError(f"embedder {name!r}: {family.__qualname__} defines no from_spec")
-
-
-EMBEDDERS: Registry[type[Embedder]] = Registry("embedder", check=_builds_itself)
-"""Embedder families by spec prefix, each an :class:`Embedder` class registered with
-``@EMBEDDERS.register(prefix)``, built by its :meth:`~Embedder.from_spec`."""
 
 
 def _compact(vectors: np.ndarray) -> np.ndarray:
@@ -316,7 +299,6 @@ def _load_sentence_transformer(location: str, device: str) -> Any:
             transformers_logging.enable_progress_bar()
 
 
-@EMBEDDERS.register("st")
 class SentenceTransformerEmbedder(Embedder):
     """A sentence-transformers model (default: all-MiniLM-L6-v2), found by :func:`locate_sentence_transformer`.
 
@@ -480,7 +462,6 @@ def _load_fasttext_bin(path: str) -> Any:
     return fasttext.load_model(path)
 
 
-@EMBEDDERS.register("fasttext")
 class FastTextEmbedder(Embedder):
     """FastText vectors, an answer being the average of its word vectors (the paper's best).
 
@@ -528,7 +509,6 @@ class FastTextEmbedder(Embedder):
         return out
 
 
-@EMBEDDERS.register("char-ngrams")
 class CharNgramEmbedder(Embedder):
     """Hashed character n-grams of the lower-cased string: no model, deterministic.
 

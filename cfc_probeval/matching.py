@@ -23,26 +23,28 @@ import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Optional
+from typing import TYPE_CHECKING, Any, ClassVar, Optional
 
 import numpy as np
 
-from protoqa_core.registry import Registry
 from protoqa_core.similarity import collect_approximations, wordnet_similarity
-from protoqa_core.similarity.embedding import unit_rows
-from protoqa_core.similarity.gaussian_process import GP_MODELS, OneVsAll, fit_one_vs_all
 from protoqa_core.similarity.spans import span_index
 from protoqa_core.text import content_tokens
 
-from .defaults import DEFAULTS, check_option
-from .embedders import Embedder
+from .defaults import DEFAULTS
+from .options import SEED, THRESHOLD, Option
+from .registry import MATCHINGS
+
+if TYPE_CHECKING:
+    from protoqa_core.similarity.gaussian_process import OneVsAll
+
+    from .embedders import Embedder
 
 __all__ = [
     "Matcher",
     "WordNetMatcher",
     "CosineMatcher",
     "GPMatcher",
-    "MATCHINGS",
     "MatchingOptions",
     "make_matcher",
     "wordnet_scores_one",
@@ -108,6 +110,8 @@ class Matcher(ABC):
     """Whether it matches on the embedder's vectors (ProbEval then builds one and embeds the strings it matches)."""
     uses_wordnet: ClassVar[bool] = False
     """Whether it reads WordNet (the signature then names WordNet's version)."""
+    options: ClassVar[tuple[Option, ...]] = ()
+    """The ProbEval settings it reads beyond ``seed`` (``threshold``); another one given is refused."""
 
     @property
     def num_pairs_scored(self) -> int:
@@ -147,22 +151,6 @@ class Matcher(ABC):
         return self.match(samples, clusters), []
 
 
-def _builds_itself(name: str, matching: type[Matcher]) -> None:
-    """The check of :data:`MATCHINGS`: a matching class builds itself from the shared options.
-
-    >>> _builds_itself("plain", Matcher)
-    Traceback (most recent call last):
-    ...
-    TypeError: matching 'plain': Matcher defines no from_options
-    """
-    if matching.from_options.__func__ is Matcher.from_options.__func__:  # type: ignore[attr-defined]
-        raise TypeError(f"matching {name!r}: {matching.__qualname__} defines no from_options")
-
-
-MATCHINGS: Registry[type[Matcher]] = Registry("matching", check=_builds_itself)
-"""Matchings by name, each a :class:`Matcher` class registered with ``@MATCHINGS.register(name)``."""
-
-
 class _BoundedCache(dict):
     """A dict that forgets its oldest entries beyond ``limit`` (bounded memory on any input)."""
 
@@ -177,7 +165,6 @@ class _BoundedCache(dict):
         self[key] = value
 
 
-@MATCHINGS.register("wordnet")
 class WordNetMatcher(Matcher):
     """A sample belongs to every cluster holding a string it fully WordNet-matches (similarity 1).
 
@@ -322,6 +309,13 @@ class WordNetMatcher(Matcher):
 _MISSING = object()
 
 
+def _unit_rows(vectors: np.ndarray) -> np.ndarray:
+    """The rows scaled to unit length; the embedding module is imported by the matchings that embed only."""
+    from protoqa_core.similarity.embedding import unit_rows
+
+    return unit_rows(vectors)
+
+
 def _cluster_max(similarity: np.ndarray, owners: np.ndarray, num_clusters: int) -> np.ndarray:
     """Column-reduce ``similarity`` (samples x answers) to samples x clusters by maximum."""
     out = np.full((similarity.shape[0], num_clusters), -np.inf)
@@ -338,7 +332,6 @@ def _flatten(clusters: Sequence[Sequence[str]]) -> tuple[list[str], np.ndarray]:
     return answers, owners
 
 
-@MATCHINGS.register("cosine")
 class CosineMatcher(Matcher):
     """A sample goes to the cluster of its most similar answer string if that cosine >= ``threshold``.
 
@@ -353,9 +346,10 @@ class CosineMatcher(Matcher):
 
     name = "cosine"
     needs_embedder = True
+    options = (THRESHOLD,)
 
     def __init__(self, embedder: Embedder, threshold: float) -> None:
-        self.embedder, self.threshold = embedder, check_option("threshold", threshold)
+        self.embedder, self.threshold = embedder, THRESHOLD.check(threshold)
 
     @classmethod
     def from_options(cls, options: MatchingOptions) -> CosineMatcher:
@@ -371,11 +365,10 @@ class CosineMatcher(Matcher):
             return []
         if not answers:
             return [() for _ in samples]
-        similarity = unit_rows(self.embedder.embed(list(samples))) @ unit_rows(self.embedder.embed(answers)).T
+        similarity = _unit_rows(self.embedder.embed(list(samples))) @ _unit_rows(self.embedder.embed(answers)).T
         return best_clusters(_cluster_max(similarity, owners, len(clusters)), self.threshold)
 
 
-@MATCHINGS.register("gp")
 class GPMatcher(Matcher):
     """One Gaussian-process classifier per cluster over answer embeddings (scikit-learn).
 
@@ -404,6 +397,7 @@ class GPMatcher(Matcher):
 
     name = "gp"
     needs_embedder = True
+    options = (THRESHOLD,)
 
     def __init__(
         self,
@@ -413,13 +407,15 @@ class GPMatcher(Matcher):
         fallback_cosine_threshold: Optional[float] = None,
         model: str = "classification",
     ) -> None:
-        self.embedder, self.threshold = embedder, check_option("threshold", threshold)
-        self.seed = check_option("seed", seed)
+        self.embedder, self.threshold = embedder, THRESHOLD.check(threshold)
+        self.seed = SEED.check(seed)
+        from protoqa_core.similarity.gaussian_process import GP_MODELS
+
         if model not in GP_MODELS:
             raise ValueError(f"unknown Gaussian-process model {model!r}; choose one of {', '.join(GP_MODELS)}")
         self.model = model
-        self.fallback_cosine_threshold = check_option(
-            "threshold", DEFAULTS.cosine_threshold if fallback_cosine_threshold is None else fallback_cosine_threshold
+        self.fallback_cosine_threshold = THRESHOLD.check(
+            DEFAULTS.cosine_threshold if fallback_cosine_threshold is None else fallback_cosine_threshold
         )
         self._fitted: dict[tuple[tuple[str, ...], ...], OneVsAll] = {}
         self.fallbacks = 0
@@ -443,10 +439,12 @@ class GPMatcher(Matcher):
             return cached
         # Train on distinct strings, each labelled with every cluster it appears in.
         answers = sorted({a for c in clusters for a in c})
-        train = unit_rows(self.embedder.embed(answers))
+        train = _unit_rows(self.embedder.embed(answers))
         members = np.array(
             [[a in inside for inside in (set(c) for c in clusters)] for a in answers], dtype=bool
         ).reshape(len(answers), len(clusters))
+        from protoqa_core.similarity.gaussian_process import fit_one_vs_all
+
         fitted = fit_one_vs_all(train, members, model=self.model, seed=self.seed)
         if len(self._fitted) >= 64:  # the same clusters are usually matched again right away, if at all
             self._fitted.pop(next(iter(self._fitted)))
@@ -456,7 +454,7 @@ class GPMatcher(Matcher):
     def cluster_probabilities(self, samples: Sequence[str], clusters: Sequence[Sequence[str]]) -> np.ndarray:
         """``P[i, c]``: probability that sample ``i`` belongs to cluster ``c`` (the regression's mean with
         ``model="regression"``)."""
-        test = unit_rows(self.embedder.embed(list(samples)))
+        test = _unit_rows(self.embedder.embed(list(samples)))
         return self._classifiers(clusters).scores(test)
 
     def match(self, samples: Sequence[str], clusters: Sequence[Sequence[str]]) -> list[tuple[int, ...]]:

@@ -22,32 +22,32 @@ import math
 import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 from protoqa_core.io.ids import reconcile_ids
 from protoqa_core.io.records import Question, preview_ids
 from protoqa_core.progress import report_progress
 from protoqa_core.text import normalize_prediction
 
-from .clustering import CLUSTERINGS, Clusterer, make_clusterer
-from .defaults import AUTO, DEFAULTS, check_option, check_settings
+from .checks import check_settings
+from .clustering import Clusterer, make_clusterer
+from .defaults import AUTO, DEFAULTS
 from .distributions import WRONG, human_counts, kl_divergence, laplace_smoothed, model_counts
-from .embedders import Embedder, get_embedder
 from .errors import ProbEvalWarning
 from .inputs import QuestionTargets, answer_counts_label, has_human_clusters, sample_counts, targets_from_question
-from .matching import MATCHINGS, Matcher, make_matcher
+from .matching import Matcher, make_matcher
+from .registry import MATCHINGS
 from .results import AnswerCluster, ClusterResult, ProbEvalResult, QuestionResult
+
+if TYPE_CHECKING:
+    from .embedders import Embedder
 
 __all__ = [
     "ProbEval",
     "evaluate_probeval",
     "normalized_sample_counts",
     "resolve_clustering",
-    "CLUSTERING_CHOICES",
 ]
-
-#: Every ``clustering`` option: ``auto`` (the default), ``human`` or an automatic clustering.
-CLUSTERING_CHOICES: tuple[str, ...] = (AUTO, *CLUSTERINGS.names())
 
 
 def normalized_sample_counts(samples: Mapping[str, int]) -> dict[str, int]:
@@ -124,16 +124,17 @@ class ProbEval:
             clustering and cosine/GP matching.
         model_dir: folder holding local sentence-transformers models (else ``$PROBEVAL_MODEL_DIR``).
         threshold: matching threshold (cosine similarity, or GP probability).
-        linkage, distance_threshold: HAC linkage method and cut distance (cosine).
-        k_init, k_max, alpha: X-means/G-means initial and maximal cluster numbers,
-            G-means significance level.
         seed: random seed of K-means and the GP classifiers.
         all_stopword_match: WordNet: two all-stopword strings match (the published behaviour).
+        **options: the chosen clustering's options, as its class declares them
+            (:func:`~cfc_probeval.clustering.clustering_options`): HAC's ``linkage`` and
+            ``distance_threshold`` (cosine), X-means' and G-means' ``k_init`` and ``k_max``,
+            G-means' ``alpha``.
 
-    Every option is checked against its range (``cfc_probeval.defaults.OPTION_RANGES``);
-    a value out of range, or an option that the chosen clustering and matching do not
-    read, raises ValueError naming the option and what it accepts (with ``auto``,
-    clustering options need an explicit clustering). :meth:`evaluate`
+    Every option is checked against its declared range (:func:`~cfc_probeval.checks.check_settings`); a value
+    out of range, or an option that the chosen clustering and matching do not read, raises
+    ValueError naming the option and what it accepts (with ``auto``, clustering options
+    need an explicit clustering), and a name no clustering declares raises TypeError. :meth:`evaluate`
     takes the questions ``chunk_questions`` at a time: the chunk's new strings are
     embedded in one call, then each question is clustered, matched and scored, so time
     grows linearly with the number of questions and memory holds only the results and
@@ -161,56 +162,23 @@ class ProbEval:
         embedder: Union[None, str, Embedder] = None,
         model_dir: Optional[Union[str, os.PathLike]] = None,
         threshold: Optional[float] = None,
-        linkage: Optional[str] = None,
-        distance_threshold: Optional[float] = None,
-        k_init: Optional[int] = None,
-        k_max: Optional[int] = None,
-        alpha: Optional[float] = None,
         seed: int = DEFAULTS.seed,
         all_stopword_match: bool = True,
+        **options: Any,
     ) -> None:
-        clustering_name = clustering if isinstance(clustering, str) else clustering.name
-        matching_name = matching if isinstance(matching, str) else matching.name
-        check_settings(
-            clustering_name,
-            matching_name,
-            {
-                "threshold": threshold,
-                "linkage": linkage,
-                "distance_threshold": distance_threshold,
-                "k_init": k_init,
-                "k_max": k_max,
-                "alpha": alpha,
-            },
-        )
-        check_option("seed", seed)
+        check_settings(clustering, matching, {"threshold": threshold, "seed": seed, **options})
         self.resolved_from_auto = False
         self._embedder_spec, self._model_dir, self._seed = embedder, model_dir, seed
         self._resolutions: dict[str, ProbEval] = {}
         if isinstance(clustering, str):
-            if clustering != AUTO and clustering not in CLUSTERINGS:  # the registry now, with any added since
-                choices = ", ".join((AUTO, *CLUSTERINGS.names()))
-                raise ValueError(f"unknown clustering {clustering!r}; choose one of {choices}")
             self.clustering_name = clustering
             # ``auto`` has no clusterer of its own: :meth:`resolved` picks one per data set.
-            self.clusterer = (
-                None
-                if clustering == AUTO
-                else make_clusterer(
-                    clustering,
-                    linkage_method=linkage,
-                    distance_threshold=distance_threshold,
-                    k_init=k_init,
-                    k_max=k_max,
-                    alpha=alpha,
-                    seed=seed,
-                )
-            )
+            self.clusterer = None if clustering == AUTO else make_clusterer(clustering, seed=seed, **options)
         else:
             self.clustering_name, self.clusterer = clustering.name, clustering
         matcher_class = MATCHINGS.get(matching) if isinstance(matching, str) else type(matching)
         needs_embedder = self.clusterer is not None or matcher_class.needs_embedder
-        self.embedder: Optional[Embedder] = get_embedder(embedder, model_dir=model_dir) if needs_embedder else None
+        self.embedder: Optional[Embedder] = _embedder(embedder, model_dir) if needs_embedder else None
         self.matcher = (
             make_matcher(matching, self.embedder, threshold=threshold, seed=seed, all_stopword_match=all_stopword_match)
             if isinstance(matching, str)
@@ -237,7 +205,7 @@ class ProbEval:
             child.clustering_name, child.resolved_from_auto, child._resolutions = name, True, {}
             child.clusterer = make_clusterer(name, seed=self._seed)
             if child.clusterer is not None and child.embedder is None:
-                self.embedder = get_embedder(self._embedder_spec, model_dir=self._model_dir)
+                self.embedder = _embedder(self._embedder_spec, self._model_dir)
                 child.embedder = self.embedder
             self._resolutions[name] = child
         return self._resolutions[name]
@@ -482,6 +450,13 @@ class ProbEval:
             for counts in samples:
                 needed.update(counts)
         self.embedder.embed(sorted(needed))
+
+
+def _embedder(spec: Union[None, str, Embedder], model_dir: Optional[Union[str, os.PathLike]]) -> Embedder:
+    """The embedder of ``spec``; the embedders are imported only by a setting that embeds."""
+    from .embedders import get_embedder
+
+    return get_embedder(spec, model_dir=model_dir)
 
 
 def _clusters_per_question(

@@ -21,9 +21,8 @@ from protoqa_core.evaluate_info import ModuleDescription, metric_info
 from protoqa_core.io.readers import question_ids_for
 from protoqa_core.reference_checks import CheckedReferences
 
-from ..clustering import CLUSTERINGS
-from ..defaults import AUTO
-from ..matching import MATCHINGS
+from ..clustering import clustering_options, describe_option
+from ..registry import MATCHINGS, clustering_choices
 
 __all__ = [
     "PROBEVAL_CONFIGS",
@@ -32,10 +31,11 @@ __all__ = [
     "metric_info",
     "PROBEVAL_CITATION",
     "config_settings",
+    "clustering_inputs",
     "question_ids_for",
 ]
 
-_CHOICES = (AUTO, *CLUSTERINGS.names())
+_CHOICES = clustering_choices()
 
 #: Configuration names of the ``probeval`` module: ``default`` (the same as ``auto``: the
 #: references' human clusters when they carry them, else G-means), a clustering, or
@@ -60,3 +60,19 @@ def config_settings(config_name: str) -> dict[str, str]:
         return {}
     clustering, _, matching = config_name.partition("-")
     return {"clustering": clustering, **({"matching": matching} if matching else {})}
+
+
+def clustering_inputs(indent: str = "    ") -> str:
+    """The module's inputs that are clustering options, one line each, read from the clusterings' declarations.
+
+    >>> print(clustering_inputs(""))  # doctest: +ELLIPSIS
+    linkage (`str`): HAC linkage method (default complete).
+    distance_threshold (`float`): HAC cut, in cosine distance (default 0.3).
+    ...
+    alpha (`float`): G-means significance level (default 0.0001).
+    """
+    return "\n".join(
+        f"{indent}{name} (`{owners[0][1].kind.__name__}`): {describe_option(name)}."
+        for name, owners in clustering_options().items()
+        if not owners[0][1].shared
+    )

@@ -35,8 +35,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Optional
 
-from cfc_probeval.clustering import CLUSTERINGS
-from cfc_probeval.matching import MATCHINGS
+from cfc_probeval.registry import CLUSTERINGS, MATCHINGS
 from protoqa_core.io import data as data_location
 from protoqa_core.io.files import DataFormatError
 

@@ -10,8 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, Optional
 
-from cfc_probeval.clustering import CLUSTERINGS
-from cfc_probeval.matching import MATCHINGS
+from cfc_probeval.registry import CLUSTERINGS, MATCHINGS
 
 __all__ = [
     "STUDY_SEED",

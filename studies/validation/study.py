@@ -58,9 +58,8 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
-from cfc_probeval.clustering import CLUSTERINGS
 from cfc_probeval.embedders import Embedder
-from cfc_probeval.matching import MATCHINGS
+from cfc_probeval.registry import CLUSTERINGS, MATCHINGS
 from protoqa_core.progress import track
 
 from .design import (

@@ -10,7 +10,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from cfc_probeval.clustering import CLUSTERINGS
+from cfc_probeval.registry import CLUSTERINGS
 
 from .design import DEFAULT_GRID, Grid, Setting, clustering_params, default_parameters
 from .questions import Dev, QuestionStudy, Toolkit, evaluate_settings

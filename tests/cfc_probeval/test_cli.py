@@ -13,7 +13,7 @@ import pytest
 
 from cfc_probeval import evaluate_module_path, evaluate_probeval, read_samples, read_targets
 from cfc_probeval.cli import main
-from cfc_probeval.defaults import DEFAULTS
+from cfc_probeval.clustering import XMeansClusterer
 
 REPO = Path(__file__).resolve().parents[2]
 SETTINGS = {  # fast settings: the data's clusters, and HAC over dependency-free embeddings
@@ -208,7 +208,7 @@ def test_python_m_runs_the_same_command_deterministically_across_hash_seeds(cfc,
     assert outputs[0] == outputs[1]
     assert outputs[0]["num_questions"] == 8
     assert outputs[0]["signature"].startswith(
-        f"clustering:xmeans(k_init={DEFAULTS.xmeans_k_init},k_max={DEFAULTS.k_max},seed=0)|embedder:char-ngrams"
+        f"clustering:xmeans(k_init={XMeansClusterer.option('k_init').default},k_max=20,seed=0)|embedder:char-ngrams"
     )
 
 

@@ -32,13 +32,13 @@ def blobs(num_clusters: int, per_cluster: int = 25, dims: int = 16, spread: floa
 @pytest.mark.parametrize("method", ["average", "complete", "single"])
 def test_hac_recovers_separated_clusters(method):
     points, truth = blobs(4)
-    labels = HACClusterer(method, threshold=0.3).fit_labels(points)
+    labels = HACClusterer(method, distance_threshold=0.3).fit_labels(points)
     assert sklearn_metrics.adjusted_rand_score(truth, labels) == 1.0
 
 
 def test_hac_ward_on_unit_rows_recovers_separated_clusters():
     points, truth = blobs(3)
-    labels = HACClusterer("ward", threshold=1.0, metric="euclidean").fit_labels(points)
+    labels = HACClusterer("ward", distance_threshold=1.0, metric="euclidean").fit_labels(points)
     assert sklearn_metrics.adjusted_rand_score(truth, labels) == 1.0
 
 
@@ -107,7 +107,7 @@ def test_canonical_labels_number_by_first_appearance():
 
 def test_make_clusterer_applies_defaults_and_rejects_bad_settings():
     assert make_clusterer("human") is None
-    assert make_clusterer("hac", linkage_method="complete", distance_threshold=0.7).params() == {
+    assert make_clusterer("hac", linkage="complete", distance_threshold=0.7).params() == {
         "linkage": "complete",
         "threshold": 0.7,
         "metric": "cosine",

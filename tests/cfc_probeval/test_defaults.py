@@ -22,6 +22,7 @@ from cfc_probeval import (
     targets_from_reference,
 )
 from cfc_probeval.cli import main
+from cfc_probeval.clustering import GMeansClusterer, HACClusterer, XMeansClusterer
 from cfc_probeval.embedders import CharNgramEmbedder
 from cfc_probeval.inputs import QuestionTargets
 from protoqa_core.io.records import Cluster, Question
@@ -37,7 +38,7 @@ DRINKS = QuestionTargets(
     {"tea": 3, "coffee": 1, "juice": 1},
 )
 SAMPLES = {"pets": ["dog"] * 5 + ["cat"] * 3 + ["banana"] * 2, "drinks": ["tea", "tea", "juice"]}
-GMEANS = f"gmeans(k_init={DEFAULTS.gmeans_k_init},k_max={DEFAULTS.k_max},seed=0,alpha={DEFAULTS.gmeans_alpha})"
+GMEANS = "gmeans(k_init=8,k_max=20,seed=0,alpha=0.0001)"
 
 
 def raw(truth: QuestionTargets) -> QuestionTargets:
@@ -46,7 +47,7 @@ def raw(truth: QuestionTargets) -> QuestionTargets:
 
 
 def test_the_defaults_are_the_validation_studys_choice():
-    assert (DEFAULTS.clustering, DEFAULTS.gmeans_k_init, DEFAULTS.embedder, DEFAULTS.matching) == (
+    assert (DEFAULTS.clustering, GMeansClusterer.option("k_init").default, DEFAULTS.embedder, DEFAULTS.matching) == (
         "gmeans",
         8,
         "minilm",
@@ -54,7 +55,8 @@ def test_the_defaults_are_the_validation_studys_choice():
     )
     assert (DEFAULTS.cosine_threshold, DEFAULTS.gp_threshold) == (0.6, 0.4)
     # Kept, so that an explicitly chosen HAC or X-means gives the numbers it gave before.
-    assert (DEFAULTS.hac_linkage, DEFAULTS.hac_threshold, DEFAULTS.xmeans_k_init) == ("complete", 0.3, 16)
+    assert HACClusterer.option_values() == {"linkage": "complete", "distance_threshold": 0.3}
+    assert XMeansClusterer.option_values() == {"k_init": 16, "k_max": 20, "seed": 0}
     import cfc_probeval.defaults as module
 
     assert "reports/validation.md" in module.__doc__ and "Automatic default" in module.__doc__

@@ -1,9 +1,10 @@
-"""A new clustering, matching or embedder family is its class and the line registering it.
+"""A new clustering, matching or embedder family is its class and the line registering it; a new
+clustering option is one declaration in its class.
 
 Each case runs in a new process, since registering changes the process's registries for good:
 the class is defined there, registered with one decorator, and then reached by name through
 the public entry points (``evaluate_probeval``, ``make_clusterer``, ``make_matcher``,
-``get_embedder``), as a user's own module would.
+``get_embedder``, the ``probeval`` command), as a user's own module would.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from cfc_probeval import (
     EMBEDDERS,
     MATCHINGS,
     Clusterer,
-    ClusteringOptions,
     Matcher,
     MatchingOptions,
     make_clusterer,
@@ -59,8 +59,8 @@ def test_the_registries_hold_the_shipped_plugins_in_their_order():
 
 
 def test_each_clustering_builds_itself_with_the_package_defaults():
-    assert XMeansClusterer.from_options(ClusteringOptions(k_max=5)).params() == {"k_init": 5, "k_max": 5, "seed": 0}
-    assert GMeansClusterer.from_options(ClusteringOptions(seed=3)).params() == {
+    assert XMeansClusterer.from_options({"k_max": 5}).params() == {"k_init": 5, "k_max": 5, "seed": 0}
+    assert GMeansClusterer.from_options({"seed": 3}).params() == {
         "k_init": 8,
         "k_max": 20,
         "seed": 3,
@@ -80,7 +80,7 @@ def test_a_class_that_cannot_build_itself_is_refused_and_the_registry_unchanged(
 
     with pytest.raises(TypeError, match="embedder 'plain': .*Plain defines no from_spec"):
         EMBEDDERS.register("plain")(Plain)
-    with pytest.raises(TypeError, match="clustering 'plain': .*Clusterer defines no from_options"):
+    with pytest.raises(TypeError, match="clustering 'plain': Clusterer is abstract \\(_labels\\)"):
         CLUSTERINGS.add("plain", Clusterer)
     with pytest.raises(TypeError, match="matching 'plain': .*Matcher defines no from_options"):
         MATCHINGS.add("plain", Matcher)
@@ -109,13 +109,6 @@ def test_a_new_clustering_and_matching_are_their_class_and_one_line():
         @CLUSTERINGS.register("one")
         class OneCluster(Clusterer):
             name = "one"
-
-            @classmethod
-            def from_options(cls, options):
-                return cls()
-
-            def params(self):
-                return {}
 
             def _labels(self, vectors):
                 return np.zeros(len(vectors), dtype=int)
@@ -170,3 +163,111 @@ def test_a_new_embedder_family_is_its_class_and_one_line():
         """
     )
     assert out == ["char-ngrams:3x16 char-ngrams:3x8 char-ngrams:3x256"]
+
+
+def test_the_registries_import_a_plugin_only_when_it_is_asked_for():
+    out = run_python(
+        """
+        import sys
+        from cfc_probeval import CLUSTERINGS, EMBEDDERS, MATCHINGS
+
+        print(CLUSTERINGS.names(), MATCHINGS.names(), EMBEDDERS.names())
+        print([m for m in ("cfc_probeval.clustering", "cfc_probeval.matching", "cfc_probeval.embedders",
+                           "cfc_probeval.kmeans") if m in sys.modules])
+        MATCHINGS.get("wordnet")
+        print([m for m in ("cfc_probeval.clustering", "cfc_probeval.embedders", "sklearn") if m in sys.modules])
+        CLUSTERINGS.get("gmeans")
+        print("cfc_probeval.kmeans" in sys.modules)
+        """
+    )
+    assert out == [
+        "('human', 'hac', 'xmeans', 'gmeans') ('wordnet', 'cosine', 'gp') ('st', 'fasttext', 'char-ngrams')",
+        "[]",
+        "[]",
+        "False",
+    ]
+
+
+# A clustering with an option of its own, defined and registered in the test's process only.
+SIZED = """
+import numpy as np
+from cfc_probeval import CLUSTERINGS, Clusterer, Option
+
+
+@CLUSTERINGS.register("sized")
+class Sized(Clusterer):
+    name = "sized"
+    title = "Sized"
+    options = (Option("group_size", int, 2, "answers per cluster", low=1, high=50),)
+
+    def __init__(self, group_size=2):
+        self.group_size = self.option("group_size").check(group_size)
+
+    def _labels(self, vectors):
+        return np.arange(len(vectors)) // self.group_size
+"""
+
+
+def test_a_new_clustering_option_is_one_declaration_and_every_surface_takes_it(tmp_path):
+    targets = tmp_path / "t.jsonl"
+    targets.write_text(
+        '{"metadata": {"id": "q1"}, "question": {"normalized": "name a pet"}, '
+        '"answers": {"raw": {"dog": 3, "cat": 2, "fish": 1, "bird": 1}}}\n'
+    )
+    samples = tmp_path / "s.json"
+    samples.write_text('{"q1": ["dog", "dog", "cat", "fish"]}')
+    out = run_python(
+        SIZED
+        + f"""
+import contextlib, io, json
+from cfc_probeval import ProbEval, check_settings, evaluate_probeval, make_clusterer, read_targets
+from cfc_probeval.cli import main
+from cfc_probeval.evaluate_modules import clustering_inputs
+
+help_text = io.StringIO()
+with contextlib.redirect_stdout(help_text), contextlib.suppress(SystemExit):
+    main(["evaluate", "--help"])
+print([line.strip() for line in help_text.getvalue().splitlines() if line.strip().startswith("--group-size")
+       or "per cluster" in line])
+print([line.strip() for line in clustering_inputs().splitlines() if "group_size" in line])
+print(make_clusterer("sized").params(), make_clusterer("sized", group_size=3).params())
+for bad in ({{"group_size": 0}}, {{"group_size": 2.5}}):
+    try:
+        ProbEval("sized", embedder="char-ngrams", **bad)
+    except ValueError as exc:
+        print(exc)
+try:
+    ProbEval("hac", embedder="char-ngrams", group_size=3)
+except ValueError as exc:
+    print(exc)
+result = evaluate_probeval(read_targets({str(targets)!r}), {{"q1": ["dog", "dog", "cat", "fish"]}},
+                           clustering="sized", embedder="char-ngrams", group_size=3)
+print(result.signature.split("|")[0])
+printed = io.StringIO()
+with contextlib.redirect_stdout(printed):
+    status = main([{str(targets)!r}, {str(samples)!r}, "--clustering", "sized", "--group-size", "3",
+                   "--embedder", "char-ngrams", "--json", "--quiet"])
+print(status, json.loads(printed.getvalue())["signature"].split("|")[0])
+errors = io.StringIO()
+with contextlib.redirect_stderr(errors):
+    status = main([{str(targets)!r}, {str(samples)!r}, "--clustering", "hac", "--group-size", "3", "--quiet"])
+print(status, errors.getvalue().strip())
+with contextlib.redirect_stderr(errors), contextlib.suppress(SystemExit):
+    main([{str(targets)!r}, {str(samples)!r}, "--clustering", "sized", "--group-size", "0"])
+print(errors.getvalue().strip().splitlines()[-1])
+"""
+    )
+    assert out == [
+        "['--group-size GROUP_SIZE', 'Sized answers per cluster (default 2)']",
+        "['group_size (`int`): Sized answers per cluster (default 2).']",
+        "{'group_size': 2} {'group_size': 3}",
+        "group_size must be an integer in [1, 50], got 0",
+        "group_size must be an integer in [1, 50], got 2.5",
+        "group_size applies to sized clustering only (got group_size=3 with clustering hac, matching wordnet)",
+        "clustering:sized(group_size=3)",
+        "0 clustering:sized(group_size=3)",
+        "2 probeval: error: group_size applies to sized clustering only (got group_size=3 with clustering hac, "
+        "matching wordnet)",
+        "probeval evaluate: error: argument --group-size: must be an integer in [1, 50], got '0' "
+        "(see probeval evaluate --help)",
+    ]

@@ -18,7 +18,7 @@ from protoqa_core.io.files import DataFormatError
 from protoqa_core.io.records import Cluster, Question
 from protoqa_core.similarity.embedding import bundled_minilm_path
 
-HAC_SIGNATURE = f"clustering:hac(linkage={DEFAULTS.hac_linkage},threshold={DEFAULTS.hac_threshold},metric=cosine)|"
+HAC_SIGNATURE = "clustering:hac(linkage=complete,threshold=0.3,metric=cosine)|"
 
 PETS = QuestionTargets(
     "pets",
@@ -245,9 +245,10 @@ def test_default_setting_with_the_real_minilm_model(cfc_dev, monkeypatch, tmp_pa
         ({"clustering": "hac", "distance_threshold": -0.1}, "distance_threshold", "[0, 2]"),
         ({"clustering": "hac", "distance_threshold": math.inf}, "distance_threshold", "[0, 2]"),
         ({"clustering": "hac", "linkage": "nearest"}, "linkage", "one of single"),
-        ({"clustering": "xmeans", "k_max": 0}, "k_max", "integer >= 1"),
-        ({"clustering": "gmeans", "k_init": 0}, "k_init", "integer >= 1"),
-        ({"clustering": "xmeans", "k_init": 2.5}, "k_init", "integer >= 1"),
+        ({"clustering": "xmeans", "k_max": 0}, "k_max", "integer in [1, 10000]"),
+        ({"clustering": "xmeans", "k_max": 10_001}, "k_max", "integer in [1, 10000]"),
+        ({"clustering": "gmeans", "k_init": 0}, "k_init", "integer in [1, 10000]"),
+        ({"clustering": "xmeans", "k_init": 2.5}, "k_init", "integer in [1, 10000]"),
         ({"clustering": "xmeans", "k_init": 8, "k_max": 4}, "k_init", "<= k_max"),
         ({"clustering": "gmeans", "alpha": 0.0}, "alpha", "(0, 1)"),
         ({"clustering": "gmeans", "alpha": 1.5}, "alpha", "(0, 1)"),

@@ -147,6 +147,30 @@ def test_a_wordnet_run_imports_the_wordnet_similarity_alone(tmp_path, shared_dat
         assert f"protoqa_core.similarity.{other}" not in loaded
 
 
+def test_probeval_help_imports_no_sklearn_torch_nor_a_plugin_it_only_lists(tmp_path):
+    loaded = _modules_after(tmp_path, _help("cfc_probeval.cli"))
+    assert _forbidden(loaded, "sklearn", "scipy", "torch", "httpx", "nltk") == []
+    # matchings and embedders are listed by name, and the clusterings' options read from their classes
+    assert _forbidden(loaded, "cfc_probeval.matching", "cfc_probeval.embedders", "cfc_probeval.kmeans") == []
+    assert _forbidden(loaded, "protoqa_core.similarity", "protoqa_core.wordnet") == []
+
+
+def test_a_human_cluster_probeval_run_imports_no_sklearn_torch_nor_embedder(tmp_path, shared_data):
+    cfc = shared_data / "cfc"
+    code = (
+        "import sys\nfrom cfc_probeval.cli import main\n"
+        f"status = main([{str(cfc / 'dev.targets.jsonl')!r}, {str(cfc / 'dev.predictions.human.json')!r}, "
+        "'--ignore-unknown', '--json', '--quiet'])\n"
+        "assert status == 0, status\n"
+    )
+    loaded = _modules_after(tmp_path, code)
+    assert _forbidden(loaded, "sklearn", "torch", "transformers", "sentence_transformers", "httpx") == []
+    assert (
+        _forbidden(loaded, "cfc_probeval.embedders", "cfc_probeval.kmeans", "protoqa_core.similarity.numpy_encoder")
+        == []
+    )
+
+
 def test_every_module_whose_docstring_examples_are_slow_to_import_exists():
     import conftest
 

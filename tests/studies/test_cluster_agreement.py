@@ -320,13 +320,14 @@ def test_panel_systems_have_their_order_by_construction(shared_data):
 
 
 def test_protocol_compares_against_what_ships():
+    from cfc_probeval.clustering import GMeansClusterer
     from cfc_probeval.defaults import DEFAULTS
     from studies.validation.cluster_candidates import CURRENT_DEFAULT, load_protocol
 
     protocol, _ = load_protocol()
     assert protocol["version"] == 2 and protocol["fixed"] == "2026-11-28"
     assert protocol["candidates"]["current"] == CURRENT_DEFAULT.label
-    assert (DEFAULTS.clustering, DEFAULTS.gmeans_k_init, DEFAULTS.embedder) == (
+    assert (DEFAULTS.clustering, GMeansClusterer.option("k_init").default, DEFAULTS.embedder) == (
         CURRENT_DEFAULT.clustering,
         dict(CURRENT_DEFAULT.params)["k_init"],
         CURRENT_DEFAULT.embedder,

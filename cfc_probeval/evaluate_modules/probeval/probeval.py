@@ -20,6 +20,7 @@ from cfc_probeval.evaluate_modules import (  # From: protoqa-eval[probeval]
     PROBEVAL_CONFIGS,
     CheckedReferences,
     ModuleDescription,
+    clustering_inputs,
     config_settings,
     metric_info,
     question_ids_for,
@@ -71,8 +72,7 @@ Args:
     model_dir (`str`): folder holding local sentence-transformers models.
     threshold (`float`): cosine similarity (default 0.6) or GP probability (default 0.4)
         a match needs.
-    linkage (`str`), distance_threshold (`float`): HAC linkage method and cut (cosine distance).
-    k_init (`int`), k_max (`int`), alpha (`float`): X-means/G-means settings.
+CLUSTERING_OPTIONS
     seed (`int`): random seed of K-means and the GP classifiers (default 0).
     raw_answers (`list`): optional, with cluster references only: per question how many
         people gave each answer: the `raw_answers` field of a dataset row (`{"answer":
@@ -103,7 +103,7 @@ Examples:
     >>> result = probeval.compute(predictions=[["dog"] * 6 + ["cat"] * 4], references=refs)  # doctest: +SKIP
     >>> round(result["kl"], 4)  # doctest: +SKIP
     0.0
-"""
+""".replace("CLUSTERING_OPTIONS", clustering_inputs())
 
 _STRING_LIST = datasets.List(datasets.Value("string"))
 _CLUSTERS_RECORD = {  # the ``clusters`` field of a dataset row; "id" may be left out

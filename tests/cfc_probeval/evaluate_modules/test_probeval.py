@@ -14,9 +14,8 @@ evaluate = lazy_import("evaluate")
 
 import cfc_probeval  # noqa: E402
 from cfc_probeval import ProbEval, targets_from_reference  # noqa: E402
-from cfc_probeval.defaults import DEFAULTS  # noqa: E402
 
-HAC_SIGNATURE = f"clustering:hac(linkage={DEFAULTS.hac_linkage},threshold={DEFAULTS.hac_threshold},metric=cosine)|"
+HAC_SIGNATURE = "clustering:hac(linkage=complete,threshold=0.3,metric=cosine)|"
 
 REPO = Path(__file__).resolve().parents[3]
 STORED = [  # the `clusters` field of dataset rows

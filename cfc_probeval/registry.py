@@ -1,0 +1,138 @@
+"""ProbEval's plug-ins by name: :data:`CLUSTERINGS`, :data:`MATCHINGS` and :data:`EMBEDDERS`.
+
+Each built-in plug-in is a class in its own module, named here with its place
+(``name: "module:attribute"``); its module is imported only when the plug-in is first asked
+for, so listing the names (``probeval --help``, every choice check) imports none of them, and a
+run imports the plug-ins it uses. A new built-in plug-in is its class and one line in its
+table; code outside the package adds its own with ``@CLUSTERINGS.register(name)`` (and the
+same for the others). The checks below look at what a plug-in declares, without importing
+the base classes, so that this module stays light.
+
+>>> CLUSTERINGS.names(), MATCHINGS.names(), EMBEDDERS.names()
+(('human', 'hac', 'xmeans', 'gmeans'), ('wordnet', 'cosine', 'gp'), ('st', 'fasttext', 'char-ngrams'))
+>>> CLUSTERINGS.place("gmeans")
+'cfc_probeval.clustering:GMeansClusterer'
+>>> clustering_choices()
+('auto', 'human', 'hac', 'xmeans', 'gmeans')
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from protoqa_core.registry import Registry
+
+from .defaults import AUTO
+from .options import Option
+
+__all__ = ["CLUSTERINGS", "MATCHINGS", "EMBEDDERS", "HUMAN", "clustering_choices"]
+
+HUMAN = None
+"""The ``human`` clustering: the targets' own clusters, so no clusterer."""
+
+
+def _defines(plugin: type, method: str) -> bool:
+    """Whether ``plugin`` defines ``method`` below the base class that first declares it.
+
+    >>> class Base:
+    ...     @classmethod
+    ...     def build(cls): raise TypeError
+    >>> class Child(Base):
+    ...     @classmethod
+    ...     def build(cls): return cls()
+    >>> _defines(Base, "build"), _defines(Child, "build")
+    (False, True)
+    """
+    owners = [c for c in getattr(plugin, "__mro__", ()) if method in vars(c)]
+    return len(owners) >= 2
+
+
+def _check_clustering(name: str, clustering: Any) -> None:
+    """A clustering is :data:`HUMAN` or a concrete class whose declared options are :class:`Option` objects.
+
+    >>> _check_clustering("plain", type("Plain", (), {"options": ("k",)}))
+    Traceback (most recent call last):
+    ...
+    TypeError: clustering 'plain': Plain declares an option that is not an Option: 'k'
+    """
+    if clustering is None:
+        return
+    if not isinstance(clustering, type) or inspect.isabstract(clustering):
+        missing = ", ".join(sorted(getattr(clustering, "__abstractmethods__", ()))) or "a class"
+        raise TypeError(
+            f"clustering {name!r}: {getattr(clustering, '__qualname__', clustering)} is abstract ({missing})"
+        )
+    for option in getattr(clustering, "options", ()):
+        if not isinstance(option, Option):
+            raise TypeError(
+                f"clustering {name!r}: {clustering.__qualname__} declares an option that is not an Option: {option!r}"
+            )
+
+
+def _check_matching(name: str, matching: Any) -> None:
+    """A matching class builds itself from the shared options.
+
+    >>> _check_matching("plain", type("Plain", (), {}))
+    Traceback (most recent call last):
+    ...
+    TypeError: matching 'plain': Plain defines no from_options
+    """
+    if not _defines(matching, "from_options"):
+        raise TypeError(f"matching {name!r}: {matching.__qualname__} defines no from_options")
+
+
+def _check_embedder(name: str, family: Any) -> None:
+    """An embedder family builds itself from a spec.
+
+    >>> _check_embedder("plain", type("Plain", (), {}))
+    Traceback (most recent call last):
+    ...
+    TypeError: embedder 'plain': Plain defines no from_spec
+    """
+    if not _defines(family, "from_spec"):
+        raise TypeError(f"embedder {name!r}: {family.__qualname__} defines no from_spec")
+
+
+CLUSTERINGS: Registry[Any] = Registry(
+    "clustering",
+    plugins={
+        "human": f"{__name__}:HUMAN",
+        "hac": "cfc_probeval.clustering:HACClusterer",
+        "xmeans": "cfc_probeval.clustering:XMeansClusterer",
+        "gmeans": "cfc_probeval.clustering:GMeansClusterer",
+    },
+    check=_check_clustering,
+)
+"""Ground-truth clusterings by name: ``human`` (the data's human clusters, no clusterer) and the
+automatic ones, each a :class:`~cfc_probeval.clustering.Clusterer` class with its declared options."""
+
+
+def clustering_choices() -> tuple[str, ...]:
+    """Every ``clustering`` setting: ``auto`` (the default), ``human`` and each automatic clustering
+    registered so far (a registry grows when code registers its own)."""
+    return (AUTO, *CLUSTERINGS.names())
+
+
+MATCHINGS: Registry[Any] = Registry(
+    "matching",
+    plugins={
+        "wordnet": "cfc_probeval.matching:WordNetMatcher",
+        "cosine": "cfc_probeval.matching:CosineMatcher",
+        "gp": "cfc_probeval.matching:GPMatcher",
+    },
+    check=_check_matching,
+)
+"""Matchings by name, each a :class:`~cfc_probeval.matching.Matcher` class."""
+
+EMBEDDERS: Registry[Any] = Registry(
+    "embedder",
+    plugins={
+        "st": "cfc_probeval.embedders:SentenceTransformerEmbedder",
+        "fasttext": "cfc_probeval.embedders:FastTextEmbedder",
+        "char-ngrams": "cfc_probeval.embedders:CharNgramEmbedder",
+    },
+    check=_check_embedder,
+)
+"""Embedder families by spec prefix, each an :class:`~cfc_probeval.embedders.Embedder` class built by
+its ``from_spec``."""
