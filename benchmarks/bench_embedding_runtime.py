@@ -36,7 +36,13 @@ it does not match, the count of question results that changed and the largest KL
 are printed; the validation study's seed-to-seed spread is the yardstick for them.
 
     python benchmarks/bench_embedding_runtime.py [--python VENV/bin/python] [--work DIR]
-        [--data-dir ../shared/data] [--rounds 3] [--runtimes torch,numpy]
+        [--data-dir ../shared/data] [--rounds 3] [--runtimes torch,numpy] [--baseline-ref REF]
+
+With ``--baseline-ref REF`` the goal's figure is also measured on git revision REF (unpacked
+apart) in the same rounds, and REF's numpy runtime runs the ProbEval comparison too, so that
+this version's question results are counted against REF's. The ``probeval`` runs and the
+comparisons are written to ``--json-out`` (``benchmarks/results/embedding_paths.json``), which
+the pages quote through ``python benchmarks/figures.py``.
 
 ``onnxruntime`` and ``model2vec`` need ``onnxruntime``, ``onnx`` and ``model2vec`` in
 ``VENV`` (none of them is a dependency of the project). Prints figures; asserts nothing.
@@ -55,6 +61,10 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from process_timing import ResultsFile, extract_revision  # noqa: E402
+
 RUNTIMES = ("torch", "numpy", "numpy-seed1", "onnxruntime", "model2vec")
 KL_TOLERANCE = 1e-4
 # (label, clustering, matching): the default first, then every setting that embeds.
@@ -270,6 +280,15 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--runtimes", default="torch,numpy", help="comma-separated, from " + ",".join(RUNTIMES))
     parser.add_argument("--skip-probeval", action="store_true")
+    parser.add_argument(
+        "--baseline-ref",
+        help="git revision run beside this checkout: its probeval costs, and its numpy runtime's results compared",
+    )
+    parser.add_argument(
+        "--json-out",
+        default=str(REPO / "benchmarks" / "results" / "embedding_paths.json"),
+        help="results file for the probeval costs and the comparisons (default: %(default)s)",
+    )
     parser.add_argument("--skip-costs", action="store_true", help="only the ProbEval comparison")
     parser.add_argument("--child", nargs=2, metavar=("RUNTIME", "OUT"), help=argparse.SUPPRESS)
     parser.add_argument("--prepare", action="store_true", help=argparse.SUPPRESS)
@@ -303,12 +322,17 @@ def main() -> None:
     prepared = subprocess.run([*me, "--prepare"], env=env, capture_output=True, text=True, check=False)
     if prepared.returncode != 0:
         sys.exit(f"preparing the models failed: {prepared.stderr.strip().splitlines()[-1:]}")
-
-    if not args.skip_costs:
-        _load_rounds(args.python, work, env, args.rounds, runtimes)
-        _command_rounds(args.python, args.data_dir.absolute(), env, args.rounds)
-    if not args.skip_probeval:
-        _probeval_runs(me, env, runtimes)
+    results = ResultsFile(Path(args.json_out), "python benchmarks/bench_embedding_runtime.py " + " ".join(sys.argv[1:]))
+    with tempfile.TemporaryDirectory(prefix="bench-embedding-") as tmp:
+        baseline = extract_revision(args.baseline_ref, Path(tmp)) if args.baseline_ref else None
+        versions = {"this version": REPO}
+        if baseline is not None:
+            versions = {f"baseline {args.baseline_ref}": baseline, **versions}
+        if not args.skip_costs:
+            _load_rounds(args.python, work, env, args.rounds, runtimes)
+            _command_rounds(args.python, args.data_dir.absolute(), env, args.rounds, versions, results)
+        if not args.skip_probeval:
+            _probeval_runs(me, env, runtimes, baseline, args.baseline_ref, results)
 
 
 def _load_rounds(python: Path, work: Path, env: dict[str, str], rounds: int, runtimes: tuple[str, ...]) -> None:
@@ -329,47 +353,78 @@ def _load_rounds(python: Path, work: Path, env: dict[str, str], rounds: int, run
         print(f"{runtime:12s} {cpu:6.2f} s CPU, {rss:5.0f} MB peak{ratio}")
 
 
-def _command_rounds(python: Path, data: Path, env: dict[str, str], rounds: int) -> None:
-    """The goal's figure: ``probeval`` on CFC dev with G-means (the default runtime) beside human clusters."""
+def _command_rounds(
+    python: Path, data: Path, env: dict[str, str], rounds: int, versions: dict[str, Path], results: ResultsFile
+) -> None:
+    """The goal's figure: ``probeval`` on CFC dev with G-means (the default runtime) beside human clusters,
+    for each version (this checkout, and the baseline when given), alternated; every run is a row of ``results``."""
     print("\nprobeval on CFC dev (GPT-2 XL one-shot samples), whole processes, alternated (least of the rounds):")
     cfc = data / "cfc"
     base = [str(python), "-m", "cfc_probeval", str(cfc / "dev.targets.jsonl")]
     base += [str(cfc / "dev.predictions.gpt2-xl.oneshot.json"), "--ignore-unknown", "--clustering"]
-    best: dict[str, tuple[float, float]] = {}
+    best: dict[tuple[str, str], tuple[float, float]] = {}
     for r in range(rounds):
-        for clustering in ("human", "gmeans"):
-            cpu, rss, status, last = measure([*base, clustering], env)
-            if status != 0:
-                print(f"  {clustering}: exit {status}: {last}")
-                continue
-            if clustering not in best or cpu < best[clustering][0]:
-                best[clustering] = (cpu, rss)
+        for version, code in versions.items():
+            for clustering in ("human", "gmeans"):
+                load = os.getloadavg()[0]
+                cpu, rss, status, last = measure([*base, clustering], {**env, "PYTHONPATH": str(code)})
+                if status != 0:
+                    print(f"  {version} {clustering}: exit {status}: {last}")
+                    continue
+                if (version, clustering) not in best or cpu < best[(version, clustering)][0]:
+                    best[(version, clustering)] = (cpu, rss)
+                results.add(
+                    {
+                        "case": "probeval_cfc_dev",
+                        "version": version,
+                        "clustering": clustering,
+                        "round": r + 1,
+                        "load": round(load, 1),
+                        "cpu_s": round(cpu, 2),
+                        "peak_mb": round(rss),
+                    }
+                )
+                print(
+                    f"  round {r + 1} {version:16s} --clustering {clustering:7s} {cpu:6.2f} s CPU, {rss:5.0f} MB "
+                    f"(load {load:.1f})"
+                )
+    for version in versions:
+        if (version, "human") in best and (version, "gmeans") in best:
+            (h_cpu, h_rss), (g_cpu, g_rss) = best[(version, "human")], best[(version, "gmeans")]
             print(
-                f"  round {r + 1} --clustering {clustering:7s} {cpu:6.2f} s CPU, {rss:5.0f} MB (load {os.getloadavg()[0]:.1f})"
+                f"{version}: --clustering gmeans {g_cpu:.2f} s CPU, {g_rss:.0f} MB; human clusters {h_cpu:.2f} s, "
+                f"{h_rss:.0f} MB; ratio {g_cpu / h_cpu:.2f}x CPU (goal <= 2x, <= 250 MB)"
             )
-    if len(best) == 2:
-        (h_cpu, h_rss), (g_cpu, g_rss) = best["human"], best["gmeans"]
-        print(
-            f"--clustering gmeans: {g_cpu:.2f} s CPU, {g_rss:.0f} MB; human clusters {h_cpu:.2f} s, {h_rss:.0f} MB; "
-            f"ratio {g_cpu / h_cpu:.2f}x CPU (goal <= 2x, <= 250 MB)"
-        )
 
 
-def _probeval_runs(me: list[str], env: dict[str, str], runtimes: tuple[str, ...]) -> None:
-    """ProbEval on CFC dev and test in one process per runtime; every runtime's KLs against the first's."""
+def _probeval_runs(
+    me: list[str],
+    env: dict[str, str],
+    runtimes: tuple[str, ...],
+    baseline: Path | None,
+    baseline_ref: str | None,
+    results: ResultsFile,
+) -> None:
+    """ProbEval on CFC dev and test in one process per runtime; every runtime's KLs against the first's,
+    and this checkout's numpy runtime against the baseline's when there is one."""
     print(f"\nProbEval on CFC dev and test, every setting, one process per runtime (KL tolerance {KL_TOLERANCE:g}):")
     found: dict[str, dict] = {}
+    runs = [(runtime, runtime, me, env) for runtime in runtimes]
+    if baseline is not None:
+        # The baseline's own copy of this script, on the baseline's code.
+        theirs = [me[0], str(baseline / "benchmarks" / Path(__file__).name), *me[2:]]
+        runs.insert(0, (f"baseline {baseline_ref}", "numpy", theirs, {**env, "PYTHONPATH": str(baseline)}))
     with tempfile.TemporaryDirectory() as tmp:
-        for runtime in runtimes:
-            out = Path(tmp) / f"{runtime}.json"
-            cpu, rss, status, last = measure([*me, "--child", runtime, str(out)], env)
+        for label, runtime, command, run_env in runs:
+            out = Path(tmp) / f"{len(found)}.json"
+            cpu, rss, status, last = measure([*command, "--child", runtime, str(out)], run_env)
             if status != 0:
-                print(f"  {runtime}: exit {status}: {last}")
+                print(f"  {label}: exit {status}: {last}")
                 continue
-            found[runtime] = json.loads(out.read_text(encoding="utf-8"))
+            found[label] = json.loads(out.read_text(encoding="utf-8"))
             print(
-                f"  {runtime:12s} whole process {cpu:6.1f} s CPU, {rss:5.0f} MB; ProbEval runs "
-                f"{found[runtime]['cpu_s']:.1f} s CPU (load {os.getloadavg()[0]:.1f})"
+                f"  {label:12s} whole process {cpu:6.1f} s CPU, {rss:5.0f} MB; ProbEval runs "
+                f"{found[label]['cpu_s']:.1f} s CPU (load {os.getloadavg()[0]:.1f})"
             )
     reference = runtimes[0]
     if reference not in found:
@@ -377,13 +432,15 @@ def _probeval_runs(me: list[str], env: dict[str, str], runtimes: tuple[str, ...]
     for key, value in found[reference].items():
         if key != "cpu_s":
             line = f"  {key}: {reference} {value['kl']:.6f}"
-            for runtime in runtimes[1:]:
-                if runtime in found:
-                    line += f", {runtime} {found[runtime][key]['kl']:.6f}"
+            for label in found:
+                if label != reference:
+                    line += f", {label} {found[label][key]['kl']:.6f}"
             print(line)
     pairs = [(reference, r) for r in runtimes[1:] if r in found]
     if "numpy" in found and "numpy-seed1" in found and ("numpy", "numpy-seed1") not in pairs:
         pairs.append(("numpy", "numpy-seed1"))  # the seed-to-seed spread on one runtime: the yardstick
+    if baseline is not None and f"baseline {baseline_ref}" in found and "numpy" in found:
+        pairs.append((f"baseline {baseline_ref}", "numpy"))
     for base, runtime in pairs:
         if base == runtime:
             continue
@@ -395,6 +452,21 @@ def _probeval_runs(me: list[str], env: dict[str, str], runtimes: tuple[str, ...]
         )
         for failure in failures:
             print(f"  {failure}")
+        for split in ("dev", "test"):
+            keys = [k for k in found[base] if k.startswith(split + " ")]
+            d, t, w, wm, _ = compare({k: found[base][k] for k in keys}, {k: found[runtime][k] for k in keys})
+            results.add(
+                {
+                    "case": "results_compared",
+                    "reference": base,
+                    "other": "this version, numpy" if runtime == "numpy" else runtime,
+                    "split": f"CFC {split}",
+                    "questions_changed": d,
+                    "question_results": t,
+                    "largest_kl_gap": round(w, 4),
+                    "largest_mean_kl_gap": round(wm, 5),
+                }
+            )
 
 
 if __name__ == "__main__":

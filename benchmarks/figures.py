@@ -129,10 +129,116 @@ def prepare_table(data: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def startup_table(data: dict[str, Any]) -> str:
+    """``bench_process.py --only startup``: each command's least CPU beside ``import numpy`` in the same
+    rounds (the reference evaluator beside this version's exact match), with the ratio within each round."""
+    rows = [row for row in data["rows"] if "cpu_s" in row]
+    loads = sorted({row["load"] for row in rows})
+    span = f"{loads[0]}-{loads[-1]}" if loads and loads[0] != loads[-1] else (str(loads[0]) if loads else "?")
+    lines = [
+        f"Measured {data['started']} to {data['finished']} by `{data['command']}` on {data['machine']}, "
+        f"load average {span}. Each round runs every command once, each a new process, one after the "
+        "other; CPU is user + system of the whole process, the least of the rounds; the ratio is that "
+        "least over the baseline's least in the same rounds, beside the ratio within each round.",
+        "",
+        "| command | version | CPU | baseline (same rounds) | ratio | within each round | load |",
+        "|---|---|---:|---|---:|---|---:|",
+    ]
+    for row in rows:
+        within = ", ".join(f"{r:.2f}" for r in row["round_ratios"])
+        lines.append(
+            f"| `{row['command']}` | {row['version']} | {row['cpu_s']:.2f} s | `{row['baseline']}`: "
+            f"{row['baseline_cpu_s']:.2f} s | **{row['ratio']:.2f}x** | {within} | {row['load']} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _least(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The row of least CPU among rounds of one command (the least disturbed by other work)."""
+    return min(rows, key=lambda row: row["cpu_s"])
+
+
+def _rounds(rows: list[dict[str, Any]]) -> str:
+    return f"least of {len(rows)} (load {', '.join(str(row['load']) for row in rows)})"
+
+
+def embedding_paths_table(data: dict[str, Any]) -> str:
+    """``bench_embedding_runtime.py``: ``probeval`` on CFC dev with G-means beside the human clusters,
+    per version, and the question results that changed against the baseline and between seeds."""
+    runs: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for row in data["rows"]:
+        if row["case"] == "probeval_cfc_dev":
+            runs.setdefault(row["version"], {}).setdefault(row["clustering"], []).append(row)
+    lines = [
+        _header(data),
+        "",
+        "| version | `--clustering human` (baseline): CPU, peak | `--clustering gmeans`: CPU, peak | gmeans / human CPU |"
+        " rounds |",
+        "|---|---|---|---:|---|",
+    ]
+    for version, pair in runs.items():
+        if "human" not in pair or "gmeans" not in pair:
+            continue
+        human, gmeans = _least(pair["human"]), _least(pair["gmeans"])
+        lines.append(
+            f"| {version} | {_s(human['cpu_s'])}, {_mb(human['peak_mb'])} | {_s(gmeans['cpu_s'])}, "
+            f"{_mb(gmeans['peak_mb'])} | {gmeans['cpu_s'] / human['cpu_s']:.2f}x | {_rounds(pair['gmeans'])} |"
+        )
+    compared = [row for row in data["rows"] if row["case"] == "results_compared"]
+    if compared:
+        lines += [
+            "",
+            "ProbEval with every embedding setting (G-means, X-means, HAC, cosine and GP matching) on the human "
+            "answers and the GPT-2 XL samples:",
+            "",
+            "| compared | split | question results changed | largest per-question KL gap | largest mean-KL gap |",
+            "|---|---|---:|---:|---:|",
+        ]
+        for row in compared:
+            lines.append(
+                f"| {row['other']} against {row['reference']} | {row['split']} | "
+                f"{row['questions_changed']:,} of {row['question_results']:,} | {row['largest_kl_gap']:.4f} | "
+                f"{row['largest_mean_kl_gap']:.5f} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def roberta_table(data: dict[str, Any]) -> str:
+    """``bench_roberta.py``: ``protoqa-eval`` on ProtoQA dev with ``roberta`` beside WordNet, per version."""
+    runs: dict[str, list[dict[str, Any]]] = {}
+    for row in data["rows"]:
+        if row["case"] == "protoqa_dev":
+            runs.setdefault(row["run"], []).append(row)
+
+    def wordnet_of(run: str) -> list[dict[str, Any]] | None:
+        if ", baseline " in run:
+            return runs.get("wordnet, baseline " + run.split(", baseline ", 1)[1])
+        return runs.get("wordnet (baseline)")
+
+    lines = [
+        _header(data),
+        "",
+        "| run | CPU | peak | against WordNet of the same version | rounds |",
+        "|---|---:|---:|---:|---|",
+    ]
+    for run, rows in runs.items():
+        best, wordnet = _least(rows), wordnet_of(run)
+        ratio = f"{best['cpu_s'] / _least(wordnet)['cpu_s']:.1f}x" if wordnet else ""
+        lines.append(f"| {run} | {_s(best['cpu_s'])} | {_mb(best['peak_mb'])} | {ratio} | {_rounds(rows)} |")
+    for row in data["rows"]:
+        if row["case"] == "scores_compared":
+            same = "yes" if row["identical"] else f"no (largest gap {row['largest_score_gap']:.2e})"
+            lines += ["", f"`roberta` scores identical to those of the {row['reference']}: {same}."]
+    return "\n".join(lines) + "\n"
+
+
 TABLES: dict[str, Callable[[dict[str, Any]], str]] = {
+    "startup_table": startup_table,
     "scale_table": scale_table,
     "cap_table": cap_table,
     "prepare_table": prepare_table,
+    "embedding_paths_table": embedding_paths_table,
+    "roberta_table": roberta_table,
 }
 """The table kinds a block may name."""
 

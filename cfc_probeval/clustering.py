@@ -10,9 +10,9 @@ assume spread in every dimension, and scaling rows to unit length removes the ra
 one, which makes X-means split clusters that are whole (sentence-transformers vectors,
 the default, have unit length anyway).
 
-X-means and G-means are written on scikit-learn's :class:`~sklearn.cluster.KMeans`
-(with a fixed ``random_state``; computed as :mod:`cfc_probeval.kmeans` says) instead of
-the unmaintained pyclustering used by the ProbEval paper's code:
+X-means and G-means run K-means as scikit-learn's :class:`~sklearn.cluster.KMeans`
+computes it (with a fixed ``random_state``; written out in numpy by :mod:`cfc_probeval.kmeans`)
+instead of the unmaintained pyclustering used by the ProbEval paper's code:
 
 * X-means (Pelleg & Moore, 2000) splits a cluster in two when the Bayesian
   information criterion of a spherical Gaussian model of its points improves;
@@ -325,7 +325,7 @@ class _SplittingKMeans(Clusterer):
         """Clusters with fewer points than this are never split."""
 
     def _labels(self, vectors: np.ndarray) -> np.ndarray:
-        # K-means (numpy and scikit-learn's internals) is loaded when a K-means clustering first runs.
+        # K-means is loaded when a K-means clustering first runs, so other clusterings never pay for it.
         from .kmeans import one_thread
 
         with one_thread():

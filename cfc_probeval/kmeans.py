@@ -1,26 +1,27 @@
-"""K-means exactly as scikit-learn's :class:`~sklearn.cluster.KMeans` computes it, without its
-per-call overhead, for the X-means and G-means clusterings (:mod:`cfc_probeval.clustering`).
+"""K-means as scikit-learn's :class:`~sklearn.cluster.KMeans` computes it, bit for bit, in numpy,
+for the X-means and G-means clusterings (:mod:`cfc_probeval.clustering`).
 
-A question has a few dozen answers, on which the estimator's input checks and thread
-start-up cost ten times the arithmetic. :func:`kmeans` therefore runs scikit-learn's
-own Lloyd iterations (private functions of ``sklearn.cluster``) with the estimator's
-seeding and run selection written out here (:func:`kmeans_like_sklearn`). Whether those
-private functions exist, and give the estimator's labels and centers bit for bit, is
-checked once per process on a small problem with duplicate points; when they do not,
-:func:`kmeans` runs the estimator itself, so the results never depend on which path ran.
+A question has a few dozen answers. Importing scikit-learn (with the SciPy and pandas
+modules it loads) cost 2.7 s of CPU and 150 MB, over twice the K-means arithmetic of
+a whole data set, and its estimator's input checks cost ten times the arithmetic per
+call. So :func:`kmeans` writes out what ``KMeans(n_clusters=k, n_init=..., random_state=seed).fit``
+does for dense float64 input, unit weights, Lloyd's algorithm and one thread: the same
+k-means++ seeding (:func:`kmeans_plusplus_like_sklearn`), the same Lloyd step
+(:func:`lloyd_step`, after ``sklearn/cluster/_k_means_lloyd.pyx``), the same inertia and
+run selection, each with the same floating-point operations in the same order.
+``tests/cfc_probeval/test_kmeans.py`` checks labels and centers against the estimator bit
+for bit on every installed scikit-learn version (scikit-learn is a test dependency only).
 """
 
 from __future__ import annotations
 
 import threading
-import warnings
-from collections.abc import Callable
 from functools import lru_cache
 from typing import Any, NamedTuple, Optional
 
 import numpy as np
 
-__all__ = ["KMeansFit", "kmeans", "kmeans_like_sklearn", "kmeans_plusplus_like_sklearn", "one_thread"]
+__all__ = ["KMeansFit", "kmeans", "kmeans_plusplus_like_sklearn", "lloyd_step", "one_thread"]
 
 
 class KMeansFit(NamedTuple):
@@ -31,99 +32,22 @@ class KMeansFit(NamedTuple):
 
 
 def kmeans(points: np.ndarray, k: int, seed: int, init: Optional[np.ndarray] = None, n_init: int = 10) -> KMeansFit:
-    """``KMeans(k, n_init=n_init, random_state=seed).fit(points)`` (or from ``init``), bit for bit.
+    """``KMeans(k, n_init=n_init, random_state=seed).fit(points)`` (or from ``init``), bit for bit, on one thread.
 
-    Runs scikit-learn's own Lloyd iterations through :func:`kmeans_like_sklearn`,
-    without the estimator's per-call checks, which cost ten times the arithmetic on a
-    question's few dozen answers. Falls back to the estimator itself when that
-    scikit-learn does not have the internals relied on.
+    Follows ``KMeans.fit`` for dense float64 input, unit weights and Lloyd's
+    algorithm: the tolerance from the uncentred data, centring, k-means++ seeding
+    (drawing from one ``RandomState(seed)`` across the ``n_init`` runs), Lloyd
+    iterations, and the lowest-inertia run unless it is the same clustering as the
+    best so far. With ``init`` there is one run from those centers.
 
     >>> kmeans(np.array([[0.0, 0.0], [0.1, 0.0], [5.0, 5.0]]), 2, seed=0).labels_.tolist() in ([0, 0, 1], [1, 1, 0])
     True
     """
-    fast = kmeans_like_sklearn(points, k, seed, init=init, n_init=n_init)
-    if fast is not None:
-        return fast
-    from sklearn.cluster import KMeans
-
-    with warnings.catch_warnings():
-        # Duplicate points can leave fewer distinct clusters than asked; that is fine here.
-        warnings.filterwarnings("ignore", message="Number of distinct clusters")
-        if init is None:
-            model = KMeans(n_clusters=k, n_init=n_init, random_state=seed)
-        else:
-            model = KMeans(n_clusters=k, init=init, n_init=1, random_state=seed)
-        model.fit(points)
-    return KMeansFit(model.labels_, model.cluster_centers_)
-
-
-@lru_cache(maxsize=1)
-def _sklearn_lloyd() -> Optional[tuple[Callable, Callable, Callable, Callable]]:
-    """scikit-learn's Lloyd step, inertia, clustering comparison and thread count, if it has them.
-
-    None (use the estimator) when they are missing or, on a small problem with
-    duplicate points, :func:`kmeans_like_sklearn` does not give the estimator's result.
-    """
-    try:
-        from sklearn.cluster import KMeans
-        from sklearn.cluster._k_means_common import _inertia_dense, _is_same_clustering
-        from sklearn.cluster._k_means_lloyd import lloyd_iter_chunked_dense
-        from sklearn.utils._openmp_helpers import _openmp_effective_n_threads
-    except ImportError:  # other scikit-learn layouts use the estimator
-        return None
-    parts = (lloyd_iter_chunked_dense, _inertia_dense, _is_same_clustering, _openmp_effective_n_threads)
-    points = np.random.default_rng(0).normal(size=(12, 3)).round(1)
-    points[6:9] = points[0]
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            expected = KMeans(n_clusters=3, n_init=4, random_state=7).fit(points)
-            got = _kmeans_with(parts, points, 3, 7, None, 4)
-    except Exception:  # noqa: BLE001 - internals with other signatures use the estimator
-        return None
-    same = np.array_equal(got.labels_, expected.labels_) and np.array_equal(
-        got.cluster_centers_, expected.cluster_centers_
-    )
-    return parts if same else None
-
-
-def kmeans_like_sklearn(
-    points: np.ndarray, k: int, seed: int, init: Optional[np.ndarray] = None, n_init: int = 10
-) -> Optional[KMeansFit]:
-    """Labels and centers equal bit for bit to scikit-learn's ``KMeans(...).fit(points)``.
-
-    Follows ``KMeans.fit`` for dense float64 input, unit weights and Lloyd's
-    algorithm: the tolerance from the uncentred data, centring, k-means++ seeding
-    (:func:`kmeans_plusplus_like_sklearn`, drawing from one ``RandomState(seed)``
-    across the ``n_init`` runs), scikit-learn's own Lloyd iterations, and the
-    lowest-inertia run unless it is the same clustering as the best so far. With
-    ``init`` there is one run from those centers. None when this scikit-learn lacks
-    the internals used (the caller then runs the estimator);
-    ``tests/cfc_probeval/test_kmeans.py`` checks the equality on every installed version.
-
-    >>> pts = np.array([[0.0, 0.0], [0.1, 0.0], [5.0, 5.0], [5.1, 5.0]])
-    >>> kmeans_like_sklearn(pts, 2, seed=0).labels_.tolist() in ([0, 0, 1, 1], [1, 1, 0, 0])
-    True
-    """
-    parts = _sklearn_lloyd()
-    return None if parts is None else _kmeans_with(parts, points, k, seed, init, n_init)
-
-
-def _kmeans_with(
-    parts: tuple[Callable, Callable, Callable, Callable],
-    points: np.ndarray,
-    k: int,
-    seed: int,
-    init: Optional[np.ndarray],
-    n_init: int,
-) -> KMeansFit:
-    lloyd_step, inertia_of, same_clustering, effective_threads = parts
     X = np.array(points, dtype=np.float64, order="C", copy=True)
     if X.ndim != 2 or not 1 <= k <= len(X):
         raise ValueError(f"cannot make {k} clusters of {len(X)} points")
     tol = float(np.mean(np.var(X, axis=0))) * 1e-4  # before centring, as KMeans does
     sample_weight = np.ones(len(X), dtype=np.float64)
-    n_threads = effective_threads()
     X_mean = X.mean(axis=0)
     X -= X_mean
     x_squared_norms = np.einsum("ij,ij->i", X, X)
@@ -142,14 +66,110 @@ def _kmeans_with(
             if init is not None
             else kmeans_plusplus_like_sklearn(X, k, x_squared_norms, sample_weight, random_state)
         )
-        labels, inertia, centers = _lloyd(
-            lloyd_step, inertia_of, X, sample_weight, centers_init, tol, n_threads, after_first_step
-        )
-        if best_inertia is None or (inertia < best_inertia and not same_clustering(labels, best_labels, k)):
+        labels, inertia, centers = _lloyd(X, sample_weight, centers_init, tol, after_first_step)
+        if (
+            best_labels is None
+            or best_inertia is None
+            or (inertia < best_inertia and not _same_clustering(labels, best_labels, k))
+        ):
             best_labels, best_centers, best_inertia = labels, centers, inertia
     if best_labels is None or best_centers is None:
         raise ValueError(f"n_init must be at least 1, not {n_init}")
     return KMeansFit(best_labels, best_centers + X_mean)
+
+
+def _same_clustering(labels1: np.ndarray, labels2: np.ndarray, k: int) -> bool:
+    """``sklearn.cluster._k_means_common._is_same_clustering``: the labels are the same up to a renaming.
+
+    >>> _same_clustering(np.array([0, 0, 1]), np.array([1, 1, 0]), 2), _same_clustering(np.array([0, 1]), np.array([0, 0]), 2)
+    (True, True)
+    """
+    mapping = np.full(k, -1, dtype=np.int64)
+    for a, b in zip(labels1.tolist(), labels2.tolist(), strict=True):
+        if mapping[a] == -1:
+            mapping[a] = b
+        elif mapping[a] != b:
+            return False
+    return True
+
+
+def _squared_row_distances(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """``sklearn.cluster._k_means_common._euclidean_dense_dense(a, b, squared=True)`` for each row pair.
+
+    The same sums in the same order: the squared differences four at a time, each four
+    summed left to right, those partial sums and then the remainder added in turn.
+    """
+    squared = A - B
+    squared *= squared
+    n, dims = squared.shape
+    whole = dims - dims % 4
+    fours = squared[:, :whole].reshape(n, whole // 4, 4)
+    grouped = ((fours[:, :, 0] + fours[:, :, 1]) + fours[:, :, 2]) + fours[:, :, 3]
+    result = np.zeros(n) if not whole else np.cumsum(grouped, axis=1)[:, -1]
+    for column in range(whole, dims):
+        result = result + squared[:, column]
+    return result
+
+
+def lloyd_step(
+    X: np.ndarray,
+    centers_old: np.ndarray,
+    centers_new: Optional[np.ndarray],
+    labels: np.ndarray,
+    center_shift: Optional[np.ndarray],
+) -> None:
+    """One Lloyd iteration as ``sklearn.cluster._k_means_lloyd.lloyd_iter_chunked_dense`` on one thread,
+    unit weights: labels from the nearest old center, then (when ``centers_new`` is given) the new
+    centers and how far each moved, all in place.
+
+    Distances are ``||c||^2 - 2 x.c`` (the argmin does not need ``||x||^2``), the first
+    nearest center winning ties; a center is the sum of its points in input order times
+    the reciprocal of their count; an empty cluster takes the point farthest from its
+    center, as scikit-learn relocates it.
+
+    >>> X = np.array([[0.0], [1.0], [9.0]]); labels = np.zeros(3, dtype=np.int32); new = np.zeros((2, 1))
+    >>> lloyd_step(X, np.array([[0.0], [8.0]]), new, labels, np.zeros(2)); labels.tolist(), new.ravel().tolist()
+    ([0, 0, 1], [0.5, 9.0])
+    """
+    distances = X @ centers_old.T
+    distances *= -2.0
+    distances += np.einsum("ij,ij->i", centers_old, centers_old)
+    labels[:] = distances.argmin(axis=1)
+    if centers_new is None or center_shift is None:
+        return
+    k = len(centers_old)
+    counts = np.bincount(labels, minlength=k)
+    weight = counts.astype(np.float64)
+    # Each cluster's points summed in input order: a stable sort groups them, and numpy's
+    # sum along the first axis adds row after row (its reduceat does not). Adding 0.0
+    # makes a sum of negative zeros +0.0, as scikit-learn's sum into a zeroed buffer gives.
+    grouped = X[np.argsort(labels, kind="stable")]
+    ends = np.cumsum(counts).tolist()
+    centers_new[:] = 0.0
+    for j, (start, end) in enumerate(zip([0, *ends[:-1]], ends, strict=True)):
+        if end > start:
+            centers_new[j] = grouped[start:end].sum(axis=0) + 0.0
+    empty = np.flatnonzero(weight == 0)
+    if len(empty):
+        far = ((X - centers_old[labels]) ** 2).sum(axis=1)
+        farthest = np.argpartition(far, -len(empty))[: -len(empty) - 1 : -1]
+        if np.max(far) != 0:
+            for new_id, index in zip(empty.tolist(), farthest.tolist(), strict=True):
+                old_id = int(labels[index])
+                centers_new[old_id] -= X[index]
+                centers_new[new_id] = X[index]
+                weight[new_id] = 1.0
+                weight[old_id] -= 1.0
+    if weight.all():
+        centers_new *= (1.0 / weight)[:, None]  # the reciprocal, as scikit-learn scales (not a division)
+    else:
+        heaviest = int(np.argmax(weight))
+        for j in range(k):  # in order: an empty cluster copies the heaviest center, scaled or not yet
+            if weight[j] > 0:
+                centers_new[j] *= 1.0 / weight[j]
+            else:
+                centers_new[j] = centers_new[heaviest]
+    center_shift[:] = np.sqrt(_squared_row_distances(centers_new, centers_old))
 
 
 _PER_THREAD = threading.local()
@@ -177,13 +197,10 @@ def _seeded(seed: int) -> np.random.RandomState:
 
 
 def _lloyd(
-    lloyd_step: Callable,
-    inertia_of: Callable,
     X: np.ndarray,
     sample_weight: np.ndarray,
     centers_init: np.ndarray,
     tol: float,
-    n_threads: int,
     after_first_step: dict[bytes, tuple[np.ndarray, float, np.ndarray]],
     max_iter: int = 300,
 ) -> tuple[np.ndarray, float, np.ndarray]:
@@ -199,7 +216,6 @@ def _lloyd(
     centers_new = np.zeros_like(centers)
     labels = np.full(X.shape[0], -1, dtype=np.int32)
     labels_old = labels.copy()
-    weight_in_clusters = np.zeros(k, dtype=X.dtype)
     center_shift = np.zeros(k, dtype=X.dtype)
     state: Optional[bytes] = None
     strict_convergence = False
@@ -209,7 +225,7 @@ def _lloyd(
             known = after_first_step.get(state)
             if known is not None:
                 return known[0].copy(), known[1], known[2].copy()
-        lloyd_step(X, sample_weight, centers, centers_new, weight_in_clusters, labels, center_shift, n_threads)
+        lloyd_step(X, centers, centers_new, labels, center_shift)
         centers, centers_new = centers_new, centers
         if (labels == labels_old).all():
             strict_convergence = True
@@ -219,18 +235,9 @@ def _lloyd(
         labels_old[:] = labels
     if not strict_convergence:
         # One more assignment, so that the labels match the final centers.
-        lloyd_step(
-            X,
-            sample_weight,
-            centers,
-            centers,
-            weight_in_clusters,
-            labels,
-            center_shift,
-            n_threads,
-            update_centers=False,
-        )
-    inertia = inertia_of(X, sample_weight, centers, labels, n_threads)
+        lloyd_step(X, centers, None, labels, None)
+    # sklearn.cluster._k_means_common._inertia_dense: the samples' squared distances summed in order.
+    inertia = float(np.cumsum(_squared_row_distances(X, centers[labels]) * sample_weight)[-1])
     if state is not None:
         after_first_step[state] = (labels.copy(), inertia, centers.copy())
     return labels, inertia, centers
@@ -289,12 +296,11 @@ def _thread_controller() -> Any:
     """One threadpoolctl controller per process: building one scans the loaded libraries (milliseconds)."""
     from threadpoolctl import ThreadpoolController
 
-    _sklearn_lloyd()  # load scikit-learn's OpenMP library first, so that the controller limits it too
     return ThreadpoolController()
 
 
 def one_thread() -> Any:
-    """A context in which the thread pools of scikit-learn and NumPy's BLAS run one thread.
+    """A context in which NumPy's BLAS runs one thread.
 
     A question has tens of answers: thread start-up costs far more than it saves
     (over ten times slower on a busy two-core machine).

@@ -54,6 +54,7 @@ from demo_render import (  # noqa: E402
     signatures_markdown,
 )
 
+from protoqa_integrations.generation.provenance import FIELDS  # noqa: E402
 from protoqa_integrations.hub import serving  # noqa: E402
 
 __all__ = ["SpaceApp", "build_demo", "main", "INTRO", "EXAMPLES", "CSS"]
@@ -411,9 +412,9 @@ def _side_by_side(*panels: tuple[str, Any]) -> None:
                 component.render()
 
 
-def _leaderboard_view(key: str, files: Any = None, only_common: bool = False) -> tuple[Any, ...]:
+def _leaderboard_view(key: str, files: Any = None, only_common: bool = False, accept: Any = None) -> tuple[Any, ...]:
     """The table, the intervals, the phone list, the plot and the legend of a board, with uploads ranked in it."""
-    view = demo_leaderboard.board_view(key, files or [], bool(only_common))
+    view = demo_leaderboard.board_view(key, files or [], bool(only_common), list(accept or []))
     return (
         view.status,
         {"headers": view.headers, "data": view.rows},
@@ -462,13 +463,22 @@ def _leaderboard_tab() -> None:
         label="Rank on the questions every upload answers (leaves the others out, for every system)",
         elem_id="leaderboard-common",
     )
+    accept = gr.CheckboxGroup(
+        list(FIELDS),
+        value=[],
+        label=demo_leaderboard.ACCEPT_LABEL,
+        info="Uploads that record different settings (data set, split, samples per question, sampling, prompt) are "
+        "refused: their figures are not comparable. Tick a field to rank them anyway; the board is then marked "
+        "NOT COMPARABLE AS RECORDED.",
+        elem_id="leaderboard-accept",
+    )
     rank = gr.Button("Rank the uploaded files", elem_id="leaderboard-rank")
     outputs = [status_line, frame, spans, phone_list, image, legend]
     private = {"api_visibility": "private"}
     choice.change(_leaderboard_view, inputs=[choice], outputs=outputs, queue=False, **private)
     rank.click(
         _leaderboard_view,
-        inputs=[choice, uploads, common],
+        inputs=[choice, uploads, common, accept],
         outputs=outputs,
         concurrency_limit=1,
         concurrency_id="score",
@@ -578,11 +588,14 @@ def _register_api(app: SpaceApp) -> None:
         """Sample answers with the Space's model and score them (a typed question gets answers only)."""
         return app.api_generate(dataset, question_id, question, num_samples, temperature, top_p, seed)
 
-    def leaderboard(board: str, uploads: list[dict], only_common: bool = False) -> dict:
+    def leaderboard(
+        board: str, uploads: list[dict], only_common: bool = False, accept_mismatch: Optional[list[str]] = None
+    ) -> dict:
         """Rank answers files against a shipped board ("protoqa_dev", "cfc_dev" or "cfc_test"): ``uploads`` is a
-        list of {"name": "mine.jsonl", "content": TEXT} (or "base64": DATA for Parquet); ``error`` is the one
-        line the page shows when they cannot be ranked (the shipped board is then returned)."""
-        return demo_leaderboard.api_rank(board, uploads, only_common)
+        list of {"name": "mine.jsonl", "content": TEXT} (or "base64": DATA for Parquet); ``accept_mismatch`` lists
+        the recorded settings ("samples", "dataset", ...) in which they may differ, marked in the result;
+        ``error`` is the one line the page shows when they cannot be ranked (the shipped board is then returned)."""
+        return demo_leaderboard.api_rank(board, uploads, only_common, accept_mismatch)
 
     gr.api(score, api_name="score", concurrency_limit=1, concurrency_id="score")
     gr.api(leaderboard, api_name="leaderboard", concurrency_limit=1, concurrency_id="score")

@@ -5,7 +5,10 @@ files in ``leaderboard/`` beside this module, written by ``protoqa-eval leaderbo
 --question-scores --plot`` (the commands are in README.md). An upload of up to
 :data:`MAX_UPLOADS` answers files is scored on the same questions under the same settings
 (:func:`protoqa_integrations.leaderboard.board.add_systems`) and ranked with the shipped systems,
-inside the Space's caps and budget (:mod:`protoqa_integrations.hub.serving`).
+inside the Space's caps and budget (:mod:`protoqa_integrations.hub.serving`). Uploads whose recorded
+provenance differs (data set, split, samples per question, ...) are refused unless the user ticks
+the differing fields under :data:`ACCEPT_LABEL` (the API's ``accept_mismatch``); the board is
+then marked as the command line's ``--accept-mismatch`` marks it.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from demo_errors import DemoError
 from demo_settings import resolve_data_dir, space_temp_dir
 
 from protoqa_core.redaction import redact_text
+from protoqa_integrations.generation.provenance import FIELDS
 from protoqa_integrations.hub import serving
 from protoqa_integrations.leaderboard.board import add_systems, check_system_name, leaderboard_from_dict, read_system
 from protoqa_integrations.leaderboard.report import (
@@ -38,10 +42,13 @@ from protoqa_integrations.leaderboard.report import (
 )
 
 __all__ = [
+    "ACCEPT_LABEL",
     "BOARDS",
     "MAX_UPLOADS",
     "BoardInfo",
     "BoardView",
+    "accepted_fields",
+    "space_wording",
     "shipped_board",
     "board_table",
     "board_intervals",
@@ -56,6 +63,9 @@ __all__ = [
 LEADERBOARD_DIR = Path(__file__).resolve().parent / "leaderboard"
 MAX_UPLOADS = 10
 """The most answers files one upload ranks."""
+ACCEPT_LABEL = "Rank despite differing"
+"""The label of the tab's control that accepts provenance mismatches (the command line's ``--accept-mismatch``)."""
+_CONTROL = f"“{ACCEPT_LABEL}” (the API's accept_mismatch)"
 
 
 @dataclass(frozen=True)
@@ -254,8 +264,47 @@ def _targets(info: BoardInfo) -> dict[str, Any]:
     return {q.id: q for q in questions}
 
 
+def space_wording(message: str) -> str:
+    """A command-line message as the Space says it: the ``--accept-mismatch`` flag, which a Space user cannot
+    pass, becomes the tab's control (:data:`ACCEPT_LABEL`) and the API's ``accept_mismatch``.
+
+    >>> print(space_wording("a and b differ in samples (a: 30, b: 300): ...; or pass --accept-mismatch samples to rank them"))
+    a and b differ in samples (a: 30, b: 300): ...; or tick samples under “Rank despite differing” (the API's accept_mismatch) to rank them
+    >>> print(space_wording("NOT COMPARABLE AS RECORDED: mismatches accepted with --accept-mismatch: samples (a: 30, b: 300)."))
+    NOT COMPARABLE AS RECORDED: mismatches accepted under “Rank despite differing” (the API's accept_mismatch): samples (a: 30, b: 300).
+    """
+    message = re.sub(r"\bpass --accept-mismatch ([a-z_]+)", rf"tick \1 under {_CONTROL}", message)
+    message = message.replace("with --accept-mismatch", f"under {_CONTROL}")
+    return message.replace("--accept-mismatch", _CONTROL)
+
+
+def accepted_fields(accept: Any) -> list[str]:
+    """The provenance fields a user accepts (from the tab's control or the API), checked: a list of names among
+    :data:`~protoqa_integrations.generation.provenance.FIELDS` (None or empty: none).
+
+    >>> accepted_fields(["samples"]), accepted_fields(None)
+    (['samples'], [])
+    >>> accepted_fields(["sample"])
+    Traceback (most recent call last):
+    ...
+    demo_errors.DemoError: accept_mismatch takes fields among dataset, split, questions, samples, temperature, top_p, max_tokens, prompt; got 'sample'
+    """
+    if accept is None:
+        return []
+    if isinstance(accept, str) or not isinstance(accept, (list, tuple)):
+        raise DemoError(f"accept_mismatch must be a list of fields among {', '.join(FIELDS)}")
+    unknown = [a for a in accept if a not in FIELDS]
+    if unknown:
+        raise DemoError(f"accept_mismatch takes fields among {', '.join(FIELDS)}; got {unknown[0]!r}")
+    return [str(a) for a in accept]
+
+
 def rank_uploads(
-    key: str, files: Sequence[Any], folder: Path = LEADERBOARD_DIR, only_common: bool = False
+    key: str,
+    files: Sequence[Any],
+    folder: Path = LEADERBOARD_DIR,
+    only_common: bool = False,
+    accept: Sequence[str] = (),
 ) -> Leaderboard:
     """The shipped leaderboard ``key`` with the uploaded answers files scored and ranked in it.
 
@@ -263,10 +312,12 @@ def rank_uploads(
     ``serving.MAX_ANSWERS`` answers per question; scoring runs under the Space's memory budget
     and ``serving.SCORE_TIME_BUDGET`` seconds per file. With ``only_common``, every system is
     ranked on the board's questions that every upload answers. An upload whose recorded data
-    set, split or sampling settings differ from the board's is refused. Every problem is a
-    :class:`DemoError` of one line, as the command line words it.
+    set, split or sampling settings differ from the board's or another upload's is refused,
+    unless ``accept`` names the field; the board's ``accepted`` then says so. Every problem is
+    a :class:`DemoError` of one line, as the command line words it (:func:`space_wording`).
     """
     info = _info(key)
+    accept = accepted_fields(list(accept))
     paths = [Path(getattr(f, "name", f)) for f in files or []]
     if not paths:
         raise DemoError("upload one or more answers files to rank them")
@@ -298,17 +349,18 @@ def rank_uploads(
             systems,
             only_common=only_common,
             targets_data=(info.config, info.split),
+            accept=accept,
             seconds=serving.SCORE_TIME_BUDGET * len(systems),
             memory=serving.SCORE_MEMORY_BUDGET,
         )
     except (ValueError, serving.LimitError) as exc:  # LeaderboardError, ProvenanceError
-        raise DemoError(" ".join(str(exc).split())) from None
+        raise DemoError(space_wording(" ".join(str(exc).split()))) from None
 
 
 def board_markdown(board: Leaderboard) -> str:
     """The legend and signature under the table (the Markdown table's last lines), with the board's notes."""
     notes = "".join(f"Note: {markdown_text(n)}\n\n" for n in board.notes)
-    return notes + to_markdown(board).split("\n\n", 1)[1]
+    return space_wording(notes + to_markdown(board).split("\n\n", 1)[1])
 
 
 def plots_dir() -> Path:
@@ -370,15 +422,18 @@ def _view(board: Leaderboard, uploaded: Sequence[str], plot: Optional[str], note
     )
 
 
-def board_view(key: str, files: Sequence[Any] = (), only_common: bool = False) -> BoardView:
+def board_view(key: str, files: Sequence[Any] = (), only_common: bool = False, accept: Sequence[str] = ()) -> BoardView:
     """The tab's content for board ``key``, with ``files`` ranked in it; a failed upload keeps the shipped board,
-    its plot and its signature, and says why in ``error`` (and in ``status``, shown above the table)."""
+    its plot and its signature, and says why in ``error`` (and in ``status``, shown above the table).
+
+    Provenance mismatches in ``accept`` are ranked anyway and marked: in the status line, the
+    legend and the signature, as the command line marks them."""
     uploaded = list(files or [])
     shipped = shipped_board(key)
     if not uploaded:
         return _view(shipped, (), board_plot(key), board_markdown(shipped))
     try:
-        board = rank_uploads(key, uploaded, only_common=only_common)
+        board = rank_uploads(key, uploaded, only_common=only_common, accept=list(accept or []))
         names = [s.name for s in board.systems[-len(uploaded) :]]
         plot = upload_plot(board)
     except DemoError as exc:
@@ -389,6 +444,11 @@ def board_view(key: str, files: Sequence[Any] = (), only_common: bool = False) -
     common = f" on the {len(board.questions)} questions every upload answers" if only_common else ""
     view = _view(board, names, plot, board_markdown(board))
     view.status = f"{len(uploaded)} uploaded file(s) ranked with the shipped systems{common}."
+    if board.accepted:
+        view.status = (
+            f"**NOT COMPARABLE AS RECORDED:** ranked despite differing {markdown_text('; '.join(board.accepted))}. "
+            + view.status
+        )
     return view
 
 
@@ -421,10 +481,11 @@ def _upload_files(uploads: Any, folder: Path) -> list[str]:
     return paths
 
 
-def api_rank(key: str, uploads: Any, only_common: bool = False) -> dict[str, Any]:
+def api_rank(key: str, uploads: Any, only_common: bool = False, accept_mismatch: Any = None) -> dict[str, Any]:
     """The API's leaderboard: ``uploads`` ranked against board ``key``, as ``protoqa-eval leaderboard --json``
     writes a board, with ``error`` the one line the page shows when they cannot be ranked (the shipped board
-    is then returned).
+    is then returned). ``accept_mismatch`` lists the provenance fields (:func:`accepted_fields`) in which the
+    uploads may differ; the board's ``accepted_mismatches`` and signature then say so.
 
     >>> api_rank("cfc_test", [])["error"]
     'uploads must be a list of {"name": FILE NAME, "content": TEXT} (or "base64": DATA) objects'
@@ -432,7 +493,8 @@ def api_rank(key: str, uploads: Any, only_common: bool = False) -> dict[str, Any
     try:
         _info(key)
         with tempfile.TemporaryDirectory(dir=space_temp_dir("uploads")) as folder:
-            view = board_view(key, _upload_files(uploads, Path(folder)), bool(only_common))
+            accept = accepted_fields(accept_mismatch)
+            view = board_view(key, _upload_files(uploads, Path(folder)), bool(only_common), accept)
     except DemoError as exc:
         view = board_view(key) if key in BOARDS else None
         error: Optional[str] = redact_text(str(exc))

@@ -21,7 +21,8 @@ __all__ = [
 ]
 
 DEFAULT_MAX_ANSWERS = 500
-"""The most answers one question may have in a predictions file read by a command line (as in the Space)."""
+"""The most answers one question may have in a predictions file read by a command line; the home of the cap,
+which the Space and the Hub-folder apps apply as it is."""
 
 
 def add_input_options(parser: argparse.ArgumentParser, *, unanswered: str, quiet: str = "progress reports") -> None:

@@ -28,6 +28,7 @@ __all__ = [
     "read_safetensors",
     "load_numpy_transformer",
     "encode_token_batches",
+    "gelu",
     "blas_threads",
     "numpy_runtime_problem",
     "choose_runtime",
@@ -164,7 +165,7 @@ class NumpyTransformer:
     The same computation as ``transformers``' BertModel / RobertaModel in evaluation
     mode, in float32 as torch on CPU: embeddings (word, absolute position, token type 0)
     and LayerNorm, then per layer self-attention with the padding masked, a dense
-    layer, residual and LayerNorm, the exact (erf) GELU feed-forward, residual and
+    layer, residual and LayerNorm, the exact (erf) GELU (:func:`gelu`) feed-forward, residual and
     LayerNorm. Vectors agree with torch's to about 1e-6. The weights take their own size
     in memory (about 90 MB for all-MiniLM-L6-v2); nothing else is held.
 
@@ -214,20 +215,24 @@ class NumpyTransformer:
 
     @staticmethod
     def _layer(weights: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
-        """One layer's weights in memory, as ``(in, out)`` views for ``x @ w`` (torch stores ``(out, in)``)."""
+        """One layer's weights, as ``(in, out)`` views for ``x @ w`` (torch stores ``(out, in)``).
+
+        The matrices stay views of the mapped file (a copy would hold each in memory twice,
+        once in the page cache the process maps and once in its own pages); only query,
+        key and value are joined into one matrix, for one product.
+        """
         attention = prefix + "attention."
         names = [f"{attention}self.{part}" for part in ("query", "key", "value")]
-        # One product for query, key and value.
         return {
             "qkv": np.concatenate([weights.pop(n + ".weight") for n in names]).T,
             "qkv_bias": np.concatenate([weights.pop(n + ".bias") for n in names]),
-            "out": np.array(weights.pop(attention + "output.dense.weight")).T,
+            "out": weights.pop(attention + "output.dense.weight").T,
             "out_bias": np.array(weights.pop(attention + "output.dense.bias")),
             "norm1": np.array(weights.pop(attention + "output.LayerNorm.weight")),
             "norm1_bias": np.array(weights.pop(attention + "output.LayerNorm.bias")),
-            "up": np.array(weights.pop(prefix + "intermediate.dense.weight")).T,
+            "up": weights.pop(prefix + "intermediate.dense.weight").T,
             "up_bias": np.array(weights.pop(prefix + "intermediate.dense.bias")),
-            "down": np.array(weights.pop(prefix + "output.dense.weight")).T,
+            "down": weights.pop(prefix + "output.dense.weight").T,
             "down_bias": np.array(weights.pop(prefix + "output.dense.bias")),
             "norm2": np.array(weights.pop(prefix + "output.LayerNorm.weight")),
             "norm2_bias": np.array(weights.pop(prefix + "output.LayerNorm.bias")),
@@ -251,13 +256,16 @@ class NumpyTransformer:
         centered += bias
         return centered
 
-    def last_hidden_state(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    def last_hidden_state(self, ids: np.ndarray, mask: np.ndarray, keep: Optional[np.ndarray] = None) -> np.ndarray:
         """The last layer, float32 ``(batch, tokens, dimension)``, for token ids and a 0/1 attention mask (right-padded).
+
+        With ``keep`` (boolean, like ``mask``) the last layer is finished only for the
+        tokens it marks, the others being 0: every token's keys and values are still
+        needed there, but the attention output, the feed-forward layer and the norms of a
+        token nobody reads are not (most of a context encoder's tokens are its context).
 
         >>> NumpyTransformer("/models/all-MiniLM-L6-v2").last_hidden_state(ids, mask)  # doctest: +SKIP
         """
-        from scipy.special import erf
-
         ids, mask = np.asarray(ids, dtype=np.int64), np.asarray(mask, dtype=np.int64)
         batch, tokens = ids.shape
         words, positions, types = self._embeddings
@@ -272,7 +280,8 @@ class NumpyTransformer:
         heads, size = self.heads, self.dimension // self.heads
         blocked = np.where(mask[:, None, None, :] > 0, np.float32(0.0), np.float32(-1e9)).astype(np.float32)
         scale = np.float32(1.0 / np.sqrt(size))
-        for layer in self._layers:
+        rows: Optional[np.ndarray] = None
+        for index, layer in enumerate(self._layers):
             qkv = (x @ layer["qkv"] + layer["qkv_bias"]).reshape(batch, tokens, 3, heads, size)
             q, k, v = qkv.transpose(2, 0, 3, 1, 4)
             scores = q @ k.transpose(0, 1, 3, 2)
@@ -282,14 +291,53 @@ class NumpyTransformer:
             np.exp(scores, out=scores)
             scores /= scores.sum(axis=-1, keepdims=True)
             context = (scores @ v).transpose(0, 2, 1, 3).reshape(batch * tokens, heads * size)
+            if keep is not None and index == len(self._layers) - 1:
+                rows = np.flatnonzero(np.asarray(keep, dtype=bool).reshape(-1))
+                context, x = context[rows], x[rows]
             x = self._norm(context @ layer["out"] + layer["out_bias"] + x, layer["norm1"], layer["norm1_bias"])
             hidden = x @ layer["up"] + layer["up_bias"]
-            gelu = erf(hidden * np.float32(0.7071067811865476))
-            gelu += np.float32(1.0)
-            gelu *= hidden
-            gelu *= np.float32(0.5)
-            x = self._norm(gelu @ layer["down"] + layer["down_bias"] + x, layer["norm2"], layer["norm2_bias"])
+            x = self._norm(gelu(hidden) @ layer["down"] + layer["down_bias"] + x, layer["norm2"], layer["norm2_bias"])
+        if rows is not None:
+            kept, x = x, np.zeros((batch * tokens, x.shape[1]), dtype=np.float32)
+            x[rows] = kept
         return x.reshape(batch, tokens, -1)
+
+
+_ERF_P = np.float32(0.3275911)
+_ERF_POLYNOMIAL = tuple(np.float32(c) for c in (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592))
+
+
+def gelu(x: np.ndarray) -> np.ndarray:
+    """``x * 0.5 * (1 + erf(x / sqrt(2)))`` (BERT's exact GELU) in float32, written into ``x``.
+
+    ``erf`` is Abramowitz and Stegun's formula 7.1.26, ``1 - t (a1 + t (a2 + ...)) exp(-z^2)``
+    with ``t = 1 / (1 + p |z|)`` (error below 1.5e-7), with numpy's float32 ``exp``: this
+    GELU costs about half as much as one on ``scipy.special.erf``, which evaluates in
+    float64 and was a fifth of the encoder's time. On ``[-8, 8]`` the result lies
+    within 4.7e-7 of the exact GELU (scipy's erf: 4.5e-7; torch's own GELU: 1.2e-6).
+
+    >>> gelu(np.array([-3.0, -0.5, 0.0, 0.5, 3.0], dtype=np.float32)).astype(float).round(5).tolist()
+    [-0.00405, -0.15427, 0.0, 0.34573, 2.99595]
+    """
+    z = x * np.float32(0.7071067811865476)
+    t = np.abs(z)
+    t *= _ERF_P
+    t += np.float32(1.0)
+    np.reciprocal(t, out=t)
+    poly = t * _ERF_POLYNOMIAL[0]
+    for coefficient in _ERF_POLYNOMIAL[1:]:
+        poly += coefficient
+        poly *= t
+    np.square(z, out=t)  # t is no longer needed beyond poly
+    np.negative(t, out=t)
+    np.exp(t, out=t)
+    poly *= t
+    np.subtract(np.float32(1.0), poly, out=poly)
+    np.copysign(poly, z, out=poly)  # erf(z)
+    poly += np.float32(1.0)
+    x *= np.float32(0.5)
+    x *= poly
+    return x
 
 
 def blas_threads(count: Optional[int]) -> contextlib.AbstractContextManager[Any]:
@@ -315,12 +363,16 @@ def encode_token_batches(
     encodings: Sequence[Any],
     batch_size: int,
     pool: Callable[[np.ndarray, np.ndarray, list[int]], np.ndarray],
+    read: Optional[Sequence[np.ndarray]] = None,
 ) -> np.ndarray:
     """``pool(hidden, mask, rows)`` over batches of tokenized strings of similar length, in input order.
 
     Strings are grouped by token count (ties by position), so that batches carry little
     padding and depend only on the inputs; ``rows`` are the batch's positions in
-    ``encodings``. Returns the pooled rows stacked in the order of ``encodings``.
+    ``encodings``. ``read`` (one boolean array per encoding) marks the tokens whose last
+    layer ``pool`` reads, where it reads only some: the others' last layer is not finished
+    (:meth:`NumpyTransformer.last_hidden_state`). Returns the pooled rows stacked in the
+    order of ``encodings``.
     """
     order = sorted(range(len(encodings)), key=lambda i: (len(encodings[i].ids), i))
     pooled: list[np.ndarray] = [np.zeros(0)] * len(encodings)
@@ -329,10 +381,13 @@ def encode_token_batches(
         tokens = max(len(encodings[i].ids) for i in rows)
         ids = np.full((len(rows), tokens), network.pad_id, dtype=np.int64)
         mask = np.zeros((len(rows), tokens), dtype=np.int64)
+        keep = None if read is None else np.zeros((len(rows), tokens), dtype=bool)
         for r, i in enumerate(rows):
             n = len(encodings[i].ids)
             ids[r, :n], mask[r, :n] = encodings[i].ids, 1
-        for i, vector in zip(rows, pool(network.last_hidden_state(ids, mask), mask, rows), strict=True):
+            if keep is not None and read is not None:
+                keep[r, :n] = read[i]
+        for i, vector in zip(rows, pool(network.last_hidden_state(ids, mask, keep), mask, rows), strict=True):
             pooled[i] = vector
     return np.stack(pooled) if pooled else np.zeros((0, network.dimension))
 

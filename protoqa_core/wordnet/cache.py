@@ -19,7 +19,6 @@ and a warning names the folder. Values never depend on which way they were obtai
 from __future__ import annotations
 
 import hashlib
-import logging
 import os
 import tempfile
 from pathlib import Path
@@ -29,8 +28,6 @@ from .files import REQUIRED_FILES, cache_dir
 from .reader import WordNetReader
 
 __all__ = ["LemmaTables", "installation_digest", "table_path", "write_atomically", "lemma_tables"]
-
-logger = logging.getLogger(__name__)
 
 _LEMMA_MAGIC = "PQLEMMAS01"
 
@@ -111,6 +108,13 @@ class LemmaTables:
         return cls(int(fields[1]), frozenset(body.decode("utf-8").split("\n")) if body else frozenset())
 
 
+def _log(level: str, message: str, *args: object) -> None:
+    # Imported here: a run that finds its tables intact logs nothing and need not load logging.
+    import logging
+
+    getattr(logging.getLogger(__name__), level)(message, *args)
+
+
 def lemma_tables(reader: WordNetReader) -> LemmaTables:
     """The lemma tables of ``reader``'s WordNet: read from the cache file, built when missing or damaged."""
     path: Optional[Path] = None
@@ -120,11 +124,11 @@ def lemma_tables(reader: WordNetReader) -> LemmaTables:
     except FileNotFoundError:
         pass
     except (OSError, ValueError, UnicodeDecodeError) as exc:
-        logger.warning("rebuilding the WordNet lemma tables: %s", exc)
+        _log("warning", "rebuilding the WordNet lemma tables: %s", exc)
     tables = LemmaTables.compute(reader)
     if path is not None:
         try:
             write_atomically(path, tables.encode())
         except OSError as exc:
-            logger.info("WordNet lemma tables are computed in each process (cannot write %s: %s)", path, exc)
+            _log("info", "WordNet lemma tables are computed in each process (cannot write %s: %s)", path, exc)
     return tables

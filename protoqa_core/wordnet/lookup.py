@@ -15,7 +15,6 @@ from typing import Optional
 
 from .cache import LemmaTables, lemma_tables
 from .files import WordNetUnavailableError, find_wordnet
-from .nltk_reader import get_wordnet
 from .reader import SynsetKey, WordNetFormatError, WordNetReader
 
 __all__ = [
@@ -30,6 +29,9 @@ __all__ = [
 _lock = threading.Lock()
 _reader: Optional[WordNetReader] = None
 _synset_cache: dict[str, frozenset[SynsetKey]] = {}
+#: Phrases whose synsets :func:`synset_keys` remembers; past this the memo starts again empty
+#: (a few hundred bytes an entry: about 10 MB), so memory stays flat however many strings a run sees.
+SYNSET_CACHE = 1 << 15
 _lemma_tables: Optional[LemmaTables] = None
 
 
@@ -69,14 +71,17 @@ def synset_keys(phrase: str) -> frozenset[SynsetKey]:
     Exactly the synsets of NLTK's ``wordnet.synsets(phrase.replace(" ", "_"))``
     (morphological reduction applies, so plural nouns find their lemma), with
     satellite adjectives filed under ``"a"``. Two phrases share a synset exactly when
-    their key sets intersect. Results are cached for the life of the process.
+    their key sets intersect. The last phrases' results are remembered (:data:`SYNSET_CACHE`).
 
     >>> sorted(synset_keys("dogs"))[:2]
     [('n', 2084071), ('n', 2710044)]
     """
     found = _synset_cache.get(phrase)
     if found is None:
-        found = _synset_cache[phrase] = open_wordnet().synset_keys(phrase.replace(" ", "_"))
+        found = open_wordnet().synset_keys(phrase.replace(" ", "_"))
+        if len(_synset_cache) >= SYNSET_CACHE:
+            _synset_cache.clear()
+        _synset_cache[phrase] = found
     return found
 
 
@@ -86,6 +91,8 @@ def synset_from_key(key: SynsetKey):
     >>> synset_from_key(min(synset_keys("dog"))).pos() in {"n", "v"}
     True
     """
+    from .nltk_reader import get_wordnet  # NLTK's objects only when asked for: scoring never needs them
+
     return get_wordnet().synset_from_pos_and_offset(*key)
 
 

@@ -7,8 +7,10 @@ answers them after reading every index and exception file into dictionaries and
 building Python objects per synset, about a second per process. This reader answers
 them from the files as they are:
 
-* the ``index.*`` files are sorted by lemma, so a lemma is found by bisection over a
-  read-only memory map of the file, with no load step;
+* the ``index.*`` files are sorted by lemma, so a lemma is found over a read-only memory
+  map of the file: the first lemma of every 2 KB block is read on first use (about 3,000
+  lemmas in all), a bisection of those picks the block, and one scan of that block finds
+  the line;
 * the ``*.exc`` exception lists (7,952 lines in all) are read on first use;
 * ``data.*`` lines are read at their byte offset, which is the synset's identity.
 
@@ -22,6 +24,7 @@ from __future__ import annotations
 import mmap
 import re
 import threading
+from bisect import bisect_right
 from pathlib import Path
 from typing import Optional
 
@@ -31,8 +34,11 @@ SynsetKey = tuple[str, int]  # (part of speech, byte offset in its data file); s
 
 POS_FILES = {"n": "noun", "v": "verb", "a": "adj", "r": "adv"}
 
-#: Index lines a reader keeps (about 100 bytes each); past this the memo starts again empty.
+#: Look-ups a reader remembers (see :meth:`WordNetReader.offsets`); past this the memo starts again empty.
 INDEX_LINE_CACHE = 1 << 15
+
+#: Bytes of an index file between two lemmas of its block table: a look-up scans one block.
+INDEX_BLOCK = 1 << 11
 
 # NLTK's rules of detachment (WordNet's morphy(7WN)), applied once to the end of a form.
 SUBSTITUTIONS: dict[str, tuple[tuple[str, str], ...]] = {
@@ -71,6 +77,26 @@ def _open_map(path: Path) -> mmap.mmap:
         return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
 
 
+def _block_table(data: mmap.mmap, body: int) -> tuple[list[bytes], list[int]]:
+    """The lemma and start of the first line at or after every :data:`INDEX_BLOCK` bytes of
+    an index file's body, in file order (so the lemmas are sorted)."""
+    lemmas: list[bytes] = []
+    starts: list[int] = []
+    at, size = body, len(data)
+    while at < size:
+        end = data.find(b"\n", at)
+        end = size if end < 0 else end
+        space = data.find(b" ", at, end)
+        lemmas.append(data[at : space if space >= 0 else end])
+        starts.append(at)
+        if end + 1 >= at + INDEX_BLOCK:
+            at = end + 1
+        else:
+            newline = data.find(b"\n", at + INDEX_BLOCK)
+            at = size if newline < 0 else newline + 1
+    return lemmas, starts
+
+
 def _body_start(data: mmap.mmap) -> int:
     """Where the lines after the license header (lines starting with a space) begin."""
     at = 0
@@ -93,12 +119,11 @@ class WordNetReader:
         self.folder = Path(folder)
         self._lock = threading.Lock()
         self._index: dict[str, tuple[mmap.mmap, int]] = {}
+        self._blocks: dict[str, tuple[mmap.mmap, list[bytes], list[int]]] = {}
         self._data: dict[str, mmap.mmap] = {}
         self._exceptions: dict[str, dict[str, list[str]]] = {}
         self._version: Optional[str] = None
-        # (lemma, pos) -> index line or None. A scoring run asks for the same lemmas again and
-        # again (a synset's name needs its first lemma's senses); bounded by clearing when full.
-        self._lines: dict[tuple[str, str], Optional[bytes]] = {}
+        self._offsets: dict[tuple[str, str], tuple[int, ...]] = {}  # see offsets()
 
     def path(self, name: str) -> Path:
         """The path of one of the database files, e.g. ``path("index.noun")``."""
@@ -116,49 +141,68 @@ class WordNetReader:
                     found = self._index[pos] = (data, _body_start(data))
         return found
 
+    def _block_index(self, pos: str) -> tuple[mmap.mmap, list[bytes], list[int]]:
+        found = self._blocks.get(pos)
+        if found is None:
+            data, body = self._index_map(pos)
+            lemmas, starts = _block_table(data, body)
+            with self._lock:
+                found = self._blocks.setdefault(pos, (data, lemmas, starts))
+        return found
+
     def index_line(self, lemma: str, pos: str) -> Optional[bytes]:
         """The line of ``index.<pos>`` for ``lemma`` (lower case, words joined by ``_``), or None.
 
-        Found by bisection: the index files are sorted by lemma in byte order, and every
-        lemma character sorts after the space that ends it.
-        """
-        try:
-            return self._lines[lemma, pos]
-        except KeyError:
-            pass
-        line = self._find_index_line(lemma, pos)
-        if len(self._lines) >= INDEX_LINE_CACHE:
-            self._lines.clear()
-        self._lines[lemma, pos] = line
-        return line
+        The index files are sorted by lemma in byte order (every lemma character sorts
+        after the space that ends it): a bisection of the first lemmas of the file's
+        blocks picks the one block that can hold the line, and one scan of it finds it.
 
-    def _find_index_line(self, lemma: str, pos: str) -> Optional[bytes]:
+        >>> from protoqa_core.wordnet.files import find_wordnet
+        >>> WordNetReader(find_wordnet()).index_line("hot_dog", "n")[:12]
+        b'hot_dog n 3 '
+        """
         key = lemma.encode("utf-8")
         if not key or b" " in key or b"\n" in key:
             return None
-        data, lo = self._index_map(pos)
-        hi = len(data)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            newline = data.rfind(b"\n", lo, mid)
-            start = newline + 1 if newline >= 0 else lo
-            end = data.find(b"\n", start)
-            if end < 0:
-                end = len(data)
-            space = data.find(b" ", start, end)
-            found = data[start : space if space >= 0 else end]
-            if found == key:
-                return data[start:end]
-            if found < key:
-                lo = end + 1
-            else:
-                hi = start
-        return None
+        data, lemmas, starts = self._blocks.get(pos) or self._block_index(pos)
+        block = bisect_right(lemmas, key) - 1
+        if block < 0:
+            return None
+        start = starts[block]
+        if lemmas[block] != key:
+            # The line starts inside the block, after a newline, and comes first of the lines
+            # that start with ``key`` (a space sorts before every lemma character): the first
+            # line that starts with it is the one, if its lemma ends there. (Searching without
+            # the space is faster: a space is in every line, the lemma's last letter is not.)
+            stop = starts[block + 1] if block + 1 < len(starts) else len(data)
+            newline = data.find(b"\n" + key, start, stop)
+            start = newline + 1
+            if newline < 0 or data[start + len(key) : start + len(key) + 1] != b" ":
+                return None
+        end = data.find(b"\n", start)
+        return data[start : end if end >= 0 else len(data)]
 
     def offsets(self, lemma: str, pos: str) -> tuple[int, ...]:
         """The synset offsets of ``lemma`` in part of speech ``pos``, in sense order (NLTK's
-        ``_lemma_pos_offset_map[lemma][pos]``); empty when WordNet has no such lemma."""
-        line = self.index_line(lemma, pos)
+        ``_lemma_pos_offset_map[lemma][pos]``); empty when WordNet has no such lemma.
+
+        Each ``(lemma, pos)`` is looked up once: a scoring run asks for the same lemmas
+        again and again (every inflected form tries its base forms, and a synset's name
+        needs its first lemma's senses). The memo is bounded by starting again empty.
+
+        >>> from protoqa_core.wordnet.files import find_wordnet
+        >>> WordNetReader(find_wordnet()).offsets("hot_dog", "n")
+        (10187710, 7697537, 7676602)
+        """
+        found = self._offsets.get((lemma, pos))
+        if found is None:
+            found = self._parse_offsets(lemma, pos, self.index_line(lemma, pos))
+            if len(self._offsets) >= INDEX_LINE_CACHE:
+                self._offsets.clear()
+            self._offsets[lemma, pos] = found
+        return found
+
+    def _parse_offsets(self, lemma: str, pos: str, line: Optional[bytes]) -> tuple[int, ...]:
         if line is None:
             return ()
         fields = line.split()
@@ -175,7 +219,7 @@ class WordNetReader:
 
     def has(self, lemma: str, pos: str) -> bool:
         """Whether ``lemma`` has a synset in part of speech ``pos``."""
-        return self.index_line(lemma, pos) is not None
+        return bool(self.offsets(lemma, pos))
 
     # --- morphology --------------------------------------------------------------------
 
@@ -195,6 +239,15 @@ class WordNetReader:
                 found = self._exceptions.setdefault(pos, table)
         return found
 
+    def _candidates(self, form: str, pos: str) -> list[str]:
+        """The form itself, then its exception-list bases or, when it has none, the forms one
+        rule of detachment gives (possibly repeated)."""
+        exceptions = self._exceptions.get(pos) or self.exceptions(pos)
+        bases = exceptions.get(form)
+        if bases is not None:
+            return [form, *bases]
+        return [form, *(form[: -len(old)] + new for old, new in SUBSTITUTIONS[pos] if form.endswith(old))]
+
     def morphy(self, form: str, pos: str) -> list[str]:
         """The base forms of ``form`` that WordNet has in ``pos`` (NLTK's ``_morphy`` with exceptions).
 
@@ -205,25 +258,28 @@ class WordNetReader:
         >>> WordNetReader(find_wordnet()).morphy("geese", "n")
         ['goose']
         """
-        exceptions = self.exceptions(pos)
-        if form in exceptions:
-            forms = exceptions[form]
-        else:
-            forms = [form[: -len(old)] + new for old, new in SUBSTITUTIONS[pos] if form.endswith(old)]
         found: list[str] = []
-        for candidate in [form, *forms]:
-            if candidate not in found and self.has(candidate, pos):
+        for candidate in self._candidates(form, pos):
+            if candidate not in found and self.offsets(candidate, pos):
                 found.append(candidate)
         return found
 
     def synset_keys(self, lemma: str) -> frozenset[SynsetKey]:
-        """The keys of ``nltk.corpus.wordnet.synsets(lemma)`` (``lemma`` as NLTK gets it: ``_`` for spaces)."""
+        """The keys of ``nltk.corpus.wordnet.synsets(lemma)`` (``lemma`` as NLTK gets it: ``_`` for spaces).
+
+        >>> from protoqa_core.wordnet.files import find_wordnet
+        >>> sorted(WordNetReader(find_wordnet()).synset_keys("Hot_Dogs"))
+        [('n', 7676602), ('n', 7697537), ('n', 10187710)]
+        """
         lemma = lemma.lower()
+        # morphy() for each part of speech, each base form's offsets read from the same memo
+        # (a form listed twice adds the same keys again).
+        offsets = self.offsets
         return frozenset(
             (pos, offset)
             for pos in ("n", "v", "a", "r")
-            for form in self.morphy(lemma, pos)
-            for offset in self.offsets(form, pos)
+            for candidate in self._candidates(lemma, pos)
+            for offset in offsets(candidate, pos)
         )
 
     # --- data files --------------------------------------------------------------------

@@ -23,7 +23,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Optional
 
@@ -412,4 +412,21 @@ def score_generated(
         probeval_result = evaluate_probeval(
             scored, {q.id: samples[q.id] for q in scored}, clustering="human", matching="wordnet"
         )
+    if checked.accepted:
+        results = {sim: replace(r, signature=_marked(r.signature, checked.accepted)) for sim, r in results.items()}
+        if probeval_result is not None:
+            probeval_result = replace(probeval_result, signature=_marked(probeval_result.signature, checked.accepted))
     return GeneratedScores(results, probeval_result, redact(generation), len(scored), checked.accepted)
+
+
+def _marked(signature: str, accepted: Sequence[str]) -> str:
+    """``signature`` with the provenance mismatches ``accepted`` (``field (a: x, b: y)``) named, as the leaderboard
+    marks its metrics' signatures, so that a figure scored despite a mismatch never passes for a comparable one.
+
+    >>> _marked("sim:exact_match|n:52", ["dataset (a.json: protoqa, the targets: cfc)", "split (...)"])
+    'sim:exact_match|n:52|accepted-mismatch:dataset,split'
+    >>> _marked("sim:exact_match|n:52", [])
+    'sim:exact_match|n:52'
+    """
+    fields = [a.split(" (", 1)[0] for a in accepted]
+    return f"{signature}|accepted-mismatch:{','.join(fields)}" if fields else signature

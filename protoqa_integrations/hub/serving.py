@@ -29,6 +29,8 @@ import multiprocessing
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Optional
 
+from protoqa_core.io.cli_options import DEFAULT_MAX_ANSWERS
+
 __all__ = [
     "LimitError",
     "MAX_REQUEST_BYTES",
@@ -55,8 +57,9 @@ __all__ = [
 MAX_REQUEST_BYTES = 2 * 2**20
 """Largest request body read (2 MiB); the caps below fit in about 0.7 MB of JSON."""
 MAX_QUESTION_CHARS = 300
-MAX_ANSWERS = 500
-"""Answers (or samples) per question."""
+MAX_ANSWERS = DEFAULT_MAX_ANSWERS
+"""Answers (or samples) per question: the command lines' default cap, so that a file the Space scores is one
+``protoqa-eval`` scores at its defaults, and the other way round."""
 MAX_ANSWER_CHARS = 1000
 MAX_CLUSTERS = 50
 MAX_CLUSTER_STRINGS = 300

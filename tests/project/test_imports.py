@@ -143,6 +143,9 @@ def test_a_wordnet_run_imports_the_wordnet_similarity_alone(tmp_path, shared_dat
     )
     loaded = _modules_after(tmp_path, code)
     assert _forbidden(loaded, "torch", "httpx", "openai", ENGINES, "nltk") == []
+    # nor NLTK's reader, Wu-Palmer's tables, or logging (a run that finds its cache files logs nothing)
+    wordnet = "protoqa_core.wordnet."
+    assert _forbidden(loaded, "logging", wordnet + "nltk_reader", wordnet + "wu_palmer", wordnet + "walk_table") == []
     for other in ("roberta", "embedding", "gaussian_process", "wordnet_wup", "strings", "exact"):
         assert f"protoqa_core.similarity.{other}" not in loaded
 

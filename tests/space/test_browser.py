@@ -528,3 +528,58 @@ def test_leaderboard_reads_at_desktop_and_phone_sizes(running_app, browser, size
     assert "GPT-2 fine-tuned (ProtoQA paper)" in browser.find_element(By.ID, "leaderboard-table").text
     assert browser.find_element(By.CSS_SELECTOR, "#leaderboard-plot img").get_attribute("src")
     _full_page_screenshot(browser, ARTIFACTS / f"space_leaderboard_{name}_error.png", width, mobile)
+
+
+# The control that accepts a mismatch: each choice's label, its right edge, and the page's width.
+ACCEPT_JS = """
+const labels = [...document.querySelectorAll('#leaderboard-accept label')];
+return {labels: labels.map(l => ({text: l.innerText.trim(), right: l.getBoundingClientRect().right,
+                                  shown: l.offsetHeight > 0})),
+        width: document.documentElement.clientWidth};
+"""
+
+
+@pytest.mark.parametrize("running_app", ["no model"], indirect=True)
+@pytest.mark.parametrize("size", [(1280, 1800, False, "desktop"), (390, 2400, True, "phone")], ids=["desktop", "phone"])
+def test_a_mismatch_is_refused_then_ranked_once_ticked_at_desktop_and_phone_sizes(running_app, browser, size, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    from tests.support.uploads import cfc_test_answers
+
+    width, height, mobile, name = size
+    url, log = running_app
+    _viewport(browser, width, height, mobile)
+    wait = _open_leaderboard(browser, url, log)
+    label = next(e for e in browser.find_elements(By.CSS_SELECTOR, "#leaderboard-board label") if "CFC test" in e.text)
+    label.click()
+    wait.until(lambda d: "gpt2-large-ft.zeroshot" in d.find_element(By.ID, "leaderboard-table").text)
+    # Every field can be ticked, and every choice is inside the screen.
+    accept = browser.execute_script(ACCEPT_JS)
+    assert [c["text"] for c in accept["labels"]][:4] == ["dataset", "split", "questions", "samples"], accept
+    assert all(c["shown"] and c["right"] <= accept["width"] + 1 for c in accept["labels"]), accept
+    files = []
+    for system, document in cfc_test_answers(SHARED_DATA, {"few": 10, "many": 40}).items():
+        (tmp_path / f"{system}.json").write_text(json.dumps(document))
+        files.append(str(tmp_path / f"{system}.json"))
+    browser.find_element(By.CSS_SELECTOR, "#leaderboard-upload input[type=file]").send_keys("\n".join(files))
+    wait.until(lambda d: "many.json" in d.find_element(By.ID, "leaderboard-upload").text.replace("\n", ""))
+    browser.find_element(By.ID, "leaderboard-rank").click()
+    wait.until(lambda d: "differ in samples" in d.find_element(By.ID, "leaderboard-status").text)
+    status = browser.find_element(By.ID, "leaderboard-status").text
+    assert "few and many differ in samples (few: 10, many: 40)" in status, status
+    assert "tick samples under “Rank despite differing”" in status and "--accept-mismatch" not in status, status
+    ARTIFACTS.mkdir(exist_ok=True)
+    _full_page_screenshot(browser, ARTIFACTS / f"space_leaderboard_mismatch_{name}_refused.png", width, mobile)
+    _viewport(browser, width, height, mobile)
+    tick = next(e for e in browser.find_elements(By.CSS_SELECTOR, "#leaderboard-accept label") if e.text == "samples")
+    tick.click()
+    browser.find_element(By.ID, "leaderboard-rank").click()
+    wait.until(
+        lambda d: "few (uploaded)" in d.find_element(By.ID, "leaderboard-table").text,
+        message=f"{browser.find_element(By.ID, 'leaderboard-status').text}\n{log.read_text()[-2000:]}",
+    )
+    status = browser.find_element(By.ID, "leaderboard-status").text
+    assert status.startswith("NOT COMPARABLE AS RECORDED: ranked despite differing samples (few: 10, many: 40)")
+    note = browser.find_element(By.ID, "leaderboard-note").text
+    assert "NOT COMPARABLE AS RECORDED" in note and "accepted-mismatch:samples" in note and "--accept" not in note
+    _full_page_screenshot(browser, ARTIFACTS / f"space_leaderboard_mismatch_{name}_ranked.png", width, mobile)

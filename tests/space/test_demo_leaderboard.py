@@ -175,3 +175,29 @@ def test_the_phone_list_and_the_table_escape_names_and_read_as_headers():
     assert all(isinstance(value, float) for value in rows[0][2:])
     phone = demo_leaderboard.board_phone_list(board)
     assert phone.count("<li>") == len(board.systems) and "ProbEval KL" in phone
+
+
+@needs_data
+def test_a_mismatch_is_refused_naming_the_tabs_control_and_ranked_marked_once_accepted(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    monkeypatch.setenv("PROTOQA_SPACE_DATA_DIR", str(DATA))
+    monkeypatch.setenv("PROTOQA_SPACE_TMP", str(tmp_path / "space"))
+    from tests.support.uploads import cfc_test_answers
+
+    files = []
+    for name, document in cfc_test_answers(DATA, {"few": 10, "many": 40}).items():
+        (tmp_path / f"{name}.json").write_text(json.dumps(document))
+        files.append(str(tmp_path / f"{name}.json"))
+    refused = demo_leaderboard.board_view("cfc_test", files)
+    assert refused.error.startswith("few and many differ in samples (few: 10, many: 40)"), refused.error
+    assert f"tick samples under “{demo_leaderboard.ACCEPT_LABEL}”" in refused.error
+    assert "--accept-mismatch" not in refused.error + refused.status + refused.note
+    assert demo_leaderboard.board_view("cfc_test", files, accept=["sample"]).error.startswith(
+        "accept_mismatch takes fields among dataset, split, questions, samples"
+    )
+    view = demo_leaderboard.board_view("cfc_test", files, accept=["samples"])
+    assert view.error is None and view.board.accepted == ["samples (few: 10, many: 40)"]
+    assert view.status.startswith("**NOT COMPARABLE AS RECORDED:** ranked despite differing samples")
+    assert "NOT COMPARABLE AS RECORDED" in view.note and "--accept-mismatch" not in view.note
+    assert view.note.rstrip().endswith("; accepted-mismatch:samples`")
+    assert view.board.as_dict()["signature"].endswith("; accepted-mismatch:samples")

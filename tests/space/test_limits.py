@@ -243,7 +243,7 @@ def test_a_body_just_under_the_limit_is_read_and_answered_with_the_caps(server):
 def test_the_leaderboard_api_ranks_an_upload_and_says_the_one_line_of_a_bad_one(server):
     base, _, _ = server
     upload = {"name": "mine.jsonl", "content": (SHARED_DATA / "cfc" / "test.samples.gpt2-xl.oneshot.jsonl").read_text()}
-    event, payload, _ = call(base, "leaderboard", ["cfc_test", [upload], False])
+    event, payload, _ = call(base, "leaderboard", ["cfc_test", [upload], False, []])
     assert event == "complete", payload
     result = payload[0]
     assert result["error"] is None, result
@@ -257,7 +257,32 @@ def test_the_leaderboard_api_ranks_an_upload_and_says_the_one_line_of_a_bad_one(
         ("deep.json", "[" * 100_000 + "]" * 100_000, "deep.json: JSON nested too deeply; expected an answers file"),
         ("cut.json", '{"r4q1": ["a driver",\n "a cop"', "cut.json, line 2: malformed JSON (Expecting ',' delimiter"),
     ):
-        event, payload, _ = call(base, "leaderboard", ["cfc_test", [{"name": name, "content": content}], False])
+        event, payload, _ = call(base, "leaderboard", ["cfc_test", [{"name": name, "content": content}], False, []])
         assert event == "complete", payload
         assert payload[0]["error"].startswith(expected), payload[0]["error"]
         assert len(payload[0]["leaderboard"]["systems"]) == 8  # the shipped board, kept
+
+
+@pytest.mark.skipif(not SHARED_DATA.is_dir(), reason="the leaderboard's targets need the shared data")
+def test_the_leaderboard_api_accepts_a_mismatch_only_when_asked_and_marks_the_board(server):
+    gradio_client = pytest.importorskip("gradio_client")
+    from tests.support.uploads import cfc_test_answers
+
+    base, _, _ = server
+    documents = cfc_test_answers(SHARED_DATA, {"few": 10, "many": 40})
+    uploads = [{"name": f"{name}.json", "content": json.dumps(document)} for name, document in documents.items()]
+    client = gradio_client.Client(f"{base}/", verbose=False)
+    refused = client.predict("cfc_test", uploads, False, api_name="/leaderboard")
+    assert refused["error"].startswith("few and many differ in samples (few: 10, many: 40)"), refused
+    # The line names the Space's control and the API's parameter, not the command line's flag.
+    assert "tick samples under “Rank despite differing” (the API's accept_mismatch)" in refused["error"]
+    assert "--accept-mismatch" not in json.dumps(refused, ensure_ascii=False)
+    assert len(refused["leaderboard"]["systems"]) == 8  # the shipped board, kept
+    wrong = client.predict("cfc_test", uploads, False, ["sample"], api_name="/leaderboard")
+    assert wrong["error"].startswith("accept_mismatch takes fields among dataset, split, questions, samples")
+    ranked = client.predict("cfc_test", uploads, False, ["samples"], api_name="/leaderboard")
+    assert ranked["error"] is None, ranked
+    board = ranked["leaderboard"]
+    assert board["accepted_mismatches"] == ["samples (few: 10, many: 40)"]
+    assert board["signature"].endswith("; accepted-mismatch:samples")
+    assert {s["name"] for s in board["systems"]} >= {"few", "many"} and len(board["systems"]) == 10

@@ -12,6 +12,9 @@ sending a byte at a time go on past ``timeout``:
 * a request ends ``timeout`` seconds (the model argument, default 300) after it starts;
 * a reply is read in pieces and reading stops once it passes
   :func:`~protoqa_integrations.generation.engines.request_bounds.reply_byte_cap` bytes (80 KiB for one choice);
+* a redirect is not followed and a compressed reply (although the request asks for none,
+  ``Accept-Encoding: identity``) is not read: each is explained in one line naming the address
+  and the fix, as the ``openai`` engine explains them;
 * a refused connection, a reply past its cap or a request that outlasts the harness's
   retries (``max_retries``) stops the run with one line (:class:`APIRequestError`; ``python
   -m protoqa_integrations.harnesses.lm_eval_tasks run`` prints it and exits 2), not a traceback.
@@ -38,13 +41,15 @@ import asyncio
 import copy
 import json
 import time
+from collections.abc import Mapping
 from typing import Any, Optional
+from urllib.parse import urljoin
 
 from protoqa_core.redaction import redact_url, url_secrets
 from protoqa_integrations.generation.engines.base import EngineError
 from protoqa_integrations.generation.engines.request_bounds import reply_byte_cap
 
-__all__ = ["APIRequestError", "payload_without_fixed_seed", "read_capped", "register"]
+__all__ = ["APIRequestError", "check_plain_reply", "payload_without_fixed_seed", "read_capped", "register"]
 
 
 class APIRequestError(EngineError):
@@ -85,6 +90,32 @@ def read_capped(chunks: Any, cap: int, deadline: float, where: str) -> bytes:
         if time.monotonic() > deadline:
             raise APIRequestError(f"no complete reply from {where} within the timeout (the model argument timeout)")
     return bytes(body)
+
+
+def check_plain_reply(status: int, headers: Mapping[str, str], url: str) -> None:
+    """Refuse, in one line naming ``url`` (the address asked, credentials hidden) and the fix, a redirect (which
+    the backends do not follow) and a compressed reply (they ask for none: its size would escape the byte cap).
+
+    >>> check_plain_reply(200, {"Content-Type": "application/json"}, "http://127.0.0.1:8000/v1/completions")
+    >>> check_plain_reply(307, {"Location": "/v2/completions"}, "http://u:pw@127.0.0.1:8000/v1/completions")
+    Traceback (most recent call last):
+    ...
+    protoqa_integrations.harnesses.lm_eval_tasks.api_backends.APIRequestError: http://***:***@127.0.0.1:8000/v1/completions answered with a redirect (HTTP 307) to http://***:***@127.0.0.1:8000/v2/completions; pass the address it redirects to as base_url in --model_args
+    """
+    shown = redact_url(url)
+    if 300 <= status < 400:
+        location = str(headers.get("Location") or "")
+        target = redact_url(urljoin(url, location))[:200] if location else "an address it does not give"
+        raise APIRequestError(
+            f"{shown} answered with a redirect (HTTP {status}) to {target}; pass the address it redirects to as "
+            "base_url in --model_args"
+        )
+    encoding = str(headers.get("Content-Encoding") or "identity").strip().lower()
+    if encoding not in ("", "identity"):
+        raise APIRequestError(
+            f"{shown} answered with a {encoding[:40]}-compressed reply although this client asks for none "
+            "(Accept-Encoding: identity); turn compression off on the server or on the proxy in front of it"
+        )
 
 
 def _one_line(exc: BaseException, where: str, secrets: list[str]) -> str:
@@ -159,7 +190,9 @@ class _BoundedRequests(_BackendAttributes):
                 verify=self.verify_certificate,
                 timeout=self.timeout,
                 stream=True,
+                allow_redirects=False,
             ) as response:
+                check_plain_reply(response.status_code, response.headers, str(self.base_url))
                 body = read_capped(response.iter_content(65536), self._cap(messages), deadline, self._where)
                 return self._check(response.status_code, body)
         except Exception as exc:  # noqa: BLE001  (one line for any failure; the harness retries it)
@@ -235,8 +268,12 @@ class _BoundedRequests(_BackendAttributes):
             try:
                 # The session's timeout is a total one (ClientTimeout(total=timeout)): no deadline here.
                 async with session.post(
-                    self.base_url, json=payload, headers={**self.header, "Accept-Encoding": "identity"}
+                    self.base_url,
+                    json=payload,
+                    headers={**self.header, "Accept-Encoding": "identity"},
+                    allow_redirects=False,
                 ) as response:
+                    check_plain_reply(response.status, response.headers, str(self.base_url))
                     body = bytearray()
                     async for piece in response.content.iter_chunked(65536):
                         body += piece

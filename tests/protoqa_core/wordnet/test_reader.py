@@ -140,3 +140,29 @@ def test_every_synset_scores_as_nltk_against_partners(wn):
         okey = ("a" if other.pos() == "s" else other.pos(), other.offset())
         expected = synset.wup_similarity(other)
         assert wup_from_keys(key, okey) == (0.0 if expected is None else expected), (synset, other)
+
+
+def _tiny_index(folder, lines: list[str], trailing_newline: bool = True) -> None:
+    """An ``index.noun`` of ``lines`` (sorted by the caller) under a two-line licence header."""
+    body = "\n".join(lines) + ("\n" if trailing_newline else "")
+    (folder / "index.noun").write_text("  1 This software and database\n  2 is provided\n" + body, encoding="utf-8")
+
+
+@pytest.mark.parametrize("block", [1, 16, 40, 64, 1 << 11])
+@pytest.mark.parametrize("trailing_newline", [True, False])
+def test_the_block_table_finds_every_line_a_scan_finds(tmp_path, monkeypatch, block, trailing_newline):
+    import protoqa_core.wordnet.reader as reader_module
+
+    monkeypatch.setattr(reader_module, "INDEX_BLOCK", block)
+    # Lemmas that are prefixes of their neighbours, on and off block starts, and one long line.
+    lemmas = sorted(["a", "ab", "abc", "abcd", "b", "dog", "dog's", "dog-eared", "dog_tag", "dogma", "dogs", "zz"])
+    lines = [f"{lemma} n 1 0 1 0 {i:08d}" + (" x" * 40 if lemma == "dogma" else "") for i, lemma in enumerate(lemmas)]
+    _tiny_index(tmp_path, lines, trailing_newline)
+    wn = reader_module.WordNetReader(tmp_path)
+    by_lemma = {line.split(" ", 1)[0]: line.encode() for line in lines}
+    probes = set(lemmas) | {"", "0", "aa", "abcde", "c", "do", "dog_", "dogm", "dogmas", "zzz", "~", "a b", "é"}
+    probes |= {lemma[:-1] for lemma in lemmas}
+    for probe in sorted(probes):
+        assert wn.index_line(probe, "n") == by_lemma.get(probe), (block, probe)
+    assert wn.offsets("dogs", "n") == (lemmas.index("dogs"),)
+    assert wn.offsets("dogm", "n") == () and not wn.has("dogm", "n")

@@ -65,3 +65,51 @@ def test_the_sampling_line_is_key_value_without_unset_settings(tmp_path, generat
     printed = done.stdout.strip().splitlines()[-1]
     assert printed == line
     assert "None" not in done.stdout and "{" not in printed
+
+
+CFC_DEV = REPO.parent / "shared" / "data" / "cfc" / "dev.targets.jsonl"
+
+
+@pytest.mark.skipif(not CFC_DEV.is_file(), reason="shared CFC data not found")
+def test_an_accepted_mismatch_is_marked_in_every_output_and_every_signature(tmp_path):
+    from protoqa_core.io.readers import read_targets
+
+    # Answers to ProtoQA dev questions whose ids CFC dev also has, scored against CFC dev's targets.
+    cfc = read_targets(CFC_DEV)
+    ids = [qid for qid in read_targets(DEV) if qid in cfc][:5]
+    assert ids
+    document = {
+        "model_answers": {qid: ["dog", "cat", "dog"] for qid in ids},
+        "model_answers_with_count": {qid: [["dog", 2], ["cat", 1]] for qid in ids},
+        "model_ranked_answers": {qid: ["dog", "cat"] for qid in ids},
+        "generation": {"model": "tiny", "dataset": "protoqa", "split": "validation", "sampling": "samples:3"},
+    }
+    (tmp_path / "answers.json").write_text(json.dumps(document))
+    base = ["score-generated", "answers.json", "--targets", str(CFC_DEV), "--similarity", "exact_match,wordnet"]
+
+    def run(*extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "protoqa_integrations", *base, *extra],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            env=offline_env(),
+            timeout=300,
+        )
+
+    refused = run()
+    assert refused.returncode == 2 and "--accept-mismatch dataset" in refused.stderr
+    text = run("--accept-mismatch", "dataset")
+    assert text.returncode == 0, text.stderr
+    lines = text.stdout.splitlines()
+    assert lines[0].startswith("NOT COMPARABLE AS RECORDED: scored despite differing dataset")
+    signatures = [line for line in lines if line.startswith(("exact_match: ", "wordnet: ", "probeval: "))]
+    assert len(signatures) == 3
+    assert all(line.endswith("|accepted-mismatch:dataset") for line in signatures), signatures
+    as_json = run("--accept-mismatch", "dataset", "--json")
+    assert as_json.returncode == 0, as_json.stderr
+    result = json.loads(as_json.stdout)
+    assert result["accepted_mismatches"][0].startswith("dataset (")
+    marked = [result["protoqa"][sim]["signature"] for sim in ("exact_match", "wordnet")]
+    marked.append(result["probeval"]["signature"])
+    assert all(sig.endswith("|accepted-mismatch:dataset") for sig in marked), marked

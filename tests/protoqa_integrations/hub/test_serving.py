@@ -139,3 +139,13 @@ def test_a_47_mb_body_is_refused_before_it_is_read(hub_app):
     assert status in (413, "ConnectionResetError", "BrokenPipeError", "RemoteDisconnected"), status
     assert process.poll() is None, log.read_text()[-3000:]
     assert after["VmHWM"] - before["VmHWM"] < 30 * 2**20
+
+
+def test_the_answers_cap_is_the_command_lines_default():
+    from protoqa_core.io.cli_options import DEFAULT_MAX_ANSWERS
+    from protoqa_integrations.hub import serving
+
+    # One cap: a file the Space scores is one the command line scores at its defaults, and the other way round.
+    assert serving.check_question_limits([["dog"]], [6], ["dog"] * DEFAULT_MAX_ANSWERS) == 1  # one comparison
+    with pytest.raises(serving.LimitError, match=f"at most {DEFAULT_MAX_ANSWERS} are scored"):
+        serving.check_question_limits([["dog"]], [6], ["dog"] * (DEFAULT_MAX_ANSWERS + 1))

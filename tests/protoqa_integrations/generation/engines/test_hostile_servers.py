@@ -1,7 +1,7 @@
 """``protoqa-eval generate --engine openai`` and lm-eval's API backends against servers that misbehave.
 
-Each case runs the command in a new process against :mod:`tests.support.hostile_server` on 127.0.0.1
-(a chunked reply that never ends, one byte a second, a reply far past its cap, a
+Each case runs the command (or lm-eval with our API backends) in a new process against
+:mod:`tests.support.hostile_server` on 127.0.0.1 (a chunked reply that never ends, one byte a second, a reply far past its cap, a
 ``Retry-After`` of 30 years, headers and then silence, nothing listening) and checks that
 it ends with exit status 2 and one line saying what happened, well before the server
 would have let it go. Then: two runs on one ``-o`` (the second refused, no request asked
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -236,3 +237,47 @@ def test_the_answers_file_records_the_model_the_replies_name(hostile, tmp_path):
     result, _ = run(generate_command(mixed.url, tmp_path / "b.json", DATA, "--max-n", "2"), tmp_path)
     one_line_error(result, "name more than one model", "'evil-model'")
     assert not (tmp_path / "b.json").exists()
+
+
+@pytest.mark.parametrize("concurrent", [1, 2])  # the harness's two code paths: requests, aiohttp
+@pytest.mark.parametrize(
+    "mode, fragments",
+    [
+        ("redirect", ("answered with a redirect (HTTP 307) to http://127.0.0.1:9/v1/completions", "as base_url in")),
+        ("gzip", ("answered with a gzip-compressed reply", "turn compression off on the server")),
+    ],
+)
+def test_lm_eval_backend_explains_a_redirect_and_a_compressed_reply_in_one_line(
+    hostile, tmp_path, mode, fragments, concurrent
+):
+    pytest.importorskip("lm_eval")
+    pytest.importorskip("aiohttp")
+    server = hostile(mode)
+    model_args = (
+        f"model=tiny,base_url={server.url}/completions,num_concurrent={concurrent},max_retries=1,timeout=10,"
+        "tokenized_requests=False,tokenizer_backend=None"
+    )
+    args = [
+        sys.executable,
+        "-m",
+        "protoqa_integrations.harnesses.lm_eval_tasks",
+        "run",
+        "--model",
+        "protoqa-local-completions",
+        "--model_args",
+        model_args,
+        "--tasks",
+        "protoqa",
+        "--limit",
+        "1",
+    ]
+    env = client_env(REPO, PROTOQA_DATA_DIR=str(DATA / "protoqa"))
+    result = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2, result.stderr[-3000:]
+    assert "Traceback" not in result.stderr and "never retrieved" not in result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and errors[0].startswith(f"error: {server.url}/completions answered"), result.stderr[-3000:]
+    assert all(fragment in errors[0] for fragment in fragments), errors[0]
+    assert "falling short" not in result.stderr and "Cannot connect" not in result.stderr
+    # Neither followed nor read: the run stops at the first reply (the requests already in flight aside), unscored.
+    assert server.posts <= concurrent + 1 and not result.stdout.strip()
