@@ -458,7 +458,6 @@ WITHOUT_A_TEST_MODULE_YET = (
     "protoqa_core/similarity/wordnet.py",
     "protoqa_core/similarity/wordnet_wup.py",
     "protoqa_core/wordnet/cache.py",
-    "protoqa_core/wordnet/lookup.py",
     "protoqa_core/wordnet/sense_search.py",
     "protoqa_core/wordnet/synset_tables.py",
     "protoqa_core/wordnet/walk_file.py",
