@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import doctest
 import importlib.util
+import os
 from pathlib import Path
 from typing import Optional
 
@@ -33,6 +34,11 @@ _MISSING = {path: names for path, names in _MISSING.items() if names}
 
 collect_ignore = sorted(_MISSING)
 
+# Importing hypothesis loads the plug-ins other distributions register with it, reading the metadata
+# of every installed distribution (two thirds of its import time); the only one installed (trio's)
+# serves no test here.
+os.environ.setdefault("HYPOTHESIS_NO_PLUGINS", "1")
+
 # module file -> the libraries that importing it loads: seconds of CPU before any of its docstring
 # examples runs, so those examples are marked slow, and a run that leaves slow tests out (the
 # fast subset, -m "not slow ...") does not import the module at all.
@@ -41,6 +47,11 @@ _SLOW_TO_IMPORT = {
     "cfc_probeval/evaluate_modules/probeval/probeval.py": "evaluate, datasets, torch",
     "protoqa_integrations/harnesses/lm_eval_tasks/backend.py": "lm_eval, transformers",
     "protoqa_integrations/harnesses/lighteval_tasks/tasks.py": "lighteval",
+    "protoqa_integrations/harnesses/lm_eval_tasks/api_backends.py": "lm_eval, aiohttp",
+    "protoqa_dataset/builder.py": "datasets",
+    "protoqa_dataset/card.py": "datasets",
+    "protoqa_dataset/export.py": "datasets",
+    "protoqa_dataset/schema.py": "datasets",
 }
 _ROOT = Path(__file__).resolve().parent
 
@@ -65,6 +76,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if isinstance(item, DoctestItem) and _slow_to_import(item.path):
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collect_file(file_path: Path, parent: pytest.Collector):
+    # A file whose text holds no ">>>" has no docstring example: looking for some would only cost
+    # its import and a walk over all its objects (every test module is such a file).
+    collectors = yield
+    if file_path.suffix == ".py" and b">>>" not in file_path.read_bytes():
+        collectors = [c for c in collectors if not isinstance(c, DoctestModule)]
+    return collectors
 
 
 _SHOWN_ONLY = pytest.StashKey[int]()

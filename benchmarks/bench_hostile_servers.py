@@ -47,7 +47,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.support.hostile_server import HostileServer, closed_port_url  # noqa: E402
+from tests.support.hostile_server import (  # noqa: E402
+    HostileServer,
+    client_env,
+    closed_port_url,
+    generate_command,
+    lm_eval_chat_command,
+)
 
 CASES = ("endless", "trickle", "huge", "retry-after", "refused", "lm-eval-endless")
 
@@ -100,48 +106,10 @@ def run_client(args: list[str], env: dict, cwd: Path, kill_after: float, kill_rs
 
 def case_command(case: str, url: str, data: Path, out: Path) -> tuple[list[str], dict]:
     if case == "lm-eval-endless":
-        args = [
-            sys.executable,
-            "-m",
-            "protoqa_integrations.harnesses.lm_eval_tasks",
-            "run",
-            "--model",
-            "protoqa-local-chat-completions",
-            "--model_args",
-            f"model=tiny,base_url={url}/chat/completions,num_concurrent=2,max_retries=1,timeout=10",
-            "--tasks",
-            "protoqa_chat",
-            "--apply_chat_template",
-            "--limit",
-            "1",
-        ]
-        return args, {"PROTOQA_DATA_DIR": str(data / "protoqa")}
-    args = [
-        sys.executable,
-        "-m",
-        "protoqa_integrations",
-        "generate",
-        "tiny",
-        "-o",
-        str(out),
-        "--engine",
-        "openai",
-        "--base-url",
-        url,
-        "--data-dir",
-        str(data),
-        "--no-progress",
-        "--limit",
-        "2",
-        "--num-samples",
-        "8",
-        "--concurrency",
-        "1",
-        "--request-timeout",
-        "10",
-    ]
+        return lm_eval_chat_command(url, 2), {"PROTOQA_DATA_DIR": str(data / "protoqa")}
     # A refused connection with the default retries (6): what a user meets first.
-    return args + ([] if case == "refused" else ["--max-retries", "1"]), {}
+    retries = [] if case == "refused" else ["--max-retries", "1"]
+    return generate_command(url, out, data, "--request-timeout", "10", *retries), {}
 
 
 def main(argv: list[str]) -> int:
@@ -161,8 +129,7 @@ def main(argv: list[str]) -> int:
             url = closed_port_url() if server is None else server.url
             with tempfile.TemporaryDirectory() as work:
                 command, extra_env = case_command(case, url, args.data_dir.resolve(), Path(work) / "answers.json")
-                env = dict(os.environ, PYTHONPATH=str(source), HF_HUB_OFFLINE="1", **extra_env)
-                env.pop("OPENAI_API_KEY", None)
+                env = client_env(source, **extra_env)
                 result = run_client(command, env, Path(work), args.kill_after, args.kill_rss_mb)
             if server is not None:
                 server.close()

@@ -1,5 +1,5 @@
 """Shared fixtures: where the read-only copies of the public data live; one torch thread; the Hub switched off;
-the project's wheel; the tiny fitted GPT-2s that several modules run."""
+the project's wheel; the tiny fitted GPT-2s and the tiny RoBERTa that several modules run."""
 
 from __future__ import annotations
 
@@ -82,6 +82,19 @@ def fitted_gpt2(tmp_path_factory) -> Path:
     from tests.support.tiny_lm import build_fitted_gpt2
 
     return build_fitted_gpt2(tmp_path_factory.mktemp("fitted") / "tiny-gpt2", SHARED_DATA)
+
+
+@pytest.fixture(scope="session")
+def tiny_roberta(tmp_path_factory) -> str:
+    """The folder of a tiny random RoBERTa (``build_tiny_roberta``), built once per run for every
+    module that runs the ``roberta`` similarity or the numpy encoder."""
+    from tests.support.lazy import require
+    from tests.support.tiny_roberta import build_tiny_roberta
+
+    require("torch")
+    require("transformers")
+    require("tokenizers")
+    return str(build_tiny_roberta(tmp_path_factory.mktemp("models") / "tiny-roberta"))
 
 
 @pytest.fixture(scope="session")

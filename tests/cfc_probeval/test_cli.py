@@ -246,3 +246,56 @@ def test_compare_two_systems_with_paired_bootstrap(capsys):
     assert out["ci_low"] <= out["difference"] <= out["ci_high"] < 0  # humans are closer to the crowd
     assert out["p_value"] < 0.01 and out["num_questions"] == 54
     assert out["signature"].startswith("clustering:human|") and out["signature"].endswith("|bootstrap:200|seed:12345")
+
+
+def _small_files(tmp_path):
+    targets = tmp_path / "t.jsonl"
+    targets.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "metadata": {"id": f"q{i}"},
+                    "question": {"normalized": "name a pet"},
+                    "answers": {
+                        "clusters": {
+                            f"q{i}.0": {"count": 6, "answers": ["dog"]},
+                            f"q{i}.1": {"count": 4, "answers": ["cat"]},
+                        },
+                        "raw": {"dog": 6, "cat": 4},
+                    },
+                }
+            )
+            + "\n"
+            for i in range(12)
+        )
+    )
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps({f"q{i}": ["dog", "cat"] * 5 for i in range(12)}))
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({**{f"q{i}": ["car"] * 10 for i in range(12)}, "zz": ["dog"]}))
+    return targets, good, bad
+
+
+def test_probeval_compare_sub_command(tmp_path, capsys):
+    targets, good, bad = _small_files(tmp_path)
+    assert main(["compare", str(targets), str(good), str(bad), "--clustering", "human"]) == 2
+    assert f"{bad}, line 1, question 'zz': predictions for 1 question id(s)" in capsys.readouterr().err
+    assert (
+        main(
+            [
+                "compare",
+                str(targets),
+                str(good),
+                str(bad),
+                "--clustering",
+                "human",
+                "--ignore-unknown",
+                "--json",
+                "--resamples",
+                "100",
+            ]
+        )
+        == 0
+    )
+    out = json.loads(capsys.readouterr().out)
+    assert out["num_questions"] == 12 and out["difference"] < 0 and out["p_value"] < 0.05

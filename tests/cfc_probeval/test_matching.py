@@ -177,3 +177,18 @@ def test_make_matcher_checks_its_settings():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert CosineMatcher(TableEmbedder({}), 0.5).match([], CLUSTERS) == []
+
+
+def test_gp_matcher_keeps_its_classifier_and_takes_the_papers_regression():
+    from cfc_probeval.embedders import CharNgramEmbedder
+    from cfc_probeval.matching import GPMatcher
+
+    clusters = [["evening", "night time", "late evening"], ["morning", "breakfast", "early morning"]]
+    default = GPMatcher(CharNgramEmbedder(), threshold=0.1)
+    assert default.params() == {"threshold": 0.1, "seed": 0} and default.model == "classification"
+    regression = GPMatcher(CharNgramEmbedder(), threshold=0.1, model="regression")
+    assert regression.params()["model"] == "regression"
+    scores = regression.cluster_probabilities(["evening", "breakfasts"], clusters)
+    assert scores.shape == (2, 2) and scores[0, 0] > 0.9 and scores[1].argmax() == 1
+    with pytest.raises(ValueError, match="unknown Gaussian-process model"):
+        GPMatcher(CharNgramEmbedder(), model="svm")

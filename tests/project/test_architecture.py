@@ -331,3 +331,196 @@ def test_every_path_the_page_names_exists():
 def test_every_module_that_holds_code_has_its_docstring():
     modules = [p for package in INSTALLED for p in (REPO / package).rglob("*.py") if p.stat().st_size]
     assert not [str(p.relative_to(REPO)) for p in modules if ast.get_docstring(_tree(p)) is None]
+
+
+# --- the tests keep the layers too ----------------------------------------------------------------
+
+# What a test module names as code: its import statements, a string that is a module path of an
+# installed package (``python -m protoqa_metric``, a name to patch), and an import inside a string of
+# code run in a new process. The Space's scripts are imported by their bare names (``import demo_api``).
+_CODE_IMPORT = re.compile(r"(?m)^\s*(?:from\s+(\w+)[\w.]*\s+import\b|import\s+(\w+))")
+
+
+def _named_packages(path: Path, layers: dict[str, int]) -> list[tuple[int, str]]:
+    """(line, package) for every layered package that the test module ``path`` imports or runs."""
+    script_names = {p.stem: folder for folder in SCRIPT_FOLDERS for p in (REPO / folder).glob("*.py")}
+    found = []
+    for node in ast.walk(_tree(path)):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            names = [node.module or ""]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if re.fullmatch(r"\w+(\.\w+)*", node.value) and node.value.split(".")[0] in INSTALLED:
+                names = [node.value]
+            names += [a or b for a, b in _CODE_IMPORT.findall(node.value)]
+        for name in names:
+            top = name.split(".")[0]
+            top = script_names.get(top, top)
+            if top in layers:
+                found.append((node.lineno, top))
+    return found
+
+
+def _test_modules() -> list[Path]:
+    layers = _layers()
+    return sorted(p for p in (REPO / "tests").rglob("*.py") if p.relative_to(REPO / "tests").parts[0] in layers)
+
+
+def _support_modules(path: Path) -> list[Path]:
+    """The modules of tests/support/ that the test module ``path`` imports."""
+    found = []
+    for node in ast.walk(_tree(path)):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tests.support."):
+            found.append(REPO.joinpath(*node.module.split(".")).with_suffix(".py"))
+    return [p for p in found if p.is_file()]
+
+
+def _tests_above_their_package(path: Path) -> list[str]:
+    """What the test module ``path``, or a tests/support/ module it imports, names above its package."""
+    layers = _layers()
+    own = path.relative_to(REPO / "tests").parts[0]
+    return [
+        f"{source.relative_to(REPO)}:{line} names {package} (layer {layers[package]}) for the tests of {own}"
+        for source in [path, *_support_modules(path)]
+        for line, package in _named_packages(source, layers)
+        if package != own and layers[package] >= layers[own]
+    ]
+
+
+@pytest.mark.parametrize("path", _test_modules(), ids=lambda p: str(p.relative_to(REPO)))
+def test_the_tests_of_a_package_name_only_it_and_the_layers_below(path):
+    """tests/<package>/ tests that package: it imports or runs its own package and lower layers only
+    (and tests/support). A test that joins packages of one layer, or runs one above, is in tests/project/."""
+    wrong = _tests_above_their_package(path)
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_test_layer_check_sees_imports_module_paths_and_code_strings(tmp_path):
+    folder = tmp_path / "tests" / "protoqa_core"
+    folder.mkdir(parents=True)
+    test = folder / "test_x.py"
+    test.write_text(
+        "import json\n"
+        "from protoqa_core.text import normalize_unicode\n"
+        "def test_a():\n"
+        "    from cfc_probeval import cli\n"
+        "    run = ['python', '-m', 'protoqa_metric.cli']\n"
+        "    code = 'import sys\\nfrom protoqa_integrations.cli import main\\n'\n"
+        "    import demo_api\n"
+        "    note = 'the metric, protoqa_metric, is above'\n"
+    )
+    named = sorted(_named_packages(test, _layers()))
+    assert named == [
+        (2, "protoqa_core"),
+        (4, "cfc_probeval"),
+        (5, "protoqa_metric"),
+        (6, "protoqa_integrations"),
+        (7, "space"),
+    ]
+
+
+def test_tests_share_code_through_tests_support_only():
+    """A helper two test modules use lives in tests/support/, never in one of the test modules."""
+    wrong = []
+    for path in sorted((REPO / "tests").rglob("*.py")):
+        for node in ast.walk(_tree(path)):
+            if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").startswith("tests."):
+                if not node.module.startswith("tests.support"):
+                    wrong.append(f"{path.relative_to(REPO)}:{node.lineno} imports {node.module}")
+    assert not wrong, "\n".join(wrong)
+
+
+# --- one test module per module with logic -------------------------------------------------------
+
+# Modules with logic of their own that have no test module yet: their behaviour is checked through
+# the tests of the modules that use them. The list only shrinks; a module leaves it when it gains its
+# test module, and a new module never joins it. A module with no function or class (data only: a
+# schema, a table) needs no test module of its own.
+WITHOUT_A_TEST_MODULE_YET = (
+    "protoqa_core/citations.py",
+    "protoqa_core/evaluate_info.py",
+    "protoqa_core/io/cli.py",
+    "protoqa_core/io/cli_options.py",
+    "protoqa_core/io/data.py",
+    "protoqa_core/io/files.py",
+    "protoqa_core/io/predictions.py",
+    "protoqa_core/io/question_index.py",
+    "protoqa_core/io/records.py",
+    "protoqa_core/io/rows.py",
+    "protoqa_core/reference_checks.py",
+    "protoqa_core/similarity/embedding.py",
+    "protoqa_core/similarity/partition_alignment.py",
+    "protoqa_core/similarity/registry.py",
+    "protoqa_core/similarity/spans.py",
+    "protoqa_core/similarity/strings.py",
+    "protoqa_core/similarity/wordnet.py",
+    "protoqa_core/similarity/wordnet_wup.py",
+    "protoqa_core/wordnet/cache.py",
+    "protoqa_core/wordnet/sense_search.py",
+    "protoqa_core/wordnet/synset_tables.py",
+    "protoqa_core/wordnet/walk_file.py",
+    "protoqa_core/wordnet/walk_table.py",
+    "protoqa_metric/metric_set.py",
+    "cfc_probeval/results.py",
+    "protoqa_dataset/card.py",
+    "protoqa_dataset/parsing.py",
+    "protoqa_dataset/sources.py",
+    "protoqa_dataset/upload.py",
+    "protoqa_integrations/cli.py",
+    "protoqa_integrations/generation/answers_file.py",
+    "protoqa_integrations/generation/answers_journal.py",
+    "protoqa_integrations/generation/engines/request_bounds.py",
+    "protoqa_integrations/generation/engines/vllm.py",
+    "protoqa_integrations/generation/nucleus.py",
+    "protoqa_integrations/generation/sampling.py",
+    "protoqa_integrations/harnesses/lighteval_tasks/utils.py",
+    "protoqa_integrations/harnesses/lm_eval_tasks/backend.py",
+    "protoqa_integrations/harnesses/task_functions.py",
+    "protoqa_integrations/leaderboard/cli.py",
+    "protoqa_integrations/training/callback.py",
+    "protoqa_integrations/training/samples.py",
+)
+
+
+def _has_logic(path: Path) -> bool:
+    return any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) for node in _tree(path).body)
+
+
+def _test_module_of(module: Path) -> Path:
+    """``tests/<package>/<folders>/test_<name>.py``; a folder named after its one module
+    (``evaluate_modules/probeval/probeval.py``) is left out of the path."""
+    parts = module.relative_to(REPO).parts
+    if len(parts) >= 3 and parts[-2] == module.stem:
+        parts = parts[:-2] + parts[-1:]
+    return REPO.joinpath("tests", *parts[:-1], f"test_{module.stem}.py")
+
+
+def _modules_with_logic() -> list[Path]:
+    return [
+        path
+        for package in INSTALLED
+        for path in sorted((REPO / package).rglob("*.py"))
+        if path.name not in ("__init__.py", "__main__.py") and _has_logic(path)
+    ]
+
+
+def test_every_module_with_logic_has_its_test_module():
+    untested = {
+        path.relative_to(REPO).as_posix() for path in _modules_with_logic() if not _test_module_of(path).is_file()
+    }
+    new = sorted(untested - set(WITHOUT_A_TEST_MODULE_YET))
+    assert not new, f"modules without their test module (tests/<package>/.../test_<name>.py): {new}"
+    tested = sorted(set(WITHOUT_A_TEST_MODULE_YET) - untested)
+    assert not tested, (
+        f"these now have a test module (or are gone): leave them out of WITHOUT_A_TEST_MODULE_YET: {tested}"
+    )
+
+
+def test_the_test_module_path_mirrors_the_module_path():
+    assert _test_module_of(REPO / "protoqa_core/io/readers.py") == REPO / "tests/protoqa_core/io/test_readers.py"
+    assert _test_module_of(REPO / "cfc_probeval/evaluate_modules/probeval/probeval.py") == (
+        REPO / "tests/cfc_probeval/evaluate_modules/test_probeval.py"
+    )
+    assert not _has_logic(REPO / "protoqa_dataset/schema.py") and _has_logic(REPO / "protoqa_core/text.py")

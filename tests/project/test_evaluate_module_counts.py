@@ -17,7 +17,11 @@ from pathlib import Path
 import pytest
 
 # Found, not imported: the modules run in a new process, and importing evaluate here costs seconds.
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("evaluate") is None, reason="evaluate is not installed")
+# One process loads both modules and runs every case (tens of seconds): slow.
+pytestmark = [
+    pytest.mark.skipif(importlib.util.find_spec("evaluate") is None, reason="evaluate is not installed"),
+    pytest.mark.slow,
+]
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -179,3 +179,26 @@ def test_every_module_whose_docstring_examples_are_slow_to_import_exists():
 
     for path in conftest._SLOW_TO_IMPORT:
         assert (REPO / path).is_file(), path
+
+
+def test_exact_match_run_imports_no_scipy_optimize(shared_data, tmp_path):
+    """A whole exact-match evaluation of dev, in a new process, never imports scipy.optimize."""
+    code = (
+        "import sys, json\n"
+        "from protoqa_integrations.cli import main\n"
+        "status = main(sys.argv[1:])\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('scipy'))))\n"
+        "sys.exit(status)\n"
+    )
+    data = shared_data / "protoqa"
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(data / "dev.crowdsourced.jsonl")]
+        + [str(data / "dev.predictions.gpt2finetuned.json"), "--similarity", "exact_match", "--json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert not [m for m in json.loads(done.stdout.splitlines()[-1]) if m.startswith("scipy.optimize")]

@@ -1,8 +1,8 @@
-"""The one frequency ranker (protoqa_core.ranking), and every surface that ranks samples using it."""
+"""The one frequency ranker (protoqa_core.ranking). That every surface ranks with it is checked in
+tests/project/test_shared_conventions.py."""
 
 from __future__ import annotations
 
-import warnings
 from collections import Counter
 from itertools import pairwise
 
@@ -63,35 +63,3 @@ def test_sequence_and_counts_rank_alike_by_the_definition(samples):
             counts[earlier] == counts[later] and normalized.index(earlier) < normalized.index(later)
         )
     assert rank_by_frequency(dict(Counter(samples))) == ranked
-
-
-def test_every_surface_ranks_the_night_example_the_same():
-    """Training hooks, generate, the lm-eval tasks, the leaderboard and the study all use the core ranker."""
-    from protoqa_core.io.records import Cluster, Question
-    from protoqa_integrations.generation.answers_file import answers_document
-    from protoqa_integrations.harnesses.lm_eval_tasks.harness import process_test_results
-    from protoqa_integrations.training.samples import score_sampled_answers
-
-    question = Question("q", "when do you sleep", (Cluster("q.0", ("night",), 6), Cluster("q.1", ("evening",), 4)))
-    assert process_test_results({"id": "q"}, [NIGHT]) == {"answered": ("q", ["night", "evening"])}
-    assert answers_document([question], {"q": NIGHT}, {}, {})["model_answers_with_count"] == {
-        "q": [["night", 4], ["evening", 3]]
-    }
-    # Ranked "night" first, Max Answers@1 claims the 6 of the bigger cluster.
-    assert score_sampled_answers([question], [NIGHT], similarity="exact_match", metrics=["max_answers@1"]) == {
-        "protoqa_exact_match_max_answers_at_1": 1.0
-    }
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        from studies.validation.leaderboard import rank_by_frequency as leaderboard_ranker
-        from studies.validation.study import baseline_score
-    assert leaderboard_ranker is rank_by_frequency
-    rows = {"night": [1.0, 0.0], "evening": [0.0, 1.0]}
-    assert (
-        baseline_score({"Night": 2, "night": 2, "evening": 3}, question.clusters, rows.__getitem__, max_answers=1)
-        == 0.0
-    )
-    # A drawn answer set's order says which gold cluster each answer came from: the study's
-    # baseline breaks ties alphabetically instead, whatever the order of the set.
-    for answers in ({"night": 2, "evening": 2}, {"evening": 2, "night": 2}):
-        assert baseline_score(answers, question.clusters, rows.__getitem__, max_answers=1) == pytest.approx(1 / 3)

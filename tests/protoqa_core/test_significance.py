@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from protoqa_core.significance import bootstrap_ci, paired_bootstrap
+from protoqa_core.significance import bootstrap_ci, compare_paired, paired_bootstrap
 
 
 def test_interval_contains_mean_and_is_deterministic():
@@ -38,3 +38,16 @@ def test_paired_test_rejects_mismatched_inputs():
         paired_bootstrap([1.0, 0.0], [1.0])
     with pytest.raises(ValueError, match="no values"):
         bootstrap_ci([])
+
+
+def test_compare_paired_uses_the_shared_questions_in_the_first_systems_order():
+    a = {"q1": 1.0, "q2": 0.5, "q3": 0.0, "only_a": 1.0}
+    b = {"q3": 0.5, "q2": 0.5, "q1": 0.0, "only_b": 0.0}
+    assert compare_paired(a, b, resamples=200, seed=7) == paired_bootstrap(
+        [1.0, 0.5, 0.0], [0.0, 0.5, 0.5], resamples=200, seed=7
+    )
+
+
+def test_compare_paired_without_shared_questions_is_an_error():
+    with pytest.raises(ValueError, match="share no question"):
+        compare_paired({"q1": 1.0}, {"q2": 1.0})

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
+import unicodedata
+from pathlib import Path
 
 import pytest
 
 from protoqa_metric.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+DATA = REPO.parent / "shared" / "data"
+TARGETS = DATA / "protoqa" / "dev.crowdsourced.jsonl"
 
 KEYS = {
     "max_answers@1",
@@ -134,3 +141,129 @@ def test_compare_two_systems(dev_files, shared_data, capsys):
     main(["compare", dev_files[0], dev_files[1], dev_files[1], "--similarity", "exact_match", "--json"])
     same = json.loads(capsys.readouterr().out)["metrics"]["max_answers@1"]
     assert same["difference"] == 0 and same["p_value"] == 1.0
+
+
+def test_long_answer_json_round_trip_through_the_cli(tmp_path):
+    import subprocess
+    import sys
+
+    answer = " ".join(["dog", "cat", "car"] * 200)
+    (tmp_path / "t.jsonl").write_text(
+        json.dumps(
+            {
+                "metadata": {"id": "q1"},
+                "question": {"normalized": "name an animal"},
+                "answers": {
+                    "raw": {answer: 3, "bird": 1},
+                    "clusters": {"q1.0": {"count": 3, "answers": [answer]}, "q1.1": {"count": 1, "answers": ["bird"]}},
+                },
+            }
+        )
+        + "\n"
+    )
+    (tmp_path / "p.json").write_text(json.dumps({"q1": ["dog cat car dog cat car dog cat car dog cat car d"]}))
+    done = subprocess.run(
+        [sys.executable, "-m", "protoqa_metric", str(tmp_path / "t.jsonl"), str(tmp_path / "p.json"), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "approx:" in done.stdout and "q1.0" in done.stderr
+
+
+NFC = unicodedata.normalize("NFC", "café")
+
+
+NFD = unicodedata.normalize("NFD", "café")
+
+
+FULL_WIDTH = "ｃａｆé"
+
+
+JOINED = "ca\u200dfé"
+
+
+def write_targets(path: Path, clusters: dict[str, tuple[str, int]]) -> None:
+    lines = []
+    for i, (qid, (answer, count)) in enumerate(clusters.items()):
+        lines.append(
+            json.dumps(
+                {
+                    "metadata": {"id": qid},
+                    "question": {"normalized": f"question {i}"},
+                    "answers": {
+                        "clusters": {
+                            f"{qid}.0": {"count": count, "answers": [answer]},
+                            f"{qid}.1": {"count": 1, "answers": ["tea"]},
+                        }
+                    },
+                },
+                ensure_ascii=False,
+            )
+        )
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+@pytest.mark.parametrize("similarity", ["exact_match", "wordnet"])
+def test_spellings_of_one_answer_match_in_a_new_process(tmp_path, similarity):
+    # Cluster and prediction in different spellings, each way round.
+    pairs = {
+        "q1": (NFD, NFC),
+        "q2": (NFC, NFD),
+        "q3": (NFC, FULL_WIDTH),
+        "q4": (FULL_WIDTH, NFC),
+        "q5": (NFC, JOINED),
+        "q6": (JOINED, NFD),
+    }
+    write_targets(tmp_path / "targets.jsonl", {qid: (cluster, 3) for qid, (cluster, _) in pairs.items()})
+    (tmp_path / "predictions.json").write_text(
+        json.dumps({qid: [prediction] for qid, (_, prediction) in pairs.items()}, ensure_ascii=False), encoding="utf-8"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "protoqa_metric",
+            "targets.jsonl",
+            "predictions.json",
+            "--similarity",
+            similarity,
+            "--json",
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout.splitlines()[-1])
+    scores = result.get("scores", result)
+    assert scores["max_answers@1"] == 1.0, result
+
+
+@pytest.mark.skipif(not TARGETS.is_file(), reason=f"shared ProtoQA data not found under {DATA}")
+def test_the_command_line_caps_answers_per_question(tmp_path):
+    qid = json.loads(TARGETS.read_text(encoding="utf-8").splitlines()[0])["metadata"]["id"]
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps({qid: [f"answer {i}" for i in range(501)]}), encoding="utf-8")
+    command = [sys.executable, "-m", "protoqa_metric", str(TARGETS), str(path), "--similarity", "exact_match"]
+    done = subprocess.run(command + ["--no-progress"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stderr
+    lines = [line for line in done.stderr.splitlines() if not line.startswith("warning:")]
+    assert lines == [
+        f"protoqa-eval: error: {path}, line 1, question '{qid}': more than 500 answers for one question, "
+        "the cap per question (--max-answers raises it)"
+    ]
+    raised = subprocess.run(
+        command + ["--max-answers", "501", "--json", "--no-progress"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert raised.returncode == 0, raised.stderr
+    assert json.loads(raised.stdout)["signature"].startswith("sim:exact_match|")

@@ -1,22 +1,23 @@
-"""The configured metric object, the id gate, the paired compare and the command-line sub-commands and aliases."""
+"""The configured metric object, the id gate, the paired compare, the command-line sub-commands, and
+what the metric makes of missing, unknown, empty and repeated predictions."""
 
 from __future__ import annotations
 
 import json
+import random
 import warnings
 
 import pytest
 
-from cfc_probeval import cli as probeval_cli
-from protoqa_core.io.files import DataFormatError
-from protoqa_core.io.ids import IdReconciliation, reconcile_ids
+from protoqa_core.io.files import DataFormatError, ProtoQAWarning
 from protoqa_core.io.predictions import read_predictions
 from protoqa_core.io.readers import read_targets
 from protoqa_core.io.records import Cluster, Question
-from protoqa_core.significance import compare_paired, paired_bootstrap
+from protoqa_core.similarity import ApproximationWarning
 from protoqa_metric import ProtoQA, evaluate_predictions, score_question, scoring
 from protoqa_metric import cli as metric_cli
 from protoqa_metric import metric as metric_module
+from tests.support.spec_reference import reference_question_score, reference_wup_similarity
 
 
 @pytest.fixture(scope="module")
@@ -113,116 +114,7 @@ def test_protoqa_repr_names_the_configuration():
     )
 
 
-# --- reconcile_ids -----------------------------------------------------------------------------
-
-
-def test_reconcile_ids_keeps_prediction_order_and_lists_missing_in_target_order():
-    r = reconcile_ids(["q3", "q1", "q2"], {"q2": [], "zz": [], "q3": [], "aa": []}, ignore_unknown=True)
-    assert r == IdReconciliation(
-        ("q2", "q3"),
-        ("q1",),
-        ("zz", "aa"),
-        "ignored predictions for 2 question id(s) that are not in the targets: zz, aa",
-    )
-
-
-def test_reconcile_ids_without_unknown_ids_has_no_message():
-    r = reconcile_ids(iter(["q1", "q2"]), iter(["q1", "q2"]))
-    assert r == IdReconciliation(("q1", "q2"), (), (), None)
-
-
-def test_reconcile_ids_error_names_file_line_and_first_unknown_id():
-    with pytest.raises(DataFormatError) as info:
-        reconcile_ids(["q1"], ["q1", "x7", "x8"], path="p.jsonl", locate={"x7": 2}.get)
-    assert str(info.value) == (
-        "p.jsonl, line 2, question 'x7': predictions for 2 question id(s) that are not in the targets: x7, x8 "
-        "(pass ignore_unknown=True / --ignore-unknown to drop them)"
-    )
-    assert (info.value.path, info.value.line, info.value.question_id) == ("p.jsonl", 2, "x7")
-
-
-def test_reconcile_ids_bounds_the_message_for_many_unknown_ids():
-    r = reconcile_ids([], [f"q{i}" for i in range(10_000)], ignore_unknown=True)
-    assert len(r.ignored) == 10_000 and r.message.endswith("q9, ... (10000 in all)")
-
-
-def test_both_libraries_give_the_same_unknown_id_message():
-    from cfc_probeval import evaluate_probeval
-
-    q = Question("q1", "", (Cluster("q1.0", ("dog",), 3),))
-    with pytest.raises(DataFormatError) as protoqa_error:
-        evaluate_predictions([q], {"q1": ["dog"], "zz": ["x"]}, "exact_match")
-    with pytest.raises(DataFormatError) as probeval_error:
-        evaluate_probeval([q], {"q1": ["dog"], "zz": ["x"]}, clustering="human")
-    assert str(protoqa_error.value) == str(probeval_error.value)
-    with pytest.warns(UserWarning) as protoqa_warned:
-        protoqa = evaluate_predictions([q], {"q1": ["dog"], "zz": ["x"]}, "exact_match", ignore_unknown=True)
-    with pytest.warns(UserWarning) as probeval_warned:
-        probeval = evaluate_probeval([q], {"q1": ["dog"], "zz": ["x"]}, clustering="human", ignore_unknown=True)
-    assert protoqa.ignored == probeval.ignored == ["zz"]
-    assert {str(w.message) for w in protoqa_warned} & {str(w.message) for w in probeval_warned} == {
-        "ignored predictions for 1 question id(s) that are not in the targets: zz"
-    }
-
-
-# --- compare_paired ----------------------------------------------------------------------------
-
-
-def test_compare_paired_uses_the_shared_questions_in_the_first_systems_order():
-    a = {"q1": 1.0, "q2": 0.5, "q3": 0.0, "only_a": 1.0}
-    b = {"q3": 0.5, "q2": 0.5, "q1": 0.0, "only_b": 0.0}
-    assert compare_paired(a, b, resamples=200, seed=7) == paired_bootstrap(
-        [1.0, 0.5, 0.0], [0.0, 0.5, 0.5], resamples=200, seed=7
-    )
-
-
-def test_compare_paired_without_shared_questions_is_an_error():
-    with pytest.raises(ValueError, match="share no question"):
-        compare_paired({"q1": 1.0}, {"q2": 1.0})
-
-
 # --- command lines -----------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("parse", [metric_cli.parse_args, probeval_cli.parse_args])
-def test_help_lists_both_sub_commands(capsys, parse):
-    with pytest.raises(SystemExit) as done:
-        parse(["--help"])
-    assert done.value.code == 0
-    out = capsys.readouterr().out
-    assert "evaluate" in out and "compare" in out
-
-
-@pytest.mark.parametrize("parse", [metric_cli.parse_args, probeval_cli.parse_args])
-def test_without_a_sub_command_evaluate_is_meant(parse):
-    assert parse(["t.jsonl", "p.json"]).command == "evaluate"
-    assert parse(["--json", "t.jsonl", "p.json"]).command == "evaluate"
-    assert parse(["compare", "t.jsonl", "a.json", "b.json"]).command == "compare"
-
-
-@pytest.mark.parametrize("parse", [metric_cli.parse_args, probeval_cli.parse_args])
-def test_both_commands_share_the_input_option_names(parse):
-    args = parse(["t.jsonl", "p.json", "--ignore-unknown", "--only-predicted", "--all-stopwords-zero", "--quiet"])
-    assert (args.ignore_unknown, args.only_predicted, args.all_stopwords_zero, args.quiet) == (True, True, True, True)
-    assert parse(["t.jsonl", "p.json", "--no-progress"]).quiet is True
-
-
-def test_both_commands_report_progress_by_default():
-    assert metric_cli.parse_args(["t", "p"]).quiet is False
-    assert probeval_cli.parse_args(["t", "p"]).quiet is False
-
-
-@pytest.mark.parametrize(
-    "parse, spelling",
-    [
-        (metric_cli.parse_args, "--stopword-answers-score-zero"),
-        (probeval_cli.parse_args, "--only-sampled"),
-    ],
-)
-def test_spellings_of_no_release_are_usage_errors(capsys, parse, spelling):
-    with pytest.raises(SystemExit) as stop:
-        parse(["t.jsonl", "p.json", spelling])
-    assert stop.value.code == 2 and f"unrecognized arguments: {spelling}" in capsys.readouterr().err
 
 
 def _small_files(tmp_path):
@@ -281,37 +173,130 @@ def test_protoqa_eval_compare_sub_command(tmp_path, capsys):
     assert "ignored predictions for 1 question id(s) that are not in the targets: zz" in captured.err
 
 
-def test_probeval_compare_sub_command(tmp_path, capsys):
-    targets, good, bad = _small_files(tmp_path)
-    assert probeval_cli.main(["compare", str(targets), str(good), str(bad), "--clustering", "human"]) == 2
-    assert f"{bad}, line 1, question 'zz': predictions for 1 question id(s)" in capsys.readouterr().err
-    assert (
-        probeval_cli.main(
+def _target_line(qid: str, clusters: dict, raw=None) -> str:
+    return json.dumps(
+        {
+            "metadata": {"id": qid, "source": "test"},
+            "question": {"original": f"Name {qid}?", "normalized": f"name {qid}?"},
+            "answers": {"raw": raw or {}, "clusters": clusters},
+            "num": {"answers": 0, "clusters": len(clusters)},
+        }
+    )
+
+
+@pytest.fixture
+def targets_file(tmp_path):
+    path = tmp_path / "targets.jsonl"
+    path.write_text(
+        "\n".join(
             [
-                "compare",
-                str(targets),
-                str(good),
-                str(bad),
-                "--clustering",
-                "human",
-                "--ignore-unknown",
-                "--json",
-                "--resamples",
-                "100",
+                _target_line(
+                    "q1", {"q1.0": {"count": 6, "answers": ["dog", "puppy"]}, "q1.1": {"count": 4, "answers": ["cat"]}}
+                ),
+                _target_line("q2", {"q2.0": {"count": 5, "answers": ["tea"]}}),
             ]
         )
-        == 0
+        + "\n"
     )
-    out = json.loads(capsys.readouterr().out)
-    assert out["num_questions"] == 12 and out["difference"] < 0 and out["p_value"] < 0.05
+    return path
 
 
-@pytest.mark.parametrize(
-    "main, prog", [(metric_cli.main, "protoqa-eval compare"), (probeval_cli.main, "probeval compare")]
-)
-def test_compare_sub_command_usage_errors_are_one_line(capsys, main, prog):
-    with pytest.raises(SystemExit) as done:
-        main(["compare", "only_targets.jsonl"])
-    assert done.value.code == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith(f"{prog}: error:")
+def test_missing_predictions_score_zero_with_warning(targets_file):
+    targets = read_targets(targets_file)
+    with pytest.warns(ProtoQAWarning, match=r"1 question\(s\) have no predictions and score 0: q2"):
+        r = evaluate_predictions(targets, {"q1": ["dog"]}, "exact_match")
+    assert r.num_questions == 2 and r.missing == ["q2"]
+    assert r.scores["max_answers@all"] == pytest.approx((0.6 + 0.0) / 2)
+    with pytest.warns(ProtoQAWarning, match="left out of the means"):
+        r = evaluate_predictions(targets, {"q1": ["dog"]}, "exact_match", only_predicted=True)
+    assert r.num_questions == 1 and r.scores["max_answers@all"] == pytest.approx(0.6)
+    assert "missing:skip" in r.signature
+
+
+def test_unknown_prediction_ids_are_an_error_unless_ignored(targets_file):
+    targets = read_targets(targets_file)
+    preds = {"q1": ["dog"], "q2": ["tea"], "zz9": ["x"]}
+    with pytest.raises(DataFormatError, match="not in the targets: zz9"):
+        evaluate_predictions(targets, preds, "exact_match")
+    with pytest.warns(
+        ProtoQAWarning, match=r"ignored predictions for 1 question id\(s\) that are not in the targets: zz9"
+    ):
+        r = evaluate_predictions(targets, preds, "exact_match", ignore_unknown=True)
+    assert r.ignored == ["zz9"] and r.scores["max_answers@all"] == pytest.approx(0.8)
+
+
+def test_zero_total_question_left_out_never_nan():
+    qs = [
+        Question("a", "", (Cluster("a.0", ("x",), 0),)),
+        Question("b", "", (Cluster("b.0", ("y",), 2),)),
+        Question("t", "", ()),
+    ]
+    with pytest.warns(ProtoQAWarning, match=r"left out 2 question\(s\) whose clusters total 0: a, t"):
+        r = evaluate_predictions(qs, {"a": ["x"], "b": ["y"]}, "exact_match")
+    assert r.num_questions == 1 and r.skipped == ["a", "t"]
+    assert all(v == 1.0 for v in r.scores.values())
+
+
+def test_non_string_answers_in_memory_are_rejected():
+    qs = [Question("a", "", (Cluster("a.0", ("x",), 1),))]
+    with pytest.raises(DataFormatError, match="question 'a': answers must be strings"):
+        evaluate_predictions(qs, {"a": ["x", None]}, "exact_match")
+    with pytest.raises(DataFormatError, match="question 'a': answers must be a list"):
+        evaluate_predictions(qs, {"a": "x"}, "exact_match")
+
+
+def test_empty_strings_and_duplicates_are_legal():
+    qs = [Question("a", "", (Cluster("a.0", ("x",), 3), Cluster("a.1", ("",), 1)))]
+    r = evaluate_predictions(qs, {"a": ["x", "x", ""]}, "exact_match")
+    assert r.scores["max_answers@all"] == 1.0
+    assert r.per_question["a"]["max_answers@all"].assignment == ("a.0", None, "a.1")
+
+
+def test_results_are_deterministic(shared_data):
+    targets = read_targets(shared_data / "protoqa" / "dev.crowdsourced.jsonl")
+    preds = read_predictions(shared_data / "protoqa" / "dev.predictions.gpt2finetuned.json")
+    first = evaluate_predictions(targets, preds, "wordnet")
+    second = evaluate_predictions(dict(reversed(list(targets.items()))), dict(reversed(list(preds.items()))), "wordnet")
+    assert first.scores == second.scores
+    assert first.signature == second.signature
+
+
+def test_the_character_similarities_score_unrounded_and_sign():
+    clusters = [Cluster("c0", ("colour",), 4), Cluster("c1", ("dog",), 1)]
+    r = evaluate_predictions([Question("q", "", tuple(clusters))], {"q": ["color"]}, "jaro_winkler", ["max_answers@1"])
+    assert r.signature.startswith("sim:jaro_winkler|")
+    assert 0.0 < r.scores["max_answers@1"] < 1.0
+
+
+def test_wup_question_example_matches_the_reference():
+    clusters = (Cluster("q.0", ("someone algebra",), 10), Cluster("q.1", ("cat",), 5))
+    r = evaluate_predictions([Question("q", "", clusters)], {"q": ["person giraffe"]}, "wordnet_wup", ["max_answers@1"])
+    expected = reference_question_score(
+        ["person giraffe"], [(("someone algebra",), 10), (("cat",), 5)], reference_wup_similarity, max_answers=1
+    )
+    assert r.scores["max_answers@1"] == expected == 0.0
+
+
+def test_no_string_of_the_data_is_approximated(shared_data):
+    from protoqa_metric import read_predictions, read_targets
+
+    targets = read_targets(shared_data / "protoqa" / "dev.crowdsourced.jsonl")
+    predictions = read_predictions(shared_data / "protoqa" / "dev.predictions.gpt2finetuned.json")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ApproximationWarning)
+        result = evaluate_predictions(targets, predictions, "wordnet")
+    assert "approx" not in result.signature
+
+
+def test_the_500_token_case_is_bounded_named_and_signed():
+    rng = random.Random(0)
+    answer = " ".join(rng.choice(["dog", "cat", "car"]) for _ in range(500))
+    clusters = (Cluster("q7.0", (answer,), 3), Cluster("q7.1", ("bird",), 1))
+    prediction = "dog cat car dog cat car dog cat car dog cat car d"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        r = evaluate_predictions([Question("q7", "", clusters)], {"q7": [prediction]}, "wordnet", ["max_answers@1"])
+    messages = [str(w.message) for w in caught]
+    assert any("q7" in m and "q7.0" in m and "lower bound" in m for m in messages), messages
+    assert "|approx:1|" in r.signature
+    assert r.scores["max_answers@1"] == 1.0  # 0.857 or more rounds to 1 either way

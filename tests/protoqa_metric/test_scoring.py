@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from protoqa_core.io.records import Cluster
+from protoqa_core.similarity import get_similarity
 from protoqa_metric.metric import score_question
 from protoqa_metric.scoring import oracle_score, score_matrix, similarity_matrix
 from tests.support.spec_reference import reference_question_score
+from tests.support.words import FAST_PATH_WORDS
 
 CLUSTERS = (
     Cluster("q.0", ("age", "birthday"), 35),
@@ -173,3 +177,27 @@ def test_scores_equal_plain_spec_implementation_on_dev(shared_data, sim):
                 rounded=sim == "wordnet",
             )
             assert ours == pytest.approx(theirs, abs=1e-9), (qid, m.name)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.lists(st.sampled_from(FAST_PATH_WORDS), min_size=1, max_size=3).map(" ".join), min_size=1, max_size=4),
+    st.lists(
+        st.lists(
+            st.lists(st.sampled_from(FAST_PATH_WORDS), min_size=1, max_size=3).map(" ".join), min_size=1, max_size=4
+        ),
+        min_size=1,
+        max_size=4,
+    ),
+)
+def test_rounded_matrix_is_the_rounding_of_the_exact_matrix(predictions, cluster_answers):
+    import numpy as np
+
+    from protoqa_metric.scoring import matrix_of_normalized
+
+    clusters = [Cluster(f"c{j}", tuple(answers), 1) for j, answers in enumerate(cluster_answers)]
+    for name in ("wordnet", "wordnet_wup"):
+        sim = get_similarity(name)
+        exact = matrix_of_normalized(predictions, clusters, sim, None, {})
+        rounded = matrix_of_normalized(predictions, clusters, sim, None, {}, rounded=True)
+        assert np.array_equal(rounded, np.round(exact)), name

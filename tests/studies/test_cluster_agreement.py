@@ -149,6 +149,7 @@ except PermissionError:
 """
 
 
+@pytest.mark.slow
 def test_cluster_selection_opens_no_cfc_test_file(shared_data, tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
     done = subprocess.run(

@@ -226,6 +226,7 @@ def test_gold_kl_equals_probeval_with_a_perfect_matching():
         )
 
 
+@pytest.mark.slow
 def test_registry_based_study_gives_probeval_numbers_on_a_tiny_case(shared_data):
     # Every per-set score of a small run equals ProbEval's own score of that set, for settings
     # built from the public API (G-means with its explicit options, GP at 0.4).
@@ -377,6 +378,7 @@ def test_tuning_picks_values_from_the_grid_per_fold(shared_data):
 # --- commands -------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_study_command_end_to_end(shared_data, tmp_path, capsys):
     # A small slice of the command, in one process: every table of validation.json but the
     # system level (test_study_command_full_run runs that, two processes and the plots).
@@ -488,6 +490,7 @@ def test_study_command_full_run(shared_data, tmp_path, capsys):
     assert "study:" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_leaderboard_command_end_to_end(shared_data, tmp_path):
     out = tmp_path / "reports"
     assert (

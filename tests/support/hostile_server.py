@@ -16,7 +16,9 @@
 ``GET /version`` answers ``{"version": VERSION}`` when the server is given a ``version``
 (vLLM's server does), else 404.
 
-Used by tests/protoqa_integrations/generation/engines/test_hostile_servers.py and benchmarks/bench_hostile_servers.py:
+Used by tests/protoqa_integrations/generation/engines/test_hostile_servers.py and benchmarks/bench_hostile_servers.py,
+which run the same clients against it (:func:`generate_command`, :func:`lm_eval_chat_command`, in
+:func:`client_env`):
 
     python tests/support/hostile_server.py endless    # prints the base URL, serves until killed
 """
@@ -26,10 +28,12 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import os
 import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 MODES = ("endless", "trickle", "huge", "retry-after", "stall", "ok", "redirect", "gzip")
 
@@ -190,6 +194,63 @@ def closed_port_url() -> str:
     port = probe.server_address[1]
     probe.server_close()
     return f"http://127.0.0.1:{port}/v1"
+
+
+def client_env(source: Path, **extra: str) -> dict[str, str]:
+    """The environment a client of the server runs in: the code of ``source``, the Hub switched off,
+    and no API key or data folder taken from the caller's shell; ``extra`` is added last."""
+    env = dict(os.environ, PYTHONPATH=str(source), HF_HUB_OFFLINE="1")
+    env.pop("OPENAI_API_KEY", None)
+    env.pop("PROTOQA_DATA_DIR", None)
+    return {**env, **extra}
+
+
+def generate_command(url: str, output: Path, data: Path, *extra: str) -> list[str]:
+    """``protoqa-eval generate`` with the ``openai`` engine at ``url``: 2 questions, 8 samples, one request at a time."""
+    return [
+        sys.executable,
+        "-m",
+        "protoqa_integrations",
+        "generate",
+        "tiny",
+        "-o",
+        str(output),
+        "--engine",
+        "openai",
+        "--base-url",
+        url,
+        "--data-dir",
+        str(data),
+        "--no-progress",
+        "--limit",
+        "2",
+        "--num-samples",
+        "8",
+        "--concurrency",
+        "1",
+        *extra,
+    ]
+
+
+def lm_eval_chat_command(url: str, concurrent: int) -> list[str]:
+    """lm-eval's chat task through the project's chat backend at ``url``: one question, one retry, 10 s;
+    ``concurrent`` 1 takes the harness's ``requests`` path, more its ``aiohttp`` path. The data folder
+    goes in ``$PROTOQA_DATA_DIR``."""
+    return [
+        sys.executable,
+        "-m",
+        "protoqa_integrations.harnesses.lm_eval_tasks",
+        "run",
+        "--model",
+        "protoqa-local-chat-completions",
+        "--model_args",
+        f"model=tiny,base_url={url}/chat/completions,num_concurrent={concurrent},max_retries=1,timeout=10",
+        "--tasks",
+        "protoqa_chat",
+        "--apply_chat_template",
+        "--limit",
+        "1",
+    ]
 
 
 def main(argv: list[str]) -> int:

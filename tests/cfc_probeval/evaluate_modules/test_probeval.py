@@ -47,6 +47,7 @@ def _counts(samples):
     return out
 
 
+@pytest.mark.slow
 def test_load_by_helper_path_from_anywhere(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     module = evaluate.load(cfc_probeval.evaluate_module_path(), "human")

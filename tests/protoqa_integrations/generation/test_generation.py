@@ -1,7 +1,6 @@
-"""The batched sampler, ``protoqa-eval generate`` / ``score-generated`` and the lm-eval tasks, on tiny GPT-2s.
+"""The batched sampler and ``protoqa-eval generate`` / ``score-generated``, on tiny GPT-2s.
 
-The lm-evaluation-harness runs need ``lm_eval``; when this interpreter cannot import it,
-``$LM_EVAL_PYTHON`` may name one that can (with this checkout on its ``PYTHONPATH``).
+The lm-eval tasks run on the same models in tests/protoqa_integrations/harnesses/lm_eval_tasks/.
 """
 
 from __future__ import annotations
@@ -19,15 +18,13 @@ torch = lazy_import("torch")
 transformers = lazy_import("transformers")
 require("datasets")
 
-from protoqa_core.ranking import rank_by_frequency  # noqa: E402
 from protoqa_dataset.parsing import load_questions  # noqa: E402
-from protoqa_integrations.generation.answers_file import answers_document, score_generated  # noqa: E402
+from protoqa_integrations.generation.answers_file import answers_document  # noqa: E402
 from protoqa_integrations.generation.nucleus import nucleus_tokens, plan_batches, sample_uniforms  # noqa: E402
 from protoqa_integrations.generation.prompts import cfc_prompt, question_to_prompt  # noqa: E402
 from protoqa_integrations.generation.sampling import sample_prompts  # noqa: E402
 from protoqa_integrations.generation.settings import GenerationError, SamplingConfig, answer_from_text  # noqa: E402
 from protoqa_metric import read_targets  # noqa: E402
-from tests.support.harnesses import lm_eval_python  # noqa: E402
 from tests.support.offline import offline_env  # noqa: E402
 from tests.support.tiny_lm import build_tiny_gpt2  # noqa: E402
 
@@ -78,6 +75,7 @@ def test_uniforms_are_counter_based_and_uniform():
     assert float(sample_uniforms([7], [123], 4)[0]) != float(u[123])
 
 
+@pytest.mark.slow
 def test_nucleus_tokens_follow_the_nucleus_and_the_distribution():
     logits = torch.log(torch.tensor([[0.5, 0.3, 0.15, 0.05]]))
     # top_p 0.9: the nucleus is the first three tokens (mass before the fourth is 0.95 >= 0.9).
@@ -382,133 +380,6 @@ def test_test_questions_get_the_leaderboard_file(tiny_dir, tmp_path):
 
 
 # ---------------------------------------------------------------- one sampler, three ways
-
-
-EQUAL_SETTINGS = {"num_samples": 12, "batch_size": 8, "seed": 7}
-
-
-@pytest.mark.slow
-@needs_data
-def test_generate_callback_and_lm_eval_give_the_same_answers_and_scores(tiny_dir, tiny, dev3, tmp_path):
-    from protoqa_integrations.training.hooks import ProtoQAEvalCallback
-    from protoqa_integrations.training.samples import metric_key
-
-    env = offline_env()
-    # 1. protoqa-eval generate + score-generated
-    answers = tmp_path / "answers.json"
-    result = run(
-        generate_cmd(tiny_dir, answers, "--limit", "3", "--num-samples", "12", "--batch-size", "8", "--seed", "7"),
-        tmp_path,
-        env,
-    )
-    assert result.returncode == 0, result.stderr
-    generated = json.loads(answers.read_text())["model_answers"]
-    scores = score_generated(str(answers), dev3)
-
-    # 2. the Trainer callback
-    model, tokenizer = tiny
-    callback = ProtoQAEvalCallback(
-        dev3,
-        tokenizer,
-        similarity=["wordnet", "exact_match"],
-        probeval=True,
-        prompt_fn=question_to_prompt,
-        **EQUAL_SETTINGS,
-    )
-    logged = callback.evaluate_model(model, tokenizer)
-    assert callback.last_samples == generated
-    assert any(rank_by_frequency(s) for s in generated.values())
-    for sim in ("wordnet", "exact_match"):
-        for metric, value in scores.protoqa[sim].scores.items():
-            assert logged[metric_key(sim, metric)] == value
-    assert logged["probeval_kl"] == scores.probeval.kl
-
-    # 3. the lm-eval task, through the protoqa-hf backend
-    python = lm_eval_python()
-    if python is None:
-        pytest.skip("lm_eval is not importable here and $LM_EVAL_PYTHON is not set")
-    tasks = tmp_path / "tasks"
-    tasks.mkdir()
-    from protoqa_integrations.harnesses.lm_eval_tasks import tasks_path
-
-    (tasks / "protoqa_12.yaml").write_text(f"include: {tasks_path()}/protoqa.yaml\ntask: protoqa_12\nrepeats: 12\n")
-    out = tmp_path / "lm_eval_out"
-    result = run(
-        [
-            python,
-            "-m",
-            "protoqa_integrations.harnesses.lm_eval_tasks",
-            "run",
-            "--model",
-            "protoqa-hf",
-            "--model_args",
-            f"pretrained={tiny_dir},seed=7,sample_batch_size=8",
-            "--tasks",
-            "protoqa_12",
-            "--include_path",
-            str(tasks),
-            "--limit",
-            "3",
-            "--device",
-            "cpu",
-            "--output_path",
-            str(out),
-            "--log_samples",
-            "--metadata",
-            json.dumps({"data_dir": str(DATA)}),
-        ],
-        tmp_path,
-        env,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert "protoqa signature (wordnet): sim:wordnet|stop:match|metrics:paper|missing:zero|n:3" in result.stderr
-    results_file = next(out.rglob("results_*.json"))
-    harness = json.loads(results_file.read_text())["results"]["protoqa_12"]
-    for sim in ("wordnet", "exact_match"):
-        for metric, value in scores.protoqa[sim].scores.items():
-            assert harness[f"{sim}_{metric},answers"] == value
-    assert harness["probeval_kl,answers"] == scores.probeval.kl
-    samples_file = next(out.rglob("samples_protoqa_12_*.jsonl"))
-    logged_samples = [json.loads(line) for line in samples_file.read_text().splitlines()]
-    assert {s["doc"]["id"]: s["filtered_resps"][0] for s in logged_samples} == generated
-
-
-@pytest.mark.slow
-@needs_data
-def test_lm_eval_hf_backend_runs_the_task_offline_and_prints_scores(tiny_dir, tmp_path):
-    python = lm_eval_python()
-    if python is None:
-        pytest.skip("lm_eval is not importable here and $LM_EVAL_PYTHON is not set")
-    from protoqa_integrations.harnesses.lm_eval_tasks import tasks_path
-
-    path = run([sys.executable, "-m", "protoqa_integrations.harnesses.lm_eval_tasks"], tmp_path, offline_env())
-    assert path.stdout.strip() == tasks_path()
-    result = run(
-        [
-            python,
-            "-m",
-            "lm_eval",
-            "--model",
-            "hf",
-            "--model_args",
-            f"pretrained={tiny_dir}",
-            "--tasks",
-            "protoqa",
-            "--include_path",
-            tasks_path(),
-            "--limit",
-            "3",
-            "--batch_size",
-            "100",
-            "--device",
-            "cpu",
-        ],
-        tmp_path,
-        offline_env(PROTOQA_DATA_DIR=str(DATA)),
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert "wordnet_max_answers@10" in result.stdout and "probeval_kl" in result.stdout
-    assert "probeval signature: clustering:human" in result.stderr
 
 
 @pytest.mark.parametrize(

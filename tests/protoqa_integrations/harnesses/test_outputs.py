@@ -1,8 +1,8 @@
 """``convert`` and ``leaderboard`` on real lm-evaluation-harness and lighteval outputs, produced here, and
 every system file read in one pass.
 
-Each harness runs this project's task on a tiny GPT-2 (as ``test_generation.py`` and
-``test_lighteval_tasks.py`` run them); the leaderboard must report for its output the
+Each harness runs this project's task on a tiny GPT-2 (as ``lm_eval_tasks/test_harness.py`` and
+``lighteval_tasks/test_tasks.py`` run them); the leaderboard must report for its output the
 scores the harness itself reported, and ``convert`` must keep the settings the harness recorded.
 """
 

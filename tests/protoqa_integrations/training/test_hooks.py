@@ -34,18 +34,10 @@ from protoqa_integrations.training.samples import (  # noqa: E402
 from protoqa_metric import Cluster, Question, evaluate_predictions  # noqa: E402
 from tests.support.tiny_lm import tiny_gpt2 as build_model  # noqa: E402
 from tests.support.tiny_lm import word_tokenizer as build_tokenizer  # noqa: E402 (after the importorskip calls above)
+from tests.support.training_rows import PAPER_KEYS, pad_to_longest  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[3]
 DATA = REPO.parent / "shared" / "data" / "protoqa"
-PAPER_KEYS = (
-    "max_answers@1",
-    "max_answers@3",
-    "max_answers@5",
-    "max_answers@10",
-    "max_incorrect@1",
-    "max_incorrect@3",
-    "max_incorrect@5",
-)
 
 QUESTIONS = (
     Question("q1", "name a pet", (Cluster("q1.0", ("dog", "puppy"), 6), Cluster("q1.1", ("cat",), 4))),
@@ -367,13 +359,6 @@ def record_logs():
             self.logs.append(dict(logs))
 
     return RecordLogs()
-
-
-def pad_to_longest(rows):
-    longest = max(len(r["input_ids"]) for r in rows)
-    input_ids = torch.tensor([r["input_ids"] + [0] * (longest - len(r["input_ids"])) for r in rows])
-    mask = torch.tensor([[1] * len(r["input_ids"]) + [0] * (longest - len(r["input_ids"])) for r in rows])
-    return {"input_ids": input_ids, "attention_mask": mask, "labels": input_ids.masked_fill(mask == 0, -100)}
 
 
 def test_callback_logs_protoqa_scores_during_training(tokenizer, fitted_model, tmp_path):

@@ -33,10 +33,10 @@ from protoqa_integrations.training import hooks  # noqa: E402  (the callback cla
 from protoqa_integrations.training.hooks import LABELS_NEEDED, make_compute_metrics  # noqa: E402
 from protoqa_integrations.training.samples import metric_key, score_sampled_answers  # noqa: E402
 from protoqa_metric import question_from_row, questions_from_rows, read_targets  # noqa: E402
-from tests.protoqa_integrations.training.test_hooks import PAPER_KEYS, pad_to_longest  # noqa: E402
 from tests.support.tiny_lm import build_word_gpt2  # noqa: E402
 from tests.support.tiny_lm import tiny_gpt2 as build_model  # noqa: E402
 from tests.support.tiny_lm import word_tokenizer as build_tokenizer  # noqa: E402
+from tests.support.training_rows import PAPER_KEYS, pad_to_longest  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[3]
 SHARED_DATA = REPO.parent / "shared" / "data"

@@ -14,7 +14,7 @@ from protoqa_integrations.cli import main
 
 yaml = pytest.importorskip("yaml")
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 CFC = REPO.parent / "shared" / "data" / "cfc"
 needs_data = pytest.mark.skipif(not (CFC / "dev.targets.jsonl").is_file(), reason="shared CFC data not found")
 

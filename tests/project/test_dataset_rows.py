@@ -1,4 +1,5 @@
-"""ProbEval's command line, library and evaluate module agree on rows of the project's own dataset export.
+"""Both metrics on rows of the project's own dataset export: ProbEval's command line, library and
+evaluate module agree on them, and ProtoQA's evaluate module takes the rows' clusters unchanged.
 
 The rows come from stock ``datasets.load_dataset`` on the Parquet export of CFC; their
 ``clusters`` and ``raw_answers`` fields go to the evaluate module unchanged. The samples
@@ -20,7 +21,11 @@ evaluate = lazy_import("evaluate")
 datasets = lazy_import("datasets")
 require("pyarrow")
 
+import protoqa_metric  # noqa: E402
 from cfc_probeval import evaluate_module_path, evaluate_probeval, read_samples, read_targets  # noqa: E402
+from protoqa_core.io.predictions import read_predictions  # noqa: E402
+from protoqa_core.io.readers import read_targets as read_protoqa_targets  # noqa: E402
+from protoqa_metric import evaluate_predictions  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = "dev.predictions.gpt2-xl.oneshot.json"
@@ -174,3 +179,42 @@ def test_raw_answers_without_clusters_are_clustered_by_the_automatic_default_eve
         == pytest.approx(from_library.clusters_per_question)
     )
     assert from_cli["human_clusters_per_question"] is None and from_rows["human_clusters_per_question"] is None
+
+
+def test_dataset_rows_work_unchanged(shared_data, tmp_path):
+    """The `clusters` column of `load_dataset` on the Parquet export is a reference as it is."""
+    datasets = pytest.importorskip("datasets")
+    pytest.importorskip("pyarrow")
+    import subprocess
+    import sys
+
+    out = tmp_path / "export"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "protoqa_dataset",
+            "export",
+            str(out),
+            "--data-dir",
+            str(shared_data),
+            "--config",
+            "protoqa",
+            "--skip-unavailable",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    rows = datasets.load_dataset(str(out), "protoqa", split="validation")
+    targets = read_protoqa_targets(shared_data / "protoqa" / "dev.crowdsourced.jsonl")
+    preds = read_predictions(shared_data / "protoqa" / "dev.predictions.gpt2finetuned.json")
+    metric = evaluate.load(protoqa_metric.evaluate_module_path(), "wordnet")
+    got = metric.compute(
+        predictions=[preds[i] for i in rows["id"]], references=rows["clusters"], question_ids=rows["id"]
+    )
+    lib = evaluate_predictions(targets, preds, "wordnet")
+    assert {k: got[k] for k in lib.scores} == lib.scores
+    assert got["signature"] == lib.signature

@@ -10,13 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.protoqa_core.test_progress import progress_lines
+from tests.support.lazy import require
 from tests.support.offline import offline_env
+from tests.support.progress_logs import progress_lines
 
-pytest.importorskip("torch")
-pytest.importorskip("transformers")
+require("torch")
+require("transformers")
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 DATA = REPO.parent / "shared" / "data"
 
 

@@ -28,7 +28,7 @@ from protoqa_integrations.harnesses.lighteval_tasks.utils import (
 from tests.support.harnesses import lighteval_python
 from tests.support.offline import isolated_env
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[4]
 DATA = REPO.parent / "shared" / "data"
 needs_data = pytest.mark.skipif(
     not (DATA / "protoqa" / "dev.crowdsourced.jsonl").is_file(), reason=f"shared ProtoQA data not found under {DATA}"

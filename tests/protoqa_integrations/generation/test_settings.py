@@ -11,7 +11,7 @@ import pytest
 
 from tests.support.offline import offline_env
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 DEV = REPO.parent / "shared" / "data" / "protoqa" / "dev.crowdsourced.jsonl"
 
 # What `convert` records for a lighteval run: the model's generation_parameters, most of them unset.

@@ -21,7 +21,7 @@ from protoqa_integrations.generation.provenance import (
 )
 from tests.support.offline import offline_env
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 DATA = REPO.parent / "shared" / "data"
 PROTOQA_DEV = DATA / "protoqa" / "dev.crowdsourced.jsonl"
 CFC_DEV = DATA / "cfc" / "dev.targets.jsonl"

@@ -16,7 +16,7 @@ import pytest
 
 from tests.support.apps import free_port
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[2]
 
 SCRIPT = r"""
 import json, sys, time

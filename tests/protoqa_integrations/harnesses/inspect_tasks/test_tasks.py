@@ -22,7 +22,7 @@ from protoqa_integrations.harnesses.inspect_tasks import TASK_NAMES, model_confi
 from protoqa_integrations.harnesses.outputs import detect_format, read_harness_output, read_inspect_log
 from tests.support.offline import isolated_env
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[4]
 DATA = REPO.parent / "shared" / "data"
 needs_data = pytest.mark.skipif(
     not (DATA / "protoqa" / "dev.crowdsourced.jsonl").is_file(), reason=f"shared ProtoQA data not found under {DATA}"

@@ -1,0 +1,203 @@
+"""The lm-eval tasks on a tiny GPT-2: lm-eval's own ``hf`` backend runs the task offline, and
+``generate``, the Trainer callback and lm-eval give the same answers and scores.
+
+The lm-evaluation-harness runs need ``lm_eval``; when this interpreter cannot import it,
+``$LM_EVAL_PYTHON`` may name one that can (with this checkout on its ``PYTHONPATH``).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.lazy import lazy_import, require
+
+torch = lazy_import("torch")
+transformers = lazy_import("transformers")
+require("datasets")
+
+from protoqa_core.ranking import rank_by_frequency  # noqa: E402
+from protoqa_integrations.generation.answers_file import score_generated  # noqa: E402
+from protoqa_integrations.generation.prompts import question_to_prompt  # noqa: E402
+from protoqa_metric import read_targets  # noqa: E402
+from tests.support.harnesses import lm_eval_python  # noqa: E402
+from tests.support.offline import offline_env  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[4]
+DATA = REPO.parent / "shared" / "data"
+DEV = DATA / "protoqa" / "dev.crowdsourced.jsonl"
+needs_data = pytest.mark.skipif(not DEV.is_file(), reason=f"shared ProtoQA data not found under {DATA}")
+EQUAL_SETTINGS = {"num_samples": 12, "batch_size": 8, "seed": 7}
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+
+def run(args, cwd, env, timeout=900):
+    result = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    return result
+
+
+def generate_cmd(model_dir, output, *extra):
+    return [
+        sys.executable,
+        "-m",
+        "protoqa_integrations",
+        "generate",
+        str(model_dir),
+        "-o",
+        str(output),
+        "--data-dir",
+        str(DATA),
+        "--device",
+        "cpu",
+        "--no-progress",
+        *extra,
+    ]
+
+
+@pytest.fixture(scope="module")
+def dev3():
+    if not DEV.is_file():
+        pytest.skip(f"shared ProtoQA data not found under {DATA}")
+    return list(read_targets(DEV).values())[:3]
+
+
+@pytest.fixture(scope="module")
+def tiny_dir(dev3, dev3_gpt2):
+    """A tiny GPT-2 fitted for a moment on the statement prompts of 3 dev questions and their answers."""
+    return dev3_gpt2
+
+
+@pytest.fixture(scope="module")
+def tiny(tiny_dir):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    return AutoModelForCausalLM.from_pretrained(tiny_dir), AutoTokenizer.from_pretrained(tiny_dir)
+
+
+@pytest.mark.slow
+@needs_data
+def test_generate_callback_and_lm_eval_give_the_same_answers_and_scores(tiny_dir, tiny, dev3, tmp_path):
+    from protoqa_integrations.training.hooks import ProtoQAEvalCallback
+    from protoqa_integrations.training.samples import metric_key
+
+    env = offline_env()
+    # 1. protoqa-eval generate + score-generated
+    answers = tmp_path / "answers.json"
+    result = run(
+        generate_cmd(tiny_dir, answers, "--limit", "3", "--num-samples", "12", "--batch-size", "8", "--seed", "7"),
+        tmp_path,
+        env,
+    )
+    assert result.returncode == 0, result.stderr
+    generated = json.loads(answers.read_text())["model_answers"]
+    scores = score_generated(str(answers), dev3)
+
+    # 2. the Trainer callback
+    model, tokenizer = tiny
+    callback = ProtoQAEvalCallback(
+        dev3,
+        tokenizer,
+        similarity=["wordnet", "exact_match"],
+        probeval=True,
+        prompt_fn=question_to_prompt,
+        **EQUAL_SETTINGS,
+    )
+    logged = callback.evaluate_model(model, tokenizer)
+    assert callback.last_samples == generated
+    assert any(rank_by_frequency(s) for s in generated.values())
+    for sim in ("wordnet", "exact_match"):
+        for metric, value in scores.protoqa[sim].scores.items():
+            assert logged[metric_key(sim, metric)] == value
+    assert logged["probeval_kl"] == scores.probeval.kl
+
+    # 3. the lm-eval task, through the protoqa-hf backend
+    python = lm_eval_python()
+    if python is None:
+        pytest.skip("lm_eval is not importable here and $LM_EVAL_PYTHON is not set")
+    tasks = tmp_path / "tasks"
+    tasks.mkdir()
+    from protoqa_integrations.harnesses.lm_eval_tasks import tasks_path
+
+    (tasks / "protoqa_12.yaml").write_text(f"include: {tasks_path()}/protoqa.yaml\ntask: protoqa_12\nrepeats: 12\n")
+    out = tmp_path / "lm_eval_out"
+    result = run(
+        [
+            python,
+            "-m",
+            "protoqa_integrations.harnesses.lm_eval_tasks",
+            "run",
+            "--model",
+            "protoqa-hf",
+            "--model_args",
+            f"pretrained={tiny_dir},seed=7,sample_batch_size=8",
+            "--tasks",
+            "protoqa_12",
+            "--include_path",
+            str(tasks),
+            "--limit",
+            "3",
+            "--device",
+            "cpu",
+            "--output_path",
+            str(out),
+            "--log_samples",
+            "--metadata",
+            json.dumps({"data_dir": str(DATA)}),
+        ],
+        tmp_path,
+        env,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "protoqa signature (wordnet): sim:wordnet|stop:match|metrics:paper|missing:zero|n:3" in result.stderr
+    results_file = next(out.rglob("results_*.json"))
+    harness = json.loads(results_file.read_text())["results"]["protoqa_12"]
+    for sim in ("wordnet", "exact_match"):
+        for metric, value in scores.protoqa[sim].scores.items():
+            assert harness[f"{sim}_{metric},answers"] == value
+    assert harness["probeval_kl,answers"] == scores.probeval.kl
+    samples_file = next(out.rglob("samples_protoqa_12_*.jsonl"))
+    logged_samples = [json.loads(line) for line in samples_file.read_text().splitlines()]
+    assert {s["doc"]["id"]: s["filtered_resps"][0] for s in logged_samples} == generated
+
+
+@pytest.mark.slow
+@needs_data
+def test_lm_eval_hf_backend_runs_the_task_offline_and_prints_scores(tiny_dir, tmp_path):
+    python = lm_eval_python()
+    if python is None:
+        pytest.skip("lm_eval is not importable here and $LM_EVAL_PYTHON is not set")
+    from protoqa_integrations.harnesses.lm_eval_tasks import tasks_path
+
+    path = run([sys.executable, "-m", "protoqa_integrations.harnesses.lm_eval_tasks"], tmp_path, offline_env())
+    assert path.stdout.strip() == tasks_path()
+    result = run(
+        [
+            python,
+            "-m",
+            "lm_eval",
+            "--model",
+            "hf",
+            "--model_args",
+            f"pretrained={tiny_dir}",
+            "--tasks",
+            "protoqa",
+            "--include_path",
+            tasks_path(),
+            "--limit",
+            "3",
+            "--batch_size",
+            "100",
+            "--device",
+            "cpu",
+        ],
+        tmp_path,
+        offline_env(PROTOQA_DATA_DIR=str(DATA)),
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "wordnet_max_answers@10" in result.stdout and "probeval_kl" in result.stdout
+    assert "probeval signature: clustering:human" in result.stderr
