@@ -40,6 +40,7 @@ import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Optional
 
 from process_timing import REPO, ResultsFile, extract_revision, run_measured
 
@@ -81,7 +82,7 @@ def _leaderboard_command(targets: Path, path: Path, copies: int) -> list[str]:
     return command + ["--metrics", "protoqa", "--similarity", "exact_match", "--only-common", "--json", "--no-progress"]
 
 
-def main() -> None:
+def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
     parser.add_argument("--megabytes", type=float, default=437.0, help="size of the predictions file")
@@ -98,7 +99,11 @@ def main() -> None:
     )
     parser.add_argument("--jobs", type=int, default=1, help="runs measured side by side (default 1: one at a time)")
     parser.add_argument("--json-out", help="results file (default: benchmarks/results/input_cap[_leaderboard].json)")
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = _arguments()
     leaderboard = args.command == "leaderboard"
     default_out = REPO / "benchmarks" / "results" / ("input_cap_leaderboard.json" if leaderboard else "input_cap.json")
     results = ResultsFile(
@@ -125,7 +130,7 @@ def main() -> None:
         small = data_dir / "protoqa" / "dev.predictions.gpt2finetuned.json"
         runs.append(("this version, dev predictions only", REPO, small, 1))
         build = _leaderboard_command if leaderboard else _evaluate_command
-        outputs = {}
+        outputs: dict[tuple[str, int], Optional[bytes]] = {}
         lock = threading.Lock()
 
         def measure(label: str, code: Path, path: Path, copies: int) -> None:
@@ -166,18 +171,20 @@ def main() -> None:
             for done in [pool.submit(measure, *run) for run in runs]:
                 done.result()
         if baseline is not None:
-            for copies in (1, 2) if leaderboard else (1,):
-                before, after = (
-                    outputs.get((f"baseline {args.baseline_ref}", copies)),
-                    outputs[("this version", copies)],
-                )
-                if before is None or after is None:
-                    continue
-                same = _comparable(before, leaderboard) == _comparable(after, leaderboard)
-                results.add(
-                    {"case": "json_document", "identical": same, **({"systems": copies} if leaderboard else {})}
-                )
-                print(f"   --json output identical to the baseline ({copies} system(s)): {'yes' if same else 'NO'}")
+            _compare_outputs(outputs, f"baseline {args.baseline_ref}", leaderboard, results)
+
+
+def _compare_outputs(
+    outputs: dict[tuple[str, int], Optional[bytes]], baseline: str, leaderboard: bool, results: ResultsFile
+) -> None:
+    """Record and print whether the baseline's ``--json`` output equals this version's, per system count."""
+    for copies in (1, 2) if leaderboard else (1,):
+        before, after = outputs.get((baseline, copies)), outputs[("this version", copies)]
+        if before is None or after is None:
+            continue
+        same = _comparable(before, leaderboard) == _comparable(after, leaderboard)
+        results.add({"case": "json_document", "identical": same, **({"systems": copies} if leaderboard else {})})
+        print(f"   --json output identical to the baseline ({copies} system(s)): {'yes' if same else 'NO'}")
 
 
 def _comparable(stdout: bytes, leaderboard: bool) -> object:

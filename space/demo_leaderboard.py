@@ -32,10 +32,11 @@ from demo_settings import resolve_data_dir, space_temp_dir
 from protoqa_core.redaction import redact_text
 from protoqa_integrations.generation.provenance import FIELDS
 from protoqa_integrations.hub import serving
-from protoqa_integrations.leaderboard.board import add_systems, check_system_name, leaderboard_from_dict, read_system
+from protoqa_integrations.leaderboard.board import add_systems, leaderboard_from_dict, read_system
 from protoqa_integrations.leaderboard.report import (
     PROBEVAL_KEY,
     Leaderboard,
+    check_system_name,
     markdown_text,
     plot_leaderboard,
     to_markdown,

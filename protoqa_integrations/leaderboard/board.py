@@ -25,9 +25,7 @@ from __future__ import annotations
 
 import heapq
 import math
-import os
 import re
-import unicodedata
 import warnings
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
@@ -45,7 +43,8 @@ from protoqa_core.ranking import rank_by_frequency
 from protoqa_core.redaction import redact
 from protoqa_core.significance import DEFAULT_RESAMPLES, DEFAULT_SEED, holm_adjust, resample_indices
 from protoqa_integrations.generation.provenance import check_provenance
-from protoqa_integrations.harnesses.outputs import Keep, SystemFile, read_system_file
+from protoqa_integrations.harnesses.harness_logs import Keep
+from protoqa_integrations.harnesses.outputs import SystemFile, read_system_file
 from protoqa_integrations.leaderboard.report import (
     PROBEVAL_KEY,
     Interval,
@@ -53,6 +52,7 @@ from protoqa_integrations.leaderboard.report import (
     LeaderboardError,
     MetricColumn,
     SystemAnswers,
+    check_system_name,
 )
 from protoqa_metric.metric import ProtoQA
 from protoqa_metric.metric_set import PAPER_METRICS
@@ -61,7 +61,6 @@ __all__ = [
     "MAX_SYSTEMS",
     "parse_system_arguments",
     "MAX_RESAMPLES",
-    "check_system_name",
     "parse_system_argument",
     "read_system",
     "build_leaderboard",
@@ -74,36 +73,9 @@ MAX_SYSTEMS = 100
 """The most systems one leaderboard ranks: the pairwise tests grow with its square."""
 MAX_RESAMPLES = 10_000
 """The most bootstrap resamples: the index matrix holds resamples x questions integers."""
-_REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
-"""Unicode categories refused in a system name: controls, format (bidirectional overrides), line breaks."""
 
 
 # ---------------------------------------------------------------- reading systems
-
-
-def check_system_name(name: str) -> str:
-    """A system name, checked: not empty, no path separator, at most 200 characters, no control or format
-    characters (line breaks, DEL, NEL, bidirectional overrides), so that every output can show it as it is.
-
-    >>> check_system_name("gpt2-xl one-shot")
-    'gpt2-xl one-shot'
-    >>> check_system_name("runs/gpt2")  # doctest: +IGNORE_EXCEPTION_DETAIL
-    Traceback (most recent call last):
-    LeaderboardError: system name 'runs/gpt2' contains a path separator
-    """
-    if not name.strip():
-        raise LeaderboardError("a system name is empty")
-    if "/" in name or "\\" in name or (os.altsep and os.altsep in name) or name in (".", ".."):
-        raise LeaderboardError(f"system name {name!r} contains a path separator")
-    if len(name) > 200:
-        raise LeaderboardError(f"system name {name[:40]!r}... is longer than 200 characters")
-    bad = next((ch for ch in name if unicodedata.category(ch) in _REFUSED_CATEGORIES), None)
-    if bad is not None:
-        raise LeaderboardError(
-            f"system name {name[:60]!r} holds the control character U+{ord(bad):04X}; name it with printable "
-            "characters only"
-        )
-    return name
 
 
 def parse_system_argument(argument: str) -> tuple[str, Path]:

@@ -1,8 +1,8 @@
 """A built leaderboard and how it is shown: the :class:`Leaderboard` record, its text table, Markdown, CSV, plot and model-index.
 
 :mod:`protoqa_integrations.leaderboard.board` scores the systems and builds the record; this
-module holds the record's types and every presentation of it, and that module names them
-all.
+module holds the record's types, the check that a system name can be shown as it is, and every
+presentation of the record; that module names them all.
 """
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ import csv
 import html
 import io
 import math
+import os
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -25,6 +27,7 @@ from protoqa_core.redaction import redact
 __all__ = [
     "PROBEVAL_KEY",
     "LeaderboardError",
+    "check_system_name",
     "SystemAnswers",
     "Interval",
     "MetricColumn",
@@ -46,6 +49,35 @@ PROBEVAL_KEY = "probeval_kl"
 
 class LeaderboardError(ValueError):
     """Input that cannot make a leaderboard (names, formats, question sets, settings)."""
+
+
+_REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+"""Unicode categories refused in a system name: controls, format (bidirectional overrides), line breaks."""
+
+
+def check_system_name(name: str) -> str:
+    """A system name, checked: not empty, no path separator, at most 200 characters, no control or format
+    characters (line breaks, DEL, NEL, bidirectional overrides), so that every output can show it as it is.
+
+    >>> check_system_name("gpt2-xl one-shot")
+    'gpt2-xl one-shot'
+    >>> check_system_name("runs/gpt2")  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    LeaderboardError: system name 'runs/gpt2' contains a path separator
+    """
+    if not name.strip():
+        raise LeaderboardError("a system name is empty")
+    if "/" in name or "\\" in name or (os.altsep and os.altsep in name) or name in (".", ".."):
+        raise LeaderboardError(f"system name {name!r} contains a path separator")
+    if len(name) > 200:
+        raise LeaderboardError(f"system name {name[:40]!r}... is longer than 200 characters")
+    bad = next((ch for ch in name if unicodedata.category(ch) in _REFUSED_CATEGORIES), None)
+    if bad is not None:
+        raise LeaderboardError(
+            f"system name {name[:60]!r} holds the control character U+{ord(bad):04X}; name it with printable "
+            "characters only"
+        )
+    return name
 
 
 @dataclass

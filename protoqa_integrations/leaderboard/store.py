@@ -23,7 +23,7 @@ from typing import Optional
 from protoqa_core.io.files import PathLike
 from protoqa_core.io.predictions import duplicate_id_error
 from protoqa_core.io.question_index import IndexedIds
-from protoqa_integrations.harnesses.outputs import Keep
+from protoqa_integrations.harnesses.harness_logs import Keep
 from protoqa_integrations.leaderboard.board import read_system
 from protoqa_integrations.leaderboard.report import SystemAnswers
 

@@ -285,6 +285,7 @@ def test_an_empty_predictions_object_is_an_error_not_a_silent_zero(tmp_path):
     [
         "protoqa_integrations.leaderboard.board",
         "protoqa_integrations.harnesses.outputs",
+        "protoqa_integrations.harnesses.harness_logs",
         "protoqa_integrations.leaderboard.cli",
         "protoqa_integrations.leaderboard.report",
         "protoqa_integrations.leaderboard.store",

@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 
 from protoqa_core.io.files import DataFormatError
+from protoqa_integrations.harnesses.harness_logs import read_inspect_log
 from protoqa_integrations.harnesses.inspect_tasks import TASK_NAMES, model_config_file, tasks_file
-from protoqa_integrations.harnesses.outputs import detect_format, read_harness_output, read_inspect_log
+from protoqa_integrations.harnesses.outputs import detect_format, read_harness_output
 from tests.support.offline import isolated_env
 
 REPO = Path(__file__).resolve().parents[4]
