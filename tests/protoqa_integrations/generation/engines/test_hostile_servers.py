@@ -279,5 +279,7 @@ def test_lm_eval_backend_explains_a_redirect_and_a_compressed_reply_in_one_line(
     assert len(errors) == 1 and errors[0].startswith(f"error: {server.url}/completions answered"), result.stderr[-3000:]
     assert all(fragment in errors[0] for fragment in fragments), errors[0]
     assert "falling short" not in result.stderr and "Cannot connect" not in result.stderr
-    # Neither followed nor read: the run stops at the first reply (the requests already in flight aside), unscored.
-    assert server.posts <= concurrent + 1 and not result.stdout.strip()
+    # Neither followed nor read: the run stops soon after the first reply, unscored. Requests already in flight,
+    # and those a freed slot starts while the failure cancels the rest, may still arrive (4 seen with 2 slots on a
+    # busy machine); a run that went on would send all 300.
+    assert server.posts <= 4 * concurrent and not result.stdout.strip()
