@@ -42,7 +42,7 @@ from protoqa_integrations.generation.answers_journal import (
 )
 from protoqa_integrations.generation.engines import Engine, is_collapsed
 from protoqa_integrations.generation.engines.base import chat_prompt_function
-from protoqa_integrations.generation.provenance import check_provenance
+from protoqa_integrations.generation.provenance import check_provenance, mismatch_mark
 from protoqa_integrations.generation.settings import SamplingConfig, prompt_function
 from protoqa_metric.metric import evaluate_predictions
 
@@ -413,20 +413,8 @@ def score_generated(
             scored, {q.id: samples[q.id] for q in scored}, clustering="human", matching="wordnet"
         )
     if checked.accepted:
-        results = {sim: replace(r, signature=_marked(r.signature, checked.accepted)) for sim, r in results.items()}
+        mark = mismatch_mark(checked.accepted)
+        results = {sim: replace(r, signature=f"{r.signature}|{mark}") for sim, r in results.items()}
         if probeval_result is not None:
-            probeval_result = replace(probeval_result, signature=_marked(probeval_result.signature, checked.accepted))
+            probeval_result = replace(probeval_result, signature=f"{probeval_result.signature}|{mark}")
     return GeneratedScores(results, probeval_result, redact(generation), len(scored), checked.accepted)
-
-
-def _marked(signature: str, accepted: Sequence[str]) -> str:
-    """``signature`` with the provenance mismatches ``accepted`` (``field (a: x, b: y)``) named, as the leaderboard
-    marks its metrics' signatures, so that a figure scored despite a mismatch never passes for a comparable one.
-
-    >>> _marked("sim:exact_match|n:52", ["dataset (a.json: protoqa, the targets: cfc)", "split (...)"])
-    'sim:exact_match|n:52|accepted-mismatch:dataset,split'
-    >>> _marked("sim:exact_match|n:52", [])
-    'sim:exact_match|n:52'
-    """
-    fields = [a.split(" (", 1)[0] for a in accepted]
-    return f"{signature}|accepted-mismatch:{','.join(fields)}" if fields else signature

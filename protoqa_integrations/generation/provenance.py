@@ -26,7 +26,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
@@ -40,6 +40,7 @@ __all__ = [
     "ProvenanceError",
     "check_provenance",
     "parse_accepted",
+    "mismatch_mark",
     "recorded_provenance",
     "targets_data",
     "data_of_checksum",
@@ -175,6 +176,20 @@ def read_targets_and_data(path: os.PathLike[str] | str) -> tuple[dict[str, Quest
     checksum = _Checksum()
     targets = read_targets(path, spool=checksum)
     return targets, data_of_checksum(checksum.digest.hexdigest())
+
+
+def mismatch_mark(accepted: Sequence[str]) -> str:
+    """The mark a signature carries when provenance mismatches were ``accepted`` (``field (a: x, b: y)``, as
+    :class:`ProvenanceCheck` lists them), so that a figure scored despite one never passes for a comparable
+    one; ``""`` when none was.
+
+    >>> mismatch_mark(["dataset (a.json: protoqa, the targets: cfc)", "split (...)"])
+    'accepted-mismatch:dataset,split'
+    >>> mismatch_mark([])
+    ''
+    """
+    fields = [a.split(" (", 1)[0] for a in accepted]
+    return f"accepted-mismatch:{','.join(fields)}" if fields else ""
 
 
 def parse_accepted(text: str) -> list[str]:

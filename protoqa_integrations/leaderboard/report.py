@@ -23,6 +23,7 @@ import numpy as np
 from protoqa_core.io.cli import OutputFileError, check_output_file, finite_json, reason_of
 from protoqa_core.io.files import PathLike
 from protoqa_core.redaction import redact
+from protoqa_integrations.generation.provenance import mismatch_mark
 
 __all__ = [
     "PROBEVAL_KEY",
@@ -155,8 +156,7 @@ class Leaderboard:
     @property
     def mark(self) -> str:
         """``accepted-mismatch:FIELD,...`` when provenance mismatches were accepted, else ``""``."""
-        fields = [a.split(" (", 1)[0] for a in self.accepted]
-        return f"accepted-mismatch:{','.join(fields)}" if fields else ""
+        return mismatch_mark(self.accepted)
 
     def metric_signature(self, column: MetricColumn) -> str:
         """A metric's signature as every output shows it: with :attr:`mark` when mismatches were accepted."""
