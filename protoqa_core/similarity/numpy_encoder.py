@@ -213,6 +213,31 @@ class NumpyTransformer:
         self.dimension = int(self._embeddings[0].shape[1])
         if self.dimension % self.heads:
             raise ValueError(f"the encoder in {folder}: {self.dimension} dimensions in {self.heads} heads")
+        self.tokens_encoded = 0
+        """Tokens that went through the network so far (benchmarks count the work with it)."""
+        self.tokens_finished = 0
+        """Of those, the tokens whose last layer was finished (all but the ones ``keep`` left out)."""
+        self.attention_pairs = 0
+        """Token pairs attention scored, per layer: the sum of each string's length squared."""
+
+    def multiply_adds(self) -> int:
+        """Multiply-adds of the products of everything encoded so far: the least work any exact run does.
+
+        Per token and layer: the query, key and value projections, the attention output
+        and the two feed-forward products; per pair of a string's tokens and layer: a
+        score and a weighted value, each ``dimension`` long. The last layer's output and
+        feed-forward products are counted for the finished tokens only.
+
+        >>> model = NumpyTransformer("/models/all-MiniLM-L6-v2")  # doctest: +SKIP
+        >>> model.packed_hidden_state(np.array([101, 3944, 102]), [3]).shape  # doctest: +SKIP
+        (3, 384)
+        >>> model.multiply_adds() // model.tokens_encoded  # doctest: +SKIP
+        10630656
+        """
+        d, inner = self.dimension, int(self._layers[0]["up"].shape[1]) if self._layers else 0
+        rest = d * d + 2 * d * inner
+        per_layer = self.tokens_encoded * 3 * d * d + self.attention_pairs * 2 * d
+        return self.layers * per_layer + (self.layers - 1) * self.tokens_encoded * rest + self.tokens_finished * rest
 
     @staticmethod
     def _layer(weights: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
@@ -287,9 +312,9 @@ class NumpyTransformer:
         pass the dense layers together, so the products are as large as the batch;
         attention runs over each run of consecutive strings of one length, which
         needs no mask. Each string's rows are computed by the same operations whatever
-        else is in the batch (a product of one row goes through a two-row one, as
-        BLAS computes a lone row another way), so a string's vectors do not depend on
-        its company. With ``keep`` (boolean, one per token) the last layer is finished
+        else is in the batch (a product of a few rows is computed as one of
+        :data:`_MIN_PRODUCT_ROWS`, as BLAS computes tiny products another way), so a
+        string's vectors do not depend on its company. With ``keep`` (boolean, one per token) the last layer is finished
         only for the tokens it marks, the others being 0: every token's keys and values
         are still needed there, but the attention output, the feed-forward layer and the
         norms of a token nobody reads are not (most of a context encoder's tokens are
@@ -313,6 +338,9 @@ class NumpyTransformer:
         x = words[ids] + positions[position_ids] + types[0]
         x = self._norm(x, *self._embedding_norm)
         runs = _equal_runs(counts.tolist())
+        self.tokens_encoded += len(ids)
+        self.tokens_finished += len(ids) if keep is None else int(np.count_nonzero(keep))
+        self.attention_pairs += int(np.sum(counts * counts))
         rows: Optional[np.ndarray] = None
         for index, layer in enumerate(self._layers):
             context = self._attention(_product(x, layer["qkv"], layer["qkv_bias"]), runs)
@@ -348,9 +376,19 @@ class NumpyTransformer:
         return context
 
 
+_MIN_PRODUCT_ROWS = 16
+"""Fewest rows a product is computed with: BLAS takes other routines for a product of a few
+rows (one row: a matrix-vector routine; OpenBLAS also has a small-matrix kernel), which sum
+in another order, so fewer rows are computed as this many (the first one repeated)."""
+
+
 def _product(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, residual: Optional[np.ndarray] = None) -> np.ndarray:
-    """``x @ weight + bias (+ residual)``, with a lone row computed as one of two (BLAS's one-row routine rounds otherwise)."""
-    out = (np.concatenate([x, x]) @ weight)[:1] if len(x) == 1 else x @ weight
+    """``x @ weight + bias (+ residual)``, each row's result the same whatever the other rows are."""
+    if 0 < len(x) < _MIN_PRODUCT_ROWS:
+        padded = np.concatenate([x, np.repeat(x[:1], _MIN_PRODUCT_ROWS - len(x), axis=0)])
+        out = (padded @ weight)[: len(x)]
+    else:
+        out = x @ weight
     out += bias
     if residual is not None:
         out += residual
