@@ -477,7 +477,6 @@ WITHOUT_A_TEST_MODULE_YET = (
     "protoqa_integrations/harnesses/task_functions.py",
     "protoqa_integrations/leaderboard/cli.py",
     "protoqa_integrations/training/callback.py",
-    "protoqa_integrations/training/samples.py",
 )
 
 
