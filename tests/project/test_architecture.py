@@ -474,7 +474,6 @@ WITHOUT_A_TEST_MODULE_YET = (
     "protoqa_integrations/generation/sampling.py",
     "protoqa_integrations/harnesses/lighteval_tasks/utils.py",
     "protoqa_integrations/harnesses/lm_eval_tasks/backend.py",
-    "protoqa_integrations/harnesses/task_functions.py",
     "protoqa_integrations/leaderboard/cli.py",
     "protoqa_integrations/training/callback.py",
 )
