@@ -471,7 +471,6 @@ WITHOUT_A_TEST_MODULE_YET = (
     "protoqa_integrations/generation/answers_file.py",
     "protoqa_integrations/generation/engines/vllm.py",
     "protoqa_integrations/generation/sampling.py",
-    "protoqa_integrations/leaderboard/cli.py",
     "protoqa_integrations/training/callback.py",
 )
 
