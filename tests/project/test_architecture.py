@@ -468,7 +468,6 @@ WITHOUT_A_TEST_MODULE_YET = (
     "protoqa_dataset/parsing.py",
     "protoqa_dataset/sources.py",
     "protoqa_dataset/upload.py",
-    "protoqa_integrations/generation/engines/vllm.py",
 )
 
 
