@@ -75,10 +75,12 @@ def generate(engine, output, questions=(PET, FRUIT, DRINK), **options):
     )
 
 
-def test_every_question_is_sampled_under_seed_plus_its_position_and_written_with_the_run_details(tmp_path, capsys):
+def test_every_question_is_sampled_under_seed_plus_its_position_and_written_with_the_run_details(tmp_path):
     engine = StandIn(ANSWERS)
     output, board = tmp_path / "a.json", tmp_path / "a.leaderboard.jsonl"
-    document = generate(engine, output, leaderboard=board)
+    # Twelve identical samples at temperature 0.69: warned about and listed.
+    with pytest.warns(UserWarning, match=r"1 question\(s\) got nearly the same answer in every sample at .*: q3$"):
+        document = generate(engine, output, leaderboard=board)
     assert engine.asked == [([PROMPT(q.question) for q in (PET, FRUIT, DRINK)], [10, 11, 12])]
     assert json.loads(output.read_text()) == document
     assert document["model_answers"] == {q.id: ANSWERS[PROMPT(q.question)] for q in (PET, FRUIT, DRINK)}
@@ -88,9 +90,7 @@ def test_every_question_is_sampled_under_seed_plus_its_position_and_written_with
     assert generation["empty_samples"] == {"q1": 3} and generation["num_questions"] == 3
     assert generation["engine_details"] == {"engine": "stand-in", "model": "stand-in"}
     assert generation["usage"] == {"completion_tokens": 36}
-    # Twelve identical samples at temperature 0.69: warned about and listed.
     assert generation["collapsed_questions"] == ["q3"]
-    assert "warning: 1 question(s) got nearly the same answer in every sample" in capsys.readouterr().err
     assert [json.loads(line) for line in board.read_text().splitlines()] == [
         {"q1": ["dog", "cat"]},
         {"q2": ["apple", "banana", "kiwi"]},
@@ -99,7 +99,8 @@ def test_every_question_is_sampled_under_seed_plus_its_position_and_written_with
     assert not journal_path(output).exists() and not lock_path(output).exists()
 
 
-def test_an_interrupted_run_keeps_what_it_drew_and_the_next_run_asks_only_for_the_rest(tmp_path, capsys):
+@pytest.mark.filterwarnings("ignore:1 question.s. got nearly the same answer")
+def test_an_interrupted_run_keeps_what_it_drew_and_the_next_run_asks_only_for_the_rest(tmp_path):
     output = tmp_path / "a.json"
     with pytest.raises(EngineError, match="the server went away"):
         generate(StandIn(ANSWERS, fail_after=1), output)
@@ -122,9 +123,10 @@ def test_a_journal_of_other_settings_is_refused_before_any_sampling(tmp_path):
     assert engine.asked == [] and not output.exists()
 
 
-def test_a_skipped_question_is_warned_about_and_recorded_with_its_reason(tmp_path, capsys):
-    document = generate(StandIn(ANSWERS, skip=(PROMPT(FRUIT.question),)), tmp_path / "a.json", questions=(PET, FRUIT))
-    assert "warning: question 'q2' skipped: the prompt is longer than the context" in capsys.readouterr().err
+def test_a_skipped_question_is_warned_about_and_recorded_with_its_reason(tmp_path):
+    engine = StandIn(ANSWERS, skip=(PROMPT(FRUIT.question),))
+    with pytest.warns(UserWarning, match="^question 'q2' skipped: the prompt is longer than the context$"):
+        document = generate(engine, tmp_path / "a.json", questions=(PET, FRUIT))
     assert document["generation"]["skipped"] == {"q2": "the prompt is longer than the context"}
     assert document["model_answers"]["q2"] == [] and document["generation"]["questions_without_answer"] == []
 
@@ -183,10 +185,11 @@ def test_scores_are_those_of_the_ranked_lists_and_every_sample(tmp_path):
     assert without.probeval is None and "probeval" not in without.as_dict()
 
 
-def test_scoring_some_of_the_targets_says_so(tmp_path, capsys):
+def test_scoring_some_of_the_targets_says_so(tmp_path):
     path = write_answers(tmp_path / "a.json", {"q1": ["dog"]}, {})
-    assert score_generated(str(path), [PET, FRUIT], similarities=["exact_match"], probeval=False).num_questions == 1
-    assert "note: scoring the 1 of 2 questions that a.json answers" in capsys.readouterr().err
+    with pytest.warns(UserWarning, match="^scoring the 1 of 2 questions that a.json answers$"):
+        scores = score_generated(str(path), [PET, FRUIT], similarities=["exact_match"], probeval=False)
+    assert scores.num_questions == 1
 
 
 @pytest.mark.parametrize(
@@ -238,7 +241,8 @@ def test_the_questions_file_the_run_recorded_is_read_and_checked(tmp_path, share
     first = json.loads(dev.read_text().splitlines()[0])["metadata"]["id"]
     generation = {"dataset": "protoqa", "split": "validation", "questions_from": str(dev)}
     path = write_answers(tmp_path / "a.json", {first: ["dog"]}, generation)
-    assert score_generated(str(path), similarities=["exact_match"], probeval=False).num_questions == 1
+    with pytest.warns(UserWarning, match="scoring the 1 of 52 questions"):
+        assert score_generated(str(path), similarities=["exact_match"], probeval=False).num_questions == 1
     dev.write_text(dev.read_text() + "\n")
     with pytest.raises(AnswersFileError, match=rf"pass --targets {dev} to score against it as it is now"):
         score_generated(str(path))
