@@ -221,7 +221,7 @@ def _commands(built: list[str]):
         return add_arguments
 
     def warn_and_run(args):
-        warnings.warn(f"looked at {args.path}", UserWarning)
+        warnings.warn(f"looked at {args.path}", UserWarning, stacklevel=2)
         if args.path == "bad":
             raise ValueError(f"{args.path}: no such question")
         return 0

@@ -67,15 +67,7 @@ def test_bad_predictions_name_file_line_and_id(tmp_path, content, message):
 
 
 def test_empty_predictions_file_warns_naming_it(tmp_path):
-    from protoqa_core.io.files import ProtoQAWarning
 
-    empty = tmp_path / "empty.jsonl"
-    empty.write_text("\n")
-    with pytest.warns(ProtoQAWarning, match="empty.jsonl: the predictions file holds no predictions"):
-        assert read_predictions(empty) == {}
-
-
-def test_empty_predictions_file_warns_naming_it(tmp_path):
     empty = tmp_path / "empty.jsonl"
     empty.write_text("\n")
     with pytest.warns(ProtoQAWarning, match="empty.jsonl: the predictions file holds no predictions"):

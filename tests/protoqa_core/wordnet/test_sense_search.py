@@ -85,7 +85,7 @@ def test_a_group_knows_its_nouns_root_paths_and_who_holds_each_hypernym(key_walk
     assert [key for key, _, _ in senses.walks] == ordered
     assert senses.noun_mask == sum(1 << i for i, key in enumerate(ordered) if key[0] == "n")
     assert senses.root_any == min((length, i) for i, length in enumerate(senses.root_paths))
-    assert senses.root_non_noun[0] == min(r for r, key in zip(senses.root_paths, ordered) if key[0] != "n")
+    assert senses.root_non_noun[0] == min(r for r, key in zip(senses.root_paths, ordered, strict=True) if key[0] != "n")
     for hypernym, (mask, pairs, shortest) in senses.holders.items():
         assert mask == sum(1 << i for i, _ in pairs) and shortest == pairs[0][1] == senses.shortest[hypernym][0]
         assert [length for _, length in pairs] == sorted(length for _, length in pairs)
