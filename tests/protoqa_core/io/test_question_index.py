@@ -134,6 +134,9 @@ def test_indexed_ids_behave_as_a_sequence(tmp_path):
             ids[0] == "q0" and ids[-1] == "q6" and ids[2:5] == ["q2", "q3", "q4"] and ids[1:6:2] == ["q1", "q3", "q5"]
         )
         assert repr(ids) == "IndexedIds(7 ids)"
+        every = [f"q{i}" for i in range(7)]
+        for cut in (slice(None, None, -1), slice(5, 1, -2), slice(-2, None, -3), slice(1, 5, -1), slice(10, -10, -4)):
+            assert ids[cut] == every[cut], cut
         with pytest.raises(IndexError):
             ids[7]
         with pytest.raises(IndexError):
