@@ -42,8 +42,8 @@ def test_a_damaged_table_is_refused_naming_its_file(tmp_path, damage, message):
 
 
 def test_the_file_is_written_once_then_read(tmp_path, monkeypatch, computed):
+    reader = open_wordnet()  # the process's reader, from the usual cache, before the cache moves
     monkeypatch.setenv("PROTOQA_CACHE_DIR", str(tmp_path))
-    reader = open_wordnet()
     path = table_path(reader, "lemma-tables", "PQLEMMAS01", ".txt")
     assert path.parent == tmp_path / "wordnet_tables" and not path.exists()
     first = lemma_tables(reader)
@@ -53,8 +53,8 @@ def test_the_file_is_written_once_then_read(tmp_path, monkeypatch, computed):
 
 
 def test_a_damaged_file_is_rebuilt_and_named_in_the_log(tmp_path, monkeypatch, caplog, computed):
+    reader = open_wordnet()  # the process's reader, from the usual cache, before the cache moves
     monkeypatch.setenv("PROTOQA_CACHE_DIR", str(tmp_path))
-    reader = open_wordnet()
     path = table_path(reader, "lemma-tables", "PQLEMMAS01", ".txt")
     write_atomically(path, computed.encode()[:-100])
     with caplog.at_level(logging.WARNING, logger=cache.__name__):
@@ -68,9 +68,10 @@ def test_a_damaged_file_is_rebuilt_and_named_in_the_log(tmp_path, monkeypatch, c
 def test_a_cache_that_cannot_be_written_computes_the_same_tables(tmp_path, monkeypatch, caplog, computed):
     blocked = tmp_path / "a-file"
     blocked.write_text("")
+    reader = open_wordnet()
     monkeypatch.setenv("PROTOQA_CACHE_DIR", str(blocked))
     with caplog.at_level(logging.INFO, logger=cache.__name__):
-        tables = lemma_tables(open_wordnet())
+        tables = lemma_tables(reader)
     assert (tables.max_tokens, tables.prefixes) == (computed.max_tokens, computed.prefixes)
     assert any("computed in each process (cannot write" in r.getMessage() for r in caplog.records)
 
