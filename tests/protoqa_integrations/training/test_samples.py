@@ -60,11 +60,11 @@ def test_the_probeval_option_reads_true_false_none_or_a_function():
         return 0.5
 
     assert probeval_function(True) is probeval_with_human_clusters
-    assert probeval_function(False) is None and probeval_function(None) is None  # type: ignore[arg-type]
+    assert probeval_function(False) is None and probeval_function(None) is None
     assert probeval_function(own) is own
     for wrong in ("yes", 1, 0.0):
         with pytest.raises(TypeError, match=f"probeval must be True, False or a function .* got {wrong!r}"):
-            probeval_function(wrong)  # type: ignore[arg-type]
+            probeval_function(wrong)
 
 
 def test_probeval_with_human_clusters_is_zero_for_the_human_distribution_and_checks_lengths():

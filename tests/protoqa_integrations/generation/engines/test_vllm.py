@@ -146,7 +146,8 @@ def test_the_engine_starts_vllm_with_prefix_caching_and_no_remote_code(vllm):
         "dtype": "auto",
         "request_seeds": True,
     }
-    assert VLLMEngine("m", data_parallel_size=2) and LLM.made[-1]["data_parallel_size"] == 2
+    VLLMEngine("m", data_parallel_size=2)
+    assert LLM.made[-1]["data_parallel_size"] == 2
 
 
 def test_each_request_asks_for_every_sample_with_the_protocol_settings_and_a_spread_seed(vllm):
