@@ -452,19 +452,6 @@ WITHOUT_A_TEST_MODULE_YET = (
     "protoqa_dataset/parsing.py",
     "protoqa_dataset/sources.py",
     "protoqa_dataset/upload.py",
-    "protoqa_integrations/cli.py",
-    "protoqa_integrations/generation/answers_file.py",
-    "protoqa_integrations/generation/answers_journal.py",
-    "protoqa_integrations/generation/engines/request_bounds.py",
-    "protoqa_integrations/generation/engines/vllm.py",
-    "protoqa_integrations/generation/nucleus.py",
-    "protoqa_integrations/generation/sampling.py",
-    "protoqa_integrations/harnesses/lighteval_tasks/utils.py",
-    "protoqa_integrations/harnesses/lm_eval_tasks/backend.py",
-    "protoqa_integrations/harnesses/task_functions.py",
-    "protoqa_integrations/leaderboard/cli.py",
-    "protoqa_integrations/training/callback.py",
-    "protoqa_integrations/training/samples.py",
 )
 
 
