@@ -5,33 +5,29 @@
     python -m protoqa_dataset upload OUT_DIR OWNER/NAME [--dry-run] [--private]
 
 Errors (missing or unverifiable source files, malformed data, a non-empty output
-folder) are printed as one message and exit with status 1.
+folder) are printed as one line, ``python -m protoqa_dataset export: error: ...``, and
+exit with status 2, as every command of the project does.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 from typing import Optional
 
-from protoqa_core.io.cli import add_overwrite_option
+from protoqa_core import __version__
+from protoqa_core.io.cli import Subcommand, add_overwrite_option, run_subcommands
 from protoqa_core.io.data import DATA_DIR_ENV, SourceError
 from protoqa_core.io.files import DataFormatError
 
 from .sources import CONFIG_NAMES
 
-__all__ = ["main"]
+__all__ = ["COMMANDS", "main"]
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m protoqa_dataset",
-        description="Export ProtoQA/CFC as a Hub-ready Parquet dataset, and upload it.",
-    )
-    commands = parser.add_subparsers(dest="command", required=True)
-
-    export = commands.add_parser("export", help="write Parquet files and the dataset card to OUT_DIR")
+def _export_arguments(export: argparse.ArgumentParser) -> None:
     export.add_argument("out_dir", metavar="OUT_DIR")
     export.add_argument(
         "--data-dir",
@@ -65,7 +61,8 @@ def _parser() -> argparse.ArgumentParser:
         help="accept source files whose checksum (or train row count) differs from upstream",
     )
 
-    upload = commands.add_parser("upload", help="upload an export folder to a Hub dataset repository")
+
+def _upload_arguments(upload: argparse.ArgumentParser) -> None:
     upload.add_argument("out_dir", metavar="OUT_DIR")
     upload.add_argument("repo_id", metavar="OWNER/NAME")
     upload.add_argument("--dry-run", action="store_true", help="check the folder and list what would be sent")
@@ -73,7 +70,6 @@ def _parser() -> argparse.ArgumentParser:
         "--private", action="store_true", default=None, help="create the repository as private (if it does not exist)"
     )
     upload.add_argument("--message", default="Upload ProtoQA/CFC export", help="commit message")
-    return parser
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -90,7 +86,7 @@ def _export(args: argparse.Namespace) -> int:
     )
     print(report.summary())
     if not report.complete:
-        print(f"warning: {args.out_dir} is an incomplete export; its README.md says what is missing", file=sys.stderr)
+        warnings.warn(f"{args.out_dir} is an incomplete export; its README.md says what is missing", stacklevel=1)
     return 0
 
 
@@ -104,20 +100,50 @@ def _upload(args: argparse.Namespace) -> int:
     return 0
 
 
+def _in_option_words(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """``run`` with the library's advice (``pass skip_unavailable=True``) given as the command's options."""
+
+    def command(args: argparse.Namespace) -> int:
+        try:
+            return run(args)
+        except (SourceError, DataFormatError) as exc:
+            message = str(exc).replace("pass skip_unavailable=True", "pass --skip-unavailable")
+            raise type(exc)(message.replace("pass verify_sources=False", "pass --no-verify")) from None
+
+    return command
+
+
+COMMANDS = {
+    "export": Subcommand(
+        "export",
+        "write Parquet files and the dataset card to OUT_DIR",
+        "Write ProtoQA/CFC as Parquet files and a dataset card to OUT_DIR.",
+        _export_arguments,
+        _in_option_words(_export),
+    ),
+    "upload": Subcommand(
+        "upload",
+        "upload an export folder to a Hub dataset repository",
+        "Upload an export folder to a Hub dataset repository.",
+        _upload_arguments,
+        _in_option_words(_upload),
+    ),
+}
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the command line; returns the exit status.
 
     >>> main(["upload", "/nonexistent", "me/protoqa", "--dry-run"])  # doctest: +SKIP
-    1
+    2
     """
-    args = _parser().parse_args(argv)
-    try:
-        return _export(args) if args.command == "export" else _upload(args)
-    except (SourceError, DataFormatError, OSError, ValueError) as exc:
-        message = str(exc).replace("pass skip_unavailable=True", "pass --skip-unavailable")
-        message = message.replace("pass verify_sources=False", "pass --no-verify")
-        print(f"error: {message}", file=sys.stderr)
-        return 1
+    return run_subcommands(
+        "python -m protoqa_dataset",
+        "Export ProtoQA/CFC as a Hub-ready Parquet dataset, and upload it.",
+        COMMANDS,
+        sys.argv[1:] if argv is None else argv,
+        version=__version__,
+    )
 
 
 if __name__ == "__main__":

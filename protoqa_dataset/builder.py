@@ -201,7 +201,9 @@ class ProtoQA(datasets.GeneratorBasedBuilder):
                 path = self._obtain(source, dl_manager, where)
             except (SourceNotFoundError, SourceDownloadError) as exc:
                 if not self.config.skip_unavailable:
-                    raise type(exc)(f"{exc} To build the other splits without it, pass skip_unavailable=True.") from exc
+                    raise type(exc)(
+                        f"{str(exc).rstrip('.')}. To build the other splits without it, pass skip_unavailable=True."
+                    ) from exc
                 self.skipped_splits[split] = str(exc)
                 logger.warning(f"skipping split {split!r} of {self.config.name!r}: {exc}")
                 continue

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import os
-import sys
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -216,7 +216,7 @@ def _append_samples(
             for done in engine.sample(prompts, config, seeds=seeds, progress=progress):
                 question = todo[done.index][1]
                 if done.skipped:
-                    print(f"warning: question {question.id!r} skipped: {done.skipped}", file=sys.stderr)
+                    warnings.warn(f"question {question.id!r} skipped: {done.skipped}", stacklevel=2)
                 record: dict[str, Any] = {"id": question.id, "samples": done.answers, "skipped": done.skipped}
                 if engine.usage:  # tokens spent so far, this run's and the resumed run's
                     record["usage"] = {k: usage.get(k, 0) + v for k, v in engine.usage.items()}
@@ -245,10 +245,10 @@ def _add_run_details(
     collapsed = [q.id for q in questions if is_collapsed(samples.get(q.id, []), config.temperature)]
     if collapsed:
         document["generation"]["collapsed_questions"] = collapsed
-        print(
-            f"warning: {len(collapsed)} question(s) got nearly the same answer in every sample at temperature "
+        warnings.warn(
+            f"{len(collapsed)} question(s) got nearly the same answer in every sample at temperature "
             f"{config.temperature} (a fixed seed in every request?): {', '.join(collapsed[:10])}",
-            file=sys.stderr,
+            stacklevel=2,
         )
     # what the engine found at start-up: the model loaded or served, library and server versions
     document["generation"]["engine_details"] = engine.describe()
@@ -403,7 +403,7 @@ def score_generated(
             "submit the leaderboard file instead"
         )
     if len(scored) < len(by_id):
-        print(f"note: scoring the {len(scored)} of {len(by_id)} questions that {path.name} answers", file=sys.stderr)
+        warnings.warn(f"scoring the {len(scored)} of {len(by_id)} questions that {path.name} answers", stacklevel=2)
     results = {sim: evaluate_predictions(scored, ranked, sim, metrics) for sim in similarities}
     probeval_result = None
     if probeval:

@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import sys
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
@@ -285,10 +286,10 @@ def _report_run(
         file=sys.stderr,
     )
     if info["questions_without_answer"]:
-        print(
-            f"warning: {len(info['questions_without_answer'])} question(s) got no answer in any sample: "
+        warnings.warn(
+            f"{len(info['questions_without_answer'])} question(s) got no answer in any sample: "
             f"{', '.join(info['questions_without_answer'][:10])}",
-            file=sys.stderr,
+            stacklevel=1,
         )
     if leaderboard is not None:
         print(f"{leaderboard}: ranked lists for the ProtoQA leaderboard", file=sys.stderr)

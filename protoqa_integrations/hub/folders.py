@@ -281,7 +281,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     print(f"wrote {out}: " + ", ".join(sorted(p.name for p in out.iterdir())))
     if not args.requirement:
         print(
-            f"warning: {out / 'requirements.txt'} does not install protoqa-eval yet; add the line its comment "
+            f"{parser.prog}: warning: {out / 'requirements.txt'} does not install protoqa-eval yet; add the line its comment "
             "describes (or rebuild with --requirement) before uploading",
             file=sys.stderr,
         )

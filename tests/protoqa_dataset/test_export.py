@@ -183,7 +183,7 @@ def test_partial_export_says_what_is_missing(partial_export, shared, hf_env):
 
 def test_cli_export(shared, hf_env, tmp_path, capsys):
     out = tmp_path / "cli"
-    assert main(["export", str(out), "--data-dir", str(shared)]) == 1
+    assert main(["export", str(out), "--data-dir", str(shared)]) == 2
     err = capsys.readouterr().err
     assert "error:" in err and "train" in err and "--skip-unavailable" in err
     assert not out.exists()
@@ -194,7 +194,7 @@ def test_cli_export(shared, hf_env, tmp_path, capsys):
     assert "incomplete export" in captured.err
     assert load(out, "cfc", split="test", hf_env=hf_env).num_rows == 46
 
-    assert main(["export", str(out), "--data-dir", str(shared), "--config", "cfc"]) == 1
+    assert main(["export", str(out), "--data-dir", str(shared), "--config", "cfc"]) == 2
     assert "not empty" in capsys.readouterr().err
 
 
@@ -300,7 +300,7 @@ def test_overwrite_never_replaces_a_readme_that_is_not_an_export_card(shared, hf
     out = tmp_path / "project"
     out.mkdir()
     (out / "README.md").write_text("# My project\n", encoding="utf-8")
-    assert main(["export", str(out), "--data-dir", str(shared), "--config", "cfc", "--overwrite"]) == 1
+    assert main(["export", str(out), "--data-dir", str(shared), "--config", "cfc", "--overwrite"]) == 2
     assert "README.md is not the card of an earlier export" in capsys.readouterr().err
     assert (out / "README.md").read_text(encoding="utf-8") == "# My project\n"
     assert sorted(p.name for p in out.iterdir()) == ["README.md"]
@@ -311,7 +311,7 @@ def test_export_refuses_to_write_into_the_data_folder(hf_env, tmp_path, capsys, 
     readme = data / "README.md"
     readme.write_text("the data's own README\n", encoding="utf-8")
     for out in (data, data / "export"):
-        assert main(["export", str(out), "--data-dir", str(data), "--config", "cfc", "--overwrite"]) == 1
+        assert main(["export", str(out), "--data-dir", str(data), "--config", "cfc", "--overwrite"]) == 2
         assert "inside the data folder" in capsys.readouterr().err
     assert readme.read_text(encoding="utf-8") == "the data's own README\n"
     assert not (data / "export").exists()
