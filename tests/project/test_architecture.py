@@ -455,8 +455,6 @@ WITHOUT_A_TEST_MODULE_YET = (
     "protoqa_core/wordnet/synset_tables.py",
     "protoqa_core/wordnet/walk_file.py",
     "protoqa_core/wordnet/walk_table.py",
-    "protoqa_metric/metric_set.py",
-    "cfc_probeval/results.py",
     "protoqa_dataset/card.py",
     "protoqa_dataset/parsing.py",
     "protoqa_dataset/sources.py",
