@@ -115,4 +115,3 @@ def test_the_top_predictions_are_the_five_heaviest():
     question = QuestionResult("q", 0.0, 10, (cluster("q.0", weights),))
     rows = ProbEvalResult(0.0, {"q": 0.0}, {"q": question}, 1, "sig").cluster_rows()
     assert rows[0]["top_predictions"] == "s3; s7; s2; s6; s1"
-
