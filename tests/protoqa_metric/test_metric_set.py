@@ -71,6 +71,12 @@ def test_an_unknown_metric_names_every_choice():
         metric_specs(["paper"])  # a list holds metric names, not set names
 
 
+@pytest.mark.parametrize("names", ["", " , ", []], ids=["empty", "commas", "no-names"])
+def test_asking_for_no_metric_is_an_error_not_an_empty_result(names):
+    with pytest.raises(ValueError, match="^no metric given; choose from max_answers@1, .* or a set: standard, paper$"):
+        metric_specs(names)
+
+
 def test_the_json_of_a_result_is_its_scores_then_its_signature():
     result = EvaluationResult(
         {"max_answers@1": 0.25, "set_intersection": 0.5},
