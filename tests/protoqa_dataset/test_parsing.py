@@ -113,3 +113,16 @@ def test_question_to_row_of_a_question_without_answers():
     row = question_to_row(Question("t1", "name a fruit", ()))
     assert row["clusters"] == {"id": [], "answers": [], "count": []} and row["num_answers"] == 0
     assert row["raw_answers"] == {"answer": [], "count": []}
+
+
+def test_unicode_line_breaks_inside_a_record_do_not_shift_line_numbers(tmp_path):
+    # JSON allows U+2028, U+0085 and form feeds unescaped in strings; only "\n" ends a record.
+    line = json.loads(record("q1", {"q1.0": {"count": 1, "answers": ["a"]}}))
+    line["question"]["normalized"] = "name a\u2028pet\x85or\x0ctwo"
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps(line, ensure_ascii=False) + "\n" + record("q2", raw={"a": 1}) + "\n", encoding="utf-8")
+    with pytest.raises(DataFormatError, match=r"line 2, question 'q2': no answer clusters"):
+        read_rows(path)
+    # A byte-order mark and Windows line ends read as plain lines.
+    path.write_bytes(("\ufeff" + json.dumps(line, ensure_ascii=False) + "\r\n").encode("utf-8"))
+    assert [row["question"] for row in read_rows(path)] == ["name a\u2028pet\x85or\x0ctwo"]
