@@ -150,6 +150,21 @@ def test_one_missing_file_of_a_sharded_split_is_named(export):
     )
 
 
+def test_a_link_to_a_file_outside_the_folder_is_never_sent(export, tmp_path):
+    # The Hub client reads through links: a planted one would publish whatever it points to.
+    secret = tmp_path / "secret.txt"
+    secret.write_text("token", encoding="utf-8")
+    (export / "notes.txt").symlink_to(secret)
+    with pytest.raises(ValueError) as error:
+        upload.plan_upload(export, "someone/protoqa")
+    assert str(error.value) == (
+        f"{export / 'notes.txt'} links to {secret}, outside {export}; an upload sends only the folder's files"
+    )
+    (export / "notes.txt").unlink()
+    (export / "cfc" / "copy.parquet").symlink_to(export / "cfc" / "test-00000-of-00001.parquet")
+    assert ("cfc/copy.parquet", 10) in upload.plan_upload(export, "someone/protoqa").files  # inside: sent
+
+
 @pytest.mark.parametrize("repo_id", ["protoqa", "a/b/c", "/protoqa", "someone/", ""])
 def test_a_repo_id_that_is_not_owner_slash_name_is_refused_before_the_folder_is_read(repo_id, tmp_path):
     with pytest.raises(ValueError) as error:
