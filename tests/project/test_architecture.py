@@ -439,22 +439,6 @@ def test_tests_share_code_through_tests_support_only():
 # test module, and a new module never joins it. A module with no function or class (data only: a
 # schema, a table) needs no test module of its own.
 WITHOUT_A_TEST_MODULE_YET = (
-    "protoqa_core/citations.py",
-    "protoqa_core/evaluate_info.py",
-    "protoqa_core/io/cli.py",
-    "protoqa_core/io/cli_options.py",
-    "protoqa_core/io/data.py",
-    "protoqa_core/io/files.py",
-    "protoqa_core/io/predictions.py",
-    "protoqa_core/io/question_index.py",
-    "protoqa_core/io/records.py",
-    "protoqa_core/io/rows.py",
-    "protoqa_core/reference_checks.py",
-    "protoqa_core/wordnet/cache.py",
-    "protoqa_core/wordnet/sense_search.py",
-    "protoqa_core/wordnet/synset_tables.py",
-    "protoqa_core/wordnet/walk_file.py",
-    "protoqa_core/wordnet/walk_table.py",
     "protoqa_integrations/cli.py",
     "protoqa_integrations/generation/answers_file.py",
     "protoqa_integrations/generation/answers_journal.py",

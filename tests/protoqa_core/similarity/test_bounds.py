@@ -281,21 +281,6 @@ def test_wup_without_the_walk_file_gives_the_same_values(monkeypatch, tmp_path):
     assert without == with_file
 
 
-def test_a_damaged_walk_file_is_refused(tmp_path):
-    from protoqa_core.wordnet.walk_table import WalkTable, write_walk_table
-
-    path = tmp_path / "walks.bin"
-    write_walk_table(path, [(("n", 1), "entity.n.01", ((("entity.n.01", 1, 0, False),), 1))])
-    assert WalkTable(path).walk(("n", 1)) == ((("entity.n.01", 1, 0, False),), 1)
-    assert WalkTable(path).walk(("n", 2)) is None
-    path.write_bytes(path.read_bytes()[:-8])
-    with pytest.raises(ValueError, match="cut short"):
-        WalkTable(path)
-    path.write_bytes(b"not a table at all, but long enough for a header")
-    with pytest.raises(ValueError, match="not a walk table"):
-        WalkTable(path)
-
-
 def test_best_wup_reaches_equals_the_maximum_compared_with_the_level():
     # The bound decides most group pairs; the rest go to the search stopped at the level.
     from protoqa_core.similarity import ABOVE_HALF
