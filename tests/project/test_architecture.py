@@ -438,21 +438,7 @@ def test_tests_share_code_through_tests_support_only():
 # the tests of the modules that use them. The list only shrinks; a module leaves it when it gains its
 # test module, and a new module never joins it. A module with no function or class (data only: a
 # schema, a table) needs no test module of its own.
-WITHOUT_A_TEST_MODULE_YET = (
-    "protoqa_integrations/cli.py",
-    "protoqa_integrations/generation/answers_file.py",
-    "protoqa_integrations/generation/answers_journal.py",
-    "protoqa_integrations/generation/engines/request_bounds.py",
-    "protoqa_integrations/generation/engines/vllm.py",
-    "protoqa_integrations/generation/nucleus.py",
-    "protoqa_integrations/generation/sampling.py",
-    "protoqa_integrations/harnesses/lighteval_tasks/utils.py",
-    "protoqa_integrations/harnesses/lm_eval_tasks/backend.py",
-    "protoqa_integrations/harnesses/task_functions.py",
-    "protoqa_integrations/leaderboard/cli.py",
-    "protoqa_integrations/training/callback.py",
-    "protoqa_integrations/training/samples.py",
-)
+WITHOUT_A_TEST_MODULE_YET = ()
 
 
 def _has_logic(path: Path) -> bool:

@@ -170,6 +170,7 @@ def test_open_binary_reads_plain_and_gzip_alike(tmp_path):
         ('{"q1": [NaN]}', r"p\.json: unsupported JSON value \(NaN is not a number JSON allows\)"),
         ('{"q1": [-Infinity]}', r"unsupported JSON value \(-Infinity is not a number JSON allows\)"),
         ('{"n": ' + "9" * 5000 + "}", r"unsupported JSON value"),
+        ('{"n": [1e999]}', r"p\.json: unsupported JSON value \(number 1e999 is beyond a float's range\)"),
         ("[" * 100_000 + "]" * 100_000, r"p\.json: JSON nested too deeply"),
         ('{"a": 1,\n "b": 2,\n "a": 3}', r"p\.json, line 3: duplicate key 'a' in a JSON object"),
         ('{"q1": ["\\ud800"]}', r"p\.json: string .* holds a lone surrogate escape"),
