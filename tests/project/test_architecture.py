@@ -434,25 +434,7 @@ def test_tests_share_code_through_tests_support_only():
 
 # --- one test module per module with logic -------------------------------------------------------
 
-# Modules with logic of their own that have no test module yet: their behaviour is checked through
-# the tests of the modules that use them. The list only shrinks; a module leaves it when it gains its
-# test module, and a new module never joins it. A module with no function or class (data only: a
-# schema, a table) needs no test module of its own.
-WITHOUT_A_TEST_MODULE_YET = (
-    "protoqa_core/similarity/embedding.py",
-    "protoqa_core/similarity/partition_alignment.py",
-    "protoqa_core/similarity/registry.py",
-    "protoqa_core/similarity/spans.py",
-    "protoqa_core/similarity/strings.py",
-    "protoqa_core/similarity/wordnet.py",
-    "protoqa_core/similarity/wordnet_wup.py",
-    "protoqa_metric/metric_set.py",
-    "cfc_probeval/results.py",
-    "protoqa_dataset/card.py",
-    "protoqa_dataset/parsing.py",
-    "protoqa_dataset/sources.py",
-    "protoqa_dataset/upload.py",
-)
+# A module with no function or class (data only: a schema, a table) needs no test module of its own.
 
 
 def _has_logic(path: Path) -> bool:
@@ -481,12 +463,7 @@ def test_every_module_with_logic_has_its_test_module():
     untested = {
         path.relative_to(REPO).as_posix() for path in _modules_with_logic() if not _test_module_of(path).is_file()
     }
-    new = sorted(untested - set(WITHOUT_A_TEST_MODULE_YET))
-    assert not new, f"modules without their test module (tests/<package>/.../test_<name>.py): {new}"
-    tested = sorted(set(WITHOUT_A_TEST_MODULE_YET) - untested)
-    assert not tested, (
-        f"these now have a test module (or are gone): leave them out of WITHOUT_A_TEST_MODULE_YET: {tested}"
-    )
+    assert not untested, f"modules without their test module (tests/<package>/.../test_<name>.py): {sorted(untested)}"
 
 
 def test_the_test_module_path_mirrors_the_module_path():
