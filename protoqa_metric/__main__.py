@@ -1,11 +1,13 @@
-"""``python -m protoqa_metric``: the ``protoqa-eval`` command, with every one of its sub-commands.
+"""``python -m protoqa_metric``: the installed ``protoqa-eval`` command, with every one of its sub-commands.
 
-The command joins sub-commands of the packages above this one, so its table is run by the name of
-the module that holds it (the command's entry point in setup.cfg) rather than imported from here,
-and without looking the entry point up among the installed distributions' metadata on every run.
+The command joins sub-commands of the packages above this one, so it is found as installed (its entry point)
+rather than imported from here.
 """
 
-import importlib
 import sys
+from importlib.metadata import entry_points
 
-sys.exit(importlib.import_module("protoqa_integrations.cli").main())
+scripts = entry_points(group="console_scripts", name="protoqa-eval")
+if not scripts:
+    sys.exit("python -m protoqa_metric: error: protoqa-eval is not installed (pip install protoqa-eval)")
+sys.exit(next(iter(scripts)).load()())
