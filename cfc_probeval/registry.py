@@ -18,6 +18,7 @@ the base classes, so that this module stays light.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Any
 
@@ -70,28 +71,17 @@ def _check_clustering(name: str, clustering: Any) -> None:
             )
 
 
-def _check_matching(name: str, matching: Any) -> None:
-    """A matching class builds itself from the shared options.
+def _check_builder(kind: str, method: str, name: str, plugin: Any) -> None:
+    """A plug-in of ``kind`` builds itself with its class method ``method`` (a matching from the shared
+    options, an embedder family from a spec): the check of :data:`MATCHINGS` and :data:`EMBEDDERS`.
 
-    >>> _check_matching("plain", type("Plain", (), {}))
+    >>> _check_builder("matching", "from_options", "plain", type("Plain", (), {}))
     Traceback (most recent call last):
     ...
     TypeError: matching 'plain': Plain defines no from_options
     """
-    if not _defines(matching, "from_options"):
-        raise TypeError(f"matching {name!r}: {matching.__qualname__} defines no from_options")
-
-
-def _check_embedder(name: str, family: Any) -> None:
-    """An embedder family builds itself from a spec.
-
-    >>> _check_embedder("plain", type("Plain", (), {}))
-    Traceback (most recent call last):
-    ...
-    TypeError: embedder 'plain': Plain defines no from_spec
-    """
-    if not _defines(family, "from_spec"):
-        raise TypeError(f"embedder {name!r}: {family.__qualname__} defines no from_spec")
+    if not _defines(plugin, method):
+        raise TypeError(f"{kind} {name!r}: {plugin.__qualname__} defines no {method}")
 
 
 CLUSTERINGS: Registry[Any] = Registry(
@@ -121,7 +111,7 @@ MATCHINGS: Registry[Any] = Registry(
         "cosine": "cfc_probeval.matching:CosineMatcher",
         "gp": "cfc_probeval.matching:GPMatcher",
     },
-    check=_check_matching,
+    check=functools.partial(_check_builder, "matching", "from_options"),
 )
 """Matchings by name, each a :class:`~cfc_probeval.matching.Matcher` class."""
 
@@ -132,7 +122,7 @@ EMBEDDERS: Registry[Any] = Registry(
         "fasttext": "cfc_probeval.embedders:FastTextEmbedder",
         "char-ngrams": "cfc_probeval.embedders:CharNgramEmbedder",
     },
-    check=_check_embedder,
+    check=functools.partial(_check_builder, "embedder", "from_spec"),
 )
 """Embedder families by spec prefix, each an :class:`~cfc_probeval.embedders.Embedder` class built by
 its ``from_spec``."""

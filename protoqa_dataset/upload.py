@@ -84,7 +84,8 @@ def plan_upload(
     """Check an export folder and describe the upload, without any network access.
 
     Raises ``ValueError`` when the folder is not a loadable export: no README.md,
-    no ``configs:`` in its YAML, or a data file named there that does not exist.
+    no ``configs:`` in its YAML, or a data file named there that does not exist; and
+    when a file to send is a link to a file outside the folder, which would publish it.
 
     >>> plan_upload("/tmp/protoqa-export", "me/protoqa").configs  # doctest: +SKIP
     ('protoqa', 'protoqa_scraped_dev', 'cfc')
@@ -112,6 +113,13 @@ def plan_upload(
     files = tuple(
         sorted((path, present[path]) for path in filter_repo_objects(present, ignore_patterns=DEFAULT_IGNORE_PATTERNS))
     )
+    root = folder.resolve()
+    for path, _ in files:
+        target = (folder / path).resolve()
+        if not target.is_relative_to(root):
+            raise ValueError(
+                f"{folder / path} links to {target}, outside {folder}; an upload sends only the folder's files"
+            )
     return UploadPlan(
         folder=folder,
         repo_id=repo_id,

@@ -85,6 +85,8 @@ def metric_specs(names: Union[str, Iterable[str]] = "standard") -> tuple[MetricS
                 f"unknown metric {name!r}; choose from {', '.join(by_name)} or a set: {', '.join(METRIC_SETS)}"
             )
         out.append(by_name[name])
+    if not out:
+        raise ValueError(f"no metric given; choose from {', '.join(by_name)} or a set: {', '.join(METRIC_SETS)}")
     return tuple(out)
 
 

@@ -1,5 +1,6 @@
 """Shared fixtures: where the read-only copies of the public data live; one torch thread; the Hub switched off;
-the project's wheel; the tiny fitted GPT-2s and the tiny RoBERTa that several modules run."""
+the project's wheel; the tiny fitted GPT-2s and the tiny RoBERTa that several modules run, and the questions and
+the dataset export that several modules read."""
 
 from __future__ import annotations
 
@@ -119,3 +120,46 @@ def dev3_gpt2(tmp_path_factory) -> Path:
         return build_tiny_gpt2(tmp_path_factory.mktemp("tiny-gpt2"), texts, fit_lines=lines, fit_steps=80)
     finally:
         torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="session")
+def dev3() -> list:
+    """The first 3 questions of ProtoQA crowdsourced dev, those ``dev3_gpt2`` is fitted on."""
+    from protoqa_metric import read_targets
+
+    dev = SHARED_DATA / "protoqa" / "dev.crowdsourced.jsonl"
+    if not dev.is_file():
+        pytest.skip(f"shared ProtoQA data not found under {SHARED_DATA}")
+    return list(read_targets(dev).values())[:3]
+
+
+@pytest.fixture(scope="module")
+def dev3_model(dev3_gpt2: Path) -> tuple:
+    """``dev3_gpt2`` loaded, ``(model, tokenizer)``: once per module, as a module's tests may change them."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    return AutoModelForCausalLM.from_pretrained(dev3_gpt2), AutoTokenizer.from_pretrained(dev3_gpt2)
+
+
+@pytest.fixture(scope="session")
+def dataset_export(tmp_path_factory) -> Path:
+    """The ``protoqa``, ``protoqa_scraped_dev`` and ``cfc`` configs of the shared data, exported once per run by
+    ``python -m protoqa_dataset export`` (what is unavailable skipped) for the modules that read the rows back with
+    stock ``load_dataset``; read-only for them."""
+    import os
+
+    if not (SHARED_DATA / "protoqa" / "dev.crowdsourced.jsonl").is_file():
+        pytest.skip(f"shared ProtoQA data not found under {SHARED_DATA}")
+    out = tmp_path_factory.mktemp("export") / "protoqa-export"
+    configs = [word for config in ("protoqa", "protoqa_scraped_dev", "cfc") for word in ("--config", config)]
+    done = subprocess.run(
+        [sys.executable, "-m", "protoqa_dataset", "export", str(out), "--data-dir", str(SHARED_DATA), *configs]
+        + ["--skip-unavailable"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "PYTHONPATH": str(REPO)},
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return out

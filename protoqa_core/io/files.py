@@ -14,6 +14,7 @@ import errno
 import gzip
 import io
 import json
+import math
 import os
 import re
 import reprlib
@@ -372,7 +373,8 @@ def parse_json(text: str, path: Optional[PathLike] = None, line: Optional[int] =
     """Parse one JSON document strictly; every problem is a :class:`DataFormatError` naming file and line.
 
     Duplicate keys, nesting deeper than Python's recursion limit, ``NaN``/``Infinity``,
-    integers with more than 4,300 digits and lone surrogates are refused.
+    numbers beyond a float's range (``1e999``), integers with more than 4,300 digits and
+    lone surrogates are refused.
 
     >>> parse_json('{"q1": ["dog"]}')
     {'q1': ['dog']}
@@ -387,7 +389,7 @@ def parse_json(text: str, path: Optional[PathLike] = None, line: Optional[int] =
         return found if line is None else line
 
     try:
-        value = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+        value = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant, parse_float=_finite_float)
     except json.JSONDecodeError as exc:
         raise MalformedJSONError(f"malformed JSON ({exc.msg} at column {exc.colno})", path, where(exc.lineno)) from None
     except _DuplicateKey as exc:
@@ -405,6 +407,13 @@ def parse_json(text: str, path: Optional[PathLike] = None, line: Optional[int] =
             raise DataFormatError(
                 f"string {short_repr(bad)} holds a lone surrogate escape, which is not valid Unicode", path, line
             )
+    return value
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):  # json.loads would turn it into the Infinity it refuses by name
+        raise ValueError(f"number {text[:30]} is beyond a float's range")
     return value
 
 

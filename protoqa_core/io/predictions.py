@@ -89,38 +89,50 @@ a larger one is parsed incrementally (:mod:`protoqa_core.io.json_stream`)."""
 
 
 def _line_objects(
-    fh: Any, path: Path, field: Optional[str], max_answers: Optional[int]
+    fh: Any,
+    path: Path,
+    field: Optional[str],
+    max_answers: Optional[int],
+    parsed: Optional[tuple[Optional[int], Any]] = None,
 ) -> Iterator[tuple[Optional[str], Any, Any, Optional[int]]]:
     """``(question id, value, line)`` of each prediction of the open binary file ``fh``.
 
     A file whose first non-blank line is a JSON value on its own is JSONL, read one line
     at a time; otherwise it is one document over several lines. A long line and a large
-    document are parsed incrementally, one prediction at a time.
+    document are parsed incrementally, one prediction at a time. ``parsed`` is the file's
+    first value already parsed (see :func:`stream_items`); ``fh`` then holds what follows it.
     """
     number = 0
-    head: list[bytes] = []
-    raw = b""
-    while True:
-        raw = fh.readline(LARGE_LINE_BYTES + 1)
-        if not raw:
-            return
-        number += 1
-        head.append(raw)
-        if raw.strip() or _is_long(raw):
-            break
-    for at, blank in enumerate(head[:-1], start=1):
-        decode_line(blank, path, at, first=at == 1)
-    if _is_long(raw):  # a long first line: JSONL (a one-line document is one too)
-        line = _RestOfLine(_without_bom(raw, path, number), fh)
-        yield from _streamed_items(line, path, number, field, max_answers)
+    if parsed is not None:
+        line, value = parsed
+        yield from _object_items(value, path, line, field)
+        if line is None:
+            return  # a document over several lines: nothing follows it
+        number = line
     else:
-        text = decode_line(raw, path, number, first=number == 1)
-        try:
-            first = parse_json(text, path, number)
-        except MalformedJSONError:
-            yield from _document_items(fh, head, path, field, max_answers)
-            return
-        yield from _object_items(first, path, number, field)
+        head: list[bytes] = []
+        raw = b""
+        while True:
+            raw = fh.readline(LARGE_LINE_BYTES + 1)
+            if not raw:
+                return
+            number += 1
+            head.append(raw)
+            if raw.strip() or _is_long(raw):
+                break
+        for at, blank in enumerate(head[:-1], start=1):
+            decode_line(blank, path, at, first=at == 1)
+        if _is_long(raw):  # a long first line: JSONL (a one-line document is one too)
+            line_stream = _RestOfLine(_without_bom(raw, path, number), fh)
+            yield from _streamed_items(line_stream, path, number, field, max_answers)
+        else:
+            text = decode_line(raw, path, number, first=number == 1)
+            try:
+                first = parse_json(text, path, number)
+            except MalformedJSONError:
+                yield from _document_items(fh, head, path, field, max_answers)
+                return
+            yield from _object_items(first, path, number, field)
     while raw := fh.readline(LARGE_LINE_BYTES + 1):
         number += 1
         if _is_long(raw):
@@ -370,10 +382,14 @@ def prediction_items(
 
 
 def _checked_items(
-    fh: Any, path: Path, field: Optional[str], max_answers: Optional[int]
+    fh: Any,
+    path: Path,
+    field: Optional[str],
+    max_answers: Optional[int],
+    parsed: Optional[tuple[Optional[int], Any]] = None,
 ) -> Iterator[tuple[Optional[str], Any, Any, Optional[int]]]:
     try:
-        for group, qid, value, line in _line_objects(fh, path, field, max_answers):
+        for group, qid, value, line in _line_objects(fh, path, field, max_answers, parsed):
             if qid is None and field == EVERY_FIELD:
                 yield group, qid, value, line
                 continue
@@ -391,20 +407,30 @@ def _checked_items(
 
 
 def stream_items(
-    stream: Any, path: PathLike, max_answers: Optional[int] = None
+    stream: Any,
+    path: PathLike,
+    max_answers: Optional[int] = None,
+    *,
+    parsed: Optional[tuple[Optional[int], Any]] = None,
 ) -> Iterator[tuple[Optional[str], Optional[str], Any, Optional[int]]]:
     """:func:`prediction_items` of every field of a predictions file already open as the binary ``stream``
     (:func:`~protoqa_core.io.files.open_binary`): ``(field, question id, value, line)`` of each prediction
     and ``(name, None, value, line)`` of each other top-level member, with the same checks and errors.
 
     For a reader that has looked at the file's first bytes (to tell its format) and reads the
-    rest from the same stream. Repeated ids are the caller's to check.
+    rest from the same stream. Repeated ids are the caller's to check. A reader that has
+    already parsed the file's first value (with :func:`~protoqa_core.io.files.parse_json`) gives it
+    as ``parsed``, ``(line, value)``, so that it is not parsed again: ``line`` is the number of the
+    first non-blank line when that line alone is the value (the stream then holds the lines after
+    it), None when the value is the whole file (a document over several lines).
 
     >>> import io
     >>> list(stream_items(io.BytesIO(b'{"q1": ["dog"]}'), "p.json"))
     [(None, 'q1', ['dog'], 1)]
+    >>> list(stream_items(io.BytesIO(b'{"q2": []}'), "p.jsonl", parsed=(1, {"q1": ["dog"]})))
+    [(None, 'q1', ['dog'], 1), (None, 'q2', [], 2)]
     """
-    return _checked_items(stream, Path(path), EVERY_FIELD, max_answers)
+    return _checked_items(stream, Path(path), EVERY_FIELD, max_answers, parsed)
 
 
 def duplicate_id_error(path: PathLike, line: Optional[int], qid: str, first: Optional[int]) -> DataFormatError:

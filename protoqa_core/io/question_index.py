@@ -214,10 +214,13 @@ class IndexedIds(Sequence[str]):
     def __getitem__(self, index: Union[int, slice]) -> Union[str, list[str]]:
         if isinstance(index, slice):
             start, stop, step = index.indices(len(self))
+            if step < 0:  # the same rows read forwards, then handed out backwards
+                start, stop = stop + 1, start + 1
             rows = self._db.execute(
                 f"SELECT * FROM ({self._query}) LIMIT ? OFFSET ?", (*self._params, max(0, stop - start), start)
             )
-            return [qid for (qid,) in rows][::step]
+            ids = [qid for (qid,) in rows]
+            return ids[::step] if step > 0 else ids[::-1][::-step]
         if index < 0:
             index += len(self)
         row = self._db.execute(f"SELECT * FROM ({self._query}) LIMIT 1 OFFSET ?", (*self._params, index)).fetchone()

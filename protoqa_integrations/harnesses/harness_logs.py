@@ -176,16 +176,25 @@ def read_lm_eval_samples(path: PathLike) -> HarnessAnswers:
 
 
 def lm_eval_samples(
-    lines: Iterable[tuple[int, str]], path: Path, keep: Keep, max_answers: Optional[int] = None
+    lines: Iterable[tuple[int, str]],
+    path: Path,
+    keep: Keep,
+    max_answers: Optional[int] = None,
+    *,
+    parsed: Optional[tuple[int, Any]] = None,
 ) -> HarnessAnswers:
-    """:func:`read_lm_eval_samples` of the file's lines, keeping the questions ``keep`` keeps."""
+    """:func:`read_lm_eval_samples` of the file's lines, keeping the questions ``keep`` keeps.
+
+    ``parsed`` is ``(line, record)``: a line a reader has already parsed (to tell the format),
+    not parsed again.
+    """
     samples: dict[str, list[str]] = {}
     sampling: dict[str, Any] = {}
     records = most = 0
     for number, text in lines:
         if not text.strip():
             continue
-        record = parse_json(text, path, number)
+        record = parsed[1] if parsed is not None and number == parsed[0] else parse_json(text, path, number)
         if not isinstance(record, dict) or "doc" not in record:
             raise DataFormatError("not an lm-eval sample record (no 'doc')", path, number)
         if record.get("filter", "answers") != "answers":

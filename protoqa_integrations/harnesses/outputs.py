@@ -33,6 +33,7 @@ from protoqa_core.io.files import (
     max_input_bytes,
     parse_json,
 )
+from protoqa_core.io.json_stream import LARGE_LINE_BYTES
 from protoqa_core.io.predictions import PredictionDocument, stream_items, too_many_answers_error
 from protoqa_integrations.harnesses.harness_logs import (
     READERS,
@@ -65,16 +66,19 @@ FORMATS: Mapping[str, str] = {
 """The formats a system file may take, each with the name printed for it."""
 
 _PARQUET_MAGIC = b"PAR1"
+_UTF8_BOM = b"\xef\xbb\xbf"
 _INSPECT_ENTRIES = (b"_journal/", b"header.json", b"samples/", b"summaries.json", b"reductions.json")
 
 
 @dataclass(frozen=True)
 class _Probe:
     """What format detection looks at: the whole file as one JSON document and its first line as JSON
-    (each None when it is not JSON)."""
+    (each None when it is not JSON), and what a reader may take rather than parse the file again
+    (``parsed`` of :func:`~protoqa_core.io.predictions.stream_items`; None when it must read afresh)."""
 
     document: Any = None
     first: Any = None
+    parsed: Optional[tuple[Optional[int], Any]] = None
 
 
 def _is_lm_eval_record(record: Any) -> bool:
@@ -122,17 +126,47 @@ _EXPECTED = (
 )
 
 
-def _probe(text: str, path: Path) -> _Probe:
-    """The file parsed as one JSON document and its first line parsed; malformed JSON in both is an error
-    naming the line and column, and JSON nested too deeply or with duplicate keys is one at once."""
-    if not text.lstrip().startswith(("{", "[")):
+def _probe(text: str, path: Path, bom: bool) -> _Probe:
+    """The file parsed as one JSON document, or its first line parsed when it is JSONL, each byte once;
+    malformed JSON in both is an error naming the line and column, and JSON nested too deeply or with
+    duplicate keys is one at once. ``bom``: the file's bytes start with a UTF-8 byte order mark."""
+    stripped = text.lstrip()
+    if not stripped.startswith(("{", "[")):
         return _Probe()  # not JSON at all (a CSV file, say): an unknown format, not a parse position
+    leading = text[: len(text) - len(stripped)]
+    number = leading.count("\n") + 1
+    first_line, _, rest = stripped.partition("\n")
+    # A reader of lines sees this first line as the first non-blank one, and may take its parse,
+    # unless the blank lines before it hold more than JSON's white space or follow a byte order mark.
+    seen = not leading.strip(" \t\r\n") and not (bom and "\n" in leading)
+    if rest.strip():
+        # More lines follow: JSONL when the first is JSON on its own (the whole would then fail on the
+        # second line, after parsing the first), else a document over several lines, parsed whole.
+        try:
+            first = parse_json(first_line, path, number)
+        except DataFormatError:
+            pass  # errors are worded as the whole file's, below
+        else:
+            return _Probe(first=first, parsed=(number, first) if seen else None)
+    probe = _whole_probe(text, path, number, first_line)
+    if not seen:
+        return probe
+    if probe.first is not None:
+        return _Probe(first=probe.first, parsed=(number, probe.first))
+    if not rest.strip():
+        return _Probe(document=probe.document, parsed=(number, probe.document))
+    line_bytes = len((leading.rpartition("\n")[2] + first_line).encode()) + (3 if bom and number == 1 else 0)
+    # A reader of lines takes a first line over LARGE_LINE_BYTES for a JSONL line of its own, as
+    # ``protoqa-eval`` does: the same file reads the same way on every surface.
+    return _Probe(document=probe.document, parsed=None if line_bytes > LARGE_LINE_BYTES else (None, probe.document))
+
+
+def _whole_probe(text: str, path: Path, number: int, first_line: str) -> _Probe:
     try:
         return _Probe(document=parse_json(text, path))
     except MalformedJSONError as whole_error:
-        first_line = text.lstrip().split("\n", 1)[0]
         try:
-            return _Probe(first=parse_json(first_line, path, text[: len(text) - len(text.lstrip())].count("\n") + 1))
+            return _Probe(first=parse_json(first_line, path, number))
         except MalformedJSONError:
             where = f"{path}, line {whole_error.line}: " if whole_error.line is not None else f"{path}: "
             raise DataFormatError(
@@ -235,20 +269,26 @@ def _text_file(stream: Any, path: Path, keep: Keep, max_answers: Optional[int], 
     data = stream.read(_WHOLE_BYTES + 1)
     if len(data) <= _WHOLE_BYTES:
         text = decode_line(data, path, None, first=True)
-        probe = _probe(text, path)
+        probe = _probe(text, path, data.startswith(_UTF8_BOM))
         fmt = next((fmt for fmt, check in TEXT_FORMATS if check(probe)), None)
         if fmt is None:
             raise DataFormatError(f"unknown format: {_EXPECTED}", path)
         if detect:
             return SystemFile(fmt)
+        parsed = probe.parsed
         if fmt == "lm-eval":
-            return SystemFile(
-                fmt, harness=lm_eval_samples(enumerate(text.split("\n"), start=1), path, keep, max_answers)
-            )
+            line, record = parsed if parsed is not None else (None, None)
+            first = None if line is None else (line, record)  # a record over several lines is refused there
+            numbered = enumerate(text.split("\n"), start=1)
+            return SystemFile(fmt, harness=lm_eval_samples(numbered, path, keep, max_answers, parsed=first))
         if fmt == "inspect":
             return SystemFile(fmt, harness=_kept(read_inspect_log(path), keep, path, max_answers))
-        del probe, text  # the document is read again as items: one of the two held at a time
-        return SystemFile(fmt, document=_collect(stream_items(io.BytesIO(data), path, max_answers), path, keep))
+        del probe, text
+        if parsed is None:  # a file whose first lines a reader sees otherwise: read afresh
+            items = stream_items(io.BytesIO(data), path, max_answers)
+        else:  # the readers take the value parsed to tell the format: each byte is parsed once
+            items = stream_items(io.BytesIO(_after_line(data, parsed[0])), path, max_answers, parsed=parsed)
+        return SystemFile(fmt, document=_collect(items, path, keep))
     rest = io.BufferedReader(PrefixedReader(data, stream))
     first_line = data.lstrip()[: 1 << 20].split(b"\n", 1)[0]
     try:
@@ -268,6 +308,20 @@ def _text_file(stream: Any, path: Path, keep: Keep, max_answers: Optional[int], 
         )
     document = _collect(stream_items(rest, path, max_answers), path, keep)
     return SystemFile(_document_format(document), document=document)
+
+
+def _after_line(data: bytes, line: Optional[int]) -> bytes:
+    """The bytes of ``data`` after its line number ``line`` (none when ``line`` is None: the whole file).
+
+    >>> _after_line(b"a\\nb\\nc", 2), _after_line(b"a", 1), _after_line(b"a\\nb", None)
+    (b'c', b'', b'')
+    """
+    end = -1
+    for _ in range(line or 0):
+        end = data.find(b"\n", end + 1)
+        if end < 0:
+            return b""
+    return data[end + 1 :] if line else b""
 
 
 def _collect(

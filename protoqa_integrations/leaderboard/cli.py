@@ -111,9 +111,10 @@ def add_leaderboard_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _run_leaderboard(args: argparse.Namespace) -> int:
+    from protoqa_core.io.files import ProtoQAWarning
     from protoqa_integrations.generation.provenance import read_targets_and_data
     from protoqa_integrations.harnesses.outputs import FORMATS
-    from protoqa_integrations.leaderboard.board import build_leaderboard, parse_system_arguments
+    from protoqa_integrations.leaderboard.board import build_leaderboard, leaderboard_warnings, parse_system_arguments
     from protoqa_integrations.leaderboard.report import check_hub_id, model_index_files
     from protoqa_integrations.leaderboard.store import SystemIndex
 
@@ -147,35 +148,13 @@ def _run_leaderboard(args: argparse.Namespace) -> int:
             progress=not args.quiet,
             index=index,
         )
-    _warn_notes(board, args.targets, len(targets), known is None and any(s.settings.get("dataset") for s in systems))
+    for note in leaderboard_warnings(board, args.targets, len(targets), known, systems):
+        # ``protoqa-eval leaderboard: warning: ...``, as every command prints them
+        warnings.warn(note, ProtoQAWarning, stacklevel=1)
     _print_board(board, args)
     _write_figures(args, board, plot, index_files, known)
     print(f"{len(systems)} systems scored in {time.perf_counter() - start:.1f} s", file=sys.stderr)
     return 0
-
-
-def _warn_notes(board: Any, targets: str, num_targets: int, unknown_targets: bool) -> None:
-    """What was not checked, what was accepted and which questions are left out, as warnings
-    (``protoqa-eval leaderboard: warning: ...``, as every command prints them)."""
-    from protoqa_core.io.files import ProtoQAWarning
-
-    notes = list(board.notes)
-    if unknown_targets:
-        notes.insert(
-            0,
-            f"{targets} is not a file of a published data set (its checksum is unknown): the data set and split "
-            "the systems record were compared between them, not with it",
-        )
-    notes += [f"ranked despite differing {accepted} (--accept-mismatch)" for accepted in board.accepted]
-    if len(board.questions) < num_targets and not board.dropped:
-        notes.append(f"ranking on the {len(board.questions)} of {num_targets} target questions that the systems answer")
-    if board.dropped:
-        notes.append(
-            f"ranking on the {len(board.questions)} questions every system answers; "
-            f"{len(board.dropped)} question id(s) left out (--only-common)"
-        )
-    for note in notes:
-        warnings.warn(note, ProtoQAWarning, stacklevel=2)
 
 
 def _print_board(board: Any, args: argparse.Namespace) -> None:

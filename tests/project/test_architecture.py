@@ -434,54 +434,7 @@ def test_tests_share_code_through_tests_support_only():
 
 # --- one test module per module with logic -------------------------------------------------------
 
-# Modules with logic of their own that have no test module yet: their behaviour is checked through
-# the tests of the modules that use them. The list only shrinks; a module leaves it when it gains its
-# test module, and a new module never joins it. A module with no function or class (data only: a
-# schema, a table) needs no test module of its own.
-WITHOUT_A_TEST_MODULE_YET = (
-    "protoqa_core/citations.py",
-    "protoqa_core/evaluate_info.py",
-    "protoqa_core/io/cli.py",
-    "protoqa_core/io/cli_options.py",
-    "protoqa_core/io/data.py",
-    "protoqa_core/io/files.py",
-    "protoqa_core/io/predictions.py",
-    "protoqa_core/io/question_index.py",
-    "protoqa_core/io/records.py",
-    "protoqa_core/io/rows.py",
-    "protoqa_core/reference_checks.py",
-    "protoqa_core/similarity/embedding.py",
-    "protoqa_core/similarity/partition_alignment.py",
-    "protoqa_core/similarity/registry.py",
-    "protoqa_core/similarity/spans.py",
-    "protoqa_core/similarity/strings.py",
-    "protoqa_core/similarity/wordnet.py",
-    "protoqa_core/similarity/wordnet_wup.py",
-    "protoqa_core/wordnet/cache.py",
-    "protoqa_core/wordnet/sense_search.py",
-    "protoqa_core/wordnet/synset_tables.py",
-    "protoqa_core/wordnet/walk_file.py",
-    "protoqa_core/wordnet/walk_table.py",
-    "protoqa_metric/metric_set.py",
-    "cfc_probeval/results.py",
-    "protoqa_dataset/card.py",
-    "protoqa_dataset/parsing.py",
-    "protoqa_dataset/sources.py",
-    "protoqa_dataset/upload.py",
-    "protoqa_integrations/cli.py",
-    "protoqa_integrations/generation/answers_file.py",
-    "protoqa_integrations/generation/answers_journal.py",
-    "protoqa_integrations/generation/engines/request_bounds.py",
-    "protoqa_integrations/generation/engines/vllm.py",
-    "protoqa_integrations/generation/nucleus.py",
-    "protoqa_integrations/generation/sampling.py",
-    "protoqa_integrations/harnesses/lighteval_tasks/utils.py",
-    "protoqa_integrations/harnesses/lm_eval_tasks/backend.py",
-    "protoqa_integrations/harnesses/task_functions.py",
-    "protoqa_integrations/leaderboard/cli.py",
-    "protoqa_integrations/training/callback.py",
-    "protoqa_integrations/training/samples.py",
-)
+# A module with no function or class (data only: a schema, a table) needs no test module of its own.
 
 
 def _has_logic(path: Path) -> bool:
@@ -510,12 +463,7 @@ def test_every_module_with_logic_has_its_test_module():
     untested = {
         path.relative_to(REPO).as_posix() for path in _modules_with_logic() if not _test_module_of(path).is_file()
     }
-    new = sorted(untested - set(WITHOUT_A_TEST_MODULE_YET))
-    assert not new, f"modules without their test module (tests/<package>/.../test_<name>.py): {new}"
-    tested = sorted(set(WITHOUT_A_TEST_MODULE_YET) - untested)
-    assert not tested, (
-        f"these now have a test module (or are gone): leave them out of WITHOUT_A_TEST_MODULE_YET: {tested}"
-    )
+    assert not untested, f"modules without their test module (tests/<package>/.../test_<name>.py): {sorted(untested)}"
 
 
 def test_the_test_module_path_mirrors_the_module_path():

@@ -27,35 +27,29 @@ from protoqa_core.io.predictions import read_predictions  # noqa: E402
 from protoqa_core.io.readers import read_targets as read_protoqa_targets  # noqa: E402
 from protoqa_metric import evaluate_predictions  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[2]
 SAMPLES = "dev.predictions.gpt2-xl.oneshot.json"
 
 
 @pytest.fixture(scope="module")
-def cfc_rows(shared_data, tmp_path_factory):
-    out = tmp_path_factory.mktemp("export") / "hub"
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "protoqa_dataset",
-            "export",
-            str(out),
-            "--data-dir",
-            str(shared_data),
-            "--config",
-            "cfc",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr
-    return datasets.load_dataset(str(out), "cfc", split="validation")
+def cfc_rows(dataset_export):
+    return datasets.load_dataset(str(dataset_export), "cfc", split="validation")
 
 
 pytestmark = pytest.mark.usefixtures("hub_offline")
+
+
+def probeval_json(targets: Path, samples: Path, *flags: str) -> dict:
+    """What ``python -m cfc_probeval TARGETS SAMPLES FLAGS --ignore-unknown --json`` prints, parsed."""
+    command = [sys.executable, "-m", "cfc_probeval", str(targets), str(samples), *flags, "--ignore-unknown"]
+    cli = subprocess.run(command + ["--json", "--quiet"], capture_output=True, text=True, timeout=900)
+    assert cli.returncode == 0, cli.stderr
+    return json.loads(cli.stdout)
+
+
+def sample_rows(samples: dict, ids: list) -> list:
+    """The evaluate module's ``predictions`` for the questions ``ids``: each question's sampled answers,
+    each as many times as it was sampled."""
+    return [[a for a, n in samples.get(q, {}).items() for _ in range(n)] for q in ids]
 
 
 @pytest.mark.slow
@@ -64,24 +58,7 @@ pytestmark = pytest.mark.usefixtures("hub_offline")
 )
 def test_cli_library_and_evaluate_on_dataset_rows_agree(cfc_rows, shared_data, flags, config):
     targets_path, samples_path = shared_data / "cfc" / "dev.targets.jsonl", shared_data / "cfc" / SAMPLES
-    cli = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "cfc_probeval",
-            str(targets_path),
-            str(samples_path),
-            *flags,
-            "--ignore-unknown",
-            "--json",
-            "--quiet",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert cli.returncode == 0, cli.stderr
-    from_cli = json.loads(cli.stdout)
+    from_cli = probeval_json(targets_path, samples_path, *flags)
 
     samples = read_samples(samples_path)
     settings = {} if config == "default" else {"clustering": config}
@@ -90,7 +67,7 @@ def test_cli_library_and_evaluate_on_dataset_rows_agree(cfc_rows, shared_data, f
 
     module = evaluate.load(evaluate_module_path(), config)
     ids = list(cfc_rows["id"])
-    predictions = [[a for a, n in samples.get(q, {}).items() for _ in range(n)] for q in ids]
+    predictions = sample_rows(samples, ids)
     from_rows = module.compute(
         predictions=predictions, references=cfc_rows["clusters"], raw_answers=cfc_rows["raw_answers"], question_ids=ids
     )
@@ -138,23 +115,7 @@ def test_raw_answers_without_clusters_are_clustered_by_the_automatic_default_eve
             row = json.loads(line)
             row["answers"] = {"raw": row["answers"]["raw"]}
             out.write(json.dumps(row) + "\n")
-    cli = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "cfc_probeval",
-            str(raw_targets),
-            str(samples_path),
-            "--ignore-unknown",
-            "--json",
-            "--quiet",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert cli.returncode == 0, cli.stderr
-    from_cli = json.loads(cli.stdout)
+    from_cli = probeval_json(raw_targets, samples_path)
 
     samples = read_samples(samples_path)
     questions = read_targets(raw_targets)
@@ -164,7 +125,7 @@ def test_raw_answers_without_clusters_are_clustered_by_the_automatic_default_eve
 
     module = evaluate.load(evaluate_module_path())
     ids = list(cfc_rows["id"])
-    predictions = [[a for a, n in samples.get(q, {}).items() for _ in range(n)] for q in ids]
+    predictions = sample_rows(samples, ids)
     from_rows = module.compute(predictions=predictions, references=cfc_rows["raw_answers"], question_ids=ids)
 
     assert from_cli["num_questions"] == from_library.num_questions == from_rows["num_questions"] == 54
@@ -181,34 +142,9 @@ def test_raw_answers_without_clusters_are_clustered_by_the_automatic_default_eve
     assert from_cli["human_clusters_per_question"] is None and from_rows["human_clusters_per_question"] is None
 
 
-def test_dataset_rows_work_unchanged(shared_data, tmp_path):
+def test_dataset_rows_work_unchanged(shared_data, dataset_export):
     """The `clusters` column of `load_dataset` on the Parquet export is a reference as it is."""
-    datasets = pytest.importorskip("datasets")
-    pytest.importorskip("pyarrow")
-    import subprocess
-    import sys
-
-    out = tmp_path / "export"
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "protoqa_dataset",
-            "export",
-            str(out),
-            "--data-dir",
-            str(shared_data),
-            "--config",
-            "protoqa",
-            "--skip-unavailable",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr
-    rows = datasets.load_dataset(str(out), "protoqa", split="validation")
+    rows = datasets.load_dataset(str(dataset_export), "protoqa", split="validation")
     targets = read_protoqa_targets(shared_data / "protoqa" / "dev.crowdsourced.jsonl")
     preds = read_predictions(shared_data / "protoqa" / "dev.predictions.gpt2finetuned.json")
     metric = evaluate.load(protoqa_metric.evaluate_module_path(), "wordnet")

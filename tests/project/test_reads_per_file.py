@@ -1,8 +1,9 @@
-"""How many times a command opens each input file, counted in a new process by an audit hook.
+"""How many times a command opens each input file, counted in a new process by an audit hook, and how
+much of each system file it parses, counted by wrapping the JSON parsers.
 
-Each file is parsed once and the parsed document is handed to whatever needs it (the
-field discovery and the readers of samples and ranked lists); ``protoqa-eval`` reads each
-file once into its on-disk index.
+Each file is parsed once and the parsed document is handed to whatever needs it (format
+detection, the field discovery and the readers of samples and ranked lists); ``protoqa-eval``
+reads each file once into its on-disk index.
 """
 
 from __future__ import annotations
@@ -126,3 +127,61 @@ def test_convert_opens_the_harness_output_once(tmp_path):
     lm_eval = _system_files(tmp_path)[2]
     counted = opens(tmp_path, "protoqa_integrations", "convert", lm_eval, "-o", tmp_path / "out.json", files=[lm_eval])
     assert counted == {lm_eval.name: 1}
+
+
+_PARSING = """
+import collections, json, runpy, sys
+import ijson
+from protoqa_integrations.harnesses import outputs
+parsed, current = collections.Counter(), [None]
+loads, basic_parse = json.loads, ijson.basic_parse
+def counted_loads(text, *args, **kwargs):
+    value = loads(text, *args, **kwargs)
+    parsed[current[0]] += len(text)  # what was parsed to the end: a failed attempt builds nothing
+    return value
+class Counted:
+    def __init__(self, inner):
+        self.inner = inner
+    def read(self, size=-1):
+        data = self.inner.read(size)
+        parsed[current[0]] += len(data)
+        return data
+json.loads = counted_loads
+ijson.basic_parse = lambda stream, *args, **kwargs: basic_parse(Counted(stream), *args, **kwargs)
+read_system_file = outputs.read_system_file
+def reading(path, **kwargs):
+    current[0] = str(path)
+    try:
+        return read_system_file(path, **kwargs)
+    finally:
+        current[0] = None
+outputs.read_system_file = reading  # before the leaderboard imports it
+try:
+    runpy.run_module("protoqa_integrations", run_name="__main__", alter_sys=True)
+except SystemExit as exc:
+    assert exc.code in (0, None), exc.code
+print(json.dumps({name: count for name, count in parsed.items() if name}), file=sys.stderr)
+"""
+
+
+def test_the_leaderboard_parses_each_system_file_once(tmp_path):
+    targets = CFC / "test.targets.jsonl"
+    systems = _system_files(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-c", _PARSING, "leaderboard", targets, *(f"s{i}={path}" for i, path in enumerate(systems))]
+        + ["--metrics", "protoqa", "--similarity", "exact_match", "--resamples", "50", "--only-common", "--json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", "HOME": str(Path.home())},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    parsed = json.loads(done.stderr.strip().splitlines()[-1])
+    for path in systems:
+        opener = gzip.open if path.suffix == ".gz" else open
+        with opener(path, "rt", encoding="utf-8") as fh:
+            characters = len(fh.read())
+        # Format detection and the readers share one parse: no character is parsed twice (a JSONL
+        # line is parsed with its newline, the first without), and none is left unparsed.
+        assert characters * 0.99 <= parsed[str(path)] <= characters, path.name

@@ -1,4 +1,4 @@
-"""The Parquet export read back with stock ``datasets.load_dataset``, its card, the CLI and the upload helper.
+"""The Parquet export read back with stock ``datasets.load_dataset``, its card, and the CLI (export, dry-run upload).
 
 Exports are built from ``../shared/data`` (read in place). The train file is not
 there: the complete export uses a temporary data dir with a copy of the scraped dev
@@ -213,44 +213,6 @@ def test_overwrite_replaces_only_export_files(full_export, shared, hf_env, tmp_p
 # --- upload -----------------------------------------------------------------------------------
 
 
-def recording_api():
-    """An HfApi whose two network calls are recorded instead of sent (huggingface_hub imported here)."""
-
-    class RecordingApi(huggingface_hub.HfApi):
-        def __init__(self):
-            super().__init__(token=False)
-            self.calls = []
-
-        def create_repo(self, repo_id, **kwargs):
-            self.calls.append(("create_repo", repo_id, kwargs))
-
-        def upload_folder(self, **kwargs):
-            self.calls.append(("upload_folder", kwargs["repo_id"], kwargs))
-
-    return RecordingApi()
-
-
-def test_upload_sends_the_folder_as_a_dataset_repo(full_export):
-    out, _, _ = full_export
-    api = recording_api()
-    plan = protoqa_dataset.upload_export(out, "someone/protoqa", api=api, private=True)
-    (create, repo_id, create_kwargs), (upload, upload_repo, upload_kwargs) = api.calls
-    assert (create, repo_id, upload, upload_repo) == (
-        "create_repo",
-        "someone/protoqa",
-        "upload_folder",
-        "someone/protoqa",
-    )
-    assert create_kwargs["repo_type"] == "dataset" and create_kwargs["exist_ok"] and create_kwargs["private"]
-    assert upload_kwargs["repo_type"] == "dataset"
-    assert Path(upload_kwargs["folder_path"]) == out
-    assert upload_kwargs["delete_patterns"] == ["*.parquet"]
-    sent = [path for path, _ in plan.files]
-    assert sent == sorted(
-        ["README.md", *(f"{c}/{s}-00000-of-00001.parquet" for c in SPLIT_ROWS for s in SPLIT_ROWS[c])]
-    )
-
-
 def test_upload_dry_run_touches_no_network(full_export, monkeypatch, capsys):
     out, _, _ = full_export
 
@@ -262,22 +224,6 @@ def test_upload_dry_run_touches_no_network(full_export, monkeypatch, capsys):
     listing = capsys.readouterr().out
     assert "dry run, nothing sent" in listing and "https://huggingface.co/datasets/someone/protoqa" in listing
     assert "repo_type=dataset" in listing and "cfc/test-00000-of-00001.parquet" in listing
-
-
-def test_upload_refuses_folders_that_would_not_load(full_export, tmp_path):
-    out, _, _ = full_export
-    with pytest.raises(ValueError, match="no README.md"):
-        protoqa_dataset.plan_upload(tmp_path, "someone/protoqa")
-    broken = tmp_path / "broken"
-    shutil.copytree(out, broken)
-    (broken / "cfc" / "test-00000-of-00001.parquet").unlink()
-    with pytest.raises(ValueError, match="config 'cfc' split 'test' names cfc/test-00000-of-00001.parquet"):
-        protoqa_dataset.plan_upload(broken, "someone/protoqa")
-    (broken / "README.md").write_text("---\nlicense: cc-by-4.0\n---\n# card\n", encoding="utf-8")
-    with pytest.raises(ValueError, match="no `configs:`"):
-        protoqa_dataset.plan_upload(broken, "someone/protoqa")
-    with pytest.raises(ValueError, match="owner/name"):
-        protoqa_dataset.plan_upload(out, "protoqa")
 
 
 def test_overwrite_deletes_only_what_an_export_wrote(full_export, shared, hf_env, tmp_path):

@@ -440,34 +440,11 @@ def test_the_api_has_named_json_endpoints_only(local_data, tiny_model, app):
 
 
 @pytest.fixture(scope="module")
-def export_row(tmp_path_factory):
+def export_row(dataset_export, tmp_path_factory):
     """Row r1q1 of the dataset export, read back with stock load_dataset."""
-    import subprocess
-
     datasets = pytest.importorskip("datasets")
-    if not SHARED_DATA.is_dir():
-        pytest.skip(f"{SHARED_DATA} is not available")
-    out = tmp_path_factory.mktemp("export") / "export"
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "protoqa_dataset",
-            "export",
-            str(out),
-            "--data-dir",
-            str(SHARED_DATA),
-            "--config",
-            "protoqa",
-            "--skip-unavailable",
-        ],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(SPACE_DIR.parent)},
-        timeout=300,
-    )
-    assert run.returncode == 0, run.stderr[-2000:]
-    rows = datasets.load_dataset(str(out), "protoqa", split="validation", cache_dir=str(out.parent / "cache"))
+    cache = tmp_path_factory.mktemp("cache")
+    rows = datasets.load_dataset(str(dataset_export), "protoqa", split="validation", cache_dir=str(cache))
     return rows[0]
 
 

@@ -59,6 +59,10 @@ class HostileServer:
         self.paths: list[str] = []
         self.lock = threading.Lock()
         self.closing = threading.Event()
+        # Cleared, an ``ok`` reply waits (at most 30 s) until it is set: a test can hold a run
+        # mid-way for as long as it needs, instead of racing a delay on a busy machine.
+        self.release = threading.Event()
+        self.release.set()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -142,6 +146,7 @@ class HostileServer:
 
             def _ok(self, n: int, chat: bool) -> None:
                 time.sleep(server.delay)
+                server.release.wait(30)
                 with server.lock:
                     count = server.posts
                 choices = [

@@ -14,7 +14,6 @@ import pytest
 from protoqa_core.io import predictions as predictions_module
 from protoqa_core.io.files import DataFormatError
 from protoqa_core.io.predictions import read_prediction_lists, read_predictions
-from protoqa_core.io.question_index import QuestionIndex
 
 
 @pytest.fixture
@@ -110,39 +109,3 @@ def test_the_answers_cap_names_the_file_and_question(tmp_path, monkeypatch, smal
     counted.write_text(json.dumps({"model_answers_with_count": {"q1": [["a", 1]] * 5}}), encoding="utf-8")
     with pytest.raises(DataFormatError, match=r"question 'q1': more than 4 answers"):
         read_predictions(counted, max_answers=4)
-
-
-def test_the_index_joins_files_in_any_order_and_reads_each_once(tmp_path, monkeypatch):
-    targets = tmp_path / "t.jsonl"
-    rows = [
-        {"metadata": {"id": f"q{i}"}, "question": {"normalized": "x"}, "answers": {"clusters": clusters}}
-        for i, clusters in enumerate([{"c": {"count": 2, "answers": ["a"]}}, {}, {"c": {"count": 1, "answers": ["b"]}}])
-    ]
-    targets.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    predictions = tmp_path / "p.json"
-    predictions.write_text(json.dumps({"q2": ["b"], "q0": ["a", "z"]}), encoding="utf-8")
-    opened: list[str] = []
-    real_open = open
-
-    def counting_open(file, *args, **kwargs):
-        opened.append(str(file))
-        return real_open(file, *args, **kwargs)
-
-    monkeypatch.setattr("builtins.open", counting_open)
-    with QuestionIndex(targets, [predictions]) as index:
-        assert [(q.id, answers) for q, answers in index.questions(0)] == [("q0", ["a", "z"]), ("q2", ["b"])]
-        assert index.zero_total() == ["q1"] and len(index) == 3
-        assert index.count(0, only_predicted=True) == 2
-    assert sorted(opened) == sorted([str(targets), str(predictions)])
-
-
-def test_a_targets_line_over_its_cap_is_refused(tmp_path, monkeypatch):
-    from protoqa_core.io import question_index
-
-    monkeypatch.setattr(question_index, "MAX_TARGET_LINE_MB", 1 / 2**20 * 100)
-    targets = tmp_path / "t.jsonl"
-    row = {"metadata": {"id": "q1"}, "question": {"normalized": "x"}, "answers": {"clusters": {}}}
-    long_row = {**row, "metadata": {"id": "q2"}, "question": {"normalized": "x" * 200}}
-    targets.write_text(json.dumps(row) + "\n" + json.dumps(long_row) + "\n", encoding="utf-8")
-    with pytest.raises(DataFormatError, match=r"t.jsonl, line 2: the line is longer than"):
-        QuestionIndex(targets)

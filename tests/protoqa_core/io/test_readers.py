@@ -34,52 +34,6 @@ def test_read_targets_real_files(shared_data):
 
 
 @pytest.mark.parametrize(
-    "name, content",
-    [
-        ("jsonl-lines", '{"q1": ["dog"]}\n{"q2": ["tea", ""]}\n'),
-        ("multi-id line", '{"q1": ["dog"], "q2": ["tea", ""]}\n'),
-        (
-            "question_id lines",
-            '{"question_id": "q1", "ranked_answers": ["dog"]}\n{"question_id": "q2", "ranked_answers": ["tea", ""]}\n',
-        ),
-        ("json object", json.dumps({"q1": ["dog"], "q2": ["tea", ""]})),
-        ("model_answers", json.dumps({"model_answers": {"q1": ["dog"], "q2": ["tea", ""]}})),
-        ("with counts", json.dumps({"model_answers_with_count": {"q1": [["dog", 3]], "q2": [["", 1], ["tea", 2]]}})),
-    ],
-)
-def test_read_predictions_formats(tmp_path, name, content):
-    path = tmp_path / "p.json"
-    path.write_text(content)
-    assert read_predictions(path) == {"q1": ["dog"], "q2": ["tea", ""]}
-
-
-def test_model_ranked_answers_preferred_and_field_selectable(tmp_path):
-    path = tmp_path / "p.json"
-    path.write_text(json.dumps({"model_answers": {"q1": ["b", "a", "a"]}, "model_ranked_answers": {"q1": ["a", "b"]}}))
-    assert read_predictions(path) == {"q1": ["a", "b"]}
-    assert read_predictions(path, field="model_answers") == {"q1": ["b", "a", "a"]}
-    with pytest.raises(DataFormatError, match="no field 'nope'"):
-        read_predictions(path, field="nope")
-
-
-@pytest.mark.parametrize(
-    "content, message",
-    [
-        ('{"q1": ["dog"]}\n{"q2": ["tea"\n', r"p\.jsonl, line 2: malformed JSON"),
-        ('{"q1": "dog"}\n', r"line 1, question 'q1': answers must be a list"),
-        ('{"q1": ["dog", 3]}\n', r"question 'q1': answers must contain only strings, found 3"),
-        ('{"q1": ["dog"]}\n{"q1": ["cat"]}\n', r"line 2, question 'q1': duplicate question id \(first on line 1\)"),
-        ('["dog"]\n["cat"]\n', r"line 1: expected a JSON object"),
-    ],
-)
-def test_bad_predictions_name_file_line_and_id(tmp_path, content, message):
-    path = tmp_path / "p.jsonl"
-    path.write_text(content)
-    with pytest.raises(DataFormatError, match=message):
-        read_predictions(path)
-
-
-@pytest.mark.parametrize(
     "line, message",
     [
         (_target_line("q1", {"q1.0": {"count": -1, "answers": ["a"]}}), "count must be a non-negative integer"),
@@ -165,12 +119,3 @@ def test_counts_are_bounded_and_strings_valid(tmp_path):
     lone.write_text('{"q0": ["\\udc00"]}')
     with pytest.raises(DataFormatError, match="lone.json, line 1: .*lone surrogate"):
         read_predictions(lone)
-
-
-def test_empty_predictions_file_warns_naming_it(tmp_path):
-    from protoqa_core.io.files import ProtoQAWarning
-
-    empty = tmp_path / "empty.jsonl"
-    empty.write_text("\n")
-    with pytest.warns(ProtoQAWarning, match="empty.jsonl: the predictions file holds no predictions"):
-        assert read_predictions(empty) == {}

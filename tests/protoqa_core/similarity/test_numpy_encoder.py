@@ -1,7 +1,7 @@
 """The numpy encoder runtime: the same vectors as torch, on the same weights, without importing torch.
 
 Checked on a tiny random RoBERTa built here against ``transformers``; the safetensors reader on
-broken files; the rounding. The packaged all-MiniLM-L6-v2 against ``sentence-transformers``, and
+broken files. The packaged all-MiniLM-L6-v2 against ``sentence-transformers``, and
 a new process embedding without torch, are checked through the embedders in
 tests/cfc_probeval/test_embedders.py.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from protoqa_core.similarity.embedding import EMBEDDING_DECIMALS, ContextEncoder, bundled_minilm_path, round_embeddings
+from protoqa_core.similarity.embedding import EMBEDDING_DECIMALS, ContextEncoder, bundled_minilm_path
 from protoqa_core.similarity.numpy_encoder import (
     NumpyTransformer,
     choose_runtime,
@@ -30,14 +30,6 @@ TEXTS = ["evening", "night time", "dentist", "chewing gum", "8:00 p.m. primetime
 @pytest.fixture(scope="module")
 def tiny(tiny_roberta) -> str:
     return tiny_roberta
-
-
-def test_rounding_is_fixed_and_has_no_negative_zero():
-    vectors = np.array([[0.12344999, -0.00004, 0.99996, -0.5]], dtype=np.float32)
-    rounded = round_embeddings(vectors)
-    assert rounded.dtype == np.float64 and EMBEDDING_DECIMALS == 4
-    assert rounded.tolist() == [[0.1234, 0.0, 1.0, -0.5]]
-    assert not np.signbit(rounded[0, 1])  # -0.0 would hash and print otherwise
 
 
 def test_numpy_last_layer_equals_torch_on_a_padded_roberta_batch(tiny):

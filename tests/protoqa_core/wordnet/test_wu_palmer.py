@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 import threading
-import time
-from pathlib import Path
 
 import pytest
 
-from protoqa_core.wordnet import walk_file, wu_palmer
+from protoqa_core.wordnet import wu_palmer
 from protoqa_core.wordnet.lookup import open_wordnet, synset_keys
-from protoqa_core.wordnet.walk_table import WalkTable, write_walk_table
 from protoqa_core.wordnet.wu_palmer import WuPalmer, best_wup, best_wup_reaches, wup_from_keys
 
 WORDS = ["dog", "cat", "person", "run", "good", "quickly", "bank", "ice cream"]
@@ -57,89 +53,6 @@ def test_objects_keep_their_own_tables_and_agree():
         assert _all_pairs(lambda x, y, level=level: own.best_wup_reaches(x, y, level)) == _all_pairs(
             lambda x, y, level=level: best_wup_reaches(x, y, level)
         )
-
-
-# --- building the walk file: one builder at a time, and no lock outlives its holder ---------
-
-_TINY_WALKS = [
-    (("n", 2), "dog.n.01", ((("dog.n.01", 2, 0, False), ("animal.n.01", 1, 1, False)), 2)),
-    (("n", 1), "animal.n.01", ((("animal.n.01", 1, 0, False),), 1)),
-]
-
-
-@pytest.fixture
-def writes(monkeypatch):
-    """The builds of the walk file, each writing a two-synset file instead of WordNet's."""
-    done: list[Path] = []
-
-    def write(path: Path, folder: Path) -> None:
-        done.append(path)
-        write_walk_table(path, _TINY_WALKS)
-
-    monkeypatch.setattr(walk_file, "_write_walks", write)
-    return done
-
-
-def _hold_lock_in_a_child(lock: Path) -> subprocess.Popen:
-    code = (
-        "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT); "
-        "fcntl.flock(fd, fcntl.LOCK_EX); print('locked', flush=True); time.sleep(600)"
-    )
-    child = subprocess.Popen([sys.executable, "-c", code, str(lock)], stdout=subprocess.PIPE, text=True)
-    assert child.stdout is not None and child.stdout.readline() == "locked\n"
-    return child
-
-
-def test_a_lock_left_by_a_killed_build_blocks_nothing(tmp_path, writes):
-    path = tmp_path / "walks.bin"
-    child = _hold_lock_in_a_child(path.with_name(path.name + ".lock"))
-    child.kill()  # a build killed mid-way: its lock file stays, its lock goes with it
-    child.wait()
-    start = time.monotonic()
-    walk_file._build_walk_file(path, tmp_path)
-    assert time.monotonic() - start < 5
-    assert writes == [path] and WalkTable(path).walk(("n", 1)) == _TINY_WALKS[1][2]
-    walk_file._build_walk_file(path, tmp_path)  # intact: kept, not built again
-    assert writes == [path]
-
-
-def test_a_second_build_waits_for_the_first_and_uses_its_file(tmp_path, writes):
-    path = tmp_path / "walks.bin"
-    child = _hold_lock_in_a_child(path.with_name(path.name + ".lock"))
-    try:
-        waiting = threading.Thread(target=walk_file._build_walk_file, args=(path, tmp_path))
-        waiting.start()
-        waiting.join(0.5)
-        assert waiting.is_alive() and writes == []  # waits while the first holds the lock
-        write_walk_table(path, _TINY_WALKS)  # the first build's file
-    finally:
-        child.kill()
-        child.wait()
-    waiting.join(30)
-    assert not waiting.is_alive() and writes == []  # found the file: nothing built twice
-
-
-def test_a_build_that_cannot_get_the_lock_says_so(tmp_path, writes, monkeypatch):
-    monkeypatch.setattr(walk_file, "_LOCK_WAIT_SECONDS", 0.3)
-    path = tmp_path / "walks.bin"
-    lock = path.with_name(path.name + ".lock")
-    child = _hold_lock_in_a_child(lock)
-    try:
-        with pytest.raises(OSError, match="another process has been building"):
-            walk_file._build_walk_file(path, tmp_path)
-    finally:
-        child.kill()
-        child.wait()
-    assert writes == [] and not path.exists()
-
-
-def test_a_lock_file_planted_as_a_symlink_is_not_followed(tmp_path, writes):
-    path = tmp_path / "walks.bin"
-    target = tmp_path / "elsewhere"
-    path.with_name(path.name + ".lock").symlink_to(target)
-    with pytest.raises(OSError):
-        walk_file._build_walk_file(path, tmp_path)
-    assert writes == [] and not target.exists()
 
 
 def test_the_object_starts_nothing_without_a_walk_file(monkeypatch, tmp_path, caplog):

@@ -24,7 +24,6 @@ from protoqa_integrations.generation.nucleus import nucleus_tokens, plan_batches
 from protoqa_integrations.generation.prompts import cfc_prompt, question_to_prompt  # noqa: E402
 from protoqa_integrations.generation.sampling import sample_prompts  # noqa: E402
 from protoqa_integrations.generation.settings import GenerationError, SamplingConfig, answer_from_text  # noqa: E402
-from protoqa_metric import read_targets  # noqa: E402
 from tests.support.offline import offline_env  # noqa: E402
 from tests.support.tiny_lm import build_tiny_gpt2  # noqa: E402
 
@@ -40,26 +39,6 @@ def run(args, cwd, env, timeout=900):
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
-
-
-@pytest.fixture(scope="module")
-def dev3():
-    if not DEV.is_file():
-        pytest.skip(f"shared ProtoQA data not found under {DATA}")
-    return list(read_targets(DEV).values())[:3]
-
-
-@pytest.fixture(scope="module")
-def tiny_dir(dev3, dev3_gpt2):
-    """A tiny GPT-2 fitted for a moment on the statement prompts of 3 dev questions and their answers."""
-    return dev3_gpt2
-
-
-@pytest.fixture(scope="module")
-def tiny(tiny_dir):
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    return AutoModelForCausalLM.from_pretrained(tiny_dir), AutoTokenizer.from_pretrained(tiny_dir)
 
 
 # ---------------------------------------------------------------- sampler pieces
@@ -127,8 +106,8 @@ def test_settings_are_checked():
 # ---------------------------------------------------------------- sampling with a model
 
 
-def test_sampling_is_deterministic_and_independent_of_the_batch_neighbours(tiny, dev3):
-    model, tokenizer = tiny
+def test_sampling_is_deterministic_and_independent_of_the_batch_neighbours(dev3_model, dev3):
+    model, tokenizer = dev3_model
     prompts = [question_to_prompt(q.question) for q in dev3]
     config = SamplingConfig(num_samples=5, batch_size=64, seed=11)
     state = torch.random.get_rng_state()
@@ -147,10 +126,10 @@ def test_sampling_is_deterministic_and_independent_of_the_batch_neighbours(tiny,
         assert all("\n" not in t and "." not in t for t in s.texts)
 
 
-def test_the_prompt_cache_shared_by_the_samples_changes_nothing(tiny, dev3, monkeypatch):
+def test_the_prompt_cache_shared_by_the_samples_changes_nothing(dev3_model, dev3, monkeypatch):
     import protoqa_integrations.generation.sampling as generation
 
-    model, tokenizer = tiny
+    model, tokenizer = dev3_model
     prompts = [question_to_prompt(q.question) for q in dev3] + ["One is"]  # left padding in one batch
     config = SamplingConfig(num_samples=6, batch_size=64, seed=3)
     shared = [s.texts for s in sample_prompts(model, tokenizer, prompts, config)]
@@ -169,8 +148,8 @@ def test_a_prompt_longer_than_the_context_is_skipped_not_fatal(tmp_path, dev3):
     assert "exceeds the model's context of 16" in done[1].skipped and done[1].answers == []
 
 
-def test_a_tokenizer_without_eos_is_refused(tiny):
-    model, tokenizer = tiny
+def test_a_tokenizer_without_eos_is_refused(dev3_model):
+    model, tokenizer = dev3_model
     from types import SimpleNamespace
 
     no_eos = SimpleNamespace(eos_token_id=None, pad_token_id=None)
@@ -212,10 +191,10 @@ def generate_cmd(model_dir, output, *extra):
 
 @pytest.mark.slow
 @needs_data
-def test_generate_and_score_offline_print_scores(tiny_dir, tmp_path):
+def test_generate_and_score_offline_print_scores(dev3_gpt2, tmp_path):
     env = offline_env()
     answers = tmp_path / "answers.json"
-    result = run(generate_cmd(tiny_dir, answers, "--limit", "3"), tmp_path, env)
+    result = run(generate_cmd(dev3_gpt2, answers, "--limit", "3"), tmp_path, env)
     assert result.returncode == 0, result.stderr
     doc = json.loads(answers.read_text())
     assert set(doc) == {"model_answers", "model_answers_with_count", "model_ranked_answers", "generation"}
@@ -224,7 +203,7 @@ def test_generate_and_score_offline_print_scores(tiny_dir, tmp_path):
     assert not (tmp_path / "answers.json.partial.jsonl").exists()
     # What was loaded and with what, as vllm and openai record it
     details = doc["generation"]["engine_details"]
-    assert details["engine"] == "hf" and details["model_path"] == str(tiny_dir)
+    assert details["engine"] == "hf" and details["model_path"] == str(dev3_gpt2)
     assert details["torch"] and details["transformers"] and details["device"] == "cpu"
     usage = doc["generation"]["usage"]
     assert 0 < usage["completion_tokens"] <= 3 * 300 * 10 and usage["prompt_tokens"] > 0
@@ -292,12 +271,12 @@ def test_generate_and_score_offline_print_scores(tiny_dir, tmp_path):
 
 @pytest.mark.slow
 @needs_data
-def test_generate_resumes_from_a_partial_file_and_refuses_bad_input(tiny_dir, tmp_path):
+def test_generate_resumes_from_a_partial_file_and_refuses_bad_input(dev3_gpt2, tmp_path):
     env = offline_env()
     answers = tmp_path / "a.json"
     args = ("--limit", "3", "--num-samples", "6", "--batch-size", "4", "--seed", "5")
     full = tmp_path / "full.json"
-    assert run(generate_cmd(tiny_dir, full, *args), tmp_path, env).returncode == 0
+    assert run(generate_cmd(dev3_gpt2, full, *args), tmp_path, env).returncode == 0
     # An interrupted run: the journal has the header, one question and a line cut short.
     lines = [json.dumps({"header": None})]
     journal_path = tmp_path / "a.json.partial.jsonl"
@@ -314,7 +293,7 @@ def test_generate_resumes_from_a_partial_file_and_refuses_bad_input(tiny_dir, tm
         '{"id": "r1q2", "samp',
     ]
     journal_path.write_text("\n".join(lines))
-    result = run(generate_cmd(tiny_dir, answers, *args), tmp_path, env)
+    result = run(generate_cmd(dev3_gpt2, answers, *args), tmp_path, env)
     assert result.returncode == 0, result.stderr
     resumed = json.loads(answers.read_text())
     assert resumed["model_answers"][qid] == ["planted"] * 6  # kept, not sampled again
@@ -326,14 +305,14 @@ def test_generate_resumes_from_a_partial_file_and_refuses_bad_input(tiny_dir, tm
     journal_path.write_text(json.dumps({"header": {**header, "sampling": "other"}}) + "\n")
     other = tmp_path / "b.json"
     (tmp_path / "b.json.partial.jsonl").write_text(journal_path.read_text())
-    result = run(generate_cmd(tiny_dir, other, *args), tmp_path, env)
+    result = run(generate_cmd(dev3_gpt2, other, *args), tmp_path, env)
     assert result.returncode == 2 and "other settings" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     # Bad input: one line, exit 2.
     for bad, message in (
         (generate_cmd(tmp_path / "no-model", tmp_path / "c.json"), "no model folder"),
-        (generate_cmd(tiny_dir, full, *args), "exists"),
-        (generate_cmd(tiny_dir, tmp_path / "d.json", "--num-samples", "0"), "num_samples"),
+        (generate_cmd(dev3_gpt2, full, *args), "exists"),
+        (generate_cmd(dev3_gpt2, tmp_path / "d.json", "--num-samples", "0"), "num_samples"),
         (generate_cmd("no-such-org/no-such-model", tmp_path / "e.json"), "cannot load the model"),
     ):
         result = run(bad, tmp_path, env)
@@ -358,10 +337,10 @@ def test_a_tokenizer_without_eos_is_a_one_line_error(tmp_path, dev3):
 
 @pytest.mark.slow
 @needs_data
-def test_test_questions_get_the_leaderboard_file(tiny_dir, tmp_path):
+def test_test_questions_get_the_leaderboard_file(dev3_gpt2, tmp_path):
     answers = tmp_path / "test.json"
     result = run(
-        generate_cmd(tiny_dir, answers, "--split", "test", "--limit", "2", "--num-samples", "4"),
+        generate_cmd(dev3_gpt2, answers, "--split", "test", "--limit", "2", "--num-samples", "4"),
         tmp_path,
         offline_env(),
     )

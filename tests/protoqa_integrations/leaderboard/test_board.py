@@ -25,6 +25,7 @@ from protoqa_integrations.leaderboard.report import (
     to_csv,
     to_markdown,
 )
+from tests.support.leaderboard_files import FAST, protoqa_eval, write_small_files
 from tests.support.offline import offline_env
 
 REPO = Path(__file__).resolve().parents[3]
@@ -37,17 +38,6 @@ CFC_MODELS = [
     for setting in ("zeroshot", "oneshot")
 ]
 needs_data = pytest.mark.skipif(not CFC_TEST.is_file(), reason=f"shared data not found under {DATA}")
-
-
-def protoqa_eval(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "protoqa_integrations", *args],
-        cwd=cwd,
-        env=offline_env(),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
 
 
 def questions(n: int) -> dict[str, Question]:
@@ -65,24 +55,7 @@ def system(name: str, answers: dict[str, list[str]]) -> SystemAnswers:
 @pytest.fixture
 def small_files(tmp_path):
     """Targets with 3 questions and two prediction files answering them."""
-    targets = tmp_path / "targets.jsonl"
-    rows = [
-        {
-            "metadata": {"id": f"q{i}"},
-            "question": {"normalized": "name a pet"},
-            "answers": {
-                "clusters": {f"q{i}.0": {"count": 6, "answers": ["dog"]}, f"q{i}.1": {"count": 4, "answers": ["cat"]}}
-            },
-        }
-        for i in range(3)
-    ]
-    targets.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    (tmp_path / "a.json").write_text(json.dumps({f"q{i}": ["dog", "cat"] for i in range(3)}))
-    (tmp_path / "b.json").write_text(json.dumps({f"q{i}": ["cat"] for i in range(3)}))
-    return tmp_path
-
-
-FAST = ("--metrics", "protoqa", "--similarity", "exact_match")
+    return write_small_files(tmp_path)
 
 
 # ---------------------------------------------------------------- the statistics
@@ -176,38 +149,6 @@ def test_an_accepted_mismatch_marks_every_metric_signature_and_survives_a_round_
     # Read back, the mark is added once on output, never twice.
     assert again.as_dict(per_question=True)["metrics"] == document["metrics"]
     assert again.signature == board.signature and again.scores == board.scores
-
-
-def test_cli_writes_the_table_json_plot_and_model_index(small_files):
-    pytest.importorskip("matplotlib")
-    out = protoqa_eval(
-        "leaderboard",
-        "targets.jsonl",
-        "a=a.json",
-        "b=b.json",
-        *FAST,
-        "--plot",
-        "board.png",
-        "--model-index",
-        "cards",
-        "--dataset-type",
-        "someone/pets",
-        cwd=small_files,
-    )
-    assert out.returncode == 0, out.stderr
-    assert "--model-index: data set someone/pets (someone/pets) in 2 file(s) under cards" in out.stderr
-    table = out.stdout.splitlines()
-    assert table[0].split()[:3] == ["system", "format", "max_answers@1"] and table[2].startswith("a ")
-    assert out.stdout.count("signature:") == 1 and "signature: protoqa:sim:exact_match|metrics:paper|" in out.stdout
-    assert "a: a.json (predictions file (ranked lists or samples))" in out.stderr
-    assert (small_files / "board.png").read_bytes()[:4] == b"\x89PNG"
-    assert sorted(p.name for p in (small_files / "cards").iterdir()) == ["a.yaml", "b.yaml"]
-    again = protoqa_eval(
-        "leaderboard", "targets.jsonl", "a=a.json", "b=b.json", *FAST, "--plot", "board.png", cwd=small_files
-    )
-    assert again.returncode == 2 and "--overwrite" in again.stderr
-    parsed = protoqa_eval("leaderboard", "targets.jsonl", "a=a.json", "b=b.json", *FAST, "--json", cwd=small_files)
-    assert json.loads(parsed.stdout)["systems"][1]["scores"]["max_answers@1"]["mean"] == pytest.approx(4 / 6)
 
 
 # ---------------------------------------------------------------- bad input
@@ -358,15 +299,6 @@ def test_protoqa_dev_max_answers_equal_protoqa_eval(tmp_path):
         scores = json.loads(single.stdout)
         for k in (1, 3, 5, 10):
             assert board[name][f"max_answers@{k}"]["mean"] == scores[f"max_answers@{k}"], (name, k)
-
-
-def test_questions_no_system_answers_are_named_as_left_out(small_files):
-    for name in ("a", "b"):
-        (small_files / f"{name}2.json").write_text(json.dumps({"q0": ["dog"], "q1": ["cat"]}))
-    out = protoqa_eval("leaderboard", "targets.jsonl", "a=a2.json", "b=b2.json", *FAST, "--csv", cwd=small_files)
-    assert out.returncode == 0, out.stderr
-    assert "ranking on the 2 of 3 target questions that the systems answer" in out.stderr
-    assert out.stdout.startswith("system,file,format,metric,mean,low,high,rank_best,rank_worst,signature\n")
 
 
 # ---------------------------------------------------------------- names that cannot harm a reader

@@ -34,7 +34,7 @@ from protoqa_integrations.training.samples import (  # noqa: E402
 from protoqa_metric import Cluster, Question, evaluate_predictions  # noqa: E402
 from tests.support.tiny_lm import tiny_gpt2 as build_model  # noqa: E402
 from tests.support.tiny_lm import word_tokenizer as build_tokenizer  # noqa: E402 (after the importorskip calls above)
-from tests.support.training_rows import PAPER_KEYS, pad_to_longest  # noqa: E402
+from tests.support.training_rows import PAPER_KEYS, generating_trainer, pad_to_longest  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[3]
 DATA = REPO.parent / "shared" / "data" / "protoqa"
@@ -159,21 +159,13 @@ def test_compute_metrics_in_a_seq2seq_trainer_with_a_decoder_only_model(tokenize
     rows = [QUESTIONS[0], QUESTIONS[1], QUESTIONS[2], QUESTIONS[0]]
     prompts = [ids(tokenizer, generation_prompt(q.question)) for q in rows]
     dataset = [{"input_ids": p, "labels": p} for p in prompts]
-    args = transformers.Seq2SeqTrainingArguments(
-        str(tmp_path / "s2s"),
-        predict_with_generate=True,
-        include_for_metrics=["inputs"],
-        per_device_eval_batch_size=1,
-        report_to="none",
-        use_cpu=True,
-    )
-    trainer = transformers.Seq2SeqTrainer(
-        model=model,
-        args=args,
-        eval_dataset=dataset,
-        processing_class=tokenizer,
-        data_collator=lambda b: {k: torch.tensor([r[k] for r in b]) for k in b[0]},
-        compute_metrics=make_compute_metrics(tokenizer, rows, similarity="exact_match"),
+    trainer = generating_trainer(
+        model,
+        tokenizer,
+        dataset,
+        lambda b: {k: torch.tensor([r[k] for r in b]) for k in b[0]},
+        make_compute_metrics(tokenizer, rows, similarity="exact_match"),
+        tmp_path / "s2s",
     )
     metrics = trainer.evaluate(max_new_tokens=4, do_sample=False)
 

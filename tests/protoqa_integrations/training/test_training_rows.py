@@ -36,7 +36,7 @@ from protoqa_metric import question_from_row, questions_from_rows, read_targets 
 from tests.support.tiny_lm import build_word_gpt2  # noqa: E402
 from tests.support.tiny_lm import tiny_gpt2 as build_model  # noqa: E402
 from tests.support.tiny_lm import word_tokenizer as build_tokenizer  # noqa: E402
-from tests.support.training_rows import PAPER_KEYS, pad_to_longest  # noqa: E402
+from tests.support.training_rows import PAPER_KEYS, generating_trainer, pad_to_longest  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[3]
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -55,41 +55,10 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")
-def export_dir(tmp_path_factory) -> Path:
-    """The ``protoqa`` and ``protoqa_scraped_dev`` configs exported by the project's own command."""
-    if not (SHARED_DATA / "protoqa" / "dev.crowdsourced.jsonl").is_file():
-        pytest.skip(f"shared ProtoQA data not found under {SHARED_DATA}")
-    out = tmp_path_factory.mktemp("export") / "protoqa-export"
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "protoqa_dataset",
-            "export",
-            str(out),
-            "--data-dir",
-            str(SHARED_DATA),
-            "--config",
-            "protoqa",
-            "--config",
-            "protoqa_scraped_dev",
-            "--skip-unavailable",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=REPO.parent,
-        env=ENV,
-        timeout=300,
-    )
-    assert run.returncode == 0, run.stderr[-3000:]
-    return out
-
-
-@pytest.fixture(scope="module")
-def dev_rows(export_dir, tmp_path_factory):
+def dev_rows(dataset_export, tmp_path_factory):
     """Crowdsourced dev as stock ``load_dataset`` gives it."""
     cache = tmp_path_factory.mktemp("hf-cache")
-    return datasets.load_dataset(str(export_dir), "protoqa", split="validation", cache_dir=str(cache))
+    return datasets.load_dataset(str(dataset_export), "protoqa", split="validation", cache_dir=str(cache))
 
 
 @pytest.fixture(scope="module")
@@ -159,33 +128,25 @@ def test_prompt_only_rows_are_refused_and_scored_once_labelled(dev_rows, tokeniz
     assert LABELS_NEEDED in str(refused.value) and "include_for_metrics=['inputs']" in str(refused.value)
 
     # Why it is refused: the Trainer never calls compute_metrics on such rows.
-    args = transformers.Seq2SeqTrainingArguments(
-        str(tmp_path / "s2s"),
-        predict_with_generate=True,
-        include_for_metrics=["inputs"],
-        per_device_eval_batch_size=1,
-        report_to="none",
-        use_cpu=True,
-    )
-    silent = transformers.Seq2SeqTrainer(
-        model=model,
-        args=args,
-        eval_dataset=rows,
-        processing_class=tokenizer,
-        data_collator=one_row_batches,
-        compute_metrics=make_compute_metrics(tokenizer, questions_from_rows(rows), similarity="exact_match"),
+    silent = generating_trainer(
+        model,
+        tokenizer,
+        rows,
+        one_row_batches,
+        make_compute_metrics(tokenizer, questions_from_rows(rows), similarity="exact_match"),
+        tmp_path / "s2s",
     )
     assert not any("protoqa" in k for k in silent.evaluate(max_new_tokens=3, do_sample=False))
 
     # What the message says to add: any labels.
     labelled = rows.map(lambda r: {"labels": r["input_ids"]})
-    trainer = transformers.Seq2SeqTrainer(
-        model=model,
-        args=args,
-        eval_dataset=labelled,
-        processing_class=tokenizer,
-        data_collator=one_row_batches,
-        compute_metrics=make_compute_metrics(tokenizer, labelled, similarity="exact_match"),
+    trainer = generating_trainer(
+        model,
+        tokenizer,
+        labelled,
+        one_row_batches,
+        make_compute_metrics(tokenizer, labelled, similarity="exact_match"),
+        tmp_path / "s2s",
     )
     metrics = trainer.evaluate(max_new_tokens=3, do_sample=False)
     keys = {f"eval_{k}" for k in EM_KEYS}
@@ -268,8 +229,8 @@ def test_unmatched_eval_set_warns(dev_rows, tokenizer, model):
 
 
 @pytest.mark.slow
-def test_example_script_on_load_dataset_rows_in_a_new_process(export_dir, tmp_path):
-    rows = datasets.load_dataset(str(export_dir), "protoqa", split="validation", cache_dir=str(tmp_path / "c0"))
+def test_example_script_on_load_dataset_rows_in_a_new_process(dataset_export, tmp_path):
+    rows = datasets.load_dataset(str(dataset_export), "protoqa", split="validation", cache_dir=str(tmp_path / "c0"))
     dev = questions_from_rows(rows.select(range(3)))
     texts = [training_line(q.question, a) for q in dev for c in q.clusters for a in c.answers]
     model_dir = build_word_gpt2(tmp_path / "tiny-gpt2", texts)
@@ -284,7 +245,7 @@ def test_example_script_on_load_dataset_rows_in_a_new_process(export_dir, tmp_pa
             "--model",
             str(model_dir),
             "--dataset",
-            str(export_dir),
+            str(dataset_export),
             "--train-config",
             "protoqa_scraped_dev",
             "--train-split",

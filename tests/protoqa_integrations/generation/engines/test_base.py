@@ -1,7 +1,8 @@
-"""The engine interface: the registry, seeds, retries, chat prompts and answers from chat replies.
+"""The engine interface: the registry, seeds, chat prompts and answers from chat replies.
 
-The openai engine's faults are tested in test_openai.py; the real engines (vLLM offline,
-``vllm serve``, lm-eval's API backends) in test_engines_real.py.
+The openai engine's faults are tested in test_openai.py, the waits between its retries in
+test_request_bounds.py; the real engines (vLLM offline, ``vllm serve``, lm-eval's API backends)
+in test_engines_real.py.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from protoqa_integrations.generation.engines import (
     make_engine,
 )
 from protoqa_integrations.generation.engines.base import answers_of, request_seed
-from protoqa_integrations.generation.engines.request_bounds import retry_delay
 from protoqa_integrations.generation.prompts import answer_from_reply, cfc_chat_messages, protoqa_chat_messages
 from protoqa_integrations.generation.settings import PromptSamples, SamplingConfig
 
@@ -184,11 +184,3 @@ def test_the_engine_registry_checks_and_names_what_joins_it():
     assert registered == "('hf', 'openai', 'vllm', 'echo') echo"
     assert bad == "engine 'bad': Bad.build takes no keyword 'gpu'"
     assert twice.endswith("name 'echo' is registered already")
-
-
-def test_retry_delay_honours_retry_after_and_is_capped():
-    assert retry_delay(0, "7") >= 7.0
-    assert 0 <= retry_delay(3, None) <= 8.0
-    assert retry_delay(30, None) <= 60.0
-    assert retry_delay(0, "Wed, 21 Oct 2015 07:28:00 GMT") <= 1.0  # a date in the past: no extra wait
-    assert retry_delay(0, "not a number") <= 1.0

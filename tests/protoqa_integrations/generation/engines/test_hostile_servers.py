@@ -149,7 +149,8 @@ def test_the_answers_file_records_what_the_server_reports_and_only_that(hostile,
 
 
 def test_a_second_run_on_the_same_output_is_refused_and_nothing_is_asked_twice(hostile, tmp_path):
-    server = hostile("ok", delay=0.5)
+    server = hostile("ok")
+    server.release.clear()  # the first run is held at its first request until the second has been refused
     out = tmp_path / "a.json"
     lock = tmp_path / "a.json.partial.lock"
     first = subprocess.Popen(
@@ -168,6 +169,7 @@ def test_a_second_run_on_the_same_output_is_refused_and_nothing_is_asked_twice(h
         line = one_line_error(second, str(lock), f"process {first.pid}", "another run")
         assert "-o" in line
     finally:
+        server.release.set()
         _, err = first.communicate(timeout=120)
     assert first.returncode == 0, err
     assert server.posts == 2 * 4  # two questions, four requests of two choices each: none asked twice

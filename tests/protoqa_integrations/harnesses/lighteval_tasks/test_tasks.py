@@ -16,15 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from protoqa_integrations.harnesses.lighteval_tasks import TASK_NAMES, tasks_file
-from protoqa_integrations.harnesses.lighteval_tasks.utils import (
-    HIGHER_IS_BETTER,
-    METRIC_NAMES,
-    TASKS,
-    dataset_source,
-    score_samples,
-    write_parquet_copy,
-)
+from protoqa_integrations.harnesses.lighteval_tasks import tasks_file
+from protoqa_integrations.harnesses.lighteval_tasks.utils import METRIC_NAMES
 from tests.support.harnesses import lighteval_python
 from tests.support.offline import isolated_env
 
@@ -57,66 +50,6 @@ def test_custom_task_file_is_printed_and_a_stray_argument_is_one_line(tmp_path):
         text=True,
     )
     assert wrong.returncode == 2 and len(wrong.stderr.strip().splitlines()) == 1 and not wrong.stdout
-
-
-def test_metric_names_are_those_the_scores_carry():
-    row = {
-        "id": "q1",
-        "question": "name a pet",
-        "clusters": {"id": ["q1.0", "q1.1"], "answers": [["dog"], ["cat"]], "count": [6, 4]},
-    }
-    scores = score_samples(row, [" Cat.", " dog\nQ:", "", " cat"])
-    assert tuple(scores) == METRIC_NAMES and set(HIGHER_IS_BETTER) == set(METRIC_NAMES)
-    # "cat" ranks first (twice drawn): 4 of the best possible 6 at one answer.
-    assert scores["wordnet_max_answers@1"] == pytest.approx(4 / 6) and scores["exact_match_max_answers@3"] == 1.0
-    assert TASK_NAMES == tuple(TASKS)
-
-
-@needs_data
-def test_parquet_copy_holds_the_rows_and_is_written_once(tmp_path, monkeypatch):
-    import datasets
-
-    from protoqa_integrations.harnesses.task_functions import load_split
-
-    monkeypatch.setenv("PROTOQA_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf-datasets"))
-    repo, subsets = dataset_source(data_dir=str(DATA))
-    assert Path(repo).parent == tmp_path / "cache" / "lighteval" and subsets == {"protoqa": "protoqa", "cfc": "cfc"}
-    for spec in TASKS.values():
-        read = datasets.load_dataset(repo, subsets[spec.name], split=spec.split)
-        assert read.to_list() == load_split(spec.config, spec.split, data_dir=str(DATA))[spec.split].to_list()
-    written = {p: p.stat().st_mtime_ns for p in Path(repo).rglob("*") if p.is_file()}
-    assert dataset_source(data_dir=str(DATA))[0] == repo
-    assert {p: p.stat().st_mtime_ns for p in Path(repo).rglob("*") if p.is_file()} == written
-    assert [p.name for p in Path(repo).parent.iterdir()] == [Path(repo).name]  # no half-written copy left
-
-
-def test_parquet_copy_never_writes_through_a_planted_symlink(tmp_path):
-    import datasets
-
-    splits = {("cfc", "validation"): datasets.Dataset.from_list([{"id": "q1", "question": "where?"}])}
-    digest = write_parquet_copy(tmp_path / "first", splits).name
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    (tmp_path / "second").mkdir()
-    (tmp_path / "second" / digest).symlink_to(elsewhere, target_is_directory=True)
-    with pytest.raises(FileExistsError, match=digest):
-        write_parquet_copy(tmp_path / "second", splits)
-    assert not list(elsewhere.iterdir())
-
-
-def test_parquet_export_is_read_as_it_is(tmp_path, monkeypatch):
-    monkeypatch.delenv("PROTOQA_DATA_DIR", raising=False)
-    monkeypatch.setenv("PROTOQA_PARQUET", "someone/protoqa-parquet")
-    assert dataset_source() == ("someone/protoqa-parquet", {"protoqa": "protoqa", "cfc": "cfc"})
-
-
-def test_a_data_folder_without_the_files_names_the_missing_file(tmp_path):
-    from protoqa_core.io.data import SourceError
-
-    with pytest.raises(SourceError, match="dev.crowdsourced.jsonl"):
-        dataset_source(data_dir=str(tmp_path))
-    assert not (tmp_path / "lighteval").exists()
 
 
 @pytest.mark.parametrize(

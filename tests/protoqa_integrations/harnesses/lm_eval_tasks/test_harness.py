@@ -23,7 +23,6 @@ require("datasets")
 from protoqa_core.ranking import rank_by_frequency  # noqa: E402
 from protoqa_integrations.generation.answers_file import score_generated  # noqa: E402
 from protoqa_integrations.generation.prompts import question_to_prompt  # noqa: E402
-from protoqa_metric import read_targets  # noqa: E402
 from tests.support.harnesses import lm_eval_python  # noqa: E402
 from tests.support.offline import offline_env  # noqa: E402
 
@@ -59,29 +58,9 @@ def generate_cmd(model_dir, output, *extra):
     ]
 
 
-@pytest.fixture(scope="module")
-def dev3():
-    if not DEV.is_file():
-        pytest.skip(f"shared ProtoQA data not found under {DATA}")
-    return list(read_targets(DEV).values())[:3]
-
-
-@pytest.fixture(scope="module")
-def tiny_dir(dev3, dev3_gpt2):
-    """A tiny GPT-2 fitted for a moment on the statement prompts of 3 dev questions and their answers."""
-    return dev3_gpt2
-
-
-@pytest.fixture(scope="module")
-def tiny(tiny_dir):
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    return AutoModelForCausalLM.from_pretrained(tiny_dir), AutoTokenizer.from_pretrained(tiny_dir)
-
-
 @pytest.mark.slow
 @needs_data
-def test_generate_callback_and_lm_eval_give_the_same_answers_and_scores(tiny_dir, tiny, dev3, tmp_path):
+def test_generate_callback_and_lm_eval_give_the_same_answers_and_scores(dev3_gpt2, dev3_model, dev3, tmp_path):
     from protoqa_integrations.training.hooks import ProtoQAEvalCallback
     from protoqa_integrations.training.samples import metric_key
 
@@ -89,7 +68,7 @@ def test_generate_callback_and_lm_eval_give_the_same_answers_and_scores(tiny_dir
     # 1. protoqa-eval generate + score-generated
     answers = tmp_path / "answers.json"
     result = run(
-        generate_cmd(tiny_dir, answers, "--limit", "3", "--num-samples", "12", "--batch-size", "8", "--seed", "7"),
+        generate_cmd(dev3_gpt2, answers, "--limit", "3", "--num-samples", "12", "--batch-size", "8", "--seed", "7"),
         tmp_path,
         env,
     )
@@ -98,7 +77,7 @@ def test_generate_callback_and_lm_eval_give_the_same_answers_and_scores(tiny_dir
     scores = score_generated(str(answers), dev3)
 
     # 2. the Trainer callback
-    model, tokenizer = tiny
+    model, tokenizer = dev3_model
     callback = ProtoQAEvalCallback(
         dev3,
         tokenizer,
@@ -134,7 +113,7 @@ def test_generate_callback_and_lm_eval_give_the_same_answers_and_scores(tiny_dir
             "--model",
             "protoqa-hf",
             "--model_args",
-            f"pretrained={tiny_dir},seed=7,sample_batch_size=8",
+            f"pretrained={dev3_gpt2},seed=7,sample_batch_size=8",
             "--tasks",
             "protoqa_12",
             "--include_path",
@@ -167,7 +146,7 @@ def test_generate_callback_and_lm_eval_give_the_same_answers_and_scores(tiny_dir
 
 @pytest.mark.slow
 @needs_data
-def test_lm_eval_hf_backend_runs_the_task_offline_and_prints_scores(tiny_dir, tmp_path):
+def test_lm_eval_hf_backend_runs_the_task_offline_and_prints_scores(dev3_gpt2, tmp_path):
     python = lm_eval_python()
     if python is None:
         pytest.skip("lm_eval is not importable here and $LM_EVAL_PYTHON is not set")
@@ -183,7 +162,7 @@ def test_lm_eval_hf_backend_runs_the_task_offline_and_prints_scores(tiny_dir, tm
             "--model",
             "hf",
             "--model_args",
-            f"pretrained={tiny_dir}",
+            f"pretrained={dev3_gpt2}",
             "--tasks",
             "protoqa",
             "--include_path",

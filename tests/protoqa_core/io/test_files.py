@@ -1,0 +1,193 @@
+"""Reading one data file safely: the size cap, compression, encodings and strict JSON, each error naming the file."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+
+import pytest
+
+from protoqa_core.io.files import (
+    DEFAULT_MAX_INPUT_MB,
+    MAX_INPUT_ENV,
+    DataFormatError,
+    MalformedJSONError,
+    PrefixedReader,
+    binary_stream,
+    check_file,
+    decode_line,
+    file_error,
+    iter_text_lines,
+    max_input_bytes,
+    open_binary,
+    parse_json,
+    read_text,
+    short_repr,
+)
+
+
+def test_the_error_names_file_line_and_question_in_that_order():
+    error = DataFormatError("bad count", "t.jsonl", 4, "q1")
+    assert str(error) == "t.jsonl, line 4, question 'q1': bad count"
+    assert (error.path, error.line, error.question_id) == ("t.jsonl", 4, "q1")
+    assert str(DataFormatError("bad count", question_id="q1")) == "question 'q1': bad count"
+    assert str(DataFormatError("bad count")) == "bad count"
+
+
+def test_short_repr_bounds_a_hostile_value():
+    text = short_repr("x" * 1_000_000)
+    assert len(text) < 80 and text.startswith("'xxx")
+    assert len(short_repr(list(range(10_000)))) < 80
+
+
+def test_check_file_names_a_missing_file_and_a_folder(tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"targets file not found: .*nope\.jsonl"):
+        check_file(tmp_path / "nope.jsonl", "targets")
+    with pytest.raises(DataFormatError, match=r"is a directory, not a file"):
+        check_file(tmp_path, "targets")
+    with pytest.raises(DataFormatError, match="file name too long"):
+        check_file(tmp_path / ("x" * 5000), "targets")
+
+
+@pytest.mark.parametrize(
+    "code, reason",
+    [(13, "permission denied"), (21, "is a directory, not a file"), (40, "too many symbolic links")],
+)
+def test_file_error_is_one_message_naming_the_file(code, reason):
+    error = file_error(OSError(code, os.strerror(code)), "in.jsonl")
+    assert isinstance(error, DataFormatError) and str(error) == f"in.jsonl: cannot read the file: {reason}"
+    missing = file_error(FileNotFoundError(2, "No such file"), "in.jsonl")
+    assert isinstance(missing, FileNotFoundError) and str(missing) == "file not found: in.jsonl"
+
+
+def test_the_input_cap_comes_from_the_environment(monkeypatch):
+    monkeypatch.delenv(MAX_INPUT_ENV, raising=False)
+    assert max_input_bytes() == DEFAULT_MAX_INPUT_MB * 2**20
+    monkeypatch.setenv(MAX_INPUT_ENV, "0.5")
+    assert max_input_bytes() == 2**19
+    for bad in ("0", "-3", "nan", "inf", "lots"):
+        monkeypatch.setenv(MAX_INPUT_ENV, bad)
+        with pytest.raises(
+            DataFormatError, match=f"{MAX_INPUT_ENV} must be a positive number of megabytes, got '{bad}'"
+        ):
+            max_input_bytes()
+
+
+def test_a_file_over_the_cap_is_refused_plain_or_gzip_but_one_at_the_cap_is_read(tmp_path, monkeypatch):
+    monkeypatch.setenv(MAX_INPUT_ENV, str(100 / 2**20))  # 100 bytes
+    exact = tmp_path / "exact.txt"
+    exact.write_bytes(b"a" * 100)
+    assert read_text(exact) == "a" * 100
+    over = tmp_path / "over.txt"
+    over.write_bytes(b"a" * 101)
+    with pytest.raises(DataFormatError, match=rf"over\.txt: the input is larger than .* set {MAX_INPUT_ENV}"):
+        read_text(over)
+    bomb = tmp_path / "bomb.txt.gz"
+    bomb.write_bytes(gzip.compress(b"a" * 10_000))
+    assert bomb.stat().st_size < 100
+    with pytest.raises(DataFormatError, match=r"bomb\.txt\.gz: the input is larger than .*after decompression"):
+        read_text(bomb)
+
+
+@pytest.mark.parametrize(
+    "head, name",
+    [(b"BZh91AY", "bzip2"), (b"\xfd7zXZ\x00\x00", "xz"), (b"PK\x03\x04rest", "zip"), (b"\x28\xb5\x2f\xfd..", "zstd")],
+)
+def test_other_compressions_are_named(tmp_path, head, name):
+    path = tmp_path / "p.json"
+    path.write_bytes(head)
+    with pytest.raises(DataFormatError, match=rf"p\.json: the file is {name}-compressed; decompress it first"):
+        read_text(path)
+
+
+def test_damaged_gzip_is_named(tmp_path):
+    path = tmp_path / "p.json.gz"
+    path.write_bytes(gzip.compress(b'{"q1": ["dog"]}' * 100)[:-20])
+    with pytest.raises(DataFormatError, match=r"p\.json\.gz: damaged gzip data"):
+        read_text(path)
+    with pytest.raises(DataFormatError, match=r"p\.json\.gz: damaged gzip data"):
+        list(iter_text_lines(path))
+
+
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        ("dog".encode("utf-16"), "the file is UTF-16-encoded; save it as UTF-8"),
+        ("dog".encode("utf-32"), "the file is UTF-32-encoded; save it as UTF-8"),
+        ("dog".encode("utf-16-le"), r"the file holds NUL bytes \(UTF-16 or UTF-32 without a byte order mark\?\)"),
+        (b"dog\n\xe9t\xe9\n", r"not valid UTF-8 \(byte 0xe9\)"),
+    ],
+)
+def test_other_encodings_are_refused_naming_the_file(tmp_path, data, message):
+    path = tmp_path / "t.txt"
+    path.write_bytes(data)
+    with pytest.raises(DataFormatError, match=rf"t\.txt(, line \d)?: {message}") as refused:
+        read_text(path)
+    assert refused.value.line == (2 if b"\n\xe9" in data else None)
+
+
+def test_decode_line_drops_a_byte_order_mark_only_on_the_first_line():
+    assert decode_line(b"\xef\xbb\xbfdog", "f", 1, first=True) == "dog"
+    assert decode_line(b"\xef\xbb\xbfdog", "f", 2, first=False) == "\ufeffdog"
+    with pytest.raises(DataFormatError, match=r"f, line 7: not valid UTF-8 \(byte 0xff\)"):
+        decode_line(b"ok \xff", "f", 7, first=False)
+
+
+def test_lines_are_numbered_from_one_and_spooled_decompressed(tmp_path):
+    path = tmp_path / "t.jsonl.gz"
+    path.write_bytes(gzip.compress(b"\xef\xbb\xbfa\n\nb\n"))
+    spool = io.BytesIO()
+    assert list(iter_text_lines(path, spool)) == [(1, "a\n"), (2, "\n"), (3, "b\n")]
+    assert spool.getvalue() == b"\xef\xbb\xbfa\n\nb\n"
+
+
+def test_a_pipe_is_read_like_a_file(tmp_path):
+    read_end, write_end = os.pipe()
+    os.write(write_end, gzip.compress(b'{"q1": ["dog"]}\n'))
+    os.close(write_end)
+    with binary_stream(os.fdopen(read_end, "rb", buffering=0), "<pipe>") as fh:
+        assert fh.read() == b'{"q1": ["dog"]}\n'
+
+
+def test_prefixed_reader_hands_out_the_probed_bytes_first():
+    reader = io.BufferedReader(PrefixedReader(b"abc", io.BytesIO(b"defgh")))
+    assert reader.read() == b"abcdefgh"
+
+
+def test_open_binary_reads_plain_and_gzip_alike(tmp_path):
+    plain, packed = tmp_path / "a.txt", tmp_path / "a.txt.gz"
+    plain.write_bytes(b"same\n")
+    packed.write_bytes(gzip.compress(b"same\n"))
+    with open_binary(plain) as a, open_binary(packed) as b:
+        assert a.read() == b.read() == b"same\n"
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('{"q1": ["dog"]', r"p\.json, line 1: malformed JSON"),
+        ('{"q1": [NaN]}', r"p\.json: unsupported JSON value \(NaN is not a number JSON allows\)"),
+        ('{"q1": [-Infinity]}', r"unsupported JSON value \(-Infinity is not a number JSON allows\)"),
+        ('{"n": ' + "9" * 5000 + "}", r"unsupported JSON value"),
+        ('{"n": [1e999]}', r"p\.json: unsupported JSON value \(number 1e999 is beyond a float's range\)"),
+        ("[" * 100_000 + "]" * 100_000, r"p\.json: JSON nested too deeply"),
+        ('{"a": 1,\n "b": 2,\n "a": 3}', r"p\.json, line 3: duplicate key 'a' in a JSON object"),
+        ('{"q1": ["\\ud800"]}', r"p\.json: string .* holds a lone surrogate escape"),
+    ],
+)
+def test_parse_json_refuses_what_json_allows_loosely(text, message):
+    with pytest.raises(DataFormatError, match=message):
+        parse_json(text, "p.json")
+
+
+def test_malformed_json_is_its_own_kind_and_a_jsonl_line_keeps_its_number():
+    with pytest.raises(MalformedJSONError, match=r"p\.jsonl, line 9: malformed JSON"):
+        parse_json('{"a": 1,\n', "p.jsonl", 9)
+    with pytest.raises(DataFormatError) as refused:
+        parse_json('{"a": 1, "a": 2}', "p.jsonl", 9)
+    assert not isinstance(refused.value, MalformedJSONError) and refused.value.line == 9
+
+
+def test_parse_json_keeps_valid_escapes():
+    assert parse_json('{"s": ["\\ud83d\\ude00", "\\\\ud800"]}') == {"s": ["\U0001f600", "\\ud800"]}
