@@ -507,7 +507,7 @@ def test_export_into_the_data_folder_it_reads(tmp_path):
     readme = data / "README.md"
     readme.write_text("the data's own README\n")
     done = run(["-m", "protoqa_dataset"], "export", data, "--data-dir", data, "--overwrite")
-    assert done.returncode == 1 and "Traceback" not in done.stderr  # this command's documented error status
+    assert done.returncode == 2 and "Traceback" not in done.stderr  # the documented error status of every command
     assert len(done.stderr.strip().splitlines()) == 1 and str(data) in done.stderr
     assert "inside the data folder" in done.stderr
     assert readme.read_text() == "the data's own README\n"
