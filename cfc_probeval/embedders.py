@@ -21,9 +21,9 @@ name it; :func:`get_embedder` reads a spec through that registry.
 An :class:`Embedder` embeds every distinct string once per instance; the counter
 :attr:`Embedder.num_embedded` says how many strings it has embedded. Models and vector
 files are loaded once per process and shared between instances, but each instance keeps
-its own string cache: a sentence-transformers vector depends (in the last bits) on the
-other strings of its batch, so a fresh instance per evaluation keeps every run with the
-same inputs bit-identical.
+its own string cache: on torch, a sentence-transformers vector depends (in the last bits)
+on the other strings of its batch, so a fresh instance per evaluation keeps every run with
+the same inputs bit-identical (on numpy, a string's vector depends on that string alone).
 """
 
 from __future__ import annotations
@@ -387,15 +387,14 @@ class SentenceTransformerEmbedder(Embedder):
             self._tokenizer.enable_truncation(max_length=pipeline["max_seq_length"])
         encodings = self._tokenizer.encode_batch([t.lower() for t in texts] if pipeline["lower_case"] else texts)
 
-        def mean_pool(hidden: np.ndarray, mask: np.ndarray, rows: list[int]) -> np.ndarray:
-            weights = mask[:, :, None].astype(np.float32)
-            pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), np.float32(1e-9), None)
+        def mean_pool(hidden: np.ndarray, rows: list[int]) -> np.ndarray:
+            pooled = hidden.sum(axis=1) / np.float32(max(hidden.shape[1], 1e-9))
             if pipeline["normalize"]:
                 pooled = pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), np.float32(1e-12))
             return pooled
 
         with blas_threads(self.num_threads):
-            return encode_token_batches(network, encodings, self.batch_size, mean_pool)
+            return encode_token_batches(network, encodings, mean_pool)
 
 
 def answer_words(text: str) -> list[str]:

@@ -46,6 +46,7 @@ __all__ = [
     "ModelLocation",
     "hf_hub_cache",
     "hub_offline",
+    "hub_endpoint",
     "hub_host_resolves",
     "bundled_minilm_path",
     "weights_sha256",
@@ -212,11 +213,32 @@ def cached_snapshot(repo_id: str, revisions: Sequence[Optional[str]]) -> Optiona
     return None
 
 
+def hub_endpoint() -> str:
+    """The Hub's address as ``huggingface_hub`` reads it, without importing it when it is not loaded yet.
+
+    ``HF_ENDPOINT`` (default ``https://huggingface.co``), or the staging Hub under
+    ``HUGGINGFACE_CO_STAGING``; once ``huggingface_hub`` is loaded, its own setting.
+
+    >>> hub_endpoint().startswith("http")
+    True
+    """
+    import sys
+
+    constants = sys.modules.get("huggingface_hub.constants")
+    endpoint = getattr(constants, "ENDPOINT", None)
+    if isinstance(endpoint, str):
+        return endpoint
+    if os.environ.get("HUGGINGFACE_CO_STAGING", "").upper() in ("1", "ON", "YES", "TRUE"):
+        return "https://hub-ci.huggingface.co"
+    return os.getenv("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
+
+
 def hub_host_resolves() -> bool:
-    """Whether the Hub's host name (``HF_ENDPOINT``, default huggingface.co) resolves.
+    """Whether the Hub's host name (:func:`hub_endpoint`) resolves.
 
     Without it, the Hub client retries with growing pauses (over 20 s) before
-    failing, which every run on a machine without network would pay.
+    failing, which every run on a machine without network would pay. Asked before
+    ``huggingface_hub`` is imported, which costs more than half a second of CPU.
 
     >>> isinstance(hub_host_resolves(), bool)  # doctest: +SKIP
     True
@@ -225,11 +247,9 @@ def hub_host_resolves() -> bool:
     from urllib.parse import urlparse
 
     try:
-        from huggingface_hub import constants
-
-        host = urlparse(constants.ENDPOINT).hostname
-    except (ImportError, AttributeError, ValueError):  # pragma: no cover - other huggingface_hub versions
-        return True
+        host = urlparse(hub_endpoint()).hostname
+    except ValueError:
+        return True  # let the client report an address it cannot read
     if not host:
         return True
     try:
@@ -243,10 +263,10 @@ def hub_host_resolves() -> bool:
 
 def download_model(repo_id: str, revision: Optional[str], host_resolves: Callable[[], bool]) -> Path:
     """Download the files a model needs from the Hub into the cache (``host_resolves`` checked first)."""
-    from huggingface_hub import snapshot_download
-
     if not host_resolves():
         raise OSError("its host name does not resolve (no network?)")
+    from huggingface_hub import snapshot_download
+
     # The files transformers and sentence-transformers read; leaves out the ONNX,
     # OpenVINO and TensorFlow copies that many model repositories also hold.
     patterns = ["*.json", "*.txt", "*.model", "*.safetensors"] + ([] if revision else ["pytorch_model.bin"])
@@ -389,7 +409,8 @@ class ContextEncoder:
     Each instance keeps the vectors of its ``(context, answer)`` pairs (up to
     ``max_cached``); the model is loaded once per process. New strings of one call are
     encoded in sorted order and fixed batches (on ``num_threads`` torch threads with
-    torch), so the same request always gives the same vectors on the same device.
+    torch), so the same request always gives the same vectors on the same device; on
+    numpy, an answer's vector does not depend on the other answers at all.
 
     >>> enc = ContextEncoder("/models/roberta-base")  # doctest: +SKIP
     >>> enc.embed("name a pet", ["dog", "cat"]).shape  # doctest: +SKIP
@@ -474,16 +495,14 @@ class ContextEncoder:
             # A token belongs to the answer when its characters start at or after the answer's first.
             in_answer.append((offsets[:, 0] >= len(prefix)) & (offsets[:, 1] > offsets[:, 0]) & ~special)
 
-        def answer_mean(hidden: np.ndarray, mask: np.ndarray, rows: list[int]) -> np.ndarray:
-            weights = np.zeros(mask.shape)
-            for r, i in enumerate(rows):
-                weights[r, : len(in_answer[i])] = in_answer[i]
+        def answer_mean(hidden: np.ndarray, rows: list[int]) -> np.ndarray:
+            weights = np.array([in_answer[i] for i in rows], dtype=np.float64).reshape(hidden.shape[:2])
             # An answer with no token of its own (an empty string) gets the zero vector.
             total = (hidden.astype(np.float64) * weights[:, :, None]).sum(axis=1)
             return total / np.maximum(weights.sum(axis=1), 1.0)[:, None]
 
         with blas_threads(self.num_threads):
-            return encode_token_batches(model, encodings, self.batch_size, answer_mean, read=in_answer)
+            return encode_token_batches(model, encodings, answer_mean, read=in_answer)
 
     def _encode(self, context: str, answers: list[str]) -> np.ndarray:
         import torch

@@ -7,8 +7,8 @@ arithmetic as torch, without importing torch, transformers or sentence-transform
 default embedder (:mod:`cfc_probeval.embedders`) and the ``roberta`` similarity's
 :class:`~protoqa_core.similarity.embedding.ContextEncoder` run on it wherever
 :func:`numpy_runtime_problem` finds nothing against it (:func:`choose_runtime`).
-:func:`encode_token_batches` batches tokenized strings by length; :func:`blas_threads` keeps BLAS
-on one thread while it runs.
+:func:`encode_token_batches` batches tokenized strings by a token budget, without padding;
+:func:`blas_threads` keeps BLAS on one thread while it runs.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ __all__ = [
     "read_safetensors",
     "load_numpy_transformer",
     "encode_token_batches",
+    "BATCH_TOKENS",
     "gelu",
     "blas_threads",
     "numpy_runtime_problem",
@@ -212,6 +213,31 @@ class NumpyTransformer:
         self.dimension = int(self._embeddings[0].shape[1])
         if self.dimension % self.heads:
             raise ValueError(f"the encoder in {folder}: {self.dimension} dimensions in {self.heads} heads")
+        self.tokens_encoded = 0
+        """Tokens that went through the network so far (benchmarks count the work with it)."""
+        self.tokens_finished = 0
+        """Of those, the tokens whose last layer was finished (all but the ones ``keep`` left out)."""
+        self.attention_pairs = 0
+        """Token pairs attention scored, per layer: the sum of each string's length squared."""
+
+    def multiply_adds(self) -> int:
+        """Multiply-adds of the products of everything encoded so far: the least work any exact run does.
+
+        Per token and layer: the query, key and value projections, the attention output
+        and the two feed-forward products; per pair of a string's tokens and layer: a
+        score and a weighted value, each ``dimension`` long. The last layer's output and
+        feed-forward products are counted for the finished tokens only.
+
+        >>> model = NumpyTransformer("/models/all-MiniLM-L6-v2")  # doctest: +SKIP
+        >>> model.packed_hidden_state(np.array([101, 3944, 102]), [3]).shape  # doctest: +SKIP
+        (3, 384)
+        >>> model.multiply_adds() // model.tokens_encoded  # doctest: +SKIP
+        10630656
+        """
+        d, inner = self.dimension, int(self._layers[0]["up"].shape[1]) if self._layers else 0
+        rest = d * d + 2 * d * inner
+        per_layer = self.tokens_encoded * 3 * d * d + self.attention_pairs * 2 * d
+        return self.layers * per_layer + (self.layers - 1) * self.tokens_encoded * rest + self.tokens_finished * rest
 
     @staticmethod
     def _layer(weights: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
@@ -248,10 +274,12 @@ class NumpyTransformer:
         return tokenizer
 
     def _norm(self, x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
+        """LayerNorm of the rows of ``x``, in place where it can be (``x`` is not kept)."""
         mean = x.mean(axis=-1, keepdims=True)
-        centered = x - mean
-        variance = np.mean(centered * centered, axis=-1, keepdims=True)
-        centered /= np.sqrt(variance + np.float32(self.eps))
+        centered = np.subtract(x, mean, out=x)
+        variance = np.mean(np.square(centered), axis=-1, keepdims=True)
+        variance += np.float32(self.eps)
+        centered /= np.sqrt(variance, out=variance)
         centered *= weight
         centered += bias
         return centered
@@ -259,48 +287,129 @@ class NumpyTransformer:
     def last_hidden_state(self, ids: np.ndarray, mask: np.ndarray, keep: Optional[np.ndarray] = None) -> np.ndarray:
         """The last layer, float32 ``(batch, tokens, dimension)``, for token ids and a 0/1 attention mask (right-padded).
 
-        With ``keep`` (boolean, like ``mask``) the last layer is finished only for the
-        tokens it marks, the others being 0: every token's keys and values are still
-        needed there, but the attention output, the feed-forward layer and the norms of a
-        token nobody reads are not (most of a context encoder's tokens are its context).
+        A padded batch as ``transformers`` takes it, computed by :meth:`packed_hidden_state`
+        without the padding; padding positions are 0. With ``keep`` (boolean, like
+        ``mask``) the last layer is finished only for the tokens it marks, the others being 0.
 
         >>> NumpyTransformer("/models/all-MiniLM-L6-v2").last_hidden_state(ids, mask)  # doctest: +SKIP
         """
         ids, mask = np.asarray(ids, dtype=np.int64), np.asarray(mask, dtype=np.int64)
-        batch, tokens = ids.shape
+        real = mask > 0
+        lengths = real.sum(axis=1)
+        if not np.array_equal(real, np.arange(ids.shape[1]) < lengths[:, None]):
+            raise ValueError("the attention mask must be right-padded: ones, then zeros")
+        packed_keep = None if keep is None else np.asarray(keep, dtype=bool)[real]
+        hidden = np.zeros((*ids.shape, self.dimension), dtype=np.float32)
+        hidden[real] = self.packed_hidden_state(ids[real], lengths.tolist(), packed_keep)
+        return hidden
+
+    def packed_hidden_state(
+        self, ids: np.ndarray, lengths: Sequence[int], keep: Optional[np.ndarray] = None
+    ) -> np.ndarray:
+        """The last layer, float32 ``(tokens, dimension)``, of strings given one after another without padding.
+
+        ``ids`` holds every string's token ids in turn, ``lengths`` their counts. Rows
+        pass the dense layers together, so the products are as large as the batch;
+        attention runs over each run of consecutive strings of one length, which
+        needs no mask. Each string's rows are computed by the same operations whatever
+        else is in the batch (a product of a few rows is computed as one of
+        :data:`_MIN_PRODUCT_ROWS`, as BLAS computes tiny products another way), so a
+        string's vectors do not depend on its company. With ``keep`` (boolean, one per token) the last layer is finished
+        only for the tokens it marks, the others being 0: every token's keys and values
+        are still needed there, but the attention output, the feed-forward layer and the
+        norms of a token nobody reads are not (most of a context encoder's tokens are
+        its context).
+
+        >>> model = NumpyTransformer("/models/all-MiniLM-L6-v2")  # doctest: +SKIP
+        >>> model.packed_hidden_state(np.array([101, 3944, 102, 101, 102]), [3, 2]).shape  # doctest: +SKIP
+        (5, 384)
+        """
+        ids = np.asarray(ids, dtype=np.int64)
+        counts = np.asarray(lengths, dtype=np.int64)
+        if counts.sum() != len(ids) or (counts < 0).any():
+            raise ValueError(f"{len(ids)} token ids do not split into strings of {list(lengths)} tokens")
         words, positions, types = self._embeddings
-        if self.model_type == "roberta":  # positions count from padding_idx + 1, padding at padding_idx
-            position_ids = np.cumsum(mask, axis=1) * mask + self.pad_id
-        else:
-            position_ids = np.broadcast_to(np.arange(tokens), (batch, tokens))
+        starts = np.cumsum(counts) - counts
+        position_ids = np.arange(len(ids)) - np.repeat(starts, counts)
+        if self.model_type == "roberta":  # positions count from padding_idx + 1
+            position_ids += self.pad_id + 1
         if int(position_ids.max(initial=0)) >= len(positions):
-            raise ValueError(f"the encoder takes at most {len(positions)} positions, got {tokens} tokens")
+            raise ValueError(f"the encoder takes at most {len(positions)} positions, got {int(counts.max())} tokens")
         x = words[ids] + positions[position_ids] + types[0]
-        x = self._norm(x.reshape(batch * tokens, -1), *self._embedding_norm)
-        heads, size = self.heads, self.dimension // self.heads
-        blocked = np.where(mask[:, None, None, :] > 0, np.float32(0.0), np.float32(-1e9)).astype(np.float32)
-        scale = np.float32(1.0 / np.sqrt(size))
+        x = self._norm(x, *self._embedding_norm)
+        runs = _equal_runs(counts.tolist())
+        self.tokens_encoded += len(ids)
+        self.tokens_finished += len(ids) if keep is None else int(np.count_nonzero(keep))
+        self.attention_pairs += int(np.sum(counts * counts))
         rows: Optional[np.ndarray] = None
         for index, layer in enumerate(self._layers):
-            qkv = (x @ layer["qkv"] + layer["qkv_bias"]).reshape(batch, tokens, 3, heads, size)
-            q, k, v = qkv.transpose(2, 0, 3, 1, 4)
+            context = self._attention(_product(x, layer["qkv"], layer["qkv_bias"]), runs)
+            if keep is not None and index == len(self._layers) - 1:
+                rows = np.flatnonzero(np.asarray(keep, dtype=bool))
+                context, x = context[rows], x[rows]
+            x = self._norm(_product(context, layer["out"], layer["out_bias"], x), layer["norm1"], layer["norm1_bias"])
+            hidden = gelu(_product(x, layer["up"], layer["up_bias"]))
+            x = self._norm(_product(hidden, layer["down"], layer["down_bias"], x), layer["norm2"], layer["norm2_bias"])
+        if rows is not None:
+            kept, x = x, np.zeros((len(ids), self.dimension), dtype=np.float32)
+            x[rows] = kept
+        return x
+
+    def _attention(self, qkv: np.ndarray, runs: Sequence[tuple[int, int, int]]) -> np.ndarray:
+        """Self-attention's output, ``(tokens, dimension)``, from the rows' joined queries, keys and values.
+
+        ``runs`` gives ``(first row, strings, tokens each)``; the strings of a run attend
+        within themselves, all heads at once.
+        """
+        heads, size = self.heads, self.dimension // self.heads
+        scale = np.float32(1.0 / np.sqrt(size))
+        context = np.empty((len(qkv), self.dimension), dtype=np.float32)
+        for first, strings, tokens in runs:
+            end = first + strings * tokens
+            q, k, v = qkv[first:end].reshape(strings, tokens, 3, heads, size).transpose(2, 0, 3, 1, 4)
             scores = q @ k.transpose(0, 1, 3, 2)
             scores *= scale
-            scores += blocked
             scores -= scores.max(axis=-1, keepdims=True)
             np.exp(scores, out=scores)
             scores /= scores.sum(axis=-1, keepdims=True)
-            context = (scores @ v).transpose(0, 2, 1, 3).reshape(batch * tokens, heads * size)
-            if keep is not None and index == len(self._layers) - 1:
-                rows = np.flatnonzero(np.asarray(keep, dtype=bool).reshape(-1))
-                context, x = context[rows], x[rows]
-            x = self._norm(context @ layer["out"] + layer["out_bias"] + x, layer["norm1"], layer["norm1_bias"])
-            hidden = x @ layer["up"] + layer["up_bias"]
-            x = self._norm(gelu(hidden) @ layer["down"] + layer["down_bias"] + x, layer["norm2"], layer["norm2_bias"])
-        if rows is not None:
-            kept, x = x, np.zeros((batch * tokens, x.shape[1]), dtype=np.float32)
-            x[rows] = kept
-        return x.reshape(batch, tokens, -1)
+            context[first:end] = (scores @ v).transpose(0, 2, 1, 3).reshape(end - first, self.dimension)
+        return context
+
+
+_MIN_PRODUCT_ROWS = 16
+"""Fewest rows a product is computed with: BLAS takes other routines for a product of a few
+rows (one row: a matrix-vector routine; OpenBLAS also has a small-matrix kernel), which sum
+in another order, so fewer rows are computed as this many (the first one repeated)."""
+
+
+def _product(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, residual: Optional[np.ndarray] = None) -> np.ndarray:
+    """``x @ weight + bias (+ residual)``, each row's result the same whatever the other rows are."""
+    if 0 < len(x) < _MIN_PRODUCT_ROWS:
+        padded = np.concatenate([x, np.repeat(x[:1], _MIN_PRODUCT_ROWS - len(x), axis=0)])
+        out = (padded @ weight)[: len(x)]
+    else:
+        out = x @ weight
+    out += bias
+    if residual is not None:
+        out += residual
+    return out
+
+
+def _equal_runs(lengths: Sequence[int]) -> list[tuple[int, int, int]]:
+    """``(first token, strings, tokens each)`` for each run of consecutive strings of one length.
+
+    >>> _equal_runs([3, 3, 5, 3])
+    [(0, 2, 3), (6, 1, 5), (11, 1, 3)]
+    """
+    runs: list[tuple[int, int, int]] = []
+    first = 0
+    for length in lengths:
+        if runs and runs[-1][2] == length:
+            runs[-1] = (runs[-1][0], runs[-1][1] + 1, length)
+        else:
+            runs.append((first, 1, length))
+        first += length
+    return runs
 
 
 _ERF_P = np.float32(0.3275911)
@@ -315,10 +424,26 @@ def gelu(x: np.ndarray) -> np.ndarray:
     GELU costs about half as much as one on ``scipy.special.erf``, which evaluates in
     float64 and was a fifth of the encoder's time. On ``[-8, 8]`` the result lies
     within 4.7e-7 of the exact GELU (scipy's erf: 4.5e-7; torch's own GELU: 1.2e-6).
+    Its twenty passes go over :data:`GELU_BLOCK` numbers at a time, which stay in the
+    processor's cache; each number is computed alone, so the blocks change no bit.
 
     >>> gelu(np.array([-3.0, -0.5, 0.0, 0.5, 3.0], dtype=np.float32)).astype(float).round(5).tolist()
     [-0.00405, -0.15427, 0.0, 0.34573, 2.99595]
     """
+    if x.size <= GELU_BLOCK or not x.flags.c_contiguous:
+        _gelu_block(x)
+        return x
+    flat = x.reshape(-1)  # a view: x is written through it
+    for first in range(0, len(flat), GELU_BLOCK):
+        _gelu_block(flat[first : first + GELU_BLOCK])
+    return x
+
+
+GELU_BLOCK = 1 << 15
+"""Numbers :func:`gelu` computes together: 128 KB a pass, which the processor's second-level cache holds."""
+
+
+def _gelu_block(x: np.ndarray) -> None:
     z = x * np.float32(0.7071067811865476)
     t = np.abs(z)
     t *= _ERF_P
@@ -337,7 +462,6 @@ def gelu(x: np.ndarray) -> np.ndarray:
     poly += np.float32(1.0)
     x *= np.float32(0.5)
     x *= poly
-    return x
 
 
 def blas_threads(count: Optional[int]) -> contextlib.AbstractContextManager[Any]:
@@ -358,37 +482,50 @@ def blas_threads(count: Optional[int]) -> contextlib.AbstractContextManager[Any]
     return threadpool_limits(limits=count, user_api="blas")
 
 
+BATCH_TOKENS = 1024
+"""Tokens the numpy runtime encodes together (:func:`encode_token_batches`): a product of a few
+hundred rows runs BLAS at about twice the rate of one of a few dozen."""
+
+
 def encode_token_batches(
     network: NumpyTransformer,
     encodings: Sequence[Any],
-    batch_size: int,
-    pool: Callable[[np.ndarray, np.ndarray, list[int]], np.ndarray],
+    pool: Callable[[np.ndarray, list[int]], np.ndarray],
     read: Optional[Sequence[np.ndarray]] = None,
+    batch_tokens: int = BATCH_TOKENS,
 ) -> np.ndarray:
-    """``pool(hidden, mask, rows)`` over batches of tokenized strings of similar length, in input order.
+    """``pool(hidden, rows)`` over tokenized strings, batched by a token budget, in input order.
 
-    Strings are grouped by token count (ties by position), so that batches carry little
-    padding and depend only on the inputs; ``rows`` are the batch's positions in
-    ``encodings``. ``read`` (one boolean array per encoding) marks the tokens whose last
-    layer ``pool`` reads, where it reads only some: the others' last layer is not finished
-    (:meth:`NumpyTransformer.last_hidden_state`). Returns the pooled rows stacked in the
-    order of ``encodings``.
+    Strings are taken by token count (ties by position), up to ``batch_tokens`` tokens a
+    batch (a longer string alone), without padding
+    (:meth:`NumpyTransformer.packed_hidden_state`); ``pool`` gets each run of one length
+    as ``hidden`` ``(strings, tokens, dimension)`` and ``rows``, their positions in
+    ``encodings``, and returns one vector per string. A string's vector does not depend
+    on the other strings. ``read`` (one boolean array per encoding) marks the tokens
+    whose last layer ``pool`` reads, where it reads only some: the others' last layer is
+    not finished, and is 0. Returns the pooled rows stacked in the order of ``encodings``.
     """
     order = sorted(range(len(encodings)), key=lambda i: (len(encodings[i].ids), i))
     pooled: list[np.ndarray] = [np.zeros(0)] * len(encodings)
-    for start in range(0, len(order), batch_size):
-        rows = order[start : start + batch_size]
-        tokens = max(len(encodings[i].ids) for i in rows)
-        ids = np.full((len(rows), tokens), network.pad_id, dtype=np.int64)
-        mask = np.zeros((len(rows), tokens), dtype=np.int64)
-        keep = None if read is None else np.zeros((len(rows), tokens), dtype=bool)
-        for r, i in enumerate(rows):
-            n = len(encodings[i].ids)
-            ids[r, :n], mask[r, :n] = encodings[i].ids, 1
-            if keep is not None and read is not None:
-                keep[r, :n] = read[i]
-        for i, vector in zip(rows, pool(network.last_hidden_state(ids, mask, keep), mask, rows), strict=True):
-            pooled[i] = vector
+    start = 0
+    while start < len(order):
+        end, tokens = start, 0
+        while end < len(order) and (end == start or tokens + len(encodings[order[end]].ids) <= batch_tokens):
+            tokens += len(encodings[order[end]].ids)
+            end += 1
+        rows = order[start:end]
+        lengths = [len(encodings[i].ids) for i in rows]
+        ids = np.fromiter((t for i in rows for t in encodings[i].ids), dtype=np.int64, count=tokens)
+        keep = None if read is None else np.concatenate([np.asarray(read[i], dtype=bool) for i in rows])
+        hidden = network.packed_hidden_state(ids, lengths, keep)
+        taken = 0
+        for first, strings, length in _equal_runs(lengths):
+            run = rows[taken : taken + strings]
+            block = hidden[first : first + strings * length].reshape(strings, length, -1)
+            for i, vector in zip(run, pool(block, run), strict=True):
+                pooled[i] = vector
+            taken += strings
+        start = end
     return np.stack(pooled) if pooled else np.zeros((0, network.dimension))
 
 

@@ -409,3 +409,27 @@ def test_numpy_runtime_imports_no_torch_in_a_new_process(tmp_path):
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "all-MiniLM-L6-v2@package:numpy:round4 (2, 384) []"
+
+
+def test_a_host_that_does_not_resolve_is_found_before_the_hub_client_loads(tmp_path):
+    # A new process: no model folder, an empty cache, the Hub not switched off but unreachable.
+    code = (
+        "import sys\n"
+        "from cfc_probeval.embedders import locate_sentence_transformer\n"
+        "try:\n"
+        "    print(locate_sentence_transformer().source)\n"
+        "except FileNotFoundError as exc:\n"
+        "    print(exc)\n"
+        "print('huggingface_hub' in sys.modules)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", MODEL_DIR_ENV)}
+    env.update(HF_HUB_CACHE=str(tmp_path / "empty-cache"), HF_ENDPOINT="https://hub.invalid/")
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    found, hub_loaded = done.stdout.strip().splitlines()[-2:]
+    expected = "package" if bundled_minilm_path() is not None else "Hub could not be reached (OSError: its host name"
+    assert expected in found
+    assert hub_loaded == "False"

