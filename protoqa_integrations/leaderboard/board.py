@@ -64,7 +64,6 @@ __all__ = [
     "parse_system_argument",
     "read_system",
     "build_leaderboard",
-    "leaderboard_warnings",
     "leaderboard_from_dict",
     "add_systems",
     "AnswerIndex",
@@ -448,42 +447,6 @@ def build_leaderboard(
     )
     board.accepted, board.notes = checked.accepted, checked.notes
     return board
-
-
-def leaderboard_warnings(
-    board: Leaderboard,
-    targets: str,
-    num_targets: int,
-    targets_data: Optional[tuple[str, str]],
-    systems: Sequence[SystemAnswers],
-) -> list[str]:
-    """What a ranking did not check, what it accepted and which questions it leaves out: the board's
-    ``notes``, then what follows from ranking ``systems`` on the ``num_targets`` questions of the file
-    ``targets`` (``targets_data``: its config and split, None for a file of no published data set).
-
-    >>> from protoqa_core.io.records import Cluster
-    >>> q = {f"q{i}": Question(f"q{i}", "name a pet", (Cluster(f"q{i}.0", ("dog",), 6),)) for i in range(3)}
-    >>> dog = SystemAnswers("dog", "-", "predictions", {"q0": {"dog": 1}}, {"q0": ["dog"]})
-    >>> board = build_leaderboard(q, [dog], metrics=["protoqa"], similarity="exact_match", resamples=10)
-    >>> leaderboard_warnings(board, "t.jsonl", len(q), None, [dog])
-    ['ranking on the 1 of 3 target questions that the systems answer']
-    """
-    notes = list(board.notes)
-    if targets_data is None and any(s.settings.get("dataset") for s in systems):
-        notes.insert(
-            0,
-            f"{targets} is not a file of a published data set (its checksum is unknown): the data set and split "
-            "the systems record were compared between them, not with it",
-        )
-    notes += [f"ranked despite differing {accepted} (--accept-mismatch)" for accepted in board.accepted]
-    if len(board.questions) < num_targets and not board.dropped:
-        notes.append(f"ranking on the {len(board.questions)} of {num_targets} target questions that the systems answer")
-    if board.dropped:
-        notes.append(
-            f"ranking on the {len(board.questions)} questions every system answers; "
-            f"{len(board.dropped)} question id(s) left out (--only-common)"
-        )
-    return notes
 
 
 def leaderboard_from_dict(document: Mapping[str, Any]) -> Leaderboard:

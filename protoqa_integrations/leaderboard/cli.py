@@ -114,8 +114,8 @@ def _run_leaderboard(args: argparse.Namespace) -> int:
     from protoqa_core.io.files import ProtoQAWarning
     from protoqa_integrations.generation.provenance import read_targets_and_data
     from protoqa_integrations.harnesses.outputs import FORMATS
-    from protoqa_integrations.leaderboard.board import build_leaderboard, leaderboard_warnings, parse_system_arguments
-    from protoqa_integrations.leaderboard.report import check_hub_id, model_index_files
+    from protoqa_integrations.leaderboard.board import build_leaderboard, parse_system_arguments
+    from protoqa_integrations.leaderboard.report import check_hub_id, leaderboard_warnings, model_index_files
     from protoqa_integrations.leaderboard.store import SystemIndex
 
     pairs = parse_system_arguments(args.systems)

@@ -14,6 +14,7 @@ import math
 import os
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -33,6 +34,7 @@ __all__ = [
     "Interval",
     "MetricColumn",
     "Leaderboard",
+    "leaderboard_warnings",
     "format_table",
     "markdown_text",
     "csv_text",
@@ -300,6 +302,39 @@ def csv_text(text: str) -> str:
     ("'@SUM(1+1)", 'gpt2')
     """
     return f"'{text}" if text.startswith(_FORMULA_STARTS) else text
+
+
+def leaderboard_warnings(
+    board: Leaderboard,
+    targets: str,
+    num_targets: int,
+    targets_data: Optional[tuple[str, str]],
+    systems: Sequence[SystemAnswers],
+) -> list[str]:
+    """What a ranking did not check, what it accepted and which questions it leaves out: the board's
+    ``notes``, then what follows from ranking ``systems`` on the ``num_targets`` questions of the file
+    ``targets`` (``targets_data``: its config and split, None for a file of no published data set).
+
+    >>> board = Leaderboard(["q0"], [], [], {}, {}, {}, level=0.95, resamples=10, seed=0, alpha=0.05)
+    >>> leaderboard_warnings(board, "t.jsonl", 3, None, [])
+    ['ranking on the 1 of 3 target questions that the systems answer']
+    """
+    notes = list(board.notes)
+    if targets_data is None and any(s.settings.get("dataset") for s in systems):
+        notes.insert(
+            0,
+            f"{targets} is not a file of a published data set (its checksum is unknown): the data set and split "
+            "the systems record were compared between them, not with it",
+        )
+    notes += [f"ranked despite differing {accepted} (--accept-mismatch)" for accepted in board.accepted]
+    if len(board.questions) < num_targets and not board.dropped:
+        notes.append(f"ranking on the {len(board.questions)} of {num_targets} target questions that the systems answer")
+    if board.dropped:
+        notes.append(
+            f"ranking on the {len(board.questions)} questions every system answers; "
+            f"{len(board.dropped)} question id(s) left out (--only-common)"
+        )
+    return notes
 
 
 def format_table(board: Leaderboard) -> str:
