@@ -34,6 +34,7 @@ def run_cli(capsys, *argv):
     return status, out.out, out.err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("setting", sorted(SETTINGS))
 @pytest.mark.parametrize("which", sorted(FILES))
 def test_cli_library_and_evaluate_module_agree_on_cfc_dev(cfc, capsys, monkeypatch, tmp_path, setting, which):

@@ -179,6 +179,7 @@ def _kmeans_by_the_estimator(points, k, seed, init=None, n_init=10):
     return KMeansFit(model.labels_, model.cluster_centers_)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "make", [lambda: GMeansClusterer(k_init=4), lambda: GMeansClusterer(k_init=1), lambda: XMeansClusterer(k_init=2)]
 )

@@ -58,6 +58,7 @@ def test_wordnet_scores_only_pairs_sharing_a_token_or_synset_and_each_once():
     assert matcher.num_pairs_scored == 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("samples_file", ["dev.predictions.gpt2-xl.oneshot.json", "dev.predictions.human.json"])
 @pytest.mark.parametrize("all_stopword_match", [True, False])
 def test_wordnet_matching_equals_scoring_every_pair_on_real_data(shared_data, samples_file, all_stopword_match):

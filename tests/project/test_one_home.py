@@ -8,6 +8,7 @@ import it from there or from the package face, never through a sibling.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -97,6 +98,12 @@ def _module_path(dotted: str) -> Path | None:
     return path if dotted.split(".")[0] in INSTALLED and path.exists() else None
 
 
+@functools.cache
+def _defined_in(source: Path) -> frozenset[str]:
+    # Every caller's imports name the same few hundred modules: each is parsed once per run.
+    return frozenset(_defined(ast.parse(source.read_text(encoding="utf-8")).body))
+
+
 def _through_a_sibling(path: Path) -> list[str]:
     """``from module import name`` statements in ``path`` where ``module`` is not a package and does not define ``name``."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -113,7 +120,7 @@ def _through_a_sibling(path: Path) -> list[str]:
         source = _module_path(dotted)
         if source is None:
             continue
-        defined = _defined(ast.parse(source.read_text(encoding="utf-8")).body)
+        defined = _defined_in(source)
         found += [f"{node.lineno}: {dotted}.{a.name}" for a in node.names if a.name not in defined and a.name != "*"]
     return found
 

@@ -75,6 +75,7 @@ def test_leaderboard_reports_the_systems_scored(tmp_path):
     assert lines and lines[-1]["desc"] == "leaderboard: ProbEval" and lines[-1]["done"] == "3", log
 
 
+@pytest.mark.slow
 @needs_data
 @pytest.mark.parametrize("quiet", [False, True], ids=["reported", "quiet"])
 def test_probeval_reports_in_a_log_and_quiet_turns_it_off(tmp_path, quiet):

@@ -127,6 +127,7 @@ def test_protoqa_config_all_splits(shared, isolated_hf, tmp_path):
     assert set(test["num_answers"]) == {0}
 
 
+@pytest.mark.slow
 def test_train_row_count_is_checked(shared, isolated_hf, tmp_path):
     data_dir = protoqa_dir(shared, tmp_path / "data")
     with pytest.raises(SourceVerificationError) as err:

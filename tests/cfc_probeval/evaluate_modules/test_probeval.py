@@ -59,6 +59,7 @@ def test_load_by_helper_path_from_anywhere(tmp_path, monkeypatch):
     assert out["signature"].startswith("clustering:human|embedder:none|matching:wordnet(stop=match)|")
 
 
+@pytest.mark.slow
 def test_load_by_name_from_repository_root(monkeypatch):
     monkeypatch.chdir(REPO)
     module = evaluate.load("probeval", "human-cosine")

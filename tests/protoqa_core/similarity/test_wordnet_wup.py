@@ -23,6 +23,7 @@ from tests.support.spec_reference import reference_wup_similarity
 from tests.support.words import FAST_PATH_WORDS, WUP_WORDS, wordnet_phrases
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(wordnet_phrases(4), wordnet_phrases(4))
 def test_wup_similarity_equals_brute_force(a, b):

@@ -55,6 +55,7 @@ def test_installs_system_wordnet_into_a_fresh_cache(tmp_path):
     assert again.returncode == 0 and (folder / "index.noun").stat().st_mtime_ns == stamp
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not SYSTEM_DIRS, reason="no system WordNet database")
 def test_explicit_directory_via_environment(tmp_path):
     env = {

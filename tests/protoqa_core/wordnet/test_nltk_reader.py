@@ -79,6 +79,7 @@ def _python_files() -> list[Path]:
     )
 
 
+@pytest.mark.slow
 def test_nltk_private_attributes_are_reached_only_through_the_adapter():
     private = {name for names in NLTK_PRIVATE_ATTRIBUTES.values() for name in names}
     assert not private & set(NLTK_OVERRIDDEN_METHODS)

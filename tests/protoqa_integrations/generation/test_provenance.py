@@ -83,6 +83,7 @@ def test_answers_to_one_data_set_are_not_ranked_against_another(tmp_path):
     assert "answers dataset protoqa, the targets are cfc" in line
 
 
+@pytest.mark.slow
 def test_different_samples_per_question_are_refused_unless_accepted_and_then_marked_everywhere(tmp_path):
     answers_file(tmp_path / "a.json", 30)
     answers_file(tmp_path / "b.json", 300, seed=1)

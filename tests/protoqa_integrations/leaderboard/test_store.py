@@ -81,6 +81,7 @@ def test_the_index_gives_the_board_of_the_files_read_whole():
     assert board.as_dict(per_question=True) == expected.as_dict(per_question=True)
 
 
+@pytest.mark.slow
 @needs_data
 def test_a_large_document_is_streamed_its_outside_ids_counted_and_a_repeated_id_refused(tmp_path):
     lists = _dev_lists()

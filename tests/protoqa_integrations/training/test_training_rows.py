@@ -291,6 +291,7 @@ def test_example_script_on_load_dataset_rows_in_a_new_process(dataset_export, tm
     assert "eval_protoqa_exact_match_max_answers_at_10" in run.stdout
 
 
+@pytest.mark.slow
 def test_example_script_bad_option_exits_2(tmp_path):
     run = subprocess.run(
         [sys.executable, str(REPO / "examples" / "finetune_protoqa_gpt2.py"), "--eval-questions", "0"],
