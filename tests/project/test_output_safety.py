@@ -314,9 +314,7 @@ def test_dataset_export_refuses_links_into_the_data_folder_and_replaces_planted_
     out = tmp_path / "out"
     out.mkdir()
     (out / "cfc").symlink_to(data / "cfc")
-    line = one_error_line(
-        run([*export, out, "--data-dir", data, "--config", "cfc", "--overwrite"], tmp_path), status=1
-    )  # the export command's status for a refused folder
+    line = one_error_line(run([*export, out, "--data-dir", data, "--config", "cfc", "--overwrite"], tmp_path))
     assert "is inside the data folder" in line
     assert sorted(p.name for p in (data / "cfc").iterdir()) == before
 
@@ -324,9 +322,7 @@ def test_dataset_export_refuses_links_into_the_data_folder_and_replaces_planted_
     elsewhere.mkdir()
     (out / "cfc").unlink()
     (out / "cfc").symlink_to(elsewhere)
-    line = one_error_line(
-        run([*export, out, "--data-dir", data, "--config", "cfc", "--overwrite"], tmp_path), status=1
-    )  # the export command's status for a refused folder
+    line = one_error_line(run([*export, out, "--data-dir", data, "--config", "cfc", "--overwrite"], tmp_path))
     assert "is a link to" in line and list(elsewhere.iterdir()) == []
 
     (out / "cfc").unlink()
