@@ -31,10 +31,10 @@ def write_small_files(folder: Path) -> Path:
     return folder
 
 
-def protoqa_eval(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    """``python -m protoqa_integrations ARGS`` offline in ``cwd``, its output captured."""
+def protoqa_eval(*args: object, cwd: Path) -> subprocess.CompletedProcess:
+    """``python -m protoqa_integrations ARGS`` (each as a string) offline in ``cwd``, its output captured."""
     return subprocess.run(
-        [sys.executable, "-m", "protoqa_integrations", *args],
+        [sys.executable, "-m", "protoqa_integrations", *map(str, args)],
         cwd=cwd,
         env=offline_env(),
         capture_output=True,

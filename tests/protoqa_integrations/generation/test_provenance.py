@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import random
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,7 @@ from protoqa_integrations.generation.provenance import (
     recorded_provenance,
     targets_data,
 )
-from tests.support.offline import offline_env
+from tests.support.leaderboard_files import protoqa_eval
 
 REPO = Path(__file__).resolve().parents[3]
 DATA = REPO.parent / "shared" / "data"
@@ -28,17 +27,6 @@ CFC_DEV = DATA / "cfc" / "dev.targets.jsonl"
 pytestmark = pytest.mark.skipif(not PROTOQA_DEV.is_file(), reason=f"shared data not found under {DATA}")
 FAST = ("--metrics", "protoqa", "--similarity", "exact_match", "--resamples", "50")
 SECRETS = ("hunter2", "sk-live-0123456789abcdef", "bearer-9f8e7d", "pw-in-args")
-
-
-def protoqa_eval(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "protoqa_integrations", *args],
-        cwd=cwd,
-        env=offline_env(),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
 
 
 def one_line_failure(result: subprocess.CompletedProcess) -> str:

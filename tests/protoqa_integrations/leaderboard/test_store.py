@@ -6,7 +6,6 @@ from __future__ import annotations
 import gzip
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,7 @@ import pytest
 from protoqa_core.io.files import DataFormatError
 from protoqa_integrations.leaderboard.board import build_leaderboard, read_system
 from protoqa_integrations.leaderboard.store import SystemIndex
-from tests.support.offline import offline_env
+from tests.support.leaderboard_files import protoqa_eval
 
 REPO = Path(__file__).resolve().parents[3]
 DATA = REPO.parent / "shared" / "data"
@@ -22,17 +21,6 @@ PROTOQA_DEV = DATA / "protoqa" / "dev.crowdsourced.jsonl"
 CFC = DATA / "cfc"
 needs_data = pytest.mark.skipif(not PROTOQA_DEV.is_file(), reason=f"shared data not found under {DATA}")
 FAST = ("--metrics", "protoqa", "--similarity", "exact_match", "--resamples", "200")
-
-
-def protoqa_eval(*args: object, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "protoqa_integrations", *map(str, args)],
-        cwd=cwd,
-        env=offline_env(),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
 
 
 def one_line_failure(result: subprocess.CompletedProcess) -> str:
