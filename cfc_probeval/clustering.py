@@ -360,7 +360,8 @@ class _SplittingKMeans(Clusterer):
             for j, center in enumerate(centers):
                 new_centers.extend(split[j] if j in split else [center])
             model = kmeans(vectors, len(new_centers), self.seed, init=np.asarray(new_centers))
-            if len(np.unique(model.labels_)) <= len(centers):
+            # (Counted with bincount: numpy's unique imports numpy.ma, 10 ms, on its first call.)
+            if np.count_nonzero(np.bincount(model.labels_)) <= len(centers):
                 return labels  # the refit merged the split back: no progress
 
 
