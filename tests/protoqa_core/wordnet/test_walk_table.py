@@ -72,7 +72,10 @@ def test_the_file_is_a_readable_cache_file_written_whole(tmp_path):
 @pytest.mark.parametrize(
     "rows, message",
     [
-        ([ENTITY, (("n", 2), "entity.n.01", ((("entity.n.01", 1, 0, False),), 1))], "synset names must be unique: entity.n.01 is the name of n 1 and of n 2"),
+        (
+            [ENTITY, (("n", 2), "entity.n.01", ((("entity.n.01", 1, 0, False),), 1))],
+            "synset names must be unique: entity.n.01 is the name of n 1 and of n 2",
+        ),
         (
             [(("n", 1), "deep.n.01", ((("deep.n.01", 1 << 15, 0, False),), 1))],
             "depth or path length out of range at deep.n.01",
