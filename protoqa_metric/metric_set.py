@@ -67,8 +67,9 @@ PAPER_METRICS: tuple[MetricSpec, ...] = tuple(
 METRIC_SETS = {"standard": STANDARD_METRICS, "paper": PAPER_METRICS}
 
 
-def metric_specs(names: Union[str, Iterable[str]] = "standard") -> tuple[MetricSpec, ...]:
-    """Metric specs by set name (``standard``, ``paper``) or by metric names (each at most once).
+def metric_specs(names: Union[str, Iterable[Union[str, MetricSpec]]] = "standard") -> tuple[MetricSpec, ...]:
+    """Metric specs by set name (``standard``, ``paper``), or by metric names and :class:`MetricSpec`
+    objects (kept as given), each name at most once.
 
     >>> [m.name for m in metric_specs(["max_answers@1", "set_intersection"])]
     ['max_answers@1', 'set_intersection']
@@ -80,14 +81,18 @@ def metric_specs(names: Union[str, Iterable[str]] = "standard") -> tuple[MetricS
     by_name = {m.name: m for m in STANDARD_METRICS}
     out: list[MetricSpec] = []
     for name in names:
-        if name not in by_name:
+        if isinstance(name, MetricSpec):
+            spec = name
+        elif name in by_name:
+            spec = by_name[name]
+        else:
             raise ValueError(
                 f"unknown metric {name!r}; choose from {', '.join(by_name)} or a set: {', '.join(METRIC_SETS)}"
             )
-        if by_name[name] in out:
+        if any(m.name == spec.name for m in out):
             # Scores are keyed by name: a second copy would be merged into the first without a word.
-            raise ValueError(f"metric {name!r} is given twice; name each metric once")
-        out.append(by_name[name])
+            raise ValueError(f"metric {spec.name!r} is given twice; name each metric once")
+        out.append(spec)
     if not out:
         raise ValueError(f"no metric given; choose from {', '.join(by_name)} or a set: {', '.join(METRIC_SETS)}")
     return tuple(out)

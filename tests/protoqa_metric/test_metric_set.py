@@ -88,6 +88,15 @@ def test_a_metric_asked_twice_is_an_error_naming_it(names):
         metric_specs(names)
 
 
+def test_metric_specs_given_as_objects_pass_through_and_are_checked_by_name():
+    custom = MetricSpec("max_answers@2", max_answers=2)
+    assert metric_specs([custom, "max_answers@1"]) == (custom, STANDARD_METRICS[0])
+    with pytest.raises(ValueError, match="^metric 'max_answers@1' is given twice"):
+        metric_specs([STANDARD_METRICS[0], MetricSpec("max_answers@1", max_answers=3)])
+    with pytest.raises(ValueError, match="^metric 'max_answers@1' is given twice"):
+        metric_specs(["max_answers@1", STANDARD_METRICS[0]])
+
+
 def test_the_json_of_a_result_is_its_scores_then_its_signature():
     result = EvaluationResult(
         {"max_answers@1": 0.25, "set_intersection": 0.5},
