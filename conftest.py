@@ -47,11 +47,13 @@ _SLOW_TO_IMPORT = {
     "cfc_probeval/evaluate_modules/probeval/probeval.py": "evaluate, datasets, torch",
     "protoqa_integrations/harnesses/lm_eval_tasks/backend.py": "lm_eval, transformers",
     "protoqa_integrations/harnesses/lighteval_tasks/tasks.py": "lighteval",
+    "protoqa_integrations/harnesses/inspect_tasks/tasks.py": "inspect_ai",
     "protoqa_integrations/harnesses/lm_eval_tasks/api_backends.py": "lm_eval, aiohttp",
     "protoqa_dataset/builder.py": "datasets",
     "protoqa_dataset/card.py": "datasets",
     "protoqa_dataset/export.py": "datasets",
     "protoqa_dataset/schema.py": "datasets",
+    "protoqa_dataset/upload.py": "huggingface_hub",
 }
 _ROOT = Path(__file__).resolve().parent
 

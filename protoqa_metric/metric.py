@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # the index (sqlite3) is imported by those who read files wit
 
 __all__ = ["ProtoQA", "evaluate_predictions", "score_question"]
 
-MetricsArg = Union[str, Iterable[str], Sequence[MetricSpec]]
+MetricsArg = Union[str, Iterable[Union[str, MetricSpec]]]
 
 
 def _warn(message: str, stacklevel: int = 3) -> None:
@@ -164,12 +164,8 @@ class ProtoQA:
         else:
             _check_options(similarity, {k: v for k, v in given.items() if v is not None}, ())
             self.similarity = get_similarity(similarity) if isinstance(similarity, str) else similarity
-        if isinstance(metrics, str) or not all(isinstance(m, MetricSpec) for m in metrics):
-            self.metrics: tuple[MetricSpec, ...] = metric_specs(metrics)  # type: ignore[arg-type]
-            self.metric_set_name = metrics if isinstance(metrics, str) and metrics in METRIC_SETS else "custom"
-        else:
-            self.metrics = tuple(metrics)  # type: ignore[arg-type]
-            self.metric_set_name = "custom"
+        self.metrics: tuple[MetricSpec, ...] = metric_specs(metrics)
+        self.metric_set_name = metrics if isinstance(metrics, str) and metrics in METRIC_SETS else "custom"
         self.all_stopword_match = all_stopword_match
         # The option exists only for WordNet similarities; the others take no options.
         self._options: dict[str, bool] = (

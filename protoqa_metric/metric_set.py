@@ -67,8 +67,9 @@ PAPER_METRICS: tuple[MetricSpec, ...] = tuple(
 METRIC_SETS = {"standard": STANDARD_METRICS, "paper": PAPER_METRICS}
 
 
-def metric_specs(names: Union[str, Iterable[str]] = "standard") -> tuple[MetricSpec, ...]:
-    """Metric specs by set name (``standard``, ``paper``) or by metric names.
+def metric_specs(names: Union[str, Iterable[Union[str, MetricSpec]]] = "standard") -> tuple[MetricSpec, ...]:
+    """Metric specs by set name (``standard``, ``paper``), or by metric names and :class:`MetricSpec`
+    objects (kept as given), each name at most once.
 
     >>> [m.name for m in metric_specs(["max_answers@1", "set_intersection"])]
     ['max_answers@1', 'set_intersection']
@@ -78,13 +79,20 @@ def metric_specs(names: Union[str, Iterable[str]] = "standard") -> tuple[MetricS
             return METRIC_SETS[names]
         names = [n.strip() for n in names.split(",") if n.strip()]
     by_name = {m.name: m for m in STANDARD_METRICS}
-    out = []
+    out: list[MetricSpec] = []
     for name in names:
-        if name not in by_name:
+        if isinstance(name, MetricSpec):
+            spec = name
+        elif name in by_name:
+            spec = by_name[name]
+        else:
             raise ValueError(
                 f"unknown metric {name!r}; choose from {', '.join(by_name)} or a set: {', '.join(METRIC_SETS)}"
             )
-        out.append(by_name[name])
+        if any(m.name == spec.name for m in out):
+            # Scores are keyed by name: a second copy would be merged into the first without a word.
+            raise ValueError(f"metric {spec.name!r} is given twice; name each metric once")
+        out.append(spec)
     if not out:
         raise ValueError(f"no metric given; choose from {', '.join(by_name)} or a set: {', '.join(METRIC_SETS)}")
     return tuple(out)
@@ -143,16 +151,26 @@ def format_table(results: dict[str, EvaluationResult]) -> str:
     max_answers@1       0.5000
     <BLANKLINE>
     exact_match: sig
+
+    No result gives the header alone (``"metric"``), as the leaderboard's table of no system does;
+    results that score different metrics raise ValueError naming them.
     """
     sims = list(results)
-    metrics = list(next(iter(results.values())).scores)
-    width = max(len("metric"), *(len(m) for m in metrics))
+    metrics = list(results[sims[0]].scores) if sims else []
+    for s in sims[1:]:
+        if set(results[s].scores) != set(metrics):
+            raise ValueError(
+                f"cannot put the results in one table: {s} scores {', '.join(results[s].scores) or 'no metric'}, "
+                f"{sims[0]} scores {', '.join(metrics) or 'no metric'}"
+            )
+    width = max([len("metric"), *(len(m) for m in metrics)])
     cols = [max(len(s), 6) for s in sims]
     lines = ["metric".ljust(width) + "".join(f"  {s:>{w}}" for s, w in zip(sims, cols, strict=True))]
     for m in metrics:
         lines.append(
             m.ljust(width) + "".join(f"  {results[s].scores[m]:>{w}.4f}" for s, w in zip(sims, cols, strict=True))
         )
-    lines.append("")
-    lines += [f"{s}: {results[s].signature}" for s in sims]
+    if sims:
+        lines.append("")
+        lines += [f"{s}: {results[s].signature}" for s in sims]
     return "\n".join(lines)

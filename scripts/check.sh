@@ -22,9 +22,12 @@ echo "== ruff format --check" >&2
 .venv/bin/ruff format --check .
 echo "== mypy" >&2
 .venv/bin/mypy
+# Two workers, each taking whole test files (module fixtures, such as one server per file, and
+# the order inside a file hold): on a machine busy with other work, two processes get about twice
+# the share of one.
 if [ "$fast" = 1 ]; then
   echo "== pytest (fast subset)" >&2
-  exec .venv/bin/python -m pytest -q -m "not slow and not browser" "$@"
+  exec .venv/bin/python -m pytest -q -n 2 --dist loadfile -m "not slow and not browser" "$@"
 fi
 echo "== mkdocs build --strict" >&2
 site=$(mktemp -d)
@@ -32,6 +35,5 @@ trap 'rm -rf "$site"' EXIT
 # MkDocs 1.6 prints a notice about MkDocs 2 on every build; it says nothing about this site.
 NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir "$site"
 echo "== pytest" >&2
-# Two workers, each taking whole test files (module fixtures, such as one server per file, and
-# the order inside a file hold): most slow tests wait on servers, subprocesses and a browser.
+# Most slow tests wait on servers, subprocesses and a browser, which two workers overlap.
 .venv/bin/python -m pytest -q -n 2 --dist loadfile "$@"

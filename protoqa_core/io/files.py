@@ -158,16 +158,20 @@ class PrefixedReader(io.RawIOBase):
     """
 
     def __init__(self, head: bytes, rest: Any):
-        self._head, self._rest = head, rest
+        self._head, self._rest = memoryview(head), rest
+        self._at = 0  # an offset, not a shorter copy of the head each read: a 16 MB head is read in 8 KB pieces
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer: Any) -> int:
-        if self._head:
-            n = min(len(buffer), len(self._head))
-            buffer[:n] = self._head[:n]
-            self._head = self._head[n:]
+        if self._at < len(self._head):
+            n = min(len(buffer), len(self._head) - self._at)
+            buffer[:n] = self._head[self._at : self._at + n]
+            self._at += n
+            if self._at == len(self._head):
+                self._head = memoryview(b"")  # let the head go once it is read
+                self._at = 0
             return n
         return self._rest.readinto(buffer)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Optional
 
 from .files import DataFormatError, MalformedJSONError, PathLike, short_repr
@@ -65,24 +65,30 @@ class _SurrogateCheck(io.RawIOBase):
             chunk = self._inner.read(max(len(view), 1 << 16))
             if not chunk:
                 if self._tail:
-                    self._check(self._tail, final=True)
+                    self._check(self._tail, limit=len(self._tail))
                 self._pending, self._tail = self._tail, b""
                 if not self._pending:
                     return 0
                 break
             data = self._tail + chunk
+            # An escape pair never spans a line (a JSON string holds no raw newline): the bytes up
+            # to a newline go out now, so that a reader of one line sees its end when the parser does.
             keep = min(self._KEEP, len(data))
-            self._check(data, final=False)
+            newline = data.rfind(b"\n", len(data) - keep)
+            if newline >= 0:
+                keep = len(data) - newline - 1
+            self._check(data, limit=len(data) - keep)
             self._pending, self._tail = data[: len(data) - keep], data[len(data) - keep :]
         n = min(len(view), len(self._pending))
         view[:n] = self._pending[:n]
         self._pending = self._pending[n:]
         return n
 
-    def _check(self, data: bytes, final: bool) -> None:
+    def _check(self, data: bytes, limit: int) -> None:
+        """Refuse a lone surrogate escape that starts before ``limit`` (those after it are checked with the
+        next chunk)."""
         if b"\\u" not in data and b"\\U" not in data:
             return
-        limit = len(data) if final else len(data) - self._KEEP
         for match in _ESCAPE.finditer(data):
             if len(match.group(1)) % 2 == 0 or match.start() >= limit:
                 continue  # an escaped backslash before "u", or checked with the next chunk
@@ -167,7 +173,11 @@ def _build(event: str, value: Any, events: Iterator[tuple[str, Any]], limit: Opt
 
 
 def object_members(
-    events: Iterator[tuple[str, Any]], path: Optional[PathLike], line: Optional[int], limit: Optional[int] = None
+    events: Iterator[tuple[str, Any]],
+    path: Optional[PathLike],
+    line: Optional[int],
+    limit: Optional[int] = None,
+    ended: Optional[Callable[[], None]] = None,
 ) -> Iterator[tuple[Optional[str], str, Any]]:
     """``(group, key, value)`` for each member of the one top-level JSON object in ``events``.
 
@@ -175,6 +185,8 @@ def object_members(
     value is an object comes as ``(None, key, GROUP)``, then each of its members as
     ``(key, inner key, value)``. A value with more than ``limit`` items raises
     :class:`TooManyItems` while it is built; a key seen twice in one object is an error.
+    ``ended`` is called when the object's closing brace has been read, before anything
+    after it is: a reader of the first line of a file learns there that the value ended with it.
 
     >>> events = json_events(io.BytesIO(b'{"model_answers": {"q1": ["dog"]}, "q2": []}'), None, None)
     >>> [(g, k, v if v is not GROUP else "GROUP") for g, k, v in object_members(events, None, None)]
@@ -204,6 +216,8 @@ def object_members(
                 break
             event, value = next(events)
             yield key, inner, _build(event, value, events, limit, (path, line, inner))
+    if ended is not None:
+        ended()
     rest = next(events, None)
     if rest is not None:
         raise MalformedJSONError("malformed JSON (more than one value in the document)", path, line)

@@ -19,7 +19,7 @@ import io
 import json
 import warnings
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Optional
 
@@ -122,9 +122,11 @@ def _line_objects(
                 break
         for at, blank in enumerate(head[:-1], start=1):
             decode_line(blank, path, at, first=at == 1)
-        if _is_long(raw):  # a long first line: JSONL (a one-line document is one too)
-            line_stream = _RestOfLine(_without_bom(raw, path, number), fh)
-            yield from _streamed_items(line_stream, path, number, field, max_answers)
+        if _is_long(raw):  # too long to parse whole: parsed as it is read, one value at a time
+            first_value = _FirstValue(_without_bom(raw, path, number), fh)
+            yield from _first_value_items(first_value, path, number, field, max_answers)
+            if first_value.spans_lines:
+                return  # a document over several lines: the parser has read the file to its end
         else:
             text = decode_line(raw, path, number, first=number == 1)
             try:
@@ -146,6 +148,58 @@ def _line_objects(
 def _is_long(raw: bytes) -> bool:
     """Whether ``raw``, read with a limit of one byte over :data:`LARGE_LINE_BYTES`, is only the start of its line."""
     return len(raw) > LARGE_LINE_BYTES and not raw.endswith(b"\n")
+
+
+def _first_value_items(
+    first_value: _FirstValue, path: Path, number: int, field: Optional[str], max_answers: Optional[int]
+) -> Iterator[tuple[Optional[str], Any, Any, Optional[int]]]:
+    """:func:`_streamed_items` of the value that starts on the long line ``number``: the file's only
+    value when it goes on past that line (a document, whose errors then name no line), else the
+    first JSONL line."""
+    try:
+        for group, qid, value, line in _streamed_items(first_value, path, number, field, max_answers, first_value):
+            yield group, qid, value, None if first_value.spans_lines else line
+    except DataFormatError as exc:
+        if not first_value.spans_lines or exc.line is None:
+            raise
+        where = ", ".join(
+            [str(path), f"line {exc.line}", *([f"question {exc.question_id!r}"] if exc.question_id else [])]
+        )
+        raise type(exc)(str(exc).removeprefix(where + ": "), path, None, exc.question_id) from None
+
+
+class _FirstValue(io.RawIOBase):
+    """The bytes from the start of a long first line: that line, then the rest of the file only when
+    the JSON value that starts the line does not end with it (a document over several lines).
+
+    So a JSON document is never taken for a JSONL line because its first line is long, and each
+    byte is parsed once. The parser calls :meth:`ended` when the value's closing brace has been read;
+    :class:`~protoqa_core.io.json_stream.json_events` hands the parser every byte up to a newline as
+    soon as it is read, so the brace that ends a JSONL line is seen before the line's end is reached.
+    """
+
+    def __init__(self, head: bytes, fh: Any):
+        self._line = _RestOfLine(head, fh)
+        self._fh = fh
+        self._ended = False
+        self.spans_lines = False
+        """Whether the value went on past its first line (the file is then one document)."""
+
+    def readable(self) -> bool:
+        return True
+
+    def __call__(self) -> None:
+        self._ended = True
+
+    def readinto(self, buffer: Any) -> int:
+        if not self.spans_lines:
+            n = self._line.readinto(buffer)
+            if n or self._ended:
+                return n
+            self.spans_lines = True
+        data = self._fh.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
 
 
 class _RestOfLine(io.RawIOBase):
@@ -248,9 +302,15 @@ def too_many_answers_error(path: PathLike, line: Optional[int], qid: str, max_an
 
 
 def _streamed_items(
-    stream: Any, path: Path, line: Optional[int], field: Optional[str], max_answers: Optional[int]
+    stream: Any,
+    path: Path,
+    line: Optional[int],
+    field: Optional[str],
+    max_answers: Optional[int],
+    ended: Optional[Callable[[], None]] = None,
 ) -> Iterator[tuple[Optional[str], Any, Any, Optional[int]]]:
-    """:func:`_object_items` of one JSON object read incrementally from the binary ``stream``.
+    """:func:`_object_items` of one JSON object read incrementally from the binary ``stream``
+    (``ended``: see :func:`~protoqa_core.io.json_stream.object_members`).
 
     Only one question's value is built at a time. The ``model_answers`` form is known to be
     that form only at the end of the object (every member an object); until then the
@@ -266,7 +326,7 @@ def _streamed_items(
     mode = "skip"
     stage: Optional[_Stage] = None
     extras: dict[str, dict[str, Any]] = {}
-    members = object_members(json_events(stream, path, line), path, line, limit)
+    members = object_members(json_events(stream, path, line), path, line, limit, ended)
     while True:
         try:
             item = next(members, None)

@@ -74,7 +74,9 @@ def _aligned(size: int) -> int:
 def write_walk_table(path: Path, walks: Iterable[tuple[tuple[str, int], str, Walk]]) -> None:
     """Write the walks of every synset (``(key, name, walk)`` each) to ``path``, atomically.
 
-    Every synset that appears in a walk must have its own entry.
+    Every synset that appears in a walk must have its own entry (a step is stored as the index
+    of that entry), and names must be unique; ValueError names the synset otherwise, before any
+    file is written.
 
     >>> import tempfile, pathlib
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "walks.bin"
@@ -84,9 +86,14 @@ def write_walk_table(path: Path, walks: Iterable[tuple[tuple[str, int], str, Wal
     ((('dog.n.01', 2, 0, False), ('animal.n.01', 1, 1, False)), 2)
     """
     rows = sorted(walks, key=lambda row: _code(row[0]))
-    index = {name: i for i, (_, name, _) in enumerate(rows)}
-    if len(index) != len(rows):
-        raise ValueError("synset names must be unique")
+    index: dict[str, int] = {}
+    for i, (key, name, _) in enumerate(rows):
+        seen = index.setdefault(name, i)
+        if seen != i:
+            first = rows[seen][0]
+            raise ValueError(
+                f"synset names must be unique: {name} is the name of {first[0]} {first[1]} and of {key[0]} {key[1]}"
+            )
     codes = [_code(key) for key, _, _ in rows]
     starts = [0]
     root_paths: list[int] = []
@@ -94,12 +101,19 @@ def write_walk_table(path: Path, walks: Iterable[tuple[tuple[str, int], str, Wal
     depths: list[int] = []
     lengths: list[int] = []
     to_roots: list[int] = []
-    for _, _, (steps, root_path) in rows:
+    for key, walk_name, (steps, root_path) in rows:
         root_paths.append(root_path)
         for name, depth, length, to_root in steps:
             if not (0 <= depth < 1 << 15 and 0 <= length < 1 << 15):
                 raise ValueError(f"depth or path length out of range at {name}")
-            synsets.append(index[name])
+            step = index.get(name)
+            if step is None:
+                # A step is stored as the index of its synset's own entry, and every hypernym of a
+                # WordNet synset is itself a synset with a walk, so a missing entry means bad input.
+                raise ValueError(
+                    f"the walk of {walk_name} ({key[0]} {key[1]}) names {name}, which has no entry of its own"
+                )
+            synsets.append(step)
             depths.append(depth)
             lengths.append(length)
             to_roots.append(int(to_root))

@@ -155,10 +155,9 @@ def _probe(text: str, path: Path, bom: bool) -> _Probe:
         return _Probe(first=probe.first, parsed=(number, probe.first))
     if not rest.strip():
         return _Probe(document=probe.document, parsed=(number, probe.document))
-    line_bytes = len((leading.rpartition("\n")[2] + first_line).encode()) + (3 if bom and number == 1 else 0)
-    # A reader of lines takes a first line over LARGE_LINE_BYTES for a JSONL line of its own, as
-    # ``protoqa-eval`` does: the same file reads the same way on every surface.
-    return _Probe(document=probe.document, parsed=None if line_bytes > LARGE_LINE_BYTES else (None, probe.document))
+    # A document over several lines, whatever the length of its first line, as the readers of
+    # predictions tell it: they take the document parsed here.
+    return _Probe(document=probe.document, parsed=(None, probe.document))
 
 
 def _whole_probe(text: str, path: Path, number: int, first_line: str) -> _Probe:
@@ -289,24 +288,39 @@ def _text_file(stream: Any, path: Path, keep: Keep, max_answers: Optional[int], 
         else:  # the readers take the value parsed to tell the format: each byte is parsed once
             items = stream_items(io.BytesIO(_after_line(data, parsed[0])), path, max_answers, parsed=parsed)
         return SystemFile(fmt, document=_collect(items, path, keep))
-    rest = io.BufferedReader(PrefixedReader(data, stream))
-    first_line = data.lstrip()[: 1 << 20].split(b"\n", 1)[0]
-    try:
-        first = parse_json(decode_line(first_line, path, None, first=True), path)
-    except DataFormatError:
-        first = None
+    start = len(data) - len(data.lstrip())
+    end = data.find(b"\n", start, start + LARGE_LINE_BYTES + 1)
+    first = None
+    # A first line longer than a long line is parsed as it is read, by the readers below; a piece
+    # of it would not parse, so it is not tried.
+    if end >= 0:
+        try:
+            first = parse_json(decode_line(data[start:end], path, None, first=True), path)
+        except DataFormatError:
+            first = None
+    leading = data[:start]
+    # The readers may take this parse when they would see this line as the first non-blank one.
+    number = leading.count(b"\n") + 1
+    seen = first is not None and not leading.strip(b" \t\r\n") and not (data.startswith(_UTF8_BOM) and number > 1)
     if _is_lm_eval_record(first):
         if detect:
             return SystemFile("lm-eval")
+        rest = io.BufferedReader(PrefixedReader(data, stream))
         lines = ((n, decode_line(raw, path, n, first=n == 1)) for n, raw in enumerate(rest, start=1))
-        return SystemFile("lm-eval", harness=lm_eval_samples(lines, path, keep, max_answers))
+        parsed_record = (number, first) if seen else None
+        return SystemFile("lm-eval", harness=lm_eval_samples(lines, path, keep, max_answers, parsed=parsed_record))
     if _is_inspect_json(first) or _INSPECT_HEAD.match(data):
         return (
             SystemFile("inspect")
             if detect
             else SystemFile("inspect", harness=_kept(read_inspect_log(path), keep, path, max_answers))
         )
-    document = _collect(stream_items(rest, path, max_answers), path, keep)
+    if seen:
+        after = io.BufferedReader(PrefixedReader(data[end + 1 :], stream))
+        items = stream_items(after, path, max_answers, parsed=(number, first))
+    else:
+        items = stream_items(io.BufferedReader(PrefixedReader(data, stream)), path, max_answers)
+    document = _collect(items, path, keep)
     return SystemFile(_document_format(document), document=document)
 
 

@@ -202,3 +202,26 @@ def test_exact_match_run_imports_no_scipy_optimize(shared_data, tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert not [m for m in json.loads(done.stdout.splitlines()[-1]) if m.startswith("scipy.optimize")]
+
+
+@pytest.mark.slow
+def test_collecting_the_fast_subset_imports_no_heavy_library_nor_an_optional_harness(tmp_path):
+    """``pytest --collect-only -m "not slow and not browser"`` (what ``check.sh --fast`` collects) stays light.
+
+    A test module that needs a heavy library imports it inside its tests (``tests/support/lazy.py``),
+    and a module whose docstring examples need one is left out of that run (``conftest._SLOW_TO_IMPORT``).
+    """
+    report = tmp_path / "modules.json"
+    code = (
+        "import json, sys, pytest\n"
+        "status = pytest.main(['-q', '--collect-only', '-p', 'no:cacheprovider', '-m', 'not slow and not browser'])\n"
+        f"open({str(report)!r}, 'w').write(json.dumps(sorted(sys.modules)))\n"
+        "sys.exit(int(status))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=600, check=False
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    loaded = set(json.loads(report.read_text()))
+    optional = ("inspect_ai", "lm_eval", "lighteval", "vllm", "openai", "huggingface_hub", "httpx")
+    assert sorted(name for name in (*HEAVY, *optional) if name in loaded) == []

@@ -46,7 +46,7 @@ def test_ci_runs_the_readme_command_and_checks_before_the_tests():
         ".venv/bin/ruff format --check .",
         ".venv/bin/mypy",
         # --fast stops here: lint, types and the fast subset, no documentation build
-        'exec .venv/bin/python -m pytest -q -m "not slow and not browser" "$@"',
+        'exec .venv/bin/python -m pytest -q -n 2 --dist loadfile -m "not slow and not browser" "$@"',
         'NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir "$site"',
         '.venv/bin/python -m pytest -q -n 2 --dist loadfile "$@"',
     ]

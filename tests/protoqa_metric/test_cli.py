@@ -93,6 +93,13 @@ def test_bad_input_exits_2_with_a_clear_message(tmp_path, dev_files, capsys):
     assert "warning: 52 question(s) have no predictions and score 0" in captured.err
 
 
+def test_a_metric_asked_twice_exits_2_naming_it(dev_files, capsys):
+    assert main([*dev_files, "--similarity", "exact_match", "--metrics", "max_answers@1,max_answers@1"]) == 2
+    captured = capsys.readouterr()
+    assert "metric 'max_answers@1' is given twice" in captured.err and captured.out == ""
+    assert "Traceback" not in captured.err
+
+
 def test_unknown_similarity_is_rejected(dev_files, capsys):
     with pytest.raises(SystemExit):
         main([*dev_files, "--similarity", "bert"])

@@ -300,3 +300,13 @@ def test_the_500_token_case_is_bounded_named_and_signed():
     assert any("q7" in m and "q7.0" in m and "lower bound" in m for m in messages), messages
     assert "|approx:1|" in r.signature
     assert r.scores["max_answers@1"] == 1.0  # 0.857 or more rounds to 1 either way
+
+
+def test_the_metrics_asked_are_all_kept_once_whatever_iterable_holds_them():
+    from protoqa_metric.metric_set import MetricSpec
+
+    names = ["max_answers@1", "max_answers@3"]
+    assert [m.name for m in ProtoQA("exact_match", iter(names)).metrics] == names  # the first is not lost
+    assert [m.name for m in ProtoQA("exact_match", (n for n in names)).metrics] == names
+    with pytest.raises(ValueError, match="metric 'a' is given twice"):
+        ProtoQA("exact_match", [MetricSpec("a", max_answers=1), MetricSpec("a", max_answers=3)])

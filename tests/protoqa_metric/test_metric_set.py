@@ -77,6 +77,26 @@ def test_asking_for_no_metric_is_an_error_not_an_empty_result(names):
         metric_specs(names)
 
 
+@pytest.mark.parametrize(
+    "names",
+    ["max_answers@1,max_answers@1", "max_answers@1, set_intersection ,max_answers@1", ["max_answers@1"] * 2],
+    ids=["text", "spaced", "list"],
+)
+def test_a_metric_asked_twice_is_an_error_naming_it(names):
+    # Its score would be one key of --json and one row of the table: the second would be silently merged.
+    with pytest.raises(ValueError, match="^metric 'max_answers@1' is given twice; name each metric once$"):
+        metric_specs(names)
+
+
+def test_metric_specs_given_as_objects_pass_through_and_are_checked_by_name():
+    custom = MetricSpec("max_answers@2", max_answers=2)
+    assert metric_specs([custom, "max_answers@1"]) == (custom, STANDARD_METRICS[0])
+    with pytest.raises(ValueError, match="^metric 'max_answers@1' is given twice"):
+        metric_specs([STANDARD_METRICS[0], MetricSpec("max_answers@1", max_answers=3)])
+    with pytest.raises(ValueError, match="^metric 'max_answers@1' is given twice"):
+        metric_specs(["max_answers@1", STANDARD_METRICS[0]])
+
+
 def test_the_json_of_a_result_is_its_scores_then_its_signature():
     result = EvaluationResult(
         {"max_answers@1": 0.25, "set_intersection": 0.5},
@@ -115,3 +135,17 @@ def test_the_table_puts_similarities_in_columns_and_signatures_below():
         "exact_match: s1",
         "lcs: s2",
     ]
+
+
+def test_the_table_of_no_result_is_its_header_alone():
+    # As the leaderboard's table of no system: the header, nothing else.
+    assert format_table({}) == "metric"
+
+
+def test_a_table_of_results_with_other_metrics_names_what_differs():
+    results = {
+        "exact_match": EvaluationResult({"max_answers@1": 0.5}, {}, 3, signature="s1"),
+        "lcs": EvaluationResult({"max_incorrect@1": 0.0}, {}, 3, signature="s2"),
+    }
+    with pytest.raises(ValueError, match=re.escape("lcs scores max_incorrect@1, exact_match scores max_answers@1")):
+        format_table(results)

@@ -90,9 +90,13 @@ class VLLMEngine(Engine):
         ):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise EngineError(f"{option} must be >= 1, got {value!r}")
-        if not 0 < gpu_memory_utilization <= 1:
-            raise EngineError(f"--gpu-memory-utilization must be in (0, 1], got {gpu_memory_utilization!r}")
-        if max_model_len is not None and max_model_len < 1:
+        # Types first, as for the sizes above: text is refused, not compared or converted.
+        share = gpu_memory_utilization
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
+            raise EngineError(f"--gpu-memory-utilization must be a number in (0, 1], got {share!r}")
+        if max_model_len is not None and (
+            isinstance(max_model_len, bool) or not isinstance(max_model_len, int) or max_model_len < 1
+        ):
             raise EngineError(f"--max-model-len must be >= 1, got {max_model_len!r}")
         self.model_name, self.revision, self.chat = model, revision, chat
         self.settings = {

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 
 from protoqa_integrations.generation.engines.base import EngineError
+from protoqa_integrations.generation.settings import GenerationError
 from protoqa_integrations.harnesses.lm_eval_tasks import tasks_path
 
 
@@ -42,7 +43,9 @@ def main(argv: list[str]) -> int:
     sys.argv = ["lm-eval", "run", *args]
     try:
         cli_evaluate()
-    except EngineError as exc:  # a request that failed past the retries (api_backends.APIRequestError)
+    # EngineError: a request that failed past the retries (api_backends.APIRequestError);
+    # GenerationError: generation kwargs the protoqa-hf sampler cannot use (backend.sampling_config).
+    except (EngineError, GenerationError) as exc:
         print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
     return 0

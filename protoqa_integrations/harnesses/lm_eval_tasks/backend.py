@@ -20,13 +20,15 @@ Importing this module registers the backend (it needs ``lm_eval``, ``torch`` and
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from typing import Any
 
 from lm_eval.api.registry import register_model
 from lm_eval.models.huggingface import HFLM
 
 from protoqa_integrations.generation.sampling import iter_prompt_samples
-from protoqa_integrations.generation.settings import STOP_STRINGS, SamplingConfig
+from protoqa_integrations.generation.settings import STOP_STRINGS, GenerationError, SamplingConfig
 
 __all__ = ["ProtoQAHFLM", "sampling_config"]
 
@@ -34,6 +36,11 @@ __all__ = ["ProtoQAHFLM", "sampling_config"]
 def sampling_config(gen_kwargs: dict, num_samples: int, batch_size: int, seed: int) -> SamplingConfig | None:
     """The :class:`SamplingConfig` of a request's generation kwargs, or None when it is not nucleus sampling
     with the stop strings of :data:`~protoqa_integrations.generation.settings.STOP_STRINGS`.
+
+    A setting given as None takes its default (``max_gen_toks`` 10, ``temperature`` and ``top_p``
+    1.0, ``top_k`` 0: off); a value the sampler cannot use (``max_gen_toks=0``, ``temperature=0``,
+    text that is not a number) raises :class:`~protoqa_integrations.generation.settings.GenerationError`
+    naming its key.
 
     >>> sampling_config({"do_sample": True, "until": ["\\n", "."], "temperature": 0.69, "top_p": 0.9,
     ...                  "top_k": 0, "max_gen_toks": 10}, 300, 100, 42).signature()  # doctest: +ELLIPSIS
@@ -44,15 +51,61 @@ def sampling_config(gen_kwargs: dict, num_samples: int, batch_size: int, seed: i
     known = {"do_sample", "until", "temperature", "top_p", "top_k", "max_gen_toks", "max_new_tokens"}
     if not gen_kwargs.get("do_sample") or set(until) != set(STOP_STRINGS) or set(gen_kwargs) - known:
         return None
+    # None means "not given" (a YAML key left empty, a caller's default); an explicit value is
+    # checked as given, so a 0 is refused rather than replaced.
+    max_new_tokens = _integer(gen_kwargs, "max_gen_toks", 1, "an integer >= 1")
+    alias = _integer(gen_kwargs, "max_new_tokens", 1, "an integer >= 1")
+    if max_new_tokens is not None and alias is not None and max_new_tokens != alias:
+        raise GenerationError(f"gen_kwargs max_gen_toks ({max_new_tokens}) and max_new_tokens ({alias}) disagree")
+    temperature = _number(gen_kwargs, "temperature", lambda x: x > 0, "a number > 0 when do_sample is true")
+    top_p = _number(gen_kwargs, "top_p", lambda x: 0 < x <= 1, "a number in (0, 1]")
+    top_k = _integer(gen_kwargs, "top_k", 0, "an integer >= 0 (0: off)")
     return SamplingConfig(
         num_samples=num_samples,
         batch_size=batch_size,
         seed=seed,
-        max_new_tokens=int(gen_kwargs.get("max_gen_toks") or gen_kwargs.get("max_new_tokens") or 10),
-        temperature=float(gen_kwargs.get("temperature", 1.0)),
-        top_p=float(gen_kwargs.get("top_p", 1.0)),
-        top_k=int(gen_kwargs.get("top_k") or 0),
+        max_new_tokens=next((n for n in (max_new_tokens, alias) if n is not None), 10),
+        temperature=1.0 if temperature is None else temperature,
+        top_p=1.0 if top_p is None else top_p,
+        top_k=0 if top_k is None else top_k,
     )
+
+
+def _integer(gen_kwargs: dict, key: str, minimum: int, requirement: str) -> int | None:
+    """``gen_kwargs[key]`` as an int (an int, or its text), None when absent or None; GenerationError otherwise."""
+    value = gen_kwargs.get(key)
+    if value is None:
+        return None
+    number: int | None = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, str):
+        try:
+            number = int(value.strip())
+        except ValueError:
+            number = None
+    if number is None or number < minimum:
+        raise GenerationError(f"gen_kwargs {key} must be {requirement}, got {value!r}")
+    return number
+
+
+def _number(gen_kwargs: dict, key: str, valid: Callable[[float], bool], requirement: str) -> float | None:
+    """``gen_kwargs[key]`` as a finite float (a number, or its text), None when absent or None; GenerationError
+    otherwise."""
+    value = gen_kwargs.get(key)
+    if value is None:
+        return None
+    number: float | None = None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        number = float(value)
+    elif isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            number = None
+    if number is None or not math.isfinite(number) or not valid(number):
+        raise GenerationError(f"gen_kwargs {key} must be {requirement}, got {value!r}")
+    return number
 
 
 @register_model("protoqa-hf")

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from protoqa_core.io import predictions as predictions_module
 from protoqa_core.io.files import DataFormatError, ProtoQAWarning
 from protoqa_core.io.predictions import (
     duplicate_id_error,
@@ -189,3 +190,114 @@ def test_ranked_answers_keeps_plain_lists_and_checks_their_strings():
     assert ranked_answers([["a", 1], ["b", 2]], "p.json", 1, "q1") == ["b", "a"]
     with pytest.raises(DataFormatError, match=r"p\.json, line 1, question 'q1': answers must contain only strings"):
         ranked_answers(["a", ["b", 2]], "p.json", 1, "q1")
+
+
+# A line longer than LARGE_LINE_BYTES is parsed incrementally. Whether the file is JSONL or one
+# document over several lines is told by where the first value ends, never by the line's length.
+
+LONG_LIST = ["an answer of some length"] * 48_000  # a first line of about 1.3 MB, over the 1 MB of a long line
+
+
+def test_a_document_whose_first_line_is_over_a_megabyte_reads_as_a_document(tmp_path):
+    path = tmp_path / "p.json"
+    path.write_text('{"q1": ' + json.dumps(LONG_LIST) + ',\n "q2": ["b"]\n}\n')
+    assert path.read_bytes().index(b"\n") > predictions_module.LARGE_LINE_BYTES
+    assert read_predictions(path) == {"q1": LONG_LIST, "q2": ["b"]}
+
+
+def test_a_jsonl_file_whose_first_line_is_over_a_megabyte_reads_as_lines(tmp_path):
+    path = tmp_path / "p.jsonl"
+    path.write_text(json.dumps({"q1": LONG_LIST}) + "\n\n" + '{"q2": ["b"]}\n')
+    items = [(qid, line) for _, qid, _, line in prediction_items(path, None)]
+    assert items == [("q1", 1), ("q2", 3)]
+
+
+@pytest.fixture
+def long_lines(monkeypatch):
+    """Every line of more than a few bytes is a long line, parsed incrementally."""
+    monkeypatch.setattr(predictions_module, "LARGE_LINE_BYTES", 8)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"q1": ["dog", "cat"],\n"q2": ["b"]}',
+        '{"model_answers": {"q1": ["dog", "cat"]},\n "model_ranked_answers": {"q2": ["b"], "q1": ["a"]}}\n\n',
+        '\n\n{"q1": ["dog", "cat"], "q2":\n["b"]\n}',
+        '\ufeff{"q1": ["dog", "cat"],\n"q2": ["b"]}\n',
+        '{"q1": ["\\ud83d\\ude00 dog", "cat"],\n"q2": ["b"]}',
+    ],
+    ids=["plain", "fields", "blank lines", "byte order mark", "surrogate pair"],
+)
+def test_a_document_with_a_long_first_line_reads_as_it_reads_whole(tmp_path, monkeypatch, text):
+    path = tmp_path / "p.json"
+    path.write_text(text, encoding="utf-8")
+    whole = read_predictions(path), read_prediction_lists(path, "model_answers" if "model_" in text else None)
+    monkeypatch.setattr(predictions_module, "LARGE_LINE_BYTES", 8)
+    assert (read_predictions(path), read_prediction_lists(path, "model_answers" if "model_" in text else None)) == whole
+
+
+def test_jsonl_lines_after_a_long_first_line_are_read_one_at_a_time(tmp_path, long_lines):
+    path = tmp_path / "p.jsonl"
+    path.write_text('{"q1": ["dog", "cat"]}\n{"q2": ["b"]}\n\n{"q3": []}\n')
+    assert [(qid, line) for _, qid, _, line in prediction_items(path, None)] == [("q1", 1), ("q2", 2), ("q3", 4)]
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('{"q1": ["dog", "cat"],\n"q2": ["b"', r"^\S*p\.json: malformed JSON"),  # cut short: no line 1
+        (
+            '{"q1": ["dog", "cat"],\n"q1": ["b"]}',
+            r"^\S*p\.json, question 'q1': duplicate question id \(first on line 1\)",  # where the first one is
+        ),
+        ('{"q1": ["dog", "cat"]}\n{"q2": ["b"]', r"^\S*p\.json, line 2: malformed JSON"),
+        ('{"q1": ["dog", "cat"]} {"q2": []}\n', r"^\S*p\.json, line 1: malformed JSON"),
+        ('{"q1": ["dog", "cat"]}\n{"q1": ["b"]}', r"p\.json, line 2, question 'q1': duplicate question id"),
+    ],
+    ids=["document cut short", "document duplicate", "jsonl line 2", "two values on line 1", "jsonl duplicate"],
+)
+def test_errors_after_a_long_first_line_name_the_line_only_for_jsonl(tmp_path, long_lines, text, message):
+    path = tmp_path / "p.json"
+    path.write_text(text)
+    with pytest.raises(DataFormatError, match=message):
+        read_predictions(path)
+
+
+def test_each_line_after_a_long_first_line_is_parsed_once(tmp_path, long_lines, monkeypatch):
+    parsed: list[str] = []
+    real_parse = predictions_module.parse_json
+    real_events = predictions_module.json_events
+
+    def parse_json(text, *args):
+        parsed.append(text.strip())
+        return real_parse(text, *args)
+
+    def json_events(stream, path, line):
+        parsed.append(f"stream from line {line}")
+        return real_events(stream, path, line)
+
+    monkeypatch.setattr(predictions_module, "parse_json", parse_json)
+    monkeypatch.setattr(predictions_module, "json_events", json_events)
+    path = tmp_path / "p.jsonl"
+    path.write_text('{"q1": ["dog", "cat"]}\n{"q":[]}\n')  # a second line of 8 bytes: not a long line
+    assert read_predictions(path) == {"q1": ["dog", "cat"], "q": []}
+    assert parsed == ["stream from line 1", '{"q":[]}']
+
+
+@pytest.mark.parametrize(
+    "text, lines",
+    # In a document, an answer list read before the value went past the first line keeps that line.
+    [('{"q1": ["dog", "cat"],\n"q2": ["b"]}\n', [1, None]), ('{"q1": ["dog", "cat"]}\n{"q2": ["b"]}\n', [1, 2])],
+    ids=["document", "jsonl"],
+)
+def test_a_long_first_line_of_a_gzip_file_is_told_the_same_way(tmp_path, long_lines, text, lines):
+    import gzip
+
+    path = tmp_path / "p.json.gz"
+    path.write_bytes(gzip.compress(text.encode()))
+    items = list(prediction_items(path, None))
+    assert [(qid, value, line) for _, qid, value, line in items] == [
+        ("q1", ["dog", "cat"], lines[0]),
+        ("q2", ["b"], lines[1]),
+    ]

@@ -72,17 +72,24 @@ def test_the_file_is_a_readable_cache_file_written_whole(tmp_path):
 @pytest.mark.parametrize(
     "rows, message",
     [
-        ([ENTITY, (("n", 2), "entity.n.01", ((("entity.n.01", 1, 0, False),), 1))], "synset names must be unique"),
+        (
+            [ENTITY, (("n", 2), "entity.n.01", ((("entity.n.01", 1, 0, False),), 1))],
+            "synset names must be unique: entity.n.01 is the name of n 1 and of n 2",
+        ),
         (
             [(("n", 1), "deep.n.01", ((("deep.n.01", 1 << 15, 0, False),), 1))],
             "depth or path length out of range at deep.n.01",
         ),
         ([(("n", 1), "neg.n.01", ((("neg.n.01", 1, -1, False),), 1))], "depth or path length out of range at neg.n.01"),
+        (
+            [ENTITY, ANIMAL, (("n", 9), "cat.n.01", ((("cat.n.01", 3, 0, False), ("feline.n.01", 2, 1, False)), 3))],
+            "the walk of cat.n.01 (n 9) names feline.n.01, which has no entry of its own",
+        ),
     ],
 )
 def test_a_table_that_cannot_be_written_leaves_no_file(tmp_path, rows, message):
     path = tmp_path / "walks.bin"
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(ValueError, match=re.escape(message)):
         write_walk_table(path, rows)
     assert list(tmp_path.iterdir()) == []
 

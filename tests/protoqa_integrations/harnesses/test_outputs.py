@@ -224,3 +224,78 @@ def test_the_answers_cap_holds_for_harness_outputs_with_their_line(tmp_path):
     with pytest.raises(DataFormatError, match=r"line 2, question 'q2': more than 10 answers"):
         read_system_file(path, max_answers=10)
     assert read_system_file(path, max_answers=11).harness.samples["q2"] == ["cat"] * 11
+
+
+def _count_parses(monkeypatch) -> list:
+    """Every parse of the readers: ``("line", text)`` for a value parsed whole, ``("stream", line)`` for one
+    parsed as it is read."""
+    from protoqa_core.io import predictions
+    from protoqa_integrations.harnesses import harness_logs, outputs
+
+    parses: list = []
+    for module in (predictions, outputs, harness_logs):
+        real = module.parse_json
+        monkeypatch.setattr(
+            module,
+            "parse_json",
+            lambda text, *args, real=real: parses.append(("line", text.strip())) or real(text, *args),
+        )
+    real_events = predictions.json_events
+    monkeypatch.setattr(
+        predictions,
+        "json_events",
+        lambda stream, path, line: parses.append(("stream", line)) or real_events(stream, path, line),
+    )
+    return parses
+
+
+@pytest.mark.parametrize("long_line", [8, None], ids=["long line of 8 bytes", "long line of 1 MB"])
+def test_a_document_whose_first_line_is_long_is_told_and_read_as_a_document_once(tmp_path, monkeypatch, long_line):
+    from protoqa_core.io import predictions
+    from protoqa_integrations.harnesses import outputs
+
+    answers = ["dog", "cat"] if long_line else ["an answer of some length"] * 48_000
+    if long_line:
+        monkeypatch.setattr(predictions, "LARGE_LINE_BYTES", long_line)
+        monkeypatch.setattr(outputs, "LARGE_LINE_BYTES", long_line)
+    path = tmp_path / "p.json"
+    path.write_text('{"q1": ' + json.dumps(answers) + ',\n"q2": ["b"]}\n')
+    assert path.read_bytes().index(b"\n") > (long_line or predictions.LARGE_LINE_BYTES)
+    parses = _count_parses(monkeypatch)
+    read = outputs.read_system_file(path)
+    assert read.format == "predictions" and read.document.lists() == {"q1": answers, "q2": ["b"]}
+    assert [kind for kind, _ in parses].count("stream") == 0  # the document parsed to tell the format is read
+
+
+@pytest.mark.parametrize("fmt", ["predictions", "lm-eval"])
+def test_a_file_too_large_to_parse_whole_has_each_line_parsed_once(tmp_path, monkeypatch, fmt):
+    from protoqa_integrations.harnesses import outputs
+
+    monkeypatch.setattr(outputs, "_WHOLE_BYTES", 200)  # told from its first line, then streamed
+    samples = {f"q{i}": ["dog", "cat"] for i in range(12)}
+    if fmt == "lm-eval":
+        text = _lm_eval_lines(samples)
+    else:
+        text = "".join(json.dumps({qid: answers}) + "\n" for qid, answers in samples.items())
+    path = tmp_path / "samples_protoqa_2026-01-01T00-00-00.jsonl"
+    path.write_text(text)
+    parses = _count_parses(monkeypatch)
+    read = outputs.read_system_file(path)
+    got = read.harness.samples if read.harness is not None else read.document.lists()
+    assert read.format == fmt and got == samples
+    assert sorted(parses) == sorted(("line", line) for line in text.splitlines())
+
+
+def test_a_large_file_whose_first_line_is_long_is_not_parsed_from_a_piece_of_it(tmp_path, monkeypatch):
+    from protoqa_core.io import predictions
+    from protoqa_integrations.harnesses import outputs
+
+    monkeypatch.setattr(outputs, "_WHOLE_BYTES", 64)
+    monkeypatch.setattr(outputs, "LARGE_LINE_BYTES", 16)
+    monkeypatch.setattr(predictions, "LARGE_LINE_BYTES", 16)
+    path = tmp_path / "p.jsonl"
+    path.write_text(json.dumps({"q0": ["dog"] * 20}) + "\n" + "".join(f'{{"q{i}":[]}}\n' for i in range(1, 8)))
+    parses = _count_parses(monkeypatch)
+    read = outputs.read_system_file(path)
+    assert read.document.lists() == {"q0": ["dog"] * 20, **{f"q{i}": [] for i in range(1, 8)}}
+    assert parses == [("stream", 1)] + [("line", f'{{"q{i}":[]}}') for i in range(1, 8)]

@@ -86,9 +86,16 @@ def vllm(monkeypatch):
         ({"tensor_parallel_size": 0}, "--tensor-parallel-size must be >= 1, got 0"),
         ({"pipeline_parallel_size": True}, "--pipeline-parallel-size must be >= 1, got True"),
         ({"data_parallel_size": "2"}, "--data-parallel-size must be >= 1, got '2'"),
-        ({"gpu_memory_utilization": 0}, r"--gpu-memory-utilization must be in \(0, 1\], got 0"),
-        ({"gpu_memory_utilization": 1.5}, r"--gpu-memory-utilization must be in \(0, 1\], got 1.5"),
+        ({"gpu_memory_utilization": 0}, r"--gpu-memory-utilization must be a number in \(0, 1\], got 0"),
+        ({"gpu_memory_utilization": 1.5}, r"--gpu-memory-utilization must be a number in \(0, 1\], got 1.5"),
         ({"max_model_len": 0}, "--max-model-len must be >= 1, got 0"),
+        # Like the integer options, a share given as text (a config file, a caller's string) is refused.
+        ({"gpu_memory_utilization": "0.5"}, r"--gpu-memory-utilization must be a number in \(0, 1\], got '0.5'"),
+        ({"gpu_memory_utilization": True}, r"--gpu-memory-utilization must be a number in \(0, 1\], got True"),
+        ({"gpu_memory_utilization": None}, r"--gpu-memory-utilization must be a number in \(0, 1\], got None"),
+        ({"gpu_memory_utilization": float("nan")}, r"--gpu-memory-utilization must be a number in \(0, 1\], got nan"),
+        ({"max_model_len": "4096"}, "--max-model-len must be >= 1, got '4096'"),
+        ({"max_model_len": 4096.0}, "--max-model-len must be >= 1, got 4096.0"),
     ],
 )
 def test_bad_settings_are_refused_before_vllm_is_imported(monkeypatch, options, message):

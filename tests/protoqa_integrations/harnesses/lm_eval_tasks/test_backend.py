@@ -8,6 +8,8 @@ transformers and torch (seconds), so these tests are marked slow.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from protoqa_integrations.generation.settings import STOP_STRINGS, PromptSamples, SamplingConfig
@@ -50,6 +52,83 @@ def test_nucleus_requests_with_the_protocol_stop_strings_get_their_sampling_conf
 )
 def test_requests_the_sampler_cannot_serve_as_asked_are_left_to_the_hf_backend(gen_kwargs):
     assert backend().sampling_config(gen_kwargs, 10, 5, 42) is None
+
+
+def test_a_setting_given_as_none_takes_its_default_and_top_k_zero_stays_off():
+    sampling_config = backend().sampling_config
+    unset = {"temperature": None, "top_p": None, "top_k": None, "max_gen_toks": None, "max_new_tokens": None}
+    config = sampling_config({**NUCLEUS, **unset}, 3, 2, 1)
+    assert (config.temperature, config.top_p, config.top_k, config.max_new_tokens) == (1.0, 1.0, 0, 10)
+    assert sampling_config({**NUCLEUS, "top_k": 0}, 3, 2, 1).top_k == 0
+    # lm-eval's --gen_kwargs parses numbers, but a Python caller may pass them as text.
+    config = sampling_config({**NUCLEUS, "temperature": "0.5", "top_k": "40", "max_gen_toks": "12"}, 3, 2, 1)
+    assert (config.temperature, config.top_k, config.max_new_tokens) == (0.5, 40, 12)
+    agreeing = sampling_config({**NUCLEUS, "max_gen_toks": 12, "max_new_tokens": 12}, 3, 2, 1)
+    assert agreeing.max_new_tokens == 12
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"max_gen_toks": 0}, "gen_kwargs max_gen_toks must be an integer >= 1, got 0"),
+        ({"max_gen_toks": None, "max_new_tokens": 0}, "gen_kwargs max_new_tokens must be an integer >= 1, got 0"),
+        ({"max_gen_toks": 10.5}, "gen_kwargs max_gen_toks must be an integer >= 1, got 10.5"),
+        ({"max_gen_toks": True}, "gen_kwargs max_gen_toks must be an integer >= 1, got True"),
+        ({"max_gen_toks": "ten"}, "gen_kwargs max_gen_toks must be an integer >= 1, got 'ten'"),
+        ({"max_gen_toks": 10, "max_new_tokens": 20}, "gen_kwargs max_gen_toks (10) and max_new_tokens (20) disagree"),
+        ({"temperature": 0}, "gen_kwargs temperature must be a number > 0 when do_sample is true, got 0"),
+        ({"temperature": "hot"}, "gen_kwargs temperature must be a number > 0 when do_sample is true, got 'hot'"),
+        ({"temperature": float("nan")}, "gen_kwargs temperature must be a number > 0 when do_sample is true, got nan"),
+        ({"temperature": [0.7]}, "gen_kwargs temperature must be a number > 0 when do_sample is true, got [0.7]"),
+        ({"top_p": 0}, "gen_kwargs top_p must be a number in (0, 1], got 0"),
+        ({"top_p": 1.5}, "gen_kwargs top_p must be a number in (0, 1], got 1.5"),
+        ({"top_p": "most"}, "gen_kwargs top_p must be a number in (0, 1], got 'most'"),
+        ({"top_k": -1}, "gen_kwargs top_k must be an integer >= 0 (0: off), got -1"),
+        ({"top_k": "all"}, "gen_kwargs top_k must be an integer >= 0 (0: off), got 'all'"),
+    ],
+)
+def test_a_setting_the_sampler_cannot_use_is_refused_with_its_key(changes, message):
+    from protoqa_integrations.generation.settings import GenerationError
+
+    with pytest.raises(GenerationError, match=re.escape(message)):
+        backend().sampling_config({**NUCLEUS, **changes}, 3, 2, 1)
+
+
+def test_the_runner_refuses_a_setting_from_gen_kwargs_without_a_traceback(dev3_gpt2, tmp_path):
+    import subprocess
+    import sys
+
+    from tests.support.offline import offline_env
+
+    backend()
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "protoqa_integrations.harnesses.lm_eval_tasks",
+            "run",
+            "--model",
+            "protoqa-hf",
+            "--model_args",
+            f"pretrained={dev3_gpt2}",
+            "--tasks",
+            "protoqa",
+            "--limit",
+            "1",
+            "--device",
+            "cpu",
+            "--gen_kwargs",
+            "max_gen_toks=0",
+        ],
+        cwd=tmp_path,
+        env=offline_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 2, result.stderr[-3000:]
+    assert "error: gen_kwargs max_gen_toks must be an integer >= 1, got 0" in result.stderr
+    assert "Traceback" not in result.stderr
 
 
 class Request:
