@@ -446,14 +446,14 @@ def _command_rounds(
                     f"  round {r + 1} {version:16s} --clustering {clustering:7s} {cpu:6.2f} s CPU, {rss:5.0f} MB "
                     f"(load {load:.1f})"
                 )
-    for version in versions:
+    for version, code in versions.items():
         if (version, "human") in best and (version, "gmeans") in best:
             (h_cpu, h_rss), (g_cpu, g_rss) = best[(version, "human")], best[(version, "gmeans")]
             print(
                 f"{version}: --clustering gmeans {g_cpu:.2f} s CPU, {g_rss:.0f} MB; human clusters {h_cpu:.2f} s, "
                 f"{h_rss:.0f} MB; ratio {g_cpu / h_cpu:.2f}x CPU (goal <= 2x, <= 250 MB)"
             )
-            if floor is not None:
+            if floor is not None and code == REPO:  # the floor is this checkout's encoder's
                 print(
                     f"  least ratio any exact float32 encoder allows: {(h_cpu + floor['floor_cpu_s']) / h_cpu:.2f}x "
                     f"(human clusters {h_cpu:.2f} s + encoder floor {floor['floor_cpu_s']:.2f} s); measured "
