@@ -149,8 +149,8 @@ def lloyd_step(
     for j, (start, end) in enumerate(zip([0, *ends[:-1]], ends, strict=True)):
         if end > start:
             centers_new[j] = grouped[start:end].sum(axis=0) + 0.0
-    empty = () if counts.all() else np.flatnonzero(weight == 0)
-    if len(empty):
+    if not counts.all():
+        empty = np.flatnonzero(weight == 0)
         far = ((X - centers_old[labels]) ** 2).sum(axis=1)
         farthest = np.argpartition(far, -len(empty))[: -len(empty) - 1 : -1]
         if np.max(far) != 0:
