@@ -340,15 +340,9 @@ def _streamed_items(
                 raise DataFormatError("answers must be a list, got dict", path, line, qid)
             first_group = first_group or qid
             groups.append(qid)
-            if qid == best or (field == EVERY_FIELD and qid in PREDICTION_FIELDS):
-                mode = "yield"
-            elif field == EVERY_FIELD:
-                mode = "extra"
+            mode = _group_mode(qid, field, best, groups[:-1])
+            if mode == "extra":
                 extras[qid] = {}
-            elif field is None and qid in PREDICTION_FIELDS and _rank(qid) < min(map(_rank, groups[:-1]), default=9):
-                mode = "stage"
-            else:
-                mode = "skip"
             continue
         if group is None:
             if first_group is not None:
@@ -384,6 +378,17 @@ def _streamed_items(
         yield from ((chosen, qid, value, line) for qid, value in stage.items(chosen))
     if stage is not None:
         stage.close()
+
+
+def _group_mode(group: str, field: Optional[str], best: str, earlier: list[str]) -> str:
+    """``"yield"``, ``"extra"``, ``"stage"`` or ``"skip"``: what :func:`_streamed_items` does with ``group``."""
+    if group == best or (field == EVERY_FIELD and group in PREDICTION_FIELDS):
+        return "yield"
+    if field == EVERY_FIELD:
+        return "extra"
+    if field is None and group in PREDICTION_FIELDS and _rank(group) < min(map(_rank, earlier), default=9):
+        return "stage"
+    return "skip"
 
 
 def _rank(group: str) -> int:

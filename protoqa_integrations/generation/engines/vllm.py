@@ -38,6 +38,28 @@ def _first_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
+def _check_options(sizes: tuple[int, int, int], share: float, max_model_len: Optional[int]) -> None:
+    """Refuse engine options vLLM would misread: types first, so text is refused, not compared or converted.
+
+    ``sizes`` are the tensor, pipeline and data parallel sizes.
+
+    >>> _check_options((1, 1, 1), "0.5", None)
+    Traceback (most recent call last):
+    ...
+    protoqa_integrations.generation.engines.base.EngineError: --gpu-memory-utilization must be a number in (0, 1], got '0.5'
+    """
+    names = ("--tensor-parallel-size", "--pipeline-parallel-size", "--data-parallel-size")
+    for option, value in zip(names, sizes, strict=True):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise EngineError(f"{option} must be >= 1, got {value!r}")
+    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
+        raise EngineError(f"--gpu-memory-utilization must be a number in (0, 1], got {share!r}")
+    if max_model_len is not None and (
+        isinstance(max_model_len, bool) or not isinstance(max_model_len, int) or max_model_len < 1
+    ):
+        raise EngineError(f"--max-model-len must be >= 1, got {max_model_len!r}")
+
+
 class VLLMEngine(Engine):
     """vLLM's ``LLM`` on ``model`` (Hub id or local folder; no remote code).
 
@@ -83,21 +105,9 @@ class VLLMEngine(Engine):
         enforce_eager: bool = False,
     ) -> None:
         super().__init__()
-        for option, value in (
-            ("--tensor-parallel-size", tensor_parallel_size),
-            ("--pipeline-parallel-size", pipeline_parallel_size),
-            ("--data-parallel-size", data_parallel_size),
-        ):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise EngineError(f"{option} must be >= 1, got {value!r}")
-        # Types first, as for the sizes above: text is refused, not compared or converted.
-        share = gpu_memory_utilization
-        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
-            raise EngineError(f"--gpu-memory-utilization must be a number in (0, 1], got {share!r}")
-        if max_model_len is not None and (
-            isinstance(max_model_len, bool) or not isinstance(max_model_len, int) or max_model_len < 1
-        ):
-            raise EngineError(f"--max-model-len must be >= 1, got {max_model_len!r}")
+        _check_options(
+            (tensor_parallel_size, pipeline_parallel_size, data_parallel_size), gpu_memory_utilization, max_model_len
+        )
         self.model_name, self.revision, self.chat = model, revision, chat
         self.settings = {
             "tensor_parallel_size": tensor_parallel_size,
