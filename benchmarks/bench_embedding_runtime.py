@@ -29,6 +29,16 @@ answers and the GPT-2 XL one-shot samples. Last, the goal's figure: the ``probev
 command on CFC dev (GPT-2 XL samples) with ``--clustering gmeans``, whole process, CPU
 and peak memory, beside the same command with the human clusters, alternated.
 
+Beside that figure, its floor, measured in the same run (in a process of its own, as
+``bench_roberta.py`` measures the ``roberta`` one, with the same code in
+``benchmarks/encoder_floor.py``): the tokens the G-means path encodes on that input (its
+distinct answer strings, on the numpy runtime), the FLOPs of the encoder's products per
+token, and the single-thread sgemm rate measured now, hence the least CPU any exact float32
+encoder of these weights can take. The G-means path does all the human path's work (the
+WordNet matching) and encodes on top of it, so the least ratio to the human path that
+any exact float32 encoder allows is ``(human CPU + floor) / human CPU``; it is printed and
+recorded beside the measured ratio.
+
 A lighter runtime matches when, on every setting and split, each question gets the same
 clusters (the same answers grouped together) as with torch and each question's KL is
 within 1e-4 of torch's. The tolerance is fixed here, before any figure was seen. Where
@@ -63,6 +73,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
+from encoder_floor import counted_work, describe, encoder_floor  # noqa: E402
 from process_timing import ResultsFile, extract_revision  # noqa: E402
 
 RUNTIMES = ("torch", "numpy", "numpy-seed1", "onnxruntime", "model2vec")
@@ -176,6 +187,27 @@ def child_probeval(runtime: str, work: Path, data: Path, out: Path) -> None:
             }
     results["cpu_s"] = time.process_time() - started
     out.write_text(json.dumps(results), encoding="utf-8")
+
+
+def child_floor(data: Path, out: Path) -> None:
+    """The encoder floor of ``probeval --clustering gmeans`` on CFC dev (GPT-2 XL samples): this process
+    does that evaluation on the numpy runtime, counts what it encoded, and times sgemm."""
+    from cfc_probeval import evaluate_probeval, read_samples, read_targets
+    from cfc_probeval.embedders import SentenceTransformerEmbedder
+    from protoqa_core.similarity.numpy_encoder import load_numpy_transformer
+
+    cfc = data / "cfc"
+    embedder = SentenceTransformerEmbedder(runtime="numpy")
+    evaluate_probeval(
+        read_targets(cfc / "dev.targets.jsonl"),
+        read_samples(cfc / "dev.predictions.gpt2-xl.oneshot.json"),
+        clustering="gmeans",
+        embedder=embedder,
+        ignore_unknown=True,
+    )
+    network = load_numpy_transformer(embedder.location)
+    floor = encoder_floor(network, counted_work(network))
+    out.write_text(json.dumps({"strings": embedder.num_embedded, **floor}), encoding="utf-8")
 
 
 def prepare(work: Path, runtimes: tuple[str, ...]) -> None:
@@ -292,6 +324,7 @@ def main() -> None:
     parser.add_argument("--skip-costs", action="store_true", help="only the ProbEval comparison")
     parser.add_argument("--child", nargs=2, metavar=("RUNTIME", "OUT"), help=argparse.SUPPRESS)
     parser.add_argument("--prepare", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--floor-child", type=Path, metavar="OUT", help=argparse.SUPPRESS)
     args = parser.parse_args()
     runtimes = tuple(r.strip() for r in args.runtimes.split(",") if r.strip())
     unknown = sorted(set(runtimes) - set(RUNTIMES))
@@ -301,6 +334,9 @@ def main() -> None:
     work = (args.work or Path(tempfile.gettempdir()) / "protoqa-embedding-runtimes").absolute()
     if args.prepare:
         prepare(work, runtimes)
+        return
+    if args.floor_child:
+        child_floor(args.data_dir.absolute(), args.floor_child)
         return
     if args.child:
         child_probeval(args.child[0], work, args.data_dir.absolute(), Path(args.child[1]))
@@ -330,7 +366,8 @@ def main() -> None:
             versions = {f"baseline {args.baseline_ref}": baseline, **versions}
         if not args.skip_costs:
             _load_rounds(args.python, work, env, args.rounds, runtimes)
-            _command_rounds(args.python, args.data_dir.absolute(), env, args.rounds, versions, results)
+            floor = _floor(me, env, Path(tmp), results)
+            _command_rounds(args.python, args.data_dir.absolute(), env, args.rounds, versions, results, floor)
         if not args.skip_probeval:
             _probeval_runs(me, env, runtimes, baseline, args.baseline_ref, results)
 
@@ -353,8 +390,29 @@ def _load_rounds(python: Path, work: Path, env: dict[str, str], rounds: int, run
         print(f"{runtime:12s} {cpu:6.2f} s CPU, {rss:5.0f} MB peak{ratio}")
 
 
+def _floor(me: list[str], env: dict[str, str], tmp: Path, results: ResultsFile) -> dict[str, float] | None:
+    """The G-means path's encoder floor, from a process of its own; a row of ``results``."""
+    out = tmp / "floor.json"
+    _, _, status, last = measure([*me, "--floor-child", str(out)], env)
+    if status != 0:
+        print(f"\nencoder floor: exit {status}: {last}")
+        return None
+    floor = json.loads(out.read_text(encoding="utf-8"))
+    print(
+        f"\nencoder floor of probeval --clustering gmeans on CFC dev: {floor['strings']:,} strings, {describe(floor)}"
+    )
+    results.add({"case": "encoder_floor", "path": "probeval --clustering gmeans, CFC dev", **floor})
+    return floor
+
+
 def _command_rounds(
-    python: Path, data: Path, env: dict[str, str], rounds: int, versions: dict[str, Path], results: ResultsFile
+    python: Path,
+    data: Path,
+    env: dict[str, str],
+    rounds: int,
+    versions: dict[str, Path],
+    results: ResultsFile,
+    floor: dict[str, float] | None = None,
 ) -> None:
     """The goal's figure: ``probeval`` on CFC dev with G-means (the default runtime) beside human clusters,
     for each version (this checkout, and the baseline when given), alternated; every run is a row of ``results``."""
@@ -388,13 +446,19 @@ def _command_rounds(
                     f"  round {r + 1} {version:16s} --clustering {clustering:7s} {cpu:6.2f} s CPU, {rss:5.0f} MB "
                     f"(load {load:.1f})"
                 )
-    for version in versions:
+    for version, code in versions.items():
         if (version, "human") in best and (version, "gmeans") in best:
             (h_cpu, h_rss), (g_cpu, g_rss) = best[(version, "human")], best[(version, "gmeans")]
             print(
                 f"{version}: --clustering gmeans {g_cpu:.2f} s CPU, {g_rss:.0f} MB; human clusters {h_cpu:.2f} s, "
                 f"{h_rss:.0f} MB; ratio {g_cpu / h_cpu:.2f}x CPU (goal <= 2x, <= 250 MB)"
             )
+            if floor is not None and code == REPO:  # the floor is this checkout's encoder's
+                print(
+                    f"  least ratio any exact float32 encoder allows: {(h_cpu + floor['floor_cpu_s']) / h_cpu:.2f}x "
+                    f"(human clusters {h_cpu:.2f} s + encoder floor {floor['floor_cpu_s']:.2f} s); measured "
+                    f"{g_cpu / h_cpu:.2f}x"
+                )
 
 
 def _probeval_runs(

@@ -56,6 +56,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
+from encoder_floor import counted_work, describe, encoder_floor  # noqa: E402
 from process_timing import ResultsFile, extract_revision  # noqa: E402
 
 from protoqa_core.io import data as data_location  # noqa: E402
@@ -108,11 +109,7 @@ def main() -> int:
     )
     protoqa, result = first
     network = load_numpy_transformer(protoqa._per_question.encoder.path)
-    counted = {  # the first run's work; later runs encode again in the same network
-        "tokens": network.tokens_encoded,
-        "tokens_finished": network.tokens_finished,
-        "multiply_adds": network.multiply_adds(),
-    }
+    counted = counted_work(network)  # the first run's work; later runs encode again in the same network
     _timed("roberta, same object again (cached)", lambda: protoqa.evaluate(targets, predictions))
     again = _timed(
         "roberta, fresh object (model loaded; encoding and fits)",
@@ -123,13 +120,8 @@ def main() -> int:
         "roberta, fresh object with the papers' length scale 1 (model loaded; encoding and fits)",
         lambda: ProtoQA("roberta", "paper", encoder=encoder, length_scale=1.0).evaluate(targets, predictions),
     )
-    floor = _encoder_floor(protoqa._per_question.encoder.path, counted)
-    print(
-        f"  floor: {floor['tokens']:,} tokens encoded ({floor['tokens_finished']:,} finished in the last layer), "
-        f"{floor['mflop_per_token']:.1f} MFLOP a token, {floor['gflop']:.0f} GFLOP in all; sgemm "
-        f"{floor['sgemm_gflops']:.0f} GFLOPS on one thread now: at least {floor['floor_cpu_s']:.1f} s of CPU "
-        "for any exact float32 run"
-    )
+    floor = encoder_floor(network, counted)
+    print(f"  floor: {describe(floor)}")
     print(f"\n{result.signature}")
     print(f"{'metric':16} {'roberta':>8} {'l=1':>8} {'wordnet':>8}  (ProtoQA dev)")
     for name, value in result.scores.items():
@@ -144,44 +136,6 @@ def main() -> int:
         check=False,
     )
     return 0
-
-
-def _encoder_floor(path: str, counted: dict[str, int]) -> dict[str, float]:
-    """The least CPU the encoder's products can take: their FLOPs at the sgemm rate measured now.
-
-    The rate is that of ``x @ w`` for each weight of the first layer (one BLAS thread,
-    1024 rows, float32, the best of five timings), the FLOPs of all four over their time.
-    """
-    import numpy as np
-
-    from protoqa_core.similarity.numpy_encoder import blas_threads
-
-    network = load_numpy_transformer(path)
-    layer = network._layers[0]
-    rng = np.random.default_rng(0)
-    flops = seconds = 0.0
-    with blas_threads(1):
-        for name in ("qkv", "out", "up", "down"):
-            weight = layer[name]
-            rows = rng.standard_normal((1024, weight.shape[0])).astype(np.float32)
-            rows @ weight  # the weight's pages are read once before timing
-            best = min(_product_seconds(rows, weight) for _ in range(5))
-            flops, seconds = flops + 2.0 * rows.shape[0] * weight.shape[0] * weight.shape[1], seconds + best
-    rate, total = flops / seconds, 2.0 * counted["multiply_adds"]
-    return {
-        "tokens": counted["tokens"],
-        "tokens_finished": counted["tokens_finished"],
-        "mflop_per_token": total / max(counted["tokens"], 1) / 1e6,
-        "gflop": total / 1e9,
-        "sgemm_gflops": rate / 1e9,
-        "floor_cpu_s": total / rate,
-    }
-
-
-def _product_seconds(rows, weight) -> float:
-    start = time.process_time()
-    rows @ weight
-    return time.process_time() - start
 
 
 def _measure(cmd: list[str], code: Path = REPO) -> tuple[float, float, int, bytes]:

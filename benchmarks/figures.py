@@ -227,6 +227,19 @@ def embedding_paths_table(data: dict[str, Any]) -> str:
             f"| {version} | {_s(human['cpu_s'])}, {_mb(human['peak_mb'])} | {_s(gmeans['cpu_s'])}, "
             f"{_mb(gmeans['peak_mb'])} | {gmeans['cpu_s'] / human['cpu_s']:.2f}x | {_rounds(pair['gmeans'])} |"
         )
+    floor = next((row for row in data["rows"] if row["case"] == "encoder_floor"), None)
+    here = runs.get("this version", {})
+    if floor is not None and "human" in here and "gmeans" in here:
+        human, gmeans = _least(here["human"])["cpu_s"], _least(here["gmeans"])["cpu_s"]
+        lines += [
+            "",
+            f"The floor of the G-means path: {floor['strings']:,} answer strings, {floor['tokens']:,} tokens encoded, "
+            f"{floor['mflop_per_token']:.1f} MFLOP a token, {floor['gflop']:.0f} GFLOP of matrix products, at the "
+            f"{floor['sgemm_gflops']:.0f} GFLOPS of single-thread sgemm measured in the same run: at least "
+            f"{floor['floor_cpu_s']:.2f} s of CPU for any exact float32 encoder of these weights. With the human "
+            f"path's {human:.2f} s, that allows no ratio below **{(human + floor['floor_cpu_s']) / human:.2f}x** "
+            f"(measured: {gmeans / human:.2f}x).",
+        ]
     compared = [row for row in data["rows"] if row["case"] == "results_compared"]
     if compared:
         lines += [

@@ -360,7 +360,8 @@ class _SplittingKMeans(Clusterer):
             for j, center in enumerate(centers):
                 new_centers.extend(split[j] if j in split else [center])
             model = kmeans(vectors, len(new_centers), self.seed, init=np.asarray(new_centers))
-            if len(np.unique(model.labels_)) <= len(centers):
+            # (Counted with bincount: numpy's unique imports numpy.ma, 10 ms, on its first call.)
+            if np.count_nonzero(np.bincount(model.labels_)) <= len(centers):
                 return labels  # the refit merged the split back: no progress
 
 
@@ -449,28 +450,56 @@ class GMeansClusterer(_SplittingKMeans):
 
 
 def anderson_normal_statistic(x: np.ndarray) -> float:
-    """``scipy.stats.anderson(x, "norm").statistic``, bit for bit, without its fit result and p-value.
+    """``scipy.stats.anderson(x, "norm").statistic``, without its fit result and p-value, nor SciPy.
 
     The same operations: sort, standardize with the mean and the ``ddof=1`` standard
-    deviation, ``log_ndtr`` of both tails (what ``scipy.stats.norm.logcdf`` and
-    ``logsf`` evaluate for finite values), and the same weighted sum. A G-means run
-    takes this test a few times per question; scipy's generic distribution machinery
-    around it cost more than the K-means fits.
+    deviation, the log normal CDF of both tails (:func:`_log_ndtr`, SciPy's
+    ``log_ndtr`` formulas on the standard library's ``erfc``), and the same weighted sum;
+    it agrees with SciPy's to 1e-12 relative (the tests check it where SciPy is installed).
+    A G-means run takes this test a few times per question: SciPy's generic distribution
+    machinery cost more than the K-means fits, and importing ``scipy.special`` alone
+    about 0.2 s of CPU, a third of G-means's work on a data set.
 
     >>> round(anderson_normal_statistic(np.array([0.1, 0.4, 0.2, 0.9, 0.5])), 6)
     0.238667
     """
-    from scipy.special import log_ndtr
-
     y = np.sort(x)
     xbar = np.mean(x, axis=0)
     N = len(y)
     s = np.std(x, ddof=1, axis=0)
-    w = (y - xbar) / s
-    logcdf = log_ndtr(w)
-    logsf = log_ndtr(-w)
+    w = ((y - xbar) / s).tolist()
+    logcdf = np.array([_log_ndtr(v) for v in w])
+    logsf = np.array([_log_ndtr(-v) for v in w])
     i = np.arange(1, N + 1)
     return float(-N - np.sum((2 * i - 1.0) / N * (logcdf + logsf[::-1]), axis=0))
+
+
+_SQRT_HALF = math.sqrt(0.5)
+_LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
+
+
+def _log_ndtr(x: float) -> float:
+    """The log of the standard normal CDF at ``x``, as ``scipy.special.log_ndtr`` evaluates it.
+
+    SciPy takes ``log1p(-erfc(x/sqrt 2)/2)`` from -1 up and ``log(erfcx(-x/sqrt 2)/2) - x^2/2``
+    below; ``log(erfc(-x/sqrt 2)/2)`` is the same value until ``erfc`` nears underflow, so
+    below -20 the asymptotic series of the Mills ratio takes over (its terms shrink to
+    below 1e-17 long before they diverge).
+
+    >>> _log_ndtr(0.0) == math.log(0.5), round(_log_ndtr(-40.0), 6)
+    (True, -804.608442)
+    """
+    if x < -20.0:
+        inverse_square, term, total, k = 1.0 / (x * x), 1.0, 1.0, 1
+        while abs(term) > 1e-17:
+            term *= -(2 * k - 1) * inverse_square
+            total += term
+            k += 1
+        return -0.5 * x * x - math.log(-x) - _LOG_SQRT_2PI + math.log(total)
+    t = x * _SQRT_HALF
+    if x < -1.0:
+        return math.log(math.erfc(-t) / 2)
+    return math.log1p(-math.erfc(t) / 2)
 
 
 def make_clusterer(name: str, **options: Any) -> Optional[Clusterer]:

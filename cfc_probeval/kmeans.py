@@ -120,7 +120,7 @@ def lloyd_step(
 ) -> None:
     """One Lloyd iteration as ``sklearn.cluster._k_means_lloyd.lloyd_iter_chunked_dense`` on one thread,
     unit weights: labels from the nearest old center, then (when ``centers_new`` is given) the new
-    centers and how far each moved, all in place.
+    centers and (when ``center_shift`` is given) how far each moved, all in place.
 
     Distances are ``||c||^2 - 2 x.c`` (the argmin does not need ``||x||^2``), the first
     nearest center winning ties; a center is the sum of its points in input order times
@@ -135,7 +135,7 @@ def lloyd_step(
     distances *= -2.0
     distances += np.einsum("ij,ij->i", centers_old, centers_old)
     labels[:] = distances.argmin(axis=1)
-    if centers_new is None or center_shift is None:
+    if centers_new is None:
         return
     k = len(centers_old)
     counts = np.bincount(labels, minlength=k)
@@ -149,8 +149,8 @@ def lloyd_step(
     for j, (start, end) in enumerate(zip([0, *ends[:-1]], ends, strict=True)):
         if end > start:
             centers_new[j] = grouped[start:end].sum(axis=0) + 0.0
-    empty = np.flatnonzero(weight == 0)
-    if len(empty):
+    if not counts.all():
+        empty = np.flatnonzero(weight == 0)
         far = ((X - centers_old[labels]) ** 2).sum(axis=1)
         farthest = np.argpartition(far, -len(empty))[: -len(empty) - 1 : -1]
         if np.max(far) != 0:
@@ -169,7 +169,8 @@ def lloyd_step(
                 centers_new[j] *= 1.0 / weight[j]
             else:
                 centers_new[j] = centers_new[heaviest]
-    center_shift[:] = np.sqrt(_squared_row_distances(centers_new, centers_old))
+    if center_shift is not None:
+        center_shift[:] = np.sqrt(_squared_row_distances(centers_new, centers_old))
 
 
 _PER_THREAD = threading.local()
@@ -225,11 +226,13 @@ def _lloyd(
             known = after_first_step.get(state)
             if known is not None:
                 return known[0].copy(), known[1], known[2].copy()
-        lloyd_step(X, centers, centers_new, labels, center_shift)
-        centers, centers_new = centers_new, centers
+        lloyd_step(X, centers, centers_new, labels, None)
         if (labels == labels_old).all():
             strict_convergence = True
+            centers = centers_new  # how far the centers moved is not needed then
             break
+        center_shift[:] = np.sqrt(_squared_row_distances(centers_new, centers))
+        centers, centers_new = centers_new, centers
         if (center_shift**2).sum() <= tol:
             break
         labels_old[:] = labels

@@ -66,3 +66,25 @@ def test_the_figures_that_drifted_are_no_longer_quoted_by_hand():
     outside = re.sub(r"<!-- figures: .*?<!-- /figures -->", "", metric_page, flags=re.S)
     for phrase in ("about 7 s of CPU and 250 MB", "144 MB", "169 MB", "1,777 MB"):
         assert phrase not in outside, phrase
+
+
+def test_the_embedding_table_sets_the_encoder_floor_beside_the_measured_ratio():
+    """The G-means path's least possible ratio, (human CPU + floor) / human CPU, beside the one measured."""
+    figures = _figures()
+    run = {"case": "probeval_cfc_dev", "version": "this version", "round": 1, "load": 1.0, "peak_mb": 100}
+    data = {
+        "started": "then",
+        "finished": "later",
+        "command": "python benchmarks/bench_embedding_runtime.py",
+        "machine": "a machine",
+        "rows": [
+            {"case": "encoder_floor", "strings": 1657, "tokens": 7325, "tokens_finished": 7325}
+            | {"mflop_per_token": 21.3, "gflop": 155.9, "sgemm_gflops": 130.0, "floor_cpu_s": 1.2},
+            run | {"clustering": "human", "cpu_s": 1.5},
+            run | {"clustering": "gmeans", "cpu_s": 4.5},
+        ],
+    }
+    table = figures.embedding_paths_table(data)
+    assert "| this version | 1.5 s, 100 MB | 4.5 s, 100 MB | 3.00x |" in table
+    assert "1,657 answer strings, 7,325 tokens encoded" in table
+    assert "at least 1.20 s of CPU" in table and "no ratio below **1.80x** (measured: 3.00x)" in table
