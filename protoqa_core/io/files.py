@@ -68,6 +68,8 @@ class DataFormatError(ValueError):
         if question_id is not None:
             where.append(f"question {question_id!r}")
         super().__init__(f"{', '.join(where)}: {message}" if where else message)
+        self.message = message
+        """The message without its place, for an error that names another place."""
         self.path, self.line, self.question_id = path, line, question_id
 
 

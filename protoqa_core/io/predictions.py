@@ -162,10 +162,7 @@ def _first_value_items(
     except DataFormatError as exc:
         if not first_value.spans_lines or exc.line is None:
             raise
-        where = ", ".join(
-            [str(path), f"line {exc.line}", *([f"question {exc.question_id!r}"] if exc.question_id else [])]
-        )
-        raise type(exc)(str(exc).removeprefix(where + ": "), path, None, exc.question_id) from None
+        raise type(exc)(exc.message, path, None, exc.question_id) from None
 
 
 class _FirstValue(io.RawIOBase):

@@ -167,9 +167,8 @@ def _whole_probe(text: str, path: Path, number: int, first_line: str) -> _Probe:
         try:
             return _Probe(first=parse_json(first_line, path, number))
         except MalformedJSONError:
-            where = f"{path}, line {whole_error.line}: " if whole_error.line is not None else f"{path}: "
             raise DataFormatError(
-                f"{str(whole_error).removeprefix(where)}: the file is cut short or is not JSON; {_EXPECTED}",
+                f"{whole_error.message}: the file is cut short or is not JSON; {_EXPECTED}",
                 path,
                 whole_error.line,
             ) from None

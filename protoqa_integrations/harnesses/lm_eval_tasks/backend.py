@@ -72,35 +72,30 @@ def sampling_config(gen_kwargs: dict, num_samples: int, batch_size: int, seed: i
 
 
 def _integer(gen_kwargs: dict, key: str, minimum: int, requirement: str) -> int | None:
-    """``gen_kwargs[key]`` as an int (an int, or its text), None when absent or None; GenerationError otherwise."""
-    value = gen_kwargs.get(key)
-    if value is None:
-        return None
-    number: int | None = None
-    if isinstance(value, int) and not isinstance(value, bool):
-        number = value
-    elif isinstance(value, str):
-        try:
-            number = int(value.strip())
-        except ValueError:
-            number = None
-    if number is None or number < minimum:
-        raise GenerationError(f"gen_kwargs {key} must be {requirement}, got {value!r}")
-    return number
+    """``gen_kwargs[key]`` as an int (an int, or its text) of at least ``minimum``: see :func:`_setting`."""
+    number = _setting(gen_kwargs, key, int, lambda x: x >= minimum, requirement)
+    return None if number is None else int(number)
 
 
 def _number(gen_kwargs: dict, key: str, valid: Callable[[float], bool], requirement: str) -> float | None:
-    """``gen_kwargs[key]`` as a finite float (a number, or its text), None when absent or None; GenerationError
-    otherwise."""
+    """``gen_kwargs[key]`` as a float (a number, or its text) that is ``valid``: see :func:`_setting`."""
+    return _setting(gen_kwargs, key, float, valid, requirement)
+
+
+def _setting(
+    gen_kwargs: dict, key: str, kind: type[int] | type[float], valid: Callable[[float], bool], requirement: str
+) -> float | None:
+    """``gen_kwargs[key]`` as a finite ``kind`` (an int, a float where ``kind`` is float, or the text of
+    one), None when absent or None; GenerationError naming the key otherwise."""
     value = gen_kwargs.get(key)
     if value is None:
         return None
     number: float | None = None
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        number = float(value)
+    if isinstance(value, (int, kind)) and not isinstance(value, bool):
+        number = kind(value)
     elif isinstance(value, str):
         try:
-            number = float(value.strip())
+            number = kind(value.strip())
         except ValueError:
             number = None
     if number is None or not math.isfinite(number) or not valid(number):

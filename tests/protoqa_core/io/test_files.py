@@ -35,6 +35,13 @@ def test_the_error_names_file_line_and_question_in_that_order():
     assert str(DataFormatError("bad count")) == "bad count"
 
 
+def test_the_error_keeps_its_message_without_the_place_for_a_reraise_elsewhere():
+    error = DataFormatError("bad count: 1, 2", "t.jsonl", 4, "q1")
+    assert error.message == "bad count: 1, 2"
+    moved = DataFormatError(error.message, "t.jsonl", None, error.question_id)
+    assert str(moved) == "t.jsonl, question 'q1': bad count: 1, 2"
+
+
 def test_short_repr_bounds_a_hostile_value():
     text = short_repr("x" * 1_000_000)
     assert len(text) < 80 and text.startswith("'xxx")
