@@ -44,7 +44,7 @@ from protoqa_core.io.predictions import read_prediction_document
 from .checks import check_settings
 from .clustering import clustering_options, describe_option
 from .defaults import AUTO, DEFAULTS
-from .errors import ProbEvalWarning
+from .errors import ProbEvalWarning, ScoreMeaningWarning
 from .inputs import SAMPLE_FIELDS, read_samples, read_targets, reconcile_sample_ids, sample_fields
 from .registry import CLUSTERINGS, MATCHINGS, clustering_choices
 from .results import ProbEvalResult
@@ -56,8 +56,8 @@ _DESCRIPTION = (
     "over answer clusters (lower is better)."
 )
 _COMPARE_DESCRIPTION = (
-    "Compare two systems' ProbEval KL on the questions both answered: each mean, the "
-    "difference KL(A) - KL(B) (negative favours A), its 95% bootstrap confidence "
+    "Compare two systems' ProbEval KL on the same questions, at the same number of samples per question: "
+    "each mean, the difference KL(A) - KL(B) (negative favours A), its 95% bootstrap confidence "
     "interval and a paired bootstrap p-value."
 )
 
@@ -107,8 +107,9 @@ def _add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_input_options(
         parser,
-        unanswered="as an empty CFC sample: its ProbEval KL is that of the smoothed empty distribution",
-        quiet="progress reports and no warnings",
+        unanswered="refuse the file, since a score over part of the questions is not the data set's; the "
+        "signature's n: names how many were scored",
+        quiet="progress reports and the warnings that do not change what the score means",
     )
     parser.add_argument("--json", action="store_true", help="print a JSON object (kl, num_questions, signature, ...)")
     add_per_question_option(parser, "every question's clusters, P_G, P_H and matches: .csv/.tsv table or JSONL")
@@ -250,6 +251,18 @@ def _add_compare_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="drop predictions for question ids that are not in the targets, with a warning (default: error)",
     )
+    parser.add_argument(
+        "--only-common",
+        action="store_true",
+        help="compare on the questions both systems answer (default: both must answer every question)",
+    )
+    parser.add_argument(
+        "--accept-mismatch",
+        choices=["samples"],
+        default=None,
+        help="compare systems scored at different sample counts per question anyway; the signature marks it "
+        "(default: an error, since KL depends on the number of samples)",
+    )
     parser.add_argument("--resamples", type=int_at_least(1, 10**7), default=1000, help="bootstrap resamples")
     parser.add_argument("--seed", type=int_at_least(0), default=12345, help="bootstrap seed")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -277,11 +290,20 @@ def _compare(args: argparse.Namespace) -> int:
         usable = {qid: t for qid, t in targets.items() if t.total > 0 and (t.clusters or pe.clusterer is not None)}
         if not any(qid in systems[0] and qid in systems[1] for qid in usable):
             raise ValueError(f"{args.targets}: no question with target answers was answered by both systems")
-        r = compare_probeval(usable, systems[0], systems[1], pe, resamples=args.resamples, seed=args.seed)
+        r = compare_probeval(
+            usable,
+            systems[0],
+            systems[1],
+            pe,
+            resamples=args.resamples,
+            seed=args.seed,
+            only_common=args.only_common,
+            accept_samples=args.accept_mismatch == "samples",
+        )
     except (DataFormatError, FileNotFoundError, ValueError, ImportError) as exc:
         print(f"probeval compare: error: {exc}", file=sys.stderr)
         return 2
-    signature = f"{pe.signature(r.num_questions)}|bootstrap:{args.resamples}|seed:{args.seed}"
+    signature = f"{r.signature}|bootstrap:{args.resamples}|seed:{args.seed}"
     out = {
         "a": args.predictions_a,
         "b": args.predictions_b,
@@ -292,6 +314,7 @@ def _compare(args: argparse.Namespace) -> int:
         "ci_high": r.difference.high,
         "p_value": r.p_value,
         "num_questions": r.num_questions,
+        "num_samples": list(r.num_samples),
         "signature": signature,
     }
     if args.json:
@@ -301,10 +324,19 @@ def _compare(args: argparse.Namespace) -> int:
         print(
             f"KL(A) {r.mean_a:.4f}   KL(B) {r.mean_b:.4f}   A - B {r.difference.mean:+.4f}   "
             f"95% CI [{r.difference.low:+.4f}, {r.difference.high:+.4f}]   p {r.p_value:.3f}   "
-            f"({r.num_questions} questions; lower KL is better)"
+            f"({r.num_questions} questions, {_samples_text(r.num_samples)}; lower KL is better)"
         )
         print(f"\n{signature}")
     return 0
+
+
+def _samples_text(counts: tuple[int, int]) -> str:
+    """The sample counts of a comparison, for its summary line.
+
+    >>> _samples_text((100, 100)), _samples_text((100, 30))
+    ('100 samples each', '100 and 30 samples each')
+    """
+    return f"{counts[0]} samples each" if counts[0] == counts[1] else f"{counts[0]} and {counts[1]} samples each"
 
 
 def _clusters_line(result: ProbEvalResult) -> str:
@@ -339,6 +371,8 @@ def _compare_command(args: argparse.Namespace) -> int:
 
 def _evaluate(args: argparse.Namespace) -> int:
     warnings.simplefilter("ignore" if args.quiet else "always")
+    # Questions made up with wrong answers change what the KL means: --quiet never hides that.
+    warnings.simplefilter("always", ScoreMeaningWarning)
     try:
         # The library's checks, before any file is read.
         check_settings(

@@ -3,14 +3,47 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Optional
 
+from protoqa_core.io.records import preview_ids
 from protoqa_core.significance import PairedComparison, compare_paired
 
 from .inputs import QuestionTargets
 from .probeval import ProbEval
 
-__all__ = ["compare_probeval"]
+__all__ = ["ProbEvalComparison", "compare_probeval"]
+
+
+@dataclass(frozen=True)
+class ProbEvalComparison(PairedComparison):
+    """A :class:`~protoqa_core.significance.PairedComparison` of two ProbEval results, with what makes it one.
+
+    ``num_samples`` holds the samples per question each system was scored at (counted from its
+    samples), ``signature`` the ProbEval signature of the comparison: one ``n_samples:N`` when the
+    counts agree, both and ``accepted-mismatch:samples`` when a difference was accepted.
+    """
+
+    num_samples: tuple[int, int] = (0, 0)
+    signature: str = ""
+
+
+def _check_question_sets(
+    shared: list[str], targets: Mapping[str, Any], a: Mapping[str, Any], b: Mapping[str, Any]
+) -> None:
+    problems = []
+    for name, mine, other in (("a", a, b), ("b", b, a)):
+        lacking = [qid for qid in targets if qid not in mine and qid in other]
+        if lacking:
+            problems.append(f"{name} lacks {len(lacking)} question(s) that the other answers: {preview_ids(lacking)}")
+    unanswered = [qid for qid in targets if qid not in a and qid not in b]
+    if unanswered:
+        problems.append(f"neither answers {len(unanswered)} question(s): {preview_ids(unanswered)}")
+    if problems:
+        raise ValueError(
+            "the two systems do not answer the same full set of questions (" + "; ".join(problems) + "); pass "
+            f"only_common=True (--only-common) to compare them on the {len(shared)} question(s) both answer"
+        )
 
 
 def compare_probeval(
@@ -22,12 +55,18 @@ def compare_probeval(
     level: float = 0.95,
     resamples: int = 1000,
     seed: int = 12345,
-) -> PairedComparison:
-    """Paired bootstrap comparison of two systems' ProbEval KL on the questions both answered.
+    only_common: bool = False,
+    accept_samples: bool = False,
+) -> ProbEvalComparison:
+    """Paired bootstrap comparison of two systems' ProbEval KL.
 
     ``difference`` is ``KL(a) - KL(b)``: negative means ``a`` is closer to the human
-    distribution. Questions missing from either side are left out; the test is
-    :func:`protoqa_core.significance.compare_paired`.
+    distribution. Both systems must answer every question of ``targets`` (else ValueError
+    naming what each lacks) unless ``only_common``, which compares them on the questions both
+    answer (the signature's ``n:`` says how many). Each system is scored at its own sample
+    count (:meth:`~cfc_probeval.probeval.ProbEval.evaluate`); two different counts give KLs that
+    are not comparable, an error unless ``accept_samples``, which the signature then marks.
+    The test is :func:`protoqa_core.significance.compare_paired`.
 
     >>> from protoqa_core.io.records import Cluster
     >>> gts = {f"q{i}": QuestionTargets(f"q{i}", (Cluster(f"q{i}.0", ("dog",), 6), Cluster(f"q{i}.1", ("cat",), 4)))
@@ -35,14 +74,34 @@ def compare_probeval(
     >>> good = {q: ["dog"] * 6 + ["cat"] * 4 for q in gts}
     >>> bad = {q: ["car"] * 10 for q in gts}
     >>> r = compare_probeval(gts, good, bad, ProbEval("human"))
-    >>> r.difference.mean < 0, r.p_value < 0.05
-    (True, True)
+    >>> r.difference.mean < 0, r.p_value < 0.05, r.num_samples
+    (True, True, (10, 10))
+    >>> compare_probeval(gts, good, {q: ["car"] * 30 for q in gts}, ProbEval("human"))
+    Traceback (most recent call last):
+    ...
+    ValueError: the systems were scored at different sample counts (a: 10 per question, b: 30), so their KLs are not comparable; sample them alike, or pass accept_samples=True (--accept-mismatch samples) to compare them anyway
     """
-    pe = probeval or ProbEval()
+    pe = (probeval or ProbEval()).resolved(targets)
     shared = [qid for qid in targets if qid in samples_a and qid in samples_b]
     if not shared:
         raise ValueError("the two systems share no question with the targets")
+    if not only_common:
+        _check_question_sets(shared, targets, samples_a, samples_b)
     subset = {qid: targets[qid] for qid in shared}
-    a = pe.evaluate(subset, {q: samples_a[q] for q in shared}).per_question
-    b = pe.evaluate(subset, {q: samples_b[q] for q in shared}).per_question
-    return compare_paired(a, b, level=level, resamples=resamples, seed=seed)
+    a = pe.evaluate(subset, {q: samples_a[q] for q in shared})
+    b = pe.evaluate(subset, {q: samples_b[q] for q in shared})
+    counts = (a.num_samples or 0, b.num_samples or 0)
+    if counts[0] != counts[1] and not accept_samples:
+        raise ValueError(
+            f"the systems were scored at different sample counts (a: {counts[0]} per question, b: {counts[1]}), so "
+            "their KLs are not comparable; sample them alike, or pass accept_samples=True (--accept-mismatch "
+            "samples) to compare them anyway"
+        )
+    missing = "skip" if len(shared) < len(targets) else "wrong"
+    if counts[0] == counts[1]:
+        signature = pe.signature(len(shared), missing, num_samples=counts[0])
+    else:
+        signature = pe.signature(len(shared), missing, num_samples=f"{counts[0]},{counts[1]}")
+        signature += "|accepted-mismatch:samples"
+    paired = compare_paired(a.per_question, b.per_question, level=level, resamples=resamples, seed=seed)
+    return ProbEvalComparison(**vars(paired), num_samples=counts, signature=signature)

@@ -33,7 +33,7 @@ from .checks import check_settings
 from .clustering import Clusterer, make_clusterer
 from .defaults import AUTO, DEFAULTS
 from .distributions import WRONG, human_counts, kl_divergence, laplace_smoothed, model_counts
-from .errors import ProbEvalWarning
+from .errors import ProbEvalWarning, ScoreMeaningWarning
 from .inputs import QuestionTargets, answer_counts_label, has_human_clusters, sample_counts, targets_from_question
 from .matching import Matcher, make_matcher
 from .registry import MATCHINGS
@@ -141,8 +141,8 @@ class ProbEval:
     bounded caches.
 
     >>> pe = ProbEval("human")
-    >>> pe.signature(3)  # doctest: +ELLIPSIS
-    'clustering:human|embedder:none|matching:wordnet(stop=match)|smoothing:1|missing:empty|n:3|wordnet:...'
+    >>> pe.signature(3, num_samples=100)  # doctest: +ELLIPSIS
+    'clustering:human|embedder:none|matching:wordnet(stop=match)|smoothing:1|missing:wrong|n:3|n_samples:100|wordnet:...'
 
     With ``auto`` the signature says what it was resolved to, from the targets:
 
@@ -211,18 +211,32 @@ class ProbEval:
         return self._resolutions[name]
 
     def signature(
-        self, num_questions: int, missing: str = "empty", answer_counts: Optional[str] = None, approximated: int = 0
+        self,
+        num_questions: int,
+        missing: str = "wrong",
+        answer_counts: Optional[str] = None,
+        approximated: int = 0,
+        num_samples: Union[None, int, str] = None,
+        short: int = 0,
     ) -> str:
         """The reproducibility signature of a result over ``num_questions`` questions.
 
-        ``answer_counts`` (from :func:`~cfc_probeval.inputs.answer_counts_label`) is
-        shown with automatic clustering only: human clusters do not use answer counts.
-        The clustering part is ``clustering:<name>(<parameters>)`` for a clustering
-        chosen by name, ``clustering:auto-><name>(<parameters>)`` for one that ``auto``
-        resolved to from the targets, and ``clustering:auto`` before resolution.
-        ``approx:N`` appears only when ``N > 0`` (sample, cluster) matches were decided
-        on a similarity that is a lower bound (a cluster string over the token limit of
-        :mod:`protoqa_core.similarity`), as in the ProtoQA signature.
+        ``missing`` says what became of missing samples: ``wrong`` (they count as wrong
+        answers, docs/spec.md section 2) or ``skip`` (questions without samples left out,
+        ``only_sampled``). ``num_samples`` is the number of samples every question was scored
+        at, shown as ``n_samples:N`` (a comparison of two counts gives ``N,M``), and ``short:K`` follows it when ``K > 0`` questions had
+        fewer and were made up with wrong answers. ``answer_counts`` (from
+        :func:`~cfc_probeval.inputs.answer_counts_label`) is shown with automatic clustering
+        only: human clusters do not use answer counts. The clustering part is
+        ``clustering:<name>(<parameters>)`` for a clustering chosen by name,
+        ``clustering:auto-><name>(<parameters>)`` for one that ``auto`` resolved to from the
+        targets, and ``clustering:auto`` before resolution. ``approx:N`` appears only when
+        ``N > 0`` (sample, cluster) matches were decided on a similarity that is a lower bound
+        (a cluster string over the token limit of :mod:`protoqa_core.similarity`), as in the
+        ProtoQA signature.
+
+        >>> ProbEval("human").signature(54, num_samples=100, short=2).split("|")[4:8]
+        ['missing:wrong', 'n:54', 'n_samples:100', 'short:2']
         """
         from protoqa_core import __version__
 
@@ -239,6 +253,10 @@ class ProbEval:
             f"missing:{missing}",
             f"n:{num_questions}",
         ]
+        if num_samples is not None:
+            parts.append(f"n_samples:{num_samples}")
+        if short:
+            parts.append(f"short:{short}")
         if self.matcher.uses_wordnet:
             from protoqa_core.wordnet.lookup import wordnet_version
 
@@ -277,22 +295,35 @@ class ProbEval:
         )
 
     def score_question(
-        self, truth: QuestionTargets, samples: Mapping[str, int], clusters: Optional[Sequence[AnswerCluster]] = None
+        self,
+        truth: QuestionTargets,
+        samples: Mapping[str, int],
+        clusters: Optional[Sequence[AnswerCluster]] = None,
+        *,
+        num_samples: Optional[int] = None,
     ) -> QuestionResult:
         """KL(P_G || P_H) of one question, with every cluster's probabilities and matches.
 
         ``samples`` maps each sampled answer to how often it was sampled; ``clusters``
-        (default: :meth:`clusters_for`) can be given to reuse a clustering.
+        (default: :meth:`clusters_for`) can be given to reuse a clustering. ``num_samples``
+        is the number of samples the question is scored at (default: as many as it has):
+        the samples it lacks count as wrong answers (docs/spec.md section 2), so that a
+        question never scores better for fewer samples; more samples than that is an error.
 
         >>> from protoqa_core.io.records import Cluster
         >>> gt = QuestionTargets("q1", (Cluster("q1.0", ("dog",), 6), Cluster("q1.1", ("cat",), 4)))
         >>> r = ProbEval("human").score_question(gt, {"dog": 10})
         >>> [round(c.p_h, 3) for c in r.clusters]
         [0.846, 0.077, 0.077]
+        >>> [round(c.p_h, 3) for c in ProbEval("human").score_question(gt, {"dog": 10}, num_samples=20).clusters]
+        [0.478, 0.043, 0.478]
         """
         if self.is_auto:
-            return self.resolved([truth]).score_question(truth, samples, clusters)
-        return self._score_normalized(truth, normalized_sample_counts(samples), clusters)
+            return self.resolved([truth]).score_question(truth, samples, clusters, num_samples=num_samples)
+        normalized = normalized_sample_counts(samples)
+        return self._score_normalized(
+            truth, normalized, clusters, shortfall=_shortfall(truth.question_id, normalized, num_samples)
+        )
 
     def _score_normalized(
         self,
@@ -300,10 +331,12 @@ class ProbEval:
         normalized: Mapping[str, int],
         clusters: Optional[Sequence[AnswerCluster]] = None,
         approximated: Optional[list[tuple[str, str]]] = None,
+        shortfall: int = 0,
     ) -> QuestionResult:
         """:meth:`score_question` of normalized samples; with ``approximated``, the
         (sample, cluster id) matches decided on a lower-bound similarity are appended
-        to it instead of being warned about."""
+        to it instead of being warned about; ``shortfall`` samples the question lacks
+        are counted as wrong answers."""
         clusters = tuple(self.clusters_for(truth) if clusters is None else clusters)
         distinct = list(normalized)
         matches, bounded = (
@@ -318,10 +351,13 @@ class ProbEval:
         counts = [normalized[s] for s in distinct]
         g = human_counts([c.count for c in clusters])
         h = model_counts(matches, counts, len(clusters))
+        n = len(clusters)
+        if shortfall:
+            h[n] += shortfall
         p_g, p_h = laplace_smoothed(g), laplace_smoothed(h)
-        given: list[dict[str, float]] = [{} for _ in range(len(clusters) + 1)]
+        given: list[dict[str, float]] = [{} for _ in range(n + 1)]
         for sample, count, hits in zip(distinct, counts, matches, strict=True):
-            for j in hits or (len(clusters),):
+            for j in hits or (n,):
                 given[j][sample] = count / max(len(hits), 1)
         rows = [
             ClusterResult(
@@ -329,7 +365,6 @@ class ProbEval:
             )
             for j, c in enumerate(clusters)
         ]
-        n = len(clusters)
         rows.append(ClusterResult(WRONG, "", (), float(g[n]), float(h[n]), float(p_g[n]), float(p_h[n]), given[n]))
         return QuestionResult(truth.question_id, kl_divergence(p_g, p_h), int(sum(counts)), tuple(rows))
 
@@ -340,22 +375,34 @@ class ProbEval:
         *,
         ignore_unknown: bool = False,
         only_sampled: bool = False,
+        num_samples: Optional[int] = None,
         progress: bool = False,
     ) -> ProbEvalResult:
         """Mean KL over questions; see :func:`evaluate_probeval` for the arguments."""
         truths = _targets_by_id(targets)
         if self.is_auto:
             return self.resolved(truths).evaluate(
-                truths, samples, ignore_unknown=ignore_unknown, only_sampled=only_sampled, progress=progress
+                truths,
+                samples,
+                ignore_unknown=ignore_unknown,
+                only_sampled=only_sampled,
+                num_samples=num_samples,
+                progress=progress,
             )
         ids = reconcile_ids(truths, samples, ignore_unknown=ignore_unknown)
         if ids.message:
             _warn(ids.message)
         parsed = {qid: sample_counts(v, question_id=qid) for qid, v in samples.items() if qid in truths}
         scored, skipped, empty = self._questions_to_score(truths, parsed, only_sampled)
+        totals = {qid: sum(parsed[qid].values()) for qid in scored}
+        # Targets with nothing to score give an empty result (callers decide whether to accept it).
+        count = _sample_count(totals, num_samples) if len(skipped) < len(truths) else None
+        short = [qid for qid in scored if count is not None and totals[qid] < count]
+        if short:
+            _warn_short(short, totals, count)
         embedded_before = self.embedder.num_embedded if self.embedder else 0
         pairs_before = self.matcher.num_pairs_scored
-        questions, distinct_samples, approximated = self._score_questions(truths, parsed, scored, progress)
+        questions, distinct_samples, approximated = self._score_questions(truths, parsed, scored, count or 0, progress)
         per_question = {qid: q.kl for qid, q in questions.items()}
         mean = math.fsum(per_question.values()) / len(per_question) if per_question else math.nan
         stats = {
@@ -372,44 +419,59 @@ class ProbEval:
             len(questions),
             self.signature(
                 len(questions),
-                "skip" if only_sampled else "empty",
+                "skip" if only_sampled else "wrong",
                 answer_counts_label([truths[qid] for qid in questions]),
                 approximated,
+                count,
+                len(short),
             ),
             empty,
             skipped,
             list(ids.ignored),
             stats,
             *_clusters_per_question(questions, truths),
+            num_samples=count,
+            short=short,
         )
 
     def _questions_to_score(
         self, truths: Mapping[str, QuestionTargets], parsed: Mapping[str, Any], only_sampled: bool
     ) -> tuple[list[str], list[str], list[str]]:
-        """The questions :meth:`evaluate` scores, those it leaves out, and those scored without samples,
-        each group named in a warning (pointing at the caller of :meth:`evaluate`)."""
+        """The questions :meth:`evaluate` scores, those it leaves out, and those without any sample.
+
+        Questions without target answers are left out with a warning. A question absent from the
+        samples is an error (the samples answer part of the data set) unless ``only_sampled``
+        leaves it out, with a warning; that is also how a file of no samples at all is refused.
+        """
         skipped = [qid for qid, t in truths.items() if not (t.total > 0 and (t.clusters or self.clusterer))]
         if skipped:
             what = "target answers" if self.clusterer else "target answers or human clusters"
             _warn(f"left out {len(skipped)} question(s) without {what}: {preview_ids(skipped)}", stacklevel=4)
-        scored = [qid for qid in truths if qid not in skipped and not (only_sampled and qid not in parsed)]
-        if only_sampled and len(scored) < len(truths) - len(skipped):
-            absent = [qid for qid in truths if qid not in skipped and qid not in parsed]
-            _warn(f"left out {len(absent)} question(s) without samples: {preview_ids(absent)}", stacklevel=4)
-        empty = [qid for qid in scored if not parsed.get(qid)]
-        if empty:
-            _warn(
-                f"{len(empty)} question(s) have no samples and are scored against the smoothed empty "
-                f"distribution: {preview_ids(empty)}",
-                stacklevel=4,
+        scorable = [qid for qid in truths if qid not in skipped]
+        absent = [qid for qid in scorable if qid not in parsed]
+        if absent and not only_sampled:
+            raise ValueError(
+                f"the samples answer {len(scorable) - len(absent)} of the {len(scorable)} question(s) with target "
+                f"answers; {len(absent)} have none: {preview_ids(absent)}. A data set is scored on all its "
+                "questions: answer them all, or pass only_sampled=True (--only-predicted) to score the "
+                "answered ones only (the signature then names how many)"
             )
+        if absent:
+            _warn(f"left out {len(absent)} question(s) without samples: {preview_ids(absent)}", stacklevel=4)
+        scored = [qid for qid in scorable if qid in parsed]
+        empty = [qid for qid in scored if not parsed[qid]]
         return scored, skipped, empty
 
     def _score_questions(
-        self, truths: Mapping[str, QuestionTargets], parsed: Mapping[str, Any], scored: Sequence[str], progress: bool
+        self,
+        truths: Mapping[str, QuestionTargets],
+        parsed: Mapping[str, Any],
+        scored: Sequence[str],
+        num_samples: int,
+        progress: bool,
     ) -> tuple[dict[str, QuestionResult], int, int]:
-        """Each scored question's result, how many distinct samples they had, and how many matches were
-        decided on a lower-bound similarity."""
+        """Each scored question's result (at ``num_samples`` samples), how many distinct samples they
+        had, and how many matches were decided on a lower-bound similarity."""
         bar = report_progress(len(scored), f"ProbEval ({self.clustering_name}, {self.matcher.name})", enabled=progress)
         questions: dict[str, QuestionResult] = {}
         distinct_samples = 0
@@ -422,7 +484,8 @@ class ProbEval:
             self._embed_in_advance([truths[qid] for qid in chunk], normalized)
             for qid, counts in zip(chunk, normalized, strict=True):
                 bounded: list[tuple[str, str]] = []
-                questions[qid] = self._score_normalized(truths[qid], counts, approximated=bounded)
+                shortfall = num_samples - sum(counts.values())
+                questions[qid] = self._score_normalized(truths[qid], counts, approximated=bounded, shortfall=shortfall)
                 distinct_samples += len(counts)
                 if bounded:
                     _warn_approximated(qid, bounded)
@@ -483,6 +546,59 @@ def _targets_by_id(targets: Any) -> dict[str, QuestionTargets]:
     return out
 
 
+def _shortfall(question_id: str, normalized: Mapping[str, int], num_samples: Optional[int]) -> int:
+    """How many samples a question lacks to reach ``num_samples`` (0 when None); more is an error."""
+    total = sum(normalized.values())
+    if num_samples is None:
+        return 0
+    if total > num_samples:
+        raise ValueError(f"question {question_id}: {total} samples, more than the {num_samples} it is scored at")
+    return num_samples - total
+
+
+def _sample_count(totals: Mapping[str, int], num_samples: Optional[int]) -> int:
+    """The number of samples every question is scored at: ``num_samples`` when given, else the most any
+    question has, counted from the samples themselves (docs/spec.md section 2).
+
+    >>> _sample_count({"q1": 100, "q2": 95}, None), _sample_count({"q1": 100}, 300)
+    (100, 300)
+    >>> _sample_count({"q1": 0, "q2": 0}, None)
+    Traceback (most recent call last):
+    ...
+    ValueError: no question has a sample (2 question(s) answered with none): nothing to score
+    >>> _sample_count({"q1": 100, "q2": 120}, 100)
+    Traceback (most recent call last):
+    ...
+    ValueError: question q2 has 120 samples, more than the 100 every question is scored at
+    """
+    if num_samples is not None:
+        if isinstance(num_samples, bool) or not isinstance(num_samples, int) or num_samples < 1:
+            raise ValueError(f"num_samples must be a positive integer, got {num_samples!r}")
+        over = [qid for qid, n in totals.items() if n > num_samples]
+        if over:
+            raise ValueError(
+                f"question {over[0]} has {totals[over[0]]} samples, more than the {num_samples} every question "
+                "is scored at"
+            )
+        return num_samples
+    if not totals:
+        raise ValueError("the samples answer no question with target answers: nothing to score")
+    count = max(totals.values())
+    if count == 0:
+        raise ValueError(f"no question has a sample ({len(totals)} question(s) answered with none): nothing to score")
+    return count
+
+
+def _warn_short(short: Sequence[str], totals: Mapping[str, int], count: int) -> None:
+    shown = ", ".join(f"{qid} ({totals[qid]})" for qid in short[:5]) + (" ..." if len(short) > 5 else "")
+    warnings.warn(
+        f"{len(short)} question(s) have fewer than {count} samples, and their missing samples count as wrong "
+        f"answers: {shown}",
+        ScoreMeaningWarning,
+        stacklevel=4,
+    )
+
+
 def _warn(message: str, stacklevel: int = 3) -> None:
     warnings.warn(message, ProbEvalWarning, stacklevel=stacklevel)
 
@@ -504,6 +620,7 @@ def evaluate_probeval(
     matching: Union[str, Matcher] = DEFAULTS.matching,
     ignore_unknown: bool = False,
     only_sampled: bool = False,
+    num_samples: Optional[int] = None,
     progress: bool = False,
     **settings: Any,
 ) -> ProbEvalResult:
@@ -519,8 +636,13 @@ def evaluate_probeval(
             targets' human clusters when they carry them, else G-means, and WordNet.
         ignore_unknown: drop samples for ids not in ``targets`` (with a warning)
             instead of raising :class:`~protoqa_core.io.files.DataFormatError`.
-        only_sampled: leave out questions absent from ``samples``; by default they are
-            scored like questions with no samples (smoothed empty distribution).
+        only_sampled: leave out questions absent from ``samples`` (the signature's ``n:``
+            says how many were scored); by default a question absent from ``samples`` is an
+            error, since a score over part of a data set is not the data set's score.
+        num_samples: the number of samples every question is scored at (default: the most
+            any question has, counted from ``samples``); a question with fewer is scored as if
+            the missing samples were wrong answers, one with more is an error. The signature
+            names it (``n_samples:N``, then ``short:K`` for the questions made up).
         progress: show a progress bar on stderr.
         **settings: the other :class:`ProbEval` options (``embedder``, ``threshold``,
             ``linkage``, ``distance_threshold``, ``k_init``, ``k_max``, ``alpha``, ``seed``, ...).
@@ -531,5 +653,10 @@ def evaluate_probeval(
     >>> r.clusters_per_question, r.human_clusters_per_question  # doctest: +SKIP
     """
     return ProbEval(clustering, matching, **settings).evaluate(
-        targets, samples, ignore_unknown=ignore_unknown, only_sampled=only_sampled, progress=progress
+        targets,
+        samples,
+        ignore_unknown=ignore_unknown,
+        only_sampled=only_sampled,
+        num_samples=num_samples,
+        progress=progress,
     )

@@ -95,11 +95,14 @@ class ProbEvalResult:
             were scored with ("wrong" not counted); None when no question was scored.
         human_clusters_per_question: the annotators' mean number of clusters over the same
             questions, when every scored question carries human clusters (else None).
-        empty: questions scored without any sample (smoothed empty distribution).
+        empty: questions answered with no sample (scored as ``num_samples`` wrong answers).
         skipped: questions left out for lack of target answers.
         ignored: sample ids dropped because they are not among the targets.
         stats: work done: ``strings_embedded``, ``wordnet_pairs_scored``, ``samples``,
             ``distinct_samples``, ``target_answers``.
+        num_samples: the number of samples every question was scored at (counted from the
+            samples: the most any question has, unless set); None when nothing was scored.
+        short: questions with fewer samples, their missing samples counted as wrong answers.
     """
 
     kl: float
@@ -113,6 +116,8 @@ class ProbEvalResult:
     stats: dict[str, int] = field(default_factory=dict)
     clusters_per_question: Optional[float] = None
     human_clusters_per_question: Optional[float] = None
+    num_samples: Optional[int] = None
+    short: list[str] = field(default_factory=list)
 
     def as_dict(self, details: bool = False) -> dict[str, Any]:
         """``kl``, ``num_questions``, ``per_question``, ``signature``, cluster counts, ...
@@ -122,11 +127,13 @@ class ProbEvalResult:
         out: dict[str, Any] = {
             "kl": self.kl,
             "num_questions": self.num_questions,
+            "num_samples": self.num_samples,
             "per_question": dict(self.per_question),
             "signature": self.signature,
             "clusters_per_question": self.clusters_per_question,
             "human_clusters_per_question": self.human_clusters_per_question,
             "empty": list(self.empty),
+            "short": list(self.short),
             "skipped": list(self.skipped),
             "ignored": list(self.ignored),
             "stats": dict(self.stats),

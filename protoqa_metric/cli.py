@@ -107,7 +107,7 @@ def _add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
         "--field",
         help="for {'model_answers': ...} files: which mapping to read (default: model_ranked_answers if present)",
     )
-    add_input_options(p, unanswered="as 0 on every ProtoQA metric")
+    add_input_options(p, unanswered="score each as 0 on every ProtoQA metric")
     add_max_answers_option(p)
     p.add_argument("--wordnet-dir", help=_WORDNET_DIR_HELP)
     _add_encoder_arguments(p)

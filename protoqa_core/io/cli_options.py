@@ -33,10 +33,10 @@ def add_input_options(parser: argparse.ArgumentParser, *, unanswered: str, quiet
     :func:`protoqa_core.io.ids.reconcile_ids`), with target questions that have no
     predictions, with two all-stopword strings under WordNet, and no progress reports
     on stderr (:func:`add_quiet_option`; ``quiet`` names what it silences). ``unanswered``
-    says how the command scores a question without predictions by default.
+    says what the command does by default with a question without predictions.
 
     >>> p = argparse.ArgumentParser()
-    >>> add_input_options(p, unanswered="as 0")
+    >>> add_input_options(p, unanswered="score each as 0")
     >>> a = p.parse_args(["--only-predicted", "--quiet"])
     >>> a.only_predicted, a.ignore_unknown, a.all_stopwords_zero, a.quiet
     (True, False, False, True)
@@ -49,7 +49,7 @@ def add_input_options(parser: argparse.ArgumentParser, *, unanswered: str, quiet
     parser.add_argument(
         "--only-predicted",
         action="store_true",
-        help=f"leave target questions without predictions out of the mean (default: score each {unanswered})",
+        help=f"leave target questions without predictions out of the mean (default: {unanswered})",
     )
     parser.add_argument(
         "--all-stopwords-zero",

@@ -38,14 +38,24 @@ class IdReconciliation:
     message: Optional[str] = None
 
 
-def unknown_ids_message(unknown: Sequence[str], ignored: bool) -> str:
+def unknown_ids_message(unknown: Sequence[str], ignored: bool, none_known: bool = False) -> str:
     """The one text for prediction ids that are not among the targets.
+
+    With ``none_known`` (no prediction id is among the targets) the predictions answer another
+    data set: dropping their ids would leave nothing to score, so the text does not suggest it.
 
     >>> unknown_ids_message(["q9"], ignored=False)
     'predictions for 1 question id(s) that are not in the targets: q9 (pass ignore_unknown=True / --ignore-unknown to drop them)'
     >>> unknown_ids_message(["q9", "q8"], ignored=True)
     'ignored predictions for 2 question id(s) that are not in the targets: q9, q8'
+    >>> unknown_ids_message(["q9", "q8"], ignored=False, none_known=True)
+    'none of the 2 question id(s) of the predictions is in the targets (q9, q8): they answer other questions; score them against their own targets'
     """
+    if none_known and not ignored:
+        return (
+            f"none of the {len(unknown)} question id(s) of the predictions is in the targets "
+            f"({preview_ids(unknown)}): they answer other questions; score them against their own targets"
+        )
     text = f"predictions for {len(unknown)} question id(s) that are not in the targets: {preview_ids(unknown)}"
     if ignored:
         return "ignored " + text
@@ -86,7 +96,7 @@ def reconcile_ids(
         (kept if qid in known else unknown).append(qid)
     if unknown and not ignore_unknown:
         line = locate(unknown[0]) if locate is not None else None
-        raise DataFormatError(unknown_ids_message(unknown, ignored=False), path, line, unknown[0])
+        raise DataFormatError(unknown_ids_message(unknown, ignored=False, none_known=not kept), path, line, unknown[0])
     predicted = set(kept)
     missing = tuple(qid for qid in target_ids if qid not in predicted)
     return IdReconciliation(

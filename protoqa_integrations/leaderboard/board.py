@@ -291,10 +291,12 @@ def _score(
     probeval: Optional[ProbEval],
     progress: bool = False,
     load: Optional[Callable[[SystemAnswers], SystemAnswers]] = None,
-) -> tuple[list[MetricColumn], dict[str, dict[str, list[float]]]]:
-    """Per-question scores of every system on ``questions``: the columns and ``{metric: {system: values}}``.
+) -> tuple[list[MetricColumn], dict[str, dict[str, list[float]]], dict[str, tuple[int, int]]]:
+    """Per-question scores of every system on ``questions``: the columns, ``{metric: {system: values}}``
+    and, under ProbEval, each system's samples per question and how many questions had fewer.
 
-    ``load`` gives a listed system's answers when the list holds only names and provenance.
+    ``load`` gives a listed system's answers when the list holds only names and provenance. The
+    ProbEval column's signature leaves out the sample count: :func:`_check_sample_counts` puts it back.
     """
     unknown = set(metrics) - {"protoqa", "probeval"}
     if unknown or not metrics:
@@ -302,6 +304,7 @@ def _score(
     scored_targets = {qid: targets[qid] for qid in questions}
     columns: list[MetricColumn] = []
     per_question: dict[str, dict[str, list[float]]] = {}
+    counted: dict[str, tuple[int, int]] = {}
 
     def record(key: str, system: str, signature: str, values: list[float], label: str, higher: bool) -> None:
         column = next((c for c in columns if c.key == key), None)
@@ -333,14 +336,56 @@ def _score(
             if pe is not None:
                 kl = pe.evaluate(scored_targets, _only(system.samples, questions))
                 values = [kl.per_question[qid] for qid in questions]
-                record(PROBEVAL_KEY, system.name, kl.signature, values, "ProbEval KL", False)
+                counted[system.name] = (kl.num_samples or 0, len(kl.short))
+                record(PROBEVAL_KEY, system.name, _without_samples(kl.signature), values, "ProbEval KL", False)
             del system
     # The paper's metrics first, then ProbEval's, whichever system first had a score.
     order = [spec.name for spec in PAPER_METRICS] + [PROBEVAL_KEY]
     columns.sort(key=lambda c: order.index(c.key))
     if not columns:
         raise LeaderboardError("no metric applies: the targets have no answer clusters and ProbEval was not asked for")
-    return columns, per_question
+    return columns, per_question, counted
+
+
+def _check_sample_counts(
+    columns: list[MetricColumn], counted: Mapping[str, tuple[int, int]], accept: Collection[str]
+) -> tuple[list[MetricColumn], list[str], list[str]]:
+    """The columns with the ProbEval signature naming the samples per question, the accepted mismatch (if
+    any) and notes on systems with questions made up with wrong answers.
+
+    KL depends on the number of samples per question, counted from each system's answers (never taken
+    from what a file claims): systems with different counts are refused unless ``accept`` names
+    ``samples``; the signature then gives the range and the mismatch is listed like a provenance one.
+
+    >>> cols = [MetricColumn(PROBEVAL_KEY, "ProbEval KL", False, "clustering:human|missing:wrong|n:3|version:0")]
+    >>> _check_sample_counts(cols, {"a": (100, 0), "b": (100, 2)}, ())[0][0].signature
+    'clustering:human|missing:wrong|n:3|n_samples:100|version:0'
+    >>> _check_sample_counts(cols, {"a": (100, 0), "b": (30, 0)}, ["samples"])[1]
+    ['samples (a: 100, b: 30)']
+    """
+    if not counted:
+        return columns, [], []
+    values = {name: count for name, (count, _) in counted.items()}
+    distinct = sorted(set(values.values()))
+    accepted = []
+    if len(distinct) > 1:
+        first = next(iter(values))
+        other = next(n for n in values if values[n] != values[first])
+        if "samples" not in accept:
+            raise LeaderboardError(
+                f"{first} and {other} differ in samples per question, counted from their answers ({first}: "
+                f"{values[first]}, {other}: {values[other]}): their ProbEval KLs are not comparable; sample them "
+                "alike, or pass --accept-mismatch samples to rank them anyway"
+            )
+        accepted.append("samples (" + ", ".join(f"{n}: {c}" for n, c in values.items()) + ")")
+    text = str(distinct[0]) if len(distinct) == 1 else f"{distinct[0]}-{distinct[-1]}"
+    notes = [
+        f"{name}: {short} question(s) have fewer than {count} samples; their missing samples count as wrong answers"
+        for name, (count, short) in counted.items()
+        if short
+    ]
+    out = [replace(c, signature=_with_samples(c.signature, text)) if c.key == PROBEVAL_KEY else c for c in columns]
+    return out, accepted, notes
 
 
 def _ranked(
@@ -433,7 +478,8 @@ def build_leaderboard(
         questions, dropped = _question_set(targets, systems, only_common, answered, unknown)
         dropped = list(heapq.merge(sorted(dropped), index.unknown_ids()))
     load = index.load if index is not None else None
-    columns, per_question = _score(targets, systems, questions, metrics, similarity, probeval, progress, load)
+    columns, per_question, counted = _score(targets, systems, questions, metrics, similarity, probeval, progress, load)
+    columns, samples_accepted, samples_notes = _check_sample_counts(columns, counted, accept)
     board = _ranked(
         questions,
         columns,
@@ -446,7 +492,15 @@ def build_leaderboard(
         dropped=dropped,
     )
     board.accepted, board.notes = checked.accepted, checked.notes
+    _merge_accepted(board.accepted, samples_accepted)
+    board.notes.extend(samples_notes)
     return board
+
+
+def _merge_accepted(accepted: list[str], counted: Sequence[str]) -> None:
+    """Add the counted samples mismatch, in place of a recorded one (the counts are what was scored)."""
+    if counted:
+        accepted[:] = [a for a in accepted if not a.startswith("samples (")] + list(counted)
 
 
 def leaderboard_from_dict(document: Mapping[str, Any]) -> Leaderboard:
@@ -541,11 +595,22 @@ def add_systems(
                 f"{preview_ids(missing)}; rank on the common questions to leave them out"
             )
     metrics = sorted({"probeval" if c.key == PROBEVAL_KEY else "protoqa" for c in board.columns})
-    columns, per_question = _score(targets, systems, questions, metrics, similarity, probeval)
+    columns, per_question, counted = _score(targets, systems, questions, metrics, similarity, probeval)
+    accepted_fields = [*(a.split(" (", 1)[0] for a in board.accepted), *accept]
+    known_counts = {name: (count, 0) for name, count in _board_sample_counts(board).items()}
+    columns, samples_accepted, samples_notes = _check_sample_counts(
+        columns, {**known_counts, **counted}, accepted_fields
+    )
+    board_columns = [
+        replace(c, signature=_with_samples(_without_samples(c.signature), _samples_of(columns, c.key) or ""))
+        if c.key == PROBEVAL_KEY and _samples_of(columns, c.key)
+        else c
+        for c in board.columns
+    ]
     keep = [board.questions.index(qid) for qid in questions]
     merged = {key: {n: [v[i] for i in keep] for n, v in values.items()} for key, values in board.per_question.items()}
     for column in columns:
-        known = next((c for c in board.columns if c.key == column.key), None)
+        known = next((c for c in board_columns if c.key == column.key), None)
         if known is None or _without_count(known.signature) != _without_count(column.signature):
             raise LeaderboardError(
                 f"{column.key}: scored under {column.signature}, the board under "
@@ -555,7 +620,7 @@ def add_systems(
     dropped = sorted(set(board.dropped) | (set(board.questions) - set(questions)))
     ranked = _ranked(
         questions,
-        [replace(c, signature=_with_count(c.signature, len(questions))) for c in board.columns],
+        [replace(c, signature=_with_count(c.signature, len(questions))) for c in board_columns],
         merged,
         [*board.systems, *systems],
         level=board.level,
@@ -564,8 +629,45 @@ def add_systems(
         alpha=board.alpha,
         dropped=dropped,
     )
-    ranked.accepted, ranked.notes = checked.accepted, checked.notes
+    ranked.accepted, ranked.notes = checked.accepted, [*checked.notes, *samples_notes]
+    _merge_accepted(ranked.accepted, samples_accepted)
     return ranked
+
+
+def _board_sample_counts(board: Leaderboard) -> dict[str, int]:
+    """The samples per question of a board's systems under ProbEval: one count for all, from its signature,
+    unless a mismatch was accepted, whose entry lists each system's."""
+    entry = next((a for a in board.accepted if a.startswith("samples (")), None)
+    if entry is not None:
+        pairs = (part.rsplit(": ", 1) for part in entry[len("samples (") : -1].split(", "))
+        return {name: int(count) for name, count in pairs}
+    column = next((c for c in board.columns if c.key == PROBEVAL_KEY), None)
+    found = re.search(r"\|n_samples:(\d+)(?=\|)", column.signature) if column is not None else None
+    return {s.name: int(found.group(1)) for s in board.systems} if found else {}
+
+
+def _samples_of(columns: Sequence[MetricColumn], key: str) -> Optional[str]:
+    column = next((c for c in columns if c.key == key), None)
+    found = re.search(r"\|n_samples:([0-9-]+)", column.signature) if column is not None else None
+    return found.group(1) if found else None
+
+
+def _without_samples(signature: str) -> str:
+    """A ProbEval signature less its sample count and short questions, which differ between systems.
+
+    >>> _without_samples("clustering:human|n:3|n_samples:100|short:2|version:0")
+    'clustering:human|n:3|version:0'
+    """
+    return re.sub(r"\|(n_samples|short):[0-9,-]+", "", signature)
+
+
+def _with_samples(signature: str, text: str) -> str:
+    """``signature`` with ``n_samples:TEXT`` after its question count.
+
+    >>> _with_samples("clustering:human|n:3|version:0", "30-100")
+    'clustering:human|n:3|n_samples:30-100|version:0'
+    """
+    return re.sub(r"(?<![a-z_])(n:\d+)", rf"\1|n_samples:{text}", signature, count=1)
 
 
 def _with_count(signature: str, count: int) -> str:

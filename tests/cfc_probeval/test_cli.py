@@ -92,7 +92,8 @@ def test_human_answers_score_better_than_gpt2_samples(cfc, capsys):
         )
         assert status == 0
         kls[which] = json.loads(out)["kl"]
-    assert kls["human"] < 1.0 < 2.0 < kls["gpt2"]
+    # The human file's questions have 23 to 70 answers, so most are made up with wrong answers at 70.
+    assert kls["human"] < 1.2 < 2.0 < kls["gpt2"]
 
 
 def test_text_output_and_per_question_files(cfc, capsys, tmp_path):
@@ -162,16 +163,28 @@ def test_errors_name_the_file_line_and_question(cfc, capsys, tmp_path):
     assert status == 2 and "not found" in err
 
 
-def test_partial_predictions_warn_about_questions_without_samples(cfc, capsys, tmp_path):
+def test_partial_predictions_are_refused_unless_the_score_is_restricted_to_them(cfc, capsys, tmp_path):
     one = tmp_path / "one.jsonl"
     one.write_text('{"r1q1": ["evening", "night"]}\n', encoding="utf-8")
     status, out, err = run_cli(capsys, cfc / "dev.targets.jsonl", one, "--clustering", "human", "--json")
-    assert status == 0 and json.loads(out)["num_questions"] == 54
-    assert "53 question(s) have no samples" in err
+    assert status == 2 and out == ""
+    assert "probeval: error: the samples answer 1 of the 54 question(s) with target answers; 53 have none" in err
     status, out, _ = run_cli(
         capsys, cfc / "dev.targets.jsonl", one, "--clustering", "human", "--json", "--only-predicted", "--quiet"
     )
-    assert json.loads(out)["num_questions"] == 1
+    result = json.loads(out)
+    assert result["num_questions"] == 1 and "|missing:skip|n:1|n_samples:2|" in result["signature"]
+
+
+def test_quiet_never_hides_that_questions_were_made_up_with_wrong_answers(cfc, capsys, tmp_path):
+    short = tmp_path / "short.jsonl"
+    targets = read_targets(cfc / "dev.targets.jsonl")
+    with short.open("w", encoding="utf-8") as fh:
+        for i, qid in enumerate(targets):
+            fh.write(json.dumps({qid: ["evening"] * (10 if i else 4)}) + "\n")
+    status, out, err = run_cli(capsys, cfc / "dev.targets.jsonl", short, "--clustering", "human", "--quiet")
+    assert status == 0 and "|n_samples:10|short:1|" in out
+    assert "1 question(s) have fewer than 10 samples, and their missing samples count as wrong answers: r1q1 (4)" in err
 
 
 @pytest.mark.slow
@@ -225,28 +238,21 @@ def test_compare_two_systems_with_paired_bootstrap(capsys):
     targets = str(data / "dev.targets.jsonl")
     human = str(data / "dev.predictions.human.json")
     gpt2 = str(data / "dev.predictions.gpt2-xl.oneshot.json")
-    status = main(
-        [
-            "compare",
-            targets,
-            human,
-            gpt2,
-            "--clustering",
-            "human",
-            "--field",
-            "model_answers",
-            "--ignore-unknown",
-            "--resamples",
-            "200",
-            "--json",
-        ]
-    )
+    args = ["compare", targets, human, gpt2, "--clustering", "human", "--field", "model_answers", "--ignore-unknown"]
+    args += ["--resamples", "200", "--json"]
+    # 70 human answers per question at most against 100 samples: KLs at different counts are not comparable.
+    assert main(args) == 2
+    assert "different sample counts (a: 70 per question, b: 100)" in capsys.readouterr().err
+    status = main([*args, "--accept-mismatch", "samples"])
     assert status == 0
     out = json.loads(capsys.readouterr().out)
     assert out["difference"] == pytest.approx(out["kl_a"] - out["kl_b"])
     assert out["ci_low"] <= out["difference"] <= out["ci_high"] < 0  # humans are closer to the crowd
-    assert out["p_value"] < 0.01 and out["num_questions"] == 54
-    assert out["signature"].startswith("clustering:human|") and out["signature"].endswith("|bootstrap:200|seed:12345")
+    assert out["p_value"] < 0.01 and out["num_questions"] == 54 and out["num_samples"] == [70, 100]
+    assert out["signature"].startswith("clustering:human|")
+    assert out["signature"].endswith(
+        "|n_samples:70,100|wordnet:3.0|version:0.1.0|accepted-mismatch:samples|bootstrap:200|seed:12345"
+    )
 
 
 def _small_files(tmp_path):

@@ -26,14 +26,28 @@ def test_the_difference_is_a_minus_b_so_the_closer_system_gives_a_negative_one()
     assert forward.difference.mean == pytest.approx(-backward.difference.mean)
 
 
-def test_only_questions_both_systems_answered_count_and_none_shared_is_an_error():
+def test_different_question_sets_are_refused_unless_only_the_common_questions_are_compared():
     human = ProbEval("human")
     partial = {q: GOOD[q] for q in list(TARGETS)[:5]}
-    result = compare_probeval(TARGETS, partial, BAD, human, resamples=200)
+    with pytest.raises(ValueError, match="a lacks 7 question"):
+        compare_probeval(TARGETS, partial, BAD, human, resamples=200)
+    result = compare_probeval(TARGETS, partial, BAD, human, resamples=200, only_common=True)
     subset = {q: TARGETS[q] for q in partial}
-    assert result == compare_probeval(subset, partial, {q: BAD[q] for q in partial}, human, resamples=200)
+    whole = compare_probeval(subset, partial, {q: BAD[q] for q in partial}, human, resamples=200)
+    assert result.difference == whole.difference and result.num_questions == 5
+    assert "|missing:skip|n:5|n_samples:10|" in result.signature and "|missing:wrong|n:5|" in whole.signature
     with pytest.raises(ValueError, match="share no question"):
         compare_probeval(TARGETS, {"q0": GOOD["q0"]}, {"q1": BAD["q1"]}, human)
+
+
+def test_different_sample_counts_are_refused_unless_accepted_and_then_marked():
+    human = ProbEval("human")
+    fewer = {q: ["dog"] * 3 + ["cat"] * 2 for q in TARGETS}
+    with pytest.raises(ValueError, match=r"different sample counts \(a: 10 per question, b: 5\)"):
+        compare_probeval(TARGETS, GOOD, fewer, human, resamples=200)
+    accepted = compare_probeval(TARGETS, GOOD, fewer, human, resamples=200, accept_samples=True)
+    assert accepted.num_samples == (10, 5)
+    assert "|n_samples:10,5|" in accepted.signature and accepted.signature.endswith("|accepted-mismatch:samples")
 
 
 def test_the_bootstrap_is_seeded():

@@ -43,11 +43,61 @@ def one_cluster_samples(truths, size=100):
 
 
 def test_perfect_model_is_near_zero_and_far_below_a_one_cluster_model(cfc_dev):
-    perfect = evaluate_probeval(cfc_dev, human_answers_as_samples(cfc_dev), clustering="human")
+    # Each question at its own count (the targets' counts differ), so that the samples are the human distribution.
+    human = ProbEval("human")
+    perfect = [human.score_question(t, {a: int(n) for a, n in t.answer_counts.items()}).kl for t in cfc_dev.values()]
     narrow = evaluate_probeval(cfc_dev, one_cluster_samples(cfc_dev), clustering="human")
-    assert perfect.num_questions == narrow.num_questions == 54
-    assert perfect.kl < 0.02
-    assert narrow.kl > 20 * perfect.kl
+    assert len(perfect) == narrow.num_questions == 54
+    assert math.fsum(perfect) / len(perfect) < 0.02
+    assert narrow.kl > 20 * math.fsum(perfect) / len(perfect)
+
+
+def test_a_data_set_is_scored_at_one_sample_count_and_the_samples_a_question_lacks_count_as_wrong(cfc_dev):
+    human = ProbEval("human")
+    samples = {qid: [a for a, n in t.answer_counts.items() for _ in range(int(n))] for qid, t in cfc_dev.items()}
+    count = max(len(v) for v in samples.values())
+    with pytest.warns(ProbEvalWarning, match=f"fewer than {count} samples, and their missing samples count as wrong"):
+        result = human.evaluate(cfc_dev, samples)
+    short = [qid for qid, v in samples.items() if len(v) < count]
+    assert result.num_samples == count and result.short == short
+    assert f"|n_samples:{count}|short:{len(short)}|" in result.signature
+    for qid in ("r1q1", short[-1]):
+        padded = samples[qid] + ["a string that matches no cluster"] * (count - len(samples[qid]))
+        assert result.per_question[qid] == human.score_question(cfc_dev[qid], {"x": 0, **_counts(padded)}).kl
+    # Fewer samples never help: dropping half of one question's samples raises its KL.
+    fewer = {**samples, "r1q1": samples["r1q1"][: len(samples["r1q1"]) // 2]}
+    with pytest.warns(ProbEvalWarning):
+        assert human.evaluate(cfc_dev, fewer).per_question["r1q1"] > result.per_question["r1q1"]
+
+
+def _counts(samples):
+    out = {}
+    for s in samples:
+        out[s] = out.get(s, 0) + 1
+    return out
+
+
+def test_an_empty_or_partial_file_is_refused_unless_the_score_is_restricted_to_the_answered_questions(cfc_dev):
+    human = ProbEval("human")
+    with pytest.raises(ValueError, match="answer 0 of the 54 question"):
+        human.evaluate(cfc_dev, {})
+    some = {qid: ["a party"] * 10 for qid in list(cfc_dev)[:3]}
+    with pytest.raises(ValueError, match="answer 3 of the 54 question"):
+        human.evaluate(cfc_dev, some)
+    with pytest.warns(ProbEvalWarning, match="left out 51 question"):
+        restricted = human.evaluate(cfc_dev, some, only_sampled=True)
+    assert restricted.num_questions == 3 and "|missing:skip|n:3|n_samples:10|" in restricted.signature
+    with pytest.raises(ValueError, match="no question has a sample"):
+        human.evaluate(cfc_dev, {qid: [] for qid in cfc_dev})
+
+
+def test_the_same_count_everywhere_and_nothing_missing_scores_as_the_paper_defines(cfc_dev):
+    human = ProbEval("human")
+    samples = one_cluster_samples(cfc_dev, size=50)
+    result = human.evaluate(cfc_dev, samples)
+    assert result.short == [] and "short:" not in result.signature
+    expected = [human.score_question(cfc_dev[q], {s[0]: 50}).kl for q, s in samples.items()]
+    assert list(result.per_question.values()) == expected
 
 
 def test_samples_drawn_in_proportion_beat_one_cluster_with_automatic_clusters(cfc_dev):
@@ -89,16 +139,21 @@ def test_automatic_clusters_are_named_ordered_and_represented():
     assert counts == sorted(counts, reverse=True)
 
 
-def test_no_samples_warns_and_scores_the_smoothed_empty_distribution():
-    with pytest.warns(ProbEvalWarning, match="no samples"):
-        result = evaluate_probeval([PETS], {"pets": []}, clustering="human")
-    p_g = np.array([7, 5, 1]) / 13
-    assert result.kl == pytest.approx(float(np.sum(p_g * np.log(p_g * 3))))
-    assert result.empty == ["pets"]
-    with pytest.warns(ProbEvalWarning, match="no samples"):
-        assert evaluate_probeval([PETS], {}, clustering="human").kl == pytest.approx(result.kl)
-    with pytest.warns(ProbEvalWarning, match="without samples"):
-        assert evaluate_probeval([PETS], {}, clustering="human", only_sampled=True).num_questions == 0
+def test_a_question_without_samples_is_scored_as_all_its_samples_wrong():
+    food = QuestionTargets("food", (Cluster("food.0", ("bread",), 4),))
+    with pytest.warns(ProbEvalWarning, match="fewer than 10 samples, and their missing samples count as wrong"):
+        result = evaluate_probeval([PETS, food], {"pets": ["dog"] * 10, "food": []}, clustering="human")
+    p_g, p_h = np.array([5, 1]) / 6, np.array([1, 11]) / 12
+    assert result.per_question["food"] == pytest.approx(float(np.sum(p_g * np.log(p_g / p_h))))
+    assert result.empty == ["food"] and result.short == ["food"]
+    # The smoothed empty distribution, which scored lower than most real systems, is never used.
+    assert result.per_question["food"] > float(np.sum(p_g * np.log(p_g * 2)))
+    with pytest.raises(ValueError, match="answer 0 of the 1 question"):
+        evaluate_probeval([PETS], {}, clustering="human")
+    with pytest.raises(ValueError, match="no question has a sample"):
+        evaluate_probeval([PETS], {"pets": []}, clustering="human")
+    with pytest.raises(ValueError, match="answer no question"):
+        evaluate_probeval([PETS], {}, clustering="human", only_sampled=True)
 
 
 def test_question_without_target_answers_is_left_out_with_a_warning():
@@ -178,7 +233,7 @@ def test_signature_names_every_setting():
     sig = ProbEval("gmeans", "gp", embedder=CharNgramEmbedder(), k_init=2, threshold=0.3, seed=7).signature(5)
     assert sig.startswith(
         "clustering:gmeans(k_init=2,k_max=20,seed=7,alpha=0.0001)|embedder:char-ngrams:3x256|"
-        "matching:gp(threshold=0.3,seed=7)|smoothing:1|missing:empty|n:5|version:"
+        "matching:gp(threshold=0.3,seed=7)|smoothing:1|missing:wrong|n:5|version:"
     )
     hac = ProbEval("hac", embedder=CharNgramEmbedder()).signature(54)
     assert hac.startswith(HAC_SIGNATURE)
@@ -216,21 +271,25 @@ def test_default_setting_with_the_real_minilm_model(cfc_dev, monkeypatch, tmp_pa
     # Raw answers without clusters: the default clusters them automatically.
     raw = {qid: QuestionTargets(qid, (), dict(t.answer_counts)) for qid, t in subset.items()}
     pe = ProbEval()  # one embedding cache for both evaluations
+    samples = human_answers_as_samples(subset)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ProbEvalWarning)
-        perfect = pe.evaluate(raw, human_answers_as_samples(subset))
+        # The three questions have 88, 118 and 98 answers: each alone, at its own count, is the crowd's distribution.
+        each = [pe.evaluate({qid: truth}, {qid: samples[qid]}) for qid, truth in raw.items()]
         narrow = pe.evaluate(raw, one_cluster_samples(subset))
-    assert perfect.signature.startswith(
+    perfect = math.fsum(r.kl for r in each) / len(each)
+    assert each[0].signature.startswith(
         "clustering:auto->gmeans(k_init=8,k_max=20,seed=0,alpha=0.0001)|"
         "embedder:all-MiniLM-L6-v2@package:numpy:round4|matching:wordnet"
     )
     # G-means from eight centers makes about eight clusters per question here; answering like
     # the crowd still costs a little (a string WordNet-matches more than one cluster), one
     # cluster far more.
-    assert perfect.kl < 0.1 < 0.2 < narrow.kl
-    assert narrow.kl > 5 * perfect.kl
-    assert perfect.human_clusters_per_question is None and perfect.clusters_per_question >= 1
-    explicit = ProbEval("gmeans").evaluate(raw, human_answers_as_samples(subset))
+    assert perfect < 0.1 < 0.2 < narrow.kl
+    assert narrow.kl > 5 * perfect
+    assert each[0].human_clusters_per_question is None and each[0].clusters_per_question >= 1
+    explicit = ProbEval("gmeans").evaluate({"r1q1": raw["r1q1"]}, {"r1q1": samples["r1q1"]})
+    perfect = each[0]
     assert explicit.per_question == perfect.per_question
     assert explicit.signature == perfect.signature.replace("clustering:auto->", "clustering:")
 

@@ -66,11 +66,13 @@ def test_the_data_set_json_and_its_details():
     assert summary == {
         "kl": 0.3125,
         "num_questions": 2,
+        "num_samples": None,
         "per_question": {"pets": 0.125, "food": 0.5},
         "signature": "clustering:human|n:2",
         "clusters_per_question": 1.0,
         "human_clusters_per_question": None,
         "empty": ["food"],
+        "short": [],
         "skipped": [],
         "ignored": [],
         "stats": {"samples": 4},

@@ -54,7 +54,9 @@ clustering ran (`clustering:auto->human`, `clustering:auto->gmeans(...)`).
 _KWARGS_DESCRIPTION = """
 Args:
     predictions (`list` of `list` of `str`): for each question, the model's sampled
-        answers, with repetition (e.g. 100 samples).
+        answers, with repetition (e.g. 100 samples). Every question is scored at one
+        number of samples, the most any question has (or `num_samples`): the samples a
+        question lacks count as wrong answers, so that fewer samples never score better.
     references: the targets (`evaluate` fixes the name; `targets=` is taken too): for each
         question, its human answer clusters: the `clusters` field of a
         dataset row, `{"id": [...], "answers": [[...], ...], "count": [...]}` (`id`
@@ -74,6 +76,8 @@ Args:
         a match needs.
 CLUSTERING_OPTIONS
     seed (`int`): random seed of K-means and the GP classifiers (default 0).
+    num_samples (`int`): the number of samples every question is scored at (default: the
+        most any question has); a question with more is an error.
     raw_answers (`list`): optional, with cluster references only: per question how many
         people gave each answer: the `raw_answers` field of a dataset row (`{"answer":
         [...], "count": [...]}`), a mapping `{answer: count}` or a list of `{"answer",
@@ -89,7 +93,9 @@ Returns:
     per_question_kl (`list` of `float` or None): one per question; None for a question
         left out for lack of target answers.
     num_questions (`int`): how many questions the mean is over.
-    signature (`str`): the settings that produced the numbers.
+    num_samples (`int`): the number of samples every question was scored at.
+    short_questions (`list` of `str`): the questions with fewer, made up with wrong answers.
+    signature (`str`): the settings that produced the numbers (`n_samples:N`, `short:K`).
     clusters_per_question (`float` or None): mean number of clusters the questions were
         scored with.
     human_clusters_per_question (`float` or None): the annotators' mean number of clusters
@@ -190,6 +196,8 @@ class Probeval(CheckedReferences, evaluate.Metric):
             "kl": result.kl,
             "per_question_kl": [result.per_question.get(qid) for qid in ids],
             "num_questions": result.num_questions,
+            "num_samples": result.num_samples,
+            "short_questions": list(result.short),
             "signature": result.signature,
             "clusters_per_question": result.clusters_per_question,
             "human_clusters_per_question": result.human_clusters_per_question,

@@ -16,7 +16,7 @@ from protoqa_core.io.cli_options import (
 
 def _parser() -> OneLineParser:
     parser = OneLineParser(prog="demo")
-    add_input_options(parser, unanswered="as 0", quiet="progress lines")
+    add_input_options(parser, unanswered="score each as 0", quiet="progress lines")
     add_per_question_option(parser, "per-question scores as JSONL")
     add_max_answers_option(parser)
     return parser
