@@ -477,6 +477,9 @@ def build_leaderboard(
         unknown = {s.name: index.unknown(s.name) for s in systems}
         questions, dropped = _question_set(targets, systems, only_common, answered, unknown)
         dropped = list(heapq.merge(sorted(dropped), index.unknown_ids()))
+    if index is None and "probeval" in metrics:
+        # Refused before any scoring: the counts are known from the answers alone.
+        _check_sample_counts([], {s.name: _sample_count(s, questions) for s in systems}, accept)
     load = index.load if index is not None else None
     columns, per_question, counted = _score(targets, systems, questions, metrics, similarity, probeval, progress, load)
     columns, samples_accepted, samples_notes = _check_sample_counts(columns, counted, accept)
@@ -495,6 +498,13 @@ def build_leaderboard(
     _merge_accepted(board.accepted, samples_accepted)
     board.notes.extend(samples_notes)
     return board
+
+
+def _sample_count(system: SystemAnswers, questions: Sequence[str]) -> tuple[int, int]:
+    """A system's samples per question on ``questions`` (the most any has) and how many have fewer."""
+    totals = [sum(system.samples[qid].values()) for qid in questions]
+    count = max(totals, default=0)
+    return count, sum(1 for t in totals if t < count)
 
 
 def _merge_accepted(accepted: list[str], counted: Sequence[str]) -> None:

@@ -27,7 +27,7 @@ def write_small_files(folder: Path) -> Path:
     ]
     (folder / "targets.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     (folder / "a.json").write_text(json.dumps({f"q{i}": ["dog", "cat"] for i in range(3)}))
-    (folder / "b.json").write_text(json.dumps({f"q{i}": ["cat"] for i in range(3)}))
+    (folder / "b.json").write_text(json.dumps({f"q{i}": ["cat", "cat"] for i in range(3)}))
     return folder
 
 

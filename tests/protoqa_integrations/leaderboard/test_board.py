@@ -256,8 +256,23 @@ def test_cfc_test_kl_of_every_gpt2_file_equals_probeval(tmp_path):
         "--json",
         cwd=tmp_path,
     )
+    # The files hold distinct answers, 100 to 200 per question at most: different counts are refused.
+    assert out.returncode == 2 and "differ in samples per question, counted from their answers" in out.stderr
+    out = protoqa_eval(
+        "leaderboard",
+        str(CFC_TEST),
+        *[f"{n}={p}" for n, p in files.items()],
+        "--metrics",
+        "probeval",
+        "--accept-mismatch",
+        "samples",
+        "--json",
+        cwd=tmp_path,
+    )
     assert out.returncode == 0, out.stderr
-    board = {s["name"]: s["scores"]["probeval_kl"] for s in json.loads(out.stdout)["systems"]}
+    document = json.loads(out.stdout)
+    assert "|n_samples:98-200|" in document["metrics"][0]["signature"]
+    board = {s["name"]: s["scores"]["probeval_kl"] for s in document["systems"]}
     for name, path in files.items():
         single = subprocess.run(
             [sys.executable, "-m", "cfc_probeval", str(CFC_TEST), str(path), "--json"],
@@ -270,7 +285,7 @@ def test_cfc_test_kl_of_every_gpt2_file_equals_probeval(tmp_path):
         assert single.returncode == 0, single.stderr
         assert abs(board[name]["mean"] - json.loads(single.stdout)["kl"]) <= 1e-9, name
     # Rank ranges: the best (GPT-2 large fine-tuned on CFC, zero-shot) is told apart from the worst.
-    assert board["gpt2-large-ft.zeroshot"]["rank"] == [1, 1] and board["gpt2-large.zeroshot"]["rank"][1] == 8
+    assert board["gpt2-large-ft.zeroshot"]["rank"][0] == 1 and board["gpt2-large.zeroshot"]["rank"] == [8, 8]
 
 
 @pytest.mark.slow
