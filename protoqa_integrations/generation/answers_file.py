@@ -361,8 +361,13 @@ def score_generated(
     data_dir: Optional[str] = None,
     targets_data: Optional[tuple[str, str]] = None,
     accept: Sequence[str] = (),
+    only_predicted: bool = False,
 ) -> GeneratedScores:
-    """ProtoQA metrics and ProbEval KL of an answers file, over the questions it answers.
+    """ProtoQA metrics and ProbEval KL of an answers file over the target questions.
+
+    A file that answers part of the questions (``generate --limit``) is refused unless
+    ``only_predicted``, which scores the questions it answers; the signatures then say
+    ``missing:skip`` and how many (``n:``).
 
     Without ``targets`` the questions come from the file's ``generation`` block (its
     dataset and split). With ``targets`` whose config and split are ``targets_data``, the
@@ -403,14 +408,27 @@ def score_generated(
             "submit the leaderboard file instead"
         )
     if len(scored) < len(by_id):
+        if not only_predicted:
+            raise AnswersFileError(
+                f"{path} answers {len(scored)} of the {len(by_id)} target questions: a score over part of a data "
+                "set is not the data set's; answer them all, or pass --only-predicted to score the answered ones "
+                "(the signatures then say how many)"
+            )
         warnings.warn(f"scoring the {len(scored)} of {len(by_id)} questions that {path.name} answers", stacklevel=2)
-    results = {sim: evaluate_predictions(scored, ranked, sim, metrics) for sim in similarities}
+    every = list(by_id.values())
+    results = {
+        sim: evaluate_predictions(every, ranked, sim, metrics, only_predicted=only_predicted) for sim in similarities
+    }
     probeval_result = None
     if probeval:
         from cfc_probeval import evaluate_probeval
 
         probeval_result = evaluate_probeval(
-            scored, {q.id: samples[q.id] for q in scored}, clustering="human", matching="wordnet"
+            every,
+            {q.id: samples[q.id] for q in scored},
+            clustering="human",
+            matching="wordnet",
+            only_sampled=only_predicted,
         )
     if checked.accepted:
         mark = mismatch_mark(checked.accepted)

@@ -326,6 +326,12 @@ def add_score_arguments(p: argparse.ArgumentParser) -> None:
         "protoqa-eval evaluate shows the reference evaluator's ten, 'standard'), 'standard' or metric names",
     )
     p.add_argument("--no-probeval", action="store_true", help="skip the ProbEval KL")
+    p.add_argument(
+        "--only-predicted",
+        action="store_true",
+        help="score only the questions the file answers, as after generate --limit (default: a file that answers "
+        "part of the questions is refused)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument(
         "--accept-mismatch",
@@ -357,6 +363,7 @@ def _run_score(args: argparse.Namespace) -> int:
         data_dir=args.data_dir,
         targets_data=targets_data(args.targets) if args.targets else None,
         accept=args.accept_mismatch,
+        only_predicted=args.only_predicted,
     )
     if args.json:
         print(json.dumps(result.as_dict()))

@@ -185,11 +185,15 @@ def test_scores_are_those_of_the_ranked_lists_and_every_sample(tmp_path):
     assert without.probeval is None and "probeval" not in without.as_dict()
 
 
-def test_scoring_some_of_the_targets_says_so(tmp_path):
+def test_a_file_answering_some_of_the_targets_is_refused_unless_only_those_are_scored(tmp_path):
     path = write_answers(tmp_path / "a.json", {"q1": ["dog"]}, {})
+    with pytest.raises(AnswersFileError, match="answers 1 of the 2 target questions: a score over part"):
+        score_generated(str(path), [PET, FRUIT], similarities=["exact_match"])
     with pytest.warns(UserWarning, match="^scoring the 1 of 2 questions that a.json answers$"):
-        scores = score_generated(str(path), [PET, FRUIT], similarities=["exact_match"], probeval=False)
+        scores = score_generated(str(path), [PET, FRUIT], similarities=["exact_match"], only_predicted=True)
     assert scores.num_questions == 1
+    assert "|missing:skip|n:1|" in scores.protoqa["exact_match"].signature
+    assert scores.probeval is not None and "|missing:skip|n:1|n_samples:1|" in scores.probeval.signature
 
 
 @pytest.mark.parametrize(
@@ -242,7 +246,10 @@ def test_the_questions_file_the_run_recorded_is_read_and_checked(tmp_path, share
     generation = {"dataset": "protoqa", "split": "validation", "questions_from": str(dev)}
     path = write_answers(tmp_path / "a.json", {first: ["dog"]}, generation)
     with pytest.warns(UserWarning, match="scoring the 1 of 52 questions"):
-        assert score_generated(str(path), similarities=["exact_match"], probeval=False).num_questions == 1
+        assert (
+            score_generated(str(path), similarities=["exact_match"], probeval=False, only_predicted=True).num_questions
+            == 1
+        )
     dev.write_text(dev.read_text() + "\n")
     with pytest.raises(AnswersFileError, match=rf"pass --targets {dev} to score against it as it is now"):
         score_generated(str(path))

@@ -207,14 +207,15 @@ def test_generate_and_score_offline_print_scores(dev3_gpt2, tmp_path):
     assert details["torch"] and details["transformers"] and details["device"] == "cpu"
     usage = doc["generation"]["usage"]
     assert 0 < usage["completion_tokens"] <= 3 * 300 * 10 and usage["prompt_tokens"] > 0
-    scored = run(
-        [sys.executable, "-m", "protoqa_integrations", "score-generated", str(answers), "--data-dir", str(DATA)],
-        tmp_path,
-        env,
-    )
+    command = [sys.executable, "-m", "protoqa_integrations", "score-generated", str(answers), "--data-dir", str(DATA)]
+    # Three questions of the data set (--limit 3): refused, unless the score is restricted to them.
+    refused = run(command, tmp_path, env)
+    assert refused.returncode == 2 and "answers 3 of the 52 target questions" in refused.stderr
+    scored = run([*command, "--only-predicted"], tmp_path, env)
     assert scored.returncode == 0, scored.stderr
     assert "max_answers@10" in scored.stdout and "probeval_kl" in scored.stdout
-    assert "sim:wordnet|stop:match|metrics:paper|missing:zero|n:3" in scored.stdout
+    assert "sim:wordnet|stop:match|metrics:paper|missing:skip|n:3" in scored.stdout
+    assert "|missing:skip|n:3|n_samples:300|" in scored.stdout
     # Both existing command lines read the answers file.
     protoqa = run(
         [
@@ -258,6 +259,7 @@ def test_generate_and_score_offline_print_scores(dev3_gpt2, tmp_path):
                 str(answers),
                 "--data-dir",
                 str(DATA),
+                "--only-predicted",
                 "--json",
             ],
             tmp_path,

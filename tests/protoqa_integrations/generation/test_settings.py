@@ -54,6 +54,7 @@ def test_the_sampling_line_is_key_value_without_unset_settings(tmp_path, generat
     path = tmp_path / "answers.json"
     path.write_text(json.dumps(document))
     args = ["score-generated", str(path), "--targets", str(DEV), "--similarity", "exact_match", "--no-probeval"]
+    args.append("--only-predicted")  # one question of the data set
     done = subprocess.run(
         [sys.executable, "-m", "protoqa_integrations", *args],
         capture_output=True,
@@ -86,6 +87,7 @@ def test_an_accepted_mismatch_is_marked_in_every_output_and_every_signature(tmp_
     }
     (tmp_path / "answers.json").write_text(json.dumps(document))
     base = ["score-generated", "answers.json", "--targets", str(CFC_DEV), "--similarity", "exact_match,wordnet"]
+    base.append("--only-predicted")  # five questions of the data set
 
     def run(*extra: str) -> subprocess.CompletedProcess:
         return subprocess.run(

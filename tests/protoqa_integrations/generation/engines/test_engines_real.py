@@ -146,6 +146,7 @@ def test_the_documented_vllm_command_draws_the_protocol_in_one_call(tiny_model, 
             str(DATA),
             "--json",
             "--no-probeval",
+            "--only-predicted",  # --limit 3
         ],
         cwd=tmp_path,
         env=offline_env(VLLM_LOGGING_LEVEL="ERROR"),
