@@ -123,15 +123,15 @@ def probeval_score(question: Question, samples: Mapping[str, int]) -> tuple[Any,
     >>> from protoqa_metric import Cluster
     >>> q = Question("q1", "name a pet", (Cluster("q1.0", ("dog",), 6), Cluster("q1.1", ("cat",), 4)))
     >>> result, signature = probeval_score(q, {"dog": 6, "cat": 4})
-    >>> round(result.kl, 6), [c.id for c in result.clusters]
-    (0.0, ['q1.0', 'q1.1', 'wrong'])
+    >>> round(result.kl, 6), [c.id for c in result.clusters], signature.split("|")[5:7]
+    (0.0, ['q1.0', 'q1.1', 'wrong'], ['n:1', 'n_samples:10'])
     """
     from cfc_probeval import targets_from_question
 
     probeval = _probeval_instance()
     with _probeval_lock:  # its WordNet caches are shared
         result = probeval.score_question(targets_from_question(question), dict(samples))
-        return result, probeval.signature(1)
+        return result, probeval.signature(1, num_samples=result.num_samples)
 
 
 @dataclass

@@ -85,18 +85,18 @@ def test_cli_library_and_evaluate_on_dataset_rows_agree(cfc_rows, shared_data, f
     if config in ("default", "human"):
         # The rows carry human clusters, so the default is those clusters: the same numbers as
         # --clustering human, and a signature that says how the clustering was chosen.
-        assert from_library.kl == pytest.approx(2.69843, abs=5e-6)
+        assert from_library.kl == pytest.approx(2.70309, abs=5e-6)
         assert from_library.clusters_per_question == from_library.human_clusters_per_question
         prefix = "clustering:auto->human|" if config == "default" else "clustering:human|"
         assert from_library.signature.startswith(prefix + "embedder:none|")
     if config == "hac":
         # The earlier default, chosen explicitly: its numbers are unchanged.
-        assert from_library.kl == pytest.approx(1.7968, abs=5e-5)
+        assert from_library.kl == pytest.approx(1.8008, abs=5e-5)
         assert from_library.clusters_per_question == pytest.approx(25.85, abs=5e-3)
         # The clusters alone share each cluster's count evenly among its strings: other
         # numbers, which the signature says.
         clusters_only = module.compute(predictions=predictions, references=cfc_rows["clusters"], question_ids=ids)
-        assert clusters_only["kl"] == pytest.approx(1.6472, abs=5e-5)
+        assert clusters_only["kl"] == pytest.approx(1.6512, abs=5e-5)
         assert clusters_only["signature"] == from_library.signature.replace("|embedder:", "|answers:shared|embedder:")
 
 
