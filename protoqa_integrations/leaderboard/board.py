@@ -583,10 +583,13 @@ def add_systems(
     ['q1']
     """
     _check_systems([*board.systems, *systems])
+    # A mismatch the board's makers accepted among their systems is not accepted for new ones: whoever
+    # adds a system accepts (or not) what differs, and the board stays marked either way.
+    board_fields = [a.split(" (", 1)[0] for a in board.accepted]
     checked = check_provenance(
         {s.name: s.settings for s in [*board.systems, *systems]},
         targets_data,
-        [*(a.split(" (", 1)[0] for a in board.accepted), *accept],
+        [*accept, *(f for f in board_fields if f not in _RECORDED_BY_NEW_SYSTEMS or f in accept)],
     )
     missing_targets = [qid for qid in board.questions if qid not in targets]
     if missing_targets:
@@ -606,7 +609,7 @@ def add_systems(
             )
     metrics = sorted({"probeval" if c.key == PROBEVAL_KEY else "protoqa" for c in board.columns})
     columns, per_question, counted = _score(targets, systems, questions, metrics, similarity, probeval)
-    accepted_fields = [*(a.split(" (", 1)[0] for a in board.accepted), *accept]
+    accepted_fields = list(accept)
     known_counts = {name: (count, 0) for name, count in _board_sample_counts(board).items()}
     columns, samples_accepted, samples_notes = _check_sample_counts(
         columns, {**known_counts, **counted}, accepted_fields
@@ -642,6 +645,11 @@ def add_systems(
     ranked.accepted, ranked.notes = checked.accepted, [*checked.notes, *samples_notes]
     _merge_accepted(ranked.accepted, samples_accepted)
     return ranked
+
+
+_RECORDED_BY_NEW_SYSTEMS = ("samples",)
+"""Accepted mismatches of a board that a new system must accept anew: the samples per question, which every
+system has (counted from its answers), so that ranking one more system among differing counts is a choice."""
 
 
 def _board_sample_counts(board: Leaderboard) -> dict[str, int]:

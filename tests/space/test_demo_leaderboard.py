@@ -88,7 +88,11 @@ def test_an_uploaded_file_is_ranked_with_the_shipped_systems(tmp_path, monkeypat
     monkeypatch.setenv("PROTOQA_SPACE_DATA_DIR", str(DATA))
     upload = tmp_path / "mine.jsonl"
     shutil.copy(DATA / "cfc" / "test.samples.gpt2-xl.oneshot.jsonl", upload)
-    board = demo_leaderboard.rank_uploads("cfc_test", [str(upload)])
+    # The shipped systems differ in samples per question (distinct answers): one more is ranked among them
+    # only when its uploader accepts that too.
+    with pytest.raises(DemoError, match="differ in samples per question, counted from their answers"):
+        demo_leaderboard.rank_uploads("cfc_test", [str(upload)])
+    board = demo_leaderboard.rank_uploads("cfc_test", [str(upload)], accept=["samples"])
     assert len(board.systems) == 9
     scores = board.scores["probeval_kl"]
     # The same file scores as its shipped copy, to the last bit of the interval.
@@ -159,7 +163,7 @@ def test_uploads_are_drawn_and_can_be_ranked_on_the_common_questions(tmp_path, m
     partial.write_text(json.dumps({"r4q1": ["a driver"], "r4q2": ["a cop"]}) + "\n")
     refused = demo_leaderboard.board_view("cfc_test", [str(partial)])
     assert "partial lacks 44 of the board's 46 questions" in refused.error
-    view = demo_leaderboard.board_view("cfc_test", [str(partial)], only_common=True)
+    view = demo_leaderboard.board_view("cfc_test", [str(partial)], only_common=True, accept=["samples"])
     assert view.error is None and view.board.questions == ["r4q1", "r4q2"]
     assert Path(view.plot).read_bytes()[:4] == b"\x89PNG" and Path(view.plot).parent == demo_leaderboard.plots_dir()
     assert "on the 2 questions every upload answers" in view.status
@@ -196,7 +200,10 @@ def test_a_mismatch_is_refused_naming_the_tabs_control_and_ranked_marked_once_ac
         "accept_mismatch takes fields among dataset, split, questions, samples"
     )
     view = demo_leaderboard.board_view("cfc_test", files, accept=["samples"])
-    assert view.error is None and view.board.accepted == ["samples (few: 10, many: 40)"]
+    # The counts ranked are those counted from the answers: the shipped systems' and the uploads'.
+    assert view.error is None and len(view.board.accepted) == 1
+    assert view.board.accepted[0].startswith("samples (gpt2-large.zeroshot: 200, ")
+    assert view.board.accepted[0].endswith(", few: 10, many: 40)")
     assert view.status.startswith("**NOT COMPARABLE AS RECORDED:** ranked despite differing samples")
     assert "NOT COMPARABLE AS RECORDED" in view.note and "--accept-mismatch" not in view.note
     assert view.note.rstrip().endswith("; accepted-mismatch:samples`")
