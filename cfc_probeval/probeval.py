@@ -33,11 +33,12 @@ from .checks import check_settings
 from .clustering import Clusterer, make_clusterer
 from .defaults import AUTO, DEFAULTS
 from .distributions import WRONG, human_counts, kl_divergence, laplace_smoothed, model_counts
-from .errors import ProbEvalWarning, ScoreMeaningWarning
+from .errors import ProbEvalWarning
 from .inputs import QuestionTargets, answer_counts_label, has_human_clusters, sample_counts, targets_from_question
 from .matching import Matcher, make_matcher
 from .registry import MATCHINGS
 from .results import AnswerCluster, ClusterResult, ProbEvalResult, QuestionResult
+from .sample_size import scored_sample_count, shortfall, warn_short
 
 if TYPE_CHECKING:
     from .embedders import Embedder
@@ -221,19 +222,13 @@ class ProbEval:
     ) -> str:
         """The reproducibility signature of a result over ``num_questions`` questions.
 
-        ``missing`` says what became of missing samples: ``wrong`` (they count as wrong
-        answers, docs/spec.md section 2) or ``skip`` (questions without samples left out,
-        ``only_sampled``). ``num_samples`` is the number of samples every question was scored
-        at, shown as ``n_samples:N`` (a comparison of two counts gives ``N,M``), and ``short:K`` follows it when ``K > 0`` questions had
-        fewer and were made up with wrong answers. ``answer_counts`` (from
-        :func:`~cfc_probeval.inputs.answer_counts_label`) is shown with automatic clustering
-        only: human clusters do not use answer counts. The clustering part is
-        ``clustering:<name>(<parameters>)`` for a clustering chosen by name,
-        ``clustering:auto-><name>(<parameters>)`` for one that ``auto`` resolved to from the
-        targets, and ``clustering:auto`` before resolution. ``approx:N`` appears only when
-        ``N > 0`` (sample, cluster) matches were decided on a similarity that is a lower bound
-        (a cluster string over the token limit of :mod:`protoqa_core.similarity`), as in the
-        ProtoQA signature.
+        ``missing``: ``wrong`` (missing samples count as wrong answers) or ``skip`` (questions without
+        samples left out). ``n_samples:N`` is the count every question was scored at (``N,M`` for a
+        comparison of two), ``short:K`` the questions made up to it. ``answer_counts``
+        (:func:`~cfc_probeval.inputs.answer_counts_label`) shows with automatic clustering only. The
+        clustering part reads ``clustering:<name>(<parameters>)``, ``clustering:auto-><name>(...)``
+        once ``auto`` is resolved, ``clustering:auto`` before. ``approx:N`` appears when ``N > 0``
+        matches were decided on a lower-bound similarity (:mod:`protoqa_core.similarity`).
 
         >>> ProbEval("human").signature(54, num_samples=100, short=2).split("|")[4:8]
         ['missing:wrong', 'n:54', 'n_samples:100', 'short:2']
@@ -321,9 +316,8 @@ class ProbEval:
         if self.is_auto:
             return self.resolved([truth]).score_question(truth, samples, clusters, num_samples=num_samples)
         normalized = normalized_sample_counts(samples)
-        return self._score_normalized(
-            truth, normalized, clusters, shortfall=_shortfall(truth.question_id, normalized, num_samples)
-        )
+        missing = shortfall(truth.question_id, sum(normalized.values()), num_samples)
+        return self._score_normalized(truth, normalized, clusters, shortfall=missing)
 
     def _score_normalized(
         self,
@@ -396,10 +390,10 @@ class ProbEval:
         scored, skipped, empty = self._questions_to_score(truths, parsed, only_sampled)
         totals = {qid: sum(parsed[qid].values()) for qid in scored}
         # Targets with nothing to score give an empty result (callers decide whether to accept it).
-        count = _sample_count(totals, num_samples) if len(skipped) < len(truths) else None
+        count = scored_sample_count(totals, num_samples) if len(skipped) < len(truths) else None
         short = [qid for qid in scored if count is not None and totals[qid] < count]
         if short:
-            _warn_short(short, totals, count)
+            warn_short(short, totals, count)
         embedded_before = self.embedder.num_embedded if self.embedder else 0
         pairs_before = self.matcher.num_pairs_scored
         questions, distinct_samples, approximated = self._score_questions(truths, parsed, scored, count or 0, progress)
@@ -437,12 +431,8 @@ class ProbEval:
     def _questions_to_score(
         self, truths: Mapping[str, QuestionTargets], parsed: Mapping[str, Any], only_sampled: bool
     ) -> tuple[list[str], list[str], list[str]]:
-        """The questions :meth:`evaluate` scores, those it leaves out, and those without any sample.
-
-        Questions without target answers are left out with a warning. A question absent from the
-        samples is an error (the samples answer part of the data set) unless ``only_sampled``
-        leaves it out, with a warning; that is also how a file of no samples at all is refused.
-        """
+        """The questions :meth:`evaluate` scores, those it leaves out (no target answers, with a warning), and those
+        without any sample. A question absent from the samples is an error unless ``only_sampled`` leaves it out."""
         skipped = [qid for qid, t in truths.items() if not (t.total > 0 and (t.clusters or self.clusterer))]
         if skipped:
             what = "target answers" if self.clusterer else "target answers or human clusters"
@@ -544,59 +534,6 @@ def _targets_by_id(targets: Any) -> dict[str, QuestionTargets]:
             raise TypeError(f"targets must be QuestionTargets or Question objects, got {type(t).__name__}")
         out[t.question_id] = t
     return out
-
-
-def _shortfall(question_id: str, normalized: Mapping[str, int], num_samples: Optional[int]) -> int:
-    """How many samples a question lacks to reach ``num_samples`` (0 when None); more is an error."""
-    total = sum(normalized.values())
-    if num_samples is None:
-        return 0
-    if total > num_samples:
-        raise ValueError(f"question {question_id}: {total} samples, more than the {num_samples} it is scored at")
-    return num_samples - total
-
-
-def _sample_count(totals: Mapping[str, int], num_samples: Optional[int]) -> int:
-    """The number of samples every question is scored at: ``num_samples`` when given, else the most any
-    question has, counted from the samples themselves (docs/spec.md section 2).
-
-    >>> _sample_count({"q1": 100, "q2": 95}, None), _sample_count({"q1": 100}, 300)
-    (100, 300)
-    >>> _sample_count({"q1": 0, "q2": 0}, None)
-    Traceback (most recent call last):
-    ...
-    ValueError: no question has a sample (2 question(s) answered with none): nothing to score
-    >>> _sample_count({"q1": 100, "q2": 120}, 100)
-    Traceback (most recent call last):
-    ...
-    ValueError: question q2 has 120 samples, more than the 100 every question is scored at
-    """
-    if num_samples is not None:
-        if isinstance(num_samples, bool) or not isinstance(num_samples, int) or num_samples < 1:
-            raise ValueError(f"num_samples must be a positive integer, got {num_samples!r}")
-        over = [qid for qid, n in totals.items() if n > num_samples]
-        if over:
-            raise ValueError(
-                f"question {over[0]} has {totals[over[0]]} samples, more than the {num_samples} every question "
-                "is scored at"
-            )
-        return num_samples
-    if not totals:
-        raise ValueError("the samples answer no question with target answers: nothing to score")
-    count = max(totals.values())
-    if count == 0:
-        raise ValueError(f"no question has a sample ({len(totals)} question(s) answered with none): nothing to score")
-    return count
-
-
-def _warn_short(short: Sequence[str], totals: Mapping[str, int], count: int) -> None:
-    shown = ", ".join(f"{qid} ({totals[qid]})" for qid in short[:5]) + (" ..." if len(short) > 5 else "")
-    warnings.warn(
-        f"{len(short)} question(s) have fewer than {count} samples, and their missing samples count as wrong "
-        f"answers: {shown}",
-        ScoreMeaningWarning,
-        stacklevel=4,
-    )
 
 
 def _warn(message: str, stacklevel: int = 3) -> None:

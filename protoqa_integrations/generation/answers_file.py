@@ -351,6 +351,19 @@ def _recorded_questions(path: Path, generation: dict[str, Any], data_dir: Option
     return read_questions_file(locate_questions(dataset, split, data_dir)[0], dataset, split)
 
 
+def _check_answered(path: Path, answered: int, total: int, only_predicted: bool) -> None:
+    """Refuse a file that answers part of the target questions, unless the score is restricted to them."""
+    if answered == total:
+        return
+    if not only_predicted:
+        raise AnswersFileError(
+            f"{path} answers {answered} of the {total} target questions: a score over part of a data set is not "
+            "the data set's; answer them all, or pass --only-predicted to score the answered ones (the signatures "
+            "then say how many)"
+        )
+    warnings.warn(f"scoring the {answered} of {total} questions that {path.name} answers", stacklevel=3)
+
+
 def score_generated(
     answers_path: str,
     targets: Optional[Sequence[Question]] = None,
@@ -407,14 +420,7 @@ def score_generated(
             f"{path}: the questions have no answer clusters (test questions) and cannot be scored; "
             "submit the leaderboard file instead"
         )
-    if len(scored) < len(by_id):
-        if not only_predicted:
-            raise AnswersFileError(
-                f"{path} answers {len(scored)} of the {len(by_id)} target questions: a score over part of a data "
-                "set is not the data set's; answer them all, or pass --only-predicted to score the answered ones "
-                "(the signatures then say how many)"
-            )
-        warnings.warn(f"scoring the {len(scored)} of {len(by_id)} questions that {path.name} answers", stacklevel=2)
+    _check_answered(path, len(scored), len(by_id), only_predicted)
     every = list(by_id.values())
     results = {
         sim: evaluate_predictions(every, ranked, sim, metrics, only_predicted=only_predicted) for sim in similarities

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import heapq
 import math
-import re
 import warnings
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
@@ -45,6 +44,7 @@ from protoqa_core.significance import DEFAULT_RESAMPLES, DEFAULT_SEED, holm_adju
 from protoqa_integrations.generation.provenance import check_provenance
 from protoqa_integrations.harnesses.harness_logs import Keep
 from protoqa_integrations.harnesses.outputs import SystemFile, read_system_file
+from protoqa_integrations.leaderboard import sample_counts as counted_samples
 from protoqa_integrations.leaderboard.report import (
     PROBEVAL_KEY,
     Interval,
@@ -296,7 +296,7 @@ def _score(
     and, under ProbEval, each system's samples per question and how many questions had fewer.
 
     ``load`` gives a listed system's answers when the list holds only names and provenance. The
-    ProbEval column's signature leaves out the sample count: :func:`_check_sample_counts` puts it back.
+    ProbEval column's signature leaves out the sample count: :func:`counted_samples.check_sample_counts` puts it back.
     """
     unknown = set(metrics) - {"protoqa", "probeval"}
     if unknown or not metrics:
@@ -337,7 +337,8 @@ def _score(
                 kl = pe.evaluate(scored_targets, _only(system.samples, questions))
                 values = [kl.per_question[qid] for qid in questions]
                 counted[system.name] = (kl.num_samples or 0, len(kl.short))
-                record(PROBEVAL_KEY, system.name, _without_samples(kl.signature), values, "ProbEval KL", False)
+                signature = counted_samples.without_samples(kl.signature)
+                record(PROBEVAL_KEY, system.name, signature, values, "ProbEval KL", False)
             del system
     # The paper's metrics first, then ProbEval's, whichever system first had a score.
     order = [spec.name for spec in PAPER_METRICS] + [PROBEVAL_KEY]
@@ -345,47 +346,6 @@ def _score(
     if not columns:
         raise LeaderboardError("no metric applies: the targets have no answer clusters and ProbEval was not asked for")
     return columns, per_question, counted
-
-
-def _check_sample_counts(
-    columns: list[MetricColumn], counted: Mapping[str, tuple[int, int]], accept: Collection[str]
-) -> tuple[list[MetricColumn], list[str], list[str]]:
-    """The columns with the ProbEval signature naming the samples per question, the accepted mismatch (if
-    any) and notes on systems with questions made up with wrong answers.
-
-    KL depends on the number of samples per question, counted from each system's answers (never taken
-    from what a file claims): systems with different counts are refused unless ``accept`` names
-    ``samples``; the signature then gives the range and the mismatch is listed like a provenance one.
-
-    >>> cols = [MetricColumn(PROBEVAL_KEY, "ProbEval KL", False, "clustering:human|missing:wrong|n:3|version:0")]
-    >>> _check_sample_counts(cols, {"a": (100, 0), "b": (100, 2)}, ())[0][0].signature
-    'clustering:human|missing:wrong|n:3|n_samples:100|version:0'
-    >>> _check_sample_counts(cols, {"a": (100, 0), "b": (30, 0)}, ["samples"])[1]
-    ['samples (a: 100, b: 30)']
-    """
-    if not counted:
-        return columns, [], []
-    values = {name: count for name, (count, _) in counted.items()}
-    distinct = sorted(set(values.values()))
-    accepted = []
-    if len(distinct) > 1:
-        first = next(iter(values))
-        other = next(n for n in values if values[n] != values[first])
-        if "samples" not in accept:
-            raise LeaderboardError(
-                f"{first} and {other} differ in samples per question, counted from their answers ({first}: "
-                f"{values[first]}, {other}: {values[other]}): their ProbEval KLs are not comparable; sample them "
-                "alike, or pass --accept-mismatch samples to rank them anyway"
-            )
-        accepted.append("samples (" + ", ".join(f"{n}: {c}" for n, c in values.items()) + ")")
-    text = str(distinct[0]) if len(distinct) == 1 else f"{distinct[0]}-{distinct[-1]}"
-    notes = [
-        f"{name}: {short} question(s) have fewer than {count} samples; their missing samples count as wrong answers"
-        for name, (count, short) in counted.items()
-        if short
-    ]
-    out = [replace(c, signature=_with_samples(c.signature, text)) if c.key == PROBEVAL_KEY else c for c in columns]
-    return out, accepted, notes
 
 
 def _ranked(
@@ -435,16 +395,14 @@ def build_leaderboard(
 ) -> Leaderboard:
     """Score ``systems`` on ``targets`` and rank them (module doc).
 
-    With ``index`` (an :class:`AnswerIndex`, such as
-    :class:`~protoqa_integrations.leaderboard.store.SystemIndex`), ``systems`` hold only
-    their names and provenance, and their answers are read from ``index`` one system at a time.
+    With ``index`` (an :class:`AnswerIndex`, such as :class:`~protoqa_integrations.leaderboard.store.SystemIndex`),
+    ``systems`` hold only their names and provenance, and their answers are read from ``index`` one at a time.
 
-    Before any scoring, the provenance the systems record (data set, split, questions file,
-    samples per question, temperature, top-p, max tokens, prompt) is compared between them
-    and with ``targets_data`` (the targets' config and split, when known):
-    :func:`~protoqa_integrations.generation.provenance.check_provenance` raises a one-line error for a
-    difference not named in ``accept``; accepted ones are listed in the board's ``accepted``
-    (and so in its signature and every output), notes on what could not be checked in ``notes``.
+    Before any scoring, the provenance the systems record (data set, split, questions file, samples, temperature,
+    top-p, max tokens, prompt) is compared between them and with ``targets_data`` (the targets' config and split)
+    by :func:`~protoqa_integrations.generation.provenance.check_provenance`, and so are the samples per question
+    counted from their answers (:mod:`~protoqa_integrations.leaderboard.sample_counts`): a difference not named in
+    ``accept`` is a one-line error; accepted ones are listed in ``accepted`` (and so in every output).
 
     ``metrics``: ``protoqa`` (the paper's seven metrics under ``similarity``, for systems with
     ranked lists, when every target has answer clusters) and/or ``probeval`` (``probeval``, by
@@ -477,12 +435,11 @@ def build_leaderboard(
         unknown = {s.name: index.unknown(s.name) for s in systems}
         questions, dropped = _question_set(targets, systems, only_common, answered, unknown)
         dropped = list(heapq.merge(sorted(dropped), index.unknown_ids()))
-    if index is None and "probeval" in metrics:
-        # Refused before any scoring: the counts are known from the answers alone.
-        _check_sample_counts([], {s.name: _sample_count(s, questions) for s in systems}, accept)
+    if index is None and "probeval" in metrics:  # refused before any scoring: the answers give the counts
+        counted_samples.check_systems(systems, questions, accept)
     load = index.load if index is not None else None
     columns, per_question, counted = _score(targets, systems, questions, metrics, similarity, probeval, progress, load)
-    columns, samples_accepted, samples_notes = _check_sample_counts(columns, counted, accept)
+    columns, samples_accepted, samples_notes = counted_samples.check_sample_counts(columns, counted, accept)
     board = _ranked(
         questions,
         columns,
@@ -495,22 +452,9 @@ def build_leaderboard(
         dropped=dropped,
     )
     board.accepted, board.notes = checked.accepted, checked.notes
-    _merge_accepted(board.accepted, samples_accepted)
+    counted_samples.merge_accepted(board.accepted, samples_accepted)
     board.notes.extend(samples_notes)
     return board
-
-
-def _sample_count(system: SystemAnswers, questions: Sequence[str]) -> tuple[int, int]:
-    """A system's samples per question on ``questions`` (the most any has) and how many have fewer."""
-    totals = [sum(system.samples[qid].values()) for qid in questions]
-    count = max(totals, default=0)
-    return count, sum(1 for t in totals if t < count)
-
-
-def _merge_accepted(accepted: list[str], counted: Sequence[str]) -> None:
-    """Add the counted samples mismatch, in place of a recorded one (the counts are what was scored)."""
-    if counted:
-        accepted[:] = [a for a in accepted if not a.startswith("samples (")] + list(counted)
 
 
 def leaderboard_from_dict(document: Mapping[str, Any]) -> Leaderboard:
@@ -565,11 +509,9 @@ def add_systems(
 ) -> Leaderboard:
     """``board`` with ``systems`` scored on its questions, under its settings, and everything ranked again.
 
-    The new systems must answer the board's questions (others are ignored) and be scored under
-    the same signatures; :class:`LeaderboardError` says what differs. With ``only_common``,
-    every system is ranked on the board's questions that all the new systems answer. Their
-    provenance is checked against the board's systems and ``targets_data`` as
-    :func:`build_leaderboard` checks it.
+    The new systems must answer the board's questions (others are ignored) and be scored under the same
+    signatures (:class:`LeaderboardError` says what differs); with ``only_common``, every system is ranked on
+    the board's questions all the new ones answer. Provenance is checked as :func:`build_leaderboard` does.
 
     >>> from protoqa_core.io.records import Cluster
     >>> q = {f"q{i}": Question(f"q{i}", "name a pet", (Cluster(f"q{i}.0", ("dog",), 6),)) for i in range(5)}
@@ -583,14 +525,8 @@ def add_systems(
     ['q1']
     """
     _check_systems([*board.systems, *systems])
-    # A mismatch the board's makers accepted among their systems is not accepted for new ones: whoever
-    # adds a system accepts (or not) what differs, and the board stays marked either way.
-    board_fields = [a.split(" (", 1)[0] for a in board.accepted]
-    checked = check_provenance(
-        {s.name: s.settings for s in [*board.systems, *systems]},
-        targets_data,
-        [*accept, *(f for f in board_fields if f not in _RECORDED_BY_NEW_SYSTEMS or f in accept)],
-    )
+    kept = [f for f in (a.split(" (", 1)[0] for a in board.accepted) if f not in counted_samples.RECOUNTED_MISMATCHES]
+    checked = check_provenance({s.name: s.settings for s in [*board.systems, *systems]}, targets_data, [*accept, *kept])
     missing_targets = [qid for qid in board.questions if qid not in targets]
     if missing_targets:
         raise LeaderboardError(f"the targets lack the board's questions: {preview_ids(missing_targets)}")
@@ -609,22 +545,16 @@ def add_systems(
             )
     metrics = sorted({"probeval" if c.key == PROBEVAL_KEY else "protoqa" for c in board.columns})
     columns, per_question, counted = _score(targets, systems, questions, metrics, similarity, probeval)
-    accepted_fields = list(accept)
-    known_counts = {name: (count, 0) for name, count in _board_sample_counts(board).items()}
-    columns, samples_accepted, samples_notes = _check_sample_counts(
-        columns, {**known_counts, **counted}, accepted_fields
+    columns, board_columns, samples_accepted, samples_notes = counted_samples.check_added_counts(
+        board, columns, counted, accept
     )
-    board_columns = [
-        replace(c, signature=_with_samples(_without_samples(c.signature), _samples_of(columns, c.key) or ""))
-        if c.key == PROBEVAL_KEY and _samples_of(columns, c.key)
-        else c
-        for c in board.columns
-    ]
     keep = [board.questions.index(qid) for qid in questions]
     merged = {key: {n: [v[i] for i in keep] for n, v in values.items()} for key, values in board.per_question.items()}
     for column in columns:
         known = next((c for c in board_columns if c.key == column.key), None)
-        if known is None or _without_count(known.signature) != _without_count(column.signature):
+        if known is None or counted_samples.without_question_count(
+            known.signature
+        ) != counted_samples.without_question_count(column.signature):
             raise LeaderboardError(
                 f"{column.key}: scored under {column.signature}, the board under "
                 f"{known.signature if known else 'no such metric'}"
@@ -633,7 +563,7 @@ def add_systems(
     dropped = sorted(set(board.dropped) | (set(board.questions) - set(questions)))
     ranked = _ranked(
         questions,
-        [replace(c, signature=_with_count(c.signature, len(questions))) for c in board_columns],
+        [replace(c, signature=counted_samples.with_question_count(c.signature, len(questions))) for c in board_columns],
         merged,
         [*board.systems, *systems],
         level=board.level,
@@ -643,58 +573,8 @@ def add_systems(
         dropped=dropped,
     )
     ranked.accepted, ranked.notes = checked.accepted, [*checked.notes, *samples_notes]
-    _merge_accepted(ranked.accepted, samples_accepted)
+    counted_samples.merge_accepted(ranked.accepted, samples_accepted)
     return ranked
-
-
-_RECORDED_BY_NEW_SYSTEMS = ("samples",)
-"""Accepted mismatches of a board that a new system must accept anew: the samples per question, which every
-system has (counted from its answers), so that ranking one more system among differing counts is a choice."""
-
-
-def _board_sample_counts(board: Leaderboard) -> dict[str, int]:
-    """The samples per question of a board's systems under ProbEval: one count for all, from its signature,
-    unless a mismatch was accepted, whose entry lists each system's."""
-    entry = next((a for a in board.accepted if a.startswith("samples (")), None)
-    if entry is not None:
-        pairs = (part.rsplit(": ", 1) for part in entry[len("samples (") : -1].split(", "))
-        return {name: int(count) for name, count in pairs}
-    column = next((c for c in board.columns if c.key == PROBEVAL_KEY), None)
-    found = re.search(r"\|n_samples:(\d+)(?=\|)", column.signature) if column is not None else None
-    return {s.name: int(found.group(1)) for s in board.systems} if found else {}
-
-
-def _samples_of(columns: Sequence[MetricColumn], key: str) -> Optional[str]:
-    column = next((c for c in columns if c.key == key), None)
-    found = re.search(r"\|n_samples:([0-9-]+)", column.signature) if column is not None else None
-    return found.group(1) if found else None
-
-
-def _without_samples(signature: str) -> str:
-    """A ProbEval signature less its sample count and short questions, which differ between systems.
-
-    >>> _without_samples("clustering:human|n:3|n_samples:100|short:2|version:0")
-    'clustering:human|n:3|version:0'
-    """
-    return re.sub(r"\|(n_samples|short):[0-9,-]+", "", signature)
-
-
-def _with_samples(signature: str, text: str) -> str:
-    """``signature`` with ``n_samples:TEXT`` after its question count.
-
-    >>> _with_samples("clustering:human|n:3|version:0", "30-100")
-    'clustering:human|n:3|n_samples:30-100|version:0'
-    """
-    return re.sub(r"(?<![a-z_])(n:\d+)", rf"\1|n_samples:{text}", signature, count=1)
-
-
-def _with_count(signature: str, count: int) -> str:
-    return re.sub(r"(?<![a-z_])n:\d+", f"n:{count}", signature)
-
-
-def _without_count(signature: str) -> str:
-    """A signature less its question count (``n:52``), to compare settings on a subset of the questions."""
-    return re.sub(r"(?<![a-z_])n:\d+", "n:*", signature)
 
 
 # ---------------------------------------------------------------- presenting
