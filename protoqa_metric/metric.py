@@ -437,9 +437,13 @@ class ProtoQA:
 
     def _per_question_report(self) -> tuple[int, Optional[bool]]:
         """For a per-question similarity, how many scored questions had no crowd counts and whether it
-        scored as exact match does (both warned of, then reset); ``(0, None)`` for the others."""
+        scored as exact match does (both warned of, then reset); ``(0, None)`` for the others. A rule
+        that no study measured with its encoder (``unvalidated`` in the signature) is warned of too."""
         if self._per_question is None:
             return 0, None
+        unvalidated = getattr(self._per_question, "unvalidated_message", None)
+        if unvalidated:
+            _warn(unvalidated, stacklevel=5)
         uncounted = len(self._per_question.uncounted)
         self._per_question.uncounted.clear()
         if uncounted:
