@@ -12,13 +12,13 @@ them out of the references' answers; :attr:`Question.unclustered` counts them. B
 (:mod:`studies.validation.partitions`) are computed per question and averaged, with
 95% bootstrap intervals over questions.
 
-The study runs in the order of ``protocol.toml`` (this folder, version 2):
+The study runs in the order of ``protocol.toml`` (this folder, version 3):
 
 1. :func:`select_on_dev` measures every candidate of the protocol's grid and every control
    on CFC dev and ProtoQA dev by each dev criterion (:mod:`studies.validation.criteria`:
    cluster-level BLANC; the answer-set criterion of the CFC paper's Table 2; the
    system-like pools of :mod:`studies.validation.selection`; the system panel of
-   :mod:`studies.validation.panel`) and applies the rule: a candidate, control or not,
+   :mod:`studies.validation.panel` and, from version 3, its wording systems) and applies the rule: a candidate, control or not,
    replaces the current default only when non-inferior on every criterion and better on
    one. It opens no CFC test file (``tests/studies/test_cluster_agreement.py`` checks it
    with an audit hook).
@@ -235,6 +235,18 @@ def select_on_dev(
         )
         wrong_question[name] = np.array([wrong_question_not_worse(k, panel) for k in mean_kls])
         log(f"  panel {name}: {len(panel.data.question_ids)} questions, {len(panel.ranked)} systems")
+        if "wording" in crit_cfg and panel.wording:
+            # KLs rounded to 10 decimals: equal counts summed in another order are one KL (a constant side counts 0).
+            criteria.append(
+                Criterion(
+                    "wording",
+                    name,
+                    crit_cfg["wording"]["margin"],
+                    kls=np.round(mean_kls[:, panel.wording], 10),
+                    reference=np.round(panel.gold[panel.wording], 10),
+                )
+            )
+            log(f"  wording panel {name}: {len(panel.wording)} systems")
     res = protocol["measures"]
     n_boot = resamples if resamples is not None else res["bootstrap_resamples"]
     boots = {c.key: c.resampled(n_boot, res["bootstrap_seed"]) for c in criteria}
@@ -393,7 +405,7 @@ def dev_report(choice: DevChoice) -> dict[str, Any]:
                 if not cands[j].is_control
             },
         }
-        if c.name == "panel":
+        if c.name in ("panel", "wording"):
             detectable = [
                 detectable_difference(boot[:, i] - boot[:, current], power)
                 for i in range(len(cands))
