@@ -252,11 +252,11 @@ def build_panel(
             share = counts**b if b else np.ones_like(counts)
             for kind in ("reworded", "same_words"):
                 given, per_category = wording_answers(strings, share / share.sum(), answers_total, kind == "reworded")
-                merged: dict[str, float] = {}
+                worded: dict[str, float] = {}
                 for answer, count in given.items():
                     key = normalize_prediction(answer)
-                    merged[key] = merged.get(key, 0.0) + count
-                answers[f"{kind}({b})"][qid] = merged
+                    worded[key] = worded.get(key, 0.0) + count
+                answers[f"{kind}({b})"][qid] = worded
                 column.append(gold_kl(pool.gold_counts, per_category))
         rows.append(column)
     if labels:
