@@ -101,6 +101,7 @@ __all__ = [
     "run_similarity_controls",
     "report_markdown",
     "trust_rows",
+    "shift_sentence",
     "report_stem",
     "add_arguments",
     "main",
@@ -119,8 +120,9 @@ LENGTH_SCALE_FACTORS = (0.25, 0.375, 0.5, 0.75, 1.0)
 THRESHOLDS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 HEADLINE = "max_answers@10"
 COMMAND = "python -m studies.validation similarity-controls"
-TRUST_FILES = ("README.md", "docs/validation.md")
-"""Files whose ``<!-- similarity:trust -->`` rows the command rewrites (from the packaged encoder's run only)."""
+TRUST_FILES = ("README.md", "docs/validation.md", "docs/protoqa-metric.md")
+"""Files whose ``<!-- similarity:NAME -->`` claims (``trust``: table rows, ``shifts``: the wrong-question
+control over every shift) the command rewrites, from the packaged encoder's run only."""
 RESAMPLES = 2000
 
 
@@ -912,6 +914,39 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the folds and bootstrap (default 0)")
 
 
+def shift_sentence(result: Mapping[str, Any]) -> str:
+    """The wrong-question control over every shift, one sentence per similarity and roberta minus the others.
+
+    >>> w = {"mean": 0.1, "mean_interval": {"low": 0.05, "high": 0.2}, "min": 0.0, "max": 0.3, "shifts": 3}
+    >>> d = {"difference": 0.02, "interval": {"low": -0.01, "high": 0.05}, "shifts_a_below_b": 1, "shifts": 3}
+    >>> shift_sentence({"similarities": {"wordnet": {"wrong_question_every_shift": w}},
+    ...                 "wrong_question_every_shift_roberta_minus": {"wordnet": d}})[:60]
+    'Over every shift (question i gets question i+s’s list, s = 1'
+    """
+    rows = [
+        (name, s["wrong_question_every_shift"])
+        for name, s in result["similarities"].items()
+        if "wrong_question_every_shift" in s
+    ]
+    if not rows:
+        return ""
+    shifts = rows[0][1]["shifts"]
+    parts = [
+        f"`{name.split(' ')[0]}` {_fmt(w['mean'])}{_ci(w['mean_interval'])} (range {_fmt(w['min'])} to {_fmt(w['max'])})"
+        for name, w in rows
+    ]
+    text = (
+        f"Over every shift (question i gets question i+s’s list, s = 1 to {shifts}), the wrong-question share of "
+        "the real Max Answers@10 is, mean [95% CI] and range: " + "; ".join(parts) + "."
+    )
+    for name, d in result.get("wrong_question_every_shift_roberta_minus", {}).items():
+        text += (
+            f" `roberta` − `{name}`: {d['difference']:+.3f}{_ci(d['interval'])}, `roberta` lower on "
+            f"{d['shifts_a_below_b']} of {d['shifts']} shifts."
+        )
+    return text
+
+
 def report_stem(encoder: Optional[str]) -> str:
     """The report files' name: ``similarity_controls`` for the packaged encoder, else with the encoder's name.
 
@@ -945,5 +980,6 @@ def main(args: argparse.Namespace, data_dir: Path, out: Path) -> None:
         )
     print(f"similarity-controls: wrote {out / stem}.json and {stem}.md")
     if args.encoder is None and out.resolve() == ROOT / "studies" / "reports":
-        changed = rewrite_claim_files([ROOT / f for f in TRUST_FILES], {"trust": trust_rows(result)}, "similarity")
+        claims = {"trust": trust_rows(result), "shifts": shift_sentence(result)}
+        changed = rewrite_claim_files([ROOT / f for f in TRUST_FILES], claims, "similarity")
         print("similarity claims: " + (", ".join(str(p) for p in changed) if changed else "already up to date"))
