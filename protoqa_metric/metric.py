@@ -30,6 +30,8 @@ if TYPE_CHECKING:  # the index (sqlite3) is imported by those who read files wit
 __all__ = ["ProtoQA", "evaluate_predictions", "score_question"]
 
 MetricsArg = Union[str, Iterable[Union[str, MetricSpec]]]
+_MEASURE_ENCODER = "python -m studies.validation similarity-controls --encoder"
+"""The command (from a checkout) that measures a per-question similarity's rule with another encoder."""
 
 
 def _warn(message: str, stacklevel: int = 3) -> None:
@@ -443,7 +445,7 @@ class ProtoQA:
             return 0, None
         unvalidated = getattr(self._per_question, "unvalidated_message", None)
         if unvalidated:
-            _warn(unvalidated, stacklevel=5)
+            _warn(f"{unvalidated}; measure it with {_MEASURE_ENCODER} NAME", stacklevel=5)
         uncounted = len(self._per_question.uncounted)
         self._per_question.uncounted.clear()
         if uncounted:

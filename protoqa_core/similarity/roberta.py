@@ -298,7 +298,7 @@ class RobertaSimilarity:
             f"the roberta rule of this result was not validated with its encoder {encoder}: the default rule "
             f"(median*0.5, threshold 0.6) was chosen and measured with {VALIDATED_ENCODER} only, so no figure "
             "of its precision or of its score on wrong answers exists for this setting (signature part "
-            f"'{UNVALIDATED}'); measure it with python -m studies.validation similarity-controls --encoder NAME"
+            f"'{UNVALIDATED}')"
         )
 
     def _context(self, question: Question) -> str:
