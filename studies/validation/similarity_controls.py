@@ -636,9 +636,10 @@ def _protocol(
     }
 
 
-def run_similarity_controls(data_dir: Path, encoder: Optional[str] = None, seed: int = 0) -> dict[str, Any]:
-    """Every figure of the study (see the module docstring) as a JSON-ready dictionary."""
-    started = time.process_time()
+def _inputs(
+    data_dir: Path,
+) -> tuple[dict[str, Question], dict[str, list[str]], dict[str, dict[str, list[str]]], Any, Any]:
+    """The questions, the real lists, the controls, and the judged human and model-only answers."""
     questions = read_targets(data_dir / "protoqa" / "dev.crowdsourced.jsonl")
     predictions = read_predictions(data_dir / "protoqa" / "dev.predictions.gpt2finetuned.json")
     ids = list(questions)
@@ -650,15 +651,17 @@ def run_similarity_controls(data_dir: Path, encoder: Optional[str] = None, seed:
     validation = data_dir / "probeval_validation"
     human = json.loads((validation / "protoqa_dev.human.json").read_text(encoding="utf-8"))["model_answers"]
     annotations = json.loads((validation / "protoqa_dev.gpt2.samples.annotated.json").read_text(encoding="utf-8"))
-    judged = judged_answers(questions, human, annotations["annotated_prediction_data"])
-    judged_model = judged_answers(
-        questions,
-        annotations["model_answers"],
-        annotations["annotated_prediction_data"],
-        exclude=human,
-        what="model",
-    )
+    judgements = annotations["annotated_prediction_data"]
+    judged = judged_answers(questions, human, judgements)
+    judged_model = judged_answers(questions, annotations["model_answers"], judgements, exclude=human, what="model")
+    return dict(questions), real, controls, judged, judged_model
 
+
+def run_similarity_controls(data_dir: Path, encoder: Optional[str] = None, seed: int = 0) -> dict[str, Any]:
+    """Every figure of the study (see the module docstring) as a JSON-ready dictionary."""
+    started = time.process_time()
+    questions, real, controls, judged, judged_model = _inputs(data_dir)
+    ids = list(questions)
     measured, shifts = {}, {}
     for name in SIMILARITIES[:2]:
         pq = ProtoQA(name, "paper")
@@ -754,6 +757,13 @@ def report_markdown(result: Mapping[str, Any], command: str = COMMAND) -> str:
         "`studies/validation/similarity_controls.py`. Encoder of `roberta`: "
         f"`{proto.get('encoder_name', proto['encoder'])}@{proto.get('encoder_revision', '?')}`.",
         "",
+    ]
+    lines += _control_lines(result) + _shift_lines(result) + _judgement_lines(result) + _rule_lines(result)
+    return "\n".join(lines)
+
+
+def _control_lines(result: Mapping[str, Any]) -> list[str]:
+    lines = [
         "## Controls: lists that cannot be right",
         "",
         "Share of the real Max Answers@10 reached by another question's lists (question i gets question i+1's; "
@@ -770,13 +780,18 @@ def report_markdown(result: Mapping[str, Any], command: str = COMMAND) -> str:
             f"| {name} | {_fmt(s['metrics'][HEADLINE])} | {_fmt(c['wrong_question']['share'])}"
             f"{_ci(c['wrong_question']['share_interval'])} | {words} |"
         )
-    lines += [
+    return lines
+
+
+def _shift_lines(result: Mapping[str, Any]) -> list[str]:
+    lines = [
         "",
         "## The wrong-question control over every shift",
         "",
-        f"Question i gets question i+s's list, for every s from 1 to {proto['questions'] - 1} (file order, wrapping "
-        "around): the share of the real Max Answers@10, its mean over the shifts (95% bootstrap interval over "
-        "questions), its range with the shifts that reach it, and shift 1 alone. Reported only: no choice reads it.",
+        f"Question i gets question i+s's list, for every s from 1 to {result['protocol']['questions'] - 1} (file "
+        "order, wrapping around): the share of the real Max Answers@10, its mean over the shifts (95% bootstrap "
+        "interval over questions), its range with the shifts that reach it, and shift 1 alone. Reported only: no "
+        "choice reads it.",
         "",
         "| similarity | mean share over every shift [95% CI] | range | shift 1 |",
         "|---|---|---|---|",
@@ -791,7 +806,12 @@ def report_markdown(result: Mapping[str, Any], command: str = COMMAND) -> str:
             f"{_ci(d['interval'])}; roberta's share is below {name}'s on {d['shifts_a_below_b']} of "
             f"{d['shifts']} shifts."
         )
-    lines += [
+    return lines
+
+
+def _judgement_lines(result: Mapping[str, Any]) -> list[str]:
+    proto = result["protocol"]
+    lines = [
         "",
         "## Against the annotators' judgements",
         "",
@@ -827,12 +847,16 @@ def report_markdown(result: Mapping[str, Any], command: str = COMMAND) -> str:
                 )
                 + "."
             )
+    return lines
+
+
+def _rule_lines(result: Mapping[str, Any]) -> list[str]:
     d = result["roberta_default"]
-    lines += [
+    lines = [
         "",
         "## The roberta rule",
         "",
-        f"roberta's rule chosen on all {proto['questions']} questions: `{d['rule']}` "
+        f"roberta's rule chosen on all {result['protocol']['questions']} questions: `{d['rule']}` "
         f"(constraints met: {'yes' if d['constraints_met'] else 'NO'}). Per fold (chosen on the other folds):",
         "",
     ]
@@ -841,7 +865,7 @@ def report_markdown(result: Mapping[str, Any], command: str = COMMAND) -> str:
             f"- fold {f['fold']}: `{f['rule']}`, constraints met on its training folds: {f['constraints_met']}"
         )
     lines.append("")
-    return "\n".join(lines)
+    return lines
 
 
 def trust_rows(result: Mapping[str, Any]) -> str:
