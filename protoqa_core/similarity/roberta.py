@@ -293,11 +293,11 @@ class RobertaSimilarity:
         """One sentence for the warning a result with an unvalidated rule carries (None when validated)."""
         if self.validated:
             return None
-        encoder = f"{self.encoder_name}@{self.revision}"
+        setting = self.label[len("roberta(") : -len(f",{UNVALIDATED})")]
         return (
-            f"the roberta rule of this result was not validated with its encoder {encoder}: the default rule "
+            f"the roberta setting of this result ({setting}) was not validated: the default rule "
             f"(median*0.5, threshold 0.6) was chosen and measured with {VALIDATED_ENCODER} only, so no figure "
-            "of its precision or of its score on wrong answers exists for this setting (signature part "
+            "of this setting's precision or of its score on wrong answers exists (signature part "
             f"'{UNVALIDATED}')"
         )
 
