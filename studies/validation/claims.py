@@ -42,10 +42,10 @@ def claim_texts(table: Mapping[str, Any]) -> dict[str, str]:
     """
     level = table["system_level"]
     d = level["automatic_default"]
-    chosen_by = level.get("automatic_default_chosen_by") or "python -m studies.validation clusters"
+    chosen_by = (level.get("automatic_default_chosen_by") or "python -m studies.validation clusters").split(" (")[0]
     default = (
         f"ProbEval's automatic default as it ships, `{d['setting']}`, chosen by one selection path only "
-        f"(`{chosen_by}`, below), ranks the eight CFC test model systems as the human clusters do with "
+        f"(`{chosen_by}` under `studies/validation/protocol.toml`, below), ranks the eight CFC test model systems as the human clusters do with "
         f"Spearman ρ **{_ci(d['rho'], d['ci'])}** (Kendall τ {_ci(d['kendall'], d['kendall_ci'])}); with the "
         f"references' own human answers added as an oracle ninth system, ρ "
         f"{_ci(d['rho_with_oracle'], d['ci_with_oracle'])}. It makes {_f(d['clusters_per_question'], 1)} clusters per "
