@@ -122,8 +122,7 @@ def _default_lines(systems: Mapping[str, Any]) -> list[str]:
     dev = default.get("dev") or {}
     return [
         f"**Automatic default** (for raw answers without clusters; what ProbEval ships): `{default['label']}`, chosen "
-        f"by `{(default.get('chosen_by') or 'python -m studies.validation clusters').split(' (')[0]}` under "
-        "`studies/validation/protocol.toml`. On CFC test: ρ over the eight "
+        f"by `{default.get('chosen_by') or 'python -m studies.validation clusters'}`. On CFC test: ρ over the eight "
         f"models **{ci_text(default['test']['rho'], default['test']['ci'])}**, τ "
         f"{ci_text(default['test']['kendall'], default['test']['kendall_ci'])}; with the oracle (nine systems) "
         f"ρ {ci_text(default['test']['rho_with_oracle'], default['test']['ci_with_oracle'])}. Its figure on this "
