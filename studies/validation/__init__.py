@@ -10,7 +10,7 @@
 * :mod:`~studies.validation.matching_study`: every matcher against the annotators'
   assignments of ProtoQA dev GPT-2 samples (precision, recall, F1, thresholds by F1);
 * :mod:`~studies.validation.systems`: agreement with the human clusters at the system
-  level (nine CFC test systems) and the search for the automatic default;
+  level (nine CFC test systems): the shipped automatic default and levers explored on dev pools;
 * :mod:`~studies.validation.cluster_agreement`: the choice of the automatic clustering under
   ``protocol.toml``, with :mod:`~studies.validation.criteria` (the dev criteria, paired
   differences and the non-inferiority rule) and :mod:`~studies.validation.panel` (a dev panel

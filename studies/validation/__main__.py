@@ -289,8 +289,8 @@ def _study(args: argparse.Namespace, data_dir: Path, out: Path, command: str) ->
     if systems is not None:
         default = systems["default"]
         print(
-            f"automatic default (chosen on dev): {default['label']} (test rho over the 8 model systems "
-            f"{default['test']['rho']})"
+            f"automatic default (as shipped, chosen by python -m studies.validation clusters): {default['label']} "
+            f"(test rho over the 8 model systems {default['test']['rho']})"
         )
     return {"systems": systems}
 

@@ -33,34 +33,28 @@ def claim_texts(table: Mapping[str, Any]) -> dict[str, str]:
 
     >>> fig = {"setting": "g+wordnet [minilm]", "dev_criterion": 0.9, "rho": 0.6, "ci": {"low": 0.4, "high": 0.8},
     ...        "kendall": 0.5, "kendall_ci": None, "rho_with_oracle": 0.7, "ci_with_oracle": None,
-    ...        "clusters_per_question": 5.0, "nested_ci": {"low": 0.3, "high": 0.9}, "varies": "x"}
+    ...        "clusters_per_question": 5.0, "varies": "x"}
     >>> t = claim_texts({"system_level": {"automatic_default": fig, "levers": {"grid": fig},
+    ...                                   "automatic_default_chosen_by": "python -m studies.validation clusters",
     ...                                   "human_clusters_per_question": 6.8}})
-    >>> "0.600 [0.400, 0.800]" in t["default"]
+    >>> "0.600 [0.400, 0.800]" in t["default"] and "grid → `g+wordnet [minilm]`" in t["levers"]
     True
     """
     level = table["system_level"]
     d = level["automatic_default"]
+    chosen_by = (level.get("automatic_default_chosen_by") or "python -m studies.validation clusters").split(" (")[0]
     default = (
-        f"This study's own system-level pick, by the system-like answer pools of CFC dev and ProtoQA dev alone "
-        f"(dev criterion {_f(d['dev_criterion'])}), is `{d['setting']}`; it is not what ships for raw answers "
-        f"without clusters (that choice is made under the cluster-level protocol, below, with this pick as one of "
-        f"its candidates). Reported once on CFC test, it ranks the eight CFC test model systems as the human clusters do with "
-        f"Spearman ρ **{_ci(d['rho'], d['ci'])}** (Kendall τ {_ci(d['kendall'], d['kendall_ci'])}; nested interval, "
-        f"the dev selection redone in every resample: {_ci(d['rho'], d['nested_ci'])}); with the references' own "
-        f"human answers added as an oracle ninth system, ρ {_ci(d['rho_with_oracle'], d['ci_with_oracle'])}. "
-        f"It makes {_f(d['clusters_per_question'], 1)} clusters per test question where the annotators made "
-        f"{_f(level['human_clusters_per_question'], 1)}."
+        f"ProbEval's automatic default as it ships, `{d['setting']}`, chosen by one selection path only "
+        f"(`{chosen_by}` under `studies/validation/protocol.toml`, below), ranks the eight CFC test model systems as the human clusters do with "
+        f"Spearman ρ **{_ci(d['rho'], d['ci'])}** (Kendall τ {_ci(d['kendall'], d['kendall_ci'])}); with the "
+        f"references' own human answers added as an oracle ninth system, ρ "
+        f"{_ci(d['rho_with_oracle'], d['ci_with_oracle'])}. It makes {_f(d['clusters_per_question'], 1)} clusters per "
+        f"test question where the annotators made {_f(level['human_clusters_per_question'], 1)}; its clusters come "
+        "from each question's raw answers and counts only."
     )
-    previous = level["levers"].get("previous_default")
-    if previous and previous["setting"] == d["setting"]:
-        default += (
-            " Dev picks the same setting the earlier release had picked on the CFC test systems themselves; "
-            "its test ρ rests on small KL gaps between some systems, hence the wide nested interval."
-        )
     levers = (
-        "Levers tried for a better default, each chosen on dev first, then measured on test (ρ over the "
-        "eight models): "
+        "Levers explored beside it, each chosen on dev first by the system-like pools alone, then measured on test "
+        "(ρ over the eight models); none of them is the default: "
         + "; ".join(
             f"{name} → `{r['setting']}` (dev {_f(r['dev_criterion'])}, test {_ci(r['rho'], r['ci'])})"
             for name, r in level["levers"].items()

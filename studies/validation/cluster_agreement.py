@@ -12,13 +12,13 @@ them out of the references' answers; :attr:`Question.unclustered` counts them. B
 (:mod:`studies.validation.partitions`) are computed per question and averaged, with
 95% bootstrap intervals over questions.
 
-The study runs in the order of ``protocol.toml`` (this folder, version 2):
+The study runs in the order of ``protocol.toml`` (this folder, version 3):
 
 1. :func:`select_on_dev` measures every candidate of the protocol's grid and every control
    on CFC dev and ProtoQA dev by each dev criterion (:mod:`studies.validation.criteria`:
    cluster-level BLANC; the answer-set criterion of the CFC paper's Table 2; the
    system-like pools of :mod:`studies.validation.selection`; the system panel of
-   :mod:`studies.validation.panel`) and applies the rule: a candidate, control or not,
+   :mod:`studies.validation.panel` and, from version 3, its wording systems) and applies the rule: a candidate, control or not,
    replaces the current default only when non-inferior on every criterion and better on
    one. It opens no CFC test file (``tests/studies/test_cluster_agreement.py`` checks it
    with an audit hook).
@@ -221,20 +221,10 @@ def select_on_dev(
         kls, ref = _system_kls(pools, maker, questions, cands, seeds)
         criteria.append(Criterion("pools", name, crit_cfg["pools"]["margin"], kls=kls.mean(axis=1), reference=ref))
         log(f"  pools {name}: {len(pools.question_ids)} questions, {len(pools.systems)} pools")
-        panel = build_panel(data_dir, name, protocol["panel"], question_ids=[q.qid for q in questions])
-        kls, _ = _system_kls(panel.data, maker, questions, cands, seeds)
-        mean_kls = kls.mean(axis=1)
-        criteria.append(
-            Criterion(
-                "panel",
-                name,
-                crit_cfg["panel"]["margin"],
-                kls=mean_kls[:, panel.ranked],
-                reference=panel.gold[panel.ranked],
-            )
+        panel_criteria, wrong_question[name] = _panel_criteria(
+            data_dir, name, protocol, questions, cands, seeds, maker, log
         )
-        wrong_question[name] = np.array([wrong_question_not_worse(k, panel) for k in mean_kls])
-        log(f"  panel {name}: {len(panel.data.question_ids)} questions, {len(panel.ranked)} systems")
+        criteria += panel_criteria
     res = protocol["measures"]
     n_boot = resamples if resamples is not None else res["bootstrap_resamples"]
     boots = {c.key: c.resampled(n_boot, res["bootstrap_seed"]) for c in criteria}
@@ -255,6 +245,48 @@ def select_on_dev(
         time.perf_counter() - start,
         embedders,
     )
+
+
+def _panel_criteria(
+    data_dir: Path,
+    name: str,
+    protocol: dict[str, Any],
+    questions: Sequence[Question],
+    cands: Sequence[ClusterCandidate],
+    seeds: Sequence[int],
+    maker: ClusterMaker,
+    log: Callable[[str], None],
+) -> tuple[list[Criterion], np.ndarray]:
+    """The dev panel's criteria on one dev set (the panel; from version 3, its wording systems) and, per
+    candidate, the share of questions where the wrong-question control scores at least as well as the real."""
+    crit_cfg = protocol["criteria"]
+    panel = build_panel(data_dir, name, protocol["panel"], question_ids=[q.qid for q in questions])
+    kls, _ = _system_kls(panel.data, maker, questions, cands, seeds)
+    mean_kls = kls.mean(axis=1)
+    out = [
+        Criterion(
+            "panel",
+            name,
+            crit_cfg["panel"]["margin"],
+            kls=mean_kls[:, panel.ranked],
+            reference=panel.gold[panel.ranked],
+        )
+    ]
+    wrong_question = np.array([wrong_question_not_worse(k, panel) for k in mean_kls])
+    log(f"  panel {name}: {len(panel.data.question_ids)} questions, {len(panel.ranked)} systems")
+    if "wording" in crit_cfg and panel.wording:
+        # KLs rounded to 10 decimals: equal counts summed in another order are one KL (a constant side counts 0).
+        out.append(
+            Criterion(
+                "wording",
+                name,
+                crit_cfg["wording"]["margin"],
+                kls=np.round(mean_kls[:, panel.wording], 10),
+                reference=np.round(panel.gold[panel.wording], 10),
+            )
+        )
+        log(f"  wording panel {name}: {len(panel.wording)} systems")
+    return out, wrong_question
 
 
 def _answer_set_values(
@@ -393,7 +425,7 @@ def dev_report(choice: DevChoice) -> dict[str, Any]:
                 if not cands[j].is_control
             },
         }
-        if c.name == "panel":
+        if c.name in ("panel", "wording"):
             detectable = [
                 detectable_difference(boot[:, i] - boot[:, current], power)
                 for i in range(len(cands))

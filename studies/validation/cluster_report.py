@@ -35,7 +35,10 @@ _CRITERIA = {
     "answer_sets": "answer-set ρ (Table 2)",
     "pools": "system-like pools ρ",
     "panel": "system panel ρ",
+    "wording": "wording panel ρ",
 }
+#: The string-KL controls: each (normalized) string its own cluster.
+_STRING_CONTROLS = ("normalized_strings", "one_per_string")
 _SETS = {"cfc_dev": "CFC dev", "protoqa_dev": "ProtoQA dev", "cfc_test": "CFC test"}
 
 
@@ -226,6 +229,7 @@ def cluster_claims(result: Mapping[str, Any]) -> dict[str, str]:
                 else ". "
             )
         )
+    parts.append(_wording_sentence(result))
     parts.append(
         f"The dev system panel ({panel[0]['systems'] if panel else 0} systems whose order is known by construction) "
         f"detects a difference of ρ of about {detect} (80% power){_test_detectable(result)}. "
@@ -238,6 +242,33 @@ def cluster_claims(result: Mapping[str, Any]) -> dict[str, str]:
     ]
     # The table sits between its markers on lines of its own, so that Markdown renders it.
     return {"headline": "".join(parts).strip(), "trust": "\n" + "\n".join(header + trust_rows(result)) + "\n"}
+
+
+def _wording_sentence(result: Mapping[str, Any]) -> str:
+    """The chosen clustering minus the string-KL control on the wording panel, per dev set (``""`` before version 3).
+
+    >>> d = {"diff": 0.3, "ci": {"low": 0.2, "high": 0.4}}
+    >>> _wording_sentence({"dev": {"chosen": "g", "criteria": {"wording:cfc_dev": {"name": "wording",
+    ...     "dev_set": "cfc_dev", "figures": {"g": {"value": 0.9}, "normalized_strings": {"value": 0.6}},
+    ...     "chosen_minus_controls": {"normalized_strings": d}}}}})[:72]
+    'On the wording panel (systems ranked only by grouping strings that mean '
+    """
+    dev = result["dev"]
+    chosen = dev["chosen"]
+    wording = [e for e in dev["criteria"].values() if e["name"] == "wording"]
+    control = _STRING_CONTROLS[0]
+    cells = [
+        f"{_SETS[e['dev_set']]} ρ {_f(e['figures'][chosen]['value'])} against {_f(e['figures'][control]['value'])}, "
+        f"difference {_diff(e['chosen_minus_controls'][control])}"
+        for e in wording
+        if control in e["chosen_minus_controls"]
+    ]
+    if not cells:
+        return ""
+    return (
+        "On the wording panel (systems ranked only by grouping strings that mean the same thing), "
+        f"`{chosen}` minus the string KL ({control}): " + "; ".join(cells) + ". "
+    )
 
 
 def _test_detectable(result: Mapping[str, Any]) -> str:
@@ -454,6 +485,49 @@ def _panel_lines(result: Mapping[str, Any]) -> list[str]:
     for label in dev["wrong_question_not_worse"][sets[0]]:
         lines.append(
             f"| {label} | " + " | ".join(_f(dev["wrong_question_not_worse"][n][label], 2) for n in sets) + " |"
+        )
+    return lines + [""] + _wording_lines(result)
+
+
+def _wording_lines(result: Mapping[str, Any]) -> list[str]:
+    """The wording panel: every candidate's ρ and its difference from each string-KL control (version 3 on)."""
+    dev = result["dev"]
+    entries = [e for e in dev["criteria"].values() if e["name"] == "wording"]
+    if not entries:
+        return []
+    powers = result["protocol"]["panel"].get("wording_powers", [])
+    lines = [
+        "## The wording panel",
+        "",
+        "Systems whose order depends only on grouping strings that mean the same thing (protocol version 3): per dev "
+        f"question, {result['protocol']['panel']['answers']} expected answers from the question's own reference "
+        f"strings, all correct, cluster frequencies raised to the powers {powers}; `reworded(b)` gives each cluster's "
+        "answers to its strings of other normalized forms than its most frequent one, `same_words(b)` to its strings "
+        "in their reference proportions. Both have the same KL by construction. A KL over strings (each normalized "
+        "string its own cluster) adds a within-cluster term only for `reworded`, so it fails this panel by "
+        "construction. The criterion is Spearman of a candidate's KLs with the KLs by construction; candidate − "
+        "control is paired over questions (95% bootstrap intervals).",
+        "",
+    ]
+    header_cells = []
+    for e in entries:
+        header_cells += [f"{_SETS[e['dev_set']]} ρ"] + [f"− {c}, {_SETS[e['dev_set']]}" for c in _STRING_CONTROLS]
+    lines.append("| candidate | " + " | ".join(header_cells) + " |")
+    lines.append("|---|" + "---|" * len(header_cells))
+    for label in entries[0]["figures"]:
+        cells = []
+        for e in entries:
+            fig = e["figures"][label]
+            cells.append(f"{_f(fig['value'])}{_iv(fig['ci'])}")
+            minus = e["candidates_minus_controls"].get(label, {})
+            cells += [_diff(minus[c]) if c in minus else "—" for c in _STRING_CONTROLS]
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    lines.append("")
+    for e in entries:
+        d = e.get("detectable_difference") or {}
+        lines.append(
+            f"- {_SETS[e['dev_set']]}: {e['systems']} systems, {e['questions']} questions; detectable ρ difference "
+            f"{_f(d.get('median'))} (median over candidates, 80% power)."
         )
     return lines + [""]
 

@@ -17,13 +17,35 @@ the gold matching, are known by construction (:func:`studies.validation.question
 Within a cluster the answers keep the pool's proportions. The all-wrong-question system
 (``r = 1``) is the wrong-question control: it is kept out of the panel's Spearman, and
 :func:`wrong_question_not_worse` reports how often a clustering scores it at least as
-well as the question's real answers. Nothing here opens a CFC test file.
+well as the question's real answers.
+
+Every system above can be ranked without grouping strings that mean the same thing: a KL
+over exact normalized strings ranks them almost as well as any clustering. The **wording
+systems** (protocol version 3, :func:`wording_answers`) are ranked only by a score that
+groups them. They answer with the question's own reference strings (its raw answers, each
+listed by exactly one annotators' cluster), all correct, cluster frequencies proportional
+to the annotators' raised to a power ``b``:
+
+* ``reworded(b)``: in each cluster that has strings of more than one normalized form
+  (:func:`~studies.validation.cluster_candidates.normalized_key`), the answers are drawn
+  only from the forms other than the cluster's most frequent one, in their reference
+  proportions: the same cluster distribution in other words;
+* ``same_words(b)``: the reference strings themselves in their reference proportions.
+
+``reworded(b)`` and ``same_words(b)`` have the same cluster counts, hence the same KL by
+construction, and that KL grows as ``b`` leaves 1. A KL over strings (each normalized
+string its own cluster) splits into the KL over clusters plus the weighted KL within them
+(the chain rule); ``same_words`` has no within-cluster part, while ``reworded`` moves a
+cluster's mass off its most frequent form, which the reference holds most of. So the string
+KL puts ``reworded(1)``, the cluster distribution itself, behind shifted ``same_words``
+systems: it fails this panel by construction, and a clustering ranks it only as far as it
+groups the forms of a cluster. Nothing here opens a CFC test file.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Union
 
@@ -38,7 +60,14 @@ from .questions import gold_kl
 from .sampling import STRATIFIED_ANSWERS, QuestionPool, build_pools, read_annotations
 from .systems import SystemData
 
-__all__ = ["Panel", "system_answers", "build_panel", "wrong_question_not_worse", "detectable_difference"]
+__all__ = [
+    "Panel",
+    "system_answers",
+    "wording_answers",
+    "build_panel",
+    "wrong_question_not_worse",
+    "detectable_difference",
+]
 
 # z(0.975) + z(power) for the detectable difference of a two-sided 95% test.
 _Z975 = 1.959963984540054
@@ -48,11 +77,12 @@ _Z975 = 1.959963984540054
 class Panel:
     """The panel's systems on one dev set: their answers, KLs by construction, and which is the control."""
 
-    data: SystemData  # systems x questions answers (the control last)
+    data: SystemData  # systems x questions answers (the control after the ranked ones, then the wording ones)
     gold: np.ndarray  # systems x questions: the KL every system has by construction
     ranked: list[int]  # rows of the systems the panel's Spearman ranks (the control left out)
     control: int  # row of the all-wrong-question system
     real: int  # row of the system with the annotators' frequencies and no wrong answer
+    wording: list[int] = field(default_factory=list)  # rows of the wording systems (their own Spearman)
 
 
 def system_answers(
@@ -90,6 +120,67 @@ def system_answers(
         out[s] = out.get(s, 0.0) + mass * w / wrong_total
     per_category.append(mass)
     return out, per_category
+
+
+def wording_answers(
+    strings: Sequence[Sequence[tuple[str, float]]], cluster_share: Sequence[float], answers: float, reworded: bool
+) -> tuple[dict[str, float], list[float]]:
+    """A wording system's expected answer counts for one question, and its counts per gold cluster ("wrong" last, 0).
+
+    ``strings``: per gold cluster, its reference strings with their raw counts. ``cluster_share``
+    splits the answers over the clusters (a cluster without strings passes its share to the
+    others). With ``reworded``, a cluster whose strings have several normalized forms gives its
+    answers to the forms other than its most frequent one (ties: the first), in their proportions.
+
+    >>> strings = [[("dog", 8.0), ("dogs", 1.0), ("puppy", 1.0)], [("cat", 2.0)]]
+    >>> wording_answers(strings, [0.5, 0.5], 100, reworded=False)
+    ({'dog': 40.0, 'dogs': 5.0, 'puppy': 5.0, 'cat': 50.0}, [50.0, 50.0, 0.0])
+    >>> wording_answers(strings, [0.5, 0.5], 100, reworded=True)
+    ({'puppy': 50.0, 'cat': 50.0}, [50.0, 50.0, 0.0])
+    """
+    share = np.array([s if strings[k] else 0.0 for k, s in enumerate(cluster_share)], dtype=np.float64)
+    share = share / share.sum() if share.sum() > 0 else share
+    out: dict[str, float] = {}
+    per_category = []
+    for k, given in enumerate(strings):
+        mass = answers * float(share[k])
+        per_category.append(mass)
+        chosen = list(given)
+        if reworded:
+            forms: dict[str, float] = {}
+            for text, count in given:
+                key = normalized_key(text)
+                forms[key] = forms.get(key, 0.0) + count
+            if len(forms) > 1:
+                top = max(forms, key=lambda f: forms[f])  # the first of equals: dicts keep their order
+                chosen = [(text, count) for text, count in given if normalized_key(text) != top]
+        total = sum(count for _, count in chosen)
+        for text, count in chosen:
+            if mass > 0 and total > 0:
+                out[text] = out.get(text, 0.0) + mass * count / total
+    per_category.append(0.0)
+    return out, per_category
+
+
+def _reference_strings(truth: Any, cluster_ids: Sequence[str]) -> list[list[tuple[str, float]]]:
+    """Per annotators' cluster (in ``cluster_ids``' order), its raw answers listed by no other cluster, with counts."""
+    owners: dict[str, int] = {}
+    for cluster in truth.clusters:
+        for a in cluster.answers:
+            owners[a] = owners.get(a, 0) + 1
+    by_id = {c.id: c for c in truth.clusters}
+    out = []
+    for cid in cluster_ids:
+        cluster = by_id.get(cid)
+        answers = cluster.answers if cluster is not None else ()
+        out.append(
+            [
+                (a, float(truth.answer_counts.get(a, 0.0)))
+                for a in answers
+                if owners[a] == 1 and truth.answer_counts.get(a)
+            ]
+        )
+    return out
 
 
 def _wrong_answers(pools: Sequence[QuestionPool], j: int, own: set[str]) -> dict[str, float]:
@@ -147,9 +238,31 @@ def build_panel(
                 merged[key] = merged.get(key, 0.0) + count
             answers[label][qid] = merged
             gold[i, j] = gold_kl(pool.gold_counts, per_category)
-    data = SystemData(truths, ids, answers)
     control = len(specs) - 1
-    return Panel(data, gold, list(range(control)), control, 0)
+    wording = [float(b) for b in settings.get("wording_powers", ())]
+    labels = [f"{kind}({b})" for b in wording for kind in ("reworded", "same_words")]
+    rows = []
+    for label in labels:
+        answers[label] = {}
+    for qid, pool in zip(ids, pools, strict=True):
+        strings = _reference_strings(truths[qid], pool.cluster_ids)
+        counts = np.asarray(pool.gold_counts, dtype=np.float64)
+        column = []
+        for b in wording:
+            share = counts**b if b else np.ones_like(counts)
+            for kind in ("reworded", "same_words"):
+                given, per_category = wording_answers(strings, share / share.sum(), answers_total, kind == "reworded")
+                worded: dict[str, float] = {}
+                for answer, count in given.items():
+                    key = normalize_prediction(answer)
+                    worded[key] = worded.get(key, 0.0) + count
+                answers[f"{kind}({b})"][qid] = worded
+                column.append(gold_kl(pool.gold_counts, per_category))
+        rows.append(column)
+    if labels:
+        gold = np.vstack([gold, np.array(rows, dtype=np.float64).T.reshape(len(labels), len(ids))])
+    data = SystemData(truths, ids, answers)
+    return Panel(data, gold, list(range(control)), control, 0, list(range(len(specs), len(specs) + len(labels))))
 
 
 def wrong_question_not_worse(kls: np.ndarray, panel: Panel) -> float:

@@ -139,7 +139,8 @@ def validation_table(
         "to the human clusters is near-tautological; not comparable with the paper's CFC figure",
         "system_level": "Spearman over the eight CFC test model systems against ProbEval with the human clusters "
         "(cfc_test; the nine-system figure with the references' own human answers as an oracle in "
-        "cfc_test_with_oracle); the automatic default and every lever chosen on dev pools only",
+        "cfc_test_with_oracle); the automatic default as ProbEval ships it (chosen only by python -m studies.validation "
+        "clusters), and levers explored on dev pools only, none of them the default",
     }
     return out
 
@@ -233,7 +234,8 @@ def _intro_lines(
         f"Regenerate with `{command}` (from the repository root; data from `../shared/data`, `--data-dir` or "
         "`$PROTOQA_DATA_DIR`). Code: `studies/validation/` (`sampling.py` draws the answer sets, "
         "`study.py` scores them, `matching_study.py` checks the matchers, `systems.py` the system level, "
-        "`selection.py` the dev pools the automatic default is chosen on).",
+        "`selection.py` the dev pools the levers are chosen on; the automatic default is chosen by "
+        "`python -m studies.validation clusters` only).",
         "",
         *_reproduction(info, matching, systems, seconds),
         f"{info['num_sets']} answer sets per question and sampling, seed {info['seed']}, embedder "

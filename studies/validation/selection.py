@@ -1,4 +1,5 @@
-"""Choosing the automatic default on dev data only: system-like answer pools built from the dev sets.
+"""System-like answer pools built from the dev sets, on which the system level's levers are chosen (dev data
+only) and one criterion of the cluster-level protocol is measured; the automatic default is the cluster-level study's.
 
 CFC test has nine systems and no dev counterpart, so the dev criterion builds
 system-like pools from the dev sets' own answer pools and asks of each candidate what

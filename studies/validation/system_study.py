@@ -1,14 +1,15 @@
-"""The system-level study in its order: every choice made on the dev pools, then CFC test read once.
+"""The system-level study in its order: every lever's choice made on the dev pools, then CFC test read once.
 
-:func:`select_default` chooses on dev (:mod:`studies.validation.selection`) and opens no CFC
+:func:`select_levers` chooses on dev (:mod:`studies.validation.selection`) and opens no CFC
 test file; :func:`run_system_study` then scores every choice on the CFC test systems
-(:mod:`studies.validation.systems`), with the default's nested interval redoing the dev
-selection in every resample.
+(:mod:`studies.validation.systems`), beside ProbEval's automatic default as it ships
+(:func:`~studies.validation.systems.shipped_default`). The default is decided by one
+selection path only, the cluster-level study under ``protocol.toml``
+(``python -m studies.validation clusters``); no lever's pick here becomes it.
 """
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -17,13 +18,25 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from .selection import select_on_dev
-from .stats import RESAMPLES
-from .systems import LEVERS, PREVIOUS_DEFAULT, REFERENCE, Candidate, _rho, _Scorer, agreement, lever_grids, load_systems
+from .systems import (
+    LEVERS,
+    PREVIOUS_DEFAULT,
+    REFERENCE,
+    Candidate,
+    _Scorer,
+    agreement,
+    lever_grids,
+    load_systems,
+    shipped_default,
+)
 
-__all__ = ["select_default", "run_system_study"]
+__all__ = ["select_levers", "run_system_study", "CHOSEN_BY"]
+
+CHOSEN_BY = "python -m studies.validation clusters (studies/validation/protocol.toml)"
+"""The one selection path that decides ProbEval's automatic default."""
 
 
-def select_default(
+def select_levers(
     data_dir: Union[str, Path],
     levers: Mapping[str, Sequence[Candidate]],
     *,
@@ -31,9 +44,10 @@ def select_default(
     num_questions: Optional[int] = None,
     log: Callable[[str], None] = lambda _: None,
 ) -> dict[str, Any]:
-    """Every lever's choice and the automatic default, chosen on the dev pools only (no CFC test file is read).
+    """Every lever's choice, made on the dev pools only (no CFC test file is read); none of them is the default.
 
-    The default is the best of the shippable candidates (:attr:`Candidate.shippable`) by the dev criterion.
+    >>> select_levers("../shared/data", {"grid": [PREVIOUS_DEFAULT]}, num_questions=1)["choices"]  # doctest: +SKIP
+    {'grid': Candidate(embedder='minilm', clustering='gmeans', ...)}
     """
     union = list(dict.fromkeys(c for grid in levers.values() for c in grid))
     where = {c: i for i, c in enumerate(union)}
@@ -42,36 +56,7 @@ def select_default(
     for name, grid in levers.items():
         i = dev.choose([where[c] for c in grid], by="count" if name == "cluster_count" else "criterion")
         choices[name] = union[i]
-    shippable = [i for i, c in enumerate(union) if c.shippable]
-    default = union[dev.choose(shippable)]
-    return {"dev": dev, "union": union, "shippable": shippable, "choices": choices, "default": default}
-
-
-def _nested(
-    dev: Any,
-    union: Sequence[Candidate],
-    shippable: Sequence[int],
-    test_kls: Callable[[Candidate], np.ndarray],
-    ref: np.ndarray,
-    rows: np.ndarray,
-    seed: int,
-    resamples: int = RESAMPLES,
-) -> dict[str, Any]:
-    """Spearman over the model systems with the selection redone in each resample: dev questions (each dev set)
-    and test questions resampled together; the 95% percentile interval and how often each candidate won."""
-    rng = np.random.default_rng(seed)
-    n_test = ref.shape[1]
-    values, wins = [], {}
-    for _ in range(resamples):
-        idx = {name: rng.integers(0, kl.shape[2], size=kl.shape[2]) for name, kl in dev.kls.items()}
-        c = union[dev.choose(list(shippable), idx)]
-        wins[c.label] = wins.get(c.label, 0) + 1
-        test_idx = rng.integers(0, n_test, size=n_test)
-        value = _rho(test_kls(c)[rows], ref[rows], test_idx)
-        if not math.isnan(value):
-            values.append(value)
-    ci = {"low": float(np.percentile(values, 2.5)), "high": float(np.percentile(values, 97.5))} if values else None
-    return {"ci": ci, "resamples": resamples, "chosen_in_resamples": dict(sorted(wins.items(), key=lambda kv: -kv[1]))}
+    return {"dev": dev, "union": union, "choices": choices}
 
 
 class _TestSide:
@@ -111,10 +96,9 @@ def run_system_study(
     extra_embedders: Sequence[str] = (),
     seed: int = 0,
     num_questions: Optional[int] = None,
-    nested_resamples: int = RESAMPLES,
     log: Callable[[str], None] = lambda _: None,
 ) -> dict[str, Any]:
-    """The automatic default and every lever chosen on the dev pools, then reported once on CFC test.
+    """ProbEval's shipped automatic default and every lever's choice on the dev pools, reported once on CFC test.
 
     ``settings``: key -> candidate for the study's settings (tuned on the dev sets), or a function
     returning them, called after the selection (so it can run while the settings are being tuned).
@@ -122,11 +106,12 @@ def run_system_study(
     start = time.perf_counter()
     levers = lever_grids(cosine_threshold, embedders, extra_embedders)
     levers["previous_default"] = [PREVIOUS_DEFAULT]
-    picked = select_default(data_dir, levers, seed=seed, num_questions=num_questions, log=log)
+    default = shipped_default()
+    levers["shipped_default"] = [default]  # measured on the dev pools too; nothing is chosen by it
+    picked = select_levers(data_dir, levers, seed=seed, num_questions=num_questions, log=log)
     dev, union = picked["dev"], picked["union"]
     index = {c: i for i, c in enumerate(union)}
-    default = picked["default"]
-    log(f"  dev-selected default {default.label}: dev criterion {dev.criterion()[index[default]]:.3f}")
+    log(f"  shipped default {default.label}: dev criterion {dev.criterion()[index[default]]:.3f}")
     # Only now is CFC test read: every choice above is fixed.
     test = _TestSide(data_dir, num_questions, seed)
     data, scorer, ref, rows = test.data, test.scorer, test.ref, test.rows
@@ -153,10 +138,11 @@ def run_system_study(
             name: {"questions": int(kl.shape[2]), "pools": dev.systems[name]} for name, kl in dev.kls.items()
         },
     }
-    out["default"] = report(default)
-    out["default"]["nested"] = _nested(dev, union, picked["shippable"], test.kls, ref, rows, seed, nested_resamples)
+    out["default"] = report(default) | {"chosen_by": CHOSEN_BY}
     out["levers"] = {}
     for name, choice in picked["choices"].items():
+        if name == "shipped_default":
+            continue
         out["levers"][name] = {
             "varies": LEVERS.get(name, f"the grid with the embedder {name.split(':', 1)[-1]}"),
             "candidates": len(levers[name]),

@@ -10,12 +10,15 @@ systems**; the human file, the references' own raw answers, is an oracle that ra
 under every setting, so the nine-system rho is shown beside, labelled oracle. Intervals:
 95% bootstrap over test questions (both sides recomputed on each resample).
 
-**The automatic default** and every lever (:data:`LEVERS`) are chosen on dev data only
+**The automatic default** is what ProbEval ships (:func:`shipped_default`), chosen by one
+selection path only: the cluster-level study under ``protocol.toml``
+(``python -m studies.validation clusters``). Here it is only measured. Every lever
+(:data:`LEVERS`) is an exploration, its choice made on dev data only
 (:mod:`studies.validation.selection`: system-like pools of CFC dev and ProtoQA dev
-answers), before any CFC test file is opened; CFC test then reports each choice once
-(:mod:`studies.validation.system_study` runs the two in that order).
-The nested interval of the default redoes the dev selection in every resample (dev and
-test questions resampled together), so it includes the selection's own variability.
+answers) before any CFC test file is opened; CFC test then reports each choice once
+(:mod:`studies.validation.system_study` runs the two in that order). A lever's pick is
+never the default. Automatic clusters are made from each question's raw answers and
+counts only, never from clusters a targets file carries (:meth:`_Scorer.clusters`).
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ __all__ = [
     "lever_grids",
     "agreement",
     "PREVIOUS_DEFAULT",
+    "shipped_default",
     "LEVERS",
     "RESAMPLES",
 ]
@@ -239,7 +243,10 @@ class _Scorer:
                 emb = self.embedder(c.embedder) if c.clustering != "human" else None
                 options = dict(c.clustering_params) | dict(CLUSTERING_LIMITS.get(c.clustering, ()))
                 self._probevals[pkey] = ProbEval(c.clustering, self.wordnet, embedder=emb, seed=self.seed, **options)
-            self._clusters[key] = tuple(self._probevals[pkey].clusters_for(self.data.truths[qid]))
+            truth = self.data.truths[qid]
+            if c.clustering != "human":  # automatic clusters: the raw answers and their counts, nothing else
+                truth = QuestionTargets(truth.question_id, (), dict(truth.answer_counts))
+            self._clusters[key] = tuple(self._probevals[pkey].clusters_for(truth))
         if c.merge:
             merged_key = key + ("merge",)
             if merged_key not in self._clusters:
@@ -432,6 +439,22 @@ def agreement(kl: np.ndarray, ref: np.ndarray, seed: int = 0, oracle: Optional[i
 
 #: The default before the dev-only protocol (chosen then on the CFC test systems), for the before/after figures.
 PREVIOUS_DEFAULT = Candidate("minilm", "gmeans", (("k_init", 4),), "wordnet")
+
+
+def shipped_default() -> Candidate:
+    """ProbEval's automatic default for raw answers without clusters, as it ships (:data:`cfc_probeval.defaults.DEFAULTS`
+    and the clustering's declared option defaults).
+
+    >>> shipped_default().label
+    'gmeans(k_init=8)+wordnet [minilm]'
+    """
+    from cfc_probeval.defaults import DEFAULTS
+    from cfc_probeval.registry import CLUSTERINGS
+
+    clusterer = CLUSTERINGS.get(DEFAULTS.clustering)
+    params = (("k_init", clusterer.option("k_init").default),) if DEFAULTS.clustering in ("gmeans", "xmeans") else ()
+    return Candidate(DEFAULTS.embedder, DEFAULTS.clustering, params, DEFAULTS.matching)
+
 
 #: What each lever varies; its choice is made on the dev pools (``count``: by the cluster count alone).
 LEVERS = {

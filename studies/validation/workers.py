@@ -106,7 +106,7 @@ def run_systems(options: Mapping[str, Any], settings: Callable[[], Mapping[str, 
     from .design import UNTUNED_PARAMETERS
     from .system_study import run_system_study
 
-    log("automatic default chosen on dev pools, then the system level (CFC test)")
+    log("levers chosen on dev pools, then the system level (CFC test) with the shipped automatic default")
     cosine = options["cosine_threshold"]
     if cosine is None:
         cosine = UNTUNED_PARAMETERS["cosine_threshold"]

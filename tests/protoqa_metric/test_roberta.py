@@ -194,8 +194,20 @@ def test_a_similarity_that_matches_only_identical_strings_says_so(tiny_roberta, 
     permissive._per_question = RobertaSimilarity(tiny_roberta, threshold=0.1)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        warnings.filterwarnings("ignore", message="the roberta setting of this result")
         matched = permissive.evaluate([question], {"q": ["puppies", "a pet dog"]})
     assert matched.exact_match_only is False
+
+
+def test_a_rule_not_measured_with_its_encoder_is_marked_in_the_signature_and_warned_of(tiny_roberta):
+    question = pet_question()
+    metric = ProtoQA("roberta", encoder=tiny_roberta)
+    with pytest.warns(
+        UserWarning, match=r"roberta setting of this result \(tiny-roberta@.*\) was not validated.*similarity-controls"
+    ) as seen:
+        result = metric.evaluate([question], {"q": ["dog", "kittens"]})
+    assert sum("not validated" in str(w.message) for w in seen) == 1  # one warning per result
+    assert result.signature.startswith("sim:roberta(tiny-roberta@") and ",unvalidated)|" in result.signature
 
 
 def test_the_command_line_warns_when_roberta_is_exact_match(tiny_roberta, tmp_path):

@@ -319,13 +319,47 @@ def test_panel_systems_have_their_order_by_construction(shared_data):
             assert sum(panel.data.answers[system][qid].values()) == pytest.approx(settings["answers"])
 
 
+def test_wording_systems_defeat_the_string_kl_by_construction(shared_data):
+    from studies.validation.cluster_agreement import _system_kls
+    from studies.validation.cluster_candidates import CONTROLS, ClusterMaker, load_protocol, read_questions
+    from studies.validation.panel import build_panel
+
+    settings = load_protocol()[0]["panel"]
+    powers = settings["wording_powers"]
+    ids = ["r1q1", "r1q2", "r1q3", "r1q4"]
+    panel = build_panel(shared_data, "cfc_dev", settings, question_ids=ids)
+    names = [panel.data.systems[i] for i in panel.wording]
+    assert names == [f"{kind}({float(b)})" for b in powers for kind in ("reworded", "same_words")]
+    gold = panel.gold[panel.wording]
+    # Same cluster counts in other words: the same KL by construction, about 0 at the annotators' own frequencies
+    # (Laplace smoothing of 100 answers against the cluster counts leaves a trace).
+    assert np.allclose(gold[0::2], gold[1::2])
+    one = powers.index(1.0)
+    assert np.all(gold[2 * one] < 1e-3) and gold[2 * powers.index(0.0)].mean() > 100 * gold[2 * one].mean()
+    for i in panel.wording:
+        for qid in panel.data.question_ids:
+            assert sum(panel.data.answers[panel.data.systems[i]][qid].values()) == pytest.approx(settings["answers"])
+    # Reworded answers are other strings of their clusters than the most frequent form.
+    reworded = panel.data.answers[f"reworded({float(powers[one])})"]
+    same = panel.data.answers[f"same_words({float(powers[one])})"]
+    assert any(set(reworded[q]) != set(same[q]) for q in ids)
+    # The string KL (each normalized string its own cluster) ranks the cluster distribution itself, reworded,
+    # behind the flattest same-words system, which the construction puts far behind it.
+    questions = [q for q in read_questions(shared_data / "cfc/dev.targets.jsonl") if q.qid in ids]
+    strings = [c for c in CONTROLS if c.label == "normalized_strings"]
+    kls, _ = _system_kls(panel.data, ClusterMaker(), questions, strings, [0])
+    mean = kls[0, 0].mean(axis=1)
+    flat = panel.wording[2 * powers.index(0.0) + 1]
+    assert mean[panel.wording[2 * one]] > mean[flat] and gold[2 * one].mean() < panel.gold[flat].mean()
+
+
 def test_protocol_compares_against_what_ships():
     from cfc_probeval.clustering import GMeansClusterer
     from cfc_probeval.defaults import DEFAULTS
     from studies.validation.cluster_candidates import CURRENT_DEFAULT, load_protocol
 
     protocol, _ = load_protocol()
-    assert protocol["version"] == 2 and protocol["fixed"] == "2026-11-28"
+    assert protocol["version"] == 3 and protocol["fixed"] == "2026-11-29"
     assert protocol["candidates"]["current"] == CURRENT_DEFAULT.label
     assert (DEFAULTS.clustering, GMeansClusterer.option("k_init").default, DEFAULTS.embedder) == (
         CURRENT_DEFAULT.clustering,
@@ -334,3 +368,5 @@ def test_protocol_compares_against_what_ships():
     )
     (v2,) = [c for c in protocol["changes"] if c["what"].startswith("Version 2")]
     assert v2["date"] == "2026-11-28" and "ranked" in v2["reason"] and "seen on test" in v2["reason"]
+    (v3,) = [c for c in protocol["changes"] if c["what"].startswith("Version 3")]
+    assert v3["date"] == "2026-11-29" and "ceiling" in v3["reason"] and "wording" in protocol["criteria"]

@@ -45,8 +45,8 @@ def test_the_length_scale_is_chosen_on_folds_and_reported_held_out(tiny_roberta,
     assert set(result["roberta_held_out"]["fold_rules"]) == {"0", "1"}
     per_rule = result["rules_in_sample"]
     assert result["roberta_held_out"]["similarity"] == per_rule[result["chosen"]]["similarity"]
-    assert per_rule["median*0.5"]["similarity"].endswith(",gp-rbf:median*0.5,thr=0.1)")
-    assert per_rule["1"]["similarity"].endswith(",gp-rbf:l=1,thr=0.1)")
+    assert per_rule["median*0.5"]["similarity"].endswith(",gp-rbf:median*0.5,thr=0.1,unvalidated)")
+    assert per_rule["1"]["similarity"].endswith(",gp-rbf:l=1,thr=0.1,unvalidated)")
     for figures in per_rule.values():
         assert 0 <= figures["non_identical_accepted"] <= figures["non_identical_answers"] > 0
     # The chosen rule has the best in-sample F1 of all (ties: the earlier rule).

