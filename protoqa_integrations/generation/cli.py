@@ -375,15 +375,18 @@ def _run_score(args: argparse.Namespace) -> int:
 def _sampling_line(generation: dict[str, Any]) -> str:
     """How the answers were drawn, as a signature: the sampling settings (a harness's as recorded), prompt, model.
 
-    >>> _sampling_line({"sampling": {"temperature": 0.7, "top_k": None}, "model": "gpt2"})
-    'temperature:0.7|model:gpt2'
+    >>> _sampling_line({"sampling": {"temperature": 0.7, "top_k": None, "until": ["\\n", "."]}, "model": "gpt2"})
+    'temperature:0.7|stop:newline,period|model:gpt2'
     >>> _sampling_line({"sampling": "samples:300|top_p:0.9", "prompt": "statement", "model": "gpt2"})
     'samples:300|top_p:0.9|prompt:statement|model:gpt2'
     """
+    from protoqa_integrations.generation.settings import sampling_words
+
     sampling = generation.get("sampling")
     if not sampling:
         return ""
-    parts = [sampling if isinstance(sampling, str) else settings_signature(sampling)]
+    # a harness's own words (max_gen_toks, stop_seqs), as files converted before they were reworded record them
+    parts = [sampling if isinstance(sampling, str) else settings_signature(sampling_words(sampling))]
     parts += [f"{key}:{generation[key]}" for key in ("prompt", "model") if generation.get(key) is not None]
     return "|".join(p for p in parts if p)
 

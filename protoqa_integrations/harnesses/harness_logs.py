@@ -38,7 +38,7 @@ from protoqa_core.io.files import (
 )
 from protoqa_core.io.predictions import duplicate_id_error, too_many_answers_error
 from protoqa_core.redaction import redact
-from protoqa_integrations.generation.settings import answer_from_text
+from protoqa_integrations.generation.settings import answer_from_text, sampling_words
 
 __all__ = [
     "ZIP_MAGIC",
@@ -229,7 +229,7 @@ def lm_eval_samples(
         "model": _lm_eval_model(run.get("model_args")),
         "backend": run.get("model"),
         "model_args": run.get("model_args"),
-        "sampling": sampling,
+        "sampling": sampling_words(sampling),
         "num_samples": most,
         "converted_from": str(path),
     }
@@ -306,7 +306,7 @@ def lighteval_details(source: Any, path: Path) -> HarnessAnswers:
         "harness": "lighteval",
         "task": task,
         "model": general.get("model_name") or model_config.get("model_name"),
-        "sampling": model_config.get("generation_parameters") or {},
+        "sampling": sampling_words(model_config.get("generation_parameters") or {}),
         "num_samples": max((len(s) for s in samples.values()), default=0),
         "converted_from": str(path),
     }
@@ -432,7 +432,7 @@ def read_inspect_log(path: PathLike) -> HarnessAnswers:
         "task": task,
         "model": run.model,
         "model_args": dict(run.model_args or {}),
-        "sampling": {key: config[key] for key in _INSPECT_SAMPLING if key in config},
+        "sampling": sampling_words({key: config[key] for key in _INSPECT_SAMPLING if key in config}),
         # as `protoqa-eval generate --prompt` and the other harnesses' outputs name it, so that they compare
         "prompt": _INSPECT_PROMPTS[task, prompt],
         "num_samples": asked if isinstance(asked, int) else max((len(s) for s in samples.values()), default=0),
