@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Optional
 
+from protoqa_core.install import install_command
 from protoqa_core.io.files import (
     DataFormatError,
     PathLike,
@@ -349,9 +350,7 @@ def _inspect_header(path: Path, log_format: Literal["eval", "json"]) -> Any:
     try:
         from inspect_ai.log import read_eval_log
     except ImportError:
-        raise DataFormatError(
-            "reading an Inspect log needs inspect-ai: pip install 'protoqa-eval[inspect]'", path
-        ) from None
+        raise DataFormatError(f"reading an Inspect log needs inspect-ai: {install_command('inspect')}", path) from None
     try:
         header = read_eval_log(str(path), header_only=True, format=log_format)
     except Exception as exc:  # noqa: BLE001 (inspect-ai raises KeyError, ValueError, zstd errors, ... for a foreign log)

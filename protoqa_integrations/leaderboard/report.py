@@ -21,6 +21,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from protoqa_core.install import install_command
 from protoqa_core.io.cli import OutputFileError, check_output_file, finite_json, reason_of
 from protoqa_core.io.files import PathLike
 from protoqa_core.redaction import redact
@@ -403,7 +404,7 @@ def plot_leaderboard(board: Leaderboard, path: PathLike, title: str = "") -> Non
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError as exc:
-        raise ImportError("--plot needs matplotlib: pip install 'protoqa-eval[plots]'") from exc
+        raise ImportError(f"--plot needs matplotlib: {install_command('plots')}") from exc
     from protoqa_core.io.cli import replace_file
 
     columns = board.columns

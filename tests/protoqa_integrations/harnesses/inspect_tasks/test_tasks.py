@@ -157,7 +157,7 @@ def test_foreign_and_damaged_logs_are_one_line_errors(tmp_path, monkeypatch):
     real = tmp_path / "real.eval"
     with zipfile.ZipFile(real, "w") as archive:
         archive.writestr("header.json", "{}")
-    with pytest.raises(DataFormatError, match=r"needs inspect-ai: pip install 'protoqa-eval\[inspect\]'"):
+    with pytest.raises(DataFormatError, match=r"needs inspect-ai: pip install .*\[inspect\]'"):
         read_inspect_log(real)
 
 
