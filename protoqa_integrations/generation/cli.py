@@ -427,6 +427,10 @@ COMMANDS: dict[str, Subcommand] = {
             "with the ProtoQA paper's settings) and write an answers file that protoqa-eval and probeval read.",
             add_generate_arguments,
             _guarded(_run_generate, "protoqa-eval generate"),
+            examples=(
+                "protoqa-eval generate ./tiny-gpt2 --limit 3 --num-samples 20 -o tiny.answers.json",
+                "protoqa-eval generate gpt2 --dataset cfc -o gpt2.cfc-dev.json",
+            ),
         ),
         Subcommand(
             "score-generated",
@@ -435,6 +439,10 @@ COMMANDS: dict[str, Subcommand] = {
             "Max Incorrect@k) under each similarity, ProbEval KL (human clusters, WordNet matching), signatures.",
             add_score_arguments,
             _guarded(_run_score, "protoqa-eval score-generated"),
+            examples=(
+                "protoqa-eval score-generated tiny.answers.json",
+                "protoqa-eval score-generated tiny.answers.json --similarity exact_match --json",
+            ),
         ),
     )
 }
