@@ -174,7 +174,8 @@ def _shared_prompt_cache(model: Any, input_ids: Any, mask: Any, count: int) -> A
         prefix = model(
             input_ids=input_ids[:, :-1], attention_mask=mask[:, :-1], position_ids=positions[:, :-1], use_cache=True
         )
-    cache = getattr(prefix, "past_key_values", None)
+    # Read under this transformers' own name: reading `past_key_values` where it is `cache` warns on every run.
+    cache = getattr(prefix, _cache_keyword(), None)
     if cache is None or not hasattr(cache, "batch_repeat_interleave"):
         return None
     cache.batch_repeat_interleave(count)
