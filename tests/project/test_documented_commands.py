@@ -72,6 +72,7 @@ RUN_HERE: dict[str, tuple[str, ...]] = {
     "README.md: from protoqa_dataset import load_protoqa": (),
     "README.md: probeval ../shared/data/cfc/dev.targets.jsonl ../shared/data": (),
     "docs/evaluate-a-model.md: from protoqa_metric import read_targets": (),
+    "docs/evaluate-a-model.md: from tokenizers import Tokenizer, decoders, models, pre_toke": (),
     "docs/evaluate-a-model.md: D=../shared/data/cfc": ("docs",),
     "docs/probeval.md: from cfc_probeval import evaluate_probeval, read_targets, re": ("data",),
     "docs/protoqa-metric.md: from protoqa_metric import ProtoQA, read_predictions, read_t": (),
