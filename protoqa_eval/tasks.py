@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from inspect_ai import Task, task
+from inspect_ai import Task, task  # inspect-evals-lint: ignore[external_dependencies] -- setup.cfg's extra inspect
 
 from protoqa_integrations.generation.settings import CFC_NUM_SAMPLES, PROTOQA_NUM_SAMPLES
 from protoqa_integrations.harnesses.inspect_tasks.tasks import build_task

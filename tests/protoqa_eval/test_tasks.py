@@ -45,6 +45,24 @@ def test_the_tasks_take_the_task_files_arguments():
     assert cfc(data_dir=str(DATA)).metadata["samples"] == 100
 
 
+@needs_data
+def test_an_evaluation_with_the_mock_model_scores_every_question(tmp_path):
+    require("inspect_ai")
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+
+    from protoqa_eval import cfc
+
+    outputs = [ModelOutput.from_content("mockllm/model", text) for text in [" the farm.", " a barn", "\nnothing"] * 2]
+    for output in outputs:  # else the mock model counts tokens with tiktoken, which downloads its encoding
+        output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+    model = get_model("mockllm/model", custom_outputs=outputs)
+    logs = inspect_eval(cfc(samples=3, data_dir=str(DATA)), model=model, limit=2, log_dir=str(tmp_path), display="none")
+    assert logs[0].status == "success" and logs[0].results is not None, logs[0].error
+    assert [score.name for score in logs[0].results.scores][:2] == ["kl", "wn_ans@1"]
+    assert logs[0].results.completed_samples == 2
+
+
 @pytest.fixture(scope="module")
 def installed(project_wheel, tmp_path_factory) -> Path:
     """A fresh environment's interpreter with the project's wheel installed (the libraries borrowed)."""
