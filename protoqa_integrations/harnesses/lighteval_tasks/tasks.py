@@ -96,7 +96,7 @@ class ProtoQASampleScores(SamplingMetric, SampleLevelComputation):
 
 def _aggregations() -> dict[str, Any]:
     aggregations = dict.fromkeys(METRIC_NAMES, mean)
-    # Each signature is logged once per task, as the lm-evaluation-harness tasks do.
+    # Each signature is logged once per task; the details carry them too (make_prompt_function).
     aggregations["wordnet_max_answers@1"] = mean_logging_wordnet_signature
     aggregations["exact_match_max_answers@1"] = mean_logging_exact_match_signature
     aggregations["probeval_kl"] = mean_logging_probeval_signature
