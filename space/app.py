@@ -399,6 +399,11 @@ CSS = """
   /* On a phone the chart keeps its own size (labels stay readable) and scrolls sideways. */
   #distribution { overflow-x: auto; }
   #distribution img { max-width: none !important; width: auto !important; }
+  /* So does the board's plot (two panels a row, ProbEval KL first), instead of shrinking to a strip: its frame
+     starts at the left edge, where Gradio centres it (the overflow on the left could not be scrolled to). */
+  #leaderboard-plot .image-container { overflow-x: auto; }
+  #leaderboard-plot .image-container button { justify-content: flex-start !important; }
+  #leaderboard-plot img { max-width: none !important; width: auto !important; height: auto !important; }
 }
 """
 
