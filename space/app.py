@@ -417,12 +417,20 @@ def _side_by_side(*panels: tuple[str, Any]) -> None:
                 component.render()
 
 
+def _three_decimals(headers: list[str], rows: list[list[Any]]) -> Any:
+    """The table with every figure shown to three decimals, as the CLI prints them (``0.480``, not ``0.48``);
+    the cells keep their numbers, so that a column still sorts by value."""
+    import pandas as pd
+
+    return pd.DataFrame(rows, columns=headers).style.format(precision=3, na_rep="")
+
+
 def _leaderboard_view(key: str, files: Any = None, only_common: bool = False, accept: Any = None) -> tuple[Any, ...]:
     """The table, the intervals, the phone list, the plot and the legend of a board, with uploads ranked in it."""
     view = demo_leaderboard.board_view(key, files or [], bool(only_common), list(accept or []))
     return (
         view.status,
-        {"headers": view.headers, "data": view.rows},
+        _three_decimals(view.headers, view.rows),
         {"headers": view.interval_headers, "data": view.interval_rows},
         view.phone,
         view.plot,
