@@ -446,7 +446,8 @@ def _leaderboard_tab() -> None:
         "Systems ranked on every question of a data set: each figure is a mean over questions; *rank* is the range "
         "of ranks a system may hold on the main figure (ProbEval KL, lower is better) once Holm-corrected paired "
         "bootstrap tests say which differences are significant. The 95% bootstrap intervals (the same resampled "
-        "questions for every system) are in the plot and under it. Click a column to sort. "
+        "questions for every system) are in the plot and under it; the plot names each metric as the command line "
+        "does (`max_answers@1` is *Max Answers@1*). Click a column to sort. "
         f"Upload up to {demo_leaderboard.MAX_UPLOADS} answers files (from `protoqa-eval generate`, a predictions "
         "file, lm-eval `--log_samples` output or lighteval details) to rank them against the shipped systems."
     )
