@@ -45,6 +45,7 @@ def test_the_tasks_take_the_task_files_arguments():
     assert cfc(data_dir=str(DATA)).metadata["samples"] == 100
 
 
+@pytest.mark.slow
 @needs_data
 def test_an_evaluation_with_the_mock_model_scores_every_question(tmp_path):
     require("inspect_ai")
