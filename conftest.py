@@ -27,6 +27,7 @@ _NEEDS = {
     "protoqa_integrations/harnesses/lm_eval_tasks/backend.py": ("lm_eval",),
     "protoqa_integrations/harnesses/lighteval_tasks/tasks.py": ("lighteval",),
     "protoqa_integrations/harnesses/inspect_tasks/tasks.py": ("inspect_ai",),
+    "protoqa_eval": ("inspect_ai",),
 }
 
 _MISSING = {path: [name for name in names if importlib.util.find_spec(name) is None] for path, names in _NEEDS.items()}
@@ -48,6 +49,7 @@ _SLOW_TO_IMPORT = {
     "protoqa_integrations/harnesses/lm_eval_tasks/backend.py": "lm_eval, transformers",
     "protoqa_integrations/harnesses/lighteval_tasks/tasks.py": "lighteval",
     "protoqa_integrations/harnesses/inspect_tasks/tasks.py": "inspect_ai",
+    "protoqa_eval/tasks.py": "inspect_ai",
     "protoqa_integrations/harnesses/lm_eval_tasks/api_backends.py": "lm_eval, aiohttp",
     "protoqa_dataset/builder.py": "datasets",
     "protoqa_dataset/card.py": "datasets",

@@ -457,6 +457,11 @@ COMMANDS: dict[str, Subcommand] = {
             _add_evaluate_arguments,
             _evaluate,
             prog="protoqa-eval",
+            examples=(
+                "protoqa-eval ../shared/data/protoqa/dev.crowdsourced.jsonl ../shared/data/protoqa/dev.predictions.gpt2finetuned.json",
+                "protoqa-eval evaluate ../shared/data/protoqa/dev.crowdsourced.jsonl ../shared/data/protoqa/dev.predictions.gpt2finetuned.json "
+                "--similarity exact_match,wordnet --json",
+            ),
         ),
         Subcommand(
             "compare",
@@ -465,6 +470,10 @@ COMMANDS: dict[str, Subcommand] = {
             "its 95% bootstrap confidence interval and a paired bootstrap p-value, per metric.",
             _add_compare_arguments,
             _compare,
+            examples=(
+                "protoqa-eval compare ../shared/data/protoqa/dev.crowdsourced.jsonl ../shared/data/protoqa/dev.predictions.gpt2finetuned.json "
+                "../shared/data/protoqa/dev.predictions.human.jsonl",
+            ),
         ),
         Subcommand(
             "prepare",
@@ -473,6 +482,7 @@ COMMANDS: dict[str, Subcommand] = {
             "once per installation; runs without them compute what they need themselves.",
             _add_prepare_arguments,
             _prepare,
+            examples=("protoqa-eval prepare",),
         ),
     )
 }

@@ -399,6 +399,11 @@ CSS = """
   /* On a phone the chart keeps its own size (labels stay readable) and scrolls sideways. */
   #distribution { overflow-x: auto; }
   #distribution img { max-width: none !important; width: auto !important; }
+  /* So does the board's plot (two panels a row, ProbEval KL first), instead of shrinking to a strip: its frame
+     starts at the left edge, where Gradio centres it (the overflow on the left could not be scrolled to). */
+  #leaderboard-plot .image-container { overflow-x: auto; }
+  #leaderboard-plot .image-container button { justify-content: flex-start !important; }
+  #leaderboard-plot img { max-width: none !important; width: auto !important; height: auto !important; }
 }
 """
 
@@ -412,12 +417,20 @@ def _side_by_side(*panels: tuple[str, Any]) -> None:
                 component.render()
 
 
+def _three_decimals(headers: list[str], rows: list[list[Any]]) -> Any:
+    """The table with every figure shown to three decimals, as the CLI prints them (``0.480``, not ``0.48``);
+    the cells keep their numbers, so that a column still sorts by value."""
+    import pandas as pd
+
+    return pd.DataFrame(rows, columns=headers).style.format(precision=3, na_rep="")
+
+
 def _leaderboard_view(key: str, files: Any = None, only_common: bool = False, accept: Any = None) -> tuple[Any, ...]:
     """The table, the intervals, the phone list, the plot and the legend of a board, with uploads ranked in it."""
     view = demo_leaderboard.board_view(key, files or [], bool(only_common), list(accept or []))
     return (
         view.status,
-        {"headers": view.headers, "data": view.rows},
+        _three_decimals(view.headers, view.rows),
         {"headers": view.interval_headers, "data": view.interval_rows},
         view.phone,
         view.plot,
@@ -433,7 +446,8 @@ def _leaderboard_tab() -> None:
         "Systems ranked on every question of a data set: each figure is a mean over questions; *rank* is the range "
         "of ranks a system may hold on the main figure (ProbEval KL, lower is better) once Holm-corrected paired "
         "bootstrap tests say which differences are significant. The 95% bootstrap intervals (the same resampled "
-        "questions for every system) are in the plot and under it. Click a column to sort. "
+        "questions for every system) are in the plot and under it; the plot names each metric as the command line "
+        "does (`max_answers@1` is *Max Answers@1*). Click a column to sort. "
         f"Upload up to {demo_leaderboard.MAX_UPLOADS} answers files (from `protoqa-eval generate`, a predictions "
         "file, lm-eval `--log_samples` output or lighteval details) to rank them against the shipped systems."
     )

@@ -26,6 +26,8 @@ from ..redaction import redact_text
 __all__ = [
     "OutputFileError",
     "EXIT_STATUS",
+    "EXAMPLES_HEADING",
+    "examples_epilog",
     "DefaultsHelpFormatter",
     "OneLineParser",
     "int_at_least",
@@ -85,6 +87,29 @@ class DefaultsHelpFormatter(argparse.HelpFormatter):
             return text
         shown = ",".join(map(str, default)) if isinstance(default, (list, tuple)) else "%(default)s"
         return f"{text} (default: {shown})" if text else f"default: {shown}"
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        # The examples paragraph (:func:`examples_epilog`) keeps its lines: each is a command to copy.
+        head, marker, examples = text.partition(EXAMPLES_HEADING)
+        filled = super()._fill_text(head, width, indent) if head.strip() else ""
+        if not marker:
+            return filled
+        return (filled + "\n\n" if filled else "") + indent + marker + examples.rstrip()
+
+
+EXAMPLES_HEADING = "examples:\n"
+
+
+def examples_epilog(examples: Sequence[str]) -> str:
+    """The end of a sub-command's ``--help``: :data:`EXIT_STATUS`, then its examples, one command a line.
+
+    >>> print(examples_epilog(["protoqa-eval prepare"]).split("\\n\\n")[1])
+    examples:
+      protoqa-eval prepare
+    """
+    if not examples:
+        return EXIT_STATUS
+    return EXIT_STATUS + "\n\n" + EXAMPLES_HEADING + "\n".join(f"  {example}" for example in examples)
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -414,7 +439,7 @@ class Subcommand:
 
     ``add_arguments`` fills its parser, ``run`` turns the parsed arguments into an exit
     status; ``prog`` is the name its run-time error lines show (default ``PROG NAME``; its
-    usage line always names ``PROG NAME``).
+    usage line always names ``PROG NAME``); ``examples`` end its ``--help``, one command each.
 
     >>> Subcommand("hello", "say hello", "Say hello.", lambda p: None, lambda args: 0).name
     'hello'
@@ -426,6 +451,7 @@ class Subcommand:
     add_arguments: Callable[[argparse.ArgumentParser], None]
     run: Callable[[argparse.Namespace], int]
     prog: Optional[str] = None
+    examples: tuple[str, ...] = ()
 
 
 def build_command_parser(
@@ -445,7 +471,13 @@ def build_command_parser(
     parser.add_argument("--version", action="version", version=f"{prog} {version}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
     for name, command in commands.items():
-        sub = subparsers.add_parser(name, prog=f"{prog} {name}", help=command.help, description=command.description)
+        sub = subparsers.add_parser(
+            name,
+            prog=f"{prog} {name}",
+            help=command.help,
+            description=command.description,
+            epilog=examples_epilog(command.examples),
+        )
         if only is None or name == only:
             command.add_arguments(sub)
     return parser

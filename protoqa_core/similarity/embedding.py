@@ -39,6 +39,8 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
+from protoqa_core.install import install_command
+
 from ..io.data import sha256_of
 from .numpy_encoder import blas_threads, choose_runtime, encode_token_batches, load_numpy_transformer
 
@@ -369,9 +371,7 @@ def _load_encoder(path: str, device: str) -> tuple[Any, Any]:
         from transformers import AutoModel, AutoTokenizer
         from transformers.utils import logging as transformers_logging
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            "the roberta similarity needs torch and transformers: pip install 'protoqa-eval[roberta]'"
-        ) from exc
+        raise ImportError(f"the roberta similarity needs torch and transformers: {install_command('roberta')}") from exc
     bar_was_on = transformers_logging.is_progress_bar_enabled()
     transformers_logging.disable_progress_bar()  # the weight-loading bar would be noise in every run
     try:

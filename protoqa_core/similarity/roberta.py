@@ -66,6 +66,7 @@ from typing import Optional, Union
 
 import numpy as np
 
+from protoqa_core.install import install_command
 from protoqa_core.io.files import DataFormatError
 from protoqa_core.io.records import Question
 
@@ -152,7 +153,7 @@ def locate_encoder(encoder: str = DEFAULT_ENCODER, runtime: str = "auto") -> Mod
         if missing:
             raise ImportError(
                 f"the roberta similarity needs {' and '.join(missing)} for the encoder {encoder} "
-                "(it cannot run on numpy): pip install 'protoqa-eval[roberta]' and PyTorch (the CPU build is enough)"
+                f"(it cannot run on numpy): {install_command('roberta')} and PyTorch (the CPU build is enough)"
             )
     return location
 

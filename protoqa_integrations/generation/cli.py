@@ -382,15 +382,18 @@ def _run_score(args: argparse.Namespace) -> int:
 def _sampling_line(generation: dict[str, Any]) -> str:
     """How the answers were drawn, as a signature: the sampling settings (a harness's as recorded), prompt, model.
 
-    >>> _sampling_line({"sampling": {"temperature": 0.7, "top_k": None}, "model": "gpt2"})
-    'temperature:0.7|model:gpt2'
+    >>> _sampling_line({"sampling": {"temperature": 0.7, "top_k": None, "until": ["\\n", "."]}, "model": "gpt2"})
+    'temperature:0.7|stop:newline,period|model:gpt2'
     >>> _sampling_line({"sampling": "samples:300|top_p:0.9", "prompt": "statement", "model": "gpt2"})
     'samples:300|top_p:0.9|prompt:statement|model:gpt2'
     """
+    from protoqa_integrations.generation.settings import sampling_words
+
     sampling = generation.get("sampling")
     if not sampling:
         return ""
-    parts = [sampling if isinstance(sampling, str) else settings_signature(sampling)]
+    # a harness's own words (max_gen_toks, stop_seqs), as files converted before they were reworded record them
+    parts = [sampling if isinstance(sampling, str) else settings_signature(sampling_words(sampling))]
     parts += [f"{key}:{generation[key]}" for key in ("prompt", "model") if generation.get(key) is not None]
     return "|".join(p for p in parts if p)
 
@@ -431,6 +434,10 @@ COMMANDS: dict[str, Subcommand] = {
             "with the ProtoQA paper's settings) and write an answers file that protoqa-eval and probeval read.",
             add_generate_arguments,
             _guarded(_run_generate, "protoqa-eval generate"),
+            examples=(
+                "protoqa-eval generate ./tiny-gpt2 --limit 3 --num-samples 20 -o tiny.answers.json",
+                "protoqa-eval generate gpt2 --dataset cfc -o gpt2.cfc-dev.json",
+            ),
         ),
         Subcommand(
             "score-generated",
@@ -439,6 +446,10 @@ COMMANDS: dict[str, Subcommand] = {
             "Max Incorrect@k) under each similarity, ProbEval KL (human clusters, WordNet matching), signatures.",
             add_score_arguments,
             _guarded(_run_score, "protoqa-eval score-generated"),
+            examples=(
+                "protoqa-eval score-generated tiny.answers.json",
+                "protoqa-eval score-generated tiny.answers.json --similarity exact_match --json",
+            ),
         ),
     )
 }

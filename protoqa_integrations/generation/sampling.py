@@ -50,6 +50,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Optional
 
+from protoqa_core.install import install_command
 from protoqa_core.progress import report_progress
 from protoqa_integrations.generation.nucleus import nucleus_tokens, plan_batches, sample_uniforms
 from protoqa_integrations.generation.prompts import clean_answer
@@ -173,7 +174,8 @@ def _shared_prompt_cache(model: Any, input_ids: Any, mask: Any, count: int) -> A
         prefix = model(
             input_ids=input_ids[:, :-1], attention_mask=mask[:, :-1], position_ids=positions[:, :-1], use_cache=True
         )
-    cache = getattr(prefix, "past_key_values", None)
+    # Read under this transformers' own name: reading `past_key_values` where it is `cache` warns on every run.
+    cache = getattr(prefix, _cache_keyword(), None)
     if cache is None or not hasattr(cache, "batch_repeat_interleave"):
         return None
     cache.batch_repeat_interleave(count)
@@ -320,9 +322,7 @@ def load_model(
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
     except ImportError as exc:
-        raise GenerationError(
-            f"generating needs torch and transformers ({exc}); pip install 'protoqa-eval[train]'"
-        ) from exc
+        raise GenerationError(f"generating needs torch and transformers ({exc}); {install_command('train')}") from exc
     device = resolve_device(device)
     dtypes = {"auto": "auto", "float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
     if dtype not in dtypes:

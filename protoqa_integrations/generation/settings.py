@@ -13,9 +13,9 @@ the same settings and cleaning hold wherever samples are drawn; the sampler itse
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Optional
 
 from protoqa_integrations.generation.prompts import PROMPT_STYLES, clean_answer, prompt_for
 
@@ -33,6 +33,8 @@ __all__ = [
     "prompt_function",
     "cut_at_stop",
     "answer_from_text",
+    "stop_words",
+    "sampling_words",
 ]
 
 PAPER_TOP_P = 0.9
@@ -54,6 +56,51 @@ CFC_NUM_SAMPLES = 100
 
 STOP_STRINGS = ("\n", ".")
 """A sample ends at the first of these; the same strings are the ``until`` of the lm-eval tasks."""
+
+
+_STOP_NAMES = {"\n": "newline", ".": "period", "\t": "tab"}
+
+# How the harnesses name the settings that SamplingConfig.signature names otherwise.
+_SETTING_WORDS = {
+    "max_tokens": "max_new_tokens",
+    "max_gen_toks": "max_new_tokens",
+    "stop_seqs": "stop",
+    "until": "stop",
+    "stop_tokens": "stop",
+    "stop_sequences": "stop",
+}
+
+
+def stop_words(stops: Sequence[str]) -> str:
+    """Stop strings in the words of :meth:`SamplingConfig.signature`: ``newline``, ``period``, others escaped
+    (no raw control characters), comma-separated; ``none`` for none.
+
+    >>> stop_words(STOP_STRINGS), stop_words([]), stop_words(["Q:", "\\r"])
+    ('newline,period', 'none', 'Q:,\\\\r')
+    """
+    words = [_STOP_NAMES.get(stop) or stop.encode("unicode_escape").decode("ascii") for stop in stops]
+    return ",".join(words) or "none"
+
+
+def sampling_words(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """A harness's recorded sampling settings in the words of ``protoqa-eval generate``'s signature:
+    ``max_new_tokens`` for ``max_tokens`` or ``max_gen_toks``, ``stop`` (:func:`stop_words`) for
+    ``stop_seqs``, ``until`` or ``stop_tokens``; other settings as they are, order kept.
+
+    >>> sampling_words({"temperature": 0.69, "max_tokens": 10, "stop_seqs": ["\\n", "."]})
+    {'temperature': 0.69, 'max_new_tokens': 10, 'stop': 'newline,period'}
+    >>> sampling_words({"until": [], "max_gen_toks": 32})
+    {'stop': 'none', 'max_new_tokens': 32}
+    """
+    worded: dict[str, Any] = {}
+    for key, value in settings.items():
+        word = _SETTING_WORDS.get(key, key)
+        if word == "stop" and isinstance(value, (list, tuple)):
+            value = stop_words([str(stop) for stop in value])
+        elif word == "stop" and isinstance(value, str):
+            value = stop_words([value])
+        worded.setdefault(word, value)
+    return worded
 
 
 class GenerationError(ValueError):
@@ -116,7 +163,7 @@ class SamplingConfig:
         """How the samples were drawn, in the ``key:value|...`` style of the metric signatures."""
         return (
             f"samples:{self.num_samples}|top_p:{self.top_p}|temperature:{self.temperature}|top_k:{self.top_k}"
-            f"|max_new_tokens:{self.max_new_tokens}|stop:newline,period|batch:{self.batch_size}"
+            f"|max_new_tokens:{self.max_new_tokens}|stop:{stop_words(STOP_STRINGS)}|batch:{self.batch_size}"
             f"|seed:{self.seed}|rng:splitmix64"
         )
 

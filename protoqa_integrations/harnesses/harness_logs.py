@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Optional
 
+from protoqa_core.install import install_command
 from protoqa_core.io.files import (
     DataFormatError,
     PathLike,
@@ -38,7 +39,7 @@ from protoqa_core.io.files import (
 )
 from protoqa_core.io.predictions import duplicate_id_error, too_many_answers_error
 from protoqa_core.redaction import redact
-from protoqa_integrations.generation.settings import answer_from_text
+from protoqa_integrations.generation.settings import answer_from_text, sampling_words
 
 __all__ = [
     "ZIP_MAGIC",
@@ -229,7 +230,7 @@ def lm_eval_samples(
         "model": _lm_eval_model(run.get("model_args")),
         "backend": run.get("model"),
         "model_args": run.get("model_args"),
-        "sampling": sampling,
+        "sampling": sampling_words(sampling),
         "num_samples": most,
         "converted_from": str(path),
     }
@@ -306,7 +307,7 @@ def lighteval_details(source: Any, path: Path) -> HarnessAnswers:
         "harness": "lighteval",
         "task": task,
         "model": general.get("model_name") or model_config.get("model_name"),
-        "sampling": model_config.get("generation_parameters") or {},
+        "sampling": sampling_words(model_config.get("generation_parameters") or {}),
         "num_samples": max((len(s) for s in samples.values()), default=0),
         "converted_from": str(path),
     }
@@ -349,9 +350,7 @@ def _inspect_header(path: Path, log_format: Literal["eval", "json"]) -> Any:
     try:
         from inspect_ai.log import read_eval_log
     except ImportError:
-        raise DataFormatError(
-            "reading an Inspect log needs inspect-ai: pip install 'protoqa-eval[inspect]'", path
-        ) from None
+        raise DataFormatError(f"reading an Inspect log needs inspect-ai: {install_command('inspect')}", path) from None
     try:
         header = read_eval_log(str(path), header_only=True, format=log_format)
     except Exception as exc:  # noqa: BLE001 (inspect-ai raises KeyError, ValueError, zstd errors, ... for a foreign log)
@@ -432,7 +431,7 @@ def read_inspect_log(path: PathLike) -> HarnessAnswers:
         "task": task,
         "model": run.model,
         "model_args": dict(run.model_args or {}),
-        "sampling": {key: config[key] for key in _INSPECT_SAMPLING if key in config},
+        "sampling": sampling_words({key: config[key] for key in _INSPECT_SAMPLING if key in config}),
         # as `protoqa-eval generate --prompt` and the other harnesses' outputs name it, so that they compare
         "prompt": _INSPECT_PROMPTS[task, prompt],
         "num_samples": asked if isinstance(asked, int) else max((len(s) for s in samples.values()), default=0),

@@ -49,6 +49,7 @@ __all__ = [
     "mean_logging_wordnet_signature",
     "mean_logging_exact_match_signature",
     "mean_logging_probeval_signature",
+    "metric_signatures",
 ]
 
 SIMILARITIES = ("wordnet", "exact_match")
@@ -64,9 +65,14 @@ def load_split(
     data_dir: Optional[str] = None,
     parquet: Optional[str] = None,
     verify: bool = True,
+    signatures: Optional[dict[str, str]] = None,
     **_metadata: Any,
 ) -> Any:
     """``DatasetDict`` with one split of a ``protoqa_dataset`` config (the ``custom_dataset`` of the tasks).
+
+    ``signatures`` is the task's ``metadata.signatures`` (lm-eval hands the task's metadata to
+    its ``custom_dataset``): it is filled with :func:`metric_signatures` of the split, so that
+    the ``configs`` of lm-eval's ``results_*.json`` carry them.
 
     >>> load_split("cfc", "test", data_dir="../shared/data")["test"].num_rows  # doctest: +SKIP
     46
@@ -81,10 +87,13 @@ def load_split(
     parquet = parquet or os.environ.get(PARQUET_ENV, "").strip() or None
     if data_dir is None and parquet is not None:
         split = datasets.load_dataset(parquet, protoqa_config, split=protoqa_split)
-        return datasets.DatasetDict({protoqa_split: split})
-    questions, _ = load_questions(protoqa_config, protoqa_split, data_dir, verify=verify)
-    rows = [question_to_row(q) for q in questions]
-    return datasets.DatasetDict({protoqa_split: datasets.Dataset.from_list(rows, features=FEATURES)})
+    else:
+        questions, _ = load_questions(protoqa_config, protoqa_split, data_dir, verify=verify)
+        rows = [question_to_row(q) for q in questions]
+        split = datasets.Dataset.from_list(rows, features=FEATURES)
+    if signatures is not None:
+        signatures.update(metric_signatures(split.num_rows))
+    return datasets.DatasetDict({protoqa_split: split})
 
 
 def protoqa_prompt(doc: dict) -> str:
@@ -162,6 +171,30 @@ def mean(values: Sequence[float]) -> float:
     """
     values = list(values)
     return math.fsum(values) / len(values) if values else 0.0
+
+
+def metric_signatures(num_questions: int) -> dict[str, str]:
+    """Each score's signature over ``num_questions`` questions (the names of :func:`process_results`), and
+    ``protoqa-eval``: the project's version, for a harness's results file to carry beside the numbers.
+
+    >>> signed = metric_signatures(52)
+    >>> signed["exact_match_max_answers@1"]  # doctest: +ELLIPSIS
+    'sim:exact_match|metrics:paper|missing:zero|n:52|version:...'
+    >>> from protoqa_core import __version__
+    >>> signed["probeval_kl"].startswith("clustering:human"), signed["protoqa-eval"] == __version__
+    (True, True)
+    """
+    from protoqa_core import __version__
+    from protoqa_metric.metric_set import PAPER_METRICS
+
+    signed: dict[str, str] = {}
+    for similarity in SIMILARITIES:
+        stopwords = True if similarity == "wordnet" else None
+        signature = make_signature(similarity, "paper", "zero", num_questions, all_stopword_match=stopwords)
+        signed.update({f"{similarity}_{metric.name}": signature for metric in PAPER_METRICS})
+    signed["probeval_kl"] = _probeval().signature(num_questions)
+    signed["protoqa-eval"] = __version__
+    return signed
 
 
 def mean_logging_wordnet_signature(values: Sequence[float]) -> float:

@@ -256,6 +256,12 @@ COMMANDS: dict[str, Subcommand] = {
             "--log_samples output, lighteval details or an Inspect log; the format is detected.",
             add_leaderboard_arguments,
             _run_leaderboard,
+            examples=(
+                "protoqa-eval leaderboard ../shared/data/protoqa/dev.crowdsourced.jsonl finetuned=../shared/data/protoqa/dev.predictions.gpt2finetuned.json "
+                "human=../shared/data/protoqa/dev.predictions.human.jsonl --markdown",
+                "protoqa-eval leaderboard ../shared/data/protoqa/dev.crowdsourced.jsonl tiny=tiny.answers.json "
+                "inspect=logs/run.eval --plot board.png",
+            ),
         ),
         Subcommand(
             "convert",
@@ -265,6 +271,10 @@ COMMANDS: dict[str, Subcommand] = {
             "settings the harness recorded.",
             add_convert_arguments,
             _run_convert,
+            examples=(
+                "protoqa-eval convert logs/run.eval -o inspect.answers.json",
+                "protoqa-eval convert out/tiny-gpt2/samples_protoqa_2026-01-01T00-00-00.jsonl -o lm-eval.answers.json",
+            ),
         ),
     )
 }

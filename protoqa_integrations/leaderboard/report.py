@@ -21,6 +21,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from protoqa_core.install import install_command
 from protoqa_core.io.cli import OutputFileError, check_output_file, finite_json, reason_of
 from protoqa_core.io.files import PathLike
 from protoqa_core.redaction import redact
@@ -395,7 +396,9 @@ def to_csv(board: Leaderboard) -> str:
 def plot_leaderboard(board: Leaderboard, path: PathLike, title: str = "") -> None:
     """A PNG with one panel per metric: every system's mean and interval, best at the top.
 
-    Needs matplotlib (``pip install 'protoqa-eval[plots]'``); the file is written atomically.
+    ProbEval's KL comes first; the panels stand two to a row, so that each stays readable where
+    the image is shown narrower than it is drawn (a page on a phone). Needs matplotlib
+    (``pip install 'protoqa-eval[plots]'``); the file is written atomically.
     """
     try:
         import matplotlib
@@ -403,11 +406,11 @@ def plot_leaderboard(board: Leaderboard, path: PathLike, title: str = "") -> Non
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError as exc:
-        raise ImportError("--plot needs matplotlib: pip install 'protoqa-eval[plots]'") from exc
+        raise ImportError(f"--plot needs matplotlib: {install_command('plots')}") from exc
     from protoqa_core.io.cli import replace_file
 
-    columns = board.columns
-    cols = min(len(columns), 4)
+    columns = sorted(board.columns, key=lambda c: c.key != PROBEVAL_KEY)
+    cols = min(len(columns), 2)
     rows = math.ceil(len(columns) / cols)
     height = max(2.0, 0.35 * max(len(board.scores[c.key]) for c in columns) + 1.2)
     fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, height * rows), squeeze=False)
@@ -427,7 +430,8 @@ def plot_leaderboard(board: Leaderboard, path: PathLike, title: str = "") -> Non
             y, [f"{n} ({_rank_text(board.ranks[column.key][n])})" for n in order], fontsize=8, parse_math=False
         )
         ax.set_title(
-            f"{column.label} ({'higher' if column.higher_is_better else 'lower'} is better)",
+            # two lines: one would run past a right-hand panel's edge
+            f"{column.label}\n({'higher' if column.higher_is_better else 'lower'} is better)",
             fontsize=9,
             parse_math=False,
         )

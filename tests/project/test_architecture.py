@@ -92,7 +92,7 @@ def test_no_module_imports_upward_or_sideways(path):
 
 
 def test_wheel_layout_leaves_research_out():
-    """setup.cfg installs the five packages and nothing from the applications."""
+    """setup.cfg installs the six packages and nothing from the applications."""
     text = (REPO / "setup.cfg").read_text(encoding="utf-8")
     include = re.search(r"\[options\.packages\.find\]\ninclude =\n((?:\s+.+\n)+)", text).group(1).split()
     assert not [p for p in include if p.split(".")[0] in PACKAGES_OUTSIDE_THE_WHEEL]
@@ -102,6 +102,7 @@ def test_wheel_layout_leaves_research_out():
         "cfc_probeval",
         "protoqa_dataset",
         "protoqa_integrations",
+        "protoqa_eval",
     }
 
 
@@ -287,7 +288,14 @@ NOTE = "no examples here; the space is free"
     assert sorted(named) == [": studies/reports", "protoqa_metric"]
 
 
-INSTALLED = ("protoqa_core", "protoqa_metric", "cfc_probeval", "protoqa_dataset", "protoqa_integrations")
+INSTALLED = (
+    "protoqa_core",
+    "protoqa_metric",
+    "cfc_probeval",
+    "protoqa_dataset",
+    "protoqa_integrations",
+    "protoqa_eval",
+)
 
 
 def _subpackages(package: str) -> list[str]:

@@ -66,21 +66,22 @@ BLOCKS = blocks()
 # What each block run here needs in its folder: "data" (the ProtoQA and CFC files it names), "export"
 # (protoqa-hub/ and path/to/export/, made by the documented export command), "tiny-gpt2" (a model folder).
 RUN_HERE: dict[str, tuple[str, ...]] = {
-    "README.md: from protoqa_metric import ProtoQA, read_predictions, read_t": ("data",),
-    "README.md: protoqa-eval dev.crowdsourced.jsonl predictions.jsonl --simi": ("data",),
+    "README.md: from protoqa_metric import ProtoQA, read_predictions, read_t": (),
+    "README.md: D=../shared/data/protoqa": (),
     "README.md: import evaluate, protoqa_metric": (),
     "README.md: from protoqa_dataset import load_protoqa": (),
-    "README.md: probeval dev.targets.jsonl dev.predictions.gpt2-xl.oneshot.j": ("data",),
+    "README.md: probeval ../shared/data/cfc/dev.targets.jsonl ../shared/data": (),
     "docs/evaluate-a-model.md: from protoqa_metric import read_targets": (),
+    "docs/evaluate-a-model.md: from tokenizers import Tokenizer, decoders, models, pre_toke": (),
     "docs/evaluate-a-model.md: D=../shared/data/cfc": ("docs",),
     "docs/probeval.md: from cfc_probeval import evaluate_probeval, read_targets, re": ("data",),
-    "docs/protoqa-metric.md: from protoqa_metric import ProtoQA, read_predictions, read_t": ("data",),
+    "docs/protoqa-metric.md: from protoqa_metric import ProtoQA, read_predictions, read_t": (),
     "docs/protoqa-metric.md: protoqa-eval prepare                 # prints: WordNet cache": (),
     "docs/training.md: from protoqa_integrations.generation.prompts import (": (),
     "docs/training.md: from datasets import load_dataset": ("export",),
 }
 # Blocks that continue the block before them on the same page: run after it, in one script.
-CONTINUES = {"docs/protoqa-metric.md: from protoqa_metric import QuestionIndex": ("data",)}
+CONTINUES = {"docs/protoqa-metric.md: from protoqa_metric import QuestionIndex": ()}
 # Blocks of which the tests run some commands (here or elsewhere); the page's note says which.
 PARTLY = {
     'docs/evaluate-a-model.md: TASKS="$(python -m protoqa_integrations.harnesses.lm_eval_ta': ("tiny-gpt2",),

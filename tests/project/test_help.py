@@ -8,6 +8,7 @@ printed help is checked in new processes as users run it.
 from __future__ import annotations
 
 import argparse
+import shlex
 import subprocess
 import sys
 
@@ -15,7 +16,7 @@ import pytest
 
 from cfc_probeval import cli as probeval_cli
 from protoqa_core import __version__
-from protoqa_core.io.cli import EXIT_STATUS, build_command_parser
+from protoqa_core.io.cli import EXAMPLES_HEADING, EXIT_STATUS, build_command_parser
 from protoqa_integrations import cli as protoqa_cli
 from tests.support.offline import offline_env
 
@@ -55,11 +56,29 @@ def test_every_option_has_help_that_shows_its_default(prog, name, parser):
             assert "default" in text, f"{prog} {name} {action.option_strings[0]}: no default in {text!r}"
 
 
+def _examples(text: str) -> list[str]:
+    """The commands of a help's examples paragraph (its last), else none."""
+    head, _, examples = text.rpartition(EXAMPLES_HEADING)
+    return [line.strip() for line in examples.splitlines() if line.strip()] if head else []
+
+
 @pytest.mark.parametrize("prog, name, parser", SUBCOMMANDS, ids=IDS)
-def test_usage_names_the_subcommand_and_help_ends_with_the_exit_status(prog, name, parser):
+def test_usage_names_the_subcommand_and_help_ends_with_the_exit_status_then_examples(prog, name, parser):
     text = parser.format_help()
     assert text.startswith(f"usage: {prog} {name} ")
-    assert " ".join(text.split()).endswith(EXIT_STATUS)
+    before_examples = text.rpartition(EXAMPLES_HEADING)[0] or text
+    assert " ".join(before_examples.split()).endswith(EXIT_STATUS)
+    if prog == "protoqa-eval":
+        assert 1 <= len(_examples(text)) <= 2, f"{prog} {name}: its help ends with one or two examples"
+
+
+@pytest.mark.parametrize("prog, name, parser", SUBCOMMANDS, ids=IDS)
+def test_every_example_is_a_command_line_its_parser_takes(prog, name, parser):
+    for example in _examples(parser.format_help()):
+        words = shlex.split(example)
+        assert words[0] == prog, example
+        args = words[2:] if words[1:2] == [name] else words[1:]
+        parser.parse_args(args)  # a wrong option or a missing argument exits with status 2
 
 
 def test_the_exit_status_names_every_status_the_commands_use():
@@ -94,4 +113,6 @@ def test_probevals_only_predicted_speaks_of_cfc_and_probeval():
 def test_help_as_printed(argv, usage):
     done = subprocess.run([sys.executable, "-m", *argv], capture_output=True, text=True, env=offline_env(), timeout=120)
     assert done.returncode == 0 and done.stdout.startswith(usage), done.stdout[:300] + done.stderr[-500:]
-    assert " ".join(done.stdout.split()).endswith(EXIT_STATUS)
+    assert EXIT_STATUS in " ".join(done.stdout.split())
+    if argv[0] == "protoqa_integrations" and argv[1] != "--help":  # a sub-command's help ends with its examples
+        assert done.stdout.rstrip().splitlines()[-1].startswith("  protoqa-eval ")

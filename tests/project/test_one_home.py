@@ -15,7 +15,14 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-INSTALLED = ("protoqa_core", "protoqa_metric", "cfc_probeval", "protoqa_dataset", "protoqa_integrations")
+INSTALLED = (
+    "protoqa_core",
+    "protoqa_metric",
+    "cfc_probeval",
+    "protoqa_dataset",
+    "protoqa_integrations",
+    "protoqa_eval",
+)
 MODULES = sorted(p for package in INSTALLED for p in (REPO / package).rglob("*.py") if p.name != "__init__.py")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Optional
 
+from protoqa_core.install import install_command
 from protoqa_integrations.generation.engines.base import Engine, EngineError, Prompt, library_versions
 from protoqa_integrations.generation.sampling import iter_prompt_samples, load_model, resolve_device
 from protoqa_integrations.generation.settings import GenerationError, PromptSamples, SamplingConfig
@@ -59,7 +60,7 @@ class HFEngine(Engine):
             settings["device"] = resolve_device(options.get("device", "auto"))
         except ImportError as exc:
             raise GenerationError(
-                f"the hf engine needs torch and transformers ({exc}); pip install 'protoqa-eval[train]'"
+                f"the hf engine needs torch and transformers ({exc}); {install_command('train')}"
             ) from exc
         return settings
 

@@ -60,6 +60,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, Optional
 from urllib.parse import urlsplit
 
+from protoqa_core.install import install_command
 from protoqa_core.progress import report_progress
 from protoqa_core.redaction import redact_url, url_secrets
 from protoqa_integrations.generation.engines.base import (
@@ -157,7 +158,7 @@ class OpenAIEngine(Engine):
         try:
             import httpx
         except ImportError as exc:
-            raise EngineError(f"the openai engine needs httpx ({exc}); pip install 'protoqa-eval[openai]'") from exc
+            raise EngineError(f"the openai engine needs httpx ({exc}); {install_command('openai')}") from exc
         self.httpx = httpx
         self.model_name, self.revision, self.chat = model, revision, chat
         # A query in the address (``?api-version=...``, ``?key=...``) goes after each request's path.

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, Optional
 
+from protoqa_core.install import install_command
 from protoqa_core.progress import report_progress
 from protoqa_integrations.generation.engines.base import (
     Engine,
@@ -120,9 +121,7 @@ class VLLMEngine(Engine):
         try:
             from vllm import LLM
         except ImportError as exc:
-            raise EngineError(
-                f"the vllm engine needs vLLM ({_first_line(exc)}); pip install 'protoqa-eval[vllm]'"
-            ) from exc
+            raise EngineError(f"the vllm engine needs vLLM ({_first_line(exc)}); {install_command('vllm')}") from exc
         kwargs: dict[str, Any] = {
             "model": model,
             "revision": revision,

@@ -7,16 +7,19 @@ question's samples (one ``generate`` each, on forked copies of the state, run co
 Inspect's ``hf`` provider batches them), and the scorer :func:`protoqa_scores`, which
 cleans every sample as the other harnesses' tasks do and scores the question with the
 paper's seven ProtoQA metrics under WordNet and exact-match similarity and ProbEval's KL
-(:func:`~protoqa_integrations.harnesses.task_functions.process_results`); :func:`fsum_mean` averages
-each over the questions as ``protoqa-eval`` and ``probeval`` do.
+(:func:`~protoqa_integrations.harnesses.task_functions.process_results`), under the short names of
+:data:`~protoqa_integrations.harnesses.inspect_tasks.SCORE_NAMES` (``kl`` first); Inspect's ``mean()``
+and ``stderr()`` summarize each over the questions. A question's explanation in the viewer lists
+its distinct answers with their counts. The log's task metadata holds each score's signature
+(``signatures``) and the project's version (``protoqa-eval``).
 
 Task arguments (``-T NAME=VALUE``): ``samples`` (300 for ProtoQA, 100 for CFC), ``split``
 (``validation``; ``test`` once, for the figure you report), ``prompt`` (``base`` or
 ``chat``, :data:`~protoqa_integrations.harnesses.inspect_tasks.PROMPTS`) and ``data_dir`` (the JSONL
 files; else ``$PROTOQA_DATA_DIR``, ``../shared/data`` beside a checkout, ``$PROTOQA_PARQUET``
 or the pinned download, as :func:`~protoqa_integrations.harnesses.task_functions.load_split` finds them).
-Inspect runs a task file in the file's own folder, so a data folder is given by its absolute
-path (:func:`absolute_data_dir`).
+Inspect runs a task in its file's own folder, so a data folder is given by its absolute
+path (:func:`absolute_data_dir`; a relative one is refused in one line).
 
 The sampling settings are the protocol's (temperature 0.69, top-p 0.9, no top-k; 10 new
 tokens cut at ``"\\n"`` and ``"."`` for ``base``, 32 for ``chat``); ``--temperature`` and the
@@ -36,9 +39,10 @@ from pathlib import Path
 from typing import Any, Optional
 
 from inspect_ai import Task, task
+from inspect_ai._util.error import PrerequisiteError
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageUser, GenerateConfig, ModelOutput
-from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
+from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, fork, solver
 from inspect_ai.solver import generate as generate_step
 
@@ -52,12 +56,11 @@ from protoqa_integrations.generation.settings import (
     PROTOQA_NUM_SAMPLES,
     STOP_STRINGS,
 )
-from protoqa_integrations.harnesses.inspect_tasks import PROMPTS, clean_answers
-from protoqa_integrations.harnesses.lighteval_tasks.utils import METRIC_NAMES
+from protoqa_integrations.harnesses.inspect_tasks import PROMPTS, SCORE_NAMES, clean_answers
 from protoqa_integrations.harnesses.task_functions import (
     cfc_one_shot_prompt,
     load_split,
-    mean,
+    metric_signatures,
     process_results,
     protoqa_prompt,
 )
@@ -68,9 +71,10 @@ __all__ = [
     "question_samples",
     "sample_answers",
     "protoqa_scores",
-    "fsum_mean",
+    "answer_counts",
     "generate_config",
     "absolute_data_dir",
+    "build_task",
 ]
 
 CHAT_MAX_NEW_TOKENS = 32
@@ -171,23 +175,22 @@ def sample_answers(samples: int) -> Solver:
     return solve
 
 
-@metric
-def fsum_mean() -> Metric:
-    """The exactly rounded mean over the questions (``math.fsum``), as ``protoqa-eval`` and ``probeval`` average."""
+def answer_counts(answers: list[str]) -> str:
+    """A question's distinct answers with their counts, most frequent first (ties in first-seen order), for the viewer.
 
-    def compute(scores: list[SampleScore]) -> float:
-        return mean([sample.score.as_float() for sample in scores])
+    >>> answer_counts(["dog", "cat", "dog", ""])
+    'dog ×2, cat ×1, (none) ×1'
+    """
+    return ", ".join(f"{answer or '(none)'} ×{count}" for answer, count in Counter(answers).most_common())
 
-    return compute
 
-
-@scorer(metrics={"*": [fsum_mean()]})
+@scorer(metrics={"*": [mean(), stderr()]})
 def protoqa_scores(prompt: str = "base") -> Scorer:
-    """The question's scores (the names of the other harnesses' tasks) from all its sampled completions.
+    """The question's scores from all its sampled completions, named as :data:`SCORE_NAMES` has them (``kl`` first).
 
-    ``value`` maps each metric name to its score (``collapsed`` is 1 for a question whose
-    samples collapsed to one answer); ``answer`` is the most frequent answer; ``metadata``
-    holds every cleaned answer (``answers``) in sample order.
+    ``collapsed`` is 1 for a question whose samples collapsed to one answer; ``answer`` is the
+    most frequent answer, ``explanation`` every distinct answer with its count
+    (:func:`answer_counts`); ``metadata`` holds every cleaned answer (``answers``) in sample order.
     """
     _check_prompt(prompt)
 
@@ -196,9 +199,14 @@ def protoqa_scores(prompt: str = "base") -> Scorer:
         answers = clean_answers([choice.message.text for choice in state.output.choices], prompt)
         scores: dict[str, Any] = process_results(dict(row), [answers])
         scores["collapsed"] = float(scores["collapsed"][1])
-        value = {name: float(scores[name]) for name in METRIC_NAMES}
+        value = {short: float(scores[name]) for name, short in SCORE_NAMES.items()}
         top = Counter(answer for answer in answers if answer).most_common(1)
-        return Score(value=value, answer=top[0][0] if top else "", metadata={"answers": answers})
+        return Score(
+            value=value,
+            answer=top[0][0] if top else "",
+            explanation=answer_counts(answers),
+            metadata={"answers": answers},
+        )
 
     return score
 
@@ -213,24 +221,45 @@ def absolute_data_dir(data_dir: Optional[str] = None) -> Optional[str]:
     >>> absolute_data_dir("../shared/data")
     Traceback (most recent call last):
     ...
-    ValueError: data_dir '../shared/data' is a relative path, ...
+    inspect_ai._util.error.PrerequisiteError: data_dir '../shared/data' is a relative path, which ...
     """
     chosen = data_dir or data_dir_from_env()
     if chosen and not Path(chosen).expanduser().is_absolute():
-        raise ValueError(
-            f"data_dir {chosen!r} is a relative path, but inspect eval runs a task file in the file's own folder "
-            f'({Path(__file__).resolve().parent}); give an absolute path, such as "$PWD/{chosen}"'
+        # Inspect prints a PrerequisiteError as its message alone, without a traceback.
+        raise PrerequisiteError(
+            f"data_dir {chosen!r} is a relative path, which inspect eval would read from the task's own folder; "
+            f'give an absolute path, such as "$PWD/{chosen}"'
         )
     return chosen
 
 
-def _task(dataset: str, samples: int, split: str, prompt: str, data_dir: Optional[str]) -> Task:
+def build_task(
+    dataset: str, samples: int, split: str = "validation", prompt: str = "base", data_dir: Optional[str] = None
+) -> Task:
+    """The Inspect task of a data set (``protoqa`` or ``cfc``), which :func:`protoqa` and :func:`cfc` return.
+
+    Its metadata names the task's settings, each score's signature over the split's questions
+    (``signatures``, by :data:`SCORE_NAMES`) and the project's version (``protoqa-eval``).
+
+    >>> built = build_task("cfc", 2, data_dir=str(Path("../shared/data").resolve()))
+    >>> list(built.metadata["signatures"])[:2], built.metadata["signatures"]["kl"]
+    (['kl', 'wn_ans@1'], 'clustering:human|...')
+    """
+    questions = question_samples(dataset, split, prompt, absolute_data_dir(data_dir))
+    signed = metric_signatures(len(questions))
     return Task(
-        dataset=question_samples(dataset, split, prompt, absolute_data_dir(data_dir)),
+        dataset=questions,
         solver=sample_answers(int(samples)),
         scorer=protoqa_scores(prompt),
         config=generate_config(prompt),
-        metadata={"protoqa_dataset": dataset, "split": split, "prompt": prompt, "samples": int(samples)},
+        metadata={
+            "protoqa_dataset": dataset,
+            "split": split,
+            "prompt": prompt,
+            "samples": int(samples),
+            "signatures": {short: signed[name] for name, short in SCORE_NAMES.items() if name in signed},
+            "protoqa-eval": signed["protoqa-eval"],
+        },
         version=1,
     )
 
@@ -240,7 +269,7 @@ def protoqa(
     samples: int = PROTOQA_NUM_SAMPLES, split: str = "validation", prompt: str = "base", data_dir: Optional[str] = None
 ) -> Task:
     """ProtoQA crowdsourced questions (dev by default), ``samples`` completions per question."""
-    return _task("protoqa", samples, split, prompt, data_dir)
+    return build_task("protoqa", samples, split, prompt, data_dir)
 
 
 @task
@@ -248,4 +277,4 @@ def cfc(
     samples: int = CFC_NUM_SAMPLES, split: str = "validation", prompt: str = "base", data_dir: Optional[str] = None
 ) -> Task:
     """CFC questions (dev by default), ``samples`` completions per question."""
-    return _task("cfc", samples, split, prompt, data_dir)
+    return build_task("cfc", samples, split, prompt, data_dir)

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from protoqa_core.install import install_command
+
 __all__ = ["tasks_file", "save_sampling_model", "TASK_NAMES"]
 
 TASK_NAMES = ("protoqa", "cfc")
@@ -57,7 +59,7 @@ def save_sampling_model(model: str, folder: str) -> Path:
     try:
         from transformers import AutoModelForCausalLM, AutoTokenizer
     except ImportError as exc:
-        raise ValueError(f"saving a model needs transformers ({exc}); pip install 'protoqa-eval[lighteval]'") from exc
+        raise ValueError(f"saving a model needs transformers ({exc}); {install_command('lighteval')}") from exc
     try:
         loaded = AutoModelForCausalLM.from_pretrained(model, trust_remote_code=False)
         tokenizer = AutoTokenizer.from_pretrained(model, trust_remote_code=False)

@@ -16,6 +16,10 @@ question. lighteval takes the sampling settings from the model arguments; the pr
 lighteval 0.13's ``transformers`` backend samples only from a model whose generation config
 sets ``do_sample`` (it never sets it itself).
 
+Every question's ``Doc`` carries, in ``specific``, each score's signature over the split's
+questions (``signatures``) and the project's version (``protoqa-eval``), so that lighteval's
+details files (``--save-details``) name the settings of every number in them.
+
 Importing this module needs ``lighteval`` (0.13) and reads the data (see :mod:`.utils`).
 
 >>> [config.name for config in TASKS_TABLE]
@@ -25,8 +29,8 @@ Importing this module needs ``lighteval`` (0.13) and reads the data (see :mod:`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Optional
 
 from lighteval.metrics.metrics_sample import SampleLevelComputation, SamplingMetric
 from lighteval.metrics.utils.metric_utils import SampleLevelMetricGrouping
@@ -49,6 +53,7 @@ from protoqa_integrations.harnesses.task_functions import (
     mean_logging_exact_match_signature,
     mean_logging_probeval_signature,
     mean_logging_wordnet_signature,
+    metric_signatures,
 )
 
 __all__ = ["ProtoQASampleScores", "make_prompt_function", "protoqa_metric", "task_config", "TASKS_TABLE"]
@@ -91,7 +96,7 @@ class ProtoQASampleScores(SamplingMetric, SampleLevelComputation):
 
 def _aggregations() -> dict[str, Any]:
     aggregations = dict.fromkeys(METRIC_NAMES, mean)
-    # Each signature is logged once per task, as the lm-evaluation-harness tasks do.
+    # Each signature is logged once per task; the details carry them too (make_prompt_function).
     aggregations["wordnet_max_answers@1"] = mean_logging_wordnet_signature
     aggregations["exact_match_max_answers@1"] = mean_logging_exact_match_signature
     aggregations["probeval_kl"] = mean_logging_probeval_signature
@@ -114,32 +119,44 @@ def protoqa_metric(num_samples: int) -> SampleLevelMetricGrouping:
     )
 
 
-def make_prompt_function(spec: TaskSpec) -> Callable[[dict, str], Doc]:
+def make_prompt_function(spec: TaskSpec, signatures: Optional[Mapping[str, str]] = None) -> Callable[[dict, str], Doc]:
     """The lighteval prompt function of a task: a dataset row to a :class:`Doc` with the task's prompt.
 
-    >>> make_prompt_function(TASKS["cfc"])({"id": "c1", "question": "a man reads. where is he?",
-    ...                                     "__index": 0, "__few_shots": False}, "cfc").query.splitlines()[-2:]
-    ['Q: a man reads. where is he?', 'A:']
+    ``signatures`` (:func:`~protoqa_integrations.harnesses.task_functions.metric_signatures`) go with
+    every ``Doc`` in ``specific``, where lighteval's details keep them.
+
+    >>> prompt = make_prompt_function(TASKS["cfc"], {"probeval_kl": "clustering:human|...", "protoqa-eval": "0.1.0"})
+    >>> doc = prompt({"id": "c1", "question": "a man reads. where is he?", "__index": 0, "__few_shots": False}, "cfc")
+    >>> doc.query.splitlines()[-2:], doc.specific["signatures"]["probeval_kl"], doc.specific["protoqa-eval"]
+    (['Q: a man reads. where is he?', 'A:'], 'clustering:human|...', '0.1.0')
     """
+    signed = dict(signatures or {})
+    version = signed.pop("protoqa-eval", None)
 
     def prompt_function(line: dict, task_name: str) -> Doc:
         row = {key: value for key, value in line.items() if key not in _LIGHTEVAL_KEYS}
         clusters = row.get("clusters") or {}
         answers = [cluster[0] for cluster in clusters.get("answers", []) if cluster]
+        specific: dict[str, Any] = {"row": row}
+        if signed:
+            specific.update(signatures=signed, **{"protoqa-eval": version})
         return Doc(
             task_name=task_name,
             query=spec.prompt(row),
             choices=answers or [""],
             gold_index=list(range(len(answers))) if answers else 0,
-            specific={"row": row},
+            specific=specific,
         )
 
     prompt_function.__name__ = f"{spec.name}_prompt"
     return prompt_function
 
 
-def task_config(spec: TaskSpec, repo: str, subset: str) -> LightevalTaskConfig:
-    """The lighteval configuration of a task whose rows ``load_dataset(repo, subset)`` reads.
+def task_config(
+    spec: TaskSpec, repo: str, subset: str, signatures: Optional[Mapping[str, str]] = None
+) -> LightevalTaskConfig:
+    """The lighteval configuration of a task whose rows ``load_dataset(repo, subset)`` reads (``signatures``:
+    those its questions carry, :func:`make_prompt_function`).
 
     >>> config = task_config(TASKS["cfc"], "someone/protoqa-parquet", "cfc")
     >>> config.hf_repo, config.evaluation_splits, config.generation_size, config.stop_sequence
@@ -147,7 +164,7 @@ def task_config(spec: TaskSpec, repo: str, subset: str) -> LightevalTaskConfig:
     """
     return LightevalTaskConfig(
         name=spec.name,
-        prompt_function=make_prompt_function(spec),
+        prompt_function=make_prompt_function(spec, signatures),
         hf_repo=repo,
         hf_subset=subset,
         hf_avail_splits=[spec.split],
@@ -162,8 +179,15 @@ def task_config(spec: TaskSpec, repo: str, subset: str) -> LightevalTaskConfig:
 
 
 def _tasks_table() -> list[LightevalTaskConfig]:
+    import datasets
+
     repo, subsets = dataset_source()
-    return [task_config(spec, repo, subsets[spec.name]) for spec in TASKS.values()]
+    table = []
+    for spec in TASKS.values():
+        # The rows are local (the Parquet copy) or lighteval's own download moments later.
+        questions = datasets.load_dataset(repo, subsets[spec.name], split=spec.split).num_rows
+        table.append(task_config(spec, repo, subsets[spec.name], metric_signatures(questions)))
+    return table
 
 
 TASKS_TABLE = _tasks_table()

@@ -13,7 +13,8 @@ and ``cfc_chat`` (run with ``--apply_chat_template``, and ``--fewshot_as_multitu
 CFC's worked example; the answer is taken from the reply), and the group ``protoqa_cfc``
 (``protoqa`` and ``cfc``). Scores: Max Answers@1/3/5/10 and Max Incorrect@1/3/5 under
 WordNet and exact-match similarity, and ProbEval's KL (human clusters, WordNet matching),
-per question by :mod:`.harness`, averaged by the harness; the signatures are logged.
+per question by :mod:`.harness`, averaged with lm-eval's ``mean`` (so with ``mean_stderr``); each score's signature
+is in ``results_*.json``, under ``configs.<task>.metadata.signatures``.
 
 ``python -m protoqa_integrations.harnesses.lm_eval_tasks run ...`` runs ``lm_eval run ...`` with this folder
 included and the ``protoqa-hf`` backend registered (:mod:`.backend`): the ``hf`` backend

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 
+from protoqa_core.install import install_command
 from protoqa_integrations.generation.engines.base import EngineError
 from protoqa_integrations.generation.settings import GenerationError
 from protoqa_integrations.harnesses.lm_eval_tasks import tasks_path
@@ -28,7 +29,7 @@ def main(argv: list[str]) -> int:
 
         from protoqa_integrations.harnesses.lm_eval_tasks import backend  # noqa: F401  (registers protoqa-hf)
     except ImportError as exc:
-        print(f"error: lm_eval is not installed ({exc}); pip install 'protoqa-eval[lm-eval]'", file=sys.stderr)
+        print(f"error: lm_eval is not installed ({exc}); {install_command('lm-eval')}", file=sys.stderr)
         return 2
     args = list(argv[1:])
     model = args[args.index("--model") + 1] if "--model" in args[:-1] else ""

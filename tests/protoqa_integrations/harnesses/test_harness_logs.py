@@ -52,7 +52,8 @@ def test_lm_eval_samples_take_model_data_and_prompt_from_the_run_and_redact_its_
     generation = read.generation
     assert (generation["harness"], generation["task"], generation["model"]) == ("lm-eval", "protoqa", "tiny")
     assert (generation["dataset"], generation["split"], generation["prompt"]) == ("protoqa", "validation", "statement")
-    assert generation["sampling"] == {"temperature": 0.7, "max_gen_toks": 8} and generation["num_samples"] == 2
+    # in the words of protoqa-eval generate's signature
+    assert generation["sampling"] == {"temperature": 0.7, "max_new_tokens": 8} and generation["num_samples"] == 2
     assert "pw" not in json.dumps(generation)
 
 

@@ -19,7 +19,7 @@ import pytest
 
 from protoqa_core.io.files import DataFormatError
 from protoqa_integrations.harnesses.harness_logs import read_inspect_log
-from protoqa_integrations.harnesses.inspect_tasks import TASK_NAMES, model_config_file, tasks_file
+from protoqa_integrations.harnesses.inspect_tasks import SCORE_NAMES, TASK_NAMES, model_config_file, tasks_file
 from protoqa_integrations.harnesses.outputs import detect_format, read_harness_output
 from tests.support.offline import isolated_env
 
@@ -36,17 +36,27 @@ def _inspect_ai():
 
 
 def _task_scores(log_path: Path) -> dict[str, float]:
-    """Inspect's own figures, as its log reports them: the mean of each score over the questions."""
+    """Inspect's own figures, as its log reports them: the mean of each score over the questions (by the other
+    harnesses' names), each beside its standard error and its signature in the log."""
     from inspect_ai.log import read_eval_log
 
-    results = read_eval_log(str(log_path), header_only=True).results
+    header = read_eval_log(str(log_path), header_only=True)
+    results = header.results
     assert results is not None
-    return {score.name: score.metrics["fsum_mean"].value for score in results.scores}
+    full = {short: name for name, short in SCORE_NAMES.items()}
+    assert [score.name for score in results.scores] == list(SCORE_NAMES.values())
+    signatures = header.eval.metadata["signatures"]
+    assert set(signatures) == set(SCORE_NAMES.values()) - {"collapsed"}
+    assert signatures["kl"].startswith("clustering:human") and header.eval.metadata["protoqa-eval"]
+    for score in results.scores:
+        assert list(score.metrics) == ["mean", "stderr"] and len(score.name) <= 9
+    return {full[score.name]: score.metrics["mean"].value for score in results.scores}
 
 
 def _assert_inspect_equals_ours(log_path: Path, tmp_path: Path, *, env: dict[str, str]) -> dict[str, float]:
     """``protoqa-eval convert`` the log (a new process), score the answers file with ``score_generated`` and check
-    each figure Inspect reported against ours, bit for bit; returns Inspect's figures."""
+    each figure Inspect reported against ours (Inspect's mean() is numpy's, ours math.fsum's); returns Inspect's
+    figures."""
     from protoqa_dataset.parsing import load_questions
     from protoqa_integrations.generation.answers_file import score_generated
     from protoqa_metric.metric_set import PAPER_METRICS
@@ -66,14 +76,20 @@ def _assert_inspect_equals_ours(log_path: Path, tmp_path: Path, *, env: dict[str
     task = generation["task"]
     assert generation["harness"] == "inspect" and generation["dataset"] == task and generation["split"] == "validation"
     assert generation["sampling"]["temperature"] == 0.69 and generation["sampling"]["top_k"] == 0
+    # the words of a generate file's signature: max_new_tokens:10|stop:newline,period, no raw newline
+    from protoqa_core.signature import settings_signature
+    from protoqa_integrations.generation.settings import SamplingConfig
+
+    words = set(settings_signature(generation["sampling"]).split("|"))
+    assert {"max_new_tokens:10", "stop:newline,period"} <= words <= set(SamplingConfig().signature().split("|"))
     questions = {q.id: q for q in load_questions(task, "validation", str(DATA))[0]}
     asked = [questions[qid] for qid in json.loads(answers.read_text())["model_answers"]]
     ours = score_generated(str(answers), asked)
     for similarity in ("wordnet", "exact_match"):
         for metric in PAPER_METRICS:
             name = f"{similarity}_{metric.name}"
-            assert theirs[name] == ours.protoqa[similarity].scores[metric.name], (task, name)
-    assert theirs["probeval_kl"] == ours.probeval.kl
+            assert theirs[name] == pytest.approx(ours.protoqa[similarity].scores[metric.name], rel=1e-12, abs=1e-15)
+    assert theirs["probeval_kl"] == pytest.approx(ours.probeval.kl, rel=1e-12)
     return theirs
 
 
@@ -141,7 +157,7 @@ def test_foreign_and_damaged_logs_are_one_line_errors(tmp_path, monkeypatch):
     real = tmp_path / "real.eval"
     with zipfile.ZipFile(real, "w") as archive:
         archive.writestr("header.json", "{}")
-    with pytest.raises(DataFormatError, match=r"needs inspect-ai: pip install 'protoqa-eval\[inspect\]'"):
+    with pytest.raises(DataFormatError, match=r"needs inspect-ai: pip install .*\[inspect\]'"):
         read_inspect_log(real)
 
 
@@ -212,7 +228,7 @@ def test_mock_model_runs_are_read_back_and_scored_as_inspect_scored_them(tmp_pat
     # temperature given at the command line is what the log records.
     chat = read_inspect_log(logs["chat"]["location"])
     assert chat.samples == {"r1q1": ["a beach towel", "sunscreen"]} and chat.generation["prompt"] == "protoqa-chat"
-    assert chat.generation["sampling"]["max_tokens"] == 32 and "stop_seqs" not in chat.generation["sampling"]
+    assert chat.generation["sampling"]["max_new_tokens"] == 32 and "stop" not in chat.generation["sampling"]
     assert chat.generation["sampling"]["temperature"] == 0.5 and chat.generation["sampling"]["top_p"] == 0.9
     # Several epochs put each question in the log more than once: refused, not merged.
     with pytest.raises(DataFormatError, match="appears twice"):

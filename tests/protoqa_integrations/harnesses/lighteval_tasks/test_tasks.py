@@ -199,6 +199,10 @@ def test_lighteval_run_reports_the_scores_we_compute_for_its_answers(tmp_path, f
         samples = {}
         for detail in details:
             question = questions[detail["doc"]["specific"]["row"]["id"]]
+            # every question's details name the settings of its scores
+            signed = detail["doc"]["specific"]["signatures"]
+            assert set(signed) == set(METRIC_NAMES) - {"collapsed"} and detail["doc"]["specific"]["protoqa-eval"]
+            assert signed["probeval_kl"].startswith("clustering:human")
             # The prompt lighteval fed the model is ours, token for token.
             assert detail["doc"]["query"] == prompt_of(question.question)
             tokens = detail["model_response"]["input_tokens"]

@@ -132,13 +132,13 @@ def test_generate_callback_and_lm_eval_give_the_same_answers_and_scores(dev3_gpt
         env,
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    assert "protoqa signature (wordnet): sim:wordnet|stop:match|metrics:paper|missing:zero|n:3" in result.stderr
     results_file = next(out.rglob("results_*.json"))
     harness = json.loads(results_file.read_text())["results"]["protoqa_12"]
+    # lm-eval's mean adds the questions' scores left to right, the project's with math.fsum
     for sim in ("wordnet", "exact_match"):
         for metric, value in scores.protoqa[sim].scores.items():
-            assert harness[f"{sim}_{metric},answers"] == value
-    assert harness["probeval_kl,answers"] == scores.probeval.kl
+            assert harness[f"{sim}_{metric},answers"] == pytest.approx(value, rel=1e-12, abs=1e-15)
+    assert harness["probeval_kl,answers"] == pytest.approx(scores.probeval.kl, rel=1e-12)
     samples_file = next(out.rglob("samples_protoqa_12_*.jsonl"))
     logged_samples = [json.loads(line) for line in samples_file.read_text().splitlines()]
     assert {s["doc"]["id"]: s["filtered_resps"][0] for s in logged_samples} == generated
@@ -173,10 +173,21 @@ def test_lm_eval_hf_backend_runs_the_task_offline_and_prints_scores(dev3_gpt2, t
             "100",
             "--device",
             "cpu",
+            "--output_path",
+            str(tmp_path / "out"),
         ],
         tmp_path,
         offline_env(PROTOQA_DATA_DIR=str(DATA)),
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "wordnet_max_answers@10" in result.stdout and "probeval_kl" in result.stdout
-    assert "probeval signature: clustering:human" in result.stderr
+    # every score has its standard error (lm-eval's mean_stderr) and its signature in the results file
+    saved = json.loads(next((tmp_path / "out").rglob("results_*.json")).read_text())
+    scores, signatures = saved["results"]["protoqa"], saved["configs"]["protoqa"]["metadata"]["signatures"]
+    names = [key.split(",")[0] for key in scores if key.endswith(",answers") and "_stderr" not in key]
+    assert len(names) == 16 and "probeval_kl" in names
+    for name in names:
+        if name != "collapsed":
+            assert isinstance(scores[f"{name}_stderr,answers"], float), name
+            assert signatures[name].endswith("|version:" + signatures["protoqa-eval"]), name
+    assert signatures["probeval_kl"].startswith("clustering:human")
