@@ -66,6 +66,7 @@ def load_split(
     parquet: Optional[str] = None,
     verify: bool = True,
     signatures: Optional[dict[str, str]] = None,
+    num_samples: Optional[int] = None,
     **_metadata: Any,
 ) -> Any:
     """``DatasetDict`` with one split of a ``protoqa_dataset`` config (the ``custom_dataset`` of the tasks).
@@ -92,7 +93,7 @@ def load_split(
         rows = [question_to_row(q) for q in questions]
         split = datasets.Dataset.from_list(rows, features=FEATURES)
     if signatures is not None:
-        signatures.update(metric_signatures(split.num_rows))
+        signatures.update(metric_signatures(split.num_rows, num_samples))
     return datasets.DatasetDict({protoqa_split: split})
 
 
@@ -173,9 +174,10 @@ def mean(values: Sequence[float]) -> float:
     return math.fsum(values) / len(values) if values else 0.0
 
 
-def metric_signatures(num_questions: int) -> dict[str, str]:
+def metric_signatures(num_questions: int, num_samples: Optional[int] = None) -> dict[str, str]:
     """Each score's signature over ``num_questions`` questions (the names of :func:`process_results`), and
     ``protoqa-eval``: the project's version, for a harness's results file to carry beside the numbers.
+    ``num_samples`` (the completions a question gets) joins ProbEval's signature as ``n_samples:N``.
 
     >>> signed = metric_signatures(52)
     >>> signed["exact_match_max_answers@1"]  # doctest: +ELLIPSIS
@@ -183,6 +185,8 @@ def metric_signatures(num_questions: int) -> dict[str, str]:
     >>> from protoqa_core import __version__
     >>> signed["probeval_kl"].startswith("clustering:human"), signed["protoqa-eval"] == __version__
     (True, True)
+    >>> "|n:52|n_samples:300|" in metric_signatures(52, 300)["probeval_kl"]
+    True
     """
     from protoqa_core import __version__
     from protoqa_metric.metric_set import PAPER_METRICS
@@ -192,7 +196,7 @@ def metric_signatures(num_questions: int) -> dict[str, str]:
         stopwords = True if similarity == "wordnet" else None
         signature = make_signature(similarity, "paper", "zero", num_questions, all_stopword_match=stopwords)
         signed.update({f"{similarity}_{metric.name}": signature for metric in PAPER_METRICS})
-    signed["probeval_kl"] = _probeval().signature(num_questions)
+    signed["probeval_kl"] = _probeval().signature(num_questions, num_samples=num_samples)
     signed["protoqa-eval"] = __version__
     return signed
 

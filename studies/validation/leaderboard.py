@@ -225,7 +225,11 @@ def _score_board(
     rows, systems = [row for row, _ in pairs], [system for _, system in pairs]
     for setting, pe in probevals.items():
         metrics = ["protoqa", "probeval"] if setting == "human" else ["probeval"]
-        scored = build_leaderboard(targets, systems, metrics=metrics, similarity="wordnet", probeval=pe, progress=True)
+        # The files differ in samples per question (ranked lists, distinct answers, 30 to 300 samples): each is
+        # scored at its own count, and the signature gives the range and the accepted mismatch.
+        scored = build_leaderboard(
+            targets, systems, metrics=metrics, similarity="wordnet", probeval=pe, progress=True, accept=["samples"]
+        )
         kl = next(c for c in scored.columns if c.key == PROBEVAL_KEY)
         for row in rows:
             row["probeval"][setting] = {**_interval_of(scored, PROBEVAL_KEY, row["system"]), "signature": kl.signature}

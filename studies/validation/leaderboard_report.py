@@ -65,6 +65,10 @@ def _intro_lines(info: Mapping[str, Any], command: str) -> list[str]:
         "reads distinct answers as one sample each, so for ranked lists and distinct samples P_H says which "
         "clusters the answers cover, not how often a model gives them: their KL is not comparable with that "
         "of real samples. Samples with repetition are ranked by frequency for the ProtoQA score.",
+        "- *Samples per question*: every file is scored at the most answers one of its questions has, the "
+        'answers a question lacks counting as wrong (docs/spec.md, "Missing samples and the number of '
+        'samples"). The files of a board differ in that count, so each board is ranked with the mismatch '
+        "accepted, and their KLs compare only loosely; the signatures give the range (`n_samples:`).",
         "",
     ]
 

@@ -246,7 +246,7 @@ def build_task(
     (['kl', 'wn_ans@1'], 'clustering:human|...')
     """
     questions = question_samples(dataset, split, prompt, absolute_data_dir(data_dir))
-    signed = metric_signatures(len(questions))
+    signed = metric_signatures(len(questions), int(samples))
     return Task(
         dataset=questions,
         solver=sample_answers(int(samples)),

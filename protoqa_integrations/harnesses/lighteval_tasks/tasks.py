@@ -186,7 +186,7 @@ def _tasks_table() -> list[LightevalTaskConfig]:
     for spec in TASKS.values():
         # The rows are local (the Parquet copy) or lighteval's own download moments later.
         questions = datasets.load_dataset(repo, subsets[spec.name], split=spec.split).num_rows
-        table.append(task_config(spec, repo, subsets[spec.name], metric_signatures(questions)))
+        table.append(task_config(spec, repo, subsets[spec.name], metric_signatures(questions, spec.num_samples)))
     return table
 
 
