@@ -4,7 +4,6 @@ details and Inspect logs that are not what they claim, and the default keep rule
 from __future__ import annotations
 
 import json
-import struct
 import subprocess
 import sys
 import time
@@ -22,6 +21,7 @@ from protoqa_integrations.harnesses.harness_logs import (
     read_lighteval_details,
     read_lm_eval_samples,
 )
+from tests.support.archives import DEFLATE, ZSTD, inspect_bomb, zip_bytes
 from tests.support.offline import offline_env
 
 STAMP = "2026-01-01T00-00-00.000001"
@@ -117,33 +117,6 @@ def test_every_harness_format_has_a_reader():
     assert set(READERS) == {"lm-eval", "lighteval", "inspect"}
 
 
-def _zip(path: Path, entries: list[tuple[str, int, bytes, int]]) -> None:
-    """A zip archive written by hand, so that an entry may declare any size: ``(name, method, data, declared)``."""
-    body, central = b"", b""
-    for name, method, data, declared in entries:
-        raw = name.encode()
-        offset = len(body)
-        body += struct.pack("<4sHHHHHIIIHH", b"PK\x03\x04", 63, 0, method, 0, 0, 0, len(data), declared, len(raw), 0)
-        body += raw + data
-        central += struct.pack(
-            "<4sHHHHHHIIIHHHHHII", b"PK\x01\x02", 63, 63, 0, method, 0, 0, 0, len(data), declared, len(raw),
-            0, 0, 0, 0, 0, offset,
-        ) + raw  # fmt: skip
-    end = struct.pack("<4sHHHHIIH", b"PK\x05\x06", 0, 0, len(entries), len(entries), len(central), len(body), 0)
-    path.write_bytes(body + central + end)
-
-
-def _packed(method: int, size: int) -> bytes:
-    """``size`` zero digits packed with zstd (method 93) or raw deflate (method 8), a megabyte at a time."""
-    import zlib
-
-    import zstandard
-
-    packer = zstandard.ZstdCompressor().compressobj() if method == 93 else zlib.compressobj(9, zlib.DEFLATED, -15)
-    chunk = b"0" * (1 << 20)
-    return b"".join([*(packer.compress(chunk) for _ in range(size >> 20)), packer.flush()])
-
-
 # The child's address space is capped: a reader that unpacks the bomb fails there, not on the test machine.
 CONVERT_CAPPED = """
 import resource, sys
@@ -154,11 +127,11 @@ sys.exit(main())
 """
 
 
-@pytest.mark.parametrize("method", [93, 8], ids=["zstd", "deflate"])
+@pytest.mark.parametrize("method", [ZSTD, DEFLATE], ids=["zstd", "deflate"])
 def test_an_archive_entry_that_lies_about_its_size_stops_at_the_bytes_it_really_unpacks_to(tmp_path, method):
     bomb = tmp_path / "bomb.eval"
     # 64 MB of zeros declared as 1,000 bytes, behind a first entry as Inspect writes it; the cap is 4 MB.
-    _zip(bomb, [("_journal/start.json", 0, b"{}", 2), ("header.json", method, _packed(method, 64 << 20), 1000)])
+    bomb.write_bytes(inspect_bomb(method, 64 << 20))
     assert bomb.stat().st_size < 1 << 20
     env = offline_env(PROTOQA_MAX_INPUT_MB="4")
     out = tmp_path / "out.json"
@@ -185,11 +158,11 @@ def test_an_archive_entry_that_lies_about_its_size_stops_at_the_bytes_it_really_
 def test_an_archive_holding_one_sample_twice_names_the_question_and_an_unknown_method_is_refused(tmp_path):
     twice = tmp_path / "twice.eval"
     entry = ("samples/r1q2_epoch_1.json", 0, b"{}", 2)
-    _zip(twice, [("_journal/start.json", 0, b"{}", 2), entry, entry])
+    twice.write_bytes(zip_bytes([("_journal/start.json", 0, b"{}", 2), entry, entry]))
     with pytest.raises(DataFormatError, match=r"twice.eval, question 'r1q2': the archive holds entry .* twice"):
         read_inspect_log(twice)
     odd = tmp_path / "odd.eval"
-    _zip(odd, [("_journal/start.json", 12, b"BZh91AY", 2)])
+    odd.write_bytes(zip_bytes([("_journal/start.json", 12, b"BZh91AY", 2)]))
     with pytest.raises(DataFormatError, match="odd.eval: entry '_journal/start.json' is compressed with method 12"):
         read_inspect_log(odd)
 
