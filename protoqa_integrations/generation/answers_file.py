@@ -31,7 +31,6 @@ from protoqa_core.io.cli import OutputFileError, check_output_file, open_append,
 from protoqa_core.io.data import SourceError
 from protoqa_core.io.records import Question
 from protoqa_core.ranking import answer_frequencies, rank_by_frequency
-from protoqa_core.redaction import redact
 from protoqa_integrations.generation.answers_journal import (
     AnswersFileError,
     journal_hint,
@@ -44,6 +43,7 @@ from protoqa_integrations.generation.engines import Engine, is_collapsed
 from protoqa_integrations.generation.engines.base import chat_prompt_function
 from protoqa_integrations.generation.provenance import check_provenance, mismatch_mark
 from protoqa_integrations.generation.settings import SamplingConfig, prompt_function
+from protoqa_integrations.generation.shareable import shareable
 from protoqa_metric.metric import evaluate_predictions
 
 __all__ = [
@@ -111,7 +111,7 @@ def answers_document(
         "model_answers_with_count": with_count,
         "model_ranked_answers": ranked,
         "generation": {
-            **redact(generation),
+            **shareable(generation),
             "num_questions": len(questions),
             "empty_samples": empty,
             "questions_without_answer": no_answer,
@@ -417,4 +417,4 @@ def score_generated(
         results = {sim: replace(r, signature=f"{r.signature}|{mark}") for sim, r in results.items()}
         if probeval_result is not None:
             probeval_result = replace(probeval_result, signature=f"{probeval_result.signature}|{mark}")
-    return GeneratedScores(results, probeval_result, redact(generation), len(scored), checked.accepted)
+    return GeneratedScores(results, probeval_result, shareable(generation), len(scored), checked.accepted)

@@ -40,9 +40,9 @@ from protoqa_core.io.files import DataFormatError, PathLike, ProtoQAWarning
 from protoqa_core.io.records import Question, preview_ids
 from protoqa_core.progress import track
 from protoqa_core.ranking import rank_by_frequency
-from protoqa_core.redaction import redact
 from protoqa_core.significance import DEFAULT_RESAMPLES, DEFAULT_SEED, holm_adjust, resample_indices
 from protoqa_integrations.generation.provenance import check_provenance
+from protoqa_integrations.generation.shareable import shareable
 from protoqa_integrations.harnesses.harness_logs import Keep
 from protoqa_integrations.harnesses.outputs import SystemFile, read_system_file
 from protoqa_integrations.leaderboard.report import (
@@ -158,7 +158,7 @@ def _read_system(name: str, path: Path, read: SystemFile) -> SystemAnswers:
         lists = read.harness.samples
         by_frequency = {qid: rank_by_frequency(answers) for qid, answers in lists.items()}
         return SystemAnswers(
-            name, str(path), fmt, _counts(lists, path), by_frequency, "by frequency", read.harness.generation
+            name, str(path), fmt, _counts(lists, path), by_frequency, "by frequency", shareable(read.harness.generation)
         )
     document = read.document
     assert document is not None  # a text format that is not a harness's
@@ -166,7 +166,7 @@ def _read_system(name: str, path: Path, read: SystemFile) -> SystemAnswers:
         generation = document.members.get("generation")
         samples = read_samples(document, "model_answers")
         ranked = document.ranked("model_ranked_answers")
-        settings = redact(generation) if isinstance(generation, dict) else {}
+        settings = shareable(generation) if isinstance(generation, dict) else {}
         return SystemAnswers(name, str(path), fmt, samples, ranked, "model_ranked_answers", settings)
     fields = sample_fields(document)
     if fields:
