@@ -37,6 +37,7 @@ from protoqa_integrations.generation.answers_journal import (
     journal_path,
     output_lock,
     read_journal,
+    seal_record,
     write_json_atomically,
 )
 from protoqa_integrations.generation.engines import Engine, is_collapsed
@@ -186,9 +187,9 @@ def _resume_journal(
     try:
         write_json_atomically(
             journal,
-            [{"header": header}]
+            [seal_record({"header": header})]
             + [
-                {"id": q.id, "samples": samples[q.id], "skipped": skipped.get(q.id)}
+                seal_record({"id": q.id, "samples": samples[q.id], "skipped": skipped.get(q.id)})
                 for q in questions
                 if q.id in samples
             ],
@@ -220,7 +221,7 @@ def _append_samples(
                 record: dict[str, Any] = {"id": question.id, "samples": done.answers, "skipped": done.skipped}
                 if engine.usage:  # tokens spent so far, this run's and the resumed run's
                     record["usage"] = {k: usage.get(k, 0) + v for k, v in engine.usage.items()}
-                fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+                fh.write(json.dumps(seal_record(record), ensure_ascii=False) + "\n")
                 fh.flush()
                 os.fsync(fh.fileno())
                 samples[question.id] = done.answers
