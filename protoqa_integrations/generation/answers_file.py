@@ -42,7 +42,7 @@ from protoqa_integrations.generation.answers_journal import (
 )
 from protoqa_integrations.generation.engines import Engine, is_collapsed
 from protoqa_integrations.generation.engines.base import chat_prompt_function
-from protoqa_integrations.generation.provenance import check_provenance, mismatch_mark
+from protoqa_integrations.generation.provenance import check_counted_samples, check_provenance, mismatch_mark
 from protoqa_integrations.generation.settings import SamplingConfig, prompt_function
 from protoqa_integrations.generation.shareable import shareable
 from protoqa_metric.metric import evaluate_predictions
@@ -252,7 +252,14 @@ def _add_run_details(
             stacklevel=2,
         )
     # what the engine found at start-up: the model loaded or served, library and server versions
-    document["generation"]["engine_details"] = engine.describe()
+    details = document["generation"]["engine_details"] = engine.describe()
+    asked, answered = details.get("model"), details.get("reply_model")
+    if answered and asked and answered != asked:
+        warnings.warn(
+            f"the server answered as model {answered!r} when asked for {asked!r} (a dated snapshot of it, or "
+            "another model): recorded as engine_details.reply_model, which the leaderboard names",
+            stacklevel=2,
+        )
     total_usage = {k: usage.get(k, 0) + engine.usage.get(k, 0) for k in set(usage) | set(engine.usage)}
     if total_usage:
         document["generation"]["usage"] = dict(sorted(total_usage.items()))
@@ -389,6 +396,7 @@ def score_generated(
         targets = _recorded_questions(path, generation, data_dir)
     ranked = read_predictions(path, "model_ranked_answers")
     samples = read_prediction_lists(path, "model_answers")
+    check_counted_samples(generation, max(map(len, samples.values()), default=0), path.name)
     by_id = {q.id: q for q in targets}
     unknown = [qid for qid in ranked if qid not in by_id]
     if unknown:
