@@ -234,6 +234,8 @@ def test_the_answers_file_records_the_model_the_replies_name(hostile, tmp_path):
     assert result.returncode == 0, result.stderr
     details = json.loads(out.read_text())["generation"]["engine_details"]
     assert details["model"] == "tiny" and details["reply_model"] == "tiny-2026-01-01"
+    warned = [line for line in result.stderr.splitlines() if "answered as model 'tiny-2026-01-01'" in line]
+    assert len(warned) == 1 and "when asked for 'tiny'" in warned[0], result.stderr
     # Replies naming two models would mix them in one answers file: the run ends in one line.
     mixed = hostile("ok", reply_models=("tiny", "evil-model"))
     result, _ = run(generate_command(mixed.url, tmp_path / "b.json", DATA, "--max-n", "2"), tmp_path)
