@@ -523,10 +523,27 @@ def _inspect_samples(
     except DataFormatError:
         raise
     except Exception as exc:  # noqa: BLE001 (as for the header: one line for any damaged sample)
+        if log_format == "json" and re.match(r"Sample id .+ not found in log", str(exc)):
+            _refuse_repeated_sample(path)  # inspect-ai names the sample the repeated one displaced
         raise DataFormatError(f"cannot read the log's samples: {_reason(exc)}", path) from None
     if not samples:
         raise DataFormatError("the log holds no samples (run without --no-log-samples)", path)
     return samples
+
+
+def _refuse_repeated_sample(path: Path) -> None:
+    """Name the question a JSON log holds twice for one epoch (read whole: the log is under the input cap)."""
+    log = parse_json(read_text(path), path)
+    seen: set[tuple[str, Any]] = set()
+    listed = log.get("samples") if isinstance(log, dict) else None
+    for sample in listed if isinstance(listed, list) else []:
+        if isinstance(sample, dict):
+            key = (str(sample.get("id")), sample.get("epoch"))
+            if key in seen:
+                raise DataFormatError(
+                    f"the log holds the sample of epoch {short_repr(key[1])} twice", path, None, key[0]
+                )
+            seen.add(key)
 
 
 def read_inspect_log(path: PathLike) -> HarnessAnswers:
