@@ -35,9 +35,9 @@ from protoqa_core.io.files import (
 )
 from protoqa_core.io.json_stream import LARGE_LINE_BYTES
 from protoqa_core.io.predictions import PredictionDocument, stream_items, too_many_answers_error
+from protoqa_integrations.harnesses.archives import ZIP_MAGIC
 from protoqa_integrations.harnesses.harness_logs import (
     READERS,
-    ZIP_MAGIC,
     HarnessAnswers,
     Keep,
     KeepOnce,
