@@ -263,6 +263,8 @@ def _add_run_details(
     total_usage = {k: usage.get(k, 0) + engine.usage.get(k, 0) for k in set(usage) | set(engine.usage)}
     if total_usage:
         document["generation"]["usage"] = dict(sorted(total_usage.items()))
+    # What the engine reports joins the shared block through the same allowlist as the rest of it.
+    document["generation"] = shareable(document["generation"])
 
 
 def check_generate_outputs(

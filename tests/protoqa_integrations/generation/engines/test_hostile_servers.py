@@ -124,7 +124,8 @@ def test_credentials_in_the_base_url_are_never_shown_or_recorded(hostile, tmp_pa
     text = out.read_text()
     assert not any(s in text or s in result.stderr + result.stdout for s in SECRETS)
     details = json.loads(text)["generation"]["engine_details"]
-    assert details["base_url"] == "http://***:***@" + server.url.split("//")[1] + "?key=***&token=***"
+    # An answers file is shared: the address keeps its scheme, host and path only.
+    assert details["base_url"] == server.url
     # the query of the address reaches the server after each path
     assert all(p.endswith(f"?key={SECRETS[1]}&token={SECRETS[2]}") for p in server.paths)
 
