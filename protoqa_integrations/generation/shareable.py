@@ -154,7 +154,8 @@ def _settings(value: Any) -> Any:
     """A settings field kept for the keys of :data:`SETTING_KEYS`, in the form it came in (mapping or text)."""
     if isinstance(value, Mapping):
         pairs = list(value.items())[:_MAX_ITEMS]
-        return {key: _scalar(item) for key, item in pairs if key in SETTING_KEYS and _scalar(item) is not None}
+        # a setting recorded as null (no revision, say) stays null: "not set" is information too
+        return {k: _scalar(v) for k, v in pairs if k in SETTING_KEYS and (v is None or _scalar(v) is not None)}
     if not isinstance(value, str):
         return None
     if not any(mark in value for mark in "=:|"):  # a bare name (an engine's, say)
