@@ -1,17 +1,23 @@
 """Redaction: credentials removed from settings, addresses and messages before they are written or shown.
 
-Every place that records settings (answers files, converted harness outputs, every leaderboard
-format, model-index files) and every one-line error runs through :func:`redact`, so a key
-given to a server never reaches a file meant for sharing. What counts as a credential:
+Shared files keep only the fields the project defines (an allowlist, applied above this
+layer); redaction is the second line behind it, and the only one for messages: every one-line
+error and warning runs through :func:`redact_text`, every recorded setting through
+:func:`redact`. What counts as a credential:
 
 * the value of a mapping key whose name says so (``api_key``, ``hf_token``,
-  ``Authorization``, ``password``, ``secret``, ``cookie``, ...; not ``max_tokens``);
-* the user name and password of an address (``https://user:pw@host``) and the values of
-  credential-like query parameters (``?key=``, ``?token=``, ``?sig=``);
+  ``Authorization``, ``password``, ``passphrase``, ``pw``, ``access``, ``secret``, ``cookie``,
+  ...; not ``max_tokens``);
+* the user name and password of an address (``https://user:pw@host``, also with its ``//``
+  collapsed to ``/`` by a path operation) and the values of credential-like query parameters
+  (``?key=``, ``?token=``, ``?sig=``);
 * the rest of an ``Authorization``-style value (``Bearer ...``, ``Basic ...``);
-* in a string of ``key=value`` pairs (lm-eval's ``model_args``), or a printed mapping, the
-  value of a credential-like name;
-* the well-known key shapes ``sk-...`` (OpenAI) and ``hf_...`` (Hugging Face).
+* the value of a credential-like name in ``name=value`` (lm-eval's ``model_args``), ``name =
+  'value'`` (a Python repr), ``"name": "value"`` (JSON, a printed mapping, read to its closing
+  quote), ``name: value`` (an HTTP header without a scheme, YAML; to the end of the line) and
+  ``--name value`` (a command line);
+* the well-known key shapes ``sk-...`` (OpenAI), ``hf_...`` (Hugging Face), ``AKIA...`` (AWS),
+  ``ghp_...`` (GitHub) and ``xoxb-...`` (Slack).
 
 Each is replaced by ``***``; the rest of the text is kept, so a redacted address still says
 which server was used.
@@ -50,6 +56,9 @@ _SECRET_WORDS = frozenset(
         "sig",
         "signature",
         "session",
+        "passphrase",
+        "pw",
+        "access",
     }
 )
 """Words that make a name a credential's name (``api_key``, ``x-api-key``, ``HF_TOKEN``, ``accessToken``)."""
@@ -73,25 +82,64 @@ def is_secret_name(name: str) -> bool:
 
 
 _NAME = r"[A-Za-z][A-Za-z0-9_.-]{0,63}"
-# ``scheme://userinfo@`` anywhere in a text; the user information ends at the last ``@`` before the path.
-_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^\s/?#@]+)@")
-# ``name=value`` (query strings, model_args, environment-style settings) and ``"name": "value"`` / ``name: value``.
-_ASSIGNED = re.compile(rf"(?P<name>{_NAME})(?P<sep>=)(?P<value>[^\s,&;\"'}}\])]+)")
+# ``scheme://userinfo@`` anywhere in a text (also ``scheme:/userinfo@``, after a path operation collapsed the
+# ``//``); the user information ends at the last ``@`` before the path.
+_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*:/{1,2})(?P<userinfo>[^\s/?#@]+)@")
+# ``name=value`` (query strings, model_args, environment-style settings), ``name = 'value'`` (a Python repr of
+# keyword arguments), ``--name value`` (a command line).
+_ASSIGNED = re.compile(rf"(?P<name>{_NAME})(?P<sep>\s*=(?!=)\s*)(?P<value>'[^'\n]*'|\"[^\"\n]*\"|[^\s,&;\"'}}\])]+)")
+_FLAG = re.compile(rf"(?<![\w-])(?P<sep>--)(?P<name>{_NAME})(?P<space>[ =])(?P<value>[^\s,;\"']+)")
+# ``"name": "value"`` / ``'name': 'value'`` (JSON, a printed mapping), the value read to its closing quote.
 _QUOTED = re.compile(
-    rf"(?P<q>[\"'])(?P<name>{_NAME})(?P=q)(?P<sep>\s*:\s*)(?P<vq>[\"']?)(?P<value>[^\"',}}\]]*)(?P=vq)"
+    rf"(?P<q>[\"'])(?P<name>{_NAME})(?P=q)(?P<sep>\s*:\s*)"
+    rf"(?:(?P<vq>[\"'])(?P<value>(?:\\.|(?!(?P=vq)).)*)(?P=vq)|(?P<bare>[^\"',}}\]\s]+))"
 )
+# ``name: value`` (an HTTP header, YAML): the value, to the end of the line, is masked by _mask_headers.
+_HEADER = re.compile(rf"(?<![\w\"'-])(?P<name>{_NAME})[ \t]*:[ \t]*(?=[^\s\"'])")
 _SCHEMES = re.compile(r"\b(?P<scheme>Bearer|Basic|Token|Digest)\s+(?P<value>[A-Za-z0-9._~+/=-]{4,})", re.IGNORECASE)
-_KNOWN_KEYS = re.compile(r"\b(?:sk-[A-Za-z0-9_-]{12,}|hf_[A-Za-z0-9]{16,})")
+_KNOWN_KEYS = re.compile(
+    r"\b(?:sk-[A-Za-z0-9_-]{12,}|hf_[A-Za-z0-9]{16,}|(?:AKIA|ASIA)[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{16,}"
+    r"|github_pat_[A-Za-z0-9_]{16,}|xox[abposr]-[A-Za-z0-9-]{10,})"
+)
 
 
 def _mask_assigned(match: re.Match[str]) -> str:
-    if not is_secret_name(match.group("name")) or match.group("value") in ("", MASK):
+    name = match.group("name")
+    if match.re is _QUOTED:
+        value = match.group("value") if match.group("vq") else match.group("bare")
+    else:
+        value = match.group("value")
+    if not is_secret_name(name) or value in ("", MASK, f"'{MASK}'", f'"{MASK}"'):
         return match.group(0)
     if match.re is _QUOTED:
-        quote_mark = match.group("q")
-        value_quote = match.group("vq")
-        return f"{quote_mark}{match.group('name')}{quote_mark}{match.group('sep')}{value_quote}{MASK}{value_quote}"
-    return f"{match.group('name')}{match.group('sep')}{MASK}"
+        quote_mark, value_quote = match.group("q"), match.group("vq") or ""
+        return f"{quote_mark}{name}{quote_mark}{match.group('sep')}{value_quote}{MASK}{value_quote}"
+    if match.re is _FLAG:
+        return f"--{name}{match.group('space')}{MASK}"
+    if match.re is _ASSIGNED and value[:1] in ("'", '"'):
+        return f"{name}{match.group('sep')}{value[0]}{MASK}{value[0]}"
+    return f"{name}{match.group('sep')}{MASK}"
+
+
+def _mask_headers(text: str) -> str:
+    """``text`` with the value of every ``name: value`` of a credential's name masked to the end of its line
+    (a header's value may hold spaces: ``Cookie: a=1; b=2``).
+
+    >>> _mask_headers("GET failed: x-api-key: k1 k2\\nnext: line")
+    'GET failed: x-api-key: ***\\nnext: line'
+    """
+    kept, at = [], 0
+    for match in _HEADER.finditer(text):
+        if match.start() < at or not is_secret_name(match.group("name")):
+            continue
+        end = text.find("\n", match.end())
+        end = len(text) if end < 0 else end
+        if text.startswith(MASK, match.end()) and not text[match.end() + len(MASK) : end].strip():
+            continue
+        kept.append(text[at : match.end()] + MASK)
+        at = end
+    kept.append(text[at:])
+    return "".join(kept)
 
 
 def _mask_userinfo(match: re.Match[str]) -> str:
@@ -111,6 +159,8 @@ def redact_text(text: str) -> str:
     text = _SCHEMES.sub(lambda m: f"{m.group('scheme')} {MASK}", text)
     text = _QUOTED.sub(_mask_assigned, text)
     text = _ASSIGNED.sub(_mask_assigned, text)
+    text = _FLAG.sub(_mask_assigned, text)
+    text = _mask_headers(text)
     return _KNOWN_KEYS.sub(MASK, text)
 
 

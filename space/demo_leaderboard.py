@@ -300,6 +300,22 @@ def accepted_fields(accept: Any) -> list[str]:
     return [str(a) for a in accept]
 
 
+def _read_uploads(paths: Sequence[Path], names: Sequence[str]) -> list[Any]:
+    """Each upload read as a system, each problem one :class:`DemoError` naming the file."""
+    systems = []
+    for path, name in zip(paths, names, strict=True):
+        try:
+            system = read_system(name, path)
+        except (ValueError, OSError) as exc:
+            message = " ".join(str(exc).replace(str(path), path.name).split())
+            raise DemoError(message if message.startswith(path.name) else f"{path.name}: {message}") from None
+        most = max((sum(c.values()) for c in system.samples.values()), default=0)
+        if most > serving.MAX_ANSWERS:
+            raise DemoError(f"{path.name} has {most} answers for a question; at most {serving.MAX_ANSWERS} are scored")
+        systems.append(system)
+    return systems
+
+
 def rank_uploads(
     key: str,
     files: Sequence[Any],
@@ -326,21 +342,22 @@ def rank_uploads(
         raise DemoError(f"{len(paths)} files: at most {MAX_UPLOADS} are ranked at once")
     board = shipped_board(key, folder)
     taken = {s.name for s in board.systems}
-    systems = []
     for path in paths:
         size = path.stat().st_size
         if size > serving.MAX_REQUEST_BYTES:
             raise DemoError(f"{path.name} has {size:,} bytes; at most {serving.MAX_REQUEST_BYTES:,} are read")
-        name = _upload_name(path, taken)
-        try:
-            system = read_system(name, path)
-        except (ValueError, OSError) as exc:
-            message = " ".join(str(exc).replace(str(path), path.name).split())
-            raise DemoError(message if message.startswith(path.name) else f"{path.name}: {message}") from None
-        most = max((sum(c.values()) for c in system.samples.values()), default=0)
-        if most > serving.MAX_ANSWERS:
-            raise DemoError(f"{path.name} has {most} answers for a question; at most {serving.MAX_ANSWERS} are scored")
-        systems.append(system)
+    names = [_upload_name(path, taken) for path in paths]
+    # Reading is inside the budget too: a small archive may unpack to far more than it weighs.
+    seconds = serving.SCORE_TIME_BUDGET * len(paths)
+    try:
+        systems = serving.run_with_budget(
+            _read_uploads, paths, names, seconds=seconds, memory=serving.SCORE_MEMORY_BUDGET
+        )
+    except serving.LimitError:
+        raise DemoError(
+            f"the uploaded files could not be read inside the Space's budget ({seconds:g} s, "
+            f"{serving.SCORE_MEMORY_BUDGET // 2**20} MB of memory)"
+        ) from None
     targets = _targets(info)
     try:
         return serving.run_with_budget(
@@ -453,6 +470,10 @@ def board_view(key: str, files: Sequence[Any] = (), only_common: bool = False, a
     return view
 
 
+_MAX_NAME_BYTES = 200
+"""The longest upload name taken: file systems take 255 bytes, and the name gains a suffix in places."""
+
+
 def _upload_files(uploads: Any, folder: Path) -> list[str]:
     """Write the API's uploads (``{"name": ..., "content": text}`` or ``{"name": ..., "base64": ...}``) into
     ``folder``; the paths written."""
@@ -474,10 +495,15 @@ def _upload_files(uploads: Any, folder: Path) -> list[str]:
                 raise DemoError(f"{name}: 'base64' is not base64 data") from None
         else:
             raise DemoError(f"{name}: give the file as 'content' (text) or 'base64'")
+        if len(name.encode("utf-8", "surrogatepass")) > _MAX_NAME_BYTES:
+            raise DemoError(f"upload {number}: the file name is longer than {_MAX_NAME_BYTES} bytes; shorten it")
         path = folder / name
         if path.exists():
-            raise DemoError(f"two uploads are named {name!r}: rename one")
-        path.write_bytes(data)
+            raise DemoError(f"two uploads are named {name[:80]!r}: rename one")
+        try:
+            path.write_bytes(data)
+        except (OSError, UnicodeError) as exc:
+            raise DemoError(f"upload {number}: cannot be stored under its name ({exc.__class__.__name__})") from None
         paths.append(str(path))
     return paths
 

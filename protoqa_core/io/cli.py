@@ -393,16 +393,48 @@ def _one_line(text: str) -> str:
     return " ".join(text.split()) if "\n" in text else text
 
 
+def _say(line: str) -> None:
+    """One line on stderr, when stderr can take it (it may be closed too)."""
+    try:
+        print(line, file=sys.stderr)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _unicode_stdout(prog: str) -> None:
+    """Standard output in UTF-8 when its encoding cannot write every character (``PYTHONIOENCODING=ascii``):
+    a table of non-ASCII names is then written, not lost after the work is done; one warning says so."""
+    encoding = (getattr(sys.stdout, "encoding", None) or "utf-8").lower().replace("_", "-")
+    if encoding.startswith(("utf-8", "utf8", "utf-16", "utf-32")) or not hasattr(sys.stdout, "reconfigure"):
+        return
+    try:
+        sys.stdout.reconfigure(encoding="utf-8")
+    except (OSError, ValueError, LookupError):
+        sys.stdout.reconfigure(errors="backslashreplace")
+        _say(f"{prog}: warning: standard output's encoding {encoding} cannot write every character: they are escaped")
+        return
+    _say(
+        f"{prog}: warning: standard output's encoding {encoding} cannot write every character: writing UTF-8 "
+        "(set PYTHONIOENCODING=utf-8 to ask for it)"
+    )
+
+
 def run_command(prog: str, body: Callable[[], int]) -> int:
     """Run a command body: its status, or 2 with one line on stderr for any error.
 
-    A closed standard output (``| head -c1``) ends the command quietly with status 2.
+    A closed standard output (``| head -c1``) ends the command quietly with status 2; one closed before
+    the command starts (``>&-``) is refused before any work. Standard output that cannot encode every
+    character is written in UTF-8, with one warning.
 
     >>> run_command("demo", lambda: 0)
     0
     >>> run_command("demo", lambda: int("x"))  # doctest: +SKIP
     2
     """
+    if sys.stdout is None:  # started with standard output closed (``>&-``): what it prints would be lost
+        _say(f"{prog}: error: standard output is closed; run it with its output open, sent to a file or to /dev/null")
+        return 2
+    _unicode_stdout(prog)
     try:
         status = body()
         sys.stdout.flush()

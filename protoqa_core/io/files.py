@@ -4,7 +4,8 @@ Files are UTF-8 (a byte order mark is allowed) and may be gzip-compressed; a JSO
 with the same key twice, nesting deeper than Python can parse, a lone surrogate escape
 (``"\\ud800"``, which no UTF-8 file can hold) and counts above :data:`MAX_COUNT` are errors. At
 most :data:`DEFAULT_MAX_INPUT_MB` megabytes are read from one file, after decompression
-(``$PROTOQA_MAX_INPUT_MB`` raises the cap). Pipes, ``/dev/stdin`` and process substitution
+(``$PROTOQA_MAX_INPUT_MB`` raises the cap), in at most :data:`DEFAULT_MAX_INPUT_SECONDS` seconds
+(``$PROTOQA_MAX_INPUT_SECONDS``). Pipes, ``/dev/stdin`` and process substitution
 are read like files. Every error names the file and the line where there is one.
 """
 
@@ -19,6 +20,7 @@ import os
 import re
 import reprlib
 import stat
+import time
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,6 +34,10 @@ __all__ = [
     "MAX_INPUT_ENV",
     "DEFAULT_MAX_INPUT_MB",
     "max_input_bytes",
+    "MAX_SECONDS_ENV",
+    "DEFAULT_MAX_INPUT_SECONDS",
+    "max_input_seconds",
+    "InputDeadline",
     "read_text",
     "parse_json",
     "check_file",
@@ -135,22 +141,75 @@ The largest ProtoQA file is a few tens of MB; the cap keeps ``/dev/zero`` or a
 gzip bomb from taking every byte of memory."""
 
 
+_MAX_MB_SETTING = 2**20
+"""The largest ``$PROTOQA_MAX_INPUT_MB`` taken (a terabyte): beyond it a setting is a typing error."""
+
+
+def _positive_setting(name: str, unit: str, largest: float) -> Optional[float]:
+    """The number set in environment variable ``name`` (None when unset), refused in one line naming the
+    variable unless it is a positive number at most ``largest``."""
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= largest:  # also refuses NaN and infinity
+        raise DataFormatError(f"{name} must be a positive number of {unit}, got {text[:40]!r} (at most {largest:.0f})")
+    return value
+
+
 def max_input_bytes() -> int:
     """The input size cap in bytes: ``$PROTOQA_MAX_INPUT_MB`` megabytes, else :data:`DEFAULT_MAX_INPUT_MB`.
 
     >>> max_input_bytes() == DEFAULT_MAX_INPUT_MB * 2**20 or MAX_INPUT_ENV in os.environ
     True
     """
-    text = os.environ.get(MAX_INPUT_ENV, "").strip()
-    if not text:
-        return DEFAULT_MAX_INPUT_MB * 2**20
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not value > 0 or value != value or value == float("inf"):
-        raise DataFormatError(f"{MAX_INPUT_ENV} must be a positive number of megabytes, got {text!r}")
-    return int(value * 2**20)
+    value = _positive_setting(MAX_INPUT_ENV, "megabytes", _MAX_MB_SETTING)
+    return DEFAULT_MAX_INPUT_MB * 2**20 if value is None else max(1, int(value * 2**20))
+
+
+MAX_SECONDS_ENV = "PROTOQA_MAX_INPUT_SECONDS"
+"""Environment variable that raises (or lowers) :data:`DEFAULT_MAX_INPUT_SECONDS`."""
+DEFAULT_MAX_INPUT_SECONDS = 300
+"""The most seconds spent reading one input file (an Inspect log: unpacking and reading its samples).
+
+A 512 MB file is read in well under a minute; the budget stops a file that costs time rather than memory
+(one line of gigabytes, a completion of hundreds of megabytes) with one line naming it."""
+_MAX_SECONDS_SETTING = 7 * 24 * 3600
+
+
+def max_input_seconds() -> float:
+    """The time budget of one input in seconds: ``$PROTOQA_MAX_INPUT_SECONDS``, else :data:`DEFAULT_MAX_INPUT_SECONDS`.
+
+    >>> max_input_seconds() == DEFAULT_MAX_INPUT_SECONDS or MAX_SECONDS_ENV in os.environ
+    True
+    """
+    value = _positive_setting(MAX_SECONDS_ENV, "seconds", _MAX_SECONDS_SETTING)
+    return float(DEFAULT_MAX_INPUT_SECONDS) if value is None else value
+
+
+class InputDeadline:
+    """The time budget of reading one input, started when made: :meth:`check` raises a
+    :class:`DataFormatError` naming the file and the budget once it is spent.
+
+    >>> InputDeadline("p.json").check()  # well inside the budget
+    """
+
+    def __init__(self, path: PathLike, seconds: Optional[float] = None):
+        self.path = path
+        self.seconds = max_input_seconds() if seconds is None else seconds
+        self._end = time.monotonic() + self.seconds
+
+    def check(self) -> None:
+        """Raise once the budget is spent."""
+        if time.monotonic() > self._end:
+            raise DataFormatError(
+                f"reading took longer than {self.seconds:g} s, the time budget of one input; set "
+                f"{MAX_SECONDS_ENV} to a larger number of seconds to read it",
+                self.path,
+            )
 
 
 class PrefixedReader(io.RawIOBase):
@@ -191,15 +250,18 @@ def _too_large(limit: int, path: PathLike) -> DataFormatError:
 
 
 class _Bounded(io.RawIOBase):
-    """A stream that fails, naming the file and the cap, once more than ``limit`` bytes come out of it."""
+    """A stream that fails, naming the file and the cap, once more than ``limit`` bytes come out of it, or
+    once it has been read from for longer than the input's time budget (:class:`InputDeadline`)."""
 
     def __init__(self, inner: Any, limit: int, path: PathLike):
         self._inner, self._left, self._limit, self._path = inner, limit, limit, path
+        self._deadline = InputDeadline(path)
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer: Any) -> int:
+        self._deadline.check()
         view = memoryview(buffer)
         # One byte more than allowed is asked for, so that a file of exactly the cap passes.
         want = min(len(view), self._left + 1)

@@ -164,6 +164,7 @@ class WalkTable:
     """
 
     def __init__(self, path: Path) -> None:
+        self.path = path
         with open(path, "rb") as f:
             if os.fstat(f.fileno()).st_size < _HEADER.size:
                 raise ValueError(f"{path}: not a walk table (shorter than its header)")
@@ -198,10 +199,21 @@ class WalkTable:
     def __len__(self) -> int:
         return len(self._codes)
 
+    def _damaged(self, what: str) -> ValueError:
+        return ValueError(f"{self.path}: damaged ({what}, although its checksum matches)")
+
     def _name(self, i: int) -> str:
         name = self._name_cache.get(i)
         if name is None:
-            name = self._name_cache[i] = bytes(self._names[self._name_starts[i] : self._name_starts[i + 1]]).decode()
+            if not 0 <= i < len(self._codes):
+                raise self._damaged(f"a walk names synset {i} of {len(self._codes)}")
+            start, end = self._name_starts[i], self._name_starts[i + 1]
+            if not 0 <= start <= end <= len(self._names):
+                raise self._damaged(f"the name of synset {i} lies outside the file")
+            try:
+                name = self._name_cache[i] = bytes(self._names[start:end]).decode()
+            except UnicodeDecodeError:
+                raise self._damaged(f"the name of synset {i} is not UTF-8") from None
         return name
 
     def forget_names(self) -> None:
@@ -214,11 +226,14 @@ class WalkTable:
         return i if i < len(self._codes) and self._codes[i] == code else None
 
     def walk(self, key: tuple[str, int]) -> Optional[Walk]:
-        """The walk of the synset ``(part of speech, offset)``, or None if the file has none."""
+        """The walk of the synset ``(part of speech, offset)``, or None if the file has none; a ValueError
+        naming the file when the walk points outside it (a file altered, its checksum made again)."""
         i = self._index(key)
         if i is None:
             return None
         start, end = self._starts[i], self._starts[i + 1]
+        if not 0 <= start <= end <= len(self._synsets):
+            raise self._damaged(f"the walk of synset {i} lies outside the file")
         ids = self._synsets[start:end].tolist()
         cache = self._name_cache
         for j in ids:

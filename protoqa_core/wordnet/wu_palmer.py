@@ -73,6 +73,7 @@ class WuPalmer(SynsetTables):
         super().__init__(reader)
         self._walk_file_lock = threading.Lock()
         self._walk_file_state: WalkTableChoice = walk_table
+        self._walk_file_damaged = False
         self._key_walks: dict[SynsetKey, KeyWalk] = {}
         self._senses_cache: dict[frozenset[SynsetKey], Senses] = {}
         # The same tables for the walks computed in the process, each synset known by its key
@@ -150,7 +151,16 @@ class WuPalmer(SynsetTables):
                 # are known by key codes, not names: the same identities in every walk.
                 steps, root_path = self._coded_walk(POS_CODE[key[0]] << 32 | key[1])
             else:
-                walk = table.walk(key)
+                try:
+                    walk = None if self._walk_file_damaged else table.walk(key)
+                except ValueError as exc:
+                    # The file's walks and those computed by name name synsets alike, so the run goes on
+                    # with the same values.
+                    self._walk_file_damaged = True
+                    logger.warning(
+                        "%s: this run computes the walks it needs (rebuild the file with `protoqa-eval prepare`)", exc
+                    )
+                    walk = None
                 steps, root_path = walk if walk is not None else self._walk(self._synset_name(key))
             found = self._key_walks[key] = (steps, root_path, frozenset(step[0] for step in steps))
         return found

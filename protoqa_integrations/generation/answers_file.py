@@ -31,19 +31,20 @@ from protoqa_core.io.cli import OutputFileError, check_output_file, open_append,
 from protoqa_core.io.data import SourceError
 from protoqa_core.io.records import Question
 from protoqa_core.ranking import answer_frequencies, rank_by_frequency
-from protoqa_core.redaction import redact
 from protoqa_integrations.generation.answers_journal import (
     AnswersFileError,
     journal_hint,
     journal_path,
     output_lock,
     read_journal,
+    seal_record,
     write_json_atomically,
 )
 from protoqa_integrations.generation.engines import Engine, is_collapsed
 from protoqa_integrations.generation.engines.base import chat_prompt_function
-from protoqa_integrations.generation.provenance import check_provenance, mismatch_mark
+from protoqa_integrations.generation.provenance import check_counted_samples, check_provenance, mismatch_mark
 from protoqa_integrations.generation.settings import SamplingConfig, prompt_function
+from protoqa_integrations.generation.shareable import shareable
 from protoqa_metric.metric import evaluate_predictions
 
 __all__ = [
@@ -111,7 +112,7 @@ def answers_document(
         "model_answers_with_count": with_count,
         "model_ranked_answers": ranked,
         "generation": {
-            **redact(generation),
+            **shareable(generation),
             "num_questions": len(questions),
             "empty_samples": empty,
             "questions_without_answer": no_answer,
@@ -186,9 +187,9 @@ def _resume_journal(
     try:
         write_json_atomically(
             journal,
-            [{"header": header}]
+            [seal_record({"header": header})]
             + [
-                {"id": q.id, "samples": samples[q.id], "skipped": skipped.get(q.id)}
+                seal_record({"id": q.id, "samples": samples[q.id], "skipped": skipped.get(q.id)})
                 for q in questions
                 if q.id in samples
             ],
@@ -220,7 +221,7 @@ def _append_samples(
                 record: dict[str, Any] = {"id": question.id, "samples": done.answers, "skipped": done.skipped}
                 if engine.usage:  # tokens spent so far, this run's and the resumed run's
                     record["usage"] = {k: usage.get(k, 0) + v for k, v in engine.usage.items()}
-                fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+                fh.write(json.dumps(seal_record(record), ensure_ascii=False) + "\n")
                 fh.flush()
                 os.fsync(fh.fileno())
                 samples[question.id] = done.answers
@@ -251,10 +252,19 @@ def _add_run_details(
             stacklevel=2,
         )
     # what the engine found at start-up: the model loaded or served, library and server versions
-    document["generation"]["engine_details"] = engine.describe()
+    details = document["generation"]["engine_details"] = engine.describe()
+    asked, answered = details.get("model"), details.get("reply_model")
+    if answered and asked and answered != asked:
+        warnings.warn(
+            f"the server answered as model {answered!r} when asked for {asked!r} (a dated snapshot of it, or "
+            "another model): recorded as engine_details.reply_model, which the leaderboard names",
+            stacklevel=2,
+        )
     total_usage = {k: usage.get(k, 0) + engine.usage.get(k, 0) for k in set(usage) | set(engine.usage)}
     if total_usage:
         document["generation"]["usage"] = dict(sorted(total_usage.items()))
+    # What the engine reports joins the shared block through the same allowlist as the rest of it.
+    document["generation"] = shareable(document["generation"])
 
 
 def check_generate_outputs(
@@ -406,6 +416,7 @@ def score_generated(
         targets = _recorded_questions(path, generation, data_dir)
     ranked = read_predictions(path, "model_ranked_answers")
     samples = read_prediction_lists(path, "model_answers")
+    check_counted_samples(generation, max(map(len, samples.values()), default=0), path.name)
     by_id = {q.id: q for q in targets}
     unknown = [qid for qid in ranked if qid not in by_id]
     if unknown:
@@ -441,4 +452,4 @@ def score_generated(
         results = {sim: replace(r, signature=f"{r.signature}|{mark}") for sim, r in results.items()}
         if probeval_result is not None:
             probeval_result = replace(probeval_result, signature=f"{probeval_result.signature}|{mark}")
-    return GeneratedScores(results, probeval_result, redact(generation), len(scored), checked.accepted)
+    return GeneratedScores(results, probeval_result, shareable(generation), len(scored), checked.accepted)

@@ -1,8 +1,9 @@
 """The resume journal and the run lock of an answers file, and its error.
 
 Each question a run samples is appended to ``<output>.partial.jsonl`` (:func:`journal_path`)
-under a header of the run's settings; a run that stops is resumed from there with the same
-settings, every line checked (:func:`check_journal`). One run at a time writes an answers
+under a header of the run's settings, each record sealed with the sha256 of its content
+(:func:`seal_record`); a run that stops is resumed from there with the same settings, every line
+checked (:func:`check_journal`), a record whose seal does not match refused as edited. One run at a time writes an answers
 file: it holds an exclusive lock (``fcntl.flock``) on ``<output>.partial.lock``
 (:func:`output_lock`). :mod:`protoqa_integrations.generation.answers_file` writes and scores the answers
 file with these, and names them all.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import hashlib
 import json
 import os
 import threading
@@ -31,6 +33,8 @@ __all__ = [
     "AnswersFileError",
     "journal_path",
     "lock_path",
+    "SEAL",
+    "seal_record",
     "output_lock",
     "check_journal",
     "journal_hint",
@@ -41,6 +45,26 @@ __all__ = [
 
 class AnswersFileError(GenerationError):
     """An answers file, its journal or its questions cannot be read or written; one line saying what to change."""
+
+
+SEAL = "sha256"
+"""The member of a journal record holding the checksum of the rest of it (:func:`seal_record`)."""
+
+
+def _content_digest(record: dict[str, Any]) -> str:
+    content = {key: value for key, value in record.items() if key != SEAL}
+    text = json.dumps(content, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def seal_record(record: dict[str, Any]) -> dict[str, Any]:
+    """``record`` with its seal: the sha256 of its content (keys sorted, compact JSON) under :data:`SEAL`, so that
+    a record changed after it was written (an answer edited, a question added) is refused on resume.
+
+    >>> seal_record({"id": "q1", "samples": ["dog"]})["sha256"][:12]
+    'be8bfc9ae6d7'
+    """
+    return {**record, SEAL: _content_digest(record)}
 
 
 def journal_path(output: Path) -> Path:
@@ -159,6 +183,14 @@ def _journal_error(path: Path, number: int, what: str) -> AnswersFileError:
     return AnswersFileError(f"{path}, line {number}: {what}; delete the file to start over")
 
 
+def _check_seal(record: dict[str, Any], path: Path, number: int) -> None:
+    """Refuse a record whose seal is missing or does not match its content (:func:`seal_record`)."""
+    if not isinstance(record.get(SEAL), str):
+        raise _journal_error(path, number, f"the record has no checksum ('{SEAL}'): it was not written by this run")
+    if record[SEAL] != _content_digest(record):
+        raise _journal_error(path, number, "the record was changed after it was written (its checksum does not match)")
+
+
 def read_journal(
     path: Path, header: dict[str, Any], num_samples: Optional[int] = None, question_ids: Optional[Sequence[str]] = None
 ) -> tuple[dict[str, list[str]], dict[str, str], dict[str, int]]:
@@ -203,6 +235,7 @@ def read_journal(
                     f"{', '.join(differ)}); use the same settings to resume it, or delete it to "
                     "start over"
                 )
+            _check_seal(record, path, number)
             continue
         if not isinstance(record, dict) or not isinstance(record.get("id"), str):
             raise _journal_error(path, number, "not a question record")
@@ -219,6 +252,7 @@ def read_journal(
         expected = 0 if reason else num_samples
         if expected is not None and len(drawn) != expected:
             raise _journal_error(path, number, f"question {qid!r}: {len(drawn)} samples, expected {expected}")
+        _check_seal(record, path, number)
         first_line[qid] = number
         samples[qid] = list(drawn)
         if reason:

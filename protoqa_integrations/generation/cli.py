@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from protoqa_core import __version__
 from protoqa_core.io.cli import Subcommand, add_overwrite_option
 from protoqa_core.io.cli_options import add_quiet_option
+from protoqa_core.io.data import sha256_of
 from protoqa_core.io.files import DataFormatError
 from protoqa_core.io.readers import read_targets
 from protoqa_core.redaction import redact_text
@@ -216,6 +217,8 @@ def _run_generate(args: argparse.Namespace) -> int:
             "dtype": args.dtype,
             "version": __version__,
             "questions_from": origin,
+            # the questions as they are, compared between answers files (a name says nothing of the content)
+            "questions_sha256": sha256_of(questions_path),
         }
         # settings and records of a resume journal are checked before the model is loaded
         check_journal(output, header, config.num_samples, [q.id for q in questions])

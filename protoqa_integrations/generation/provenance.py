@@ -8,9 +8,13 @@ data set scored against another's targets, give figures that look comparable and
 the user accepts that field (``--accept-mismatch FIELD``), in which case the result says so.
 
 :data:`FIELDS` are the fields compared: ``dataset``, ``split``, ``questions`` (the questions
-file's name), ``samples`` (per question), ``temperature``, ``top_p``, ``max_tokens`` and
-``prompt``. Plain predictions record none of them; they are accepted with a note saying what
-could not be checked.
+file's sha256 where it is recorded, else its name), ``samples`` (per question), ``temperature``,
+``top_p``, ``max_tokens`` and ``prompt``. Plain predictions record none of them; they are
+accepted with a note saying what could not be checked. A recorded value of the wrong type (a
+temperature of ``"0.69abc"`` or ``true``, a list for the data set) is an error, not "not
+recorded"; a samples count that disagrees with the answers counted (:func:`check_counted_samples`)
+is an error naming both. A reply naming another model than the one asked
+(``engine_details.reply_model``) is a note.
 
 >>> a = {"dataset": "protoqa", "split": "validation", "sampling": "samples:30|top_p:0.9|temperature:0.69"}
 >>> b = {"dataset": "protoqa", "split": "validation", "sampling": "samples:300|top_p:0.9|temperature:0.69"}
@@ -26,6 +30,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +47,7 @@ __all__ = [
     "parse_accepted",
     "mismatch_mark",
     "recorded_provenance",
+    "check_counted_samples",
     "targets_data",
     "data_of_checksum",
     "read_targets_and_data",
@@ -70,15 +76,36 @@ class ProvenanceCheck:
     notes: list[str] = field(default_factory=list)
 
 
-def _number(value: Any) -> Optional[str]:
-    if isinstance(value, bool) or value is None:
+_UNSET = ("", "none", "null")
+"""What a signature writes for a setting left unset (``max_new_tokens:None``): not recorded, not wrong."""
+
+
+def _wrong_type(name: str, key: str, value: Any, kind: str) -> ProvenanceError:
+    from protoqa_core.io.files import short_repr
+
+    return ProvenanceError(
+        f"{name} records {key} as {short_repr(value)}, which is not {kind}: correct the value in its generation "
+        "block, or remove it (a value left out is not checked)"
+    )
+
+
+def _number(value: Any, name: str = "the input", key: str = "a setting") -> Optional[str]:
+    """A recorded number as a comparable string; None when it is not recorded (absent, null, ``none``); a value of
+    another type (a switch, a list, text that is no number, NaN) is a :class:`ProvenanceError` naming it.
+
+    >>> _number("0.690"), _number(30.0), _number(None), _number("None")
+    ('0.69', '30', None, None)
+    """
+    if value is None or (isinstance(value, str) and value.strip().lower() in _UNSET):
         return None
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise _wrong_type(name, key, value, "a number")
     try:
         number = float(value)
-    except (TypeError, ValueError):
-        return None
+    except (TypeError, ValueError, OverflowError):
+        raise _wrong_type(name, key, value, "a number") from None
     if number != number or number in (float("inf"), float("-inf")):
-        return None
+        raise _wrong_type(name, key, value, "a finite number")
     return str(int(number)) if number.is_integer() else repr(number)
 
 
@@ -93,8 +120,9 @@ def _sampling(settings: Mapping[str, Any]) -> dict[str, Any]:
     return {}
 
 
-def recorded_provenance(settings: Optional[Mapping[str, Any]]) -> dict[str, str]:
-    """The :data:`FIELDS` an input's settings (its ``generation`` block) record, as comparable strings.
+def recorded_provenance(settings: Optional[Mapping[str, Any]], name: str = "the input") -> dict[str, str]:
+    """The :data:`FIELDS` an input's settings (its ``generation`` block) record, as comparable strings; a value
+    of the wrong type is a :class:`ProvenanceError` naming ``name`` and the value.
 
     >>> recorded_provenance({"dataset": "cfc", "split": "validation", "num_samples": 100, "prompt": "cfc-one-shot",
     ...                      "sampling": {"temperature": 0.69, "top_p": 0.9, "max_gen_toks": 10}})
@@ -105,22 +133,54 @@ def recorded_provenance(settings: Optional[Mapping[str, Any]]) -> dict[str, str]
     if not settings:
         return {}
     found: dict[str, str] = {}
-    for name in ("dataset", "split"):
-        if isinstance(settings.get(name), str) and settings[name]:
-            found[name] = settings[name]
-    source = settings.get("questions_from")
-    if isinstance(source, str) and source:
+    for key in ("dataset", "split", "prompt", "questions_from", "questions_sha256"):
+        value = settings.get(key)
+        if value is not None and not isinstance(value, str):
+            raise _wrong_type(name, key, value, "a text")
+    for key in ("dataset", "split"):
+        if settings.get(key):
+            found[key] = settings[key]
+    digest, source = settings.get("questions_sha256"), settings.get("questions_from")
+    if digest:
+        if not re.fullmatch(r"[0-9a-f]{64}", digest):
+            raise _wrong_type(name, "questions_sha256", digest, "a sha256 checksum (64 hex digits)")
+        found["questions"] = f"sha256:{digest[:16]}"
+    elif source:
         found["questions"] = os.path.basename(source.rstrip("/").split("?", 1)[0])
     sampling = _sampling(settings)
-    for name, keys in _SAMPLING_NAMES.items():
-        values = [_number(settings.get(k)) for k in keys if name == "samples"]
-        values += [_number(sampling.get(k)) for k in keys]
+    for field_name, keys in _SAMPLING_NAMES.items():
+        values = [_number(settings.get(k), name, k) for k in keys if field_name == "samples"]
+        values += [_number(sampling.get(k), name, f"sampling {k}") for k in keys]
         value = next((v for v in values if v is not None), None)
         if value is not None:
-            found[name] = value
-    if isinstance(settings.get("prompt"), str) and settings["prompt"]:
+            found[field_name] = value
+    if settings.get("prompt"):
         found["prompt"] = settings["prompt"]
-    return {name: found[name] for name in FIELDS if name in found}
+    return {key: found[key] for key in FIELDS if key in found}
+
+
+def check_counted_samples(settings: Optional[Mapping[str, Any]], counted: int, name: str) -> None:
+    """Refuse settings whose recorded samples per question (``num_samples``, the sampling's ``samples``, ``n``,
+    ...) disagree with ``counted``, the most samples any question of the file carries: a file's claim is
+    checked against its content, naming both. Nothing is checked for a file without samples.
+
+    >>> check_counted_samples({"num_samples": 30, "sampling": {"n": 300}}, 300, "a.json")
+    Traceback (most recent call last):
+    ...
+    protoqa_integrations.generation.provenance.ProvenanceError: a.json records 30 samples per question (num_samples), but its questions carry at most 300: correct the recorded count, or remove it
+    """
+    if not settings or counted <= 0:
+        return
+    sampling = _sampling(settings)
+    keys = _SAMPLING_NAMES["samples"]
+    claims = [(k, settings.get(k)) for k in keys] + [(f"sampling {k}", sampling.get(k)) for k in keys]
+    for key, value in claims:
+        recorded = _number(value, name, key)
+        if recorded is not None and recorded != str(counted):
+            raise ProvenanceError(
+                f"{name} records {recorded} samples per question ({key}), but its questions carry at most "
+                f"{counted}: correct the recorded count, or remove it"
+            )
 
 
 def targets_data(path: os.PathLike[str] | str) -> Optional[tuple[str, str]]:
@@ -234,7 +294,11 @@ def check_provenance(
     ...
     protoqa_integrations.generation.provenance.ProvenanceError: a answers dataset protoqa, the targets are cfc; score it against its own data set's targets, or pass --accept-mismatch dataset to rank it anyway
     """
-    recorded = {name: recorded_provenance(settings) for name, settings in inputs.items()}
+    recorded = {name: recorded_provenance(settings, name) for name, settings in inputs.items()}
+    # A questions file recorded by checksum by some inputs and by name only by others cannot be compared.
+    kinds = {found["questions"].startswith("sha256:") for found in recorded.values() if "questions" in found}
+    if len(kinds) > 1:
+        recorded = {name: {k: v for k, v in found.items() if k != "questions"} for name, found in recorded.items()}
     result = ProvenanceCheck()
     if targets is not None:
         for key, expected in zip(("dataset", "split"), targets, strict=True):
@@ -264,6 +328,13 @@ def check_provenance(
         described = f"{key} ({_values(values)})"
         if not any(a.startswith(f"{key} (") for a in result.accepted):
             result.accepted.append(described)
+    for name, settings in inputs.items():
+        asked, answered = _reply_model(settings)
+        if asked and answered and asked != answered:
+            result.notes.append(
+                f"{name}: the server answered as model {answered!r} when asked for {asked!r} (a dated snapshot of "
+                "it, or another model): compare the systems knowing it"
+            )
     if len(inputs) > 1 or targets is not None:
         plain = [name for name, found in recorded.items() if not found]
         if plain:
@@ -276,6 +347,15 @@ def check_provenance(
             if missing:
                 result.notes.append(f"{name} does not record {', '.join(missing)}: not checked")
     return result
+
+
+def _reply_model(settings: Optional[Mapping[str, Any]]) -> tuple[Optional[str], Optional[str]]:
+    """The model asked for and the one the replies named (``engine_details``), each None when not recorded."""
+    details = settings.get("engine_details") if settings else None
+    if not isinstance(details, Mapping):
+        return None, None
+    asked, answered = details.get("model"), details.get("reply_model")
+    return (asked if isinstance(asked, str) else None), (answered if isinstance(answered, str) else None)
 
 
 def _listed(names: list[str], most: int = 5) -> str:

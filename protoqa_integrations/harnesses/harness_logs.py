@@ -31,18 +31,21 @@ from typing import Any, Literal, Optional
 from protoqa_core.install import install_command
 from protoqa_core.io.files import (
     DataFormatError,
+    InputDeadline,
     PathLike,
     iter_text_lines,
     max_input_bytes,
     parse_json,
     read_text,
+    short_repr,
 )
 from protoqa_core.io.predictions import duplicate_id_error, too_many_answers_error
 from protoqa_core.redaction import redact
 from protoqa_integrations.generation.settings import answer_from_text, sampling_words
+from protoqa_integrations.harnesses.archives import ZIP_MAGIC, check_archive, exception_reason
 
 __all__ = [
-    "ZIP_MAGIC",
+    "MAX_COMPLETION_CHARS",
     "HarnessAnswers",
     "Keep",
     "KeepOnce",
@@ -54,8 +57,10 @@ __all__ = [
     "read_inspect_log",
 ]
 
-ZIP_MAGIC = b"PK\x03\x04"
-"""How a zip archive (an Inspect ``.eval`` log) starts."""
+MAX_COMPLETION_CHARS = 2000
+"""A completion (or an answer) a harness recorded is cut to its first this many characters before it is
+cleaned and matched: an answer is the first line of a completion, and the metric reads 50 characters of it,
+so a completion of hundreds of megabytes costs no more than a short one."""
 _TASK_DATA = {"protoqa": ("protoqa", "validation"), "cfc": ("cfc", "validation")}
 """lighteval's tasks of this project and the data they answer (``protoqa_integrations.harnesses.lighteval_tasks``)."""
 _TASK_PROMPTS = {
@@ -80,6 +85,15 @@ class HarnessAnswers:
 
     samples: dict[str, list[str]]
     generation: dict[str, Any] = field(default_factory=dict)
+
+
+def _cut(text: Any) -> Any:
+    """A completion cut to :data:`MAX_COMPLETION_CHARS` characters (anything else as it is, for the checks).
+
+    >>> len(_cut("a" * 5000)), _cut(None)
+    (2000, None)
+    """
+    return text[:MAX_COMPLETION_CHARS] if isinstance(text, str) else text
 
 
 def _head(path: Path, size: int = 4096) -> bytes:
@@ -137,9 +151,10 @@ def _question_id(doc: Any, path: Path, line: int) -> str:
 
 
 def _answers(value: Any, path: Path, line: int, qid: str) -> list[str]:
+    """The answer strings of a record, each cut to :data:`MAX_COMPLETION_CHARS` characters."""
     if not isinstance(value, list) or not all(isinstance(a, str) for a in value):
         raise DataFormatError("expected a list of answer strings", path, line, qid)
-    return list(value)
+    return [_cut(a) for a in value]
 
 
 def _lm_eval_model(model_args: Any) -> Optional[str]:
@@ -332,19 +347,6 @@ _INSPECT_PROMPTS = {
 _INSPECT_SAMPLING = ("temperature", "top_p", "top_k", "max_tokens", "stop_seqs", "seed", "num_choices")
 
 
-def _check_inspect_zip(path: Path) -> None:
-    """Refuse a ``.eval`` archive whose entries claim more than the input cap once unpacked (read before unpacking)."""
-    import zipfile
-
-    try:
-        with zipfile.ZipFile(path) as archive:
-            largest = max((info.file_size for info in archive.infolist()), default=0)
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise DataFormatError(f"not an Inspect log: a damaged zip archive ({exc})", path) from None
-    if largest > max_input_bytes():
-        raise DataFormatError(f"an entry of the archive unpacks to more than {max_input_bytes() // 2**20} MB", path)
-
-
 def _inspect_header(path: Path, log_format: Literal["eval", "json"]) -> Any:
     """The header of a finished Inspect run of this project's task (no samples read)."""
     try:
@@ -354,7 +356,7 @@ def _inspect_header(path: Path, log_format: Literal["eval", "json"]) -> Any:
     try:
         header = read_eval_log(str(path), header_only=True, format=log_format)
     except Exception as exc:  # noqa: BLE001 (inspect-ai raises KeyError, ValueError, zstd errors, ... for a foreign log)
-        raise DataFormatError(f"not a readable Inspect log: {' '.join(str(exc).split())[:200]}", path) from None
+        raise DataFormatError(f"not a readable Inspect log: {exception_reason(exc)}", path) from None
     if header.eval.task.rsplit("/", 1)[-1] not in _INSPECT_TASKS:
         raise DataFormatError(
             f"an Inspect log of task {header.eval.task!r}, not of this project's protoqa or cfc task", path
@@ -364,8 +366,11 @@ def _inspect_header(path: Path, log_format: Literal["eval", "json"]) -> Any:
     return header
 
 
-def _inspect_samples(path: Path, log_format: Literal["eval", "json"], prompt: str) -> dict[str, list[str]]:
-    """Every question's completions, cleaned for the task's ``prompt``, one sample of the log at a time."""
+def _inspect_samples(
+    path: Path, log_format: Literal["eval", "json"], prompt: str, deadline: InputDeadline
+) -> dict[str, list[str]]:
+    """Every question's completions, each cut to :data:`MAX_COMPLETION_CHARS` and cleaned for the task's
+    ``prompt``, one sample of the log at a time, inside the input's time budget."""
     from inspect_ai.log import read_eval_log_samples
 
     from protoqa_integrations.harnesses.inspect_tasks import clean_answers
@@ -376,6 +381,7 @@ def _inspect_samples(path: Path, log_format: Literal["eval", "json"], prompt: st
         # stored once as attachments, which are resolved.
         read = read_eval_log_samples(str(path), resolve_attachments=True, format=log_format, exclude_fields={"events"})
         for sample in read:
+            deadline.check()
             qid = str(sample.id)
             if qid in samples:
                 raise DataFormatError(
@@ -385,14 +391,32 @@ def _inspect_samples(path: Path, log_format: Literal["eval", "json"], prompt: st
                 raise DataFormatError(
                     f"the sample failed: {' '.join(str(sample.error.message).split())[:200]}", path, None, qid
                 )
-            samples[qid] = clean_answers([choice.message.text for choice in sample.output.choices], prompt)
+            texts = [_cut(choice.message.text) for choice in sample.output.choices]
+            samples[qid] = clean_answers(texts, prompt)
     except DataFormatError:
         raise
     except Exception as exc:  # noqa: BLE001 (as for the header: one line for any damaged sample)
-        raise DataFormatError(f"cannot read the log's samples: {' '.join(str(exc).split())[:200]}", path) from None
+        if log_format == "json" and re.match(r"Sample id .+ not found in log", str(exc)):
+            _refuse_repeated_sample(path)  # inspect-ai names the sample the repeated one displaced
+        raise DataFormatError(f"cannot read the log's samples: {exception_reason(exc)}", path) from None
     if not samples:
         raise DataFormatError("the log holds no samples (run without --no-log-samples)", path)
     return samples
+
+
+def _refuse_repeated_sample(path: Path) -> None:
+    """Name the question a JSON log holds twice for one epoch (read whole: the log is under the input cap)."""
+    log = parse_json(read_text(path), path)
+    seen: set[tuple[str, Any]] = set()
+    listed = log.get("samples") if isinstance(log, dict) else None
+    for sample in listed if isinstance(listed, list) else []:
+        if isinstance(sample, dict):
+            key = (str(sample.get("id")), sample.get("epoch"))
+            if key in seen:
+                raise DataFormatError(
+                    f"the log holds the sample of epoch {short_repr(key[1])} twice", path, None, key[0]
+                )
+            seen.add(key)
 
 
 def read_inspect_log(path: PathLike) -> HarnessAnswers:
@@ -411,20 +435,27 @@ def read_inspect_log(path: PathLike) -> HarnessAnswers:
     {'r1q1': ['sunscreen', ...], ...}
     """
     path = Path(path)
+    deadline = InputDeadline(path)
     if path.stat().st_size > max_input_bytes():
         raise DataFormatError(f"the file is larger than {max_input_bytes() // 2**20} MB", path)
     archive = _head(path, 4).startswith(ZIP_MAGIC)
     if archive:
-        _check_inspect_zip(path)
+        check_archive(path, deadline)
     log_format: Literal["eval", "json"] = "eval" if archive else "json"
     header = _inspect_header(path, log_format)
     run, args = header.eval, dict(header.eval.task_args or {})
     prompt = args.get("prompt", "base")
     if prompt not in ("base", "chat"):
         raise DataFormatError(f"the task ran with an unknown prompt {str(prompt)[:60]!r}", path)
-    samples = _inspect_samples(path, log_format, prompt)
+    samples = _inspect_samples(path, log_format, prompt, deadline)
     config = header.plan.config.model_dump(exclude_none=True) if header.plan is not None else {}
-    asked = args.get("samples")
+    asked, counted = args.get("samples"), max((len(s) for s in samples.values()), default=0)
+    if asked is not None and asked != counted:
+        raise DataFormatError(
+            f"the task's 'samples' argument says {short_repr(asked)} samples, but the log's questions carry at most "
+            f"{counted}: the count is taken from the samples, and a log that disagrees with itself is refused",
+            path,
+        )
     task = run.task.rsplit("/", 1)[-1]
     generation: dict[str, Any] = {
         "harness": "inspect",
@@ -434,7 +465,7 @@ def read_inspect_log(path: PathLike) -> HarnessAnswers:
         "sampling": sampling_words({key: config[key] for key in _INSPECT_SAMPLING if key in config}),
         # as `protoqa-eval generate --prompt` and the other harnesses' outputs name it, so that they compare
         "prompt": _INSPECT_PROMPTS[task, prompt],
-        "num_samples": asked if isinstance(asked, int) else max((len(s) for s in samples.values()), default=0),
+        "num_samples": counted,
         "dataset": _INSPECT_TASKS[task],
         "split": str(args.get("split", "validation")),
         "converted_from": str(path),

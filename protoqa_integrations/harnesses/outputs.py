@@ -35,9 +35,9 @@ from protoqa_core.io.files import (
 )
 from protoqa_core.io.json_stream import LARGE_LINE_BYTES
 from protoqa_core.io.predictions import PredictionDocument, stream_items, too_many_answers_error
+from protoqa_integrations.harnesses.archives import ZIP_MAGIC
 from protoqa_integrations.harnesses.harness_logs import (
     READERS,
-    ZIP_MAGIC,
     HarnessAnswers,
     Keep,
     KeepOnce,
@@ -383,21 +383,24 @@ def detect_format(path: PathLike) -> str:
     return _read_file(Path(path), lambda group, qid, line: False, None, detect=True).format
 
 
-def read_harness_output(path: PathLike, fmt: Optional[str] = None) -> HarnessAnswers:
+def read_harness_output(
+    path: PathLike, fmt: Optional[str] = None, *, max_answers: Optional[int] = None
+) -> HarnessAnswers:
     """A harness's output (a format of :data:`READERS`), the format detected unless ``fmt`` names it
-    (then the file is read in the same pass, :func:`read_system_file`).
+    (then the file is read in the same pass, :func:`read_system_file`); ``max_answers`` caps one
+    question's samples (an error naming the file and the question).
 
     >>> read_harness_output("README.md")  # doctest: +IGNORE_EXCEPTION_DETAIL
     Traceback (most recent call last):
     DataFormatError: README.md: ...
     """
     if fmt is None:
-        read = read_system_file(path)
+        read = read_system_file(path, max_answers=max_answers)
         if read.harness is not None:
             return read.harness
         fmt = read.format
     elif fmt in READERS:
-        return READERS[fmt](path)
+        return _kept(READERS[fmt](path), KeepOnce(Path(path)), Path(path), max_answers)
     raise DataFormatError(
         f"not lm-eval --log_samples output, lighteval details or an Inspect log, but a {FORMATS[fmt]}", path
     )

@@ -39,9 +39,9 @@ from protoqa_core.io.files import DataFormatError, PathLike, ProtoQAWarning
 from protoqa_core.io.records import Question, preview_ids
 from protoqa_core.progress import track
 from protoqa_core.ranking import rank_by_frequency
-from protoqa_core.redaction import redact
 from protoqa_core.significance import DEFAULT_RESAMPLES, DEFAULT_SEED, holm_adjust, resample_indices
-from protoqa_integrations.generation.provenance import check_provenance
+from protoqa_integrations.generation.provenance import check_counted_samples, check_provenance, recorded_provenance
+from protoqa_integrations.generation.shareable import shareable
 from protoqa_integrations.harnesses.harness_logs import Keep
 from protoqa_integrations.harnesses.outputs import SystemFile, read_system_file
 from protoqa_integrations.leaderboard import sample_counts as counted_samples
@@ -156,9 +156,10 @@ def _read_system(name: str, path: Path, read: SystemFile) -> SystemAnswers:
     fmt = read.format
     if read.harness is not None:
         lists = read.harness.samples
+        check_counted_samples(read.harness.generation, max(map(len, lists.values()), default=0), str(path))
         by_frequency = {qid: rank_by_frequency(answers) for qid, answers in lists.items()}
         return SystemAnswers(
-            name, str(path), fmt, _counts(lists, path), by_frequency, "by frequency", read.harness.generation
+            name, str(path), fmt, _counts(lists, path), by_frequency, "by frequency", shareable(read.harness.generation)
         )
     document = read.document
     assert document is not None  # a text format that is not a harness's
@@ -166,7 +167,10 @@ def _read_system(name: str, path: Path, read: SystemFile) -> SystemAnswers:
         generation = document.members.get("generation")
         samples = read_samples(document, "model_answers")
         ranked = document.ranked("model_ranked_answers")
-        settings = redact(generation) if isinstance(generation, dict) else {}
+        settings = shareable(generation) if isinstance(generation, dict) else {}
+        if isinstance(generation, dict):  # what the file records, checked before it is cut to what is shared
+            recorded_provenance(generation, str(path))
+            check_counted_samples(generation, max((sum(c.values()) for c in samples.values()), default=0), str(path))
         return SystemAnswers(name, str(path), fmt, samples, ranked, "model_ranked_answers", settings)
     fields = sample_fields(document)
     if fields:

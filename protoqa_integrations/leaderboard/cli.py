@@ -3,7 +3,7 @@
 protoqa-eval leaderboard TARGETS NAME=FILE [NAME=FILE ...] [--similarity wordnet]
              [--metrics protoqa,probeval] [--only-common] [--json | --markdown | --csv]
              [--plot FILE.png] [--model-index DIR] [--question-scores] [--resamples 1000] [--seed 12345] [--overwrite]
-protoqa-eval convert HARNESS_OUTPUT -o ANSWERS.json [--overwrite]
+protoqa-eval convert HARNESS_OUTPUT -o ANSWERS.json [--max-answers 500] [--overwrite]
 """
 
 from __future__ import annotations
@@ -223,6 +223,7 @@ def add_convert_arguments(p: argparse.ArgumentParser) -> None:
         help="lm-eval samples_<task>_<time>.jsonl, lighteval details_<task>|<shots>_*.parquet or an Inspect log (.eval, .json)",
     )
     p.add_argument("-o", "--output", required=True, help="answers file to write (JSON)")
+    add_max_answers_option(p)
     add_overwrite_option(p, "replace an existing output file")
 
 
@@ -232,7 +233,7 @@ def _run_convert(args: argparse.Namespace) -> int:
     from protoqa_integrations.harnesses.outputs import read_harness_output
 
     output = check_output_file(args.output, [args.source], args.overwrite)
-    read = read_harness_output(args.source)
+    read = read_harness_output(args.source, max_answers=args.max_answers)
     questions = [Question(qid, "", ()) for qid in read.samples]
     document = answers_document(questions, read.samples, {}, read.generation)
     write_output_file(output, lambda fh: json.dump(document, fh, ensure_ascii=False))

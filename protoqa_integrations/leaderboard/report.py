@@ -24,8 +24,8 @@ import numpy as np
 from protoqa_core.install import install_command
 from protoqa_core.io.cli import OutputFileError, check_output_file, finite_json, reason_of
 from protoqa_core.io.files import PathLike
-from protoqa_core.redaction import redact
 from protoqa_integrations.generation.provenance import mismatch_mark
+from protoqa_integrations.generation.shareable import shareable
 
 __all__ = [
     "PROBEVAL_KEY",
@@ -203,7 +203,7 @@ class Leaderboard:
                     "file": system.source,
                     "format": system.format,
                     "ranking": system.ranking if system.ranked is not None else None,
-                    "settings": redact(system.settings),
+                    "settings": shareable(system.settings),
                     "scores": scores,
                 }
             )

@@ -15,6 +15,8 @@ per-question scores. Disk use is about the size of the inputs.
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sqlite3
 from collections.abc import Collection, Container, Iterator, Sequence
 from pathlib import Path
@@ -27,10 +29,45 @@ from protoqa_integrations.harnesses.harness_logs import Keep
 from protoqa_integrations.leaderboard.board import read_system
 from protoqa_integrations.leaderboard.report import SystemAnswers
 
-__all__ = ["SystemIndex", "CACHE_KIB"]
+__all__ = ["SystemIndex", "CACHE_KIB", "IndexSpaceError", "index_folder"]
 
 CACHE_KIB = 4096
 """SQLite's page cache for one index, in KiB: the memory the index itself takes."""
+
+
+class IndexSpaceError(OSError):
+    """The temporary index could not be written: its folder is full, or a file-size limit stopped it."""
+
+
+def index_folder() -> str:
+    """The folder SQLite puts a private temporary database in, as SQLite looks for it on Unix:
+    ``$SQLITE_TMPDIR``, ``$TMPDIR``, ``/var/tmp``, ``/usr/tmp``, ``/tmp``, the current folder.
+
+    >>> os.path.isdir(index_folder())
+    True
+    """
+    for folder in (os.environ.get("SQLITE_TMPDIR"), os.environ.get("TMPDIR"), "/var/tmp", "/usr/tmp", "/tmp"):
+        if folder and os.path.isdir(folder) and os.access(folder, os.W_OK | os.X_OK):
+            return folder
+    return "."
+
+
+def _space_error(exc: sqlite3.Error) -> IndexSpaceError:
+    """A write of the index that failed for want of room, as one line naming the folder, its free space and
+    the remedy."""
+    folder = index_folder()
+    try:
+        free = f"{shutil.disk_usage(folder).free / 2**20:,.0f} MB free"
+    except OSError:
+        free = "free space unknown"
+    return IndexSpaceError(
+        f"the leaderboard's temporary index could not be written in {folder} (TMPDIR; {free}): {exc}; it needs "
+        "about the size of the inputs: set TMPDIR to a folder with more room, or raise the file-size limit "
+        "(ulimit -f)"
+    )
+
+
+_SPACE_FAULTS = ("disk is full", "disk i/o error", "database or disk is full", "unable to open database file")
 
 
 class SystemIndex:
@@ -65,6 +102,11 @@ class SystemIndex:
                 "UNIQUE(system, grp, qid))"
             )
             self._db.execute("CREATE TABLE answers(system INTEGER, qid TEXT, samples TEXT, ranked TEXT)")
+        except sqlite3.OperationalError as exc:
+            self.close()
+            if any(f in str(exc).lower() for f in _SPACE_FAULTS):
+                raise _space_error(exc) from None
+            raise
         except BaseException:
             self.close()
             raise
@@ -147,5 +189,7 @@ class SystemIndex:
     def __enter__(self) -> SystemIndex:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: object, exc: object, trace: object) -> None:
         self.close()
+        if isinstance(exc, sqlite3.OperationalError) and any(f in str(exc).lower() for f in _SPACE_FAULTS):
+            raise _space_error(exc) from None

@@ -248,6 +248,12 @@ def test_generate_checks_every_line_of_the_resume_journal(tmp_path, data_copy, t
         ([header, variant(samples=["a", "b", "c", 4])], "line 2: question 'r1q1': 'samples' must be a list"),
         ([header, first, first], "line 3: question 'r1q1' again (first on line 2)"),
         ([header, variant(id="nope")], "line 2: question 'nope' is not one of the questions of this run"),
+        # an answer edited by hand, and a record written without its checksum
+        ([header, variant(samples=["FORGED ANSWER"] * 4)], "line 2: the record was changed after it was written"),
+        (
+            [header, json.dumps({k: v for k, v in record.items() if k != "sha256"})],
+            "line 2: the record has no checksum",
+        ),
         ([header, "[1, 2]", second], "line 2: not a question record"),
         ([header, "{oops", second], "line 2: not JSON"),
         # nested 100,000 deep: refused with file and line, in the middle and as the last line

@@ -81,3 +81,17 @@ def test_deep_settings_do_not_overflow_the_stack():
     while isinstance(cleaned, dict):
         cleaned, depth = cleaned["a"], depth + 1
     assert cleaned == MASK and depth < 300  # masked past a bounded depth, not followed
+
+
+def test_no_probe_shape_survives_in_a_message_and_plain_messages_stay_as_they_are():
+    from tests.support.secret_probes import probes
+
+    found = [text for text, secret in probes() if secret in redact_text(f"error: cannot read {text}: no such file")]
+    assert not found
+    for plain in (
+        "a.json, line 3: duplicate key 'token' in a JSON object",
+        "samples:30|top_p:0.9|max_tokens:10",
+        "pass --accept-mismatch samples to rank them",
+        "x = 3, password == other, key_column=2",
+    ):
+        assert redact_text(plain) == plain

@@ -208,3 +208,57 @@ def test_a_mismatch_is_refused_naming_the_tabs_control_and_ranked_marked_once_ac
     assert "NOT COMPARABLE AS RECORDED" in view.note and "--accept-mismatch" not in view.note
     assert view.note.rstrip().endswith("; accepted-mismatch:samples`")
     assert view.board.as_dict()["signature"].endswith("; accepted-mismatch:samples")
+
+
+# The API in a new process whose address space is capped: a reader that unpacked an archive whole would fail
+# there, not on the test machine. Each upload list is given, and each answer's error printed, as JSON.
+API_CAPPED = """
+import json, resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+sys.path.insert(0, sys.argv[1])
+import demo_leaderboard
+from protoqa_integrations.hub import serving
+if sys.argv[3] != "-":
+    serving.SCORE_TIME_BUDGET = float(sys.argv[3])
+answers = [demo_leaderboard.api_rank("cfc_test", uploads) for uploads in json.loads(open(sys.argv[2]).read())]
+print(json.dumps([(a["error"], len(a["leaderboard"]["systems"])) for a in answers]))
+"""
+
+
+def _api_errors(tmp_path: Path, uploads: list, budget: str = "-", **env: str) -> list:
+    import subprocess
+
+    from tests.support.offline import offline_env
+
+    given = tmp_path / "uploads.json"
+    given.write_text(json.dumps(uploads))
+    ran = subprocess.run(
+        [sys.executable, "-c", API_CAPPED, str(SPACE_DIR), str(given), budget],
+        cwd=tmp_path,
+        env=offline_env(PROTOQA_SPACE_TMP=str(tmp_path / "space"), **env),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    return json.loads(ran.stdout.strip().splitlines()[-1])
+
+
+def test_the_api_reads_uploads_inside_its_budget_and_names_a_bomb_and_a_long_name_in_its_error(tmp_path):
+    import base64
+
+    from tests.support.archives import ZSTD, inspect_bomb
+
+    # A 64 MB zstd entry that declares 1,000 bytes: a .eval of a few kilobytes, well under the upload cap.
+    bomb = base64.b64encode(inspect_bomb(ZSTD, 64 << 20)).decode()
+    # Reading a file of 70,000 questions takes far longer than the budget set below.
+    slow = {"name": "mine.json", "content": json.dumps({f"r{i}q1": ["a driver"] for i in range(70_000)})}
+    errors = _api_errors(
+        tmp_path,
+        [[{"name": "bomb.eval", "base64": bomb}], [{"name": "a" * 300 + ".json", "content": "{}"}]],
+        PROTOQA_MAX_INPUT_MB="4",
+    )
+    assert errors[0][0].startswith("bomb.eval: entry 'header.json' unpacks past the input cap") and errors[0][1] == 8
+    assert errors[1] == ["upload 1: the file name is longer than 200 bytes; shorten it", 8]
+    [(error, shown)] = _api_errors(tmp_path, [[slow]], budget="0.000001")
+    assert error.startswith("the uploaded files could not be read inside the Space's budget") and shown == 8

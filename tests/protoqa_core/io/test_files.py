@@ -5,13 +5,17 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import time
 
 import pytest
 
 from protoqa_core.io.files import (
     DEFAULT_MAX_INPUT_MB,
+    DEFAULT_MAX_INPUT_SECONDS,
     MAX_INPUT_ENV,
+    MAX_SECONDS_ENV,
     DataFormatError,
+    InputDeadline,
     MalformedJSONError,
     PrefixedReader,
     binary_stream,
@@ -20,6 +24,7 @@ from protoqa_core.io.files import (
     file_error,
     iter_text_lines,
     max_input_bytes,
+    max_input_seconds,
     open_binary,
     parse_json,
     read_text,
@@ -73,12 +78,36 @@ def test_the_input_cap_comes_from_the_environment(monkeypatch):
     assert max_input_bytes() == DEFAULT_MAX_INPUT_MB * 2**20
     monkeypatch.setenv(MAX_INPUT_ENV, "0.5")
     assert max_input_bytes() == 2**19
-    for bad in ("0", "-3", "nan", "inf", "lots"):
+    for bad in ("0", "-3", "nan", "inf", "lots", "1e308", "2000000"):
         monkeypatch.setenv(MAX_INPUT_ENV, bad)
         with pytest.raises(
             DataFormatError, match=f"{MAX_INPUT_ENV} must be a positive number of megabytes, got '{bad}'"
         ):
             max_input_bytes()
+
+
+def test_the_time_budget_comes_from_the_environment_and_stops_a_slow_read_naming_the_file(tmp_path, monkeypatch):
+    monkeypatch.delenv(MAX_SECONDS_ENV, raising=False)
+    assert max_input_seconds() == DEFAULT_MAX_INPUT_SECONDS
+    for bad in ("0", "nan", "inf", "1e308", "soon"):
+        monkeypatch.setenv(MAX_SECONDS_ENV, bad)
+        with pytest.raises(DataFormatError, match=f"{MAX_SECONDS_ENV} must be a positive number of seconds"):
+            max_input_seconds()
+    monkeypatch.setenv(MAX_SECONDS_ENV, "0.05")
+    slow = tmp_path / "slow.txt"
+    slow.write_bytes(b"a\n" * 100_000)
+    lines = iter_text_lines(slow)
+    next(lines)
+    time.sleep(0.1)
+    with pytest.raises(
+        DataFormatError, match=r"slow.txt: reading took longer than 0.05 s, the time budget of one input"
+    ):
+        for _ in lines:
+            pass
+    deadline = InputDeadline("x.json", seconds=0.0)
+    time.sleep(0.01)
+    with pytest.raises(DataFormatError, match="x.json: reading took longer than 0 s"):
+        deadline.check()
 
 
 def test_a_file_over_the_cap_is_refused_plain_or_gzip_but_one_at_the_cap_is_read(tmp_path, monkeypatch):

@@ -123,3 +123,23 @@ def test_a_damaged_file_is_refused_whole_with_its_name(tmp_path, damage, message
     path.write_bytes(damage(path.read_bytes()))
     with pytest.raises(ValueError, match=r"walks\.bin: " + re.escape(message)):
         WalkTable(path)
+
+
+def test_a_file_altered_with_its_checksum_made_again_is_named_when_a_walk_points_outside_it(tmp_path):
+    import hashlib
+    import struct
+
+    from protoqa_core.wordnet.walk_table import _HEADER, _aligned
+
+    path = tmp_path / "walks.bin"
+    write_walk_table(path, iter(ROWS))
+    data = bytearray(path.read_bytes())
+    _, n, m, names, _ = _HEADER.unpack_from(data)
+    synsets = _HEADER.size + sum(_aligned(size) for size in (8 * n, 8 * (n + 1), 4 * n))
+    for at in range(synsets, synsets + 4 * m, 4):
+        struct.pack_into("<i", data, at, n + 3)  # every step of every walk names a synset past the last
+    data[_HEADER.size - 32 : _HEADER.size] = hashlib.sha256(bytes(data[_HEADER.size :])).digest()
+    path.write_bytes(bytes(data))
+    table = WalkTable(path)  # the checksum matches
+    with pytest.raises(ValueError, match=re.escape(f"{path}: damaged (a walk names synset {n + 3} of {n}")):
+        table.walk(("n", 5))

@@ -90,3 +90,20 @@ def test_walks_by_key_code_are_the_named_walks(stride):
             assert (mapped, root_path) == named._walk(named._register((pos, offset))), (pos, offset)
             checked += 1
     assert checked >= 117_659 // stride
+
+
+def test_a_walk_file_found_damaged_while_read_is_named_once_and_the_walks_are_computed(caplog):
+    class Damaged:
+        path = "walks.bin"
+
+        def walk(self, key):
+            raise ValueError(f"{self.path}: damaged (a walk names synset 9 of 4, although its checksum matches)")
+
+    reader = open_wordnet()
+    expected = WuPalmer(reader, walk_table=None).best_wup(synset_keys("dog"), synset_keys("cat"))
+    own = WuPalmer(reader, walk_table=Damaged())
+    with caplog.at_level("WARNING", logger=wu_palmer.__name__):
+        assert own.best_wup(synset_keys("dog"), synset_keys("cat")) == expected
+        assert own.best_wup(synset_keys("car"), synset_keys("bus")) > 0
+    (record,) = [r for r in caplog.records if r.name == wu_palmer.__name__]
+    assert record.getMessage().startswith("walks.bin: damaged") and "protoqa-eval prepare" in record.getMessage()

@@ -23,7 +23,7 @@ from protoqa_integrations.generation.answers_file import (
     generate_answers_file,
     score_generated,
 )
-from protoqa_integrations.generation.answers_journal import AnswersFileError, journal_path, lock_path
+from protoqa_integrations.generation.answers_journal import AnswersFileError, journal_path, lock_path, seal_record
 from protoqa_integrations.generation.engines import Engine, EngineError
 from protoqa_integrations.generation.provenance import ProvenanceError
 from protoqa_integrations.generation.settings import PromptSamples, SamplingConfig, prompt_function
@@ -105,7 +105,7 @@ def test_an_interrupted_run_keeps_what_it_drew_and_the_next_run_asks_only_for_th
     with pytest.raises(EngineError, match="the server went away"):
         generate(StandIn(ANSWERS, fail_after=1), output)
     journal = [json.loads(line) for line in journal_path(output).read_text().splitlines()]
-    assert journal[0] == {"header": HEADER} and [r["id"] for r in journal[1:]] == ["q1"]
+    assert journal[0] == seal_record({"header": HEADER}) and [r["id"] for r in journal[1:]] == ["q1"]
     assert not output.exists() and not lock_path(output).exists()
     engine = StandIn(ANSWERS)
     document = generate(engine, output)

@@ -18,6 +18,7 @@ from protoqa_integrations.generation.answers_journal import (
     lock_path,
     output_lock,
     read_journal,
+    seal_record,
     write_json_atomically,
 )
 from protoqa_integrations.generation.settings import GenerationError
@@ -26,7 +27,9 @@ HEADER = {"model": "tiny", "sampling": "samples:2|top_p:0.9", "seed": 5}
 
 
 def write_journal(path: Path, *records: object, header: object = HEADER) -> Path:
-    lines = [json.dumps({"header": header}), *(r if isinstance(r, str) else json.dumps(r) for r in records)]
+    """A journal as a run writes it (each record sealed); a record given as a string is written as it is."""
+    sealed = (r if isinstance(r, str) else json.dumps(seal_record(r)) for r in records)
+    lines = [json.dumps(seal_record({"header": header})), *sealed]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
 
@@ -192,3 +195,19 @@ def test_write_json_atomically_writes_json_or_one_record_a_line_and_replaces_a_l
     write_json_atomically(link, [1])
     assert victim.read_text() == "keep" and not link.is_symlink() and json.loads(link.read_text()) == [1]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link.json", "out.json", "victim.json"]
+
+
+def test_an_edited_or_unsealed_record_is_refused_naming_its_line(tmp_path):
+    sealed = seal_record({"id": "q1", "samples": ["dog", "cat"], "skipped": None})
+    forged = json.dumps({**sealed, "samples": ["FORGED ANSWER", "cat"]})
+    journal = write_journal(tmp_path / "j", {"id": "q2", "samples": ["a", "b"]}, forged, {"id": "q3", "samples": []})
+    with pytest.raises(AnswersFileError, match=r"j, line 3: the record was changed after it was written") as error:
+        read_journal(journal, HEADER, 2, ["q1", "q2", "q3"])
+    assert "delete the file to start over" in str(error.value)
+    unsealed = write_journal(tmp_path / "k", json.dumps({"id": "q1", "samples": ["a", "b"]}))
+    with pytest.raises(AnswersFileError, match=r"k, line 2: the record has no checksum \('sha256'\)"):
+        read_journal(unsealed, HEADER, 2)
+    header = tmp_path / "h"
+    header.write_text(json.dumps({**seal_record({"header": HEADER}), "sha256": "0" * 64}) + "\n")
+    with pytest.raises(AnswersFileError, match=r"h, line 1: the record was changed"):
+        read_journal(header, HEADER, 2)

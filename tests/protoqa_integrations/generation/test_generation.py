@@ -20,6 +20,7 @@ require("datasets")
 
 from protoqa_dataset.parsing import load_questions  # noqa: E402
 from protoqa_integrations.generation.answers_file import answers_document  # noqa: E402
+from protoqa_integrations.generation.answers_journal import seal_record  # noqa: E402
 from protoqa_integrations.generation.nucleus import nucleus_tokens, plan_batches, sample_uniforms  # noqa: E402
 from protoqa_integrations.generation.prompts import cfc_prompt, question_to_prompt  # noqa: E402
 from protoqa_integrations.generation.sampling import sample_prompts  # noqa: E402
@@ -291,9 +292,10 @@ def test_generate_resumes_from_a_partial_file_and_refuses_bad_input(dev3_gpt2, t
         if k not in ("num_questions", "empty_samples", "questions_without_answer", "skipped", "engine_details", "usage")
     }
     qid = next(iter(first["model_answers"]))
+    # Each record sealed as a run seals it (an unsealed or edited one is refused: test_answers_journal.py).
     lines = [
-        json.dumps({"header": header}),
-        json.dumps({"id": qid, "samples": ["planted"] * 6, "skipped": None}),
+        json.dumps(seal_record({"header": header})),
+        json.dumps(seal_record({"id": qid, "samples": ["planted"] * 6, "skipped": None})),
         '{"id": "r1q2", "samp',
     ]
     journal_path.write_text("\n".join(lines))

@@ -182,9 +182,60 @@ def test_credentials_a_harness_recorded_reach_no_converted_file_and_no_leaderboa
     assert not any(secret in text for secret in SECRETS)
     generation = json.loads(text)["generation"]
     assert generation["model"] == "tiny" and generation["sampling"]["temperature"] == 0.69
-    assert generation["sampling"]["api_key"] == "***" and "http://***:***@127.0.0.1" in generation["model_args"]
+    # Only the settings the project defines are shared: the key is left out, the address keeps its host.
+    assert "api_key" not in generation["sampling"] and "auth" not in generation["model_args"]
+    assert generation["model_args"] == "model=tiny,base_url=http://127.0.0.1:8000/v1"
     for source in (samples.name, "converted.json"):
         board = protoqa_eval("leaderboard", str(PROTOQA_DEV), f"s={source}", *FAST, "--json", cwd=tmp_path)
         assert board.returncode == 0, board.stderr
         assert not any(secret in board.stdout + board.stderr for secret in SECRETS)
-        assert json.loads(board.stdout)["systems"][0]["settings"]["sampling"]["api_key"] == "***"
+        assert "api_key" not in json.loads(board.stdout)["systems"][0]["settings"]["sampling"]
+
+
+def test_provenance_is_taken_from_the_content_and_a_wrong_claim_or_type_is_an_error(tmp_path):
+    # A file claiming 30 samples and carrying 300, and a num_samples beside a sampling n that disagree.
+    answers_file(tmp_path / "a.json", 30)
+    answers_file(tmp_path / "claims.json", 300, sampling="samples:30|top_p:0.9|temperature:0.69|max_new_tokens:10")
+    line = one_line_failure(
+        protoqa_eval("leaderboard", str(PROTOQA_DEV), "a=a.json", "b=claims.json", *FAST, cwd=tmp_path)
+    )
+    assert "claims.json records 30 samples per question (sampling samples), but its questions carry at most 300" in line
+    answers_file(tmp_path / "n.json", 30, num_samples=30, sampling={"n": 300, "temperature": 0.69})
+    line = one_line_failure(protoqa_eval("leaderboard", str(PROTOQA_DEV), "a=n.json", *FAST, cwd=tmp_path))
+    assert "n.json records 300 samples per question (sampling n), but its questions carry at most 30" in line
+    # A value of the wrong type is an error naming it, not a field left unchecked.
+    for name, settings, expected in (
+        (
+            "t.json",
+            {"sampling": {"temperature": "0.69abc"}},
+            "records sampling temperature as '0.69abc', which is not a number",
+        ),
+        ("b.json", {"sampling": {"top_p": True}}, "records sampling top_p as True, which is not a number"),
+        ("d.json", {"dataset": ["protoqa"]}, "records dataset as ['protoqa'], which is not a text"),
+    ):
+        # written as another tool would write it, past the allowlist answers_document applies
+        document = json.loads(answers_file(tmp_path / name, 30).read_text())
+        document["generation"].update(settings)
+        (tmp_path / name).write_text(json.dumps(document))
+        line = one_line_failure(protoqa_eval("leaderboard", str(PROTOQA_DEV), f"x={name}", *FAST, cwd=tmp_path))
+        assert f"error: {name} {expected}" in line, line
+    # Two questions files of the same name and different content differ; the same content under two names does not.
+    digest = {"questions_sha256": "a" * 64, "questions_from": "/one/dev.jsonl"}
+    answers_file(tmp_path / "q1.json", 30, **digest)
+    answers_file(tmp_path / "q2.json", 30, seed=1, **{**digest, "questions_sha256": "b" * 64})
+    line = one_line_failure(
+        protoqa_eval("leaderboard", str(PROTOQA_DEV), "a=q1.json", "b=q2.json", *FAST, cwd=tmp_path)
+    )
+    assert "a and b differ in questions (a: sha256:aaaaaaaaaaaaaaaa, b: sha256:bbbbbbbbbbbbbbbb)" in line
+    answers_file(tmp_path / "q3.json", 30, seed=2, **{**digest, "questions_from": "/two/renamed.jsonl"})
+    same = protoqa_eval("leaderboard", str(PROTOQA_DEV), "a=q1.json", "c=q3.json", *FAST, cwd=tmp_path)
+    assert same.returncode == 0, same.stderr
+    # A reply naming another model than the one asked is ranked, and named in one warning.
+    details = {"engine": "openai", "model": "gpt-4o", "reply_model": "gpt-4o-2024-08-06"}
+    answers_file(tmp_path / "r.json", 30, engine_details=details)
+    ranked = protoqa_eval("leaderboard", str(PROTOQA_DEV), "a=a.json", "r=r.json", *FAST, "--json", cwd=tmp_path)
+    assert ranked.returncode == 0, ranked.stderr
+    warned = [line for line in ranked.stderr.splitlines() if "answered as model 'gpt-4o-2024-08-06'" in line]
+    assert len(warned) == 1 and "when asked for 'gpt-4o'" in warned[0] and warned[0].startswith("protoqa-eval")
+    settings = json.loads(ranked.stdout)["systems"]
+    assert {s["name"]: s["settings"].get("engine_details") for s in settings}["r"] == details

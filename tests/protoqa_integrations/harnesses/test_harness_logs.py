@@ -4,12 +4,16 @@ details and Inspect logs that are not what they claim, and the default keep rule
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from protoqa_core.io.files import DataFormatError
 from protoqa_integrations.harnesses.harness_logs import (
+    MAX_COMPLETION_CHARS,
     READERS,
     KeepOnce,
     lm_eval_samples,
@@ -17,6 +21,8 @@ from protoqa_integrations.harnesses.harness_logs import (
     read_lighteval_details,
     read_lm_eval_samples,
 )
+from tests.support.archives import DEFLATE, ZSTD, inspect_bomb, zip_bytes
+from tests.support.offline import offline_env
 
 STAMP = "2026-01-01T00-00-00.000001"
 
@@ -110,3 +116,65 @@ def test_files_that_are_not_the_harness_log_they_claim_are_one_error_naming_the_
 
 def test_every_harness_format_has_a_reader():
     assert set(READERS) == {"lm-eval", "lighteval", "inspect"}
+
+
+# The child's address space is capped: a reader that unpacks the bomb fails there, not on the test machine.
+CONVERT_CAPPED = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (1536 << 20, 1536 << 20))
+from protoqa_integrations.cli import main
+sys.argv = ["protoqa-eval", "convert", sys.argv[1], "-o", sys.argv[2]]
+sys.exit(main())
+"""
+
+
+@pytest.mark.parametrize("method", [ZSTD, DEFLATE], ids=["zstd", "deflate"])
+def test_an_archive_entry_that_lies_about_its_size_stops_at_the_bytes_it_really_unpacks_to(tmp_path, method):
+    bomb = tmp_path / "bomb.eval"
+    # 64 MB of zeros declared as 1,000 bytes, behind a first entry as Inspect writes it; the cap is 4 MB.
+    bomb.write_bytes(inspect_bomb(method, 64 << 20))
+    assert bomb.stat().st_size < 1 << 20
+    env = offline_env(PROTOQA_MAX_INPUT_MB="4")
+    out = tmp_path / "out.json"
+    started = time.monotonic()
+    ran = subprocess.run(
+        [sys.executable, "-c", CONVERT_CAPPED, str(bomb), str(out)],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert time.monotonic() - started < 60
+    assert ran.returncode == 2 and not out.exists(), ran.stderr[-2000:]
+    [line] = ran.stderr.strip().splitlines()
+    assert "bomb.eval: entry 'header.json' unpacks past the input cap" in line
+    assert "more than 4 MB, whatever sizes it declares; set PROTOQA_MAX_INPUT_MB" in line
+    # Under the cap, the time budget of one input stops the reading, naming the file and the budget.
+    slow = offline_env(PROTOQA_MAX_INPUT_MB="128", PROTOQA_MAX_INPUT_SECONDS="0.000001")
+    ran = subprocess.run(
+        [sys.executable, "-c", CONVERT_CAPPED, str(bomb), str(out)],
+        cwd=tmp_path, env=slow, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    [line] = ran.stderr.strip().splitlines()
+    assert ran.returncode == 2 and "bomb.eval: reading took longer than 1e-06 s, the time budget of one input" in line
+
+
+def test_an_archive_holding_one_sample_twice_names_the_question_and_an_unknown_method_is_refused(tmp_path):
+    twice = tmp_path / "twice.eval"
+    entry = ("samples/r1q2_epoch_1.json", 0, b"{}", 2)
+    twice.write_bytes(zip_bytes([("_journal/start.json", 0, b"{}", 2), entry, entry]))
+    with pytest.raises(DataFormatError, match=r"twice.eval, question 'r1q2': the archive holds entry .* twice"):
+        read_inspect_log(twice)
+    odd = tmp_path / "odd.eval"
+    odd.write_bytes(zip_bytes([("_journal/start.json", 12, b"BZh91AY", 2)]))
+    with pytest.raises(DataFormatError, match="odd.eval: entry '_journal/start.json' is compressed with method 12"):
+        read_inspect_log(odd)
+
+
+def test_long_completions_are_cut_before_they_are_cleaned(tmp_path):
+    path = tmp_path / f"samples_protoqa_{STAMP}.jsonl"
+    path.write_text(record("q1", ["x" * (MAX_COMPLETION_CHARS * 3)]) + "\n")
+    assert read_lm_eval_samples(path).samples == {"q1": ["x" * MAX_COMPLETION_CHARS]}
+    raw = json.loads(record("q2", []))
+    del raw["filtered_resps"]
+    raw["resps"] = [["Sun screen " * 1000]]
+    path.write_text(json.dumps(raw) + "\n")
+    [answer] = read_lm_eval_samples(path).samples["q2"]
+    assert answer.startswith("sun screen") and len(answer) <= MAX_COMPLETION_CHARS

@@ -163,3 +163,16 @@ def test_convert_refuses_to_write_over_its_source(run_in, small_files):
     status, _, err = run_in("convert", "a.json", "-o", "a.json", "--overwrite")
     assert status == 2 and len(err) == 1 and "a.json" in err[0]
     assert json.loads((small_files / "a.json").read_text())["q0"] == ["dog", "cat"]
+
+
+def test_convert_caps_one_questions_samples_as_the_other_commands_do(small_files):
+    source = small_files / "samples_protoqa_2026-01-01T00-00-00.jsonl"
+    record = {"doc_id": 0, "doc": {"id": "q0"}, "filter": "answers", "filtered_resps": [["dog"] * 501]}
+    source.write_text(json.dumps(record) + "\n")
+    out = protoqa_eval("convert", source.name, "-o", "converted.json", cwd=small_files)
+    assert out.returncode == 2 and not (small_files / "converted.json").exists()
+    [line] = out.stderr.strip().splitlines()
+    assert source.name in line and "'q0'" in line and "500" in line and "--max-answers" in line, line
+    raised = protoqa_eval("convert", source.name, "-o", "converted.json", "--max-answers", "501", cwd=small_files)
+    assert raised.returncode == 0, raised.stderr
+    assert len(json.loads((small_files / "converted.json").read_text())["model_answers"]["q0"]) == 501

@@ -151,3 +151,21 @@ def test_the_index_refuses_a_repeated_id_in_one_field_only(tmp_path):
     path.write_text(json.dumps({"model_answers": {"q1": ["dog"]}, "model_ranked_answers": {"q1": ["dog"]}}))
     with SystemIndex(["q1"]) as index:
         assert index.load(index.add("a", path)).ranked == {"q1": ["dog"]}
+
+
+def test_the_index_folder_is_the_one_sqlite_takes_and_a_full_one_is_named(tmp_path, monkeypatch):
+    import sqlite3
+
+    from protoqa_integrations.leaderboard.store import IndexSpaceError, SystemIndex, index_folder
+
+    monkeypatch.setenv("SQLITE_TMPDIR", str(tmp_path))
+    assert index_folder() == str(tmp_path)
+    monkeypatch.setenv("SQLITE_TMPDIR", str(tmp_path / "missing"))
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    assert index_folder() == str(tmp_path)
+    with pytest.raises(IndexSpaceError, match=rf"could not be written in {tmp_path} \(TMPDIR; [\d,]+ MB free\)"):
+        with SystemIndex(["q1"]):
+            raise sqlite3.OperationalError("database or disk is full")
+    with pytest.raises(sqlite3.OperationalError, match="no such table"):
+        with SystemIndex(["q1"]):
+            raise sqlite3.OperationalError("no such table: x")

@@ -124,7 +124,8 @@ def test_credentials_in_the_base_url_are_never_shown_or_recorded(hostile, tmp_pa
     text = out.read_text()
     assert not any(s in text or s in result.stderr + result.stdout for s in SECRETS)
     details = json.loads(text)["generation"]["engine_details"]
-    assert details["base_url"] == "http://***:***@" + server.url.split("//")[1] + "?key=***&token=***"
+    # An answers file is shared: the address keeps its scheme, host and path only.
+    assert details["base_url"] == server.url
     # the query of the address reaches the server after each path
     assert all(p.endswith(f"?key={SECRETS[1]}&token={SECRETS[2]}") for p in server.paths)
 
@@ -234,6 +235,8 @@ def test_the_answers_file_records_the_model_the_replies_name(hostile, tmp_path):
     assert result.returncode == 0, result.stderr
     details = json.loads(out.read_text())["generation"]["engine_details"]
     assert details["model"] == "tiny" and details["reply_model"] == "tiny-2026-01-01"
+    warned = [line for line in result.stderr.splitlines() if "answered as model 'tiny-2026-01-01'" in line]
+    assert len(warned) == 1 and "when asked for 'tiny'" in warned[0], result.stderr
     # Replies naming two models would mix them in one answers file: the run ends in one line.
     mixed = hostile("ok", reply_models=("tiny", "evil-model"))
     result, _ = run(generate_command(mixed.url, tmp_path / "b.json", DATA, "--max-n", "2"), tmp_path)

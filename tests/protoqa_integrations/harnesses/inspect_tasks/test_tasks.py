@@ -224,6 +224,16 @@ def test_mock_model_runs_are_read_back_and_scored_as_inspect_scored_them(tmp_pat
     _assert_inspect_equals_ours(base, tmp_path, env=env)
     as_json = tmp_path / "logs" / "base.json"
     assert detect_format(as_json) == "inspect" and read_inspect_log(as_json).samples == read.samples
+    # A question held twice for one epoch is named, not the one it displaced.
+    log = json.loads(as_json.read_text())
+    log["samples"][1] = log["samples"][0]
+    twice = tmp_path / "twice.json"
+    twice.write_text(json.dumps(log))
+    first = log["samples"][0]["id"]
+    with pytest.raises(
+        DataFormatError, match=rf"twice.json, question '{first}': the log holds the sample of epoch 1 twice"
+    ):
+        read_inspect_log(twice)
     # The chat prompt: the instruction and question as the user turn, the answer taken from each reply; a
     # temperature given at the command line is what the log records.
     chat = read_inspect_log(logs["chat"]["location"])
