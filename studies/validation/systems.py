@@ -372,8 +372,14 @@ class _Scorer:
         return self.matcher(c).match(q["samples"], [cl.answers for cl in clusters])
 
     def kls(self, c: Candidate) -> np.ndarray:
-        """systems x questions KL matrix: ProbEval's steps (model counts, Laplace smoothing, KL) per system."""
+        """systems x questions KL matrix: ProbEval's steps (model counts, Laplace smoothing, KL) per system, each
+        system at its most samples on these questions, a question's missing samples counted as wrong (as
+        :meth:`cfc_probeval.probeval.ProbEval.evaluate` scores them)."""
         out = np.zeros((len(self.data.systems), len(self.data.question_ids)))
+        scored_at = [
+            max(sum(self._question(qid)["rows"][system][1]) for qid in self.data.question_ids)
+            for system in self.data.systems
+        ]
         for j, qid in enumerate(self.data.question_ids):
             clusters = self.clusters(c, qid)
             matches = self.matches(c, qid, clusters)
@@ -381,6 +387,7 @@ class _Scorer:
             for i, system in enumerate(self.data.systems):
                 rows, counts = self._question(qid)["rows"][system]
                 h = model_counts([matches[r] for r in rows], counts, len(clusters))
+                h[len(clusters)] += scored_at[i] - sum(counts)
                 out[i, j] = kl_divergence(p_g, laplace_smoothed(h))
         return out
 
