@@ -392,7 +392,7 @@ class ProbEval:
         # Targets with nothing to score give an empty result (callers decide whether to accept it).
         count = scored_sample_count(totals, num_samples) if len(skipped) < len(truths) else None
         short = [qid for qid in scored if count is not None and totals[qid] < count]
-        if short:
+        if short and count is not None:
             warn_short(short, totals, count)
         embedded_before = self.embedder.num_embedded if self.embedder else 0
         pairs_before = self.matcher.num_pairs_scored
