@@ -153,8 +153,19 @@ def _add_method_arguments(parser: argparse.ArgumentParser) -> None:
         f"(default {DEFAULTS.gp_threshold}) a match needs",
     )
     _add_clustering_arguments(parser)
+    _add_cluster_seed_argument(parser, also="--seed")
+
+
+def _add_cluster_seed_argument(parser: argparse.ArgumentParser, also: Optional[str] = None) -> None:
+    """``--cluster-seed``: the seed of K-means (X-means, G-means) and the GP classifiers, never a bootstrap's."""
     parser.add_argument(
-        "--seed", type=int_at_least(0, 2**32 - 1), default=DEFAULTS.seed, help="seed of K-means and the GP classifiers"
+        "--cluster-seed",
+        *([also] if also else []),
+        dest="seed" if also else "cluster_seed",
+        type=int_at_least(0, 2**32 - 1),
+        default=DEFAULTS.seed,
+        help=f"seed of K-means (X-means, G-means) and the GP classifiers (default {DEFAULTS.seed})"
+        + (f"; {also} is the same option" if also else "; --seed is the bootstrap's"),
     )
 
 
@@ -251,7 +262,10 @@ def _add_compare_arguments(parser: argparse.ArgumentParser) -> None:
         help="drop predictions for question ids that are not in the targets, with a warning (default: error)",
     )
     parser.add_argument("--resamples", type=int_at_least(1, 10**7), default=1000, help="bootstrap resamples")
-    parser.add_argument("--seed", type=int_at_least(0), default=12345, help="bootstrap seed")
+    parser.add_argument(
+        "--seed", type=int_at_least(0), default=12345, help="bootstrap seed (the clustering's is --cluster-seed)"
+    )
+    _add_cluster_seed_argument(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -271,9 +285,9 @@ def _compare(args: argparse.Namespace) -> int:
                 warnings.warn(ids.message, ProbEvalWarning, stacklevel=2)
             systems.append({qid: samples[qid] for qid in ids.kept})
         # Questions without target answers cannot be scored: compare on the others only.
-        pe = ProbEval(args.clustering, args.matching, embedder=args.embedder, model_dir=args.model_dir).resolved(
-            targets
-        )
+        pe = ProbEval(
+            args.clustering, args.matching, embedder=args.embedder, model_dir=args.model_dir, seed=args.cluster_seed
+        ).resolved(targets)
         usable = {qid: t for qid, t in targets.items() if t.total > 0 and (t.clusters or pe.clusterer is not None)}
         if not any(qid in systems[0] and qid in systems[1] for qid in usable):
             raise ValueError(f"{args.targets}: no question with target answers was answered by both systems")
@@ -281,7 +295,7 @@ def _compare(args: argparse.Namespace) -> int:
     except (DataFormatError, FileNotFoundError, ValueError, ImportError) as exc:
         print(f"probeval compare: error: {exc}", file=sys.stderr)
         return 2
-    signature = f"{pe.signature(r.num_questions)}|bootstrap:{args.resamples}|seed:{args.seed}"
+    signature = f"{pe.signature(r.num_questions)}|bootstrap:{args.resamples}|bootstrap_seed:{args.seed}"
     out = {
         "a": args.predictions_a,
         "b": args.predictions_b,
