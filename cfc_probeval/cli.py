@@ -11,6 +11,10 @@ Two systems on the same questions, with a paired bootstrap test over questions:
 
     probeval compare dev.targets.jsonl a.json b.json [--clustering human] [--json]
 
+The automatic clusters of raw answers, computed once and written as a targets file:
+
+    probeval cluster test.raw_answers_unclustered.jsonl -o clustered.jsonl [--clustering gmeans]
+
 Also runnable as ``python -m cfc_probeval``.
 """
 
@@ -63,12 +67,12 @@ _COMPARE_DESCRIPTION = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``probeval`` argument parser, one sub-command of :data:`COMMANDS` each (``evaluate`` and ``compare``).
+    """The ``probeval`` argument parser, one sub-command of :data:`COMMANDS` each (``evaluate``, ``compare``, ``cluster``).
 
     Use :func:`parse_args`, which reads arguments without a sub-command as ``evaluate``.
 
     >>> list(COMMANDS)
-    ['evaluate', 'compare']
+    ['evaluate', 'compare', 'cluster']
     >>> build_parser().parse_args(["evaluate", "t.jsonl", "p.json", "--clustering", "human"]).clustering
     'human'
     """
@@ -223,7 +227,7 @@ def _run(args: argparse.Namespace) -> ProbEvalResult:
     field = args.field or next(iter(sample_fields(document)), None)
     # The gate names the file and line of an unknown id; the library repeats it and records what it ignored.
     reconcile_sample_ids(samples, targets, path=args.predictions, field=field, ignore_unknown=args.ignore_unknown)
-    return evaluate_probeval(
+    result = evaluate_probeval(
         targets,
         samples,
         clustering=args.clustering,
@@ -238,6 +242,18 @@ def _run(args: argparse.Namespace) -> ProbEvalResult:
         all_stopword_match=not args.all_stopwords_zero,
         **_clustering_settings(args),
     )
+    return _name_clustered_file(result, args.targets)
+
+
+def _name_clustered_file(result: ProbEvalResult, targets: str) -> ProbEvalResult:
+    """``result`` with its signature naming ``targets`` by checksum when the file's clusters were made
+    automatically (:func:`~cfc_probeval.clustered.clustered_file_label`)."""
+    from dataclasses import replace
+
+    from .clustered import clustered_file_label
+
+    label = clustered_file_label(targets)
+    return replace(result, signature=f"{result.signature}|{label}") if label else result
 
 
 def _add_compare_arguments(parser: argparse.ArgumentParser) -> None:
@@ -295,7 +311,13 @@ def _compare(args: argparse.Namespace) -> int:
     except (DataFormatError, FileNotFoundError, ValueError, ImportError) as exc:
         print(f"probeval compare: error: {exc}", file=sys.stderr)
         return 2
-    signature = f"{pe.signature(r.num_questions)}|bootstrap:{args.resamples}|bootstrap_seed:{args.seed}"
+    from .clustered import clustered_file_label
+
+    clustered = clustered_file_label(args.targets)
+    signature = (
+        f"{pe.signature(r.num_questions)}{'|' + clustered if clustered else ''}"
+        f"|bootstrap:{args.resamples}|bootstrap_seed:{args.seed}"
+    )
     out = {
         "a": args.predictions_a,
         "b": args.predictions_b,
@@ -390,6 +412,55 @@ def _evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+_CLUSTER_DESCRIPTION = (
+    "Cluster the raw answers of a targets file automatically, once, and write them as a targets file with "
+    "clusters and their provenance (the source's checksum, the clustering, the embedder and its weights' "
+    "checksum, the version); scoring it gives the KLs of scoring the source with the same setting, and its "
+    "signature names the written file's checksum."
+)
+
+
+def _add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("targets", metavar="TARGETS", help="targets JSONL with raw answers (answers.raw), no clusters")
+    parser.add_argument("-o", "--output", required=True, metavar="CLUSTERED.jsonl", help="the clustered targets file")
+    automatic = [c for c in clustering_choices() if c not in (AUTO, "human")]
+    parser.add_argument(
+        "--clustering",
+        choices=automatic,
+        default=DEFAULTS.clustering,
+        help=f"the automatic clustering (default {DEFAULTS.clustering})",
+    )
+    parser.add_argument("--embedder", default=None, help="as for probeval (default: minilm)")
+    parser.add_argument(
+        "--model-dir", default=None, help="as for probeval (default: $PROBEVAL_MODEL_DIR, else the Hub cache)"
+    )
+    _add_clustering_arguments(parser)
+    _add_cluster_seed_argument(parser)
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing output file")
+
+
+def _cluster(args: argparse.Namespace) -> int:
+    from .clustered import write_clustered_targets
+    from .probeval import ProbEval
+
+    warnings.simplefilter("always")
+    try:
+        output = check_output_file(args.output, [args.targets], args.overwrite)
+        pe = ProbEval(
+            args.clustering,
+            embedder=args.embedder,
+            model_dir=args.model_dir,
+            seed=args.cluster_seed,
+            **_clustering_settings(args),
+        )
+        provenance = write_clustered_targets(args.targets, output, pe)
+    except (DataFormatError, FileNotFoundError, ValueError, ImportError) as exc:
+        print(f"probeval cluster: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"{output}: clusters {provenance['clustering']}, embedder {provenance['embedder']}", file=sys.stderr)
+    return 0
+
+
 _DEFAULT_NOTE = " Without a command, 'probeval TARGETS PREDICTIONS ...' is 'probeval evaluate TARGETS PREDICTIONS ...'."
 DESCRIPTION = _DESCRIPTION + _DEFAULT_NOTE
 """What ``probeval --help`` says first."""
@@ -412,6 +483,13 @@ COMMANDS: dict[str, Subcommand] = {
             _COMPARE_DESCRIPTION,
             _add_compare_arguments,
             _compare_command,
+        ),
+        Subcommand(
+            "cluster",
+            "write a targets file's automatic clusters as a targets file with clusters",
+            _CLUSTER_DESCRIPTION,
+            _add_cluster_arguments,
+            _cluster,
         ),
     )
 }
