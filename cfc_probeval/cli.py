@@ -158,6 +158,7 @@ def _add_method_arguments(parser: argparse.ArgumentParser) -> None:
     )
     _add_clustering_arguments(parser)
     _add_cluster_seed_argument(parser, also="--seed")
+    _add_no_cache_argument(parser)
 
 
 def _add_cluster_seed_argument(parser: argparse.ArgumentParser, also: Optional[str] = None) -> None:
@@ -171,6 +172,22 @@ def _add_cluster_seed_argument(parser: argparse.ArgumentParser, also: Optional[s
         help=f"seed of K-means (X-means, G-means) and the GP classifiers (default {DEFAULTS.seed})"
         + (f"; {also} is the same option" if also else "; --seed is the bootstrap's"),
     )
+
+
+def _add_no_cache_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="neither read nor write automatic clusters in the user's cache ($PROTOQA_CACHE_DIR, else "
+        "~/.cache/protoqa_eval; the same as PROTOQA_NO_CACHE=1)",
+    )
+
+
+def _apply_no_cache(args: argparse.Namespace) -> None:
+    if getattr(args, "no_cache", False):
+        from protoqa_core.io.cache_files import disable_caching
+
+        disable_caching()
 
 
 def _add_clustering_arguments(parser: argparse.ArgumentParser) -> None:
@@ -282,6 +299,7 @@ def _add_compare_arguments(parser: argparse.ArgumentParser) -> None:
         "--seed", type=int_at_least(0), default=12345, help="bootstrap seed (the clustering's is --cluster-seed)"
     )
     _add_cluster_seed_argument(parser)
+    _add_no_cache_argument(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -370,11 +388,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 def _compare_command(args: argparse.Namespace) -> int:
     warnings.simplefilter("always")
+    _apply_no_cache(args)
     return _compare(args)
 
 
 def _evaluate(args: argparse.Namespace) -> int:
     warnings.simplefilter("ignore" if args.quiet else "always")
+    _apply_no_cache(args)
     try:
         # The library's checks, before any file is read.
         check_settings(
@@ -436,6 +456,7 @@ def _add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
     )
     _add_clustering_arguments(parser)
     _add_cluster_seed_argument(parser)
+    _add_no_cache_argument(parser)
     parser.add_argument("--overwrite", action="store_true", help="replace an existing output file")
 
 
@@ -444,6 +465,7 @@ def _cluster(args: argparse.Namespace) -> int:
     from .probeval import ProbEval
 
     warnings.simplefilter("always")
+    _apply_no_cache(args)
     try:
         output = check_output_file(args.output, [args.targets], args.overwrite)
         pe = ProbEval(

@@ -109,6 +109,11 @@ def add_leaderboard_arguments(p: argparse.ArgumentParser) -> None:
         "--seed", type=int_at_least(0), default=DEFAULT_SEED, help="bootstrap seed (the clustering's is --cluster-seed)"
     )
     p.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="neither read nor write ProbEval's automatic clusters in the user's cache (PROTOQA_NO_CACHE=1)",
+    )
+    p.add_argument(
         "--cluster-seed",
         type=int_at_least(0, 2**32 - 1),
         default=0,
@@ -128,6 +133,10 @@ def _run_leaderboard(args: argparse.Namespace) -> int:
     from protoqa_integrations.leaderboard.report import check_hub_id, leaderboard_warnings, model_index_files
     from protoqa_integrations.leaderboard.store import SystemIndex
 
+    if args.no_cache:
+        from protoqa_core.io.cache_files import disable_caching
+
+        disable_caching()
     pairs = parse_system_arguments(args.systems)
     names = [n for n, _ in pairs]
     inputs = [args.targets] + [str(p) for _, p in pairs]
