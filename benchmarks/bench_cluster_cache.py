@@ -66,6 +66,8 @@ def main() -> None:
         work = Path(tmp)
         raw_test = work / "test.raw.jsonl"
         _strip_clusters(cfc / "test.targets.jsonl", raw_test)
+        # Every command runs in the scratch folder: from the repository root, ``python -m`` would import this
+        # checkout's packages before a baseline's PYTHONPATH.
         env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO), "PROTOQA_NO_CACHE": "0"}
         env.pop("PROTOQA_CACHE_DIR", None)
         probeval = [python, "-m", "cfc_probeval", str(cfc / "dev.targets.jsonl")]
@@ -100,9 +102,9 @@ def main() -> None:
         warm_env = {**env, "PROTOQA_CACHE_DIR": str(warm)}
         run_measured(
             [*probeval, str(cfc / "dev.predictions.human.json"), "--ignore-unknown", "--json", "--quiet",
-             "--clustering", "gmeans"], REPO, warm_env, 600, "warming probeval",
+             "--clustering", "gmeans"], work, warm_env, 600, "warming probeval",
         )  # fmt: skip
-        run_measured([*board, str(raw_test), *board_tail], REPO, warm_env, 1200, "warming leaderboard")
+        run_measured([*board, str(raw_test), *board_tail], work, warm_env, 1200, "warming leaderboard")
         outputs: dict[str, set[bytes]] = {}
         cpu: dict[str, list[float]] = {name: [] for name, *_ in cases}
         loads: dict[str, list[float]] = {name: [] for name, *_ in cases}
@@ -113,7 +115,7 @@ def main() -> None:
                 run_env = {**env, "PROTOQA_CACHE_DIR": str(folder)}
                 if cache.startswith("revision:"):
                     run_env["PYTHONPATH"] = cache.removeprefix("revision:")
-                run = run_measured(command, REPO, run_env, 1200, name)
+                run = run_measured(command, work, run_env, 1200, name)
                 cpu[name].append(run.cpu)
                 loads[name].append(load)
                 assert run.stdout is not None
