@@ -161,16 +161,18 @@ def _add_method_arguments(parser: argparse.ArgumentParser) -> None:
     _add_no_cache_argument(parser)
 
 
-def _add_cluster_seed_argument(parser: argparse.ArgumentParser, also: Optional[str] = None) -> None:
+def _add_cluster_seed_argument(
+    parser: argparse.ArgumentParser, also: Optional[str] = None, beside_bootstrap: bool = False
+) -> None:
     """``--cluster-seed``: the seed of K-means (X-means, G-means) and the GP classifiers, never a bootstrap's."""
+    note = f"; {also} is the same option" if also else "; --seed is the bootstrap's" if beside_bootstrap else ""
     parser.add_argument(
         "--cluster-seed",
         *([also] if also else []),
         dest="seed" if also else "cluster_seed",
         type=int_at_least(0, 2**32 - 1),
         default=DEFAULTS.seed,
-        help=f"seed of K-means (X-means, G-means) and the GP classifiers (default {DEFAULTS.seed})"
-        + (f"; {also} is the same option" if also else "; --seed is the bootstrap's"),
+        help=f"seed of K-means (X-means, G-means) and the GP classifiers (default {DEFAULTS.seed}){note}",
     )
 
 
@@ -298,7 +300,7 @@ def _add_compare_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--seed", type=int_at_least(0), default=12345, help="bootstrap seed (the clustering's is --cluster-seed)"
     )
-    _add_cluster_seed_argument(parser)
+    _add_cluster_seed_argument(parser, beside_bootstrap=True)
     _add_no_cache_argument(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
