@@ -130,7 +130,9 @@ def main() -> None:
             results.add(
                 {
                     "command": name,
-                    "version": "this version",
+                    "version": f"baseline {args.baseline_ref}"
+                    if name.endswith(f"baseline {args.baseline_ref}")
+                    else "this version",
                     "cpu_s": min(cpu[name]),
                     "baseline": base,
                     "baseline_cpu_s": min(cpu[base]),
