@@ -7,8 +7,8 @@ everywhere but in the matrix products, without importing torch, transformers or 
 Every matrix product is exact (:func:`exact_product`): its operands are cut to
 :data:`EXACT_BITS`-bit integers times powers of two, whose products and sums float64 holds
 without rounding, so the BLAS kernel, its blocking and the other strings of a batch cannot
-change a bit of it, and a string's vector is the same on every machine that rounds as IEEE 754
-says. ProbEval's
+change a bit of it. Everything else works on one row (or one string) at a time with numpy's
+elementwise operations and reductions, whose order does not depend on the batch either. ProbEval's
 default embedder (:mod:`cfc_probeval.embedders`) and the ``roberta`` similarity's
 :class:`~protoqa_core.similarity.embedding.ContextEncoder` run on it wherever
 :func:`numpy_runtime_problem` finds nothing against it (:func:`choose_runtime`).
