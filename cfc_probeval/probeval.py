@@ -257,7 +257,8 @@ class ProbEval:
         Automatic clusters group the distinct answer strings (those with a positive
         count), taken most frequent first; they are ordered by count (then by their
         representative) and named ``<question id>.auto<i>``. With ``auto``, the question
-        alone decides (its human clusters if it has them).
+        alone decides (its human clusters if it has them). Automatic clusters are kept in the
+        user's cache once computed and read from there (:mod:`cfc_probeval.cluster_cache`).
         """
         if self.is_auto:
             return self.resolved([truth]).clusters_for(truth)
