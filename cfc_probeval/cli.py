@@ -41,7 +41,7 @@ from protoqa_core.io.cli import (
     with_default_command,
     write_output_file,
 )
-from protoqa_core.io.cli_options import add_input_options, add_per_question_option
+from protoqa_core.io.cli_options import add_input_options, add_no_cache_option, add_per_question_option
 from protoqa_core.io.files import DataFormatError
 from protoqa_core.io.predictions import read_prediction_document
 
@@ -158,7 +158,7 @@ def _add_method_arguments(parser: argparse.ArgumentParser) -> None:
     )
     _add_clustering_arguments(parser)
     _add_cluster_seed_argument(parser, also="--seed")
-    _add_no_cache_argument(parser)
+    add_no_cache_option(parser, "automatic clusters")
 
 
 def _add_cluster_seed_argument(
@@ -174,22 +174,6 @@ def _add_cluster_seed_argument(
         default=DEFAULTS.seed,
         help=f"seed of K-means (X-means, G-means) and the GP classifiers (default {DEFAULTS.seed}){note}",
     )
-
-
-def _add_no_cache_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--no-cache",
-        action="store_true",
-        help="neither read nor write automatic clusters in the user's cache ($PROTOQA_CACHE_DIR, else "
-        "~/.cache/protoqa_eval; the same as PROTOQA_NO_CACHE=1)",
-    )
-
-
-def _apply_no_cache(args: argparse.Namespace) -> None:
-    if getattr(args, "no_cache", False):
-        from protoqa_core.io.cache_files import disable_caching
-
-        disable_caching()
 
 
 def _add_clustering_arguments(parser: argparse.ArgumentParser) -> None:
@@ -301,7 +285,7 @@ def _add_compare_arguments(parser: argparse.ArgumentParser) -> None:
         "--seed", type=int_at_least(0), default=12345, help="bootstrap seed (the clustering's is --cluster-seed)"
     )
     _add_cluster_seed_argument(parser, beside_bootstrap=True)
-    _add_no_cache_argument(parser)
+    add_no_cache_option(parser, "automatic clusters")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -390,13 +374,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 def _compare_command(args: argparse.Namespace) -> int:
     warnings.simplefilter("always")
-    _apply_no_cache(args)
     return _compare(args)
 
 
 def _evaluate(args: argparse.Namespace) -> int:
     warnings.simplefilter("ignore" if args.quiet else "always")
-    _apply_no_cache(args)
     try:
         # The library's checks, before any file is read.
         check_settings(
@@ -458,7 +440,7 @@ def _add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
     )
     _add_clustering_arguments(parser)
     _add_cluster_seed_argument(parser)
-    _add_no_cache_argument(parser)
+    add_no_cache_option(parser, "automatic clusters")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing output file")
 
 
@@ -467,7 +449,6 @@ def _cluster(args: argparse.Namespace) -> int:
     from .probeval import ProbEval
 
     warnings.simplefilter("always")
-    _apply_no_cache(args)
     try:
         output = check_output_file(args.output, [args.targets], args.overwrite)
         pe = ProbEval(

@@ -25,7 +25,7 @@ from protoqa_core.io.cli import (
     int_at_least,
     write_output_file,
 )
-from protoqa_core.io.cli_options import add_max_answers_option, add_quiet_option
+from protoqa_core.io.cli_options import add_max_answers_option, add_no_cache_option, add_quiet_option
 from protoqa_integrations.generation.provenance import parse_accepted
 
 __all__ = ["COMMANDS", "add_leaderboard_arguments", "add_convert_arguments"]
@@ -108,11 +108,7 @@ def add_leaderboard_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--seed", type=int_at_least(0), default=DEFAULT_SEED, help="bootstrap seed (the clustering's is --cluster-seed)"
     )
-    p.add_argument(
-        "--no-cache",
-        action="store_true",
-        help="neither read nor write ProbEval's automatic clusters in the user's cache (PROTOQA_NO_CACHE=1)",
-    )
+    add_no_cache_option(p, "ProbEval's automatic clusters and roberta's cluster-string vectors")
     p.add_argument(
         "--cluster-seed",
         type=int_at_least(0, 2**32 - 1),
@@ -133,10 +129,6 @@ def _run_leaderboard(args: argparse.Namespace) -> int:
     from protoqa_integrations.leaderboard.report import check_hub_id, leaderboard_warnings, model_index_files
     from protoqa_integrations.leaderboard.store import SystemIndex
 
-    if args.no_cache:
-        from protoqa_core.io.cache_files import disable_caching
-
-        disable_caching()
     pairs = parse_system_arguments(args.systems)
     names = [n for n, _ in pairs]
     inputs = [args.targets] + [str(p) for _, p in pairs]
