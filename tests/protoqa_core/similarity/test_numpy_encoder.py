@@ -250,3 +250,20 @@ def test_gelu_in_blocks_is_gelu_at_once():
     assert np.array_equal(gelu(x.copy()), whole)
     strided = np.repeat(x, 2, axis=1)[:, 0]  # not contiguous: computed in one piece
     assert np.array_equal(gelu(strided), whole[:, 0])
+
+
+def test_float32_rows_are_cut_to_the_integers_float64_gives():
+    from protoqa_core.similarity.numpy_encoder import EXACT_BITS, fixed_point
+
+    rng = np.random.default_rng(2)
+    rows = rng.standard_normal((40, 300)).astype(np.float32) * (10.0 ** rng.integers(-30, 30, (40, 1))).astype(
+        np.float32
+    )
+    rows[0] = 0.0
+    rows[1, :3] = np.array([1e-39, -3e-40, 1e-45], dtype=np.float32)  # subnormal among normal numbers
+    rows[2] = np.float32(1e-40) * rng.standard_normal(300).astype(np.float32)  # a subnormal row: cut in float64
+    for axis in (0, -1):
+        integers, scale = fixed_point(rows, axis=axis)
+        wide, wide_scale = fixed_point(rows.astype(np.float64), axis=axis)
+        assert integers.dtype == np.float64 and np.array_equal(integers, wide) and np.array_equal(scale, wide_scale)
+        assert np.abs(integers).max() <= 2**EXACT_BITS and np.all(integers == np.rint(integers))
