@@ -11,6 +11,10 @@ Two systems on the same questions, with a paired bootstrap test over questions:
 
     probeval compare dev.targets.jsonl a.json b.json [--clustering human] [--json]
 
+The automatic clusters of raw answers, computed once and written as a targets file:
+
+    probeval cluster test.raw_answers_unclustered.jsonl -o clustered.jsonl [--clustering gmeans]
+
 Also runnable as ``python -m cfc_probeval``.
 """
 
@@ -37,7 +41,7 @@ from protoqa_core.io.cli import (
     with_default_command,
     write_output_file,
 )
-from protoqa_core.io.cli_options import add_input_options, add_per_question_option
+from protoqa_core.io.cli_options import add_input_options, add_no_cache_option, add_per_question_option
 from protoqa_core.io.files import DataFormatError
 from protoqa_core.io.predictions import read_prediction_document
 
@@ -63,12 +67,12 @@ _COMPARE_DESCRIPTION = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``probeval`` argument parser, one sub-command of :data:`COMMANDS` each (``evaluate`` and ``compare``).
+    """The ``probeval`` argument parser, one sub-command of :data:`COMMANDS` each (``evaluate``, ``compare``, ``cluster``).
 
     Use :func:`parse_args`, which reads arguments without a sub-command as ``evaluate``.
 
     >>> list(COMMANDS)
-    ['evaluate', 'compare']
+    ['evaluate', 'compare', 'cluster']
     >>> build_parser().parse_args(["evaluate", "t.jsonl", "p.json", "--clustering", "human"]).clustering
     'human'
     """
@@ -154,8 +158,22 @@ def _add_method_arguments(parser: argparse.ArgumentParser) -> None:
         f"(default {DEFAULTS.gp_threshold}) a match needs",
     )
     _add_clustering_arguments(parser)
+    _add_cluster_seed_argument(parser, also="--seed")
+    add_no_cache_option(parser, "automatic clusters")
+
+
+def _add_cluster_seed_argument(
+    parser: argparse.ArgumentParser, also: Optional[str] = None, beside_bootstrap: bool = False
+) -> None:
+    """``--cluster-seed``: the seed of K-means (X-means, G-means) and the GP classifiers, never a bootstrap's."""
+    note = f"; {also} is the same option" if also else "; --seed is the bootstrap's" if beside_bootstrap else ""
     parser.add_argument(
-        "--seed", type=int_at_least(0, 2**32 - 1), default=DEFAULTS.seed, help="seed of K-means and the GP classifiers"
+        "--cluster-seed",
+        *([also] if also else []),
+        dest="seed" if also else "cluster_seed",
+        type=int_at_least(0, 2**32 - 1),
+        default=DEFAULTS.seed,
+        help=f"seed of K-means (X-means, G-means) and the GP classifiers (default {DEFAULTS.seed}){note}",
     )
 
 
@@ -213,7 +231,7 @@ def _run(args: argparse.Namespace) -> ProbEvalResult:
     field = args.field or next(iter(sample_fields(document)), None)
     # The gate names the file and line of an unknown id; the library repeats it and records what it ignored.
     reconcile_sample_ids(samples, targets, path=args.predictions, field=field, ignore_unknown=args.ignore_unknown)
-    return evaluate_probeval(
+    result = evaluate_probeval(
         targets,
         samples,
         clustering=args.clustering,
@@ -228,6 +246,18 @@ def _run(args: argparse.Namespace) -> ProbEvalResult:
         all_stopword_match=not args.all_stopwords_zero,
         **_clustering_settings(args),
     )
+    return _name_clustered_file(result, args.targets)
+
+
+def _name_clustered_file(result: ProbEvalResult, targets: str) -> ProbEvalResult:
+    """``result`` with its signature naming ``targets`` by checksum when the file's clusters were made
+    automatically (:func:`~cfc_probeval.clustered.clustered_file_label`)."""
+    from dataclasses import replace
+
+    from .clustered import clustered_file_label
+
+    label = clustered_file_label(targets)
+    return replace(result, signature=f"{result.signature}|{label}") if label else result
 
 
 def _add_compare_arguments(parser: argparse.ArgumentParser) -> None:
@@ -264,7 +294,11 @@ def _add_compare_arguments(parser: argparse.ArgumentParser) -> None:
         "(default: an error, since KL depends on the number of samples)",
     )
     parser.add_argument("--resamples", type=int_at_least(1, 10**7), default=1000, help="bootstrap resamples")
-    parser.add_argument("--seed", type=int_at_least(0), default=12345, help="bootstrap seed")
+    parser.add_argument(
+        "--seed", type=int_at_least(0), default=12345, help="bootstrap seed (the clustering's is --cluster-seed)"
+    )
+    _add_cluster_seed_argument(parser, beside_bootstrap=True)
+    add_no_cache_option(parser, "automatic clusters")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -284,9 +318,9 @@ def _compare(args: argparse.Namespace) -> int:
                 warnings.warn(ids.message, ProbEvalWarning, stacklevel=2)
             systems.append({qid: samples[qid] for qid in ids.kept})
         # Questions without target answers cannot be scored: compare on the others only.
-        pe = ProbEval(args.clustering, args.matching, embedder=args.embedder, model_dir=args.model_dir).resolved(
-            targets
-        )
+        pe = ProbEval(
+            args.clustering, args.matching, embedder=args.embedder, model_dir=args.model_dir, seed=args.cluster_seed
+        ).resolved(targets)
         usable = {qid: t for qid, t in targets.items() if t.total > 0 and (t.clusters or pe.clusterer is not None)}
         if not any(qid in systems[0] and qid in systems[1] for qid in usable):
             raise ValueError(f"{args.targets}: no question with target answers was answered by both systems")
@@ -303,7 +337,12 @@ def _compare(args: argparse.Namespace) -> int:
     except (DataFormatError, FileNotFoundError, ValueError, ImportError) as exc:
         print(f"probeval compare: error: {exc}", file=sys.stderr)
         return 2
-    signature = f"{r.signature}|bootstrap:{args.resamples}|seed:{args.seed}"
+    from .clustered import clustered_file_label
+
+    clustered = clustered_file_label(args.targets)
+    signature = (
+        f"{r.signature}{'|' + clustered if clustered else ''}|bootstrap:{args.resamples}|bootstrap_seed:{args.seed}"
+    )
     out = {
         "a": args.predictions_a,
         "b": args.predictions_b,
@@ -410,6 +449,56 @@ def _evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+_CLUSTER_DESCRIPTION = (
+    "Cluster the raw answers of a targets file automatically, once, and write them as a targets file with "
+    "clusters and their provenance (the source's checksum, the clustering, the embedder and its weights' "
+    "checksum, the version); scoring it gives the KLs of scoring the source with the same setting, and its "
+    "signature names the written file's checksum."
+)
+
+
+def _add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("targets", metavar="TARGETS", help="targets JSONL with raw answers (answers.raw), no clusters")
+    parser.add_argument("-o", "--output", required=True, metavar="CLUSTERED.jsonl", help="the clustered targets file")
+    automatic = [c for c in clustering_choices() if c not in (AUTO, "human")]
+    parser.add_argument(
+        "--clustering",
+        choices=automatic,
+        default=DEFAULTS.clustering,
+        help=f"the automatic clustering (default {DEFAULTS.clustering})",
+    )
+    parser.add_argument("--embedder", default=None, help="as for probeval (default: minilm)")
+    parser.add_argument(
+        "--model-dir", default=None, help="as for probeval (default: $PROBEVAL_MODEL_DIR, else the Hub cache)"
+    )
+    _add_clustering_arguments(parser)
+    _add_cluster_seed_argument(parser)
+    add_no_cache_option(parser, "automatic clusters")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing output file")
+
+
+def _cluster(args: argparse.Namespace) -> int:
+    from .clustered import write_clustered_targets
+    from .probeval import ProbEval
+
+    warnings.simplefilter("always")
+    try:
+        output = check_output_file(args.output, [args.targets], args.overwrite)
+        pe = ProbEval(
+            args.clustering,
+            embedder=args.embedder,
+            model_dir=args.model_dir,
+            seed=args.cluster_seed,
+            **_clustering_settings(args),
+        )
+        provenance = write_clustered_targets(args.targets, output, pe)
+    except (DataFormatError, FileNotFoundError, ValueError, ImportError) as exc:
+        print(f"probeval cluster: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"{output}: clusters {provenance['clustering']}, embedder {provenance['embedder']}", file=sys.stderr)
+    return 0
+
+
 _DEFAULT_NOTE = " Without a command, 'probeval TARGETS PREDICTIONS ...' is 'probeval evaluate TARGETS PREDICTIONS ...'."
 DESCRIPTION = _DESCRIPTION + _DEFAULT_NOTE
 """What ``probeval --help`` says first."""
@@ -432,6 +521,13 @@ COMMANDS: dict[str, Subcommand] = {
             _COMPARE_DESCRIPTION,
             _add_compare_arguments,
             _compare_command,
+        ),
+        Subcommand(
+            "cluster",
+            "write a targets file's automatic clusters as a targets file with clusters",
+            _CLUSTER_DESCRIPTION,
+            _add_cluster_arguments,
+            _cluster,
         ),
     )
 }

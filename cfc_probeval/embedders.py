@@ -50,6 +50,7 @@ from protoqa_core.similarity.embedding import (
 )
 from protoqa_core.similarity.embedding import hub_host_resolves as _hub_host_resolves
 from protoqa_core.similarity.numpy_encoder import (
+    EXACT_BITS,
     blas_threads,
     encode_token_batches,
     load_numpy_transformer,
@@ -123,6 +124,15 @@ class Embedder(ABC):
     def _encode(self, texts: list[str]) -> np.ndarray:
         """Vectors for ``texts`` (all new to the cache), one row each."""
 
+    def cache_identity(self) -> Optional[str]:
+        """What, beside the strings, decides this embedder's vectors, for the keys of cached results built on them;
+        None (the default, and any family defined elsewhere) when that is not known, and nothing is cached.
+
+        >>> CharNgramEmbedder().cache_identity()
+        'char-ngrams:3x256'
+        """
+        return None
+
     @property
     def num_embedded(self) -> int:
         """How many strings this instance has embedded so far (each distinct string once while cached)."""
@@ -164,6 +174,15 @@ def _compact(vectors: np.ndarray) -> np.ndarray:
     as64 = vectors.astype(np.float64)
     as32 = as64.astype(np.float32)
     return as32 if np.array_equal(as32.astype(np.float64), as64, equal_nan=True) else as64
+
+
+def _file_identity(path: Path) -> str:
+    """A file's resolved path, size and modification time (what the WordNet tables' cache keys on too)."""
+    try:
+        info = path.stat()
+    except OSError:
+        return f"{path}:missing"
+    return f"{path.resolve()}:{info.st_size}:{info.st_mtime_ns}"
 
 
 def is_minilm(model: str) -> bool:
@@ -365,6 +384,13 @@ class SentenceTransformerEmbedder(Embedder):
     ) -> SentenceTransformerEmbedder:
         return cls(argument or DEFAULT_SENTENCE_TRANSFORMER, model_dir=model_dir)
 
+    def cache_identity(self) -> Optional[str]:
+        """The name, the encoder's exact products and the weights file's size and time, on numpy; None on torch,
+        whose vectors depend on their batch."""
+        if self._pipeline is None:
+            return None
+        return f"{self.name}|exact{EXACT_BITS}|{_file_identity(Path(self.location) / 'model.safetensors')}"
+
     def _encode(self, texts: list[str]) -> np.ndarray:
         if self._pipeline is not None:
             return round_embeddings(self._encode_numpy(texts, self._pipeline))
@@ -490,6 +516,10 @@ class FastTextEmbedder(Embedder):
     def from_spec(cls, argument: str, *, model_dir: Optional[Union[str, os.PathLike]] = None) -> FastTextEmbedder:
         return cls(argument)
 
+    def cache_identity(self) -> Optional[str]:
+        """The name and the vector file's path, size and time."""
+        return f"{self.name}|{_file_identity(self.path)}"
+
     def _encode(self, texts: list[str]) -> np.ndarray:
         if self.is_binary:
             model = _load_fasttext_bin(str(self.path))
@@ -534,6 +564,9 @@ class CharNgramEmbedder(Embedder):
         if argument:
             raise ValueError(f"the char-ngrams embedder takes no argument, got char-ngrams:{argument}")
         return cls()
+
+    def cache_identity(self) -> Optional[str]:
+        return self.name
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dimension))

@@ -40,7 +40,12 @@ from protoqa_core.io.cli import (
     with_default_command,
     write_output_file,
 )
-from protoqa_core.io.cli_options import add_input_options, add_max_answers_option, add_per_question_option
+from protoqa_core.io.cli_options import (
+    add_input_options,
+    add_max_answers_option,
+    add_no_cache_option,
+    add_per_question_option,
+)
 from protoqa_core.io.files import DataFormatError, ProtoQAWarning
 from protoqa_core.similarity import ALL_SIMILARITIES, QUESTION_SIMILARITIES, SIMILARITIES
 from protoqa_core.wordnet.files import WORDNET_DIR_ENV, WordNetUnavailableError
@@ -127,6 +132,7 @@ def _add_encoder_arguments(p: argparse.ArgumentParser) -> None:
         help="roberta similarity: the RBF length-scale rule: median*0.5 (default), median*<factor>, "
         "a positive number (1: the papers' code) or fit",
     )
+    add_no_cache_option(p, "the roberta similarity's cluster-string vectors")
 
 
 def _add_compare_arguments(p: argparse.ArgumentParser) -> None:

@@ -4,6 +4,7 @@ the dataset export that several modules read."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,20 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
+
+# A test sees what its inputs give, never an entry an earlier run left in the user's cache of
+# automatic clusters and encodings; the tests of those caches turn them on in a folder of their
+# own (``user_cache``). Commands the tests start inherit this.
+os.environ.setdefault("PROTOQA_NO_CACHE", "1")
+
+
+@pytest.fixture
+def user_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """The caches of automatic clusters and encodings turned on, in a folder of this test's own."""
+    folder = tmp_path / "protoqa-cache"
+    monkeypatch.setenv("PROTOQA_CACHE_DIR", str(folder))
+    monkeypatch.setenv("PROTOQA_NO_CACHE", "0")
+    return folder
 
 
 @pytest.fixture(scope="session")

@@ -17,6 +17,7 @@ __all__ = [
     "add_per_question_option",
     "add_quiet_option",
     "add_max_answers_option",
+    "add_no_cache_option",
     "DEFAULT_MAX_ANSWERS",
 ]
 
@@ -118,4 +119,36 @@ def add_max_answers_option(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help=f"refuse a question with more than N answers in a predictions file (default {DEFAULT_MAX_ANSWERS}; "
         "memory and time grow with it)",
+    )
+
+
+class _NoCache(argparse.Action):
+    """Turns the caches off as soon as the flag is read, before any command runs."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        from .cache_files import disable_caching
+
+        disable_caching()
+        setattr(namespace, self.dest, True)
+
+
+def add_no_cache_option(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--no-cache``: neither read nor write ``what`` in the user's cache (:mod:`protoqa_core.io.cache_files`).
+
+    >>> import os
+    >>> from protoqa_core.io.cache_files import NO_CACHE_ENV
+    >>> before = os.environ.pop(NO_CACHE_ENV, None)
+    >>> p = argparse.ArgumentParser()
+    >>> add_no_cache_option(p, "automatic clusters")
+    >>> p.parse_args(["--no-cache"]).no_cache, os.environ[NO_CACHE_ENV]
+    (True, '1')
+    >>> _ = os.environ.pop(NO_CACHE_ENV) if before is None else os.environ.update({NO_CACHE_ENV: before})
+    """
+    parser.add_argument(
+        "--no-cache",
+        action=_NoCache,
+        nargs=0,
+        default=False,
+        help=f"neither read nor write {what} in the user's cache ($PROTOQA_CACHE_DIR, else ~/.cache/protoqa_eval; "
+        "the same as PROTOQA_NO_CACHE=1)",
     )

@@ -2,8 +2,13 @@
 
 :class:`NumpyTransformer` computes the last layer of a BERT or RoBERTa encoder (all-MiniLM-L6-v2,
 roberta-base) with numpy, from the weights file mapped into memory (:func:`read_safetensors`) and
-the model's ``tokenizer.json`` (the ``tokenizers`` package): the same weights and the same float32
-arithmetic as torch, without importing torch, transformers or sentence-transformers. ProbEval's
+the model's ``tokenizer.json`` (the ``tokenizers`` package): the same weights as torch, float32
+everywhere but in the matrix products, without importing torch, transformers or sentence-transformers.
+Every matrix product is exact (:func:`exact_product`): its operands are cut to
+:data:`EXACT_BITS`-bit integers times powers of two, whose products and sums float64 holds
+without rounding, so the BLAS kernel, its blocking and the other strings of a batch cannot
+change a bit of it. Everything else works on one row (or one string) at a time with numpy's
+elementwise operations and reductions, whose order does not depend on the batch either. ProbEval's
 default embedder (:mod:`cfc_probeval.embedders`) and the ``roberta`` similarity's
 :class:`~protoqa_core.similarity.embedding.ContextEncoder` run on it wherever
 :func:`numpy_runtime_problem` finds nothing against it (:func:`choose_runtime`).
@@ -29,6 +34,9 @@ __all__ = [
     "load_numpy_transformer",
     "encode_token_batches",
     "BATCH_TOKENS",
+    "EXACT_BITS",
+    "fixed_point",
+    "exact_product",
     "gelu",
     "blas_threads",
     "numpy_runtime_problem",
@@ -164,11 +172,13 @@ class NumpyTransformer:
     """A BERT-family encoder's last layer, computed with numpy from ``model.safetensors``.
 
     The same computation as ``transformers``' BertModel / RobertaModel in evaluation
-    mode, in float32 as torch on CPU: embeddings (word, absolute position, token type 0)
+    mode, in float32 as torch on CPU but for the products, which are exact (:func:`exact_product`) on
+    operands cut to :data:`EXACT_BITS` bits: embeddings (word, absolute position, token type 0)
     and LayerNorm, then per layer self-attention with the padding masked, a dense
     layer, residual and LayerNorm, the exact (erf) GELU (:func:`gelu`) feed-forward, residual and
-    LayerNorm. Vectors agree with torch's to about 1e-6. The weights take their own size
-    in memory (about 90 MB for all-MiniLM-L6-v2); nothing else is held.
+    LayerNorm. Vectors agree with torch's to about 1e-6. The weight matrices are held as
+    float32 integers, their own size in memory (about 45 MB for all-MiniLM-L6-v2); the word
+    embeddings stay mapped from the file.
 
     :meth:`tokenizer` gives the model's ``tokenizers`` tokenizer (from ``tokenizer.json``,
     the one ``transformers``' fast tokenizer wraps) without padding or truncation.
@@ -241,24 +251,31 @@ class NumpyTransformer:
 
     @staticmethod
     def _layer(weights: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
-        """One layer's weights, as ``(in, out)`` views for ``x @ w`` (torch stores ``(out, in)``).
+        """One layer's weights; each matrix ``(in, out)`` for ``x @ w`` (torch stores ``(out, in)``).
 
-        The matrices stay views of the mapped file (a copy would hold each in memory twice,
-        once in the page cache the process maps and once in its own pages); only query,
-        key and value are joined into one matrix, for one product.
+        A matrix ``name`` is kept as :func:`fixed_point` keeps it, integers (exact in float32,
+        half the memory of float64) under ``name`` and each column's power of two under
+        ``name + "_scale"``; query, key and value are joined into one matrix, for one product.
         """
         attention = prefix + "attention."
         names = [f"{attention}self.{part}" for part in ("query", "key", "value")]
-        return {
+        matrices = {
             "qkv": np.concatenate([weights.pop(n + ".weight") for n in names]).T,
-            "qkv_bias": np.concatenate([weights.pop(n + ".bias") for n in names]),
             "out": weights.pop(attention + "output.dense.weight").T,
+            "up": weights.pop(prefix + "intermediate.dense.weight").T,
+            "down": weights.pop(prefix + "output.dense.weight").T,
+        }
+        layer: dict[str, np.ndarray] = {}
+        for name, matrix in matrices.items():
+            integers, scale = fixed_point(matrix, axis=0)
+            layer[name], layer[name + "_scale"] = integers.astype(np.float32), scale
+        return {
+            **layer,
+            "qkv_bias": np.concatenate([weights.pop(n + ".bias") for n in names]),
             "out_bias": np.array(weights.pop(attention + "output.dense.bias")),
             "norm1": np.array(weights.pop(attention + "output.LayerNorm.weight")),
             "norm1_bias": np.array(weights.pop(attention + "output.LayerNorm.bias")),
-            "up": weights.pop(prefix + "intermediate.dense.weight").T,
             "up_bias": np.array(weights.pop(prefix + "intermediate.dense.bias")),
-            "down": weights.pop(prefix + "output.dense.weight").T,
             "down_bias": np.array(weights.pop(prefix + "output.dense.bias")),
             "norm2": np.array(weights.pop(prefix + "output.LayerNorm.weight")),
             "norm2_bias": np.array(weights.pop(prefix + "output.LayerNorm.bias")),
@@ -311,10 +328,9 @@ class NumpyTransformer:
         ``ids`` holds every string's token ids in turn, ``lengths`` their counts. Rows
         pass the dense layers together, so the products are as large as the batch;
         attention runs over each run of consecutive strings of one length, which
-        needs no mask. Each string's rows are computed by the same operations whatever
-        else is in the batch (a product of a few rows is computed as one of
-        :data:`_MIN_PRODUCT_ROWS`, as BLAS computes tiny products another way), so a
-        string's vectors do not depend on its company. With ``keep`` (boolean, one per token) the last layer is finished
+        needs no mask. The products are exact (:func:`exact_product`) and every other
+        operation works on each row (or each string) alone, so a string's vectors do not
+        depend on its company, nor on the BLAS kernel. With ``keep`` (boolean, one per token) the last layer is finished
         only for the tokens it marks, the others being 0: every token's keys and values
         are still needed there, but the attention output, the feed-forward layer and the
         norms of a token nobody reads are not (most of a context encoder's tokens are
@@ -343,13 +359,13 @@ class NumpyTransformer:
         self.attention_pairs += int(np.sum(counts * counts))
         rows: Optional[np.ndarray] = None
         for index, layer in enumerate(self._layers):
-            context = self._attention(_product(x, layer["qkv"], layer["qkv_bias"]), runs)
+            context = self._attention(_product(x, layer, "qkv"), runs)
             if keep is not None and index == len(self._layers) - 1:
                 rows = np.flatnonzero(np.asarray(keep, dtype=bool))
                 context, x = context[rows], x[rows]
-            x = self._norm(_product(context, layer["out"], layer["out_bias"], x), layer["norm1"], layer["norm1_bias"])
-            hidden = gelu(_product(x, layer["up"], layer["up_bias"]))
-            x = self._norm(_product(hidden, layer["down"], layer["down_bias"], x), layer["norm2"], layer["norm2_bias"])
+            x = self._norm(_product(context, layer, "out", x), layer["norm1"], layer["norm1_bias"])
+            hidden = gelu(_product(x, layer, "up"))
+            x = self._norm(_product(hidden, layer, "down", x), layer["norm2"], layer["norm2_bias"])
         if rows is not None:
             kept, x = x, np.zeros((len(ids), self.dimension), dtype=np.float32)
             x[rows] = kept
@@ -367,32 +383,105 @@ class NumpyTransformer:
         for first, strings, tokens in runs:
             end = first + strings * tokens
             q, k, v = qkv[first:end].reshape(strings, tokens, 3, heads, size).transpose(2, 0, 3, 1, 4)
-            scores = q @ k.transpose(0, 1, 3, 2)
+            scores = _fixed_product(q, k.transpose(0, 1, 3, 2))
             scores *= scale
             scores -= scores.max(axis=-1, keepdims=True)
             np.exp(scores, out=scores)
             scores /= scores.sum(axis=-1, keepdims=True)
-            context[first:end] = (scores @ v).transpose(0, 2, 1, 3).reshape(end - first, self.dimension)
+            weighted = _fixed_product(scores, v)
+            context[first:end] = weighted.transpose(0, 2, 1, 3).reshape(end - first, self.dimension)
         return context
 
 
-_MIN_PRODUCT_ROWS = 16
-"""Fewest rows a product is computed with: BLAS takes other routines for a product of a few
-rows (one row: a matrix-vector routine; OpenBLAS also has a small-matrix kernel), which sum
-in another order, so fewer rows are computed as this many (the first one repeated)."""
+EXACT_BITS = 22
+"""Bits of the integers a matrix product's operands are cut to (:func:`fixed_point`): a row's
+entries keep their absolute precision to 2**-23 of the power of two above its largest one,
+and :data:`_EXACT_TERMS` products of two such integers sum below 2**53, where float64 is exact."""
+_EXACT_TERMS = 1 << (53 - 1 - 2 * EXACT_BITS)
+"""Terms one BLAS call sums: 256, whose sum of products of ``EXACT_BITS``-bit integers stays below 2**52."""
 
 
-def _product(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, residual: Optional[np.ndarray] = None) -> np.ndarray:
-    """``x @ weight + bias (+ residual)``, each row's result the same whatever the other rows are."""
-    if 0 < len(x) < _MIN_PRODUCT_ROWS:
-        padded = np.concatenate([x, np.repeat(x[:1], _MIN_PRODUCT_ROWS - len(x), axis=0)])
-        out = (padded @ weight)[: len(x)]
+def fixed_point(values: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
+    """``values`` as float64 integers of at most :data:`EXACT_BITS` bits times a power of two shared along ``axis``.
+
+    The power of two is the one above the largest magnitude along ``axis`` (an all-zero
+    line takes 1), over ``2**EXACT_BITS``; integers are rounded half to even. ``integers *
+    scale`` is ``values`` to within half a unit of the last bit, and the same ``values``
+    give the same bits on every machine (division by a power of two and rounding are exact).
+
+    >>> integers, scale = fixed_point(np.array([[3.0, -0.5], [0.0, 0.0]]), axis=1)
+    >>> integers.tolist(), (scale * 2**EXACT_BITS).ravel().tolist()
+    ([[3145728.0, -524288.0], [0.0, 0.0]], [4.0, 1.0])
+    """
+    values = np.asarray(values)
+    if values.dtype != np.float32:
+        values = values.astype(np.float64)
+    largest = np.max(np.abs(values), axis=axis, keepdims=True, initial=0.0)
+    _, exponent = np.frexp(largest)  # largest < 2**exponent
+    scale = np.ldexp(1.0, exponent - EXACT_BITS)
+    factor = 1.0 / scale  # a power of two: multiplying by it is exact
+    if values.dtype == np.float32 and int(exponent.min(initial=0)) > -100:
+        # Float32 holds these values times a power of two, and integers below 2**23, exactly: the
+        # same integers as in float64, for half the memory traffic (a row far below 1 is cut in
+        # float64, where its factor cannot overflow).
+        scaled = values * factor.astype(np.float32)
     else:
-        out = x @ weight
-    out += bias
-    if residual is not None:
-        out += residual
+        scaled = values.astype(np.float64) * factor
+    return np.rint(scaled, out=scaled).astype(np.float64, copy=False), scale
+
+
+def exact_product(
+    a: np.ndarray, b: np.ndarray, kernel: Callable[[np.ndarray, np.ndarray], np.ndarray] = np.matmul
+) -> np.ndarray:
+    """``a @ b`` of integer-valued float64 arrays of at most :data:`EXACT_BITS` bits, computed without rounding.
+
+    ``kernel`` (numpy's matmul, which calls BLAS) sums :data:`_EXACT_TERMS` products at a
+    time, each an integer below 2**44, so every partial sum is an integer below 2**53 and
+    exact whatever order, blocking or fused multiply-adds the kernel uses; the blocks' sums
+    are then added in a fixed order. The result therefore depends on ``a`` and ``b`` alone.
+
+    >>> a = np.array([[2.0**21, 1.0, -3.0]]); b = np.array([[2.0**21], [1.0], [5.0]])
+    >>> exact_product(a, b).tolist()
+    [[4398046511090.0]]
+    """
+    terms = a.shape[-1]
+    if terms <= _EXACT_TERMS:
+        return kernel(a, b)
+    out = kernel(a[..., :_EXACT_TERMS], b[..., :_EXACT_TERMS, :])
+    for first in range(_EXACT_TERMS, terms, _EXACT_TERMS):
+        out += kernel(a[..., first : first + _EXACT_TERMS], b[..., first : first + _EXACT_TERMS, :])
     return out
+
+
+def _fixed_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a @ b`` in float32, from the exact product of ``a`` and ``b`` in :func:`fixed_point`, rows of ``a`` and
+    columns of ``b`` each with their own power of two."""
+    a_integers, a_scale = fixed_point(a, axis=-1)
+    b_integers, b_scale = fixed_point(b, axis=-2)
+    out = exact_product(a_integers, b_integers, _kernel)
+    out *= a_scale
+    out *= b_scale
+    return out.astype(np.float32)
+
+
+def _product(
+    x: np.ndarray, layer: dict[str, np.ndarray], name: str, residual: Optional[np.ndarray] = None
+) -> np.ndarray:
+    """``x @ w + bias (+ residual)`` for the layer's matrix ``name``, each row's result depending on that row alone."""
+    integers, scale = fixed_point(x, axis=-1)
+    out = exact_product(integers, layer[name].astype(np.float64), _kernel)
+    out *= scale
+    out *= layer[name + "_scale"]
+    result = out.astype(np.float32)
+    result += layer[name + "_bias"]
+    if residual is not None:
+        result += residual
+    return result
+
+
+def _kernel(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The product that sums each block of an :func:`exact_product` (tests put a kernel of their own here)."""
+    return np.matmul(a, b)
 
 
 def _equal_runs(lengths: Sequence[int]) -> list[tuple[int, int, int]]:

@@ -38,8 +38,10 @@ GP scores themselves are not used as similarities: a regression's mean is not bo
 to [0, 1], and the paper's evaluator also scores 1 for the chosen cluster and 0 for
 the rest.
 
-Cost: per question, one encoder pass over its distinct cluster strings (batched,
-cached per question), one kernel matrix and one Cholesky factorization of at most
+Cost: per question, one encoder pass over its distinct cluster strings (batched, cached per
+question in the process and, on numpy, in the user's cache: :data:`ENCODINGS_CACHE`, keyed by
+the encoder, its weights' size and time, the runtime, the question and the strings, so a second
+system or run encodes none of them; ``--no-cache`` or ``PROTOQA_NO_CACHE=1`` turns that off), one kernel matrix and one Cholesky factorization of at most
 that many rows for all clusters together, and one encoder pass over the distinct
 predictions. Contexts and answers are cut to a fixed number of tokens
 (:data:`~protoqa_core.similarity.embedding.MAX_CONTEXT_TOKENS`,
@@ -56,6 +58,7 @@ them it matched, and the metric warns (and sets ``exact_match_only``) when the s
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from collections import OrderedDict
@@ -67,12 +70,21 @@ from typing import Optional, Union
 import numpy as np
 
 from protoqa_core.install import install_command
+from protoqa_core.io.cache_files import CacheFolder
 from protoqa_core.io.files import DataFormatError
 from protoqa_core.io.records import Question
 
-from .embedding import EMBEDDING_DECIMALS, ContextEncoder, ModelLocation, locate_model, model_revision
+from .embedding import (
+    EMBEDDING_DECIMALS,
+    MAX_ANSWER_TOKENS,
+    MAX_CONTEXT_TOKENS,
+    ContextEncoder,
+    ModelLocation,
+    locate_model,
+    model_revision,
+)
 from .gaussian_process import LengthScale, OneVsAll, fit_one_vs_all, length_scale_rule
-from .numpy_encoder import choose_runtime
+from .numpy_encoder import EXACT_BITS, choose_runtime
 from .registry import QuestionSimilarity
 
 __all__ = [
@@ -87,6 +99,7 @@ __all__ = [
     "ENCODER_OPTION",
     "MAX_TRAINING_ANSWERS",
     "RobertaSimilarity",
+    "ENCODINGS_CACHE",
     "check_encoder_folder",
     "locate_encoder",
     "ROBERTA",
@@ -351,14 +364,58 @@ class RobertaSimilarity:
                 value = raw.get(answer)
                 counts.append(float(value) if value else 1.0)
             counted = bool(answers) and any(raw.get(a) for a in answers)
-        before = self.encoder.num_cut
-        vectors = self.encoder.embed(self._context(question), answers) if answers else np.zeros((0, 1))
+        vectors, cut = self._cluster_vectors(self._context(question), answers)
         models = fit_one_vs_all(vectors, members, counts=counts, model="regression", length_scale=self.length_scale)
-        fitted = _Fitted(models, {a: tuple(strings[a]) for a in answers}, counted, self.encoder.num_cut > before)
+        fitted = _Fitted(models, {a: tuple(strings[a]) for a in answers}, counted, cut)
         if len(self._fitted) >= 64:
             self._fitted.popitem(last=False)
         self._fitted[key] = fitted
         return fitted
+
+    def _cluster_vectors(self, context: str, answers: list[str]) -> tuple[np.ndarray, bool]:
+        """The vectors of a question's cluster strings, and whether one was cut: from the user's cache when kept
+        there (the same for every system scored), else encoded and kept."""
+        key = self._encodings_key(context, answers) if answers else None
+        if key is not None:
+            kept = _read_vectors(ENCODINGS_CACHE.read(key), len(answers))
+            if kept is not None:
+                return kept
+        before = self.encoder.num_cut
+        vectors = self.encoder.embed(context, answers) if answers else np.zeros((0, 1))
+        cut = self.encoder.num_cut > before
+        if key is not None:
+            buffer = io.BytesIO()
+            np.save(buffer, np.ascontiguousarray(vectors, dtype=np.float64), allow_pickle=False)
+            ENCODINGS_CACHE.write(key, (b"1" if cut else b"0") + buffer.getvalue())
+        return vectors, cut
+
+    def _encodings_key(self, context: str, answers: list[str]) -> Optional[str]:
+        """Everything that decides the vectors of ``answers`` in ``context``; None on torch (a vector depends on
+        its batch there), where nothing is kept."""
+        if self.encoder.runtime != "numpy":
+            return None
+        from protoqa_core import __version__
+
+        weights = Path(self.location.path) / "model.safetensors"
+        try:
+            info = weights.stat()
+            identity = f"{weights.resolve()}:{info.st_size}:{info.st_mtime_ns}"
+        except OSError:
+            return None
+        return json.dumps(
+            {
+                "kind": "roberta-encodings",
+                "format": 1,
+                "version": __version__,
+                "encoder": f"{self.encoder_name}@{self.revision}",
+                "weights": identity,
+                "runtime": f"numpy:round{EMBEDDING_DECIMALS}:exact{EXACT_BITS}",
+                "tokens": [MAX_CONTEXT_TOKENS, MAX_ANSWER_TOKENS],
+                "context": context,
+                "answers": answers,
+            },
+            ensure_ascii=False,
+        )
 
     def scores(self, question: Question, predictions: Sequence[str]) -> np.ndarray:
         """``S[i, c]``: the regression score of (already normalized) prediction ``i`` for cluster ``c``.
@@ -407,6 +464,23 @@ class RobertaSimilarity:
         cut = fitted.cut or self.encoder.num_cut > before
         cells = [(i, j) for i in range(len(predictions)) for j in range(len(question.clusters))] if cut else []
         return out, cells
+
+
+ENCODINGS_CACHE = CacheFolder("roberta_encodings")
+"""Where the vectors of each question's cluster strings are kept (:class:`~protoqa_core.io.cache_files.CacheFolder`)."""
+
+
+def _read_vectors(body: Optional[bytes], rows: int) -> Optional[tuple[np.ndarray, bool]]:
+    """Kept vectors (a cut flag, then a ``.npy`` float64 matrix of ``rows`` rows), None when absent or not that."""
+    if body is None or body[:1] not in (b"0", b"1"):
+        return None
+    try:
+        vectors = np.load(io.BytesIO(body[1:]), allow_pickle=False)
+    except (ValueError, OSError, EOFError):
+        return None
+    if vectors.dtype != np.float64 or vectors.ndim != 2 or len(vectors) != rows:
+        return None
+    return vectors, body[:1] == b"1"
 
 
 def _short_name(encoder: str, location: ModelLocation) -> str:

@@ -2,7 +2,8 @@
 
 protoqa-eval leaderboard TARGETS NAME=FILE [NAME=FILE ...] [--similarity wordnet]
              [--metrics protoqa,probeval] [--only-common] [--json | --markdown | --csv]
-             [--plot FILE.png] [--model-index DIR] [--question-scores] [--resamples 1000] [--seed 12345] [--overwrite]
+             [--plot FILE.png] [--model-index DIR] [--question-scores] [--resamples 1000] [--seed 12345]
+             [--cluster-seed 0] [--overwrite]
 protoqa-eval convert HARNESS_OUTPUT -o ANSWERS.json [--max-answers 500] [--overwrite]
 """
 
@@ -24,7 +25,7 @@ from protoqa_core.io.cli import (
     int_at_least,
     write_output_file,
 )
-from protoqa_core.io.cli_options import add_max_answers_option, add_quiet_option
+from protoqa_core.io.cli_options import add_max_answers_option, add_no_cache_option, add_quiet_option
 from protoqa_integrations.generation.provenance import parse_accepted
 
 __all__ = ["COMMANDS", "add_leaderboard_arguments", "add_convert_arguments"]
@@ -104,13 +105,23 @@ def add_leaderboard_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--resamples", type=int_at_least(1), default=DEFAULT_RESAMPLES, help="bootstrap resamples, at most 10,000"
     )
-    p.add_argument("--seed", type=int_at_least(0), default=DEFAULT_SEED, help="bootstrap seed")
+    p.add_argument(
+        "--seed", type=int_at_least(0), default=DEFAULT_SEED, help="bootstrap seed (the clustering's is --cluster-seed)"
+    )
+    add_no_cache_option(p, "ProbEval's automatic clusters and roberta's cluster-string vectors")
+    p.add_argument(
+        "--cluster-seed",
+        type=int_at_least(0, 2**32 - 1),
+        default=0,
+        help="seed of the automatic clustering ProbEval uses for targets without human clusters (default 0)",
+    )
     add_max_answers_option(p)
     add_overwrite_option(p, "replace existing --plot and --model-index files")
     add_quiet_option(p)
 
 
 def _run_leaderboard(args: argparse.Namespace) -> int:
+    from cfc_probeval import ProbEval
     from protoqa_core.io.files import ProtoQAWarning
     from protoqa_integrations.generation.provenance import read_targets_and_data
     from protoqa_integrations.harnesses.outputs import FORMATS
@@ -143,6 +154,7 @@ def _run_leaderboard(args: argparse.Namespace) -> int:
             only_common=args.only_common,
             resamples=args.resamples,
             seed=args.seed,
+            probeval=ProbEval("auto", seed=args.cluster_seed) if "probeval" in args.metrics else None,
             targets_data=known,
             accept=args.accept_mismatch,
             progress=not args.quiet,

@@ -152,7 +152,7 @@ class Leaderboard:
         parts = [f"{c.key}:{c.signature}" for c in self._distinct_signatures()]
         return (
             " ; ".join(parts)
-            + f" ; bootstrap:{self.resamples}|seed:{self.seed}|level:{self.level}|holm:{self.alpha}"
+            + f" ; bootstrap:{self.resamples}|bootstrap_seed:{self.seed}|level:{self.level}|holm:{self.alpha}"
             + (f" ; {self.mark}" if self.accepted else "")
         )
 

@@ -251,7 +251,7 @@ def test_compare_two_systems_with_paired_bootstrap(capsys):
     assert out["p_value"] < 0.01 and out["num_questions"] == 54 and out["num_samples"] == [70, 100]
     assert out["signature"].startswith("clustering:human|")
     assert out["signature"].endswith(
-        "|n_samples:70,100|wordnet:3.0|version:0.1.0|accepted-mismatch:samples|bootstrap:200|seed:12345"
+        "|n_samples:70,100|wordnet:3.0|version:0.1.0|accepted-mismatch:samples|bootstrap:200|bootstrap_seed:12345"
     )
 
 
@@ -306,3 +306,21 @@ def test_probeval_compare_sub_command(tmp_path, capsys):
     )
     out = json.loads(capsys.readouterr().out)
     assert out["num_questions"] == 12 and out["difference"] < 0 and out["p_value"] < 0.05
+
+
+def test_the_clustering_seed_and_the_bootstrap_seed_are_two_options(tmp_path, capsys):
+    targets, good, bad = _small_files(tmp_path)
+    clustering = ["--clustering", "xmeans", "--embedder", "char-ngrams"]
+    status, out, err = run_cli(
+        capsys, "compare", targets, good, bad, *clustering, "--ignore-unknown", "--resamples", "50", "--json",
+        "--cluster-seed", "3", "--seed", "7",
+    )  # fmt: skip
+    assert status == 0, err
+    signature = json.loads(out)["signature"]
+    assert ",seed=3)|" in signature and signature.endswith("|bootstrap:50|bootstrap_seed:7")
+    # On probeval itself, --seed is kept as the same option as --cluster-seed.
+    by_name = [
+        run_cli(capsys, targets, good, *clustering, flag, "5", "--json") for flag in ("--cluster-seed", "--seed")
+    ]
+    assert by_name[0][0] == 0 and by_name[0][1] == by_name[1][1]
+    assert ",seed=5)|" in json.loads(by_name[0][1])["signature"]

@@ -9,6 +9,7 @@ tests/cfc_probeval/test_embedders.py.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -144,22 +145,83 @@ def _mean_pool(hidden: np.ndarray, rows: list[int]) -> np.ndarray:
     return hidden.sum(axis=1) / np.float32(max(hidden.shape[1], 1))
 
 
+def _batch_texts() -> list[str]:
+    texts = ["yesterday", "people living in the city", "at midnight after he secured the election win.", "a", "wall"]
+    return texts + [f"answer number {i} of many" for i in range(60)]
+
+
 def test_a_strings_vector_does_not_depend_on_its_batch():
     from protoqa_core.similarity.numpy_encoder import blas_threads, encode_token_batches
 
     network = _minilm()
-    tokenizer = network.tokenizer()
-    texts = ["yesterday", "people living in the city", "at midnight after he secured the election win.", "a", "wall"]
-    texts += [f"answer number {i} of many" for i in range(60)]
-    encodings = tokenizer.encode_batch(texts)
+    texts = _batch_texts()
+    encodings = network.tokenizer().encode_batch(texts)
     with blas_threads(1):
         together = encode_token_batches(network, encodings, _mean_pool)
         small_batches = encode_token_batches(network, encodings, _mean_pool, batch_tokens=7)
         alone = np.stack([encode_token_batches(network, [e], _mean_pool)[0] for e in encodings[:5]])
     assert together.dtype == np.float32 and together.shape == (len(texts), network.dimension)
-    # Bit for bit: the products are row by row, attention needs no padding, a lone row is not special.
+    # Bit for bit: the products are exact, attention needs no padding, a lone row is not special.
     assert np.array_equal(together, small_batches)
     assert np.array_equal(together[:5], alone)
+
+
+def _shape_sensitive_kernel(calls: list[int]):
+    """A matrix product whose order of summation depends on the batch's shape, as a BLAS kernel's blocking does:
+    the terms go in blocks of a size set by the number of rows, the blocks added last to first."""
+
+    def kernel(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        calls.append(a.shape[-2])
+        block = 1 + 7 * (a.shape[-2] % 5)
+        starts = list(range(0, a.shape[-1], block))[::-1]
+        out = np.matmul(a[..., starts[0] : starts[0] + block], b[..., starts[0] : starts[0] + block, :])
+        for first in starts[1:]:
+            out = out + np.matmul(a[..., first : first + block], b[..., first : first + block, :])
+        return out
+
+    return kernel
+
+
+def test_the_kernels_order_of_summation_changes_no_bit(monkeypatch):
+    """A kernel that sums in another order, one that changes with the batch, gives every string the same vector:
+    a check that holds or fails the same way on every machine, whatever BLAS it has."""
+    from protoqa_core.similarity import numpy_encoder
+    from protoqa_core.similarity.numpy_encoder import EXACT_BITS, blas_threads, encode_token_batches, fixed_point
+
+    calls: list[int] = []
+    kernel = _shape_sensitive_kernel(calls)
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((2, 4, 300)), rng.standard_normal((300, 6))
+    # On floats the kernel is not numpy's product, and its blocks follow the rows: it would move unguarded vectors.
+    assert not np.array_equal(kernel(a[0], b), a[0] @ b)
+    assert not np.array_equal(kernel(a.reshape(8, 300)[:4], b), kernel(a.reshape(8, 300), b)[:4])
+    integers, scale = fixed_point(a[0], axis=-1)
+    assert np.abs(integers).max() <= 2**EXACT_BITS and np.all(np.abs(integers * scale - a[0]) <= scale / 2)
+
+    network = _minilm()
+    encodings = network.tokenizer().encode_batch(_batch_texts())
+    with blas_threads(1):
+        reference = encode_token_batches(network, encodings, _mean_pool)
+        monkeypatch.setattr(numpy_encoder, "_kernel", kernel)
+        together = encode_token_batches(network, encodings, _mean_pool)
+        small_batches = encode_token_batches(network, encodings, _mean_pool, batch_tokens=7)
+    assert len(set(calls)) > 5  # the kernel ran, on batches of many shapes
+    assert np.array_equal(reference, together) and np.array_equal(reference, small_batches)
+
+
+def test_an_exact_product_is_the_product():
+    from protoqa_core.similarity.numpy_encoder import exact_product, fixed_point
+
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((5, 1000)), rng.standard_normal((1000, 3))
+    (ai, sa), (bi, sb) = fixed_point(a, axis=-1), fixed_point(b, axis=-2)
+    product = exact_product(ai, bi) * sa * sb
+    # Exact on the cut operands, whose integers keep 22 bits: close to the float product.
+    assert np.array_equal(
+        exact_product(ai, bi),
+        np.array([[math.fsum(x * y for x, y in zip(r, c, strict=True)) for c in bi.T] for r in ai]),
+    )
+    assert np.allclose(product, a @ b, rtol=0, atol=1e-4)
 
 
 def test_packed_and_padded_batches_give_the_same_last_layer():
@@ -188,3 +250,20 @@ def test_gelu_in_blocks_is_gelu_at_once():
     assert np.array_equal(gelu(x.copy()), whole)
     strided = np.repeat(x, 2, axis=1)[:, 0]  # not contiguous: computed in one piece
     assert np.array_equal(gelu(strided), whole[:, 0])
+
+
+def test_float32_rows_are_cut_to_the_integers_float64_gives():
+    from protoqa_core.similarity.numpy_encoder import EXACT_BITS, fixed_point
+
+    rng = np.random.default_rng(2)
+    rows = rng.standard_normal((40, 300)).astype(np.float32) * (10.0 ** rng.integers(-30, 30, (40, 1))).astype(
+        np.float32
+    )
+    rows[0] = 0.0
+    rows[1, :3] = np.array([1e-39, -3e-40, 1e-45], dtype=np.float32)  # subnormal among normal numbers
+    rows[2] = np.float32(1e-40) * rng.standard_normal(300).astype(np.float32)  # a subnormal row: cut in float64
+    for axis in (0, -1):
+        integers, scale = fixed_point(rows, axis=axis)
+        wide, wide_scale = fixed_point(rows.astype(np.float64), axis=axis)
+        assert integers.dtype == np.float64 and np.array_equal(integers, wide) and np.array_equal(scale, wide_scale)
+        assert np.abs(integers).max() <= 2**EXACT_BITS and np.all(integers == np.rint(integers))

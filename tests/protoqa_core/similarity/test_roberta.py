@@ -176,3 +176,34 @@ def test_only_the_measured_encoder_with_the_default_rule_is_validated(tiny):
         RobertaSimilarity(str(folder), context=False),
     ):
         assert not other.validated and other.label.endswith(",unvalidated)")
+
+
+def test_cluster_string_vectors_are_kept_in_the_user_cache(tiny, user_cache):
+    import warnings
+
+    from protoqa_core.io.cache_files import CacheWarning
+    from protoqa_core.similarity.roberta import ENCODINGS_CACHE
+
+    question = pet_question()
+    predictions = ["dog", "doggy", "kitty", "car"]
+    cold = RobertaSimilarity(tiny, runtime="numpy")
+    expected = cold.matrix(question, predictions)[0]
+    assert cold.encoder.num_embedded == 4 + 3  # the cluster strings, then the predictions that are none of them
+    (entry,) = ENCODINGS_CACHE.folder.iterdir()
+    warm = RobertaSimilarity(tiny, runtime="numpy")
+    assert np.array_equal(warm.matrix(question, predictions)[0], expected) and warm.encoder.num_embedded == 3
+    data = bytearray(entry.read_bytes())
+    data[-1] ^= 1
+    entry.write_bytes(bytes(data))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        rebuilt = RobertaSimilarity(tiny, runtime="numpy")
+        assert np.array_equal(rebuilt.matrix(question, predictions)[0], expected)
+    assert [str(w.message) for w in caught if issubclass(w.category, CacheWarning)] == [
+        f"cache entry {entry} is damaged or cut short (checksum mismatch); rebuilding it"
+    ]
+    assert rebuilt.encoder.num_embedded == 7 and ENCODINGS_CACHE.read(json_key(rebuilt, question)) is not None
+
+
+def json_key(similarity: RobertaSimilarity, question: Question) -> str:
+    return similarity._encodings_key("name a pet", sorted({a for c in question.clusters for a in c.answers}))

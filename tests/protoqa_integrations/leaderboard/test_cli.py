@@ -139,6 +139,21 @@ def test_bootstrap_options_are_checked_before_any_file_is_read(run_in):
         assert status == 2 and len(err) == 1 and message in err[0] and "missing.json" not in err[0], err
 
 
+def test_the_clustering_seed_is_its_own_option_and_the_signature_names_both(run_in, small_files):
+    raw = {"dog": 5, "puppy": 2, "cat": 4, "kitten": 1, "goldfish": 3}
+    rows = [
+        {"metadata": {"id": f"q{i}"}, "question": {"normalized": "name a pet"}, "answers": {"raw": raw}}
+        for i in range(3)
+    ]
+    (small_files / "raw.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    args = ("leaderboard", "raw.jsonl", "a=a.json", "b=b.json", "--metrics", "probeval", "--resamples", "50", "--json")
+    status, out, err = run_in(*args, "--cluster-seed", "4", "--seed", "9")
+    assert status == 0, err
+    signature = json.loads(out)["signature"]
+    assert "clustering:auto->gmeans(" in signature and ",seed=4," in signature
+    assert "|bootstrap_seed:9|" in signature
+
+
 def test_convert_writes_an_answers_file_the_other_commands_read(run_in, small_files):
     samples = {"q0": ["dog", "dog", "cat"], "q1": ["cat"], "q2": ["fish", ""]}
     source = small_files / "samples_protoqa_2026-01-01T00-00-00.jsonl"

@@ -1,0 +1,162 @@
+"""Automatic clusters as data: a targets file whose clusters an automatic clustering made, with its provenance.
+
+:func:`write_clustered_targets` (``probeval cluster TARGETS -o clustered.jsonl``) clusters the
+raw answers of a targets file once and writes them back in the file's own format: every line
+as it was, with ``answers.clusters`` holding the automatic clusters (ids ``<question
+id>.auto<i>``, ordered and counted as :meth:`~cfc_probeval.ProbEval.clusters_for` orders and
+counts them) and a ``clusters_provenance`` block saying how they were made: the source's
+SHA-256, the clustering and its options, the embedder (its name carries the weights' source,
+runtime and rounding) and the SHA-256 of its weights, and the project version.
+
+Scoring the written file uses those clusters as human clusters are used, and gives the KLs,
+bit for bit, that scoring the source with the same automatic setting gives; its signature
+names the written file by its SHA-256 (:func:`clustered_file_label`), so that two labs sharing
+the file share the numbers without recomputing a vector.
+
+>>> clustered_file_label("../shared/data/cfc/dev.targets.jsonl") is None  # doctest: +SKIP
+True
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Optional, Union
+
+from protoqa_core.io.cli import write_output_file
+from protoqa_core.io.data import sha256_of
+from protoqa_core.io.files import DataFormatError, iter_text_lines, parse_json
+from protoqa_core.io.records import preview_ids
+
+from .inputs import has_human_clusters, read_targets
+
+if TYPE_CHECKING:
+    from .probeval import ProbEval
+
+__all__ = ["PROVENANCE_KEY", "write_clustered_targets", "clustered_file_label", "clusters_provenance"]
+
+PROVENANCE_KEY = "clusters_provenance"
+"""The key of the provenance block on each line of a clustered targets file."""
+
+PathLike = Union[str, os.PathLike]
+
+
+def _weights_sha256(embedder: Any) -> Optional[str]:
+    """SHA-256 of the file the embedder's vectors come from (a model's weights, a vector file), None when none."""
+    location = getattr(embedder, "location", None)
+    if location is not None:
+        for name in ("model.safetensors", "pytorch_model.bin"):
+            if (Path(location) / name).is_file():
+                return sha256_of(Path(location) / name)
+        return None
+    path = getattr(embedder, "path", None)
+    return sha256_of(path) if path is not None and Path(path).is_file() else None
+
+
+def write_clustered_targets(source: PathLike, output: PathLike, probeval: ProbEval) -> dict[str, Any]:
+    """Cluster the raw answers of the targets file ``source`` with ``probeval`` and write them to ``output``.
+
+    ``probeval`` must name an automatic clustering (not ``human`` or an unresolved
+    ``auto``). Questions that carry human clusters are refused (their clusters would be
+    lost), naming them; a question without raw answers is written as it was. ``output`` is
+    replaced atomically (check it first with :func:`~protoqa_core.io.cli.check_output_file`).
+    Returns the provenance block written on each line.
+
+    >>> from cfc_probeval import ProbEval
+    >>> write_clustered_targets("raw.jsonl", "clustered.jsonl", ProbEval("gmeans"))  # doctest: +SKIP
+    {'source_sha256': '...', 'clustering': 'gmeans(k_init=8,k_max=20,seed=0,alpha=0.0001)', ...}
+    """
+    from protoqa_core import __version__
+
+    if probeval.clusterer is None:
+        raise ValueError(f"write_clustered_targets needs an automatic clustering, not {probeval.clustering_name}")
+    targets = read_targets(source)
+    clustered = [qid for qid, t in targets.items() if has_human_clusters(t)]
+    if clustered:
+        raise ValueError(
+            f"{source}: {len(clustered)} question(s) already carry clusters: {preview_ids(clustered)}; "
+            "cluster a file of raw answers without clusters"
+        )
+    embedder = probeval.embedder
+    assert embedder is not None  # an automatic clustering embeds
+    # One call embeds every string, as evaluate does: the same vectors, the fewest batches.
+    embedder.embed(sorted({a for t in targets.values() for a, n in t.answer_counts.items() if n > 0}))
+    clusters = {qid: probeval.clusters_for(t) for qid, t in targets.items() if t.total > 0}
+    provenance = {
+        "source_sha256": sha256_of(source),
+        "clustering": probeval.signature(len(clusters)).split("|")[0].removeprefix("clustering:"),
+        "embedder": embedder.name,
+        "embedder_weights_sha256": _weights_sha256(embedder),
+        "version": __version__,
+    }
+    lines: list[str] = []
+    for number, text in iter_text_lines(Path(source)):
+        if not text.strip():
+            continue
+        record = parse_json(text, source, number)
+        qid = _question_id(record)
+        if qid in clusters:
+            answers = record.setdefault("answers", {})
+            answers["clusters"] = {c.id: {"count": _count(c.count), "answers": list(c.answers)} for c in clusters[qid]}
+        record[PROVENANCE_KEY] = provenance
+        lines.append(json.dumps(record, ensure_ascii=False) + "\n")
+
+    def write(fh: Any) -> None:
+        fh.writelines(lines)
+
+    write_output_file(Path(output), write)
+    return provenance
+
+
+def _question_id(record: Mapping[str, Any]) -> Optional[str]:
+    meta = record.get("metadata")
+    return meta.get("id") if isinstance(meta, Mapping) else record.get("questionid")
+
+
+def _count(value: float) -> Union[int, float]:
+    """A cluster's count as the file writes it: an integer when it is one (raw counts are)."""
+    return int(value) if float(value).is_integer() else value
+
+
+def clusters_provenance(path: PathLike) -> Optional[dict[str, Any]]:
+    """The provenance block of a clustered targets file (from its first line), None for any other file.
+
+    A file whose lines disagree about it is an error naming the line.
+
+    >>> import tempfile
+    >>> plain = Path(tempfile.mkdtemp()) / "t.jsonl"
+    >>> _ = plain.write_text('{"metadata": {"id": "q1"}, "question": {"normalized": "a"}}\\n')
+    >>> clusters_provenance(plain) is None
+    True
+    """
+    found: Optional[dict[str, Any]] = None
+    first = True
+    for number, text in iter_text_lines(Path(path)):
+        if not text.strip():
+            continue
+        block = parse_json(text, path, number).get(PROVENANCE_KEY)
+        if first:
+            found, first = block, False
+        elif block != found:
+            raise DataFormatError(f"its {PROVENANCE_KEY} differs from the first line's", path, number)
+    if found is not None and not isinstance(found, dict):
+        raise DataFormatError(f"{PROVENANCE_KEY} must be an object", path, 1)
+    return found
+
+
+def clustered_file_label(path: PathLike) -> Optional[str]:
+    """The signature part naming a clustered targets file by its SHA-256 (None for a file of other clusters).
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> line = {"metadata": {"id": "q1"}, "question": {"normalized": "a"}, PROVENANCE_KEY: {"clustering": "gmeans"}}
+    >>> _ = (folder / "c.jsonl").write_text(json.dumps(line) + "\\n")
+    >>> clustered_file_label(folder / "c.jsonl").startswith("clusters:gmeans@sha256=")
+    True
+    """
+    provenance = clusters_provenance(path)
+    if provenance is None:
+        return None
+    return f"clusters:{provenance.get('clustering', '?')}@sha256={sha256_of(path)}"

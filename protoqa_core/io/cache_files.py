@@ -1,0 +1,210 @@
+"""A size-bounded folder of cache entries in the user's cache, each checked against its key and contents.
+
+What a slow computation made once (ProbEval's automatic clusters of a question, say) is kept
+in ``<cache folder>/<name>/`` (the cache folder of the WordNet tables,
+:func:`protoqa_core.wordnet.files.cache_dir`: ``$PROTOQA_CACHE_DIR``, else
+``~/.cache/protoqa_eval``), one file per entry, named by the SHA-256 of its key. The key is
+a text holding everything that can change the value; the caller writes it. An entry file holds
+a format mark, the SHA-256 of its key and that of its contents, then the contents:
+
+* an entry whose mark, key or contents do not check (cut short, damaged, written for another
+  key or by another format) is named in one warning (:class:`CacheWarning`, once per file and
+  process), never used, and rebuilt by the caller;
+* a folder that cannot be written leaves the values computed in each process, with one warning;
+* the folder is kept under :func:`cache_limit_bytes` (``$PROTOQA_CACHE_MAX_MB``, 256 MB by
+  default): beyond it the entries read or written least recently are removed;
+* ``$PROTOQA_NO_CACHE`` set to anything but ``""`` or ``0`` (the ``--no-cache`` flags set it)
+  turns every cache off: nothing is read or written (:func:`caching_enabled`).
+
+>>> import tempfile, os
+>>> saved = {name: os.environ.get(name) for name in ("PROTOQA_CACHE_DIR", NO_CACHE_ENV)}
+>>> os.environ.update({"PROTOQA_CACHE_DIR": tempfile.mkdtemp(), NO_CACHE_ENV: "0"})
+>>> folder = CacheFolder("demo")
+>>> folder.read("answers:dog,cat") is None
+True
+>>> folder.write("answers:dog,cat", b"[[0, 1]]"); folder.read("answers:dog,cat")
+b'[[0, 1]]'
+>>> for name, value in saved.items():
+...     _ = os.environ.pop(name, None) if value is None else os.environ.update({name: value})
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import warnings
+from pathlib import Path
+from typing import Optional
+
+from ..wordnet.files import cache_dir
+
+__all__ = [
+    "CacheFolder",
+    "CacheWarning",
+    "caching_enabled",
+    "cache_limit_bytes",
+    "NO_CACHE_ENV",
+    "CACHE_MAX_ENV",
+    "disable_caching",
+]
+
+NO_CACHE_ENV = "PROTOQA_NO_CACHE"
+"""Set (to anything but ``""`` or ``0``) to read and write no cache entry."""
+CACHE_MAX_ENV = "PROTOQA_CACHE_MAX_MB"
+"""The most megabytes one cache folder keeps (default 256)."""
+_DEFAULT_MAX_MB = 256
+_MAGIC = b"PQCACHE01"
+_warned: set[str] = set()
+
+
+class CacheWarning(UserWarning):
+    """A cache entry that could not be used (and is rebuilt), or a cache folder that cannot be written."""
+
+
+def caching_enabled() -> bool:
+    """Whether caches are read and written (``$PROTOQA_NO_CACHE`` unset, empty or ``0``).
+
+    >>> caching_enabled() in (True, False)
+    True
+    """
+    return os.environ.get(NO_CACHE_ENV, "") in ("", "0")
+
+
+def disable_caching() -> None:
+    """Turn every cache off in this process and the processes it starts (what ``--no-cache`` does).
+
+    >>> import os
+    >>> before = os.environ.pop(NO_CACHE_ENV, None)
+    >>> disable_caching(); caching_enabled()
+    False
+    >>> _ = os.environ.pop(NO_CACHE_ENV) if before is None else os.environ.update({NO_CACHE_ENV: before})
+    """
+    os.environ[NO_CACHE_ENV] = "1"
+
+
+def cache_limit_bytes() -> int:
+    """The most bytes a cache folder keeps: ``$PROTOQA_CACHE_MAX_MB`` megabytes (default 256).
+
+    >>> cache_limit_bytes() > 0
+    True
+    """
+    text = os.environ.get(CACHE_MAX_ENV, "")
+    try:
+        megabytes = float(text) if text else _DEFAULT_MAX_MB
+    except ValueError:
+        _warn_once(CACHE_MAX_ENV, f"${CACHE_MAX_ENV}={text!r} is not a number of megabytes; keeping {_DEFAULT_MAX_MB}")
+        megabytes = _DEFAULT_MAX_MB
+    return max(int(megabytes * 1_000_000), 0)
+
+
+def _warn_once(what: str, message: str) -> None:
+    if what not in _warned:
+        _warned.add(what)
+        warnings.warn(message, CacheWarning, stacklevel=3)
+
+
+def _digest(data: bytes) -> bytes:
+    return hashlib.sha256(data).hexdigest().encode()
+
+
+class CacheFolder:
+    """The entries of one kind, in ``<cache folder>/<name>/`` (module doc).
+
+    The folder is found when first used, so ``$PROTOQA_CACHE_DIR`` set later still counts.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._written = 0
+
+    @property
+    def folder(self) -> Path:
+        """Where the entries are."""
+        return cache_dir() / self.name
+
+    def path(self, key: str) -> Path:
+        """The file of the entry of ``key``."""
+        return self.folder / f"{hashlib.sha256(key.encode()).hexdigest()[:40]}.entry"
+
+    def read(self, key: str) -> Optional[bytes]:
+        """The contents kept for ``key``, or None (not kept, caching off, or an entry that does not check)."""
+        if not caching_enabled():
+            return None
+        path = self.path(key)
+        try:
+            data = path.read_bytes()
+        except (FileNotFoundError, NotADirectoryError):  # not kept (a folder that cannot be is named on writing)
+            return None
+        except OSError as exc:
+            _warn_once(str(path), f"cache entry {path} cannot be read ({exc}); computing it again")
+            return None
+        head, newline, body = data.partition(b"\n")
+        fields = head.split(b" ")
+        if not newline or len(fields) != 3 or fields[0] != _MAGIC:
+            problem = "not a cache entry of this version"
+        elif fields[1] != _digest(key.encode()):
+            problem = "written for another key"
+        elif fields[2] != _digest(body):
+            problem = "damaged or cut short (checksum mismatch)"
+        else:
+            try:  # read recently: the last to be removed when the folder is full
+                os.utime(path)
+            except OSError:
+                pass
+            return body
+        _warn_once(str(path), f"cache entry {path} is {problem}; rebuilding it")
+        return None
+
+    def write(self, key: str, body: bytes) -> None:
+        """Keep ``body`` for ``key`` (replacing an entry atomically), then keep the folder under its limit."""
+        if not caching_enabled():
+            return
+        path = self.path(key)
+        data = b" ".join((_MAGIC, _digest(key.encode()), _digest(body))) + b"\n" + body
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".entry-", dir=path.parent)
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(data)
+                os.chmod(tmp, 0o644)
+                os.replace(tmp, path)  # replaces the directory entry: a link planted there is not followed
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+        except OSError as exc:
+            _warn_once(str(self.folder), f"cache folder {self.folder} cannot be written ({exc}); computing in each run")
+            return
+        # The folder is measured on the first write of a process and after each tenth of the limit written.
+        limit = cache_limit_bytes()
+        first = self._written == 0
+        self._written += len(data)
+        if first or self._written >= limit // 10:
+            self._written = 1
+            self.prune(limit)
+
+    def prune(self, limit: Optional[int] = None) -> int:
+        """Remove the entries read or written least recently until the folder holds at most ``limit`` bytes;
+        returns how many were removed."""
+        limit = cache_limit_bytes() if limit is None else limit
+        try:
+            entries = []
+            for entry in os.scandir(self.folder):
+                if entry.name.endswith(".entry") and entry.is_file(follow_symlinks=False):
+                    info = entry.stat(follow_symlinks=False)
+                    entries.append((info.st_mtime_ns, entry.name, info.st_size))
+        except OSError:
+            return 0
+        total = sum(size for _, _, size in entries)
+        removed = 0
+        for _, name, size in sorted(entries):
+            if total <= limit:
+                break
+            try:
+                (self.folder / name).unlink()
+            except OSError:
+                continue
+            total -= size
+            removed += 1
+        return removed

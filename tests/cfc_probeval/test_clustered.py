@@ -1,0 +1,112 @@
+"""Automatic clusters written as a targets file: the same KLs as clustering on the fly, named by checksum."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from cfc_probeval import ProbEval, read_targets, write_clustered_targets
+from cfc_probeval.clustered import PROVENANCE_KEY, clustered_file_label, clusters_provenance
+from protoqa_core.io.files import DataFormatError
+
+
+def _raw_targets(source, path, questions):
+    """The first ``questions`` lines of a clustered targets file, without their clusters."""
+    with open(source, encoding="utf-8") as fh, open(path, "w", encoding="utf-8") as out:
+        for line in list(fh)[:questions]:
+            record = json.loads(line)
+            record["answers"].pop("clusters")
+            out.write(json.dumps(record) + "\n")
+    return path
+
+
+def _probeval(*argv, cwd):
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "cfc_probeval", *map(str, argv)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=600,
+    )
+    return done
+
+
+def test_scoring_the_clustered_file_gives_the_kls_of_clustering_on_the_fly(shared_data, tmp_path):
+    raw = _raw_targets(shared_data / "cfc" / "dev.targets.jsonl", tmp_path / "raw.jsonl", 10)
+    samples = shared_data / "cfc" / "dev.predictions.gpt2-xl.oneshot.json"
+    made = _probeval("cluster", raw, "-o", "clustered.jsonl", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    clustered = tmp_path / "clustered.jsonl"
+    scored = {}
+    for name, targets, setting in (("file", clustered, []), ("fly", raw, ["--clustering", "gmeans"])):
+        done = _probeval(targets, samples, *setting, "--ignore-unknown", "--only-predicted", "--json", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        scored[name] = json.loads(done.stdout)
+    assert scored["file"]["num_questions"] == scored["fly"]["num_questions"] == 10
+    # Bit for bit: JSON writes each float exactly (shortest repr), and the parsed values are compared.
+    assert scored["file"]["per_question"] == scored["fly"]["per_question"]
+    assert scored["file"]["kl"] == scored["fly"]["kl"]
+    digest = hashlib.sha256(clustered.read_bytes()).hexdigest()
+    assert scored["file"]["signature"].endswith(
+        f"|clusters:gmeans(k_init=8,k_max=20,seed=0,alpha=0.0001)@sha256={digest}"
+    )
+    provenance = clusters_provenance(clustered)
+    assert provenance["source_sha256"] == hashlib.sha256(raw.read_bytes()).hexdigest()
+    assert provenance["embedder"].startswith("all-MiniLM-L6-v2@") and provenance["embedder"].endswith(":numpy:round4")
+    assert len(provenance["embedder_weights_sha256"]) == 64 and provenance["version"]
+    again = _probeval("cluster", raw, "-o", "clustered.jsonl", cwd=tmp_path)
+    assert again.returncode == 2 and "--overwrite" in again.stderr and len(again.stderr.strip().splitlines()) == 1
+
+
+def _small_raw(path, answers):
+    rows = [
+        {"metadata": {"id": f"q{i}"}, "question": {"normalized": "name a pet"}, "answers": {"raw": answers}}
+        for i in range(3)
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_the_library_writes_every_line_with_clusters_and_one_provenance(tmp_path):
+    raw = _small_raw(tmp_path / "raw.jsonl", {"dog": 5, "dogs": 2, "cat": 4, "cats": 1, "goldfish": 3})
+    out = tmp_path / "clustered.jsonl"
+    pe = ProbEval("hac", embedder="char-ngrams", distance_threshold=0.5)
+    provenance = write_clustered_targets(raw, out, pe)
+    assert provenance["clustering"] == "hac(linkage=complete,threshold=0.5,metric=cosine)"
+    assert provenance["embedder"] == "char-ngrams:3x256" and provenance["embedder_weights_sha256"] is None
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [line[PROVENANCE_KEY] for line in lines] == [provenance] * 3
+    assert lines[0]["answers"]["raw"] == {"dog": 5, "dogs": 2, "cat": 4, "cats": 1, "goldfish": 3}
+    targets = read_targets(out)
+    on_the_fly = pe.clusters_for(read_targets(raw)["q0"])
+    assert [(c.id, c.answers, c.count) for c in targets["q0"].clusters] == [
+        (c.id, c.answers, c.count) for c in on_the_fly
+    ]
+    assert clustered_file_label(raw) is None
+    # A file whose lines disagree about where their clusters come from is refused, naming the line.
+    lines[2][PROVENANCE_KEY] = {**provenance, "clustering": "gmeans"}
+    out.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    with pytest.raises(DataFormatError, match="line 3"):
+        clusters_provenance(out)
+
+
+def test_clusters_are_written_only_from_raw_answers_and_by_an_automatic_clustering(tmp_path):
+    clustered = tmp_path / "t.jsonl"
+    record = {
+        "metadata": {"id": "q0"},
+        "question": {"normalized": "a"},
+        "answers": {"clusters": {"q0.0": {"count": 2, "answers": ["dog"]}}},
+    }
+    clustered.write_text(json.dumps(record) + "\n")
+    with pytest.raises(ValueError, match="1 question\\(s\\) already carry clusters: q0"):
+        write_clustered_targets(clustered, tmp_path / "out.jsonl", ProbEval("hac", embedder="char-ngrams"))
+    with pytest.raises(ValueError, match="needs an automatic clustering, not human"):
+        write_clustered_targets(clustered, tmp_path / "out.jsonl", ProbEval("human"))
+    assert not (tmp_path / "out.jsonl").exists()
