@@ -40,6 +40,7 @@ from typing import Any, ClassVar, Optional, Union
 
 import numpy as np
 
+from protoqa_core.io.cache_files import file_identity
 from protoqa_core.similarity.embedding import (
     EMBEDDING_DECIMALS,
     ModelLocation,
@@ -49,8 +50,8 @@ from protoqa_core.similarity.embedding import (
     round_embeddings,
 )
 from protoqa_core.similarity.embedding import hub_host_resolves as _hub_host_resolves
+from protoqa_core.similarity.exact_products import EXACT_BITS
 from protoqa_core.similarity.numpy_encoder import (
-    EXACT_BITS,
     blas_threads,
     encode_token_batches,
     load_numpy_transformer,
@@ -174,15 +175,6 @@ def _compact(vectors: np.ndarray) -> np.ndarray:
     as64 = vectors.astype(np.float64)
     as32 = as64.astype(np.float32)
     return as32 if np.array_equal(as32.astype(np.float64), as64, equal_nan=True) else as64
-
-
-def _file_identity(path: Path) -> str:
-    """A file's resolved path, size and modification time (what the WordNet tables' cache keys on too)."""
-    try:
-        info = path.stat()
-    except OSError:
-        return f"{path}:missing"
-    return f"{path.resolve()}:{info.st_size}:{info.st_mtime_ns}"
 
 
 def is_minilm(model: str) -> bool:
@@ -389,7 +381,7 @@ class SentenceTransformerEmbedder(Embedder):
         whose vectors depend on their batch."""
         if self._pipeline is None:
             return None
-        return f"{self.name}|exact{EXACT_BITS}|{_file_identity(Path(self.location) / 'model.safetensors')}"
+        return f"{self.name}|exact{EXACT_BITS}|{file_identity(Path(self.location) / 'model.safetensors')}"
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         if self._pipeline is not None:
@@ -518,7 +510,7 @@ class FastTextEmbedder(Embedder):
 
     def cache_identity(self) -> Optional[str]:
         """The name and the vector file's path, size and time."""
-        return f"{self.name}|{_file_identity(self.path)}"
+        return f"{self.name}|{file_identity(self.path)}"
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         if self.is_binary:

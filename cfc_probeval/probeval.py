@@ -29,8 +29,8 @@ from protoqa_core.io.records import Question, preview_ids
 from protoqa_core.progress import report_progress
 from protoqa_core.text import normalize_prediction
 
+from .auto_clusters import automatic_clusters, preload_clusters
 from .checks import check_settings
-from .cluster_cache import cluster_cache_key, load_clusters, store_clusters
 from .clustering import Clusterer, make_clusterer
 from .defaults import AUTO, DEFAULTS
 from .distributions import WRONG, human_counts, kl_divergence, laplace_smoothed, model_counts
@@ -277,39 +277,8 @@ class ProbEval:
             return self.resolved([truth]).clusters_for(truth)
         if self.clusterer is None:
             return _human_answer_clusters(truth)
-        answers = _clustered_answers(truth)
-        if not answers:
-            return ()
-        key, cached = self._cached_clusters(truth, answers)
-        if cached is not None:
-            return cached
         assert self.embedder is not None
-        labels = self.clusterer.fit_labels(self.embedder.embed(answers))
-        groups: dict[int, list[str]] = {}
-        for answer, label in zip(answers, labels, strict=True):
-            groups.setdefault(int(label), []).append(answer)
-        ordered = sorted(groups.values(), key=lambda g: (-sum(truth.answer_counts[a] for a in g), g[0]))
-        clusters = tuple(
-            AnswerCluster(f"{truth.question_id}.auto{i}", tuple(g), float(sum(truth.answer_counts[a] for a in g)), g[0])
-            for i, g in enumerate(ordered)
-        )
-        if key is not None:
-            store_clusters(key, clusters)
-        return clusters
-
-    def _cached_clusters(
-        self, truth: QuestionTargets, answers: Sequence[str]
-    ) -> tuple[Optional[str], Optional[tuple[AnswerCluster, ...]]]:
-        """The cache key of a question's automatic clusters (None: not cached) and the clusters kept for it."""
-        assert self.clusterer is not None and self.embedder is not None
-        key = cluster_cache_key(
-            truth.question_id, [(a, truth.answer_counts[a]) for a in answers], self.clusterer, self.embedder
-        )
-        if key is None:
-            return None, None
-        if key in self._preloaded:
-            return key, self._preloaded.pop(key)
-        return key, load_clusters(key)
+        return automatic_clusters(truth, self.clusterer, self.embedder, self._preloaded)
 
     def score_question(
         self,
@@ -518,24 +487,13 @@ class ProbEval:
         needed: set[str] = set()
         for truth in truths:
             if self.clusterer is not None:
-                answers = _clustered_answers(truth)
-                key, cached = self._cached_clusters(truth, answers) if answers else (None, None)
-                if key is not None and cached is not None:
-                    # Kept for the clustering that follows: no string of it needs a vector.
-                    self._preloaded[key] = cached
-                else:
-                    needed.update(answers)
+                needed.update(preload_clusters(truth, self.clusterer, self.embedder, self._preloaded))
             elif self.matcher.needs_embedder:
                 needed.update(a for c in truth.clusters for a in c.answers)
         if self.matcher.needs_embedder:
             for counts in samples:
                 needed.update(counts)
         self.embedder.embed(sorted(needed))
-
-
-def _clustered_answers(truth: QuestionTargets) -> list[str]:
-    """The answer strings an automatic clustering groups: those with a positive count, most frequent first."""
-    return sorted((a for a, n in truth.answer_counts.items() if n > 0), key=lambda a: (-truth.answer_counts[a], a))
 
 
 def _embedder(spec: Union[None, str, Embedder], model_dir: Optional[Union[str, os.PathLike]]) -> Embedder:

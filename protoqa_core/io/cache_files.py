@@ -47,6 +47,7 @@ __all__ = [
     "NO_CACHE_ENV",
     "CACHE_MAX_ENV",
     "disable_caching",
+    "file_identity",
 ]
 
 NO_CACHE_ENV = "PROTOQA_NO_CACHE"
@@ -208,3 +209,16 @@ class CacheFolder:
             total -= size
             removed += 1
         return removed
+
+
+def file_identity(path: Path) -> str:
+    """A file's resolved path, size and modification time, for a cache key (what the WordNet tables' cache keys on).
+
+    >>> file_identity(Path("/nowhere/model.safetensors"))
+    '/nowhere/model.safetensors:missing'
+    """
+    try:
+        info = path.stat()
+    except OSError:
+        return f"{path}:missing"
+    return f"{path.resolve()}:{info.st_size}:{info.st_mtime_ns}"

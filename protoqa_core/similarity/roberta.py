@@ -83,8 +83,9 @@ from .embedding import (
     locate_model,
     model_revision,
 )
+from .exact_products import EXACT_BITS
 from .gaussian_process import LengthScale, OneVsAll, fit_one_vs_all, length_scale_rule
-from .numpy_encoder import EXACT_BITS, choose_runtime
+from .numpy_encoder import choose_runtime
 from .registry import QuestionSimilarity
 
 __all__ = [

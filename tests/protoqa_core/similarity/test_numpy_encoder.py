@@ -9,7 +9,6 @@ tests/cfc_probeval/test_embedders.py.
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import numpy as np
@@ -186,7 +185,8 @@ def test_the_kernels_order_of_summation_changes_no_bit(monkeypatch):
     """A kernel that sums in another order, one that changes with the batch, gives every string the same vector:
     a check that holds or fails the same way on every machine, whatever BLAS it has."""
     from protoqa_core.similarity import numpy_encoder
-    from protoqa_core.similarity.numpy_encoder import EXACT_BITS, blas_threads, encode_token_batches, fixed_point
+    from protoqa_core.similarity.exact_products import EXACT_BITS, fixed_point
+    from protoqa_core.similarity.numpy_encoder import blas_threads, encode_token_batches
 
     calls: list[int] = []
     kernel = _shape_sensitive_kernel(calls)
@@ -207,21 +207,6 @@ def test_the_kernels_order_of_summation_changes_no_bit(monkeypatch):
         small_batches = encode_token_batches(network, encodings, _mean_pool, batch_tokens=7)
     assert len(set(calls)) > 5  # the kernel ran, on batches of many shapes
     assert np.array_equal(reference, together) and np.array_equal(reference, small_batches)
-
-
-def test_an_exact_product_is_the_product():
-    from protoqa_core.similarity.numpy_encoder import exact_product, fixed_point
-
-    rng = np.random.default_rng(1)
-    a, b = rng.standard_normal((5, 1000)), rng.standard_normal((1000, 3))
-    (ai, sa), (bi, sb) = fixed_point(a, axis=-1), fixed_point(b, axis=-2)
-    product = exact_product(ai, bi) * sa * sb
-    # Exact on the cut operands, whose integers keep 22 bits: close to the float product.
-    assert np.array_equal(
-        exact_product(ai, bi),
-        np.array([[math.fsum(x * y for x, y in zip(r, c, strict=True)) for c in bi.T] for r in ai]),
-    )
-    assert np.allclose(product, a @ b, rtol=0, atol=1e-4)
 
 
 def test_packed_and_padded_batches_give_the_same_last_layer():
@@ -250,20 +235,3 @@ def test_gelu_in_blocks_is_gelu_at_once():
     assert np.array_equal(gelu(x.copy()), whole)
     strided = np.repeat(x, 2, axis=1)[:, 0]  # not contiguous: computed in one piece
     assert np.array_equal(gelu(strided), whole[:, 0])
-
-
-def test_float32_rows_are_cut_to_the_integers_float64_gives():
-    from protoqa_core.similarity.numpy_encoder import EXACT_BITS, fixed_point
-
-    rng = np.random.default_rng(2)
-    rows = rng.standard_normal((40, 300)).astype(np.float32) * (10.0 ** rng.integers(-30, 30, (40, 1))).astype(
-        np.float32
-    )
-    rows[0] = 0.0
-    rows[1, :3] = np.array([1e-39, -3e-40, 1e-45], dtype=np.float32)  # subnormal among normal numbers
-    rows[2] = np.float32(1e-40) * rng.standard_normal(300).astype(np.float32)  # a subnormal row: cut in float64
-    for axis in (0, -1):
-        integers, scale = fixed_point(rows, axis=axis)
-        wide, wide_scale = fixed_point(rows.astype(np.float64), axis=axis)
-        assert integers.dtype == np.float64 and np.array_equal(integers, wide) and np.array_equal(scale, wide_scale)
-        assert np.abs(integers).max() <= 2**EXACT_BITS and np.all(integers == np.rint(integers))
