@@ -23,9 +23,10 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import re
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Optional
 
@@ -111,8 +112,8 @@ def _add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_input_options(
         parser,
-        unanswered="refuse the file, since a score over part of the questions is not the data set's; the "
-        "signature's n: names how many were scored",
+        unanswered="refuse the file, since a ProbEval score over part of the CFC questions is not "
+        "the data set's; with it, the signature's n: names how many were scored",
         quiet="progress reports and the warnings that do not change what the score means",
     )
     parser.add_argument("--json", action="store_true", help="print a JSON object (kl, num_questions, signature, ...)")
@@ -246,17 +247,27 @@ def _run(args: argparse.Namespace) -> ProbEvalResult:
         all_stopword_match=not args.all_stopwords_zero,
         **_clustering_settings(args),
     )
-    return _name_clustered_file(result, args.targets)
+    return _name_clustered_file(result, args.targets, targets)
 
 
-def _name_clustered_file(result: ProbEvalResult, targets: str) -> ProbEvalResult:
-    """``result`` with its signature naming ``targets`` by checksum when the file's clusters were made
-    automatically (:func:`~cfc_probeval.clustered.clustered_file_label`)."""
-    from dataclasses import replace
-
+def _clustered_label(path: str, targets: Mapping[str, Any]) -> Optional[str]:
+    """The signature part of a clustered targets file (:func:`~cfc_probeval.clustered.clustered_file_label`), read
+    again only when its clusters carry the automatic clusters' ids (``<id>.auto<i>``)."""
     from .clustered import clustered_file_label
 
-    label = clustered_file_label(targets)
+    automatic = any(
+        re.search(r"\.auto\d+$", getattr(c, "id", "")) for t in targets.values() for c in getattr(t, "clusters", ())
+    )
+    return clustered_file_label(path) if automatic else None
+
+
+def _name_clustered_file(result: ProbEvalResult, path: str, targets: Mapping[str, Any]) -> ProbEvalResult:
+    """``result`` with its signature naming the targets file by checksum when its clusters were made
+    automatically (:func:`~cfc_probeval.clustered.clustered_file_label`). Only a file whose clusters carry
+    the automatic clusters' ids (``<id>.auto<i>``) is opened again, so that other targets are read once."""
+    from dataclasses import replace
+
+    label = _clustered_label(path, targets)
     return replace(result, signature=f"{result.signature}|{label}") if label else result
 
 
@@ -337,9 +348,7 @@ def _compare(args: argparse.Namespace) -> int:
     except (DataFormatError, FileNotFoundError, ValueError, ImportError) as exc:
         print(f"probeval compare: error: {exc}", file=sys.stderr)
         return 2
-    from .clustered import clustered_file_label
-
-    clustered = clustered_file_label(args.targets)
+    clustered = _clustered_label(args.targets, targets)
     signature = (
         f"{r.signature}{'|' + clustered if clustered else ''}|bootstrap:{args.resamples}|bootstrap_seed:{args.seed}"
     )

@@ -83,10 +83,14 @@ def reconcile_ids(
     (('q2',), ('q1',), ('q9',))
     >>> r.message
     'ignored predictions for 1 question id(s) that are not in the targets: q9'
-    >>> reconcile_ids(["q1"], ["q9"], path="p.json")
+    >>> reconcile_ids(["q1", "q2"], ["q1", "q9"], path="p.json")
     Traceback (most recent call last):
     ...
     protoqa_core.io.files.DataFormatError: p.json, question 'q9': predictions for 1 question id(s) that are not in the targets: q9 (pass ignore_unknown=True / --ignore-unknown to drop them)
+    >>> reconcile_ids(["q1"], ["q9"], path="p.json")
+    Traceback (most recent call last):
+    ...
+    protoqa_core.io.files.DataFormatError: p.json, question 'q9': none of the 1 question id(s) of the predictions is in the targets (q9): they answer other questions; score them against their own targets
     """
     target_ids = list(targets)
     known = set(target_ids)

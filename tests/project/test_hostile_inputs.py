@@ -261,7 +261,7 @@ def test_paired_surrogates_are_fine(files, tmp_path):
     emoji = tmp_path / "emoji.json"
     emoji.write_text('{"q1": ["\\ud83d\\ude00", "dog"]}')
     out = tmp_path / "out.jsonl"
-    done = run(PROBEVAL, files[0], emoji, *PROBEVAL_OPTIONS, "--per-question", out, "--quiet")
+    done = run(PROBEVAL, files[0], emoji, *PROBEVAL_OPTIONS, "--per-question", out, "--quiet", "--only-predicted")
     assert done.returncode == 0, done.stderr
     assert "\U0001f600" in out.read_text(encoding="utf-8")
 
@@ -382,19 +382,20 @@ def test_nothing_to_score_is_an_error_unless_allowed(cli, tmp_path):
 
 
 @both("cli")
-def test_an_empty_predictions_file_scores_zero_with_a_warning(cli, files, tmp_path):
+def test_an_empty_predictions_file_scores_zero_or_is_refused_with_a_warning(cli, files, tmp_path):
     module, options = CLIS[cli]
     empty = tmp_path / "empty.json"
     empty.write_text("")
     done = run(module, files[0], empty, *options, "--json")
-    assert done.returncode == 0, done.stderr
     warnings = [line for line in done.stderr.splitlines() if "empty.json" in line]
     assert warnings and "warning" in warnings[0] and "no predictions" in warnings[0]
-    out = _strict_json(done.stdout)
     if cli == "protoqa-eval":
-        assert out["max_answers@all"] == 0.0
+        assert done.returncode == 0, done.stderr
+        assert _strict_json(done.stdout)["max_answers@all"] == 0.0
     else:
-        assert out["num_questions"] == 2 and out["empty"] == ["q1", "q2"]
+        # Silence would score better than answers under ProbEval: an empty file is refused.
+        assert done.returncode == 2 and done.stdout == ""
+        assert "probeval: error: the samples answer 0 of the 2 question(s)" in error_line(done)
 
 
 # ---- options ------------------------------------------------------------------------------

@@ -195,6 +195,7 @@ def test_generate_full_disk_names_the_file_keeps_the_journal_and_never_follows_p
             "--similarity",
             "exact_match",
             "--no-probeval",
+            "--only-predicted",  # generate --limit 3
             "--json",
         ],
         elsewhere,

@@ -31,7 +31,8 @@ import json, sys
 sys.path.insert(0, sys.argv[1])
 import demo_leaderboard
 uploads = json.loads(open(sys.argv[2], encoding="utf-8").read())
-print(json.dumps([demo_leaderboard.api_rank("cfc_test", u) for u in uploads]))
+# The board's systems differ in samples per question: an upload is ranked among them once that is accepted.
+print(json.dumps([demo_leaderboard.api_rank("cfc_test", u, accept_mismatch=["samples"]) for u in uploads]))
 """
 
 # Each probe in a file name that does not exist: the error line of `convert` for each, in one process.
