@@ -324,20 +324,18 @@ def test_folder_starts_as_a_space_and_computes_over_http(tmp_path, wheel_venv, m
 
 
 @pytest.mark.slow
-def test_wheel_holds_the_six_packages_and_no_research_code(wheel_venv):
+def test_wheel_holds_the_declared_packages_and_no_research_code(wheel_venv):
     """The study, the Space, the benchmarks and the tests stay out of the installed distribution."""
+    import configparser
     import zipfile
 
     _, wheel = wheel_venv
     names = zipfile.ZipFile(wheel).namelist()
     tops = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
-    assert tops == {
-        "protoqa_core",
-        "protoqa_metric",
-        "cfc_probeval",
-        "protoqa_dataset",
-        "protoqa_integrations",
-        "protoqa_eval",  # the Inspect AI tasks under the distribution's name
-    }
+    config = configparser.ConfigParser()
+    config.read(Path(__file__).resolve().parents[3] / "setup.cfg")
+    declared = {p for p in config["options.packages.find"]["include"].split() if "." not in p}
+    assert tops == declared and len(declared) == 6
+    assert not tops & {"studies", "space", "benchmarks", "tests", "examples", "upstream"}
     assert not [n for n in names if "validation/" in n or "paper_example" in n or "spec_reference" in n]
     assert {f"{top}/py.typed" for top in tops} <= set(names)  # the type hints are for the importing code too
