@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.packages import INSTALLED
+
 REPO = Path(__file__).resolve().parents[2]
 PACKAGES_OUTSIDE_THE_WHEEL = ("space", "studies", "benchmarks", "examples")
 # Folders whose files run as scripts from the folder itself (``python app.py``), so that a
@@ -96,14 +98,7 @@ def test_wheel_layout_leaves_research_out():
     text = (REPO / "setup.cfg").read_text(encoding="utf-8")
     include = re.search(r"\[options\.packages\.find\]\ninclude =\n((?:\s+.+\n)+)", text).group(1).split()
     assert not [p for p in include if p.split(".")[0] in PACKAGES_OUTSIDE_THE_WHEEL]
-    assert {p for p in include if "." not in p} == {
-        "protoqa_core",
-        "protoqa_metric",
-        "cfc_probeval",
-        "protoqa_dataset",
-        "protoqa_integrations",
-        "protoqa_eval",
-    }
+    assert {p for p in include if "." not in p} == set(INSTALLED)
 
 
 def _module_edges(path: Path, modules: set[str], root: Path = REPO) -> list[tuple[int, str]]:
@@ -286,16 +281,6 @@ NOTE = "no examples here; the space is free"
 ''')
     named = [node.value for node in _strings_outside_docs(tree) if _UPPER_NAME.search(node.value)]
     assert sorted(named) == [": studies/reports", "protoqa_metric"]
-
-
-INSTALLED = (
-    "protoqa_core",
-    "protoqa_metric",
-    "cfc_probeval",
-    "protoqa_dataset",
-    "protoqa_integrations",
-    "protoqa_eval",
-)
 
 
 def _subpackages(package: str) -> list[str]:

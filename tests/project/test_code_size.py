@@ -12,15 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.packages import INSTALLED
+
 REPO = Path(__file__).resolve().parents[2]
-INSTALLED = (
-    "protoqa_core",
-    "protoqa_metric",
-    "cfc_probeval",
-    "protoqa_dataset",
-    "protoqa_integrations",
-    "protoqa_eval",
-)
 MODULE_LINES, FUNCTION_LINES = 600, 80
 # Not installed: the demo, the studies, the benchmarks and the example keep the function rule only.
 TOP = ("space", "studies", "benchmarks", "examples")

@@ -14,15 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.packages import INSTALLED
+
 REPO = Path(__file__).resolve().parents[2]
-INSTALLED = (
-    "protoqa_core",
-    "protoqa_metric",
-    "cfc_probeval",
-    "protoqa_dataset",
-    "protoqa_integrations",
-    "protoqa_eval",
-)
 MODULES = sorted(p for package in INSTALLED for p in (REPO / package).rglob("*.py") if p.name != "__init__.py")
 
 
