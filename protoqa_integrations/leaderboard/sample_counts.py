@@ -155,11 +155,22 @@ def board_sample_counts(board: Leaderboard) -> dict[str, int]:
     ...                     0.95, 10, 0, 0.05)
     >>> board_sample_counts(board)
     {'a': 3}
+
+    The entry is read by the systems' names, which may hold ``, `` or ``: `` themselves:
+
+    >>> odd = SystemAnswers("model, v2: big", "-", "predictions", {}, None)
+    >>> board.systems, board.accepted = [a, odd], ["samples (a: 3, model, v2: big: 30)"]
+    >>> board_sample_counts(board)
+    {'a': 3, 'model, v2: big': 30}
     """
     entry = next((a for a in board.accepted if a.startswith("samples (")), None)
     if entry is not None:
-        pairs = (part.rsplit(": ", 1) for part in entry[len("samples (") : -1].split(", "))
-        return {name: int(count) for name, count in pairs}
+        counts = {}
+        for system in board.systems:
+            found = re.search(rf"(?:\(|, ){re.escape(system.name)}: (\d+)(?=, |\)$)", entry)
+            if found:
+                counts[system.name] = int(found.group(1))
+        return counts
     column = next((c for c in board.columns if c.key == PROBEVAL_KEY), None)
     found = re.search(r"\|n_samples:(\d+)(?=\|)", column.signature) if column is not None else None
     return {s.name: int(found.group(1)) for s in board.systems} if found else {}
