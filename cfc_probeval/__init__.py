@@ -24,6 +24,7 @@ from protoqa_core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from .checks import check_settings
+    from .clustered import write_clustered_targets
     from .clustering import (
         Clusterer,
         GMeansClusterer,
@@ -105,57 +106,7 @@ __all__ = [
 
 # Each name is imported from its module when first read: ``probeval --help`` and a run with human
 # clusters import neither the embedders nor the clusterings they do not use.
-__getattr__ = lazy_exports(
-    sys.modules[__name__],
-    {
-        "AUTO": ".defaults",
-        "DEFAULTS": ".defaults",
-        "CLUSTERINGS": ".registry",
-        "clustering_choices": ".registry",
-        "MATCHINGS": ".registry",
-        "EMBEDDERS": ".registry",
-        "WRONG": ".distributions",
-        "evaluate_probeval": ".probeval",
-        "write_clustered_targets": ".clustered",
-        "check_settings": ".checks",
-        "resolve_clustering": ".probeval",
-        "ProbEval": ".probeval",
-        "ProbEvalResult": ".results",
-        "QuestionResult": ".results",
-        "ClusterResult": ".results",
-        "AnswerCluster": ".results",
-        "QuestionTargets": ".inputs",
-        "targets_from_question": ".inputs",
-        "targets_from_reference": ".inputs",
-        "targets_from_raw_answers": ".inputs",
-        "has_human_clusters": ".inputs",
-        "read_targets": ".inputs",
-        "read_samples": ".inputs",
-        "Clusterer": ".clustering",
-        "HACClusterer": ".clustering",
-        "XMeansClusterer": ".clustering",
-        "GMeansClusterer": ".clustering",
-        "Option": ".options",
-        "clustering_options": ".clustering",
-        "make_clusterer": ".clustering",
-        "Matcher": ".matching",
-        "WordNetMatcher": ".matching",
-        "CosineMatcher": ".matching",
-        "GPMatcher": ".matching",
-        "MatchingOptions": ".matching",
-        "make_matcher": ".matching",
-        "Embedder": ".embedders",
-        "SentenceTransformerEmbedder": ".embedders",
-        "FastTextEmbedder": ".embedders",
-        "CharNgramEmbedder": ".embedders",
-        "get_embedder": ".embedders",
-        "human_counts": ".distributions",
-        "model_counts": ".distributions",
-        "laplace_smoothed": ".distributions",
-        "kl_divergence": ".distributions",
-        "ProbEvalWarning": ".errors",
-    },
-)
+__getattr__ = lazy_exports(sys.modules[__name__])
 
 
 def evaluate_module_path() -> str:

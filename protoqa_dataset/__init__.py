@@ -56,24 +56,4 @@ __all__ = [
 
 # Each name is imported from its module when first read: ``datasets`` (which the builder, the
 # schema and the export need) loads only for them, not for the question parsing or the sources.
-__getattr__ = lazy_exports(
-    sys.modules[__name__],
-    {
-        "DATA_DIR_ENV": "protoqa_core.io.data",
-        "SourceDownloadError": "protoqa_core.io.data",
-        "SourceError": "protoqa_core.io.data",
-        "SourceNotFoundError": "protoqa_core.io.data",
-        "SourceVerificationError": "protoqa_core.io.data",
-        "ProtoQA": ".builder",
-        "ProtoQAConfig": ".builder",
-        "load_protoqa": ".builder",
-        "ExportReport": ".export",
-        "export_dataset": ".export",
-        "FEATURES": ".schema",
-        "CONFIG_NAMES": ".sources",
-        "SOURCES": ".sources",
-        "UploadPlan": ".upload",
-        "plan_upload": ".upload",
-        "upload_export": ".upload",
-    },
-)
+__getattr__ = lazy_exports(sys.modules[__name__])

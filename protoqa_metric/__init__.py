@@ -91,41 +91,4 @@ def evaluate_module_path() -> str:
 
 # The names are imported from their modules when first read: a command that needs a few of
 # them (``protoqa-eval --help`` needs none) loads those modules alone.
-__getattr__ = lazy_exports(
-    sys.modules[__name__],
-    {
-        "DataFormatError": "protoqa_core.io.files",
-        "ProtoQAWarning": "protoqa_core.io.files",
-        "read_predictions": "protoqa_core.io.predictions",
-        "QuestionIndex": "protoqa_core.io.question_index",
-        "clusters_from_records": "protoqa_core.io.readers",
-        "read_targets": "protoqa_core.io.readers",
-        "Cluster": "protoqa_core.io.records",
-        "Question": "protoqa_core.io.records",
-        "question_from_row": "protoqa_core.io.rows",
-        "questions_from_rows": "protoqa_core.io.rows",
-        "SIMILARITIES": "protoqa_core.similarity",
-        "exact_match": "protoqa_core.similarity",
-        "get_similarity": "protoqa_core.similarity",
-        "lcs_ratio": "protoqa_core.similarity",
-        "wordnet_similarity": "protoqa_core.similarity",
-        "wup_similarity": "protoqa_core.similarity",
-        "ENGLISH_STOPWORDS": "protoqa_core.text",
-        "content_tokens": "protoqa_core.text",
-        "normalize_prediction": "protoqa_core.text",
-        "WordNetUnavailableError": "protoqa_core.wordnet.files",
-        "get_wordnet": "protoqa_core.wordnet.nltk_reader",
-        "ProtoQA": ".metric",
-        "evaluate_predictions": ".metric",
-        "score_question": ".metric",
-        "PAPER_METRICS": ".metric_set",
-        "STANDARD_METRICS": ".metric_set",
-        "EvaluationResult": ".metric_set",
-        "MetricSpec": ".metric_set",
-        "metric_specs": ".metric_set",
-        "QuestionScore": ".scoring",
-        "oracle_score": ".scoring",
-        "score_matrix": ".scoring",
-        "similarity_matrix": ".scoring",
-    },
-)
+__getattr__ = lazy_exports(sys.modules[__name__])

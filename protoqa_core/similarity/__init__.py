@@ -85,22 +85,4 @@ __all__ = [
     "RobertaSimilarity",
 ]
 
-__getattr__ = lazy_exports(
-    sys.modules[__name__],
-    {
-        "MAX_SIMILARITY_TOKENS": ".bounds",
-        "ApproximationWarning": ".bounds",
-        "collect_approximations": ".bounds",
-        "exact_match": ".exact",
-        "wordnet_similarity": ".wordnet",
-        "best_wordnet_similarity": ".wordnet",
-        "wordnet_reaches": ".wordnet",
-        "wup_similarity": ".wordnet_wup",
-        "best_wup_similarity": ".wordnet_wup",
-        "wup_reaches": ".wordnet_wup",
-        "lcs_ratio": ".strings",
-        "longest_common_substring_ratio": ".strings",
-        "jaro_winkler": ".strings",
-        "RobertaSimilarity": ".roberta",
-    },
-)
+__getattr__ = lazy_exports(sys.modules[__name__])

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from protoqa_core.lazy_exports import homes
 from tests.support.packages import INSTALLED
 
 REPO = Path(__file__).resolve().parents[2]
@@ -182,3 +183,37 @@ def test_the_private_name_check_sees_imports_and_attributes():
     source = "from protoqa_core.io.files import _WIDE_BOMS\nfrom protoqa_core.io import files\nfiles._SHORT\n"
     taken = _private_names_taken(REPO / "protoqa_core" / "probe.py", source)
     assert taken == ["1: protoqa_core.io.files._WIDE_BOMS", "3: protoqa_core.io.files._SHORT"]
+
+
+FACES = sorted(
+    p for package in INSTALLED for p in (REPO / package).rglob("__init__.py") if "lazy_exports(" in p.read_text("utf-8")
+)
+
+
+def _face_gaps(source: str) -> tuple[list[str], list[str]]:
+    """The names of a lazy face's ``__all__`` that nothing binds, and those its ``TYPE_CHECKING`` block imports
+    but ``__all__`` leaves out.
+
+    >>> _face_gaps("if TYPE_CHECKING:\\n    from .a import A, B\\nfrom .c import C\\n__all__ = ['A', 'C', 'D']")
+    (['D'], ['B'])
+    """
+    tree = ast.parse(source)
+    exported = next(
+        ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
+    )
+    lazy = homes(source)
+    bound = _defined(tree.body) | {
+        alias.asname or alias.name.split(".")[0]
+        for node in tree.body
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for alias in node.names
+    }
+    return [name for name in exported if name not in lazy and name not in bound], [n for n in lazy if n not in exported]
+
+
+def test_every_lazy_face_has_one_home_for_each_name_it_lists():
+    assert len(FACES) >= 4
+    gaps = {str(p.relative_to(REPO)): _face_gaps(p.read_text("utf-8")) for p in FACES}
+    assert {path: found for path, found in gaps.items() if found != ([], [])} == {}
