@@ -29,6 +29,8 @@ and clusters :mod:`protoqa_core.io.records`, prediction files
 
 from __future__ import annotations
 
+import hashlib
+import types
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Optional
@@ -45,6 +47,7 @@ from .records import Cluster, Question, check_answers, check_count, preview_ids,
 
 __all__ = [
     "read_targets",
+    "read_targets_and_sha256",
     "clusters_from_records",
     "question_ids_for",
     "check_answer_list",
@@ -79,6 +82,19 @@ def read_targets(path: PathLike, *, spool: Optional[Any] = None) -> dict[str, Qu
         questions[q.id] = q
         first_line[q.id] = number
     return questions
+
+
+def read_targets_and_sha256(path: PathLike) -> tuple[dict[str, Question], str]:
+    """The targets of ``path`` (:func:`read_targets`) and the sha256 (hex) of its bytes, decompressed, from the same
+    read: the file is opened once, and a gzipped copy of a file has the same digest as the file.
+
+    >>> targets, digest = read_targets_and_sha256("../shared/data/cfc/dev.targets.jsonl")  # doctest: +SKIP
+    >>> len(targets), len(digest)  # doctest: +SKIP
+    (54, 64)
+    """
+    digest = hashlib.sha256()
+    targets = read_targets(path, spool=types.SimpleNamespace(write=digest.update))
+    return targets, digest.hexdigest()
 
 
 REFERENCE_FORMS = (

@@ -28,16 +28,12 @@ ProvenanceError: a and b differ in samples (a: 30, b: 300): ...
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
-
-if TYPE_CHECKING:
-    from protoqa_core.io.records import Question
+from typing import Any, Optional
 
 __all__ = [
     "FIELDS",
@@ -50,7 +46,6 @@ __all__ = [
     "check_counted_samples",
     "targets_data",
     "data_of_checksum",
-    "read_targets_and_data",
 ]
 
 FIELDS = ("dataset", "split", "questions", "samples", "temperature", "top_p", "max_tokens", "prompt")
@@ -210,32 +205,6 @@ def data_of_checksum(digest: str) -> Optional[tuple[str, str]]:
             if source.sha256 == digest:
                 return config, split
     return None
-
-
-class _Checksum:
-    """A ``spool`` for :func:`~protoqa_core.io.readers.read_targets`: the sha256 of the bytes read."""
-
-    def __init__(self) -> None:
-        self.digest = hashlib.sha256()
-
-    def write(self, data: bytes) -> None:
-        self.digest.update(data)
-
-
-def read_targets_and_data(path: os.PathLike[str] | str) -> tuple[dict[str, Question], Optional[tuple[str, str]]]:
-    """The targets of ``path`` (:func:`~protoqa_core.io.readers.read_targets`) and, from the same read,
-    :func:`targets_data`: the file is opened once, its checksum taken from the bytes the reader reads
-    (decompressed: a gzipped copy of a published file is recognized too).
-
-    >>> targets, data = read_targets_and_data("../shared/data/cfc/dev.targets.jsonl")  # doctest: +SKIP
-    >>> len(targets), data  # doctest: +SKIP
-    (54, ('cfc', 'validation'))
-    """
-    from protoqa_core.io.readers import read_targets
-
-    checksum = _Checksum()
-    targets = read_targets(path, spool=checksum)
-    return targets, data_of_checksum(checksum.digest.hexdigest())
 
 
 def mismatch_mark(accepted: Sequence[str]) -> str:

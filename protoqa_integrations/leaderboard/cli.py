@@ -123,7 +123,8 @@ def add_leaderboard_arguments(p: argparse.ArgumentParser) -> None:
 def _run_leaderboard(args: argparse.Namespace) -> int:
     from cfc_probeval import ProbEval
     from protoqa_core.io.files import ProtoQAWarning
-    from protoqa_integrations.generation.provenance import read_targets_and_data
+    from protoqa_core.io.readers import read_targets_and_sha256
+    from protoqa_integrations.generation.provenance import data_of_checksum
     from protoqa_integrations.harnesses.outputs import FORMATS
     from protoqa_integrations.leaderboard.board import build_leaderboard, parse_system_arguments
     from protoqa_integrations.leaderboard.report import check_hub_id, leaderboard_warnings, model_index_files
@@ -137,7 +138,8 @@ def _run_leaderboard(args: argparse.Namespace) -> int:
         check_hub_id(args.dataset_type)
     index_files = model_index_files(args.model_index, names, inputs, args.overwrite) if args.model_index else {}
     start = time.perf_counter()
-    targets, known = read_targets_and_data(args.targets)
+    targets, digest = read_targets_and_sha256(args.targets)
+    known = data_of_checksum(digest)
     # One system file at a time: its answers to the targets go to an on-disk index, and only its
     # name and provenance stay in memory until it is scored.
     with SystemIndex(targets) as index:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import json
 
 import pytest
 
 from protoqa_core.io.files import DataFormatError
 from protoqa_core.io.predictions import read_predictions
-from protoqa_core.io.readers import clusters_from_records, read_targets
+from protoqa_core.io.readers import clusters_from_records, read_targets, read_targets_and_sha256
 
 
 def _target_line(qid: str, clusters: dict, raw=None) -> str:
@@ -119,3 +121,13 @@ def test_counts_are_bounded_and_strings_valid(tmp_path):
     lone.write_text('{"q0": ["\\udc00"]}')
     with pytest.raises(DataFormatError, match="lone.json, line 1: .*lone surrogate"):
         read_predictions(lone)
+
+
+def test_targets_and_their_sha256_come_from_one_read_of_the_decompressed_bytes(tmp_path, shared_data):
+    source = shared_data / "cfc" / "dev.targets.jsonl"
+    packed = tmp_path / "dev.targets.jsonl.gz"
+    packed.write_bytes(gzip.compress(source.read_bytes()))
+    for path in (source, packed):
+        targets, digest = read_targets_and_sha256(path)
+        assert targets == read_targets(source)
+        assert digest == hashlib.sha256(source.read_bytes()).hexdigest()
