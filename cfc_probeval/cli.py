@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from protoqa_core import __version__
-from protoqa_core.io.cli import (
+from protoqa_core.cli import (
     Subcommand,
     build_command_parser,
     check_output_file,
@@ -42,7 +42,7 @@ from protoqa_core.io.cli import (
     with_default_command,
     write_output_file,
 )
-from protoqa_core.io.cli_options import add_input_options, add_no_cache_option, add_per_question_option
+from protoqa_core.cli_options import add_input_options, add_no_cache_option, add_per_question_option
 from protoqa_core.io.files import DataFormatError
 from protoqa_core.io.predictions import read_prediction_document
 

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Union
 
-from protoqa_core.io.cli import write_output_file
+from protoqa_core.cli import write_output_file
 from protoqa_core.io.data import sha256_of
 from protoqa_core.io.files import DataFormatError, iter_text_lines, parse_json
 from protoqa_core.io.records import preview_ids
@@ -61,7 +61,7 @@ def write_clustered_targets(source: PathLike, output: PathLike, probeval: ProbEv
     ``probeval`` must name an automatic clustering (not ``human`` or an unresolved
     ``auto``). Questions that carry human clusters are refused (their clusters would be
     lost), naming them; a question without raw answers is written as it was. ``output`` is
-    replaced atomically (check it first with :func:`~protoqa_core.io.cli.check_output_file`).
+    replaced atomically (check it first with :func:`~protoqa_core.cli.check_output_file`).
     Returns the provenance block written on each line.
 
     >>> from cfc_probeval import ProbEval

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from protoqa_core.io.cli import float_between, int_at_least
+from protoqa_core.cli import float_between, int_at_least
 
 __all__ = ["Option", "SEED", "THRESHOLD"]
 

@@ -1,5 +1,5 @@
 """The shared foundation of protoqa-eval: reading data, text normalization, WordNet access,
-similarities, signatures, significance, ranking, data location and command-line I/O.
+similarities, signatures, significance, ranking, data location and the command lines (:mod:`.cli`).
 
 Both metrics (:mod:`protoqa_metric`, :mod:`cfc_probeval`) and the dataset package
 (:mod:`protoqa_dataset`) stand on this package; it imports none of them (ARCHITECTURE.md).

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Optional
 
 from protoqa_core import __version__
-from protoqa_core.io.cli import Subcommand, add_overwrite_option, run_subcommands
+from protoqa_core.cli import Subcommand, add_overwrite_option, run_subcommands
 from protoqa_core.io.data import DATA_DIR_ENV, SourceError
 from protoqa_core.io.files import DataFormatError
 

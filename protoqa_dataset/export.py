@@ -23,7 +23,7 @@ from typing import Optional, Union
 
 import datasets
 
-from protoqa_core.io.cli import replace_file, write_output_file
+from protoqa_core.cli import replace_file, write_output_file
 from protoqa_core.io.data import data_dir_from_env
 
 from .builder import ProtoQA

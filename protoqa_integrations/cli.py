@@ -8,7 +8,7 @@
     protoqa-eval convert HARNESS_OUTPUT -o ANSWERS.json
 
 The sub-commands are the entries of :data:`COMMANDS`, each a
-:class:`~protoqa_core.io.cli.Subcommand` (its arguments and what it runs) defined next to
+:class:`~protoqa_core.cli.Subcommand` (its arguments and what it runs) defined next to
 its code: :data:`protoqa_metric.cli.COMMANDS`, :data:`protoqa_integrations.generation.cli.COMMANDS` and
 :data:`protoqa_integrations.leaderboard.cli.COMMANDS`.
 A new sub-command is one more entry.
@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import Optional
 
 from protoqa_core import __version__
-from protoqa_core.io.cli import Subcommand, run_subcommands
+from protoqa_core.cli import Subcommand, run_subcommands
 from protoqa_core.io.files import ProtoQAWarning
 from protoqa_integrations.generation import cli as generate_cli
 from protoqa_integrations.leaderboard import cli as leaderboard_cli

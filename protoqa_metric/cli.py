@@ -30,7 +30,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Optional
 
-from protoqa_core.io.cli import (
+from protoqa_core.cli import (
     Subcommand,
     build_command_parser,
     check_output_file,
@@ -40,7 +40,7 @@ from protoqa_core.io.cli import (
     with_default_command,
     write_output_file,
 )
-from protoqa_core.io.cli_options import (
+from protoqa_core.cli_options import (
     add_input_options,
     add_max_answers_option,
     add_no_cache_option,

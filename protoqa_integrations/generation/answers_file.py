@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Optional
 
-from protoqa_core.io.cli import OutputFileError, check_output_file, open_append, reason_of
+from protoqa_core.cli import OutputFileError, check_output_file, open_append, reason_of
 from protoqa_core.io.data import SourceError
 from protoqa_core.io.records import Question
 from protoqa_core.ranking import answer_frequencies, rank_by_frequency

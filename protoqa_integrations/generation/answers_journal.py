@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Optional
 
-from protoqa_core.io.cli import reason_of, write_output_file
+from protoqa_core.cli import reason_of, write_output_file
 from protoqa_core.io.files import DataFormatError
 from protoqa_integrations.generation.settings import GenerationError
 

@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 from protoqa_core import __version__
-from protoqa_core.io.cli import Subcommand, add_overwrite_option
-from protoqa_core.io.cli_options import add_quiet_option
+from protoqa_core.cli import Subcommand, add_overwrite_option
+from protoqa_core.cli_options import add_quiet_option
 from protoqa_core.io.data import sha256_of
 from protoqa_core.io.files import DataFormatError
 from protoqa_core.io.readers import read_targets
@@ -59,7 +59,7 @@ def _takers(setting: str) -> str:
 def add_generate_arguments(p: argparse.ArgumentParser) -> None:
     """The arguments of ``protoqa-eval generate``: the run's, then each engine's (from the registry).
 
-    >>> from protoqa_core.io.cli import OneLineParser
+    >>> from protoqa_core.cli import OneLineParser
     >>> p = OneLineParser()
     >>> add_generate_arguments(p)
     >>> p.parse_args(["gpt2", "-o", "a.json"]).batch_size
@@ -303,7 +303,7 @@ def _report_run(
 def add_score_arguments(p: argparse.ArgumentParser) -> None:
     """The arguments of ``protoqa-eval score-generated``.
 
-    >>> from protoqa_core.io.cli import OneLineParser
+    >>> from protoqa_core.cli import OneLineParser
     >>> p = OneLineParser()
     >>> add_score_arguments(p)
     >>> p.parse_args(["a.json"]).similarity

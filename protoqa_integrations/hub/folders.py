@@ -33,7 +33,7 @@ from pathlib import Path
 from string import Template
 from typing import Optional
 
-from protoqa_core.io.cli import add_overwrite_option, write_output_file
+from protoqa_core.cli import add_overwrite_option, write_output_file
 
 __all__ = ["MODULES", "HubFolderError", "write_hub_folder", "main"]
 

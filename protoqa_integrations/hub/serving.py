@@ -29,7 +29,7 @@ import multiprocessing
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Optional
 
-from protoqa_core.io.cli_options import DEFAULT_MAX_ANSWERS
+from protoqa_core.cli_options import DEFAULT_MAX_ANSWERS
 
 __all__ = [
     "LimitError",

@@ -18,14 +18,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Optional
 
-from protoqa_core.io.cli import (
+from protoqa_core.cli import (
     Subcommand,
     add_overwrite_option,
     check_output_file,
     int_at_least,
     write_output_file,
 )
-from protoqa_core.io.cli_options import add_max_answers_option, add_no_cache_option, add_quiet_option
+from protoqa_core.cli_options import add_max_answers_option, add_no_cache_option, add_quiet_option
 from protoqa_integrations.generation.provenance import parse_accepted
 
 __all__ = ["COMMANDS", "add_leaderboard_arguments", "add_convert_arguments"]
@@ -41,7 +41,7 @@ def _metric_list(text: str) -> list[str]:
 def add_leaderboard_arguments(p: argparse.ArgumentParser) -> None:
     """The arguments of ``protoqa-eval leaderboard``.
 
-    >>> from protoqa_core.io.cli import OneLineParser
+    >>> from protoqa_core.cli import OneLineParser
     >>> p = OneLineParser()
     >>> add_leaderboard_arguments(p)
     >>> p.parse_args(["t.jsonl", "a=a.json", "b=b.json"]).metrics
@@ -226,7 +226,7 @@ def _writer(text: str) -> Callable[[Any], None]:
 def add_convert_arguments(p: argparse.ArgumentParser) -> None:
     """The arguments of ``protoqa-eval convert``.
 
-    >>> from protoqa_core.io.cli import OneLineParser
+    >>> from protoqa_core.cli import OneLineParser
     >>> p = OneLineParser()
     >>> add_convert_arguments(p)
     >>> p.parse_args(["samples.jsonl", "-o", "a.json"]).output

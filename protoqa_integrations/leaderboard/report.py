@@ -21,8 +21,8 @@ from typing import Any, Optional
 
 import numpy as np
 
+from protoqa_core.cli import OutputFileError, check_output_file, finite_json, reason_of
 from protoqa_core.install import install_command
-from protoqa_core.io.cli import OutputFileError, check_output_file, finite_json, reason_of
 from protoqa_core.io.files import PathLike
 from protoqa_integrations.generation.provenance import mismatch_mark
 from protoqa_integrations.generation.shareable import shareable
@@ -407,7 +407,7 @@ def plot_leaderboard(board: Leaderboard, path: PathLike, title: str = "") -> Non
         import matplotlib.pyplot as plt
     except ImportError as exc:
         raise ImportError(f"--plot needs matplotlib: {install_command('plots')}") from exc
-    from protoqa_core.io.cli import replace_file
+    from protoqa_core.cli import replace_file
 
     columns = sorted(board.columns, key=lambda c: c.key != PROBEVAL_KEY)
     cols = min(len(columns), 2)
@@ -563,7 +563,7 @@ def check_hub_id(dataset_type: str) -> str:
 def model_index_files(directory: PathLike, names: list[str], inputs: list[str], overwrite: bool) -> dict[str, Path]:
     """The ``NAME.yaml`` of every system in the model-index folder ``directory`` (made when missing), each
     checked writable, never over one of ``inputs``, and new unless ``overwrite``
-    (:func:`~protoqa_core.io.cli.check_output_file`); every failure is one :class:`LeaderboardError`.
+    (:func:`~protoqa_core.cli.check_output_file`); every failure is one :class:`LeaderboardError`.
 
     >>> import os, tempfile
     >>> sorted(model_index_files(os.path.join(tempfile.mkdtemp(), "cards"), ["a", "b"], [], False))

@@ -16,7 +16,7 @@ import pytest
 
 from cfc_probeval import cli as probeval_cli
 from protoqa_core import __version__
-from protoqa_core.io.cli import EXAMPLES_HEADING, EXIT_STATUS, build_command_parser
+from protoqa_core.cli import EXAMPLES_HEADING, EXIT_STATUS, build_command_parser
 from protoqa_integrations import cli as protoqa_cli
 from tests.support.offline import offline_env
 

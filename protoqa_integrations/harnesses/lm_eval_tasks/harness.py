@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from protoqa_core.io.cli import write_output_file
+from protoqa_core.cli import write_output_file
 from protoqa_core.ranking import rank_by_frequency
 from protoqa_integrations.generation.engines.base import COLLAPSE_SHARE
 from protoqa_integrations.generation.prompts import (

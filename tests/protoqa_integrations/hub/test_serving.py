@@ -142,7 +142,7 @@ def test_a_47_mb_body_is_refused_before_it_is_read(hub_app):
 
 
 def test_the_answers_cap_is_the_command_lines_default():
-    from protoqa_core.io.cli_options import DEFAULT_MAX_ANSWERS
+    from protoqa_core.cli_options import DEFAULT_MAX_ANSWERS
     from protoqa_integrations.hub import serving
 
     # One cap: a file the Space scores is one the command line scores at its defaults, and the other way round.

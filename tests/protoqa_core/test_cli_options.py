@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from protoqa_core.io.cli import OneLineParser
-from protoqa_core.io.cli_options import (
+from protoqa_core.cli import OneLineParser
+from protoqa_core.cli_options import (
     DEFAULT_MAX_ANSWERS,
     add_input_options,
     add_max_answers_option,

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import argparse
 
-from ..progress import LOG_INTERVAL
 from .cli import add_overwrite_option, int_at_least
+from .progress import LOG_INTERVAL
 
 __all__ = [
     "add_input_options",
@@ -126,7 +126,7 @@ class _NoCache(argparse.Action):
     """Turns the caches off as soon as the flag is read, before any command runs."""
 
     def __call__(self, parser, namespace, values, option_string=None) -> None:
-        from .cache_files import disable_caching
+        from .io.cache_files import disable_caching
 
         disable_caching()
         setattr(namespace, self.dest, True)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from ..redaction import redact_text
+from .redaction import redact_text
 
 __all__ = [
     "OutputFileError",
@@ -245,7 +245,7 @@ def check_output_file(
     >>> check_output_file("/dev/null", force=True)
     Traceback (most recent call last):
     ...
-    protoqa_core.io.cli.OutputFileError: /dev/null: cannot write: it is a device, not a regular file
+    protoqa_core.cli.OutputFileError: /dev/null: cannot write: it is a device, not a regular file
     """
     path = Path(name)
     try:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from protoqa_core.io.cli import (
+from protoqa_core.cli import (
     EXIT_STATUS,
     TRACEBACK_ENV,
     DefaultsHelpFormatter,
