@@ -17,9 +17,8 @@ from protoqa_core.citations import PROBEVAL_CITATION
 
 # The module script imports the core through this package, so that evaluate's missing-dependency
 # message names one package to install.
-from protoqa_core.evaluate_info import ModuleDescription, metric_info
+from protoqa_core.evaluate_modules import CheckedReferences, ModuleDescription, metric_info
 from protoqa_core.io.readers import question_ids_for
-from protoqa_core.reference_checks import CheckedReferences
 
 from ..clustering import clustering_options, describe_option
 from ..registry import MATCHINGS, clustering_choices

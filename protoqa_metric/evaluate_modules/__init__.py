@@ -18,11 +18,10 @@ from protoqa_core.citations import PROTOQA_CITATION
 
 # The module script imports the core through this package, so that evaluate's missing-dependency
 # message names one package to install.
-from protoqa_core.evaluate_info import ModuleDescription, metric_info
+from protoqa_core.evaluate_modules import CheckedReferences, ModuleDescription, metric_info, stored_clusters
 from protoqa_core.io.readers import clusters_from_records, question_ids_for
 from protoqa_core.io.records import Question
 from protoqa_core.io.rows import raw_answer_counts
-from protoqa_core.reference_checks import CheckedReferences, stored_clusters
 from protoqa_core.similarity import ALL_SIMILARITIES
 
 __all__ = [

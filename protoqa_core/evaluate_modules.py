@@ -1,17 +1,61 @@
-"""References checked as the library checks them, before an ``evaluate`` module lets ``datasets`` cast them.
+"""What the two ``evaluate`` modules (``protoqa`` and ``probeval``) share: their ``_info`` in one shape, and
+their references checked as the library checks them before ``datasets`` casts them.
 
-Both metrics' ``evaluate`` modules use these (they cannot import each other); nothing here
-imports ``evaluate`` or ``datasets``.
+The two module scripts cannot import each other, and a Hub folder holds a copy of one script
+alone, so what they share lives here and reaches the scripts through their packages'
+``evaluate_modules``. ``evaluate`` is imported only by :func:`metric_info`; nothing here imports
+``datasets``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from .io.readers import check_answer_list, clusters_from_records, question_ids_for
 
-__all__ = ["CheckedReferences", "stored_clusters"]
+__all__ = ["ModuleDescription", "metric_info", "CheckedReferences", "stored_clusters"]
+
+
+@dataclass(frozen=True)
+class ModuleDescription:
+    """The texts and addresses of one ``evaluate`` module; ``homepage`` is also its code base.
+
+    >>> ModuleDescription("ProtoQA ...", "@inproceedings{...}", "Args: ...", "https://x", "https://y").homepage
+    'https://x'
+    """
+
+    description: str
+    citation: str
+    inputs_description: str
+    homepage: str
+    reference_url: str
+
+
+def metric_info(module: ModuleDescription, features: Sequence[Any]) -> Any:
+    """The ``evaluate.MetricInfo`` of a metric module: its description and the input ``features`` it accepts.
+
+    >>> import datasets
+    >>> info = metric_info(
+    ...     ModuleDescription("d", "c", "i", "https://h", "https://r"),
+    ...     [datasets.Features({"predictions": datasets.Value("string"), "references": datasets.Value("string")})],
+    ... )
+    >>> info.module_type, info.codebase_urls, info.reference_urls
+    ('metric', ['https://h'], ['https://r'])
+    """
+    import evaluate  # the module scripts' own dependency; the rest of the core does not need it
+
+    return evaluate.MetricInfo(
+        module_type="metric",
+        description=module.description,
+        citation=module.citation,
+        inputs_description=module.inputs_description,
+        features=list(features),
+        homepage=module.homepage,
+        codebase_urls=[module.homepage],
+        reference_urls=[module.reference_url],
+    )
 
 
 class CheckedReferences:
