@@ -10,11 +10,11 @@ protoqa-eval convert HARNESS_OUTPUT -o ANSWERS.json [--max-answers 500] [--overw
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 import time
 import warnings
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Optional
 
@@ -202,15 +202,16 @@ def _write_figures(
     config, split = known or ("", "")
     name = args.dataset_name or (SOURCES[config][split].name if known else "")
     split = args.split or split
+    # Every text is made before any file is written, and the files are written together.
+    blocks = model_index(board, args.dataset_type, name or args.dataset_type, split, config) if index_files else {}
     if plot is not None:
         shown = f"{name or Path(args.targets).name}{f' ({split})' if split else ''}"
         plot_leaderboard(
             board, plot, f"{shown}: {len(board.questions)} questions, {board.level:.0%} bootstrap intervals"
         )
+    for entry, path in index_files.items():
+        write_output_file(path, functools.partial(_write_text, blocks[entry]))
     if index_files:
-        blocks = model_index(board, args.dataset_type, name or args.dataset_type, split, config)
-        for entry, path in index_files.items():
-            write_output_file(path, _writer(blocks[entry]))
         named = ", ".join(f"{k} {v}" for k, v in (("config", config), ("split", split)) if v)
         print(
             f"--model-index: data set {args.dataset_type} ({name or args.dataset_type}{'; ' + named if named else ''}) "
@@ -219,8 +220,8 @@ def _write_figures(
         )
 
 
-def _writer(text: str) -> Callable[[Any], None]:
-    return lambda fh: fh.write(text)
+def _write_text(text: str, fh: Any) -> None:
+    fh.write(text)
 
 
 def add_convert_arguments(p: argparse.ArgumentParser) -> None:
