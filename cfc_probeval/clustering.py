@@ -284,6 +284,14 @@ def _distinct_rows(vectors: np.ndarray, at_least: Optional[int] = None) -> int:
 
 
 _K_INIT = Option("k_init", int, 1, "initial number of clusters", low=1, high=10_000)
+_KMEANS_PLUS_PLUS = "kmeans++"
+_INIT = Option(
+    "init",
+    str,
+    _KMEANS_PLUS_PLUS,
+    "start of each K-means: kmeans++ (seeded, best of 10) or greedy (no seed)",
+    choices=(_KMEANS_PLUS_PLUS, "greedy"),
+)
 _K_MAX = Option("k_max", int, 20, "maximum", low=1, high=10_000)
 
 
@@ -331,10 +339,18 @@ class _SplittingKMeans(Clusterer):
         with one_thread():
             return self._split_until_stable(vectors)
 
+    def _fit(self, points: np.ndarray, k: int):
+        """K-means of ``points`` into ``k`` clusters from this clustering's start (seeded or greedy)."""
+        from .kmeans import greedy_centers, kmeans
+
+        if getattr(self, "init", _KMEANS_PLUS_PLUS) == "greedy":
+            return kmeans(points, k, self.seed, init=greedy_centers(points, k))
+        return kmeans(points, k, self.seed, n_init=self.n_init)
+
     def _split_until_stable(self, vectors: np.ndarray) -> np.ndarray:
         from .kmeans import kmeans
 
-        model = kmeans(vectors, min(self.k_init, _distinct_rows(vectors)), self.seed, n_init=self.n_init)
+        model = self._fit(vectors, min(self.k_init, _distinct_rows(vectors)))
         children_of: dict[bytes, Any] = {}  # a cluster unchanged by a refit splits as before
         while True:
             labels, centers = model.labels_, model.cluster_centers_
@@ -346,7 +362,7 @@ class _SplittingKMeans(Clusterer):
                 key = members.tobytes()
                 children = children_of.get(key)
                 if children is None:
-                    children = children_of[key] = kmeans(members, 2, self.seed, n_init=self.n_init)
+                    children = children_of[key] = self._fit(members, 2)
                 strength = self._split_strength(members, children)
                 if strength is not None:
                     proposals.append((strength, j, children.cluster_centers_))
@@ -417,7 +433,7 @@ class GMeansClusterer(_SplittingKMeans):
 
     name = "gmeans"
     title = "G-means"
-    options = (replace(_K_INIT, default=8), _K_MAX, SEED, _ALPHA)
+    options = (replace(_K_INIT, default=8), _K_MAX, SEED, _ALPHA, _INIT)
 
     def __init__(
         self,
@@ -425,11 +441,24 @@ class GMeansClusterer(_SplittingKMeans):
         k_max: int = 20,
         seed: int = 0,
         alpha: float = 0.0001,
+        init: str = _KMEANS_PLUS_PLUS,
         min_split_size: int = 8,
         n_init: int = 10,
     ) -> None:
         super().__init__(k_init, k_max, seed, n_init)
         self.alpha, self.min_split_size = _ALPHA.check(alpha), int(min_split_size)
+        self.init = _INIT.check(init)
+
+    def params(self) -> dict[str, Any]:
+        """Its options for the signature; a greedy start reads no seed, so the seed is left out.
+
+        >>> GMeansClusterer(init="greedy").params()
+        {'k_init': 1, 'k_max': 20, 'alpha': 0.0001, 'init': 'greedy'}
+        """
+        params = super().params()
+        if self.init == "greedy":
+            del params["seed"]
+        return params
 
     def _min_split_size(self) -> int:
         return max(self.min_split_size, 3)

@@ -21,7 +21,7 @@ from typing import Any, NamedTuple, Optional
 
 import numpy as np
 
-__all__ = ["KMeansFit", "kmeans", "kmeans_plusplus_like_sklearn", "lloyd_step", "one_thread"]
+__all__ = ["KMeansFit", "kmeans", "greedy_centers", "kmeans_plusplus_like_sklearn", "lloyd_step", "one_thread"]
 
 
 class KMeansFit(NamedTuple):
@@ -283,6 +283,35 @@ def kmeans_plusplus_like_sklearn(
         closest_dist_sq = distance_to_candidates[best_candidate]
         centers[c] = X[candidate_ids[best_candidate]]
     return centers
+
+
+def greedy_centers(X: np.ndarray, k: int) -> np.ndarray:
+    """``k`` rows of ``X`` as starting centers, with no random draw: greedy k-means++ over every row.
+
+    Each center is the row that, added to those chosen, leaves the lowest sum of squared
+    distances from every row to its nearest chosen row (the first center is the row nearest
+    the others, a medoid); ties go to the first such row. Rows come most frequent answer
+    first, so a tie goes to the more frequent answer, and neither a seed nor the order of the
+    answers in a file can change the result. Distances are squared differences summed row by
+    row (no matrix product, whose rounding depends on the BLAS kernel); a question's few dozen
+    rows make the n-by-n table cheap.
+
+    >>> greedy_centers(np.array([[0.0], [0.1], [0.2], [5.0], [5.1]]), 2).ravel().tolist()
+    [0.1, 5.0]
+    """
+    X = np.asarray(X, dtype=np.float64)
+    if not 1 <= k <= len(X):
+        raise ValueError(f"cannot choose {k} centers among {len(X)} rows")
+    distances = np.stack([np.einsum("ij,ij->i", X - row, X - row) for row in X])
+    closest = np.full(len(X), np.inf)
+    chosen: list[int] = []
+    for _ in range(k):
+        potentials = np.minimum(closest[None, :], distances).sum(axis=1)
+        potentials[chosen] = np.inf  # k never exceeds the distinct rows: an unchosen one always lowers more
+        best = int(np.argmin(potentials))
+        chosen.append(best)
+        closest = np.minimum(closest, distances[best])
+    return X[chosen].copy()
 
 
 def _squared_distances(A: np.ndarray, X: np.ndarray, x_squared_norms: np.ndarray) -> np.ndarray:

@@ -63,6 +63,7 @@ from .design import DEV_SETS
 from .panel import build_panel, detectable_difference, wrong_question_not_worse
 from .questions import load_dev_set
 from .selection import load_dev_systems
+from .stability import seed_spread, stability_summary, stability_values
 from .stats import spearman
 from .systems import REFERENCE, SystemData, _Scorer, load_systems
 
@@ -225,6 +226,10 @@ def select_on_dev(
             data_dir, name, protocol, questions, cands, seeds, maker, log
         )
         criteria += panel_criteria
+        if "stability" in crit_cfg:  # version 4
+            stable = stability_values(questions, cands, seeds, maker)
+            criteria.append(Criterion("stability", name, crit_cfg["stability"]["margin"], per_question=stable))
+            log(f"  stability {name}: {len(questions)} questions")
     res = protocol["measures"]
     n_boot = resamples if resamples is not None else res["bootstrap_resamples"]
     boots = {c.key: c.resampled(n_boot, res["bootstrap_seed"]) for c in criteria}
@@ -508,6 +513,10 @@ def report_on_test(
         "candidates": {label: _set_figures(values, counts, i, idx) for i, label in enumerate(labels)},
         "new_minus": {label: _paired(values, new, i, idx) for i, label in enumerate(labels) if i != new},
         "consistency": reference_consistency(questions, maker),
+        "stability": {
+            label: stability_summary(v)
+            for label, v in zip(labels, stability_values(questions, subset, seeds, maker), strict=True)
+        },
     }
     log("  system level on CFC test")
     data = load_systems(data_dir)
@@ -532,6 +541,7 @@ def report_on_test(
             "rho": float(value[i]),
             "ci": _pct(boot[:, i]),
             "seeds": {"min": float(np.min(seed_rhos)), "max": float(np.max(seed_rhos))},
+            "seed_spread": seed_spread(per_seed[i], [data.systems[r] for r in rows]),
         }
     power = protocol["panel"]["power"]
     out["system_level"] = {

@@ -135,14 +135,15 @@ def protocol_grid(protocol: dict[str, Any]) -> list[ClusterCandidate]:
     """Every candidate of the protocol's grid, in grid order (embedder, normalization, merge, clustering).
 
     >>> len(protocol_grid(load_protocol()[0]))
-    8
+    11
     """
     grid = protocol["grid"]
     clusterings: list[tuple[str, tuple[tuple[str, Any], ...]]] = []
     for spec in grid["clusterings"]:
         name = spec["clustering"]
         if name in ("gmeans", "xmeans"):
-            clusterings += [(name, (("k_init", int(k)),)) for k in spec["k_init"]]
+            start = (("init", str(spec["init"])),) if "init" in spec else ()  # version 4: a start with no seed
+            clusterings += [(name, (("k_init", int(k)), *start)) for k in spec["k_init"]]
         elif name == "hac":
             clusterings += [
                 (name, (("linkage", spec["linkage"]), ("distance_threshold", float(t))))

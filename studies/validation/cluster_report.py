@@ -36,6 +36,7 @@ _CRITERIA = {
     "pools": "system-like pools ρ",
     "panel": "system panel ρ",
     "wording": "wording panel ρ",
+    "stability": "stability ARI",
 }
 #: The string-KL controls: each (normalized) string its own cluster.
 _STRING_CONTROLS = ("normalized_strings", "one_per_string")
@@ -605,6 +606,29 @@ def _test_lines(result: Mapping[str, Any]) -> list[str]:
     for label, d in sysl["new_minus"].items():
         share = sysl["figures"][label]["rho"] / new_rho if new_rho else None
         lines.append(f"| {label} | {_diff(d)} | {_f(d.get('detectable'))} | {_f(share, 2)} |")
+    return lines + [""] + _seed_lines(test)
+
+
+def _seed_lines(test: Mapping[str, Any]) -> list[str]:
+    """What the seed moves on CFC test (protocol version 4 on): partitions, data-set KLs, system pairs."""
+    stability, figures = test.get("stability"), test["system_level"]["figures"]
+    if not stability:
+        return []
+    lines = [
+        "**What the seed moves on CFC test**: per question, ARI between the partitions at two seeds (the second on "
+        "shuffled answers), mean over the seed pairs; the range of each system's data-set KL over the seeds; the "
+        "system pairs whose order differs between two seeds (point estimates).",
+        "",
+        "| clustering | stability ARI, mean | min | questions with one partition | largest KL range | pairs reordered |",
+        "|---|---|---|---|---|---|",
+    ]
+    for label, st in stability.items():
+        spread = figures[label].get("seed_spread", {})
+        pairs = spread.get("pairs_reordered", [])
+        lines.append(
+            f"| {label} | {_f(st['mean'])} | {_f(st['min'])} | {_f(st['identical'], 2)} | "
+            f"{_f(spread.get('max_range'), 4)} | {len(pairs)} of {spread.get('pairs', 0)} |"
+        )
     return lines + [""]
 
 

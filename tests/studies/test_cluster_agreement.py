@@ -359,7 +359,7 @@ def test_protocol_compares_against_what_ships():
     from studies.validation.cluster_candidates import CURRENT_DEFAULT, load_protocol
 
     protocol, _ = load_protocol()
-    assert protocol["version"] == 3 and protocol["fixed"] == "2026-11-29"
+    assert protocol["version"] == 4 and protocol["fixed"] == "2026-11-29"
     assert protocol["candidates"]["current"] == CURRENT_DEFAULT.label
     assert (DEFAULTS.clustering, GMeansClusterer.option("k_init").default, DEFAULTS.embedder) == (
         CURRENT_DEFAULT.clustering,
