@@ -63,7 +63,9 @@ _DESCRIPTION = (
 _COMPARE_DESCRIPTION = (
     "Compare two systems' ProbEval KL on the same questions, at the same number of samples per question: "
     "each mean, the difference KL(A) - KL(B) (negative favours A), its 95% bootstrap confidence "
-    "interval and a paired bootstrap p-value."
+    "interval and a paired bootstrap p-value. With a seeded automatic clustering (X-means, G-means from "
+    "k-means++ starts) both systems are scored under five clusterings (--cluster-seed and the next four) and each "
+    "resample redraws the clustering, so the interval and p-value hold the seed's share."
 )
 
 
@@ -363,6 +365,7 @@ def _compare(args: argparse.Namespace) -> int:
         "p_value": r.p_value,
         "num_questions": r.num_questions,
         "num_samples": list(r.num_samples),
+        "clustering_draws": r.clustering_draws,
         "signature": signature,
     }
     if args.json:
@@ -374,6 +377,11 @@ def _compare(args: argparse.Namespace) -> int:
             f"95% CI [{r.difference.low:+.4f}, {r.difference.high:+.4f}]   p {r.p_value:.3f}   "
             f"({r.num_questions} questions, {_samples_text(r.num_samples)}; lower KL is better)"
         )
+        if r.clustering_draws > 1:
+            print(
+                f"(means over {r.clustering_draws} clusterings, --cluster-seed {args.cluster_seed} and the next "
+                "seeds; each resample redraws one, so the interval holds the seed's share)"
+            )
         print(f"\n{signature}")
     return 0
 

@@ -450,13 +450,17 @@ class GMeansClusterer(_SplittingKMeans):
         self.init = _INIT.check(init)
 
     def params(self) -> dict[str, Any]:
-        """Its options for the signature; a greedy start reads no seed, so the seed is left out.
+        """Its options for the signature. The seeded start is named by its seed alone, as before the start was an
+        option (so earlier signatures and cached clusters still read the same); a greedy start reads no seed, so
+        it is named instead of one.
 
-        >>> GMeansClusterer(init="greedy").params()
-        {'k_init': 1, 'k_max': 20, 'alpha': 0.0001, 'init': 'greedy'}
+        >>> GMeansClusterer(init="greedy").params(), GMeansClusterer(seed=3).params()
+        ({'k_init': 1, 'k_max': 20, 'alpha': 0.0001, 'init': 'greedy'}, {'k_init': 1, 'k_max': 20, 'seed': 3, 'alpha': 0.0001})
         """
         params = super().params()
-        if self.init == "greedy":
+        if self.init == _KMEANS_PLUS_PLUS:
+            del params["init"]
+        else:
             del params["seed"]
         return params
 

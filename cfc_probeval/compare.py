@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Optional
 
 from protoqa_core.io.records import preview_ids
-from protoqa_core.significance import PairedComparison, compare_paired
+from protoqa_core.significance import PairedComparison, compare_paired, compare_paired_draws
 
 from .inputs import QuestionTargets
 from .probeval import ProbEval
 
-__all__ = ["ProbEvalComparison", "compare_probeval"]
+__all__ = ["ProbEvalComparison", "CLUSTERING_DRAWS", "clustering_draws", "compare_probeval"]
+
+#: How many clusterings a comparison redraws with its resamples when its automatic clustering reads a seed.
+CLUSTERING_DRAWS = 5
 
 
 @dataclass(frozen=True)
@@ -26,6 +30,29 @@ class ProbEvalComparison(PairedComparison):
 
     num_samples: tuple[int, int] = (0, 0)
     signature: str = ""
+    clustering_draws: int = 1
+
+
+def clustering_draws(probeval: ProbEval, draws: int = CLUSTERING_DRAWS) -> list[ProbEval]:
+    """``probeval`` and, when its automatic clustering reads a seed, the same setting at the next ``draws - 1``
+    seeds, sharing its embedder and matcher (nothing is embedded twice); else ``probeval`` alone.
+
+    >>> [p.clusterer.seed for p in clustering_draws(ProbEval("gmeans", embedder="char-ngrams", seed=7), 3)]
+    [7, 8, 9]
+    >>> len(clustering_draws(ProbEval("gmeans", embedder="char-ngrams", init="greedy"))), len(clustering_draws(ProbEval("human")))
+    (1, 1)
+    """
+    clusterer = probeval.clusterer
+    if clusterer is None or "seed" not in clusterer.params() or draws <= 1:
+        return [probeval]
+    values = {option.name: getattr(clusterer, option.name) for option in clusterer.options}
+    out = [probeval]
+    for k in range(1, draws):
+        child = copy.copy(probeval)
+        child.clusterer = type(clusterer).from_options({**values, "seed": (values["seed"] + k) % 2**32})
+        child._preloaded = {}
+        out.append(child)
+    return out
 
 
 def _check_question_sets(
@@ -57,6 +84,7 @@ def compare_probeval(
     seed: int = 12345,
     only_common: bool = False,
     accept_samples: bool = False,
+    draws: int = CLUSTERING_DRAWS,
 ) -> ProbEvalComparison:
     """Paired bootstrap comparison of two systems' ProbEval KL.
 
@@ -66,7 +94,12 @@ def compare_probeval(
     answer (the signature's ``n:`` says how many). Each system is scored at its own sample
     count (:meth:`~cfc_probeval.probeval.ProbEval.evaluate`); two different counts give KLs that
     are not comparable, an error unless ``accept_samples``, which the signature then marks.
-    The test is :func:`protoqa_core.significance.compare_paired`.
+    The test is :func:`protoqa_core.significance.compare_paired`. When the automatic clustering reads a seed
+    (X-means, G-means from seeded starts), its partitions move with the seed, so the comparison scores both
+    systems under ``draws`` clusterings (the seed and the next ones, :func:`clustering_draws`) and each
+    resample redraws the clustering with the questions (:func:`~protoqa_core.significance.compare_paired_draws`):
+    the means are over those clusterings and the interval and p-value hold the seed's share; the signature
+    ends with ``clustering_draws:N``.
 
     >>> from protoqa_core.io.records import Cluster
     >>> gts = {f"q{i}": QuestionTargets(f"q{i}", (Cluster(f"q{i}.0", ("dog",), 6), Cluster(f"q{i}.1", ("cat",), 4)))
@@ -88,8 +121,10 @@ def compare_probeval(
     if not only_common:
         _check_question_sets(shared, targets, samples_a, samples_b)
     subset = {qid: targets[qid] for qid in shared}
-    a = pe.evaluate(subset, {q: samples_a[q] for q in shared})
-    b = pe.evaluate(subset, {q: samples_b[q] for q in shared})
+    runs = clustering_draws(pe, draws)
+    a_runs = [p.evaluate(subset, {q: samples_a[q] for q in shared}) for p in runs]
+    b_runs = [p.evaluate(subset, {q: samples_b[q] for q in shared}) for p in runs]
+    a, b = a_runs[0], b_runs[0]
     counts = (a.num_samples or 0, b.num_samples or 0)
     if counts[0] != counts[1] and not accept_samples:
         raise ValueError(
@@ -103,5 +138,15 @@ def compare_probeval(
     else:
         signature = pe.signature(len(shared), missing, num_samples=f"{counts[0]},{counts[1]}")
         signature += "|accepted-mismatch:samples"
-    paired = compare_paired(a.per_question, b.per_question, level=level, resamples=resamples, seed=seed)
-    return ProbEvalComparison(**vars(paired), num_samples=counts, signature=signature)
+    if len(runs) == 1:
+        paired = compare_paired(a.per_question, b.per_question, level=level, resamples=resamples, seed=seed)
+    else:
+        paired = compare_paired_draws(
+            [r.per_question for r in a_runs],
+            [r.per_question for r in b_runs],
+            level=level,
+            resamples=resamples,
+            seed=seed,
+        )
+        signature += f"|clustering_draws:{len(runs)}"
+    return ProbEvalComparison(**vars(paired), num_samples=counts, signature=signature, clustering_draws=len(runs))

@@ -21,7 +21,9 @@ __all__ = [
     "bootstrap_ci",
     "paired_bootstrap",
     "compare_paired",
+    "compare_paired_draws",
     "resample_indices",
+    "resample_draws",
     "holm_adjust",
 ]
 
@@ -66,7 +68,24 @@ def resample_indices(num_questions: int, resamples: int = DEFAULT_RESAMPLES, see
 
 
 def _resample_means(values: np.ndarray, resamples: int, seed: int) -> np.ndarray:
-    return values[resample_indices(len(values), resamples, seed)].mean(axis=1)
+    """Each resample's mean: of resampled questions, and with a row per draw (a 2-D ``values``, draws x
+    questions, such as a score under several clusterings) of one draw picked per resample."""
+    if values.ndim == 1:
+        return values[resample_indices(len(values), resamples, seed)].mean(axis=1)
+    idx = resample_indices(values.shape[1], resamples, seed)
+    rows = resample_draws(values.shape[0], resamples, seed)
+    return values[rows[:, None], idx].mean(axis=1)
+
+
+def resample_draws(draws: int, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> np.ndarray:
+    """The draw (a clustering, say) each bootstrap resample uses, ``(resamples,)`` indices in ``[0, draws)``.
+
+    Drawn from a stream of its own, so that the resampled questions stay those of :func:`resample_indices`.
+
+    >>> resample_draws(5, 4, seed=0).shape, int(resample_draws(1, 4).max())
+    ((4,), 0)
+    """
+    return np.random.default_rng([seed, 1]).integers(0, draws, size=resamples)
 
 
 def holm_adjust(p_values: Sequence[float]) -> list[float]:
@@ -119,13 +138,22 @@ def paired_bootstrap(
     the share of resampled mean differences, shifted to mean 0, at least as far from
     0 as the observed one (with the usual +1 correction so it is never 0).
 
+    Scores may also come as draws x questions (each row the scores under one draw of
+    something random besides the questions, such as a seeded clustering; row ``i`` of
+    ``a`` and of ``b`` under the same draw): each resample then takes one draw for both
+    systems as well as its questions (:func:`resample_draws`), so the interval holds
+    the draws' share, and the means are over every draw.
+
     >>> r = paired_bootstrap([1.0] * 30, [0.0] * 15 + [1.0] * 15)
     >>> r.difference.mean, r.p_value < 0.01
     (0.5, True)
+    >>> r = paired_bootstrap([[1.0] * 30, [0.0] * 30], [[0.5] * 30, [0.5] * 30])
+    >>> r.difference.mean, (r.difference.low, r.difference.high), r.num_questions
+    (0.0, (-0.5, 0.5), 30)
     """
     x = np.asarray(a, dtype=float)
     y = np.asarray(b, dtype=float)
-    if x.shape != y.shape or x.size == 0:
+    if x.shape != y.shape or x.size == 0 or x.ndim not in (1, 2):
         raise ValueError(f"need two equally long, non-empty score lists, got {x.size} and {y.size}")
     d = x - y
     means = _resample_means(d, resamples, seed)
@@ -140,7 +168,7 @@ def paired_bootstrap(
         ConfidenceInterval(observed, float(low), float(high), level),
         float(p_value),
         resamples,
-        int(x.size),
+        int(x.shape[-1]),
     )
 
 
@@ -172,6 +200,40 @@ def compare_paired(
     return paired_bootstrap(
         [per_question_a[q] for q in shared],
         [per_question_b[q] for q in shared],
+        level=level,
+        resamples=resamples,
+        seed=seed,
+    )
+
+
+def compare_paired_draws(
+    draws_a: Sequence[Mapping[str, float]],
+    draws_b: Sequence[Mapping[str, float]],
+    *,
+    level: float = 0.95,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> PairedComparison:
+    """:func:`compare_paired` when each system has per-question scores under several draws (``draws_a[i]`` and
+    ``draws_b[i]`` under the same one, say the same clustering): each resample redraws the questions and one
+    draw, so the interval and the p-value hold the draws' share (:func:`paired_bootstrap`).
+
+    >>> a = [{f"q{i}": 1.0 for i in range(30)}, {f"q{i}": 0.0 for i in range(30)}]
+    >>> b = [{f"q{i}": 0.5 for i in range(30)}] * 2
+    >>> r = compare_paired_draws(a, b)
+    >>> r.num_questions, r.difference.mean, r.p_value > 0.5
+    (30, 0.0, True)
+    """
+    if not draws_a or len(draws_a) != len(draws_b):
+        raise ValueError(
+            f"need the same, positive number of draws for both systems, got {len(draws_a)} and {len(draws_b)}"
+        )
+    shared = [qid for qid in draws_a[0] if all(qid in d for d in (*draws_a, *draws_b))]
+    if not shared:
+        raise ValueError("the two systems share no question")
+    return paired_bootstrap(
+        [[d[q] for q in shared] for d in draws_a],
+        [[d[q] for q in shared] for d in draws_b],
         level=level,
         resamples=resamples,
         seed=seed,

@@ -62,3 +62,52 @@ def test_without_the_cache_every_clustering_is_computed():
     embedder = CountingEmbedder()
     automatic_clusters(TRUTH, clusterer, embedder, {})
     assert preload_clusters(TRUTH, clusterer, embedder, {}) == clustered_answers(TRUTH)
+
+
+def _mention_ari(counts: dict[str, float], first, second) -> float:
+    """ARI of two partitions of a question's answers (clusters as lists of strings), every occurrence one item."""
+    from sklearn.metrics import adjusted_rand_score
+
+    def labels(clusters) -> list[int]:
+        owner = {a: j for j, c in enumerate(clusters) for a in c.answers}
+        return [owner[a] for a in sorted(counts) for _ in range(int(counts[a]))]
+
+    return float(adjusted_rand_score(labels(first), labels(second)))
+
+
+def _seed_and_order_agreement(shared_data, seeds: tuple[int, int] = (0, 7), **options) -> list[float]:
+    """Per question of the first eight of CFC dev: ARI between the G-means clusters at one seed and at another with
+    the answers shuffled (the stability criterion of the cluster study, on a small fixed set)."""
+    import random
+
+    from cfc_probeval.embedders import get_embedder
+    from cfc_probeval.inputs import read_targets
+
+    embedder = get_embedder("minilm")
+    agreement = []
+    for truth in list(read_targets(shared_data / "cfc" / "dev.targets.jsonl").values())[:8]:
+        counts = {a: n for a, n in truth.answer_counts.items() if n > 0}
+        order = list(counts)
+        random.Random(7).shuffle(order)
+        first = automatic_clusters(
+            QuestionTargets(truth.question_id, (), counts), make_clusterer("gmeans", seed=seeds[0], **options), embedder, {}
+        )
+        second = automatic_clusters(
+            QuestionTargets(truth.question_id, (), {a: counts[a] for a in order}),
+            make_clusterer("gmeans", seed=seeds[1], **options),
+            embedder,
+            {},
+        )
+        agreement.append(_mention_ari(counts, first, second))
+    return agreement
+
+
+def test_stability_under_the_seed_and_the_answer_order_on_cfc_dev_questions(shared_data):
+    # The order of the answers never changes the default clusters: the same seed on shuffled answers.
+    assert _seed_and_order_agreement(shared_data, (0, 0)) == [1.0] * 8
+    # The greedy start meets the stability criterion (mean ARI 0.90 or more): it reads no seed.
+    greedy = _seed_and_order_agreement(shared_data, init="greedy")
+    assert sum(greedy) / len(greedy) >= 0.90 and min(greedy) == 1.0
+    # The default's seeded starts fall short of it on the same questions, so the check can fail.
+    seeded = _seed_and_order_agreement(shared_data)
+    assert sum(seeded) / len(seeded) < 0.90

@@ -55,3 +55,39 @@ def test_the_bootstrap_is_seeded():
     assert compare_probeval(TARGETS, GOOD, BAD, human, resamples=200, seed=3) == compare_probeval(
         TARGETS, GOOD, BAD, human, resamples=200, seed=3
     )
+
+
+def _raw_cfc_dev(shared_data, questions: int = 10):
+    """The first CFC dev questions as raw answers without clusters, and GPT-2 XL's and the humans' samples."""
+    import json
+
+    from cfc_probeval.inputs import read_targets
+
+    truths = list(read_targets(shared_data / "cfc" / "dev.targets.jsonl").values())[:questions]
+    raw = {t.question_id: QuestionTargets(t.question_id, (), dict(t.answer_counts)) for t in truths}
+    systems = []
+    for name in ("dev.predictions.gpt2-xl.oneshot.json", "dev.predictions.human.json"):
+        document = json.loads((shared_data / "cfc" / name).read_text(encoding="utf-8"))
+        samples = document.get("model_answers", document)
+        systems.append({qid: samples[qid] for qid in raw})
+    return raw, systems
+
+
+def test_a_seeded_clustering_is_redrawn_with_the_resamples(shared_data):
+    from cfc_probeval.compare import CLUSTERING_DRAWS
+
+    targets, (gpt2, human) = _raw_cfc_dev(shared_data)
+    seeded = ProbEval("gmeans", embedder="char-ngrams", seed=3)
+    result = compare_probeval(targets, gpt2, human, seeded, resamples=300, accept_samples=True)
+    assert result.clustering_draws == CLUSTERING_DRAWS and "|clustering_draws:5" in result.signature
+    # The means are over the clusterings at seeds 3 to 7, each scored as ProbEval scores it alone.
+    alone = [ProbEval("gmeans", embedder="char-ngrams", seed=s).evaluate(targets, gpt2).kl for s in range(3, 8)]
+    assert result.mean_a == pytest.approx(sum(alone) / len(alone))
+    one = compare_probeval(targets, gpt2, human, seeded, resamples=300, draws=1, accept_samples=True)
+    assert one.clustering_draws == 1 and "clustering_draws" not in one.signature
+    assert one.mean_a == pytest.approx(alone[0])
+    # A clustering that reads no seed is scored once, and its signature names no seed.
+    greedy = compare_probeval(
+        targets, gpt2, human, ProbEval("gmeans", embedder="char-ngrams", init="greedy"), accept_samples=True
+    )
+    assert greedy.clustering_draws == 1 and "init=greedy" in greedy.signature and "seed=" not in greedy.signature

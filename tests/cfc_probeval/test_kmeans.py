@@ -10,9 +10,10 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import pytest
 from threadpoolctl import threadpool_limits
 
-from cfc_probeval.kmeans import kmeans, lloyd_step, one_thread
+from cfc_probeval.kmeans import greedy_centers, kmeans, lloyd_step, one_thread
 from tests.support.lazy import lazy_import
 
 sklearn_cluster = lazy_import("sklearn.cluster")
@@ -93,3 +94,30 @@ def test_clustering_imports_no_scikit_learn(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == []
+
+
+def test_greedy_centers_each_lower_the_potential_most_with_ties_to_the_first_row():
+    rng = np.random.default_rng(3)
+    points = np.round(rng.normal(size=(25, 6)), 4)
+    centers = greedy_centers(points, 5)
+    squared = ((points[:, None, :] - points[None, :, :]) ** 2).sum(axis=2)
+    closest, chosen = np.full(len(points), np.inf), []
+    for center in centers:
+        row = int(np.flatnonzero((points == center).all(axis=1))[0])
+        potentials = [np.minimum(closest, squared[i]).sum() for i in range(len(points))]
+        assert np.isclose(potentials[row], min(p for i, p in enumerate(potentials) if i not in chosen))
+        chosen.append(row)
+        closest = np.minimum(closest, squared[row])
+    # Two rows that lower the potential equally: the first wins, so the order of the rows decides, not a draw.
+    assert greedy_centers(np.array([[0.0], [1.0], [3.0], [4.0]]), 1).tolist() == [[1.0]]
+    assert greedy_centers(np.array([[4.0], [3.0], [1.0], [0.0]]), 1).tolist() == [[3.0]]
+    with pytest.raises(ValueError, match="cannot choose 5 centers among 4 rows"):
+        greedy_centers(points[:4], 5)
+
+
+def test_kmeans_from_greedy_centers_reads_no_seed():
+    rng = np.random.default_rng(5)
+    points = np.vstack([rng.normal(c, 0.3, size=(12, 4)) for c in (0.0, 3.0, 6.0)])
+    fits = [kmeans(points, 3, seed, init=greedy_centers(points, 3)) for seed in (0, 1, 12345)]
+    assert all(np.array_equal(f.labels_, fits[0].labels_) for f in fits)
+    assert all(np.array_equal(f.cluster_centers_, fits[0].cluster_centers_) for f in fits)
