@@ -90,7 +90,10 @@ def _seed_and_order_agreement(shared_data, seeds: tuple[int, int] = (0, 7), **op
         order = list(counts)
         random.Random(7).shuffle(order)
         first = automatic_clusters(
-            QuestionTargets(truth.question_id, (), counts), make_clusterer("gmeans", seed=seeds[0], **options), embedder, {}
+            QuestionTargets(truth.question_id, (), counts),
+            make_clusterer("gmeans", seed=seeds[0], **options),
+            embedder,
+            {},
         )
         second = automatic_clusters(
             QuestionTargets(truth.question_id, (), {a: counts[a] for a in order}),

@@ -249,8 +249,12 @@ def test_gmeans_and_xmeans_import_neither_scipy_nor_numpy_ma():
 def test_gmeans_from_greedy_centers_gives_one_partition_at_every_seed_and_no_seed_in_its_signature():
     rng = np.random.default_rng(1)
     points = np.vstack([rng.normal(c, 0.05, size=(15, 10)) for c in np.eye(10)[:5]])
-    points = np.vstack([points, rng.normal(0.5, 0.2, size=(20, 10))])  # a diffuse group the seeded starts split variously
-    labels = {seed: GMeansClusterer(k_init=3, seed=seed, init="greedy").fit_labels(points).tolist() for seed in range(6)}
+    points = np.vstack(
+        [points, rng.normal(0.5, 0.2, size=(20, 10))]
+    )  # a diffuse group the seeded starts split variously
+    labels = {
+        seed: GMeansClusterer(k_init=3, seed=seed, init="greedy").fit_labels(points).tolist() for seed in range(6)
+    }
     assert all(v == labels[0] for v in labels.values())
     assert len(set(labels[0][:75])) >= 5
     assert "seed" not in GMeansClusterer(init="greedy").params()
