@@ -370,3 +370,20 @@ def test_protocol_compares_against_what_ships():
     assert v2["date"] == "2026-11-28" and "ranked" in v2["reason"] and "seen on test" in v2["reason"]
     (v3,) = [c for c in protocol["changes"] if c["what"].startswith("Version 3")]
     assert v3["date"] == "2026-11-29" and "ceiling" in v3["reason"] and "wording" in protocol["criteria"]
+
+
+def test_stability_is_one_for_a_start_without_seed_and_the_controls_and_falls_below_for_seeded_starts(shared_data):
+    from studies.validation.cluster_candidates import CONTROLS, ClusterCandidate, ClusterMaker, read_questions
+    from studies.validation.stability import partition_agreement, shuffled_labels, stability_values
+
+    questions = read_questions(shared_data / "cfc" / "dev.targets.jsonl", 6)
+    seeded = ClusterCandidate("char-ngrams", "gmeans", (("k_init", 8),))
+    greedy = ClusterCandidate("char-ngrams", "gmeans", (("k_init", 8), ("init", "greedy")))
+    maker = ClusterMaker()
+    values = stability_values(questions, [seeded, greedy, CONTROLS[1]], [0, 1, 2], maker)
+    assert values.shape == (3, 6)
+    assert (values[1:] == 1.0).all() and values[0].min() < 1.0
+    # At one seed only the order of the answers changes, and it never changes ProbEval's clusters.
+    assert (stability_values(questions, [seeded], [4], maker) == 1.0).all()
+    q = questions[0]
+    assert partition_agreement(q, shuffled_labels(maker, seeded, q, 4), maker.labels(seeded, q, 4)) == 1.0
