@@ -297,7 +297,7 @@ def greedy_centers(X: np.ndarray, k: int) -> np.ndarray:
     rows make the n-by-n table cheap.
 
     >>> greedy_centers(np.array([[0.0], [0.1], [0.2], [5.0], [5.1]]), 2).ravel().tolist()
-    [0.1, 5.0]
+    [0.2, 5.0]
     """
     X = np.asarray(X, dtype=np.float64)
     if not 1 <= k <= len(X):
