@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Union
 
 import numpy as np
 
@@ -126,8 +127,8 @@ def bootstrap_ci(
 
 
 def paired_bootstrap(
-    a: Sequence[float],
-    b: Sequence[float],
+    a: Union[Sequence[float], Sequence[Sequence[float]]],
+    b: Union[Sequence[float], Sequence[Sequence[float]]],
     level: float = 0.95,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
