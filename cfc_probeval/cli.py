@@ -531,6 +531,12 @@ COMMANDS: dict[str, Subcommand] = {
             _add_evaluate_arguments,
             _evaluate,
             prog="probeval",
+            examples=(
+                "probeval ../shared/data/cfc/dev.targets.jsonl ../shared/data/cfc/dev.predictions.gpt2-xl.oneshot.json "
+                "--ignore-unknown",
+                "probeval evaluate ../shared/data/cfc/test.targets.jsonl "
+                "../shared/data/cfc/test.samples.gpt2-xl.oneshot.jsonl --clustering human --json",
+            ),
         ),
         Subcommand(
             "compare",
@@ -538,6 +544,10 @@ COMMANDS: dict[str, Subcommand] = {
             _COMPARE_DESCRIPTION,
             _add_compare_arguments,
             _compare_command,
+            examples=(
+                "probeval compare ../shared/data/cfc/test.targets.jsonl ../shared/data/cfc/test.samples.gpt2-xl.oneshot.jsonl "
+                "../shared/data/cfc/test.samples.gpt2-xl.zeroshot.jsonl --clustering human --accept-mismatch samples",
+            ),
         ),
         Subcommand(
             "cluster",
@@ -545,6 +555,10 @@ COMMANDS: dict[str, Subcommand] = {
             _CLUSTER_DESCRIPTION,
             _add_cluster_arguments,
             _cluster,
+            examples=(
+                "probeval cluster raw.targets.jsonl -o clustered.jsonl",
+                "probeval cluster raw.targets.jsonl -o clustered.jsonl --clustering hac --cluster-seed 0",
+            ),
         ),
     )
 }

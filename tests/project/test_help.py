@@ -68,8 +68,7 @@ def test_usage_names_the_subcommand_and_help_ends_with_the_exit_status_then_exam
     assert text.startswith(f"usage: {prog} {name} ")
     before_examples = text.rpartition(EXAMPLES_HEADING)[0] or text
     assert " ".join(before_examples.split()).endswith(EXIT_STATUS)
-    if prog == "protoqa-eval":
-        assert 1 <= len(_examples(text)) <= 2, f"{prog} {name}: its help ends with one or two examples"
+    assert 1 <= len(_examples(text)) <= 2, f"{prog} {name}: its help ends with one or two examples"
 
 
 @pytest.mark.parametrize("prog, name, parser", SUBCOMMANDS, ids=IDS)
@@ -107,6 +106,8 @@ def test_probevals_only_predicted_speaks_of_cfc_and_probeval():
         (["protoqa_integrations", "evaluate", "--help"], "usage: protoqa-eval evaluate "),
         (["protoqa_integrations", "leaderboard", "--help"], "usage: protoqa-eval leaderboard "),
         (["cfc_probeval", "evaluate", "--help"], "usage: probeval evaluate "),
+        (["cfc_probeval", "compare", "--help"], "usage: probeval compare "),
+        (["cfc_probeval", "cluster", "--help"], "usage: probeval cluster "),
         (["protoqa_integrations", "--help"], "usage: protoqa-eval "),
     ],
 )
@@ -114,5 +115,5 @@ def test_help_as_printed(argv, usage):
     done = subprocess.run([sys.executable, "-m", *argv], capture_output=True, text=True, env=offline_env(), timeout=120)
     assert done.returncode == 0 and done.stdout.startswith(usage), done.stdout[:300] + done.stderr[-500:]
     assert EXIT_STATUS in " ".join(done.stdout.split())
-    if argv[0] == "protoqa_integrations" and argv[1] != "--help":  # a sub-command's help ends with its examples
-        assert done.stdout.rstrip().splitlines()[-1].startswith("  protoqa-eval ")
+    if argv[1] != "--help":  # a sub-command's help ends with its examples
+        assert done.stdout.rstrip().splitlines()[-1].startswith("  " + usage.split()[1] + " ")
