@@ -16,7 +16,7 @@ downloaded from upstream and checked against the pinned checksums. No loading sc
 >>> protoqa_prompt(doc)
 'one pet is'
 >>> scores = process_results(doc, [["dog", "cat", "dog"]])
->>> scores["exact_match_max_answers@1"], round(scores["probeval_kl"], 4)
+>>> scores["em_ans@1"], round(scores["KL"], 4)
 (1.0, 0.0355)
 """
 
@@ -35,6 +35,7 @@ from protoqa_core.signature import make_signature
 from protoqa_integrations.generation.engines.base import is_collapsed
 from protoqa_integrations.generation.prompts import prompt_for
 from protoqa_integrations.generation.settings import PAPER_TEMPERATURE
+from protoqa_integrations.harnesses.metric_names import COLLAPSED_NAME, KL_NAME, SCORE_NAMES
 from protoqa_metric.metric import evaluate_predictions
 
 __all__ = [
@@ -139,8 +140,9 @@ def _probeval() -> Any:
 
 
 def process_results(doc: dict, results: Sequence[Sequence[str]]) -> dict[str, Any]:
-    """One question's scores: the paper's seven metrics per similarity and ProbEval's KL (floats),
-    and ``collapsed``: the question id with whether its samples collapsed.
+    """One question's scores: ProbEval's KL and the paper's seven metrics per similarity (floats),
+    and ``collapsed``: the question id with whether its samples collapsed; under the short names of
+    :data:`~protoqa_integrations.harnesses.metric_names.SCORE_NAMES`, in their order.
 
     ``results[0]`` holds the question's cleaned samples (each sample through
     :func:`~protoqa_integrations.generation.settings.answer_from_text`).
@@ -153,15 +155,16 @@ def process_results(doc: dict, results: Sequence[Sequence[str]]) -> dict[str, An
     samples = list(results[0])
     question = question_from_doc(doc)
     ranked = {question.id: rank_by_frequency(samples)}
-    scores: dict[str, Any] = {}
+    by_long_name: dict[str, Any] = {}
     for similarity in SIMILARITIES:
         result = evaluate_predictions([question], ranked, similarity, "paper")
-        scores.update({f"{similarity}_{name}": float(value) for name, value in result.scores.items()})
+        by_long_name.update({f"{similarity}_{name}": float(value) for name, value in result.scores.items()})
     truth = targets_from_question(question)
-    scores["probeval_kl"] = float(_probeval().score_question(truth, sample_counts(samples, question_id=question.id)).kl)
+    counts = sample_counts(samples, question_id=question.id)
+    by_long_name["probeval_kl"] = float(_probeval().score_question(truth, counts).kl)
     # The tasks sample at PAPER_TEMPERATURE; nearly identical samples there mean a backend repeated itself.
-    scores["collapsed"] = (question.id, is_collapsed(samples, PAPER_TEMPERATURE))
-    return scores
+    by_long_name[COLLAPSED_NAME] = (question.id, is_collapsed(samples, PAPER_TEMPERATURE))
+    return {short: by_long_name[name] for name, short in SCORE_NAMES.items()}
 
 
 def mean(values: Sequence[float]) -> float:
@@ -175,34 +178,33 @@ def mean(values: Sequence[float]) -> float:
 
 
 def metric_signatures(num_questions: int, num_samples: Optional[int] = None) -> dict[str, str]:
-    """Each score's signature over ``num_questions`` questions (the names of :func:`process_results`), and
+    """Each score's signature over ``num_questions`` questions (by the short names of :func:`process_results`), and
     ``protoqa-eval``: the project's version, for a harness's results file to carry beside the numbers.
     ``num_samples`` (the completions a question gets) joins ProbEval's signature as ``n_samples:N``.
 
     >>> signed = metric_signatures(52)
-    >>> signed["exact_match_max_answers@1"]  # doctest: +ELLIPSIS
+    >>> signed["em_ans@1"]  # doctest: +ELLIPSIS
     'sim:exact_match|metrics:paper|missing:zero|n:52|version:...'
     >>> from protoqa_core import __version__
-    >>> signed["probeval_kl"].startswith("clustering:human"), signed["protoqa-eval"] == __version__
+    >>> signed["KL"].startswith("clustering:human"), signed["protoqa-eval"] == __version__
     (True, True)
-    >>> "|n:52|n_samples:300|" in metric_signatures(52, 300)["probeval_kl"]
+    >>> "|n:52|n_samples:300|" in metric_signatures(52, 300)["KL"]
     True
     """
     from protoqa_core import __version__
     from protoqa_metric.metric_set import PAPER_METRICS
 
-    signed: dict[str, str] = {}
+    signed: dict[str, str] = {KL_NAME: _probeval().signature(num_questions, num_samples=num_samples)}
     for similarity in SIMILARITIES:
         stopwords = True if similarity == "wordnet" else None
         signature = make_signature(similarity, "paper", "zero", num_questions, all_stopword_match=stopwords)
-        signed.update({f"{similarity}_{metric.name}": signature for metric in PAPER_METRICS})
-    signed["probeval_kl"] = _probeval().signature(num_questions, num_samples=num_samples)
+        signed.update({SCORE_NAMES[f"{similarity}_{metric.name}"]: signature for metric in PAPER_METRICS})
     signed["protoqa-eval"] = __version__
     return signed
 
 
 def mean_logging_wordnet_signature(values: Sequence[float]) -> float:
-    """:func:`mean`, logging the signature of the WordNet scores (once per task, on Max Answers@1)."""
+    """:func:`mean`, logging the signature of the WordNet scores (once per task, on ``wn_ans@1``)."""
     logger.info(
         "protoqa signature (wordnet): %s",
         make_signature("wordnet", "paper", "zero", len(values), all_stopword_match=True),

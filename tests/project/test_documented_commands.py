@@ -223,4 +223,4 @@ def test_the_lm_eval_quick_look_runs_as_written(folder, tiny_model_factory):
     _prepare(folder, PARTLY[block.key], tiny_model_factory)
     done = _run("\n".join([commands[0], commands[-1]]), "bash", folder)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "wordnet_max_answers@10" in done.stdout, done.stdout[-2000:]
+    assert "wn_ans@10" in done.stdout, done.stdout[-2000:]

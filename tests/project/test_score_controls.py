@@ -228,7 +228,7 @@ def test_the_harness_task_functions(tmp_path):
                 "system": system, "human": every["human"], "words": every["words"], "other": every["other"],
                 "empty": {{q: [""] * len(v) for q, v in system.items()}},
             }}
-            print(json.dumps({{name: mean([process_results(docs[q], [s])["probeval_kl"] for q, s in run.items()])
+            print(json.dumps({{name: mean([process_results(docs[q], [s])["KL"] for q, s in run.items()])
                                for name, run in runs.items()}}))
             """,
             tmp_path,

@@ -145,8 +145,8 @@ def test_lm_eval_own_task_tests_and_a_tiny_run_in_a_checkout(tmp_path, dev3_gpt2
     assert run.returncode == 0, run.stderr[-3000:]
     results = next((tmp_path / "out").rglob("results_*.json"))
     saved = json.loads(results.read_text())
-    assert saved["results"]["protoqa"]["probeval_kl_stderr,answers"] != "N/A"
-    assert saved["configs"]["protoqa"]["metadata"]["signatures"]["probeval_kl"].startswith("clustering:human")
+    assert saved["results"]["protoqa"]["KL_stderr,answers"] != "N/A"
+    assert saved["configs"]["protoqa"]["metadata"]["signatures"]["KL"].startswith("clustering:human")
 
 
 def test_the_lighteval_module_opens_with_the_header_lighteval_asks_for():

@@ -25,30 +25,12 @@ lighteval tasks (:mod:`protoqa_integrations.harnesses.task_functions`); the Insp
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["tasks_file", "model_config_file", "clean_answers", "TASK_NAMES", "PROMPTS", "SCORE_NAMES"]
+__all__ = ["tasks_file", "model_config_file", "clean_answers", "TASK_NAMES", "PROMPTS"]
 
 TASK_NAMES = ("protoqa", "cfc")
-
-SCORE_NAMES: Mapping[str, str] = {
-    "probeval_kl": "kl",
-    **{
-        f"{similarity}_max_{kind}@{k}": f"{short}_{kind[:3]}@{k}"
-        for similarity, short in (("wordnet", "wn"), ("exact_match", "em"))
-        for kind, cutoffs in (("answers", (1, 3, 5, 10)), ("incorrect", (1, 3, 5)))
-        for k in cutoffs
-    },
-    "collapsed": "collapsed",
-}
-"""The Inspect name of each score (the other harnesses' name -> a short one that Inspect's summary shows whole
-in 80 columns): ``kl`` first, then ``wn_`` (WordNet) and ``em_`` (exact match) with ``ans@k`` (Max
-Answers@k) and ``inc@k`` (Max Incorrect@k), and ``collapsed``.
-
->>> list(SCORE_NAMES.values())[:3], SCORE_NAMES["exact_match_max_incorrect@5"]
-(['kl', 'wn_ans@1', 'wn_ans@3'], 'em_inc@5')
-"""
 
 PROMPTS = ("base", "chat")
 """The tasks' ``prompt`` argument: ``base`` (the statement prompt of a ProtoQA question, the

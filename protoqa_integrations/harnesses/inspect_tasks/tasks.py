@@ -7,8 +7,8 @@ question's samples (one ``generate`` each, on forked copies of the state, run co
 Inspect's ``hf`` provider batches them), and the scorer :func:`protoqa_scores`, which
 cleans every sample as the other harnesses' tasks do and scores the question with the
 paper's seven ProtoQA metrics under WordNet and exact-match similarity and ProbEval's KL
-(:func:`~protoqa_integrations.harnesses.task_functions.process_results`), under the short names of
-:data:`~protoqa_integrations.harnesses.inspect_tasks.SCORE_NAMES` (``kl`` first); Inspect's ``mean()``
+(:func:`~protoqa_integrations.harnesses.task_functions.process_results`), under the short names all
+harnesses share (:data:`~protoqa_integrations.harnesses.metric_names.METRIC_NAMES`, ``KL`` first); Inspect's ``mean()``
 and ``stderr()`` summarize each over the questions. A question's explanation in the viewer lists
 its distinct answers with their counts. The log's task metadata holds each score's signature
 (``signatures``) and the project's version (``protoqa-eval``).
@@ -56,7 +56,8 @@ from protoqa_integrations.generation.settings import (
     PROTOQA_NUM_SAMPLES,
     STOP_STRINGS,
 )
-from protoqa_integrations.harnesses.inspect_tasks import PROMPTS, SCORE_NAMES, clean_answers
+from protoqa_integrations.harnesses.inspect_tasks import PROMPTS, clean_answers
+from protoqa_integrations.harnesses.metric_names import COLLAPSED_NAME, METRIC_NAMES
 from protoqa_integrations.harnesses.task_functions import (
     cfc_one_shot_prompt,
     load_split,
@@ -186,7 +187,7 @@ def answer_counts(answers: list[str]) -> str:
 
 @scorer(metrics={"*": [mean(), stderr()]})
 def protoqa_scores(prompt: str = "base") -> Scorer:
-    """The question's scores from all its sampled completions, named as :data:`SCORE_NAMES` has them (``kl`` first).
+    """The question's scores from all its sampled completions, under the harnesses' short names (``KL`` first).
 
     ``collapsed`` is 1 for a question whose samples collapsed to one answer; ``answer`` is the
     most frequent answer, ``explanation`` every distinct answer with its count
@@ -198,8 +199,8 @@ def protoqa_scores(prompt: str = "base") -> Scorer:
         row = state.metadata["row"]
         answers = clean_answers([choice.message.text for choice in state.output.choices], prompt)
         scores: dict[str, Any] = process_results(dict(row), [answers])
-        scores["collapsed"] = float(scores["collapsed"][1])
-        value = {short: float(scores[name]) for name, short in SCORE_NAMES.items()}
+        scores[COLLAPSED_NAME] = float(scores[COLLAPSED_NAME][1])
+        value = {name: float(scores[name]) for name in METRIC_NAMES}
         top = Counter(answer for answer in answers if answer).most_common(1)
         return Score(
             value=value,
@@ -239,11 +240,11 @@ def build_task(
     """The Inspect task of a data set (``protoqa`` or ``cfc``), which :func:`protoqa` and :func:`cfc` return.
 
     Its metadata names the task's settings, each score's signature over the split's questions
-    (``signatures``, by :data:`SCORE_NAMES`) and the project's version (``protoqa-eval``).
+    (``signatures``, by the harnesses' short names) and the project's version (``protoqa-eval``).
 
     >>> built = build_task("cfc", 2, data_dir=str(Path("../shared/data").resolve()))
-    >>> list(built.metadata["signatures"])[:2], built.metadata["signatures"]["kl"]
-    (['kl', 'wn_ans@1'], 'clustering:human|...')
+    >>> list(built.metadata["signatures"])[:2], built.metadata["signatures"]["KL"]
+    (['KL', 'wn_ans@1'], 'clustering:human|...')
     """
     questions = question_samples(dataset, split, prompt, absolute_data_dir(data_dir))
     signed = metric_signatures(len(questions), int(samples))
@@ -257,7 +258,7 @@ def build_task(
             "split": split,
             "prompt": prompt,
             "samples": int(samples),
-            "signatures": {short: signed[name] for name, short in SCORE_NAMES.items() if name in signed},
+            "signatures": {name: signed[name] for name in METRIC_NAMES if name in signed},
             "protoqa-eval": signed["protoqa-eval"],
         },
         version=1,

@@ -40,14 +40,13 @@ from lighteval.tasks.requests import Doc, SamplingMethod
 
 from protoqa_integrations.generation.settings import STOP_STRINGS
 from protoqa_integrations.harnesses.lighteval_tasks.utils import (
-    HIGHER_IS_BETTER,
     MAX_NEW_TOKENS,
-    METRIC_NAMES,
     TASKS,
     TaskSpec,
     dataset_source,
     score_samples,
 )
+from protoqa_integrations.harnesses.metric_names import HIGHER_IS_BETTER, KL_NAME, METRIC_NAMES, SCORE_NAMES
 from protoqa_integrations.harnesses.task_functions import (
     mean,
     mean_logging_exact_match_signature,
@@ -69,7 +68,7 @@ class ProtoQASampleScores(SamplingMetric, SampleLevelComputation):
 
     >>> doc = make_prompt_function(TASKS["protoqa"])({"id": "q1", "question": "name a pet",
     ...     "clusters": {"id": ["q1.0"], "answers": [["dog"]], "count": [3]}}, "protoqa")
-    >>> ProtoQASampleScores(2).compute(doc, ModelResponse(text=[" dog", " cat"]))["exact_match_max_answers@1"]
+    >>> ProtoQASampleScores(2).compute(doc, ModelResponse(text=[" dog", " cat"]))["em_ans@1"]
     1.0
     """
 
@@ -97,18 +96,18 @@ class ProtoQASampleScores(SamplingMetric, SampleLevelComputation):
 def _aggregations() -> dict[str, Any]:
     aggregations = dict.fromkeys(METRIC_NAMES, mean)
     # Each signature is logged once per task; the details carry them too (make_prompt_function).
-    aggregations["wordnet_max_answers@1"] = mean_logging_wordnet_signature
-    aggregations["exact_match_max_answers@1"] = mean_logging_exact_match_signature
-    aggregations["probeval_kl"] = mean_logging_probeval_signature
+    aggregations[SCORE_NAMES["wordnet_max_answers@1"]] = mean_logging_wordnet_signature
+    aggregations[SCORE_NAMES["exact_match_max_answers@1"]] = mean_logging_exact_match_signature
+    aggregations[KL_NAME] = mean_logging_probeval_signature
     return aggregations
 
 
 def protoqa_metric(num_samples: int) -> SampleLevelMetricGrouping:
-    """The scores of :data:`~protoqa_integrations.harnesses.lighteval_tasks.utils.METRIC_NAMES` over ``num_samples`` samples.
+    """The scores of :data:`~protoqa_integrations.harnesses.metric_names.METRIC_NAMES` over ``num_samples`` samples.
 
     >>> metric = protoqa_metric(100)
-    >>> metric.metric_name[-2:], metric.higher_is_better["probeval_kl"], metric.sample_level_fn.num_samples()
-    (['probeval_kl', 'collapsed'], False, 100)
+    >>> metric.metric_name[:2], metric.higher_is_better["KL"], metric.sample_level_fn.num_samples()
+    (['KL', 'wn_ans@1'], False, 100)
     """
     return SampleLevelMetricGrouping(
         metric_name=list(METRIC_NAMES),
@@ -125,9 +124,9 @@ def make_prompt_function(spec: TaskSpec, signatures: Optional[Mapping[str, str]]
     ``signatures`` (:func:`~protoqa_integrations.harnesses.task_functions.metric_signatures`) go with
     every ``Doc`` in ``specific``, where lighteval's details keep them.
 
-    >>> prompt = make_prompt_function(TASKS["cfc"], {"probeval_kl": "clustering:human|...", "protoqa-eval": "0.1.0"})
+    >>> prompt = make_prompt_function(TASKS["cfc"], {"KL": "clustering:human|...", "protoqa-eval": "0.1.0"})
     >>> doc = prompt({"id": "c1", "question": "a man reads. where is he?", "__index": 0, "__few_shots": False}, "cfc")
-    >>> doc.query.splitlines()[-2:], doc.specific["signatures"]["probeval_kl"], doc.specific["protoqa-eval"]
+    >>> doc.query.splitlines()[-2:], doc.specific["signatures"]["KL"], doc.specific["protoqa-eval"]
     (['Q: a man reads. where is he?', 'A:'], 'clustering:human|...', '0.1.0')
     """
     signed = dict(signatures or {})

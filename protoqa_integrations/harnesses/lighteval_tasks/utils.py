@@ -22,7 +22,7 @@ give a new copy, never a stale one. ``$PROTOQA_DATA_DIR`` wins over ``$PROTOQA_P
 >>> TASKS["protoqa"].prompt(doc)
 'one pet is'
 >>> scores = score_samples(doc, [" Dog.", " cat", " dog"])
->>> scores["exact_match_max_answers@1"], round(scores["probeval_kl"], 4)
+>>> scores["em_ans@1"], round(scores["KL"], 4)
 (1.0, 0.0355)
 """
 
@@ -47,20 +47,17 @@ from protoqa_integrations.generation.settings import (
     PROTOQA_NUM_SAMPLES,
     answer_from_text,
 )
+from protoqa_integrations.harnesses.metric_names import COLLAPSED_NAME
 from protoqa_integrations.harnesses.task_functions import (
     PARQUET_ENV,
-    SIMILARITIES,
     cfc_one_shot_prompt,
     process_results,
     protoqa_prompt,
 )
-from protoqa_metric.metric_set import PAPER_METRICS
 
 __all__ = [
     "TaskSpec",
     "TASKS",
-    "METRIC_NAMES",
-    "HIGHER_IS_BETTER",
     "SAMPLING_PARAMETERS",
     "MAX_NEW_TOKENS",
     "dataset_source",
@@ -92,16 +89,6 @@ TASKS: Mapping[str, TaskSpec] = {
     "cfc": TaskSpec("cfc", "cfc", "validation", cfc_one_shot_prompt, CFC_NUM_SAMPLES),
 }
 """``protoqa``: ProtoQA crowdsourced dev, 300 samples per question; ``cfc``: CFC dev, 100."""
-
-METRIC_NAMES: tuple[str, ...] = (
-    *(f"{similarity}_{metric.name}" for similarity in SIMILARITIES for metric in PAPER_METRICS),
-    "probeval_kl",
-    "collapsed",
-)
-"""The names :func:`score_samples` returns, those of the lm-evaluation-harness tasks; ``collapsed`` is 1
-for a question whose samples collapsed to one answer (its mean: the share of such questions)."""
-
-HIGHER_IS_BETTER: Mapping[str, bool] = {name: name not in ("probeval_kl", "collapsed") for name in METRIC_NAMES}
 
 
 def _parquet_name(split: str) -> str:
@@ -186,15 +173,16 @@ def clean_samples(texts: Sequence[str]) -> list[str]:
 
 
 def score_samples(row: Mapping[str, Any], texts: Sequence[str]) -> dict[str, float]:
-    """One question's scores (:data:`METRIC_NAMES`) from its dataset row and sampled continuations.
+    """One question's scores (by the names of :data:`~protoqa_integrations.harnesses.metric_names.METRIC_NAMES`) from
+    its dataset row and sampled continuations.
 
     >>> row = {"id": "q1", "question": "name a pet", "clusters": {"id": ["q1.0"], "answers": [["dog"]],
     ...        "count": [3]}}
-    >>> score_samples(row, ["cat", "cat", "dog"])["wordnet_max_answers@1"]
+    >>> score_samples(row, ["cat", "cat", "dog"])["wn_ans@1"]
     0.0
     """
     scores = process_results(dict(row), [clean_samples(texts)])
     # The harness keeps the question id beside the flag to name collapsed questions in its
     # warning; lighteval averages plain numbers.
-    scores["collapsed"] = float(scores["collapsed"][1])
+    scores[COLLAPSED_NAME] = float(scores[COLLAPSED_NAME][1])
     return scores

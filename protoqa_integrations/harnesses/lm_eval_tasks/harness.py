@@ -12,7 +12,7 @@ tested without the harness and shared by every backend. What lighteval's tasks u
 >>> protoqa_prompt(doc)
 'one pet is'
 >>> scores = process_results(doc, [answers_filter([[" dog.", " cat", " dog"]], [doc])[0]])
->>> scores["exact_match_max_answers@1"], round(scores["probeval_kl"], 4)
+>>> scores["em_ans@1"], round(scores["KL"], 4)
 (1.0, 0.0355)
 """
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from protoqa_core.io.files import DataFormatError
+from protoqa_integrations.harnesses.metric_names import SCORE_NAMES
 from tests.support.offline import offline_env
 
 REPO = Path(__file__).resolve().parents[3]
@@ -57,11 +58,13 @@ def check_convert_and_leaderboard(source: Path, targets: Path, reported: dict[st
     for name in ("raw", "converted"):
         scores = systems[name]["scores"]
         for metric in PAPER:
-            assert scores[metric]["mean"] == pytest.approx(reported[f"wordnet_{metric}{suffix}"], abs=1e-12), (
+            assert scores[metric]["mean"] == pytest.approx(
+                reported[f"{SCORE_NAMES['wordnet_' + metric]}{suffix}"], abs=1e-12
+            ), (
                 name,
                 metric,
             )
-        assert scores["probeval_kl"]["mean"] == pytest.approx(reported[f"probeval_kl{suffix}"], abs=1e-9), name
+        assert scores["probeval_kl"]["mean"] == pytest.approx(reported[f"KL{suffix}"], abs=1e-9), name
     return document, systems
 
 

@@ -12,6 +12,7 @@ import pytest
 from protoqa_core.io.files import DataFormatError
 from protoqa_core.io.records import Cluster, Question
 from protoqa_core.signature import make_signature
+from protoqa_integrations.harnesses.metric_names import METRIC_NAMES, SCORE_NAMES
 from protoqa_integrations.harnesses.task_functions import (
     PARQUET_ENV,
     SIMILARITIES,
@@ -61,11 +62,11 @@ def test_a_row_with_malformed_clusters_names_its_question():
 
 def test_scores_are_the_paper_metrics_per_similarity_probeval_and_the_collapse_flag():
     scores = process_results(DOC, [["puppy", "cat", "dog", "cat", "snake", ""]])
-    names = [f"{similarity}_{metric.name}" for similarity in SIMILARITIES for metric in PAPER_METRICS]
-    assert list(scores) == [*names, "probeval_kl", "collapsed"]
+    names = [SCORE_NAMES[f"{similarity}_{metric.name}"] for similarity in SIMILARITIES for metric in PAPER_METRICS]
+    assert list(scores) == ["KL", *names, "collapsed"] == list(METRIC_NAMES)
     # Ranked by frequency: cat (2), then puppy, dog, snake, "" in first-seen order; puppy and dog are one cluster.
-    assert scores["exact_match_max_answers@1"] == pytest.approx(3 / 6)
-    assert scores["exact_match_max_answers@3"] == pytest.approx(9 / 10)
+    assert scores["em_ans@1"] == pytest.approx(3 / 6)
+    assert scores["em_ans@3"] == pytest.approx(9 / 10)
     assert scores["collapsed"] == ("q1", False)
     assert all(isinstance(scores[name], float) and 0.0 <= scores[name] <= 1.0 for name in names)
 
@@ -74,17 +75,17 @@ def test_the_kl_is_that_of_probeval_with_human_clusters_and_wordnet_matching():
     from cfc_probeval import evaluate_probeval
 
     samples = ["dogs", "cat", "cat", "fish", "hamster", "dog"]
-    kl = process_results(DOC, [samples])["probeval_kl"]
+    kl = process_results(DOC, [samples])["KL"]
     expected = evaluate_probeval([question_from_doc(DOC)], {"q1": samples}, clustering="human", matching="wordnet").kl
     assert kl == pytest.approx(float(expected), abs=1e-12) and kl > 0
     human = ["dog"] * 6 + ["cat"] * 3 + ["fish"]
-    assert process_results(DOC, [human])["probeval_kl"] == pytest.approx(0.0, abs=1e-12)
+    assert process_results(DOC, [human])["KL"] == pytest.approx(0.0, abs=1e-12)
 
 
 def test_samples_that_all_say_the_same_are_flagged_collapsed():
     assert process_results(DOC, [["dog"] * 20])["collapsed"] == ("q1", True)
     empty = process_results(DOC, [[""] * 5])
-    assert empty["wordnet_max_answers@1"] == 0.0 and empty["exact_match_max_answers@10"] == 0.0
+    assert empty["wn_ans@1"] == 0.0 and empty["em_ans@10"] == 0.0
 
 
 def test_mean_is_exactly_rounded_and_zero_for_no_values():
@@ -138,4 +139,4 @@ def test_the_parquet_export_is_read_as_it_is_without_a_data_folder(monkeypatch, 
     monkeypatch.setenv(PARQUET_ENV, str(export))
     split = load_split("cfc", "validation")
     assert split["validation"].to_list() == rows
-    assert not math.isnan(process_results(split["validation"][0], [["home"]])["probeval_kl"])
+    assert not math.isnan(process_results(split["validation"][0], [["home"]])["KL"])

@@ -19,7 +19,8 @@ import pytest
 
 from protoqa_core.io.files import DataFormatError
 from protoqa_integrations.harnesses.harness_logs import read_inspect_log
-from protoqa_integrations.harnesses.inspect_tasks import SCORE_NAMES, TASK_NAMES, model_config_file, tasks_file
+from protoqa_integrations.harnesses.inspect_tasks import TASK_NAMES, model_config_file, tasks_file
+from protoqa_integrations.harnesses.metric_names import SCORE_NAMES
 from protoqa_integrations.harnesses.outputs import detect_format, read_harness_output
 from tests.support.offline import isolated_env
 
@@ -47,7 +48,7 @@ def _task_scores(log_path: Path) -> dict[str, float]:
     assert [score.name for score in results.scores] == list(SCORE_NAMES.values())
     signatures = header.eval.metadata["signatures"]
     assert set(signatures) == set(SCORE_NAMES.values()) - {"collapsed"}
-    assert signatures["kl"].startswith("clustering:human") and header.eval.metadata["protoqa-eval"]
+    assert signatures["KL"].startswith("clustering:human") and header.eval.metadata["protoqa-eval"]
     for score in results.scores:
         assert list(score.metrics) == ["mean", "stderr"] and len(score.name) <= 9
     return {full[score.name]: score.metrics["mean"].value for score in results.scores}

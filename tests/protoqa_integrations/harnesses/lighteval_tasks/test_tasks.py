@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from protoqa_integrations.harnesses.lighteval_tasks import tasks_file
-from protoqa_integrations.harnesses.lighteval_tasks.utils import METRIC_NAMES
+from protoqa_integrations.harnesses.metric_names import METRIC_NAMES, SCORE_NAMES
 from tests.support.harnesses import lighteval_python
 from tests.support.offline import isolated_env
 
@@ -202,7 +202,7 @@ def test_lighteval_run_reports_the_scores_we_compute_for_its_answers(tmp_path, f
             # every question's details name the settings of its scores
             signed = detail["doc"]["specific"]["signatures"]
             assert set(signed) == set(METRIC_NAMES) - {"collapsed"} and detail["doc"]["specific"]["protoqa-eval"]
-            assert signed["probeval_kl"].startswith("clustering:human")
+            assert signed["KL"].startswith("clustering:human")
             # The prompt lighteval fed the model is ours, token for token.
             assert detail["doc"]["query"] == prompt_of(question.question)
             tokens = detail["model_response"]["input_tokens"]
@@ -221,12 +221,14 @@ def test_lighteval_run_reports_the_scores_we_compute_for_its_answers(tmp_path, f
         theirs = reported[f"{task}|0"]
         for similarity in ("wordnet", "exact_match"):
             for metric in PAPER_METRICS:
-                assert theirs[f"{similarity}_{metric.name}"] == ours.protoqa[similarity].scores[metric.name], (
+                assert (
+                    theirs[SCORE_NAMES[f"{similarity}_{metric.name}"]] == ours.protoqa[similarity].scores[metric.name]
+                ), (
                     task,
                     similarity,
                     metric.name,
                 )
-        assert theirs["probeval_kl"] == ours.probeval.kl
-        scored += sum(theirs[name] > 0 for name in METRIC_NAMES if name not in ("probeval_kl", "collapsed"))
+        assert theirs["KL"] == ours.probeval.kl
+        scored += sum(theirs[name] > 0 for name in METRIC_NAMES if name not in ("KL", "collapsed"))
     # The fitted model's samples hold real answers, so the comparison is not one of zeros.
     assert answered > 0 and scored > 0

@@ -9,13 +9,12 @@ import pytest
 
 from protoqa_integrations.harnesses.lighteval_tasks import TASK_NAMES
 from protoqa_integrations.harnesses.lighteval_tasks.utils import (
-    HIGHER_IS_BETTER,
-    METRIC_NAMES,
     TASKS,
     dataset_source,
     score_samples,
     write_parquet_copy,
 )
+from protoqa_integrations.harnesses.metric_names import HIGHER_IS_BETTER, METRIC_NAMES
 
 REPO = Path(__file__).resolve().parents[4]
 DATA = REPO.parent / "shared" / "data"
@@ -33,7 +32,7 @@ def test_metric_names_are_those_the_scores_carry():
     scores = score_samples(row, [" Cat.", " dog\nQ:", "", " cat"])
     assert tuple(scores) == METRIC_NAMES and set(HIGHER_IS_BETTER) == set(METRIC_NAMES)
     # "cat" ranks first (twice drawn): 4 of the best possible 6 at one answer.
-    assert scores["wordnet_max_answers@1"] == pytest.approx(4 / 6) and scores["exact_match_max_answers@3"] == 1.0
+    assert scores["wn_ans@1"] == pytest.approx(4 / 6) and scores["em_ans@3"] == 1.0
     assert TASK_NAMES == tuple(TASKS)
 
 
@@ -105,8 +104,8 @@ def test_scores_are_those_of_the_lm_eval_tasks_with_collapse_as_a_number():
         k: v for k, v in harness.items() if k != "collapsed"
     }
     assert score_samples(row, [" dog", " cat", " fish", " bird"])["collapsed"] == 0.0
-    assert not HIGHER_IS_BETTER["probeval_kl"] and not HIGHER_IS_BETTER["collapsed"]
-    assert all(HIGHER_IS_BETTER[name] for name in METRIC_NAMES if name not in ("probeval_kl", "collapsed"))
+    assert not HIGHER_IS_BETTER["KL"] and not HIGHER_IS_BETTER["collapsed"]
+    assert all(HIGHER_IS_BETTER[name] for name in METRIC_NAMES if name not in ("KL", "collapsed"))
 
 
 def test_tasks_follow_the_protocol_settings():

@@ -23,6 +23,7 @@ require("datasets")
 from protoqa_core.ranking import rank_by_frequency  # noqa: E402
 from protoqa_integrations.generation.answers_file import score_generated  # noqa: E402
 from protoqa_integrations.generation.prompts import question_to_prompt  # noqa: E402
+from protoqa_integrations.harnesses.metric_names import METRIC_NAMES, SCORE_NAMES  # noqa: E402
 from tests.support.harnesses import lm_eval_python  # noqa: E402
 from tests.support.offline import offline_env  # noqa: E402
 
@@ -137,8 +138,8 @@ def test_generate_callback_and_lm_eval_give_the_same_answers_and_scores(dev3_gpt
     # lm-eval's mean adds the questions' scores left to right, the project's with math.fsum
     for sim in ("wordnet", "exact_match"):
         for metric, value in scores.protoqa[sim].scores.items():
-            assert harness[f"{sim}_{metric},answers"] == pytest.approx(value, rel=1e-12, abs=1e-15)
-    assert harness["probeval_kl,answers"] == pytest.approx(scores.probeval.kl, rel=1e-12)
+            assert harness[f"{SCORE_NAMES[f'{sim}_{metric}']},answers"] == pytest.approx(value, rel=1e-12, abs=1e-15)
+    assert harness["KL,answers"] == pytest.approx(scores.probeval.kl, rel=1e-12)
     samples_file = next(out.rglob("samples_protoqa_12_*.jsonl"))
     logged_samples = [json.loads(line) for line in samples_file.read_text().splitlines()]
     assert {s["doc"]["id"]: s["filtered_resps"][0] for s in logged_samples} == generated
@@ -180,14 +181,18 @@ def test_lm_eval_hf_backend_runs_the_task_offline_and_prints_scores(dev3_gpt2, t
         offline_env(PROTOQA_DATA_DIR=str(DATA)),
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    assert "wordnet_max_answers@10" in result.stdout and "probeval_kl" in result.stdout
+    # lm-eval's table sorts a task's metrics by name: the upper-case KL heads it; every row fits 80 columns
+    rows = [line for line in result.stdout.splitlines() if line.startswith("|") and "answers" in line]
+    assert [row.split("|")[5].strip() for row in rows][:2] == ["KL", "collapsed"], rows
+    assert {row.split("|")[5].strip() for row in rows} == set(METRIC_NAMES)
+    assert all(len(row) <= 80 for row in rows), rows
     # every score has its standard error (lm-eval's mean_stderr) and its signature in the results file
     saved = json.loads(next((tmp_path / "out").rglob("results_*.json")).read_text())
     scores, signatures = saved["results"]["protoqa"], saved["configs"]["protoqa"]["metadata"]["signatures"]
     names = [key.split(",")[0] for key in scores if key.endswith(",answers") and "_stderr" not in key]
-    assert len(names) == 16 and "probeval_kl" in names
+    assert len(names) == 16 and set(names) == set(METRIC_NAMES)
     for name in names:
         if name != "collapsed":
             assert isinstance(scores[f"{name}_stderr,answers"], float), name
             assert signatures[name].endswith("|version:" + signatures["protoqa-eval"]), name
-    assert signatures["probeval_kl"].startswith("clustering:human")
+    assert signatures["KL"].startswith("clustering:human")
