@@ -60,7 +60,7 @@ def test_an_evaluation_with_the_mock_model_scores_every_question(tmp_path):
     model = get_model("mockllm/model", custom_outputs=outputs)
     logs = inspect_eval(cfc(samples=3, data_dir=str(DATA)), model=model, limit=2, log_dir=str(tmp_path), display="none")
     assert logs[0].status == "success" and logs[0].results is not None, logs[0].error
-    assert [score.name for score in logs[0].results.scores][:2] == ["kl", "wn_ans@1"]
+    assert [score.name for score in logs[0].results.scores][:2] == ["KL", "wn_ans@1"]
     assert logs[0].results.completed_samples == 2
 
 
@@ -155,9 +155,9 @@ def test_inspect_eval_finds_the_task_by_name_from_any_folder(installed, tmp_path
     assert result.returncode == 0, (result.stdout + result.stderr)[-4000:]
     log = json.loads(next((tmp_path / "logs").glob("*.json")).read_text())
     assert log["status"] == "success" and log["eval"]["task"] == "protoqa_eval/protoqa"
-    assert log["eval"]["metadata"]["protoqa-eval"] and log["eval"]["metadata"]["signatures"]["kl"]
+    assert log["eval"]["metadata"]["protoqa-eval"] and log["eval"]["metadata"]["signatures"]["KL"]
     scores = {score["name"]: score["metrics"] for score in log["results"]["scores"]}
-    assert list(scores)[0] == "kl" and set(scores["kl"]) == {"mean", "stderr"}
+    assert list(scores)[0] == "KL" and set(scores["KL"]) == {"mean", "stderr"}
     assert "×" in log["samples"][0]["scores"]["protoqa_scores"]["explanation"]
 
 
@@ -178,3 +178,28 @@ def test_a_relative_data_dir_is_one_line(installed, tmp_path):
     assert "Traceback" not in result.stderr and any("is a relative path" in line for line in said), said
     # one message, which Inspect wraps at the terminal's width
     assert len(said) <= 2 and said[-1].endswith('"$PWD/data"'), said
+
+
+@pytest.mark.slow
+def test_inspect_list_tasks_lists_the_installed_tasks_from_any_folder(installed, tmp_path):
+    # Inspect lists the task files of folders given by relative path: python -m protoqa_eval prints one
+    env = _user_env(tmp_path)
+    folder = subprocess.run(
+        [str(installed), "-m", "protoqa_eval"], cwd=tmp_path, env=env, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert not Path(folder).is_absolute() and (tmp_path / folder / "tasks.py").is_file()
+    assert not (tmp_path / folder).resolve().is_relative_to(REPO)
+    listed = subprocess.run(
+        [str(installed), "-m", "inspect_ai", "list", "tasks", folder],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert listed.returncode == 0, listed.stderr[-3000:]
+    assert listed.stdout.split() == [f"{folder}/tasks.py@cfc", f"{folder}/tasks.py@protoqa"]
+    stray = subprocess.run(
+        [str(installed), "-m", "protoqa_eval", "x"], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert stray.returncode == 2 and stray.stderr.startswith("usage:") and "Traceback" not in stray.stderr
