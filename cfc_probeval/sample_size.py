@@ -18,11 +18,23 @@ __all__ = ["scored_sample_count", "shortfall", "warn_short"]
 
 
 def shortfall(question_id: str, total: int, num_samples: Optional[int]) -> int:
-    """How many samples a question with ``total`` lacks to reach ``num_samples`` (0 when None); more is an error.
+    """How many samples a question with ``total`` lacks to reach ``num_samples`` (0 when None); more is an error, and
+    so is a question with no sample and no count to score it at: its smoothed empty distribution would score
+    better than real answers.
 
-    >>> shortfall("q1", 95, 100), shortfall("q1", 95, None)
-    (5, 0)
+    >>> shortfall("q1", 95, 100), shortfall("q1", 95, None), shortfall("q1", 0, 100)
+    (5, 0, 100)
+    >>> shortfall("q1", 0, None)
+    Traceback (most recent call last):
+    ...
+    ValueError: question q1: no samples and no number of samples to score it at: ...
     """
+    if total == 0 and not num_samples:
+        raise ValueError(
+            f"question {question_id}: no samples and no number of samples to score it at: an empty answer list is "
+            "not scored, since smoothing would rate it above real answers; give the number of samples "
+            "(num_samples), and the missing ones count as wrong answers"
+        )
     if num_samples is None:
         return 0
     if total > num_samples:

@@ -207,6 +207,13 @@ def score_answers(
         result.signatures["sampling"] = sampling_signature
     if question is None or not question.clusters:
         return result
+    if answers.num_samples == 0:
+        # ProbEval's smoothed empty distribution would rate no answer above real ones (docs/spec.md,
+        # "Missing samples and the number of samples"): nothing is scored, the page says why.
+        raise DemoError(
+            "there are no answers to score: ProbEval scores a question's samples, and an empty list would be "
+            "rated above real answers; give at least one answer"
+        )
     result.protoqa = protoqa_scores(question, answers.ranked)
     for similarity, signature in result.protoqa.signatures.items():
         result.signatures[f"protoqa ({similarity})"] = signature

@@ -156,6 +156,16 @@ def test_a_question_without_samples_is_scored_as_all_its_samples_wrong():
         evaluate_probeval([PETS], {}, clustering="human", only_sampled=True)
 
 
+def test_one_question_without_samples_is_refused_unless_scored_at_a_count():
+    # An empty answer list scored alone would be the smoothed empty distribution, better than real answers
+    for samples in ({}, {"dog": 0}):
+        with pytest.raises(ValueError, match="question pets: no samples and no number of samples"):
+            ProbEval("human").score_question(PETS, samples)
+    silent = ProbEval("human").score_question(PETS, {}, num_samples=10).kl
+    wrong = ProbEval("human").score_question(PETS, {"fish": 10}).kl
+    assert silent == pytest.approx(wrong) and silent > ProbEval("human").score_question(PETS, {"dog": 10}).kl
+
+
 def test_question_without_target_answers_is_left_out_with_a_warning():
     empty = Question("none", "?", ())
     zero = QuestionTargets("zero", (Cluster("zero.0", ("x",), 0),))

@@ -47,3 +47,9 @@ def test_the_warning_names_the_questions_and_survives_a_filter_that_ignores_the_
         "7 question(s) have fewer than 10 samples, and their missing samples count as wrong answers: "
         "q0 (0), q1 (1), q2 (2), q3 (3), q4 (4) ..."
     )
+
+
+def test_a_question_without_samples_is_scored_only_at_a_given_count():
+    with pytest.raises(ValueError, match="question q1: no samples and no number of samples"):
+        shortfall("q1", 0, None)
+    assert shortfall("q1", 0, 10) == 10

@@ -101,6 +101,15 @@ def test_score_returns_json_numbers(server):
     assert result["signatures"]["protoqa (wordnet)"].startswith("sim:wordnet|")
 
 
+def test_no_answers_get_a_message_not_a_score(server):
+    # The empty control: scored, it would be ProbEval's smoothed empty distribution, rated above real answers
+    base, _, _ = server
+    for empty in ([], "", "\n  \n"):
+        event, payload, _ = call(base, "score", ["Name a pet", PET, empty])
+        assert event == "error", (empty, payload)
+        assert "no answers to score" in payload["error"], (empty, payload)
+
+
 HOSTILE = {
     "1 MB cluster answer": (
         ["Name a pet", {"answers": [[MEGABYTE_ANSWER], ["cat"]], "count": [6, 4]}, ["dog"]],

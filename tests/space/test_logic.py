@@ -530,6 +530,24 @@ def test_api_returns_json_numbers(shared_demo_data, app):
         space.api_score("Name a pet", {"answers": [["dog " * 1000]], "count": [1]}, ["dog"])
     with pytest.raises(gr.Error, match="No model could be loaded"):
         space.api_generate("protoqa", "r1q1")
+    with pytest.raises(gr.Error, match="no answers to score"):  # not the smoothed empty distribution's KL
+        space.api_score("Name a pet", {"answers": [["dog"], ["cat"]], "count": [6, 4]}, [])
+
+
+def test_no_answers_are_refused_where_one_wrong_answer_is_scored(shared_demo_data, app):
+    from demo_answers import answers_from_ranked_list
+    from demo_scoring import score_answers
+
+    from protoqa_metric import Cluster, Question
+
+    pets = Question("q1", "name a pet", (Cluster("q1.0", ("dog",), 6), Cluster("q1.1", ("cat",), 4)))
+    with pytest.raises(demo_errors.DemoError, match="no answers to score"):
+        score_answers("protoqa", pets, answers_from_ranked_list([], "test"))
+    space = app.SpaceApp(shared_demo_data, demo_model.ModelHolder("/nowhere"))
+    status = space._respond(lambda: score_answers("protoqa", pets, answers_from_ranked_list([], "test")), "given")[0]
+    assert status.startswith("**Cannot do that**: there are no answers to score")
+    wrong = score_answers("protoqa", pets, answers_from_ranked_list(["fish"], "test"))
+    assert wrong.probeval.kl > score_answers("protoqa", pets, answers_from_ranked_list(["dog"], "test")).probeval.kl
 
 
 def test_generate_is_disabled_and_explained_without_a_model(local_data, tiny_model, tmp_path, app):
