@@ -332,7 +332,7 @@ def render(result: DemoResult, what: str = "generated") -> Outputs:
     >>> q = Question("q1", "name a pet", (Cluster("q1.0", ("dog",), 6),))
     >>> out = render(score_answers("protoqa", q, answers_from_samples(["dog"], "test")))
     >>> print(out[0])
-    Done: 1 distinct answers (generated), scored against 1 human clusters. Max Answers@10: **1.000** (exact match), **1.000** (WordNet); ProbEval KL: **0.115**.
+    Done: 1 distinct answers (generated), scored against 1 human clusters. max_answers@10: **1.000** (exact match), **1.000** (WordNet); ProbEval KL: **0.115**.
     """
     distinct = len({a for a in result.answers.ranked if a})
     if result.scored:
@@ -340,7 +340,7 @@ def render(result: DemoResult, what: str = "generated") -> Outputs:
         headline = result.protoqa.scores
         status = (
             f"Done: {distinct} distinct answers ({what}), scored against "
-            f"{len(result.question.clusters)} human clusters. Max Answers@10: "
+            f"{len(result.question.clusters)} human clusters. max_answers@10: "
             f"**{headline['exact_match']['max_answers@10']:.3f}** (exact match), "
             f"**{headline['wordnet']['max_answers@10']:.3f}** (WordNet); "
             f"ProbEval KL: **{result.probeval.kl:.3f}**."
@@ -386,6 +386,9 @@ CSS = """
   word-break: normal !important; overflow-wrap: normal !important; hyphens: none !important;
 }
 #leaderboard-table td, #leaderboard-table td * { overflow-wrap: anywhere; }
+/* Metric headers are the command line's ids (max_incorrect@5), which cannot wrap: a smaller type keeps the
+   paper's seven metrics and the KL on a desktop screen. */
+#leaderboard-table th .header { font-size: 0.8em; }
 #leaderboard-phone { display: none; }
 #leaderboard-note code { white-space: pre-wrap; overflow-wrap: anywhere; }
 .lb-phone { margin: 0; padding-left: 0; list-style: none; }
@@ -446,8 +449,9 @@ def _leaderboard_tab() -> None:
         "Systems ranked on every question of a data set: each figure is a mean over questions; *rank* is the range "
         "of ranks a system may hold on the main figure (ProbEval KL, lower is better) once Holm-corrected paired "
         "bootstrap tests say which differences are significant. The 95% bootstrap intervals (the same resampled "
-        "questions for every system) are in the plot and under it; the plot names each metric as the command line "
-        "does (`max_answers@1` is *Max Answers@1*). Click a column to sort. "
+        "questions for every system) are in the plot and under it. The tables and the plot name each metric as the "
+        "command line does (`max_answers@1` is the paper's Max Answers@1) and show every figure to three decimals. "
+        "Click a column to sort. "
         f"Upload up to {demo_leaderboard.MAX_UPLOADS} answers files (from `protoqa-eval generate`, a predictions "
         "file, lm-eval `--log_samples` output or lighteval details) to rank them against the shipped systems."
     )

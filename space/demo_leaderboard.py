@@ -113,21 +113,13 @@ def board_plot(key: str, folder: Path = LEADERBOARD_DIR) -> Optional[str]:
     return str(path) if path.is_file() else None
 
 
-_SHORT_LABELS = {
-    "max_answers": "Max Answers",
-    "max_incorrect": "Max Incorrect",
-}
-
-
 def column_label(label: str) -> str:
-    """A metric's header as the paper writes it, with spaces where a narrow column may wrap (never mid-word).
+    """A metric's header: its name as ``protoqa-eval leaderboard`` prints it and its plot draws it (the
+    command-line id, ``max_answers@10``), the KL marked lower-is-better.
 
     >>> column_label("max_answers@10"), column_label("ProbEval KL")
-    ('Max Answers@10', 'ProbEval KL ↓')
+    ('max_answers@10', 'ProbEval KL ↓')
     """
-    name, at, k = label.partition("@")
-    if at and name in _SHORT_LABELS:
-        return f"{_SHORT_LABELS[name]}@{k}"
     return f"{label} ↓" if label == "ProbEval KL" else label
 
 
@@ -165,7 +157,7 @@ def board_table(board: Leaderboard, uploaded: Sequence[str] = ()) -> tuple[list[
     >>> one = SystemAnswers("one", "-", "predictions", {k: {"dog": 1} for k in q}, {k: ["dog"] for k in q})
     >>> headers, rows = board_table(build_leaderboard(q, [one], metrics=["protoqa"], similarity="exact_match"))
     >>> headers[:4], rows[0][:4]
-    (['system', 'rank', 'Max Answers@1', 'Max Answers@3'], ['one', '1', 1.0, 1.0])
+    (['system', 'rank', 'max_answers@1', 'max_answers@3'], ['one', '1', 1.0, 1.0])
     """
     main = _main_key(board)
     columns = _ordered_columns(board)

@@ -10,7 +10,7 @@ sideways on screens too narrow for it.
 >>> from protoqa_metric import Cluster, Question
 >>> q = Question("q1", "name a pet", (Cluster("q1.0", ("dog",), 6), Cluster("q1.1", ("cat",), 4)))
 >>> result = score_answers("protoqa", q, answers_from_samples(["dog", "dog", "fish"], "test"))
->>> "C1 dog" in clusters_html(result) and "Max Answers@10" in scores_html(result)
+>>> "C1 dog" in clusters_html(result) and "max_answers@10" in scores_html(result)
 True
 """
 
@@ -25,9 +25,9 @@ from demo_scoring import DemoResult
 from matplotlib.figure import Figure
 
 from protoqa_core.text import normalize_prediction
+from protoqa_metric import PAPER_METRICS
 
 __all__ = [
-    "METRIC_LABELS",
     "question_html",
     "clusters_html",
     "answers_html",
@@ -36,15 +36,6 @@ __all__ = [
     "signatures_markdown",
 ]
 
-METRIC_LABELS = {
-    "max_answers@1": "Max Answers@1",
-    "max_answers@3": "Max Answers@3",
-    "max_answers@5": "Max Answers@5",
-    "max_answers@10": "Max Answers@10",
-    "max_incorrect@1": "Max Incorrect@1",
-    "max_incorrect@3": "Max Incorrect@3",
-    "max_incorrect@5": "Max Incorrect@5",
-}
 SIMILARITY_LABELS = {"exact_match": "exact match", "wordnet": "WordNet", "roberta": "RoBERTa"}
 SHOWN_ANSWERS = 20
 SHOWN_CLUSTER_ANSWERS = 8
@@ -219,7 +210,8 @@ def answers_html(result: DemoResult, limit: int = SHOWN_ANSWERS) -> str:
 
 
 def scores_html(result: DemoResult) -> str:
-    """ProtoQA's seven paper metrics under exact match and WordNet, and ProbEval's KL.
+    """ProtoQA's seven paper metrics under exact match and WordNet, named by their command-line ids
+    (``max_answers@1``), as the leaderboard, its plot and ``protoqa-eval`` name them, and ProbEval's KL.
 
     >>> from demo_answers import answers_from_samples
     >>> from demo_scoring import score_answers
@@ -232,8 +224,8 @@ def scores_html(result: DemoResult) -> str:
         return "<p class='protoqa-scores-empty'>No scores for a typed question.</p>"
     header = ["ProtoQA metric"] + [SIMILARITY_LABELS.get(s, s) for s in result.protoqa.scores]
     rows = [
-        [label] + [f"{result.protoqa.scores[s][name]:.3f}" for s in result.protoqa.scores]
-        for name, label in METRIC_LABELS.items()
+        [metric.name] + [f"{result.protoqa.scores[s][metric.name]:.3f}" for s in result.protoqa.scores]
+        for metric in PAPER_METRICS
     ]
     kl = result.probeval.kl
     return (

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -199,7 +200,7 @@ def test_first_view_shows_scores_and_tables_fit(running_app, browser, size):
         message=f"no scores on load:\n{log.read_text()[-2000:]}",
     )
     cells = [c.text for c in table.find_elements(By.CSS_SELECTOR, "tbody tr:first-child td")]
-    assert cells == ["Max Answers@1", "1.000", "1.000"]
+    assert cells == ["max_answers@1", "1.000", "1.000"]
     assert "KL(P" in browser.find_element(By.CSS_SELECTOR, "#scores .probeval-kl").text
     assert "r1q1" in browser.find_element(By.ID, "summary").text
     assert browser.find_element(By.CSS_SELECTOR, "#clusters table.human-clusters")
@@ -276,13 +277,13 @@ def test_generate_and_score_a_dev_question_in_chromium(running_app, browser):
     )
     rows = table.find_elements(By.CSS_SELECTOR, "tbody tr")
     assert [r.find_element(By.TAG_NAME, "td").text for r in rows] == [
-        "Max Answers@1",
-        "Max Answers@3",
-        "Max Answers@5",
-        "Max Answers@10",
-        "Max Incorrect@1",
-        "Max Incorrect@3",
-        "Max Incorrect@5",
+        "max_answers@1",
+        "max_answers@3",
+        "max_answers@5",
+        "max_answers@10",
+        "max_incorrect@1",
+        "max_incorrect@3",
+        "max_incorrect@5",
     ]
     assert "KL(P" in browser.find_element(By.CSS_SELECTOR, "#scores .probeval-kl").text
     assert browser.find_element(By.ID, "status").text.startswith("Done: ")
@@ -465,6 +466,12 @@ for (const th of cells) {
 return {width: document.documentElement.clientWidth, headers: report};
 """
 
+# The rows the table shows (a grid of divs; its <table> holds only the headers and an unseen sizing row).
+CELLS_JS = """
+return [...document.querySelectorAll('#leaderboard-table div[role=row]')].map(
+  row => [...row.querySelectorAll('[role=gridcell]')].map(cell => cell.textContent.trim()));
+"""
+
 PHONE_JS = """
 const list = document.querySelector('#leaderboard-phone');
 const items = [...document.querySelectorAll('#leaderboard-phone li')];
@@ -503,9 +510,14 @@ def test_leaderboard_reads_at_desktop_and_phone_sizes(running_app, browser, size
     wait = _open_leaderboard(browser, url, log)
     report = browser.execute_script(HEADERS_JS)
     texts = [h["text"] for h in report["headers"]]
-    assert "ProbEval KL ↓" in " ".join(texts) and "Max Answers@10" in " ".join(texts), report
+    # the names protoqa-eval leaderboard prints and its plot draws
+    assert "ProbEval KL ↓" in " ".join(texts) and "max_answers@10" in texts and "max_incorrect@5" in texts, report
     # No header is broken inside a word.
     assert not [h for h in report["headers"] if h["broken"]], report
+    # One number format: every figure to three decimals, as the command line prints them
+    cells = browser.execute_script(CELLS_JS)
+    figures = [cell for row in cells for cell in row[2:]]
+    assert figures and all(re.fullmatch(r"\d+\.\d{3}", cell) for cell in figures), cells
     phone = browser.execute_script(PHONE_JS)
     if mobile:
         # Each system with its main figure, inside the screen.

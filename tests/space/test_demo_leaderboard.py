@@ -175,7 +175,10 @@ def test_uploads_are_drawn_and_can_be_ranked_on_the_common_questions(tmp_path, m
 def test_the_phone_list_and_the_table_escape_names_and_read_as_headers():
     board = demo_leaderboard.shipped_board("protoqa_dev")
     headers, rows = demo_leaderboard.board_table(board)
-    assert headers[:3] == ["system", "rank", "ProbEval KL ↓"] and "Max Answers@10" in headers
+    assert headers[:3] == ["system", "rank", "ProbEval KL ↓"]
+    # the names of the command line's table and of the plot
+    assert headers[3:] == [c.label for c in board.columns if c.label != "ProbEval KL"]
+    assert "max_answers@10" in headers
     assert all(isinstance(value, float) for value in rows[0][2:])
     phone = demo_leaderboard.board_phone_list(board)
     assert phone.count("<li>") == len(board.systems) and "ProbEval KL" in phone

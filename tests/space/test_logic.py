@@ -392,7 +392,7 @@ def test_page_handlers_render_results_and_errors(tiny_model, local_data, app):
     assert status.startswith("Done:") and "scored against 3 human clusters" in status
     assert "class='human-clusters'" in clusters and "C1 pumpkin" in clusters
     assert "class='model-answers'" in answers
-    assert "class='protoqa-scores'" in scores and scores.count("Max ") == 7 and "KL(P" in scores
+    assert "class='protoqa-scores'" in scores and scores.count(">max_") == 7 and "KL(P" in scores
     assert isinstance(figure, Figure)
     labels = [t.get_text() for t in figure.axes[0].get_xticklabels()]
     assert labels == ["C1 pumpkin", "C2 cabbage", "C3 watermelon", "wrong"]
