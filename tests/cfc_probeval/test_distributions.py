@@ -86,8 +86,11 @@ def test_every_sample_wrong_gives_a_finite_kl():
     assert result.kl == pytest.approx(float(np.sum(p_g * np.log(p_g / p_h))))
 
 
-def test_no_samples_scores_the_smoothed_empty_distribution():
-    result = ProbEval("human").score_question(_two_clusters(), {})
-    p_g = np.array([7, 5, 1]) / 13
-    assert result.kl == pytest.approx(float(np.sum(p_g * np.log(p_g * 3))))
-    assert result.num_samples == 0
+def test_no_samples_is_refused_and_at_a_given_count_all_its_samples_are_wrong():
+    # The smoothed empty distribution (KL = sum p_g log(3 p_g)) would rate silence above real answers
+    with pytest.raises(ValueError, match="no samples and no number of samples"):
+        ProbEval("human").score_question(_two_clusters(), {})
+    result = ProbEval("human").score_question(_two_clusters(), {}, num_samples=4)
+    p_g, p_h = np.array([7, 5, 1]) / 13, np.array([1, 1, 5]) / 7
+    assert result.kl == pytest.approx(float(np.sum(p_g * np.log(p_g / p_h))))
+    assert result.kl > float(np.sum(p_g * np.log(p_g * 3)))
