@@ -50,7 +50,14 @@ from .checks import check_settings
 from .clustering import clustering_options, describe_option
 from .defaults import AUTO, DEFAULTS
 from .errors import ProbEvalWarning, ScoreMeaningWarning
-from .inputs import SAMPLE_FIELDS, read_samples, read_targets, reconcile_sample_ids, sample_fields
+from .inputs import (
+    SAMPLE_FIELDS,
+    check_recorded_samples,
+    read_samples,
+    read_targets,
+    reconcile_sample_ids,
+    sample_fields,
+)
 from .registry import CLUSTERINGS, MATCHINGS, clustering_choices
 from .results import ProbEvalResult
 
@@ -232,6 +239,7 @@ def _run(args: argparse.Namespace) -> ProbEvalResult:
     samples = read_samples(document, args.field)
     # The field read decides where an id's line is, for error messages.
     field = args.field or next(iter(sample_fields(document)), None)
+    check_recorded_samples(document, samples, field)
     # The gate names the file and line of an unknown id; the library repeats it and records what it ignored.
     reconcile_sample_ids(samples, targets, path=args.predictions, field=field, ignore_unknown=args.ignore_unknown)
     result = evaluate_probeval(
@@ -326,6 +334,7 @@ def _compare(args: argparse.Namespace) -> int:
             document = read_prediction_document(path)
             samples = read_samples(document, args.field)
             field = args.field or next(iter(sample_fields(document)), None)
+            check_recorded_samples(document, samples, field)
             ids = reconcile_sample_ids(samples, targets, path=path, field=field, ignore_unknown=args.ignore_unknown)
             if ids.message:
                 warnings.warn(ids.message, ProbEvalWarning, stacklevel=2)

@@ -61,6 +61,7 @@ __all__ = [
     "sample_fields",
     "drop_unknown_ids",
     "reconcile_sample_ids",
+    "check_recorded_samples",
 ]
 
 PathLike = Union[str, os.PathLike]
@@ -359,3 +360,29 @@ def drop_unknown_ids(
     if ids.message:
         warnings.warn(ids.message, ProbEvalWarning, stacklevel=2)
     return {qid: samples[qid] for qid in ids.kept}
+
+
+def check_recorded_samples(
+    document: PredictionDocument, samples: Mapping[str, SampleCounts], field: Optional[str]
+) -> None:
+    """Refuse a file whose ``generation`` block records another number of samples per question than the
+    most any question carries (:func:`~protoqa_core.io.sample_claims.check_counted_samples`, as
+    ``protoqa-eval`` checks it). ``field`` is the one read: a ``model_ranked_answers`` list holds each
+    answer once, not the samples, and is not checked.
+
+    >>> import json, os, tempfile
+    >>> name = os.path.join(tempfile.mkdtemp(), "a.json")
+    >>> with open(name, "w") as fh:
+    ...     _ = fh.write(json.dumps({"model_answers": {"q1": ["dog", "dog"]}, "generation": {"num_samples": 3}}))
+    >>> document = read_prediction_document(name)
+    >>> check_recorded_samples(document, read_samples(document), "model_answers")
+    Traceback (most recent call last):
+    ...
+    protoqa_core.io.sample_claims.SampleClaimError: ...a.json records 3 samples per question (num_samples), but ...
+    """
+    from protoqa_core.io.sample_claims import check_counted_samples
+
+    if field == "model_ranked_answers":
+        return
+    counted = max((sum(counts.values()) for counts in samples.values()), default=0)
+    check_counted_samples(document.members.get("generation"), counted, str(document.path))

@@ -30,6 +30,7 @@ from typing import Any, Optional
 from protoqa_core.cli import OutputFileError, check_output_file, open_append, reason_of
 from protoqa_core.io.data import SourceError
 from protoqa_core.io.records import Question
+from protoqa_core.io.sample_claims import check_counted_samples
 from protoqa_core.ranking import answer_frequencies, rank_by_frequency
 from protoqa_integrations.generation.answers_journal import (
     AnswersFileError,
@@ -42,7 +43,7 @@ from protoqa_integrations.generation.answers_journal import (
 )
 from protoqa_integrations.generation.engines import Engine, is_collapsed
 from protoqa_integrations.generation.engines.base import chat_prompt_function
-from protoqa_integrations.generation.provenance import check_counted_samples, check_provenance, mismatch_mark
+from protoqa_integrations.generation.provenance import check_provenance, mismatch_mark
 from protoqa_integrations.generation.settings import SamplingConfig, prompt_function
 from protoqa_integrations.generation.shareable import shareable
 from protoqa_metric.metric import evaluate_predictions

@@ -12,7 +12,7 @@ file's sha256 where it is recorded, else its name), ``samples`` (per question), 
 ``top_p``, ``max_tokens`` and ``prompt``. Plain predictions record none of them; they are
 accepted with a note saying what could not be checked. A recorded value of the wrong type (a
 temperature of ``"0.69abc"`` or ``true``, a list for the data set) is an error, not "not
-recorded"; a samples count that disagrees with the answers counted (:func:`check_counted_samples`)
+recorded"; a samples count that disagrees with the answers counted (:func:`protoqa_core.io.sample_claims.check_counted_samples`)
 is an error naming both. A reply naming another model than the one asked
 (``engine_details.reply_model``) is a note.
 
@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from protoqa_core.io.sample_claims import SAMPLE_COUNT_KEYS
+
 __all__ = [
     "FIELDS",
     "ProvenanceCheck",
@@ -43,7 +45,6 @@ __all__ = [
     "parse_accepted",
     "mismatch_mark",
     "recorded_provenance",
-    "check_counted_samples",
     "targets_data",
     "data_of_checksum",
 ]
@@ -52,7 +53,7 @@ FIELDS = ("dataset", "split", "questions", "samples", "temperature", "top_p", "m
 """The provenance fields compared between inputs and against the targets."""
 
 _SAMPLING_NAMES = {
-    "samples": ("samples", "num_samples", "n", "repeats"),
+    "samples": SAMPLE_COUNT_KEYS,
     "temperature": ("temperature",),
     "top_p": ("top_p",),
     "max_tokens": ("max_tokens", "max_new_tokens", "max_gen_toks"),
@@ -152,30 +153,6 @@ def recorded_provenance(settings: Optional[Mapping[str, Any]], name: str = "the 
     if settings.get("prompt"):
         found["prompt"] = settings["prompt"]
     return {key: found[key] for key in FIELDS if key in found}
-
-
-def check_counted_samples(settings: Optional[Mapping[str, Any]], counted: int, name: str) -> None:
-    """Refuse settings whose recorded samples per question (``num_samples``, the sampling's ``samples``, ``n``,
-    ...) disagree with ``counted``, the most samples any question of the file carries: a file's claim is
-    checked against its content, naming both. Nothing is checked for a file without samples.
-
-    >>> check_counted_samples({"num_samples": 30, "sampling": {"n": 300}}, 300, "a.json")
-    Traceback (most recent call last):
-    ...
-    protoqa_integrations.generation.provenance.ProvenanceError: a.json records 30 samples per question (num_samples), but its questions carry at most 300: correct the recorded count, or remove it
-    """
-    if not settings or counted <= 0:
-        return
-    sampling = _sampling(settings)
-    keys = _SAMPLING_NAMES["samples"]
-    claims = [(k, settings.get(k)) for k in keys] + [(f"sampling {k}", sampling.get(k)) for k in keys]
-    for key, value in claims:
-        recorded = _number(value, name, key)
-        if recorded is not None and recorded != str(counted):
-            raise ProvenanceError(
-                f"{name} records {recorded} samples per question ({key}), but its questions carry at most "
-                f"{counted}: correct the recorded count, or remove it"
-            )
 
 
 def targets_data(path: os.PathLike[str] | str) -> Optional[tuple[str, str]]:

@@ -37,10 +37,11 @@ from cfc_probeval.inputs import read_samples, sample_counts, sample_fields
 from cfc_probeval.probeval import ProbEval
 from protoqa_core.io.files import DataFormatError, PathLike, ProtoQAWarning
 from protoqa_core.io.records import Question, preview_ids
+from protoqa_core.io.sample_claims import check_counted_samples
 from protoqa_core.progress import track
 from protoqa_core.ranking import rank_by_frequency
 from protoqa_core.significance import DEFAULT_RESAMPLES, DEFAULT_SEED, holm_adjust, resample_indices
-from protoqa_integrations.generation.provenance import check_counted_samples, check_provenance, recorded_provenance
+from protoqa_integrations.generation.provenance import check_provenance, recorded_provenance
 from protoqa_integrations.generation.shareable import shareable
 from protoqa_integrations.harnesses.harness_logs import Keep
 from protoqa_integrations.harnesses.outputs import SystemFile, read_system_file

@@ -324,3 +324,36 @@ def test_the_clustering_seed_and_the_bootstrap_seed_are_two_options(tmp_path, ca
     ]
     assert by_name[0][0] == 0 and by_name[0][1] == by_name[1][1]
     assert ",seed=5)|" in json.loads(by_name[0][1])["signature"]
+
+
+def test_a_files_recorded_samples_per_question_are_checked_against_its_samples(cfc, tmp_path):
+    # A generate file records its samples per question; probeval refuses a claim its content contradicts.
+    document = json.loads((cfc / FILES["gpt2"]).read_text(encoding="utf-8"))
+    files = {}
+    for name, generation in {
+        "agrees": {"num_samples": 100, "sampling": "samples:100|temperature:0.69"},
+        "claims_more": {"num_samples": 300},
+        "claims_more_in_sampling": {"sampling": {"n": 300}},
+    }.items():
+        files[name] = tmp_path / f"{name}.json"
+        files[name].write_text(json.dumps({**document, "generation": generation}), encoding="utf-8")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    targets = str(cfc / "dev.targets.jsonl")
+
+    def probeval(*argv: str) -> subprocess.CompletedProcess:
+        command = [sys.executable, "-m", "cfc_probeval", *argv, "--ignore-unknown", "--clustering", "human"]
+        return subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+
+    assert probeval(targets, str(files["agrees"]), "--json").returncode == 0
+    for name, key in (("claims_more", "num_samples"), ("claims_more_in_sampling", "sampling n")):
+        done = probeval(targets, str(files[name]))
+        said = [line for line in done.stderr.splitlines() if "error" in line]
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
+        assert said == [
+            f"probeval: error: {files[name]} records 300 samples per question ({key}), but its questions "
+            "carry at most 100: correct the recorded count, or remove it"
+        ], done.stderr
+    compared = probeval("compare", targets, str(files["agrees"]), str(files["claims_more"]))
+    assert compared.returncode == 2 and "records 300 samples per question" in compared.stderr
+    # The ranked answers hold each answer once, not the samples: their count is not the file's claim.
+    assert probeval(targets, str(files["claims_more"]), "--field", "model_ranked_answers").returncode == 0
