@@ -69,6 +69,7 @@ def clustering_inputs(indent: str = "    ") -> str:
     distance_threshold (`float`): HAC cut, in cosine distance (default 0.3).
     ...
     alpha (`float`): G-means significance level (default 0.0001).
+    init (`str`): G-means start of each K-means: ... (default kmeans++).
     """
     return "\n".join(
         f"{indent}{name} (`{owners[0][1].kind.__name__}`): {describe_option(name)}."
