@@ -10,7 +10,7 @@ k-means++ seeding (:func:`kmeans_plusplus_like_sklearn`), the same Lloyd step
 (:func:`lloyd_step`, after ``sklearn/cluster/_k_means_lloyd.pyx``), the same inertia and
 run selection, each with the same floating-point operations in the same order.
 ``tests/cfc_probeval/test_kmeans.py`` checks labels and centers against the estimator bit
-for bit on every installed scikit-learn version (scikit-learn is a test dependency only).
+for bit on every installed scikit-learn version (which ``[probeval]`` installs; never imported here).
 """
 
 from __future__ import annotations
