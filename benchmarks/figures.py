@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-PAGES = ("README.md", "docs/*.md", "benchmarks/README.md", "*/evaluate_modules/*/README.md")
+PAGES = ("README.md", "ARCHITECTURE.md", "docs/*.md", "benchmarks/README.md", "*/evaluate_modules/*/README.md")
 BLOCK = re.compile(
     r"(?P<open><!-- figures: (?P<file>\S+) (?P<table>\w+) -->\n)(?P<body>.*?)(?P<close><!-- /figures -->)", re.S
 )
@@ -298,6 +298,47 @@ def roberta_table(data: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _cpu(seconds: float) -> str:
+    return f"{seconds:.2f} s" if seconds >= 0.1 else f"{seconds:.3f} s"
+
+
+def ledger_table(data: dict[str, Any]) -> str:
+    """``bench_ledger.py``: each job the project writes itself, beside the library, in new processes."""
+    rows = [row for row in data["rows"] if "cpu_s" in row]
+    loads = sorted({row["load"] for row in rows})
+    span = f"{loads[0]}-{loads[-1]}" if loads and loads[0] != loads[-1] else (str(loads[0]) if loads else "?")
+    lines = [
+        f"Measured {data['started']} to {data['finished']} by `{data['command']}` on {data['machine']}, "
+        f"load average {span}. Each round runs the job with the project's code and with the library, each "
+        "in a new process; the figures are the least of the rounds: CPU of the whole process (start-up "
+        "included), CPU of the job alone, peak memory.",
+        "",
+        "| the project's code | lines | the library | where the library is installed | whole process: ours, "
+        "library (least ratio; the ratio in each round) | the job alone: ours, library | peak: ours, library | outputs |",
+        "|---|---:|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        if row.get("identical") is None:
+            same = "not compared (the logs differ by design)"
+        elif row["identical"]:
+            same = f"identical ({row['items']:,})"
+        elif "max_abs_difference" in row:
+            same = (
+                f"{row['items_identical']:,} of {row['items']:,} values identical, "
+                f"the others within {row['max_abs_difference']:.1e}"
+            )
+        else:
+            same = f"differ ({row['items']:,})"
+        lines.append(
+            f"| `{row['command']}` | {format(row['lines'], ',') if row['lines'] else 'a few'} | {row['baseline']} | "
+            f"{row['installed']} | {_cpu(row['cpu_s'])}, {_cpu(row['baseline_cpu_s'])} (**{row['ratio']:.2g}x**; "
+            f"rounds {', '.join(f'{r:.2g}' for r in row['round_ratios'])}) | "
+            f"{_cpu(row['work_cpu_s'])}, {_cpu(row['baseline_work_cpu_s'])} | "
+            f"{_mb(row['peak_mb'])}, {_mb(row['baseline_peak_mb'])} | {same} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 TABLES: dict[str, Callable[[dict[str, Any]], str]] = {
     "startup_table": startup_table,
     "scale_table": scale_table,
@@ -306,6 +347,7 @@ TABLES: dict[str, Callable[[dict[str, Any]], str]] = {
     "prepare_table": prepare_table,
     "embedding_paths_table": embedding_paths_table,
     "roberta_table": roberta_table,
+    "ledger_table": ledger_table,
 }
 """The table kinds a block may name."""
 

@@ -32,7 +32,14 @@ def test_every_block_on_every_page_is_its_results_file_as_written():
         rendered, files = figures.render(text)
         assert rendered == text, f"{page.relative_to(REPO)}: run python benchmarks/figures.py --write"
         quoted += files
-    for results in ("protoqa_scale.json", "input_cap.json", "embedding_paths.json", "roberta.json", "startup.json"):
+    for results in (
+        "protoqa_scale.json",
+        "input_cap.json",
+        "embedding_paths.json",
+        "roberta.json",
+        "startup.json",
+        "ledger.json",
+    ):
         assert f"benchmarks/results/{results}" in quoted, results
 
 
@@ -88,3 +95,26 @@ def test_the_embedding_table_sets_the_encoder_floor_beside_the_measured_ratio():
     assert "| this version | 1.5 s, 100 MB | 4.5 s, 100 MB | 3.00x |" in table
     assert "1,657 answer strings, 7,325 tokens encoded" in table
     assert "at least 1.20 s of CPU" in table and "no ratio below **1.80x** (measured: 3.00x)" in table
+
+
+def test_the_ledger_sets_each_job_beside_its_library_and_says_how_far_they_agree():
+    figures = _figures()
+    row = {"command": "ours", "lines": 2359, "baseline": "lib", "installed": "the [x] extra", "load": 1.0}
+    row |= {"cpu_s": 0.37, "baseline_cpu_s": 2.06, "ratio": 0.18, "work_cpu_s": 0.3, "baseline_work_cpu_s": 0.004}
+    row |= {"peak_mb": 23, "baseline_peak_mb": 212, "rounds": 1, "round_ratios": [0.18]}
+    data = {"started": "then", "finished": "later", "command": "python benchmarks/bench_ledger.py", "machine": "m"}
+    rows = [
+        row | {"identical": True, "items": 10229},
+        row | {"lines": 0, "identical": False, "items": 200, "items_identical": 157, "max_abs_difference": 5.5e-17},
+        row | {"identical": None, "items": 2000},
+    ]
+    table = figures.ledger_table(data | {"rows": rows}).splitlines()
+    assert (
+        "| `ours` | 2,359 | lib | the [x] extra | 0.37 s, 2.06 s (**0.18x**; rounds 0.18) | 0.30 s, 0.004 s | 23 MB, 212 MB |"
+        in table[4]
+    )
+    assert table[4].endswith("| identical (10,229) |")
+    assert table[5].startswith("| `ours` | a few |") and table[5].endswith(
+        "157 of 200 values identical, the others within 5.5e-17 |"
+    )
+    assert table[6].endswith("| not compared (the logs differ by design) |")
