@@ -47,7 +47,6 @@ if TYPE_CHECKING:
         targets_from_reference,
     )
     from .matching import CosineMatcher, GPMatcher, Matcher, MatchingOptions, WordNetMatcher, make_matcher
-    from .options import Option
     from .probeval import ProbEval, evaluate_probeval, resolve_clustering
     from .registry import CLUSTERINGS, EMBEDDERS, MATCHINGS, clustering_choices
     from .results import AnswerCluster, ClusterResult, ProbEvalResult, QuestionResult
@@ -82,7 +81,6 @@ __all__ = [
     "HACClusterer",
     "XMeansClusterer",
     "GMeansClusterer",
-    "Option",
     "clustering_options",
     "make_clusterer",
     "Matcher",

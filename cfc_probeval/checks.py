@@ -1,7 +1,7 @@
 """The one check of ProbEval's options, shared by :class:`~cfc_probeval.ProbEval`, ``probeval`` and the
 ``evaluate`` module, so that each refuses a value with the same one-line error naming the option.
 
-What each option accepts is declared with it (:class:`~cfc_probeval.options.Option`): a clustering's
+What each option accepts is declared with it (:class:`~protoqa_core.options.Option`): a clustering's
 options on its class, the matching threshold and the seed in :mod:`cfc_probeval.options`.
 """
 
@@ -10,9 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Union
 
+from protoqa_core.options import Option
+
 from .clustering import clustering_options
 from .defaults import AUTO, DEFAULTS
-from .options import SEED, THRESHOLD, Option
+from .options import SEED, THRESHOLD
 from .registry import CLUSTERINGS, MATCHINGS, clustering_choices
 
 if TYPE_CHECKING:

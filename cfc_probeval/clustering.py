@@ -30,7 +30,9 @@ from typing import Any, ClassVar, Optional
 
 import numpy as np
 
-from .options import SEED, Option
+from protoqa_core.options import Option
+
+from .options import SEED
 from .registry import CLUSTERINGS
 
 __all__ = [

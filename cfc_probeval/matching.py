@@ -27,12 +27,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, Optional
 
 import numpy as np
 
+from protoqa_core.options import Option
 from protoqa_core.similarity import collect_approximations, wordnet_similarity
 from protoqa_core.similarity.spans import span_index
 from protoqa_core.text import content_tokens
 
 from .defaults import DEFAULTS
-from .options import SEED, THRESHOLD, Option
+from .options import SEED, THRESHOLD
 from .registry import MATCHINGS
 
 if TYPE_CHECKING:

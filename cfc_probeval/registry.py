@@ -22,10 +22,10 @@ import functools
 import inspect
 from typing import Any
 
+from protoqa_core.options import Option
 from protoqa_core.registry import Registry
 
 from .defaults import AUTO
-from .options import Option
 
 __all__ = ["CLUSTERINGS", "MATCHINGS", "EMBEDDERS", "HUMAN", "clustering_choices"]
 

@@ -1,4 +1,5 @@
-"""A declared option checks a value the same way in the library and on the command line."""
+"""ProbEval's declared options (the seed, the threshold, each clustering's) check a value the same way in
+the library and on the command line."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import math
 
 import pytest
 
-from cfc_probeval import Option, clustering_options
+from cfc_probeval import clustering_options
 from cfc_probeval.options import SEED, THRESHOLD
 
 
@@ -20,24 +21,12 @@ from cfc_probeval.options import SEED, THRESHOLD
         (THRESHOLD, "0.5"),
         (SEED, 2**32),
         (SEED, 1.0),
-        (Option("level", float, 0.1, "level", low=0, high=1, low_open=True, choices=(0.1, 0.5)), 0.2),
-        (Option("word", str, "a", "word", choices=("a", "b")), "c"),
     ],
 )
 def test_a_value_outside_the_declaration_is_refused_naming_the_option(option, value):
     with pytest.raises(ValueError) as error:
         option.check(value)
     assert str(error.value) == f"{option.name} must be {option.accepts}, got {value!r}"
-
-
-def test_the_accepted_values_are_written_from_the_declaration():
-    assert Option("n", int, 1, "n", low=1).accepts == "an integer >= 1"
-    assert Option("x", float, 0.5, "x", low=0, high=1, high_open=True).accepts == "a number in [0, 1)"
-    assert Option("a", float, 0.1, "a", low=0, high=1, low_open=True, high_open=True, choices=(0.1,)).accepts == (
-        "one of 0.1 (a level in (0, 1))"
-    )
-    with pytest.raises(TypeError, match="kind must be int, float or str"):
-        Option("b", bool, True, "b")
 
 
 def test_each_declared_flag_parses_what_the_library_accepts_at_its_edges():

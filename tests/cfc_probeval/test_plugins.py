@@ -191,7 +191,8 @@ def test_the_registries_import_a_plugin_only_when_it_is_asked_for():
 # A clustering with an option of its own, defined and registered in the test's process only.
 SIZED = """
 import numpy as np
-from cfc_probeval import CLUSTERINGS, Clusterer, Option
+from cfc_probeval import CLUSTERINGS, Clusterer
+from protoqa_core.options import Option
 
 
 @CLUSTERINGS.register("sized")
