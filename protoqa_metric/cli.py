@@ -47,7 +47,7 @@ from protoqa_core.cli_options import (
     add_per_question_option,
 )
 from protoqa_core.io.files import DataFormatError, ProtoQAWarning
-from protoqa_core.similarity import ALL_SIMILARITIES, QUESTION_SIMILARITIES, SIMILARITIES
+from protoqa_core.similarity import SIMILARITIES, similarity_options
 from protoqa_core.wordnet.files import WORDNET_DIR_ENV, WordNetUnavailableError
 
 from . import __version__
@@ -65,8 +65,8 @@ __all__ = ["main", "build_parser", "parse_args", "COMMANDS", "DESCRIPTION"]
 def _similarity_list(text: str) -> list[str]:
     names = [n.strip() for n in text.split(",") if n.strip()]
     for name in names:
-        if name not in ALL_SIMILARITIES:
-            raise argparse.ArgumentTypeError(f"unknown similarity {name!r} (choose from {', '.join(ALL_SIMILARITIES)})")
+        if name not in SIMILARITIES:
+            raise argparse.ArgumentTypeError(f"unknown similarity {name!r} (choose from {', '.join(SIMILARITIES)})")
     return names
 
 
@@ -115,23 +115,20 @@ def _add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
     add_input_options(p, unanswered="score each as 0 on every ProtoQA metric")
     add_max_answers_option(p)
     p.add_argument("--wordnet-dir", help=_WORDNET_DIR_HELP)
-    _add_encoder_arguments(p)
+    _add_similarity_options(p)
     p.add_argument("--version", action="version", version=f"protoqa-eval {__version__}")
 
 
-def _add_encoder_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--encoder",
-        metavar="HUB_ID|FOLDER",
-        help="roberta similarity: the encoder, a Hugging Face Hub id or a local folder (default roberta-base)",
-    )
-    p.add_argument("--device", default="cpu", help="roberta similarity: where the encoder runs (default cpu)")
-    p.add_argument(
-        "--length-scale",
-        metavar="RULE",
-        help="roberta similarity: the RBF length-scale rule: median*0.5 (default), median*<factor>, "
-        "a positive number (1: the papers' code) or fit",
-    )
+def _add_similarity_options(p: argparse.ArgumentParser) -> None:
+    """One flag per option the similarities declare (``--length-scale`` for ``length_scale``)."""
+    for option, owners in similarity_options().values():
+        p.add_argument(
+            option.flag,
+            type=option.parse(),
+            default=option.default,
+            metavar=option.metavar,
+            help=f"{' or '.join(owners)} similarity: {option.help}",
+        )
     add_no_cache_option(p, "the roberta similarity's cluster-string vectors")
 
 
@@ -142,9 +139,9 @@ def _add_compare_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--similarity",
         default="wordnet",
-        choices=list(ALL_SIMILARITIES),
+        choices=list(SIMILARITIES),
         metavar="NAME",
-        help=f"one of {', '.join(ALL_SIMILARITIES)} (default: wordnet)",
+        help=f"one of {', '.join(SIMILARITIES)} (default: wordnet)",
     )
     p.add_argument("--metrics", default="standard", help=f"{_METRICS_HELP}, 'paper' (seven) or metric names")
     p.add_argument("--resamples", type=int_at_least(1, 10**7), default=1000, help="bootstrap resamples (default 1000)")
@@ -165,7 +162,7 @@ def _add_compare_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     add_max_answers_option(p)
-    _add_encoder_arguments(p)
+    _add_similarity_options(p)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -211,33 +208,16 @@ def _ignore(qid: str, by_metric: dict[str, QuestionScore]) -> None:
     """The sink of questions whose details nobody reads: the result keeps their scores only."""
 
 
-_OPTION_FLAGS = {"encoder": "--encoder", "length_scale": "--length-scale"}
-"""The command-line flags of the options a per-question similarity may declare (``device`` has a default)."""
-
-
-def _declared_options(similarity: str) -> tuple[str, ...]:
-    """The options ``similarity`` declares (none for a pairwise one, whose module is not imported)."""
-    return QUESTION_SIMILARITIES[similarity].options if similarity in QUESTION_SIMILARITIES else ()
-
-
 def _check_option_flags(similarities: Sequence[str], args: argparse.Namespace) -> None:
     """ValueError naming a flag given that none of ``similarities`` declares, and those that do."""
-    for option, flag in _OPTION_FLAGS.items():
-        if getattr(args, option) is not None and not any(option in _declared_options(s) for s in similarities):
-            takers = [name for name in QUESTION_SIMILARITIES if option in _declared_options(name)]
-            raise ValueError(f"{flag} is used by --similarity {' or '.join(takers)} only")
+    for name, (option, owners) in similarity_options().items():
+        if not option.shared and getattr(args, name) is not None and not set(owners) & set(similarities):
+            raise ValueError(f"{option.flag} is used by --similarity {' or '.join(owners)} only")
 
 
-def _encoder_options(similarity: str, args: argparse.Namespace) -> dict:
+def _similarity_options(similarity: str, args: argparse.Namespace) -> dict:
     """The ``ProtoQA`` options given on the command line that ``similarity`` declares."""
-    length_scale: object = args.length_scale
-    if length_scale is not None:
-        try:
-            length_scale = float(args.length_scale)
-        except ValueError:
-            pass
-    given = {"encoder": args.encoder, "device": args.device, "length_scale": length_scale}
-    return {k: v for k, v in given.items() if k in _declared_options(similarity) and v is not None}
+    return {o.name: getattr(args, o.name) for o in SIMILARITIES[similarity].options}
 
 
 def _compare(args: argparse.Namespace) -> int:
@@ -252,7 +232,7 @@ def _compare(args: argparse.Namespace) -> int:
             args.similarity,
             args.metrics,
             all_stopword_match=not args.all_stopwords_zero,
-            **_encoder_options(args.similarity, args),
+            **_similarity_options(args.similarity, args),
         )
         # Each file is read once into an on-disk index; one question at a time is held.
         with QuestionIndex(
@@ -369,7 +349,7 @@ def _evaluate_in(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
         # Each similarity is configured before any scoring, so that a missing encoder fails first.
         configured = {
             sim: ProtoQA(
-                sim, args.metrics, all_stopword_match=not args.all_stopwords_zero, **_encoder_options(sim, args)
+                sim, args.metrics, all_stopword_match=not args.all_stopwords_zero, **_similarity_options(sim, args)
             )
             for sim in similarities
         }

@@ -18,7 +18,7 @@ from protoqa_core.io.ids import reconcile_ids
 from protoqa_core.io.records import Cluster, Question, preview_ids
 from protoqa_core.progress import track
 from protoqa_core.signature import make_signature
-from protoqa_core.similarity import QUESTION_SIMILARITIES, Similarity, get_similarity, question_similarity
+from protoqa_core.similarity import Similarity, check_similarity_options, get_similarity
 from protoqa_core.text import normalize_prediction
 
 from .metric_set import METRIC_SETS, EvaluationResult, MetricSpec, metric_specs
@@ -44,18 +44,6 @@ def _questions_of(
     """The target ids, those whose clusters total 0 (left out), and the questions to go through."""
     by_id = dict(targets) if isinstance(targets, Mapping) else {q.id: q for q in targets}
     return list(by_id), [qid for qid, q in by_id.items() if q.total_count <= 0], by_id.values()
-
-
-def _check_options(similarity: Union[str, Similarity], given: Mapping[str, Any], takes: Sequence[str]) -> None:
-    """ValueError naming the first option in ``given`` that the similarity does not declare in ``takes``,
-    and the similarities that declare it."""
-    for option in given:
-        if option not in takes:
-            name = similarity if isinstance(similarity, str) else similarity.name
-            takers = " or ".join(n for n, s in QUESTION_SIMILARITIES.items() if option in s.options) or "no"
-            what = option.replace("_", " ")
-            article = "an" if what[0] in "aeiou" else "a"
-            raise ValueError(f"{article} {what} is used by the {takers} similarity only, not by {name!r}")
 
 
 def _check_answer_lists(predictions: Mapping[str, Any]) -> None:
@@ -109,12 +97,6 @@ class _ExactSum:
         return self._units / (1 << self._SHIFT)
 
 
-def _scored_per_question(prediction: str, answer: str) -> float:
-    raise ValueError(
-        "this similarity is scored per question, from the question and all its clusters, not per string pair"
-    )
-
-
 class ProtoQA:
     """A ProtoQA configuration: the similarity, its stopword option and the metrics to compute.
 
@@ -127,12 +109,13 @@ class ProtoQA:
             (a list or a comma-separated string) or :class:`MetricSpec` objects.
         all_stopword_match: WordNet similarities only: two all-stopword strings
             score 1 (the published behaviour) or, with False, 0.
-        encoder, device: ``roberta`` only: the encoder (a Hugging Face Hub id or a local
-            folder; default ``roberta-base``) and where it runs. A missing encoder is an
-            error here, naming the option; no other encoder is used instead.
-        length_scale: ``roberta`` only: the RBF length-scale rule (default
-            ``"median*0.5"``, with the threshold 0.6; ``1.0`` is the papers' code; see
-            :class:`~protoqa_core.similarity.roberta.RobertaSimilarity`).
+        options: the similarity's own options, as it declares them (``Similarity.options``); an
+            option that it does not declare is a ValueError naming the similarities that do.
+            ``roberta`` declares ``encoder``, ``device`` and ``length_scale``: the encoder (a
+            Hugging Face Hub id or a local folder; default ``roberta-base``), where it runs, and
+            the RBF length-scale rule (default ``"median*0.5"``, with the threshold 0.6; ``1.0``
+            is the papers' code; see :class:`~protoqa_core.similarity.roberta.RobertaSimilarity`).
+            A missing encoder is an error here, naming the option; no other encoder is used instead.
 
     An unknown similarity or metric name raises ValueError here, before any scoring.
 
@@ -150,22 +133,12 @@ class ProtoQA:
         metrics: MetricsArg = "standard",
         *,
         all_stopword_match: bool = True,
-        encoder: Optional[str] = None,
-        device: str = "cpu",
-        length_scale: Union[float, str, None] = None,
+        **options: Any,
     ) -> None:
-        self._per_question: Any = None
-        given = {"encoder": encoder, "length_scale": length_scale}
-        if isinstance(similarity, str) and similarity in QUESTION_SIMILARITIES:
-            per_question = QUESTION_SIMILARITIES[similarity]
-            options: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
-            options.update({"device": device} if "device" in per_question.options else {})
-            _check_options(similarity, options, per_question.options)
-            self._per_question = question_similarity(similarity, **options)
-            self.similarity = Similarity(similarity, _scored_per_question, description=per_question.description)
-        else:
-            _check_options(similarity, {k: v for k, v in given.items() if v is not None}, ())
-            self.similarity = get_similarity(similarity) if isinstance(similarity, str) else similarity
+        self.similarity = get_similarity(similarity) if isinstance(similarity, str) else similarity
+        checked = check_similarity_options(self.similarity, options)
+        build = self.similarity.per_question
+        self._per_question: Any = None if build is None else build(**checked)
         self.metrics: tuple[MetricSpec, ...] = metric_specs(metrics)
         self.metric_set_name = metrics if isinstance(metrics, str) and metrics in METRIC_SETS else "custom"
         self.all_stopword_match = all_stopword_match
@@ -187,7 +160,7 @@ class ProtoQA:
         >>> ProtoQA("wordnet").needs_question_text
         False
         """
-        return self._per_question is not None and QUESTION_SIMILARITIES[self.similarity.name].needs_question_text
+        return self._per_question is not None and self.similarity.needs_question_text
 
     @property
     def similarity_label(self) -> str:

@@ -19,8 +19,9 @@ name                         what scores 1                                      
 
 ``roberta`` (the ProtoQA paper's RoBERTa similarity) is scored per question, not per
 string pair: it needs the question and all of its clusters' crowd answers, to train a
-Gaussian process per cluster. It is listed in :data:`QUESTION_SIMILARITIES`, built by
-:func:`question_similarity`, and lives in :mod:`protoqa_core.similarity.roberta` (which
+Gaussian process per cluster: its :class:`Similarity` declares that capability
+(``per_question``) and the options it takes, in :mod:`protoqa_core.similarity.roberta_plugin`; its
+scorer lives in :mod:`protoqa_core.similarity.roberta` (which
 imports torch and transformers only when it first encodes).
 
 "Rounded" similarities have the metric's score matrix rounded half-to-even, as the
@@ -43,13 +44,12 @@ from typing import TYPE_CHECKING
 from ..lazy_exports import lazy_exports
 from .registry import (
     ABOVE_HALF,
-    ALL_SIMILARITIES,
-    QUESTION_SIMILARITIES,
+    DECLARING_OPTIONS,
     SIMILARITIES,
-    QuestionSimilarity,
     Similarity,
+    check_similarity_options,
     get_similarity,
-    question_similarity,
+    similarity_options,
 )
 
 if TYPE_CHECKING:
@@ -62,7 +62,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Similarity",
-    "QuestionSimilarity",
     "SIMILARITIES",
     "get_similarity",
     "exact_match",
@@ -77,9 +76,9 @@ __all__ = [
     "longest_common_substring_ratio",
     "jaro_winkler",
     "MAX_SIMILARITY_TOKENS",
-    "QUESTION_SIMILARITIES",
-    "ALL_SIMILARITIES",
-    "question_similarity",
+    "DECLARING_OPTIONS",
+    "similarity_options",
+    "check_similarity_options",
     "ApproximationWarning",
     "collect_approximations",
     "RobertaSimilarity",

@@ -1,35 +1,35 @@
-"""The similarities by name: :data:`SIMILARITIES` (per string pair) and :data:`QUESTION_SIMILARITIES`.
+"""The similarities by name: :data:`SIMILARITIES`.
 
-Each built-in similarity is an object in its own module, named here in the tables of the two
-registries (``name: "module:attribute"``); its module is imported only when the similarity is
-first asked for, so listing the names (every ``--help`` and choice check) imports no
-similarity. A new pairwise similarity is a :class:`Similarity` in its module and one line
-in :data:`SIMILARITIES`' table; a per-question one, a :class:`QuestionSimilarity` and one
-line in :data:`QUESTION_SIMILARITIES`' table. What a similarity can do is declared on it:
-whether the metric rounds its scores (``rounded``), whether it reads WordNet
-(``uses_wordnet``), a faster best-of search (``best_of``, ``reaches_of``); for a
-per-question one, the options it takes (``options``) and whether it needs each question's
-text (``needs_question_text``).
+Each built-in similarity is a :class:`Similarity` object in its own module, named here in the
+registry's table (``name: "module:attribute"``); its module is imported only when the
+similarity is first asked for, so listing the names (every choice check) imports no
+similarity. A new similarity is a :class:`Similarity` in its module and one line in the
+table. What a similarity can do is declared on it: whether the metric rounds its scores
+(``rounded``), whether it reads WordNet (``uses_wordnet``), a faster best-of search
+(``best_of``, ``reaches_of``), scoring per question from the question and all its clusters
+(``per_question``, and whether that reads each question's text: ``needs_question_text``), and
+the options it takes (``options``, :class:`~protoqa_core.options.Option` declarations that the
+library's checks and the command-line flags read).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass
-from typing import Optional
+from typing import Any, Optional
 
+from ..options import Option
 from ..registry import Registry
 
 __all__ = [
     "ABOVE_HALF",
     "Similarity",
-    "QuestionSimilarity",
     "SIMILARITIES",
-    "QUESTION_SIMILARITIES",
-    "ALL_SIMILARITIES",
     "get_similarity",
-    "question_similarity",
+    "DECLARING_OPTIONS",
+    "similarity_options",
+    "check_similarity_options",
 ]
 
 ABOVE_HALF = math.nextafter(0.5, 1.0)
@@ -48,6 +48,12 @@ class Similarity:
     ``reaches_of(prediction, answers, level, **options)``, when given, must equal
     ``best(prediction, answers) >= level``; it lets a rounded similarity decide a
     cell of the metric without its exact value.
+
+    ``per_question(**options)``, when given, makes a new scorer for one evaluation that scores
+    per question, from the question and all its clusters' answers (``function`` is then never
+    called per string pair); ``needs_question_text``: that scorer reads each question's text,
+    so callers that hold answers alone must be given the questions. ``options``: the keywords
+    the similarity takes (:func:`check_similarity_options`); a caller refuses any other.
     """
 
     name: str
@@ -58,6 +64,9 @@ class Similarity:
     uses_wordnet: bool = False
     best_of: Optional[Callable[..., float]] = None
     reaches_of: Optional[Callable[..., bool]] = None
+    per_question: Optional[Callable[..., Any]] = None
+    needs_question_text: bool = False
+    options: tuple[Option, ...] = ()
 
     def best(self, prediction: str, answers: Sequence[str], **options: bool) -> float:
         """The best similarity of ``prediction`` to any of ``answers`` (0 for none).
@@ -90,25 +99,7 @@ class Similarity:
         return self.best(prediction, answers, **options) >= level
 
 
-@dataclass(frozen=True)
-class QuestionSimilarity:
-    """A similarity scored per question (it needs the question and all its clusters' answers).
-
-    ``build(**options)`` makes a new scorer for one evaluation; ``options`` names the
-    keywords it takes (a caller passes only those, and refuses them for a similarity
-    that declares none); ``needs_question_text``: it reads each question's text, so
-    callers that hold answers alone must be given the questions.
-    """
-
-    name: str
-    build: Callable[..., object]
-    _: KW_ONLY
-    description: str
-    options: tuple[str, ...] = ()
-    needs_question_text: bool = False
-
-
-def _named_as_registered(name: str, plugin: Similarity | QuestionSimilarity) -> None:
+def _named_as_registered(name: str, plugin: Similarity) -> None:
     if plugin.name != name:
         raise ValueError(f"the similarity {plugin.name!r} is registered under another name, {name!r}")
 
@@ -122,53 +113,79 @@ SIMILARITIES: Registry[Similarity] = Registry(
         "lcs": "protoqa_core.similarity.strings:LCS",
         "longest_common_substring": "protoqa_core.similarity.strings:LONGEST_COMMON_SUBSTRING",
         "jaro_winkler": "protoqa_core.similarity.strings:JARO_WINKLER",
+        "roberta": "protoqa_core.similarity.roberta_plugin:ROBERTA",
     },
     check=_named_as_registered,
 )
-"""The pairwise similarities by name, in the order every choice list shows them."""
-
-QUESTION_SIMILARITIES: Registry[QuestionSimilarity] = Registry(
-    "per-question similarity",
-    plugins={"roberta": "protoqa_core.similarity.roberta:ROBERTA"},
-    check=_named_as_registered,
-)
-"""Similarities scored per question rather than per string pair, by name."""
-
-ALL_SIMILARITIES: tuple[str, ...] = (*SIMILARITIES, *QUESTION_SIMILARITIES)
-"""Every built-in similarity name the metric takes: the pairwise ones, then the per-question ones."""
-
-
-def question_similarity(name: str, **options: object) -> object:
-    """A new per-question similarity (``roberta``: a
-    :class:`~protoqa_core.similarity.roberta.RobertaSimilarity` with ``options``).
-
-    >>> question_similarity("wordnet")
-    Traceback (most recent call last):
-    ...
-    ValueError: 'wordnet' is not a per-question similarity; those are: roberta
-    """
-    if name not in QUESTION_SIMILARITIES:
-        raise ValueError(f"{name!r} is not a per-question similarity; those are: {', '.join(QUESTION_SIMILARITIES)}")
-    return QUESTION_SIMILARITIES[name].build(**options)
+"""The similarities by name, in the order every choice list shows them."""
 
 
 def get_similarity(name: str) -> Similarity:
-    """Look up a pairwise similarity by name (``exact_match``, ``wordnet``, ``wordnet_wup``, ``lcs``,
-    ``longest_common_substring``, ``jaro_winkler``).
+    """Look up a similarity by name (``exact_match``, ``wordnet``, ``wordnet_wup``, ``lcs``,
+    ``longest_common_substring``, ``jaro_winkler``, ``roberta``).
 
     >>> get_similarity("wordnet").rounded
     True
-    >>> get_similarity("roberta")
+    >>> get_similarity("wordnet_wu")
     Traceback (most recent call last):
     ...
-    ValueError: 'roberta' is scored per question (it needs the question's text and crowd answers), not per string pair
+    ValueError: unknown similarity 'wordnet_wu'; choose one of: exact_match, wordnet, wordnet_wup, lcs, longest_common_substring, jaro_winkler, roberta
     """
     if name in SIMILARITIES:
         return SIMILARITIES[name]
-    if name in QUESTION_SIMILARITIES:
-        raise ValueError(
-            f"{name!r} is scored per question (it needs the question's text and crowd answers), not per string pair"
-        )
-    raise ValueError(
-        f"unknown similarity {name!r}; choose one of: {', '.join((*SIMILARITIES, *QUESTION_SIMILARITIES))}"
-    )
+    raise ValueError(f"unknown similarity {name!r}; choose one of: {', '.join(SIMILARITIES)}")
+
+
+DECLARING_OPTIONS: tuple[str, ...] = ("roberta",)
+"""The built-in similarities that declare options, each in a module that loads no scorer. Every
+command line reads their declarations for its flags; the other built-ins declare none, so that
+listing the flags loads none of their modules (an exact-match run loads no WordNet)."""
+
+
+def similarity_options() -> dict[str, tuple[Option, tuple[str, ...]]]:
+    """Every option a similarity declares, by name: its declaration and the similarities declaring it.
+
+    Reads the similarities of :data:`DECLARING_OPTIONS` and those already loaded (a similarity
+    added to the registry is loaded), so it loads no other built-in similarity.
+
+    >>> {name: owners for name, (_, owners) in similarity_options().items()}
+    {'encoder': ('roberta',), 'device': ('roberta',), 'length_scale': ('roberta',)}
+    """
+    found: dict[str, tuple[Option, tuple[str, ...]]] = {}
+    for name in SIMILARITIES:
+        if name not in DECLARING_OPTIONS and not SIMILARITIES.is_loaded(name):
+            continue
+        for option in SIMILARITIES[name].options:
+            first, owners = found.get(option.name, (option, ()))
+            found[option.name] = (first, (*owners, name))
+    return found
+
+
+def check_similarity_options(similarity: Similarity, given: Mapping[str, Any]) -> dict[str, Any]:
+    """The options ``given`` (None: not given) that ``similarity`` declares, checked against their declarations.
+
+    ValueError names the first option given that it does not declare, and the similarities that
+    do; a shared option (``device``) is passed on where declared and never refused.
+
+    >>> check_similarity_options(get_similarity("exact_match"), {"device": "cuda", "encoder": None})
+    {}
+    >>> check_similarity_options(get_similarity("wordnet"), {"length_scale": 2.0})
+    Traceback (most recent call last):
+    ...
+    ValueError: a length scale is used by the roberta similarity only, not by 'wordnet'
+    """
+    declared = {option.name: option for option in similarity.options}
+    for name, value in given.items():
+        if value is None or name in declared:
+            continue
+        known = similarity_options()
+        if name not in known:
+            raise ValueError(f"no similarity takes an option {name!r}; the options are: {', '.join(known)}")
+        option, owners = known[name]
+        if not option.shared:
+            what = name.replace("_", " ")
+            article = "an" if what[0] in "aeiou" else "a"
+            raise ValueError(
+                f"{article} {what} is used by the {' or '.join(owners)} similarity only, not by {similarity.name!r}"
+            )
+    return {name: option.check(given[name]) for name, option in declared.items() if given.get(name) is not None}

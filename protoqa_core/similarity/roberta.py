@@ -86,7 +86,6 @@ from .embedding import (
 from .exact_products import EXACT_BITS
 from .gaussian_process import LengthScale, OneVsAll, fit_one_vs_all, length_scale_rule
 from .numpy_encoder import choose_runtime
-from .registry import QuestionSimilarity
 
 __all__ = [
     "DEFAULT_ENCODER",
@@ -103,7 +102,6 @@ __all__ = [
     "ENCODINGS_CACHE",
     "check_encoder_folder",
     "locate_encoder",
-    "ROBERTA",
 ]
 
 DEFAULT_ENCODER = "roberta-base"
@@ -492,13 +490,3 @@ def _short_name(encoder: str, location: ModelLocation) -> str:
         name = "/".join(parts[-2:]) if parts and parts[-1] in ("model", "models") else (parts[-1] if parts else "")
         return re.sub(r"[|,()\s]", "_", name) or "local"
     return re.sub(r"[|,()\s]", "_", encoder.strip())
-
-
-ROBERTA = QuestionSimilarity(
-    "roberta",
-    RobertaSimilarity,
-    description="the ProtoQA paper's RoBERTa similarity: contextual vectors, a Gaussian process per cluster",
-    options=("encoder", "device", "length_scale"),
-    needs_question_text=True,
-)
-"""The ``roberta`` similarity of :data:`~protoqa_core.similarity.QUESTION_SIMILARITIES`."""

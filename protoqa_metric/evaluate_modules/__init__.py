@@ -22,7 +22,7 @@ from protoqa_core.evaluate_modules import CheckedReferences, ModuleDescription, 
 from protoqa_core.io.readers import clusters_from_records, question_ids_for
 from protoqa_core.io.records import Question
 from protoqa_core.io.rows import raw_answer_counts
-from protoqa_core.similarity import ALL_SIMILARITIES
+from protoqa_core.similarity import SIMILARITIES
 
 __all__ = [
     "PROTOQA_CONFIGS",
@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 #: Configuration names of the ``protoqa`` module: ``default`` (WordNet) or a similarity.
-PROTOQA_CONFIGS: tuple[str, ...] = ("default", *ALL_SIMILARITIES)
+PROTOQA_CONFIGS: tuple[str, ...] = ("default", *SIMILARITIES)
 
 
 def per_question_values(values: Any, name: str, count: int) -> list:

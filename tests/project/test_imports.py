@@ -111,8 +111,9 @@ ENGINES = "protoqa_integrations.generation.engines"
 def test_protoqa_eval_help_imports_no_numpy_torch_httpx_nor_any_engine_or_similarity(tmp_path):
     loaded = _modules_after(tmp_path, _help("protoqa_integrations.cli"))
     assert _forbidden(loaded, "numpy", "torch", "httpx", "openai", ENGINES) == []
-    # the similarities are listed by name; none of their modules is imported to list them
-    assert [m for m in loaded if m.startswith("protoqa_core.similarity.") and not m.endswith(".registry")] == []
+    # the similarities are listed by name and their flags read from roberta's light declaration alone
+    light = (".registry", ".roberta_plugin")
+    assert [m for m in loaded if m.startswith("protoqa_core.similarity.") and not m.endswith(light)] == []
 
 
 def test_an_exact_match_run_imports_no_torch_httpx_engine_wordnet_nor_other_similarity(tmp_path, shared_data):
@@ -126,8 +127,10 @@ def test_an_exact_match_run_imports_no_torch_httpx_engine_wordnet_nor_other_simi
     loaded = _modules_after(tmp_path, code)
     assert _forbidden(loaded, "torch", "httpx", "openai", "tqdm", ENGINES, "protoqa_core.wordnet.lookup") == []
     similarity_modules = {m for m in loaded if m.startswith("protoqa_core.similarity.")}
+    # The flags are read from the similarities' declared options; roberta's declaration loads no scorer.
     assert similarity_modules == {
         "protoqa_core.similarity.registry",
+        "protoqa_core.similarity.roberta_plugin",
         "protoqa_core.similarity.exact",
         "protoqa_core.similarity.bounds",
     }

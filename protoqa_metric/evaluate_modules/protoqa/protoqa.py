@@ -61,8 +61,10 @@ Args:
         counts (the row's `raw_answers` field, or `{answer: count}`), which the similarity trains
         on with repetition; without them every cluster string counts once (and the signature
         says `uncounted:N`).
-    encoder (`str`, optional): `roberta` only: a Hugging Face Hub id or a local folder
-        (default `roberta-base`). device (`str`, optional): where it runs (default `cpu`).
+    encoder, device, length_scale: the similarity's own options, as it declares them (`roberta`:
+        the encoder, a Hugging Face Hub id or a local folder, default `roberta-base`; where it
+        runs, default `cpu`; the RBF length-scale rule, default `median*0.5`); an option the
+        similarity does not take is an error naming those that do.
 Returns:
     One float in [0, 1] per metric: `max_answers@1`, `max_answers@3`, `max_answers@5`,
     `max_answers@10`, `max_answers@all`, `max_incorrect@1`, `max_incorrect@3`,
@@ -127,15 +129,14 @@ class Protoqa(CheckedReferences, evaluate.Metric):
         question_ids=None,
         questions=None,
         raw_answers=None,
-        encoder=None,
-        device="cpu",
+        **options,
     ):
         if similarity is None:
             similarity = "wordnet" if self.config_name == "default" else self.config_name
         question_ids = question_ids_for(question_ids, len(references))
         texts = per_question_values(questions, "questions", len(references))
         raw = per_question_values(raw_answers, "raw_answers", len(references))
-        protoqa = ProtoQA(similarity, metrics, all_stopword_match=all_stopword_match, encoder=encoder, device=device)
+        protoqa = ProtoQA(similarity, metrics, all_stopword_match=all_stopword_match, **options)
         if protoqa.needs_question_text and questions is None:
             raise ValueError(
                 f"the {similarity} similarity reads each question's text: pass "

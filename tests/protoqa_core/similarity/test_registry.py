@@ -1,6 +1,6 @@
-"""The similarity registries: names listed without importing a similarity, each similarity loaded
-under its own name with its declared properties, the default best-of and level decision, and the
-errors that name the choices."""
+"""The similarity registry: names listed without importing a similarity, each similarity loaded
+under its own name with its declared properties and options, the default best-of and level
+decision, and the errors that name the choices."""
 
 from __future__ import annotations
 
@@ -13,12 +13,12 @@ import pytest
 
 from protoqa_core.similarity import (
     ABOVE_HALF,
-    ALL_SIMILARITIES,
-    QUESTION_SIMILARITIES,
+    DECLARING_OPTIONS,
     SIMILARITIES,
     Similarity,
+    check_similarity_options,
     get_similarity,
-    question_similarity,
+    similarity_options,
 )
 
 
@@ -32,10 +32,10 @@ def test_listing_and_checking_names_imports_no_similarity_module():
     out = run_python(
         """
         import sys
-        from protoqa_core.similarity import ALL_SIMILARITIES, QUESTION_SIMILARITIES, SIMILARITIES
-        names = (list(SIMILARITIES), SIMILARITIES.names(), "wordnet" in SIMILARITIES, len(QUESTION_SIMILARITIES))
+        from protoqa_core.similarity import SIMILARITIES
+        names = (list(SIMILARITIES), SIMILARITIES.names(), "wordnet" in SIMILARITIES, len(SIMILARITIES))
         print(sorted(m for m in sys.modules if m.startswith("protoqa_core.similarity.")))
-        print("numpy" in sys.modules, ALL_SIMILARITIES[-1])
+        print("numpy" in sys.modules, list(SIMILARITIES)[-1])
         """
     )
     assert out.splitlines() == ["['protoqa_core.similarity.registry']", "False roberta"]
@@ -57,9 +57,41 @@ def test_every_declared_plugin_loads_under_its_own_name_with_its_declared_proper
         similarity = SIMILARITIES[name]
         assert similarity.name == name and similarity.description
         assert similarity.uses_wordnet == name.startswith("wordnet") and similarity.rounded == similarity.uses_wordnet
-    roberta = QUESTION_SIMILARITIES["roberta"]
-    assert roberta.options == ("encoder", "device", "length_scale") and roberta.needs_question_text
-    assert ALL_SIMILARITIES == (*SIMILARITIES.names(), "roberta")
+        assert (similarity.per_question is not None) == similarity.needs_question_text == (name == "roberta")
+    assert [o.name for o in SIMILARITIES["roberta"].options] == ["encoder", "device", "length_scale"]
+    # Only the similarities named as declaring options declare any: the flags read those alone.
+    assert [name for name in SIMILARITIES if SIMILARITIES[name].options] == list(DECLARING_OPTIONS)
+
+
+def test_reading_every_declared_option_loads_no_scorer_and_no_other_similarity():
+    out = run_python(
+        """
+        import sys
+        from protoqa_core.similarity import similarity_options
+        print(list(similarity_options()), "numpy" in sys.modules)
+        print(sorted(m for m in sys.modules if m.startswith("protoqa_core.similarity.")))
+        """
+    )
+    assert out.splitlines() == [
+        "['encoder', 'device', 'length_scale'] False",
+        "['protoqa_core.similarity.registry', 'protoqa_core.similarity.roberta_plugin']",
+    ]
+
+
+def test_an_option_is_checked_against_the_similaritys_declarations():
+    roberta = get_similarity("roberta")
+    given = {"encoder": "x", "device": "cuda", "length_scale": "fit"}
+    assert check_similarity_options(roberta, given) == given
+    assert check_similarity_options(roberta, {"encoder": None}) == {}
+    # device is shared: a similarity without an encoder ignores it rather than refusing it.
+    assert check_similarity_options(get_similarity("lcs"), {"device": "cuda"}) == {}
+    with pytest.raises(ValueError, match="^an encoder is used by the roberta similarity only, not by 'lcs'$"):
+        check_similarity_options(get_similarity("lcs"), {"encoder": "x"})
+    with pytest.raises(ValueError, match="^encoder must be a Hugging Face Hub id or a local folder, got 3$"):
+        check_similarity_options(roberta, {"encoder": 3})
+    with pytest.raises(ValueError, match="^no similarity takes an option 'depth'; the options are: encoder, device"):
+        check_similarity_options(roberta, {"depth": 3})
+    assert similarity_options()["device"][1] == ("roberta",)
 
 
 def test_an_unknown_name_lists_every_similarity_and_roberta_is_not_pairwise():
@@ -69,10 +101,8 @@ def test_an_unknown_name_lists_every_similarity_and_roberta_is_not_pairwise():
         "unknown similarity 'cosine'; choose one of: exact_match, wordnet, wordnet_wup, lcs, "
         "longest_common_substring, jaro_winkler, roberta"
     )
-    with pytest.raises(ValueError, match="'roberta' is scored per question .* not per string pair"):
-        get_similarity("roberta")
-    with pytest.raises(ValueError, match="'lcs' is not a per-question similarity; those are: roberta"):
-        question_similarity("lcs")
+    with pytest.raises(ValueError, match="scored per question, from the question and all its clusters"):
+        get_similarity("roberta").best("dog", ["cat"])
 
 
 def test_a_per_question_similarity_is_built_with_the_options_given(monkeypatch, tmp_path):
@@ -80,14 +110,14 @@ def test_a_per_question_similarity_is_built_with_the_options_given(monkeypatch, 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))
     with pytest.raises(FileNotFoundError, match=re.escape(f"the encoder {tmp_path / 'no-encoder'} was not found")):
-        question_similarity("roberta", encoder=str(tmp_path / "no-encoder"))
+        get_similarity("roberta").per_question(encoder=str(tmp_path / "no-encoder"))
 
 
 def test_a_similarity_registered_under_another_name_is_refused():
     mine = Similarity("mine", lambda prediction, answer: 0.0, description="never agrees")
     with pytest.raises(ValueError, match="the similarity 'mine' is registered under another name, 'yours'"):
         SIMILARITIES.add("yours", mine)
-    assert "yours" not in SIMILARITIES and "yours" not in ALL_SIMILARITIES
+    assert "yours" not in SIMILARITIES and "yours" not in SIMILARITIES.names()
 
 
 def _counting(values: dict[str, float]) -> tuple[Similarity, list[str]]:
