@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 
 from protoqa_core.cli import write_output_file
 from protoqa_core.io.data import sha256_of
-from protoqa_core.io.files import DataFormatError, iter_text_lines, parse_json
+from protoqa_core.io.files import DataFormatError
+from protoqa_core.io.json_values import iter_text_lines, parse_json
 from protoqa_core.io.records import preview_ids
 
 from .inputs import has_human_clusters, read_targets

@@ -36,8 +36,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
-from protoqa_core.io.files import DataFormatError, read_text
+from protoqa_core.io.files import DataFormatError
 from protoqa_core.io.ids import IdReconciliation, reconcile_ids
+from protoqa_core.io.json_values import read_text
 from protoqa_core.io.predictions import PredictionDocument, read_prediction_document
 from protoqa_core.io.readers import clusters_from_records
 from protoqa_core.io.readers import read_targets as _read_targets

@@ -1,12 +1,11 @@
-"""Reading a data file safely: bounded, decompressed, strictly decoded, and parsed as strict JSON.
+"""Opening a data file safely: checked, bounded and decompressed, with errors that name it.
 
-Files are UTF-8 (a byte order mark is allowed) and may be gzip-compressed; a JSON object
-with the same key twice, nesting deeper than Python can parse, a lone surrogate escape
-(``"\\ud800"``, which no UTF-8 file can hold) and counts above :data:`MAX_COUNT` are errors. At
+Files may be gzip-compressed; counts above :data:`MAX_COUNT` are errors. At
 most :data:`DEFAULT_MAX_INPUT_MB` megabytes are read from one file, after decompression
 (``$PROTOQA_MAX_INPUT_MB`` raises the cap), in at most :data:`DEFAULT_MAX_INPUT_SECONDS` seconds
 (``$PROTOQA_MAX_INPUT_SECONDS``). Pipes, ``/dev/stdin`` and process substitution
-are read like files. Every error names the file and the line where there is one.
+are read like files. Every error names the file and the line where there is one. Their text
+and JSON values are read by :mod:`protoqa_core.io.json_values`.
 """
 
 from __future__ import annotations
@@ -14,21 +13,18 @@ from __future__ import annotations
 import errno
 import gzip
 import io
-import json
-import math
 import os
-import re
 import reprlib
 import stat
 import time
 import zlib
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Optional, Union
 
 __all__ = [
     "DataFormatError",
-    "MalformedJSONError",
     "ProtoQAWarning",
     "MAX_COUNT",
     "MAX_INPUT_ENV",
@@ -38,12 +34,10 @@ __all__ = [
     "DEFAULT_MAX_INPUT_SECONDS",
     "max_input_seconds",
     "InputDeadline",
-    "read_text",
-    "parse_json",
     "check_file",
-    "decode_line",
-    "iter_text_lines",
     "file_error",
+    "reading",
+    "opened",
     "short_repr",
     "open_binary",
     "binary_stream",
@@ -93,12 +87,6 @@ def short_repr(value: Any) -> str:
 
 
 _COMPRESSED = {b"BZh": "bzip2", b"\xfd7zXZ\x00": "xz", b"PK\x03\x04": "zip", b"\x28\xb5\x2f\xfd": "zstd"}
-_WIDE_BOMS = {
-    b"\xff\xfe\x00\x00": "UTF-32",
-    b"\x00\x00\xfe\xff": "UTF-32",
-    b"\xff\xfe": "UTF-16",
-    b"\xfe\xff": "UTF-16",
-}
 
 
 def file_error(exc: OSError, path: PathLike) -> Exception:
@@ -277,6 +265,35 @@ class _Bounded(io.RawIOBase):
         super().close()
 
 
+@contextmanager
+def reading(path: PathLike) -> Iterator[None]:
+    """Errors met while a file is read, as one message naming it: damaged gzip data is a
+    :class:`DataFormatError`, another input/output error that of :func:`file_error`."""
+    try:
+        yield
+    except (OSError, EOFError, zlib.error) as exc:
+        if isinstance(exc, (gzip.BadGzipFile, EOFError, zlib.error)):
+            raise DataFormatError(f"damaged gzip data ({exc})", path) from None
+        raise file_error(exc, path) from None
+
+
+@contextmanager
+def opened(path: Path, what: Optional[str] = None) -> Iterator[Any]:
+    """``path`` opened for binary reading (:func:`open_binary`), checked first when ``what`` names the
+    file (:func:`check_file`), with the errors met while it is read named (:func:`reading`).
+
+    >>> import os, tempfile
+    >>> name = os.path.join(tempfile.mkdtemp(), "t.jsonl")
+    >>> with open(name, "w") as fh: _ = fh.write("{}")
+    >>> with opened(Path(name), "targets") as fh: fh.read()
+    b'{}'
+    """
+    if what is not None:
+        check_file(path, what)
+    with reading(path), open_binary(path) as fh:
+        yield fh
+
+
 def _read_head(fh: Any, size: int) -> bytes:
     # A pipe may hand out fewer bytes per read than were asked for.
     head = b""
@@ -323,167 +340,3 @@ def binary_stream(raw: Any, path: PathLike):
     except BaseException:
         raw.close()
         raise
-
-
-def decode_line(data: bytes, path: PathLike, line: Optional[int], first: bool) -> str:
-    """One line's bytes as strict UTF-8 text (a leading byte-order mark dropped on the ``first`` line); other
-    encodings are a :class:`DataFormatError` naming the file and line.
-
-    >>> decode_line(b"\\xef\\xbb\\xbfdog", "f.jsonl", 1, True)
-    'dog'
-    """
-    if first:
-        for bom, name in _WIDE_BOMS.items():
-            if data.startswith(bom):
-                raise DataFormatError(f"the file is {name}-encoded; save it as UTF-8", path)
-        if data.startswith(b"\xef\xbb\xbf"):
-            data = data[3:]
-        if b"\x00" in data[:4]:
-            raise DataFormatError(
-                "the file holds NUL bytes (UTF-16 or UTF-32 without a byte order mark?); save it as UTF-8", path
-            )
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        at = line if line is not None else data.count(b"\n", 0, exc.start) + 1
-        raise DataFormatError(f"not valid UTF-8 (byte {data[exc.start]:#04x})", path, at) from None
-
-
-def read_text(path: PathLike) -> str:
-    """The whole text of a UTF-8 file (gzip read transparently); errors name the file and line.
-
-    >>> import gzip, tempfile, os
-    >>> name = os.path.join(tempfile.mkdtemp(), "p.json.gz")
-    >>> with gzip.open(name, "wt", encoding="utf-8") as fh: _ = fh.write('{"q1": ["dog"]}')
-    >>> read_text(name)
-    '{"q1": ["dog"]}'
-    """
-    path = Path(path)
-    check_file(path, "input")
-    try:
-        with open_binary(path) as fh:
-            data = fh.read()
-    except (OSError, EOFError, zlib.error) as exc:
-        if isinstance(exc, (gzip.BadGzipFile, EOFError, zlib.error)):
-            raise DataFormatError(f"damaged gzip data ({exc})", path) from None
-        raise file_error(exc, path) from None
-    return decode_line(data, path, None, first=True)
-
-
-def iter_text_lines(path: Path, spool: Optional[Any] = None) -> Iterator[tuple[int, str]]:
-    """``(line number, text)`` for each line of a UTF-8 (or gzip) file, read as a stream.
-
-    With ``spool`` (a binary file), every line's bytes, decompressed, are copied there too.
-    """
-    try:
-        with open_binary(path) as fh:
-            for number, raw in enumerate(fh, start=1):
-                if spool is not None:
-                    spool.write(raw)
-                yield number, decode_line(raw, path, number, first=number == 1)
-    except (OSError, EOFError, zlib.error) as exc:
-        if isinstance(exc, (gzip.BadGzipFile, EOFError, zlib.error)):
-            raise DataFormatError(f"damaged gzip data ({exc})", path) from None
-        raise file_error(exc, path) from None
-
-
-class _DuplicateKey(Exception):
-    pass
-
-
-class MalformedJSONError(DataFormatError):
-    """Text that is not JSON at all (as opposed to JSON with a value we refuse)."""
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out = dict(pairs)
-    if len(out) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise _DuplicateKey(key)
-            seen.add(key)
-    return out
-
-
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
-
-
-def _first_bad_string(value: Any) -> Optional[str]:
-    """The first string in ``value`` that is not valid Unicode (holds a lone surrogate)."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            try:
-                item.encode("utf-8")
-            except UnicodeEncodeError:
-                return item
-        elif isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return None
-
-
-def _line_of(text: str, key: str, occurrence: int = 2) -> Optional[int]:
-    pattern = re.compile(re.escape(json.dumps(key)) + r"\s*:")
-    found = None
-    for found_count, match in enumerate(pattern.finditer(text), start=1):
-        found = match
-        if found_count == occurrence:
-            break
-    return text.count("\n", 0, found.start()) + 1 if found else None
-
-
-def parse_json(text: str, path: Optional[PathLike] = None, line: Optional[int] = None) -> Any:
-    """Parse one JSON document strictly; every problem is a :class:`DataFormatError` naming file and line.
-
-    Duplicate keys, nesting deeper than Python's recursion limit, ``NaN``/``Infinity``,
-    numbers beyond a float's range (``1e999``), integers with more than 4,300 digits and
-    lone surrogates are refused.
-
-    >>> parse_json('{"q1": ["dog"]}')
-    {'q1': ['dog']}
-    >>> parse_json('{"q1": [], "q1": ["cat"]}', "p.json", 3)
-    Traceback (most recent call last):
-    ...
-    protoqa_core.io.files.DataFormatError: p.json, line 3: duplicate key 'q1' in a JSON object
-    """
-
-    def where(found: Optional[int] = None) -> Optional[int]:
-        # ``line`` is given for one line of a JSONL file: the error is on that line.
-        return found if line is None else line
-
-    try:
-        value = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant, parse_float=_finite_float)
-    except json.JSONDecodeError as exc:
-        raise MalformedJSONError(f"malformed JSON ({exc.msg} at column {exc.colno})", path, where(exc.lineno)) from None
-    except _DuplicateKey as exc:
-        key = exc.args[0]
-        raise DataFormatError(
-            f"duplicate key {short_repr(key)} in a JSON object", path, where(_line_of(text, key))
-        ) from None
-    except (RecursionError, MemoryError):
-        raise DataFormatError("JSON nested too deeply", path, line) from None
-    except ValueError as exc:  # NaN/Infinity, or an integer too long to convert
-        raise DataFormatError(f"unsupported JSON value ({exc})", path, line) from None
-    if _SURROGATE_ESCAPE.search(text):
-        bad = _first_bad_string(value)
-        if bad is not None:
-            raise DataFormatError(
-                f"string {short_repr(bad)} holds a lone surrogate escape, which is not valid Unicode", path, line
-            )
-    return value
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if math.isinf(value):  # json.loads would turn it into the Infinity it refuses by name
-        raise ValueError(f"number {text[:30]} is beyond a float's range")
-    return value
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a number JSON allows")

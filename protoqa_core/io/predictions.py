@@ -8,34 +8,20 @@ Predictions come in any of:
 * ``{"model_answers": {...}}`` as written by the CFC/ProbEval tools, optionally with
   ``model_ranked_answers`` and ``model_answers_with_count`` (``[[answer, count]]``).
 
-Files are read as :mod:`protoqa_core.io.files` reads them; every error names the file, the
+Files are read as JSON values by :mod:`protoqa_core.io.json_values`; every error names the file, the
 line where there is one, and the question id.
 """
 
 from __future__ import annotations
 
-import gzip
-import io
 import json
 import warnings
-import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Optional
 
-from .files import (
-    DataFormatError,
-    MalformedJSONError,
-    PathLike,
-    PrefixedReader,
-    ProtoQAWarning,
-    check_file,
-    decode_line,
-    file_error,
-    open_binary,
-    parse_json,
-)
-from .json_stream import GROUP, LARGE_LINE_BYTES, TooManyItems, json_events, object_members
+from .files import DataFormatError, PathLike, ProtoQAWarning, opened, reading
+from .json_values import GROUP, Members, TooManyItems, json_values
 from .records import check_answers, check_count
 
 __all__ = [
@@ -83,11 +69,6 @@ def read_prediction_lists(
     return {qid: value for _, qid, value, _ in _unique_items(path, field, max_answers)}
 
 
-WHOLE_DOCUMENT_BYTES = 16 << 20
-"""A JSON document over several lines is parsed whole up to this size (its errors then give a line);
-a larger one is parsed incrementally (:mod:`protoqa_core.io.json_stream`)."""
-
-
 def _line_objects(
     fh: Any,
     path: Path,
@@ -95,171 +76,30 @@ def _line_objects(
     max_answers: Optional[int],
     parsed: Optional[tuple[Optional[int], Any]] = None,
 ) -> Iterator[tuple[Optional[str], Any, Any, Optional[int]]]:
-    """``(question id, value, line)`` of each prediction of the open binary file ``fh``.
-
-    A file whose first non-blank line is a JSON value on its own is JSONL, read one line
-    at a time; otherwise it is one document over several lines. A long line and a large
-    document are parsed incrementally, one prediction at a time. ``parsed`` is the file's
-    first value already parsed (see :func:`stream_items`); ``fh`` then holds what follows it.
-    """
-    number = 0
-    if parsed is not None:
-        line, value = parsed
-        yield from _object_items(value, path, line, field)
-        if line is None:
-            return  # a document over several lines: nothing follows it
-        number = line
-    else:
-        head: list[bytes] = []
-        raw = b""
-        while True:
-            raw = fh.readline(LARGE_LINE_BYTES + 1)
-            if not raw:
-                return
-            number += 1
-            head.append(raw)
-            if raw.strip() or _is_long(raw):
-                break
-        for at, blank in enumerate(head[:-1], start=1):
-            decode_line(blank, path, at, first=at == 1)
-        if _is_long(raw):  # too long to parse whole: parsed as it is read, one value at a time
-            first_value = _FirstValue(_without_bom(raw, path, number), fh)
-            yield from _first_value_items(first_value, path, number, field, max_answers)
-            if first_value.spans_lines:
-                return  # a document over several lines: the parser has read the file to its end
+    """``(field, question id, value, line)`` of each prediction of the open binary file ``fh``, from its
+    JSON values (:func:`~protoqa_core.io.json_values.json_values`; ``parsed``: see there)."""
+    # An answer list of n strings is n items; [answer, count] pairs are 3 a pair.
+    limit = None if max_answers is None else 3 * max_answers + 3
+    for line, value in json_values(fh, path, limit, parsed):
+        if isinstance(value, Members):
+            yield from _members_items(value, path, line, field, max_answers)
         else:
-            text = decode_line(raw, path, number, first=number == 1)
-            try:
-                first = parse_json(text, path, number)
-            except MalformedJSONError:
-                yield from _document_items(fh, head, path, field, max_answers)
-                return
-            yield from _object_items(first, path, number, field)
-    while raw := fh.readline(LARGE_LINE_BYTES + 1):
-        number += 1
-        if _is_long(raw):
-            yield from _streamed_items(_RestOfLine(raw, fh), path, number, field, max_answers)
-            continue
-        text = decode_line(raw, path, number, first=False)
-        if text.strip():
-            yield from _object_items(parse_json(text, path, number), path, number, field)
+            yield from _object_items(value, path, line, field)
 
 
-def _is_long(raw: bytes) -> bool:
-    """Whether ``raw``, read with a limit of one byte over :data:`LARGE_LINE_BYTES`, is only the start of its line."""
-    return len(raw) > LARGE_LINE_BYTES and not raw.endswith(b"\n")
-
-
-def _first_value_items(
-    first_value: _FirstValue, path: Path, number: int, field: Optional[str], max_answers: Optional[int]
+def _members_items(
+    members: Members, path: Path, line: Optional[int], field: Optional[str], max_answers: Optional[int]
 ) -> Iterator[tuple[Optional[str], Any, Any, Optional[int]]]:
-    """:func:`_streamed_items` of the value that starts on the long line ``number``: the file's only
-    value when it goes on past that line (a document, whose errors then name no line), else the
-    first JSONL line."""
+    """:func:`_streamed_items` of an object parsed as it is read; when it began on a long first line and
+    went on past it (a document, see :attr:`~protoqa_core.io.json_values.Members.spans_lines`), its
+    predictions and errors name no line."""
     try:
-        for group, qid, value, line in _streamed_items(first_value, path, number, field, max_answers, first_value):
-            yield group, qid, value, None if first_value.spans_lines else line
+        for group, qid, value, at in _streamed_items(members, path, line, field, max_answers):
+            yield group, qid, value, None if members.spans_lines else at
     except DataFormatError as exc:
-        if not first_value.spans_lines or exc.line is None:
+        if not members.spans_lines or exc.line is None:
             raise
         raise type(exc)(exc.message, path, None, exc.question_id) from None
-
-
-class _FirstValue(io.RawIOBase):
-    """The bytes from the start of a long first line: that line, then the rest of the file only when
-    the JSON value that starts the line does not end with it (a document over several lines).
-
-    So a JSON document is never taken for a JSONL line because its first line is long, and each
-    byte is parsed once. The parser calls :meth:`ended` when the value's closing brace has been read;
-    :class:`~protoqa_core.io.json_stream.json_events` hands the parser every byte up to a newline as
-    soon as it is read, so the brace that ends a JSONL line is seen before the line's end is reached.
-    """
-
-    def __init__(self, head: bytes, fh: Any):
-        self._line = _RestOfLine(head, fh)
-        self._fh = fh
-        self._ended = False
-        self.spans_lines = False
-        """Whether the value went on past its first line (the file is then one document)."""
-
-    def readable(self) -> bool:
-        return True
-
-    def __call__(self) -> None:
-        self._ended = True
-
-    def readinto(self, buffer: Any) -> int:
-        if not self.spans_lines:
-            n = self._line.readinto(buffer)
-            if n or self._ended:
-                return n
-            self.spans_lines = True
-        data = self._fh.read(len(buffer))
-        buffer[: len(data)] = data
-        return len(data)
-
-
-class _RestOfLine(io.RawIOBase):
-    """The bytes of one line of ``fh``: ``head`` (its start, already read), then the rest up to its
-    newline, handed out a piece at a time, so that a line of hundreds of megabytes is never held."""
-
-    def __init__(self, head: bytes, fh: Any):
-        self._head, self._fh = head, fh
-        self._done = head.endswith(b"\n")
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        if self._head:
-            data, self._head = self._head[: len(buffer)], self._head[len(buffer) :]
-        elif self._done:
-            return 0
-        else:
-            data = self._fh.readline(len(buffer))
-            self._done = not data or data.endswith(b"\n")
-        buffer[: len(data)] = data
-        return len(data)
-
-
-def _without_bom(raw: bytes, path: Path, number: int) -> bytes:
-    if number == 1:
-        decode_line(raw[:4], path, number, first=True)  # wide encodings and NUL bytes are refused
-        if raw.startswith(b"\xef\xbb\xbf"):
-            return raw[3:]
-    return raw
-
-
-def _document_items(
-    fh: Any, head: list[bytes], path: Path, field: Optional[str], max_answers: Optional[int]
-) -> Iterator[tuple[Optional[str], Any, Any, Optional[int]]]:
-    """The predictions of one JSON document over several lines: parsed whole when it is small
-    (so that its errors give a line), incrementally when it is large."""
-    read = sum(len(h) for h in head)
-    while read <= WHOLE_DOCUMENT_BYTES:
-        chunk = fh.read(1 << 20)
-        if not chunk:
-            break
-        head.append(chunk)
-        read += len(chunk)
-    else:
-        data = _without_bom(b"".join(head), path, 1)
-        head.clear()
-        yield from _streamed_items(PrefixedReader(data, fh), path, None, field, max_answers)
-        return
-    whole = decode_line(b"".join(head), path, None, first=True)
-    head.clear()
-    # A one-line file is also a JSONL file: keep its line number for errors.
-    one_line = 1 if "\n" not in whole.strip() else None
-    try:
-        value = parse_json(whole, path, one_line)
-    except MalformedJSONError:
-        # Not one document either: report the first line that is not JSON.
-        for at, line_text in enumerate(whole.split("\n"), start=1):
-            if line_text.strip():
-                parse_json(line_text, path, at)
-        raise
-    yield from _object_items(value, path, one_line, field)
 
 
 def _object_items(
@@ -299,22 +139,18 @@ def too_many_answers_error(path: PathLike, line: Optional[int], qid: str, max_an
 
 
 def _streamed_items(
-    stream: Any,
+    members: Members,
     path: Path,
     line: Optional[int],
     field: Optional[str],
     max_answers: Optional[int],
-    ended: Optional[Callable[[], None]] = None,
 ) -> Iterator[tuple[Optional[str], Any, Any, Optional[int]]]:
-    """:func:`_object_items` of one JSON object read incrementally from the binary ``stream``
-    (``ended``: see :func:`~protoqa_core.io.json_stream.object_members`).
+    """:func:`_object_items` of one JSON object parsed as it is read (:class:`~protoqa_core.io.json_values.Members`).
 
     Only one question's value is built at a time. The ``model_answers`` form is known to be
     that form only at the end of the object (every member an object); until then the
     members of a field that a later one may outrank wait in a temporary on-disk table.
     """
-    # An answer list of n strings is n items; [answer, count] pairs are 3 a pair.
-    limit = None if max_answers is None else 3 * max_answers + 3
     best = field or PREDICTION_FIELDS[0]
     groups: list[str] = []
     first_group: Optional[str] = None
@@ -323,10 +159,10 @@ def _streamed_items(
     mode = "skip"
     stage: Optional[_Stage] = None
     extras: dict[str, dict[str, Any]] = {}
-    members = object_members(json_events(stream, path, line), path, line, limit, ended)
+    items = iter(members)
     while True:
         try:
-            item = next(members, None)
+            item = next(items, None)
         except TooManyItems as exc:
             raise too_many_answers_error(path, line, exc.args[0], max_answers or 0) from None
         if item is None:
@@ -425,13 +261,8 @@ def prediction_items(
     document comes whole as ``(name, None, value, line)``.
     """
     path = Path(path)
-    check_file(path, "predictions")
     count = 0
-    try:
-        fh = open_binary(path)
-    except OSError as exc:
-        raise file_error(exc, path) from None
-    with fh:
+    with opened(path, "predictions") as fh:
         for group, qid, value, line in _checked_items(fh, path, field, max_answers):
             count += qid is not None
             yield group, qid, value, line
@@ -450,22 +281,17 @@ def _checked_items(
     max_answers: Optional[int],
     parsed: Optional[tuple[Optional[int], Any]] = None,
 ) -> Iterator[tuple[Optional[str], Any, Any, Optional[int]]]:
-    try:
-        for group, qid, value, line in _line_objects(fh, path, field, max_answers, parsed):
-            if qid is None and field == EVERY_FIELD:
-                yield group, qid, value, line
-                continue
-            if not isinstance(qid, str):
-                raise DataFormatError(f"question id must be a string, got {qid!r}", path, line)
-            if not isinstance(value, list):
-                raise DataFormatError(f"answers must be a list, got {type(value).__name__}", path, line, qid)
-            if max_answers is not None and len(value) > max_answers:
-                raise too_many_answers_error(path, line, qid, max_answers)
+    for group, qid, value, line in _line_objects(fh, path, field, max_answers, parsed):
+        if qid is None and field == EVERY_FIELD:
             yield group, qid, value, line
-    except (OSError, EOFError, zlib.error) as exc:
-        if isinstance(exc, (gzip.BadGzipFile, EOFError, zlib.error)):
-            raise DataFormatError(f"damaged gzip data ({exc})", path) from None
-        raise file_error(exc, path) from None
+            continue
+        if not isinstance(qid, str):
+            raise DataFormatError(f"question id must be a string, got {qid!r}", path, line)
+        if not isinstance(value, list):
+            raise DataFormatError(f"answers must be a list, got {type(value).__name__}", path, line, qid)
+        if max_answers is not None and len(value) > max_answers:
+            raise too_many_answers_error(path, line, qid, max_answers)
+        yield group, qid, value, line
 
 
 def stream_items(
@@ -481,7 +307,7 @@ def stream_items(
 
     For a reader that has looked at the file's first bytes (to tell its format) and reads the
     rest from the same stream. Repeated ids are the caller's to check. A reader that has
-    already parsed the file's first value (with :func:`~protoqa_core.io.files.parse_json`) gives it
+    already parsed the file's first value (with :func:`~protoqa_core.io.json_values.parse_json`) gives it
     as ``parsed``, ``(line, value)``, so that it is not parsed again: ``line`` is the number of the
     first non-blank line when that line alone is the value (the stream then holds the lines after
     it), None when the value is the whole file (a document over several lines).
@@ -492,7 +318,8 @@ def stream_items(
     >>> list(stream_items(io.BytesIO(b'{"q2": []}'), "p.jsonl", parsed=(1, {"q1": ["dog"]})))
     [(None, 'q1', ['dog'], 1), (None, 'q2', [], 2)]
     """
-    return _checked_items(stream, Path(path), EVERY_FIELD, max_answers, parsed)
+    with reading(path):
+        yield from _checked_items(stream, Path(path), EVERY_FIELD, max_answers, parsed)
 
 
 def duplicate_id_error(path: PathLike, line: Optional[int], qid: str, first: Optional[int]) -> DataFormatError:

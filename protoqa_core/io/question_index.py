@@ -19,8 +19,9 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Optional, Union, overload
 
-from .files import DataFormatError, PathLike, check_file, iter_text_lines, parse_json
+from .files import DataFormatError, PathLike
 from .ids import IdReconciliation, unknown_ids_message
+from .json_values import iter_text_lines, parse_json
 from .predictions import duplicate_id_error, prediction_items, ranked_answers
 from .records import Question, question_from_json
 
@@ -85,9 +86,8 @@ class QuestionIndex:
 
     def _read_targets(self) -> None:
         path = self.targets
-        check_file(path, "targets")
         insert = "INSERT INTO targets(qid, line, zero, body) VALUES (?, ?, ?, ?)"
-        for number, text in iter_text_lines(path):
+        for number, text in iter_text_lines(path, what="targets"):
             if not text.strip():
                 continue
             if len(text) > MAX_TARGET_LINE_MB * 2**20:

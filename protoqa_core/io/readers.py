@@ -35,14 +35,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Optional
 
-from .files import (
-    DataFormatError,
-    PathLike,
-    check_file,
-    iter_text_lines,
-    parse_json,
-    short_repr,
-)
+from .files import DataFormatError, PathLike, check_file, short_repr
+from .json_values import iter_text_lines, parse_json
 from .records import Cluster, Question, check_answers, check_count, preview_ids, question_from_json
 
 __all__ = [

@@ -402,7 +402,7 @@ def score_generated(
 
     >>> score_generated("answers.json").protoqa["wordnet"].scores["max_answers@10"]  # doctest: +SKIP
     """
-    from protoqa_core.io.files import parse_json, read_text
+    from protoqa_core.io.json_values import parse_json, read_text
     from protoqa_core.io.predictions import read_prediction_lists, read_predictions
 
     path = Path(answers_path)

@@ -200,7 +200,7 @@ def read_journal(
     A record must name a question of this run once, with a list of ``num_samples``
     strings (or a skip reason); anything else is an error naming the journal and line.
     """
-    from protoqa_core.io.files import MalformedJSONError, parse_json, read_text
+    from protoqa_core.io.json_values import MalformedJSONError, parse_json, read_text
 
     if os.path.islink(path) or not path.is_file():
         raise AnswersFileError(f"{path}: the resume journal is not a regular file; move it away")

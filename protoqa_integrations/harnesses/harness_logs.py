@@ -29,16 +29,8 @@ from pathlib import Path
 from typing import Any, Literal, Optional
 
 from protoqa_core.install import install_command
-from protoqa_core.io.files import (
-    DataFormatError,
-    InputDeadline,
-    PathLike,
-    iter_text_lines,
-    max_input_bytes,
-    parse_json,
-    read_text,
-    short_repr,
-)
+from protoqa_core.io.files import DataFormatError, InputDeadline, PathLike, max_input_bytes, short_repr
+from protoqa_core.io.json_values import iter_text_lines, parse_json, read_text
 from protoqa_core.io.predictions import duplicate_id_error, too_many_answers_error
 from protoqa_core.redaction import redact
 from protoqa_integrations.generation.settings import answer_from_text, sampling_words

@@ -22,18 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from protoqa_core.io.files import (
-    DataFormatError,
-    MalformedJSONError,
-    PathLike,
-    PrefixedReader,
-    binary_stream,
-    decode_line,
-    file_error,
-    max_input_bytes,
-    parse_json,
-)
-from protoqa_core.io.json_stream import LARGE_LINE_BYTES
+from protoqa_core.io.files import DataFormatError, PathLike, PrefixedReader, binary_stream, file_error, max_input_bytes
+from protoqa_core.io.json_values import LARGE_LINE_BYTES, MalformedJSONError, decode_line, parse_json
 from protoqa_core.io.predictions import PredictionDocument, stream_items, too_many_answers_error
 from protoqa_integrations.harnesses.archives import ZIP_MAGIC
 from protoqa_integrations.harnesses.harness_logs import (

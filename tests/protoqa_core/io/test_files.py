@@ -16,20 +16,18 @@ from protoqa_core.io.files import (
     MAX_SECONDS_ENV,
     DataFormatError,
     InputDeadline,
-    MalformedJSONError,
     PrefixedReader,
     binary_stream,
     check_file,
-    decode_line,
     file_error,
-    iter_text_lines,
     max_input_bytes,
     max_input_seconds,
     open_binary,
-    parse_json,
-    read_text,
+    opened,
+    reading,
     short_repr,
 )
+from protoqa_core.io.json_values import MalformedJSONError, decode_line, iter_text_lines, parse_json, read_text
 
 
 def test_the_error_names_file_line_and_question_in_that_order():
@@ -51,6 +49,20 @@ def test_short_repr_bounds_a_hostile_value():
     text = short_repr("x" * 1_000_000)
     assert len(text) < 80 and text.startswith("'xxx")
     assert len(short_repr(list(range(10_000)))) < 80
+
+
+def test_opened_checks_the_file_under_its_name_first_and_names_a_damaged_one(tmp_path):
+    with pytest.raises(FileNotFoundError, match="^targets file not found: "):
+        with opened(tmp_path / "none.jsonl", "targets"):
+            pass
+    path = tmp_path / "p.json.gz"
+    path.write_bytes(b"\x1f\x8b\x08\x00" + b"\x00" * 20)
+    with pytest.raises(DataFormatError, match="damaged gzip data"):
+        with opened(path) as fh:
+            fh.read()
+    with pytest.raises(DataFormatError, match="cannot read the file: permission denied"):
+        with reading(path):
+            raise PermissionError(13, "Permission denied")
 
 
 def test_check_file_names_a_missing_file_and_a_folder(tmp_path):

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from protoqa_core.io import predictions as predictions_module
+from protoqa_core.io import json_values
 from protoqa_core.io.files import DataFormatError, ProtoQAWarning
 from protoqa_core.io.predictions import (
     duplicate_id_error,
@@ -201,7 +201,7 @@ LONG_LIST = ["an answer of some length"] * 48_000  # a first line of about 1.3 M
 def test_a_document_whose_first_line_is_over_a_megabyte_reads_as_a_document(tmp_path):
     path = tmp_path / "p.json"
     path.write_text('{"q1": ' + json.dumps(LONG_LIST) + ',\n "q2": ["b"]\n}\n')
-    assert path.read_bytes().index(b"\n") > predictions_module.LARGE_LINE_BYTES
+    assert path.read_bytes().index(b"\n") > json_values.LARGE_LINE_BYTES
     assert read_predictions(path) == {"q1": LONG_LIST, "q2": ["b"]}
 
 
@@ -215,7 +215,7 @@ def test_a_jsonl_file_whose_first_line_is_over_a_megabyte_reads_as_lines(tmp_pat
 @pytest.fixture
 def long_lines(monkeypatch):
     """Every line of more than a few bytes is a long line, parsed incrementally."""
-    monkeypatch.setattr(predictions_module, "LARGE_LINE_BYTES", 8)
+    monkeypatch.setattr(json_values, "LARGE_LINE_BYTES", 8)
 
 
 @pytest.mark.parametrize(
@@ -233,7 +233,7 @@ def test_a_document_with_a_long_first_line_reads_as_it_reads_whole(tmp_path, mon
     path = tmp_path / "p.json"
     path.write_text(text, encoding="utf-8")
     whole = read_predictions(path), read_prediction_lists(path, "model_answers" if "model_" in text else None)
-    monkeypatch.setattr(predictions_module, "LARGE_LINE_BYTES", 8)
+    monkeypatch.setattr(json_values, "LARGE_LINE_BYTES", 8)
     assert (read_predictions(path), read_prediction_lists(path, "model_answers" if "model_" in text else None)) == whole
 
 
@@ -266,8 +266,8 @@ def test_errors_after_a_long_first_line_name_the_line_only_for_jsonl(tmp_path, l
 
 def test_each_line_after_a_long_first_line_is_parsed_once(tmp_path, long_lines, monkeypatch):
     parsed: list[str] = []
-    real_parse = predictions_module.parse_json
-    real_events = predictions_module.json_events
+    real_parse = json_values.parse_json
+    real_events = json_values.json_events
 
     def parse_json(text, *args):
         parsed.append(text.strip())
@@ -277,8 +277,8 @@ def test_each_line_after_a_long_first_line_is_parsed_once(tmp_path, long_lines, 
         parsed.append(f"stream from line {line}")
         return real_events(stream, path, line)
 
-    monkeypatch.setattr(predictions_module, "parse_json", parse_json)
-    monkeypatch.setattr(predictions_module, "json_events", json_events)
+    monkeypatch.setattr(json_values, "parse_json", parse_json)
+    monkeypatch.setattr(json_values, "json_events", json_events)
     path = tmp_path / "p.jsonl"
     path.write_text('{"q1": ["dog", "cat"]}\n{"q":[]}\n')  # a second line of 8 bytes: not a long line
     assert read_predictions(path) == {"q1": ["dog", "cat"], "q": []}

@@ -232,20 +232,20 @@ def test_the_answers_cap_holds_for_harness_outputs_with_their_line(tmp_path):
 def _count_parses(monkeypatch) -> list:
     """Every parse of the readers: ``("line", text)`` for a value parsed whole, ``("stream", line)`` for one
     parsed as it is read."""
-    from protoqa_core.io import predictions
+    from protoqa_core.io import json_values
     from protoqa_integrations.harnesses import harness_logs, outputs
 
     parses: list = []
-    for module in (predictions, outputs, harness_logs):
+    for module in (json_values, outputs, harness_logs):
         real = module.parse_json
         monkeypatch.setattr(
             module,
             "parse_json",
             lambda text, *args, real=real: parses.append(("line", text.strip())) or real(text, *args),
         )
-    real_events = predictions.json_events
+    real_events = json_values.json_events
     monkeypatch.setattr(
-        predictions,
+        json_values,
         "json_events",
         lambda stream, path, line: parses.append(("stream", line)) or real_events(stream, path, line),
     )
@@ -254,16 +254,16 @@ def _count_parses(monkeypatch) -> list:
 
 @pytest.mark.parametrize("long_line", [8, None], ids=["long line of 8 bytes", "long line of 1 MB"])
 def test_a_document_whose_first_line_is_long_is_told_and_read_as_a_document_once(tmp_path, monkeypatch, long_line):
-    from protoqa_core.io import predictions
+    from protoqa_core.io import json_values
     from protoqa_integrations.harnesses import outputs
 
     answers = ["dog", "cat"] if long_line else ["an answer of some length"] * 48_000
     if long_line:
-        monkeypatch.setattr(predictions, "LARGE_LINE_BYTES", long_line)
+        monkeypatch.setattr(json_values, "LARGE_LINE_BYTES", long_line)
         monkeypatch.setattr(outputs, "LARGE_LINE_BYTES", long_line)
     path = tmp_path / "p.json"
     path.write_text('{"q1": ' + json.dumps(answers) + ',\n"q2": ["b"]}\n')
-    assert path.read_bytes().index(b"\n") > (long_line or predictions.LARGE_LINE_BYTES)
+    assert path.read_bytes().index(b"\n") > (long_line or json_values.LARGE_LINE_BYTES)
     parses = _count_parses(monkeypatch)
     read = outputs.read_system_file(path)
     assert read.format == "predictions" and read.document.lists() == {"q1": answers, "q2": ["b"]}
@@ -290,12 +290,12 @@ def test_a_file_too_large_to_parse_whole_has_each_line_parsed_once(tmp_path, mon
 
 
 def test_a_large_file_whose_first_line_is_long_is_not_parsed_from_a_piece_of_it(tmp_path, monkeypatch):
-    from protoqa_core.io import predictions
+    from protoqa_core.io import json_values
     from protoqa_integrations.harnesses import outputs
 
     monkeypatch.setattr(outputs, "_WHOLE_BYTES", 64)
     monkeypatch.setattr(outputs, "LARGE_LINE_BYTES", 16)
-    monkeypatch.setattr(predictions, "LARGE_LINE_BYTES", 16)
+    monkeypatch.setattr(json_values, "LARGE_LINE_BYTES", 16)
     path = tmp_path / "p.jsonl"
     path.write_text(json.dumps({"q0": ["dog"] * 20}) + "\n" + "".join(f'{{"q{i}":[]}}\n' for i in range(1, 8)))
     parses = _count_parses(monkeypatch)

@@ -11,6 +11,7 @@ import json
 
 import pytest
 
+from protoqa_core.io import json_values
 from protoqa_core.io import predictions as predictions_module
 from protoqa_core.io.files import DataFormatError
 from protoqa_core.io.predictions import read_prediction_lists, read_predictions
@@ -19,8 +20,8 @@ from protoqa_core.io.predictions import read_prediction_lists, read_predictions
 @pytest.fixture
 def incremental(monkeypatch):
     """Every line and every document of more than a few bytes is parsed incrementally."""
-    monkeypatch.setattr(predictions_module, "LARGE_LINE_BYTES", 8)
-    monkeypatch.setattr(predictions_module, "WHOLE_DOCUMENT_BYTES", 8)
+    monkeypatch.setattr(json_values, "LARGE_LINE_BYTES", 8)
+    monkeypatch.setattr(json_values, "WHOLE_DOCUMENT_BYTES", 8)
 
 
 LISTS = {"q1": ["dog", "cat", "dog"], "q2": [], "q3": ["a fish", "é", "\U0001f600 emoji"]}
@@ -49,8 +50,8 @@ def test_incremental_reading_equals_whole_reading(tmp_path, monkeypatch, name, l
     whole = read_predictions(path), read_prediction_lists(path)
     fields = [f for f in predictions_module.PREDICTION_FIELDS if f in document]
     whole_by_field = {f: read_prediction_lists(path, f) for f in fields}
-    monkeypatch.setattr(predictions_module, "LARGE_LINE_BYTES", 8)
-    monkeypatch.setattr(predictions_module, "WHOLE_DOCUMENT_BYTES", 8)
+    monkeypatch.setattr(json_values, "LARGE_LINE_BYTES", 8)
+    monkeypatch.setattr(json_values, "WHOLE_DOCUMENT_BYTES", 8)
     assert (read_predictions(path), read_prediction_lists(path)) == whole
     assert {f: read_prediction_lists(path, f) for f in fields} == whole_by_field
 
@@ -98,8 +99,8 @@ def test_surrogate_pairs_and_escaped_backslashes_are_kept(tmp_path, incremental)
 @pytest.mark.parametrize("small", [True, False])
 def test_the_answers_cap_names_the_file_and_question(tmp_path, monkeypatch, small):
     if not small:
-        monkeypatch.setattr(predictions_module, "LARGE_LINE_BYTES", 8)
-        monkeypatch.setattr(predictions_module, "WHOLE_DOCUMENT_BYTES", 8)
+        monkeypatch.setattr(json_values, "LARGE_LINE_BYTES", 8)
+        monkeypatch.setattr(json_values, "WHOLE_DOCUMENT_BYTES", 8)
     path = tmp_path / "p.jsonl"
     path.write_text('{"q1": ["a", "b", "c"]}\n{"q2": ["a", "b", "c", "d"]}\n', encoding="utf-8")
     assert len(read_predictions(path, max_answers=4)) == 2
