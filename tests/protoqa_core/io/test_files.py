@@ -27,7 +27,7 @@ from protoqa_core.io.files import (
     reading,
     short_repr,
 )
-from protoqa_core.io.json_values import MalformedJSONError, decode_line, iter_text_lines, parse_json, read_text
+from protoqa_core.io.json_values import iter_text_lines, read_text
 
 
 def test_the_error_names_file_line_and_question_in_that_order():
@@ -158,38 +158,6 @@ def test_damaged_gzip_is_named(tmp_path):
         list(iter_text_lines(path))
 
 
-@pytest.mark.parametrize(
-    "data, message",
-    [
-        ("dog".encode("utf-16"), "the file is UTF-16-encoded; save it as UTF-8"),
-        ("dog".encode("utf-32"), "the file is UTF-32-encoded; save it as UTF-8"),
-        ("dog".encode("utf-16-le"), r"the file holds NUL bytes \(UTF-16 or UTF-32 without a byte order mark\?\)"),
-        (b"dog\n\xe9t\xe9\n", r"not valid UTF-8 \(byte 0xe9\)"),
-    ],
-)
-def test_other_encodings_are_refused_naming_the_file(tmp_path, data, message):
-    path = tmp_path / "t.txt"
-    path.write_bytes(data)
-    with pytest.raises(DataFormatError, match=rf"t\.txt(, line \d)?: {message}") as refused:
-        read_text(path)
-    assert refused.value.line == (2 if b"\n\xe9" in data else None)
-
-
-def test_decode_line_drops_a_byte_order_mark_only_on_the_first_line():
-    assert decode_line(b"\xef\xbb\xbfdog", "f", 1, first=True) == "dog"
-    assert decode_line(b"\xef\xbb\xbfdog", "f", 2, first=False) == "\ufeffdog"
-    with pytest.raises(DataFormatError, match=r"f, line 7: not valid UTF-8 \(byte 0xff\)"):
-        decode_line(b"ok \xff", "f", 7, first=False)
-
-
-def test_lines_are_numbered_from_one_and_spooled_decompressed(tmp_path):
-    path = tmp_path / "t.jsonl.gz"
-    path.write_bytes(gzip.compress(b"\xef\xbb\xbfa\n\nb\n"))
-    spool = io.BytesIO()
-    assert list(iter_text_lines(path, spool)) == [(1, "a\n"), (2, "\n"), (3, "b\n")]
-    assert spool.getvalue() == b"\xef\xbb\xbfa\n\nb\n"
-
-
 def test_a_pipe_is_read_like_a_file(tmp_path):
     read_end, write_end = os.pipe()
     os.write(write_end, gzip.compress(b'{"q1": ["dog"]}\n'))
@@ -209,33 +177,3 @@ def test_open_binary_reads_plain_and_gzip_alike(tmp_path):
     packed.write_bytes(gzip.compress(b"same\n"))
     with open_binary(plain) as a, open_binary(packed) as b:
         assert a.read() == b.read() == b"same\n"
-
-
-@pytest.mark.parametrize(
-    "text, message",
-    [
-        ('{"q1": ["dog"]', r"p\.json, line 1: malformed JSON"),
-        ('{"q1": [NaN]}', r"p\.json: unsupported JSON value \(NaN is not a number JSON allows\)"),
-        ('{"q1": [-Infinity]}', r"unsupported JSON value \(-Infinity is not a number JSON allows\)"),
-        ('{"n": ' + "9" * 5000 + "}", r"unsupported JSON value"),
-        ('{"n": [1e999]}', r"p\.json: unsupported JSON value \(number 1e999 is beyond a float's range\)"),
-        ("[" * 100_000 + "]" * 100_000, r"p\.json: JSON nested too deeply"),
-        ('{"a": 1,\n "b": 2,\n "a": 3}', r"p\.json, line 3: duplicate key 'a' in a JSON object"),
-        ('{"q1": ["\\ud800"]}', r"p\.json: string .* holds a lone surrogate escape"),
-    ],
-)
-def test_parse_json_refuses_what_json_allows_loosely(text, message):
-    with pytest.raises(DataFormatError, match=message):
-        parse_json(text, "p.json")
-
-
-def test_malformed_json_is_its_own_kind_and_a_jsonl_line_keeps_its_number():
-    with pytest.raises(MalformedJSONError, match=r"p\.jsonl, line 9: malformed JSON"):
-        parse_json('{"a": 1,\n', "p.jsonl", 9)
-    with pytest.raises(DataFormatError) as refused:
-        parse_json('{"a": 1, "a": 2}', "p.jsonl", 9)
-    assert not isinstance(refused.value, MalformedJSONError) and refused.value.line == 9
-
-
-def test_parse_json_keeps_valid_escapes():
-    assert parse_json('{"s": ["\\ud83d\\ude00", "\\\\ud800"]}') == {"s": ["\U0001f600", "\\ud800"]}

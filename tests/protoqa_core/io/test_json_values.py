@@ -1,4 +1,5 @@
-"""Large predictions read a piece at a time give what reading them whole gives, with the same checks.
+"""A file's JSON values: lines decoded strictly, JSON parsed strictly, and large predictions read a
+piece at a time giving what reading them whole gives, with the same checks.
 
 The thresholds (a long JSONL line, a large document) are lowered here so that small files
 take the incremental path; each case is read both ways and compared.
@@ -7,6 +8,7 @@ take the incremental path; each case is read both ways and compared.
 from __future__ import annotations
 
 import gzip
+import io
 import json
 
 import pytest
@@ -14,6 +16,7 @@ import pytest
 from protoqa_core.io import json_values
 from protoqa_core.io import predictions as predictions_module
 from protoqa_core.io.files import DataFormatError
+from protoqa_core.io.json_values import MalformedJSONError, decode_line, iter_text_lines, parse_json, read_text
 from protoqa_core.io.predictions import read_prediction_lists, read_predictions
 
 
@@ -110,3 +113,65 @@ def test_the_answers_cap_names_the_file_and_question(tmp_path, monkeypatch, smal
     counted.write_text(json.dumps({"model_answers_with_count": {"q1": [["a", 1]] * 5}}), encoding="utf-8")
     with pytest.raises(DataFormatError, match=r"question 'q1': more than 4 answers"):
         read_predictions(counted, max_answers=4)
+
+
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        ("dog".encode("utf-16"), "the file is UTF-16-encoded; save it as UTF-8"),
+        ("dog".encode("utf-32"), "the file is UTF-32-encoded; save it as UTF-8"),
+        ("dog".encode("utf-16-le"), r"the file holds NUL bytes \(UTF-16 or UTF-32 without a byte order mark\?\)"),
+        (b"dog\n\xe9t\xe9\n", r"not valid UTF-8 \(byte 0xe9\)"),
+    ],
+)
+def test_other_encodings_are_refused_naming_the_file(tmp_path, data, message):
+    path = tmp_path / "t.txt"
+    path.write_bytes(data)
+    with pytest.raises(DataFormatError, match=rf"t\.txt(, line \d)?: {message}") as refused:
+        read_text(path)
+    assert refused.value.line == (2 if b"\n\xe9" in data else None)
+
+
+def test_decode_line_drops_a_byte_order_mark_only_on_the_first_line():
+    assert decode_line(b"\xef\xbb\xbfdog", "f", 1, first=True) == "dog"
+    assert decode_line(b"\xef\xbb\xbfdog", "f", 2, first=False) == "\ufeffdog"
+    with pytest.raises(DataFormatError, match=r"f, line 7: not valid UTF-8 \(byte 0xff\)"):
+        decode_line(b"ok \xff", "f", 7, first=False)
+
+
+def test_lines_are_numbered_from_one_and_spooled_decompressed(tmp_path):
+    path = tmp_path / "t.jsonl.gz"
+    path.write_bytes(gzip.compress(b"\xef\xbb\xbfa\n\nb\n"))
+    spool = io.BytesIO()
+    assert list(iter_text_lines(path, spool)) == [(1, "a\n"), (2, "\n"), (3, "b\n")]
+    assert spool.getvalue() == b"\xef\xbb\xbfa\n\nb\n"
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('{"q1": ["dog"]', r"p\.json, line 1: malformed JSON"),
+        ('{"q1": [NaN]}', r"p\.json: unsupported JSON value \(NaN is not a number JSON allows\)"),
+        ('{"q1": [-Infinity]}', r"unsupported JSON value \(-Infinity is not a number JSON allows\)"),
+        ('{"n": ' + "9" * 5000 + "}", r"unsupported JSON value"),
+        ('{"n": [1e999]}', r"p\.json: unsupported JSON value \(number 1e999 is beyond a float's range\)"),
+        ("[" * 100_000 + "]" * 100_000, r"p\.json: JSON nested too deeply"),
+        ('{"a": 1,\n "b": 2,\n "a": 3}', r"p\.json, line 3: duplicate key 'a' in a JSON object"),
+        ('{"q1": ["\\ud800"]}', r"p\.json: string .* holds a lone surrogate escape"),
+    ],
+)
+def test_parse_json_refuses_what_json_allows_loosely(text, message):
+    with pytest.raises(DataFormatError, match=message):
+        parse_json(text, "p.json")
+
+
+def test_malformed_json_is_its_own_kind_and_a_jsonl_line_keeps_its_number():
+    with pytest.raises(MalformedJSONError, match=r"p\.jsonl, line 9: malformed JSON"):
+        parse_json('{"a": 1,\n', "p.jsonl", 9)
+    with pytest.raises(DataFormatError) as refused:
+        parse_json('{"a": 1, "a": 2}', "p.jsonl", 9)
+    assert not isinstance(refused.value, MalformedJSONError) and refused.value.line == 9
+
+
+def test_parse_json_keeps_valid_escapes():
+    assert parse_json('{"s": ["\\ud83d\\ude00", "\\\\ud800"]}') == {"s": ["\U0001f600", "\\ud800"]}
