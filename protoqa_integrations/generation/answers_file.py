@@ -384,6 +384,7 @@ def score_generated(
     probeval: bool = True,
     data_dir: Optional[str] = None,
     targets_data: Optional[tuple[str, str]] = None,
+    targets_label: Optional[str] = None,
     accept: Sequence[str] = (),
     only_predicted: bool = False,
 ) -> GeneratedScores:
@@ -396,7 +397,8 @@ def score_generated(
     Without ``targets`` the questions come from the file's ``generation`` block (its
     dataset and split). With ``targets`` whose config and split are ``targets_data``, the
     data set and split the file records must be those (a :class:`ProvenanceError` says
-    which differs) unless ``accept`` names the field; the result then lists it. The ranked lists are ``model_ranked_answers``; ProbEval uses every
+    which differs) unless ``accept`` names the field; the result then lists it. ``targets_label`` (a clustered
+    targets file's checksum, :func:`~cfc_probeval.clustered.clusters_label`) ends every signature. The ranked lists are ``model_ranked_answers``; ProbEval uses every
     sample (``model_answers``, empty ones included) with the human clusters and WordNet
     matching, as :func:`protoqa_integrations.training.samples.probeval_with_human_clusters` does.
 
@@ -448,8 +450,9 @@ def score_generated(
             matching="wordnet",
             only_sampled=only_predicted,
         )
-    if checked.accepted:
-        mark = mismatch_mark(checked.accepted)
+    for mark in (targets_label, mismatch_mark(checked.accepted)):
+        if not mark:
+            continue
         results = {sim: replace(r, signature=f"{r.signature}|{mark}") for sim, r in results.items()}
         if probeval_result is not None:
             probeval_result = replace(probeval_result, signature=f"{probeval_result.signature}|{mark}")

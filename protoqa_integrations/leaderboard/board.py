@@ -394,6 +394,7 @@ def build_leaderboard(
     seed: int = DEFAULT_SEED,
     alpha: float = 0.05,
     targets_data: Optional[tuple[str, str]] = None,
+    targets_label: Optional[str] = None,
     accept: Sequence[str] = (),
     progress: bool = False,
     index: Optional[AnswerIndex] = None,
@@ -408,6 +409,8 @@ def build_leaderboard(
     by :func:`~protoqa_integrations.generation.provenance.check_provenance`, and so are the samples per question
     counted from their answers (:mod:`~protoqa_integrations.leaderboard.sample_counts`): a difference not named in
     ``accept`` is a one-line error; accepted ones are listed in ``accepted`` (and so in every output).
+    ``targets_label`` (a clustered targets file's checksum, :func:`~cfc_probeval.clustered.clusters_label`)
+    ends every column's signature.
 
     ``metrics``: ``protoqa`` (the paper's seven metrics under ``similarity``, for systems with
     ranked lists, when every target has answer clusters) and/or ``probeval`` (``probeval``, by
@@ -444,6 +447,8 @@ def build_leaderboard(
         counted_samples.check_systems(systems, questions, accept)
     load = index.load if index is not None else None
     columns, per_question, counted = _score(targets, systems, questions, metrics, similarity, probeval, progress, load)
+    if targets_label:  # the scores rest on the targets' clusters: their file is part of every setting
+        columns = [replace(c, signature=f"{c.signature}|{targets_label}") for c in columns]
     columns, samples_accepted, samples_notes = counted_samples.check_sample_counts(columns, counted, accept)
     board = _ranked(
         questions,
