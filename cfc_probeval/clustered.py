@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 from protoqa_core.cli import write_output_file
 from protoqa_core.io.data import sha256_of
 from protoqa_core.io.files import iter_text_lines, parse_json
-from protoqa_core.io.readers import ChecksumSpool, read_targets_and_block
+from protoqa_core.io.readers import CLUSTERS_PROVENANCE_KEY, ChecksumSpool, read_targets_and_block
 from protoqa_core.io.records import Question, preview_ids
 
 from .inputs import QuestionTargets, has_human_clusters, read_targets, targets_from_question
@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from .probeval import ProbEval
 
 __all__ = [
-    "PROVENANCE_KEY",
     "write_clustered_targets",
     "clustered_file_label",
     "clusters_provenance",
@@ -45,9 +44,6 @@ __all__ = [
     "read_targets_and_label",
     "read_questions_and_label",
 ]
-
-PROVENANCE_KEY = "clusters_provenance"
-"""The key of the provenance block on each line of a clustered targets file."""
 
 PathLike = Union[str, os.PathLike]
 
@@ -109,7 +105,7 @@ def write_clustered_targets(source: PathLike, output: PathLike, probeval: ProbEv
         if qid in clusters:
             answers = record.setdefault("answers", {})
             answers["clusters"] = {c.id: {"count": _count(c.count), "answers": list(c.answers)} for c in clusters[qid]}
-        record[PROVENANCE_KEY] = provenance
+        record[CLUSTERS_PROVENANCE_KEY] = provenance
         lines.append(json.dumps(record, ensure_ascii=False) + "\n")
 
     def write(fh: Any) -> None:
@@ -140,7 +136,7 @@ def clusters_provenance(path: PathLike) -> Optional[dict[str, Any]]:
     >>> clusters_provenance(plain) is None
     True
     """
-    return read_targets_and_block(path, PROVENANCE_KEY)[1]
+    return read_targets_and_block(path, CLUSTERS_PROVENANCE_KEY)[1]
 
 
 def clusters_label(provenance: Optional[Mapping[str, Any]], sha256: str) -> Optional[str]:
@@ -167,7 +163,7 @@ def read_questions_and_label(path: PathLike) -> tuple[dict[str, Question], str, 
     'clusters:gmeans(k_init=8,k_max=20,seed=0,alpha=0.0001)@sha256=...'
     """
     checksum = ChecksumSpool()
-    questions, provenance = read_targets_and_block(path, PROVENANCE_KEY, spool=checksum)
+    questions, provenance = read_targets_and_block(path, CLUSTERS_PROVENANCE_KEY, spool=checksum)
     digest = checksum.hexdigest()
     return questions, digest, clusters_label(provenance, digest)
 
@@ -187,7 +183,7 @@ def clustered_file_label(path: PathLike) -> Optional[str]:
 
     >>> import tempfile
     >>> folder = Path(tempfile.mkdtemp())
-    >>> line = {"metadata": {"id": "q1"}, "question": {"normalized": "a"}, PROVENANCE_KEY: {"clustering": "gmeans"}}
+    >>> line = {"metadata": {"id": "q1"}, "question": {"normalized": "a"}, CLUSTERS_PROVENANCE_KEY: {"clustering": "gmeans"}}
     >>> _ = (folder / "c.jsonl").write_text(json.dumps(line) + "\\n")
     >>> clustered_file_label(folder / "c.jsonl").startswith("clusters:gmeans@sha256=")
     True

@@ -50,6 +50,7 @@ __all__ = [
     "read_targets_and_sha256",
     "read_targets_and_block",
     "ChecksumSpool",
+    "CLUSTERS_PROVENANCE_KEY",
     "clusters_from_records",
     "question_ids_for",
     "check_answer_list",
@@ -61,6 +62,11 @@ def _json_lines(path: PathLike, spool: Optional[Any] = None) -> Iterator[tuple[i
     for number, text in iter_text_lines(Path(path), spool):
         if text.strip():
             yield number, parse_json(text, path, number)
+
+
+CLUSTERS_PROVENANCE_KEY = "clusters_provenance"
+"""The key of the block each line of a clustered targets file carries (``probeval cluster`` writes it): how its
+clusters were made, the same on every line (:func:`read_targets_and_block` reads it)."""
 
 
 def read_targets(path: PathLike, *, spool: Optional[Any] = None) -> dict[str, Question]:

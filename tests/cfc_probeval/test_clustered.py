@@ -12,13 +12,13 @@ import pytest
 
 from cfc_probeval import ProbEval, read_targets, write_clustered_targets
 from cfc_probeval.clustered import (
-    PROVENANCE_KEY,
     clustered_file_label,
     clusters_label,
     clusters_provenance,
     read_targets_and_label,
 )
 from protoqa_core.io.files import DataFormatError
+from protoqa_core.io.readers import CLUSTERS_PROVENANCE_KEY
 
 
 def _raw_targets(source, path, questions):
@@ -88,7 +88,7 @@ def test_the_library_writes_every_line_with_clusters_and_one_provenance(tmp_path
     assert provenance["clustering"] == "hac(linkage=complete,threshold=0.5,metric=cosine)"
     assert provenance["embedder"] == "char-ngrams:3x256" and provenance["embedder_weights_sha256"] is None
     lines = [json.loads(line) for line in out.read_text().splitlines()]
-    assert [line[PROVENANCE_KEY] for line in lines] == [provenance] * 3
+    assert [line[CLUSTERS_PROVENANCE_KEY] for line in lines] == [provenance] * 3
     assert lines[0]["answers"]["raw"] == {"dog": 5, "dogs": 2, "cat": 4, "cats": 1, "goldfish": 3}
     targets = read_targets(out)
     on_the_fly = pe.clusters_for(read_targets(raw)["q0"])
@@ -97,7 +97,7 @@ def test_the_library_writes_every_line_with_clusters_and_one_provenance(tmp_path
     ]
     assert clustered_file_label(raw) is None
     # A file whose lines disagree about where their clusters come from is refused, naming the line.
-    lines[2][PROVENANCE_KEY] = {**provenance, "clustering": "gmeans"}
+    lines[2][CLUSTERS_PROVENANCE_KEY] = {**provenance, "clustering": "gmeans"}
     out.write_text("".join(json.dumps(line) + "\n" for line in lines))
     with pytest.raises(DataFormatError, match="line 3"):
         clusters_provenance(out)
@@ -139,7 +139,7 @@ def test_probeval_and_compare_name_the_clustered_file_by_its_checksum_whatever_i
     renamed.write_text("".join(json.dumps(line) + "\n" for line in lines))
     # Clusters with automatic-looking ids but no provenance block are a file like any other.
     for line in lines:
-        line.pop(PROVENANCE_KEY)
+        line.pop(CLUSTERS_PROVENANCE_KEY)
         line["answers"]["clusters"] = {
             f"{line['metadata']['id']}.auto{i}": c for i, c in enumerate(line["answers"]["clusters"].values())
         }
