@@ -14,6 +14,10 @@ clusters. CPU is user + system of the whole process (``os.wait4``). Cases:
   targets without their clusters (automatic clusters), with an empty cache and a warm one; the
   baseline is the same command on the targets with their human clusters.
 
+Beside them, the encoder's floor of the first run, measured in the same run in a process of its own
+(``bench_embedding_runtime.py``'s, :mod:`encoder_floor`): the tokens the G-means path encodes on
+CFC dev, and the least CPU their matrix products take in float32 and as the exact products run.
+
 Run from the repository root (writes ``benchmarks/results/cluster_cache.json``, which
 ``benchmarks/figures.py`` copies into docs/probeval.md)::
 
@@ -98,6 +102,13 @@ def main() -> None:
                 (f"probeval dev --clustering gmeans, baseline {args.baseline_ref}", human_probeval,
                  [*probeval, *gpt2, "--clustering", "gmeans"], f"revision:{old}"),
             )  # fmt: skip
+        floor_file = work / "floor.json"
+        run_measured(
+            [python, str(REPO / "benchmarks" / "bench_embedding_runtime.py"), "--data-dir", str(args.data_dir),
+             "--runtimes", "numpy,numpy-seed1", "--floor-child", str(floor_file)], work, env, 600, "encoder floor",
+        )  # fmt: skip
+        floor = json.loads(floor_file.read_text(encoding="utf-8"))
+        results.add({"case": "encoder_floor", "path": "probeval dev --clustering gmeans, first run", **floor})
         warm = work / "warm-cache"
         # The warm cache holds what a first system left: the human answers scored on dev, the test board run once.
         warm_env = {**env, "PROTOQA_CACHE_DIR": str(warm)}

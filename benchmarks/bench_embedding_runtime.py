@@ -196,6 +196,8 @@ def child_floor(data: Path, out: Path) -> None:
     from cfc_probeval.embedders import SentenceTransformerEmbedder
     from protoqa_core.similarity.numpy_encoder import load_numpy_transformer
 
+    # The floor is of the work a first run does: nothing may come from the user's cache of clusters.
+    os.environ["PROTOQA_NO_CACHE"] = "1"
     cfc = data / "cfc"
     embedder = SentenceTransformerEmbedder(runtime="numpy")
     evaluate_probeval(
