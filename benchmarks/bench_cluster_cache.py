@@ -102,13 +102,9 @@ def main() -> None:
                 (f"probeval dev --clustering gmeans, baseline {args.baseline_ref}", human_probeval,
                  [*probeval, *gpt2, "--clustering", "gmeans"], f"revision:{old}"),
             )  # fmt: skip
-        floor_file = work / "floor.json"
-        run_measured(
-            [python, str(REPO / "benchmarks" / "bench_embedding_runtime.py"), "--data-dir", str(args.data_dir),
-             "--runtimes", "numpy,numpy-seed1", "--floor-child", str(floor_file)], work, env, 600, "encoder floor",
-        )  # fmt: skip
-        floor = json.loads(floor_file.read_text(encoding="utf-8"))
-        results.add({"case": "encoder_floor", "path": "probeval dev --clustering gmeans, first run", **floor})
+        results.add(
+            {"case": "encoder_floor", "path": "probeval dev --clustering gmeans, first run", **_floor(args, work, env)}
+        )
         warm = work / "warm-cache"
         # The warm cache holds what a first system left: the human answers scored on dev, the test board run once.
         warm_env = {**env, "PROTOQA_CACHE_DIR": str(warm)}
@@ -135,6 +131,16 @@ def main() -> None:
                 scores = document.get("per_question") or [s["scores"] for s in document.get("systems", [])]
                 outputs.setdefault(name, set()).add(json.dumps(scores, sort_keys=True).encode())
         _record(results, cases, cpu, loads, outputs, args.rounds, args.baseline_ref)
+
+
+def _floor(args: argparse.Namespace, work: Path, env: dict[str, str]) -> dict:
+    """The encoder floor of the first G-means run on CFC dev, from ``bench_embedding_runtime.py``'s child."""
+    out = work / "floor.json"
+    run_measured(
+        [sys.executable, str(REPO / "benchmarks" / "bench_embedding_runtime.py"), "--data-dir", str(args.data_dir),
+         "--runtimes", "numpy,numpy-seed1", "--floor-child", str(out)], work, env, 600, "encoder floor",
+    )  # fmt: skip
+    return json.loads(out.read_text(encoding="utf-8"))
 
 
 def _record(

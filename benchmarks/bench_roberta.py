@@ -159,6 +159,15 @@ def _measure(cmd: list[str], code: Path = REPO, cache: str | None = None) -> tup
     return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), output
 
 
+def _warm_caches(runs: dict[str, tuple[list[str], Path]], roberta: list[str], tmp: str) -> dict[Path, str]:
+    """A cache folder per version, filled by one ``roberta`` run of that version (the cluster strings' vectors), as
+    a second system finds it; every run but the first-run rows reads it, a first run starts from an empty one."""
+    warm = {code: tempfile.mkdtemp(prefix="warm-", dir=tmp) for _, code in runs.values()}
+    for code, folder in warm.items():
+        _measure(roberta, code, folder)
+    return warm
+
+
 def _whole_processes(
     data: Path, encoder: str, rounds: int, baseline_ref: str | None, json_out: Path, floor: dict | None
 ) -> None:
@@ -192,11 +201,7 @@ def _whole_processes(
         results = ResultsFile(json_out, command + (f" --baseline-ref {baseline_ref}" if baseline_ref else ""))
         for run, counted in (floor or {}).items():
             results.add({"case": "encoder_floor", "run": run, "encoder": Path(encoder).name, **counted})
-        # Every run but the first-run rows reads a cache that a run of the same code filled (the cluster
-        # strings' vectors), as a second system does; a first run starts from an empty folder of its own.
-        warm = {code: tempfile.mkdtemp(prefix="warm-", dir=tmp) for _, code in runs.values()}
-        for code, folder in warm.items():
-            _measure([*cli, "--similarity", "roberta", "--encoder", encoder], code, folder)
+        warm = _warm_caches(runs, [*cli, "--similarity", "roberta", "--encoder", encoder], tmp)
         print(f"\nwhole processes, alternated, least of {rounds} rounds (load {os.getloadavg()[0]:.1f}):")
         best: dict[str, tuple[float, float]] = {}
         outputs: dict[str, bytes] = {}
