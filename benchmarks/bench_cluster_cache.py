@@ -14,6 +14,10 @@ clusters. CPU is user + system of the whole process (``os.wait4``). Cases:
   targets without their clusters (automatic clusters), with an empty cache and a warm one; the
   baseline is the same command on the targets with their human clusters.
 
+Beside them, the encoder's floor of the first run, measured in the same run in a process of its own
+(``bench_embedding_runtime.py``'s, :mod:`encoder_floor`): the tokens the G-means path encodes on
+CFC dev, and the least CPU their matrix products take in float32 and as the exact products run.
+
 Run from the repository root (writes ``benchmarks/results/cluster_cache.json``, which
 ``benchmarks/figures.py`` copies into docs/probeval.md)::
 
@@ -98,6 +102,9 @@ def main() -> None:
                 (f"probeval dev --clustering gmeans, baseline {args.baseline_ref}", human_probeval,
                  [*probeval, *gpt2, "--clustering", "gmeans"], f"revision:{old}"),
             )  # fmt: skip
+        results.add(
+            {"case": "encoder_floor", "path": "probeval dev --clustering gmeans, first run", **_floor(args, work, env)}
+        )
         warm = work / "warm-cache"
         # The warm cache holds what a first system left: the human answers scored on dev, the test board run once.
         warm_env = {**env, "PROTOQA_CACHE_DIR": str(warm)}
@@ -124,6 +131,16 @@ def main() -> None:
                 scores = document.get("per_question") or [s["scores"] for s in document.get("systems", [])]
                 outputs.setdefault(name, set()).add(json.dumps(scores, sort_keys=True).encode())
         _record(results, cases, cpu, loads, outputs, args.rounds, args.baseline_ref)
+
+
+def _floor(args: argparse.Namespace, work: Path, env: dict[str, str]) -> dict:
+    """The encoder floor of the first G-means run on CFC dev, from ``bench_embedding_runtime.py``'s child."""
+    out = work / "floor.json"
+    run_measured(
+        [sys.executable, str(REPO / "benchmarks" / "bench_embedding_runtime.py"), "--data-dir", str(args.data_dir),
+         "--runtimes", "numpy,numpy-seed1", "--floor-child", str(out)], work, env, 600, "encoder floor",
+    )  # fmt: skip
+    return json.loads(out.read_text(encoding="utf-8"))
 
 
 def _record(

@@ -196,6 +196,8 @@ def child_floor(data: Path, out: Path) -> None:
     from cfc_probeval.embedders import SentenceTransformerEmbedder
     from protoqa_core.similarity.numpy_encoder import load_numpy_transformer
 
+    # The floor is of the work a first run does: nothing may come from the user's cache of clusters.
+    os.environ["PROTOQA_NO_CACHE"] = "1"
     cfc = data / "cfc"
     embedder = SentenceTransformerEmbedder(runtime="numpy")
     evaluate_probeval(
@@ -343,7 +345,8 @@ def main() -> None:
         return
 
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env.update(PYTHONPATH=str(REPO), HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1")
+    # Every G-means run encodes and clusters, as a first run does: no cluster comes from the user's cache.
+    env.update(PYTHONPATH=str(REPO), HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1", PROTOQA_NO_CACHE="1")
     me = [
         str(args.python),
         str(Path(__file__).resolve()),

@@ -196,6 +196,25 @@ def startup_table(data: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def cluster_cache_table(data: dict[str, Any]) -> str:
+    """``bench_cluster_cache.py``: the automatic clusters' paths beside the human clusters' in the same rounds
+    (:func:`startup_table`), then the encoder's floor of the first run beside the same baseline."""
+    text = startup_table(data)
+    floor = next((row for row in data["rows"] if row.get("case") == "encoder_floor"), None)
+    human = next((row for row in data["rows"] if row.get("baseline") == "probeval dev --clustering human"), None)
+    if floor is None:
+        return text
+    line = _floor_line(floor, human["baseline_cpu_s"] if human else None, "the human clusters' CPU")
+    if human and "exact_floor_cpu_s" in floor:
+        base = human["baseline_cpu_s"]
+        line += (
+            f" Added to the human path's {base:.2f} s, the products alone allow a first run no ratio below "
+            f"{(base + floor['floor_cpu_s']) / base:.2f}x in float32 and {(base + floor['exact_floor_cpu_s']) / base:.2f}x"
+            " with the exact products."
+        )
+    return text + "\n" + line + "\n"
+
+
 def _least(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """The row of least CPU among rounds of one command (the least disturbed by other work)."""
     return min(rows, key=lambda row: row["cpu_s"])
@@ -238,7 +257,14 @@ def embedding_paths_table(data: dict[str, Any]) -> str:
             f"{floor['sgemm_gflops']:.0f} GFLOPS of single-thread sgemm measured in the same run: at least "
             f"{floor['floor_cpu_s']:.2f} s of CPU for any exact float32 encoder of these weights. With the human "
             f"path's {human:.2f} s, that allows no ratio below **{(human + floor['floor_cpu_s']) / human:.2f}x** "
-            f"(measured: {gmeans / human:.2f}x).",
+            f"(measured: {gmeans / human:.2f}x)."
+            + (
+                f" At the {floor['exact_gflops']:.0f} GFLOPS of the exact products this version runs (integers in "
+                f"float64, the same for every batch and kernel) the products alone take {floor['exact_floor_cpu_s']:.2f}"
+                f" s: no ratio below **{(human + floor['exact_floor_cpu_s']) / human:.2f}x** on this path."
+                if "exact_floor_cpu_s" in floor
+                else ""
+            ),
         ]
     compared = [row for row in data["rows"] if row["case"] == "results_compared"]
     if compared:
@@ -257,6 +283,28 @@ def embedding_paths_table(data: dict[str, Any]) -> str:
                 f"{row['largest_mean_kl_gap']:.5f} |"
             )
     return "\n".join(lines) + "\n"
+
+
+def _floor_line(row: dict[str, Any], baseline_cpu: float | None, baseline: str) -> str:
+    """One encoder floor (:mod:`encoder_floor`): the least CPU of its products in float32 and as the exact
+    products run, each beside the baseline's CPU when given."""
+
+    def beside(seconds: float) -> str:
+        return f" ({seconds / baseline_cpu:.1f}x {baseline})" if baseline_cpu else ""
+
+    run = f" of the {row['run']}" if row.get("run") else ""
+    line = (
+        f"The encoder's floor{run}: {row['tokens']:,} tokens encoded ({row['tokens_finished']:,} finished in the "
+        f"last layer), {row['mflop_per_token']:.1f} MFLOP a token, {row['gflop']:.0f} GFLOP of matrix products; "
+        f"at the {row['sgemm_gflops']:.0f} GFLOPS of single-thread sgemm measured in the same run, any exact "
+        f"float32 run takes at least **{_s(row['floor_cpu_s'])}**{beside(row['floor_cpu_s'])}"
+    )
+    if "exact_floor_cpu_s" not in row:
+        return line + "."
+    return line + (
+        f"; at the {row['exact_gflops']:.0f} GFLOPS of the exact products (integers in float64, the same for every "
+        f"batch and kernel), **{_s(row['exact_floor_cpu_s'])}**{beside(row['exact_floor_cpu_s'])}."
+    )
 
 
 def roberta_table(data: dict[str, Any]) -> str:
@@ -287,14 +335,7 @@ def roberta_table(data: dict[str, Any]) -> str:
             lines += ["", f"`roberta` scores identical to those of the {row['reference']}: {same}."]
         if row["case"] == "encoder_floor":
             wordnet = runs.get("wordnet (baseline)")
-            beside = f", {row['floor_cpu_s'] / _least(wordnet)['cpu_s']:.1f}x WordNet's CPU" if wordnet else ""
-            lines += [
-                "",
-                f"The least CPU any exact float32 run can take: {row['tokens']:,} tokens encoded "
-                f"({row['tokens_finished']:,} finished in the last layer), {row['mflop_per_token']:.1f} MFLOP a "
-                f"token, {row['gflop']:.0f} GFLOP of matrix products, at the {row['sgemm_gflops']:.0f} GFLOPS of "
-                f"single-thread sgemm measured in the same run: **{_s(row['floor_cpu_s'])}**{beside}.",
-            ]
+            lines += ["", _floor_line(row, _least(wordnet)["cpu_s"] if wordnet else None, "WordNet's CPU")]
     return "\n".join(lines) + "\n"
 
 
@@ -341,6 +382,7 @@ def ledger_table(data: dict[str, Any]) -> str:
 
 TABLES: dict[str, Callable[[dict[str, Any]], str]] = {
     "startup_table": startup_table,
+    "cluster_cache_table": cluster_cache_table,
     "scale_table": scale_table,
     "cap_table": cap_table,
     "cap_leaderboard_table": cap_leaderboard_table,

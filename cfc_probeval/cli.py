@@ -23,10 +23,9 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import re
 import sys
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Optional
 
@@ -47,6 +46,7 @@ from protoqa_core.io.files import DataFormatError
 from protoqa_core.io.predictions import read_prediction_document
 
 from .checks import check_settings
+from .clustered import read_targets_and_label
 from .clustering import clustering_options, describe_option
 from .defaults import AUTO, DEFAULTS
 from .errors import ProbEvalWarning, ScoreMeaningWarning
@@ -54,7 +54,6 @@ from .inputs import (
     SAMPLE_FIELDS,
     check_recorded_samples,
     read_samples,
-    read_targets,
     reconcile_sample_ids,
     sample_fields,
 )
@@ -234,7 +233,7 @@ def write_per_question(result: ProbEvalResult, path: Path) -> None:
 def _run(args: argparse.Namespace) -> ProbEvalResult:
     from .probeval import evaluate_probeval
 
-    targets = read_targets(args.targets)
+    targets, clustered = read_targets_and_label(args.targets)
     document = read_prediction_document(args.predictions)  # the one read of the file
     samples = read_samples(document, args.field)
     # The field read decides where an id's line is, for error messages.
@@ -257,27 +256,14 @@ def _run(args: argparse.Namespace) -> ProbEvalResult:
         all_stopword_match=not args.all_stopwords_zero,
         **_clustering_settings(args),
     )
-    return _name_clustered_file(result, args.targets, targets)
+    return _name_clustered_file(result, clustered)
 
 
-def _clustered_label(path: str, targets: Mapping[str, Any]) -> Optional[str]:
-    """The signature part of a clustered targets file (:func:`~cfc_probeval.clustered.clustered_file_label`), read
-    again only when its clusters carry the automatic clusters' ids (``<id>.auto<i>``)."""
-    from .clustered import clustered_file_label
-
-    automatic = any(
-        re.search(r"\.auto\d+$", getattr(c, "id", "")) for t in targets.values() for c in getattr(t, "clusters", ())
-    )
-    return clustered_file_label(path) if automatic else None
-
-
-def _name_clustered_file(result: ProbEvalResult, path: str, targets: Mapping[str, Any]) -> ProbEvalResult:
-    """``result`` with its signature naming the targets file by checksum when its clusters were made
-    automatically (:func:`~cfc_probeval.clustered.clustered_file_label`). Only a file whose clusters carry
-    the automatic clusters' ids (``<id>.auto<i>``) is opened again, so that other targets are read once."""
+def _name_clustered_file(result: ProbEvalResult, label: Optional[str]) -> ProbEvalResult:
+    """``result`` with its signature naming the clustered targets file it was scored on (``label``, from
+    :func:`~cfc_probeval.clustered.read_targets_and_label`; None for any other file)."""
     from dataclasses import replace
 
-    label = _clustered_label(path, targets)
     return replace(result, signature=f"{result.signature}|{label}") if label else result
 
 
@@ -328,7 +314,7 @@ def _compare(args: argparse.Namespace) -> int:
     from .probeval import ProbEval
 
     try:
-        targets = read_targets(args.targets)
+        targets, clustered = read_targets_and_label(args.targets)
         systems = []
         for path in (args.predictions_a, args.predictions_b):
             document = read_prediction_document(path)
@@ -359,7 +345,6 @@ def _compare(args: argparse.Namespace) -> int:
     except (DataFormatError, FileNotFoundError, ValueError, ImportError) as exc:
         print(f"probeval compare: error: {exc}", file=sys.stderr)
         return 2
-    clustered = _clustered_label(args.targets, targets)
     signature = (
         f"{r.signature}{'|' + clustered if clustered else ''}|bootstrap:{args.resamples}|bootstrap_seed:{args.seed}"
     )

@@ -27,19 +27,23 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 
 from protoqa_core.cli import write_output_file
 from protoqa_core.io.data import sha256_of
-from protoqa_core.io.files import DataFormatError
 from protoqa_core.io.json_values import iter_text_lines, parse_json
-from protoqa_core.io.records import preview_ids
+from protoqa_core.io.readers import CLUSTERS_PROVENANCE_KEY, ChecksumSpool, read_targets_and_block
+from protoqa_core.io.records import Question, preview_ids
 
-from .inputs import has_human_clusters, read_targets
+from .inputs import QuestionTargets, has_human_clusters, read_targets, targets_from_question
 
 if TYPE_CHECKING:
     from .probeval import ProbEval
 
-__all__ = ["PROVENANCE_KEY", "write_clustered_targets", "clustered_file_label", "clusters_provenance"]
-
-PROVENANCE_KEY = "clusters_provenance"
-"""The key of the provenance block on each line of a clustered targets file."""
+__all__ = [
+    "write_clustered_targets",
+    "clustered_file_label",
+    "clusters_provenance",
+    "clusters_label",
+    "read_targets_and_label",
+    "read_questions_and_label",
+]
 
 PathLike = Union[str, os.PathLike]
 
@@ -101,7 +105,7 @@ def write_clustered_targets(source: PathLike, output: PathLike, probeval: ProbEv
         if qid in clusters:
             answers = record.setdefault("answers", {})
             answers["clusters"] = {c.id: {"count": _count(c.count), "answers": list(c.answers)} for c in clusters[qid]}
-        record[PROVENANCE_KEY] = provenance
+        record[CLUSTERS_PROVENANCE_KEY] = provenance
         lines.append(json.dumps(record, ensure_ascii=False) + "\n")
 
     def write(fh: Any) -> None:
@@ -122,9 +126,9 @@ def _count(value: float) -> Union[int, float]:
 
 
 def clusters_provenance(path: PathLike) -> Optional[dict[str, Any]]:
-    """The provenance block of a clustered targets file (from its first line), None for any other file.
+    """The provenance block of a clustered targets file, None for any other file.
 
-    A file whose lines disagree about it is an error naming the line.
+    Every line carries the same block: a line whose block differs is an error naming the line.
 
     >>> import tempfile
     >>> plain = Path(tempfile.mkdtemp()) / "t.jsonl"
@@ -132,19 +136,46 @@ def clusters_provenance(path: PathLike) -> Optional[dict[str, Any]]:
     >>> clusters_provenance(plain) is None
     True
     """
-    found: Optional[dict[str, Any]] = None
-    first = True
-    for number, text in iter_text_lines(Path(path)):
-        if not text.strip():
-            continue
-        block = parse_json(text, path, number).get(PROVENANCE_KEY)
-        if first:
-            found, first = block, False
-        elif block != found:
-            raise DataFormatError(f"its {PROVENANCE_KEY} differs from the first line's", path, number)
-    if found is not None and not isinstance(found, dict):
-        raise DataFormatError(f"{PROVENANCE_KEY} must be an object", path, 1)
-    return found
+    return read_targets_and_block(path, CLUSTERS_PROVENANCE_KEY)[1]
+
+
+def clusters_label(provenance: Optional[Mapping[str, Any]], sha256: str) -> Optional[str]:
+    """The signature part naming a clustered targets file (its ``provenance`` block) by its SHA-256, None when the
+    file has no such block.
+
+    >>> clusters_label({"clustering": "gmeans(k_init=8)"}, "ab12"), clusters_label(None, "ab12")
+    ('clusters:gmeans(k_init=8)@sha256=ab12', None)
+    """
+    if provenance is None:
+        return None
+    return f"clusters:{provenance.get('clustering', '?')}@sha256={sha256}"
+
+
+def read_questions_and_label(path: PathLike) -> tuple[dict[str, Question], str, Optional[str]]:
+    """The questions of a targets file (:func:`~protoqa_core.io.readers.read_targets`), the SHA-256 of its bytes
+    (decompressed) and the signature part of a clustered targets file (:func:`clusters_label`; None for any other
+    file), all from one read.
+
+    The label comes from the provenance block the file carries, never from how its cluster ids look.
+
+    >>> questions, digest, label = read_questions_and_label("clustered.jsonl")  # doctest: +SKIP
+    >>> label  # doctest: +SKIP
+    'clusters:gmeans(k_init=8,k_max=20,seed=0,alpha=0.0001)@sha256=...'
+    """
+    checksum = ChecksumSpool()
+    questions, provenance = read_targets_and_block(path, CLUSTERS_PROVENANCE_KEY, spool=checksum)
+    digest = checksum.hexdigest()
+    return questions, digest, clusters_label(provenance, digest)
+
+
+def read_targets_and_label(path: PathLike) -> tuple[dict[str, QuestionTargets], Optional[str]]:
+    """The targets of ``path`` (:func:`~cfc_probeval.inputs.read_targets`) and, from the same read, the signature
+    part of a clustered targets file (:func:`read_questions_and_label`; None for any other file).
+
+    >>> targets, label = read_targets_and_label("clustered.jsonl")  # doctest: +SKIP
+    """
+    questions, _, label = read_questions_and_label(path)
+    return {qid: targets_from_question(q) for qid, q in questions.items()}, label
 
 
 def clustered_file_label(path: PathLike) -> Optional[str]:
@@ -152,12 +183,9 @@ def clustered_file_label(path: PathLike) -> Optional[str]:
 
     >>> import tempfile
     >>> folder = Path(tempfile.mkdtemp())
-    >>> line = {"metadata": {"id": "q1"}, "question": {"normalized": "a"}, PROVENANCE_KEY: {"clustering": "gmeans"}}
+    >>> line = {"metadata": {"id": "q1"}, "question": {"normalized": "a"}, CLUSTERS_PROVENANCE_KEY: {"clustering": "gmeans"}}
     >>> _ = (folder / "c.jsonl").write_text(json.dumps(line) + "\\n")
     >>> clustered_file_label(folder / "c.jsonl").startswith("clusters:gmeans@sha256=")
     True
     """
-    provenance = clusters_provenance(path)
-    if provenance is None:
-        return None
-    return f"clusters:{provenance.get('clustering', '?')}@sha256={sha256_of(path)}"
+    return read_targets_and_label(path)[1]

@@ -55,11 +55,31 @@ def _export_arguments(export: argparse.ArgumentParser) -> None:
     )
     export.add_argument("--cache-dir", metavar="DIR", help="datasets cache to build in (default: a temporary one)")
     export.add_argument(
+        "--clustered",
+        action="append",
+        type=_split_file,
+        metavar="SPLIT=FILE",
+        help="add the config cfc_clustered with this split (validation or test) from a clustered targets file "
+        "of CFC (`probeval cluster` writes one from raw answers); repeatable",
+    )
+    export.add_argument(
         "--no-verify",
         dest="verify_sources",
         action="store_false",
         help="accept source files whose checksum (or train row count) differs from upstream",
     )
+
+
+def _split_file(text: str) -> tuple[str, str]:
+    """``SPLIT=FILE`` of ``--clustered``, checked (``argparse.ArgumentTypeError``).
+
+    >>> _split_file("test=clustered.jsonl")
+    ('test', 'clustered.jsonl')
+    """
+    split, sep, path = text.partition("=")
+    if not sep or not split or not path:
+        raise argparse.ArgumentTypeError(f"expected SPLIT=FILE, got {text!r}")
+    return split, path
 
 
 def _upload_arguments(upload: argparse.ArgumentParser) -> None:
@@ -83,6 +103,7 @@ def _export(args: argparse.Namespace) -> int:
         overwrite=args.overwrite,
         cache_dir=args.cache_dir,
         verify_sources=args.verify_sources,
+        clustered=dict(args.clustered or ()),
     )
     print(report.summary())
     if not report.complete:

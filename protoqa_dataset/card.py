@@ -24,7 +24,7 @@ from huggingface_hub import DatasetCard
 from .schema import FEATURES
 from .sources import SOURCES
 
-__all__ = ["CARD_PATH", "SplitFile", "card_template", "render_card", "parquet_path"]
+__all__ = ["CARD_PATH", "SplitFile", "card_template", "render_card", "parquet_path", "clustered_section"]
 
 CARD_PATH = Path(__file__).resolve().parent / "README.md"
 
@@ -72,10 +72,41 @@ def _copy_notes(written: Mapping[str, Mapping[str, SplitFile]], notes: Iterable[
     )
 
 
+def clustered_section(provenance: Mapping[str, Mapping[str, Any]]) -> str:
+    """The card's section on the ``cfc_clustered`` config: how each split's automatic clusters were made.
+
+    >>> print(clustered_section({"test": {"clustering": "gmeans(seed=0)", "file_sha256": "ab"}}).strip())
+    ## Automatic clusters (`cfc_clustered`)
+    <BLANKLINE>
+    The `cfc_clustered` config holds CFC's questions and raw answers with clusters made by an automatic
+    clustering, not by people, as `probeval cluster` wrote them; a score made from them names the file's
+    SHA-256 in its signature. Each split's clusters were made as follows:
+    <BLANKLINE>
+    - `test`: clustering `gmeans(seed=0)`, file SHA-256 `ab`
+    """
+    if not provenance:
+        return ""
+    fields = (
+        ("clustering", "clustering"), ("embedder", "embedder"), ("embedder_weights_sha256", "encoder weights SHA-256"),
+        ("source_sha256", "raw answers SHA-256"), ("version", "version"), ("file_sha256", "file SHA-256"),
+    )  # fmt: skip
+    lines = [
+        f"- `{split}`: " + ", ".join(f"{label} `{block[key]}`" for key, label in fields if block.get(key) is not None)
+        for split, block in provenance.items()
+    ]
+    return (
+        "\n## Automatic clusters (`cfc_clustered`)\n\n"
+        "The `cfc_clustered` config holds CFC's questions and raw answers with clusters made by an automatic\n"
+        "clustering, not by people, as `probeval cluster` wrote them; a score made from them names the file's\n"
+        "SHA-256 in its signature. Each split's clusters were made as follows:\n\n" + "\n".join(lines) + "\n"
+    )
+
+
 def render_card(
     written: Mapping[str, Mapping[str, SplitFile]],
     download_sizes: Optional[Mapping[str, int]] = None,
     notes: Iterable[str] = (),
+    clustered: Optional[Mapping[str, Mapping[str, Any]]] = None,
 ) -> str:
     """The card for an export holding the ``written`` files.
 
@@ -84,6 +115,8 @@ def render_card(
             order configs and splits should be listed.
         download_sizes: config -> total bytes of its Parquet files.
         notes: further ways this copy differs from the verified upstream data.
+        clustered: split -> the provenance block of the clustered targets file of the ``cfc_clustered``
+            config (:func:`clustered_section`).
 
     Configs and splits absent from ``written`` are named in an "About this copy"
     section, with ``notes``.
@@ -115,7 +148,7 @@ def render_card(
     infos.to_dataset_card_data(card.data)
     card.data["configs"] = configs
     text = str(card)
-    note = _copy_notes(written, notes)
+    note = _copy_notes(written, notes) + clustered_section(clustered or {})
     if note:
         # Right above the split table when it is there; at the end otherwise, so an
         # edited card can never lose the note.

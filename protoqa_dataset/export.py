@@ -15,28 +15,36 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Optional, Union
+from typing import Any, Optional, Union
 
 import datasets
 
 from protoqa_core.cli import replace_file, write_output_file
 from protoqa_core.io.data import data_dir_from_env
+from protoqa_core.io.readers import CLUSTERS_PROVENANCE_KEY, ChecksumSpool, read_targets_and_block
 
 from .builder import ProtoQA
 from .card import SplitFile, parquet_path, render_card
+from .parsing import read_rows
+from .schema import FEATURES
 from .sources import SOURCES, TRAIN_ROWS
 
-__all__ = ["ExportReport", "export_dataset", "MANIFEST"]
+__all__ = ["ExportReport", "export_dataset", "MANIFEST", "CLUSTERED_CONFIG"]
 
 PathLike = Union[str, os.PathLike]
 
 MANIFEST = ".cache/huggingface/protoqa-export-manifest.json"
 """Where an export lists the files it wrote, relative to its folder. ``--overwrite``
 deletes only files listed there. The Hub client never uploads ``.cache/huggingface``."""
+
+CLUSTERED_CONFIG = "cfc_clustered"
+"""The config an export adds for CFC with automatic clusters, one split per clustered targets file given
+(``clustered=``, ``--clustered SPLIT=FILE``): files that ``probeval cluster`` writes from CFC's raw answers."""
+_CLUSTERED_SPLITS = ("validation", "test")
 
 
 @dataclass
@@ -158,7 +166,7 @@ def _prepare_out_dir(out_dir: Path) -> None:
         # anything of the user's.
         for path in previous:
             path.unlink()
-        for config in SOURCES:
+        for config in (*SOURCES, CLUSTERED_CONFIG):
             folder = out_dir / config
             if folder.is_dir() and not any(folder.iterdir()):
                 folder.rmdir()
@@ -196,6 +204,45 @@ def _build(
     return builder.as_dataset(), dict(builder.skipped_splits)
 
 
+def _read_clustered(clustered: Mapping[str, PathLike]) -> dict[str, tuple[datasets.Dataset, dict[str, Any]]]:
+    """Each split's rows from its clustered targets file (the builder's row parser) and the file's provenance
+    block, with the SHA-256 of the file as read under ``file_sha256``. A split CFC does not have, or a file
+    without the block (human clusters, raw answers), is refused, naming it."""
+    splits: dict[str, tuple[datasets.Dataset, dict[str, Any]]] = {}
+    for split, path in clustered.items():
+        if split not in _CLUSTERED_SPLITS:
+            raise ValueError(f"{CLUSTERED_CONFIG}: unknown split {split!r}; choose from {', '.join(_CLUSTERED_SPLITS)}")
+        checksum = ChecksumSpool()
+        _, provenance = read_targets_and_block(path, CLUSTERS_PROVENANCE_KEY, spool=checksum)
+        if provenance is None:
+            raise ValueError(
+                f"{path}: not a clustered targets file (no {CLUSTERS_PROVENANCE_KEY} block on its lines); "
+                "write one from raw answers with `probeval cluster`"
+            )
+        rows = read_rows(path, has_answers=True)
+        dataset = datasets.Dataset.from_list(rows, features=FEATURES, split=datasets.NamedSplit(split))
+        splits[split] = (dataset, {**provenance, "file_sha256": checksum.hexdigest()})
+    return splits
+
+
+def _write_clustered(
+    out_dir: Path,
+    splits: Mapping[str, tuple[datasets.Dataset, dict[str, Any]]],
+    data_dir: Optional[PathLike],
+    report: ExportReport,
+    download_sizes: dict[str, int],
+) -> None:
+    """The clustered config's Parquet files, recorded in ``report`` and ``download_sizes``."""
+    for split, (dataset, _) in splits.items():
+        relative = parquet_path(CLUSTERED_CONFIG, split)
+        target = out_dir / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _check_target(out_dir, relative, data_dir)
+        replace_file(target, partial(_write_parquet, dataset))
+        report.files.setdefault(CLUSTERED_CONFIG, {})[split] = (relative, dataset.num_rows, dataset.data.nbytes)
+        download_sizes[CLUSTERED_CONFIG] = download_sizes.get(CLUSTERED_CONFIG, 0) + target.stat().st_size
+
+
 def export_dataset(
     out_dir: PathLike,
     *,
@@ -204,6 +251,7 @@ def export_dataset(
     skip_unavailable: bool = False,
     overwrite: bool = False,
     cache_dir: Optional[PathLike] = None,
+    clustered: Optional[Mapping[str, PathLike]] = None,
     **builder_kwargs,
 ) -> ExportReport:
     """Export configs to ``out_dir`` as Parquet plus a dataset card.
@@ -219,6 +267,8 @@ def export_dataset(
             (:data:`MANIFEST`) lists are deleted, and a README.md that is not an
             export's dataset card is never replaced.
         cache_dir: ``datasets`` cache to build in; default a temporary directory.
+        clustered: split -> a clustered targets file of CFC (``probeval cluster``), exported as the config
+            :data:`CLUSTERED_CONFIG`, its provenance (how the clusters were made, the file's SHA-256) in the card.
         builder_kwargs: further :class:`~protoqa_dataset.builder.ProtoQAConfig` options.
 
     Nothing is written unless every requested config builds. ``out_dir`` must not be
@@ -233,8 +283,10 @@ def export_dataset(
     if unknown or not wanted:
         raise ValueError(f"unknown or no config(s) {unknown}; choose from {', '.join(SOURCES)}")
     _check_out_dir(out_dir, overwrite, data_dir)
-    for relative in ["README.md", MANIFEST, *(parquet_path(c, split) for c in wanted for split in SOURCES[c])]:
+    extra = [parquet_path(CLUSTERED_CONFIG, split) for split in clustered or {}]
+    for relative in ["README.md", MANIFEST, *(parquet_path(c, split) for c in wanted for split in SOURCES[c]), *extra]:
         _check_target(out_dir, relative, data_dir)  # before any work, and before anything is removed
+    clustered_splits = _read_clustered(clustered or {})
     report = ExportReport(out_dir=out_dir, excluded=[c for c in SOURCES if c not in wanted])
     kwargs = {"skip_unavailable": skip_unavailable, **builder_kwargs}
 
@@ -259,7 +311,9 @@ def export_dataset(
                 num_bytes = dataset.info.splits[split].num_bytes
                 report.files[config][split] = (relative, dataset.num_rows, num_bytes)
                 download_sizes[config] = download_sizes.get(config, 0) + target.stat().st_size
-        card = render_card(report.files, download_sizes, _verification_notes(kwargs))
+        _write_clustered(out_dir, clustered_splits, data_dir, report, download_sizes)
+        provenance = {split: block for split, (_, block) in clustered_splits.items()}
+        card = render_card(report.files, download_sizes, _verification_notes(kwargs), provenance)
         write_output_file(_check_target(out_dir, "README.md", data_dir), lambda fh: fh.write(card))
         written = ["README.md", *(path for splits in report.files.values() for path, _, _ in splits.values())]
         _write_manifest(out_dir, [str(p) for p in written], data_dir)

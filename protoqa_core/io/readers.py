@@ -42,6 +42,9 @@ from .records import Cluster, Question, check_answers, check_count, preview_ids,
 __all__ = [
     "read_targets",
     "read_targets_and_sha256",
+    "read_targets_and_block",
+    "ChecksumSpool",
+    "CLUSTERS_PROVENANCE_KEY",
     "clusters_from_records",
     "question_ids_for",
     "check_answer_list",
@@ -55,27 +58,85 @@ def _json_lines(path: PathLike, spool: Optional[Any] = None) -> Iterator[tuple[i
             yield number, parse_json(text, path, number)
 
 
+CLUSTERS_PROVENANCE_KEY = "clusters_provenance"
+"""The key of the block each line of a clustered targets file carries (``probeval cluster`` writes it): how its
+clusters were made, the same on every line (:func:`read_targets_and_block` reads it)."""
+
+
 def read_targets(path: PathLike, *, spool: Optional[Any] = None) -> dict[str, Question]:
     """Read a ProtoQA/CFC targets JSONL file into ``{question id: Question}`` (file order).
 
-    With ``spool`` (anything with a binary ``write``, such as a checksum), the file's bytes,
+    With ``spool`` (anything with a binary ``write``, such as a :class:`ChecksumSpool`), the file's bytes,
     decompressed, are handed to it as they are read, so that nothing needs to read the file again.
 
     >>> qs = read_targets("../shared/data/protoqa/dev.crowdsourced.jsonl")  # doctest: +SKIP
     >>> qs["r1q1"].clusters[0].count  # doctest: +SKIP
     35
     """
+    return _read_questions(path, spool, None)[0]
+
+
+def read_targets_and_block(
+    path: PathLike, key: str, *, spool: Optional[Any] = None
+) -> tuple[dict[str, Question], Optional[dict[str, Any]]]:
+    """:func:`read_targets`, and from the same read the object every line carries under ``key`` (None when none does).
+
+    A block describes the whole file (how its clusters were made), so every line carries the same
+    one: a line whose block differs from the first line's, or lacks it, is an error naming the line.
+
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "t.jsonl"
+    >>> line = '{"metadata": {"id": "q%d"}, "question": {"normalized": "a"}, "made": {"by": "x"}}\\n'
+    >>> _ = path.write_text(line % 1 + line % 2)
+    >>> questions, block = read_targets_and_block(path, "made")
+    >>> list(questions), block
+    (['q1', 'q2'], {'by': 'x'})
+    """
+    return _read_questions(path, spool, key)
+
+
+class ChecksumSpool:
+    """A ``spool`` for :func:`read_targets`: the SHA-256 of the bytes the reader reads.
+
+    >>> spool = ChecksumSpool(); spool.write(b"abc"); spool.hexdigest()[:16]
+    'ba7816bf8f01cfea'
+    """
+
+    def __init__(self) -> None:
+        self.digest = hashlib.sha256()
+
+    def write(self, data: bytes) -> None:
+        """Add ``data`` to the checksum."""
+        self.digest.update(data)
+
+    def hexdigest(self) -> str:
+        """The SHA-256 of everything written, in hexadecimal."""
+        return self.digest.hexdigest()
+
+
+def _read_questions(
+    path: PathLike, spool: Optional[Any], key: Optional[str]
+) -> tuple[dict[str, Question], Optional[dict[str, Any]]]:
+    """The questions of a targets file and, when ``key`` is given, the block its lines carry under ``key``."""
     path = Path(path)
     check_file(path, "targets")
     questions: dict[str, Question] = {}
     first_line: dict[str, int] = {}
+    block: Optional[Any] = None
     for number, obj in _json_lines(path, spool):
         q = question_from_json(obj, path, number)
         if q.id in questions:
             raise DataFormatError(f"duplicate question id (first on line {first_line[q.id]})", path, number, q.id)
+        if key is not None:
+            if not questions:
+                block = obj.get(key)
+                if block is not None and not isinstance(block, dict):
+                    raise DataFormatError(f"{key} must be an object", path, number, q.id)
+            elif obj.get(key) != block:
+                raise DataFormatError(f"its {key} differs from the first line's", path, number, q.id)
         questions[q.id] = q
         first_line[q.id] = number
-    return questions
+    return questions, block
 
 
 def read_targets_and_sha256(path: PathLike) -> tuple[dict[str, Question], str]:

@@ -5,6 +5,35 @@ with the CPU, the kernel chosen and the shape of the batch; float32 sums then di
 last bits, and so would a string's vector with its batch. Cut to :data:`EXACT_BITS`-bit
 integers, the products and their sums are exact in float64 whatever the order, so the result
 depends on the operands alone.
+
+Why a string's vector (:mod:`protoqa_core.similarity.numpy_encoder`) cannot depend on its batch
+or on the BLAS kernel, whatever the machine:
+
+1. *The cut is the row's own.* :func:`fixed_point` divides a row by the power of two above its
+   largest magnitude (a maximum, which no order changes) and rounds to an integer: division by a
+   power of two and ``rint`` are exact, so the integers and the scale are the same bits for the
+   same row, whichever rows are beside it.
+2. *The product is exact.* Each integer is at most ``2**EXACT_BITS`` in magnitude, a product at
+   most ``2**44``, and :func:`exact_product` hands the kernel :data:`_EXACT_TERMS` (256) terms at a
+   time, so every partial sum any kernel can form, in any order, blocked or fused, is an integer
+   of magnitude at most ``2**52``, which float64 holds: no operation rounds, and the result is the
+   one integer the mathematics gives. The blocks' sums are then added first to last by numpy's
+   elementwise addition: the same float64 additions of the same integers whatever the batch or
+   the kernel (exact while a total stays below ``2**53``, and the same bits beyond).
+3. *Everything else is one row or one element at a time.* Scaling back (by powers of two), the
+   cast to float32, biases, residuals, LayerNorm and GELU are IEEE 754 operations, each correctly
+   rounded, on one element; the reductions (a row's mean, a softmax's sum, a pooling's sum) run
+   along one row of one string in an order set by the row's length alone (numpy's contiguous
+   reduction), and attention runs within each string. The one operation IEEE 754 does not fix,
+   numpy's float32 ``exp``, is applied element by element through one code path per process.
+
+So a string's vector is a function of its tokens and the weights: a batch of any shape, and any
+kernel that computes a sum of integer products without rounding (every BLAS does: it performs only
+additions and multiplications), give the same bits. Across processors only that ``exp`` (and a
+numpy built differently) could differ; the products, which were the kernel- and batch-dependent
+part, cannot. ``tests/protoqa_core/similarity/test_numpy_encoder.py`` checks this with numpy's
+own kernel and with a kernel that reorders its sums by the batch's shape (the same test on every
+machine), and checks that that kernel does move the vectors when the products are not cut.
 """
 
 from __future__ import annotations

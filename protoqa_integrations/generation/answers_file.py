@@ -384,6 +384,7 @@ def score_generated(
     probeval: bool = True,
     data_dir: Optional[str] = None,
     targets_data: Optional[tuple[str, str]] = None,
+    targets_label: Optional[str] = None,
     accept: Sequence[str] = (),
     only_predicted: bool = False,
 ) -> GeneratedScores:
@@ -393,12 +394,12 @@ def score_generated(
     ``only_predicted``, which scores the questions it answers; the signatures then say
     ``missing:skip`` and how many (``n:``).
 
-    Without ``targets`` the questions come from the file's ``generation`` block (its
-    dataset and split). With ``targets`` whose config and split are ``targets_data``, the
-    data set and split the file records must be those (a :class:`ProvenanceError` says
-    which differs) unless ``accept`` names the field; the result then lists it. The ranked lists are ``model_ranked_answers``; ProbEval uses every
-    sample (``model_answers``, empty ones included) with the human clusters and WordNet
-    matching, as :func:`protoqa_integrations.training.samples.probeval_with_human_clusters` does.
+    Without ``targets`` the questions come from the file's ``generation`` block (its dataset and split). With
+    ``targets`` whose config and split are ``targets_data``, the data set and split the file records must be those
+    (a :class:`ProvenanceError` says which differs) unless ``accept`` names the field; the result then lists it.
+    ``targets_label`` (:func:`~cfc_probeval.clustered.clusters_label`) ends every signature. The ranked lists are
+    ``model_ranked_answers``; ProbEval uses every sample (``model_answers``, empty ones included) with the human
+    clusters and WordNet matching, as :func:`protoqa_integrations.training.samples.probeval_with_human_clusters` does.
 
     >>> score_generated("answers.json").protoqa["wordnet"].scores["max_answers@10"]  # doctest: +SKIP
     """
@@ -448,8 +449,7 @@ def score_generated(
             matching="wordnet",
             only_sampled=only_predicted,
         )
-    if checked.accepted:
-        mark = mismatch_mark(checked.accepted)
+    for mark in filter(None, (targets_label, mismatch_mark(checked.accepted))):
         results = {sim: replace(r, signature=f"{r.signature}|{mark}") for sim, r in results.items()}
         if probeval_result is not None:
             probeval_result = replace(probeval_result, signature=f"{probeval_result.signature}|{mark}")

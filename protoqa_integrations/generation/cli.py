@@ -30,10 +30,9 @@ from protoqa_core.cli import Subcommand, add_overwrite_option
 from protoqa_core.cli_options import add_quiet_option
 from protoqa_core.io.data import sha256_of
 from protoqa_core.io.files import DataFormatError
-from protoqa_core.io.readers import read_targets
 from protoqa_core.redaction import redact_text
 from protoqa_core.signature import settings_signature
-from protoqa_integrations.generation.provenance import parse_accepted, targets_data
+from protoqa_integrations.generation.provenance import data_of_checksum, parse_accepted
 
 if TYPE_CHECKING:
     from protoqa_integrations.generation.engines import Engine
@@ -347,6 +346,7 @@ def add_score_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _run_score(args: argparse.Namespace) -> int:
+    from cfc_probeval.clustered import read_questions_and_label
     from protoqa_core.similarity import SIMILARITIES
     from protoqa_integrations.generation.answers_file import score_generated
     from protoqa_metric.metric_set import format_table, metric_specs
@@ -356,15 +356,17 @@ def _run_score(args: argparse.Namespace) -> int:
         if sim not in SIMILARITIES:
             raise CommandError(f"unknown similarity {sim!r}; choose from {', '.join(SIMILARITIES)}")
     metric_specs(args.metrics)
-    targets = list(read_targets(args.targets).values()) if args.targets else None
+    # One read of the targets gives their questions, the data set they are and, for a clustered file, its label.
+    questions, digest, clustered = read_questions_and_label(args.targets) if args.targets else ({}, "", None)
     result = score_generated(
         args.answers,
-        targets,
+        list(questions.values()) if args.targets else None,
         similarities=similarities,
         metrics=args.metrics,
         probeval=not args.no_probeval,
         data_dir=args.data_dir,
-        targets_data=targets_data(args.targets) if args.targets else None,
+        targets_data=data_of_checksum(digest) if args.targets else None,
+        targets_label=clustered,
         accept=args.accept_mismatch,
         only_predicted=args.only_predicted,
     )

@@ -394,6 +394,7 @@ def build_leaderboard(
     seed: int = DEFAULT_SEED,
     alpha: float = 0.05,
     targets_data: Optional[tuple[str, str]] = None,
+    targets_label: Optional[str] = None,
     accept: Sequence[str] = (),
     progress: bool = False,
     index: Optional[AnswerIndex] = None,
@@ -402,19 +403,18 @@ def build_leaderboard(
 
     With ``index`` (an :class:`AnswerIndex`, such as :class:`~protoqa_integrations.leaderboard.store.SystemIndex`),
     ``systems`` hold only their names and provenance, and their answers are read from ``index`` one at a time.
-
     Before any scoring, the provenance the systems record (data set, split, questions file, samples, temperature,
     top-p, max tokens, prompt) is compared between them and with ``targets_data`` (the targets' config and split)
     by :func:`~protoqa_integrations.generation.provenance.check_provenance`, and so are the samples per question
     counted from their answers (:mod:`~protoqa_integrations.leaderboard.sample_counts`): a difference not named in
-    ``accept`` is a one-line error; accepted ones are listed in ``accepted`` (and so in every output).
+    ``accept`` is a one-line error; accepted ones are listed in ``accepted`` (and so in every output). Every
+    column's signature ends in ``targets_label`` (:func:`~cfc_probeval.clustered.clusters_label`) when given.
 
-    ``metrics``: ``protoqa`` (the paper's seven metrics under ``similarity``, for systems with
-    ranked lists, when every target has answer clusters) and/or ``probeval`` (``probeval``, by
-    default ``ProbEval("auto")``: human clusters when the targets carry them, else automatic
-    clustering). Systems must answer the same questions (else :class:`LeaderboardError`
-    names the differences), unless ``only_common``. ``progress`` reports the systems scored
-    on stderr (:mod:`protoqa_core.progress`).
+    ``metrics``: ``protoqa`` (the paper's seven metrics under ``similarity``, for systems with ranked lists, when
+    every target has answer clusters) and/or ``probeval`` (``probeval``, by default ``ProbEval("auto")``: human
+    clusters when the targets carry them, else automatic clustering). Systems must answer the same questions
+    (else :class:`LeaderboardError` names the differences), unless ``only_common``. ``progress`` reports the
+    systems scored on stderr (:mod:`protoqa_core.progress`).
 
     >>> from protoqa_core.io.records import Cluster
     >>> q = {f"q{i}": Question(f"q{i}", "name a pet", (Cluster(f"q{i}.0", ("dog",), 6),)) for i in range(20)}
@@ -444,6 +444,7 @@ def build_leaderboard(
         counted_samples.check_systems(systems, questions, accept)
     load = index.load if index is not None else None
     columns, per_question, counted = _score(targets, systems, questions, metrics, similarity, probeval, progress, load)
+    columns = [replace(c, signature=f"{c.signature}|{targets_label}") for c in columns] if targets_label else columns
     columns, samples_accepted, samples_notes = counted_samples.check_sample_counts(columns, counted, accept)
     board = _ranked(
         questions,

@@ -122,8 +122,8 @@ def add_leaderboard_arguments(p: argparse.ArgumentParser) -> None:
 
 def _run_leaderboard(args: argparse.Namespace) -> int:
     from cfc_probeval import ProbEval
+    from cfc_probeval.clustered import read_questions_and_label
     from protoqa_core.io.files import ProtoQAWarning
-    from protoqa_core.io.readers import read_targets_and_sha256
     from protoqa_integrations.generation.provenance import data_of_checksum
     from protoqa_integrations.harnesses.outputs import FORMATS
     from protoqa_integrations.leaderboard.board import build_leaderboard, parse_system_arguments
@@ -138,7 +138,7 @@ def _run_leaderboard(args: argparse.Namespace) -> int:
         check_hub_id(args.dataset_type)
     index_files = model_index_files(args.model_index, names, inputs, args.overwrite) if args.model_index else {}
     start = time.perf_counter()
-    targets, digest = read_targets_and_sha256(args.targets)
+    targets, digest, clustered = read_questions_and_label(args.targets)
     known = data_of_checksum(digest)
     # One system file at a time: its answers to the targets go to an on-disk index, and only its
     # name and provenance stay in memory until it is scored.
@@ -158,6 +158,7 @@ def _run_leaderboard(args: argparse.Namespace) -> int:
             seed=args.seed,
             probeval=ProbEval("auto", seed=args.cluster_seed) if "probeval" in args.metrics else None,
             targets_data=known,
+            targets_label=clustered,
             accept=args.accept_mismatch,
             progress=not args.quiet,
             index=index,

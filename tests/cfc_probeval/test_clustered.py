@@ -11,8 +11,14 @@ import sys
 import pytest
 
 from cfc_probeval import ProbEval, read_targets, write_clustered_targets
-from cfc_probeval.clustered import PROVENANCE_KEY, clustered_file_label, clusters_provenance
+from cfc_probeval.clustered import (
+    clustered_file_label,
+    clusters_label,
+    clusters_provenance,
+    read_targets_and_label,
+)
 from protoqa_core.io.files import DataFormatError
+from protoqa_core.io.readers import CLUSTERS_PROVENANCE_KEY
 
 
 def _raw_targets(source, path, questions):
@@ -82,7 +88,7 @@ def test_the_library_writes_every_line_with_clusters_and_one_provenance(tmp_path
     assert provenance["clustering"] == "hac(linkage=complete,threshold=0.5,metric=cosine)"
     assert provenance["embedder"] == "char-ngrams:3x256" and provenance["embedder_weights_sha256"] is None
     lines = [json.loads(line) for line in out.read_text().splitlines()]
-    assert [line[PROVENANCE_KEY] for line in lines] == [provenance] * 3
+    assert [line[CLUSTERS_PROVENANCE_KEY] for line in lines] == [provenance] * 3
     assert lines[0]["answers"]["raw"] == {"dog": 5, "dogs": 2, "cat": 4, "cats": 1, "goldfish": 3}
     targets = read_targets(out)
     on_the_fly = pe.clusters_for(read_targets(raw)["q0"])
@@ -91,7 +97,7 @@ def test_the_library_writes_every_line_with_clusters_and_one_provenance(tmp_path
     ]
     assert clustered_file_label(raw) is None
     # A file whose lines disagree about where their clusters come from is refused, naming the line.
-    lines[2][PROVENANCE_KEY] = {**provenance, "clustering": "gmeans"}
+    lines[2][CLUSTERS_PROVENANCE_KEY] = {**provenance, "clustering": "gmeans"}
     out.write_text("".join(json.dumps(line) + "\n" for line in lines))
     with pytest.raises(DataFormatError, match="line 3"):
         clusters_provenance(out)
@@ -110,3 +116,54 @@ def test_clusters_are_written_only_from_raw_answers_and_by_an_automatic_clusteri
     with pytest.raises(ValueError, match="needs an automatic clustering, not human"):
         write_clustered_targets(clustered, tmp_path / "out.jsonl", ProbEval("human"))
     assert not (tmp_path / "out.jsonl").exists()
+
+
+def _hac_clustered(tmp_path):
+    """A clustered file of three questions (made by HAC on character n-grams, no model) and two systems' samples."""
+    raw = _small_raw(tmp_path / "raw.jsonl", {"dog": 5, "dogs": 2, "cat": 4, "cats": 1, "goldfish": 3})
+    clustered = tmp_path / "clustered.jsonl"
+    write_clustered_targets(raw, clustered, ProbEval("hac", embedder="char-ngrams", distance_threshold=0.5))
+    (tmp_path / "a.json").write_text(json.dumps({f"q{i}": ["dog", "cat", "dogs", "fish"] for i in range(3)}))
+    (tmp_path / "b.json").write_text(json.dumps({f"q{i}": ["cat", "cat", "cat", "goldfish"] for i in range(3)}))
+    return clustered
+
+
+def test_probeval_and_compare_name_the_clustered_file_by_its_checksum_whatever_its_cluster_ids(tmp_path):
+    clustered = _hac_clustered(tmp_path)
+    label = f"clusters:{clusters_provenance(clustered)['clustering']}@sha256="
+    # Renamed clusters are the same clusters: the label comes from the provenance block, not from the ids.
+    renamed = tmp_path / "renamed.jsonl"
+    lines = [json.loads(line) for line in clustered.read_text().splitlines()]
+    for line in lines:
+        line["answers"]["clusters"] = {f"x{i}": c for i, c in enumerate(line["answers"]["clusters"].values())}
+    renamed.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    # Clusters with automatic-looking ids but no provenance block are a file like any other.
+    for line in lines:
+        line.pop(CLUSTERS_PROVENANCE_KEY)
+        line["answers"]["clusters"] = {
+            f"{line['metadata']['id']}.auto{i}": c for i, c in enumerate(line["answers"]["clusters"].values())
+        }
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    for path, named in ((clustered, True), (renamed, True), (plain, False)):
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        scored = _probeval(path, "a.json", "--json", cwd=tmp_path)
+        compared = _probeval("compare", path, "a.json", "b.json", "--resamples", "50", "--json", cwd=tmp_path)
+        assert scored.returncode == 0 and compared.returncode == 0, scored.stderr + compared.stderr
+        signatures = [json.loads(scored.stdout)["signature"], json.loads(compared.stdout)["signature"]]
+        for signature in signatures:
+            assert (f"|{label}{digest}" in signature) is named, signature
+            assert ("clusters:" in signature) is named
+        assert signatures[1].endswith("|bootstrap:50|bootstrap_seed:12345")
+
+
+def test_the_label_comes_from_the_one_read_of_the_targets(tmp_path):
+    clustered = _hac_clustered(tmp_path)
+    targets, label = read_targets_and_label(clustered)
+    assert list(targets) == ["q0", "q1", "q2"] and targets["q0"].clusters
+    assert (
+        label
+        == clustered_file_label(clustered)
+        == clusters_label(clusters_provenance(clustered), hashlib.sha256(clustered.read_bytes()).hexdigest())
+    )
+    assert read_targets_and_label(tmp_path / "raw.jsonl")[1] is None

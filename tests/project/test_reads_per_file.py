@@ -185,3 +185,29 @@ def test_the_leaderboard_parses_each_system_file_once(tmp_path):
         # Format detection and the readers share one parse: no character is parsed twice (a JSONL
         # line is parsed with its newline, the first without), and none is left unparsed.
         assert characters * 0.99 <= parsed[str(path)] <= characters, path.name
+
+
+def test_probeval_and_compare_read_a_clustered_file_once(tmp_path):
+    from cfc_probeval import ProbEval, write_clustered_targets
+
+    raw = tmp_path / "raw.jsonl"
+    lines = [json.loads(line) for line in (CFC / "test.targets.jsonl").read_text().splitlines()[:8]]
+    for line in lines:
+        line["answers"].pop("clusters")
+    raw.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    clustered = tmp_path / "clustered.jsonl"
+    write_clustered_targets(raw, clustered, ProbEval("hac", embedder="char-ngrams"))
+    a, b = CFC / "test.samples.gpt2-xl.oneshot.jsonl", CFC / "test.samples.gpt2-large.oneshot.jsonl"
+    scored = opens(tmp_path, "cfc_probeval", clustered, a, "--ignore-unknown", "--json", files=[clustered, a])
+    assert scored == {clustered.name: 1, a.name: 1}
+    compared = opens(
+        tmp_path,
+        "cfc_probeval",
+        "compare",
+        clustered,
+        a,
+        b,
+        *("--ignore-unknown", "--accept-mismatch", "samples", "--resamples", "50", "--json"),
+        files=[clustered, a, b],
+    )
+    assert compared == {clustered.name: 1, a.name: 1, b.name: 1}

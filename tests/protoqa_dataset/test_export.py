@@ -261,3 +261,45 @@ def test_export_refuses_to_write_into_the_data_folder(hf_env, tmp_path, capsys, 
         assert "inside the data folder" in capsys.readouterr().err
     assert readme.read_text(encoding="utf-8") == "the data's own README\n"
     assert not (data / "export").exists()
+
+
+def _clustered_file(shared: Path, path: Path, questions: int) -> Path:
+    """The first ``questions`` CFC test questions as a clustered targets file: the clusters renamed as an
+    automatic clustering names them and a provenance block on every line, as the format has them (the export
+    checks the file's form and carries its block; how the clusters were made is the block's to say)."""
+    block = {"source_sha256": "0" * 64, "clustering": "gmeans(k_init=8,seed=0)", "embedder": "e", "version": "v"}
+    lines = []
+    for text in (shared / "cfc" / "test.targets.jsonl").read_text(encoding="utf-8").splitlines()[:questions]:
+        record = json.loads(text)
+        qid = record["metadata"]["id"]
+        clusters = record["answers"]["clusters"].values()
+        record["answers"]["clusters"] = {f"{qid}.auto{i}": c for i, c in enumerate(clusters)}
+        lines.append(json.dumps({**record, "clusters_provenance": block}) + "\n")
+    path.write_text("".join(lines), encoding="utf-8")
+    return path
+
+
+def test_the_clustered_cfc_is_a_config_of_its_own_with_its_provenance_in_the_card(shared, hf_env, tmp_path):
+    clustered = _clustered_file(shared, tmp_path / "clustered.jsonl", 5)
+    out = tmp_path / "repo"
+    assert (
+        main(["export", str(out), "--data-dir", str(shared), "--config", "cfc", "--clustered", f"test={clustered}"])
+        == 0
+    )
+    rows = load(out, "cfc_clustered", split="test", hf_env=hf_env)
+    expected = read_targets(clustered)
+    assert rows.num_rows == 5 and rows["id"] == list(expected)
+    first = clusters_from_records(rows[0]["clusters"], rows[0]["id"])
+    assert first == expected[rows[0]["id"]].clusters and first[0].id.endswith(".auto0")
+    assert load(out, "cfc", split="test", hf_env=hf_env).num_rows == 46  # the human clusters stay as they were
+    card = (out / "README.md").read_text(encoding="utf-8")
+    digest = __import__("hashlib").sha256(clustered.read_bytes()).hexdigest()
+    assert "config_name: cfc_clustered" in card and "## Automatic clusters (`cfc_clustered`)" in card
+    assert "- `test`: clustering `gmeans(k_init=8,seed=0)`, embedder `e`" in card and f"file SHA-256 `{digest}`" in card
+    # Human clusters or raw answers are not a clustered file; CFC has no train split.
+    plain, elsewhere = shared / "cfc" / "test.targets.jsonl", tmp_path / "other"
+    with pytest.raises(ValueError, match="not a clustered targets file .*probeval cluster"):
+        protoqa_dataset.export_dataset(elsewhere, data_dir=shared, configs=["cfc"], clustered={"test": plain})
+    with pytest.raises(ValueError, match="cfc_clustered: unknown split 'train'"):
+        protoqa_dataset.export_dataset(elsewhere, data_dir=shared, configs=["cfc"], clustered={"train": clustered})
+    assert not elsewhere.exists()

@@ -131,3 +131,29 @@ def test_targets_and_their_sha256_come_from_one_read_of_the_decompressed_bytes(t
         targets, digest = read_targets_and_sha256(path)
         assert targets == read_targets(source)
         assert digest == hashlib.sha256(source.read_bytes()).hexdigest()
+
+
+def test_a_block_every_line_carries_is_read_with_the_targets_and_checked_line_by_line(tmp_path):
+    from protoqa_core.io.readers import ChecksumSpool, read_targets_and_block
+
+    def line(qid, block):
+        record = {"metadata": {"id": qid}, "question": {"normalized": "a"}}
+        return json.dumps({**record, **({"made": block} if block is not None else {})}) + "\n"
+
+    path = tmp_path / "t.jsonl"
+    path.write_text(line("q1", {"by": "x"}) + "\n" + line("q2", {"by": "x"}))
+    spool = ChecksumSpool()
+    questions, block = read_targets_and_block(path, "made", spool=spool)
+    assert list(questions) == ["q1", "q2"] and block == {"by": "x"}
+    assert spool.hexdigest() == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert read_targets_and_block(path, "other") == (questions, None)
+    for second, message in (({"by": "y"}, "line 3"), (None, "line 3")):
+        path.write_text(line("q1", {"by": "x"}) + "\n" + line("q2", second))
+        with pytest.raises(DataFormatError, match=f"{message}.*its made differs from the first line's"):
+            read_targets_and_block(path, "made")
+    path.write_text(line("q1", None) + line("q2", {"by": "x"}))
+    with pytest.raises(DataFormatError, match="line 2"):
+        read_targets_and_block(path, "made")
+    path.write_text(line("q1", ["not", "an", "object"]))
+    with pytest.raises(DataFormatError, match="made must be an object"):
+        read_targets_and_block(path, "made")

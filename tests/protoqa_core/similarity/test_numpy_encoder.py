@@ -149,22 +149,6 @@ def _batch_texts() -> list[str]:
     return texts + [f"answer number {i} of many" for i in range(60)]
 
 
-def test_a_strings_vector_does_not_depend_on_its_batch():
-    from protoqa_core.similarity.numpy_encoder import blas_threads, encode_token_batches
-
-    network = _minilm()
-    texts = _batch_texts()
-    encodings = network.tokenizer().encode_batch(texts)
-    with blas_threads(1):
-        together = encode_token_batches(network, encodings, _mean_pool)
-        small_batches = encode_token_batches(network, encodings, _mean_pool, batch_tokens=7)
-        alone = np.stack([encode_token_batches(network, [e], _mean_pool)[0] for e in encodings[:5]])
-    assert together.dtype == np.float32 and together.shape == (len(texts), network.dimension)
-    # Bit for bit: the products are exact, attention needs no padding, a lone row is not special.
-    assert np.array_equal(together, small_batches)
-    assert np.array_equal(together[:5], alone)
-
-
 def _shape_sensitive_kernel(calls: list[int]):
     """A matrix product whose order of summation depends on the batch's shape, as a BLAS kernel's blocking does:
     the terms go in blocks of a size set by the number of rows, the blocks added last to first."""
@@ -181,15 +165,10 @@ def _shape_sensitive_kernel(calls: list[int]):
     return kernel
 
 
-def test_the_kernels_order_of_summation_changes_no_bit(monkeypatch):
-    """A kernel that sums in another order, one that changes with the batch, gives every string the same vector:
-    a check that holds or fails the same way on every machine, whatever BLAS it has."""
-    from protoqa_core.similarity import numpy_encoder
+def test_the_shape_sensitive_kernel_reorders_float_sums_and_the_cut_keeps_its_bound():
     from protoqa_core.similarity.exact_products import EXACT_BITS, fixed_point
-    from protoqa_core.similarity.numpy_encoder import blas_threads, encode_token_batches
 
-    calls: list[int] = []
-    kernel = _shape_sensitive_kernel(calls)
+    kernel = _shape_sensitive_kernel([])
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((2, 4, 300)), rng.standard_normal((300, 6))
     # On floats the kernel is not numpy's product, and its blocks follow the rows: it would move unguarded vectors.
@@ -198,15 +177,58 @@ def test_the_kernels_order_of_summation_changes_no_bit(monkeypatch):
     integers, scale = fixed_point(a[0], axis=-1)
     assert np.abs(integers).max() <= 2**EXACT_BITS and np.all(np.abs(integers * scale - a[0]) <= scale / 2)
 
+
+def _three_batchings(network: NumpyTransformer, encodings: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every string's vector encoded in one batch, in batches of at most 7 tokens, and (the first five) alone."""
+    from protoqa_core.similarity.numpy_encoder import encode_token_batches
+
+    together = encode_token_batches(network, encodings, _mean_pool)
+    small_batches = encode_token_batches(network, encodings, _mean_pool, batch_tokens=7)
+    alone = np.stack([encode_token_batches(network, [e], _mean_pool)[0] for e in encodings[:5]])
+    return together, small_batches, alone
+
+
+@pytest.mark.parametrize("kernel", ["numpy", "shape-sensitive"])
+def test_a_strings_vector_does_not_depend_on_its_batch(monkeypatch, kernel):
+    """Bit for bit, under this machine's BLAS and under a kernel that sums in an order set by the batch's shape.
+
+    The second kernel is plain numpy code, the same on every machine, and it does reorder the sums
+    (:func:`test_the_shape_sensitive_kernel_moves_vectors_whose_products_are_not_exact`): the test
+    cannot pass because a machine's BLAS happens to sum every shape alike, nor fail because it does not
+    (the argument is in :mod:`protoqa_core.similarity.exact_products`).
+    """
+    from protoqa_core.similarity import numpy_encoder
+
+    network = _minilm()
+    texts = _batch_texts()
+    encodings = network.tokenizer().encode_batch(texts)
+    calls: list[int] = []
+    if kernel != "numpy":
+        monkeypatch.setattr(numpy_encoder, "_kernel", _shape_sensitive_kernel(calls))
+    together, small_batches, alone = _three_batchings(network, encodings)
+    assert together.dtype == np.float32 and together.shape == (len(texts), network.dimension)
+    # Bit for bit: the products are exact, attention needs no padding, a lone row is not special.
+    assert np.array_equal(together, small_batches)
+    assert np.array_equal(together[:5], alone)
+    # The kernel ran, and summed in several orders (its blocks follow the rows modulo 5).
+    assert kernel == "numpy" or len({rows % 5 for rows in calls}) >= 3
+
+
+def test_the_shape_sensitive_kernel_moves_vectors_whose_products_are_not_exact(monkeypatch):
+    """Without the cut to integers (float32 operands straight to the kernel, as a float32 encoder runs) the same
+    kernel gives a string another vector in another batch: what the test above guards against happens, on any
+    machine."""
+    from protoqa_core.similarity import numpy_encoder
+
     network = _minilm()
     encodings = network.tokenizer().encode_batch(_batch_texts())
-    with blas_threads(1):
-        reference = encode_token_batches(network, encodings, _mean_pool)
-        monkeypatch.setattr(numpy_encoder, "_kernel", kernel)
-        together = encode_token_batches(network, encodings, _mean_pool)
-        small_batches = encode_token_batches(network, encodings, _mean_pool, batch_tokens=7)
-    assert len(set(calls)) > 5  # the kernel ran, on batches of many shapes
-    assert np.array_equal(reference, together) and np.array_equal(reference, small_batches)
+    monkeypatch.setattr(numpy_encoder, "_kernel", _shape_sensitive_kernel([]))
+    monkeypatch.setattr(numpy_encoder, "exact_product", lambda a, b, kernel: kernel(a, b.astype(np.float32)))
+    monkeypatch.setattr(
+        numpy_encoder, "fixed_point", lambda values, axis: (np.asarray(values, dtype=np.float32), np.float32(1.0))
+    )
+    together, small_batches, alone = _three_batchings(network, encodings)
+    assert not np.array_equal(together, small_batches)
 
 
 def test_packed_and_padded_batches_give_the_same_last_layer():

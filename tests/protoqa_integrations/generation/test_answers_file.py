@@ -237,6 +237,14 @@ def test_another_data_set_is_refused_unless_accepted_and_then_marked(tmp_path):
     assert accepted.accepted and accepted.as_dict()["accepted_mismatches"] == accepted.accepted
     mark = accepted.protoqa["exact_match"].signature.rsplit("|", 1)[1]
     assert "dataset" in mark and accepted.probeval.signature.endswith(mark)
+    # Scored on a clustered targets file: every signature names it, before the accepted mismatch.
+    label = "clusters:gmeans(k_init=8)@sha256=" + "ab" * 32
+    labelled = score_generated(
+        str(path), [PET], similarities=["exact_match"], targets_data=("protoqa", "validation"), accept=["dataset"],
+        targets_label=label,
+    )  # fmt: skip
+    for signature in (labelled.protoqa["exact_match"].signature, labelled.probeval.signature):
+        assert signature.endswith(f"|{label}|{mark}")
 
 
 def test_the_questions_file_the_run_recorded_is_read_and_checked(tmp_path, shared_data):

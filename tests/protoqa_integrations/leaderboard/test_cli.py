@@ -191,3 +191,30 @@ def test_convert_caps_one_questions_samples_as_the_other_commands_do(small_files
     raised = protoqa_eval("convert", source.name, "-o", "converted.json", "--max-answers", "501", cwd=small_files)
     assert raised.returncode == 0, raised.stderr
     assert len(json.loads((small_files / "converted.json").read_text())["model_answers"]["q0"]) == 501
+
+
+def test_a_board_on_a_clustered_file_names_it_by_its_checksum_in_every_column(small_files):
+    import hashlib
+
+    from cfc_probeval import ProbEval, write_clustered_targets
+
+    raw = {"dog": 5, "dogs": 2, "cat": 4, "cats": 1, "goldfish": 3}
+    rows = [
+        {"metadata": {"id": f"q{i}"}, "question": {"normalized": "name a pet"}, "answers": {"raw": raw}}
+        for i in range(3)
+    ]
+    (small_files / "raw.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    clustered = small_files / "clustered.jsonl"
+    made = write_clustered_targets(
+        small_files / "raw.jsonl", clustered, ProbEval("hac", embedder="char-ngrams", distance_threshold=0.5)
+    )
+    label = f"clusters:{made['clustering']}@sha256={hashlib.sha256(clustered.read_bytes()).hexdigest()}"
+    both = ("--metrics", "protoqa,probeval", "--similarity", "exact_match", "--resamples", "50", "--json")
+    out = protoqa_eval("leaderboard", clustered.name, "a=a.json", "b=b.json", *both, cwd=small_files)
+    assert out.returncode == 0, out.stderr
+    board = json.loads(out.stdout)
+    assert board["metrics"] and all(m["signature"].endswith(f"|{label}") for m in board["metrics"])
+    # The same answers on the targets with human clusters: no clustered file, no label.
+    plain = protoqa_eval("leaderboard", "targets.jsonl", "a=a.json", "b=b.json", *both, cwd=small_files)
+    assert plain.returncode == 0, plain.stderr
+    assert not any("clusters:" in m["signature"] for m in json.loads(plain.stdout)["metrics"])
