@@ -46,7 +46,7 @@ from protoqa_integrations.generation.shareable import shareable
 from protoqa_integrations.harnesses.harness_logs import Keep
 from protoqa_integrations.harnesses.outputs import SystemFile, read_system_file
 from protoqa_integrations.leaderboard import sample_counts as counted_samples
-from protoqa_integrations.leaderboard.bootstrap import metric_bootstrap, score_draws, with_draws
+from protoqa_integrations.leaderboard.bootstrap import merged_draws, metric_bootstrap, score_draws, with_draws
 from protoqa_integrations.leaderboard.report import (
     PROBEVAL_KEY,
     Leaderboard,
@@ -379,19 +379,17 @@ def build_leaderboard(
 
     With ``index`` (an :class:`AnswerIndex`, such as :class:`~protoqa_integrations.leaderboard.store.SystemIndex`),
     ``systems`` hold only their names and provenance, and their answers are read from ``index`` one at a time.
-
     Before any scoring, the provenance the systems record (data set, split, questions file, samples, temperature,
     top-p, max tokens, prompt) is compared between them and with ``targets_data`` (the targets' config and split)
     by :func:`~protoqa_integrations.generation.provenance.check_provenance`, and so are the samples per question
     counted from their answers (:mod:`~protoqa_integrations.leaderboard.sample_counts`): a difference not named in
     ``accept`` is a one-line error; accepted ones are listed in ``accepted`` (and so in every output).
 
-    ``metrics``: ``protoqa`` (the paper's seven metrics under ``similarity``, for systems with
-    ranked lists, when every target has answer clusters) and/or ``probeval`` (``probeval``, by
-    default ``ProbEval("auto")``: human clusters when the targets carry them, else automatic
-    clustering). Systems must answer the same questions (else :class:`LeaderboardError`
-    names the differences), unless ``only_common``. ``progress`` reports the systems scored
-    on stderr (:mod:`protoqa_core.progress`).
+    ``metrics``: ``protoqa`` (the paper's seven metrics under ``similarity``, for systems with ranked lists, when
+    every target has answer clusters) and/or ``probeval`` (``probeval``, by default ``ProbEval("auto")``: human
+    clusters when the targets carry them, else automatic clustering). Systems must answer the same questions
+    (else :class:`LeaderboardError` names the differences), unless ``only_common``. ``progress`` reports the
+    systems scored on stderr (:mod:`protoqa_core.progress`).
 
     >>> from protoqa_core.io.records import Cluster
     >>> q = {f"q{i}": Question(f"q{i}", "name a pet", (Cluster(f"q{i}.0", ("dog",), 6),)) for i in range(20)}
@@ -539,9 +537,6 @@ def add_systems(
     )
     keep = [board.questions.index(qid) for qid in questions]
     merged = {key: {n: [v[i] for i in keep] for n, v in values.items()} for key, values in board.per_question.items()}
-    merged_draws = {
-        key: {n: [[row[i] for i in keep] for row in rows] for n, rows in by.items()} for key, by in board.draws.items()
-    }
     for column in columns:
         known = next((c for c in board_columns if c.key == column.key), None)
         if known is None or counted_samples.without_question_count(
@@ -552,8 +547,6 @@ def add_systems(
                 f"{known.signature if known else 'no such metric'}"
             )
         merged[column.key].update(per_question[column.key])
-        if column.key in draws:
-            merged_draws.setdefault(column.key, {}).update(draws[column.key])
     dropped = sorted(set(board.dropped) | (set(board.questions) - set(questions)))
     ranked = _ranked(
         questions,
@@ -565,7 +558,7 @@ def add_systems(
         seed=board.seed,
         alpha=board.alpha,
         dropped=dropped,
-        draws=merged_draws,
+        draws=merged_draws(board.draws, keep, draws),
     )
     ranked.accepted, ranked.notes = checked.accepted, [*checked.notes, *samples_notes]
     counted_samples.merge_accepted(ranked.accepted, samples_accepted)

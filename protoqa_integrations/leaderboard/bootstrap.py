@@ -25,7 +25,7 @@ from cfc_probeval.results import ProbEvalResult
 from protoqa_core.significance import DEFAULT_SEED, holm_adjust, resample_draws
 from protoqa_integrations.leaderboard.report import Interval
 
-__all__ = ["score_draws", "with_draws", "metric_bootstrap"]
+__all__ = ["score_draws", "with_draws", "merged_draws", "metric_bootstrap"]
 
 
 def with_draws(signature: str, draws: int) -> str:
@@ -54,6 +54,21 @@ def score_draws(
     drawn = [[r.per_question[qid] for qid in questions] for r in results]
     mean = drawn[0] if len(drawn) == 1 else [math.fsum(column) / len(drawn) for column in zip(*drawn, strict=True)]
     return mean, drawn, results[0]
+
+
+def merged_draws(
+    board: Mapping[str, Mapping[str, list[list[float]]]], keep: Sequence[int], added: Mapping[str, Mapping[str, Any]]
+) -> dict[str, dict[str, list[list[float]]]]:
+    """A board's draws (metric -> system -> clusterings x questions) on its questions at ``keep``, with the draws of
+    systems ``added`` to it on those questions.
+
+    >>> merged_draws({"kl": {"a": [[1.0, 2.0], [3.0, 4.0]]}}, [1], {"kl": {"b": [[5.0], [6.0]]}})
+    {'kl': {'a': [[2.0], [4.0]], 'b': [[5.0], [6.0]]}}
+    """
+    out = {key: {n: [[row[i] for i in keep] for row in rows] for n, rows in by.items()} for key, by in board.items()}
+    for key, by in added.items():
+        out.setdefault(key, {}).update(by)
+    return out
 
 
 def _exact_means(values: np.ndarray, draws: Optional[np.ndarray] = None) -> np.ndarray:
