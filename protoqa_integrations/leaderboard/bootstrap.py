@@ -9,7 +9,7 @@ each system under the seed's clustering and the next ones' (the same vectors, cl
 the mean over those clusterings and questions, and each bootstrap resample redraws one clustering
 (:func:`protoqa_core.significance.resample_draws`), the same one for every system, with its questions: the
 intervals, paired p-values and rank ranges then hold the seed's share. Human clusters and a start that reads no
-seed are scored once, as before.
+seed are scored once.
 """
 
 from __future__ import annotations

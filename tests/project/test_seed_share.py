@@ -59,7 +59,7 @@ def _board(targets: Path, folder: Path, *extra: str) -> dict:
 
 
 def _one_clustering_interval(values: list[float], board: dict) -> tuple[float, float]:
-    """The interval a board drew before the seed's share: the questions resampled, the clustering fixed."""
+    """The one-clustering interval: the questions resampled, the clustering fixed."""
     idx = resample_indices(len(values), board["resamples"], board["seed"])
     low, high = np.percentile(np.asarray(values)[idx].mean(axis=1), [2.5, 97.5])
     return float(low), float(high)

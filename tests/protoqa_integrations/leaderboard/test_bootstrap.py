@@ -1,4 +1,4 @@
-"""A board's bootstrap: one clustering gives the board as before, several give intervals holding their share, and
+"""A board's bootstrap: one clustering gives the board without draws, several give intervals holding their share, and
 the board's paired test under several clusterings is ``probeval compare``'s."""
 
 from __future__ import annotations
