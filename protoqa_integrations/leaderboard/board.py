@@ -24,7 +24,6 @@ present a :class:`Leaderboard` (those and the record's types live in
 from __future__ import annotations
 
 import heapq
-import math
 import warnings
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
@@ -33,6 +32,7 @@ from typing import Any, Optional, Protocol
 
 import numpy as np
 
+from cfc_probeval.compare import clustering_draws
 from cfc_probeval.inputs import read_samples, sample_counts, sample_fields
 from cfc_probeval.probeval import ProbEval
 from protoqa_core.io.files import DataFormatError, PathLike, ProtoQAWarning
@@ -40,15 +40,15 @@ from protoqa_core.io.records import Question, preview_ids
 from protoqa_core.io.sample_claims import check_counted_samples
 from protoqa_core.progress import track
 from protoqa_core.ranking import rank_by_frequency
-from protoqa_core.significance import DEFAULT_RESAMPLES, DEFAULT_SEED, holm_adjust, resample_indices
+from protoqa_core.significance import DEFAULT_RESAMPLES, DEFAULT_SEED, resample_indices
 from protoqa_integrations.generation.provenance import check_provenance, recorded_provenance
 from protoqa_integrations.generation.shareable import shareable
 from protoqa_integrations.harnesses.harness_logs import Keep
 from protoqa_integrations.harnesses.outputs import SystemFile, read_system_file
 from protoqa_integrations.leaderboard import sample_counts as counted_samples
+from protoqa_integrations.leaderboard.bootstrap import merged_draws, metric_bootstrap, score_draws, with_draws
 from protoqa_integrations.leaderboard.report import (
     PROBEVAL_KEY,
-    Interval,
     Leaderboard,
     LeaderboardError,
     MetricColumn,
@@ -188,6 +188,8 @@ def _read_system(name: str, path: Path, read: SystemFile) -> SystemAnswers:
 
 # ---------------------------------------------------------------- scoring
 
+_Draws = dict[str, dict[str, list[list[float]]]]
+
 
 class AnswerIndex(Protocol):
     """Systems' answers held elsewhere (on disk), handed out one system at a time for scoring."""
@@ -244,40 +246,6 @@ def _question_set(
     return common, dropped
 
 
-def _bootstrap(
-    values: np.ndarray, higher: bool, idx: np.ndarray, level: float, alpha: float, names: Sequence[str]
-) -> tuple[dict[str, Interval], dict[str, tuple[int, int]], dict[tuple[str, str], float]]:
-    """Intervals, rank ranges and Holm-corrected pairwise p-values of one metric; ``values`` is systems x questions."""
-    tail = (1 - level) / 2 * 100
-    # Exactly rounded means, as protoqa-eval and probeval report them.
-    means = np.asarray([math.fsum(row) / len(row) for row in values.tolist()])
-    resampled = np.stack([row[idx].mean(axis=1) for row in values])  # systems x resamples, same resampled questions
-    scores = {}
-    for i, name in enumerate(names):
-        low, high = np.percentile(resampled[i], [tail, 100 - tail])
-        scores[name] = Interval(float(means[i]), float(low), float(high))
-    pairs = [(i, j) for i in range(len(names)) for j in range(i + 1, len(names))]
-    raw = []
-    for i, j in pairs:
-        # The mean of resampled differences is the difference of resampled means: a paired bootstrap.
-        observed = float(means[i] - means[j])
-        shifted = resampled[i] - resampled[j] - observed
-        extreme = np.count_nonzero(np.abs(shifted) >= abs(observed) - 1e-15)
-        raw.append((extreme + 1) / (idx.shape[0] + 1))
-    adjusted = holm_adjust(raw)
-    p_values = {(names[i], names[j]): p for (i, j), p in zip(pairs, adjusted, strict=True)}
-    better = [0] * len(names)
-    worse = [0] * len(names)
-    for (i, j), p in zip(pairs, adjusted, strict=True):
-        if p < alpha and means[i] != means[j]:
-            i_better = (means[i] > means[j]) == higher
-            winner, loser = (i, j) if i_better else (j, i)
-            better[loser] += 1
-            worse[winner] += 1
-    ranks = {name: (better[i] + 1, len(names) - worse[i]) for i, name in enumerate(names)}
-    return scores, ranks, p_values
-
-
 def _only(values: Mapping[str, Any], questions: Iterable[str]) -> dict[str, Any]:
     return {qid: values[qid] for qid in questions}
 
@@ -296,9 +264,10 @@ def _score(
     probeval: Optional[ProbEval],
     progress: bool = False,
     load: Optional[Callable[[SystemAnswers], SystemAnswers]] = None,
-) -> tuple[list[MetricColumn], dict[str, dict[str, list[float]]], dict[str, tuple[int, int]]]:
-    """Per-question scores of every system on ``questions``: the columns, ``{metric: {system: values}}``
-    and, under ProbEval, each system's samples per question and how many questions had fewer.
+) -> tuple[list[MetricColumn], dict[str, dict[str, list[float]]], dict[str, tuple[int, int]], _Draws]:
+    """Per-question scores of every system on ``questions``: the columns, ``{metric: {system: values}}``,
+    under ProbEval each system's samples per question and how many questions had fewer, and under a seeded
+    automatic clustering ``{metric: {system: clusterings x questions}}`` (``values`` their means, :mod:`.draws`).
 
     ``load`` gives a listed system's answers when the list holds only names and provenance. The
     ProbEval column's signature leaves out the sample count: :func:`counted_samples.check_sample_counts` puts it back.
@@ -310,6 +279,7 @@ def _score(
     columns: list[MetricColumn] = []
     per_question: dict[str, dict[str, list[float]]] = {}
     counted: dict[str, tuple[int, int]] = {}
+    draws: _Draws = {}
 
     def record(key: str, system: str, signature: str, values: list[float], label: str, higher: bool) -> None:
         column = next((c for c in columns if c.key == key), None)
@@ -325,6 +295,7 @@ def _score(
     if "protoqa" in metrics and all(q.clusters for q in scored_targets.values()):
         metric = ProtoQA(similarity, "paper")
     pe = (probeval or ProbEval("auto")).resolved(scored_targets) if "probeval" in metrics else None
+    runs = clustering_draws(pe) if pe is not None else []
     what = " and ".join(
         name for name, on in ((f"ProtoQA ({similarity})", metric is not None), ("ProbEval", pe is not None)) if on
     )
@@ -339,18 +310,19 @@ def _score(
                     values = [result.per_question[qid][spec.name].score for qid in questions]
                     record(spec.name, system.name, result.signature, values, spec.name, True)
             if pe is not None:
-                kl = pe.evaluate(scored_targets, _only(system.samples, questions))
-                values = [kl.per_question[qid] for qid in questions]
+                values, drawn, kl = score_draws(runs, scored_targets, _only(system.samples, questions), questions)
                 counted[system.name] = (kl.num_samples or 0, len(kl.short))
-                signature = counted_samples.without_samples(kl.signature)
+                signature = with_draws(counted_samples.without_samples(kl.signature), len(runs))
                 record(PROBEVAL_KEY, system.name, signature, values, "ProbEval KL", False)
+                if len(runs) > 1:
+                    draws.setdefault(PROBEVAL_KEY, {})[system.name] = drawn
             del system
     # The paper's metrics first, then ProbEval's, whichever system first had a score.
     order = [spec.name for spec in PAPER_METRICS] + [PROBEVAL_KEY]
     columns.sort(key=lambda c: order.index(c.key))
     if not columns:
         raise LeaderboardError("no metric applies: the targets have no answer clusters and ProbEval was not asked for")
-    return columns, per_question, counted
+    return columns, per_question, counted, draws
 
 
 def _ranked(
@@ -364,6 +336,7 @@ def _ranked(
     seed: int,
     alpha: float,
     dropped: list[str],
+    draws: Optional[_Draws] = None,
 ) -> Leaderboard:
     if not 1 <= resamples <= MAX_RESAMPLES:
         raise LeaderboardError(f"resamples must be between 1 and {MAX_RESAMPLES}, got {resamples}")
@@ -373,12 +346,16 @@ def _ranked(
     for column in columns:
         scored_names = [n for n in names if n in per_question[column.key]]
         matrix = np.asarray([per_question[column.key][n] for n in scored_names], dtype=float)
-        scores[column.key], ranks[column.key], p_values[column.key] = _bootstrap(
-            matrix, column.higher_is_better, idx, level, alpha, scored_names
+        drawn = (draws or {}).get(column.key)
+        cube = np.asarray([drawn[n] for n in scored_names], dtype=float) if drawn else None
+        scores[column.key], ranks[column.key], p_values[column.key] = metric_bootstrap(
+            matrix, column.higher_is_better, idx, level, alpha, scored_names, cube, seed
         )
-    return Leaderboard(
+    board = Leaderboard(
         questions, columns, list(systems), scores, ranks, p_values, level, resamples, seed, alpha, dropped, per_question
     )
+    board.draws = dict(draws or {})
+    return board
 
 
 def build_leaderboard(
@@ -443,7 +420,9 @@ def build_leaderboard(
     if index is None and "probeval" in metrics:  # refused before any scoring: the answers give the counts
         counted_samples.check_systems(systems, questions, accept)
     load = index.load if index is not None else None
-    columns, per_question, counted = _score(targets, systems, questions, metrics, similarity, probeval, progress, load)
+    columns, per_question, counted, draws = _score(
+        targets, systems, questions, metrics, similarity, probeval, progress, load
+    )
     columns = [replace(c, signature=f"{c.signature}|{targets_label}") for c in columns] if targets_label else columns
     columns, samples_accepted, samples_notes = counted_samples.check_sample_counts(columns, counted, accept)
     board = _ranked(
@@ -456,6 +435,7 @@ def build_leaderboard(
         seed=seed,
         alpha=alpha,
         dropped=dropped,
+        draws=draws,
     )
     board.accepted, board.notes = checked.accepted, checked.notes
     counted_samples.merge_accepted(board.accepted, samples_accepted)
@@ -492,6 +472,10 @@ def leaderboard_from_dict(document: Mapping[str, Any]) -> Leaderboard:
             seed=int(document["seed"]),
             alpha=float(document["alpha"]),
             dropped=list(document["questions_dropped"]),
+            draws={
+                k: {n: [[float(v) for v in row] for row in rows] for n, rows in by.items()}
+                for k, by in document.get("per_question_draws", {}).items()
+            },
         )
         board.accepted = [str(a) for a in document.get("accepted_mismatches", [])]
         if board.accepted:
@@ -550,7 +534,7 @@ def add_systems(
                 f"{preview_ids(missing)}; rank on the common questions to leave them out"
             )
     metrics = sorted({"probeval" if c.key == PROBEVAL_KEY else "protoqa" for c in board.columns})
-    columns, per_question, counted = _score(targets, systems, questions, metrics, similarity, probeval)
+    columns, per_question, counted, draws = _score(targets, systems, questions, metrics, similarity, probeval)
     columns, board_columns, samples_accepted, samples_notes = counted_samples.check_added_counts(
         board, columns, counted, accept
     )
@@ -577,6 +561,7 @@ def add_systems(
         seed=board.seed,
         alpha=board.alpha,
         dropped=dropped,
+        draws=merged_draws(board.draws, keep, draws),
     )
     ranked.accepted, ranked.notes = checked.accepted, [*checked.notes, *samples_notes]
     counted_samples.merge_accepted(ranked.accepted, samples_accepted)

@@ -113,7 +113,7 @@ def add_leaderboard_arguments(p: argparse.ArgumentParser) -> None:
         "--cluster-seed",
         type=int_at_least(0, 2**32 - 1),
         default=0,
-        help="seed of the automatic clustering ProbEval uses for targets without human clusters (default 0)",
+        help="seed of the automatic clustering for targets without clusters, the first of the five scored (default 0)",
     )
     add_max_answers_option(p)
     add_overwrite_option(p, "replace existing --plot and --model-index files")
@@ -269,7 +269,9 @@ COMMANDS: dict[str, Subcommand] = {
             "rank several systems: intervals, paired tests, rank ranges",
             "Rank several systems on one set of questions: ProtoQA metrics and ProbEval KL with 95% bootstrap "
             "intervals (the same resampled questions for every system), Holm-corrected paired bootstrap tests "
-            "between every pair, rank ranges. Each FILE is an answers file, a predictions file, lm-eval "
+            "between every pair, rank ranges. Under a seeded automatic clustering (targets without clusters) "
+            "ProbEval's KL is the mean over five clusterings (--cluster-seed and the next four) and each resample "
+            "redraws one, so its intervals and ranks hold the seed's share (clustering_draws:5). Each FILE is an answers file, a predictions file, lm-eval "
             "--log_samples output, lighteval details or an Inspect log; the format is detected.",
             add_leaderboard_arguments,
             _run_leaderboard,

@@ -128,7 +128,9 @@ class Leaderboard:
 
     ``scores[metric][system]`` is an :class:`Interval`; ``ranks[metric][system]`` is
     ``(best, worst)`` rank; ``p_values[metric][(a, b)]`` the Holm-corrected p-value of the
-    pair; systems without a score for a metric are absent from its tables.
+    pair; systems without a score for a metric are absent from its tables. ``draws[metric][system]`` holds the
+    scores under each clustering (clusterings x questions) of a metric scored under several seeds' automatic
+    clusterings; ``per_question`` then holds their means.
     """
 
     questions: list[str]
@@ -145,6 +147,7 @@ class Leaderboard:
     per_question: dict[str, dict[str, list[float]]] = field(default_factory=dict)
     accepted: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    draws: dict[str, dict[str, list[list[float]]]] = field(default_factory=dict)
 
     @property
     def signature(self) -> str:
@@ -210,6 +213,7 @@ class Leaderboard:
         extra: dict[str, Any] = {}
         if per_question:
             extra = {"questions": list(self.questions), "per_question": self.per_question}
+            extra.update({"per_question_draws": self.draws} if self.draws else {})
         return finite_json(
             {
                 **extra,
@@ -275,7 +279,17 @@ def _legend(board: Leaderboard) -> str:
         f"mean [{board.level:.0%} bootstrap interval] (rank range); {len(board.questions)} questions, the same "
         f"{board.resamples} resamples for every system; ranks from paired bootstrap tests, Holm-corrected, "
         f"alpha {board.alpha}: systems whose ranges overlap are not significantly different. "
-        f"ProbEval KL: lower is better; ProtoQA metrics: higher is better.{accepted}"
+        f"ProbEval KL: lower is better; ProtoQA metrics: higher is better.{_draws_text(board)}{accepted}"
+    )
+
+
+def _draws_text(board: Leaderboard) -> str:
+    draws = {len(rows) for by in board.draws.values() for rows in by.values()}
+    if not draws:
+        return ""
+    return (
+        f" ProbEval KL is the mean over {max(draws)} automatic clusterings (the clustering seed and the next ones) and "
+        "each resample redraws one, so its intervals and ranks hold the seed's share."
     )
 
 

@@ -55,7 +55,10 @@ def _intro_lines(info: Mapping[str, Any], command: str) -> list[str]:
         f"answers without clusters ({automatic.get('clustering')} clustering of `{info.get('embedder')}` "
         f"embeddings, {automatic.get('matching')} matching"
         + (f", {described}" if described else "")
-        + ": ProbEval's automatic default for answers without clusters, passed explicitly).",
+        + ": ProbEval's automatic default for answers without clusters, passed explicitly). Its seeded starts "
+        "move the clusters with the seed, so each automatic KL is the mean over five clusterings (the seed and "
+        "the next four) and each resample redraws one: its interval holds the seed's share "
+        "(`clustering_draws:5` in the signature).",
         "- **ProtoQA** (higher is better): WordNet similarity, the paper's metrics; only for files whose "
         "answers are ranked.",
         "- *In targets*: the share of a file's answers (with repetition) that are also among the targets' raw "

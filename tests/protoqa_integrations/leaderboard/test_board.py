@@ -440,3 +440,43 @@ def test_the_model_index_folder_and_data_set_id_are_checked_by_the_library(tmp_p
     for bad, message in (("", "needs --dataset-type"), ("x.jsonl", "is a file name"), ("a b", "not a Hugging Face")):
         with pytest.raises(LeaderboardError, match=message):
             check_hub_id(bad)
+
+
+# ---------------------------------------------------------------- the clustering seed's share
+
+
+def _raw_pets(n: int) -> dict[str, Question]:
+    answers = {"dog": 5, "puppy": 2, "cat": 4, "kitten": 1, "goldfish": 3, "hamster": 2, "parrot": 1}
+    return {f"q{i}": Question(f"q{i}", "name a pet", (), raw_answers=answers) for i in range(n)}
+
+
+def test_a_seeded_clustering_puts_its_share_in_every_interval_and_survives_a_round_trip():
+    from cfc_probeval.probeval import ProbEval
+
+    q = _raw_pets(12)
+    one = system("one", {k: ["dog", "dog", "cat", "fish", "parrot", "hamster"] for k in q})
+    two = system("two", {k: ["cat", "kitten", "goldfish", "puppy", "rock", "dog"] for k in q})
+    three = system("three", {k: ["dog"] * 6 for k in q})
+    seeded = ProbEval("gmeans", embedder="char-ngrams", seed=5)
+    board = build_leaderboard(q, [one, two], metrics=["probeval"], probeval=seeded, resamples=200)
+    column = board.columns[0]
+    assert column.signature.endswith("|clustering_draws:5") and "clustering_draws:5" in board.signature
+    assert "mean over 5 automatic clusterings" in format_table(board)
+    drawn = board.draws["probeval_kl"]["one"]
+    assert len(drawn) == 5 and board.per_question["probeval_kl"]["one"] == pytest.approx(np.mean(drawn, axis=0))
+    assert board.scores["probeval_kl"]["one"].mean == pytest.approx(float(np.mean(drawn)))
+    document = json.loads(json.dumps(board.as_dict(per_question=True)))
+    again = leaderboard_from_dict(document)
+    assert again.scores == board.scores and again.p_values == board.p_values and again.draws == board.draws
+    from protoqa_integrations.leaderboard.board import add_systems
+
+    added = add_systems(again, q, [three], probeval=seeded)
+    assert len(added.draws["probeval_kl"]["three"]) == 5
+    whole = build_leaderboard(q, [one, two, three], metrics=["probeval"], probeval=seeded, resamples=200)
+    assert added.scores == whole.scores and added.ranks == whole.ranks
+    # Human clusters and the greedy start are scored once: nothing is drawn and nothing named.
+    greedy = ProbEval("gmeans", embedder="char-ngrams", init="greedy")
+    for setting, targets in ((greedy, q), (None, questions(12))):
+        once = build_leaderboard(targets, [one, two], metrics=["probeval"], probeval=setting, resamples=200)
+        assert not once.draws and "clustering_draws" not in once.signature
+        assert "per_question_draws" not in once.as_dict(per_question=True)
