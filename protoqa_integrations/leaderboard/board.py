@@ -387,11 +387,8 @@ def build_leaderboard(
     ``accept`` is a one-line error; accepted ones are listed in ``accepted`` (and so in every output). Every
     column's signature ends in ``targets_label`` (:func:`~cfc_probeval.clustered.clusters_label`) when given.
 
-    ``metrics``: ``protoqa`` (the paper's seven metrics under ``similarity``, for systems with ranked lists, when
-    every target has answer clusters) and/or ``probeval`` (``probeval``, by default ``ProbEval("auto")``: human
-    clusters when the targets carry them, else automatic clustering). Systems must answer the same questions
-    (else :class:`LeaderboardError` names the differences), unless ``only_common``. ``progress`` reports the
-    systems scored on stderr (:mod:`protoqa_core.progress`).
+    ``metrics``: ``protoqa`` (the paper's seven, under ``similarity``) and/or ``probeval`` (``ProbEval("auto")``
+    by default). Systems must answer the same questions unless ``only_common``; ``progress`` goes to stderr.
 
     >>> from protoqa_core.io.records import Cluster
     >>> q = {f"q{i}": Question(f"q{i}", "name a pet", (Cluster(f"q{i}.0", ("dog",), 6),)) for i in range(20)}
