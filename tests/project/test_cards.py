@@ -1,8 +1,8 @@
 """The Hub cards are short and quote the manual: every figure on a card is the figure of the page it names.
 
-A card names its sources as code spans (`docs/install.md`, `studies/reports/clusters.md`). A
-table row on a card must equal, figure for figure, a row with the same label in the source the
-text above the table names (a Markdown table row or a line of a printed table); a figure in
+A card names its sources as code spans (`docs/spec.md`, `studies/reports/clusters.md`, the project's
+`README.md`). A table row on a card must equal, figure for figure, a row with the same label in the
+source the text above the table names (a Markdown table row or a line of a printed table); a figure in
 prose must be one of the figures of the sources the card names. A figure is a number with a
 decimal point or a percent sign; code blocks and code spans hold settings and examples, and
 web addresses hold identifiers: neither is a figure, and both are left out.
@@ -24,7 +24,7 @@ CARDS = sorted(
     | set(REPO.glob("*/evaluate_modules/*/README.md"))
 )
 FIGURE = re.compile(r"(?<![\w.])(?:\d[\d,]*\.\d+%?|\d+%)(?![\w.]*\d)")
-SOURCE = re.compile(r"`((?:docs|studies/reports)/[\w./-]+\.(?:md|json))`")
+SOURCE = re.compile(r"`((?:docs|studies/reports)/[\w./-]+\.(?:md|json)|README\.md)`")
 FENCE = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.S | re.M)
 CODE_SPAN = re.compile(r"`[^`\n]*`")
 URL = re.compile(r"https?://\S+")

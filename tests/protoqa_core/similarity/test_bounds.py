@@ -153,6 +153,8 @@ def test_strings_within_the_limit_are_not_reported():
 def test_one_megabyte_answer_scores_under_every_similarity():
     answer = "dog " * 250_000
     for name in SIMILARITIES:
+        if get_similarity(name).per_question is not None:
+            continue  # scores whole questions, never a string pair: bounded by the encoder's own caps
         with collect_approximations():
             value = get_similarity(name).best("dog", [answer])
         assert 0.0 <= value <= 1.0, name
