@@ -12,8 +12,6 @@ import functools
 import re
 from pathlib import Path
 
-import pytest
-
 from protoqa_core.lazy_exports import homes
 from tests.support.packages import INSTALLED
 
@@ -49,11 +47,8 @@ def reexported(source: str) -> list[str]:
     tree = ast.parse(source)
     exported: list[str] = []
     for node in tree.body:
-        targets = (
-            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
-        )
-        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
-            assert node.value is not None
+        if any(t.id == "__all__" for t in _targets(node)):
+            assert isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None
             exported = list(ast.literal_eval(node.value))
     defined = _defined(tree.body)
     return [name for name in exported if name not in defined]
@@ -63,9 +58,25 @@ def test_every_installed_package_has_modules():
     assert {p.relative_to(REPO).parts[0] for p in MODULES} == set(INSTALLED)
 
 
-@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(REPO)))
-def test_a_module_exports_only_what_it_defines(path):
-    assert reexported(path.read_text(encoding="utf-8")) == []
+def test_a_module_exports_only_what_it_defines():
+    wrong = [
+        f"{path.relative_to(REPO)}:{_all_line(source)}: __all__ names {name}, which the module does not define"
+        for path in MODULES
+        for source in [path.read_text(encoding="utf-8")]
+        for name in reexported(source)
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def _all_line(source: str) -> int:
+    """The line of the last assignment to ``__all__`` in ``source`` (0 without one)."""
+    lines = [n.lineno for n in ast.parse(source).body if "__all__" in {t.id for t in _targets(n)}]
+    return lines[-1] if lines else 0
+
+
+def _targets(node: ast.stmt) -> list[ast.Name]:
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+    return [t for t in targets if isinstance(t, ast.Name)]
 
 
 def test_the_check_sees_imports_star_chains_and_conditional_definitions():
@@ -134,9 +145,9 @@ CALLERS = sorted(
 )
 
 
-@pytest.mark.parametrize("path", CALLERS, ids=lambda p: str(p.relative_to(REPO)))
-def test_callers_import_a_name_from_where_it_is_defined(path):
-    assert _through_a_sibling(path) == []
+def test_callers_import_a_name_from_where_it_is_defined():
+    wrong = [f"{path.relative_to(REPO)}:{found}" for path in CALLERS for found in _through_a_sibling(path)]
+    assert not wrong, "\n".join(wrong)
 
 
 def _private_names_taken(path: Path, source: str | None = None) -> list[str]:
@@ -174,9 +185,9 @@ def _private_names_taken(path: Path, source: str | None = None) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(REPO)))
-def test_private_names_stay_inside_their_module(path):
-    assert _private_names_taken(path) == []
+def test_private_names_stay_inside_their_module():
+    wrong = [f"{path.relative_to(REPO)}:{found}" for path in MODULES for found in _private_names_taken(path)]
+    assert not wrong, "\n".join(wrong)
 
 
 def test_the_private_name_check_sees_imports_and_attributes():
