@@ -14,6 +14,7 @@ import pytest
 from cfc_probeval import evaluate_module_path, evaluate_probeval, read_samples, read_targets
 from cfc_probeval.cli import main
 from cfc_probeval.clustering import XMeansClusterer
+from tests.support.compare_files import compare_files
 
 REPO = Path(__file__).resolve().parents[2]
 SETTINGS = {  # fast settings: the data's clusters, and HAC over dependency-free embeddings
@@ -255,36 +256,8 @@ def test_compare_two_systems_with_paired_bootstrap(capsys):
     )
 
 
-def _small_files(tmp_path):
-    targets = tmp_path / "t.jsonl"
-    targets.write_text(
-        "".join(
-            json.dumps(
-                {
-                    "metadata": {"id": f"q{i}"},
-                    "question": {"normalized": "name a pet"},
-                    "answers": {
-                        "clusters": {
-                            f"q{i}.0": {"count": 6, "answers": ["dog"]},
-                            f"q{i}.1": {"count": 4, "answers": ["cat"]},
-                        },
-                        "raw": {"dog": 6, "cat": 4},
-                    },
-                }
-            )
-            + "\n"
-            for i in range(12)
-        )
-    )
-    good = tmp_path / "good.json"
-    good.write_text(json.dumps({f"q{i}": ["dog", "cat"] * 5 for i in range(12)}))
-    bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps({**{f"q{i}": ["car"] * 10 for i in range(12)}, "zz": ["dog"]}))
-    return targets, good, bad
-
-
 def test_probeval_compare_sub_command(tmp_path, capsys):
-    targets, good, bad = _small_files(tmp_path)
+    targets, good, bad = compare_files(tmp_path)
     assert main(["compare", str(targets), str(good), str(bad), "--clustering", "human"]) == 2
     assert f"{bad}, line 1, question 'zz': predictions for 1 question id(s)" in capsys.readouterr().err
     assert (
@@ -309,7 +282,7 @@ def test_probeval_compare_sub_command(tmp_path, capsys):
 
 
 def test_the_clustering_seed_and_the_bootstrap_seed_are_two_options(tmp_path, capsys):
-    targets, good, bad = _small_files(tmp_path)
+    targets, good, bad = compare_files(tmp_path)
     clustering = ["--clustering", "xmeans", "--embedder", "char-ngrams"]
     status, out, err = run_cli(
         capsys, "compare", targets, good, bad, *clustering, "--ignore-unknown", "--resamples", "50", "--json",

@@ -17,6 +17,7 @@ from protoqa_core.similarity import ApproximationWarning
 from protoqa_metric import ProtoQA, evaluate_predictions, score_question, scoring
 from protoqa_metric import cli as metric_cli
 from protoqa_metric import metric as metric_module
+from tests.support.compare_files import compare_files
 from tests.support.spec_reference import reference_question_score, reference_wup_similarity
 
 
@@ -117,36 +118,8 @@ def test_protoqa_repr_names_the_configuration():
 # --- command lines -----------------------------------------------------------------------------
 
 
-def _small_files(tmp_path):
-    targets = tmp_path / "t.jsonl"
-    targets.write_text(
-        "".join(
-            json.dumps(
-                {
-                    "metadata": {"id": f"q{i}"},
-                    "question": {"normalized": "name a pet"},
-                    "answers": {
-                        "clusters": {
-                            f"q{i}.0": {"count": 6, "answers": ["dog"]},
-                            f"q{i}.1": {"count": 4, "answers": ["cat"]},
-                        },
-                        "raw": {"dog": 6, "cat": 4},
-                    },
-                }
-            )
-            + "\n"
-            for i in range(12)
-        )
-    )
-    good = tmp_path / "good.json"
-    good.write_text(json.dumps({f"q{i}": ["dog", "cat"] * 5 for i in range(12)}))
-    bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps({**{f"q{i}": ["car"] * 10 for i in range(12)}, "zz": ["dog"]}))
-    return targets, good, bad
-
-
 def test_protoqa_eval_compare_sub_command(tmp_path, capsys):
-    targets, good, bad = _small_files(tmp_path)
+    targets, good, bad = compare_files(tmp_path)
     assert metric_cli.main(["compare", str(targets), str(good), str(bad), "--similarity", "exact_match"]) == 2
     assert f"{bad}, line 1, question 'zz': predictions for 1 question id(s)" in capsys.readouterr().err
     assert (

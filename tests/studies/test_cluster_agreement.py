@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from studies.validation.partitions import adjusted_rand, blanc, contingency, v_measure
+from tests.support.selection_audit import audited_selection
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -123,48 +124,22 @@ def test_documents_state_the_cluster_claims_of_the_committed_report():
         )
 
 
-AUDIT_SCRIPT = r"""
-import os, sys
-opened = []
-
-def hook(event, args):
-    if event == "open" and args and isinstance(args[0], (str, bytes, os.PathLike)):
-        path = os.fsdecode(args[0]).replace(os.sep, "/")
-        if "/cfc/test." in path:
-            opened.append(path)
-            raise PermissionError(f"the selection opened a CFC test file: {path}")
-
-sys.addaudithook(hook)
+_SELECTION = r"""
 from studies.validation.cluster_agreement import dev_report, select_on_dev
 
 choice = select_on_dev(sys.argv[1], num_questions=2, seeds=[0], resamples=20)
 report = dev_report(choice)
 print("chosen:", report["chosen"])
 print("criteria:", ",".join(sorted(report["criteria"])))
-print("test files opened by the selection:", len(opened))
-try:
-    open(os.path.join(sys.argv[1], "cfc", "test.targets.jsonl")).close()
-except PermissionError:
-    print("hook active")
 """
 
 
 @pytest.mark.slow
 def test_cluster_selection_opens_no_cfc_test_file(shared_data, tmp_path):
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
-    done = subprocess.run(
-        [sys.executable, "-c", AUDIT_SCRIPT, str(shared_data)],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert "test files opened by the selection: 0" in done.stdout
-    assert "chosen: " in done.stdout and "hook active" in done.stdout
+    stdout = audited_selection(_SELECTION, shared_data, tmp_path)
+    assert "chosen: " in stdout
     criteria = {f"{c}:{d}" for c in ("answer_sets", "blanc", "panel", "pools") for d in ("cfc_dev", "protoqa_dev")}
-    assert f"criteria: {','.join(sorted(criteria))}" in done.stdout
+    assert f"criteria: {','.join(sorted(criteria))}" in stdout
 
 
 @pytest.mark.slow

@@ -39,6 +39,7 @@ from studies.validation.study import (
     mean_spearman,
     run_study,
 )
+from tests.support.selection_audit import audited_selection
 
 SAMPLING_KEYS = {"centered", "missing_answers", "wrong_ranking", "wrong_score"}
 
@@ -651,50 +652,18 @@ def test_folds_and_bootstrap_are_seeded():
 
 # --- the levers are chosen on dev data only -------------------------------------------------------------
 
-AUDIT_SCRIPT = r"""
-import os, sys
-opened = []
-
-def hook(event, args):
-    if event == "open" and args and isinstance(args[0], (str, bytes, os.PathLike)):
-        path = os.fsdecode(args[0]).replace(os.sep, "/")
-        if "/cfc/test." in path:
-            opened.append(path)
-            raise PermissionError(f"the selection opened a CFC test file: {path}")
-
-sys.addaudithook(hook)
+_SELECTION = r"""
 from studies.validation.system_study import select_levers
 from studies.validation.systems import lever_grids
 
 levers = {name: grid[:3] for name, grid in lever_grids(0.6, ["char-ngrams"]).items()}
 picked = select_levers(sys.argv[1], levers, num_questions=2)
 print("chosen:", picked["choices"]["grid"].label)
-print("test files opened by the selection:", len(opened))
-try:  # the hook does catch a test file
-    open(os.path.join(sys.argv[1], "cfc", "test.targets.jsonl")).close()
-except PermissionError:
-    print("hook active")
 """
 
 
 def test_lever_selection_opens_no_cfc_test_file(shared_data, tmp_path):
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[2]
-    env = {**__import__("os").environ, "PYTHONPATH": str(root), "HF_HUB_OFFLINE": "1"}
-    done = subprocess.run(
-        [sys.executable, "-c", AUDIT_SCRIPT, str(shared_data)],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert "test files opened by the selection: 0" in done.stdout
-    assert "chosen: " in done.stdout and "hook active" in done.stdout
+    assert "chosen: " in audited_selection(_SELECTION, shared_data, tmp_path)
 
 
 def test_dev_pools_are_distinct_answers_of_dev_questions_only(shared_data):

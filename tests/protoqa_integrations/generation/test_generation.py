@@ -8,11 +8,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
+from tests.support.generation_commands import generate_cmd
 from tests.support.lazy import lazy_import, require
+from tests.support.paths import DATA, PROTOQA_DEV, needs_data
 
 torch = lazy_import("torch")
 transformers = lazy_import("transformers")
@@ -27,11 +28,6 @@ from protoqa_integrations.generation.sampling import sample_prompts  # noqa: E40
 from protoqa_integrations.generation.settings import GenerationError, SamplingConfig, answer_from_text  # noqa: E402
 from tests.support.offline import offline_env  # noqa: E402
 from tests.support.tiny_lm import build_tiny_gpt2  # noqa: E402
-
-REPO = Path(__file__).resolve().parents[3]
-DATA = REPO.parent / "shared" / "data"
-DEV = DATA / "protoqa" / "dev.crowdsourced.jsonl"
-needs_data = pytest.mark.skipif(not DEV.is_file(), reason=f"shared ProtoQA data not found under {DATA}")
 
 
 def run(args, cwd, env, timeout=900):
@@ -172,24 +168,6 @@ def test_answers_document_counts_empty_samples_and_skipped_questions(dev3):
 # ---------------------------------------------------------------- the command line, in new processes
 
 
-def generate_cmd(model_dir, output, *extra):
-    return [
-        sys.executable,
-        "-m",
-        "protoqa_integrations",
-        "generate",
-        str(model_dir),
-        "-o",
-        str(output),
-        "--data-dir",
-        str(DATA),
-        "--device",
-        "cpu",
-        "--no-progress",
-        *extra,
-    ]
-
-
 @pytest.mark.slow
 @needs_data
 def test_generate_and_score_offline_print_scores(dev3_gpt2, tmp_path):
@@ -225,7 +203,7 @@ def test_generate_and_score_offline_print_scores(dev3_gpt2, tmp_path):
             sys.executable,
             "-m",
             "protoqa_metric",
-            str(DEV),
+            str(PROTOQA_DEV),
             str(answers),
             "--only-predicted",
             "--json",
@@ -241,7 +219,7 @@ def test_generate_and_score_offline_print_scores(dev3_gpt2, tmp_path):
             sys.executable,
             "-m",
             "cfc_probeval",
-            str(DEV),
+            str(PROTOQA_DEV),
             str(answers),
             "--clustering",
             "human",

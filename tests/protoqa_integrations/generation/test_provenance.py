@@ -19,12 +19,9 @@ from protoqa_integrations.generation.provenance import (
     targets_data,
 )
 from tests.support.leaderboard_files import protoqa_eval
+from tests.support.paths import CFC_DEV, PROTOQA_DEV, needs_data
 
-REPO = Path(__file__).resolve().parents[3]
-DATA = REPO.parent / "shared" / "data"
-PROTOQA_DEV = DATA / "protoqa" / "dev.crowdsourced.jsonl"
-CFC_DEV = DATA / "cfc" / "dev.targets.jsonl"
-pytestmark = pytest.mark.skipif(not PROTOQA_DEV.is_file(), reason=f"shared data not found under {DATA}")
+pytestmark = needs_data
 FAST = ("--metrics", "protoqa", "--similarity", "exact_match", "--resamples", "50")
 SECRETS = ("hunter2", "sk-live-0123456789abcdef", "bearer-9f8e7d", "pw-in-args")
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import math
-from pathlib import Path
 
 import pytest
 
@@ -25,9 +24,7 @@ from protoqa_integrations.harnesses.task_functions import (
     question_from_doc,
 )
 from protoqa_metric.metric_set import PAPER_METRICS
-
-REPO = Path(__file__).resolve().parents[3]
-DATA = REPO.parent / "shared" / "data"
+from tests.support.paths import DATA
 
 DOC = {
     "id": "q1",

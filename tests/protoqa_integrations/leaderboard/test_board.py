@@ -27,17 +27,13 @@ from protoqa_integrations.leaderboard.report import (
 )
 from tests.support.leaderboard_files import FAST, protoqa_eval, write_small_files
 from tests.support.offline import offline_env
+from tests.support.paths import CFC_TEST, DATA, PROTOQA_DEV, needs_data
 
-REPO = Path(__file__).resolve().parents[3]
-DATA = REPO.parent / "shared" / "data"
-CFC_TEST = DATA / "cfc" / "test.targets.jsonl"
-PROTOQA_DEV = DATA / "protoqa" / "dev.crowdsourced.jsonl"
 CFC_MODELS = [
     f"{model}.{setting}"
     for model in ("gpt2-large", "gpt2-xl", "protoqa-ft", "gpt2-large-ft")
     for setting in ("zeroshot", "oneshot")
 ]
-needs_data = pytest.mark.skipif(not CFC_TEST.is_file(), reason=f"shared data not found under {DATA}")
 
 
 def questions(n: int) -> dict[str, Question]:

@@ -11,7 +11,6 @@ import doctest
 import importlib
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -26,11 +25,8 @@ from protoqa_integrations.generation.engines import (
 from protoqa_integrations.generation.engines.base import answers_of, request_seed
 from protoqa_integrations.generation.prompts import answer_from_reply, cfc_chat_messages, protoqa_chat_messages
 from protoqa_integrations.generation.settings import PromptSamples, SamplingConfig
+from tests.support.paths import REPO
 
-REPO = Path(__file__).resolve().parents[4]
-DATA = REPO.parent / "shared" / "data"
-DEV = DATA / "protoqa" / "dev.crowdsourced.jsonl"
-needs_data = pytest.mark.skipif(not DEV.is_file(), reason=f"shared ProtoQA data not found under {DATA}")
 KEY = "sk-test-secret-0123456789"
 
 

@@ -6,12 +6,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[4]
-DATA = REPO.parent / "shared" / "data"
+from tests.support.paths import DATA, REPO
 
 
 @pytest.mark.slow

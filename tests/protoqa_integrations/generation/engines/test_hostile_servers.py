@@ -27,11 +27,9 @@ from tests.support.hostile_server import (
     generate_command,
     lm_eval_chat_command,
 )
+from tests.support.paths import DATA, REPO, needs_data
 
-REPO = Path(__file__).resolve().parents[4]
-DATA = REPO.parent / "shared" / "data"
-DEV = DATA / "protoqa" / "dev.crowdsourced.jsonl"
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(not DEV.is_file(), reason=f"no ProtoQA data under {DATA}")]
+pytestmark = [pytest.mark.slow, needs_data]
 SECRETS = ("hunter2", "s3cr3t-query-key", "tok-9f8e7d")
 
 

@@ -15,12 +15,7 @@ from protoqa_integrations.harnesses.lighteval_tasks.utils import (
     write_parquet_copy,
 )
 from protoqa_integrations.harnesses.metric_names import HIGHER_IS_BETTER, METRIC_NAMES
-
-REPO = Path(__file__).resolve().parents[4]
-DATA = REPO.parent / "shared" / "data"
-needs_data = pytest.mark.skipif(
-    not (DATA / "protoqa" / "dev.crowdsourced.jsonl").is_file(), reason=f"shared ProtoQA data not found under {DATA}"
-)
+from tests.support.paths import DATA, needs_data
 
 
 def test_metric_names_are_those_the_scores_carry():

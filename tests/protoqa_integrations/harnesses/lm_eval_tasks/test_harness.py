@@ -10,11 +10,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
+from tests.support.generation_commands import generate_cmd
 from tests.support.lazy import lazy_import, require
+from tests.support.paths import DATA, needs_data
 
 torch = lazy_import("torch")
 transformers = lazy_import("transformers")
@@ -27,10 +28,6 @@ from protoqa_integrations.harnesses.metric_names import METRIC_NAMES, SCORE_NAME
 from tests.support.harnesses import lm_eval_python  # noqa: E402
 from tests.support.offline import offline_env  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[4]
-DATA = REPO.parent / "shared" / "data"
-DEV = DATA / "protoqa" / "dev.crowdsourced.jsonl"
-needs_data = pytest.mark.skipif(not DEV.is_file(), reason=f"shared ProtoQA data not found under {DATA}")
 EQUAL_SETTINGS = {"num_samples": 12, "batch_size": 8, "seed": 7}
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -39,24 +36,6 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 def run(args, cwd, env, timeout=900):
     result = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
     return result
-
-
-def generate_cmd(model_dir, output, *extra):
-    return [
-        sys.executable,
-        "-m",
-        "protoqa_integrations",
-        "generate",
-        str(model_dir),
-        "-o",
-        str(output),
-        "--data-dir",
-        str(DATA),
-        "--device",
-        "cpu",
-        "--no-progress",
-        *extra,
-    ]
 
 
 @pytest.mark.slow
