@@ -13,28 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from protoqa_core.io.records import Cluster, Question
+from protoqa_core.io.records import Question
 from protoqa_core.similarity.roberta import RobertaSimilarity
 from protoqa_metric import ProtoQA
-from tests.support.lazy import require
+from tests.support.tiny_roberta import pet_question, require_roberta
 
-require("torch")
-require("transformers")
-require("tokenizers")
+require_roberta()
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def pet_question(raw=None) -> Question:
-    clusters = (Cluster("q.0", ("dog", "puppy"), 6), Cluster("q.1", ("cat", "kitten"), 4))
-    return Question(
-        "q",
-        "name a pet",
-        clusters,
-        raw_answers=raw if raw is not None else {"dog": 5, "puppy": 1, "cat": 3, "kitten": 1},
-    )
 
 
 def test_the_metric_signs_with_the_similarity_label_and_counts(tiny_roberta):

@@ -1,8 +1,34 @@
-"""A tiny random RoBERTa for tests, built offline: the encoder of the ``roberta`` similarity's tests."""
+"""A tiny random RoBERTa for tests, built offline: the encoder of the ``roberta`` similarity's tests, the
+libraries it needs, and the question they score."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Optional
+
+from protoqa_core.io.records import Cluster, Question
+from tests.support.lazy import require
+
+
+def require_roberta() -> None:
+    """Skip the calling test module unless torch, transformers and tokenizers are installed (none is imported)."""
+    for name in ("torch", "transformers", "tokenizers"):
+        require(name)
+
+
+def pet_question(raw: Optional[dict[str, int]] = None) -> Question:
+    """ "name a pet": dog or puppy (6), cat or kitten (4), with ``raw`` answer counts (by default 5, 1, 3 and 1).
+
+    >>> [c.answers for c in pet_question().clusters]
+    [('dog', 'puppy'), ('cat', 'kitten')]
+    """
+    clusters = (Cluster("q.0", ("dog", "puppy"), 6), Cluster("q.1", ("cat", "kitten"), 4))
+    return Question(
+        "q",
+        "name a pet",
+        clusters,
+        raw_answers=raw if raw is not None else {"dog": 5, "puppy": 1, "cat": 3, "kitten": 1},
+    )
 
 
 def _byte_alphabet() -> list[str]:

@@ -13,13 +13,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.support.lazy import lazy_import, require
+from tests.support.lazy import lazy_import
+from tests.support.tiny_roberta import pet_question, require_roberta
 
 torch = lazy_import("torch")
 transformers = lazy_import("transformers")
-require("tokenizers")
+require_roberta()
 
-from protoqa_core.io.records import Cluster, Question  # noqa: E402
+from protoqa_core.io.records import Question  # noqa: E402
 from protoqa_core.similarity.embedding import (  # noqa: E402
     ContextEncoder,
     ModelLocation,
@@ -42,16 +43,6 @@ REPO = Path(__file__).resolve().parents[3]
 @pytest.fixture(scope="module")
 def tiny(tiny_roberta) -> str:
     return tiny_roberta
-
-
-def pet_question(raw=None) -> Question:
-    clusters = (Cluster("q.0", ("dog", "puppy"), 6), Cluster("q.1", ("cat", "kitten"), 4))
-    return Question(
-        "q",
-        "name a pet",
-        clusters,
-        raw_answers=raw if raw is not None else {"dog": 5, "puppy": 1, "cat": 3, "kitten": 1},
-    )
 
 
 def test_answer_vectors_average_the_answer_tokens_only(tiny):
