@@ -5,8 +5,6 @@ from __future__ import annotations
 import csv
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +13,7 @@ from cfc_probeval import evaluate_module_path, evaluate_probeval, read_samples, 
 from cfc_probeval.cli import main
 from cfc_probeval.clustering import XMeansClusterer
 from tests.support.compare_files import compare_files
+from tests.support.processes import run_python
 
 REPO = Path(__file__).resolve().parents[2]
 SETTINGS = {  # fast settings: the data's clusters, and HAC over dependency-free embeddings
@@ -198,9 +197,8 @@ def test_python_m_runs_the_same_command_deterministically_across_hash_seeds(cfc,
     outputs = []
     for seed in ("1", "2"):
         env = {**os.environ, "PYTHONHASHSEED": seed, "HF_HUB_OFFLINE": "1"}
-        done = subprocess.run(
+        done = run_python(
             [
-                sys.executable,
                 "-m",
                 "cfc_probeval",
                 str(cfc / "dev.targets.jsonl"),
@@ -212,10 +210,8 @@ def test_python_m_runs_the_same_command_deterministically_across_hash_seeds(cfc,
                 "--only-predicted",
                 "--json",
             ],
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=tmp_path,
+            tmp_path,
+            env,
             timeout=300,
         )
         assert done.returncode == 0, done.stderr

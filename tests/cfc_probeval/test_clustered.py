@@ -5,8 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
@@ -19,6 +17,7 @@ from cfc_probeval.clustered import (
 )
 from protoqa_core.io.files import DataFormatError
 from protoqa_core.io.readers import CLUSTERS_PROVENANCE_KEY
+from tests.support.processes import run_python
 
 
 def _raw_targets(source, path, questions):
@@ -33,14 +32,7 @@ def _raw_targets(source, path, questions):
 
 def _probeval(*argv, cwd):
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    done = subprocess.run(
-        [sys.executable, "-m", "cfc_probeval", *map(str, argv)],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        timeout=600,
-    )
+    done = run_python(["-m", "cfc_probeval", *map(str, argv)], cwd, env, timeout=600)
     return done
 
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import warnings
 from pathlib import Path
 
@@ -15,6 +13,7 @@ from threadpoolctl import threadpool_limits
 
 from cfc_probeval.kmeans import greedy_centers, kmeans, lloyd_step, one_thread
 from tests.support.lazy import lazy_import
+from tests.support.processes import run_python
 
 sklearn_cluster = lazy_import("sklearn.cluster")
 REPO = Path(__file__).resolve().parents[2]
@@ -91,7 +90,7 @@ def test_clustering_imports_no_scikit_learn(tmp_path):
         "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'sklearn')))\n"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True)
+    done = run_python(["-c", code], tmp_path, env)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == []
 

@@ -9,8 +9,6 @@ the public entry points (``evaluate_probeval``, ``make_clusterer``, ``make_match
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -35,14 +33,13 @@ from cfc_probeval.embedders import (
     get_embedder,
 )
 from cfc_probeval.matching import CosineMatcher, GPMatcher, WordNetMatcher
+from tests.support.processes import run_python
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def run_python(code: str) -> list[str]:
-    done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)], cwd=REPO, capture_output=True, text=True, timeout=300
-    )
+def printed_lines(code: str) -> list[str]:
+    done = run_python(["-c", textwrap.dedent(code)], REPO, timeout=300)
     assert done.returncode == 0, done.stderr
     return done.stdout.splitlines()
 
@@ -99,7 +96,7 @@ def test_embedder_specs_are_read_through_the_families():
 
 
 def test_a_new_clustering_and_matching_are_their_class_and_one_line():
-    out = run_python(
+    out = printed_lines(
         """
         import numpy as np
         from cfc_probeval import CLUSTERINGS, MATCHINGS, Clusterer, Matcher, ProbEval, evaluate_probeval
@@ -147,7 +144,7 @@ def test_a_new_clustering_and_matching_are_their_class_and_one_line():
 
 
 def test_a_new_embedder_family_is_its_class_and_one_line():
-    out = run_python(
+    out = printed_lines(
         """
         from cfc_probeval import EMBEDDERS, CharNgramEmbedder, get_embedder
 
@@ -166,7 +163,7 @@ def test_a_new_embedder_family_is_its_class_and_one_line():
 
 
 def test_the_registries_import_a_plugin_only_when_it_is_asked_for():
-    out = run_python(
+    out = printed_lines(
         """
         import sys
         from cfc_probeval import CLUSTERINGS, EMBEDDERS, MATCHINGS
@@ -217,7 +214,7 @@ def test_a_new_clustering_option_is_one_declaration_and_every_surface_takes_it(t
     )
     samples = tmp_path / "s.json"
     samples.write_text('{"q1": ["dog", "dog", "cat", "fish"]}')
-    out = run_python(
+    out = printed_lines(
         SIZED
         + f"""
 import contextlib, io, json

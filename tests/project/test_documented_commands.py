@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.offline import offline_env
+from tests.support.processes import run_python
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared"
@@ -208,9 +209,7 @@ def test_the_main_job_prints_the_readmes_table(page, tmp_path):
     setup, main_job = block.text.strip().split(" && ")
     assert setup == "bash scripts/setup.sh" and main_job == ".venv/bin/python -m studies.paper_example"
     # studies/ runs from the checkout; its .venv is this interpreter's
-    done = subprocess.run(
-        [sys.executable, "-m", "studies.paper_example"], cwd=REPO, env=_env(tmp_path), capture_output=True, text=True
-    )
+    done = run_python(["-m", "studies.paper_example"], REPO, _env(tmp_path))
     assert done.returncode == 0, done.stderr[-2000:]
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     shown = re.search(r"Its output:\n\n```\n(.*?)```", readme, re.DOTALL)

@@ -10,11 +10,11 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support.processes import run_python
 
 # Found, not imported: the modules run in a new process, and importing evaluate here costs seconds.
 # One process loads both modules and runs every case (tens of seconds): slow.
@@ -73,7 +73,7 @@ print(json.dumps(out))
 def outcomes(tmp_path_factory) -> dict:
     cwd = tmp_path_factory.mktemp("outside")
     env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", "HF_MODULES_CACHE": str(cwd / "modules")}
-    done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, cwd=cwd, env=env, timeout=300)
+    done = run_python(["-c", SCRIPT], cwd, env, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.splitlines()[-1])
 

@@ -8,6 +8,7 @@ import pytest
 import cfc_probeval
 import protoqa_metric
 from tests.support.lazy import lazy_import
+from tests.support.processes import run_python
 
 evaluate = lazy_import("evaluate")
 
@@ -53,18 +54,11 @@ for path, config in ((protoqa_metric.evaluate_module_path(), "exact_match"), (cf
 
 @pytest.mark.slow
 def test_predictions_nested_100000_deep_are_a_data_format_error(tmp_path):
-    import subprocess
-    import sys
 
     from tests.support.offline import offline_env
 
-    result = subprocess.run(
-        [sys.executable, "-c", DEEP_PREDICTIONS],
-        cwd=tmp_path,
-        env=offline_env(HF_MODULES_CACHE=str(tmp_path / "modules")),
-        capture_output=True,
-        text=True,
-        timeout=600,
+    result = run_python(
+        ["-c", DEEP_PREDICTIONS], tmp_path, offline_env(HF_MODULES_CACHE=str(tmp_path / "modules")), timeout=600
     )
     assert result.returncode == 0, result.stderr[-3000:]
     lines = result.stdout.strip().splitlines()

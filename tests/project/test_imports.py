@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.processes import run_python
+
 REPO = Path(__file__).resolve().parents[2]
 HEAVY = (
     "nltk",
@@ -35,9 +37,7 @@ def _loaded(tmp_path: Path, code: str) -> list[str]:
     report = tmp_path / "modules.json"
     script = f"{code}\nimport json, sys\nopen({str(report)!r}, 'w').write(json.dumps(sorted(sys.modules)))\n"
     env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""), "HF_HUB_OFFLINE": "1"}
-    done = subprocess.run(
-        [sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
-    )
+    done = run_python(["-c", script], tmp_path, env, timeout=300)
     assert done.returncode == 0, done.stderr
     modules = json.loads(report.read_text())
     return [m for m in modules if m in HEAVY]
@@ -94,9 +94,7 @@ def _modules_after(tmp_path: Path, code: str) -> set[str]:
     report = tmp_path / "all-modules.json"
     script = f"{code}\nimport json, sys\nopen({str(report)!r}, 'w').write(json.dumps(sorted(sys.modules)))\n"
     env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""), "HF_HUB_OFFLINE": "1"}
-    done = subprocess.run(
-        [sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
-    )
+    done = run_python(["-c", script], tmp_path, env, timeout=300)
     assert done.returncode == 0, done.stderr
     return set(json.loads(report.read_text()))
 

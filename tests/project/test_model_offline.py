@@ -6,15 +6,13 @@ Each case is a new process outside the checkout, with an empty Hub cache: offlin
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.support.apps import free_port
+from tests.support.processes import python_json
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -60,16 +58,7 @@ def test_a_missing_model_fails_at_once_without_the_hub(tmp_path, setting, reason
     }
     env.update({k: v.format(port=free_port()) for k, v in setting.items()})
     env.update(PYTHONPATH=str(REPO), HF_HOME=str(tmp_path / "hf"), PROTOQA_SPACE_TMP=str(tmp_path / "space"))
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT, str(REPO / "space")],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env=env,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    result = json.loads(done.stdout.splitlines()[-1])
+    result = python_json(["-c", SCRIPT, str(REPO / "space")], tmp_path, env, timeout=120)
     assert result["outcome"].startswith("cannot load the model 'gpt2': it is not in the local cache and "), result
     assert reason in result["outcome"]
     assert not result["torch_imported"]  # failed before the heavy imports

@@ -6,11 +6,10 @@ each given as the data's normalized text and as originally written (capitals inc
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 from pathlib import Path
+
+from tests.support.processes import python_json
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -42,16 +41,7 @@ print(json.dumps(rows))
 
 def test_every_surface_builds_the_same_prompt(tmp_path, shared_data):
     env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1"}
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT, str(shared_data), str(REPO / "space")],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env=env,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    rows = json.loads(done.stdout.splitlines()[-1])
+    rows = python_json(["-c", SCRIPT, str(shared_data), str(REPO / "space")], tmp_path, env, timeout=300)
     assert len(rows) > 100
     for row in rows:
         assert len(set(row)) == 1, row

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.processes import run_python
+
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO.parent / "shared" / "data"
 CFC = DATA / "cfc"
@@ -48,13 +50,11 @@ print(json.dumps({"status": status, "opens": counts}), file=sys.stderr)
 
 def opens(tmp_path: Path, module: str, *args: object, files: list[Path]) -> dict[str, int]:
     """Opens of each of ``files`` by ``python -m module args...``, run from ``tmp_path``."""
-    done = subprocess.run(
-        [sys.executable, "-c", _COUNTING, json.dumps([str(f) for f in files]), module, *map(str, args)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
+    done = run_python(
+        ["-c", _COUNTING, json.dumps([str(f) for f in files]), module, *map(str, args)],
+        tmp_path,
+        {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", "HOME": str(Path.home())},
         timeout=600,
-        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", "HOME": str(Path.home())},
     )
     report = json.loads(done.stderr.strip().splitlines()[-1])
     assert report["status"] in (0, None), done.stderr[-2000:]

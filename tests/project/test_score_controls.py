@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import pytest
 
 from tests.support.controls import CONTROLS, REFUSED, control_samples, data_sets, write_controls
 from tests.support.offline import offline_env
+from tests.support.processes import run_python
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO.parent / "shared" / "data"
@@ -27,9 +27,7 @@ SETS = data_sets(DATA)
 
 
 def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, *args], cwd=cwd, env=offline_env(), capture_output=True, text=True, timeout=900
-    )
+    return run_python([*args], cwd, offline_env(), timeout=900)
 
 
 def _python(code: str, cwd: Path) -> dict:

@@ -27,6 +27,7 @@ import pytest
 from protoqa_core.citations import PROBEVAL_CITATION, PROTOQA_CITATION
 from tests.support.harnesses import lighteval_python
 from tests.support.offline import offline_env
+from tests.support.processes import run_python
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO.parent / "shared" / "data"
@@ -122,12 +123,10 @@ def test_lm_eval_own_task_tests_and_a_tiny_run_in_a_checkout(tmp_path, dev3_gpt2
     changed.write_text(" ".join(f"lm_eval/tasks/protoqa/{p.name}" for p in sorted(TASK_FOLDER.glob("*.yaml"))))
     env = offline_env(PROTOQA_DATA_DIR=str(DATA))
     env["PYTHONPATH"] = os.pathsep.join([str(copy), env["PYTHONPATH"]])
-    tests = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_tasks.py", "-k", "TestNewTasks"],
-        cwd=copy,
-        env=env,
-        capture_output=True,
-        text=True,
+    tests = run_python(
+        ["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_tasks.py", "-k", "TestNewTasks"],
+        copy,
+        env,
         timeout=1200,
     )
     assert tests.returncode == 0, tests.stdout[-3000:]

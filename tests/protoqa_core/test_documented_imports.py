@@ -10,10 +10,11 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support.processes import run_python
 
 REPO = Path(__file__).resolve().parents[2]
 DOCUMENTS = sorted(
@@ -83,9 +84,7 @@ def _resolve(dotted):
 
 def _run(code: str, tmp_path: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1"}
-    return subprocess.run(
-        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
-    )
+    return run_python(["-c", code], tmp_path, env, timeout=120)
 
 
 def test_the_documentation_shows_imports_of_the_core():

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 from protoqa_core.install import install_command
+from tests.support.processes import run_python
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -36,7 +35,7 @@ def test_run_from_the_checkout_without_an_installation_it_names_the_checkout(tmp
         "from protoqa_core.install import install_command\n"
         "print(install_command('plots'))\n"
     )
-    done = subprocess.run([sys.executable, "-S", "-c", script], cwd=tmp_path, capture_output=True, text=True)
+    done = run_python(["-S", "-c", script], tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == f"pip install -e '{REPO}[plots]'"
     assert "\n" not in done.stdout.strip()

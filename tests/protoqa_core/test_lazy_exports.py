@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import types
 from pathlib import Path
 
 import pytest
 
 from protoqa_core.lazy_exports import homes, lazy_exports
+from tests.support.processes import run_python
 
 REPO = Path(__file__).resolve().parents[2]
 FACE = (
@@ -36,9 +35,7 @@ def _face(tmp_path):
 def _run(tmp_path, code):
     # A new process: whether a module is loaded must not depend on what other tests imported.
     env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    done = subprocess.run(
-        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
-    )
+    done = run_python(["-c", code], tmp_path, env, timeout=120)
     assert done.returncode == 0, done.stderr
     return done.stdout.split()
 

@@ -13,24 +13,14 @@ from pathlib import Path
 import pytest
 
 from protoqa_metric.cli import main
+from tests.support.metric_names import STANDARD_NAMES
+from tests.support.processes import python_json
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO.parent / "shared" / "data"
 TARGETS = DATA / "protoqa" / "dev.crowdsourced.jsonl"
 
-KEYS = {
-    "max_answers@1",
-    "max_answers@3",
-    "max_answers@5",
-    "max_answers@10",
-    "max_answers@all",
-    "max_incorrect@1",
-    "max_incorrect@3",
-    "max_incorrect@5",
-    "max_incorrect@all",
-    "set_intersection",
-    "signature",
-}
+KEYS = {*STANDARD_NAMES, "signature"}
 
 
 @pytest.fixture
@@ -228,26 +218,8 @@ def test_spellings_of_one_answer_match_in_a_new_process(tmp_path, similarity):
         json.dumps({qid: [prediction] for qid, (_, prediction) in pairs.items()}, ensure_ascii=False), encoding="utf-8"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "protoqa_metric",
-            "targets.jsonl",
-            "predictions.json",
-            "--similarity",
-            similarity,
-            "--json",
-            "--no-progress",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env=env,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    result = json.loads(done.stdout.splitlines()[-1])
+    command = ["-m", "protoqa_metric", "targets.jsonl", "predictions.json", "--similarity", similarity, "--json"]
+    result = python_json([*command, "--no-progress"], tmp_path, env, timeout=120)
     scores = result.get("scores", result)
     assert scores["max_answers@1"] == 1.0, result
 

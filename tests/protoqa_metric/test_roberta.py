@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +14,7 @@ import pytest
 from protoqa_core.io.records import Question
 from protoqa_core.similarity.roberta import RobertaSimilarity
 from protoqa_metric import ProtoQA
+from tests.support.processes import run_python
 from tests.support.tiny_roberta import pet_question, require_roberta
 
 require_roberta()
@@ -49,14 +48,7 @@ def test_the_question_text_is_needed(tiny_roberta):
 
 def _run_cli(args, cwd, **env):
     environment = {**os.environ, "PYTHONPATH": str(REPO), **env}
-    return subprocess.run(
-        [sys.executable, "-m", "protoqa_metric", *args],
-        cwd=cwd,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return run_python(["-m", "protoqa_metric", *args], cwd, environment, timeout=300)
 
 
 def _write_data(folder: Path) -> tuple[Path, Path]:

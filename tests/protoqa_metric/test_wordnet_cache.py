@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from protoqa_core.wordnet import files as wordnet_files
+from tests.support.processes import run_python
 
 SYSTEM_DIRS = [Path(d) for d in wordnet_files.SYSTEM_WORDNET_DIRS if (Path(d) / "index.noun").is_file()]
 
@@ -37,18 +38,15 @@ print("nltk" in sys.modules)
 def _score(tmp_path: Path, shared: Path, env: dict) -> subprocess.CompletedProcess:
     base = {k: v for k, v in os.environ.items() if k not in {"PROTOQA_CACHE_DIR", "XDG_CACHE_HOME", "NLTK_DATA"}}
     base["PYTHONPATH"] = str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")
-    return subprocess.run(
+    return run_python(
         [
-            sys.executable,
             "-c",
             _SCORE,
             str(shared / "protoqa" / "dev.crowdsourced.jsonl"),
             str(shared / "protoqa" / "dev.predictions.gpt2finetuned.json"),
         ],
-        capture_output=True,
-        text=True,
-        env={**base, **env},
-        cwd=tmp_path,
+        tmp_path,
+        {**base, **env},
         timeout=600,
     )
 

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.processes import run_python
+
 SPACE_DIR = Path(__file__).resolve().parents[2] / "space"
 sys.path.insert(0, str(SPACE_DIR))
 
@@ -229,18 +231,15 @@ print(json.dumps([(a["error"], len(a["leaderboard"]["systems"])) for a in answer
 
 
 def _api_errors(tmp_path: Path, uploads: list, budget: str = "-", **env: str) -> list:
-    import subprocess
 
     from tests.support.offline import offline_env
 
     given = tmp_path / "uploads.json"
     given.write_text(json.dumps(uploads))
-    ran = subprocess.run(
-        [sys.executable, "-c", API_CAPPED, str(SPACE_DIR), str(given), budget],
-        cwd=tmp_path,
-        env=offline_env(PROTOQA_SPACE_TMP=str(tmp_path / "space"), **env),
-        capture_output=True,
-        text=True,
+    ran = run_python(
+        ["-c", API_CAPPED, str(SPACE_DIR), str(given), budget],
+        tmp_path,
+        offline_env(PROTOQA_SPACE_TMP=str(tmp_path / "space"), **env),
         timeout=300,
     )
     assert ran.returncode == 0, ran.stderr[-3000:]

@@ -5,14 +5,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from studies.validation.partitions import adjusted_rand, blanc, contingency, v_measure
+from tests.support.processes import run_python
 from tests.support.selection_audit import audited_selection
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -146,23 +145,10 @@ def test_cluster_selection_opens_no_cfc_test_file(shared_data, tmp_path):
 def test_clusters_command_end_to_end_on_a_slice(shared_data, tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
     out = tmp_path / "reports"
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "studies.validation",
-            "clusters",
-            "--questions",
-            "2",
-            "--data-dir",
-            str(shared_data),
-            "--out",
-            str(out),
-        ],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
+    done = run_python(
+        ["-m", "studies.validation", "clusters", "--questions", "2", "--data-dir", str(shared_data), "--out", str(out)],
+        ROOT,
+        env,
         timeout=1800,
     )
     assert done.returncode == 0, done.stderr[-2000:]
@@ -177,21 +163,10 @@ def test_clusters_command_end_to_end_on_a_slice(shared_data, tmp_path):
 
 def test_clusters_command_refuses_a_missing_data_folder(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "studies.validation",
-            "clusters",
-            "--data-dir",
-            str(tmp_path / "none"),
-            "--out",
-            str(tmp_path),
-        ],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
+    done = run_python(
+        ["-m", "studies.validation", "clusters", "--data-dir", str(tmp_path / "none"), "--out", str(tmp_path)],
+        ROOT,
+        env,
         timeout=300,
     )
     assert done.returncode == 2 and "data folder not found" in done.stderr and "Traceback" not in done.stderr

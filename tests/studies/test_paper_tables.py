@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from studies.validation.paper_tables import INPUTS, paper_tables, paper_tables_markdown, rank_agreement
+from tests.support.processes import run_python
 
 REPO = Path(__file__).resolve().parents[2]
 REPORTS = REPO / "studies" / "reports"
@@ -18,14 +18,7 @@ REPORTS = REPO / "studies" / "reports"
 
 def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run(
-        [sys.executable, "-m", "studies.validation", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return run_python(["-m", "studies.validation", *args], cwd, env, timeout=120)
 
 
 def test_the_committed_page_is_up_to_date():

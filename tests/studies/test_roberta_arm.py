@@ -4,13 +4,12 @@ scale chosen on folds, on a tiny random RoBERTa built here."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.support.lazy import require
+from tests.support.processes import run_python
 
 require("torch")
 require("transformers")
@@ -57,12 +56,10 @@ def test_the_length_scale_is_chosen_on_folds_and_reported_held_out(tiny_roberta,
     assert result["within_cluster_distance"]["pairs"] > 0 and result["within_cluster_distance"]["median"] > 0
     with pytest.raises(ValueError, match="repeat"):
         run_length_scale_study(shared_data, tiny_roberta, rules=("median", "median*1"), num_questions=1)
-    run = subprocess.run(
-        [sys.executable, "-m", "studies.validation.matching_study", "--choose-length-scale"],
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-        capture_output=True,
-        text=True,
+    run = run_python(
+        ["-m", "studies.validation.matching_study", "--choose-length-scale"],
+        tmp_path,
+        {**os.environ, "PYTHONPATH": str(REPO)},
         timeout=120,
     )
     assert run.returncode == 2 and "--choose-length-scale needs --encoder" in run.stderr

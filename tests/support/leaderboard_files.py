@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 from tests.support.offline import offline_env
+from tests.support.processes import run_python
 
 FAST = ("--metrics", "protoqa", "--similarity", "exact_match")
 """The cheapest ranking: ProtoQA metrics under exact match."""
@@ -33,11 +33,4 @@ def write_small_files(folder: Path) -> Path:
 
 def protoqa_eval(*args: object, cwd: Path) -> subprocess.CompletedProcess:
     """``python -m protoqa_integrations ARGS`` (each as a string) offline in ``cwd``, its output captured."""
-    return subprocess.run(
-        [sys.executable, "-m", "protoqa_integrations", *map(str, args)],
-        cwd=cwd,
-        env=offline_env(),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    return run_python(["-m", "protoqa_integrations", *map(str, args)], cwd, offline_env(), timeout=600)

@@ -4,11 +4,10 @@ choose on dev and report on test."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 from tests.support.paths import REPO
+from tests.support.processes import run_python
 
 _HOOK = r"""
 import os, sys
@@ -37,14 +36,7 @@ def audited_selection(code: str, data: Path, cwd: Path) -> str:
     """The output of ``code`` (reading the data folder as ``sys.argv[1]``) run offline in ``cwd`` under a hook
     that refuses every CFC test file, after checking that it ran, opened no test file and that the hook was on."""
     env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1"}
-    done = subprocess.run(
-        [sys.executable, "-c", _HOOK + code + _CHECK, str(data)],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    done = run_python(["-c", _HOOK + code + _CHECK, str(data)], cwd, env, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "test files opened by the selection: 0" in done.stdout
     assert "hook active" in done.stdout

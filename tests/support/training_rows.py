@@ -1,19 +1,9 @@
-"""What the Trainer-hook tests share: the paper's metric names, padding a batch of token rows, and a generating
+"""What the Trainer-hook tests share: padding a batch of token rows, and a generating
 Seq2SeqTrainer."""
 
 from __future__ import annotations
 
 from pathlib import Path
-
-PAPER_KEYS = (
-    "max_answers@1",
-    "max_answers@3",
-    "max_answers@5",
-    "max_answers@10",
-    "max_incorrect@1",
-    "max_incorrect@3",
-    "max_incorrect@5",
-)
 
 
 def pad_to_longest(rows: list[dict]) -> dict:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.offline import offline_env
+from tests.support.processes import run_python
 
 REPO = Path(__file__).resolve().parents[3]
 DEV = REPO.parent / "shared" / "data" / "protoqa" / "dev.crowdsourced.jsonl"
@@ -90,14 +91,7 @@ def test_an_accepted_mismatch_is_marked_in_every_output_and_every_signature(tmp_
     base.append("--only-predicted")  # five questions of the data set
 
     def run(*extra: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [sys.executable, "-m", "protoqa_integrations", *base, *extra],
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            env=offline_env(),
-            timeout=300,
-        )
+        return run_python(["-m", "protoqa_integrations", *base, *extra], tmp_path, offline_env(), timeout=300)
 
     refused = run()
     assert refused.returncode == 2 and "--accept-mismatch dataset" in refused.stderr

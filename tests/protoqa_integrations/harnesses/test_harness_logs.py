@@ -4,8 +4,6 @@ details and Inspect logs that are not what they claim, and the default keep rule
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -23,6 +21,7 @@ from protoqa_integrations.harnesses.harness_logs import (
 )
 from tests.support.archives import DEFLATE, ZSTD, inspect_bomb, zip_bytes
 from tests.support.offline import offline_env
+from tests.support.processes import run_python
 
 STAMP = "2026-01-01T00-00-00.000001"
 
@@ -137,10 +136,7 @@ def test_an_archive_entry_that_lies_about_its_size_stops_at_the_bytes_it_really_
     env = offline_env(PROTOQA_MAX_INPUT_MB="4")
     out = tmp_path / "out.json"
     started = time.monotonic()
-    ran = subprocess.run(
-        [sys.executable, "-c", CONVERT_CAPPED, str(bomb), str(out)],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    ran = run_python(["-c", CONVERT_CAPPED, str(bomb), str(out)], tmp_path, env, timeout=120)  # fmt: skip
     assert time.monotonic() - started < 60
     assert ran.returncode == 2 and not out.exists(), ran.stderr[-2000:]
     [line] = ran.stderr.strip().splitlines()
@@ -148,10 +144,7 @@ def test_an_archive_entry_that_lies_about_its_size_stops_at_the_bytes_it_really_
     assert "more than 4 MB, whatever sizes it declares; set PROTOQA_MAX_INPUT_MB" in line
     # Under the cap, the time budget of one input stops the reading, naming the file and the budget.
     slow = offline_env(PROTOQA_MAX_INPUT_MB="128", PROTOQA_MAX_INPUT_SECONDS="0.000001")
-    ran = subprocess.run(
-        [sys.executable, "-c", CONVERT_CAPPED, str(bomb), str(out)],
-        cwd=tmp_path, env=slow, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    ran = run_python(["-c", CONVERT_CAPPED, str(bomb), str(out)], tmp_path, slow, timeout=120)  # fmt: skip
     [line] = ran.stderr.strip().splitlines()
     assert ran.returncode == 2 and "bomb.eval: reading took longer than 1e-06 s, the time budget of one input" in line
 

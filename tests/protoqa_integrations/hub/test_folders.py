@@ -21,6 +21,7 @@ import pytest
 
 from tests.support.apps import open_local, started_app
 from tests.support.lazy import lazy_import
+from tests.support.processes import run_python
 
 evaluate = lazy_import("evaluate")
 
@@ -224,9 +225,7 @@ def test_loads_as_user_slash_name_from_an_uploaded_folder(tmp_path):
         "PYTHONPATH": str(REPO),
     }
     try:
-        done = subprocess.run(
-            [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
-        )
+        done = run_python(["-c", code], tmp_path, env, timeout=300)
     finally:
         server.shutdown()
     assert done.returncode == 0, done.stderr[-2000:]

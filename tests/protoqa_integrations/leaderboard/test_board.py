@@ -7,7 +7,6 @@ import io
 import json
 import os
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -28,6 +27,7 @@ from protoqa_integrations.leaderboard.report import (
 from tests.support.leaderboard_files import FAST, protoqa_eval, write_small_files
 from tests.support.offline import offline_env
 from tests.support.paths import CFC_TEST, DATA, PROTOQA_DEV, needs_data
+from tests.support.processes import run_python
 
 CFC_MODELS = [
     f"{model}.{setting}"
@@ -270,13 +270,8 @@ def test_cfc_test_kl_of_every_gpt2_file_equals_probeval(tmp_path):
     assert "|n_samples:98-200|" in document["metrics"][0]["signature"]
     board = {s["name"]: s["scores"]["probeval_kl"] for s in document["systems"]}
     for name, path in files.items():
-        single = subprocess.run(
-            [sys.executable, "-m", "cfc_probeval", str(CFC_TEST), str(path), "--json"],
-            cwd=tmp_path,
-            env=offline_env(),
-            capture_output=True,
-            text=True,
-            timeout=600,
+        single = run_python(
+            ["-m", "cfc_probeval", str(CFC_TEST), str(path), "--json"], tmp_path, offline_env(), timeout=600
         )
         assert single.returncode == 0, single.stderr
         assert abs(board[name]["mean"] - json.loads(single.stdout)["kl"]) <= 1e-9, name

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from protoqa_integrations.cli import main
+from tests.support.processes import run_python
 
 yaml = pytest.importorskip("yaml")
 
@@ -20,13 +20,7 @@ needs_data = pytest.mark.skipif(not (CFC / "dev.targets.jsonl").is_file(), reaso
 
 
 def protoqa_eval(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "protoqa_integrations", *args, "--quiet"],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    return run_python(["-m", "protoqa_integrations", *args, "--quiet"], cwd, timeout=600)
 
 
 @pytest.fixture

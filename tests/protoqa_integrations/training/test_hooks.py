@@ -32,9 +32,10 @@ from protoqa_integrations.training.samples import (  # noqa: E402
     score_sampled_answers,
 )
 from protoqa_metric import Cluster, Question, evaluate_predictions  # noqa: E402
+from tests.support.metric_names import PAPER_KEYS  # noqa: E402
 from tests.support.tiny_lm import tiny_gpt2 as build_model  # noqa: E402
 from tests.support.tiny_lm import word_tokenizer as build_tokenizer  # noqa: E402 (after the importorskip calls above)
-from tests.support.training_rows import PAPER_KEYS, generating_trainer, pad_to_longest  # noqa: E402
+from tests.support.training_rows import generating_trainer, pad_to_longest  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[3]
 DATA = REPO.parent / "shared" / "data" / "protoqa"

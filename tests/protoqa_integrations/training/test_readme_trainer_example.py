@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.support.lazy import require
+from tests.support.processes import run_python
 
 require("transformers")
 require("torch")
@@ -68,14 +67,7 @@ def test_readme_trainer_example_runs_as_written(tmp_path, shared_data):
     export = tmp_path / "protoqa-export"
     command = export_line.split("#")[0].split()
     assert command[:4] == ["python", "-m", "protoqa_dataset", "export"] and command[4] == export.name
-    done = subprocess.run(
-        [sys.executable, *command[1:]],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env={**env, "PROTOQA_DATA_DIR": str(shared_data)},  # where the page's ../shared/data is, from here
-        timeout=300,
-    )
+    done = run_python([*command[1:]], tmp_path, {**env, "PROTOQA_DATA_DIR": str(shared_data)}, timeout=300)
     assert (export / "protoqa").is_dir(), done.stderr[-2000:]
 
     build = (
@@ -87,9 +79,7 @@ def test_readme_trainer_example_runs_as_written(tmp_path, shared_data):
         "texts = [q.question for q in qs] + [a for q in qs for c in q.clusters for a in c.answers]\n"
         f"build_tiny_gpt2(__import__('pathlib').Path({str(tmp_path / 'models' / 'gpt2')!r}), texts, n_positions=128)\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", build], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300
-    )
+    done = run_python(["-c", build], tmp_path, env, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
 
     block = documented_block().replace('"path/to/export"', '"protoqa-export"').replace('"gpt2"', '"models/gpt2"')
@@ -97,9 +87,7 @@ def test_readme_trainer_example_runs_as_written(tmp_path, shared_data):
     # The last line shows two values; print them so that the test can read them.
     script = "\n".join(lines[:-1]) + f"\nprint('RESULT', repr(({lines[-1]})))\n"
     (tmp_path / "trainer_example.py").write_text(script, encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, "trainer_example.py"], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=900
-    )
+    done = run_python(["trainer_example.py"], tmp_path, env, timeout=900)
     assert done.returncode == 0, done.stderr[-4000:]
     result = next(line for line in done.stdout.splitlines() if line.startswith("RESULT "))
     at_10, kl = eval(result[len("RESULT ") :])

@@ -14,14 +14,13 @@ from __future__ import annotations
 import json
 import math
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from tests.support.lazy import lazy_import, require
+from tests.support.processes import run_python
 
 torch = lazy_import("torch")
 transformers = lazy_import("transformers")
@@ -33,10 +32,11 @@ from protoqa_integrations.training import hooks  # noqa: E402  (the callback cla
 from protoqa_integrations.training.hooks import LABELS_NEEDED, make_compute_metrics  # noqa: E402
 from protoqa_integrations.training.samples import metric_key, score_sampled_answers  # noqa: E402
 from protoqa_metric import question_from_row, questions_from_rows, read_targets  # noqa: E402
+from tests.support.metric_names import PAPER_KEYS  # noqa: E402
 from tests.support.tiny_lm import build_word_gpt2  # noqa: E402
 from tests.support.tiny_lm import tiny_gpt2 as build_model  # noqa: E402
 from tests.support.tiny_lm import word_tokenizer as build_tokenizer  # noqa: E402
-from tests.support.training_rows import PAPER_KEYS, generating_trainer, pad_to_longest  # noqa: E402
+from tests.support.training_rows import generating_trainer, pad_to_longest  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[3]
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -238,9 +238,8 @@ def test_example_script_on_load_dataset_rows_in_a_new_process(dataset_export, tm
     probeval = ["--probeval"] if __import__("importlib").util.find_spec("cfc_probeval") else []
 
     started = time.perf_counter()
-    run = subprocess.run(
+    run = run_python(
         [
-            sys.executable,
             str(REPO / "examples" / "finetune_protoqa_gpt2.py"),
             "--model",
             str(model_dir),
@@ -267,11 +266,9 @@ def test_example_script_on_load_dataset_rows_in_a_new_process(dataset_export, tm
             "--use-cpu",
             *probeval,
         ],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
+        tmp_path,
+        {**ENV, "HF_DATASETS_CACHE": str(tmp_path / "hf-datasets")},
         timeout=300,
-        env={**ENV, "HF_DATASETS_CACHE": str(tmp_path / "hf-datasets")},
     )
     elapsed = time.perf_counter() - started
     assert run.returncode == 0, run.stderr[-3000:]
@@ -293,13 +290,8 @@ def test_example_script_on_load_dataset_rows_in_a_new_process(dataset_export, tm
 
 @pytest.mark.slow
 def test_example_script_bad_option_exits_2(tmp_path):
-    run = subprocess.run(
-        [sys.executable, str(REPO / "examples" / "finetune_protoqa_gpt2.py"), "--eval-questions", "0"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env=ENV,
-        timeout=120,
+    run = run_python(
+        [str(REPO / "examples" / "finetune_protoqa_gpt2.py"), "--eval-questions", "0"], tmp_path, ENV, timeout=120
     )
     assert run.returncode == 2 and "--eval-questions must be >= 1" in run.stderr
     assert "Traceback" not in run.stderr

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.lazy import lazy_import
+from tests.support.metric_names import PAPER_KEYS
 
 evaluate = lazy_import("evaluate")
 
@@ -49,16 +50,7 @@ def test_records_form_and_keyword_arguments():
     metric = evaluate.load(protoqa_metric.evaluate_module_path())
     records = [[{"answers": ["dog", "puppy"], "count": 6}, {"answers": ["cat"], "count": 4}]]
     out = metric.compute(predictions=[["the", "cat"]], references=records, similarity="exact_match", metrics="paper")
-    assert set(out) == {
-        "max_answers@1",
-        "max_answers@3",
-        "max_answers@5",
-        "max_answers@10",
-        "max_incorrect@1",
-        "max_incorrect@3",
-        "max_incorrect@5",
-        "signature",
-    }
+    assert set(out) == {*PAPER_KEYS, "signature"}
     assert out["max_answers@3"] == pytest.approx(4 / 10)
 
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import doctest
 import importlib
-import subprocess
-import sys
 
 import pytest
 
@@ -26,6 +24,7 @@ from protoqa_integrations.generation.engines.base import answers_of, request_see
 from protoqa_integrations.generation.prompts import answer_from_reply, cfc_chat_messages, protoqa_chat_messages
 from protoqa_integrations.generation.settings import PromptSamples, SamplingConfig
 from tests.support.paths import REPO
+from tests.support.processes import run_python
 
 KEY = "sk-test-secret-0123456789"
 
@@ -151,9 +150,8 @@ def test_the_engine_registry_checks_and_names_what_joins_it():
     assert ENGINES.names() == ("hf", "openai", "vllm") and ENGINES["openai"].name == "openai"
     with pytest.raises(EngineError, match="unknown engine 'gpu'; choose one of: hf, openai, vllm"):
         make_engine("gpu", "gpt2")
-    out = subprocess.run(
+    out = run_python(
         [
-            sys.executable,
             "-c",
             "from protoqa_integrations.generation.engines import ENGINES, Engine\n"
             "class Echo(Engine):\n"
@@ -170,9 +168,7 @@ def test_the_engine_registry_checks_and_names_what_joins_it():
             "    except ValueError as exc:\n"
             "        print(exc)\n",
         ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
+        REPO,
         timeout=300,
     )
     assert out.returncode == 0, out.stderr

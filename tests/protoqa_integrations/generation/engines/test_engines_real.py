@@ -22,6 +22,7 @@ import pytest
 from tests.support.apps import free_port, started_server
 from tests.support.harnesses import python_importing, vllm_python
 from tests.support.offline import offline_env
+from tests.support.processes import run_python
 
 REPO = Path(__file__).resolve().parents[4]
 DATA = REPO.parent / "shared" / "data"
@@ -135,9 +136,8 @@ def test_the_documented_vllm_command_draws_the_protocol_in_one_call(tiny_model, 
     assert info["engine_details"]["vllm"] and info["engine_details"]["gpu_memory_utilization"] == 0.15
     assert info["usage"]["completion_tokens"] > 0 and "collapsed_questions" not in info
     # The answers file is scored like any other.
-    scored = subprocess.run(
+    scored = run_python(
         [
-            sys.executable,
             "-m",
             "protoqa_integrations",
             "score-generated",
@@ -146,12 +146,10 @@ def test_the_documented_vllm_command_draws_the_protocol_in_one_call(tiny_model, 
             str(DATA),
             "--json",
             "--no-probeval",
-            "--only-predicted",  # --limit 3
+            "--only-predicted",
         ],
-        cwd=tmp_path,
-        env=offline_env(VLLM_LOGGING_LEVEL="ERROR"),
-        capture_output=True,
-        text=True,
+        tmp_path,
+        offline_env(VLLM_LOGGING_LEVEL="ERROR"),
         timeout=300,
     )
     assert scored.returncode == 0, scored.stderr

@@ -4,20 +4,18 @@ is tested in tests/protoqa_integrations/generation/test_generation.py."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
 import pytest
 
 from tests.support.paths import DATA, REPO
+from tests.support.processes import run_python
 
 
 @pytest.mark.slow
 def test_hf_engine_refuses_chat(tmp_path):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
-    result = subprocess.run(
+    result = run_python(
         [
-            sys.executable,
             "-m",
             "protoqa_integrations",
             "generate",
@@ -28,10 +26,8 @@ def test_hf_engine_refuses_chat(tmp_path):
             "--data-dir",
             str(DATA),
         ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
+        tmp_path,
+        env,
         timeout=120,
     )
     assert result.returncode == 2 and "--chat needs --engine openai or vllm" in result.stderr

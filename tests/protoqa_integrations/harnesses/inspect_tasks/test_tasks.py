@@ -23,6 +23,7 @@ from protoqa_integrations.harnesses.inspect_tasks import TASK_NAMES, model_confi
 from protoqa_integrations.harnesses.metric_names import SCORE_NAMES
 from protoqa_integrations.harnesses.outputs import detect_format, read_harness_output
 from tests.support.offline import isolated_env
+from tests.support.processes import run_python
 
 REPO = Path(__file__).resolve().parents[4]
 DATA = REPO.parent / "shared" / "data"
@@ -63,13 +64,8 @@ def _assert_inspect_equals_ours(log_path: Path, tmp_path: Path, *, env: dict[str
     from protoqa_metric.metric_set import PAPER_METRICS
 
     answers = tmp_path / f"{log_path.stem}.answers.json"
-    converted = subprocess.run(
-        [sys.executable, "-m", "protoqa_integrations", "convert", str(log_path), "-o", str(answers)],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
+    converted = run_python(
+        ["-m", "protoqa_integrations", "convert", str(log_path), "-o", str(answers)], tmp_path, env, timeout=300
     )
     assert converted.returncode == 0, converted.stderr[-3000:]
     generation = json.loads(answers.read_text())["generation"]
@@ -202,14 +198,7 @@ print(json.dumps(found))
 def test_mock_model_runs_are_read_back_and_scored_as_inspect_scored_them(tmp_path):
     _inspect_ai()
     env = isolated_env(tmp_path, PROTOQA_DATA_DIR=str(DATA))
-    ran = subprocess.run(
-        [sys.executable, "-c", MOCK_RUNS, str(DATA), str(tmp_path / "logs")],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    ran = run_python(["-c", MOCK_RUNS, str(DATA), str(tmp_path / "logs")], tmp_path, env, timeout=600)
     assert ran.returncode == 0, ran.stderr[-3000:]
     logs = json.loads(ran.stdout.strip().splitlines()[-1])
     assert {name: run["status"] for name, run in logs.items()} == dict.fromkeys(logs, "success"), logs
@@ -286,13 +275,7 @@ def test_inspect_eval_reports_the_scores_we_compute_for_its_answers(tmp_path, in
     shutil.copytree(inspect_gpt2, tmp_path / "tiny-gpt2")
     env = isolated_env(tmp_path, PROTOQA_DATA_DIR=str(DATA))
     printed = {
-        name: subprocess.run(
-            [sys.executable, "-m", "protoqa_integrations.harnesses.inspect_tasks", *args],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-        ).stdout.strip()
+        name: run_python(["-m", "protoqa_integrations.harnesses.inspect_tasks", *args], tmp_path, env).stdout.strip()
         for name, args in (("tasks", []), ("config", ["model-config"]))
     }
     # The documented command, at the tasks' defaults (300 and 100 samples per question), on three questions each.

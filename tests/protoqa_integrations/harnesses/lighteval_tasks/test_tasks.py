@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,7 @@ from protoqa_integrations.harnesses.lighteval_tasks import tasks_file
 from protoqa_integrations.harnesses.metric_names import METRIC_NAMES, SCORE_NAMES
 from tests.support.harnesses import lighteval_python
 from tests.support.offline import isolated_env
+from tests.support.processes import run_python
 
 REPO = Path(__file__).resolve().parents[4]
 DATA = REPO.parent / "shared" / "data"
@@ -33,22 +33,10 @@ needs_data = pytest.mark.skipif(
 
 def test_custom_task_file_is_printed_and_a_stray_argument_is_one_line(tmp_path):
     env = isolated_env(tmp_path)
-    printed = subprocess.run(
-        [sys.executable, "-m", "protoqa_integrations.harnesses.lighteval_tasks"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
+    printed = run_python(["-m", "protoqa_integrations.harnesses.lighteval_tasks"], tmp_path, env)
     assert printed.returncode == 0 and printed.stdout.strip() == tasks_file()
     assert Path(printed.stdout.strip()).is_file()
-    wrong = subprocess.run(
-        [sys.executable, "-m", "protoqa_integrations.harnesses.lighteval_tasks", "run"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
+    wrong = run_python(["-m", "protoqa_integrations.harnesses.lighteval_tasks", "run"], tmp_path, env)
     assert wrong.returncode == 2 and len(wrong.stderr.strip().splitlines()) == 1 and not wrong.stdout
 
 

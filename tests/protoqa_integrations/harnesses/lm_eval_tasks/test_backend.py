@@ -13,6 +13,7 @@ import re
 import pytest
 
 from protoqa_integrations.generation.settings import STOP_STRINGS, PromptSamples, SamplingConfig
+from tests.support.processes import run_python
 
 pytestmark = pytest.mark.slow
 
@@ -95,15 +96,12 @@ def test_a_setting_the_sampler_cannot_use_is_refused_with_its_key(changes, messa
 
 
 def test_the_runner_refuses_a_setting_from_gen_kwargs_without_a_traceback(dev3_gpt2, tmp_path):
-    import subprocess
-    import sys
 
     from tests.support.offline import offline_env
 
     backend()
-    result = subprocess.run(
+    result = run_python(
         [
-            sys.executable,
             "-m",
             "protoqa_integrations.harnesses.lm_eval_tasks",
             "run",
@@ -120,10 +118,8 @@ def test_the_runner_refuses_a_setting_from_gen_kwargs_without_a_traceback(dev3_g
             "--gen_kwargs",
             "max_gen_toks=0",
         ],
-        cwd=tmp_path,
-        env=offline_env(),
-        capture_output=True,
-        text=True,
+        tmp_path,
+        offline_env(),
         timeout=600,
     )
     assert result.returncode == 2, result.stderr[-3000:]
