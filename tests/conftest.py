@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.processes import run_python
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 
@@ -167,13 +169,11 @@ def dataset_export(tmp_path_factory) -> Path:
         pytest.skip(f"shared ProtoQA data not found under {SHARED_DATA}")
     out = tmp_path_factory.mktemp("export") / "protoqa-export"
     configs = [word for config in ("protoqa", "protoqa_scraped_dev", "cfc") for word in ("--config", config)]
-    done = subprocess.run(
-        [sys.executable, "-m", "protoqa_dataset", "export", str(out), "--data-dir", str(SHARED_DATA), *configs]
+    done = run_python(
+        ["-m", "protoqa_dataset", "export", str(out), "--data-dir", str(SHARED_DATA), *configs]
         + ["--skip-unavailable"],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        env={**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "PYTHONPATH": str(REPO)},
+        REPO,
+        {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "PYTHONPATH": str(REPO)},
         timeout=600,
     )
     assert done.returncode == 0, done.stderr[-3000:]

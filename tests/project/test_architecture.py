@@ -14,7 +14,7 @@ import functools
 import re
 from pathlib import Path
 
-from tests.support.packages import INSTALLED
+from tests.support.packages import INSTALLED, imported_from
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGES_OUTSIDE_THE_WHEEL = ("space", "studies", "benchmarks", "examples")
@@ -121,11 +121,7 @@ def _module_edges(path: Path, modules: set[str], root: Path = REPO) -> list[tupl
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")
-                anchor = ".".join(parts[: len(parts) - node.level + 1])
-                base = f"{anchor}.{base}" if base else anchor
+            base = imported_from(node, package)
             targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names]
         else:
             continue

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 from protoqa_core.lazy_exports import homes
-from tests.support.packages import INSTALLED
+from tests.support.packages import INSTALLED, imported_from
 
 REPO = Path(__file__).resolve().parents[2]
 MODULES = sorted(p for package in INSTALLED for p in (REPO / package).rglob("*.py") if p.name != "__init__.py")
@@ -125,11 +125,7 @@ def _through_a_sibling(path: Path) -> list[str]:
     for node in ast.walk(tree):
         if not isinstance(node, ast.ImportFrom):
             continue
-        dotted = node.module or ""
-        if node.level:
-            parts = package.split(".")
-            anchor = ".".join(parts[: len(parts) - node.level + 1])
-            dotted = f"{anchor}.{dotted}" if dotted else anchor
+        dotted = imported_from(node, package)
         source = _module_path(dotted)
         if source is None:
             continue
@@ -159,11 +155,7 @@ def _private_names_taken(path: Path, source: str | None = None) -> list[str]:
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
-            dotted = node.module or ""
-            if node.level:
-                parts = package.split(".")
-                anchor = ".".join(parts[: len(parts) - node.level + 1])
-                dotted = f"{anchor}.{dotted}" if dotted else anchor
+            dotted = imported_from(node, package)
             if dotted.split(".")[0] not in INSTALLED:
                 continue
             for alias in node.names:

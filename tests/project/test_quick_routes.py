@@ -20,6 +20,7 @@ import pytest
 
 from tests.support.harnesses import lighteval_python
 from tests.support.offline import isolated_env
+from tests.support.processes import run_python
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared"
@@ -74,13 +75,11 @@ def test_the_three_quick_routes_rank_on_the_same_questions(tmp_path, fitted_gpt2
     # ... and the leaderboard the page ends with ranks the three on them, every metric, nothing accepted.
     assert "signature: protoqa:sim:wordnet" in done.stdout and "|n:3|" in done.stdout
     assert "no target question is answered by every system" not in done.stderr
-    board = subprocess.run(
-        [sys.executable, "-m", "protoqa_integrations", "leaderboard", str(DEV), "--only-common", "--json"]
+    board = run_python(
+        ["-m", "protoqa_integrations", "leaderboard", str(DEV), "--only-common", "--json"]
         + [f"generate={work / 'quick-generate.json'}", f"lm-eval={lm_eval_file}", f"lighteval={lighteval_file}"],
-        cwd=work,
-        env=env,
-        capture_output=True,
-        text=True,
+        work,
+        env,
         timeout=600,
     )
     assert board.returncode == 0, board.stderr[-3000:]

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -167,14 +165,12 @@ print(json.dumps({name: count for name, count in parsed.items() if name}), file=
 def test_the_leaderboard_parses_each_system_file_once(tmp_path):
     targets = CFC / "test.targets.jsonl"
     systems = _system_files(tmp_path)
-    done = subprocess.run(
-        [sys.executable, "-c", _PARSING, "leaderboard", targets, *(f"s{i}={path}" for i, path in enumerate(systems))]
+    done = run_python(
+        ["-c", _PARSING, "leaderboard", targets, *(f"s{i}={path}" for i, path in enumerate(systems))]
         + ["--metrics", "protoqa", "--similarity", "exact_match", "--resamples", "50", "--only-common", "--json"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
+        tmp_path,
+        {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", "HOME": str(Path.home())},
         timeout=600,
-        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", "HOME": str(Path.home())},
     )
     assert done.returncode == 0, done.stderr[-2000:]
     parsed = json.loads(done.stderr.strip().splitlines()[-1])

@@ -131,14 +131,12 @@ def test_lm_eval_own_task_tests_and_a_tiny_run_in_a_checkout(tmp_path, dev3_gpt2
     )
     assert tests.returncode == 0, tests.stdout[-3000:]
     assert "65 passed" in tests.stdout, tests.stdout[-500:]
-    run = subprocess.run(
-        [sys.executable, "-m", "lm_eval", "--model", "hf", "--model_args", f"pretrained={dev3_gpt2}"]
+    run = run_python(
+        ["-m", "lm_eval", "--model", "hf", "--model_args", f"pretrained={dev3_gpt2}"]
         + ["--tasks", "protoqa", "--limit", "2", "--batch_size", "100", "--device", "cpu"]
         + ["--output_path", str(tmp_path / "out")],
-        cwd=copy,
-        env=env,
-        capture_output=True,
-        text=True,
+        copy,
+        env,
         timeout=1200,
     )
     assert run.returncode == 0, run.stderr[-3000:]

@@ -124,7 +124,6 @@ def _bad_files(folder: Path) -> dict[str, str]:
 
 @needs_data
 def test_a_bad_upload_shows_the_command_lines_one_line_and_keeps_the_shipped_board(tmp_path, monkeypatch):
-    import subprocess
 
     from tests.support.offline import offline_env
 
@@ -138,13 +137,11 @@ def test_a_bad_upload_shows_the_command_lines_one_line_and_keeps_the_shipped_boa
         assert (view.rows, view.plot) == (shipped.rows, shipped.plot) and "Signature:" in view.note
         assert view.status.startswith("**Error:**") and "unexpected" not in view.error
         # The command line says the same line.
-        cli = subprocess.run(
-            [sys.executable, "-m", "protoqa_integrations", "leaderboard", str(DATA / "cfc" / "test.targets.jsonl")]
+        cli = run_python(
+            ["-m", "protoqa_integrations", "leaderboard", str(DATA / "cfc" / "test.targets.jsonl")]
             + [f"{Path(name).stem}={name}", "--metrics", "probeval"],
-            cwd=tmp_path,
-            env=offline_env(),
-            capture_output=True,
-            text=True,
+            tmp_path,
+            offline_env(),
             timeout=300,
         )
         assert cli.returncode == 2 and cli.stderr.strip().splitlines()[-1].endswith(view.error), cli.stderr

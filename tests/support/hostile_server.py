@@ -29,11 +29,13 @@ import argparse
 import gzip
 import json
 import os
+import subprocess
 import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Optional
 
 MODES = ("endless", "trickle", "huge", "retry-after", "stall", "ok", "redirect", "gzip")
 
@@ -210,8 +212,11 @@ def client_env(source: Path, **extra: str) -> dict[str, str]:
     return {**env, **extra}
 
 
-def generate_command(url: str, output: Path, data: Path, *extra: str) -> list[str]:
-    """``protoqa-eval generate`` with the ``openai`` engine at ``url``: 2 questions, 8 samples, one request at a time."""
+def generate_command(
+    url: str, output: Path, data: Path, *extra: str, limit: int = 2, samples: int = 8, concurrency: Optional[int] = 1
+) -> list[str]:
+    """``protoqa-eval generate`` with the ``openai`` engine at ``url``: ``limit`` questions, ``samples`` samples,
+    ``concurrency`` requests at a time (the engine's default for ``None``), then ``extra``."""
     return [
         sys.executable,
         "-m",
@@ -228,13 +233,23 @@ def generate_command(url: str, output: Path, data: Path, *extra: str) -> list[st
         str(data),
         "--no-progress",
         "--limit",
-        "2",
+        str(limit),
         "--num-samples",
-        "8",
-        "--concurrency",
-        "1",
+        str(samples),
+        *([] if concurrency is None else ["--concurrency", str(concurrency)]),
         *extra,
     ]
+
+
+def one_line_error(result: subprocess.CompletedProcess, *fragments: str) -> str:
+    """The one line a refused command wrote to stderr (status 2, no traceback), after checking it holds ``fragments``."""
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+    return lines[0]
 
 
 def lm_eval_chat_command(url: str, concurrent: int) -> list[str]:

@@ -26,6 +26,7 @@ from tests.support.hostile_server import (
     closed_port_url,
     generate_command,
     lm_eval_chat_command,
+    one_line_error,
 )
 from tests.support.paths import DATA, REPO, needs_data
 
@@ -37,16 +38,6 @@ def run(args: list[str], cwd: Path, timeout: float = 120) -> tuple[subprocess.Co
     start = time.monotonic()
     result = subprocess.run(args, cwd=cwd, env=client_env(REPO), capture_output=True, text=True, timeout=timeout)
     return result, time.monotonic() - start
-
-
-def one_line_error(result: subprocess.CompletedProcess, *fragments: str) -> str:
-    assert result.returncode == 2, result.stderr
-    assert "Traceback" not in result.stderr
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    for fragment in fragments:
-        assert fragment in lines[0], lines[0]
-    return lines[0]
 
 
 @pytest.fixture

@@ -7,21 +7,15 @@ test_hostile_servers.py; the real engines in test_engines_real.py.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import pytest
 
-from tests.support.hostile_server import closed_port_url
+from tests.support.hostile_server import client_env, closed_port_url, generate_command
+from tests.support.paths import DATA, REPO, needs_data
 
-REPO = Path(__file__).resolve().parents[4]
-DATA = REPO.parent / "shared" / "data"
-DEV = DATA / "protoqa" / "dev.crowdsourced.jsonl"
-needs_data = pytest.mark.skipif(not DEV.is_file(), reason=f"shared ProtoQA data not found under {DATA}")
 KEY = "sk-test-secret-0123456789"
 
 
@@ -106,46 +100,14 @@ def stub():
 
 
 def generate(stub_url, output, cwd, *extra, key=KEY, timeout=120):
-    env = dict(
-        os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]), HF_HUB_OFFLINE="1"
-    )
-    env.pop("PROTOQA_DATA_DIR", None)
-    env.pop("OPENAI_API_KEY", None)
-    if key is not None:
-        env["OPENAI_API_KEY"] = key
-    args = [
-        sys.executable,
-        "-m",
-        "protoqa_integrations",
-        "generate",
-        "tiny",
-        "-o",
-        str(output),
-        "--engine",
-        "openai",
-        "--base-url",
-        stub_url,
-        "--data-dir",
-        str(DATA),
-        "--no-progress",
-        "--limit",
-        "3",
-        "--num-samples",
-        "20",
-        "--max-n",
-        "8",
-        *extra,
-    ]
+    env = client_env(REPO, **({} if key is None else {"OPENAI_API_KEY": key}))
+    args = generate_command(stub_url, output, DATA, "--max-n", "8", *extra, limit=3, samples=20, concurrency=None)
     return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
-def one_line_error(result, *fragments):
-    assert result.returncode == 2, result.stderr
-    assert "Traceback" not in result.stderr
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    for fragment in fragments:
-        assert fragment in lines[0], lines[0]
+def refused(result, *fragments):
+    """The one-line refusal, which never shows the key."""
+    refused(result, *fragments)
     assert KEY not in result.stderr + result.stdout
 
 
@@ -206,27 +168,25 @@ def test_a_server_repeating_itself_is_warned_about_and_recorded(stub, tmp_path):
 @pytest.mark.slow
 @needs_data
 def test_faults_end_with_one_line_and_exit_2(stub, tmp_path):
-    one_line_error(
-        generate(stub.url, tmp_path / "a.json", tmp_path, key="sk-wrong"), "refused the key", "OPENAI_API_KEY"
-    )
-    one_line_error(generate(stub.url, tmp_path / "b.json", tmp_path, key=None), "refused the key")
+    refused(generate(stub.url, tmp_path / "a.json", tmp_path, key="sk-wrong"), "refused the key", "OPENAI_API_KEY")
+    refused(generate(stub.url, tmp_path / "b.json", tmp_path, key=None), "refused the key")
     stub.models = ["other-model"]
-    one_line_error(generate(stub.url, tmp_path / "c.json", tmp_path), "does not serve the model 'tiny'", "other-model")
+    refused(generate(stub.url, tmp_path / "c.json", tmp_path), "does not serve the model 'tiny'", "other-model")
     stub.models = ["tiny"]
-    one_line_error(
+    refused(
         generate(closed_port_url(), tmp_path / "d.json", tmp_path, "--max-retries", "1"),
         "cannot reach the server",
     )
     stub.plan = [lambda p: (200, {}, b"<html>not json</html>")] * 10
-    one_line_error(
+    refused(
         generate(stub.url, tmp_path / "e.json", tmp_path, "--max-retries", "1", "--concurrency", "1"), "malformed reply"
     )
     stub.plan = [lambda p: (200, {}, {"choices": []})] * 10
-    one_line_error(
+    refused(
         generate(stub.url, tmp_path / "f.json", tmp_path, "--max-retries", "1", "--concurrency", "1"), "falling short"
     )
-    one_line_error(generate(stub.url, tmp_path / "g.json", tmp_path, "--base-url", "ftp://x"), "--base-url")
-    one_line_error(generate(stub.url, tmp_path / "h.json", tmp_path, "--concurrency", "0"), "--concurrency")
+    refused(generate(stub.url, tmp_path / "g.json", tmp_path, "--base-url", "ftp://x"), "--base-url")
+    refused(generate(stub.url, tmp_path / "h.json", tmp_path, "--concurrency", "0"), "--concurrency")
     for name in "abcdefgh":
         assert not (tmp_path / f"{name}.json").exists()
 
@@ -237,7 +197,7 @@ def test_a_server_that_drops_seeded_requests_is_reported_naming_no_request_seeds
     # vLLM's CPU build stops on a seeded request ("CPU Generator does not use offset"): the client
     # sees the connection dropped after the server had answered, and says what to try.
     stub.plan = [lambda p: "drop" if "seed" in p else None] * 20
-    one_line_error(
+    refused(
         generate(stub.url, tmp_path / "a.json", tmp_path, "--max-retries", "1", "--concurrency", "1"),
         "cannot reach the server",
         "--no-request-seeds",
@@ -245,7 +205,7 @@ def test_a_server_that_drops_seeded_requests_is_reported_naming_no_request_seeds
     assert not (tmp_path / "a.json").exists()
     # the same crash seen as HTTP 500 (vLLM: "EngineCore encountered an issue")
     stub.plan = [lambda p: (500, {}, {"error": {"message": "EngineCore encountered an issue"}})] * 20
-    one_line_error(
+    refused(
         generate(stub.url, tmp_path / "a2.json", tmp_path, "--max-retries", "1", "--concurrency", "1"),
         "still failing after 1 retries",
         "--no-request-seeds",
@@ -272,7 +232,7 @@ def test_a_timeout_is_retried_then_reported(stub, tmp_path):
     result = generate(
         stub.url, tmp_path / "t.json", tmp_path, "--request-timeout", "1", "--max-retries", "1", "--concurrency", "1"
     )
-    one_line_error(result, "no complete reply within 1 s")
+    refused(result, "no complete reply within 1 s")
 
 
 @pytest.mark.slow
@@ -282,7 +242,7 @@ def test_a_rate_limit_outlasting_the_retries_keeps_what_was_done_and_resume_asks
     stub.plan = [None, None, None] + [lambda p: (429, {"Retry-After": "0"}, {"error": "slow down"})] * 50
     out = tmp_path / "r.json"
     result = generate(stub.url, out, tmp_path, "--concurrency", "1", "--max-retries", "2")
-    one_line_error(result, "still failing after 2 retries", "429")
+    refused(result, "still failing after 2 retries", "429")
     journal = tmp_path / "r.json.partial.jsonl"
     records = [json.loads(line) for line in journal.read_text().splitlines()]
     assert len(records) == 2 and len(records[1]["samples"]) == 20
