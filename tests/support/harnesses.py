@@ -8,6 +8,7 @@ share one environment, so ``bash scripts/setup.sh --test`` builds ``.venv-lighte
 from __future__ import annotations
 
 import functools
+import json
 import os
 import subprocess
 import sys
@@ -17,7 +18,7 @@ from typing import Optional
 
 import pytest
 
-from tests.support.offline import REPO
+from tests.support.offline import REPO, isolated_env
 
 
 def python_importing(
@@ -55,6 +56,37 @@ def lighteval_python() -> Optional[str]:
     return python_importing("lighteval", candidates)
 
 
+def lm_eval_or_skip() -> str:
+    """:func:`lm_eval_python`, or the calling test skipped when there is none."""
+    python = lm_eval_python()
+    if python is None:
+        pytest.skip("lm_eval is not importable here and $LM_EVAL_PYTHON is not set")
+    return python
+
+
+def lighteval_or_skip() -> str:
+    """:func:`lighteval_python`, or the calling test skipped when there is none."""
+    python = lighteval_python()
+    if python is None:
+        pytest.skip("no interpreter imports lighteval: set $LIGHTEVAL_PYTHON or run bash scripts/setup.sh --test")
+    return python
+
+
+def sampling_copy(python: str, folder: Path) -> subprocess.CompletedProcess:
+    """The documented ``sampling-model`` command, run by ``python`` in ``folder``: ``./tiny-gpt2`` copied to
+    ``./tiny-gpt2-sampling`` with a generation config that samples (lighteval's transformers backend samples only
+    from such a model)."""
+    return subprocess.run(
+        [python, "-m", "protoqa_integrations.harnesses.lighteval_tasks", "sampling-model"]
+        + ["./tiny-gpt2", "./tiny-gpt2-sampling"],
+        cwd=folder,
+        env=isolated_env(folder),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
 @functools.cache
 def vllm_import_error(path: str) -> Optional[str]:
     """Why ``import vllm`` fails with the interpreter ``path`` (None when it works); asked once per
@@ -80,3 +112,44 @@ def vllm_python() -> str:
     if reason is not None:
         pytest.skip(reason)
     return path
+
+
+def lm_eval_command(
+    python: str, model_args: str, tasks: str, limit: int, *extra: str, include_path: Optional[Path] = None
+) -> list[str]:
+    """The project's lm-eval runner with its ``protoqa-hf`` backend (``model_args`` as lm-eval takes them) on
+    ``limit`` questions of ``tasks`` (found also in ``include_path``), on the CPU; ``extra`` options last."""
+    include = [] if include_path is None else ["--include_path", str(include_path)]
+    return [
+        python,
+        "-m",
+        "protoqa_integrations.harnesses.lm_eval_tasks",
+        "run",
+        "--model",
+        "protoqa-hf",
+        "--model_args",
+        model_args,
+        "--tasks",
+        tasks,
+        *include,
+        "--limit",
+        str(limit),
+        "--device",
+        "cpu",
+        *extra,
+    ]
+
+
+def logged_protoqa_12(python: str, model: Path, batch: int, folder: Path, data: Path) -> tuple[list[str], Path]:
+    """The lm-eval command that draws 12 answers for each of 3 ProtoQA dev questions from ``model`` (seed 7,
+    ``batch`` samples per forward pass) and logs its samples, with the ``protoqa_12`` task written in ``folder``;
+    and the folder it writes its results to."""
+    from protoqa_integrations.harnesses.lm_eval_tasks import tasks_path
+
+    tasks = folder / "tasks"
+    tasks.mkdir()
+    (tasks / "protoqa_12.yaml").write_text(f"include: {tasks_path()}/protoqa.yaml\ntask: protoqa_12\nrepeats: 12\n")
+    out = folder / "lm_eval_out"
+    logging = ["--output_path", str(out), "--log_samples", "--metadata", json.dumps({"data_dir": str(data)})]
+    model_args = f"pretrained={model},seed=7,sample_batch_size={batch}"
+    return lm_eval_command(python, model_args, "protoqa_12", 3, *logging, include_path=tasks), out

@@ -18,6 +18,7 @@ import pytest
 
 from protoqa_core.io.files import DataFormatError
 from protoqa_integrations.harnesses.metric_names import SCORE_NAMES
+from tests.support.harnesses import logged_protoqa_12
 from tests.support.offline import offline_env
 
 REPO = Path(__file__).resolve().parents[3]
@@ -72,40 +73,9 @@ def check_convert_and_leaderboard(source: Path, targets: Path, reported: dict[st
 @needs_data
 def test_lm_eval_log_samples_are_ranked_as_the_harness_scored_them(tmp_path, dev3_gpt2):
     pytest.importorskip("lm_eval")
-    from protoqa_integrations.harnesses.lm_eval_tasks import tasks_path
-
     model = dev3_gpt2
-    tasks = tmp_path / "tasks"
-    tasks.mkdir()
-    (tasks / "protoqa_12.yaml").write_text(f"include: {tasks_path()}/protoqa.yaml\ntask: protoqa_12\nrepeats: 12\n")
-    out = tmp_path / "lm_eval_out"
-    result = run(
-        [
-            sys.executable,
-            "-m",
-            "protoqa_integrations.harnesses.lm_eval_tasks",
-            "run",
-            "--model",
-            "protoqa-hf",
-            "--model_args",
-            f"pretrained={model},seed=7,sample_batch_size=12",
-            "--tasks",
-            "protoqa_12",
-            "--include_path",
-            str(tasks),
-            "--limit",
-            "3",
-            "--device",
-            "cpu",
-            "--output_path",
-            str(out),
-            "--log_samples",
-            "--metadata",
-            json.dumps({"data_dir": str(DATA)}),
-        ],
-        tmp_path,
-        offline_env(),
-    )
+    command, out = logged_protoqa_12(sys.executable, model, 12, tmp_path, DATA)
+    result = run(command, tmp_path, offline_env())
     assert result.returncode == 0, result.stderr[-3000:]
     reported = json.loads(next(out.rglob("results_*.json")).read_text())["results"]["protoqa_12"]
     samples = next(out.rglob("samples_protoqa_12_*.jsonl"))
@@ -122,26 +92,13 @@ def test_lm_eval_log_samples_are_ranked_as_the_harness_scored_them(tmp_path, dev
 @pytest.mark.slow
 @needs_data
 def test_lighteval_details_are_ranked_as_the_harness_scored_them(tmp_path, fitted_gpt2):
-    from tests.support.harnesses import lighteval_python
+    from tests.support.harnesses import lighteval_or_skip, sampling_copy
     from tests.support.offline import isolated_env
 
-    python = lighteval_python()
-    if python is None:
-        pytest.skip("no interpreter imports lighteval: set $LIGHTEVAL_PYTHON or run bash scripts/setup.sh --test")
+    python = lighteval_or_skip()
     shutil.copytree(fitted_gpt2, tmp_path / "tiny-gpt2")
     # lighteval's transformers backend samples only from a model whose generation config says so.
-    copied = run(
-        [
-            python,
-            "-m",
-            "protoqa_integrations.harnesses.lighteval_tasks",
-            "sampling-model",
-            "./tiny-gpt2",
-            "./tiny-gpt2-sampling",
-        ],
-        tmp_path,
-        isolated_env(tmp_path),
-    )
+    copied = sampling_copy(python, tmp_path)
     assert copied.returncode == 0, copied.stderr[-3000:]
     model = tmp_path / "tiny-gpt2-sampling"
     custom_tasks = run(

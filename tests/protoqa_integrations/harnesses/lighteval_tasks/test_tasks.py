@@ -17,7 +17,7 @@ import pytest
 
 from protoqa_integrations.harnesses.lighteval_tasks import tasks_file
 from protoqa_integrations.harnesses.metric_names import METRIC_NAMES, SCORE_NAMES
-from tests.support.harnesses import lighteval_python
+from tests.support.harnesses import lighteval_or_skip, sampling_copy
 from tests.support.offline import isolated_env
 from tests.support.processes import run_python
 
@@ -57,9 +57,7 @@ def test_docstring_examples(name):
 @pytest.mark.slow
 @needs_data
 def test_task_module_docstring_examples_under_lighteval(tmp_path):
-    python = lighteval_python()
-    if python is None:
-        pytest.skip("no interpreter imports lighteval: set $LIGHTEVAL_PYTHON or run bash scripts/setup.sh --test")
+    python = lighteval_or_skip()
     script = (
         "import doctest, sys\n"
         "import protoqa_integrations.harnesses.lighteval_tasks.tasks as tasks\n"
@@ -88,9 +86,7 @@ def read_details(path: Path) -> list[dict]:
 @pytest.mark.slow
 @needs_data
 def test_lighteval_run_reports_the_scores_we_compute_for_its_answers(tmp_path, fitted_gpt2):
-    python = lighteval_python()
-    if python is None:
-        pytest.skip("no interpreter imports lighteval: set $LIGHTEVAL_PYTHON or run bash scripts/setup.sh --test")
+    python = lighteval_or_skip()
     from transformers import AutoTokenizer, GenerationConfig
 
     from protoqa_dataset.parsing import load_questions
@@ -103,39 +99,11 @@ def test_lighteval_run_reports_the_scores_we_compute_for_its_answers(tmp_path, f
     assert not GenerationConfig.from_pretrained(greedy).do_sample
     # The documented commands: a sampling copy of the model (lighteval 0.13's transformers backend
     # never sets do_sample and refuses several greedy samples), then the run.
-    copied = subprocess.run(
-        [
-            python,
-            "-m",
-            "protoqa_integrations.harnesses.lighteval_tasks",
-            "sampling-model",
-            "./tiny-gpt2",
-            "./tiny-gpt2-sampling",
-        ],
-        cwd=tmp_path,
-        env=isolated_env(tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    copied = sampling_copy(python, tmp_path)
     assert copied.returncode == 0, copied.stderr[-3000:]
     model = tmp_path / "tiny-gpt2-sampling"
     assert GenerationConfig.from_pretrained(model).do_sample
-    again = subprocess.run(
-        [
-            python,
-            "-m",
-            "protoqa_integrations.harnesses.lighteval_tasks",
-            "sampling-model",
-            "./tiny-gpt2",
-            "./tiny-gpt2-sampling",
-        ],
-        cwd=tmp_path,
-        env=isolated_env(tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    again = sampling_copy(python, tmp_path)
     assert (
         again.returncode == 2 and len(again.stderr.strip().splitlines()) == 1 and "not an empty folder" in again.stderr
     )

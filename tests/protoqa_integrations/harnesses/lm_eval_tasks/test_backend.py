@@ -9,11 +9,13 @@ transformers and torch (seconds), so these tests are marked slow.
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 
 import pytest
 
 from protoqa_integrations.generation.settings import STOP_STRINGS, PromptSamples, SamplingConfig
-from tests.support.processes import run_python
+from tests.support.harnesses import lm_eval_command
 
 pytestmark = pytest.mark.slow
 
@@ -100,28 +102,8 @@ def test_the_runner_refuses_a_setting_from_gen_kwargs_without_a_traceback(dev3_g
     from tests.support.offline import offline_env
 
     backend()
-    result = run_python(
-        [
-            "-m",
-            "protoqa_integrations.harnesses.lm_eval_tasks",
-            "run",
-            "--model",
-            "protoqa-hf",
-            "--model_args",
-            f"pretrained={dev3_gpt2}",
-            "--tasks",
-            "protoqa",
-            "--limit",
-            "1",
-            "--device",
-            "cpu",
-            "--gen_kwargs",
-            "max_gen_toks=0",
-        ],
-        tmp_path,
-        offline_env(),
-        timeout=600,
-    )
+    command = lm_eval_command(sys.executable, f"pretrained={dev3_gpt2}", "protoqa", 1, "--gen_kwargs", "max_gen_toks=0")
+    result = subprocess.run(command, cwd=tmp_path, env=offline_env(), capture_output=True, text=True, timeout=600)
     assert result.returncode == 2, result.stderr[-3000:]
     assert "error: gen_kwargs max_gen_toks must be an integer >= 1, got 0" in result.stderr
     assert "Traceback" not in result.stderr

@@ -25,7 +25,7 @@ from protoqa_core.ranking import rank_by_frequency  # noqa: E402
 from protoqa_integrations.generation.answers_file import score_generated  # noqa: E402
 from protoqa_integrations.generation.prompts import question_to_prompt  # noqa: E402
 from protoqa_integrations.harnesses.metric_names import METRIC_NAMES, SCORE_NAMES  # noqa: E402
-from tests.support.harnesses import lm_eval_python  # noqa: E402
+from tests.support.harnesses import lm_eval_or_skip, logged_protoqa_12  # noqa: E402
 from tests.support.offline import offline_env  # noqa: E402
 
 EQUAL_SETTINGS = {"num_samples": 12, "batch_size": 8, "seed": 7}
@@ -75,42 +75,9 @@ def test_generate_callback_and_lm_eval_give_the_same_answers_and_scores(dev3_gpt
     assert logged["probeval_kl"] == scores.probeval.kl
 
     # 3. the lm-eval task, through the protoqa-hf backend
-    python = lm_eval_python()
-    if python is None:
-        pytest.skip("lm_eval is not importable here and $LM_EVAL_PYTHON is not set")
-    tasks = tmp_path / "tasks"
-    tasks.mkdir()
-    from protoqa_integrations.harnesses.lm_eval_tasks import tasks_path
-
-    (tasks / "protoqa_12.yaml").write_text(f"include: {tasks_path()}/protoqa.yaml\ntask: protoqa_12\nrepeats: 12\n")
-    out = tmp_path / "lm_eval_out"
-    result = run(
-        [
-            python,
-            "-m",
-            "protoqa_integrations.harnesses.lm_eval_tasks",
-            "run",
-            "--model",
-            "protoqa-hf",
-            "--model_args",
-            f"pretrained={dev3_gpt2},seed=7,sample_batch_size=8",
-            "--tasks",
-            "protoqa_12",
-            "--include_path",
-            str(tasks),
-            "--limit",
-            "3",
-            "--device",
-            "cpu",
-            "--output_path",
-            str(out),
-            "--log_samples",
-            "--metadata",
-            json.dumps({"data_dir": str(DATA)}),
-        ],
-        tmp_path,
-        env,
-    )
+    python = lm_eval_or_skip()
+    command, out = logged_protoqa_12(python, dev3_gpt2, 8, tmp_path, DATA)
+    result = run(command, tmp_path, env)
     assert result.returncode == 0, result.stderr[-3000:]
     results_file = next(out.rglob("results_*.json"))
     harness = json.loads(results_file.read_text())["results"]["protoqa_12"]
@@ -127,9 +94,7 @@ def test_generate_callback_and_lm_eval_give_the_same_answers_and_scores(dev3_gpt
 @pytest.mark.slow
 @needs_data
 def test_lm_eval_hf_backend_runs_the_task_offline_and_prints_scores(dev3_gpt2, tmp_path):
-    python = lm_eval_python()
-    if python is None:
-        pytest.skip("lm_eval is not importable here and $LM_EVAL_PYTHON is not set")
+    python = lm_eval_or_skip()
     from protoqa_integrations.harnesses.lm_eval_tasks import tasks_path
 
     path = run([sys.executable, "-m", "protoqa_integrations.harnesses.lm_eval_tasks"], tmp_path, offline_env())
