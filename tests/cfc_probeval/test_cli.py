@@ -98,34 +98,15 @@ def test_human_answers_score_better_than_gpt2_samples(cfc, capsys):
 
 def test_text_output_and_per_question_files(cfc, capsys, tmp_path):
     table, lines = tmp_path / "clusters.csv", tmp_path / "clusters.jsonl"
-    status, out, _ = run_cli(
-        capsys,
-        cfc / "dev.targets.jsonl",
-        cfc / FILES["human"],
-        "--clustering",
-        "human",
-        "--ignore-unknown",
-        "--per-question",
-        table,
-        "--quiet",
-    )
+    human = (cfc / "dev.targets.jsonl", cfc / FILES["human"], "--clustering", "human", "--ignore-unknown")
+    status, out, _ = run_cli(capsys, *human, "--per-question", table, "--quiet")
     assert status == 0
     assert out.startswith("ProbEval KL: ") and "mean over 54 questions" in out
     assert "\nsignature: clustering:human|embedder:none|matching:wordnet(stop=match)|" in out
     rows = list(csv.DictReader(table.open(encoding="utf-8")))
     assert {r["question"] for r in rows} == set(read_targets(cfc / "dev.targets.jsonl"))
     assert rows[0]["cluster"] == "r1q1.1" and {"p_g", "p_h", "representative"} <= set(rows[0])
-    run_cli(
-        capsys,
-        cfc / "dev.targets.jsonl",
-        cfc / FILES["human"],
-        "--clustering",
-        "human",
-        "--ignore-unknown",
-        "--per-question",
-        lines,
-        "--quiet",
-    )
+    run_cli(capsys, *human, "--per-question", lines, "--quiet")
     first = json.loads(lines.read_text(encoding="utf-8").splitlines()[0])
     assert first["id"] == "r1q1" and first["clusters"][-1]["id"] == "wrong"
     assert sum(c["p_h"] for c in first["clusters"]) == pytest.approx(1.0)

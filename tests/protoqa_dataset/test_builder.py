@@ -24,6 +24,7 @@ from protoqa_core.io.data import (
 )
 from protoqa_core.io.files import DataFormatError
 from protoqa_dataset.sources import SOURCES
+from tests.support.datasets_cache import offline_datasets
 from tests.support.lazy import lazy_import
 
 datasets = lazy_import("datasets")
@@ -32,14 +33,7 @@ datasets = lazy_import("datasets")
 @pytest.fixture(autouse=True)
 def isolated_hf(tmp_path, monkeypatch):
     """Caches under tmp_path, no Hub access, and no data dir inherited from the environment."""
-    cache = tmp_path / "hf_cache"
-    monkeypatch.setenv("HF_DATASETS_CACHE", str(cache))
-    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", cache)
-    monkeypatch.setattr(datasets.config, "DOWNLOADED_DATASETS_PATH", cache / "downloads")
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
-    monkeypatch.delenv(DATA_DIR_ENV, raising=False)
-    return cache
+    return offline_datasets(monkeypatch, tmp_path / "hf_cache")
 
 
 def copy_into(data_dir: Path, files: dict[str, Path]) -> Path:

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 import protoqa_dataset  # its names are read when used: datasets loads with the first test that needs it
-from protoqa_core.io.data import DATA_DIR_ENV
 from protoqa_core.io.readers import clusters_from_records, read_targets
 from protoqa_core.io.records import Question
 from protoqa_dataset.__main__ import main
+from tests.support.datasets_cache import offline_datasets
 from tests.support.lazy import lazy_import
 
 datasets = lazy_import("datasets")
@@ -35,13 +35,7 @@ def hf_env(tmp_path_factory):
     """Caches under a temporary directory and no Hub access, for the whole module."""
     cache = tmp_path_factory.mktemp("hf_cache")
     patch = pytest.MonkeyPatch()
-    patch.setenv("HF_DATASETS_CACHE", str(cache))
-    patch.setattr(datasets.config, "HF_DATASETS_CACHE", cache)
-    patch.setattr(datasets.config, "DOWNLOADED_DATASETS_PATH", cache / "downloads")
-    patch.setenv("HF_HUB_OFFLINE", "1")
-    patch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
-    patch.delenv(DATA_DIR_ENV, raising=False)
-    yield cache
+    yield offline_datasets(patch, cache)
     patch.undo()
 
 

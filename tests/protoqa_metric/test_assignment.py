@@ -63,7 +63,9 @@ def test_random_blocks_match_scipy(seed):
         assert_same_as_scipy(block)
 
 
-def test_blocks_too_large_or_not_finite_go_to_scipy(monkeypatch):
+@pytest.fixture
+def scipy_calls(monkeypatch):
+    """The shapes of the blocks given to scipy's solver while the test runs, and that solver."""
     calls = []
     from scipy.optimize import linear_sum_assignment as real
 
@@ -72,6 +74,11 @@ def test_blocks_too_large_or_not_finite_go_to_scipy(monkeypatch):
         return real(block, maximize=maximize)
 
     monkeypatch.setattr("scipy.optimize.linear_sum_assignment", counting)
+    return calls, real
+
+
+def test_blocks_too_large_or_not_finite_go_to_scipy(scipy_calls):
+    calls, real = scipy_calls
     big = np.random.default_rng(0).random((assignment.SMALL_BLOCK_CELLS // 8 + 1, 8))
     assert big.size > assignment.SMALL_BLOCK_CELLS
     assert_same_as_scipy(big, real)
@@ -82,15 +89,8 @@ def test_blocks_too_large_or_not_finite_go_to_scipy(monkeypatch):
     assert big.shape in calls
 
 
-def test_after_enough_blocks_scipy_takes_over(monkeypatch):
-    calls = []
-    from scipy.optimize import linear_sum_assignment as real
-
-    def counting(block, maximize=False):
-        calls.append(block.shape)
-        return real(block, maximize=maximize)
-
-    monkeypatch.setattr("scipy.optimize.linear_sum_assignment", counting)
+def test_after_enough_blocks_scipy_takes_over(monkeypatch, scipy_calls):
+    calls, real = scipy_calls
     monkeypatch.setattr(assignment, "PYTHON_BLOCKS", 3)
     monkeypatch.setattr(assignment, "_solved_here", 0)
     blocks = list(random_blocks(5, 6))

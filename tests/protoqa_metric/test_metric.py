@@ -19,6 +19,7 @@ from protoqa_metric import cli as metric_cli
 from protoqa_metric import metric as metric_module
 from tests.support.compare_files import compare_files
 from tests.support.spec_reference import reference_question_score, reference_wup_similarity
+from tests.support.target_rows import target_line
 
 
 @pytest.fixture(scope="module")
@@ -146,27 +147,16 @@ def test_protoqa_eval_compare_sub_command(tmp_path, capsys):
     assert "ignored predictions for 1 question id(s) that are not in the targets: zz" in captured.err
 
 
-def _target_line(qid: str, clusters: dict, raw=None) -> str:
-    return json.dumps(
-        {
-            "metadata": {"id": qid, "source": "test"},
-            "question": {"original": f"Name {qid}?", "normalized": f"name {qid}?"},
-            "answers": {"raw": raw or {}, "clusters": clusters},
-            "num": {"answers": 0, "clusters": len(clusters)},
-        }
-    )
-
-
 @pytest.fixture
 def targets_file(tmp_path):
     path = tmp_path / "targets.jsonl"
     path.write_text(
         "\n".join(
             [
-                _target_line(
+                target_line(
                     "q1", {"q1.0": {"count": 6, "answers": ["dog", "puppy"]}, "q1.1": {"count": 4, "answers": ["cat"]}}
                 ),
-                _target_line("q2", {"q2.0": {"count": 5, "answers": ["tea"]}}),
+                target_line("q2", {"q2.0": {"count": 5, "answers": ["tea"]}}),
             ]
         )
         + "\n"

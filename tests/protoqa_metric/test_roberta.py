@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -51,6 +52,16 @@ def _run_cli(args, cwd, **env):
     return run_python(["-m", "protoqa_metric", *args], cwd, environment, timeout=300)
 
 
+def _roberta_run(encoder: str, folder: Path) -> tuple[Path, Path, subprocess.CompletedProcess]:
+    """The data written in ``folder`` and the command line's ``--json`` run on it with the roberta similarity and
+    ``encoder``, checked to end with status 0."""
+    targets, predictions = _write_data(folder)
+    args = [str(targets), str(predictions), "--similarity", "roberta", "--encoder", encoder, "--json"]
+    run = _run_cli(args, folder)
+    assert run.returncode == 0, run.stderr
+    return targets, predictions, run
+
+
 def _write_data(folder: Path) -> tuple[Path, Path]:
     targets = folder / "targets.jsonl"
     rows = [
@@ -82,11 +93,7 @@ def _write_data(folder: Path) -> tuple[Path, Path]:
 
 @pytest.mark.slow
 def test_cli_library_and_evaluate_module_agree(tiny_roberta, tmp_path):
-    targets, predictions = _write_data(tmp_path)
-    run = _run_cli(
-        [str(targets), str(predictions), "--similarity", "roberta", "--encoder", tiny_roberta, "--json"], tmp_path
-    )
-    assert run.returncode == 0, run.stderr
+    targets, predictions, run = _roberta_run(tiny_roberta, tmp_path)
     from_cli = json.loads(run.stdout)
     from protoqa_core.io.predictions import read_predictions
     from protoqa_core.io.readers import read_targets
@@ -191,11 +198,7 @@ def test_a_rule_not_measured_with_its_encoder_is_marked_in_the_signature_and_war
 
 
 def test_the_command_line_warns_when_roberta_is_exact_match(tiny_roberta, tmp_path):
-    targets, predictions = _write_data(tmp_path)
-    run = _run_cli(
-        [str(targets), str(predictions), "--similarity", "roberta", "--encoder", tiny_roberta, "--json"], tmp_path
-    )
-    assert run.returncode == 0, run.stderr
+    targets, predictions, run = _roberta_run(tiny_roberta, tmp_path)
     default = json.loads(run.stdout)
     assert default["exact_match_only"] is ("exact match" in run.stderr)  # the field and the warning say the same
     exact = _run_cli([str(targets), str(predictions), "--similarity", "exact_match", "--json"], tmp_path)

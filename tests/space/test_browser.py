@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.apps import started_app
+from tests.support.apps import hub_folder_env, started_app
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -352,13 +352,7 @@ def hub_page(tmp_path_factory):
     _require_tools()
     tmp_path = tmp_path_factory.mktemp("hub-page")
     folder = write_hub_folder(tmp_path / "protoqa", "protoqa", requirement="protoqa-eval[evaluate]")
-    env = {
-        **os.environ,
-        "GRADIO_ANALYTICS_ENABLED": "False",
-        "HF_HUB_OFFLINE": "1",
-        "HF_MODULES_CACHE": str(tmp_path / "modules"),
-        "PYTHONPATH": str(REPO),
-    }
+    env = hub_folder_env(tmp_path)
     log = tmp_path / "app.log"
     command = [sys.executable, "app.py"]
     with started_app(command, cwd=folder, env=env, log=log, timeout=STARTUP_TIMEOUT, ready_path="/") as (base, _):

@@ -13,12 +13,12 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.support.apps import open_local, post_raw, process_memory, started_app
+from tests.support.apps import gradio_call, open_local, post_raw, process_memory, started_app
+from tests.support.words import random_phrases
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -60,24 +60,7 @@ def server(tmp_path_factory):
 
 def call(base: str, endpoint: str, data: list) -> tuple[str, object, float]:
     """(SSE event name, its data, seconds) of one call to a named endpoint, the way the HTTP API works."""
-    started = time.perf_counter()
-    with open_local(
-        f"{base}/gradio_api/call/{endpoint}",
-        timeout=REQUEST_LIMIT,
-        data=json.dumps({"data": data}).encode(),
-        headers={"Content-Type": "application/json"},
-    ) as response:
-        event_id = json.load(response)["event_id"]
-    with open_local(f"{base}/gradio_api/call/{endpoint}/{event_id}", timeout=REQUEST_LIMIT) as response:
-        stream = response.read().decode()
-    seconds = time.perf_counter() - started
-    event, payload = None, None
-    for line in stream.splitlines():
-        if line.startswith("event: "):
-            event = line[len("event: ") :]
-        elif line.startswith("data: "):
-            payload = json.loads(line[len("data: ") :])
-    return event, payload, seconds
+    return gradio_call(base, endpoint, data, REQUEST_LIMIT)
 
 
 PET = {"answers": [["dog", "puppy"], ["cat"]], "count": [6, 4]}
@@ -166,14 +149,8 @@ def test_hostile_requests_get_a_message_and_the_server_stays_up_and_small(server
 
 def test_slow_request_within_the_caps_ends_within_the_budget(server):
     """The costliest kind of request the caps let through: long cluster answers, many distinct answers."""
-    import random
-
     base, process, log = server
-    rng = random.Random(0)
-    words = "dog cat car house tree bird fish book door road water fire table chair apple bread milk egg".split()
-
-    def phrase(n):
-        return " ".join(rng.choice(words) for _ in range(n))
+    phrase = random_phrases(0)
 
     clusters = {"answers": [[phrase(25)[:200] for _ in range(6)] for _ in range(50)], "count": [5] * 50}
     answers = [f"{phrase(8)[:45]} {i}" for i in range(166)]

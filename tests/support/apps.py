@@ -8,6 +8,8 @@ the engine tests start ``vllm serve`` the same way (:func:`started_server`).
 from __future__ import annotations
 
 import http.client
+import json
+import os
 import socket
 import subprocess
 import time
@@ -17,6 +19,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Optional, Union
 from urllib.parse import urlsplit
+
+from tests.support.paths import REPO
 
 STOP_TIMEOUT = 15
 """Seconds a stopped server gets to exit before it is killed."""
@@ -181,3 +185,38 @@ def post_raw(base: str, path: str, body: bytes, chunked: bool = False, timeout: 
     finally:
         connection.close()
     return status, time.perf_counter() - started
+
+
+def gradio_call(base: str, endpoint: str, data: list, timeout: float) -> tuple[Optional[str], Any, float]:
+    """(SSE event name, its data, seconds) of one call to the named endpoint of the Gradio app at ``base``, the way
+    its HTTP API works: a POST that returns an event id, then a GET of the event stream."""
+    started = time.perf_counter()
+    with open_local(
+        f"{base}/gradio_api/call/{endpoint}",
+        timeout=timeout,
+        data=json.dumps({"data": data}).encode(),
+        headers={"Content-Type": "application/json"},
+    ) as response:
+        event_id = json.load(response)["event_id"]
+    with open_local(f"{base}/gradio_api/call/{endpoint}/{event_id}", timeout=timeout) as response:
+        stream = response.read().decode()
+    seconds = time.perf_counter() - started
+    event, payload = None, None
+    for line in stream.splitlines():
+        if line.startswith("event: "):
+            event = line[len("event: ") :]
+        elif line.startswith("data: "):
+            payload = json.loads(line[len("data: ") :])
+    return event, payload, seconds
+
+
+def hub_folder_env(folder: Path) -> dict[str, str]:
+    """The environment a Hub folder's page (``python app.py``) runs in for a test: this checkout's code, the Hub
+    switched off, ``evaluate``'s module cache in ``folder``, no analytics."""
+    return {
+        **os.environ,
+        "GRADIO_ANALYTICS_ENABLED": "False",
+        "HF_HUB_OFFLINE": "1",
+        "HF_MODULES_CACHE": str(folder / "modules"),
+        "PYTHONPATH": str(REPO),
+    }

@@ -1,8 +1,11 @@
 """Words the WordNet property tests draw from: synonyms, plurals, unrelated nouns, collocations
-and a string WordNet does not know; phrases of them, stopwords and two-word WordNet entries."""
+and a string WordNet does not know; phrases of them, stopwords and two-word WordNet entries; and the
+random long phrases of the apps' costliest requests."""
 
 from __future__ import annotations
 
+import random
+from collections.abc import Callable
 from typing import Any
 
 WUP_WORDS = [
@@ -114,3 +117,16 @@ def wordnet_phrases(max_size: int) -> Any:
         st.deferred(lambda: st.sampled_from(collocation_words())),
     )
     return st.lists(token, max_size=max_size).map(" ".join)
+
+
+def random_phrases(seed: int = 0) -> Callable[[int], str]:
+    """A function of ``n`` that draws phrases of ``n`` words from 18 common ones, seeded: the long answers of
+    the costliest requests the apps' caps let through.
+
+    >>> phrase = random_phrases(0)
+    >>> len(phrase(3).split())
+    3
+    """
+    rng = random.Random(seed)
+    words = "dog cat car house tree bird fish book door road water fire table chair apple bread milk egg".split()
+    return lambda n: " ".join(rng.choice(words) for _ in range(n))

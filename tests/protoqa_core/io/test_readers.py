@@ -11,17 +11,7 @@ import pytest
 from protoqa_core.io.files import DataFormatError
 from protoqa_core.io.predictions import read_predictions
 from protoqa_core.io.readers import clusters_from_records, read_targets, read_targets_and_sha256
-
-
-def _target_line(qid: str, clusters: dict, raw=None) -> str:
-    return json.dumps(
-        {
-            "metadata": {"id": qid, "source": "test"},
-            "question": {"original": f"Name {qid}?", "normalized": f"name {qid}?"},
-            "answers": {"raw": raw or {}, "clusters": clusters},
-            "num": {"answers": 0, "clusters": len(clusters)},
-        }
-    )
+from tests.support.target_rows import target_line
 
 
 def test_read_targets_real_files(shared_data):
@@ -38,24 +28,24 @@ def test_read_targets_real_files(shared_data):
 @pytest.mark.parametrize(
     "line, message",
     [
-        (_target_line("q1", {"q1.0": {"count": -1, "answers": ["a"]}}), "count must be a non-negative integer"),
-        (_target_line("q1", {"q1.0": {"count": 2.5, "answers": ["a"]}}), "count must be a non-negative integer"),
-        (_target_line("q1", {"q1.0": {"count": 2, "answers": "a"}}), "answers must be a list of strings"),
-        (_target_line("q1", {"q1.0": {"answers": ["a"]}}), "needs 'count' and 'answers'"),
+        (target_line("q1", {"q1.0": {"count": -1, "answers": ["a"]}}), "count must be a non-negative integer"),
+        (target_line("q1", {"q1.0": {"count": 2.5, "answers": ["a"]}}), "count must be a non-negative integer"),
+        (target_line("q1", {"q1.0": {"count": 2, "answers": "a"}}), "answers must be a list of strings"),
+        (target_line("q1", {"q1.0": {"answers": ["a"]}}), "needs 'count' and 'answers'"),
         (json.dumps({"question": {"normalized": "x"}}), "missing question id"),
         ("{not json", "malformed JSON"),
     ],
 )
 def test_bad_targets_name_file_and_line(tmp_path, line, message):
     path = tmp_path / "t.jsonl"
-    path.write_text(_target_line("q0", {"q0.0": {"count": 1, "answers": ["x"]}}) + "\n" + line + "\n")
+    path.write_text(target_line("q0", {"q0.0": {"count": 1, "answers": ["x"]}}) + "\n" + line + "\n")
     with pytest.raises(DataFormatError, match=rf"t\.jsonl, line 2.*{message}"):
         read_targets(path)
 
 
 def test_duplicate_target_ids(tmp_path):
     path = tmp_path / "t.jsonl"
-    line = _target_line("q0", {"q0.0": {"count": 1, "answers": ["x"]}})
+    line = target_line("q0", {"q0.0": {"count": 1, "answers": ["x"]}})
     path.write_text(line + "\n" + line + "\n")
     with pytest.raises(DataFormatError, match="line 2, question 'q0': duplicate question id"):
         read_targets(path)
@@ -82,7 +72,7 @@ def test_clusters_from_records_both_shapes_and_errors():
 def test_utf8_byte_order_mark_and_gzip_are_read(tmp_path):
     import gzip
 
-    line = _target_line("q0", {"q0.0": {"count": 2, "answers": ["x"]}})
+    line = target_line("q0", {"q0.0": {"count": 2, "answers": ["x"]}})
     with_bom = tmp_path / "bom.jsonl"
     with_bom.write_bytes(b"\xef\xbb\xbf" + line.encode() + b"\n")
     packed = tmp_path / "packed.jsonl.gz"
@@ -108,10 +98,10 @@ def test_counts_are_bounded_and_strings_valid(tmp_path):
     from protoqa_core.io.files import MAX_COUNT
 
     ok = tmp_path / "ok.jsonl"
-    ok.write_text(_target_line("q0", {"q0.0": {"count": MAX_COUNT, "answers": ["x"]}}) + "\n")
+    ok.write_text(target_line("q0", {"q0.0": {"count": MAX_COUNT, "answers": ["x"]}}) + "\n")
     assert read_targets(ok)["q0"].total_count == MAX_COUNT
     big = tmp_path / "big.jsonl"
-    big.write_text(_target_line("q0", {"q0.0": {"count": MAX_COUNT + 1, "answers": ["x"]}}) + "\n")
+    big.write_text(target_line("q0", {"q0.0": {"count": MAX_COUNT + 1, "answers": ["x"]}}) + "\n")
     with pytest.raises(DataFormatError, match="line 1, question 'q0': cluster 'q0.0' count is too large"):
         read_targets(big)
     pair = tmp_path / "pair.json"

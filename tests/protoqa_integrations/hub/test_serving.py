@@ -9,16 +9,13 @@ a 47 MB body must be refused before it is read, and the server must stay up and 
 from __future__ import annotations
 
 import json
-import os
 import sys
-import time
-from pathlib import Path
 
 import pytest
 
-from tests.support.apps import open_local, post_raw, process_memory, started_app
+from tests.support.apps import gradio_call, hub_folder_env, post_raw, process_memory, started_app
+from tests.support.words import random_phrases
 
-REPO = Path(__file__).resolve().parents[3]
 STARTUP_TIMEOUT = 180
 REQUEST_LIMIT = 40.0
 
@@ -35,13 +32,7 @@ def hub_app(tmp_path_factory):
 
     tmp = tmp_path_factory.mktemp("hub-app")
     folder = write_hub_folder(tmp / "protoqa", "protoqa", requirement="protoqa-eval[evaluate]")
-    env = {
-        **os.environ,
-        "GRADIO_ANALYTICS_ENABLED": "False",
-        "HF_HUB_OFFLINE": "1",
-        "HF_MODULES_CACHE": str(tmp / "modules"),
-        "PYTHONPATH": str(REPO),
-    }
+    env = hub_folder_env(tmp)
     log = tmp / "app.log"
     command = [sys.executable, "app.py"]
     with started_app(command, cwd=folder, env=env, log=log, timeout=STARTUP_TIMEOUT) as (base, process):
@@ -49,24 +40,8 @@ def hub_app(tmp_path_factory):
 
 
 def compute(base: str, predictions, references, config: str = "exact_match") -> tuple[str, object, float]:
-    started = time.perf_counter()
     data = [json.dumps(predictions), json.dumps(references), config, "{}"]
-    with open_local(
-        f"{base}/gradio_api/call/compute",
-        timeout=REQUEST_LIMIT,
-        data=json.dumps({"data": data}).encode(),
-        headers={"Content-Type": "application/json"},
-    ) as response:
-        event_id = json.load(response)["event_id"]
-    with open_local(f"{base}/gradio_api/call/compute/{event_id}", timeout=REQUEST_LIMIT) as response:
-        stream = response.read().decode()
-    event, payload = None, None
-    for line in stream.splitlines():
-        if line.startswith("event: "):
-            event = line[len("event: ") :]
-        elif line.startswith("data: "):
-            payload = json.loads(line[len("data: ") :])
-    return event, payload, time.perf_counter() - started
+    return gradio_call(base, "compute", data, REQUEST_LIMIT)
 
 
 HOSTILE = {
@@ -103,14 +78,8 @@ def test_hostile_requests_are_refused_by_the_caps(hub_app):
 
 
 def test_a_slow_request_within_the_caps_ends_within_the_budget(hub_app):
-    import random
-
     base, process, _ = hub_app
-    rng = random.Random(0)
-    words = "dog cat car house tree bird fish book door road water fire table chair apple bread milk egg".split()
-
-    def phrase(n):
-        return " ".join(rng.choice(words) for _ in range(n))
+    phrase = random_phrases(0)
 
     refs = [{"answers": [[phrase(25)[:200] for _ in range(6)] for _ in range(50)], "count": [5] * 50}] * 8
     predictions = [[f"{phrase(8)[:45]} {i}" for i in range(166)]] * 8
