@@ -5,6 +5,7 @@ worked around without changing a score."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -94,8 +95,6 @@ def test_a_damaged_walk_file_is_named_and_scores_do_not_change(tmp_path, shared_
     # and leaves the file to `protoqa-eval prepare`.
     cache, walk_file, intact = built_cache
     mine = tmp_path / "cache"
-    import shutil
-
     shutil.copytree(cache, mine)
     path = mine / walk_file.relative_to(cache)
     damaged = damage(path.read_bytes())
@@ -108,10 +107,18 @@ def test_a_damaged_walk_file_is_named_and_scores_do_not_change(tmp_path, shared_
     assert path.read_bytes() == damaged
 
 
-def test_a_first_run_starts_nothing_and_says_how_to_build_the_cache(tmp_path, shared_data, built_cache):
+@pytest.fixture(scope="module")
+def first_run(tmp_path_factory, built_cache):
+    """A cache folder after one run scored in it from nothing (no ``prepare``), and that run; shared by the test
+    of what the run says and the test of ``prepare`` over a used cache."""
+    folder = tmp_path_factory.mktemp("first-run")
+    mine = folder / "cache"
+    return mine, _score(folder, SHARED_DATA, {"PROTOQA_CACHE_DIR": str(mine)})
+
+
+def test_a_first_run_starts_nothing_and_says_how_to_build_the_cache(first_run, built_cache):
     cache, walk_file, intact = built_cache
-    mine = tmp_path / "cache"
-    done = _score(tmp_path, shared_data, {"PROTOQA_CACHE_DIR": str(mine)})
+    mine, done = first_run
     assert done.returncode == 0, done.stderr
     assert done.stdout == intact
     (notice,) = done.stderr.splitlines()  # one line, and no process started
@@ -126,13 +133,14 @@ def test_a_first_run_starts_nothing_and_says_how_to_build_the_cache(tmp_path, sh
 
 
 @pytest.mark.slow
-def test_prepare_writes_set_ups_files_over_a_used_or_damaged_cache(tmp_path, shared_data, built_cache):
+def test_prepare_writes_set_ups_files_over_a_used_or_damaged_cache(tmp_path, shared_data, built_cache, first_run):
     # After a first run (lemma tables only) and over a damaged walk file, `protoqa-eval prepare`
     # leaves the files set-up writes, byte for byte; runs then read them without a notice.
     cache, walk_file, intact = built_cache
     mine = tmp_path / "cache"
+    shutil.copytree(first_run[0], mine)
     env = {**os.environ, "PROTOQA_CACHE_DIR": str(mine)}
-    assert _score(tmp_path, shared_data, {"PROTOQA_CACHE_DIR": str(mine)}).returncode == 0
+    assert first_run[1].returncode == 0
     built = mine / walk_file.relative_to(cache)
     for damage in (None, _corrupt_same_size):
         if damage is not None:
@@ -161,8 +169,6 @@ def test_prepare_names_a_cache_folder_it_cannot_write(tmp_path):
 def test_a_damaged_lemma_table_is_rebuilt(tmp_path, shared_data, built_cache):
     cache, _, intact_scores = built_cache
     mine = tmp_path / "cache"
-    import shutil
-
     shutil.copytree(cache, mine)
     (table,) = (mine / "wordnet_tables").glob("lemma-tables-*.txt")
     intact = table.read_bytes()
