@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from tests.support.hostile_server import client_env, closed_port_url, generate_command
+from tests.support.hostile_server import client_env, closed_port_url, generate_command, one_line_error
 from tests.support.paths import DATA, REPO, needs_data
 
 KEY = "sk-test-secret-0123456789"
@@ -107,7 +107,7 @@ def generate(stub_url, output, cwd, *extra, key=KEY, timeout=120):
 
 def refused(result, *fragments):
     """The one-line refusal, which never shows the key."""
-    refused(result, *fragments)
+    one_line_error(result, *fragments)
     assert KEY not in result.stderr + result.stdout
 
 
