@@ -290,9 +290,9 @@ def test_a_files_recorded_samples_per_question_are_checked_against_its_samples(c
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     targets = str(cfc / "dev.targets.jsonl")
 
-    def probeval(*argv: str) -> subprocess.CompletedProcess:
-        command = [sys.executable, "-m", "cfc_probeval", *argv, "--ignore-unknown", "--clustering", "human"]
-        return subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    def probeval(*argv: str):
+        command = ["-m", "cfc_probeval", *argv, "--ignore-unknown", "--clustering", "human"]
+        return run_python(command, tmp_path, env, timeout=300)
 
     assert probeval(targets, str(files["agrees"]), "--json").returncode == 0
     for name, key in (("claims_more", "num_samples"), ("claims_more_in_sampling", "sampling n")):

@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.apps import hub_folder_env, started_app
+from tests.support.metric_names import PAPER_KEYS
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -276,15 +277,7 @@ def test_generate_and_score_a_dev_question_in_chromium(running_app, browser):
         message=f"no score table:\n{log.read_text()[-2000:]}",
     )
     rows = table.find_elements(By.CSS_SELECTOR, "tbody tr")
-    assert [r.find_element(By.TAG_NAME, "td").text for r in rows] == [
-        "max_answers@1",
-        "max_answers@3",
-        "max_answers@5",
-        "max_answers@10",
-        "max_incorrect@1",
-        "max_incorrect@3",
-        "max_incorrect@5",
-    ]
+    assert [r.find_element(By.TAG_NAME, "td").text for r in rows] == list(PAPER_KEYS)
     assert "KL(P" in browser.find_element(By.CSS_SELECTOR, "#scores .probeval-kl").text
     assert browser.find_element(By.ID, "status").text.startswith("Done: ")
     assert "60 samples" in browser.find_element(By.ID, "summary").text
