@@ -349,7 +349,7 @@ def test_lm_eval_api_backends_against_vllm_serve(server, tiny_model, tmp_path):
     assert "may send a fixed seed with every request" in stock.stderr
     # Ours sends no fixed seed: independent samples.
     _, scores = lm_eval(python, "protoqa-local-completions", base, "protoqa", tmp_path)
-    assert scores["collapsed,answers"] == 0.0 and scores["wordnet_max_answers@10,answers"] >= 0.0
+    assert scores["collapsed,answers"] == 0.0 and scores["wn_ans@10,answers"] >= 0.0
     chat = f"model=tiny,base_url={server}/chat/completions,num_concurrent=4,max_retries=2"
     _, scores = lm_eval(
         python,
