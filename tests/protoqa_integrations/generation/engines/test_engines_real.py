@@ -360,7 +360,7 @@ def test_lm_eval_api_backends_against_vllm_serve(server, tiny_model, tmp_path):
         "--apply_chat_template",
         "--fewshot_as_multiturn",
     )
-    assert scores["collapsed,answers"] == 0.0 and "probeval_kl,answers" in scores
+    assert scores["collapsed,answers"] == 0.0 and "KL,answers" in scores
 
 
 # Last in the module: a seeded request stops the CPU server, so this test uses the module's server after the others.
