@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 from protoqa_core.io.files import short_repr
 
-__all__ = ["SAMPLE_COUNT_KEYS", "SampleClaimError", "check_counted_samples"]
+__all__ = ["SAMPLE_COUNT_KEYS", "SampleClaimError", "check_counted_samples", "recorded_sampling"]
 
 SAMPLE_COUNT_KEYS = ("samples", "num_samples", "n", "repeats")
 """The names a generation block gives the samples per question, at its top or in its ``sampling``."""
@@ -26,8 +26,13 @@ class SampleClaimError(ValueError):
     """A recorded samples count that is no number, or that disagrees with the samples a file holds."""
 
 
-def _sampling(settings: Mapping[str, Any]) -> dict[str, Any]:
-    # A dict as the harnesses record it, or the ``key:value|...`` signature generate writes.
+def recorded_sampling(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """A generation block's sampling settings as a mapping: a dict as the harnesses record it, or the
+    ``key:value|...`` signature ``protoqa-eval generate`` writes.
+
+    >>> recorded_sampling({"sampling": "temperature:0.69|top_p:0.9"}), recorded_sampling({"sampling": {"n": 3}})
+    ({'temperature': '0.69', 'top_p': '0.9'}, {'n': 3})
+    """
     sampling = settings.get("sampling")
     if isinstance(sampling, Mapping):
         return dict(sampling)
@@ -67,7 +72,7 @@ def check_counted_samples(settings: Optional[Mapping[str, Any]], counted: int, n
     """
     if not isinstance(settings, Mapping) or not settings or counted <= 0:
         return
-    sampling = _sampling(settings)
+    sampling = recorded_sampling(settings)
     claims = [(k, settings.get(k)) for k in SAMPLE_COUNT_KEYS]
     claims += [(f"sampling {k}", sampling.get(k)) for k in SAMPLE_COUNT_KEYS]
     for key, value in claims:

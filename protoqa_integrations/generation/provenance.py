@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from protoqa_core.io.sample_claims import SAMPLE_COUNT_KEYS
+from protoqa_core.io.sample_claims import SAMPLE_COUNT_KEYS, recorded_sampling
 
 __all__ = [
     "FIELDS",
@@ -105,17 +105,6 @@ def _number(value: Any, name: str = "the input", key: str = "a setting") -> Opti
     return str(int(number)) if number.is_integer() else repr(number)
 
 
-def _sampling(settings: Mapping[str, Any]) -> dict[str, Any]:
-    """The sampling settings as a mapping: a dict as the harnesses record it, or the ``key:value|...`` signature."""
-    sampling = settings.get("sampling")
-    if isinstance(sampling, Mapping):
-        return dict(sampling)
-    if isinstance(sampling, str):
-        pairs = (part.partition(":") for part in sampling.split("|"))
-        return {key: value for key, sep, value in pairs if sep}
-    return {}
-
-
 def recorded_provenance(settings: Optional[Mapping[str, Any]], name: str = "the input") -> dict[str, str]:
     """The :data:`FIELDS` an input's settings (its ``generation`` block) record, as comparable strings; a value
     of the wrong type is a :class:`ProvenanceError` naming ``name`` and the value.
@@ -143,7 +132,7 @@ def recorded_provenance(settings: Optional[Mapping[str, Any]], name: str = "the 
         found["questions"] = f"sha256:{digest[:16]}"
     elif source:
         found["questions"] = os.path.basename(source.rstrip("/").split("?", 1)[0])
-    sampling = _sampling(settings)
+    sampling = recorded_sampling(settings)
     for field_name, keys in _SAMPLING_NAMES.items():
         values = [_number(settings.get(k), name, k) for k in keys if field_name == "samples"]
         values += [_number(sampling.get(k), name, f"sampling {k}") for k in keys]
