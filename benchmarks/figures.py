@@ -22,7 +22,7 @@ import argparse
 import json
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -41,9 +41,13 @@ def _s(value: float) -> str:
     return f"{value:,.1f} s"
 
 
+def _load_span(rows: Iterable[dict[str, Any]]) -> str:
+    loads = sorted({row["load"] for row in rows})
+    return f"{loads[0]}-{loads[-1]}" if loads and loads[0] != loads[-1] else (str(loads[0]) if loads else "?")
+
+
 def _header(data: dict[str, Any]) -> str:
-    loads = sorted({row["load"] for row in data["rows"] if "load" in row})
-    span = f"{loads[0]}-{loads[-1]}" if loads and loads[0] != loads[-1] else (str(loads[0]) if loads else "?")
+    span = _load_span(row for row in data["rows"] if "load" in row)
     return (
         f"Measured {data['started']} to {data['finished']} by `{data['command']}` on {data['machine']}, "
         f"load average {span} (one row each: CPU is user + system of the whole process; peak is its "
@@ -176,8 +180,7 @@ def startup_table(data: dict[str, Any]) -> str:
     """``bench_process.py --only startup``: each command's least CPU beside ``import numpy`` in the same
     rounds (the reference evaluator beside this version's exact match), with the ratio within each round."""
     rows = [row for row in data["rows"] if "cpu_s" in row]
-    loads = sorted({row["load"] for row in rows})
-    span = f"{loads[0]}-{loads[-1]}" if loads and loads[0] != loads[-1] else (str(loads[0]) if loads else "?")
+    span = _load_span(rows)
     lines = [
         f"Measured {data['started']} to {data['finished']} by `{data['command']}` on {data['machine']}, "
         f"load average {span}. Each round runs every command once, each a new process, one after the "
@@ -346,8 +349,7 @@ def _cpu(seconds: float) -> str:
 def ledger_table(data: dict[str, Any]) -> str:
     """``bench_ledger.py``: each job the project writes itself, beside the library, in new processes."""
     rows = [row for row in data["rows"] if "cpu_s" in row]
-    loads = sorted({row["load"] for row in rows})
-    span = f"{loads[0]}-{loads[-1]}" if loads and loads[0] != loads[-1] else (str(loads[0]) if loads else "?")
+    span = _load_span(rows)
     lines = [
         f"Measured {data['started']} to {data['finished']} by `{data['command']}` on {data['machine']}, "
         f"load average {span}. Each round runs the job with the project's code and with the library, each "
