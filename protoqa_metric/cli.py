@@ -334,7 +334,17 @@ def _evaluate_in(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
     similarities = [name for group in (args.similarity or [["wordnet"]]) for name in group]
     similarities = list(dict.fromkeys(similarities))
     try:
-        metric_specs(args.metrics)  # fail early on an unknown metric name
+        # The command's own set-up comes first: a stray option, an unknown metric name or a
+        # missing encoder fails before any file is read.
+        _check_option_flags(similarities, args)
+        metric_specs(args.metrics)
+        configured = {
+            sim: ProtoQA(
+                sim, args.metrics, all_stopword_match=not args.all_stopwords_zero, **_similarity_options(sim, args)
+            )
+            for sim in similarities
+        }
+        _find_wordnet_if_used(similarities, args.wordnet_dir)
         per_question = (
             check_output_file(args.per_question, [args.targets, args.predictions], args.overwrite)
             if args.per_question
@@ -344,15 +354,6 @@ def _evaluate_in(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
         index = stack.enter_context(
             QuestionIndex(args.targets, [args.predictions], args.field, max_answers=args.max_answers)
         )
-        _find_wordnet_if_used(similarities, args.wordnet_dir)
-        _check_option_flags(similarities, args)
-        # Each similarity is configured before any scoring, so that a missing encoder fails first.
-        configured = {
-            sim: ProtoQA(
-                sim, args.metrics, all_stopword_match=not args.all_stopwords_zero, **_similarity_options(sim, args)
-            )
-            for sim in similarities
-        }
         # The gate names the predictions file, before any scoring; the library repeats it per similarity.
         index.reconcile(0, ignore_unknown=args.ignore_unknown)
         to_score = index.count(0, only_predicted=args.only_predicted)

@@ -97,7 +97,8 @@ class QuestionIndex:
                     path,
                     number,
                 )
-            q = question_from_json(parse_json(text, path, number), path, number)
+            obj = parse_json(text, path, number)
+            q = question_from_json(obj, path, number)
             try:
                 self._db.execute(insert, (q.id, number, q.total_count <= 0, text))
             except sqlite3.IntegrityError:
