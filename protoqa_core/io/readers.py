@@ -35,7 +35,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Optional
 
-from .files import DataFormatError, PathLike, check_file, short_repr
+from .files import DataFormatError, PathLike, short_repr
 from .json_values import iter_text_lines, parse_json
 from .records import Cluster, Question, check_answers, check_count, preview_ids, question_from_json
 
@@ -52,8 +52,8 @@ __all__ = [
 ]
 
 
-def _json_lines(path: PathLike, spool: Optional[Any] = None) -> Iterator[tuple[int, Any]]:
-    for number, text in iter_text_lines(Path(path), spool):
+def _json_lines(path: Path, spool: Optional[Any], what: str) -> Iterator[tuple[int, Any]]:
+    for number, text in iter_text_lines(path, spool, what):
         if text.strip():
             yield number, parse_json(text, path, number)
 
@@ -119,11 +119,10 @@ def _read_questions(
 ) -> tuple[dict[str, Question], Optional[dict[str, Any]]]:
     """The questions of a targets file and, when ``key`` is given, the block its lines carry under ``key``."""
     path = Path(path)
-    check_file(path, "targets")
     questions: dict[str, Question] = {}
     first_line: dict[str, int] = {}
     block: Optional[Any] = None
-    for number, obj in _json_lines(path, spool):
+    for number, obj in _json_lines(path, spool, "targets"):
         q = question_from_json(obj, path, number)
         if q.id in questions:
             raise DataFormatError(f"duplicate question id (first on line {first_line[q.id]})", path, number, q.id)

@@ -123,20 +123,19 @@ def add_leaderboard_arguments(p: argparse.ArgumentParser) -> None:
 def _run_leaderboard(args: argparse.Namespace) -> int:
     from cfc_probeval import ProbEval
     from cfc_probeval.clustered import read_questions_and_label
-    from protoqa_core.io.files import ProtoQAWarning
     from protoqa_integrations.generation.provenance import data_of_checksum
     from protoqa_integrations.harnesses.outputs import FORMATS
     from protoqa_integrations.leaderboard.board import build_leaderboard, parse_system_arguments
-    from protoqa_integrations.leaderboard.report import check_hub_id, leaderboard_warnings, model_index_files
+    from protoqa_integrations.leaderboard.report import check_hub_id, model_index_files
     from protoqa_integrations.leaderboard.store import SystemIndex
 
     pairs = parse_system_arguments(args.systems)
     names = [n for n, _ in pairs]
     inputs = [args.targets] + [str(p) for _, p in pairs]
-    plot = check_output_file(args.plot, inputs, args.overwrite) if args.plot else None
     if args.model_index:
         check_hub_id(args.dataset_type)
     index_files = model_index_files(args.model_index, names, inputs, args.overwrite) if args.model_index else {}
+    plot = check_output_file(args.plot, inputs, args.overwrite) if args.plot else None
     start = time.perf_counter()
     targets, digest, clustered = read_questions_and_label(args.targets)
     known = data_of_checksum(digest)
@@ -163,19 +162,36 @@ def _run_leaderboard(args: argparse.Namespace) -> int:
             progress=not args.quiet,
             index=index,
         )
-    for note in leaderboard_warnings(board, args.targets, len(targets), known, systems):
-        # ``protoqa-eval leaderboard: warning: ...``, as every command prints them
-        warnings.warn(note, ProtoQAWarning, stacklevel=1)
-    _print_board(board, args)
-    _write_figures(args, board, plot, index_files, known)
+    _publish(args, board, len(targets), known, plot, index_files)
     print(f"{len(systems)} systems scored in {time.perf_counter() - start:.1f} s", file=sys.stderr)
     return 0
 
 
-def _print_board(board: Any, args: argparse.Namespace) -> None:
-    """The board on stdout in the format asked for."""
-    from protoqa_integrations.leaderboard.report import format_table, to_csv, to_markdown
+def _publish(
+    args: argparse.Namespace,
+    board: Any,
+    num_targets: int,
+    known: Optional[tuple[str, str]],
+    plot: Optional[Path],
+    index_files: dict[str, Path],
+) -> None:
+    """What the command shows and writes from ``board``: its warnings, the board on stdout in the format asked
+    for, then ``--plot`` and ``--model-index``, naming the data set: a known file's (``known``: its config and
+    split), or the options'."""
+    from protoqa_core.io.files import ProtoQAWarning
+    from protoqa_dataset.sources import SOURCES
+    from protoqa_integrations.leaderboard.report import (
+        format_table,
+        leaderboard_warnings,
+        model_index,
+        plot_leaderboard,
+        to_csv,
+        to_markdown,
+    )
 
+    for note in leaderboard_warnings(board, args.targets, num_targets, known, board.systems):
+        # ``protoqa-eval leaderboard: warning: ...``, as every command prints them
+        warnings.warn(note, ProtoQAWarning, stacklevel=1)
     if args.json:
         print(json.dumps(board.as_dict(per_question=args.question_scores), ensure_ascii=False, allow_nan=False))
     elif args.markdown:
@@ -184,20 +200,6 @@ def _print_board(board: Any, args: argparse.Namespace) -> None:
         print(to_csv(board), end="")
     else:
         print(format_table(board))
-
-
-def _write_figures(
-    args: argparse.Namespace,
-    board: Any,
-    plot: Optional[Path],
-    index_files: dict[str, Path],
-    known: Optional[tuple[str, str]],
-) -> None:
-    """``--plot`` and ``--model-index``, naming the data set: a known file's (``known``: its config and split), or
-    the options'."""
-    from protoqa_dataset.sources import SOURCES
-    from protoqa_integrations.leaderboard.report import model_index, plot_leaderboard
-
     if plot is None and not index_files:
         return
     config, split = known or ("", "")
