@@ -53,6 +53,7 @@ from protoqa_core.wordnet.files import WORDNET_DIR_ENV, WordNetUnavailableError
 from . import __version__
 
 if TYPE_CHECKING:
+    from .metric import ProtoQA
     from .metric_set import EvaluationResult
     from .scoring import QuestionScore
 
@@ -320,6 +321,25 @@ def _find_wordnet_if_used(similarities: Sequence[str], wordnet_dir: Optional[str
         open_wordnet(wordnet_dir)
 
 
+def _configured(similarities: Sequence[str], args: argparse.Namespace) -> dict[str, ProtoQA]:
+    """Each similarity's :class:`~protoqa_metric.metric.ProtoQA`, and WordNet found when one reads it: the
+    command's own set-up, so that a stray option, an unknown metric name, a missing encoder or a missing
+    WordNet fails before any file is read."""
+    from .metric import ProtoQA
+    from .metric_set import metric_specs
+
+    _check_option_flags(similarities, args)
+    metric_specs(args.metrics)
+    configured = {
+        sim: ProtoQA(
+            sim, args.metrics, all_stopword_match=not args.all_stopwords_zero, **_similarity_options(sim, args)
+        )
+        for sim in similarities
+    }
+    _find_wordnet_if_used(similarities, args.wordnet_dir)
+    return configured
+
+
 def _evaluate(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:  # the index is removed however the command ends
         return _evaluate_in(args, stack)
@@ -328,23 +348,12 @@ def _evaluate(args: argparse.Namespace) -> int:
 def _evaluate_in(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
     from protoqa_core.io.question_index import QuestionIndex
 
-    from .metric import ProtoQA
-    from .metric_set import format_table, metric_specs
+    from .metric_set import format_table
 
     similarities = [name for group in (args.similarity or [["wordnet"]]) for name in group]
     similarities = list(dict.fromkeys(similarities))
     try:
-        # The command's own set-up comes first: a stray option, an unknown metric name or a
-        # missing encoder fails before any file is read.
-        _check_option_flags(similarities, args)
-        metric_specs(args.metrics)
-        configured = {
-            sim: ProtoQA(
-                sim, args.metrics, all_stopword_match=not args.all_stopwords_zero, **_similarity_options(sim, args)
-            )
-            for sim in similarities
-        }
-        _find_wordnet_if_used(similarities, args.wordnet_dir)
+        configured = _configured(similarities, args)
         per_question = (
             check_output_file(args.per_question, [args.targets, args.predictions], args.overwrite)
             if args.per_question
