@@ -7,12 +7,7 @@
 >>> round(result.kl, 6), result.signature.split("|")[0]
 (0.0, 'clustering:auto->human')
 
-The default clustering ``auto`` scores targets that carry human clusters with those
-clusters, and clusters raw answers without clusters automatically (G-means over
-all-MiniLM-L6-v2 embeddings; :data:`~cfc_probeval.defaults.DEFAULTS`).
-
-Use :class:`ProbEval` to keep one configuration (and its embedding and WordNet caches)
-across calls, and :func:`evaluate_probeval` for a one-off evaluation.
+:class:`ProbEval` keeps one configuration and its caches across calls; docs/probeval.md describes the defaults.
 """
 
 from __future__ import annotations
@@ -75,12 +70,8 @@ def _human_answer_clusters(truth: QuestionTargets) -> tuple[AnswerCluster, ...]:
 
 
 def resolve_clustering(clustering: str, truths: Iterable[QuestionTargets]) -> str:
-    """The clustering ``auto`` stands for with these targets (any other name is returned as is).
-
-    ``human`` when every question with target answers carries human clusters
-    (:func:`~cfc_probeval.inputs.has_human_clusters`), the automatic default
-    (``DEFAULTS.clustering``) when none does. References that mix the two are an error
-    naming the questions without clusters, since one data set is scored one way.
+    """The clustering ``auto`` stands for with these targets: ``human`` when all carry human clusters, the
+    automatic default when none does, an error when they mix (one data set is scored one way).
 
     >>> from protoqa_core.io.records import Cluster
     >>> clustered = QuestionTargets("q1", (Cluster("q1.0", ("dog",), 6),), {"dog": 6.0})
@@ -113,34 +104,12 @@ def _describe(name: str, params: Mapping[str, Any]) -> str:
 
 
 class ProbEval:
-    """A ProbEval configuration: how to cluster the targets and match samples.
-
-    Args:
-        clustering: ``auto`` (default: ``human`` when the targets carry human
-            clusters, else G-means, see :func:`resolve_clustering`), ``human`` (the
-            data's clusters), ``hac``, ``xmeans``, ``gmeans``, or a
-            :class:`~cfc_probeval.clustering.Clusterer`.
-        matching: ``wordnet``, ``cosine``, ``gp`` or a :class:`~cfc_probeval.matching.Matcher`.
-        embedder: embedder spec (``minilm``, ``st:NAME``, ``fasttext:PATH``, ``char-ngrams``)
-            or an :class:`~cfc_probeval.embedders.Embedder`; used only by automatic
-            clustering and cosine/GP matching.
-        model_dir: folder holding local sentence-transformers models (else ``$PROBEVAL_MODEL_DIR``).
-        threshold: matching threshold (cosine similarity, or GP probability).
-        seed: random seed of K-means and the GP classifiers.
-        all_stopword_match: WordNet: two all-stopword strings match (the published behaviour).
-        **options: the chosen clustering's options, as its class declares them
-            (:func:`~cfc_probeval.clustering.clustering_options`): HAC's ``linkage`` and
-            ``distance_threshold`` (cosine), X-means' and G-means' ``k_init`` and ``k_max``,
-            G-means' ``alpha``.
-
-    Every option is checked against its declared range (:func:`~cfc_probeval.checks.check_settings`); a value
-    out of range, or an option that the chosen clustering and matching do not read, raises
-    ValueError naming the option and what it accepts (with ``auto``, clustering options
-    need an explicit clustering), and a name no clustering declares raises TypeError. :meth:`evaluate`
-    takes the questions ``chunk_questions`` at a time: the chunk's new strings are
-    embedded in one call, then each question is clustered, matched and scored, so time
-    grows linearly with the number of questions and memory holds only the results and
-    bounded caches.
+    """A ProbEval configuration: how to cluster the targets (``auto``, ``human``, a clustering's name or a
+    :class:`~cfc_probeval.clustering.Clusterer`) and match samples (a matching's name or a
+    :class:`~cfc_probeval.matching.Matcher`). ``embedder`` serves automatic clustering and cosine/GP
+    matching; ``**options`` are the clustering's declared options, checked by
+    :func:`~cfc_probeval.checks.check_settings`. :meth:`evaluate` takes ``chunk_questions`` questions at a
+    time, so memory holds only the results and bounded caches.
 
     >>> pe = ProbEval("human")
     >>> pe.signature(3, num_samples=100)  # doctest: +ELLIPSIS
@@ -194,12 +163,8 @@ class ProbEval:
         return self.clustering_name == AUTO and not self.resolved_from_auto
 
     def resolved(self, targets: Any) -> ProbEval:
-        """This configuration with ``auto`` decided for ``targets`` (itself for any other clustering).
-
-        The resolved configurations share this one's matcher and embedder (and their
-        caches); their signatures read ``clustering:auto->human`` or
-        ``clustering:auto->gmeans(...)``. ``targets`` as for :meth:`evaluate`.
-        """
+        """This configuration with ``auto`` decided for ``targets``, sharing this one's matcher, embedder and
+        caches (itself for any other clustering)."""
         if not self.is_auto:
             return self
         name = resolve_clustering(AUTO, _targets_by_id(targets).values())
@@ -225,13 +190,8 @@ class ProbEval:
     ) -> str:
         """The reproducibility signature of a result over ``num_questions`` questions.
 
-        ``missing``: ``wrong`` (missing samples count as wrong answers) or ``skip`` (questions without
-        samples left out). ``n_samples:N`` is the count every question was scored at (``N,M`` for a
-        comparison of two), ``short:K`` the questions made up to it. ``answer_counts``
-        (:func:`~cfc_probeval.inputs.answer_counts_label`) shows with automatic clustering only. The
-        clustering part reads ``clustering:<name>(<parameters>)``, ``clustering:auto-><name>(...)``
-        once ``auto`` is resolved, ``clustering:auto`` before. ``approx:N`` appears when ``N > 0``
-        matches were decided on a lower-bound similarity (:mod:`protoqa_core.similarity`).
+        ``missing`` is ``wrong`` or ``skip``; ``num_samples`` the count every question was scored at, ``short``
+        the questions made up to it; ``approximated`` the matches decided on a lower-bound similarity.
 
         >>> ProbEval("human").signature(54, num_samples=100, short=2).split("|")[4:8]
         ['missing:wrong', 'n:54', 'n_samples:100', 'short:2']
@@ -265,14 +225,8 @@ class ProbEval:
         return "|".join(parts)
 
     def clusters_for(self, truth: QuestionTargets) -> tuple[AnswerCluster, ...]:
-        """The target clusters of a question: the human ones or automatic ones.
-
-        Automatic clusters group the distinct answer strings (those with a positive
-        count), taken most frequent first; they are ordered by count (then by their
-        representative) and named ``<question id>.auto<i>``. With ``auto``, the question
-        alone decides (its human clusters if it has them). Automatic clusters are kept in the
-        user's cache once computed and read from there (:mod:`cfc_probeval.cluster_cache`).
-        """
+        """The target clusters of a question: the human ones or automatic ones
+        (:func:`~cfc_probeval.auto_clusters.automatic_clusters`); with ``auto``, the question alone decides."""
         if self.is_auto:
             return self.resolved([truth]).clusters_for(truth)
         if self.clusterer is None:
@@ -288,13 +242,9 @@ class ProbEval:
         *,
         num_samples: Optional[int] = None,
     ) -> QuestionResult:
-        """KL(P_G || P_H) of one question, with every cluster's probabilities and matches.
+        """KL(P_G || P_H) of one question from ``{answer: count}``, with every cluster's probabilities and matches.
 
-        ``samples`` maps each sampled answer to how often it was sampled; ``clusters``
-        (default: :meth:`clusters_for`) can be given to reuse a clustering. ``num_samples``
-        is the number of samples the question is scored at (default: as many as it has):
-        the samples it lacks count as wrong answers (docs/spec.md section 2), so that a
-        question never scores better for fewer samples; more samples than that is an error.
+        At ``num_samples`` samples, those it lacks count as wrong answers (docs/spec.md section 2).
 
         >>> from protoqa_core.io.records import Cluster
         >>> gt = QuestionTargets("q1", (Cluster("q1.0", ("dog",), 6), Cluster("q1.1", ("cat",), 4)))
@@ -318,10 +268,7 @@ class ProbEval:
         approximated: Optional[list[tuple[str, str]]] = None,
         shortfall: int = 0,
     ) -> QuestionResult:
-        """:meth:`score_question` of normalized samples; with ``approximated``, the
-        (sample, cluster id) matches decided on a lower-bound similarity are appended
-        to it instead of being warned about; ``shortfall`` samples the question lacks
-        are counted as wrong answers."""
+        """:meth:`score_question` of normalized samples; lower-bound matches go to ``approximated`` when given."""
         clusters = tuple(self.clusters_for(truth) if clusters is None else clusters)
         distinct = list(normalized)
         matches, bounded = (
@@ -422,8 +369,7 @@ class ProbEval:
     def _questions_to_score(
         self, truths: Mapping[str, QuestionTargets], parsed: Mapping[str, Any], only_sampled: bool
     ) -> tuple[list[str], list[str], list[str]]:
-        """The questions :meth:`evaluate` scores, those it leaves out (no target answers, with a warning), and those
-        without any sample. A question absent from the samples is an error unless ``only_sampled`` leaves it out."""
+        """The questions :meth:`evaluate` scores, those it leaves out (no target answers), and those without samples."""
         skipped = [qid for qid, t in truths.items() if not (t.total > 0 and (t.clusters or self.clusterer))]
         if skipped:
             what = "target answers" if self.clusterer else "target answers or human clusters"
@@ -451,14 +397,11 @@ class ProbEval:
         num_samples: int,
         progress: bool,
     ) -> tuple[dict[str, QuestionResult], int, int]:
-        """Each scored question's result (at ``num_samples`` samples), how many distinct samples they
-        had, and how many matches were decided on a lower-bound similarity."""
+        """Each scored question's result, how many distinct samples they had, and how many matches were approximated."""
         bar = report_progress(len(scored), f"ProbEval ({self.clustering_name}, {self.matcher.name})", enabled=progress)
         questions: dict[str, QuestionResult] = {}
         distinct_samples = 0
         approximated = 0
-        # Questions go through in chunks: each chunk's new strings are embedded in one
-        # call, and nothing is held across questions but the results and bounded caches.
         for start in range(0, len(scored), self.chunk_questions):
             chunk = scored[start : start + self.chunk_questions]
             normalized = [normalized_sample_counts(parsed.get(qid, {})) for qid in chunk]
@@ -476,12 +419,8 @@ class ProbEval:
         return questions, distinct_samples, approximated
 
     def _embed_in_advance(self, truths: Sequence[QuestionTargets], samples: Sequence[Mapping[str, int]]) -> None:
-        """Embed every string a chunk of questions will need in one call (``samples`` normalized).
-
-        One call lets the model batch strings of similar length together (a third
-        faster than question by question), and makes the batches depend only on the
-        inputs, so every run with the same inputs embeds bit-identically.
-        """
+        """Embed every string a chunk of questions will need in one call: batches of similar lengths (a third
+        faster than question by question) that depend only on the inputs, so runs embed bit-identically."""
         if self.embedder is None:
             return
         needed: set[str] = set()
@@ -554,31 +493,14 @@ def evaluate_probeval(
 ) -> ProbEvalResult:
     """ProbEval of model samples against the targets: mean KL(P_G || P_H) over questions.
 
-    Args:
-        targets: question id -> :class:`~cfc_probeval.inputs.QuestionTargets` or
-            :class:`~protoqa_core.io.records.Question` (as from ``read_targets``), or a
-            sequence of them.
-        samples: question id -> sampled answers with repetition (a list), ``{answer:
-            count}`` or ``[[answer, count], ...]``.
-        clustering, matching: see :class:`ProbEval`; by default (``auto``) the
-            targets' human clusters when they carry them, else G-means, and WordNet.
-        ignore_unknown: drop samples for ids not in ``targets`` (with a warning)
-            instead of raising :class:`~protoqa_core.io.files.DataFormatError`.
-        only_sampled: leave out questions absent from ``samples`` (the signature's ``n:``
-            says how many were scored); by default a question absent from ``samples`` is an
-            error, since a score over part of a data set is not the data set's score.
-        num_samples: the number of samples every question is scored at (default: the most
-            any question has, counted from ``samples``); a question with fewer is scored as if
-            the missing samples were wrong answers, one with more is an error. The signature
-            names it (``n_samples:N``, then ``short:K`` for the questions made up).
-        progress: show a progress bar on stderr.
-        **settings: the other :class:`ProbEval` options (``embedder``, ``threshold``,
-            ``linkage``, ``distance_threshold``, ``k_init``, ``k_max``, ``alpha``, ``seed``, ...).
+    ``targets``: question id -> :class:`~cfc_probeval.inputs.QuestionTargets` or ``Question``, or a sequence of
+    them; ``samples``: question id -> answers with repetition, ``{answer: count}`` or ``[[answer, count], ...]``.
+    A question absent from ``samples`` is an error unless ``only_sampled``; every question is scored at
+    ``num_samples`` (default: the most any has). ``**settings`` are :class:`ProbEval`'s.
 
     >>> from cfc_probeval.inputs import read_targets, read_samples  # doctest: +SKIP
     >>> r = evaluate_probeval(read_targets("dev.targets.jsonl"), read_samples("samples.json"))  # doctest: +SKIP
     >>> r.kl, r.signature  # doctest: +SKIP
-    >>> r.clusters_per_question, r.human_clusters_per_question  # doctest: +SKIP
     """
     return ProbEval(clustering, matching, **settings).evaluate(
         targets,
