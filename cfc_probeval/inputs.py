@@ -1,29 +1,10 @@
 """Targets and model samples for ProbEval, from files or from memory.
 
-The targets of a question (:class:`QuestionTargets`) are its human clusters and, for automatic
-clustering, its answer strings with how many people gave each. From a targets
-file the answer strings are those of the human clusters, counted with the file's
-``answers.raw`` counts: ProtoQA's raw answers also hold strings the annotators threw
-away ("broken socks"), which are not targets. When there are no raw counts (an
-in-memory ``clusters`` record) a cluster's count is shared evenly by its strings.
-
-A question *carries human clusters* (:func:`has_human_clusters`) when its targets
-have at least one cluster: a targets line whose ``answers.clusters`` (or the older
-``answers-cleaned``) is not empty, a dataset row's ``clusters`` field with a cluster in
-it, a :class:`~protoqa_core.io.records.Question` or :class:`QuestionTargets` whose
-``clusters`` is not empty. Clusters are taken as given: a file that lists every string
-as a cluster of its own (as ProtoQA's scraped questions do, whose strings are the
-survey's categories) carries clusters. A question has *raw answers without clusters*
-when it has answer counts and no cluster: a targets line with ``answers.raw`` and no
-(or an empty) ``answers.clusters``, or ``QuestionTargets(id, (), {answer: count})``.
-ProbEval's default clustering ``auto`` uses the human clusters when the targets
-carry them and clusters raw answers automatically.
-
-Samples are a question's sampled answers with repetition, kept as ``{answer: count}``
-in order of first appearance. Files may be JSONL lines ``{id: [answers]}``, one JSON
-object ``{id: [answers]}``, or ``{"model_answers": {id: [answers]}, ...}`` (the
-``model_answers`` field by default, else ``model_answers_with_count`` with
-``[[answer, count], ...]``). Errors name the file, line and question id.
+A question's targets (:class:`QuestionTargets`) are its human clusters and its answer strings with how
+many people gave each. From a targets file the strings are those of the clusters, counted with
+``answers.raw``: ProtoQA's raw answers also hold strings the annotators threw away ("broken socks"),
+which are not targets. Without raw counts a cluster's count is shared evenly by its strings. Samples are
+kept as ``{answer: count}`` in order of first appearance; errors name the file, line and question id.
 """
 
 from __future__ import annotations
@@ -72,12 +53,8 @@ SAMPLE_FIELDS = ("model_answers", "model_answers_with_count", "model_ranked_answ
 
 @dataclass(frozen=True)
 class QuestionTargets:
-    """One question's human answers: its clusters and every answer string with its count.
-
-    ``shared_counts`` is True when no raw answer counts were given, so that each
-    cluster's count was shared evenly by its strings (automatic clustering weighs
-    strings by these counts, so the two give different numbers).
-    """
+    """One question's human answers: its clusters and every answer string with its count (``shared_counts``
+    when each cluster's count was shared evenly by its strings, for want of raw counts)."""
 
     question_id: str
     clusters: tuple[Cluster, ...]
@@ -93,7 +70,7 @@ class QuestionTargets:
 
 
 def has_human_clusters(truth: QuestionTargets) -> bool:
-    """Whether a question's targets carry human clusters (at least one cluster; see the module docstring).
+    """Whether a question's targets carry human clusters: at least one, taken as given.
 
     >>> has_human_clusters(QuestionTargets("q1", (Cluster("q1.0", ("dog",), 6),), {"dog": 6.0}))
     True
@@ -106,10 +83,8 @@ def has_human_clusters(truth: QuestionTargets) -> bool:
 def answer_counts_from_clusters(
     clusters: Sequence[Cluster], raw_answers: Optional[Mapping[str, float]] = None
 ) -> dict[str, float]:
-    """Each distinct answer string of ``clusters`` with its count.
-
-    Counts come from ``raw_answers`` when it has the string; otherwise a cluster's count
-    is shared evenly by its strings that ``raw_answers`` lacks.
+    """Each distinct answer string of ``clusters`` with its count from ``raw_answers``, else an even share of
+    what its cluster's count leaves.
 
     >>> answer_counts_from_clusters([Cluster("c0", ("age", "birthday"), 4)], {"age": 3, "birthday": 1})
     {'age': 3.0, 'birthday': 1.0}
@@ -131,9 +106,7 @@ def answer_counts_from_clusters(
 
 
 def targets_from_question(question: Question) -> QuestionTargets:
-    """The targets of a :class:`~protoqa_core.io.records.Question` (as read from a targets file).
-
-    A question with raw answers but no clusters uses all its raw answers.
+    """The targets of a :class:`~protoqa_core.io.records.Question`; without clusters, all its raw answers.
 
     >>> q = Question("q1", "name a pet", (Cluster("q1.0", ("dog",), 6),), raw_answers={"dog": 6, "xx": 1})
     >>> targets_from_question(q).answer_counts
@@ -160,12 +133,8 @@ def answer_counts_label(truths: Sequence[QuestionTargets]) -> Optional[str]:
 
 
 def targets_from_reference(reference: Any, question_id: str, raw_answers: Any = None) -> QuestionTargets:
-    """The targets from a dataset row's ``clusters`` field or a list of ``{"answers", "count"}`` records.
-
-    ``raw_answers`` (the row's ``raw_answers`` field, or any form of
-    :func:`raw_answer_counts`) gives each answer string's count, as a targets file
-    does; without it a cluster's count is shared evenly by its strings. Cluster ids
-    default to ``"<question_id>.<i>"``.
+    """The targets from a dataset row's ``clusters`` field or a list of ``{"answers", "count"}`` records, with
+    each string's count from ``raw_answers`` (the row's field) as from a targets file.
 
     >>> gt = targets_from_reference({"answers": [["dog", "puppy"], ["cat"]], "count": [6, 4]}, "q1")
     >>> [c.id for c in gt.clusters], gt.answer_counts, gt.shared_counts
@@ -190,9 +159,6 @@ def targets_from_reference(reference: Any, question_id: str, raw_answers: Any = 
 
 def targets_from_raw_answers(raw_answers: Any, question_id: str) -> QuestionTargets:
     """The targets of raw answers without clusters (any form of :func:`raw_answer_counts`).
-
-    Such a question has no human clusters: ProbEval's default clusters its strings
-    automatically.
 
     >>> gt = targets_from_raw_answers({"answer": ["dog", "puppy"], "count": [5, 1]}, "q1")
     >>> gt.clusters, gt.answer_counts, has_human_clusters(gt)
@@ -248,9 +214,7 @@ def sample_counts(
 
 
 def sample_fields(source: Union[PathLike, PredictionDocument]) -> list[str]:
-    """Which ``model_answers``-style fields a predictions file has (empty for plain ``{id: [...]}`` files).
-
-    ``source`` is a path or the file already read (:func:`~protoqa_core.io.predictions.read_prediction_document`).
+    """Which ``model_answers``-style fields a predictions file (path or document) has.
 
     >>> sample_fields("../shared/data/cfc/dev.predictions.gpt2-xl.oneshot.json")  # doctest: +SKIP
     ['model_answers', 'model_answers_with_count', 'model_ranked_answers']
@@ -278,14 +242,10 @@ def _id_line(path: PathLike, question_id: str, field_name: Optional[str]) -> Opt
 
 
 def read_samples(source: Union[PathLike, PredictionDocument], field: Optional[str] = None) -> dict[str, SampleCounts]:
-    """Samples per question id, ``{id: {answer: count}}``, from a predictions file.
+    """Samples per question id, ``{id: {answer: count}}``, from a predictions file (path or document).
 
-    ``source`` is its path or the file already read
-    (:func:`~protoqa_core.io.predictions.read_prediction_document`): the file is read once.
-
-    Without ``field``, ``{"model_answers": ...}`` files use ``model_answers`` (the
-    samples, with repetition), else ``model_answers_with_count``, else (with a
-    warning: repetition is lost) ``model_ranked_answers``.
+    Without ``field``: ``model_answers``, else ``model_answers_with_count``, else (with a warning: repetition
+    is lost) ``model_ranked_answers``.
 
     >>> s = read_samples("../shared/data/cfc/dev.predictions.gpt2-xl.oneshot.json")  # doctest: +SKIP
     >>> sum(s["r1q1"].values())  # doctest: +SKIP
@@ -324,9 +284,7 @@ def reconcile_sample_ids(
     field: Optional[str] = None,
     ignore_unknown: bool = False,
 ) -> IdReconciliation:
-    """:func:`protoqa_core.io.ids.reconcile_ids` for a samples file: an error names its file and line.
-
-    ``field`` is the ``{"model_answers": ...}`` field that was read (where the id's line is).
+    """:func:`protoqa_core.io.ids.reconcile_ids` for a samples file (and its ``field`` read): errors name the line.
 
     >>> reconcile_sample_ids({"q1": ["dog"], "q9": ["cat"]}, ["q1", "q2"], ignore_unknown=True).ignored
     ('q9',)
@@ -348,11 +306,8 @@ def drop_unknown_ids(
     field: Optional[str] = None,
     ignore_unknown: bool = False,
 ) -> dict[str, Any]:
-    """``samples`` without ids that are not in ``known``; unknown ids are an error unless ignored.
-
-    The gate is :func:`reconcile_sample_ids`: the error names the file and the line
-    of the first unknown id; with ``ignore_unknown`` they are dropped with a warning
-    instead.
+    """``samples`` without ids that are not in ``known``; unknown ids are an error (:func:`reconcile_sample_ids`)
+    unless ``ignore_unknown`` drops them with a warning.
 
     >>> drop_unknown_ids({"q1": ["dog"]}, {"q1", "q2"})
     {'q1': ['dog']}
@@ -366,10 +321,8 @@ def drop_unknown_ids(
 def check_recorded_samples(
     document: PredictionDocument, samples: Mapping[str, SampleCounts], field: Optional[str]
 ) -> None:
-    """Refuse a file whose ``generation`` block records another number of samples per question than the
-    most any question carries (:func:`~protoqa_core.io.sample_claims.check_counted_samples`, as
-    ``protoqa-eval`` checks it). ``field`` is the one read: a ``model_ranked_answers`` list holds each
-    answer once, not the samples, and is not checked.
+    """Refuse a file whose ``generation`` block records another number of samples per question than the most
+    any question carries; ``model_ranked_answers`` (each answer once) is not checked.
 
     >>> import json, os, tempfile
     >>> name = os.path.join(tempfile.mkdtemp(), "a.json")

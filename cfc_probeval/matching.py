@@ -1,19 +1,8 @@
 """Matching model samples to answer clusters: WordNet, cosine similarity, Gaussian process.
 
-A matcher takes the distinct samples of one question (already normalized by the
-pipeline: lower-cased, first 50 characters, stripped) and the clusters' answer
-strings, and says for each sample which clusters it belongs to. An empty tuple means
-"wrong"; several clusters mean the sample's weight is split evenly among them
-(:func:`cfc_probeval.distributions.model_counts`).
-
-WordNet rule. docs/spec.md says a sample belongs to each cluster "where it scores 1 with some
-string of the cluster". Here that means the raw WordNet similarity is 1 (every group
-of both strings matched), not that its half-to-even rounding is 1 (which would also
-accept "red sports car" for "sports car", 2/3). Reasons: it is the literal reading;
-the ProbEval authors' code never rounds in this step, and when a sample fully matches
-one cluster it never shares it with a cluster it matches only partly, which the
-rounded rule would do; and against the human matchings of CFC dev and ProtoQA dev the
-raw rule agrees with the annotators at least as well (numbers in the manual, docs/probeval.md, "Where each default comes from").
+A matcher says for each normalized sample of a question which clusters it belongs to: none means
+"wrong", several split its weight evenly. WordNet matches on a raw similarity of 1, not a rounded
+one (why: docs/probeval.md, "WordNet rule").
 """
 
 from __future__ import annotations
@@ -141,10 +130,8 @@ class Matcher(ABC):
     def match_reporting(
         self, samples: Sequence[str], clusters: Sequence[Sequence[str]]
     ) -> tuple[list[tuple[int, ...]], list[tuple[int, int]]]:
-        """:meth:`match`, and the ``(sample index, cluster index)`` pairs decided on an approximated similarity.
-
-        Only WordNet matching approximates (strings over the similarity's token limit,
-        see :mod:`protoqa_core.similarity`); the other matchers report none.
+        """:meth:`match`, and the ``(sample index, cluster index)`` pairs decided on an approximated similarity
+        (only WordNet matching approximates).
 
         >>> CosineMatcher.__mro__[1].match_reporting is Matcher.match_reporting
         True
@@ -169,13 +156,8 @@ class _BoundedCache(dict):
 class WordNetMatcher(Matcher):
     """A sample belongs to every cluster holding a string it fully WordNet-matches (similarity 1).
 
-    Uses :func:`protoqa_core.similarity.wordnet_similarity`. Two strings that share
-    no content token and no WordNet synset have similarity 0, so for each question an
-    index from tokens and synsets to answer strings gives every sample its few
-    candidate strings; only those pairs are scored, each at most once per matcher
-    while it is among the last ``cache_size`` pairs (:attr:`num_pairs_scored`), and
-    a cluster stops being searched at its first matching string. The result equals
-    scoring every pair.
+    Strings sharing no content token and no synset have similarity 0, so an index of the answers gives each
+    sample its few candidates; each pair is scored once while among the last ``cache_size``.
 
     >>> WordNetMatcher().match(["chewing gum", "car"], [["gum", "candy"], ["bus"]])
     [(0,), ()]
@@ -226,10 +208,7 @@ class WordNetMatcher(Matcher):
         return known
 
     def _keys(self, text: str) -> Optional[frozenset]:
-        """The synsets and content tokens of ``text`` in one set (None when it has no content token).
-
-        Synsets are tuples and tokens strings, so the two kinds never collide.
-        """
+        """The ids of the synsets and content tokens of ``text`` (None when it has no content token)."""
         keys = self._indexes.get(text, _MISSING)
         if keys is _MISSING:
             tokens = content_tokens(text)
@@ -251,12 +230,8 @@ class WordNetMatcher(Matcher):
     def match_reporting(
         self, samples: Sequence[str], clusters: Sequence[Sequence[str]]
     ) -> tuple[list[tuple[int, ...]], list[tuple[int, int]]]:
-        """:meth:`match`, and the ``(sample, cluster)`` index pairs decided on an approximated similarity.
-
-        A pair is reported when a similarity computed for it (the sample against one
-        of the cluster's strings) was a lower bound: a string over
-        :data:`~protoqa_core.similarity.MAX_SIMILARITY_TOKENS` content tokens, or a
-        search budget that ran out.
+        """:meth:`match`, and the ``(sample, cluster)`` index pairs decided on a lower-bound similarity (a string
+        over :data:`~protoqa_core.similarity.MAX_SIMILARITY_TOKENS` content tokens, or a search budget run out).
 
         >>> WordNetMatcher().match_reporting(["dog"], [["cat " * 70 + "dog"], ["dog"]])
         ([(1,)], [(0, 0)])
@@ -327,18 +302,10 @@ def _cluster_max(similarity: np.ndarray, owners: np.ndarray, num_clusters: int) 
     return out
 
 
-def _flatten(clusters: Sequence[Sequence[str]]) -> tuple[list[str], np.ndarray]:
-    answers = [a for c in clusters for a in c]
-    owners = np.array([j for j, c in enumerate(clusters) for _ in c], dtype=int)
-    return answers, owners
-
-
 class CosineMatcher(Matcher):
     """A sample goes to the cluster of its most similar answer string if that cosine >= ``threshold``.
 
-    Clusters tied for the best similarity share the sample. Unlike WordNet matching,
-    a sample never goes to two clusters just because both pass the threshold: with
-    sentence embeddings, related but different answers often do.
+    Only clusters tied for the best share a sample: with sentence embeddings, related answers often all pass.
 
     >>> from cfc_probeval.embedders import CharNgramEmbedder
     >>> CosineMatcher(CharNgramEmbedder(), 0.6).match(["evenings", "zzz"], [["evening"], ["morning"]])
@@ -361,7 +328,8 @@ class CosineMatcher(Matcher):
         return {"threshold": self.threshold}
 
     def match(self, samples: Sequence[str], clusters: Sequence[Sequence[str]]) -> list[tuple[int, ...]]:
-        answers, owners = _flatten(clusters)
+        answers = [a for c in clusters for a in c]
+        owners = np.array([j for j, c in enumerate(clusters) for _ in c], dtype=int)
         if not samples:
             return []
         if not answers:
@@ -371,23 +339,11 @@ class CosineMatcher(Matcher):
 
 
 class GPMatcher(Matcher):
-    """One Gaussian-process classifier per cluster over answer embeddings (scikit-learn).
+    """One Gaussian-process classifier per cluster over the distinct answers' embeddings.
 
-    The classifier of cluster ``c`` learns "in ``c``" against "in another cluster"
-    from the distinct target answer strings; a sample goes to the cluster with
-    the highest probability when it exceeds ``threshold`` (0.1 in the ProtoQA paper).
-    With a single cluster there is nothing to learn "against": the matcher then falls
-    back to cosine matching at ``fallback_cosine_threshold``, with a warning, and
-    :attr:`fallbacks` counts the questions matched that way.
-
-    The models are :func:`protoqa_core.similarity.gaussian_process.fit_one_vs_all`'s, which the
-    ProtoQA metric's ``roberta`` similarity shares. This matcher differs from the
-    ProtoQA paper's method in four ways (the table in
-    :mod:`protoqa_core.similarity.gaussian_process`): ``model="classification"`` here (the
-    paper's is ``"regression"``, which this matcher also takes), distinct strings
-    rather than the crowd answers with repetition, unit-length vectors rather than raw
-    ones, and the embedder's vectors of the answer alone rather than the answer's
-    tokens after the question (:class:`protoqa_core.similarity.embedding.ContextEncoder`).
+    A sample goes to the most probable cluster above ``threshold``. A single cluster has nothing to learn
+    against: cosine matching at ``fallback_cosine_threshold`` then decides, with a warning (counted in
+    :attr:`fallbacks`). How it differs from the ProtoQA paper's GP: :mod:`protoqa_core.similarity.gaussian_process`.
 
     >>> from cfc_probeval.embedders import CharNgramEmbedder
     >>> m = GPMatcher(CharNgramEmbedder(), threshold=0.1)
@@ -438,7 +394,6 @@ class GPMatcher(Matcher):
         cached = self._fitted.get(key)
         if cached is not None:
             return cached
-        # Train on distinct strings, each labelled with every cluster it appears in.
         answers = sorted({a for c in clusters for a in c})
         train = _unit_rows(self.embedder.embed(answers))
         members = np.array(
