@@ -1,23 +1,10 @@
-"""Clustering answer embeddings: hierarchical agglomerative, X-means and G-means.
+"""Clustering answer embeddings: hierarchical agglomerative (HAC), X-means and G-means.
 
-Every clusterer takes one row per distinct answer string and returns one label per
-row. Labels are numbered by first appearance (row 0 is always in cluster 0), so the
-same input gives the same labels whatever the algorithm numbered internally.
-
-HAC works on cosine distances (or Euclidean distances of unit-length rows). X-means and
-G-means work on the vectors as given, like the paper's code: their Gaussian models
-assume spread in every dimension, and scaling rows to unit length removes the radial
-one, which makes X-means split clusters that are whole (sentence-transformers vectors,
-the default, have unit length anyway).
-
-X-means and G-means run K-means as scikit-learn's :class:`~sklearn.cluster.KMeans`
-computes it (with a fixed ``random_state``; written out in numpy by :mod:`cfc_probeval.kmeans`)
-instead of the unmaintained pyclustering used by the ProbEval paper's code:
-
-* X-means (Pelleg & Moore, 2000) splits a cluster in two when the Bayesian
-  information criterion of a spherical Gaussian model of its points improves;
-* G-means (Hamerly & Elkan, 2003) splits a cluster when its points, projected on the
-  axis joining the two candidate children, fail an Anderson-Darling normality test.
+Labels are numbered by first appearance, whatever the algorithm numbered. HAC works on cosine
+distances; X-means and G-means on the vectors as given, like the paper's code: their Gaussian models
+assume spread in every dimension, and unit rows lose the radial one, which makes X-means split whole
+clusters. Their K-means is scikit-learn's, written out in :mod:`cfc_probeval.kmeans` (the paper used the
+unmaintained pyclustering).
 """
 
 from __future__ import annotations
@@ -81,10 +68,8 @@ def canonical_labels(labels: np.ndarray) -> np.ndarray:
 class Clusterer(ABC):
     """Groups the rows of an embedding matrix; ``name`` and :meth:`params` go in signatures.
 
-    A clustering declares its options in :attr:`options`, and its constructor takes them by
-    those names: :meth:`from_options` builds it from them, :meth:`params` puts them in the
-    signature, and ``probeval``'s flags, :class:`~cfc_probeval.ProbEval`'s range checks and the
-    ``evaluate`` module read them from there (:func:`clustering_options`).
+    Its constructor takes the :attr:`options` it declares, by name; flags, checks and the ``evaluate``
+    module's inputs are read from them (:func:`clustering_options`).
     """
 
     name: ClassVar[str] = "clusterer"
@@ -108,9 +93,6 @@ class Clusterer(ABC):
     @classmethod
     def option_values(cls, given: Mapping[str, Any] = {}) -> dict[str, Any]:
         """Every declared option's value: the one ``given`` (not None), checked, else its default.
-
-        An option it does not declare is ignored; a value out of its range raises ValueError
-        naming the option and what it accepts.
 
         >>> XMeansClusterer.option_values({"k_max": 5, "linkage": "average"})
         {'k_init': 5, 'k_max': 5, 'seed': 0}
@@ -155,13 +137,8 @@ class Clusterer(ABC):
 
 
 class HACClusterer(Clusterer):
-    """Hierarchical agglomerative clustering cut at a distance threshold (scipy).
-
-    Args:
-        linkage: linkage method (``average``, ``complete``, ``single``, ``weighted``,
-            or ``ward``/``centroid``/``median`` with ``metric="euclidean"``).
-        distance_threshold: clusters are merged while their linkage distance is at most this.
-        metric: ``cosine`` (1 - cosine similarity) or ``euclidean`` (of unit rows).
+    """Hierarchical agglomerative clustering (scipy) cut at ``distance_threshold``, on ``cosine`` distances or
+    ``euclidean`` ones of unit rows (which ``ward``, ``centroid`` and ``median`` need).
 
     >>> HACClusterer("average", 0.3).params()
     {'linkage': 'average', 'threshold': 0.3, 'metric': 'cosine'}
@@ -203,12 +180,8 @@ class HACClusterer(Clusterer):
 def flat_clusters(tree: np.ndarray, threshold: float) -> np.ndarray:
     """``scipy.cluster.hierarchy.fcluster(tree, threshold, "distance")``, up to label names.
 
-    Two leaves share a cluster when the highest merge on the path between them, and
-    every merge below it, is at most ``threshold``: each merge's height is taken as the
-    largest height in its subtree (as fcluster does, which matters for the
-    non-monotone centroid and median linkages). Written with a union-find because
-    fcluster's input checks cost more than the cut itself on a question's few dozen
-    answers.
+    A merge's height is the largest in its subtree, as in fcluster (non-monotone linkages). A union-find,
+    since fcluster's input checks cost more than the cut on a question's few dozen answers.
 
     >>> from scipy.cluster.hierarchy import linkage
     >>> tree = linkage(np.array([0.1, 0.9, 0.8]), method="complete")  # 3 points, condensed distances
@@ -236,12 +209,8 @@ def flat_clusters(tree: np.ndarray, threshold: float) -> np.ndarray:
 
 
 def spherical_bic(points: np.ndarray, labels: np.ndarray, centers: np.ndarray) -> float:
-    """Bayesian information criterion of a hard-assigned spherical Gaussian mixture.
-
-    Pelleg & Moore's X-means criterion, with one variance per dimension shared by the
-    clusters: ``log-likelihood - p/2 * log(R)`` for ``R`` points, ``K`` clusters in
-    ``M`` dimensions and ``p = (K - 1) + K*M + 1`` parameters. Higher is better;
-    ``-inf`` when there are no more points than clusters.
+    """Pelleg & Moore's BIC of a hard-assigned spherical Gaussian mixture with one shared variance:
+    ``log-likelihood - p/2 * log(R)``, ``p = (K - 1) + K*M + 1``; higher is better, ``-inf`` when ``R <= K``.
 
     >>> pts = np.array([[0.0], [0.1], [5.0], [5.1]])
     >>> one = spherical_bic(pts, np.zeros(4, int), pts.mean(0, keepdims=True))
@@ -265,11 +234,8 @@ def spherical_bic(points: np.ndarray, labels: np.ndarray, centers: np.ndarray) -
 
 
 def _distinct_rows(vectors: np.ndarray, at_least: Optional[int] = None) -> int:
-    """How many distinct rows ``vectors`` has (counting stops at ``at_least`` when given).
-
-    ``len(np.unique(vectors, axis=0))``, from the rows' bytes: that sorts the whole
-    matrix, which cost as much as the clustering itself. Rows are float64, and
-    -0.0 and 0.0 (equal, different bytes) are made equal first.
+    """``len(np.unique(vectors, axis=0))`` (stopping at ``at_least``) from the rows' bytes, without sorting the
+    matrix, which cost as much as the clustering; -0.0 and 0.0 count as one.
 
     >>> _distinct_rows(np.array([[0.0, 1.0], [-0.0, 1.0], [2.0, 1.0]]))
     2
@@ -302,12 +268,8 @@ class _SplittingKMeans(Clusterer):
 
     def __init__(self, k_init: int = 1, k_max: int = 20, seed: int = 0, n_init: int = 10) -> None:
         checked = self.option_values({"k_init": k_init, "k_max": k_max, "seed": seed})
-        self.k_init, self.k_max, self.seed, self.n_init = (
-            checked["k_init"],
-            checked["k_max"],
-            checked["seed"],
-            int(n_init),
-        )
+        self.k_init, self.k_max, self.seed = checked["k_init"], checked["k_max"], checked["seed"]
+        self.n_init = int(n_init)
 
     @classmethod
     def _settle(cls, values: dict[str, Any], given: Mapping[str, Any]) -> dict[str, Any]:
@@ -419,13 +381,9 @@ _ALPHA = Option(
 
 
 class GMeansClusterer(_SplittingKMeans):
-    """G-means: split a cluster while its points do not look Gaussian along the split axis.
-
-    The points are projected on the line joining the two 2-means children; the
-    Anderson-Darling statistic (``scipy.stats.anderson``) with Hamerly & Elkan's
-    correction ``A*2 = A2 (1 + 4/n - 25/n^2)`` is compared with the critical value at
-    significance ``alpha`` (0.0001 in the G-means paper). Clusters of fewer than
-    ``min_split_size`` points are kept whole: the test means little on so few.
+    """G-means: split a cluster while its points, projected on the axis of its two 2-means children, fail the
+    Anderson-Darling test (Hamerly & Elkan's ``A2 (1 + 4/n - 25/n^2)``) at ``alpha``; clusters under
+    ``min_split_size`` points stay whole, the test meaning little on so few.
 
     >>> rng = np.random.default_rng(0)
     >>> pts = np.vstack([rng.normal(c, 0.05, size=(30, 10)) for c in np.eye(10)[:3]])
@@ -452,9 +410,8 @@ class GMeansClusterer(_SplittingKMeans):
         self.init = _INIT.check(init)
 
     def params(self) -> dict[str, Any]:
-        """Its options for the signature. The seeded start is named by its seed alone, as before the start was an
-        option (so earlier signatures and cached clusters still read the same); a greedy start reads no seed, so
-        it is named instead of one.
+        """Its options for the signature: the seeded start by its seed alone (as before it was an option, so
+        earlier signatures and cached clusters still read the same), the greedy one by name.
 
         >>> GMeansClusterer(init="greedy").params(), GMeansClusterer(seed=3).params()
         ({'k_init': 1, 'k_max': 20, 'alpha': 0.0001, 'init': 'greedy'}, {'k_init': 1, 'k_max': 20, 'seed': 3, 'alpha': 0.0001})
@@ -485,15 +442,8 @@ class GMeansClusterer(_SplittingKMeans):
 
 
 def anderson_normal_statistic(x: np.ndarray) -> float:
-    """``scipy.stats.anderson(x, "norm").statistic``, without its fit result and p-value, nor SciPy.
-
-    The same operations: sort, standardize with the mean and the ``ddof=1`` standard
-    deviation, the log normal CDF of both tails (:func:`_log_ndtr`, SciPy's
-    ``log_ndtr`` formulas on the standard library's ``erfc``), and the same weighted sum;
-    it agrees with SciPy's to 1e-12 relative (the tests check it where SciPy is installed).
-    A G-means run takes this test a few times per question: SciPy's generic distribution
-    machinery cost more than the K-means fits, and importing ``scipy.special`` alone
-    about 0.2 s of CPU, a third of G-means's work on a data set.
+    """``scipy.stats.anderson(x, "norm").statistic`` with SciPy's operations, without SciPy (why:
+    docs/probeval.md, "Scale"); it agrees to 1e-12 relative.
 
     >>> round(anderson_normal_statistic(np.array([0.1, 0.4, 0.2, 0.9, 0.5])), 6)
     0.238667
@@ -514,12 +464,8 @@ _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 
 
 def _log_ndtr(x: float) -> float:
-    """The log of the standard normal CDF at ``x``, as ``scipy.special.log_ndtr`` evaluates it.
-
-    SciPy takes ``log1p(-erfc(x/sqrt 2)/2)`` from -1 up and ``log(erfcx(-x/sqrt 2)/2) - x^2/2``
-    below; ``log(erfc(-x/sqrt 2)/2)`` is the same value until ``erfc`` nears underflow, so
-    below -20 the asymptotic series of the Mills ratio takes over (its terms shrink to
-    below 1e-17 long before they diverge).
+    """The log of the standard normal CDF at ``x``, as ``scipy.special.log_ndtr`` evaluates it; below -20, where
+    ``erfc`` nears underflow, the Mills ratio's asymptotic series (terms below 1e-17 long before they diverge).
 
     >>> _log_ndtr(0.0) == math.log(0.5), round(_log_ndtr(-40.0), 6)
     (True, -804.608442)
@@ -538,8 +484,7 @@ def _log_ndtr(x: float) -> float:
 
 
 def make_clusterer(name: str, **options: Any) -> Optional[Clusterer]:
-    """The clusterer called ``name`` with ``options`` (by their declared names) and the declared defaults
-    for the others (None for ``human``); an option it does not declare is ignored.
+    """The clusterer called ``name`` with ``options`` and the declared defaults (None for ``human``).
 
     >>> make_clusterer("gmeans", k_init=2).params()
     {'k_init': 2, 'k_max': 20, 'seed': 0, 'alpha': 0.0001}
@@ -551,10 +496,8 @@ def make_clusterer(name: str, **options: Any) -> Optional[Clusterer]:
 
 
 def clustering_options() -> dict[str, tuple[tuple[str, Option], ...]]:
-    """Every option a registered clustering declares, by name, with the clusterings declaring it.
-
-    Loads every clustering. An option declared by several clusterings is one flag and one keyword,
-    so its type and range must agree (its default and help may differ); TypeError when they do not.
+    """Every option a registered clustering declares, by name, with the clusterings declaring it; one declared
+    by several is one flag, so a type or range that differs is a TypeError.
 
     >>> [(name, [c for c, _ in owners]) for name, owners in clustering_options().items()][2:4]
     [('k_init', ['xmeans', 'gmeans']), ('k_max', ['xmeans', 'gmeans'])]
@@ -578,8 +521,7 @@ def _accepted(option: Option) -> tuple[Any, ...]:
 
 
 def describe_option(name: str) -> str:
-    """What an option is, for ``--help`` and the ``evaluate`` module: the clusterings' titles, its help,
-    and each clustering's default.
+    """What an option is, for ``--help`` and the ``evaluate`` module.
 
     >>> describe_option("k_init")
     'X-means/G-means initial number of clusters (default 16 / 8)'
