@@ -1,16 +1,6 @@
-"""K-means as scikit-learn's :class:`~sklearn.cluster.KMeans` computes it, bit for bit, in numpy,
-for the X-means and G-means clusterings (:mod:`cfc_probeval.clustering`).
-
-A question has a few dozen answers. Importing scikit-learn (with the SciPy and pandas
-modules it loads) cost 2.7 s of CPU and 150 MB, over twice the K-means arithmetic of
-a whole data set, and its estimator's input checks cost ten times the arithmetic per
-call. So :func:`kmeans` writes out what ``KMeans(n_clusters=k, n_init=..., random_state=seed).fit``
-does for dense float64 input, unit weights, Lloyd's algorithm and one thread: the same
-k-means++ seeding (:func:`kmeans_plusplus_like_sklearn`), the same Lloyd step
-(:func:`lloyd_step`, after ``sklearn/cluster/_k_means_lloyd.pyx``), the same inertia and
-run selection, each with the same floating-point operations in the same order.
-``tests/cfc_probeval/test_kmeans.py`` checks labels and centers against the estimator bit
-for bit on every installed scikit-learn version (which ``[probeval]`` installs; never imported here).
+"""K-means as scikit-learn's :class:`~sklearn.cluster.KMeans` computes it, bit for bit, in numpy, for X-means and
+G-means: the same floating-point operations in the same order, without scikit-learn's import and per-call
+checks (why: docs/probeval.md, "Scale"; ``tests/cfc_probeval/test_kmeans.py`` compares with the estimator).
 """
 
 from __future__ import annotations
@@ -34,11 +24,7 @@ class KMeansFit(NamedTuple):
 def kmeans(points: np.ndarray, k: int, seed: int, init: Optional[np.ndarray] = None, n_init: int = 10) -> KMeansFit:
     """``KMeans(k, n_init=n_init, random_state=seed).fit(points)`` (or from ``init``), bit for bit, on one thread.
 
-    Follows ``KMeans.fit`` for dense float64 input, unit weights and Lloyd's
-    algorithm: the tolerance from the uncentred data, centring, k-means++ seeding
-    (drawing from one ``RandomState(seed)`` across the ``n_init`` runs), Lloyd
-    iterations, and the lowest-inertia run unless it is the same clustering as the
-    best so far. With ``init`` there is one run from those centers.
+    Dense float64 input, unit weights, Lloyd's algorithm; one ``RandomState(seed)`` across the ``n_init`` runs.
 
     >>> kmeans(np.array([[0.0, 0.0], [0.1, 0.0], [5.0, 5.0]]), 2, seed=0).labels_.tolist() in ([0, 0, 1], [1, 1, 0])
     True
@@ -177,12 +163,8 @@ _PER_THREAD = threading.local()
 
 
 def _seeded(seed: int) -> np.random.RandomState:
-    """A generator in the state of ``np.random.RandomState(seed)``, for one K-means fit.
-
-    Seeding the Mersenne Twister costs about as much as a K-means run on a question's
-    answers, so each thread keeps the seeded state of its last few seeds and copies it
-    into its one generator (a fit uses it up before the next fit starts).
-    """
+    """A generator in the state of ``np.random.RandomState(seed)``: seeding costs about a K-means run, so each
+    thread keeps its last few seeded states and copies one into its one generator."""
     states = getattr(_PER_THREAD, "states", None)
     if states is None:
         states = _PER_THREAD.states = {}
@@ -207,10 +189,8 @@ def _lloyd(
 ) -> tuple[np.ndarray, float, np.ndarray]:
     """``sklearn.cluster._kmeans._kmeans_single_lloyd``: labels, inertia and centers of one run.
 
-    After the first step a run depends only on its centers and labels; a run from
-    another seed that reaches the same ones (about one in eight on answer
-    embeddings) ends the same way:
-    ``after_first_step`` keeps each such run's result, keyed by that state.
+    After the first step a run depends only on its centers and labels, so ``after_first_step`` keeps each
+    run's result by that state for another seed reaching it (about one in eight on answer embeddings).
     """
     k = centers_init.shape[0]
     centers = centers_init
@@ -251,11 +231,8 @@ def kmeans_plusplus_like_sklearn(
 ) -> np.ndarray:
     """k-means++ seeds as ``sklearn.cluster._kmeans._kmeans_plusplus`` picks them (dense float64).
 
-    The same operations in the same order (greedy, ``2 + int(log k)`` trials per
-    center), without its input checks and array-namespace dispatch. Its random
-    numbers (one ``choice`` with probabilities, then ``uniform`` draws) are taken in
-    one ``random_sample`` call: the legacy generator gives the same numbers, and
-    ``choice`` picks the index by the same cumulative sum.
+    Its random numbers (a ``choice``, then ``uniform`` draws) come from one ``random_sample`` call: the legacy
+    generator gives the same numbers, and ``choice`` picks by the same cumulative sum.
 
     >>> X = np.array([[0.0, 0.0], [0.1, 0.0], [5.0, 5.0]])
     >>> kmeans_plusplus_like_sklearn(X, 2, (X * X).sum(1), np.ones(3), np.random.RandomState(0)).shape
@@ -288,13 +265,8 @@ def kmeans_plusplus_like_sklearn(
 def greedy_centers(X: np.ndarray, k: int) -> np.ndarray:
     """``k`` rows of ``X`` as starting centers, with no random draw: greedy k-means++ over every row.
 
-    Each center is the row that, added to those chosen, leaves the lowest sum of squared
-    distances from every row to its nearest chosen row (the first center is the row nearest
-    the others, a medoid); ties go to the first such row. Rows come most frequent answer
-    first, so a tie goes to the more frequent answer, and neither a seed nor the order of the
-    answers in a file can change the result. Distances are squared differences summed row by
-    row (no matrix product, whose rounding depends on the BLAS kernel); a question's few dozen
-    rows make the n-by-n table cheap.
+    Each center is the row leaving the lowest sum of squared distances to the nearest chosen row, ties to the
+    first (the more frequent answer). No matrix product, whose rounding depends on the BLAS kernel.
 
     >>> greedy_centers(np.array([[0.0], [0.1], [0.2], [5.0], [5.1]]), 2).ravel().tolist()
     [0.2, 5.0]
@@ -332,10 +304,8 @@ def _thread_controller() -> Any:
 
 
 def one_thread() -> Any:
-    """A context in which NumPy's BLAS runs one thread.
-
-    A question has tens of answers: thread start-up costs far more than it saves
-    (over ten times slower on a busy two-core machine).
+    """A context in which NumPy's BLAS runs one thread: on tens of answers, threads were over ten times slower
+    on a busy two-core machine.
 
     >>> with one_thread():
     ...     kmeans(np.array([[0.0], [1.0], [5.0]]), 2, seed=0).cluster_centers_.shape
