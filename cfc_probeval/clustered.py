@@ -1,20 +1,7 @@
 """Automatic clusters as data: a targets file whose clusters an automatic clustering made, with its provenance.
 
-:func:`write_clustered_targets` (``probeval cluster TARGETS -o clustered.jsonl``) clusters the
-raw answers of a targets file once and writes them back in the file's own format: every line
-as it was, with ``answers.clusters`` holding the automatic clusters (ids ``<question
-id>.auto<i>``, ordered and counted as :meth:`~cfc_probeval.ProbEval.clusters_for` orders and
-counts them) and a ``clusters_provenance`` block saying how they were made: the source's
-SHA-256, the clustering and its options, the embedder (its name carries the weights' source,
-runtime and rounding) and the SHA-256 of its weights, and the project version.
-
-Scoring the written file uses those clusters as human clusters are used, and gives the KLs,
-bit for bit, that scoring the source with the same automatic setting gives; its signature
-names the written file by its SHA-256 (:func:`clustered_file_label`), so that two labs sharing
-the file share the numbers without recomputing a vector.
-
->>> clustered_file_label("../shared/data/cfc/dev.targets.jsonl") is None  # doctest: +SKIP
-True
+Scoring it gives bit for bit the KLs of scoring the source with the same setting, and its signature names it by
+its SHA-256, so two labs sharing the file share the numbers (docs/probeval.md, "Automatic clusters as a file").
 """
 
 from __future__ import annotations
@@ -63,11 +50,8 @@ def _weights_sha256(embedder: Any) -> Optional[str]:
 def write_clustered_targets(source: PathLike, output: PathLike, probeval: ProbEval) -> dict[str, Any]:
     """Cluster the raw answers of the targets file ``source`` with ``probeval`` and write them to ``output``.
 
-    ``probeval`` must name an automatic clustering (not ``human`` or an unresolved
-    ``auto``). Questions that carry human clusters are refused (their clusters would be
-    lost), naming them; a question without raw answers is written as it was. ``output`` is
-    replaced atomically (check it first with :func:`~protoqa_core.cli.check_output_file`).
-    Returns the provenance block written on each line.
+    ``probeval`` must name an automatic clustering; questions that carry human clusters are refused (they would
+    be lost). Every line is written as it was, with its clusters and the provenance block, which is returned.
 
     >>> from cfc_probeval import ProbEval
     >>> write_clustered_targets("raw.jsonl", "clustered.jsonl", ProbEval("gmeans"))  # doctest: +SKIP
@@ -126,9 +110,7 @@ def _count(value: float) -> Union[int, float]:
 
 
 def clusters_provenance(path: PathLike) -> Optional[dict[str, Any]]:
-    """The provenance block of a clustered targets file, None for any other file.
-
-    Every line carries the same block: a line whose block differs is an error naming the line.
+    """The provenance block of a clustered targets file (the same on every line), None for any other file.
 
     >>> import tempfile
     >>> plain = Path(tempfile.mkdtemp()) / "t.jsonl"
@@ -152,11 +134,8 @@ def clusters_label(provenance: Optional[Mapping[str, Any]], sha256: str) -> Opti
 
 
 def read_questions_and_label(path: PathLike) -> tuple[dict[str, Question], str, Optional[str]]:
-    """The questions of a targets file (:func:`~protoqa_core.io.readers.read_targets`), the SHA-256 of its bytes
-    (decompressed) and the signature part of a clustered targets file (:func:`clusters_label`; None for any other
-    file), all from one read.
-
-    The label comes from the provenance block the file carries, never from how its cluster ids look.
+    """The questions of a targets file, the SHA-256 of its bytes (decompressed) and, from its provenance block
+    (never from how its cluster ids look), :func:`clusters_label`, all from one read.
 
     >>> questions, digest, label = read_questions_and_label("clustered.jsonl")  # doctest: +SKIP
     >>> label  # doctest: +SKIP
@@ -169,8 +148,7 @@ def read_questions_and_label(path: PathLike) -> tuple[dict[str, Question], str, 
 
 
 def read_targets_and_label(path: PathLike) -> tuple[dict[str, QuestionTargets], Optional[str]]:
-    """The targets of ``path`` (:func:`~cfc_probeval.inputs.read_targets`) and, from the same read, the signature
-    part of a clustered targets file (:func:`read_questions_and_label`; None for any other file).
+    """The targets of ``path`` and, from the same read, :func:`clusters_label` (None for a file of other clusters).
 
     >>> targets, label = read_targets_and_label("clustered.jsonl")  # doctest: +SKIP
     """

@@ -1,12 +1,8 @@
 """ProbEval's plug-ins by name: :data:`CLUSTERINGS`, :data:`MATCHINGS` and :data:`EMBEDDERS`.
 
-Each built-in plug-in is a class in its own module, named here with its place
-(``name: "module:attribute"``); its module is imported only when the plug-in is first asked
-for, so listing the names (``probeval --help``, every choice check) imports none of them, and a
-run imports the plug-ins it uses. A new built-in plug-in is its class and one line in its
-table; code outside the package adds its own with ``@CLUSTERINGS.register(name)`` (and the
-same for the others). The checks below look at what a plug-in declares, without importing
-the base classes, so that this module stays light.
+Built-in plug-ins are named here by their place (``name: "module:attribute"``), imported when first asked
+for, so listing the names imports none; others join with ``@CLUSTERINGS.register(name)``. The checks read
+what a plug-in declares without importing the base classes, so that this module stays light.
 
 >>> CLUSTERINGS.names(), MATCHINGS.names(), EMBEDDERS.names()
 (('human', 'hac', 'xmeans', 'gmeans'), ('wordnet', 'cosine', 'gp'), ('st', 'fasttext', 'char-ngrams'))
@@ -72,8 +68,8 @@ def _check_clustering(name: str, clustering: Any) -> None:
 
 
 def _check_builder(kind: str, method: str, name: str, plugin: Any) -> None:
-    """A plug-in of ``kind`` builds itself with its class method ``method`` (a matching from the shared
-    options, an embedder family from a spec): the check of :data:`MATCHINGS` and :data:`EMBEDDERS`.
+    """A plug-in of ``kind`` builds itself with its class method ``method``: the check of :data:`MATCHINGS` and
+    :data:`EMBEDDERS`.
 
     >>> _check_builder("matching", "from_options", "plain", type("Plain", (), {}))
     Traceback (most recent call last):
