@@ -1,21 +1,5 @@
-"""Command line: ``probeval TARGETS PREDICTIONS`` prints the mean KL and its signature.
-
-Examples::
-
-    probeval dev.targets.jsonl dev.predictions.gpt2-xl.oneshot.json --ignore-unknown
-    probeval dev.targets.jsonl samples.jsonl --clustering gmeans --json
-    probeval dev.targets.jsonl samples.json --matching cosine --embedder fasttext:cc.en.300.vec \\
-        --per-question clusters.csv
-
-Two systems on the same questions, with a paired bootstrap test over questions:
-
-    probeval compare dev.targets.jsonl a.json b.json [--clustering human] [--json]
-
-The automatic clusters of raw answers, computed once and written as a targets file:
-
-    probeval cluster test.raw_answers_unclustered.jsonl -o clustered.jsonl [--clustering gmeans]
-
-Also runnable as ``python -m cfc_probeval``.
+"""Command line: ``probeval TARGETS PREDICTIONS`` prints the mean KL and its signature; ``probeval compare``
+tests two systems, ``probeval cluster`` writes automatic clusters as a targets file (docs/probeval.md).
 """
 
 from __future__ import annotations
@@ -26,6 +10,7 @@ import json
 import sys
 import warnings
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Optional
 
@@ -43,6 +28,7 @@ from protoqa_core.cli import (
 )
 from protoqa_core.cli_options import add_input_options, add_no_cache_option, add_per_question_option
 from protoqa_core.io.files import DataFormatError
+from protoqa_core.io.ids import IdReconciliation
 from protoqa_core.io.predictions import read_prediction_document
 
 from .checks import check_settings
@@ -52,6 +38,7 @@ from .defaults import AUTO, DEFAULTS
 from .errors import ProbEvalWarning, ScoreMeaningWarning
 from .inputs import (
     SAMPLE_FIELDS,
+    SampleCounts,
     check_recorded_samples,
     read_samples,
     reconcile_sample_ids,
@@ -230,17 +217,25 @@ def write_per_question(result: ProbEvalResult, path: Path) -> None:
     write_output_file(path, write_lines)
 
 
+def _read_system(
+    path: str, field: Optional[str], targets: Any, ignore_unknown: bool
+) -> tuple[dict[str, SampleCounts], IdReconciliation]:
+    """A predictions file's samples, read once and checked against its recorded sample count, and their ids
+    reconciled with the targets' (an unknown id's error names its file and line)."""
+    document = read_prediction_document(path)
+    samples = read_samples(document, field)
+    # The field read decides where an id's line is, for error messages.
+    field = field or next(iter(sample_fields(document)), None)
+    check_recorded_samples(document, samples, field)
+    return samples, reconcile_sample_ids(samples, targets, path=path, field=field, ignore_unknown=ignore_unknown)
+
+
 def _run(args: argparse.Namespace) -> ProbEvalResult:
     from .probeval import evaluate_probeval
 
     targets, clustered = read_targets_and_label(args.targets)
-    document = read_prediction_document(args.predictions)  # the one read of the file
-    samples = read_samples(document, args.field)
-    # The field read decides where an id's line is, for error messages.
-    field = args.field or next(iter(sample_fields(document)), None)
-    check_recorded_samples(document, samples, field)
-    # The gate names the file and line of an unknown id; the library repeats it and records what it ignored.
-    reconcile_sample_ids(samples, targets, path=args.predictions, field=field, ignore_unknown=args.ignore_unknown)
+    # The library repeats the id gate and records what it ignored.
+    samples, _ = _read_system(args.predictions, args.field, targets, args.ignore_unknown)
     result = evaluate_probeval(
         targets,
         samples,
@@ -256,15 +251,8 @@ def _run(args: argparse.Namespace) -> ProbEvalResult:
         all_stopword_match=not args.all_stopwords_zero,
         **_clustering_settings(args),
     )
-    return _name_clustered_file(result, clustered)
-
-
-def _name_clustered_file(result: ProbEvalResult, label: Optional[str]) -> ProbEvalResult:
-    """``result`` with its signature naming the clustered targets file it was scored on (``label``, from
-    :func:`~cfc_probeval.clustered.read_targets_and_label`; None for any other file)."""
-    from dataclasses import replace
-
-    return replace(result, signature=f"{result.signature}|{label}") if label else result
+    # The signature names the clustered targets file scored, if it is one.
+    return replace(result, signature=f"{result.signature}|{clustered}") if clustered else result
 
 
 def _add_compare_arguments(parser: argparse.ArgumentParser) -> None:
@@ -313,15 +301,12 @@ def _compare(args: argparse.Namespace) -> int:
     from .compare import compare_probeval
     from .probeval import ProbEval
 
+    warnings.simplefilter("always")
     try:
         targets, clustered = read_targets_and_label(args.targets)
         systems = []
         for path in (args.predictions_a, args.predictions_b):
-            document = read_prediction_document(path)
-            samples = read_samples(document, args.field)
-            field = args.field or next(iter(sample_fields(document)), None)
-            check_recorded_samples(document, samples, field)
-            ids = reconcile_sample_ids(samples, targets, path=path, field=field, ignore_unknown=args.ignore_unknown)
+            samples, ids = _read_system(path, args.field, targets, args.ignore_unknown)
             if ids.message:
                 warnings.warn(ids.message, ProbEvalWarning, stacklevel=2)
             systems.append({qid: samples[qid] for qid in ids.kept})
@@ -403,20 +388,13 @@ def _clusters_line(result: ProbEvalResult) -> str:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Run the ``probeval`` command; returns the exit status (0, or 2 for bad input, output or options).
-
-    Every error is one line on stderr naming the file (and line and question where
-    known); a closed standard output ends the command quietly.
+    """Run the ``probeval`` command; returns the exit status (0, or 2 for bad input, output or options, each
+    error one line on stderr naming the file, line and question where known).
 
     >>> main(["../shared/data/cfc/dev.targets.jsonl", "samples.json", "--json"])  # doctest: +SKIP
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     return run_subcommands("probeval", DESCRIPTION, COMMANDS, argv, version=__version__, default="evaluate")
-
-
-def _compare_command(args: argparse.Namespace) -> int:
-    warnings.simplefilter("always")
-    return _compare(args)
 
 
 def _evaluate(args: argparse.Namespace) -> int:
@@ -537,7 +515,7 @@ COMMANDS: dict[str, Subcommand] = {
             "compare two systems with a paired bootstrap test",
             _COMPARE_DESCRIPTION,
             _add_compare_arguments,
-            _compare_command,
+            _compare,
             examples=(
                 "probeval compare ../shared/data/cfc/test.targets.jsonl ../shared/data/cfc/test.samples.gpt2-xl.oneshot.jsonl "
                 "../shared/data/cfc/test.samples.gpt2-xl.zeroshot.jsonl --clustering human --accept-mismatch samples",
