@@ -5,11 +5,7 @@
 ...                            read_samples("dev.predictions.gpt2-xl.oneshot.json"))  # doctest: +SKIP
 >>> result.kl, result.signature  # doctest: +SKIP
 
-Defaults (:mod:`cfc_probeval.defaults`): targets that carry human clusters (a targets
-file's clusters, a dataset row's ``clusters``) are scored with those clusters; raw answers
-without clusters are clustered with G-means (``k_init=8``) over all-MiniLM-L6-v2
-embeddings. Samples are matched with WordNet. Pass ``clustering=`` (``human``, ``hac``,
-``xmeans``, ``gmeans``) to force one; the signature says which ran.
+The defaults are in :mod:`cfc_probeval.defaults`; ``clustering=`` forces one, and the signature says which ran.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
 """The one check of ProbEval's options, shared by :class:`~cfc_probeval.ProbEval`, ``probeval`` and the
 ``evaluate`` module, so that each refuses a value with the same one-line error naming the option.
-
-What each option accepts is declared with it (:class:`~protoqa_core.options.Option`): a clustering's
-options on its class, the matching threshold and the seed in :mod:`cfc_probeval.options`.
 """
 
 from __future__ import annotations
@@ -29,11 +26,8 @@ def check_settings(
 ) -> None:
     """Refuse the ProbEval ``options`` (None: unset) that the clustering and matching cannot take.
 
-    ValueError for a clustering no registry knows, a value out of its declared range (or
-    breaking a rule between options, such as ``k_init <= k_max``), or an option the chosen
-    clustering and matching do not read; TypeError for a name nothing declares. Each error
-    is one line naming the option. :class:`ProbEval` checks its options here; ``probeval``
-    checks its flags here before reading any file.
+    ValueError for an unknown clustering, a value out of its declared range or rules, or an option the chosen
+    clustering and matching do not read; TypeError for a name nothing declares.
 
     >>> check_settings("hac", "wordnet", {"distance_threshold": 0.3, "k_max": None})
     >>> check_settings("hac", "wordnet", {"threshold": -5})

@@ -1,19 +1,9 @@
 """ProbEval's automatic clusters of a question, kept in the user's cache once computed.
 
-The clusters of a question's target answers depend on nothing a system gives: a leaderboard
-of N systems, ``compare``, a second run of ``probeval``, the ``evaluate`` module and the Space
-all cluster the same answers again. :func:`cluster_cache_key` writes what can change them (the
-question id, every answer string with its count, the clustering with all its options and seed,
-the embedder's :meth:`~cfc_probeval.embedders.Embedder.cache_identity`: model, where its
-weights came from and their size and time, runtime, rounding, the encoder's exact products,
-and the project version), and the clusters are kept in ``<cache folder>/probeval_clusters/``
-(:class:`~protoqa_core.io.cache_files.CacheFolder`: damaged or foreign entries are warned
-about once and rebuilt, the folder is size-bounded, ``--no-cache`` or ``$PROTOQA_NO_CACHE``
-turn it off). A clustering or embedder defined outside this package is never cached: its
-options may not say all that changes it.
-
-A cached question's clusters are the computed ones bit for bit (counts are written as JSON
-numbers, which read back exactly), so a score is the same with the cache warm, cold or off.
+They depend on nothing a system gives, so every later system or run reads them back, bit for bit (JSON
+numbers read back exactly). The key holds all that can change them; a clustering or embedder defined
+outside this package is never cached, its options may not say all that changes it (docs/probeval.md,
+"Automatic clusters are kept").
 
 >>> from cfc_probeval.clustering import HACClusterer
 >>> from cfc_probeval.embedders import CharNgramEmbedder
@@ -47,10 +37,8 @@ _BUILT_IN_CLUSTERINGS = "cfc_probeval.clustering"
 def cluster_cache_key(
     question_id: str, answers: Sequence[tuple[str, float]], clusterer: Clusterer, embedder: Embedder
 ) -> Optional[str]:
-    """The key of a question's automatic clusters, or None when they are not to be cached.
-
-    ``answers`` are the clustered strings with their counts, in the order they are clustered.
-    """
+    """The key of a question's automatic clusters (``answers`` with their counts, in clustering order), or None
+    when they are not to be cached."""
     identity = embedder.cache_identity()
     if identity is None or type(clusterer).__module__ != _BUILT_IN_CLUSTERINGS:
         return None

@@ -21,12 +21,8 @@ CLUSTERING_DRAWS = 5
 
 @dataclass(frozen=True)
 class ProbEvalComparison(PairedComparison):
-    """A :class:`~protoqa_core.significance.PairedComparison` of two ProbEval results, with what makes it one.
-
-    ``num_samples`` holds the samples per question each system was scored at (counted from its
-    samples), ``signature`` the ProbEval signature of the comparison: one ``n_samples:N`` when the
-    counts agree, both and ``accepted-mismatch:samples`` when a difference was accepted.
-    """
+    """A :class:`~protoqa_core.significance.PairedComparison` of two ProbEval results, with each system's samples
+    per question and the comparison's signature."""
 
     num_samples: tuple[int, int] = (0, 0)
     signature: str = ""
@@ -88,18 +84,10 @@ def compare_probeval(
 ) -> ProbEvalComparison:
     """Paired bootstrap comparison of two systems' ProbEval KL.
 
-    ``difference`` is ``KL(a) - KL(b)``: negative means ``a`` is closer to the human
-    distribution. Both systems must answer every question of ``targets`` (else ValueError
-    naming what each lacks) unless ``only_common``, which compares them on the questions both
-    answer (the signature's ``n:`` says how many). Each system is scored at its own sample
-    count (:meth:`~cfc_probeval.probeval.ProbEval.evaluate`); two different counts give KLs that
-    are not comparable, an error unless ``accept_samples``, which the signature then marks.
-    The test is :func:`protoqa_core.significance.compare_paired`. When the automatic clustering reads a seed
-    (X-means, G-means from seeded starts), its partitions move with the seed, so the comparison scores both
-    systems under ``draws`` clusterings (the seed and the next ones, :func:`clustering_draws`) and each
-    resample redraws the clustering with the questions (:func:`~protoqa_core.significance.compare_paired_draws`):
-    the means are over those clusterings and the interval and p-value hold the seed's share; the signature
-    ends with ``clustering_draws:N``.
+    ``difference`` is ``KL(a) - KL(b)`` (negative: ``a`` is closer to the humans). Both systems must answer every
+    question unless ``only_common``, and be scored at one sample count unless ``accept_samples``. A seeded
+    automatic clustering is drawn ``draws`` times (:func:`clustering_draws`), each resample redrawing it, so
+    the interval holds the seed's share (docs/probeval.md).
 
     >>> from protoqa_core.io.records import Cluster
     >>> gts = {f"q{i}": QuestionTargets(f"q{i}", (Cluster(f"q{i}.0", ("dog",), 6), Cluster(f"q{i}.1", ("cat",), 4)))

@@ -1,9 +1,4 @@
-"""What ProbEval returns: a data set's result, each question's, each cluster's.
-
-:class:`ProbEvalResult` holds the mean KL, the signature and every question's
-:class:`QuestionResult`, whose :class:`ClusterResult` rows give each cluster's counts and
-probabilities (:class:`AnswerCluster` is a cluster of the targets as scored).
-"""
+"""What ProbEval returns: a data set's result, each question's, each cluster's."""
 
 from __future__ import annotations
 
@@ -26,18 +21,8 @@ class AnswerCluster:
 
 @dataclass(frozen=True)
 class ClusterResult:
-    """One cluster of a scored question, ready for a table or a bar plot.
-
-    Attributes:
-        id: cluster id (``"wrong"`` for the extra cluster).
-        representative: its most frequent target answer ("" for "wrong").
-        answers: its target answer strings.
-        human_count: target answers in it (before smoothing).
-        model_count: sample weight it received (before smoothing; split samples count a share).
-        p_g: smoothed target (human) probability.
-        p_h: smoothed model probability.
-        predictions: normalized sample -> weight it gave this cluster.
-    """
+    """One cluster of a scored question (``"wrong"`` for the extra one): its counts before smoothing (a split
+    sample counts a share), smoothed probabilities, and the weight each normalized sample gave it."""
 
     id: str
     representative: str
@@ -83,27 +68,10 @@ class QuestionResult:
 
 @dataclass
 class ProbEvalResult:
-    """Data-set ProbEval result with everything needed to trust and reproduce it.
-
-    Attributes:
-        kl: mean KL(P_G || P_H) over the scored questions (lower is better).
-        per_question: question id -> KL.
-        questions: question id -> :class:`QuestionResult` (clusters, probabilities, matches).
-        num_questions: how many questions the mean is over.
-        signature: reproducibility signature (clustering, embedder, matching, versions).
-        clusters_per_question: mean number of target clusters the scored questions
-            were scored with ("wrong" not counted); None when no question was scored.
-        human_clusters_per_question: the annotators' mean number of clusters over the same
-            questions, when every scored question carries human clusters (else None).
-        empty: questions answered with no sample (scored as ``num_samples`` wrong answers).
-        skipped: questions left out for lack of target answers.
-        ignored: sample ids dropped because they are not among the targets.
-        stats: work done: ``strings_embedded``, ``wordnet_pairs_scored``, ``samples``,
-            ``distinct_samples``, ``target_answers``.
-        num_samples: the number of samples every question was scored at (counted from the
-            samples: the most any question has, unless set); None when nothing was scored.
-        short: questions with fewer samples, their missing samples counted as wrong answers.
-    """
+    """Data-set ProbEval result with everything needed to trust and reproduce it: the mean KL (lower is better),
+    each question's, the signature, the clusters per question (and the annotators' when all have human
+    clusters), the questions ``empty``, ``skipped`` (no target answers) and ``short`` (made up with wrong
+    answers to ``num_samples``), the sample ids ``ignored``, and the work done (``stats``)."""
 
     kl: float
     per_question: dict[str, float]
@@ -120,10 +88,7 @@ class ProbEvalResult:
     short: list[str] = field(default_factory=list)
 
     def as_dict(self, details: bool = False) -> dict[str, Any]:
-        """``kl``, ``num_questions``, ``per_question``, ``signature``, cluster counts, ...
-
-        With ``details``, every question's clusters too.
-        """
+        """A JSON-ready dict of the result (with ``details``, every question's clusters too)."""
         out: dict[str, Any] = {
             "kl": self.kl,
             "num_questions": self.num_questions,
