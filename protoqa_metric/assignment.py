@@ -1,16 +1,9 @@
 """The maximum-weight assignment of predictions to clusters, without importing scipy for small matrices.
 
-A question's similarity block is small (ten predictions, a handful of clusters), and
-importing ``scipy.optimize`` costs more than scoring a whole data set of such blocks.
-:func:`max_weight_assignment` solves small blocks here with the shortest augmenting
-path algorithm (D. F. Crouse, "On implementing 2D rectangular assignment algorithms",
-IEEE Trans. Aerospace and Electronic Systems 52(4), 2016, pages 1685-1686), with the
-same operations in the same order and the same tie-breaking as
-``scipy.optimize.linear_sum_assignment(block, maximize=True)``: the pairs, and so the
-scores summed over them, are the same bit for bit. Solving here is 10 to 50 times slower
-per block than scipy, so larger blocks, every block after the first ``PYTHON_BLOCKS`` of a
-process (a large data set repays the import), and blocks holding anything but finite
-numbers go to scipy.
+Importing ``scipy.optimize`` costs more than scoring a data set's small blocks (ARCHITECTURE.md), so they are
+solved here with scipy's shortest augmenting path algorithm (D. F. Crouse, IEEE Trans. Aerospace and
+Electronic Systems 52(4), 2016), the same operations and ties, bit for bit. It is 10 to 50 times slower
+per block, so large blocks, those after the first ``PYTHON_BLOCKS`` and non-finite ones go to scipy.
 """
 
 from __future__ import annotations
@@ -30,9 +23,7 @@ _solved_here = 0
 
 
 def max_weight_assignment(block: np.ndarray) -> tuple[list[int], list[int]]:
-    """Rows and columns of a maximum-weight assignment of ``block``, rows ascending.
-
-    The answer is ``linear_sum_assignment(block, maximize=True)``'s, as lists.
+    """``linear_sum_assignment(block, maximize=True)``'s rows (ascending) and columns, as lists.
 
     >>> import numpy as np
     >>> max_weight_assignment(np.array([[1.0, 3.0], [2.0, 4.0], [0.0, 5.0]]))

@@ -1,9 +1,5 @@
-"""The ProtoQA metric as one configured object: :class:`ProtoQA`.
-
-Like sacrebleu's ``Metric``, the object holds everything that can change the
-numbers (similarity, the all-stopword option, the metric set), resolved once, and
-names it in :meth:`ProtoQA.signature`. :func:`evaluate_predictions`
-and :func:`score_question` are thin wrappers around it.
+"""The ProtoQA metric as one configured object, :class:`ProtoQA`, which like sacrebleu's ``Metric`` holds all that
+can change the numbers and names it in its signature.
 """
 
 from __future__ import annotations
@@ -98,26 +94,11 @@ class _ExactSum:
 
 
 class ProtoQA:
-    """A ProtoQA configuration: the similarity, its stopword option and the metrics to compute.
-
-    Args:
-        similarity: ``exact_match``, ``wordnet`` (default), ``wordnet_wup``, ``lcs``,
-            ``longest_common_substring``, ``jaro_winkler``, ``roberta`` (the ProtoQA paper's
-            RoBERTa similarity, see :mod:`protoqa_core.similarity.roberta`) or a
-            :class:`~protoqa_core.similarity.Similarity`.
-        metrics: ``"standard"`` (the ten metrics), ``"paper"`` (seven), metric names
-            (a list or a comma-separated string) or :class:`MetricSpec` objects.
-        all_stopword_match: WordNet similarities only: two all-stopword strings
-            score 1 (the published behaviour) or, with False, 0.
-        options: the similarity's own options, as it declares them (``Similarity.options``); an
-            option that it does not declare is a ValueError naming the similarities that do.
-            ``roberta`` declares ``encoder``, ``device`` and ``length_scale``: the encoder (a
-            Hugging Face Hub id or a local folder; default ``roberta-base``), where it runs, and
-            the RBF length-scale rule (default ``"median*0.5"``, with the threshold 0.6; ``1.0``
-            is the papers' code; see :class:`~protoqa_core.similarity.roberta.RobertaSimilarity`).
-            A missing encoder is an error here, naming the option; no other encoder is used instead.
-
-    An unknown similarity or metric name raises ValueError here, before any scoring.
+    """A ProtoQA configuration: the similarity (a name or a :class:`~protoqa_core.similarity.Similarity`), its
+    stopword option (WordNet only: two all-stopword strings score 1, or 0 with False) and the metrics
+    (``"standard"``, ``"paper"``, names or :class:`MetricSpec` objects). ``options`` are the similarity's own
+    (``roberta``'s ``encoder``, ``device``, ``length_scale``: docs/protoqa-metric.md). An unknown name or
+    option raises ValueError here, before any scoring.
 
     >>> pq = ProtoQA("exact_match", metrics="paper")
     >>> pq.signature(3)  # doctest: +ELLIPSIS
@@ -168,11 +149,8 @@ class ProtoQA:
         return self._per_question.label if self._per_question is not None else self.similarity.name
 
     def signature(self, num_questions: int, missing: str = "zero", approximated: int = 0, uncounted: int = 0) -> str:
-        """The reproducibility signature of a result over ``num_questions`` questions.
-
-        ``missing`` is ``zero`` (questions without predictions score 0) or ``skip``
-        (they are left out); ``approximated`` counts similarity values that are lower
-        bounds. :meth:`evaluate` puts this string in its result.
+        """The reproducibility signature of a result over ``num_questions`` questions (``missing``: ``zero`` or
+        ``skip``; ``approximated``: similarity values that are lower bounds).
 
         >>> ProtoQA("wordnet", all_stopword_match=False).signature(52)  # doctest: +ELLIPSIS
         'sim:wordnet|stop:zero|metrics:standard|missing:zero|n:52|wordnet:...'
@@ -229,9 +207,7 @@ class ProtoQA:
     ) -> dict[str, QuestionScore]:
         """Every configured metric of one ranked answer list against one question's clusters.
 
-        ``question`` is a :class:`Question` or its clusters. Predictions are normalized
-        (lower-case, first 50 characters, stripped) once; a similarity value that is a
-        lower bound is reported with an ``ApproximationWarning``.
+        ``question`` is a :class:`Question` or its clusters; a lower-bound similarity gives an ``ApproximationWarning``.
 
         >>> clusters = [Cluster("c0", ("age",), 35), Cluster("c1", ("name",), 10)]
         >>> ProtoQA("exact_match", ["max_answers@1"]).score_question(clusters, ["name", "age"])
@@ -250,22 +226,11 @@ class ProtoQA:
         progress: bool = False,
         on_question: Optional[Callable[[str, dict[str, QuestionScore]], None]] = None,
     ) -> EvaluationResult:
-        """Score ranked answer lists against a set of questions and average over questions.
+        """Score ranked answer lists (question id -> answers) against a set of questions and average over questions.
 
-        Args:
-            targets: questions with clusters (as from :func:`~protoqa_core.io.readers.read_targets`).
-            predictions: question id -> ranked answers.
-            only_predicted: average only over questions that have predictions (the
-                reference evaluator's behaviour). By default a question without
-                predictions scores 0 and is named in a warning.
-            ignore_unknown: drop predictions for ids not in the targets (with a warning)
-                instead of raising :class:`DataFormatError` (see
-                :func:`protoqa_core.io.ids.reconcile_ids`).
-            progress: report progress on stderr (:mod:`protoqa_core.progress`: a bar on a
-                terminal, else a line every 15 s of a long run).
-            on_question: called with each question's id and scores as soon as it is scored;
-                then the result keeps no :class:`QuestionScore` (``per_question`` is empty),
-                only each question's id and scores (``question_ids``, ``question_scores``).
+        A question without predictions scores 0, with a warning, unless ``only_predicted`` leaves it out (the
+        reference evaluator's behaviour); ids not in the targets are a :class:`DataFormatError` unless
+        ``ignore_unknown``. ``on_question`` is handed each question's scores, which the result then does not keep.
 
         >>> qs = [Question("q1", "name a pet", (Cluster("q1.0", ("dog",), 6), Cluster("q1.1", ("cat",), 4)))]
         >>> r = ProtoQA("exact_match").evaluate(qs, {"q1": ["cat", "dog"]})
@@ -307,13 +272,9 @@ class ProtoQA:
         """:meth:`evaluate` on the targets and predictions file ``run`` of a
         :class:`~protoqa_core.io.question_index.QuestionIndex`, one question at a time.
 
-        The same scores, warnings and errors as :meth:`evaluate` on the files read whole; the
-        result's ``missing``, ``skipped`` and ``ignored`` are read from the index while it is open
-        (:class:`~protoqa_core.io.question_index.IndexedIds`).
-        With ``on_question``, no question's scores are kept but as they are handed over, and
-        with ``keep_question_scores=False`` neither ``question_ids`` nor ``question_scores``
-        is filled (the means are summed exactly as they come): memory then does not grow
-        with the number of questions.
+        The same scores, warnings and errors as :meth:`evaluate` on the files read whole. With ``on_question`` and
+        ``keep_question_scores=False`` memory does not grow with the number of questions (the means are summed
+        exactly as they come).
 
         >>> import json, os, tempfile
         >>> from protoqa_core.io.question_index import QuestionIndex
@@ -478,27 +439,9 @@ def evaluate_predictions(
     all_stopword_match: bool = True,
     progress: bool = False,
 ) -> EvaluationResult:
-    """Score ranked answer lists against a set of questions and average over questions.
-
-    The same as ``ProtoQA(similarity, metrics, all_stopword_match=...).evaluate(...)``
-    (:class:`protoqa_metric.ProtoQA`), which is worth keeping when scoring several
-    prediction sets under one configuration.
-
-    Args:
-        targets: questions with clusters (as from :func:`read_targets`).
-        predictions: question id -> ranked answers.
-        similarity: ``exact_match``, ``wordnet``, ``wordnet_wup``, ``lcs`` or a
-            :class:`Similarity`.
-        metrics: ``"standard"`` (the ten metrics), ``"paper"`` (seven), metric names
-            or :class:`MetricSpec` objects.
-        only_predicted: average only over questions that have predictions (the
-            reference evaluator's behaviour). By default a question without
-            predictions scores 0 and is named in a warning.
-        ignore_unknown: drop predictions for ids not in the targets (with a warning)
-            instead of raising :class:`DataFormatError`.
-        all_stopword_match: WordNet similarities only: two all-stopword strings
-            score 1 (the published behaviour) or, with False, 0.
-        progress: show a progress bar on stderr (when stderr is a terminal).
+    """Score ranked answer lists against a set of questions and average over questions: the same as
+    ``ProtoQA(similarity, metrics, all_stopword_match=...).evaluate(...)``, which is worth keeping when scoring
+    several prediction sets under one configuration.
 
     >>> from protoqa_core.io.records import Question, Cluster
     >>> qs = [Question("q1", "name a pet", (Cluster("q1.0", ("dog",), 6), Cluster("q1.1", ("cat",), 4)))]

@@ -49,18 +49,7 @@ STANDARD_METRICS: tuple[MetricSpec, ...] = (
 """Every metric the reference evaluator reports, with the keys the CLI's ``--json`` uses."""
 
 PAPER_METRICS: tuple[MetricSpec, ...] = tuple(
-    m
-    for m in STANDARD_METRICS
-    if m.name
-    in {
-        "max_answers@1",
-        "max_answers@3",
-        "max_answers@5",
-        "max_answers@10",
-        "max_incorrect@1",
-        "max_incorrect@3",
-        "max_incorrect@5",
-    }
+    m for m in STANDARD_METRICS if m.name not in ("max_answers@all", "max_incorrect@all", "set_intersection")
 )
 """The seven metrics reported in the ProtoQA paper."""
 
@@ -100,25 +89,11 @@ def metric_specs(names: Union[str, Iterable[Union[str, MetricSpec]]] = "standard
 
 @dataclass
 class EvaluationResult:
-    """Data-set scores with everything needed to trust and reproduce them.
-
-    Attributes:
-        scores: metric name -> mean score over the scored questions.
-        per_question: question id -> metric name -> :class:`QuestionScore`.
-        num_questions: how many questions the means are over.
-        missing: target ids without predictions (scored 0 unless excluded).
-        skipped: target ids left out because their clusters total 0.
-        ignored: prediction ids not among the targets (when ignored).
-        signature: reproducibility signature, e.g.
-            ``sim:wordnet|stop:match|metrics:standard|missing:zero|n:52|wordnet:3.0|version:0.1.0``.
-        question_ids: the scored question ids, in the order they were scored.
-        question_scores: metric name -> each scored question's score, in ``question_ids``
-            order (8 bytes a question: what a bootstrap needs when ``per_question`` is not kept).
-        exact_match_only: learned similarities (``roberta``) only, else None: True when
-            some predictions were not a cluster string of their question and the
-            similarity sent none of them to a cluster, so that on these targets it
-            scored as exact match does (a warning says so too); False otherwise.
-    """
+    """Data-set scores with everything needed to trust and reproduce them: each metric's mean, each question's
+    scores, the ids ``missing`` (no predictions), ``skipped`` (clusters total 0) and ``ignored``, the signature,
+    and each metric's scores in ``question_ids`` order (8 bytes a question, what a bootstrap needs).
+    ``exact_match_only`` (learned similarities only) is True when the similarity sent no prediction that is
+    not a cluster string to a cluster, so that it scored as exact match does."""
 
     scores: dict[str, float]
     per_question: dict[str, dict[str, QuestionScore]]

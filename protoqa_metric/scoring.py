@@ -1,9 +1,4 @@
-"""Scoring one question: similarity matrix, limits, Hungarian assignment, oracle.
-
-This module is docs/spec.md section 1, steps 1 to 6, for a single question. The standard
-metric set lives in :mod:`protoqa_metric.metric_set`; :mod:`protoqa_metric.metric` builds
-the configured metric (with data-set means) on both.
-"""
+"""Scoring one question (docs/spec.md section 1, steps 1 to 6): similarity matrix, limits, assignment, oracle."""
 
 from __future__ import annotations
 
@@ -33,17 +28,8 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class QuestionScore:
-    """The score of one question under one metric.
-
-    Attributes:
-        score: ``raw_score / oracle_score``, in [0, 1]; 0 when the oracle score is 0
-            (no clusters, or clusters whose counts total 0).
-        raw_score: total cluster weight the predictions claimed.
-        oracle_score: what the clusters' own answers, best first, would get.
-        assignment: for each prediction kept after the limits, the id of the
-            cluster it claimed, or None.
-        predictions: the normalized predictions that were kept, in order.
-    """
+    """The score of one question under one metric: ``raw_score / oracle_score`` (0 when the oracle's is 0), and
+    for each normalized prediction kept after the limits, the id of the cluster it claimed, or None."""
 
     score: float
     raw_score: float
@@ -61,11 +47,8 @@ def similarity_matrix(
 ) -> np.ndarray:
     """``S[i, j]`` = best similarity of prediction ``i`` to any answer of cluster ``j``.
 
-    Predictions are normalized (lower-case, first 50 characters, stripped) here;
-    cluster strings are used as they are. The matrix is not rounded. When
-    ``approximated`` is a list, the ``(i, j)`` entries computed under the similarity's
-    long-string rule or an exhausted search budget are appended to it (instead of
-    a warning per string pair).
+    Predictions are normalized, cluster strings used as they are; the matrix is not rounded. Entries that are
+    lower bounds go to ``approximated`` when it is a list, else into one warning.
 
     >>> from protoqa_core.io.records import Cluster
     >>> similarity_matrix(["Age"], [Cluster("c0", ("age", "birthday"), 35)], "exact_match")
@@ -87,12 +70,8 @@ def matrix_of_normalized(
 ) -> np.ndarray:
     """:func:`similarity_matrix` of predictions that are already normalized, with a resolved similarity.
 
-    The one place the matrix is computed, so that a caller holding normalized
-    predictions (:class:`protoqa_metric.ProtoQA`) does not normalize them again.
-    With ``rounded``, each entry is the metric's half-to-even rounding of the best
-    similarity, decided by :meth:`~protoqa_core.similarity.Similarity.reaches` (does
-    it exceed 1/2?), which needs less work than the exact value; the entries marked
-    approximated are then those whose rounded value rests on a lower bound.
+    With ``rounded``, each entry is the metric's half-to-even rounding, decided by
+    :meth:`~protoqa_core.similarity.Similarity.reaches` (over 1/2?), which needs less work than the exact value.
 
     >>> from protoqa_core.io.records import Cluster
     >>> from protoqa_core.similarity import get_similarity
@@ -177,15 +156,10 @@ def score_matrix(
     rounded: bool = False,
     predictions: Sequence[str] = (),
 ) -> QuestionScore:
-    """Score a question from its (unrounded) similarity matrix; docs/spec.md section 1, steps 3 to 6.
+    """Score a question from its similarity matrix (rows in rank order); docs/spec.md section 1, steps 3 to 6.
 
-    Args:
-        matrix: ``similarity_matrix`` output, one row per prediction in rank order.
-        max_answers: keep only the first k predictions (Max Answers@k).
-        max_incorrect: stop after the k-th prediction that matches no cluster
-            (Max Incorrect@k), that prediction included.
-        weighted: weight clusters by their counts (False: set intersection).
-        rounded: round the matrix half-to-even first (WordNet similarities).
+    ``max_answers`` keeps the first k predictions, ``max_incorrect`` stops at the k-th that matches nothing;
+    ``weighted=False`` is set intersection; ``rounded`` rounds half-to-even first.
 
     >>> import numpy as np
     >>> from protoqa_core.io.records import Cluster
@@ -201,11 +175,7 @@ def score_matrix(
 class ScoringTable:
     """What every metric of one question shares, computed once: docs/spec.md steps 3 to 6 for any limits.
 
-    The rounded matrix, the cluster weights (with and without counts), the rows that
-    match no cluster and the oracle's weights do not depend on ``max_answers`` or
-    ``max_incorrect``; each metric then scores a leading block of rows. A block in
-    which no prediction earns anything scores 0 without the assignment solver (which
-    could find nothing better). The results are those of :func:`score_matrix`, bit for bit.
+    Each metric scores a leading block of rows; a block that earns nothing scores 0 without the solver.
 
     >>> import numpy as np
     >>> from protoqa_core.io.records import Cluster

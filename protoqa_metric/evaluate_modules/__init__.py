@@ -1,10 +1,7 @@
 """The ``evaluate`` module folders shipped in the installed packages.
 
-Each module is a folder ``<name>/<name>.py`` (the layout ``evaluate.load`` and the Hub
-expect): ``protoqa`` here, ``probeval`` in ``cfc_probeval.evaluate_modules``. A module
-script's name is never the name of a top-level package: in a Space the script sits
-beside ``app.py``, whose folder comes first on ``sys.path``, so a script named
-``protoqa_metric.py`` would be imported in place of the package it wraps.
+Each is a folder ``<name>/<name>.py``, as ``evaluate.load`` expects. A script is never named as a package: in a
+Space it sits beside ``app.py``, first on ``sys.path``, and would be imported in place of the package it wraps.
 
 >>> sorted(PROTOQA_CONFIGS)[:2]
 ['default', 'exact_match']
