@@ -1,12 +1,5 @@
-"""ProtoQA and CFC for Hugging Face ``datasets``: a builder, a Parquet export and an upload helper.
-
-Two ways to load, one loading logic:
-
-* from Python with this package: ``load_protoqa("protoqa", data_dir=...)`` (or the
-  ``ProtoQA`` builder), downloading from upstream or reading a local directory;
-* with stock ``datasets`` only: ``python -m protoqa_dataset export OUT_DIR`` writes
-  Parquet files and a dataset card, and ``load_dataset(OUT_DIR, "protoqa")`` (or the
-  Hub id after ``python -m protoqa_dataset upload OUT_DIR owner/name``) reads them.
+"""ProtoQA and CFC for Hugging Face ``datasets``: a builder, a Parquet export that stock ``load_dataset`` reads,
+and an upload helper (docs/datasets.md).
 
 >>> from protoqa_dataset import load_protoqa  # doctest: +SKIP
 >>> load_protoqa("cfc", data_dir="../shared/data")["validation"].num_rows  # doctest: +SKIP

@@ -1,13 +1,4 @@
-"""Command line: ``python -m protoqa_dataset export|upload``.
-
-    python -m protoqa_dataset export OUT_DIR [--data-dir DIR] [--config NAME ...]
-                                             [--skip-unavailable] [--overwrite]
-    python -m protoqa_dataset upload OUT_DIR OWNER/NAME [--dry-run] [--private]
-
-Errors (missing or unverifiable source files, malformed data, a non-empty output
-folder) are printed as one line, ``python -m protoqa_dataset export: error: ...``, and
-exit with status 2, as every command of the project does.
-"""
+"""Command line: ``python -m protoqa_dataset export|upload``; errors are one line and status 2, as everywhere."""
 
 from __future__ import annotations
 

@@ -1,14 +1,6 @@
-"""ProtoQA and CFC as a ``datasets`` builder, usable from Python without a dataset script.
-
-``datasets`` 4 and later no longer run loading scripts, so this builder is used
-directly (:func:`load_protoqa` or ``ProtoQA(...).download_and_prepare()``); for stock
-``load_dataset`` use the Parquet export (:mod:`protoqa_dataset.export`), which is
-produced by this same builder.
-
-Configs: ``protoqa`` (train / validation = crowdsourced dev / test = questions only),
-``protoqa_scraped_dev`` (validation = scraped dev) and ``cfc`` (validation, test).
-Files are downloaded from their upstream GitHub repositories and verified, or read
-from a local directory given as ``data_dir`` or ``PROTOQA_DATA_DIR``.
+"""ProtoQA and CFC as a ``datasets`` builder, used directly since ``datasets`` 4 runs no loading scripts (stock
+``load_dataset`` reads the Parquet export, :mod:`protoqa_dataset.export`, made by this builder). Files are
+downloaded from upstream and verified, or read from ``data_dir`` / ``PROTOQA_DATA_DIR``.
 
 >>> ds = load_protoqa("cfc", data_dir="../shared/data")  # doctest: +SKIP
 >>> ds["validation"].num_rows, ds["test"].num_rows  # doctest: +SKIP
@@ -106,20 +98,10 @@ _CODE_HASH = _code_hash()
 
 @dataclass
 class ProtoQAConfig(datasets.BuilderConfig):
-    """Builder options on top of ``name`` and ``data_dir``.
-
-    Attributes:
-        base_url: root of a mirror with the upstream repository layout, used instead of
-            GitHub when downloading (ignored with ``data_dir``).
-        verify_sources: check sha256 checksums, and the train row count which stands in
-            for the train file's checksum. Structure is always checked.
-        expected_train_rows: questions expected in the train file (8,781 upstream).
-        skip_unavailable: build the other splits when a split's file is missing locally
-            or cannot be downloaded (each skipped split is logged and recorded in
-            ``ProtoQA.skipped_splits``). Verification failures are never skipped.
-        source_fingerprint: set by :class:`ProtoQA` from the local files' contents so
-            the cache follows them; not meant to be passed by hand.
-    """
+    """Builder options on top of ``name`` and ``data_dir``: a mirror's ``base_url``, whether to verify checksums
+    and the train row count (which stands in for the train file's checksum), whether to build the other splits
+    when one's file is unavailable (never when verification fails), and the local files' fingerprint, set by
+    :class:`ProtoQA` so that the cache follows them."""
 
     base_url: Optional[str] = None
     verify_sources: bool = True
@@ -129,11 +111,8 @@ class ProtoQAConfig(datasets.BuilderConfig):
 
 
 class ProtoQA(datasets.GeneratorBasedBuilder):
-    """ProtoQA and CFC questions with answer clusters, one schema for every config.
-
-    ``data_dir`` (or ``PROTOQA_DATA_DIR``) selects a local directory instead of
-    downloading; it may use the upstream layouts or the flat layout of
-    ``../shared/data`` (see :data:`protoqa_dataset.sources.SOURCES`).
+    """ProtoQA and CFC questions with answer clusters, one schema for every config; ``data_dir`` may use the upstream
+    layouts or the flat one of ``../shared/data`` (:data:`protoqa_dataset.sources.SOURCES`).
 
     >>> builder = ProtoQA(config_name="cfc", data_dir="../shared/data", cache_dir="/tmp/hf")  # doctest: +SKIP
     >>> builder.download_and_prepare()  # doctest: +SKIP
@@ -236,18 +215,8 @@ def load_protoqa(
     download_mode: Optional[Union[str, datasets.DownloadMode]] = None,
     **config_kwargs: Any,
 ) -> Union[datasets.DatasetDict, datasets.Dataset]:
-    """Build (or reuse from cache) one config and return it, like ``load_dataset``.
-
-    Args:
-        name: ``protoqa``, ``protoqa_scraped_dev`` or ``cfc``.
-        data_dir: local directory with the files; default ``$PROTOQA_DATA_DIR``, else download.
-        split: one split name, or None for a ``DatasetDict`` of all splits.
-        cache_dir: ``datasets`` cache directory (default ``HF_DATASETS_CACHE``).
-        download_mode: as for ``load_dataset``, e.g. ``"force_redownload"``.
-        config_kwargs: :class:`ProtoQAConfig` options (``verify_sources``,
-            ``skip_unavailable``, ``base_url``, ``expected_train_rows``).
-
-    Splits skipped with ``skip_unavailable=True`` are named in a warning.
+    """Build (or reuse from cache) one config and return it, like ``load_dataset``; ``config_kwargs`` are
+    :class:`ProtoQAConfig` options, and splits skipped with ``skip_unavailable=True`` are named in a warning.
 
     >>> ds = load_protoqa("protoqa", data_dir="../shared/data", skip_unavailable=True)  # doctest: +SKIP
     >>> sorted(ds)  # doctest: +SKIP

@@ -1,10 +1,5 @@
-"""The dataset card: the package's ``README.md`` plus the YAML an export needs.
-
-The card text lives in ``protoqa_dataset/README.md`` (YAML metadata and prose). An
-export adds what only the export knows: ``configs:`` (which Parquet file is which
-split, read by stock ``load_dataset``), ``dataset_info:`` (features and sizes, as
-``push_to_hub`` writes them) and, for partial or unverified exports, a section
-saying how the copy differs.
+"""The dataset card: the package's ``README.md`` plus what only an export knows: ``configs:`` (read by stock
+``load_dataset``), ``dataset_info:`` (as ``push_to_hub`` writes it) and how a partial copy differs.
 
 >>> text = render_card({"cfc": {"validation": ("cfc/validation-00000-of-00001.parquet", 54, 1000)}})  # doctest: +SKIP
 >>> "config_name: cfc" in text  # doctest: +SKIP
@@ -108,18 +103,8 @@ def render_card(
     notes: Iterable[str] = (),
     clustered: Optional[Mapping[str, Mapping[str, Any]]] = None,
 ) -> str:
-    """The card for an export holding the ``written`` files.
-
-    Args:
-        written: config -> split -> (relative parquet path, rows, Arrow bytes), in the
-            order configs and splits should be listed.
-        download_sizes: config -> total bytes of its Parquet files.
-        notes: further ways this copy differs from the verified upstream data.
-        clustered: split -> the provenance block of the clustered targets file of the ``cfc_clustered``
-            config (:func:`clustered_section`).
-
-    Configs and splits absent from ``written`` are named in an "About this copy"
-    section, with ``notes``.
+    """The card for an export holding the ``written`` files (config -> split -> :data:`SplitFile`, in listing
+    order); configs and splits absent from them are named in an "About this copy" section, with ``notes``.
 
     >>> render_card({"cfc": {"test": ("cfc/test-00000-of-00001.parquet", 46, 9)}}).count("config_name: cfc")  # doctest: +SKIP
     2

@@ -1,10 +1,5 @@
-"""Write a Hub-ready dataset repository folder that stock ``load_dataset`` reads.
-
-The folder holds one Parquet file per config and split, built by
-:class:`protoqa_dataset.builder.ProtoQA` (so the rows are exactly the builder's), and
-the dataset card with ``configs:`` in its YAML. ``datasets.load_dataset(folder,
-"protoqa")`` then works with no code of ours, locally or after uploading the folder
-to the Hub.
+"""Write a Hub-ready dataset repository folder that stock ``load_dataset`` reads: one Parquet file per config
+and split, built by :class:`protoqa_dataset.builder.ProtoQA`, and the card with ``configs:`` in its YAML.
 
 >>> report = export_dataset("/tmp/protoqa-export", data_dir="../shared/data", skip_unavailable=True)  # doctest: +SKIP
 >>> print(report.summary())  # doctest: +SKIP
@@ -49,14 +44,8 @@ _CLUSTERED_SPLITS = ("validation", "test")
 
 @dataclass
 class ExportReport:
-    """What an export wrote and what it left out.
-
-    Attributes:
-        out_dir: the export folder.
-        files: config -> split -> (relative Parquet path, rows, Arrow bytes).
-        skipped: config -> split -> why the split is missing (``skip_unavailable``).
-        excluded: configs not requested.
-    """
+    """What an export wrote (config -> split -> (relative Parquet path, rows, Arrow bytes)) and what it left out:
+    the splits ``skipped`` (config -> split -> why) and the configs ``excluded``."""
 
     out_dir: Path
     files: dict[str, dict[str, SplitFile]] = field(default_factory=dict)
@@ -225,22 +214,25 @@ def _read_clustered(clustered: Mapping[str, PathLike]) -> dict[str, tuple[datase
     return splits
 
 
-def _write_clustered(
+def _write_split(
     out_dir: Path,
-    splits: Mapping[str, tuple[datasets.Dataset, dict[str, Any]]],
+    config: str,
+    split: str,
+    dataset: datasets.Dataset,
+    num_bytes: int,
     data_dir: Optional[PathLike],
     report: ExportReport,
     download_sizes: dict[str, int],
 ) -> None:
-    """The clustered config's Parquet files, recorded in ``report`` and ``download_sizes``."""
-    for split, (dataset, _) in splits.items():
-        relative = parquet_path(CLUSTERED_CONFIG, split)
-        target = out_dir / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        _check_target(out_dir, relative, data_dir)
-        replace_file(target, partial(_write_parquet, dataset))
-        report.files.setdefault(CLUSTERED_CONFIG, {})[split] = (relative, dataset.num_rows, dataset.data.nbytes)
-        download_sizes[CLUSTERED_CONFIG] = download_sizes.get(CLUSTERED_CONFIG, 0) + target.stat().st_size
+    """One split's Parquet file, recorded in ``report`` and ``download_sizes``."""
+    relative = parquet_path(config, split)
+    target = out_dir / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    _check_target(out_dir, relative, data_dir)
+    # Through a temporary file that replaces the name: a planted link is never followed.
+    replace_file(target, partial(_write_parquet, dataset))
+    report.files.setdefault(config, {})[split] = (relative, dataset.num_rows, num_bytes)
+    download_sizes[config] = download_sizes.get(config, 0) + target.stat().st_size
 
 
 def export_dataset(
@@ -254,25 +246,10 @@ def export_dataset(
     clustered: Optional[Mapping[str, PathLike]] = None,
     **builder_kwargs,
 ) -> ExportReport:
-    """Export configs to ``out_dir`` as Parquet plus a dataset card.
-
-    Args:
-        out_dir: folder to write; must be empty or absent unless ``overwrite``.
-        data_dir: local source directory (default ``$PROTOQA_DATA_DIR``, else download).
-        configs: config names to export (default: all, in the order of ``SOURCES``).
-        skip_unavailable: export the other splits when a source file is missing or
-            cannot be downloaded; without it that is an error. Skipped splits are in
-            the report and in the card.
-        overwrite: replace a previous export in ``out_dir``: only the files its manifest
-            (:data:`MANIFEST`) lists are deleted, and a README.md that is not an
-            export's dataset card is never replaced.
-        cache_dir: ``datasets`` cache to build in; default a temporary directory.
-        clustered: split -> a clustered targets file of CFC (``probeval cluster``), exported as the config
-            :data:`CLUSTERED_CONFIG`, its provenance (how the clusters were made, the file's SHA-256) in the card.
-        builder_kwargs: further :class:`~protoqa_dataset.builder.ProtoQAConfig` options.
-
-    Nothing is written unless every requested config builds. ``out_dir`` must not be
-    (inside) the data folder read from.
+    """Export configs to ``out_dir`` (empty or absent, unless ``overwrite`` replaces what its :data:`MANIFEST`
+    lists) as Parquet plus a dataset card; ``clustered`` (split -> a clustered targets file of CFC) adds
+    :data:`CLUSTERED_CONFIG`. ``skip_unavailable`` exports the other splits when a source is missing, saying
+    so in the report and the card. Nothing is written unless every requested config builds.
 
     >>> export_dataset("out", data_dir="../shared/data", configs=["cfc"]).files["cfc"]["test"][1]  # doctest: +SKIP
     46
@@ -298,20 +275,14 @@ def export_dataset(
             if skipped:
                 report.skipped[config] = skipped
             report.files[config] = {}
-            for split in SOURCES[config]:
-                if split not in dataset_dict:
-                    continue
-                relative = parquet_path(config, split)
-                target = out_dir / relative
-                target.parent.mkdir(parents=True, exist_ok=True)
-                _check_target(out_dir, relative, data_dir)
+            for split in (s for s in SOURCES[config] if s in dataset_dict):
                 dataset = dataset_dict[split]
-                # Through a temporary file that replaces the name: a planted link is never followed.
-                replace_file(target, partial(_write_parquet, dataset))
                 num_bytes = dataset.info.splits[split].num_bytes
-                report.files[config][split] = (relative, dataset.num_rows, num_bytes)
-                download_sizes[config] = download_sizes.get(config, 0) + target.stat().st_size
-        _write_clustered(out_dir, clustered_splits, data_dir, report, download_sizes)
+                _write_split(out_dir, config, split, dataset, num_bytes, data_dir, report, download_sizes)
+        for split, (dataset, _) in clustered_splits.items():
+            _write_split(
+                out_dir, CLUSTERED_CONFIG, split, dataset, dataset.data.nbytes, data_dir, report, download_sizes
+            )
         provenance = {split: block for split, (_, block) in clustered_splits.items()}
         card = render_card(report.files, download_sizes, _verification_notes(kwargs), provenance)
         write_output_file(_check_target(out_dir, "README.md", data_dir), lambda fh: fh.write(card))

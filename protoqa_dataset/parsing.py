@@ -1,10 +1,5 @@
-"""Turn a ProtoQA/CFC JSONL file into dataset rows (see :mod:`protoqa_dataset.schema`).
-
-Parsing and its errors are :func:`protoqa_core.io.readers.read_targets`': malformed
-JSON, a missing id or question, a cluster count that is not a non-negative integer
-and duplicate question ids all raise :class:`~protoqa_core.io.files.DataFormatError`
-naming the file and line. On top of that this module checks what a split promises:
-answered splits need clusters on every question, the test split must have none.
+"""Turn a ProtoQA/CFC JSONL file into dataset rows (see :mod:`protoqa_dataset.schema`), parsed by
+:func:`protoqa_core.io.readers.read_targets` and checked for what a split promises (clusters, or none).
 
 >>> rows = read_rows("../shared/data/protoqa/dev.crowdsourced.jsonl")  # doctest: +SKIP
 >>> rows[0]["id"], rows[0]["clusters"]["count"][0]  # doctest: +SKIP
@@ -29,10 +24,8 @@ PathLike = Union[str, os.PathLike]
 
 
 def question_to_row(question: Question) -> dict[str, Any]:
-    """One dataset row from a parsed question, clusters and raw answers in file order.
-
-    ``num_answers`` is the sum of the cluster counts, the quantity the metric
-    normalises by; the file's own ``num`` block is not copied (it can be stale).
+    """One dataset row from a parsed question; ``num_answers`` is the clusters' total (the file's ``num`` block can
+    be stale).
 
     >>> from protoqa_core.io.records import Cluster
     >>> row = question_to_row(Question("q1", "name a pet", (Cluster("q1.0", ("dog", "puppy"), 6),)))
@@ -65,12 +58,8 @@ def _question_lines(path: Path) -> list[int]:
 
 
 def read_rows(path: PathLike, has_answers: bool = True) -> list[dict[str, Any]]:
-    """Parse and check a whole targets file, returning its rows in file order.
-
-    Args:
-        path: a JSONL file in the ProtoQA data format.
-        has_answers: True for splits with answer clusters (every question must have
-            at least one), False for the test questions (none may have answers).
+    """Parse and check a whole targets file, returning its rows in file order; with ``has_answers`` every question
+    needs clusters, without it none may have answers.
 
     >>> read_rows("../shared/data/cfc/test.targets.jsonl")[0]["id"]  # doctest: +SKIP
     'r4q1'
@@ -100,11 +89,8 @@ def load_questions(
 ) -> tuple[list[Question], str]:
     """The questions of a ``protoqa_dataset`` config and split, in file order, and where they came from.
 
-    Found by :func:`protoqa_core.io.data.locate_source`: in ``data_dir``, ``$PROTOQA_DATA_DIR``
-    or ``../shared/data`` beside a checkout under any name the dataset builder accepts,
-    else downloaded from upstream into the cache; either way checked against the pinned
-    checksum unless ``verify=False``. A file that cannot be found, downloaded or verified
-    raises :class:`~protoqa_core.io.data.SourceError`.
+    Found or downloaded by :func:`protoqa_core.io.data.locate_source` and checked against the pinned checksum
+    unless ``verify=False``; :class:`~protoqa_core.io.data.SourceError` otherwise.
 
     >>> questions, origin = load_questions("cfc", "test", "../shared/data")  # doctest: +SKIP
     >>> len(questions), questions[0].id  # doctest: +SKIP
@@ -115,9 +101,7 @@ def load_questions(
 
 
 def questions_file(dataset: str, split: str, data_dir: Optional[str] = None, verify: bool = True) -> tuple[Path, str]:
-    """Where the questions of a config and split are (see :func:`load_questions`) and where they came from.
-
-    ``origin`` is the absolute path of a local file, else the URL it was downloaded from.
+    """Where the questions of a config and split are, and their origin: a local file's absolute path, else a URL.
 
     >>> questions_file("cfc", "test", "../shared/data")[1].endswith("test.targets.jsonl")  # doctest: +SKIP
     True

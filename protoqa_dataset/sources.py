@@ -1,11 +1,5 @@
-"""Where the ProtoQA and CFC files come from, and proof that we got the right ones.
-
-Every split is one upstream JSONL file (format: ``data/protoqa/DATAFORMAT.md`` of
-iesl/protoqa-data). A :class:`SourceFile` knows its upstream URL, the names it may
-have in a local directory and how to verify it. This module is the registry of those
-files (:data:`SOURCES`, :data:`PAPER_PREDICTIONS`); finding, downloading and checking
-a file is :mod:`protoqa_core.io.data` (re-exported here), and :func:`source_path` finds
-one split's file through it. The ``datasets`` builder hands in its own downloader.
+"""Where the ProtoQA and CFC files come from, and proof that we got the right ones: each split's upstream file,
+local names and checksum (:data:`SOURCES`); finding and checking one is :mod:`protoqa_core.io.data`.
 
 >>> SOURCES["cfc"]["validation"].url()
 'https://raw.githubusercontent.com/qxc101/PROBEVAL_CFC/HEAD/CFC_evaluator_data/Evaluator_Input/all_dev_targets.jsonl'
@@ -125,11 +119,8 @@ PAPER_PREDICTIONS = _protoqa_source(
 
 
 def source_path(config: str, split: str, data_dir: Optional[PathLike] = None, **options: Any) -> tuple[Path, str]:
-    """``(path, origin)`` of one split's file, found by :func:`protoqa_core.io.data.locate_source`.
-
-    ``options`` are those of ``locate_source`` (``verify``, ``verify_local``,
-    ``cache_dir``, ``download``). An unknown config or split is a :class:`SourceError`
-    naming the known ones.
+    """``(path, origin)`` of one split's file, found by :func:`protoqa_core.io.data.locate_source` (with its
+    ``options``).
 
     >>> source_path("cfc", "dev")
     Traceback (most recent call last):
@@ -144,10 +135,8 @@ def source_path(config: str, split: str, data_dir: Optional[PathLike] = None, **
 
 
 def local_fingerprint(data_dir: PathLike) -> str:
-    """A digest of every recognised source file in ``data_dir`` (names and contents).
-
-    The builder puts it in its config id so that editing a local file invalidates
-    the ``datasets`` cache instead of silently serving the old rows.
+    """A digest of every recognised source file in ``data_dir``, so that editing one invalidates the ``datasets``
+    cache instead of silently serving the old rows.
 
     >>> len(local_fingerprint("/nonexistent"))
     16

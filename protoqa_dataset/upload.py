@@ -1,9 +1,7 @@
 """Upload an export folder to a Hugging Face Hub dataset repository.
 
-The folder is checked first (a card with ``configs:`` whose data files all exist),
-then sent with one ``HfApi().upload_folder`` call. Parquet files in the repository
-that the export no longer has are deleted by that same call, so a stale split can
-never linger next to a fresh card.
+The folder is checked, then sent with one ``upload_folder`` call that also deletes the repository's Parquet
+files the export no longer has, so a stale split never lingers next to a fresh card.
 
 >>> plan = upload_export("/tmp/protoqa-export", "me/protoqa", dry_run=True)  # doctest: +SKIP
 >>> print(plan.describe())  # doctest: +SKIP
@@ -30,18 +28,7 @@ DELETE_PATTERNS = ["*.parquet"]
 
 @dataclass(frozen=True)
 class UploadPlan:
-    """Everything an upload will send, for a dry run or for the record.
-
-    Attributes:
-        folder: the export folder.
-        repo_id: Hub repository, ``owner/name``.
-        repo_type: always ``"dataset"``.
-        files: (relative path, size in bytes), sorted.
-        configs: config names declared in the card.
-        private: visibility if the repository has to be created (None: Hub default).
-        commit_message: message of the upload commit.
-        delete_patterns: remote files matching these and absent here are deleted.
-    """
+    """Everything an upload will send (``files``: sorted (relative path, size)), for a dry run or for the record."""
 
     folder: Path
     repo_id: str
@@ -83,9 +70,8 @@ def plan_upload(
 ) -> UploadPlan:
     """Check an export folder and describe the upload, without any network access.
 
-    Raises ``ValueError`` when the folder is not a loadable export: no README.md,
-    no ``configs:`` in its YAML, or a data file named there that does not exist; and
-    when a file to send is a link to a file outside the folder, which would publish it.
+    ``ValueError`` when the folder is not a loadable export (a card with ``configs:`` whose files all exist), or a
+    file to send links outside the folder, which would publish it.
 
     >>> plan_upload("/tmp/protoqa-export", "me/protoqa").configs  # doctest: +SKIP
     ('protoqa', 'protoqa_scraped_dev', 'cfc')
@@ -142,16 +128,7 @@ def upload_export(
     commit_message: str = "Upload ProtoQA/CFC export",
     api: Optional[HfApi] = None,
 ) -> UploadPlan:
-    """Create the dataset repository if needed and upload the export folder.
-
-    Args:
-        folder: an export folder (see :func:`protoqa_dataset.export.export_dataset`).
-        repo_id: ``owner/name`` on the Hub.
-        dry_run: only check and return the plan; nothing touches the network.
-        private: visibility when the repository is created.
-        token: Hub token (default: the logged-in user's).
-        commit_message: message of the commit.
-        api: an ``HfApi`` to use (default a new one).
+    """Create the dataset repository if needed and upload the export folder (``dry_run``: only the plan, no network).
 
     >>> upload_export("/tmp/protoqa-export", "me/protoqa")  # doctest: +SKIP
     """
