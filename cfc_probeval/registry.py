@@ -30,29 +30,13 @@ HUMAN = None
 
 
 def _defines(plugin: type, method: str) -> bool:
-    """Whether ``plugin`` defines ``method`` below the base class that first declares it.
-
-    >>> class Base:
-    ...     @classmethod
-    ...     def build(cls): raise TypeError
-    >>> class Child(Base):
-    ...     @classmethod
-    ...     def build(cls): return cls()
-    >>> _defines(Base, "build"), _defines(Child, "build")
-    (False, True)
-    """
+    """Whether ``plugin`` defines ``method`` below the base class that first declares it."""
     owners = [c for c in getattr(plugin, "__mro__", ()) if method in vars(c)]
     return len(owners) >= 2
 
 
 def _check_clustering(name: str, clustering: Any) -> None:
-    """A clustering is :data:`HUMAN` or a concrete class whose declared options are :class:`Option` objects.
-
-    >>> _check_clustering("plain", type("Plain", (), {"options": ("k",)}))
-    Traceback (most recent call last):
-    ...
-    TypeError: clustering 'plain': Plain declares an option that is not an Option: 'k'
-    """
+    """A clustering is :data:`HUMAN` or a concrete class whose declared options are :class:`Option` objects."""
     if clustering is None:
         return
     if not isinstance(clustering, type) or inspect.isabstract(clustering):
@@ -68,14 +52,7 @@ def _check_clustering(name: str, clustering: Any) -> None:
 
 
 def _check_builder(kind: str, method: str, name: str, plugin: Any) -> None:
-    """A plug-in of ``kind`` builds itself with its class method ``method``: the check of :data:`MATCHINGS` and
-    :data:`EMBEDDERS`.
-
-    >>> _check_builder("matching", "from_options", "plain", type("Plain", (), {}))
-    Traceback (most recent call last):
-    ...
-    TypeError: matching 'plain': Plain defines no from_options
-    """
+    """A plug-in of ``kind`` builds itself with its class method ``method`` (:data:`MATCHINGS`, :data:`EMBEDDERS`)."""
     if not _defines(plugin, method):
         raise TypeError(f"{kind} {name!r}: {plugin.__qualname__} defines no {method}")
 

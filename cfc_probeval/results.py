@@ -34,17 +34,8 @@ class ClusterResult:
     predictions: Mapping[str, float]
 
     def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict of every field."""
-        return {
-            "id": self.id,
-            "representative": self.representative,
-            "answers": list(self.answers),
-            "human_count": self.human_count,
-            "model_count": self.model_count,
-            "p_g": self.p_g,
-            "p_h": self.p_h,
-            "predictions": dict(self.predictions),
-        }
+        """A JSON-ready dict of every field, in field order."""
+        return {**vars(self), "answers": list(self.answers), "predictions": dict(self.predictions)}
 
 
 @dataclass(frozen=True)
