@@ -34,10 +34,6 @@ def check_settings(
     Traceback (most recent call last):
     ...
     ValueError: threshold must be a number in [0, 1], got -5
-    >>> check_settings("xmeans", "wordnet", {"k_init": 5, "k_max": 3})
-    Traceback (most recent call last):
-    ...
-    ValueError: k_init must be an integer in [1, 10000] and <= k_max, got k_init=5 with k_max=3
     >>> check_settings("human", "wordnet", {"k_max": 10})
     Traceback (most recent call last):
     ...

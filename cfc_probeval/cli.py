@@ -28,18 +28,18 @@ from protoqa_core.cli import (
 )
 from protoqa_core.cli_options import add_input_options, add_no_cache_option, add_per_question_option
 from protoqa_core.io.files import DataFormatError
-from protoqa_core.io.ids import IdReconciliation
 from protoqa_core.io.predictions import read_prediction_document
 
 from .checks import check_settings
 from .clustered import read_targets_and_label
 from .clustering import clustering_options, describe_option
 from .defaults import AUTO, DEFAULTS
-from .errors import ProbEvalWarning, ScoreMeaningWarning
+from .errors import ScoreMeaningWarning
 from .inputs import (
     SAMPLE_FIELDS,
     SampleCounts,
     check_recorded_samples,
+    drop_unknown_ids,
     read_samples,
     reconcile_sample_ids,
     sample_fields,
@@ -217,25 +217,23 @@ def write_per_question(result: ProbEvalResult, path: Path) -> None:
     write_output_file(path, write_lines)
 
 
-def _read_system(
-    path: str, field: Optional[str], targets: Any, ignore_unknown: bool
-) -> tuple[dict[str, SampleCounts], IdReconciliation]:
-    """A predictions file's samples, read once and checked against its recorded sample count, and their ids
-    reconciled with the targets' (an unknown id's error names its file and line)."""
+def _read_system(path: str, field: Optional[str]) -> tuple[dict[str, SampleCounts], Optional[str]]:
+    """A predictions file's samples, read once and checked against its recorded sample count, and the field read
+    (which decides where an id's line is, for error messages)."""
     document = read_prediction_document(path)
     samples = read_samples(document, field)
-    # The field read decides where an id's line is, for error messages.
     field = field or next(iter(sample_fields(document)), None)
     check_recorded_samples(document, samples, field)
-    return samples, reconcile_sample_ids(samples, targets, path=path, field=field, ignore_unknown=ignore_unknown)
+    return samples, field
 
 
 def _run(args: argparse.Namespace) -> ProbEvalResult:
     from .probeval import evaluate_probeval
 
     targets, clustered = read_targets_and_label(args.targets)
-    # The library repeats the id gate and records what it ignored.
-    samples, _ = _read_system(args.predictions, args.field, targets, args.ignore_unknown)
+    samples, field = _read_system(args.predictions, args.field)
+    # The gate names the file and line of an unknown id; the library repeats it and records what it ignored.
+    reconcile_sample_ids(samples, targets, path=args.predictions, field=field, ignore_unknown=args.ignore_unknown)
     result = evaluate_probeval(
         targets,
         samples,
@@ -255,6 +253,14 @@ def _run(args: argparse.Namespace) -> ProbEvalResult:
     return replace(result, signature=f"{result.signature}|{clustered}") if clustered else result
 
 
+def _add_embedder_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--embedder`` and ``--model-dir`` of ``compare`` and ``cluster``, as for ``evaluate``."""
+    parser.add_argument("--embedder", default=None, help="as for probeval (default: minilm)")
+    parser.add_argument(
+        "--model-dir", default=None, help="as for probeval (default: $PROBEVAL_MODEL_DIR, else the Hub cache)"
+    )
+
+
 def _add_compare_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("targets", metavar="TARGETS", help="targets JSONL")
     parser.add_argument("predictions_a", metavar="PREDICTIONS_A", help="system A's samples")
@@ -266,10 +272,7 @@ def _add_compare_arguments(parser: argparse.ArgumentParser) -> None:
         help="as for probeval (default auto: the targets' human clusters when they have them)",
     )
     parser.add_argument("--matching", choices=MATCHINGS.names(), default=DEFAULTS.matching, help="as for probeval")
-    parser.add_argument("--embedder", default=None, help="as for probeval (default: minilm)")
-    parser.add_argument(
-        "--model-dir", default=None, help="as for probeval (default: $PROBEVAL_MODEL_DIR, else the Hub cache)"
-    )
+    _add_embedder_arguments(parser)
     parser.add_argument("--field", choices=SAMPLE_FIELDS, default=None, help="as for probeval (default: model_answers)")
     parser.add_argument(
         "--ignore-unknown",
@@ -306,10 +309,10 @@ def _compare(args: argparse.Namespace) -> int:
         targets, clustered = read_targets_and_label(args.targets)
         systems = []
         for path in (args.predictions_a, args.predictions_b):
-            samples, ids = _read_system(path, args.field, targets, args.ignore_unknown)
-            if ids.message:
-                warnings.warn(ids.message, ProbEvalWarning, stacklevel=2)
-            systems.append({qid: samples[qid] for qid in ids.kept})
+            samples, field = _read_system(path, args.field)
+            systems.append(
+                drop_unknown_ids(samples, targets, path=path, field=field, ignore_unknown=args.ignore_unknown)
+            )
         # Questions without target answers cannot be scored: compare on the others only.
         pe = ProbEval(
             args.clustering, args.matching, embedder=args.embedder, model_dir=args.model_dir, seed=args.cluster_seed
@@ -456,10 +459,7 @@ def _add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULTS.clustering,
         help=f"the automatic clustering (default {DEFAULTS.clustering})",
     )
-    parser.add_argument("--embedder", default=None, help="as for probeval (default: minilm)")
-    parser.add_argument(
-        "--model-dir", default=None, help="as for probeval (default: $PROBEVAL_MODEL_DIR, else the Hub cache)"
-    )
+    _add_embedder_arguments(parser)
     _add_clustering_arguments(parser)
     _add_cluster_seed_argument(parser)
     add_no_cache_option(parser, "automatic clusters")
