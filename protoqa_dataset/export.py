@@ -12,7 +12,6 @@ import os
 import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any, Optional, Union
 
@@ -179,10 +178,6 @@ def _verification_notes(builder_kwargs: dict) -> list[str]:
     return []
 
 
-def _write_parquet(dataset: datasets.Dataset, path: Path) -> None:
-    dataset.to_parquet(str(path))
-
-
 def _build(
     config: str, data_dir: Optional[PathLike], cache_dir: str, builder_kwargs: dict
 ) -> tuple[datasets.DatasetDict, dict[str, str]]:
@@ -230,7 +225,7 @@ def _write_split(
     target.parent.mkdir(parents=True, exist_ok=True)
     _check_target(out_dir, relative, data_dir)
     # Through a temporary file that replaces the name: a planted link is never followed.
-    replace_file(target, partial(_write_parquet, dataset))
+    replace_file(target, lambda temporary: dataset.to_parquet(str(temporary)))
     report.files.setdefault(config, {})[split] = (relative, dataset.num_rows, num_bytes)
     download_sizes[config] = download_sizes.get(config, 0) + target.stat().st_size
 

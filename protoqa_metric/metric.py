@@ -67,17 +67,8 @@ def _warn_left_out(skipped: Sequence[str], missing: Sequence[str], only_predicte
 
 
 class _ExactSum:
-    """The sum of floats, exact: what :func:`math.fsum` returns for them, kept in constant memory.
-
-    Each float is a whole multiple of 2**-1074, so the running total is a Python integer
-    counted in those units; the final division is correctly rounded, as fsum's result is.
-
-    >>> import math
-    >>> total = _ExactSum()
-    >>> for x in (0.1, 0.2, 0.3, 1e-300): total.add(x)
-    >>> total.value() == math.fsum((0.1, 0.2, 0.3, 1e-300))
-    True
-    """
+    """The sum of floats, exact (:func:`math.fsum`'s) in constant memory: each float is a whole multiple of
+    2**-1074, so the total is an integer count of those units, and the final division is correctly rounded."""
 
     __slots__ = ("_units",)
     _SHIFT = 1074
