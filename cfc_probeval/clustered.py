@@ -92,10 +92,7 @@ def write_clustered_targets(source: PathLike, output: PathLike, probeval: ProbEv
         record[CLUSTERS_PROVENANCE_KEY] = provenance
         lines.append(json.dumps(record, ensure_ascii=False) + "\n")
 
-    def write(fh: Any) -> None:
-        fh.writelines(lines)
-
-    write_output_file(Path(output), write)
+    write_output_file(Path(output), lambda fh: fh.writelines(lines))
     return provenance
 
 

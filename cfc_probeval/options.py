@@ -1,7 +1,5 @@
-"""The options of ProbEval as a whole that its plug-ins also read: the seed and the matching threshold.
-
-Each is declared once (:class:`~protoqa_core.options.Option`) and has a flag of its own; a
-clustering's or a matching's own options are declared on its class.
+"""The options of ProbEval as a whole that its plug-ins also read, each with a flag of its own: the seed and the
+matching threshold (a clustering's or a matching's own options are declared on its class).
 
 >>> SEED.flag, THRESHOLD.accepts
 ('--seed', 'a number in [0, 1]')

@@ -1,9 +1,7 @@
 """The number of samples a ProbEval score is made at, and the samples each question lacks.
 
-KL depends on the number of samples per question: smoothing pulls a small sample set towards the
-uniform distribution, whose KL is moderate, so fewer samples would score better. Every question of
-a data set is therefore scored at one count, counted from the samples, and the samples a question
-lacks count as wrong answers (docs/spec.md, "Missing samples and the number of samples").
+Smoothing pulls a small sample set towards the uniform distribution, so fewer samples would score better: every
+question is scored at one count, its missing samples wrong answers (docs/spec.md, "Missing samples ...").
 """
 
 from __future__ import annotations

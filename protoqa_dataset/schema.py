@@ -1,10 +1,7 @@
 """The one row schema shared by every config, the builder, the export and the metric.
 
-``clusters`` uses ``datasets.Sequence`` over a dict, which ``datasets`` stores as a
-dict of lists: a row's clusters read back as ``{"id": [str], "answers": [[str]],
-"count": [int]}``, the reference format of the ProtoQA ``evaluate`` metric and of
-:func:`protoqa_core.io.readers.clusters_from_records`. ``raw_answers`` follows the
-same convention so both answer fields look alike.
+``clusters`` (and alike, ``raw_answers``) is a ``datasets.Sequence`` over a dict, stored as a dict of lists:
+``{"id": [str], "answers": [[str]], "count": [int]}``, the reference format of the ``protoqa`` metric.
 
 >>> sorted(FEATURES)
 ['clusters', 'id', 'num_answers', 'question', 'question_original', 'raw_answers', 'source']

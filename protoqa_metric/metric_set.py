@@ -1,8 +1,5 @@
-"""The standard ProtoQA metric set and the result of a data-set level evaluation.
-
-One similarity matrix is computed per question and shared by every metric of the
-set, so asking for all ten metrics costs little more than asking for one.
-"""
+"""The standard ProtoQA metric set (every metric shares a question's one similarity matrix) and the result of a
+data-set level evaluation."""
 
 from __future__ import annotations
 

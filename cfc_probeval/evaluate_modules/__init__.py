@@ -1,8 +1,5 @@
 """The ``probeval`` ``evaluate`` module folder (``probeval/probeval.py``), shipped in the package.
 
-See :mod:`protoqa_metric.evaluate_modules` for why module scripts never carry a
-package's name.
-
 >>> PROBEVAL_CONFIGS[:4]
 ('default', 'auto', 'human', 'hac')
 >>> config_settings("hac-cosine")
@@ -43,9 +40,7 @@ PROBEVAL_CONFIGS: tuple[str, ...] = ("default", *_CHOICES, *(f"{c}-{m}" for c in
 
 
 def config_settings(config_name: str) -> dict[str, str]:
-    """``clustering`` and ``matching`` named by a configuration such as ``gmeans`` or ``hac-cosine``.
-
-    ``default`` names nothing: the clustering is then ``auto`` and the matching WordNet.
+    """``clustering`` and ``matching`` named by a configuration such as ``gmeans`` or ``hac-cosine`` (none by ``default``).
 
     >>> config_settings("default")
     {}

@@ -1,9 +1,5 @@
-"""ProbEval as an `evaluate` metric module (``evaluate.load("probeval")``): KL divergence between answer distributions.
-
-The computation and the parsing of references live in the installed package
-(``cfc_probeval`` of ``protoqa-eval``); this module only wires `evaluate` inputs and
-outputs to it. The ``# From:`` comments tell ``evaluate`` which pip package
-provides an import when it is missing.
+"""ProbEval as an `evaluate` metric module (``evaluate.load("probeval")``), wired to the installed package; the
+``# From:`` comments tell ``evaluate`` which pip package provides an import when it is missing.
 """
 
 from __future__ import annotations
@@ -207,13 +203,9 @@ class Probeval(CheckedReferences, evaluate.Metric):
         return out
 
 
-def _is_raw_answers(reference: Any) -> bool:
-    return isinstance(reference, dict) and set(reference) == {"answer", "count"}
-
-
 def _question_targets(reference: Any, question_id: str, raw_answers: Any):
     """A question's targets from its reference: human clusters, or raw answers without clusters."""
-    if not _is_raw_answers(reference):
+    if not (isinstance(reference, dict) and set(reference) == {"answer", "count"}):
         return targets_from_reference(reference, question_id, raw_answers)
     if raw_answers is not None:
         raise ValueError(

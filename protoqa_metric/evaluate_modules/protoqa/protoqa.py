@@ -1,9 +1,5 @@
-"""ProtoQA ranked-list metric as a Hugging Face ``evaluate`` module (``evaluate.load("protoqa")``).
-
-A thin wrapper: parsing the references and all scoring live in the
-``protoqa_metric`` package of ``protoqa-eval``, so the numbers are the library's
-and the command line's. The ``# From:`` comments tell ``evaluate`` which pip
-package provides an import when it is missing.
+"""ProtoQA ranked-list metric as a Hugging Face ``evaluate`` module (``evaluate.load("protoqa")``), wired to the
+installed package; the ``# From:`` comments tell ``evaluate`` which pip package provides an import when it is missing.
 """
 
 import datasets
