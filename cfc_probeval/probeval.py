@@ -291,14 +291,12 @@ class ProbEval:
         for sample, count, hits in zip(distinct, counts, matches, strict=True):
             for j in hits or (n,):
                 given[j][sample] = count / max(len(hits), 1)
-        rows = [
-            ClusterResult(
-                c.id, c.representative, c.answers, float(g[j]), float(h[j]), float(p_g[j]), float(p_h[j]), given[j]
-            )
-            for j, c in enumerate(clusters)
-        ]
-        rows.append(ClusterResult(WRONG, "", (), float(g[n]), float(h[n]), float(p_g[n]), float(p_h[n]), given[n]))
-        return QuestionResult(truth.question_id, kl_divergence(p_g, p_h), int(sum(counts)), tuple(rows))
+        named = [(c.id, c.representative, c.answers) for c in clusters] + [(WRONG, "", ())]
+        rows = tuple(
+            ClusterResult(*name, float(g[j]), float(h[j]), float(p_g[j]), float(p_h[j]), given[j])
+            for j, name in enumerate(named)
+        )
+        return QuestionResult(truth.question_id, kl_divergence(p_g, p_h), int(sum(counts)), rows)
 
     def evaluate(
         self,
