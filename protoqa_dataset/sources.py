@@ -33,28 +33,13 @@ PROTOQA_BASE = "https://raw.githubusercontent.com/iesl/protoqa-data/master"
 CFC_BASE = "https://raw.githubusercontent.com/qxc101/PROBEVAL_CFC/HEAD"
 
 
-def _protoqa_names(upstream_path: str) -> tuple[str, ...]:
-    # A clone of the repository, its data/ folder, the shared-data layout, and flat.
-    inside_data = upstream_path.removeprefix("data/")
-    filename = upstream_path.rsplit("/", 1)[-1]
-    return (upstream_path, inside_data, f"protoqa/{filename}", filename)
-
-
-def _cfc_names(upstream_filename: str, shared_name: str) -> tuple[str, ...]:
-    folder = "CFC_evaluator_data/Evaluator_Input"
-    return (
-        f"{folder}/{upstream_filename}",
-        f"Evaluator_Input/{upstream_filename}",
-        f"cfc/{upstream_filename}",
-        upstream_filename,
-        f"cfc/{shared_name}",
-    )
-
-
 # Checksums are those of the copies in ../shared/data (README there: copies of the
 # public files); the CFC copies have the same sizes as the upstream files.
 def _protoqa_source(name: str, upstream_path: str, sha256: Optional[str], **options: Any) -> SourceFile:
-    return SourceFile(name, PROTOQA_BASE, upstream_path, _protoqa_names(upstream_path), sha256, **options)
+    filename = upstream_path.rsplit("/", 1)[-1]
+    # A clone of the repository, its data/ folder, the shared-data layout, and flat.
+    names = (upstream_path, upstream_path.removeprefix("data/"), f"protoqa/{filename}", filename)
+    return SourceFile(name, PROTOQA_BASE, upstream_path, names, sha256, **options)
 
 
 # No checksum for train: no copy of train.jsonl was available to hash when this was
@@ -79,13 +64,10 @@ _TEST_QUESTIONS = _protoqa_source(
 
 
 def _cfc_source(name: str, upstream_filename: str, shared_name: str, sha256: str) -> SourceFile:
-    return SourceFile(
-        name,
-        CFC_BASE,
-        f"CFC_evaluator_data/Evaluator_Input/{upstream_filename}",
-        _cfc_names(upstream_filename, shared_name),
-        sha256,
-    )
+    upstream_path = f"CFC_evaluator_data/Evaluator_Input/{upstream_filename}"
+    inside = f"Evaluator_Input/{upstream_filename}"
+    names = (upstream_path, inside, f"cfc/{upstream_filename}", upstream_filename, f"cfc/{shared_name}")
+    return SourceFile(name, CFC_BASE, upstream_path, names, sha256)
 
 
 _CFC_DEV = _cfc_source(
