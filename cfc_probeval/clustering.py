@@ -66,11 +66,8 @@ def canonical_labels(labels: np.ndarray) -> np.ndarray:
 
 
 class Clusterer(ABC):
-    """Groups the rows of an embedding matrix; ``name`` and :meth:`params` go in signatures.
-
-    Its constructor takes the :attr:`options` it declares, by name; flags, checks and the ``evaluate``
-    module's inputs are read from them (:func:`clustering_options`).
-    """
+    """Groups the rows of an embedding matrix; ``name`` and :meth:`params` go in signatures, and its constructor
+    takes the :attr:`options` it declares, from which flags and checks are read (:func:`clustering_options`)."""
 
     name: ClassVar[str] = "clusterer"
     title: ClassVar[str] = ""

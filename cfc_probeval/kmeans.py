@@ -80,11 +80,8 @@ def _same_clustering(labels1: np.ndarray, labels2: np.ndarray, k: int) -> bool:
 
 
 def _squared_row_distances(A: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """``sklearn.cluster._k_means_common._euclidean_dense_dense(a, b, squared=True)`` for each row pair.
-
-    The same sums in the same order: the squared differences four at a time, each four
-    summed left to right, those partial sums and then the remainder added in turn.
-    """
+    """``sklearn.cluster._k_means_common._euclidean_dense_dense(a, b, squared=True)`` for each row pair, summed in
+    its order: four at a time, each four left to right, then those partial sums and the remainder in turn."""
     squared = A - B
     squared *= squared
     n, dims = squared.shape
@@ -108,10 +105,8 @@ def lloyd_step(
     unit weights: labels from the nearest old center, then (when ``centers_new`` is given) the new
     centers and (when ``center_shift`` is given) how far each moved, all in place.
 
-    Distances are ``||c||^2 - 2 x.c`` (the argmin does not need ``||x||^2``), the first
-    nearest center winning ties; a center is the sum of its points in input order times
-    the reciprocal of their count; an empty cluster takes the point farthest from its
-    center, as scikit-learn relocates it.
+    Distances are ``||c||^2 - 2 x.c``, ties to the first center; a center is its points' sum in input order
+    times the reciprocal of their count; an empty cluster takes the point farthest from its center.
 
     >>> X = np.array([[0.0], [1.0], [9.0]]); labels = np.zeros(3, dtype=np.int32); new = np.zeros((2, 1))
     >>> lloyd_step(X, np.array([[0.0], [8.0]]), new, labels, np.zeros(2)); labels.tolist(), new.ravel().tolist()
