@@ -1,43 +1,15 @@
 """Turning ProtoQA questions into language-model prompts, and sampled text into ranked answers.
 
-The ProtoQA paper's GPT-2 baseline rewrites a question as the start of a statement the
-model completes ("Name something people bring to a picnic" -> "One thing people bring
-to a picnic is"), draws many samples, keeps each sample's first sentence and ranks the
-distinct answers by how often they were drawn. This module does the text side of that
-(the ranking is :func:`protoqa_core.ranking.rank_by_frequency`), so training code,
-evaluation code and the demo Space build prompts and answers the same way.
+The text side of the ProtoQA paper's GPT-2 baseline (docs/spec.md, section 3; the ranking is
+:func:`protoqa_core.ranking.rank_by_frequency`), shared by training, evaluation and the Space.
+Besides the paper's rules, :func:`question_to_prompt` takes the phrasings of the baseline's own
+preprocessing (``iesl/ProtoQA_GPT2``: "Name someone" -> "One person", "Which ..." -> "One ...");
+any other question falls back to its ``Q: <question>? A:`` frame. A replacement keeps the case of
+the phrase it replaces, since ``question.normalized`` (the paper's training text) is lower-case.
 
-Prompt rules (:func:`question_to_prompt`), matched case-insensitively at the start of
-the question or of a clause after ``,``, ``;`` or ``:`` ("At the beach, name
-something ..."):
-
-======================================  ===========================
-question starts with                    prompt starts with
-======================================  ===========================
-Name something / Tell me something      One thing
-Name a / Name an / Give me a / Give me an  One
-How can you tell                        One way to tell
-======================================  ===========================
-
-and the prompt ends with `` is``. These are the rules of the paper. A few phrasings of
-the same kind, taken from the preprocessing code of the paper's baseline
-(``iesl/ProtoQA_GPT2``), are handled the same way: "Give me something" -> "One thing",
-"Name someone" / "Tell me someone" -> "One person", "Name somewhere/someplace" /
-"Tell me somewhere/someplace" -> "One place", "Tell me a/an" -> "One",
-"Which ..." -> "One ...". Any other question falls back to the question-answer frame
-``Q: <question>? A:`` (also the baseline's fallback), so every question gets a prompt.
-
-Trailing punctuation (``. ? ! : ;``) and surrounding whitespace are removed, inner
-whitespace is collapsed, and the rest of the question is kept as written. The
-replacement takes the capitalisation of the phrase it replaces: "Name something" gives
-"One thing", "name something" gives "one thing" (ProtoQA's ``question.normalized`` text
-is lower-case, which is what the paper's training file was built from).
-
-A training line is ``prompt<TAB>answer.`` (the format of the paper's
-``finetune_train.txt``); a generation prompt is ``prompt<TAB>``, so the model is asked
-to continue exactly where the answer started during training. The tab, unlike a space,
-is its own token for GPT-2's byte-level BPE, so the prompt tokenizes the same way in
-both cases.
+A training line is ``prompt<TAB>answer.`` (the paper's ``finetune_train.txt``); a generation
+prompt is ``prompt<TAB>``. The tab, unlike a space, is its own GPT-2 BPE token, so the prompt
+tokenizes the same way in both.
 """
 
 from __future__ import annotations
@@ -200,10 +172,7 @@ def normalized_question(question: str) -> str:
 def prompt_for(question: str, style: str = "statement") -> str:
     """The prompt of a question in a prompt style (:data:`PROMPT_STYLES`), from its normalized text.
 
-    The one prompt function of the project: ``protoqa-eval generate``, the lm-eval tasks,
-    the Trainer hooks and the Space all call it, so one model and seed give the same
-    answers everywhere, whether the question comes as the data's normalized text or as
-    typed ("Name a fruit" and "name a fruit" are one prompt).
+    The project's one prompt function (docs/training.md), so typed and normalized questions agree.
 
     >>> prompt_for("Name a fruit."), prompt_for("name a fruit", "finetuned")
     ('one fruit is', 'one fruit is\\t')
@@ -227,11 +196,6 @@ def training_line(question: str, answer: str) -> str:
 
 def clean_answer(text: str, eos_token: Optional[str] = None) -> str:
     """The answer in a sampled continuation: up to the first end of sentence, line break or eos.
-
-    The text is cut at ``eos_token`` (when given), leading whitespace (the separator)
-    is dropped, then the text is cut at the first tab or line break and at the first
-    ``.``, ``!`` or ``?`` that ends a sentence (followed by whitespace or the end, so
-    "1.5 hours" stays whole), stripped and lower-cased.
 
     >>> clean_answer(" Sun Screen. And a hat.")
     'sun screen'
@@ -281,10 +245,7 @@ def protoqa_chat_messages(question: str, system_prompt: Optional[str] = None) ->
 
 
 def cfc_chat_messages(question: str, system_prompt: Optional[str] = None) -> list[dict[str, str]]:
-    """The CFC one-shot prompt as chat turns: the worked example as a user and an assistant turn, then the question.
-
-    The CFC paper's "[Q]: context, question / [A]: answer" format, with the example of
-    :data:`CFC_EXAMPLE`.
+    """The CFC paper's one-shot "[Q]: ... / [A]: ..." prompt as chat turns, with :data:`CFC_EXAMPLE`.
 
     >>> [m["role"] for m in cfc_chat_messages("a man reads. where is he?")]
     ['user', 'assistant', 'user']
@@ -321,9 +282,7 @@ _LIST_SEPARATOR = re.compile(r"\s*;\s*|\s*,\s*")
 
 
 def visible_text(text: str) -> str:
-    """``text`` without its invisible characters: format characters (Unicode category ``Cf``: zero-width
-    spaces and joiners, bidi controls such as U+202E, soft hyphens, byte-order marks) and control
-    characters (``Cc``) other than line breaks and tabs.
+    """The answer in a chat model's reply; ``""`` when it holds none (rules: docs/api/protoqa_integrations.md).
 
     >>> visible_text("pi\\u200bzza\\u202e")
     'pizza'
@@ -342,8 +301,7 @@ def has_content(text: str) -> bool:
 
 
 def _table_rows(lines: list[str]) -> list[str]:
-    """The lines with a markdown table's header row and rule dropped, and each remaining row replaced by its
-    first cell that is not a row number (:data:`_ROW_LABEL`)."""
+    """``lines`` without a markdown table's header and rule, each row as its first cell that is not a row number."""
     kept: list[str] = []
     previous_is_row = False
     for line in lines:
@@ -361,23 +319,7 @@ def _table_rows(lines: list[str]) -> list[str]:
 
 
 def answer_from_reply(reply: str) -> str:
-    """The answer in a chat model's reply; ``""`` when the reply holds none.
-
-    The rules, in order:
-
-    1. invisible characters are removed (:func:`visible_text`: zero-width characters, bidi controls);
-    2. lines without content (:func:`has_content`: only punctuation, such as ``---``) are dropped;
-    3. a markdown table's header row and rule are dropped and each row becomes its first cell
-       that is not a row number (``| 1 | Sunscreen |`` -> ``Sunscreen``);
-    4. the first remaining line is taken; a leading preamble ending in a colon ("Sure!
-       Here's one:") is dropped, and when the first line is only such a preamble the next
-       line is taken (a preamble with nothing after it is no answer);
-    5. an ``A:`` / ``Answer:`` label, list, quote and heading markers (``-``, ``*``, ``1.``,
-       ``2)``, ``>``, ``#``), markdown emphasis and surrounding quotes are stripped;
-    6. several answers in one line, separated by ``;`` or by two or more commas, give the first;
-    7. the text is cut at the first sentence end (:func:`clean_answer`), lower-cased and
-       capped at :data:`MAX_REPLY_ANSWER_CHARS` characters;
-    8. an answer without content (only punctuation or separators) is ``""``.
+    """The answer in a chat model's reply; ``""`` when the reply holds none (rules: docs/api/protoqa_integrations.md).
 
     >>> answer_from_reply("1. Brush teeth")
     'brush teeth'
