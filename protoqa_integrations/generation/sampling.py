@@ -1,45 +1,14 @@
 """Batched nucleus sampling of answers from a causal language model: the one sampling code path.
 
-``protoqa-eval generate``, the ``protoqa-hf`` backend of the lm-evaluation-harness
-tasks and the Trainer hooks (:func:`protoqa_integrations.training.samples.sample_question_answers`)
-all draw their samples here, so the same model, prompts, settings and seed give the
-same answers everywhere.
+``protoqa-eval generate``, the ``protoqa-hf`` lm-eval backend and the Trainer hooks all sample
+here, so one model, prompt, settings and seed give the same answers everywhere. The protocol,
+the batching and the counter-based seeding are described in docs/evaluate-a-model.md; the
+settings live in :mod:`~protoqa_integrations.generation.settings`, the seeded draw and batch plan
+in :mod:`~protoqa_integrations.generation.nucleus`. ``torch`` and ``transformers`` are imported
+when sampling starts, not with this module.
 
-How a sample is drawn (the ProtoQA paper's protocol, :class:`SamplingConfig`):
-
-* nucleus sampling, top_p 0.9, temperature 0.69, no top-k, at most 10 new tokens;
-* a sample ends at its first line break or period (the stop strings ``"\\n"`` and
-  ``"."``, :data:`STOP_STRINGS`) or at the end-of-text token; the text before it,
-  cleaned by :func:`~protoqa_integrations.generation.prompts.clean_answer`, is the answer
-  (:func:`answer_from_text`); an empty answer is kept as ``""``;
-* the answers of a question are ranked by how often they were sampled
-  (:func:`~protoqa_core.ranking.rank_by_frequency`).
-
-How it is batched: ``model.generate`` with ``num_return_sequences`` draws many samples
-of a prompt in one forward pass over a left-padded batch with the KV cache (the prompt is
-run through the model once and its cache repeated for the samples); when a
-question needs fewer samples than ``batch_size``, several prompts share a pass. A
-stopping criterion ends each row at its first stop string.
-
-How it is seeded: the randomness of sample ``j`` of a question at generation step ``t``
-is a counter-based hash of ``(question seed, j, t)`` (SplitMix64), so a question's
-samples do not depend on which other questions share its batch, nor on the global
-torch RNG (which is left untouched). Question ``i`` of a list gets ``seed + i``. The
-output is deterministic for a given seed, batch size and device; another batch size
-or device changes only the floating-point rounding of the logits.
-
-``torch`` and ``transformers`` are imported when sampling starts, not with this module.
-
->>> config = SamplingConfig(num_samples=300)
->>> config.signature()
+>>> SamplingConfig(num_samples=300).signature()
 'samples:300|top_p:0.9|temperature:0.69|top_k:0|max_new_tokens:10|stop:newline,period|batch:100|seed:42|rng:splitmix64'
->>> from protoqa_integrations.generation.settings import answer_from_text
->>> answer_from_text(" A Beach Towel. And more")
-'a beach towel'
-
-The settings and the answer cleaning live in :mod:`~protoqa_integrations.generation.settings`,
-the seeded uniforms, the nucleus draw and the batch plan in
-:mod:`~protoqa_integrations.generation.nucleus`; this module names them all.
 """
 
 from __future__ import annotations
@@ -81,9 +50,7 @@ def context_length(model: Any) -> Optional[int]:
 
 
 def check_tokenizer(tokenizer: Any, name: str = "the model") -> tuple[int, int]:
-    """``(eos id, pad id)`` of a tokenizer; :class:`GenerationError` when it has no eos token.
-
-    The pad id is the tokenizer's pad token, else its eos.
+    """``(eos id, pad id)`` of a tokenizer (pad falls back to eos); :class:`GenerationError` without eos.
 
     >>> from types import SimpleNamespace
     >>> check_tokenizer(SimpleNamespace(eos_token_id=2, pad_token_id=None))
@@ -159,11 +126,9 @@ def _processors(seeds: Any, indices: Any, prompt_width: int, config: SamplingCon
 
 
 def _shared_prompt_cache(model: Any, input_ids: Any, mask: Any, count: int) -> Any:
-    """The KV cache of every prompt but its last token, computed once and repeated ``count`` times.
+    """The KV cache of every prompt but its last token, computed once and repeated ``count`` times; or None.
 
-    ``generate`` with ``num_return_sequences`` would otherwise run each prompt through the
-    model ``count`` times before sampling. Positions follow ``generate``'s rule for left
-    padding. None when the prompt is one token or the model keeps no such cache.
+    ``generate`` with ``num_return_sequences`` would otherwise run each prompt ``count`` times.
     """
     import torch
 
@@ -183,11 +148,7 @@ def _shared_prompt_cache(model: Any, input_ids: Any, mask: Any, count: int) -> A
 
 
 def _cache_keyword() -> str:
-    """The name under which ``generate`` takes a precomputed KV cache in this transformers.
-
-    Newer releases renamed ``past_key_values`` to ``cache`` (the old name warns, then goes);
-    they list the new name in ``ALL_CACHE_NAMES``.
-    """
+    """``generate``'s keyword for a precomputed KV cache: ``cache`` in newer transformers, else ``past_key_values``."""
     from transformers.generation import utils
 
     return "cache" if "cache" in getattr(utils, "ALL_CACHE_NAMES", ()) else "past_key_values"
@@ -253,9 +214,6 @@ _PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")
 def hub_unavailable(timeout: float = 3.0) -> Optional[str]:
     """Why the Hugging Face Hub cannot be reached (offline mode, or no connection within ``timeout``), else None.
 
-    Offline mode is ``HF_HUB_OFFLINE`` or ``TRANSFORMERS_OFFLINE`` set to a true value; the
-    connection is tried to ``$HF_ENDPOINT`` (default huggingface.co), except behind a proxy.
-
     >>> os.environ["HF_HUB_OFFLINE"] = "1"; hub_unavailable()  # doctest: +SKIP
     'offline mode is on (HF_HUB_OFFLINE=1)'
     """
@@ -295,12 +253,7 @@ def load_model(
     """``(model, tokenizer)`` of a causal language model (Hub id or local folder), no remote code, in eval mode.
 
     ``name`` is a local folder when it exists as one (or starts with ``/``, ``.`` or ``~``), else a Hub id.
-
-    ``cache_dir`` is where Hub downloads go (default: the Hub's own cache). Every
-    failure is a :class:`GenerationError` saying why, in one line; so is a tokenizer
-    without an end-of-text token (:func:`check_tokenizer`). When the Hub cannot be reached
-    (:func:`hub_unavailable`) only the cache is read, and a model missing from it fails at
-    once.
+    Every failure is a one-line :class:`GenerationError`; without the Hub only its cache is read.
 
     >>> load_model("/no/such/folder")  # doctest: +IGNORE_EXCEPTION_DETAIL
     Traceback (most recent call last):
@@ -346,11 +299,7 @@ def load_model(
 
 
 def _dtype_keyword() -> str:
-    """The ``from_pretrained`` keyword for the weights' dtype in the installed transformers.
-
-    transformers 4.56 renamed ``torch_dtype`` to ``dtype``; older releases reject ``dtype=``
-    and newer ones warn on ``torch_dtype=``.
-    """
+    """``from_pretrained``'s dtype keyword: transformers 4.56 renamed ``torch_dtype`` (older reject ``dtype``)."""
     import transformers
     from packaging.version import Version
 
@@ -370,14 +319,9 @@ def iter_prompt_samples(
 ) -> Iterator[PromptSamples]:
     """Sample ``config.num_samples`` answers for each prompt, yielding each prompt as it completes.
 
-    Prompts are yielded in order. Prompt ``i`` is sampled under ``seeds[i]`` (default
-    ``config.seed + i``). A prompt that tokenizes to nothing, or whose tokens plus
-    ``max_new_tokens`` exceed the model's context, is yielded with ``skipped`` set and
-    no samples. The model is put in eval mode and back; the global RNG is untouched.
-    ``progress`` reports questions done and samples per second on stderr
-    (:func:`protoqa_core.progress.report_progress`: True on a terminal and in a log, None on a
-    terminal only); ``on_progress(samples drawn, samples in all)`` is called
-    after each ``generate`` call.
+    Prompt ``i`` is sampled under ``seeds[i]`` (default ``config.seed + i``); a prompt that tokenizes
+    to nothing or outgrows the model's context is yielded with ``skipped`` set. ``progress`` is as in
+    :func:`protoqa_core.progress.report_progress`; ``on_progress(drawn, in all)`` follows each ``generate``.
 
     >>> config = SamplingConfig(num_samples=5)
     >>> for done in iter_prompt_samples(model, tokenizer, ["One fruit is"], config):  # doctest: +SKIP
@@ -492,10 +436,9 @@ def _draw_call(
     device: Any,
     eos_pad: tuple[int, int],
 ) -> tuple[list[str], list[int]]:
-    """One ``generate`` call over a left-padded batch of prompts: each sample's text and its token count.
+    """One ``generate`` call over a left-padded batch: each sample's text and token count.
 
-    ``rows`` holds each prompt's ``(token ids, seed, first sample index, samples)``; every
-    prompt of a call draws the same number of samples.
+    ``rows`` holds each prompt's ``(token ids, seed, first sample index, samples)``, samples alike.
     """
     import torch
     from transformers import LogitsProcessorList, StoppingCriteriaList
