@@ -1,15 +1,8 @@
 """The task functions both harnesses share: data, prompts, per-question scores, their means.
 
-The lm-evaluation-harness tasks (:mod:`protoqa_integrations.harnesses.lm_eval_tasks`) and the
-lighteval tasks (:mod:`protoqa_integrations.harnesses.lighteval_tasks`) build on these, so the two
-harnesses read the same rows, send the same prompts and score the same answers the same way.
-Everything here is plain Python on dicts and lists (no harness import).
-
-Data (:func:`load_split`): from ``--metadata '{"data_dir": DIR}'`` or ``$PROTOQA_DATA_DIR``
-(the JSONL files, any layout ``protoqa_dataset`` accepts), else from
-``--metadata '{"parquet": DIR_OR_HUB_ID}'`` or ``$PROTOQA_PARQUET`` (the Parquet export of
-``python -m protoqa_dataset export``, read by stock ``datasets.load_dataset``), else
-downloaded from upstream and checked against the pinned checksums. No loading script.
+The lm-evaluation-harness and lighteval tasks build on these, so the two read the same rows, send
+the same prompts and score the same answers the same way; plain Python, no harness import. Where
+:func:`load_split` finds the data: docs/evaluate-a-model.md.
 
 >>> doc = {"id": "q1", "question": "name a pet", "clusters": {"id": ["q1.0", "q1.1"],
 ...        "answers": [["dog"], ["cat"]], "count": [6, 4]}}

@@ -1,52 +1,11 @@
 """``openai``: any OpenAI-compatible server (OpenAI, vLLM's ``vllm serve``, llama.cpp, TGI, ...).
 
-* ``/v1/completions`` with the completion prompt, or ``/v1/chat/completions`` (``chat=True``);
-* a question's ``n`` samples are asked in requests of at most ``max_n`` choices each;
-  at most ``concurrency`` requests are in flight;
-* each request carries its own seed, derived from the question's seed and the request's
-  position, so a server that honours seeds gives distinct, reproducible samples
-  (``request_seeds=False`` sends none, for servers that fail on seeds: vLLM 0.32's CPU
-  build stops with "CPU Generator does not use offset" when a seeded request's prompt is
-  computed in chunks);
-* the key comes from ``$OPENAI_API_KEY`` only, and is never printed; credentials written
-  into the server's address (``user:pass@``, ``?key=``, ``?api_key=``, ``?token=``) are
-  shown as ``***`` in every message and in the answers file (:func:`protoqa_core.redaction.redact_url`).
-
-Every request is bounded:
-
-* **time**: ``timeout`` seconds for the whole request (connecting, sending, waiting and
-  reading the reply), not for each read: a server sending one byte a second is cut off;
-* **size**: the reply is read in pieces and reading stops once it passes
-  :func:`reply_byte_cap` bytes (64 KiB plus 16 KiB per choice asked, room for
-  :data:`MAX_REPLY_CHARS` characters per choice even when every one is JSON-escaped);
-  such a reply stops the run with one line (the server ignores ``max_tokens``);
-* **retries**: 429, 5xx, timeouts, dropped connections and malformed replies are retried
-  ``max_retries`` times with exponential backoff and full jitter (at most
-  :data:`MAX_BACKOFF_S` per wait), waiting what ``Retry-After`` asks when it asks for at
-  most :data:`MAX_RETRY_AFTER_S` seconds (a warning says how long and why); a server asking
-  for more stops the run at once, saying so, and the waits of one request add up to at most
-  :data:`MAX_RETRY_WAIT_S` seconds. So one request ends within
-  ``(max_retries + 1) * timeout + MAX_RETRY_WAIT_S`` seconds;
-* **refused connections**: a server that refuses the connection or whose name does not
-  resolve is down, not busy: nothing is retried, the run stops at once (the start-up
-  check of ``/models`` finds it before any sampling).
-
-Faults that retrying cannot mend (unreachable server, wrong key, model not served, an
-over-long reply, malformed or short replies after the retries) raise :class:`EngineError`
-after every question already complete has been yielded, so the caller's journal keeps them.
-
-A prompt the server refuses as longer than the model's context (HTTP 400 naming the
-context length) is skipped with the server's reason, as the ``hf`` engine skips it.
-
-Reply rules: a reply with fewer choices than asked is asked again for the missing ones
-(within the retries); an empty choice is a sample with no answer (``""``); a choice's
-text is kept up to :data:`MAX_REPLY_CHARS` characters.
-
-What the server says of itself is recorded by :meth:`OpenAIEngine.describe`: the model's
-``id`` and ``root`` (vLLM: the served folder or Hub id) from ``/v1/models`` and the
-server's version from ``/version`` (vLLM), each only when the server reports it.
-
-The caps, the retry waits and the deadline live in :mod:`.request_bounds`.
+What it asks, how every request is bounded (time, size, retries, refused connections), which
+faults end the run and how replies are read: docs/api/protoqa_integrations.md; what it records
+of the server: docs/evaluate-a-model.md. Faults that retrying cannot mend raise
+:class:`EngineError` only after every question already complete has been yielded, so the
+caller's journal keeps them. The caps, the retry waits and the deadline live in
+:mod:`.request_bounds`.
 """
 
 from __future__ import annotations

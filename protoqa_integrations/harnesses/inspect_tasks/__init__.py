@@ -1,23 +1,10 @@
 """ProtoQA and CFC as Inspect AI tasks, shipped with this package.
 
-Inspect (``inspect-ai``, the UK AI Security Institute's evaluation framework) runs a task from a
-file, ``FILE@TASK``; :func:`tasks_file` is this package's task file (``python -m
-protoqa_integrations.harnesses.inspect_tasks`` prints it). A base model from a local folder or the Hub,
-through Inspect's ``hf`` provider (transformers), with the prompt sent as it is::
-
-    inspect eval "$(python -m protoqa_integrations.harnesses.inspect_tasks)@protoqa" \\
-        --model hf/./MODEL --model-config "$(python -m protoqa_integrations.harnesses.inspect_tasks model-config)"
-
-``model-config`` prints :func:`model_config_file`, the provider arguments that feed the project's
-prompt to a base model unchanged (Inspect's ``hf`` provider otherwise writes ``user: PROMPT``
-for a tokenizer without a chat template). A chat model (an API provider, or a local model
-with a chat template) takes ``-T prompt=chat``.
-
-Tasks: ``protoqa`` (ProtoQA crowdsourced dev, 300 samples per question) and ``cfc`` (CFC dev,
-100), with the prompts, cleaning and per-question scores of the lm-evaluation-harness and
-lighteval tasks (:mod:`protoqa_integrations.harnesses.task_functions`); the Inspect side is
-:mod:`.tasks`, which needs ``pip install protoqa-eval[inspect]``. ``protoqa-eval convert`` and
-``protoqa-eval leaderboard`` read the ``.eval`` (or ``.json``) log a run writes.
+Inspect runs a task from a file, ``FILE@TASK``: :func:`tasks_file` (printed by ``python -m
+protoqa_integrations.harnesses.inspect_tasks``). ``model-config`` prints :func:`model_config_file`,
+which has Inspect's ``hf`` provider feed a base model the prompt unchanged (it otherwise writes
+``user: PROMPT`` for a tokenizer without a chat template). The Inspect side is :mod:`.tasks`
+(``pip install protoqa-eval[inspect]``); how to run it: docs/evaluate-a-model.md.
 
 >>> Path(tasks_file()).name, Path(model_config_file()).name
 ('tasks.py', 'base-model.yaml')
@@ -57,9 +44,7 @@ def model_config_file() -> str:
 
 
 def clean_answers(texts: Sequence[str], prompt: str = "base") -> list[str]:
-    """Every sampled text as its answer (``""`` for none), order kept, as the other harnesses' tasks clean them:
-    :func:`~protoqa_integrations.generation.settings.answer_from_text` for ``base``,
-    :func:`~protoqa_integrations.generation.prompts.answer_from_reply` for ``chat``.
+    """Every sampled text as its answer (``""`` for none), order kept, as the other harnesses' tasks clean them.
 
     >>> clean_answers([" Dog.", "\\ncat"]), clean_answers(["1. **Dog**"], "chat")
     (['dog', ''], ['dog'])

@@ -1,31 +1,12 @@
 """ProtoQA and CFC as Inspect AI tasks: ``inspect eval FILE@protoqa`` (or ``@cfc``) with this file.
 
-Each task is an Inspect :class:`~inspect_ai.Task`: a dataset of one
-:class:`~inspect_ai.dataset.Sample` per question (its id, the project's prompt, the
-question's row in ``metadata``), the solver :func:`sample_answers`, which draws the
-question's samples (one ``generate`` each, on forked copies of the state, run concurrently;
-Inspect's ``hf`` provider batches them), and the scorer :func:`protoqa_scores`, which
-cleans every sample as the other harnesses' tasks do and scores the question with the
-paper's seven ProtoQA metrics under WordNet and exact-match similarity and ProbEval's KL
-(:func:`~protoqa_integrations.harnesses.task_functions.process_results`), under the short names all
-harnesses share (:data:`~protoqa_integrations.harnesses.metric_names.METRIC_NAMES`, ``KL`` first); Inspect's ``mean()``
-and ``stderr()`` summarize each over the questions. A question's explanation in the viewer lists
-its distinct answers with their counts. The log's task metadata holds each score's signature
-(``signatures``) and the project's version (``protoqa-eval``).
-
-Task arguments (``-T NAME=VALUE``): ``samples`` (300 for ProtoQA, 100 for CFC), ``split``
-(``validation``; ``test`` once, for the figure you report), ``prompt`` (``base`` or
-``chat``, :data:`~protoqa_integrations.harnesses.inspect_tasks.PROMPTS`) and ``data_dir`` (the JSONL
-files; else ``$PROTOQA_DATA_DIR``, ``../shared/data`` beside a checkout, ``$PROTOQA_PARQUET``
-or the pinned download, as :func:`~protoqa_integrations.harnesses.task_functions.load_split` finds them).
-Inspect runs a task in its file's own folder, so a data folder is given by its absolute
-path (:func:`absolute_data_dir`; a relative one is refused in one line).
-
-The sampling settings are the protocol's (temperature 0.69, top-p 0.9, no top-k; 10 new
-tokens cut at ``"\\n"`` and ``"."`` for ``base``, 32 for ``chat``); ``--temperature`` and the
-other generation options of ``inspect eval`` override them, and the log records what ran.
-
-Importing this module needs ``inspect-ai``.
+Each task is a dataset of one :class:`~inspect_ai.dataset.Sample` per question, the solver
+:func:`sample_answers` (one ``generate`` per sample, on forked copies of the state, run
+concurrently) and the scorer :func:`protoqa_scores`, which cleans and scores each question as the
+other harnesses' tasks do (:func:`~protoqa_integrations.harnesses.task_functions.process_results`).
+Task arguments, sampling settings and the log's contents: docs/evaluate-a-model.md. Inspect runs
+a task in its file's own folder, hence :func:`absolute_data_dir`. Importing this module needs
+``inspect-ai``.
 
 >>> [task.name for task in (protoqa(), cfc())]  # the data beside the checkout
 ['protoqa', 'cfc']

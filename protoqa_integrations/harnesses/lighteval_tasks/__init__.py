@@ -1,23 +1,9 @@
 """ProtoQA and CFC as lighteval custom tasks, shipped with this package.
 
-lighteval (Hugging Face's evaluation suite: ``transformers``, vLLM, SGLang, TGI, endpoint and
-LiteLLM backends) loads custom tasks from a Python file or module with ``--custom-tasks``.
-:func:`tasks_file` is that file (``python -m protoqa_integrations.harnesses.lighteval_tasks`` prints it;
-the module name ``protoqa_integrations.harnesses.lighteval_tasks.tasks`` works too)::
-
-    python -m protoqa_integrations.harnesses.lighteval_tasks sampling-model MODEL ./MODEL-sampling
-    lighteval accelerate \\
-        "model_name=./MODEL-sampling,generation_parameters={temperature:0.69,top_p:0.9,top_k:0}" \\
-        "protoqa|0,cfc|0" --custom-tasks "$(python -m protoqa_integrations.harnesses.lighteval_tasks)"
-
-lighteval 0.13's ``transformers`` backend never sets ``do_sample``, so it draws several
-samples only from a model whose generation config samples; :func:`save_sampling_model`
-(the ``sampling-model`` command) saves such a copy of a model.
-
-Tasks: ``protoqa`` (ProtoQA crowdsourced dev, 300 samples per question) and ``cfc`` (CFC dev,
-100), with the prompts and per-question scores of the lm-evaluation-harness tasks
-(:mod:`.utils`; the lighteval side is :mod:`.tasks`, which needs ``pip install
-protoqa-eval[lighteval]``).
+lighteval loads custom tasks with ``--custom-tasks``: :func:`tasks_file` (printed by ``python -m
+protoqa_integrations.harnesses.lighteval_tasks``). lighteval 0.13's ``transformers`` backend never
+sets ``do_sample``, hence :func:`save_sampling_model` (the ``sampling-model`` command). The lighteval
+side is :mod:`.tasks` (``pip install protoqa-eval[lighteval]``); how to run it: docs/evaluate-a-model.md.
 
 >>> Path(tasks_file()).name
 'tasks.py'
@@ -46,9 +32,7 @@ def tasks_file() -> str:
 def save_sampling_model(model: str, folder: str) -> Path:
     """Save a copy of ``model`` (Hub id or local folder) whose generation config samples (``do_sample``).
 
-    The weights, configuration and tokenizer are saved as they are (no remote code); only
-    ``do_sample`` changes, so lighteval's ``transformers`` backend draws a task's samples
-    instead of refusing several greedy ones. ``folder`` must not exist or be empty.
+    Only ``do_sample`` changes; ``folder`` must not exist or be empty.
 
     >>> save_sampling_model("gpt2", "gpt2-sampling")  # doctest: +SKIP
     PosixPath('gpt2-sampling')

@@ -1,26 +1,11 @@
 """ProtoQA and CFC as lighteval custom tasks: ``--custom-tasks`` with this file or this module's name.
 
-Tasks: ``protoqa`` (ProtoQA crowdsourced dev, 300 samples per question) and ``cfc`` (CFC dev,
-100 samples per question), each scored per question with the paper's seven ProtoQA metrics
-under WordNet and exact-match similarity and ProbEval's KL, averaged over the questions
-(:mod:`.utils` says how, and where the rows come from).
-
-The task sets the stop strings (``"\\n"``, ``"."``), the 10 new tokens and the samples per
-question. lighteval takes the sampling settings from the model arguments; the protocol's are
-``generation_parameters={temperature:0.69,top_p:0.9,top_k:0}``::
-
-    lighteval accelerate \\
-        "model_name=MODEL,generation_parameters={temperature:0.69,top_p:0.9,top_k:0}" \\
-        "protoqa|0,cfc|0" --custom-tasks "$(python -m protoqa_integrations.harnesses.lighteval_tasks)"
-
-lighteval 0.13's ``transformers`` backend samples only from a model whose generation config
-sets ``do_sample`` (it never sets it itself).
-
-Every question's ``Doc`` carries, in ``specific``, each score's signature over the split's
-questions (``signatures``) and the project's version (``protoqa-eval``), so that lighteval's
-details files (``--save-details``) name the settings of every number in them.
-
-Importing this module needs ``lighteval`` (0.13) and reads the data (see :mod:`.utils`).
+Each task is scored per question as the lm-evaluation-harness tasks score it (:mod:`.utils`).
+The task sets the stop strings, the 10 new tokens and the samples per question; lighteval takes
+the other sampling settings from the model arguments (docs/evaluate-a-model.md). Every
+question's ``Doc`` carries, in ``specific``, each score's signature and the project's version,
+so that lighteval's details files name the settings of every number in them. Importing this
+module needs ``lighteval`` (0.13) and reads the data (see :mod:`.utils`).
 
 >>> [config.name for config in TASKS_TABLE]
 ['protoqa', 'cfc']

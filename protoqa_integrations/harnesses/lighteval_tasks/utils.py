@@ -1,21 +1,10 @@
 """What the lighteval tasks of :mod:`.tasks` do without lighteval: data, prompts, per-question scores.
 
-The prompts and the per-question scores are the ones the lm-evaluation-harness tasks use
-(:mod:`protoqa_integrations.harnesses.task_functions`), so the two harnesses score the same
-answers the same way: the statement prompt of a ProtoQA question and the one-shot prompt of
-a CFC question; every sample cleaned by :func:`~protoqa_integrations.generation.settings.answer_from_text`;
-the paper's seven ProtoQA metrics under WordNet and exact-match similarity, on the answers
-ranked by frequency, and ProbEval's KL (human clusters, WordNet matching) on all samples;
-averaged with ``math.fsum``.
-
-Data (:func:`dataset_source`): lighteval reads a task's rows with ``datasets.load_dataset(repo,
-subset)``. ``$PROTOQA_PARQUET`` names the Parquet export of ``python -m protoqa_dataset export``
-(a folder or a Hub id), read as it is. Otherwise the JSONL files are found as ``protoqa-eval
-generate`` finds them (``$PROTOQA_DATA_DIR``, ``../shared/data`` beside a checkout, else
-downloaded; checked against the pinned checksums) and written once as a Parquet copy of the
-evaluated splits, in the export's layout, under ``$PROTOQA_CACHE_DIR/lighteval`` (default
-``~/.cache/protoqa_eval/lighteval``), in a folder named by a digest of the rows: changed files
-give a new copy, never a stale one. ``$PROTOQA_DATA_DIR`` wins over ``$PROTOQA_PARQUET``.
+The prompts and scores are those of :mod:`protoqa_integrations.harnesses.task_functions`, so the
+two harnesses score the same answers the same way. Data (:func:`dataset_source`): lighteval reads
+rows with ``datasets.load_dataset``, so the JSONL files are written once as a Parquet copy under
+``$PROTOQA_CACHE_DIR/lighteval``, in a folder named by a digest of the rows (changed files give a
+new copy, never a stale one), unless ``$PROTOQA_PARQUET`` names an export; docs/evaluate-a-model.md.
 
 >>> doc = {"id": "q1", "question": "name a pet", "clusters": {"id": ["q1.0", "q1.1"],
 ...        "answers": [["dog"], ["cat"]], "count": [6, 4]}}

@@ -1,35 +1,14 @@
 """lm-evaluation-harness API backends that give each repeat of a request an independent sample.
 
-The harness's ``local-completions`` and ``local-chat-completions`` backends send the same
-``"seed": 1234`` with every request; a server that honours it (vLLM's, llama.cpp's)
-answers a question's 300 repeats with one identical text. The harness's
-``openai-completions`` sends the tasks' ``top_k``, which OpenAI's API rejects. These
-subclasses send no seed (every request is sampled afresh by the server) and leave
-``top_k`` out when it is 0 (off); and they bound every request as the ``openai`` engine
-does, where the harness reads a whole reply into memory, however long, and lets a server
-sending a byte at a time go on past ``timeout``:
-
-* a request ends ``timeout`` seconds (the model argument, default 300) after it starts;
-* a reply is read in pieces and reading stops once it passes
-  :func:`~protoqa_integrations.generation.engines.request_bounds.reply_byte_cap` bytes (80 KiB for one choice);
-* a redirect is not followed and a compressed reply (although the request asks for none,
-  ``Accept-Encoding: identity``) is not read: each is explained in one line naming the address
-  and the fix, as the ``openai`` engine explains them;
-* a refused connection, a reply past its cap or a request that outlasts the harness's
-  retries (``max_retries``) stops the run with one line (:class:`APIRequestError`; ``python
-  -m protoqa_integrations.harnesses.lm_eval_tasks run`` prints it and exits 2), not a traceback.
-
-The backends:
-
-* ``protoqa-local-completions``, ``protoqa-local-chat-completions``: any OpenAI-compatible server;
-* ``protoqa-openai-completions``, ``protoqa-openai-chat-completions``: OpenAI's API.
-
-Everything else is the harness's own code.
-
-Importing this module registers them (it needs ``lm-eval[api]``);
-``python -m protoqa_integrations.harnesses.lm_eval_tasks run ...`` imports it. The tasks' guard
-(:func:`~protoqa_integrations.harnesses.lm_eval_tasks.harness.mean_warning_collapsed`) still reports a
-question whose samples came back identical, whatever the backend.
+The harness's ``local-*`` backends send the same ``"seed": 1234`` with every request (a server
+that honours it answers 300 repeats with one text) and ``openai-completions`` sends ``top_k``,
+which OpenAI's API rejects. These subclasses send no seed, leave ``top_k`` out when it is 0, and
+bound every request as the ``openai`` engine does (a deadline, a reply read up to
+:func:`~protoqa_integrations.generation.engines.request_bounds.reply_byte_cap`, no redirect or
+compressed reply), where the harness reads a whole reply, however long. A fault stops the run
+with one line (:class:`APIRequestError`), not a traceback. Everything else is the harness's own
+code; the backends and their use are in docs/evaluate-a-model.md. Importing this module
+registers them (it needs ``lm-eval[api]``).
 
 >>> payload_without_fixed_seed({"prompt": "p", "seed": 1234, "top_k": 0, "top_p": 0.9})
 {'prompt': 'p', 'top_p': 0.9}

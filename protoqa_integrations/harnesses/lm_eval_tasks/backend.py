@@ -1,17 +1,11 @@
 """``protoqa-hf``: lm-evaluation-harness's ``hf`` backend, sampling with :mod:`protoqa_integrations.generation.sampling`.
 
-The harness's ``hf`` backend draws the ``repeats`` of a request one by one, in batches
-that mix questions, from the global RNG: valid samples, but not the ones ``protoqa-eval
-generate`` draws. This backend hands each question's repeats to
-:func:`~protoqa_integrations.generation.sampling.iter_prompt_samples` instead (``num_return_sequences``,
-KV cache, question seeded with ``seed + doc_id``), so for the same model, seed and
-sample batch size its answers are those of ``protoqa-eval generate`` and of the Trainer
-callback. Requests it cannot serve that way (greedy decoding, other stop strings) go to
-the ``hf`` backend unchanged.
-
-Importing this module registers the backend (it needs ``lm_eval``, ``torch`` and
-``transformers``). Model arguments: those of ``hf`` plus ``seed`` (default 42) and
-``sample_batch_size`` (sequences per forward pass, default 100).
+The ``hf`` backend draws a request's ``repeats`` one by one from the global RNG, in batches that
+mix questions: valid samples, but not those of ``protoqa-eval generate``. This backend hands each
+question's repeats to :func:`~protoqa_integrations.generation.sampling.iter_prompt_samples`
+(seeded with ``seed + doc_id``), so its answers are those of ``generate`` and the Trainer callback;
+requests it cannot serve that way go to ``hf`` unchanged. Model arguments: docs/evaluate-a-model.md.
+Importing this module registers the backend (it needs ``lm_eval``, ``torch`` and ``transformers``).
 
 >>> import protoqa_integrations.harnesses.lm_eval_tasks.backend  # doctest: +SKIP
 >>> lm_eval.simple_evaluate(model="protoqa-hf", model_args="pretrained=gpt2,seed=42", tasks=["protoqa"],
