@@ -1,36 +1,18 @@
-"""ProtoQA scores inside a ``transformers`` training loop.
+"""ProtoQA scores inside a ``transformers`` training loop (docs/training.md).
 
-Two hooks, both returning flat ``{name: float}`` dicts that the Trainer logs like its
-own metrics (TensorBoard, Weights & Biases, MLflow, ... whatever ``report_to`` says):
-
-* :func:`make_compute_metrics` builds a ``compute_metrics`` function for a Trainer that
-  generates during evaluation (``Seq2SeqTrainer`` with ``predict_with_generate=True``):
-  it decodes the generated token ids, groups the samples of each question, ranks them
-  by frequency and scores the ranked lists.
-* ``ProtoQAEvalCallback`` (a ``TrainerCallback``) does the sampling itself, for a
-  causal language model trained with the plain ``Trainer``: at each evaluation it
-  draws nucleus samples for a set of dev questions (the ProtoQA paper's settings: top_p
-  0.9, temperature 0.69) and logs the scores next to ``eval_loss``.
-
-Metric names are ``protoqa_<similarity>_<metric>`` with ``@`` written ``_at_``
-(``protoqa_wordnet_max_answers_at_10``): ``@`` is not a legal character in TensorBoard
-tags or MLflow metric names, so the names are made safe once, here, for every logger.
-The Trainer adds its ``eval_`` prefix, giving ``eval_protoqa_wordnet_max_answers_at_10``
-(``eval/protoqa_wordnet_max_answers_at_10`` in TensorBoard). With ``probeval=True`` (or
-a function, see :data:`~protoqa_integrations.training.samples.ProbEvalFn`) the ProbEval KL divergence is added as
-``probeval_kl`` (lower is better).
+:func:`make_compute_metrics` scores a Trainer that generates during evaluation;
+``ProtoQAEvalCallback`` samples by itself at each evaluation, for a causal language model under
+the plain ``Trainer``. Both return flat ``{name: float}`` dicts the Trainer logs like its own.
+``@`` is written ``_at_`` in the names because TensorBoard tags and MLflow names reject it.
 
 >>> from protoqa_integrations.training.samples import metric_key
 >>> metric_key("wordnet", "max_answers@10")
 'protoqa_wordnet_max_answers_at_10'
 
 ``transformers`` and ``torch`` are imported only when a hook runs, so this module (and
-``import protoqa_metric``) works without them. ``ProtoQAEvalCallback`` is created on
-first access, as a subclass of ``transformers.TrainerCallback``.
-
-What both hooks share (metric names, sampling and scoring answers) lives in
-:mod:`~protoqa_integrations.training.samples`, the callback's work in
-:mod:`~protoqa_integrations.training.callback`; this module names all of it.
+``import protoqa_metric``) works without them: ``ProtoQAEvalCallback`` is created on first access.
+The shared parts live in :mod:`~protoqa_integrations.training.samples`, the callback's work in
+:mod:`~protoqa_integrations.training.callback`.
 """
 
 from __future__ import annotations
@@ -82,13 +64,10 @@ def decode_answers(
     sequences: Union[Sequence[Sequence[int]], np.ndarray],
     prompt_lengths: Union[Sequence[int], np.ndarray, None] = None,
 ) -> list[str]:
-    """The cleaned answer in each generated sequence.
+    """The cleaned answer in each generated sequence, up to its first eos, padding or ``-100``.
 
-    With ``prompt_lengths`` (a decoder-only model's output begins with its prompt) the
-    answer starts right after the first ``prompt_lengths[i]`` tokens; without, leading
-    special tokens (an encoder-decoder's start token, padding) are skipped. The answer
-    ends at the first eos, padding or ``-100``, and the decoded text goes through
-    :func:`~protoqa_integrations.generation.prompts.clean_answer`.
+    It starts after ``prompt_lengths[i]`` tokens (a decoder-only model's output begins with its
+    prompt); without them, after the leading special tokens.
 
     >>> prompt = tokenizer("One thing you wear at the beach is\t")["input_ids"]  # doctest: +SKIP
     >>> output = model.generate(torch.tensor([prompt]), max_new_tokens=10)  # doctest: +SKIP
@@ -140,18 +119,10 @@ def _row_keys(rows: Any) -> Optional[list[str]]:
 def generation_rows(tokenizer: Any, rows: QuestionRows, *, prompt_fn: Callable[[str], str] = finetuned_prompt) -> Any:
     """Evaluation rows for a Trainer that generates answers with a decoder-only model (GPT-2).
 
-    Adds ``input_ids``, ``attention_mask`` and ``labels`` to each row: the prompt of the row's
-    question (``prompt_fn``, default :func:`finetuned_prompt`), padded on the left to the
-    longest prompt of the set, so that every generated sequence starts with its whole row
-    and batches of any size stack under the Trainer's default collator; ``labels`` are the
-    prompt with ``-100`` on the padding (the Trainer calls ``compute_metrics`` only when
-    batches carry labels; :func:`make_compute_metrics` does not read them). A tokenizer
-    without a padding token (GPT-2's) gets its eos token as padding token, and its padding
-    side is set to ``left``, as generation needs. ``rows`` is a ``datasets.Dataset`` of
-    the export (a Dataset comes back, the export's columns kept, which the Trainer leaves
-    out of the batches), a list of rows (the rows come back with the three fields added) or
-    ``Question`` objects (a list of the three fields; pass the questions themselves to
-    :func:`make_compute_metrics`).
+    Adds ``input_ids``, ``attention_mask`` and ``labels`` (not read, but the Trainer scores only
+    batches with labels): the row's prompt (``prompt_fn``), left-padded to the longest, so that
+    batches stack under the default collator. A tokenizer without a padding token gets its eos.
+    A Dataset comes back as a Dataset, rows as rows, ``Question`` objects as a list of the fields.
 
     >>> rows = generation_rows(tokenizer, load_dataset(export, "protoqa", split="validation"))  # doctest: +SKIP
     >>> len(set(map(len, rows["input_ids"])))  # doctest: +SKIP
@@ -194,29 +165,11 @@ def make_compute_metrics(
 ) -> Callable[[Any], dict[str, float]]:
     """A ``compute_metrics`` for a Trainer whose predictions are generated token ids.
 
-    Args:
-        tokenizer: decodes the ids (its eos and pad ids end an answer).
-        questions: the question of each row of the evaluation dataset, in dataset order:
-            the evaluation dataset itself when it is (tokenized) export rows, a list of
-            rows, or ``Question`` objects (see :data:`QuestionRows`). Tokenized rows
-            without ``labels`` are refused here (:data:`LABELS_NEEDED` says why and what
-            to add). A question may fill several rows (one sample per row), and with
-            ``num_return_sequences=k`` each row holds ``k`` consecutive predictions:
-            either way all samples of a question are pooled, ranked by frequency and
-            scored.
-        strip_prompt: the generated sequences start with the prompt (decoder-only
-            models). Each row's prompt length is read from ``EvalPrediction.inputs``, so
-            set ``TrainingArguments(include_for_metrics=["inputs"])``. Use ``False`` for
-            encoder-decoder models.
-        similarity: ``"wordnet"`` (the suggested metric), ``"exact_match"``, ... or a
-            list of them, each giving its own set of keys.
-        metrics: ``"paper"`` (the paper's seven), ``"standard"`` (all ten) or names.
-        probeval: ``True`` adds ``probeval_kl`` (human clusters, WordNet matching, see
-            :func:`probeval_with_human_clusters`); a :data:`ProbEvalFn` computes it instead.
-
-    Returns:
-        ``compute_metrics(eval_prediction) -> {"protoqa_wordnet_max_answers_at_1": ..., ...}``
-        (the Trainer prefixes ``eval_``).
+    ``questions`` gives each evaluation row's question, in order (:data:`QuestionRows`; tokenized
+    rows without ``labels`` are refused, :data:`LABELS_NEEDED`); all samples of a question are
+    pooled, ranked and scored. ``strip_prompt`` (decoder-only models) reads each prompt's length
+    from ``EvalPrediction.inputs``. ``similarity``, ``metrics`` and ``probeval`` are as in
+    docs/training.md.
 
     >>> args = Seq2SeqTrainingArguments("out", predict_with_generate=True,
     ...                                 include_for_metrics=["inputs"])  # doctest: +SKIP
@@ -286,23 +239,10 @@ def _prompt_lengths(eval_prediction: Any, rows: int, per_row: int) -> np.ndarray
 
 _CALLBACK_DOC = """Score a causal language model on ProtoQA questions at every evaluation.
 
-``questions`` are the dataset export's rows (a ``datasets.Dataset`` from
-``load_dataset``, or a list of rows), ``Question`` objects, or one of these per eval
-set: ``{"dev": dev_rows, "scraped": scraped_rows}`` for a Trainer whose
-``eval_dataset`` is a dict with those names (a ``DatasetDict`` works as such a mapping).
-
-At each ``on_evaluate`` the callback samples ``num_samples`` answers per question
-(prompt from :func:`finetuned_prompt`, nucleus sampling with
-the paper's top_p 0.9 and temperature 0.69, ``batch_size`` samples per ``generate``
-call, question ``i`` seeded with ``seed + i``), ranks them by frequency, scores them
-and adds ``<prefix>_protoqa_<similarity>_<metric>`` (and ``<prefix>_probeval_kl`` with
-``probeval=True`` or a :data:`ProbEvalFn`) to the evaluation metrics, so
-``metric_for_best_model`` can use them. ``<prefix>`` is the Trainer's
-``metric_key_prefix``: ``eval``, or ``eval_dev`` for the ``dev`` set of a dict
-``eval_dataset``. Each question set is sampled once per training step, however many
-evaluations share it.
-Bound to the Trainer (:meth:`bind`), it also logs them with ``trainer.log``, which sends
-them to every logger in ``report_to`` and to ``trainer.state.log_history``.
+``questions`` are export rows, ``Question`` objects, or a mapping of those per eval set. At each
+``on_evaluate`` it samples, ranks and scores every question and adds
+``<prefix>_protoqa_<similarity>_<metric>`` to the evaluation metrics; bound to the Trainer
+(:meth:`bind`), it also logs them with ``trainer.log`` (docs/training.md).
 
 >>> dev = load_dataset("path/to/export", "protoqa", split="validation")  # doctest: +SKIP
 >>> callback = ProtoQAEvalCallback(dev, num_samples=50, similarity="wordnet")  # doctest: +SKIP
