@@ -1,17 +1,7 @@
 """``protoqa-eval``, the installed command: one parser for every sub-command.
 
-    protoqa-eval TARGETS PREDICTIONS [...]                     (evaluate, the default)
-    protoqa-eval compare TARGETS PREDICTIONS_A PREDICTIONS_B [...]
-    protoqa-eval generate MODEL -o ANSWERS.json [--dataset protoqa|cfc] [--split validation|test] ...
-    protoqa-eval score-generated ANSWERS.json [--json]
-    protoqa-eval leaderboard TARGETS NAME=FILE [NAME=FILE ...] [...]
-    protoqa-eval convert HARNESS_OUTPUT -o ANSWERS.json
-
-The sub-commands are the entries of :data:`COMMANDS`, each a
-:class:`~protoqa_core.cli.Subcommand` (its arguments and what it runs) defined next to
-its code: :data:`protoqa_metric.cli.COMMANDS`, :data:`protoqa_integrations.generation.cli.COMMANDS` and
-:data:`protoqa_integrations.leaderboard.cli.COMMANDS`.
-A new sub-command is one more entry.
+The sub-commands are the entries of :data:`COMMANDS`, each a :class:`~protoqa_core.cli.Subcommand`
+defined next to its code; a new sub-command is one more entry.
 """
 
 from __future__ import annotations

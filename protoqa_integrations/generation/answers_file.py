@@ -1,20 +1,11 @@
 """The answers file of a language model: sampled (with a resume journal) and scored.
 
-:func:`generate_answers_file` samples every question through an engine of
-:mod:`protoqa_integrations.generation.engines` and writes ``{"model_answers": ..., "model_answers_with_count":
-..., "model_ranked_answers": ..., "generation": ...}``, which ``protoqa-eval`` and ``probeval``
-both read. Each question is appended to ``<output>.partial.jsonl`` (the journal) as soon as its
-samples are drawn; a run that stops is resumed from there with the same settings. One run
-at a time writes an answers file: it holds an exclusive lock (``fcntl.flock``) on
-``<output>.partial.lock`` from before it reads the journal until the answers file is written
-(:func:`output_lock`), and a second run on the same ``-o`` is refused, naming the first
-run's process, so no question is asked twice.
-:func:`score_generated` scores such a file: the ProtoQA metrics under each similarity, the
-ProbEval KL (human clusters, WordNet matching) and their signatures.
-
-``protoqa-eval generate`` and ``protoqa-eval score-generated`` (:mod:`protoqa_integrations.generation.cli`)
-are these functions behind a command line. The journal and the lock live in
-:mod:`~protoqa_integrations.generation.answers_journal`.
+:func:`generate_answers_file` samples every question through an engine and writes the answers
+file that ``protoqa-eval`` and ``probeval`` both read; each question goes to the journal as soon
+as it is drawn, so a run that stops resumes, and the run lock keeps a second run off the same
+``-o`` so no question is asked twice (:mod:`~protoqa_integrations.generation.answers_journal`).
+:func:`score_generated` scores such a file. :mod:`protoqa_integrations.generation.cli` is the
+command line.
 """
 
 from __future__ import annotations

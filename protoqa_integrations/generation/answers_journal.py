@@ -1,12 +1,9 @@
 """The resume journal and the run lock of an answers file, and its error.
 
-Each question a run samples is appended to ``<output>.partial.jsonl`` (:func:`journal_path`)
-under a header of the run's settings, each record sealed with the sha256 of its content
-(:func:`seal_record`); a run that stops is resumed from there with the same settings, every line
-checked (:func:`check_journal`), a record whose seal does not match refused as edited. One run at a time writes an answers
-file: it holds an exclusive lock (``fcntl.flock``) on ``<output>.partial.lock``
-(:func:`output_lock`). :mod:`protoqa_integrations.generation.answers_file` writes and scores the answers
-file with these, and names them all.
+Each sampled question is appended to the journal (:func:`journal_path`) under a header of the
+run's settings, each record sealed with the sha256 of its content (:func:`seal_record`), so a
+resumed run refuses an edited record (:func:`check_journal`). One run at a time writes an answers
+file, holding :func:`output_lock`.
 
 >>> journal_path(Path("runs/a.json")).name, lock_path(Path("runs/a.json")).name
 ('a.json.partial.jsonl', 'a.json.partial.lock')

@@ -1,17 +1,5 @@
 """``protoqa-eval generate`` and ``protoqa-eval score-generated``: the command lines of
-:mod:`protoqa_integrations.generation.answers_file`.
-
-    protoqa-eval generate MODEL -o answers.json [--dataset protoqa|cfc] [--split validation|test]
-                 [--device cpu|cuda|auto] [--dtype auto|float32|float16|bfloat16] [--batch-size 100]
-                 [--seed 42] [--num-samples N] [--limit N] [--prompt statement|finetuned|cfc-one-shot]
-                 [--data-dir DIR] [--engine hf|vllm|openai] [--chat] [--system-prompt TEXT] ...
-    protoqa-eval score-generated answers.json [--similarity wordnet,exact_match] [--json]
-
-``generate`` samples answers from a language model through one of the engines of
-:mod:`protoqa_integrations.generation.engines` and writes the answers file
-(:func:`~protoqa_integrations.generation.answers_file.generate_answers_file`); for the ProtoQA test
-questions it also writes the leaderboard file (``--leaderboard``). ``score-generated`` prints
-:func:`~protoqa_integrations.generation.answers_file.score_generated`. This module parses and prints only.
+:mod:`protoqa_integrations.generation.answers_file`; this module parses and prints only.
 """
 
 from __future__ import annotations

@@ -1,20 +1,9 @@
 """Provenance: what an input says about how its answers were made, and whether two inputs are comparable.
 
-Answers files (``protoqa-eval generate``), converted harness outputs and the harness outputs
-themselves record the data set, the split and the questions file they answer, the sampling
-settings and the prompt. Two systems sampled under different settings, or answers to one
-data set scored against another's targets, give figures that look comparable and are not;
-:func:`check_provenance` refuses them in one line naming the systems and the field, unless
-the user accepts that field (``--accept-mismatch FIELD``), in which case the result says so.
-
-:data:`FIELDS` are the fields compared: ``dataset``, ``split``, ``questions`` (the questions
-file's sha256 where it is recorded, else its name), ``samples`` (per question), ``temperature``,
-``top_p``, ``max_tokens`` and ``prompt``. Plain predictions record none of them; they are
-accepted with a note saying what could not be checked. A recorded value of the wrong type (a
-temperature of ``"0.69abc"`` or ``true``, a list for the data set) is an error, not "not
-recorded"; a samples count that disagrees with the answers counted (:func:`protoqa_core.io.sample_claims.check_counted_samples`)
-is an error naming both. A reply naming another model than the one asked
-(``engine_details.reply_model``) is a note.
+Two systems sampled under different settings, or answers to one data set scored against
+another's targets, give figures that look comparable and are not: :func:`check_provenance`
+refuses them in one line naming the systems and the field (:data:`FIELDS`), unless the user
+accepts that field, and then the result says so. The rules are in docs/evaluate-a-model.md.
 
 >>> a = {"dataset": "protoqa", "split": "validation", "sampling": "samples:30|top_p:0.9|temperature:0.69"}
 >>> b = {"dataset": "protoqa", "split": "validation", "sampling": "samples:300|top_p:0.9|temperature:0.69"}

@@ -1,22 +1,10 @@
 """What leaves the tool: a ``generation`` block cut to the fields this project defines (an allowlist).
 
-Answers files (``generate``, ``convert``), every leaderboard format, model-index files and the
-Space's replies carry a run's settings. What other tools record beside them (lm-eval's
-``model_args`` string, a harness's configs and metadata, a server's address) is free text that
-may hold a key, in any of many shapes; a list of shapes to remove always misses one. So only
-the fields of :data:`FIELDS` are written, each of its kind:
-
-* names and short texts (model, data set, split, prompt, harness, task, versions), redacted
-  (:func:`~protoqa_core.redaction.redact_text`) as a second line;
-* counts, whole numbers only, and sha256 checksums, 64 hex digits only;
-* settings (``sampling``, ``engine``, ``engine_details``, ``model_args``): a mapping, a
-  ``key:value|...`` signature or a ``key=value,...`` string, parsed into keys and values and
-  kept only for the keys of :data:`SETTING_KEYS`, each value a number, a switch or a short text;
-* per-question notes (empty samples, questions without an answer), keyed by question id;
-* addresses (``questions_from``, ``converted_from``, any setting that is a URL): scheme, host
-  and path only, no user, password, query or fragment.
-
-Everything else is left out of what is shared.
+What other tools record beside a run's settings (lm-eval's ``model_args``, a harness's configs,
+a server's address) is free text that may hold a key in any of many shapes, and a list of shapes
+to remove always misses one. So only the fields of :data:`FIELDS` are written, each of its kind
+(names redacted as a second line, counts, checksums, settings kept for :data:`SETTING_KEYS`,
+addresses as scheme, host and path); everything else is left out (docs/evaluate-a-model.md).
 
 >>> shareable({"model": "gpt2", "model_args": "pretrained=gpt2,api_key='sk-x',dtype=float16", "notes": "pw=hunter2",
 ...            "engine_details": {"base_url": "https://u:pw@h.example/v1?key=k", "x-api-key": "k"}})

@@ -1,19 +1,10 @@
 """Bounds for every page that scores requests from outside: the demo Space and the Hub-folder apps.
 
-Three layers, each cheap before the next costs anything:
-
-1. :class:`BodyLimit`, an ASGI middleware: a request body over :data:`MAX_REQUEST_BYTES` is
-   refused with ``413`` before it is read into memory or parsed as JSON (by its
-   ``Content-Length``, or while it streams in when it has none);
-2. :func:`check_question_limits` (and :func:`check_compute_request` for a module's
-   ``compute`` over many questions): the caps on answers, clusters and strings, checked
-   before any scoring;
-3. :func:`run_with_budget`: scoring in a forked process, stopped after a time budget or
-   when its memory grows past a budget.
-
-:func:`launch_options` gives ``gr.Blocks.launch`` the middleware. The Space
-(``space/app.py``) and the apps that ``python -m protoqa_integrations.hub.folders`` writes both
-use this module, so they have the same caps and budgets.
+Three layers, each cheap before the next costs anything: :class:`BodyLimit` (an ASGI middleware
+refusing a large body before it is read), :func:`check_question_limits` and
+:func:`check_compute_request` (caps checked before any scoring), and :func:`run_with_budget`
+(scoring in a forked process under a time and memory budget). The Space and the apps that
+``python -m protoqa_integrations.hub.folders`` writes share them; the figures: docs/space.md.
 
 >>> check_question_limits([["dog", "puppy"], ["cat"]], [6, 4], ["cat", "fish"])  # comparisons
 6

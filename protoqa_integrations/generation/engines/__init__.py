@@ -1,17 +1,9 @@
 """Sampling engines: one interface, several ways of drawing a question's samples.
 
-* ``hf``: the batched ``transformers`` sampler of :mod:`protoqa_integrations.generation.sampling`
-  (the default; its answers are those of that module, bit for bit);
-* ``vllm``: vLLM's offline engine, every prompt in one call (``pip install 'protoqa-eval[vllm]'``);
-* ``openai``: any OpenAI-compatible server, completions or chat completions
-  (``pip install 'protoqa-eval[openai]'``; the key is read from ``$OPENAI_API_KEY`` only).
-
-Every engine takes a list of prompts (a string, or a list of chat messages), a
-:class:`~protoqa_integrations.generation.settings.SamplingConfig` and one seed per prompt, and
-yields :class:`~protoqa_integrations.generation.settings.PromptSamples`; :func:`make_engine` builds
-one by name from the registry :data:`ENGINES`, which names each built-in engine with its module
-and imports that module when the engine is first asked for (another package adds its own with
-``@ENGINES.register(name)``). Engine modules import their heavy packages only when an engine is built.
+``hf`` (the default, :mod:`protoqa_integrations.generation.sampling` bit for bit), ``vllm`` and
+``openai`` (docs/api/protoqa_integrations.md). :func:`make_engine` builds one by name from
+:data:`ENGINES`, which imports a built-in engine's module when it is first asked for; engine
+modules import their heavy packages only when an engine is built.
 
 >>> list(ENGINES)
 ['hf', 'openai', 'vllm']
