@@ -68,11 +68,9 @@ _TASK_PROMPTS = {
 
 @dataclass
 class HarnessAnswers:
-    """Every sample per question id (``""`` for a sample without an answer) and the settings recorded.
+    """Every sample per question id (``""`` for none) and the settings recorded (``generation``).
 
-    ``generation`` holds ``harness``, ``task``, ``model``, ``sampling`` (the generation
-    parameters the harness recorded), ``num_samples`` and, when the run says so, ``dataset``
-    and ``split``: what ``protoqa-eval score-generated`` needs to find the questions.
+    ``dataset`` and ``split`` are there when the run says so: what ``score-generated`` needs.
     """
 
     samples: dict[str, list[str]]
@@ -166,9 +164,8 @@ def _lm_eval_model(model_args: Any) -> Optional[str]:
 def read_lm_eval_samples(path: PathLike) -> HarnessAnswers:
     """Samples per question from an lm-evaluation-harness ``--log_samples`` JSONL file.
 
-    The answers are those of the ``answers`` filter (``filtered_resps``: the task's cleaned
-    samples); a file without it is cleaned here from ``resps``. ``sampling`` is the request's
-    ``generation_kwargs``; ``model``, ``dataset`` and ``split`` come from the run's results file.
+    A file without the ``answers`` filter's ``filtered_resps`` is cleaned here from ``resps``;
+    ``model``, ``dataset`` and ``split`` come from the run's results file.
 
     >>> import json, tempfile, os
     >>> p = os.path.join(tempfile.mkdtemp(), "samples_protoqa_2026-01-01T00-00-00.jsonl")
@@ -361,8 +358,7 @@ def _inspect_header(path: Path, log_format: Literal["eval", "json"]) -> Any:
 def _inspect_samples(
     path: Path, log_format: Literal["eval", "json"], prompt: str, deadline: InputDeadline
 ) -> dict[str, list[str]]:
-    """Every question's completions, each cut to :data:`MAX_COMPLETION_CHARS` and cleaned for the task's
-    ``prompt``, one sample of the log at a time, inside the input's time budget."""
+    """Every question's completions, cut and cleaned for the task's ``prompt``, one sample at a time."""
     from inspect_ai.log import read_eval_log_samples
 
     from protoqa_integrations.harnesses.inspect_tasks import clean_answers
@@ -414,14 +410,8 @@ def _refuse_repeated_sample(path: Path) -> None:
 def read_inspect_log(path: PathLike) -> HarnessAnswers:
     """Samples per question from an Inspect AI eval log of this project's ``protoqa`` or ``cfc`` task.
 
-    Each sample of the log is a question (its ``id``); its completions are the ``choices`` of
-    its ``output``, cleaned as the task's ``prompt`` argument has them cleaned
-    (:func:`~protoqa_integrations.generation.settings.answer_from_text` for ``base``,
-    :func:`~protoqa_integrations.generation.prompts.answer_from_reply` for ``chat``). ``sampling`` holds
-    the generation settings that ran (the task's, with the command line's over them);
-    ``dataset``, ``split`` and ``num_samples`` are the task's arguments. Reading needs
-    ``inspect-ai`` (``pip install 'protoqa-eval[inspect]'``): a ``.eval`` log is a
-    zstd-compressed archive.
+    ``sampling`` holds the generation settings that ran (the task's, with the command line's over
+    them). Reading needs ``inspect-ai``: a ``.eval`` log is a zstd-compressed archive.
 
     >>> read_inspect_log("logs/2026-01-01T00-00-00_protoqa_abc.eval").samples  # doctest: +SKIP
     {'r1q1': ['sunscreen', ...], ...}

@@ -1,14 +1,9 @@
 """A system file of any format, told apart by content and read in one pass.
 
-A system file is an answers file of ``protoqa-eval generate``, a predictions file, or the
-output of one of the harnesses that run this project's tasks (lm-evaluation-harness,
-lighteval, Inspect AI; what each writes and how it is read is in
-:mod:`protoqa_integrations.harnesses.harness_logs`). :func:`read_system_file` opens a file
-once, tells its format (:data:`FORMATS`) from its first bytes and its content, and reads its
-answers from the same stream, which ``protoqa-eval leaderboard`` scores;
-:func:`read_harness_output` gives a harness's output as a
-:class:`~protoqa_integrations.harnesses.harness_logs.HarnessAnswers`, which
-``protoqa-eval convert`` writes as an answers file. :func:`detect_format` tells the format only.
+:func:`read_system_file` opens an answers file, a predictions file or a harness's output
+(:mod:`protoqa_integrations.harnesses.harness_logs`) once, tells its format (:data:`FORMATS`) from
+its first bytes and content, and reads its answers from the same stream for ``leaderboard``;
+:func:`read_harness_output` is what ``convert`` writes; :func:`detect_format` tells the format only.
 """
 
 from __future__ import annotations
@@ -200,10 +195,8 @@ def read_system_file(path: PathLike, *, keep: Optional[Keep] = None, max_answers
     """A system file of any format of :data:`FORMATS`, opened once: its format told from its content
     (:data:`BINARY_FORMATS`, then :data:`TEXT_FORMATS`) and its answers read from the same stream.
 
-    ``keep`` (:data:`Keep`) says which answer lists to keep: a caller scoring some questions
-    keeps only theirs, so that a large file never sits whole in memory. ``max_answers`` caps
-    the answers of one question. A text file over 16 MB is read as a stream, one question at
-    a time. Inspect logs are read by ``inspect-ai``, which opens the file itself.
+    ``keep`` (:data:`Keep`) says which answer lists to keep, so that a large file never sits whole
+    in memory; ``max_answers`` caps one question's answers.
 
     >>> import json, tempfile, os
     >>> p = os.path.join(tempfile.mkdtemp(), "a.json")
@@ -354,11 +347,8 @@ def _document_format(document: PredictionDocument) -> str:
 def detect_format(path: PathLike) -> str:
     """The format of a system file, one of :data:`FORMATS`; raises ``DataFormatError`` when none fits.
 
-    The tests of :data:`BINARY_FORMATS` and then :data:`TEXT_FORMATS` are tried in order (a new
-    format is one entry there, its reader one in :data:`READERS`). Raises ``FileNotFoundError``
-    for a missing file and ``DataFormatError`` for a directory, an empty file, malformed JSON
-    (naming line and column) or JSON nested too deeply. The file is read once, as
-    :func:`read_system_file` reads it, keeping no answers.
+    A new format is one entry in :data:`BINARY_FORMATS` or :data:`TEXT_FORMATS`, its reader one in
+    :data:`READERS`. The file is read as :func:`read_system_file` reads it, keeping no answers.
 
     >>> import json, tempfile, os
     >>> folder = tempfile.mkdtemp()
