@@ -92,6 +92,16 @@ def _match_case(replacement: str, original: str) -> str:
     return replacement
 
 
+def _question_text(question: str, trailing: str = "") -> str:
+    """``question`` with its white space collapsed and ``trailing`` characters cut from its end; never empty."""
+    if not isinstance(question, str):
+        raise TypeError(f"question must be a string, got {type(question).__name__}")
+    text = " ".join(question.split()).rstrip(trailing)
+    if not text:
+        raise ValueError(f"cannot make a prompt from an empty question: {question!r}")
+    return text
+
+
 def question_to_prompt(question: str) -> str:
     """The statement prefix a language model completes with an answer (rules in the module doc).
 
@@ -104,11 +114,7 @@ def question_to_prompt(question: str) -> str:
     >>> question_to_prompt("At what age do kids start school?")
     'Q: At what age do kids start school? A:'
     """
-    if not isinstance(question, str):
-        raise TypeError(f"question must be a string, got {type(question).__name__}")
-    text = " ".join(question.split()).rstrip(_TRAILING_PUNCTUATION)
-    if not text:
-        raise ValueError(f"cannot make a prompt from an empty question: {question!r}")
+    text = _question_text(question, _TRAILING_PUNCTUATION)
     match = _PROMPT_PATTERN.match(text)
     if match is None:
         return f"Q: {text}? A:"
@@ -139,11 +145,7 @@ def cfc_prompt(question: str) -> str:
     Q: a farmer with newly harvested crops. where are the farmers?
     A:
     """
-    if not isinstance(question, str):
-        raise TypeError(f"question must be a string, got {type(question).__name__}")
-    text = " ".join(question.split())
-    if not text:
-        raise ValueError(f"cannot make a prompt from an empty question: {question!r}")
+    text = _question_text(question)
     example_question, example_answer = CFC_EXAMPLE
     return f"Q: {example_question}\nA: {example_answer}.\nQ: {text}\nA:"
 
@@ -236,11 +238,7 @@ def protoqa_chat_messages(question: str, system_prompt: Optional[str] = None) ->
     >>> protoqa_chat_messages("name a fruit", system_prompt="You are terse.")[0]
     {'role': 'system', 'content': 'You are terse.'}
     """
-    if not isinstance(question, str):
-        raise TypeError(f"question must be a string, got {type(question).__name__}")
-    text = " ".join(question.split()).rstrip(_TRAILING_PUNCTUATION)
-    if not text:
-        raise ValueError(f"cannot make a prompt from an empty question: {question!r}")
+    text = _question_text(question, _TRAILING_PUNCTUATION)
     return _user_turns(f"{CHAT_INSTRUCTION}\nQ: {text}?", system_prompt)
 
 
@@ -252,11 +250,7 @@ def cfc_chat_messages(question: str, system_prompt: Optional[str] = None) -> lis
     >>> cfc_chat_messages("a man reads. where is he?")[1]["content"]
     'into the lake'
     """
-    if not isinstance(question, str):
-        raise TypeError(f"question must be a string, got {type(question).__name__}")
-    text = " ".join(question.split())
-    if not text:
-        raise ValueError(f"cannot make a prompt from an empty question: {question!r}")
+    text = _question_text(question)
     example_question, example_answer = CFC_EXAMPLE
     turns = _user_turns(f"{CHAT_INSTRUCTION}\n[Q]: {example_question}", system_prompt)
     return turns + [{"role": "assistant", "content": example_answer}, {"role": "user", "content": f"[Q]: {text}"}]
