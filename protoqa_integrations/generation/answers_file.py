@@ -127,15 +127,9 @@ def generate_answers_file(
 ) -> dict[str, Any]:
     """Sample every question with ``engine`` (resuming from ``<output>.partial.jsonl``) and write the answers file.
 
-    Question ``i`` of ``questions`` is sampled under ``config.seed + i``. A chat prompt style
-    (``protoqa-chat``, ``cfc-chat``) builds chat messages, with ``system_prompt`` first.
-    ``header`` (the settings that change the samples) heads the journal: a journal with
-    another header is refused, not resumed. Questions whose samples collapsed to one text at
-    a temperature above 0 are warned about and listed as ``collapsed_questions``; the tokens
-    an engine reports are summed as ``usage``. The leaderboard file (one ``{question id:
-    [ranked answers]}`` line per question) is written when ``leaderboard`` is given.
-    The run holds :func:`output_lock` throughout: a second run on the same ``output`` is refused.
-    Returns the document written to ``output``.
+    Question ``i`` is sampled under ``config.seed + i``. ``header`` (the settings that change the
+    samples) heads the journal: a journal with another header is refused, not resumed. The run holds
+    :func:`output_lock` throughout. Returns the document written to ``output``.
 
     >>> from protoqa_integrations.generation.engines import make_engine
     >>> engine = make_engine("hf", "gpt2", device="cpu")  # doctest: +SKIP
@@ -264,10 +258,6 @@ def check_generate_outputs(
 ) -> None:
     """Refuse, before any work, outputs that would destroy something: see ``protoqa-eval generate --help``.
 
-    The answers file and the leaderboard file are refused when they exist (unless
-    ``overwrite``), are an input, are the same file, are not regular files, or cannot
-    be written; a resume journal beside the answers file must be a regular file.
-
     >>> import tempfile
     >>> folder = Path(tempfile.mkdtemp())
     >>> check_generate_outputs(folder / "a.json", folder / "a.json")  # doctest: +ELLIPSIS
@@ -381,16 +371,9 @@ def score_generated(
 ) -> GeneratedScores:
     """ProtoQA metrics and ProbEval KL of an answers file over the target questions.
 
-    A file that answers part of the questions (``generate --limit``) is refused unless
-    ``only_predicted``, which scores the questions it answers; the signatures then say
-    ``missing:skip`` and how many (``n:``).
-
-    Without ``targets`` the questions come from the file's ``generation`` block (its dataset and split). With
-    ``targets`` whose config and split are ``targets_data``, the data set and split the file records must be those
-    (a :class:`ProvenanceError` says which differs) unless ``accept`` names the field; the result then lists it.
-    ``targets_label`` (:func:`~cfc_probeval.clustered.clusters_label`) ends every signature. The ranked lists are
-    ``model_ranked_answers``; ProbEval uses every sample (``model_answers``, empty ones included) with the human
-    clusters and WordNet matching, as :func:`protoqa_integrations.training.samples.probeval_with_human_clusters` does.
+    A file that answers part of the questions is refused unless ``only_predicted``. Without ``targets``
+    the questions come from the file's data set and split; with them, the file's must be
+    ``targets_data`` unless ``accept`` names the field. ProbEval uses every sample, empty ones included.
 
     >>> score_generated("answers.json").protoqa["wordnet"].scores["max_answers@10"]  # doctest: +SKIP
     """

@@ -144,10 +144,8 @@ def _remove_lock(path: Path, fd: int) -> None:
 def output_lock(output: Path) -> Iterator[Path]:
     """Hold the exclusive lock of the run writing ``output`` (:func:`lock_path`); yields the lock file.
 
-    A second holder in another process (or with another open of the file) is refused with
-    :class:`AnswersFileError` naming the lock file and the holder's process id; nested holds in
-    this process share the lock. The lock file is removed when the last holder lets go, and the
-    kernel frees the lock of a process that dies.
+    A second holder elsewhere is refused, naming the holder's process id; nested holds in this
+    process share the lock, and the kernel frees the lock of a process that dies.
 
     >>> import tempfile
     >>> out = Path(tempfile.mkdtemp()) / "a.json"
@@ -192,11 +190,7 @@ def read_journal(
     path: Path, header: dict[str, Any], num_samples: Optional[int] = None, question_ids: Optional[Sequence[str]] = None
 ) -> tuple[dict[str, list[str]], dict[str, str], dict[str, int]]:
     """Samples already drawn by an interrupted run with the same settings, every line checked, and the
-    token usage its last complete question recorded.
-
-    A record must name a question of this run once, with a list of ``num_samples``
-    strings (or a skip reason); anything else is an error naming the journal and line.
-    """
+    token usage its last complete question recorded."""
     from protoqa_core.io.json_values import MalformedJSONError, parse_json, read_text
 
     if os.path.islink(path) or not path.is_file():
@@ -264,9 +258,6 @@ def check_journal(
     output: Path, header: dict[str, Any], num_samples: Optional[int], question_ids: Sequence[str]
 ) -> None:
     """Refuse, before any sampling, a resume journal beside ``output`` that this run cannot resume.
-
-    The journal must have been written with the same ``header`` and hold, per line, one of
-    ``question_ids`` with ``num_samples`` samples; no journal is fine.
 
     >>> check_journal(Path("/no/such/answers.json"), {}, 3, ["q1"])
     """

@@ -208,10 +208,7 @@ def check_provenance(
     """Check the inputs' recorded provenance against each other and the targets' data set and split.
 
     ``inputs`` maps each system's name to its settings (None or empty for plain predictions);
-    ``targets`` is the targets' ``(config, split)`` when known (:func:`targets_data`). A field
-    that differs raises :class:`ProvenanceError` (one line) unless it is in ``accept``; then
-    it is listed in the result's ``accepted``. Inputs that record nothing, or not every field,
-    get one note each saying what could not be checked.
+    ``targets`` is the targets' ``(config, split)`` when known (:func:`targets_data`).
 
     >>> check_provenance({"a": {"dataset": "protoqa", "split": "validation"}}, ("cfc", "validation"))
     Traceback (most recent call last):
