@@ -39,8 +39,6 @@ def _splitmix64(x: np.ndarray) -> np.ndarray:
 def sample_uniforms(seeds: Sequence[int], sample_indices: Sequence[int], step: int) -> np.ndarray:
     """Uniform numbers in [0, 1), one per (question seed, sample index) pair, for one generation step.
 
-    A counter-based generator: the number depends only on its three inputs.
-
     >>> u = sample_uniforms([42, 42, 43], [0, 1, 0], step=0)
     >>> bool(((0 <= u) & (u < 1)).all()), len(set(u.tolist()))
     (True, 3)
@@ -91,10 +89,8 @@ def _nucleus_threshold(probs: Any, top_p: float) -> Any:
 def nucleus_tokens(logits: Any, uniforms: Any, *, top_p: float, temperature: float, top_k: int = 0) -> Any:
     """One token per row of ``logits``, drawn by inverse transform of ``uniforms`` (a 1-D tensor).
 
-    Temperature first, then top-k (0: off), then the nucleus: the tokens such that the
-    mass of the tokens more likely than them is below ``top_p`` (the most likely token
-    always; tokens tied in probability are kept or dropped together), renormalized. The
-    uniform picks a token by the cumulative probability in vocabulary order.
+    Temperature, then top-k (0: off), then the nucleus (tied tokens kept or dropped together),
+    renormalized; the uniform picks by cumulative probability in vocabulary order.
 
     >>> import torch
     >>> logits = torch.tensor([[0.0, 5.0, 1.0], [0.0, 0.1, 0.2]])
@@ -122,9 +118,6 @@ def nucleus_tokens(logits: Any, uniforms: Any, *, top_p: float, temperature: flo
 
 def plan_batches(num_prompts: int, num_samples: int, batch_size: int) -> list[list[tuple[int, int, int]]]:
     """The generate calls: each a list of ``(prompt, first sample index, count)`` with one count.
-
-    A question needing more than ``batch_size`` samples gets equal chunks, one call
-    each; otherwise as many questions as fit share a call.
 
     >>> plan_batches(2, 300, 128)
     [[(0, 0, 100)], [(0, 100, 100)], [(0, 200, 100)], [(1, 0, 100)], [(1, 100, 100)], [(1, 200, 100)]]

@@ -42,9 +42,6 @@ __all__ = [
 def make_engine(name: str, model: str, **options: Any) -> Engine:
     """The engine ``name`` for ``model`` (a Hub id or local folder; for ``openai`` the served model name).
 
-    ``options`` are the keywords of the engine's :meth:`~Engine.build` (see each engine class);
-    any other is an error naming it.
-
     >>> make_engine("gpu", "gpt2")  # doctest: +IGNORE_EXCEPTION_DETAIL
     Traceback (most recent call last):
     EngineError: unknown engine 'gpu'; choose one of: hf, openai, vllm

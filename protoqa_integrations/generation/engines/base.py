@@ -75,8 +75,6 @@ def collapsed_share(samples: Sequence[str]) -> float:
 def is_collapsed(samples: Sequence[str], temperature: float) -> bool:
     """Whether sampling at ``temperature`` > 0 gave nearly the same text every time (:data:`COLLAPSE_SHARE`).
 
-    Only questions with at least 10 samples are judged.
-
     >>> is_collapsed(["the beach"] * 300, 0.69), is_collapsed(["the beach"] * 300, 0.0)
     (True, False)
     >>> is_collapsed(["a", "b"] * 150, 0.69)
@@ -98,10 +96,9 @@ def answers_of(texts: Sequence[str], chat: bool) -> list[str]:
 class EngineOption:
     """One command-line option of an engine: ``FLAG VALUE`` (or the switch ``FLAG``) -> keyword ``keyword``.
 
-    ``type`` parses the value (None: a switch, which sets the keyword to True, or to False
-    when ``negate``); ``recorded`` options change the samples and are recorded in the
-    answers file and its sampling signature; ``metavar`` names the value in ``--help``.
-    The default is the constructor's.
+    ``type`` parses the value (None: a switch, setting True, or False when ``negate``); ``recorded``
+    options change the samples and go into the answers file and its signature. The default is the
+    constructor's.
 
     >>> EngineOption("max_n", "--max-n", "most choices per request", int, recorded=True).flag
     '--max-n'
@@ -119,11 +116,8 @@ class EngineOption:
 class Engine:
     """What every engine offers. ``usage`` counts prompt and completion tokens where the engine reports them.
 
-    A subclass gets ``name`` from its registration in :data:`ENGINES` (a built-in one declares the same
-    name, so that importing its class directly gives it too), sets ``summary`` (for ``--help``),
-    ``common`` (which of :data:`COMMON_SETTINGS` its constructor takes) and ``options`` (its own),
-    builds itself from a model name and those keywords in :meth:`build`, and draws samples in
-    :meth:`_sample`.
+    A subclass gets ``name`` from :data:`ENGINES` (a built-in one declares it too, for a direct import),
+    sets ``summary``, ``common`` and ``options``, builds itself in :meth:`build` and samples in :meth:`_sample`.
     """
 
     name: ClassVar[str] = "engine"
@@ -186,9 +180,8 @@ class Engine:
     ) -> Iterator[PromptSamples]:
         """Yield one :class:`PromptSamples` per prompt, each as soon as it is complete (any order).
 
-        Prompt ``i`` is sampled under ``seeds[i]`` (default ``config.seed + i``); ``progress``
-        asks for a progress bar where the engine draws one. On a fault every prompt already
-        complete is yielded before :class:`EngineError` is raised.
+        Prompt ``i`` is sampled under ``seeds[i]`` (default ``config.seed + i``). On a fault every
+        prompt already complete is yielded before :class:`EngineError` is raised.
         """
         prompts = list(prompts)
         seeds = [config.seed + i for i in range(len(prompts))] if seeds is None else [int(s) for s in seeds]
@@ -207,11 +200,8 @@ class Engine:
 
 
 def check_engine(name: str, cls: type[Engine]) -> None:
-    """The check of every engine registered in :data:`ENGINES`, which then carries ``name``.
-
-    Its ``common`` must name settings of :data:`COMMON_SETTINGS` and its options' keywords
-    must be keywords of its :meth:`~Engine.build`, so that the command line built from the
-    registry can always build it.
+    """The check of every engine joining :data:`ENGINES` (which then carries ``name``): the command line
+    built from the registry must always be able to build it.
 
     >>> class Echo(Engine):
     ...     options = (EngineOption("loud", "--loud", "echo: shout"),)
@@ -247,9 +237,8 @@ ENGINES: Registry[type[Engine]] = Registry(
     check=check_engine,
     error=EngineError,
 )
-"""The engines by name: the built-in ones named with their place (each module imported when its engine
-is first asked for), then any added with ``@ENGINES.register(name)`` on an :class:`Engine` subclass;
-each checked by :func:`check_engine` as it joins."""
+"""The engines by name: the built-in ones (each module imported when first asked for), then any added
+with ``@ENGINES.register(name)``."""
 
 
 def _dest(flag: str) -> str:
@@ -366,8 +355,7 @@ def request_seed(question_seed: int, request: int) -> int:
 
 
 def library_versions(*packages: str) -> dict[str, str]:
-    """The installed version of each of ``packages`` (distribution names), as ``{name: version}``;
-    a package not installed is left out, not guessed.
+    """The installed version of each of ``packages`` (distribution names); one not installed is left out.
 
     >>> library_versions("numpy")["numpy"] != "", library_versions("no-such-package-xyz")
     (True, {})

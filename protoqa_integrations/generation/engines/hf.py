@@ -16,8 +16,7 @@ __all__ = ["HFEngine"]
 class HFEngine(Engine):
     """:func:`~protoqa_integrations.generation.sampling.iter_prompt_samples` on a loaded model.
 
-    Its answers are exactly that function's. It samples completions only: a chat model
-    is served by the ``vllm`` or ``openai`` engine, which apply its chat template.
+    Completions only: the ``vllm`` and ``openai`` engines apply a chat model's template.
 
     >>> engine = HFEngine.build("gpt2", device="cpu")  # doctest: +SKIP
     >>> next(engine.sample(["One fruit is"], SamplingConfig(num_samples=3))).answers  # doctest: +SKIP

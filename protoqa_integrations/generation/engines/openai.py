@@ -344,11 +344,7 @@ class OpenAIEngine(Engine):
                 attempt += 1
 
     def _wait_before_retry(self, path: str, attempt: int, exc: Retryable, waited: float) -> float:
-        """Sleep before retry ``attempt`` of a request that has waited ``waited`` s so far; the seconds slept.
-
-        Raises :class:`EngineError` when the retries are spent, when the server asks for a longer wait than
-        :data:`MAX_RETRY_AFTER_S`, or when the wait would take the request's waits past :data:`MAX_RETRY_WAIT_S`.
-        """
+        """Sleep before retry ``attempt`` of a request that has waited ``waited`` s so far; the seconds slept."""
         if attempt >= self.max_retries:
             if exc.dropped is not None:  # still no connection that holds: say where and what to check
                 raise self._fail_unreachable(exc.dropped) from exc

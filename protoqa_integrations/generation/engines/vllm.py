@@ -40,9 +40,7 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _check_options(sizes: tuple[int, int, int], share: float, max_model_len: Optional[int]) -> None:
-    """Refuse engine options vLLM would misread: types first, so text is refused, not compared or converted.
-
-    ``sizes`` are the tensor, pipeline and data parallel sizes.
+    """Refuse engine options vLLM would misread (``sizes``: tensor, pipeline, data parallel): types first.
 
     >>> _check_options((1, 1, 1), "0.5", None)
     Traceback (most recent call last):
