@@ -77,8 +77,7 @@ class LimitError(ValueError):
 class BodyLimit:
     """ASGI middleware: refuse a request body over ``max_bytes`` with ``413`` before the app reads it.
 
-    A declared ``Content-Length`` over the limit is refused without reading a byte; a body
-    without one is counted as it arrives and refused as soon as it passes the limit.
+    A body without ``Content-Length`` is counted as it arrives.
 
     >>> from starlette.middleware import Middleware  # doctest: +SKIP
     >>> FastAPI(middleware=[Middleware(BodyLimit, max_bytes=MAX_REQUEST_BYTES)])  # doctest: +SKIP
@@ -223,9 +222,8 @@ def _reference_strings(reference: Any, question_id: str) -> tuple[list[list[str]
 def check_compute_request(predictions: Any, references: Any) -> None:
     """Refuse (:class:`LimitError`) an ``evaluate`` ``compute`` request over a cap, before any scoring.
 
-    Every question must stay within :func:`check_question_limits`; at most
-    :data:`MAX_QUESTIONS` questions and :data:`MAX_REQUEST_PAIRS` comparisons in all.
-    Malformed references are the library's errors (:class:`~protoqa_core.io.files.DataFormatError`).
+    Every question within :func:`check_question_limits`; :data:`MAX_QUESTIONS` and
+    :data:`MAX_REQUEST_PAIRS` bound the request.
 
     >>> check_compute_request([["cat"]], [{"answers": [["dog"], ["cat"]], "count": [6, 4]}])
     >>> check_compute_request([["cat"]] * 201, [{"answers": [["cat"]], "count": [1]}] * 201)
@@ -281,10 +279,8 @@ def run_with_budget(
 ) -> Any:
     """``function(*args, **kwargs)`` in a forked process, stopped after ``seconds`` (:class:`LimitError`).
 
-    The child inherits what the server has loaded (WordNet, the metric), so starting it
-    costs milliseconds; its address space may grow by at most ``memory`` bytes. Its
-    exceptions are raised here. Where ``fork`` does not exist the function runs in this
-    process, protected by the caps only.
+    The child inherits what the server has loaded (WordNet, the metric), so it starts in milliseconds;
+    its address space may grow by at most ``memory`` bytes. Without ``fork`` it runs in this process.
 
     >>> run_with_budget(sum, [1, 2, 3])
     6

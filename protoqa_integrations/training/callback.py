@@ -52,9 +52,7 @@ def _all_gather(obj: Any, world_size: int) -> list[Any]:
 def _metric_prefix(metrics: Optional[Mapping[str, Any]]) -> str:
     """The Trainer's ``metric_key_prefix`` of one evaluation, read back from its metrics.
 
-    The Trainer does not pass the prefix to callbacks, but it always adds
-    ``<prefix>_runtime`` (``eval_runtime``; ``eval_dev_runtime`` for the ``dev`` set of
-    a dict ``eval_dataset``; ``test_runtime`` for ``evaluate(metric_key_prefix="test")``).
+    The Trainer does not pass the prefix to callbacks, but it always adds ``<prefix>_runtime``.
 
     >>> _metric_prefix({"eval_dev_loss": 2.1, "eval_dev_runtime": 0.5}), _metric_prefix({})
     ('eval_dev', 'eval')
@@ -152,9 +150,8 @@ class ProtoQAEvalCallbackBase:
     def evaluate_model(self, model: Any, tokenizer: Any, eval_set: Optional[str] = None) -> dict[str, float]:
         """Sample answers for the evaluation questions and score them (keys without a prefix).
 
-        ``eval_set`` names the question set when the callback was given one per eval set.
-        Under ``torch.distributed`` each process samples every ``world_size``-th question
-        and the samples are exchanged, so every process returns the same scores.
+        ``eval_set`` names the question set when the callback was given one per eval set. Under
+        ``torch.distributed`` every process returns the same scores (docs/training.md).
         """
         if eval_set not in self.question_sets:
             known = ", ".join(repr(n) for n in self.question_sets if n is not None) or "none (one set for all)"
@@ -200,11 +197,7 @@ class ProtoQAEvalCallbackBase:
         processing_class: Any = None,
         **kwargs: Any,
     ) -> None:
-        """Add ``<prefix>_protoqa_...`` scores to the evaluation metrics and log them.
-
-        The prefix is the Trainer's ``metric_key_prefix`` (``eval``, ``eval_dev`` for the
-        ``dev`` set of a dict ``eval_dataset``, ...).
-        """
+        """Add ``<prefix>_protoqa_...`` scores (the Trainer's ``metric_key_prefix``) to the metrics and log them."""
         prefix = _metric_prefix(metrics)
         scored, eval_set = self._set_for_prefix(prefix)
         if not scored:

@@ -99,8 +99,7 @@ def similarity_names(similarity: Similarities) -> tuple[str, ...]:
 def probeval_with_human_clusters(questions: Sequence[Question], samples: Sequence[Sequence[str]]) -> float:
     """Mean ProbEval KL(P_G || P_H) over questions, with the data's human clusters and WordNet matching.
 
-    The :data:`ProbEvalFn` used by ``probeval=True``; needs the ``cfc_probeval`` package
-    (part of this project) but no embedding model, since the clusters are the human ones.
+    The :data:`ProbEvalFn` of ``probeval=True``; no embedding model, since the clusters are the human ones.
 
     >>> from protoqa_metric import Cluster, Question
     >>> q = Question("q1", "name a pet", (Cluster("q1.0", ("dog",), 6), Cluster("q1.1", ("cat",), 4)))
@@ -142,11 +141,8 @@ def score_sampled_answers(
 ) -> dict[str, float]:
     """ProtoQA scores (and ProbEval's KL) of the answers sampled for each question.
 
-    ``samples[i]`` are the cleaned answers sampled for ``questions[i]``; they are ranked
-    by frequency (:func:`~protoqa_core.ranking.rank_by_frequency`) and the ranked lists are
-    scored with :func:`~protoqa_metric.evaluate_predictions` under each similarity.
-    ``probeval``: ``True`` adds ``probeval_kl`` from :func:`probeval_with_human_clusters`,
-    a :data:`ProbEvalFn` adds its value under that key.
+    ``samples[i]`` are the cleaned answers sampled for ``questions[i]``, ranked by frequency and
+    scored under each similarity; ``probeval`` adds ``probeval_kl``.
 
     >>> from protoqa_metric import Cluster, Question
     >>> q = Question("q1", "name a pet", (Cluster("q1.0", ("dog",), 6), Cluster("q1.1", ("cat",), 4)))
@@ -188,11 +184,8 @@ def sample_question_answers(
 ) -> list[str]:
     """Nucleus-sample ``num_samples`` answers to one question from a causal language model.
 
-    The samples are drawn ``batch_size`` at a time from ``prompt_fn(question)`` under
-    ``seed`` (the global RNG state is saved and restored, so training randomness is not
-    disturbed) and cleaned with :func:`~protoqa_integrations.generation.prompts.clean_answer`. Top-k
-    filtering is off (``top_k=0``) as in the paper; other settings of the model's
-    ``generation_config`` apply. The model is put in eval mode and back.
+    Drawn ``batch_size`` at a time from ``prompt_fn(question)`` under ``seed``, leaving the global
+    RNG (and so the training's randomness) as it was; top-k is off, as in the paper.
 
     >>> answers = sample_question_answers(model, tokenizer, "name a fruit", num_samples=5)  # doctest: +SKIP
     >>> len(answers), rank_by_frequency(answers)[0]  # e.g. (5, 'apple')  # doctest: +SKIP
@@ -225,8 +218,7 @@ def sample_answers(
 ) -> list[list[str]]:
     """:func:`sample_question_answers` for each question, question ``i`` under ``seed + i``.
 
-    Seeding each question on its own keeps its samples the same however the
-    questions are split among processes.
+    Seeding each question on its own keeps its samples the same however processes split the questions.
 
     >>> samples = sample_answers(model, tokenizer, ["name a fruit", "name a pet"], num_samples=3)  # doctest: +SKIP
     >>> [len(s) for s in samples]  # doctest: +SKIP
