@@ -82,9 +82,8 @@ def _produced(source: Any, method: int, length: int, left: int, deadline: InputD
 def check_archive(path: Path, deadline: InputDeadline) -> None:
     """Refuse a ``.eval`` archive whose entries unpack to more than the input cap, all entries together.
 
-    Every entry is unpacked as a stream and its bytes counted as they come out (deflate and zstd), so that
-    an entry declaring a small size but unpacking to gigabytes is stopped at the cap, before inspect-ai
-    reads it; the sizes an archive declares bound nothing.
+    Entries are unpacked as streams and counted as they come out, before inspect-ai reads them: the
+    sizes an archive declares bound nothing.
     """
     import struct
     import zipfile

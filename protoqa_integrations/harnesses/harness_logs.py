@@ -190,8 +190,7 @@ def lm_eval_samples(
 ) -> HarnessAnswers:
     """:func:`read_lm_eval_samples` of the file's lines, keeping the questions ``keep`` keeps.
 
-    ``parsed`` is ``(line, record)``: a line a reader has already parsed (to tell the format),
-    not parsed again.
+    ``parsed`` is ``(line, record)``: a line already parsed to tell the format, not parsed again.
     """
     samples: dict[str, list[str]] = {}
     sampling: dict[str, Any] = {}
@@ -262,9 +261,6 @@ def _lighteval_results(path: Path, stamp: str) -> dict[str, Any]:
 
 def read_lighteval_details(path: PathLike) -> HarnessAnswers:
     """Samples per question from a lighteval details Parquet file, cleaned as this project's tasks clean them.
-
-    The question id is the row's ``doc.specific.row.id``; ``sampling`` is the model's
-    ``generation_parameters`` from the run's results file, when it is found.
 
     >>> read_lighteval_details("details_cfc|0_2026-01-01T00-00-00.parquet").samples  # doctest: +SKIP
     {'r1q1': ['dancing', ...], ...}

@@ -366,9 +366,8 @@ def detect_format(path: PathLike) -> str:
 def read_harness_output(
     path: PathLike, fmt: Optional[str] = None, *, max_answers: Optional[int] = None
 ) -> HarnessAnswers:
-    """A harness's output (a format of :data:`READERS`), the format detected unless ``fmt`` names it
-    (then the file is read in the same pass, :func:`read_system_file`); ``max_answers`` caps one
-    question's samples (an error naming the file and the question).
+    """A harness's output (a format of :data:`READERS`), the format detected unless ``fmt`` names it;
+    ``max_answers`` caps one question's samples.
 
     >>> read_harness_output("README.md")  # doctest: +IGNORE_EXCEPTION_DETAIL
     Traceback (most recent call last):

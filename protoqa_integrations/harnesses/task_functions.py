@@ -65,9 +65,8 @@ def load_split(
 ) -> Any:
     """``DatasetDict`` with one split of a ``protoqa_dataset`` config (the ``custom_dataset`` of the tasks).
 
-    ``signatures`` is the task's ``metadata.signatures`` (lm-eval hands the task's metadata to
-    its ``custom_dataset``): it is filled with :func:`metric_signatures` of the split, so that
-    the ``configs`` of lm-eval's ``results_*.json`` carry them.
+    ``signatures`` (the task's ``metadata.signatures``) is filled with :func:`metric_signatures` of
+    the split, so that lm-eval's ``results_*.json`` carry them.
 
     >>> load_split("cfc", "test", data_dir="../shared/data")["test"].num_rows  # doctest: +SKIP
     46
@@ -137,10 +136,7 @@ def process_results(doc: dict, results: Sequence[Sequence[str]]) -> dict[str, An
     and ``collapsed``: the question id with whether its samples collapsed; under the short names of
     :data:`~protoqa_integrations.harnesses.metric_names.SCORE_NAMES`, in their order.
 
-    ``results[0]`` holds the question's cleaned samples (each sample through
-    :func:`~protoqa_integrations.generation.settings.answer_from_text`).
-    The metrics are those of ``protoqa-eval`` on the frequency-ranked answers, and the
-    KL that of ``probeval`` on all samples (human clusters, WordNet matching).
+    ``results[0]`` holds the question's cleaned samples.
     """
     from cfc_probeval import targets_from_question
     from cfc_probeval.inputs import sample_counts

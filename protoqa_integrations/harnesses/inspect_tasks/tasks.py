@@ -89,9 +89,7 @@ def question_samples(
 ) -> MemoryDataset:
     """One Inspect sample per question of a ``protoqa_dataset`` config (``protoqa`` or ``cfc``) and split.
 
-    The sample's ``id`` is the question id, its ``input`` the prompt, its ``target`` the
-    answers of the question's clusters (one per cluster, largest first) and its ``metadata``
-    the question's dataset row (``row``), which the scorer scores against.
+    ``target`` holds one answer per cluster, largest first; ``metadata["row"]`` is what the scorer reads.
 
     >>> first = question_samples("protoqa", data_dir="../shared/data")[0]
     >>> first.id, first.input
@@ -141,8 +139,7 @@ def generate_config(prompt: str = "base") -> GenerateConfig:
 def sample_answers(samples: int) -> Solver:
     """Draw ``samples`` completions of the question's prompt, each from its own ``generate`` on a forked state.
 
-    The state's ``output`` then holds every completion as one of its ``choices`` (in the
-    order they were asked for), which :func:`protoqa_scores` scores together.
+    The state's ``output`` then holds every completion, in order, as one of its ``choices``.
     """
     if samples < 1:
         raise ValueError(f"samples must be at least 1, got {samples}")
@@ -170,9 +167,7 @@ def answer_counts(answers: list[str]) -> str:
 def protoqa_scores(prompt: str = "base") -> Scorer:
     """The question's scores from all its sampled completions, under the harnesses' short names (``KL`` first).
 
-    ``collapsed`` is 1 for a question whose samples collapsed to one answer; ``answer`` is the
-    most frequent answer, ``explanation`` every distinct answer with its count
-    (:func:`answer_counts`); ``metadata`` holds every cleaned answer (``answers``) in sample order.
+    ``answer`` is the most frequent answer, ``explanation`` :func:`answer_counts`, ``metadata`` every answer.
     """
     _check_prompt(prompt)
 
@@ -219,9 +214,6 @@ def build_task(
     dataset: str, samples: int, split: str = "validation", prompt: str = "base", data_dir: Optional[str] = None
 ) -> Task:
     """The Inspect task of a data set (``protoqa`` or ``cfc``), which :func:`protoqa` and :func:`cfc` return.
-
-    Its metadata names the task's settings, each score's signature over the split's questions
-    (``signatures``, by the harnesses' short names) and the project's version (``protoqa-eval``).
 
     >>> built = build_task("cfc", 2, data_dir=str(Path("../shared/data").resolve()))
     >>> list(built.metadata["signatures"])[:2], built.metadata["signatures"]["KL"]

@@ -106,9 +106,6 @@ def protoqa_metric(num_samples: int) -> SampleLevelMetricGrouping:
 def make_prompt_function(spec: TaskSpec, signatures: Optional[Mapping[str, str]] = None) -> Callable[[dict, str], Doc]:
     """The lighteval prompt function of a task: a dataset row to a :class:`Doc` with the task's prompt.
 
-    ``signatures`` (:func:`~protoqa_integrations.harnesses.task_functions.metric_signatures`) go with
-    every ``Doc`` in ``specific``, where lighteval's details keep them.
-
     >>> prompt = make_prompt_function(TASKS["cfc"], {"KL": "clustering:human|...", "protoqa-eval": "0.1.0"})
     >>> doc = prompt({"id": "c1", "question": "a man reads. where is he?", "__index": 0, "__few_shots": False}, "cfc")
     >>> doc.query.splitlines()[-2:], doc.specific["signatures"]["KL"], doc.specific["protoqa-eval"]

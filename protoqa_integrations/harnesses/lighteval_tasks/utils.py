@@ -88,8 +88,7 @@ def _parquet_name(split: str) -> str:
 def write_parquet_copy(root: Path, splits: Mapping[tuple[str, str], Any]) -> Path:
     """Write ``{(config, split): Dataset}`` once under ``root``, in a folder named by their digest.
 
-    The folder reads with ``datasets.load_dataset(folder, config)``. A folder of the same
-    digest is reused; a new one is written beside it under a temporary name and renamed
+    A folder of the same digest is reused; a new one is written under a temporary name and renamed
     into place, so a reader never sees half a copy and no existing path is written through.
     """
     rows = {f"{config}/{split}": dataset.to_list() for (config, split), dataset in sorted(splits.items())}

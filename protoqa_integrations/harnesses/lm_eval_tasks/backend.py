@@ -31,10 +31,7 @@ def sampling_config(gen_kwargs: dict, num_samples: int, batch_size: int, seed: i
     """The :class:`SamplingConfig` of a request's generation kwargs, or None when it is not nucleus sampling
     with the stop strings of :data:`~protoqa_integrations.generation.settings.STOP_STRINGS`.
 
-    A setting given as None takes its default (``max_gen_toks`` 10, ``temperature`` and ``top_p``
-    1.0, ``top_k`` 0: off); a value the sampler cannot use (``max_gen_toks=0``, ``temperature=0``,
-    text that is not a number) raises :class:`~protoqa_integrations.generation.settings.GenerationError`
-    naming its key.
+    A setting given as None takes its default; one the sampler cannot use raises ``GenerationError``.
 
     >>> sampling_config({"do_sample": True, "until": ["\\n", "."], "temperature": 0.69, "top_p": 0.9,
     ...                  "top_k": 0, "max_gen_toks": 10}, 300, 100, 42).signature()  # doctest: +ELLIPSIS

@@ -95,9 +95,6 @@ def cfc_chat_prompt(doc: dict) -> str:
 def cfc_chat_example(*_args: Any) -> list[dict]:
     """The CFC one-shot example as a document, for the chat task's few-shot turn (user, then assistant).
 
-    Its text is the first user turn of :func:`~protoqa_integrations.generation.prompts.cfc_chat_messages`
-    (instruction and example question), its target the example answer.
-
     >>> cfc_chat_example()[0]["chat_target"]
     'into the lake'
     """
@@ -126,10 +123,7 @@ def chat_target(doc: dict) -> str:
 def mean_warning_collapsed(items: Sequence[tuple[str, bool]]) -> float:
     """The share of questions whose samples collapsed to one answer; a warning names them.
 
-    More than :data:`~protoqa_integrations.generation.engines.base.COLLAPSE_SHARE` of a question's
-    samples being one answer at the tasks' temperature is what a backend that sends the
-    same seed with every repeat produces (``local-completions`` does, use
-    ``protoqa-local-completions``).
+    A backend sending the same seed with every repeat (``local-completions``) gives such questions.
 
     >>> mean_warning_collapsed([("q1", True), ("q2", False)])
     0.5
