@@ -276,7 +276,7 @@ _LIST_SEPARATOR = re.compile(r"\s*;\s*|\s*,\s*")
 
 
 def visible_text(text: str) -> str:
-    """The answer in a chat model's reply; ``""`` when it holds none (rules: docs/api/protoqa_integrations.md).
+    """``text`` without format characters (``Cf``: zero-width, bidi controls) and controls but line breaks and tabs.
 
     >>> visible_text("pi\\u200bzza\\u202e")
     'pizza'
@@ -313,7 +313,7 @@ def _table_rows(lines: list[str]) -> list[str]:
 
 
 def answer_from_reply(reply: str) -> str:
-    """The answer in a chat model's reply; ``""`` when the reply holds none (rules: docs/api/protoqa_integrations.md).
+    """The answer in a chat model's reply; ``""`` when it holds none (rules: docs/api/protoqa_integrations.md).
 
     >>> answer_from_reply("1. Brush teeth")
     'brush teeth'
