@@ -1,10 +1,8 @@
 """The arithmetic of seeded batched nucleus sampling: counter-based uniforms, the nucleus draw, the batch plan.
 
-The randomness of sample ``j`` of a question at generation step ``t`` is a counter-based
-hash of ``(question seed, j, t)`` (SplitMix64, :func:`sample_uniforms`), so a question's
-samples do not depend on which other questions share its batch; :func:`nucleus_tokens`
-turns one uniform per row into a token; :func:`plan_batches` packs a list of questions'
-samples into ``generate`` calls. :mod:`protoqa_integrations.generation.sampling` draws with these.
+:func:`sample_uniforms` hashes ``(question seed, j, t)`` (SplitMix64), so a question's samples do
+not depend on which questions share its batch; :func:`nucleus_tokens` turns one uniform per row
+into a token; :func:`plan_batches` packs the samples into ``generate`` calls.
 
 >>> plan_batches(3, 2, 4)
 [[(0, 0, 2), (1, 0, 2)], [(2, 0, 2)]]

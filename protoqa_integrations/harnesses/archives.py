@@ -1,10 +1,8 @@
 """Zip archives (Inspect's ``.eval`` logs) measured by the bytes their entries really unpack to.
 
-An archive declares each entry's size, and nothing holds it to that: an entry that declares
-1,000 bytes may unpack to gigabytes. :func:`check_archive` unpacks every entry as a stream
-(deflate and zstd), a megabyte at a time, counting what comes out, and stops as soon as the
-entries together pass the input cap (``PROTOQA_MAX_INPUT_MB``) or the input's time budget is
-spent; only then does a reader (``inspect-ai``) open the archive.
+An entry that declares 1,000 bytes may unpack to gigabytes: :func:`check_archive` counts what
+really comes out, within the input cap (``PROTOQA_MAX_INPUT_MB``) and time budget, before
+``inspect-ai`` opens the archive.
 """
 
 from __future__ import annotations

@@ -141,10 +141,7 @@ class ProtoQAEvalCallbackBase:
         return self
 
     def ranked_predictions(self) -> dict[str, list[str]]:
-        """The latest evaluation's answers ranked by frequency, ``{question id: [answer, ...]}``.
-
-        The format of ``protoqa-eval`` prediction files.
-        """
+        """The latest evaluation's answers ranked by frequency: a ``protoqa-eval`` predictions file."""
         return {qid: rank_by_frequency(samples) for qid, samples in self.last_samples.items()}
 
     def evaluate_model(self, model: Any, tokenizer: Any, eval_set: Optional[str] = None) -> dict[str, float]:

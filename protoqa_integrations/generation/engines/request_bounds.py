@@ -66,8 +66,7 @@ REPLY_CHOICE_BYTES = 16 * 1024
 def reply_byte_cap(n: int) -> int:
     """The most bytes read of a reply asking for ``n`` choices: 64 KiB plus 16 KiB per choice.
 
-    A choice of :data:`MAX_REPLY_CHARS` characters takes at most 12,000 bytes even when every
-    character is JSON-escaped (``\\uXXXX``); the rest is room for the reply's other fields.
+    A choice of :data:`MAX_REPLY_CHARS` characters takes at most 12,000 bytes, even JSON-escaped.
 
     >>> reply_byte_cap(1), reply_byte_cap(128)
     (81920, 2162688)
