@@ -1,16 +1,13 @@
 """The task YAML files' functions that are lm-eval's alone: the chat prompts, the answer filters,
 the collapse warning and the test split's leaderboard file.
 
-Everything here is plain Python on dicts and lists (no ``lm_eval`` import), so it is
-tested without the harness and shared by every backend. What lighteval's tasks use as well
-(data, the base prompts, per-question scores and their means) lives in
-:mod:`protoqa_integrations.harnesses.task_functions`, where the YAML files name it.
+Plain Python on dicts and lists (no ``lm_eval`` import), so it is tested without the harness and
+shared by every backend; what lighteval's tasks use as well lives in
+:mod:`protoqa_integrations.harnesses.task_functions`.
 
->>> from protoqa_integrations.harnesses.task_functions import process_results, protoqa_prompt
+>>> from protoqa_integrations.harnesses.task_functions import process_results
 >>> doc = {"id": "q1", "question": "name a pet", "clusters": {"id": ["q1.0", "q1.1"],
 ...        "answers": [["dog"], ["cat"]], "count": [6, 4]}}
->>> protoqa_prompt(doc)
-'one pet is'
 >>> scores = process_results(doc, [answers_filter([[" dog.", " cat", " dog"]], [doc])[0]])
 >>> scores["em_ans@1"], round(scores["KL"], 4)
 (1.0, 0.0355)
