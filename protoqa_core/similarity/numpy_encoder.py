@@ -1,19 +1,9 @@
 """BERT-family encoders on numpy: the project's own forward pass over a model's ``model.safetensors``.
 
-:class:`NumpyTransformer` computes the last layer of a BERT or RoBERTa encoder (all-MiniLM-L6-v2,
-roberta-base) with numpy, from the weights file mapped into memory (:func:`read_safetensors`) and
-the model's ``tokenizer.json`` (the ``tokenizers`` package): the same weights as torch, float32
-everywhere but in the matrix products, without importing torch, transformers or sentence-transformers.
-Every matrix product is exact (:func:`exact_product`): its operands are cut to
-:data:`~protoqa_core.similarity.exact_products.EXACT_BITS`-bit integers times powers of two, whose products and sums float64 holds
-without rounding, so the BLAS kernel, its blocking and the other strings of a batch cannot
-change a bit of it. Everything else works on one row (or one string) at a time with numpy's
-elementwise operations and reductions, whose order does not depend on the batch either. ProbEval's
-default embedder (:mod:`cfc_probeval.embedders`) and the ``roberta`` similarity's
-:class:`~protoqa_core.similarity.embedding.ContextEncoder` run on it wherever
-:func:`numpy_runtime_problem` finds nothing against it (:func:`choose_runtime`).
-:func:`encode_token_batches` batches tokenized strings by a token budget, without padding;
-:func:`blas_threads` keeps BLAS on one thread while it runs.
+Float32 as torch, without importing torch, transformers or sentence-transformers. Every matrix
+product is exact (:func:`exact_product`) and everything else works on one row or string at a time,
+so neither the BLAS kernel nor the other strings of a batch change a bit of a vector. ProbEval's
+default embedder and the ``roberta`` similarity run on it wherever :func:`choose_runtime` allows.
 """
 
 from __future__ import annotations
@@ -69,11 +59,7 @@ _MAX_SAFETENSORS_HEADER = 100_000_000
 def read_safetensors(path: Union[str, Path]) -> dict[str, np.ndarray]:
     """The tensors of a ``.safetensors`` file as read-only float32 arrays mapped from the file (integers as they are).
 
-    The file maps into memory instead of being read: only the pages a computation
-    touches are loaded, so a model's word-embedding table (half of all-MiniLM-L6-v2)
-    costs only the rows of the words seen. The format (an 8-byte header length, a JSON
-    header of names, types, shapes and byte ranges, then the data) is checked; a file
-    that does not follow it is an error naming the file.
+    Mapped, not read: a word-embedding table costs only the rows of the words seen.
 
     >>> read_safetensors("/nonexistent.safetensors")
     Traceback (most recent call last):
@@ -117,9 +103,6 @@ def read_safetensors(path: Union[str, Path]) -> dict[str, np.ndarray]:
 def numpy_runtime_problem(folder: Union[str, Path]) -> Optional[str]:
     """Why :class:`NumpyTransformer` cannot run the model in ``folder`` (None when it can).
 
-    It runs BERT-family encoders (``model_type`` bert or roberta, GELU, absolute
-    positions) from ``model.safetensors`` and ``tokenizer.json``.
-
     >>> numpy_runtime_problem("/nonexistent")
     'no config.json'
     """
@@ -146,8 +129,6 @@ def numpy_runtime_problem(folder: Union[str, Path]) -> Optional[str]:
 def choose_runtime(runtime: str, folder: Union[str, Path], option: str) -> str:
     """The runtime to use: ``numpy`` or ``torch`` as asked, or for ``auto`` numpy wherever it can run the model.
 
-    ``option`` names the setting in errors.
-
     >>> choose_runtime("torch", "/any", "--runtime")
     'torch'
     >>> choose_runtime("numpy", "/nonexistent", "--runtime")
@@ -170,17 +151,9 @@ def choose_runtime(runtime: str, folder: Union[str, Path], option: str) -> str:
 class NumpyTransformer:
     """A BERT-family encoder's last layer, computed with numpy from ``model.safetensors``.
 
-    The same computation as ``transformers``' BertModel / RobertaModel in evaluation
-    mode, in float32 as torch on CPU but for the products, which are exact (:func:`exact_product`) on
-    operands cut to :data:`~protoqa_core.similarity.exact_products.EXACT_BITS` bits: embeddings (word, absolute position, token type 0)
-    and LayerNorm, then per layer self-attention with the padding masked, a dense
-    layer, residual and LayerNorm, the exact (erf) GELU (:func:`gelu`) feed-forward, residual and
-    LayerNorm. Vectors agree with torch's to about 1e-6. The weight matrices are held as
-    float32 integers, their own size in memory (about 45 MB for all-MiniLM-L6-v2); the word
-    embeddings stay mapped from the file.
-
-    :meth:`tokenizer` gives the model's ``tokenizers`` tokenizer (from ``tokenizer.json``,
-    the one ``transformers``' fast tokenizer wraps) without padding or truncation.
+    ``transformers``' BertModel / RobertaModel in evaluation mode, float32 but for the exact
+    products; vectors agree with torch's to about 1e-6. Weight matrices are held as float32
+    integers (about 45 MB for all-MiniLM-L6-v2); the word embeddings stay mapped from the file.
 
     >>> model = NumpyTransformer("/models/all-MiniLM-L6-v2")  # doctest: +SKIP
     >>> tok = model.tokenizer(); enc = tok.encode("evening")  # doctest: +SKIP
@@ -232,11 +205,6 @@ class NumpyTransformer:
     def multiply_adds(self) -> int:
         """Multiply-adds of the products of everything encoded so far: the least work any exact run does.
 
-        Per token and layer: the query, key and value projections, the attention output
-        and the two feed-forward products; per pair of a string's tokens and layer: a
-        score and a weighted value, each ``dimension`` long. The last layer's output and
-        feed-forward products are counted for the finished tokens only.
-
         >>> model = NumpyTransformer("/models/all-MiniLM-L6-v2")  # doctest: +SKIP
         >>> model.packed_hidden_state(np.array([101, 3944, 102]), [3]).shape  # doctest: +SKIP
         (3, 384)
@@ -250,12 +218,7 @@ class NumpyTransformer:
 
     @staticmethod
     def _layer(weights: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
-        """One layer's weights; each matrix ``(in, out)`` for ``x @ w`` (torch stores ``(out, in)``).
-
-        A matrix ``name`` is kept as :func:`fixed_point` keeps it, integers (exact in float32,
-        half the memory of float64) under ``name`` and each column's power of two under
-        ``name + "_scale"``; query, key and value are joined into one matrix, for one product.
-        """
+        """One layer's weights, each matrix ``(in, out)`` as :func:`fixed_point` integers and column scales."""
         attention = prefix + "attention."
         names = [f"{attention}self.{part}" for part in ("query", "key", "value")]
         matrices = {
@@ -303,9 +266,7 @@ class NumpyTransformer:
     def last_hidden_state(self, ids: np.ndarray, mask: np.ndarray, keep: Optional[np.ndarray] = None) -> np.ndarray:
         """The last layer, float32 ``(batch, tokens, dimension)``, for token ids and a 0/1 attention mask (right-padded).
 
-        A padded batch as ``transformers`` takes it, computed by :meth:`packed_hidden_state`
-        without the padding; padding positions are 0. With ``keep`` (boolean, like
-        ``mask``) the last layer is finished only for the tokens it marks, the others being 0.
+        Padding positions, and with ``keep`` (boolean, like ``mask``) the tokens it leaves out, are 0.
 
         >>> NumpyTransformer("/models/all-MiniLM-L6-v2").last_hidden_state(ids, mask)  # doctest: +SKIP
         """
@@ -324,16 +285,9 @@ class NumpyTransformer:
     ) -> np.ndarray:
         """The last layer, float32 ``(tokens, dimension)``, of strings given one after another without padding.
 
-        ``ids`` holds every string's token ids in turn, ``lengths`` their counts. Rows
-        pass the dense layers together, so the products are as large as the batch;
-        attention runs over each run of consecutive strings of one length, which
-        needs no mask. The products are exact (:func:`exact_product`) and every other
-        operation works on each row (or each string) alone, so a string's vectors do not
-        depend on its company, nor on the BLAS kernel. With ``keep`` (boolean, one per token) the last layer is finished
-        only for the tokens it marks, the others being 0: every token's keys and values
-        are still needed there, but the attention output, the feed-forward layer and the
-        norms of a token nobody reads are not (most of a context encoder's tokens are
-        its context).
+        Attention runs over each run of consecutive strings of one length, which needs no mask.
+        With ``keep`` (boolean, one per token) the last layer is finished only for the tokens it
+        marks, the others being 0 (most of a context encoder's tokens are its context).
 
         >>> model = NumpyTransformer("/models/all-MiniLM-L6-v2")  # doctest: +SKIP
         >>> model.packed_hidden_state(np.array([101, 3944, 102, 101, 102]), [3, 2]).shape  # doctest: +SKIP
@@ -371,11 +325,7 @@ class NumpyTransformer:
         return x
 
     def _attention(self, qkv: np.ndarray, runs: Sequence[tuple[int, int, int]]) -> np.ndarray:
-        """Self-attention's output, ``(tokens, dimension)``, from the rows' joined queries, keys and values.
-
-        ``runs`` gives ``(first row, strings, tokens each)``; the strings of a run attend
-        within themselves, all heads at once.
-        """
+        """Self-attention's output from joined queries, keys and values; ``runs`` as :func:`_equal_runs`."""
         heads, size = self.heads, self.dimension // self.heads
         scale = np.float32(1.0 / np.sqrt(size))
         context = np.empty((len(qkv), self.dimension), dtype=np.float32)
@@ -393,8 +343,7 @@ class NumpyTransformer:
 
 
 def _fixed_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``a @ b`` in float32, from the exact product of ``a`` and ``b`` in :func:`fixed_point`, rows of ``a`` and
-    columns of ``b`` each with their own power of two."""
+    """``a @ b`` in float32, exact on :func:`fixed_point` rows of ``a`` and columns of ``b``."""
     a_integers, a_scale = fixed_point(a, axis=-1)
     b_integers, b_scale = fixed_point(b, axis=-2)
     out = exact_product(a_integers, b_integers, _kernel)
@@ -447,13 +396,9 @@ _ERF_POLYNOMIAL = tuple(np.float32(c) for c in (1.061405429, -1.453152027, 1.421
 def gelu(x: np.ndarray) -> np.ndarray:
     """``x * 0.5 * (1 + erf(x / sqrt(2)))`` (BERT's exact GELU) in float32, written into ``x``.
 
-    ``erf`` is Abramowitz and Stegun's formula 7.1.26, ``1 - t (a1 + t (a2 + ...)) exp(-z^2)``
-    with ``t = 1 / (1 + p |z|)`` (error below 1.5e-7), with numpy's float32 ``exp``: this
-    GELU costs about half as much as one on ``scipy.special.erf``, which evaluates in
-    float64 and was a fifth of the encoder's time. On ``[-8, 8]`` the result lies
-    within 4.7e-7 of the exact GELU (scipy's erf: 4.5e-7; torch's own GELU: 1.2e-6).
-    Its twenty passes go over :data:`GELU_BLOCK` numbers at a time, which stay in the
-    processor's cache; each number is computed alone, so the blocks change no bit.
+    ``erf`` is Abramowitz and Stegun's 7.1.26 in float32: half the cost of ``scipy.special.erf``
+    (float64, a fifth of the encoder's time); within 4.7e-7 of the exact GELU on ``[-8, 8]``
+    (scipy: 4.5e-7, torch: 1.2e-6). Blocks of :data:`GELU_BLOCK` stay in cache and change no bit.
 
     >>> gelu(np.array([-3.0, -0.5, 0.0, 0.5, 3.0], dtype=np.float32)).astype(float).round(5).tolist()
     [-0.00405, -0.15427, 0.0, 0.34573, 2.99595]
@@ -495,8 +440,7 @@ def _gelu_block(x: np.ndarray) -> None:
 def blas_threads(count: Optional[int]) -> contextlib.AbstractContextManager[Any]:
     """A context that runs BLAS on ``count`` threads (None: as it is), where ``threadpoolctl`` is installed.
 
-    Answers are a few tokens long: their products are small, and several BLAS threads
-    spinning on a busy machine cost far more CPU than they save.
+    Answers' products are small: several BLAS threads spinning cost more CPU than they save.
 
     >>> with blas_threads(1):
     ...     pass
@@ -522,16 +466,10 @@ def encode_token_batches(
     read: Optional[Sequence[np.ndarray]] = None,
     batch_tokens: int = BATCH_TOKENS,
 ) -> np.ndarray:
-    """``pool(hidden, rows)`` over tokenized strings, batched by a token budget, in input order.
+    """``pool(hidden, rows)`` over tokenized strings, batched by a token budget, stacked in input order.
 
-    Strings are taken by token count (ties by position), up to ``batch_tokens`` tokens a
-    batch (a longer string alone), without padding
-    (:meth:`NumpyTransformer.packed_hidden_state`); ``pool`` gets each run of one length
-    as ``hidden`` ``(strings, tokens, dimension)`` and ``rows``, their positions in
-    ``encodings``, and returns one vector per string. A string's vector does not depend
-    on the other strings. ``read`` (one boolean array per encoding) marks the tokens
-    whose last layer ``pool`` reads, where it reads only some: the others' last layer is
-    not finished, and is 0. Returns the pooled rows stacked in the order of ``encodings``.
+    ``pool`` gets each run of one length as ``(strings, tokens, dimension)`` and their positions in
+    ``encodings``; ``read`` (one boolean array per encoding) marks the tokens ``pool`` reads.
     """
     order = sorted(range(len(encodings)), key=lambda i: (len(encodings[i].ids), i))
     pooled: list[np.ndarray] = [np.zeros(0)] * len(encodings)
