@@ -1,39 +1,18 @@
 """Exact best alignment of two token sequences' partitions, without enumerating partitions.
 
-The WordNet similarity of docs/spec.md is a maximum over every pair of partitions (P, Q) of two
-token lists into contiguous groups of ``matching(P, Q) / max(|P|, |Q|)``, where a
-group pair can be matched when it "agrees" (shares a synset, or is the same string).
-Enumerating partitions costs ``2**(n-1) * 2**(m-1)`` matchings. This module finds the
-same maximum by searching over *matched spans* instead:
+The WordNet similarity of docs/spec.md maximizes ``matching(P, Q) / max(|P|, |Q|)`` over every pair
+of partitions of two token lists; enumerating them costs ``2**(n-1) * 2**(m-1)`` matchings. The
+search here is over *matched spans*: unmatched tokens between two matched groups can always be
+merged into one group, so a candidate is ``K`` disjoint span pairs worth
+``W / (K + max(gaps_a, gaps_b))`` (``gaps``: maximal runs of uncovered tokens on a side); and equal
+multi-token spans never need matching as wholes, so only single tokens and spans with a weight of
+their own (a WordNet collocation) are candidates.
 
-* In an optimal partition, all unmatched tokens between two matched groups can be
-  merged into one group: that never lowers the matching and never adds a group. So
-  a candidate is a set of ``K`` disjoint span pairs, and its value is
-  ``W / (K + max(gaps_a, gaps_b))``, where ``gaps`` counts maximal runs of
-  uncovered tokens on a side and ``W`` is the total pair weight (``K`` for 0/1
-  weights).
-* Two equal multi-token spans never need to be matched as wholes: matching their
-  tokens one to one covers the same tokens with more pairs and the same gaps,
-  which scores at least as high. Only single tokens and spans with a non-zero
-  weight of their own (a WordNet collocation) are candidates.
-
-A depth-first search over the first sequence, with the set of used tokens of the
-second as a bit mask, enumerates those candidates; an upper bound on what a branch
-can still reach prunes it, and a memo skips states reached twice. That settles
-ordinary answers in well under a millisecond. Long strings whose words repeat
-(dense pair graphs) can defeat the bound, so after a fixed number of search steps
-the problem goes to an exact integer program instead (Dinkelbach's method for the
-ratio, each step a mixed-integer linear program solved by HiGHS through
-``scipy.optimize.milp``), started from the best candidate the search found. The
-property tests compare the result with brute-force enumeration.
-
-Every stage has a fixed, deterministic budget (search states, candidate pairs,
-branch-and-bound nodes, Dinkelbach rounds; see the constants below), so the cost is
-bounded for any input. :func:`best_partition_alignment_checked` says whether the
-value was proven optimal; when a budget runs out it returns the best configuration
-found, a lower bound of the exact value. With at most 65 tokens a side (the
-similarity caps longer strings) no string of the ProtoQA or CFC data comes near
-the budgets; only adversarial strings that repeat a few words dozens of times do.
+A depth-first search with a bound and a memo settles ordinary answers in well under a millisecond.
+Long strings whose words repeat can defeat the bound, so after a fixed number of steps an exact
+integer program takes over (Dinkelbach's method, each step a ``scipy.optimize.milp``). Every stage
+has a deterministic budget (the constants below); when one runs out the result is the best value
+found, a lower bound. No string of the ProtoQA or CFC data comes near the budgets.
 """
 
 from __future__ import annotations
@@ -103,13 +82,10 @@ def _value_of(n_a: int, n_b: int, chosen: Sequence[SpanPair]) -> float:
 
 
 def _solve_by_integer_programming(n_a: int, n_b: int, pairs: Sequence[SpanPair], start: float) -> tuple[float, bool]:
-    """Exact maximum by Dinkelbach iterations over mixed-integer programs.
+    """Exact maximum by Dinkelbach iterations, and whether it is proven.
 
-    For a ratio guess ``lam``, maximize ``sum (w_p - lam) x_p - lam * G`` subject to
-    every token being covered at most once and ``G`` bounding the gap count of each
-    side. A positive optimum gives a better configuration (and ratio); zero proves
-    ``lam`` optimal. Returns the best value found and whether it is proven optimal
-    (False when a program hit :data:`MILP_NODE_LIMIT` or the rounds ran out).
+    For a ratio guess ``lam``, maximize ``sum (w_p - lam) x_p - lam * G`` with every token covered
+    at most once and ``G`` bounding each side's gap count; an optimum of zero proves ``lam``.
     """
     import numpy as np
     from scipy.optimize import Bounds, LinearConstraint, milp
@@ -125,10 +101,8 @@ def _solve_by_integer_programming(n_a: int, n_b: int, pairs: Sequence[SpanPair],
     upper = np.full(rows, np.inf)
     # Coverage of each token at most once: rows 0 .. n_a + n_b - 1.
     for j, p in enumerate(pairs):
-        for t in range(p.a_start, p.a_end):
-            A[t, j] = 1
-        for t in range(p.b_start, p.b_end):
-            A[n_a + t, j] = 1
+        A[p.a_start : p.a_end, j] = 1
+        A[n_a + p.b_start : n_a + p.b_end, j] = 1
     upper[: n_a + n_b] = 1
     # Gap starts: s_t >= cov_{t-1} - cov_t, and s_0 >= 1 - cov_0.
     base = n_a + n_b
@@ -144,12 +118,9 @@ def _solve_by_integer_programming(n_a: int, n_b: int, pairs: Sequence[SpanPair],
                 lower[r] = 1
     # G bounds each side's gap count.
     r = base + n_a + n_b
-    A[r, g_col] = 1
-    for t in range(n_a):
-        A[r, sa0 + t] = -1
-    A[r + 1, g_col] = 1
-    for t in range(n_b):
-        A[r + 1, sb0 + t] = -1
+    A[r, g_col] = A[r + 1, g_col] = 1
+    A[r, sa0 : sa0 + n_a] = -1
+    A[r + 1, sb0 : sb0 + n_b] = -1
     lower[r : r + 2] = 0
     constraints = LinearConstraint(A.tocsr(), lower, upper)
     integrality = np.zeros(n_var)
@@ -185,8 +156,6 @@ def _solve_by_integer_programming(n_a: int, n_b: int, pairs: Sequence[SpanPair],
 def best_partition_alignment(n_a: int, n_b: int, pairs: Sequence[SpanPair]) -> float:
     """Maximum over partitions of two token sequences of ``matched weight / max(|P|, |Q|)``.
 
-    The value of :func:`best_partition_alignment_checked`, without the proof flag.
-
     >>> best_partition_alignment(2, 1, [SpanPair(0, 2, 0, 1, 1.0)])  # "chewing gum" ~ "gum"
     1.0
     """
@@ -198,23 +167,10 @@ def best_partition_alignment_checked(
     n_b: int,
     pairs: Sequence[SpanPair],
 ) -> tuple[float, bool]:
-    """Maximum over partitions of two token sequences of ``matched weight / max(|P|, |Q|)``,
-    and whether it is proven.
+    """Maximum over partitions of two token sequences of ``matched weight / max(|P|, |Q|)``, and whether it is proven.
 
-    The work is bounded: at most :data:`SEARCH_STEP_BUDGET` search states, then (for
-    at most :data:`MILP_MAX_PAIRS` pairs) at most :data:`DINKELBACH_MAX_ROUNDS`
-    integer programs of at most :data:`MILP_NODE_LIMIT` branch-and-bound nodes each.
-    When a budget runs out, the value is the best configuration found, which is a
-    lower bound of the exact maximum, and the flag is False.
-
-    Args:
-        n_a, n_b: token counts of the two sequences (both at least 1).
-        pairs: every span pair that may be matched, with its weight in (0, 1]. Spans
-            are half-open token ranges. Pairs of weight 0 are ignored.
-
-    Returns:
-        ``(value, proven)``: the best value, in [0, 1], and True when it is the exact
-        maximum.
+    ``pairs`` holds every span pair (half-open token ranges) that may be matched, with its weight in
+    (0, 1]. When a budget runs out, the value is a lower bound and the flag is False.
 
     >>> best_partition_alignment_checked(2, 1, [SpanPair(1, 2, 0, 1, 1.0)])  # "red car" ~ "car"
     (0.5, True)
@@ -285,8 +241,7 @@ def _index_pairs(n_a: int, n_b: int, pairs: Sequence[SpanPair]) -> Optional[_Pai
 
 
 def _gaps_b_lower_bound(mask: int, never_b: int, n_b: int) -> int:
-    """Tokens of b that no pair covers stay uncovered; runs of them separated by already
-    covered tokens (``mask``) are distinct gaps whatever happens next.
+    """Runs of b tokens no pair covers, separated by covered ones (``mask``): gaps whatever happens next.
 
     >>> _gaps_b_lower_bound(0b010, 0b101, 3)
     2
@@ -306,11 +261,7 @@ def _gaps_b_lower_bound(mask: int, never_b: int, n_b: int) -> int:
 
 
 def _search_within_budget(n_a: int, n_b: int, tables: _PairTables) -> tuple[float, bool]:
-    """The branch-and-bound search over partitions: ``(best value found, whether it finished)``.
-
-    It stops unfinished after :data:`SEARCH_STEP_BUDGET` distinct states or
-    :data:`SEARCH_CALL_BUDGET` calls; its best value is then a lower bound.
-    """
+    """The branch-and-bound search over partitions: ``(best value found, whether it finished within budget)``."""
     options, coverable_b, never_b, max_ratio_ab, max_ratio_ba, rem_coverable_a, unc_after = tables
     best = 0.0
     steps = calls = 0
