@@ -1,41 +1,14 @@
 """Character-level similarities with costs bounded in both string lengths.
 
-Three similarities compare characters rather than words:
-
-* :func:`lcs_ratio`: longest common *subsequence* over the longer length;
-* :func:`longest_common_substring_ratio`: longest common *substring* over the longer
-  length (the reference evaluator's ``longest_common_substring_score``);
-* :func:`jaro_winkler`: NLTK's ``jaro_winkler_similarity`` (prefix scale 0.1, prefix of
-  at most 4 characters, no boost threshold), which the reference evaluator's tests use.
-
-The two common-string measures are bit-parallel: a string becomes one bit mask per
-character (a Python integer with bit ``j`` set where that character is at position
-``j``), and the other string is walked one character at a time, so every step is a few
-machine-word operations per 64 characters, done in C. Jaro-Winkler walks the first
-string once and finds each match with one ``str.find`` scan that never revisits a
-position. Worst cases, for strings ``x`` and ``y`` with ``n = min(|x|, |y|)`` and
-``m = max(|x|, |y|)``:
-
-=================================== ============================== =================
-similarity                          time                           memory
-=================================== ============================== =================
-``lcs_ratio``                       ``n`` steps of ``O(m / 64)``   ``O(m)`` bits per
-                                                                   distinct character
-``longest_common_substring_ratio``  ``n * L`` steps of             as above
-                                    ``O(m / 64)``, ``L`` the
-                                    answer's length (``L <= n``)
-``jaro_winkler``                    ``|x|`` Python steps and at    ``O(n)``
-                                    most ``|y|`` characters
-                                    scanned per distinct
-                                    character of ``x``
-=================================== ============================== =================
-
-In the metric the prediction is at most 50 characters, so each is linear in the
-cluster string's length: a 1 MB cluster string costs milliseconds.
+The two common-string measures are bit-parallel: a string becomes one bit mask per character
+(a Python integer) and the other is walked a character at a time, a few word operations per 64
+characters. In the metric the prediction is at most 50 characters, so each similarity is linear
+in the cluster string's length: a 1 MB cluster string costs milliseconds.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -84,10 +57,10 @@ def _char_masks(text: str, alphabet: frozenset[str]) -> dict[str, int]:
 
 
 def _lcs_vector(walk: str, masks: dict[str, int], full: int) -> int:
-    """Hyyro's bit-vector form of the LCS recurrence (Allison and Dix) after walking ``walk``
-    against the string(s) ``masks`` describes: bit ``j`` of the result is 0 where the LCS of
-    ``walk`` and ``y[:j+1]`` grew. ``full`` has a bit set for every position that counts
-    (clear bits stay clear, so one vector can hold several strings between guard bits)."""
+    """Hyyro's bit-vector LCS recurrence after walking ``walk``: bit ``j`` is 0 where the LCS with ``y[:j+1]`` grew.
+
+    Bits clear in ``full`` stay clear, so one vector can hold several strings between guard bits.
+    """
     v = full
     for ch in walk:
         m = masks.get(ch)
@@ -116,10 +89,8 @@ def _shorter_and_masks(prediction: str, answer: str) -> tuple[str, str, dict[str
 def lcs_ratio(prediction: str, answer: str) -> float:
     """Length of the longest common (character) subsequence over the longer length.
 
-    Two empty strings score 1. Unlike the reference evaluator's
-    ``longest_common_subsequence_score``, which sums :mod:`difflib` matching blocks
-    (a heuristic that can miss the longest subsequence), this is the exact LCS.
-    Cost: ``min(|x|, |y|)`` steps of ``O(max(|x|, |y|) / 64)`` word operations.
+    Two empty strings score 1. The exact LCS, where the reference evaluator's difflib blocks can
+    miss it; ``min(|x|, |y|)`` steps of ``O(max(|x|, |y|) / 64)`` word operations.
 
     >>> lcs_ratio("color", "colour")
     0.8333333333333334
@@ -132,25 +103,16 @@ def lcs_ratio(prediction: str, answer: str) -> float:
 
 @lru_cache(maxsize=4096)
 def _packed_answers(answers: tuple[str, ...]) -> tuple[dict[str, int], int, int, tuple[tuple[int, int], ...]]:
-    """All answers of a cluster side by side in one bit string, each followed by a guard bit.
-
-    The guard bit is 0 in every mask, so the carry of the LCS addition that leaves
-    one answer stops there instead of running into the next answer.
-    """
-    text_parts = []
+    """All answers of a cluster side by side in one bit string, each followed by a guard bit (0 in every mask,
+    so an LCS carry stops there)."""
     segments = []
     position = 0
     for answer in answers:
         segments.append((position, len(answer)))
-        text_parts.append(answer)
-        text_parts.append("\x00")
         position += len(answer) + 1
-    text = "".join(text_parts)
-    alphabet = frozenset(text)
-    masks = _char_masks(text, alphabet)
-    guards = 0
-    for start, length in segments:
-        guards |= 1 << (start + length)
+    text = "".join(answer + "\x00" for answer in answers)
+    masks = _char_masks(text, frozenset(text))
+    guards = sum(1 << (start + length) for start, length in segments)
     # Separators that happen to be "\x00" inside an answer are real characters there.
     nul = masks.pop("\x00", 0) & ~guards
     if nul:
@@ -159,11 +121,7 @@ def _packed_answers(answers: tuple[str, ...]) -> tuple[dict[str, int], int, int,
 
 
 def best_lcs_ratios(prediction: str, answers: Sequence[str]) -> float:
-    """``max(lcs_ratio(prediction, y) for y in answers)`` in one bit-parallel pass (0 for none).
-
-    All answers of the cluster are packed into one bit string, so the prediction is
-    walked once for the whole cluster: ``|prediction|`` steps of
-    ``O(sum |y| / 64)`` word operations.
+    """``max(lcs_ratio(prediction, y) for y in answers)`` in one bit-parallel pass over the packed answers (0 for none).
 
     >>> best_lcs_ratios("colour", ["dog", "color"])
     0.8333333333333334
@@ -190,10 +148,8 @@ def best_lcs_ratios(prediction: str, answers: Sequence[str]) -> float:
 def longest_common_substring_ratio(prediction: str, answer: str) -> float:
     """Longest common substring over the longer length.
 
-    The reference evaluator's ``longest_common_substring_score`` with two differences
-    at the edges: two empty strings score 1 here (the reference divides by zero), and
-    this is the exact longest substring, where :mod:`difflib`'s automatic junk
-    heuristic can miss it when the second string has 200 or more characters.
+    The reference evaluator's ``longest_common_substring_score``, but two empty strings score 1 (the
+    reference divides by zero) and it is exact (difflib's junk heuristic misses some past 200 characters).
 
     >>> longest_common_substring_ratio("color", "colour")
     0.6666666666666666
@@ -220,14 +176,10 @@ def longest_common_substring_ratio(prediction: str, answer: str) -> float:
 
 
 def _jaro_matches(s1: str, s2: str) -> tuple[list[int], list[int]]:
-    """The greedy Jaro matching: each character of ``s1`` takes the first free equal
-    character of ``s2`` inside the match window.
+    """The greedy Jaro matching: each character of ``s1`` takes the first free equal character of ``s2`` in its window.
 
-    Positions holding character ``c`` can only be taken by ``c``, and the windows
-    move right, so the positions ``c`` takes increase: the next one is the first
-    ``c`` after both the window start and the last one taken. A scan that finds no
-    ``c`` proves there is none up to the window end, so no position is scanned twice
-    for the same character.
+    The windows move right, so the positions a character takes increase: no position is scanned
+    twice for the same character.
     """
     len1, len2 = len(s1), len(s2)
     bound = max(len1, len2) // 2 - 1
@@ -273,23 +225,14 @@ def jaro_similarity(s1: str, s2: str) -> float:
 def jaro_winkler(prediction: str, answer: str) -> float:
     """Jaro-Winkler similarity as NLTK's ``jaro_winkler_similarity(s1, s2)`` computes it.
 
-    Jaro similarity plus ``l * 0.1 * (1 - jaro)`` for a common prefix of ``l <= 4``
-    characters, with no boost threshold. The prediction is NLTK's first argument
-    (the greedy Jaro matching is not symmetric). Unlike NLTK, long strings are
-    accepted: cost ``|prediction|`` Python steps plus at most ``|answer|`` characters
-    scanned per distinct character of the prediction.
+    Jaro plus ``l * 0.1 * (1 - jaro)`` for a common prefix of ``l <= 4`` characters, no boost
+    threshold; the prediction is NLTK's first argument (the matching is not symmetric).
 
     >>> round(jaro_winkler("massie", "massey"), 3)
     0.933
     """
     jaro = jaro_similarity(prediction, answer)
-    prefix = 0
-    for a, b in zip(prediction, answer, strict=False):
-        if a != b:
-            break
-        prefix += 1
-        if prefix == JARO_WINKLER_MAX_PREFIX:
-            break
+    prefix = len(os.path.commonprefix([prediction[:JARO_WINKLER_MAX_PREFIX], answer[:JARO_WINKLER_MAX_PREFIX]]))
     return jaro + (prefix * JARO_WINKLER_PREFIX_SCALE * (1 - jaro))
 
 
