@@ -1,39 +1,11 @@
 """One-vs-all Gaussian processes over answer vectors: which cluster does an answer belong to?
 
-Shared by ProbEval's ``gp`` matcher (:class:`cfc_probeval.matching.GPMatcher`) and the
-ProtoQA metric's ``roberta`` similarity, so that neither metric imports the other.
-:func:`fit_one_vs_all` fits one model per cluster ("in this cluster" against the rest)
-on training vectors, and :meth:`OneVsAll.scores` scores new vectors against every
-cluster.
-
-The two uses differ in four ways; each is an option here or in the vectors given:
-
-=========================== ===================================== ======================================
-                            the ProtoQA paper (``roberta``)        ProbEval's ``gp`` matcher
-=========================== ===================================== ======================================
-model                       ``regression``: GP regression on 0/1   ``classification``: scikit-learn's
-                            labels, RBF kernel of amplitude 1,     Laplace GP classifier, amplitude and
-                            noise 1e-7; the score is the           length scale fitted (seeded), the
-                            posterior mean                         score a probability
-training answers            the ~100 crowd answers with            the distinct answer strings
-                            repetition (``counts``)                (no ``counts``)
-vectors                     raw, L2 distance                       scaled to unit length (the caller)
-representation (embedder)   the answer after the question,         a sentence embedding of the answer
-                            averaged over its tokens               alone
-                            (:class:`~protoqa_core.similarity.embedding.
-                            ContextEncoder`)
-=========================== ===================================== ======================================
-
-Repetition: GP regression with an answer given ``n`` times, each copy with noise
-``alpha``, has the same posterior mean as one copy with noise ``alpha / n``; the
-regression uses the latter (fewer points, a better-conditioned system), which is the
-same model as repeating the rows. The regression's length scale (:func:`length_scale_rule`)
-is fixed (1 is the papers' code: scikit-learn's default kernel before version 1.9 had its
-amplitude and length scale fixed at 1), set per question from the training vectors
-(``median``: the median distance between the distinct training answers, times a factor)
-or fitted per cluster by a deterministic bounded search of the marginal likelihood
-(``fit``). None has random restarts or needs a seed: the result depends only on the
-vectors.
+Shared by ProbEval's ``gp`` matcher (``classification``, on unit vectors of distinct answers) and
+the ``roberta`` similarity (``regression``, on the crowd answers with repetition), so that neither
+metric imports the other. An answer given ``n`` times with noise ``alpha`` each has the same
+posterior mean as one copy with noise ``alpha / n``, which the regression uses (fewer points, a
+better-conditioned system). No length-scale rule has random restarts: the result depends only on
+the vectors.
 """
 
 from __future__ import annotations
@@ -66,8 +38,7 @@ LengthScale = Union[float, str]
 def length_scale_rule(value: object) -> LengthScale:
     """A checked length-scale rule: a positive number, ``"fit"``, ``"median"`` or ``"median*<factor>"``.
 
-    Numbers come back as floats and ``median`` rules in one spelling (``median`` for the
-    factor 1), so that equal rules compare (and are labelled) equal.
+    Equal rules come back in one spelling, so that they compare (and are labelled) equal.
 
     >>> length_scale_rule(2), length_scale_rule("fit"), length_scale_rule("median*1"), length_scale_rule("median*0.50")
     (2.0, 'fit', 'median', 'median*0.5')
@@ -79,10 +50,8 @@ def length_scale_rule(value: object) -> LengthScale:
     message = f"the length scale must be a positive number, 'fit', 'median' or 'median*<factor>', got {value!r}"
     if isinstance(value, str):
         text = value.strip()
-        if text == "fit":
-            return "fit"
-        if text == "median":
-            return "median"
+        if text in ("fit", "median"):
+            return text
         if text.startswith("median*"):
             try:
                 factor = float(text[len("median*") :])
@@ -114,12 +83,7 @@ def _median_of_squared(squared: np.ndarray) -> Optional[float]:
 
 @dataclass(frozen=True)
 class OneVsAll:
-    """Fitted one-vs-all models: per cluster a fitted model, or a constant score when there was nothing to learn.
-
-    Attributes:
-        model: ``regression`` or ``classification``.
-        fitted: per cluster, a float (the constant score) or a fitted model.
-    """
+    """Fitted one-vs-all models: per cluster a fitted model, or a constant score when there was nothing to learn."""
 
     model: str
     fitted: tuple[Any, ...]
@@ -171,23 +135,11 @@ def fit_one_vs_all(
 ) -> OneVsAll:
     """Fit one model per cluster: ``members[i, c]`` says whether training answer ``i`` is in cluster ``c``.
 
-    Args:
-        vectors: one row per distinct training answer.
-        members: answers x clusters, booleans.
-        counts: how often each answer was given (regression only; None: once each).
-        model: ``regression`` (the ProtoQA paper's) or ``classification`` (ProbEval's
-            ``gp`` matcher: ``GaussianProcessClassifier(1.0 * RBF(1.0))``, seeded).
-        seed: the classifier's random state (the regression has none).
-        alpha, length_scale: the regression's noise and RBF length scale, a rule of
-            :func:`length_scale_rule`: a number (default 1, the papers' code); ``"median"``
-            or ``"median*<factor>"``: the factor times the median distance between the
-            distinct training answers (1 when fewer than two differ); ``"fit"``: per
-            cluster, the one maximizing the marginal likelihood (:func:`_fitted_length_scale`).
-
-    A cluster that every answer (or none) belongs to gets that constant score under
-    the classifier; the regression fits it all the same (its prior mean is 0, so far
-    from every answer the score falls to 0), except for a cluster with no answer,
-    which scores 0.
+    ``counts`` (regression only) says how often each answer was given; ``model`` is ``regression``
+    (the ProtoQA paper's) or ``classification`` (``GaussianProcessClassifier(1.0 * RBF(1.0))``,
+    seeded). A ``median`` length scale is the factor times the median distance between distinct
+    answers (1 when fewer than two differ). Under the classifier a cluster that every answer (or
+    none) belongs to gets that constant score; under the regression only an empty cluster does (0).
 
     >>> m = fit_one_vs_all(np.array([[0.0], [0.1], [5.0]]), np.array([[1, 0], [1, 0], [0, 1]], bool), counts=[3, 1, 2])
     >>> (m.scores(np.array([[0.05], [9.0]])).round(2) + 0.0).tolist()  # near the first cluster; far from both
@@ -254,12 +206,8 @@ def _squared_distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _fitted_length_scale(squared: np.ndarray, noise: np.ndarray, labels: np.ndarray) -> float:
-    """The RBF length scale that maximizes the regression's marginal likelihood of ``labels``.
-
-    A bounded one-dimensional search (Brent's method on the log scale, between 1/100
-    and 100 times the median distance between training answers): deterministic, with
-    no random restarts.
-    """
+    """The RBF length scale that maximizes the marginal likelihood of ``labels``: a bounded Brent search on
+    the log scale, within 100 times the median distance either way."""
     from scipy.linalg import LinAlgError, cho_factor, cho_solve
     from scipy.optimize import minimize_scalar
 
