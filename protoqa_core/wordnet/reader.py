@@ -1,22 +1,10 @@
 """A reader of the WordNet 3.0 database files that gives NLTK's answers without NLTK.
 
-The similarities need three things from WordNet: the synsets of a phrase (NLTK's
-``wordnet.synsets``, with its morphological reduction ``morphy``), the data-file line
-of a synset (its hypernym pointers), and NLTK's name of a synset (``dog.n.01``). NLTK
-answers them after reading every index and exception file into dictionaries and
-building Python objects per synset, about a second per process. This reader answers
-them from the files as they are:
-
-* the ``index.*`` files are sorted by lemma, so a lemma is found over a read-only memory
-  map of the file: the first lemma of every 2 KB block is read on first use (about 3,000
-  lemmas in all), a bisection of those picks the block, and one scan of that block finds
-  the line;
-* the ``*.exc`` exception lists (7,952 lines in all) are read on first use;
-* ``data.*`` lines are read at their byte offset, which is the synset's identity.
-
-The reader never writes: it reads a system copy (such as Debian's
-``/usr/share/wordnet``) in place. A test compares it with NLTK on every lemma of
-WordNet 3.0.
+NLTK reads every index and exception file into Python objects first, about a second per
+process. This reader answers from the files as they are, read-only (a system copy such as
+Debian's ``/usr/share/wordnet`` works in place): a lemma by bisecting the first lemmas of an
+index file's 2 KB blocks, then scanning one block; a synset by its data line's byte offset. A
+test compares it with NLTK on every lemma of WordNet 3.0.
 """
 
 from __future__ import annotations
@@ -58,9 +46,8 @@ SUBSTITUTIONS: dict[str, tuple[tuple[str, str], ...]] = {
     "r": (),
 }
 
-# The first field of an index line (the lemma), when it holds a "_": at the start of a
-# line, and after the newline that ends the line before (a pattern that starts with a
-# literal is searched for by a fast scan instead of being tried at every position).
+# An index line's lemma holding a "_", at the file's start and after a newline (a pattern starting
+# with a literal is found by a fast scan instead of being tried at every position).
 _MULTIWORD_LEMMA_AT = re.compile(rb"[^ \n_]*_[^ \n]*")
 _MULTIWORD_LEMMA_AFTER = re.compile(rb"\n([^ \n_]*_[^ \n]*)")
 _VERSION = re.compile(rb"Word[nN]et (\d+\+?|\d+\.\d+) Copyright")
@@ -153,10 +140,6 @@ class WordNetReader:
     def index_line(self, lemma: str, pos: str) -> Optional[bytes]:
         """The line of ``index.<pos>`` for ``lemma`` (lower case, words joined by ``_``), or None.
 
-        The index files are sorted by lemma in byte order (every lemma character sorts
-        after the space that ends it): a bisection of the first lemmas of the file's
-        blocks picks the one block that can hold the line, and one scan of it finds it.
-
         >>> from protoqa_core.wordnet.files import find_wordnet
         >>> WordNetReader(find_wordnet()).index_line("hot_dog", "n")[:12]
         b'hot_dog n 3 '
@@ -183,12 +166,9 @@ class WordNetReader:
         return data[start : end if end >= 0 else len(data)]
 
     def offsets(self, lemma: str, pos: str) -> tuple[int, ...]:
-        """The synset offsets of ``lemma`` in part of speech ``pos``, in sense order (NLTK's
-        ``_lemma_pos_offset_map[lemma][pos]``); empty when WordNet has no such lemma.
+        """The synset offsets of ``lemma`` in part of speech ``pos``, in sense order; empty when WordNet has none.
 
-        Each ``(lemma, pos)`` is looked up once: a scoring run asks for the same lemmas
-        again and again (every inflected form tries its base forms, and a synset's name
-        needs its first lemma's senses). The memo is bounded by starting again empty.
+        Memoized: a scoring run asks for the same lemmas again and again.
 
         >>> from protoqa_core.wordnet.files import find_wordnet
         >>> WordNetReader(find_wordnet()).offsets("hot_dog", "n")
@@ -249,10 +229,7 @@ class WordNetReader:
         return [form, *(form[: -len(old)] + new for old, new in SUBSTITUTIONS[pos] if form.endswith(old))]
 
     def morphy(self, form: str, pos: str) -> list[str]:
-        """The base forms of ``form`` that WordNet has in ``pos`` (NLTK's ``_morphy`` with exceptions).
-
-        The form itself first, then either its exception-list bases or, when it has
-        none, the forms one rule of detachment gives; each once, in that order.
+        """The base forms of ``form`` that WordNet has in ``pos`` (NLTK's ``_morphy`` with exceptions), each once.
 
         >>> from protoqa_core.wordnet.files import find_wordnet
         >>> WordNetReader(find_wordnet()).morphy("geese", "n")
@@ -323,8 +300,8 @@ class WordNetReader:
         return fields[2] == b"s"
 
     def sense_number(self, lemma: str, line_pos: str, offset: int) -> int:
-        """NLTK's sense number of a synset for its first lemma: the synset's place among the
-        lemma's synsets of that part of speech; for satellites (NLTK 3.10), among its satellites.
+        """NLTK's sense number of a synset: its place among its first lemma's synsets of that part of speech
+        (for satellites, as NLTK 3.10, among the satellites).
 
         >>> from protoqa_core.wordnet.files import find_wordnet
         >>> WordNetReader(find_wordnet()).sense_number("dog", "n", 2084071)
@@ -352,10 +329,7 @@ class WordNetReader:
         return self._version
 
     def multiword_lemmas(self, pos: str) -> list[str]:
-        """The lemmas of ``index.<pos>`` that join words with ``_``, in file order.
-
-        One regular-expression pass over the file: a first run of a fresh installation
-        reads every index file for its lemma tables, and most lemmas are single words.
+        """The lemmas of ``index.<pos>`` that join words with ``_``, in file order, in one regular-expression pass.
 
         >>> from protoqa_core.wordnet.files import find_wordnet
         >>> "hot_dog" in WordNetReader(find_wordnet()).multiword_lemmas("n")
