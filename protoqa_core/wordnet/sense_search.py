@@ -1,9 +1,10 @@
 """The best Wu-Palmer over the pairs of two groups of synsets, without scoring every pair.
 
-:class:`Senses` holds what one group offers (its synsets' walks, shortest paths to each
-candidate subsumer); :func:`bound_reached` settles most group pairs by one bound, and
-:func:`search_pairs` scores the rest subsumer by subsumer, skipping those that cannot
-beat the best so far (see :func:`protoqa_core.wordnet.wu_palmer.best_wup`).
+:func:`bound_reached` settles most group pairs by one bound. :func:`search_pairs` walks down each
+synset ``x``'s candidate subsumers: the first that a synset ``y`` of the other group also has is
+their subsumer, and the ``y`` sharing subsumer ``c`` share its depth ``D`` and path ``L`` from
+``x``, so ``2D / (L + 2D + m)`` (``m`` the group's shortest path to ``c``) bounds them all and
+groups that cannot beat the best so far are skipped. No value exceeds 1, so the search stops there.
 """
 
 from __future__ import annotations

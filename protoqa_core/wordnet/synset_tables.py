@@ -1,11 +1,7 @@
 """The hypernym tables of WordNet synsets that NLTK's Wu-Palmer similarity reads, built once per synset.
 
-:class:`SynsetTables` parses each synset's data line as NLTK's reader does (its name and
-hypernym pointers), records NLTK's depths and hypernym distances from its parents', and
-gives NLTK's Wu-Palmer value of one pair and each synset's *walk*: its candidate subsumers
-in the order NLTK prefers them. :class:`~protoqa_core.wordnet.wu_palmer.WuPalmer` scores
-groups of synsets from these walks; :mod:`protoqa_core.wordnet.walk_file` writes every
-synset's walk to a file.
+A synset's *walk* is its candidate subsumers in the order NLTK prefers them:
+:class:`~protoqa_core.wordnet.wu_palmer.WuPalmer` scores groups of synsets from walks.
 """
 
 from __future__ import annotations
@@ -25,6 +21,7 @@ __all__ = [
     "POS_CODE",
     "ROOT",
     "WalkStep",
+    "first_among_equals",
     "hypernym_pointers",
     "path_lengths",
     "set_tables_from_parents",
@@ -32,10 +29,8 @@ __all__ = [
 
 ROOT = "*ROOT*"  # NLTK's simulated root, which joins the verb (and adjective) trees
 
-# A hypernym or instance-hypernym pointer between whole synsets ("0000"), as it stands
-# in a data line's pointer list: symbol, target offset, target part of speech, source/
-# target. Only a pointer symbol can be "@" or "@i" (offsets are digits, parts of speech
-# letters, source/target hex digits, verb frames "+ NN NN"), so a match is a pointer field.
+# A hypernym or instance-hypernym pointer between whole synsets ("0000"): only a pointer symbol
+# can be "@" or "@i" in a data line's pointer list, so a match is a pointer field.
 _HYPERNYM_POINTER = re.compile(r" @i? (\d{8}) ([nvasr]) 0000(?= |$)")
 
 # A synset on a walk: its NLTK name (from the walk file, or :meth:`SynsetTables._walk`) or its
@@ -49,8 +44,7 @@ CODE_POS = "nvar"
 
 
 def hypernym_pointers(pointers: str) -> tuple[tuple[str, int], ...]:
-    """The hypernym and instance-hypernym pointers of a data line's pointer field, as
-    ``(part of speech, offset)``: NLTK's hypernyms() follow only those between whole synsets."""
+    """The ``(part of speech, offset)`` hypernym and instance-hypernym pointers of a data line's pointer field."""
     return tuple((target_pos, int(target)) for target, target_pos in _HYPERNYM_POINTER.findall(" " + pointers))
 
 
@@ -64,11 +58,7 @@ def set_tables_from_parents(
     max_depth: dict[_Node, int],
     distances_by_node: dict[_Node, dict[_Node, int]],
 ) -> None:
-    """Record ``node``'s depths and hypernym distances, following from its parents' (recorded first).
-
-    NLTK's ``min_depth``/``max_depth`` are one more than the least/greatest of the parents',
-    and its ``_shortest_hypernym_paths`` distance to an ancestor is one more than the least
-    of the parents' distances to it (the breadth-first search NLTK runs).
+    """Record ``node``'s NLTK depths and hypernym distances, each one more than its parents' (recorded first).
 
     >>> mins, maxs, dists = {"r": 0}, {"r": 0}, {"r": {"r": 0}}
     >>> set_tables_from_parents("a", ("r",), mins, maxs, dists)
@@ -93,12 +83,9 @@ def set_tables_from_parents(
 def path_lengths(
     dist: dict[_Node, int], max_depth: dict[_Node, int], parents_by_node: dict[_Node, tuple[_Node, ...]]
 ) -> dict[_Node, int]:
-    """NLTK's ``shortest_path_distance`` from a synset to each of its hypernyms (``dist``: its
-    hypernym distances).
+    """NLTK's ``shortest_path_distance`` from a synset to each of its hypernyms (``dist``: its hypernym distances).
 
-    The path goes up from the synset to some common hypernym and down to the hypernym, so it
-    is the direct distance or one more than the path to a parent of it; parents have lower
-    max depth, so they come first.
+    A path is the direct distance or one more than the path to a parent (parents come first).
 
     >>> path_lengths({"s": 0, "p": 1, "r": 1}, {"r": 0, "p": 1, "s": 2}, {"r": (), "p": ("r",), "s": ("p", "r")})
     {'r': 1, 'p': 1, 's': 0}
@@ -113,9 +100,23 @@ def path_lengths(
     return paths
 
 
+def first_among_equals(order: list[_Node], node: _Node, min_depth: dict[_Node, int]) -> None:
+    """Move ``node`` in ``order`` before the synsets of its minimum depth (NLTK prefers the synset itself).
+
+    >>> order = ["a", "b", "c"]; first_among_equals(order, "c", {"a": 2, "b": 1, "c": 1}); order
+    ['a', 'c', 'b']
+    """
+    at = order.index(node)
+    first = at
+    while first and min_depth[order[first - 1]] == min_depth[node]:
+        first -= 1
+    if first != at:
+        del order[at]
+        order.insert(first, node)
+
+
 class SynsetTables:
-    """NLTK's depths, hypernym distances and walks of the synsets of ``reader``'s WordNet,
-    each built once, and NLTK's Wu-Palmer value of one pair of synsets.
+    """NLTK's depths, hypernym distances and walks of the synsets of ``reader``'s WordNet, each built once.
 
     >>> from protoqa_core.wordnet.lookup import open_wordnet, synset_from_key, synset_keys
     >>> tables = SynsetTables(open_wordnet())
@@ -144,19 +145,8 @@ class SynsetTables:
 
     # --- the tables of one synset, from its data line ----------------------------------
 
-    def _data_line(self, pos: str, offset: int) -> str:
-        """The line of a WordNet data file at a byte offset."""
-        try:
-            return self._reader.data_line(pos, offset)
-        except WordNetFormatError as exc:
-            raise WordNetUnavailableError(str(exc)) from None
-
     def _synset_record(self, pos: str, offset: int) -> tuple[str, tuple[tuple[str, int], ...]]:
-        """NLTK's name of a synset and its hypernym and instance-hypernym pointers.
-
-        Parsed from the data line as NLTK's reader parses it, without building the
-        ``Synset`` (its glosses, lemmas and sense keys are most of the cost).
-        """
+        """NLTK's name of a synset and its hypernym pointers, without building the ``Synset`` (most of the cost)."""
         line_pos, rest = self._line_fields(pos, offset)
         first_lemma = rest[0]
         if first_lemma.endswith(")") and "(" in first_lemma:  # a syntactic marker, as "(a)"
@@ -167,9 +157,13 @@ class SynsetTables:
         return name, hypernym_pointers(rest[-1])
 
     def _line_fields(self, pos: str, offset: int) -> tuple[str, list[str]]:
-        """A synset's type (``s`` for satellites) and its data line's fields from the first
-        lemma on: the lemmas and their lexical ids, then the rest (pointers and frames) in one."""
-        head = self._data_line(pos, offset).split("|", 1)[0].split(" ", 4)
+        """A synset's type (``s`` for satellites) and its data line's fields from the first lemma on: the lemmas
+        and their lexical ids, then the rest (pointers and frames) in one."""
+        try:
+            line = self._reader.data_line(pos, offset)
+        except WordNetFormatError as exc:
+            raise WordNetUnavailableError(str(exc)) from None
+        head = line.split("|", 1)[0].split(" ", 4)
         return head[2], head[4].split(" ", 2 * int(head[3], 16))
 
     def _record(self, key: SynsetKey) -> tuple[str, tuple[SynsetKey, ...]]:
@@ -181,8 +175,7 @@ class SynsetTables:
         return found
 
     def _register(self, key: SynsetKey) -> str:
-        """Record the hypernym links, depths and hypernym distances of a synset and all its
-        ancestors (:func:`set_tables_from_parents`); return its name."""
+        """Record the tables of a synset and all its ancestors, once; return its name."""
         name = self._name_by_key.get(key)
         if name is not None:
             return name
@@ -195,14 +188,6 @@ class SynsetTables:
             self._parents[name] = parents
         self._name_by_key[key] = name
         return name
-
-    def _synset_name(self, key: SynsetKey) -> str:
-        name = self._name_by_key.get(key)
-        return self._register(key) if name is None else name
-
-    def _depths(self, name: str) -> tuple[int, int]:
-        """NLTK's ``min_depth()`` and ``max_depth()`` of a registered synset."""
-        return self._min_depth[name], self._max_depth[name]
 
     def _distances(self, name: str, simulate_root: bool) -> dict[str, int]:
         """NLTK's ``_shortest_hypernym_paths``: each ancestor (and the synset) with its distance."""
@@ -237,11 +222,10 @@ class SynsetTables:
         """The synset and its hypernyms, deepest minimum depth first, then by name."""
         order = self._order_cache.get(name)
         if order is None:
-            dist = self._distances(name, False)
-            for c in dist:
-                self._depths(c)
             min_depth = self._min_depth
-            order = self._order_cache[name] = tuple(sorted(dist, key=lambda c: (-min_depth[c], c)))
+            order = self._order_cache[name] = tuple(
+                sorted(self._distances(name, False), key=lambda c: (-min_depth[c], c))
+            )
         return order
 
     def _wup_names(self, n1: str, n2: str, simulate_root: bool) -> float:
@@ -273,9 +257,7 @@ class SynsetTables:
         cached = self._wup_cache.get((first, second))
         if cached is None:
             # NLTK's Synset._needs_root for WordNet 3.0: only the nouns share one root.
-            cached = self._wup_names(
-                self._synset_name(first), self._synset_name(second), first[0] != "n" or second[0] != "n"
-            )
+            cached = self._wup_names(self._register(first), self._register(second), first[0] != "n" or second[0] != "n")
             if len(self._wup_cache) >= 1_000_000:  # keep memory bounded; the tables make a miss cheap
                 self._wup_cache.clear()
             self._wup_cache[(first, second)] = cached
@@ -284,18 +266,10 @@ class SynsetTables:
     # --- walks: a synset's candidate subsumers, for scoring groups of synsets -----------
 
     def _walk(self, name: str) -> Walk:
-        """The candidate subsumers of a synset in the order NLTK prefers them, and its root path.
+        """The candidate subsumers of a synset in the order NLTK prefers them, and its path length to the root.
 
-        Each hypernym (or the synset itself) comes as ``(name, depth, path length, to
-        root)``: ``depth`` is NLTK's Wu-Palmer depth (``max_depth() + 1``), ``path
-        length`` its ``shortest_path_distance`` from the synset (the same with or without
-        the simulated root, since a path through the root is longer), and ``to root``
-        whether NLTK takes the simulated root instead when it simulates one (minimum
-        depth 0 and named after ``*ROOT*``). The order is NLTK's
-        ``lowest_common_hypernyms(use_min_depth=True)`` followed by its preference for
-        the synset itself: greatest minimum depth first, the synset before its equals,
-        then by name. So for any other synset, the first entry it also has is the
-        subsumer of the pair. The root path is the path length to the simulated root.
+        Each step is ``(name, max_depth() + 1, shortest_path_distance, whether NLTK takes the simulated
+        root instead)``; for any other synset, the first step it also has is the pair's subsumer.
         """
         found = self._walk_cache.get(name)
         if found is None:
@@ -304,14 +278,7 @@ class SynsetTables:
             min_depth = self._min_depth
             paths = path_lengths(dist, max_depth, self._parents)
             order = sorted(dist, key=self._order_key.__getitem__)
-            # The synset itself goes first among its equals in minimum depth.
-            at = order.index(name)
-            first = at
-            while first and min_depth[order[first - 1]] == min_depth[name]:
-                first -= 1
-            if first != at:
-                del order[at]
-                order.insert(first, name)
+            first_among_equals(order, name, min_depth)
             found = self._walk_cache[name] = (
                 tuple((c, max_depth[c] + 1, paths[c], c != name and min_depth[c] == 0 and ROOT < c) for c in order),
                 max(dist.values()) + 1,

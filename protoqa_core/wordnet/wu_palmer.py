@@ -1,27 +1,16 @@
 """NLTK's Wu-Palmer similarity of WordNet synsets, from tables built once per synset.
 
-NLTK's ``Synset.wup_similarity`` recomputes hypernym closures by breadth-first search on
-every call (and re-reads a file header twice per call). :class:`WuPalmer` computes the
-same value from per-synset tables (hypernym links, depths, hypernym distances, and each
-synset's *walk*: its candidate subsumers in the order NLTK prefers them), each built
-once (:mod:`protoqa_core.wordnet.synset_tables`), and caches every pair; groups of synsets
-are scored by :mod:`protoqa_core.wordnet.sense_search`. One :class:`WuPalmer` holds every table of one WordNet;
-the functions below use the one of this process's WordNet, made on first use.
-
-The walks of every synset are also kept in a per-installation file (see
-:mod:`protoqa_core.wordnet.walk_table`), read through a memory map, so that a run does not
-compute them again. It is built by an explicit step,
-:func:`~protoqa_core.wordnet.walk_file.prepare_wordnet` (run by
-``scripts/setup.sh`` and ``protoqa-eval prepare``); a run that finds none computes the
-walks it needs in its own process (the same values) and says once, on stderr, how to
-build the file. Nothing is started in the background. Synsets are found by
-:mod:`protoqa_core.wordnet.lookup`.
+NLTK's ``Synset.wup_similarity`` recomputes hypernym closures on every call; :class:`WuPalmer`
+builds each synset's tables once (:mod:`protoqa_core.wordnet.synset_tables`) and reads the walks
+from the walk file where ``protoqa-eval prepare`` built it (docs/protoqa-metric.md). The
+functions below use one :class:`WuPalmer` of this process's WordNet, made on first use.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from itertools import groupby
 from typing import Literal, Optional, Union
 
 from .lookup import open_wordnet
@@ -34,6 +23,7 @@ from .synset_tables import (
     KeyWalk,
     SynsetTables,
     WalkStep,
+    first_among_equals,
     hypernym_pointers,
     path_lengths,
     set_tables_from_parents,
@@ -56,12 +46,9 @@ WalkTableChoice = Union[WalkTable, None, Literal["find"]]
 class WuPalmer(SynsetTables):
     """NLTK's Wu-Palmer similarity on the WordNet of ``reader``, with every table it builds.
 
-    The tables grow as synsets are scored (bounded where they grow with the pairs
-    scored); dropping the object drops them all. ``walk_table`` says where walks come
-    from: ``"find"`` (the default) opens this WordNet's walk file on first use, if
-    :func:`~protoqa_core.wordnet.walk_file.prepare_wordnet` has built it (see :meth:`walk_table`); a
-    :class:`~protoqa_core.wordnet.walk_table.WalkTable` is read as given; ``None`` computes
-    every walk in the process. The values are the same either way.
+    ``walk_table``: ``"find"`` opens this WordNet's walk file on first use (:meth:`walk_table`), a
+    :class:`~protoqa_core.wordnet.walk_table.WalkTable` is read as given, ``None`` computes every
+    walk in the process; the values are the same either way.
 
     >>> from protoqa_core.wordnet.lookup import synset_keys
     >>> wup = WuPalmer(open_wordnet(), walk_table=None)
@@ -86,11 +73,7 @@ class WuPalmer(SynsetTables):
     # --- walks computed in the process: synsets known by key codes, named where needed ---
 
     def _coded_register(self, code: int) -> None:
-        """:meth:`_register` for a synset known by its key code, without naming it.
-
-        A name costs a look-up in an index file (its sense number), and the walks of
-        a run need names only where NLTK's order does (see :meth:`_coded_walk`).
-        """
+        """:meth:`_register` for a synset known by its key code, without naming it (a name costs an index look-up)."""
         if code in self._coded_distances:
             return
         _, rest = self._line_fields(CODE_POS[code >> 32], code & 0xFFFFFFFF)
@@ -107,33 +90,17 @@ class WuPalmer(SynsetTables):
     def _coded_walk(self, code: int) -> tuple[tuple[WalkStep, ...], int]:
         """:meth:`_walk` of a synset known by its key code, each step's synset as its key code.
 
-        The same steps in the same order: NLTK's order is by minimum depth, then by
-        name, so only synsets that tie on minimum depth in one walk are named, and
-        the synsets of minimum depth 0 (for the simulated root, which sorts by name).
+        Only synsets that tie on minimum depth, and those of depth 0 (beside the root), are named.
         """
         self._coded_register(code)
         dist = self._coded_distances[code]
         max_depth = self._coded_max_depth
         min_depth = self._coded_min_depth
         paths = path_lengths(dist, max_depth, self._coded_parents)
-        order = sorted(dist, key=min_depth.__getitem__, reverse=True)
-        depths = [min_depth[c] for c in order]
-        if len(set(depths)) != len(depths):  # a run of equal minimum depth goes by name
-            start = 0
-            while start < len(order):
-                end = start + 1
-                while end < len(order) and depths[end] == depths[start]:
-                    end += 1
-                if end - start > 1:
-                    order[start:end] = sorted(order[start:end], key=self._coded_name)
-                start = end
-        at = order.index(code)
-        first = at
-        while first and min_depth[order[first - 1]] == min_depth[code]:
-            first -= 1
-        if first != at:
-            del order[at]
-            order.insert(first, code)
+        runs = [list(run) for _, run in groupby(sorted(dist, key=min_depth.__getitem__, reverse=True), min_depth.get)]
+        # A run of equal minimum depth goes by name.
+        order = [c for run in runs for c in (sorted(run, key=self._coded_name) if len(run) > 1 else run)]
+        first_among_equals(order, code, min_depth)
         steps = tuple(
             (c, max_depth[c] + 1, paths[c], c != code and min_depth[c] == 0 and ROOT < self._coded_name(c))
             for c in order
@@ -141,8 +108,7 @@ class WuPalmer(SynsetTables):
         return steps, max(dist.values()) + 1
 
     def _key_walk(self, key: SynsetKey) -> KeyWalk:
-        """A synset's walk and root path (see :meth:`_walk`), and the names on its walk (the
-        synset and its hypernyms): read from the walk file when there is one, else computed."""
+        """A synset's walk, root path and the synsets on its walk: from the walk file when there is one, else computed."""
         found = self._key_walks.get(key)
         if found is None:
             table = self.walk_table()
@@ -161,17 +127,14 @@ class WuPalmer(SynsetTables):
                         "%s: this run computes the walks it needs (rebuild the file with `protoqa-eval prepare`)", exc
                     )
                     walk = None
-                steps, root_path = walk if walk is not None else self._walk(self._synset_name(key))
+                steps, root_path = walk if walk is not None else self._walk(self._register(key))
             found = self._key_walks[key] = (steps, root_path, frozenset(step[0] for step in steps))
         return found
 
     def walk_table(self) -> Optional[WalkTable]:
-        """The walk file of this WordNet (see :mod:`protoqa_core.wordnet.walk_table`), or None while
-        there is none (walks are then computed in the process).
+        """The walk file of this WordNet, opened on first use, or None while there is none.
 
-        Opened on first use. Without the file (or with a damaged one) this process
-        computes the walks it needs itself, the same values, and a one-line warning says
-        how to build the file (``protoqa-eval prepare``); nothing is built or started.
+        Without it the process computes the walks it needs, and one warning says how to build it.
 
         >>> WuPalmer(open_wordnet(), walk_table=None).walk_table() is None
         True
@@ -257,9 +220,8 @@ def _wu_palmer() -> WuPalmer:
 def wup_from_keys(first: SynsetKey, second: SynsetKey) -> float:
     """NLTK's ``first.wup_similarity(second)`` (0.0 where NLTK gives None), from cached tables.
 
-    Follows NLTK 3 exactly, including its choice of subsumer (the common hypernym of
-    greatest *minimum* depth, ties by name, the first synset itself first), which is
-    why a synset with several hypernym paths scores below 1 with itself.
+    NLTK's subsumer is the common hypernym of greatest *minimum* depth (ties by name, the first
+    synset itself first): a synset with several hypernym paths scores below 1 with itself.
 
     >>> from protoqa_core.wordnet.lookup import synset_from_key, synset_keys
     >>> person = min(k for k in synset_keys("person") if synset_from_key(k).name() == "person.n.01")
@@ -272,17 +234,8 @@ def wup_from_keys(first: SynsetKey, second: SynsetKey) -> float:
 def best_wup(first: frozenset[SynsetKey], second: frozenset[SynsetKey]) -> float:
     """``max(wup_from_keys(x, y) for x in first for y in second)``, 0.0 for none.
 
-    Most group pairs are settled by :func:`bound_reached`, which checks one pair
-    against a bound on all of them. Otherwise scores every pair as
-    :func:`wup_from_keys` does, but finds the subsumers of one synset ``x`` with
-    all synsets ``y`` of the other group in one walk down ``x``'s candidate
-    subsumers (see :meth:`WuPalmer._walk`): the first that ``y`` also has is the
-    subsumer of ``(x, y)``, or the simulated root in its place. The synsets ``y``
-    that share a subsumer ``c`` share its depth ``D`` and the path length ``L`` from
-    ``x``, so ``2D / (L + 2D + m)``, with ``m`` the shortest path to ``c`` in the
-    group, bounds all of them; groups that cannot beat the best so far are not
-    scored one by one. No value exceeds 1, so the search stops at 1. Shared synsets
-    go first, as they most often reach it.
+    Most group pairs are settled by :func:`bound_reached`; the others by the bounded search of
+    :mod:`protoqa_core.wordnet.sense_search`, one walk down each synset's candidate subsumers.
 
     >>> from protoqa_core.wordnet.lookup import synset_keys
     >>> best_wup(synset_keys("dog"), synset_keys("dog")) == max(
@@ -295,9 +248,7 @@ def best_wup(first: frozenset[SynsetKey], second: frozenset[SynsetKey]) -> float
 def best_wup_reaches(first: frozenset[SynsetKey], second: frozenset[SynsetKey], level: float) -> bool:
     """Whether ``best_wup(first, second) >= level``.
 
-    Decided by the bound of :func:`bound_reached` where it suffices (no pair scores
-    more than the bound, so a bound below the level settles it), else by the search of
-    :func:`best_wup`, stopped at the first pair that reaches the level.
+    Decided by :func:`bound_reached` where it suffices, else by :func:`best_wup`'s search stopped at the level.
 
     >>> from protoqa_core.wordnet.lookup import synset_keys
     >>> best_wup_reaches(synset_keys("dog"), synset_keys("cat"), 0.5)

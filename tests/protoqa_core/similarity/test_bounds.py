@@ -222,7 +222,7 @@ def test_tables_from_parents_equal_nltks_breadth_first_search():
         assert name == s.name()
         expected = {h.name(): d for h, d in nltk_shortest_hypernym_paths(s, False).items()}
         assert wup._distances(name, False) == expected
-        assert wup._depths(name) == (s.min_depth(), s.max_depth())
+        assert (wup._min_depth[name], wup._max_depth[name]) == (s.min_depth(), s.max_depth())
         order = [c for c, _, _, _ in wup._walk(name)[0]]
         assert order == sorted(expected, key=lambda c: (-wn.synset(c).min_depth(), c != name, c))
 
