@@ -1,13 +1,8 @@
 """NLTK's WordNet reader, for those who want NLTK ``Synset`` objects and for the tests' oracle.
 
-The similarities do not use NLTK (see :mod:`protoqa_core.wordnet.reader`); this module
-is the one place that touches NLTK's WordNet reader and its private attributes. NLTK's
-WordNet is found in this order: NLTK data that is already present (``nltk.data.path``,
-``$NLTK_DATA``, and this package's cache folder from an earlier run); else WordNet as
-:func:`protoqa_core.wordnet.files.find_wordnet` finds it (the folder given, NLTK data,
-a system WordNet 3.0 database, ``nltk.download("wordnet")`` into the cache folder),
-copied into the cache as an NLTK ``corpora/wordnet`` folder with the ``lexnames`` file
-that Debian does not ship.
+The similarities do not use NLTK; this module is the one place that touches NLTK's WordNet reader
+and its private attributes. A WordNet that NLTK does not find is copied into the cache as an NLTK
+``corpora/wordnet`` folder, with the ``lexnames`` file that Debian does not ship.
 """
 
 from __future__ import annotations
@@ -40,10 +35,8 @@ __all__ = [
 
 _OPTIONAL_FILES = ("index.sense", "cntlist.rev", "cntlist")
 
-# The 45 lexicographer files of WordNet 3.0 in file-number order, as listed by the
-# lexnames(5WN) manual page. NLTK needs them in a "lexnames" file; Debian's packages
-# do not install that file, and minimal images often drop manual pages, so the list
-# is kept here.
+# The 45 lexicographer files of WordNet 3.0 in file-number order (lexnames(5WN)), which NLTK needs
+# and Debian does not install.
 _LEXNAMES = (
     "adj.all adj.pert adv.all noun.Tops noun.act noun.animal noun.artifact "
     "noun.attribute noun.body noun.cognition noun.communication noun.event "
@@ -99,12 +92,7 @@ def _load_reader(nltk_data_path: Optional[str] = None) -> WordNetCorpusReader:
     from nltk.corpus.reader.wordnet import WordNetCorpusReader
 
     class EnglishWordNetReader(WordNetCorpusReader):
-        """NLTK's reader without the Open Multilingual Wordnet sense mapping.
-
-        NLTK builds that mapping (reading index.sense twice, about 4 s) on every
-        load, even when it maps WordNet 3.0 onto itself; English synset look-ups
-        never use it.
-        """
+        """NLTK's reader without the Open Multilingual Wordnet sense mapping (about 4 s a load, unused in English)."""
 
         def map_wn(self, version: str = "wordnet") -> None:
             return None
@@ -118,9 +106,8 @@ def _load_reader(nltk_data_path: Optional[str] = None) -> WordNetCorpusReader:
             return version
 
         def open(self, fileid: str):
-            # The index, exception and lexnames files are read once, line by line;
-            # a plain file object reads them about 4x faster than NLTK's seekable
-            # stream. Data files keep NLTK's stream, which look-ups seek in.
+            # Files read once, line by line, read 4x faster from a plain file object than from NLTK's
+            # seekable stream, which data files keep for look-ups.
             path = os.path.join(str(getattr(self._root, "path", "")), fileid)
             sequential = fileid in {
                 "lexnames",
@@ -140,17 +127,8 @@ def _load_reader(nltk_data_path: Optional[str] = None) -> WordNetCorpusReader:
 
 
 def get_wordnet(wordnet_dir: Optional[str | os.PathLike] = None, download: bool = True) -> WordNetCorpusReader:
-    """Return the WordNet 3.0 reader, finding or installing WordNet on first use.
-
-    Args:
-        wordnet_dir: a folder with a WordNet 3.0 database (``index.noun``,
-            ``data.noun``, ...) to use when NLTK has no WordNet yet. Defaults to
-            ``$PROTOQA_WORDNET_DIR``, then the places
-            :func:`~protoqa_core.wordnet.files.find_wordnet` searches.
-        download: whether to fall back to ``nltk.download("wordnet")``.
-
-    Raises:
-        WordNetUnavailableError: no WordNet could be found, installed or downloaded.
+    """Return NLTK's WordNet 3.0 reader: NLTK data already present, else as :func:`~protoqa_core.wordnet.files.find_wordnet`
+    finds it (``wordnet_dir``, ``download``); WordNetUnavailableError when none is found.
 
     >>> get_wordnet().synsets("dog")[0].name()
     'dog.n.01'
@@ -183,10 +161,7 @@ def get_wordnet(wordnet_dir: Optional[str | os.PathLike] = None, download: bool 
         return _wordnet
 
 
-# NLTK's private attributes, reached only here (and named in NLTK_PRIVATE_ATTRIBUTES);
-# tests/protoqa_core/wordnet/test_nltk_reader.py fails loudly, naming the attribute, if a new NLTK drops one.
-
-#: NLTK's private attributes that this module reads, by the class that has them.
+#: NLTK's private attributes that this module reads, by the class that has them (a test names any a new NLTK drops).
 NLTK_PRIVATE_ATTRIBUTES: dict[str, tuple[str, ...]] = {
     "WordNetCorpusReader": ("_lemma_pos_offset_map", "_morphy", "_exception_map", "_root", "_ENCODING"),
     "Synset": ("_hypernyms", "_instance_hypernyms", "_shortest_hypernym_paths"),
@@ -197,16 +172,14 @@ NLTK_OVERRIDDEN_METHODS = ("map_wn", "get_version", "open")
 
 
 def missing_nltk_attributes(wn: WordNetCorpusReader) -> list[str]:
-    """What the installed NLTK lacks of :data:`NLTK_PRIVATE_ATTRIBUTES` and
-    :data:`NLTK_OVERRIDDEN_METHODS`, each as ``Class.attribute``.
+    """What the installed NLTK lacks of :data:`NLTK_PRIVATE_ATTRIBUTES` and :data:`NLTK_OVERRIDDEN_METHODS`.
 
     >>> missing_nltk_attributes(get_wordnet())
     []
     """
     from nltk.corpus.reader.wordnet import WordNetCorpusReader
 
-    # Instance attributes are looked up on a reader and a synset; the overridden methods
-    # on NLTK's class, which this module's subclass would otherwise hide.
+    # Overridden methods are looked up on NLTK's class, which this module's subclass would hide.
     owners = {"WordNetCorpusReader": wn, "Synset": wn.synset("dog.n.01")}
     missing = [
         f"{owner}.{name}"
