@@ -1,21 +1,9 @@
 """A memory-mapped file of Wu-Palmer walks, one per WordNet synset.
 
-Wu-Palmer similarity (:func:`protoqa_core.wordnet.wu_palmer.best_wup`) scores synset
-pairs from each synset's *walk*: the synset and its hypernyms in the order NLTK
-prefers them as subsumers, each with its depth and path length, and the path length
-to NLTK's simulated root. Computing a walk reads the data-file line of every
-hypernym and merges their tables; an evaluation touches thousands of synsets, and in
-a fresh process that was most of the cost of a Wu-Palmer evaluation.
-
-So the walks of all 117,659 synsets of WordNet 3.0 are computed once per WordNet
-installation (6-8 s here, in a child process so that the tables it builds do not
-stay in the caller's memory), written to one file of 13 MB in the cache folder
-(:func:`protoqa_core.wordnet.files.cache_dir`), and read through a memory map:
-nothing is loaded up front and a walk is decoded when first asked for. The file is
-named after the WordNet files it was computed from (their sizes and modification
-times), so another WordNet gets its own file. When the file cannot be written or
-read, walks are computed in the process instead; the values are the same either
-way (a test compares both for every synset).
+Computing a synset's walk reads the data line of every hypernym, which was most of the cost of a
+Wu-Palmer evaluation in a fresh process. So the walks of all 117,659 synsets of WordNet 3.0 are
+written once per installation to a 13 MB file and read through a memory map, a walk decoded when
+first asked for; a test compares them with computed walks for every synset.
 
 Layout (little-endian; every section starts at a multiple of 8 bytes; ``n``
 synsets, ``m`` walk steps in all):
@@ -51,11 +39,12 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Optional, Union
+from typing import Optional
 
 __all__ = ["MAGIC", "WalkTable", "Walk", "write_walk_table"]
 
 MAGIC = b"PQWALK03"
+_SECTION_TYPES = "qqiihhbq"  # the array sections' item types, in file order
 _HEADER = struct.Struct("<8sQQQ32s")
 _POS_CODE = {"n": 0, "v": 1, "a": 2, "r": 3}
 
@@ -74,9 +63,7 @@ def _aligned(size: int) -> int:
 def write_walk_table(path: Path, walks: Iterable[tuple[tuple[str, int], str, Walk]]) -> None:
     """Write the walks of every synset (``(key, name, walk)`` each) to ``path``, atomically.
 
-    Every synset that appears in a walk must have its own entry (a step is stored as the index
-    of that entry), and names must be unique; ValueError names the synset otherwise, before any
-    file is written.
+    Every synset on a walk needs its own entry and names must be unique (else ValueError, before writing).
 
     >>> import tempfile, pathlib
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "walks.bin"
@@ -107,9 +94,7 @@ def write_walk_table(path: Path, walks: Iterable[tuple[tuple[str, int], str, Wal
             if not (0 <= depth < 1 << 15 and 0 <= length < 1 << 15):
                 raise ValueError(f"depth or path length out of range at {name}")
             step = index.get(name)
-            if step is None:
-                # A step is stored as the index of its synset's own entry, and every hypernym of a
-                # WordNet synset is itself a synset with a walk, so a missing entry means bad input.
+            if step is None:  # every hypernym of a WordNet synset has a walk of its own
                 raise ValueError(
                     f"the walk of {walk_name} ({key[0]} {key[1]}) names {name}, which has no entry of its own"
                 )
@@ -122,27 +107,16 @@ def write_walk_table(path: Path, walks: Iterable[tuple[tuple[str, int], str, Wal
     name_starts = [0]
     for encoded in names:
         name_starts.append(name_starts[-1] + len(encoded))
-    arrays = [
-        array("q", codes),
-        array("q", starts),
-        array("i", root_paths),
-        array("i", synsets),
-        array("h", depths),
-        array("h", lengths),
-        array("b", to_roots),
-        array("q", name_starts),
-    ]
+    columns = (codes, starts, root_paths, synsets, depths, lengths, to_roots, name_starts)
+    arrays = [array(kind, column) for kind, column in zip(_SECTION_TYPES, columns, strict=True)]
     if sys.byteorder != "little":
         for section in arrays:
             section.byteswap()
-    sections: list[Union[array[int], bytes]] = [*arrays, b"".join(names)]
+    sections = [bytes(section) for section in arrays] + [b"".join(names)]
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".walks-", dir=path.parent)
     try:
-        body = b"".join(
-            bytes(section) + b"\0" * (_aligned(len(section) * _itemsize(section)) - len(section) * _itemsize(section))
-            for section in sections
-        )
+        body = b"".join(section + b"\0" * (_aligned(len(section)) - len(section)) for section in sections)
         with os.fdopen(fd, "wb") as f:
             f.write(_HEADER.pack(MAGIC, len(rows), len(synsets), len(sections[-1]), hashlib.sha256(body).digest()))
             f.write(body)
@@ -151,10 +125,6 @@ def write_walk_table(path: Path, walks: Iterable[tuple[tuple[str, int], str, Wal
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-
-
-def _itemsize(section: object) -> int:
-    return section.itemsize if isinstance(section, array) else 1
 
 
 class WalkTable:
