@@ -95,20 +95,8 @@ def nltk_data_dirs() -> list[Path]:
     home = os.path.expanduser("~/")
     if home != "~/":
         folders.append(Path(home) / "nltk_data")
-    folders += [
-        Path(sys.prefix) / "nltk_data",
-        Path(sys.prefix) / "share" / "nltk_data",
-        Path(sys.prefix) / "lib" / "nltk_data",
-    ]
-    folders += [
-        Path(p)
-        for p in (
-            "/usr/share/nltk_data",
-            "/usr/local/share/nltk_data",
-            "/usr/lib/nltk_data",
-            "/usr/local/lib/nltk_data",
-        )
-    ]
+    folders += [Path(sys.prefix, *under, "nltk_data") for under in ((), ("share",), ("lib",))]
+    folders += [Path(f"/usr{local}/{under}/nltk_data") for under in ("share", "lib") for local in ("", "/local")]
     folders.append(cache_dir() / "nltk_data")
     return folders
 
@@ -156,11 +144,8 @@ def _unpack_zip(archive: Path) -> Path:
 
 
 def find_wordnet(wordnet_dir: Optional[Union[str, os.PathLike]] = None, download: bool = True) -> Path:
-    """The folder of a WordNet 3.0 database, found as the module docstring says.
-
-    Raises:
-        WordNetUnavailableError: no WordNet 3.0 could be found or downloaded; the
-            message lists what was tried and how to fix it.
+    """The folder of a WordNet 3.0 database, found as the module docstring says; else WordNetUnavailableError,
+    listing what was tried and how to fix it.
 
     >>> (find_wordnet() / "index.noun").is_file()
     True
@@ -208,10 +193,10 @@ def find_wordnet(wordnet_dir: Optional[Union[str, os.PathLike]] = None, download
                 ok = False
                 tried.append(f"nltk.download('wordnet') into {own} failed: {exc}")
             if ok:
-                for folder in (own / "corpora" / "wordnet",):
-                    if is_wordnet_db(folder):
-                        _check_version(folder)
-                        return folder
+                folder = own / "corpora" / "wordnet"
+                if is_wordnet_db(folder):
+                    _check_version(folder)
+                    return folder
                 if (own / "corpora" / "wordnet.zip").is_file():
                     folder = _unpack_zip(own / "corpora" / "wordnet.zip")
                     _check_version(folder)

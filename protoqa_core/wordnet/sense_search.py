@@ -66,8 +66,7 @@ class Senses:
 
     @property
     def holders(self) -> dict[SynsetId, tuple[int, tuple[tuple[int, int], ...], int]]:
-        """Hypernym (or synset) -> (bit mask of the synsets having it, (synset, path length)
-        pairs shortest path first, the shortest of those path lengths); built on first use."""
+        """Hypernym -> (mask of the synsets having it, their (synset, path length) shortest first, the shortest path)."""
         if self._holders is None:
             members: dict[SynsetId, list[tuple[int, int]]] = {}
             for index, (_, walk, _) in enumerate(self.walks):
@@ -85,18 +84,12 @@ class Senses:
 
 
 def bound_reached(mine: Senses, other: Senses) -> tuple[Optional[float], float]:
-    """The best Wu-Palmer of two groups when one pair reaches the bound on all pairs (else
-    None), and that bound: no pair scores more.
+    """The best Wu-Palmer of two groups when one pair reaches the bound on all pairs (else None), and that bound.
 
-    A pair whose subsumer is the common hypernym ``c`` scores at most
-    ``2D / (m1 + m2 + 2D)``, with ``m1`` and ``m2`` the two groups' shortest paths
-    to ``c`` (the same float expression NLTK evaluates, which only falls as the
-    paths grow); pairs with the simulated root score at most ``2 / (r1 + r2 + 2)``
-    with the shortest root paths. When the pair behind the greatest bound has
-    ``c`` as its subsumer, it scores exactly that bound, which is then the best.
-    The common hypernyms come from one set intersection (a few, against dozens of
-    hypernyms a side); ties go to the greatest ``2D / (m1 + 2D)``, then the first
-    name, so the pair checked does not depend on set order.
+    A pair with subsumer ``c`` scores at most ``2D / (m1 + m2 + 2D)`` (NLTK's float expression, the
+    groups' shortest paths to ``c``), one with the simulated root at most ``2 / (r1 + r2 + 2)``; when
+    the pair behind the greatest bound has ``c`` as its subsumer, it scores that bound. Ties go to the
+    greatest ``2D / (m1 + 2D)``, then the first name, so the pair checked does not depend on set order.
     """
     mine_shortest = mine.shortest
     other_shortest = other.shortest
@@ -112,17 +105,15 @@ def bound_reached(mine: Senses, other: Senses) -> tuple[Optional[float], float]:
             behind = c
     # The pairs NLTK simulates a root for (those with a non-noun) with the shortest root paths.
     # (the least sum of root paths, then the first synsets: min() over the two candidates)
+    # Nouns only: one root, nothing simulated.
     mine_non_noun, other_non_noun = mine.root_non_noun, other.root_non_noun
-    if mine_non_noun is None and other_non_noun is None:
-        rooted = None  # nouns only: one root, nothing simulated
-    else:
-        rooted = None
-        if mine_non_noun is not None:
-            rooted = (mine_non_noun[0] + other.root_any[0], mine_non_noun[1], other.root_any[1])
-        if other_non_noun is not None:
-            candidate = (mine.root_any[0] + other_non_noun[0], mine.root_any[1], other_non_noun[1])
-            if rooted is None or candidate < rooted:
-                rooted = candidate
+    rooted = None
+    if mine_non_noun is not None:
+        rooted = (mine_non_noun[0] + other.root_any[0], mine_non_noun[1], other.root_any[1])
+    if other_non_noun is not None:
+        candidate = (mine.root_any[0] + other_non_noun[0], mine.root_any[1], other_non_noun[1])
+        if rooted is None or candidate < rooted:
+            rooted = candidate
     if behind is None:  # no common hypernym: every pair scores 0 or with the simulated root
         value = 2.0 / (rooted[0] + 1 + 1) if rooted else 0.0
         return value, value
