@@ -33,15 +33,9 @@ def _wordnet_tokens_similarity(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[
 def wordnet_similarity(prediction: str, answer: str, *, all_stopword_match: bool = True) -> float:
     """The WordNet similarity of docs/spec.md: the best partition alignment of the content tokens.
 
-    Both strings are tokenized (NLTK Treebank tokenizer) and stripped of English
-    stopwords; groups of contiguous tokens agree when they are equal or share a
-    WordNet synset; the score is the best ``matched groups / max(groups)`` over all
-    partitions of both token lists. Computed exactly, without enumerating
-    partitions (see :mod:`protoqa_core.similarity.partition_alignment`).
-
-    Args:
-        all_stopword_match: two strings made only of stopwords ("the" vs "a") score
-            1, as in the published ProtoQA numbers. Pass False to score them 0.
+    Groups of contiguous content tokens agree when equal or sharing a synset; the score is the best
+    ``matched groups / max(groups)``, exact (:mod:`~protoqa_core.similarity.partition_alignment`).
+    Two all-stopword strings score 1 (the published numbers) unless ``all_stopword_match`` is False.
 
     >>> wordnet_similarity("chewing gum", "gum")
     1.0
@@ -65,10 +59,7 @@ def _answers_offer(answers: tuple[str, ...]) -> tuple[frozenset, frozenset]:
 
 
 def best_wordnet_similarity(prediction: str, answers: Sequence[str], *, all_stopword_match: bool = True) -> float:
-    """``max(wordnet_similarity(prediction, y) for y in answers)``, skipping hopeless clusters.
-
-    A prediction that shares no token and no synset with any answer of the cluster
-    scores 0 against all of them, which one set intersection shows.
+    """``max(wordnet_similarity(prediction, y) for y in answers)``, 0 at once when no token or synset is shared.
 
     >>> best_wordnet_similarity("puppies", ["dog", "puppy"])
     1.0
@@ -79,8 +70,7 @@ def best_wordnet_similarity(prediction: str, answers: Sequence[str], *, all_stop
 
 
 def _shares_nothing(prediction: str, answers: Sequence[str]) -> bool:
-    """Whether the prediction has content tokens and shares no token and no synset with
-    any answer, so that its WordNet similarity to each of them is 0."""
+    """Whether the prediction has content tokens and shares no token and no synset with any answer."""
     a = capped(content_tokens(prediction), 0)[0]
     if not a:
         return False
@@ -90,8 +80,7 @@ def _shares_nothing(prediction: str, answers: Sequence[str]) -> bool:
 
 
 def wordnet_reaches(prediction: str, answers: Sequence[str], level: float, *, all_stopword_match: bool = True) -> bool:
-    """Whether ``best_wordnet_similarity(prediction, answers) >= level``, stopping at the
-    first answer that reaches ``level``.
+    """Whether ``best_wordnet_similarity(prediction, answers) >= level``, stopping at the first that reaches it.
 
     >>> from protoqa_core.similarity import ABOVE_HALF
     >>> wordnet_reaches("red car", ["car", "bus"], ABOVE_HALF), wordnet_reaches("car", ["red car"], 0.5)

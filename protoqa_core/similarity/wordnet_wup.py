@@ -19,12 +19,7 @@ __all__ = ["wup_similarity", "best_wup_similarity", "wup_reaches", "WORDNET_WUP"
 
 @lru_cache(maxsize=200_000)
 def _phrase_wup(names_a: frozenset[SynsetKey], names_b: frozenset[SynsetKey]) -> float:
-    """Best Wu-Palmer similarity between a synset of one group and one of the other.
-
-    As the reference evaluator's part score, shared synsets get no shortcut: NLTK's
-    Wu-Palmer similarity of a synset with itself is below 1 for synsets with several
-    hypernym paths (person.n.01 scores 0.857 with itself).
-    """
+    """Best Wu-Palmer similarity between the groups' synsets; shared synsets get no shortcut (as in the reference)."""
     return best_wup(names_a, names_b)
 
 
@@ -69,12 +64,8 @@ def _wup_tokens_similarity(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[floa
 def _wup_against_one_token(a: tuple[str, ...], b: tuple[str, ...]) -> float:
     """The Wu-Palmer partition similarity when ``a`` or ``b`` is a single token.
 
-    A matching is then one group ``g`` of the longer side paired with the token, and
-    scores ``w / (1 + gaps)``: ``w`` is 1 for an equal token and otherwise the best
-    Wu-Palmer of the two groups' synsets, ``gaps`` counts the runs of the longer side
-    left out (0, 1 or 2). That is the partition search's own float expression, so the
-    maximum is the same number. Groups are tried fewest gaps first and a level stops
-    once ``1 / (1 + gaps)`` cannot beat the best, which skips their Wu-Palmer values.
+    A matching is one group of the longer side with the token, scoring ``w / (1 + gaps)`` (the
+    partition search's own float expression), ``gaps`` the runs left out (0, 1 or 2).
     """
     single_is_a = len(a) == 1
     token, longer = (a[0], b) if single_is_a else (b[0], a)
@@ -84,14 +75,8 @@ def _wup_against_one_token(a: tuple[str, ...], b: tuple[str, ...]) -> float:
 def _wup_against_tokens(
     longer: tuple[str, ...], tokens: Collection[str], names_of_tokens: frozenset[SynsetKey], tokens_first: bool
 ) -> float:
-    """The best :func:`_wup_against_one_token` of ``longer`` against each single token of
-    ``tokens`` (``names_of_tokens`` the union of their synsets; ``tokens_first`` when the
-    tokens are the first argument).
-
-    For one group of ``longer``, the best over the tokens is 1 when one of them equals
-    it, else the best Wu-Palmer between its synsets and the union of theirs, which is
-    the maximum of the tokens' own; dividing by ``1 + gaps`` keeps the order of floats.
-    """
+    """The best :func:`_wup_against_one_token` of ``longer`` against each of ``tokens`` (their synsets' union
+    ``names_of_tokens``), groups tried fewest gaps first: the union's Wu-Palmer is the tokens' maximum."""
     if len(longer) == 1:  # a single token against single tokens: one pair each, no gaps
         if longer[0] in tokens:
             return 1.0
@@ -119,9 +104,7 @@ def _wup_against_tokens(
 
 @lru_cache(maxsize=100_000)
 def _groups_by_gaps(tokens: tuple[str, ...]) -> tuple[tuple[tuple[int, int, frozenset[SynsetKey]], ...], ...]:
-    """The groups a single token can be paired with, by the runs of ``tokens`` they leave
-    out (0, 1, 2): every single token (with its synsets, maybe none) and every longer
-    group WordNet knows."""
+    """The groups a single token can be paired with (every token, every longer WordNet entry), by the runs left out."""
     n = len(tokens)
     levels: tuple[list, list, list] = ([], [], [])
     for start, end, names in spans_with_synsets(tokens):
@@ -135,10 +118,8 @@ def _groups_by_gaps(tokens: tuple[str, ...]) -> tuple[tuple[tuple[int, int, froz
 def wup_similarity(prediction: str, answer: str, *, all_stopword_match: bool = True) -> float:
     """WordNet partition similarity with Wu-Palmer weights on the group pairs.
 
-    As :func:`wordnet_similarity`, but a group pair scores 1 when the two groups are
-    equal and otherwise the best NLTK Wu-Palmer similarity between their synsets
-    (the reference evaluator's ``wordnet_wup_score``), and the matching between
-    groups maximizes the total weight. Same bounds as :func:`wordnet_similarity`.
+    As :func:`wordnet_similarity`, but a group pair scores 1 when equal, else the best NLTK Wu-Palmer
+    between their synsets (the reference evaluator's ``wordnet_wup_score``); the matching maximizes the weight.
 
     >>> wup_similarity("dog", "cat") > 0.8
     True
@@ -151,13 +132,8 @@ def wup_similarity(prediction: str, answer: str, *, all_stopword_match: bool = T
 def best_wup_similarity(prediction: str, answers: Sequence[str], *, all_stopword_match: bool = True) -> float:
     """``max(wup_similarity(prediction, y) for y in answers)``, the one-token answers at once.
 
-    Against answers of a single token each, the best value is the Wu-Palmer partition
-    similarity against one group holding all their synsets (see
-    :func:`_wup_against_tokens`): one Wu-Palmer maximum per group of the prediction
-    instead of one per answer. The other answers are scored one by one, in order.
-    When that shortcut finds 1 (an answer equal to the prediction, or a synset pair
-    scoring 1), the answers are scored one by one instead, stopping at the first that
-    reaches 1 as before, so the same strings are scored (and reported if approximated).
+    The single-token answers are scored as one group holding all their synsets; when that finds 1, the
+    answers are scored one by one instead, so the same strings are scored (and reported if approximated).
 
     >>> best_wup_similarity("dog", ["cat", "hound", "red car"]) == max(
     ...     wup_similarity("dog", y) for y in ["cat", "hound", "red car"])
@@ -194,17 +170,10 @@ def _whole_group(tokens: tuple[str, ...]) -> frozenset[SynsetKey]:
 
 
 def wup_reaches(prediction: str, answers: Sequence[str], level: float, *, all_stopword_match: bool = True) -> bool:
-    """Whether ``best_wup_similarity(prediction, answers) >= level``, stopping at the first
-    answer that reaches ``level``.
+    """Whether ``best_wup_similarity(prediction, answers) >= level``, stopping at the first answer that reaches it.
 
-    Above 1/2 (the metric asks :data:`ABOVE_HALF`), a pair with a single token on one
-    side reaches the level only through a matching of one group with no gap (see
-    :func:`_wup_against_one_token`: any other scores ``w / 2`` or less), so only the
-    whole other side as one group can: equal to the token, or a WordNet entry whose
-    Wu-Palmer with the token reaches the level. Those pairs need no partition search.
-    The one-token answers are checked first, token by token (each token's synsets are
-    one group, whose tables every cluster with that token shares). The other answers
-    are scored one by one, in order; approximated ones are reported as they are scored.
+    Above 1/2, a pair with a single token on one side reaches the level only with the whole other
+    side as one group (any gap scores ``w / 2`` or less), so such pairs need no partition search.
 
     >>> from protoqa_core.similarity import ABOVE_HALF
     >>> wup_reaches("dog", ["car", "cat"], ABOVE_HALF), wup_reaches("dog", ["red car"], ABOVE_HALF)
