@@ -1,11 +1,8 @@
 """Bootstrap confidence intervals and paired bootstrap tests over questions.
 
-Questions are the unit of resampling: a data-set score is a mean over questions,
-so its uncertainty is estimated by resampling questions with replacement (Efron's
-percentile bootstrap), and two systems scored on the same questions are compared
-by resampling the per-question *differences* (paired bootstrap, as used for MT
-metrics by Koehn 2004 and sacrebleu). Seeds are fixed: the same inputs give the
-same intervals and p-values.
+A data-set score is a mean over questions, so questions are resampled (Efron's percentile
+bootstrap), and two systems are compared on their per-question differences (paired bootstrap,
+Koehn 2004). Seeds are fixed: the same inputs give the same intervals and p-values.
 """
 
 from __future__ import annotations
@@ -57,9 +54,7 @@ class PairedComparison:
 def resample_indices(num_questions: int, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> np.ndarray:
     """The questions drawn by each bootstrap resample, ``(resamples, num_questions)`` indices.
 
-    Every function here draws its resamples from this one matrix, so two calls with the same
-    seed and number of questions resample the same questions: every system of a
-    leaderboard is scored on the same resampled question sets.
+    Every function here draws from it, so every system of a leaderboard is scored on the same resampled questions.
 
     >>> resample_indices(3, 2, seed=0).shape
     (2, 3)
@@ -91,9 +86,6 @@ def resample_draws(draws: int, resamples: int = DEFAULT_RESAMPLES, seed: int = D
 
 def holm_adjust(p_values: Sequence[float]) -> list[float]:
     """Holm's step-down adjusted p-values (family-wise error rate), in the order given.
-
-    The k-th smallest p-value is multiplied by ``m - k + 1`` (m tests), capped at 1, and
-    the adjusted values are made non-decreasing in that order.
 
     >>> holm_adjust([0.01, 0.04, 0.03])
     [0.03, 0.06, 0.06]
@@ -135,15 +127,9 @@ def paired_bootstrap(
 ) -> PairedComparison:
     """Paired bootstrap comparison of two systems' per-question scores.
 
-    The p-value is two-sided, for the null hypothesis that the mean difference is 0:
-    the share of resampled mean differences, shifted to mean 0, at least as far from
-    0 as the observed one (with the usual +1 correction so it is never 0).
-
-    Scores may also come as draws x questions (each row the scores under one draw of
-    something random besides the questions, such as a seeded clustering; row ``i`` of
-    ``a`` and of ``b`` under the same draw): each resample then takes one draw for both
-    systems as well as its questions (:func:`resample_draws`), so the interval holds
-    the draws' share, and the means are over every draw.
+    The p-value is two-sided (mean difference 0), with the usual +1 correction so it is never 0.
+    Scores may also come as draws x questions (row ``i`` of ``a`` and ``b`` under one draw, such as a
+    seeded clustering): each resample then also takes one draw, so the interval holds the draws' share.
 
     >>> r = paired_bootstrap([1.0] * 30, [0.0] * 15 + [1.0] * 15)
     >>> r.difference.mean, r.p_value < 0.01
@@ -183,11 +169,8 @@ def compare_paired(
 ) -> PairedComparison:
     """Paired bootstrap comparison of two systems over the questions both have a score for.
 
-    The one comparison behind both metrics' ``compare`` commands: ``per_question_a``
-    and ``per_question_b`` map question ids to per-question scores (ProtoQA scores,
-    ProbEval KL values, ...); the questions are those of ``a`` that ``b`` also has,
-    in ``a``'s order. ``difference`` is ``a - b``. Raises ValueError when the two
-    share no question.
+    The one comparison behind both metrics' ``compare`` commands: question ids to scores, the
+    questions those of ``a`` that ``b`` also has, in ``a``'s order; ``difference`` is ``a - b``.
 
     >>> a = {f"q{i}": 1.0 for i in range(30)}
     >>> b = {**{f"q{i}": 0.0 for i in range(15)}, **{f"q{i}": 1.0 for i in range(15, 31)}}
@@ -195,16 +178,7 @@ def compare_paired(
     >>> r.num_questions, r.difference.mean, r.p_value < 0.01
     (30, 0.5, True)
     """
-    shared = [qid for qid in per_question_a if qid in per_question_b]
-    if not shared:
-        raise ValueError("the two systems share no question")
-    return paired_bootstrap(
-        [per_question_a[q] for q in shared],
-        [per_question_b[q] for q in shared],
-        level=level,
-        resamples=resamples,
-        seed=seed,
-    )
+    return compare_paired_draws([per_question_a], [per_question_b], level=level, resamples=resamples, seed=seed)
 
 
 def compare_paired_draws(
