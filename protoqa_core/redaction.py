@@ -1,26 +1,9 @@
 """Redaction: credentials removed from settings, addresses and messages before they are written or shown.
 
-Shared files keep only the fields the project defines (an allowlist, applied above this
-layer); redaction is the second line behind it, and the only one for messages: every one-line
-error and warning runs through :func:`redact_text`, every recorded setting through
-:func:`redact`. What counts as a credential:
-
-* the value of a mapping key whose name says so (``api_key``, ``hf_token``,
-  ``Authorization``, ``password``, ``passphrase``, ``pw``, ``access``, ``secret``, ``cookie``,
-  ...; not ``max_tokens``);
-* the user name and password of an address (``https://user:pw@host``, also with its ``//``
-  collapsed to ``/`` by a path operation) and the values of credential-like query parameters
-  (``?key=``, ``?token=``, ``?sig=``);
-* the rest of an ``Authorization``-style value (``Bearer ...``, ``Basic ...``);
-* the value of a credential-like name in ``name=value`` (lm-eval's ``model_args``), ``name =
-  'value'`` (a Python repr), ``"name": "value"`` (JSON, a printed mapping, read to its closing
-  quote), ``name: value`` (an HTTP header without a scheme, YAML; to the end of the line) and
-  ``--name value`` (a command line);
-* the well-known key shapes ``sk-...`` (OpenAI), ``hf_...`` (Hugging Face), ``AKIA...`` (AWS),
-  ``ghp_...`` (GitHub) and ``xoxb-...`` (Slack).
-
-Each is replaced by ``***``; the rest of the text is kept, so a redacted address still says
-which server was used.
+The second line behind the allowlist of shared files, and the only one for messages: every
+one-line error and warning runs through :func:`redact_text`, every recorded setting through
+:func:`redact`. What counts as a credential is listed in docs/evaluate-a-model.md; the rest of
+the text is kept, so a redacted address still says which server was used.
 
 >>> redact({"model_args": "pretrained=m,base_url=http://u:pw@h/v1,api_key=sk-abc"})
 {'model_args': 'pretrained=m,base_url=http://***:***@h/v1,api_key=***'}
@@ -39,27 +22,8 @@ MASK = "***"
 """What a credential is replaced by."""
 
 _SECRET_WORDS = frozenset(
-    {
-        "key",
-        "apikey",
-        "token",
-        "secret",
-        "password",
-        "passwd",
-        "pwd",
-        "auth",
-        "authorization",
-        "credential",
-        "credentials",
-        "cookie",
-        "bearer",
-        "sig",
-        "signature",
-        "session",
-        "passphrase",
-        "pw",
-        "access",
-    }
+    "key apikey token secret password passwd pwd auth authorization credential credentials cookie bearer sig "
+    "signature session passphrase pw access".split()
 )
 """Words that make a name a credential's name (``api_key``, ``x-api-key``, ``HF_TOKEN``, ``accessToken``)."""
 
@@ -167,9 +131,7 @@ def redact_text(text: str) -> str:
 def redact(value: Any, _depth: int = 0) -> Any:
     """A copy of ``value`` (settings: mappings, lists, strings, numbers) with every credential replaced by ``***``.
 
-    A mapping's value under a credential-like name (:func:`is_secret_name`) is masked whole;
-    every string is passed through :func:`redact_text`; other values are kept. Nesting past
-    200 levels is masked rather than followed.
+    A value under a credential-like name is masked whole, every string redacted; nesting past 200 levels is masked.
 
     >>> redact({"headers": {"Authorization": "Bearer sk-x"}, "sampling": {"api_key": "k", "max_tokens": 8}})
     {'headers': {'Authorization': '***'}, 'sampling': {'api_key': '***', 'max_tokens': 8}}
