@@ -1,13 +1,8 @@
 """One registry for every kind of plug-in: similarities, clusterings, matchers, embedders, engines.
 
-A :class:`Registry` maps names to plug-ins in the order they joined. The built-in plug-ins
-are known by name and place, ``"module:attribute"``, and their module is imported only when
-one of them is asked for (as lm-eval's model registry and sacrebleu's metric table do): listing
-the names, checking a choice or printing ``--help`` imports no plug-in. A new built-in
-plug-in is its class (or object) and one line in its kind's table. Code outside the package
-adds its own with the decorator ``@REGISTRY.register("name")`` (or ``REGISTRY.add("name",
-obj)`` for an object built in place); every command line, option check and error message
-that lists the choices reads them from the registry.
+Built-in plug-ins are known by ``"module:attribute"`` and imported only when asked for (as
+lm-eval's model registry does), so listing the names or printing ``--help`` imports no plug-in.
+Code outside the package adds its own with ``@REGISTRY.register("name")`` or ``REGISTRY.add``.
 
 >>> TOKENIZERS = Registry("tokenizer", plugins={"shell": "shlex:split"})
 >>> @TOKENIZERS.register("whitespace")
@@ -36,13 +31,8 @@ P = TypeVar("P")
 class Registry(Mapping[str, T], Generic[T]):
     """Plug-ins of one ``kind`` by name, in the order they joined (a read-only mapping).
 
-    ``plugins`` names the built-in plug-ins and where they live, ``{name: "module:attribute"}``;
-    each is imported the first time it is asked for (:meth:`get`, ``registry[name]``), and
-    iterating, ``in``, ``len`` and :meth:`names` import nothing. ``check(name, plugin)``,
-    when given, runs as a plug-in joins (for a built-in one, when it is first loaded) and
-    raises to refuse a plug-in that the code built from the registry could not use.
-    ``error`` is the exception class :meth:`get` raises for an unknown name (``ValueError``
-    unless a layer has its own).
+    ``check(name, plugin)`` runs as a plug-in joins (a built-in one when first loaded) and raises to
+    refuse it; ``error`` is the exception class :meth:`get` raises for an unknown name.
 
     >>> MODES = Registry("mode", plugins={"exact": "math:pi"})
     >>> MODES.add("fast", 1)
@@ -107,8 +97,7 @@ class Registry(Mapping[str, T], Generic[T]):
         return decorate
 
     def get(self, name: str) -> T:  # type: ignore[override]
-        """The plug-in called ``name`` (imported now if it is a built-in one not yet loaded); an
-        unknown name raises ``error`` listing the choices.
+        """The plug-in called ``name``; an unknown name raises ``error`` listing the choices.
 
         >>> Registry("engine").get("gpu")
         Traceback (most recent call last):
@@ -145,20 +134,17 @@ class Registry(Mapping[str, T], Generic[T]):
         """
         return self._places.get(name)
 
-    def _load(self, name: str) -> T:
+    def __getitem__(self, name: str) -> T:
+        if name in self._items:
+            return self._items[name]
+        if name not in self._places:
+            raise KeyError(name)
         module, _, attribute = self._places[name].partition(":")
         plugin = getattr(importlib.import_module(module), attribute)
         if self._check is not None:
             self._check(name, plugin)
         self._items[name] = plugin
         return plugin
-
-    def __getitem__(self, name: str) -> T:
-        if name in self._items:
-            return self._items[name]
-        if name in self._places:
-            return self._load(name)
-        raise KeyError(name)
 
     def __contains__(self, name: object) -> bool:
         return name in self._places or name in self._items
