@@ -1,39 +1,11 @@
 """Similarity between one predicted answer and one answer string of a cluster.
 
-Every function takes ``(prediction, answer)`` and returns a float in [0, 1]. The
-prediction is expected to be normalized already (see
-:func:`protoqa_core.text.normalize_prediction`); cluster strings are used as
-they are.
-
-============================ ============================================================ =======
-name                         what scores 1                                                rounded
-============================ ============================================================ =======
-``exact_match``              identical strings                                            no
-``wordnet``                  partition similarity of docs/spec.md (shared synsets)        yes
-``wordnet_wup``              as ``wordnet``, part pairs weighted by Wu-Palmer similarity   yes
-``lcs``                      longest common subsequence / longer length (characters)      no
-``longest_common_substring`` longest common substring / longer length (characters)        no
-``jaro_winkler``             Jaro-Winkler similarity (NLTK's, prefix scale 0.1, 4 chars)  no
-``roberta``                  the cluster a GP over contextual vectors sends it to (below) 0/1
-============================ ============================================================ =======
-
-``roberta`` (the ProtoQA paper's RoBERTa similarity) is scored per question, not per
-string pair: it needs the question and all of its clusters' crowd answers, to train a
-Gaussian process per cluster: its :class:`Similarity` declares that capability
-(``per_question``) and the options it takes, in :mod:`protoqa_core.similarity.roberta_plugin`; its
-scorer lives in :mod:`protoqa_core.similarity.roberta` (which
-imports torch and transformers only when it first encodes).
-
-"Rounded" similarities have the metric's score matrix rounded half-to-even, as the
-ProtoQA evaluator does, so that a WordNet similarity of exactly 0.5 counts as 0.
-
-Every similarity has a worst-case cost for strings of any length, and a value computed
-under a bound is reported (see :mod:`protoqa_core.similarity.bounds`).
-
-Each similarity lives in its own module, named in the tables of the registries of
-:mod:`protoqa_core.similarity.registry`; this package imports a similarity's module only when
-the similarity, or a function of its module, is first asked for (``import
-protoqa_core.similarity`` and every name list import none of them).
+Every function takes a normalized prediction and a cluster string as it is, and returns a float in
+[0, 1]; ``roberta`` is scored per question instead. The similarities are listed in
+docs/protoqa-metric.md. "Rounded" ones have the metric's score matrix rounded half-to-even, as the
+ProtoQA evaluator does. Every similarity has a worst-case cost for strings of any length, and a
+value computed under a bound is reported (:mod:`protoqa_core.similarity.bounds`). A similarity's
+module is imported only when it, or a function of its module, is first asked for.
 """
 
 from __future__ import annotations

@@ -1,15 +1,7 @@
 """The similarities by name: :data:`SIMILARITIES`.
 
-Each built-in similarity is a :class:`Similarity` object in its own module, named here in the
-registry's table (``name: "module:attribute"``); its module is imported only when the
-similarity is first asked for, so listing the names (every choice check) imports no
-similarity. A new similarity is a :class:`Similarity` in its module and one line in the
-table. What a similarity can do is declared on it: whether the metric rounds its scores
-(``rounded``), whether it reads WordNet (``uses_wordnet``), a faster best-of search
-(``best_of``, ``reaches_of``), scoring per question from the question and all its clusters
-(``per_question``, and whether that reads each question's text: ``needs_question_text``), and
-the options it takes (``options``, :class:`~protoqa_core.options.Option` declarations that the
-library's checks and the command-line flags read).
+A new similarity is a :class:`Similarity` in its own module and one line in the table, whose
+module is imported only when the similarity is first asked for.
 """
 
 from __future__ import annotations
@@ -41,19 +33,10 @@ ABOVE_HALF = math.nextafter(0.5, 1.0)
 class Similarity:
     """A named similarity function and what the metric may do with it, every property by name.
 
-    ``rounded``: the metric rounds its scores half-to-even; ``uses_wordnet``: it reads
-    WordNet (the command line finds WordNet first, and the signature names its version).
-    ``best_of(prediction, answers, **options)``, when given, must equal the maximum
-    of ``function`` over the answers; it lets a similarity skip work per cluster.
-    ``reaches_of(prediction, answers, level, **options)``, when given, must equal
-    ``best(prediction, answers) >= level``; it lets a rounded similarity decide a
-    cell of the metric without its exact value.
-
-    ``per_question(**options)``, when given, makes a new scorer for one evaluation that scores
-    per question, from the question and all its clusters' answers (``function`` is then never
-    called per string pair); ``needs_question_text``: that scorer reads each question's text,
-    so callers that hold answers alone must be given the questions. ``options``: the keywords
-    the similarity takes (:func:`check_similarity_options`); a caller refuses any other.
+    ``best_of`` must equal the maximum of ``function`` over the answers and ``reaches_of``
+    ``best(...) >= level``: they let a similarity skip work. ``per_question(**options)`` makes a
+    scorer that scores per question from all its clusters (``function`` is then never called);
+    ``options`` are the keywords it takes (:func:`check_similarity_options`).
     """
 
     name: str
@@ -87,9 +70,6 @@ class Similarity:
 
     def reaches(self, prediction: str, answers: Sequence[str], level: float, **options: bool) -> bool:
         """Whether the best similarity of ``prediction`` to ``answers`` is at least ``level``.
-
-        The metric's rounded score of a cell is 1 exactly when the best similarity
-        reaches :data:`ABOVE_HALF`; a similarity may decide that with less work.
 
         >>> get_similarity("wordnet_wup").reaches("dog", ["cat", "red car"], ABOVE_HALF)
         True
@@ -131,9 +111,7 @@ def get_similarity(name: str) -> Similarity:
     ...
     ValueError: unknown similarity 'wordnet_wu'; choose one of: exact_match, wordnet, wordnet_wup, lcs, longest_common_substring, jaro_winkler, roberta
     """
-    if name in SIMILARITIES:
-        return SIMILARITIES[name]
-    raise ValueError(f"unknown similarity {name!r}; choose one of: {', '.join(SIMILARITIES)}")
+    return SIMILARITIES.get(name)
 
 
 DECLARING_OPTIONS: tuple[str, ...] = ("roberta",)
@@ -145,8 +123,7 @@ listing the flags loads none of their modules (an exact-match run loads no WordN
 def similarity_options() -> dict[str, tuple[Option, tuple[str, ...]]]:
     """Every option a similarity declares, by name: its declaration and the similarities declaring it.
 
-    Reads the similarities of :data:`DECLARING_OPTIONS` and those already loaded (a similarity
-    added to the registry is loaded), so it loads no other built-in similarity.
+    Reads :data:`DECLARING_OPTIONS` and the similarities already loaded, so it loads no other built-in one.
 
     >>> {name: owners for name, (_, owners) in similarity_options().items()}
     {'encoder': ('roberta',), 'device': ('roberta',), 'length_scale': ('roberta',)}
@@ -164,8 +141,7 @@ def similarity_options() -> dict[str, tuple[Option, tuple[str, ...]]]:
 def check_similarity_options(similarity: Similarity, given: Mapping[str, Any]) -> dict[str, Any]:
     """The options ``given`` (None: not given) that ``similarity`` declares, checked against their declarations.
 
-    ValueError names the first option given that it does not declare, and the similarities that
-    do; a shared option (``device``) is passed on where declared and never refused.
+    A shared option (``device``) is passed on where declared and never refused.
 
     >>> check_similarity_options(get_similarity("exact_match"), {"device": "cuda", "encoder": None})
     {}
