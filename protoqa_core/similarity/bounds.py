@@ -1,24 +1,10 @@
 """What every similarity's cost is bounded by, and how a bounded value is reported.
 
-Every similarity has a worst-case cost for strings of any length:
-
-* ``exact_match``: one string comparison, ``O(min(|x|, |y|))``.
-* character similarities: see :mod:`protoqa_core.similarity.strings`; with a
-  prediction of at most 50 characters each is linear in the cluster string's length.
-* WordNet similarities: tokenizing is linear in the string length. Then each side
-  keeps at most :data:`MAX_SIMILARITY_TOKENS` (64) content tokens: a longer string is
-  scored on its first 64 tokens followed by one token that matches nothing, standing
-  for the rest. That is the best matching that leaves the rest unmatched, a lower
-  bound of the exact value (and equal to it whenever the best matching does not use
-  the rest). A 50-character prediction has at most 50 tokens, so only cluster
-  strings are ever cut, and no string of the ProtoQA or CFC data has more than 14
-  content tokens. The partition search then runs under fixed, deterministic budgets
-  (:mod:`protoqa_core.similarity.partition_alignment`); if one runs out, the best matching
-  found is used, again a lower bound.
-
-Whenever either rule changes a value, the pair is *approximated*: the metric names
-the question and cluster in a warning and marks the result's signature (see
-:func:`collect_approximations`). Every other value is exact.
+The costs and the long-string rule are in docs/protoqa-metric.md: a WordNet similarity keeps
+:data:`MAX_SIMILARITY_TOKENS` content tokens a side, the rest standing as one token that matches
+nothing (a lower bound), and its partition search runs under fixed budgets. Whenever either changes
+a value, the pair is *approximated*: the metric names the question and cluster in a warning and
+marks the signature (:func:`collect_approximations`). Every other value is exact.
 """
 
 from __future__ import annotations
@@ -50,9 +36,7 @@ _collector: contextvars.ContextVar[Optional[list[tuple[str, str]]]] = contextvar
 def collect_approximations() -> Iterator[list[tuple[str, str]]]:
     """Collect the ``(prediction, answer)`` pairs whose similarity was approximated.
 
-    Inside the block, approximated pairs are appended to the yielded list instead of
-    raising an :class:`ApproximationWarning` each; the caller reports them (the
-    metric names question and cluster, and marks the signature).
+    Inside the block they are appended to the yielded list instead of each raising an :class:`ApproximationWarning`.
 
     >>> from protoqa_core.similarity import wordnet_similarity
     >>> with collect_approximations() as pairs:
@@ -133,9 +117,8 @@ def first_best(
     best: float = 0.0,
     enough: float = 1.0,
 ) -> float:
-    """The largest ``similarity`` of ``prediction`` to ``answers`` (at least ``best``), in order,
-    stopping at the first that reaches ``enough``. With ``enough`` 1 that is the maximum, and
-    the strings scored (and any approximation reported) are those of the plain maximum."""
+    """The largest ``similarity`` of ``prediction`` to ``answers`` (at least ``best``), in order, stopping at the
+    first that reaches ``enough``: with 1, the plain maximum, scoring (and reporting) the same strings."""
     for answer in answers:
         value = similarity(prediction, answer, all_stopword_match=all_stopword_match)
         if value > best:
