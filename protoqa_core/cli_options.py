@@ -1,9 +1,4 @@
-"""The options both command lines share, under one spelling each.
-
-``protoqa-eval`` and ``probeval`` read the same kinds of input and offer the same
-choices about it; :func:`add_input_options` gives those choices the same names in
-both, and :func:`add_per_question_option` their one per-question output file.
-"""
+"""The options both command lines (``protoqa-eval`` and ``probeval``) share, under one spelling each."""
 
 from __future__ import annotations
 
@@ -29,12 +24,8 @@ which the Space and the Hub-folder apps apply as it is."""
 def add_input_options(parser: argparse.ArgumentParser, *, unanswered: str, quiet: str = "progress reports") -> None:
     """``--ignore-unknown``, ``--only-predicted``, ``--all-stopwords-zero`` and ``--quiet``.
 
-    The metric-specific help stays with each command; these four mean the same in
-    both: what to do with prediction ids that are not in the targets (see
-    :func:`protoqa_core.io.ids.reconcile_ids`), with target questions that have no
-    predictions, with two all-stopword strings under WordNet, and no progress reports
-    on stderr (:func:`add_quiet_option`; ``quiet`` names what it silences). ``unanswered``
-    says what the command does by default with a question without predictions.
+    ``unanswered`` says what the command does by default with a question without predictions,
+    ``quiet`` what ``--quiet`` silences.
 
     >>> p = argparse.ArgumentParser()
     >>> add_input_options(p, unanswered="score each as 0")
@@ -63,9 +54,7 @@ def add_input_options(parser: argparse.ArgumentParser, *, unanswered: str, quiet
 def add_quiet_option(parser: argparse.ArgumentParser, what: str = "progress reports") -> None:
     """``--quiet`` (``args.quiet``): no progress reports on stderr (``what`` says what it silences).
 
-    By default a long run reports its progress (:mod:`protoqa_core.progress`): a bar on a
-    terminal, else a line every 15 s. The spelling ``--no-progress`` is accepted too, without
-    a line in ``--help``.
+    ``--no-progress`` is accepted too, without a line in ``--help``.
 
     >>> p = argparse.ArgumentParser()
     >>> add_quiet_option(p)
@@ -103,9 +92,6 @@ def add_per_question_option(parser: argparse.ArgumentParser, what: str) -> None:
 
 def add_max_answers_option(parser: argparse.ArgumentParser) -> None:
     """``--max-answers N`` (``args.max_answers``): the cap on one question's answers, default :data:`DEFAULT_MAX_ANSWERS`.
-
-    A question over the cap is one error line naming the file and the question, found
-    while the file is read, before its lists are built and before any scoring.
 
     >>> p = argparse.ArgumentParser()
     >>> add_max_answers_option(p)

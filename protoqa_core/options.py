@@ -1,11 +1,8 @@
 """The declared option of a plug-in: its name, type, default, range and help, in one object.
 
-Every plug-in with options declares them the one way: a ProbEval clustering on its class
-(:attr:`cfc_probeval.clustering.Clusterer.options`), a similarity on its
-:class:`~protoqa_core.similarity.Similarity` (``options``). The command-line flags, the
-library's checks, the ``evaluate`` modules, the defaults and the signatures are read from these
-declarations, so adding an option to a plug-in is one edit where it is declared. This module
-imports nothing heavy: every ``--help`` reads the declarations.
+The command-line flags, the library's checks, the ``evaluate`` modules, the defaults and the
+signatures are read from these declarations, so adding an option to a plug-in is one edit. This
+module imports nothing heavy: every ``--help`` reads the declarations.
 
 >>> depth = Option("depth", int, 3, "tree depth", low=1, high=10)
 >>> depth.check(4), depth.flag, depth.accepts
@@ -33,20 +30,10 @@ __all__ = ["Option"]
 class Option:
     """One option of a plug-in, declared on its class.
 
-    Args:
-        name: the keyword (``ProbEval(k_init=...)``, ``ProtoQA(encoder=...)``, the ``evaluate``
-            modules' input) and, with ``-`` for ``_``, the flag (``--k-init``).
-        kind: ``int``, ``float`` or ``str``; or ``object`` for a value that the plug-in checks
-            itself when it is built (on the command line, a number where the text reads as one).
-        default: the value when the option is not given.
-        help: what it is, in a few words after the plug-in's title (``"initial number of clusters"``).
-        metavar: the flag's value in ``--help`` (default: the name in capitals).
-        low, high, low_open, high_open: the accepted range of a number (ends included unless open).
-        choices: the accepted values, for a string, or the accepted levels among a number's range.
-        accepts: the accepted values in words, for errors (default: written from the range).
-        label: its name in the signature (default ``name``).
-        shared: a setting of the whole that the plug-in also reads (ProbEval's ``seed``, the
-            similarities' ``device``): never refused for a plug-in that does not read it.
+    ``name`` is the keyword and, with ``-`` for ``_``, the flag; ``kind`` is ``int``, ``float``,
+    ``str`` or ``object`` (checked by the plug-in itself); ``low``/``high`` bound a number (ends
+    included unless open); ``accepts`` words the accepted values for errors; ``label`` names it in
+    the signature; a ``shared`` setting is never refused for a plug-in that does not read it.
     """
 
     name: str
@@ -131,7 +118,9 @@ class Option:
         (2.0, 'median*0.5')
         """
         if self.kind is int:
-            return int_at_least(int(self.low if self.low is not None else -(2**63)), _int_or_none(self.high))
+            return int_at_least(
+                int(self.low if self.low is not None else -(2**63)), None if self.high is None else int(self.high)
+            )
         if self.kind is float:
             low = -math.inf if self.low is None else self.low
             high = math.inf if self.high is None else self.high
@@ -144,7 +133,3 @@ def _number_or_text(text: str) -> Any:
         return float(text)
     except ValueError:
         return text
-
-
-def _int_or_none(value: Optional[float]) -> Optional[int]:
-    return None if value is None else int(value)
