@@ -61,16 +61,9 @@ def metric_info(module: ModuleDescription, features: Sequence[Any]) -> Any:
 class CheckedReferences:
     """Mixin for an ``evaluate.Metric``: references and predictions are checked before ``datasets`` casts them.
 
-    Each prediction must be a list of strings (:func:`protoqa_core.io.readers.check_answer_list`):
-    ``datasets`` would otherwise recurse into a value nested too deep and fail with a
-    ``RecursionError``.
-
-    ``datasets`` casts each input to the declared features, so a count of 2.9 would become 2
-    and ``"5"`` or ``True`` would pass as integers; a missing optional field or a value too
-    large for int64 would fail inside ``datasets`` with a bare ``KeyError`` or ``OverflowError``.
-    A subclass's ``check_references(references, question_ids)`` runs the library's own checks
-    (:func:`protoqa_core.io.readers.clusters_from_records` and ``check_count``) first and returns
-    the references in a form the features carry without change.
+    ``datasets`` would recurse into a prediction nested too deep, turn a count of 2.9 into 2, pass
+    ``"5"`` as an integer and fail with a bare ``KeyError`` on a missing field; a subclass's
+    ``check_references(references, question_ids)`` runs the library's checks first instead.
 
     >>> class Checked(CheckedReferences):
     ...     def check_references(self, references, question_ids):

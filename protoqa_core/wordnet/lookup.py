@@ -1,11 +1,5 @@
 """WordNet look-ups for the similarities: the reader of this process, the synsets of a phrase
-and the lemma tables that bound which look-ups can succeed.
-
-WordNet is found by :mod:`protoqa_core.wordnet.files` and read by
-:class:`protoqa_core.wordnet.reader.WordNetReader`, which gives NLTK's answers without
-importing NLTK. Wu-Palmer similarity of the synsets found here is
-:mod:`protoqa_core.wordnet.wu_palmer`; NLTK's own reader is :mod:`protoqa_core.wordnet.nltk_reader`.
-"""
+and the lemma tables that bound which look-ups can succeed."""
 
 from __future__ import annotations
 
@@ -36,11 +30,7 @@ _lemma_tables: Optional[LemmaTables] = None
 
 
 def open_wordnet(wordnet_dir: Optional[str | os.PathLike] = None, download: bool = True) -> WordNetReader:
-    """The WordNet 3.0 reader of this process, finding WordNet on first use (see
-    :func:`protoqa_core.wordnet.files.find_wordnet`); later calls return the same reader.
-
-    Raises:
-        WordNetUnavailableError: no WordNet 3.0 could be found or downloaded.
+    """The WordNet 3.0 reader of this process, finding WordNet on first use (:func:`~protoqa_core.wordnet.files.find_wordnet`).
 
     >>> open_wordnet().version()
     '3.0'
@@ -68,10 +58,7 @@ def wordnet_version() -> str:
 def synset_keys(phrase: str) -> frozenset[SynsetKey]:
     """The synsets WordNet gives for ``phrase``, as ``(data file, offset)`` keys.
 
-    Exactly the synsets of NLTK's ``wordnet.synsets(phrase.replace(" ", "_"))``
-    (morphological reduction applies, so plural nouns find their lemma), with
-    satellite adjectives filed under ``"a"``. Two phrases share a synset exactly when
-    their key sets intersect. The last phrases' results are remembered (:data:`SYNSET_CACHE`).
+    Exactly NLTK's ``wordnet.synsets(phrase.replace(" ", "_"))``, satellite adjectives filed under ``"a"``.
 
     >>> sorted(synset_keys("dogs"))[:2]
     [('n', 2084071), ('n', 2710044)]
@@ -107,10 +94,7 @@ def _tables() -> LemmaTables:
 
 
 def max_lemma_tokens() -> int:
-    """The most space-separated words a WordNet look-up can match (longest collocation).
-
-    A group of more tokens than this can never share a synset with anything, which
-    bounds the spans the similarity search has to look up.
+    """The most space-separated words a WordNet look-up can match (longest collocation): bounds the spans looked up.
 
     >>> max_lemma_tokens() >= 2
     True
@@ -121,10 +105,8 @@ def max_lemma_tokens() -> int:
 def may_start_collocation(words: str) -> bool:
     """Whether some multi-word WordNet entry starts with ``words`` followed by more words.
 
-    ``words`` is one or more words joined by spaces or underscores. Morphological
-    reduction only rewrites the end of a look-up, so a group of ``k`` tokens can match
-    a collocation only if its first ``k - 1`` tokens begin one literally (up to case).
-    This lets the similarity skip look-ups that cannot succeed.
+    Morphology only rewrites the end of a look-up, so a group of ``k`` tokens can match a
+    collocation only if its first ``k - 1`` tokens begin one literally (up to case).
 
     >>> may_start_collocation("chewing"), may_start_collocation("qwertyuiop")
     (True, False)
