@@ -1,19 +1,9 @@
 """Per-installation cache files derived from a WordNet database, each verified before use.
 
-Two files live in ``<cache folder>/wordnet_tables/`` (see
-:func:`protoqa_core.wordnet.files.cache_dir`), named after the database files they
-were derived from (their sizes and modification times), so another WordNet gets its
-own files:
-
-* the *lemma tables*: the most words a look-up can match, and every proper prefix of a
-  multi-word lemma or exception form, so that the similarity skips look-ups that
-  cannot succeed (a text file, about 0.9 MB);
-* the Wu-Palmer *walk file* (see :mod:`protoqa_core.wordnet.walk_table`).
-
-Each file carries a SHA-256 digest of its contents. A file that is cut short, damaged
-or of another format is rebuilt (and the rebuild is logged with the file's name); when
-the cache folder cannot be written, the tables are computed in the process instead
-and a warning names the folder. Values never depend on which way they were obtained.
+The lemma tables and the Wu-Palmer walk file live in ``<cache folder>/wordnet_tables/``, named
+after the database files' sizes and modification times, each with a SHA-256 digest of its
+contents. A damaged file is rebuilt (logged with its name); where the folder cannot be written,
+the tables are computed in the process. Values never depend on which way they were obtained.
 """
 
 from __future__ import annotations
@@ -47,7 +37,7 @@ def table_path(reader: WordNetReader, stem: str, fmt: str, suffix: str) -> Path:
 
 
 def write_atomically(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a unique temporary file and one rename."""
+    """Write ``data`` to ``path`` through a unique temporary file and one rename: readers see all of it or none."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".tables-", dir=path.parent)
     try:

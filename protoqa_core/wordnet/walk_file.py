@@ -1,9 +1,5 @@
-"""The per-installation file of every synset's Wu-Palmer walk: where it lives, and building it.
-
-:func:`prepare_wordnet` (run by ``scripts/setup.sh`` and ``protoqa-eval prepare``) builds
-it once; :class:`~protoqa_core.wordnet.wu_palmer.WuPalmer` reads it through a memory map
-(see :mod:`protoqa_core.wordnet.walk_table`), or computes the walks it needs without it.
-"""
+"""The per-installation file of every synset's Wu-Palmer walk: where it lives, and building it
+(:func:`prepare_wordnet`, run by ``scripts/setup.sh`` and ``protoqa-eval prepare``)."""
 
 from __future__ import annotations
 
@@ -31,38 +27,25 @@ _LOCK_WAIT_SECONDS = 600.0
 
 
 def walk_file_path(reader: WordNetReader) -> Path:
-    """Where the walk file of ``reader``'s WordNet lives: named after its database files'
-    sizes and modification times, and the file format."""
+    """Where the walk file of ``reader``'s WordNet lives."""
     return table_path(reader, "wup-walks", MAGIC.decode(), ".bin")
 
 
 def open_walk_file(path: Path) -> Optional[WalkTable]:
-    """The walk file at ``path``, verified, or None when there is none.
-
-    Raises:
-        OSError, ValueError: the file is there but cannot be read, or is damaged.
-    """
+    """The walk file at ``path``, verified, or None when there is none (OSError, ValueError: unreadable or damaged)."""
     if not path.exists():
         return None
     return WalkTable(path)
 
 
 def prepare_wordnet(wordnet_dir: Optional[str | os.PathLike] = None) -> Path:
-    """Find WordNet and build its cache files now (the lemma tables and the walk file), as
-    ``scripts/setup.sh`` and ``protoqa-eval prepare`` do; return the walk file's path.
+    """Find WordNet and build its cache files now (the lemma tables and the walk file); return the walk file's path.
 
-    A walk file that is there and intact is kept; a missing or damaged one is built in
-    this process (about 12 s of CPU and 250 MB) and written atomically. Processes that
-    prepare the same cache at once build it one at a time: the others wait for the
-    first and find its file (see :func:`_build_walk_file`).
+    An intact walk file is kept; a missing or damaged one is built (about 12 s of CPU and 250 MB).
+    A ``wordnet_dir`` that holds no WordNet is an error, never replaced by another WordNet.
 
     >>> prepare_wordnet()  # doctest: +SKIP
     PosixPath('/root/.cache/protoqa_eval/wordnet_tables/wup-walks-10377ce4d5a7a342.bin')
-
-    Raises:
-        WordNetUnavailableError: no WordNet 3.0 was found, or ``wordnet_dir`` does not hold one
-            (the files of another WordNet are not prepared in its place).
-        OSError: the cache folder cannot be written.
     """
     if wordnet_dir is not None and not is_wordnet_db(Path(wordnet_dir).expanduser()):
         raise WordNetUnavailableError(
@@ -85,13 +68,10 @@ def _intact(path: Path) -> bool:
 
 
 def _build_walk_file(path: Path, wordnet_folder: Path) -> None:
-    """Write the walk file of the WordNet in ``wordnet_folder`` to ``path``, unless an intact
-    one is there.
+    """Write the walk file of the WordNet in ``wordnet_folder`` to ``path``, unless an intact one is there.
 
-    The build holds an exclusive ``flock`` on ``<path>.lock``: a second builder waits for
-    the first (at most ``_LOCK_WAIT_SECONDS``) and then finds its file. The system
-    releases the lock when its holder ends, killed or not, so no lock outlives a build;
-    the file itself appears whole or not at all (a temporary file and one rename).
+    An exclusive ``flock`` on ``<path>.lock`` makes a second builder wait and find the first's file;
+    the system releases it when its holder ends, killed or not.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     lock = path.with_name(path.name + ".lock")

@@ -34,12 +34,13 @@ import mmap
 import os
 import struct
 import sys
-import tempfile
 from array import array
 from bisect import bisect_left
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Optional
+
+from .cache import write_atomically
 
 __all__ = ["MAGIC", "WalkTable", "Walk", "write_walk_table"]
 
@@ -113,18 +114,9 @@ def write_walk_table(path: Path, walks: Iterable[tuple[tuple[str, int], str, Wal
         for section in arrays:
             section.byteswap()
     sections = [bytes(section) for section in arrays] + [b"".join(names)]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".walks-", dir=path.parent)
-    try:
-        body = b"".join(section + b"\0" * (_aligned(len(section)) - len(section)) for section in sections)
-        with os.fdopen(fd, "wb") as f:
-            f.write(_HEADER.pack(MAGIC, len(rows), len(synsets), len(sections[-1]), hashlib.sha256(body).digest()))
-            f.write(body)
-        os.chmod(tmp, 0o644)  # a cache file like any other, not mkstemp's owner-only mode
-        os.replace(tmp, path)  # readers see the whole file or none
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    body = b"".join(section + b"\0" * (_aligned(len(section)) - len(section)) for section in sections)
+    header = _HEADER.pack(MAGIC, len(rows), len(synsets), len(sections[-1]), hashlib.sha256(body).digest())
+    write_atomically(path, header + body)
 
 
 class WalkTable:
