@@ -1,12 +1,7 @@
 """Ranking sampled answers by frequency: the one ranker every surface of the project uses.
 
-A model's answers to a question are ranked the way the ProtoQA paper's GPT-2 baseline
-ranks them: distinct answers, most often sampled first. Answers are first normalized as
-docs/spec.md section 1 normalizes predictions (:func:`protoqa_core.text.normalize_prediction`:
-lower-cased, cut to 50 characters, stripped), so "Night" and "night" are one answer and
-the ranked list holds each answer the metric can tell apart once. Ties go to the answer
-that appeared first. Empty answers (a sample with no answer) are counted by
-:func:`answer_frequencies` but never ranked.
+As the ProtoQA paper's GPT-2 baseline ranks them: distinct answers, normalized as docs/spec.md
+section 1 normalizes predictions, most often sampled first, ties to the first to appear.
 
 >>> rank_by_frequency(["Night", "Night", "night", "night", "evening", "evening", "evening"])
 ['night', 'evening']
@@ -41,11 +36,7 @@ def _counted(answers: SampledAnswers) -> Iterable[tuple[str, int]]:
 def answer_frequencies(answers: SampledAnswers) -> dict[str, int]:
     """Normalized answer -> how often it was sampled, in order of first appearance.
 
-    ``answers`` is a sequence of sampled strings (each counts 1) or an ``{answer: count}``
-    mapping (a mapping's order is its order of appearance). Answers that normalize alike
-    add up their counts under the normalized form, placed where the first of them
-    appeared. The empty answer ``""`` is kept (a sample with no answer is still a
-    sample); an answer counted 0 was never sampled and is left out.
+    Answers that normalize alike add up; the empty answer is kept (still a sample), one counted 0 is not.
 
     >>> answer_frequencies({"Night": 2, "evening": 3, "night": 2, "": 1})
     {'night': 4, 'evening': 3, '': 1}
@@ -64,9 +55,6 @@ def answer_frequencies(answers: SampledAnswers) -> dict[str, int]:
 
 def rank_by_frequency(answers: SampledAnswers, max_answers: Optional[int] = None) -> list[str]:
     """Distinct normalized non-empty answers, most frequent first; ties in order of first appearance.
-
-    ``answers`` as in :func:`answer_frequencies`; ``max_answers`` keeps the first ones.
-    This is how a model's samples become the ranked list ProtoQA scores.
 
     >>> rank_by_frequency(["cat", "dog", "", "dog", "bird", "cat", "dog"])
     ['dog', 'cat', 'bird']

@@ -23,13 +23,8 @@ def make_signature(
 ) -> str:
     """Build the signature of a ProtoQA evaluation.
 
-    The WordNet version is included only for WordNet similarities (loading it is
-    what they need anyway). ``approx:N`` appears only when ``N > 0`` similarity
-    entries were lower bounds under the long-string rule (see
-    :mod:`protoqa_core.similarity`), so that such a result is never mistaken for
-    an exact one. ``uncounted:N`` appears only when ``N > 0`` questions had no crowd
-    counts for the ``roberta`` similarity to train on with repetition (each string
-    then counts once).
+    The WordNet version only for WordNet similarities; ``approx:N`` when ``N > 0`` values were lower
+    bounds, ``uncounted:N`` when ``N > 0`` questions had no crowd counts for ``roberta``.
 
     >>> make_signature("exact_match", "standard", "zero", 52)  # doctest: +ELLIPSIS
     'sim:exact_match|metrics:standard|missing:zero|n:52|version:...'
@@ -55,8 +50,7 @@ def make_signature(
 def settings_signature(settings: Mapping[str, Any]) -> str:
     """Settings as a signature: ``key:value`` joined by ``|``, in order, leaving out unset (None) ones.
 
-    Nested settings get dotted keys; lists are comma-separated. For settings another tool
-    recorded (a harness's generation parameters), so that they print as the project's own do.
+    Nested settings get dotted keys; lists are comma-separated (for settings another tool recorded).
 
     >>> settings_signature({"temperature": 0.69, "top_k": None, "stop": ["\\n", "."], "extra": {"seed": 1}})
     'temperature:0.69|stop:\\n,.|extra.seed:1'

@@ -1,10 +1,7 @@
 """String handling shared by every similarity: prediction clean-up, tokens, stopwords.
 
-The stopword list is the 179-word English list that NLTK's ``stopwords`` corpus
-shipped when ProtoQA was published. It is written out here rather than read from
-``nltk.corpus.stopwords`` because newer NLTK data releases changed the list (which
-would silently change WordNet scores) and because that corpus cannot be downloaded
-on offline machines.
+The stopwords are the 179 words NLTK's corpus shipped when ProtoQA was published, written out:
+newer NLTK data changed the list (and WordNet scores with it), and offline machines cannot download it.
 """
 
 from __future__ import annotations
@@ -57,9 +54,7 @@ _ZERO_WIDTH = re.compile("[\u200b\u200c\u200d\u2060\ufeff]")
 def normalize_unicode(text: str) -> str:
     """``text`` in Unicode NFKC with the zero-width characters removed.
 
-    One spelling for what reads the same: NFD and NFC accents, full-width letters,
-    ligatures, a joiner inside a word. Applied to predictions (in
-    :func:`normalize_prediction`) and to cluster strings when a cluster is built.
+    One spelling for what reads the same, for predictions and cluster strings alike.
 
     >>> normalize_unicode("cafe\u0301") == normalize_unicode("caf\u00e9") == "caf\u00e9"
     True
@@ -73,9 +68,6 @@ def normalize_unicode(text: str) -> str:
 
 def normalize_prediction(answer: str, max_chars: int = MAX_PREDICTION_CHARS) -> str:
     """Unicode-normalize a predicted answer, lower-case it, cut it to ``max_chars`` characters and strip it.
-
-    Cluster strings get the same Unicode normalization (:func:`normalize_unicode`) but are
-    otherwise used as they are.
 
     >>> normalize_prediction("  Brush Teeth ")
     'brush teeth'
