@@ -1,17 +1,9 @@
 """Progress of long runs on stderr: a bar on a terminal, a short line now and then in a log.
 
-Every long job of the project (``generate``, scoring, ``probeval``, ``leaderboard``, the
-studies) reports through :func:`report_progress` or :func:`track`, so that they all look alike and
-one option (``--quiet``) turns them off. The drawing is tqdm's:
-
-- on a terminal, tqdm's bar (questions done, rate, time left), redrawn in place;
-- elsewhere (stderr sent to a file, a pipe, a job log), one line at most every
-  :data:`LOG_INTERVAL` seconds, ``DESC: DONE/TOTAL UNIT (P%), ELAPSED elapsed, LEFT left,
-  RATE``, and a last line when the job ends; a job shorter than the interval prints nothing.
-
-``$PROTOQA_PROGRESS_INTERVAL`` sets the interval in seconds. tqdm is imported only when there
-is something to draw: on a terminal when a report starts, in a log when its first line is due; a
-command that merely starts, prints its help or ends within the interval never imports it.
+Every long job reports through :func:`report_progress` or :func:`track`, so that all look alike and
+``--quiet`` turns them off. Elsewhere than on a terminal, one line at most every :data:`LOG_INTERVAL`
+seconds and a last one (docs/evaluate-a-model.md). tqdm is imported only when there is something to
+draw, so a command that ends within the interval never imports it.
 """
 
 from __future__ import annotations
@@ -41,9 +33,7 @@ _LOG_FORMAT_NO_TOTAL = "{desc}: {n_fmt} {units}, {elapsed} elapsed, {speed}{post
 
 
 class Progress:
-    """A report that draws nothing: what :func:`report_progress` returns when it is off.
-
-    Reports that draw are tqdm bars, with the same methods.
+    """A report that draws nothing (reports that draw are tqdm bars, with the same methods).
 
     >>> with report_progress(3, "scoring", enabled=False) as bar:
     ...     bar.update(3)
@@ -109,9 +99,7 @@ def report_progress(
 ) -> Any:
     """A progress report of a job of ``total`` units (None: unknown), on stderr unless ``stream``.
 
-    ``enabled``: True reports on a terminal and in logs, None on a terminal only, False
-    never. Returns a tqdm bar, or a :class:`Progress` that draws nothing; either way call
-    ``update(n)`` as units are done and ``close()`` at the end (or use it in a ``with``).
+    ``enabled``: True reports on a terminal and in logs, None on a terminal only, False never.
 
     >>> import io
     >>> log = io.StringIO()
@@ -134,10 +122,7 @@ def report_progress(
 
 
 class _LogReport(Progress):
-    """A report in a log: counts until its first line is due, then a tqdm bar writing lines does the rest.
-
-    A job that ends within the interval costs a counter, and no tqdm import.
-    """
+    """A report in a log: counts until its first line is due, then a tqdm bar writing lines does the rest."""
 
     def __init__(self, total: Optional[int], desc: str, unit: str, out: TextIO) -> None:
         self.total, self.desc, self.unit, self.out = total, desc, unit, out

@@ -1,13 +1,9 @@
 """A Penn Treebank word tokenizer: the rules of NLTK's ``NLTKWordTokenizer`` (NLTK 3.10).
 
-The similarities split answers into words the way ProtoQA's published evaluator did,
-through NLTK's Treebank tokenizer. Importing NLTK costs about a second of CPU (its
-package ``__init__`` loads scipy, scikit-learn and pandas), so the same rules are
-written out here. They run on the same engine as NLTK's, the ``regex`` package
-(a 7 ms import), because Python's :mod:`re` disagrees with it on which characters are
-word characters and whitespace (combining marks, other numbers such as "²", the
-separators U+001C..U+001F), and those decide where an apostrophe splits. A test
-compares both tokenizers on every answer string of the data and on generated strings.
+Importing NLTK costs about a second of CPU, so its rules are written out here, on its engine, the
+``regex`` package: :mod:`re` disagrees on which characters are word characters and whitespace
+(combining marks, "²", U+001C..U+001F), which decide where an apostrophe splits. A test compares
+both tokenizers on every answer string of the data and on generated strings.
 """
 
 from __future__ import annotations
@@ -77,14 +73,8 @@ def treebank_tokens(text: str) -> list[str]:
     >>> treebank_tokens("I cannot say, \\"don't\\" (ok)...")
     ['I', 'can', 'not', 'say', ',', '``', 'do', "n't", "''", '(', 'ok', ')', '...']
     """
-    for pattern, replacement in _STARTING_QUOTES:
+    for pattern, replacement in (*_STARTING_QUOTES, *_PUNCTUATION, _PARENS_BRACKETS, _DOUBLE_DASHES):
         text = pattern.sub(replacement, text)
-    for pattern, replacement in _PUNCTUATION:
-        text = pattern.sub(replacement, text)
-    pattern, replacement = _PARENS_BRACKETS
-    text = pattern.sub(replacement, text)
-    pattern, replacement = _DOUBLE_DASHES
-    text = pattern.sub(replacement, text)
     text = " " + text + " "
     for pattern, replacement in _ENDING_QUOTES:
         text = pattern.sub(replacement, text)
