@@ -399,32 +399,29 @@ class ContextEncoder:
         rows = [self._cache[(context, a)] for a in answers]
         return np.stack(rows).astype(np.float64) if rows else np.zeros((0, 0))
 
-    def _cut_offsets(self, offsets: Sequence[tuple[int, int]], text: str, limit: int) -> str:
-        """``text`` cut after its ``limit``-th token (counted in :attr:`num_cut` when cut)."""
-        if len(offsets) <= limit:
-            return text
-        self.num_cut += 1
-        return text[: offsets[limit - 1][1]]
+    def _cut(
+        self, offsets: Callable[[str], Sequence[tuple[int, int]]], context: str, answers: list[str]
+    ) -> tuple[str, list[str]]:
+        """The context's prefix and the answers, each cut after its limit's token (counted in :attr:`num_cut`)."""
 
-    def _cut(self, tokenizer: Any, text: str, limit: int) -> str:
-        """``text`` cut to its first ``limit`` tokens (counted in :attr:`num_cut` when cut)."""
-        encoding = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
-        return self._cut_offsets(encoding["offset_mapping"], text, limit)
+        def cut(text: str, limit: int) -> str:
+            found = offsets(text)
+            if len(found) <= limit:
+                return text
+            self.num_cut += 1
+            return text[: found[limit - 1][1]]
+
+        context = cut(context.strip(), MAX_CONTEXT_TOKENS)
+        return (context + " " if context else ""), [cut(a, MAX_ANSWER_TOKENS) for a in answers]
 
     def _encode_numpy(self, context: str, answers: list[str]) -> np.ndarray:
         model = load_numpy_transformer(self.path)
         if self._tokenizer is None:
             self._tokenizer = model.tokenizer()
         tokenizer = self._tokenizer
-        context = context.strip()
-        context = self._cut_offsets(
-            tokenizer.encode(context, add_special_tokens=False).offsets, context, MAX_CONTEXT_TOKENS
+        prefix, answers = self._cut(
+            lambda text: tokenizer.encode(text, add_special_tokens=False).offsets, context, answers
         )
-        answers = [
-            self._cut_offsets(tokenizer.encode(a, add_special_tokens=False).offsets, a, MAX_ANSWER_TOKENS)
-            for a in answers
-        ]
-        prefix = context + " " if context else ""
         encodings = tokenizer.encode_batch([prefix + a for a in answers])
         in_answer = []
         for encoding in encodings:
@@ -446,9 +443,11 @@ class ContextEncoder:
         import torch
 
         tokenizer, model = _load_encoder(self.path, self.device)
-        context = self._cut(tokenizer, context.strip(), MAX_CONTEXT_TOKENS)
-        answers = [self._cut(tokenizer, a, MAX_ANSWER_TOKENS) for a in answers]
-        prefix = context + " " if context else ""
+        prefix, answers = self._cut(
+            lambda text: tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"],
+            context,
+            answers,
+        )
         texts = [prefix + a for a in answers]
         batch = tokenizer(
             texts, padding=True, return_tensors="pt", return_offsets_mapping=True, return_special_tokens_mask=True
