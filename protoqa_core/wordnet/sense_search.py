@@ -103,9 +103,8 @@ def bound_reached(mine: Senses, other: Senses) -> tuple[Optional[float], float]:
             behind = c
         elif value == bound and behind is not None and _earlier(c, behind, mine_shortest):
             behind = c
-    # The pairs NLTK simulates a root for (those with a non-noun) with the shortest root paths.
-    # (the least sum of root paths, then the first synsets: min() over the two candidates)
-    # Nouns only: one root, nothing simulated.
+    # The pairs NLTK simulates a root for (those with a non-noun; none among nouns only) with the least sum
+    # of root paths, then the first synsets.
     mine_non_noun, other_non_noun = mine.root_non_noun, other.root_non_noun
     rooted = None
     if mine_non_noun is not None:
