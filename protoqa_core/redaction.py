@@ -68,14 +68,11 @@ _KNOWN_KEYS = re.compile(
 
 
 def _mask_assigned(match: re.Match[str]) -> str:
-    name = match.group("name")
-    if match.re is _QUOTED:
-        value = match.group("value") if match.group("vq") else match.group("bare")
-    else:
-        value = match.group("value")
+    name, quoted = match.group("name"), match.re is _QUOTED
+    value = match.group("bare") if quoted and not match.group("vq") else match.group("value")
     if not is_secret_name(name) or value in ("", MASK, f"'{MASK}'", f'"{MASK}"'):
         return match.group(0)
-    if match.re is _QUOTED:
+    if quoted:
         quote_mark, value_quote = match.group("q"), match.group("vq") or ""
         return f"{quote_mark}{name}{quote_mark}{match.group('sep')}{value_quote}{MASK}{value_quote}"
     if match.re is _FLAG:
