@@ -16,11 +16,6 @@ __all__ = ["DISTRIBUTION", "install_command"]
 DISTRIBUTION = "protoqa-eval"
 
 
-def _local_path(url: str) -> Optional[str]:
-    parsed = urlparse(url)
-    return unquote(parsed.path) if parsed.scheme == "file" else None
-
-
 def _recorded_source() -> Optional[dict[str, Any]]:
     # Imported here: the modules that name this function import it at start-up, and need it only on an error.
     import json
@@ -58,7 +53,8 @@ def install_command(extra: str, source: Optional[dict[str, Any]] = None) -> str:
     if source and "vcs_info" in source and url:
         vcs = str(source["vcs_info"].get("vcs", "git"))
         return f"pip install '{DISTRIBUTION}[{extra}] @ {vcs}+{url}'"
-    path = _local_path(url) if url else None
+    parsed = urlparse(url)
+    path = unquote(parsed.path) if parsed.scheme == "file" else None
     if path is not None:
         editable = bool((source or {}).get("dir_info", {}).get("editable"))
         return f"pip install {'-e ' if editable else ''}'{path}[{extra}]'"

@@ -116,11 +116,8 @@ class _Regression:
     length_scale: float
 
     def mean(self, vectors: np.ndarray) -> np.ndarray:
-        return _rbf(np.asarray(vectors, dtype=np.float64), self.train, self.length_scale) @ self.weights
-
-
-def _rbf(a: np.ndarray, b: np.ndarray, length_scale: float) -> np.ndarray:
-    return np.exp(-0.5 * _squared_distances(a, b) / (length_scale * length_scale))
+        squared = _squared_distances(np.asarray(vectors, dtype=np.float64), self.train)
+        return np.exp(-0.5 * squared / (self.length_scale * self.length_scale)) @ self.weights
 
 
 def fit_one_vs_all(

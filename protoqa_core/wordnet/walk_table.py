@@ -37,6 +37,7 @@ import sys
 from array import array
 from bisect import bisect_left
 from collections.abc import Iterable
+from itertools import accumulate
 from pathlib import Path
 from typing import Optional
 
@@ -105,9 +106,7 @@ def write_walk_table(path: Path, walks: Iterable[tuple[tuple[str, int], str, Wal
             to_roots.append(int(to_root))
         starts.append(len(synsets))
     names = [name.encode("utf-8") for _, name, _ in rows]
-    name_starts = [0]
-    for encoded in names:
-        name_starts.append(name_starts[-1] + len(encoded))
+    name_starts = [0, *accumulate(len(encoded) for encoded in names)]
     columns = (codes, starts, root_paths, synsets, depths, lengths, to_roots, name_starts)
     arrays = [array(kind, column) for kind, column in zip(_SECTION_TYPES, columns, strict=True)]
     if sys.byteorder != "little":
