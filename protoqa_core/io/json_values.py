@@ -1,20 +1,14 @@
-"""A file's JSON values: its lines decoded, parsed strictly, large values parsed as they are read.
+"""A file's JSON values: its lines decoded and parsed strictly, errors naming the file and line.
 
-A data file is UTF-8 (a byte order mark is allowed); a JSON object with the same key twice,
-nesting deeper than Python can parse, ``NaN``, numbers beyond a float's range and a lone
-surrogate escape (``"\\ud800"``, which no UTF-8 file can hold) are errors naming the file and the
-line. :func:`json_values` reads a JSONL file one line at a time and a JSON document whole.
-
-A predictions file may also be one JSON document of hundreds of megabytes, or a JSONL file with
-one very long line. Parsed whole, such a document takes several times its size in Python
-objects. Here it is parsed incrementally (ijson, over the yajl C library), and only one
-member's value is built at a time (:class:`Members`), so memory is that of the largest single
-value, not of the file, with the same checks as :func:`parse_json`.
+A JSONL file is read a line at a time, a JSON document whole; a very long line or a large document
+is parsed as it is read (ijson, :class:`Members`; docs/dependencies.md says why), one member's value
+built at a time, with the same checks as :func:`parse_json`.
 """
 
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import math
 import re
@@ -53,8 +47,7 @@ its members follow, each with the member's name as their group."""
 
 
 class TooManyItems(Exception):
-    """A value held more items than the limit given to :func:`object_members`; its one argument is
-    the key of the member being built."""
+    """A value held more items than :func:`object_members`' limit; its argument is the member's key."""
 
 
 _ESCAPE = re.compile(rb"(\\+)u([dD][89a-fA-F][0-9a-fA-F]{2})")
@@ -74,11 +67,8 @@ _TYPE_OF_EVENT = {
 
 
 class _SurrogateCheck(io.RawIOBase):
-    """A binary stream passed through unchanged, refusing a lone surrogate escape (``"\\ud800"``).
-
-    yajl replaces such an escape by ``?``, where the standard library's parser keeps a string
-    that no UTF-8 file can hold and :func:`~protoqa_core.io.files.parse_json` refuses it.
-    """
+    """A binary stream passed through unchanged, refusing a lone surrogate escape (``"\\ud800"``):
+    yajl would replace it by ``?`` where :func:`parse_json` refuses it."""
 
     _KEEP = 12  # an escape pair is 12 bytes: the end of a chunk waits for the next one
 
@@ -116,8 +106,7 @@ class _SurrogateCheck(io.RawIOBase):
         return n
 
     def _check(self, data: bytes, limit: int) -> None:
-        """Refuse a lone surrogate escape that starts before ``limit`` (those after it are checked with the
-        next chunk)."""
+        """Refuse a lone surrogate escape that starts before ``limit`` (the rest wait for the next chunk)."""
         if b"\\u" not in data and b"\\U" not in data:
             return
         for match in _ESCAPE.finditer(data):
@@ -142,10 +131,8 @@ class _SurrogateCheck(io.RawIOBase):
 
 
 def json_events(stream: Any, path: Optional[PathLike], line: Optional[int]) -> Iterator[tuple[str, Any]]:
-    """ijson's ``(event, value)`` pairs of the JSON in the binary ``stream``, strict, errors named.
-
-    Numbers come as ``int`` or ``float``; malformed JSON and invalid UTF-8 are a
-    :class:`~protoqa_core.io.files.MalformedJSONError` naming ``path`` and ``line``.
+    """ijson's ``(event, value)`` pairs of the JSON in the binary ``stream``; malformed JSON is a
+    :class:`MalformedJSONError` naming ``path`` and ``line``.
 
     >>> list(json_events(io.BytesIO(b'{"q1": ["dog"]}'), "p.json", None))[:3]
     [('start_map', None), ('map_key', 'q1'), ('start_array', None)]
@@ -162,11 +149,8 @@ def json_events(stream: Any, path: Optional[PathLike], line: Optional[int]) -> I
 
 
 def _build(event: str, value: Any, events: Iterator[tuple[str, Any]], limit: Optional[int], where: tuple) -> Any:
-    """The whole value that starts with ``(event, value)``, built without recursion.
-
-    Raises :class:`TooManyItems` once the value holds more than ``limit`` items in all
-    (its containers' items, at every depth), before building the rest.
-    """
+    """The value that starts with ``(event, value)``, built without recursion; :class:`TooManyItems` once it
+    holds more than ``limit`` items at every depth."""
     if event == "start_map":
         root: Any = {}
     elif event == "start_array":
@@ -212,12 +196,9 @@ def object_members(
 ) -> Iterator[tuple[Optional[str], str, Any]]:
     """``(group, key, value)`` for each member of the one top-level JSON object in ``events``.
 
-    A member whose value is not an object comes as ``(None, key, value)``. One whose
-    value is an object comes as ``(None, key, GROUP)``, then each of its members as
-    ``(key, inner key, value)``. A value with more than ``limit`` items raises
-    :class:`TooManyItems` while it is built; a key seen twice in one object is an error.
-    ``ended`` is called when the object's closing brace has been read, before anything
-    after it is: a reader of the first line of a file learns there that the value ended with it.
+    A member whose value is an object comes as ``(None, key, GROUP)``, then its members as
+    ``(key, inner key, value)``; others as ``(None, key, value)``. ``ended`` is called once the
+    closing brace is read, before anything after it (so a first line's reader learns the value ended there).
 
     >>> events = json_events(io.BytesIO(b'{"model_answers": {"q1": ["dog"]}, "q2": []}'), None, None)
     >>> [(g, k, v if v is not GROUP else "GROUP") for g, k, v in object_members(events, None, None)]
@@ -255,8 +236,7 @@ def object_members(
 
 
 def decode_line(data: bytes, path: PathLike, line: Optional[int], first: bool) -> str:
-    """One line's bytes as strict UTF-8 text (a leading byte-order mark dropped on the ``first`` line); other
-    encodings are a :class:`DataFormatError` naming the file and line.
+    """One line's bytes as strict UTF-8 text (a byte-order mark dropped on the ``first`` line).
 
     >>> decode_line(b"\\xef\\xbb\\xbfdog", "f.jsonl", 1, True)
     'dog'
@@ -279,7 +259,7 @@ def decode_line(data: bytes, path: PathLike, line: Optional[int], first: bool) -
 
 
 def read_text(path: PathLike) -> str:
-    """The whole text of a UTF-8 file (gzip read transparently); errors name the file and line.
+    """The whole text of a UTF-8 file (gzip read transparently).
 
     >>> import gzip, tempfile, os
     >>> name = os.path.join(tempfile.mkdtemp(), "p.json.gz")
@@ -294,11 +274,8 @@ def read_text(path: PathLike) -> str:
 
 
 def iter_text_lines(path: Path, spool: Optional[Any] = None, what: Optional[str] = None) -> Iterator[tuple[int, str]]:
-    """``(line number, text)`` for each line of a UTF-8 (or gzip) file, read as a stream.
-
-    With ``spool`` (a binary file), every line's bytes, decompressed, are copied there too. With
-    ``what``, the file is checked first, under that name (:func:`~protoqa_core.io.files.check_file`).
-    """
+    """``(line number, text)`` for each line of a UTF-8 (or gzip) file, read as a stream; every line's
+    bytes are copied to ``spool`` too, and with ``what`` the file is checked first under that name."""
     with opened(path, what) as fh:
         for number, raw in enumerate(fh, start=1):
             if spool is not None:
@@ -346,22 +323,19 @@ def _first_bad_string(value: Any) -> Optional[str]:
     return None
 
 
-def _line_of(text: str, key: str, occurrence: int = 2) -> Optional[int]:
-    pattern = re.compile(re.escape(json.dumps(key)) + r"\s*:")
+def _line_of(text: str, key: str) -> Optional[int]:
+    """The line of ``key``'s second occurrence (else its last)."""
     found = None
-    for found_count, match in enumerate(pattern.finditer(text), start=1):
-        found = match
-        if found_count == occurrence:
-            break
+    for found in itertools.islice(re.finditer(re.escape(json.dumps(key)) + r"\s*:", text), 2):
+        pass
     return text.count("\n", 0, found.start()) + 1 if found else None
 
 
 def parse_json(text: str, path: Optional[PathLike] = None, line: Optional[int] = None) -> Any:
     """Parse one JSON document strictly; every problem is a :class:`DataFormatError` naming file and line.
 
-    Duplicate keys, nesting deeper than Python's recursion limit, ``NaN``/``Infinity``,
-    numbers beyond a float's range (``1e999``), integers with more than 4,300 digits and
-    lone surrogates are refused.
+    Refused: duplicate keys, nesting past the recursion limit, ``NaN``/``Infinity``, ``1e999``,
+    integers of over 4,300 digits, lone surrogates.
 
     >>> parse_json('{"q1": ["dog"]}')
     {'q1': ['dog']}
@@ -370,20 +344,15 @@ def parse_json(text: str, path: Optional[PathLike] = None, line: Optional[int] =
     ...
     protoqa_core.io.files.DataFormatError: p.json, line 3: duplicate key 'q1' in a JSON object
     """
-
-    def where(found: Optional[int] = None) -> Optional[int]:
-        # ``line`` is given for one line of a JSONL file: the error is on that line.
-        return found if line is None else line
-
+    # ``line`` is given for one line of a JSONL file: the error is on that line.
     try:
         value = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant, parse_float=_finite_float)
     except json.JSONDecodeError as exc:
-        raise MalformedJSONError(f"malformed JSON ({exc.msg} at column {exc.colno})", path, where(exc.lineno)) from None
+        at = exc.lineno if line is None else line
+        raise MalformedJSONError(f"malformed JSON ({exc.msg} at column {exc.colno})", path, at) from None
     except _DuplicateKey as exc:
-        key = exc.args[0]
-        raise DataFormatError(
-            f"duplicate key {short_repr(key)} in a JSON object", path, where(_line_of(text, key))
-        ) from None
+        at = _line_of(text, exc.args[0]) if line is None else line
+        raise DataFormatError(f"duplicate key {short_repr(exc.args[0])} in a JSON object", path, at) from None
     except (RecursionError, MemoryError):
         raise DataFormatError("JSON nested too deeply", path, line) from None
     except ValueError as exc:  # NaN/Infinity, or an integer too long to convert
@@ -409,9 +378,7 @@ def _no_constant(name: str) -> Any:
 
 
 class Members:
-    """The members of one top-level JSON object, parsed as they are read: ``(group, key, value)`` as
-    :func:`object_members` gives them, each value built alone (one holding more than ``limit``
-    items raises :class:`TooManyItems`).
+    """The members of one top-level JSON object, parsed as they are read (:func:`object_members`).
 
     >>> [m for m in Members(io.BytesIO(b'{"q1": ["dog"]}'), "p.json", 1, None)]
     [(None, 'q1', ['dog'])]
@@ -433,8 +400,7 @@ class Members:
 
     @property
     def spans_lines(self) -> bool:
-        """Whether the object, begun on a long first line, went on past it: the file is one document
-        over several lines, whose errors name no line."""
+        """Whether the object, begun on a long first line, went on past it (a document over several lines)."""
         return bool(getattr(self._stream, "spans_lines", False))
 
 
@@ -443,11 +409,9 @@ def json_values(
 ) -> Iterator[tuple[Optional[int], Any]]:
     """``(line, value)`` of each top-level JSON value of the open binary file ``fh``.
 
-    A file whose first non-blank line is a JSON value on its own is JSONL, read one line at a
-    time; otherwise it is one document over several lines (``line`` None, or 1 for a document on
-    one line). A long line and a large document come as :class:`Members`, parsed as they are read
-    (``limit``: see there). ``parsed`` is the file's first value already parsed, ``(line, value)``;
-    ``fh`` then holds what follows it.
+    A file whose first non-blank line is a JSON value is JSONL; otherwise it is one document (``line``
+    None, or 1 on one line). A long line or a large document comes as :class:`Members`. ``parsed`` is
+    the first value already parsed, ``(line, value)``, and ``fh`` holds what follows it.
 
     >>> list(json_values(io.BytesIO(b'{"q1": []}\\n\\n{"q2": ["a"]}\\n'), Path("p.jsonl")))
     [(1, {'q1': []}), (3, {'q2': ['a']})]
@@ -497,8 +461,7 @@ def json_values(
 def _document_values(
     fh: Any, head: list[bytes], path: Path, limit: Optional[int]
 ) -> Iterator[tuple[Optional[int], Any]]:
-    """The value of one JSON document over several lines: parsed whole when it is small (so that its
-    errors give a line), as :class:`Members` when it is large."""
+    """One JSON document over several lines: parsed whole when small (its errors give a line), else as :class:`Members`."""
     read = sum(len(h) for h in head)
     while read <= WHOLE_DOCUMENT_BYTES:
         chunk = fh.read(1 << 20)
@@ -527,26 +490,23 @@ def _document_values(
 
 
 def _is_long(raw: bytes) -> bool:
-    """Whether ``raw``, read with a limit of one byte over :data:`LARGE_LINE_BYTES`, is only the start of its line."""
+    """Whether ``raw``, read with a limit of :data:`LARGE_LINE_BYTES` + 1, is only the start of its line."""
     return len(raw) > LARGE_LINE_BYTES and not raw.endswith(b"\n")
 
 
 class _FirstValue(io.RawIOBase):
-    """The bytes from the start of a long first line: that line, then the rest of the file only when
-    the JSON value that starts the line does not end with it (a document over several lines).
+    """A long first line, then the rest of the file only when the value does not end with the line.
 
-    So a JSON document is never taken for a JSONL line because its first line is long, and each
-    byte is parsed once. The parser calls :meth:`ended` when the value's closing brace has been read;
-    :func:`json_events` hands the parser every byte up to a newline as
-    soon as it is read, so the brace that ends a JSONL line is seen before the line's end is reached.
+    So a long first line is never taken for JSONL, and each byte is parsed once. The parser calls this
+    object when the value's closing brace is read (:class:`_SurrogateCheck` passes bytes up to a newline
+    at once, so the brace is seen before the line's end).
     """
 
     def __init__(self, head: bytes, fh: Any):
         self._line = _RestOfLine(head, fh)
         self._fh = fh
         self._ended = False
-        self.spans_lines = False
-        """Whether the value went on past its first line (the file is then one document)."""
+        self.spans_lines = False  # the value went on past its first line: the file is one document
 
     def readable(self) -> bool:
         return True
@@ -566,8 +526,7 @@ class _FirstValue(io.RawIOBase):
 
 
 class _RestOfLine(io.RawIOBase):
-    """The bytes of one line of ``fh``: ``head`` (its start, already read), then the rest up to its
-    newline, handed out a piece at a time, so that a line of hundreds of megabytes is never held."""
+    """One line of ``fh``: ``head`` (already read), then the rest up to its newline, a piece at a time."""
 
     def __init__(self, head: bytes, fh: Any):
         self._head, self._fh = head, fh
