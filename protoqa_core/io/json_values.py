@@ -325,10 +325,8 @@ def _first_bad_string(value: Any) -> Optional[str]:
 
 def _line_of(text: str, key: str) -> Optional[int]:
     """The line of ``key``'s second occurrence (else its last)."""
-    found = None
-    for found in itertools.islice(re.finditer(re.escape(json.dumps(key)) + r"\s*:", text), 2):
-        pass
-    return text.count("\n", 0, found.start()) + 1 if found else None
+    found = list(itertools.islice(re.finditer(re.escape(json.dumps(key)) + r"\s*:", text), 2))
+    return text.count("\n", 0, found[-1].start()) + 1 if found else None
 
 
 def parse_json(text: str, path: Optional[PathLike] = None, line: Optional[int] = None) -> Any:

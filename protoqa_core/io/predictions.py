@@ -1,15 +1,5 @@
-"""Reading prediction files: ranked answer lists keyed by question id.
-
-Predictions come in any of:
-
-* JSONL, one object per line: ``{"r1q1": ["age", "name"]}`` (one or more ids per
-  line) or ``{"question_id": "r1q1", "ranked_answers": [...]}``;
-* one JSON object ``{"r1q1": [...], ...}``;
-* ``{"model_answers": {...}}`` as written by the CFC/ProbEval tools, optionally with
-  ``model_ranked_answers`` and ``model_answers_with_count`` (``[[answer, count]]``).
-
-Files are read as JSON values by :mod:`protoqa_core.io.json_values`; every error names the file, the
-line where there is one, and the question id.
+"""Reading prediction files: ranked answer lists keyed by question id, in any form docs/protoqa-metric.md
+lists (JSONL lines, one object, ``{"model_answers": ...}`` with its siblings); errors name file, line, question.
 """
 
 from __future__ import annotations
@@ -56,12 +46,9 @@ def _rank_by_count(pairs: Any, path, line, qid) -> list[str]:
 def read_prediction_lists(
     path: PathLike, field: Optional[str] = None, *, max_answers: Optional[int] = None
 ) -> dict[str, Any]:
-    """Read a predictions file into ``{question id: value}`` without interpreting the values.
+    """Read a predictions file into ``{question id: value}``, each value a checked list, uninterpreted.
 
-    For ``{"model_answers": ...}`` files, ``field`` picks which mapping to return
-    (default: ``model_ranked_answers`` when present, else ``model_answers``, else
-    ``model_answers_with_count``). Values are checked to be lists (of at most
-    ``max_answers`` items when given).
+    ``field`` picks the ``model_answers``-style mapping (default: the first of :data:`PREDICTION_FIELDS` present).
 
     >>> read_prediction_lists("../shared/data/cfc/dev.predictions.human.json")["r1q4"][:2]  # doctest: +SKIP
     ['dancing time.', 'it is very good']
@@ -76,8 +63,7 @@ def _line_objects(
     max_answers: Optional[int],
     parsed: Optional[tuple[Optional[int], Any]] = None,
 ) -> Iterator[tuple[Optional[str], Any, Any, Optional[int]]]:
-    """``(field, question id, value, line)`` of each prediction of the open binary file ``fh``, from its
-    JSON values (:func:`~protoqa_core.io.json_values.json_values`; ``parsed``: see there)."""
+    """``(field, question id, value, line)`` of each prediction of the open binary file ``fh``."""
     # An answer list of n strings is n items; [answer, count] pairs are 3 a pair.
     limit = None if max_answers is None else 3 * max_answers + 3
     for line, value in json_values(fh, path, limit, parsed):
@@ -90,9 +76,7 @@ def _line_objects(
 def _members_items(
     members: Members, path: Path, line: Optional[int], field: Optional[str], max_answers: Optional[int]
 ) -> Iterator[tuple[Optional[str], Any, Any, Optional[int]]]:
-    """:func:`_streamed_items` of an object parsed as it is read; when it began on a long first line and
-    went on past it (a document, see :attr:`~protoqa_core.io.json_values.Members.spans_lines`), its
-    predictions and errors name no line."""
+    """:func:`_streamed_items`, naming no line when the object spans lines (:attr:`Members.spans_lines`)."""
     try:
         for group, qid, value, at in _streamed_items(members, path, line, field, max_answers):
             yield group, qid, value, None if members.spans_lines else at
@@ -129,7 +113,7 @@ def _object_items(
 
 
 def too_many_answers_error(path: PathLike, line: Optional[int], qid: str, max_answers: int) -> DataFormatError:
-    """The error for a question with more than ``max_answers`` answers, naming the file, line and question."""
+    """The error for a question with more than ``max_answers`` answers."""
     return DataFormatError(
         f"more than {max_answers:,} answers for one question, the cap per question (--max-answers raises it)",
         path,
@@ -145,11 +129,10 @@ def _streamed_items(
     field: Optional[str],
     max_answers: Optional[int],
 ) -> Iterator[tuple[Optional[str], Any, Any, Optional[int]]]:
-    """:func:`_object_items` of one JSON object parsed as it is read (:class:`~protoqa_core.io.json_values.Members`).
+    """:func:`_object_items` of one object parsed as it is read, one question's value at a time.
 
-    Only one question's value is built at a time. The ``model_answers`` form is known to be
-    that form only at the end of the object (every member an object); until then the
-    members of a field that a later one may outrank wait in a temporary on-disk table.
+    The ``model_answers`` form is known only at the object's end; until then the members of a field
+    that a later one may outrank wait in a temporary on-disk table.
     """
     best = field or PREDICTION_FIELDS[0]
     groups: list[str] = []
@@ -254,11 +237,8 @@ def prediction_items(
 ) -> Iterator[tuple[Optional[str], Any, Any, Optional[int]]]:
     """``(field, question id, value, line)`` of each prediction, in file order, read as a stream.
 
-    ``field`` is the ``model_answers``-style field read (None for a plain file). Every id is
-    checked to be a string, every value to be a list (of at most ``max_answers`` items when
-    given). Repeated ids are the caller's to check: this keeps nothing per question. With
-    ``field`` :data:`EVERY_FIELD`, every such field is read, and each other member of the
-    document comes whole as ``(name, None, value, line)``.
+    Ids are checked to be strings and values lists; repeated ids are the caller's to check. With
+    :data:`EVERY_FIELD`, every field is read and other members come as ``(name, None, value, line)``.
     """
     path = Path(path)
     count = 0
@@ -301,16 +281,10 @@ def stream_items(
     *,
     parsed: Optional[tuple[Optional[int], Any]] = None,
 ) -> Iterator[tuple[Optional[str], Optional[str], Any, Optional[int]]]:
-    """:func:`prediction_items` of every field of a predictions file already open as the binary ``stream``
-    (:func:`~protoqa_core.io.files.open_binary`): ``(field, question id, value, line)`` of each prediction
-    and ``(name, None, value, line)`` of each other top-level member, with the same checks and errors.
+    """:func:`prediction_items` with :data:`EVERY_FIELD` of a file already open as the binary ``stream``.
 
-    For a reader that has looked at the file's first bytes (to tell its format) and reads the
-    rest from the same stream. Repeated ids are the caller's to check. A reader that has
-    already parsed the file's first value (with :func:`~protoqa_core.io.json_values.parse_json`) gives it
-    as ``parsed``, ``(line, value)``, so that it is not parsed again: ``line`` is the number of the
-    first non-blank line when that line alone is the value (the stream then holds the lines after
-    it), None when the value is the whole file (a document over several lines).
+    For a reader that looked at the first bytes; one that already parsed the first value gives it as
+    ``parsed``, ``(line, value)`` (:func:`~protoqa_core.io.json_values.json_values`).
 
     >>> import io
     >>> list(stream_items(io.BytesIO(b'{"q1": ["dog"]}'), "p.json"))
@@ -323,7 +297,7 @@ def stream_items(
 
 
 def duplicate_id_error(path: PathLike, line: Optional[int], qid: str, first: Optional[int]) -> DataFormatError:
-    """The error for a question id seen twice in one predictions file, naming the first line."""
+    """The error for a question id seen twice, naming the first line."""
     return DataFormatError("duplicate question id" + (f" (first on line {first})" if first else ""), path, line, qid)
 
 
@@ -339,10 +313,7 @@ def read_predictions(
 ) -> dict[str, list[str]]:
     """Read ranked answer lists ``{question id: [answer, ...]}`` from any supported file.
 
-    Answers given with counts (``model_answers_with_count``) are ranked by count,
-    ties kept in file order. Empty strings and repeated answers are kept. With
-    ``max_answers``, a question with more answers is an error naming it (a large
-    file is then refused before its lists are built).
+    Answers with counts are ranked by count, ties in file order; empty and repeated answers are kept.
 
     >>> preds = read_predictions("../shared/data/protoqa/dev.predictions.gpt2finetuned.json")  # doctest: +SKIP
     >>> preds["r1q1"][:2]  # doctest: +SKIP
@@ -354,11 +325,8 @@ def read_predictions(
 
 
 class PredictionDocument:
-    """A predictions file read once, whole: every ``model_answers``-style field it has (or its plain
-    lists) and its other top-level members, for readers that need several of them.
-
-    :meth:`lists` and :meth:`ranked` give what :func:`read_prediction_lists` and
-    :func:`read_predictions` give for a field, without reading the file again.
+    """A predictions file read once: every ``model_answers``-style field (or its plain lists) and its
+    other top-level members, for readers that need several of them.
 
     >>> import json, os, tempfile
     >>> name = os.path.join(tempfile.mkdtemp(), "a.json")
@@ -372,10 +340,8 @@ class PredictionDocument:
     def __init__(self, path: Path, groups: dict[Optional[str], dict[str, tuple[Any, Optional[int]]]], members: dict):
         self.path = path
         self._groups = groups
-        self.fields: tuple[str, ...] = tuple(g for g in groups if g is not None)
-        """The ``model_answers``-style fields of the file, in file order (empty for a plain file)."""
-        self.members: dict[str, Any] = members
-        """The file's other top-level members (such as ``generation``), by name."""
+        self.fields: tuple[str, ...] = tuple(g for g in groups if g is not None)  # in file order
+        self.members: dict[str, Any] = members  # other top-level members, such as ``generation``
 
     def _group(self, field: Optional[str]) -> dict[str, tuple[Any, Optional[int]]]:
         if not self.fields:
@@ -396,10 +362,7 @@ class PredictionDocument:
 
 
 def read_prediction_document(path: PathLike, *, max_answers: Optional[int] = None) -> PredictionDocument:
-    """Read a predictions file once into a :class:`PredictionDocument` (see there).
-
-    The same checks and errors as :func:`read_prediction_lists`, for every field.
-    """
+    """Read a predictions file once into a :class:`PredictionDocument`, checked as :func:`read_prediction_lists`."""
     path = Path(path)
     groups: dict[Optional[str], dict[str, tuple[Any, Optional[int]]]] = {}
     members: dict[str, Any] = {}
@@ -414,7 +377,7 @@ def read_prediction_document(path: PathLike, *, max_answers: Optional[int] = Non
 def _unique_items(
     path: PathLike, field: Optional[str], max_answers: Optional[int]
 ) -> Iterator[tuple[Optional[str], Any, Any, Optional[int]]]:
-    """:func:`prediction_items`, each id checked to be seen once in its field (the ids are kept to check it)."""
+    """:func:`prediction_items`, each id checked to be seen once in its field."""
     seen: dict[tuple[Optional[str], str], Optional[int]] = {}
     for group, qid, value, line in prediction_items(path, field, max_answers):
         if qid is not None:
