@@ -346,7 +346,7 @@ def parse_json(text: str, path: Optional[PathLike] = None, line: Optional[int] =
     try:
         value = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant, parse_float=_finite_float)
     except json.JSONDecodeError as exc:
-        at = exc.lineno if line is None else line
+        at: Optional[int] = exc.lineno if line is None else line
         raise MalformedJSONError(f"malformed JSON ({exc.msg} at column {exc.colno})", path, at) from None
     except _DuplicateKey as exc:
         at = _line_of(text, exc.args[0]) if line is None else line

@@ -1,36 +1,13 @@
-"""Readers for ProtoQA/CFC question files and prediction files.
+"""Readers of ProtoQA/CFC targets files and of references given in memory.
 
-Targets are the JSONL format of ProtoQA (``data/protoqa/DATAFORMAT.md``): one
-question per line with ``metadata.id``, ``question.normalized`` and
-``answers.clusters``. CFC uses the same format; the older evaluator format with
-``answers-cleaned`` is read too.
-
-Predictions are ranked answer lists keyed by question id, in any of:
-
-* JSONL, one object per line: ``{"r1q1": ["age", "name"]}`` (one or more ids per
-  line) or ``{"question_id": "r1q1", "ranked_answers": [...]}``;
-* one JSON object ``{"r1q1": [...], ...}``;
-* ``{"model_answers": {...}}`` as written by the CFC/ProbEval tools, optionally with
-  ``model_ranked_answers`` and ``model_answers_with_count`` (``[[answer, count]]``).
-
-Every error names the file, the line where there is one, and the question id.
-Files are UTF-8 (a byte order mark is allowed) and may be gzip-compressed; a JSON
-object with the same key twice, nesting deeper than Python can parse, a lone
-surrogate escape (``"\\ud800"``, which no UTF-8 file can hold) and counts above
-:data:`MAX_COUNT` are errors. At most :data:`DEFAULT_MAX_INPUT_MB` megabytes are read
-from one file, after decompression (``$PROTOQA_MAX_INPUT_MB`` raises the cap). Pipes,
-``/dev/stdin`` and process substitution are read like files.
-
-This module reads targets and references, and is the one to import every reader from:
-the safe reading of a file and strict JSON are :mod:`protoqa_core.io.files`, questions
-and clusters :mod:`protoqa_core.io.records`, prediction files
-:mod:`protoqa_core.io.predictions`.
+Targets are ProtoQA's JSONL (``data/protoqa/DATAFORMAT.md``: ``metadata.id``, ``question.normalized``,
+``answers.clusters``; the older ``answers-cleaned`` too), read strictly through
+:mod:`protoqa_core.io.json_values`; prediction files are :mod:`protoqa_core.io.predictions`.
 """
 
 from __future__ import annotations
 
 import hashlib
-import types
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Optional
@@ -59,15 +36,13 @@ def _json_lines(path: Path, spool: Optional[Any], what: str) -> Iterator[tuple[i
 
 
 CLUSTERS_PROVENANCE_KEY = "clusters_provenance"
-"""The key of the block each line of a clustered targets file carries (``probeval cluster`` writes it): how its
-clusters were made, the same on every line (:func:`read_targets_and_block` reads it)."""
+"""The key of the block, how the clusters were made, on every line of a ``probeval cluster`` targets file."""
 
 
 def read_targets(path: PathLike, *, spool: Optional[Any] = None) -> dict[str, Question]:
     """Read a ProtoQA/CFC targets JSONL file into ``{question id: Question}`` (file order).
 
-    With ``spool`` (anything with a binary ``write``, such as a :class:`ChecksumSpool`), the file's bytes,
-    decompressed, are handed to it as they are read, so that nothing needs to read the file again.
+    ``spool`` (anything with a binary ``write``, such as a :class:`ChecksumSpool`) is handed the bytes read.
 
     >>> qs = read_targets("../shared/data/protoqa/dev.crowdsourced.jsonl")  # doctest: +SKIP
     >>> qs["r1q1"].clusters[0].count  # doctest: +SKIP
@@ -79,10 +54,8 @@ def read_targets(path: PathLike, *, spool: Optional[Any] = None) -> dict[str, Qu
 def read_targets_and_block(
     path: PathLike, key: str, *, spool: Optional[Any] = None
 ) -> tuple[dict[str, Question], Optional[dict[str, Any]]]:
-    """:func:`read_targets`, and from the same read the object every line carries under ``key`` (None when none does).
-
-    A block describes the whole file (how its clusters were made), so every line carries the same
-    one: a line whose block differs from the first line's, or lacks it, is an error naming the line.
+    """:func:`read_targets`, and the object every line carries under ``key`` (None when none does); a line
+    whose block differs from the first line's is an error.
 
     >>> import tempfile
     >>> path = Path(tempfile.mkdtemp()) / "t.jsonl"
@@ -117,7 +90,6 @@ class ChecksumSpool:
 def _read_questions(
     path: PathLike, spool: Optional[Any], key: Optional[str]
 ) -> tuple[dict[str, Question], Optional[dict[str, Any]]]:
-    """The questions of a targets file and, when ``key`` is given, the block its lines carry under ``key``."""
     path = Path(path)
     questions: dict[str, Question] = {}
     first_line: dict[str, int] = {}
@@ -139,16 +111,14 @@ def _read_questions(
 
 
 def read_targets_and_sha256(path: PathLike) -> tuple[dict[str, Question], str]:
-    """The targets of ``path`` (:func:`read_targets`) and the sha256 (hex) of its bytes, decompressed, from the same
-    read: the file is opened once, and a gzipped copy of a file has the same digest as the file.
+    """The targets of ``path`` and the sha256 of its decompressed bytes, from one read.
 
     >>> targets, digest = read_targets_and_sha256("../shared/data/cfc/dev.targets.jsonl")  # doctest: +SKIP
     >>> len(targets), len(digest)  # doctest: +SKIP
     (54, 64)
     """
-    digest = hashlib.sha256()
-    targets = read_targets(path, spool=types.SimpleNamespace(write=digest.update))
-    return targets, digest.hexdigest()
+    spool = ChecksumSpool()
+    return read_targets(path, spool=spool), spool.hexdigest()
 
 
 REFERENCE_FORMS = (
@@ -162,12 +132,7 @@ def _is_list_like(value: Any) -> bool:
 
 
 def clusters_from_records(reference: Any, question_id: Optional[str] = None) -> tuple[Cluster, ...]:
-    """Clusters from the ``clusters`` field of a dataset row, or from a list of records.
-
-    Accepts ``{"id": [...], "answers": [[...]], "count": [...]}`` (how ``datasets``
-    stores a sequence of records; ``id`` optional) and
-    ``[{"answers": [...], "count": n, "id": ...}, ...]``. Anything else is an error
-    that names these forms.
+    """Clusters from the ``clusters`` field of a dataset row, or from a list of records (:data:`REFERENCE_FORMS`).
 
     >>> clusters_from_records({"answers": [["age", "birthday"]], "count": [35]})[0].count
     35
@@ -220,10 +185,7 @@ def clusters_from_records(reference: Any, question_id: Optional[str] = None) -> 
 
 
 def check_answer_list(value: Any, question_id: Optional[str] = None) -> list[str]:
-    """One question's answers given in memory (an ``evaluate`` module's prediction): a list of strings.
-
-    Each item is checked in turn, without recursion, so a value nested any depth is one
-    :class:`DataFormatError`, never a ``RecursionError``.
+    """One question's answers given in memory: a list of strings, checked without recursion.
 
     >>> check_answer_list(("dog", "cat"), "q1")
     ['dog', 'cat']
@@ -245,8 +207,6 @@ def check_answer_list(value: Any, question_id: Optional[str] = None) -> list[str
 
 def question_ids_for(question_ids: Optional[Sequence[Any]], count: int) -> list[str]:
     """One id per question: ``question_ids`` checked (one each, all distinct), else ``"0"``, ``"1"``, ...
-
-    Duplicates are an error: two questions under one id would be merged or overwritten.
 
     >>> question_ids_for(None, 2)
     ['0', '1']
