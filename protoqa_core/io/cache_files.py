@@ -1,20 +1,9 @@
 """A size-bounded folder of cache entries in the user's cache, each checked against its key and contents.
 
-What a slow computation made once (ProbEval's automatic clusters of a question, say) is kept
-in ``<cache folder>/<name>/`` (the cache folder of the WordNet tables,
-:func:`protoqa_core.wordnet.files.cache_dir`: ``$PROTOQA_CACHE_DIR``, else
-``~/.cache/protoqa_eval``), one file per entry, named by the SHA-256 of its key. The key is
-a text holding everything that can change the value; the caller writes it. An entry file holds
-a format mark, the SHA-256 of its key and that of its contents, then the contents:
-
-* an entry whose mark, key or contents do not check (cut short, damaged, written for another
-  key or by another format) is named in one warning (:class:`CacheWarning`, once per file and
-  process), never used, and rebuilt by the caller;
-* a folder that cannot be written leaves the values computed in each process, with one warning;
-* the folder is kept under :func:`cache_limit_bytes` (``$PROTOQA_CACHE_MAX_MB``, 256 MB by
-  default): beyond it the entries read or written least recently are removed;
-* ``$PROTOQA_NO_CACHE`` set to anything but ``""`` or ``0`` (the ``--no-cache`` flags set it)
-  turns every cache off: nothing is read or written (:func:`caching_enabled`).
+An entry is one file in ``<cache folder>/<name>/`` (:func:`protoqa_core.wordnet.files.cache_dir`), named by
+the SHA-256 of its key (a text the caller writes, holding everything that can change the value); it opens
+with a format mark and the SHA-256 of its key and of its contents. An entry that does not check is named in
+one :class:`CacheWarning` and rebuilt; the rules (limit, ``$PROTOQA_NO_CACHE``) are in docs/probeval.md.
 
 >>> import tempfile, os
 >>> saved = {name: os.environ.get(name) for name in ("PROTOQA_CACHE_DIR", NO_CACHE_ENV)}
@@ -110,10 +99,8 @@ def _digest(data: bytes) -> bytes:
 
 
 class CacheFolder:
-    """The entries of one kind, in ``<cache folder>/<name>/`` (module doc).
-
-    The folder is found when first used, so ``$PROTOQA_CACHE_DIR`` set later still counts.
-    """
+    """The entries of one kind, in ``<cache folder>/<name>/``, found when first used (so a later
+    ``$PROTOQA_CACHE_DIR`` counts)."""
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -186,8 +173,7 @@ class CacheFolder:
             self.prune(limit)
 
     def prune(self, limit: Optional[int] = None) -> int:
-        """Remove the entries read or written least recently until the folder holds at most ``limit`` bytes;
-        returns how many were removed."""
+        """Remove the least recently used entries until at most ``limit`` bytes are left; returns how many."""
         limit = cache_limit_bytes() if limit is None else limit
         try:
             entries = []
@@ -212,7 +198,7 @@ class CacheFolder:
 
 
 def file_identity(path: Path) -> str:
-    """A file's resolved path, size and modification time, for a cache key (what the WordNet tables' cache keys on).
+    """A file's resolved path, size and modification time, for a cache key.
 
     >>> file_identity(Path("/nowhere/model.safetensors"))
     '/nowhere/model.safetensors:missing'

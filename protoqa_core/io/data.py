@@ -1,18 +1,10 @@
 """Where data files come from: a local folder, or a checked download. The one data locator.
 
-A :class:`SourceFile` names one published file: its upstream URL, the names it may
-have in a local folder and its sha256. :func:`locate_source` finds it, in this order:
-
-1. the folder given as an argument (``--data-dir``, ``data_dir=``);
-2. the folder named by ``$PROTOQA_DATA_DIR``;
-3. ``../shared/data`` beside a checkout of this project, when that folder exists;
-4. a download from upstream into the cache (``$PROTOQA_CACHE_DIR/data``, default
-   ``~/.cache/protoqa_eval/data``), checked against the pinned checksum; a cached
-   copy is checked again before it is used.
-
-A folder given by argument or environment is used alone: a file missing there is an
-error naming every accepted name and the upstream URL, never a silent download. The
-registry of the ProtoQA and CFC files is :data:`protoqa_dataset.sources.SOURCES`.
+:func:`locate_source` finds a :class:`SourceFile` in (1) the folder given (``--data-dir``, ``data_dir=``),
+(2) ``$PROTOQA_DATA_DIR``, (3) ``../shared/data`` beside a checkout, (4) a download into
+:func:`data_cache_dir`, checked against the pinned checksum (a cached copy is checked again). A folder
+given by argument or environment is used alone: a file missing there is an error, never a silent
+download. The registry of files is :data:`protoqa_dataset.sources.SOURCES` (docs/datasets.md).
 
 >>> EXAMPLE.url()
 'https://raw.githubusercontent.com/iesl/protoqa-data/master/data/test/test.questions.jsonl'
@@ -76,18 +68,9 @@ class SourceVerificationError(SourceError, ValueError):
 
 @dataclass(frozen=True)
 class SourceFile:
-    """One upstream file feeding one split.
-
-    Attributes:
-        name: human name used in messages, e.g. ``"ProtoQA crowdsourced dev"``.
-        base_url: upstream repository root (raw file URL prefix).
-        upstream_path: path inside the upstream repository.
-        local_names: paths relative to a local data directory, in order of preference:
-            the upstream layout first, then the flat names of ``../shared/data``.
-        sha256: checksum of the published file, or None where none could be pinned.
-        has_answers: whether rows must carry answer clusters (False: must carry none).
-        expected_rows: number of questions, checked when there is no checksum.
-    """
+    """One upstream file feeding one split: its name in messages, upstream root and path, the names it may
+    have in a local folder (upstream layout first, then flat names), its sha256 (None where none could be
+    pinned), whether rows carry answer clusters, and the number of questions checked without a checksum."""
 
     name: str
     base_url: str
@@ -129,6 +112,10 @@ def sha256_of(path: PathLike) -> str:
     return digest.hexdigest()
 
 
+def _label(source: SourceFile, where: str) -> str:
+    return f"{source.name} ({where})" if where else source.name
+
+
 def _how_to_use_local(source: SourceFile) -> str:
     return (
         f"download {source.url()} yourself and pass data_dir=DIR (or set {DATA_DIR_ENV}=DIR, "
@@ -138,17 +125,14 @@ def _how_to_use_local(source: SourceFile) -> str:
 
 
 def locate_local(source: SourceFile, data_dir: PathLike, where: str = "") -> Path:
-    """Find ``source`` in a local directory under any of its accepted names.
-
-    Raises :class:`SourceNotFoundError` naming every path tried, and
-    :class:`SourceError` when two accepted names hold different files (so the
-    choice is never made silently).
+    """Find ``source`` in a local directory under any of its accepted names; two accepted names holding
+    different files are an error (the choice is never made silently).
 
     >>> locate_local(EXAMPLE, "../shared/data")  # doctest: +SKIP
     PosixPath('../shared/data/protoqa/test.questions.jsonl')
     """
     data_dir = Path(data_dir)
-    label = f"{source.name}{f' ({where})' if where else ''}"
+    label = _label(source, where)
     if not data_dir.is_dir():
         raise SourceNotFoundError(f"{label}: data directory {data_dir} does not exist")
     found = [data_dir / name for name in source.local_names if (data_dir / name).is_file()]
@@ -170,30 +154,25 @@ def locate_local(source: SourceFile, data_dir: PathLike, where: str = "") -> Pat
 def fetch(
     source: SourceFile, download: Callable[[str], str], base_url: Optional[str] = None, where: str = ""
 ) -> tuple[Path, str]:
-    """Download ``source`` with ``download(url) -> local path``; return (path, url).
-
-    Any failure becomes a :class:`SourceDownloadError` naming the file, the URL and
-    how to use a local copy instead.
+    """Download ``source`` with ``download(url) -> local path``; return (path, url). A failure is a
+    :class:`SourceDownloadError` saying how to use a local copy instead.
 
     >>> fetch(EXAMPLE, lambda url: "/tmp/cached.jsonl")[0]
     PosixPath('/tmp/cached.jsonl')
     """
     url = source.url(base_url)
-    label = f"{source.name}{f' ({where})' if where else ''}"
     try:
         path = download(url)
     except Exception as exc:  # any failure of the transport is reported the same way
         raise SourceDownloadError(
-            f"{label}: could not download {url} ({type(exc).__name__}: {exc}). "
+            f"{_label(source, where)}: could not download {url} ({type(exc).__name__}: {exc}). "
             f"To build from a local copy, {_how_to_use_local(source)}."
         ) from exc
     return Path(path), url
 
 
 def verify_checksum(source: SourceFile, path: PathLike, origin: str, where: str = "") -> None:
-    """Check ``path`` against the pinned sha256 (no-op for files without one).
-
-    ``origin`` is the URL or local path the file came from, for the message.
+    """Check ``path``, from ``origin`` (a URL or path), against the pinned sha256 (if any).
 
     >>> verify_checksum(SourceFile("train", "https://x", "train.jsonl", ("train.jsonl",), None), __file__, "here")
     """
@@ -201,9 +180,8 @@ def verify_checksum(source: SourceFile, path: PathLike, origin: str, where: str 
         return
     actual = sha256_of(path)
     if actual != source.sha256:
-        label = f"{source.name}{f' ({where})' if where else ''}"
         raise SourceVerificationError(
-            f"{label}: {origin} has sha256 {actual}, expected {source.sha256} "
+            f"{_label(source, where)}: {origin} has sha256 {actual}, expected {source.sha256} "
             f"(upstream changed or the file is damaged). To use a copy you trust, "
             f"{_how_to_use_local(source)}; to accept a modified file, pass verify_sources=False."
         )
@@ -218,9 +196,8 @@ def verify_row_count(
     """
     expected = source.expected_rows if expected is None else expected
     if expected is not None and rows != expected:
-        label = f"{source.name}{f' ({where})' if where else ''}"
         raise SourceVerificationError(
-            f"{label}: {path} has {rows} questions, expected {expected}. This file has no "
+            f"{_label(source, where)}: {path} has {rows} questions, expected {expected}. This file has no "
             f"pinned checksum, so its row count is what identifies it; pass verify_sources=False "
             f"to accept it anyway."
         )
@@ -240,9 +217,7 @@ def checkout_data_dir() -> Optional[Path]:
 
 
 def resolve_data_dir(data_dir: Optional[PathLike] = None) -> Optional[Path]:
-    """The local data folder: ``data_dir``, else ``$PROTOQA_DATA_DIR``, else :func:`checkout_data_dir`.
-
-    None means there is no local folder and files are downloaded.
+    """The local data folder: ``data_dir``, else ``$PROTOQA_DATA_DIR``, else :func:`checkout_data_dir` (None: download).
 
     >>> resolve_data_dir("/some/where")
     PosixPath('/some/where')
@@ -293,10 +268,8 @@ def locate_source(
 ) -> tuple[Path, str]:
     """Find ``source`` (order in the module doc); returns ``(path, origin)``, origin the URL or local path.
 
-    ``verify`` checks the pinned checksum of what is downloaded and, unless
-    ``verify_local=False``, of a local file too. ``cache_dir`` replaces
-    :func:`data_cache_dir`; ``download(url, target)`` replaces :func:`download_file`.
-    Every failure is a :class:`SourceError` naming the file and what to do.
+    ``verify`` checks the checksum of a download and, unless ``verify_local=False``, of a local file;
+    ``cache_dir`` and ``download(url, target)`` replace :func:`data_cache_dir` and :func:`download_file`.
 
     >>> path, origin = locate_source(EXAMPLE, "../shared/data")  # doctest: +SKIP
     >>> str(path)  # doctest: +SKIP
