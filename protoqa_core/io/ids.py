@@ -1,10 +1,7 @@
 """The input gate of both metrics: which question ids are scored, missing or ignored.
 
-Targets and predictions are matched by question id. A prediction for an id that is
-not among the targets is an error (most often the wrong targets file), unless the
-caller asks to ignore such ids; then they are dropped and named in one warning.
-Both metrics, their ``evaluate`` modules and both command lines go through
-:func:`reconcile_ids`, so the rule and its message are the same everywhere.
+A prediction for an id not among the targets is an error (most often the wrong targets file) unless
+ignored on request; every caller goes through :func:`reconcile_ids`, so the rule and message are one.
 """
 
 from __future__ import annotations
@@ -22,15 +19,8 @@ __all__ = ["IdReconciliation", "reconcile_ids", "unknown_ids_message"]
 
 @dataclass(frozen=True)
 class IdReconciliation:
-    """How the ids of a predictions mapping meet the targets' ids.
-
-    Attributes:
-        kept: prediction ids that are among the targets, in prediction order.
-        missing: target ids without predictions, in target order.
-        ignored: prediction ids not among the targets, dropped (only with
-            ``ignore_unknown``), in prediction order.
-        message: the warning to show when ids were ignored, else None.
-    """
+    """How prediction ids meet the targets' ids: ``kept`` and ``ignored`` (not among the targets) in
+    prediction order, ``missing`` targets in target order, and the warning for the ignored (else None)."""
 
     kept: tuple[str, ...]
     missing: tuple[str, ...]
@@ -39,10 +29,8 @@ class IdReconciliation:
 
 
 def unknown_ids_message(unknown: Sequence[str], ignored: bool, none_known: bool = False) -> str:
-    """The one text for prediction ids that are not among the targets.
-
-    With ``none_known`` (no prediction id is among the targets) the predictions answer another
-    data set: dropping their ids would leave nothing to score, so the text does not suggest it.
+    """The one text for prediction ids not among the targets; with ``none_known`` (no id is) it does not
+    suggest dropping them, which would leave nothing to score.
 
     >>> unknown_ids_message(["q9"], ignored=False)
     'predictions for 1 question id(s) that are not in the targets: q9 (pass ignore_unknown=True / --ignore-unknown to drop them)'
@@ -72,11 +60,8 @@ def reconcile_ids(
 ) -> IdReconciliation:
     """Split the prediction ids into kept and ignored, and list the targets without predictions.
 
-    ``targets`` and ``predictions`` are iterables of ids (a mapping gives its keys).
-    A prediction id that is not among the targets raises :class:`DataFormatError`
-    naming the first such id (and ``path`` and the line ``locate(id)`` returns, when
-    given) unless ``ignore_unknown`` is set; then the ids are returned as ``ignored``
-    with a ``message`` for the caller to warn with. Costs one pass over each side.
+    An unknown id is a :class:`DataFormatError` naming the first (with ``path`` and ``locate(id)``'s line)
+    unless ``ignore_unknown``. One pass over each side.
 
     >>> r = reconcile_ids({"q1": 1, "q2": 2}, {"q2": ["dog"], "q9": ["cat"]}, ignore_unknown=True)
     >>> r.kept, r.missing, r.ignored

@@ -1,19 +1,6 @@
-"""Questions from dataset rows: the one conversion every integration uses.
-
-A row of the project's dataset export (``python -m protoqa_dataset export``, read back
-with stock ``datasets.load_dataset``) looks like::
-
-    {"id": "r1q1", "question": "name something ...", "question_original": "Name ...",
-     "source": "umass-crowdsource",
-     "clusters": {"id": ["r1q1.0", ...], "answers": [["age", ...], ...], "count": [35, ...]},
-     "raw_answers": {"answer": ["age", ...], "count": [22, ...]},
-     "num_answers": 98}
-
-:func:`question_from_row` turns such a row (or the same fields as lists of records)
-into a :class:`~protoqa_core.io.records.Question`; :func:`questions_from_rows` does it for
-a whole ``datasets.Dataset``, a list of rows or a list of questions. Extra columns (a
-tokenized row's ``input_ids``, ``labels``, ...) are ignored; missing or malformed
-answer fields are errors naming the row.
+"""Questions from dataset rows (docs/datasets.md gives a row's columns): the one conversion every integration
+uses. Extra columns (a tokenized row's ``input_ids``, ...) are ignored; malformed answer fields are errors
+naming the row.
 """
 
 from __future__ import annotations
@@ -67,13 +54,9 @@ def _as_list(value: Any) -> Optional[list]:
 def raw_answer_counts(
     value: Any, question_id: Optional[str] = None, *, whole: bool = False
 ) -> Optional[dict[str, float]]:
-    """``{answer: count}`` from one question's raw answers in any accepted form (None stays None).
+    """``{answer: count}`` from one question's raw answers in any of :data:`RAW_ANSWER_FORMS` (None stays None).
 
-    Accepted: the dataset row's ``raw_answers`` field ``{"answer": [...], "count": [...]}``,
-    a mapping ``{answer: count}``, or a list of ``{"answer": ..., "count": ...}`` records.
-    Anything else, and any answer given twice, is an error naming the accepted forms.
-    Counts are non-negative numbers; ``whole=True`` asks for whole numbers, as a targets
-    file has (:func:`~protoqa_core.io.records.check_count`).
+    Counts are non-negative numbers; ``whole=True`` asks for whole numbers, as a targets file has.
 
     >>> raw_answer_counts({"answer": ["night", "evening"], "count": [7, 41]})
     {'night': 7, 'evening': 41}
@@ -126,11 +109,8 @@ def raw_answer_counts(
 
 
 def question_from_row(row: Mapping[str, Any]) -> Question:
-    """A :class:`~protoqa_core.io.records.Question` from one row of the dataset export.
-
-    Needs ``id``, ``question`` and ``clusters`` (``{"id", "answers", "count"}`` lists, or a
-    list of ``{"answers", "count", "id"}`` records); ``question_original``, ``source`` and
-    ``raw_answers`` (``{"answer", "count"}`` lists, or records) are read when present.
+    """A :class:`~protoqa_core.io.records.Question` from one row of the dataset export (``id``, ``question``
+    and ``clusters`` needed; ``question_original``, ``source`` and ``raw_answers`` read when present).
 
     >>> row = {"id": "q1", "question": "name a pet",
     ...        "clusters": {"id": ["q1.0"], "answers": [["dog", "puppy"]], "count": [6]},
@@ -172,9 +152,7 @@ _OPTIONAL_COLUMNS = ("question_original", "source", "raw_answers")
 def questions_from_rows(rows: Any, what: str = "questions") -> list[Question]:
     """Questions from a ``datasets.Dataset`` of export rows, a list of rows, or a list of questions.
 
-    A ``{id: Question}`` mapping (what :func:`~protoqa_core.io.readers.read_targets`
-    returns) is accepted too. Anything else is a ``TypeError`` naming the accepted forms;
-    ``what`` names the argument in messages.
+    A ``{id: Question}`` mapping is accepted too; ``what`` names the argument in messages.
 
     >>> from protoqa_core.io.records import Cluster, Question
     >>> pet = Question("q1", "name a pet", (Cluster("q1.0", ("dog",), 6),))
@@ -206,9 +184,7 @@ def questions_from_rows(rows: Any, what: str = "questions") -> list[Question]:
         raise TypeError(f"{what} must be {ACCEPTED_QUESTION_FORMS}; got {type(rows).__name__}")
     out = []
     for i, item in enumerate(rows):
-        if isinstance(item, Question):
-            out.append(item)
-        elif isinstance(item, Mapping):
+        if isinstance(item, (Question, Mapping)):
             out.append(question_from_row(item))
         else:
             raise TypeError(
