@@ -1,14 +1,8 @@
 """A targets file and prediction files read once each into a temporary on-disk index, joined by id.
 
-Scoring a million questions must not hold a million questions. :class:`QuestionIndex`
-reads the targets file and each predictions file once, as a stream, checks them whole
-(every error :func:`~protoqa_core.io.readers.read_targets` and
-:func:`~protoqa_core.io.predictions.read_predictions` raise, with the same message) and
-keeps each question in a private SQLite database (the standard library's ``sqlite3``; its
-pages live in a temporary file, with a page cache of :data:`CACHE_KIB` KiB). Then the
-questions are handed out one at a time, in target order, each with its ranked answers
-from one predictions file, whatever order that file lists them in. Memory does not grow
-with the number of questions; disk use is about the size of the inputs.
+Scoring a million questions must not hold a million questions: the files are checked whole as the readers
+check them, kept in a private SQLite database, and handed out one question at a time in target order
+(docs/protoqa-metric.md, "Memory"). Memory does not grow with the number of questions.
 """
 
 from __future__ import annotations
@@ -36,15 +30,8 @@ its size in Python objects; the largest real question is a few KB."""
 
 
 class QuestionIndex:
-    """Targets and the ranked answers of one or more prediction files, each file read once.
-
-    Args:
-        targets: a ProtoQA/CFC targets JSONL file (see :mod:`protoqa_core.io.readers`).
-        predictions: predictions files, each in any format
-            :func:`~protoqa_core.io.predictions.read_predictions` reads; ``run`` numbers
-            them from 0 in the methods below.
-        field: for ``{"model_answers": ...}`` files, which mapping to read.
-        max_answers: refuse a question with more answers than this (None: no cap).
+    """Targets and the ranked answers of one or more prediction files (``run`` numbers them from 0 below),
+    each file read once; ``field`` and ``max_answers`` as :func:`~protoqa_core.io.predictions.read_predictions`.
 
     >>> import json, os, tempfile
     >>> folder = tempfile.mkdtemp()
@@ -128,11 +115,8 @@ class QuestionIndex:
     def reconcile(self, run: int, *, ignore_unknown: bool = False) -> IdReconciliation:
         """:func:`~protoqa_core.io.ids.reconcile_ids` of predictions file ``run`` against the targets.
 
-        ``kept`` is left empty (the index holds those ids), ``missing`` leaves out the questions
-        whose clusters total 0 (:meth:`zero_total`), and ``missing`` and ``ignored`` are
-        :class:`IndexedIds`, read from the index while it is open. A prediction id not among
-        the targets raises :class:`DataFormatError` naming the file, its line and the id
-        unless ``ignore_unknown``.
+        ``kept`` is left empty (the index holds those ids); ``missing`` (without :meth:`zero_total`) and
+        ``ignored`` are :class:`IndexedIds`.
         """
         unknown = IndexedIds(
             self._db,
@@ -188,11 +172,8 @@ class QuestionIndex:
 
 
 class IndexedIds(Sequence[str]):
-    """Question ids read from a :class:`QuestionIndex` when asked for: its length, a slice, an item,
-    or all of them in order, without holding them (a million ids would take some 100 MB).
-
-    Valid while its index is open.
-    """
+    """Question ids read from an open :class:`QuestionIndex` when asked for, never all held (a million ids
+    would take some 100 MB)."""
 
     def __init__(self, db: sqlite3.Connection, query: str, params: tuple):
         self._db, self._query, self._params = db, query, params
