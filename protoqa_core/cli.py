@@ -62,10 +62,8 @@ EXIT_STATUS = (
 
 
 class DefaultsHelpFormatter(argparse.HelpFormatter):
-    """Help that shows each option's default: ``(default: X)`` is added where the help names none.
-
-    Flags (on or off) and options without a value by default are left as written; their help
-    says what happens without them.
+    """Help that adds ``(default: X)`` where an option's help names none (flags and options without a
+    default are left as written).
 
     >>> p = argparse.ArgumentParser(formatter_class=DefaultsHelpFormatter)
     >>> _ = p.add_argument("--seed", type=int, default=42, help="seed")
@@ -113,11 +111,8 @@ def examples_epilog(examples: Sequence[str]) -> str:
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """An argument parser whose usage errors are one line (``prog: error: ...``) with status 2.
-
-    Its help shows every option's default (:class:`DefaultsHelpFormatter`) and ends with the
-    exit status (:data:`EXIT_STATUS`).
-    """
+    """An argument parser whose usage errors are one line (``prog: error: ...``) with status 2, and whose
+    help shows defaults (:class:`DefaultsHelpFormatter`) and ends with :data:`EXIT_STATUS`."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", DefaultsHelpFormatter)
@@ -125,10 +120,7 @@ class OneLineParser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        """Print one line and exit with status 2.
-
-        >>> OneLineParser(prog="x").parse_args(["--nope"])  # doctest: +SKIP
-        """
+        """Print one line and exit with status 2."""
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
@@ -194,23 +186,22 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
+_KINDS = {
+    stat.S_IFDIR: "a directory",
+    stat.S_IFIFO: "a pipe",
+    stat.S_IFCHR: "a device",
+    stat.S_IFBLK: "a device",
+    stat.S_IFSOCK: "a socket",
+}
+
+
 def _kind_of(path: Path) -> Optional[str]:
     """None for a new path or a regular file (or a link to one), else what the path is."""
     try:
-        st = os.stat(path)
+        mode = os.stat(path).st_mode
     except FileNotFoundError:
         return None  # a new path, or a dangling link that the atomic replace removes
-    if stat.S_ISREG(st.st_mode):
-        return None
-    if stat.S_ISDIR(st.st_mode):
-        return "a directory"
-    if stat.S_ISFIFO(st.st_mode):
-        return "a pipe"
-    if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode):
-        return "a device"
-    if stat.S_ISSOCK(st.st_mode):
-        return "a socket"
-    return "not a regular file"
+    return None if stat.S_ISREG(mode) else _KINDS.get(stat.S_IFMT(mode), "not a regular file")
 
 
 def add_overwrite_option(parser: argparse.ArgumentParser, help: str) -> None:
@@ -231,12 +222,9 @@ def check_output_file(
 ) -> Path:
     """Check, before any work, that ``name`` can be written without destroying anything.
 
-    Refused: an input file (even with ``force``), an existing file without
-    ``force`` (``force_flag`` names the option in the message), a directory, a
-    device, a pipe or anything else that is not a regular file (also through a
-    link such as ``/proc/self/fd/1``), a missing or unwritable folder, a name the
-    system cannot hold. Writability is tried for real (a temporary file in the
-    folder), so it also holds for a superuser and read-only file systems.
+    Refused: an input file (even with ``force``), an existing file without ``force``, anything but a
+    regular file (also through a link), a missing or unwritable folder (tried for real, so it holds for
+    a superuser and read-only file systems), a name the system cannot hold.
 
     >>> import tempfile, os
     >>> folder = tempfile.mkdtemp()
@@ -252,7 +240,7 @@ def check_output_file(
         exists = os.path.lexists(path)
         kind = _kind_of(path)
     except OSError as exc:
-        raise OutputFileError(f"{name}: cannot write: {_reason(exc)}") from None
+        raise OutputFileError(f"{name}: cannot write: {reason_of(exc)}") from None
     if kind == "a directory":
         raise OutputFileError(f"{name}: cannot write: is a directory")
     if kind is not None:
@@ -271,7 +259,7 @@ def check_output_file(
         with tempfile.NamedTemporaryFile(dir=folder, prefix=".probe-", delete=True):
             pass
     except OSError as exc:
-        raise OutputFileError(f"{name}: cannot write in folder {str(folder)!r}: {_reason(exc)}") from None
+        raise OutputFileError(f"{name}: cannot write in folder {str(folder)!r}: {reason_of(exc)}") from None
     return path
 
 
@@ -281,10 +269,6 @@ def reason_of(exc: OSError) -> str:
     >>> reason_of(OSError(28, "No space left on device"))
     'no space left on device'
     """
-    return _reason(exc)
-
-
-def _reason(exc: OSError) -> str:
     reasons: dict[Optional[int], str] = {
         errno.EACCES: "permission denied",
         errno.EPERM: "permission denied",
@@ -298,8 +282,6 @@ def _reason(exc: OSError) -> str:
 
 def write_output_file(path: Path, write: Callable[[Any], None], *, newline: Optional[str] = None) -> None:
     """Write ``path`` atomically: ``write(fh)`` fills a temporary file that then replaces ``path``.
-
-    A failure leaves any earlier file untouched and no partial output.
 
     >>> import tempfile, os
     >>> p = Path(tempfile.mkdtemp()) / "out.txt"
@@ -317,9 +299,7 @@ def write_output_file(path: Path, write: Callable[[Any], None], *, newline: Opti
 def replace_file(path: Path, fill: Callable[[Path], None]) -> None:
     """``fill(temporary)`` writes a new file in ``path``'s folder, which then atomically replaces ``path``.
 
-    For writers that take a file name (Parquet, say). The temporary name is unique and
-    created exclusively, and the replace swaps the directory entry, so a link planted
-    at ``path`` is replaced, never written through. A failure leaves no temporary file.
+    For writers that take a file name (Parquet, say); a link planted at ``path`` is replaced, never written through.
 
     >>> import tempfile
     >>> p = Path(tempfile.mkdtemp()) / "out.bin"
@@ -333,11 +313,8 @@ def replace_file(path: Path, fill: Callable[[Path], None]) -> None:
 
 @contextmanager
 def _replacing(path: Path) -> Iterator[tuple[int, Path]]:
-    """A new temporary file beside ``path`` (its descriptor and name), which replaces ``path`` when the block ends.
-
-    The file is created exclusively under a unique name with the usual permissions; on any
-    failure it is removed and ``path`` is left as it was (an OSError becomes an OutputFileError).
-    """
+    """A new temporary file beside ``path`` (its descriptor and name), with the usual permissions, which
+    replaces ``path`` when the block ends; on any failure it is removed and ``path`` left as it was."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:100]}.", suffix=".tmp")
     try:
         umask = os.umask(0)
@@ -347,7 +324,7 @@ def _replacing(path: Path) -> Iterator[tuple[int, Path]]:
         os.replace(tmp, path)
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)
-        raise OutputFileError(f"{path}: cannot write: {_reason(exc)}") from None
+        raise OutputFileError(f"{path}: cannot write: {reason_of(exc)}") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -366,7 +343,7 @@ def open_append(path: Path):
     try:
         fd = os.open(path, flags, 0o666)
     except OSError as exc:
-        reason = "it is a link" if exc.errno == errno.ELOOP else _reason(exc)
+        reason = "it is a link" if exc.errno == errno.ELOOP else reason_of(exc)
         raise OutputFileError(f"{path}: cannot write: {reason}") from None
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
@@ -422,9 +399,8 @@ def _unicode_stdout(prog: str) -> None:
 def run_command(prog: str, body: Callable[[], int]) -> int:
     """Run a command body: its status, or 2 with one line on stderr for any error.
 
-    A closed standard output (``| head -c1``) ends the command quietly with status 2; one closed before
-    the command starts (``>&-``) is refused before any work. Standard output that cannot encode every
-    character is written in UTF-8, with one warning.
+    A standard output closed while running (``| head -c1``) ends it quietly with status 2; one closed
+    before (``>&-``) is refused before any work.
 
     >>> run_command("demo", lambda: 0)
     0
@@ -469,9 +445,7 @@ def run_command(prog: str, body: Callable[[], int]) -> int:
 class Subcommand:
     """One sub-command of a command line: ``PROG NAME ARGS``.
 
-    ``add_arguments`` fills its parser, ``run`` turns the parsed arguments into an exit
-    status; ``prog`` is the name its run-time error lines show (default ``PROG NAME``; its
-    usage line always names ``PROG NAME``); ``examples`` end its ``--help``, one command each.
+    ``prog`` is the name its run-time error lines show (default ``PROG NAME``); ``examples`` end its ``--help``.
 
     >>> Subcommand("hello", "say hello", "Say hello.", lambda p: None, lambda args: 0).name
     'hello'
@@ -491,9 +465,7 @@ def build_command_parser(
 ) -> OneLineParser:
     """One parser for every sub-command of ``commands`` (``--help`` lists them all, in order).
 
-    With ``only``, the arguments of that sub-command alone are added (the others are listed
-    but take none): a command line that names its sub-command first has it parsed without
-    building, and importing what builds, every other sub-command's options.
+    With ``only``, that sub-command alone gets its arguments, so the others' options are neither built nor imported.
 
     >>> hello = Subcommand("hello", "say hello", "Say hello.", lambda p: p.add_argument("who"), lambda a: 0)
     >>> build_command_parser("demo", "A demo.", {"hello": hello}, "1.0").parse_args(["hello", "you"]).who
@@ -516,8 +488,7 @@ def build_command_parser(
 
 
 def with_default_command(argv: Sequence[str], commands: Mapping[str, Subcommand], default: Optional[str]) -> list[str]:
-    """``argv`` with the ``default`` sub-command put first when it names none (nor ``-h``, ``--help``, ``--version``):
-    the one place where no sub-command means the default one.
+    """``argv`` with the ``default`` sub-command put first when it names none (nor ``-h``, ``--help``, ``--version``).
 
     >>> with_default_command(["t.jsonl", "p.json"], {"evaluate": None, "compare": None}, "evaluate")
     ['evaluate', 't.jsonl', 'p.json']
@@ -542,10 +513,8 @@ def run_subcommands(
 ) -> int:
     """Parse ``argv`` with :func:`build_command_parser` and run the sub-command it names; returns the exit status.
 
-    Arguments that do not start with a sub-command are the ``default`` sub-command's
-    (:func:`with_default_command`). Warnings and errors are one line each, ``PROG: warning: ...`` and
-    ``PROG: error: ...``, where PROG is the sub-command's program name (those of ``always_show`` every
-    time); an error ends with status 2 (:func:`run_command`).
+    Warnings and errors are one line each, ``PROG: warning: ...`` (``always_show``'s every time) and
+    ``PROG: error: ...``, PROG the sub-command's program name.
 
     >>> hello = Subcommand("hello", "say hello", "Say hello.", lambda p: p.add_argument("who"), lambda a: 0)
     >>> run_subcommands("demo", "A demo.", {"hello": hello}, ["you"], version="1.0", default="hello")
