@@ -1,24 +1,8 @@
-"""``protoqa-eval``: score ranked answer lists from the command line.
+"""``protoqa-eval``'s metric sub-commands (:data:`COMMANDS`): ``evaluate`` (the default: ``protoqa-eval
+TARGETS PREDICTIONS``, the reference evaluator's form included), ``compare`` and ``prepare``.
 
-    protoqa-eval TARGETS PREDICTIONS [--similarity NAME[,NAME] ...]   (protoqa-eval --help lists every similarity)
-                 [--metrics standard|paper|NAMES] [--json] [--per-question FILE]
-
-The reference evaluator's form keeps working:
-
-    protoqa-eval evaluate --similarity_function exact_match TARGETS PREDICTIONS
-
-Two systems on the same questions, with a paired bootstrap test:
-
-    protoqa-eval compare TARGETS PREDICTIONS_A PREDICTIONS_B [--similarity wordnet] [--json]
-
-Build WordNet's cache files (the lemma tables and the Wu-Palmer walk file) once, now:
-
-    protoqa-eval prepare [--wordnet-dir DIR]
-
-The installed ``protoqa-eval`` command is :func:`protoqa_integrations.cli.main`: one parser
-for these sub-commands (:data:`COMMANDS`), those of a language model's answers
-(``generate``, ``score-generated``) and those of several systems (``leaderboard``, ``convert``);
-``python -m protoqa_metric`` runs that installed command. :func:`main` runs the metric's own sub-commands.
+The installed command is :func:`protoqa_integrations.cli.main`, one parser for these and the sub-commands of
+generation and leaderboards (``python -m protoqa_metric`` runs it); :func:`main` runs these alone.
 """
 
 from __future__ import annotations
@@ -73,6 +57,8 @@ def _similarity_list(text: str) -> list[str]:
 
 _METRICS_HELP = "'standard' (default: the ten metrics of the reference evaluator, which scores one predictions file)"
 
+_FIELD_HELP = "for {'model_answers': ...} files: which mapping to read (default: model_ranked_answers if present)"
+
 _WORDNET_DIR_HELP = (
     f"folder with a WordNet 3.0 database (index.noun, data.noun, ...), read in place "
     f"(default: ${WORDNET_DIR_ENV}, else a system or NLTK copy)"
@@ -109,10 +95,7 @@ def _add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="exit 0 when no question can be scored (scores 0 over n=0); by default that is an error",
     )
-    p.add_argument(
-        "--field",
-        help="for {'model_answers': ...} files: which mapping to read (default: model_ranked_answers if present)",
-    )
+    p.add_argument("--field", help=_FIELD_HELP)
     add_input_options(p, unanswered="score each as 0 on every ProtoQA metric")
     add_max_answers_option(p)
     p.add_argument("--wordnet-dir", help=_WORDNET_DIR_HELP)
@@ -147,10 +130,7 @@ def _add_compare_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--metrics", default="standard", help=f"{_METRICS_HELP}, 'paper' (seven) or metric names")
     p.add_argument("--resamples", type=int_at_least(1, 10**7), default=1000, help="bootstrap resamples (default 1000)")
     p.add_argument("--seed", type=int_at_least(0), default=12345, help="bootstrap seed")
-    p.add_argument(
-        "--field",
-        help="for {'model_answers': ...} files: which mapping to read (default: model_ranked_answers if present)",
-    )
+    p.add_argument("--field", help=_FIELD_HELP)
     p.add_argument(
         "--ignore-unknown",
         action="store_true",
@@ -167,9 +147,7 @@ def _add_compare_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of the metric's sub-commands ``evaluate``, ``compare`` and ``prepare``.
-
-    Use :func:`parse_args`, which reads arguments without a sub-command as ``evaluate``.
+    """The argument parser of the metric's sub-commands (:func:`parse_args` adds the default ``evaluate``).
 
     >>> build_parser().parse_args(["compare", "t", "a", "b"]).resamples
     1000
@@ -296,11 +274,7 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Run the metric's sub-commands (:data:`COMMANDS`); returns the exit status (0 ok, 2 bad input, output or set-up).
-
-    Every error is one line on stderr naming the file (and line and question where
-    known); a closed standard output ends the command quietly.
-    """
+    """Run the metric's sub-commands (:data:`COMMANDS`); returns the exit status (0 ok, 2 bad input, output or set-up)."""
     args_list = list(sys.argv[1:] if argv is None else argv)
     return run_subcommands(
         "protoqa-eval",
@@ -322,9 +296,8 @@ def _find_wordnet_if_used(similarities: Sequence[str], wordnet_dir: Optional[str
 
 
 def _configured(similarities: Sequence[str], args: argparse.Namespace) -> dict[str, ProtoQA]:
-    """Each similarity's :class:`~protoqa_metric.metric.ProtoQA`, and WordNet found when one reads it: the
-    command's own set-up, so that a stray option, an unknown metric name, a missing encoder or a missing
-    WordNet fails before any file is read."""
+    """Each similarity's :class:`~protoqa_metric.metric.ProtoQA`, and WordNet found when one reads it, so that
+    a bad option, metric, encoder or WordNet fails before any file is read."""
     from .metric import ProtoQA
     from .metric_set import metric_specs
 
