@@ -1,24 +1,9 @@
 """A leaderboard of several systems on one set of questions: intervals, paired tests, rank groups.
 
-Every system is scored per question with both metrics where they apply:
-
-* the ProtoQA metrics (Max Answers@k, Max Incorrect@k; the paper's seven) under one
-  similarity, on the system's ranked lists, when the targets carry answer clusters;
-* ProbEval's KL on the system's samples, with ProbEval's own default: the references'
-  human clusters when they carry them, else its automatic clustering.
-
-Each figure is the mean over questions with a percentile bootstrap interval. All systems
-are resampled with the same question sets (:func:`protoqa_core.significance.resample_indices`),
-so every pair is compared by a paired bootstrap on those resamples; the p-values of all
-pairs of one metric are Holm-corrected, and a system's *rank range* runs from one more than
-the number of systems significantly better to the number of systems minus those
-significantly worse. Systems whose rank ranges overlap are not told apart.
-
-:func:`read_system` reads a system file of any supported format (:data:`FORMATS`);
-:func:`build_leaderboard` scores systems already read; :func:`format_table`,
-:func:`to_markdown`, :func:`to_csv`, :func:`plot_leaderboard` and :func:`model_index`
-present a :class:`Leaderboard` (those and the record's types live in
-:mod:`~protoqa_integrations.leaderboard.report`).
+Each system is scored per question with the ProtoQA metrics and ProbEval's KL where they apply, then all are
+resampled on the same questions, compared pairwise (Holm-corrected) and given rank ranges; the method is in
+docs/evaluate-a-model.md, section 4 (``protoqa-eval leaderboard``). The record and its presentations are
+:mod:`~protoqa_integrations.leaderboard.report`.
 """
 
 from __future__ import annotations
@@ -126,19 +111,11 @@ def _counts(lists: Mapping[str, Sequence[str]], path: Path) -> dict[str, dict[st
 def read_system(
     name: str, path: PathLike, *, keep: Optional[Keep] = None, max_answers: Optional[int] = None
 ) -> SystemAnswers:
-    """Read one system file of any format in :data:`FORMATS` (detected from its content), opening it once.
+    """Read one system file of any format (detected from its content), opening it once.
 
-    * an answers file of ``protoqa-eval generate``: samples ``model_answers``, ranked lists
-      ``model_ranked_answers``, settings ``generation``;
-    * a predictions file: ``{"model_answers": ...}`` files as ``probeval`` reads them (ranked
-      by ``model_ranked_answers`` when present, else by frequency), plain ``{id: [answers]}``
-      files as ranked lists (as ``protoqa-eval`` reads them) and as one sample per answer
-      (as ``probeval`` reads them);
-    * lm-eval ``--log_samples`` output, lighteval details and Inspect logs: every sample, ranked by frequency.
-
-    ``keep`` and ``max_answers`` are those of
-    :func:`~protoqa_integrations.harnesses.outputs.read_system_file`: which questions' answers
-    to keep (by default all, a repeated id refused) and the cap on one question's answers.
+    Samples and ranked lists are read as ``probeval`` and ``protoqa-eval`` read them; harness outputs and
+    files without ranked lists are ranked by frequency. ``keep`` and ``max_answers`` are
+    :func:`~protoqa_integrations.harnesses.outputs.read_system_file`'s.
 
     >>> s = read_system("xl", "../shared/data/cfc/test.samples.gpt2-xl.oneshot.jsonl")  # doctest: +SKIP
     >>> s.format, len(s.samples)  # doctest: +SKIP
@@ -218,12 +195,11 @@ def _question_set(
     leaves out; ``answered`` holds each system's question ids among the targets, ``unknown`` its others."""
     names = [s.name for s in systems]
     common = [qid for qid in targets if all(qid in answered[n] for n in names)]
-    problems = []
-    for name in names:
-        if unknown[name]:
-            problems.append(
-                f"{name} answers {len(unknown[name])} id(s) not in the targets: {preview_ids(unknown[name])}"
-            )
+    problems = [
+        f"{name} answers {len(unknown[name])} id(s) not in the targets: {preview_ids(unknown[name])}"
+        for name in names
+        if unknown[name]
+    ]
     answered_by_any = [qid for qid in targets if any(qid in answered[n] for n in names)]
     for name in names:
         missing = [qid for qid in answered_by_any if qid not in answered[name]]
@@ -266,11 +242,9 @@ def _score(
     load: Optional[Callable[[SystemAnswers], SystemAnswers]] = None,
 ) -> tuple[list[MetricColumn], dict[str, dict[str, list[float]]], dict[str, tuple[int, int]], _Draws]:
     """Per-question scores of every system on ``questions``: the columns, ``{metric: {system: values}}``,
-    under ProbEval each system's samples per question and how many questions had fewer, and under a seeded
-    automatic clustering ``{metric: {system: clusterings x questions}}`` (``values`` their means, :mod:`.draws`).
-
-    ``load`` gives a listed system's answers when the list holds only names and provenance. The
-    ProbEval column's signature leaves out the sample count: :func:`counted_samples.check_sample_counts` puts it back.
+    each system's ``(samples per question, questions with fewer)`` under ProbEval, and the draws of a seeded
+    automatic clustering. ``load`` reads a listed system's answers; the ProbEval signature leaves out the
+    sample count, which :func:`counted_samples.check_sample_counts` puts back.
     """
     unknown = set(metrics) - {"protoqa", "probeval"}
     if unknown or not metrics:
@@ -378,17 +352,9 @@ def build_leaderboard(
 ) -> Leaderboard:
     """Score ``systems`` on ``targets`` and rank them (module doc).
 
-    With ``index`` (an :class:`AnswerIndex`, such as :class:`~protoqa_integrations.leaderboard.store.SystemIndex`),
-    ``systems`` hold only their names and provenance, and their answers are read from ``index`` one at a time.
-    Before any scoring, the provenance the systems record (data set, split, questions file, samples, temperature,
-    top-p, max tokens, prompt) is compared between them and with ``targets_data`` (the targets' config and split)
-    by :func:`~protoqa_integrations.generation.provenance.check_provenance`, and so are the samples per question
-    counted from their answers (:mod:`~protoqa_integrations.leaderboard.sample_counts`): a difference not named in
-    ``accept`` is a one-line error; accepted ones are listed in ``accepted`` (and so in every output). Every
-    column's signature ends in ``targets_label`` (:func:`~cfc_probeval.clustered.clusters_label`) when given.
-
-    ``metrics``: ``protoqa`` (the paper's seven, under ``similarity``) and/or ``probeval`` (``ProbEval("auto")``
-    by default). Systems must answer the same questions unless ``only_common``; ``progress`` goes to stderr.
+    With ``index`` (an :class:`AnswerIndex`), ``systems`` hold only names and provenance. Before any scoring,
+    their recorded provenance and counted samples are compared (with ``targets_data`` too): a difference not
+    in ``accept`` is an error, an accepted one is listed in every output. ``targets_label`` ends every signature.
 
     >>> from protoqa_core.io.records import Cluster
     >>> q = {f"q{i}": Question(f"q{i}", "name a pet", (Cluster(f"q{i}.0", ("dog",), 6),)) for i in range(20)}
@@ -496,9 +462,8 @@ def add_systems(
 ) -> Leaderboard:
     """``board`` with ``systems`` scored on its questions, under its settings, and everything ranked again.
 
-    The new systems must answer the board's questions (others are ignored) and be scored under the same
-    signatures (:class:`LeaderboardError` says what differs); with ``only_common``, every system is ranked on
-    the board's questions all the new ones answer. Provenance is checked as :func:`build_leaderboard` does.
+    The new systems must answer the board's questions (or, with ``only_common``, all are ranked on those every
+    new one answers) under the same signatures; provenance is checked as :func:`build_leaderboard` does.
 
     >>> from protoqa_core.io.records import Cluster
     >>> q = {f"q{i}": Question(f"q{i}", "name a pet", (Cluster(f"q{i}.0", ("dog",), 6),)) for i in range(5)}
@@ -563,6 +528,3 @@ def add_systems(
     ranked.accepted, ranked.notes = checked.accepted, [*checked.notes, *samples_notes]
     counted_samples.merge_accepted(ranked.accepted, samples_accepted)
     return ranked
-
-
-# ---------------------------------------------------------------- presenting
