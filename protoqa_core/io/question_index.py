@@ -19,7 +19,7 @@ from .json_values import iter_text_lines, parse_json
 from .predictions import duplicate_id_error, prediction_items, ranked_answers
 from .records import Question, question_from_json
 
-__all__ = ["QuestionIndex", "IndexedIds", "CACHE_KIB", "MAX_TARGET_LINE_MB"]
+__all__ = ["QuestionIndex", "IndexedIds", "CACHE_KIB", "MAX_TARGET_LINE_MB", "private_database"]
 
 CACHE_KIB = 4096
 """SQLite's page cache for one index, in KiB: the memory the index itself takes."""
@@ -27,6 +27,25 @@ CACHE_KIB = 4096
 MAX_TARGET_LINE_MB = 16
 """The longest line (one question) of a targets file, in MB. Parsed, a line takes several times
 its size in Python objects; the largest real question is a few KB."""
+
+
+def private_database(*tables: str) -> sqlite3.Connection:
+    """A private temporary SQLite database (removed when closed), without a journal and with a page cache of
+    :data:`CACHE_KIB` KiB, holding ``tables`` (their ``CREATE TABLE`` statements).
+
+    >>> private_database("CREATE TABLE t(x)").execute("SELECT count(*) FROM t").fetchone()
+    (0,)
+    """
+    db = sqlite3.connect("")  # an empty name: a private temporary database, its pages in a temporary file
+    try:
+        for statement in (f"PRAGMA cache_size = -{CACHE_KIB}", "PRAGMA journal_mode = OFF", "PRAGMA synchronous = OFF"):
+            db.execute(statement)
+        for statement in tables:
+            db.execute(statement)
+    except BaseException:
+        db.close()
+        raise
+    return db
 
 
 class QuestionIndex:
@@ -54,16 +73,11 @@ class QuestionIndex:
     ):
         self.targets = Path(targets)
         self.predictions = [Path(p) for p in predictions]
-        # An empty name: a private temporary database, removed when it is closed.
-        self._db = sqlite3.connect("")
+        self._db = private_database(
+            "CREATE TABLE targets(qid TEXT UNIQUE NOT NULL, line INTEGER, zero INTEGER, body TEXT)",
+            "CREATE TABLE predictions(run INTEGER, qid TEXT, line INTEGER, answers TEXT, UNIQUE(run, qid))",
+        )
         try:
-            self._db.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
-            self._db.execute("PRAGMA journal_mode = OFF")
-            self._db.execute("PRAGMA synchronous = OFF")
-            self._db.execute("CREATE TABLE targets(qid TEXT UNIQUE NOT NULL, line INTEGER, zero INTEGER, body TEXT)")
-            self._db.execute(
-                "CREATE TABLE predictions(run INTEGER, qid TEXT, line INTEGER, answers TEXT, UNIQUE(run, qid))"
-            )
             self._read_targets()
             for run, path in enumerate(self.predictions):
                 self._read_predictions(run, path, field, max_answers)

@@ -184,7 +184,9 @@ def questions_from_rows(rows: Any, what: str = "questions") -> list[Question]:
         raise TypeError(f"{what} must be {ACCEPTED_QUESTION_FORMS}; got {type(rows).__name__}")
     out = []
     for i, item in enumerate(rows):
-        if isinstance(item, (Question, Mapping)):
+        if isinstance(item, Question):
+            out.append(item)
+        elif isinstance(item, Mapping):
             out.append(question_from_row(item))
         else:
             raise TypeError(

@@ -1,15 +1,10 @@
 """System files read one at a time into a temporary on-disk index, for a leaderboard whose memory
 the input size cap bounds.
 
-A leaderboard of several large files must not hold them all at once. :class:`SystemIndex`
-reads each system file once (:func:`~protoqa_integrations.leaderboard.board.read_system`),
-keeps in a private SQLite database (the standard library's ``sqlite3``, its pages in a
-temporary file, with a page cache of :data:`CACHE_KIB` KiB) every question id the file
-answers, so that a repeated id is refused and the ids outside the targets are counted and
-named without being held, and the answers to the target questions, and hands back only the
-system's name, format and provenance. :func:`~protoqa_integrations.leaderboard.board.build_leaderboard`
-then reads one system's answers at a time from the index, scores it and keeps its
-per-question scores. Disk use is about the size of the inputs.
+A leaderboard of several large files must not hold them all at once: :class:`SystemIndex` keeps each file's
+question ids (a repeated id is refused, those outside the targets named without being held) and its answers
+to the target questions in a private SQLite database, and :func:`~protoqa_integrations.leaderboard.board.build_leaderboard`
+reads back one system at a time. Disk use is about the size of the inputs.
 """
 
 from __future__ import annotations
@@ -20,19 +15,16 @@ import shutil
 import sqlite3
 from collections.abc import Collection, Container, Iterator, Sequence
 from pathlib import Path
-from typing import Optional
+from typing import Optional, TypeGuard
 
 from protoqa_core.io.files import PathLike
 from protoqa_core.io.predictions import duplicate_id_error
-from protoqa_core.io.question_index import IndexedIds
+from protoqa_core.io.question_index import IndexedIds, private_database
 from protoqa_integrations.harnesses.harness_logs import Keep
 from protoqa_integrations.leaderboard.board import read_system
 from protoqa_integrations.leaderboard.report import SystemAnswers
 
-__all__ = ["SystemIndex", "CACHE_KIB", "IndexSpaceError", "index_folder"]
-
-CACHE_KIB = 4096
-"""SQLite's page cache for one index, in KiB: the memory the index itself takes."""
+__all__ = ["SystemIndex", "IndexSpaceError", "index_folder"]
 
 
 class IndexSpaceError(OSError):
@@ -53,8 +45,7 @@ def index_folder() -> str:
 
 
 def _space_error(exc: sqlite3.Error) -> IndexSpaceError:
-    """A write of the index that failed for want of room, as one line naming the folder, its free space and
-    the remedy."""
+    """A write of the index that failed for want of room, naming the folder, its free space and the remedy."""
     folder = index_folder()
     try:
         free = f"{shutil.disk_usage(folder).free / 2**20:,.0f} MB free"
@@ -70,11 +61,15 @@ def _space_error(exc: sqlite3.Error) -> IndexSpaceError:
 _SPACE_FAULTS = ("disk is full", "disk i/o error", "database or disk is full", "unable to open database file")
 
 
+def _is_space_fault(exc: object) -> TypeGuard[sqlite3.OperationalError]:
+    return isinstance(exc, sqlite3.OperationalError) and any(f in str(exc).lower() for f in _SPACE_FAULTS)
+
+
 class SystemIndex:
     """System files read once each, their answers to ``targets`` (question ids) kept on disk.
 
-    Use it as :class:`~protoqa_integrations.leaderboard.board.AnswerIndex` of
-    :func:`~protoqa_integrations.leaderboard.board.build_leaderboard`:
+    The :class:`~protoqa_integrations.leaderboard.board.AnswerIndex` of a large leaderboard; memory holds one
+    system's answers to the target questions at a time.
 
     >>> import json, os, tempfile
     >>> folder = tempfile.mkdtemp()
@@ -83,32 +78,20 @@ class SystemIndex:
     ...     a = index.add("a", os.path.join(folder, "a.json"))
     ...     a.samples, list(index.answered("a")), list(index.unknown("a")), index.load(a).ranked
     ({}, ['q1'], ['x9'], {'q1': ['dog', 'cat']})
-
-    Memory holds one system's answers to the target questions at a time, while it is read
-    and while it is scored.
     """
 
     def __init__(self, targets: Container[str]):
         self._targets = targets
         self._names: dict[str, int] = {}
-        # An empty name: a private temporary database, removed when it is closed.
-        self._db = sqlite3.connect("")
         try:
-            self._db.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
-            self._db.execute("PRAGMA journal_mode = OFF")
-            self._db.execute("PRAGMA synchronous = OFF")
-            self._db.execute(
+            self._db = private_database(
                 "CREATE TABLE ids(system INTEGER, grp TEXT, qid TEXT, line INTEGER, known INTEGER, "
-                "UNIQUE(system, grp, qid))"
+                "UNIQUE(system, grp, qid))",
+                "CREATE TABLE answers(system INTEGER, qid TEXT, samples TEXT, ranked TEXT)",
             )
-            self._db.execute("CREATE TABLE answers(system INTEGER, qid TEXT, samples TEXT, ranked TEXT)")
         except sqlite3.OperationalError as exc:
-            self.close()
-            if any(f in str(exc).lower() for f in _SPACE_FAULTS):
+            if _is_space_fault(exc):
                 raise _space_error(exc) from None
-            raise
-        except BaseException:
-            self.close()
             raise
 
     def _keeper(self, system: int, path: Path) -> Keep:
@@ -128,8 +111,8 @@ class SystemIndex:
         return keep
 
     def add(self, name: str, path: PathLike, *, max_answers: Optional[int] = None) -> SystemAnswers:
-        """Read system ``name`` from ``path`` (opened once) into the index; returns it without its answers
-        (name, file, format, ranking and provenance), for :meth:`load` to fill in."""
+        """Read system ``name`` from ``path`` (opened once) into the index; returns it without its answers,
+        for :meth:`load` to fill in."""
         system = len(self._names)
         read = read_system(name, path, keep=self._keeper(system, Path(path)), max_answers=max_answers)
         ranked = read.ranked
@@ -191,5 +174,5 @@ class SystemIndex:
 
     def __exit__(self, kind: object, exc: object, trace: object) -> None:
         self.close()
-        if isinstance(exc, sqlite3.OperationalError) and any(f in str(exc).lower() for f in _SPACE_FAULTS):
+        if _is_space_fault(exc):
             raise _space_error(exc) from None

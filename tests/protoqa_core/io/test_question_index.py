@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 
 import pytest
 
 from protoqa_core.io.files import DataFormatError
-from protoqa_core.io.question_index import QuestionIndex
+from protoqa_core.io.question_index import CACHE_KIB, QuestionIndex, private_database
 
 
 def _targets(path, clusters_by_id):
@@ -144,3 +145,16 @@ def test_indexed_ids_behave_as_a_sequence(tmp_path):
     with QuestionIndex(_targets(tmp_path / "t2.jsonl", {"q0": {"c": {"count": 1, "answers": ["a"]}}})) as index:
         none = index.zero_total()
         assert not none and len(none) == 0 and list(none) == []
+
+
+def test_a_private_database_has_its_tables_a_bounded_cache_and_no_journal():
+    db = private_database("CREATE TABLE t(x)", "CREATE TABLE u(y)")
+    assert db.execute("SELECT name FROM sqlite_master ORDER BY name").fetchall() == [("t",), ("u",)]
+    assert db.execute("PRAGMA cache_size").fetchone() == (-CACHE_KIB,)
+    assert db.execute("PRAGMA journal_mode").fetchone() == ("off",)
+    db.close()
+
+
+def test_a_private_database_whose_tables_fail_is_closed_and_the_error_raised():
+    with pytest.raises(sqlite3.OperationalError, match="table t already exists"):
+        private_database("CREATE TABLE t(x)", "CREATE TABLE t(y)")
