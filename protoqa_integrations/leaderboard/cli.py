@@ -1,11 +1,4 @@
-"""``protoqa-eval leaderboard`` and ``protoqa-eval convert``: thin wiring of :mod:`.board` and :mod:`protoqa_integrations.harnesses.outputs`.
-
-protoqa-eval leaderboard TARGETS NAME=FILE [NAME=FILE ...] [--similarity wordnet]
-             [--metrics protoqa,probeval] [--only-common] [--json | --markdown | --csv]
-             [--plot FILE.png] [--model-index DIR] [--question-scores] [--resamples 1000] [--seed 12345]
-             [--cluster-seed 0] [--overwrite]
-protoqa-eval convert HARNESS_OUTPUT -o ANSWERS.json [--max-answers 500] [--overwrite]
-"""
+"""``protoqa-eval leaderboard`` and ``protoqa-eval convert``: thin wiring of :mod:`.board` and :mod:`protoqa_integrations.harnesses.outputs`."""
 
 from __future__ import annotations
 
@@ -175,9 +168,8 @@ def _publish(
     plot: Optional[Path],
     index_files: dict[str, Path],
 ) -> None:
-    """What the command shows and writes from ``board``: its warnings, the board on stdout in the format asked
-    for, then ``--plot`` and ``--model-index``, naming the data set: a known file's (``known``: its config and
-    split), or the options'."""
+    """The board's warnings, the board on stdout, then ``--plot`` and ``--model-index``, naming the data set
+    ``known`` (a known file's config and split) or the options give."""
     from protoqa_core.io.files import ProtoQAWarning
     from protoqa_dataset.sources import SOURCES
     from protoqa_integrations.leaderboard.report import (
