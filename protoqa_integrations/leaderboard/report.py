@@ -1,9 +1,5 @@
-"""A built leaderboard and how it is shown: the :class:`Leaderboard` record, its text table, Markdown, CSV, plot and model-index.
-
-:mod:`protoqa_integrations.leaderboard.board` scores the systems and builds the record; this
-module holds the record's types, the check that a system name can be shown as it is, and every
-presentation of the record; that module names them all.
-"""
+"""A built leaderboard and how it is shown: the :class:`Leaderboard` record, its text table, Markdown, CSV, plot
+and model-index (:mod:`protoqa_integrations.leaderboard.board` builds it)."""
 
 from __future__ import annotations
 
@@ -55,13 +51,13 @@ class LeaderboardError(ValueError):
     """Input that cannot make a leaderboard (names, formats, question sets, settings)."""
 
 
+# Refused in a system name: controls, format characters (bidirectional overrides), line breaks.
 _REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
-"""Unicode categories refused in a system name: controls, format (bidirectional overrides), line breaks."""
 
 
 def check_system_name(name: str) -> str:
     """A system name, checked: not empty, no path separator, at most 200 characters, no control or format
-    characters (line breaks, DEL, NEL, bidirectional overrides), so that every output can show it as it is.
+    characters, so that every output can show it as it is.
 
     >>> check_system_name("gpt2-xl one-shot")
     'gpt2-xl one-shot'
@@ -86,13 +82,8 @@ def check_system_name(name: str) -> str:
 
 @dataclass
 class SystemAnswers:
-    """One system: its samples (for ProbEval), its ranked lists (for ProtoQA) and where they came from.
-
-    ``samples``: question id -> ``{answer: count}``; ``ranked``: question id -> ranked
-    answers, or None when the system's answers have no order (no ProtoQA score);
-    ``ranking`` says how the ranked lists were made; ``settings`` is the generation
-    block the file recorded (empty when none).
-    """
+    """One system: its samples ``{qid: {answer: count}}`` (for ProbEval), its ranked lists (for ProtoQA; None
+    when its answers have no order), how they were ranked, and the generation block its file recorded."""
 
     name: str
     source: str
@@ -126,11 +117,9 @@ class MetricColumn:
 class Leaderboard:
     """Scores, intervals, Holm-corrected pairwise p-values and rank ranges of every system.
 
-    ``scores[metric][system]`` is an :class:`Interval`; ``ranks[metric][system]`` is
-    ``(best, worst)`` rank; ``p_values[metric][(a, b)]`` the Holm-corrected p-value of the
-    pair; systems without a score for a metric are absent from its tables. ``draws[metric][system]`` holds the
-    scores under each clustering (clusterings x questions) of a metric scored under several seeds' automatic
-    clusterings; ``per_question`` then holds their means.
+    ``scores[metric][system]`` is an :class:`Interval`, ``ranks[metric][system]`` ``(best, worst)``,
+    ``p_values[metric][(a, b)]`` a pair's p-value; ``draws[metric][system]`` holds clusterings x questions
+    scores of a metric scored under several clusterings (``per_question`` their means).
     """
 
     questions: list[str]
@@ -183,11 +172,8 @@ class Leaderboard:
         return sorted(scored, key=lambda name: sign * scored[name].mean)
 
     def as_dict(self, per_question: bool = False) -> dict[str, Any]:
-        """A JSON-ready dict (no NaN): metrics with signatures, systems with scores and ranks, pairwise p-values.
-
-        With ``per_question``, also the question ids and every system's per-question scores
-        (what :func:`leaderboard_from_dict` and :func:`add_systems` need).
-        """
+        """A JSON-ready dict (no NaN): metrics with signatures, systems with scores and ranks, pairwise p-values;
+        with ``per_question``, also what :func:`leaderboard_from_dict` needs to rank again."""
         systems = []
         for system in self.systems:
             scores = {
@@ -297,8 +283,7 @@ _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~!$])")
 
 
 def markdown_text(text: str) -> str:
-    r"""``text`` shown literally in Markdown and in the HTML it becomes: HTML escaped, Markdown punctuation
-    backslash-escaped (no link, image, emphasis or tag can come from it).
+    r"""``text`` shown literally in Markdown and its HTML: no link, image, emphasis or tag can come from it.
 
     >>> markdown_text("[x](javascript:alert(1)) <b>")
     '\\[x\\](javascript:alert(1)) &lt;b&gt;'
@@ -326,9 +311,8 @@ def leaderboard_warnings(
     targets_data: Optional[tuple[str, str]],
     systems: Sequence[SystemAnswers],
 ) -> list[str]:
-    """What a ranking did not check, what it accepted and which questions it leaves out: the board's
-    ``notes``, then what follows from ranking ``systems`` on the ``num_targets`` questions of the file
-    ``targets`` (``targets_data``: its config and split, None for a file of no published data set).
+    """The board's notes, then what ranking ``systems`` on the ``num_targets`` questions of ``targets`` did not
+    check, accepted or left out (``targets_data``: its config and split, None for an unpublished file).
 
     >>> board = Leaderboard(["q0"], [], [], {}, {}, {}, level=0.95, resamples=10, seed=0, alpha=0.05)
     >>> leaderboard_warnings(board, "t.jsonl", 3, None, [])
@@ -362,8 +346,7 @@ def format_table(board: Leaderboard) -> str:
 
 
 def to_markdown(board: Leaderboard) -> str:
-    """The leaderboard as a Markdown table with its legend and signature; names are shown literally
-    (:func:`markdown_text`), never as links, tags or emphasis."""
+    """The leaderboard as a Markdown table with its legend and signature, names shown literally."""
     header, rows = _rows(board)
     lines = ["| " + " | ".join(markdown_text(h) for h in header) + " |", "|" + "---|" * 2 + "---:|" * (len(header) - 2)]
     lines += ["| " + " | ".join(markdown_text(cell) for cell in row) + " |" for row in rows]
@@ -410,9 +393,7 @@ def to_csv(board: Leaderboard) -> str:
 def plot_leaderboard(board: Leaderboard, path: PathLike, title: str = "") -> None:
     """A PNG with one panel per metric: every system's mean and interval, best at the top.
 
-    ProbEval's KL comes first; the panels stand two to a row, so that each stays readable where
-    the image is shown narrower than it is drawn (a page on a phone). Needs matplotlib
-    (``pip install 'protoqa-eval[plots]'``); the file is written atomically.
+    ProbEval's KL first, two panels to a row (readable when shown narrower, on a phone); needs matplotlib.
     """
     try:
         import matplotlib
@@ -465,10 +446,8 @@ def plot_leaderboard(board: Leaderboard, path: PathLike, title: str = "") -> Non
 
 
 def _axis_range(values: list[float]) -> tuple[float, float]:
-    """The x range of a panel: the values with a margin; without any spread, one that shows where they sit.
-
-    Every metric is at least 0 (ProtoQA's at most 1), so values that do not differ are drawn
-    from 0 to 1 (or to twice their value) rather than on a range around them too narrow to read.
+    """The x range of a panel: the values with a margin; values that do not differ (every metric is at least 0)
+    from 0 to 1, or to twice their value, not on a range too narrow to read.
 
     >>> _axis_range([0.0, 0.0, 0.0])
     (0.0, 1.0)
@@ -489,8 +468,7 @@ _YAML_ESCAPE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff\uf
 
 
 def _yaml_string(text: str) -> str:
-    r"""A YAML double-quoted scalar that reads back as ``text``: every character YAML does not print as
-    itself (controls, DEL, C1 such as NEL, line and paragraph separators, BOM) written as an escape.
+    r"""A YAML double-quoted scalar that reads back as ``text``, each character YAML does not print as itself escaped.
 
     >>> import yaml
     >>> all(yaml.safe_load(_yaml_string(t)) == t for t in ("a\x7fb", "a\x85b", "x\u2028y", 'q"\\', "\t#: -"))
@@ -501,11 +479,8 @@ def _yaml_string(text: str) -> str:
 
 
 def model_index(board: Leaderboard, dataset: str, dataset_name: str, split: str, config: str = "") -> dict[str, str]:
-    """One ``model-index`` YAML block per system, as a model card's metadata holds it.
-
-    Each result names the task (text generation), the data set (its Hub id ``dataset``, and its
-    config and split, when given), and every metric with its value and, in ``config``, the
-    signature it was computed under.
+    """One ``model-index`` YAML block per system, as a model card's metadata holds it: the task, the data set
+    (Hub id ``dataset``, config, split) and every metric with its value and signature.
 
     >>> from protoqa_core.io.records import Cluster, Question
     >>> from protoqa_integrations.leaderboard.board import build_leaderboard
@@ -575,9 +550,8 @@ def check_hub_id(dataset_type: str) -> str:
 
 
 def model_index_files(directory: PathLike, names: list[str], inputs: list[str], overwrite: bool) -> dict[str, Path]:
-    """The ``NAME.yaml`` of every system in the model-index folder ``directory`` (made when missing), each
-    checked writable, never over one of ``inputs``, and new unless ``overwrite``
-    (:func:`~protoqa_core.cli.check_output_file`); every failure is one :class:`LeaderboardError`.
+    """The ``NAME.yaml`` of every system in the folder ``directory`` (made when missing), each checked by
+    :func:`~protoqa_core.cli.check_output_file`; every failure is one :class:`LeaderboardError`.
 
     >>> import os, tempfile
     >>> sorted(model_index_files(os.path.join(tempfile.mkdtemp(), "cards"), ["a", "b"], [], False))
