@@ -1,15 +1,9 @@
 """A board's bootstrap: each metric's intervals, Holm-corrected paired p-values and rank ranges, and ProbEval's KL
 under several automatic clusterings, so that those hold the seed's share.
 
-:func:`metric_bootstrap` ranks one metric (the method is in :mod:`~protoqa_integrations.leaderboard.board`'s doc).
-
-A seeded automatic clustering (G-means or X-means from k-means++ starts) moves with its seed, and so does every
-KL scored under it. As ``probeval compare`` does (:func:`cfc_probeval.compare.clustering_draws`), a board scores
-each system under the seed's clustering and the next ones' (the same vectors, clustered again), a system's KL is
-the mean over those clusterings and questions, and each bootstrap resample redraws one clustering
-(:func:`protoqa_core.significance.resample_draws`), the same one for every system, with its questions: the
-intervals, paired p-values and rank ranges then hold the seed's share. Human clusters and a start that reads no
-seed are scored once.
+As ``probeval compare`` does (:func:`cfc_probeval.compare.clustering_draws`), a seeded automatic clustering is
+scored under the seed and the next ones, and each resample redraws one clustering, the same for every system
+(docs/evaluate-a-model.md, section 4). Human clusters and a start that reads no seed are scored once.
 """
 
 from __future__ import annotations
@@ -29,8 +23,7 @@ __all__ = ["score_draws", "with_draws", "merged_draws", "metric_bootstrap"]
 
 
 def with_draws(signature: str, draws: int) -> str:
-    """``signature`` naming the clusterings it was scored under when there are more than one, as
-    ``probeval compare`` names them.
+    """``signature`` naming how many clusterings it was scored under, when more than one.
 
     >>> with_draws("clustering:auto->gmeans(seed=0)|n:3", 5), with_draws("clustering:auto->human|n:3", 1)
     ('clustering:auto->gmeans(seed=0)|n:3|clustering_draws:5', 'clustering:auto->human|n:3')
@@ -41,8 +34,8 @@ def with_draws(signature: str, draws: int) -> str:
 def score_draws(
     runs: Sequence[ProbEval], targets: Mapping[str, Any], samples: Mapping[str, Any], questions: Sequence[str]
 ) -> tuple[list[float], list[list[float]], ProbEvalResult]:
-    """One system's KL on ``questions`` under every clustering of ``runs``: per question the mean over them, the
-    draws x questions scores, and the first run's result (its signature and sample counts).
+    """One system's KL on ``questions`` under every clustering of ``runs``: the per-question means, the draws x
+    questions scores, and the first run's result.
 
     >>> from protoqa_core.io.records import Cluster, Question
     >>> q = {"q1": Question("q1", "name a pet", (Cluster("q1.0", ("dog",), 6), Cluster("q1.1", ("cat",), 4)))}
@@ -59,8 +52,7 @@ def score_draws(
 def merged_draws(
     board: Mapping[str, Mapping[str, list[list[float]]]], keep: Sequence[int], added: Mapping[str, Mapping[str, Any]]
 ) -> dict[str, dict[str, list[list[float]]]]:
-    """A board's draws (metric -> system -> clusterings x questions) on its questions at ``keep``, with the draws of
-    systems ``added`` to it on those questions.
+    """A board's draws (metric -> system -> clusterings x questions) at questions ``keep``, with those ``added``.
 
     >>> merged_draws({"kl": {"a": [[1.0, 2.0], [3.0, 4.0]]}}, [1], {"kl": {"b": [[5.0], [6.0]]}})
     {'kl': {'a': [[2.0], [4.0]], 'b': [[5.0], [6.0]]}}
@@ -99,9 +91,8 @@ def metric_bootstrap(
     seed: int = DEFAULT_SEED,
 ) -> tuple[dict[str, Interval], dict[str, tuple[int, int]], dict[tuple[str, str], float]]:
     """Intervals, rank ranges and Holm-corrected pairwise p-values of one metric: ``values`` is systems x questions,
-    ``idx`` the resampled questions (:func:`~protoqa_core.significance.resample_indices`), and ``draws`` systems x
-    clusterings x questions when the metric was scored under several (each resample then also draws one, from
-    ``seed``'s stream, :func:`~protoqa_core.significance.resample_draws`; the means are over every clustering).
+    ``idx`` the resampled questions, ``draws`` systems x clusterings x questions when scored under several (each
+    resample then draws one from ``seed``'s stream).
 
     >>> idx = np.random.default_rng(0).integers(0, 20, size=(200, 20))
     >>> scores, ranks, p = metric_bootstrap(np.asarray([[1.0] * 20, [0.0] * 20]), True, idx, 0.95, 0.05, ["a", "b"])

@@ -1,10 +1,6 @@
-"""The counts in a leaderboard's signatures: samples per question, counted from each system's answers and
-compared, and the number of questions.
-
-ProbEval's KL depends on the number of samples per question (docs/spec.md, "Missing samples and the
-number of samples"), so systems scored at different counts are not comparable: :func:`check_sample_counts`
-refuses them unless the mismatch is accepted, and puts the count (or the range) into the ProbEval
-column's signature. The counts are those of the answers, never what a file claims.
+"""The counts in a leaderboard's signatures: samples per question, counted from each system's answers (never
+what a file claims) and compared, since KL depends on them (docs/spec.md, "Missing samples and the number of
+samples"); and the number of questions.
 """
 
 from __future__ import annotations
@@ -38,19 +34,14 @@ __all__ = [
 ]
 
 RECOUNTED_MISMATCHES = ("samples",)
-"""Accepted mismatches of a board that a new system must accept anew: the samples per question, which every
-system has (counted from its answers), so that ranking one more system among differing counts is a choice."""
+"""Accepted mismatches of a board that a new system must accept anew (counted from every system's answers)."""
 
 
 def check_sample_counts(
     columns: list[MetricColumn], counted: Mapping[str, tuple[int, int]], accept: Collection[str]
 ) -> tuple[list[MetricColumn], list[str], list[str]]:
-    """The columns with the ProbEval signature naming the samples per question, the accepted mismatch (if
-    any) and notes on systems with questions made up with wrong answers.
-
-    KL depends on the number of samples per question, counted from each system's answers (never taken
-    from what a file claims): systems with different counts are refused unless ``accept`` names
-    ``samples``; the signature then gives the range and the mismatch is listed like a provenance one.
+    """The columns with the ProbEval signature naming the samples per question (a range when ``accept`` names
+    ``samples``, else differing counts are refused), the accepted mismatch and notes on short questions.
 
     >>> cols = [MetricColumn(PROBEVAL_KEY, "ProbEval KL", False, "clustering:human|missing:wrong|n:3|version:0")]
     >>> check_sample_counts(cols, {"a": (100, 0), "b": (100, 2)}, ())[0][0].signature
@@ -86,10 +77,8 @@ def check_sample_counts(
 def check_added_counts(
     board: Leaderboard, columns: list[MetricColumn], counted: Mapping[str, tuple[int, int]], accept: Collection[str]
 ) -> tuple[list[MetricColumn], list[MetricColumn], list[str], list[str]]:
-    """:func:`check_sample_counts` of systems added to ``board`` (their ``columns`` and counts) with its own: the
-    new columns, the board's columns with the count or range of all, the accepted mismatch and the notes.
-
-    Only ``accept`` (the adder's) counts: a mismatch the board's makers accepted is not accepted for new systems.
+    """:func:`check_sample_counts` of systems added to ``board``, with the board's: the new columns, the board's
+    with the count or range of all, the accepted mismatch (``accept``, the adder's, alone) and the notes.
 
     >>> a = SystemAnswers("a", "-", "predictions", {"q1": {"dog": 3}}, None)
     >>> column = MetricColumn(PROBEVAL_KEY, "KL", False, "x|n:1|n_samples:3|v")
@@ -109,8 +98,7 @@ def check_added_counts(
 
 
 def check_systems(systems: Sequence[SystemAnswers], questions: Sequence[str], accept: Collection[str]) -> None:
-    """Refuse systems whose answers give different samples per question on ``questions``, before any scoring,
-    unless ``accept`` names ``samples`` (:func:`check_sample_counts`).
+    """Refuse, before any scoring, systems with different samples per question unless ``accept`` names ``samples``.
 
     >>> a = SystemAnswers("a", "-", "predictions", {"q1": {"dog": 3}}, None)
     >>> b = SystemAnswers("b", "-", "predictions", {"q1": {"dog": 1}}, None)
@@ -135,7 +123,7 @@ def samples_per_question(system: SystemAnswers, questions: Sequence[str]) -> tup
 
 
 def merge_accepted(accepted: list[str], counted: Sequence[str]) -> None:
-    """Add the counted samples mismatch to ``accepted``, in place of a recorded one (the counts are what was scored).
+    """Add the counted samples mismatch to ``accepted``, in place of a recorded one.
 
     >>> accepted = ["samples (a: 30, b: 300)", "top_p (a: 0.9, b: 1)"]
     >>> merge_accepted(accepted, ["samples (a: 30, b: 29)"])
@@ -147,8 +135,7 @@ def merge_accepted(accepted: list[str], counted: Sequence[str]) -> None:
 
 
 def board_sample_counts(board: Leaderboard) -> dict[str, int]:
-    """The samples per question of a board's systems under ProbEval: one count for all, from its signature,
-    unless a mismatch was accepted, whose entry lists each system's.
+    """The samples per question of a board's systems: from its signature, or from an accepted mismatch's entry.
 
     >>> a = SystemAnswers("a", "-", "predictions", {"q1": {"dog": 3}}, None)
     >>> board = Leaderboard(["q1"], [MetricColumn(PROBEVAL_KEY, "KL", False, "x|n:1|n_samples:3|v")], [a], {}, {}, {},
@@ -188,7 +175,7 @@ def samples_of(columns: Sequence[MetricColumn], key: str) -> Optional[str]:
 
 
 def without_samples(signature: str) -> str:
-    """A ProbEval signature less its sample count and short questions, which differ between systems.
+    """A ProbEval signature less its sample count and short questions.
 
     >>> without_samples("clustering:human|n:3|n_samples:100|short:2|version:0")
     'clustering:human|n:3|version:0'
@@ -215,7 +202,7 @@ def with_question_count(signature: str, count: int) -> str:
 
 
 def without_question_count(signature: str) -> str:
-    """A signature less its question count (``n:52``), to compare settings on a subset of the questions.
+    """A signature less its question count (``n:52``), to compare settings on a subset.
 
     >>> without_question_count("sim:wordnet|n:52|n_samples:300|version:0")
     'sim:wordnet|n:*|n_samples:300|version:0'
