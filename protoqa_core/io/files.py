@@ -1,11 +1,6 @@
-"""Opening a data file safely: checked, bounded and decompressed, with errors that name it.
-
-Files may be gzip-compressed; counts above :data:`MAX_COUNT` are errors. At
-most :data:`DEFAULT_MAX_INPUT_MB` megabytes are read from one file, after decompression
-(``$PROTOQA_MAX_INPUT_MB`` raises the cap), in at most :data:`DEFAULT_MAX_INPUT_SECONDS` seconds
-(``$PROTOQA_MAX_INPUT_SECONDS``). Pipes, ``/dev/stdin`` and process substitution
-are read like files. Every error names the file and the line where there is one. Their text
-and JSON values are read by :mod:`protoqa_core.io.json_values`.
+"""Opening a data file safely: checked, gzip decompressed, bounded in size and time (docs/protoqa-metric.md
+lists the caps), pipes read like files, every error naming the file; :mod:`protoqa_core.io.json_values` reads
+the text.
 """
 
 from __future__ import annotations
@@ -68,8 +63,7 @@ class DataFormatError(ValueError):
         if question_id is not None:
             where.append(f"question {question_id!r}")
         super().__init__(f"{', '.join(where)}: {message}" if where else message)
-        self.message = message
-        """The message without its place, for an error that names another place."""
+        self.message = message  # without its place, for an error that names another place
         self.path, self.line, self.question_id = path, line, question_id
 
 
@@ -106,10 +100,7 @@ def file_error(exc: OSError, path: PathLike) -> Exception:
 
 
 def check_file(path: Path, what: str) -> None:
-    """Check that ``path`` is an existing readable file before reading it, else a :class:`DataFormatError` naming it.
-
-    >>> check_file(Path("/nonexistent.jsonl"), "targets")  # doctest: +SKIP
-    """
+    """Check that ``path`` is an existing file before reading it, else an error naming it."""
     try:
         is_dir, exists = path.is_dir(), path.exists()
     except OSError as exc:  # e.g. a name too long to look up
@@ -123,19 +114,15 @@ def check_file(path: Path, what: str) -> None:
 MAX_INPUT_ENV = "PROTOQA_MAX_INPUT_MB"
 """Environment variable that raises (or lowers) :data:`DEFAULT_MAX_INPUT_MB`."""
 DEFAULT_MAX_INPUT_MB = 512
-"""The most megabytes (after gzip decompression) read from one input file.
-
-The largest ProtoQA file is a few tens of MB; the cap keeps ``/dev/zero`` or a
-gzip bomb from taking every byte of memory."""
+"""The most megabytes (after decompression) read from one input: the largest ProtoQA file is a few tens of MB;
+the cap keeps ``/dev/zero`` or a gzip bomb from taking every byte of memory."""
 
 
-_MAX_MB_SETTING = 2**20
-"""The largest ``$PROTOQA_MAX_INPUT_MB`` taken (a terabyte): beyond it a setting is a typing error."""
+_MAX_MB_SETTING = 2**20  # a terabyte: beyond it a setting is a typing error
 
 
 def _positive_setting(name: str, unit: str, largest: float) -> Optional[float]:
-    """The number set in environment variable ``name`` (None when unset), refused in one line naming the
-    variable unless it is a positive number at most ``largest``."""
+    """The number set in environment variable ``name`` (None when unset), refused unless in ``(0, largest]``."""
     text = os.environ.get(name, "").strip()
     if not text:
         return None
@@ -161,10 +148,8 @@ def max_input_bytes() -> int:
 MAX_SECONDS_ENV = "PROTOQA_MAX_INPUT_SECONDS"
 """Environment variable that raises (or lowers) :data:`DEFAULT_MAX_INPUT_SECONDS`."""
 DEFAULT_MAX_INPUT_SECONDS = 300
-"""The most seconds spent reading one input file (an Inspect log: unpacking and reading its samples).
-
-A 512 MB file is read in well under a minute; the budget stops a file that costs time rather than memory
-(one line of gigabytes, a completion of hundreds of megabytes) with one line naming it."""
+"""The most seconds spent reading one input: a 512 MB file takes well under a minute; the budget stops a file
+that costs time rather than memory (a line of gigabytes) with one line naming it."""
 _MAX_SECONDS_SETTING = 7 * 24 * 3600
 
 
@@ -179,8 +164,7 @@ def max_input_seconds() -> float:
 
 
 class InputDeadline:
-    """The time budget of reading one input, started when made: :meth:`check` raises a
-    :class:`DataFormatError` naming the file and the budget once it is spent.
+    """The time budget of reading one input, started when made; :meth:`check` raises once it is spent.
 
     >>> InputDeadline("p.json").check()  # well inside the budget
     """
@@ -201,10 +185,7 @@ class InputDeadline:
 
 
 class PrefixedReader(io.RawIOBase):
-    """The bytes already taken from a stream by the format probe, then the rest of the stream.
-
-    A pipe cannot seek back, so what the probe read is handed out again from here.
-    """
+    """The bytes already taken from a stream by the format probe (a pipe cannot seek back), then the rest."""
 
     def __init__(self, head: bytes, rest: Any):
         self._head, self._rest = memoryview(head), rest
@@ -238,8 +219,7 @@ def _too_large(limit: int, path: PathLike) -> DataFormatError:
 
 
 class _Bounded(io.RawIOBase):
-    """A stream that fails, naming the file and the cap, once more than ``limit`` bytes come out of it, or
-    once it has been read from for longer than the input's time budget (:class:`InputDeadline`)."""
+    """A stream that fails once more than ``limit`` bytes come out of it or its :class:`InputDeadline` passes."""
 
     def __init__(self, inner: Any, limit: int, path: PathLike):
         self._inner, self._left, self._limit, self._path = inner, limit, limit, path
@@ -267,8 +247,7 @@ class _Bounded(io.RawIOBase):
 
 @contextmanager
 def reading(path: PathLike) -> Iterator[None]:
-    """Errors met while a file is read, as one message naming it: damaged gzip data is a
-    :class:`DataFormatError`, another input/output error that of :func:`file_error`."""
+    """Errors met while a file is read, as one message naming it (:func:`file_error`, or damaged gzip data)."""
     try:
         yield
     except (OSError, EOFError, zlib.error) as exc:
@@ -279,8 +258,7 @@ def reading(path: PathLike) -> Iterator[None]:
 
 @contextmanager
 def opened(path: Path, what: Optional[str] = None) -> Iterator[Any]:
-    """``path`` opened for binary reading (:func:`open_binary`), checked first when ``what`` names the
-    file (:func:`check_file`), with the errors met while it is read named (:func:`reading`).
+    """``path`` opened by :func:`open_binary`, checked first when ``what`` names it, its errors named (:func:`reading`).
 
     >>> import os, tempfile
     >>> name = os.path.join(tempfile.mkdtemp(), "t.jsonl")
@@ -306,18 +284,12 @@ def _read_head(fh: Any, size: int) -> bytes:
 
 
 def open_binary(path: Path):
-    """``path`` opened once for binary reading, decompressed when it is gzip, capped in size.
-
-    Pipes, ``/dev/stdin`` and process substitution work: the bytes of the format probe
-    are kept and read again.
-    """
+    """``path`` opened once for binary reading, decompressed when it is gzip, capped in size."""
     return binary_stream(open(path, "rb", buffering=0), path)
 
 
 def binary_stream(raw: Any, path: PathLike):
-    """:func:`open_binary` of a file already open (unbuffered, binary) as ``raw``, which it takes over:
-    a reader that has looked at a file's first bytes reads the rest without opening it again.
-    """
+    """:func:`open_binary` of a file already open (unbuffered, binary) as ``raw``, which it takes over."""
     limit = max_input_bytes()
     try:
         head = _read_head(raw, 6)
