@@ -93,6 +93,14 @@ def check_answers(value: Any, what: str, path, line, qid) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _cluster(cid: str, c: Any, where: str, label: str, path, line, qid: str) -> Cluster:
+    """The cluster ``c`` of a targets line, ``where`` naming it when it is not one, ``label`` its fields."""
+    if not isinstance(c, dict) or "count" not in c or "answers" not in c:
+        raise DataFormatError(f"{where} needs 'count' and 'answers'", path, line, qid)
+    answers = check_answers(c["answers"], f"{label} answers", path, line, qid)
+    return Cluster(cid, answers, check_count(c["count"], f"{label} count", path, line, qid))
+
+
 def question_from_json(obj: Any, path=None, line=None) -> Question:
     """A :class:`Question` from one parsed line of a targets file (ProtoQA's or CFC's layout)."""
     if not isinstance(obj, dict):
@@ -127,15 +135,7 @@ def question_from_json(obj: Any, path=None, line=None) -> Question:
         if not isinstance(cl, dict):
             raise DataFormatError("answers.clusters must be an object {cluster id: {...}}", path, line, qid)
         for cid, c in cl.items():
-            if not isinstance(c, dict) or "count" not in c or "answers" not in c:
-                raise DataFormatError(f"cluster {cid!r} needs 'count' and 'answers'", path, line, qid)
-            clusters.append(
-                Cluster(
-                    str(cid),
-                    check_answers(c["answers"], f"cluster {cid!r} answers", path, line, qid),
-                    check_count(c["count"], f"cluster {cid!r} count", path, line, qid),
-                )
-            )
+            clusters.append(_cluster(str(cid), c, f"cluster {cid!r}", f"cluster {cid!r}", path, line, qid))
     elif "answers-cleaned" in obj and isinstance(obj["answers-cleaned"], dict):
         # The oldest format: {answer: count}, every answer a cluster of its own.
         for i, (answer, count) in enumerate(obj["answers-cleaned"].items()):
@@ -151,15 +151,7 @@ def question_from_json(obj: Any, path=None, line=None) -> Question:
                 "answers-cleaned must be a list of {count, answers} or an object {answer: count}", path, line, qid
             )
         for i, c in enumerate(cleaned):
-            if not isinstance(c, dict) or "count" not in c or "answers" not in c:
-                raise DataFormatError(f"answers-cleaned[{i}] needs 'count' and 'answers'", path, line, qid)
-            clusters.append(
-                Cluster(
-                    f"{qid}.{i}",
-                    check_answers(c["answers"], f"cluster {i} answers", path, line, qid),
-                    check_count(c["count"], f"cluster {i} count", path, line, qid),
-                )
-            )
+            clusters.append(_cluster(f"{qid}.{i}", c, f"answers-cleaned[{i}]", f"cluster {i}", path, line, qid))
     elif answers is not None:
         raise DataFormatError("answers must be an object with 'raw' and 'clusters'", path, line, qid)
     return Question(qid, normalized, tuple(clusters), original or normalized, source or "", raw)
