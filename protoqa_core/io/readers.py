@@ -8,7 +8,7 @@ Targets are ProtoQA's JSONL (``data/protoqa/DATAFORMAT.md``: ``metadata.id``, ``
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Optional
 
@@ -27,12 +27,6 @@ __all__ = [
     "check_answer_list",
     "REFERENCE_FORMS",
 ]
-
-
-def _json_lines(path: Path, spool: Optional[Any], what: str) -> Iterator[tuple[int, Any]]:
-    for number, text in iter_text_lines(path, spool, what):
-        if text.strip():
-            yield number, parse_json(text, path, number)
 
 
 CLUSTERS_PROVENANCE_KEY = "clusters_provenance"
@@ -94,7 +88,10 @@ def _read_questions(
     questions: dict[str, Question] = {}
     first_line: dict[str, int] = {}
     block: Optional[Any] = None
-    for number, obj in _json_lines(path, spool, "targets"):
+    for number, text in iter_text_lines(path, spool, "targets"):
+        if not text.strip():
+            continue
+        obj = parse_json(text, path, number)
         q = question_from_json(obj, path, number)
         if q.id in questions:
             raise DataFormatError(f"duplicate question id (first on line {first_line[q.id]})", path, number, q.id)

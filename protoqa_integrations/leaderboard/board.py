@@ -104,10 +104,6 @@ def _check_names(names: Sequence[str]) -> None:
         raise LeaderboardError(f"two systems are named {repeated[0]!r}")
 
 
-def _counts(lists: Mapping[str, Sequence[str]], path: Path) -> dict[str, dict[str, int]]:
-    return {qid: sample_counts(list(answers), path=path, question_id=qid) for qid, answers in lists.items()}
-
-
 def read_system(
     name: str, path: PathLike, *, keep: Optional[Keep] = None, max_answers: Optional[int] = None
 ) -> SystemAnswers:
@@ -136,8 +132,9 @@ def _read_system(name: str, path: Path, read: SystemFile) -> SystemAnswers:
         lists = read.harness.samples
         check_counted_samples(read.harness.generation, max(map(len, lists.values()), default=0), str(path))
         by_frequency = {qid: rank_by_frequency(answers) for qid, answers in lists.items()}
+        counts = {qid: sample_counts(list(answers), path=path, question_id=qid) for qid, answers in lists.items()}
         return SystemAnswers(
-            name, str(path), fmt, _counts(lists, path), by_frequency, "by frequency", shareable(read.harness.generation)
+            name, str(path), fmt, counts, by_frequency, "by frequency", shareable(read.harness.generation)
         )
     document = read.document
     assert document is not None  # a text format that is not a harness's
