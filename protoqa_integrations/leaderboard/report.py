@@ -11,7 +11,7 @@ import os
 import re
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
@@ -177,12 +177,7 @@ class Leaderboard:
         systems = []
         for system in self.systems:
             scores = {
-                c.key: {
-                    "mean": self.scores[c.key][system.name].mean,
-                    "low": self.scores[c.key][system.name].low,
-                    "high": self.scores[c.key][system.name].high,
-                    "rank": list(self.ranks[c.key][system.name]),
-                }
+                c.key: {**asdict(self.scores[c.key][system.name]), "rank": list(self.ranks[c.key][system.name])}
                 for c in self.columns
                 if system.name in self.scores[c.key]
             }
@@ -372,21 +367,9 @@ def to_csv(board: Leaderboard) -> str:
         for column in board.columns:
             if system.name in board.scores[column.key]:
                 s = board.scores[column.key][system.name]
-                best, worst = board.ranks[column.key][system.name]
-                writer.writerow(
-                    [
-                        csv_text(system.name),
-                        csv_text(system.source),
-                        system.format,
-                        column.key,
-                        repr(s.mean),
-                        repr(s.low),
-                        repr(s.high),
-                        best,
-                        worst,
-                        board.metric_signature(column),
-                    ]
-                )
+                row: list[Any] = [csv_text(system.name), csv_text(system.source), system.format, column.key]
+                row += [repr(s.mean), repr(s.low), repr(s.high), *board.ranks[column.key][system.name]]
+                writer.writerow([*row, board.metric_signature(column)])
     return out.getvalue()
 
 
