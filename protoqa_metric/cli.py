@@ -252,14 +252,8 @@ def _compare(args: argparse.Namespace) -> int:
         }
     signature = f"{a.signature}|bootstrap:{args.resamples}|seed:{args.seed}"
     if args.json:
-        print(
-            json.dumps(
-                finite_json(
-                    {"a": args.predictions_a, "b": args.predictions_b, "metrics": table, "signature": signature}
-                ),
-                allow_nan=False,
-            )
-        )
+        document = {"a": args.predictions_a, "b": args.predictions_b, "metrics": table, "signature": signature}
+        print(json.dumps(finite_json(document), allow_nan=False))
         return 0
     width = max(len("metric"), *(len(m) for m in table))
     print(f"A: {args.predictions_a}\nB: {args.predictions_b}\n")
@@ -370,11 +364,7 @@ def _evaluate_in(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
         print(f"protoqa-eval: error: {exc}", file=sys.stderr)
         return 2
     if not args.allow_empty and not next(iter(results.values())).num_questions:
-        why = (
-            "no predicted question has answer clusters with a count above 0"
-            if args.only_predicted
-            else "no question has answer clusters with a count above 0"
-        )
+        why = f"no {'predicted ' if args.only_predicted else ''}question has answer clusters with a count above 0"
         print(
             f"protoqa-eval: error: {args.targets}: nothing to score: {why} (pass --allow-empty to accept this)",
             file=sys.stderr,
