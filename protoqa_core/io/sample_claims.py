@@ -1,10 +1,5 @@
-"""A predictions file's recorded samples per question, checked against the samples it holds.
-
-An answers file of ``protoqa-eval generate`` (and a converted harness output) records in its
-``generation`` block how many samples each question got (``num_samples``, or ``samples``, ``n``,
-``repeats`` in it or in its ``sampling`` settings). ProbEval's KL depends on that number, so a
-claim that disagrees with the content is refused by every reader, ``probeval`` and
-``protoqa-eval`` alike, naming both figures.
+"""A predictions file's recorded samples per question (its ``generation`` block's :data:`SAMPLE_COUNT_KEYS`),
+checked against the samples it holds: KL depends on that number, so every reader refuses a claim that disagrees.
 """
 
 from __future__ import annotations
@@ -60,9 +55,8 @@ def _count(value: Any, name: str, key: str) -> Optional[str]:
 
 
 def check_counted_samples(settings: Optional[Mapping[str, Any]], counted: int, name: str) -> None:
-    """Refuse settings whose recorded samples per question (``num_samples``, the sampling's ``samples``, ``n``,
-    ...) disagree with ``counted``, the most samples any question of the file carries: a file's claim is
-    checked against its content, naming both. Nothing is checked for a file without samples.
+    """Refuse settings whose recorded samples per question disagree with ``counted``, the most samples any
+    question of the file carries (nothing is checked for a file without samples).
 
     >>> check_counted_samples({"num_samples": 300, "sampling": "temperature:0.69|samples:300"}, 300, "a.json")
     >>> check_counted_samples({"num_samples": 30, "sampling": {"n": 300}}, 300, "a.json")
