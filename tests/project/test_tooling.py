@@ -52,3 +52,40 @@ def test_ci_runs_the_readme_command_and_checks_before_the_tests():
     ]
     commands = [line.strip() for line in script.splitlines() if ".venv/bin/" in line and not line.startswith("#")]
     assert commands == steps
+
+
+class _Item:
+    """What conftest's ordering reads of a collected test: its file and its marks."""
+
+    def __init__(self, path: str, *marks: str) -> None:
+        self.path, self.marks = Path(path), marks
+
+    def get_closest_marker(self, name: str):
+        return name if name in self.marks else None
+
+
+def test_files_holding_slow_or_browser_tests_come_first_each_in_its_own_order(pytestconfig):
+    import conftest
+
+    # and xdist (3.8 on) keeps that order instead of putting the files with the most tests first
+    assert getattr(pytestconfig.option, "loadscopereorder", False) is False
+
+    items = [
+        _Item("a.py"),
+        _Item("b.py"),
+        _Item("b.py", "slow"),
+        _Item("c.py"),
+        _Item("d.py", "browser"),
+        _Item("d.py"),
+        _Item("e.py"),
+    ]
+    ordered = conftest._long_files_first(items)
+    assert [(str(item.path), item.marks) for item in ordered] == [
+        ("b.py", ()),
+        ("b.py", ("slow",)),
+        ("d.py", ("browser",)),
+        ("d.py", ()),
+        ("a.py", ()),
+        ("c.py", ()),
+        ("e.py", ()),
+    ]
