@@ -18,7 +18,9 @@ from typing import Optional
 
 import pytest
 
-from tests.support.offline import REPO, isolated_env
+from tests.support.offline import REPO, isolated_env, offline_env
+
+PAPER = ("max_answers@1", "max_answers@3", "max_answers@5", "max_answers@10")
 
 
 def python_importing(
@@ -153,3 +155,51 @@ def logged_protoqa_12(python: str, model: Path, batch: int, folder: Path, data: 
     logging = ["--output_path", str(out), "--log_samples", "--metadata", json.dumps({"data_dir": str(data)})]
     model_args = f"pretrained={model},seed=7,sample_batch_size={batch}"
     return lm_eval_command(python, model_args, "protoqa_12", 3, *logging, include_path=tasks), out
+
+
+def protoqa_eval(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """``python -m protoqa_integrations ARGS`` in a new process, offline, in ``cwd``."""
+    return subprocess.run(
+        [sys.executable, "-m", "protoqa_integrations", *args],
+        cwd=cwd,
+        env=offline_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def check_convert_and_leaderboard(source: Path, targets: Path, reported: dict[str, float], suffix: str, tmp: Path):
+    """convert keeps the settings; leaderboard gives the harness's scores (``reported``, its names ending in
+    ``suffix``) for the raw output ``source`` and the converted file; returns the converted document and the
+    leaderboard's systems by name."""
+    from protoqa_integrations.harnesses.metric_names import SCORE_NAMES
+
+    answers = tmp / "converted.answers.json"
+    converted = protoqa_eval("convert", str(source), "-o", str(answers), cwd=tmp)
+    assert converted.returncode == 0, converted.stderr
+    document = json.loads(answers.read_text())
+    board = protoqa_eval(
+        "leaderboard",
+        str(targets),
+        f"raw={source}",
+        f"converted={answers}",
+        "--json",
+        "--similarity",
+        "wordnet",
+        cwd=tmp,
+    )
+    assert board.returncode == 0, board.stderr
+    systems = {s["name"]: s for s in json.loads(board.stdout)["systems"]}
+    assert systems["converted"]["format"] == "answers"
+    for name in ("raw", "converted"):
+        scores = systems[name]["scores"]
+        for metric in PAPER:
+            assert scores[metric]["mean"] == pytest.approx(
+                reported[f"{SCORE_NAMES['wordnet_' + metric]}{suffix}"], abs=1e-12
+            ), (
+                name,
+                metric,
+            )
+        assert scores["probeval_kl"]["mean"] == pytest.approx(reported[f"KL{suffix}"], abs=1e-9), name
+    return document, systems

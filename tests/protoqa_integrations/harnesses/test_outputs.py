@@ -1,15 +1,15 @@
-"""``convert`` and ``leaderboard`` on real lm-evaluation-harness and lighteval outputs, produced here, and
-every system file read in one pass.
+"""``convert`` and ``leaderboard`` on real lm-evaluation-harness output, produced here, and every system file
+read in one pass.
 
-Each harness runs this project's task on a tiny GPT-2 (as ``lm_eval_tasks/test_harness.py`` and
-``lighteval_tasks/test_tasks.py`` run them); the leaderboard must report for its output the
-scores the harness itself reported, and ``convert`` must keep the settings the harness recorded.
+lm-eval runs this project's task on a tiny GPT-2 (as ``lm_eval_tasks/test_harness.py`` runs it); the
+leaderboard must report for its output the scores the harness itself reported, and ``convert`` must
+keep the settings the harness recorded. lighteval's details get the same check in
+``lighteval_tasks/test_tasks.py``, on the run that module makes.
 """
 
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,56 +17,17 @@ from pathlib import Path
 import pytest
 
 from protoqa_core.io.files import DataFormatError
-from protoqa_integrations.harnesses.metric_names import SCORE_NAMES
-from tests.support.harnesses import logged_protoqa_12
+from tests.support.harnesses import check_convert_and_leaderboard, logged_protoqa_12
 from tests.support.offline import offline_env
 
 REPO = Path(__file__).resolve().parents[3]
 DATA = REPO.parent / "shared" / "data"
 DEV = DATA / "protoqa" / "dev.crowdsourced.jsonl"
-CFC_DEV = DATA / "cfc" / "dev.targets.jsonl"
 needs_data = pytest.mark.skipif(not DEV.is_file(), reason=f"shared data not found under {DATA}")
-PAPER = ("max_answers@1", "max_answers@3", "max_answers@5", "max_answers@10")
 
 
 def run(args: list[str], cwd: Path, env: dict[str, str], timeout: int = 900) -> subprocess.CompletedProcess:
     return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
-
-
-def protoqa_eval(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return run([sys.executable, "-m", "protoqa_integrations", *args], cwd, offline_env(), 600)
-
-
-def check_convert_and_leaderboard(source: Path, targets: Path, reported: dict[str, float], suffix: str, tmp: Path):
-    """convert keeps the settings; leaderboard gives the harness's scores for the raw output and the converted file."""
-    answers = tmp / "converted.answers.json"
-    converted = protoqa_eval("convert", str(source), "-o", str(answers), cwd=tmp)
-    assert converted.returncode == 0, converted.stderr
-    document = json.loads(answers.read_text())
-    board = protoqa_eval(
-        "leaderboard",
-        str(targets),
-        f"raw={source}",
-        f"converted={answers}",
-        "--json",
-        "--similarity",
-        "wordnet",
-        cwd=tmp,
-    )
-    assert board.returncode == 0, board.stderr
-    systems = {s["name"]: s for s in json.loads(board.stdout)["systems"]}
-    assert systems["converted"]["format"] == "answers"
-    for name in ("raw", "converted"):
-        scores = systems[name]["scores"]
-        for metric in PAPER:
-            assert scores[metric]["mean"] == pytest.approx(
-                reported[f"{SCORE_NAMES['wordnet_' + metric]}{suffix}"], abs=1e-12
-            ), (
-                name,
-                metric,
-            )
-        assert scores["probeval_kl"]["mean"] == pytest.approx(reported[f"KL{suffix}"], abs=1e-9), name
-    return document, systems
 
 
 @pytest.mark.slow
@@ -87,52 +48,6 @@ def test_lm_eval_log_samples_are_ranked_as_the_harness_scored_them(tmp_path, dev
     assert generation["num_samples"] == 12 and generation["model"] == str(model)
     assert generation["backend"] == "protoqa-hf" and generation["model_args"]["seed"] == 7
     assert all(len(v) == 12 for v in document["model_answers"].values())
-
-
-@pytest.mark.slow
-@needs_data
-def test_lighteval_details_are_ranked_as_the_harness_scored_them(tmp_path, fitted_gpt2):
-    from tests.support.harnesses import lighteval_or_skip, sampling_copy
-    from tests.support.offline import isolated_env
-
-    python = lighteval_or_skip()
-    shutil.copytree(fitted_gpt2, tmp_path / "tiny-gpt2")
-    # lighteval's transformers backend samples only from a model whose generation config says so.
-    copied = sampling_copy(python, tmp_path)
-    assert copied.returncode == 0, copied.stderr[-3000:]
-    model = tmp_path / "tiny-gpt2-sampling"
-    custom_tasks = run(
-        [python, "-m", "protoqa_integrations.harnesses.lighteval_tasks"], tmp_path, isolated_env(tmp_path)
-    ).stdout
-    out = tmp_path / "lighteval-out"
-    result = run(
-        [
-            python,
-            "-m",
-            "lighteval",
-            "accelerate",
-            f"model_name={model},device=cpu,batch_size=4,generation_parameters={{temperature:0.69,top_p:0.9,top_k:0}}",
-            "cfc|0",
-            "--custom-tasks",
-            custom_tasks.strip(),
-            "--max-samples",
-            "3",
-            "--output-dir",
-            str(out),
-            "--save-details",
-        ],
-        tmp_path,
-        isolated_env(tmp_path, PROTOQA_DATA_DIR=str(DATA)),
-    )
-    assert result.returncode == 0, (result.stdout + result.stderr)[-4000:]
-    reported = json.loads(next(out.rglob("results_*.json")).read_text())["results"]["cfc|0"]
-    details = next(out.rglob("details_cfc|0_*.parquet"))
-    document, _ = check_convert_and_leaderboard(details, CFC_DEV, reported, "", tmp_path)
-    generation = document["generation"]
-    assert generation["harness"] == "lighteval" and generation["task"] == "cfc"
-    assert (generation["dataset"], generation["split"]) == ("cfc", "validation")
-    assert generation["sampling"]["temperature"] == 0.69 and generation["sampling"]["top_p"] == 0.9
-    assert generation["num_samples"] == 100 and len(document["model_answers"]) == 3
 
 
 # ---------------------------------------------------------------- one read of any system file

@@ -17,7 +17,7 @@ import pytest
 
 from protoqa_integrations.harnesses.lighteval_tasks import tasks_file
 from protoqa_integrations.harnesses.metric_names import METRIC_NAMES, SCORE_NAMES
-from tests.support.harnesses import lighteval_or_skip, sampling_copy
+from tests.support.harnesses import check_convert_and_leaderboard, lighteval_or_skip, sampling_copy
 from tests.support.offline import isolated_env
 from tests.support.processes import run_python
 
@@ -83,38 +83,23 @@ def read_details(path: Path) -> list[dict]:
     return pq.read_table(path).to_pylist()
 
 
-@pytest.mark.slow
-@needs_data
-def test_lighteval_run_reports_the_scores_we_compute_for_its_answers(tmp_path, fitted_gpt2):
+@pytest.fixture(scope="module")
+def lighteval_run(tmp_path_factory, fitted_gpt2) -> tuple[Path, subprocess.CompletedProcess]:
+    """The documented commands, run once for this module's checks of what lighteval reports: a sampling copy of the
+    tiny model (lighteval 0.13's transformers backend never sets do_sample and refuses several greedy samples), then
+    ``lighteval accelerate`` on 3 questions of each task, saving its details; the folder they ran in and the run."""
     python = lighteval_or_skip()
-    from transformers import AutoTokenizer, GenerationConfig
-
-    from protoqa_dataset.parsing import load_questions
-    from protoqa_integrations.generation.answers_file import answers_document, score_generated
-    from protoqa_integrations.generation.prompts import cfc_prompt, question_to_prompt
-    from protoqa_integrations.generation.settings import CFC_NUM_SAMPLES, PROTOQA_NUM_SAMPLES, answer_from_text
-    from protoqa_metric.metric_set import PAPER_METRICS
-
-    greedy = Path(shutil.copytree(fitted_gpt2, tmp_path / "tiny-gpt2"))
-    assert not GenerationConfig.from_pretrained(greedy).do_sample
-    # The documented commands: a sampling copy of the model (lighteval 0.13's transformers backend
-    # never sets do_sample and refuses several greedy samples), then the run.
-    copied = sampling_copy(python, tmp_path)
+    folder = tmp_path_factory.mktemp("lighteval")
+    shutil.copytree(fitted_gpt2, folder / "tiny-gpt2")
+    copied = sampling_copy(python, folder)
     assert copied.returncode == 0, copied.stderr[-3000:]
-    model = tmp_path / "tiny-gpt2-sampling"
-    assert GenerationConfig.from_pretrained(model).do_sample
-    again = sampling_copy(python, tmp_path)
-    assert (
-        again.returncode == 2 and len(again.stderr.strip().splitlines()) == 1 and "not an empty folder" in again.stderr
-    )
     custom_tasks = subprocess.run(
         [python, "-m", "protoqa_integrations.harnesses.lighteval_tasks"],
-        cwd=tmp_path,
-        env=isolated_env(tmp_path),
+        cwd=folder,
+        env=isolated_env(folder),
         capture_output=True,
         text=True,
     ).stdout.strip()
-    out = tmp_path / "lighteval-out"
     command = [
         python,
         "-m",
@@ -128,18 +113,42 @@ def test_lighteval_run_reports_the_scores_we_compute_for_its_answers(tmp_path, f
         "--max-samples",
         "3",
         "--output-dir",
-        str(out),
+        str(folder / "lighteval-out"),
         "--save-details",
     ]
     result = subprocess.run(
         command,
-        cwd=tmp_path,
-        env=isolated_env(tmp_path, PROTOQA_DATA_DIR=str(DATA)),
+        cwd=folder,
+        env=isolated_env(folder, PROTOQA_DATA_DIR=str(DATA)),
         capture_output=True,
         text=True,
         timeout=600,
     )
     assert result.returncode == 0, (result.stdout + result.stderr)[-4000:]
+    return folder, result
+
+
+@pytest.mark.slow
+@needs_data
+def test_lighteval_run_reports_the_scores_we_compute_for_its_answers(tmp_path, lighteval_run):
+    python = lighteval_or_skip()
+    from transformers import AutoTokenizer, GenerationConfig
+
+    from protoqa_dataset.parsing import load_questions
+    from protoqa_integrations.generation.answers_file import answers_document, score_generated
+    from protoqa_integrations.generation.prompts import cfc_prompt, question_to_prompt
+    from protoqa_integrations.generation.settings import CFC_NUM_SAMPLES, PROTOQA_NUM_SAMPLES, answer_from_text
+    from protoqa_metric.metric_set import PAPER_METRICS
+
+    folder, result = lighteval_run
+    out = folder / "lighteval-out"
+    assert not GenerationConfig.from_pretrained(folder / "tiny-gpt2").do_sample
+    model = folder / "tiny-gpt2-sampling"
+    assert GenerationConfig.from_pretrained(model).do_sample
+    again = sampling_copy(python, folder)
+    assert (
+        again.returncode == 2 and len(again.stderr.strip().splitlines()) == 1 and "not an empty folder" in again.stderr
+    )
     log = result.stdout + result.stderr
     assert "probeval signature: clustering:human|embedder:none|matching:wordnet" in log
     assert "protoqa signature (wordnet): sim:wordnet|stop:match|metrics:paper|missing:zero|n:3" in log
@@ -188,3 +197,18 @@ def test_lighteval_run_reports_the_scores_we_compute_for_its_answers(tmp_path, f
         scored += sum(theirs[name] > 0 for name in METRIC_NAMES if name not in ("KL", "collapsed"))
     # The fitted model's samples hold real answers, so the comparison is not one of zeros.
     assert answered > 0 and scored > 0
+
+
+@pytest.mark.slow
+@needs_data
+def test_lighteval_details_are_ranked_as_the_harness_scored_them(tmp_path, lighteval_run):
+    # convert keeps the settings lighteval recorded; leaderboard reports the scores lighteval reported.
+    out = lighteval_run[0] / "lighteval-out"
+    reported = json.loads(next(out.rglob("results_*.json")).read_text())["results"]["cfc|0"]
+    details = next(out.rglob("details_cfc|0_*.parquet"))
+    document, _ = check_convert_and_leaderboard(details, DATA / "cfc" / "dev.targets.jsonl", reported, "", tmp_path)
+    generation = document["generation"]
+    assert generation["harness"] == "lighteval" and generation["task"] == "cfc"
+    assert (generation["dataset"], generation["split"]) == ("cfc", "validation")
+    assert generation["sampling"]["temperature"] == 0.69 and generation["sampling"]["top_p"] == 0.9
+    assert generation["num_samples"] == 100 and len(document["model_answers"]) == 3
