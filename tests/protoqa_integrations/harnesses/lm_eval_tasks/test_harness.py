@@ -1,5 +1,6 @@
-"""The lm-eval tasks on a tiny GPT-2: lm-eval's own ``hf`` backend runs the task offline, and
-``generate``, the Trainer callback and lm-eval give the same answers and scores.
+"""The lm-eval tasks on a tiny GPT-2: lm-eval's own ``hf`` backend runs the task offline;
+``generate``, the Trainer callback and lm-eval give the same answers and scores; and ``convert`` and
+``leaderboard`` read lm-eval's logged samples as the harness scored them.
 
 The lm-evaluation-harness runs need ``lm_eval``; when this interpreter cannot import it,
 ``$LM_EVAL_PYTHON`` may name one that can (with this checkout on its ``PYTHONPATH``).
@@ -25,7 +26,12 @@ from protoqa_core.ranking import rank_by_frequency  # noqa: E402
 from protoqa_integrations.generation.answers_file import score_generated  # noqa: E402
 from protoqa_integrations.generation.prompts import question_to_prompt  # noqa: E402
 from protoqa_integrations.harnesses.metric_names import METRIC_NAMES, SCORE_NAMES  # noqa: E402
-from tests.support.harnesses import lm_eval_or_skip, logged_protoqa_12  # noqa: E402
+from tests.support.harnesses import (  # noqa: E402
+    check_convert_and_leaderboard,
+    lm_eval_or_skip,
+    lm_eval_python,
+    logged_protoqa_12,
+)
 from tests.support.offline import offline_env  # noqa: E402
 
 EQUAL_SETTINGS = {"num_samples": 12, "batch_size": 8, "seed": 7}
@@ -38,9 +44,26 @@ def run(args, cwd, env, timeout=900):
     return result
 
 
+@pytest.fixture(scope="module")
+def logged_run(dev3_gpt2, tmp_path_factory):
+    """The folder of results and logged samples of the lm-eval task through the ``protoqa-hf`` backend
+    (``logged_protoqa_12``, 8 samples per forward pass, as ``generate --batch-size 8``), run once for the
+    module's checks of it; ``None`` where no interpreter imports lm_eval (those checks skip, saying so)."""
+    python = lm_eval_python()
+    if python is None:
+        return None
+    folder = tmp_path_factory.mktemp("lm-eval")
+    command, out = logged_protoqa_12(python, dev3_gpt2, 8, folder, DATA)
+    result = run(command, folder, offline_env())
+    assert result.returncode == 0, result.stderr[-3000:]
+    return out
+
+
 @pytest.mark.slow
 @needs_data
-def test_generate_callback_and_lm_eval_give_the_same_answers_and_scores(dev3_gpt2, dev3_model, dev3, tmp_path):
+def test_generate_callback_and_lm_eval_give_the_same_answers_and_scores(
+    dev3_gpt2, dev3_model, dev3, tmp_path, logged_run
+):
     from protoqa_integrations.training.hooks import ProtoQAEvalCallback
     from protoqa_integrations.training.samples import metric_key
 
@@ -75,10 +98,8 @@ def test_generate_callback_and_lm_eval_give_the_same_answers_and_scores(dev3_gpt
     assert logged["probeval_kl"] == scores.probeval.kl
 
     # 3. the lm-eval task, through the protoqa-hf backend
-    python = lm_eval_or_skip()
-    command, out = logged_protoqa_12(python, dev3_gpt2, 8, tmp_path, DATA)
-    result = run(command, tmp_path, env)
-    assert result.returncode == 0, result.stderr[-3000:]
+    lm_eval_or_skip()
+    out = logged_run
     results_file = next(out.rglob("results_*.json"))
     harness = json.loads(results_file.read_text())["results"]["protoqa_12"]
     # lm-eval's mean adds the questions' scores left to right, the project's with math.fsum
@@ -89,6 +110,23 @@ def test_generate_callback_and_lm_eval_give_the_same_answers_and_scores(dev3_gpt
     samples_file = next(out.rglob("samples_protoqa_12_*.jsonl"))
     logged_samples = [json.loads(line) for line in samples_file.read_text().splitlines()]
     assert {s["doc"]["id"]: s["filtered_resps"][0] for s in logged_samples} == generated
+
+
+@pytest.mark.slow
+@needs_data
+def test_lm_eval_log_samples_are_ranked_as_the_harness_scored_them(tmp_path, dev3_gpt2, logged_run):
+    lm_eval_or_skip()
+    reported = json.loads(next(logged_run.rglob("results_*.json")).read_text())["results"]["protoqa_12"]
+    samples = next(logged_run.rglob("samples_protoqa_12_*.jsonl"))
+    dev = DATA / "protoqa" / "dev.crowdsourced.jsonl"
+    document, _ = check_convert_and_leaderboard(samples, dev, reported, ",answers", tmp_path)
+    generation = document["generation"]
+    assert generation["harness"] == "lm-eval" and generation["task"] == "protoqa_12"
+    assert (generation["dataset"], generation["split"]) == ("protoqa", "validation")
+    assert generation["sampling"]["temperature"] == 0.69 and generation["sampling"]["top_p"] == 0.9
+    assert generation["num_samples"] == 12 and generation["model"] == str(dev3_gpt2)
+    assert generation["backend"] == "protoqa-hf" and generation["model_args"]["seed"] == 7
+    assert all(len(v) == 12 for v in document["model_answers"].values())
 
 
 @pytest.mark.slow
