@@ -129,14 +129,7 @@ def dev3_gpt2(tmp_path_factory) -> Path:
     questions = list(read_targets(dev).values())
     lines = [f"{question_to_prompt(q.question)} {c.answers[0]}." for q in questions[:3] for c in q.clusters[:4]]
     texts = lines + [question_to_prompt(q.question) for q in questions]
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # the same weights whatever the machine's cores
-    try:
-        return build_tiny_gpt2(tmp_path_factory.mktemp("tiny-gpt2"), texts, fit_lines=lines, fit_steps=80)
-    finally:
-        torch.set_num_threads(threads)
+    return build_tiny_gpt2(tmp_path_factory.mktemp("tiny-gpt2"), texts, fit_lines=lines, fit_steps=80)
 
 
 @pytest.fixture(scope="session")

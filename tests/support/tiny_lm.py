@@ -71,8 +71,8 @@ def build_tiny_gpt2(
 ) -> Path:
     """Train a byte-level BPE on ``texts``, make a random GPT-2 over it and save both to ``folder``.
 
-    With ``fit_lines`` the model is first fitted to them for ``fit_steps`` Adam steps, so that
-    it answers with words of the data rather than random bytes.
+    With ``fit_lines`` the model is first fitted to them for ``fit_steps`` Adam steps (on one torch
+    thread), so that it answers with words of the data rather than random bytes.
     """
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
@@ -98,10 +98,17 @@ def build_tiny_gpt2(
         mask = torch.tensor([[1] * len(r) + [0] * (width - len(r)) for r in rows])
         optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
         model.train()
-        for _ in range(fit_steps):
-            optimizer.zero_grad()
-            model(input_ids=ids, attention_mask=mask, labels=ids.masked_fill(mask == 0, -100)).loss.backward()
-            optimizer.step()
+        # One thread: the same weights whatever the machine's cores, and seconds where two threads
+        # on two cores shared with another test worker take a minute.
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            for _ in range(fit_steps):
+                optimizer.zero_grad()
+                model(input_ids=ids, attention_mask=mask, labels=ids.masked_fill(mask == 0, -100)).loss.backward()
+                optimizer.step()
+        finally:
+            torch.set_num_threads(threads)
         model.eval()
     folder = Path(folder)
     model.save_pretrained(folder)
@@ -112,7 +119,6 @@ def build_tiny_gpt2(
 def build_fitted_gpt2(folder: Path, data: Path) -> Path:
     """A tiny GPT-2 fitted for a moment to the ProtoQA dev answers under ``data`` (the shared data folder),
     with the CFC prompts in its vocabulary; like GPT-2, its generation config is greedy."""
-    import torch
 
     from protoqa_dataset.parsing import load_questions
     from protoqa_integrations.generation.prompts import cfc_prompt, question_to_prompt
@@ -121,14 +127,8 @@ def build_fitted_gpt2(folder: Path, data: Path) -> Path:
     cfc = load_questions("cfc", "validation", str(data))[0]
     lines = [f"{question_to_prompt(q.question)} {q.clusters[0].answers[0]}." for q in protoqa]
     texts = lines + [cfc_prompt(q.question) for q in cfc]
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        # 512 positions: the CFC one-shot prompts are about 170 tokens of this small vocabulary.
-        build_tiny_gpt2(folder, texts, vocab_size=400, n_positions=512, fit_lines=lines, fit_steps=40)
-    finally:
-        torch.set_num_threads(threads)
-    return folder
+    # 512 positions: the CFC one-shot prompts are about 170 tokens of this small vocabulary.
+    return build_tiny_gpt2(folder, texts, vocab_size=400, n_positions=512, fit_lines=lines, fit_steps=40)
 
 
 def build_word_list_gpt2(folder: Path, words: Iterable[str], seed: int = 0) -> Path:

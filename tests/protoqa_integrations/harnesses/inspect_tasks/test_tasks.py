@@ -244,8 +244,6 @@ def test_mock_model_runs_are_read_back_and_scored_as_inspect_scored_them(tmp_pat
 def inspect_gpt2(tmp_path_factory) -> Path:
     """A tiny GPT-2 fitted for a moment to the first three ProtoQA dev questions' prompts and answers (so that some
     samples hit clusters), knowing the words of the first three CFC one-shot prompts (512 positions hold them)."""
-    import torch
-
     from protoqa_dataset.parsing import load_questions
     from protoqa_integrations.generation.prompts import cfc_prompt, question_to_prompt
     from tests.support.tiny_lm import build_tiny_gpt2
@@ -253,18 +251,13 @@ def inspect_gpt2(tmp_path_factory) -> Path:
     protoqa = load_questions("protoqa", "validation", str(DATA))[0][:3]
     cfc = load_questions("cfc", "validation", str(DATA))[0][:3]
     lines = [f"{question_to_prompt(q.question)} {c.answers[0]}." for q in protoqa for c in q.clusters[:4]]
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # the same weights whatever the machine's cores
-    try:
-        return build_tiny_gpt2(
-            tmp_path_factory.mktemp("inspect") / "tiny-gpt2",
-            lines + [cfc_prompt(q.question) for q in cfc],
-            n_positions=512,
-            fit_lines=lines,
-            fit_steps=80,
-        )
-    finally:
-        torch.set_num_threads(threads)
+    return build_tiny_gpt2(
+        tmp_path_factory.mktemp("inspect") / "tiny-gpt2",
+        lines + [cfc_prompt(q.question) for q in cfc],
+        n_positions=512,
+        fit_lines=lines,
+        fit_steps=80,
+    )
 
 
 @pytest.mark.slow
