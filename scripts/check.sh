@@ -25,10 +25,6 @@ echo "== mypy" >&2
 # Two workers, each taking whole test files (module fixtures, such as one server per file, and
 # the order inside a file hold): on a machine busy with other work, two processes get about twice
 # the share of one.
-# One BLAS, OpenMP and torch thread in each test process (and the processes they start): with two
-# workers on two cores, each library's own pool of one thread per core only makes them wait on
-# each other. No result depends on it (the encoder's exact products are the same for any kernel).
-export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 if [ "$fast" = 1 ]; then
   echo "== pytest (fast subset)" >&2
   exec .venv/bin/python -m pytest -q -n 2 --dist loadfile -m "not slow and not browser" "$@"
