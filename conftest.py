@@ -76,29 +76,10 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> Optio
     return None
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    # pytest-xdist 3.8 hands whole files (--dist loadfile) to its workers by their number of tests,
-    # most first; the order of _long_files_first is kept instead.
-    if hasattr(config.option, "loadscopereorder"):
-        config.option.loadscopereorder = False
-
-
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if isinstance(item, DoctestItem) and _slow_to_import(item.path):
             item.add_marker(pytest.mark.slow)
-    items[:] = _long_files_first(items)
-
-
-def _long_files_first(items: list[pytest.Item]) -> list[pytest.Item]:
-    """``items`` with the files holding a slow or browser test first, each file's tests in their order.
-
-    scripts/check.sh's two workers take whole files in this order (see pytest_configure): a file
-    of minutes that starts while the other worker is about to run out of files would leave that
-    worker idle until it ends; the many files of short tests fill the end instead.
-    """
-    long_files = {item.path for item in items if item.get_closest_marker("slow") or item.get_closest_marker("browser")}
-    return sorted(items, key=lambda item: item.path not in long_files)
 
 
 @pytest.hookimpl(wrapper=True)
