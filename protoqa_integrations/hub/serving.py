@@ -17,6 +17,7 @@ protoqa_integrations.hub.serving.LimitError: 501 answers; at most 500 are scored
 from __future__ import annotations
 
 import multiprocessing
+import signal
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Optional
 
@@ -297,17 +298,39 @@ def run_with_budget(
     process = context.Process(target=_budget_child, args=(sender, function, args, kwargs, memory), daemon=True)
     process.start()
     sender.close()
+    ended = False
     try:
         if not receiver.poll(seconds):
             raise LimitError(f"scoring took longer than the {seconds:g} s budget and was stopped")
         ok, value = receiver.recv()
     except EOFError:
-        raise LimitError("scoring stopped unexpectedly (out of memory?)") from None
+        ended = True
     finally:
         receiver.close()
         if process.is_alive():
             process.kill()
         process.join()
+    if ended:
+        raise LimitError(f"scoring stopped unexpectedly ({_how_it_ended(process.exitcode)})")
     if not ok:
         raise value
     return value
+
+
+def _how_it_ended(exitcode: Optional[int]) -> str:
+    """Say how a scoring process that sent no result ended, from its exit code.
+
+    A signal is named, since SIGKILL is what an out-of-memory killer sends.
+
+    >>> _how_it_ended(-9)
+    'killed by SIGKILL: out of memory?'
+    >>> _how_it_ended(1)
+    'exit status 1'
+    """
+    if exitcode is not None and exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = f"signal {-exitcode}"
+        return f"killed by {name}" + (": out of memory?" if name == "SIGKILL" else "")
+    return f"exit status {exitcode}"

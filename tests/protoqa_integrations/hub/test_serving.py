@@ -9,6 +9,8 @@ a 47 MB body must be refused before it is read, and the server must stay up and 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
 
 import pytest
@@ -118,3 +120,20 @@ def test_the_answers_cap_is_the_command_lines_default():
     assert serving.check_question_limits([["dog"]], [6], ["dog"] * DEFAULT_MAX_ANSWERS) == 1  # one comparison
     with pytest.raises(serving.LimitError, match=f"at most {DEFAULT_MAX_ANSWERS} are scored"):
         serving.check_question_limits([["dog"]], [6], ["dog"] * (DEFAULT_MAX_ANSWERS + 1))
+
+
+def _killed() -> None:
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _exits() -> None:
+    os._exit(3)
+
+
+@pytest.mark.parametrize("function, said", [(_killed, "killed by SIGKILL: out of memory?"), (_exits, "exit status 3")])
+def test_a_scoring_process_that_dies_is_named_with_how_it_ended(function, said):
+    from protoqa_integrations.hub.serving import LimitError, run_with_budget
+
+    with pytest.raises(LimitError) as caught:
+        run_with_budget(function, seconds=30)
+    assert str(caught.value) == f"scoring stopped unexpectedly ({said})"
