@@ -296,7 +296,7 @@ def _configured(similarities: Sequence[str], args: argparse.Namespace) -> dict[s
     from .metric_set import metric_specs
 
     _check_option_flags(similarities, args)
-    metric_specs(args.metrics)
+    metric_specs(args.metrics)  # an unknown metric fails before ProtoQA(...) loads an encoder
     configured = {
         sim: ProtoQA(
             sim, args.metrics, all_stopword_match=not args.all_stopwords_zero, **_similarity_options(sim, args)

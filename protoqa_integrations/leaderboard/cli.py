@@ -125,9 +125,10 @@ def _run_leaderboard(args: argparse.Namespace) -> int:
     pairs = parse_system_arguments(args.systems)
     names = [n for n, _ in pairs]
     inputs = [args.targets] + [str(p) for _, p in pairs]
+    index_files: dict[str, Path] = {}
     if args.model_index:
         check_hub_id(args.dataset_type)
-    index_files = model_index_files(args.model_index, names, inputs, args.overwrite) if args.model_index else {}
+        index_files = model_index_files(args.model_index, names, inputs, args.overwrite)
     plot = check_output_file(args.plot, inputs, args.overwrite) if args.plot else None
     start = time.perf_counter()
     targets, digest, clustered = read_questions_and_label(args.targets)
