@@ -262,13 +262,16 @@ def _budget_child(sender: Any, function: Callable[..., Any], args: tuple, kwargs
         pass  # no /proc or no rlimits: the caps and the time budget still apply
     try:
         sender.send((True, function(*args, **kwargs)))
+        return
     except MemoryError:
-        sender.send((False, LimitError(f"scoring needed more than {memory // 2**20} MB of memory and was stopped")))
+        pass  # answered below: until this block ends, the traceback's frames hold the memory they filled
     except BaseException as exc:  # noqa: BLE001 (everything goes back to the server as a value)
         try:
             sender.send((False, exc))
         except Exception:  # noqa: BLE001 (an exception that cannot be pickled: the server must still get an answer)
             sender.send((False, LimitError(f"{type(exc).__name__}: {exc}")))
+        return
+    sender.send((False, LimitError(f"scoring needed more than its {memory // 2**20} MB memory budget and was stopped")))
 
 
 def run_with_budget(

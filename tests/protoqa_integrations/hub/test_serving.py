@@ -137,3 +137,17 @@ def test_a_scoring_process_that_dies_is_named_with_how_it_ended(function, said):
     with pytest.raises(LimitError) as caught:
         run_with_budget(function, seconds=30)
     assert str(caught.value) == f"scoring stopped unexpectedly ({said})"
+
+
+def _fills_memory() -> None:
+    held = []
+    while True:
+        held.append(bytearray(2**20))
+
+
+def test_a_scoring_process_that_fills_its_memory_budget_says_so():
+    from protoqa_integrations.hub.serving import LimitError, run_with_budget
+
+    with pytest.raises(LimitError) as caught:
+        run_with_budget(_fills_memory, seconds=60, memory=64 * 2**20)
+    assert str(caught.value) == "scoring needed more than its 64 MB memory budget and was stopped"
