@@ -9,6 +9,7 @@ lighteval, ``$LIGHTEVAL_PYTHON``, then the checkout's ``.venv-lighteval`` (built
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -116,10 +117,17 @@ def lighteval_run(tmp_path_factory, fitted_gpt2) -> tuple[Path, subprocess.Compl
         str(folder / "lighteval-out"),
         "--save-details",
     ]
+    # lighteval seeds random and numpy but not torch, so its samples, and whether any of them is a
+    # right answer, change from run to run: torch is seeded at start-up (sitecustomize) for the same run each time.
+    seeded = folder / "seeded"
+    seeded.mkdir()
+    (seeded / "sitecustomize.py").write_text("import torch\n\ntorch.manual_seed(1234)\n")
+    env = isolated_env(folder, PROTOQA_DATA_DIR=str(DATA))
+    env["PYTHONPATH"] = os.pathsep.join([str(seeded), env["PYTHONPATH"]])
     result = subprocess.run(
         command,
         cwd=folder,
-        env=isolated_env(folder, PROTOQA_DATA_DIR=str(DATA)),
+        env=env,
         capture_output=True,
         text=True,
         timeout=600,
