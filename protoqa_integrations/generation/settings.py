@@ -38,13 +38,13 @@ __all__ = [
 ]
 
 PAPER_TOP_P = 0.9
-
+"""Nucleus sampling's probability mass in the ProtoQA paper's GPT-2 baseline."""
 
 PAPER_TEMPERATURE = 0.69
-
+"""Softmax temperature in the ProtoQA paper's GPT-2 baseline."""
 
 PAPER_MAX_NEW_TOKENS = 10
-
+"""New tokens per sample in the ProtoQA paper's GPT-2 baseline."""
 
 PROTOQA_NUM_SAMPLES = 300
 """Samples per ProtoQA question in the paper's GPT-2 baseline."""

@@ -14,10 +14,8 @@ from typing import Any, Optional, Union
 from protoqa_core.io.records import Question
 from protoqa_core.io.rows import questions_from_rows
 from protoqa_core.ranking import rank_by_frequency
+from protoqa_integrations.generation.settings import PAPER_TEMPERATURE, PAPER_TOP_P, PROTOQA_NUM_SAMPLES
 from protoqa_integrations.training.samples import (
-    PAPER_NUM_SAMPLES,
-    PAPER_TEMPERATURE,
-    PAPER_TOP_P,
     ProbEvalOption,
     QuestionRows,
     Similarities,
@@ -83,7 +81,7 @@ class ProtoQAEvalCallbackBase:
         questions: QuestionRows,
         tokenizer: Any = None,
         *,
-        num_samples: int = PAPER_NUM_SAMPLES,
+        num_samples: int = PROTOQA_NUM_SAMPLES,
         batch_size: int = 100,
         max_new_tokens: int = 10,
         top_p: float = PAPER_TOP_P,

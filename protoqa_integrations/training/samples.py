@@ -16,12 +16,15 @@ from typing import Any, Optional, Union
 from protoqa_core.io.records import Question
 from protoqa_core.ranking import rank_by_frequency
 from protoqa_integrations.generation.prompts import prompt_for
+from protoqa_integrations.generation.settings import (
+    PAPER_MAX_NEW_TOKENS,
+    PAPER_TEMPERATURE,
+    PAPER_TOP_P,
+    PROTOQA_NUM_SAMPLES,
+)
 from protoqa_metric.metric import evaluate_predictions
 
 __all__ = [
-    "PAPER_TOP_P",
-    "PAPER_TEMPERATURE",
-    "PAPER_NUM_SAMPLES",
     "PROBEVAL_KEY",
     "ProbEvalFn",
     "QuestionRows",
@@ -34,15 +37,6 @@ __all__ = [
     "probeval_function",
     "similarity_names",
 ]
-
-PAPER_TOP_P = 0.9
-
-
-PAPER_TEMPERATURE = 0.69
-
-
-PAPER_NUM_SAMPLES = 300
-
 
 PROBEVAL_KEY = "probeval_kl"
 
@@ -174,7 +168,7 @@ def sample_question_answers(
     tokenizer: Any,
     question: str,
     *,
-    num_samples: int = PAPER_NUM_SAMPLES,
+    num_samples: int = PROTOQA_NUM_SAMPLES,
     batch_size: int = 100,
     max_new_tokens: int = 10,
     top_p: float = PAPER_TOP_P,
@@ -232,9 +226,9 @@ def sample_answers(
         seed=seed,
         top_k=0,
         **{
-            "num_samples": PAPER_NUM_SAMPLES,
+            "num_samples": PROTOQA_NUM_SAMPLES,
             "batch_size": 100,
-            "max_new_tokens": 10,
+            "max_new_tokens": PAPER_MAX_NEW_TOKENS,
             "top_p": PAPER_TOP_P,
             "temperature": PAPER_TEMPERATURE,
             **sampling,

@@ -12,11 +12,13 @@ import pytest
 from protoqa_core.io.records import Cluster, Question
 from protoqa_integrations.generation import sampling
 from protoqa_integrations.generation.prompts import prompt_for
-from protoqa_integrations.generation.settings import PromptSamples
-from protoqa_integrations.training.samples import (
-    PAPER_NUM_SAMPLES,
+from protoqa_integrations.generation.settings import (
     PAPER_TEMPERATURE,
     PAPER_TOP_P,
+    PROTOQA_NUM_SAMPLES,
+    PromptSamples,
+)
+from protoqa_integrations.training.samples import (
     PROBEVAL_KEY,
     finetuned_prompt,
     metric_key,
@@ -151,7 +153,7 @@ def test_several_questions_share_one_sampler_call_and_keep_their_own_prompt_func
     fake = FakeSampler()
     monkeypatch.setattr(sampling, "sample_prompts", fake)
     answers = sample_answers("m", "t", ["Name a pet", "Name a fruit"], seed=3, prompt_fn=str.upper, top_p=0.5)
-    assert answers == [["a0"] * PAPER_NUM_SAMPLES, ["a1"] * PAPER_NUM_SAMPLES]
+    assert answers == [["a0"] * PROTOQA_NUM_SAMPLES, ["a1"] * PROTOQA_NUM_SAMPLES]
     ((prompts, config, options),) = fake.calls
     assert prompts == ["NAME A PET", "NAME A FRUIT"] and options == {}  # question i under seed + i
     assert (config.seed, config.top_p, config.top_k, config.batch_size) == (3, 0.5, 0, 100)
