@@ -1,6 +1,6 @@
 """A size-bounded folder of cache entries in the user's cache, each checked against its key and contents.
 
-An entry is one file in ``<cache folder>/<name>/`` (:func:`protoqa_core.wordnet.files.cache_dir`), named by
+An entry is one file in ``<cache folder>/<name>/`` (:func:`cache_dir`), named by
 the SHA-256 of its key (a text the caller writes, holding everything that can change the value); it opens
 with a format mark and the SHA-256 of its key and of its contents. An entry that does not check is named in
 one :class:`CacheWarning` and rebuilt; the rules (limit, ``$PROTOQA_NO_CACHE``) are in docs/probeval.md.
@@ -26,9 +26,9 @@ import warnings
 from pathlib import Path
 from typing import Optional
 
-from ..wordnet.files import cache_dir
-
 __all__ = [
+    "CACHE_DIR_ENV",
+    "cache_dir",
     "CacheFolder",
     "CacheWarning",
     "caching_enabled",
@@ -38,6 +38,24 @@ __all__ = [
     "disable_caching",
     "file_identity",
 ]
+
+CACHE_DIR_ENV = "PROTOQA_CACHE_DIR"
+"""Environment variable naming the user's cache folder, where every cache of this package lives."""
+
+
+def cache_dir() -> Path:
+    """The user's cache folder: ``$PROTOQA_CACHE_DIR``, else ``$XDG_CACHE_HOME/protoqa_eval``, else
+    ``~/.cache/protoqa_eval``; a blank variable counts as unset.
+
+    >>> cache_dir().name == "protoqa_eval" or bool(os.environ.get(CACHE_DIR_ENV, "").strip())
+    True
+    """
+    env = os.environ.get(CACHE_DIR_ENV, "").strip()
+    if env:
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME", "").strip() or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base).expanduser() / "protoqa_eval"
+
 
 NO_CACHE_ENV = "PROTOQA_NO_CACHE"
 """Set (to anything but ``""`` or ``0``) to read and write no cache entry."""

@@ -19,9 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Union
 
+from .cache_files import cache_dir
+
 __all__ = [
     "DATA_DIR_ENV",
-    "CACHE_DIR_ENV",
     "SourceFile",
     "SourceError",
     "SourceNotFoundError",
@@ -44,8 +45,6 @@ PathLike = Union[str, os.PathLike]
 
 DATA_DIR_ENV = "PROTOQA_DATA_DIR"
 """Environment variable naming a local data directory; used when no ``data_dir`` is given."""
-CACHE_DIR_ENV = "PROTOQA_CACHE_DIR"
-"""Downloaded data files go to ``$PROTOQA_CACHE_DIR/data`` (default ``~/.cache/protoqa_eval/data``)."""
 
 _CHECKOUT = Path(__file__).resolve().parents[2]
 
@@ -229,13 +228,12 @@ def resolve_data_dir(data_dir: Optional[PathLike] = None) -> Optional[Path]:
 
 
 def data_cache_dir() -> Path:
-    """Where downloaded data files are kept: ``$PROTOQA_CACHE_DIR/data``, else ``~/.cache/protoqa_eval/data``.
+    """Where downloaded data files are kept: ``data`` in the user's cache folder (:func:`.cache_files.cache_dir`).
 
     >>> data_cache_dir().name
     'data'
     """
-    root = os.environ.get(CACHE_DIR_ENV, "").strip() or str(Path.home() / ".cache" / "protoqa_eval")
-    return Path(root).expanduser() / "data"
+    return cache_dir() / "data"
 
 
 def download_file(url: str, target: Path, timeout: float = 60) -> None:

@@ -14,7 +14,8 @@ import tempfile
 from pathlib import Path
 from typing import Optional
 
-from .files import REQUIRED_FILES, cache_dir
+from ..io.cache_files import cache_dir
+from .files import REQUIRED_FILES
 from .reader import WordNetReader
 
 __all__ = ["LemmaTables", "installation_digest", "table_path", "write_atomically", "lemma_tables"]

@@ -23,21 +23,20 @@ import zipfile
 from pathlib import Path
 from typing import Optional, Union
 
+from ..io.cache_files import CACHE_DIR_ENV, cache_dir
+
 __all__ = [
     "WordNetUnavailableError",
     "WORDNET_DIR_ENV",
-    "CACHE_DIR_ENV",
     "SYSTEM_WORDNET_DIRS",
     "REQUIRED_FILES",
     "FIX_HINT",
-    "cache_dir",
     "is_wordnet_db",
     "nltk_data_dirs",
     "find_wordnet",
 ]
 
 WORDNET_DIR_ENV = "PROTOQA_WORDNET_DIR"
-CACHE_DIR_ENV = "PROTOQA_CACHE_DIR"
 SYSTEM_WORDNET_DIRS = (
     "/usr/share/wordnet",
     "/usr/share/wordnet/dict",
@@ -61,19 +60,6 @@ FIX_HINT = (
 
 class WordNetUnavailableError(RuntimeError):
     """WordNet 3.0 could not be found, installed from the system, or downloaded."""
-
-
-def cache_dir() -> Path:
-    """Folder for this package's cached data (``$PROTOQA_CACHE_DIR`` or ``~/.cache/protoqa_eval``).
-
-    >>> cache_dir().name in {"protoqa_eval"} or "PROTOQA_CACHE_DIR" in os.environ
-    True
-    """
-    env = os.environ.get(CACHE_DIR_ENV)
-    if env:
-        return Path(env).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "protoqa_eval"
 
 
 def is_wordnet_db(folder: Path) -> bool:

@@ -15,8 +15,9 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
+from ..io.cache_files import cache_dir
 from . import files as wordnet_files
-from .files import FIX_HINT, REQUIRED_FILES, WordNetUnavailableError, cache_dir
+from .files import FIX_HINT, REQUIRED_FILES, WordNetUnavailableError
 
 if TYPE_CHECKING:  # pragma: no cover
     from nltk.corpus.reader.wordnet import Synset, WordNetCorpusReader

@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from protoqa_core.io.data import CACHE_DIR_ENV, data_dir_from_env
+from protoqa_core.io.cache_files import cache_dir
+from protoqa_core.io.data import data_dir_from_env
 from protoqa_integrations.generation.settings import (
     CFC_NUM_SAMPLES,
     PAPER_MAX_NEW_TOKENS,
@@ -122,8 +123,7 @@ def write_parquet_copy(root: Path, splits: Mapping[tuple[str, str], Any]) -> Pat
 
 
 def _cache_root() -> Path:
-    root = os.environ.get(CACHE_DIR_ENV, "").strip() or str(Path.home() / ".cache" / "protoqa_eval")
-    return Path(root).expanduser() / "lighteval"
+    return cache_dir() / "lighteval"
 
 
 def dataset_source(

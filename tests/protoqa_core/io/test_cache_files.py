@@ -7,7 +7,7 @@ import warnings
 
 import pytest
 
-from protoqa_core.io.cache_files import CacheFolder, CacheWarning, caching_enabled
+from protoqa_core.io.cache_files import CACHE_DIR_ENV, CacheFolder, CacheWarning, cache_dir, caching_enabled
 
 
 def _read_warning(folder: CacheFolder, key: str):
@@ -80,3 +80,20 @@ def test_a_folder_that_cannot_be_written_is_named_once(tmp_path, monkeypatch):
         warnings.simplefilter("error")
         folder.write("key", b"value")
         assert folder.read("key") is None
+
+
+def test_every_cache_lives_in_one_folder_found_by_one_rule(tmp_path, monkeypatch):
+    from protoqa_core.io.data import data_cache_dir
+    from protoqa_core.wordnet.files import nltk_data_dirs
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setenv(CACHE_DIR_ENV, "  ")  # blank: unset
+    assert cache_dir() == tmp_path / "home" / ".cache" / "protoqa_eval"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_dir() == tmp_path / "xdg" / "protoqa_eval"
+    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "mine"))
+    assert cache_dir() == tmp_path / "mine"
+    assert data_cache_dir() == tmp_path / "mine" / "data"
+    assert tmp_path / "mine" / "nltk_data" in nltk_data_dirs()
+    assert CacheFolder("demo").folder == tmp_path / "mine" / "demo"

@@ -7,8 +7,8 @@ import hashlib
 import pytest
 
 from protoqa_core.io import data
+from protoqa_core.io.cache_files import CACHE_DIR_ENV
 from protoqa_core.io.data import (
-    CACHE_DIR_ENV,
     DATA_DIR_ENV,
     SourceDownloadError,
     SourceError,
