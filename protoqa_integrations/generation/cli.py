@@ -53,10 +53,14 @@ def add_generate_arguments(p: argparse.ArgumentParser) -> None:
     100
     """
     from protoqa_integrations.generation.answers_file import DATASETS
-    from protoqa_integrations.generation.engines import CHAT_MAX_NEW_TOKENS
     from protoqa_integrations.generation.engines.base import add_engine_options
     from protoqa_integrations.generation.prompts import PROMPT_STYLES
-    from protoqa_integrations.generation.settings import PAPER_MAX_NEW_TOKENS, PAPER_TEMPERATURE, PAPER_TOP_P
+    from protoqa_integrations.generation.settings import (
+        CHAT_MAX_NEW_TOKENS,
+        PAPER_MAX_NEW_TOKENS,
+        PAPER_TEMPERATURE,
+        PAPER_TOP_P,
+    )
 
     p.add_argument("model", help="a causal language model: Hub id (e.g. gpt2) or local folder")
     p.add_argument("-o", "--output", required=True, help="answers file to write (JSON)")
@@ -125,7 +129,8 @@ def add_generate_arguments(p: argparse.ArgumentParser) -> None:
 
 def _add_engine_arguments(p: argparse.ArgumentParser) -> None:
     """``--engine`` and the shared settings some engines take (``--revision``, ``--chat``, ``--system-prompt``)."""
-    from protoqa_integrations.generation.engines import CHAT_MAX_NEW_TOKENS, ENGINES
+    from protoqa_integrations.generation.engines import ENGINES
+    from protoqa_integrations.generation.settings import CHAT_MAX_NEW_TOKENS
 
     p.add_argument(
         "--engine",
@@ -234,8 +239,13 @@ def _run_generate(args: argparse.Namespace) -> int:
 
 def _prompt_and_config(args: argparse.Namespace, engine_type: type[Engine]) -> tuple[str, SamplingConfig]:
     """The prompt style and sampling settings the options ask for, checked against the engine."""
-    from protoqa_integrations.generation.engines import CHAT_MAX_NEW_TOKENS, ENGINES
-    from protoqa_integrations.generation.settings import PAPER_MAX_NEW_TOKENS, SamplingConfig, default_protocol
+    from protoqa_integrations.generation.engines import ENGINES
+    from protoqa_integrations.generation.settings import (
+        CHAT_MAX_NEW_TOKENS,
+        PAPER_MAX_NEW_TOKENS,
+        SamplingConfig,
+        default_protocol,
+    )
 
     style, num_samples = default_protocol(args.dataset)
     style = args.prompt or style

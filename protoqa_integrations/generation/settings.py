@@ -22,6 +22,7 @@ from protoqa_integrations.generation.prompts import PROMPT_STYLES, clean_answer,
 __all__ = [
     "PAPER_TOP_P",
     "PAPER_TEMPERATURE",
+    "CHAT_MAX_NEW_TOKENS",
     "PAPER_MAX_NEW_TOKENS",
     "PROTOQA_NUM_SAMPLES",
     "CFC_NUM_SAMPLES",
@@ -45,6 +46,9 @@ PAPER_TEMPERATURE = 0.69
 
 PAPER_MAX_NEW_TOKENS = 10
 """New tokens per sample in the ProtoQA paper's GPT-2 baseline."""
+
+CHAT_MAX_NEW_TOKENS = 32
+"""New tokens of a chat reply: room for a short preamble before the answer (the lm-eval chat tasks' too)."""
 
 PROTOQA_NUM_SAMPLES = 300
 """Samples per ProtoQA question in the paper's GPT-2 baseline."""

@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import Any
 
 from protoqa_integrations.generation.engines.base import (
-    CHAT_MAX_NEW_TOKENS,
     COLLAPSE_SHARE,
     ENGINES,
     Engine,
@@ -27,7 +26,6 @@ from protoqa_integrations.generation.engines.base import (
 
 __all__ = [
     "ENGINES",
-    "CHAT_MAX_NEW_TOKENS",
     "COLLAPSE_SHARE",
     "Engine",
     "EngineError",

@@ -26,7 +26,6 @@ __all__ = [
     "COMMON_SETTINGS",
     "EngineOption",
     "check_engine",
-    "CHAT_MAX_NEW_TOKENS",
     "COLLAPSE_SHARE",
     "Prompt",
     "Engine",
@@ -43,8 +42,6 @@ __all__ = [
 
 COMMON_SETTINGS = ("revision", "chat", "device", "dtype", "seed")
 """The ``generate`` settings an engine may take besides its own options (:attr:`Engine.common`)."""
-CHAT_MAX_NEW_TOKENS = 32
-"""Default token budget of a chat reply: room for a short preamble before the answer."""
 COLLAPSE_SHARE = 0.9
 """A question's samples have collapsed when more than this share of them is one identical text.
 

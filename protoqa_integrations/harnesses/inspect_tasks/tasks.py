@@ -31,6 +31,7 @@ from protoqa_core.io.data import data_dir_from_env
 from protoqa_integrations.generation.prompts import cfc_chat_messages, protoqa_chat_messages
 from protoqa_integrations.generation.settings import (
     CFC_NUM_SAMPLES,
+    CHAT_MAX_NEW_TOKENS,
     PAPER_MAX_NEW_TOKENS,
     PAPER_TEMPERATURE,
     PAPER_TOP_P,
@@ -58,9 +59,6 @@ __all__ = [
     "absolute_data_dir",
     "build_task",
 ]
-
-CHAT_MAX_NEW_TOKENS = 32
-"""New tokens of a chat reply, as the lm-evaluation-harness chat tasks allow."""
 
 _BASE_PROMPTS: Mapping[str, Callable[[dict], str]] = {"protoqa": protoqa_prompt, "cfc": cfc_one_shot_prompt}
 _CHAT_PROMPTS: Mapping[str, Callable[[str], list[dict[str, str]]]] = {

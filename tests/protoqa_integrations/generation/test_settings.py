@@ -109,3 +109,16 @@ def test_an_accepted_mismatch_is_marked_in_every_output_and_every_signature(tmp_
     marked = [result["protoqa"][sim]["signature"] for sim in ("exact_match", "wordnet")]
     marked.append(result["probeval"]["signature"])
     assert all(sig.endswith("|accepted-mismatch:dataset") for sig in marked), marked
+
+
+def test_the_chat_budget_is_the_lm_eval_chat_tasks_too():
+    import importlib.util
+    import re
+
+    from protoqa_integrations.generation.settings import CHAT_MAX_NEW_TOKENS
+
+    spec = importlib.util.find_spec("protoqa_integrations.harnesses.lm_eval_tasks")
+    assert spec is not None and spec.submodule_search_locations
+    folder = Path(next(iter(spec.submodule_search_locations)))
+    budgets = {p.name: re.findall(r"max_gen_toks: *(\d+)", p.read_text()) for p in folder.glob("*_chat.yaml")}
+    assert budgets == {name: [str(CHAT_MAX_NEW_TOKENS)] for name in ("protoqa_chat.yaml", "cfc_chat.yaml")}
