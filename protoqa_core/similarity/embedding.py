@@ -25,7 +25,7 @@ from .numpy_encoder import blas_threads, choose_runtime, encode_token_batches, l
 __all__ = [
     "ModelLocation",
     "hf_hub_cache",
-    "hub_offline",
+    "hub_offline_setting",
     "hub_endpoint",
     "hub_host_resolves",
     "bundled_minilm_path",
@@ -93,16 +93,18 @@ def hf_hub_cache() -> Path:
     return Path(cache_home).expanduser() / "huggingface" / "hub"
 
 
-def hub_offline() -> bool:
-    """Whether the environment forbids the Hugging Face Hub (``HF_HUB_OFFLINE`` or ``TRANSFORMERS_OFFLINE``).
+def hub_offline_setting() -> Optional[str]:
+    """The setting that forbids the Hugging Face Hub, read as ``huggingface_hub`` reads it (``HF_HUB_OFFLINE`` or
+    ``TRANSFORMERS_OFFLINE`` set to 1, true, yes or on), as ``NAME=value``; None when the Hub may be asked.
 
-    >>> isinstance(hub_offline(), bool)
+    >>> (hub_offline_setting() or "HF_HUB_OFFLINE=1").split("=")[0] in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
     True
     """
-    return any(
-        os.environ.get(v, "").strip().lower() in ("1", "true", "yes", "on")
-        for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
-    )
+    for variable in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        value = os.environ.get(variable, "")
+        if value.strip().upper() in ("1", "TRUE", "YES", "ON"):
+            return f"{variable}={value}"
+    return None
 
 
 def bundled_minilm_path() -> Optional[Path]:
@@ -278,8 +280,9 @@ def locate_model(
     if folder is not None:
         return ModelLocation(str(folder), "hf-cache")
     tried.append(f"the Hugging Face cache {hf_hub_cache()} has no copy (set HF_HOME or HF_HUB_CACHE to use another)")
-    if hub_offline():
-        tried.append("the Hugging Face Hub was not asked (HF_HUB_OFFLINE is set)")
+    offline = hub_offline_setting()
+    if offline:
+        tried.append(f"the Hugging Face Hub was not asked ({offline})")
     else:
         try:
             return ModelLocation(str(download_model(model, revisions[0], host_resolves)), "hub")

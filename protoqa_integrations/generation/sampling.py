@@ -207,7 +207,6 @@ def resolve_device(device: str) -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-_OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
 _PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")
 
 
@@ -220,13 +219,14 @@ def hub_unavailable(timeout: float = 3.0) -> Optional[str]:
     import socket
     from urllib.parse import urlsplit
 
-    for variable in _OFFLINE_VARIABLES:
-        value = os.environ.get(variable, "").strip().lower()
-        if value and value not in {"0", "false", "no", "off"}:
-            return f"offline mode is on ({variable}={os.environ[variable]})"
+    from protoqa_core.similarity.embedding import hub_endpoint, hub_offline_setting
+
+    offline = hub_offline_setting()
+    if offline:
+        return f"offline mode is on ({offline})"
     if any(os.environ.get(v) for v in _PROXY_VARIABLES):
         return None  # only the proxy knows; let the download try
-    endpoint = urlsplit(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
+    endpoint = urlsplit(hub_endpoint())
     port = endpoint.port or (80 if endpoint.scheme == "http" else 443)
     try:
         socket.create_connection((endpoint.hostname or "", port), timeout=timeout).close()

@@ -24,7 +24,7 @@ from protoqa_core.similarity.embedding import (
     cached_snapshot,
     hf_hub_cache,
     hub_host_resolves,
-    hub_offline,
+    hub_offline_setting,
     local_model_folder,
     locate_model,
     model_revision,
@@ -150,7 +150,7 @@ def test_no_model_anywhere_names_every_place_looked_in(no_hub):
     assert str(error.value) == (
         "the encoder org/name was not found. Looked in: a folder (--model-dir); "
         f"the Hugging Face cache {no_hub} has no copy (set HF_HOME or HF_HUB_CACHE to use another); "
-        "the Hugging Face Hub was not asked (HF_HUB_OFFLINE is set); "
+        "the Hugging Face Hub was not asked (HF_HUB_OFFLINE=1); "
         "the gt-example package is not installed. Give another encoder with --encoder"
     )
 
@@ -211,12 +211,20 @@ def test_the_cache_folder_follows_the_environment(monkeypatch, tmp_path):
 
 @pytest.mark.parametrize(
     "hf, transformers, offline",
-    [("1", "", True), (" TRUE ", "", True), ("yes", "", True), ("", "on", True), ("0", "", False), ("", "", False)],
+    [
+        ("1", "", "HF_HUB_OFFLINE=1"),
+        (" TRUE ", "", "HF_HUB_OFFLINE= TRUE "),
+        ("yes", "", "HF_HUB_OFFLINE=yes"),
+        ("", "on", "TRANSFORMERS_OFFLINE=on"),
+        ("0", "", None),
+        ("2", "y", None),  # huggingface_hub reads neither as true
+        ("", "", None),
+    ],
 )
 def test_offline_is_read_from_either_variable(monkeypatch, hf, transformers, offline):
     monkeypatch.setenv("HF_HUB_OFFLINE", hf)
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", transformers)
-    assert hub_offline() is offline
+    assert hub_offline_setting() == offline
 
 
 def test_whether_the_hub_host_resolves_asks_the_resolver_once(monkeypatch):

@@ -64,13 +64,14 @@ def test_offline_mode_is_read_from_either_variable_and_false_values_are_not_offl
 
 
 def test_the_endpoint_is_tried_and_a_refused_connection_is_named(hub_env):
+    # The endpoint huggingface_hub will use: read from its constants once it is imported, as here.
     with socket.socket() as server:
         server.bind(("127.0.0.1", 0))
         server.listen(1)
         port = server.getsockname()[1]
-        hub_env.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
+        hub_env.setattr("huggingface_hub.constants.ENDPOINT", f"http://127.0.0.1:{port}")
         assert hub_unavailable(timeout=2) is None
-    hub_env.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")  # closed now
+    # closed now
     reason = hub_unavailable(timeout=2)
     assert reason is not None and reason.startswith("the Hub (127.0.0.1) cannot be reached (")
 
