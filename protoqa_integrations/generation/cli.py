@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 from protoqa_core import __version__
-from protoqa_core.cli import Subcommand, add_overwrite_option
+from protoqa_core.cli import Subcommand, add_overwrite_option, finite_json
 from protoqa_core.cli_options import add_quiet_option
 from protoqa_core.io.data import sha256_of
 from protoqa_core.io.files import DataFormatError
@@ -369,7 +369,7 @@ def _run_score(args: argparse.Namespace) -> int:
         only_predicted=args.only_predicted,
     )
     if args.json:
-        print(json.dumps(result.as_dict()))
+        print(json.dumps(finite_json(result.as_dict()), allow_nan=False))
         return 0
     for accepted in result.accepted:
         print(f"NOT COMPARABLE AS RECORDED: scored despite differing {accepted} (--accept-mismatch)")
