@@ -52,15 +52,10 @@ def add_generate_arguments(p: argparse.ArgumentParser) -> None:
     >>> p.parse_args(["gpt2", "-o", "a.json"]).batch_size
     100
     """
+    from protoqa_integrations.generation import settings
     from protoqa_integrations.generation.answers_file import DATASETS
     from protoqa_integrations.generation.engines.base import add_engine_options
     from protoqa_integrations.generation.prompts import PROMPT_STYLES
-    from protoqa_integrations.generation.settings import (
-        CHAT_MAX_NEW_TOKENS,
-        PAPER_MAX_NEW_TOKENS,
-        PAPER_TEMPERATURE,
-        PAPER_TOP_P,
-    )
 
     p.add_argument("model", help="a causal language model: Hub id (e.g. gpt2) or local folder")
     p.add_argument("-o", "--output", required=True, help="answers file to write (JSON)")
@@ -97,19 +92,21 @@ def add_generate_arguments(p: argparse.ArgumentParser) -> None:
         "finetuned for a model fine-tuned on the ProtoQA training format)",
     )
     p.add_argument(
-        "--max-new-tokens", type=int, help=f"default {PAPER_MAX_NEW_TOKENS} ({CHAT_MAX_NEW_TOKENS} with --chat)"
+        "--max-new-tokens",
+        type=int,
+        help=f"default {settings.PAPER_MAX_NEW_TOKENS} ({settings.CHAT_MAX_NEW_TOKENS} with --chat)",
     )
     p.add_argument(
         "--top-p",
         type=float,
-        default=PAPER_TOP_P,
-        help=f"nucleus sampling: the smallest set of tokens whose probability reaches this (default {PAPER_TOP_P})",
+        default=settings.PAPER_TOP_P,
+        help=f"nucleus sampling: the smallest set of tokens whose probability reaches this (default {settings.PAPER_TOP_P})",
     )
     p.add_argument(
         "--temperature",
         type=float,
-        default=PAPER_TEMPERATURE,
-        help=f"softmax temperature of the sampling (default {PAPER_TEMPERATURE}, the ProtoQA paper's)",
+        default=settings.PAPER_TEMPERATURE,
+        help=f"softmax temperature of the sampling (default {settings.PAPER_TEMPERATURE}, the ProtoQA paper's)",
     )
     _add_engine_arguments(p)
     p.add_argument(
