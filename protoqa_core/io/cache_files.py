@@ -29,6 +29,7 @@ from typing import Optional
 __all__ = [
     "CACHE_DIR_ENV",
     "cache_dir",
+    "write_atomically",
     "CacheFolder",
     "CacheWarning",
     "caching_enabled",
@@ -55,6 +56,27 @@ def cache_dir() -> Path:
         return Path(env).expanduser()
     base = os.environ.get("XDG_CACHE_HOME", "").strip() or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base).expanduser() / "protoqa_eval"
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a unique temporary file and one rename: readers see all of it or none,
+    and a link planted at ``path`` is replaced, not followed.
+
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "sub" / "file.bin"
+    >>> write_atomically(path, b"one"); path.read_bytes()
+    b'one'
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".partial-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, 0o644)  # a cache file like any other, not mkstemp's owner-only mode
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 NO_CACHE_ENV = "PROTOQA_NO_CACHE"
@@ -169,16 +191,7 @@ class CacheFolder:
         path = self.path(key)
         data = b" ".join((_MAGIC, _digest(key.encode()), _digest(body))) + b"\n" + body
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".entry-", dir=path.parent)
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(data)
-                os.chmod(tmp, 0o644)
-                os.replace(tmp, path)  # replaces the directory entry: a link planted there is not followed
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+            write_atomically(path, data)
         except OSError as exc:
             _warn_once(str(self.folder), f"cache folder {self.folder} cannot be written ({exc}); computing in each run")
             return

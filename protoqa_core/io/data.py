@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Union
 
-from .cache_files import cache_dir
+from .cache_files import cache_dir, write_atomically
 
 __all__ = [
     "DATA_DIR_ENV",
@@ -36,6 +36,7 @@ __all__ = [
     "locate_local",
     "fetch",
     "download_file",
+    "MAX_DOWNLOAD_BYTES",
     "verify_checksum",
     "verify_row_count",
     "locate_source",
@@ -45,6 +46,9 @@ PathLike = Union[str, os.PathLike]
 
 DATA_DIR_ENV = "PROTOQA_DATA_DIR"
 """Environment variable naming a local data directory; used when no ``data_dir`` is given."""
+
+MAX_DOWNLOAD_BYTES = 64 * 2**20
+"""The most a data download may hold (the largest pinned data file is about 3 MB)."""
 
 _CHECKOUT = Path(__file__).resolve().parents[2]
 
@@ -237,21 +241,19 @@ def data_cache_dir() -> Path:
 
 
 def download_file(url: str, target: Path, timeout: float = 60) -> None:
-    """Download ``url`` to ``target`` through a partial file, so an interrupted download leaves nothing behind.
+    """Download ``url`` (at most :data:`MAX_DOWNLOAD_BYTES`) to ``target`` in one rename, so an interrupted
+    download leaves nothing behind and a link planted in the cache is not followed.
 
     >>> download_file("https://example.invalid/x", Path("/tmp/x"))  # doctest: +SKIP
     """
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(target.name + ".download")
     # urllib.request pulls in http, email and ssl: 15 ms that only a download needs.
     import urllib.request
 
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as response:  # noqa: S310 (fixed https URLs)
-            partial.write_bytes(response.read())
-        os.replace(partial, target)
-    finally:
-        partial.unlink(missing_ok=True)
+    with urllib.request.urlopen(url, timeout=timeout) as response:  # noqa: S310 (fixed https URLs)
+        data = response.read(MAX_DOWNLOAD_BYTES + 1)
+    if len(data) > MAX_DOWNLOAD_BYTES:
+        raise SourceError(f"{url} is larger than {MAX_DOWNLOAD_BYTES // 2**20} MB, far more than any data file")
+    write_atomically(target, data)
 
 
 def locate_source(

@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from pathlib import Path
 from typing import Optional
 
-from ..io.cache_files import cache_dir
+from ..io.cache_files import cache_dir, write_atomically
 from .files import REQUIRED_FILES
 from .reader import WordNetReader
 
-__all__ = ["LemmaTables", "installation_digest", "table_path", "write_atomically", "lemma_tables"]
+__all__ = ["LemmaTables", "installation_digest", "table_path", "lemma_tables"]
 
 _LEMMA_MAGIC = "PQLEMMAS01"
 
@@ -35,20 +34,6 @@ def installation_digest(reader: WordNetReader, fmt: str) -> str:
 def table_path(reader: WordNetReader, stem: str, fmt: str, suffix: str) -> Path:
     """Where the cache file ``stem`` of this WordNet installation lives."""
     return cache_dir() / "wordnet_tables" / f"{stem}-{installation_digest(reader, fmt)}{suffix}"
-
-
-def write_atomically(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a unique temporary file and one rename: readers see all of it or none."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tables-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.chmod(tmp, 0o644)  # a cache file like any other, not mkstemp's owner-only mode
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 class LemmaTables:

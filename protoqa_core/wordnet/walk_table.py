@@ -41,7 +41,7 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Optional
 
-from .cache import write_atomically
+from ..io.cache_files import write_atomically
 
 __all__ = ["MAGIC", "WalkTable", "Walk", "write_walk_table"]
 

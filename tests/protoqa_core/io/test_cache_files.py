@@ -7,7 +7,15 @@ import warnings
 
 import pytest
 
-from protoqa_core.io.cache_files import CACHE_DIR_ENV, CacheFolder, CacheWarning, cache_dir, caching_enabled
+from protoqa_core.io import cache_files
+from protoqa_core.io.cache_files import (
+    CACHE_DIR_ENV,
+    CacheFolder,
+    CacheWarning,
+    cache_dir,
+    caching_enabled,
+    write_atomically,
+)
 
 
 def _read_warning(folder: CacheFolder, key: str):
@@ -89,11 +97,31 @@ def test_every_cache_lives_in_one_folder_found_by_one_rule(tmp_path, monkeypatch
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
     monkeypatch.setenv(CACHE_DIR_ENV, "  ")  # blank: unset
-    assert cache_dir() == tmp_path / "home" / ".cache" / "protoqa_eval"
+    default = cache_dir()
+    assert default.parent == tmp_path / "home" / ".cache" and default.name.startswith("protoqa")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert cache_dir() == tmp_path / "xdg" / "protoqa_eval"
+    assert cache_dir() == tmp_path / "xdg" / default.name
     monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "mine"))
     assert cache_dir() == tmp_path / "mine"
     assert data_cache_dir() == tmp_path / "mine" / "data"
     assert tmp_path / "mine" / "nltk_data" in nltk_data_dirs()
     assert CacheFolder("demo").folder == tmp_path / "mine" / "demo"
+
+
+def test_write_atomically_makes_folders_and_leaves_no_temporary(tmp_path, monkeypatch):
+    path = tmp_path / "a" / "b" / "t.bin"
+    write_atomically(path, b"one")
+    assert path.read_bytes() == b"one" and path.stat().st_mode & 0o777 == 0o644
+    monkeypatch.setattr(
+        cache_files.os, "replace", lambda *a: (_ for _ in ()).throw(OSError(28, "No space left on device"))
+    )
+    with pytest.raises(OSError, match="No space left"):
+        write_atomically(path, b"two")
+    assert path.read_bytes() == b"one" and [p.name for p in path.parent.iterdir()] == ["t.bin"]
+    monkeypatch.undo()
+    elsewhere = tmp_path / "elsewhere.bin"
+    elsewhere.write_bytes(b"keep")
+    path.unlink()
+    path.symlink_to(elsewhere)  # a planted link is replaced, not written through
+    write_atomically(path, b"three")
+    assert not path.is_symlink() and path.read_bytes() == b"three" and elsewhere.read_bytes() == b"keep"

@@ -180,6 +180,25 @@ def test_download_file_goes_through_a_partial_file(tmp_path):
     assert sorted(p.name for p in (tmp_path / "cache").rglob("*")) == ["dev.jsonl", "sub"]
 
 
+def test_a_download_never_writes_through_a_planted_link_and_has_a_size_bound(tmp_path, monkeypatch):
+    import protoqa_core.io.data as data
+
+    source = _put(tmp_path, "upstream.jsonl")
+    elsewhere = tmp_path / "elsewhere.jsonl"
+    elsewhere.write_bytes(b"keep")
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    for planted in ("dev.jsonl", "dev.jsonl.download"):
+        (cache / planted).symlink_to(elsewhere)
+    download_file(source.as_uri(), cache / "dev.jsonl")
+    assert (cache / "dev.jsonl").read_bytes() == BODY and not (cache / "dev.jsonl").is_symlink()
+    assert elsewhere.read_bytes() == b"keep"
+    monkeypatch.setattr(data, "MAX_DOWNLOAD_BYTES", len(BODY) - 1)
+    with pytest.raises(data.SourceError, match="larger than 0 MB"):
+        download_file(source.as_uri(), cache / "big.jsonl")
+    assert not (cache / "big.jsonl").exists()
+
+
 def test_the_checkout_s_data_is_found_beside_it(shared_data, monkeypatch):
     monkeypatch.undo()
     monkeypatch.delenv(DATA_DIR_ENV, raising=False)

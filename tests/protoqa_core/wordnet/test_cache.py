@@ -7,8 +7,9 @@ import re
 
 import pytest
 
+from protoqa_core.io.cache_files import write_atomically
 from protoqa_core.wordnet import cache
-from protoqa_core.wordnet.cache import LemmaTables, installation_digest, lemma_tables, table_path, write_atomically
+from protoqa_core.wordnet.cache import LemmaTables, installation_digest, lemma_tables, table_path
 from protoqa_core.wordnet.lookup import open_wordnet
 
 
@@ -81,13 +82,3 @@ def test_another_format_or_installation_gets_its_own_name():
     digest = installation_digest(reader, "PQLEMMAS01")
     assert re.fullmatch(r"[0-9a-f]{16}", digest) and digest == installation_digest(reader, "PQLEMMAS01")
     assert digest != installation_digest(reader, "PQLEMMAS02")
-
-
-def test_write_atomically_makes_folders_and_leaves_no_temporary(tmp_path, monkeypatch):
-    path = tmp_path / "a" / "b" / "t.bin"
-    write_atomically(path, b"one")
-    assert path.read_bytes() == b"one" and path.stat().st_mode & 0o777 == 0o644
-    monkeypatch.setattr(cache.os, "replace", lambda *a: (_ for _ in ()).throw(OSError(28, "No space left on device")))
-    with pytest.raises(OSError, match="No space left"):
-        write_atomically(path, b"two")
-    assert path.read_bytes() == b"one" and [p.name for p in path.parent.iterdir()] == ["t.bin"]
