@@ -7,6 +7,7 @@ import json
 import math
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -155,6 +156,28 @@ def test_everything_written_goes_under_the_temporary_root(monkeypatch, tmp_path)
     finally:
         os.environ.clear()
         os.environ.update(saved)
+
+
+def test_a_blank_setting_counts_as_unset_as_in_the_project(monkeypatch, tmp_path):
+    # The project reads $PROTOQA_CACHE_DIR blank as unset: the Space must then point it into its own
+    # root, or the WordNet copy would be written under the home folder.
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setenv(demo_settings.TEMP_DIR_ENV, "  ")
+    assert demo_settings.space_temp_dir("models") == tmp_path / "protoqa_space" / "models"
+    monkeypatch.setenv("PROTOQA_CACHE_DIR", " ")
+    saved = dict(os.environ)
+    try:
+        demo_settings.configure_environment()
+        assert Path(os.environ["PROTOQA_CACHE_DIR"]) == tmp_path / "protoqa_space" / "protoqa_metric"
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    monkeypatch.setenv(demo_settings.MODEL_ENV, " ")
+    monkeypatch.setenv(demo_settings.CACHE_DIR_ENV, "\t")
+    holder = demo_model.ModelHolder()
+    assert (holder.name, holder.cache_dir) == (demo_model.DEFAULT_MODEL, None)
+    monkeypatch.setenv(demo_settings.MODEL_ENV, " gpt2 ")
+    assert demo_model.ModelHolder().name == "gpt2"
 
 
 def test_answers_are_cut_at_the_first_sentence_end_and_ranked_by_frequency():
