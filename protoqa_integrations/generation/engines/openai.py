@@ -42,6 +42,7 @@ from protoqa_integrations.generation.engines.request_bounds import (
     ReplyTooLarge,
     Retryable,
     TooLong,
+    check_plain_reply,
     reply_byte_cap,
     retry_after_seconds,
     retry_delay,
@@ -209,19 +210,8 @@ class OpenAIEngine(Engine):
 
     def _check_plain_reply(self, response: Any, path: str) -> None:
         """Refuse a redirect and a compressed reply (asked for with ``Accept-Encoding: identity``) in one line."""
-        if 300 <= response.status_code < 400:
-            target = redact_url(str(response.headers.get("location", "")))[:200] or "an address it does not give"
-            raise EngineError(
-                f"the server at {self.shown_url} answered {path} with a redirect (HTTP {response.status_code}) to "
-                f"{target}; pass the address it redirects to as --base-url"
-            )
-        encoding = str(response.headers.get("content-encoding", "identity")).strip().lower()
-        if encoding not in ("", "identity"):
-            raise EngineError(
-                f"the server at {self.shown_url} answered {path} with a {encoding}-compressed reply although this "
-                "client asks for none (Accept-Encoding: identity); turn compression off on the server or on the "
-                "proxy in front of it"
-            )
+        answered = f"the server at {self.shown_url} answered {path}"
+        check_plain_reply(response.status_code, response.headers, self._url(path), answered, "--base-url")
 
     def _note_reply_model(self, body: Any, path: str) -> None:
         """Record the model a reply names; replies naming two different models stop the run.

@@ -2,7 +2,7 @@
 
 The ``openai`` engine (:mod:`.openai`) and lm-eval's ``protoqa-*-completions`` backends
 (:mod:`protoqa_integrations.harnesses.lm_eval_tasks.api_backends`) read replies within
-:func:`reply_byte_cap`; the engine waits :func:`retry_delay` between retries and ends a
+:func:`reply_byte_cap` and refuse a redirect or a compressed reply by :func:`check_plain_reply`; the engine waits :func:`retry_delay` between retries and ends a
 request at its deadline. :mod:`.openai` names the public ones too.
 
 >>> reply_byte_cap(1)
@@ -16,10 +16,13 @@ import random
 import socket
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from typing import Any, Optional
+from urllib.parse import urljoin
 
+from protoqa_core.redaction import redact_url
 from protoqa_integrations.generation.engines.base import EngineError
 
 __all__ = [
@@ -35,6 +38,7 @@ __all__ = [
     "Deadline",
     "Reply",
     "Retryable",
+    "check_plain_reply",
     "TooLong",
     "server_message",
 ]
@@ -216,3 +220,36 @@ def server_message(response: Any) -> str:
         )
     text = str(message) if message else response.text[:1000]
     return " ".join(str(text).split())[:300] or f"HTTP {response.status_code}"
+
+
+def check_plain_reply(
+    status: int,
+    headers: Mapping[str, str],
+    url: str,
+    answered: str,
+    setting: str,
+    error: type[EngineError] = EngineError,
+) -> None:
+    """Refuse, with ``error`` in one line that begins with ``answered`` and names the fix, a redirect (not followed:
+    the address it leads to, read against ``url`` and with credentials hidden, belongs in ``setting``) and a
+    compressed reply (the clients ask for none: its size would escape :func:`reply_byte_cap`).
+
+    >>> check_plain_reply(200, {}, "http://127.0.0.1:8000/v1/completions", "the server answered", "--base-url")
+    >>> check_plain_reply(307, {"Location": "/v2/completions"}, "http://u:pw@127.0.0.1:8000/v1/completions",
+    ...                   "the server answered", "--base-url")
+    Traceback (most recent call last):
+    ...
+    protoqa_integrations.generation.engines.base.EngineError: the server answered with a redirect (HTTP 307) to http://***:***@127.0.0.1:8000/v2/completions; pass the address it redirects to as --base-url
+    """
+    if 300 <= status < 400:
+        location = str(headers.get("Location") or "")
+        target = redact_url(urljoin(url, location))[:200] if location else "an address it does not give"
+        raise error(
+            f"{answered} with a redirect (HTTP {status}) to {target}; pass the address it redirects to as {setting}"
+        )
+    encoding = str(headers.get("Content-Encoding") or "identity").strip().lower()
+    if encoding not in ("", "identity"):
+        raise error(
+            f"{answered} with a {encoding[:40]}-compressed reply although this client asks for none "
+            "(Accept-Encoding: identity); turn compression off on the server or on the proxy in front of it"
+        )

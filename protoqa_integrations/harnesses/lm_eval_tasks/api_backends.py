@@ -20,15 +20,13 @@ import asyncio
 import copy
 import json
 import time
-from collections.abc import Mapping
 from typing import Any, Optional
-from urllib.parse import urljoin
 
 from protoqa_core.redaction import redact_url, url_secrets
 from protoqa_integrations.generation.engines.base import EngineError
-from protoqa_integrations.generation.engines.request_bounds import reply_byte_cap
+from protoqa_integrations.generation.engines.request_bounds import check_plain_reply, reply_byte_cap
 
-__all__ = ["APIRequestError", "check_plain_reply", "payload_without_fixed_seed", "read_capped", "register"]
+__all__ = ["APIRequestError", "payload_without_fixed_seed", "read_capped", "register"]
 
 
 class APIRequestError(EngineError):
@@ -71,32 +69,6 @@ def read_capped(chunks: Any, cap: int, deadline: float, where: str) -> bytes:
     return bytes(body)
 
 
-def check_plain_reply(status: int, headers: Mapping[str, str], url: str) -> None:
-    """Refuse, in one line naming ``url`` (the address asked, credentials hidden) and the fix, a redirect (which
-    the backends do not follow) and a compressed reply (they ask for none: its size would escape the byte cap).
-
-    >>> check_plain_reply(200, {"Content-Type": "application/json"}, "http://127.0.0.1:8000/v1/completions")
-    >>> check_plain_reply(307, {"Location": "/v2/completions"}, "http://u:pw@127.0.0.1:8000/v1/completions")
-    Traceback (most recent call last):
-    ...
-    protoqa_integrations.harnesses.lm_eval_tasks.api_backends.APIRequestError: http://***:***@127.0.0.1:8000/v1/completions answered with a redirect (HTTP 307) to http://***:***@127.0.0.1:8000/v2/completions; pass the address it redirects to as base_url in --model_args
-    """
-    shown = redact_url(url)
-    if 300 <= status < 400:
-        location = str(headers.get("Location") or "")
-        target = redact_url(urljoin(url, location))[:200] if location else "an address it does not give"
-        raise APIRequestError(
-            f"{shown} answered with a redirect (HTTP {status}) to {target}; pass the address it redirects to as "
-            "base_url in --model_args"
-        )
-    encoding = str(headers.get("Content-Encoding") or "identity").strip().lower()
-    if encoding not in ("", "identity"):
-        raise APIRequestError(
-            f"{shown} answered with a {encoding[:40]}-compressed reply although this client asks for none "
-            "(Accept-Encoding: identity); turn compression off on the server or on the proxy in front of it"
-        )
-
-
 def _one_line(exc: BaseException, where: str, secrets: list[str]) -> str:
     text = " ".join(f"{type(exc).__name__}: {exc}".split())
     for secret in secrets:
@@ -129,6 +101,11 @@ class _BoundedRequests(_BackendAttributes):
     @property
     def _where(self) -> str:
         return redact_url(str(self.base_url))
+
+    def _check_plain_reply(self, status: int, headers: Any) -> None:
+        check_plain_reply(
+            status, headers, str(self.base_url), f"{self._where} answered", "base_url in --model_args", APIRequestError
+        )
 
     def _cap(self, messages: Any) -> int:
         # a batch of completion prompts (texts or token lists) asks one choice each; a chat, one choice
@@ -171,7 +148,7 @@ class _BoundedRequests(_BackendAttributes):
                 stream=True,
                 allow_redirects=False,
             ) as response:
-                check_plain_reply(response.status_code, response.headers, str(self.base_url))
+                self._check_plain_reply(response.status_code, response.headers)
                 body = read_capped(response.iter_content(65536), self._cap(messages), deadline, self._where)
                 return self._check(response.status_code, body)
         except Exception as exc:  # noqa: BLE001  (one line for any failure; the harness retries it)
@@ -252,7 +229,7 @@ class _BoundedRequests(_BackendAttributes):
                     headers={**self.header, "Accept-Encoding": "identity"},
                     allow_redirects=False,
                 ) as response:
-                    check_plain_reply(response.status, response.headers, str(self.base_url))
+                    self._check_plain_reply(response.status, response.headers)
                     body = bytearray()
                     async for piece in response.content.iter_chunked(65536):
                         body += piece

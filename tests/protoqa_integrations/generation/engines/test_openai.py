@@ -193,6 +193,19 @@ def test_faults_end_with_one_line_and_exit_2(stub, tmp_path):
 
 @pytest.mark.slow
 @needs_data
+def test_a_relative_redirect_is_named_by_its_whole_address_and_a_long_encoding_is_cut(stub, tmp_path):
+    # As lm-eval's backends name them (one rule, request_bounds.check_plain_reply).
+    stub.plan = [lambda p: (307, {"Location": "/v2/completions"}, b"")] * 10
+    result = generate(stub.url, tmp_path / "a.json", tmp_path, "--concurrency", "1")
+    refused(result, f"with a redirect (HTTP 307) to {stub.url[: -len('/v1')]}/v2/completions;", "as --base-url")
+    stub.plan = [lambda p: (200, {"Content-Encoding": "x" * 300}, b"")] * 10
+    result = generate(stub.url, tmp_path / "b.json", tmp_path, "--concurrency", "1")
+    refused(result, f"with a {'x' * 40}-compressed reply")
+    assert "x" * 41 not in result.stderr
+
+
+@pytest.mark.slow
+@needs_data
 def test_a_server_that_drops_seeded_requests_is_reported_naming_no_request_seeds(stub, tmp_path):
     # vLLM's CPU build stops on a seeded request ("CPU Generator does not use offset"): the client
     # sees the connection dropped after the server had answered, and says what to try.

@@ -21,6 +21,7 @@ from protoqa_integrations.generation.engines.request_bounds import (
     Reply,
     ReplyTooLarge,
     Retryable,
+    check_plain_reply,
     reply_byte_cap,
     retry_after_seconds,
     retry_delay,
@@ -154,3 +155,24 @@ def test_a_cancelled_deadline_never_shuts_the_socket():
         assert not deadline.expired
         server.sendall(b"y")
         assert ours.recv(1) == b"y"
+
+
+def test_check_plain_reply_names_where_a_redirect_leads_and_cuts_a_long_encoding():
+    url = "http://u:pw@127.0.0.1:8000/v1/completions?api-version=1"
+    check_plain_reply(200, {"Content-Encoding": "identity"}, url, "it answered", "--base-url")
+    check_plain_reply(200, {}, url, "it answered", "--base-url")
+    with pytest.raises(EngineError) as redirect:
+        check_plain_reply(302, {"Location": "/v2/completions"}, url, "it answered", "--base-url")
+    assert str(redirect.value) == (
+        "it answered with a redirect (HTTP 302) to http://***:***@127.0.0.1:8000/v2/completions; pass the address it "
+        "redirects to as --base-url"
+    )
+    with pytest.raises(EngineError, match="to an address it does not give;"):
+        check_plain_reply(307, {}, url, "it answered", "--base-url")
+
+    class Refused(EngineError):
+        pass
+
+    with pytest.raises(Refused) as compressed:
+        check_plain_reply(200, {"Content-Encoding": " GZIP" + "x" * 100}, url, "it answered", "x", Refused)
+    assert str(compressed.value).startswith(f"it answered with a gzip{'x' * 36}-compressed reply although")
