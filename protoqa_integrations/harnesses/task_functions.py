@@ -34,6 +34,7 @@ from protoqa_metric.metric import evaluate_predictions
 __all__ = [
     "SIMILARITIES",
     "PARQUET_ENV",
+    "parquet_from_env",
     "load_split",
     "protoqa_prompt",
     "cfc_one_shot_prompt",
@@ -48,6 +49,16 @@ __all__ = [
 
 SIMILARITIES = ("wordnet", "exact_match")
 PARQUET_ENV = "PROTOQA_PARQUET"
+
+
+def parquet_from_env() -> Optional[str]:
+    """The Parquet export named by ``$PROTOQA_PARQUET`` (a folder or Hub id), or None when unset or blank.
+
+    >>> parquet_from_env() is None or bool(os.environ[PARQUET_ENV].strip())
+    True
+    """
+    return os.environ.get(PARQUET_ENV, "").strip() or None
+
 
 # lm-eval shows INFO records only of loggers under its own "lm_eval"; lighteval shows them all.
 logger = logging.getLogger("lm_eval.protoqa_eval")
@@ -78,7 +89,7 @@ def load_split(
     from protoqa_dataset.schema import FEATURES
 
     data_dir = data_dir or data_dir_from_env()
-    parquet = parquet or os.environ.get(PARQUET_ENV, "").strip() or None
+    parquet = parquet or parquet_from_env()
     if data_dir is None and parquet is not None:
         split = datasets.load_dataset(parquet, protoqa_config, split=protoqa_split)
     else:

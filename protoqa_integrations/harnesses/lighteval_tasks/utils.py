@@ -39,8 +39,8 @@ from protoqa_integrations.generation.settings import (
 )
 from protoqa_integrations.harnesses.metric_names import COLLAPSED_NAME
 from protoqa_integrations.harnesses.task_functions import (
-    PARQUET_ENV,
     cfc_one_shot_prompt,
+    parquet_from_env,
     process_results,
     protoqa_prompt,
 )
@@ -141,8 +141,8 @@ def dataset_source(
 
     subsets = {spec.name: spec.config for spec in specs}
     data_dir = data_dir or data_dir_from_env()
-    parquet = os.environ.get(PARQUET_ENV, "").strip()
-    if data_dir is None and parquet:
+    parquet = parquet_from_env()
+    if data_dir is None and parquet is not None:
         return parquet, subsets
     splits = {}
     for spec in specs:

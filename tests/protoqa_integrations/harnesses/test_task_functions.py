@@ -20,6 +20,7 @@ from protoqa_integrations.harnesses.task_functions import (
     mean_logging_exact_match_signature,
     mean_logging_probeval_signature,
     mean_logging_wordnet_signature,
+    parquet_from_env,
     process_results,
     question_from_doc,
 )
@@ -106,6 +107,16 @@ def test_each_mean_logs_its_signature_under_the_harness_logger(caplog):
     assert records[0].getMessage().endswith(make_signature("wordnet", "paper", "zero", 2, all_stopword_match=True))
     assert records[1].getMessage().endswith(make_signature("exact_match", "paper", "zero", 1))
     assert "wordnet" in records[2].getMessage() and "human" in records[2].getMessage()
+
+
+def test_the_parquet_export_variable_counts_as_unset_when_blank(monkeypatch):
+    # lighteval's dataset_source reads it by this function too.
+    monkeypatch.setenv(PARQUET_ENV, " \t")
+    assert parquet_from_env() is None
+    monkeypatch.setenv(PARQUET_ENV, " someone/protoqa-parquet ")
+    assert parquet_from_env() == "someone/protoqa-parquet"
+    monkeypatch.delenv(PARQUET_ENV)
+    assert parquet_from_env() is None
 
 
 @pytest.mark.slow
