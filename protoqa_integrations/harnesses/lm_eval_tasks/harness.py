@@ -152,10 +152,10 @@ def process_test_results(doc: dict, results: Sequence[Sequence[str]]) -> dict[st
 def write_leaderboard(items: Sequence[tuple[str, list[str]]]) -> float:
     """Write the ProtoQA leaderboard file (JSONL ``{id: [ranked answers]}``); returns the share answered.
 
-    The file is ``$PROTOQA_LEADERBOARD_FILE`` or ``protoqa_test.leaderboard.jsonl`` in the
-    working folder.
+    The file is ``$PROTOQA_LEADERBOARD_FILE`` (blank counts as unset, as for ``$PROTOQA_DATA_DIR``) or
+    ``protoqa_test.leaderboard.jsonl`` in the working folder.
     """
-    path = Path(os.environ.get(LEADERBOARD_ENV) or "protoqa_test.leaderboard.jsonl")
+    path = Path(os.environ.get(LEADERBOARD_ENV, "").strip() or "protoqa_test.leaderboard.jsonl")
 
     def write(fh) -> None:
         for qid, ranked in items:

@@ -59,6 +59,18 @@ def logged_run(dev3_gpt2, tmp_path_factory):
     return out
 
 
+def test_the_leaderboard_file_variable_counts_as_unset_when_blank(monkeypatch, tmp_path):
+    from protoqa_integrations.harnesses.lm_eval_tasks.harness import LEADERBOARD_ENV, write_leaderboard
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(LEADERBOARD_ENV, " ")
+    assert write_leaderboard([("t1", ["dog"]), ("t2", [])]) == 0.5
+    assert [p.name for p in tmp_path.iterdir()] == ["protoqa_test.leaderboard.jsonl"]
+    monkeypatch.setenv(LEADERBOARD_ENV, f" {tmp_path / 'board.jsonl'} ")
+    write_leaderboard([("t1", ["dog"])])
+    assert (tmp_path / "board.jsonl").read_text() == '{"t1": ["dog"]}\n'
+
+
 @pytest.mark.slow
 @needs_data
 def test_generate_callback_and_lm_eval_give_the_same_answers_and_scores(
