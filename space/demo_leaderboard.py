@@ -39,6 +39,7 @@ from protoqa_integrations.leaderboard.report import (
     check_system_name,
     markdown_text,
     plot_leaderboard,
+    rank_text,
     to_markdown,
 )
 
@@ -165,17 +166,12 @@ def board_table(board: Leaderboard, uploaded: Sequence[str] = ()) -> tuple[list[
     rows = []
     for name in _names(board):
         rank = board.ranks[main].get(name)
-        row: list[Any] = [_shown_name(name, uploaded), "" if rank is None else _rank_text(rank)]
+        row: list[Any] = [_shown_name(name, uploaded), "" if rank is None else rank_text(rank)]
         for column in columns:
             score = board.scores[column.key].get(name)
             row.append(None if score is None else round(score.mean, 3))
         rows.append(row)
     return headers, rows
-
-
-def _rank_text(rank: tuple[int, int]) -> str:
-    best, worst = rank
-    return f"{best}" if best == worst else f"{best}-{worst}"
 
 
 def board_intervals(board: Leaderboard, uploaded: Sequence[str] = ()) -> tuple[list[str], list[list[Any]]]:
@@ -198,7 +194,7 @@ def board_intervals(board: Leaderboard, uploaded: Sequence[str] = ()) -> tuple[l
             score = board.scores[column.key].get(name)
             rank = board.ranks[column.key].get(name)
             row.append(
-                "" if score is None or rank is None else f"[{score.low:.3f}, {score.high:.3f}] ({_rank_text(rank)})"
+                "" if score is None or rank is None else f"[{score.low:.3f}, {score.high:.3f}] ({rank_text(rank)})"
             )
         rows.append(row)
     return headers, rows
@@ -224,7 +220,7 @@ def board_phone_list(board: Leaderboard, uploaded: Sequence[str] = ()) -> str:
         score = board.scores[main].get(name)
         if score is None:
             continue
-        rank = _rank_text(board.ranks[main][name])
+        rank = rank_text(board.ranks[main][name])
         items.append(
             f"<li><span class='lb-rank'>{rank}</span> <span class='lb-name'>"
             f"{html.escape(_shown_name(name, uploaded))}</span> <b>{score.mean:.3f}</b> "

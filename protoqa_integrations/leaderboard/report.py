@@ -33,6 +33,7 @@ __all__ = [
     "Leaderboard",
     "leaderboard_warnings",
     "format_table",
+    "rank_text",
     "markdown_text",
     "csv_text",
     "to_markdown",
@@ -225,7 +226,12 @@ class Leaderboard:
         )
 
 
-def _rank_text(rank: tuple[int, int]) -> str:
+def rank_text(rank: tuple[int, int]) -> str:
+    """A system's rank range (best, worst) as every leaderboard output shows it.
+
+    >>> rank_text((2, 2)), rank_text((1, 3))
+    ('2', '1-3')
+    """
     return str(rank[0]) if rank[0] == rank[1] else f"{rank[0]}-{rank[1]}"
 
 
@@ -233,7 +239,7 @@ def _cell(board: Leaderboard, key: str, name: str) -> str:
     if name not in board.scores[key]:
         return "-"
     s = board.scores[key][name]
-    return f"{s.mean:.3f} [{s.low:.3f}, {s.high:.3f}] ({_rank_text(board.ranks[key][name])})"
+    return f"{s.mean:.3f} [{s.low:.3f}, {s.high:.3f}] ({rank_text(board.ranks[key][name])})"
 
 
 def _main_metric(board: Leaderboard) -> str:
@@ -405,7 +411,7 @@ def plot_leaderboard(board: Leaderboard, path: PathLike, title: str = "") -> Non
         )
         # Names are plain text: a "$" in a name is a dollar sign, never matplotlib's math.
         ax.set_yticks(
-            y, [f"{n} ({_rank_text(board.ranks[column.key][n])})" for n in order], fontsize=8, parse_math=False
+            y, [f"{n} ({rank_text(board.ranks[column.key][n])})" for n in order], fontsize=8, parse_math=False
         )
         ax.set_title(
             # two lines: one would run past a right-hand panel's edge

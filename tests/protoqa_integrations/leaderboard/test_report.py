@@ -123,3 +123,10 @@ def test_model_index_asks_for_a_hub_id_before_any_work(zeros, extra, message):
     )
     assert out.returncode == 2 and message in out.stderr and "Traceback" not in out.stderr, out.stderr
     assert len(out.stderr.strip().splitlines()) == 1 and not (zeros / "cards").exists()
+
+
+def test_a_rank_range_is_written_one_way_in_every_output():
+    # The table, the plot and the Space's tables all write ranks with rank_text.
+    from protoqa_integrations.leaderboard.report import rank_text
+
+    assert [rank_text(r) for r in [(1, 1), (1, 3), (10, 12)]] == ["1", "1-3", "10-12"]
