@@ -221,12 +221,13 @@ class ModelHolder:
 
     @property
     def display_name(self) -> str:
-        """The name for buttons: a local folder's last part, else the Hub name.
+        """The name for buttons: a local folder's last part (as the loader tells folders from Hub names), else the
+        Hub name.
 
         >>> ModelHolder("/models/my-gpt2").display_name, ModelHolder("gpt2-medium").display_name
         ('my-gpt2', 'gpt2-medium')
         """
-        return Path(self.name).name if os.path.isabs(self.name) or self.name.startswith(".") else self.name
+        return Path(self.name).name if sampling.is_local_model(self.name) else self.name
 
     @property
     def loaded(self) -> Optional[LoadedModel]:

@@ -31,7 +31,15 @@ from protoqa_integrations.generation.settings import (
     cut_at_stop,
 )
 
-__all__ = ["context_length", "check_tokenizer", "resolve_device", "load_model", "iter_prompt_samples", "sample_prompts"]
+__all__ = [
+    "context_length",
+    "check_tokenizer",
+    "resolve_device",
+    "is_local_model",
+    "load_model",
+    "iter_prompt_samples",
+    "sample_prompts",
+]
 
 
 def context_length(model: Any) -> Optional[int]:
@@ -247,20 +255,29 @@ def _in_hub_cache(name: str, cache_dir: Optional[str]) -> bool:
     return isinstance(found, str)
 
 
+def is_local_model(name: str) -> bool:
+    """Whether :func:`load_model` reads ``name`` as a local folder: one exists there (``models/tiny`` as well as
+    ``./models/tiny``, as for ``from_pretrained``), or the name starts with ``/``, ``.`` or ``~``; else a Hub id.
+
+    >>> is_local_model("~/models/gpt2"), is_local_model("openai-community/gpt2")
+    (True, False)
+    """
+    return os.path.isabs(name) or name.startswith((".", "~")) or Path(name).expanduser().is_dir()
+
+
 def load_model(
     name: str, device: str = "auto", dtype: str = "auto", cache_dir: Optional[str] = None
 ) -> tuple[Any, Any]:
     """``(model, tokenizer)`` of a causal language model (Hub id or local folder), no remote code, in eval mode.
 
-    ``name`` is a local folder when it exists as one (or starts with ``/``, ``.`` or ``~``), else a Hub id.
+    ``name`` is a local folder or a Hub id as :func:`is_local_model` tells them apart.
     Every failure is a one-line :class:`GenerationError`; without the Hub only its cache is read.
 
     >>> load_model("/no/such/folder")  # doctest: +IGNORE_EXCEPTION_DETAIL
     Traceback (most recent call last):
     GenerationError: there is no model folder /no/such/folder
     """
-    # A folder that exists is the model, as for from_pretrained (``models/tiny-a`` as well as ``./models/tiny-a``).
-    looks_local = os.path.isabs(name) or name.startswith((".", "~")) or Path(name).expanduser().is_dir()
+    looks_local = is_local_model(name)
     if looks_local and not Path(name).expanduser().is_dir():
         raise GenerationError(f"there is no model folder {name}")
     # Without the Hub, a model missing from the cache fails here in milliseconds, before torch is

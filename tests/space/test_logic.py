@@ -180,6 +180,14 @@ def test_a_blank_setting_counts_as_unset_as_in_the_project(monkeypatch, tmp_path
     assert demo_model.ModelHolder().name == "gpt2"
 
 
+def test_the_button_names_a_local_model_by_its_folder_as_the_loader_reads_it(tmp_path, monkeypatch):
+    # sampling.load_model reads these as folders: the button shows the folder's name, not its path.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "models" / "my-gpt2").mkdir(parents=True)
+    names = ["~/models/my-gpt2", "models/my-gpt2", "/models/my-gpt2", "openai-community/gpt2"]
+    assert [demo_model.ModelHolder(n).display_name for n in names] == ["my-gpt2"] * 3 + ["openai-community/gpt2"]
+
+
 def test_answers_are_cut_at_the_first_sentence_end_and_ranked_by_frequency():
     answers = demo_answers.answers_from_samples(
         ["Pumpkin. A big one", " cabbage", "pumpkin<|endoftext|><|endoftext|>", "", "cabbage!", "pumpkin"],

@@ -15,6 +15,7 @@ from protoqa_integrations.generation.sampling import (
     check_tokenizer,
     context_length,
     hub_unavailable,
+    is_local_model,
     iter_prompt_samples,
     load_model,
     resolve_device,
@@ -151,3 +152,11 @@ def test_an_unknown_dtype_or_a_folder_without_a_model_is_one_line(tmp_path):
     with pytest.raises(GenerationError, match=r"cannot load the model '.*empty': ") as error:
         load_model(str(tmp_path / "empty"), device="cpu")
     assert "\n" not in str(error.value)
+
+
+def test_a_model_name_is_a_local_folder_when_it_is_one_or_is_written_as_a_path(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "models" / "tiny").mkdir(parents=True)
+    local = ["models/tiny", "./missing", "~/models/gpt2", "/no/such/folder"]
+    assert [is_local_model(name) for name in local] == [True] * 4
+    assert [is_local_model(name) for name in ["gpt2", "openai-community/gpt2", "models/missing"]] == [False] * 3
