@@ -14,7 +14,7 @@ from typing import Optional, Union
 from protoqa_core.io.files import DataFormatError
 from protoqa_core.io.records import preview_ids
 
-__all__ = ["IdReconciliation", "reconcile_ids", "unknown_ids_message"]
+__all__ = ["IdReconciliation", "reconcile_ids", "unknown_ids_message", "unknown_ids_error"]
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,21 @@ def unknown_ids_message(unknown: Sequence[str], ignored: bool, none_known: bool 
     if ignored:
         return "ignored " + text
     return text + " (pass ignore_unknown=True / --ignore-unknown to drop them)"
+
+
+def unknown_ids_error(
+    unknown: Sequence[str],
+    *,
+    none_known: bool,
+    path: Optional[Union[str, os.PathLike]] = None,
+    line: Optional[int] = None,
+) -> DataFormatError:
+    """The error for prediction ids not among the targets, naming the first; ``none_known``: no prediction id is.
+
+    >>> print(unknown_ids_error(["q9"], none_known=True, path="p.json", line=2))
+    p.json, line 2, question 'q9': none of the 1 question id(s) of the predictions is in the targets (q9): they answer other questions; score them against their own targets
+    """
+    return DataFormatError(unknown_ids_message(unknown, ignored=False, none_known=none_known), path, line, unknown[0])
 
 
 def reconcile_ids(
@@ -85,7 +100,7 @@ def reconcile_ids(
         (kept if qid in known else unknown).append(qid)
     if unknown and not ignore_unknown:
         line = locate(unknown[0]) if locate is not None else None
-        raise DataFormatError(unknown_ids_message(unknown, ignored=False, none_known=not kept), path, line, unknown[0])
+        raise unknown_ids_error(unknown, none_known=not kept, path=path, line=line)
     predicted = set(kept)
     missing = tuple(qid for qid in target_ids if qid not in predicted)
     return IdReconciliation(

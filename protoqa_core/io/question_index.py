@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Optional, Union, overload
 
 from .files import DataFormatError, PathLike
-from .ids import IdReconciliation, unknown_ids_message
+from .ids import IdReconciliation, unknown_ids_error, unknown_ids_message
 from .json_values import iter_text_lines, parse_json
 from .predictions import duplicate_id_error, prediction_items, ranked_answers
 from .records import Question, question_from_json
@@ -143,7 +143,12 @@ class QuestionIndex:
             (line,) = self._db.execute(
                 "SELECT line FROM predictions WHERE run = ? AND qid = ?", (run, first)
             ).fetchone()
-            raise DataFormatError(unknown_ids_message(unknown, ignored=False), self.predictions[run], line, first)
+            known = self._db.execute(
+                "SELECT 1 FROM predictions p WHERE p.run = ? AND EXISTS "
+                "(SELECT 1 FROM targets t WHERE t.qid = p.qid) LIMIT 1",
+                (run,),
+            ).fetchone()
+            raise unknown_ids_error(unknown, none_known=known is None, path=self.predictions[run], line=line)
         missing = IndexedIds(
             self._db,
             "SELECT t.qid FROM targets t WHERE NOT t.zero AND NOT EXISTS "

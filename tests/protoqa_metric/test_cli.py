@@ -76,7 +76,7 @@ def test_bad_input_exits_2_with_a_clear_message(tmp_path, dev_files, capsys):
     unknown = tmp_path / "unknown.jsonl"
     unknown.write_text('{"nope": ["age"]}\n')
     assert main([dev_files[0], str(unknown), "--similarity", "exact_match"]) == 2
-    assert "not in the targets: nope" in capsys.readouterr().err
+    assert "none of the 1 question id(s) of the predictions is in the targets (nope)" in capsys.readouterr().err
     assert main([dev_files[0], str(unknown), "--similarity", "exact_match", "--ignore-unknown", "--json"]) == 0
     captured = capsys.readouterr()
     assert "warning: ignored predictions for 1 question id(s) that are not in the targets" in captured.err

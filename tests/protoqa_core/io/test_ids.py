@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from protoqa_core.io.files import DataFormatError
-from protoqa_core.io.ids import IdReconciliation, reconcile_ids
+from protoqa_core.io.ids import IdReconciliation, reconcile_ids, unknown_ids_error
 
 
 def test_reconcile_ids_keeps_prediction_order_and_lists_missing_in_target_order():
@@ -37,3 +37,10 @@ def test_reconcile_ids_error_names_file_line_and_first_unknown_id():
 def test_reconcile_ids_bounds_the_message_for_many_unknown_ids():
     r = reconcile_ids([], [f"q{i}" for i in range(10_000)], ignore_unknown=True)
     assert len(r.ignored) == 10_000 and r.message.endswith("q9, ... (10000 in all)")
+
+
+def test_unknown_ids_error_names_file_line_and_first_id_and_says_when_none_is_known():
+    error = unknown_ids_error(["x7", "x8"], none_known=False, path="p.jsonl", line=2)
+    assert (error.path, error.line, error.question_id) == ("p.jsonl", 2, "x7")
+    assert "(pass ignore_unknown=True" in str(error)
+    assert "none of the 2 question id(s)" in str(unknown_ids_error(["x7", "x8"], none_known=True))

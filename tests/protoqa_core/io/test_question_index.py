@@ -8,6 +8,7 @@ import sqlite3
 import pytest
 
 from protoqa_core.io.files import DataFormatError
+from protoqa_core.io.ids import reconcile_ids
 from protoqa_core.io.question_index import CACHE_KIB, QuestionIndex, private_database
 
 
@@ -158,3 +159,15 @@ def test_a_private_database_has_its_tables_a_bounded_cache_and_no_journal():
 def test_a_private_database_whose_tables_fail_is_closed_and_the_error_raised():
     with pytest.raises(sqlite3.OperationalError, match="table t already exists"):
         private_database("CREATE TABLE t(x)", "CREATE TABLE t(y)")
+
+
+def test_reconcile_says_so_when_no_prediction_answers_a_target_question_as_reconcile_ids_does(tmp_path):
+    targets = _targets(tmp_path / "t.jsonl", THREE)
+    predictions = tmp_path / "p.jsonl"
+    predictions.write_text('{"q9": ["x"]}\n{"q8": []}\n', encoding="utf-8")
+    with QuestionIndex(targets, [predictions]) as index, pytest.raises(DataFormatError) as indexed:
+        index.reconcile(0)
+    with pytest.raises(DataFormatError) as whole:
+        reconcile_ids(THREE, ["q9", "q8"], path=predictions, locate={"q9": 1}.get)
+    assert str(indexed.value) == str(whole.value)
+    assert "none of the 2 question id(s) of the predictions is in the targets" in str(indexed.value)
