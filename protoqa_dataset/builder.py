@@ -28,9 +28,9 @@ from protoqa_core.io.data import (
     SourceDownloadError,
     SourceFile,
     SourceNotFoundError,
-    data_dir_from_env,
     fetch,
     locate_local,
+    named_data_dir,
     verify_checksum,
     verify_row_count,
 )
@@ -133,9 +133,9 @@ class ProtoQA(datasets.GeneratorBasedBuilder):
         data_dir: Optional[Union[str, os.PathLike]] = None,
         **kwargs: Any,
     ):
-        data_dir = data_dir if data_dir not in (None, "") else data_dir_from_env()
+        named = named_data_dir(data_dir)
+        data_dir = None if named is None else str(named.resolve())
         if data_dir is not None:
-            data_dir = str(Path(data_dir).expanduser().resolve())
             kwargs.setdefault("source_fingerprint", local_fingerprint(data_dir))
         # Without dataset_name the builder would be named after this module ("builder").
         super().__init__(

@@ -18,7 +18,7 @@ from typing import Any, Optional, Union
 import datasets
 
 from protoqa_core.cli import replace_file, write_output_file
-from protoqa_core.io.data import data_dir_from_env
+from protoqa_core.io.data import resolve_data_dir
 from protoqa_core.io.readers import CLUSTERS_PROVENANCE_KEY, ChecksumSpool, read_targets_and_block
 
 from .builder import ProtoQA
@@ -78,10 +78,10 @@ class ExportReport:
 
 
 def _check_not_in_data(path: Path, data_dir: Optional[PathLike]) -> None:
-    """Refuse ``path`` when its real location (links resolved) is the data folder or inside it."""
-    source = data_dir if data_dir is not None else data_dir_from_env()
-    if source is not None and Path(source).is_dir():
-        source_dir, target = Path(source).resolve(), path.resolve()
+    """Refuse ``path`` when its real location (links resolved) is the data folder the builder reads or inside it."""
+    source = resolve_data_dir(data_dir)
+    if source is not None and source.is_dir():
+        source_dir, target = source.resolve(), path.resolve()
         if target == source_dir or source_dir in target.parents:
             raise ValueError(
                 f"{path} is inside the data folder {source} that the export reads from"

@@ -30,6 +30,7 @@ __all__ = [
     "SourceVerificationError",
     "data_dir_from_env",
     "checkout_data_dir",
+    "named_data_dir",
     "resolve_data_dir",
     "data_cache_dir",
     "sha256_of",
@@ -219,16 +220,27 @@ def checkout_data_dir() -> Optional[Path]:
     return folder if folder.is_dir() else None
 
 
-def resolve_data_dir(data_dir: Optional[PathLike] = None) -> Optional[Path]:
-    """The local data folder: ``data_dir``, else ``$PROTOQA_DATA_DIR``, else :func:`checkout_data_dir` (None: download).
+def named_data_dir(data_dir: Optional[PathLike] = None) -> Optional[Path]:
+    """The data folder someone named: ``data_dir``, else ``$PROTOQA_DATA_DIR``, with ``~`` expanded; None when
+    neither names one (a blank name counts as none). A named folder is used alone (the module docstring).
 
-    >>> resolve_data_dir("/some/where")
-    PosixPath('/some/where')
+    >>> named_data_dir("~/data") == Path.home() / "data"
+    True
     """
     if data_dir is not None and str(data_dir).strip():
         return Path(data_dir).expanduser()
     from_env = data_dir_from_env()
-    return Path(from_env).expanduser() if from_env else checkout_data_dir()
+    return Path(from_env).expanduser() if from_env else None
+
+
+def resolve_data_dir(data_dir: Optional[PathLike] = None) -> Optional[Path]:
+    """The local data folder: :func:`named_data_dir`, else :func:`checkout_data_dir` (None: download).
+
+    >>> resolve_data_dir("/some/where")
+    PosixPath('/some/where')
+    """
+    named = named_data_dir(data_dir)
+    return named if named is not None else checkout_data_dir()
 
 
 def data_cache_dir() -> Path:
@@ -276,13 +288,13 @@ def locate_source(
     '../shared/data/protoqa/test.questions.jsonl'
     """
     verify_local = verify if verify_local is None else verify_local
-    chosen = (data_dir is not None and str(data_dir).strip()) or data_dir_from_env()
-    folder = resolve_data_dir(data_dir)
+    named = named_data_dir(data_dir)
+    folder = named if named is not None else checkout_data_dir()
     if folder is not None:
         try:
             path = locate_local(source, folder, where)
         except SourceNotFoundError:
-            if chosen:
+            if named is not None:
                 raise  # a folder someone named must hold the file; no silent download
         else:
             if verify_local:

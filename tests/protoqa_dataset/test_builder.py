@@ -162,6 +162,9 @@ def test_data_dir_from_environment(shared, isolated_hf, monkeypatch):
     builder = protoqa_dataset.ProtoQA(config_name="cfc", cache_dir=str(isolated_hf))
     assert builder.config.data_dir == str(shared.resolve())
     assert load("cfc", isolated_hf, split="test").num_rows == 46
+    # A blank data_dir names no folder, as for every reader of the data (protoqa_core.io.data.named_data_dir).
+    blank = protoqa_dataset.ProtoQA(config_name="cfc", cache_dir=str(isolated_hf), data_dir="  ")
+    assert blank.config.data_dir == str(shared.resolve())
 
 
 def test_upstream_layout_is_accepted(shared, isolated_hf, tmp_path):

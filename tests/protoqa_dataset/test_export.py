@@ -257,6 +257,17 @@ def test_export_refuses_to_write_into_the_data_folder(hf_env, tmp_path, capsys, 
     assert not (data / "export").exists()
 
 
+def test_export_refuses_the_data_folder_it_reads_however_the_folder_is_named(hf_env, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "data").mkdir()
+    with pytest.raises(ValueError, match="inside the data folder"):
+        protoqa_dataset.export_dataset(tmp_path / "data" / "export", data_dir="~/data", configs=["cfc"])
+    monkeypatch.setenv("PROTOQA_DATA_DIR", "~/data")
+    with pytest.raises(ValueError, match="inside the data folder"):
+        protoqa_dataset.export_dataset(tmp_path / "data" / "export", configs=["cfc"])
+    assert list((tmp_path / "data").iterdir()) == []
+
+
 def _clustered_file(shared: Path, path: Path, questions: int) -> Path:
     """The first ``questions`` CFC test questions as a clustered targets file: the clusters renamed as an
     automatic clustering names them and a provenance block on every line, as the format has them (the export

@@ -21,6 +21,7 @@ from protoqa_core.io.data import (
     fetch,
     locate_local,
     locate_source,
+    named_data_dir,
     resolve_data_dir,
     sha256_of,
     verify_checksum,
@@ -204,3 +205,12 @@ def test_the_checkout_s_data_is_found_beside_it(shared_data, monkeypatch):
     monkeypatch.delenv(DATA_DIR_ENV, raising=False)
     assert data.checkout_data_dir().resolve() == shared_data.resolve()
     assert resolve_data_dir() == data.checkout_data_dir()
+
+
+def test_a_named_folder_comes_from_the_argument_else_the_environment_with_home_expanded(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv(DATA_DIR_ENV, "~/env")
+    assert named_data_dir("~/arg") == tmp_path / "arg"
+    assert named_data_dir(" ") == named_data_dir() == tmp_path / "env"
+    monkeypatch.setenv(DATA_DIR_ENV, " ")
+    assert named_data_dir() is None and named_data_dir("") is None
