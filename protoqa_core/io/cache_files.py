@@ -20,6 +20,7 @@ b'[[0, 1]]'
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import tempfile
 import warnings
@@ -122,6 +123,8 @@ def cache_limit_bytes() -> int:
     text = os.environ.get(CACHE_MAX_ENV, "")
     try:
         megabytes = float(text) if text else _DEFAULT_MAX_MB
+        if not math.isfinite(megabytes):  # refused as $PROTOQA_MAX_INPUT_MB refuses them
+            raise ValueError(text)
     except ValueError:
         _warn_once(CACHE_MAX_ENV, f"${CACHE_MAX_ENV}={text!r} is not a number of megabytes; keeping {_DEFAULT_MAX_MB}")
         megabytes = _DEFAULT_MAX_MB

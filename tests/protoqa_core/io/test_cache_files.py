@@ -125,3 +125,11 @@ def test_write_atomically_makes_folders_and_leaves_no_temporary(tmp_path, monkey
     path.symlink_to(elsewhere)  # a planted link is replaced, not written through
     write_atomically(path, b"three")
     assert not path.is_symlink() and path.read_bytes() == b"three" and elsewhere.read_bytes() == b"keep"
+
+
+@pytest.mark.parametrize("text", ["nan", "inf", "-inf", "1e400", "many"])
+def test_a_cache_limit_that_is_not_a_finite_number_is_named_and_the_default_kept(monkeypatch, text):
+    monkeypatch.setenv("PROTOQA_CACHE_MAX_MB", text)
+    monkeypatch.setattr(cache_files, "_warned", set())
+    with pytest.warns(CacheWarning, match=f"PROTOQA_CACHE_MAX_MB={text!r} is not a number of megabytes; keeping 256"):
+        assert cache_files.cache_limit_bytes() == 256_000_000
