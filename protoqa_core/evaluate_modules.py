@@ -1,5 +1,6 @@
-"""What the two ``evaluate`` modules (``protoqa`` and ``probeval``) share: their ``_info`` in one shape, and
-their references checked as the library checks them before ``datasets`` casts them.
+"""What the two ``evaluate`` modules (``protoqa`` and ``probeval``) share: their ``_info`` in one shape,
+their references checked as the library checks them before ``datasets`` casts them, and one rule for an
+input given per question (:func:`per_question_values`).
 
 The two module scripts cannot import each other, and a Hub folder holds a copy of one script
 alone, so what they share lives here and reaches the scripts through their packages'
@@ -15,7 +16,7 @@ from typing import Any
 
 from .io.readers import check_answer_list, clusters_from_records, question_ids_for
 
-__all__ = ["ModuleDescription", "metric_info", "CheckedReferences", "stored_clusters"]
+__all__ = ["ModuleDescription", "metric_info", "CheckedReferences", "stored_clusters", "per_question_values"]
 
 
 @dataclass(frozen=True)
@@ -144,3 +145,23 @@ def stored_clusters(reference: Any, question_id: str) -> dict[str, list[Any]]:
         "answers": [list(c.answers) for c in clusters],
         "count": [c.count for c in clusters],
     }
+
+
+def per_question_values(values: Any, name: str, count: int) -> list:
+    """``values`` as one entry per question (None: ``count`` Nones); another length is an error.
+
+    >>> per_question_values(None, "questions", 2)
+    [None, None]
+    >>> per_question_values(["a"], "questions", 2)
+    Traceback (most recent call last):
+    ...
+    ValueError: questions: expected one entry per reference (2), got 1
+    """
+    if values is None:
+        return [None] * count
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
+        raise ValueError(f"{name}: expected a list with one entry per reference, got {type(values).__name__}")
+    values = list(values)
+    if len(values) != count:
+        raise ValueError(f"{name}: expected one entry per reference ({count}), got {len(values)}")
+    return values

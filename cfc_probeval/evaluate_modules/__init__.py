@@ -14,7 +14,7 @@ from protoqa_core.citations import PROBEVAL_CITATION
 
 # The module script imports the core through this package, so that evaluate's missing-dependency
 # message names one package to install.
-from protoqa_core.evaluate_modules import CheckedReferences, ModuleDescription, metric_info
+from protoqa_core.evaluate_modules import CheckedReferences, ModuleDescription, metric_info, per_question_values
 from protoqa_core.io.readers import question_ids_for
 
 from ..clustering import clustering_options, describe_option
@@ -29,6 +29,7 @@ __all__ = [
     "config_settings",
     "clustering_inputs",
     "question_ids_for",
+    "per_question_values",
 ]
 
 _CHOICES = clustering_choices()

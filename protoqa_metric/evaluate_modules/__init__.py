@@ -9,13 +9,17 @@ Space it sits beside ``app.py``, first on ``sys.path``, and would be imported in
 
 from __future__ import annotations
 
-from typing import Any
-
 from protoqa_core.citations import PROTOQA_CITATION
 
 # The module script imports the core through this package, so that evaluate's missing-dependency
 # message names one package to install.
-from protoqa_core.evaluate_modules import CheckedReferences, ModuleDescription, metric_info, stored_clusters
+from protoqa_core.evaluate_modules import (
+    CheckedReferences,
+    ModuleDescription,
+    metric_info,
+    per_question_values,
+    stored_clusters,
+)
 from protoqa_core.io.readers import clusters_from_records, question_ids_for
 from protoqa_core.io.records import Question
 from protoqa_core.io.rows import raw_answer_counts
@@ -37,23 +41,3 @@ __all__ = [
 
 #: Configuration names of the ``protoqa`` module: ``default`` (WordNet) or a similarity.
 PROTOQA_CONFIGS: tuple[str, ...] = ("default", *SIMILARITIES)
-
-
-def per_question_values(values: Any, name: str, count: int) -> list:
-    """``values`` as one entry per question (None: ``count`` Nones); another length is an error.
-
-    >>> per_question_values(None, "questions", 2)
-    [None, None]
-    >>> per_question_values(["a"], "questions", 2)
-    Traceback (most recent call last):
-    ...
-    ValueError: questions: expected one entry per reference (2), got 1
-    """
-    if values is None:
-        return [None] * count
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
-        raise ValueError(f"{name}: expected a list with one entry per reference, got {type(values).__name__}")
-    values = list(values)
-    if len(values) != count:
-        raise ValueError(f"{name}: expected one entry per reference ({count}), got {len(values)}")
-    return values

@@ -12,7 +12,13 @@ import sys
 
 import pytest
 
-from protoqa_core.evaluate_modules import CheckedReferences, ModuleDescription, metric_info, stored_clusters
+from protoqa_core.evaluate_modules import (
+    CheckedReferences,
+    ModuleDescription,
+    metric_info,
+    per_question_values,
+    stored_clusters,
+)
 from protoqa_core.io.files import DataFormatError
 
 DESCRIPTION = ModuleDescription(
@@ -159,3 +165,18 @@ def test_the_stored_form_takes_both_shapes_and_keeps_cluster_ids():
 def test_a_subclass_must_say_how_it_checks_references():
     with pytest.raises(NotImplementedError):
         CheckedReferences().check_references([], [])
+
+
+@pytest.mark.parametrize(
+    "values, message",
+    [
+        (["a"], r"raw_answers: expected one entry per reference \(2\), got 1"),
+        ("ab", "raw_answers: expected a list with one entry per reference, got str"),
+        (7, "raw_answers: expected a list with one entry per reference, got int"),
+    ],
+)
+def test_an_input_given_per_question_needs_one_entry_per_reference(values, message):
+    assert per_question_values(None, "raw_answers", 2) == [None, None]
+    assert per_question_values(("a", "b"), "raw_answers", 2) == ["a", "b"]
+    with pytest.raises(ValueError, match=message):
+        per_question_values(values, "raw_answers", 2)

@@ -19,6 +19,7 @@ from cfc_probeval.evaluate_modules import (  # From: protoqa-eval[probeval]
     clustering_inputs,
     config_settings,
     metric_info,
+    per_question_values,
     question_ids_for,
 )
 from cfc_probeval.inputs import (  # From: protoqa-eval[probeval]
@@ -178,12 +179,7 @@ class Probeval(CheckedReferences, evaluate.Metric):
         clustering = clustering or chosen.get("clustering", AUTO)
         matching = matching or chosen.get("matching", DEFAULTS.matching)
         ids = question_ids_for(question_ids, len(predictions))
-        raw = [None] * len(references) if raw_answers is None else list(raw_answers)
-        if len(raw) != len(references):
-            raise ValueError(
-                f"raw_answers has {len(raw)} entries for {len(references)} references; give one "
-                "per question (a dataset's raw_answers column)"
-            )
+        raw = per_question_values(raw_answers, "raw_answers", len(references))
         targets = {qid: _question_targets(ref, qid, r) for qid, ref, r in zip(ids, references, raw, strict=True)}
         result = evaluate_probeval(
             targets, dict(zip(ids, predictions, strict=True)), clustering=clustering, matching=matching, **settings

@@ -163,7 +163,8 @@ def test_human_clusters_do_not_depend_on_raw_answers():
         ([{"answer": ["dog"], "count": [1, 2]}, RAW[1]], "two lists of the same length"),
         ([{"dog": -1}, RAW[1]], "must be a non-negative number"),
         ([{"dog": float("nan")}, RAW[1]], "must be a non-negative number"),
-        ([RAW[0]], "raw_answers has 1 entries for 2 references"),
+        ([RAW[0]], r"raw_answers: expected one entry per reference \(2\), got 1"),
+        ("dog", "raw_answers: expected a list with one entry per reference, got str"),
     ],
 )
 def test_raw_answer_forms_that_are_not_understood_are_errors(raw, message):
