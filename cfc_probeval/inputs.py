@@ -9,9 +9,7 @@ kept as ``{answer: count}`` in order of first appearance; errors name the file, 
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,8 +17,7 @@ from typing import Any, Optional, Union
 
 from protoqa_core.io.files import DataFormatError
 from protoqa_core.io.ids import IdReconciliation, reconcile_ids
-from protoqa_core.io.json_values import read_text
-from protoqa_core.io.predictions import PredictionDocument, read_prediction_document
+from protoqa_core.io.predictions import PredictionDocument, prediction_line, read_prediction_document
 from protoqa_core.io.readers import clusters_from_records
 from protoqa_core.io.readers import read_targets as _read_targets
 from protoqa_core.io.records import Cluster, Question, check_count
@@ -227,20 +224,6 @@ def sample_fields(source: Union[PathLike, PredictionDocument]) -> list[str]:
     return [f for f in SAMPLE_FIELDS if f in source.fields]
 
 
-def _id_line(path: PathLike, question_id: str, field_name: Optional[str]) -> Optional[int]:
-    """The line of ``path`` where ``question_id`` is given (for error messages)."""
-    try:
-        text = read_text(path)
-    except (DataFormatError, OSError):
-        return None
-    start = 0
-    if field_name:
-        found = re.search(re.escape(json.dumps(field_name)) + r"\s*:", text)
-        start = found.start() if found else 0
-    found = re.compile(re.escape(json.dumps(question_id)) + r"\s*:").search(text, start)
-    return text.count("\n", 0, found.start()) + 1 if found else None
-
-
 def read_samples(source: Union[PathLike, PredictionDocument], field: Optional[str] = None) -> dict[str, SampleCounts]:
     """Samples per question id, ``{id: {answer: count}}``, from a predictions file (path or document).
 
@@ -271,7 +254,7 @@ def read_samples(source: Union[PathLike, PredictionDocument], field: Optional[st
             out[qid] = sample_counts(value, path=path, question_id=qid)
         except DataFormatError:
             # Finding the line means reading the file again: only worth it for the error.
-            sample_counts(value, path=path, line=_id_line(path, qid, field), question_id=qid)
+            sample_counts(value, path=path, line=prediction_line(path, qid, field), question_id=qid)
             raise
     return out
 
@@ -294,7 +277,7 @@ def reconcile_sample_ids(
         samples,
         ignore_unknown=ignore_unknown,
         path=path,
-        locate=None if path is None else lambda qid: _id_line(path, qid, field),
+        locate=None if path is None else lambda qid: prediction_line(path, qid, field),
     )
 
 

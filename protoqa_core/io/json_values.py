@@ -28,6 +28,7 @@ __all__ = [
     "read_text",
     "iter_text_lines",
     "parse_json",
+    "member_line",
     "json_events",
     "object_members",
     "Members",
@@ -323,10 +324,28 @@ def _first_bad_string(value: Any) -> Optional[str]:
     return None
 
 
-def _line_of(text: str, key: str) -> Optional[int]:
-    """The line of ``key``'s second occurrence (else its last)."""
-    found = list(itertools.islice(re.finditer(re.escape(json.dumps(key)) + r"\s*:", text), 2))
-    return text.count("\n", 0, found[-1].start()) + 1 if found else None
+def member_line(text: str, key: str, *, after: Optional[str] = None, occurrence: int = 1) -> Optional[int]:
+    """The line of member ``key`` in the JSON ``text``, for an error message: its ``occurrence``-th (else its
+    last), searched from member ``after`` when that is there; None when ``key`` is not. A name may be written
+    with or without ``\\u`` escapes.
+
+    >>> member_line('{\\n "q1": [],\\n "caf\u00e9": []\\n}', "caf\u00e9")
+    3
+    >>> member_line('{"a": {"q1": []},\\n "b": {"q1": []}}', "q1", after="b")
+    2
+    """
+    start = 0
+    if after is not None:
+        found = _member_name(after).search(text)
+        start = found.start() if found else 0
+    hits = list(itertools.islice(_member_name(key).finditer(text, start), occurrence))
+    return text.count("\n", 0, hits[-1].start()) + 1 if hits else None
+
+
+def _member_name(key: str) -> re.Pattern[str]:
+    """``key`` as a member name: quoted as ``json.dumps`` writes it, with ``ensure_ascii`` or without, then ``:``."""
+    forms = dict.fromkeys((json.dumps(key), json.dumps(key, ensure_ascii=False)))
+    return re.compile("(?:" + "|".join(map(re.escape, forms)) + r")\s*:")
 
 
 def parse_json(text: str, path: Optional[PathLike] = None, line: Optional[int] = None) -> Any:
@@ -349,7 +368,7 @@ def parse_json(text: str, path: Optional[PathLike] = None, line: Optional[int] =
         at: Optional[int] = exc.lineno if line is None else line
         raise MalformedJSONError(f"malformed JSON ({exc.msg} at column {exc.colno})", path, at) from None
     except _DuplicateKey as exc:
-        at = _line_of(text, exc.args[0]) if line is None else line
+        at = member_line(text, exc.args[0], occurrence=2) if line is None else line
         raise DataFormatError(f"duplicate key {short_repr(exc.args[0])} in a JSON object", path, at) from None
     except (RecursionError, MemoryError):
         raise DataFormatError("JSON nested too deeply", path, line) from None

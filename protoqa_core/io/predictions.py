@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .files import DataFormatError, PathLike, ProtoQAWarning, opened, reading
-from .json_values import GROUP, Members, TooManyItems, json_values
+from .json_values import GROUP, Members, TooManyItems, json_values, member_line, read_text
 from .records import check_answers, check_count
 
 __all__ = [
@@ -22,6 +22,7 @@ __all__ = [
     "prediction_items",
     "stream_items",
     "duplicate_id_error",
+    "prediction_line",
     "too_many_answers_error",
     "ranked_answers",
 ]
@@ -299,6 +300,23 @@ def stream_items(
 def duplicate_id_error(path: PathLike, line: Optional[int], qid: str, first: Optional[int]) -> DataFormatError:
     """The error for a question id seen twice, naming the first line."""
     return DataFormatError("duplicate question id" + (f" (first on line {first})" if first else ""), path, line, qid)
+
+
+def prediction_line(path: PathLike, qid: str, field: Optional[str] = None) -> Optional[int]:
+    """The line of ``path`` where question ``qid`` is answered (in ``field`` when given), found in the text again
+    for an error about it when the reader could not name one (an object over several lines); None when not found.
+
+    >>> prediction_line("/nonexistent/p.json", "q1") is None
+    True
+    """
+    # A pipe or FIFO was read to its end already; opening a FIFO again would wait for a writer.
+    try:
+        if not Path(path).is_file():
+            return None
+        text = read_text(path)
+    except (DataFormatError, OSError):
+        return None
+    return member_line(text, qid, after=field)
 
 
 def ranked_answers(value: list[Any], path: PathLike, line: Optional[int], qid: str) -> list[str]:

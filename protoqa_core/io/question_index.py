@@ -16,7 +16,7 @@ from typing import Optional, Union, overload
 from .files import DataFormatError, PathLike
 from .ids import IdReconciliation, unknown_ids_error, unknown_ids_message
 from .json_values import iter_text_lines, parse_json
-from .predictions import duplicate_id_error, prediction_items, ranked_answers
+from .predictions import duplicate_id_error, prediction_items, prediction_line, ranked_answers
 from .records import Question, question_from_json
 
 __all__ = ["QuestionIndex", "IndexedIds", "CACHE_KIB", "MAX_TARGET_LINE_MB", "private_database"]
@@ -73,6 +73,7 @@ class QuestionIndex:
     ):
         self.targets = Path(targets)
         self.predictions = [Path(p) for p in predictions]
+        self._fields: dict[int, Optional[str]] = {}  # the field each predictions file was read from
         self._db = private_database(
             "CREATE TABLE targets(qid TEXT UNIQUE NOT NULL, line INTEGER, zero INTEGER, body TEXT)",
             "CREATE TABLE predictions(run INTEGER, qid TEXT, line INTEGER, answers TEXT, UNIQUE(run, qid))",
@@ -108,7 +109,8 @@ class QuestionIndex:
 
     def _read_predictions(self, run: int, path: Path, field: Optional[str], max_answers: Optional[int]) -> None:
         insert = "INSERT INTO predictions(run, qid, line, answers) VALUES (?, ?, ?, ?)"
-        for _, qid, value, line in prediction_items(path, field, max_answers):
+        for group, qid, value, line in prediction_items(path, field, max_answers):
+            self._fields[run] = group
             packed = json.dumps(ranked_answers(value, path, line, qid), ensure_ascii=False, separators=(",", ":"))
             try:
                 self._db.execute(insert, (run, qid, line, packed))
@@ -143,6 +145,8 @@ class QuestionIndex:
             (line,) = self._db.execute(
                 "SELECT line FROM predictions WHERE run = ? AND qid = ?", (run, first)
             ).fetchone()
+            if line is None:  # an object over several lines: found in the text, as probeval finds it
+                line = prediction_line(self.predictions[run], first, self._fields.get(run))
             known = self._db.execute(
                 "SELECT 1 FROM predictions p WHERE p.run = ? AND EXISTS "
                 "(SELECT 1 FROM targets t WHERE t.qid = p.qid) LIMIT 1",

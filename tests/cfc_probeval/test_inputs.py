@@ -123,6 +123,9 @@ def test_unknown_ids_are_an_error_naming_file_and_line_unless_ignored(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert drop_unknown_ids({"q1": {}}, {"q1"}) == {"q1": {}}
+    several = write(tmp_path / "s.json", '{\n "q1": ["a"],\n "caf\u00e9": ["b"]\n}\n')
+    with pytest.raises(DataFormatError, match="s.json, line 3, question 'caf\u00e9': predictions for 1 question id"):
+        drop_unknown_ids(read_samples(several), {"q1"}, path=several)
 
 
 def test_read_targets_on_cfc_dev(shared_data):

@@ -16,7 +16,14 @@ import pytest
 from protoqa_core.io import json_values
 from protoqa_core.io import predictions as predictions_module
 from protoqa_core.io.files import DataFormatError
-from protoqa_core.io.json_values import MalformedJSONError, decode_line, iter_text_lines, parse_json, read_text
+from protoqa_core.io.json_values import (
+    MalformedJSONError,
+    decode_line,
+    iter_text_lines,
+    member_line,
+    parse_json,
+    read_text,
+)
 from protoqa_core.io.predictions import read_prediction_lists, read_predictions
 
 
@@ -175,3 +182,12 @@ def test_malformed_json_is_its_own_kind_and_a_jsonl_line_keeps_its_number():
 
 def test_parse_json_keeps_valid_escapes():
     assert parse_json('{"s": ["\\ud83d\\ude00", "\\\\ud800"]}') == {"s": ["\U0001f600", "\\ud800"]}
+
+
+def test_a_member_s_line_is_found_however_its_name_is_written():
+    text = '{\n "q1": [],\n "caf\u00e9": [],\n "caf\\u00e9": []\n}'
+    assert member_line(text, "caf\u00e9") == 3 and member_line(text, "caf\u00e9", occurrence=2) == 4
+    assert member_line(text, "q1", occurrence=2) == 2 and member_line(text, "q9") is None
+    assert member_line('{"a": {"q1": []},\n"b": {"q1": []}}', "q1", after="b") == 2
+    with pytest.raises(DataFormatError, match="p.json, line 3: duplicate key 'caf\u00e9'"):
+        parse_json('{\n "caf\u00e9": [],\n "caf\u00e9": []\n}', "p.json")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 
 import pytest
 
@@ -12,6 +13,7 @@ from protoqa_core.io.files import DataFormatError, ProtoQAWarning
 from protoqa_core.io.predictions import (
     duplicate_id_error,
     prediction_items,
+    prediction_line,
     ranked_answers,
     read_prediction_document,
     read_prediction_lists,
@@ -301,3 +303,17 @@ def test_a_long_first_line_of_a_gzip_file_is_told_the_same_way(tmp_path, long_li
         ("q1", ["dog", "cat"], lines[0]),
         ("q2", ["b"], lines[1]),
     ]
+
+
+def test_prediction_line_finds_an_id_in_its_field_of_a_document_over_several_lines(tmp_path):
+    path = tmp_path / "p.json"
+    path.write_text(
+        '{"model_ranked_answers": {"q1": ["a"], "caf\u00e9": []},\n'
+        ' "model_answers": {\n  "q1": ["a"],\n  "caf\u00e9": []}}\n',
+        encoding="utf-8",
+    )
+    assert prediction_line(path, "caf\u00e9") == 1 and prediction_line(path, "caf\u00e9", "model_answers") == 4
+    assert prediction_line(path, "q9") is None and prediction_line(tmp_path / "none.json", "q1") is None
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    assert prediction_line(fifo, "q1") is None  # not opened again: that would wait for a writer

@@ -171,3 +171,12 @@ def test_reconcile_says_so_when_no_prediction_answers_a_target_question_as_recon
         reconcile_ids(THREE, ["q9", "q8"], path=predictions, locate={"q9": 1}.get)
     assert str(indexed.value) == str(whole.value)
     assert "none of the 2 question id(s) of the predictions is in the targets" in str(indexed.value)
+
+
+def test_reconcile_finds_the_line_of_an_unknown_id_in_a_document_over_several_lines(tmp_path):
+    targets = _targets(tmp_path / "t.jsonl", THREE)
+    predictions = tmp_path / "p.json"
+    predictions.write_text('{"model_answers": {\n  "q0": ["a"],\n  "caf\u00e9": ["x"]\n}}\n', encoding="utf-8")
+    with QuestionIndex(targets, [predictions]) as index, pytest.raises(DataFormatError) as info:
+        index.reconcile(0)
+    assert str(info.value).startswith(f"{predictions}, line 3, question 'caf\u00e9': predictions for 1 question id")
