@@ -20,7 +20,6 @@ from protoqa_core.cli import (
     build_command_parser,
     check_output_file,
     finite_json,
-    float_between,
     int_at_least,
     run_subcommands,
     with_default_command,
@@ -44,6 +43,7 @@ from .inputs import (
     reconcile_sample_ids,
     sample_fields,
 )
+from .options import SEED, THRESHOLD
 from .registry import CLUSTERINGS, MATCHINGS, clustering_choices
 from .results import ProbEvalResult
 
@@ -148,7 +148,7 @@ def _add_method_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--threshold",
-        type=float_between(0, 1),
+        type=THRESHOLD.parse(),
         default=None,
         help=f"cosine similarity (default {DEFAULTS.cosine_threshold}) or GP probability "
         f"(default {DEFAULTS.gp_threshold}) a match needs",
@@ -167,7 +167,7 @@ def _add_cluster_seed_argument(
         "--cluster-seed",
         *([also] if also else []),
         dest="seed" if also else "cluster_seed",
-        type=int_at_least(0, 2**32 - 1),
+        type=SEED.parse(),
         default=DEFAULTS.seed,
         help=f"seed of K-means (X-means, G-means) and the GP classifiers (default {DEFAULTS.seed}){note}",
     )

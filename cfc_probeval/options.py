@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from protoqa_core.options import Option
 
+from .defaults import DEFAULTS
+
 __all__ = ["SEED", "THRESHOLD"]
 
 SEED = Option(
     "seed",
     int,
-    0,
+    DEFAULTS.seed,
     "seed of K-means and the GP classifiers",
     low=0,
     high=2**32 - 1,

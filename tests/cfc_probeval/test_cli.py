@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -307,3 +308,21 @@ def test_a_files_recorded_samples_per_question_are_checked_against_its_samples(c
     assert compared.returncode == 2 and "records 300 samples per question" in compared.stderr
     # The ranked answers hold each answer once, not the samples: their count is not the file's claim.
     assert probeval(targets, str(files["claims_more"]), "--field", "model_ranked_answers").returncode == 0
+
+
+def test_the_seed_and_threshold_flags_parse_by_the_options_declarations(monkeypatch, capsys):
+    from cfc_probeval import cli
+    from cfc_probeval.options import SEED, THRESHOLD
+
+    monkeypatch.setattr(cli, "SEED", replace(SEED, high=10, accepts=""))
+    monkeypatch.setattr(cli, "THRESHOLD", replace(THRESHOLD, high=0.5, accepts=""))
+    for argv in (
+        ["t", "p", "--cluster-seed", "11"],
+        ["t", "p", "--threshold", "0.6"],
+        ["cluster", "t", "-o", "c", "--cluster-seed", "11"],
+    ):
+        with pytest.raises(SystemExit):
+            cli.parse_args(argv)
+        assert "must be" in capsys.readouterr().err
+    args = cli.parse_args(["t", "p", "--cluster-seed", "10", "--threshold", "0.5"])
+    assert (args.seed, args.threshold) == (10, 0.5)
