@@ -28,6 +28,7 @@ from protoqa_core.cli import (
 from protoqa_core.cli_options import add_input_options, add_no_cache_option, add_per_question_option
 from protoqa_core.io.files import DataFormatError
 from protoqa_core.io.predictions import read_prediction_document
+from protoqa_core.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
 
 from .checks import check_settings
 from .clustered import read_targets_and_label
@@ -291,9 +292,11 @@ def _add_compare_arguments(parser: argparse.ArgumentParser) -> None:
         help="compare systems scored at different sample counts per question anyway; the signature marks it "
         "(default: an error, since KL depends on the number of samples)",
     )
-    parser.add_argument("--resamples", type=int_at_least(1, 10**7), default=1000, help="bootstrap resamples")
     parser.add_argument(
-        "--seed", type=int_at_least(0), default=12345, help="bootstrap seed (the clustering's is --cluster-seed)"
+        "--resamples", type=int_at_least(1, 10**7), default=DEFAULT_RESAMPLES, help="bootstrap resamples"
+    )
+    parser.add_argument(
+        "--seed", type=int_at_least(0), default=DEFAULT_SEED, help="bootstrap seed (the clustering's is --cluster-seed)"
     )
     _add_cluster_seed_argument(parser, beside_bootstrap=True)
     add_no_cache_option(parser, "automatic clusters")

@@ -8,7 +8,13 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from protoqa_core.io.records import preview_ids
-from protoqa_core.significance import PairedComparison, compare_paired, compare_paired_draws
+from protoqa_core.significance import (
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    PairedComparison,
+    compare_paired,
+    compare_paired_draws,
+)
 
 from .inputs import QuestionTargets
 from .probeval import ProbEval
@@ -76,8 +82,8 @@ def compare_probeval(
     probeval: Optional[ProbEval] = None,
     *,
     level: float = 0.95,
-    resamples: int = 1000,
-    seed: int = 12345,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
     only_common: bool = False,
     accept_samples: bool = False,
     draws: int = CLUSTERING_DRAWS,

@@ -3,12 +3,16 @@ seeded bootstrap."""
 
 from __future__ import annotations
 
+import inspect
+
 import pytest
 
+from cfc_probeval.cli import parse_args
 from cfc_probeval.compare import compare_probeval
 from cfc_probeval.inputs import QuestionTargets
 from cfc_probeval.probeval import ProbEval
 from protoqa_core.io.records import Cluster
+from protoqa_core.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
 
 TARGETS = {
     f"q{i}": QuestionTargets(f"q{i}", (Cluster(f"q{i}.0", ("dog",), 6), Cluster(f"q{i}.1", ("cat",), 4)))
@@ -91,3 +95,10 @@ def test_a_seeded_clustering_is_redrawn_with_the_resamples(shared_data):
         targets, gpt2, human, ProbEval("gmeans", embedder="char-ngrams", init="greedy"), accept_samples=True
     )
     assert greedy.clustering_draws == 1 and "init=greedy" in greedy.signature and "seed=" not in greedy.signature
+
+
+def test_the_bootstrap_defaults_are_the_core_s_in_the_library_and_on_the_command_line():
+    defaults = inspect.signature(compare_probeval).parameters
+    args = parse_args(["compare", "t.jsonl", "a.json", "b.json"])
+    assert defaults["resamples"].default == args.resamples == DEFAULT_RESAMPLES
+    assert defaults["seed"].default == args.seed == DEFAULT_SEED
