@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Optional, Union
 
 from protoqa_core.io.files import DataFormatError
+from protoqa_core.io.json_values import iter_text_lines
 from protoqa_core.io.readers import read_targets
 from protoqa_core.io.records import Question
 
@@ -51,10 +52,9 @@ def question_to_row(question: Question) -> dict[str, Any]:
 
 
 def _question_lines(path: Path) -> list[int]:
-    # read_targets skips blank lines and keeps file order, one question per
-    # remaining line; this recovers each question's line number for messages.
-    with open(path, encoding="utf-8") as fh:
-        return [number for number, text in enumerate(fh, start=1) if text.strip()]
+    # read_targets skips blank lines and keeps file order, one question per remaining line; this recovers
+    # each question's line number for messages, reading the file as read_targets does (gzip included).
+    return [number for number, text in iter_text_lines(path) if text.strip()]
 
 
 def read_rows(path: PathLike, has_answers: bool = True) -> list[dict[str, Any]]:

@@ -3,6 +3,7 @@ errors naming file, line and question, and the questions of a config and split f
 
 from __future__ import annotations
 
+import gzip
 import json
 import shutil
 from pathlib import Path
@@ -126,3 +127,18 @@ def test_unicode_line_breaks_inside_a_record_do_not_shift_line_numbers(tmp_path)
     # A byte-order mark and Windows line ends read as plain lines.
     path.write_bytes(("\ufeff" + json.dumps(line, ensure_ascii=False) + "\r\n").encode("utf-8"))
     assert [row["question"] for row in read_rows(path)] == ["name a\u2028pet\x85or\x0ctwo"]
+
+
+def test_a_gzip_file_or_a_carriage_return_between_fields_is_numbered_as_the_targets_reader_reads_it(tmp_path):
+    good = record("q1", {"q1.0": {"count": 3, "answers": ["a"]}})
+    path = tmp_path / "dev.jsonl.gz"
+    path.write_bytes(gzip.compress(("\n".join([good, "", record("q2", raw={"a": 1})]) + "\n").encode("utf-8")))
+    with pytest.raises(DataFormatError, match=r"dev\.jsonl\.gz, line 3, question 'q2': no answer clusters"):
+        read_rows(path)
+    # JSON allows a carriage return between fields; only "\n" ends a record.
+    path = tmp_path / "dev.jsonl"
+    path.write_bytes(
+        ("\n".join([good.replace(', "question"', ',\r"question"'), "", record("q2", raw={"a": 1})]) + "\n").encode()
+    )
+    with pytest.raises(DataFormatError, match=r"line 3, question 'q2': no answer clusters"):
+        read_rows(path)
