@@ -128,7 +128,7 @@ def cache_limit_bytes() -> int:
     except ValueError:
         _warn_once(CACHE_MAX_ENV, f"${CACHE_MAX_ENV}={text!r} is not a number of megabytes; keeping {_DEFAULT_MAX_MB}")
         megabytes = _DEFAULT_MAX_MB
-    return max(int(megabytes * 1_000_000), 0)
+    return max(int(megabytes * 2**20), 0)  # a megabyte of 2**20 bytes, as every other setting in MB
 
 
 def _warn_once(what: str, message: str) -> None:

@@ -132,4 +132,12 @@ def test_a_cache_limit_that_is_not_a_finite_number_is_named_and_the_default_kept
     monkeypatch.setenv("PROTOQA_CACHE_MAX_MB", text)
     monkeypatch.setattr(cache_files, "_warned", set())
     with pytest.warns(CacheWarning, match=f"PROTOQA_CACHE_MAX_MB={text!r} is not a number of megabytes; keeping 256"):
-        assert cache_files.cache_limit_bytes() == 256_000_000
+        assert cache_files.cache_limit_bytes() == 256 * 2**20
+
+
+def test_a_megabyte_of_the_cache_limit_is_a_megabyte_of_the_input_cap(monkeypatch):
+    from protoqa_core.io.files import max_input_bytes
+
+    monkeypatch.setenv("PROTOQA_CACHE_MAX_MB", "3")
+    monkeypatch.setenv("PROTOQA_MAX_INPUT_MB", "3")
+    assert cache_files.cache_limit_bytes() == max_input_bytes() == 3 * 2**20
