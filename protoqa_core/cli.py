@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
+from .environment import env_flag
 from .redaction import redact_text
 
 __all__ = [
@@ -428,7 +429,7 @@ def run_command(prog: str, body: Callable[[], int]) -> int:
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:
-        if os.environ.get(TRACEBACK_ENV) == "1":
+        if env_flag(TRACEBACK_ENV):
             raise
         known = isinstance(exc, (ValueError, OSError, ImportError, LookupError))
         message = str(exc) if str(exc) else type(exc).__name__

@@ -27,6 +27,8 @@ import warnings
 from pathlib import Path
 from typing import Optional
 
+from ..environment import env_flag
+
 __all__ = [
     "CACHE_DIR_ENV",
     "cache_dir",
@@ -81,7 +83,7 @@ def write_atomically(path: Path, data: bytes) -> None:
 
 
 NO_CACHE_ENV = "PROTOQA_NO_CACHE"
-"""Set (to anything but ``""`` or ``0``) to read and write no cache entry."""
+"""Set to ``1`` (or ``true``, ``yes``, ``on``) to read and write no cache entry."""
 CACHE_MAX_ENV = "PROTOQA_CACHE_MAX_MB"
 """The most megabytes one cache folder keeps (default 256)."""
 _DEFAULT_MAX_MB = 256
@@ -94,12 +96,12 @@ class CacheWarning(UserWarning):
 
 
 def caching_enabled() -> bool:
-    """Whether caches are read and written (``$PROTOQA_NO_CACHE`` unset, empty or ``0``).
+    """Whether caches are read and written: unless ``$PROTOQA_NO_CACHE`` is on (:func:`~protoqa_core.environment.env_flag`).
 
     >>> caching_enabled() in (True, False)
     True
     """
-    return os.environ.get(NO_CACHE_ENV, "") in ("", "0")
+    return not env_flag(NO_CACHE_ENV)
 
 
 def disable_caching() -> None:

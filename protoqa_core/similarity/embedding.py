@@ -19,6 +19,7 @@ import numpy as np
 
 from protoqa_core.install import install_command
 
+from ..environment import env_flag, is_true
 from ..io.data import sha256_of
 from .numpy_encoder import blas_threads, choose_runtime, encode_token_batches, load_numpy_transformer
 
@@ -100,11 +101,10 @@ def hub_offline_setting() -> Optional[str]:
     >>> (hub_offline_setting() or "HF_HUB_OFFLINE=1").split("=")[0] in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
     True
     """
-    for variable in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
-        value = os.environ.get(variable, "")
-        if value.strip().upper() in ("1", "TRUE", "YES", "ON"):
-            return f"{variable}={value}"
-    return None
+    # huggingface_hub reads TRANSFORMERS_OFFLINE only when HF_HUB_OFFLINE is unset or empty.
+    variable = "HF_HUB_OFFLINE" if os.environ.get("HF_HUB_OFFLINE") else "TRANSFORMERS_OFFLINE"
+    value = os.environ.get(variable)
+    return f"{variable}={value}" if is_true(value) else None
 
 
 def bundled_minilm_path() -> Optional[Path]:
@@ -199,7 +199,7 @@ def hub_endpoint() -> str:
     endpoint = getattr(constants, "ENDPOINT", None)
     if isinstance(endpoint, str):
         return endpoint
-    if os.environ.get("HUGGINGFACE_CO_STAGING", "").upper() in ("1", "ON", "YES", "TRUE"):
+    if env_flag("HUGGINGFACE_CO_STAGING"):
         return "https://hub-ci.huggingface.co"
     return os.getenv("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
 

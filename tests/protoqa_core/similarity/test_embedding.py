@@ -6,6 +6,7 @@ the Hub client is replaced wherever the locator would call it."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import socket
@@ -213,9 +214,11 @@ def test_the_cache_folder_follows_the_environment(monkeypatch, tmp_path):
     "hf, transformers, offline",
     [
         ("1", "", "HF_HUB_OFFLINE=1"),
-        (" TRUE ", "", "HF_HUB_OFFLINE= TRUE "),
+        ("TRUE", "", "HF_HUB_OFFLINE=TRUE"),
+        (" TRUE ", "", None),  # huggingface_hub does not strip the value
         ("yes", "", "HF_HUB_OFFLINE=yes"),
         ("", "on", "TRANSFORMERS_OFFLINE=on"),
+        ("0", "1", None),  # nor reads TRANSFORMERS_OFFLINE when HF_HUB_OFFLINE is set
         ("0", "", None),
         ("2", "y", None),  # huggingface_hub reads neither as true
         ("", "", None),
@@ -225,6 +228,25 @@ def test_offline_is_read_from_either_variable(monkeypatch, hf, transformers, off
     monkeypatch.setenv("HF_HUB_OFFLINE", hf)
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", transformers)
     assert hub_offline_setting() == offline
+
+
+def test_offline_is_read_as_huggingface_hub_reads_it(monkeypatch):
+    cases = [("1", ""), (" TRUE ", ""), ("On", ""), ("", "yes"), ("0", "1"), ("2", ""), ("false", "")]
+    # huggingface_hub reads the variables once, on import: each case is read in a process of its own.
+    script = (
+        "import importlib, json, os, sys\nimport huggingface_hub.constants as c\nout = []\n"
+        "for hf, tf in json.loads(sys.argv[1]):\n"
+        "    os.environ.update(HF_HUB_OFFLINE=hf, TRANSFORMERS_OFFLINE=tf)\n"
+        "    out.append(importlib.reload(c).HF_HUB_OFFLINE)\n"
+        "print(json.dumps(out))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, json.dumps(cases)], capture_output=True, text=True, check=True)
+    ours = []
+    for hf, transformers in cases:
+        monkeypatch.setenv("HF_HUB_OFFLINE", hf)
+        monkeypatch.setenv("TRANSFORMERS_OFFLINE", transformers)
+        ours.append(hub_offline_setting() is not None)
+    assert ours == json.loads(done.stdout)
 
 
 def test_whether_the_hub_host_resolves_asks_the_resolver_once(monkeypatch):
