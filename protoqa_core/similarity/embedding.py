@@ -80,18 +80,23 @@ def round_embeddings(vectors: np.ndarray, decimals: int = EMBEDDING_DECIMALS) ->
 
 
 def hf_hub_cache() -> Path:
-    """The Hugging Face cache folder, read from the environment now (``HF_HUB_CACHE``, ``HF_HOME``).
+    """The Hugging Face cache folder, read from the environment now (``HF_HUB_CACHE``, ``HF_HOME``) as
+    ``huggingface_hub`` reads it on import: ``~`` and ``$VARIABLE`` expanded.
 
     >>> hf_hub_cache().name
     'hub'
     """
     for variable in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
         if os.environ.get(variable):
-            return Path(os.environ[variable]).expanduser()
+            return _expanded(os.environ[variable])
     if os.environ.get("HF_HOME"):
-        return Path(os.environ["HF_HOME"]).expanduser() / "hub"
+        return _expanded(os.environ["HF_HOME"]) / "hub"
     cache_home = os.environ.get("XDG_CACHE_HOME") or str(Path("~/.cache").expanduser())
-    return Path(cache_home).expanduser() / "huggingface" / "hub"
+    return _expanded(cache_home) / "huggingface" / "hub"
+
+
+def _expanded(path: str) -> Path:
+    return Path(os.path.expandvars(os.path.expanduser(path)))
 
 
 def hub_offline_setting() -> Optional[str]:

@@ -210,6 +210,25 @@ def test_the_cache_folder_follows_the_environment(monkeypatch, tmp_path):
     assert hf_hub_cache() == tmp_path / "home" / "hub"
 
 
+def test_the_cache_folder_is_where_huggingface_hub_looks(monkeypatch, tmp_path):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("SCRATCH", str(tmp_path / "scratch"))
+    cases = [
+        {"HF_HOME": "$SCRATCH/hf"},
+        {"HF_HUB_CACHE": "${SCRATCH}/hub"},
+        {"HF_HOME": "~/hf"},
+        {"XDG_CACHE_HOME": "$SCRATCH/xdg"},
+    ]
+    script = "from huggingface_hub import constants\nprint(constants.HF_HUB_CACHE)\n"
+    for case in cases:
+        for variable in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME"):
+            monkeypatch.delenv(variable, raising=False)
+        for variable, value in case.items():
+            monkeypatch.setenv(variable, value)
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+        assert hf_hub_cache() == Path(done.stdout.strip()), case
+
+
 @pytest.mark.parametrize(
     "hf, transformers, offline",
     [
