@@ -16,7 +16,7 @@ from protoqa_core.cli import write_output_file
 from protoqa_core.io.data import sha256_of
 from protoqa_core.io.json_values import iter_text_lines, parse_json
 from protoqa_core.io.readers import CLUSTERS_PROVENANCE_KEY, ChecksumSpool, read_targets_and_block
-from protoqa_core.io.records import Question, preview_ids
+from protoqa_core.io.records import Question, preview_ids, question_from_json
 
 from .inputs import QuestionTargets, has_human_clusters, read_targets, targets_from_question
 
@@ -85,7 +85,7 @@ def write_clustered_targets(source: PathLike, output: PathLike, probeval: ProbEv
         if not text.strip():
             continue
         record = parse_json(text, source, number)
-        qid = _question_id(record)
+        qid = question_from_json(record, source, number).id  # the id as every reader of targets finds it
         if qid in clusters:
             answers = record.setdefault("answers", {})
             answers["clusters"] = {c.id: {"count": _count(c.count), "answers": list(c.answers)} for c in clusters[qid]}
@@ -94,11 +94,6 @@ def write_clustered_targets(source: PathLike, output: PathLike, probeval: ProbEv
 
     write_output_file(Path(output), lambda fh: fh.writelines(lines))
     return provenance
-
-
-def _question_id(record: Mapping[str, Any]) -> Optional[str]:
-    meta = record.get("metadata")
-    return meta.get("id") if isinstance(meta, Mapping) else record.get("questionid")
 
 
 def _count(value: float) -> Union[int, float]:

@@ -15,6 +15,7 @@ from cfc_probeval.clustered import (
     clusters_provenance,
     read_targets_and_label,
 )
+from cfc_probeval.inputs import has_human_clusters
 from protoqa_core.io.files import DataFormatError
 from protoqa_core.io.readers import CLUSTERS_PROVENANCE_KEY
 from tests.support.processes import run_python
@@ -93,6 +94,16 @@ def test_the_library_writes_every_line_with_clusters_and_one_provenance(tmp_path
     out.write_text("".join(json.dumps(line) + "\n" for line in lines))
     with pytest.raises(DataFormatError, match="line 3"):
         clusters_provenance(out)
+
+
+def test_a_question_is_found_by_its_id_as_every_targets_reader_finds_it(tmp_path):
+    raw = _small_raw(tmp_path / "raw.jsonl", {"dog": 5, "dogs": 2, "cat": 4})
+    rows = [json.loads(line) for line in raw.read_text().splitlines()]
+    rows[1] = {**rows[1], "metadata": {"source": "old"}, "questionid": rows[1]["metadata"]["id"]}
+    raw.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "clustered.jsonl"
+    write_clustered_targets(raw, out, ProbEval("hac", embedder="char-ngrams", distance_threshold=0.5))
+    assert all(has_human_clusters(t) for t in read_targets(out).values())
 
 
 def test_clusters_are_written_only_from_raw_answers_and_by_an_automatic_clustering(tmp_path):
