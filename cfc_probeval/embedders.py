@@ -21,6 +21,7 @@ from typing import Any, ClassVar, Optional, Union
 
 import numpy as np
 
+from protoqa_core.environment import env_setting
 from protoqa_core.io.cache_files import file_identity
 from protoqa_core.similarity.embedding import (
     EMBEDDING_DECIMALS,
@@ -172,7 +173,7 @@ def locate_sentence_transformer(
     FileNotFoundError: the sentence-transformers model some-org/some-model was not found ...
     """
     minilm = is_minilm(model)
-    folder = model_dir if model_dir is not None else os.environ.get(MODEL_DIR_ENV)
+    folder = model_dir if model_dir is not None else env_setting(MODEL_DIR_ENV)
     if minilm and local_model_folder(model, folder) is None:
         model = DEFAULT_SENTENCE_TRANSFORMER
     # The hooks are read from this module now, so that they can be replaced here.

@@ -1,7 +1,9 @@
-"""On/off switches read from the environment by one rule, the one ``huggingface_hub`` reads its own by: a
-variable is on when set to ``1``, ``true``, ``yes`` or ``on`` in any case, and off otherwise (unset, empty,
-``0``, ``false``, ``2``, ...). ``$PROTOQA_NO_CACHE``, ``$PROTOQA_EVAL_TRACEBACK`` and the Hub's offline mode
-are all read so.
+"""The package's settings read from the environment, each kind by one rule.
+
+An on/off switch reads as ``huggingface_hub`` reads its own: on when set to ``1``, ``true``, ``yes`` or
+``on`` in any case, off otherwise (unset, empty, ``0``, ``false``, ``2``, ...); ``$PROTOQA_NO_CACHE``,
+``$PROTOQA_EVAL_TRACEBACK`` and the Hub's offline mode are all read so. A folder's name
+(:func:`env_setting`) drops surrounding blanks, and a blank one counts as unset.
 
 >>> is_true("Yes"), is_true("0"), is_true(None)
 (True, False, False)
@@ -12,7 +14,7 @@ from __future__ import annotations
 import os
 from typing import Optional
 
-__all__ = ["TRUE_VALUES", "is_true", "env_flag"]
+__all__ = ["TRUE_VALUES", "is_true", "env_flag", "env_setting"]
 
 TRUE_VALUES = frozenset({"1", "TRUE", "YES", "ON"})
 """The values, upper-cased, that turn a switch on (``huggingface_hub.constants.ENV_VARS_TRUE_VALUES``)."""
@@ -34,3 +36,15 @@ def env_flag(name: str) -> bool:
     False
     """
     return is_true(os.environ.get(name))
+
+
+def env_setting(name: str) -> Optional[str]:
+    """The text of environment variable ``name`` without surrounding blanks; None when it is unset or blank.
+
+    >>> import os
+    >>> os.environ["PROTOQA_EXAMPLE_DIR"] = "  /data  "
+    >>> env_setting("PROTOQA_EXAMPLE_DIR"), env_setting("PROTOQA_NO_SUCH_SETTING")
+    ('/data', None)
+    >>> del os.environ["PROTOQA_EXAMPLE_DIR"]
+    """
+    return os.environ.get(name, "").strip() or None

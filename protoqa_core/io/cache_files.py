@@ -27,7 +27,7 @@ import warnings
 from pathlib import Path
 from typing import Optional
 
-from ..environment import env_flag
+from ..environment import env_flag, env_setting
 
 __all__ = [
     "CACHE_DIR_ENV",
@@ -54,10 +54,10 @@ def cache_dir() -> Path:
     >>> cache_dir().name == "protoqa_eval" or bool(os.environ.get(CACHE_DIR_ENV, "").strip())
     True
     """
-    env = os.environ.get(CACHE_DIR_ENV, "").strip()
+    env = env_setting(CACHE_DIR_ENV)
     if env:
         return Path(env).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME", "").strip() or os.path.join(os.path.expanduser("~"), ".cache")
+    base = env_setting("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base).expanduser() / "protoqa_eval"
 
 

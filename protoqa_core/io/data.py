@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Union
 
+from ..environment import env_setting
 from .cache_files import cache_dir, write_atomically
 
 __all__ = [
@@ -99,8 +100,7 @@ def data_dir_from_env() -> Optional[str]:
     >>> data_dir_from_env()  # with PROTOQA_DATA_DIR=../shared/data  # doctest: +SKIP
     '../shared/data'
     """
-    value = os.environ.get(DATA_DIR_ENV, "").strip()
-    return value or None
+    return env_setting(DATA_DIR_ENV)
 
 
 def sha256_of(path: PathLike) -> str:

@@ -23,6 +23,7 @@ import zipfile
 from pathlib import Path
 from typing import Optional, Union
 
+from ..environment import env_setting
 from ..io.cache_files import CACHE_DIR_ENV, cache_dir
 
 __all__ = [
@@ -137,7 +138,7 @@ def find_wordnet(wordnet_dir: Optional[Union[str, os.PathLike]] = None, download
     True
     """
     tried: list[str] = []
-    explicit = (("the wordnet_dir argument", wordnet_dir), (f"${WORDNET_DIR_ENV}", os.environ.get(WORDNET_DIR_ENV)))
+    explicit = (("the wordnet_dir argument", wordnet_dir), (f"${WORDNET_DIR_ENV}", env_setting(WORDNET_DIR_ENV)))
     for label, cand in explicit:
         if cand:
             folder = Path(cand).expanduser()

@@ -157,8 +157,9 @@ def test_model_folder_override_by_argument_and_environment(no_model_anywhere, mo
     assert resolve_sentence_transformer("sentence-transformers/all-mpnet-base-v2", tmp_path) == str(
         (tmp_path / "all-mpnet-base-v2").resolve()
     )
-    monkeypatch.setenv(MODEL_DIR_ENV, str(tmp_path))
+    monkeypatch.setenv(MODEL_DIR_ENV, f"  {tmp_path}  ")  # surrounding blanks dropped, as for every folder setting
     assert locate_sentence_transformer("org/model") == ModelLocation(str((tmp_path / "org__model").resolve()), "local")
+    monkeypatch.setenv(MODEL_DIR_ENV, str(tmp_path))
     assert resolve_sentence_transformer(str(tmp_path / "org__model")) == str((tmp_path / "org__model").resolve())
     with pytest.raises(FileNotFoundError, match="other/model was not found"):
         resolve_sentence_transformer("other/model")

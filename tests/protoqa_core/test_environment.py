@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from protoqa_core.cli import TRACEBACK_ENV, run_command
-from protoqa_core.environment import TRUE_VALUES, env_flag, is_true
+from protoqa_core.environment import TRUE_VALUES, env_flag, env_setting, is_true
 from protoqa_core.io.cache_files import NO_CACHE_ENV, caching_enabled
 
 
@@ -37,3 +37,13 @@ def test_every_switch_of_the_package_reads_by_the_one_rule(monkeypatch, capsys, 
     else:
         assert run_command("demo", fail) == 2
         assert "demo: error: unexpected RuntimeError: boom" in capsys.readouterr().err
+
+
+def test_a_setting_drops_surrounding_blanks_and_a_blank_one_is_unset(monkeypatch):
+    monkeypatch.setenv("PROTOQA_SOME_DIR", "  ~/data \n")
+    assert env_setting("PROTOQA_SOME_DIR") == "~/data"
+    for blank in ("", "   ", "\t"):
+        monkeypatch.setenv("PROTOQA_SOME_DIR", blank)
+        assert env_setting("PROTOQA_SOME_DIR") is None
+    monkeypatch.delenv("PROTOQA_SOME_DIR")
+    assert env_setting("PROTOQA_SOME_DIR") is None

@@ -132,3 +132,13 @@ def test_synset_keys_match_nltk_synsets():
     for phrase in ["dogs", "chewing gum", "ran", "better", "hot_dog", "new york", "qzxv"]:
         expected = {(s.pos().replace("s", "a"), s.offset()) for s in wn.synsets(phrase.replace(" ", "_"))}
         assert wordnet_lookup.synset_keys(phrase) == expected
+
+
+def test_the_environment_s_folder_drops_surrounding_blanks_as_every_folder_setting(tmp_path, monkeypatch):
+    found = wordnet_files.find_wordnet(download=False)
+    copy = tmp_path / "wn"
+    copy.mkdir()
+    for name in os.listdir(found):
+        (copy / name).symlink_to(found / name)
+    monkeypatch.setenv("PROTOQA_WORDNET_DIR", f"  {copy}  ")
+    assert wordnet_files.find_wordnet(download=False) == copy
