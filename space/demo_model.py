@@ -18,8 +18,9 @@ from typing import Any, Optional, Union
 
 from demo_data import DATASETS
 from demo_errors import DemoError, ModelUnavailableError
-from demo_settings import CACHE_DIR_ENV, MODEL_ENV, PROMPT_STYLE_ENV, prompt_style, space_setting, space_temp_dir
+from demo_settings import CACHE_DIR_ENV, MODEL_ENV, PROMPT_STYLE_ENV, prompt_style, space_temp_dir
 
+from protoqa_core.environment import env_setting
 from protoqa_integrations.generation import prompts, sampling
 from protoqa_integrations.generation.settings import (
     PAPER_TEMPERATURE,
@@ -194,8 +195,8 @@ class ModelHolder:
     """
 
     def __init__(self, name: Optional[str] = None, cache_dir: Union[None, str, os.PathLike] = None) -> None:
-        self.name = name or space_setting(MODEL_ENV) or DEFAULT_MODEL
-        self.cache_dir = cache_dir or space_setting(CACHE_DIR_ENV)
+        self.name = name or env_setting(MODEL_ENV) or DEFAULT_MODEL
+        self.cache_dir = cache_dir or env_setting(CACHE_DIR_ENV)
         self._loaded: Optional[LoadedModel] = None
         self._error: Optional[ModelUnavailableError] = None
         self._lock = threading.Lock()

@@ -17,8 +17,9 @@ from typing import Any, Optional, Union
 
 from demo_answers import Answers
 from demo_errors import DemoError
-from demo_settings import ROBERTA_ENCODER_ENV, space_setting
+from demo_settings import ROBERTA_ENCODER_ENV
 
+from protoqa_core.environment import env_setting
 from protoqa_metric import PAPER_METRICS, Question, evaluate_predictions, question_from_row
 
 __all__ = [
@@ -83,7 +84,7 @@ def space_similarities() -> tuple[str, ...]:
     >>> space_similarities()[:2]
     ('exact_match', 'wordnet')
     """
-    return SIMILARITIES + (("roberta",) if space_setting(ROBERTA_ENCODER_ENV) else ())
+    return SIMILARITIES + (("roberta",) if env_setting(ROBERTA_ENCODER_ENV) else ())
 
 
 _roberta_lock = threading.Lock()

@@ -1,6 +1,6 @@
 """The Space's settings from its environment: variable names, where it writes, which data and prompt.
 
-* the ``PROTOQA_SPACE_*`` variables (the table in README.md), read by :func:`space_setting`;
+* the ``PROTOQA_SPACE_*`` variables (the table in README.md), read by :func:`protoqa_core.environment.env_setting`;
 * :func:`space_temp_dir` and :func:`configure_environment`: every folder the Space (and
   Gradio, matplotlib, the WordNet copy) writes to sits under one temporary root;
 * :func:`resolve_data_dir`: the local data folder, or None for "download";
@@ -16,6 +16,7 @@ from typing import Optional, Union
 
 from demo_errors import DemoError
 
+from protoqa_core.environment import env_setting
 from protoqa_core.io import cache_files
 from protoqa_core.io import data as data_location
 
@@ -27,7 +28,6 @@ __all__ = [
     "CACHE_DIR_ENV",
     "TEMP_DIR_ENV",
     "ROBERTA_ENCODER_ENV",
-    "space_setting",
     "space_temp_dir",
     "configure_environment",
     "resolve_data_dir",
@@ -49,26 +49,13 @@ ROBERTA_ENCODER_ENV = "PROTOQA_SPACE_ROBERTA_ENCODER"
 """Set to an encoder (a Hub id such as ``roberta-base``, or a folder) to add the ``roberta`` similarity."""
 
 
-def space_setting(name: str) -> Optional[str]:
-    """The value of environment variable ``name`` without surrounding blanks; None when unset or blank,
-    as the project reads its own variables (``$PROTOQA_CACHE_DIR``, ``$PROTOQA_DATA_DIR``).
-
-    >>> os.environ["PROTOQA_SPACE_EXAMPLE"] = " gpt2 "; space_setting("PROTOQA_SPACE_EXAMPLE")
-    'gpt2'
-    >>> os.environ["PROTOQA_SPACE_EXAMPLE"] = " "; space_setting("PROTOQA_SPACE_EXAMPLE") is None
-    True
-    >>> del os.environ["PROTOQA_SPACE_EXAMPLE"]
-    """
-    return os.environ.get(name, "").strip() or None
-
-
 def space_temp_dir(name: str = "") -> Path:
     """A folder under the Space's temporary root (``$PROTOQA_SPACE_TMP`` or the system temp), created.
 
     >>> space_temp_dir("models").name
     'models'
     """
-    root = Path(space_setting(TEMP_DIR_ENV) or Path(tempfile.gettempdir()) / "protoqa_space")
+    root = Path(env_setting(TEMP_DIR_ENV) or Path(tempfile.gettempdir()) / "protoqa_space")
     folder = root / name if name else root
     folder.mkdir(parents=True, exist_ok=True)
     return folder
@@ -92,7 +79,7 @@ def configure_environment() -> None:
         cache_files.CACHE_DIR_ENV: "protoqa_metric",
     }
     for variable, folder in defaults.items():
-        if space_setting(variable) is None:
+        if env_setting(variable) is None:
             os.environ[variable] = str(space_temp_dir(folder))
 
 
@@ -103,7 +90,7 @@ def resolve_data_dir(data_dir: Union[None, str, os.PathLike] = None) -> Optional
     >>> resolve_data_dir("/some/where")
     PosixPath('/some/where')
     """
-    given = data_dir if data_dir is not None and str(data_dir).strip() else space_setting(DATA_DIR_ENV)
+    given = data_dir if data_dir is not None and str(data_dir).strip() else env_setting(DATA_DIR_ENV)
     return data_location.resolve_data_dir(given)
 
 
@@ -113,7 +100,7 @@ def prompt_style() -> str:
     >>> prompt_style() in {"statement", "finetuned"}
     True
     """
-    style = (space_setting(PROMPT_STYLE_ENV) or "statement").lower()
+    style = (env_setting(PROMPT_STYLE_ENV) or "statement").lower()
     if style not in {"statement", "finetuned"}:
         raise DemoError(f"${PROMPT_STYLE_ENV} must be 'statement' or 'finetuned', got {style!r}")
     return style

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import logging
 import math
-import os
 from collections.abc import Sequence
 from typing import Any, Optional
 
+from protoqa_core.environment import env_setting
 from protoqa_core.io.readers import clusters_from_records
 from protoqa_core.io.records import Question
 from protoqa_core.ranking import rank_by_frequency
@@ -57,7 +57,7 @@ def parquet_from_env() -> Optional[str]:
     >>> parquet_from_env() is None or bool(os.environ[PARQUET_ENV].strip())
     True
     """
-    return os.environ.get(PARQUET_ENV, "").strip() or None
+    return env_setting(PARQUET_ENV)
 
 
 # lm-eval shows INFO records only of loggers under its own "lm_eval"; lighteval shows them all.
