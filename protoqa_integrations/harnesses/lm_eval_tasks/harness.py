@@ -16,12 +16,12 @@ shared by every backend; what lighteval's tasks use as well lives in
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from protoqa_core.cli import write_output_file
+from protoqa_core.environment import env_setting
 from protoqa_core.ranking import rank_by_frequency
 from protoqa_integrations.generation.engines.base import COLLAPSE_SHARE
 from protoqa_integrations.generation.prompts import (
@@ -155,7 +155,7 @@ def write_leaderboard(items: Sequence[tuple[str, list[str]]]) -> float:
     The file is ``$PROTOQA_LEADERBOARD_FILE`` (blank counts as unset, as for ``$PROTOQA_DATA_DIR``) or
     ``protoqa_test.leaderboard.jsonl`` in the working folder.
     """
-    path = Path(os.environ.get(LEADERBOARD_ENV, "").strip() or "protoqa_test.leaderboard.jsonl")
+    path = Path(env_setting(LEADERBOARD_ENV) or "protoqa_test.leaderboard.jsonl")
 
     def write(fh) -> None:
         for qid, ranked in items:
