@@ -8,11 +8,14 @@ draw, so a command that ends within the interval never imports it.
 
 from __future__ import annotations
 
-import os
+import math
 import sys
 import time
+import warnings
 from collections.abc import Iterable, Iterator
 from typing import Any, Optional, TextIO, TypeVar
+
+from .environment import env_setting
 
 __all__ = ["LOG_INTERVAL", "INTERVAL_ENV", "Progress", "report_progress", "track"]
 
@@ -74,12 +77,25 @@ class _Lines:
 
 
 def _interval() -> float:
-    text = os.environ.get(INTERVAL_ENV, "")
+    text = env_setting(INTERVAL_ENV)
+    if text is None:
+        return LOG_INTERVAL
     try:
         value = float(text)
     except ValueError:
-        return LOG_INTERVAL
-    return value if 0 <= value < 1e6 else LOG_INTERVAL
+        value = math.nan
+    if 0 <= value < 1e6:
+        return value
+    # A bad value is named once, as a bad $PROTOQA_CACHE_MAX_MB is, not passed over in silence.
+    if text not in _named_bad_values:
+        _named_bad_values.add(text)
+        warnings.warn(
+            f"${INTERVAL_ENV}={text!r} is not a number of seconds from 0 to 1e6; keeping {LOG_INTERVAL:g}", stacklevel=3
+        )
+    return LOG_INTERVAL
+
+
+_named_bad_values: set[str] = set()
 
 
 def _is_terminal(stream: TextIO) -> bool:

@@ -8,8 +8,12 @@ The commands' reports are checked in tests/project/test_progress_reports.py.
 from __future__ import annotations
 
 import sys
+import warnings
 
-from protoqa_core.progress import LOG_INTERVAL, _speed, report_progress, track
+import pytest
+
+from protoqa_core import progress
+from protoqa_core.progress import INTERVAL_ENV, LOG_INTERVAL, _speed, report_progress, track
 from tests.support.progress_logs import LINE, run_logged
 
 SLOW_LOOP = """
@@ -51,3 +55,19 @@ def test_off_and_terminal_only_reports_draw_nothing_in_a_log(capsys):
 def test_speed_reads_as_words():
     assert _speed(4.0, "question") == "4.00 questions/s"
     assert _speed(0.05, "system") == "20.0 s/system"
+
+
+def test_a_bad_interval_is_named_once_and_the_default_kept(monkeypatch):
+    monkeypatch.setattr(progress, "_named_bad_values", set())
+    for good, expected in ((" 0.5 ", 0.5), ("0", 0.0), (" ", LOG_INTERVAL)):
+        monkeypatch.setenv(INTERVAL_ENV, good)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert progress._interval() == expected
+    for bad in ("fast", "-1", "nan", "1e9"):
+        monkeypatch.setenv(INTERVAL_ENV, bad)
+        with pytest.warns(UserWarning, match=f"PROTOQA_PROGRESS_INTERVAL={bad!r} is not a number of seconds"):
+            assert progress._interval() == LOG_INTERVAL
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # named once
+            assert progress._interval() == LOG_INTERVAL
