@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from pathlib import Path
 
 import pytest
 
@@ -161,22 +162,25 @@ def test_a_private_database_whose_tables_fail_is_closed_and_the_error_raised():
         private_database("CREATE TABLE t(x)", "CREATE TABLE t(y)")
 
 
+def _reconcile_error(tmp_path: Path, predictions: Path, text: str) -> DataFormatError:
+    """The error of reconciling ``predictions`` (holding ``text``) with the targets ``THREE``."""
+    predictions.write_text(text, encoding="utf-8")
+    with QuestionIndex(_targets(tmp_path / "t.jsonl", THREE), [predictions]) as index:
+        with pytest.raises(DataFormatError) as info:
+            index.reconcile(0)
+    return info.value
+
+
 def test_reconcile_says_so_when_no_prediction_answers_a_target_question_as_reconcile_ids_does(tmp_path):
-    targets = _targets(tmp_path / "t.jsonl", THREE)
     predictions = tmp_path / "p.jsonl"
-    predictions.write_text('{"q9": ["x"]}\n{"q8": []}\n', encoding="utf-8")
-    with QuestionIndex(targets, [predictions]) as index, pytest.raises(DataFormatError) as indexed:
-        index.reconcile(0)
+    indexed = _reconcile_error(tmp_path, predictions, '{"q9": ["x"]}\n{"q8": []}\n')
     with pytest.raises(DataFormatError) as whole:
         reconcile_ids(THREE, ["q9", "q8"], path=predictions, locate={"q9": 1}.get)
-    assert str(indexed.value) == str(whole.value)
-    assert "none of the 2 question id(s) of the predictions is in the targets" in str(indexed.value)
+    assert str(indexed) == str(whole.value)
+    assert "none of the 2 question id(s) of the predictions is in the targets" in str(indexed)
 
 
 def test_reconcile_finds_the_line_of_an_unknown_id_in_a_document_over_several_lines(tmp_path):
-    targets = _targets(tmp_path / "t.jsonl", THREE)
     predictions = tmp_path / "p.json"
-    predictions.write_text('{"model_answers": {\n  "q0": ["a"],\n  "caf\u00e9": ["x"]\n}}\n', encoding="utf-8")
-    with QuestionIndex(targets, [predictions]) as index, pytest.raises(DataFormatError) as info:
-        index.reconcile(0)
-    assert str(info.value).startswith(f"{predictions}, line 3, question 'caf\u00e9': predictions for 1 question id")
+    error = _reconcile_error(tmp_path, predictions, '{"model_answers": {\n  "q0": ["a"],\n  "caf\u00e9": ["x"]\n}}\n')
+    assert str(error).startswith(f"{predictions}, line 3, question 'caf\u00e9': predictions for 1 question id")
